@@ -1,0 +1,61 @@
+# VirtFlow developer targets. CI runs .ci/run, which ends with `make test`.
+#
+#   make test GOTESTFLAGS='-run TestFoo -v'   extra flags for go test
+#   make run ARGS='--listen :9090'            extra arguments for the server
+
+SHELL       := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+GO          ?= go
+GOTESTFLAGS ?=
+ARGS        ?=
+BINDIR      := bin
+CMDS        := server worker nodeagent
+
+# Go files that gofmt must leave alone: everything except .git, build output,
+# data, test fixtures, npm packages and files marked as generated.
+GOFMT_FIND  := find . \( -path ./.git -o -path ./bin -o -path ./data -o -path ./artifacts \
+                 -o -path ./vendor -o -name node_modules -o -name testdata \) -prune \
+                 -o -type f -name '*.go' -print0
+
+.DEFAULT_GOAL := build
+.PHONY: build run demo generate test bench lint clean
+
+build:
+	$(GO) build -o $(BINDIR)/ $(addprefix ./cmd/,$(CMDS))
+
+run:
+	$(GO) run ./cmd/server $(ARGS)
+
+demo:
+	$(GO) run ./cmd/server --demo $(ARGS)
+
+generate:
+	$(GO) generate ./...
+
+test:
+	$(GO) test -count=1 -p 2 -timeout 15m $(GOTESTFLAGS) ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(GOTESTFLAGS) ./...
+
+lint:
+	@echo 'gofmt -l (non-generated files)'
+	@unformatted=$$($(GOFMT_FIND) | xargs -0 -r gofmt -l | while IFS= read -r f; do \
+		grep -qE '^// Code generated .* DO NOT EDIT\.$$' "$$f" || printf '%s\n' "$$f"; \
+	done); \
+	if [ -n "$$unformatted" ]; then \
+		echo 'These files are not gofmt-ed (run gofmt -w on them):'; \
+		printf '  %s\n' $$unformatted; \
+		exit 1; \
+	fi
+	$(GO) vet ./...
+	@if command -v staticcheck >/dev/null 2>&1; then \
+		echo 'staticcheck ./...'; staticcheck ./...; \
+	else \
+		echo 'staticcheck not on PATH: skipped'; \
+	fi
+
+clean:
+	rm -rf $(BINDIR)/ artifacts/
+	rm -f *.test coverage*.out cover.out coverage.html *.coverprofile

@@ -1,0 +1,48 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Assignment hands a resource (a VM or a volume) to a node's agent with the state it should be
+// in; the agent reports the state it observed. Written by workers and agents only.
+type Assignment struct {
+	ent.Schema
+}
+
+// Mixin of the Assignment.
+func (Assignment) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Assignment.
+func (Assignment) Fields() []ent.Field {
+	return []ent.Field{
+		field.Enum("desired_state").NamedValues(enumValues("Running", "Stopped", "Absent")...).Default("RUNNING"),
+		field.Enum("status").NamedValues(enumValues("Pending", "Applying", "Applied", "Failed")...).
+			Default("PENDING").Annotations(entgql.OrderField("STATUS")),
+		field.String("status_reason").Optional().MaxLen(1024),
+		field.String("observed_state").Optional().MaxLen(64),
+		field.Int64("generation").Default(1).Positive().Comment("bumped on every change of the desired state"),
+	}
+}
+
+// Edges of the Assignment.
+func (Assignment) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("node", ComputeNode.Type).Ref("assignments").Unique().Required(),
+		edge.From("virtual_machine", VirtualMachine.Type).Ref("assignments").Unique(),
+		edge.From("volume", Volume.Type).Ref("assignments").Unique(),
+	}
+}
+
+// Indexes of the Assignment.
+func (Assignment) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("status")}
+}
+
+// Annotations of the Assignment.
+func (Assignment) Annotations() []schema.Annotation { return readOnly("assignments") }

@@ -1,0 +1,69 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+)
+
+// ComputeNode is the compute side of a server host (SPEC.md's "Node"): one per host, in a
+// cluster, run by a node agent. It is called ComputeNode so that GraphQL's Relay `Node`
+// interface keeps its name. Status and allocation are written by the system (agent
+// heartbeats, the monitor, the scheduler), not through create/update inputs.
+type ComputeNode struct {
+	ent.Schema
+}
+
+// Mixin of the ComputeNode.
+func (ComputeNode) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the ComputeNode.
+func (ComputeNode) Fields() []ent.Field {
+	system := entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)
+	return []ent.Field{
+		uniqueSlugField(),
+		field.Enum("status").NamedValues(enumValues("Ready", "NotReady", "Down", "Unknown")...).
+			Default("UNKNOWN").Annotations(entgql.OrderField("STATUS"), system),
+		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
+		field.Bool("schedulable").Default(true).Comment("false while cordoned"),
+		field.JSON("labels", fieldtype.Labels{}).Optional(),
+		field.Int("cpu_capacity").Default(0).NonNegative().Comment("vCPUs offered to VMs"),
+		field.Int64("memory_capacity_mb").Default(0).NonNegative(),
+		field.Int64("disk_capacity_gb").Default(0).NonNegative(),
+		field.Int("cpu_allocated").Default(0).NonNegative().Annotations(system),
+		field.Int64("memory_allocated_mb").Default(0).NonNegative().Annotations(system),
+		field.Int64("disk_allocated_gb").Default(0).NonNegative().Annotations(system),
+		field.String("os_name").Optional().MaxLen(64).Comment("e.g. Ubuntu"),
+		field.String("os_version").Optional().MaxLen(64),
+		field.String("agent_version").Optional().MaxLen(64).Annotations(system),
+		field.Time("last_heartbeat_at").Optional().Nillable().Annotations(entgql.OrderField("LAST_HEARTBEAT_AT"), system),
+		field.Bool("auto_cordon").Default(false),
+		field.Int("auto_cordon_interval_seconds").Default(300).Positive(),
+		field.Bool("auto_drain").Default(false),
+		field.Int("auto_drain_interval_seconds").Default(1800).Positive(),
+		field.Bool("alerts_enabled").Default(true),
+	}
+}
+
+// Edges of the ComputeNode.
+func (ComputeNode) Edges() []ent.Edge {
+	return append([]ent.Edge{
+		edge.From("host", Host.Type).Ref("node").Unique().Required(),
+		edge.From("cluster", Cluster.Type).Ref("nodes").Unique().Required(),
+		edge.From("availability_zone", AvailabilityZone.Type).Ref("nodes").Unique(),
+		edge.To("providers", Provider.Type).Annotations(entgql.RelayConnection()),
+		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
+		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
+		edge.To("events", Event.Type).Annotations(entgql.RelayConnection()),
+		edge.To("alerts", Alert.Type).Annotations(entgql.RelayConnection()),
+		edge.From("maintenances", Maintenance.Type).Ref("nodes").Annotations(entgql.RelayConnection()),
+	}, maintainedBy("nodes")...)
+}
+
+// Annotations of the ComputeNode.
+func (ComputeNode) Annotations() []schema.Annotation { return editable("computeNodes") }

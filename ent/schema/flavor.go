@@ -1,0 +1,52 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+)
+
+// Flavor is a VM size: vCPUs, memory and disk, a CPU policy (shared with a CPU-time limit, or
+// dedicated pinned cores, which cost more), IO limits and the hourly price, optionally per host
+// model.
+type Flavor struct {
+	ent.Schema
+}
+
+// Mixin of the Flavor.
+func (Flavor) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Flavor.
+func (Flavor) Fields() []ent.Field {
+	return []ent.Field{
+		uniqueSlugField(),
+		descriptionField(),
+		field.Int("vcpus").Range(1, 1024).Annotations(entgql.OrderField("VCPUS")),
+		field.Int64("memory_mb").Range(64, 1<<24).Annotations(entgql.OrderField("MEMORY_MB")),
+		field.Int64("disk_gb").Default(0).NonNegative(),
+		field.Enum("cpu_policy").NamedValues(enumValues("Shared", "Dedicated")...).Default("SHARED"),
+		field.Int("cpu_limit_percent").Default(100).Range(1, 100).Comment("CPU-time limit per vCPU for shared flavors"),
+		field.Int("disk_iops_limit").Optional().NonNegative(),
+		field.Int("disk_mbps_limit").Optional().NonNegative(),
+		field.Int("network_mbps_limit").Optional().NonNegative(),
+		field.Float("price_per_hour").Default(0).Min(0).Annotations(entgql.OrderField("PRICE_PER_HOUR")),
+		field.JSON("prices_by_host_model", []fieldtype.ModelPrice{}).Optional(),
+		field.Bool("disabled").Default(false).Comment("hidden from new requests; existing VMs keep it"),
+	}
+}
+
+// Edges of the Flavor.
+func (Flavor) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("provider", Provider.Type).Ref("flavors").Unique(),
+		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+		edge.To("region_services", RegionService.Type).Annotations(entgql.RelayConnection()),
+	}
+}
+
+// Annotations of the Flavor.
+func (Flavor) Annotations() []schema.Annotation { return editable("flavors") }

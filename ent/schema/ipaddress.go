@@ -1,0 +1,48 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// IPAddress is one address of a network, optionally bound to a port or serving as a load
+// balancer's VIP. An address appears at most once per network (a unique index enforced by the
+// database), so allocation can never hand it out twice.
+type IPAddress struct {
+	ent.Schema
+}
+
+// Mixin of the IPAddress.
+func (IPAddress) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the IPAddress.
+func (IPAddress) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("address").NotEmpty().Validate(validAddr).Annotations(entgql.OrderField("ADDRESS")),
+		field.Enum("status").NamedValues(enumValues("Reserved", "Allocated", "Released")...).
+			Default("ALLOCATED").Annotations(entgql.OrderField("STATUS")),
+		field.String("dns_name").Optional().MaxLen(253),
+		descriptionField(),
+	}
+}
+
+// Edges of the IPAddress.
+func (IPAddress) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("network", Network.Type).Ref("ip_addresses").Unique().Required(),
+		edge.From("port", Port.Type).Ref("ip_addresses").Unique(),
+		edge.From("load_balancer", LoadBalancer.Type).Ref("vip").Unique(),
+	}
+}
+
+// Indexes of the IPAddress.
+func (IPAddress) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("address").Edges("network").Unique()}
+}
+
+// Annotations of the IPAddress.
+func (IPAddress) Annotations() []schema.Annotation { return editable("ipAddresses") }

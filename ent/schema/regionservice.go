@@ -1,0 +1,58 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+)
+
+// RegionService is a group of identical VMs in one region placed by one schedule policy,
+// optionally behind a load balancer and part of a global service. Raising replicas adds VMs,
+// lowering removes from the end (SPEC.md §2, §5).
+type RegionService struct {
+	ent.Schema
+}
+
+// Mixin of the RegionService.
+func (RegionService) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the RegionService.
+func (RegionService) Fields() []ent.Field {
+	system := entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)
+	return []ent.Field{
+		slugField(),
+		descriptionField(),
+		field.Int("replicas").Default(1).Range(0, 10000),
+		field.JSON("schedule_policy", fieldtype.SchedulePolicy{}).Optional(),
+		field.Bool("allow_partial").Default(false).Comment("place as many replicas as fit instead of none"),
+		field.Enum("status").NamedValues(enumValues("Initializing", "Creating", "Active", "Updating", "Deleting", "Deleted", "Error")...).
+			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system),
+		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
+	}
+}
+
+// Edges of the RegionService.
+func (RegionService) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("tenant", Tenant.Type).Ref("region_services").Unique().Required(),
+		edge.From("region", Region.Type).Ref("region_services").Unique().Required(),
+		edge.From("flavor", Flavor.Type).Ref("region_services").Unique(),
+		edge.From("image", Image.Type).Ref("region_services").Unique(),
+		edge.From("global_service", GlobalService.Type).Ref("region_services").Unique(),
+		edge.To("load_balancer", LoadBalancer.Type).Unique(),
+		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+	}
+}
+
+// Indexes of the RegionService.
+func (RegionService) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("name").Edges("tenant").Unique()}
+}
+
+// Annotations of the RegionService.
+func (RegionService) Annotations() []schema.Annotation { return editable("regionServices") }

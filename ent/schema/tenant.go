@@ -1,0 +1,48 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+)
+
+// Tenant is an isolated customer of the platform with its members, resources and quotas.
+type Tenant struct {
+	ent.Schema
+}
+
+// Mixin of the Tenant.
+func (Tenant) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Tenant.
+func (Tenant) Fields() []ent.Field {
+	return []ent.Field{
+		uniqueSlugField(),
+		field.String("display_name").Optional().MaxLen(128),
+		descriptionField(),
+		field.Enum("status").NamedValues(enumValues("Active", "Suspended")...).Default("ACTIVE"),
+	}
+}
+
+// Edges of the Tenant.
+func (Tenant) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("members", User.Type).Annotations(entgql.RelayConnection()),
+		edge.To("quotas", Quota.Type).Annotations(entgql.RelayConnection()),
+		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
+		edge.To("load_balancers", LoadBalancer.Type).Annotations(entgql.RelayConnection()),
+		edge.To("region_services", RegionService.Type).Annotations(entgql.RelayConnection()),
+		edge.To("global_services", GlobalService.Type).Annotations(entgql.RelayConnection()),
+		edge.To("kubernetes_clusters", KubernetesCluster.Type).Annotations(entgql.RelayConnection()),
+		edge.To("networks", Network.Type).Annotations(entgql.RelayConnection()),
+		edge.To("notices", Notice.Type).Annotations(entgql.RelayConnection()),
+		edge.To("usage_records", UsageRecord.Type).Annotations(entgql.RelayConnection()),
+		edge.To("api_tokens", APIToken.Type).Annotations(entgql.RelayConnection()),
+	}
+}
+
+// Annotations of the Tenant.
+func (Tenant) Annotations() []schema.Annotation { return editable("tenants") }

@@ -1,0 +1,66 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+)
+
+// VirtualMachine is a tenant's VM: flavor, image, the node the scheduler placed it on, its NICs
+// (ports) and volumes, and its lifecycle status (SPEC.md §5) with a reason that always says what
+// is happening or what failed. Status and placement are written by the system.
+type VirtualMachine struct {
+	ent.Schema
+}
+
+// Mixin of the VirtualMachine.
+func (VirtualMachine) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the VirtualMachine.
+func (VirtualMachine) Fields() []ent.Field {
+	system := entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)
+	return []ent.Field{
+		slugField(),
+		descriptionField(),
+		field.Enum("type").NamedValues(enumValues("ControlPlane", "Worker", "Management", "General")...).Default("GENERAL"),
+		field.Enum("boot_device").NamedValues(enumValues("Disk", "Cdrom", "Floppy")...).Default("DISK"),
+		field.Enum("status").NamedValues(enumValues("Initializing", "Scheduled", "Creating", "Active", "Starting",
+			"Stopping", "Stopped", "Rebooting", "Deleting", "Deleted", "Error")...).
+			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system),
+		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
+		field.JSON("labels", fieldtype.Labels{}).Optional(),
+		field.JSON("schedule_policy", fieldtype.SchedulePolicy{}).Optional(),
+		field.Int("revision").Default(1).Positive().Annotations(system),
+		field.Int("max_revision_history").Default(10).Range(1, 100),
+	}
+}
+
+// Edges of the VirtualMachine.
+func (VirtualMachine) Edges() []ent.Edge {
+	return append([]ent.Edge{
+		edge.From("tenant", Tenant.Type).Ref("virtual_machines").Unique().Required(),
+		edge.From("region", Region.Type).Ref("virtual_machines").Unique().Required(),
+		edge.From("flavor", Flavor.Type).Ref("virtual_machines").Unique().Required(),
+		edge.From("image", Image.Type).Ref("virtual_machines").Unique(),
+		edge.From("cluster", Cluster.Type).Ref("virtual_machines").Unique(),
+		edge.From("node", ComputeNode.Type).Ref("virtual_machines").Unique(),
+		edge.From("kubernetes_cluster", KubernetesCluster.Type).Ref("virtual_machines").Unique(),
+		edge.From("region_service", RegionService.Type).Ref("virtual_machines").Unique(),
+		edge.To("ports", Port.Type).Annotations(entgql.RelayConnection()),
+		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
+		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
+	}, maintainedBy("virtual_machines")...)
+}
+
+// Indexes of the VirtualMachine: names are unique within a tenant.
+func (VirtualMachine) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("name").Edges("tenant").Unique(), index.Fields("status")}
+}
+
+// Annotations of the VirtualMachine.
+func (VirtualMachine) Annotations() []schema.Annotation { return editable("virtualMachines") }

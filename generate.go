@@ -1,0 +1,10 @@
+// Package virtflow is the root of VirtFlow, a private-cloud resource management platform: one
+// GraphQL graph from datacenter, floor, rack and host down to ports, cables, networks and IPs,
+// tenants and quotas, and the virtual machines placed on the hardware. See README.md.
+//
+// This file is the one entry point of code generation: `go generate ./...` regenerates the ent
+// client and the entgql schema (graph/ent.graphqls), then the gqlgen executable schema.
+package virtflow
+
+//go:generate go run -mod=mod ./ent/entc.go
+//go:generate go tool gqlgen generate --config gqlgen.yml
