@@ -1560,7 +1560,8 @@ func (c *ClusterClient) QueryMaintainerGroups(_m *Cluster) *MaintainerGroupQuery
 
 // Hooks returns the client hooks.
 func (c *ClusterClient) Hooks() []Hook {
-	return c.hooks.Cluster
+	hooks := c.hooks.Cluster
+	return append(hooks[:len(hooks):len(hooks)], cluster.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -1885,7 +1886,8 @@ func (c *ComputeNodeClient) QueryMaintainerGroups(_m *ComputeNode) *MaintainerGr
 
 // Hooks returns the client hooks.
 func (c *ComputeNodeClient) Hooks() []Hook {
-	return c.hooks.ComputeNode
+	hooks := c.hooks.ComputeNode
+	return append(hooks[:len(hooks):len(hooks)], computenode.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -2625,7 +2627,8 @@ func (c *FlavorClient) QueryRegionServices(_m *Flavor) *RegionServiceQuery {
 
 // Hooks returns the client hooks.
 func (c *FlavorClient) Hooks() []Hook {
-	return c.hooks.Flavor
+	hooks := c.hooks.Flavor
+	return append(hooks[:len(hooks):len(hooks)], flavor.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -3280,7 +3283,8 @@ func (c *HostClient) QueryMaintainerGroups(_m *Host) *MaintainerGroupQuery {
 
 // Hooks returns the client hooks.
 func (c *HostClient) Hooks() []Hook {
-	return c.hooks.Host
+	hooks := c.hooks.Host
+	return append(hooks[:len(hooks):len(hooks)], host.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -3626,7 +3630,8 @@ func (c *IPAddressClient) QueryLoadBalancer(_m *IPAddress) *LoadBalancerQuery {
 
 // Hooks returns the client hooks.
 func (c *IPAddressClient) Hooks() []Hook {
-	return c.hooks.IPAddress
+	hooks := c.hooks.IPAddress
+	return append(hooks[:len(hooks):len(hooks)], ipaddress.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -4185,7 +4190,8 @@ func (c *LinkClient) QueryBPort(_m *Link) *PortQuery {
 
 // Hooks returns the client hooks.
 func (c *LinkClient) Hooks() []Hook {
-	return c.hooks.Link
+	hooks := c.hooks.Link
+	return append(hooks[:len(hooks):len(hooks)], link.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -5101,7 +5107,8 @@ func (c *MaintenanceClient) QueryNodes(_m *Maintenance) *ComputeNodeQuery {
 
 // Hooks returns the client hooks.
 func (c *MaintenanceClient) Hooks() []Hook {
-	return c.hooks.Maintenance
+	hooks := c.hooks.Maintenance
+	return append(hooks[:len(hooks):len(hooks)], maintenance.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -5314,7 +5321,8 @@ func (c *NetworkClient) QueryIPAddresses(_m *Network) *IPAddressQuery {
 
 // Hooks returns the client hooks.
 func (c *NetworkClient) Hooks() []Hook {
-	return c.hooks.Network
+	hooks := c.hooks.Network
+	return append(hooks[:len(hooks):len(hooks)], network.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -5676,7 +5684,8 @@ func (c *NoticeClient) QueryUser(_m *Notice) *UserQuery {
 
 // Hooks returns the client hooks.
 func (c *NoticeClient) Hooks() []Hook {
-	return c.hooks.Notice
+	hooks := c.hooks.Notice
+	return append(hooks[:len(hooks):len(hooks)], notice.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -7348,7 +7357,8 @@ func (c *RegionServiceClient) QueryVirtualMachines(_m *RegionService) *VirtualMa
 
 // Hooks returns the client hooks.
 func (c *RegionServiceClient) Hooks() []Hook {
-	return c.hooks.RegionService
+	hooks := c.hooks.RegionService
+	return append(hooks[:len(hooks):len(hooks)], regionservice.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -8509,7 +8519,8 @@ func (c *VirtualMachineClient) QueryMaintainerGroups(_m *VirtualMachine) *Mainta
 
 // Hooks returns the client hooks.
 func (c *VirtualMachineClient) Hooks() []Hook {
-	return c.hooks.VirtualMachine
+	hooks := c.hooks.VirtualMachine
+	return append(hooks[:len(hooks):len(hooks)], virtualmachine.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.

@@ -186,7 +186,9 @@ func (_c *ClusterCreate) Mutation() *ClusterMutation {
 
 // Save creates the Cluster in the database.
 func (_c *ClusterCreate) Save(ctx context.Context) (*Cluster, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -213,12 +215,18 @@ func (_c *ClusterCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *ClusterCreate) defaults() {
+func (_c *ClusterCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if cluster.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized cluster.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := cluster.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if cluster.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized cluster.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := cluster.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -226,6 +234,7 @@ func (_c *ClusterCreate) defaults() {
 		v := cluster.DefaultWeight
 		_c.mutation.SetWeight(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

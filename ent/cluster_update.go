@@ -294,7 +294,9 @@ func (_u *ClusterUpdate) RemoveMaintainerGroups(v ...*MaintainerGroup) *ClusterU
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *ClusterUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -321,11 +323,15 @@ func (_u *ClusterUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ClusterUpdate) defaults() {
+func (_u *ClusterUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if cluster.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized cluster.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := cluster.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -932,7 +938,9 @@ func (_u *ClusterUpdateOne) Select(field string, fields ...string) *ClusterUpdat
 
 // Save executes the query and returns the updated Cluster entity.
 func (_u *ClusterUpdateOne) Save(ctx context.Context) (*Cluster, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -959,11 +967,15 @@ func (_u *ClusterUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ClusterUpdateOne) defaults() {
+func (_u *ClusterUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if cluster.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized cluster.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := cluster.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

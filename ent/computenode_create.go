@@ -510,7 +510,9 @@ func (_c *ComputeNodeCreate) Mutation() *ComputeNodeMutation {
 
 // Save creates the ComputeNode in the database.
 func (_c *ComputeNodeCreate) Save(ctx context.Context) (*ComputeNode, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -537,12 +539,18 @@ func (_c *ComputeNodeCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *ComputeNodeCreate) defaults() {
+func (_c *ComputeNodeCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if computenode.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized computenode.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := computenode.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if computenode.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized computenode.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := computenode.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -598,6 +606,7 @@ func (_c *ComputeNodeCreate) defaults() {
 		v := computenode.DefaultAlertsEnabled
 		_c.mutation.SetAlertsEnabled(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

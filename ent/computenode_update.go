@@ -802,7 +802,9 @@ func (_u *ComputeNodeUpdate) RemoveMaintainerGroups(v ...*MaintainerGroup) *Comp
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *ComputeNodeUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -829,11 +831,15 @@ func (_u *ComputeNodeUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ComputeNodeUpdate) defaults() {
+func (_u *ComputeNodeUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if computenode.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized computenode.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := computenode.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -2332,7 +2338,9 @@ func (_u *ComputeNodeUpdateOne) Select(field string, fields ...string) *ComputeN
 
 // Save executes the query and returns the updated ComputeNode entity.
 func (_u *ComputeNodeUpdateOne) Save(ctx context.Context) (*ComputeNode, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -2359,11 +2367,15 @@ func (_u *ComputeNodeUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ComputeNodeUpdateOne) defaults() {
+func (_u *ComputeNodeUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if computenode.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized computenode.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := computenode.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -260,7 +260,9 @@ func (_c *FlavorCreate) Mutation() *FlavorMutation {
 
 // Save creates the Flavor in the database.
 func (_c *FlavorCreate) Save(ctx context.Context) (*Flavor, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -287,12 +289,18 @@ func (_c *FlavorCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *FlavorCreate) defaults() {
+func (_c *FlavorCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if flavor.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized flavor.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := flavor.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if flavor.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized flavor.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := flavor.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -316,6 +324,7 @@ func (_c *FlavorCreate) defaults() {
 		v := flavor.DefaultDisabled
 		_c.mutation.SetDisabled(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -410,7 +410,9 @@ func (_u *FlavorUpdate) RemoveRegionServices(v ...*RegionService) *FlavorUpdate 
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *FlavorUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -437,11 +439,15 @@ func (_u *FlavorUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *FlavorUpdate) defaults() {
+func (_u *FlavorUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if flavor.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized flavor.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := flavor.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1138,7 +1144,9 @@ func (_u *FlavorUpdateOne) Select(field string, fields ...string) *FlavorUpdateO
 
 // Save executes the query and returns the updated Flavor entity.
 func (_u *FlavorUpdateOne) Save(ctx context.Context) (*Flavor, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1165,11 +1173,15 @@ func (_u *FlavorUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *FlavorUpdateOne) defaults() {
+func (_u *FlavorUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if flavor.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized flavor.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := flavor.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

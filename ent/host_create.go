@@ -546,7 +546,9 @@ func (_c *HostCreate) Mutation() *HostMutation {
 
 // Save creates the Host in the database.
 func (_c *HostCreate) Save(ctx context.Context) (*Host, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -573,12 +575,18 @@ func (_c *HostCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *HostCreate) defaults() {
+func (_c *HostCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if host.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized host.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := host.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if host.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized host.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := host.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -622,6 +630,7 @@ func (_c *HostCreate) defaults() {
 		v := host.DefaultMemoryMB
 		_c.mutation.SetMemoryMB(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

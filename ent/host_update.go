@@ -850,7 +850,9 @@ func (_u *HostUpdate) RemoveMaintainerGroups(v ...*MaintainerGroup) *HostUpdate 
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *HostUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -877,11 +879,15 @@ func (_u *HostUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *HostUpdate) defaults() {
+func (_u *HostUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if host.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized host.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := host.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -2432,7 +2438,9 @@ func (_u *HostUpdateOne) Select(field string, fields ...string) *HostUpdateOne {
 
 // Save executes the query and returns the updated Host entity.
 func (_u *HostUpdateOne) Save(ctx context.Context) (*Host, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -2459,11 +2467,15 @@ func (_u *HostUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *HostUpdateOne) defaults() {
+func (_u *HostUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if host.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized host.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := host.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

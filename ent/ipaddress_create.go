@@ -157,7 +157,9 @@ func (_c *IPAddressCreate) Mutation() *IPAddressMutation {
 
 // Save creates the IPAddress in the database.
 func (_c *IPAddressCreate) Save(ctx context.Context) (*IPAddress, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -184,12 +186,18 @@ func (_c *IPAddressCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *IPAddressCreate) defaults() {
+func (_c *IPAddressCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if ipaddress.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized ipaddress.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := ipaddress.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if ipaddress.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized ipaddress.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := ipaddress.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -197,6 +205,7 @@ func (_c *IPAddressCreate) defaults() {
 		v := ipaddress.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

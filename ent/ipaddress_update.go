@@ -180,7 +180,9 @@ func (_u *IPAddressUpdate) ClearLoadBalancer() *IPAddressUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *IPAddressUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -207,11 +209,15 @@ func (_u *IPAddressUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *IPAddressUpdate) defaults() {
+func (_u *IPAddressUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if ipaddress.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized ipaddress.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := ipaddress.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -551,7 +557,9 @@ func (_u *IPAddressUpdateOne) Select(field string, fields ...string) *IPAddressU
 
 // Save executes the query and returns the updated IPAddress entity.
 func (_u *IPAddressUpdateOne) Save(ctx context.Context) (*IPAddress, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -578,11 +586,15 @@ func (_u *IPAddressUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *IPAddressUpdateOne) defaults() {
+func (_u *IPAddressUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if ipaddress.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized ipaddress.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := ipaddress.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

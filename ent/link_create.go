@@ -136,7 +136,9 @@ func (_c *LinkCreate) Mutation() *LinkMutation {
 
 // Save creates the Link in the database.
 func (_c *LinkCreate) Save(ctx context.Context) (*Link, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -163,12 +165,18 @@ func (_c *LinkCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *LinkCreate) defaults() {
+func (_c *LinkCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if link.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized link.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := link.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if link.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized link.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := link.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -180,6 +188,7 @@ func (_c *LinkCreate) defaults() {
 		v := link.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

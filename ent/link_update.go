@@ -152,7 +152,9 @@ func (_u *LinkUpdate) ClearBPort() *LinkUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *LinkUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -179,11 +181,15 @@ func (_u *LinkUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *LinkUpdate) defaults() {
+func (_u *LinkUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if link.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized link.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := link.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -474,7 +480,9 @@ func (_u *LinkUpdateOne) Select(field string, fields ...string) *LinkUpdateOne {
 
 // Save executes the query and returns the updated Link entity.
 func (_u *LinkUpdateOne) Save(ctx context.Context) (*Link, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -501,11 +509,15 @@ func (_u *LinkUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *LinkUpdateOne) defaults() {
+func (_u *LinkUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if link.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized link.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := link.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

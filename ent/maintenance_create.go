@@ -191,7 +191,9 @@ func (_c *MaintenanceCreate) Mutation() *MaintenanceMutation {
 
 // Save creates the Maintenance in the database.
 func (_c *MaintenanceCreate) Save(ctx context.Context) (*Maintenance, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -218,12 +220,18 @@ func (_c *MaintenanceCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *MaintenanceCreate) defaults() {
+func (_c *MaintenanceCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if maintenance.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintenance.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintenance.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if maintenance.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintenance.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintenance.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -235,6 +243,7 @@ func (_c *MaintenanceCreate) defaults() {
 		v := maintenance.DefaultAutomatic
 		_c.mutation.SetAutomatic(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

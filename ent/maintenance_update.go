@@ -258,7 +258,9 @@ func (_u *MaintenanceUpdate) RemoveNodes(v ...*ComputeNode) *MaintenanceUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *MaintenanceUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -285,11 +287,15 @@ func (_u *MaintenanceUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *MaintenanceUpdate) defaults() {
+func (_u *MaintenanceUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if maintenance.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintenance.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintenance.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -748,7 +754,9 @@ func (_u *MaintenanceUpdateOne) Select(field string, fields ...string) *Maintena
 
 // Save executes the query and returns the updated Maintenance entity.
 func (_u *MaintenanceUpdateOne) Save(ctx context.Context) (*Maintenance, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -775,11 +783,15 @@ func (_u *MaintenanceUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *MaintenanceUpdateOne) defaults() {
+func (_u *MaintenanceUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if maintenance.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintenance.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintenance.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -217,7 +217,9 @@ func (_c *NetworkCreate) Mutation() *NetworkMutation {
 
 // Save creates the Network in the database.
 func (_c *NetworkCreate) Save(ctx context.Context) (*Network, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -244,12 +246,18 @@ func (_c *NetworkCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *NetworkCreate) defaults() {
+func (_c *NetworkCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if network.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized network.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := network.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if network.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized network.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := network.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -257,6 +265,7 @@ func (_c *NetworkCreate) defaults() {
 		v := network.DefaultPurpose
 		_c.mutation.SetPurpose(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -303,7 +303,9 @@ func (_u *NetworkUpdate) RemoveIPAddresses(v ...*IPAddress) *NetworkUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *NetworkUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -330,11 +332,15 @@ func (_u *NetworkUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *NetworkUpdate) defaults() {
+func (_u *NetworkUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if network.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized network.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := network.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -904,7 +910,9 @@ func (_u *NetworkUpdateOne) Select(field string, fields ...string) *NetworkUpdat
 
 // Save executes the query and returns the updated Network entity.
 func (_u *NetworkUpdateOne) Save(ctx context.Context) (*Network, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -931,11 +939,15 @@ func (_u *NetworkUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *NetworkUpdateOne) defaults() {
+func (_u *NetworkUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if network.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized network.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := network.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

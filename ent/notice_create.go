@@ -173,7 +173,9 @@ func (_c *NoticeCreate) Mutation() *NoticeMutation {
 
 // Save creates the Notice in the database.
 func (_c *NoticeCreate) Save(ctx context.Context) (*Notice, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -200,12 +202,18 @@ func (_c *NoticeCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *NoticeCreate) defaults() {
+func (_c *NoticeCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if notice.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized notice.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := notice.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if notice.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized notice.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := notice.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -218,9 +226,13 @@ func (_c *NoticeCreate) defaults() {
 		_c.mutation.SetAudience(v)
 	}
 	if _, ok := _c.mutation.PublishedAt(); !ok {
+		if notice.DefaultPublishedAt == nil {
+			return fmt.Errorf("ent: uninitialized notice.DefaultPublishedAt (forgotten import ent/runtime?)")
+		}
 		v := notice.DefaultPublishedAt()
 		_c.mutation.SetPublishedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -190,7 +190,9 @@ func (_u *NoticeUpdate) ClearUser() *NoticeUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *NoticeUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -217,11 +219,15 @@ func (_u *NoticeUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *NoticeUpdate) defaults() {
+func (_u *NoticeUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if notice.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized notice.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := notice.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -546,7 +552,9 @@ func (_u *NoticeUpdateOne) Select(field string, fields ...string) *NoticeUpdateO
 
 // Save executes the query and returns the updated Notice entity.
 func (_u *NoticeUpdateOne) Save(ctx context.Context) (*Notice, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -573,11 +581,15 @@ func (_u *NoticeUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *NoticeUpdateOne) defaults() {
+func (_u *NoticeUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if notice.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized notice.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := notice.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -268,7 +268,9 @@ func (_c *RegionServiceCreate) Mutation() *RegionServiceMutation {
 
 // Save creates the RegionService in the database.
 func (_c *RegionServiceCreate) Save(ctx context.Context) (*RegionService, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -295,12 +297,18 @@ func (_c *RegionServiceCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *RegionServiceCreate) defaults() {
+func (_c *RegionServiceCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if regionservice.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized regionservice.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := regionservice.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if regionservice.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized regionservice.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := regionservice.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -316,6 +324,7 @@ func (_c *RegionServiceCreate) defaults() {
 		v := regionservice.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

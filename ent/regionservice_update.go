@@ -343,7 +343,9 @@ func (_u *RegionServiceUpdate) RemoveVirtualMachines(v ...*VirtualMachine) *Regi
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *RegionServiceUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -370,11 +372,15 @@ func (_u *RegionServiceUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RegionServiceUpdate) defaults() {
+func (_u *RegionServiceUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if regionservice.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized regionservice.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := regionservice.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1032,7 +1038,9 @@ func (_u *RegionServiceUpdateOne) Select(field string, fields ...string) *Region
 
 // Save executes the query and returns the updated RegionService entity.
 func (_u *RegionServiceUpdateOne) Save(ctx context.Context) (*RegionService, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1059,11 +1067,15 @@ func (_u *RegionServiceUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RegionServiceUpdateOne) defaults() {
+func (_u *RegionServiceUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if regionservice.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized regionservice.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := regionservice.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

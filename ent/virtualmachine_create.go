@@ -398,7 +398,9 @@ func (_c *VirtualMachineCreate) Mutation() *VirtualMachineMutation {
 
 // Save creates the VirtualMachine in the database.
 func (_c *VirtualMachineCreate) Save(ctx context.Context) (*VirtualMachine, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -425,12 +427,18 @@ func (_c *VirtualMachineCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *VirtualMachineCreate) defaults() {
+func (_c *VirtualMachineCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if virtualmachine.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized virtualmachine.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := virtualmachine.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if virtualmachine.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized virtualmachine.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := virtualmachine.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -454,6 +462,7 @@ func (_c *VirtualMachineCreate) defaults() {
 		v := virtualmachine.DefaultMaxRevisionHistory
 		_c.mutation.SetMaxRevisionHistory(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

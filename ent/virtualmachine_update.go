@@ -582,7 +582,9 @@ func (_u *VirtualMachineUpdate) RemoveMaintainerGroups(v ...*MaintainerGroup) *V
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *VirtualMachineUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -609,11 +611,15 @@ func (_u *VirtualMachineUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *VirtualMachineUpdate) defaults() {
+func (_u *VirtualMachineUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if virtualmachine.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized virtualmachine.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := virtualmachine.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1780,7 +1786,9 @@ func (_u *VirtualMachineUpdateOne) Select(field string, fields ...string) *Virtu
 
 // Save executes the query and returns the updated VirtualMachine entity.
 func (_u *VirtualMachineUpdateOne) Save(ctx context.Context) (*VirtualMachine, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1807,11 +1815,15 @@ func (_u *VirtualMachineUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *VirtualMachineUpdateOne) defaults() {
+func (_u *VirtualMachineUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if virtualmachine.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized virtualmachine.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := virtualmachine.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

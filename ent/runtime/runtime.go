@@ -2,7 +2,2136 @@
 
 package runtime
 
-// The schema-stitching logic is generated in github.com/virtflow/virtflow/ent/runtime.go
+import (
+	"time"
+
+	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/auditlog"
+	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/cluster"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/ent/eventrule"
+	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/floor"
+	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/hostgroup"
+	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
+	"github.com/virtflow/virtflow/ent/link"
+	"github.com/virtflow/virtflow/ent/loadbalancer"
+	"github.com/virtflow/virtflow/ent/maintainer"
+	"github.com/virtflow/virtflow/ent/maintainergroup"
+	"github.com/virtflow/virtflow/ent/maintenance"
+	"github.com/virtflow/virtflow/ent/network"
+	"github.com/virtflow/virtflow/ent/networkzone"
+	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/port"
+	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/provider"
+	"github.com/virtflow/virtflow/ent/quota"
+	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/rackzone"
+	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/schema"
+	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/tenant"
+	"github.com/virtflow/virtflow/ent/usagerecord"
+	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/ent/volume"
+)
+
+// The init function reads all schema descriptors with runtime code
+// (default values, validators, hooks and policies) and stitches it
+// to their package variables.
+func init() {
+	apitokenMixin := schema.APIToken{}.Mixin()
+	apitokenMixinFields0 := apitokenMixin[0].Fields()
+	_ = apitokenMixinFields0
+	apitokenFields := schema.APIToken{}.Fields()
+	_ = apitokenFields
+	// apitokenDescCreatedAt is the schema descriptor for created_at field.
+	apitokenDescCreatedAt := apitokenMixinFields0[0].Descriptor()
+	// apitoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	apitoken.DefaultCreatedAt = apitokenDescCreatedAt.Default.(func() time.Time)
+	// apitokenDescUpdatedAt is the schema descriptor for updated_at field.
+	apitokenDescUpdatedAt := apitokenMixinFields0[1].Descriptor()
+	// apitoken.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	apitoken.DefaultUpdatedAt = apitokenDescUpdatedAt.Default.(func() time.Time)
+	// apitoken.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	apitoken.UpdateDefaultUpdatedAt = apitokenDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// apitokenDescName is the schema descriptor for name field.
+	apitokenDescName := apitokenFields[0].Descriptor()
+	// apitoken.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	apitoken.NameValidator = func() func(string) error {
+		validators := apitokenDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// apitokenDescTokenHash is the schema descriptor for token_hash field.
+	apitokenDescTokenHash := apitokenFields[1].Descriptor()
+	// apitoken.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
+	apitoken.TokenHashValidator = apitokenDescTokenHash.Validators[0].(func(string) error)
+	// apitokenDescPrefix is the schema descriptor for prefix field.
+	apitokenDescPrefix := apitokenFields[2].Descriptor()
+	// apitoken.PrefixValidator is a validator for the "prefix" field. It is called by the builders before save.
+	apitoken.PrefixValidator = func() func(string) error {
+		validators := apitokenDescPrefix.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(prefix string) error {
+			for _, fn := range fns {
+				if err := fn(prefix); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// apitokenDescAllowedCidrs is the schema descriptor for allowed_cidrs field.
+	apitokenDescAllowedCidrs := apitokenFields[4].Descriptor()
+	// apitoken.AllowedCidrsValidator is a validator for the "allowed_cidrs" field. It is called by the builders before save.
+	apitoken.AllowedCidrsValidator = apitokenDescAllowedCidrs.Validators[0].(func([]string) error)
+	alertMixin := schema.Alert{}.Mixin()
+	alertMixinFields0 := alertMixin[0].Fields()
+	_ = alertMixinFields0
+	alertFields := schema.Alert{}.Fields()
+	_ = alertFields
+	// alertDescCreatedAt is the schema descriptor for created_at field.
+	alertDescCreatedAt := alertMixinFields0[0].Descriptor()
+	// alert.DefaultCreatedAt holds the default value on creation for the created_at field.
+	alert.DefaultCreatedAt = alertDescCreatedAt.Default.(func() time.Time)
+	// alertDescUpdatedAt is the schema descriptor for updated_at field.
+	alertDescUpdatedAt := alertMixinFields0[1].Descriptor()
+	// alert.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	alert.DefaultUpdatedAt = alertDescUpdatedAt.Default.(func() time.Time)
+	// alert.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	alert.UpdateDefaultUpdatedAt = alertDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// alertDescName is the schema descriptor for name field.
+	alertDescName := alertFields[0].Descriptor()
+	// alert.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	alert.NameValidator = func() func(string) error {
+		validators := alertDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertDescMessage is the schema descriptor for message field.
+	alertDescMessage := alertFields[3].Descriptor()
+	// alert.MessageValidator is a validator for the "message" field. It is called by the builders before save.
+	alert.MessageValidator = alertDescMessage.Validators[0].(func(string) error)
+	// alertDescFingerprint is the schema descriptor for fingerprint field.
+	alertDescFingerprint := alertFields[4].Descriptor()
+	// alert.FingerprintValidator is a validator for the "fingerprint" field. It is called by the builders before save.
+	alert.FingerprintValidator = alertDescFingerprint.Validators[0].(func(string) error)
+	// alertDescOccurrences is the schema descriptor for occurrences field.
+	alertDescOccurrences := alertFields[5].Descriptor()
+	// alert.DefaultOccurrences holds the default value on creation for the occurrences field.
+	alert.DefaultOccurrences = alertDescOccurrences.Default.(int)
+	// alert.OccurrencesValidator is a validator for the "occurrences" field. It is called by the builders before save.
+	alert.OccurrencesValidator = alertDescOccurrences.Validators[0].(func(int) error)
+	// alertDescFirstSeenAt is the schema descriptor for first_seen_at field.
+	alertDescFirstSeenAt := alertFields[6].Descriptor()
+	// alert.DefaultFirstSeenAt holds the default value on creation for the first_seen_at field.
+	alert.DefaultFirstSeenAt = alertDescFirstSeenAt.Default.(func() time.Time)
+	// alertDescLastSeenAt is the schema descriptor for last_seen_at field.
+	alertDescLastSeenAt := alertFields[7].Descriptor()
+	// alert.DefaultLastSeenAt holds the default value on creation for the last_seen_at field.
+	alert.DefaultLastSeenAt = alertDescLastSeenAt.Default.(func() time.Time)
+	// alertDescClosedBy is the schema descriptor for closed_by field.
+	alertDescClosedBy := alertFields[9].Descriptor()
+	// alert.ClosedByValidator is a validator for the "closed_by" field. It is called by the builders before save.
+	alert.ClosedByValidator = alertDescClosedBy.Validators[0].(func(string) error)
+	assignmentMixin := schema.Assignment{}.Mixin()
+	assignmentMixinFields0 := assignmentMixin[0].Fields()
+	_ = assignmentMixinFields0
+	assignmentFields := schema.Assignment{}.Fields()
+	_ = assignmentFields
+	// assignmentDescCreatedAt is the schema descriptor for created_at field.
+	assignmentDescCreatedAt := assignmentMixinFields0[0].Descriptor()
+	// assignment.DefaultCreatedAt holds the default value on creation for the created_at field.
+	assignment.DefaultCreatedAt = assignmentDescCreatedAt.Default.(func() time.Time)
+	// assignmentDescUpdatedAt is the schema descriptor for updated_at field.
+	assignmentDescUpdatedAt := assignmentMixinFields0[1].Descriptor()
+	// assignment.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	assignment.DefaultUpdatedAt = assignmentDescUpdatedAt.Default.(func() time.Time)
+	// assignment.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	assignment.UpdateDefaultUpdatedAt = assignmentDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// assignmentDescStatusReason is the schema descriptor for status_reason field.
+	assignmentDescStatusReason := assignmentFields[2].Descriptor()
+	// assignment.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	assignment.StatusReasonValidator = assignmentDescStatusReason.Validators[0].(func(string) error)
+	// assignmentDescObservedState is the schema descriptor for observed_state field.
+	assignmentDescObservedState := assignmentFields[3].Descriptor()
+	// assignment.ObservedStateValidator is a validator for the "observed_state" field. It is called by the builders before save.
+	assignment.ObservedStateValidator = assignmentDescObservedState.Validators[0].(func(string) error)
+	// assignmentDescGeneration is the schema descriptor for generation field.
+	assignmentDescGeneration := assignmentFields[4].Descriptor()
+	// assignment.DefaultGeneration holds the default value on creation for the generation field.
+	assignment.DefaultGeneration = assignmentDescGeneration.Default.(int64)
+	// assignment.GenerationValidator is a validator for the "generation" field. It is called by the builders before save.
+	assignment.GenerationValidator = assignmentDescGeneration.Validators[0].(func(int64) error)
+	auditlogMixin := schema.AuditLog{}.Mixin()
+	auditlogMixinFields0 := auditlogMixin[0].Fields()
+	_ = auditlogMixinFields0
+	auditlogFields := schema.AuditLog{}.Fields()
+	_ = auditlogFields
+	// auditlogDescCreatedAt is the schema descriptor for created_at field.
+	auditlogDescCreatedAt := auditlogMixinFields0[0].Descriptor()
+	// auditlog.DefaultCreatedAt holds the default value on creation for the created_at field.
+	auditlog.DefaultCreatedAt = auditlogDescCreatedAt.Default.(func() time.Time)
+	// auditlogDescUpdatedAt is the schema descriptor for updated_at field.
+	auditlogDescUpdatedAt := auditlogMixinFields0[1].Descriptor()
+	// auditlog.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	auditlog.DefaultUpdatedAt = auditlogDescUpdatedAt.Default.(func() time.Time)
+	// auditlog.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	auditlog.UpdateDefaultUpdatedAt = auditlogDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// auditlogDescActor is the schema descriptor for actor field.
+	auditlogDescActor := auditlogFields[0].Descriptor()
+	// auditlog.ActorValidator is a validator for the "actor" field. It is called by the builders before save.
+	auditlog.ActorValidator = auditlogDescActor.Validators[0].(func(string) error)
+	// auditlogDescAction is the schema descriptor for action field.
+	auditlogDescAction := auditlogFields[3].Descriptor()
+	// auditlog.ActionValidator is a validator for the "action" field. It is called by the builders before save.
+	auditlog.ActionValidator = auditlogDescAction.Validators[0].(func(string) error)
+	availabilityzoneMixin := schema.AvailabilityZone{}.Mixin()
+	availabilityzoneMixinFields0 := availabilityzoneMixin[0].Fields()
+	_ = availabilityzoneMixinFields0
+	availabilityzoneFields := schema.AvailabilityZone{}.Fields()
+	_ = availabilityzoneFields
+	// availabilityzoneDescCreatedAt is the schema descriptor for created_at field.
+	availabilityzoneDescCreatedAt := availabilityzoneMixinFields0[0].Descriptor()
+	// availabilityzone.DefaultCreatedAt holds the default value on creation for the created_at field.
+	availabilityzone.DefaultCreatedAt = availabilityzoneDescCreatedAt.Default.(func() time.Time)
+	// availabilityzoneDescUpdatedAt is the schema descriptor for updated_at field.
+	availabilityzoneDescUpdatedAt := availabilityzoneMixinFields0[1].Descriptor()
+	// availabilityzone.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	availabilityzone.DefaultUpdatedAt = availabilityzoneDescUpdatedAt.Default.(func() time.Time)
+	// availabilityzone.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	availabilityzone.UpdateDefaultUpdatedAt = availabilityzoneDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// availabilityzoneDescName is the schema descriptor for name field.
+	availabilityzoneDescName := availabilityzoneFields[0].Descriptor()
+	// availabilityzone.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	availabilityzone.NameValidator = func() func(string) error {
+		validators := availabilityzoneDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// availabilityzoneDescDescription is the schema descriptor for description field.
+	availabilityzoneDescDescription := availabilityzoneFields[1].Descriptor()
+	// availabilityzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	availabilityzone.DescriptionValidator = availabilityzoneDescDescription.Validators[0].(func(string) error)
+	clusterMixin := schema.Cluster{}.Mixin()
+	clusterHooks := schema.Cluster{}.Hooks()
+	cluster.Hooks[0] = clusterHooks[0]
+	clusterMixinFields0 := clusterMixin[0].Fields()
+	_ = clusterMixinFields0
+	clusterFields := schema.Cluster{}.Fields()
+	_ = clusterFields
+	// clusterDescCreatedAt is the schema descriptor for created_at field.
+	clusterDescCreatedAt := clusterMixinFields0[0].Descriptor()
+	// cluster.DefaultCreatedAt holds the default value on creation for the created_at field.
+	cluster.DefaultCreatedAt = clusterDescCreatedAt.Default.(func() time.Time)
+	// clusterDescUpdatedAt is the schema descriptor for updated_at field.
+	clusterDescUpdatedAt := clusterMixinFields0[1].Descriptor()
+	// cluster.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	cluster.DefaultUpdatedAt = clusterDescUpdatedAt.Default.(func() time.Time)
+	// cluster.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	cluster.UpdateDefaultUpdatedAt = clusterDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// clusterDescName is the schema descriptor for name field.
+	clusterDescName := clusterFields[0].Descriptor()
+	// cluster.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	cluster.NameValidator = func() func(string) error {
+		validators := clusterDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// clusterDescDescription is the schema descriptor for description field.
+	clusterDescDescription := clusterFields[1].Descriptor()
+	// cluster.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	cluster.DescriptionValidator = clusterDescDescription.Validators[0].(func(string) error)
+	// clusterDescWeight is the schema descriptor for weight field.
+	clusterDescWeight := clusterFields[3].Descriptor()
+	// cluster.DefaultWeight holds the default value on creation for the weight field.
+	cluster.DefaultWeight = clusterDescWeight.Default.(int)
+	// cluster.WeightValidator is a validator for the "weight" field. It is called by the builders before save.
+	cluster.WeightValidator = clusterDescWeight.Validators[0].(func(int) error)
+	computenodeMixin := schema.ComputeNode{}.Mixin()
+	computenodeHooks := schema.ComputeNode{}.Hooks()
+	computenode.Hooks[0] = computenodeHooks[0]
+	computenodeMixinFields0 := computenodeMixin[0].Fields()
+	_ = computenodeMixinFields0
+	computenodeFields := schema.ComputeNode{}.Fields()
+	_ = computenodeFields
+	// computenodeDescCreatedAt is the schema descriptor for created_at field.
+	computenodeDescCreatedAt := computenodeMixinFields0[0].Descriptor()
+	// computenode.DefaultCreatedAt holds the default value on creation for the created_at field.
+	computenode.DefaultCreatedAt = computenodeDescCreatedAt.Default.(func() time.Time)
+	// computenodeDescUpdatedAt is the schema descriptor for updated_at field.
+	computenodeDescUpdatedAt := computenodeMixinFields0[1].Descriptor()
+	// computenode.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	computenode.DefaultUpdatedAt = computenodeDescUpdatedAt.Default.(func() time.Time)
+	// computenode.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	computenode.UpdateDefaultUpdatedAt = computenodeDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// computenodeDescName is the schema descriptor for name field.
+	computenodeDescName := computenodeFields[0].Descriptor()
+	// computenode.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	computenode.NameValidator = func() func(string) error {
+		validators := computenodeDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// computenodeDescStatusReason is the schema descriptor for status_reason field.
+	computenodeDescStatusReason := computenodeFields[2].Descriptor()
+	// computenode.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	computenode.StatusReasonValidator = computenodeDescStatusReason.Validators[0].(func(string) error)
+	// computenodeDescSchedulable is the schema descriptor for schedulable field.
+	computenodeDescSchedulable := computenodeFields[3].Descriptor()
+	// computenode.DefaultSchedulable holds the default value on creation for the schedulable field.
+	computenode.DefaultSchedulable = computenodeDescSchedulable.Default.(bool)
+	// computenodeDescCPUCapacity is the schema descriptor for cpu_capacity field.
+	computenodeDescCPUCapacity := computenodeFields[5].Descriptor()
+	// computenode.DefaultCPUCapacity holds the default value on creation for the cpu_capacity field.
+	computenode.DefaultCPUCapacity = computenodeDescCPUCapacity.Default.(int)
+	// computenode.CPUCapacityValidator is a validator for the "cpu_capacity" field. It is called by the builders before save.
+	computenode.CPUCapacityValidator = computenodeDescCPUCapacity.Validators[0].(func(int) error)
+	// computenodeDescMemoryCapacityMB is the schema descriptor for memory_capacity_mb field.
+	computenodeDescMemoryCapacityMB := computenodeFields[6].Descriptor()
+	// computenode.DefaultMemoryCapacityMB holds the default value on creation for the memory_capacity_mb field.
+	computenode.DefaultMemoryCapacityMB = computenodeDescMemoryCapacityMB.Default.(int64)
+	// computenode.MemoryCapacityMBValidator is a validator for the "memory_capacity_mb" field. It is called by the builders before save.
+	computenode.MemoryCapacityMBValidator = computenodeDescMemoryCapacityMB.Validators[0].(func(int64) error)
+	// computenodeDescDiskCapacityGB is the schema descriptor for disk_capacity_gb field.
+	computenodeDescDiskCapacityGB := computenodeFields[7].Descriptor()
+	// computenode.DefaultDiskCapacityGB holds the default value on creation for the disk_capacity_gb field.
+	computenode.DefaultDiskCapacityGB = computenodeDescDiskCapacityGB.Default.(int64)
+	// computenode.DiskCapacityGBValidator is a validator for the "disk_capacity_gb" field. It is called by the builders before save.
+	computenode.DiskCapacityGBValidator = computenodeDescDiskCapacityGB.Validators[0].(func(int64) error)
+	// computenodeDescCPUAllocated is the schema descriptor for cpu_allocated field.
+	computenodeDescCPUAllocated := computenodeFields[8].Descriptor()
+	// computenode.DefaultCPUAllocated holds the default value on creation for the cpu_allocated field.
+	computenode.DefaultCPUAllocated = computenodeDescCPUAllocated.Default.(int)
+	// computenode.CPUAllocatedValidator is a validator for the "cpu_allocated" field. It is called by the builders before save.
+	computenode.CPUAllocatedValidator = computenodeDescCPUAllocated.Validators[0].(func(int) error)
+	// computenodeDescMemoryAllocatedMB is the schema descriptor for memory_allocated_mb field.
+	computenodeDescMemoryAllocatedMB := computenodeFields[9].Descriptor()
+	// computenode.DefaultMemoryAllocatedMB holds the default value on creation for the memory_allocated_mb field.
+	computenode.DefaultMemoryAllocatedMB = computenodeDescMemoryAllocatedMB.Default.(int64)
+	// computenode.MemoryAllocatedMBValidator is a validator for the "memory_allocated_mb" field. It is called by the builders before save.
+	computenode.MemoryAllocatedMBValidator = computenodeDescMemoryAllocatedMB.Validators[0].(func(int64) error)
+	// computenodeDescDiskAllocatedGB is the schema descriptor for disk_allocated_gb field.
+	computenodeDescDiskAllocatedGB := computenodeFields[10].Descriptor()
+	// computenode.DefaultDiskAllocatedGB holds the default value on creation for the disk_allocated_gb field.
+	computenode.DefaultDiskAllocatedGB = computenodeDescDiskAllocatedGB.Default.(int64)
+	// computenode.DiskAllocatedGBValidator is a validator for the "disk_allocated_gb" field. It is called by the builders before save.
+	computenode.DiskAllocatedGBValidator = computenodeDescDiskAllocatedGB.Validators[0].(func(int64) error)
+	// computenodeDescOsName is the schema descriptor for os_name field.
+	computenodeDescOsName := computenodeFields[11].Descriptor()
+	// computenode.OsNameValidator is a validator for the "os_name" field. It is called by the builders before save.
+	computenode.OsNameValidator = computenodeDescOsName.Validators[0].(func(string) error)
+	// computenodeDescOsVersion is the schema descriptor for os_version field.
+	computenodeDescOsVersion := computenodeFields[12].Descriptor()
+	// computenode.OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
+	computenode.OsVersionValidator = computenodeDescOsVersion.Validators[0].(func(string) error)
+	// computenodeDescAgentVersion is the schema descriptor for agent_version field.
+	computenodeDescAgentVersion := computenodeFields[13].Descriptor()
+	// computenode.AgentVersionValidator is a validator for the "agent_version" field. It is called by the builders before save.
+	computenode.AgentVersionValidator = computenodeDescAgentVersion.Validators[0].(func(string) error)
+	// computenodeDescAutoCordon is the schema descriptor for auto_cordon field.
+	computenodeDescAutoCordon := computenodeFields[15].Descriptor()
+	// computenode.DefaultAutoCordon holds the default value on creation for the auto_cordon field.
+	computenode.DefaultAutoCordon = computenodeDescAutoCordon.Default.(bool)
+	// computenodeDescAutoCordonIntervalSeconds is the schema descriptor for auto_cordon_interval_seconds field.
+	computenodeDescAutoCordonIntervalSeconds := computenodeFields[16].Descriptor()
+	// computenode.DefaultAutoCordonIntervalSeconds holds the default value on creation for the auto_cordon_interval_seconds field.
+	computenode.DefaultAutoCordonIntervalSeconds = computenodeDescAutoCordonIntervalSeconds.Default.(int)
+	// computenode.AutoCordonIntervalSecondsValidator is a validator for the "auto_cordon_interval_seconds" field. It is called by the builders before save.
+	computenode.AutoCordonIntervalSecondsValidator = computenodeDescAutoCordonIntervalSeconds.Validators[0].(func(int) error)
+	// computenodeDescAutoDrain is the schema descriptor for auto_drain field.
+	computenodeDescAutoDrain := computenodeFields[17].Descriptor()
+	// computenode.DefaultAutoDrain holds the default value on creation for the auto_drain field.
+	computenode.DefaultAutoDrain = computenodeDescAutoDrain.Default.(bool)
+	// computenodeDescAutoDrainIntervalSeconds is the schema descriptor for auto_drain_interval_seconds field.
+	computenodeDescAutoDrainIntervalSeconds := computenodeFields[18].Descriptor()
+	// computenode.DefaultAutoDrainIntervalSeconds holds the default value on creation for the auto_drain_interval_seconds field.
+	computenode.DefaultAutoDrainIntervalSeconds = computenodeDescAutoDrainIntervalSeconds.Default.(int)
+	// computenode.AutoDrainIntervalSecondsValidator is a validator for the "auto_drain_interval_seconds" field. It is called by the builders before save.
+	computenode.AutoDrainIntervalSecondsValidator = computenodeDescAutoDrainIntervalSeconds.Validators[0].(func(int) error)
+	// computenodeDescAlertsEnabled is the schema descriptor for alerts_enabled field.
+	computenodeDescAlertsEnabled := computenodeFields[19].Descriptor()
+	// computenode.DefaultAlertsEnabled holds the default value on creation for the alerts_enabled field.
+	computenode.DefaultAlertsEnabled = computenodeDescAlertsEnabled.Default.(bool)
+	datacenterMixin := schema.Datacenter{}.Mixin()
+	datacenterMixinFields0 := datacenterMixin[0].Fields()
+	_ = datacenterMixinFields0
+	datacenterFields := schema.Datacenter{}.Fields()
+	_ = datacenterFields
+	// datacenterDescCreatedAt is the schema descriptor for created_at field.
+	datacenterDescCreatedAt := datacenterMixinFields0[0].Descriptor()
+	// datacenter.DefaultCreatedAt holds the default value on creation for the created_at field.
+	datacenter.DefaultCreatedAt = datacenterDescCreatedAt.Default.(func() time.Time)
+	// datacenterDescUpdatedAt is the schema descriptor for updated_at field.
+	datacenterDescUpdatedAt := datacenterMixinFields0[1].Descriptor()
+	// datacenter.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	datacenter.DefaultUpdatedAt = datacenterDescUpdatedAt.Default.(func() time.Time)
+	// datacenter.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	datacenter.UpdateDefaultUpdatedAt = datacenterDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// datacenterDescName is the schema descriptor for name field.
+	datacenterDescName := datacenterFields[0].Descriptor()
+	// datacenter.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	datacenter.NameValidator = func() func(string) error {
+		validators := datacenterDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// datacenterDescDescription is the schema descriptor for description field.
+	datacenterDescDescription := datacenterFields[1].Descriptor()
+	// datacenter.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	datacenter.DescriptionValidator = datacenterDescDescription.Validators[0].(func(string) error)
+	// datacenterDescBuilding is the schema descriptor for building field.
+	datacenterDescBuilding := datacenterFields[2].Descriptor()
+	// datacenter.BuildingValidator is a validator for the "building" field. It is called by the builders before save.
+	datacenter.BuildingValidator = datacenterDescBuilding.Validators[0].(func(string) error)
+	// datacenterDescPhase is the schema descriptor for phase field.
+	datacenterDescPhase := datacenterFields[3].Descriptor()
+	// datacenter.PhaseValidator is a validator for the "phase" field. It is called by the builders before save.
+	datacenter.PhaseValidator = datacenterDescPhase.Validators[0].(func(string) error)
+	// datacenterDescAddress is the schema descriptor for address field.
+	datacenterDescAddress := datacenterFields[4].Descriptor()
+	// datacenter.AddressValidator is a validator for the "address" field. It is called by the builders before save.
+	datacenter.AddressValidator = datacenterDescAddress.Validators[0].(func(string) error)
+	// datacenterDescPostcode is the schema descriptor for postcode field.
+	datacenterDescPostcode := datacenterFields[5].Descriptor()
+	// datacenter.PostcodeValidator is a validator for the "postcode" field. It is called by the builders before save.
+	datacenter.PostcodeValidator = datacenterDescPostcode.Validators[0].(func(string) error)
+	// datacenterDescPhone is the schema descriptor for phone field.
+	datacenterDescPhone := datacenterFields[6].Descriptor()
+	// datacenter.PhoneValidator is a validator for the "phone" field. It is called by the builders before save.
+	datacenter.PhoneValidator = datacenterDescPhone.Validators[0].(func(string) error)
+	// datacenterDescMail is the schema descriptor for mail field.
+	datacenterDescMail := datacenterFields[7].Descriptor()
+	// datacenter.MailValidator is a validator for the "mail" field. It is called by the builders before save.
+	datacenter.MailValidator = func() func(string) error {
+		validators := datacenterDescMail.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(mail string) error {
+			for _, fn := range fns {
+				if err := fn(mail); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	eventMixin := schema.Event{}.Mixin()
+	eventMixinFields0 := eventMixin[0].Fields()
+	_ = eventMixinFields0
+	eventFields := schema.Event{}.Fields()
+	_ = eventFields
+	// eventDescCreatedAt is the schema descriptor for created_at field.
+	eventDescCreatedAt := eventMixinFields0[0].Descriptor()
+	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
+	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
+	// eventDescUpdatedAt is the schema descriptor for updated_at field.
+	eventDescUpdatedAt := eventMixinFields0[1].Descriptor()
+	// event.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	event.DefaultUpdatedAt = eventDescUpdatedAt.Default.(func() time.Time)
+	// event.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	event.UpdateDefaultUpdatedAt = eventDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// eventDescCheckName is the schema descriptor for check_name field.
+	eventDescCheckName := eventFields[0].Descriptor()
+	// event.CheckNameValidator is a validator for the "check_name" field. It is called by the builders before save.
+	event.CheckNameValidator = func() func(string) error {
+		validators := eventDescCheckName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(check_name string) error {
+			for _, fn := range fns {
+				if err := fn(check_name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// eventDescOutput is the schema descriptor for output field.
+	eventDescOutput := eventFields[2].Descriptor()
+	// event.OutputValidator is a validator for the "output" field. It is called by the builders before save.
+	event.OutputValidator = eventDescOutput.Validators[0].(func(string) error)
+	// eventDescSource is the schema descriptor for source field.
+	eventDescSource := eventFields[3].Descriptor()
+	// event.SourceValidator is a validator for the "source" field. It is called by the builders before save.
+	event.SourceValidator = eventDescSource.Validators[0].(func(string) error)
+	// eventDescOccurrences is the schema descriptor for occurrences field.
+	eventDescOccurrences := eventFields[4].Descriptor()
+	// event.DefaultOccurrences holds the default value on creation for the occurrences field.
+	event.DefaultOccurrences = eventDescOccurrences.Default.(int)
+	// event.OccurrencesValidator is a validator for the "occurrences" field. It is called by the builders before save.
+	event.OccurrencesValidator = eventDescOccurrences.Validators[0].(func(int) error)
+	// eventDescReissueDurationSeconds is the schema descriptor for reissue_duration_seconds field.
+	eventDescReissueDurationSeconds := eventFields[5].Descriptor()
+	// event.DefaultReissueDurationSeconds holds the default value on creation for the reissue_duration_seconds field.
+	event.DefaultReissueDurationSeconds = eventDescReissueDurationSeconds.Default.(int)
+	// event.ReissueDurationSecondsValidator is a validator for the "reissue_duration_seconds" field. It is called by the builders before save.
+	event.ReissueDurationSecondsValidator = eventDescReissueDurationSeconds.Validators[0].(func(int) error)
+	// eventDescSilenced is the schema descriptor for silenced field.
+	eventDescSilenced := eventFields[6].Descriptor()
+	// event.DefaultSilenced holds the default value on creation for the silenced field.
+	event.DefaultSilenced = eventDescSilenced.Default.(bool)
+	// eventDescFirstSeenAt is the schema descriptor for first_seen_at field.
+	eventDescFirstSeenAt := eventFields[7].Descriptor()
+	// event.DefaultFirstSeenAt holds the default value on creation for the first_seen_at field.
+	event.DefaultFirstSeenAt = eventDescFirstSeenAt.Default.(func() time.Time)
+	// eventDescLastSeenAt is the schema descriptor for last_seen_at field.
+	eventDescLastSeenAt := eventFields[8].Descriptor()
+	// event.DefaultLastSeenAt holds the default value on creation for the last_seen_at field.
+	event.DefaultLastSeenAt = eventDescLastSeenAt.Default.(func() time.Time)
+	eventruleMixin := schema.EventRule{}.Mixin()
+	eventruleMixinFields0 := eventruleMixin[0].Fields()
+	_ = eventruleMixinFields0
+	eventruleFields := schema.EventRule{}.Fields()
+	_ = eventruleFields
+	// eventruleDescCreatedAt is the schema descriptor for created_at field.
+	eventruleDescCreatedAt := eventruleMixinFields0[0].Descriptor()
+	// eventrule.DefaultCreatedAt holds the default value on creation for the created_at field.
+	eventrule.DefaultCreatedAt = eventruleDescCreatedAt.Default.(func() time.Time)
+	// eventruleDescUpdatedAt is the schema descriptor for updated_at field.
+	eventruleDescUpdatedAt := eventruleMixinFields0[1].Descriptor()
+	// eventrule.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	eventrule.DefaultUpdatedAt = eventruleDescUpdatedAt.Default.(func() time.Time)
+	// eventrule.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	eventrule.UpdateDefaultUpdatedAt = eventruleDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// eventruleDescName is the schema descriptor for name field.
+	eventruleDescName := eventruleFields[0].Descriptor()
+	// eventrule.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	eventrule.NameValidator = func() func(string) error {
+		validators := eventruleDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// eventruleDescDescription is the schema descriptor for description field.
+	eventruleDescDescription := eventruleFields[1].Descriptor()
+	// eventrule.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	eventrule.DescriptionValidator = eventruleDescDescription.Validators[0].(func(string) error)
+	// eventruleDescPriority is the schema descriptor for priority field.
+	eventruleDescPriority := eventruleFields[3].Descriptor()
+	// eventrule.DefaultPriority holds the default value on creation for the priority field.
+	eventrule.DefaultPriority = eventruleDescPriority.Default.(int)
+	// eventrule.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
+	eventrule.PriorityValidator = eventruleDescPriority.Validators[0].(func(int) error)
+	// eventruleDescCheckNamePattern is the schema descriptor for check_name_pattern field.
+	eventruleDescCheckNamePattern := eventruleFields[4].Descriptor()
+	// eventrule.DefaultCheckNamePattern holds the default value on creation for the check_name_pattern field.
+	eventrule.DefaultCheckNamePattern = eventruleDescCheckNamePattern.Default.(string)
+	// eventrule.CheckNamePatternValidator is a validator for the "check_name_pattern" field. It is called by the builders before save.
+	eventrule.CheckNamePatternValidator = eventruleDescCheckNamePattern.Validators[0].(func(string) error)
+	// eventruleDescHookURL is the schema descriptor for hook_url field.
+	eventruleDescHookURL := eventruleFields[8].Descriptor()
+	// eventrule.HookURLValidator is a validator for the "hook_url" field. It is called by the builders before save.
+	eventrule.HookURLValidator = func() func(string) error {
+		validators := eventruleDescHookURL.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(hook_url string) error {
+			for _, fn := range fns {
+				if err := fn(hook_url); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// eventruleDescAggregateWindowSeconds is the schema descriptor for aggregate_window_seconds field.
+	eventruleDescAggregateWindowSeconds := eventruleFields[9].Descriptor()
+	// eventrule.DefaultAggregateWindowSeconds holds the default value on creation for the aggregate_window_seconds field.
+	eventrule.DefaultAggregateWindowSeconds = eventruleDescAggregateWindowSeconds.Default.(int)
+	// eventrule.AggregateWindowSecondsValidator is a validator for the "aggregate_window_seconds" field. It is called by the builders before save.
+	eventrule.AggregateWindowSecondsValidator = eventruleDescAggregateWindowSeconds.Validators[0].(func(int) error)
+	// eventruleDescEnabled is the schema descriptor for enabled field.
+	eventruleDescEnabled := eventruleFields[10].Descriptor()
+	// eventrule.DefaultEnabled holds the default value on creation for the enabled field.
+	eventrule.DefaultEnabled = eventruleDescEnabled.Default.(bool)
+	flavorMixin := schema.Flavor{}.Mixin()
+	flavorHooks := schema.Flavor{}.Hooks()
+	flavor.Hooks[0] = flavorHooks[0]
+	flavorMixinFields0 := flavorMixin[0].Fields()
+	_ = flavorMixinFields0
+	flavorFields := schema.Flavor{}.Fields()
+	_ = flavorFields
+	// flavorDescCreatedAt is the schema descriptor for created_at field.
+	flavorDescCreatedAt := flavorMixinFields0[0].Descriptor()
+	// flavor.DefaultCreatedAt holds the default value on creation for the created_at field.
+	flavor.DefaultCreatedAt = flavorDescCreatedAt.Default.(func() time.Time)
+	// flavorDescUpdatedAt is the schema descriptor for updated_at field.
+	flavorDescUpdatedAt := flavorMixinFields0[1].Descriptor()
+	// flavor.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	flavor.DefaultUpdatedAt = flavorDescUpdatedAt.Default.(func() time.Time)
+	// flavor.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	flavor.UpdateDefaultUpdatedAt = flavorDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// flavorDescName is the schema descriptor for name field.
+	flavorDescName := flavorFields[0].Descriptor()
+	// flavor.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	flavor.NameValidator = func() func(string) error {
+		validators := flavorDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// flavorDescDescription is the schema descriptor for description field.
+	flavorDescDescription := flavorFields[1].Descriptor()
+	// flavor.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	flavor.DescriptionValidator = flavorDescDescription.Validators[0].(func(string) error)
+	// flavorDescVcpus is the schema descriptor for vcpus field.
+	flavorDescVcpus := flavorFields[2].Descriptor()
+	// flavor.VcpusValidator is a validator for the "vcpus" field. It is called by the builders before save.
+	flavor.VcpusValidator = flavorDescVcpus.Validators[0].(func(int) error)
+	// flavorDescMemoryMB is the schema descriptor for memory_mb field.
+	flavorDescMemoryMB := flavorFields[3].Descriptor()
+	// flavor.MemoryMBValidator is a validator for the "memory_mb" field. It is called by the builders before save.
+	flavor.MemoryMBValidator = flavorDescMemoryMB.Validators[0].(func(int64) error)
+	// flavorDescDiskGB is the schema descriptor for disk_gb field.
+	flavorDescDiskGB := flavorFields[4].Descriptor()
+	// flavor.DefaultDiskGB holds the default value on creation for the disk_gb field.
+	flavor.DefaultDiskGB = flavorDescDiskGB.Default.(int64)
+	// flavor.DiskGBValidator is a validator for the "disk_gb" field. It is called by the builders before save.
+	flavor.DiskGBValidator = flavorDescDiskGB.Validators[0].(func(int64) error)
+	// flavorDescCPULimitPercent is the schema descriptor for cpu_limit_percent field.
+	flavorDescCPULimitPercent := flavorFields[6].Descriptor()
+	// flavor.DefaultCPULimitPercent holds the default value on creation for the cpu_limit_percent field.
+	flavor.DefaultCPULimitPercent = flavorDescCPULimitPercent.Default.(int)
+	// flavor.CPULimitPercentValidator is a validator for the "cpu_limit_percent" field. It is called by the builders before save.
+	flavor.CPULimitPercentValidator = flavorDescCPULimitPercent.Validators[0].(func(int) error)
+	// flavorDescDiskIopsLimit is the schema descriptor for disk_iops_limit field.
+	flavorDescDiskIopsLimit := flavorFields[7].Descriptor()
+	// flavor.DiskIopsLimitValidator is a validator for the "disk_iops_limit" field. It is called by the builders before save.
+	flavor.DiskIopsLimitValidator = flavorDescDiskIopsLimit.Validators[0].(func(int) error)
+	// flavorDescDiskMbpsLimit is the schema descriptor for disk_mbps_limit field.
+	flavorDescDiskMbpsLimit := flavorFields[8].Descriptor()
+	// flavor.DiskMbpsLimitValidator is a validator for the "disk_mbps_limit" field. It is called by the builders before save.
+	flavor.DiskMbpsLimitValidator = flavorDescDiskMbpsLimit.Validators[0].(func(int) error)
+	// flavorDescNetworkMbpsLimit is the schema descriptor for network_mbps_limit field.
+	flavorDescNetworkMbpsLimit := flavorFields[9].Descriptor()
+	// flavor.NetworkMbpsLimitValidator is a validator for the "network_mbps_limit" field. It is called by the builders before save.
+	flavor.NetworkMbpsLimitValidator = flavorDescNetworkMbpsLimit.Validators[0].(func(int) error)
+	// flavorDescPricePerHour is the schema descriptor for price_per_hour field.
+	flavorDescPricePerHour := flavorFields[10].Descriptor()
+	// flavor.DefaultPricePerHour holds the default value on creation for the price_per_hour field.
+	flavor.DefaultPricePerHour = flavorDescPricePerHour.Default.(float64)
+	// flavor.PricePerHourValidator is a validator for the "price_per_hour" field. It is called by the builders before save.
+	flavor.PricePerHourValidator = flavorDescPricePerHour.Validators[0].(func(float64) error)
+	// flavorDescDisabled is the schema descriptor for disabled field.
+	flavorDescDisabled := flavorFields[12].Descriptor()
+	// flavor.DefaultDisabled holds the default value on creation for the disabled field.
+	flavor.DefaultDisabled = flavorDescDisabled.Default.(bool)
+	floorMixin := schema.Floor{}.Mixin()
+	floorMixinFields0 := floorMixin[0].Fields()
+	_ = floorMixinFields0
+	floorFields := schema.Floor{}.Fields()
+	_ = floorFields
+	// floorDescCreatedAt is the schema descriptor for created_at field.
+	floorDescCreatedAt := floorMixinFields0[0].Descriptor()
+	// floor.DefaultCreatedAt holds the default value on creation for the created_at field.
+	floor.DefaultCreatedAt = floorDescCreatedAt.Default.(func() time.Time)
+	// floorDescUpdatedAt is the schema descriptor for updated_at field.
+	floorDescUpdatedAt := floorMixinFields0[1].Descriptor()
+	// floor.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	floor.DefaultUpdatedAt = floorDescUpdatedAt.Default.(func() time.Time)
+	// floor.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	floor.UpdateDefaultUpdatedAt = floorDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// floorDescName is the schema descriptor for name field.
+	floorDescName := floorFields[0].Descriptor()
+	// floor.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	floor.NameValidator = func() func(string) error {
+		validators := floorDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// floorDescDescription is the schema descriptor for description field.
+	floorDescDescription := floorFields[1].Descriptor()
+	// floor.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	floor.DescriptionValidator = floorDescDescription.Validators[0].(func(string) error)
+	// floorDescBuilding is the schema descriptor for building field.
+	floorDescBuilding := floorFields[2].Descriptor()
+	// floor.BuildingValidator is a validator for the "building" field. It is called by the builders before save.
+	floor.BuildingValidator = floorDescBuilding.Validators[0].(func(int) error)
+	// floorDescNumber is the schema descriptor for number field.
+	floorDescNumber := floorFields[4].Descriptor()
+	// floor.NumberValidator is a validator for the "number" field. It is called by the builders before save.
+	floor.NumberValidator = floorDescNumber.Validators[0].(func(int) error)
+	globalserviceMixin := schema.GlobalService{}.Mixin()
+	globalserviceMixinFields0 := globalserviceMixin[0].Fields()
+	_ = globalserviceMixinFields0
+	globalserviceFields := schema.GlobalService{}.Fields()
+	_ = globalserviceFields
+	// globalserviceDescCreatedAt is the schema descriptor for created_at field.
+	globalserviceDescCreatedAt := globalserviceMixinFields0[0].Descriptor()
+	// globalservice.DefaultCreatedAt holds the default value on creation for the created_at field.
+	globalservice.DefaultCreatedAt = globalserviceDescCreatedAt.Default.(func() time.Time)
+	// globalserviceDescUpdatedAt is the schema descriptor for updated_at field.
+	globalserviceDescUpdatedAt := globalserviceMixinFields0[1].Descriptor()
+	// globalservice.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	globalservice.DefaultUpdatedAt = globalserviceDescUpdatedAt.Default.(func() time.Time)
+	// globalservice.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	globalservice.UpdateDefaultUpdatedAt = globalserviceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// globalserviceDescName is the schema descriptor for name field.
+	globalserviceDescName := globalserviceFields[0].Descriptor()
+	// globalservice.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	globalservice.NameValidator = func() func(string) error {
+		validators := globalserviceDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// globalserviceDescDescription is the schema descriptor for description field.
+	globalserviceDescDescription := globalserviceFields[1].Descriptor()
+	// globalservice.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	globalservice.DescriptionValidator = globalserviceDescDescription.Validators[0].(func(string) error)
+	// globalserviceDescFqdn is the schema descriptor for fqdn field.
+	globalserviceDescFqdn := globalserviceFields[3].Descriptor()
+	// globalservice.FqdnValidator is a validator for the "fqdn" field. It is called by the builders before save.
+	globalservice.FqdnValidator = globalserviceDescFqdn.Validators[0].(func(string) error)
+	hostMixin := schema.Host{}.Mixin()
+	hostHooks := schema.Host{}.Hooks()
+	host.Hooks[0] = hostHooks[0]
+	host.Hooks[1] = hostHooks[1]
+	host.Hooks[2] = hostHooks[2]
+	host.Hooks[3] = hostHooks[3]
+	hostMixinFields0 := hostMixin[0].Fields()
+	_ = hostMixinFields0
+	hostFields := schema.Host{}.Fields()
+	_ = hostFields
+	// hostDescCreatedAt is the schema descriptor for created_at field.
+	hostDescCreatedAt := hostMixinFields0[0].Descriptor()
+	// host.DefaultCreatedAt holds the default value on creation for the created_at field.
+	host.DefaultCreatedAt = hostDescCreatedAt.Default.(func() time.Time)
+	// hostDescUpdatedAt is the schema descriptor for updated_at field.
+	hostDescUpdatedAt := hostMixinFields0[1].Descriptor()
+	// host.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	host.DefaultUpdatedAt = hostDescUpdatedAt.Default.(func() time.Time)
+	// host.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	host.UpdateDefaultUpdatedAt = hostDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// hostDescName is the schema descriptor for name field.
+	hostDescName := hostFields[0].Descriptor()
+	// host.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	host.NameValidator = func() func(string) error {
+		validators := hostDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// hostDescDescription is the schema descriptor for description field.
+	hostDescDescription := hostFields[1].Descriptor()
+	// host.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	host.DescriptionValidator = hostDescDescription.Validators[0].(func(string) error)
+	// hostDescSerialNumber is the schema descriptor for serial_number field.
+	hostDescSerialNumber := hostFields[2].Descriptor()
+	// host.SerialNumberValidator is a validator for the "serial_number" field. It is called by the builders before save.
+	host.SerialNumberValidator = hostDescSerialNumber.Validators[0].(func(string) error)
+	// hostDescVendor is the schema descriptor for vendor field.
+	hostDescVendor := hostFields[3].Descriptor()
+	// host.VendorValidator is a validator for the "vendor" field. It is called by the builders before save.
+	host.VendorValidator = hostDescVendor.Validators[0].(func(string) error)
+	// hostDescModel is the schema descriptor for model field.
+	hostDescModel := hostFields[4].Descriptor()
+	// host.ModelValidator is a validator for the "model" field. It is called by the builders before save.
+	host.ModelValidator = hostDescModel.Validators[0].(func(string) error)
+	// hostDescPosition is the schema descriptor for position field.
+	hostDescPosition := hostFields[7].Descriptor()
+	// host.PositionValidator is a validator for the "position" field. It is called by the builders before save.
+	host.PositionValidator = hostDescPosition.Validators[0].(func(int) error)
+	// hostDescHeight is the schema descriptor for height field.
+	hostDescHeight := hostFields[8].Descriptor()
+	// host.DefaultHeight holds the default value on creation for the height field.
+	host.DefaultHeight = hostDescHeight.Default.(int)
+	// host.HeightValidator is a validator for the "height" field. It is called by the builders before save.
+	host.HeightValidator = hostDescHeight.Validators[0].(func(int) error)
+	// hostDescFullDepth is the schema descriptor for full_depth field.
+	hostDescFullDepth := hostFields[10].Descriptor()
+	// host.DefaultFullDepth holds the default value on creation for the full_depth field.
+	host.DefaultFullDepth = hostDescFullDepth.Default.(bool)
+	// hostDescCPUModel is the schema descriptor for cpu_model field.
+	hostDescCPUModel := hostFields[13].Descriptor()
+	// host.CPUModelValidator is a validator for the "cpu_model" field. It is called by the builders before save.
+	host.CPUModelValidator = hostDescCPUModel.Validators[0].(func(string) error)
+	// hostDescCPUSockets is the schema descriptor for cpu_sockets field.
+	hostDescCPUSockets := hostFields[14].Descriptor()
+	// host.DefaultCPUSockets holds the default value on creation for the cpu_sockets field.
+	host.DefaultCPUSockets = hostDescCPUSockets.Default.(int)
+	// host.CPUSocketsValidator is a validator for the "cpu_sockets" field. It is called by the builders before save.
+	host.CPUSocketsValidator = hostDescCPUSockets.Validators[0].(func(int) error)
+	// hostDescCPUCores is the schema descriptor for cpu_cores field.
+	hostDescCPUCores := hostFields[15].Descriptor()
+	// host.DefaultCPUCores holds the default value on creation for the cpu_cores field.
+	host.DefaultCPUCores = hostDescCPUCores.Default.(int)
+	// host.CPUCoresValidator is a validator for the "cpu_cores" field. It is called by the builders before save.
+	host.CPUCoresValidator = hostDescCPUCores.Validators[0].(func(int) error)
+	// hostDescCPUThreads is the schema descriptor for cpu_threads field.
+	hostDescCPUThreads := hostFields[16].Descriptor()
+	// host.DefaultCPUThreads holds the default value on creation for the cpu_threads field.
+	host.DefaultCPUThreads = hostDescCPUThreads.Default.(int)
+	// host.CPUThreadsValidator is a validator for the "cpu_threads" field. It is called by the builders before save.
+	host.CPUThreadsValidator = hostDescCPUThreads.Validators[0].(func(int) error)
+	// hostDescNumaNodes is the schema descriptor for numa_nodes field.
+	hostDescNumaNodes := hostFields[17].Descriptor()
+	// host.DefaultNumaNodes holds the default value on creation for the numa_nodes field.
+	host.DefaultNumaNodes = hostDescNumaNodes.Default.(int)
+	// host.NumaNodesValidator is a validator for the "numa_nodes" field. It is called by the builders before save.
+	host.NumaNodesValidator = hostDescNumaNodes.Validators[0].(func(int) error)
+	// hostDescMemoryMB is the schema descriptor for memory_mb field.
+	hostDescMemoryMB := hostFields[18].Descriptor()
+	// host.DefaultMemoryMB holds the default value on creation for the memory_mb field.
+	host.DefaultMemoryMB = hostDescMemoryMB.Default.(int64)
+	// host.MemoryMBValidator is a validator for the "memory_mb" field. It is called by the builders before save.
+	host.MemoryMBValidator = hostDescMemoryMB.Validators[0].(func(int64) error)
+	hostgroupMixin := schema.HostGroup{}.Mixin()
+	hostgroupMixinFields0 := hostgroupMixin[0].Fields()
+	_ = hostgroupMixinFields0
+	hostgroupFields := schema.HostGroup{}.Fields()
+	_ = hostgroupFields
+	// hostgroupDescCreatedAt is the schema descriptor for created_at field.
+	hostgroupDescCreatedAt := hostgroupMixinFields0[0].Descriptor()
+	// hostgroup.DefaultCreatedAt holds the default value on creation for the created_at field.
+	hostgroup.DefaultCreatedAt = hostgroupDescCreatedAt.Default.(func() time.Time)
+	// hostgroupDescUpdatedAt is the schema descriptor for updated_at field.
+	hostgroupDescUpdatedAt := hostgroupMixinFields0[1].Descriptor()
+	// hostgroup.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	hostgroup.DefaultUpdatedAt = hostgroupDescUpdatedAt.Default.(func() time.Time)
+	// hostgroup.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	hostgroup.UpdateDefaultUpdatedAt = hostgroupDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// hostgroupDescName is the schema descriptor for name field.
+	hostgroupDescName := hostgroupFields[0].Descriptor()
+	// hostgroup.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	hostgroup.NameValidator = func() func(string) error {
+		validators := hostgroupDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// hostgroupDescDescription is the schema descriptor for description field.
+	hostgroupDescDescription := hostgroupFields[1].Descriptor()
+	// hostgroup.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	hostgroup.DescriptionValidator = hostgroupDescDescription.Validators[0].(func(string) error)
+	ipaddressMixin := schema.IPAddress{}.Mixin()
+	ipaddressHooks := schema.IPAddress{}.Hooks()
+	ipaddress.Hooks[0] = ipaddressHooks[0]
+	ipaddressMixinFields0 := ipaddressMixin[0].Fields()
+	_ = ipaddressMixinFields0
+	ipaddressFields := schema.IPAddress{}.Fields()
+	_ = ipaddressFields
+	// ipaddressDescCreatedAt is the schema descriptor for created_at field.
+	ipaddressDescCreatedAt := ipaddressMixinFields0[0].Descriptor()
+	// ipaddress.DefaultCreatedAt holds the default value on creation for the created_at field.
+	ipaddress.DefaultCreatedAt = ipaddressDescCreatedAt.Default.(func() time.Time)
+	// ipaddressDescUpdatedAt is the schema descriptor for updated_at field.
+	ipaddressDescUpdatedAt := ipaddressMixinFields0[1].Descriptor()
+	// ipaddress.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	ipaddress.DefaultUpdatedAt = ipaddressDescUpdatedAt.Default.(func() time.Time)
+	// ipaddress.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	ipaddress.UpdateDefaultUpdatedAt = ipaddressDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// ipaddressDescAddress is the schema descriptor for address field.
+	ipaddressDescAddress := ipaddressFields[0].Descriptor()
+	// ipaddress.AddressValidator is a validator for the "address" field. It is called by the builders before save.
+	ipaddress.AddressValidator = func() func(string) error {
+		validators := ipaddressDescAddress.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(address string) error {
+			for _, fn := range fns {
+				if err := fn(address); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// ipaddressDescDNSName is the schema descriptor for dns_name field.
+	ipaddressDescDNSName := ipaddressFields[2].Descriptor()
+	// ipaddress.DNSNameValidator is a validator for the "dns_name" field. It is called by the builders before save.
+	ipaddress.DNSNameValidator = ipaddressDescDNSName.Validators[0].(func(string) error)
+	// ipaddressDescDescription is the schema descriptor for description field.
+	ipaddressDescDescription := ipaddressFields[3].Descriptor()
+	// ipaddress.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	ipaddress.DescriptionValidator = ipaddressDescDescription.Validators[0].(func(string) error)
+	imageMixin := schema.Image{}.Mixin()
+	imageMixinFields0 := imageMixin[0].Fields()
+	_ = imageMixinFields0
+	imageFields := schema.Image{}.Fields()
+	_ = imageFields
+	// imageDescCreatedAt is the schema descriptor for created_at field.
+	imageDescCreatedAt := imageMixinFields0[0].Descriptor()
+	// image.DefaultCreatedAt holds the default value on creation for the created_at field.
+	image.DefaultCreatedAt = imageDescCreatedAt.Default.(func() time.Time)
+	// imageDescUpdatedAt is the schema descriptor for updated_at field.
+	imageDescUpdatedAt := imageMixinFields0[1].Descriptor()
+	// image.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	image.DefaultUpdatedAt = imageDescUpdatedAt.Default.(func() time.Time)
+	// image.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	image.UpdateDefaultUpdatedAt = imageDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// imageDescName is the schema descriptor for name field.
+	imageDescName := imageFields[0].Descriptor()
+	// image.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	image.NameValidator = func() func(string) error {
+		validators := imageDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// imageDescDescription is the schema descriptor for description field.
+	imageDescDescription := imageFields[1].Descriptor()
+	// image.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	image.DescriptionValidator = imageDescDescription.Validators[0].(func(string) error)
+	// imageDescOsName is the schema descriptor for os_name field.
+	imageDescOsName := imageFields[3].Descriptor()
+	// image.OsNameValidator is a validator for the "os_name" field. It is called by the builders before save.
+	image.OsNameValidator = imageDescOsName.Validators[0].(func(string) error)
+	// imageDescOsVersion is the schema descriptor for os_version field.
+	imageDescOsVersion := imageFields[4].Descriptor()
+	// image.OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
+	image.OsVersionValidator = imageDescOsVersion.Validators[0].(func(string) error)
+	// imageDescMinVcpus is the schema descriptor for min_vcpus field.
+	imageDescMinVcpus := imageFields[5].Descriptor()
+	// image.DefaultMinVcpus holds the default value on creation for the min_vcpus field.
+	image.DefaultMinVcpus = imageDescMinVcpus.Default.(int)
+	// image.MinVcpusValidator is a validator for the "min_vcpus" field. It is called by the builders before save.
+	image.MinVcpusValidator = imageDescMinVcpus.Validators[0].(func(int) error)
+	// imageDescMinMemoryMB is the schema descriptor for min_memory_mb field.
+	imageDescMinMemoryMB := imageFields[6].Descriptor()
+	// image.DefaultMinMemoryMB holds the default value on creation for the min_memory_mb field.
+	image.DefaultMinMemoryMB = imageDescMinMemoryMB.Default.(int64)
+	// image.MinMemoryMBValidator is a validator for the "min_memory_mb" field. It is called by the builders before save.
+	image.MinMemoryMBValidator = imageDescMinMemoryMB.Validators[0].(func(int64) error)
+	// imageDescSizeGB is the schema descriptor for size_gb field.
+	imageDescSizeGB := imageFields[7].Descriptor()
+	// image.DefaultSizeGB holds the default value on creation for the size_gb field.
+	image.DefaultSizeGB = imageDescSizeGB.Default.(int64)
+	// image.SizeGBValidator is a validator for the "size_gb" field. It is called by the builders before save.
+	image.SizeGBValidator = imageDescSizeGB.Validators[0].(func(int64) error)
+	// imageDescSource is the schema descriptor for source field.
+	imageDescSource := imageFields[8].Descriptor()
+	// image.SourceValidator is a validator for the "source" field. It is called by the builders before save.
+	image.SourceValidator = func() func(string) error {
+		validators := imageDescSource.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(source string) error {
+			for _, fn := range fns {
+				if err := fn(source); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// imageDescChecksum is the schema descriptor for checksum field.
+	imageDescChecksum := imageFields[10].Descriptor()
+	// image.ChecksumValidator is a validator for the "checksum" field. It is called by the builders before save.
+	image.ChecksumValidator = imageDescChecksum.Validators[0].(func(string) error)
+	kubernetesclusterMixin := schema.KubernetesCluster{}.Mixin()
+	kubernetesclusterMixinFields0 := kubernetesclusterMixin[0].Fields()
+	_ = kubernetesclusterMixinFields0
+	kubernetesclusterFields := schema.KubernetesCluster{}.Fields()
+	_ = kubernetesclusterFields
+	// kubernetesclusterDescCreatedAt is the schema descriptor for created_at field.
+	kubernetesclusterDescCreatedAt := kubernetesclusterMixinFields0[0].Descriptor()
+	// kubernetescluster.DefaultCreatedAt holds the default value on creation for the created_at field.
+	kubernetescluster.DefaultCreatedAt = kubernetesclusterDescCreatedAt.Default.(func() time.Time)
+	// kubernetesclusterDescUpdatedAt is the schema descriptor for updated_at field.
+	kubernetesclusterDescUpdatedAt := kubernetesclusterMixinFields0[1].Descriptor()
+	// kubernetescluster.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	kubernetescluster.DefaultUpdatedAt = kubernetesclusterDescUpdatedAt.Default.(func() time.Time)
+	// kubernetescluster.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	kubernetescluster.UpdateDefaultUpdatedAt = kubernetesclusterDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// kubernetesclusterDescName is the schema descriptor for name field.
+	kubernetesclusterDescName := kubernetesclusterFields[0].Descriptor()
+	// kubernetescluster.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	kubernetescluster.NameValidator = func() func(string) error {
+		validators := kubernetesclusterDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// kubernetesclusterDescDescription is the schema descriptor for description field.
+	kubernetesclusterDescDescription := kubernetesclusterFields[1].Descriptor()
+	// kubernetescluster.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	kubernetescluster.DescriptionValidator = kubernetesclusterDescDescription.Validators[0].(func(string) error)
+	// kubernetesclusterDescVersion is the schema descriptor for version field.
+	kubernetesclusterDescVersion := kubernetesclusterFields[2].Descriptor()
+	// kubernetescluster.VersionValidator is a validator for the "version" field. It is called by the builders before save.
+	kubernetescluster.VersionValidator = func() func(string) error {
+		validators := kubernetesclusterDescVersion.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(version string) error {
+			for _, fn := range fns {
+				if err := fn(version); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// kubernetesclusterDescControlPlaneCount is the schema descriptor for control_plane_count field.
+	kubernetesclusterDescControlPlaneCount := kubernetesclusterFields[4].Descriptor()
+	// kubernetescluster.DefaultControlPlaneCount holds the default value on creation for the control_plane_count field.
+	kubernetescluster.DefaultControlPlaneCount = kubernetesclusterDescControlPlaneCount.Default.(int)
+	// kubernetescluster.ControlPlaneCountValidator is a validator for the "control_plane_count" field. It is called by the builders before save.
+	kubernetescluster.ControlPlaneCountValidator = kubernetesclusterDescControlPlaneCount.Validators[0].(func(int) error)
+	// kubernetesclusterDescWorkerCount is the schema descriptor for worker_count field.
+	kubernetesclusterDescWorkerCount := kubernetesclusterFields[5].Descriptor()
+	// kubernetescluster.DefaultWorkerCount holds the default value on creation for the worker_count field.
+	kubernetescluster.DefaultWorkerCount = kubernetesclusterDescWorkerCount.Default.(int)
+	// kubernetescluster.WorkerCountValidator is a validator for the "worker_count" field. It is called by the builders before save.
+	kubernetescluster.WorkerCountValidator = kubernetesclusterDescWorkerCount.Validators[0].(func(int) error)
+	// kubernetesclusterDescBastion is the schema descriptor for bastion field.
+	kubernetesclusterDescBastion := kubernetesclusterFields[7].Descriptor()
+	// kubernetescluster.BastionValidator is a validator for the "bastion" field. It is called by the builders before save.
+	kubernetescluster.BastionValidator = kubernetesclusterDescBastion.Validators[0].(func(string) error)
+	// kubernetesclusterDescStatusReason is the schema descriptor for status_reason field.
+	kubernetesclusterDescStatusReason := kubernetesclusterFields[9].Descriptor()
+	// kubernetescluster.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	kubernetescluster.StatusReasonValidator = kubernetesclusterDescStatusReason.Validators[0].(func(string) error)
+	linkMixin := schema.Link{}.Mixin()
+	linkHooks := schema.Link{}.Hooks()
+	link.Hooks[0] = linkHooks[0]
+	linkMixinFields0 := linkMixin[0].Fields()
+	_ = linkMixinFields0
+	linkFields := schema.Link{}.Fields()
+	_ = linkFields
+	// linkDescCreatedAt is the schema descriptor for created_at field.
+	linkDescCreatedAt := linkMixinFields0[0].Descriptor()
+	// link.DefaultCreatedAt holds the default value on creation for the created_at field.
+	link.DefaultCreatedAt = linkDescCreatedAt.Default.(func() time.Time)
+	// linkDescUpdatedAt is the schema descriptor for updated_at field.
+	linkDescUpdatedAt := linkMixinFields0[1].Descriptor()
+	// link.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	link.DefaultUpdatedAt = linkDescUpdatedAt.Default.(func() time.Time)
+	// link.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	link.UpdateDefaultUpdatedAt = linkDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// linkDescLabel is the schema descriptor for label field.
+	linkDescLabel := linkFields[0].Descriptor()
+	// link.LabelValidator is a validator for the "label" field. It is called by the builders before save.
+	link.LabelValidator = linkDescLabel.Validators[0].(func(string) error)
+	// linkDescLengthM is the schema descriptor for length_m field.
+	linkDescLengthM := linkFields[3].Descriptor()
+	// link.LengthMValidator is a validator for the "length_m" field. It is called by the builders before save.
+	link.LengthMValidator = linkDescLengthM.Validators[0].(func(float64) error)
+	loadbalancerMixin := schema.LoadBalancer{}.Mixin()
+	loadbalancerMixinFields0 := loadbalancerMixin[0].Fields()
+	_ = loadbalancerMixinFields0
+	loadbalancerFields := schema.LoadBalancer{}.Fields()
+	_ = loadbalancerFields
+	// loadbalancerDescCreatedAt is the schema descriptor for created_at field.
+	loadbalancerDescCreatedAt := loadbalancerMixinFields0[0].Descriptor()
+	// loadbalancer.DefaultCreatedAt holds the default value on creation for the created_at field.
+	loadbalancer.DefaultCreatedAt = loadbalancerDescCreatedAt.Default.(func() time.Time)
+	// loadbalancerDescUpdatedAt is the schema descriptor for updated_at field.
+	loadbalancerDescUpdatedAt := loadbalancerMixinFields0[1].Descriptor()
+	// loadbalancer.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	loadbalancer.DefaultUpdatedAt = loadbalancerDescUpdatedAt.Default.(func() time.Time)
+	// loadbalancer.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	loadbalancer.UpdateDefaultUpdatedAt = loadbalancerDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// loadbalancerDescName is the schema descriptor for name field.
+	loadbalancerDescName := loadbalancerFields[0].Descriptor()
+	// loadbalancer.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	loadbalancer.NameValidator = func() func(string) error {
+		validators := loadbalancerDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	maintainerMixin := schema.Maintainer{}.Mixin()
+	maintainerMixinFields0 := maintainerMixin[0].Fields()
+	_ = maintainerMixinFields0
+	maintainerFields := schema.Maintainer{}.Fields()
+	_ = maintainerFields
+	// maintainerDescCreatedAt is the schema descriptor for created_at field.
+	maintainerDescCreatedAt := maintainerMixinFields0[0].Descriptor()
+	// maintainer.DefaultCreatedAt holds the default value on creation for the created_at field.
+	maintainer.DefaultCreatedAt = maintainerDescCreatedAt.Default.(func() time.Time)
+	// maintainerDescUpdatedAt is the schema descriptor for updated_at field.
+	maintainerDescUpdatedAt := maintainerMixinFields0[1].Descriptor()
+	// maintainer.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	maintainer.DefaultUpdatedAt = maintainerDescUpdatedAt.Default.(func() time.Time)
+	// maintainer.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	maintainer.UpdateDefaultUpdatedAt = maintainerDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// maintainerDescName is the schema descriptor for name field.
+	maintainerDescName := maintainerFields[0].Descriptor()
+	// maintainer.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	maintainer.NameValidator = func() func(string) error {
+		validators := maintainerDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// maintainerDescAccount is the schema descriptor for account field.
+	maintainerDescAccount := maintainerFields[1].Descriptor()
+	// maintainer.AccountValidator is a validator for the "account" field. It is called by the builders before save.
+	maintainer.AccountValidator = maintainerDescAccount.Validators[0].(func(string) error)
+	// maintainerDescEmail is the schema descriptor for email field.
+	maintainerDescEmail := maintainerFields[2].Descriptor()
+	// maintainer.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	maintainer.EmailValidator = func() func(string) error {
+		validators := maintainerDescEmail.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(email string) error {
+			for _, fn := range fns {
+				if err := fn(email); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	maintainergroupMixin := schema.MaintainerGroup{}.Mixin()
+	maintainergroupMixinFields0 := maintainergroupMixin[0].Fields()
+	_ = maintainergroupMixinFields0
+	maintainergroupFields := schema.MaintainerGroup{}.Fields()
+	_ = maintainergroupFields
+	// maintainergroupDescCreatedAt is the schema descriptor for created_at field.
+	maintainergroupDescCreatedAt := maintainergroupMixinFields0[0].Descriptor()
+	// maintainergroup.DefaultCreatedAt holds the default value on creation for the created_at field.
+	maintainergroup.DefaultCreatedAt = maintainergroupDescCreatedAt.Default.(func() time.Time)
+	// maintainergroupDescUpdatedAt is the schema descriptor for updated_at field.
+	maintainergroupDescUpdatedAt := maintainergroupMixinFields0[1].Descriptor()
+	// maintainergroup.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	maintainergroup.DefaultUpdatedAt = maintainergroupDescUpdatedAt.Default.(func() time.Time)
+	// maintainergroup.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	maintainergroup.UpdateDefaultUpdatedAt = maintainergroupDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// maintainergroupDescName is the schema descriptor for name field.
+	maintainergroupDescName := maintainergroupFields[0].Descriptor()
+	// maintainergroup.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	maintainergroup.NameValidator = func() func(string) error {
+		validators := maintainergroupDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// maintainergroupDescDescription is the schema descriptor for description field.
+	maintainergroupDescDescription := maintainergroupFields[1].Descriptor()
+	// maintainergroup.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	maintainergroup.DescriptionValidator = maintainergroupDescDescription.Validators[0].(func(string) error)
+	maintenanceMixin := schema.Maintenance{}.Mixin()
+	maintenanceHooks := schema.Maintenance{}.Hooks()
+	maintenance.Hooks[0] = maintenanceHooks[0]
+	maintenanceMixinFields0 := maintenanceMixin[0].Fields()
+	_ = maintenanceMixinFields0
+	maintenanceFields := schema.Maintenance{}.Fields()
+	_ = maintenanceFields
+	// maintenanceDescCreatedAt is the schema descriptor for created_at field.
+	maintenanceDescCreatedAt := maintenanceMixinFields0[0].Descriptor()
+	// maintenance.DefaultCreatedAt holds the default value on creation for the created_at field.
+	maintenance.DefaultCreatedAt = maintenanceDescCreatedAt.Default.(func() time.Time)
+	// maintenanceDescUpdatedAt is the schema descriptor for updated_at field.
+	maintenanceDescUpdatedAt := maintenanceMixinFields0[1].Descriptor()
+	// maintenance.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	maintenance.DefaultUpdatedAt = maintenanceDescUpdatedAt.Default.(func() time.Time)
+	// maintenance.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	maintenance.UpdateDefaultUpdatedAt = maintenanceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// maintenanceDescTitle is the schema descriptor for title field.
+	maintenanceDescTitle := maintenanceFields[0].Descriptor()
+	// maintenance.TitleValidator is a validator for the "title" field. It is called by the builders before save.
+	maintenance.TitleValidator = func() func(string) error {
+		validators := maintenanceDescTitle.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(title string) error {
+			for _, fn := range fns {
+				if err := fn(title); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// maintenanceDescDescription is the schema descriptor for description field.
+	maintenanceDescDescription := maintenanceFields[1].Descriptor()
+	// maintenance.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	maintenance.DescriptionValidator = maintenanceDescDescription.Validators[0].(func(string) error)
+	// maintenanceDescOpenedBy is the schema descriptor for opened_by field.
+	maintenanceDescOpenedBy := maintenanceFields[5].Descriptor()
+	// maintenance.OpenedByValidator is a validator for the "opened_by" field. It is called by the builders before save.
+	maintenance.OpenedByValidator = maintenanceDescOpenedBy.Validators[0].(func(string) error)
+	// maintenanceDescAutomatic is the schema descriptor for automatic field.
+	maintenanceDescAutomatic := maintenanceFields[6].Descriptor()
+	// maintenance.DefaultAutomatic holds the default value on creation for the automatic field.
+	maintenance.DefaultAutomatic = maintenanceDescAutomatic.Default.(bool)
+	networkMixin := schema.Network{}.Mixin()
+	networkHooks := schema.Network{}.Hooks()
+	network.Hooks[0] = networkHooks[0]
+	networkMixinFields0 := networkMixin[0].Fields()
+	_ = networkMixinFields0
+	networkFields := schema.Network{}.Fields()
+	_ = networkFields
+	// networkDescCreatedAt is the schema descriptor for created_at field.
+	networkDescCreatedAt := networkMixinFields0[0].Descriptor()
+	// network.DefaultCreatedAt holds the default value on creation for the created_at field.
+	network.DefaultCreatedAt = networkDescCreatedAt.Default.(func() time.Time)
+	// networkDescUpdatedAt is the schema descriptor for updated_at field.
+	networkDescUpdatedAt := networkMixinFields0[1].Descriptor()
+	// network.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	network.DefaultUpdatedAt = networkDescUpdatedAt.Default.(func() time.Time)
+	// network.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	network.UpdateDefaultUpdatedAt = networkDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// networkDescName is the schema descriptor for name field.
+	networkDescName := networkFields[0].Descriptor()
+	// network.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	network.NameValidator = func() func(string) error {
+		validators := networkDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// networkDescDescription is the schema descriptor for description field.
+	networkDescDescription := networkFields[1].Descriptor()
+	// network.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	network.DescriptionValidator = networkDescDescription.Validators[0].(func(string) error)
+	// networkDescCidr is the schema descriptor for cidr field.
+	networkDescCidr := networkFields[2].Descriptor()
+	// network.CidrValidator is a validator for the "cidr" field. It is called by the builders before save.
+	network.CidrValidator = func() func(string) error {
+		validators := networkDescCidr.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(cidr string) error {
+			for _, fn := range fns {
+				if err := fn(cidr); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// networkDescVlan is the schema descriptor for vlan field.
+	networkDescVlan := networkFields[3].Descriptor()
+	// network.VlanValidator is a validator for the "vlan" field. It is called by the builders before save.
+	network.VlanValidator = networkDescVlan.Validators[0].(func(int) error)
+	// networkDescGateway is the schema descriptor for gateway field.
+	networkDescGateway := networkFields[4].Descriptor()
+	// network.GatewayValidator is a validator for the "gateway" field. It is called by the builders before save.
+	network.GatewayValidator = networkDescGateway.Validators[0].(func(string) error)
+	networkzoneMixin := schema.NetworkZone{}.Mixin()
+	networkzoneMixinFields0 := networkzoneMixin[0].Fields()
+	_ = networkzoneMixinFields0
+	networkzoneFields := schema.NetworkZone{}.Fields()
+	_ = networkzoneFields
+	// networkzoneDescCreatedAt is the schema descriptor for created_at field.
+	networkzoneDescCreatedAt := networkzoneMixinFields0[0].Descriptor()
+	// networkzone.DefaultCreatedAt holds the default value on creation for the created_at field.
+	networkzone.DefaultCreatedAt = networkzoneDescCreatedAt.Default.(func() time.Time)
+	// networkzoneDescUpdatedAt is the schema descriptor for updated_at field.
+	networkzoneDescUpdatedAt := networkzoneMixinFields0[1].Descriptor()
+	// networkzone.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	networkzone.DefaultUpdatedAt = networkzoneDescUpdatedAt.Default.(func() time.Time)
+	// networkzone.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	networkzone.UpdateDefaultUpdatedAt = networkzoneDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// networkzoneDescName is the schema descriptor for name field.
+	networkzoneDescName := networkzoneFields[0].Descriptor()
+	// networkzone.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	networkzone.NameValidator = func() func(string) error {
+		validators := networkzoneDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// networkzoneDescDescription is the schema descriptor for description field.
+	networkzoneDescDescription := networkzoneFields[1].Descriptor()
+	// networkzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	networkzone.DescriptionValidator = networkzoneDescDescription.Validators[0].(func(string) error)
+	noticeMixin := schema.Notice{}.Mixin()
+	noticeHooks := schema.Notice{}.Hooks()
+	notice.Hooks[0] = noticeHooks[0]
+	notice.Hooks[1] = noticeHooks[1]
+	noticeMixinFields0 := noticeMixin[0].Fields()
+	_ = noticeMixinFields0
+	noticeFields := schema.Notice{}.Fields()
+	_ = noticeFields
+	// noticeDescCreatedAt is the schema descriptor for created_at field.
+	noticeDescCreatedAt := noticeMixinFields0[0].Descriptor()
+	// notice.DefaultCreatedAt holds the default value on creation for the created_at field.
+	notice.DefaultCreatedAt = noticeDescCreatedAt.Default.(func() time.Time)
+	// noticeDescUpdatedAt is the schema descriptor for updated_at field.
+	noticeDescUpdatedAt := noticeMixinFields0[1].Descriptor()
+	// notice.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	notice.DefaultUpdatedAt = noticeDescUpdatedAt.Default.(func() time.Time)
+	// notice.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	notice.UpdateDefaultUpdatedAt = noticeDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// noticeDescTitle is the schema descriptor for title field.
+	noticeDescTitle := noticeFields[0].Descriptor()
+	// notice.TitleValidator is a validator for the "title" field. It is called by the builders before save.
+	notice.TitleValidator = func() func(string) error {
+		validators := noticeDescTitle.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(title string) error {
+			for _, fn := range fns {
+				if err := fn(title); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// noticeDescBody is the schema descriptor for body field.
+	noticeDescBody := noticeFields[1].Descriptor()
+	// notice.BodyValidator is a validator for the "body" field. It is called by the builders before save.
+	notice.BodyValidator = noticeDescBody.Validators[0].(func(string) error)
+	// noticeDescPublishedAt is the schema descriptor for published_at field.
+	noticeDescPublishedAt := noticeFields[4].Descriptor()
+	// notice.DefaultPublishedAt holds the default value on creation for the published_at field.
+	notice.DefaultPublishedAt = noticeDescPublishedAt.Default.(func() time.Time)
+	portMixin := schema.Port{}.Mixin()
+	portMixinFields0 := portMixin[0].Fields()
+	_ = portMixinFields0
+	portFields := schema.Port{}.Fields()
+	_ = portFields
+	// portDescCreatedAt is the schema descriptor for created_at field.
+	portDescCreatedAt := portMixinFields0[0].Descriptor()
+	// port.DefaultCreatedAt holds the default value on creation for the created_at field.
+	port.DefaultCreatedAt = portDescCreatedAt.Default.(func() time.Time)
+	// portDescUpdatedAt is the schema descriptor for updated_at field.
+	portDescUpdatedAt := portMixinFields0[1].Descriptor()
+	// port.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	port.DefaultUpdatedAt = portDescUpdatedAt.Default.(func() time.Time)
+	// port.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	port.UpdateDefaultUpdatedAt = portDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// portDescName is the schema descriptor for name field.
+	portDescName := portFields[0].Descriptor()
+	// port.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	port.NameValidator = func() func(string) error {
+		validators := portDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// portDescDescription is the schema descriptor for description field.
+	portDescDescription := portFields[1].Descriptor()
+	// port.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	port.DescriptionValidator = portDescDescription.Validators[0].(func(string) error)
+	// portDescMAC is the schema descriptor for mac field.
+	portDescMAC := portFields[2].Descriptor()
+	// port.MACValidator is a validator for the "mac" field. It is called by the builders before save.
+	port.MACValidator = portDescMAC.Validators[0].(func(string) error)
+	// portDescSpeedMbps is the schema descriptor for speed_mbps field.
+	portDescSpeedMbps := portFields[3].Descriptor()
+	// port.SpeedMbpsValidator is a validator for the "speed_mbps" field. It is called by the builders before save.
+	port.SpeedMbpsValidator = portDescSpeedMbps.Validators[0].(func(int) error)
+	// portDescVlan is the schema descriptor for vlan field.
+	portDescVlan := portFields[4].Descriptor()
+	// port.VlanValidator is a validator for the "vlan" field. It is called by the builders before save.
+	port.VlanValidator = portDescVlan.Validators[0].(func(int) error)
+	// portDescMtu is the schema descriptor for mtu field.
+	portDescMtu := portFields[5].Descriptor()
+	// port.DefaultMtu holds the default value on creation for the mtu field.
+	port.DefaultMtu = portDescMtu.Default.(int)
+	// port.MtuValidator is a validator for the "mtu" field. It is called by the builders before save.
+	port.MtuValidator = portDescMtu.Validators[0].(func(int) error)
+	// portDescDriver is the schema descriptor for driver field.
+	portDescDriver := portFields[7].Descriptor()
+	// port.DriverValidator is a validator for the "driver" field. It is called by the builders before save.
+	port.DriverValidator = portDescDriver.Validators[0].(func(string) error)
+	powerzoneMixin := schema.PowerZone{}.Mixin()
+	powerzoneMixinFields0 := powerzoneMixin[0].Fields()
+	_ = powerzoneMixinFields0
+	powerzoneFields := schema.PowerZone{}.Fields()
+	_ = powerzoneFields
+	// powerzoneDescCreatedAt is the schema descriptor for created_at field.
+	powerzoneDescCreatedAt := powerzoneMixinFields0[0].Descriptor()
+	// powerzone.DefaultCreatedAt holds the default value on creation for the created_at field.
+	powerzone.DefaultCreatedAt = powerzoneDescCreatedAt.Default.(func() time.Time)
+	// powerzoneDescUpdatedAt is the schema descriptor for updated_at field.
+	powerzoneDescUpdatedAt := powerzoneMixinFields0[1].Descriptor()
+	// powerzone.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	powerzone.DefaultUpdatedAt = powerzoneDescUpdatedAt.Default.(func() time.Time)
+	// powerzone.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	powerzone.UpdateDefaultUpdatedAt = powerzoneDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// powerzoneDescName is the schema descriptor for name field.
+	powerzoneDescName := powerzoneFields[0].Descriptor()
+	// powerzone.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	powerzone.NameValidator = func() func(string) error {
+		validators := powerzoneDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// powerzoneDescDescription is the schema descriptor for description field.
+	powerzoneDescDescription := powerzoneFields[1].Descriptor()
+	// powerzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	powerzone.DescriptionValidator = powerzoneDescDescription.Validators[0].(func(string) error)
+	providerMixin := schema.Provider{}.Mixin()
+	providerMixinFields0 := providerMixin[0].Fields()
+	_ = providerMixinFields0
+	providerFields := schema.Provider{}.Fields()
+	_ = providerFields
+	// providerDescCreatedAt is the schema descriptor for created_at field.
+	providerDescCreatedAt := providerMixinFields0[0].Descriptor()
+	// provider.DefaultCreatedAt holds the default value on creation for the created_at field.
+	provider.DefaultCreatedAt = providerDescCreatedAt.Default.(func() time.Time)
+	// providerDescUpdatedAt is the schema descriptor for updated_at field.
+	providerDescUpdatedAt := providerMixinFields0[1].Descriptor()
+	// provider.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	provider.DefaultUpdatedAt = providerDescUpdatedAt.Default.(func() time.Time)
+	// provider.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	provider.UpdateDefaultUpdatedAt = providerDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// providerDescName is the schema descriptor for name field.
+	providerDescName := providerFields[0].Descriptor()
+	// provider.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	provider.NameValidator = func() func(string) error {
+		validators := providerDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// providerDescDescription is the schema descriptor for description field.
+	providerDescDescription := providerFields[1].Descriptor()
+	// provider.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	provider.DescriptionValidator = providerDescDescription.Validators[0].(func(string) error)
+	// providerDescSupportsLiveMigration is the schema descriptor for supports_live_migration field.
+	providerDescSupportsLiveMigration := providerFields[4].Descriptor()
+	// provider.DefaultSupportsLiveMigration holds the default value on creation for the supports_live_migration field.
+	provider.DefaultSupportsLiveMigration = providerDescSupportsLiveMigration.Default.(bool)
+	quotaMixin := schema.Quota{}.Mixin()
+	quotaMixinFields0 := quotaMixin[0].Fields()
+	_ = quotaMixinFields0
+	quotaFields := schema.Quota{}.Fields()
+	_ = quotaFields
+	// quotaDescCreatedAt is the schema descriptor for created_at field.
+	quotaDescCreatedAt := quotaMixinFields0[0].Descriptor()
+	// quota.DefaultCreatedAt holds the default value on creation for the created_at field.
+	quota.DefaultCreatedAt = quotaDescCreatedAt.Default.(func() time.Time)
+	// quotaDescUpdatedAt is the schema descriptor for updated_at field.
+	quotaDescUpdatedAt := quotaMixinFields0[1].Descriptor()
+	// quota.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	quota.DefaultUpdatedAt = quotaDescUpdatedAt.Default.(func() time.Time)
+	// quota.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	quota.UpdateDefaultUpdatedAt = quotaDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// quotaDescCPUPercent is the schema descriptor for cpu_percent field.
+	quotaDescCPUPercent := quotaFields[0].Descriptor()
+	// quota.DefaultCPUPercent holds the default value on creation for the cpu_percent field.
+	quota.DefaultCPUPercent = quotaDescCPUPercent.Default.(float64)
+	// quota.CPUPercentValidator is a validator for the "cpu_percent" field. It is called by the builders before save.
+	quota.CPUPercentValidator = quotaDescCPUPercent.Validators[0].(func(float64) error)
+	// quotaDescVcpus is the schema descriptor for vcpus field.
+	quotaDescVcpus := quotaFields[1].Descriptor()
+	// quota.DefaultVcpus holds the default value on creation for the vcpus field.
+	quota.DefaultVcpus = quotaDescVcpus.Default.(int)
+	// quota.VcpusValidator is a validator for the "vcpus" field. It is called by the builders before save.
+	quota.VcpusValidator = quotaDescVcpus.Validators[0].(func(int) error)
+	// quotaDescMemoryMB is the schema descriptor for memory_mb field.
+	quotaDescMemoryMB := quotaFields[2].Descriptor()
+	// quota.DefaultMemoryMB holds the default value on creation for the memory_mb field.
+	quota.DefaultMemoryMB = quotaDescMemoryMB.Default.(int64)
+	// quota.MemoryMBValidator is a validator for the "memory_mb" field. It is called by the builders before save.
+	quota.MemoryMBValidator = quotaDescMemoryMB.Validators[0].(func(int64) error)
+	// quotaDescStorageGB is the schema descriptor for storage_gb field.
+	quotaDescStorageGB := quotaFields[3].Descriptor()
+	// quota.DefaultStorageGB holds the default value on creation for the storage_gb field.
+	quota.DefaultStorageGB = quotaDescStorageGB.Default.(int64)
+	// quota.StorageGBValidator is a validator for the "storage_gb" field. It is called by the builders before save.
+	quota.StorageGBValidator = quotaDescStorageGB.Validators[0].(func(int64) error)
+	// quotaDescUsedVcpus is the schema descriptor for used_vcpus field.
+	quotaDescUsedVcpus := quotaFields[4].Descriptor()
+	// quota.DefaultUsedVcpus holds the default value on creation for the used_vcpus field.
+	quota.DefaultUsedVcpus = quotaDescUsedVcpus.Default.(int)
+	// quota.UsedVcpusValidator is a validator for the "used_vcpus" field. It is called by the builders before save.
+	quota.UsedVcpusValidator = quotaDescUsedVcpus.Validators[0].(func(int) error)
+	// quotaDescUsedMemoryMB is the schema descriptor for used_memory_mb field.
+	quotaDescUsedMemoryMB := quotaFields[5].Descriptor()
+	// quota.DefaultUsedMemoryMB holds the default value on creation for the used_memory_mb field.
+	quota.DefaultUsedMemoryMB = quotaDescUsedMemoryMB.Default.(int64)
+	// quota.UsedMemoryMBValidator is a validator for the "used_memory_mb" field. It is called by the builders before save.
+	quota.UsedMemoryMBValidator = quotaDescUsedMemoryMB.Validators[0].(func(int64) error)
+	// quotaDescUsedStorageGB is the schema descriptor for used_storage_gb field.
+	quotaDescUsedStorageGB := quotaFields[6].Descriptor()
+	// quota.DefaultUsedStorageGB holds the default value on creation for the used_storage_gb field.
+	quota.DefaultUsedStorageGB = quotaDescUsedStorageGB.Default.(int64)
+	// quota.UsedStorageGBValidator is a validator for the "used_storage_gb" field. It is called by the builders before save.
+	quota.UsedStorageGBValidator = quotaDescUsedStorageGB.Validators[0].(func(int64) error)
+	rackMixin := schema.Rack{}.Mixin()
+	rackMixinFields0 := rackMixin[0].Fields()
+	_ = rackMixinFields0
+	rackFields := schema.Rack{}.Fields()
+	_ = rackFields
+	// rackDescCreatedAt is the schema descriptor for created_at field.
+	rackDescCreatedAt := rackMixinFields0[0].Descriptor()
+	// rack.DefaultCreatedAt holds the default value on creation for the created_at field.
+	rack.DefaultCreatedAt = rackDescCreatedAt.Default.(func() time.Time)
+	// rackDescUpdatedAt is the schema descriptor for updated_at field.
+	rackDescUpdatedAt := rackMixinFields0[1].Descriptor()
+	// rack.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	rack.DefaultUpdatedAt = rackDescUpdatedAt.Default.(func() time.Time)
+	// rack.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	rack.UpdateDefaultUpdatedAt = rackDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// rackDescName is the schema descriptor for name field.
+	rackDescName := rackFields[0].Descriptor()
+	// rack.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	rack.NameValidator = func() func(string) error {
+		validators := rackDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// rackDescDescription is the schema descriptor for description field.
+	rackDescDescription := rackFields[1].Descriptor()
+	// rack.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	rack.DescriptionValidator = rackDescDescription.Validators[0].(func(string) error)
+	// rackDescRow is the schema descriptor for row field.
+	rackDescRow := rackFields[2].Descriptor()
+	// rack.RowValidator is a validator for the "row" field. It is called by the builders before save.
+	rack.RowValidator = rackDescRow.Validators[0].(func(string) error)
+	// rackDescPosition is the schema descriptor for position field.
+	rackDescPosition := rackFields[3].Descriptor()
+	// rack.PositionValidator is a validator for the "position" field. It is called by the builders before save.
+	rack.PositionValidator = rackDescPosition.Validators[0].(func(int) error)
+	// rackDescHeight is the schema descriptor for height field.
+	rackDescHeight := rackFields[4].Descriptor()
+	// rack.DefaultHeight holds the default value on creation for the height field.
+	rack.DefaultHeight = rackDescHeight.Default.(int)
+	// rack.HeightValidator is a validator for the "height" field. It is called by the builders before save.
+	rack.HeightValidator = rackDescHeight.Validators[0].(func(int) error)
+	rackzoneMixin := schema.RackZone{}.Mixin()
+	rackzoneMixinFields0 := rackzoneMixin[0].Fields()
+	_ = rackzoneMixinFields0
+	rackzoneFields := schema.RackZone{}.Fields()
+	_ = rackzoneFields
+	// rackzoneDescCreatedAt is the schema descriptor for created_at field.
+	rackzoneDescCreatedAt := rackzoneMixinFields0[0].Descriptor()
+	// rackzone.DefaultCreatedAt holds the default value on creation for the created_at field.
+	rackzone.DefaultCreatedAt = rackzoneDescCreatedAt.Default.(func() time.Time)
+	// rackzoneDescUpdatedAt is the schema descriptor for updated_at field.
+	rackzoneDescUpdatedAt := rackzoneMixinFields0[1].Descriptor()
+	// rackzone.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	rackzone.DefaultUpdatedAt = rackzoneDescUpdatedAt.Default.(func() time.Time)
+	// rackzone.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	rackzone.UpdateDefaultUpdatedAt = rackzoneDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// rackzoneDescName is the schema descriptor for name field.
+	rackzoneDescName := rackzoneFields[0].Descriptor()
+	// rackzone.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	rackzone.NameValidator = func() func(string) error {
+		validators := rackzoneDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// rackzoneDescDescription is the schema descriptor for description field.
+	rackzoneDescDescription := rackzoneFields[1].Descriptor()
+	// rackzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	rackzone.DescriptionValidator = rackzoneDescDescription.Validators[0].(func(string) error)
+	regionMixin := schema.Region{}.Mixin()
+	regionMixinFields0 := regionMixin[0].Fields()
+	_ = regionMixinFields0
+	regionFields := schema.Region{}.Fields()
+	_ = regionFields
+	// regionDescCreatedAt is the schema descriptor for created_at field.
+	regionDescCreatedAt := regionMixinFields0[0].Descriptor()
+	// region.DefaultCreatedAt holds the default value on creation for the created_at field.
+	region.DefaultCreatedAt = regionDescCreatedAt.Default.(func() time.Time)
+	// regionDescUpdatedAt is the schema descriptor for updated_at field.
+	regionDescUpdatedAt := regionMixinFields0[1].Descriptor()
+	// region.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	region.DefaultUpdatedAt = regionDescUpdatedAt.Default.(func() time.Time)
+	// region.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	region.UpdateDefaultUpdatedAt = regionDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// regionDescName is the schema descriptor for name field.
+	regionDescName := regionFields[0].Descriptor()
+	// region.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	region.NameValidator = func() func(string) error {
+		validators := regionDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// regionDescDescription is the schema descriptor for description field.
+	regionDescDescription := regionFields[1].Descriptor()
+	// region.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	region.DescriptionValidator = regionDescDescription.Validators[0].(func(string) error)
+	regionserviceMixin := schema.RegionService{}.Mixin()
+	regionserviceHooks := schema.RegionService{}.Hooks()
+	regionservice.Hooks[0] = regionserviceHooks[0]
+	regionserviceMixinFields0 := regionserviceMixin[0].Fields()
+	_ = regionserviceMixinFields0
+	regionserviceFields := schema.RegionService{}.Fields()
+	_ = regionserviceFields
+	// regionserviceDescCreatedAt is the schema descriptor for created_at field.
+	regionserviceDescCreatedAt := regionserviceMixinFields0[0].Descriptor()
+	// regionservice.DefaultCreatedAt holds the default value on creation for the created_at field.
+	regionservice.DefaultCreatedAt = regionserviceDescCreatedAt.Default.(func() time.Time)
+	// regionserviceDescUpdatedAt is the schema descriptor for updated_at field.
+	regionserviceDescUpdatedAt := regionserviceMixinFields0[1].Descriptor()
+	// regionservice.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	regionservice.DefaultUpdatedAt = regionserviceDescUpdatedAt.Default.(func() time.Time)
+	// regionservice.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	regionservice.UpdateDefaultUpdatedAt = regionserviceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// regionserviceDescName is the schema descriptor for name field.
+	regionserviceDescName := regionserviceFields[0].Descriptor()
+	// regionservice.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	regionservice.NameValidator = func() func(string) error {
+		validators := regionserviceDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// regionserviceDescDescription is the schema descriptor for description field.
+	regionserviceDescDescription := regionserviceFields[1].Descriptor()
+	// regionservice.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	regionservice.DescriptionValidator = regionserviceDescDescription.Validators[0].(func(string) error)
+	// regionserviceDescReplicas is the schema descriptor for replicas field.
+	regionserviceDescReplicas := regionserviceFields[2].Descriptor()
+	// regionservice.DefaultReplicas holds the default value on creation for the replicas field.
+	regionservice.DefaultReplicas = regionserviceDescReplicas.Default.(int)
+	// regionservice.ReplicasValidator is a validator for the "replicas" field. It is called by the builders before save.
+	regionservice.ReplicasValidator = regionserviceDescReplicas.Validators[0].(func(int) error)
+	// regionserviceDescAllowPartial is the schema descriptor for allow_partial field.
+	regionserviceDescAllowPartial := regionserviceFields[4].Descriptor()
+	// regionservice.DefaultAllowPartial holds the default value on creation for the allow_partial field.
+	regionservice.DefaultAllowPartial = regionserviceDescAllowPartial.Default.(bool)
+	// regionserviceDescStatusReason is the schema descriptor for status_reason field.
+	regionserviceDescStatusReason := regionserviceFields[6].Descriptor()
+	// regionservice.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	regionservice.StatusReasonValidator = regionserviceDescStatusReason.Validators[0].(func(string) error)
+	servicemeshMixin := schema.ServiceMesh{}.Mixin()
+	servicemeshMixinFields0 := servicemeshMixin[0].Fields()
+	_ = servicemeshMixinFields0
+	servicemeshFields := schema.ServiceMesh{}.Fields()
+	_ = servicemeshFields
+	// servicemeshDescCreatedAt is the schema descriptor for created_at field.
+	servicemeshDescCreatedAt := servicemeshMixinFields0[0].Descriptor()
+	// servicemesh.DefaultCreatedAt holds the default value on creation for the created_at field.
+	servicemesh.DefaultCreatedAt = servicemeshDescCreatedAt.Default.(func() time.Time)
+	// servicemeshDescUpdatedAt is the schema descriptor for updated_at field.
+	servicemeshDescUpdatedAt := servicemeshMixinFields0[1].Descriptor()
+	// servicemesh.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	servicemesh.DefaultUpdatedAt = servicemeshDescUpdatedAt.Default.(func() time.Time)
+	// servicemesh.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	servicemesh.UpdateDefaultUpdatedAt = servicemeshDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// servicemeshDescName is the schema descriptor for name field.
+	servicemeshDescName := servicemeshFields[0].Descriptor()
+	// servicemesh.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	servicemesh.NameValidator = func() func(string) error {
+		validators := servicemeshDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// servicemeshDescDescription is the schema descriptor for description field.
+	servicemeshDescDescription := servicemeshFields[1].Descriptor()
+	// servicemesh.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	servicemesh.DescriptionValidator = servicemeshDescDescription.Validators[0].(func(string) error)
+	tenantMixin := schema.Tenant{}.Mixin()
+	tenantMixinFields0 := tenantMixin[0].Fields()
+	_ = tenantMixinFields0
+	tenantFields := schema.Tenant{}.Fields()
+	_ = tenantFields
+	// tenantDescCreatedAt is the schema descriptor for created_at field.
+	tenantDescCreatedAt := tenantMixinFields0[0].Descriptor()
+	// tenant.DefaultCreatedAt holds the default value on creation for the created_at field.
+	tenant.DefaultCreatedAt = tenantDescCreatedAt.Default.(func() time.Time)
+	// tenantDescUpdatedAt is the schema descriptor for updated_at field.
+	tenantDescUpdatedAt := tenantMixinFields0[1].Descriptor()
+	// tenant.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	tenant.DefaultUpdatedAt = tenantDescUpdatedAt.Default.(func() time.Time)
+	// tenant.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	tenant.UpdateDefaultUpdatedAt = tenantDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// tenantDescName is the schema descriptor for name field.
+	tenantDescName := tenantFields[0].Descriptor()
+	// tenant.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	tenant.NameValidator = func() func(string) error {
+		validators := tenantDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// tenantDescDisplayName is the schema descriptor for display_name field.
+	tenantDescDisplayName := tenantFields[1].Descriptor()
+	// tenant.DisplayNameValidator is a validator for the "display_name" field. It is called by the builders before save.
+	tenant.DisplayNameValidator = tenantDescDisplayName.Validators[0].(func(string) error)
+	// tenantDescDescription is the schema descriptor for description field.
+	tenantDescDescription := tenantFields[2].Descriptor()
+	// tenant.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	tenant.DescriptionValidator = tenantDescDescription.Validators[0].(func(string) error)
+	usagerecordMixin := schema.UsageRecord{}.Mixin()
+	usagerecordMixinFields0 := usagerecordMixin[0].Fields()
+	_ = usagerecordMixinFields0
+	usagerecordFields := schema.UsageRecord{}.Fields()
+	_ = usagerecordFields
+	// usagerecordDescCreatedAt is the schema descriptor for created_at field.
+	usagerecordDescCreatedAt := usagerecordMixinFields0[0].Descriptor()
+	// usagerecord.DefaultCreatedAt holds the default value on creation for the created_at field.
+	usagerecord.DefaultCreatedAt = usagerecordDescCreatedAt.Default.(func() time.Time)
+	// usagerecordDescUpdatedAt is the schema descriptor for updated_at field.
+	usagerecordDescUpdatedAt := usagerecordMixinFields0[1].Descriptor()
+	// usagerecord.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	usagerecord.DefaultUpdatedAt = usagerecordDescUpdatedAt.Default.(func() time.Time)
+	// usagerecord.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	usagerecord.UpdateDefaultUpdatedAt = usagerecordDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// usagerecordDescResourceType is the schema descriptor for resource_type field.
+	usagerecordDescResourceType := usagerecordFields[0].Descriptor()
+	// usagerecord.ResourceTypeValidator is a validator for the "resource_type" field. It is called by the builders before save.
+	usagerecord.ResourceTypeValidator = usagerecordDescResourceType.Validators[0].(func(string) error)
+	// usagerecordDescPricePerHour is the schema descriptor for price_per_hour field.
+	usagerecordDescPricePerHour := usagerecordFields[7].Descriptor()
+	// usagerecord.PricePerHourValidator is a validator for the "price_per_hour" field. It is called by the builders before save.
+	usagerecord.PricePerHourValidator = usagerecordDescPricePerHour.Validators[0].(func(float64) error)
+	// usagerecordDescAmount is the schema descriptor for amount field.
+	usagerecordDescAmount := usagerecordFields[8].Descriptor()
+	// usagerecord.DefaultAmount holds the default value on creation for the amount field.
+	usagerecord.DefaultAmount = usagerecordDescAmount.Default.(float64)
+	// usagerecord.AmountValidator is a validator for the "amount" field. It is called by the builders before save.
+	usagerecord.AmountValidator = usagerecordDescAmount.Validators[0].(func(float64) error)
+	userMixin := schema.User{}.Mixin()
+	userMixinFields0 := userMixin[0].Fields()
+	_ = userMixinFields0
+	userFields := schema.User{}.Fields()
+	_ = userFields
+	// userDescCreatedAt is the schema descriptor for created_at field.
+	userDescCreatedAt := userMixinFields0[0].Descriptor()
+	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
+	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
+	// userDescUpdatedAt is the schema descriptor for updated_at field.
+	userDescUpdatedAt := userMixinFields0[1].Descriptor()
+	// user.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	user.DefaultUpdatedAt = userDescUpdatedAt.Default.(func() time.Time)
+	// user.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	user.UpdateDefaultUpdatedAt = userDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// userDescUsername is the schema descriptor for username field.
+	userDescUsername := userFields[0].Descriptor()
+	// user.UsernameValidator is a validator for the "username" field. It is called by the builders before save.
+	user.UsernameValidator = userDescUsername.Validators[0].(func(string) error)
+	// userDescDisplayName is the schema descriptor for display_name field.
+	userDescDisplayName := userFields[1].Descriptor()
+	// user.DisplayNameValidator is a validator for the "display_name" field. It is called by the builders before save.
+	user.DisplayNameValidator = userDescDisplayName.Validators[0].(func(string) error)
+	// userDescEmail is the schema descriptor for email field.
+	userDescEmail := userFields[2].Descriptor()
+	// user.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	user.EmailValidator = func() func(string) error {
+		validators := userDescEmail.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(email string) error {
+			for _, fn := range fns {
+				if err := fn(email); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	virtualmachineMixin := schema.VirtualMachine{}.Mixin()
+	virtualmachineHooks := schema.VirtualMachine{}.Hooks()
+	virtualmachine.Hooks[0] = virtualmachineHooks[0]
+	virtualmachine.Hooks[1] = virtualmachineHooks[1]
+	virtualmachineMixinFields0 := virtualmachineMixin[0].Fields()
+	_ = virtualmachineMixinFields0
+	virtualmachineFields := schema.VirtualMachine{}.Fields()
+	_ = virtualmachineFields
+	// virtualmachineDescCreatedAt is the schema descriptor for created_at field.
+	virtualmachineDescCreatedAt := virtualmachineMixinFields0[0].Descriptor()
+	// virtualmachine.DefaultCreatedAt holds the default value on creation for the created_at field.
+	virtualmachine.DefaultCreatedAt = virtualmachineDescCreatedAt.Default.(func() time.Time)
+	// virtualmachineDescUpdatedAt is the schema descriptor for updated_at field.
+	virtualmachineDescUpdatedAt := virtualmachineMixinFields0[1].Descriptor()
+	// virtualmachine.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	virtualmachine.DefaultUpdatedAt = virtualmachineDescUpdatedAt.Default.(func() time.Time)
+	// virtualmachine.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	virtualmachine.UpdateDefaultUpdatedAt = virtualmachineDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// virtualmachineDescName is the schema descriptor for name field.
+	virtualmachineDescName := virtualmachineFields[0].Descriptor()
+	// virtualmachine.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	virtualmachine.NameValidator = func() func(string) error {
+		validators := virtualmachineDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// virtualmachineDescDescription is the schema descriptor for description field.
+	virtualmachineDescDescription := virtualmachineFields[1].Descriptor()
+	// virtualmachine.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	virtualmachine.DescriptionValidator = virtualmachineDescDescription.Validators[0].(func(string) error)
+	// virtualmachineDescStatusReason is the schema descriptor for status_reason field.
+	virtualmachineDescStatusReason := virtualmachineFields[5].Descriptor()
+	// virtualmachine.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	virtualmachine.StatusReasonValidator = virtualmachineDescStatusReason.Validators[0].(func(string) error)
+	// virtualmachineDescRevision is the schema descriptor for revision field.
+	virtualmachineDescRevision := virtualmachineFields[8].Descriptor()
+	// virtualmachine.DefaultRevision holds the default value on creation for the revision field.
+	virtualmachine.DefaultRevision = virtualmachineDescRevision.Default.(int)
+	// virtualmachine.RevisionValidator is a validator for the "revision" field. It is called by the builders before save.
+	virtualmachine.RevisionValidator = virtualmachineDescRevision.Validators[0].(func(int) error)
+	// virtualmachineDescMaxRevisionHistory is the schema descriptor for max_revision_history field.
+	virtualmachineDescMaxRevisionHistory := virtualmachineFields[9].Descriptor()
+	// virtualmachine.DefaultMaxRevisionHistory holds the default value on creation for the max_revision_history field.
+	virtualmachine.DefaultMaxRevisionHistory = virtualmachineDescMaxRevisionHistory.Default.(int)
+	// virtualmachine.MaxRevisionHistoryValidator is a validator for the "max_revision_history" field. It is called by the builders before save.
+	virtualmachine.MaxRevisionHistoryValidator = virtualmachineDescMaxRevisionHistory.Validators[0].(func(int) error)
+	volumeMixin := schema.Volume{}.Mixin()
+	volumeMixinFields0 := volumeMixin[0].Fields()
+	_ = volumeMixinFields0
+	volumeFields := schema.Volume{}.Fields()
+	_ = volumeFields
+	// volumeDescCreatedAt is the schema descriptor for created_at field.
+	volumeDescCreatedAt := volumeMixinFields0[0].Descriptor()
+	// volume.DefaultCreatedAt holds the default value on creation for the created_at field.
+	volume.DefaultCreatedAt = volumeDescCreatedAt.Default.(func() time.Time)
+	// volumeDescUpdatedAt is the schema descriptor for updated_at field.
+	volumeDescUpdatedAt := volumeMixinFields0[1].Descriptor()
+	// volume.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	volume.DefaultUpdatedAt = volumeDescUpdatedAt.Default.(func() time.Time)
+	// volume.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	volume.UpdateDefaultUpdatedAt = volumeDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// volumeDescName is the schema descriptor for name field.
+	volumeDescName := volumeFields[0].Descriptor()
+	// volume.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	volume.NameValidator = func() func(string) error {
+		validators := volumeDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// volumeDescSizeGB is the schema descriptor for size_gb field.
+	volumeDescSizeGB := volumeFields[1].Descriptor()
+	// volume.SizeGBValidator is a validator for the "size_gb" field. It is called by the builders before save.
+	volume.SizeGBValidator = volumeDescSizeGB.Validators[0].(func(int64) error)
+	// volumeDescStoragePool is the schema descriptor for storage_pool field.
+	volumeDescStoragePool := volumeFields[3].Descriptor()
+	// volume.StoragePoolValidator is a validator for the "storage_pool" field. It is called by the builders before save.
+	volume.StoragePoolValidator = volumeDescStoragePool.Validators[0].(func(string) error)
+}
 
 const (
 	Version = "v0.14.6"                                         // Version of ent codegen.

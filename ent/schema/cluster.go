@@ -41,3 +41,10 @@ func (Cluster) Edges() []ent.Edge {
 
 // Annotations of the Cluster.
 func (Cluster) Annotations() []schema.Annotation { return editable("clusters") }
+
+// Hooks of the Cluster.
+func (Cluster) Hooks() []ent.Hook {
+	return []ent.Hook{
+		validateLabels(),
+	}
+}

@@ -67,3 +67,10 @@ func (ComputeNode) Edges() []ent.Edge {
 
 // Annotations of the ComputeNode.
 func (ComputeNode) Annotations() []schema.Annotation { return editable("computeNodes") }
+
+// Hooks of the ComputeNode.
+func (ComputeNode) Hooks() []ent.Hook {
+	return []ent.Hook{
+		validateLabels(),
+	}
+}

@@ -50,3 +50,10 @@ func (Flavor) Edges() []ent.Edge {
 
 // Annotations of the Flavor.
 func (Flavor) Annotations() []schema.Annotation { return editable("flavors") }
+
+// Hooks of the Flavor.
+func (Flavor) Hooks() []ent.Hook {
+	return []ent.Hook{
+		validateField("prices_by_host_model", "pricesByHostModel", fieldtype.ValidatePrices),
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"entgo.io/ent/schema/field"
 
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+
+	"github.com/virtflow/virtflow/topology"
 )
 
 // Host is a physical device: a server, switch, router, PDU or other gear. It may be mounted in
@@ -71,3 +73,13 @@ func (Host) Edges() []ent.Edge {
 
 // Annotations of the Host.
 func (Host) Annotations() []schema.Annotation { return editable("hosts") }
+
+// Hooks of the Host.
+func (Host) Hooks() []ent.Hook {
+	return []ent.Hook{
+		topology.RackPlacementHook(),
+		validateField("disks", "disks", fieldtype.ValidateDisks),
+		validateField("gpus", "gpus", fieldtype.ValidateGPUs),
+		validateField("nics", "nics", fieldtype.ValidateNICs),
+	}
+}

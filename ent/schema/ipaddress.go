@@ -7,6 +7,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"github.com/virtflow/virtflow/ipam"
 )
 
 // IPAddress is one address of a network, optionally bound to a port or serving as a load
@@ -46,3 +48,10 @@ func (IPAddress) Indexes() []ent.Index {
 
 // Annotations of the IPAddress.
 func (IPAddress) Annotations() []schema.Annotation { return editable("ipAddresses") }
+
+// Hooks of the IPAddress.
+func (IPAddress) Hooks() []ent.Hook {
+	return []ent.Hook{
+		ipam.AddressHook(),
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+
+	"github.com/virtflow/virtflow/topology"
 )
 
 // Link is a cable between two ports. Links make the network diagram; a port is the end of at
@@ -38,3 +40,10 @@ func (Link) Edges() []ent.Edge {
 
 // Annotations of the Link.
 func (Link) Annotations() []schema.Annotation { return editable("links") }
+
+// Hooks of the Link.
+func (Link) Hooks() []ent.Hook {
+	return []ent.Hook{
+		topology.LinkPortsHook(),
+	}
+}

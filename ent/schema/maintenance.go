@@ -42,3 +42,10 @@ func (Maintenance) Edges() []ent.Edge {
 
 // Annotations of the Maintenance.
 func (Maintenance) Annotations() []schema.Annotation { return editable("maintenances") }
+
+// Hooks of the Maintenance.
+func (Maintenance) Hooks() []ent.Hook {
+	return []ent.Hook{
+		timeOrder("starts_at", "ends_at", "endsAt"),
+	}
+}

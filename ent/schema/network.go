@@ -8,6 +8,8 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+
+	"github.com/virtflow/virtflow/ipam"
 )
 
 // Network is an IP prefix (IPv4 now, IPv6 accepted) with its VLAN, gateway and purpose. The
@@ -66,4 +68,11 @@ func validAddr(s string) error {
 		return errInvalidAddr
 	}
 	return nil
+}
+
+// Hooks of the Network.
+func (Network) Hooks() []ent.Hook {
+	return []ent.Hook{
+		ipam.NetworkHook(),
+	}
 }

@@ -41,3 +41,11 @@ func (Notice) Edges() []ent.Edge {
 
 // Annotations of the Notice.
 func (Notice) Annotations() []schema.Annotation { return editable("notices") }
+
+// Hooks of the Notice.
+func (Notice) Hooks() []ent.Hook {
+	return []ent.Hook{
+		timeOrder("published_at", "expires_at", "expiresAt"),
+		audienceMatches(),
+	}
+}

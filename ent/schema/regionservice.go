@@ -56,3 +56,10 @@ func (RegionService) Indexes() []ent.Index {
 
 // Annotations of the RegionService.
 func (RegionService) Annotations() []schema.Annotation { return editable("regionServices") }
+
+// Hooks of the RegionService.
+func (RegionService) Hooks() []ent.Hook {
+	return []ent.Hook{
+		validatePolicy(),
+	}
+}

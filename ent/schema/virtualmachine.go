@@ -64,3 +64,11 @@ func (VirtualMachine) Indexes() []ent.Index {
 
 // Annotations of the VirtualMachine.
 func (VirtualMachine) Annotations() []schema.Annotation { return editable("virtualMachines") }
+
+// Hooks of the VirtualMachine.
+func (VirtualMachine) Hooks() []ent.Hook {
+	return []ent.Hook{
+		validateLabels(),
+		validatePolicy(),
+	}
+}

@@ -1,0 +1,60 @@
+package apierr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the machine-readable kind of an API error, sent as GraphQL extensions.code.
+type Code string
+
+// The codes clients can rely on.
+const (
+	CodeNotFound        Code = "NOT_FOUND"
+	CodeValidation      Code = "VALIDATION"
+	CodeConflict        Code = "CONFLICT"
+	CodeForbidden       Code = "FORBIDDEN"
+	CodeUnauthenticated Code = "UNAUTHENTICATED"
+	CodeQuotaExceeded   Code = "QUOTA_EXCEEDED"
+	CodeNoCapacity      Code = "NO_CAPACITY"
+	CodeInternal        Code = "INTERNAL"
+)
+
+// Error is an error with a code, an optional field and extra extensions for the client.
+// Domain packages return it (or wrap it) to say exactly what went wrong.
+type Error struct {
+	Code    Code
+	Field   string
+	Message string
+	Extra   map[string]any
+}
+
+// Error returns the message.
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s", e.Field, e.Message)
+	}
+	return e.Message
+}
+
+// Validation reports bad input in the named GraphQL field.
+func Validation(field, format string, args ...any) *Error {
+	return &Error{Code: CodeValidation, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Conflict reports a clash with existing state (a duplicate key, dependents in the way).
+func Conflict(format string, args ...any) *Error {
+	return &Error{Code: CodeConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound reports a record that does not exist (or that the viewer may not see).
+func NotFound(format string, args ...any) *Error {
+	return &Error{Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// As returns the *Error in err's chain, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

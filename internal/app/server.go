@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/virtflow/virtflow/demo"
+	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/internal/httpapi"
+	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/worker"
+)
+
+// RunServer runs the API server described by cfg until ctx ends. In embedded mode (no
+// DATABASE_URL) it also runs the worker in the same process. ready, if not nil, receives the
+// listening address once requests are served.
+func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr string)) error {
+	start := time.Now()
+	db, err := infra.OpenDatabase(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	log.Info("database ready", "dialect", db.Dialect, "embedded", cfg.Embedded(), "data_dir", cfg.DataDir)
+
+	redis, err := infra.OpenRedis(ctx, cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer redis.Close()
+	log.Info("redis ready", "embedded", redis.Embedded())
+
+	if cfg.Demo {
+		t := time.Now()
+		stats, err := demo.Load(ctx, db.Client, log)
+		if err != nil {
+			return fmt.Errorf("load demo: %w", err)
+		}
+		log.Info("demo datacenter loaded", "already_loaded", stats.AlreadyLoaded, "duration_ms", time.Since(t).Milliseconds())
+	}
+
+	opts := graph.DefaultOptions()
+	opts.Introspection = cfg.Introspection
+	handler := httpapi.New(httpapi.Deps{
+		Client:  db.Client,
+		Logger:  log,
+		GraphQL: opts,
+		Checks:  map[string]httpapi.Checker{"database": db, "redis": redis},
+	})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	if cfg.Embedded() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := worker.Run(ctx, redis.Asynq, 4, log.With("component", "worker")); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("serve http: %w", err)
+		}
+	}()
+	addr := ln.Addr().String()
+	log.Info("virtflow server ready", "addr", addr, "startup_ms", time.Since(start).Milliseconds(),
+		"graphql", "/query", "playground", "/playground")
+	if ready != nil {
+		ready(addr)
+	}
+
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		log.Error("server failed", "err", err)
+	}
+	log.Info("shutting down", "grace", cfg.ShutdownGrace)
+	shutdownCtx, done := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer done()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil {
+		log.Warn("http shutdown", "err", serr)
+	}
+	cancel()
+	wg.Wait()
+	return err
+}

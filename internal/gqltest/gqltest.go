@@ -1,0 +1,132 @@
+// Package gqltest is the test harness for VirtFlow's GraphQL API: it opens a migrated database
+// (PostgreSQL through testdb, or SQLite in a temporary directory), builds the real HTTP
+// handler, and sends GraphQL over it, returning data and errors with their extensions.code.
+package gqltest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/internal/httpapi"
+	"github.com/virtflow/virtflow/internal/infra"
+)
+
+// Env is a database and the HTTP handler over it.
+type Env struct {
+	Client  *ent.Client
+	DB      *infra.Database
+	Handler http.Handler
+}
+
+// Postgres opens the PostgreSQL database dsn (from testdb), migrates it and builds the handler.
+func Postgres(tb testing.TB, dsn string) *Env {
+	tb.Helper()
+	return open(tb, dsn, "")
+}
+
+// SQLite opens a fresh embedded SQLite database in a temporary directory.
+func SQLite(tb testing.TB) *Env {
+	tb.Helper()
+	return open(tb, "", tb.TempDir())
+}
+
+func open(tb testing.TB, dsn, dir string) *Env {
+	db, err := infra.OpenDatabase(context.Background(), dsn, dir)
+	if err != nil {
+		tb.Fatalf("open database: %v", err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	return &Env{Client: db.Client, DB: db, Handler: NewHandler(db, graph.DefaultOptions())}
+}
+
+// NewHandler builds the full HTTP surface with the given GraphQL options, logging to nowhere.
+func NewHandler(db *infra.Database, opts graph.Options) http.Handler {
+	return httpapi.New(httpapi.Deps{
+		Client:  db.Client,
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		GraphQL: opts,
+		Checks:  map[string]httpapi.Checker{"database": db},
+	})
+}
+
+// Error is a GraphQL error as a client sees it.
+type Error struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code is extensions.code.
+func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
+
+// Field is extensions.field.
+func (e Error) Field() string { s, _ := e.Extensions["field"].(string); return s }
+
+// Response is a decoded GraphQL response.
+type Response struct {
+	Status int
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// Do posts query with variables to /query and decodes the answer; it fails the test only when
+// the HTTP exchange itself fails.
+func (e *Env) Do(tb testing.TB, query string, vars map[string]any) Response {
+	tb.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	e.Handler.ServeHTTP(rec, req)
+	var r Response
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+		tb.Fatalf("decode response (HTTP %d): %v: %s", rec.Code, err, rec.Body.String())
+	}
+	r.Status = rec.Code
+	return r
+}
+
+// MustDo is Do that fails the test on any GraphQL error and decodes data into out.
+func (e *Env) MustDo(tb testing.TB, query string, vars map[string]any, out any) {
+	tb.Helper()
+	r := e.Do(tb, query, vars)
+	if len(r.Errors) > 0 {
+		tb.Fatalf("unexpected errors: %s\nquery: %s", r.ErrorsString(), query)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			tb.Fatalf("decode data: %v: %s", err, r.Data)
+		}
+	}
+}
+
+// ErrorsString renders the errors for a failure message.
+func (r Response) ErrorsString() string {
+	b, _ := json.Marshal(r.Errors)
+	return string(b)
+}
+
+// ExpectError asserts the response failed with code (and field, when not empty).
+func (r Response) ExpectError(tb testing.TB, code, field string) Error {
+	tb.Helper()
+	if len(r.Errors) == 0 {
+		tb.Fatalf("expected error %s (field %q), got data %s", code, field, r.Data)
+	}
+	e := r.Errors[0]
+	if e.Code() != code || (field != "" && e.Field() != field) {
+		tb.Fatalf("expected error %s (field %q), got %s", code, field, r.ErrorsString())
+	}
+	return e
+}
+
+// ID formats an ent id as a GraphQL ID.
+func ID(id int) string { return fmt.Sprint(id) }

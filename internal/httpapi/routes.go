@@ -1,0 +1,54 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/frontend"
+	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/internal/playground"
+)
+
+// MaxRequestBytes bounds a GraphQL request body.
+const MaxRequestBytes = 1 << 20
+
+// Deps are what the HTTP surface is built from.
+type Deps struct {
+	Client  *ent.Client
+	Logger  *slog.Logger
+	GraphQL graph.Options
+	// Checks are pinged by /readyz, by name (e.g. "database", "redis").
+	Checks map[string]Checker
+	// Registry receives the process metrics; nil means a new registry with Go and process collectors.
+	Registry *prometheus.Registry
+}
+
+// New returns the handler of every VirtFlow path.
+func New(d Deps) http.Handler {
+	reg := d.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	m := newHTTPMetrics(reg)
+	opts := d.GraphQL
+	opts.Logger = d.Logger
+	opts.RequestID = RequestID
+
+	mux := http.NewServeMux()
+	route := func(pattern, name string, h http.Handler) { mux.Handle(pattern, observe(name, d.Logger, m, h)) }
+	route("/query", "/query", limitBody(MaxRequestBytes, graph.NewHandler(d.Client, opts)))
+	pg := http.StripPrefix("/playground", playground.Handler("VirtFlow GraphiQL", "/query"))
+	route("/playground", "/playground", pg)
+	route("/playground/", "/playground", pg)
+	route("GET /healthz", "/healthz", http.HandlerFunc(healthz))
+	route("GET /readyz", "/readyz", readyz(d.Checks))
+	route("GET /metrics", "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	route("/", "/", frontend.Handler())
+	return withRequestID(mux)
+}

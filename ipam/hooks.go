@@ -1,0 +1,155 @@
+package ipam
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/hook"
+	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/network"
+)
+
+// Usable reports why addr cannot be a host address of prefix, or nil: it must lie inside the
+// prefix and, in IPv4 prefixes of /30 and wider, be neither the network nor the broadcast
+// address.
+func Usable(prefix netip.Prefix, addr netip.Addr) error {
+	if !prefix.Contains(addr) {
+		return fmt.Errorf("%s is outside %s", addr, prefix)
+	}
+	if addr.Is4() && prefix.Bits() <= 30 {
+		if addr == prefix.Addr() {
+			return fmt.Errorf("%s is the network address of %s", addr, prefix)
+		}
+		if addr == Broadcast(prefix) {
+			return fmt.Errorf("%s is the broadcast address of %s", addr, prefix)
+		}
+	}
+	return nil
+}
+
+// Broadcast returns the last address of an IPv4 prefix.
+func Broadcast(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v |= host
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// NetworkHook keeps a network's gateway a usable address of its prefix, and refuses to
+// change a prefix so that existing addresses would fall outside it.
+func NetworkHook() ent.Hook {
+	return hook.On(func(next ent.Mutator) ent.Mutator {
+		return hook.NetworkFunc(func(ctx context.Context, m *ent.NetworkMutation) (ent.Value, error) {
+			cidr, cidrSet := m.Cidr()
+			gw, gwSet := m.Gateway()
+			if !cidrSet && !gwSet {
+				return next.Mutate(ctx, m)
+			}
+			if m.Op().Is(ent.OpUpdate) {
+				return nil, apierr.Validation("cidr", "prefix and gateway can only be changed one network at a time")
+			}
+			if m.Op().Is(ent.OpUpdateOne) {
+				id, _ := m.ID()
+				old, err := m.Client().Network.Get(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				if !cidrSet {
+					cidr = old.Cidr
+				}
+				if !gwSet && !m.GatewayCleared() {
+					gw = old.Gateway
+				}
+			}
+			prefix, err := netip.ParsePrefix(cidr)
+			if err != nil {
+				return nil, apierr.Validation("cidr", "not a CIDR prefix")
+			}
+			if gw != "" {
+				addr, err := netip.ParseAddr(gw)
+				if err != nil {
+					return nil, apierr.Validation("gateway", "not an IP address")
+				}
+				if err := Usable(prefix, addr); err != nil {
+					return nil, apierr.Validation("gateway", "%v", err)
+				}
+			}
+			if cidrSet && m.Op().Is(ent.OpUpdateOne) {
+				if err := addressesInside(ctx, m, prefix); err != nil {
+					return nil, err
+				}
+			}
+			return next.Mutate(ctx, m)
+		})
+	}, ent.OpCreate|ent.OpUpdate|ent.OpUpdateOne)
+}
+
+func addressesInside(ctx context.Context, m *ent.NetworkMutation, prefix netip.Prefix) error {
+	id, _ := m.ID()
+	addrs, err := m.Client().IPAddress.Query().Where(ipaddress.HasNetworkWith(network.ID(id))).
+		Select(ipaddress.FieldAddress).Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("list addresses of network %d: %w", id, err)
+	}
+	for _, s := range addrs {
+		if a, err := netip.ParseAddr(s); err == nil && Usable(prefix, a) != nil {
+			return apierr.Validation("cidr", "address %s of this network would fall outside %s", s, prefix)
+		}
+	}
+	return nil
+}
+
+// AddressHook keeps an address a usable host address of its network, in canonical form.
+func AddressHook() ent.Hook {
+	return hook.On(func(next ent.Mutator) ent.Mutator {
+		return hook.IPAddressFunc(func(ctx context.Context, m *ent.IPAddressMutation) (ent.Value, error) {
+			addrStr, addrSet := m.Address()
+			netID, netSet := m.NetworkID()
+			if !addrSet && !netSet {
+				return next.Mutate(ctx, m)
+			}
+			if m.Op().Is(ent.OpUpdate) {
+				return nil, apierr.Validation("address", "addresses can only be changed one at a time")
+			}
+			if m.Op().Is(ent.OpUpdateOne) {
+				id, _ := m.ID()
+				old, err := m.Client().IPAddress.Query().Where(ipaddress.ID(id)).WithNetwork().Only(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if !addrSet {
+					addrStr = old.Address
+				}
+				if !netSet {
+					netID = old.Edges.Network.ID
+				}
+			}
+			addr, err := netip.ParseAddr(addrStr)
+			if err != nil {
+				return nil, apierr.Validation("address", "not an IP address")
+			}
+			n, err := m.Client().Network.Get(ctx, netID)
+			if ent.IsNotFound(err) {
+				return nil, apierr.Validation("networkID", "network %d does not exist", netID)
+			}
+			if err != nil {
+				return nil, err
+			}
+			prefix, err := netip.ParsePrefix(n.Cidr)
+			if err != nil {
+				return nil, fmt.Errorf("network %s has a bad prefix %q: %w", n.Name, n.Cidr, err)
+			}
+			if err := Usable(prefix, addr); err != nil {
+				return nil, apierr.Validation("address", "%v", err)
+			}
+			if addrSet {
+				m.SetAddress(addr.String())
+			}
+			return next.Mutate(ctx, m)
+		})
+	}, ent.OpCreate|ent.OpUpdate|ent.OpUpdateOne)
+}
