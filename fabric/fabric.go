@@ -370,6 +370,10 @@ func build(ctx context.Context, c *ent.Client, spec FloorSpec) (*Result, error) 
 			return nil, err
 		}
 	}
+	if root.DatacenterID != 0 && root.DatacenterID != fl.Edges.Datacenter.ID {
+		return nil, apierr.Validation("root", "the root routers given are those of datacenter %d, but floor %s is in datacenter %s",
+			root.DatacenterID, fl.Name, fl.Edges.Datacenter.Name)
+	}
 	if len(root.FloorSpines) == 0 {
 		return nil, apierr.Validation("root", "datacenter %s has no floor-spine routers to uplink floor %s to; build them first (fabric.BuildRoot)",
 			fl.Edges.Datacenter.Name, fl.Name)
@@ -476,13 +480,13 @@ func build(ctx context.Context, c *ent.Client, spec FloorSpec) (*Result, error) 
 		}
 	}
 	for i := range pairs {
-		own := res.RackLeaves[LeavesPerRack*i]        // leaf01 of the rack
-		peer := res.RackLeaves[LeavesPerRack*(i^1)+1] // leaf02 of the paired rack
+		ownLeaf := res.RackLeaves[LeavesPerRack*i]        // leaf01 of the rack
+		peerLeaf := res.RackLeaves[LeavesPerRack*(i^1)+1] // leaf02 of the paired rack
 		for _, s := range servers[i] {
-			w.serverLink(s, ServerPort0, own)
+			w.serverLink(s, ServerPort0, ownLeaf)
 		}
 		for _, s := range servers[i] {
-			w.serverLink(s, ServerPort1, peer)
+			w.serverLink(s, ServerPort1, peerLeaf)
 		}
 	}
 	if err := w.checkLabels(); err != nil {

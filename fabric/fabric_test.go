@@ -49,8 +49,8 @@ func TestMain(m *testing.M) {
 type site struct {
 	dc    *ent.Datacenter
 	floor *ent.Floor
-	net   *ent.Rack             // network rack rack-0-1
-	racks map[string]*ent.Rack  // server racks by name
+	net   *ent.Rack              // network rack rack-0-1
+	racks map[string]*ent.Rack   // server racks by name
 	hosts map[string][]*ent.Host // servers by rack name
 }
 
@@ -233,15 +233,15 @@ func TestBuildTinyFloor(t *testing.T) {
 
 func hasLink(t *testing.T, label string) bool {
 	t.Helper()
-	return client.Link.Query().Where(link.Label(label)).ExistX(context.Background())
+	return client.Link.Query().Where(link.LabelEQ(label)).ExistX(context.Background())
 }
 
 // TestBuildInCallerTx checks Build joins the caller's transaction and reuses uncabled server
 // ports.
 func TestBuildInCallerTx(t *testing.T) {
 	ctx := context.Background()
-	s := newSite(t, "txdc", "floor-2-1-1", rackSpec{"A", 1, 1}, rackSpec{"A", 2, 1}, rackSpec{"B", 3, 1}, rackSpec{"B", 7, 1})
-	eth0 := client.Port.Create().SetName("eth0").SetHost(s.hosts["rack-A-1"][0]).SetMAC("02:00:00:00:00:01").SaveX(ctx)
+	s := newSite(t, "txdc", "floor-2-1-1", rackSpec{"b", 3, 1}, rackSpec{"a", 2, 1}, rackSpec{"b", 7, 1}, rackSpec{"a", 1, 1})
+	eth0 := client.Port.Create().SetName("eth0").SetHost(s.hosts["rack-a-1"][0]).SetMAC("02:00:00:00:00:01").SaveX(ctx)
 
 	tx, err := client.Tx(ctx)
 	if err != nil {
@@ -261,8 +261,12 @@ func TestBuildInCallerTx(t *testing.T) {
 	if len(res.Links) != 4+4+16+8 {
 		t.Errorf("links = %d, want 32", len(res.Links))
 	}
-	if got := hostNames(res.Racks[2:3]); got[0] != "rack-B-3" {
-		t.Errorf("third rack = %v, want rack-B-3 (rows in order, then positions)", got)
+	var order []string
+	for _, rk := range res.Racks {
+		order = append(order, rk.Name)
+	}
+	if want := []string{"rack-a-1", "rack-a-2", "rack-b-3", "rack-b-7"}; !slices.Equal(order, want) {
+		t.Errorf("pairing order = %v, want %v", order, want)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
@@ -282,7 +286,7 @@ func TestBuildInCallerTx(t *testing.T) {
 	if err != nil {
 		t.Fatalf("eth0 created before the build is not cabled: %v", err)
 	}
-	if want := "txdc-floor-2-1-1-rack-A-1-server01:eth0 -- txdc-floor-2-1-1-rack-A-1-rack-leaf-router01:swp2"; l.Label != want {
+	if want := "txdc-floor-2-1-1-rack-a-1-server01:eth0 -- txdc-floor-2-1-1-rack-a-1-rack-leaf-router01:swp3"; l.Label != want {
 		t.Errorf("label = %q, want %q", l.Label, want)
 	}
 	// The returned entities outlive Build's own transaction.
@@ -312,7 +316,7 @@ func TestBuildRejectsBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := newSite(t, "bad2", "floor-1-1-2", rackSpec{"1", 1, 0})
+	other := newSite(t, "bad2", "floor-1-1-2", rackSpec{"1", 1, 0}, rackSpec{"1", 2, 0})
 	norow := client.Rack.Create().SetName("rack-x").SetFloor(good.floor).SaveX(ctx)
 	full := client.Rack.Create().SetName("rack-2-1").SetRow("2").SetPosition(1).SetFloor(good.floor).SaveX(ctx)
 	half := client.Rack.Create().SetName("rack-2-2").SetRow("2").SetPosition(2).SetFloor(good.floor).SaveX(ctx)
@@ -362,6 +366,8 @@ func TestBuildRejectsBadInput(t *testing.T) {
 			apierr.CodeValidation, "root", "datacenter bad2 has no floor-spine routers"},
 		{"cabled server port", fabric.FloorSpec{FloorID: cabled.floor.ID, NetworkRackID: cabled.net.ID, Root: cabledRoot, HostPrefix: "bad3-"},
 			apierr.CodeConflict, "", "port bad3-floor-1-1-1-rack-1-1-server01:eth0 is already cabled (hand-made)"},
+		{"root of another datacenter", func() fabric.FloorSpec { s := spec(r11, r12); s.Root = cabledRoot; return s }(),
+			apierr.CodeValidation, "root", "but floor floor-1-1-1 is in datacenter bad"},
 		{"name too long", func() fabric.FloorSpec { s := spec(r11, r12); s.HostPrefix = strings.Repeat("x", 100); return s }(),
 			apierr.CodeValidation, "hostPrefix", "longer than 128 characters"},
 	}

@@ -77,8 +77,11 @@ func (p pagedComplexity) Complexity(ctx context.Context, typeName, field string,
 	return 1 + child*n, true
 }
 
-// depthLimit refuses operations nested deeper than max. Introspection fields (__schema,
-// __type) are not counted, so GraphiQL's schema query passes.
+// depthLimit refuses operations nested deeper than max. Depth counts hops through the graph:
+// the Relay wrappers `edges` and `node` of a connection are not hops of their own, so
+// regions → datacenters → floors → racks → hosts → ports is six levels however it is spelled.
+// Introspection fields (__schema, __type) are not counted, so GraphiQL's schema query passes.
+// The complexity limit, not depth, is what bounds the cost of an operation.
 type depthLimit struct{ max int }
 
 var (
@@ -116,10 +119,14 @@ func selectionDepth(set ast.SelectionSet, visiting map[string]bool) int {
 		var d int
 		switch s := sel.(type) {
 		case *ast.Field:
-			if len(s.Name) > 1 && s.Name[:2] == "__" {
+			switch {
+			case len(s.Name) > 1 && s.Name[:2] == "__":
 				continue
+			case s.Name == "edges" || s.Name == "node":
+				d = selectionDepth(s.SelectionSet, visiting)
+			default:
+				d = 1 + selectionDepth(s.SelectionSet, visiting)
 			}
-			d = 1 + selectionDepth(s.SelectionSet, visiting)
 		case *ast.InlineFragment:
 			d = selectionDepth(s.SelectionSet, visiting)
 		case *ast.FragmentSpread:

@@ -1,0 +1,194 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/virtflow/virtflow/internal/config"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func load(t *testing.T, args []string, vars map[string]string) (config.Config, error, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	c, err := config.Load("server", args, env(vars), &stderr)
+	return c, err, stderr.String()
+}
+
+func TestDefaults(t *testing.T) {
+	c, err, _ := load(t, nil, nil)
+	if err != nil {
+		t.Fatalf("Load with nothing set: %v", err)
+	}
+	want := config.Config{
+		Addr:          ":8080",
+		DataDir:       "./data",
+		Demo:          false,
+		LogLevel:      slog.LevelInfo,
+		LogFormat:     "text",
+		Introspection: true,
+		ShutdownGrace: 15 * time.Second,
+	}
+	if c != want {
+		t.Errorf("defaults = %+v\nwant      %+v", c, want)
+	}
+	if !c.Embedded() {
+		t.Errorf("Embedded() = false with no DATABASE_URL")
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	tests := []struct {
+		name  string
+		vars  map[string]string
+		check func(config.Config) bool
+	}{
+		{"VIRTFLOW_ADDR", map[string]string{"VIRTFLOW_ADDR": "127.0.0.1:9090"}, func(c config.Config) bool { return c.Addr == "127.0.0.1:9090" }},
+		{"VIRTFLOW_DATA_DIR", map[string]string{"VIRTFLOW_DATA_DIR": "/var/lib/virtflow"}, func(c config.Config) bool { return c.DataDir == "/var/lib/virtflow" }},
+		{"VIRTFLOW_DEMO=true", map[string]string{"VIRTFLOW_DEMO": "true"}, func(c config.Config) bool { return c.Demo }},
+		{"VIRTFLOW_DEMO=1", map[string]string{"VIRTFLOW_DEMO": "1"}, func(c config.Config) bool { return c.Demo }},
+		{"VIRTFLOW_DEMO=false", map[string]string{"VIRTFLOW_DEMO": "false"}, func(c config.Config) bool { return !c.Demo }},
+		{"VIRTFLOW_INTROSPECTION=false", map[string]string{"VIRTFLOW_INTROSPECTION": "false"}, func(c config.Config) bool { return !c.Introspection }},
+		{"VIRTFLOW_LOG_LEVEL", map[string]string{"VIRTFLOW_LOG_LEVEL": "debug"}, func(c config.Config) bool { return c.LogLevel == slog.LevelDebug }},
+		{"VIRTFLOW_LOG_LEVEL upper case", map[string]string{"VIRTFLOW_LOG_LEVEL": "WARN"}, func(c config.Config) bool { return c.LogLevel == slog.LevelWarn }},
+		{"VIRTFLOW_LOG_FORMAT", map[string]string{"VIRTFLOW_LOG_FORMAT": "json"}, func(c config.Config) bool { return c.LogFormat == "json" }},
+		{"VIRTFLOW_ADMIN_TOKEN", map[string]string{"VIRTFLOW_ADMIN_TOKEN": "s3cret"}, func(c config.Config) bool { return c.AdminToken == "s3cret" }},
+		{"DATABASE_URL postgres://", map[string]string{"DATABASE_URL": "postgres://u@db:5432/vf?sslmode=disable"},
+			func(c config.Config) bool {
+				return c.DatabaseURL == "postgres://u@db:5432/vf?sslmode=disable" && !c.Embedded()
+			}},
+		{"DATABASE_URL postgresql://", map[string]string{"DATABASE_URL": "postgresql://u@db/vf"}, func(c config.Config) bool { return !c.Embedded() }},
+		{"REDIS_URL", map[string]string{"REDIS_URL": "redis://cache:6379/1"}, func(c config.Config) bool { return c.RedisURL == "redis://cache:6379/1" && c.Embedded() }},
+		{"empty values mean unset", map[string]string{"VIRTFLOW_ADDR": "", "VIRTFLOW_DEMO": ""}, func(c config.Config) bool { return c.Addr == ":8080" && !c.Demo }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err, _ := load(t, nil, tt.vars)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if !tt.check(c) {
+				t.Errorf("with %v got %+v", tt.vars, c)
+			}
+		})
+	}
+}
+
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	vars := map[string]string{
+		"VIRTFLOW_ADDR":          ":7000",
+		"VIRTFLOW_DATA_DIR":      "/env/dir",
+		"VIRTFLOW_DEMO":          "true",
+		"VIRTFLOW_LOG_LEVEL":     "error",
+		"VIRTFLOW_LOG_FORMAT":    "json",
+		"VIRTFLOW_INTROSPECTION": "false",
+	}
+	c, err, _ := load(t, []string{"--addr", "127.0.0.1:0", "-data-dir=/flag/dir", "--demo=false",
+		"--log-level", "debug", "--log-format=text", "--introspection"}, vars)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.Addr != "127.0.0.1:0" || c.DataDir != "/flag/dir" || c.Demo || c.LogLevel != slog.LevelDebug ||
+		c.LogFormat != "text" || !c.Introspection {
+		t.Errorf("flags did not win: %+v", c)
+	}
+	// A flag left out keeps the environment's value.
+	c, err, _ = load(t, []string{"--addr", ":1"}, vars)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.DataDir != "/env/dir" || !c.Demo || c.LogLevel != slog.LevelError {
+		t.Errorf("environment lost when only --addr was given: %+v", c)
+	}
+	// A bare --demo switches it on over VIRTFLOW_DEMO=false.
+	c, err, _ = load(t, []string{"--demo"}, map[string]string{"VIRTFLOW_DEMO": "false"})
+	if err != nil || !c.Demo {
+		t.Errorf("--demo over VIRTFLOW_DEMO=false: %+v, %v", c, err)
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		vars    map[string]string
+		wantErr []string // all must appear in the error
+	}{
+		{"bad bool in VIRTFLOW_DEMO", nil, map[string]string{"VIRTFLOW_DEMO": "maybe"}, []string{"VIRTFLOW_DEMO", "maybe", "true or false"}},
+		{"bad bool in VIRTFLOW_INTROSPECTION", nil, map[string]string{"VIRTFLOW_INTROSPECTION": "nope"}, []string{"VIRTFLOW_INTROSPECTION", "nope"}},
+		{"bad bool flag", []string{"--demo=perhaps"}, nil, []string{"demo"}},
+		{"bad log level env", nil, map[string]string{"VIRTFLOW_LOG_LEVEL": "verbose"}, []string{"verbose", "debug, info, warn or error"}},
+		{"bad log level flag", []string{"--log-level", "loud"}, nil, []string{"loud"}},
+		{"bad log format", []string{"--log-format", "xml"}, nil, []string{"xml", "text or json"}},
+		{"DATABASE_URL not postgres", nil, map[string]string{"DATABASE_URL": "mysql://root@db/vf"}, []string{"DATABASE_URL", "postgres://"}},
+		{"DATABASE_URL a bare host", nil, map[string]string{"DATABASE_URL": "db.internal:5432"}, []string{"DATABASE_URL"}},
+		{"unknown flag", []string{"--port", "80"}, nil, []string{"port"}},
+		{"stray argument", []string{"serve"}, nil, []string{"unexpected arguments", "serve"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err, stderr := load(t, tt.args, tt.vars)
+			if err == nil {
+				t.Fatalf("Load(%v, %v) succeeded; want an error", tt.args, tt.vars)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) && !strings.Contains(stderr, want) {
+					t.Errorf("error %q (stderr %q) does not mention %q", err, stderr, want)
+				}
+			}
+		})
+	}
+}
+
+func TestDatabaseURLErrorHidesPassword(t *testing.T) {
+	_, err, _ := load(t, nil, map[string]string{"DATABASE_URL": "mysql://root:hunter2@db/vf"})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error %v must exist and must not repeat the password", err)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	_, err, stderr := load(t, []string{"-h"}, nil)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h returned %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"-addr", "VIRTFLOW_ADDR", "-data-dir", "VIRTFLOW_DATA_DIR", "-demo", "VIRTFLOW_DEMO", "-log-level"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("usage lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestLogger(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		c, err, _ := load(t, []string{"--log-format", format, "--log-level", "warn"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		log := c.Logger(&buf)
+		log.Info("hidden")
+		log.Warn("shown", "k", "v")
+		out := buf.String()
+		if strings.Contains(out, "hidden") || !strings.Contains(out, "shown") {
+			t.Errorf("%s logger at warn wrote %q", format, out)
+		}
+		if format == "json" {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &m); err != nil || m["msg"] != "shown" || m["k"] != "v" {
+				t.Errorf("json logger wrote %q (%v)", out, err)
+			}
+		} else if !strings.Contains(out, "msg=shown") {
+			t.Errorf("text logger wrote %q", out)
+		}
+	}
+}
