@@ -237,7 +237,9 @@ func (_c *AlertCreate) Mutation() *AlertMutation {
 
 // Save creates the Alert in the database.
 func (_c *AlertCreate) Save(ctx context.Context) (*Alert, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -264,12 +266,18 @@ func (_c *AlertCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *AlertCreate) defaults() {
+func (_c *AlertCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if alert.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized alert.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := alert.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if alert.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized alert.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := alert.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -282,13 +290,20 @@ func (_c *AlertCreate) defaults() {
 		_c.mutation.SetOccurrences(v)
 	}
 	if _, ok := _c.mutation.FirstSeenAt(); !ok {
+		if alert.DefaultFirstSeenAt == nil {
+			return fmt.Errorf("ent: uninitialized alert.DefaultFirstSeenAt (forgotten import ent/runtime?)")
+		}
 		v := alert.DefaultFirstSeenAt()
 		_c.mutation.SetFirstSeenAt(v)
 	}
 	if _, ok := _c.mutation.LastSeenAt(); !ok {
+		if alert.DefaultLastSeenAt == nil {
+			return fmt.Errorf("ent: uninitialized alert.DefaultLastSeenAt (forgotten import ent/runtime?)")
+		}
 		v := alert.DefaultLastSeenAt()
 		_c.mutation.SetLastSeenAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

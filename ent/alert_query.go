@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -441,6 +442,12 @@ func (_q *AlertQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if alert.Policy == nil {
+		return errors.New("ent: uninitialized alert.Policy (forgotten import ent/runtime?)")
+	}
+	if err := alert.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

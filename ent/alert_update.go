@@ -302,7 +302,9 @@ func (_u *AlertUpdate) RemoveEvents(v ...*Event) *AlertUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *AlertUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -329,11 +331,15 @@ func (_u *AlertUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *AlertUpdate) defaults() {
+func (_u *AlertUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if alert.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized alert.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := alert.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -850,7 +856,9 @@ func (_u *AlertUpdateOne) Select(field string, fields ...string) *AlertUpdateOne
 
 // Save executes the query and returns the updated Alert entity.
 func (_u *AlertUpdateOne) Save(ctx context.Context) (*Alert, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -877,11 +885,15 @@ func (_u *AlertUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *AlertUpdateOne) defaults() {
+func (_u *AlertUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if alert.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized alert.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := alert.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

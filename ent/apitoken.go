@@ -32,6 +32,8 @@ type APIToken struct {
 	Prefix string `json:"prefix,omitempty"`
 	// Scope holds the value of the "scope" field.
 	Scope apitoken.Scope `json:"scope,omitempty"`
+	// API tokens are made by createAPIToken, sessions by login, agent tokens for node agents
+	Kind apitoken.Kind `json:"kind,omitempty"`
 	// AllowedCidrs holds the value of the "allowed_cidrs" field.
 	AllowedCidrs []string `json:"allowed_cidrs,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
@@ -92,7 +94,7 @@ func (*APIToken) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case apitoken.FieldID:
 			values[i] = new(sql.NullInt64)
-		case apitoken.FieldName, apitoken.FieldTokenHash, apitoken.FieldPrefix, apitoken.FieldScope:
+		case apitoken.FieldName, apitoken.FieldTokenHash, apitoken.FieldPrefix, apitoken.FieldScope, apitoken.FieldKind:
 			values[i] = new(sql.NullString)
 		case apitoken.FieldCreatedAt, apitoken.FieldUpdatedAt, apitoken.FieldExpiresAt, apitoken.FieldLastUsedAt, apitoken.FieldRevokedAt:
 			values[i] = new(sql.NullTime)
@@ -156,6 +158,12 @@ func (_m *APIToken) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field scope", values[i])
 			} else if value.Valid {
 				_m.Scope = apitoken.Scope(value.String)
+			}
+		case apitoken.FieldKind:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field kind", values[i])
+			} else if value.Valid {
+				_m.Kind = apitoken.Kind(value.String)
 			}
 		case apitoken.FieldAllowedCidrs:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -262,6 +270,9 @@ func (_m *APIToken) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("scope=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Scope))
+	builder.WriteString(", ")
+	builder.WriteString("kind=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Kind))
 	builder.WriteString(", ")
 	builder.WriteString("allowed_cidrs=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllowedCidrs))

@@ -84,6 +84,20 @@ func (_c *APITokenCreate) SetNillableScope(v *apitoken.Scope) *APITokenCreate {
 	return _c
 }
 
+// SetKind sets the "kind" field.
+func (_c *APITokenCreate) SetKind(v apitoken.Kind) *APITokenCreate {
+	_c.mutation.SetKind(v)
+	return _c
+}
+
+// SetNillableKind sets the "kind" field if the given value is not nil.
+func (_c *APITokenCreate) SetNillableKind(v *apitoken.Kind) *APITokenCreate {
+	if v != nil {
+		_c.SetKind(*v)
+	}
+	return _c
+}
+
 // SetAllowedCidrs sets the "allowed_cidrs" field.
 func (_c *APITokenCreate) SetAllowedCidrs(v []string) *APITokenCreate {
 	_c.mutation.SetAllowedCidrs(v)
@@ -169,7 +183,9 @@ func (_c *APITokenCreate) Mutation() *APITokenMutation {
 
 // Save creates the APIToken in the database.
 func (_c *APITokenCreate) Save(ctx context.Context) (*APIToken, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -196,12 +212,18 @@ func (_c *APITokenCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *APITokenCreate) defaults() {
+func (_c *APITokenCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if apitoken.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized apitoken.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := apitoken.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if apitoken.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized apitoken.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := apitoken.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -209,6 +231,11 @@ func (_c *APITokenCreate) defaults() {
 		v := apitoken.DefaultScope
 		_c.mutation.SetScope(v)
 	}
+	if _, ok := _c.mutation.Kind(); !ok {
+		v := apitoken.DefaultKind
+		_c.mutation.SetKind(v)
+	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -249,6 +276,14 @@ func (_c *APITokenCreate) check() error {
 	if v, ok := _c.mutation.Scope(); ok {
 		if err := apitoken.ScopeValidator(v); err != nil {
 			return &ValidationError{Name: "scope", err: fmt.Errorf(`ent: validator failed for field "APIToken.scope": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Kind(); !ok {
+		return &ValidationError{Name: "kind", err: errors.New(`ent: missing required field "APIToken.kind"`)}
+	}
+	if v, ok := _c.mutation.Kind(); ok {
+		if err := apitoken.KindValidator(v); err != nil {
+			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "APIToken.kind": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.AllowedCidrs(); ok {
@@ -309,6 +344,10 @@ func (_c *APITokenCreate) createSpec() (*APIToken, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Scope(); ok {
 		_spec.SetField(apitoken.FieldScope, field.TypeEnum, value)
 		_node.Scope = value
+	}
+	if value, ok := _c.mutation.Kind(); ok {
+		_spec.SetField(apitoken.FieldKind, field.TypeEnum, value)
+		_node.Kind = value
 	}
 	if value, ok := _c.mutation.AllowedCidrs(); ok {
 		_spec.SetField(apitoken.FieldAllowedCidrs, field.TypeJSON, value)
@@ -557,6 +596,9 @@ func (u *APITokenUpsertOne) UpdateNewValues() *APITokenUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(apitoken.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.Kind(); exists {
+			s.SetIgnore(apitoken.FieldKind)
 		}
 	}))
 	return u
@@ -921,6 +963,9 @@ func (u *APITokenUpsertBulk) UpdateNewValues() *APITokenUpsertBulk {
 		for _, b := range u.create.builders {
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(apitoken.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.Kind(); exists {
+				s.SetIgnore(apitoken.FieldKind)
 			}
 		}
 	}))

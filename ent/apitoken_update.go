@@ -221,7 +221,9 @@ func (_u *APITokenUpdate) ClearTenant() *APITokenUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *APITokenUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -248,11 +250,15 @@ func (_u *APITokenUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *APITokenUpdate) defaults() {
+func (_u *APITokenUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if apitoken.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized apitoken.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := apitoken.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -632,7 +638,9 @@ func (_u *APITokenUpdateOne) Select(field string, fields ...string) *APITokenUpd
 
 // Save executes the query and returns the updated APIToken entity.
 func (_u *APITokenUpdateOne) Save(ctx context.Context) (*APIToken, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -659,11 +667,15 @@ func (_u *APITokenUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *APITokenUpdateOne) defaults() {
+func (_u *APITokenUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if apitoken.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized apitoken.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := apitoken.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -179,7 +179,9 @@ func (_c *AssignmentCreate) Mutation() *AssignmentMutation {
 
 // Save creates the Assignment in the database.
 func (_c *AssignmentCreate) Save(ctx context.Context) (*Assignment, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -206,12 +208,18 @@ func (_c *AssignmentCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *AssignmentCreate) defaults() {
+func (_c *AssignmentCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if assignment.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized assignment.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := assignment.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if assignment.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized assignment.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := assignment.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -227,6 +235,7 @@ func (_c *AssignmentCreate) defaults() {
 		v := assignment.DefaultGeneration
 		_c.mutation.SetGeneration(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -201,7 +201,9 @@ func (_u *AssignmentUpdate) ClearVolume() *AssignmentUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *AssignmentUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -228,11 +230,15 @@ func (_u *AssignmentUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *AssignmentUpdate) defaults() {
+func (_u *AssignmentUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if assignment.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized assignment.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := assignment.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -604,7 +610,9 @@ func (_u *AssignmentUpdateOne) Select(field string, fields ...string) *Assignmen
 
 // Save executes the query and returns the updated Assignment entity.
 func (_u *AssignmentUpdateOne) Save(ctx context.Context) (*Assignment, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -631,11 +639,15 @@ func (_u *AssignmentUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *AssignmentUpdateOne) defaults() {
+func (_u *AssignmentUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if assignment.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized assignment.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := assignment.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

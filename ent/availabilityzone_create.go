@@ -105,7 +105,9 @@ func (_c *AvailabilityZoneCreate) Mutation() *AvailabilityZoneMutation {
 
 // Save creates the AvailabilityZone in the database.
 func (_c *AvailabilityZoneCreate) Save(ctx context.Context) (*AvailabilityZone, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -132,15 +134,22 @@ func (_c *AvailabilityZoneCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *AvailabilityZoneCreate) defaults() {
+func (_c *AvailabilityZoneCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if availabilityzone.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized availabilityzone.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := availabilityzone.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if availabilityzone.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized availabilityzone.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := availabilityzone.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -405,6 +406,12 @@ func (_q *AvailabilityZoneQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if availabilityzone.Policy == nil {
+		return errors.New("ent: uninitialized availabilityzone.Policy (forgotten import ent/runtime?)")
+	}
+	if err := availabilityzone.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -131,7 +131,9 @@ func (_u *AvailabilityZoneUpdate) RemoveNodes(v ...*ComputeNode) *AvailabilityZo
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *AvailabilityZoneUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -158,11 +160,15 @@ func (_u *AvailabilityZoneUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *AvailabilityZoneUpdate) defaults() {
+func (_u *AvailabilityZoneUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if availabilityzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized availabilityzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := availabilityzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -422,7 +428,9 @@ func (_u *AvailabilityZoneUpdateOne) Select(field string, fields ...string) *Ava
 
 // Save executes the query and returns the updated AvailabilityZone entity.
 func (_u *AvailabilityZoneUpdateOne) Save(ctx context.Context) (*AvailabilityZone, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -449,11 +457,15 @@ func (_u *AvailabilityZoneUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *AvailabilityZoneUpdateOne) defaults() {
+func (_u *AvailabilityZoneUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if availabilityzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized availabilityzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := availabilityzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

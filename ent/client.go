@@ -49,6 +49,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -130,6 +131,8 @@ type Client struct {
 	Region *RegionClient
 	// RegionService is the client for interacting with the RegionService builders.
 	RegionService *RegionServiceClient
+	// RoleBinding is the client for interacting with the RoleBinding builders.
+	RoleBinding *RoleBindingClient
 	// ServiceMesh is the client for interacting with the ServiceMesh builders.
 	ServiceMesh *ServiceMeshClient
 	// Tenant is the client for interacting with the Tenant builders.
@@ -187,6 +190,7 @@ func (c *Client) init() {
 	c.RackZone = NewRackZoneClient(c.config)
 	c.Region = NewRegionClient(c.config)
 	c.RegionService = NewRegionServiceClient(c.config)
+	c.RoleBinding = NewRoleBindingClient(c.config)
 	c.ServiceMesh = NewServiceMeshClient(c.config)
 	c.Tenant = NewTenantClient(c.config)
 	c.UsageRecord = NewUsageRecordClient(c.config)
@@ -319,6 +323,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		RackZone:          NewRackZoneClient(cfg),
 		Region:            NewRegionClient(cfg),
 		RegionService:     NewRegionServiceClient(cfg),
+		RoleBinding:       NewRoleBindingClient(cfg),
 		ServiceMesh:       NewServiceMeshClient(cfg),
 		Tenant:            NewTenantClient(cfg),
 		UsageRecord:       NewUsageRecordClient(cfg),
@@ -378,6 +383,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		RackZone:          NewRackZoneClient(cfg),
 		Region:            NewRegionClient(cfg),
 		RegionService:     NewRegionServiceClient(cfg),
+		RoleBinding:       NewRoleBindingClient(cfg),
 		ServiceMesh:       NewServiceMeshClient(cfg),
 		Tenant:            NewTenantClient(cfg),
 		UsageRecord:       NewUsageRecordClient(cfg),
@@ -419,7 +425,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
 		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.Port, c.PowerZone,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
-		c.ServiceMesh, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine, c.Volume,
+		c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
+		c.VirtualMachine, c.Volume,
 	} {
 		n.Use(hooks...)
 	}
@@ -435,7 +442,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
 		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.Port, c.PowerZone,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
-		c.ServiceMesh, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine, c.Volume,
+		c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
+		c.VirtualMachine, c.Volume,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -512,6 +520,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Region.mutate(ctx, m)
 	case *RegionServiceMutation:
 		return c.RegionService.mutate(ctx, m)
+	case *RoleBindingMutation:
+		return c.RoleBinding.mutate(ctx, m)
 	case *ServiceMeshMutation:
 		return c.ServiceMesh.mutate(ctx, m)
 	case *TenantMutation:
@@ -671,7 +681,8 @@ func (c *APITokenClient) QueryTenant(_m *APIToken) *TenantQuery {
 
 // Hooks returns the client hooks.
 func (c *APITokenClient) Hooks() []Hook {
-	return c.hooks.APIToken
+	hooks := c.hooks.APIToken
+	return append(hooks[:len(hooks):len(hooks)], apitoken.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -852,7 +863,8 @@ func (c *AlertClient) QueryEvents(_m *Alert) *EventQuery {
 
 // Hooks returns the client hooks.
 func (c *AlertClient) Hooks() []Hook {
-	return c.hooks.Alert
+	hooks := c.hooks.Alert
+	return append(hooks[:len(hooks):len(hooks)], alert.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -1033,7 +1045,8 @@ func (c *AssignmentClient) QueryVolume(_m *Assignment) *VolumeQuery {
 
 // Hooks returns the client hooks.
 func (c *AssignmentClient) Hooks() []Hook {
-	return c.hooks.Assignment
+	hooks := c.hooks.Assignment
+	return append(hooks[:len(hooks):len(hooks)], assignment.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -1166,7 +1179,8 @@ func (c *AuditLogClient) GetX(ctx context.Context, id int) *AuditLog {
 
 // Hooks returns the client hooks.
 func (c *AuditLogClient) Hooks() []Hook {
-	return c.hooks.AuditLog
+	hooks := c.hooks.AuditLog
+	return append(hooks[:len(hooks):len(hooks)], auditlog.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -1331,7 +1345,8 @@ func (c *AvailabilityZoneClient) QueryNodes(_m *AvailabilityZone) *ComputeNodeQu
 
 // Hooks returns the client hooks.
 func (c *AvailabilityZoneClient) Hooks() []Hook {
-	return c.hooks.AvailabilityZone
+	hooks := c.hooks.AvailabilityZone
+	return append(hooks[:len(hooks):len(hooks)], availabilityzone.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -1836,6 +1851,22 @@ func (c *ComputeNodeClient) QueryAlerts(_m *ComputeNode) *AlertQuery {
 	return query
 }
 
+// QueryRoleBindings queries the role_bindings edge of a ComputeNode.
+func (c *ComputeNodeClient) QueryRoleBindings(_m *ComputeNode) *RoleBindingQuery {
+	query := (&RoleBindingClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, id),
+			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, computenode.RoleBindingsTable, computenode.RoleBindingsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryMaintenances queries the maintenances edge of a ComputeNode.
 func (c *ComputeNodeClient) QueryMaintenances(_m *ComputeNode) *MaintenanceQuery {
 	query := (&MaintenanceClient{config: c.config}).Query()
@@ -2132,7 +2163,8 @@ func (c *DatacenterClient) QueryNetworks(_m *Datacenter) *NetworkQuery {
 
 // Hooks returns the client hooks.
 func (c *DatacenterClient) Hooks() []Hook {
-	return c.hooks.Datacenter
+	hooks := c.hooks.Datacenter
+	return append(hooks[:len(hooks):len(hooks)], datacenter.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -2313,7 +2345,8 @@ func (c *EventClient) QueryAlert(_m *Event) *AlertQuery {
 
 // Hooks returns the client hooks.
 func (c *EventClient) Hooks() []Hook {
-	return c.hooks.Event
+	hooks := c.hooks.Event
+	return append(hooks[:len(hooks):len(hooks)], event.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -2446,7 +2479,8 @@ func (c *EventRuleClient) GetX(ctx context.Context, id int) *EventRule {
 
 // Hooks returns the client hooks.
 func (c *EventRuleClient) Hooks() []Hook {
-	return c.hooks.EventRule
+	hooks := c.hooks.EventRule
+	return append(hooks[:len(hooks):len(hooks)], eventrule.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -2793,7 +2827,8 @@ func (c *FloorClient) QueryRacks(_m *Floor) *RackQuery {
 
 // Hooks returns the client hooks.
 func (c *FloorClient) Hooks() []Hook {
-	return c.hooks.Floor
+	hooks := c.hooks.Floor
+	return append(hooks[:len(hooks):len(hooks)], floor.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -2958,7 +2993,8 @@ func (c *GlobalServiceClient) QueryRegionServices(_m *GlobalService) *RegionServ
 
 // Hooks returns the client hooks.
 func (c *GlobalServiceClient) Hooks() []Hook {
-	return c.hooks.GlobalService
+	hooks := c.hooks.GlobalService
+	return append(hooks[:len(hooks):len(hooks)], globalservice.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -3449,7 +3485,8 @@ func (c *HostGroupClient) QueryQuotas(_m *HostGroup) *QuotaQuery {
 
 // Hooks returns the client hooks.
 func (c *HostGroupClient) Hooks() []Hook {
-	return c.hooks.HostGroup
+	hooks := c.hooks.HostGroup
+	return append(hooks[:len(hooks):len(hooks)], hostgroup.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -3796,7 +3833,8 @@ func (c *ImageClient) QueryRegionServices(_m *Image) *RegionServiceQuery {
 
 // Hooks returns the client hooks.
 func (c *ImageClient) Hooks() []Hook {
-	return c.hooks.Image
+	hooks := c.hooks.Image
+	return append(hooks[:len(hooks):len(hooks)], image.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -4025,7 +4063,8 @@ func (c *KubernetesClusterClient) QueryMaintainerGroups(_m *KubernetesCluster) *
 
 // Hooks returns the client hooks.
 func (c *KubernetesClusterClient) Hooks() []Hook {
-	return c.hooks.KubernetesCluster
+	hooks := c.hooks.KubernetesCluster
+	return append(hooks[:len(hooks):len(hooks)], kubernetescluster.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -4372,7 +4411,8 @@ func (c *LoadBalancerClient) QueryVip(_m *LoadBalancer) *IPAddressQuery {
 
 // Hooks returns the client hooks.
 func (c *LoadBalancerClient) Hooks() []Hook {
-	return c.hooks.LoadBalancer
+	hooks := c.hooks.LoadBalancer
+	return append(hooks[:len(hooks):len(hooks)], loadbalancer.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -4665,7 +4705,8 @@ func (c *MaintainerClient) QueryKubernetesClusters(_m *Maintainer) *KubernetesCl
 
 // Hooks returns the client hooks.
 func (c *MaintainerClient) Hooks() []Hook {
-	return c.hooks.Maintainer
+	hooks := c.hooks.Maintainer
+	return append(hooks[:len(hooks):len(hooks)], maintainer.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -4926,7 +4967,8 @@ func (c *MaintainerGroupClient) QueryKubernetesClusters(_m *MaintainerGroup) *Ku
 
 // Hooks returns the client hooks.
 func (c *MaintainerGroupClient) Hooks() []Hook {
-	return c.hooks.MaintainerGroup
+	hooks := c.hooks.MaintainerGroup
+	return append(hooks[:len(hooks):len(hooks)], maintainergroup.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -5519,7 +5561,8 @@ func (c *NetworkZoneClient) QueryNetworks(_m *NetworkZone) *NetworkQuery {
 
 // Hooks returns the client hooks.
 func (c *NetworkZoneClient) Hooks() []Hook {
-	return c.hooks.NetworkZone
+	hooks := c.hooks.NetworkZone
+	return append(hooks[:len(hooks):len(hooks)], networkzone.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -5946,7 +5989,8 @@ func (c *PortClient) QueryMembers(_m *Port) *PortQuery {
 
 // Hooks returns the client hooks.
 func (c *PortClient) Hooks() []Hook {
-	return c.hooks.Port
+	hooks := c.hooks.Port
+	return append(hooks[:len(hooks):len(hooks)], port.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -6127,7 +6171,8 @@ func (c *PowerZoneClient) QueryHosts(_m *PowerZone) *HostQuery {
 
 // Hooks returns the client hooks.
 func (c *PowerZoneClient) Hooks() []Hook {
-	return c.hooks.PowerZone
+	hooks := c.hooks.PowerZone
+	return append(hooks[:len(hooks):len(hooks)], powerzone.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -6292,7 +6337,8 @@ func (c *ProviderClient) QueryFlavors(_m *Provider) *FlavorQuery {
 
 // Hooks returns the client hooks.
 func (c *ProviderClient) Hooks() []Hook {
-	return c.hooks.Provider
+	hooks := c.hooks.Provider
+	return append(hooks[:len(hooks):len(hooks)], provider.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -6457,7 +6503,8 @@ func (c *QuotaClient) QueryHostGroup(_m *Quota) *HostGroupQuery {
 
 // Hooks returns the client hooks.
 func (c *QuotaClient) Hooks() []Hook {
-	return c.hooks.Quota
+	hooks := c.hooks.Quota
+	return append(hooks[:len(hooks):len(hooks)], quota.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -6702,7 +6749,8 @@ func (c *RackClient) QueryMaintainerGroups(_m *Rack) *MaintainerGroupQuery {
 
 // Hooks returns the client hooks.
 func (c *RackClient) Hooks() []Hook {
-	return c.hooks.Rack
+	hooks := c.hooks.Rack
+	return append(hooks[:len(hooks):len(hooks)], rack.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -6883,7 +6931,8 @@ func (c *RackZoneClient) QueryHosts(_m *RackZone) *HostQuery {
 
 // Hooks returns the client hooks.
 func (c *RackZoneClient) Hooks() []Hook {
-	return c.hooks.RackZone
+	hooks := c.hooks.RackZone
+	return append(hooks[:len(hooks):len(hooks)], rackzone.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -7112,7 +7161,8 @@ func (c *RegionClient) QueryVirtualMachines(_m *Region) *VirtualMachineQuery {
 
 // Hooks returns the client hooks.
 func (c *RegionClient) Hooks() []Hook {
-	return c.hooks.Region
+	hooks := c.hooks.Region
+	return append(hooks[:len(hooks):len(hooks)], region.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -7381,6 +7431,188 @@ func (c *RegionServiceClient) mutate(ctx context.Context, m *RegionServiceMutati
 	}
 }
 
+// RoleBindingClient is a client for the RoleBinding schema.
+type RoleBindingClient struct {
+	config
+}
+
+// NewRoleBindingClient returns a client for the RoleBinding from the given config.
+func NewRoleBindingClient(c config) *RoleBindingClient {
+	return &RoleBindingClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `rolebinding.Hooks(f(g(h())))`.
+func (c *RoleBindingClient) Use(hooks ...Hook) {
+	c.hooks.RoleBinding = append(c.hooks.RoleBinding, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rolebinding.Intercept(f(g(h())))`.
+func (c *RoleBindingClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RoleBinding = append(c.inters.RoleBinding, interceptors...)
+}
+
+// Create returns a builder for creating a RoleBinding entity.
+func (c *RoleBindingClient) Create() *RoleBindingCreate {
+	mutation := newRoleBindingMutation(c.config, OpCreate)
+	return &RoleBindingCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RoleBinding entities.
+func (c *RoleBindingClient) CreateBulk(builders ...*RoleBindingCreate) *RoleBindingCreateBulk {
+	return &RoleBindingCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RoleBindingClient) MapCreateBulk(slice any, setFunc func(*RoleBindingCreate, int)) *RoleBindingCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RoleBindingCreateBulk{err: fmt.Errorf("calling to RoleBindingClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RoleBindingCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RoleBindingCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RoleBinding.
+func (c *RoleBindingClient) Update() *RoleBindingUpdate {
+	mutation := newRoleBindingMutation(c.config, OpUpdate)
+	return &RoleBindingUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RoleBindingClient) UpdateOne(_m *RoleBinding) *RoleBindingUpdateOne {
+	mutation := newRoleBindingMutation(c.config, OpUpdateOne, withRoleBinding(_m))
+	return &RoleBindingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RoleBindingClient) UpdateOneID(id int) *RoleBindingUpdateOne {
+	mutation := newRoleBindingMutation(c.config, OpUpdateOne, withRoleBindingID(id))
+	return &RoleBindingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RoleBinding.
+func (c *RoleBindingClient) Delete() *RoleBindingDelete {
+	mutation := newRoleBindingMutation(c.config, OpDelete)
+	return &RoleBindingDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RoleBindingClient) DeleteOne(_m *RoleBinding) *RoleBindingDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RoleBindingClient) DeleteOneID(id int) *RoleBindingDeleteOne {
+	builder := c.Delete().Where(rolebinding.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RoleBindingDeleteOne{builder}
+}
+
+// Query returns a query builder for RoleBinding.
+func (c *RoleBindingClient) Query() *RoleBindingQuery {
+	return &RoleBindingQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRoleBinding},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RoleBinding entity by its id.
+func (c *RoleBindingClient) Get(ctx context.Context, id int) (*RoleBinding, error) {
+	return c.Query().Where(rolebinding.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RoleBindingClient) GetX(ctx context.Context, id int) *RoleBinding {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryUser queries the user edge of a RoleBinding.
+func (c *RoleBindingClient) QueryUser(_m *RoleBinding) *UserQuery {
+	query := (&UserClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(rolebinding.Table, rolebinding.FieldID, id),
+			sqlgraph.To(user.Table, user.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, rolebinding.UserTable, rolebinding.UserColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryTenant queries the tenant edge of a RoleBinding.
+func (c *RoleBindingClient) QueryTenant(_m *RoleBinding) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(rolebinding.Table, rolebinding.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, rolebinding.TenantTable, rolebinding.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryNode queries the node edge of a RoleBinding.
+func (c *RoleBindingClient) QueryNode(_m *RoleBinding) *ComputeNodeQuery {
+	query := (&ComputeNodeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(rolebinding.Table, rolebinding.FieldID, id),
+			sqlgraph.To(computenode.Table, computenode.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, rolebinding.NodeTable, rolebinding.NodeColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *RoleBindingClient) Hooks() []Hook {
+	hooks := c.hooks.RoleBinding
+	return append(hooks[:len(hooks):len(hooks)], rolebinding.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *RoleBindingClient) Interceptors() []Interceptor {
+	return c.inters.RoleBinding
+}
+
+func (c *RoleBindingClient) mutate(ctx context.Context, m *RoleBindingMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RoleBindingCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RoleBindingUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RoleBindingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RoleBindingDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RoleBinding mutation op: %q", m.Op())
+	}
+}
+
 // ServiceMeshClient is a client for the ServiceMesh schema.
 type ServiceMeshClient struct {
 	config
@@ -7507,7 +7739,8 @@ func (c *ServiceMeshClient) QueryKubernetesClusters(_m *ServiceMesh) *Kubernetes
 
 // Hooks returns the client hooks.
 func (c *ServiceMeshClient) Hooks() []Hook {
-	return c.hooks.ServiceMesh
+	hooks := c.hooks.ServiceMesh
+	return append(hooks[:len(hooks):len(hooks)], servicemesh.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -7830,9 +8063,26 @@ func (c *TenantClient) QueryAPITokens(_m *Tenant) *APITokenQuery {
 	return query
 }
 
+// QueryRoleBindings queries the role_bindings edge of a Tenant.
+func (c *TenantClient) QueryRoleBindings(_m *Tenant) *RoleBindingQuery {
+	query := (&RoleBindingClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, id),
+			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.RoleBindingsTable, tenant.RoleBindingsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *TenantClient) Hooks() []Hook {
-	return c.hooks.Tenant
+	hooks := c.hooks.Tenant
+	return append(hooks[:len(hooks):len(hooks)], tenant.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -7981,7 +8231,8 @@ func (c *UsageRecordClient) QueryTenant(_m *UsageRecord) *TenantQuery {
 
 // Hooks returns the client hooks.
 func (c *UsageRecordClient) Hooks() []Hook {
-	return c.hooks.UsageRecord
+	hooks := c.hooks.UsageRecord
+	return append(hooks[:len(hooks):len(hooks)], usagerecord.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -8176,9 +8427,26 @@ func (c *UserClient) QueryNotices(_m *User) *NoticeQuery {
 	return query
 }
 
+// QueryRoleBindings queries the role_bindings edge of a User.
+func (c *UserClient) QueryRoleBindings(_m *User) *RoleBindingQuery {
+	query := (&RoleBindingClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(user.Table, user.FieldID, id),
+			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, user.RoleBindingsTable, user.RoleBindingsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *UserClient) Hooks() []Hook {
-	return c.hooks.User
+	hooks := c.hooks.User
+	return append(hooks[:len(hooks):len(hooks)], user.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -8717,7 +8985,8 @@ func (c *VolumeClient) QueryAssignments(_m *Volume) *AssignmentQuery {
 
 // Hooks returns the client hooks.
 func (c *VolumeClient) Hooks() []Hook {
-	return c.hooks.Volume
+	hooks := c.hooks.Volume
+	return append(hooks[:len(hooks):len(hooks)], volume.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
@@ -8747,15 +9016,16 @@ type (
 		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
 		IPAddress, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
 		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, Port, PowerZone,
-		Provider, Quota, Rack, RackZone, Region, RegionService, ServiceMesh, Tenant,
-		UsageRecord, User, VirtualMachine, Volume []ent.Hook
+		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
+		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine, Volume []ent.Hook
 	}
 	inters struct {
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Cluster, ComputeNode,
 		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
 		IPAddress, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
 		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, Port, PowerZone,
-		Provider, Quota, Rack, RackZone, Region, RegionService, ServiceMesh, Tenant,
-		UsageRecord, User, VirtualMachine, Volume []ent.Interceptor
+		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
+		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine,
+		Volume []ent.Interceptor
 	}
 )

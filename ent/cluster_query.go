@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -552,6 +553,12 @@ func (_q *ClusterQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if cluster.Policy == nil {
+		return errors.New("ent: uninitialized cluster.Policy (forgotten import ent/runtime?)")
+	}
+	if err := cluster.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

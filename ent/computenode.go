@@ -95,6 +95,8 @@ type ComputeNodeEdges struct {
 	Events []*Event `json:"events,omitempty"`
 	// Alerts holds the value of the alerts edge.
 	Alerts []*Alert `json:"alerts,omitempty"`
+	// RoleBindings holds the value of the role_bindings edge.
+	RoleBindings []*RoleBinding `json:"role_bindings,omitempty"`
 	// Maintenances holds the value of the maintenances edge.
 	Maintenances []*Maintenance `json:"maintenances,omitempty"`
 	// Maintainers holds the value of the maintainers edge.
@@ -103,9 +105,9 @@ type ComputeNodeEdges struct {
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [12]bool
+	loadedTypes [13]bool
 	// totalCount holds the count of the edges above.
-	totalCount [12]map[string]int
+	totalCount [13]map[string]int
 
 	namedProviders        map[string][]*Provider
 	namedAssignments      map[string][]*Assignment
@@ -113,6 +115,7 @@ type ComputeNodeEdges struct {
 	namedVolumes          map[string][]*Volume
 	namedEvents           map[string][]*Event
 	namedAlerts           map[string][]*Alert
+	namedRoleBindings     map[string][]*RoleBinding
 	namedMaintenances     map[string][]*Maintenance
 	namedMaintainers      map[string][]*Maintainer
 	namedMaintainerGroups map[string][]*MaintainerGroup
@@ -205,10 +208,19 @@ func (e ComputeNodeEdges) AlertsOrErr() ([]*Alert, error) {
 	return nil, &NotLoadedError{edge: "alerts"}
 }
 
+// RoleBindingsOrErr returns the RoleBindings value or an error if the edge
+// was not loaded in eager-loading.
+func (e ComputeNodeEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
+	if e.loadedTypes[9] {
+		return e.RoleBindings, nil
+	}
+	return nil, &NotLoadedError{edge: "role_bindings"}
+}
+
 // MaintenancesOrErr returns the Maintenances value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
-	if e.loadedTypes[9] {
+	if e.loadedTypes[10] {
 		return e.Maintenances, nil
 	}
 	return nil, &NotLoadedError{edge: "maintenances"}
@@ -217,7 +229,7 @@ func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[10] {
+	if e.loadedTypes[11] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -226,7 +238,7 @@ func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[11] {
+	if e.loadedTypes[12] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -488,6 +500,11 @@ func (_m *ComputeNode) QueryAlerts() *AlertQuery {
 	return NewComputeNodeClient(_m.config).QueryAlerts(_m)
 }
 
+// QueryRoleBindings queries the "role_bindings" edge of the ComputeNode entity.
+func (_m *ComputeNode) QueryRoleBindings() *RoleBindingQuery {
+	return NewComputeNodeClient(_m.config).QueryRoleBindings(_m)
+}
+
 // QueryMaintenances queries the "maintenances" edge of the ComputeNode entity.
 func (_m *ComputeNode) QueryMaintenances() *MaintenanceQuery {
 	return NewComputeNodeClient(_m.config).QueryMaintenances(_m)
@@ -738,6 +755,30 @@ func (_m *ComputeNode) appendNamedAlerts(name string, edges ...*Alert) {
 		_m.Edges.namedAlerts[name] = []*Alert{}
 	} else {
 		_m.Edges.namedAlerts[name] = append(_m.Edges.namedAlerts[name], edges...)
+	}
+}
+
+// NamedRoleBindings returns the RoleBindings named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *ComputeNode) NamedRoleBindings(name string) ([]*RoleBinding, error) {
+	if _m.Edges.namedRoleBindings == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedRoleBindings[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *ComputeNode) appendNamedRoleBindings(name string, edges ...*RoleBinding) {
+	if _m.Edges.namedRoleBindings == nil {
+		_m.Edges.namedRoleBindings = make(map[string][]*RoleBinding)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedRoleBindings[name] = []*RoleBinding{}
+	} else {
+		_m.Edges.namedRoleBindings[name] = append(_m.Edges.namedRoleBindings[name], edges...)
 	}
 }
 

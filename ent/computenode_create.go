@@ -22,6 +22,7 @@ import (
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/provider"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -456,6 +457,21 @@ func (_c *ComputeNodeCreate) AddAlerts(v ...*Alert) *ComputeNodeCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddAlertIDs(ids...)
+}
+
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by IDs.
+func (_c *ComputeNodeCreate) AddRoleBindingIDs(ids ...int) *ComputeNodeCreate {
+	_c.mutation.AddRoleBindingIDs(ids...)
+	return _c
+}
+
+// AddRoleBindings adds the "role_bindings" edges to the RoleBinding entity.
+func (_c *ComputeNodeCreate) AddRoleBindings(v ...*RoleBinding) *ComputeNodeCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddRoleBindingIDs(ids...)
 }
 
 // AddMaintenanceIDs adds the "maintenances" edge to the Maintenance entity by IDs.
@@ -995,6 +1011,22 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.RoleBindingsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.RoleBindingsTable,
+			Columns: []string{computenode.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/provider"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -45,6 +47,7 @@ type ComputeNodeQuery struct {
 	withVolumes               *VolumeQuery
 	withEvents                *EventQuery
 	withAlerts                *AlertQuery
+	withRoleBindings          *RoleBindingQuery
 	withMaintenances          *MaintenanceQuery
 	withMaintainers           *MaintainerQuery
 	withMaintainerGroups      *MaintainerGroupQuery
@@ -57,6 +60,7 @@ type ComputeNodeQuery struct {
 	withNamedVolumes          map[string]*VolumeQuery
 	withNamedEvents           map[string]*EventQuery
 	withNamedAlerts           map[string]*AlertQuery
+	withNamedRoleBindings     map[string]*RoleBindingQuery
 	withNamedMaintenances     map[string]*MaintenanceQuery
 	withNamedMaintainers      map[string]*MaintainerQuery
 	withNamedMaintainerGroups map[string]*MaintainerGroupQuery
@@ -287,6 +291,28 @@ func (_q *ComputeNodeQuery) QueryAlerts() *AlertQuery {
 			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
 			sqlgraph.To(alert.Table, alert.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, computenode.AlertsTable, computenode.AlertsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryRoleBindings chains the current query on the "role_bindings" edge.
+func (_q *ComputeNodeQuery) QueryRoleBindings() *RoleBindingQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
+			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, computenode.RoleBindingsTable, computenode.RoleBindingsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -561,6 +587,7 @@ func (_q *ComputeNodeQuery) Clone() *ComputeNodeQuery {
 		withVolumes:          _q.withVolumes.Clone(),
 		withEvents:           _q.withEvents.Clone(),
 		withAlerts:           _q.withAlerts.Clone(),
+		withRoleBindings:     _q.withRoleBindings.Clone(),
 		withMaintenances:     _q.withMaintenances.Clone(),
 		withMaintainers:      _q.withMaintainers.Clone(),
 		withMaintainerGroups: _q.withMaintainerGroups.Clone(),
@@ -670,6 +697,17 @@ func (_q *ComputeNodeQuery) WithAlerts(opts ...func(*AlertQuery)) *ComputeNodeQu
 	return _q
 }
 
+// WithRoleBindings tells the query-builder to eager-load the nodes that are connected to
+// the "role_bindings" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithRoleBindings(opts ...func(*RoleBindingQuery)) *ComputeNodeQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRoleBindings = query
+	return _q
+}
+
 // WithMaintenances tells the query-builder to eager-load the nodes that are connected to
 // the "maintenances" edge. The optional arguments are used to configure the query builder of the edge.
 func (_q *ComputeNodeQuery) WithMaintenances(opts ...func(*MaintenanceQuery)) *ComputeNodeQuery {
@@ -774,6 +812,12 @@ func (_q *ComputeNodeQuery) prepareQuery(ctx context.Context) error {
 		}
 		_q.sql = prev
 	}
+	if computenode.Policy == nil {
+		return errors.New("ent: uninitialized computenode.Policy (forgotten import ent/runtime?)")
+	}
+	if err := computenode.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -782,7 +826,7 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		nodes       = []*ComputeNode{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [12]bool{
+		loadedTypes = [13]bool{
 			_q.withHost != nil,
 			_q.withCluster != nil,
 			_q.withAvailabilityZone != nil,
@@ -792,6 +836,7 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 			_q.withVolumes != nil,
 			_q.withEvents != nil,
 			_q.withAlerts != nil,
+			_q.withRoleBindings != nil,
 			_q.withMaintenances != nil,
 			_q.withMaintainers != nil,
 			_q.withMaintainerGroups != nil,
@@ -884,6 +929,13 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 			return nil, err
 		}
 	}
+	if query := _q.withRoleBindings; query != nil {
+		if err := _q.loadRoleBindings(ctx, query, nodes,
+			func(n *ComputeNode) { n.Edges.RoleBindings = []*RoleBinding{} },
+			func(n *ComputeNode, e *RoleBinding) { n.Edges.RoleBindings = append(n.Edges.RoleBindings, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withMaintenances; query != nil {
 		if err := _q.loadMaintenances(ctx, query, nodes,
 			func(n *ComputeNode) { n.Edges.Maintenances = []*Maintenance{} },
@@ -946,6 +998,13 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		if err := _q.loadAlerts(ctx, query, nodes,
 			func(n *ComputeNode) { n.appendNamedAlerts(name) },
 			func(n *ComputeNode, e *Alert) { n.appendNamedAlerts(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedRoleBindings {
+		if err := _q.loadRoleBindings(ctx, query, nodes,
+			func(n *ComputeNode) { n.appendNamedRoleBindings(name) },
+			func(n *ComputeNode, e *RoleBinding) { n.appendNamedRoleBindings(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1285,6 +1344,37 @@ func (_q *ComputeNodeQuery) loadAlerts(ctx context.Context, query *AlertQuery, n
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "compute_node_alerts" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *ComputeNodeQuery) loadRoleBindings(ctx context.Context, query *RoleBindingQuery, nodes []*ComputeNode, init func(*ComputeNode), assign func(*ComputeNode, *RoleBinding)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*ComputeNode)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.RoleBinding(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(computenode.RoleBindingsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.compute_node_role_bindings
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "compute_node_role_bindings" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "compute_node_role_bindings" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1674,6 +1764,20 @@ func (_q *ComputeNodeQuery) WithNamedAlerts(name string, opts ...func(*AlertQuer
 		_q.withNamedAlerts = make(map[string]*AlertQuery)
 	}
 	_q.withNamedAlerts[name] = query
+	return _q
+}
+
+// WithNamedRoleBindings tells the query-builder to eager-load the nodes that are connected to the "role_bindings"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithNamedRoleBindings(name string, opts ...func(*RoleBindingQuery)) *ComputeNodeQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedRoleBindings == nil {
+		_q.withNamedRoleBindings = make(map[string]*RoleBindingQuery)
+	}
+	_q.withNamedRoleBindings[name] = query
 	return _q
 }
 

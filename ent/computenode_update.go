@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/provider"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -543,6 +544,21 @@ func (_u *ComputeNodeUpdate) AddAlerts(v ...*Alert) *ComputeNodeUpdate {
 	return _u.AddAlertIDs(ids...)
 }
 
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by IDs.
+func (_u *ComputeNodeUpdate) AddRoleBindingIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.AddRoleBindingIDs(ids...)
+	return _u
+}
+
+// AddRoleBindings adds the "role_bindings" edges to the RoleBinding entity.
+func (_u *ComputeNodeUpdate) AddRoleBindings(v ...*RoleBinding) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRoleBindingIDs(ids...)
+}
+
 // AddMaintenanceIDs adds the "maintenances" edge to the Maintenance entity by IDs.
 func (_u *ComputeNodeUpdate) AddMaintenanceIDs(ids ...int) *ComputeNodeUpdate {
 	_u.mutation.AddMaintenanceIDs(ids...)
@@ -735,6 +751,27 @@ func (_u *ComputeNodeUpdate) RemoveAlerts(v ...*Alert) *ComputeNodeUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveAlertIDs(ids...)
+}
+
+// ClearRoleBindings clears all "role_bindings" edges to the RoleBinding entity.
+func (_u *ComputeNodeUpdate) ClearRoleBindings() *ComputeNodeUpdate {
+	_u.mutation.ClearRoleBindings()
+	return _u
+}
+
+// RemoveRoleBindingIDs removes the "role_bindings" edge to RoleBinding entities by IDs.
+func (_u *ComputeNodeUpdate) RemoveRoleBindingIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.RemoveRoleBindingIDs(ids...)
+	return _u
+}
+
+// RemoveRoleBindings removes "role_bindings" edges to RoleBinding entities.
+func (_u *ComputeNodeUpdate) RemoveRoleBindings(v ...*RoleBinding) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRoleBindingIDs(ids...)
 }
 
 // ClearMaintenances clears all "maintenances" edges to the Maintenance entity.
@@ -1408,6 +1445,51 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.RoleBindingsTable,
+			Columns: []string{computenode.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRoleBindingsIDs(); len(nodes) > 0 && !_u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.RoleBindingsTable,
+			Columns: []string{computenode.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RoleBindingsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.RoleBindingsTable,
+			Columns: []string{computenode.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.MaintenancesCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2M,
@@ -2066,6 +2148,21 @@ func (_u *ComputeNodeUpdateOne) AddAlerts(v ...*Alert) *ComputeNodeUpdateOne {
 	return _u.AddAlertIDs(ids...)
 }
 
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by IDs.
+func (_u *ComputeNodeUpdateOne) AddRoleBindingIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.AddRoleBindingIDs(ids...)
+	return _u
+}
+
+// AddRoleBindings adds the "role_bindings" edges to the RoleBinding entity.
+func (_u *ComputeNodeUpdateOne) AddRoleBindings(v ...*RoleBinding) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRoleBindingIDs(ids...)
+}
+
 // AddMaintenanceIDs adds the "maintenances" edge to the Maintenance entity by IDs.
 func (_u *ComputeNodeUpdateOne) AddMaintenanceIDs(ids ...int) *ComputeNodeUpdateOne {
 	_u.mutation.AddMaintenanceIDs(ids...)
@@ -2258,6 +2355,27 @@ func (_u *ComputeNodeUpdateOne) RemoveAlerts(v ...*Alert) *ComputeNodeUpdateOne 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveAlertIDs(ids...)
+}
+
+// ClearRoleBindings clears all "role_bindings" edges to the RoleBinding entity.
+func (_u *ComputeNodeUpdateOne) ClearRoleBindings() *ComputeNodeUpdateOne {
+	_u.mutation.ClearRoleBindings()
+	return _u
+}
+
+// RemoveRoleBindingIDs removes the "role_bindings" edge to RoleBinding entities by IDs.
+func (_u *ComputeNodeUpdateOne) RemoveRoleBindingIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.RemoveRoleBindingIDs(ids...)
+	return _u
+}
+
+// RemoveRoleBindings removes "role_bindings" edges to RoleBinding entities.
+func (_u *ComputeNodeUpdateOne) RemoveRoleBindings(v ...*RoleBinding) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRoleBindingIDs(ids...)
 }
 
 // ClearMaintenances clears all "maintenances" edges to the Maintenance entity.
@@ -2954,6 +3072,51 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.RoleBindingsTable,
+			Columns: []string{computenode.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRoleBindingsIDs(); len(nodes) > 0 && !_u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.RoleBindingsTable,
+			Columns: []string{computenode.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RoleBindingsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.RoleBindingsTable,
+			Columns: []string{computenode.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

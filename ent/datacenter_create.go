@@ -269,7 +269,9 @@ func (_c *DatacenterCreate) Mutation() *DatacenterMutation {
 
 // Save creates the Datacenter in the database.
 func (_c *DatacenterCreate) Save(ctx context.Context) (*Datacenter, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -296,15 +298,22 @@ func (_c *DatacenterCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *DatacenterCreate) defaults() {
+func (_c *DatacenterCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if datacenter.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized datacenter.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := datacenter.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if datacenter.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized datacenter.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := datacenter.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -590,6 +591,12 @@ func (_q *DatacenterQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if datacenter.Policy == nil {
+		return errors.New("ent: uninitialized datacenter.Policy (forgotten import ent/runtime?)")
+	}
+	if err := datacenter.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

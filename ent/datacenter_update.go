@@ -436,7 +436,9 @@ func (_u *DatacenterUpdate) RemoveNetworks(v ...*Network) *DatacenterUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *DatacenterUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -463,11 +465,15 @@ func (_u *DatacenterUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *DatacenterUpdate) defaults() {
+func (_u *DatacenterUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if datacenter.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized datacenter.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := datacenter.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1318,7 +1324,9 @@ func (_u *DatacenterUpdateOne) Select(field string, fields ...string) *Datacente
 
 // Save executes the query and returns the updated Datacenter entity.
 func (_u *DatacenterUpdateOne) Save(ctx context.Context) (*Datacenter, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1345,11 +1353,15 @@ func (_u *DatacenterUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *DatacenterUpdateOne) defaults() {
+func (_u *DatacenterUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if datacenter.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized datacenter.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := datacenter.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -46,6 +46,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -146,6 +147,7 @@ func checkColumn(t, c string) error {
 			rackzone.Table:          rackzone.ValidColumn,
 			region.Table:            region.ValidColumn,
 			regionservice.Table:     regionservice.ValidColumn,
+			rolebinding.Table:       rolebinding.ValidColumn,
 			servicemesh.Table:       servicemesh.ValidColumn,
 			tenant.Table:            tenant.ValidColumn,
 			usagerecord.Table:       usagerecord.ValidColumn,

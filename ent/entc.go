@@ -37,6 +37,8 @@ func main() {
 			gen.FeatureModifier,
 			gen.FeatureVersionedMigration,
 			gen.FeatureIntercept,
+			gen.FeaturePrivacy,
+			gen.FeatureEntQL,
 		},
 	}, entc.Extensions(ex), entc.TemplateDir("./ent/template"))
 	if err != nil {

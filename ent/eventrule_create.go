@@ -195,7 +195,9 @@ func (_c *EventRuleCreate) Mutation() *EventRuleMutation {
 
 // Save creates the EventRule in the database.
 func (_c *EventRuleCreate) Save(ctx context.Context) (*EventRule, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -222,12 +224,18 @@ func (_c *EventRuleCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *EventRuleCreate) defaults() {
+func (_c *EventRuleCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if eventrule.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized eventrule.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := eventrule.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if eventrule.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized eventrule.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := eventrule.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -247,6 +255,7 @@ func (_c *EventRuleCreate) defaults() {
 		v := eventrule.DefaultEnabled
 		_c.mutation.SetEnabled(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -330,6 +331,12 @@ func (_q *EventRuleQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if eventrule.Policy == nil {
+		return errors.New("ent: uninitialized eventrule.Policy (forgotten import ent/runtime?)")
+	}
+	if err := eventrule.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

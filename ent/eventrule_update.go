@@ -240,7 +240,9 @@ func (_u *EventRuleUpdate) Mutation() *EventRuleMutation {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *EventRuleUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -267,11 +269,15 @@ func (_u *EventRuleUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *EventRuleUpdate) defaults() {
+func (_u *EventRuleUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if eventrule.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized eventrule.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := eventrule.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -650,7 +656,9 @@ func (_u *EventRuleUpdateOne) Select(field string, fields ...string) *EventRuleU
 
 // Save executes the query and returns the updated EventRule entity.
 func (_u *EventRuleUpdateOne) Save(ctx context.Context) (*EventRule, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -677,11 +685,15 @@ func (_u *EventRuleUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *EventRuleUpdateOne) defaults() {
+func (_u *EventRuleUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if eventrule.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized eventrule.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := eventrule.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

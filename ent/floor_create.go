@@ -147,7 +147,9 @@ func (_c *FloorCreate) Mutation() *FloorMutation {
 
 // Save creates the Floor in the database.
 func (_c *FloorCreate) Save(ctx context.Context) (*Floor, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -174,15 +176,22 @@ func (_c *FloorCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *FloorCreate) defaults() {
+func (_c *FloorCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if floor.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized floor.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := floor.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if floor.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized floor.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := floor.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -405,6 +406,12 @@ func (_q *FloorQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if floor.Policy == nil {
+		return errors.New("ent: uninitialized floor.Policy (forgotten import ent/runtime?)")
+	}
+	if err := floor.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

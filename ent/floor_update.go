@@ -212,7 +212,9 @@ func (_u *FloorUpdate) RemoveRacks(v ...*Rack) *FloorUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *FloorUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -239,11 +241,15 @@ func (_u *FloorUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *FloorUpdate) defaults() {
+func (_u *FloorUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if floor.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized floor.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := floor.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -621,7 +627,9 @@ func (_u *FloorUpdateOne) Select(field string, fields ...string) *FloorUpdateOne
 
 // Save executes the query and returns the updated Floor entity.
 func (_u *FloorUpdateOne) Save(ctx context.Context) (*Floor, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -648,11 +656,15 @@ func (_u *FloorUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *FloorUpdateOne) defaults() {
+func (_u *FloorUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if floor.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized floor.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := floor.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

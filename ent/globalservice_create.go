@@ -147,7 +147,9 @@ func (_c *GlobalServiceCreate) Mutation() *GlobalServiceMutation {
 
 // Save creates the GlobalService in the database.
 func (_c *GlobalServiceCreate) Save(ctx context.Context) (*GlobalService, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -174,12 +176,18 @@ func (_c *GlobalServiceCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *GlobalServiceCreate) defaults() {
+func (_c *GlobalServiceCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if globalservice.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized globalservice.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := globalservice.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if globalservice.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized globalservice.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := globalservice.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -191,6 +199,7 @@ func (_c *GlobalServiceCreate) defaults() {
 		v := globalservice.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

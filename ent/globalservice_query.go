@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -405,6 +406,12 @@ func (_q *GlobalServiceQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if globalservice.Policy == nil {
+		return errors.New("ent: uninitialized globalservice.Policy (forgotten import ent/runtime?)")
+	}
+	if err := globalservice.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -179,7 +179,9 @@ func (_u *GlobalServiceUpdate) RemoveRegionServices(v ...*RegionService) *Global
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *GlobalServiceUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -206,11 +208,15 @@ func (_u *GlobalServiceUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *GlobalServiceUpdate) defaults() {
+func (_u *GlobalServiceUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if globalservice.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized globalservice.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := globalservice.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -545,7 +551,9 @@ func (_u *GlobalServiceUpdateOne) Select(field string, fields ...string) *Global
 
 // Save executes the query and returns the updated GlobalService entity.
 func (_u *GlobalServiceUpdateOne) Save(ctx context.Context) (*GlobalService, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -572,11 +580,15 @@ func (_u *GlobalServiceUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *GlobalServiceUpdateOne) defaults() {
+func (_u *GlobalServiceUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if globalservice.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized globalservice.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := globalservice.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -364,6 +364,27 @@ func (_m *ComputeNode) Alerts(
 	return _m.QueryAlerts().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *ComputeNode) RoleBindings(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *RoleBindingOrder, where *RoleBindingWhereInput,
+) (*RoleBindingConnection, error) {
+	opts := []RoleBindingPaginateOption{
+		WithRoleBindingOrder(orderBy),
+		WithRoleBindingFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	if nodes, err := _m.NamedRoleBindings(alias); err == nil || hasTotalCount {
+		pager, err := newRoleBindingPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &RoleBindingConnection{Edges: []*RoleBindingEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryRoleBindings().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *ComputeNode) Maintenances(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *MaintenanceOrder, where *MaintenanceWhereInput,
 ) (*MaintenanceConnection, error) {
@@ -372,7 +393,7 @@ func (_m *ComputeNode) Maintenances(
 		WithMaintenanceFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
 	if nodes, err := _m.NamedMaintenances(alias); err == nil || hasTotalCount {
 		pager, err := newMaintenancePager(opts, last != nil)
 		if err != nil {
@@ -393,7 +414,7 @@ func (_m *ComputeNode) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -414,7 +435,7 @@ func (_m *ComputeNode) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {
@@ -2208,6 +2229,30 @@ func (_m *RegionService) VirtualMachines(
 	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *RoleBinding) User(ctx context.Context) (*User, error) {
+	result, err := _m.Edges.UserOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryUser().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *RoleBinding) Tenant(ctx context.Context) (*Tenant, error) {
+	result, err := _m.Edges.TenantOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryTenant().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *RoleBinding) Node(ctx context.Context) (*ComputeNode, error) {
+	result, err := _m.Edges.NodeOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNode().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
 func (_m *ServiceMesh) KubernetesClusters(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *KubernetesClusterOrder, where *KubernetesClusterWhereInput,
 ) (*KubernetesClusterConnection, error) {
@@ -2481,6 +2526,27 @@ func (_m *Tenant) APITokens(
 	return _m.QueryAPITokens().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Tenant) RoleBindings(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *RoleBindingOrder, where *RoleBindingWhereInput,
+) (*RoleBindingConnection, error) {
+	opts := []RoleBindingPaginateOption{
+		WithRoleBindingOrder(orderBy),
+		WithRoleBindingFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
+	if nodes, err := _m.NamedRoleBindings(alias); err == nil || hasTotalCount {
+		pager, err := newRoleBindingPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &RoleBindingConnection{Edges: []*RoleBindingEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryRoleBindings().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *UsageRecord) Tenant(ctx context.Context) (*Tenant, error) {
 	result, err := _m.Edges.TenantOrErr()
 	if IsNotLoaded(err) {
@@ -2558,6 +2624,27 @@ func (_m *User) Notices(
 		return conn, nil
 	}
 	return _m.QueryNotices().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *User) RoleBindings(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *RoleBindingOrder, where *RoleBindingWhereInput,
+) (*RoleBindingConnection, error) {
+	opts := []RoleBindingPaginateOption{
+		WithRoleBindingOrder(orderBy),
+		WithRoleBindingFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	if nodes, err := _m.NamedRoleBindings(alias); err == nil || hasTotalCount {
+		pager, err := newRoleBindingPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &RoleBindingConnection{Edges: []*RoleBindingEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryRoleBindings().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *VirtualMachine) Tenant(ctx context.Context) (*Tenant, error) {

@@ -420,6 +420,7 @@ type CreateComputeNodeInput struct {
 	VolumeIDs                 []int
 	EventIDs                  []int
 	AlertIDs                  []int
+	RoleBindingIDs            []int
 	MaintenanceIDs            []int
 	MaintainerIDs             []int
 	MaintainerGroupIDs        []int
@@ -487,6 +488,9 @@ func (i *CreateComputeNodeInput) Mutate(m *ComputeNodeMutation) {
 	if v := i.AlertIDs; len(v) > 0 {
 		m.AddAlertIDs(v...)
 	}
+	if v := i.RoleBindingIDs; len(v) > 0 {
+		m.AddRoleBindingIDs(v...)
+	}
 	if v := i.MaintenanceIDs; len(v) > 0 {
 		m.AddMaintenanceIDs(v...)
 	}
@@ -544,6 +548,9 @@ type UpdateComputeNodeInput struct {
 	ClearAlerts               bool
 	AddAlertIDs               []int
 	RemoveAlertIDs            []int
+	ClearRoleBindings         bool
+	AddRoleBindingIDs         []int
+	RemoveRoleBindingIDs      []int
 	ClearMaintenances         bool
 	AddMaintenanceIDs         []int
 	RemoveMaintenanceIDs      []int
@@ -670,6 +677,15 @@ func (i *UpdateComputeNodeInput) Mutate(m *ComputeNodeMutation) {
 	}
 	if v := i.RemoveAlertIDs; len(v) > 0 {
 		m.RemoveAlertIDs(v...)
+	}
+	if i.ClearRoleBindings {
+		m.ClearRoleBindings()
+	}
+	if v := i.AddRoleBindingIDs; len(v) > 0 {
+		m.AddRoleBindingIDs(v...)
+	}
+	if v := i.RemoveRoleBindingIDs; len(v) > 0 {
+		m.RemoveRoleBindingIDs(v...)
 	}
 	if i.ClearMaintenances {
 		m.ClearMaintenances()
@@ -4724,6 +4740,7 @@ type CreateTenantInput struct {
 	NoticeIDs            []int
 	UsageRecordIDs       []int
 	APITokenIDs          []int
+	RoleBindingIDs       []int
 }
 
 // Mutate applies the CreateTenantInput on the TenantMutation builder.
@@ -4773,6 +4790,9 @@ func (i *CreateTenantInput) Mutate(m *TenantMutation) {
 	}
 	if v := i.APITokenIDs; len(v) > 0 {
 		m.AddAPITokenIDs(v...)
+	}
+	if v := i.RoleBindingIDs; len(v) > 0 {
+		m.AddRoleBindingIDs(v...)
 	}
 }
 
@@ -4826,6 +4846,9 @@ type UpdateTenantInput struct {
 	ClearAPITokens             bool
 	AddAPITokenIDs             []int
 	RemoveAPITokenIDs          []int
+	ClearRoleBindings          bool
+	AddRoleBindingIDs          []int
+	RemoveRoleBindingIDs       []int
 }
 
 // Mutate applies the UpdateTenantInput on the TenantMutation builder.
@@ -4956,6 +4979,15 @@ func (i *UpdateTenantInput) Mutate(m *TenantMutation) {
 	if v := i.RemoveAPITokenIDs; len(v) > 0 {
 		m.RemoveAPITokenIDs(v...)
 	}
+	if i.ClearRoleBindings {
+		m.ClearRoleBindings()
+	}
+	if v := i.AddRoleBindingIDs; len(v) > 0 {
+		m.AddRoleBindingIDs(v...)
+	}
+	if v := i.RemoveRoleBindingIDs; len(v) > 0 {
+		m.RemoveRoleBindingIDs(v...)
+	}
 }
 
 // SetInput applies the change-set in the UpdateTenantInput on the TenantUpdate builder.
@@ -4972,14 +5004,15 @@ func (c *TenantUpdateOne) SetInput(i UpdateTenantInput) *TenantUpdateOne {
 
 // CreateUserInput represents a mutation input for creating users.
 type CreateUserInput struct {
-	Username     string
-	DisplayName  *string
-	Email        *string
-	Status       *user.Status
-	APITokenIDs  []int
-	TenantIDs    []int
-	MaintainerID *int
-	NoticeIDs    []int
+	Username       string
+	DisplayName    *string
+	Email          *string
+	Status         *user.Status
+	APITokenIDs    []int
+	TenantIDs      []int
+	MaintainerID   *int
+	NoticeIDs      []int
+	RoleBindingIDs []int
 }
 
 // Mutate applies the CreateUserInput on the UserMutation builder.
@@ -5006,6 +5039,9 @@ func (i *CreateUserInput) Mutate(m *UserMutation) {
 	if v := i.NoticeIDs; len(v) > 0 {
 		m.AddNoticeIDs(v...)
 	}
+	if v := i.RoleBindingIDs; len(v) > 0 {
+		m.AddRoleBindingIDs(v...)
+	}
 }
 
 // SetInput applies the change-set in the CreateUserInput on the UserCreate builder.
@@ -5016,23 +5052,26 @@ func (c *UserCreate) SetInput(i CreateUserInput) *UserCreate {
 
 // UpdateUserInput represents a mutation input for updating users.
 type UpdateUserInput struct {
-	Username          *string
-	ClearDisplayName  bool
-	DisplayName       *string
-	ClearEmail        bool
-	Email             *string
-	Status            *user.Status
-	ClearAPITokens    bool
-	AddAPITokenIDs    []int
-	RemoveAPITokenIDs []int
-	ClearTenants      bool
-	AddTenantIDs      []int
-	RemoveTenantIDs   []int
-	ClearMaintainer   bool
-	MaintainerID      *int
-	ClearNotices      bool
-	AddNoticeIDs      []int
-	RemoveNoticeIDs   []int
+	Username             *string
+	ClearDisplayName     bool
+	DisplayName          *string
+	ClearEmail           bool
+	Email                *string
+	Status               *user.Status
+	ClearAPITokens       bool
+	AddAPITokenIDs       []int
+	RemoveAPITokenIDs    []int
+	ClearTenants         bool
+	AddTenantIDs         []int
+	RemoveTenantIDs      []int
+	ClearMaintainer      bool
+	MaintainerID         *int
+	ClearNotices         bool
+	AddNoticeIDs         []int
+	RemoveNoticeIDs      []int
+	ClearRoleBindings    bool
+	AddRoleBindingIDs    []int
+	RemoveRoleBindingIDs []int
 }
 
 // Mutate applies the UpdateUserInput on the UserMutation builder.
@@ -5087,6 +5126,15 @@ func (i *UpdateUserInput) Mutate(m *UserMutation) {
 	}
 	if v := i.RemoveNoticeIDs; len(v) > 0 {
 		m.RemoveNoticeIDs(v...)
+	}
+	if i.ClearRoleBindings {
+		m.ClearRoleBindings()
+	}
+	if v := i.AddRoleBindingIDs; len(v) > 0 {
+		m.AddRoleBindingIDs(v...)
+	}
+	if v := i.RemoveRoleBindingIDs; len(v) > 0 {
+		m.RemoveRoleBindingIDs(v...)
 	}
 }
 

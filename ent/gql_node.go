@@ -45,6 +45,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -227,6 +228,11 @@ var regionserviceImplementors = []string{"RegionService", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*RegionService) IsNode() {}
+
+var rolebindingImplementors = []string{"RoleBinding", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*RoleBinding) IsNode() {}
 
 var servicemeshImplementors = []string{"ServiceMesh", "Node"}
 
@@ -637,6 +643,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(regionservice.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, regionserviceImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case rolebinding.Table:
+		query := c.RoleBinding.Query().
+			Where(rolebinding.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, rolebindingImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -1300,6 +1315,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.RegionService.Query().
 			Where(regionservice.IDIn(ids...))
 		query, err := query.CollectFields(ctx, regionserviceImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case rolebinding.Table:
+		query := c.RoleBinding.Query().
+			Where(rolebinding.IDIn(ids...))
+		query, err := query.CollectFields(ctx, rolebindingImplementors...)
 		if err != nil {
 			return nil, err
 		}

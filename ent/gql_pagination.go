@@ -49,6 +49,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -12122,6 +12123,338 @@ func (_m *RegionService) ToEdge(order *RegionServiceOrder) *RegionServiceEdge {
 		order = DefaultRegionServiceOrder
 	}
 	return &RegionServiceEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// RoleBindingEdge is the edge representation of RoleBinding.
+type RoleBindingEdge struct {
+	Node   *RoleBinding `json:"node"`
+	Cursor Cursor       `json:"cursor"`
+}
+
+// RoleBindingConnection is the connection containing edges to RoleBinding.
+type RoleBindingConnection struct {
+	Edges      []*RoleBindingEdge `json:"edges"`
+	PageInfo   PageInfo           `json:"pageInfo"`
+	TotalCount int                `json:"totalCount"`
+}
+
+func (c *RoleBindingConnection) build(nodes []*RoleBinding, pager *rolebindingPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *RoleBinding
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *RoleBinding {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *RoleBinding {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*RoleBindingEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &RoleBindingEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// RoleBindingPaginateOption enables pagination customization.
+type RoleBindingPaginateOption func(*rolebindingPager) error
+
+// WithRoleBindingOrder configures pagination ordering.
+func WithRoleBindingOrder(order *RoleBindingOrder) RoleBindingPaginateOption {
+	if order == nil {
+		order = DefaultRoleBindingOrder
+	}
+	o := *order
+	return func(pager *rolebindingPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultRoleBindingOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithRoleBindingFilter configures pagination filter.
+func WithRoleBindingFilter(filter func(*RoleBindingQuery) (*RoleBindingQuery, error)) RoleBindingPaginateOption {
+	return func(pager *rolebindingPager) error {
+		if filter == nil {
+			return errors.New("RoleBindingQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type rolebindingPager struct {
+	reverse bool
+	order   *RoleBindingOrder
+	filter  func(*RoleBindingQuery) (*RoleBindingQuery, error)
+}
+
+func newRoleBindingPager(opts []RoleBindingPaginateOption, reverse bool) (*rolebindingPager, error) {
+	pager := &rolebindingPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultRoleBindingOrder
+	}
+	return pager, nil
+}
+
+func (p *rolebindingPager) applyFilter(query *RoleBindingQuery) (*RoleBindingQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *rolebindingPager) toCursor(_m *RoleBinding) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *rolebindingPager) applyCursors(query *RoleBindingQuery, after, before *Cursor) (*RoleBindingQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultRoleBindingOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *rolebindingPager) applyOrder(query *RoleBindingQuery) *RoleBindingQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultRoleBindingOrder.Field {
+		query = query.Order(DefaultRoleBindingOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *rolebindingPager) orderExpr(query *RoleBindingQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultRoleBindingOrder.Field {
+			b.Comma().Ident(DefaultRoleBindingOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to RoleBinding.
+func (_m *RoleBindingQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...RoleBindingPaginateOption,
+) (*RoleBindingConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newRoleBindingPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &RoleBindingConnection{Edges: []*RoleBindingEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// RoleBindingOrderFieldCreatedAt orders RoleBinding by created_at.
+	RoleBindingOrderFieldCreatedAt = &RoleBindingOrderField{
+		Value: func(_m *RoleBinding) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: rolebinding.FieldCreatedAt,
+		toTerm: rolebinding.ByCreatedAt,
+		toCursor: func(_m *RoleBinding) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// RoleBindingOrderFieldUpdatedAt orders RoleBinding by updated_at.
+	RoleBindingOrderFieldUpdatedAt = &RoleBindingOrderField{
+		Value: func(_m *RoleBinding) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: rolebinding.FieldUpdatedAt,
+		toTerm: rolebinding.ByUpdatedAt,
+		toCursor: func(_m *RoleBinding) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// RoleBindingOrderFieldRole orders RoleBinding by role.
+	RoleBindingOrderFieldRole = &RoleBindingOrderField{
+		Value: func(_m *RoleBinding) (ent.Value, error) {
+			return _m.Role, nil
+		},
+		column: rolebinding.FieldRole,
+		toTerm: rolebinding.ByRole,
+		toCursor: func(_m *RoleBinding) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Role,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f RoleBindingOrderField) String() string {
+	var str string
+	switch f.column {
+	case RoleBindingOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case RoleBindingOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case RoleBindingOrderFieldRole.column:
+		str = "ROLE"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f RoleBindingOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *RoleBindingOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("RoleBindingOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *RoleBindingOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *RoleBindingOrderFieldUpdatedAt
+	case "ROLE":
+		*f = *RoleBindingOrderFieldRole
+	default:
+		return fmt.Errorf("%s is not a valid RoleBindingOrderField", str)
+	}
+	return nil
+}
+
+// RoleBindingOrderField defines the ordering field of RoleBinding.
+type RoleBindingOrderField struct {
+	// Value extracts the ordering value from the given RoleBinding.
+	Value    func(*RoleBinding) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) rolebinding.OrderOption
+	toCursor func(*RoleBinding) Cursor
+}
+
+// RoleBindingOrder defines the ordering of RoleBinding.
+type RoleBindingOrder struct {
+	Direction OrderDirection         `json:"direction"`
+	Field     *RoleBindingOrderField `json:"field"`
+}
+
+// DefaultRoleBindingOrder is the default ordering of RoleBinding.
+var DefaultRoleBindingOrder = &RoleBindingOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &RoleBindingOrderField{
+		Value: func(_m *RoleBinding) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: rolebinding.FieldID,
+		toTerm: rolebinding.ByID,
+		toCursor: func(_m *RoleBinding) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts RoleBinding into RoleBindingEdge.
+func (_m *RoleBinding) ToEdge(order *RoleBindingOrder) *RoleBindingEdge {
+	if order == nil {
+		order = DefaultRoleBindingOrder
+	}
+	return &RoleBindingEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

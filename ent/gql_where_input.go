@@ -42,6 +42,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -122,6 +123,12 @@ type APITokenWhereInput struct {
 	ScopeNEQ   *apitoken.Scope  `json:"scopeNEQ,omitempty"`
 	ScopeIn    []apitoken.Scope `json:"scopeIn,omitempty"`
 	ScopeNotIn []apitoken.Scope `json:"scopeNotIn,omitempty"`
+
+	// "kind" field predicates.
+	Kind      *apitoken.Kind  `json:"kind,omitempty"`
+	KindNEQ   *apitoken.Kind  `json:"kindNEQ,omitempty"`
+	KindIn    []apitoken.Kind `json:"kindIn,omitempty"`
+	KindNotIn []apitoken.Kind `json:"kindNotIn,omitempty"`
 
 	// "expires_at" field predicates.
 	ExpiresAt       *time.Time  `json:"expiresAt,omitempty"`
@@ -400,6 +407,18 @@ func (i *APITokenWhereInput) P() (predicate.APIToken, error) {
 	}
 	if len(i.ScopeNotIn) > 0 {
 		predicates = append(predicates, apitoken.ScopeNotIn(i.ScopeNotIn...))
+	}
+	if i.Kind != nil {
+		predicates = append(predicates, apitoken.KindEQ(*i.Kind))
+	}
+	if i.KindNEQ != nil {
+		predicates = append(predicates, apitoken.KindNEQ(*i.KindNEQ))
+	}
+	if len(i.KindIn) > 0 {
+		predicates = append(predicates, apitoken.KindIn(i.KindIn...))
+	}
+	if len(i.KindNotIn) > 0 {
+		predicates = append(predicates, apitoken.KindNotIn(i.KindNotIn...))
 	}
 	if i.ExpiresAt != nil {
 		predicates = append(predicates, apitoken.ExpiresAtEQ(*i.ExpiresAt))
@@ -3418,6 +3437,10 @@ type ComputeNodeWhereInput struct {
 	HasAlerts     *bool              `json:"hasAlerts,omitempty"`
 	HasAlertsWith []*AlertWhereInput `json:"hasAlertsWith,omitempty"`
 
+	// "role_bindings" edge predicates.
+	HasRoleBindings     *bool                    `json:"hasRoleBindings,omitempty"`
+	HasRoleBindingsWith []*RoleBindingWhereInput `json:"hasRoleBindingsWith,omitempty"`
+
 	// "maintenances" edge predicates.
 	HasMaintenances     *bool                    `json:"hasMaintenances,omitempty"`
 	HasMaintenancesWith []*MaintenanceWhereInput `json:"hasMaintenancesWith,omitempty"`
@@ -4213,6 +4236,24 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, computenode.HasAlertsWith(with...))
+	}
+	if i.HasRoleBindings != nil {
+		p := computenode.HasRoleBindings()
+		if !*i.HasRoleBindings {
+			p = computenode.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRoleBindingsWith) > 0 {
+		with := make([]predicate.RoleBinding, 0, len(i.HasRoleBindingsWith))
+		for _, w := range i.HasRoleBindingsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRoleBindingsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, computenode.HasRoleBindingsWith(with...))
 	}
 	if i.HasMaintenances != nil {
 		p := computenode.HasMaintenances()
@@ -19256,6 +19297,398 @@ func (i *RegionServiceWhereInput) P() (predicate.RegionService, error) {
 	}
 }
 
+// RoleBindingWhereInput represents a where input for filtering RoleBinding queries.
+type RoleBindingWhereInput struct {
+	Predicates []predicate.RoleBinding  `json:"-"`
+	Not        *RoleBindingWhereInput   `json:"not,omitempty"`
+	Or         []*RoleBindingWhereInput `json:"or,omitempty"`
+	And        []*RoleBindingWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "role" field predicates.
+	Role      *rolebinding.Role  `json:"role,omitempty"`
+	RoleNEQ   *rolebinding.Role  `json:"roleNEQ,omitempty"`
+	RoleIn    []rolebinding.Role `json:"roleIn,omitempty"`
+	RoleNotIn []rolebinding.Role `json:"roleNotIn,omitempty"`
+
+	// "domain" field predicates.
+	Domain             *string  `json:"domain,omitempty"`
+	DomainNEQ          *string  `json:"domainNEQ,omitempty"`
+	DomainIn           []string `json:"domainIn,omitempty"`
+	DomainNotIn        []string `json:"domainNotIn,omitempty"`
+	DomainGT           *string  `json:"domainGT,omitempty"`
+	DomainGTE          *string  `json:"domainGTE,omitempty"`
+	DomainLT           *string  `json:"domainLT,omitempty"`
+	DomainLTE          *string  `json:"domainLTE,omitempty"`
+	DomainContains     *string  `json:"domainContains,omitempty"`
+	DomainHasPrefix    *string  `json:"domainHasPrefix,omitempty"`
+	DomainHasSuffix    *string  `json:"domainHasSuffix,omitempty"`
+	DomainEqualFold    *string  `json:"domainEqualFold,omitempty"`
+	DomainContainsFold *string  `json:"domainContainsFold,omitempty"`
+
+	// "granted_by" field predicates.
+	GrantedBy             *string  `json:"grantedBy,omitempty"`
+	GrantedByNEQ          *string  `json:"grantedByNEQ,omitempty"`
+	GrantedByIn           []string `json:"grantedByIn,omitempty"`
+	GrantedByNotIn        []string `json:"grantedByNotIn,omitempty"`
+	GrantedByGT           *string  `json:"grantedByGT,omitempty"`
+	GrantedByGTE          *string  `json:"grantedByGTE,omitempty"`
+	GrantedByLT           *string  `json:"grantedByLT,omitempty"`
+	GrantedByLTE          *string  `json:"grantedByLTE,omitempty"`
+	GrantedByContains     *string  `json:"grantedByContains,omitempty"`
+	GrantedByHasPrefix    *string  `json:"grantedByHasPrefix,omitempty"`
+	GrantedByHasSuffix    *string  `json:"grantedByHasSuffix,omitempty"`
+	GrantedByIsNil        bool     `json:"grantedByIsNil,omitempty"`
+	GrantedByNotNil       bool     `json:"grantedByNotNil,omitempty"`
+	GrantedByEqualFold    *string  `json:"grantedByEqualFold,omitempty"`
+	GrantedByContainsFold *string  `json:"grantedByContainsFold,omitempty"`
+
+	// "user" edge predicates.
+	HasUser     *bool             `json:"hasUser,omitempty"`
+	HasUserWith []*UserWhereInput `json:"hasUserWith,omitempty"`
+
+	// "tenant" edge predicates.
+	HasTenant     *bool               `json:"hasTenant,omitempty"`
+	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
+
+	// "node" edge predicates.
+	HasNode     *bool                    `json:"hasNode,omitempty"`
+	HasNodeWith []*ComputeNodeWhereInput `json:"hasNodeWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *RoleBindingWhereInput) AddPredicates(predicates ...predicate.RoleBinding) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the RoleBindingWhereInput filter on the RoleBindingQuery builder.
+func (i *RoleBindingWhereInput) Filter(q *RoleBindingQuery) (*RoleBindingQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyRoleBindingWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyRoleBindingWhereInput is returned in case the RoleBindingWhereInput is empty.
+var ErrEmptyRoleBindingWhereInput = errors.New("ent: empty predicate RoleBindingWhereInput")
+
+// P returns a predicate for filtering rolebindings.
+// An error is returned if the input is empty or invalid.
+func (i *RoleBindingWhereInput) P() (predicate.RoleBinding, error) {
+	var predicates []predicate.RoleBinding
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, rolebinding.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.RoleBinding, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, rolebinding.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.RoleBinding, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, rolebinding.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, rolebinding.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, rolebinding.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, rolebinding.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, rolebinding.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, rolebinding.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, rolebinding.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, rolebinding.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, rolebinding.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, rolebinding.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, rolebinding.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, rolebinding.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, rolebinding.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, rolebinding.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, rolebinding.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, rolebinding.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, rolebinding.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, rolebinding.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, rolebinding.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, rolebinding.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, rolebinding.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, rolebinding.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, rolebinding.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, rolebinding.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, rolebinding.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Role != nil {
+		predicates = append(predicates, rolebinding.RoleEQ(*i.Role))
+	}
+	if i.RoleNEQ != nil {
+		predicates = append(predicates, rolebinding.RoleNEQ(*i.RoleNEQ))
+	}
+	if len(i.RoleIn) > 0 {
+		predicates = append(predicates, rolebinding.RoleIn(i.RoleIn...))
+	}
+	if len(i.RoleNotIn) > 0 {
+		predicates = append(predicates, rolebinding.RoleNotIn(i.RoleNotIn...))
+	}
+	if i.Domain != nil {
+		predicates = append(predicates, rolebinding.DomainEQ(*i.Domain))
+	}
+	if i.DomainNEQ != nil {
+		predicates = append(predicates, rolebinding.DomainNEQ(*i.DomainNEQ))
+	}
+	if len(i.DomainIn) > 0 {
+		predicates = append(predicates, rolebinding.DomainIn(i.DomainIn...))
+	}
+	if len(i.DomainNotIn) > 0 {
+		predicates = append(predicates, rolebinding.DomainNotIn(i.DomainNotIn...))
+	}
+	if i.DomainGT != nil {
+		predicates = append(predicates, rolebinding.DomainGT(*i.DomainGT))
+	}
+	if i.DomainGTE != nil {
+		predicates = append(predicates, rolebinding.DomainGTE(*i.DomainGTE))
+	}
+	if i.DomainLT != nil {
+		predicates = append(predicates, rolebinding.DomainLT(*i.DomainLT))
+	}
+	if i.DomainLTE != nil {
+		predicates = append(predicates, rolebinding.DomainLTE(*i.DomainLTE))
+	}
+	if i.DomainContains != nil {
+		predicates = append(predicates, rolebinding.DomainContains(*i.DomainContains))
+	}
+	if i.DomainHasPrefix != nil {
+		predicates = append(predicates, rolebinding.DomainHasPrefix(*i.DomainHasPrefix))
+	}
+	if i.DomainHasSuffix != nil {
+		predicates = append(predicates, rolebinding.DomainHasSuffix(*i.DomainHasSuffix))
+	}
+	if i.DomainEqualFold != nil {
+		predicates = append(predicates, rolebinding.DomainEqualFold(*i.DomainEqualFold))
+	}
+	if i.DomainContainsFold != nil {
+		predicates = append(predicates, rolebinding.DomainContainsFold(*i.DomainContainsFold))
+	}
+	if i.GrantedBy != nil {
+		predicates = append(predicates, rolebinding.GrantedByEQ(*i.GrantedBy))
+	}
+	if i.GrantedByNEQ != nil {
+		predicates = append(predicates, rolebinding.GrantedByNEQ(*i.GrantedByNEQ))
+	}
+	if len(i.GrantedByIn) > 0 {
+		predicates = append(predicates, rolebinding.GrantedByIn(i.GrantedByIn...))
+	}
+	if len(i.GrantedByNotIn) > 0 {
+		predicates = append(predicates, rolebinding.GrantedByNotIn(i.GrantedByNotIn...))
+	}
+	if i.GrantedByGT != nil {
+		predicates = append(predicates, rolebinding.GrantedByGT(*i.GrantedByGT))
+	}
+	if i.GrantedByGTE != nil {
+		predicates = append(predicates, rolebinding.GrantedByGTE(*i.GrantedByGTE))
+	}
+	if i.GrantedByLT != nil {
+		predicates = append(predicates, rolebinding.GrantedByLT(*i.GrantedByLT))
+	}
+	if i.GrantedByLTE != nil {
+		predicates = append(predicates, rolebinding.GrantedByLTE(*i.GrantedByLTE))
+	}
+	if i.GrantedByContains != nil {
+		predicates = append(predicates, rolebinding.GrantedByContains(*i.GrantedByContains))
+	}
+	if i.GrantedByHasPrefix != nil {
+		predicates = append(predicates, rolebinding.GrantedByHasPrefix(*i.GrantedByHasPrefix))
+	}
+	if i.GrantedByHasSuffix != nil {
+		predicates = append(predicates, rolebinding.GrantedByHasSuffix(*i.GrantedByHasSuffix))
+	}
+	if i.GrantedByIsNil {
+		predicates = append(predicates, rolebinding.GrantedByIsNil())
+	}
+	if i.GrantedByNotNil {
+		predicates = append(predicates, rolebinding.GrantedByNotNil())
+	}
+	if i.GrantedByEqualFold != nil {
+		predicates = append(predicates, rolebinding.GrantedByEqualFold(*i.GrantedByEqualFold))
+	}
+	if i.GrantedByContainsFold != nil {
+		predicates = append(predicates, rolebinding.GrantedByContainsFold(*i.GrantedByContainsFold))
+	}
+
+	if i.HasUser != nil {
+		p := rolebinding.HasUser()
+		if !*i.HasUser {
+			p = rolebinding.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasUserWith) > 0 {
+		with := make([]predicate.User, 0, len(i.HasUserWith))
+		for _, w := range i.HasUserWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasUserWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, rolebinding.HasUserWith(with...))
+	}
+	if i.HasTenant != nil {
+		p := rolebinding.HasTenant()
+		if !*i.HasTenant {
+			p = rolebinding.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasTenantWith) > 0 {
+		with := make([]predicate.Tenant, 0, len(i.HasTenantWith))
+		for _, w := range i.HasTenantWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasTenantWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, rolebinding.HasTenantWith(with...))
+	}
+	if i.HasNode != nil {
+		p := rolebinding.HasNode()
+		if !*i.HasNode {
+			p = rolebinding.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNodeWith) > 0 {
+		with := make([]predicate.ComputeNode, 0, len(i.HasNodeWith))
+		for _, w := range i.HasNodeWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNodeWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, rolebinding.HasNodeWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyRoleBindingWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return rolebinding.And(predicates...), nil
+	}
+}
+
 // ServiceMeshWhereInput represents a where input for filtering ServiceMesh queries.
 type ServiceMeshWhereInput struct {
 	Predicates []predicate.ServiceMesh  `json:"-"`
@@ -19761,6 +20194,10 @@ type TenantWhereInput struct {
 	// "api_tokens" edge predicates.
 	HasAPITokens     *bool                 `json:"hasAPITokens,omitempty"`
 	HasAPITokensWith []*APITokenWhereInput `json:"hasAPITokensWith,omitempty"`
+
+	// "role_bindings" edge predicates.
+	HasRoleBindings     *bool                    `json:"hasRoleBindings,omitempty"`
+	HasRoleBindingsWith []*RoleBindingWhereInput `json:"hasRoleBindingsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -20263,6 +20700,24 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, tenant.HasAPITokensWith(with...))
+	}
+	if i.HasRoleBindings != nil {
+		p := tenant.HasRoleBindings()
+		if !*i.HasRoleBindings {
+			p = tenant.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRoleBindingsWith) > 0 {
+		with := make([]predicate.RoleBinding, 0, len(i.HasRoleBindingsWith))
+		for _, w := range i.HasRoleBindingsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRoleBindingsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, tenant.HasRoleBindingsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -21025,6 +21480,10 @@ type UserWhereInput struct {
 	// "notices" edge predicates.
 	HasNotices     *bool               `json:"hasNotices,omitempty"`
 	HasNoticesWith []*NoticeWhereInput `json:"hasNoticesWith,omitempty"`
+
+	// "role_bindings" edge predicates.
+	HasRoleBindings     *bool                    `json:"hasRoleBindings,omitempty"`
+	HasRoleBindingsWith []*RoleBindingWhereInput `json:"hasRoleBindingsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -21413,6 +21872,24 @@ func (i *UserWhereInput) P() (predicate.User, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, user.HasNoticesWith(with...))
+	}
+	if i.HasRoleBindings != nil {
+		p := user.HasRoleBindings()
+		if !*i.HasRoleBindings {
+			p = user.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRoleBindingsWith) > 0 {
+		with := make([]predicate.RoleBinding, 0, len(i.HasRoleBindingsWith))
+		for _, w := range i.HasRoleBindingsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRoleBindingsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, user.HasRoleBindingsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:

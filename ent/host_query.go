@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -771,6 +772,12 @@ func (_q *HostQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if host.Policy == nil {
+		return errors.New("ent: uninitialized host.Policy (forgotten import ent/runtime?)")
+	}
+	if err := host.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

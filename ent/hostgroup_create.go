@@ -109,7 +109,9 @@ func (_c *HostGroupCreate) Mutation() *HostGroupMutation {
 
 // Save creates the HostGroup in the database.
 func (_c *HostGroupCreate) Save(ctx context.Context) (*HostGroup, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -136,15 +138,22 @@ func (_c *HostGroupCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *HostGroupCreate) defaults() {
+func (_c *HostGroupCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if hostgroup.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized hostgroup.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := hostgroup.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if hostgroup.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized hostgroup.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := hostgroup.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -150,7 +150,9 @@ func (_u *HostGroupUpdate) RemoveQuotas(v ...*Quota) *HostGroupUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *HostGroupUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -177,11 +179,15 @@ func (_u *HostGroupUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *HostGroupUpdate) defaults() {
+func (_u *HostGroupUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if hostgroup.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized hostgroup.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := hostgroup.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -473,7 +479,9 @@ func (_u *HostGroupUpdateOne) Select(field string, fields ...string) *HostGroupU
 
 // Save executes the query and returns the updated HostGroup entity.
 func (_u *HostGroupUpdateOne) Save(ctx context.Context) (*HostGroup, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -500,11 +508,15 @@ func (_u *HostGroupUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *HostGroupUpdateOne) defaults() {
+func (_u *HostGroupUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if hostgroup.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized hostgroup.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := hostgroup.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

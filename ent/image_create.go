@@ -241,7 +241,9 @@ func (_c *ImageCreate) Mutation() *ImageMutation {
 
 // Save creates the Image in the database.
 func (_c *ImageCreate) Save(ctx context.Context) (*Image, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -268,12 +270,18 @@ func (_c *ImageCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *ImageCreate) defaults() {
+func (_c *ImageCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if image.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized image.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := image.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if image.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized image.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := image.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -301,6 +309,7 @@ func (_c *ImageCreate) defaults() {
 		v := image.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -405,6 +406,12 @@ func (_q *ImageQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if image.Policy == nil {
+		return errors.New("ent: uninitialized image.Policy (forgotten import ent/runtime?)")
+	}
+	if err := image.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -329,7 +329,9 @@ func (_u *ImageUpdate) RemoveRegionServices(v ...*RegionService) *ImageUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *ImageUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -356,11 +358,15 @@ func (_u *ImageUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ImageUpdate) defaults() {
+func (_u *ImageUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if image.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized image.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := image.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -929,7 +935,9 @@ func (_u *ImageUpdateOne) Select(field string, fields ...string) *ImageUpdateOne
 
 // Save executes the query and returns the updated Image entity.
 func (_u *ImageUpdateOne) Save(ctx context.Context) (*Image, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -956,11 +964,15 @@ func (_u *ImageUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ImageUpdateOne) defaults() {
+func (_u *ImageUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if image.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized image.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := image.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

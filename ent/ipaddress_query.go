@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -439,6 +440,12 @@ func (_q *IPAddressQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if ipaddress.Policy == nil {
+		return errors.New("ent: uninitialized ipaddress.Policy (forgotten import ent/runtime?)")
+	}
+	if err := ipaddress.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

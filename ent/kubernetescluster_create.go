@@ -265,7 +265,9 @@ func (_c *KubernetesClusterCreate) Mutation() *KubernetesClusterMutation {
 
 // Save creates the KubernetesCluster in the database.
 func (_c *KubernetesClusterCreate) Save(ctx context.Context) (*KubernetesCluster, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -292,12 +294,18 @@ func (_c *KubernetesClusterCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *KubernetesClusterCreate) defaults() {
+func (_c *KubernetesClusterCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if kubernetescluster.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized kubernetescluster.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := kubernetescluster.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if kubernetescluster.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized kubernetescluster.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := kubernetescluster.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -317,6 +325,7 @@ func (_c *KubernetesClusterCreate) defaults() {
 		v := kubernetescluster.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

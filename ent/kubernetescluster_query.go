@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -551,6 +552,12 @@ func (_q *KubernetesClusterQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if kubernetescluster.Policy == nil {
+		return errors.New("ent: uninitialized kubernetescluster.Policy (forgotten import ent/runtime?)")
+	}
+	if err := kubernetescluster.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

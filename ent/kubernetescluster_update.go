@@ -392,7 +392,9 @@ func (_u *KubernetesClusterUpdate) RemoveMaintainerGroups(v ...*MaintainerGroup)
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *KubernetesClusterUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -419,11 +421,15 @@ func (_u *KubernetesClusterUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *KubernetesClusterUpdate) defaults() {
+func (_u *KubernetesClusterUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if kubernetescluster.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized kubernetescluster.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := kubernetescluster.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1169,7 +1175,9 @@ func (_u *KubernetesClusterUpdateOne) Select(field string, fields ...string) *Ku
 
 // Save executes the query and returns the updated KubernetesCluster entity.
 func (_u *KubernetesClusterUpdateOne) Save(ctx context.Context) (*KubernetesCluster, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1196,11 +1204,15 @@ func (_u *KubernetesClusterUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *KubernetesClusterUpdateOne) defaults() {
+func (_u *KubernetesClusterUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if kubernetescluster.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized kubernetescluster.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := kubernetescluster.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -143,7 +143,9 @@ func (_c *LoadBalancerCreate) Mutation() *LoadBalancerMutation {
 
 // Save creates the LoadBalancer in the database.
 func (_c *LoadBalancerCreate) Save(ctx context.Context) (*LoadBalancer, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -170,12 +172,18 @@ func (_c *LoadBalancerCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *LoadBalancerCreate) defaults() {
+func (_c *LoadBalancerCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if loadbalancer.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized loadbalancer.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := loadbalancer.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if loadbalancer.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized loadbalancer.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := loadbalancer.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -187,6 +195,7 @@ func (_c *LoadBalancerCreate) defaults() {
 		v := loadbalancer.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

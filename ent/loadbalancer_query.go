@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -440,6 +441,12 @@ func (_q *LoadBalancerQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if loadbalancer.Policy == nil {
+		return errors.New("ent: uninitialized loadbalancer.Policy (forgotten import ent/runtime?)")
+	}
+	if err := loadbalancer.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

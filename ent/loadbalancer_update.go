@@ -154,7 +154,9 @@ func (_u *LoadBalancerUpdate) ClearVip() *LoadBalancerUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *LoadBalancerUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -181,11 +183,15 @@ func (_u *LoadBalancerUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *LoadBalancerUpdate) defaults() {
+func (_u *LoadBalancerUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if loadbalancer.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized loadbalancer.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := loadbalancer.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -485,7 +491,9 @@ func (_u *LoadBalancerUpdateOne) Select(field string, fields ...string) *LoadBal
 
 // Save executes the query and returns the updated LoadBalancer entity.
 func (_u *LoadBalancerUpdateOne) Save(ctx context.Context) (*LoadBalancer, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -512,11 +520,15 @@ func (_u *LoadBalancerUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *LoadBalancerUpdateOne) defaults() {
+func (_u *LoadBalancerUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if loadbalancer.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized loadbalancer.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := loadbalancer.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

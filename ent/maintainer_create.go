@@ -260,7 +260,9 @@ func (_c *MaintainerCreate) Mutation() *MaintainerMutation {
 
 // Save creates the Maintainer in the database.
 func (_c *MaintainerCreate) Save(ctx context.Context) (*Maintainer, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -287,12 +289,18 @@ func (_c *MaintainerCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *MaintainerCreate) defaults() {
+func (_c *MaintainerCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if maintainer.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainer.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainer.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if maintainer.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainer.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainer.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -300,6 +308,7 @@ func (_c *MaintainerCreate) defaults() {
 		v := maintainer.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

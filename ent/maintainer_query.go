@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -700,6 +701,12 @@ func (_q *MaintainerQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if maintainer.Policy == nil {
+		return errors.New("ent: uninitialized maintainer.Policy (forgotten import ent/runtime?)")
+	}
+	if err := maintainer.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

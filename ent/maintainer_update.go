@@ -462,7 +462,9 @@ func (_u *MaintainerUpdate) RemoveKubernetesClusters(v ...*KubernetesCluster) *M
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *MaintainerUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -489,11 +491,15 @@ func (_u *MaintainerUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *MaintainerUpdate) defaults() {
+func (_u *MaintainerUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if maintainer.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainer.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainer.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1450,7 +1456,9 @@ func (_u *MaintainerUpdateOne) Select(field string, fields ...string) *Maintaine
 
 // Save executes the query and returns the updated Maintainer entity.
 func (_u *MaintainerUpdateOne) Save(ctx context.Context) (*Maintainer, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1477,11 +1485,15 @@ func (_u *MaintainerUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *MaintainerUpdateOne) defaults() {
+func (_u *MaintainerUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if maintainer.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainer.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainer.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -222,7 +222,9 @@ func (_c *MaintainerGroupCreate) Mutation() *MaintainerGroupMutation {
 
 // Save creates the MaintainerGroup in the database.
 func (_c *MaintainerGroupCreate) Save(ctx context.Context) (*MaintainerGroup, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -249,12 +251,18 @@ func (_c *MaintainerGroupCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *MaintainerGroupCreate) defaults() {
+func (_c *MaintainerGroupCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if maintainergroup.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainergroup.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainergroup.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if maintainergroup.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainergroup.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainergroup.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -262,6 +270,7 @@ func (_c *MaintainerGroupCreate) defaults() {
 		v := maintainergroup.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

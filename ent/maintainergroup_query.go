@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -626,6 +627,12 @@ func (_q *MaintainerGroupQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if maintainergroup.Policy == nil {
+		return errors.New("ent: uninitialized maintainergroup.Policy (forgotten import ent/runtime?)")
+	}
+	if err := maintainergroup.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

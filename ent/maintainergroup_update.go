@@ -374,7 +374,9 @@ func (_u *MaintainerGroupUpdate) RemoveKubernetesClusters(v ...*KubernetesCluste
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *MaintainerGroupUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -401,11 +403,15 @@ func (_u *MaintainerGroupUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *MaintainerGroupUpdate) defaults() {
+func (_u *MaintainerGroupUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if maintainergroup.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainergroup.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainergroup.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1178,7 +1184,9 @@ func (_u *MaintainerGroupUpdateOne) Select(field string, fields ...string) *Main
 
 // Save executes the query and returns the updated MaintainerGroup entity.
 func (_u *MaintainerGroupUpdateOne) Save(ctx context.Context) (*MaintainerGroup, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1205,11 +1213,15 @@ func (_u *MaintainerGroupUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *MaintainerGroupUpdateOne) defaults() {
+func (_u *MaintainerGroupUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if maintainergroup.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized maintainergroup.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := maintainergroup.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

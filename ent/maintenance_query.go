@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -442,6 +443,12 @@ func (_q *MaintenanceQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if maintenance.Policy == nil {
+		return errors.New("ent: uninitialized maintenance.Policy (forgotten import ent/runtime?)")
+	}
+	if err := maintenance.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -46,6 +46,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
@@ -98,6 +99,7 @@ const (
 	TypeRackZone          = "RackZone"
 	TypeRegion            = "Region"
 	TypeRegionService     = "RegionService"
+	TypeRoleBinding       = "RoleBinding"
 	TypeServiceMesh       = "ServiceMesh"
 	TypeTenant            = "Tenant"
 	TypeUsageRecord       = "UsageRecord"
@@ -118,6 +120,7 @@ type APITokenMutation struct {
 	token_hash          *string
 	prefix              *string
 	scope               *apitoken.Scope
+	kind                *apitoken.Kind
 	allowed_cidrs       *[]string
 	appendallowed_cidrs []string
 	expires_at          *time.Time
@@ -447,6 +450,42 @@ func (m *APITokenMutation) ResetScope() {
 	m.scope = nil
 }
 
+// SetKind sets the "kind" field.
+func (m *APITokenMutation) SetKind(a apitoken.Kind) {
+	m.kind = &a
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *APITokenMutation) Kind() (r apitoken.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the APIToken entity.
+// If the APIToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APITokenMutation) OldKind(ctx context.Context) (v apitoken.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *APITokenMutation) ResetKind() {
+	m.kind = nil
+}
+
 // SetAllowedCidrs sets the "allowed_cidrs" field.
 func (m *APITokenMutation) SetAllowedCidrs(s []string) {
 	m.allowed_cidrs = &s
@@ -771,7 +810,7 @@ func (m *APITokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APITokenMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, apitoken.FieldCreatedAt)
 	}
@@ -789,6 +828,9 @@ func (m *APITokenMutation) Fields() []string {
 	}
 	if m.scope != nil {
 		fields = append(fields, apitoken.FieldScope)
+	}
+	if m.kind != nil {
+		fields = append(fields, apitoken.FieldKind)
 	}
 	if m.allowed_cidrs != nil {
 		fields = append(fields, apitoken.FieldAllowedCidrs)
@@ -822,6 +864,8 @@ func (m *APITokenMutation) Field(name string) (ent.Value, bool) {
 		return m.Prefix()
 	case apitoken.FieldScope:
 		return m.Scope()
+	case apitoken.FieldKind:
+		return m.Kind()
 	case apitoken.FieldAllowedCidrs:
 		return m.AllowedCidrs()
 	case apitoken.FieldExpiresAt:
@@ -851,6 +895,8 @@ func (m *APITokenMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldPrefix(ctx)
 	case apitoken.FieldScope:
 		return m.OldScope(ctx)
+	case apitoken.FieldKind:
+		return m.OldKind(ctx)
 	case apitoken.FieldAllowedCidrs:
 		return m.OldAllowedCidrs(ctx)
 	case apitoken.FieldExpiresAt:
@@ -909,6 +955,13 @@ func (m *APITokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetScope(v)
+		return nil
+	case apitoken.FieldKind:
+		v, ok := value.(apitoken.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
 		return nil
 	case apitoken.FieldAllowedCidrs:
 		v, ok := value.([]string)
@@ -1031,6 +1084,9 @@ func (m *APITokenMutation) ResetField(name string) error {
 		return nil
 	case apitoken.FieldScope:
 		m.ResetScope()
+		return nil
+	case apitoken.FieldKind:
+		m.ResetKind()
 		return nil
 	case apitoken.FieldAllowedCidrs:
 		m.ResetAllowedCidrs()
@@ -6475,6 +6531,9 @@ type ComputeNodeMutation struct {
 	alerts                          map[int]struct{}
 	removedalerts                   map[int]struct{}
 	clearedalerts                   bool
+	role_bindings                   map[int]struct{}
+	removedrole_bindings            map[int]struct{}
+	clearedrole_bindings            bool
 	maintenances                    map[int]struct{}
 	removedmaintenances             map[int]struct{}
 	clearedmaintenances             bool
@@ -8058,6 +8117,60 @@ func (m *ComputeNodeMutation) ResetAlerts() {
 	m.removedalerts = nil
 }
 
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by ids.
+func (m *ComputeNodeMutation) AddRoleBindingIDs(ids ...int) {
+	if m.role_bindings == nil {
+		m.role_bindings = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.role_bindings[ids[i]] = struct{}{}
+	}
+}
+
+// ClearRoleBindings clears the "role_bindings" edge to the RoleBinding entity.
+func (m *ComputeNodeMutation) ClearRoleBindings() {
+	m.clearedrole_bindings = true
+}
+
+// RoleBindingsCleared reports if the "role_bindings" edge to the RoleBinding entity was cleared.
+func (m *ComputeNodeMutation) RoleBindingsCleared() bool {
+	return m.clearedrole_bindings
+}
+
+// RemoveRoleBindingIDs removes the "role_bindings" edge to the RoleBinding entity by IDs.
+func (m *ComputeNodeMutation) RemoveRoleBindingIDs(ids ...int) {
+	if m.removedrole_bindings == nil {
+		m.removedrole_bindings = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.role_bindings, ids[i])
+		m.removedrole_bindings[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedRoleBindings returns the removed IDs of the "role_bindings" edge to the RoleBinding entity.
+func (m *ComputeNodeMutation) RemovedRoleBindingsIDs() (ids []int) {
+	for id := range m.removedrole_bindings {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// RoleBindingsIDs returns the "role_bindings" edge IDs in the mutation.
+func (m *ComputeNodeMutation) RoleBindingsIDs() (ids []int) {
+	for id := range m.role_bindings {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetRoleBindings resets all changes to the "role_bindings" edge.
+func (m *ComputeNodeMutation) ResetRoleBindings() {
+	m.role_bindings = nil
+	m.clearedrole_bindings = false
+	m.removedrole_bindings = nil
+}
+
 // AddMaintenanceIDs adds the "maintenances" edge to the Maintenance entity by ids.
 func (m *ComputeNodeMutation) AddMaintenanceIDs(ids ...int) {
 	if m.maintenances == nil {
@@ -8848,7 +8961,7 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ComputeNodeMutation) AddedEdges() []string {
-	edges := make([]string, 0, 12)
+	edges := make([]string, 0, 13)
 	if m.host != nil {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -8875,6 +8988,9 @@ func (m *ComputeNodeMutation) AddedEdges() []string {
 	}
 	if m.alerts != nil {
 		edges = append(edges, computenode.EdgeAlerts)
+	}
+	if m.role_bindings != nil {
+		edges = append(edges, computenode.EdgeRoleBindings)
 	}
 	if m.maintenances != nil {
 		edges = append(edges, computenode.EdgeMaintenances)
@@ -8940,6 +9056,12 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case computenode.EdgeRoleBindings:
+		ids := make([]ent.Value, 0, len(m.role_bindings))
+		for id := range m.role_bindings {
+			ids = append(ids, id)
+		}
+		return ids
 	case computenode.EdgeMaintenances:
 		ids := make([]ent.Value, 0, len(m.maintenances))
 		for id := range m.maintenances {
@@ -8964,7 +9086,7 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ComputeNodeMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 12)
+	edges := make([]string, 0, 13)
 	if m.removedproviders != nil {
 		edges = append(edges, computenode.EdgeProviders)
 	}
@@ -8982,6 +9104,9 @@ func (m *ComputeNodeMutation) RemovedEdges() []string {
 	}
 	if m.removedalerts != nil {
 		edges = append(edges, computenode.EdgeAlerts)
+	}
+	if m.removedrole_bindings != nil {
+		edges = append(edges, computenode.EdgeRoleBindings)
 	}
 	if m.removedmaintenances != nil {
 		edges = append(edges, computenode.EdgeMaintenances)
@@ -9035,6 +9160,12 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case computenode.EdgeRoleBindings:
+		ids := make([]ent.Value, 0, len(m.removedrole_bindings))
+		for id := range m.removedrole_bindings {
+			ids = append(ids, id)
+		}
+		return ids
 	case computenode.EdgeMaintenances:
 		ids := make([]ent.Value, 0, len(m.removedmaintenances))
 		for id := range m.removedmaintenances {
@@ -9059,7 +9190,7 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ComputeNodeMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 12)
+	edges := make([]string, 0, 13)
 	if m.clearedhost {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -9086,6 +9217,9 @@ func (m *ComputeNodeMutation) ClearedEdges() []string {
 	}
 	if m.clearedalerts {
 		edges = append(edges, computenode.EdgeAlerts)
+	}
+	if m.clearedrole_bindings {
+		edges = append(edges, computenode.EdgeRoleBindings)
 	}
 	if m.clearedmaintenances {
 		edges = append(edges, computenode.EdgeMaintenances)
@@ -9121,6 +9255,8 @@ func (m *ComputeNodeMutation) EdgeCleared(name string) bool {
 		return m.clearedevents
 	case computenode.EdgeAlerts:
 		return m.clearedalerts
+	case computenode.EdgeRoleBindings:
+		return m.clearedrole_bindings
 	case computenode.EdgeMaintenances:
 		return m.clearedmaintenances
 	case computenode.EdgeMaintainers:
@@ -9178,6 +9314,9 @@ func (m *ComputeNodeMutation) ResetEdge(name string) error {
 		return nil
 	case computenode.EdgeAlerts:
 		m.ResetAlerts()
+		return nil
+	case computenode.EdgeRoleBindings:
+		m.ResetRoleBindings()
 		return nil
 	case computenode.EdgeMaintenances:
 		m.ResetMaintenances()
@@ -40689,6 +40828,755 @@ func (m *RegionServiceMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown RegionService edge %s", name)
 }
 
+// RoleBindingMutation represents an operation that mutates the RoleBinding nodes in the graph.
+type RoleBindingMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	created_at    *time.Time
+	updated_at    *time.Time
+	role          *rolebinding.Role
+	domain        *string
+	granted_by    *string
+	clearedFields map[string]struct{}
+	user          *int
+	cleareduser   bool
+	tenant        *int
+	clearedtenant bool
+	node          *int
+	clearednode   bool
+	done          bool
+	oldValue      func(context.Context) (*RoleBinding, error)
+	predicates    []predicate.RoleBinding
+}
+
+var _ ent.Mutation = (*RoleBindingMutation)(nil)
+
+// rolebindingOption allows management of the mutation configuration using functional options.
+type rolebindingOption func(*RoleBindingMutation)
+
+// newRoleBindingMutation creates new mutation for the RoleBinding entity.
+func newRoleBindingMutation(c config, op Op, opts ...rolebindingOption) *RoleBindingMutation {
+	m := &RoleBindingMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRoleBinding,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRoleBindingID sets the ID field of the mutation.
+func withRoleBindingID(id int) rolebindingOption {
+	return func(m *RoleBindingMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RoleBinding
+		)
+		m.oldValue = func(ctx context.Context) (*RoleBinding, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RoleBinding.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRoleBinding sets the old RoleBinding of the mutation.
+func withRoleBinding(node *RoleBinding) rolebindingOption {
+	return func(m *RoleBindingMutation) {
+		m.oldValue = func(context.Context) (*RoleBinding, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RoleBindingMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RoleBindingMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RoleBindingMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RoleBindingMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RoleBinding.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *RoleBindingMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *RoleBindingMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the RoleBinding entity.
+// If the RoleBinding object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RoleBindingMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *RoleBindingMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *RoleBindingMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *RoleBindingMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the RoleBinding entity.
+// If the RoleBinding object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RoleBindingMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *RoleBindingMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetRole sets the "role" field.
+func (m *RoleBindingMutation) SetRole(r rolebinding.Role) {
+	m.role = &r
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *RoleBindingMutation) Role() (r rolebinding.Role, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the RoleBinding entity.
+// If the RoleBinding object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RoleBindingMutation) OldRole(ctx context.Context) (v rolebinding.Role, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *RoleBindingMutation) ResetRole() {
+	m.role = nil
+}
+
+// SetDomain sets the "domain" field.
+func (m *RoleBindingMutation) SetDomain(s string) {
+	m.domain = &s
+}
+
+// Domain returns the value of the "domain" field in the mutation.
+func (m *RoleBindingMutation) Domain() (r string, exists bool) {
+	v := m.domain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDomain returns the old "domain" field's value of the RoleBinding entity.
+// If the RoleBinding object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RoleBindingMutation) OldDomain(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDomain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDomain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDomain: %w", err)
+	}
+	return oldValue.Domain, nil
+}
+
+// ResetDomain resets all changes to the "domain" field.
+func (m *RoleBindingMutation) ResetDomain() {
+	m.domain = nil
+}
+
+// SetGrantedBy sets the "granted_by" field.
+func (m *RoleBindingMutation) SetGrantedBy(s string) {
+	m.granted_by = &s
+}
+
+// GrantedBy returns the value of the "granted_by" field in the mutation.
+func (m *RoleBindingMutation) GrantedBy() (r string, exists bool) {
+	v := m.granted_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGrantedBy returns the old "granted_by" field's value of the RoleBinding entity.
+// If the RoleBinding object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RoleBindingMutation) OldGrantedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGrantedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGrantedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGrantedBy: %w", err)
+	}
+	return oldValue.GrantedBy, nil
+}
+
+// ClearGrantedBy clears the value of the "granted_by" field.
+func (m *RoleBindingMutation) ClearGrantedBy() {
+	m.granted_by = nil
+	m.clearedFields[rolebinding.FieldGrantedBy] = struct{}{}
+}
+
+// GrantedByCleared returns if the "granted_by" field was cleared in this mutation.
+func (m *RoleBindingMutation) GrantedByCleared() bool {
+	_, ok := m.clearedFields[rolebinding.FieldGrantedBy]
+	return ok
+}
+
+// ResetGrantedBy resets all changes to the "granted_by" field.
+func (m *RoleBindingMutation) ResetGrantedBy() {
+	m.granted_by = nil
+	delete(m.clearedFields, rolebinding.FieldGrantedBy)
+}
+
+// SetUserID sets the "user" edge to the User entity by id.
+func (m *RoleBindingMutation) SetUserID(id int) {
+	m.user = &id
+}
+
+// ClearUser clears the "user" edge to the User entity.
+func (m *RoleBindingMutation) ClearUser() {
+	m.cleareduser = true
+}
+
+// UserCleared reports if the "user" edge to the User entity was cleared.
+func (m *RoleBindingMutation) UserCleared() bool {
+	return m.cleareduser
+}
+
+// UserID returns the "user" edge ID in the mutation.
+func (m *RoleBindingMutation) UserID() (id int, exists bool) {
+	if m.user != nil {
+		return *m.user, true
+	}
+	return
+}
+
+// UserIDs returns the "user" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// UserID instead. It exists only for internal usage by the builders.
+func (m *RoleBindingMutation) UserIDs() (ids []int) {
+	if id := m.user; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetUser resets all changes to the "user" edge.
+func (m *RoleBindingMutation) ResetUser() {
+	m.user = nil
+	m.cleareduser = false
+}
+
+// SetTenantID sets the "tenant" edge to the Tenant entity by id.
+func (m *RoleBindingMutation) SetTenantID(id int) {
+	m.tenant = &id
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *RoleBindingMutation) ClearTenant() {
+	m.clearedtenant = true
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *RoleBindingMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantID returns the "tenant" edge ID in the mutation.
+func (m *RoleBindingMutation) TenantID() (id int, exists bool) {
+	if m.tenant != nil {
+		return *m.tenant, true
+	}
+	return
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *RoleBindingMutation) TenantIDs() (ids []int) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *RoleBindingMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// SetNodeID sets the "node" edge to the ComputeNode entity by id.
+func (m *RoleBindingMutation) SetNodeID(id int) {
+	m.node = &id
+}
+
+// ClearNode clears the "node" edge to the ComputeNode entity.
+func (m *RoleBindingMutation) ClearNode() {
+	m.clearednode = true
+}
+
+// NodeCleared reports if the "node" edge to the ComputeNode entity was cleared.
+func (m *RoleBindingMutation) NodeCleared() bool {
+	return m.clearednode
+}
+
+// NodeID returns the "node" edge ID in the mutation.
+func (m *RoleBindingMutation) NodeID() (id int, exists bool) {
+	if m.node != nil {
+		return *m.node, true
+	}
+	return
+}
+
+// NodeIDs returns the "node" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// NodeID instead. It exists only for internal usage by the builders.
+func (m *RoleBindingMutation) NodeIDs() (ids []int) {
+	if id := m.node; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetNode resets all changes to the "node" edge.
+func (m *RoleBindingMutation) ResetNode() {
+	m.node = nil
+	m.clearednode = false
+}
+
+// Where appends a list predicates to the RoleBindingMutation builder.
+func (m *RoleBindingMutation) Where(ps ...predicate.RoleBinding) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RoleBindingMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RoleBindingMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RoleBinding, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RoleBindingMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RoleBindingMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RoleBinding).
+func (m *RoleBindingMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RoleBindingMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.created_at != nil {
+		fields = append(fields, rolebinding.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, rolebinding.FieldUpdatedAt)
+	}
+	if m.role != nil {
+		fields = append(fields, rolebinding.FieldRole)
+	}
+	if m.domain != nil {
+		fields = append(fields, rolebinding.FieldDomain)
+	}
+	if m.granted_by != nil {
+		fields = append(fields, rolebinding.FieldGrantedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RoleBindingMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case rolebinding.FieldCreatedAt:
+		return m.CreatedAt()
+	case rolebinding.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case rolebinding.FieldRole:
+		return m.Role()
+	case rolebinding.FieldDomain:
+		return m.Domain()
+	case rolebinding.FieldGrantedBy:
+		return m.GrantedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RoleBindingMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case rolebinding.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case rolebinding.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case rolebinding.FieldRole:
+		return m.OldRole(ctx)
+	case rolebinding.FieldDomain:
+		return m.OldDomain(ctx)
+	case rolebinding.FieldGrantedBy:
+		return m.OldGrantedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown RoleBinding field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RoleBindingMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case rolebinding.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case rolebinding.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case rolebinding.FieldRole:
+		v, ok := value.(rolebinding.Role)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case rolebinding.FieldDomain:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDomain(v)
+		return nil
+	case rolebinding.FieldGrantedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGrantedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RoleBinding field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RoleBindingMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RoleBindingMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RoleBindingMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown RoleBinding numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RoleBindingMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(rolebinding.FieldGrantedBy) {
+		fields = append(fields, rolebinding.FieldGrantedBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RoleBindingMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RoleBindingMutation) ClearField(name string) error {
+	switch name {
+	case rolebinding.FieldGrantedBy:
+		m.ClearGrantedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown RoleBinding nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RoleBindingMutation) ResetField(name string) error {
+	switch name {
+	case rolebinding.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case rolebinding.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case rolebinding.FieldRole:
+		m.ResetRole()
+		return nil
+	case rolebinding.FieldDomain:
+		m.ResetDomain()
+		return nil
+	case rolebinding.FieldGrantedBy:
+		m.ResetGrantedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown RoleBinding field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RoleBindingMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.user != nil {
+		edges = append(edges, rolebinding.EdgeUser)
+	}
+	if m.tenant != nil {
+		edges = append(edges, rolebinding.EdgeTenant)
+	}
+	if m.node != nil {
+		edges = append(edges, rolebinding.EdgeNode)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RoleBindingMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case rolebinding.EdgeUser:
+		if id := m.user; id != nil {
+			return []ent.Value{*id}
+		}
+	case rolebinding.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case rolebinding.EdgeNode:
+		if id := m.node; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RoleBindingMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RoleBindingMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RoleBindingMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.cleareduser {
+		edges = append(edges, rolebinding.EdgeUser)
+	}
+	if m.clearedtenant {
+		edges = append(edges, rolebinding.EdgeTenant)
+	}
+	if m.clearednode {
+		edges = append(edges, rolebinding.EdgeNode)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RoleBindingMutation) EdgeCleared(name string) bool {
+	switch name {
+	case rolebinding.EdgeUser:
+		return m.cleareduser
+	case rolebinding.EdgeTenant:
+		return m.clearedtenant
+	case rolebinding.EdgeNode:
+		return m.clearednode
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RoleBindingMutation) ClearEdge(name string) error {
+	switch name {
+	case rolebinding.EdgeUser:
+		m.ClearUser()
+		return nil
+	case rolebinding.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case rolebinding.EdgeNode:
+		m.ClearNode()
+		return nil
+	}
+	return fmt.Errorf("unknown RoleBinding unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RoleBindingMutation) ResetEdge(name string) error {
+	switch name {
+	case rolebinding.EdgeUser:
+		m.ResetUser()
+		return nil
+	case rolebinding.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case rolebinding.EdgeNode:
+		m.ResetNode()
+		return nil
+	}
+	return fmt.Errorf("unknown RoleBinding edge %s", name)
+}
+
 // ServiceMeshMutation represents an operation that mutates the ServiceMesh nodes in the graph.
 type ServiceMeshMutation struct {
 	config
@@ -41449,6 +42337,9 @@ type TenantMutation struct {
 	api_tokens                 map[int]struct{}
 	removedapi_tokens          map[int]struct{}
 	clearedapi_tokens          bool
+	role_bindings              map[int]struct{}
+	removedrole_bindings       map[int]struct{}
+	clearedrole_bindings       bool
 	done                       bool
 	oldValue                   func(context.Context) (*Tenant, error)
 	predicates                 []predicate.Tenant
@@ -42442,6 +43333,60 @@ func (m *TenantMutation) ResetAPITokens() {
 	m.removedapi_tokens = nil
 }
 
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by ids.
+func (m *TenantMutation) AddRoleBindingIDs(ids ...int) {
+	if m.role_bindings == nil {
+		m.role_bindings = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.role_bindings[ids[i]] = struct{}{}
+	}
+}
+
+// ClearRoleBindings clears the "role_bindings" edge to the RoleBinding entity.
+func (m *TenantMutation) ClearRoleBindings() {
+	m.clearedrole_bindings = true
+}
+
+// RoleBindingsCleared reports if the "role_bindings" edge to the RoleBinding entity was cleared.
+func (m *TenantMutation) RoleBindingsCleared() bool {
+	return m.clearedrole_bindings
+}
+
+// RemoveRoleBindingIDs removes the "role_bindings" edge to the RoleBinding entity by IDs.
+func (m *TenantMutation) RemoveRoleBindingIDs(ids ...int) {
+	if m.removedrole_bindings == nil {
+		m.removedrole_bindings = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.role_bindings, ids[i])
+		m.removedrole_bindings[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedRoleBindings returns the removed IDs of the "role_bindings" edge to the RoleBinding entity.
+func (m *TenantMutation) RemovedRoleBindingsIDs() (ids []int) {
+	for id := range m.removedrole_bindings {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// RoleBindingsIDs returns the "role_bindings" edge IDs in the mutation.
+func (m *TenantMutation) RoleBindingsIDs() (ids []int) {
+	for id := range m.role_bindings {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetRoleBindings resets all changes to the "role_bindings" edge.
+func (m *TenantMutation) ResetRoleBindings() {
+	m.role_bindings = nil
+	m.clearedrole_bindings = false
+	m.removedrole_bindings = nil
+}
+
 // Where appends a list predicates to the TenantMutation builder.
 func (m *TenantMutation) Where(ps ...predicate.Tenant) {
 	m.predicates = append(m.predicates, ps...)
@@ -42675,7 +43620,7 @@ func (m *TenantMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *TenantMutation) AddedEdges() []string {
-	edges := make([]string, 0, 12)
+	edges := make([]string, 0, 13)
 	if m.members != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -42711,6 +43656,9 @@ func (m *TenantMutation) AddedEdges() []string {
 	}
 	if m.api_tokens != nil {
 		edges = append(edges, tenant.EdgeAPITokens)
+	}
+	if m.role_bindings != nil {
+		edges = append(edges, tenant.EdgeRoleBindings)
 	}
 	return edges
 }
@@ -42791,13 +43739,19 @@ func (m *TenantMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case tenant.EdgeRoleBindings:
+		ids := make([]ent.Value, 0, len(m.role_bindings))
+		for id := range m.role_bindings {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *TenantMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 12)
+	edges := make([]string, 0, 13)
 	if m.removedmembers != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -42833,6 +43787,9 @@ func (m *TenantMutation) RemovedEdges() []string {
 	}
 	if m.removedapi_tokens != nil {
 		edges = append(edges, tenant.EdgeAPITokens)
+	}
+	if m.removedrole_bindings != nil {
+		edges = append(edges, tenant.EdgeRoleBindings)
 	}
 	return edges
 }
@@ -42913,13 +43870,19 @@ func (m *TenantMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case tenant.EdgeRoleBindings:
+		ids := make([]ent.Value, 0, len(m.removedrole_bindings))
+		for id := range m.removedrole_bindings {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *TenantMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 12)
+	edges := make([]string, 0, 13)
 	if m.clearedmembers {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -42956,6 +43919,9 @@ func (m *TenantMutation) ClearedEdges() []string {
 	if m.clearedapi_tokens {
 		edges = append(edges, tenant.EdgeAPITokens)
 	}
+	if m.clearedrole_bindings {
+		edges = append(edges, tenant.EdgeRoleBindings)
+	}
 	return edges
 }
 
@@ -42987,6 +43953,8 @@ func (m *TenantMutation) EdgeCleared(name string) bool {
 		return m.clearedusage_records
 	case tenant.EdgeAPITokens:
 		return m.clearedapi_tokens
+	case tenant.EdgeRoleBindings:
+		return m.clearedrole_bindings
 	}
 	return false
 }
@@ -43038,6 +44006,9 @@ func (m *TenantMutation) ResetEdge(name string) error {
 		return nil
 	case tenant.EdgeAPITokens:
 		m.ResetAPITokens()
+		return nil
+	case tenant.EdgeRoleBindings:
+		m.ResetRoleBindings()
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant edge %s", name)
@@ -44160,32 +45131,35 @@ func (m *UsageRecordMutation) ResetEdge(name string) error {
 // UserMutation represents an operation that mutates the User nodes in the graph.
 type UserMutation struct {
 	config
-	op                Op
-	typ               string
-	id                *int
-	created_at        *time.Time
-	updated_at        *time.Time
-	username          *string
-	display_name      *string
-	email             *string
-	status            *user.Status
-	password_hash     *string
-	last_login_at     *time.Time
-	clearedFields     map[string]struct{}
-	api_tokens        map[int]struct{}
-	removedapi_tokens map[int]struct{}
-	clearedapi_tokens bool
-	tenants           map[int]struct{}
-	removedtenants    map[int]struct{}
-	clearedtenants    bool
-	maintainer        *int
-	clearedmaintainer bool
-	notices           map[int]struct{}
-	removednotices    map[int]struct{}
-	clearednotices    bool
-	done              bool
-	oldValue          func(context.Context) (*User, error)
-	predicates        []predicate.User
+	op                   Op
+	typ                  string
+	id                   *int
+	created_at           *time.Time
+	updated_at           *time.Time
+	username             *string
+	display_name         *string
+	email                *string
+	status               *user.Status
+	password_hash        *string
+	last_login_at        *time.Time
+	clearedFields        map[string]struct{}
+	api_tokens           map[int]struct{}
+	removedapi_tokens    map[int]struct{}
+	clearedapi_tokens    bool
+	tenants              map[int]struct{}
+	removedtenants       map[int]struct{}
+	clearedtenants       bool
+	maintainer           *int
+	clearedmaintainer    bool
+	notices              map[int]struct{}
+	removednotices       map[int]struct{}
+	clearednotices       bool
+	role_bindings        map[int]struct{}
+	removedrole_bindings map[int]struct{}
+	clearedrole_bindings bool
+	done                 bool
+	oldValue             func(context.Context) (*User, error)
+	predicates           []predicate.User
 }
 
 var _ ent.Mutation = (*UserMutation)(nil)
@@ -44827,6 +45801,60 @@ func (m *UserMutation) ResetNotices() {
 	m.removednotices = nil
 }
 
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by ids.
+func (m *UserMutation) AddRoleBindingIDs(ids ...int) {
+	if m.role_bindings == nil {
+		m.role_bindings = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.role_bindings[ids[i]] = struct{}{}
+	}
+}
+
+// ClearRoleBindings clears the "role_bindings" edge to the RoleBinding entity.
+func (m *UserMutation) ClearRoleBindings() {
+	m.clearedrole_bindings = true
+}
+
+// RoleBindingsCleared reports if the "role_bindings" edge to the RoleBinding entity was cleared.
+func (m *UserMutation) RoleBindingsCleared() bool {
+	return m.clearedrole_bindings
+}
+
+// RemoveRoleBindingIDs removes the "role_bindings" edge to the RoleBinding entity by IDs.
+func (m *UserMutation) RemoveRoleBindingIDs(ids ...int) {
+	if m.removedrole_bindings == nil {
+		m.removedrole_bindings = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.role_bindings, ids[i])
+		m.removedrole_bindings[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedRoleBindings returns the removed IDs of the "role_bindings" edge to the RoleBinding entity.
+func (m *UserMutation) RemovedRoleBindingsIDs() (ids []int) {
+	for id := range m.removedrole_bindings {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// RoleBindingsIDs returns the "role_bindings" edge IDs in the mutation.
+func (m *UserMutation) RoleBindingsIDs() (ids []int) {
+	for id := range m.role_bindings {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetRoleBindings resets all changes to the "role_bindings" edge.
+func (m *UserMutation) ResetRoleBindings() {
+	m.role_bindings = nil
+	m.clearedrole_bindings = false
+	m.removedrole_bindings = nil
+}
+
 // Where appends a list predicates to the UserMutation builder.
 func (m *UserMutation) Where(ps ...predicate.User) {
 	m.predicates = append(m.predicates, ps...)
@@ -45106,7 +46134,7 @@ func (m *UserMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *UserMutation) AddedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.api_tokens != nil {
 		edges = append(edges, user.EdgeAPITokens)
 	}
@@ -45118,6 +46146,9 @@ func (m *UserMutation) AddedEdges() []string {
 	}
 	if m.notices != nil {
 		edges = append(edges, user.EdgeNotices)
+	}
+	if m.role_bindings != nil {
+		edges = append(edges, user.EdgeRoleBindings)
 	}
 	return edges
 }
@@ -45148,13 +46179,19 @@ func (m *UserMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case user.EdgeRoleBindings:
+		ids := make([]ent.Value, 0, len(m.role_bindings))
+		for id := range m.role_bindings {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *UserMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.removedapi_tokens != nil {
 		edges = append(edges, user.EdgeAPITokens)
 	}
@@ -45163,6 +46200,9 @@ func (m *UserMutation) RemovedEdges() []string {
 	}
 	if m.removednotices != nil {
 		edges = append(edges, user.EdgeNotices)
+	}
+	if m.removedrole_bindings != nil {
+		edges = append(edges, user.EdgeRoleBindings)
 	}
 	return edges
 }
@@ -45189,13 +46229,19 @@ func (m *UserMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case user.EdgeRoleBindings:
+		ids := make([]ent.Value, 0, len(m.removedrole_bindings))
+		for id := range m.removedrole_bindings {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *UserMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.clearedapi_tokens {
 		edges = append(edges, user.EdgeAPITokens)
 	}
@@ -45207,6 +46253,9 @@ func (m *UserMutation) ClearedEdges() []string {
 	}
 	if m.clearednotices {
 		edges = append(edges, user.EdgeNotices)
+	}
+	if m.clearedrole_bindings {
+		edges = append(edges, user.EdgeRoleBindings)
 	}
 	return edges
 }
@@ -45223,6 +46272,8 @@ func (m *UserMutation) EdgeCleared(name string) bool {
 		return m.clearedmaintainer
 	case user.EdgeNotices:
 		return m.clearednotices
+	case user.EdgeRoleBindings:
+		return m.clearedrole_bindings
 	}
 	return false
 }
@@ -45253,6 +46304,9 @@ func (m *UserMutation) ResetEdge(name string) error {
 		return nil
 	case user.EdgeNotices:
 		m.ResetNotices()
+		return nil
+	case user.EdgeRoleBindings:
+		m.ResetRoleBindings()
 		return nil
 	}
 	return fmt.Errorf("unknown User edge %s", name)

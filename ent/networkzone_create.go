@@ -137,7 +137,9 @@ func (_c *NetworkZoneCreate) Mutation() *NetworkZoneMutation {
 
 // Save creates the NetworkZone in the database.
 func (_c *NetworkZoneCreate) Save(ctx context.Context) (*NetworkZone, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -164,15 +166,22 @@ func (_c *NetworkZoneCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *NetworkZoneCreate) defaults() {
+func (_c *NetworkZoneCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if networkzone.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized networkzone.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := networkzone.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if networkzone.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized networkzone.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := networkzone.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

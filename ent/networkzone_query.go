@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -479,6 +480,12 @@ func (_q *NetworkZoneQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if networkzone.Policy == nil {
+		return errors.New("ent: uninitialized networkzone.Policy (forgotten import ent/runtime?)")
+	}
+	if err := networkzone.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

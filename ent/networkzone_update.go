@@ -205,7 +205,9 @@ func (_u *NetworkZoneUpdate) RemoveNetworks(v ...*Network) *NetworkZoneUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *NetworkZoneUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -232,11 +234,15 @@ func (_u *NetworkZoneUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *NetworkZoneUpdate) defaults() {
+func (_u *NetworkZoneUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if networkzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized networkzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := networkzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -658,7 +664,9 @@ func (_u *NetworkZoneUpdateOne) Select(field string, fields ...string) *NetworkZ
 
 // Save executes the query and returns the updated NetworkZone entity.
 func (_u *NetworkZoneUpdateOne) Save(ctx context.Context) (*NetworkZone, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -685,11 +693,15 @@ func (_u *NetworkZoneUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *NetworkZoneUpdateOne) defaults() {
+func (_u *NetworkZoneUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if networkzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized networkzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := networkzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -403,6 +404,12 @@ func (_q *NoticeQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if notice.Policy == nil {
+		return errors.New("ent: uninitialized notice.Policy (forgotten import ent/runtime?)")
+	}
+	if err := notice.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -310,7 +310,9 @@ func (_c *PortCreate) Mutation() *PortMutation {
 
 // Save creates the Port in the database.
 func (_c *PortCreate) Save(ctx context.Context) (*Port, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -337,12 +339,18 @@ func (_c *PortCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *PortCreate) defaults() {
+func (_c *PortCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if port.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized port.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := port.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if port.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized port.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := port.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -354,6 +362,7 @@ func (_c *PortCreate) defaults() {
 		v := port.DefaultKind
 		_c.mutation.SetKind(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

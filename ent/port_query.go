@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -619,6 +620,12 @@ func (_q *PortQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if port.Policy == nil {
+		return errors.New("ent: uninitialized port.Policy (forgotten import ent/runtime?)")
+	}
+	if err := port.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -432,7 +432,9 @@ func (_u *PortUpdate) RemoveMembers(v ...*Port) *PortUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *PortUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -459,11 +461,15 @@ func (_u *PortUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *PortUpdate) defaults() {
+func (_u *PortUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if port.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized port.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := port.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1277,7 +1283,9 @@ func (_u *PortUpdateOne) Select(field string, fields ...string) *PortUpdateOne {
 
 // Save executes the query and returns the updated Port entity.
 func (_u *PortUpdateOne) Save(ctx context.Context) (*Port, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1304,11 +1312,15 @@ func (_u *PortUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *PortUpdateOne) defaults() {
+func (_u *PortUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if port.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized port.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := port.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

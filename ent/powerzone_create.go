@@ -121,7 +121,9 @@ func (_c *PowerZoneCreate) Mutation() *PowerZoneMutation {
 
 // Save creates the PowerZone in the database.
 func (_c *PowerZoneCreate) Save(ctx context.Context) (*PowerZone, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -148,15 +150,22 @@ func (_c *PowerZoneCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *PowerZoneCreate) defaults() {
+func (_c *PowerZoneCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if powerzone.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized powerzone.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := powerzone.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if powerzone.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized powerzone.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := powerzone.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -168,7 +168,9 @@ func (_u *PowerZoneUpdate) RemoveHosts(v ...*Host) *PowerZoneUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *PowerZoneUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -195,11 +197,15 @@ func (_u *PowerZoneUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *PowerZoneUpdate) defaults() {
+func (_u *PowerZoneUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if powerzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized powerzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := powerzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -540,7 +546,9 @@ func (_u *PowerZoneUpdateOne) Select(field string, fields ...string) *PowerZoneU
 
 // Save executes the query and returns the updated PowerZone entity.
 func (_u *PowerZoneUpdateOne) Save(ctx context.Context) (*PowerZone, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -567,11 +575,15 @@ func (_u *PowerZoneUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *PowerZoneUpdateOne) defaults() {
+func (_u *PowerZoneUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if powerzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized powerzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := powerzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -135,7 +135,9 @@ func (_c *ProviderCreate) Mutation() *ProviderMutation {
 
 // Save creates the Provider in the database.
 func (_c *ProviderCreate) Save(ctx context.Context) (*Provider, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -162,12 +164,18 @@ func (_c *ProviderCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *ProviderCreate) defaults() {
+func (_c *ProviderCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if provider.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized provider.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := provider.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if provider.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized provider.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := provider.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -175,6 +183,7 @@ func (_c *ProviderCreate) defaults() {
 		v := provider.DefaultSupportsLiveMigration
 		_c.mutation.SetSupportsLiveMigration(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -192,7 +192,9 @@ func (_u *ProviderUpdate) RemoveFlavors(v ...*Flavor) *ProviderUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *ProviderUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -219,11 +221,15 @@ func (_u *ProviderUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ProviderUpdate) defaults() {
+func (_u *ProviderUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if provider.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized provider.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := provider.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -576,7 +582,9 @@ func (_u *ProviderUpdateOne) Select(field string, fields ...string) *ProviderUpd
 
 // Save executes the query and returns the updated Provider entity.
 func (_u *ProviderUpdateOne) Save(ctx context.Context) (*Provider, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -603,11 +611,15 @@ func (_u *ProviderUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ProviderUpdateOne) defaults() {
+func (_u *ProviderUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if provider.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized provider.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := provider.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -179,7 +179,9 @@ func (_c *QuotaCreate) Mutation() *QuotaMutation {
 
 // Save creates the Quota in the database.
 func (_c *QuotaCreate) Save(ctx context.Context) (*Quota, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -206,12 +208,18 @@ func (_c *QuotaCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *QuotaCreate) defaults() {
+func (_c *QuotaCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if quota.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized quota.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := quota.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if quota.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized quota.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := quota.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -243,6 +251,7 @@ func (_c *QuotaCreate) defaults() {
 		v := quota.DefaultUsedStorageGB
 		_c.mutation.SetUsedStorageGB(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

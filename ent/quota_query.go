@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -403,6 +404,12 @@ func (_q *QuotaQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if quota.Policy == nil {
+		return errors.New("ent: uninitialized quota.Policy (forgotten import ent/runtime?)")
+	}
+	if err := quota.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -225,7 +225,9 @@ func (_u *QuotaUpdate) ClearHostGroup() *QuotaUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *QuotaUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -252,11 +254,15 @@ func (_u *QuotaUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *QuotaUpdate) defaults() {
+func (_u *QuotaUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if quota.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized quota.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := quota.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -655,7 +661,9 @@ func (_u *QuotaUpdateOne) Select(field string, fields ...string) *QuotaUpdateOne
 
 // Save executes the query and returns the updated Quota entity.
 func (_u *QuotaUpdateOne) Save(ctx context.Context) (*Quota, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -682,11 +690,15 @@ func (_u *QuotaUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *QuotaUpdateOne) defaults() {
+func (_u *QuotaUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if quota.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized quota.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := quota.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

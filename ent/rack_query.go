@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -587,6 +588,12 @@ func (_q *RackQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if rack.Policy == nil {
+		return errors.New("ent: uninitialized rack.Policy (forgotten import ent/runtime?)")
+	}
+	if err := rack.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -121,7 +121,9 @@ func (_c *RackZoneCreate) Mutation() *RackZoneMutation {
 
 // Save creates the RackZone in the database.
 func (_c *RackZoneCreate) Save(ctx context.Context) (*RackZone, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -148,15 +150,22 @@ func (_c *RackZoneCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *RackZoneCreate) defaults() {
+func (_c *RackZoneCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if rackzone.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rackzone.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := rackzone.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if rackzone.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rackzone.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := rackzone.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

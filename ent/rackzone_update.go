@@ -168,7 +168,9 @@ func (_u *RackZoneUpdate) RemoveHosts(v ...*Host) *RackZoneUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *RackZoneUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -195,11 +197,15 @@ func (_u *RackZoneUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RackZoneUpdate) defaults() {
+func (_u *RackZoneUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if rackzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rackzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := rackzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -540,7 +546,9 @@ func (_u *RackZoneUpdateOne) Select(field string, fields ...string) *RackZoneUpd
 
 // Save executes the query and returns the updated RackZone entity.
 func (_u *RackZoneUpdateOne) Save(ctx context.Context) (*RackZone, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -567,11 +575,15 @@ func (_u *RackZoneUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RackZoneUpdateOne) defaults() {
+func (_u *RackZoneUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if rackzone.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rackzone.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := rackzone.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

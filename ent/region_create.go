@@ -187,7 +187,9 @@ func (_c *RegionCreate) Mutation() *RegionMutation {
 
 // Save creates the Region in the database.
 func (_c *RegionCreate) Save(ctx context.Context) (*Region, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -214,12 +216,18 @@ func (_c *RegionCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *RegionCreate) defaults() {
+func (_c *RegionCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if region.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized region.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := region.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if region.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized region.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := region.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -227,6 +235,7 @@ func (_c *RegionCreate) defaults() {
 		v := region.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

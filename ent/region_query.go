@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -553,6 +554,12 @@ func (_q *RegionQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if region.Policy == nil {
+		return errors.New("ent: uninitialized region.Policy (forgotten import ent/runtime?)")
+	}
+	if err := region.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -312,7 +312,9 @@ func (_u *RegionUpdate) RemoveVirtualMachines(v ...*VirtualMachine) *RegionUpdat
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *RegionUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -339,11 +341,15 @@ func (_u *RegionUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RegionUpdate) defaults() {
+func (_u *RegionUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if region.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized region.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := region.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -981,7 +987,9 @@ func (_u *RegionUpdateOne) Select(field string, fields ...string) *RegionUpdateO
 
 // Save executes the query and returns the updated Region entity.
 func (_u *RegionUpdateOne) Save(ctx context.Context) (*Region, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1008,11 +1016,15 @@ func (_u *RegionUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RegionUpdateOne) defaults() {
+func (_u *RegionUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if region.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized region.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := region.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

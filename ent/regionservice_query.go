@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -585,6 +586,12 @@ func (_q *RegionServiceQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if regionservice.Policy == nil {
+		return errors.New("ent: uninitialized regionservice.Policy (forgotten import ent/runtime?)")
+	}
+	if err := regionservice.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -154,7 +154,7 @@ func (c *ClusterClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
-// SafeDelete deletes the ComputeNode with the given id unless records on its assignments virtualMachines volumes events alerts edges
+// SafeDelete deletes the ComputeNode with the given id unless records on its assignments virtualMachines volumes events alerts roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state.
@@ -184,6 +184,11 @@ func (c *ComputeNodeClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count alerts of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "alerts", Count: n})
+	}
+	if n, err := c.Query().Where(computenode.ID(id)).QueryRoleBindings().Count(ctx); err != nil {
+		return fmt.Errorf("count role_bindings of ComputeNode %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "ComputeNode", ID: id, Dependents: deps}
@@ -735,6 +740,18 @@ func (c *RegionServiceClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// SafeDelete deletes the RoleBinding with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state.
+func (c *RoleBindingClient) SafeDelete(ctx context.Context, id int) error {
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "RoleBinding", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
 // SafeDelete deletes the ServiceMesh with the given id unless records on its kubernetesClusters edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -752,7 +769,7 @@ func (c *ServiceMeshClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
-// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens edges
+// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state.
@@ -813,6 +830,11 @@ func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "apiTokens", Count: n})
 	}
+	if n, err := c.Query().Where(tenant.ID(id)).QueryRoleBindings().Count(ctx); err != nil {
+		return fmt.Errorf("count role_bindings of Tenant %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
+	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Tenant", ID: id, Dependents: deps}
 	}
@@ -831,7 +853,7 @@ func (c *UsageRecordClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
-// SafeDelete deletes the User with the given id unless records on its apiTokens maintainer notices edges
+// SafeDelete deletes the User with the given id unless records on its apiTokens maintainer notices roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state.
@@ -851,6 +873,11 @@ func (c *UserClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count notices of User %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "notices", Count: n})
+	}
+	if n, err := c.Query().Where(user.ID(id)).QueryRoleBindings().Count(ctx); err != nil {
+		return fmt.Errorf("count role_bindings of User %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "User", ID: id, Dependents: deps}

@@ -121,7 +121,9 @@ func (_c *ServiceMeshCreate) Mutation() *ServiceMeshMutation {
 
 // Save creates the ServiceMesh in the database.
 func (_c *ServiceMeshCreate) Save(ctx context.Context) (*ServiceMesh, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -148,12 +150,18 @@ func (_c *ServiceMeshCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *ServiceMeshCreate) defaults() {
+func (_c *ServiceMeshCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if servicemesh.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized servicemesh.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := servicemesh.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if servicemesh.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized servicemesh.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := servicemesh.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -165,6 +173,7 @@ func (_c *ServiceMeshCreate) defaults() {
 		v := servicemesh.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -368,6 +369,12 @@ func (_q *ServiceMeshQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if servicemesh.Policy == nil {
+		return errors.New("ent: uninitialized servicemesh.Policy (forgotten import ent/runtime?)")
+	}
+	if err := servicemesh.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

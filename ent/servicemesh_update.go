@@ -141,7 +141,9 @@ func (_u *ServiceMeshUpdate) RemoveKubernetesClusters(v ...*KubernetesCluster) *
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *ServiceMeshUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -168,11 +170,15 @@ func (_u *ServiceMeshUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ServiceMeshUpdate) defaults() {
+func (_u *ServiceMeshUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if servicemesh.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized servicemesh.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := servicemesh.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -427,7 +433,9 @@ func (_u *ServiceMeshUpdateOne) Select(field string, fields ...string) *ServiceM
 
 // Save executes the query and returns the updated ServiceMesh entity.
 func (_u *ServiceMeshUpdateOne) Save(ctx context.Context) (*ServiceMesh, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -454,11 +462,15 @@ func (_u *ServiceMeshUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *ServiceMeshUpdateOne) defaults() {
+func (_u *ServiceMeshUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if servicemesh.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized servicemesh.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := servicemesh.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -61,11 +61,13 @@ type TenantEdges struct {
 	UsageRecords []*UsageRecord `json:"usage_records,omitempty"`
 	// APITokens holds the value of the api_tokens edge.
 	APITokens []*APIToken `json:"api_tokens,omitempty"`
+	// RoleBindings holds the value of the role_bindings edge.
+	RoleBindings []*RoleBinding `json:"role_bindings,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [12]bool
+	loadedTypes [13]bool
 	// totalCount holds the count of the edges above.
-	totalCount [12]map[string]int
+	totalCount [13]map[string]int
 
 	namedMembers            map[string][]*User
 	namedQuotas             map[string][]*Quota
@@ -79,6 +81,7 @@ type TenantEdges struct {
 	namedNotices            map[string][]*Notice
 	namedUsageRecords       map[string][]*UsageRecord
 	namedAPITokens          map[string][]*APIToken
+	namedRoleBindings       map[string][]*RoleBinding
 }
 
 // MembersOrErr returns the Members value or an error if the edge
@@ -187,6 +190,15 @@ func (e TenantEdges) APITokensOrErr() ([]*APIToken, error) {
 		return e.APITokens, nil
 	}
 	return nil, &NotLoadedError{edge: "api_tokens"}
+}
+
+// RoleBindingsOrErr returns the RoleBindings value or an error if the edge
+// was not loaded in eager-loading.
+func (e TenantEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
+	if e.loadedTypes[12] {
+		return e.RoleBindings, nil
+	}
+	return nil, &NotLoadedError{edge: "role_bindings"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -328,6 +340,11 @@ func (_m *Tenant) QueryUsageRecords() *UsageRecordQuery {
 // QueryAPITokens queries the "api_tokens" edge of the Tenant entity.
 func (_m *Tenant) QueryAPITokens() *APITokenQuery {
 	return NewTenantClient(_m.config).QueryAPITokens(_m)
+}
+
+// QueryRoleBindings queries the "role_bindings" edge of the Tenant entity.
+func (_m *Tenant) QueryRoleBindings() *RoleBindingQuery {
+	return NewTenantClient(_m.config).QueryRoleBindings(_m)
 }
 
 // Update returns a builder for updating this Tenant.
@@ -659,6 +676,30 @@ func (_m *Tenant) appendNamedAPITokens(name string, edges ...*APIToken) {
 		_m.Edges.namedAPITokens[name] = []*APIToken{}
 	} else {
 		_m.Edges.namedAPITokens[name] = append(_m.Edges.namedAPITokens[name], edges...)
+	}
+}
+
+// NamedRoleBindings returns the RoleBindings named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Tenant) NamedRoleBindings(name string) ([]*RoleBinding, error) {
+	if _m.Edges.namedRoleBindings == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedRoleBindings[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Tenant) appendNamedRoleBindings(name string, edges ...*RoleBinding) {
+	if _m.Edges.namedRoleBindings == nil {
+		_m.Edges.namedRoleBindings = make(map[string][]*RoleBinding)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedRoleBindings[name] = []*RoleBinding{}
+	} else {
+		_m.Edges.namedRoleBindings[name] = append(_m.Edges.namedRoleBindings[name], edges...)
 	}
 }
 

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -48,6 +50,7 @@ type TenantQuery struct {
 	withNotices                 *NoticeQuery
 	withUsageRecords            *UsageRecordQuery
 	withAPITokens               *APITokenQuery
+	withRoleBindings            *RoleBindingQuery
 	loadTotal                   []func(context.Context, []*Tenant) error
 	modifiers                   []func(*sql.Selector)
 	withNamedMembers            map[string]*UserQuery
@@ -62,6 +65,7 @@ type TenantQuery struct {
 	withNamedNotices            map[string]*NoticeQuery
 	withNamedUsageRecords       map[string]*UsageRecordQuery
 	withNamedAPITokens          map[string]*APITokenQuery
+	withNamedRoleBindings       map[string]*RoleBindingQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -362,6 +366,28 @@ func (_q *TenantQuery) QueryAPITokens() *APITokenQuery {
 	return query
 }
 
+// QueryRoleBindings chains the current query on the "role_bindings" edge.
+func (_q *TenantQuery) QueryRoleBindings() *RoleBindingQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, selector),
+			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.RoleBindingsTable, tenant.RoleBindingsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
 // First returns the first Tenant entity from the query.
 // Returns a *NotFoundError when no Tenant was found.
 func (_q *TenantQuery) First(ctx context.Context) (*Tenant, error) {
@@ -566,6 +592,7 @@ func (_q *TenantQuery) Clone() *TenantQuery {
 		withNotices:            _q.withNotices.Clone(),
 		withUsageRecords:       _q.withUsageRecords.Clone(),
 		withAPITokens:          _q.withAPITokens.Clone(),
+		withRoleBindings:       _q.withRoleBindings.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -705,6 +732,17 @@ func (_q *TenantQuery) WithAPITokens(opts ...func(*APITokenQuery)) *TenantQuery 
 	return _q
 }
 
+// WithRoleBindings tells the query-builder to eager-load the nodes that are connected to
+// the "role_bindings" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithRoleBindings(opts ...func(*RoleBindingQuery)) *TenantQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRoleBindings = query
+	return _q
+}
+
 // GroupBy is used to group vertices by one or more fields/columns.
 // It is often used with aggregate functions, like: count, max, mean, min, sum.
 //
@@ -776,6 +814,12 @@ func (_q *TenantQuery) prepareQuery(ctx context.Context) error {
 		}
 		_q.sql = prev
 	}
+	if tenant.Policy == nil {
+		return errors.New("ent: uninitialized tenant.Policy (forgotten import ent/runtime?)")
+	}
+	if err := tenant.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -783,7 +827,7 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 	var (
 		nodes       = []*Tenant{}
 		_spec       = _q.querySpec()
-		loadedTypes = [12]bool{
+		loadedTypes = [13]bool{
 			_q.withMembers != nil,
 			_q.withQuotas != nil,
 			_q.withVirtualMachines != nil,
@@ -796,6 +840,7 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 			_q.withNotices != nil,
 			_q.withUsageRecords != nil,
 			_q.withAPITokens != nil,
+			_q.withRoleBindings != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -905,6 +950,13 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 			return nil, err
 		}
 	}
+	if query := _q.withRoleBindings; query != nil {
+		if err := _q.loadRoleBindings(ctx, query, nodes,
+			func(n *Tenant) { n.Edges.RoleBindings = []*RoleBinding{} },
+			func(n *Tenant, e *RoleBinding) { n.Edges.RoleBindings = append(n.Edges.RoleBindings, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedMembers {
 		if err := _q.loadMembers(ctx, query, nodes,
 			func(n *Tenant) { n.appendNamedMembers(name) },
@@ -986,6 +1038,13 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 		if err := _q.loadAPITokens(ctx, query, nodes,
 			func(n *Tenant) { n.appendNamedAPITokens(name) },
 			func(n *Tenant, e *APIToken) { n.appendNamedAPITokens(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedRoleBindings {
+		if err := _q.loadRoleBindings(ctx, query, nodes,
+			func(n *Tenant) { n.appendNamedRoleBindings(name) },
+			func(n *Tenant, e *RoleBinding) { n.appendNamedRoleBindings(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1399,6 +1458,37 @@ func (_q *TenantQuery) loadAPITokens(ctx context.Context, query *APITokenQuery, 
 	}
 	return nil
 }
+func (_q *TenantQuery) loadRoleBindings(ctx context.Context, query *RoleBindingQuery, nodes []*Tenant, init func(*Tenant), assign func(*Tenant, *RoleBinding)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Tenant)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.RoleBinding(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(tenant.RoleBindingsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.tenant_role_bindings
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "tenant_role_bindings" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "tenant_role_bindings" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 
 func (_q *TenantQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -1684,6 +1774,20 @@ func (_q *TenantQuery) WithNamedAPITokens(name string, opts ...func(*APITokenQue
 		_q.withNamedAPITokens = make(map[string]*APITokenQuery)
 	}
 	_q.withNamedAPITokens[name] = query
+	return _q
+}
+
+// WithNamedRoleBindings tells the query-builder to eager-load the nodes that are connected to the "role_bindings"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithNamedRoleBindings(name string, opts ...func(*RoleBindingQuery)) *TenantQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedRoleBindings == nil {
+		_q.withNamedRoleBindings = make(map[string]*RoleBindingQuery)
+	}
+	_q.withNamedRoleBindings[name] = query
 	return _q
 }
 

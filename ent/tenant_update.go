@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -295,6 +296,21 @@ func (_u *TenantUpdate) AddAPITokens(v ...*APIToken) *TenantUpdate {
 	return _u.AddAPITokenIDs(ids...)
 }
 
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by IDs.
+func (_u *TenantUpdate) AddRoleBindingIDs(ids ...int) *TenantUpdate {
+	_u.mutation.AddRoleBindingIDs(ids...)
+	return _u
+}
+
+// AddRoleBindings adds the "role_bindings" edges to the RoleBinding entity.
+func (_u *TenantUpdate) AddRoleBindings(v ...*RoleBinding) *TenantUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRoleBindingIDs(ids...)
+}
+
 // Mutation returns the TenantMutation object of the builder.
 func (_u *TenantUpdate) Mutation() *TenantMutation {
 	return _u.mutation
@@ -552,9 +568,32 @@ func (_u *TenantUpdate) RemoveAPITokens(v ...*APIToken) *TenantUpdate {
 	return _u.RemoveAPITokenIDs(ids...)
 }
 
+// ClearRoleBindings clears all "role_bindings" edges to the RoleBinding entity.
+func (_u *TenantUpdate) ClearRoleBindings() *TenantUpdate {
+	_u.mutation.ClearRoleBindings()
+	return _u
+}
+
+// RemoveRoleBindingIDs removes the "role_bindings" edge to RoleBinding entities by IDs.
+func (_u *TenantUpdate) RemoveRoleBindingIDs(ids ...int) *TenantUpdate {
+	_u.mutation.RemoveRoleBindingIDs(ids...)
+	return _u
+}
+
+// RemoveRoleBindings removes "role_bindings" edges to RoleBinding entities.
+func (_u *TenantUpdate) RemoveRoleBindings(v ...*RoleBinding) *TenantUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRoleBindingIDs(ids...)
+}
+
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *TenantUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -581,11 +620,15 @@ func (_u *TenantUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *TenantUpdate) defaults() {
+func (_u *TenantUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if tenant.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized tenant.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := tenant.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1192,6 +1235,51 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.RoleBindingsTable,
+			Columns: []string{tenant.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRoleBindingsIDs(); len(nodes) > 0 && !_u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.RoleBindingsTable,
+			Columns: []string{tenant.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RoleBindingsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.RoleBindingsTable,
+			Columns: []string{tenant.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1468,6 +1556,21 @@ func (_u *TenantUpdateOne) AddAPITokens(v ...*APIToken) *TenantUpdateOne {
 	return _u.AddAPITokenIDs(ids...)
 }
 
+// AddRoleBindingIDs adds the "role_bindings" edge to the RoleBinding entity by IDs.
+func (_u *TenantUpdateOne) AddRoleBindingIDs(ids ...int) *TenantUpdateOne {
+	_u.mutation.AddRoleBindingIDs(ids...)
+	return _u
+}
+
+// AddRoleBindings adds the "role_bindings" edges to the RoleBinding entity.
+func (_u *TenantUpdateOne) AddRoleBindings(v ...*RoleBinding) *TenantUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRoleBindingIDs(ids...)
+}
+
 // Mutation returns the TenantMutation object of the builder.
 func (_u *TenantUpdateOne) Mutation() *TenantMutation {
 	return _u.mutation
@@ -1725,6 +1828,27 @@ func (_u *TenantUpdateOne) RemoveAPITokens(v ...*APIToken) *TenantUpdateOne {
 	return _u.RemoveAPITokenIDs(ids...)
 }
 
+// ClearRoleBindings clears all "role_bindings" edges to the RoleBinding entity.
+func (_u *TenantUpdateOne) ClearRoleBindings() *TenantUpdateOne {
+	_u.mutation.ClearRoleBindings()
+	return _u
+}
+
+// RemoveRoleBindingIDs removes the "role_bindings" edge to RoleBinding entities by IDs.
+func (_u *TenantUpdateOne) RemoveRoleBindingIDs(ids ...int) *TenantUpdateOne {
+	_u.mutation.RemoveRoleBindingIDs(ids...)
+	return _u
+}
+
+// RemoveRoleBindings removes "role_bindings" edges to RoleBinding entities.
+func (_u *TenantUpdateOne) RemoveRoleBindings(v ...*RoleBinding) *TenantUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRoleBindingIDs(ids...)
+}
+
 // Where appends a list predicates to the TenantUpdate builder.
 func (_u *TenantUpdateOne) Where(ps ...predicate.Tenant) *TenantUpdateOne {
 	_u.mutation.Where(ps...)
@@ -1740,7 +1864,9 @@ func (_u *TenantUpdateOne) Select(field string, fields ...string) *TenantUpdateO
 
 // Save executes the query and returns the updated Tenant entity.
 func (_u *TenantUpdateOne) Save(ctx context.Context) (*Tenant, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1767,11 +1893,15 @@ func (_u *TenantUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *TenantUpdateOne) defaults() {
+func (_u *TenantUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if tenant.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized tenant.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := tenant.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -2388,6 +2518,51 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(apitoken.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.RoleBindingsTable,
+			Columns: []string{tenant.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRoleBindingsIDs(); len(nodes) > 0 && !_u.mutation.RoleBindingsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.RoleBindingsTable,
+			Columns: []string{tenant.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RoleBindingsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.RoleBindingsTable,
+			Columns: []string{tenant.RoleBindingsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -80,6 +80,8 @@ type Tx struct {
 	Region *RegionClient
 	// RegionService is the client for interacting with the RegionService builders.
 	RegionService *RegionServiceClient
+	// RoleBinding is the client for interacting with the RoleBinding builders.
+	RoleBinding *RoleBindingClient
 	// ServiceMesh is the client for interacting with the ServiceMesh builders.
 	ServiceMesh *ServiceMeshClient
 	// Tenant is the client for interacting with the Tenant builders.
@@ -257,6 +259,7 @@ func (tx *Tx) init() {
 	tx.RackZone = NewRackZoneClient(tx.config)
 	tx.Region = NewRegionClient(tx.config)
 	tx.RegionService = NewRegionServiceClient(tx.config)
+	tx.RoleBinding = NewRoleBindingClient(tx.config)
 	tx.ServiceMesh = NewServiceMeshClient(tx.config)
 	tx.Tenant = NewTenantClient(tx.config)
 	tx.UsageRecord = NewUsageRecordClient(tx.config)

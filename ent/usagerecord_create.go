@@ -163,7 +163,9 @@ func (_c *UsageRecordCreate) Mutation() *UsageRecordMutation {
 
 // Save creates the UsageRecord in the database.
 func (_c *UsageRecordCreate) Save(ctx context.Context) (*UsageRecord, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -190,12 +192,18 @@ func (_c *UsageRecordCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *UsageRecordCreate) defaults() {
+func (_c *UsageRecordCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if usagerecord.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized usagerecord.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := usagerecord.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if usagerecord.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized usagerecord.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := usagerecord.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -203,6 +211,7 @@ func (_c *UsageRecordCreate) defaults() {
 		v := usagerecord.DefaultAmount
 		_c.mutation.SetAmount(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

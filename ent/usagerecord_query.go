@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -367,6 +368,12 @@ func (_q *UsageRecordQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if usagerecord.Policy == nil {
+		return errors.New("ent: uninitialized usagerecord.Policy (forgotten import ent/runtime?)")
+	}
+	if err := usagerecord.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -231,7 +231,9 @@ func (_u *UsageRecordUpdate) ClearTenant() *UsageRecordUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *UsageRecordUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -258,11 +260,15 @@ func (_u *UsageRecordUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *UsageRecordUpdate) defaults() {
+func (_u *UsageRecordUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if usagerecord.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized usagerecord.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := usagerecord.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -622,7 +628,9 @@ func (_u *UsageRecordUpdateOne) Select(field string, fields ...string) *UsageRec
 
 // Save executes the query and returns the updated UsageRecord entity.
 func (_u *UsageRecordUpdateOne) Save(ctx context.Context) (*UsageRecord, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -649,11 +657,15 @@ func (_u *UsageRecordUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *UsageRecordUpdateOne) defaults() {
+func (_u *UsageRecordUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if usagerecord.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized usagerecord.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := usagerecord.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

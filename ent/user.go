@@ -50,15 +50,18 @@ type UserEdges struct {
 	Maintainer *Maintainer `json:"maintainer,omitempty"`
 	// Notices holds the value of the notices edge.
 	Notices []*Notice `json:"notices,omitempty"`
+	// RoleBindings holds the value of the role_bindings edge.
+	RoleBindings []*RoleBinding `json:"role_bindings,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [4]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
-	totalCount [4]map[string]int
+	totalCount [5]map[string]int
 
-	namedAPITokens map[string][]*APIToken
-	namedTenants   map[string][]*Tenant
-	namedNotices   map[string][]*Notice
+	namedAPITokens    map[string][]*APIToken
+	namedTenants      map[string][]*Tenant
+	namedNotices      map[string][]*Notice
+	namedRoleBindings map[string][]*RoleBinding
 }
 
 // APITokensOrErr returns the APITokens value or an error if the edge
@@ -97,6 +100,15 @@ func (e UserEdges) NoticesOrErr() ([]*Notice, error) {
 		return e.Notices, nil
 	}
 	return nil, &NotLoadedError{edge: "notices"}
+}
+
+// RoleBindingsOrErr returns the RoleBindings value or an error if the edge
+// was not loaded in eager-loading.
+func (e UserEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
+	if e.loadedTypes[4] {
+		return e.RoleBindings, nil
+	}
+	return nil, &NotLoadedError{edge: "role_bindings"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -211,6 +223,11 @@ func (_m *User) QueryMaintainer() *MaintainerQuery {
 // QueryNotices queries the "notices" edge of the User entity.
 func (_m *User) QueryNotices() *NoticeQuery {
 	return NewUserClient(_m.config).QueryNotices(_m)
+}
+
+// QueryRoleBindings queries the "role_bindings" edge of the User entity.
+func (_m *User) QueryRoleBindings() *RoleBindingQuery {
+	return NewUserClient(_m.config).QueryRoleBindings(_m)
 }
 
 // Update returns a builder for updating this User.
@@ -333,6 +350,30 @@ func (_m *User) appendNamedNotices(name string, edges ...*Notice) {
 		_m.Edges.namedNotices[name] = []*Notice{}
 	} else {
 		_m.Edges.namedNotices[name] = append(_m.Edges.namedNotices[name], edges...)
+	}
+}
+
+// NamedRoleBindings returns the RoleBindings named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *User) NamedRoleBindings(name string) ([]*RoleBinding, error) {
+	if _m.Edges.namedRoleBindings == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedRoleBindings[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *User) appendNamedRoleBindings(name string, edges ...*RoleBinding) {
+	if _m.Edges.namedRoleBindings == nil {
+		_m.Edges.namedRoleBindings = make(map[string][]*RoleBinding)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedRoleBindings[name] = []*RoleBinding{}
+	} else {
+		_m.Edges.namedRoleBindings[name] = append(_m.Edges.namedRoleBindings[name], edges...)
 	}
 }
 

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/notice"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/user"
 )
@@ -24,19 +26,21 @@ import (
 // UserQuery is the builder for querying User entities.
 type UserQuery struct {
 	config
-	ctx                *QueryContext
-	order              []user.OrderOption
-	inters             []Interceptor
-	predicates         []predicate.User
-	withAPITokens      *APITokenQuery
-	withTenants        *TenantQuery
-	withMaintainer     *MaintainerQuery
-	withNotices        *NoticeQuery
-	loadTotal          []func(context.Context, []*User) error
-	modifiers          []func(*sql.Selector)
-	withNamedAPITokens map[string]*APITokenQuery
-	withNamedTenants   map[string]*TenantQuery
-	withNamedNotices   map[string]*NoticeQuery
+	ctx                   *QueryContext
+	order                 []user.OrderOption
+	inters                []Interceptor
+	predicates            []predicate.User
+	withAPITokens         *APITokenQuery
+	withTenants           *TenantQuery
+	withMaintainer        *MaintainerQuery
+	withNotices           *NoticeQuery
+	withRoleBindings      *RoleBindingQuery
+	loadTotal             []func(context.Context, []*User) error
+	modifiers             []func(*sql.Selector)
+	withNamedAPITokens    map[string]*APITokenQuery
+	withNamedTenants      map[string]*TenantQuery
+	withNamedNotices      map[string]*NoticeQuery
+	withNamedRoleBindings map[string]*RoleBindingQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -154,6 +158,28 @@ func (_q *UserQuery) QueryNotices() *NoticeQuery {
 			sqlgraph.From(user.Table, user.FieldID, selector),
 			sqlgraph.To(notice.Table, notice.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, user.NoticesTable, user.NoticesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryRoleBindings chains the current query on the "role_bindings" edge.
+func (_q *UserQuery) QueryRoleBindings() *RoleBindingQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(user.Table, user.FieldID, selector),
+			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, user.RoleBindingsTable, user.RoleBindingsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -348,15 +374,16 @@ func (_q *UserQuery) Clone() *UserQuery {
 		return nil
 	}
 	return &UserQuery{
-		config:         _q.config,
-		ctx:            _q.ctx.Clone(),
-		order:          append([]user.OrderOption{}, _q.order...),
-		inters:         append([]Interceptor{}, _q.inters...),
-		predicates:     append([]predicate.User{}, _q.predicates...),
-		withAPITokens:  _q.withAPITokens.Clone(),
-		withTenants:    _q.withTenants.Clone(),
-		withMaintainer: _q.withMaintainer.Clone(),
-		withNotices:    _q.withNotices.Clone(),
+		config:           _q.config,
+		ctx:              _q.ctx.Clone(),
+		order:            append([]user.OrderOption{}, _q.order...),
+		inters:           append([]Interceptor{}, _q.inters...),
+		predicates:       append([]predicate.User{}, _q.predicates...),
+		withAPITokens:    _q.withAPITokens.Clone(),
+		withTenants:      _q.withTenants.Clone(),
+		withMaintainer:   _q.withMaintainer.Clone(),
+		withNotices:      _q.withNotices.Clone(),
+		withRoleBindings: _q.withRoleBindings.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -405,6 +432,17 @@ func (_q *UserQuery) WithNotices(opts ...func(*NoticeQuery)) *UserQuery {
 		opt(query)
 	}
 	_q.withNotices = query
+	return _q
+}
+
+// WithRoleBindings tells the query-builder to eager-load the nodes that are connected to
+// the "role_bindings" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *UserQuery) WithRoleBindings(opts ...func(*RoleBindingQuery)) *UserQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRoleBindings = query
 	return _q
 }
 
@@ -479,6 +517,12 @@ func (_q *UserQuery) prepareQuery(ctx context.Context) error {
 		}
 		_q.sql = prev
 	}
+	if user.Policy == nil {
+		return errors.New("ent: uninitialized user.Policy (forgotten import ent/runtime?)")
+	}
+	if err := user.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -486,11 +530,12 @@ func (_q *UserQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*User, e
 	var (
 		nodes       = []*User{}
 		_spec       = _q.querySpec()
-		loadedTypes = [4]bool{
+		loadedTypes = [5]bool{
 			_q.withAPITokens != nil,
 			_q.withTenants != nil,
 			_q.withMaintainer != nil,
 			_q.withNotices != nil,
+			_q.withRoleBindings != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -541,6 +586,13 @@ func (_q *UserQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*User, e
 			return nil, err
 		}
 	}
+	if query := _q.withRoleBindings; query != nil {
+		if err := _q.loadRoleBindings(ctx, query, nodes,
+			func(n *User) { n.Edges.RoleBindings = []*RoleBinding{} },
+			func(n *User, e *RoleBinding) { n.Edges.RoleBindings = append(n.Edges.RoleBindings, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedAPITokens {
 		if err := _q.loadAPITokens(ctx, query, nodes,
 			func(n *User) { n.appendNamedAPITokens(name) },
@@ -559,6 +611,13 @@ func (_q *UserQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*User, e
 		if err := _q.loadNotices(ctx, query, nodes,
 			func(n *User) { n.appendNamedNotices(name) },
 			func(n *User, e *Notice) { n.appendNamedNotices(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedRoleBindings {
+		if err := _q.loadRoleBindings(ctx, query, nodes,
+			func(n *User) { n.appendNamedRoleBindings(name) },
+			func(n *User, e *RoleBinding) { n.appendNamedRoleBindings(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -716,6 +775,37 @@ func (_q *UserQuery) loadNotices(ctx context.Context, query *NoticeQuery, nodes 
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "user_notices" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *UserQuery) loadRoleBindings(ctx context.Context, query *RoleBindingQuery, nodes []*User, init func(*User), assign func(*User, *RoleBinding)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*User)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.RoleBinding(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(user.RoleBindingsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.user_role_bindings
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "user_role_bindings" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "user_role_bindings" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -880,6 +970,20 @@ func (_q *UserQuery) WithNamedNotices(name string, opts ...func(*NoticeQuery)) *
 		_q.withNamedNotices = make(map[string]*NoticeQuery)
 	}
 	_q.withNamedNotices[name] = query
+	return _q
+}
+
+// WithNamedRoleBindings tells the query-builder to eager-load the nodes that are connected to the "role_bindings"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *UserQuery) WithNamedRoleBindings(name string, opts ...func(*RoleBindingQuery)) *UserQuery {
+	query := (&RoleBindingClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedRoleBindings == nil {
+		_q.withNamedRoleBindings = make(map[string]*RoleBindingQuery)
+	}
+	_q.withNamedRoleBindings[name] = query
 	return _q
 }
 

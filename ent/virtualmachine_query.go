@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -805,6 +806,12 @@ func (_q *VirtualMachineQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if virtualmachine.Policy == nil {
+		return errors.New("ent: uninitialized virtualmachine.Policy (forgotten import ent/runtime?)")
+	}
+	if err := virtualmachine.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

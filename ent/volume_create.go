@@ -179,7 +179,9 @@ func (_c *VolumeCreate) Mutation() *VolumeMutation {
 
 // Save creates the Volume in the database.
 func (_c *VolumeCreate) Save(ctx context.Context) (*Volume, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -206,12 +208,18 @@ func (_c *VolumeCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *VolumeCreate) defaults() {
+func (_c *VolumeCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if volume.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized volume.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := volume.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if volume.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized volume.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := volume.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -223,6 +231,7 @@ func (_c *VolumeCreate) defaults() {
 		v := volume.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -5,6 +5,7 @@ package ent
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 
@@ -477,6 +478,12 @@ func (_q *VolumeQuery) prepareQuery(ctx context.Context) error {
 			return err
 		}
 		_q.sql = prev
+	}
+	if volume.Policy == nil {
+		return errors.New("ent: uninitialized volume.Policy (forgotten import ent/runtime?)")
+	}
+	if err := volume.Policy.EvalQuery(ctx, _q); err != nil {
+		return err
 	}
 	return nil
 }

@@ -232,7 +232,9 @@ func (_u *VolumeUpdate) RemoveAssignments(v ...*Assignment) *VolumeUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *VolumeUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -259,11 +261,15 @@ func (_u *VolumeUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *VolumeUpdate) defaults() {
+func (_u *VolumeUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if volume.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized volume.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := volume.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -707,7 +713,9 @@ func (_u *VolumeUpdateOne) Select(field string, fields ...string) *VolumeUpdateO
 
 // Save executes the query and returns the updated Volume entity.
 func (_u *VolumeUpdateOne) Save(ctx context.Context) (*Volume, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -734,11 +742,15 @@ func (_u *VolumeUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *VolumeUpdateOne) defaults() {
+func (_u *VolumeUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if volume.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized volume.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := volume.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

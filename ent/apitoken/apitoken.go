@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -29,6 +30,8 @@ const (
 	FieldPrefix = "prefix"
 	// FieldScope holds the string denoting the scope field in the database.
 	FieldScope = "scope"
+	// FieldKind holds the string denoting the kind field in the database.
+	FieldKind = "kind"
 	// FieldAllowedCidrs holds the string denoting the allowed_cidrs field in the database.
 	FieldAllowedCidrs = "allowed_cidrs"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
@@ -68,6 +71,7 @@ var Columns = []string{
 	FieldTokenHash,
 	FieldPrefix,
 	FieldScope,
+	FieldKind,
 	FieldAllowedCidrs,
 	FieldExpiresAt,
 	FieldLastUsedAt,
@@ -96,7 +100,14 @@ func ValidColumn(column string) bool {
 	return false
 }
 
+// Note that the variables below are initialized by the runtime
+// package on the initialization of the application. Therefore,
+// it should be imported in the main as follows:
+//
+//	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
+	Hooks  [1]ent.Hook
+	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -139,6 +150,33 @@ func ScopeValidator(s Scope) error {
 	}
 }
 
+// Kind defines the type for the "kind" enum field.
+type Kind string
+
+// KindApi is the default value of the Kind enum.
+const DefaultKind = KindApi
+
+// Kind values.
+const (
+	KindApi     Kind = "API"
+	KindSession Kind = "SESSION"
+	KindAgent   Kind = "AGENT"
+)
+
+func (k Kind) String() string {
+	return string(k)
+}
+
+// KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
+func KindValidator(k Kind) error {
+	switch k {
+	case KindApi, KindSession, KindAgent:
+		return nil
+	default:
+		return fmt.Errorf("apitoken: invalid enum value for kind field: %q", k)
+	}
+}
+
 // OrderOption defines the ordering options for the APIToken queries.
 type OrderOption func(*sql.Selector)
 
@@ -175,6 +213,11 @@ func ByPrefix(opts ...sql.OrderTermOption) OrderOption {
 // ByScope orders the results by the scope field.
 func ByScope(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldScope, opts...).ToFunc()
+}
+
+// ByKind orders the results by the kind field.
+func ByKind(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldKind, opts...).ToFunc()
 }
 
 // ByExpiresAt orders the results by the expires_at field.
@@ -234,6 +277,24 @@ func (e *Scope) UnmarshalGQL(val interface{}) error {
 	*e = Scope(str)
 	if err := ScopeValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Scope", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e Kind) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *Kind) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = Kind(str)
+	if err := KindValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid Kind", str)
 	}
 	return nil
 }

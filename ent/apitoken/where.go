@@ -390,6 +390,26 @@ func ScopeNotIn(vs ...Scope) predicate.APIToken {
 	return predicate.APIToken(sql.FieldNotIn(FieldScope, vs...))
 }
 
+// KindEQ applies the EQ predicate on the "kind" field.
+func KindEQ(v Kind) predicate.APIToken {
+	return predicate.APIToken(sql.FieldEQ(FieldKind, v))
+}
+
+// KindNEQ applies the NEQ predicate on the "kind" field.
+func KindNEQ(v Kind) predicate.APIToken {
+	return predicate.APIToken(sql.FieldNEQ(FieldKind, v))
+}
+
+// KindIn applies the In predicate on the "kind" field.
+func KindIn(vs ...Kind) predicate.APIToken {
+	return predicate.APIToken(sql.FieldIn(FieldKind, vs...))
+}
+
+// KindNotIn applies the NotIn predicate on the "kind" field.
+func KindNotIn(vs ...Kind) predicate.APIToken {
+	return predicate.APIToken(sql.FieldNotIn(FieldKind, vs...))
+}
+
 // AllowedCidrsIsNil applies the IsNil predicate on the "allowed_cidrs" field.
 func AllowedCidrsIsNil() predicate.APIToken {
 	return predicate.APIToken(sql.FieldIsNull(FieldAllowedCidrs))

@@ -80,6 +80,8 @@ const (
 	EdgeEvents = "events"
 	// EdgeAlerts holds the string denoting the alerts edge name in mutations.
 	EdgeAlerts = "alerts"
+	// EdgeRoleBindings holds the string denoting the role_bindings edge name in mutations.
+	EdgeRoleBindings = "role_bindings"
 	// EdgeMaintenances holds the string denoting the maintenances edge name in mutations.
 	EdgeMaintenances = "maintenances"
 	// EdgeMaintainers holds the string denoting the maintainers edge name in mutations.
@@ -149,6 +151,13 @@ const (
 	AlertsInverseTable = "alerts"
 	// AlertsColumn is the table column denoting the alerts relation/edge.
 	AlertsColumn = "compute_node_alerts"
+	// RoleBindingsTable is the table that holds the role_bindings relation/edge.
+	RoleBindingsTable = "role_bindings"
+	// RoleBindingsInverseTable is the table name for the RoleBinding entity.
+	// It exists in this package in order to avoid circular dependency with the "rolebinding" package.
+	RoleBindingsInverseTable = "role_bindings"
+	// RoleBindingsColumn is the table column denoting the role_bindings relation/edge.
+	RoleBindingsColumn = "compute_node_role_bindings"
 	// MaintenancesTable is the table that holds the maintenances relation/edge. The primary key declared below.
 	MaintenancesTable = "maintenance_nodes"
 	// MaintenancesInverseTable is the table name for the Maintenance entity.
@@ -237,7 +246,8 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
-	Hooks [1]ent.Hook
+	Hooks  [2]ent.Hook
+	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -542,6 +552,20 @@ func ByAlerts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByRoleBindingsCount orders the results by role_bindings count.
+func ByRoleBindingsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newRoleBindingsStep(), opts...)
+	}
+}
+
+// ByRoleBindings orders the results by role_bindings terms.
+func ByRoleBindings(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRoleBindingsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByMaintenancesCount orders the results by maintenances count.
 func ByMaintenancesCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -644,6 +668,13 @@ func newAlertsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(AlertsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, AlertsTable, AlertsColumn),
+	)
+}
+func newRoleBindingsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RoleBindingsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
 	)
 }
 func newMaintenancesStep() *sqlgraph.Step {

@@ -1247,6 +1247,29 @@ func HasAlertsWith(preds ...predicate.Alert) predicate.ComputeNode {
 	})
 }
 
+// HasRoleBindings applies the HasEdge predicate on the "role_bindings" edge.
+func HasRoleBindings() predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasRoleBindingsWith applies the HasEdge predicate on the "role_bindings" edge with a given conditions (other predicates).
+func HasRoleBindingsWith(preds ...predicate.RoleBinding) predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := newRoleBindingsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasMaintenances applies the HasEdge predicate on the "maintenances" edge.
 func HasMaintenances() predicate.ComputeNode {
 	return predicate.ComputeNode(func(s *sql.Selector) {

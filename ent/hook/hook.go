@@ -417,6 +417,18 @@ func (f RegionServiceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Valu
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RegionServiceMutation", m)
 }
 
+// The RoleBindingFunc type is an adapter to allow the use of ordinary
+// function as RoleBinding mutator.
+type RoleBindingFunc func(context.Context, *ent.RoleBindingMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RoleBindingFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RoleBindingMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RoleBindingMutation", m)
+}
+
 // The ServiceMeshFunc type is an adapter to allow the use of ordinary
 // function as ServiceMesh mutator.
 type ServiceMeshFunc func(context.Context, *ent.ServiceMeshMutation) (ent.Value, error)

@@ -43,6 +43,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -1025,6 +1026,33 @@ func (f TraverseRegionService) Traverse(ctx context.Context, q ent.Query) error 
 	return fmt.Errorf("unexpected query type %T. expect *ent.RegionServiceQuery", q)
 }
 
+// The RoleBindingFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RoleBindingFunc func(context.Context, *ent.RoleBindingQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RoleBindingFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RoleBindingQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RoleBindingQuery", q)
+}
+
+// The TraverseRoleBinding type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRoleBinding func(context.Context, *ent.RoleBindingQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRoleBinding) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRoleBinding) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RoleBindingQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RoleBindingQuery", q)
+}
+
 // The ServiceMeshFunc type is an adapter to allow the use of ordinary function as a Querier.
 type ServiceMeshFunc func(context.Context, *ent.ServiceMeshQuery) (ent.Value, error)
 
@@ -1258,6 +1286,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RegionQuery, predicate.Region, region.OrderOption]{typ: ent.TypeRegion, tq: q}, nil
 	case *ent.RegionServiceQuery:
 		return &query[*ent.RegionServiceQuery, predicate.RegionService, regionservice.OrderOption]{typ: ent.TypeRegionService, tq: q}, nil
+	case *ent.RoleBindingQuery:
+		return &query[*ent.RoleBindingQuery, predicate.RoleBinding, rolebinding.OrderOption]{typ: ent.TypeRoleBinding, tq: q}, nil
 	case *ent.ServiceMeshQuery:
 		return &query[*ent.ServiceMeshQuery, predicate.ServiceMesh, servicemesh.OrderOption]{typ: ent.TypeServiceMesh, tq: q}, nil
 	case *ent.TenantQuery:

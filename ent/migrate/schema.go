@@ -18,6 +18,7 @@ var (
 		{Name: "token_hash", Type: field.TypeString, Unique: true},
 		{Name: "prefix", Type: field.TypeString, Size: 16},
 		{Name: "scope", Type: field.TypeEnum, Enums: []string{"READ_ONLY", "READ_WRITE"}, Default: "READ_ONLY"},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"API", "SESSION", "AGENT"}, Default: "API"},
 		{Name: "allowed_cidrs", Type: field.TypeJSON, Nullable: true},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
@@ -33,13 +34,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "api_tokens_tenants_api_tokens",
-				Columns:    []*schema.Column{APITokensColumns[11]},
+				Columns:    []*schema.Column{APITokensColumns[12]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "api_tokens_users_api_tokens",
-				Columns:    []*schema.Column{APITokensColumns[12]},
+				Columns:    []*schema.Column{APITokensColumns[13]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1477,6 +1478,56 @@ var (
 			},
 		},
 	}
+	// RoleBindingsColumns holds the columns for the "role_bindings" table.
+	RoleBindingsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "role", Type: field.TypeEnum, Enums: []string{"ADMIN", "OPERATOR", "MAINTAINER", "VIEWER", "TENANT_ADMIN", "TENANT_MEMBER", "AGENT"}},
+		{Name: "domain", Type: field.TypeString},
+		{Name: "granted_by", Type: field.TypeString, Nullable: true},
+		{Name: "compute_node_role_bindings", Type: field.TypeInt, Nullable: true},
+		{Name: "tenant_role_bindings", Type: field.TypeInt, Nullable: true},
+		{Name: "user_role_bindings", Type: field.TypeInt},
+	}
+	// RoleBindingsTable holds the schema information for the "role_bindings" table.
+	RoleBindingsTable = &schema.Table{
+		Name:       "role_bindings",
+		Columns:    RoleBindingsColumns,
+		PrimaryKey: []*schema.Column{RoleBindingsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "role_bindings_compute_nodes_role_bindings",
+				Columns:    []*schema.Column{RoleBindingsColumns[6]},
+				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "role_bindings_tenants_role_bindings",
+				Columns:    []*schema.Column{RoleBindingsColumns[7]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "role_bindings_users_role_bindings",
+				Columns:    []*schema.Column{RoleBindingsColumns[8]},
+				RefColumns: []*schema.Column{UsersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "rolebinding_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RoleBindingsColumns[1]},
+			},
+			{
+				Name:    "rolebinding_role_domain_user_role_bindings",
+				Unique:  true,
+				Columns: []*schema.Column{RoleBindingsColumns[3], RoleBindingsColumns[4], RoleBindingsColumns[8]},
+			},
+		},
+	}
 	// ServiceMeshesColumns holds the columns for the "service_meshes" table.
 	ServiceMeshesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -2225,6 +2276,7 @@ var (
 		RackZonesTable,
 		RegionsTable,
 		RegionServicesTable,
+		RoleBindingsTable,
 		ServiceMeshesTable,
 		TenantsTable,
 		UsageRecordsTable,
@@ -2414,6 +2466,12 @@ func init() {
 	RegionServicesTable.ForeignKeys[4].RefTable = TenantsTable
 	RegionServicesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(141733920768),
+	}
+	RoleBindingsTable.ForeignKeys[0].RefTable = ComputeNodesTable
+	RoleBindingsTable.ForeignKeys[1].RefTable = TenantsTable
+	RoleBindingsTable.ForeignKeys[2].RefTable = UsersTable
+	RoleBindingsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(171798691840),
 	}
 	ServiceMeshesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(146028888064),

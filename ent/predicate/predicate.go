@@ -108,6 +108,9 @@ type Region func(*sql.Selector)
 // RegionService is the predicate function for regionservice builders.
 type RegionService func(*sql.Selector)
 
+// RoleBinding is the predicate function for rolebinding builders.
+type RoleBinding func(*sql.Selector)
+
 // ServiceMesh is the predicate function for servicemesh builders.
 type ServiceMesh func(*sql.Selector)
 

@@ -19,7 +19,7 @@ type Alert struct {
 }
 
 // Mixin of the Alert.
-func (Alert) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Alert) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Alert.
 func (Alert) Fields() []ent.Field {

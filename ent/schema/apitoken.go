@@ -18,7 +18,7 @@ type APIToken struct {
 }
 
 // Mixin of the APIToken.
-func (APIToken) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (APIToken) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the APIToken.
 func (APIToken) Fields() []ent.Field {
@@ -27,6 +27,8 @@ func (APIToken) Fields() []ent.Field {
 		field.String("token_hash").Unique().Sensitive().NotEmpty().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.String("prefix").NotEmpty().MaxLen(16).Comment("first characters of the token, to recognise it"),
 		field.Enum("scope").NamedValues(enumValues("ReadOnly", "ReadWrite")...).Default("READ_ONLY"),
+		field.Enum("kind").NamedValues(enumValues("Api", "Session", "Agent")...).Default("API").Immutable().
+			Comment("API tokens are made by createAPIToken, sessions by login, agent tokens for node agents"),
 		field.Strings("allowed_cidrs").Optional().Validate(validPrefixes),
 		field.Time("expires_at").Optional().Nillable().Annotations(entgql.OrderField("EXPIRES_AT")),
 		field.Time("last_used_at").Optional().Nillable(),

@@ -16,7 +16,7 @@ type Assignment struct {
 }
 
 // Mixin of the Assignment.
-func (Assignment) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Assignment) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Assignment.
 func (Assignment) Fields() []ent.Field {

@@ -19,7 +19,7 @@ type AuditLog struct {
 }
 
 // Mixin of the AuditLog.
-func (AuditLog) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (AuditLog) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the AuditLog.
 func (AuditLog) Fields() []ent.Field {

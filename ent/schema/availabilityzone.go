@@ -15,7 +15,7 @@ type AvailabilityZone struct {
 }
 
 // Mixin of the AvailabilityZone.
-func (AvailabilityZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (AvailabilityZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the AvailabilityZone.
 func (AvailabilityZone) Fields() []ent.Field {

@@ -17,7 +17,7 @@ type Cluster struct {
 }
 
 // Mixin of the Cluster.
-func (Cluster) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Cluster) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Cluster.
 func (Cluster) Fields() []ent.Field {

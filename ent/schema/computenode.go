@@ -19,7 +19,7 @@ type ComputeNode struct {
 }
 
 // Mixin of the ComputeNode.
-func (ComputeNode) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (ComputeNode) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the ComputeNode.
 func (ComputeNode) Fields() []ent.Field {
@@ -61,6 +61,7 @@ func (ComputeNode) Edges() []ent.Edge {
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
 		edge.To("events", Event.Type).Annotations(entgql.RelayConnection()),
 		edge.To("alerts", Alert.Type).Annotations(entgql.RelayConnection()),
+		edge.To("role_bindings", RoleBinding.Type).Annotations(entgql.RelayConnection()),
 		edge.From("maintenances", Maintenance.Type).Ref("nodes").Annotations(entgql.RelayConnection()),
 	}, maintainedBy("nodes")...)
 }

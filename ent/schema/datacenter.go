@@ -18,7 +18,7 @@ type Datacenter struct {
 }
 
 // Mixin of the Datacenter.
-func (Datacenter) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Datacenter) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Datacenter.
 func (Datacenter) Fields() []ent.Field {

@@ -19,7 +19,7 @@ type Event struct {
 }
 
 // Mixin of the Event.
-func (Event) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Event) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Event.
 func (Event) Fields() []ent.Field {

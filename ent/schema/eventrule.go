@@ -18,7 +18,7 @@ type EventRule struct {
 }
 
 // Mixin of the EventRule.
-func (EventRule) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (EventRule) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the EventRule.
 func (EventRule) Fields() []ent.Field {

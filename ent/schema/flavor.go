@@ -18,7 +18,7 @@ type Flavor struct {
 }
 
 // Mixin of the Flavor.
-func (Flavor) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Flavor) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Flavor.
 func (Flavor) Fields() []ent.Field {

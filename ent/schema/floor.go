@@ -16,7 +16,7 @@ type Floor struct {
 }
 
 // Mixin of the Floor.
-func (Floor) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Floor) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Floor.
 func (Floor) Fields() []ent.Field {

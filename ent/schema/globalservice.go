@@ -16,7 +16,7 @@ type GlobalService struct {
 }
 
 // Mixin of the GlobalService.
-func (GlobalService) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (GlobalService) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the GlobalService.
 func (GlobalService) Fields() []ent.Field {

@@ -21,7 +21,7 @@ type Host struct {
 }
 
 // Mixin of the Host.
-func (Host) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Host) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Host.
 func (Host) Fields() []ent.Field {

@@ -14,7 +14,7 @@ type HostGroup struct {
 }
 
 // Mixin of the HostGroup.
-func (HostGroup) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (HostGroup) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the HostGroup.
 func (HostGroup) Fields() []ent.Field { return []ent.Field{uniqueSlugField(), descriptionField()} }

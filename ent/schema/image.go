@@ -14,7 +14,7 @@ type Image struct {
 }
 
 // Mixin of the Image.
-func (Image) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Image) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Image.
 func (Image) Fields() []ent.Field {

@@ -19,7 +19,7 @@ type IPAddress struct {
 }
 
 // Mixin of the IPAddress.
-func (IPAddress) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (IPAddress) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the IPAddress.
 func (IPAddress) Fields() []ent.Field {

@@ -16,7 +16,7 @@ type KubernetesCluster struct {
 }
 
 // Mixin of the KubernetesCluster.
-func (KubernetesCluster) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (KubernetesCluster) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the KubernetesCluster.
 func (KubernetesCluster) Fields() []ent.Field {

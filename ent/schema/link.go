@@ -17,7 +17,7 @@ type Link struct {
 }
 
 // Mixin of the Link.
-func (Link) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Link) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Link.
 func (Link) Fields() []ent.Field {

@@ -15,7 +15,7 @@ type LoadBalancer struct {
 }
 
 // Mixin of the LoadBalancer.
-func (LoadBalancer) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (LoadBalancer) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the LoadBalancer.
 func (LoadBalancer) Fields() []ent.Field {

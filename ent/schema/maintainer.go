@@ -15,7 +15,7 @@ type Maintainer struct {
 }
 
 // Mixin of the Maintainer.
-func (Maintainer) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Maintainer) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Maintainer.
 func (Maintainer) Fields() []ent.Field {

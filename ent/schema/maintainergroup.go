@@ -15,7 +15,7 @@ type MaintainerGroup struct {
 }
 
 // Mixin of the MaintainerGroup.
-func (MaintainerGroup) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (MaintainerGroup) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the MaintainerGroup.
 func (MaintainerGroup) Fields() []ent.Field {

@@ -15,7 +15,7 @@ type Maintenance struct {
 }
 
 // Mixin of the Maintenance.
-func (Maintenance) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Maintenance) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Maintenance.
 func (Maintenance) Fields() []ent.Field {

@@ -20,7 +20,7 @@ type Network struct {
 }
 
 // Mixin of the Network.
-func (Network) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Network) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Network.
 func (Network) Fields() []ent.Field {

@@ -17,7 +17,7 @@ type Notice struct {
 }
 
 // Mixin of the Notice.
-func (Notice) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Notice) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Notice.
 func (Notice) Fields() []ent.Field {

@@ -20,7 +20,7 @@ type Port struct {
 }
 
 // Mixin of the Port.
-func (Port) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Port) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Port.
 func (Port) Fields() []ent.Field {

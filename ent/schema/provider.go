@@ -15,7 +15,7 @@ type Provider struct {
 }
 
 // Mixin of the Provider.
-func (Provider) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Provider) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Provider.
 func (Provider) Fields() []ent.Field {

@@ -17,7 +17,7 @@ type Quota struct {
 }
 
 // Mixin of the Quota.
-func (Quota) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Quota) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Quota.
 func (Quota) Fields() []ent.Field {

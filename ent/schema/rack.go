@@ -17,7 +17,7 @@ type Rack struct {
 }
 
 // Mixin of the Rack.
-func (Rack) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Rack) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Rack.
 func (Rack) Fields() []ent.Field {

@@ -14,7 +14,7 @@ type Region struct {
 }
 
 // Mixin of the Region.
-func (Region) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Region) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Region.
 func (Region) Fields() []ent.Field {

@@ -19,7 +19,7 @@ type RegionService struct {
 }
 
 // Mixin of the RegionService.
-func (RegionService) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (RegionService) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the RegionService.
 func (RegionService) Fields() []ent.Field {

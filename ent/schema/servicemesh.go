@@ -14,7 +14,7 @@ type ServiceMesh struct {
 }
 
 // Mixin of the ServiceMesh.
-func (ServiceMesh) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (ServiceMesh) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the ServiceMesh.
 func (ServiceMesh) Fields() []ent.Field {

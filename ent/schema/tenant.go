@@ -14,7 +14,7 @@ type Tenant struct {
 }
 
 // Mixin of the Tenant.
-func (Tenant) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Tenant) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Tenant.
 func (Tenant) Fields() []ent.Field {
@@ -41,6 +41,7 @@ func (Tenant) Edges() []ent.Edge {
 		edge.To("notices", Notice.Type).Annotations(entgql.RelayConnection()),
 		edge.To("usage_records", UsageRecord.Type).Annotations(entgql.RelayConnection()),
 		edge.To("api_tokens", APIToken.Type).Annotations(entgql.RelayConnection()),
+		edge.To("role_bindings", RoleBinding.Type).Annotations(entgql.RelayConnection()),
 	}
 }
 

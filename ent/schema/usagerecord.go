@@ -17,7 +17,7 @@ type UsageRecord struct {
 }
 
 // Mixin of the UsageRecord.
-func (UsageRecord) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (UsageRecord) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the UsageRecord.
 func (UsageRecord) Fields() []ent.Field {

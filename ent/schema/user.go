@@ -19,7 +19,7 @@ type User struct {
 var usernamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._@-]{1,63}$`)
 
 // Mixin of the User.
-func (User) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (User) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the User.
 func (User) Fields() []ent.Field {
@@ -41,6 +41,7 @@ func (User) Edges() []ent.Edge {
 		edge.From("tenants", Tenant.Type).Ref("members").Annotations(entgql.RelayConnection()),
 		edge.To("maintainer", Maintainer.Type).Unique(),
 		edge.To("notices", Notice.Type).Annotations(entgql.RelayConnection()),
+		edge.To("role_bindings", RoleBinding.Type).Annotations(entgql.RelayConnection()),
 	}
 }
 

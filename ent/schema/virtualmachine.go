@@ -19,7 +19,7 @@ type VirtualMachine struct {
 }
 
 // Mixin of the VirtualMachine.
-func (VirtualMachine) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (VirtualMachine) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the VirtualMachine.
 func (VirtualMachine) Fields() []ent.Field {

@@ -15,7 +15,7 @@ type Volume struct {
 }
 
 // Mixin of the Volume.
-func (Volume) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (Volume) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the Volume.
 func (Volume) Fields() []ent.Field {

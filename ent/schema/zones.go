@@ -14,7 +14,7 @@ type PowerZone struct {
 }
 
 // Mixin of the PowerZone.
-func (PowerZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (PowerZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the PowerZone.
 func (PowerZone) Fields() []ent.Field { return []ent.Field{slugField(), descriptionField()} }
@@ -42,7 +42,7 @@ type NetworkZone struct {
 }
 
 // Mixin of the NetworkZone.
-func (NetworkZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (NetworkZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the NetworkZone.
 func (NetworkZone) Fields() []ent.Field { return []ent.Field{slugField(), descriptionField()} }
@@ -71,7 +71,7 @@ type RackZone struct {
 }
 
 // Mixin of the RackZone.
-func (RackZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+func (RackZone) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
 // Fields of the RackZone.
 func (RackZone) Fields() []ent.Field { return []ent.Field{slugField(), descriptionField()} }

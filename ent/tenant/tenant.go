@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -53,6 +54,8 @@ const (
 	EdgeUsageRecords = "usage_records"
 	// EdgeAPITokens holds the string denoting the api_tokens edge name in mutations.
 	EdgeAPITokens = "api_tokens"
+	// EdgeRoleBindings holds the string denoting the role_bindings edge name in mutations.
+	EdgeRoleBindings = "role_bindings"
 	// Table holds the table name of the tenant in the database.
 	Table = "tenants"
 	// MembersTable is the table that holds the members relation/edge. The primary key declared below.
@@ -137,6 +140,13 @@ const (
 	APITokensInverseTable = "api_tokens"
 	// APITokensColumn is the table column denoting the api_tokens relation/edge.
 	APITokensColumn = "tenant_api_tokens"
+	// RoleBindingsTable is the table that holds the role_bindings relation/edge.
+	RoleBindingsTable = "role_bindings"
+	// RoleBindingsInverseTable is the table name for the RoleBinding entity.
+	// It exists in this package in order to avoid circular dependency with the "rolebinding" package.
+	RoleBindingsInverseTable = "role_bindings"
+	// RoleBindingsColumn is the table column denoting the role_bindings relation/edge.
+	RoleBindingsColumn = "tenant_role_bindings"
 )
 
 // Columns holds all SQL columns for tenant fields.
@@ -166,7 +176,14 @@ func ValidColumn(column string) bool {
 	return false
 }
 
+// Note that the variables below are initialized by the runtime
+// package on the initialization of the application. Therefore,
+// it should be imported in the main as follows:
+//
+//	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
+	Hooks  [1]ent.Hook
+	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -412,6 +429,20 @@ func ByAPITokens(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newAPITokensStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByRoleBindingsCount orders the results by role_bindings count.
+func ByRoleBindingsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newRoleBindingsStep(), opts...)
+	}
+}
+
+// ByRoleBindings orders the results by role_bindings terms.
+func ByRoleBindings(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRoleBindingsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newMembersStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -494,6 +525,13 @@ func newAPITokensStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(APITokensInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, APITokensTable, APITokensColumn),
+	)
+}
+func newRoleBindingsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RoleBindingsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
 	)
 }
 

@@ -671,6 +671,29 @@ func HasAPITokensWith(preds ...predicate.APIToken) predicate.Tenant {
 	})
 }
 
+// HasRoleBindings applies the HasEdge predicate on the "role_bindings" edge.
+func HasRoleBindings() predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasRoleBindingsWith applies the HasEdge predicate on the "role_bindings" edge with a given conditions (other predicates).
+func HasRoleBindingsWith(preds ...predicate.RoleBinding) predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := newRoleBindingsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Tenant) predicate.Tenant {
 	return predicate.Tenant(sql.AndPredicates(predicates...))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -41,6 +42,8 @@ const (
 	EdgeMaintainer = "maintainer"
 	// EdgeNotices holds the string denoting the notices edge name in mutations.
 	EdgeNotices = "notices"
+	// EdgeRoleBindings holds the string denoting the role_bindings edge name in mutations.
+	EdgeRoleBindings = "role_bindings"
 	// Table holds the table name of the user in the database.
 	Table = "users"
 	// APITokensTable is the table that holds the api_tokens relation/edge.
@@ -69,6 +72,13 @@ const (
 	NoticesInverseTable = "notices"
 	// NoticesColumn is the table column denoting the notices relation/edge.
 	NoticesColumn = "user_notices"
+	// RoleBindingsTable is the table that holds the role_bindings relation/edge.
+	RoleBindingsTable = "role_bindings"
+	// RoleBindingsInverseTable is the table name for the RoleBinding entity.
+	// It exists in this package in order to avoid circular dependency with the "rolebinding" package.
+	RoleBindingsInverseTable = "role_bindings"
+	// RoleBindingsColumn is the table column denoting the role_bindings relation/edge.
+	RoleBindingsColumn = "user_role_bindings"
 )
 
 // Columns holds all SQL columns for user fields.
@@ -100,7 +110,14 @@ func ValidColumn(column string) bool {
 	return false
 }
 
+// Note that the variables below are initialized by the runtime
+// package on the initialization of the application. Therefore,
+// it should be imported in the main as follows:
+//
+//	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
+	Hooks  [1]ent.Hook
+	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -237,6 +254,20 @@ func ByNotices(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newNoticesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByRoleBindingsCount orders the results by role_bindings count.
+func ByRoleBindingsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newRoleBindingsStep(), opts...)
+	}
+}
+
+// ByRoleBindings orders the results by role_bindings terms.
+func ByRoleBindings(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRoleBindingsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newAPITokensStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -263,6 +294,13 @@ func newNoticesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(NoticesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, NoticesTable, NoticesColumn),
+	)
+}
+func newRoleBindingsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RoleBindingsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
 	)
 }
 

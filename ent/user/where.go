@@ -622,6 +622,29 @@ func HasNoticesWith(preds ...predicate.Notice) predicate.User {
 	})
 }
 
+// HasRoleBindings applies the HasEdge predicate on the "role_bindings" edge.
+func HasRoleBindings() predicate.User {
+	return predicate.User(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasRoleBindingsWith applies the HasEdge predicate on the "role_bindings" edge with a given conditions (other predicates).
+func HasRoleBindingsWith(preds ...predicate.RoleBinding) predicate.User {
+	return predicate.User(func(s *sql.Selector) {
+		step := newRoleBindingsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.User) predicate.User {
 	return predicate.User(sql.AndPredicates(predicates...))
