@@ -6702,7 +6702,8 @@ func (c *RackClient) QueryMaintainerGroups(_m *Rack) *MaintainerGroupQuery {
 
 // Hooks returns the client hooks.
 func (c *RackClient) Hooks() []Hook {
-	return c.hooks.Rack
+	hooks := c.hooks.Rack
+	return append(hooks[:len(hooks):len(hooks)], rack.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.

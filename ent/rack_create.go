@@ -253,7 +253,9 @@ func (_c *RackCreate) Mutation() *RackMutation {
 
 // Save creates the Rack in the database.
 func (_c *RackCreate) Save(ctx context.Context) (*Rack, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -280,12 +282,18 @@ func (_c *RackCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *RackCreate) defaults() {
+func (_c *RackCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if rack.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rack.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := rack.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if rack.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rack.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := rack.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -297,6 +305,7 @@ func (_c *RackCreate) defaults() {
 		v := rack.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -365,7 +365,9 @@ func (_u *RackUpdate) RemoveMaintainerGroups(v ...*MaintainerGroup) *RackUpdate 
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *RackUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -392,11 +394,15 @@ func (_u *RackUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RackUpdate) defaults() {
+func (_u *RackUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if rack.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rack.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := rack.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1106,7 +1112,9 @@ func (_u *RackUpdateOne) Select(field string, fields ...string) *RackUpdateOne {
 
 // Save executes the query and returns the updated Rack entity.
 func (_u *RackUpdateOne) Save(ctx context.Context) (*Rack, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1133,11 +1141,15 @@ func (_u *RackUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RackUpdateOne) defaults() {
+func (_u *RackUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if rack.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized rack.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := rack.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

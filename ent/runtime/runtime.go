@@ -1701,6 +1701,8 @@ func init() {
 	// quota.UsedStorageGBValidator is a validator for the "used_storage_gb" field. It is called by the builders before save.
 	quota.UsedStorageGBValidator = quotaDescUsedStorageGB.Validators[0].(func(int64) error)
 	rackMixin := schema.Rack{}.Mixin()
+	rackHooks := schema.Rack{}.Hooks()
+	rack.Hooks[0] = rackHooks[0]
 	rackMixinFields0 := rackMixin[0].Fields()
 	_ = rackMixinFields0
 	rackFields := schema.Rack{}.Fields()
