@@ -18,11 +18,7 @@ func Classify(err error) *Error {
 	}
 	var ve *ent.ValidationError
 	if errors.As(err, &ve) {
-		msg := "invalid value"
-		if inner := errors.Unwrap(ve); inner != nil {
-			msg = inner.Error()
-		}
-		return &Error{Code: CodeValidation, Field: camel(ve.Name), Message: msg}
+		return &Error{Code: CodeValidation, Field: graphQLName(ve.Name), Message: innermost(ve).Error()}
 	}
 	var de *ent.DependentsError
 	if errors.As(err, &de) {
@@ -46,8 +42,8 @@ func Classify(err error) *Error {
 var (
 	// PostgreSQL: Key (name, floor_racks)=(r1, 5) already exists.
 	pgKeyColumns = regexp.MustCompile(`Key \(([^)]*)\)=`)
-	// SQLite: UNIQUE constraint failed: racks.name, racks.floor_racks
-	sqliteUnique = regexp.MustCompile(`UNIQUE constraint failed: (.*)$`)
+	// SQLite: UNIQUE constraint failed: racks.name, racks.floor_racks (2067)
+	sqliteUnique = regexp.MustCompile(`UNIQUE constraint failed: (.*?)(\s*\(\d+\))?$`)
 )
 
 // constraint maps a unique or foreign-key violation to CONFLICT or VALIDATION naming the
@@ -117,9 +113,29 @@ func fieldsOf(table string, cols []string) []string {
 			out = append(out, f)
 			continue
 		}
-		out = append(out, camel(c))
+		out = append(out, graphQLName(c))
 	}
 	return out
+}
+
+// graphQLName turns an ent field name (memory_mb) into its GraphQL name (memoryMB).
+func graphQLName(field string) string {
+	if n := ent.GraphQLFieldName(field); n != "" {
+		return n
+	}
+	return camel(field)
+}
+
+// innermost returns the error at the bottom of err's chain: for an ent validation error, the
+// validator's own message (e.g. "value out of range") without ent's wrapping.
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // camel turns an ent field name (serial_number) into its GraphQL name (serialNumber).

@@ -17,15 +17,6 @@ type RequestIDFunc func(context.Context) string
 func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		// Errors gqlgen and gqlparser produce themselves (parse, validation, input
-		// coercion) and errors already carrying a code are the client's and safe to show.
-		var original *gqlerror.Error
-		if errors.As(err, &original) && (original.Err == nil || gqlErr.Extensions["code"] != nil) {
-			if gqlErr.Extensions == nil || gqlErr.Extensions["code"] == nil {
-				setCode(gqlErr, CodeValidation)
-			}
-			return gqlErr
-		}
 		if e := Classify(err); e != nil {
 			gqlErr.Message = e.Message
 			if e.Field != "" {
@@ -37,6 +28,16 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 			}
 			for k, v := range e.Extra {
 				gqlErr.Extensions[k] = v
+			}
+			return gqlErr
+		}
+		// Errors gqlgen, gqlparser and entgql produce themselves — parsing, validation, input
+		// coercion (an ID that is not a number, a malformed cursor), unknown nodes — describe
+		// the client's request and are safe to show; they keep their code or get VALIDATION.
+		var own *gqlerror.Error
+		if errors.As(err, &own) && (!fromResolver(err) || hasCode(err)) {
+			if gqlErr.Extensions == nil || gqlErr.Extensions["code"] == nil {
+				setCode(gqlErr, CodeValidation)
 			}
 			return gqlErr
 		}
@@ -62,4 +63,31 @@ func Recover(log *slog.Logger) graphql.RecoverFunc {
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p)
 		return &Error{Code: CodeInternal, Message: "internal error"}
 	}
+}
+
+// resolverError marks an error a resolver returned (as opposed to one gqlgen produced while
+// parsing, validating or coercing the request).
+type resolverError struct{ error }
+
+func (e resolverError) Unwrap() error { return e.error }
+
+// FromResolver marks err as returned by a resolver; the GraphQL handler does this for every
+// resolver so that an unexpected error is presented as INTERNAL, never as client input.
+func FromResolver(err error) error { return resolverError{err} }
+
+func fromResolver(err error) bool {
+	var r resolverError
+	return errors.As(err, &r)
+}
+
+// hasCode reports whether a gqlerror in err's chain already carries an extensions.code (as
+// entgql's node-not-found does).
+func hasCode(err error) bool {
+	for err != nil {
+		if g, ok := err.(*gqlerror.Error); ok && g.Extensions["code"] != nil {
+			return true
+		}
+		err = errors.Unwrap(err)
+	}
+	return false
 }

@@ -4066,7 +4066,6 @@ type CreateRackInput struct {
 	PowerZoneID        *int
 	NetworkZoneID      *int
 	RackZoneID         *int
-	HostIDs            []int
 	MaintainerIDs      []int
 	MaintainerGroupIDs []int
 }
@@ -4098,9 +4097,6 @@ func (i *CreateRackInput) Mutate(m *RackMutation) {
 	}
 	if v := i.RackZoneID; v != nil {
 		m.SetRackZoneID(*v)
-	}
-	if v := i.HostIDs; len(v) > 0 {
-		m.AddHostIDs(v...)
 	}
 	if v := i.MaintainerIDs; len(v) > 0 {
 		m.AddMaintainerIDs(v...)
@@ -4134,9 +4130,6 @@ type UpdateRackInput struct {
 	NetworkZoneID            *int
 	ClearRackZone            bool
 	RackZoneID               *int
-	ClearHosts               bool
-	AddHostIDs               []int
-	RemoveHostIDs            []int
 	ClearMaintainers         bool
 	AddMaintainerIDs         []int
 	RemoveMaintainerIDs      []int
@@ -4194,15 +4187,6 @@ func (i *UpdateRackInput) Mutate(m *RackMutation) {
 	}
 	if v := i.RackZoneID; v != nil {
 		m.SetRackZoneID(*v)
-	}
-	if i.ClearHosts {
-		m.ClearHosts()
-	}
-	if v := i.AddHostIDs; len(v) > 0 {
-		m.AddHostIDs(v...)
-	}
-	if v := i.RemoveHostIDs; len(v) > 0 {
-		m.RemoveHostIDs(v...)
 	}
 	if i.ClearMaintainers {
 		m.ClearMaintainers()

@@ -57,7 +57,7 @@ type RackEdges struct {
 	NetworkZone *NetworkZone `json:"network_zone,omitempty"`
 	// RackZone holds the value of the rack_zone edge.
 	RackZone *RackZone `json:"rack_zone,omitempty"`
-	// Hosts holds the value of the hosts edge.
+	// mounted by setting the host's rack and position
 	Hosts []*Host `json:"hosts,omitempty"`
 	// Maintainers holds the value of the maintainers edge.
 	Maintainers []*Maintainer `json:"maintainers,omitempty"`

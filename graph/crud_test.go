@@ -91,8 +91,8 @@ var crudCases = map[string]crudCase{
 		update:   set("priority", 10, "enabled", false, "hookURL", "https://hooks.example.com/x"),
 	},
 	"Flavor": {
-		create: func(*fx) map[string]any {
-			return map[string]any{"name": uniq("m1-small"), "vcpus": 2, "memoryMB": 4096}
+		create: func(f *fx) map[string]any {
+			return map[string]any{"name": uniq("m1-small"), "vcpus": 2, "memoryMB": 4096, "providerID": f.Provider()}
 		},
 		defaults: map[string]any{"cpuPolicy": "SHARED", "cpuLimitPercent": 100, "diskGB": 0, "pricePerHour": 0, "disabled": false},
 		update:   set("vcpus", 4, "disabled", true, "pricePerHour", 0.25),
@@ -161,7 +161,10 @@ var crudCases = map[string]crudCase{
 		update:   set("status", "PLANNED", "lengthM", 2.5),
 	},
 	"LoadBalancer": {
-		create:   func(f *fx) map[string]any { return map[string]any{"name": uniq("lb"), "tenantID": f.Tenant()} },
+		create: func(f *fx) map[string]any {
+			tenant := f.Tenant()
+			return map[string]any{"name": uniq("lb"), "tenantID": tenant, "regionServiceID": f.RegionService(map[string]any{"tenantID": tenant})}
+		},
 		defaults: map[string]any{"algorithm": "ROUND_ROBIN", "status": "INITIALIZING"},
 		update:   set("algorithm", "LEAST_CONNECTIONS"),
 	},
@@ -241,7 +244,9 @@ var crudCases = map[string]crudCase{
 	},
 	"Rack": {
 		create: func(f *fx) map[string]any {
-			return map[string]any{"name": uniq("rack"), "floorID": f.Floor(), "row": "A", "position": 3}
+			dc := f.Datacenter()
+			return map[string]any{"name": uniq("rack"), "floorID": f.Floor(map[string]any{"datacenterID": dc}),
+				"powerZoneID": f.PowerZone(map[string]any{"datacenterID": dc}), "row": "A", "position": 3}
 		},
 		defaults: map[string]any{"height": 42, "status": "ACTIVE"},
 		update:   set("status", "RESERVED", "height", 48),
@@ -275,7 +280,9 @@ var crudCases = map[string]crudCase{
 		update:   set("status", "SUSPENDED", "displayName", "Acme Corp."),
 	},
 	"User": {
-		create:   func(*fx) map[string]any { return map[string]any{"username": uniq("alice"), "email": "alice@example.com"} },
+		create: func(*fx) map[string]any {
+			return map[string]any{"username": uniq("alice"), "email": "alice@example.com"}
+		},
 		defaults: map[string]any{"status": "ACTIVE", "lastLoginAt": nil},
 		where:    by("username"),
 		update:   set("displayName", "Alice", "status", "DISABLED"),
@@ -789,7 +796,7 @@ func TestPagination(t *testing.T) {
 	}
 	slices.Sort(names)
 	// Same prefix on another floor: floor filters must leave it out.
-	elsewhere := f.Rack(map[string]any{"name": prefix + "-r99"})
+	f.Rack(map[string]any{"name": prefix + "-r99"})
 	onFloor := map[string]any{"hasFloorWith": []any{map[string]any{"name": floorName}}}
 	byNameAsc := map[string]any{"field": "NAME", "direction": "ASC"}
 
@@ -938,7 +945,6 @@ func TestPagination(t *testing.T) {
 		if c.TotalCount != 5 || !slices.Equal(c.strs("name"), reserved[:2]) || !c.PageInfo.HasNextPage {
 			t.Errorf("reserved, first 2: totalCount %d, %v, hasNextPage %v", c.TotalCount, c.strs("name"), c.PageInfo.HasNextPage)
 		}
-		_ = elsewhere
 	})
 	t.Run("page size limits", func(t *testing.T) {
 		c := list(t, env, "Rack", map[string]any{"where": onFloor, "first": 0}, "")
@@ -1005,22 +1011,26 @@ func TestUniqueConflicts(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		typ    string
-		input  func() map[string]any
+		input  func(key string) map[string]any // the same key twice must clash
+		key    func() string
 		field  string
 		fields []string
 	}{
-		{"region name", "Region", func() map[string]any { return map[string]any{"name": "dup-region"} }, "name", []string{"name"}},
-		{"host serial number", "Host", func() map[string]any {
-			return map[string]any{"name": uniq("host"), "serialNumber": "SN-DUP-1"}
-		}, "serialNumber", []string{"serialNumber"}},
-		{"port MAC", "Port", func() map[string]any {
-			return map[string]any{"name": "eth0", "hostID": f.Host(), "mac": "02:aa:bb:cc:dd:ee"}
-		}, "mac", []string{"mac"}},
-		{"user name", "User", func() map[string]any { return map[string]any{"username": "dup.user"} }, "username", []string{"username"}},
+		{"region name", "Region", func(k string) map[string]any { return map[string]any{"name": k} }, func() string { return uniq("dup") },
+			"name", []string{"name"}},
+		{"host serial number", "Host", func(k string) map[string]any {
+			return map[string]any{"name": uniq("host"), "serialNumber": k}
+		}, func() string { return uniq("SN") }, "serialNumber", []string{"serialNumber"}},
+		{"port MAC", "Port", func(k string) map[string]any {
+			return map[string]any{"name": "eth0", "hostID": f.Host(), "mac": k}
+		}, uniqMAC, "mac", []string{"mac"}},
+		{"user name", "User", func(k string) map[string]any { return map[string]any{"username": k} }, func() string { return uniq("dup.user") },
+			"username", []string{"username"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.create(tc.typ, tc.input())
-			e := f.tryCreate(tc.typ, tc.input()).ExpectError(t, "CONFLICT", tc.field)
+			key := tc.key()
+			f.create(tc.typ, tc.input(key))
+			e := f.tryCreate(tc.typ, tc.input(key)).ExpectError(t, "CONFLICT", tc.field)
 			if !jsonEqual(e.Extensions["fields"], tc.fields) {
 				t.Errorf("extensions.fields = %v, want %v", e.Extensions["fields"], tc.fields)
 			}
@@ -1046,7 +1056,9 @@ func TestUniqueConflicts(t *testing.T) {
 
 func TestValidationErrors(t *testing.T) {
 	_, f := newEnv(t)
-	net := func(cidr string) func() string { return func() string { return f.Network(map[string]any{"cidr": cidr}) } }
+	net := func(cidr string) func() string {
+		return func() string { return f.Network(map[string]any{"cidr": cidr}) }
+	}
 	for _, tc := range []struct {
 		name  string
 		typ   string
@@ -1110,9 +1122,6 @@ func TestValidationErrors(t *testing.T) {
 		}, "version"},
 		{"flavor with 0 vCPUs", "Flavor", func() map[string]any { return map[string]any{"name": uniq("fl"), "vcpus": 0, "memoryMB": 1024} }, "vcpus"},
 		{"host at unit 0", "Host", func() map[string]any { return map[string]any{"name": uniq("host"), "position": 0} }, "position"},
-		{"event rule hook URL", "EventRule", func() map[string]any {
-			return map[string]any{"name": uniq("rule"), "kind": "ACTION", "hookURL": "ftp://example.com"}
-		}, "hookURL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := f.tryCreate(tc.typ, tc.input()).ExpectError(t, "VALIDATION", tc.field)
@@ -1452,6 +1461,301 @@ func TestDeleteBlockedByDependents(t *testing.T) {
 				t.Errorf("extensions.dependents = %v, want %v", e.Extensions["dependents"], tc.want)
 			}
 			f.node(id, "__typename") // still there
+		})
+	}
+}
+
+// TestValidationFieldNames: extensions.field must be the GraphQL field name. Fields whose
+// GraphQL name ends in an initialism (memoryMB, sizeGB, hookURL) are where a naive
+// snake_case → camelCase conversion goes wrong.
+func TestValidationFieldNames(t *testing.T) {
+	_, f := newEnv(t)
+	for _, tc := range []struct {
+		name  string
+		typ   string
+		input func() map[string]any
+		field string
+	}{
+		{"flavor memoryMB", "Flavor", func() map[string]any { return map[string]any{"name": uniq("fl"), "vcpus": 1, "memoryMB": 10} }, "memoryMB"},
+		{"volume sizeGB", "Volume", func() map[string]any { return map[string]any{"name": uniq("vol"), "sizeGB": 0, "tenantID": f.Tenant()} }, "sizeGB"},
+		{"host memoryMB", "Host", func() map[string]any { return map[string]any{"name": uniq("host"), "memoryMB": -1} }, "memoryMB"},
+		{"event rule hookURL", "EventRule", func() map[string]any {
+			return map[string]any{"name": uniq("rule"), "kind": "ACTION", "hookURL": "ftp://example.com"}
+		}, "hookURL"},
+		{"compute node memoryCapacityMB", "ComputeNode", func() map[string]any {
+			return map[string]any{"name": uniq("node"), "hostID": f.Host(), "clusterID": f.Cluster(), "memoryCapacityMB": -5}
+		}, "memoryCapacityMB"},
+		{"host cpuModel", "Host", func() map[string]any {
+			return map[string]any{"name": uniq("host"), "cpuModel": strings.Repeat("x", 129)}
+		}, "cpuModel"},
+		{"address dnsName", "IPAddress", func() map[string]any {
+			return map[string]any{"address": "10.0.0.1", "networkID": f.Network(map[string]any{"cidr": "10.0.0.0/24"}), "dnsName": strings.Repeat("x", 254)}
+		}, "dnsName"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if f := gqlSchema().Types["Create"+tc.typ+"Input"].Fields.ForName(tc.field); f == nil {
+				t.Fatalf("Create%sInput has no field %s", tc.typ, tc.field)
+			}
+			r := f.tryCreate(tc.typ, tc.input())
+			e := r.ExpectError(t, "VALIDATION", "")
+			if e.Field() != tc.field && strings.EqualFold(e.Field(), tc.field) {
+				knownBug(t, "extensions.field is %q, not the GraphQL field %q: apierr.Classify names ent validation errors with camel(ent field name), which does not know gqlgen's initialisms (MB, GB, URL); reproduce: create%s(input: %v)",
+					e.Field(), tc.field, tc.typ, tc.input())
+			}
+			if e.Field() != tc.field {
+				t.Errorf("extensions.field = %q, want %q (%s)", e.Field(), tc.field, r.ErrorsString())
+			}
+		})
+	}
+}
+
+// TestMalformedInput: values the client sends that cannot be parsed are the client's mistake
+// (VALIDATION), not INTERNAL.
+func TestMalformedInput(t *testing.T) {
+	env, f := newEnv(t)
+	floor := f.Floor()
+	for _, tc := range []struct {
+		name  string
+		query string
+		vars  map[string]any
+	}{
+		{"node id not a number", `{ node(id: "abc") { id } }`, nil},
+		{"floorID not a number", `mutation($in: CreateRackInput!) { createRack(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"name": uniq("rack"), "floorID": "abc"}}},
+		{"where id not a number", `{ racks(where: {hasFloorWith: {id: "abc"}}) { totalCount } }`, nil},
+		{"cursor not a cursor", `{ racks(after: "garbage") { totalCount } }`, nil},
+		{"labels with an empty key", `mutation($in: CreateClusterInput!) { createCluster(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"name": uniq("cl"), "regionID": floor, "datacenterID": floor, "labels": map[string]any{"": "x"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := env.Do(t, tc.query, tc.vars)
+			if len(r.Errors) == 0 {
+				t.Fatalf("accepted: %s", r.Data)
+			}
+			if r.Errors[0].Code() == "INTERNAL" {
+				knownBug(t, "malformed client input answered as INTERNAL (and logged as a server error): apierr.Presenter only keeps gqlgen's own errors when their Err is nil, so input-coercion errors (bad ID, cursor, scalar), which wrap the parse error, fall through to Classify and become INTERNAL; reproduce: %s %v → %s",
+					tc.query, tc.vars, r.ErrorsString())
+			}
+			r.ExpectError(t, "VALIDATION", "")
+		})
+	}
+}
+
+// TestReferenceToMissingM2MRecord: adding a missing record to a many-to-many edge is refused
+// (not INTERNAL) and names the input field.
+func TestReferenceToMissingM2MRecord(t *testing.T) {
+	_, f := newEnv(t)
+	host := f.Host()
+	missing := "999999999"
+	r := f.tryUpdate("Host", host, map[string]any{"addMaintainerIDs": []string{missing}})
+	e := r.ExpectError(t, "VALIDATION", "")
+	if e.Field() == "maintainerId" {
+		knownBug(t, "extensions.field is %q, which is no GraphQL field: foreign keys of join tables are missing from ent.ForeignKeyFields, so apierr falls back to camel(column); reproduce: updateHost(id: %s, input: {addMaintainerIDs: [%s]}) → %s",
+			e.Field(), host, missing, r.ErrorsString())
+	}
+	if e.Field() != "addMaintainerIDs" {
+		t.Errorf("extensions.field = %q, want addMaintainerIDs", e.Field())
+	}
+}
+
+// TestPlacementThroughRackEdges: the rack-placement rules hold however a host ends up in a
+// rack, including through the rack's side of the edge (createRack hostIDs, updateRack
+// addHostIDs) and when the rack shrinks.
+func TestPlacementThroughRackEdges(t *testing.T) {
+	env, f := newEnv(t)
+	hostsOf := func(rack string) int {
+		t.Helper()
+		return list(t, env, "Host", map[string]any{"where": map[string]any{"hasRackWith": []any{map[string]any{"id": rack}}}}, "").TotalCount
+	}
+	t.Run("updateRack addHostIDs", func(t *testing.T) {
+		rack := f.Rack()
+		f.Host(map[string]any{"rackID": rack, "position": 10, "height": 2})
+		loose := f.Host(map[string]any{"position": 11}) // not in a rack yet
+		r := f.tryUpdate("Rack", rack, map[string]any{"addHostIDs": []string{loose}})
+		if len(r.Errors) == 0 && hostsOf(rack) == 2 {
+			knownBug(t, "updateRack(addHostIDs) mounted host %s at U11 over the full-depth device at U10-U11: topology.RackPlacementHook runs on Host mutations only, and the rack→hosts edge is written by the Rack mutation", loose)
+		}
+		r.ExpectError(t, "VALIDATION", "position")
+	})
+	t.Run("createRack hostIDs", func(t *testing.T) {
+		a := f.Host(map[string]any{"position": 3})
+		b := f.Host(map[string]any{"position": 3})
+		r := f.tryCreate("Rack", map[string]any{"name": uniq("rack"), "floorID": f.Floor(), "height": 2, "hostIDs": []string{a, b}})
+		if len(r.Errors) == 0 {
+			knownBug(t, "createRack(hostIDs) put two hosts at U3 into one 2U rack (overlapping and above its top): the placement hook does not see the Rack mutation's hosts edge")
+		}
+		r.ExpectError(t, "VALIDATION", "")
+	})
+	t.Run("shrinking a rack below its devices", func(t *testing.T) {
+		rack := f.Rack()
+		f.Host(map[string]any{"rackID": rack, "position": 30})
+		r := f.tryUpdate("Rack", rack, map[string]any{"height": 20})
+		if len(r.Errors) == 0 {
+			knownBug(t, "updateRack(height: 20) accepted while a device sits at U30, leaving it above the rack's top; nothing checks a rack's height against its devices")
+		}
+		r.ExpectError(t, "VALIDATION", "height")
+	})
+}
+
+// --- embedded SQLite ---
+
+// scenarioWant are the answers of runScenario; PostgreSQL and SQLite must both give them.
+var scenarioWant = []struct{ step, want string }{
+	{"host read back", "rack=main position=10 height=2 face=FRONT fullDepth=true"},
+	{"filtered list", "total=10 names=[r00 r01 r02 r03 r04 r05 r06 r07 r08 r09]"},
+	{"filter by status", "total=3 names=[r00 r05 r10]"},
+	{"forward pages", "totals=[12 12 12] pages=[[r00 r01 r02 r03 r04] [r05 r06 r07 r08 r09] [r10 r11]]"},
+	{"backward pages", "totals=[12 12 12] pages=[[r07 r08 r09 r10 r11] [r02 r03 r04 r05 r06] [r00 r01]]"},
+	{"order NAME DESC", "[r11 r10 r09]"},
+	{"unique conflict", "CONFLICT field=name"},
+	{"unique conflict: all fields", "[name floorID]"},
+	{"unique conflict on one column", "CONFLICT field=name"},
+	{"unique conflict on one column: all fields", "[name]"},
+	{"same name on another floor", "ok"},
+	{"overlap", "VALIDATION field=position"},
+	{"half-depth rear beside front", "ok"},
+	{"beyond the rack", "VALIDATION field=position"},
+	{"missing parent", "VALIDATION field=floorID"},
+	{"delete with dependents", `CONFLICT dependents=[{"count":3,"edge":"hosts"}] hosts=3`},
+	{"deleted record", "NOT_FOUND node=null"},
+}
+
+// runScenario creates a small topology through GraphQL and returns its answers by step, with
+// generated names reduced to their meaningful part.
+func runScenario(t *testing.T, env *gqltest.Env) map[string]string {
+	f := newFx(t, env)
+	out := map[string]string{}
+	prefix := uniq("sc") + "-"
+	short := func(names []string) []string {
+		for i, n := range names {
+			names[i] = strings.TrimPrefix(n, prefix)
+		}
+		return names
+	}
+	errAnswer := func(r gqltest.Response) string {
+		if len(r.Errors) == 0 {
+			return "ok"
+		}
+		return r.Errors[0].Code() + " field=" + r.Errors[0].Field()
+	}
+	fieldsOf := func(r gqltest.Response) string {
+		if len(r.Errors) == 0 {
+			return "ok"
+		}
+		return fmt.Sprint(r.Errors[0].Extensions["fields"])
+	}
+	region := f.Region()
+	dc := f.Datacenter(map[string]any{"regionID": region})
+	floor := f.Floor(map[string]any{"datacenterID": dc})
+	rack := f.Rack(map[string]any{"name": prefix + "main", "floorID": floor})
+	host := f.Host(map[string]any{"rackID": rack, "position": 10, "height": 2})
+	n := f.node(host, `... on Host { position height face fullDepth rack { name } }`)
+	out["host read back"] = fmt.Sprintf("rack=%s position=%v height=%v face=%v fullDepth=%v",
+		strings.TrimPrefix(fmt.Sprint(n["rack"].(map[string]any)["name"]), prefix), n["position"], n["height"], n["face"], n["fullDepth"])
+
+	for i := range 12 {
+		in := map[string]any{"name": fmt.Sprintf("%sr%02d", prefix, i), "floorID": floor}
+		if i%5 == 0 {
+			in["status"] = "RESERVED"
+		}
+		f.Rack(in)
+	}
+	onFloor := map[string]any{"hasFloorWith": []any{map[string]any{"id": floor}}, "nameHasPrefix": prefix + "r"}
+	nameAsc := map[string]any{"field": "NAME"}
+	c := list(t, env, "Rack", map[string]any{"where": map[string]any{"hasFloorWith": []any{map[string]any{"id": floor}}, "nameHasPrefix": prefix + "r0"}, "orderBy": nameAsc}, "name")
+	out["filtered list"] = fmt.Sprintf("total=%d names=%v", c.TotalCount, short(c.strs("name")))
+	c = list(t, env, "Rack", map[string]any{"where": map[string]any{"and": []any{onFloor, map[string]any{"status": "RESERVED"}}}, "orderBy": nameAsc}, "name")
+	out["filter by status"] = fmt.Sprintf("total=%d names=%v", c.TotalCount, short(c.strs("name")))
+
+	page := func(dir string) string {
+		var totals []int
+		var pages [][]string
+		args := map[string]any{"where": onFloor, "orderBy": nameAsc}
+		for range 5 {
+			if dir == "forward" {
+				args["first"] = 5
+			} else {
+				args["last"] = 5
+			}
+			c := list(t, env, "Rack", args, "name")
+			totals = append(totals, c.TotalCount)
+			pages = append(pages, short(c.strs("name")))
+			if dir == "forward" && c.PageInfo.HasNextPage {
+				args["after"] = c.PageInfo.EndCursor
+			} else if dir == "backward" && c.PageInfo.HasPreviousPage {
+				args["before"] = c.PageInfo.StartCursor
+			} else {
+				break
+			}
+		}
+		return fmt.Sprintf("totals=%v pages=%v", totals, pages)
+	}
+	out["forward pages"] = page("forward")
+	out["backward pages"] = page("backward")
+	c = list(t, env, "Rack", map[string]any{"where": onFloor, "orderBy": map[string]any{"field": "NAME", "direction": "DESC"}, "first": 3}, "name")
+	out["order NAME DESC"] = fmt.Sprint(short(c.strs("name")))
+
+	r := f.tryCreate("Rack", map[string]any{"name": prefix + "r01", "floorID": floor})
+	out["unique conflict"], out["unique conflict: all fields"] = errAnswer(r), fieldsOf(r)
+	f.Region(map[string]any{"name": prefix + "dup"})
+	r = f.tryCreate("Region", map[string]any{"name": prefix + "dup"})
+	out["unique conflict on one column"], out["unique conflict on one column: all fields"] = errAnswer(r), fieldsOf(r)
+	out["same name on another floor"] = errAnswer(f.tryCreate("Rack", map[string]any{"name": prefix + "r01", "floorID": f.Floor(map[string]any{"datacenterID": dc})}))
+	out["overlap"] = errAnswer(f.tryCreate("Host", map[string]any{"name": uniq("h"), "rackID": rack, "position": 11}))
+	f.Host(map[string]any{"rackID": rack, "position": 20, "face": "FRONT", "fullDepth": false})
+	out["half-depth rear beside front"] = errAnswer(f.tryCreate("Host", map[string]any{"name": uniq("h"), "rackID": rack, "position": 20, "face": "REAR", "fullDepth": false}))
+	out["beyond the rack"] = errAnswer(f.tryCreate("Host", map[string]any{"name": uniq("h"), "rackID": rack, "position": 42, "height": 2}))
+	gone := f.Floor(map[string]any{"datacenterID": dc})
+	f.tryDelete("Floor", gone)
+	out["missing parent"] = errAnswer(f.tryCreate("Rack", map[string]any{"name": uniq("r"), "floorID": gone}))
+
+	r = f.tryDelete("Rack", rack)
+	deps, _ := json.Marshal(func() any {
+		if len(r.Errors) > 0 {
+			return r.Errors[0].Extensions["dependents"]
+		}
+		return nil
+	}())
+	n = f.node(rack, `... on Rack { hosts { totalCount } }`)
+	out["delete with dependents"] = fmt.Sprintf("%s dependents=%s hosts=%v", firstCode(r), deps, n["hosts"].(map[string]any)["totalCount"])
+
+	victim := f.Rack(map[string]any{"floorID": floor})
+	f.tryDelete("Rack", victim)
+	r = env.Do(t, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": victim})
+	out["deleted record"] = fmt.Sprintf("%s node=%s", firstCode(r), strings.TrimSuffix(strings.TrimPrefix(string(r.Data), `{"node":`), "}"))
+	return out
+}
+
+func firstCode(r gqltest.Response) string {
+	if len(r.Errors) == 0 {
+		return "ok"
+	}
+	return r.Errors[0].Code()
+}
+
+func TestSQLite(t *testing.T) {
+	pg, _ := newEnv(t)
+	lite := gqltest.SQLite(t)
+	if lite.DB.Dialect != "sqlite3" && lite.DB.Dialect != "sqlite" {
+		t.Fatalf("gqltest.SQLite opened dialect %q", lite.DB.Dialect)
+	}
+	got := map[string]map[string]string{"postgres": runScenario(t, pg), "sqlite": runScenario(t, lite)}
+	for _, s := range scenarioWant {
+		t.Run(s.step, func(t *testing.T) {
+			if g := got["postgres"][s.step]; g != s.want {
+				t.Errorf("postgres: %s\nwant %s", g, s.want)
+			}
+			g := got["sqlite"][s.step]
+			if g == s.want {
+				return
+			}
+			switch {
+			case strings.Contains(g, "(2067)"):
+				knownBug(t, "on SQLite a unique conflict answers %q (want %q): apierr's sqliteUnique regexp keeps the driver's extended error code \" (2067)\" that modernc.org/sqlite appends to \"UNIQUE constraint failed: …\"", g, s.want)
+			case s.step == "missing parent" && g == "VALIDATION field=":
+				knownBug(t, "on SQLite a reference to a missing parent is VALIDATION without extensions.field (PostgreSQL names floorID): SQLite's \"FOREIGN KEY constraint failed\" does not say which key, and apierr does not resolve it")
+			}
+			t.Errorf("sqlite: %s\nwant %s (postgres: %s)", g, s.want, got["postgres"][s.step])
 		})
 	}
 }

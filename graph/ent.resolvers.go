@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/ent"
@@ -716,6 +717,11 @@ func (r *queryResolver) Regions(ctx context.Context, after *entgql.Cursor[int], 
 // RegionServices is the resolver for the regionServices field.
 func (r *queryResolver) RegionServices(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.RegionServiceOrder, where *ent.RegionServiceWhereInput) (*ent.RegionServiceConnection, error) {
 	return r.client.RegionService.Query().Paginate(ctx, after, first, before, last, ent.WithRegionServiceOrder(orderBy), ent.WithRegionServiceFilter(where.Filter))
+}
+
+// RoleBindings is the resolver for the roleBindings field.
+func (r *queryResolver) RoleBindings(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.RoleBindingOrder, where *ent.RoleBindingWhereInput) (*ent.RoleBindingConnection, error) {
+	panic(fmt.Errorf("not implemented: RoleBindings - roleBindings"))
 }
 
 // ServiceMeshes is the resolver for the serviceMeshes field.

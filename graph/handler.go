@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
@@ -53,24 +53,34 @@ func DefaultOptions() Options {
 // for an ent client: mutations run in a transaction, errors are presented with codes, and the
 // page-size, depth and complexity limits of opts apply to every operation.
 func NewHandler(client *ent.Client, opts Options) http.Handler {
-	es := pagedComplexity{ExecutableSchema: NewSchema(client), defaultPage: opts.DefaultPageSize}
+	es := newPagedComplexity(NewSchema(client), opts.DefaultPageSize)
 	srv := handler.New(es)
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitTimeout: 30 * time.Second})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(depthLimit{max: opts.MaxDepth})
+	srv.Use(pageArgs{defaultPage: opts.DefaultPageSize, maxPage: opts.MaxPageSize})
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
 	srv.Use(entgql.Transactioner{TxOpener: client})
-	srv.AroundFields(pageLimits(opts.DefaultPageSize, opts.MaxPageSize))
+	srv.AroundFields(markResolverErrors)
 	srv.SetErrorPresenter(apierr.Presenter(opts.Logger, opts.RequestID))
 	srv.SetRecoverFunc(apierr.Recover(opts.Logger))
 	return srv
 }
 
 var _ graphql.ExecutableSchema = pagedComplexity{}
+
+// markResolverErrors tags errors returned by resolvers so the error presenter can tell them
+// from gqlgen's own (parse, validation, input coercion) errors.
+func markResolverErrors(ctx context.Context, next graphql.Resolver) (any, error) {
+	res, err := next(ctx)
+	if err != nil {
+		err = apierr.FromResolver(err)
+	}
+	return res, err
+}

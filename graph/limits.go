@@ -2,9 +2,11 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -14,40 +16,134 @@ import (
 
 type ctxAny = context.Context
 
-// isConnection reports whether a field's arguments are those of a Relay connection.
-func isConnection(args map[string]any) bool {
-	_, first := args["first"]
-	_, last := args["last"]
-	return first && last
+// connectionFields lists, per object type, the fields that return a Relay connection.
+func connectionFields(schema *ast.Schema) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for name, def := range schema.Types {
+		for _, f := range def.Fields {
+			if strings.HasSuffix(f.Type.Name(), "Connection") && f.Arguments.ForName("first") != nil {
+				if out[name] == nil {
+					out[name] = map[string]bool{}
+				}
+				out[name][f.Name] = true
+			}
+		}
+	}
+	return out
 }
 
-// pageLimits applies the page-size rules to every connection field, top-level or nested:
-// without first or last the connection returns defaultPage items; more than maxPage is refused
-// with a VALIDATION error naming the argument.
-func pageLimits(defaultPage, maxPage int) graphql.FieldMiddleware {
-	return func(ctx context.Context, next graphql.Resolver) (any, error) {
-		fc := graphql.GetFieldContext(ctx)
-		if fc == nil || !isConnection(fc.Args) {
-			return next(ctx)
-		}
-		first, _ := fc.Args["first"].(*int)
-		last, _ := fc.Args["last"].(*int)
-		for name, v := range map[string]*int{"first": first, "last": last} {
-			if v != nil && (*v < 0 || *v > maxPage) {
-				return nil, apierr.Validation(name, "must be between 0 and %d", maxPage)
-			}
-		}
-		if first == nil && last == nil {
-			n := defaultPage
-			// Paging backwards from a cursor takes the last items before it.
-			if before, _ := fc.Args["before"].(*entgql.Cursor[int]); before != nil {
-				fc.Args["last"] = &n
-			} else {
-				fc.Args["first"] = &n
-			}
-		}
-		return next(ctx)
+// pageArgs applies the page-size rules to every connection in an operation, top-level or
+// nested, before anything runs: first or last above maxPage (or negative) is refused with a
+// VALIDATION error naming the argument, and a connection asked for without either gets
+// `first: defaultPage` (`last` when paging backwards with `before`). The rule is written into
+// the operation itself because entgql loads nested connections eagerly from the query, not
+// through their resolvers. Each request parses its own document (no shared query cache), so
+// rewriting it is safe.
+type pageArgs struct {
+	defaultPage, maxPage int
+}
+
+var (
+	_ graphql.HandlerExtension        = pageArgs{}
+	_ graphql.OperationContextMutator = pageArgs{}
+)
+
+// ExtensionName implements graphql.HandlerExtension.
+func (pageArgs) ExtensionName() string { return "PageArgs" }
+
+// Validate implements graphql.HandlerExtension.
+func (p pageArgs) Validate(graphql.ExecutableSchema) error {
+	if p.defaultPage < 1 || p.maxPage < p.defaultPage {
+		return fmt.Errorf("page sizes: default %d must be at least 1 and at most the maximum %d", p.defaultPage, p.maxPage)
 	}
+	return nil
+}
+
+// MutateOperationContext implements graphql.OperationContextMutator.
+func (p pageArgs) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
+		return nil
+	}
+	return p.walk(oc.Operation.SelectionSet, oc.Variables, map[string]bool{})
+}
+
+func (p pageArgs) walk(set ast.SelectionSet, vars map[string]any, seen map[string]bool) *gqlerror.Error {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Definition != nil && strings.HasSuffix(s.Definition.Type.Name(), "Connection") &&
+				s.Definition.Arguments.ForName("first") != nil {
+				if err := p.apply(s, vars); err != nil {
+					return err
+				}
+			}
+			if err := p.walk(s.SelectionSet, vars, seen); err != nil {
+				return err
+			}
+		case *ast.InlineFragment:
+			if err := p.walk(s.SelectionSet, vars, seen); err != nil {
+				return err
+			}
+		case *ast.FragmentSpread:
+			if s.Definition == nil || seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if err := p.walk(s.Definition.SelectionSet, vars, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p pageArgs) apply(f *ast.Field, vars map[string]any) *gqlerror.Error {
+	given := false
+	for _, name := range []string{"first", "last"} {
+		arg := f.Arguments.ForName(name)
+		if arg == nil {
+			continue
+		}
+		v, err := arg.Value.Value(vars)
+		if err != nil || v == nil {
+			continue
+		}
+		given = true
+		if n, ok := asInt(v); ok && (n < 0 || n > int64(p.maxPage)) {
+			e := gqlerror.Errorf("%s: %s must be between 0 and %d", f.Alias, name, p.maxPage)
+			e.Extensions = map[string]any{"code": string(apierr.CodeValidation), "field": name}
+			return e
+		}
+	}
+	if given {
+		return nil
+	}
+	name := "first"
+	if before := f.Arguments.ForName("before"); before != nil {
+		if v, err := before.Value.Value(vars); err == nil && v != nil {
+			name = "last"
+		}
+	}
+	f.Arguments = append(f.Arguments, &ast.Argument{
+		Name:  name,
+		Value: &ast.Value{Kind: ast.IntValue, Raw: strconv.Itoa(p.defaultPage)},
+	})
+	return nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
 }
 
 // pagedComplexity estimates a connection's cost as its page size times the cost of its
@@ -55,26 +151,37 @@ func pageLimits(defaultPage, maxPage int) graphql.FieldMiddleware {
 type pagedComplexity struct {
 	graphql.ExecutableSchema
 	defaultPage int
+	connections map[string]map[string]bool
+}
+
+func newPagedComplexity(es graphql.ExecutableSchema, defaultPage int) pagedComplexity {
+	return pagedComplexity{ExecutableSchema: es, defaultPage: defaultPage, connections: connectionFields(es.Schema())}
 }
 
 // Complexity implements graphql.ExecutableSchema.
 func (p pagedComplexity) Complexity(ctx context.Context, typeName, field string, child int, args map[string]any) (int, bool) {
-	if c, ok := p.ExecutableSchema.Complexity(ctx, typeName, field, child, args); ok && !isConnection(args) {
-		return c, true
+	if !p.connections[typeName][field] {
+		return p.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
 	}
-	if !isConnection(args) {
-		return 0, false
-	}
-	n := p.defaultPage
+	n := int64(p.defaultPage)
 	for _, k := range []string{"first", "last"} {
-		if v, ok := args[k].(*int); ok && v != nil {
-			n = *v
+		if v, ok := args[k]; ok && v != nil {
+			if i, ok := asInt(deref(v)); ok {
+				n = i
+			}
 		}
 	}
 	if n < 1 {
 		n = 1
 	}
-	return 1 + child*n, true
+	return 1 + child*int(n), true
+}
+
+func deref(v any) any {
+	if p, ok := v.(*int); ok && p != nil {
+		return *p
+	}
+	return v
 }
 
 // depthLimit refuses operations nested deeper than max. Depth counts hops through the graph:

@@ -40,10 +40,11 @@ func LinkPortsHook() ent.Hook {
 			if a == b {
 				return nil, apierr.Validation("bPortID", "a cable cannot connect port %d to itself", a)
 			}
-			for field, id := range map[string]int{"aPortID": a, "bPortID": b} {
-				if err := portFree(ctx, m.Client(), field, id, selfID); err != nil {
-					return nil, err
-				}
+			if err := portFree(ctx, m.Client(), "aPortID", a, selfID); err != nil {
+				return nil, err
+			}
+			if err := portFree(ctx, m.Client(), "bPortID", b, selfID); err != nil {
+				return nil, err
 			}
 			return next.Mutate(ctx, m)
 		})

@@ -136,3 +136,36 @@ func checkPlacement(ctx context.Context, m *ent.HostMutation) error {
 	}
 	return nil
 }
+
+// RackHook guards placement from the rack's side: hosts are mounted by setting the host's rack
+// and position (so RackPlacementHook sees them), never by attaching them to the rack, and a
+// rack cannot shrink below the devices it holds.
+func RackHook() ent.Hook {
+	return hook.On(func(next ent.Mutator) ent.Mutator {
+		return hook.RackFunc(func(ctx context.Context, m *ent.RackMutation) (ent.Value, error) {
+			if len(m.HostsIDs()) > 0 {
+				return nil, apierr.Validation("hostIDs", "mount a host by setting its rackID and position, so its units can be checked")
+			}
+			height, ok := m.Height()
+			if !ok || m.Op().Is(ent.OpCreate) {
+				return next.Mutate(ctx, m)
+			}
+			if m.Op().Is(ent.OpUpdate) {
+				return nil, apierr.Validation("height", "rack height can only be changed one rack at a time")
+			}
+			id, _ := m.ID()
+			hosts, err := m.Client().Host.Query().
+				Where(host.HasRackWith(rack.ID(id)), host.PositionNotNil()).
+				Select(host.FieldName, host.FieldPosition, host.FieldHeight).All(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("list devices of rack %d: %w", id, err)
+			}
+			for _, h := range hosts {
+				if top := h.Position + h.Height - 1; top > height {
+					return nil, apierr.Validation("height", "%s occupies up to U%d; move it before shrinking the rack to %dU", h.Name, top, height)
+				}
+			}
+			return next.Mutate(ctx, m)
+		})
+	}, ent.OpCreate|ent.OpUpdate|ent.OpUpdateOne)
+}

@@ -7,6 +7,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"github.com/virtflow/virtflow/topology"
 )
 
 // Rack stands on a floor at a row and position, has a height in units (42 by default) and sits
@@ -39,7 +41,9 @@ func (Rack) Edges() []ent.Edge {
 		edge.From("power_zone", PowerZone.Type).Ref("racks").Unique(),
 		edge.From("network_zone", NetworkZone.Type).Ref("racks").Unique(),
 		edge.From("rack_zone", RackZone.Type).Ref("racks").Unique(),
-		edge.To("hosts", Host.Type).Annotations(entgql.RelayConnection()),
+		edge.To("hosts", Host.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)).
+			Comment("mounted by setting the host's rack and position"),
 	}, maintainedBy("racks")...)
 }
 
@@ -50,3 +54,8 @@ func (Rack) Indexes() []ent.Index {
 
 // Annotations of the Rack.
 func (Rack) Annotations() []schema.Annotation { return editable("racks") }
+
+// Hooks of the Rack.
+func (Rack) Hooks() []ent.Hook {
+	return []ent.Hook{topology.RackHook()}
+}
