@@ -149,7 +149,8 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
-	Hooks [1]ent.Hook
+	Hooks  [2]ent.Hook
+	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.

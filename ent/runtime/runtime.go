@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"context"
 	"time"
 
 	"github.com/virtflow/virtflow/ent/alert"
@@ -39,6 +40,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
@@ -46,6 +48,9 @@ import (
 	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
+
+	"entgo.io/ent"
+	"entgo.io/ent/privacy"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -53,6 +58,15 @@ import (
 // to their package variables.
 func init() {
 	apitokenMixin := schema.APIToken{}.Mixin()
+	apitoken.Policy = privacy.NewPolicies(apitokenMixin[1], schema.APIToken{})
+	apitoken.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := apitoken.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	apitokenMixinFields0 := apitokenMixin[0].Fields()
 	_ = apitokenMixinFields0
 	apitokenFields := schema.APIToken{}.Fields()
@@ -108,10 +122,19 @@ func init() {
 		}
 	}()
 	// apitokenDescAllowedCidrs is the schema descriptor for allowed_cidrs field.
-	apitokenDescAllowedCidrs := apitokenFields[4].Descriptor()
+	apitokenDescAllowedCidrs := apitokenFields[5].Descriptor()
 	// apitoken.AllowedCidrsValidator is a validator for the "allowed_cidrs" field. It is called by the builders before save.
 	apitoken.AllowedCidrsValidator = apitokenDescAllowedCidrs.Validators[0].(func([]string) error)
 	alertMixin := schema.Alert{}.Mixin()
+	alert.Policy = privacy.NewPolicies(alertMixin[1], schema.Alert{})
+	alert.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := alert.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	alertMixinFields0 := alertMixin[0].Fields()
 	_ = alertMixinFields0
 	alertFields := schema.Alert{}.Fields()
@@ -171,6 +194,15 @@ func init() {
 	// alert.ClosedByValidator is a validator for the "closed_by" field. It is called by the builders before save.
 	alert.ClosedByValidator = alertDescClosedBy.Validators[0].(func(string) error)
 	assignmentMixin := schema.Assignment{}.Mixin()
+	assignment.Policy = privacy.NewPolicies(assignmentMixin[1], schema.Assignment{})
+	assignment.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := assignment.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	assignmentMixinFields0 := assignmentMixin[0].Fields()
 	_ = assignmentMixinFields0
 	assignmentFields := schema.Assignment{}.Fields()
@@ -200,6 +232,15 @@ func init() {
 	// assignment.GenerationValidator is a validator for the "generation" field. It is called by the builders before save.
 	assignment.GenerationValidator = assignmentDescGeneration.Validators[0].(func(int64) error)
 	auditlogMixin := schema.AuditLog{}.Mixin()
+	auditlog.Policy = privacy.NewPolicies(auditlogMixin[1], schema.AuditLog{})
+	auditlog.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := auditlog.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	auditlogMixinFields0 := auditlogMixin[0].Fields()
 	_ = auditlogMixinFields0
 	auditlogFields := schema.AuditLog{}.Fields()
@@ -223,6 +264,15 @@ func init() {
 	// auditlog.ActionValidator is a validator for the "action" field. It is called by the builders before save.
 	auditlog.ActionValidator = auditlogDescAction.Validators[0].(func(string) error)
 	availabilityzoneMixin := schema.AvailabilityZone{}.Mixin()
+	availabilityzone.Policy = privacy.NewPolicies(availabilityzoneMixin[1], schema.AvailabilityZone{})
+	availabilityzone.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := availabilityzone.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	availabilityzoneMixinFields0 := availabilityzoneMixin[0].Fields()
 	_ = availabilityzoneMixinFields0
 	availabilityzoneFields := schema.AvailabilityZone{}.Fields()
@@ -261,8 +311,18 @@ func init() {
 	// availabilityzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	availabilityzone.DescriptionValidator = availabilityzoneDescDescription.Validators[0].(func(string) error)
 	clusterMixin := schema.Cluster{}.Mixin()
+	cluster.Policy = privacy.NewPolicies(clusterMixin[1], schema.Cluster{})
+	cluster.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := cluster.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	clusterHooks := schema.Cluster{}.Hooks()
-	cluster.Hooks[0] = clusterHooks[0]
+
+	cluster.Hooks[1] = clusterHooks[0]
 	clusterMixinFields0 := clusterMixin[0].Fields()
 	_ = clusterMixinFields0
 	clusterFields := schema.Cluster{}.Fields()
@@ -307,8 +367,18 @@ func init() {
 	// cluster.WeightValidator is a validator for the "weight" field. It is called by the builders before save.
 	cluster.WeightValidator = clusterDescWeight.Validators[0].(func(int) error)
 	computenodeMixin := schema.ComputeNode{}.Mixin()
+	computenode.Policy = privacy.NewPolicies(computenodeMixin[1], schema.ComputeNode{})
+	computenode.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := computenode.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	computenodeHooks := schema.ComputeNode{}.Hooks()
-	computenode.Hooks[0] = computenodeHooks[0]
+
+	computenode.Hooks[1] = computenodeHooks[0]
 	computenodeMixinFields0 := computenodeMixin[0].Fields()
 	_ = computenodeMixinFields0
 	computenodeFields := schema.ComputeNode{}.Fields()
@@ -423,6 +493,15 @@ func init() {
 	// computenode.DefaultAlertsEnabled holds the default value on creation for the alerts_enabled field.
 	computenode.DefaultAlertsEnabled = computenodeDescAlertsEnabled.Default.(bool)
 	datacenterMixin := schema.Datacenter{}.Mixin()
+	datacenter.Policy = privacy.NewPolicies(datacenterMixin[1], schema.Datacenter{})
+	datacenter.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := datacenter.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	datacenterMixinFields0 := datacenterMixin[0].Fields()
 	_ = datacenterMixinFields0
 	datacenterFields := schema.Datacenter{}.Fields()
@@ -499,6 +578,15 @@ func init() {
 		}
 	}()
 	eventMixin := schema.Event{}.Mixin()
+	event.Policy = privacy.NewPolicies(eventMixin[1], schema.Event{})
+	event.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := event.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	eventMixinFields0 := eventMixin[0].Fields()
 	_ = eventMixinFields0
 	eventFields := schema.Event{}.Fields()
@@ -564,6 +652,15 @@ func init() {
 	// event.DefaultLastSeenAt holds the default value on creation for the last_seen_at field.
 	event.DefaultLastSeenAt = eventDescLastSeenAt.Default.(func() time.Time)
 	eventruleMixin := schema.EventRule{}.Mixin()
+	eventrule.Policy = privacy.NewPolicies(eventruleMixin[1], schema.EventRule{})
+	eventrule.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := eventrule.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	eventruleMixinFields0 := eventruleMixin[0].Fields()
 	_ = eventruleMixinFields0
 	eventruleFields := schema.EventRule{}.Fields()
@@ -642,8 +739,18 @@ func init() {
 	// eventrule.DefaultEnabled holds the default value on creation for the enabled field.
 	eventrule.DefaultEnabled = eventruleDescEnabled.Default.(bool)
 	flavorMixin := schema.Flavor{}.Mixin()
+	flavor.Policy = privacy.NewPolicies(flavorMixin[1], schema.Flavor{})
+	flavor.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := flavor.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	flavorHooks := schema.Flavor{}.Hooks()
-	flavor.Hooks[0] = flavorHooks[0]
+
+	flavor.Hooks[1] = flavorHooks[0]
 	flavorMixinFields0 := flavorMixin[0].Fields()
 	_ = flavorMixinFields0
 	flavorFields := schema.Flavor{}.Fields()
@@ -724,6 +831,15 @@ func init() {
 	// flavor.DefaultDisabled holds the default value on creation for the disabled field.
 	flavor.DefaultDisabled = flavorDescDisabled.Default.(bool)
 	floorMixin := schema.Floor{}.Mixin()
+	floor.Policy = privacy.NewPolicies(floorMixin[1], schema.Floor{})
+	floor.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := floor.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	floorMixinFields0 := floorMixin[0].Fields()
 	_ = floorMixinFields0
 	floorFields := schema.Floor{}.Fields()
@@ -770,6 +886,15 @@ func init() {
 	// floor.NumberValidator is a validator for the "number" field. It is called by the builders before save.
 	floor.NumberValidator = floorDescNumber.Validators[0].(func(int) error)
 	globalserviceMixin := schema.GlobalService{}.Mixin()
+	globalservice.Policy = privacy.NewPolicies(globalserviceMixin[1], schema.GlobalService{})
+	globalservice.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := globalservice.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	globalserviceMixinFields0 := globalserviceMixin[0].Fields()
 	_ = globalserviceMixinFields0
 	globalserviceFields := schema.GlobalService{}.Fields()
@@ -812,11 +937,24 @@ func init() {
 	// globalservice.FqdnValidator is a validator for the "fqdn" field. It is called by the builders before save.
 	globalservice.FqdnValidator = globalserviceDescFqdn.Validators[0].(func(string) error)
 	hostMixin := schema.Host{}.Mixin()
+	host.Policy = privacy.NewPolicies(hostMixin[1], schema.Host{})
+	host.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := host.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	hostHooks := schema.Host{}.Hooks()
-	host.Hooks[0] = hostHooks[0]
-	host.Hooks[1] = hostHooks[1]
-	host.Hooks[2] = hostHooks[2]
-	host.Hooks[3] = hostHooks[3]
+
+	host.Hooks[1] = hostHooks[0]
+
+	host.Hooks[2] = hostHooks[1]
+
+	host.Hooks[3] = hostHooks[2]
+
+	host.Hooks[4] = hostHooks[3]
 	hostMixinFields0 := hostMixin[0].Fields()
 	_ = hostMixinFields0
 	hostFields := schema.Host{}.Fields()
@@ -915,6 +1053,15 @@ func init() {
 	// host.MemoryMBValidator is a validator for the "memory_mb" field. It is called by the builders before save.
 	host.MemoryMBValidator = hostDescMemoryMB.Validators[0].(func(int64) error)
 	hostgroupMixin := schema.HostGroup{}.Mixin()
+	hostgroup.Policy = privacy.NewPolicies(hostgroupMixin[1], schema.HostGroup{})
+	hostgroup.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := hostgroup.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	hostgroupMixinFields0 := hostgroupMixin[0].Fields()
 	_ = hostgroupMixinFields0
 	hostgroupFields := schema.HostGroup{}.Fields()
@@ -953,8 +1100,18 @@ func init() {
 	// hostgroup.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	hostgroup.DescriptionValidator = hostgroupDescDescription.Validators[0].(func(string) error)
 	ipaddressMixin := schema.IPAddress{}.Mixin()
+	ipaddress.Policy = privacy.NewPolicies(ipaddressMixin[1], schema.IPAddress{})
+	ipaddress.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := ipaddress.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	ipaddressHooks := schema.IPAddress{}.Hooks()
-	ipaddress.Hooks[0] = ipaddressHooks[0]
+
+	ipaddress.Hooks[1] = ipaddressHooks[0]
 	ipaddressMixinFields0 := ipaddressMixin[0].Fields()
 	_ = ipaddressMixinFields0
 	ipaddressFields := schema.IPAddress{}.Fields()
@@ -996,6 +1153,15 @@ func init() {
 	// ipaddress.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	ipaddress.DescriptionValidator = ipaddressDescDescription.Validators[0].(func(string) error)
 	imageMixin := schema.Image{}.Mixin()
+	image.Policy = privacy.NewPolicies(imageMixin[1], schema.Image{})
+	image.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := image.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	imageMixinFields0 := imageMixin[0].Fields()
 	_ = imageMixinFields0
 	imageFields := schema.Image{}.Fields()
@@ -1082,6 +1248,15 @@ func init() {
 	// image.ChecksumValidator is a validator for the "checksum" field. It is called by the builders before save.
 	image.ChecksumValidator = imageDescChecksum.Validators[0].(func(string) error)
 	kubernetesclusterMixin := schema.KubernetesCluster{}.Mixin()
+	kubernetescluster.Policy = privacy.NewPolicies(kubernetesclusterMixin[1], schema.KubernetesCluster{})
+	kubernetescluster.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := kubernetescluster.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	kubernetesclusterMixinFields0 := kubernetesclusterMixin[0].Fields()
 	_ = kubernetesclusterMixinFields0
 	kubernetesclusterFields := schema.KubernetesCluster{}.Fields()
@@ -1158,8 +1333,18 @@ func init() {
 	// kubernetescluster.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	kubernetescluster.StatusReasonValidator = kubernetesclusterDescStatusReason.Validators[0].(func(string) error)
 	linkMixin := schema.Link{}.Mixin()
+	link.Policy = privacy.NewPolicies(linkMixin[1], schema.Link{})
+	link.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := link.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	linkHooks := schema.Link{}.Hooks()
-	link.Hooks[0] = linkHooks[0]
+
+	link.Hooks[1] = linkHooks[0]
 	linkMixinFields0 := linkMixin[0].Fields()
 	_ = linkMixinFields0
 	linkFields := schema.Link{}.Fields()
@@ -1183,6 +1368,15 @@ func init() {
 	// link.LengthMValidator is a validator for the "length_m" field. It is called by the builders before save.
 	link.LengthMValidator = linkDescLengthM.Validators[0].(func(float64) error)
 	loadbalancerMixin := schema.LoadBalancer{}.Mixin()
+	loadbalancer.Policy = privacy.NewPolicies(loadbalancerMixin[1], schema.LoadBalancer{})
+	loadbalancer.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := loadbalancer.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	loadbalancerMixinFields0 := loadbalancerMixin[0].Fields()
 	_ = loadbalancerMixinFields0
 	loadbalancerFields := schema.LoadBalancer{}.Fields()
@@ -1217,6 +1411,15 @@ func init() {
 		}
 	}()
 	maintainerMixin := schema.Maintainer{}.Mixin()
+	maintainer.Policy = privacy.NewPolicies(maintainerMixin[1], schema.Maintainer{})
+	maintainer.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := maintainer.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	maintainerMixinFields0 := maintainerMixin[0].Fields()
 	_ = maintainerMixinFields0
 	maintainerFields := schema.Maintainer{}.Fields()
@@ -1272,6 +1475,15 @@ func init() {
 		}
 	}()
 	maintainergroupMixin := schema.MaintainerGroup{}.Mixin()
+	maintainergroup.Policy = privacy.NewPolicies(maintainergroupMixin[1], schema.MaintainerGroup{})
+	maintainergroup.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := maintainergroup.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	maintainergroupMixinFields0 := maintainergroupMixin[0].Fields()
 	_ = maintainergroupMixinFields0
 	maintainergroupFields := schema.MaintainerGroup{}.Fields()
@@ -1310,8 +1522,18 @@ func init() {
 	// maintainergroup.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	maintainergroup.DescriptionValidator = maintainergroupDescDescription.Validators[0].(func(string) error)
 	maintenanceMixin := schema.Maintenance{}.Mixin()
+	maintenance.Policy = privacy.NewPolicies(maintenanceMixin[1], schema.Maintenance{})
+	maintenance.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := maintenance.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	maintenanceHooks := schema.Maintenance{}.Hooks()
-	maintenance.Hooks[0] = maintenanceHooks[0]
+
+	maintenance.Hooks[1] = maintenanceHooks[0]
 	maintenanceMixinFields0 := maintenanceMixin[0].Fields()
 	_ = maintenanceMixinFields0
 	maintenanceFields := schema.Maintenance{}.Fields()
@@ -1357,8 +1579,18 @@ func init() {
 	// maintenance.DefaultAutomatic holds the default value on creation for the automatic field.
 	maintenance.DefaultAutomatic = maintenanceDescAutomatic.Default.(bool)
 	networkMixin := schema.Network{}.Mixin()
+	network.Policy = privacy.NewPolicies(networkMixin[1], schema.Network{})
+	network.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := network.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	networkHooks := schema.Network{}.Hooks()
-	network.Hooks[0] = networkHooks[0]
+
+	network.Hooks[1] = networkHooks[0]
 	networkMixinFields0 := networkMixin[0].Fields()
 	_ = networkMixinFields0
 	networkFields := schema.Network{}.Fields()
@@ -1423,6 +1655,15 @@ func init() {
 	// network.GatewayValidator is a validator for the "gateway" field. It is called by the builders before save.
 	network.GatewayValidator = networkDescGateway.Validators[0].(func(string) error)
 	networkzoneMixin := schema.NetworkZone{}.Mixin()
+	networkzone.Policy = privacy.NewPolicies(networkzoneMixin[1], schema.NetworkZone{})
+	networkzone.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := networkzone.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	networkzoneMixinFields0 := networkzoneMixin[0].Fields()
 	_ = networkzoneMixinFields0
 	networkzoneFields := schema.NetworkZone{}.Fields()
@@ -1461,9 +1702,20 @@ func init() {
 	// networkzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	networkzone.DescriptionValidator = networkzoneDescDescription.Validators[0].(func(string) error)
 	noticeMixin := schema.Notice{}.Mixin()
+	notice.Policy = privacy.NewPolicies(noticeMixin[1], schema.Notice{})
+	notice.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := notice.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	noticeHooks := schema.Notice{}.Hooks()
-	notice.Hooks[0] = noticeHooks[0]
-	notice.Hooks[1] = noticeHooks[1]
+
+	notice.Hooks[1] = noticeHooks[0]
+
+	notice.Hooks[2] = noticeHooks[1]
 	noticeMixinFields0 := noticeMixin[0].Fields()
 	_ = noticeMixinFields0
 	noticeFields := schema.Notice{}.Fields()
@@ -1505,6 +1757,15 @@ func init() {
 	// notice.DefaultPublishedAt holds the default value on creation for the published_at field.
 	notice.DefaultPublishedAt = noticeDescPublishedAt.Default.(func() time.Time)
 	portMixin := schema.Port{}.Mixin()
+	port.Policy = privacy.NewPolicies(portMixin[1], schema.Port{})
+	port.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := port.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	portMixinFields0 := portMixin[0].Fields()
 	_ = portMixinFields0
 	portFields := schema.Port{}.Fields()
@@ -1564,6 +1825,15 @@ func init() {
 	// port.DriverValidator is a validator for the "driver" field. It is called by the builders before save.
 	port.DriverValidator = portDescDriver.Validators[0].(func(string) error)
 	powerzoneMixin := schema.PowerZone{}.Mixin()
+	powerzone.Policy = privacy.NewPolicies(powerzoneMixin[1], schema.PowerZone{})
+	powerzone.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := powerzone.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	powerzoneMixinFields0 := powerzoneMixin[0].Fields()
 	_ = powerzoneMixinFields0
 	powerzoneFields := schema.PowerZone{}.Fields()
@@ -1602,6 +1872,15 @@ func init() {
 	// powerzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	powerzone.DescriptionValidator = powerzoneDescDescription.Validators[0].(func(string) error)
 	providerMixin := schema.Provider{}.Mixin()
+	provider.Policy = privacy.NewPolicies(providerMixin[1], schema.Provider{})
+	provider.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := provider.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	providerMixinFields0 := providerMixin[0].Fields()
 	_ = providerMixinFields0
 	providerFields := schema.Provider{}.Fields()
@@ -1644,6 +1923,15 @@ func init() {
 	// provider.DefaultSupportsLiveMigration holds the default value on creation for the supports_live_migration field.
 	provider.DefaultSupportsLiveMigration = providerDescSupportsLiveMigration.Default.(bool)
 	quotaMixin := schema.Quota{}.Mixin()
+	quota.Policy = privacy.NewPolicies(quotaMixin[1], schema.Quota{})
+	quota.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := quota.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	quotaMixinFields0 := quotaMixin[0].Fields()
 	_ = quotaMixinFields0
 	quotaFields := schema.Quota{}.Fields()
@@ -1701,8 +1989,18 @@ func init() {
 	// quota.UsedStorageGBValidator is a validator for the "used_storage_gb" field. It is called by the builders before save.
 	quota.UsedStorageGBValidator = quotaDescUsedStorageGB.Validators[0].(func(int64) error)
 	rackMixin := schema.Rack{}.Mixin()
+	rack.Policy = privacy.NewPolicies(rackMixin[1], schema.Rack{})
+	rack.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rack.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	rackHooks := schema.Rack{}.Hooks()
-	rack.Hooks[0] = rackHooks[0]
+
+	rack.Hooks[1] = rackHooks[0]
 	rackMixinFields0 := rackMixin[0].Fields()
 	_ = rackMixinFields0
 	rackFields := schema.Rack{}.Fields()
@@ -1755,6 +2053,15 @@ func init() {
 	// rack.HeightValidator is a validator for the "height" field. It is called by the builders before save.
 	rack.HeightValidator = rackDescHeight.Validators[0].(func(int) error)
 	rackzoneMixin := schema.RackZone{}.Mixin()
+	rackzone.Policy = privacy.NewPolicies(rackzoneMixin[1], schema.RackZone{})
+	rackzone.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rackzone.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	rackzoneMixinFields0 := rackzoneMixin[0].Fields()
 	_ = rackzoneMixinFields0
 	rackzoneFields := schema.RackZone{}.Fields()
@@ -1793,6 +2100,15 @@ func init() {
 	// rackzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	rackzone.DescriptionValidator = rackzoneDescDescription.Validators[0].(func(string) error)
 	regionMixin := schema.Region{}.Mixin()
+	region.Policy = privacy.NewPolicies(regionMixin[1], schema.Region{})
+	region.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := region.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	regionMixinFields0 := regionMixin[0].Fields()
 	_ = regionMixinFields0
 	regionFields := schema.Region{}.Fields()
@@ -1831,8 +2147,18 @@ func init() {
 	// region.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	region.DescriptionValidator = regionDescDescription.Validators[0].(func(string) error)
 	regionserviceMixin := schema.RegionService{}.Mixin()
+	regionservice.Policy = privacy.NewPolicies(regionserviceMixin[1], schema.RegionService{})
+	regionservice.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := regionservice.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	regionserviceHooks := schema.RegionService{}.Hooks()
-	regionservice.Hooks[0] = regionserviceHooks[0]
+
+	regionservice.Hooks[1] = regionserviceHooks[0]
 	regionserviceMixinFields0 := regionserviceMixin[0].Fields()
 	_ = regionserviceMixinFields0
 	regionserviceFields := schema.RegionService{}.Fields()
@@ -1884,7 +2210,44 @@ func init() {
 	regionserviceDescStatusReason := regionserviceFields[6].Descriptor()
 	// regionservice.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	regionservice.StatusReasonValidator = regionserviceDescStatusReason.Validators[0].(func(string) error)
+	rolebindingMixin := schema.RoleBinding{}.Mixin()
+	rolebinding.Policy = privacy.NewPolicies(rolebindingMixin[1], schema.RoleBinding{})
+	rolebinding.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rolebinding.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rolebindingMixinFields0 := rolebindingMixin[0].Fields()
+	_ = rolebindingMixinFields0
+	rolebindingFields := schema.RoleBinding{}.Fields()
+	_ = rolebindingFields
+	// rolebindingDescCreatedAt is the schema descriptor for created_at field.
+	rolebindingDescCreatedAt := rolebindingMixinFields0[0].Descriptor()
+	// rolebinding.DefaultCreatedAt holds the default value on creation for the created_at field.
+	rolebinding.DefaultCreatedAt = rolebindingDescCreatedAt.Default.(func() time.Time)
+	// rolebindingDescUpdatedAt is the schema descriptor for updated_at field.
+	rolebindingDescUpdatedAt := rolebindingMixinFields0[1].Descriptor()
+	// rolebinding.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	rolebinding.DefaultUpdatedAt = rolebindingDescUpdatedAt.Default.(func() time.Time)
+	// rolebinding.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	rolebinding.UpdateDefaultUpdatedAt = rolebindingDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// rolebindingDescDomain is the schema descriptor for domain field.
+	rolebindingDescDomain := rolebindingFields[1].Descriptor()
+	// rolebinding.DomainValidator is a validator for the "domain" field. It is called by the builders before save.
+	rolebinding.DomainValidator = rolebindingDescDomain.Validators[0].(func(string) error)
 	servicemeshMixin := schema.ServiceMesh{}.Mixin()
+	servicemesh.Policy = privacy.NewPolicies(servicemeshMixin[1], schema.ServiceMesh{})
+	servicemesh.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := servicemesh.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	servicemeshMixinFields0 := servicemeshMixin[0].Fields()
 	_ = servicemeshMixinFields0
 	servicemeshFields := schema.ServiceMesh{}.Fields()
@@ -1923,6 +2286,15 @@ func init() {
 	// servicemesh.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	servicemesh.DescriptionValidator = servicemeshDescDescription.Validators[0].(func(string) error)
 	tenantMixin := schema.Tenant{}.Mixin()
+	tenant.Policy = privacy.NewPolicies(tenantMixin[1], schema.Tenant{})
+	tenant.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := tenant.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	tenantMixinFields0 := tenantMixin[0].Fields()
 	_ = tenantMixinFields0
 	tenantFields := schema.Tenant{}.Fields()
@@ -1965,6 +2337,15 @@ func init() {
 	// tenant.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	tenant.DescriptionValidator = tenantDescDescription.Validators[0].(func(string) error)
 	usagerecordMixin := schema.UsageRecord{}.Mixin()
+	usagerecord.Policy = privacy.NewPolicies(usagerecordMixin[1], schema.UsageRecord{})
+	usagerecord.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := usagerecord.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	usagerecordMixinFields0 := usagerecordMixin[0].Fields()
 	_ = usagerecordMixinFields0
 	usagerecordFields := schema.UsageRecord{}.Fields()
@@ -1994,6 +2375,15 @@ func init() {
 	// usagerecord.AmountValidator is a validator for the "amount" field. It is called by the builders before save.
 	usagerecord.AmountValidator = usagerecordDescAmount.Validators[0].(func(float64) error)
 	userMixin := schema.User{}.Mixin()
+	user.Policy = privacy.NewPolicies(userMixin[1], schema.User{})
+	user.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := user.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	userMixinFields0 := userMixin[0].Fields()
 	_ = userMixinFields0
 	userFields := schema.User{}.Fields()
@@ -2035,9 +2425,20 @@ func init() {
 		}
 	}()
 	virtualmachineMixin := schema.VirtualMachine{}.Mixin()
+	virtualmachine.Policy = privacy.NewPolicies(virtualmachineMixin[1], schema.VirtualMachine{})
+	virtualmachine.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := virtualmachine.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	virtualmachineHooks := schema.VirtualMachine{}.Hooks()
-	virtualmachine.Hooks[0] = virtualmachineHooks[0]
-	virtualmachine.Hooks[1] = virtualmachineHooks[1]
+
+	virtualmachine.Hooks[1] = virtualmachineHooks[0]
+
+	virtualmachine.Hooks[2] = virtualmachineHooks[1]
 	virtualmachineMixinFields0 := virtualmachineMixin[0].Fields()
 	_ = virtualmachineMixinFields0
 	virtualmachineFields := schema.VirtualMachine{}.Fields()
@@ -2092,6 +2493,15 @@ func init() {
 	// virtualmachine.MaxRevisionHistoryValidator is a validator for the "max_revision_history" field. It is called by the builders before save.
 	virtualmachine.MaxRevisionHistoryValidator = virtualmachineDescMaxRevisionHistory.Validators[0].(func(int) error)
 	volumeMixin := schema.Volume{}.Mixin()
+	volume.Policy = privacy.NewPolicies(volumeMixin[1], schema.Volume{})
+	volume.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := volume.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	volumeMixinFields0 := volumeMixin[0].Fields()
 	_ = volumeMixinFields0
 	volumeFields := schema.Volume{}.Fields()
