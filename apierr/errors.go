@@ -58,3 +58,13 @@ func As(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// Unauthenticated reports a request without valid credentials.
+func Unauthenticated(format string, args ...any) *Error {
+	return &Error{Code: CodeUnauthenticated, Message: fmt.Sprintf(format, args...)}
+}
+
+// Forbidden reports a request the viewer is not allowed to make.
+func Forbidden(format string, args ...any) *Error {
+	return &Error{Code: CodeForbidden, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,15 +1,96 @@
 package authz
 
 import (
-	"context"
+	_ "embed"
+	"fmt"
 
-	"entgo.io/ent"
+	"github.com/casbin/casbin/v2"
+	"github.com/casbin/casbin/v2/model"
+	"github.com/casbin/casbin/v2/util"
 )
 
-type bootstrapPolicy struct{}
+//go:embed model.conf
+var modelText string
 
-func (bootstrapPolicy) EvalQuery(context.Context, ent.Query) error       { return nil }
-func (bootstrapPolicy) EvalMutation(context.Context, ent.Mutation) error { return nil }
+// Groups of GraphQL types the policy speaks about.
+var (
+	// Catalog is what every signed-in user may read: where and what they can order.
+	Catalog = []string{"Region", "AvailabilityZone", "Flavor", "Image", "ServiceMesh", "Provider"}
+	// Topology is the physical world, never shown to tenants.
+	Topology = []string{"Datacenter", "Floor", "Rack", "PowerZone", "NetworkZone", "RackZone", "Host",
+		"HostGroup", "Port", "Link", "Network", "IPAddress"}
+	// Compute is the compute fabric.
+	Compute = []string{"Cluster", "ComputeNode", "Assignment"}
+	// Operations are events, rules, alerts, maintenance and notices.
+	Operations = []string{"Event", "EventRule", "Alert", "Maintenance", "Notice"}
+	// Tenancy describes tenants and their limits.
+	Tenancy = []string{"Tenant", "Quota", "UsageRecord"}
+	// TenantResources are what tenants order and own.
+	TenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster"}
+	// Maintainers are the people responsible for resources.
+	Maintainers = []string{"Maintainer", "MaintainerGroup"}
+	// Accounts are users, their tokens and role bindings.
+	Accounts = []string{"User", "APIToken", "RoleBinding"}
+	// Maintained are the resources whose maintainers may act on them (write-own).
+	Maintained = []string{"Host", "Rack", "ComputeNode", "Cluster", "VirtualMachine", "KubernetesCluster", "Alert"}
+)
 
-// Policy is the authorization policy of every entity.
-func Policy() ent.Policy { return bootstrapPolicy{} }
+// rules are the "p" lines: role, domain pattern, object, action.
+func rules() [][]string {
+	var ps [][]string
+	add := func(role Role, dom, act string, groups ...[]string) {
+		for _, g := range groups {
+			for _, obj := range g {
+				ps = append(ps, []string{string(role), dom, obj, act})
+			}
+		}
+	}
+	ps = append(ps, []string{string(RoleAdmin), Platform, "*", "*"})
+	add(RoleViewer, Platform, ActRead, Catalog, Topology, Compute, Operations, Tenancy, TenantResources, Maintainers)
+	add(RoleOperator, Platform, ActRead, []string{"User"})
+	add(RoleOperator, Platform, ActWrite, Catalog, Topology, Compute, Operations, Maintainers)
+	add(RoleMaintainer, Platform, ActWriteOwn, Maintained)
+	add(RoleTenantMember, "tenant:*", ActRead, Catalog, Tenancy, TenantResources, []string{"Notice", "Network", "Port", "IPAddress"})
+	add(RoleTenantMember, "tenant:*", ActWrite, TenantResources)
+	add(RoleTenantAdmin, "tenant:*", ActRead, []string{"AuditLog", "User", "RoleBinding", "APIToken"})
+	add(RoleTenantAdmin, "tenant:*", ActWrite, []string{"RoleBinding"})
+	add(RoleAgent, "node:*", ActRead, []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Flavor", "Image", "Port", "IPAddress"})
+	add(RoleAgent, "node:*", ActWrite, []string{"ComputeNode", "Assignment", "Event"})
+	return ps
+}
+
+// inheritance are the "g" lines between roles.
+var inheritance = [][]string{
+	{string(RoleOperator), string(RoleViewer), Platform},
+	{string(RoleMaintainer), string(RoleViewer), Platform},
+	{string(RoleTenantAdmin), string(RoleTenantMember), "tenant:*"},
+}
+
+// enforcer is the Casbin enforcer over the embedded model and policy; it holds no per-user
+// state (bindings come with the viewer), so it is built once and only read.
+var enforcer = mustEnforcer()
+
+func mustEnforcer() *casbin.Enforcer {
+	m, err := model.NewModelFromString(modelText)
+	if err != nil {
+		panic(fmt.Sprintf("authz: model: %v", err))
+	}
+	e, err := casbin.NewEnforcer(m)
+	if err != nil {
+		panic(fmt.Sprintf("authz: enforcer: %v", err))
+	}
+	e.AddNamedDomainMatchingFunc("g", "keyMatch", util.KeyMatch)
+	if _, err := e.AddPolicies(rules()); err != nil {
+		panic(fmt.Sprintf("authz: policy: %v", err))
+	}
+	if _, err := e.AddGroupingPolicies(inheritance); err != nil {
+		panic(fmt.Sprintf("authz: role inheritance: %v", err))
+	}
+	return e
+}
+
+// Allowed reports whether role, in domain, may perform act on obj.
+func Allowed(role Role, domain, obj, act string) bool {
+	ok, err := enforcer.Enforce(string(role), domain, obj, act)
+	return err == nil && ok
+}

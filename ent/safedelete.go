@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"entgo.io/ent/privacy"
+
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
 	"github.com/virtflow/virtflow/ent/cluster"
@@ -65,7 +67,9 @@ func (e *DependentsError) Error() string {
 // SafeDelete deletes the APIToken with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *APITokenClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -77,10 +81,12 @@ func (c *APITokenClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Alert with the given id unless records on its events edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *AlertClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(alert.ID(id)).QueryEvents().Count(ctx); err != nil {
+	if n, err := c.Query().Where(alert.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count events of Alert %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "events", Count: n})
@@ -94,7 +100,9 @@ func (c *AlertClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Assignment with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *AssignmentClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -106,7 +114,9 @@ func (c *AssignmentClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the AuditLog with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *AuditLogClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -118,10 +128,12 @@ func (c *AuditLogClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the AvailabilityZone with the given id unless records on its nodes edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *AvailabilityZoneClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(availabilityzone.ID(id)).QueryNodes().Count(ctx); err != nil {
+	if n, err := c.Query().Where(availabilityzone.ID(id)).QueryNodes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count nodes of AvailabilityZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "nodes", Count: n})
@@ -135,15 +147,17 @@ func (c *AvailabilityZoneClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Cluster with the given id unless records on its nodes virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *ClusterClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(cluster.ID(id)).QueryNodes().Count(ctx); err != nil {
+	if n, err := c.Query().Where(cluster.ID(id)).QueryNodes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count nodes of Cluster %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "nodes", Count: n})
 	}
-	if n, err := c.Query().Where(cluster.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(cluster.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of Cluster %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
@@ -157,35 +171,37 @@ func (c *ClusterClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the ComputeNode with the given id unless records on its assignments virtualMachines volumes events alerts roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *ComputeNodeClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(computenode.ID(id)).QueryAssignments().Count(ctx); err != nil {
+	if n, err := c.Query().Where(computenode.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count assignments of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "assignments", Count: n})
 	}
-	if n, err := c.Query().Where(computenode.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(computenode.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
 	}
-	if n, err := c.Query().Where(computenode.ID(id)).QueryVolumes().Count(ctx); err != nil {
+	if n, err := c.Query().Where(computenode.ID(id)).QueryVolumes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count volumes of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "volumes", Count: n})
 	}
-	if n, err := c.Query().Where(computenode.ID(id)).QueryEvents().Count(ctx); err != nil {
+	if n, err := c.Query().Where(computenode.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count events of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "events", Count: n})
 	}
-	if n, err := c.Query().Where(computenode.ID(id)).QueryAlerts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(computenode.ID(id)).QueryAlerts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count alerts of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "alerts", Count: n})
 	}
-	if n, err := c.Query().Where(computenode.ID(id)).QueryRoleBindings().Count(ctx); err != nil {
+	if n, err := c.Query().Where(computenode.ID(id)).QueryRoleBindings().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count role_bindings of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
@@ -199,35 +215,37 @@ func (c *ComputeNodeClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Datacenter with the given id unless records on its floors clusters powerZones networkZones rackZones networks edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *DatacenterClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(datacenter.ID(id)).QueryFloors().Count(ctx); err != nil {
+	if n, err := c.Query().Where(datacenter.ID(id)).QueryFloors().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count floors of Datacenter %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "floors", Count: n})
 	}
-	if n, err := c.Query().Where(datacenter.ID(id)).QueryClusters().Count(ctx); err != nil {
+	if n, err := c.Query().Where(datacenter.ID(id)).QueryClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count clusters of Datacenter %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "clusters", Count: n})
 	}
-	if n, err := c.Query().Where(datacenter.ID(id)).QueryPowerZones().Count(ctx); err != nil {
+	if n, err := c.Query().Where(datacenter.ID(id)).QueryPowerZones().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count power_zones of Datacenter %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "powerZones", Count: n})
 	}
-	if n, err := c.Query().Where(datacenter.ID(id)).QueryNetworkZones().Count(ctx); err != nil {
+	if n, err := c.Query().Where(datacenter.ID(id)).QueryNetworkZones().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count network_zones of Datacenter %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "networkZones", Count: n})
 	}
-	if n, err := c.Query().Where(datacenter.ID(id)).QueryRackZones().Count(ctx); err != nil {
+	if n, err := c.Query().Where(datacenter.ID(id)).QueryRackZones().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count rack_zones of Datacenter %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "rackZones", Count: n})
 	}
-	if n, err := c.Query().Where(datacenter.ID(id)).QueryNetworks().Count(ctx); err != nil {
+	if n, err := c.Query().Where(datacenter.ID(id)).QueryNetworks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count networks of Datacenter %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "networks", Count: n})
@@ -241,7 +259,9 @@ func (c *DatacenterClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Event with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *EventClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -253,7 +273,9 @@ func (c *EventClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the EventRule with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *EventRuleClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -265,15 +287,17 @@ func (c *EventRuleClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Flavor with the given id unless records on its virtualMachines regionServices edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *FlavorClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(flavor.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(flavor.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of Flavor %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
 	}
-	if n, err := c.Query().Where(flavor.ID(id)).QueryRegionServices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(flavor.ID(id)).QueryRegionServices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count region_services of Flavor %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "regionServices", Count: n})
@@ -287,10 +311,12 @@ func (c *FlavorClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Floor with the given id unless records on its racks edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *FloorClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(floor.ID(id)).QueryRacks().Count(ctx); err != nil {
+	if n, err := c.Query().Where(floor.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of Floor %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "racks", Count: n})
@@ -304,10 +330,12 @@ func (c *FloorClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the GlobalService with the given id unless records on its regionServices edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *GlobalServiceClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(globalservice.ID(id)).QueryRegionServices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(globalservice.ID(id)).QueryRegionServices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count region_services of GlobalService %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "regionServices", Count: n})
@@ -321,25 +349,27 @@ func (c *GlobalServiceClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Host with the given id unless records on its ports node events alerts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *HostClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(host.ID(id)).QueryPorts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(host.ID(id)).QueryPorts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ports of Host %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "ports", Count: n})
 	}
-	if n, err := c.Query().Where(host.ID(id)).QueryNode().Count(ctx); err != nil {
+	if n, err := c.Query().Where(host.ID(id)).QueryNode().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count node of Host %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "node", Count: n})
 	}
-	if n, err := c.Query().Where(host.ID(id)).QueryEvents().Count(ctx); err != nil {
+	if n, err := c.Query().Where(host.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count events of Host %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "events", Count: n})
 	}
-	if n, err := c.Query().Where(host.ID(id)).QueryAlerts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(host.ID(id)).QueryAlerts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count alerts of Host %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "alerts", Count: n})
@@ -353,10 +383,12 @@ func (c *HostClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the HostGroup with the given id unless records on its quotas edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *HostGroupClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(hostgroup.ID(id)).QueryQuotas().Count(ctx); err != nil {
+	if n, err := c.Query().Where(hostgroup.ID(id)).QueryQuotas().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count quotas of HostGroup %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "quotas", Count: n})
@@ -370,7 +402,9 @@ func (c *HostGroupClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the IPAddress with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *IPAddressClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -382,15 +416,17 @@ func (c *IPAddressClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Image with the given id unless records on its virtualMachines regionServices edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *ImageClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(image.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(image.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of Image %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
 	}
-	if n, err := c.Query().Where(image.ID(id)).QueryRegionServices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(image.ID(id)).QueryRegionServices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count region_services of Image %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "regionServices", Count: n})
@@ -404,10 +440,12 @@ func (c *ImageClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the KubernetesCluster with the given id unless records on its virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *KubernetesClusterClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(kubernetescluster.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(kubernetescluster.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of KubernetesCluster %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
@@ -421,7 +459,9 @@ func (c *KubernetesClusterClient) SafeDelete(ctx context.Context, id int) error 
 // SafeDelete deletes the Link with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *LinkClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -433,10 +473,12 @@ func (c *LinkClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the LoadBalancer with the given id unless records on its vip edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *LoadBalancerClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(loadbalancer.ID(id)).QueryVip().Count(ctx); err != nil {
+	if n, err := c.Query().Where(loadbalancer.ID(id)).QueryVip().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count vip of LoadBalancer %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "vip", Count: n})
@@ -450,15 +492,17 @@ func (c *LoadBalancerClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Maintainer with the given id unless records on its administeredGroups maintenances edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *MaintainerClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(maintainer.ID(id)).QueryAdministeredGroups().Count(ctx); err != nil {
+	if n, err := c.Query().Where(maintainer.ID(id)).QueryAdministeredGroups().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count administered_groups of Maintainer %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "administeredGroups", Count: n})
 	}
-	if n, err := c.Query().Where(maintainer.ID(id)).QueryMaintenances().Count(ctx); err != nil {
+	if n, err := c.Query().Where(maintainer.ID(id)).QueryMaintenances().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count maintenances of Maintainer %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "maintenances", Count: n})
@@ -472,7 +516,9 @@ func (c *MaintainerClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the MaintainerGroup with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *MaintainerGroupClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -484,7 +530,9 @@ func (c *MaintainerGroupClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Maintenance with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *MaintenanceClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -496,15 +544,17 @@ func (c *MaintenanceClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Network with the given id unless records on its ports ipAddresses edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *NetworkClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(network.ID(id)).QueryPorts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(network.ID(id)).QueryPorts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ports of Network %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "ports", Count: n})
 	}
-	if n, err := c.Query().Where(network.ID(id)).QueryIPAddresses().Count(ctx); err != nil {
+	if n, err := c.Query().Where(network.ID(id)).QueryIPAddresses().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ip_addresses of Network %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "ipAddresses", Count: n})
@@ -518,20 +568,22 @@ func (c *NetworkClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the NetworkZone with the given id unless records on its racks hosts networks edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *NetworkZoneClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(networkzone.ID(id)).QueryRacks().Count(ctx); err != nil {
+	if n, err := c.Query().Where(networkzone.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of NetworkZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "racks", Count: n})
 	}
-	if n, err := c.Query().Where(networkzone.ID(id)).QueryHosts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(networkzone.ID(id)).QueryHosts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count hosts of NetworkZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "hosts", Count: n})
 	}
-	if n, err := c.Query().Where(networkzone.ID(id)).QueryNetworks().Count(ctx); err != nil {
+	if n, err := c.Query().Where(networkzone.ID(id)).QueryNetworks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count networks of NetworkZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "networks", Count: n})
@@ -545,7 +597,9 @@ func (c *NetworkZoneClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Notice with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *NoticeClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -557,25 +611,27 @@ func (c *NoticeClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Port with the given id unless records on its ipAddresses linkA linkB members edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *PortClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(port.ID(id)).QueryIPAddresses().Count(ctx); err != nil {
+	if n, err := c.Query().Where(port.ID(id)).QueryIPAddresses().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ip_addresses of Port %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "ipAddresses", Count: n})
 	}
-	if n, err := c.Query().Where(port.ID(id)).QueryLinkA().Count(ctx); err != nil {
+	if n, err := c.Query().Where(port.ID(id)).QueryLinkA().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count link_a of Port %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "linkA", Count: n})
 	}
-	if n, err := c.Query().Where(port.ID(id)).QueryLinkB().Count(ctx); err != nil {
+	if n, err := c.Query().Where(port.ID(id)).QueryLinkB().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count link_b of Port %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "linkB", Count: n})
 	}
-	if n, err := c.Query().Where(port.ID(id)).QueryMembers().Count(ctx); err != nil {
+	if n, err := c.Query().Where(port.ID(id)).QueryMembers().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count members of Port %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "members", Count: n})
@@ -589,15 +645,17 @@ func (c *PortClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the PowerZone with the given id unless records on its racks hosts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *PowerZoneClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(powerzone.ID(id)).QueryRacks().Count(ctx); err != nil {
+	if n, err := c.Query().Where(powerzone.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of PowerZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "racks", Count: n})
 	}
-	if n, err := c.Query().Where(powerzone.ID(id)).QueryHosts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(powerzone.ID(id)).QueryHosts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count hosts of PowerZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "hosts", Count: n})
@@ -611,10 +669,12 @@ func (c *PowerZoneClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Provider with the given id unless records on its flavors edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *ProviderClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(provider.ID(id)).QueryFlavors().Count(ctx); err != nil {
+	if n, err := c.Query().Where(provider.ID(id)).QueryFlavors().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count flavors of Provider %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "flavors", Count: n})
@@ -628,7 +688,9 @@ func (c *ProviderClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Quota with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *QuotaClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -640,10 +702,12 @@ func (c *QuotaClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Rack with the given id unless records on its hosts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *RackClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(rack.ID(id)).QueryHosts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(rack.ID(id)).QueryHosts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count hosts of Rack %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "hosts", Count: n})
@@ -657,15 +721,17 @@ func (c *RackClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the RackZone with the given id unless records on its racks hosts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *RackZoneClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(rackzone.ID(id)).QueryRacks().Count(ctx); err != nil {
+	if n, err := c.Query().Where(rackzone.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of RackZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "racks", Count: n})
 	}
-	if n, err := c.Query().Where(rackzone.ID(id)).QueryHosts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(rackzone.ID(id)).QueryHosts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count hosts of RackZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "hosts", Count: n})
@@ -679,35 +745,37 @@ func (c *RackZoneClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Region with the given id unless records on its availabilityZones datacenters clusters regionServices kubernetesClusters virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *RegionClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(region.ID(id)).QueryAvailabilityZones().Count(ctx); err != nil {
+	if n, err := c.Query().Where(region.ID(id)).QueryAvailabilityZones().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count availability_zones of Region %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "availabilityZones", Count: n})
 	}
-	if n, err := c.Query().Where(region.ID(id)).QueryDatacenters().Count(ctx); err != nil {
+	if n, err := c.Query().Where(region.ID(id)).QueryDatacenters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count datacenters of Region %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "datacenters", Count: n})
 	}
-	if n, err := c.Query().Where(region.ID(id)).QueryClusters().Count(ctx); err != nil {
+	if n, err := c.Query().Where(region.ID(id)).QueryClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count clusters of Region %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "clusters", Count: n})
 	}
-	if n, err := c.Query().Where(region.ID(id)).QueryRegionServices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(region.ID(id)).QueryRegionServices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count region_services of Region %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "regionServices", Count: n})
 	}
-	if n, err := c.Query().Where(region.ID(id)).QueryKubernetesClusters().Count(ctx); err != nil {
+	if n, err := c.Query().Where(region.ID(id)).QueryKubernetesClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count kubernetes_clusters of Region %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "kubernetesClusters", Count: n})
 	}
-	if n, err := c.Query().Where(region.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(region.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of Region %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
@@ -721,15 +789,17 @@ func (c *RegionClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the RegionService with the given id unless records on its loadBalancer virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *RegionServiceClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(regionservice.ID(id)).QueryLoadBalancer().Count(ctx); err != nil {
+	if n, err := c.Query().Where(regionservice.ID(id)).QueryLoadBalancer().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count load_balancer of RegionService %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "loadBalancer", Count: n})
 	}
-	if n, err := c.Query().Where(regionservice.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(regionservice.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of RegionService %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
@@ -743,7 +813,9 @@ func (c *RegionServiceClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the RoleBinding with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *RoleBindingClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -755,10 +827,12 @@ func (c *RoleBindingClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the ServiceMesh with the given id unless records on its kubernetesClusters edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *ServiceMeshClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(servicemesh.ID(id)).QueryKubernetesClusters().Count(ctx); err != nil {
+	if n, err := c.Query().Where(servicemesh.ID(id)).QueryKubernetesClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count kubernetes_clusters of ServiceMesh %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "kubernetesClusters", Count: n})
@@ -772,65 +846,67 @@ func (c *ServiceMeshClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(tenant.ID(id)).QueryQuotas().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryQuotas().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count quotas of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "quotas", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryVirtualMachines().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryVolumes().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryVolumes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count volumes of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "volumes", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryLoadBalancers().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryLoadBalancers().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count load_balancers of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "loadBalancers", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryRegionServices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryRegionServices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count region_services of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "regionServices", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryGlobalServices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryGlobalServices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count global_services of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "globalServices", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryKubernetesClusters().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryKubernetesClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count kubernetes_clusters of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "kubernetesClusters", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryNetworks().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryNetworks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count networks of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "networks", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryNotices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryNotices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count notices of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "notices", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryUsageRecords().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryUsageRecords().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count usage_records of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "usageRecords", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryAPITokens().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryAPITokens().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count api_tokens of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "apiTokens", Count: n})
 	}
-	if n, err := c.Query().Where(tenant.ID(id)).QueryRoleBindings().Count(ctx); err != nil {
+	if n, err := c.Query().Where(tenant.ID(id)).QueryRoleBindings().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count role_bindings of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
@@ -844,7 +920,9 @@ func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the UsageRecord with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *UsageRecordClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
 	if len(deps) > 0 {
@@ -856,25 +934,27 @@ func (c *UsageRecordClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the User with the given id unless records on its apiTokens maintainer notices roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *UserClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(user.ID(id)).QueryAPITokens().Count(ctx); err != nil {
+	if n, err := c.Query().Where(user.ID(id)).QueryAPITokens().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count api_tokens of User %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "apiTokens", Count: n})
 	}
-	if n, err := c.Query().Where(user.ID(id)).QueryMaintainer().Count(ctx); err != nil {
+	if n, err := c.Query().Where(user.ID(id)).QueryMaintainer().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count maintainer of User %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "maintainer", Count: n})
 	}
-	if n, err := c.Query().Where(user.ID(id)).QueryNotices().Count(ctx); err != nil {
+	if n, err := c.Query().Where(user.ID(id)).QueryNotices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count notices of User %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "notices", Count: n})
 	}
-	if n, err := c.Query().Where(user.ID(id)).QueryRoleBindings().Count(ctx); err != nil {
+	if n, err := c.Query().Where(user.ID(id)).QueryRoleBindings().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count role_bindings of User %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
@@ -888,20 +968,22 @@ func (c *UserClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the VirtualMachine with the given id unless records on its ports volumes assignments edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *VirtualMachineClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryPorts().Count(ctx); err != nil {
+	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryPorts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ports of VirtualMachine %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "ports", Count: n})
 	}
-	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryVolumes().Count(ctx); err != nil {
+	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryVolumes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count volumes of VirtualMachine %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "volumes", Count: n})
 	}
-	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryAssignments().Count(ctx); err != nil {
+	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count assignments of VirtualMachine %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "assignments", Count: n})
@@ -915,10 +997,12 @@ func (c *VirtualMachineClient) SafeDelete(ctx context.Context, id int) error {
 // SafeDelete deletes the Volume with the given id unless records on its assignments edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state.
+// see the same state. Dependents are counted whether or not the viewer may read them (a
+// record the viewer cannot see still blocks the delete); the delete itself is authorized as
+// usual.
 func (c *VolumeClient) SafeDelete(ctx context.Context, id int) error {
 	var deps []Dependent
-	if n, err := c.Query().Where(volume.ID(id)).QueryAssignments().Count(ctx); err != nil {
+	if n, err := c.Query().Where(volume.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count assignments of Volume %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "assignments", Count: n})

@@ -26,7 +26,7 @@ func LinkPortsHook() ent.Hook {
 			}
 			selfID, _ := m.ID()
 			if m.Op().Is(ent.OpUpdateOne) && (!hasA || !hasB) {
-				old, err := m.Client().Link.Query().Where(link.ID(selfID)).WithAPort().WithBPort().Only(ctx)
+				old, err := m.Client().Link.Query().Where(link.ID(selfID)).WithAPort().WithBPort().Only(unrestricted(ctx))
 				if err != nil {
 					return nil, err
 				}
@@ -40,10 +40,10 @@ func LinkPortsHook() ent.Hook {
 			if a == b {
 				return nil, apierr.Validation("bPortID", "a cable cannot connect port %d to itself", a)
 			}
-			if err := portFree(ctx, m.Client(), "aPortID", a, selfID); err != nil {
+			if err := portFree(unrestricted(ctx), m.Client(), "aPortID", a, selfID); err != nil {
 				return nil, err
 			}
-			if err := portFree(ctx, m.Client(), "bPortID", b, selfID); err != nil {
+			if err := portFree(unrestricted(ctx), m.Client(), "bPortID", b, selfID); err != nil {
 				return nil, err
 			}
 			return next.Mutate(ctx, m)
