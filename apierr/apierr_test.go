@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/lib/pq"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -319,7 +320,12 @@ func TestPresenter(t *testing.T) {
 
 	t.Run("unknown error is INTERNAL with the request id", func(t *testing.T) {
 		secret := errors.New(`pq: relation "users" password=hunter2 does not exist`)
-		for _, err := range []error{secret, &gqlerror.Error{Err: secret, Message: secret.Error()}} {
+		for _, err := range []error{
+			secret, // an error that reached the presenter unwrapped
+			// what gqlgen hands the presenter for an error a resolver returned
+			graphql.ErrorOnPath(ctx, apierr.FromResolver(secret)),
+			graphql.ErrorOnPath(ctx, apierr.FromResolver(fmt.Errorf("load: %w", secret))),
+		} {
 			logBuf.Reset()
 			got := present(ctx, err)
 			if got.Extensions["code"] != "INTERNAL" {
@@ -337,9 +343,34 @@ func TestPresenter(t *testing.T) {
 		}
 	})
 
+	t.Run("resolver error that is an API error is classified", func(t *testing.T) {
+		in := apierr.Validation("cidr", "not a prefix")
+		got := present(ctx, graphql.ErrorOnPath(ctx, apierr.FromResolver(fmt.Errorf("create network: %w", in))))
+		if got.Extensions["code"] != "VALIDATION" || got.Extensions["field"] != "cidr" || got.Message != "cidr: not a prefix" {
+			t.Errorf("presented %q %v", got.Message, got.Extensions)
+		}
+	})
+
+	t.Run("resolver gqlerror with its own code keeps it", func(t *testing.T) {
+		nf := gqlerror.Errorf("Could not resolve to a node with the global id of '9'")
+		nf.Extensions = map[string]any{"code": "NOT_FOUND"}
+		got := present(ctx, graphql.ErrorOnPath(ctx, apierr.FromResolver(nf)))
+		if got.Extensions["code"] != "NOT_FOUND" || !strings.Contains(got.Message, "global id") {
+			t.Errorf("presented %q %v", got.Message, got.Extensions)
+		}
+	})
+
+	t.Run("gqlgen's own coercion error is VALIDATION", func(t *testing.T) {
+		// gqlgen wraps an input coercion failure (not a resolver error) in a gqlerror.
+		got := present(ctx, graphql.ErrorOnPath(ctx, errors.New(`strconv.Atoi: parsing "abc": invalid syntax`)))
+		if got.Extensions["code"] != "VALIDATION" {
+			t.Errorf("presented %q %v, want VALIDATION", got.Message, got.Extensions)
+		}
+	})
+
 	t.Run("API error keeps message, code, field and extras", func(t *testing.T) {
 		e := &apierr.Error{Code: apierr.CodeQuotaExceeded, Field: "vcpus", Message: "quota of 8 exceeded", Extra: map[string]any{"limit": 8}}
-		got := present(ctx, &gqlerror.Error{Err: fmt.Errorf("create vm: %w", e), Message: "create vm: vcpus: quota of 8 exceeded"})
+		got := present(ctx, graphql.ErrorOnPath(ctx, apierr.FromResolver(fmt.Errorf("create vm: %w", e))))
 		if got.Message != "vcpus: quota of 8 exceeded" || got.Extensions["code"] != "QUOTA_EXCEEDED" ||
 			got.Extensions["field"] != "vcpus" || got.Extensions["limit"] != 8 {
 			t.Errorf("presented %q %v", got.Message, got.Extensions)
@@ -374,7 +405,7 @@ func TestPresenter(t *testing.T) {
 
 func TestRecover(t *testing.T) {
 	log, buf := presenterLog()
-	err := apierr.Recover(log)(context.Background(), "runtime error: index out of range [3] with length 3")
+	err := apierr.Recover(log, func(context.Context) string { return "req-7" })(context.Background(), "runtime error: index out of range [3] with length 3")
 	e, ok := apierr.As(err)
 	if !ok || e.Code != apierr.CodeInternal {
 		t.Fatalf("Recover returned %v, want an INTERNAL *apierr.Error", err)

@@ -58,10 +58,12 @@ func setCode(e *gqlerror.Error, c Code) {
 }
 
 // Recover turns a panic in a resolver into an INTERNAL error instead of a crashed request.
-func Recover(log *slog.Logger) graphql.RecoverFunc {
+func Recover(log *slog.Logger, requestID RequestIDFunc) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p)
-		return &Error{Code: CodeInternal, Message: "internal error"}
+		id := requestID(ctx)
+		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "request_id", id)
+		return &Error{Code: CodeInternal, Message: "internal error; quote request id " + id + " to your operator",
+			Extra: map[string]any{"requestId": id}}
 	}
 }
 

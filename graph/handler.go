@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -66,10 +65,10 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(pageArgs{defaultPage: opts.DefaultPageSize, maxPage: opts.MaxPageSize})
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
-	srv.Use(entgql.Transactioner{TxOpener: client})
+	srv.Use(transactioner{client: client, opts: opts})
 	srv.AroundFields(markResolverErrors)
 	srv.SetErrorPresenter(apierr.Presenter(opts.Logger, opts.RequestID))
-	srv.SetRecoverFunc(apierr.Recover(opts.Logger))
+	srv.SetRecoverFunc(apierr.Recover(opts.Logger, opts.RequestID))
 	return srv
 }
 

@@ -98,7 +98,6 @@ func (p pageArgs) walk(set ast.SelectionSet, vars map[string]any, seen map[strin
 }
 
 func (p pageArgs) apply(f *ast.Field, vars map[string]any) *gqlerror.Error {
-	given := false
 	for _, name := range []string{"first", "last"} {
 		arg := f.Arguments.ForName(name)
 		if arg == nil {
@@ -106,16 +105,13 @@ func (p pageArgs) apply(f *ast.Field, vars map[string]any) *gqlerror.Error {
 		}
 		v, err := arg.Value.Value(vars)
 		if err != nil || v == nil {
-			continue
+			continue // null counts as not given
 		}
-		given = true
 		if n, ok := asInt(v); ok && (n < 0 || n > int64(p.maxPage)) {
 			e := gqlerror.Errorf("%s: %s must be between 0 and %d", f.Alias, name, p.maxPage)
 			e.Extensions = map[string]any{"code": string(apierr.CodeValidation), "field": name}
 			return e
 		}
-	}
-	if given {
 		return nil
 	}
 	name := "first"
@@ -124,10 +120,12 @@ func (p pageArgs) apply(f *ast.Field, vars map[string]any) *gqlerror.Error {
 			name = "last"
 		}
 	}
-	f.Arguments = append(f.Arguments, &ast.Argument{
-		Name:  name,
-		Value: &ast.Value{Kind: ast.IntValue, Raw: strconv.Itoa(p.defaultPage)},
-	})
+	value := &ast.Value{Kind: ast.IntValue, Raw: strconv.Itoa(p.defaultPage)}
+	if arg := f.Arguments.ForName(name); arg != nil {
+		arg.Value = value // replace an explicit null or an unset variable
+	} else {
+		f.Arguments = append(f.Arguments, &ast.Argument{Name: name, Value: value})
+	}
 	return nil
 }
 

@@ -79,6 +79,10 @@ func TestSelectionDepth(t *testing.T) {
 		{"same fragment twice in one set", `{ a { ...F ...F } } fragment F on T { x { y } }`, 3},
 		{"undefined fragment is ignored", `{ a { ...Missing b } }`, 2},
 		{"empty selection", `{ __typename }`, 0},
+		{"Relay edges and node are not levels", `{ racks { edges { node { floor { id } } } } }`, 3},
+		{"edges and node inside a fragment", `{ racks { ...C } } fragment C on RackConnection { edges { node { name } } }`, 2},
+		{"totalCount is a level", `{ racks { totalCount } }`, 2},
+		{"pageInfo is a level", `{ racks { pageInfo { hasNextPage } } }`, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +103,18 @@ func TestSelectionDepthLeavesVisitingEmpty(t *testing.T) {
 	}
 }
 
+func TestPageArgsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		def, max int
+		ok       bool
+	}{{100, 1000, true}, {1, 1, true}, {0, 1000, false}, {-1, 10, false}, {100, 99, false}} {
+		err := pageArgs{defaultPage: tc.def, maxPage: tc.max}.Validate(nil)
+		if (err == nil) != tc.ok {
+			t.Errorf("pageArgs{default %d, max %d}.Validate = %v, want ok=%v", tc.def, tc.max, err, tc.ok)
+		}
+	}
+}
+
 func TestDepthLimitValidate(t *testing.T) {
 	for _, max := range []int{-1, 0} {
 		if err := (depthLimit{max: max}).Validate(nil); err == nil {
@@ -110,18 +126,22 @@ func TestDepthLimitValidate(t *testing.T) {
 	}
 }
 
-// deepQuery builds a valid query exactly depth (≥ 2) levels deep by walking
-// racks → edges → node → floor → racks → … and ending in a scalar.
+// deepQuery builds a valid query exactly depth (≥ 2) levels deep as selectionDepth counts them
+// (hops through the graph; the Relay wrappers edges and node are not levels):
+// racks { edges { node { floor { racks { edges { node { … id } } } } } } }.
 func deepQuery(depth int) string {
-	cycle := []string{"racks", "edges", "node", "floor"}
-	leaf := map[string]string{"racks": "totalCount", "edges": "cursor", "node": "id", "floor": "id"}
 	var b strings.Builder
-	last := ""
+	closing := 0
 	for i := 0; i < depth-1; i++ {
-		last = cycle[i%len(cycle)]
-		b.WriteString(last + " { ")
+		if i%2 == 0 {
+			b.WriteString("racks(first: 1) { edges { node { ")
+			closing += 3
+		} else {
+			b.WriteString("floor { ")
+			closing++
+		}
 	}
-	return "{ " + b.String() + leaf[last] + strings.Repeat(" }", depth-1) + " }"
+	return "{ " + b.String() + "id" + strings.Repeat(" }", closing) + " }"
 }
 
 func TestDeepQueryHelper(t *testing.T) {
@@ -211,7 +231,7 @@ func TestDepthLimitThroughHandler(t *testing.T) {
 		t.Fatalf("DefaultOptions().MaxDepth = %d; this test assumes 15", DefaultOptions().MaxDepth)
 	}
 	// The same 16 levels, 15 of them inside a fragment on the connection.
-	inner := strings.TrimSuffix(strings.TrimPrefix(deepQuery(16), "{ racks { "), " } }")
+	inner := strings.TrimSuffix(strings.TrimPrefix(deepQuery(16), "{ racks(first: 1) { "), " } }")
 	frag16 := `query { racks { ...R } } fragment R on RackConnection { ` + inner + ` }`
 
 	tests := []struct {
@@ -224,7 +244,7 @@ func TestDepthLimitThroughHandler(t *testing.T) {
 		{"depth 20 is refused", deepQuery(20), true},
 		{"depth 16 hidden in a fragment is refused", frag16, true},
 		{"deep introspection passes", `{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } } } } } } } }`, false},
-		{"__typename at level 16 is not counted", strings.Replace(deepQuery(16), "node { id }", "node { __typename }", 1), false},
+		{"__typename at level 16 is not counted", strings.Replace(deepQuery(16), "{ id }", "{ __typename }", 1), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,7 +288,7 @@ func TestDepthLimitCustomMax(t *testing.T) {
 // through complexity.Calculate over pagedComplexity.
 func complexityOf(t *testing.T, query string, vars map[string]any) int {
 	t.Helper()
-	es := pagedComplexity{ExecutableSchema: NewSchema(nil), defaultPage: 100}
+	es := newPagedComplexity(NewSchema(nil), 100)
 	doc, errs := gqlparser.LoadQuery(es.Schema(), query)
 	if errs != nil {
 		t.Fatalf("invalid query %s: %v", query, errs)
@@ -329,7 +349,7 @@ func TestPagedComplexity(t *testing.T) {
 // TestPagedComplexityDirect calls Complexity with the parsed argument form (*int values, every
 // argument present) that resolvers see.
 func TestPagedComplexityDirect(t *testing.T) {
-	es := pagedComplexity{ExecutableSchema: NewSchema(nil), defaultPage: 100}
+	es := newPagedComplexity(NewSchema(nil), 100)
 	ten, five := 10, 5
 	tests := []struct {
 		name string
@@ -451,6 +471,52 @@ func TestPageLimits(t *testing.T) {
 		}
 		if !data.Racks.PageInfo.HasPreviousPage {
 			t.Errorf("hasPreviousPage = false, want true (r001…r049 come before)")
+		}
+	})
+
+	t.Run("null first or last gets the default page", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, query string
+			vars        map[string]any
+		}{
+			{"literal null", `{ racks(first: null) { ` + conn + ` } }`, nil},
+			{"null variable", `query($n: Int) { racks(first: $n) { ` + conn + ` } }`, map[string]any{"n": nil}},
+			{"absent variable", `query($n: Int) { racks(first: $n) { ` + conn + ` } }`, nil},
+			{"both null", `{ racks(first: null, last: null) { ` + conn + ` } }`, nil},
+			{"nested literal null", `{ floors { edges { node { racks(first: null) { ` + conn + ` } } } } }`, nil},
+		} {
+			r := s.do(t, tc.query, tc.vars)
+			if len(r.Errors) > 0 {
+				t.Errorf("%s: errors %+v", tc.name, r.Errors)
+				continue
+			}
+			if n := strings.Count(string(r.Data), `"cursor"`); n != 100 {
+				t.Errorf("%s: %d edges, want the default page of 100", tc.name, n)
+			}
+		}
+	})
+
+	t.Run("the same query twice gets the same page", func(t *testing.T) {
+		// The default is written into the parsed operation; a second request must not see a
+		// document changed by the first.
+		for i := 0; i < 3; i++ {
+			var data struct{ Racks rackConn }
+			s.mustDo(t, `{ racks { `+conn+` } }`, nil, &data)
+			if len(data.Racks.Edges) != 100 {
+				t.Fatalf("request %d: %d edges, want 100", i+1, len(data.Racks.Edges))
+			}
+		}
+	})
+
+	t.Run("connection inside a fragment used twice", func(t *testing.T) {
+		q := `{ a: floors { edges { node { ...F } } } b: floors { edges { node { ...F } } } }
+fragment F on Floor { racks { totalCount edges { cursor } } }`
+		r := s.do(t, q, nil)
+		if len(r.Errors) > 0 {
+			t.Fatalf("errors %+v", r.Errors)
+		}
+		if n := strings.Count(string(r.Data), `"cursor"`); n != 200 {
+			t.Errorf("%d edges over both aliases, want 2 × 100", n)
 		}
 	})
 

@@ -6,6 +6,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +20,9 @@ import (
 func main() {
 	cfg, err := config.FromOS("server")
 	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, err)
+		}
 		os.Exit(2)
 	}
 	log := cfg.Logger(os.Stderr)

@@ -8,6 +8,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +22,9 @@ import (
 func main() {
 	cfg, err := config.FromOS("worker")
 	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, err)
+		}
 		os.Exit(2)
 	}
 	log := cfg.Logger(os.Stderr)

@@ -522,17 +522,21 @@ func TestWebsocketLegacyGraphQLWS(t *testing.T) {
 	}
 }
 
-// deepQuery builds a valid query depth (≥ 2) levels deep: racks → edges → node → floor → ….
+// deepQuery builds a valid query depth (≥ 2) levels deep, counting hops through the graph (the
+// Relay wrappers edges and node are not levels): racks(first: 1) { edges { node { floor { … id } } } }.
 func deepQuery(depth int) string {
-	cycle := []string{"racks", "edges", "node", "floor"}
-	leaf := map[string]string{"racks": "totalCount", "edges": "cursor", "node": "id", "floor": "id"}
 	var b strings.Builder
-	last := ""
+	closing := 0
 	for i := 0; i < depth-1; i++ {
-		last = cycle[i%len(cycle)]
-		b.WriteString(last + " { ")
+		if i%2 == 0 {
+			b.WriteString("racks(first: 1) { edges { node { ")
+			closing += 3
+		} else {
+			b.WriteString("floor { ")
+			closing++
+		}
 	}
-	return "{ " + b.String() + leaf[last] + strings.Repeat(" }", depth-1) + " }"
+	return "{ " + b.String() + "id" + strings.Repeat(" }", closing) + " }"
 }
 
 func TestDepthLimitOverHTTP(t *testing.T) {

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -94,14 +96,32 @@ func observe(route string, log *slog.Logger, m *httpMetrics, next http.Handler) 
 	})
 }
 
-// limitBody refuses request bodies larger than max bytes.
+// limitBody refuses request bodies larger than max bytes with 413, whether or not the client
+// announced the length: the body is read (at most max+1 bytes) before the handler runs.
 func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
-			http.Error(w, `{"errors":[{"message":"request body too large","extensions":{"code":"VALIDATION"}}]}`, http.StatusRequestEntityTooLarge)
+			tooLarge(w)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, max)
+		if r.Body != nil && r.Body != http.NoBody {
+			body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+			if err != nil {
+				http.Error(w, `{"errors":[{"message":"could not read the request body","extensions":{"code":"VALIDATION"}}]}`, http.StatusBadRequest)
+				return
+			}
+			if int64(len(body)) > max {
+				tooLarge(w)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func tooLarge(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_, _ = io.WriteString(w, `{"errors":[{"message":"request body too large: the limit is 1 MiB","extensions":{"code":"VALIDATION"}}]}`)
 }
