@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/virtflow/virtflow/authz"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -54,7 +55,7 @@ func (d failingDriver) Dialect() string                               { return d
 func constraintErrorFrom(t *testing.T, pqErr *pq.Error) error {
 	t.Helper()
 	client := ent.NewClient(ent.Driver(failingDriver{err: pqErr}))
-	_, err := client.Region.Create().SetName("r1").Save(context.Background())
+	_, err := client.Region.Create().SetName("r1").Save(authz.SystemContext(context.Background(), "test"))
 	var ce *ent.ConstraintError
 	if !errors.As(err, &ce) {
 		t.Fatalf("ent returned %T %v, want an *ent.ConstraintError", err, err)
@@ -144,7 +145,7 @@ func TestClassifyNonClientErrors(t *testing.T) {
 	nsErr := func() error {
 		// NotSingularError has unexported fields; get a real one from ent.
 		env := gqltest.SQLite(t)
-		ctx := context.Background()
+		ctx := authz.SystemContext(context.Background(), "test")
 		env.Client.Region.Create().SetName("a").SaveX(ctx)
 		env.Client.Region.Create().SetName("b").SaveX(ctx)
 		_, err := env.Client.Region.Query().Only(ctx)
@@ -186,7 +187,7 @@ func TestClassifyPassesAPIErrorsThrough(t *testing.T) {
 func TestClassifyEntErrors(t *testing.T) {
 	env := gqltest.SQLite(t)
 	c := env.Client
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	reg := c.Region.Create().SetName("tokyo1").SaveX(ctx)
 	dc := c.Datacenter.Create().SetName("dc1").SetRegion(reg).SaveX(ctx)
 	fl := c.Floor.Create().SetName("floor-1-1-1").SetDatacenter(dc).SaveX(ctx)
@@ -263,7 +264,7 @@ func TestClassifyEntErrors(t *testing.T) {
 }
 
 func TestClassifyPostgresReal(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(authz.SystemContext(context.Background(), "test"), 60*time.Second)
 	defer cancel()
 	dsn, drop, err := testdb.Create(ctx)
 	if err != nil {
@@ -316,7 +317,7 @@ func presenterLog() (*slog.Logger, *bytes.Buffer) {
 func TestPresenter(t *testing.T) {
 	log, logBuf := presenterLog()
 	present := apierr.Presenter(log, func(context.Context) string { return "req-7f3a" })
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 
 	t.Run("unknown error is INTERNAL with the request id", func(t *testing.T) {
 		secret := errors.New(`pq: relation "users" password=hunter2 does not exist`)
@@ -405,7 +406,7 @@ func TestPresenter(t *testing.T) {
 
 func TestRecover(t *testing.T) {
 	log, buf := presenterLog()
-	err := apierr.Recover(log, func(context.Context) string { return "req-7" })(context.Background(), "runtime error: index out of range [3] with length 3")
+	err := apierr.Recover(log, func(context.Context) string { return "req-7" })(authz.SystemContext(context.Background(), "test"), "runtime error: index out of range [3] with length 3")
 	e, ok := apierr.As(err)
 	if !ok || e.Code != apierr.CodeInternal {
 		t.Fatalf("Recover returned %v, want an INTERNAL *apierr.Error", err)
@@ -439,7 +440,7 @@ const createRegion = `mutation($name: String!) { createRegion(input: {name: $nam
 
 func TestPresenterThroughGraphQL(t *testing.T) {
 	env := gqltest.SQLite(t)
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 
 	t.Run("validation names the GraphQL field", func(t *testing.T) {
 		r := env.Do(t, `mutation { createFlavor(input: {name: "small", vcpus: 1, memoryMB: 1024, cpuLimitPercent: 500}) { id } }`, nil)

@@ -82,6 +82,9 @@ func checkMutation(ctx context.Context, m ent.Mutation) error {
 			return err
 		}
 		if create {
+			if len(m.AddedIDs("tenant")) == 0 {
+				return apierr.Forbidden("a new %s must name one of your tenants", typ)
+			}
 			return privacy.Allow
 		}
 		return restrict(ctx, m, tenantScope(typ, ids))

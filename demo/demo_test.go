@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/virtflow/virtflow/authz"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -54,7 +55,7 @@ func migrated(t testing.TB, db *sql.DB, dia string) (*ent.Client, *sql.DB) {
 	t.Helper()
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dia, db)))
 	t.Cleanup(func() { client.Close() })
-	if err := client.Schema.Create(context.Background(), migrate.WithForeignKeys(true)); err != nil {
+	if err := client.Schema.Create(authz.SystemContext(context.Background(), "test"), migrate.WithForeignKeys(true)); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	return client, db
@@ -71,7 +72,7 @@ func TestLoadSQLite(t *testing.T) {
 }
 
 func testLoad(t *testing.T, client *ent.Client, db *sql.DB) {
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	st, err := demo.Load(ctx, client, nil)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -144,7 +145,7 @@ func queryInt(t *testing.T, db *sql.DB, q string) int {
 
 func checkRacks(t *testing.T, client *ent.Client, db *sql.DB) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	if n := client.Rack.Query().Where(rack.HeightNEQ(42)).CountX(ctx); n != 0 {
 		t.Errorf("%d racks are not 42U", n)
 	}
@@ -195,7 +196,7 @@ func checkNames(t *testing.T, client *ent.Client) {
 	t.Helper()
 	hosts := client.Host.Query().WithRack(func(q *ent.RackQuery) {
 		q.WithFloor(func(q *ent.FloorQuery) { q.WithDatacenter() })
-	}).AllX(context.Background())
+	}).AllX(authz.SystemContext(context.Background(), "test"))
 	roles := map[host.Role]int{}
 	for _, h := range hosts {
 		switch h.Kind {
@@ -249,7 +250,7 @@ func checkCabling(t *testing.T, client *ent.Client, db *sql.DB) {
 	withHost := func(q *ent.PortQuery) {
 		q.WithHost(func(q *ent.HostQuery) { q.WithRack(func(q *ent.RackQuery) { q.WithRackZone() }) })
 	}
-	links := client.Link.Query().WithAPort(withHost).WithBPort(withHost).AllX(context.Background())
+	links := client.Link.Query().WithAPort(withHost).WithBPort(withHost).AllX(authz.SystemContext(context.Background(), "test"))
 	servers := 0
 	for _, l := range links {
 		a, b := l.Edges.APort, l.Edges.BPort
@@ -285,7 +286,7 @@ func checkCabling(t *testing.T, client *ent.Client, db *sql.DB) {
 // usage the sum of its tenant's VMs in its host group, and that few alerts are open.
 func checkAllocation(t *testing.T, client *ent.Client) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	nodes := client.ComputeNode.Query().WithHost().
 		WithVirtualMachines(func(q *ent.VirtualMachineQuery) { q.WithFlavor().WithTenant() }).AllX(ctx)
 	type use struct {
@@ -350,7 +351,7 @@ func checkAllocation(t *testing.T, client *ent.Client) {
 
 // TestLoadRollsBack checks a failing load leaves nothing behind.
 func TestLoadRollsBack(t *testing.T) {
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	client, _ := openSQLite(t)
 	// A host already named like a demo router makes the fabric step fail late in the load.
 	client.Host.Create().SetName(fabric.GatewayName("tky1-dc1-", 1)).SaveX(ctx)
@@ -373,7 +374,7 @@ func benchmarkLoad(b *testing.B, open func(testing.TB) (*ent.Client, *sql.DB)) {
 		b.StopTimer()
 		client, _ := open(b)
 		b.StartTimer()
-		st, err := demo.Load(context.Background(), client, nil)
+		st, err := demo.Load(authz.SystemContext(context.Background(), "test"), client, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

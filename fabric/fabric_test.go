@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/virtflow/virtflow/authz"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		}
 		client = ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, db)))
 		defer client.Close()
-		if err := client.Schema.Create(context.Background(), migrate.WithForeignKeys(true)); err != nil {
+		if err := client.Schema.Create(authz.SystemContext(context.Background(), "test"), migrate.WithForeignKeys(true)); err != nil {
 			panic(err)
 		}
 		return m.Run()
@@ -63,7 +64,7 @@ type rackSpec struct {
 
 func newSite(t *testing.T, dcName, floorName string, racks ...rackSpec) *site {
 	t.Helper()
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	reg := client.Region.Create().SetName(dcName + "-region").SaveX(ctx)
 	s := &site{racks: map[string]*ent.Rack{}, hosts: map[string][]*ent.Host{}}
 	s.dc = client.Datacenter.Create().SetName(dcName).SetRegion(reg).SaveX(ctx)
@@ -91,7 +92,7 @@ func hostNames(hs []*ent.Host) []string {
 }
 
 func TestBuildTinyFloor(t *testing.T) {
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	s := newSite(t, "tiny", "floor-1-1-1", rackSpec{"1", 1, 2}, rackSpec{"1", 2, 2})
 	const p = "tiny-"
 
@@ -233,13 +234,13 @@ func TestBuildTinyFloor(t *testing.T) {
 
 func hasLink(t *testing.T, label string) bool {
 	t.Helper()
-	return client.Link.Query().Where(link.LabelEQ(label)).ExistX(context.Background())
+	return client.Link.Query().Where(link.LabelEQ(label)).ExistX(authz.SystemContext(context.Background(), "test"))
 }
 
 // TestBuildInCallerTx checks Build joins the caller's transaction and reuses uncabled server
 // ports.
 func TestBuildInCallerTx(t *testing.T) {
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	s := newSite(t, "txdc", "floor-2-1-1", rackSpec{"b", 3, 1}, rackSpec{"a", 2, 1}, rackSpec{"b", 7, 1}, rackSpec{"a", 1, 1})
 	eth0 := client.Port.Create().SetName("eth0").SetHost(s.hosts["rack-a-1"][0]).SetMAC("02:00:00:00:00:01").SaveX(ctx)
 
@@ -297,7 +298,7 @@ func TestBuildInCallerTx(t *testing.T) {
 
 func mustRoot(t *testing.T, s *site, prefix string) *fabric.Root {
 	t.Helper()
-	root, err := fabric.BuildRoot(context.Background(), client, s.dc.ID, fabric.WithHostPrefix(prefix), fabric.WithFloorSpines(2))
+	root, err := fabric.BuildRoot(authz.SystemContext(context.Background(), "test"), client, s.dc.ID, fabric.WithHostPrefix(prefix), fabric.WithFloorSpines(2))
 	if err != nil {
 		t.Fatalf("BuildRoot: %v", err)
 	}
@@ -310,7 +311,7 @@ func isCode(err error, code apierr.Code) bool {
 }
 
 func TestBuildRejectsBadInput(t *testing.T) {
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	good := newSite(t, "bad", "floor-1-1-1", rackSpec{"1", 1, 1}, rackSpec{"1", 2, 1}, rackSpec{"1", 3, 1})
 	root, err := fabric.BuildRoot(ctx, client, good.dc.ID, fabric.WithHostPrefix("bad-"))
 	if err != nil {

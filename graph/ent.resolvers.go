@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/ent"
@@ -721,7 +720,7 @@ func (r *queryResolver) RegionServices(ctx context.Context, after *entgql.Cursor
 
 // RoleBindings is the resolver for the roleBindings field.
 func (r *queryResolver) RoleBindings(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.RoleBindingOrder, where *ent.RoleBindingWhereInput) (*ent.RoleBindingConnection, error) {
-	panic(fmt.Errorf("not implemented: RoleBindings - roleBindings"))
+	return r.client.RoleBinding.Query().Paginate(ctx, after, first, before, last, ent.WithRoleBindingOrder(orderBy), ent.WithRoleBindingFilter(where.Filter))
 }
 
 // ServiceMeshes is the resolver for the serviceMeshes field.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/identity"
 )
 
 // Options are the guardrails and switches of the GraphQL endpoint.
@@ -33,6 +34,8 @@ type Options struct {
 	Logger *slog.Logger
 	// RequestID returns the request id of a context, for error messages.
 	RequestID apierr.RequestIDFunc
+	// Identity authenticates websocket connections and serves login, tokens and roles.
+	Identity *identity.Service
 }
 
 // DefaultOptions are the limits VirtFlow ships with.
@@ -52,9 +55,16 @@ func DefaultOptions() Options {
 // for an ent client: mutations run in a transaction, errors are presented with codes, and the
 // page-size, depth and complexity limits of opts apply to every operation.
 func NewHandler(client *ent.Client, opts Options) http.Handler {
-	es := newPagedComplexity(NewSchema(client), opts.DefaultPageSize)
+	es := newPagedComplexity(NewSchema(client, opts.Identity), opts.DefaultPageSize)
 	srv := handler.New(es)
-	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitTimeout: 30 * time.Second})
+	ws := transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitTimeout: 30 * time.Second}
+	if opts.Identity != nil {
+		ws.InitFunc = func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			ctx, err := opts.Identity.WebsocketInit(ctx, map[string]any(p))
+			return ctx, nil, err
+		}
+	}
+	srv.AddTransport(ws)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -67,6 +77,7 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
 	srv.Use(transactioner{client: client, opts: opts})
 	srv.AroundFields(markResolverErrors)
+	srv.AroundFields(auditor{client: client, requestID: opts.RequestID}.field)
 	srv.SetErrorPresenter(apierr.Presenter(opts.Logger, opts.RequestID))
 	srv.SetRecoverFunc(apierr.Recover(opts.Logger, opts.RequestID))
 	return srv

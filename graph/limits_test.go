@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/virtflow/virtflow/authz"
 	"io"
 	"log/slog"
 	"net/http"
@@ -145,7 +146,7 @@ func deepQuery(depth int) string {
 }
 
 func TestDeepQueryHelper(t *testing.T) {
-	schema := NewSchema(nil).Schema()
+	schema := NewSchema(nil, nil).Schema()
 	for _, d := range []int{2, 3, 4, 5, 8, 15, 16, 20} {
 		q := deepQuery(d)
 		doc, errs := gqlparser.LoadQuery(schema, q)
@@ -166,7 +167,7 @@ type testServer struct {
 
 func newTestServer(t *testing.T, opts Options) *testServer {
 	t.Helper()
-	db, err := infra.OpenDatabase(context.Background(), "", t.TempDir())
+	db, err := infra.OpenDatabase(authz.SystemContext(context.Background(), "test"), "", t.TempDir())
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}
@@ -191,6 +192,7 @@ func (s *testServer) do(t *testing.T, query string, vars map[string]any) gqlResp
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	req = req.WithContext(authz.SystemContext(req.Context(), "test"))
 	rec := httptest.NewRecorder()
 	s.handler.ServeHTTP(rec, req)
 	var r gqlResponse
@@ -288,12 +290,12 @@ func TestDepthLimitCustomMax(t *testing.T) {
 // through complexity.Calculate over pagedComplexity.
 func complexityOf(t *testing.T, query string, vars map[string]any) int {
 	t.Helper()
-	es := newPagedComplexity(NewSchema(nil), 100)
+	es := newPagedComplexity(NewSchema(nil, nil), 100)
 	doc, errs := gqlparser.LoadQuery(es.Schema(), query)
 	if errs != nil {
 		t.Fatalf("invalid query %s: %v", query, errs)
 	}
-	return complexity.Calculate(context.Background(), es, doc.Operations[0], vars)
+	return complexity.Calculate(authz.SystemContext(context.Background(), "test"), es, doc.Operations[0], vars)
 }
 
 func TestPagedComplexity(t *testing.T) {
@@ -349,7 +351,7 @@ func TestPagedComplexity(t *testing.T) {
 // TestPagedComplexityDirect calls Complexity with the parsed argument form (*int values, every
 // argument present) that resolvers see.
 func TestPagedComplexityDirect(t *testing.T) {
-	es := newPagedComplexity(NewSchema(nil), 100)
+	es := newPagedComplexity(NewSchema(nil, nil), 100)
 	ten, five := 10, 5
 	tests := []struct {
 		name string
@@ -362,13 +364,13 @@ func TestPagedComplexityDirect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := es.Complexity(context.Background(), "Query", "racks", 3, tt.args)
+			got, ok := es.Complexity(authz.SystemContext(context.Background(), "test"), "Query", "racks", 3, tt.args)
 			if !ok || got != tt.want {
 				t.Errorf("Complexity = %d, %v; want %d, true", got, ok, tt.want)
 			}
 		})
 	}
-	if _, ok := es.Complexity(context.Background(), "Query", "node", 3, map[string]any{"id": "1"}); ok {
+	if _, ok := es.Complexity(authz.SystemContext(context.Background(), "test"), "Query", "node", 3, map[string]any{"id": "1"}); ok {
 		t.Errorf("Complexity of a non-connection field reported ok; want the default cost")
 	}
 }
@@ -392,7 +394,7 @@ func TestComplexityLimitThroughHandler(t *testing.T) {
 // floor id.
 func seedRacks(t *testing.T, c *ent.Client, n int) int {
 	t.Helper()
-	ctx := context.Background()
+	ctx := authz.SystemContext(context.Background(), "test")
 	reg := c.Region.Create().SetName("region1").SaveX(ctx)
 	dc := c.Datacenter.Create().SetName("dc1").SetRegion(reg).SaveX(ctx)
 	fl := c.Floor.Create().SetName("floor-1-1-1").SetDatacenter(dc).SaveX(ctx)

@@ -28,7 +28,7 @@ func newEnv(t testing.TB) (*gqltest.Env, *fx) {
 	return env, newFx(t, env)
 }
 
-var schemaOnce = sync.OnceValue(func() *ast.Schema { return graph.NewSchema(nil).Schema() })
+var schemaOnce = sync.OnceValue(func() *ast.Schema { return graph.NewSchema(nil, nil).Schema() })
 
 // gqlSchema is the executable schema the handler serves (graph/ent.graphqls and
 // graph/types.graphqls as gqlgen compiled them).

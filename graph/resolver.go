@@ -10,16 +10,18 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
+	"github.com/virtflow/virtflow/identity"
 )
 
 // Resolver is the root resolver; it holds the dependencies the resolvers need.
 type Resolver struct {
-	client *ent.Client
+	client   *ent.Client
+	identity *identity.Service
 }
 
-// NewSchema builds the executable GraphQL schema over an ent client.
-func NewSchema(client *ent.Client) graphql.ExecutableSchema {
-	return generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: client}})
+// NewSchema builds the executable GraphQL schema over an ent client and the identity service.
+func NewSchema(client *ent.Client, ids *identity.Service) graphql.ExecutableSchema {
+	return generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: client, identity: ids}})
 }
 
 // ent returns the client of the transaction entgql.Transactioner opened for this mutation, or

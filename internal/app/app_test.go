@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/virtflow/virtflow/authz"
 	"io"
 	"log/slog"
 	"net"
@@ -48,8 +49,14 @@ func loadConfig(t *testing.T, args []string, vars map[string]string) config.Conf
 		t.Fatalf("config: %v", err)
 	}
 	cfg.ShutdownGrace = 5 * time.Second
+	if cfg.AdminToken == "" {
+		cfg.AdminToken = testAdminToken
+	}
 	return cfg
 }
+
+// testAdminToken is the VIRTFLOW_ADMIN_TOKEN of the servers these tests start.
+const testAdminToken = "vf_app-test-admin-token-0123456789"
 
 // running is a RunServer started by a test.
 type running struct {
@@ -62,7 +69,7 @@ type running struct {
 // start runs RunServer in the background and waits until it serves.
 func start(t *testing.T, cfg config.Config) *running {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(authz.SystemContext(context.Background(), "test"))
 	r := &running{cancel: cancel, done: make(chan error, 1), log: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ready := make(chan string, 1)
@@ -121,7 +128,10 @@ type gqlResponse struct {
 func (r *running) query(t *testing.T, q string, vars map[string]any) gqlResponse {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-	resp, err := http.Post(r.url("/query"), "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, r.url("/query"), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST /query: %v", err)
 	}
@@ -277,7 +287,7 @@ func TestRunServerShutdownWithOpenConnection(t *testing.T) {
 }
 
 func TestRunServerPostgresAndRedis(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(authz.SystemContext(context.Background(), "test"), time.Minute)
 	defer cancel()
 	dsn, drop, err := testdb.Create(ctx)
 	if err != nil {
@@ -383,7 +393,7 @@ func TestRunServerStartupErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadConfig(t, tt.args, tt.vars)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(authz.SystemContext(context.Background(), "test"), 30*time.Second)
 			defer cancel()
 			readyCalled := false
 			err := app.RunServer(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(string) { readyCalled = true })

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/demo"
 	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/httpapi"
 	"github.com/virtflow/virtflow/internal/infra"
@@ -37,9 +39,14 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	defer redis.Close()
 	log.Info("redis ready", "embedded", redis.Embedded())
 
+	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: log.With("component", "identity")}
+	if err := bootstrapAdmin(ctx, ids, db.Client, cfg.AdminToken, log); err != nil {
+		return err
+	}
+
 	if cfg.Demo {
 		t := time.Now()
-		stats, err := demo.Load(ctx, db.Client, log)
+		stats, err := demo.Load(authz.SystemContext(ctx, "demo"), db.Client, log)
 		if err != nil {
 			return fmt.Errorf("load demo: %w", err)
 		}
@@ -49,10 +56,11 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	opts := graph.DefaultOptions()
 	opts.Introspection = cfg.Introspection
 	handler := httpapi.New(httpapi.Deps{
-		Client:  db.Client,
-		Logger:  log,
-		GraphQL: opts,
-		Checks:  map[string]httpapi.Checker{"database": db, "redis": redis},
+		Client:   db.Client,
+		Logger:   log,
+		GraphQL:  opts,
+		Checks:   map[string]httpapi.Checker{"database": db, "redis": redis},
+		Identity: ids,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

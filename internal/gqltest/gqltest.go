@@ -12,19 +12,38 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/httpapi"
 	"github.com/virtflow/virtflow/internal/infra"
 )
 
-// Env is a database and the HTTP handler over it.
+// AdminToken is the bearer token of the admin user every Env bootstraps.
+const AdminToken = "vf_test-admin-token-for-gqltest"
+
+// Env is a database and the HTTP handler over it. Requests carry Token (the admin's, unless
+// a test sets another; empty sends none).
 type Env struct {
-	Client  *ent.Client
-	DB      *infra.Database
-	Handler http.Handler
+	Client   *ent.Client
+	DB       *infra.Database
+	Handler  http.Handler
+	Identity *identity.Service
+	Token    string
+}
+
+// System is a context acting as the system, for tests that write or read through Client.
+func System() context.Context { return authz.SystemContext(context.Background(), "test") }
+
+// As returns a copy of the Env whose requests carry token.
+func (e *Env) As(token string) *Env {
+	c := *e
+	c.Token = token
+	return &c
 }
 
 // Postgres opens the PostgreSQL database dsn (from testdb), migrates it and builds the handler.
@@ -40,21 +59,32 @@ func SQLite(tb testing.TB) *Env {
 }
 
 func open(tb testing.TB, dsn, dir string) *Env {
-	db, err := infra.OpenDatabase(context.Background(), dsn, dir)
+	ctx := context.Background()
+	db, err := infra.OpenDatabase(ctx, dsn, dir)
 	if err != nil {
 		tb.Fatalf("open database: %v", err)
 	}
 	tb.Cleanup(func() { _ = db.Close() })
-	return &Env{Client: db.Client, DB: db, Handler: NewHandler(db, graph.DefaultOptions())}
+	redis, err := infra.OpenRedis(ctx, "")
+	if err != nil {
+		tb.Fatalf("start redis: %v", err)
+	}
+	tb.Cleanup(func() { _ = redis.Close() })
+	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := ids.EnsureAdminToken(ctx, AdminToken); err != nil {
+		tb.Fatalf("bootstrap admin token: %v", err)
+	}
+	return &Env{Client: db.Client, DB: db, Identity: ids, Token: AdminToken, Handler: NewHandler(db, ids, graph.DefaultOptions())}
 }
 
 // NewHandler builds the full HTTP surface with the given GraphQL options, logging to nowhere.
-func NewHandler(db *infra.Database, opts graph.Options) http.Handler {
+func NewHandler(db *infra.Database, ids *identity.Service, opts graph.Options) http.Handler {
 	return httpapi.New(httpapi.Deps{
-		Client:  db.Client,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		GraphQL: opts,
-		Checks:  map[string]httpapi.Checker{"database": db},
+		Client:   db.Client,
+		Logger:   testLogger(),
+		GraphQL:  opts,
+		Checks:   map[string]httpapi.Checker{"database": db},
+		Identity: ids,
 	})
 }
 
@@ -85,6 +115,9 @@ func (e *Env) Do(tb testing.TB, query string, vars map[string]any) Response {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	if e.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.Token)
+	}
 	rec := httptest.NewRecorder()
 	e.Handler.ServeHTTP(rec, req)
 	var r Response
@@ -130,3 +163,11 @@ func (r Response) ExpectError(tb testing.TB, code, field string) Error {
 
 // ID formats an ent id as a GraphQL ID.
 func ID(id int) string { return fmt.Sprint(id) }
+
+// testLogger discards logs unless VIRTFLOW_TEST_LOG=1, when it writes them to stderr.
+func testLogger() *slog.Logger {
+	if os.Getenv("VIRTFLOW_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/virtflow/virtflow/authz"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,12 +43,19 @@ func server(t *testing.T, checks map[string]httpapi.Checker) *httptest.Server {
 		all[k] = v
 	}
 	h := httpapi.New(httpapi.Deps{
-		Client:  env.Client,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		GraphQL: graph.DefaultOptions(),
-		Checks:  all,
+		Client:   env.Client,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		GraphQL:  graph.DefaultOptions(),
+		Checks:   all,
+		Identity: env.Identity,
 	})
-	srv := httptest.NewServer(h)
+	// Requests act as the admin unless a test sends its own Authorization header.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" && r.Header.Get("X-Test-Anonymous") == "" {
+			r.Header.Set("Authorization", "Bearer "+gqltest.AdminToken)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -274,7 +282,7 @@ func TestRequestID(t *testing.T) {
 			}
 		})
 	}
-	if got := httpapi.RequestID(context.Background()); got != "" {
+	if got := httpapi.RequestID(authz.SystemContext(context.Background(), "test")); got != "" {
 		t.Errorf("RequestID(context without an id) = %q, want empty", got)
 	}
 	a, _ := get(t, srv.URL+"/healthz", nil)
@@ -424,7 +432,7 @@ func readWS(ctx context.Context, t *testing.T, c *websocket.Conn) wsMsg {
 func TestWebsocketGraphQLTransportWS(t *testing.T) {
 	srv := server(t, nil)
 	postQuery(t, srv, `mutation { createRegion(input: {name: "tokyo1"}) { id } }`)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(authz.SystemContext(context.Background(), "test"), 10*time.Second)
 	defer cancel()
 	u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
 	c, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
@@ -500,7 +508,7 @@ func TestWebsocketGraphQLTransportWS(t *testing.T) {
 
 func TestWebsocketLegacyGraphQLWS(t *testing.T) {
 	srv := server(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(authz.SystemContext(context.Background(), "test"), 10*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/query",
 		&websocket.DialOptions{Subprotocols: []string{"graphql-ws"}})

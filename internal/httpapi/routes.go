@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/frontend"
 	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/playground"
 )
 
@@ -26,6 +27,8 @@ type Deps struct {
 	Checks map[string]Checker
 	// Registry receives the process metrics; nil means a new registry with Go and process collectors.
 	Registry *prometheus.Registry
+	// Identity authenticates bearer tokens on /query.
+	Identity *identity.Service
 }
 
 // New returns the handler of every VirtFlow path.
@@ -39,10 +42,11 @@ func New(d Deps) http.Handler {
 	opts := d.GraphQL
 	opts.Logger = d.Logger
 	opts.RequestID = RequestID
+	opts.Identity = d.Identity
 
 	mux := http.NewServeMux()
 	route := func(pattern, name string, h http.Handler) { mux.Handle(pattern, observe(name, d.Logger, m, h)) }
-	route("/query", "/query", limitBody(MaxRequestBytes, graph.NewHandler(d.Client, opts)))
+	route("/query", "/query", limitBody(MaxRequestBytes, d.Identity.Middleware(graph.NewHandler(d.Client, opts))))
 	pg := http.StripPrefix("/playground", playground.Handler("VirtFlow GraphiQL", "/query"))
 	route("/playground", "/playground", pg)
 	route("/playground/", "/playground", pg)
