@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/demo"
 	"github.com/virtflow/virtflow/graph"
@@ -73,7 +74,11 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	if cfg.Embedded() {
-		wg.Add(1)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
+		}()
 		go func() {
 			defer wg.Done()
 			if err := worker.Run(ctx, redis.Asynq, 4, log.With("component", "worker")); err != nil {

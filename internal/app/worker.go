@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/worker"
@@ -26,5 +27,6 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer redis.Close()
+	go audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
 	return worker.Run(ctx, redis.Asynq, 10, log)
 }

@@ -26,6 +26,9 @@ type Config struct {
 	LogFormat     string        // --log-format, VIRTFLOW_LOG_FORMAT: text or json
 	Introspection bool          // --introspection, VIRTFLOW_INTROSPECTION: allow GraphQL introspection
 	ShutdownGrace time.Duration // time given to in-flight requests on shutdown
+	// AuditRetention (--audit-retention, VIRTFLOW_AUDIT_RETENTION) is how long audit rows are
+	// kept; zero, the default, keeps them forever.
+	AuditRetention time.Duration
 }
 
 // Embedded reports whether the process runs on its embedded database and Redis.
@@ -49,6 +52,10 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if err != nil {
 		return c, err
 	}
+	retention, err := time.ParseDuration(envOr(getenv, "VIRTFLOW_AUDIT_RETENTION", "0s"))
+	if err != nil {
+		return c, fmt.Errorf("VIRTFLOW_AUDIT_RETENTION: want a duration such as 8760h: %w", err)
+	}
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")
 	fs.StringVar(&c.Addr, "addr", envOr(getenv, "VIRTFLOW_ADDR", ":8080"), "listen address (VIRTFLOW_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr(getenv, "VIRTFLOW_DATA_DIR", "./data"), "directory of the embedded SQLite database (VIRTFLOW_DATA_DIR)")
@@ -56,6 +63,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (VIRTFLOW_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", envOr(getenv, "VIRTFLOW_LOG_FORMAT", "text"), "log format: text or json (VIRTFLOW_LOG_FORMAT)")
 	fs.BoolVar(&c.Introspection, "introspection", introspection, "allow GraphQL introspection; switch off in production if wanted (VIRTFLOW_INTROSPECTION)")
+	fs.DurationVar(&c.AuditRetention, "audit-retention", retention, "how long to keep audit rows, e.g. 8760h; 0 keeps them forever (VIRTFLOW_AUDIT_RETENTION)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -64,6 +72,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return c, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	if c.AuditRetention < 0 {
+		return c, fmt.Errorf("audit retention must not be negative")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("log format %q: want text or json", c.LogFormat)
