@@ -44,7 +44,7 @@ var seq atomic.Int64
 // uniq returns prefix-N with a fresh N: a valid slug, unique in this test binary.
 func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
 
-// uniqCIDR returns a fresh 10.x.y.0/24 (x < 200; 10.200.0.0/13 is left to the tenant network).
+// uniqCIDR returns a fresh 10.x.y.0/24 (x < 200: 10.200.0.0/16 is tenant A's network).
 func uniqCIDR() string {
 	n := seq.Add(1)
 	return fmt.Sprintf("10.%d.%d.0/24", (n>>8)%200, n&0xff)
@@ -179,14 +179,14 @@ type world struct {
 	ctx context.Context // the system viewer
 
 	region, az, dc, floor, cluster, hostGroup, provider, flavor, image int
-	tenantA, tenantB                                                     int
-	m1, m2                                                               int
-	hostM                                                                int // a host M1 maintains
-	node1, node2                                                         int
-	vm1                                                                  int // tenant A's VM on N1
-	vmPort                                                               int // a port of vm1
-	netA                                                                 int // tenant A's network, 10.200.0.0/16
-	ipNext                                                               atomic.Int64
+	tenantA, tenantB                                                   int
+	m1, m2                                                             int
+	hostM                                                              int // a host M1 maintains
+	node1, node2                                                       int
+	vm1                                                                int // tenant A's VM on N1
+	vmPort                                                             int // a port of vm1
+	netA                                                               int // tenant A's network, 10.200.0.0/16
+	ipNext                                                             atomic.Int64
 
 	adminID, adminTokenID int
 	viewers               []*viewer
@@ -243,6 +243,27 @@ func (w *world) newVM(tenant, node int) int {
 	return w.c.VirtualMachine.Create().SetName(uniq("vm")).SetTenantID(tenant).SetRegionID(w.region).
 		SetFlavorID(w.flavor).SetImageID(w.image).SetClusterID(w.cluster).SetNodeID(node).
 		AddMaintainerIDs(w.m1).SaveX(w.ctx).ID
+}
+
+// ownerOf says whom a shared fixture belongs to.
+func (w *world) ownerOf(id int) owner {
+	switch id {
+	case w.tenantA, w.tenantB:
+		return owner{tenant: id}
+	case w.node1:
+		return owner{node: id, maintainer: w.m1}
+	case w.node2:
+		return owner{node: id}
+	case w.vm1:
+		return owner{tenant: w.tenantA, node: w.node1, maintainer: w.m1}
+	case w.vmPort:
+		return owner{tenant: w.tenantA, node: w.node1}
+	case w.netA:
+		return owner{tenant: w.tenantA}
+	case w.hostM:
+		return owner{maintainer: w.m1}
+	}
+	return owner{}
 }
 
 // nextIP returns a fresh address of tenant A's network.
@@ -303,7 +324,7 @@ func (w *world) mintToken(userID int, o tokenOpts) (string, int) {
 	return plain, t.ID
 }
 
-// viewerAs returns a viewer of the matrix by name.
+// viewer returns a viewer of the matrix by name.
 func (w *world) viewer(name string) *viewer {
 	for _, v := range w.viewers {
 		if v.name == name {
@@ -549,8 +570,8 @@ func (v *viewer) write(typ string, o owner, create bool) outcome {
 	return denied
 }
 
-// checkRead asserts r is a read answering want: for allowed and hidden, check decides from the
-// data; denied and unauthed must fail with exactly that code.
+// checkOutcome asserts r answered want: denied and unauthed must fail with exactly that
+// code; for allowed and hidden, ok tells from the response which it was.
 func checkOutcome(t *testing.T, what string, r gqltest.Response, want outcome, ok func() (outcome, string)) {
 	t.Helper()
 	switch want {
@@ -572,7 +593,7 @@ func jsonString(v any) string {
 	return string(b)
 }
 
-// contains reports whether s contains any of the needles (ignoring empty ones).
+// containsAny returns the first of needles (ignoring empty ones) that s contains, or "".
 func containsAny(s string, needles ...string) string {
 	for _, n := range needles {
 		if n != "" && strings.Contains(s, n) {

@@ -1,0 +1,475 @@
+package authztest
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/auditlog"
+	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/internal/gqltest"
+)
+
+// clientAddr is the address audited requests come from.
+const (
+	clientAddr = "203.0.113.7:4711"
+	clientIP   = "203.0.113.7"
+)
+
+// tenantTagged are the types whose audit rows name their tenant (graph.tenantOf: a Tenant,
+// and records with a tenant edge), so that tenant admins see them.
+var tenantTagged = []string{"Tenant", "APIToken", "GlobalService", "KubernetesCluster", "LoadBalancer", "Network", "Notice",
+	"Quota", "RegionService", "RoleBinding", "UsageRecord", "VirtualMachine", "Volume"}
+
+// auditWant is the audit row a successful mutation should leave.
+type auditWant struct {
+	actor         string
+	actorID       int
+	tokenID       int // 0: not checked
+	objectType    string
+	objectID      int
+	tenant        int
+	before, after bool
+	secrets       []string // must appear nowhere in the row
+}
+
+// auditRun performs one mutation successfully with the given request id from clientAddr and
+// says what its audit row should be.
+type auditRun func(t *testing.T, w *world, rid string) auditWant
+
+// adminWant is the audit row of a mutation the bootstrap admin made.
+func adminWant(w *world, typ string, id int, tenant int, before, after bool) auditWant {
+	switch {
+	case typ == "Tenant":
+		tenant = id
+	case !slices.Contains(tenantTagged, typ):
+		tenant = 0
+	}
+	return auditWant{actor: identity.AdminUsername, actorID: w.adminID, tokenID: w.adminTokenID, objectType: typ, objectID: id,
+		tenant: tenant, before: before, after: after, secrets: []string{gqltest.AdminToken, identity.HashToken(gqltest.AdminToken)}}
+}
+
+// asAdmin sends query as the admin from clientAddr with request id rid and decodes the data.
+func asAdmin(t *testing.T, w *world, rid, query string, vars map[string]any) map[string]json.RawMessage {
+	t.Helper()
+	r := send(t, w.env.Handler, call{token: gqltest.AdminToken, query: query, vars: vars, requestID: rid, remoteAddr: clientAddr})
+	var out map[string]json.RawMessage
+	mustData(t, r, &out)
+	return out
+}
+
+func idOf(t *testing.T, raw json.RawMessage, path ...string) int {
+	t.Helper()
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		v = m[p]
+	}
+	s, _ := v.(string)
+	var id int
+	if _, err := fmt.Sscan(s, &id); err != nil {
+		t.Fatalf("no id at %v in %s", path, raw)
+	}
+	return id
+}
+
+// auditRunners returns how to run each Mutation field: the generic createX, updateX and
+// deleteX from the entities, and the identity mutations.
+func auditRunners() map[string]auditRun {
+	runs := map[string]auditRun{}
+	for typ, e := range entities {
+		if e.create != nil {
+			runs["create"+typ] = func(t *testing.T, w *world, rid string) auditWant {
+				in, own := e.create(w)
+				out := asAdmin(t, w, rid, fmt.Sprintf(`mutation($input: Create%sInput!) { create%s(input: $input) { id } }`, typ, typ), map[string]any{"input": in})
+				return adminWant(w, typ, idOf(t, out["create"+typ], "id"), own.tenant, false, true)
+			}
+		}
+		if e.update != nil {
+			runs["update"+typ] = func(t *testing.T, w *world, rid string) auditWant {
+				id, own := e.make(w)
+				asAdmin(t, w, rid, fmt.Sprintf(`mutation($id: ID!, $input: Update%sInput!) { update%s(id: $id, input: $input) { id } }`, typ, typ),
+					map[string]any{"id": gid(id), "input": e.update})
+				return adminWant(w, typ, id, own.tenant, true, true)
+			}
+		}
+		runs["delete"+typ] = func(t *testing.T, w *world, rid string) auditWant {
+			id, own := e.make(w)
+			asAdmin(t, w, rid, fmt.Sprintf(`mutation($id: ID!) { delete%s(id: $id) }`, typ), map[string]any{"id": gid(id)})
+			return adminWant(w, typ, id, own.tenant, true, false)
+		}
+	}
+	runs["login"] = func(t *testing.T, w *world, rid string) auditWant {
+		const password = "login-password-for-audit"
+		u := w.newUserWithPassword("signin", password)
+		username := w.c.User.GetX(w.ctx, u).Username
+		r := send(t, w.env.Handler, call{query: `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token apiToken { id } } }`,
+			vars: map[string]any{"u": username, "p": password}, requestID: rid, remoteAddr: clientAddr})
+		var out struct {
+			Login struct {
+				Token    string
+				APIToken struct{ ID string }
+			}
+		}
+		mustData(t, r, &out)
+		var id int
+		fmt.Sscan(out.Login.APIToken.ID, &id)
+		// The one who acts is the user signing in.
+		return auditWant{actor: username, actorID: u, objectType: "APIToken", objectID: id, after: true,
+			secrets: []string{out.Login.Token, identity.HashToken(out.Login.Token), password}}
+	}
+	runs["createAPIToken"] = func(t *testing.T, w *world, rid string) auditWant {
+		out := asAdmin(t, w, rid, `mutation($in: CreateAPITokenInput!) { createAPIToken(input: $in) { token apiToken { id } } }`,
+			map[string]any{"in": map[string]any{"name": uniq("ci"), "scope": "READ_WRITE"}})
+		var p struct {
+			Token    string
+			APIToken struct{ ID string }
+		}
+		_ = json.Unmarshal(out["createAPIToken"], &p)
+		want := adminWant(w, "APIToken", idOf(t, out["createAPIToken"], "apiToken", "id"), 0, false, true)
+		want.secrets = append(want.secrets, p.Token, identity.HashToken(p.Token))
+		return want
+	}
+	runs["revokeAPIToken"] = func(t *testing.T, w *world, rid string) auditWant {
+		plain, id := w.mintToken(w.newUser("revokee", w.tenantA), tokenOpts{tenant: w.tenantA})
+		asAdmin(t, w, rid, `mutation($id: ID!) { revokeAPIToken(id: $id) { id revokedAt } }`, map[string]any{"id": gid(id)})
+		want := adminWant(w, "APIToken", id, w.tenantA, true, true)
+		want.secrets = append(want.secrets, plain, identity.HashToken(plain))
+		return want
+	}
+	runs["grantRole"] = func(t *testing.T, w *world, rid string) auditWant {
+		u := w.newUser("grantee", w.tenantA)
+		out := asAdmin(t, w, rid, `mutation($in: GrantRoleInput!) { grantRole(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"userID": gid(u), "role": "TENANT_MEMBER", "tenantID": gid(w.tenantA)}})
+		return adminWant(w, "RoleBinding", idOf(t, out["grantRole"], "id"), w.tenantA, false, true)
+	}
+	runs["revokeRole"] = func(t *testing.T, w *world, rid string) auditWant {
+		u := w.newUser("revoked-role", w.tenantA)
+		w.grant(u, authz.RoleTenantMember, w.tenantA, 0)
+		id := w.c.RoleBinding.Query().Where(rolebinding.Domain(authz.TenantDomain(w.tenantA)), rolebinding.HasUserWith(user.ID(u))).OnlyIDX(w.ctx)
+		asAdmin(t, w, rid, `mutation($id: ID!) { revokeRole(id: $id) }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "RoleBinding", id, w.tenantA, true, false)
+	}
+	runs["setUserPassword"] = func(t *testing.T, w *world, rid string) auditWant {
+		const password = "a-new-password-nobody-knows"
+		u := w.newUser("pw", w.tenantA)
+		asAdmin(t, w, rid, `mutation($id: ID!, $p: String!) { setUserPassword(id: $id, password: $p) { id } }`,
+			map[string]any{"id": gid(u), "p": password})
+		want := adminWant(w, "User", u, 0, true, true)
+		hash := w.c.User.GetX(w.ctx, u).PasswordHash
+		want.secrets = append(want.secrets, password, hash, "$2a$", "$2b$")
+		return want
+	}
+	return runs
+}
+
+// newUserWithPassword makes a user who can log in with password.
+func (w *world) newUserWithPassword(prefix, password string) int {
+	w.tb.Helper()
+	hash, err := identity.HashPassword(password)
+	if err != nil {
+		w.tb.Fatalf("hash password: %v", err)
+	}
+	return w.c.User.Create().SetUsername(uniq(prefix)).SetPasswordHash(hash).SaveX(w.ctx).ID
+}
+
+// lastAuditID is the newest audit row's id (0 when there is none).
+func lastAuditID(w *world) int {
+	ids := w.c.AuditLog.Query().Order(ent.Desc(auditlog.FieldID)).Limit(1).IDsX(w.ctx)
+	if len(ids) == 0 {
+		return 0
+	}
+	return ids[0]
+}
+
+// newAuditRows are the audit rows written after id since.
+func newAuditRows(w *world, since int) []*ent.AuditLog {
+	return w.c.AuditLog.Query().Where(auditlog.IDGT(since)).Order(ent.Asc(auditlog.FieldID)).AllX(w.ctx)
+}
+
+// TestAuditEveryMutation runs every Mutation field of the schema once, successfully, as the
+// admin (the identity ones as their users), and checks it left exactly one audit row: the
+// action, actor and token, object type and id, tenant, request id, source address, before and
+// after images as the operation implies, and no secret anywhere in the row.
+func TestAuditEveryMutation(t *testing.T) {
+	w := newWorld(t)
+	runs := auditRunners()
+	n := 0
+	for _, f := range gqlSchema().Mutation.Fields {
+		run, ok := runs[f.Name]
+		if !ok {
+			t.Errorf("Mutation.%s has no audit case: add one to auditRunners", f.Name)
+			continue
+		}
+		n++
+		t.Run(f.Name, func(t *testing.T) {
+			rid := fmt.Sprintf("audit-%s-%d", f.Name, seq.Add(1))
+			since := lastAuditID(w)
+			want := run(t, w, rid)
+			rows := newAuditRows(w, since)
+			if len(rows) != 1 {
+				var got []string
+				for _, r := range rows {
+					got = append(got, fmt.Sprintf("%s(%s %d, request %s)", r.Action, r.ObjectType, r.ObjectID, r.RequestID))
+				}
+				t.Fatalf("%s wrote %d audit rows, want 1: %v", f.Name, len(rows), got)
+			}
+			checkAuditRow(t, f.Name, rows[0], rid, want)
+		})
+	}
+	t.Logf("%d mutation fields audited", n)
+}
+
+func checkAuditRow(t *testing.T, action string, row *ent.AuditLog, rid string, want auditWant) {
+	t.Helper()
+	errorf := func(format string, args ...any) { t.Errorf(action+": "+format, args...) }
+	if row.Action != action {
+		errorf("action = %q", row.Action)
+	}
+	if row.Actor != want.actor || row.ActorID != want.actorID {
+		errorf("actor = %q (id %d), want %q (id %d)", row.Actor, row.ActorID, want.actor, want.actorID)
+	}
+	if want.tokenID != 0 && row.TokenID != want.tokenID {
+		errorf("token id = %d, want %d", row.TokenID, want.tokenID)
+	}
+	if row.ObjectType != want.objectType || row.ObjectID != want.objectID {
+		errorf("object = %s %d, want %s %d", row.ObjectType, row.ObjectID, want.objectType, want.objectID)
+	}
+	if row.TenantID != want.tenant {
+		errorf("tenant id = %d, want %d", row.TenantID, want.tenant)
+	}
+	if row.RequestID != rid {
+		errorf("request id = %q, want %q", row.RequestID, rid)
+	}
+	if row.SourceIP != clientIP {
+		errorf("source ip = %q, want %q", row.SourceIP, clientIP)
+	}
+	if (len(row.Before) > 0) != want.before {
+		errorf("before = %s, want present = %v", row.Before, want.before)
+	}
+	if (len(row.After) > 0) != want.after {
+		errorf("after = %s, want present = %v", row.After, want.after)
+	}
+	for _, img := range []struct {
+		name string
+		raw  []byte
+	}{{"before", row.Before}, {"after", row.After}} {
+		if len(img.raw) == 0 {
+			continue
+		}
+		var doc any
+		if err := json.Unmarshal(img.raw, &doc); err != nil {
+			errorf("%s is not JSON: %v", img.name, err)
+			continue
+		}
+		if !strings.Contains(string(img.raw), fmt.Sprint(want.objectID)) {
+			errorf("%s does not name the object %d: %s", img.name, want.objectID, img.raw)
+		}
+	}
+	all, _ := json.Marshal(row)
+	whole := string(all) + string(row.Before) + string(row.After)
+	if s := containsAny(whole, want.secrets...); s != "" {
+		errorf("the audit row contains a secret (%.12s…): %s", s, whole)
+	}
+}
+
+// TestFailedMutationLeavesNoAudit checks that a mutation that fails — invalid input, a later
+// field of the same operation failing, a forbidden change, a failed login, a bad token
+// request — leaves no audit row and changes nothing.
+func TestFailedMutationLeavesNoAudit(t *testing.T) {
+	w := newWorld(t)
+	rack, _ := entities["Rack"].make(w)
+	region := w.region
+	desc := func(id int) string {
+		n, err := w.c.Noder(w.ctx, id)
+		if err != nil {
+			t.Fatalf("read %d: %v", id, err)
+		}
+		b, _ := json.Marshal(n)
+		return string(b)
+	}
+	const password = "the-right-password-123"
+	u := w.newUserWithPassword("failing", password)
+	username := w.c.User.GetX(w.ctx, u).Username
+	tokenName := uniq("bad-token")
+
+	cases := []struct {
+		name   string
+		call   call
+		code   string
+		before map[int]string
+	}{
+		{"invalid input", call{token: gqltest.AdminToken,
+			query: `mutation($id: ID!) { updateRack(id: $id, input: {height: 0, description: "nope"}) { id } }`,
+			vars:  map[string]any{"id": gid(rack)}}, "VALIDATION", nil},
+		{"second field fails", call{token: gqltest.AdminToken,
+			query: `mutation($r: ID!, $k: ID!) { a: updateRegion(id: $r, input: {description: "half done"}) { id } b: updateRack(id: $k, input: {height: 0}) { id } }`,
+			vars:  map[string]any{"r": gid(region), "k": gid(rack)}}, "VALIDATION", nil},
+		{"forbidden", call{token: w.viewer("viewer").token,
+			query: `mutation($r: ID!) { updateRegion(id: $r, input: {description: "not yours"}) { id } }`,
+			vars:  map[string]any{"r": gid(region)}}, "FORBIDDEN", nil},
+		{"hidden from a tenant", call{token: w.viewer("member-other-tenant").token,
+			query: `mutation($id: ID!) { updateVirtualMachine(id: $id, input: {description: "not yours"}) { id } }`,
+			vars:  map[string]any{"id": gid(w.vm1)}}, "NOT_FOUND", nil},
+		{"wrong password", call{
+			query: `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token } }`,
+			vars:  map[string]any{"u": username, "p": "the-wrong-password-123"}}, "UNAUTHENTICATED", nil},
+		{"bad token input", call{token: gqltest.AdminToken,
+			query: `mutation($in: CreateAPITokenInput!) { createAPIToken(input: $in) { token } }`,
+			vars:  map[string]any{"in": map[string]any{"name": tokenName, "allowedCIDRs": []string{"not-a-network"}}}}, "VALIDATION", nil},
+	}
+	// Identity mutations in an operation whose later field fails: the whole operation is rolled
+	// back, so the token, the role, the revocation and the password must not outlive it.
+	victim := w.newUserWithPassword("atomic", password)
+	victimTok, victimTokID := w.mintToken(victim, tokenOpts{})
+	failing := `b: updateRack(id: $k, input: {height: 0}) { id }`
+	grantName := uniq("rolled-back")
+	cases = append(cases,
+		struct {
+			name   string
+			call   call
+			code   string
+			before map[int]string
+		}{"createAPIToken then a failing field", call{token: gqltest.AdminToken,
+			query: `mutation($k: ID!, $n: String!) { a: createAPIToken(input: {name: $n}) { token } ` + failing + ` }`,
+			vars:  map[string]any{"k": gid(rack), "n": grantName}}, "VALIDATION", nil},
+		struct {
+			name   string
+			call   call
+			code   string
+			before map[int]string
+		}{"grantRole then a failing field", call{token: gqltest.AdminToken,
+			query: `mutation($k: ID!, $u: ID!) { a: grantRole(input: {userID: $u, role: ADMIN}) { id } ` + failing + ` }`,
+			vars:  map[string]any{"k": gid(rack), "u": gid(victim)}}, "VALIDATION", nil},
+		struct {
+			name   string
+			call   call
+			code   string
+			before map[int]string
+		}{"revokeAPIToken then a failing field", call{token: gqltest.AdminToken,
+			query: `mutation($k: ID!, $t: ID!) { a: revokeAPIToken(id: $t) { id } ` + failing + ` }`,
+			vars:  map[string]any{"k": gid(rack), "t": gid(victimTokID)}}, "VALIDATION", nil},
+		struct {
+			name   string
+			call   call
+			code   string
+			before map[int]string
+		}{"setUserPassword then a failing field", call{token: gqltest.AdminToken,
+			query: `mutation($k: ID!, $u: ID!) { a: setUserPassword(id: $u, password: "rolled-back-password") { id } ` + failing + ` }`,
+			vars:  map[string]any{"k": gid(rack), "u": gid(victim)}}, "VALIDATION", nil},
+	)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := map[int]string{rack: desc(rack), region: desc(region), w.vm1: desc(w.vm1), u: desc(u)}
+			since := lastAuditID(w)
+			tc.call.requestID = fmt.Sprintf("fail-%d", seq.Add(1))
+			tc.call.remoteAddr = clientAddr
+			r := send(t, w.env.Handler, tc.call)
+			if !onlyCode(r, tc.code) {
+				t.Errorf("want %s, got data %s errors %s", tc.code, r.Data, r.ErrorsString())
+			}
+			if rows := newAuditRows(w, since); len(rows) > 0 {
+				t.Errorf("a failed mutation wrote %d audit row(s): first %s %s %d", len(rows), rows[0].Action, rows[0].ObjectType, rows[0].ObjectID)
+			}
+			for id, before := range snap {
+				if after := desc(id); after != before {
+					t.Errorf("record %d changed:\nbefore %s\nafter  %s", id, before, after)
+				}
+			}
+		})
+	}
+	for _, name := range []string{tokenName, grantName} {
+		if n := w.c.APIToken.Query().Where(apitoken.Name(name)).CountX(w.ctx); n != 0 {
+			t.Errorf("a failed operation stored %d token(s) named %s", n, name)
+		}
+	}
+	if n := w.c.RoleBinding.Query().Where(rolebinding.HasUserWith(user.ID(victim))).CountX(w.ctx); n != 0 {
+		t.Errorf("a failed operation granted user %d a role (%d binding(s))", victim, n)
+	}
+	if name, r := whoami(t, w, victimTok, "", nil); name == "" {
+		t.Errorf("a failed operation revoked a token: %s", r.ErrorsString())
+	}
+	if identity.CheckPassword(w.c.User.GetX(w.ctx, victim).PasswordHash, "rolled-back-password") {
+		t.Errorf("a failed operation set a user's password")
+	}
+}
+
+// TestAuditLogVisibility checks who reads the audit log: admins all of it, tenant admins the
+// rows of their tenant (including those of their own changes), everyone else FORBIDDEN.
+func TestAuditLogVisibility(t *testing.T) {
+	w := newWorld(t)
+	mk := func(tenant int) int {
+		q := w.c.AuditLog.Create().SetActor("test").SetAction("test")
+		if tenant != 0 {
+			q.SetTenantID(tenant)
+		}
+		return q.SaveX(w.ctx).ID
+	}
+	rowA, rowB, rowNone := mk(w.tenantA), mk(w.tenantB), mk(0)
+	ids := []string{gid(rowA), gid(rowB), gid(rowNone)}
+	q := `query($ids: [ID!]) { auditLogs(where: {idIn: $ids}) { totalCount edges { node { id tenantID } } } }`
+	for _, v := range w.viewers {
+		t.Run(v.name, func(t *testing.T) {
+			r := w.do(t, v, q, map[string]any{"ids": ids})
+			var want []string
+			switch {
+			case v.anonymous:
+				if !onlyCode(r, "UNAUTHENTICATED") {
+					t.Errorf("want UNAUTHENTICATED, got %s %s", r.Data, r.ErrorsString())
+				}
+				return
+			case slices.Contains(v.platform, authz.RoleAdmin):
+				want = ids
+			case v.tenantRole == authz.RoleTenantAdmin:
+				want = []string{gid(rowA)}
+			default:
+				if !onlyCode(r, "FORBIDDEN") {
+					t.Errorf("want FORBIDDEN, got %s %s", r.Data, r.ErrorsString())
+				}
+				return
+			}
+			var out struct {
+				AuditLogs struct {
+					TotalCount int
+					Edges      []struct{ Node struct{ ID string } }
+				}
+			}
+			mustData(t, r, &out)
+			var got []string
+			for _, e := range out.AuditLogs.Edges {
+				got = append(got, e.Node.ID)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) || out.AuditLogs.TotalCount != len(want) {
+				t.Errorf("auditLogs = %v (totalCount %d), want %v", got, out.AuditLogs.TotalCount, want)
+			}
+		})
+	}
+
+	// A tenant admin's own change to its tenant's VM, then its deletion, are in its audit log.
+	admin := w.viewer("tenant-admin")
+	vm, _ := entities["VirtualMachine"].make(w)
+	for _, m := range []struct{ action, query string }{
+		{"updateVirtualMachine", `mutation($id: ID!) { updateVirtualMachine(id: $id, input: {description: "mine"}) { id } }`},
+		{"deleteVirtualMachine", `mutation($id: ID!) { deleteVirtualMachine(id: $id) }`},
+	} {
+		rid := fmt.Sprintf("tenant-%s-%d", m.action, seq.Add(1))
+		mustData(t, send(t, w.env.Handler, call{token: admin.token, query: m.query, vars: map[string]any{"id": gid(vm)}, requestID: rid}), nil)
+		for _, v := range []*viewer{admin, w.viewer("admin")} {
+			var out struct{ AuditLogs struct{ TotalCount int } }
+			mustData(t, w.do(t, v, `query($rid: String!) { auditLogs(where: {requestID: $rid}) { totalCount } }`, map[string]any{"rid": rid}), &out)
+			if out.AuditLogs.TotalCount != 1 {
+				t.Errorf("%s: %s of tenant A's VM: %d audit rows visible, want 1", v.name, m.action, out.AuditLogs.TotalCount)
+			}
+		}
+	}
+}
