@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -61,7 +62,7 @@ func setCode(e *gqlerror.Error, c Code) {
 func Recover(log *slog.Logger, requestID RequestIDFunc) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
 		id := requestID(ctx)
-		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "request_id", id)
+		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "request_id", id, "stack", string(debug.Stack()))
 		return &Error{Code: CodeInternal, Message: "internal error; quote request id " + id + " to your operator",
 			Extra: map[string]any{"requestId": id}}
 	}

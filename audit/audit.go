@@ -21,6 +21,10 @@ type Entry struct {
 	Before     any // the object before the change (nil on create)
 	After      any // the object after the change (nil on delete)
 	RequestID  string
+	SourceIP   string // the client address; the viewer's when empty
+	// Actor and ActorID name who acted when no viewer is signed in yet (a login).
+	Actor   string
+	ActorID int
 }
 
 // secretKeys are JSON keys whose values never reach the audit log.
@@ -33,6 +37,11 @@ func Write(ctx context.Context, client *ent.Client, e Entry) error {
 	actor, actorID, tokenID, source := "anonymous", 0, 0, ""
 	if v != nil {
 		actor, actorID, tokenID, source = v.Name, v.UserID, v.TokenID, v.SourceIP
+	} else if e.Actor != "" {
+		actor, actorID = e.Actor, e.ActorID
+	}
+	if e.SourceIP != "" {
+		source = e.SourceIP
 	}
 	before, err := redacted(e.Before)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"entgo.io/ent/entql"
 
 	"github.com/virtflow/virtflow/apierr"
+	entgen "github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/privacy"
 )
 
@@ -34,6 +35,9 @@ func filterQuery(ctx context.Context, f privacy.Filter) error {
 		return privacy.Allow
 	}
 	var scopes []entql.P
+	if p := selfScope(typ, v); p != nil {
+		scopes = append(scopes, p)
+	}
 	if ids := v.Domains("tenant", typ, ActRead); len(ids) > 0 {
 		if slices.Contains(Catalog, typ) {
 			return privacy.Allow
@@ -74,6 +78,9 @@ func checkMutation(ctx context.Context, m ent.Mutation) error {
 		return privacy.Allow
 	}
 	create := m.Op().Is(ent.OpCreate)
+	if err := edgesReadable(ctx, m); err != nil {
+		return err
+	}
 	if v.Can(typ, ActWriteOwn) && v.MaintainerID != 0 && !create {
 		return restrict(ctx, m, maintainedScope(typ, v))
 	}
@@ -102,6 +109,32 @@ func checkMutation(ctx context.Context, m ent.Mutation) error {
 		return restrict(ctx, m, nodeScope(typ, ids))
 	}
 	return apierr.Forbidden("you may not change %s", typ)
+}
+
+// edgesReadable refuses a mutation by a scoped viewer (maintainer, tenant, agent) that links
+// the record to one the viewer cannot read — another tenant's volume, a host's physical port,
+// a node — so nothing can be pulled into a viewer's scope through an edge. Global ids make
+// one lookup per id enough, whatever its type.
+func edgesReadable(ctx context.Context, m ent.Mutation) error {
+	c, ok := m.(interface{ Client() *entgen.Client })
+	if !ok {
+		return apierr.Forbidden("you may not change %s", m.Type())
+	}
+	for _, edge := range m.AddedEdges() {
+		for _, raw := range m.AddedIDs(edge) {
+			id, ok := raw.(int)
+			if !ok {
+				return apierr.Forbidden("you may not set %s %v", edge, raw)
+			}
+			if _, err := c.Client().Noder(ctx, id); err != nil {
+				if entgen.IsNotFound(err) {
+					return apierr.Forbidden("you may not link %s %d", edge, id)
+				}
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // restrict narrows an update or delete to the rows p matches; rows outside it are not found.
@@ -166,6 +199,24 @@ func tenantScope(typ string, ids []int) entql.P {
 	return nil
 }
 
+// selfScope is what every signed-in user may read of their own: their user, their tokens and
+// role bindings, and notices addressed to them.
+func selfScope(typ string, v *Viewer) entql.P {
+	if v.UserID == 0 {
+		return nil
+	}
+	me := entql.FieldEQ("id", v.UserID)
+	switch typ {
+	case "User":
+		return me
+	case "APIToken":
+		return entql.HasEdgeWith("owner", me)
+	case "RoleBinding", "Notice":
+		return entql.HasEdgeWith("user", me)
+	}
+	return nil
+}
+
 // nodeScope is the predicate selecting the rows of typ that belong to the nodes ids.
 func nodeScope(typ string, ids []int) entql.P {
 	own := entql.FieldIn("id", in(ids)...)
@@ -204,4 +255,3 @@ func typeName(v any, suffix string) string {
 	s = s[strings.LastIndexByte(s, '.')+1:]
 	return strings.TrimSuffix(s, suffix)
 }
-

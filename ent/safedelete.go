@@ -10,30 +10,43 @@ import (
 	"entgo.io/ent/privacy"
 
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/ent/eventrule"
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
+	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/maintainer"
+	"github.com/virtflow/virtflow/ent/maintainergroup"
+	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
+	"github.com/virtflow/virtflow/ent/notice"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/provider"
+	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
+	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -67,10 +80,13 @@ func (e *DependentsError) Error() string {
 // SafeDelete deletes the APIToken with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *APITokenClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "APIToken", ID: id, Dependents: deps}
@@ -78,13 +94,41 @@ func (c *APITokenClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the APIToken privacy policy for deleting id without deleting it.
+func (c *APITokenClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(apitoken.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{apitoken.Label}
+	}
+	m := newAPITokenMutation(c.config, OpDeleteOne, withAPITokenID(id))
+	if apitoken.Policy != nil {
+		if err := apitoken.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, apitoken.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{apitoken.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Alert with the given id unless records on its events edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *AlertClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(alert.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count events of Alert %v: %w", id, err)
@@ -97,13 +141,41 @@ func (c *AlertClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Alert privacy policy for deleting id without deleting it.
+func (c *AlertClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(alert.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{alert.Label}
+	}
+	m := newAlertMutation(c.config, OpDeleteOne, withAlertID(id))
+	if alert.Policy != nil {
+		if err := alert.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, alert.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{alert.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Assignment with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *AssignmentClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Assignment", ID: id, Dependents: deps}
@@ -111,13 +183,41 @@ func (c *AssignmentClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Assignment privacy policy for deleting id without deleting it.
+func (c *AssignmentClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(assignment.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{assignment.Label}
+	}
+	m := newAssignmentMutation(c.config, OpDeleteOne, withAssignmentID(id))
+	if assignment.Policy != nil {
+		if err := assignment.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, assignment.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{assignment.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the AuditLog with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *AuditLogClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "AuditLog", ID: id, Dependents: deps}
@@ -125,13 +225,41 @@ func (c *AuditLogClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the AuditLog privacy policy for deleting id without deleting it.
+func (c *AuditLogClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(auditlog.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{auditlog.Label}
+	}
+	m := newAuditLogMutation(c.config, OpDeleteOne, withAuditLogID(id))
+	if auditlog.Policy != nil {
+		if err := auditlog.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, auditlog.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{auditlog.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the AvailabilityZone with the given id unless records on its nodes edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *AvailabilityZoneClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(availabilityzone.ID(id)).QueryNodes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count nodes of AvailabilityZone %v: %w", id, err)
@@ -144,13 +272,41 @@ func (c *AvailabilityZoneClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the AvailabilityZone privacy policy for deleting id without deleting it.
+func (c *AvailabilityZoneClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(availabilityzone.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{availabilityzone.Label}
+	}
+	m := newAvailabilityZoneMutation(c.config, OpDeleteOne, withAvailabilityZoneID(id))
+	if availabilityzone.Policy != nil {
+		if err := availabilityzone.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, availabilityzone.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{availabilityzone.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Cluster with the given id unless records on its nodes virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *ClusterClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(cluster.ID(id)).QueryNodes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count nodes of Cluster %v: %w", id, err)
@@ -168,13 +324,41 @@ func (c *ClusterClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Cluster privacy policy for deleting id without deleting it.
+func (c *ClusterClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(cluster.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{cluster.Label}
+	}
+	m := newClusterMutation(c.config, OpDeleteOne, withClusterID(id))
+	if cluster.Policy != nil {
+		if err := cluster.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, cluster.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{cluster.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the ComputeNode with the given id unless records on its assignments virtualMachines volumes events alerts roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *ComputeNodeClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(computenode.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count assignments of ComputeNode %v: %w", id, err)
@@ -212,13 +396,41 @@ func (c *ComputeNodeClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the ComputeNode privacy policy for deleting id without deleting it.
+func (c *ComputeNodeClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(computenode.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{computenode.Label}
+	}
+	m := newComputeNodeMutation(c.config, OpDeleteOne, withComputeNodeID(id))
+	if computenode.Policy != nil {
+		if err := computenode.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, computenode.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{computenode.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Datacenter with the given id unless records on its floors clusters powerZones networkZones rackZones networks edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *DatacenterClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(datacenter.ID(id)).QueryFloors().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count floors of Datacenter %v: %w", id, err)
@@ -256,13 +468,41 @@ func (c *DatacenterClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Datacenter privacy policy for deleting id without deleting it.
+func (c *DatacenterClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(datacenter.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{datacenter.Label}
+	}
+	m := newDatacenterMutation(c.config, OpDeleteOne, withDatacenterID(id))
+	if datacenter.Policy != nil {
+		if err := datacenter.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, datacenter.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{datacenter.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Event with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *EventClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Event", ID: id, Dependents: deps}
@@ -270,13 +510,41 @@ func (c *EventClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Event privacy policy for deleting id without deleting it.
+func (c *EventClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(event.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{event.Label}
+	}
+	m := newEventMutation(c.config, OpDeleteOne, withEventID(id))
+	if event.Policy != nil {
+		if err := event.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, event.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{event.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the EventRule with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *EventRuleClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "EventRule", ID: id, Dependents: deps}
@@ -284,13 +552,41 @@ func (c *EventRuleClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the EventRule privacy policy for deleting id without deleting it.
+func (c *EventRuleClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(eventrule.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{eventrule.Label}
+	}
+	m := newEventRuleMutation(c.config, OpDeleteOne, withEventRuleID(id))
+	if eventrule.Policy != nil {
+		if err := eventrule.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, eventrule.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{eventrule.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Flavor with the given id unless records on its virtualMachines regionServices edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *FlavorClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(flavor.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of Flavor %v: %w", id, err)
@@ -308,13 +604,41 @@ func (c *FlavorClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Flavor privacy policy for deleting id without deleting it.
+func (c *FlavorClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(flavor.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{flavor.Label}
+	}
+	m := newFlavorMutation(c.config, OpDeleteOne, withFlavorID(id))
+	if flavor.Policy != nil {
+		if err := flavor.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, flavor.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{flavor.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Floor with the given id unless records on its racks edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *FloorClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(floor.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of Floor %v: %w", id, err)
@@ -327,13 +651,41 @@ func (c *FloorClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Floor privacy policy for deleting id without deleting it.
+func (c *FloorClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(floor.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{floor.Label}
+	}
+	m := newFloorMutation(c.config, OpDeleteOne, withFloorID(id))
+	if floor.Policy != nil {
+		if err := floor.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, floor.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{floor.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the GlobalService with the given id unless records on its regionServices edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *GlobalServiceClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(globalservice.ID(id)).QueryRegionServices().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count region_services of GlobalService %v: %w", id, err)
@@ -346,13 +698,41 @@ func (c *GlobalServiceClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the GlobalService privacy policy for deleting id without deleting it.
+func (c *GlobalServiceClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(globalservice.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{globalservice.Label}
+	}
+	m := newGlobalServiceMutation(c.config, OpDeleteOne, withGlobalServiceID(id))
+	if globalservice.Policy != nil {
+		if err := globalservice.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, globalservice.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{globalservice.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Host with the given id unless records on its ports node events alerts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *HostClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(host.ID(id)).QueryPorts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ports of Host %v: %w", id, err)
@@ -380,13 +760,41 @@ func (c *HostClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Host privacy policy for deleting id without deleting it.
+func (c *HostClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(host.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{host.Label}
+	}
+	m := newHostMutation(c.config, OpDeleteOne, withHostID(id))
+	if host.Policy != nil {
+		if err := host.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, host.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{host.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the HostGroup with the given id unless records on its quotas edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *HostGroupClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(hostgroup.ID(id)).QueryQuotas().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count quotas of HostGroup %v: %w", id, err)
@@ -399,13 +807,41 @@ func (c *HostGroupClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the HostGroup privacy policy for deleting id without deleting it.
+func (c *HostGroupClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(hostgroup.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{hostgroup.Label}
+	}
+	m := newHostGroupMutation(c.config, OpDeleteOne, withHostGroupID(id))
+	if hostgroup.Policy != nil {
+		if err := hostgroup.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, hostgroup.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{hostgroup.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the IPAddress with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *IPAddressClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "IPAddress", ID: id, Dependents: deps}
@@ -413,13 +849,41 @@ func (c *IPAddressClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the IPAddress privacy policy for deleting id without deleting it.
+func (c *IPAddressClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(ipaddress.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{ipaddress.Label}
+	}
+	m := newIPAddressMutation(c.config, OpDeleteOne, withIPAddressID(id))
+	if ipaddress.Policy != nil {
+		if err := ipaddress.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, ipaddress.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{ipaddress.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Image with the given id unless records on its virtualMachines regionServices edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *ImageClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(image.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of Image %v: %w", id, err)
@@ -437,13 +901,41 @@ func (c *ImageClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Image privacy policy for deleting id without deleting it.
+func (c *ImageClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(image.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{image.Label}
+	}
+	m := newImageMutation(c.config, OpDeleteOne, withImageID(id))
+	if image.Policy != nil {
+		if err := image.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, image.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{image.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the KubernetesCluster with the given id unless records on its virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *KubernetesClusterClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(kubernetescluster.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count virtual_machines of KubernetesCluster %v: %w", id, err)
@@ -456,13 +948,41 @@ func (c *KubernetesClusterClient) SafeDelete(ctx context.Context, id int) error 
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the KubernetesCluster privacy policy for deleting id without deleting it.
+func (c *KubernetesClusterClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(kubernetescluster.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{kubernetescluster.Label}
+	}
+	m := newKubernetesClusterMutation(c.config, OpDeleteOne, withKubernetesClusterID(id))
+	if kubernetescluster.Policy != nil {
+		if err := kubernetescluster.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, kubernetescluster.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{kubernetescluster.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Link with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *LinkClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Link", ID: id, Dependents: deps}
@@ -470,13 +990,41 @@ func (c *LinkClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Link privacy policy for deleting id without deleting it.
+func (c *LinkClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(link.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{link.Label}
+	}
+	m := newLinkMutation(c.config, OpDeleteOne, withLinkID(id))
+	if link.Policy != nil {
+		if err := link.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, link.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{link.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the LoadBalancer with the given id unless records on its vip edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *LoadBalancerClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(loadbalancer.ID(id)).QueryVip().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count vip of LoadBalancer %v: %w", id, err)
@@ -489,13 +1037,41 @@ func (c *LoadBalancerClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the LoadBalancer privacy policy for deleting id without deleting it.
+func (c *LoadBalancerClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(loadbalancer.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{loadbalancer.Label}
+	}
+	m := newLoadBalancerMutation(c.config, OpDeleteOne, withLoadBalancerID(id))
+	if loadbalancer.Policy != nil {
+		if err := loadbalancer.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, loadbalancer.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{loadbalancer.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Maintainer with the given id unless records on its administeredGroups maintenances edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *MaintainerClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(maintainer.ID(id)).QueryAdministeredGroups().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count administered_groups of Maintainer %v: %w", id, err)
@@ -513,13 +1089,41 @@ func (c *MaintainerClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Maintainer privacy policy for deleting id without deleting it.
+func (c *MaintainerClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(maintainer.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{maintainer.Label}
+	}
+	m := newMaintainerMutation(c.config, OpDeleteOne, withMaintainerID(id))
+	if maintainer.Policy != nil {
+		if err := maintainer.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, maintainer.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{maintainer.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the MaintainerGroup with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *MaintainerGroupClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "MaintainerGroup", ID: id, Dependents: deps}
@@ -527,13 +1131,41 @@ func (c *MaintainerGroupClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the MaintainerGroup privacy policy for deleting id without deleting it.
+func (c *MaintainerGroupClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(maintainergroup.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{maintainergroup.Label}
+	}
+	m := newMaintainerGroupMutation(c.config, OpDeleteOne, withMaintainerGroupID(id))
+	if maintainergroup.Policy != nil {
+		if err := maintainergroup.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, maintainergroup.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{maintainergroup.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Maintenance with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *MaintenanceClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Maintenance", ID: id, Dependents: deps}
@@ -541,13 +1173,41 @@ func (c *MaintenanceClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Maintenance privacy policy for deleting id without deleting it.
+func (c *MaintenanceClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(maintenance.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{maintenance.Label}
+	}
+	m := newMaintenanceMutation(c.config, OpDeleteOne, withMaintenanceID(id))
+	if maintenance.Policy != nil {
+		if err := maintenance.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, maintenance.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{maintenance.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Network with the given id unless records on its ports ipAddresses edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *NetworkClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(network.ID(id)).QueryPorts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ports of Network %v: %w", id, err)
@@ -565,13 +1225,41 @@ func (c *NetworkClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Network privacy policy for deleting id without deleting it.
+func (c *NetworkClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(network.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{network.Label}
+	}
+	m := newNetworkMutation(c.config, OpDeleteOne, withNetworkID(id))
+	if network.Policy != nil {
+		if err := network.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, network.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{network.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the NetworkZone with the given id unless records on its racks hosts networks edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *NetworkZoneClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(networkzone.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of NetworkZone %v: %w", id, err)
@@ -594,13 +1282,41 @@ func (c *NetworkZoneClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the NetworkZone privacy policy for deleting id without deleting it.
+func (c *NetworkZoneClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(networkzone.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{networkzone.Label}
+	}
+	m := newNetworkZoneMutation(c.config, OpDeleteOne, withNetworkZoneID(id))
+	if networkzone.Policy != nil {
+		if err := networkzone.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, networkzone.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{networkzone.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Notice with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *NoticeClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Notice", ID: id, Dependents: deps}
@@ -608,13 +1324,41 @@ func (c *NoticeClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Notice privacy policy for deleting id without deleting it.
+func (c *NoticeClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(notice.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{notice.Label}
+	}
+	m := newNoticeMutation(c.config, OpDeleteOne, withNoticeID(id))
+	if notice.Policy != nil {
+		if err := notice.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, notice.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{notice.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Port with the given id unless records on its ipAddresses linkA linkB members edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *PortClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(port.ID(id)).QueryIPAddresses().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ip_addresses of Port %v: %w", id, err)
@@ -642,13 +1386,41 @@ func (c *PortClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Port privacy policy for deleting id without deleting it.
+func (c *PortClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(port.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{port.Label}
+	}
+	m := newPortMutation(c.config, OpDeleteOne, withPortID(id))
+	if port.Policy != nil {
+		if err := port.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, port.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{port.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the PowerZone with the given id unless records on its racks hosts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *PowerZoneClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(powerzone.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of PowerZone %v: %w", id, err)
@@ -666,13 +1438,41 @@ func (c *PowerZoneClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the PowerZone privacy policy for deleting id without deleting it.
+func (c *PowerZoneClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(powerzone.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{powerzone.Label}
+	}
+	m := newPowerZoneMutation(c.config, OpDeleteOne, withPowerZoneID(id))
+	if powerzone.Policy != nil {
+		if err := powerzone.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, powerzone.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{powerzone.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Provider with the given id unless records on its flavors edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *ProviderClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(provider.ID(id)).QueryFlavors().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count flavors of Provider %v: %w", id, err)
@@ -685,13 +1485,41 @@ func (c *ProviderClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Provider privacy policy for deleting id without deleting it.
+func (c *ProviderClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(provider.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{provider.Label}
+	}
+	m := newProviderMutation(c.config, OpDeleteOne, withProviderID(id))
+	if provider.Policy != nil {
+		if err := provider.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, provider.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{provider.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Quota with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *QuotaClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Quota", ID: id, Dependents: deps}
@@ -699,13 +1527,41 @@ func (c *QuotaClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Quota privacy policy for deleting id without deleting it.
+func (c *QuotaClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(quota.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{quota.Label}
+	}
+	m := newQuotaMutation(c.config, OpDeleteOne, withQuotaID(id))
+	if quota.Policy != nil {
+		if err := quota.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, quota.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{quota.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Rack with the given id unless records on its hosts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *RackClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(rack.ID(id)).QueryHosts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count hosts of Rack %v: %w", id, err)
@@ -718,13 +1574,41 @@ func (c *RackClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Rack privacy policy for deleting id without deleting it.
+func (c *RackClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(rack.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{rack.Label}
+	}
+	m := newRackMutation(c.config, OpDeleteOne, withRackID(id))
+	if rack.Policy != nil {
+		if err := rack.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, rack.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{rack.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the RackZone with the given id unless records on its racks hosts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *RackZoneClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(rackzone.ID(id)).QueryRacks().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count racks of RackZone %v: %w", id, err)
@@ -742,13 +1626,41 @@ func (c *RackZoneClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the RackZone privacy policy for deleting id without deleting it.
+func (c *RackZoneClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(rackzone.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{rackzone.Label}
+	}
+	m := newRackZoneMutation(c.config, OpDeleteOne, withRackZoneID(id))
+	if rackzone.Policy != nil {
+		if err := rackzone.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, rackzone.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{rackzone.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Region with the given id unless records on its availabilityZones datacenters clusters regionServices kubernetesClusters virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *RegionClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(region.ID(id)).QueryAvailabilityZones().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count availability_zones of Region %v: %w", id, err)
@@ -786,13 +1698,41 @@ func (c *RegionClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Region privacy policy for deleting id without deleting it.
+func (c *RegionClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(region.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{region.Label}
+	}
+	m := newRegionMutation(c.config, OpDeleteOne, withRegionID(id))
+	if region.Policy != nil {
+		if err := region.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, region.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{region.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the RegionService with the given id unless records on its loadBalancer virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *RegionServiceClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(regionservice.ID(id)).QueryLoadBalancer().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count load_balancer of RegionService %v: %w", id, err)
@@ -810,13 +1750,41 @@ func (c *RegionServiceClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the RegionService privacy policy for deleting id without deleting it.
+func (c *RegionServiceClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(regionservice.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{regionservice.Label}
+	}
+	m := newRegionServiceMutation(c.config, OpDeleteOne, withRegionServiceID(id))
+	if regionservice.Policy != nil {
+		if err := regionservice.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, regionservice.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{regionservice.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the RoleBinding with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *RoleBindingClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "RoleBinding", ID: id, Dependents: deps}
@@ -824,13 +1792,41 @@ func (c *RoleBindingClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the RoleBinding privacy policy for deleting id without deleting it.
+func (c *RoleBindingClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(rolebinding.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{rolebinding.Label}
+	}
+	m := newRoleBindingMutation(c.config, OpDeleteOne, withRoleBindingID(id))
+	if rolebinding.Policy != nil {
+		if err := rolebinding.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, rolebinding.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{rolebinding.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the ServiceMesh with the given id unless records on its kubernetesClusters edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *ServiceMeshClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(servicemesh.ID(id)).QueryKubernetesClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count kubernetes_clusters of ServiceMesh %v: %w", id, err)
@@ -843,13 +1839,41 @@ func (c *ServiceMeshClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the ServiceMesh privacy policy for deleting id without deleting it.
+func (c *ServiceMeshClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(servicemesh.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{servicemesh.Label}
+	}
+	m := newServiceMeshMutation(c.config, OpDeleteOne, withServiceMeshID(id))
+	if servicemesh.Policy != nil {
+		if err := servicemesh.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, servicemesh.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{servicemesh.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(tenant.ID(id)).QueryQuotas().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count quotas of Tenant %v: %w", id, err)
@@ -917,13 +1941,41 @@ func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the Tenant privacy policy for deleting id without deleting it.
+func (c *TenantClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(tenant.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{tenant.Label}
+	}
+	m := newTenantMutation(c.config, OpDeleteOne, withTenantID(id))
+	if tenant.Policy != nil {
+		if err := tenant.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, tenant.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{tenant.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the UsageRecord with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *UsageRecordClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if len(deps) > 0 {
 		return &DependentsError{Type: "UsageRecord", ID: id, Dependents: deps}
@@ -931,13 +1983,41 @@ func (c *UsageRecordClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the UsageRecord privacy policy for deleting id without deleting it.
+func (c *UsageRecordClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(usagerecord.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{usagerecord.Label}
+	}
+	m := newUsageRecordMutation(c.config, OpDeleteOne, withUsageRecordID(id))
+	if usagerecord.Policy != nil {
+		if err := usagerecord.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, usagerecord.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{usagerecord.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the User with the given id unless records on its apiTokens maintainer notices roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *UserClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(user.ID(id)).QueryAPITokens().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count api_tokens of User %v: %w", id, err)
@@ -965,13 +2045,41 @@ func (c *UserClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the User privacy policy for deleting id without deleting it.
+func (c *UserClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(user.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{user.Label}
+	}
+	m := newUserMutation(c.config, OpDeleteOne, withUserID(id))
+	if user.Policy != nil {
+		if err := user.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, user.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{user.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the VirtualMachine with the given id unless records on its ports volumes assignments edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *VirtualMachineClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryPorts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count ports of VirtualMachine %v: %w", id, err)
@@ -994,13 +2102,41 @@ func (c *VirtualMachineClient) SafeDelete(ctx context.Context, id int) error {
 	return c.DeleteOneID(id).Exec(ctx)
 }
 
+// authorizeDelete runs the VirtualMachine privacy policy for deleting id without deleting it.
+func (c *VirtualMachineClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(virtualmachine.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{virtualmachine.Label}
+	}
+	m := newVirtualMachineMutation(c.config, OpDeleteOne, withVirtualMachineID(id))
+	if virtualmachine.Policy != nil {
+		if err := virtualmachine.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, virtualmachine.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{virtualmachine.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Volume with the given id unless records on its assignments edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
-// see the same state. Dependents are counted whether or not the viewer may read them (a
-// record the viewer cannot see still blocks the delete); the delete itself is authorized as
-// usual.
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
 func (c *VolumeClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
 	var deps []Dependent
 	if n, err := c.Query().Where(volume.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count assignments of Volume %v: %w", id, err)
@@ -1011,4 +2147,29 @@ func (c *VolumeClient) SafeDelete(ctx context.Context, id int) error {
 		return &DependentsError{Type: "Volume", ID: id, Dependents: deps}
 	}
 	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the Volume privacy policy for deleting id without deleting it.
+func (c *VolumeClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(volume.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{volume.Label}
+	}
+	m := newVolumeMutation(c.config, OpDeleteOne, withVolumeID(id))
+	if volume.Policy != nil {
+		if err := volume.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, volume.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{volume.Label}
+		}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/identity"
 )
 
 // auditor writes one audit row for every Mutation field that succeeds, through the
@@ -32,9 +33,16 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 		client = a.client
 	}
 	system := authz.SystemContext(ctx, "audit")
-	var before ent.Noder
+	var (
+		before       ent.Noder
+		beforeTenant int
+	)
 	if id, ok := fc.Args["id"].(int); ok {
-		before, _ = client.Noder(system, id) // nil when it does not exist; the resolver says so
+		// A record that does not exist has no before image; the resolver reports it.
+		if n, err := client.Noder(system, id); err == nil && !reflect.ValueOf(n).IsNil() {
+			before = n
+			beforeTenant = tenantOf(system, before) // read now: a delete removes the record
+		}
 	}
 	res, err := next(ctx)
 	if err != nil {
@@ -47,12 +55,21 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	entry := audit.Entry{
 		Action:    fc.Field.Name,
 		RequestID: a.requestID(ctx),
+		SourceIP:  identity.SourceIP(ctx),
 		Before:    before,
 		After:     afterOf(res),
 	}
 	if subject != nil {
 		entry.ObjectType, entry.ObjectID = typeAndID(subject)
-		entry.TenantID = tenantOf(system, subject)
+		if subject == before {
+			entry.TenantID = beforeTenant
+		} else {
+			entry.TenantID = tenantOf(system, subject)
+		}
+	}
+	if tok, ok := subject.(*ent.APIToken); ok && authz.FromContext(ctx) == nil && tok.Edges.Owner != nil {
+		// login: nobody was signed in yet; the actor is who signed in.
+		entry.Actor, entry.ActorID = tok.Edges.Owner.Username, tok.Edges.Owner.ID
 	}
 	if err := audit.Write(ctx, client, entry); err != nil {
 		return nil, err

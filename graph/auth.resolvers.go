@@ -55,7 +55,7 @@ func (r *mutationResolver) SetUserPassword(ctx context.Context, id int, password
 	if err := r.identity.SetPassword(ctx, id, password); err != nil {
 		return nil, err
 	}
-	return r.client.User.Get(ctx, id)
+	return r.ent(ctx).User.Get(ctx, id)
 }
 
 // Me is the resolver for the me field.

@@ -77,6 +77,7 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
 	srv.Use(transactioner{client: client, opts: opts})
 	srv.AroundFields(markResolverErrors)
+	srv.AroundFields(whereGuard)
 	srv.AroundFields(auditor{client: client, requestID: opts.RequestID}.field)
 	srv.SetErrorPresenter(apierr.Presenter(opts.Logger, opts.RequestID))
 	srv.SetRecoverFunc(apierr.Recover(opts.Logger, opts.RequestID))

@@ -421,6 +421,8 @@ var (
 		"LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "Quota", "UsageRecord", "Network", "APIToken", "RoleBinding"}
 	// nodeScoped are the types whose rows belong to nodes (authz.nodeScope).
 	nodeScoped = []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Event", "Port", "IPAddress"}
+	// selfScoped are the types every user reads its own rows of (authz.selfScope).
+	selfScoped = []string{"User", "APIToken", "RoleBinding", "Notice"}
 )
 
 func cat(groups ...[]string) []string {
@@ -502,7 +504,9 @@ func (v *viewer) read(typ string, o owner) outcome {
 	if v.platformMay(authz.ActRead, typ) {
 		return allowed
 	}
-	scoped, match := false, false
+	// Every signed-in user reads its own user, tokens, role bindings and notices (selfScope):
+	// other users' rows are filtered out, not forbidden.
+	scoped, match := slices.Contains(selfScoped, typ), false
 	if v.tenantRole != "" && policyModel[v.tenantRole].may(authz.ActRead, typ) {
 		if slices.Contains(catalog, typ) {
 			return allowed
@@ -528,6 +532,17 @@ func (v *viewer) read(typ string, o owner) outcome {
 		return allowed
 	}
 	return hidden
+}
+
+// delete is what should come of v deleting a row of typ owned by o: a row v cannot see is
+// not found (its existence is not revealed), one v may not read at all is forbidden, and
+// otherwise the write rules decide.
+func (v *viewer) delete(typ string, o owner) outcome {
+	switch r := v.read(typ, o); r {
+	case unauthed, denied, hidden:
+		return r
+	}
+	return v.write(typ, o, false)
 }
 
 // write is what should come of v creating (o is then what the input names), updating or
