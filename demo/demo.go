@@ -44,7 +44,6 @@ const (
 	RackHeight     = 42 // rack units per rack
 	VMsPerTenant   = 6
 	hostReservedMB = 16 * 1024 // memory a node keeps for the host OS and hypervisor
-	bulkSize       = 500       // rows per INSERT
 )
 
 // Stats is the outcome of Load.
@@ -664,7 +663,7 @@ func (l *loader) loadServers(ctx context.Context) error {
 			}
 		}
 	}
-	hosts, err := saveBulk(ctx, hb, func(ctx context.Context, bs []*ent.HostCreate) ([]*ent.Host, error) {
+	hosts, err := fabric.SaveBulk(ctx, hb, func(ctx context.Context, bs []*ent.HostCreate) ([]*ent.Host, error) {
 		return l.c.Host.CreateBulk(bs...).Save(ctx)
 	})
 	if err != nil {
@@ -684,7 +683,7 @@ func (l *loader) loadServers(ctx context.Context) error {
 			pb = append(pb, b)
 		}
 	}
-	ports, err := saveBulk(ctx, pb, func(ctx context.Context, bs []*ent.PortCreate) ([]*ent.Port, error) {
+	ports, err := fabric.SaveBulk(ctx, pb, func(ctx context.Context, bs []*ent.PortCreate) ([]*ent.Port, error) {
 		return l.c.Port.CreateBulk(bs...).Save(ctx)
 	})
 	if err != nil {
@@ -703,7 +702,7 @@ func (l *loader) loadServers(ctx context.Context) error {
 			SetAddress(addr(sites[site].mgmt, 256+perSite[site]).String()).SetStatus(ipaddress.StatusAllocated).
 			SetDNSName(srv.host.Name + ".mgmt.virtflow.internal")
 	}
-	_, err = saveBulk(ctx, ib, func(ctx context.Context, bs []*ent.IPAddressCreate) ([]*ent.IPAddress, error) {
+	_, err = fabric.SaveBulk(ctx, ib, func(ctx context.Context, bs []*ent.IPAddressCreate) ([]*ent.IPAddress, error) {
 		return l.c.IPAddress.CreateBulk(bs...).Save(ctx)
 	})
 	return err
@@ -822,7 +821,7 @@ func (l *loader) loadCompute(ctx context.Context) error {
 			SetCPUAllocated(srv.alloc.cpu).SetMemoryAllocatedMB(srv.alloc.memory).SetDiskAllocatedGB(srv.alloc.disk).
 			SetOsName("Ubuntu").SetOsVersion("24.04").SetAgentVersion("0.1.0").SetLastHeartbeatAt(l.now)
 	}
-	nodes, err := saveBulk(ctx, nb, func(ctx context.Context, bs []*ent.ComputeNodeCreate) ([]*ent.ComputeNode, error) {
+	nodes, err := fabric.SaveBulk(ctx, nb, func(ctx context.Context, bs []*ent.ComputeNodeCreate) ([]*ent.ComputeNode, error) {
 		return l.c.ComputeNode.CreateBulk(bs...).Save(ctx)
 	})
 	if err != nil {
@@ -1177,17 +1176,4 @@ func (l *loader) loadOperations(ctx context.Context) error {
 	_, err = l.c.AuditLog.Create().SetActor("system").SetAction("demo.load").SetObjectType("Region").
 		SetObjectID(l.regions[0].ID).Save(ctx)
 	return err
-}
-
-// saveBulk saves builders in INSERTs of at most bulkSize rows.
-func saveBulk[B, T any](ctx context.Context, builders []B, save func(context.Context, []B) ([]T, error)) ([]T, error) {
-	out := make([]T, 0, len(builders))
-	for chunk := range slices.Chunk(builders, bulkSize) {
-		got, err := save(ctx, chunk)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, got...)
-	}
-	return out, nil
 }

@@ -698,7 +698,7 @@ func createRouters(ctx context.Context, c *ent.Client, planned []plannedRouter) 
 		}
 		builders[i] = b
 	}
-	hosts, err := saveBulk(ctx, builders, func(ctx context.Context, bs []*ent.HostCreate) ([]*ent.Host, error) {
+	hosts, err := SaveBulk(ctx, builders, func(ctx context.Context, bs []*ent.HostCreate) ([]*ent.Host, error) {
 		return c.Host.CreateBulk(bs...).Save(ctx)
 	})
 	if err != nil {
@@ -834,7 +834,7 @@ func (w *wiring) save(ctx context.Context, c *ent.Client) ([]*ent.Port, []*ent.L
 		pbs[i] = c.Port.Create().SetHostID(p.host.ID).SetName(p.name).SetKind(port.KindPhysical).
 			SetSpeedMbps(p.speed).SetMtu(p.mtu)
 	}
-	ports, err := saveBulk(ctx, pbs, func(ctx context.Context, bs []*ent.PortCreate) ([]*ent.Port, error) {
+	ports, err := SaveBulk(ctx, pbs, func(ctx context.Context, bs []*ent.PortCreate) ([]*ent.Port, error) {
 		return c.Port.CreateBulk(bs...).Save(ctx)
 	})
 	if err != nil {
@@ -851,7 +851,7 @@ func (w *wiring) save(ctx context.Context, c *ent.Client) ([]*ent.Port, []*ent.L
 		lbs[i] = c.Link.Create().SetAPortID(id(l.a)).SetBPortID(id(l.b)).SetKind(l.kind).
 			SetStatus(link.StatusConnected).SetLabel(w.label(l))
 	}
-	links, err := saveBulk(ctx, lbs, func(ctx context.Context, bs []*ent.LinkCreate) ([]*ent.Link, error) {
+	links, err := SaveBulk(ctx, lbs, func(ctx context.Context, bs []*ent.LinkCreate) ([]*ent.Link, error) {
 		return c.Link.CreateBulk(bs...).Save(ctx)
 	})
 	if err != nil {
@@ -860,8 +860,10 @@ func (w *wiring) save(ctx context.Context, c *ent.Client) ([]*ent.Port, []*ent.L
 	return ports, links, nil
 }
 
-// saveBulk saves builders in INSERTs of at most bulkSize rows.
-func saveBulk[B, T any](ctx context.Context, builders []B, save func(context.Context, []B) ([]T, error)) ([]T, error) {
+// SaveBulk saves ent create builders in INSERTs of at most 500 rows (well below the
+// bind-parameter limits of SQLite and PostgreSQL), e.g.
+// SaveBulk(ctx, builders, func(ctx context.Context, b []*ent.HostCreate) ([]*ent.Host, error) { return c.Host.CreateBulk(b...).Save(ctx) }).
+func SaveBulk[B, T any](ctx context.Context, builders []B, save func(context.Context, []B) ([]T, error)) ([]T, error) {
 	out := make([]T, 0, len(builders))
 	for chunk := range slices.Chunk(builders, bulkSize) {
 		got, err := save(ctx, chunk)

@@ -6,30 +6,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+	"log/slog"
 
 	"github.com/virtflow/virtflow/internal/app"
 	"github.com/virtflow/virtflow/internal/config"
 )
 
 func main() {
-	cfg, err := config.FromOS("server")
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, err)
-		}
-		os.Exit(2)
-	}
-	log := cfg.Logger(os.Stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.RunServer(ctx, cfg, log, nil); err != nil {
-		log.Error("server stopped with an error", "err", err)
-		os.Exit(1)
-	}
+	app.Main("server", func(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+		return app.RunServer(ctx, cfg, log, nil)
+	})
 }
