@@ -47,7 +47,7 @@ func DefaultOptions() Options {
 		MaxComplexity:   250_000,
 		Introspection:   true,
 		Logger:          slog.Default(),
-		RequestID:       func(ctxAny) string { return "" },
+		RequestID:       func(context.Context) string { return "" },
 	}
 }
 

@@ -14,8 +14,6 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 )
 
-type ctxAny = context.Context
-
 // connectionFields lists, per object type, the fields that return a Relay connection.
 func connectionFields(schema *ast.Schema) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
