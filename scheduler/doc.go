@@ -1,0 +1,21 @@
+// Package scheduler decides where VMs go. It is pure: Schedule reads an immutable
+// Snapshot of clusters, nodes and quotas plus a Request, and returns a Decision (or a
+// *NoPlacementError saying why nowhere). Committing the decision — re-checking capacity
+// and quota under a lock, retrying on conflict — belongs to the caller.
+//
+// The pipeline (SPEC.md §4):
+//
+//  1. Cluster choice: clusters of the request's region, filtered by the policy's cluster
+//     names and labels, ordered by weight (highest first), ties by free capacity, then ID.
+//     A request never spans clusters: the first cluster that takes the whole group wins.
+//  2. Per VM of the group, every node of the cluster goes through the filters in order
+//     (Ready, Schedulable, Provider, NodeName, label hard (anti-)affinity, CPU, memory,
+//     disk, zone rules, quota); the first that rejects it records a reason code.
+//  3. Nodes that pass are scored by each weighted Scorer (0..MaxScore); the total is the
+//     weighted sum and the best total wins, ties to the lowest node ID.
+//  4. The VM is placed on a scratch copy of the allocations (NodeView, State), so the
+//     next VM of the group sees the capacity, quota and zones it took.
+//
+// The Decision explains every node of the chosen cluster (rejecting filter or scores),
+// and a NoPlacementError counts rejections per filter.
+package scheduler

@@ -1,0 +1,33 @@
+package scheduler
+
+import "testing"
+
+func TestCPUFit(t *testing.T) {
+	full := func(used int) Node { return with(bigNode(1), func(n *Node) { n.CPUAllocated = used }) }
+	dedicated := Flavor{VCPUs: 4, MemoryMB: 1024, DiskGB: 10, Dedicated: true}
+	runFilterCases(t, CPUFit{}, []filterCase{
+		{name: "room", node: full(0)},
+		{name: "exactly fits", node: full(30)},
+		{name: "one core short", node: full(31), want: "INSUFFICIENT_CPU"},
+		{name: "dedicated fits", node: bigNode(1), req: Request{Flavor: dedicated}},
+		{name: "dedicated short", node: with(bigNode(1), func(n *Node) { n.DedicatedCoresFree = 3 }),
+			req: Request{Flavor: dedicated}, want: "INSUFFICIENT_DEDICATED_CPU"},
+	})
+}
+
+// TestCPUFitScratch checks the scratch copy: a node that took a VM of the group has less room.
+func TestCPUFitScratch(t *testing.T) {
+	n := with(bigNode(1), func(n *Node) { n.CPUAllocated = 29 })
+	st := testState(nil, Request{Flavor: smallFlavor()})
+	v := newNodeView(&n)
+	if !(CPUFit{}).Filter(st, &v).OK() {
+		t.Fatal("first VM should fit")
+	}
+	st.place(&v)
+	if (CPUFit{}).Filter(st, &v).OK() {
+		t.Fatal("second VM should not fit on the same node")
+	}
+	if n.CPUAllocated != 29 {
+		t.Fatal("placing must not modify the snapshot's node")
+	}
+}

@@ -1,0 +1,144 @@
+package scheduler
+
+// Snapshot is the immutable view of the fleet a decision is made against. Schedule never
+// modifies it; committing a Decision (and re-checking it under a lock) is the caller's job.
+type Snapshot struct {
+	Clusters []Cluster
+	Nodes    []Node
+	// Quotas holds each tenant's quota per host group. A missing entry means "no quota"
+	// unless Config.RequireQuota is set.
+	Quotas map[QuotaKey]Quota
+}
+
+// Cluster is a scheduling domain; one request is never split across clusters.
+type Cluster struct {
+	ID     int
+	Name   string
+	Region string
+	Labels map[string]string
+	// Weight orders candidate clusters, highest first.
+	Weight int
+}
+
+// Node is a hypervisor host with its capacity and current allocations.
+type Node struct {
+	ID               int
+	Name             string
+	ClusterID        int
+	Ready            bool
+	Schedulable      bool
+	Providers        []string
+	Labels           map[string]string
+	AvailabilityZone string
+	// Failure domains used by zone rules.
+	PowerZone, RackZone, NetworkZone string
+	HostGroupID                      int
+
+	CPUCapacity, CPUAllocated   int
+	MemoryMB, MemoryAllocatedMB int64
+	DiskGB, DiskAllocatedGB     int64
+	DedicatedCoresFree          int
+}
+
+// QuotaKey identifies a tenant's quota in one host group.
+type QuotaKey struct {
+	TenantID    int
+	HostGroupID int
+}
+
+// Quota is a tenant's allowance in a host group and what it already uses. A zero limit
+// means that dimension is not limited.
+type Quota struct {
+	VCPUs, UsedVCPUs int
+	// CPUPercent caps the tenant's vCPUs at this percentage of GroupCores.
+	CPUPercent float64
+	GroupCores int
+
+	MemoryMB, UsedMemoryMB   int64
+	StorageGB, UsedStorageGB int64
+}
+
+// Flavor is the size of one VM.
+type Flavor struct {
+	VCPUs     int
+	MemoryMB  int64
+	DiskGB    int64
+	Dedicated bool // needs pinned cores (Node.DedicatedCoresFree)
+}
+
+// Request asks for Count VMs of one flavor, placed together in one cluster.
+type Request struct {
+	TenantID int
+	Region   string
+	Provider string
+	Flavor   Flavor
+	// Count is the size of the group (e.g. a region service); 0 means 1.
+	Count  int
+	Policy Policy
+	// AllowPartial accepts a decision that places fewer than Count VMs.
+	AllowPartial bool
+}
+
+// Zone kinds, the values of ZoneRule.Kind (mirrors fieldtype.ZonePower etc.).
+const (
+	ZonePower   = "POWER"
+	ZoneRack    = "RACK"
+	ZoneNetwork = "NETWORK"
+)
+
+// Zone rule modes, the values of ZoneRule.Mode.
+const (
+	ZoneAffinity     = "AFFINITY"
+	ZoneAntiAffinity = "ANTI_AFFINITY"
+)
+
+// ZoneRule keeps a group's VMs in one zone of a kind (AFFINITY, optionally a named zone)
+// or in distinct zones (ANTI_AFFINITY).
+type ZoneRule struct {
+	Kind string
+	Mode string
+	Zone string
+}
+
+// Policy mirrors fieldtype.SchedulePolicy: which clusters and nodes qualify and which are
+// preferred. Label maps require (or forbid) key=value pairs on the node.
+type Policy struct {
+	ClusterNames                []string
+	ClusterLabels               map[string]string
+	NodeNames                   []string
+	NodeLabelHardAffinities     map[string]string
+	NodeLabelHardAntiAffinities map[string]string
+	NodeLabelSoftAffinities     map[string]string
+	NodeLabelSoftAntiAffinities map[string]string
+	Zones                       []ZoneRule
+}
+
+// Decision is the outcome of Schedule: where each VM goes and why.
+type Decision struct {
+	ClusterID  int
+	Placements []Placement
+	// Unplaced counts VMs of the group that did not fit (only with AllowPartial).
+	Unplaced int
+	// Nodes explains every node of the chosen cluster as evaluated in the last round
+	// (the last VM placed, or with AllowPartial the one that did not fit): the filter
+	// that rejected it, or its scores.
+	Nodes []NodeResult
+}
+
+// Placement puts one VM of the group on a node.
+type Placement struct {
+	NodeID int
+	Total  float64
+}
+
+// NodeResult explains one node: Rejected names the filter that refused it (Code and
+// Reason say why); otherwise Scores holds each scorer's 0..MaxScore result and Total
+// their weighted sum.
+type NodeResult struct {
+	NodeID   int
+	Rejected string
+	Code     Code
+	Reason   string
+	Scores   map[string]float64
+	Total    float64
+}
