@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -78,7 +77,7 @@ func Load(ctx context.Context, client *ent.Client, log *slog.Logger) (Stats, err
 		return Stats{}, fmt.Errorf("demo: look for region %s: %w", MarkerRegion, err)
 	}
 	if !loaded {
-		err = inTx(ctx, client, func(c *ent.Client) error { return newLoader(c).load(ctx) })
+		_, err = fabric.InTx(ctx, client, func(c *ent.Client) error { return newLoader(c).load(ctx) })
 		if err != nil && ent.IsConstraintError(err) {
 			// Another loader may have won the race; then the demo is there and that is fine.
 			if again, qerr := client.Region.Query().Where(region.Name(MarkerRegion)).Exist(ctx); qerr == nil && again {
@@ -157,21 +156,6 @@ func Counts(ctx context.Context, client *ent.Client) (map[string]int, error) {
 		counts[name] = n
 	}
 	return counts, nil
-}
-
-func inTx(ctx context.Context, client *ent.Client, fn func(*ent.Client) error) error {
-	tx, err := client.Tx(ctx)
-	if errors.Is(err, ent.ErrTxStarted) {
-		return fn(client)
-	}
-	if err != nil {
-		return err
-	}
-	if err := fn(tx.Client()); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 // The static content of the demo.

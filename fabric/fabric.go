@@ -189,7 +189,7 @@ func BuildRoot(ctx context.Context, client *ent.Client, datacenterID int, opts .
 		return nil, apierr.Validation("gateways", "must be between 1 and %d, got %d", maxRouters, cfg.gateways)
 	}
 	var root *Root
-	own, err := inTx(ctx, client, func(c *ent.Client) error {
+	own, err := InTx(ctx, client, func(c *ent.Client) error {
 		var err error
 		root, err = buildRoot(ctx, c, datacenterID, cfg)
 		return err
@@ -316,7 +316,7 @@ func Build(ctx context.Context, client *ent.Client, spec FloorSpec) (*Result, er
 			SpinesPerLeaf, maxRouters, SpinesPerLeaf, spec.RackSpines)
 	}
 	var res *Result
-	own, err := inTx(ctx, client, func(c *ent.Client) error {
+	own, err := InTx(ctx, client, func(c *ent.Client) error {
 		var err error
 		res, err = build(ctx, c, spec)
 		return err
@@ -875,9 +875,9 @@ func SaveBulk[B, T any](ctx context.Context, builders []B, save func(context.Con
 	return out, nil
 }
 
-// inTx runs fn in the client's transaction when it is a transactional client, in a new one
-// otherwise; own reports the latter.
-func inTx(ctx context.Context, client *ent.Client, fn func(*ent.Client) error) (own bool, err error) {
+// InTx runs fn in the client's transaction when it is a transactional client, in a new one
+// otherwise (committed when fn returns nil, rolled back when it fails); own reports the latter.
+func InTx(ctx context.Context, client *ent.Client, fn func(*ent.Client) error) (own bool, err error) {
 	tx, err := client.Tx(ctx)
 	if errors.Is(err, ent.ErrTxStarted) {
 		return false, fn(client)

@@ -3,6 +3,8 @@ package identity
 import (
 	"context"
 	"fmt"
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"strings"
 	"sync"
 	"testing"
@@ -213,5 +215,25 @@ func TestLoginNeedsRedis(t *testing.T) {
 	f := newFixture(t)
 	if _, _, err := f.svc.Login(context.Background(), "x", "y", ""); err == nil {
 		t.Fatal("Login without Redis succeeded")
+	}
+}
+
+// TestLoginWithRedisDown: when the Redis that counts failed logins is unreachable, login fails
+// closed — the right password does not get a session, since the limits cannot be enforced —
+// with an error, not a panic, and no session token is written.
+func TestLoginWithRedisDown(t *testing.T) {
+	f := newFixture(t)
+	mr := miniredis.RunT(t)
+	f.svc.Redis = redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = f.svc.Redis.Close() })
+	mr.Close()
+	u := f.user("correct horse battery")
+	before := testDB.Client.APIToken.Query().CountX(f.sys)
+	plain, tok, err := f.svc.Login(context.Background(), u.Username, "correct horse battery", "192.0.2.7")
+	if err == nil || plain != "" || tok != nil {
+		t.Fatalf("Login with Redis down = %q, %v, %v; want an error and no token", plain, tok, err)
+	}
+	if after := testDB.Client.APIToken.Query().CountX(f.sys); after != before {
+		t.Errorf("api_tokens went from %d to %d rows: a session was written", before, after)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/link"
@@ -26,7 +27,7 @@ func LinkPortsHook() ent.Hook {
 			}
 			selfID, _ := m.ID()
 			if m.Op().Is(ent.OpUpdateOne) && (!hasA || !hasB) {
-				old, err := m.Client().Link.Query().Where(link.ID(selfID)).WithAPort().WithBPort().Only(unrestricted(ctx))
+				old, err := m.Client().Link.Query().Where(link.ID(selfID)).WithAPort().WithBPort().Only(authz.Unrestricted(ctx))
 				if err != nil {
 					return nil, err
 				}
@@ -40,10 +41,10 @@ func LinkPortsHook() ent.Hook {
 			if a == b {
 				return nil, apierr.Validation("bPortID", "a cable cannot connect port %d to itself", a)
 			}
-			if err := portFree(unrestricted(ctx), m.Client(), "aPortID", a, selfID); err != nil {
+			if err := portFree(authz.Unrestricted(ctx), m.Client(), "aPortID", a, selfID); err != nil {
 				return nil, err
 			}
-			if err := portFree(unrestricted(ctx), m.Client(), "bPortID", b, selfID); err != nil {
+			if err := portFree(authz.Unrestricted(ctx), m.Client(), "bPortID", b, selfID); err != nil {
 				return nil, err
 			}
 			return next.Mutate(ctx, m)

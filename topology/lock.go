@@ -1,12 +1,8 @@
 package topology
 
 import (
-	"context"
-
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
-
-	"github.com/virtflow/virtflow/ent/privacy"
 )
 
 // forUpdate locks the selected rows until the transaction ends on databases that support row
@@ -15,10 +11,4 @@ func forUpdate(s *sql.Selector) {
 	if s.Dialect() != dialect.SQLite {
 		s.ForUpdate()
 	}
-}
-
-// unrestricted lets an integrity check see every row, whatever the viewer may read: a device
-// the viewer cannot see still occupies its units.
-func unrestricted(ctx context.Context) context.Context {
-	return privacy.DecisionContext(ctx, privacy.Allow)
 }

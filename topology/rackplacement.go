@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/host"
@@ -55,7 +56,7 @@ func RackPlacementHook() ent.Hook {
 			if m.Op().Is(ent.OpUpdate) {
 				return nil, apierr.Validation("position", "rack placement can only be changed one host at a time")
 			}
-			if err := checkPlacement(unrestricted(ctx), m); err != nil {
+			if err := checkPlacement(authz.Unrestricted(ctx), m); err != nil {
 				return nil, err
 			}
 			return next.Mutate(ctx, m)
@@ -156,7 +157,7 @@ func RackHook() ent.Hook {
 			id, _ := m.ID()
 			hosts, err := m.Client().Host.Query().
 				Where(host.HasRackWith(rack.ID(id)), host.PositionNotNil()).
-				Select(host.FieldName, host.FieldPosition, host.FieldHeight).All(unrestricted(ctx))
+				Select(host.FieldName, host.FieldPosition, host.FieldHeight).All(authz.Unrestricted(ctx))
 			if err != nil {
 				return nil, fmt.Errorf("list devices of rack %d: %w", id, err)
 			}
