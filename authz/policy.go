@@ -18,7 +18,7 @@ var (
 	Catalog = []string{"Region", "AvailabilityZone", "Flavor", "Image", "ServiceMesh", "Provider"}
 	// Topology is the physical world, never shown to tenants.
 	Topology = []string{"Datacenter", "Floor", "Rack", "PowerZone", "NetworkZone", "RackZone", "Host",
-		"HostGroup", "Port", "Link", "Network", "IPAddress"}
+		"HostGroup", "Port", "Link", "Network", "IPAddress", "IPRange"}
 	// Compute is the compute fabric.
 	Compute = []string{"Cluster", "ComputeNode", "Assignment"}
 	// Operations are events, rules, alerts, maintenance and notices.

@@ -32,6 +32,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -95,6 +96,8 @@ type Client struct {
 	HostGroup *HostGroupClient
 	// IPAddress is the client for interacting with the IPAddress builders.
 	IPAddress *IPAddressClient
+	// IPRange is the client for interacting with the IPRange builders.
+	IPRange *IPRangeClient
 	// Image is the client for interacting with the Image builders.
 	Image *ImageClient
 	// KubernetesCluster is the client for interacting with the KubernetesCluster builders.
@@ -172,6 +175,7 @@ func (c *Client) init() {
 	c.Host = NewHostClient(c.config)
 	c.HostGroup = NewHostGroupClient(c.config)
 	c.IPAddress = NewIPAddressClient(c.config)
+	c.IPRange = NewIPRangeClient(c.config)
 	c.Image = NewImageClient(c.config)
 	c.KubernetesCluster = NewKubernetesClusterClient(c.config)
 	c.Link = NewLinkClient(c.config)
@@ -305,6 +309,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Host:              NewHostClient(cfg),
 		HostGroup:         NewHostGroupClient(cfg),
 		IPAddress:         NewIPAddressClient(cfg),
+		IPRange:           NewIPRangeClient(cfg),
 		Image:             NewImageClient(cfg),
 		KubernetesCluster: NewKubernetesClusterClient(cfg),
 		Link:              NewLinkClient(cfg),
@@ -365,6 +370,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Host:              NewHostClient(cfg),
 		HostGroup:         NewHostGroupClient(cfg),
 		IPAddress:         NewIPAddressClient(cfg),
+		IPRange:           NewIPRangeClient(cfg),
 		Image:             NewImageClient(cfg),
 		KubernetesCluster: NewKubernetesClusterClient(cfg),
 		Link:              NewLinkClient(cfg),
@@ -421,7 +427,7 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Cluster,
 		c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor, c.Floor,
-		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.Image,
+		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.IPRange, c.Image,
 		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
 		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.Port, c.PowerZone,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
@@ -438,7 +444,7 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Cluster,
 		c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor, c.Floor,
-		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.Image,
+		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.IPRange, c.Image,
 		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
 		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.Port, c.PowerZone,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
@@ -484,6 +490,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.HostGroup.mutate(ctx, m)
 	case *IPAddressMutation:
 		return c.IPAddress.mutate(ctx, m)
+	case *IPRangeMutation:
+		return c.IPRange.mutate(ctx, m)
 	case *ImageMutation:
 		return c.Image.mutate(ctx, m)
 	case *KubernetesClusterMutation:
@@ -3691,6 +3699,156 @@ func (c *IPAddressClient) mutate(ctx context.Context, m *IPAddressMutation) (Val
 	}
 }
 
+// IPRangeClient is a client for the IPRange schema.
+type IPRangeClient struct {
+	config
+}
+
+// NewIPRangeClient returns a client for the IPRange from the given config.
+func NewIPRangeClient(c config) *IPRangeClient {
+	return &IPRangeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `iprange.Hooks(f(g(h())))`.
+func (c *IPRangeClient) Use(hooks ...Hook) {
+	c.hooks.IPRange = append(c.hooks.IPRange, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `iprange.Intercept(f(g(h())))`.
+func (c *IPRangeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.IPRange = append(c.inters.IPRange, interceptors...)
+}
+
+// Create returns a builder for creating a IPRange entity.
+func (c *IPRangeClient) Create() *IPRangeCreate {
+	mutation := newIPRangeMutation(c.config, OpCreate)
+	return &IPRangeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of IPRange entities.
+func (c *IPRangeClient) CreateBulk(builders ...*IPRangeCreate) *IPRangeCreateBulk {
+	return &IPRangeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *IPRangeClient) MapCreateBulk(slice any, setFunc func(*IPRangeCreate, int)) *IPRangeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &IPRangeCreateBulk{err: fmt.Errorf("calling to IPRangeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*IPRangeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &IPRangeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for IPRange.
+func (c *IPRangeClient) Update() *IPRangeUpdate {
+	mutation := newIPRangeMutation(c.config, OpUpdate)
+	return &IPRangeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *IPRangeClient) UpdateOne(_m *IPRange) *IPRangeUpdateOne {
+	mutation := newIPRangeMutation(c.config, OpUpdateOne, withIPRange(_m))
+	return &IPRangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *IPRangeClient) UpdateOneID(id int) *IPRangeUpdateOne {
+	mutation := newIPRangeMutation(c.config, OpUpdateOne, withIPRangeID(id))
+	return &IPRangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for IPRange.
+func (c *IPRangeClient) Delete() *IPRangeDelete {
+	mutation := newIPRangeMutation(c.config, OpDelete)
+	return &IPRangeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *IPRangeClient) DeleteOne(_m *IPRange) *IPRangeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *IPRangeClient) DeleteOneID(id int) *IPRangeDeleteOne {
+	builder := c.Delete().Where(iprange.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &IPRangeDeleteOne{builder}
+}
+
+// Query returns a query builder for IPRange.
+func (c *IPRangeClient) Query() *IPRangeQuery {
+	return &IPRangeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeIPRange},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a IPRange entity by its id.
+func (c *IPRangeClient) Get(ctx context.Context, id int) (*IPRange, error) {
+	return c.Query().Where(iprange.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *IPRangeClient) GetX(ctx context.Context, id int) *IPRange {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryNetwork queries the network edge of a IPRange.
+func (c *IPRangeClient) QueryNetwork(_m *IPRange) *NetworkQuery {
+	query := (&NetworkClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(iprange.Table, iprange.FieldID, id),
+			sqlgraph.To(network.Table, network.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, iprange.NetworkTable, iprange.NetworkColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *IPRangeClient) Hooks() []Hook {
+	hooks := c.hooks.IPRange
+	return append(hooks[:len(hooks):len(hooks)], iprange.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *IPRangeClient) Interceptors() []Interceptor {
+	return c.inters.IPRange
+}
+
+func (c *IPRangeClient) mutate(ctx context.Context, m *IPRangeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&IPRangeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&IPRangeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&IPRangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&IPRangeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown IPRange mutation op: %q", m.Op())
+	}
+}
+
 // ImageClient is a client for the Image schema.
 type ImageClient struct {
 	config
@@ -5354,6 +5512,22 @@ func (c *NetworkClient) QueryIPAddresses(_m *Network) *IPAddressQuery {
 			sqlgraph.From(network.Table, network.FieldID, id),
 			sqlgraph.To(ipaddress.Table, ipaddress.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, network.IPAddressesTable, network.IPAddressesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryIPRanges queries the ip_ranges edge of a Network.
+func (c *NetworkClient) QueryIPRanges(_m *Network) *IPRangeQuery {
+	query := (&IPRangeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(network.Table, network.FieldID, id),
+			sqlgraph.To(iprange.Table, iprange.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, network.IPRangesTable, network.IPRangesColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -9014,7 +9188,7 @@ type (
 	hooks struct {
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Cluster, ComputeNode,
 		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
-		IPAddress, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
+		IPAddress, IPRange, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
 		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, Port, PowerZone,
 		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
 		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine, Volume []ent.Hook
@@ -9022,7 +9196,7 @@ type (
 	inters struct {
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Cluster, ComputeNode,
 		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
-		IPAddress, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
+		IPAddress, IPRange, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
 		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, Port, PowerZone,
 		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
 		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine,

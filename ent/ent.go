@@ -29,6 +29,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -129,6 +130,7 @@ func checkColumn(t, c string) error {
 			host.Table:              host.ValidColumn,
 			hostgroup.Table:         hostgroup.ValidColumn,
 			ipaddress.Table:         ipaddress.ValidColumn,
+			iprange.Table:           iprange.ValidColumn,
 			image.Table:             image.ValidColumn,
 			kubernetescluster.Table: kubernetescluster.ValidColumn,
 			link.Table:              link.ValidColumn,

@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -54,7 +55,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 41)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 42)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -437,6 +438,24 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   iprange.Table,
+			Columns: iprange.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: iprange.FieldID,
+			},
+		},
+		Type: "IPRange",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			iprange.FieldCreatedAt:    {Type: field.TypeTime, Column: iprange.FieldCreatedAt},
+			iprange.FieldUpdatedAt:    {Type: field.TypeTime, Column: iprange.FieldUpdatedAt},
+			iprange.FieldStartAddress: {Type: field.TypeString, Column: iprange.FieldStartAddress},
+			iprange.FieldEndAddress:   {Type: field.TypeString, Column: iprange.FieldEndAddress},
+			iprange.FieldDescription:  {Type: field.TypeString, Column: iprange.FieldDescription},
+		},
+	}
+	graph.Nodes[17] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   image.Table,
 			Columns: image.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -462,7 +481,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			image.FieldStatus:      {Type: field.TypeEnum, Column: image.FieldStatus},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   kubernetescluster.Table,
 			Columns: kubernetescluster.Columns,
@@ -487,7 +506,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			kubernetescluster.FieldStatusReason:      {Type: field.TypeString, Column: kubernetescluster.FieldStatusReason},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   link.Table,
 			Columns: link.Columns,
@@ -506,7 +525,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			link.FieldLengthM:   {Type: field.TypeFloat64, Column: link.FieldLengthM},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   loadbalancer.Table,
 			Columns: loadbalancer.Columns,
@@ -524,7 +543,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			loadbalancer.FieldStatus:    {Type: field.TypeEnum, Column: loadbalancer.FieldStatus},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainer.Table,
 			Columns: maintainer.Columns,
@@ -543,7 +562,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintainer.FieldStatus:    {Type: field.TypeEnum, Column: maintainer.FieldStatus},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainergroup.Table,
 			Columns: maintainergroup.Columns,
@@ -561,7 +580,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintainergroup.FieldStatus:      {Type: field.TypeEnum, Column: maintainergroup.FieldStatus},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintenance.Table,
 			Columns: maintenance.Columns,
@@ -583,7 +602,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintenance.FieldAutomatic:   {Type: field.TypeBool, Column: maintenance.FieldAutomatic},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   network.Table,
 			Columns: network.Columns,
@@ -604,7 +623,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			network.FieldPurpose:     {Type: field.TypeEnum, Column: network.FieldPurpose},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   networkzone.Table,
 			Columns: networkzone.Columns,
@@ -621,7 +640,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			networkzone.FieldDescription: {Type: field.TypeString, Column: networkzone.FieldDescription},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   notice.Table,
 			Columns: notice.Columns,
@@ -642,7 +661,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			notice.FieldExpiresAt:   {Type: field.TypeTime, Column: notice.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   port.Table,
 			Columns: port.Columns,
@@ -665,7 +684,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			port.FieldDriver:      {Type: field.TypeString, Column: port.FieldDriver},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   powerzone.Table,
 			Columns: powerzone.Columns,
@@ -682,7 +701,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			powerzone.FieldDescription: {Type: field.TypeString, Column: powerzone.FieldDescription},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   provider.Table,
 			Columns: provider.Columns,
@@ -702,7 +721,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			provider.FieldSupportsLiveMigration: {Type: field.TypeBool, Column: provider.FieldSupportsLiveMigration},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   quota.Table,
 			Columns: quota.Columns,
@@ -724,7 +743,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			quota.FieldUsedStorageGB: {Type: field.TypeInt64, Column: quota.FieldUsedStorageGB},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rack.Table,
 			Columns: rack.Columns,
@@ -745,7 +764,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rack.FieldStatus:      {Type: field.TypeEnum, Column: rack.FieldStatus},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rackzone.Table,
 			Columns: rackzone.Columns,
@@ -762,7 +781,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rackzone.FieldDescription: {Type: field.TypeString, Column: rackzone.FieldDescription},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   region.Table,
 			Columns: region.Columns,
@@ -780,7 +799,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			region.FieldStatus:      {Type: field.TypeEnum, Column: region.FieldStatus},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   regionservice.Table,
 			Columns: regionservice.Columns,
@@ -802,7 +821,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			regionservice.FieldStatusReason:   {Type: field.TypeString, Column: regionservice.FieldStatusReason},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rolebinding.Table,
 			Columns: rolebinding.Columns,
@@ -820,7 +839,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolebinding.FieldGrantedBy: {Type: field.TypeString, Column: rolebinding.FieldGrantedBy},
 		},
 	}
-	graph.Nodes[35] = &sqlgraph.Node{
+	graph.Nodes[36] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   servicemesh.Table,
 			Columns: servicemesh.Columns,
@@ -839,7 +858,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			servicemesh.FieldStatus:      {Type: field.TypeEnum, Column: servicemesh.FieldStatus},
 		},
 	}
-	graph.Nodes[36] = &sqlgraph.Node{
+	graph.Nodes[37] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -858,7 +877,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldStatus:      {Type: field.TypeEnum, Column: tenant.FieldStatus},
 		},
 	}
-	graph.Nodes[37] = &sqlgraph.Node{
+	graph.Nodes[38] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   usagerecord.Table,
 			Columns: usagerecord.Columns,
@@ -882,7 +901,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			usagerecord.FieldAmount:       {Type: field.TypeFloat64, Column: usagerecord.FieldAmount},
 		},
 	}
-	graph.Nodes[38] = &sqlgraph.Node{
+	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -903,7 +922,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldLastLoginAt:  {Type: field.TypeTime, Column: user.FieldLastLoginAt},
 		},
 	}
-	graph.Nodes[39] = &sqlgraph.Node{
+	graph.Nodes[40] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   virtualmachine.Table,
 			Columns: virtualmachine.Columns,
@@ -928,7 +947,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldMaxRevisionHistory: {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
 		},
 	}
-	graph.Nodes[40] = &sqlgraph.Node{
+	graph.Nodes[41] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   volume.Table,
 			Columns: volume.Columns,
@@ -1705,6 +1724,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"LoadBalancer",
 	)
 	graph.MustAddE(
+		"network",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   iprange.NetworkTable,
+			Columns: []string{iprange.NetworkColumn},
+			Bidi:    false,
+		},
+		"IPRange",
+		"Network",
+	)
+	graph.MustAddE(
 		"virtual_machines",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -2171,6 +2202,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Network",
 		"IPAddress",
+	)
+	graph.MustAddE(
+		"ip_ranges",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+		},
+		"Network",
+		"IPRange",
 	)
 	graph.MustAddE(
 		"datacenter",
@@ -5572,6 +5615,85 @@ func (f *IPAddressFilter) WhereHasLoadBalancerWith(preds ...predicate.LoadBalanc
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *IPRangeQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the IPRangeQuery builder.
+func (_q *IPRangeQuery) Filter() *IPRangeFilter {
+	return &IPRangeFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *IPRangeMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the IPRangeMutation builder.
+func (m *IPRangeMutation) Filter() *IPRangeFilter {
+	return &IPRangeFilter{config: m.config, predicateAdder: m}
+}
+
+// IPRangeFilter provides a generic filtering capability at runtime for IPRangeQuery.
+type IPRangeFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *IPRangeFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *IPRangeFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(iprange.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *IPRangeFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(iprange.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *IPRangeFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(iprange.FieldUpdatedAt))
+}
+
+// WhereStartAddress applies the entql string predicate on the start_address field.
+func (f *IPRangeFilter) WhereStartAddress(p entql.StringP) {
+	f.Where(p.Field(iprange.FieldStartAddress))
+}
+
+// WhereEndAddress applies the entql string predicate on the end_address field.
+func (f *IPRangeFilter) WhereEndAddress(p entql.StringP) {
+	f.Where(p.Field(iprange.FieldEndAddress))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *IPRangeFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(iprange.FieldDescription))
+}
+
+// WhereHasNetwork applies a predicate to check if query has an edge network.
+func (f *IPRangeFilter) WhereHasNetwork() {
+	f.Where(entql.HasEdge("network"))
+}
+
+// WhereHasNetworkWith applies a predicate to check if query has an edge network with a given conditions (other predicates).
+func (f *IPRangeFilter) WhereHasNetworkWith(preds ...predicate.Network) {
+	f.Where(entql.HasEdgeWith("network", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *ImageQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -5600,7 +5722,7 @@ type ImageFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ImageFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5738,7 +5860,7 @@ type KubernetesClusterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *KubernetesClusterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5922,7 +6044,7 @@ type LinkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LinkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6020,7 +6142,7 @@ type LoadBalancerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LoadBalancerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6127,7 +6249,7 @@ type MaintainerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6337,7 +6459,7 @@ type MaintainerGroupFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerGroupFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6514,7 +6636,7 @@ type MaintenanceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintenanceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6641,7 +6763,7 @@ type NetworkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6762,6 +6884,20 @@ func (f *NetworkFilter) WhereHasIPAddressesWith(preds ...predicate.IPAddress) {
 	})))
 }
 
+// WhereHasIPRanges applies a predicate to check if query has an edge ip_ranges.
+func (f *NetworkFilter) WhereHasIPRanges() {
+	f.Where(entql.HasEdge("ip_ranges"))
+}
+
+// WhereHasIPRangesWith applies a predicate to check if query has an edge ip_ranges with a given conditions (other predicates).
+func (f *NetworkFilter) WhereHasIPRangesWith(preds ...predicate.IPRange) {
+	f.Where(entql.HasEdgeWith("ip_ranges", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *NetworkZoneQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -6791,7 +6927,7 @@ type NetworkZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6907,7 +7043,7 @@ type NoticeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NoticeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7015,7 +7151,7 @@ type PortFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PortFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7217,7 +7353,7 @@ type PowerZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PowerZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7319,7 +7455,7 @@ type ProviderFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProviderFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7422,7 +7558,7 @@ type QuotaFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *QuotaFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7535,7 +7671,7 @@ type RackFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7713,7 +7849,7 @@ type RackZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7815,7 +7951,7 @@ type RegionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7964,7 +8100,7 @@ type RegionServiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionServiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8147,7 +8283,7 @@ type RoleBindingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RoleBindingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8254,7 +8390,7 @@ type ServiceMeshFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ServiceMeshFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8338,7 +8474,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8590,7 +8726,7 @@ type UsageRecordFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UsageRecordFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8699,7 +8835,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8849,7 +8985,7 @@ type VirtualMachineFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VirtualMachineFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9131,7 +9267,7 @@ type VolumeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VolumeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -27,6 +27,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -5720,6 +5721,126 @@ func newIPAddressPaginateArgs(rv map[string]any) *ipaddressPaginateArgs {
 }
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *IPRangeQuery) CollectFields(ctx context.Context, satisfies ...string) (*IPRangeQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *IPRangeQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(iprange.Columns))
+		selectedFields = []string{iprange.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "network":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&NetworkClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, networkImplementors)...); err != nil {
+				return err
+			}
+			_q.withNetwork = query
+		case "createdAt":
+			if _, ok := fieldSeen[iprange.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, iprange.FieldCreatedAt)
+				fieldSeen[iprange.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[iprange.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, iprange.FieldUpdatedAt)
+				fieldSeen[iprange.FieldUpdatedAt] = struct{}{}
+			}
+		case "startAddress":
+			if _, ok := fieldSeen[iprange.FieldStartAddress]; !ok {
+				selectedFields = append(selectedFields, iprange.FieldStartAddress)
+				fieldSeen[iprange.FieldStartAddress] = struct{}{}
+			}
+		case "endAddress":
+			if _, ok := fieldSeen[iprange.FieldEndAddress]; !ok {
+				selectedFields = append(selectedFields, iprange.FieldEndAddress)
+				fieldSeen[iprange.FieldEndAddress] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[iprange.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, iprange.FieldDescription)
+				fieldSeen[iprange.FieldDescription] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type iprangePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []IPRangePaginateOption
+}
+
+func newIPRangePaginateArgs(rv map[string]any) *iprangePaginateArgs {
+	args := &iprangePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &IPRangeOrder{Field: &IPRangeOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithIPRangeOrder(order))
+			}
+		case *IPRangeOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithIPRangeOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*IPRangeWhereInput); ok {
+		args.opts = append(args.opts, WithIPRangeFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *ImageQuery) CollectFields(ctx context.Context, satisfies ...string) (*ImageQuery, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -9062,6 +9183,95 @@ func (_q *NetworkQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				query = pager.applyOrder(query)
 			}
 			_q.WithNamedIPAddresses(alias, func(wq *IPAddressQuery) {
+				*wq = *query
+			})
+
+		case "ipRanges":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&IPRangeClient{config: _q.config}).Query()
+			)
+			args := newIPRangePaginateArgs(fieldArgs(ctx, new(IPRangeWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newIPRangePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Network) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"network_ip_ranges"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(network.IPRangesColumn), ids...))
+						})
+						if err := query.GroupBy(network.IPRangesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Network) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.IPRanges)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, iprangeImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(network.IPRangesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedIPRanges(alias, func(wq *IPRangeQuery) {
 				*wq = *query
 			})
 		case "createdAt":

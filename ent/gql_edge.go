@@ -967,6 +967,14 @@ func (_m *IPAddress) LoadBalancer(ctx context.Context) (*LoadBalancer, error) {
 	return result, MaskNotFound(err)
 }
 
+func (_m *IPRange) Network(ctx context.Context) (*Network, error) {
+	result, err := _m.Edges.NetworkOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNetwork().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Image) VirtualMachines(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *VirtualMachineOrder, where *VirtualMachineWhereInput,
 ) (*VirtualMachineConnection, error) {
@@ -1602,6 +1610,27 @@ func (_m *Network) IPAddresses(
 		return conn, nil
 	}
 	return _m.QueryIPAddresses().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Network) IPRanges(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *IPRangeOrder, where *IPRangeWhereInput,
+) (*IPRangeConnection, error) {
+	opts := []IPRangePaginateOption{
+		WithIPRangeOrder(orderBy),
+		WithIPRangeFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	if nodes, err := _m.NamedIPRanges(alias); err == nil || hasTotalCount {
+		pager, err := newIPRangePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &IPRangeConnection{Edges: []*IPRangeEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryIPRanges().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *NetworkZone) Datacenter(ctx context.Context) (*Datacenter, error) {

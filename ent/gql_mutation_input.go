@@ -2118,6 +2118,70 @@ func (c *IPAddressUpdateOne) SetInput(i UpdateIPAddressInput) *IPAddressUpdateOn
 	return c
 }
 
+// CreateIPRangeInput represents a mutation input for creating ipranges.
+type CreateIPRangeInput struct {
+	StartAddress string
+	EndAddress   string
+	Description  *string
+	NetworkID    int
+}
+
+// Mutate applies the CreateIPRangeInput on the IPRangeMutation builder.
+func (i *CreateIPRangeInput) Mutate(m *IPRangeMutation) {
+	m.SetStartAddress(i.StartAddress)
+	m.SetEndAddress(i.EndAddress)
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+	m.SetNetworkID(i.NetworkID)
+}
+
+// SetInput applies the change-set in the CreateIPRangeInput on the IPRangeCreate builder.
+func (c *IPRangeCreate) SetInput(i CreateIPRangeInput) *IPRangeCreate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// UpdateIPRangeInput represents a mutation input for updating ipranges.
+type UpdateIPRangeInput struct {
+	StartAddress     *string
+	EndAddress       *string
+	ClearDescription bool
+	Description      *string
+	NetworkID        *int
+}
+
+// Mutate applies the UpdateIPRangeInput on the IPRangeMutation builder.
+func (i *UpdateIPRangeInput) Mutate(m *IPRangeMutation) {
+	if v := i.StartAddress; v != nil {
+		m.SetStartAddress(*v)
+	}
+	if v := i.EndAddress; v != nil {
+		m.SetEndAddress(*v)
+	}
+	if i.ClearDescription {
+		m.ClearDescription()
+	}
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+	if v := i.NetworkID; v != nil {
+		m.SetNetworkID(*v)
+	}
+}
+
+// SetInput applies the change-set in the UpdateIPRangeInput on the IPRangeUpdate builder.
+func (c *IPRangeUpdate) SetInput(i UpdateIPRangeInput) *IPRangeUpdate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// SetInput applies the change-set in the UpdateIPRangeInput on the IPRangeUpdateOne builder.
+func (c *IPRangeUpdateOne) SetInput(i UpdateIPRangeInput) *IPRangeUpdateOne {
+	i.Mutate(c.Mutation())
+	return c
+}
+
 // CreateImageInput represents a mutation input for creating images.
 type CreateImageInput struct {
 	Name              string
@@ -3199,6 +3263,7 @@ type CreateNetworkInput struct {
 	TenantID      *int
 	PortIDs       []int
 	IPAddressIDs  []int
+	IPRangeIDs    []int
 }
 
 // Mutate applies the CreateNetworkInput on the NetworkMutation builder.
@@ -3232,6 +3297,9 @@ func (i *CreateNetworkInput) Mutate(m *NetworkMutation) {
 	if v := i.IPAddressIDs; len(v) > 0 {
 		m.AddIPAddressIDs(v...)
 	}
+	if v := i.IPRangeIDs; len(v) > 0 {
+		m.AddIPRangeIDs(v...)
+	}
 }
 
 // SetInput applies the change-set in the CreateNetworkInput on the NetworkCreate builder.
@@ -3263,6 +3331,9 @@ type UpdateNetworkInput struct {
 	ClearIPAddresses   bool
 	AddIPAddressIDs    []int
 	RemoveIPAddressIDs []int
+	ClearIPRanges      bool
+	AddIPRangeIDs      []int
+	RemoveIPRangeIDs   []int
 }
 
 // Mutate applies the UpdateNetworkInput on the NetworkMutation builder.
@@ -3329,6 +3400,15 @@ func (i *UpdateNetworkInput) Mutate(m *NetworkMutation) {
 	}
 	if v := i.RemoveIPAddressIDs; len(v) > 0 {
 		m.RemoveIPAddressIDs(v...)
+	}
+	if i.ClearIPRanges {
+		m.ClearIPRanges()
+	}
+	if v := i.AddIPRangeIDs; len(v) > 0 {
+		m.AddIPRangeIDs(v...)
+	}
+	if v := i.RemoveIPRangeIDs; len(v) > 0 {
+		m.RemoveIPRangeIDs(v...)
 	}
 }
 
@@ -4527,14 +4607,9 @@ type UpdateRegionServiceInput struct {
 	Name                    *string
 	ClearDescription        bool
 	Description             *string
-	Replicas                *int
 	ClearSchedulePolicy     bool
 	SchedulePolicy          *fieldtype.SchedulePolicy
 	AllowPartial            *bool
-	TenantID                *int
-	RegionID                *int
-	ClearFlavor             bool
-	FlavorID                *int
 	ClearImage              bool
 	ImageID                 *int
 	ClearGlobalService      bool
@@ -4557,9 +4632,6 @@ func (i *UpdateRegionServiceInput) Mutate(m *RegionServiceMutation) {
 	if v := i.Description; v != nil {
 		m.SetDescription(*v)
 	}
-	if v := i.Replicas; v != nil {
-		m.SetReplicas(*v)
-	}
 	if i.ClearSchedulePolicy {
 		m.ClearSchedulePolicy()
 	}
@@ -4568,18 +4640,6 @@ func (i *UpdateRegionServiceInput) Mutate(m *RegionServiceMutation) {
 	}
 	if v := i.AllowPartial; v != nil {
 		m.SetAllowPartial(*v)
-	}
-	if v := i.TenantID; v != nil {
-		m.SetTenantID(*v)
-	}
-	if v := i.RegionID; v != nil {
-		m.SetRegionID(*v)
-	}
-	if i.ClearFlavor {
-		m.ClearFlavor()
-	}
-	if v := i.FlavorID; v != nil {
-		m.SetFlavorID(*v)
 	}
 	if i.ClearImage {
 		m.ClearImage()
@@ -5147,10 +5207,7 @@ type CreateVirtualMachineInput struct {
 	RegionID            int
 	FlavorID            int
 	ImageID             *int
-	ClusterID           *int
-	NodeID              *int
 	KubernetesClusterID *int
-	RegionServiceID     *int
 	PortIDs             []int
 	VolumeIDs           []int
 	AssignmentIDs       []int
@@ -5185,17 +5242,8 @@ func (i *CreateVirtualMachineInput) Mutate(m *VirtualMachineMutation) {
 	if v := i.ImageID; v != nil {
 		m.SetImageID(*v)
 	}
-	if v := i.ClusterID; v != nil {
-		m.SetClusterID(*v)
-	}
-	if v := i.NodeID; v != nil {
-		m.SetNodeID(*v)
-	}
 	if v := i.KubernetesClusterID; v != nil {
 		m.SetKubernetesClusterID(*v)
-	}
-	if v := i.RegionServiceID; v != nil {
-		m.SetRegionServiceID(*v)
 	}
 	if v := i.PortIDs; len(v) > 0 {
 		m.AddPortIDs(v...)
@@ -5232,19 +5280,10 @@ type UpdateVirtualMachineInput struct {
 	ClearSchedulePolicy      bool
 	SchedulePolicy           *fieldtype.SchedulePolicy
 	MaxRevisionHistory       *int
-	TenantID                 *int
-	RegionID                 *int
-	FlavorID                 *int
 	ClearImage               bool
 	ImageID                  *int
-	ClearCluster             bool
-	ClusterID                *int
-	ClearNode                bool
-	NodeID                   *int
 	ClearKubernetesCluster   bool
 	KubernetesClusterID      *int
-	ClearRegionService       bool
-	RegionServiceID          *int
 	ClearPorts               bool
 	AddPortIDs               []int
 	RemovePortIDs            []int
@@ -5294,44 +5333,17 @@ func (i *UpdateVirtualMachineInput) Mutate(m *VirtualMachineMutation) {
 	if v := i.MaxRevisionHistory; v != nil {
 		m.SetMaxRevisionHistory(*v)
 	}
-	if v := i.TenantID; v != nil {
-		m.SetTenantID(*v)
-	}
-	if v := i.RegionID; v != nil {
-		m.SetRegionID(*v)
-	}
-	if v := i.FlavorID; v != nil {
-		m.SetFlavorID(*v)
-	}
 	if i.ClearImage {
 		m.ClearImage()
 	}
 	if v := i.ImageID; v != nil {
 		m.SetImageID(*v)
 	}
-	if i.ClearCluster {
-		m.ClearCluster()
-	}
-	if v := i.ClusterID; v != nil {
-		m.SetClusterID(*v)
-	}
-	if i.ClearNode {
-		m.ClearNode()
-	}
-	if v := i.NodeID; v != nil {
-		m.SetNodeID(*v)
-	}
 	if i.ClearKubernetesCluster {
 		m.ClearKubernetesCluster()
 	}
 	if v := i.KubernetesClusterID; v != nil {
 		m.SetKubernetesClusterID(*v)
-	}
-	if i.ClearRegionService {
-		m.ClearRegionService()
-	}
-	if v := i.RegionServiceID; v != nil {
-		m.SetRegionServiceID(*v)
 	}
 	if i.ClearPorts {
 		m.ClearPorts()

@@ -28,6 +28,7 @@ import (
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/internal"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -138,6 +139,11 @@ var ipaddressImplementors = []string{"IPAddress", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*IPAddress) IsNode() {}
+
+var iprangeImplementors = []string{"IPRange", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*IPRange) IsNode() {}
 
 var imageImplementors = []string{"Image", "Node"}
 
@@ -481,6 +487,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(ipaddress.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, ipaddressImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case iprange.Table:
+		query := c.IPRange.Query().
+			Where(iprange.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, iprangeImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -1027,6 +1042,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.IPAddress.Query().
 			Where(ipaddress.IDIn(ids...))
 		query, err := query.CollectFields(ctx, ipaddressImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case iprange.Table:
+		query := c.IPRange.Query().
+			Where(iprange.IDIn(ids...))
+		query, err := query.CollectFields(ctx, iprangeImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -5841,6 +5842,338 @@ func (_m *IPAddress) ToEdge(order *IPAddressOrder) *IPAddressEdge {
 		order = DefaultIPAddressOrder
 	}
 	return &IPAddressEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// IPRangeEdge is the edge representation of IPRange.
+type IPRangeEdge struct {
+	Node   *IPRange `json:"node"`
+	Cursor Cursor   `json:"cursor"`
+}
+
+// IPRangeConnection is the connection containing edges to IPRange.
+type IPRangeConnection struct {
+	Edges      []*IPRangeEdge `json:"edges"`
+	PageInfo   PageInfo       `json:"pageInfo"`
+	TotalCount int            `json:"totalCount"`
+}
+
+func (c *IPRangeConnection) build(nodes []*IPRange, pager *iprangePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *IPRange
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *IPRange {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *IPRange {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*IPRangeEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &IPRangeEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// IPRangePaginateOption enables pagination customization.
+type IPRangePaginateOption func(*iprangePager) error
+
+// WithIPRangeOrder configures pagination ordering.
+func WithIPRangeOrder(order *IPRangeOrder) IPRangePaginateOption {
+	if order == nil {
+		order = DefaultIPRangeOrder
+	}
+	o := *order
+	return func(pager *iprangePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultIPRangeOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithIPRangeFilter configures pagination filter.
+func WithIPRangeFilter(filter func(*IPRangeQuery) (*IPRangeQuery, error)) IPRangePaginateOption {
+	return func(pager *iprangePager) error {
+		if filter == nil {
+			return errors.New("IPRangeQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type iprangePager struct {
+	reverse bool
+	order   *IPRangeOrder
+	filter  func(*IPRangeQuery) (*IPRangeQuery, error)
+}
+
+func newIPRangePager(opts []IPRangePaginateOption, reverse bool) (*iprangePager, error) {
+	pager := &iprangePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultIPRangeOrder
+	}
+	return pager, nil
+}
+
+func (p *iprangePager) applyFilter(query *IPRangeQuery) (*IPRangeQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *iprangePager) toCursor(_m *IPRange) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *iprangePager) applyCursors(query *IPRangeQuery, after, before *Cursor) (*IPRangeQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultIPRangeOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *iprangePager) applyOrder(query *IPRangeQuery) *IPRangeQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultIPRangeOrder.Field {
+		query = query.Order(DefaultIPRangeOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *iprangePager) orderExpr(query *IPRangeQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultIPRangeOrder.Field {
+			b.Comma().Ident(DefaultIPRangeOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to IPRange.
+func (_m *IPRangeQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...IPRangePaginateOption,
+) (*IPRangeConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newIPRangePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &IPRangeConnection{Edges: []*IPRangeEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// IPRangeOrderFieldCreatedAt orders IPRange by created_at.
+	IPRangeOrderFieldCreatedAt = &IPRangeOrderField{
+		Value: func(_m *IPRange) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: iprange.FieldCreatedAt,
+		toTerm: iprange.ByCreatedAt,
+		toCursor: func(_m *IPRange) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// IPRangeOrderFieldUpdatedAt orders IPRange by updated_at.
+	IPRangeOrderFieldUpdatedAt = &IPRangeOrderField{
+		Value: func(_m *IPRange) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: iprange.FieldUpdatedAt,
+		toTerm: iprange.ByUpdatedAt,
+		toCursor: func(_m *IPRange) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// IPRangeOrderFieldStartAddress orders IPRange by start_address.
+	IPRangeOrderFieldStartAddress = &IPRangeOrderField{
+		Value: func(_m *IPRange) (ent.Value, error) {
+			return _m.StartAddress, nil
+		},
+		column: iprange.FieldStartAddress,
+		toTerm: iprange.ByStartAddress,
+		toCursor: func(_m *IPRange) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.StartAddress,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f IPRangeOrderField) String() string {
+	var str string
+	switch f.column {
+	case IPRangeOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case IPRangeOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case IPRangeOrderFieldStartAddress.column:
+		str = "START_ADDRESS"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f IPRangeOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *IPRangeOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("IPRangeOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *IPRangeOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *IPRangeOrderFieldUpdatedAt
+	case "START_ADDRESS":
+		*f = *IPRangeOrderFieldStartAddress
+	default:
+		return fmt.Errorf("%s is not a valid IPRangeOrderField", str)
+	}
+	return nil
+}
+
+// IPRangeOrderField defines the ordering field of IPRange.
+type IPRangeOrderField struct {
+	// Value extracts the ordering value from the given IPRange.
+	Value    func(*IPRange) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) iprange.OrderOption
+	toCursor func(*IPRange) Cursor
+}
+
+// IPRangeOrder defines the ordering of IPRange.
+type IPRangeOrder struct {
+	Direction OrderDirection     `json:"direction"`
+	Field     *IPRangeOrderField `json:"field"`
+}
+
+// DefaultIPRangeOrder is the default ordering of IPRange.
+var DefaultIPRangeOrder = &IPRangeOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &IPRangeOrderField{
+		Value: func(_m *IPRange) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: iprange.FieldID,
+		toTerm: iprange.ByID,
+		toCursor: func(_m *IPRange) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts IPRange into IPRangeEdge.
+func (_m *IPRange) ToEdge(order *IPRangeOrder) *IPRangeEdge {
+	if order == nil {
+		order = DefaultIPRangeOrder
+	}
+	return &IPRangeEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

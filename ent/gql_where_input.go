@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -9981,6 +9982,390 @@ func (i *IPAddressWhereInput) P() (predicate.IPAddress, error) {
 	}
 }
 
+// IPRangeWhereInput represents a where input for filtering IPRange queries.
+type IPRangeWhereInput struct {
+	Predicates []predicate.IPRange  `json:"-"`
+	Not        *IPRangeWhereInput   `json:"not,omitempty"`
+	Or         []*IPRangeWhereInput `json:"or,omitempty"`
+	And        []*IPRangeWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "start_address" field predicates.
+	StartAddress             *string  `json:"startAddress,omitempty"`
+	StartAddressNEQ          *string  `json:"startAddressNEQ,omitempty"`
+	StartAddressIn           []string `json:"startAddressIn,omitempty"`
+	StartAddressNotIn        []string `json:"startAddressNotIn,omitempty"`
+	StartAddressGT           *string  `json:"startAddressGT,omitempty"`
+	StartAddressGTE          *string  `json:"startAddressGTE,omitempty"`
+	StartAddressLT           *string  `json:"startAddressLT,omitempty"`
+	StartAddressLTE          *string  `json:"startAddressLTE,omitempty"`
+	StartAddressContains     *string  `json:"startAddressContains,omitempty"`
+	StartAddressHasPrefix    *string  `json:"startAddressHasPrefix,omitempty"`
+	StartAddressHasSuffix    *string  `json:"startAddressHasSuffix,omitempty"`
+	StartAddressEqualFold    *string  `json:"startAddressEqualFold,omitempty"`
+	StartAddressContainsFold *string  `json:"startAddressContainsFold,omitempty"`
+
+	// "end_address" field predicates.
+	EndAddress             *string  `json:"endAddress,omitempty"`
+	EndAddressNEQ          *string  `json:"endAddressNEQ,omitempty"`
+	EndAddressIn           []string `json:"endAddressIn,omitempty"`
+	EndAddressNotIn        []string `json:"endAddressNotIn,omitempty"`
+	EndAddressGT           *string  `json:"endAddressGT,omitempty"`
+	EndAddressGTE          *string  `json:"endAddressGTE,omitempty"`
+	EndAddressLT           *string  `json:"endAddressLT,omitempty"`
+	EndAddressLTE          *string  `json:"endAddressLTE,omitempty"`
+	EndAddressContains     *string  `json:"endAddressContains,omitempty"`
+	EndAddressHasPrefix    *string  `json:"endAddressHasPrefix,omitempty"`
+	EndAddressHasSuffix    *string  `json:"endAddressHasSuffix,omitempty"`
+	EndAddressEqualFold    *string  `json:"endAddressEqualFold,omitempty"`
+	EndAddressContainsFold *string  `json:"endAddressContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "network" edge predicates.
+	HasNetwork     *bool                `json:"hasNetwork,omitempty"`
+	HasNetworkWith []*NetworkWhereInput `json:"hasNetworkWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *IPRangeWhereInput) AddPredicates(predicates ...predicate.IPRange) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the IPRangeWhereInput filter on the IPRangeQuery builder.
+func (i *IPRangeWhereInput) Filter(q *IPRangeQuery) (*IPRangeQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyIPRangeWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyIPRangeWhereInput is returned in case the IPRangeWhereInput is empty.
+var ErrEmptyIPRangeWhereInput = errors.New("ent: empty predicate IPRangeWhereInput")
+
+// P returns a predicate for filtering ipranges.
+// An error is returned if the input is empty or invalid.
+func (i *IPRangeWhereInput) P() (predicate.IPRange, error) {
+	var predicates []predicate.IPRange
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, iprange.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.IPRange, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, iprange.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.IPRange, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, iprange.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, iprange.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, iprange.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, iprange.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, iprange.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, iprange.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, iprange.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, iprange.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, iprange.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, iprange.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, iprange.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, iprange.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, iprange.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, iprange.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, iprange.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, iprange.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, iprange.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, iprange.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, iprange.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, iprange.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, iprange.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, iprange.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, iprange.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, iprange.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, iprange.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.StartAddress != nil {
+		predicates = append(predicates, iprange.StartAddressEQ(*i.StartAddress))
+	}
+	if i.StartAddressNEQ != nil {
+		predicates = append(predicates, iprange.StartAddressNEQ(*i.StartAddressNEQ))
+	}
+	if len(i.StartAddressIn) > 0 {
+		predicates = append(predicates, iprange.StartAddressIn(i.StartAddressIn...))
+	}
+	if len(i.StartAddressNotIn) > 0 {
+		predicates = append(predicates, iprange.StartAddressNotIn(i.StartAddressNotIn...))
+	}
+	if i.StartAddressGT != nil {
+		predicates = append(predicates, iprange.StartAddressGT(*i.StartAddressGT))
+	}
+	if i.StartAddressGTE != nil {
+		predicates = append(predicates, iprange.StartAddressGTE(*i.StartAddressGTE))
+	}
+	if i.StartAddressLT != nil {
+		predicates = append(predicates, iprange.StartAddressLT(*i.StartAddressLT))
+	}
+	if i.StartAddressLTE != nil {
+		predicates = append(predicates, iprange.StartAddressLTE(*i.StartAddressLTE))
+	}
+	if i.StartAddressContains != nil {
+		predicates = append(predicates, iprange.StartAddressContains(*i.StartAddressContains))
+	}
+	if i.StartAddressHasPrefix != nil {
+		predicates = append(predicates, iprange.StartAddressHasPrefix(*i.StartAddressHasPrefix))
+	}
+	if i.StartAddressHasSuffix != nil {
+		predicates = append(predicates, iprange.StartAddressHasSuffix(*i.StartAddressHasSuffix))
+	}
+	if i.StartAddressEqualFold != nil {
+		predicates = append(predicates, iprange.StartAddressEqualFold(*i.StartAddressEqualFold))
+	}
+	if i.StartAddressContainsFold != nil {
+		predicates = append(predicates, iprange.StartAddressContainsFold(*i.StartAddressContainsFold))
+	}
+	if i.EndAddress != nil {
+		predicates = append(predicates, iprange.EndAddressEQ(*i.EndAddress))
+	}
+	if i.EndAddressNEQ != nil {
+		predicates = append(predicates, iprange.EndAddressNEQ(*i.EndAddressNEQ))
+	}
+	if len(i.EndAddressIn) > 0 {
+		predicates = append(predicates, iprange.EndAddressIn(i.EndAddressIn...))
+	}
+	if len(i.EndAddressNotIn) > 0 {
+		predicates = append(predicates, iprange.EndAddressNotIn(i.EndAddressNotIn...))
+	}
+	if i.EndAddressGT != nil {
+		predicates = append(predicates, iprange.EndAddressGT(*i.EndAddressGT))
+	}
+	if i.EndAddressGTE != nil {
+		predicates = append(predicates, iprange.EndAddressGTE(*i.EndAddressGTE))
+	}
+	if i.EndAddressLT != nil {
+		predicates = append(predicates, iprange.EndAddressLT(*i.EndAddressLT))
+	}
+	if i.EndAddressLTE != nil {
+		predicates = append(predicates, iprange.EndAddressLTE(*i.EndAddressLTE))
+	}
+	if i.EndAddressContains != nil {
+		predicates = append(predicates, iprange.EndAddressContains(*i.EndAddressContains))
+	}
+	if i.EndAddressHasPrefix != nil {
+		predicates = append(predicates, iprange.EndAddressHasPrefix(*i.EndAddressHasPrefix))
+	}
+	if i.EndAddressHasSuffix != nil {
+		predicates = append(predicates, iprange.EndAddressHasSuffix(*i.EndAddressHasSuffix))
+	}
+	if i.EndAddressEqualFold != nil {
+		predicates = append(predicates, iprange.EndAddressEqualFold(*i.EndAddressEqualFold))
+	}
+	if i.EndAddressContainsFold != nil {
+		predicates = append(predicates, iprange.EndAddressContainsFold(*i.EndAddressContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, iprange.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, iprange.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, iprange.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, iprange.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, iprange.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, iprange.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, iprange.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, iprange.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, iprange.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, iprange.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, iprange.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, iprange.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, iprange.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, iprange.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, iprange.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+
+	if i.HasNetwork != nil {
+		p := iprange.HasNetwork()
+		if !*i.HasNetwork {
+			p = iprange.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNetworkWith) > 0 {
+		with := make([]predicate.Network, 0, len(i.HasNetworkWith))
+		for _, w := range i.HasNetworkWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNetworkWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, iprange.HasNetworkWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyIPRangeWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return iprange.And(predicates...), nil
+	}
+}
+
 // ImageWhereInput represents a where input for filtering Image queries.
 type ImageWhereInput struct {
 	Predicates []predicate.Image  `json:"-"`
@@ -13955,6 +14340,10 @@ type NetworkWhereInput struct {
 	// "ip_addresses" edge predicates.
 	HasIPAddresses     *bool                  `json:"hasIPAddresses,omitempty"`
 	HasIPAddressesWith []*IPAddressWhereInput `json:"hasIPAddressesWith,omitempty"`
+
+	// "ip_ranges" edge predicates.
+	HasIPRanges     *bool                `json:"hasIPRanges,omitempty"`
+	HasIPRangesWith []*IPRangeWhereInput `json:"hasIPRangesWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -14400,6 +14789,24 @@ func (i *NetworkWhereInput) P() (predicate.Network, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, network.HasIPAddressesWith(with...))
+	}
+	if i.HasIPRanges != nil {
+		p := network.HasIPRanges()
+		if !*i.HasIPRanges {
+			p = network.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasIPRangesWith) > 0 {
+		with := make([]predicate.IPRange, 0, len(i.HasIPRangesWith))
+		for _, w := range i.HasIPRangesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasIPRangesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, network.HasIPRangesWith(with...))
 	}
 	switch len(predicates) {
 	case 0:

@@ -28,6 +28,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -81,6 +82,7 @@ const (
 	TypeHost              = "Host"
 	TypeHostGroup         = "HostGroup"
 	TypeIPAddress         = "IPAddress"
+	TypeIPRange           = "IPRange"
 	TypeImage             = "Image"
 	TypeKubernetesCluster = "KubernetesCluster"
 	TypeLink              = "Link"
@@ -21139,6 +21141,637 @@ func (m *IPAddressMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown IPAddress edge %s", name)
 }
 
+// IPRangeMutation represents an operation that mutates the IPRange nodes in the graph.
+type IPRangeMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	created_at     *time.Time
+	updated_at     *time.Time
+	start_address  *string
+	end_address    *string
+	description    *string
+	clearedFields  map[string]struct{}
+	network        *int
+	clearednetwork bool
+	done           bool
+	oldValue       func(context.Context) (*IPRange, error)
+	predicates     []predicate.IPRange
+}
+
+var _ ent.Mutation = (*IPRangeMutation)(nil)
+
+// iprangeOption allows management of the mutation configuration using functional options.
+type iprangeOption func(*IPRangeMutation)
+
+// newIPRangeMutation creates new mutation for the IPRange entity.
+func newIPRangeMutation(c config, op Op, opts ...iprangeOption) *IPRangeMutation {
+	m := &IPRangeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeIPRange,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withIPRangeID sets the ID field of the mutation.
+func withIPRangeID(id int) iprangeOption {
+	return func(m *IPRangeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *IPRange
+		)
+		m.oldValue = func(ctx context.Context) (*IPRange, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().IPRange.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withIPRange sets the old IPRange of the mutation.
+func withIPRange(node *IPRange) iprangeOption {
+	return func(m *IPRangeMutation) {
+		m.oldValue = func(context.Context) (*IPRange, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m IPRangeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m IPRangeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *IPRangeMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *IPRangeMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().IPRange.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *IPRangeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *IPRangeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the IPRange entity.
+// If the IPRange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IPRangeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *IPRangeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *IPRangeMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *IPRangeMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the IPRange entity.
+// If the IPRange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IPRangeMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *IPRangeMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetStartAddress sets the "start_address" field.
+func (m *IPRangeMutation) SetStartAddress(s string) {
+	m.start_address = &s
+}
+
+// StartAddress returns the value of the "start_address" field in the mutation.
+func (m *IPRangeMutation) StartAddress() (r string, exists bool) {
+	v := m.start_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartAddress returns the old "start_address" field's value of the IPRange entity.
+// If the IPRange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IPRangeMutation) OldStartAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartAddress: %w", err)
+	}
+	return oldValue.StartAddress, nil
+}
+
+// ResetStartAddress resets all changes to the "start_address" field.
+func (m *IPRangeMutation) ResetStartAddress() {
+	m.start_address = nil
+}
+
+// SetEndAddress sets the "end_address" field.
+func (m *IPRangeMutation) SetEndAddress(s string) {
+	m.end_address = &s
+}
+
+// EndAddress returns the value of the "end_address" field in the mutation.
+func (m *IPRangeMutation) EndAddress() (r string, exists bool) {
+	v := m.end_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndAddress returns the old "end_address" field's value of the IPRange entity.
+// If the IPRange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IPRangeMutation) OldEndAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndAddress: %w", err)
+	}
+	return oldValue.EndAddress, nil
+}
+
+// ResetEndAddress resets all changes to the "end_address" field.
+func (m *IPRangeMutation) ResetEndAddress() {
+	m.end_address = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *IPRangeMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *IPRangeMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the IPRange entity.
+// If the IPRange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IPRangeMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *IPRangeMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[iprange.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *IPRangeMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[iprange.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *IPRangeMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, iprange.FieldDescription)
+}
+
+// SetNetworkID sets the "network" edge to the Network entity by id.
+func (m *IPRangeMutation) SetNetworkID(id int) {
+	m.network = &id
+}
+
+// ClearNetwork clears the "network" edge to the Network entity.
+func (m *IPRangeMutation) ClearNetwork() {
+	m.clearednetwork = true
+}
+
+// NetworkCleared reports if the "network" edge to the Network entity was cleared.
+func (m *IPRangeMutation) NetworkCleared() bool {
+	return m.clearednetwork
+}
+
+// NetworkID returns the "network" edge ID in the mutation.
+func (m *IPRangeMutation) NetworkID() (id int, exists bool) {
+	if m.network != nil {
+		return *m.network, true
+	}
+	return
+}
+
+// NetworkIDs returns the "network" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// NetworkID instead. It exists only for internal usage by the builders.
+func (m *IPRangeMutation) NetworkIDs() (ids []int) {
+	if id := m.network; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetNetwork resets all changes to the "network" edge.
+func (m *IPRangeMutation) ResetNetwork() {
+	m.network = nil
+	m.clearednetwork = false
+}
+
+// Where appends a list predicates to the IPRangeMutation builder.
+func (m *IPRangeMutation) Where(ps ...predicate.IPRange) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the IPRangeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *IPRangeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.IPRange, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *IPRangeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *IPRangeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (IPRange).
+func (m *IPRangeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *IPRangeMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.created_at != nil {
+		fields = append(fields, iprange.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, iprange.FieldUpdatedAt)
+	}
+	if m.start_address != nil {
+		fields = append(fields, iprange.FieldStartAddress)
+	}
+	if m.end_address != nil {
+		fields = append(fields, iprange.FieldEndAddress)
+	}
+	if m.description != nil {
+		fields = append(fields, iprange.FieldDescription)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *IPRangeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case iprange.FieldCreatedAt:
+		return m.CreatedAt()
+	case iprange.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case iprange.FieldStartAddress:
+		return m.StartAddress()
+	case iprange.FieldEndAddress:
+		return m.EndAddress()
+	case iprange.FieldDescription:
+		return m.Description()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *IPRangeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case iprange.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case iprange.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case iprange.FieldStartAddress:
+		return m.OldStartAddress(ctx)
+	case iprange.FieldEndAddress:
+		return m.OldEndAddress(ctx)
+	case iprange.FieldDescription:
+		return m.OldDescription(ctx)
+	}
+	return nil, fmt.Errorf("unknown IPRange field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IPRangeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case iprange.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case iprange.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case iprange.FieldStartAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartAddress(v)
+		return nil
+	case iprange.FieldEndAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndAddress(v)
+		return nil
+	case iprange.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	}
+	return fmt.Errorf("unknown IPRange field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *IPRangeMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *IPRangeMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IPRangeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown IPRange numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *IPRangeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(iprange.FieldDescription) {
+		fields = append(fields, iprange.FieldDescription)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *IPRangeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *IPRangeMutation) ClearField(name string) error {
+	switch name {
+	case iprange.FieldDescription:
+		m.ClearDescription()
+		return nil
+	}
+	return fmt.Errorf("unknown IPRange nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *IPRangeMutation) ResetField(name string) error {
+	switch name {
+	case iprange.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case iprange.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case iprange.FieldStartAddress:
+		m.ResetStartAddress()
+		return nil
+	case iprange.FieldEndAddress:
+		m.ResetEndAddress()
+		return nil
+	case iprange.FieldDescription:
+		m.ResetDescription()
+		return nil
+	}
+	return fmt.Errorf("unknown IPRange field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *IPRangeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.network != nil {
+		edges = append(edges, iprange.EdgeNetwork)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *IPRangeMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case iprange.EdgeNetwork:
+		if id := m.network; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *IPRangeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *IPRangeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *IPRangeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearednetwork {
+		edges = append(edges, iprange.EdgeNetwork)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *IPRangeMutation) EdgeCleared(name string) bool {
+	switch name {
+	case iprange.EdgeNetwork:
+		return m.clearednetwork
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *IPRangeMutation) ClearEdge(name string) error {
+	switch name {
+	case iprange.EdgeNetwork:
+		m.ClearNetwork()
+		return nil
+	}
+	return fmt.Errorf("unknown IPRange unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *IPRangeMutation) ResetEdge(name string) error {
+	switch name {
+	case iprange.EdgeNetwork:
+		m.ResetNetwork()
+		return nil
+	}
+	return fmt.Errorf("unknown IPRange edge %s", name)
+}
+
 // ImageMutation represents an operation that mutates the Image nodes in the graph.
 type ImageMutation struct {
 	config
@@ -29301,6 +29934,9 @@ type NetworkMutation struct {
 	ip_addresses        map[int]struct{}
 	removedip_addresses map[int]struct{}
 	clearedip_addresses bool
+	ip_ranges           map[int]struct{}
+	removedip_ranges    map[int]struct{}
+	clearedip_ranges    bool
 	done                bool
 	oldValue            func(context.Context) (*Network, error)
 	predicates          []predicate.Network
@@ -29977,6 +30613,60 @@ func (m *NetworkMutation) ResetIPAddresses() {
 	m.removedip_addresses = nil
 }
 
+// AddIPRangeIDs adds the "ip_ranges" edge to the IPRange entity by ids.
+func (m *NetworkMutation) AddIPRangeIDs(ids ...int) {
+	if m.ip_ranges == nil {
+		m.ip_ranges = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.ip_ranges[ids[i]] = struct{}{}
+	}
+}
+
+// ClearIPRanges clears the "ip_ranges" edge to the IPRange entity.
+func (m *NetworkMutation) ClearIPRanges() {
+	m.clearedip_ranges = true
+}
+
+// IPRangesCleared reports if the "ip_ranges" edge to the IPRange entity was cleared.
+func (m *NetworkMutation) IPRangesCleared() bool {
+	return m.clearedip_ranges
+}
+
+// RemoveIPRangeIDs removes the "ip_ranges" edge to the IPRange entity by IDs.
+func (m *NetworkMutation) RemoveIPRangeIDs(ids ...int) {
+	if m.removedip_ranges == nil {
+		m.removedip_ranges = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.ip_ranges, ids[i])
+		m.removedip_ranges[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedIPRanges returns the removed IDs of the "ip_ranges" edge to the IPRange entity.
+func (m *NetworkMutation) RemovedIPRangesIDs() (ids []int) {
+	for id := range m.removedip_ranges {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// IPRangesIDs returns the "ip_ranges" edge IDs in the mutation.
+func (m *NetworkMutation) IPRangesIDs() (ids []int) {
+	for id := range m.ip_ranges {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetIPRanges resets all changes to the "ip_ranges" edge.
+func (m *NetworkMutation) ResetIPRanges() {
+	m.ip_ranges = nil
+	m.clearedip_ranges = false
+	m.removedip_ranges = nil
+}
+
 // Where appends a list predicates to the NetworkMutation builder.
 func (m *NetworkMutation) Where(ps ...predicate.Network) {
 	m.predicates = append(m.predicates, ps...)
@@ -30265,7 +30955,7 @@ func (m *NetworkMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *NetworkMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.datacenter != nil {
 		edges = append(edges, network.EdgeDatacenter)
 	}
@@ -30280,6 +30970,9 @@ func (m *NetworkMutation) AddedEdges() []string {
 	}
 	if m.ip_addresses != nil {
 		edges = append(edges, network.EdgeIPAddresses)
+	}
+	if m.ip_ranges != nil {
+		edges = append(edges, network.EdgeIPRanges)
 	}
 	return edges
 }
@@ -30312,18 +31005,27 @@ func (m *NetworkMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case network.EdgeIPRanges:
+		ids := make([]ent.Value, 0, len(m.ip_ranges))
+		for id := range m.ip_ranges {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *NetworkMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.removedports != nil {
 		edges = append(edges, network.EdgePorts)
 	}
 	if m.removedip_addresses != nil {
 		edges = append(edges, network.EdgeIPAddresses)
+	}
+	if m.removedip_ranges != nil {
+		edges = append(edges, network.EdgeIPRanges)
 	}
 	return edges
 }
@@ -30344,13 +31046,19 @@ func (m *NetworkMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case network.EdgeIPRanges:
+		ids := make([]ent.Value, 0, len(m.removedip_ranges))
+		for id := range m.removedip_ranges {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *NetworkMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.cleareddatacenter {
 		edges = append(edges, network.EdgeDatacenter)
 	}
@@ -30365,6 +31073,9 @@ func (m *NetworkMutation) ClearedEdges() []string {
 	}
 	if m.clearedip_addresses {
 		edges = append(edges, network.EdgeIPAddresses)
+	}
+	if m.clearedip_ranges {
+		edges = append(edges, network.EdgeIPRanges)
 	}
 	return edges
 }
@@ -30383,6 +31094,8 @@ func (m *NetworkMutation) EdgeCleared(name string) bool {
 		return m.clearedports
 	case network.EdgeIPAddresses:
 		return m.clearedip_addresses
+	case network.EdgeIPRanges:
+		return m.clearedip_ranges
 	}
 	return false
 }
@@ -30422,6 +31135,9 @@ func (m *NetworkMutation) ResetEdge(name string) error {
 		return nil
 	case network.EdgeIPAddresses:
 		m.ResetIPAddresses()
+		return nil
+	case network.EdgeIPRanges:
+		m.ResetIPRanges()
 		return nil
 	}
 	return fmt.Errorf("unknown Network edge %s", name)

@@ -57,14 +57,17 @@ type NetworkEdges struct {
 	Ports []*Port `json:"ports,omitempty"`
 	// IPAddresses holds the value of the ip_addresses edge.
 	IPAddresses []*IPAddress `json:"ip_addresses,omitempty"`
+	// IPRanges holds the value of the ip_ranges edge.
+	IPRanges []*IPRange `json:"ip_ranges,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 	// totalCount holds the count of the edges above.
-	totalCount [5]map[string]int
+	totalCount [6]map[string]int
 
 	namedPorts       map[string][]*Port
 	namedIPAddresses map[string][]*IPAddress
+	namedIPRanges    map[string][]*IPRange
 }
 
 // DatacenterOrErr returns the Datacenter value or an error if the edge
@@ -116,6 +119,15 @@ func (e NetworkEdges) IPAddressesOrErr() ([]*IPAddress, error) {
 		return e.IPAddresses, nil
 	}
 	return nil, &NotLoadedError{edge: "ip_addresses"}
+}
+
+// IPRangesOrErr returns the IPRanges value or an error if the edge
+// was not loaded in eager-loading.
+func (e NetworkEdges) IPRangesOrErr() ([]*IPRange, error) {
+	if e.loadedTypes[5] {
+		return e.IPRanges, nil
+	}
+	return nil, &NotLoadedError{edge: "ip_ranges"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -263,6 +275,11 @@ func (_m *Network) QueryIPAddresses() *IPAddressQuery {
 	return NewNetworkClient(_m.config).QueryIPAddresses(_m)
 }
 
+// QueryIPRanges queries the "ip_ranges" edge of the Network entity.
+func (_m *Network) QueryIPRanges() *IPRangeQuery {
+	return NewNetworkClient(_m.config).QueryIPRanges(_m)
+}
+
 // Update returns a builder for updating this Network.
 // Note that you need to call Network.Unwrap() before calling this method if this Network
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -358,6 +375,30 @@ func (_m *Network) appendNamedIPAddresses(name string, edges ...*IPAddress) {
 		_m.Edges.namedIPAddresses[name] = []*IPAddress{}
 	} else {
 		_m.Edges.namedIPAddresses[name] = append(_m.Edges.namedIPAddresses[name], edges...)
+	}
+}
+
+// NamedIPRanges returns the IPRanges named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Network) NamedIPRanges(name string) ([]*IPRange, error) {
+	if _m.Edges.namedIPRanges == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedIPRanges[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Network) appendNamedIPRanges(name string, edges ...*IPRange) {
+	if _m.Edges.namedIPRanges == nil {
+		_m.Edges.namedIPRanges = make(map[string][]*IPRange)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedIPRanges[name] = []*IPRange{}
+	} else {
+		_m.Edges.namedIPRanges[name] = append(_m.Edges.namedIPRanges[name], edges...)
 	}
 }
 

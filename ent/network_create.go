@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/port"
@@ -208,6 +209,21 @@ func (_c *NetworkCreate) AddIPAddresses(v ...*IPAddress) *NetworkCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddIPAddressIDs(ids...)
+}
+
+// AddIPRangeIDs adds the "ip_ranges" edge to the IPRange entity by IDs.
+func (_c *NetworkCreate) AddIPRangeIDs(ids ...int) *NetworkCreate {
+	_c.mutation.AddIPRangeIDs(ids...)
+	return _c
+}
+
+// AddIPRanges adds the "ip_ranges" edges to the IPRange entity.
+func (_c *NetworkCreate) AddIPRanges(v ...*IPRange) *NetworkCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddIPRangeIDs(ids...)
 }
 
 // Mutation returns the NetworkMutation object of the builder.
@@ -450,6 +466,22 @@ func (_c *NetworkCreate) createSpec() (*Network, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(ipaddress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.IPRangesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -16,6 +16,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/port"
@@ -35,11 +36,13 @@ type NetworkQuery struct {
 	withTenant           *TenantQuery
 	withPorts            *PortQuery
 	withIPAddresses      *IPAddressQuery
+	withIPRanges         *IPRangeQuery
 	withFKs              bool
 	loadTotal            []func(context.Context, []*Network) error
 	modifiers            []func(*sql.Selector)
 	withNamedPorts       map[string]*PortQuery
 	withNamedIPAddresses map[string]*IPAddressQuery
+	withNamedIPRanges    map[string]*IPRangeQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -179,6 +182,28 @@ func (_q *NetworkQuery) QueryIPAddresses() *IPAddressQuery {
 			sqlgraph.From(network.Table, network.FieldID, selector),
 			sqlgraph.To(ipaddress.Table, ipaddress.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, network.IPAddressesTable, network.IPAddressesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryIPRanges chains the current query on the "ip_ranges" edge.
+func (_q *NetworkQuery) QueryIPRanges() *IPRangeQuery {
+	query := (&IPRangeClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(network.Table, network.FieldID, selector),
+			sqlgraph.To(iprange.Table, iprange.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, network.IPRangesTable, network.IPRangesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -383,6 +408,7 @@ func (_q *NetworkQuery) Clone() *NetworkQuery {
 		withTenant:      _q.withTenant.Clone(),
 		withPorts:       _q.withPorts.Clone(),
 		withIPAddresses: _q.withIPAddresses.Clone(),
+		withIPRanges:    _q.withIPRanges.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -442,6 +468,17 @@ func (_q *NetworkQuery) WithIPAddresses(opts ...func(*IPAddressQuery)) *NetworkQ
 		opt(query)
 	}
 	_q.withIPAddresses = query
+	return _q
+}
+
+// WithIPRanges tells the query-builder to eager-load the nodes that are connected to
+// the "ip_ranges" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *NetworkQuery) WithIPRanges(opts ...func(*IPRangeQuery)) *NetworkQuery {
+	query := (&IPRangeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withIPRanges = query
 	return _q
 }
 
@@ -530,12 +567,13 @@ func (_q *NetworkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Netw
 		nodes       = []*Network{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [5]bool{
+		loadedTypes = [6]bool{
 			_q.withDatacenter != nil,
 			_q.withNetworkZone != nil,
 			_q.withTenant != nil,
 			_q.withPorts != nil,
 			_q.withIPAddresses != nil,
+			_q.withIPRanges != nil,
 		}
 	)
 	if _q.withDatacenter != nil || _q.withNetworkZone != nil || _q.withTenant != nil {
@@ -597,6 +635,13 @@ func (_q *NetworkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Netw
 			return nil, err
 		}
 	}
+	if query := _q.withIPRanges; query != nil {
+		if err := _q.loadIPRanges(ctx, query, nodes,
+			func(n *Network) { n.Edges.IPRanges = []*IPRange{} },
+			func(n *Network, e *IPRange) { n.Edges.IPRanges = append(n.Edges.IPRanges, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedPorts {
 		if err := _q.loadPorts(ctx, query, nodes,
 			func(n *Network) { n.appendNamedPorts(name) },
@@ -608,6 +653,13 @@ func (_q *NetworkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Netw
 		if err := _q.loadIPAddresses(ctx, query, nodes,
 			func(n *Network) { n.appendNamedIPAddresses(name) },
 			func(n *Network, e *IPAddress) { n.appendNamedIPAddresses(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedIPRanges {
+		if err := _q.loadIPRanges(ctx, query, nodes,
+			func(n *Network) { n.appendNamedIPRanges(name) },
+			func(n *Network, e *IPRange) { n.appendNamedIPRanges(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -777,6 +829,37 @@ func (_q *NetworkQuery) loadIPAddresses(ctx context.Context, query *IPAddressQue
 	}
 	return nil
 }
+func (_q *NetworkQuery) loadIPRanges(ctx context.Context, query *IPRangeQuery, nodes []*Network, init func(*Network), assign func(*Network, *IPRange)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Network)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.IPRange(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(network.IPRangesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.network_ip_ranges
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "network_ip_ranges" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "network_ip_ranges" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 
 func (_q *NetworkQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -922,6 +1005,20 @@ func (_q *NetworkQuery) WithNamedIPAddresses(name string, opts ...func(*IPAddres
 		_q.withNamedIPAddresses = make(map[string]*IPAddressQuery)
 	}
 	_q.withNamedIPAddresses[name] = query
+	return _q
+}
+
+// WithNamedIPRanges tells the query-builder to eager-load the nodes that are connected to the "ip_ranges"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *NetworkQuery) WithNamedIPRanges(name string, opts ...func(*IPRangeQuery)) *NetworkQuery {
+	query := (&IPRangeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedIPRanges == nil {
+		_q.withNamedIPRanges = make(map[string]*IPRangeQuery)
+	}
+	_q.withNamedIPRanges[name] = query
 	return _q
 }
 

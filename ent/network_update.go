@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/port"
@@ -236,6 +237,21 @@ func (_u *NetworkUpdate) AddIPAddresses(v ...*IPAddress) *NetworkUpdate {
 	return _u.AddIPAddressIDs(ids...)
 }
 
+// AddIPRangeIDs adds the "ip_ranges" edge to the IPRange entity by IDs.
+func (_u *NetworkUpdate) AddIPRangeIDs(ids ...int) *NetworkUpdate {
+	_u.mutation.AddIPRangeIDs(ids...)
+	return _u
+}
+
+// AddIPRanges adds the "ip_ranges" edges to the IPRange entity.
+func (_u *NetworkUpdate) AddIPRanges(v ...*IPRange) *NetworkUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddIPRangeIDs(ids...)
+}
+
 // Mutation returns the NetworkMutation object of the builder.
 func (_u *NetworkUpdate) Mutation() *NetworkMutation {
 	return _u.mutation
@@ -299,6 +315,27 @@ func (_u *NetworkUpdate) RemoveIPAddresses(v ...*IPAddress) *NetworkUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveIPAddressIDs(ids...)
+}
+
+// ClearIPRanges clears all "ip_ranges" edges to the IPRange entity.
+func (_u *NetworkUpdate) ClearIPRanges() *NetworkUpdate {
+	_u.mutation.ClearIPRanges()
+	return _u
+}
+
+// RemoveIPRangeIDs removes the "ip_ranges" edge to IPRange entities by IDs.
+func (_u *NetworkUpdate) RemoveIPRangeIDs(ids ...int) *NetworkUpdate {
+	_u.mutation.RemoveIPRangeIDs(ids...)
+	return _u
+}
+
+// RemoveIPRanges removes "ip_ranges" edges to IPRange entities.
+func (_u *NetworkUpdate) RemoveIPRanges(v ...*IPRange) *NetworkUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveIPRangeIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -606,6 +643,51 @@ func (_u *NetworkUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.IPRangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedIPRangesIDs(); len(nodes) > 0 && !_u.mutation.IPRangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.IPRangesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -830,6 +912,21 @@ func (_u *NetworkUpdateOne) AddIPAddresses(v ...*IPAddress) *NetworkUpdateOne {
 	return _u.AddIPAddressIDs(ids...)
 }
 
+// AddIPRangeIDs adds the "ip_ranges" edge to the IPRange entity by IDs.
+func (_u *NetworkUpdateOne) AddIPRangeIDs(ids ...int) *NetworkUpdateOne {
+	_u.mutation.AddIPRangeIDs(ids...)
+	return _u
+}
+
+// AddIPRanges adds the "ip_ranges" edges to the IPRange entity.
+func (_u *NetworkUpdateOne) AddIPRanges(v ...*IPRange) *NetworkUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddIPRangeIDs(ids...)
+}
+
 // Mutation returns the NetworkMutation object of the builder.
 func (_u *NetworkUpdateOne) Mutation() *NetworkMutation {
 	return _u.mutation
@@ -893,6 +990,27 @@ func (_u *NetworkUpdateOne) RemoveIPAddresses(v ...*IPAddress) *NetworkUpdateOne
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveIPAddressIDs(ids...)
+}
+
+// ClearIPRanges clears all "ip_ranges" edges to the IPRange entity.
+func (_u *NetworkUpdateOne) ClearIPRanges() *NetworkUpdateOne {
+	_u.mutation.ClearIPRanges()
+	return _u
+}
+
+// RemoveIPRangeIDs removes the "ip_ranges" edge to IPRange entities by IDs.
+func (_u *NetworkUpdateOne) RemoveIPRangeIDs(ids ...int) *NetworkUpdateOne {
+	_u.mutation.RemoveIPRangeIDs(ids...)
+	return _u
+}
+
+// RemoveIPRanges removes "ip_ranges" edges to IPRange entities.
+func (_u *NetworkUpdateOne) RemoveIPRanges(v ...*IPRange) *NetworkUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveIPRangeIDs(ids...)
 }
 
 // Where appends a list predicates to the NetworkUpdate builder.
@@ -1223,6 +1341,51 @@ func (_u *NetworkUpdateOne) sqlSave(ctx context.Context) (_node *Network, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(ipaddress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.IPRangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedIPRangesIDs(); len(nodes) > 0 && !_u.mutation.IPRangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.IPRangesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   network.IPRangesTable,
+			Columns: []string{network.IPRangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

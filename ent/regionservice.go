@@ -33,7 +33,7 @@ type RegionService struct {
 	Name string `json:"name,omitempty"`
 	// Description holds the value of the "description" field.
 	Description string `json:"description,omitempty"`
-	// Replicas holds the value of the "replicas" field.
+	// changed through scaleRegionService
 	Replicas int `json:"replicas,omitempty"`
 	// SchedulePolicy holds the value of the "schedule_policy" field.
 	SchedulePolicy fieldtype.SchedulePolicy `json:"schedule_policy,omitempty"`

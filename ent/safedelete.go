@@ -26,6 +26,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -874,6 +875,48 @@ func (c *IPAddressClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
+// SafeDelete deletes the IPRange with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *IPRangeClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "IPRange", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the IPRange privacy policy for deleting id without deleting it.
+func (c *IPRangeClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(iprange.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{iprange.Label}
+	}
+	m := newIPRangeMutation(c.config, OpDeleteOne, withIPRangeID(id))
+	if iprange.Policy != nil {
+		if err := iprange.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, iprange.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{iprange.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Image with the given id unless records on its virtualMachines regionServices edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -1198,7 +1241,7 @@ func (c *MaintenanceClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Network with the given id unless records on its ports ipAddresses edges
+// SafeDelete deletes the Network with the given id unless records on its ports ipAddresses ipRanges edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -1218,6 +1261,11 @@ func (c *NetworkClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count ip_addresses of Network %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "ipAddresses", Count: n})
+	}
+	if n, err := c.Query().Where(network.ID(id)).QueryIPRanges().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count ip_ranges of Network %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "ipRanges", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Network", ID: id, Dependents: deps}

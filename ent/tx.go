@@ -44,6 +44,8 @@ type Tx struct {
 	HostGroup *HostGroupClient
 	// IPAddress is the client for interacting with the IPAddress builders.
 	IPAddress *IPAddressClient
+	// IPRange is the client for interacting with the IPRange builders.
+	IPRange *IPRangeClient
 	// Image is the client for interacting with the Image builders.
 	Image *ImageClient
 	// KubernetesCluster is the client for interacting with the KubernetesCluster builders.
@@ -241,6 +243,7 @@ func (tx *Tx) init() {
 	tx.Host = NewHostClient(tx.config)
 	tx.HostGroup = NewHostGroupClient(tx.config)
 	tx.IPAddress = NewIPAddressClient(tx.config)
+	tx.IPRange = NewIPRangeClient(tx.config)
 	tx.Image = NewImageClient(tx.config)
 	tx.KubernetesCluster = NewKubernetesClusterClient(tx.config)
 	tx.Link = NewLinkClient(tx.config)

@@ -75,13 +75,13 @@ type VirtualMachineEdges struct {
 	Flavor *Flavor `json:"flavor,omitempty"`
 	// Image holds the value of the image edge.
 	Image *Image `json:"image,omitempty"`
-	// Cluster holds the value of the cluster edge.
+	// set by the scheduler
 	Cluster *Cluster `json:"cluster,omitempty"`
-	// Node holds the value of the node edge.
+	// set by the scheduler; moved only by a drain
 	Node *ComputeNode `json:"node,omitempty"`
 	// KubernetesCluster holds the value of the kubernetes_cluster edge.
 	KubernetesCluster *KubernetesCluster `json:"kubernetes_cluster,omitempty"`
-	// RegionService holds the value of the region_service edge.
+	// set when the VM is a replica of a region service
 	RegionService *RegionService `json:"region_service,omitempty"`
 	// Ports holds the value of the ports edge.
 	Ports []*Port `json:"ports,omitempty"`

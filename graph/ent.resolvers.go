@@ -193,6 +193,21 @@ func (r *mutationResolver) DeleteIPAddress(ctx context.Context, id int) (int, er
 	return id, r.ent(ctx).IPAddress.SafeDelete(ctx, id)
 }
 
+// CreateIPRange is the resolver for the createIPRange field.
+func (r *mutationResolver) CreateIPRange(ctx context.Context, input ent.CreateIPRangeInput) (*ent.IPRange, error) {
+	return r.ent(ctx).IPRange.Create().SetInput(input).Save(ctx)
+}
+
+// UpdateIPRange is the resolver for the updateIPRange field.
+func (r *mutationResolver) UpdateIPRange(ctx context.Context, id int, input ent.UpdateIPRangeInput) (*ent.IPRange, error) {
+	return r.ent(ctx).IPRange.UpdateOneID(id).SetInput(input).Save(ctx)
+}
+
+// DeleteIPRange is the resolver for the deleteIPRange field.
+func (r *mutationResolver) DeleteIPRange(ctx context.Context, id int) (int, error) {
+	return id, r.ent(ctx).IPRange.SafeDelete(ctx, id)
+}
+
 // CreateImage is the resolver for the createImage field.
 func (r *mutationResolver) CreateImage(ctx context.Context, input ent.CreateImageInput) (*ent.Image, error) {
 	return r.ent(ctx).Image.Create().SetInput(input).Save(ctx)
@@ -628,6 +643,11 @@ func (r *queryResolver) IPAddresses(ctx context.Context, after *entgql.Cursor[in
 	return r.client.IPAddress.Query().Paginate(ctx, after, first, before, last, ent.WithIPAddressOrder(orderBy), ent.WithIPAddressFilter(where.Filter))
 }
 
+// IPRanges is the resolver for the ipRanges field.
+func (r *queryResolver) IPRanges(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.IPRangeOrder, where *ent.IPRangeWhereInput) (*ent.IPRangeConnection, error) {
+	return r.client.IPRange.Query().Paginate(ctx, after, first, before, last, ent.WithIPRangeOrder(orderBy), ent.WithIPRangeFilter(where.Filter))
+}
+
 // Images is the resolver for the images field.
 func (r *queryResolver) Images(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ImageOrder, where *ent.ImageWhereInput) (*ent.ImageConnection, error) {
 	return r.client.Image.Query().Paginate(ctx, after, first, before, last, ent.WithImageOrder(orderBy), ent.WithImageFilter(where.Filter))
@@ -756,10 +776,14 @@ func (r *queryResolver) Volumes(ctx context.Context, after *entgql.Cursor[int], 
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
+// Network returns generated.NetworkResolver implementation.
+func (r *Resolver) Network() generated.NetworkResolver { return &networkResolver{r} }
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
 	mutationResolver struct{ *Resolver }
+	networkResolver  struct{ *Resolver }
 	queryResolver    struct{ *Resolver }
 )

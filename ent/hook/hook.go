@@ -201,6 +201,18 @@ func (f IPAddressFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.IPAddressMutation", m)
 }
 
+// The IPRangeFunc type is an adapter to allow the use of ordinary
+// function as IPRange mutator.
+type IPRangeFunc func(context.Context, *ent.IPRangeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f IPRangeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.IPRangeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.IPRangeMutation", m)
+}
+
 // The ImageFunc type is an adapter to allow the use of ordinary
 // function as Image mutator.
 type ImageFunc func(context.Context, *ent.ImageMutation) (ent.Value, error)

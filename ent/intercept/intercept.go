@@ -25,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -538,6 +539,33 @@ func (f TraverseIPAddress) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.IPAddressQuery", q)
+}
+
+// The IPRangeFunc type is an adapter to allow the use of ordinary function as a Querier.
+type IPRangeFunc func(context.Context, *ent.IPRangeQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f IPRangeFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.IPRangeQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.IPRangeQuery", q)
+}
+
+// The TraverseIPRange type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseIPRange func(context.Context, *ent.IPRangeQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseIPRange) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseIPRange) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.IPRangeQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.IPRangeQuery", q)
 }
 
 // The ImageFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -1250,6 +1278,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.HostGroupQuery, predicate.HostGroup, hostgroup.OrderOption]{typ: ent.TypeHostGroup, tq: q}, nil
 	case *ent.IPAddressQuery:
 		return &query[*ent.IPAddressQuery, predicate.IPAddress, ipaddress.OrderOption]{typ: ent.TypeIPAddress, tq: q}, nil
+	case *ent.IPRangeQuery:
+		return &query[*ent.IPRangeQuery, predicate.IPRange, iprange.OrderOption]{typ: ent.TypeIPRange, tq: q}, nil
 	case *ent.ImageQuery:
 		return &query[*ent.ImageQuery, predicate.Image, image.OrderOption]{typ: ent.TypeImage, tq: q}, nil
 	case *ent.KubernetesClusterQuery:

@@ -127,7 +127,6 @@ const DefaultStatus = StatusAllocated
 const (
 	StatusReserved  Status = "RESERVED"
 	StatusAllocated Status = "ALLOCATED"
-	StatusReleased  Status = "RELEASED"
 )
 
 func (s Status) String() string {
@@ -137,7 +136,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusReserved, StatusAllocated, StatusReleased:
+	case StatusReserved, StatusAllocated:
 		return nil
 	default:
 		return fmt.Errorf("ipaddress: invalid enum value for status field: %q", s)

@@ -683,7 +683,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "address", Type: field.TypeString},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"RESERVED", "ALLOCATED", "RELEASED"}, Default: "ALLOCATED"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"RESERVED", "ALLOCATED"}, Default: "ALLOCATED"},
 		{Name: "dns_name", Type: field.TypeString, Nullable: true, Size: 253},
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "load_balancer_vip", Type: field.TypeInt, Unique: true, Nullable: true},
@@ -725,6 +725,42 @@ var (
 				Name:    "ipaddress_address_network_ip_addresses",
 				Unique:  true,
 				Columns: []*schema.Column{IPAddressesColumns[3], IPAddressesColumns[8]},
+			},
+		},
+	}
+	// IPRangesColumns holds the columns for the "ip_ranges" table.
+	IPRangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "start_address", Type: field.TypeString},
+		{Name: "end_address", Type: field.TypeString},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
+		{Name: "network_ip_ranges", Type: field.TypeInt},
+	}
+	// IPRangesTable holds the schema information for the "ip_ranges" table.
+	IPRangesTable = &schema.Table{
+		Name:       "ip_ranges",
+		Columns:    IPRangesColumns,
+		PrimaryKey: []*schema.Column{IPRangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "ip_ranges_networks_ip_ranges",
+				Columns:    []*schema.Column{IPRangesColumns[6]},
+				RefColumns: []*schema.Column{NetworksColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "iprange_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{IPRangesColumns[1]},
+			},
+			{
+				Name:    "iprange_start_address_network_ip_ranges",
+				Unique:  true,
+				Columns: []*schema.Column{IPRangesColumns[3], IPRangesColumns[6]},
 			},
 		},
 	}
@@ -2258,6 +2294,7 @@ var (
 		HostsTable,
 		HostGroupsTable,
 		IPAddressesTable,
+		IPRangesTable,
 		ImagesTable,
 		KubernetesClustersTable,
 		LinksTable,
@@ -2379,6 +2416,10 @@ func init() {
 	IPAddressesTable.ForeignKeys[2].RefTable = PortsTable
 	IPAddressesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(64424509440),
+	}
+	IPRangesTable.ForeignKeys[0].RefTable = NetworksTable
+	IPRangesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(176093659136),
 	}
 	ImagesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(68719476736),

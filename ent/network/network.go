@@ -44,6 +44,8 @@ const (
 	EdgePorts = "ports"
 	// EdgeIPAddresses holds the string denoting the ip_addresses edge name in mutations.
 	EdgeIPAddresses = "ip_addresses"
+	// EdgeIPRanges holds the string denoting the ip_ranges edge name in mutations.
+	EdgeIPRanges = "ip_ranges"
 	// Table holds the table name of the network in the database.
 	Table = "networks"
 	// DatacenterTable is the table that holds the datacenter relation/edge.
@@ -81,6 +83,13 @@ const (
 	IPAddressesInverseTable = "ip_addresses"
 	// IPAddressesColumn is the table column denoting the ip_addresses relation/edge.
 	IPAddressesColumn = "network_ip_addresses"
+	// IPRangesTable is the table that holds the ip_ranges relation/edge.
+	IPRangesTable = "ip_ranges"
+	// IPRangesInverseTable is the table name for the IPRange entity.
+	// It exists in this package in order to avoid circular dependency with the "iprange" package.
+	IPRangesInverseTable = "ip_ranges"
+	// IPRangesColumn is the table column denoting the ip_ranges relation/edge.
+	IPRangesColumn = "network_ip_ranges"
 )
 
 // Columns holds all SQL columns for network fields.
@@ -269,6 +278,20 @@ func ByIPAddresses(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newIPAddressesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByIPRangesCount orders the results by ip_ranges count.
+func ByIPRangesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newIPRangesStep(), opts...)
+	}
+}
+
+// ByIPRanges orders the results by ip_ranges terms.
+func ByIPRanges(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newIPRangesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newDatacenterStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -302,6 +325,13 @@ func newIPAddressesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(IPAddressesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, IPAddressesTable, IPAddressesColumn),
+	)
+}
+func newIPRangesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(IPRangesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, IPRangesTable, IPRangesColumn),
 	)
 }
 

@@ -635,6 +635,29 @@ func HasIPAddressesWith(preds ...predicate.IPAddress) predicate.Network {
 	})
 }
 
+// HasIPRanges applies the HasEdge predicate on the "ip_ranges" edge.
+func HasIPRanges() predicate.Network {
+	return predicate.Network(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, IPRangesTable, IPRangesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasIPRangesWith applies the HasEdge predicate on the "ip_ranges" edge with a given conditions (other predicates).
+func HasIPRangesWith(preds ...predicate.IPRange) predicate.Network {
+	return predicate.Network(func(s *sql.Selector) {
+		step := newIPRangesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Network) predicate.Network {
 	return predicate.Network(sql.AndPredicates(predicates...))

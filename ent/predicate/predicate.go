@@ -54,6 +54,9 @@ type HostGroup func(*sql.Selector)
 // IPAddress is the predicate function for ipaddress builders.
 type IPAddress func(*sql.Selector)
 
+// IPRange is the predicate function for iprange builders.
+type IPRange func(*sql.Selector)
+
 // Image is the predicate function for image builders.
 type Image func(*sql.Selector)
 

@@ -495,6 +495,30 @@ func (f IPAddressMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutat
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.IPAddressMutation", m)
 }
 
+// The IPRangeQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type IPRangeQueryRuleFunc func(context.Context, *ent.IPRangeQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f IPRangeQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.IPRangeQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.IPRangeQuery", q)
+}
+
+// The IPRangeMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type IPRangeMutationRuleFunc func(context.Context, *ent.IPRangeMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f IPRangeMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.IPRangeMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.IPRangeMutation", m)
+}
+
 // The ImageQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type ImageQueryRuleFunc func(context.Context, *ent.ImageQuery) error
@@ -1162,6 +1186,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.IPAddressQuery:
 		return q.Filter(), nil
+	case *ent.IPRangeQuery:
+		return q.Filter(), nil
 	case *ent.ImageQuery:
 		return q.Filter(), nil
 	case *ent.KubernetesClusterQuery:
@@ -1250,6 +1276,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.HostGroupMutation:
 		return m.Filter(), nil
 	case *ent.IPAddressMutation:
+		return m.Filter(), nil
+	case *ent.IPRangeMutation:
 		return m.Filter(), nil
 	case *ent.ImageMutation:
 		return m.Filter(), nil

@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -1152,6 +1153,73 @@ func init() {
 	ipaddressDescDescription := ipaddressFields[3].Descriptor()
 	// ipaddress.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	ipaddress.DescriptionValidator = ipaddressDescDescription.Validators[0].(func(string) error)
+	iprangeMixin := schema.IPRange{}.Mixin()
+	iprange.Policy = privacy.NewPolicies(iprangeMixin[1], schema.IPRange{})
+	iprange.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := iprange.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	iprangeHooks := schema.IPRange{}.Hooks()
+
+	iprange.Hooks[1] = iprangeHooks[0]
+	iprangeMixinFields0 := iprangeMixin[0].Fields()
+	_ = iprangeMixinFields0
+	iprangeFields := schema.IPRange{}.Fields()
+	_ = iprangeFields
+	// iprangeDescCreatedAt is the schema descriptor for created_at field.
+	iprangeDescCreatedAt := iprangeMixinFields0[0].Descriptor()
+	// iprange.DefaultCreatedAt holds the default value on creation for the created_at field.
+	iprange.DefaultCreatedAt = iprangeDescCreatedAt.Default.(func() time.Time)
+	// iprangeDescUpdatedAt is the schema descriptor for updated_at field.
+	iprangeDescUpdatedAt := iprangeMixinFields0[1].Descriptor()
+	// iprange.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	iprange.DefaultUpdatedAt = iprangeDescUpdatedAt.Default.(func() time.Time)
+	// iprange.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	iprange.UpdateDefaultUpdatedAt = iprangeDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// iprangeDescStartAddress is the schema descriptor for start_address field.
+	iprangeDescStartAddress := iprangeFields[0].Descriptor()
+	// iprange.StartAddressValidator is a validator for the "start_address" field. It is called by the builders before save.
+	iprange.StartAddressValidator = func() func(string) error {
+		validators := iprangeDescStartAddress.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(start_address string) error {
+			for _, fn := range fns {
+				if err := fn(start_address); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// iprangeDescEndAddress is the schema descriptor for end_address field.
+	iprangeDescEndAddress := iprangeFields[1].Descriptor()
+	// iprange.EndAddressValidator is a validator for the "end_address" field. It is called by the builders before save.
+	iprange.EndAddressValidator = func() func(string) error {
+		validators := iprangeDescEndAddress.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(end_address string) error {
+			for _, fn := range fns {
+				if err := fn(end_address); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// iprangeDescDescription is the schema descriptor for description field.
+	iprangeDescDescription := iprangeFields[2].Descriptor()
+	// iprange.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	iprange.DescriptionValidator = iprangeDescDescription.Validators[0].(func(string) error)
 	imageMixin := schema.Image{}.Mixin()
 	image.Policy = privacy.NewPolicies(imageMixin[1], schema.Image{})
 	image.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -12,7 +12,8 @@ import (
 )
 
 // IPAddress is one address of a network, optionally bound to a port or serving as a load
-// balancer's VIP. An address appears at most once per network (a unique index enforced by the
+// balancer's VIP. RESERVED marks a single address kept out of allocation; releasing an address
+// deletes its row, which frees it for the next allocation. An address appears at most once per network (a unique index enforced by the
 // database), so allocation can never hand it out twice.
 type IPAddress struct {
 	ent.Schema
@@ -25,7 +26,7 @@ func (IPAddress) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixi
 func (IPAddress) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("address").NotEmpty().Validate(validAddr).Annotations(entgql.OrderField("ADDRESS")),
-		field.Enum("status").NamedValues(enumValues("Reserved", "Allocated", "Released")...).
+		field.Enum("status").NamedValues(enumValues("Reserved", "Allocated")...).
 			Default("ALLOCATED").Annotations(entgql.OrderField("STATUS")),
 		field.String("dns_name").Optional().MaxLen(253),
 		descriptionField(),

@@ -44,6 +44,7 @@ func (Network) Edges() []ent.Edge {
 		edge.From("tenant", Tenant.Type).Ref("networks").Unique().Comment("set for a tenant's own network"),
 		edge.To("ports", Port.Type).Annotations(entgql.RelayConnection()),
 		edge.To("ip_addresses", IPAddress.Type).Annotations(entgql.RelayConnection()),
+		edge.To("ip_ranges", IPRange.Type).Annotations(entgql.RelayConnection()),
 	}
 }
 

@@ -27,7 +27,8 @@ func (RegionService) Fields() []ent.Field {
 	return []ent.Field{
 		slugField(),
 		descriptionField(),
-		field.Int("replicas").Default(1).Range(0, 10000),
+		field.Int("replicas").Default(1).Range(0, 10000).Annotations(entgql.Skip(entgql.SkipMutationUpdateInput)).
+			Comment("changed through scaleRegionService"),
 		field.JSON("schedule_policy", fieldtype.SchedulePolicy{}).Optional(),
 		field.Bool("allow_partial").Default(false).Comment("place as many replicas as fit instead of none"),
 		field.Enum("status").NamedValues(enumValues("Initializing", "Creating", "Active", "Updating", "Deleting", "Deleted", "Error")...).
@@ -38,10 +39,12 @@ func (RegionService) Fields() []ent.Field {
 
 // Edges of the RegionService.
 func (RegionService) Edges() []ent.Edge {
+	// Replicas already placed would escape quota and capacity checks if these changed.
+	fixed := entgql.Skip(entgql.SkipMutationUpdateInput)
 	return []ent.Edge{
-		edge.From("tenant", Tenant.Type).Ref("region_services").Unique().Required(),
-		edge.From("region", Region.Type).Ref("region_services").Unique().Required(),
-		edge.From("flavor", Flavor.Type).Ref("region_services").Unique(),
+		edge.From("tenant", Tenant.Type).Ref("region_services").Unique().Required().Annotations(fixed),
+		edge.From("region", Region.Type).Ref("region_services").Unique().Required().Annotations(fixed),
+		edge.From("flavor", Flavor.Type).Ref("region_services").Unique().Annotations(fixed),
 		edge.From("image", Image.Type).Ref("region_services").Unique(),
 		edge.From("global_service", GlobalService.Type).Ref("region_services").Unique(),
 		edge.To("load_balancer", LoadBalancer.Type).Unique(),

@@ -42,15 +42,21 @@ func (VirtualMachine) Fields() []ent.Field {
 
 // Edges of the VirtualMachine.
 func (VirtualMachine) Edges() []ent.Edge {
+	placedBySchedulerEdge := entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)
+	// Moving a VM to another tenant, region or flavor would bypass quota and capacity checks.
+	fixedAtCreate := entgql.Skip(entgql.SkipMutationUpdateInput)
 	return append([]ent.Edge{
-		edge.From("tenant", Tenant.Type).Ref("virtual_machines").Unique().Required(),
-		edge.From("region", Region.Type).Ref("virtual_machines").Unique().Required(),
-		edge.From("flavor", Flavor.Type).Ref("virtual_machines").Unique().Required(),
+		edge.From("tenant", Tenant.Type).Ref("virtual_machines").Unique().Required().Annotations(fixedAtCreate),
+		edge.From("region", Region.Type).Ref("virtual_machines").Unique().Required().Annotations(fixedAtCreate),
+		edge.From("flavor", Flavor.Type).Ref("virtual_machines").Unique().Required().Annotations(fixedAtCreate),
 		edge.From("image", Image.Type).Ref("virtual_machines").Unique(),
-		edge.From("cluster", Cluster.Type).Ref("virtual_machines").Unique(),
-		edge.From("node", ComputeNode.Type).Ref("virtual_machines").Unique(),
+		edge.From("cluster", Cluster.Type).Ref("virtual_machines").Unique().Annotations(placedBySchedulerEdge).
+			Comment("set by the scheduler"),
+		edge.From("node", ComputeNode.Type).Ref("virtual_machines").Unique().Annotations(placedBySchedulerEdge).
+			Comment("set by the scheduler; moved only by a drain"),
 		edge.From("kubernetes_cluster", KubernetesCluster.Type).Ref("virtual_machines").Unique(),
-		edge.From("region_service", RegionService.Type).Ref("virtual_machines").Unique(),
+		edge.From("region_service", RegionService.Type).Ref("virtual_machines").Unique().Annotations(placedBySchedulerEdge).
+			Comment("set when the VM is a replica of a region service"),
 		edge.To("ports", Port.Type).Annotations(entgql.RelayConnection()),
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
 		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),

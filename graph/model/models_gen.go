@@ -7,8 +7,53 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
+
+type AddressRange struct {
+	Start string  `json:"start"`
+	End   string  `json:"end"`
+	Size  float64 `json:"size"`
+}
+
+type AllocateIPAddressInput struct {
+	NetworkID int `json:"networkID"`
+	// a specific address; omitted: the next free one
+	Address *string `json:"address,omitempty"`
+	// ALLOCATED (default) or RESERVED
+	Status *ipaddress.Status `json:"status,omitempty"`
+	PortID *int              `json:"portID,omitempty"`
+	// make the address this load balancer's VIP
+	LoadBalancerID *int    `json:"loadBalancerID,omitempty"`
+	DNSName        *string `json:"dnsName,omitempty"`
+	Description    *string `json:"description,omitempty"`
+}
+
+type BuildFabricInput struct {
+	FloorID int `json:"floorID"`
+	// the floor's network rack, which holds the floor-leaf and rack-spine routers
+	NetworkRackID int `json:"networkRackID"`
+	// server racks to cable, paired 1-2, 3-4… per row; omitted: every other rack of the floor
+	RackIDs    []int   `json:"rackIDs,omitempty"`
+	HostPrefix *string `json:"hostPrefix,omitempty"`
+	// default 4
+	FloorLeaves *int `json:"floorLeaves,omitempty"`
+	// default 8
+	RackSpines *int `json:"rackSpines,omitempty"`
+}
+
+type BuildFabricRootInput struct {
+	DatacenterID int `json:"datacenterID"`
+	// rack that holds the routers (highest free units); default: the datacenter's first network rack
+	RackID     *int    `json:"rackID,omitempty"`
+	HostPrefix *string `json:"hostPrefix,omitempty"`
+	// default 4
+	FloorSpines *int `json:"floorSpines,omitempty"`
+	// default 2
+	Gateways *int `json:"gateways,omitempty"`
+}
 
 // A new API token for automation.
 type CreateAPITokenInput struct {
@@ -23,12 +68,129 @@ type CreateAPITokenInput struct {
 	UserID *int `json:"userID,omitempty"`
 }
 
+type FabricBuild struct {
+	Floor       *ent.Floor  `json:"floor"`
+	FloorLeaves []*ent.Host `json:"floorLeaves"`
+	RackSpines  []*ent.Host `json:"rackSpines"`
+	RackLeaves  []*ent.Host `json:"rackLeaves"`
+	Racks       []*ent.Rack `json:"racks"`
+	Servers     int         `json:"servers"`
+	// ports created
+	Ports int `json:"ports"`
+	// links created
+	Links     int             `json:"links"`
+	RackZones []*ent.RackZone `json:"rackZones"`
+}
+
+type FabricRoot struct {
+	DatacenterID int         `json:"datacenterID"`
+	Gateways     []*ent.Host `json:"gateways"`
+	FloorSpines  []*ent.Host `json:"floorSpines"`
+	// links created
+	Links int `json:"links"`
+}
+
 // A role for a user: platform roles name no tenant or node, tenant roles a tenant, the agent role a node.
 type GrantRoleInput struct {
 	UserID   int              `json:"userID"`
 	Role     rolebinding.Role `json:"role"`
 	TenantID *int             `json:"tenantID,omitempty"`
 	NodeID   *int             `json:"nodeID,omitempty"`
+}
+
+type NodeExplanation struct {
+	Node *ent.ComputeNode `json:"node"`
+	// the filter that rejected the node, null when it passed
+	RejectedBy *string        `json:"rejectedBy,omitempty"`
+	Code       *string        `json:"code,omitempty"`
+	Reason     *string        `json:"reason,omitempty"`
+	Scores     []*PluginScore `json:"scores"`
+	Total      float64        `json:"total"`
+}
+
+type PlacementChoice struct {
+	Node  *ent.ComputeNode `json:"node"`
+	Score float64          `json:"score"`
+}
+
+type PlacementExplanation struct {
+	// true when the whole group (or with allowPartial at least one VM) fits
+	Placeable bool `json:"placeable"`
+	// NO_CAPACITY or QUOTA_EXCEEDED when not placeable
+	ErrorCode  *string            `json:"errorCode,omitempty"`
+	Message    *string            `json:"message,omitempty"`
+	Cluster    *ent.Cluster       `json:"cluster,omitempty"`
+	Placements []*PlacementChoice `json:"placements"`
+	Unplaced   int                `json:"unplaced"`
+	// nodes rejected, counted per filter
+	Rejections []*RejectionCount  `json:"rejections"`
+	Nodes      []*NodeExplanation `json:"nodes"`
+}
+
+type PlacementRequestInput struct {
+	TenantID int `json:"tenantID"`
+	RegionID int `json:"regionID"`
+	FlavorID int `json:"flavorID"`
+	// VMs placed together as a group (default 1)
+	Count          *int                      `json:"count,omitempty"`
+	SchedulePolicy *fieldtype.SchedulePolicy `json:"schedulePolicy,omitempty"`
+	AllowPartial   *bool                     `json:"allowPartial,omitempty"`
+	// explain a scale-up: existing replicas of this service count for zone rules
+	RegionServiceID *int `json:"regionServiceID,omitempty"`
+}
+
+type PluginScore struct {
+	Plugin string  `json:"plugin"`
+	Score  float64 `json:"score"`
+}
+
+type PrefixUtilization struct {
+	Prefix string `json:"prefix"`
+	// all addresses of the prefix
+	Size float64 `json:"size"`
+	// host addresses: size minus network and broadcast (IPv4 /30 and wider)
+	Usable float64 `json:"usable"`
+	// allocated addresses and the gateway
+	Allocated float64 `json:"allocated"`
+	// reserved single addresses and addresses inside reserved ranges
+	Reserved float64 `json:"reserved"`
+	Free     float64 `json:"free"`
+	// (allocated + reserved) / usable × 100
+	PercentUsed float64 `json:"percentUsed"`
+}
+
+type QuotaUsage struct {
+	Quota         *ent.Quota `json:"quota"`
+	TenantID      int        `json:"tenantID"`
+	TenantName    string     `json:"tenantName"`
+	HostGroupID   int        `json:"hostGroupID"`
+	HostGroupName string     `json:"hostGroupName"`
+	// physical cores of the group's hosts
+	GroupCores int `json:"groupCores"`
+	// the tighter of vcpus and cpuPercent of groupCores; 0 when unlimited
+	VcpuLimit     int `json:"vcpuLimit"`
+	UsedVCPUs     int `json:"usedVCPUs"`
+	MemoryMb      int `json:"memoryMB"`
+	UsedMemoryMb  int `json:"usedMemoryMB"`
+	StorageGb     int `json:"storageGB"`
+	UsedStorageGb int `json:"usedStorageGB"`
+}
+
+type RejectionCount struct {
+	Filter string `json:"filter"`
+	Code   string `json:"code"`
+	Count  int    `json:"count"`
+}
+
+type SetQuotaInput struct {
+	TenantID    int `json:"tenantID"`
+	HostGroupID int `json:"hostGroupID"`
+	// share of the host group's cores, 0..100
+	CPUPercent *float64 `json:"cpuPercent,omitempty"`
+	// 0 means unlimited
+	Vcpus     *int `json:"vcpus,omitempty"`
+	MemoryMb  *int `json:"memoryMB,omitempty"`
+	StorageGb *int `json:"storageGB,omitempty"`
 }
 
 // A token, returned exactly once: at login or when an API token is created. Store it safely.
