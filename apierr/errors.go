@@ -17,6 +17,7 @@ const (
 	CodeUnauthenticated Code = "UNAUTHENTICATED"
 	CodeQuotaExceeded   Code = "QUOTA_EXCEEDED"
 	CodeNoCapacity      Code = "NO_CAPACITY"
+	CodeExhausted       Code = "RESOURCE_EXHAUSTED"
 	CodeInternal        Code = "INTERNAL"
 )
 
@@ -67,4 +68,10 @@ func Unauthenticated(format string, args ...any) *Error {
 // Forbidden reports a request the viewer is not allowed to make.
 func Forbidden(format string, args ...any) *Error {
 	return &Error{Code: CodeForbidden, Message: fmt.Sprintf(format, args...)}
+}
+
+// Exhausted reports a pool with nothing left to hand out (a full network), naming the input
+// field that chose the pool.
+func Exhausted(field, format string, args ...any) *Error {
+	return &Error{Code: CodeExhausted, Field: field, Message: fmt.Sprintf(format, args...)}
 }
