@@ -95,9 +95,11 @@ func ServerName(prefix, floorName, rackName string, n int) string {
 	return fmt.Sprintf("%s%s-%s-server%02d", prefix, floorName, rackName, n)
 }
 
-// RackZoneName is the rack zone of a rack pair: floor-B-L-N-rack-R-P1-and-R-P2.
+// RackZoneName is the rack zone of a rack pair: floor-B-L-N-rack-R-P1-and-R-P2. Rows are
+// lower-cased, as names are slugs.
 func RackZoneName(floorName string, a, b *ent.Rack) string {
-	return fmt.Sprintf("%s-rack-%s-%d-and-%s-%d", floorName, a.Row, a.Position, b.Row, b.Position)
+	return fmt.Sprintf("%s-rack-%s-%d-and-%s-%d", floorName, strings.ToLower(a.Row), a.Position,
+		strings.ToLower(b.Row), b.Position)
 }
 
 // LinkLabel is the label of a link: "<hostA>:<portA> -- <hostB>:<portB>".

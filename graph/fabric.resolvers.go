@@ -7,17 +7,27 @@ package graph
 
 import (
 	"context"
-	"fmt"
-
+	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/graph/model"
 )
 
 // BuildFabricRoot is the resolver for the buildFabricRoot field.
 func (r *mutationResolver) BuildFabricRoot(ctx context.Context, input model.BuildFabricRootInput) (*model.FabricRoot, error) {
-	panic(fmt.Errorf("not implemented: BuildFabricRoot - buildFabricRoot"))
+	root, err := fabric.BuildRoot(ctx, r.ent(ctx), input.DatacenterID, rootOptions(input)...)
+	if err != nil {
+		return nil, err
+	}
+	return &model.FabricRoot{DatacenterID: root.DatacenterID, Gateways: root.Gateways,
+		FloorSpines: root.FloorSpines, Links: len(root.Links)}, nil
 }
 
 // BuildFabric is the resolver for the buildFabric field.
 func (r *mutationResolver) BuildFabric(ctx context.Context, input model.BuildFabricInput) (*model.FabricBuild, error) {
-	panic(fmt.Errorf("not implemented: BuildFabric - buildFabric"))
+	res, err := fabric.Build(ctx, r.ent(ctx), floorSpec(input))
+	if err != nil {
+		return nil, err
+	}
+	return &model.FabricBuild{Floor: res.Floor, FloorLeaves: res.FloorLeaves, RackSpines: res.RackSpines,
+		RackLeaves: res.RackLeaves, Racks: res.Racks, Servers: res.Servers, Ports: len(res.Ports),
+		Links: len(res.Links), RackZones: res.RackZones}, nil
 }
