@@ -7,28 +7,44 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
+	"github.com/virtflow/virtflow/ipam"
 )
 
 // AllocateIPAddress is the resolver for the allocateIPAddress field.
 func (r *mutationResolver) AllocateIPAddress(ctx context.Context, input model.AllocateIPAddressInput) (*ent.IPAddress, error) {
-	panic(fmt.Errorf("not implemented: AllocateIPAddress - allocateIPAddress"))
+	return ipam.Allocate(ctx, r.ent(ctx), ipam.Request(input))
 }
 
 // ReleaseIPAddress is the resolver for the releaseIPAddress field.
 func (r *mutationResolver) ReleaseIPAddress(ctx context.Context, id int) (int, error) {
-	panic(fmt.Errorf("not implemented: ReleaseIPAddress - releaseIPAddress"))
+	return ipam.Release(ctx, r.ent(ctx), id)
 }
 
 // Utilization is the resolver for the utilization field.
 func (r *networkResolver) Utilization(ctx context.Context, obj *ent.Network) (*model.PrefixUtilization, error) {
-	panic(fmt.Errorf("not implemented: Utilization - utilization"))
+	u, err := ipam.Utilization(ctx, r.client, obj)
+	if err != nil {
+		return nil, err
+	}
+	return (*model.PrefixUtilization)(&u), nil
 }
 
 // FreeRanges is the resolver for the freeRanges field.
 func (r *networkResolver) FreeRanges(ctx context.Context, obj *ent.Network, first *int) ([]*model.AddressRange, error) {
-	panic(fmt.Errorf("not implemented: FreeRanges - freeRanges"))
+	n := ipam.DefaultFreeRanges
+	if first != nil {
+		n = *first
+	}
+	free, err := ipam.FreeRanges(ctx, r.client, obj, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.AddressRange, len(free))
+	for i, f := range free {
+		out[i] = &model.AddressRange{Start: f.First.String(), End: f.Last.String(), Size: f.Size()}
+	}
+	return out, nil
 }

@@ -1,4 +1,24 @@
-// Package ipam manages IP address space: the rules ent hooks enforce on every network and
-// address (a gateway inside its prefix, an address inside its network and not its network or
-// broadcast address), and later the allocation of free addresses.
+// Package ipam manages IP address space.
+//
+// It holds the rules ent hooks enforce on every write (hooks.go: a gateway inside its prefix,
+// an address inside its network and not its network or broadcast address; rangehook.go:
+// reserved ranges inside their prefix and never overlapping), and the allocator behind the
+// allocateIPAddress and releaseIPAddress mutations and the Network.utilization and
+// Network.freeRanges fields:
+//
+//   - allocate.go: Allocate hands out the lowest free address of a network, or a specific one,
+//     and never the same address twice, even from several server replicas at once;
+//   - release.go: Release deletes an address, which frees it;
+//   - utilization.go: Utilization and FreeRanges describe how full a prefix is;
+//   - space.go and span.go: the pure arithmetic over address intervals that all of them share
+//     (no database, IPv4 and IPv6 alike, linear in the number of used addresses and ranges,
+//     never in the size of the prefix);
+//   - snapshot.go: loading what a network uses, in two queries.
+//
+// Which addresses are free: the host addresses of the prefix (IPv4 prefixes of /30 and wider
+// lose their network and broadcast addresses, see Usable; IPv6 prefixes and IPv4 /31 and /32
+// use every address) minus the network's gateway, its reserved ranges (IPRange) and its
+// addresses (IPAddress rows, ALLOCATED or RESERVED).
+//
+// This package is a domain package: it never imports package graph.
 package ipam

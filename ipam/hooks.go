@@ -41,7 +41,7 @@ func Broadcast(p netip.Prefix) netip.Addr {
 }
 
 // NetworkHook keeps a network's gateway a usable address of its prefix, and refuses to
-// change a prefix so that existing addresses would fall outside it.
+// change a prefix so that existing addresses or reserved ranges would fall outside it.
 func NetworkHook() ent.Hook {
 	return hook.On(func(next ent.Mutator) ent.Mutator {
 		return hook.NetworkFunc(func(ctx context.Context, m *ent.NetworkMutation) (ent.Value, error) {
@@ -99,6 +99,15 @@ func addressesInside(ctx context.Context, m *ent.NetworkMutation, prefix netip.P
 	for _, s := range addrs {
 		if a, err := netip.ParseAddr(s); err == nil && Usable(prefix, a) != nil {
 			return apierr.Validation("cidr", "address %s of this network would fall outside %s", s, prefix)
+		}
+	}
+	ranges, err := loadRanges(ctx, m.Client(), id, 0)
+	if err != nil {
+		return err
+	}
+	for _, r := range ranges {
+		if Usable(prefix, r.First) != nil || Usable(prefix, r.Last) != nil {
+			return apierr.Validation("cidr", "reserved range %s of this network would fall outside %s", r, prefix)
 		}
 	}
 	return nil
