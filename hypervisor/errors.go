@@ -1,0 +1,38 @@
+package hypervisor
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound matches a [*NotFoundError]: the domain does not exist.
+	ErrNotFound = errors.New("domain not found")
+	// ErrInvalidSpec is returned by Define for a spec that does not validate.
+	ErrInvalidSpec = errors.New("invalid domain spec")
+	// ErrConflict is returned by Define when another domain already holds the name (with
+	// another UUID) or the UUID (with another name).
+	ErrConflict = errors.New("domain conflict")
+	// ErrClosed is returned by every operation after Close.
+	ErrClosed = errors.New("hypervisor closed")
+	// ErrInjected is the failure the [Simulated] hypervisor injects at its failure rate.
+	ErrInjected = errors.New("simulated failure")
+)
+
+// NotFoundError says that the named domain does not exist. errors.Is(err, ErrNotFound) holds
+// for it.
+type NotFoundError struct {
+	// Name is the domain's name.
+	Name string
+}
+
+// Error implements error.
+func (e *NotFoundError) Error() string { return fmt.Sprintf("domain %s not found", e.Name) }
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// invalidSpec wraps a validation failure so that errors.Is(err, ErrInvalidSpec) holds.
+func invalidSpec(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidSpec, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,55 @@
+package hypervisor
+
+import "context"
+
+// Hypervisor realizes a node's assignments: it turns a [DomainSpec] into a domain and drives it
+// through its lifecycle. Implementations are safe for concurrent use.
+//
+// Every operation is idempotent. Operations on a domain that does not exist return a
+// [*NotFoundError] (errors.Is(err, ErrNotFound)), except Undefine, for which a missing domain is
+// already the wanted result.
+type Hypervisor interface {
+	// Define creates the persistent domain of spec, or updates it when the spec changed
+	// (including its generation). Defining an identical spec again changes nothing. A running
+	// domain keeps running: a changed definition applies from its next cold start. Define never
+	// starts a domain. It fails with ErrInvalidSpec for a spec that does not validate and with
+	// ErrConflict when another domain holds the name or the UUID.
+	Define(ctx context.Context, spec DomainSpec) error
+
+	// Start boots a defined domain and returns once it runs. A running domain is left alone, a
+	// paused one is resumed.
+	Start(ctx context.Context, name string) error
+
+	// Shutdown asks the guest to power off (ACPI) and waits until the domain is off, or until
+	// ctx is done (then it returns ctx's error and the domain may still be running: follow up
+	// with Stop). Give ctx a deadline: a guest may ignore the request. A domain that is already
+	// off is left alone.
+	Shutdown(ctx context.Context, name string) error
+
+	// Stop powers the domain off at once, like pulling the plug. A domain that is already off
+	// is left alone.
+	Stop(ctx context.Context, name string) error
+
+	// Reboot asks a running guest to reboot (the guest may ignore it: Stop then Start is the
+	// hard way) and starts a domain that is not running, so that afterwards it runs either way.
+	Reboot(ctx context.Context, name string) error
+
+	// Undefine removes the domain, powering it off first if it runs. Its disks are left alone:
+	// they belong to volumes. A missing domain is not an error.
+	Undefine(ctx context.Context, name string) error
+
+	// State returns the domain's current state.
+	State(ctx context.Context, name string) (DomainState, error)
+
+	// List returns the domains VirtFlow manages (those carrying VirtFlow metadata), sorted by
+	// name, with the VM id and generation read back from the hypervisor. Other domains on the
+	// host are not listed.
+	List(ctx context.Context) ([]Domain, error)
+
+	// Capacity returns what the host has: logical CPUs and memory.
+	Capacity(ctx context.Context) (Capacity, error)
+
+	// Close releases the connection. Domains keep running. Calls after Close fail with
+	// ErrClosed.
+	Close() error
+}
