@@ -7,37 +7,36 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/virtflow/virtflow/diagram"
 )
 
 // RackElevation is the resolver for the rackElevation field.
 func (r *queryResolver) RackElevation(ctx context.Context, id int) (*diagram.RackElevation, error) {
-	panic(fmt.Errorf("not implemented: RackElevation - rackElevation"))
+	return diagram.Rack(ctx, r.client, id)
 }
 
 // FloorView is the resolver for the floorView field.
 func (r *queryResolver) FloorView(ctx context.Context, id int) (*diagram.FloorView, error) {
-	panic(fmt.Errorf("not implemented: FloorView - floorView"))
+	return diagram.Floor(ctx, r.client, id)
 }
 
 // DatacenterView is the resolver for the datacenterView field.
 func (r *queryResolver) DatacenterView(ctx context.Context, id int) (*diagram.DatacenterView, error) {
-	panic(fmt.Errorf("not implemented: DatacenterView - datacenterView"))
+	return diagram.Datacenter(ctx, r.client, id)
 }
 
 // ClusterView is the resolver for the clusterView field.
 func (r *queryResolver) ClusterView(ctx context.Context, id int) (*diagram.ClusterView, error) {
-	panic(fmt.Errorf("not implemented: ClusterView - clusterView"))
+	return diagram.Cluster(ctx, r.client, id)
 }
 
 // NetworkDiagram is the resolver for the networkDiagram field.
 func (r *queryResolver) NetworkDiagram(ctx context.Context, from int, depth *int) (*diagram.NetworkDiagram, error) {
-	panic(fmt.Errorf("not implemented: NetworkDiagram - networkDiagram"))
+	return diagram.Network(ctx, r.client, from, depth)
 }
 
 // TracePath is the resolver for the tracePath field.
 func (r *queryResolver) TracePath(ctx context.Context, portID int) (*diagram.PathTrace, error) {
-	panic(fmt.Errorf("not implemented: TracePath - tracePath"))
+	return diagram.Trace(ctx, r.client, portID)
 }

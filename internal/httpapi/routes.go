@@ -50,6 +50,7 @@ func New(d Deps) http.Handler {
 	pg := http.StripPrefix("/playground", playground.Handler("VirtFlow GraphiQL", "/query"))
 	route("/playground", "/playground", pg)
 	route("/playground/", "/playground", pg)
+	route("GET /api/racks/{id}/elevation.svg", "/api/racks/elevation.svg", d.Identity.Middleware(elevationSVG(d.Client, d.Logger)))
 	route("GET /healthz", "/healthz", http.HandlerFunc(healthz))
 	route("GET /readyz", "/readyz", readyz(d.Checks))
 	route("GET /metrics", "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))

@@ -1,0 +1,91 @@
+package diagram
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+)
+
+// Datacenter returns the floors of datacenter id, each with its rack count, occupancy, device
+// count, compute capacity and open alerts, and the clusters of the datacenter with their
+// capacity and VM count. It runs at most 10 SQL statements whatever the size of the
+// datacenter: the datacenter, its region, floors, racks, mounted hosts and their nodes, the
+// clusters and their nodes (ent eager loading), then one grouped count each for open alerts
+// and VMs. A datacenter that does not exist or that the viewer may not read is NOT_FOUND.
+func Datacenter(ctx context.Context, c *ent.Client, id int) (*DatacenterView, error) {
+	dc, err := c.Datacenter.Query().
+		Where(datacenter.ID(id)).
+		WithRegion().
+		WithFloors(func(q *ent.FloorQuery) {
+			q.WithRacks(func(q *ent.RackQuery) {
+				q.Select(rack.FieldHeight).WithHosts(mountedHosts)
+			})
+		}).
+		WithClusters(func(q *ent.ClusterQuery) { q.WithNodes(capacityColumns) }).
+		Only(ctx)
+	if err != nil {
+		return nil, lookupError(err, "datacenter", id)
+	}
+	v := &DatacenterView{ID: dc.ID, Name: dc.Name}
+	if r := dc.Edges.Region; r != nil {
+		v.RegionID, v.RegionName = &r.ID, &r.Name
+	}
+
+	floors := dc.Edges.Floors
+	slices.SortFunc(floors, func(a, b *ent.Floor) int { return cmp.Compare(a.Name, b.Name) })
+	var racks []*ent.Rack
+	for _, fl := range floors {
+		racks = append(racks, fl.Edges.Racks...)
+	}
+	alerts, err := rackAlerts(ctx, c, racks)
+	if err != nil {
+		return nil, err
+	}
+	v.Floors = make([]FloorSummary, 0, len(floors))
+	for _, fl := range floors {
+		fs := FloorSummary{ID: fl.ID, Name: fl.Name, Racks: len(fl.Edges.Racks)}
+		for _, rk := range fl.Edges.Racks {
+			_, used := occupy(rk.Height, rk.Edges.Hosts)
+			fs.UsedUnits += used
+			fs.TotalUnits += rk.Height
+			fs.Hosts += len(rk.Edges.Hosts)
+			fs.Alerts.merge(alerts[rk.ID])
+			for _, h := range rk.Edges.Hosts {
+				if n := h.Edges.Node; n != nil {
+					fs.Capacity.add(n)
+				}
+			}
+		}
+		v.Floors = append(v.Floors, fs)
+	}
+
+	clusters := dc.Edges.Clusters
+	slices.SortFunc(clusters, func(a, b *ent.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+	ids := make([]int, len(clusters))
+	for i, cl := range clusters {
+		ids[i] = cl.ID
+	}
+	vms, err := vmCounts(ctx, c, virtualmachine.ClusterColumn, ids)
+	if err != nil {
+		return nil, err
+	}
+	v.Clusters = make([]ClusterSummary, 0, len(clusters))
+	for _, cl := range clusters {
+		v.Clusters = append(v.Clusters, clusterSummary(cl, vms[cl.ID]))
+	}
+	return v, nil
+}
+
+// clusterSummary is a cluster with the capacity of its loaded nodes and its VM count.
+func clusterSummary(cl *ent.Cluster, vms int) ClusterSummary {
+	s := ClusterSummary{ID: cl.ID, Name: cl.Name, VMCount: vms}
+	for _, n := range cl.Edges.Nodes {
+		s.Capacity.add(n)
+	}
+	return s
+}
