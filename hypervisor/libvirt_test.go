@@ -368,7 +368,7 @@ func TestDomainTypeFor(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		uri, override, want string
-		wantErr            bool
+		wantErr             bool
 	}{
 		{uri: "test:///default", want: DomainTypeTest},
 		{uri: "qemu:///system", want: qemuWant},
