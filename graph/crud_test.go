@@ -265,10 +265,11 @@ var crudCases = map[string]crudCase{
 	},
 	"RegionService": {
 		create: func(f *fx) map[string]any {
-			return map[string]any{"name": uniq("svc"), "tenantID": f.Tenant(), "regionID": f.Region(), "flavorID": f.Flavor(), "replicas": 2}
+			return map[string]any{"name": uniq("svc"), "tenantID": f.Tenant(), "regionID": f.PlaceableRegion(), "flavorID": f.Flavor(), "replicas": 2}
 		},
 		defaults: map[string]any{"status": "INITIALIZING", "allowPartial": false},
-		update:   set("replicas", 3, "allowPartial", true),
+		// replicas changes through scaleRegionService (placement_test.go).
+		update: set("description", "web tier", "allowPartial", true),
 	},
 	"ServiceMesh": {
 		create:   func(*fx) map[string]any { return map[string]any{"name": uniq("mesh")} },
@@ -290,7 +291,7 @@ var crudCases = map[string]crudCase{
 	},
 	"VirtualMachine": {
 		create: func(f *fx) map[string]any {
-			return map[string]any{"name": uniq("vm"), "tenantID": f.Tenant(), "regionID": f.Region(), "flavorID": f.Flavor(), "imageID": f.Image()}
+			return map[string]any{"name": uniq("vm"), "tenantID": f.Tenant(), "regionID": f.PlaceableRegion(), "flavorID": f.Flavor(), "imageID": f.Image()}
 		},
 		defaults: map[string]any{"type": "GENERAL", "bootDevice": "DISK", "status": "INITIALIZING", "revision": 1, "maxRevisionHistory": 10},
 		update:   set("description", "web server", "maxRevisionHistory", 20),

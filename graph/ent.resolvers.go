@@ -11,6 +11,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
+	"github.com/virtflow/virtflow/placement"
 )
 
 // CreateAlert is the resolver for the createAlert field.
@@ -465,7 +466,7 @@ func (r *mutationResolver) DeleteRegion(ctx context.Context, id int) (int, error
 
 // CreateRegionService is the resolver for the createRegionService field.
 func (r *mutationResolver) CreateRegionService(ctx context.Context, input ent.CreateRegionServiceInput) (*ent.RegionService, error) {
-	return r.ent(ctx).RegionService.Create().SetInput(input).Save(ctx)
+	return placement.Default.CreateService(ctx, r.ent(ctx), input)
 }
 
 // UpdateRegionService is the resolver for the updateRegionService field.
@@ -475,7 +476,7 @@ func (r *mutationResolver) UpdateRegionService(ctx context.Context, id int, inpu
 
 // DeleteRegionService is the resolver for the deleteRegionService field.
 func (r *mutationResolver) DeleteRegionService(ctx context.Context, id int) (int, error) {
-	return id, r.ent(ctx).RegionService.SafeDelete(ctx, id)
+	return id, placement.Default.DeleteService(ctx, r.ent(ctx), id)
 }
 
 // CreateServiceMesh is the resolver for the createServiceMesh field.
@@ -525,7 +526,7 @@ func (r *mutationResolver) DeleteUser(ctx context.Context, id int) (int, error) 
 
 // CreateVirtualMachine is the resolver for the createVirtualMachine field.
 func (r *mutationResolver) CreateVirtualMachine(ctx context.Context, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
-	return r.ent(ctx).VirtualMachine.Create().SetInput(input).Save(ctx)
+	return placement.Default.CreateVM(ctx, r.ent(ctx), input)
 }
 
 // UpdateVirtualMachine is the resolver for the updateVirtualMachine field.
@@ -535,7 +536,7 @@ func (r *mutationResolver) UpdateVirtualMachine(ctx context.Context, id int, inp
 
 // DeleteVirtualMachine is the resolver for the deleteVirtualMachine field.
 func (r *mutationResolver) DeleteVirtualMachine(ctx context.Context, id int) (int, error) {
-	return id, r.ent(ctx).VirtualMachine.SafeDelete(ctx, id)
+	return id, placement.Default.DeleteVM(ctx, r.ent(ctx), id)
 }
 
 // CreateVolume is the resolver for the createVolume field.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/internal/gqltest"
 )
 
@@ -211,19 +212,44 @@ func (f *fx) Maintainer(extra ...map[string]any) string {
 
 // --- virtual resources ---
 
+// VirtualMachine creates a VM, which is placed at once: without a regionID it goes to a new
+// PlaceableRegion.
 func (f *fx) VirtualMachine(extra ...map[string]any) string {
 	in := input(map[string]any{"name": uniq("vm")}, extra)
 	need(in, "tenantID", f.Tenant)
-	need(in, "regionID", f.Region)
+	need(in, "regionID", f.PlaceableRegion)
 	need(in, "flavorID", f.Flavor)
 	return f.create("VirtualMachine", in)
 }
 
+// RegionService creates a region service and its replicas (1 unless extra says): without a
+// regionID in a new PlaceableRegion, without a flavorID of a new flavor.
 func (f *fx) RegionService(extra ...map[string]any) string {
 	in := input(map[string]any{"name": uniq("svc")}, extra)
 	need(in, "tenantID", f.Tenant)
-	need(in, "regionID", f.Region)
+	need(in, "regionID", f.PlaceableRegion)
+	need(in, "flavorID", f.Flavor)
 	return f.create("RegionService", in)
+}
+
+// PlaceableRegion makes a region (or uses extra's regionID) with a cluster holding one Ready,
+// schedulable node of ample capacity, so that VMs created there can be placed.
+func (f *fx) PlaceableRegion(extra ...map[string]any) string {
+	f.t.Helper()
+	in := input(map[string]any{}, extra)
+	need(in, "regionID", f.Region)
+	region := in["regionID"].(string)
+	f.ReadyNode(map[string]any{"clusterID": f.Cluster(map[string]any{"regionID": region})})
+	return region
+}
+
+// ReadyNode makes a compute node (of ample capacity unless extra says otherwise) and marks it
+// Ready, as its agent's heartbeat would.
+func (f *fx) ReadyNode(extra ...map[string]any) string {
+	f.t.Helper()
+	id := f.ComputeNode(input(map[string]any{"cpuCapacity": 4096, "memoryCapacityMB": 1 << 24, "diskCapacityGB": 1 << 20}, extra))
+	f.env.Client.ComputeNode.UpdateOneID(atoi(f.t, id)).SetStatus(computenode.StatusReady).ExecX(gqltest.System())
+	return id
 }
 
 // atoi turns a GraphQL ID into an ent id for env.Client.

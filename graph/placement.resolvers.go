@@ -7,28 +7,86 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
+	"github.com/virtflow/virtflow/placement"
 )
 
 // ScaleRegionService is the resolver for the scaleRegionService field.
 func (r *mutationResolver) ScaleRegionService(ctx context.Context, id int, replicas int) (*ent.RegionService, error) {
-	panic(fmt.Errorf("not implemented: ScaleRegionService - scaleRegionService"))
+	return placement.Default.ScaleService(ctx, r.ent(ctx), id, replicas)
 }
 
 // SetQuota is the resolver for the setQuota field.
 func (r *mutationResolver) SetQuota(ctx context.Context, input model.SetQuotaInput) (*ent.Quota, error) {
-	panic(fmt.Errorf("not implemented: SetQuota - setQuota"))
+	in := placement.QuotaInput{TenantID: input.TenantID, HostGroupID: input.HostGroupID,
+		CPUPercent: input.CPUPercent, VCPUs: input.Vcpus}
+	if v := input.MemoryMb; v != nil {
+		in.MemoryMB = new(int64(*v))
+	}
+	if v := input.StorageGb; v != nil {
+		in.StorageGB = new(int64(*v))
+	}
+	return placement.SetQuota(ctx, r.ent(ctx), in)
 }
 
 // ExplainPlacement is the resolver for the explainPlacement field.
 func (r *queryResolver) ExplainPlacement(ctx context.Context, input model.PlacementRequestInput) (*model.PlacementExplanation, error) {
-	panic(fmt.Errorf("not implemented: ExplainPlacement - explainPlacement"))
+	in := placement.ExplainInput{TenantID: input.TenantID, RegionID: input.RegionID, FlavorID: input.FlavorID}
+	if input.Count != nil {
+		in.Count = *input.Count
+	}
+	if input.SchedulePolicy != nil {
+		in.Policy = *input.SchedulePolicy
+	}
+	if input.AllowPartial != nil {
+		in.AllowPartial = *input.AllowPartial
+	}
+	if input.RegionServiceID != nil {
+		in.RegionServiceID = *input.RegionServiceID
+	}
+	e, err := placement.Default.Explain(ctx, r.client, in)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.PlacementExplanation{Placeable: e.Placeable, Cluster: e.Cluster, Unplaced: e.Unplaced,
+		Placements: []*model.PlacementChoice{}, Rejections: []*model.RejectionCount{}, Nodes: []*model.NodeExplanation{}}
+	if e.ErrorCode != "" {
+		out.ErrorCode, out.Message = &e.ErrorCode, &e.Message
+	}
+	for _, c := range e.Placements {
+		out.Placements = append(out.Placements, &model.PlacementChoice{Node: c.Node, Score: c.Score})
+	}
+	for _, rc := range e.Rejections {
+		out.Rejections = append(out.Rejections, &model.RejectionCount{Filter: rc.Filter, Code: rc.Code, Count: rc.Count})
+	}
+	for _, n := range e.Nodes {
+		ne := &model.NodeExplanation{Node: n.Node, Total: n.Total, Scores: []*model.PluginScore{}}
+		if n.RejectedBy != "" {
+			ne.RejectedBy, ne.Code, ne.Reason = &n.RejectedBy, &n.Code, &n.Reason
+		}
+		for _, s := range n.Scores {
+			ne.Scores = append(ne.Scores, &model.PluginScore{Plugin: s.Plugin, Score: s.Score})
+		}
+		out.Nodes = append(out.Nodes, ne)
+	}
+	return out, nil
 }
 
 // QuotaUsage is the resolver for the quotaUsage field.
 func (r *queryResolver) QuotaUsage(ctx context.Context, tenantID *int, hostGroupID *int) ([]*model.QuotaUsage, error) {
-	panic(fmt.Errorf("not implemented: QuotaUsage - quotaUsage"))
+	us, err := placement.QuotaUsage(ctx, r.client, tenantID, hostGroupID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.QuotaUsage, len(us))
+	for i, u := range us {
+		out[i] = &model.QuotaUsage{Quota: u.Quota, TenantID: u.TenantID, TenantName: u.TenantName,
+			HostGroupID: u.HostGroupID, HostGroupName: u.HostGroupName, GroupCores: u.GroupCores,
+			VcpuLimit: u.VCPULimit, UsedVCPUs: u.UsedVCPUs,
+			MemoryMb: int(u.MemoryMB), UsedMemoryMb: int(u.UsedMemoryMB),
+			StorageGb: int(u.StorageGB), UsedStorageGb: int(u.UsedStorageGB)}
+	}
+	return out, nil
 }

@@ -1,0 +1,300 @@
+package placement
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/cluster"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/tenant"
+	"github.com/virtflow/virtflow/scheduler"
+)
+
+// ExplainInput is a placement request to explain.
+type ExplainInput struct {
+	TenantID, RegionID, FlavorID int
+	Count                        int // 0 means 1
+	Policy                       fieldtype.SchedulePolicy
+	AllowPartial                 bool
+	// RegionServiceID explains a scale-up of the service: its replicas count for zone
+	// rules and spreading.
+	RegionServiceID int
+}
+
+// Explanation says where a request would go and why, or why it fits nowhere.
+type Explanation struct {
+	Placeable bool
+	// ErrorCode is NO_CAPACITY or QUOTA_EXCEEDED when not placeable; Message says why.
+	ErrorCode, Message string
+	// Cluster is the cluster chosen (nil when not placeable).
+	Cluster    *ent.Cluster
+	Placements []Choice
+	Unplaced   int
+	// Rejections counts the nodes each filter rejected (with its code), and the clusters
+	// the policy or region excluded (filter "Cluster").
+	Rejections []Rejection
+	// Nodes explains every node of the chosen cluster in the last round of the decision,
+	// or, when nothing fits, every node of every cluster tried.
+	Nodes []NodeResult
+}
+
+// Choice is where one VM of the group would go.
+type Choice struct {
+	Node  *ent.ComputeNode
+	Score float64
+}
+
+// Rejection counts the nodes a filter rejected with one code.
+type Rejection struct {
+	Filter, Code string
+	Count        int
+}
+
+// NodeResult is one node's fate: rejected by a filter, or scored.
+type NodeResult struct {
+	Node                     *ent.ComputeNode
+	RejectedBy, Code, Reason string // empty when the node passed
+	Scores                   []Score
+	Total                    float64
+}
+
+// Score is one scorer's score of a node (0..100, before weighting).
+type Score struct {
+	Plugin string
+	Score  float64
+}
+
+// Explain runs the scheduler on a fresh snapshot without writing anything. The viewer in
+// ctx must be able to see the tenant (and the service); nodes and clusters are read as
+// the viewer (one query each), so only those who may read the compute fabric get an
+// explanation.
+func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*Explanation, error) {
+	if in.Count == 0 {
+		in.Count = 1
+	}
+	if in.Count < 0 || in.Count > MaxReplicas {
+		return nil, apierr.Validation("count", "count must be between 1 and %d", MaxReplicas)
+	}
+	if err := visible(ctx, c.Tenant.Query().Where(tenant.ID(in.TenantID)).Exist, "tenant", in.TenantID); err != nil {
+		return nil, err
+	}
+	if err := visible(ctx, c.Region.Query().Where(region.ID(in.RegionID)).Exist, "region", in.RegionID); err != nil {
+		return nil, err
+	}
+	f, err := loadFlavor(ctx, c, in.FlavorID, "flavorID")
+	if err != nil {
+		return nil, err
+	}
+	req := Request{TenantID: in.TenantID, RegionID: in.RegionID, Flavor: f, Count: in.Count,
+		Policy: in.Policy, AllowPartial: in.AllowPartial}
+	if in.RegionServiceID != 0 {
+		if err := visible(ctx, c.RegionService.Query().Where(regionservice.ID(in.RegionServiceID)).Exist,
+			"region service", in.RegionServiceID); err != nil {
+			return nil, err
+		}
+		svc, err := loadService(ctx, c, in.RegionServiceID)
+		if err != nil {
+			return nil, err
+		}
+		if svc.Tenant != in.TenantID || svc.Region != in.RegionID {
+			return nil, apierr.Validation("regionServiceID", "region service %s belongs to another tenant or region", svc.Name)
+		}
+		running, err := replicasOf(ctx, c, svc)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range running {
+			if r.Node != 0 {
+				req.GroupNodeIDs = append(req.GroupNodeIDs, r.Node)
+			}
+		}
+	}
+
+	snap, err := Load(ctx, c, in.TenantID, in.RegionID)
+	if err != nil {
+		return nil, err
+	}
+	rec := &recorder{verdicts: map[int]verdict{}}
+	cfg := p.cfg.Scheduler
+	cfg.Quiet, cfg.CompactExplain, cfg.ScoreSampleRatio = false, false, 0
+	cfg.Filters = rec.wrap(cfg)
+	cfg.RequireQuota = false // applied by the wrapped QuotaFit itself
+	d, err := scheduler.Schedule(&snap.Snapshot, req.scheduler(), cfg)
+
+	out := &Explanation{}
+	var nodeIDs []int
+	var npe *scheduler.NoPlacementError
+	switch {
+	case err == nil:
+		out.Placeable = true
+		out.Unplaced = d.Unplaced
+		counts := map[[2]string]int{}
+		for _, nr := range d.Nodes {
+			nodeIDs = append(nodeIDs, nr.NodeID)
+			if nr.Rejected != "" {
+				counts[[2]string{nr.Rejected, string(nr.Code)}]++
+			}
+		}
+		for _, pl := range d.Placements {
+			nodeIDs = append(nodeIDs, pl.NodeID)
+		}
+		out.Rejections = rejections(counts)
+	case errors.As(err, &npe):
+		e, _ := apierr.As(scheduleError(err))
+		out.ErrorCode, out.Message = string(e.Code), e.Message
+		counts := map[[2]string]int{}
+		for id, v := range rec.verdicts {
+			nodeIDs = append(nodeIDs, id)
+			counts[[2]string{v.filter, string(v.Code)}]++
+		}
+		if n := npe.Reasons[scheduler.ReasonCluster]; n > 0 {
+			counts[[2]string{scheduler.ReasonCluster, "CLUSTER_EXCLUDED"}] = n
+		}
+		out.Rejections = rejections(counts)
+	default:
+		return nil, scheduleError(err)
+	}
+
+	nodes, err := nodesByID(ctx, c, nodeIDs)
+	if err != nil {
+		return nil, err
+	}
+	if out.Placeable {
+		if out.Cluster, err = c.Cluster.Query().Where(cluster.ID(d.ClusterID)).Only(ctx); err != nil {
+			return nil, fmt.Errorf("read cluster %d: %w", d.ClusterID, err)
+		}
+		for _, pl := range d.Placements {
+			out.Placements = append(out.Placements, Choice{Node: nodes[pl.NodeID], Score: pl.Total})
+		}
+		for _, nr := range d.Nodes {
+			out.Nodes = append(out.Nodes, nodeResult(nodes[nr.NodeID], nr))
+		}
+	} else {
+		for _, id := range sortedKeys(rec.verdicts) {
+			v := rec.verdicts[id]
+			out.Nodes = append(out.Nodes, nodeResult(nodes[id],
+				scheduler.NodeResult{NodeID: id, Rejected: v.filter, Code: v.Code, Reason: v.Reason}))
+		}
+	}
+	return out, nil
+}
+
+// visible returns NOT_FOUND naming what when the viewer in ctx cannot see it.
+func visible(ctx context.Context, exist func(context.Context) (bool, error), what string, id int) error {
+	ok, err := exist(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apierr.NotFound("%s %d not found", what, id)
+	}
+	return nil
+}
+
+// nodesByID reads nodes as the viewer in ctx, in one query.
+func nodesByID(ctx context.Context, c *ent.Client, ids []int) (map[int]*ent.ComputeNode, error) {
+	out := map[int]*ent.ComputeNode{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	ns, err := c.ComputeNode.Query().
+		Where(func(s *sql.Selector) { s.Where(sql.InInts(s.C(computenode.FieldID), ids...)) }).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns {
+		out[n.ID] = n
+	}
+	return out, nil
+}
+
+func nodeResult(n *ent.ComputeNode, nr scheduler.NodeResult) NodeResult {
+	out := NodeResult{Node: n, RejectedBy: nr.Rejected, Code: string(nr.Code), Reason: nr.Reason, Total: nr.Total}
+	for _, name := range sortedStringKeys(nr.Scores) {
+		out.Scores = append(out.Scores, Score{Plugin: name, Score: nr.Scores[name]})
+	}
+	return out
+}
+
+func rejections(counts map[[2]string]int) []Rejection {
+	out := make([]Rejection, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, Rejection{Filter: k[0], Code: k[1], Count: n})
+	}
+	slices.SortFunc(out, func(a, b Rejection) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Filter, b.Filter), cmp.Compare(a.Code, b.Code))
+	})
+	return out
+}
+
+func sortedStringKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// verdict is a filter's rejection of a node.
+type verdict struct {
+	filter string
+	scheduler.Status
+}
+
+// recorder remembers, per node, the filter that rejected it the last time the node went
+// through the chain, so that an explanation can say why each node was refused even when
+// the scheduler returns only counts (nothing fits).
+type recorder struct {
+	verdicts map[int]verdict
+}
+
+// wrap returns the filter chain of cfg with every filter recording its rejections.
+func (r *recorder) wrap(cfg scheduler.Config) []scheduler.Filter {
+	fs := cfg.Filters
+	if fs == nil {
+		fs = scheduler.DefaultFilters()
+	}
+	out := make([]scheduler.Filter, len(fs))
+	for i, f := range fs {
+		if q, ok := f.(scheduler.QuotaFit); ok && cfg.RequireQuota {
+			q.Required = true
+			f = q
+		}
+		out[i] = recording{f, r}
+	}
+	return out
+}
+
+type recording struct {
+	inner scheduler.Filter
+	r     *recorder
+}
+
+var _ scheduler.Filter = recording{}
+
+// Name implements scheduler.Filter: the wrapped filter's name.
+func (f recording) Name() string { return f.inner.Name() }
+
+// Filter implements scheduler.Filter.
+func (f recording) Filter(st *scheduler.State, n *scheduler.NodeView) scheduler.Status {
+	s := f.inner.Filter(st, n)
+	if s.OK() {
+		delete(f.r.verdicts, n.ID)
+	} else {
+		f.r.verdicts[n.ID] = verdict{f.inner.Name(), s}
+	}
+	return s
+}

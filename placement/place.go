@@ -1,0 +1,113 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/scheduler"
+)
+
+// Placed is a committed decision: where each VM of the group went.
+type Placed struct {
+	Decision scheduler.Decision
+	// Snapshot is what the decision was made against (before it was committed).
+	Snapshot *Snapshot
+	// Attempts is how many decisions it took (1 unless rows changed under it).
+	Attempts int
+}
+
+// NodeName returns the name of a node of the snapshot.
+func (p *Placed) NodeName(id int) string { return p.Snapshot.nodes[id].name }
+
+// place decides where the request's VMs go and commits the decision in t: node
+// allocations and quota usage. It decides again on a fresh snapshot when a row changed
+// under the decision, at most MaxAttempts times. Creating the VMs themselves is the
+// caller's part of the same transaction.
+func (p *Placer) place(ctx context.Context, t *txn, req Request) (*Placed, error) {
+	r := req.scheduler()
+	cfg := p.commitConfig()
+	var last outcome
+	for attempt := 1; attempt <= p.cfg.MaxAttempts; attempt++ {
+		snap, err := Load(ctx, t.c, req.TenantID, req.RegionID)
+		if err != nil {
+			return nil, collision(err)
+		}
+		d, err := scheduler.Schedule(&snap.Snapshot, r, cfg)
+		if err != nil {
+			return nil, scheduleError(err)
+		}
+		last, err = t.commit(ctx, snap, r, d)
+		if err != nil {
+			return nil, collision(err)
+		}
+		if last == committed {
+			return &Placed{Decision: d, Snapshot: snap, Attempts: attempt}, nil
+		}
+		if err := sleep(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+	return nil, exhausted(last, p.cfg.MaxAttempts)
+}
+
+// scheduleError maps the scheduler's errors to API errors: NO_CAPACITY or QUOTA_EXCEEDED
+// with the rejections counted per filter in extensions.reasons, VALIDATION for a request
+// that makes no sense.
+func scheduleError(err error) error {
+	var npe *scheduler.NoPlacementError
+	if errors.As(err, &npe) {
+		code := apierr.CodeNoCapacity
+		msg := "no node can take the request"
+		if errors.Is(err, scheduler.ErrQuotaExceeded) {
+			code = apierr.CodeQuotaExceeded
+			msg = "the tenant's quota does not allow the request"
+		}
+		if npe.Placed > 0 {
+			msg += fmt.Sprintf(" (%d of the group would fit)", npe.Placed)
+		}
+		reasons := map[string]any{}
+		for k, v := range npe.Reasons {
+			reasons[k] = v
+		}
+		return &apierr.Error{Code: code, Message: msg + ": " + reasonText(npe.Reasons),
+			Extra: map[string]any{"reasons": reasons}}
+	}
+	if errors.Is(err, scheduler.ErrInvalidRequest) {
+		return apierr.Validation("flavorID", "the flavor cannot be placed: %v", err)
+	}
+	return fmt.Errorf("schedule: %w", err)
+}
+
+// exhausted is the error after every attempt found a row changed under its decision: the
+// capacity or quota went to concurrent placements.
+func exhausted(last outcome, attempts int) error {
+	code, msg, reason := apierr.CodeNoCapacity, "the last capacity was taken by concurrent placements", "Conflict"
+	if last == quotaFull {
+		code, msg, reason = apierr.CodeQuotaExceeded, "the last quota was taken by concurrent placements", "Quota"
+	}
+	return &apierr.Error{Code: code, Message: fmt.Sprintf("%s (%d attempts)", msg, attempts),
+		Extra: map[string]any{"reasons": map[string]any{reason: attempts}}}
+}
+
+// reasonText renders rejection counts in name order: "CPUFit: 3, Ready: 1".
+func reasonText(reasons map[string]int) string {
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := ""
+	for i, k := range keys {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%s: %d", k, reasons[k])
+	}
+	if out == "" {
+		return "no cluster in the region"
+	}
+	return out
+}

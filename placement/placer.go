@@ -1,0 +1,54 @@
+package placement
+
+import (
+	"context"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/scheduler"
+)
+
+// Config tunes placement.
+type Config struct {
+	// Scheduler chooses the filters and weighted scorers: scheduler.DefaultConfig spreads
+	// (the default), scheduler.BinpackConfig packs. Quiet is set for commits, whatever it
+	// says here; explanations always explain.
+	Scheduler scheduler.Config
+	// MaxAttempts bounds how often one placement is decided again after a node or quota
+	// changed under it between deciding and committing (default 8).
+	MaxAttempts int
+}
+
+// Placer places, frees and explains. Its methods take the ent client to work with: the
+// transactional client of the caller's transaction (a GraphQL mutation's), or a plain
+// client, in which case the Placer opens and commits a transaction of its own.
+type Placer struct {
+	cfg Config
+}
+
+// New returns a Placer with cfg, zero fields taking their defaults.
+func New(cfg Config) *Placer {
+	if cfg.Scheduler.Weights == nil && cfg.Scheduler.Filters == nil {
+		q := cfg.Scheduler.RequireQuota
+		cfg.Scheduler = scheduler.DefaultConfig()
+		cfg.Scheduler.RequireQuota = q
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 8
+	}
+	return &Placer{cfg: cfg}
+}
+
+// Default is the Placer the GraphQL resolvers use: spread placement, default attempts.
+var Default = New(Config{})
+
+// system is ctx acting as the placement component: the writes to nodes, quotas and the
+// placement edges of VMs that the viewer's own mutation implies, after the viewer's right
+// to make that mutation was checked.
+func system(ctx context.Context) context.Context { return authz.SystemContext(ctx, "placement") }
+
+// commitConfig is the scheduler configuration of a decision that will be committed.
+func (p *Placer) commitConfig() scheduler.Config {
+	c := p.cfg.Scheduler
+	c.Quiet = true
+	return c
+}

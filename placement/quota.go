@@ -1,0 +1,166 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/hostgroup"
+	"github.com/virtflow/virtflow/ent/quota"
+	"github.com/virtflow/virtflow/ent/tenant"
+)
+
+// QuotaInput sets a tenant's quota in a host group; nil limits keep their value (or take
+// the default on a new quota: 100% of the group's cores, everything else unlimited).
+type QuotaInput struct {
+	TenantID, HostGroupID int
+	CPUPercent            *float64
+	VCPUs                 *int
+	MemoryMB, StorageGB   *int64
+}
+
+// SetQuota creates or changes the tenant's quota in the host group as the viewer in ctx,
+// in one statement (an upsert on the quota's unique tenant and host group), so concurrent
+// calls cannot create two. Usage is left as it is; a limit below it stops new placements.
+func SetQuota(ctx context.Context, c *ent.Client, in QuotaInput) (*ent.Quota, error) {
+	switch {
+	case in.CPUPercent != nil && (math.IsNaN(*in.CPUPercent) || *in.CPUPercent < 0 || *in.CPUPercent > 100):
+		return nil, apierr.Validation("cpuPercent", "cpuPercent must be between 0 and 100")
+	case in.VCPUs != nil && *in.VCPUs < 0:
+		return nil, apierr.Validation("vcpus", "vcpus must not be negative (0 is unlimited)")
+	case in.MemoryMB != nil && *in.MemoryMB < 0:
+		return nil, apierr.Validation("memoryMB", "memoryMB must not be negative (0 is unlimited)")
+	case in.StorageGB != nil && *in.StorageGB < 0:
+		return nil, apierr.Validation("storageGB", "storageGB must not be negative (0 is unlimited)")
+	}
+	create := c.Quota.Create().SetTenantID(in.TenantID).SetHostGroupID(in.HostGroupID).
+		SetNillableCPUPercent(in.CPUPercent).SetNillableVcpus(in.VCPUs).
+		SetNillableMemoryMB(in.MemoryMB).SetNillableStorageGB(in.StorageGB)
+	id, err := create.OnConflictColumns(quota.TenantColumn, quota.HostGroupColumn).
+		Update(func(u *ent.QuotaUpsert) {
+			u.SetUpdatedAt(time.Now())
+			if in.CPUPercent != nil {
+				u.SetCPUPercent(*in.CPUPercent)
+			}
+			if in.VCPUs != nil {
+				u.SetVcpus(*in.VCPUs)
+			}
+			if in.MemoryMB != nil {
+				u.SetMemoryMB(*in.MemoryMB)
+			}
+			if in.StorageGB != nil {
+				u.SetStorageGB(*in.StorageGB)
+			}
+		}).ID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Quota.Get(ctx, id)
+}
+
+// Usage is a tenant's quota in a host group with what it uses.
+type Usage struct {
+	Quota                    *ent.Quota
+	TenantID                 int
+	TenantName               string
+	HostGroupID              int
+	HostGroupName            string
+	GroupCores               int
+	VCPULimit                int // the tighter of vcpus and cpuPercent of GroupCores; 0 unlimited
+	UsedVCPUs                int
+	MemoryMB, UsedMemoryMB   int64
+	StorageGB, UsedStorageGB int64
+}
+
+// QuotaUsage lists the quotas the viewer in ctx may read (a tenant only its own), filtered
+// by tenant and host group when given, with usage, the group's cores and the effective
+// vCPU limit, in three queries.
+func QuotaUsage(ctx context.Context, c *ent.Client, tenantID, hostGroupID *int) ([]Usage, error) {
+	q := c.Quota.Query().Order(ent.Asc(quota.FieldID))
+	if tenantID != nil {
+		q.Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C(quota.TenantColumn), *tenantID)) })
+	}
+	if hostGroupID != nil {
+		q.Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C(quota.HostGroupColumn), *hostGroupID)) })
+	}
+	quotas, err := q.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(quotas) == 0 {
+		return []Usage{}, nil
+	}
+	ids := make([]int, len(quotas))
+	for i, qt := range quotas {
+		ids[i] = qt.ID
+	}
+	// The names of the tenant and the host group, which a tenant may not read otherwise.
+	var rows []struct {
+		ID        int    `sql:"id"`
+		TenantID  int    `sql:"tenant_id"`
+		Tenant    string `sql:"tenant_name"`
+		GroupID   int    `sql:"group_id"`
+		GroupName string `sql:"group_name"`
+	}
+	err = c.Quota.Query().Where(quota.IDIn(ids...)).Modify(func(s *sql.Selector) {
+		tn, hg := sql.Table(tenant.Table).As("tn"), sql.Table(hostgroup.Table).As("hg")
+		s.Join(tn).On(s.C(quota.TenantColumn), tn.C(tenant.FieldID))
+		s.Join(hg).On(s.C(quota.HostGroupColumn), hg.C(hostgroup.FieldID))
+		s.Select(s.C(quota.FieldID))
+		s.AppendSelectAs(tn.C(tenant.FieldID), "tenant_id")
+		s.AppendSelectAs(tn.C(tenant.FieldName), "tenant_name")
+		s.AppendSelectAs(hg.C(hostgroup.FieldID), "group_id")
+		s.AppendSelectAs(hg.C(hostgroup.FieldName), "group_name")
+	}).Scan(authz.Unrestricted(ctx), &rows)
+	if err != nil {
+		return nil, fmt.Errorf("read tenants and host groups of quotas: %w", err)
+	}
+	type names struct {
+		tenant, group       int
+		tenantName, grpName string
+	}
+	byID := map[int]names{}
+	var groups []int
+	for _, r := range rows {
+		byID[r.ID] = names{r.TenantID, r.GroupID, r.Tenant, r.GroupName}
+		groups = append(groups, r.GroupID)
+	}
+	cores, err := groupCores(authz.Unrestricted(ctx), c, groups)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Usage, 0, len(quotas))
+	for _, qt := range quotas {
+		n := byID[qt.ID]
+		out = append(out, Usage{
+			Quota: qt, TenantID: n.tenant, TenantName: n.tenantName, HostGroupID: n.group, HostGroupName: n.grpName,
+			GroupCores: cores[n.group], VCPULimit: vcpuLimit(qt.Vcpus, qt.CPUPercent, cores[n.group]),
+			UsedVCPUs: qt.UsedVcpus, MemoryMB: qt.MemoryMB, UsedMemoryMB: qt.UsedMemoryMB,
+			StorageGB: qt.StorageGB, UsedStorageGB: qt.UsedStorageGB,
+		})
+	}
+	return out, nil
+}
+
+// vcpuLimit is the most vCPUs a quota allows: the tighter of its vCPU count and its
+// percentage of the group's cores (as the scheduler's Quota filter counts: n vCPUs fit
+// while n × 100 ≤ percent × cores), 0 when neither limits.
+func vcpuLimit(vcpus int, percent float64, cores int) int {
+	limit := vcpus
+	if percent > 0 && cores > 0 {
+		byPercent := int(math.Floor(percent * float64(cores) / 100))
+		for byPercent > 0 && float64(byPercent)*100 > percent*float64(cores) {
+			byPercent--
+		}
+		if limit == 0 || byPercent < limit {
+			limit = byPercent
+		}
+	}
+	return limit
+}

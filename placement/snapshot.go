@@ -1,0 +1,363 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/cluster"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/floor"
+	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/hostgroup"
+	"github.com/virtflow/virtflow/ent/networkzone"
+	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/provider"
+	"github.com/virtflow/virtflow/ent/quota"
+	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/rackzone"
+	"github.com/virtflow/virtflow/scheduler"
+)
+
+// Snapshot is what one decision is made against: the scheduler's view of a region's
+// clusters and nodes and of one tenant's quotas, plus what committing needs besides.
+type Snapshot struct {
+	scheduler.Snapshot
+	TenantID, RegionID int
+
+	nodes  map[int]nodeInfo  // by node ID
+	quotas map[int]quotaInfo // by host group ID: the tenant's quota in it
+}
+
+// nodeInfo is what the commit needs of a node beyond scheduler.Node.
+type nodeInfo struct {
+	name           string
+	clusterID      int
+	hostGroupID    int
+	threadsPerCore int
+}
+
+// quotaInfo is the tenant's quota row in a host group and the group's physical cores.
+type quotaInfo struct {
+	id         int
+	groupCores int
+}
+
+// regionKey is the scheduler's region name of a region: its ID, which clusters and
+// requests both carry.
+func regionKey(id int) string { return strconv.Itoa(id) }
+
+// Load reads the snapshot of a region for a tenant in six queries, whatever the number of
+// nodes (see the package comment for the rules). The reads are unrestricted: placing a
+// tenant's VM must see the nodes the tenant may not read. In PostgreSQL's default
+// isolation each query sees what was committed when it started; the commit re-checks
+// anything that matters.
+func Load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot, error) {
+	ctx = authz.Unrestricted(ctx)
+	s := &Snapshot{TenantID: tenantID, RegionID: regionID,
+		nodes: map[int]nodeInfo{}, quotas: map[int]quotaInfo{}}
+	s.Quotas = map[scheduler.QuotaKey]scheduler.Quota{}
+
+	clusters, err := c.Cluster.Query().
+		Where(func(q *sql.Selector) { q.Where(sql.EQ(q.C(cluster.RegionColumn), regionID)) }).
+		Select(cluster.FieldName, cluster.FieldLabels, cluster.FieldWeight).
+		Order(ent.Asc(cluster.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load clusters of region %d: %w", regionID, err)
+	}
+	if len(clusters) == 0 {
+		return s, nil
+	}
+	clusterIDs := make([]int, len(clusters))
+	for i, cl := range clusters {
+		clusterIDs[i] = cl.ID
+		s.Clusters = append(s.Clusters, scheduler.Cluster{ID: cl.ID, Name: cl.Name, Region: regionKey(regionID),
+			Labels: cl.Labels, Weight: cl.Weight})
+	}
+
+	rows, err := loadNodes(ctx, c, clusterIDs)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := loadNodeGroups(ctx, c, clusterIDs)
+	if err != nil {
+		return nil, err
+	}
+	providers, err := loadNodeProviders(ctx, c, clusterIDs)
+	if err != nil {
+		return nil, err
+	}
+	quotas, err := loadQuotas(ctx, c, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	withQuota := map[int]bool{}
+	for _, q := range quotas {
+		withQuota[q.GroupID] = true
+	}
+
+	s.Nodes = make([]scheduler.Node, 0, len(rows))
+	for _, r := range rows {
+		var labels map[string]string
+		if len(r.Labels) > 0 && string(r.Labels) != "null" {
+			if err := json.Unmarshal(r.Labels, &labels); err != nil {
+				return nil, fmt.Errorf("labels of node %d: %w", r.ID, err)
+			}
+		}
+		t := threadsPerCore(r.Cores, r.Threads)
+		n := scheduler.Node{
+			ID: r.ID, Name: r.Name, ClusterID: r.ClusterID,
+			Ready:       r.Status == computenode.StatusReady.String(),
+			Schedulable: r.Schedulable,
+			Providers:   providers[r.ID], Labels: labels, AvailabilityZone: r.AZ,
+			PowerZone: r.PowerZone, RackZone: r.RackZone, NetworkZone: r.NetworkZone,
+			HostGroupID: hostGroupFor(groups[r.ID], withQuota),
+			CPUCapacity: r.CPUCapacity, CPUAllocated: r.CPUAllocated,
+			MemoryMB: r.MemoryMB, MemoryAllocatedMB: r.MemoryAllocatedMB,
+			DiskGB: r.DiskGB, DiskAllocatedGB: r.DiskAllocatedGB,
+			DedicatedCoresFree: dedicatedFree(r.CPUCapacity, r.CPUAllocated, t),
+		}
+		s.Nodes = append(s.Nodes, n)
+		s.nodes[r.ID] = nodeInfo{name: r.Name, clusterID: r.ClusterID, hostGroupID: n.HostGroupID, threadsPerCore: t}
+	}
+
+	if len(quotas) > 0 {
+		ids := make([]int, 0, len(quotas))
+		for _, q := range quotas {
+			ids = append(ids, q.GroupID)
+		}
+		cores, err := groupCores(ctx, c, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range quotas {
+			s.quotas[q.GroupID] = quotaInfo{id: q.ID, groupCores: cores[q.GroupID]}
+			s.Quotas[scheduler.QuotaKey{TenantID: tenantID, HostGroupID: q.GroupID}] = scheduler.Quota{
+				VCPUs: q.VCPUs, UsedVCPUs: q.UsedVCPUs,
+				CPUPercent: q.CPUPercent, GroupCores: cores[q.GroupID],
+				MemoryMB: q.MemoryMB, UsedMemoryMB: q.UsedMemoryMB,
+				StorageGB: q.StorageGB, UsedStorageGB: q.UsedStorageGB,
+			}
+		}
+	}
+	return s, nil
+}
+
+// threadsPerCore is a host's hardware threads per physical core, 1 when unknown.
+func threadsPerCore(cores, threads int) int {
+	if cores <= 0 || threads <= cores || threads%cores != 0 {
+		return 1
+	}
+	return threads / cores
+}
+
+// dedicatedFree is the free vCPUs of a node rounded down to whole cores of t threads:
+// what dedicated (pinned) vCPUs may still take. commit.go checks the same in SQL.
+func dedicatedFree(capacity, allocated, t int) int {
+	free := capacity - allocated
+	if free <= 0 {
+		return 0
+	}
+	return free / t * t
+}
+
+// hostGroupFor is the host group a node counts in for a tenant: the lowest-id group of
+// its host that has a quota for the tenant, else the lowest-id group, else 0.
+func hostGroupFor(groups []int, withQuota map[int]bool) int {
+	best := 0
+	for _, g := range groups { // ascending
+		if withQuota[g] {
+			return g
+		}
+		if best == 0 {
+			best = g
+		}
+	}
+	return best
+}
+
+// nodeRow is a compute node with what placement needs of its host, rack and zones.
+type nodeRow struct {
+	ID                int    `sql:"id"`
+	Name              string `sql:"name"`
+	Status            string `sql:"status"`
+	Schedulable       bool   `sql:"schedulable"`
+	Labels            []byte `sql:"labels"`
+	CPUCapacity       int    `sql:"cpu_capacity"`
+	CPUAllocated      int    `sql:"cpu_allocated"`
+	MemoryMB          int64  `sql:"memory_capacity_mb"`
+	MemoryAllocatedMB int64  `sql:"memory_allocated_mb"`
+	DiskGB            int64  `sql:"disk_capacity_gb"`
+	DiskAllocatedGB   int64  `sql:"disk_allocated_gb"`
+	ClusterID         int    `sql:"cluster_id"`
+	AZ                string `sql:"az"`
+	Cores             int    `sql:"cores"`
+	Threads           int    `sql:"threads"`
+	PowerZone         string `sql:"power_zone"`
+	NetworkZone       string `sql:"network_zone"`
+	RackZone          string `sql:"rack_zone"`
+}
+
+// loadNodes reads the nodes of the clusters with their host's cores and threads, their
+// AZ and their failure domains, in one query.
+func loadNodes(ctx context.Context, c *ent.Client, clusterIDs []int) ([]nodeRow, error) {
+	var rows []nodeRow
+	err := c.ComputeNode.Query().
+		Where(func(s *sql.Selector) { s.Where(sql.InInts(s.C(computenode.ClusterColumn), clusterIDs...)) }).
+		Modify(func(s *sql.Selector) {
+			h, r, fl := sql.Table(host.Table).As("h"), sql.Table(rack.Table).As("r"), sql.Table(floor.Table).As("fl")
+			az := sql.Table(availabilityzone.Table).As("az")
+			hpz, rpz := sql.Table(powerzone.Table).As("hpz"), sql.Table(powerzone.Table).As("rpz")
+			hnz, rnz := sql.Table(networkzone.Table).As("hnz"), sql.Table(networkzone.Table).As("rnz")
+			hrz, rrz := sql.Table(rackzone.Table).As("hrz"), sql.Table(rackzone.Table).As("rrz")
+			s.LeftJoin(h).On(s.C(computenode.HostColumn), h.C(host.FieldID))
+			s.LeftJoin(r).On(h.C(host.RackColumn), r.C(rack.FieldID))
+			s.LeftJoin(fl).On(r.C(rack.FloorColumn), fl.C(floor.FieldID))
+			s.LeftJoin(az).On(s.C(computenode.AvailabilityZoneColumn), az.C(availabilityzone.FieldID))
+			s.LeftJoin(hpz).On(h.C(host.PowerZoneColumn), hpz.C(powerzone.FieldID))
+			s.LeftJoin(rpz).On(r.C(rack.PowerZoneColumn), rpz.C(powerzone.FieldID))
+			s.LeftJoin(hnz).On(h.C(host.NetworkZoneColumn), hnz.C(networkzone.FieldID))
+			s.LeftJoin(rnz).On(r.C(rack.NetworkZoneColumn), rnz.C(networkzone.FieldID))
+			s.LeftJoin(hrz).On(h.C(host.RackZoneColumn), hrz.C(rackzone.FieldID))
+			s.LeftJoin(rrz).On(r.C(rack.RackZoneColumn), rrz.C(rackzone.FieldID))
+			s.Select(s.Columns(computenode.FieldID, computenode.FieldName, computenode.FieldStatus,
+				computenode.FieldSchedulable, computenode.FieldLabels,
+				computenode.FieldCPUCapacity, computenode.FieldCPUAllocated,
+				computenode.FieldMemoryCapacityMB, computenode.FieldMemoryAllocatedMB,
+				computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB)...)
+			s.AppendSelectAs(s.C(computenode.ClusterColumn), "cluster_id")
+			s.AppendSelectAs(az.C(availabilityzone.FieldName), "az")
+			s.AppendSelectAs(h.C(host.FieldCPUCores), "cores")
+			s.AppendSelectAs(h.C(host.FieldCPUThreads), "threads")
+			s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, %s)", hpz.C(powerzone.FieldName), rpz.C(powerzone.FieldName))), "power_zone")
+			s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, %s)", hnz.C(networkzone.FieldName), rnz.C(networkzone.FieldName))), "network_zone")
+			s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, %s, %s || '/' || %s)",
+				hrz.C(rackzone.FieldName), rrz.C(rackzone.FieldName), fl.C(floor.FieldName), r.C(rack.FieldName))), "rack_zone")
+			s.OrderBy(s.C(computenode.FieldID))
+		}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("load nodes: %w", err)
+	}
+	return rows, nil
+}
+
+// loadNodeGroups maps every node of the clusters to its host's groups, ascending.
+func loadNodeGroups(ctx context.Context, c *ent.Client, clusterIDs []int) (map[int][]int, error) {
+	var pairs []struct {
+		NodeID  int `sql:"node_id"`
+		GroupID int `sql:"group_id"`
+	}
+	err := c.HostGroup.Query().Modify(func(s *sql.Selector) {
+		hgh, cn := sql.Table(hostgroup.HostsTable).As("hgh"), sql.Table(computenode.Table).As("cn")
+		s.Join(hgh).On(s.C(hostgroup.FieldID), hgh.C(hostgroup.HostsPrimaryKey[0]))
+		s.Join(cn).On(hgh.C(hostgroup.HostsPrimaryKey[1]), cn.C(computenode.HostColumn))
+		s.Where(sql.InInts(cn.C(computenode.ClusterColumn), clusterIDs...))
+		s.Select()
+		s.AppendSelectAs(cn.C(computenode.FieldID), "node_id")
+		s.AppendSelectAs(s.C(hostgroup.FieldID), "group_id")
+		s.OrderBy(cn.C(computenode.FieldID), s.C(hostgroup.FieldID))
+	}).Scan(ctx, &pairs)
+	if err != nil {
+		return nil, fmt.Errorf("load host groups of nodes: %w", err)
+	}
+	out := map[int][]int{}
+	for _, p := range pairs {
+		out[p.NodeID] = append(out[p.NodeID], p.GroupID)
+	}
+	return out, nil
+}
+
+// loadNodeProviders maps every node of the clusters to the names of its providers.
+func loadNodeProviders(ctx context.Context, c *ent.Client, clusterIDs []int) (map[int][]string, error) {
+	var pairs []struct {
+		NodeID int    `sql:"node_id"`
+		Name   string `sql:"provider"`
+	}
+	err := c.Provider.Query().Modify(func(s *sql.Selector) {
+		cnp, cn := sql.Table(computenode.ProvidersTable).As("cnp"), sql.Table(computenode.Table).As("cn")
+		s.Join(cnp).On(s.C(provider.FieldID), cnp.C(computenode.ProvidersPrimaryKey[1]))
+		s.Join(cn).On(cnp.C(computenode.ProvidersPrimaryKey[0]), cn.C(computenode.FieldID))
+		s.Where(sql.InInts(cn.C(computenode.ClusterColumn), clusterIDs...))
+		s.Select()
+		s.AppendSelectAs(cn.C(computenode.FieldID), "node_id")
+		s.AppendSelectAs(s.C(provider.FieldName), "provider")
+		s.OrderBy(cn.C(computenode.FieldID), s.C(provider.FieldName))
+	}).Scan(ctx, &pairs)
+	if err != nil {
+		return nil, fmt.Errorf("load providers of nodes: %w", err)
+	}
+	out := map[int][]string{}
+	for _, p := range pairs {
+		if !slices.Contains(out[p.NodeID], p.Name) {
+			out[p.NodeID] = append(out[p.NodeID], p.Name)
+		}
+	}
+	return out, nil
+}
+
+// quotaRow is a quota with the host group it is set on.
+type quotaRow struct {
+	ID            int     `sql:"id"`
+	GroupID       int     `sql:"group_id"`
+	TenantID      int     `sql:"tenant_id"`
+	CPUPercent    float64 `sql:"cpu_percent"`
+	VCPUs         int     `sql:"vcpus"`
+	MemoryMB      int64   `sql:"memory_mb"`
+	StorageGB     int64   `sql:"storage_gb"`
+	UsedVCPUs     int     `sql:"used_vcpus"`
+	UsedMemoryMB  int64   `sql:"used_memory_mb"`
+	UsedStorageGB int64   `sql:"used_storage_gb"`
+}
+
+// loadQuotas reads the tenant's quotas, by host group.
+func loadQuotas(ctx context.Context, c *ent.Client, tenantID int) ([]quotaRow, error) {
+	var rows []quotaRow
+	err := c.Quota.Query().
+		Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C(quota.TenantColumn), tenantID)) }).
+		Modify(selectQuotaRow).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("load quotas of tenant %d: %w", tenantID, err)
+	}
+	return rows, nil
+}
+
+// selectQuotaRow selects the columns of a quotaRow.
+func selectQuotaRow(s *sql.Selector) {
+	s.Select(s.Columns(quota.FieldID, quota.FieldCPUPercent, quota.FieldVcpus, quota.FieldMemoryMB,
+		quota.FieldStorageGB, quota.FieldUsedVcpus, quota.FieldUsedMemoryMB, quota.FieldUsedStorageGB)...)
+	s.AppendSelectAs(s.C(quota.HostGroupColumn), "group_id")
+	s.AppendSelectAs(s.C(quota.TenantColumn), "tenant_id")
+	s.OrderBy(s.C(quota.FieldID))
+}
+
+// groupCores sums the physical cores of the hosts of each group.
+func groupCores(ctx context.Context, c *ent.Client, groupIDs []int) (map[int]int, error) {
+	var rows []struct {
+		GroupID int `sql:"group_id"`
+		Cores   int `sql:"cores"`
+	}
+	err := c.HostGroup.Query().Where(hostgroup.IDIn(groupIDs...)).Modify(func(s *sql.Selector) {
+		hgh, h := sql.Table(hostgroup.HostsTable).As("hgh"), sql.Table(host.Table).As("h")
+		s.Join(hgh).On(s.C(hostgroup.FieldID), hgh.C(hostgroup.HostsPrimaryKey[0]))
+		s.Join(h).On(hgh.C(hostgroup.HostsPrimaryKey[1]), h.C(host.FieldID))
+		s.GroupBy(s.C(hostgroup.FieldID))
+		s.Select()
+		s.AppendSelectAs(s.C(hostgroup.FieldID), "group_id")
+		s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(SUM(%s), 0)", h.C(host.FieldCPUCores))), "cores")
+	}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("sum cores of host groups: %w", err)
+	}
+	out := make(map[int]int, len(rows))
+	for _, r := range rows {
+		out[r.GroupID] = r.Cores
+	}
+	return out, nil
+}
