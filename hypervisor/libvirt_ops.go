@@ -36,9 +36,14 @@ func stateOf(c *libvirt.Libvirt, d libvirt.Domain) (DomainState, error) {
 	return mapState(libvirt.DomainState(st)), nil
 }
 
+// errBadMetadata marks VirtFlow metadata that does not parse (edited by hand, or written by
+// something else in VirtFlow's namespace).
+var errBadMetadata = errors.New("unreadable VirtFlow metadata")
+
 // readMetadata returns VirtFlow's metadata of a domain: that of its persistent definition
 // when it has one (Define may have changed it while the domain runs), else the live one.
-// ok is false for a domain without VirtFlow metadata.
+// ok is false for a domain without VirtFlow metadata; metadata that does not parse gives an
+// error matching errBadMetadata.
 func readMetadata(c *libvirt.Libvirt, d libvirt.Domain) (m metadata, ok bool, err error) {
 	uri := libvirt.OptString{MetadataNamespace}
 	x, err := c.DomainGetMetadata(d, int32(libvirt.DomainMetadataElement), uri, libvirt.DomainAffectConfig)
@@ -52,7 +57,11 @@ func readMetadata(c *libvirt.Libvirt, d libvirt.Domain) (m metadata, ok bool, er
 	if err != nil {
 		return m, false, notFound(err, d.Name)
 	}
-	return parseMetadata(x, true)
+	m, ok, err = parseMetadata(x, true)
+	if err != nil {
+		return m, false, fmt.Errorf("%w: %v", errBadMetadata, err)
+	}
+	return m, ok, nil
 }
 
 // Define creates or updates the persistent domain of spec; see [Hypervisor.Define].
@@ -74,10 +83,10 @@ func (h *Libvirt) Define(ctx context.Context, spec DomainSpec) error {
 				return fmt.Errorf("%w: it exists with UUID %s, the spec has %s", ErrConflict, u, n.UUID)
 			}
 			m, ok, err := readMetadata(c, d)
-			if err != nil && !errors.Is(err, ErrNotFound) {
+			if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, errBadMetadata) {
 				return err
 			}
-			if ok && m.SpecDigest == digest {
+			if err == nil && ok && m.SpecDigest == digest {
 				return nil // identical: nothing to do
 			}
 		case isCode(err, libvirt.ErrNoDomain):
@@ -121,6 +130,8 @@ func start(c *libvirt.Libvirt, d libvirt.Domain) error {
 	}
 	switch st {
 	case StateRunning, StateShuttingDown:
+		// Shutting down: libvirt cannot start a domain that is still active; once it is off
+		// the agent's next reconcile starts it.
 		return nil
 	case StatePaused:
 		err = c.DomainResume(d)
@@ -306,6 +317,12 @@ func (h *Libvirt) List(ctx context.Context) ([]Domain, error) {
 				return err
 			}
 			m, ok, err := readMetadata(c, d)
+			if errors.Is(err, errBadMetadata) {
+				// Still list a domain named like ours, at generation 0 (unknown), so that the
+				// agent redefines it rather than losing sight of it; skip anything else.
+				id, named := ParseDomainName(d.Name)
+				m, ok, err = metadata{VMID: id}, named, nil
+			}
 			if errors.Is(err, ErrNotFound) || (err == nil && !ok) {
 				continue // gone meanwhile, or not ours
 			}

@@ -431,3 +431,29 @@ func TestLibvirtDefineIdenticalIsANoOp(t *testing.T) {
 		t.Fatalf("a changed Define kept the old definition: title = %q", got)
 	}
 }
+
+// TestLibvirtUnreadableMetadata: a domain named like VirtFlow's whose metadata does not parse
+// is listed at generation 0 and Define repairs it.
+func TestLibvirtUnreadableMetadata(t *testing.T) {
+	h := openTestDriver(t, libvirtSocket(t))
+	ctx := testCtx(t)
+	spec := smallSpec()
+	name := spec.Name()
+	cleanupDomain(t, h, name)
+	c, err := h.client(ctx)
+	must(t, "client", err)
+	_, err = c.DomainDefineXML(`<domain type="test"><name>` + name + `</name><uuid>` + DomainUUID(name) + `</uuid>` +
+		`<metadata><vf:vm xmlns:vf="` + MetadataNamespace + `" id="not-a-number"/></metadata>` +
+		`<memory unit="MiB">64</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>`)
+	must(t, "define a domain with broken metadata", err)
+
+	d, ok := findDomain(t, h, spec.VMID)
+	if !ok || d.Name != name || d.Generation != 0 {
+		t.Fatalf("listed %+v (found %v), want %s at generation 0", d, ok, name)
+	}
+	must(t, "Define over it", h.Define(ctx, spec))
+	d, ok = findDomain(t, h, spec.VMID)
+	if !ok || d.Generation != spec.Generation {
+		t.Fatalf("after Define: listed %+v (found %v), want generation %d", d, ok, spec.Generation)
+	}
+}

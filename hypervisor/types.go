@@ -103,7 +103,8 @@ type Domain struct {
 	// UUID is the domain's UUID in its canonical lower-case form.
 	UUID string
 	// VMID and Generation come from the domain's VirtFlow metadata (of its persistent
-	// definition, when it has one).
+	// definition, when it has one). A domain named by DomainName whose metadata cannot be read
+	// is listed with Generation 0 (unknown), so that it is redefined rather than overlooked.
 	VMID       int64
 	Generation int64
 	// State is the domain's current state.
