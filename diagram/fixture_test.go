@@ -59,6 +59,8 @@ type site struct {
 	root     *fabric.Root
 	fab      *fabric.Result
 	vms      int
+	// firstPort is eth0 of the first server.
+	firstPort int
 }
 
 var cidrSeq atomic.Int64
@@ -182,6 +184,7 @@ func buildSite(tb testing.TB, c *ent.Client, spec siteSpec) *site {
 			return c.Port.CreateBulk(bs...).Save(ctx)
 		})
 		must(err)
+		s.firstPort = ports[0].ID
 		var ib []*ent.IPAddressCreate
 		for i, pt := range ports {
 			h, k := i/spec.Ports, i%spec.Ports
