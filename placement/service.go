@@ -43,7 +43,7 @@ func (p *Placer) CreateService(ctx context.Context, client *ent.Client, input en
 		return nil, apierr.Validation("flavorID", "a region service with replicas needs a flavor")
 	}
 	var svc *ent.RegionService
-	err := inTx(ctx, client, func(t *txn) error {
+	own, err := inTx(ctx, client, func(t *txn) error {
 		created, err := t.c.RegionService.Create().SetInput(input).Save(ctx)
 		if err != nil {
 			return err
@@ -76,6 +76,9 @@ func (p *Placer) CreateService(ctx context.Context, client *ent.Client, input en
 	if err != nil {
 		return nil, collision(err)
 	}
+	if own && svc != nil {
+		svc = svc.Unwrap()
+	}
 	return svc, nil
 }
 
@@ -88,7 +91,7 @@ func (p *Placer) ScaleService(ctx context.Context, client *ent.Client, id, repli
 		return nil, apierr.Validation("replicas", "replicas must be between 0 and %d", MaxReplicas)
 	}
 	var svc *ent.RegionService
-	err := inTx(ctx, client, func(t *txn) error {
+	own, err := inTx(ctx, client, func(t *txn) error {
 		if err := t.lockService(ctx, id); err != nil {
 			return err
 		}
@@ -137,13 +140,16 @@ func (p *Placer) ScaleService(ctx context.Context, client *ent.Client, id, repli
 	if err != nil {
 		return nil, collision(err)
 	}
+	if own && svc != nil {
+		svc = svc.Unwrap()
+	}
 	return svc, nil
 }
 
 // DeleteService deletes a region service and all its VMs as the viewer in ctx, giving
 // back what they held.
 func (p *Placer) DeleteService(ctx context.Context, client *ent.Client, id int) error {
-	return collision(inTx(ctx, client, func(t *txn) error {
+	_, err := inTx(ctx, client, func(t *txn) error {
 		if err := t.lockService(ctx, id); err != nil {
 			return err
 		}
@@ -156,7 +162,8 @@ func (p *Placer) DeleteService(ctx context.Context, client *ent.Client, id int) 
 			return err
 		}
 		return t.deleteService(ctx, id, running)
-	}))
+	})
+	return collision(err)
 }
 
 // lockService checks the viewer may see the service (NOT_FOUND otherwise) and locks its

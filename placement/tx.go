@@ -26,38 +26,39 @@ const busyAttempts = 6
 // inTx runs fn in the caller's transaction when client is the transactional client of the
 // transaction in ctx (a GraphQL mutation's) or any other transactional client; otherwise
 // in a transaction of its own, committed when fn succeeds and run again while SQLite says
-// the database is busy or locked.
-func inTx(ctx context.Context, client *ent.Client, fn func(*txn) error) error {
+// the database is busy or locked. own reports the latter: entities fn returns must then be
+// unwrapped from the finished transaction.
+func inTx(ctx context.Context, client *ent.Client, fn func(*txn) error) (own bool, err error) {
 	if tx := ent.TxFromContext(ctx); tx != nil && ent.FromContext(ctx) == client {
-		return fn(&txn{c: client, locks: locksOf(tx)})
+		return false, fn(&txn{c: client, locks: locksOf(tx)})
 	}
 	for attempt := 1; ; attempt++ {
-		err := ownTx(ctx, client, fn)
-		if !isBusy(err) || attempt == busyAttempts {
-			return err
+		own, err := ownTx(ctx, client, fn)
+		if !own || !isBusy(err) || attempt == busyAttempts {
+			return own, err
 		}
 		if err := sleep(ctx, attempt); err != nil {
-			return err
+			return own, err
 		}
 	}
 }
 
-func ownTx(ctx context.Context, client *ent.Client, fn func(*txn) error) error {
+func ownTx(ctx context.Context, client *ent.Client, fn func(*txn) error) (bool, error) {
 	tx, err := client.Tx(ctx)
 	if errors.Is(err, ent.ErrTxStarted) {
-		return fn(&txn{c: client, locks: newLockSet()})
+		return false, fn(&txn{c: client, locks: newLockSet()})
 	}
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return true, fmt.Errorf("begin: %w", err)
 	}
 	if err := fn(&txn{c: tx.Client(), locks: newLockSet()}); err != nil {
 		_ = tx.Rollback()
-		return err
+		return true, err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return true, fmt.Errorf("commit: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // isBusy reports SQLite's SQLITE_BUSY and SQLITE_LOCKED (and their extended codes).

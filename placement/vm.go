@@ -20,7 +20,7 @@ import (
 // QUOTA_EXCEEDED, with the rejections counted in extensions.reasons.
 func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
 	var vm *ent.VirtualMachine
-	err := inTx(ctx, client, func(t *txn) error {
+	own, err := inTx(ctx, client, func(t *txn) error {
 		created, err := t.c.VirtualMachine.Create().SetInput(input).Save(ctx)
 		if err != nil {
 			return err
@@ -51,6 +51,9 @@ func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.Cre
 	if err != nil {
 		return nil, collision(err)
 	}
+	if own {
+		vm = vm.Unwrap()
+	}
 	return vm, nil
 }
 
@@ -59,7 +62,7 @@ func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.Cre
 // tenant's quota. A replica of a region service lowers the service's replicas; the service
 // goes with its last replica.
 func (p *Placer) DeleteVM(ctx context.Context, client *ent.Client, id int) error {
-	err := inTx(ctx, client, func(t *txn) error {
+	_, err := inTx(ctx, client, func(t *txn) error {
 		if ok, err := t.c.VirtualMachine.Query().Where(virtualmachine.ID(id)).Exist(ctx); err != nil {
 			return err
 		} else if !ok {
