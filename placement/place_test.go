@@ -292,4 +292,3 @@ func TestRequireQuota(t *testing.T) {
 	}
 	checkBooks(t, s)
 }
-
