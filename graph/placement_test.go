@@ -800,7 +800,9 @@ func TestTenantMemberPlaces(t *testing.T) {
 	s := site(t, env)
 	flavor := flavorOf(f)
 	member := env.As(memberToken(t, env, s.Tenant))
-	var out struct{ CreateVirtualMachine struct{ ID, Status, StatusReason string } }
+	var out struct {
+		CreateVirtualMachine struct{ ID, Status, StatusReason string }
+	}
 	member.MustDo(t, `mutation($in: CreateVirtualMachineInput!) { createVirtualMachine(input: $in) { id status statusReason } }`,
 		map[string]any{"in": vmIn(s, flavor)}, &out)
 	if out.CreateVirtualMachine.Status != "INITIALIZING" || !strings.HasPrefix(out.CreateVirtualMachine.StatusReason, "placed on node") {
