@@ -1,10 +1,13 @@
 package graph_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent/apitoken"
@@ -14,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/placement/placementtest"
 )
 
@@ -822,4 +826,189 @@ func TestTenantMemberPlaces(t *testing.T) {
 	other := env.As(memberToken(t, env, atoi(t, f.Tenant())))
 	other.Do(t, `mutation($id: ID!) { scaleRegionService(id: $id, replicas: 1) { id } }`, map[string]any{"id": svc.ID}).ExpectError(t, "NOT_FOUND", "")
 	other.Do(t, `mutation($id: ID!) { deleteVirtualMachine(id: $id) }`, map[string]any{"id": svc.vms()[0].ID}).ExpectError(t, "NOT_FOUND", "")
+}
+
+// outcomes counts the answers of concurrent requests by error code ("" for success).
+func outcomes(t *testing.T, rs []gqltest.Response) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, r := range rs {
+		if len(r.Errors) == 0 {
+			out[""]++
+			continue
+		}
+		out[r.Errors[0].Code()]++
+	}
+	return out
+}
+
+// concurrently sends n createVirtualMachine requests at once, each in its own request and
+// transaction, and returns the answers.
+func concurrently(t *testing.T, env *gqltest.Env, n int, in func(i int) map[string]any) []gqltest.Response {
+	t.Helper()
+	rs := make([]gqltest.Response, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			rs[i] = tryVM(t, env, in(i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	return rs
+}
+
+// TestPlacementRaceQuota: 200 concurrent requests for a tenant with room for exactly 10.
+func TestPlacementRaceQuota(t *testing.T) {
+	env, f := newEnv(t)
+	s := site(t, env)
+	flavor := flavorOf(f)
+	if _, err := s.Quota(gqltest.System(), s.Tenant, 20, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := outcomes(t, concurrently(t, env, 200, func(int) map[string]any { return vmIn(s, flavor) }))
+	if got[""] != 10 || got["QUOTA_EXCEEDED"] != 190 {
+		t.Errorf("outcomes %v; want 10 placed and 190 QUOTA_EXCEEDED", got)
+	}
+	books(t, s)
+}
+
+// TestPlacementRaceCapacity: 200 concurrent requests for the last 10 free slots of a cluster.
+func TestPlacementRaceCapacity(t *testing.T) {
+	env, f := newEnv(t)
+	s, err := placementtest.Build(gqltest.System(), env.Client, placementtest.Spec{
+		Racks: 5, HostsPerRack: 1, CPU: 4, MemoryMB: 65536, DiskGB: 1000, Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flavor := flavorOf(f)
+	got := outcomes(t, concurrently(t, env, 200, func(int) map[string]any { return vmIn(s, flavor) }))
+	if got[""] != 10 || got["NO_CAPACITY"] != 190 {
+		t.Errorf("outcomes %v; want 10 placed and 190 NO_CAPACITY", got)
+	}
+	books(t, s)
+}
+
+// TestPlacementTwoServers: two server instances (each its own ent client, connection pool and
+// handler, as two replicas would be) place 1,000 VMs at once against one PostgreSQL
+// database: 100 region services of 10 replicas with hard rack anti-affinity, each created
+// with 5 on one server and scaled to 10 on the other, 16 workers per server. SQL sums at the
+// end: no node over capacity, allocations and quota usage equal to the VMs, no service with
+// two VMs in one rack.
+func TestPlacementTwoServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 placements")
+	}
+	dsn := testdb.DSN(t)
+	a, b := gqltest.Postgres(t, dsn), gqltest.Postgres(t, dsn)
+	s, err := placementtest.Build(gqltest.System(), a.Client, placementtest.Spec{
+		Racks: 20, HostsPerRack: 5, PowerZones: 4, NetworkZones: 2,
+		CPU: 24, MemoryMB: 65536, DiskGB: 1000, Cores: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Quota(gqltest.System(), s.Tenant, 100_000, 0); err != nil {
+		t.Fatal(err)
+	}
+	flavor := flavorOf(newFx(t, a))
+	const services, workers = 100, 16
+	jobs := make(chan int, services)
+	for i := range services {
+		jobs <- i
+	}
+	close(jobs)
+	var failures sync.Map
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range 2 * workers {
+		mine, other := a, b
+		if w%2 == 1 {
+			mine, other = b, a
+		}
+		wg.Go(func() {
+			for range jobs {
+				r := tryService(t, mine, svcIn(s, flavor, 5, zones("RACK", "ANTI_AFFINITY", "")))
+				if len(r.Errors) > 0 {
+					failures.Store(uniq("create"), r.ErrorsString())
+					continue
+				}
+				var out struct{ CreateRegionService struct{ ID string } }
+				if err := json.Unmarshal(r.Data, &out); err != nil {
+					failures.Store(uniq("decode"), err.Error())
+					continue
+				}
+				if r := scale(t, other, out.CreateRegionService.ID, 10); len(r.Errors) > 0 {
+					failures.Store(uniq("scale"), r.ErrorsString())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	failures.Range(func(k, v any) bool {
+		t.Errorf("%s: %s", k, v)
+		return true
+	})
+	n := a.Client.VirtualMachine.Query().Where(virtualmachine.HasNodeWith(computenode.IDIn(nodeIDs(s)...))).CountX(gqltest.System())
+	t.Logf("%d VMs placed by two servers in %v (%.0f placements/s)", n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
+	if n != services*10 {
+		t.Errorf("%d VMs placed, want %d", n, services*10)
+	}
+	books(t, s)
+	shared, err := s.RackSharing(gqltest.System())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range shared {
+		t.Error(v)
+	}
+}
+
+// TestConcurrentScaleOfOneService: both servers scale one service up and down at once; the
+// scales take turns on the service's row, so replicas always equal its VMs and no two of
+// them share a rack.
+func TestConcurrentScaleOfOneService(t *testing.T) {
+	dsn := testdb.DSN(t)
+	a, b := gqltest.Postgres(t, dsn), gqltest.Postgres(t, dsn)
+	s, err := placementtest.Build(gqltest.System(), a.Client, placementtest.Spec{
+		Racks: 10, HostsPerRack: 2, CPU: 16, MemoryMB: 65536, DiskGB: 1000, Cores: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flavor := flavorOf(newFx(t, a))
+	svc := createService(t, a, svcIn(s, flavor, 1, zones("RACK", "ANTI_AFFINITY", "")))
+	var wg sync.WaitGroup
+	var failures sync.Map
+	for w := range 8 {
+		env := a
+		if w%2 == 1 {
+			env = b
+		}
+		wg.Go(func() {
+			for i := range 6 {
+				if r := scale(t, env, svc.ID, 1+(w*3+i*5)%9); len(r.Errors) > 0 {
+					failures.Store(uniq("scale"), r.ErrorsString())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	failures.Range(func(k, v any) bool {
+		t.Errorf("%s: %s", k, v)
+		return true
+	})
+	got := readService(t, a, svc.ID)
+	if got.Replicas != got.VirtualMachines.TotalCount {
+		t.Errorf("replicas %d, but %d VMs", got.Replicas, got.VirtualMachines.TotalCount)
+	}
+	books(t, s)
+	shared, err := s.RackSharing(gqltest.System())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range shared {
+		t.Error(v)
+	}
 }
