@@ -158,6 +158,18 @@ func auditRunners() map[string]auditRun {
 		asAdmin(t, w, rid, `mutation($id: ID!) { revokeRole(id: $id) }`, map[string]any{"id": gid(id)})
 		return adminWant(w, "RoleBinding", id, w.tenantA, true, false)
 	}
+	runs["scaleRegionService"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.c.RegionService.Create().SetName(uniq("svc")).SetTenantID(w.tenantA).SetRegionID(w.region).
+			SetFlavorID(w.flavor).SetReplicas(0).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($id: ID!) { scaleRegionService(id: $id, replicas: 2) { id replicas } }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "RegionService", id, w.tenantA, true, true)
+	}
+	runs["setQuota"] = func(t *testing.T, w *world, rid string) auditWant {
+		hg := w.c.HostGroup.Create().SetName(uniq("hg")).SaveX(w.ctx).ID
+		out := asAdmin(t, w, rid, `mutation($in: SetQuotaInput!) { setQuota(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"tenantID": gid(w.tenantA), "hostGroupID": gid(hg), "vcpus": 8}})
+		return adminWant(w, "Quota", idOf(t, out["setQuota"], "id"), w.tenantA, false, true)
+	}
 	runs["setUserPassword"] = func(t *testing.T, w *world, rid string) auditWant {
 		const password = "a-new-password-nobody-knows"
 		u := w.newUser("pw", w.tenantA)

@@ -28,6 +28,7 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/identity"
@@ -183,6 +184,7 @@ type world struct {
 	m1, m2                                                             int
 	hostM                                                              int // a host M1 maintains
 	node1, node2                                                       int
+	spare                                                              int // a Ready node with room, where GraphQL creates place VMs
 	vm1                                                                int // tenant A's VM on N1
 	vmPort                                                             int // a port of vm1
 	netA                                                               int // tenant A's network, 10.200.0.0/16
@@ -216,6 +218,10 @@ func newWorld(tb testing.TB) *world {
 	w.hostM = c.Host.Create().SetName(uniq("host-m1")).AddMaintainerIDs(w.m1).AddHostGroupIDs(w.hostGroup).SaveX(ctx).ID
 	w.node1 = w.newNode(w.m1)
 	w.node2 = w.newNode(0)
+	// createVirtualMachine and createRegionService place what they create: give them room.
+	w.spare = w.newNode(0)
+	c.ComputeNode.UpdateOneID(w.spare).SetStatus(computenode.StatusReady).
+		SetCPUCapacity(1 << 20).SetMemoryCapacityMB(1 << 40).SetDiskCapacityGB(1 << 40).ExecX(ctx)
 	w.vm1 = w.newVM(w.tenantA, w.node1)
 	w.vmPort = c.Port.Create().SetName(uniq("vnic")).SetVirtualMachineID(w.vm1).SaveX(ctx).ID
 	w.netA = c.Network.Create().SetName(uniq("net-a")).SetCidr("10.200.0.0/16").SetTenantID(w.tenantA).SaveX(ctx).ID
