@@ -27,6 +27,8 @@ import (
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/fabric"
+	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/scheduler"
 
 	entevent "github.com/virtflow/virtflow/ent/event"
 )
@@ -348,16 +350,13 @@ type server struct {
 	host  *ent.Host
 	eth0  *ent.Port
 	node  *ent.ComputeNode
-	alloc struct {
-		cpu          int
-		memory, disk int64
-	}
 }
 
 type vmPlan struct {
 	def    vmDef
 	tenant *ent.Tenant
-	srv    *server
+	site   int     // the region it is ordered in
+	srv    *server // where placement put it
 	flavor flavorDef
 	vm     *ent.VirtualMachine
 	ip     netip.Addr
@@ -735,32 +734,19 @@ func (l *loader) loadFabric(ctx context.Context) error {
 	return nil
 }
 
-// planVMs places the tenants' VMs on the servers of the floors they have quota on, spread over
-// racks, and adds them to the servers' allocation.
-func (l *loader) planVMs() error {
+// planVMs orders the tenants' VMs: each goes to the region of one of the floors its tenant
+// has a quota on, in turn. Where exactly is placement's decision (loadVMs).
+func (l *loader) planVMs() {
 	flavorByName := map[string]flavorDef{}
 	for _, f := range flavors {
 		flavorByName[f.name] = f
 	}
-	for ti, t := range tenants {
-		var eligible []*server
-		for _, fi := range t.floors {
-			eligible = append(eligible, l.floors[fi].servers...)
-		}
+	for _, t := range tenants {
 		for k, def := range t.vms {
-			f := flavorByName[def.flavor]
-			// Step through the floors' servers with a stride coprime to their count to spread.
-			srv := eligible[(k*29+ti*7)%len(eligible)]
-			if srv.alloc.cpu+f.vcpus > srv.hw.thread || srv.alloc.memory+f.memoryMB > srv.hw.memoryMB-hostReservedMB {
-				return fmt.Errorf("vm %s does not fit on %s", def.name, srv.host.Name)
-			}
-			srv.alloc.cpu += f.vcpus
-			srv.alloc.memory += f.memoryMB
-			srv.alloc.disk += f.disk
-			l.vms = append(l.vms, &vmPlan{def: def, srv: srv, flavor: f})
+			site := l.floors[t.floors[k%len(t.floors)]].site
+			l.vms = append(l.vms, &vmPlan{def: def, site: site, flavor: flavorByName[def.flavor]})
 		}
 	}
-	return nil
 }
 
 func (l *loader) loadCompute(ctx context.Context) error {
@@ -779,9 +765,7 @@ func (l *loader) loadCompute(ctx context.Context) error {
 	if l.clusters, err = l.c.Cluster.CreateBulk(cb...).Save(ctx); err != nil {
 		return err
 	}
-	if err := l.planVMs(); err != nil {
-		return err
-	}
+	l.planVMs()
 	nb := make([]*ent.ComputeNodeCreate, len(l.servers))
 	azTurn := map[int]int{}
 	for i, srv := range l.servers {
@@ -802,7 +786,6 @@ func (l *loader) loadCompute(ctx context.Context) error {
 			}).
 			SetCPUCapacity(srv.hw.thread).SetMemoryCapacityMB(srv.hw.memoryMB - hostReservedMB).
 			SetDiskCapacityGB(srv.hw.vmDiskGB()).
-			SetCPUAllocated(srv.alloc.cpu).SetMemoryAllocatedMB(srv.alloc.memory).SetDiskAllocatedGB(srv.alloc.disk).
 			SetOsName("Ubuntu").SetOsVersion("24.04").SetAgentVersion("0.1.0").SetLastHeartbeatAt(l.now)
 	}
 	nodes, err := fabric.SaveBulk(ctx, nb, func(ctx context.Context, bs []*ent.ComputeNodeCreate) ([]*ent.ComputeNode, error) {
@@ -880,34 +863,13 @@ func (l *loader) loadTenancy(ctx context.Context) error {
 			}
 		}
 	}
-	// Quotas, with the usage of the VMs placed below.
-	type key struct{ tenant, floor int }
-	used := map[key]*struct {
-		cpu          int
-		memory, disk int64
-	}{}
-	for _, v := range l.vms {
-		k := key{v.tenant.ID, v.srv.floor.index}
-		if used[k] == nil {
-			used[k] = &struct {
-				cpu          int
-				memory, disk int64
-			}{}
-		}
-		used[k].cpu += v.flavor.vcpus
-		used[k].memory += v.flavor.memoryMB
-		used[k].disk += v.flavor.disk
-	}
+	// Quotas; placing the VMs below (package placement) counts their usage.
 	var qb []*ent.QuotaCreate
 	for _, t := range tenants {
 		tid := l.tenants[t.name].ID
 		for _, fi := range t.floors {
-			q := l.c.Quota.Create().SetTenantID(tid).SetHostGroupID(l.groups[fi].ID).
-				SetCPUPercent(25).SetVcpus(1024).SetMemoryMB(4 << 20).SetStorageGB(200_000)
-			if u := used[key{tid, fi}]; u != nil {
-				q.SetUsedVcpus(u.cpu).SetUsedMemoryMB(u.memory).SetUsedStorageGB(u.disk)
-			}
-			qb = append(qb, q)
+			qb = append(qb, l.c.Quota.Create().SetTenantID(tid).SetHostGroupID(l.groups[fi].ID).
+				SetCPUPercent(25).SetVcpus(1024).SetMemoryMB(4<<20).SetStorageGB(200_000))
 		}
 	}
 	_, err = l.c.Quota.CreateBulk(qb...).Save(ctx)
@@ -1010,20 +972,39 @@ func (l *loader) routerSites(ctx context.Context) (map[int]int, error) {
 	return out, nil
 }
 
+// loadVMs creates the tenants' VMs through package placement, as createVirtualMachine
+// does: each is placed on a node of a floor its tenant has a quota on (quotas are required
+// here), the node's allocation and the quota's usage grow by its flavor; then it is marked
+// running, with its port, address, assignment and usage record.
 func (l *loader) loadVMs(ctx context.Context) error {
-	vb := make([]*ent.VirtualMachineCreate, len(l.vms))
-	for i, v := range l.vms {
-		fs := v.srv.floor
-		vb[i] = l.c.VirtualMachine.Create().SetName(v.def.name).SetTenantID(v.tenant.ID).
-			SetRegionID(l.regions[fs.site].ID).SetClusterID(l.clusters[fs.index].ID).SetNodeID(v.srv.node.ID).
-			SetFlavorID(l.flavors[v.def.flavor].ID).SetImageID(l.images[v.def.image].ID).
-			SetType(v.def.typ).SetStatus(virtualmachine.StatusActive).
-			SetLabels(fieldtype.Labels{"app": appLabel(v.def.name)}).
-			SetDescription(fmt.Sprintf("%s on %s", v.def.flavor, v.def.image))
+	placer := placement.New(placement.Config{Scheduler: scheduler.Config{RequireQuota: true}})
+	byNode := map[int]*server{}
+	for _, srv := range l.servers {
+		byNode[srv.node.ID] = srv
 	}
-	vms, err := l.c.VirtualMachine.CreateBulk(vb...).Save(ctx)
-	if err != nil {
-		return err
+	vms := make([]*ent.VirtualMachine, len(l.vms))
+	for i, v := range l.vms {
+		desc := fmt.Sprintf("%s on %s", v.def.flavor, v.def.image)
+		typ := v.def.typ
+		vm, err := placer.CreateVM(ctx, l.c, ent.CreateVirtualMachineInput{
+			Name: v.def.name, Description: &desc, Type: &typ, Labels: fieldtype.Labels{"app": appLabel(v.def.name)},
+			TenantID: v.tenant.ID, RegionID: l.regions[v.site].ID, FlavorID: l.flavors[v.def.flavor].ID,
+			ImageID: &l.images[v.def.image].ID,
+		})
+		if err != nil {
+			return fmt.Errorf("place %s: %w", v.def.name, err)
+		}
+		node, err := vm.QueryNode().OnlyID(ctx)
+		if err != nil {
+			return err
+		}
+		if v.srv = byNode[node]; v.srv == nil {
+			return fmt.Errorf("%s placed on node %d, which is not a demo server", v.def.name, node)
+		}
+		if vms[i], err = l.c.VirtualMachine.UpdateOne(vm).SetStatus(virtualmachine.StatusActive).
+			SetStatusReason("running on " + v.srv.node.Name).Save(ctx); err != nil {
+			return err
+		}
 	}
 	pb := make([]*ent.PortCreate, len(vms))
 	for i, v := range l.vms {

@@ -4,7 +4,8 @@
 // realistic hardware and their compute nodes in clusters, management, VM and storage networks
 // with addresses, host groups, tenants with quotas and members, maintainers and maintainer
 // groups responsible for racks, hosts and clusters, flavors, images, a few running VMs per tenant
-// (with node allocation and quota usage that add up), and a handful of operational records
+// (placed by package placement, so node allocation and quota usage add up), and a handful of
+// operational records
 // (event rules, events, alerts, a notice, a maintenance, a service mesh).
 //
 // It is meant for looking at the dashboard's rack and network diagrams and for benchmarks. Load
