@@ -11,9 +11,8 @@
 // It is meant for looking at the dashboard's rack and network diagrams and for benchmarks. Load
 // runs in one transaction (all or nothing), writes with bulk inserts (about 150 statements of
 // its own for some four thousand rows, plus the per-row checks of the ent hooks and a dozen
-// statements to place each VM) and is
-// idempotent: when the region tokyo1 exists it writes nothing and reports the current row
-// counts.
+// statements to place each VM) and is idempotent: when the region tokyo1 exists it writes
+// nothing and reports the current row counts.
 //
 // Host names are unique across the installation while floor names repeat between datacenters
 // (both have a floor-1-1-1), so every host name starts with its datacenter's name:
