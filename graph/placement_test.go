@@ -1012,3 +1012,29 @@ func TestConcurrentScaleOfOneService(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestPlacementRaceSQLite: the embedded database serializes the writers (immediate
+// transactions wait their turn), and the quota holds exactly there too.
+func TestPlacementRaceSQLite(t *testing.T) {
+	env := gqltest.SQLite(t)
+	s := site(t, env)
+	flavor := flavorOf(newFx(t, env))
+	if _, err := s.Quota(gqltest.System(), s.Tenant, 20, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := outcomes(t, concurrently(t, env, 40, func(int) map[string]any { return vmIn(s, flavor) }))
+	if got[""] != 10 || got["QUOTA_EXCEEDED"] != 30 {
+		t.Errorf("outcomes %v; want 10 placed and 30 QUOTA_EXCEEDED", got)
+	}
+	books(t, s)
+	svc := createService(t, env, svcIn(s, flavor, 0, zones("RACK", "ANTI_AFFINITY", "")))
+	scale(t, env, svc.ID, 1).ExpectError(t, "QUOTA_EXCEEDED", "")
+	env.MustDo(t, `mutation($in: SetQuotaInput!) { setQuota(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"tenantID": gqltest.ID(s.Tenant), "hostGroupID": gqltest.ID(s.HostGroup), "vcpus": 0}}, nil)
+	var up struct{ ScaleRegionService service }
+	env.MustDo(t, `mutation($id: ID!) { scaleRegionService(id: $id, replicas: 4) { `+serviceFields+` } }`, map[string]any{"id": svc.ID}, &up)
+	if up.ScaleRegionService.Replicas != 4 {
+		t.Errorf("replicas %d, want 4", up.ScaleRegionService.Replicas)
+	}
+	books(t, s)
+}
