@@ -182,7 +182,7 @@ func (a allocator) next(ctx context.Context, c *ent.Client, n *ent.Network, stat
 		if attempt > 0 && a.retried != nil {
 			a.retried()
 		}
-		s, err := loadSpace(ctx, c, n)
+		s, err := loadSpace(ctx, c, n, false)
 		if err != nil {
 			return nil, err
 		}

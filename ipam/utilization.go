@@ -40,7 +40,7 @@ const (
 // the network, including those the viewer may not read: the figures say how full the prefix
 // is, not what is in it.
 func Utilization(ctx context.Context, client *ent.Client, n *ent.Network) (Usage, error) {
-	s, err := loadSpace(ctx, client, n)
+	s, err := loadSpace(ctx, client, n, true)
 	if err != nil {
 		return Usage{}, err
 	}
@@ -57,7 +57,7 @@ func FreeRanges(ctx context.Context, client *ent.Client, n *ent.Network, first i
 	if first == 0 {
 		return []Range{}, nil
 	}
-	s, err := loadSpace(ctx, client, n)
+	s, err := loadSpace(ctx, client, n, false)
 	if err != nil {
 		return nil, err
 	}
