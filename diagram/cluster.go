@@ -7,6 +7,7 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/cluster"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/rack"
@@ -23,7 +24,10 @@ import (
 func Cluster(ctx context.Context, c *ent.Client, id int) (*ClusterView, error) {
 	cl, err := c.Cluster.Query().
 		Where(cluster.ID(id)).
+		Select(cluster.FieldName).
 		WithNodes(func(q *ent.ComputeNodeQuery) {
+			capacityColumns(q)
+			q.Select(computenode.FieldName, computenode.FieldSchedulable)
 			q.WithHost(func(q *ent.HostQuery) {
 				q.Select(host.FieldName).WithRack(func(q *ent.RackQuery) { q.Select(rack.FieldName) })
 			})

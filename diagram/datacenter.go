@@ -6,8 +6,11 @@ import (
 	"slices"
 
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
@@ -20,13 +23,14 @@ import (
 func Datacenter(ctx context.Context, c *ent.Client, id int) (*DatacenterView, error) {
 	dc, err := c.Datacenter.Query().
 		Where(datacenter.ID(id)).
-		WithRegion().
+		Select(datacenter.FieldName).
+		WithRegion(func(q *ent.RegionQuery) { q.Select(region.FieldName) }).
 		WithFloors(func(q *ent.FloorQuery) {
-			q.WithRacks(func(q *ent.RackQuery) {
+			q.Select(floor.FieldName).WithRacks(func(q *ent.RackQuery) {
 				q.Select(rack.FieldHeight).WithHosts(mountedHosts)
 			})
 		}).
-		WithClusters(func(q *ent.ClusterQuery) { q.WithNodes(capacityColumns) }).
+		WithClusters(func(q *ent.ClusterQuery) { q.Select(cluster.FieldName).WithNodes(capacityColumns) }).
 		Only(ctx)
 	if err != nil {
 		return nil, lookupError(err, "datacenter", id)

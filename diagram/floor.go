@@ -7,8 +7,10 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/rack"
 )
 
 // Floor returns the floor plan of floor id: every rack with its row and position, zones,
@@ -20,9 +22,12 @@ import (
 func Floor(ctx context.Context, c *ent.Client, id int) (*FloorView, error) {
 	fl, err := c.Floor.Query().
 		Where(floor.ID(id)).
-		WithDatacenter().
+		Select(floor.FieldName).
+		WithDatacenter(func(q *ent.DatacenterQuery) { q.Select(datacenter.FieldName) }).
 		WithRacks(func(q *ent.RackQuery) {
-			q.WithPowerZone().WithNetworkZone().WithRackZone().WithHosts(mountedHosts)
+			q.Select(rack.FieldName, rack.FieldRow, rack.FieldPosition, rack.FieldHeight, rack.FieldStatus).
+				WithPowerZone(powerZoneName).WithNetworkZone(networkZoneName).WithRackZone(rackZoneName).
+				WithHosts(mountedHosts)
 		}).
 		Only(ctx)
 	if err != nil {

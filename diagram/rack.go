@@ -6,8 +6,16 @@ import (
 	"slices"
 
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/maintainer"
+	"github.com/virtflow/virtflow/ent/maintainergroup"
+	"github.com/virtflow/virtflow/ent/networkzone"
+	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
@@ -20,15 +28,25 @@ import (
 func Rack(ctx context.Context, c *ent.Client, id int) (*RackElevation, error) {
 	rk, err := c.Rack.Query().
 		Where(rack.ID(id)).
-		WithFloor(func(q *ent.FloorQuery) { q.WithDatacenter() }).
-		WithPowerZone().
-		WithNetworkZone().
-		WithRackZone().
+		Select(rack.FieldName, rack.FieldRow, rack.FieldPosition, rack.FieldHeight, rack.FieldStatus).
+		WithFloor(func(q *ent.FloorQuery) {
+			q.Select(floor.FieldName).WithDatacenter(func(q *ent.DatacenterQuery) { q.Select(datacenter.FieldName) })
+		}).
+		WithPowerZone(powerZoneName).
+		WithNetworkZone(networkZoneName).
+		WithRackZone(rackZoneName).
 		WithHosts(func(q *ent.HostQuery) {
+			// Only what the elevation shows: not the hardware inventory (JSON disks, GPUs, NICs).
 			q.Where(host.PositionNotNil()).
-				WithNode().
-				WithMaintainers().
-				WithMaintainerGroups()
+				Select(host.FieldName, host.FieldKind, host.FieldRole, host.FieldModel, host.FieldPosition,
+					host.FieldHeight, host.FieldFace, host.FieldFullDepth, host.FieldLifecycle).
+				WithNode(func(q *ent.ComputeNodeQuery) {
+					q.Select(computenode.FieldName, computenode.FieldStatus, computenode.FieldSchedulable,
+						computenode.FieldCPUCapacity, computenode.FieldCPUAllocated,
+						computenode.FieldMemoryCapacityMB, computenode.FieldMemoryAllocatedMB)
+				}).
+				WithMaintainers(func(q *ent.MaintainerQuery) { q.Select(maintainer.FieldName) }).
+				WithMaintainerGroups(func(q *ent.MaintainerGroupQuery) { q.Select(maintainergroup.FieldName) })
 		}).
 		Only(ctx)
 	if err != nil {
@@ -85,6 +103,11 @@ func Rack(ctx context.Context, c *ent.Client, id int) (*RackElevation, error) {
 	el.FreeUnits = rk.Height - el.UsedUnits
 	return el, nil
 }
+
+// The zones of a rack are shown by name only.
+func powerZoneName(q *ent.PowerZoneQuery)     { q.Select(powerzone.FieldName) }
+func networkZoneName(q *ent.NetworkZoneQuery) { q.Select(networkzone.FieldName) }
+func rackZoneName(q *ent.RackZoneQuery)       { q.Select(rackzone.FieldName) }
 
 // rackSummary names a rack and where it stands; fl may carry its datacenter.
 func rackSummary(rk *ent.Rack, fl *ent.Floor) RackSummary {
