@@ -483,6 +483,10 @@ func TestRegionServiceLifecycle(t *testing.T) {
 	}
 	scale(t, env, svc.ID, 5).ExpectError(t, "NO_CAPACITY", "")
 	scale(t, env, svc.ID, -1).ExpectError(t, "VALIDATION", "replicas")
+	// What placement decided cannot be changed by an update.
+	for _, field := range []string{"tenantID", "regionID", "flavorID", "replicas"} {
+		f.tryUpdate("RegionService", svc.ID, map[string]any{field: flavor}).ExpectError(t, "GRAPHQL_VALIDATION_FAILED", "")
+	}
 
 	// Down: the highest-numbered go, and what they held is freed.
 	var down struct{ ScaleRegionService service }
@@ -748,6 +752,30 @@ func TestQuotas(t *testing.T) {
 	}
 	env.Do(t, `mutation($in: SetQuotaInput!) { setQuota(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"tenantID": tenant, "hostGroupID": hg, "cpuPercent": 150}}).ExpectError(t, "VALIDATION", "cpuPercent")
+
+	// Concurrent setQuota calls for a new tenant and host group make one quota.
+	newTenant, newGroup := f.Tenant(), f.HostGroup()
+	var wg sync.WaitGroup
+	answers := make([]gqltest.Response, 10)
+	for i := range answers {
+		wg.Go(func() {
+			answers[i] = env.Do(t, `mutation($in: SetQuotaInput!) { setQuota(input: $in) { id } }`,
+				map[string]any{"in": map[string]any{"tenantID": newTenant, "hostGroupID": newGroup, "vcpus": 10 + i}})
+		})
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for _, r := range answers {
+		var out struct{ SetQuota struct{ ID string } }
+		if len(r.Errors) > 0 || json.Unmarshal(r.Data, &out) != nil {
+			t.Errorf("concurrent setQuota: %s %s", r.Data, r.ErrorsString())
+			continue
+		}
+		ids[out.SetQuota.ID] = true
+	}
+	if len(ids) != 1 {
+		t.Errorf("concurrent setQuota made quotas %v, want one", ids)
+	}
 
 	// 8 hosts of 8 cores: 25% is 16 vCPUs, tighter than 100.
 	usage := func(env *gqltest.Env, vars map[string]any) []quotaUsage {
