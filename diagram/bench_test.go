@@ -112,8 +112,10 @@ func countingHandler(env *gqltest.Env) (http.Handler, *counter) {
 	return h, n
 }
 
-// run alternates the two ways of answering, b.N times each, and reports how they compare.
-func run(b *testing.B, gql, raw func()) {
+// run alternates the two ways of answering, b.N times each, and reports how they compare
+// and how many statements each runs (the GraphQL side's view statements, counted before the
+// loop: b.Loop drops metrics reported earlier).
+func run(b *testing.B, gqlStmts, rawStmts int64, gql, raw func()) {
 	var g, r timings
 	i := 0
 	for b.Loop() {
@@ -131,6 +133,8 @@ func run(b *testing.B, gql, raw func()) {
 		i++
 	}
 	compare(b, g, r)
+	b.ReportMetric(float64(gqlStmts), "graphql-view-stmts")
+	b.ReportMetric(float64(rawStmts), "sql-stmts")
 }
 
 func BenchmarkRackElevation(b *testing.B) {
@@ -150,9 +154,7 @@ func BenchmarkRackElevation(b *testing.B) {
 	}
 	stmts.n.Store(0)
 	graphQL(b, h, elevationQuery, vars)
-	b.ReportMetric(float64(stmts.n.Load()), "graphql-view-stmts")
-	b.ReportMetric(4, "sql-stmts")
-	run(b, func() { graphQL(b, h, elevationQuery, vars) }, func() { rackSQL(b, env.DB.DB, id) })
+	run(b, stmts.n.Load(), 4, func() { graphQL(b, h, elevationQuery, vars) }, func() { rackSQL(b, env.DB.DB, id) })
 }
 
 const floorQuery = `query($id: ID!) { floorView(id: $id) { id name datacenterID datacenterName
@@ -174,9 +176,7 @@ func BenchmarkFloorView(b *testing.B) {
 	}
 	stmts.n.Store(0)
 	graphQL(b, h, floorQuery, vars)
-	b.ReportMetric(float64(stmts.n.Load()), "graphql-view-stmts")
-	b.ReportMetric(4, "sql-stmts")
-	run(b, func() { graphQL(b, h, floorQuery, vars) }, func() { floorSQL(b, env.DB.DB, s.floor.ID) })
+	run(b, stmts.n.Load(), 4, func() { graphQL(b, h, floorQuery, vars) }, func() { floorSQL(b, env.DB.DB, s.floor.ID) })
 }
 
 // --- hand-written SQL ---
@@ -569,7 +569,7 @@ func BenchmarkHostsListing(b *testing.B) {
 	if err := json.Unmarshal(graphQL(b, h, hostsQuery(len(relations)), vars), &check); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(stmts.n.Load()), "stmts-8rel")
+	stmts8 := stmts.n.Load()
 	if n := len(check.Data.Hosts.Edges); n != 1000 {
 		b.Fatalf("%d hosts, want 1000", n)
 	}
@@ -609,6 +609,7 @@ func BenchmarkHostsListing(b *testing.B) {
 	b.ReportMetric(medians[len(medians)-1], "ms-8rel")
 	b.ReportMetric(times[len(times)-1].pct(99)/1e6, "p99-ms-8rel")
 	b.ReportMetric(slope, "ms/relation")
+	b.ReportMetric(float64(stmts8), "stmts-8rel")
 	if testing.Verbose() {
 		var parts []string
 		for i, m := range medians {
@@ -616,4 +617,49 @@ func BenchmarkHostsListing(b *testing.B) {
 		}
 		b.Logf("median by relations selected: %s", strings.Join(parts, " "))
 	}
+}
+
+// BenchmarkNetworkDiagram draws the whole fabric of the 10×40×4 site from one server (depth 6:
+// every server, switch, router and network) and traces a server port to the gateways, through
+// GraphQL, reporting the size of the answer and the view statements.
+func BenchmarkNetworkDiagram(b *testing.B) {
+	env := benchEnv(b)
+	s := rackSite(b, env)
+	h, stmts := countingHandler(env)
+	const diagramQuery = `query($from: ID!) { networkDiagram(from: $from, depth: 6) {
+	  nodes { id kind name role status cidr vlan }
+	  edges { id kind source target label sourcePort { name mac vlan addresses } targetPort { name mac vlan addresses } }
+	  truncated } }`
+	var out struct {
+		Data struct {
+			NetworkDiagram struct {
+				Nodes, Edges []any
+				Truncated    bool
+			}
+		}
+	}
+	stmts.n.Store(0)
+	if err := json.Unmarshal(graphQL(b, h, diagramQuery, map[string]any{"from": s.servers[0][0].ID}), &out); err != nil {
+		b.Fatal(err)
+	}
+	diagramStmts := stmts.n.Load()
+	stmts.n.Store(0)
+	graphQL(b, h, traceQuery, map[string]any{"id": s.firstPort})
+	traceStmts := stmts.n.Load()
+	var d, t timings
+	for b.Loop() {
+		t0 := time.Now()
+		graphQL(b, h, diagramQuery, map[string]any{"from": s.servers[0][0].ID})
+		t1 := time.Now()
+		graphQL(b, h, traceQuery, map[string]any{"id": s.firstPort})
+		d, t = append(d, t1.Sub(t0)), append(t, time.Since(t1))
+	}
+	nd := out.Data.NetworkDiagram
+	b.ReportMetric(float64(len(nd.Nodes)), "nodes")
+	b.ReportMetric(float64(len(nd.Edges)), "edges")
+	b.ReportMetric(d.pct(50)/1e6, "diagram-p50-ms")
+	b.ReportMetric(d.pct(99)/1e6, "diagram-p99-ms")
+	b.ReportMetric(float64(diagramStmts), "diagram-stmts")
+	b.ReportMetric(t.pct(50)/1e6, "trace-p50-ms")
+	b.ReportMetric(float64(traceStmts), "trace-stmts")
 }
