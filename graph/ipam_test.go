@@ -70,6 +70,25 @@ func TestIPAMAllocate(t *testing.T) {
 		t.Errorf("specific allocation = %+v, want 10.40.0.100 RESERVED", specific)
 	}
 
+	t.Run("the answer counts the new address", func(t *testing.T) {
+		var out struct {
+			AllocateIPAddress struct {
+				Network struct {
+					Utilization struct{ Allocated float64 }
+					FreeRanges  []struct{ Start string }
+				}
+			}
+		}
+		env.MustDo(t, `mutation($input: AllocateIPAddressInput!) {
+  allocateIPAddress(input: $input) { network { utilization { allocated } freeRanges(first: 1) { start } } }
+}`, map[string]any{"input": map[string]any{"networkID": net}}, &out)
+		got := out.AllocateIPAddress.Network
+		// the gateway, 10.40.0.2, .3, .100 and now .4
+		if got.Utilization.Allocated != 4 || len(got.FreeRanges) != 1 || got.FreeRanges[0].Start != "10.40.0.5" {
+			t.Errorf("network in the answer = %+v, want 4 allocated (1 reserved) and 10.40.0.5 free next", got)
+		}
+	})
+
 	t.Run("bound to a port", func(t *testing.T) {
 		port := f.Port()
 		ip := ipamAllocate(t, env, map[string]any{"networkID": net, "portID": port})
@@ -336,4 +355,26 @@ func ipamRace(t testing.TB, env *gqltest.Env, network string, total, workers int
 	wg.Wait()
 	res.elapsed = time.Since(began)
 	return res
+}
+
+// TestIPAMAuthorization: allocating and releasing are writes; a read-only token may look at a
+// network's utilization but not change its addresses.
+func TestIPAMAuthorization(t *testing.T) {
+	env, f := newEnv(t)
+	net := f.Network(map[string]any{"cidr": "10.46.0.0/24"})
+	ip := ipamAllocate(t, env, map[string]any{"networkID": net})
+	var tok struct{ CreateAPIToken struct{ Token string } }
+	env.MustDo(t, `mutation { createAPIToken(input: {name: "ipam-read-only", scope: READ_ONLY}) { token } }`, nil, &tok)
+	ro := env.As(tok.CreateAPIToken.Token)
+
+	ipamTryAllocate(t, ro, map[string]any{"networkID": net}).ExpectError(t, "FORBIDDEN", "")
+	ro.Do(t, `mutation($id: ID!) { releaseIPAddress(id: $id) }`, map[string]any{"id": ip.ID}).ExpectError(t, "FORBIDDEN", "")
+	if n := ipamAddressCount(t, env, net); n != 1 {
+		t.Errorf("network holds %d addresses after refused writes, want 1", n)
+	}
+	var out struct{ Node struct{ Utilization struct{ Allocated float64 } } }
+	ro.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Network { utilization { allocated } } } }`, map[string]any{"id": net}, &out)
+	if out.Node.Utilization.Allocated != 1 {
+		t.Errorf("utilization.allocated = %v, want 1", out.Node.Utilization.Allocated)
+	}
 }

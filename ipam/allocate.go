@@ -102,11 +102,11 @@ func (a allocator) allocate(ctx context.Context, client *ent.Client, req Request
 	}
 	var out *ent.IPAddress
 	err := inTx(ctx, client, func(c *ent.Client) error {
-		n, err := a.network(ctx, c, req.NetworkID)
-		if err != nil {
+		if err := checkPort(ctx, c, req.PortID); err != nil { // before the lock: it needs none
 			return err
 		}
-		if err := checkPort(ctx, c, req.PortID); err != nil {
+		n, err := a.network(ctx, c, req.NetworkID)
+		if err != nil {
 			return err
 		}
 		if err := a.checkLoadBalancer(ctx, c, req.LoadBalancerID); err != nil {

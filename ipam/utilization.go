@@ -38,9 +38,10 @@ const (
 
 // Utilization counts the addresses of network n (two queries). It counts every address of
 // the network, including those the viewer may not read: the figures say how full the prefix
-// is, not what is in it.
+// is, not what is in it. Inside a transaction (ctx carries one: a mutation's answer) it reads
+// through it, so the mutation's own changes count.
 func Utilization(ctx context.Context, client *ent.Client, n *ent.Network) (Usage, error) {
-	s, err := loadSpace(ctx, client, n, true)
+	s, err := loadSpace(ctx, reader(ctx, client), n, true)
 	if err != nil {
 		return Usage{}, err
 	}
@@ -48,8 +49,8 @@ func Utilization(ctx context.Context, client *ent.Client, n *ent.Network) (Usage
 }
 
 // FreeRanges returns the first free ranges of host addresses of network n, lowest first:
-// what the allocator could still hand out (two queries). first must be between 0 and
-// MaxFreeRanges (else VALIDATION on first).
+// what the allocator could still hand out (two queries; through the transaction ctx carries,
+// if any). first must be between 0 and MaxFreeRanges (else VALIDATION on first).
 func FreeRanges(ctx context.Context, client *ent.Client, n *ent.Network, first int) ([]Range, error) {
 	if first < 0 || first > MaxFreeRanges {
 		return nil, apierr.Validation("first", "must be between 0 and %d", MaxFreeRanges)
@@ -57,7 +58,7 @@ func FreeRanges(ctx context.Context, client *ent.Client, n *ent.Network, first i
 	if first == 0 {
 		return []Range{}, nil
 	}
-	s, err := loadSpace(ctx, client, n, false)
+	s, err := loadSpace(ctx, reader(ctx, client), n, false)
 	if err != nil {
 		return nil, err
 	}
