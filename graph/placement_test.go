@@ -686,6 +686,9 @@ func TestExplainPlacement(t *testing.T) {
 		}
 	})
 
+	env.Do(t, explainQuery, map[string]any{"in": input(base, []map[string]any{{"schedulePolicy": zones("RACK", "ANTI_AFFINITY", "x")}})}).
+		ExpectError(t, "VALIDATION", "schedulePolicy")
+
 	// Explaining writes nothing.
 	before := env.Client.ComputeNode.Query().Where(computenode.IDIn(nodeIDs(s)...)).AllX(gqltest.System())
 	explain(t, env, input(base, []map[string]any{{"count": 4}}))

@@ -85,6 +85,9 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 	if in.Count < 0 || in.Count > MaxReplicas {
 		return nil, apierr.Validation("count", "count must be between 1 and %d", MaxReplicas)
 	}
+	if err := in.Policy.Validate(); err != nil {
+		return nil, apierr.Validation("schedulePolicy", "%v", err)
+	}
 	if err := visible(ctx, c.Tenant.Query().Where(tenant.ID(in.TenantID)).Exist, "tenant", in.TenantID); err != nil {
 		return nil, err
 	}
