@@ -426,6 +426,19 @@ func TestCreateVirtualMachinePlaces(t *testing.T) {
 	// A disabled flavor takes no new VMs.
 	f.tryCreate("VirtualMachine", vmIn(s, flavorOf(f, map[string]any{"disabled": true}))).ExpectError(t, "VALIDATION", "flavorID")
 
+	// Two placements in one mutation share its transaction: both or neither.
+	two := `mutation($a: CreateVirtualMachineInput!, $b: CreateVirtualMachineInput!) {
+		a: createVirtualMachine(input: $a) { id } b: createVirtualMachine(input: $b) { id } }`
+	env.MustDo(t, two, map[string]any{"a": vmIn(s, flavor), "b": vmIn(s, flavor)}, nil)
+	books(t, s)
+	nameA := uniq("vm")
+	r = env.Do(t, two, map[string]any{"a": vmIn(s, flavor, map[string]any{"name": nameA}), "b": vmIn(s, flavorOf(f, map[string]any{"vcpus": 64}))})
+	r.ExpectError(t, "NO_CAPACITY", "")
+	if n := env.Client.VirtualMachine.Query().Where(virtualmachine.Name(nameA)).CountX(gqltest.System()); n != 0 {
+		t.Errorf("the first VM of a failed mutation was kept")
+	}
+	books(t, s)
+
 	// Deleting frees the allocation.
 	var del map[string]string
 	env.MustDo(t, `mutation($id: ID!) { deleteVirtualMachine(id: $id) }`, map[string]any{"id": vm.ID}, &del)
