@@ -52,9 +52,8 @@ func (a *AlertCounts) setWorst() {
 
 // hostAlerts counts the open alerts of hosts, by host id, in one grouped statement. An alert
 // counts for a host when it names the host or the host's compute node (nodeHost maps node ids
-// to host ids); one naming both counts once. The hosts and nodes are chosen by the predicates,
-// which select the alerts' own foreign-key columns (see onHosts), so the statement does not
-// grow with the number of hosts.
+// to host ids); one naming both counts once. The predicate (alertsOf) chooses the alerts by
+// their own foreign-key columns.
 func hostAlerts(ctx context.Context, c *ent.Client, where predicate.Alert, nodeHost map[int]int) (map[int]AlertCounts, error) {
 	var rows []struct {
 		Host     nullInt `sql:"host_alerts"`
@@ -74,9 +73,9 @@ func hostAlerts(ctx context.Context, c *ent.Client, where predicate.Alert, nodeH
 	}
 	out := map[int]AlertCounts{}
 	for _, r := range rows {
-		h := id(r.Host)
+		h := fk(r.Host)
 		if h == 0 {
-			h = nodeHost[id(r.Node)]
+			h = nodeHost[fk(r.Node)]
 		}
 		if h == 0 {
 			continue
@@ -129,7 +128,7 @@ func vmCounts(ctx context.Context, c *ent.Client, column string, ids []int) (map
 		return nil, fmt.Errorf("count VMs: %w", err)
 	}
 	for _, r := range rows {
-		out[id(r.Owner)] = r.N
+		out[fk(r.Owner)] = r.N
 	}
 	return out, nil
 }

@@ -97,12 +97,12 @@ func (w *walk) start(ctx context.Context, from int) error {
 		if len(ps) == 1 {
 			p := &ps[0]
 			switch {
-			case id(p.Host) != 0:
-				hosts = []int{id(p.Host)}
-			case id(p.VM) != 0:
-				vms = []int{id(p.VM)}
-			case id(p.Network) != 0:
-				nets = []int{id(p.Network)}
+			case fk(p.Host) != 0:
+				hosts = []int{fk(p.Host)}
+			case fk(p.VM) != 0:
+				vms = []int{fk(p.VM)}
+			case fk(p.Network) != 0:
+				nets = []int{fk(p.Network)}
 			}
 		}
 	}
@@ -150,7 +150,7 @@ func (w *walk) expand(ctx context.Context, final bool) error {
 	}
 	far := map[int]bool{}
 	for _, l := range links {
-		for _, p := range []int{id(l.A), id(l.B)} {
+		for _, p := range []int{fk(l.A), fk(l.B)} {
 			if w.ports[p] == nil {
 				far[p] = true
 			}
@@ -184,9 +184,9 @@ func (w *walk) expand(ctx context.Context, final bool) error {
 		}
 		candidate[n] = true
 		switch {
-		case n == id(p.Network):
+		case n == fk(p.Network):
 			nets = append(nets, n)
-		case n == id(p.Host):
+		case n == fk(p.Host):
 			hosts = append(hosts, n)
 		default:
 			vms = append(vms, n)
@@ -195,14 +195,14 @@ func (w *walk) expand(ctx context.Context, final bool) error {
 	for i := range near {
 		p := &near[i]
 		if inFrontier[p.owner()] {
-			want(id(p.Network), p)
+			want(fk(p.Network), p)
 		}
-		if inFrontier[id(p.Network)] {
+		if inFrontier[fk(p.Network)] {
 			want(p.owner(), p)
 		}
 	}
 	for _, l := range links {
-		a, b := w.ports[id(l.A)], w.ports[id(l.B)]
+		a, b := w.ports[fk(l.A)], w.ports[fk(l.B)]
 		if a == nil || b == nil {
 			continue
 		}
@@ -223,7 +223,7 @@ func (w *walk) expand(ctx context.Context, final bool) error {
 
 	// The edges whose both ends are now in the diagram.
 	for _, l := range links {
-		a, b := w.ports[id(l.A)], w.ports[id(l.B)]
+		a, b := w.ports[fk(l.A)], w.ports[fk(l.B)]
 		if a == nil || b == nil || w.seen[l.ID] {
 			continue
 		}
@@ -243,7 +243,7 @@ func (w *walk) expand(ctx context.Context, final bool) error {
 		if w.seen[p.ID] {
 			continue
 		}
-		src, dst := w.nodes[p.owner()], w.nodes[id(p.Network)]
+		src, dst := w.nodes[p.owner()], w.nodes[fk(p.Network)]
 		if src == nil || dst == nil {
 			continue
 		}

@@ -35,10 +35,10 @@ type portRow struct {
 
 // owner is the id of the host or VM the port belongs to, 0 when neither.
 func (p *portRow) owner() int {
-	if h := id(p.Host); h != 0 {
+	if h := fk(p.Host); h != 0 {
 		return h
 	}
-	return id(p.VM)
+	return fk(p.VM)
 }
 
 // linkRow is a cable between two ports.
@@ -131,7 +131,7 @@ func scanAddresses(ctx context.Context, c *ent.Client, portIDs []int) (map[int][
 		return nil, fmt.Errorf("load addresses: %w", err)
 	}
 	for _, r := range rows {
-		out[id(r.Port)] = append(out[id(r.Port)], r.Address)
+		out[fk(r.Port)] = append(out[fk(r.Port)], r.Address)
 	}
 	return out, nil
 }

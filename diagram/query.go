@@ -57,8 +57,8 @@ func idIn(s *sql.Selector, col string, ids []int) *sql.Predicate {
 // nullInt is a nullable foreign-key column read by Scan.
 type nullInt = sql.NullInt64
 
-// id returns the value of a nullable foreign key, 0 when it is NULL.
-func id(n nullInt) int {
+// fk returns the value of a nullable foreign key, 0 when it is NULL.
+func fk(n nullInt) int {
 	if !n.Valid {
 		return 0
 	}

@@ -53,10 +53,10 @@ func Trace(ctx context.Context, c *ent.Client, portID int) (*PathTrace, error) {
 		return nil, err
 	}
 	tr := &PathTrace{From: *portEnd(from, addrs[portID]), Hops: []PathHop{}}
-	if id(from.Host) == 0 {
+	if fk(from.Host) == 0 {
 		return tr, nil // a VM's NIC is not cabled to the fabric
 	}
-	hs, err := loadHosts(ctx, c, []int{id(from.Host)})
+	hs, err := loadHosts(ctx, c, []int{fk(from.Host)})
 	if err = optional(err); err != nil || len(hs) == 0 {
 		return tr, err
 	}
@@ -79,7 +79,7 @@ func Trace(ctx context.Context, c *ent.Client, portID int) (*PathTrace, error) {
 		}
 		var farIDs []int
 		for _, l := range links {
-			for _, p := range []int{id(l.A), id(l.B)} {
+			for _, p := range []int{fk(l.A), fk(l.B)} {
 				if ports[p] == nil {
 					farIDs = append(farIDs, p)
 				}
@@ -92,7 +92,7 @@ func Trace(ctx context.Context, c *ent.Client, portID int) (*PathTrace, error) {
 		var newHosts []int
 		for i := range far {
 			ports[far[i].ID] = &far[i]
-			if h := id(far[i].Host); h != 0 && hosts[h] == nil && !slices.Contains(newHosts, h) {
+			if h := fk(far[i].Host); h != 0 && hosts[h] == nil && !slices.Contains(newHosts, h) {
 				newHosts = append(newHosts, h)
 			}
 		}
@@ -108,12 +108,12 @@ func Trace(ctx context.Context, c *ent.Client, portID int) (*PathTrace, error) {
 		var hops []PathHop
 		var next []int
 		for _, l := range links {
-			for _, ends := range [][2]*portRow{{ports[id(l.A)], ports[id(l.B)]}, {ports[id(l.B)], ports[id(l.A)]}} {
+			for _, ends := range [][2]*portRow{{ports[fk(l.A)], ports[fk(l.B)]}, {ports[fk(l.B)], ports[fk(l.A)]}} {
 				lo, hi := ends[0], ends[1]
 				if lo == nil || hi == nil || !isNear[lo.ID] {
 					continue
 				}
-				fromHost, toHost := hosts[id(lo.Host)], hosts[id(hi.Host)]
+				fromHost, toHost := hosts[fk(lo.Host)], hosts[fk(hi.Host)]
 				if fromHost == nil || toHost == nil || rank(toHost) <= rank(fromHost) {
 					continue
 				}

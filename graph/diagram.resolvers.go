@@ -13,30 +13,30 @@ import (
 
 // RackElevation is the resolver for the rackElevation field.
 func (r *queryResolver) RackElevation(ctx context.Context, id int) (*diagram.RackElevation, error) {
-	return diagram.Rack(ctx, r.client, id)
+	return diagram.Rack(ctx, r.ent(ctx), id)
 }
 
 // FloorView is the resolver for the floorView field.
 func (r *queryResolver) FloorView(ctx context.Context, id int) (*diagram.FloorView, error) {
-	return diagram.Floor(ctx, r.client, id)
+	return diagram.Floor(ctx, r.ent(ctx), id)
 }
 
 // DatacenterView is the resolver for the datacenterView field.
 func (r *queryResolver) DatacenterView(ctx context.Context, id int) (*diagram.DatacenterView, error) {
-	return diagram.Datacenter(ctx, r.client, id)
+	return diagram.Datacenter(ctx, r.ent(ctx), id)
 }
 
 // ClusterView is the resolver for the clusterView field.
 func (r *queryResolver) ClusterView(ctx context.Context, id int) (*diagram.ClusterView, error) {
-	return diagram.Cluster(ctx, r.client, id)
+	return diagram.Cluster(ctx, r.ent(ctx), id)
 }
 
 // NetworkDiagram is the resolver for the networkDiagram field.
 func (r *queryResolver) NetworkDiagram(ctx context.Context, from int, depth *int) (*diagram.NetworkDiagram, error) {
-	return diagram.Network(ctx, r.client, from, depth)
+	return diagram.Network(ctx, r.ent(ctx), from, depth)
 }
 
 // TracePath is the resolver for the tracePath field.
 func (r *queryResolver) TracePath(ctx context.Context, portID int) (*diagram.PathTrace, error) {
-	return diagram.Trace(ctx, r.client, portID)
+	return diagram.Trace(ctx, r.ent(ctx), portID)
 }
