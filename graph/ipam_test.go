@@ -378,3 +378,68 @@ func TestIPAMAuthorization(t *testing.T) {
 		t.Errorf("utilization.allocated = %v, want 1", out.Node.Utilization.Allocated)
 	}
 }
+
+// TestIPAMAllocateRacesCreateIPAddress: allocations and createIPAddress of the same low
+// addresses, all at once. Every allocation succeeds, a create fails only with CONFLICT on its
+// address (the allocator got there first), and no address is recorded twice.
+func TestIPAMAllocateRacesCreateIPAddress(t *testing.T) {
+	env, f := newEnv(t)
+	net := f.Network(map[string]any{"cidr": "10.47.0.0/22", "gateway": "10.47.0.1"})
+	const allocs, creates = 200, 100
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		errs    = map[string]int{}
+		created int
+		start   = make(chan struct{})
+		jobs    = make(chan int, allocs+creates)
+	)
+	for i := range allocs + creates {
+		jobs <- i
+	}
+	close(jobs)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range jobs {
+				var r gqltest.Response
+				if i%3 == 0 && i/3 < creates {
+					addr := fmt.Sprintf("10.47.0.%d", 2+i/3)
+					r = env.Do(t, `mutation($input: CreateIPAddressInput!) { createIPAddress(input: $input) { id } }`,
+						map[string]any{"input": map[string]any{"networkID": net, "address": addr}})
+					mu.Lock()
+					if len(r.Errors) == 0 {
+						created++
+					} else {
+						errs["create: "+r.Errors[0].Code()+" "+r.Errors[0].Field()]++
+					}
+					mu.Unlock()
+					continue
+				}
+				r = ipamTryAllocate(t, env, map[string]any{"networkID": net})
+				if len(r.Errors) > 0 {
+					mu.Lock()
+					errs["allocate: "+r.Errors[0].Code()+" "+r.Errors[0].Message]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for k, n := range errs {
+		if k != "create: CONFLICT address" {
+			t.Errorf("%d × %s", n, k)
+		}
+	}
+	var rows, distinct int
+	if err := env.DB.DB.QueryRow(`SELECT count(*), count(DISTINCT address) FROM ip_addresses WHERE network_ip_addresses = $1`, atoi(t, net)).
+		Scan(&rows, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if rows != distinct || rows != allocs+created {
+		t.Fatalf("the network holds %d addresses (%d distinct); want %d allocated + %d created", rows, distinct, allocs, created)
+	}
+}

@@ -17,10 +17,11 @@ import (
 )
 
 // MaxAttempts bounds how many times Allocate picks the next free address of a network when
-// the one it picked was taken between reading and inserting. Allocations themselves never
-// race (they lock the network), so a retry means a concurrent writer that does not lock —
-// createIPAddress, updateIPAddress — took the address; more than a few in a row means
-// something keeps writing into the network, and the caller gets CONFLICT to try again later.
+// the one it picked was taken between reading and inserting. Writes of addresses inside a
+// transaction lock the network as Allocate does (AddressHook), so a retry means a writer
+// outside any transaction, which holds no lock, took the address; more than a few in a row
+// means something keeps writing into the network, and the caller gets CONFLICT on networkID
+// to try again later.
 const MaxAttempts = 8
 
 // Request asks Allocate for one address. Its fields are those of the GraphQL
@@ -48,10 +49,10 @@ type Request struct {
 // Concurrent allocations never return the same address, also across server replicas, because
 // the database decides: Allocate locks the network's row (SELECT … FOR UPDATE on PostgreSQL;
 // SQLite runs one writer at a time) for the rest of the transaction, so allocations in one
-// network take turns between reading what is used and inserting; the unique index on
-// (network, address) is the backstop against writers that do not lock (createIPAddress):
-// the insert is ON CONFLICT DO NOTHING, and when it inserts nothing Allocate reads again and
-// takes the next free address, at most MaxAttempts times. Reading what is used is two queries
+// network take turns between reading what is used and inserting (so do createIPAddress and
+// updateIPAddress, see AddressHook); the unique index on (network, address) is the backstop
+// against writers that hold no lock: the insert is ON CONFLICT DO NOTHING, and when it inserts
+// nothing Allocate reads again and takes the next free address, at most MaxAttempts times. Reading what is used is two queries
 // and a walk over the used addresses and ranges, never over the prefix.
 //
 // It runs in the caller's transaction when there is one (see inTx; the network stays locked

@@ -114,6 +114,10 @@ func addressesInside(ctx context.Context, m *ent.NetworkMutation, prefix netip.P
 }
 
 // AddressHook keeps an address a usable host address of its network, in canonical form.
+//
+// It locks the network's row for the rest of the transaction, as Allocate and RangeHook do, so
+// every write of a network's addresses within a transaction (createIPAddress, updateIPAddress,
+// allocateIPAddress) takes its turn with the allocator instead of racing it.
 func AddressHook() ent.Hook {
 	return hook.On(func(next ent.Mutator) ent.Mutator {
 		return hook.IPAddressFunc(func(ctx context.Context, m *ent.IPAddressMutation) (ent.Value, error) {
@@ -142,7 +146,7 @@ func AddressHook() ent.Hook {
 			if err != nil {
 				return nil, apierr.Validation("address", "not an IP address")
 			}
-			n, err := m.Client().Network.Get(authz.Unrestricted(ctx), netID)
+			n, err := m.Client().Network.Query().Where(network.ID(netID)).Modify(forUpdate).Only(authz.Unrestricted(ctx))
 			if ent.IsNotFound(err) {
 				return nil, apierr.Validation("networkID", "network %d does not exist", netID)
 			}
