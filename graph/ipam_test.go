@@ -372,7 +372,9 @@ func TestIPAMAuthorization(t *testing.T) {
 	if n := ipamAddressCount(t, env, net); n != 1 {
 		t.Errorf("network holds %d addresses after refused writes, want 1", n)
 	}
-	var out struct{ Node struct{ Utilization struct{ Allocated float64 } } }
+	var out struct {
+		Node struct{ Utilization struct{ Allocated float64 } }
+	}
 	ro.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Network { utilization { allocated } } } }`, map[string]any{"id": net}, &out)
 	if out.Node.Utilization.Allocated != 1 {
 		t.Errorf("utilization.allocated = %v, want 1", out.Node.Utilization.Allocated)
