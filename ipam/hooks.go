@@ -89,8 +89,14 @@ func NetworkHook() ent.Hook {
 	}, ent.OpCreate|ent.OpUpdate|ent.OpUpdateOne)
 }
 
+// addressesInside checks that the network's addresses and reserved ranges fit prefix. It
+// locks the network's row first, so no allocation can add an address between the check and
+// the update.
 func addressesInside(ctx context.Context, m *ent.NetworkMutation, prefix netip.Prefix) error {
 	id, _ := m.ID()
+	if _, err := m.Client().Network.Query().Where(network.ID(id)).Modify(forUpdate).Only(ctx); err != nil {
+		return fmt.Errorf("lock network %d: %w", id, err)
+	}
 	addrs, err := m.Client().IPAddress.Query().Where(ipaddress.HasNetworkWith(network.ID(id))).
 		Select(ipaddress.FieldAddress).Strings(ctx)
 	if err != nil {
