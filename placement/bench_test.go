@@ -13,7 +13,7 @@ import (
 
 // BenchmarkCommittedPlacements measures placements committed through PostgreSQL by
 // concurrent clients at the placement package level: each is Placer.CreateVM in a
-// transaction of its own (insert the VM, load a snapshot of 100 nodes in six queries,
+// transaction of its own (insert the VM, load a snapshot of 100 nodes in nine queries,
 // decide, conditional UPDATEs of a node and the quota, set the VM's node), as a GraphQL
 // mutation does minus HTTP, authentication and the audit row.
 //

@@ -8,7 +8,8 @@
 // # Snapshot (snapshot.go)
 //
 // A snapshot is the clusters of one region and their nodes, as one tenant sees them for
-// placement, read in a constant number of queries (six) whatever the number of nodes:
+// placement, read in a constant number of small queries (at most ten) whatever the number
+// of nodes:
 //
 //   - Ready is status READY; Schedulable is the node's flag (false while cordoned).
 //   - Providers are the names of the node's providers; a request asks for its flavor's.

@@ -109,8 +109,8 @@ func TestLoadSnapshotQueries(t *testing.T) {
 	}
 	small := count(placementtest.Spec{Racks: 2, HostsPerRack: 2, CPU: 8, MemoryMB: 1024, Cores: 4, Providers: true})
 	large := count(placementtest.Spec{Racks: 12, HostsPerRack: 10, PowerZones: 3, NetworkZones: 2, CPU: 8, MemoryMB: 1024, Cores: 4, Providers: true})
-	if small != 6 || large != small {
-		t.Errorf("loading a snapshot took %d statements for 4 nodes and %d for 120; want 6 for both", small, large)
+	if small > 10 || large != small {
+		t.Errorf("loading a snapshot took %d statements for 4 nodes and %d for 120; want the same, at most 10", small, large)
 	}
 }
 
