@@ -19,7 +19,7 @@ const (
 	svgNumW    = 30  // unit-number column left of each face
 	svgGap     = 36  // between the two faces
 	svgMargin  = 16
-	svgTitleH  = 56 // title and face headings above the rack
+	svgTitleH  = 66 // title and face headings above the rack
 	svgLegendH = 44
 	svgMaxName = 34 // characters of a device name shown before it is cut
 )
@@ -40,11 +40,11 @@ var (
 )
 
 // WriteSVG renders el as a standalone SVG document: the front and rear faces side by side with
-// unit numbers, every device as a labelled box coloured by its node's state (Ready green,
-// NotReady amber, Down red, Unknown grey, cordoned striped; servers without a node light grey,
-// other devices neutral), a badge with the number of open alerts coloured by the worst
-// severity, a tooltip with the details and a legend. Every name is XML-escaped, so a device
-// named "<script>" is drawn as text.
+// unit numbers; every device as a labelled box coloured by its node's state (Ready green,
+// NotReady amber, Down red, Unknown grey, striped when cordoned; servers without a node light
+// grey, other devices neutral), names too long for the box losing their start; a badge with
+// the number of open alerts coloured by the worst severity; a tooltip with the details; and a
+// legend. Every name is XML-escaped, so a device named "<script>" is drawn as text.
 func WriteSVG(w io.Writer, el *RackElevation) error {
 	var s svgWriter
 	height := max(el.Rack.Height, 1)
@@ -54,8 +54,9 @@ func WriteSVG(w io.Writer, el *RackElevation) error {
 
 	s.f(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
 		width, total, width, total)
+	// Cordoned devices keep their state's colour under white stripes.
 	s.raw(`<defs><pattern id="cordoned" patternUnits="userSpaceOnUse" width="8" height="8" patternTransform="rotate(45)">` +
-		`<rect width="8" height="8" fill="` + colorUnknown + `"/><rect width="4" height="8" fill="#eeeeee"/></pattern></defs>`)
+		`<rect width="4" height="8" fill="#ffffff" fill-opacity="0.6"/></pattern></defs>`)
 	s.f(`<rect width="%d" height="%d" fill="#ffffff"/>`, width, total)
 
 	title := el.Rack.Name
@@ -124,6 +125,9 @@ func (s *svgWriter) device(d *ElevationDevice, x, y, w, h int) {
 	s.text(tooltip(d))
 	s.raw(`</title>`)
 	s.f(`<rect x="%d" y="%d" width="%d" height="%d" rx="2" fill="%s" stroke="#263238" stroke-width="1"/>`, x, y, w, h, fill)
+	if d.Node != nil && d.Node.Cordoned {
+		s.f(`<rect x="%d" y="%d" width="%d" height="%d" rx="2" fill="url(#cordoned)"/>`, x, y, w, h)
+	}
 	label := cut(d.Name, svgMaxName)
 	s.f(`<text x="%d" y="%d" fill="#212121">`, x+6, y+min(h, svgUnit)/2+4)
 	s.text(label)
@@ -155,14 +159,15 @@ func deviceFill(d *ElevationDevice) (fill, state string) {
 		return colorNeutral, strings.ToLower(string(d.Kind))
 	}
 	state = fmt.Sprintf("%s · %d/%d vCPU · %d VMs", n.Status, n.CPUAllocated, n.CPUCapacity, n.VMCount)
-	switch {
-	case n.Cordoned:
-		return "url(#cordoned)", "cordoned · " + state
-	case n.Status == computenode.StatusReady:
+	if n.Cordoned {
+		state = "cordoned · " + state
+	}
+	switch n.Status {
+	case computenode.StatusReady:
 		return colorReady, state
-	case n.Status == computenode.StatusNotReady:
+	case computenode.StatusNotReady:
 		return colorNotReady, state
-	case n.Status == computenode.StatusDown:
+	case computenode.StatusDown:
 		return colorDown, state
 	}
 	return colorUnknown, state
@@ -215,19 +220,24 @@ func (s *svgWriter) legend(x, y int) {
 		{"url(#cordoned)", "cordoned"}, {colorNoNode, "no node"}, {colorNeutral, "network/other"},
 	}
 	for _, it := range items {
+		if it.fill == "url(#cordoned)" {
+			s.f(`<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`, x, y-10, colorUnknown)
+		}
 		s.f(`<rect x="%d" y="%d" width="12" height="12" fill="%s" stroke="#263238"/>`, x, y-10, it.fill)
 		s.f(`<text x="%d" y="%d">%s</text>`, x+16, y, it.label)
 		x += 22 + 7*len(it.label)
 	}
 }
 
-// cut shortens s to at most n characters, marking the cut with an ellipsis.
+// cut shortens s to at most n characters by dropping its start, marking the cut with an
+// ellipsis: device names begin with their floor and rack, which the title already shows, and
+// end with what tells them apart (…rack-1-1-rack-leaf-router01).
 func cut(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // svgWriter accumulates the document. Only f (with trusted formats and numbers) and raw (with

@@ -144,11 +144,12 @@ func TestWriteSVG(t *testing.T) {
 	if n := doc.countText("leaf"); n != 1 {
 		t.Errorf("the half-depth switch is drawn %d times, want 1", n)
 	}
-	// Every colour once per face a device shows on, plus once in the legend.
+	// Every colour once per face a device shows on, plus once in the legend; the cordoned
+	// server keeps its Ready green under the stripes.
 	for _, c := range []struct {
 		fill string
 		want int
-	}{{"#66bb6a", 2 + 1}, {"#ef5350", 2 + 1}, {"url(#cordoned)", 2 + 1}, {"#90a4ae", 1 + 1}} {
+	}{{"#66bb6a", 2 + 2 + 1}, {"#ef5350", 2 + 1}, {"url(#cordoned)", 2 + 1}, {"#90a4ae", 1 + 1}} {
 		if got := doc.countFill(c.fill); got != c.want {
 			t.Errorf("%d rects filled %s, want %d", got, c.fill, c.want)
 		}
