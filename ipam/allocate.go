@@ -103,12 +103,16 @@ func (a allocator) allocate(ctx context.Context, client *ent.Client, req Request
 	}
 	var out *ent.IPAddress
 	err := inTx(ctx, client, func(c *ent.Client) error {
+		ctx := ctx
 		if err := checkPort(ctx, c, req.PortID); err != nil { // before the lock: it needs none
 			return err
 		}
 		n, err := a.network(ctx, c, req.NetworkID)
 		if err != nil {
 			return err
+		}
+		if a.lock {
+			ctx = withLocked(ctx, n) // AddressHook need not lock it again
 		}
 		if err := a.checkLoadBalancer(ctx, c, req.LoadBalancerID); err != nil {
 			return err
@@ -204,9 +208,9 @@ func (a allocator) next(ctx context.Context, c *ent.Client, n *ent.Network, stat
 		Message: fmt.Sprintf("network %s: the next free address was taken %d times in a row by concurrent writers; try again", n.Name, a.attempts)}
 }
 
-// insert records addr in n. When the address is already recorded it inserts nothing and
-// returns sql.ErrNoRows (ON CONFLICT DO NOTHING), which, unlike a unique violation, leaves a
-// PostgreSQL transaction usable.
+// insert records addr in n. When the address is already
+// recorded it inserts nothing and returns sql.ErrNoRows (ON CONFLICT DO NOTHING), which,
+// unlike a unique violation, leaves a PostgreSQL transaction usable.
 func insert(ctx context.Context, c *ent.Client, n *ent.Network, addr netip.Addr, status ipaddress.Status, req Request) (*ent.IPAddress, error) {
 	create := c.IPAddress.Create().
 		SetNetworkID(n.ID).

@@ -152,10 +152,7 @@ func AddressHook() ent.Hook {
 			if err != nil {
 				return nil, apierr.Validation("address", "not an IP address")
 			}
-			n, err := m.Client().Network.Query().Where(network.ID(netID)).Modify(forUpdate).Only(authz.Unrestricted(ctx))
-			if ent.IsNotFound(err) {
-				return nil, apierr.Validation("networkID", "network %d does not exist", netID)
-			}
+			n, err := lockNetwork(ctx, m.Client(), netID)
 			if err != nil {
 				return nil, err
 			}
@@ -172,4 +169,30 @@ func AddressHook() ent.Hook {
 			return next.Mutate(ctx, m)
 		})
 	}, ent.OpCreate|ent.OpUpdate|ent.OpUpdateOne)
+}
+
+// lockedKey marks a context whose transaction already holds a network's row lock: Allocate
+// sets it around its insert so that AddressHook does not read and lock the same row again.
+type lockedKey struct{}
+
+// withLocked returns ctx marked as holding the lock of network n.
+func withLocked(ctx context.Context, n *ent.Network) context.Context {
+	return context.WithValue(ctx, lockedKey{}, n)
+}
+
+// lockNetwork reads network id and locks its row for the rest of the transaction, or returns
+// it at once when ctx says the transaction holds that lock already. A network that does not
+// exist is VALIDATION on networkID.
+func lockNetwork(ctx context.Context, client *ent.Client, id int) (*ent.Network, error) {
+	if n, ok := ctx.Value(lockedKey{}).(*ent.Network); ok && n.ID == id {
+		return n, nil
+	}
+	n, err := client.Network.Query().Where(network.ID(id)).Modify(forUpdate).Only(authz.Unrestricted(ctx))
+	if ent.IsNotFound(err) {
+		return nil, apierr.Validation("networkID", "network %d does not exist", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock network %d: %w", id, err)
+	}
+	return n, nil
 }
