@@ -129,7 +129,7 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 	}
 	rec := &recorder{verdicts: map[int]verdict{}}
 	cfg := p.cfg.Scheduler
-	cfg.Quiet, cfg.CompactExplain, cfg.ScoreSampleRatio = false, false, 0
+	cfg.Quiet = false
 	cfg.Filters = rec.wrap(cfg)
 	cfg.RequireQuota = false // applied by the wrapped QuotaFit itself
 	d, err := scheduler.Schedule(&snap.Snapshot, req.scheduler(), cfg)
