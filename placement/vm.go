@@ -16,8 +16,10 @@ import (
 // CreateVM creates the VM of input as the viewer in ctx, who must be allowed to, and
 // places it: its node and cluster are set, the node's allocation and the tenant's quota
 // usage grow by its flavor, and it stays INITIALIZING with a reason naming the node, for
-// the provisioning pipeline. Nothing is written when it fits nowhere: NO_CAPACITY or
-// QUOTA_EXCEEDED, with the rejections counted in extensions.reasons.
+// the provisioning pipeline. When it fits nowhere the error is NO_CAPACITY or
+// QUOTA_EXCEEDED, with the rejections counted in extensions.reasons, and the transaction
+// must not commit: in a transaction of its own nothing is written; in the caller's, the
+// caller rolls back (every GraphQL mutation does on error).
 func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
 	var vm *ent.VirtualMachine
 	own, err := inTx(ctx, client, func(t *txn) error {
