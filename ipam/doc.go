@@ -10,10 +10,17 @@
 //     and never the same address twice, even from several server replicas at once;
 //   - release.go: Release deletes an address, which frees it;
 //   - utilization.go: Utilization and FreeRanges describe how full a prefix is;
-//   - space.go and span.go: the pure arithmetic over address intervals that all of them share
-//     (no database, IPv4 and IPv6 alike, linear in the number of used addresses and ranges,
-//     never in the size of the prefix);
-//   - snapshot.go: loading what a network uses, in two queries.
+//   - space.go and range.go: the pure arithmetic over address intervals that all of them
+//     share (no database, IPv4 and IPv6 alike, linear in the number of used addresses and
+//     ranges, never in the size of the prefix);
+//   - snapshot.go: loading what a network uses, in two queries, and the row lock;
+//   - tx.go: joining the caller's transaction (a GraphQL mutation's) or opening one.
+//
+// Every write that depends on the set of a network's addresses or ranges — allocating,
+// createIPAddress and updateIPAddress, reserving a range, changing the prefix — locks the
+// network's row for the rest of its transaction (PostgreSQL SELECT … FOR UPDATE), so they
+// take turns per network, on one replica or many; the unique index on (network, address)
+// catches any writer outside a transaction.
 //
 // Which addresses are free: the host addresses of the prefix (IPv4 prefixes of /30 and wider
 // lose their network and broadcast addresses, see Usable; IPv6 prefixes and IPv4 /31 and /32
