@@ -134,7 +134,7 @@ func vmCounts(ctx context.Context, c *ent.Client, column string, ids []int) (map
 }
 
 // add adds a node's capacity and allocation.
-func (c *Capacity) add(n *ent.ComputeNode) {
+func (c *Capacity) add(n nodeCapacity) {
 	c.Nodes++
 	if n.Status == computenode.StatusReady {
 		c.ReadyNodes++

@@ -17,18 +17,17 @@ import (
 // Datacenter returns the floors of datacenter id, each with its rack count, occupancy, device
 // count, compute capacity and open alerts, and the clusters of the datacenter with their
 // capacity and VM count. It runs at most 10 SQL statements whatever the size of the
-// datacenter: the datacenter, its region, floors, racks, mounted hosts and their nodes, the
-// clusters and their nodes (ent eager loading), then one grouped count each for open alerts
-// and VMs. A datacenter that does not exist or that the viewer may not read is NOT_FOUND.
+// datacenter: the datacenter, its region, floors and racks, the clusters and their nodes (ent
+// eager loading), the mounted devices, their nodes and one grouped count of open alerts
+// (loadRackContents), and one grouped count of VMs. A datacenter that does not exist or that
+// the viewer may not read is NOT_FOUND.
 func Datacenter(ctx context.Context, c *ent.Client, id int) (*DatacenterView, error) {
 	dc, err := c.Datacenter.Query().
 		Where(datacenter.ID(id)).
 		Select(datacenter.FieldName).
 		WithRegion(func(q *ent.RegionQuery) { q.Select(region.FieldName) }).
 		WithFloors(func(q *ent.FloorQuery) {
-			q.Select(floor.FieldName).WithRacks(func(q *ent.RackQuery) {
-				q.Select(rack.FieldHeight).WithHosts(mountedHosts)
-			})
+			q.Select(floor.FieldName).WithRacks(func(q *ent.RackQuery) { q.Select(rack.FieldHeight) })
 		}).
 		WithClusters(func(q *ent.ClusterQuery) { q.Select(cluster.FieldName).WithNodes(capacityColumns) }).
 		Only(ctx)
@@ -42,11 +41,13 @@ func Datacenter(ctx context.Context, c *ent.Client, id int) (*DatacenterView, er
 
 	floors := dc.Edges.Floors
 	slices.SortFunc(floors, func(a, b *ent.Floor) int { return cmp.Compare(a.Name, b.Name) })
-	var racks []*ent.Rack
+	var rackIDs []int
 	for _, fl := range floors {
-		racks = append(racks, fl.Edges.Racks...)
+		for _, rk := range fl.Edges.Racks {
+			rackIDs = append(rackIDs, rk.ID)
+		}
 	}
-	alerts, err := rackAlerts(ctx, c, racks)
+	contents, err := loadRackContents(ctx, c, rackIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -54,16 +55,12 @@ func Datacenter(ctx context.Context, c *ent.Client, id int) (*DatacenterView, er
 	for _, fl := range floors {
 		fs := FloorSummary{ID: fl.ID, Name: fl.Name, Racks: len(fl.Edges.Racks)}
 		for _, rk := range fl.Edges.Racks {
-			_, used := occupy(rk.Height, rk.Edges.Hosts)
+			used, devices, capacity := contents.usage(rk.ID, rk.Height)
 			fs.UsedUnits += used
 			fs.TotalUnits += rk.Height
-			fs.Hosts += len(rk.Edges.Hosts)
-			fs.Alerts.merge(alerts[rk.ID])
-			for _, h := range rk.Edges.Hosts {
-				if n := h.Edges.Node; n != nil {
-					fs.Capacity.add(n)
-				}
-			}
+			fs.Hosts += devices
+			fs.Capacity.merge(capacity)
+			fs.Alerts.merge(contents.alerts[rk.ID])
 		}
 		v.Floors = append(v.Floors, fs)
 	}
@@ -89,7 +86,7 @@ func Datacenter(ctx context.Context, c *ent.Client, id int) (*DatacenterView, er
 func clusterSummary(cl *ent.Cluster, vms int) ClusterSummary {
 	s := ClusterSummary{ID: cl.ID, Name: cl.Name, VMCount: vms}
 	for _, n := range cl.Edges.Nodes {
-		s.Capacity.add(n)
+		s.Capacity.add(capacityOf(n))
 	}
 	return s
 }

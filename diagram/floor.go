@@ -6,19 +6,17 @@ import (
 	"slices"
 
 	"github.com/virtflow/virtflow/ent"
-	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/floor"
-	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/rack"
 )
 
 // Floor returns the floor plan of floor id: every rack with its row and position, zones,
 // occupancy, device count, the capacity of the compute nodes in it and its open alerts. It
 // runs at most 9 SQL statements whatever the number of racks and devices: the floor, its
-// datacenter, the racks, their three zones, the mounted hosts and their nodes (ent eager
-// loading) and one grouped count of open alerts. A floor that does not exist or that the
-// viewer may not read is NOT_FOUND.
+// datacenter, the racks and their three zones (ent eager loading), then the mounted devices,
+// their compute nodes and one grouped count of open alerts (loadRackContents). A floor that
+// does not exist or that the viewer may not read is NOT_FOUND.
 func Floor(ctx context.Context, c *ent.Client, id int) (*FloorView, error) {
 	fl, err := c.Floor.Query().
 		Where(floor.ID(id)).
@@ -26,8 +24,7 @@ func Floor(ctx context.Context, c *ent.Client, id int) (*FloorView, error) {
 		WithDatacenter(func(q *ent.DatacenterQuery) { q.Select(datacenter.FieldName) }).
 		WithRacks(func(q *ent.RackQuery) {
 			q.Select(rack.FieldName, rack.FieldRow, rack.FieldPosition, rack.FieldHeight, rack.FieldStatus).
-				WithPowerZone(powerZoneName).WithNetworkZone(networkZoneName).WithRackZone(rackZoneName).
-				WithHosts(mountedHosts)
+				WithPowerZone(powerZoneName).WithNetworkZone(networkZoneName).WithRackZone(rackZoneName)
 		}).
 		Only(ctx)
 	if err != nil {
@@ -35,7 +32,11 @@ func Floor(ctx context.Context, c *ent.Client, id int) (*FloorView, error) {
 	}
 	racks := fl.Edges.Racks
 	sortRacks(racks)
-	alerts, err := rackAlerts(ctx, c, racks)
+	ids := make([]int, len(racks))
+	for i, rk := range racks {
+		ids[i] = rk.ID
+	}
+	contents, err := loadRackContents(ctx, c, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -44,63 +45,12 @@ func Floor(ctx context.Context, c *ent.Client, id int) (*FloorView, error) {
 		v.DatacenterID, v.DatacenterName = dc.ID, dc.Name
 	}
 	for _, rk := range racks {
-		fr := FloorRack{Rack: rackSummary(rk, fl), Hosts: len(rk.Edges.Hosts), Alerts: alerts[rk.ID]}
-		_, fr.UsedUnits = occupy(rk.Height, rk.Edges.Hosts)
+		fr := FloorRack{Rack: rackSummary(rk, fl), Alerts: contents.alerts[rk.ID]}
+		fr.UsedUnits, fr.Hosts, fr.Capacity = contents.usage(rk.ID, rk.Height)
 		fr.FreeUnits = rk.Height - fr.UsedUnits
-		for _, h := range rk.Edges.Hosts {
-			if n := h.Edges.Node; n != nil {
-				fr.Capacity.add(n)
-			}
-		}
 		v.Racks = append(v.Racks, fr)
 	}
 	return v, nil
-}
-
-// mountedHosts narrows a host query to the devices mounted at a position, with the columns
-// occupancy needs and their nodes' capacity.
-func mountedHosts(q *ent.HostQuery) {
-	q.Where(host.PositionNotNil()).
-		Select(host.FieldPosition, host.FieldHeight, host.FieldFace, host.FieldFullDepth).
-		WithNode(capacityColumns)
-}
-
-// capacityColumns narrows a node query to the columns of Capacity.
-func capacityColumns(q *ent.ComputeNodeQuery) {
-	q.Select(computenode.FieldStatus,
-		computenode.FieldCPUCapacity, computenode.FieldCPUAllocated,
-		computenode.FieldMemoryCapacityMB, computenode.FieldMemoryAllocatedMB,
-		computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB)
-}
-
-// rackAlerts counts the open alerts of the hosts (and their nodes) loaded with racks, by rack.
-func rackAlerts(ctx context.Context, c *ent.Client, racks []*ent.Rack) (map[int]AlertCounts, error) {
-	var hostIDs, nodeIDs []int
-	hostRack, nodeHost := map[int]int{}, map[int]int{}
-	for _, rk := range racks {
-		for _, h := range rk.Edges.Hosts {
-			hostIDs = append(hostIDs, h.ID)
-			hostRack[h.ID] = rk.ID
-			if n := h.Edges.Node; n != nil {
-				nodeIDs = append(nodeIDs, n.ID)
-				nodeHost[n.ID] = h.ID
-			}
-		}
-	}
-	out := map[int]AlertCounts{}
-	if len(hostIDs) == 0 {
-		return out, nil
-	}
-	byHost, err := hostAlerts(ctx, c, alertsOf(hostIDs, nodeIDs), nodeHost)
-	if err != nil {
-		return nil, err
-	}
-	for h, a := range byHost {
-		r := out[hostRack[h]]
-		r.merge(a)
-		out[hostRack[h]] = r
-	}
-	return out, nil
 }
 
 // sortRacks orders racks by row, position and name.

@@ -76,7 +76,9 @@ func Rack(ctx context.Context, c *ent.Client, id int) (*RackElevation, error) {
 	}
 
 	el := &RackElevation{Rack: rackSummary(rk, rk.Edges.Floor), Devices: make([]ElevationDevice, 0, len(hosts))}
-	for _, h := range hosts {
+	placements := make([]placement, len(hosts))
+	for i, h := range hosts {
+		placements[i] = placementOf(h)
 		d := ElevationDevice{
 			ID:          h.ID,
 			Name:        h.Name,
@@ -99,7 +101,7 @@ func Rack(ctx context.Context, c *ent.Client, id int) (*RackElevation, error) {
 		}
 		el.Devices = append(el.Devices, d)
 	}
-	el.Units, el.UsedUnits = occupy(rk.Height, hosts)
+	el.Units, el.UsedUnits = occupy(rk.Height, placements)
 	el.FreeUnits = rk.Height - el.UsedUnits
 	return el, nil
 }
@@ -137,26 +139,26 @@ func rackSummary(rk *ent.Rack, fl *ent.Floor) RackSummary {
 	return s
 }
 
-// occupy lays hosts out on a rack of height units: the units from the top down with the
+// occupy lays devices out on a rack of height units: the units from the top down with the
 // device on each face, and how many units are occupied on at least one face. A full-depth
-// device occupies both faces of its units, a half-depth one only its own face. Hosts without a
-// position are not mounted and take no unit; units outside the rack are ignored.
-func occupy(height int, hosts []*ent.Host) (units []RackUnit, used int) {
+// device occupies both faces of its units, a half-depth one only its own face. Devices
+// without a position are not mounted and take no unit; units outside the rack are ignored.
+func occupy(height int, devices []placement) (units []RackUnit, used int) {
 	units = make([]RackUnit, height)
 	for i := range units {
 		units[i].Unit = height - i
 	}
-	for _, h := range hosts {
-		if h.Position < 1 {
+	for _, d := range devices {
+		if d.Position < 1 {
 			continue
 		}
-		for u := h.Position; u < h.Position+max(h.Height, 1) && u <= height; u++ {
-			id := h.ID
+		for u := d.Position; u < d.Position+max(d.Height, 1) && u <= height; u++ {
+			id := d.ID
 			unit := &units[height-u]
-			if h.FullDepth || h.Face == host.FaceFront {
+			if d.FullDepth || d.Face == host.FaceFront {
 				unit.FrontDeviceID = &id
 			}
-			if h.FullDepth || h.Face == host.FaceRear {
+			if d.FullDepth || d.Face == host.FaceRear {
 				unit.RearDeviceID = &id
 			}
 		}
