@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtflow/virtflow/diagram"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/infra"
@@ -80,14 +81,19 @@ func (t timings) pct(p int) float64 {
 	return float64(s[min(len(s)-1, len(s)*p/100)].Nanoseconds())
 }
 
-// compare reports p50 and p99 of GraphQL and SQL and their ratios.
-func compare(b *testing.B, gql, raw timings) {
-	b.ReportMetric(gql.pct(50), "graphql-p50-ns")
-	b.ReportMetric(gql.pct(99), "graphql-p99-ns")
-	b.ReportMetric(raw.pct(50), "sql-p50-ns")
-	b.ReportMetric(raw.pct(99), "sql-p99-ns")
+// compare reports p50 and p99 of the GraphQL request, of the view alone and of the SQL, and
+// the ratios to the SQL.
+func compare(b *testing.B, gql, view, raw timings) {
+	for _, m := range []struct {
+		name string
+		t    timings
+	}{{"graphql", gql}, {"view", view}, {"sql", raw}} {
+		b.ReportMetric(m.t.pct(50), m.name+"-p50-ns")
+		b.ReportMetric(m.t.pct(99), m.name+"-p99-ns")
+	}
 	b.ReportMetric(gql.pct(50)/raw.pct(50), "p50-ratio")
 	b.ReportMetric(gql.pct(99)/raw.pct(99), "p99-ratio")
+	b.ReportMetric(view.pct(50)/raw.pct(50), "view-p50-ratio")
 }
 
 // graphQL posts a query to the handler as the admin and fails on any error.
@@ -104,6 +110,15 @@ func graphQL(b *testing.B, h http.Handler, query string, vars map[string]any) []
 	return rec.Body.Bytes()
 }
 
+// mustView fails the benchmark when a view fails.
+func mustView(b *testing.B) func(any, error) {
+	return func(_ any, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // countingHandler is the real handler over a client that counts the views' statements (token
 // authentication reads through its own client and is not counted).
 func countingHandler(env *gqltest.Env) (http.Handler, *counter) {
@@ -112,28 +127,26 @@ func countingHandler(env *gqltest.Env) (http.Handler, *counter) {
 	return h, n
 }
 
-// run alternates the two ways of answering, b.N times each, and reports how they compare
-// and how many statements each runs (the GraphQL side's view statements, counted before the
-// loop: b.Loop drops metrics reported earlier).
-func run(b *testing.B, gqlStmts, rawStmts int64, gql, raw func()) {
-	var g, r timings
+// run answers the same question three ways in turn, b.N times each — the GraphQL request
+// through the real HTTP handler, the diagram function alone (same viewer, no HTTP, token or
+// gqlgen), and the hand-written SQL — rotating which goes first, and reports how they compare
+// and how many statements each runs (the view's counted before the loop: b.Loop drops metrics
+// reported earlier).
+func run(b *testing.B, viewStmts, rawStmts int64, gql, view, raw func()) {
+	ways := []func(){gql, view, raw}
+	times := make([]timings, len(ways))
 	i := 0
 	for b.Loop() {
-		first, second, tf, ts := gql, raw, &g, &r
-		if i%2 == 1 {
-			first, second, tf, ts = raw, gql, &r, &g
+		for k := range ways {
+			w := (i + k) % len(ways)
+			t0 := time.Now()
+			ways[w]()
+			times[w] = append(times[w], time.Since(t0))
 		}
-		t0 := time.Now()
-		first()
-		t1 := time.Now()
-		second()
-		t2 := time.Now()
-		*tf = append(*tf, t1.Sub(t0))
-		*ts = append(*ts, t2.Sub(t1))
 		i++
 	}
-	compare(b, g, r)
-	b.ReportMetric(float64(gqlStmts), "graphql-view-stmts")
+	compare(b, times[0], times[1], times[2])
+	b.ReportMetric(float64(viewStmts), "view-stmts")
 	b.ReportMetric(float64(rawStmts), "sql-stmts")
 }
 
@@ -154,7 +167,11 @@ func BenchmarkRackElevation(b *testing.B) {
 	}
 	stmts.n.Store(0)
 	graphQL(b, h, elevationQuery, vars)
-	run(b, stmts.n.Load(), 4, func() { graphQL(b, h, elevationQuery, vars) }, func() { rackSQL(b, env.DB.DB, id) })
+	ctx := viewerCtx(b, env, gqltest.AdminToken)
+	run(b, stmts.n.Load(), 4,
+		func() { graphQL(b, h, elevationQuery, vars) },
+		func() { mustView(b)(diagram.Rack(ctx, env.Client, id)) },
+		func() { rackSQL(b, env.DB.DB, id) })
 }
 
 const floorQuery = `query($id: ID!) { floorView(id: $id) { id name datacenterID datacenterName
@@ -176,7 +193,11 @@ func BenchmarkFloorView(b *testing.B) {
 	}
 	stmts.n.Store(0)
 	graphQL(b, h, floorQuery, vars)
-	run(b, stmts.n.Load(), 4, func() { graphQL(b, h, floorQuery, vars) }, func() { floorSQL(b, env.DB.DB, s.floor.ID) })
+	ctx := viewerCtx(b, env, gqltest.AdminToken)
+	run(b, stmts.n.Load(), 4,
+		func() { graphQL(b, h, floorQuery, vars) },
+		func() { mustView(b)(diagram.Floor(ctx, env.Client, s.floor.ID)) },
+		func() { floorSQL(b, env.DB.DB, s.floor.ID) })
 }
 
 // --- hand-written SQL ---
