@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
@@ -71,6 +72,9 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
 	}
+	// Parsed and validated documents are cached by query text: dashboards repeat the same
+	// queries, and parsing and validating them again cost as much as running small ones.
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(pageArgs{defaultPage: opts.DefaultPageSize, maxPage: opts.MaxPageSize})

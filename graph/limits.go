@@ -62,6 +62,9 @@ func (p pageArgs) MutateOperationContext(_ context.Context, oc *graphql.Operatio
 	if oc.Operation == nil {
 		return nil
 	}
+	if oc.Variables == nil {
+		oc.Variables = map[string]any{}
+	}
 	return p.walk(oc.Operation.SelectionSet, oc.Variables, map[string]bool{})
 }
 
@@ -118,9 +121,16 @@ func (p pageArgs) apply(f *ast.Field, vars map[string]any) *gqlerror.Error {
 			name = "last"
 		}
 	}
+	// The parsed document is cached and shared by every request with the same text, so only
+	// rewrites that depend on the text alone may touch it: an unset variable is given the
+	// default in this request's variables instead.
 	value := &ast.Value{Kind: ast.IntValue, Raw: strconv.Itoa(p.defaultPage)}
 	if arg := f.Arguments.ForName(name); arg != nil {
-		arg.Value = value // replace an explicit null or an unset variable
+		if arg.Value.Kind == ast.Variable {
+			vars[arg.Value.Raw] = int64(p.defaultPage)
+		} else {
+			arg.Value = value // replace an explicit null
+		}
 	} else {
 		f.Arguments = append(f.Arguments, &ast.Argument{Name: name, Value: value})
 	}

@@ -510,6 +510,22 @@ func TestPageLimits(t *testing.T) {
 		}
 	})
 
+	t.Run("a variable defaulted in one request is the caller's in the next", func(t *testing.T) {
+		// Documents are cached by their text: the default for an absent variable must go into
+		// that request's variables, never into the shared document.
+		q := `query($n: Int) { racks(first: $n) { ` + conn + ` } }`
+		for i, tc := range []struct {
+			vars map[string]any
+			want int
+		}{{nil, 100}, {map[string]any{"n": 3}, 3}, {nil, 100}, {map[string]any{"n": 7}, 7}} {
+			var data struct{ Racks rackConn }
+			s.mustDo(t, q, tc.vars, &data)
+			if len(data.Racks.Edges) != tc.want {
+				t.Errorf("request %d with %v: %d edges, want %d", i+1, tc.vars, len(data.Racks.Edges), tc.want)
+			}
+		}
+	})
+
 	t.Run("connection inside a fragment used twice", func(t *testing.T) {
 		q := `{ a: floors { edges { node { ...F } } } b: floors { edges { node { ...F } } } }
 fragment F on Floor { racks { totalCount edges { cursor } } }`

@@ -2,7 +2,7 @@ package scheduler
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // Config chooses the filters and the weighted scorers of a decision.
@@ -16,9 +16,21 @@ type Config struct {
 	Weights map[string]float64
 	// RequireQuota rejects nodes whose host group has no quota for the tenant.
 	RequireQuota bool
-	// Quiet leaves Decision.Nodes empty: explaining every node costs a map per node,
-	// which dominates bulk placement. NoPlacementError.Reasons is filled regardless.
+	// Quiet leaves Decision.Nodes and Decision.Explanation empty. NoPlacementError.Reasons
+	// is filled regardless.
 	Quiet bool
+	// CompactExplain records the explanation only in Decision.Explanation (a few flat
+	// arrays per decision) and leaves Decision.Nodes empty: a map of scores per node
+	// dominates bulk placement. Decision.Explanation.Nodes() builds them on demand.
+	CompactExplain bool
+	// ScoreSampleRatio, between 0 and 1, makes each round stop looking once it has found
+	// that share of the cluster's nodes feasible (at least 100 nodes, or all), like
+	// kube-scheduler's percentageOfNodesToScore; only those are scored. 0 (or 1) means
+	// every node is evaluated. Where a round starts is derived from the cluster's
+	// allocations (and continues where the previous round of the group stopped), so
+	// decisions stay deterministic while successive ones look at different nodes. Nodes
+	// not looked at are explained as Skipped.
+	ScoreSampleRatio float64
 }
 
 // DefaultFilters returns the standard filter chain, cheapest first, Quota last.
@@ -29,6 +41,12 @@ func DefaultFilters() []Filter {
 		CPUFit{}, MemoryFit{}, DiskFit{}, ZonePolicy{}, QuotaFit{},
 	}
 }
+
+// The default chains, shared read-only by every decision.
+var (
+	defaultFilters         = DefaultFilters()
+	defaultFiltersRequired = withRequiredQuota(DefaultFilters())
+)
 
 // DefaultConfig spreads: soft label preferences first, then AZ spread and free capacity.
 func DefaultConfig() Config {
@@ -73,12 +91,13 @@ type weighted struct {
 }
 
 // scorers resolves the weights in name order, so sums are deterministic.
-func (c Config) scorers() ([]weighted, error) {
-	names := make([]string, 0, len(c.Weights))
+func (c *Config) scorers() ([]weighted, error) {
+	var buf [8]string
+	names := buf[:0]
 	for name := range c.Weights {
 		names = append(names, name)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	out := make([]weighted, 0, len(names))
 	for _, name := range names {
 		s, ok := registry[name]
@@ -92,9 +111,16 @@ func (c Config) scorers() ([]weighted, error) {
 	return out, nil
 }
 
-func (c Config) filters() []Filter {
-	if c.Filters == nil {
-		return DefaultFilters()
+// filters is the chain of the decision, with Quota switched to Required when the
+// config requires quotas.
+func (c *Config) filters() []Filter {
+	switch {
+	case c.Filters == nil && c.RequireQuota:
+		return defaultFiltersRequired
+	case c.Filters == nil:
+		return defaultFilters
+	case c.RequireQuota:
+		return withRequiredQuota(c.Filters)
 	}
 	return c.Filters
 }

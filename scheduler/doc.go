@@ -14,8 +14,14 @@
 //  3. Nodes that pass are scored by each weighted Scorer (0..MaxScore); the total is the
 //     weighted sum and the best total wins, ties to the lowest node ID.
 //  4. The VM is placed on a scratch copy of the allocations (NodeView, State), so the
-//     next VM of the group sees the capacity, quota and zones it took.
+//     next VM of the group sees the capacity, quota and zones it took. The group's VMs
+//     already running (Request.GroupNodeIDs) count for zone rules and AZ spreading.
 //
 // The Decision explains every node of the chosen cluster (rejecting filter or scores),
-// and a NoPlacementError counts rejections per filter.
+// as NodeResults or, with Config.CompactExplain, as a compact Explanation; a
+// NoPlacementError counts rejections per filter. Config.ScoreSampleRatio evaluates only
+// part of the nodes per VM, like kube-scheduler's percentageOfNodesToScore.
+//
+// Schedule indexes each Snapshot's static node attributes on first use (see
+// Snapshot.Invalidate); Snapshot.Apply commits a decision to a cached snapshot.
 package scheduler

@@ -29,6 +29,10 @@ type NoPlacementError struct {
 	Reasons map[string]int
 	// Placed is the most VMs of the group any cluster could take.
 	Placed int
+	// Explanation explains every node of the cluster that took the most VMs (the first
+	// tried, on ties) in the round that found no node: the filter that rejected each.
+	// Nil with Config.Quiet or when no cluster was tried.
+	Explanation *Explanation
 }
 
 func (e *NoPlacementError) Error() string {

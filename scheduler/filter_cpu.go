@@ -6,6 +6,11 @@ type CPUFit struct{}
 
 var _ Filter = (*CPUFit)(nil)
 
+var (
+	statusInsufficientCPU       = known("INSUFFICIENT_CPU", "not enough free cores")
+	statusInsufficientDedicated = known("INSUFFICIENT_DEDICATED_CPU", "not enough free dedicated cores")
+)
+
 // Name implements Filter.
 func (CPUFit) Name() string { return "CPUFit" }
 
@@ -13,10 +18,33 @@ func (CPUFit) Name() string { return "CPUFit" }
 func (CPUFit) Filter(st *State, n *NodeView) Status {
 	f := st.Request.Flavor
 	if n.FreeCPU() < f.VCPUs {
-		return Reject("INSUFFICIENT_CPU", "not enough free cores")
+		return statusInsufficientCPU.Status
 	}
 	if f.Dedicated && n.DedicatedFree < f.VCPUs {
-		return Reject("INSUFFICIENT_DEDICATED_CPU", "not enough free dedicated cores")
+		return statusInsufficientDedicated.Status
 	}
 	return Pass
 }
+
+func (CPUFit) prepareFilter(*attempt) bool { return true }
+
+func (CPUFit) filterBatch(a *attempt, fi int, cand []int32) []int32 {
+	n, hot := 0, a.hot
+	f := a.st.Request.Flavor
+	for _, c := range cand {
+		h := &hot[c]
+		if int(h.cpuCap)-int(h.cpuUsed) < f.VCPUs {
+			a.reject(c, fi, statusInsufficientCPU.id)
+			continue
+		}
+		if f.Dedicated && int(h.dedFree) < f.VCPUs {
+			a.reject(c, fi, statusInsufficientDedicated.id)
+			continue
+		}
+		cand[n] = c
+		n++
+	}
+	return cand[:n]
+}
+
+func (CPUFit) stable() bool { return true }

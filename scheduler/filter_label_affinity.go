@@ -6,6 +6,8 @@ type NodeLabelHardAffinity struct{}
 
 var _ Filter = (*NodeLabelHardAffinity)(nil)
 
+var statusLabelAffinity = known("LABEL_AFFINITY", "node lacks a required label")
+
 // Name implements Filter.
 func (NodeLabelHardAffinity) Name() string { return "NodeLabelHardAffinity" }
 
@@ -14,5 +16,29 @@ func (NodeLabelHardAffinity) Filter(st *State, n *NodeView) Status {
 	if matches(n.Labels, st.hardAff) == len(st.hardAff) {
 		return Pass
 	}
-	return Reject("LABEL_AFFINITY", "node lacks a required label")
+	return statusLabelAffinity.Status
 }
+
+func (NodeLabelHardAffinity) prepareFilter(a *attempt) bool {
+	if len(a.st.hardAff) == 0 {
+		return false
+	}
+	a.countLabels(labelHardAff, a.st.hardAff)
+	return true
+}
+
+func (NodeLabelHardAffinity) filterBatch(a *attempt, fi int, cand []int32) []int32 {
+	n := 0
+	cnt, want := a.labelCnt[labelHardAff], int32(len(a.st.hardAff))
+	for _, c := range cand {
+		if cnt[a.pos[c]] != want {
+			a.reject(c, fi, statusLabelAffinity.id)
+			continue
+		}
+		cand[n] = c
+		n++
+	}
+	return cand[:n]
+}
+
+func (NodeLabelHardAffinity) stable() bool { return true }

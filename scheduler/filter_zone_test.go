@@ -25,5 +25,22 @@ func TestZonePolicy(t *testing.T) {
 		{name: "affinity away from first VM", node: at(1, "p1", "r1", "n1"), req: rules(aff(ZoneNetwork, "")),
 			placed: []Node{at(2, "p1", "r1", "n2")}, want: "ZONE_AFFINITY"},
 		{name: "node without zone", node: at(1, "", "r1", "n1"), req: rules(anti(ZonePower)), want: "NO_ZONE"},
+		{name: "unknown kind", node: at(1, "p1", "r1", "n1"), req: rules(anti("MOON")), want: "NO_ZONE"},
+		{name: "unknown mode", node: at(1, "p1", "r1", "n1"), req: rules(ZoneRule{Kind: ZoneRack, Mode: "SIDEWAYS"}), want: "BAD_ZONE_RULE"},
+		{name: "affinity to a zone nobody has", node: at(1, "p1", "r1", "n1"), req: rules(aff(ZoneRack, "r404")), want: "ZONE_AFFINITY"},
+
+		// Running members of the group (Request.GroupNodeIDs) count like placed ones.
+		{name: "anti rack, running member's rack", node: at(1, "p1", "r1", "n1"), req: rules(anti(ZoneRack)),
+			group: []Node{at(3, "p2", "r1", "n2")}, want: "ZONE_ANTI_AFFINITY"},
+		{name: "anti rack, running member elsewhere", node: at(1, "p1", "r1", "n1"), req: rules(anti(ZoneRack)),
+			group: []Node{at(3, "p1", "r2", "n1")}},
+		{name: "anti network, running and placed members", node: at(1, "p1", "r1", "n1"), req: rules(anti(ZoneNetwork)),
+			group: []Node{at(3, "p1", "r2", "n2")}, placed: []Node{at(2, "p1", "r3", "n1")}, want: "ZONE_ANTI_AFFINITY"},
+		{name: "affinity follows the running member", node: at(1, "p1", "r1", "n1"), req: rules(aff(ZonePower, "")),
+			group: []Node{at(3, "p1", "r7", "n7")}},
+		{name: "affinity away from the running member", node: at(1, "p1", "r1", "n1"), req: rules(aff(ZonePower, "")),
+			group: []Node{at(3, "p2", "r7", "n7")}, want: "ZONE_AFFINITY"},
+		{name: "running member comes before placed ones", node: at(1, "p1", "r1", "n1"), req: rules(aff(ZonePower, "")),
+			group: []Node{at(3, "p1", "r7", "n7")}, placed: []Node{at(2, "p2", "r2", "n2")}},
 	})
 }

@@ -19,7 +19,9 @@ type index struct {
 	first *Node // &Nodes[0] when built: a replaced Nodes slice is detected
 	n     int
 
+	ids      []int           // per position: the node's ID
 	clusters map[int][]int32 // cluster ID → positions of its nodes, ascending
+	local    []int32         // per position: its index in its cluster's list
 
 	az      []int32 // per position: AZ id (every name, "" included, gets one)
 	azNames []string
@@ -36,6 +38,9 @@ type index struct {
 
 	byIDOnce sync.Once
 	byID     map[int]int32 // node ID → position (the first, should IDs repeat)
+
+	zoneNodesOnce sync.Once
+	zoneNodes     [numZoneKinds][][]int32 // per kind, per zone id: positions of its nodes
 
 	labelsOnce sync.Once
 	labels     map[labelPair][]int32 // key=value → positions of the nodes carrying it
@@ -101,6 +106,8 @@ func buildIndex(s *Snapshot) *index {
 		ix.first = &s.Nodes[0]
 	}
 	ix.az = make([]int32, n)
+	ix.ids = make([]int, n)
+	ix.local = make([]int32, n)
 	ix.hg = make([]int32, n)
 	ix.prov = make([]int32, n)
 	for k := range ix.zone {
@@ -123,6 +130,8 @@ func buildIndex(s *Snapshot) *index {
 			}
 			lastCluster, lastList = nd.ClusterID, ix.clusters[nd.ClusterID]
 		}
+		ix.ids[i] = nd.ID
+		ix.local[i] = int32(len(lastList))
 		lastList = append(lastList, p)
 		ix.az[i] = azs.id(nd.AvailabilityZone)
 		for k, z := range [numZoneKinds]string{nd.PowerZone, nd.RackZone, nd.NetworkZone} {
@@ -174,6 +183,32 @@ func (ix *index) position(s *Snapshot, id int) (int32, bool) {
 	})
 	p, ok := ix.byID[id]
 	return p, ok
+}
+
+// inZone returns the positions of the nodes in zone id z of kind k.
+func (ix *index) inZone(k int, z int32) []int32 {
+	ix.zoneNodesOnce.Do(func() {
+		for k := range ix.zoneNodes {
+			// Counting sort: one array of positions per kind, sliced per zone.
+			count := make([]int32, ix.nzones[k]+2)
+			for _, z := range ix.zone[k] {
+				count[z+1]++
+			}
+			for z := 1; z < len(count); z++ {
+				count[z] += count[z-1]
+			}
+			all, next := make([]int32, len(ix.zone[k])), slices.Clone(count)
+			for p, z := range ix.zone[k] {
+				all[next[z]] = int32(p)
+				next[z]++
+			}
+			ix.zoneNodes[k] = make([][]int32, ix.nzones[k]+1)
+			for z := 1; z <= ix.nzones[k]; z++ {
+				ix.zoneNodes[k][z] = all[count[z]:count[z+1]:count[z+1]]
+			}
+		}
+	})
+	return ix.zoneNodes[k][z]
 }
 
 // withLabel returns the positions of the nodes carrying key=value.

@@ -1,102 +1,523 @@
 package scheduler
 
-// attempt is the placement of a group in one cluster, VM by VM.
+import (
+	"math"
+	"sync"
+)
+
+// chunk is how many candidate nodes go through the filters and scorers at a time: small
+// enough for the working lists to stay in L1, and the granularity at which sampling
+// (Config.ScoreSampleRatio) stops.
+const chunk = 256
+
+// minSampled is the fewest feasible nodes a sampled round looks for (kube-scheduler's
+// minFeasibleNodesToFind).
+const minSampled = 100
+
+// Outcomes of a node in a round, besides the index of the filter that rejected it.
+const (
+	resSkipped = -2 // not evaluated: sampling found enough feasible nodes first
+	resPassed  = -1 // passed every filter and was scored
+)
+
+// attempt is the placement of a group in one cluster, VM by VM. Its buffers are pooled:
+// a Decision never points into them.
 type attempt struct {
 	cluster *Cluster
-	st      *State
-	views   []NodeView
+	st      State
+	ix      *index
+	pos     []int32 // positions in Snapshot.Nodes of the cluster's nodes (the index's)
+	// hot is what the built-in plugins' batch forms read of each node: compact and
+	// pointer-free. views, what other plugins see, are only kept current when such a
+	// plugin takes part (fullViews); otherwise only for the nodes the group took.
+	hot       []nodeHot
+	views     []NodeView
+	fullViews bool
+	pviews    []NodeView // without fullViews: the views of the nodes the group took
+	pidx      []int32    // without fullViews: per view, 1 + its index in pviews, or 0
+	wide      bool       // a CPU figure does not fit hot's int32: every plugin goes node by node
+
 	filters []Filter
+	fb      []batchFilter // batch form of each filter
 	scorers []weighted
-	// Results of the last round (one VM): per node the rejecting filter index (-1 if it
-	// passed), its status, its scores (len(scorers) per node) and total.
-	rejectedBy []int
-	status     []Status
-	scores     []float64
-	totals     []float64
+	sb      []batchScorer // batch form of each scorer
+	sActive []bool        // per scorer: prepared, not 0 everywhere
+	// The filters and scorers that are not skipped for this request. Filters are split
+	// into the stable prefix (a verdict that only changes when the node itself takes a
+	// VM) and the rest; scorers into stable and the rest.
+	fStable, fRest []int
+	sOn            []int // every scorer that is not 0 everywhere, in order (for totals)
+	sStable, sRest []int
+	weights        []float64   // weights of sOn
+	colsOn         [][]float64 // columns of sOn
+
+	// incremental: later rounds of the group reuse stable verdicts and scores.
+	incremental bool
+	stableRes   []int32 // per view, valid when fresh: resPassed or a stable filter's index
+	fresh       []bool
+	scored      []bool // the stable scorers' columns are current
+
+	// sample is how many feasible nodes a round looks for (all when >= len(views));
+	// start is where the next round starts looking.
+	sample, start int
+
+	// Results of the last round (one VM), per view: res is resPassed, resSkipped or the
+	// rejecting filter's index, with its status id in sid (see statusOf); cols holds the
+	// scores, scorer-major (cols[j*len(views)+c]); totals the weighted sums.
+	res    []int32
+	sid    []uint16
+	extra  []Status // statuses of other filters, numbered after knownStatuses
+	cols   []float64
+	totals []float64
+	cand   []int32
+	need   []int32
+
 	placements []Placement
 	// reasons counts rejections per filter in the round that failed.
 	reasons map[string]int
-	quiet   bool // leave Decision.Nodes empty
+
+	// gen changes with every placement: per-round memos below are valid while their
+	// stamp equals it.
+	gen uint32
+
+	// Fast-path data of the built-in plugins (see their prepare methods).
+	azLoads   []azLoad // per AZ id
+	azMembers []int32  // the group's VMs per AZ id, counting azSeen members
+	azSeen    int
+	azScore   []float64 // SpreadAZ per AZ id
+	azStamp   []uint32
+
+	zoneRules []zoneRuleC
+	zoneBlk   [numZoneKinds][]int32 // the group's VMs per zone id, counting zoneSeen members
+	zoneSeen  int
+	zoneRes   []uint8 // per view: ZonePolicy's cached verdict (zoneUnknown when stale)
+
+	provOK   []bool       // per provider set: has the requested provider
+	labelCnt [4][]int32   // per position: matched pairs of hardAff, hardAnti, softAff, softAnti
+	labelTab [2][]float64 // soft label scores by matched count (softAff, softAnti)
+	nameOK   []bool       // per position: named by Policy.NodeNames
+
+	hgVerdict []knownStatus // QuotaFit per dense host group
+	hgStamp   []uint32
 }
 
-// tryCluster places as many VMs of the group as fit in cluster c.
-func tryCluster(s *Snapshot, r *Request, c clusterCandidate, filters []Filter, scorers []weighted) *attempt {
-	a := &attempt{cluster: c.Cluster, st: newState(s, r), filters: filters, scorers: scorers}
-	a.st.az = map[string]*azLoad{}
-	a.views = make([]NodeView, 0, c.nodes)
-	var last *azLoad // nodes of an AZ tend to be adjacent: skip most map lookups
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		if n.ClusterID != c.ID {
-			continue
-		}
-		l := last
-		if l == nil || l.name != n.AvailabilityZone {
-			l = a.st.az[n.AvailabilityZone]
-			if l == nil {
-				l = &azLoad{name: n.AvailabilityZone}
-				a.st.az[n.AvailabilityZone] = l
-			}
-			last = l
-		}
-		l.capacity += n.CPUCapacity
-		l.used += n.CPUAllocated
-		v := newNodeView(n)
-		v.az = l
-		a.views = append(a.views, v)
+// nodeHot is a node's allocations as the scratch copy has them, with its capacities.
+type nodeHot struct {
+	memUsed, memCap, diskUsed, diskCap int64
+	cpuUsed, cpuCap, dedFree           int32
+	azID                               int32
+	ready, schedulable                 bool
+}
+
+var attempts = sync.Pool{New: func() any { return new(attempt) }}
+
+// grow returns s with length n, reusing its array when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/8)
 	}
-	k := len(a.views)
-	a.rejectedBy = make([]int, k)
-	a.status = make([]Status, k)
-	a.scores = make([]float64, k*len(scorers))
-	a.totals = make([]float64, k)
+	return s[:n]
+}
+
+// Test switches: run every plugin through Filter/Score node by node, and re-evaluate
+// everything every round.
+var testNoBatch, testNoIncremental bool
+
+// tryCluster places as many VMs of the group as fit in cluster c. Release the attempt
+// when done with it.
+func tryCluster(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) *attempt {
+	a := newAttempt(s, ix, r, c, filters, scorers, cfg)
 	for range r.Count {
 		best := a.round()
 		if best < 0 {
 			a.reasons = a.countRejections()
 			break
 		}
-		a.placements = append(a.placements, Placement{NodeID: a.views[best].ID, Total: a.totals[best]})
-		a.st.place(&a.views[best])
+		a.placements = append(a.placements, Placement{NodeID: ix.ids[a.pos[best]], Total: a.totals[best]})
+		a.place(best)
 	}
 	return a
 }
 
-// round evaluates every node for the next VM and returns the index of the best, or -1.
-// Ties go to the lowest node ID.
-func (a *attempt) round() int {
-	best := -1
-	ns := len(a.scorers)
-	for i := range a.views {
-		v := &a.views[i]
-		a.rejectedBy[i] = -1
-		a.status[i] = Pass
-		for j, f := range a.filters {
-			if st := f.Filter(a.st, v); !st.OK() {
-				a.rejectedBy[i], a.status[i] = j, st
-				break
+// newAttempt readies the placement of the group in cluster c: the nodes' scratch copy
+// and the prepared plugins.
+func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) *attempt {
+	a := attempts.Get().(*attempt)
+	a.cluster, a.ix, a.pos = c.Cluster, ix, c.pos
+	a.st = State{Snapshot: s, Request: r, placed: a.st.placed[:0], group: a.st.group[:0],
+		groupPos: a.st.groupPos[:0], quota: a.st.quota[:0], a: a}
+	a.st.init()
+	a.gen = 1
+	a.azSeen, a.zoneSeen = 0, 0
+	a.placements = make([]Placement, 0, min(r.Count, 64))
+	a.reasons = nil
+
+	k := len(a.pos)
+	a.initHot(s)
+	a.res = grow(a.res, k)
+	a.sid = grow(a.sid, k)
+	a.extra = a.extra[:0]
+	a.totals = grow(a.totals, k)
+	a.cols = grow(a.cols, k*len(scorers))
+	a.cand = grow(a.cand, chunk)
+	a.need = grow(a.need, chunk)
+	a.incremental = r.Count > 1 && !testNoIncremental
+	if a.incremental {
+		a.stableRes = grow(a.stableRes, k)
+		a.fresh = grow(a.fresh, k)
+		clear(a.fresh)
+		a.scored = grow(a.scored, k)
+		clear(a.scored)
+	}
+
+	batch := !a.wide && !testNoBatch
+	a.fullViews = !batch
+	a.filters, a.fb, a.fStable, a.fRest = filters, a.fb[:0], a.fStable[:0], a.fRest[:0]
+	for i, f := range filters {
+		b := fastFilter(f, batch)
+		a.fb = append(a.fb, b)
+		switch {
+		case !b.prepareFilter(a):
+		case a.incremental && len(a.fRest) == 0 && b.stable():
+			a.fStable = append(a.fStable, i)
+		default:
+			a.fRest = append(a.fRest, i)
+			_, generic := b.(genericFilter)
+			a.fullViews = a.fullViews || generic
+		}
+	}
+	a.scorers, a.sb, a.sActive = scorers, a.sb[:0], a.sActive[:0]
+	a.sOn, a.sStable, a.sRest, a.weights, a.colsOn = a.sOn[:0], a.sStable[:0], a.sRest[:0], a.weights[:0], a.colsOn[:0]
+	for j, w := range scorers {
+		b := fastScorer(w.Scorer, batch)
+		a.sb = append(a.sb, b)
+		col := a.cols[j*k : (j+1)*k]
+		// A scorer that gives every node 0 is not run, and adds nothing to totals (unless
+		// its weight is not finite: then its zeros still count, as Score's would).
+		active := b.prepareScorer(a)
+		a.sActive = append(a.sActive, active)
+		if !active {
+			clear(col)
+			if !math.IsInf(w.weight, 0) && !math.IsNaN(w.weight) {
+				continue
 			}
 		}
-		if a.rejectedBy[i] >= 0 {
+		_, generic := b.(genericScorer)
+		a.fullViews = a.fullViews || generic
+		a.sOn, a.weights, a.colsOn = append(a.sOn, j), append(a.weights, w.weight), append(a.colsOn, col)
+		switch {
+		case !active:
+		case a.incremental && b.stable():
+			a.sStable = append(a.sStable, j)
+		default:
+			a.sRest = append(a.sRest, j)
+		}
+	}
+	if !a.fullViews {
+		a.pviews = grow(a.pviews, min(r.Count, k))[:0] // one per node the group takes
+		a.pidx = grow(a.pidx, k)
+		clear(a.pidx)
+	} else {
+		a.views = grow(a.views, k)
+		for c, p := range a.pos {
+			a.views[c] = newNodeView(&s.Nodes[p])
+			a.views[c].pos, a.views[c].az = p, &a.azLoads[ix.az[p]]
+		}
+	}
+
+	a.sample, a.start = k, 0
+	if ratio := cfg.ScoreSampleRatio; ratio > 0 && ratio < 1 && k > 0 {
+		a.sample = max(int(math.Ceil(ratio*float64(k))), min(minSampled, k))
+		a.start = sampleStart(a.azLoads, r, k)
+	}
+	return a
+}
+
+// initHot reads the cluster's nodes' allocations and capacities afresh into a.hot and
+// sums the AZ loads.
+func (a *attempt) initHot(s *Snapshot) {
+	ix := a.ix
+	a.hot = grow(a.hot, len(a.pos))
+	a.azLoads = grow(a.azLoads, len(ix.azNames))
+	for i := range a.azLoads {
+		a.azLoads[i] = azLoad{name: ix.azNames[i]}
+	}
+	nodes, azOf, hot := s.Nodes, ix.az, a.hot
+	f := a.st.Request.Flavor
+	wide := f.VCPUs != int(int32(f.VCPUs))
+	// Sum AZ loads over runs of nodes of one AZ, not through memory node by node.
+	curAZ, capacity, used := int32(-1), 0, 0
+	var l *azLoad
+	for c, p := range a.pos {
+		n := &nodes[p]
+		az := azOf[p]
+		if az != curAZ {
+			if l != nil {
+				l.capacity += capacity
+				l.used += used
+			}
+			curAZ, capacity, used, l = az, 0, 0, &a.azLoads[az]
+		}
+		capacity += n.CPUCapacity
+		used += n.CPUAllocated
+		// Field by field: a composite literal goes through the stack, and reading it back
+		// in wide moves stalls store forwarding.
+		h := &hot[c]
+		h.memUsed, h.memCap, h.diskUsed, h.diskCap = n.MemoryAllocatedMB, n.MemoryMB, n.DiskAllocatedGB, n.DiskGB
+		h.cpuUsed, h.cpuCap, h.dedFree = int32(n.CPUAllocated), int32(n.CPUCapacity), int32(n.DedicatedCoresFree)
+		h.azID, h.ready, h.schedulable = az, n.Ready, n.Schedulable
+		wide = wide || n.CPUAllocated != int(int32(n.CPUAllocated)) || n.CPUCapacity != int(int32(n.CPUCapacity)) ||
+			n.DedicatedCoresFree != int(int32(n.DedicatedCoresFree))
+	}
+	if l != nil {
+		l.capacity += capacity
+		l.used += used
+	}
+	a.wide = wide
+}
+
+// view returns the NodeView of view c, current.
+func (a *attempt) view(c int) *NodeView {
+	if a.fullViews {
+		return &a.views[c]
+	}
+	if a.pidx[c] == 0 {
+		a.pviews = append(a.pviews, NodeView{}) // within capacity: views already handed out stay put
+		a.pidx[c] = int32(len(a.pviews))
+	}
+	v := &a.pviews[a.pidx[c]-1]
+	h, p := &a.hot[c], a.pos[c]
+	*v = NodeView{Node: &a.st.Snapshot.Nodes[p], CPUUsed: int(h.cpuUsed), MemoryUsedMB: h.memUsed,
+		DiskUsedGB: h.diskUsed, DedicatedFree: int(h.dedFree), az: &a.azLoads[h.azID], pos: p}
+	return v
+}
+
+// sampleStart derives where sampling starts from the cluster's allocations and the
+// request, so Schedule stays a pure function while consecutive decisions (the snapshot
+// updated in between) look at different nodes, like kube-scheduler's rotating
+// nextStartNodeIndex.
+func sampleStart(loads []azLoad, r *Request, k int) int {
+	h := uint64(14695981039346656037)
+	mix := func(x uint64) {
+		h ^= x
+		h *= 1099511628211
+	}
+	for _, l := range loads {
+		mix(uint64(l.used))
+	}
+	mix(uint64(r.TenantID))
+	mix(uint64(r.Flavor.VCPUs))
+	mix(uint64(r.Flavor.MemoryMB))
+	h ^= h >> 29
+	return int(h % uint64(k))
+}
+
+// release returns the attempt's buffers to the pool.
+func (a *attempt) release() {
+	a.cluster, a.ix, a.pos, a.filters, a.scorers, a.placements = nil, nil, nil, nil, nil, nil
+	a.st.Snapshot, a.st.Request = nil, nil
+	clear(a.st.placed)
+	clear(a.pviews)
+	attempts.Put(a)
+}
+
+// reject records that filter fi refused view c with a built-in status. It is kept out
+// of the batch loops, where rejections are the exception.
+//
+//go:noinline
+func (a *attempt) reject(c int32, fi int, id uint16) {
+	a.res[c] = int32(fi)
+	a.sid[c] = id
+}
+
+// rejectWith records that filter fi refused view c with any status.
+func (a *attempt) rejectWith(c int32, fi int, st Status) {
+	a.res[c] = int32(fi)
+	a.sid[c] = a.statusID(st)
+}
+
+// statusID numbers a status: known ones by their id, others in a.extra.
+func (a *attempt) statusID(st Status) uint16 {
+	for i := len(a.extra) - 1; i >= 0; i-- {
+		if a.extra[i] == st {
+			return uint16(len(knownStatuses) + i)
+		}
+	}
+	if len(knownStatuses)+len(a.extra) >= math.MaxUint16 {
+		return uint16(len(knownStatuses) + len(a.extra) - 1) // absurdly many distinct reasons: lump the rest
+	}
+	a.extra = append(a.extra, st)
+	return uint16(len(knownStatuses) + len(a.extra) - 1)
+}
+
+// statusOf returns the status numbered id.
+func (a *attempt) statusOf(id uint16) Status {
+	if int(id) < len(knownStatuses) {
+		return knownStatuses[id]
+	}
+	return a.extra[int(id)-len(knownStatuses)]
+}
+
+// place records the next VM of the group on view c.
+func (a *attempt) place(c int) {
+	v := a.view(c)
+	a.st.place(v)
+	if !a.wide {
+		h := &a.hot[c]
+		h.cpuUsed, h.memUsed, h.diskUsed, h.dedFree = int32(v.CPUUsed), v.MemoryUsedMB, v.DiskUsedGB, int32(v.DedicatedFree)
+	}
+	a.gen++
+	if a.incremental {
+		a.fresh[c], a.scored[c] = false, false
+	}
+}
+
+// round evaluates the nodes for the next VM and returns the index of the best, or -1.
+// Ties go to the lowest node ID. Nodes go through the filter chain a chunk at a time,
+// each filter over the whole chunk; survivors are scored likewise. With sampling, the
+// round stops after the chunk where enough feasible nodes were found.
+func (a *attempt) round() int {
+	k := len(a.pos)
+	if a.sample < k {
+		for i := range a.res {
+			a.res[i] = resSkipped
+		}
+	}
+	best, bestTotal, bestID := -1, 0.0, 0
+	ids, pos := a.ix.ids, a.pos
+	found, visited := 0, 0
+	for visited < k && found < a.sample {
+		n := min(chunk, k-visited)
+		cand := a.cand[:n]
+		c := a.start + visited
+		if c >= k {
+			c -= k
+		}
+		for i := range cand {
+			cand[i] = int32(c)
+			a.res[c] = resPassed
+			if c++; c == k {
+				c = 0
+			}
+		}
+		visited += n
+		if cand = a.filter(cand); len(cand) == 0 {
 			continue
 		}
-		total := 0.0
-		for j, s := range a.scorers {
-			sc := s.Score(a.st, v)
-			a.scores[i*ns+j] = sc
-			total += s.weight * sc
+		found += len(cand)
+		a.score(cand)
+		totals := a.totals
+		for _, c := range cand {
+			t := totals[c]
+			if best < 0 || t > bestTotal || (t == bestTotal && ids[pos[c]] < bestID) {
+				best, bestTotal, bestID = int(c), t, ids[pos[c]]
+			}
 		}
-		a.totals[i] = total
-		if best < 0 || total > a.totals[best] || (total == a.totals[best] && v.ID < a.views[best].ID) {
-			best = i
-		}
+	}
+	if a.sample < k {
+		a.start = (a.start + visited) % k
 	}
 	return best
 }
 
+// filter runs the chain over a chunk and returns the survivors. Stable verdicts of
+// earlier rounds are reused for nodes that took no VM since.
+func (a *attempt) filter(cand []int32) []int32 {
+	if len(a.fStable) > 0 {
+		need := a.need[:0]
+		for _, c := range cand {
+			if !a.fresh[c] {
+				need = append(need, c)
+			}
+		}
+		for _, fi := range a.fStable {
+			if need = a.fb[fi].filterBatch(a, fi, need); len(need) == 0 {
+				break
+			}
+		}
+		out := cand[:0]
+		for _, c := range cand {
+			if !a.fresh[c] {
+				a.fresh[c], a.stableRes[c] = true, a.res[c]
+			}
+			if r := a.stableRes[c]; r != resPassed {
+				a.res[c] = r // its status is still the one recorded then
+				continue
+			}
+			out = append(out, c)
+		}
+		cand = out
+	}
+	for _, fi := range a.fRest {
+		if cand = a.fb[fi].filterBatch(a, fi, cand); len(cand) == 0 {
+			break
+		}
+	}
+	return cand
+}
+
+// score fills the columns of the feasible nodes of a chunk and their totals.
+func (a *attempt) score(cand []int32) {
+	k := len(a.pos)
+	if len(a.sStable) > 0 {
+		need := a.need[:0]
+		for _, c := range cand {
+			if !a.scored[c] {
+				need = append(need, c)
+				a.scored[c] = true
+			}
+		}
+		if len(need) > 0 {
+			for _, j := range a.sStable {
+				a.sb[j].scoreBatch(a, need, a.cols[j*k:(j+1)*k])
+			}
+		}
+	}
+	for _, j := range a.sRest {
+		a.sb[j].scoreBatch(a, cand, a.cols[j*k:(j+1)*k])
+	}
+	// The weighted sum, scorer by scorer in name order. float64() keeps each product
+	// rounded (no fused multiply-add on any platform), so Explanation.Total recomputes
+	// exactly the same sum.
+	totals, w, cols := a.totals, a.weights, a.colsOn
+	switch len(cols) {
+	case 0:
+		for _, c := range cand {
+			totals[c] = 0
+		}
+	case 3:
+		c0, c1, c2 := cols[0], cols[1], cols[2]
+		for _, c := range cand {
+			t := 0.0
+			t += float64(w[0] * c0[c])
+			t += float64(w[1] * c1[c])
+			t += float64(w[2] * c2[c])
+			totals[c] = t
+		}
+	case 4:
+		c0, c1, c2, c3 := cols[0], cols[1], cols[2], cols[3]
+		for _, c := range cand {
+			t := 0.0
+			t += float64(w[0] * c0[c])
+			t += float64(w[1] * c1[c])
+			t += float64(w[2] * c2[c])
+			t += float64(w[3] * c3[c])
+			totals[c] = t
+		}
+	default:
+		for _, c := range cand {
+			t := 0.0
+			for i, col := range cols {
+				t += float64(w[i] * col[c])
+			}
+			totals[c] = t
+		}
+	}
+}
+
 func (a *attempt) countRejections() map[string]int {
 	out := map[string]int{}
-	for _, j := range a.rejectedBy {
+	for _, j := range a.res {
 		if j >= 0 {
 			out[a.filters[j].Name()]++
 		}
@@ -104,30 +525,40 @@ func (a *attempt) countRejections() map[string]int {
 	return out
 }
 
-// decision explains every node of the cluster as evaluated in the last round.
-func (a *attempt) decision() Decision {
+// decision is the attempt's outcome, explained unless cfg is Quiet.
+func (a *attempt) decision(cfg *Config) Decision {
 	d := Decision{
 		ClusterID:  a.cluster.ID,
 		Placements: a.placements,
 		Unplaced:   a.st.Request.Count - len(a.placements),
 	}
-	if a.quiet {
+	if cfg.Quiet {
 		return d
 	}
-	d.Nodes = make([]NodeResult, len(a.views))
-	ns := len(a.scorers)
-	for i := range a.views {
-		nr := NodeResult{NodeID: a.views[i].ID}
-		if j := a.rejectedBy[i]; j >= 0 {
-			nr.Rejected, nr.Code, nr.Reason = a.filters[j].Name(), a.status[i].Code, a.status[i].Reason
-		} else {
-			nr.Scores = make(map[string]float64, ns)
-			for j, s := range a.scorers {
-				nr.Scores[s.Name()] = a.scores[i*ns+j]
-			}
-			nr.Total = a.totals[i]
-		}
-		d.Nodes[i] = nr
+	d.Explanation = a.explanation()
+	if !cfg.CompactExplain {
+		d.Nodes = d.Explanation.Nodes()
 	}
 	return d
+}
+
+// Slots of attempt.labelCnt.
+const (
+	labelHardAff = iota
+	labelHardAnti
+	labelSoftAff
+	labelSoftAnti
+)
+
+// countLabels counts, per node position, how many of the pairs the node carries.
+func (a *attempt) countLabels(slot int, want []labelPair) {
+	s := a.st.Snapshot
+	cnt := grow(a.labelCnt[slot], len(s.Nodes))
+	clear(cnt)
+	for _, p := range want {
+		for _, pos := range a.ix.withLabel(s, p) {
+			cnt[pos]++
+		}
+	}
+	a.labelCnt[slot] = cnt
 }

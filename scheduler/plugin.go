@@ -1,5 +1,7 @@
 package scheduler
 
+import "reflect"
+
 // MaxScore is the highest score a Scorer may return; scores are 0..MaxScore.
 const MaxScore = 100.0
 
@@ -20,6 +22,21 @@ var Pass = Status{}
 
 // Reject builds a failing Status.
 func Reject(code Code, reason string) Status { return Status{Code: code, Reason: reason} }
+
+// knownStatus is a built-in filter's rejection with a small number, which is what a
+// decision records per node (no strings, so no GC work).
+type knownStatus struct {
+	Status
+	id uint16
+}
+
+// knownStatuses holds every knownStatus by id.
+var knownStatuses []Status
+
+func known(code Code, reason string) knownStatus {
+	knownStatuses = append(knownStatuses, Reject(code, reason))
+	return knownStatus{Reject(code, reason), uint16(len(knownStatuses) - 1)}
+}
 
 // Filter decides whether a node can take the next VM of the group.
 type Filter interface {
@@ -43,6 +60,7 @@ type NodeView struct {
 	DiskUsedGB    int64
 	DedicatedFree int
 	az            *azLoad // the node's AZ load in the cluster being tried, if known
+	pos           int32   // position in Snapshot.Nodes (views of a decision only)
 }
 
 func newNodeView(n *Node) NodeView {
@@ -60,16 +78,26 @@ func (v *NodeView) FreeMemoryMB() int64 { return v.MemoryMB - v.MemoryUsedMB }
 func (v *NodeView) FreeDiskGB() int64 { return v.DiskGB - v.DiskUsedGB }
 
 // State is what plugins see of the decision in progress: the request, the snapshot, the
-// VMs of the group placed so far and the quota they consume.
+// group's VMs (those already running, Request.GroupNodeIDs, and those placed so far in
+// this decision) and the quota the placed ones consume.
 type State struct {
 	Snapshot *Snapshot
 	Request  *Request
 	placed   []*NodeView
-	quota    map[QuotaKey]Quota // quota usage including the group's placed VMs
+	group    []*Node          // nodes of Request.GroupNodeIDs found in the snapshot
+	groupPos []int32          // their positions in Snapshot.Nodes
+	quota    []hostGroupQuota // quota usage including the group's placed VMs
 	az       map[string]*azLoad
 
 	// The policy's label maps as slices, so per-node checks need no map iteration.
 	hardAff, hardAnti, softAff, softAnti []labelPair
+
+	a *attempt // the decision's fast-path data; nil for a State built by newState alone
+}
+
+type hostGroupQuota struct {
+	hostGroupID int
+	q           Quota
 }
 
 type labelPair struct{ key, value string }
@@ -102,23 +130,66 @@ type azLoad struct {
 }
 
 func newState(s *Snapshot, r *Request) *State {
-	p := &r.Policy
-	return &State{Snapshot: s, Request: r,
-		hardAff: pairs(p.NodeLabelHardAffinities), hardAnti: pairs(p.NodeLabelHardAntiAffinities),
-		softAff: pairs(p.NodeLabelSoftAffinities), softAnti: pairs(p.NodeLabelSoftAntiAffinities)}
+	st := &State{Snapshot: s, Request: r}
+	st.init()
+	return st
 }
 
-// Placed returns the nodes that took the group's earlier VMs, in order (a node may repeat).
+// init fills the label pairs and the existing group members from the request.
+func (st *State) init() {
+	p := &st.Request.Policy
+	st.hardAff, st.hardAnti = pairs(p.NodeLabelHardAffinities), pairs(p.NodeLabelHardAntiAffinities)
+	st.softAff, st.softAnti = pairs(p.NodeLabelSoftAffinities), pairs(p.NodeLabelSoftAntiAffinities)
+	st.group, st.groupPos = st.group[:0], st.groupPos[:0]
+	if len(st.Request.GroupNodeIDs) > 0 {
+		ix := st.Snapshot.index()
+		for _, id := range st.Request.GroupNodeIDs {
+			if p, ok := ix.position(st.Snapshot, id); ok {
+				st.group = append(st.group, &st.Snapshot.Nodes[p])
+				st.groupPos = append(st.groupPos, p)
+			}
+		}
+	}
+}
+
+// Placed returns the nodes that took the group's earlier VMs in this decision, in order
+// (a node may repeat). GroupNodes holds the group's VMs that were already running.
 func (st *State) Placed() []*NodeView { return st.placed }
+
+// GroupNodes returns the nodes of Request.GroupNodeIDs (the group's VMs already running)
+// that are in the snapshot, in order. Zone rules and spreading count them like Placed;
+// their allocations and quota use are already in the snapshot.
+func (st *State) GroupNodes() []*Node { return st.group }
+
+// members is the number of the group's VMs so far: already running plus placed.
+func (st *State) members() int { return len(st.group) + len(st.placed) }
+
+// member returns the node of the group's i-th VM: GroupNodes first, then Placed.
+func (st *State) member(i int) *Node {
+	if i < len(st.group) {
+		return st.group[i]
+	}
+	return st.placed[i-len(st.group)].Node
+}
+
+// memberPos returns the position in Snapshot.Nodes of the node of the group's i-th VM
+// (views of a decision only).
+func (st *State) memberPos(i int) int32 {
+	if i < len(st.groupPos) {
+		return st.groupPos[i]
+	}
+	return st.placed[i-len(st.groupPos)].pos
+}
 
 // Quota returns the tenant's quota in a host group including the group's placed VMs, and
 // whether there is one.
 func (st *State) Quota(hostGroupID int) (Quota, bool) {
-	k := QuotaKey{TenantID: st.Request.TenantID, HostGroupID: hostGroupID}
-	if q, ok := st.quota[k]; ok {
-		return q, true
+	for i := range st.quota {
+		if st.quota[i].hostGroupID == hostGroupID {
+			return st.quota[i].q, true
+		}
 	}
-	q, ok := st.Snapshot.Quotas[k]
+	q, ok := st.Snapshot.Quotas[QuotaKey{TenantID: st.Request.TenantID, HostGroupID: hostGroupID}]
 	return q, ok
 }
 
@@ -136,14 +207,21 @@ func (st *State) place(n *NodeView) {
 		q.UsedVCPUs += f.VCPUs
 		q.UsedMemoryMB += f.MemoryMB
 		q.UsedStorageGB += f.DiskGB
-		if st.quota == nil {
-			st.quota = map[QuotaKey]Quota{}
-		}
-		st.quota[QuotaKey{TenantID: st.Request.TenantID, HostGroupID: n.HostGroupID}] = q
+		st.setQuota(n.HostGroupID, q)
 	}
 	if n.az != nil {
 		n.az.used += f.VCPUs
 	}
+}
+
+func (st *State) setQuota(hostGroupID int, q Quota) {
+	for i := range st.quota {
+		if st.quota[i].hostGroupID == hostGroupID {
+			st.quota[i].q = q
+			return
+		}
+	}
+	st.quota = append(st.quota, hostGroupQuota{hostGroupID, q})
 }
 
 // azFree returns the fraction of CPU still free in the node's availability zone within
@@ -153,6 +231,11 @@ func (st *State) azFree(n *NodeView) float64 {
 	if a == nil {
 		a = st.az[n.AvailabilityZone]
 	}
+	return a.free()
+}
+
+// free is the fraction of the AZ's CPU still free (1 when unknown).
+func (a *azLoad) free() float64 {
 	if a == nil || a.capacity <= 0 {
 		return 1
 	}
@@ -168,4 +251,94 @@ func clamp01(f float64) float64 {
 		return 1
 	}
 	return f
+}
+
+// batchFilter is the fast form every built-in filter adds to Filter. The framework
+// prepares it once per cluster tried, then hands it many candidate nodes at a time; its
+// verdicts are exactly those of Filter (the table tests check both).
+type batchFilter interface {
+	Filter
+	// prepareFilter readies the filter for the attempt; false means it passes every node
+	// for this request, so it is skipped.
+	prepareFilter(a *attempt) bool
+	// filterBatch keeps the candidates (indexes into the cluster's nodes: a.pos, a.hot)
+	// that pass, compacted in place in order, and records the rejection of the others
+	// with a.reject(c, fi, status.id).
+	filterBatch(a *attempt, fi int, cand []int32) []int32
+	// stable reports whether a verdict only depends on the request and the node's own
+	// view, so it holds for the next VM of the group unless the node takes this one.
+	stable() bool
+}
+
+// batchScorer is the fast form every built-in scorer adds to Scorer; its scores are
+// exactly those of Score.
+type batchScorer interface {
+	Scorer
+	// prepareScorer readies the scorer for the attempt; false means it scores every node
+	// 0 for this request, so it is skipped.
+	prepareScorer(a *attempt) bool
+	// scoreBatch writes the score of each candidate c to out[c].
+	scoreBatch(a *attempt, cand []int32, out []float64)
+	// stable reports whether a score only depends on the request and the node's own
+	// view (see batchFilter.stable).
+	stable() bool
+}
+
+var pkgPath = reflect.TypeFor[Ready]().PkgPath()
+
+// builtin reports whether x is one of this package's plugin types itself (not, say, a
+// type of another package that embeds one and overrides Filter).
+func builtin(x any) bool {
+	t := reflect.TypeOf(x)
+	return t.Kind() == reflect.Struct && t.PkgPath() == pkgPath
+}
+
+// fastFilter returns f's batch form, or (when !batch) an adapter calling f.Filter node
+// by node.
+func fastFilter(f Filter, batch bool) batchFilter {
+	if b, ok := f.(batchFilter); ok && builtin(f) && batch {
+		return b
+	}
+	return genericFilter{f}
+}
+
+// fastScorer returns s's batch form, or (when !batch) an adapter calling s.Score node
+// by node.
+func fastScorer(s Scorer, batch bool) batchScorer {
+	if b, ok := s.(batchScorer); ok && builtin(s) && batch {
+		return b
+	}
+	return genericScorer{s}
+}
+
+type genericFilter struct{ f Filter }
+
+func (g genericFilter) Name() string                         { return g.f.Name() }
+func (g genericFilter) Filter(st *State, n *NodeView) Status { return g.f.Filter(st, n) }
+func (genericFilter) prepareFilter(*attempt) bool            { return true }
+func (genericFilter) stable() bool                           { return false }
+
+// filterBatch needs a.views current (attempt.fullViews).
+func (g genericFilter) filterBatch(a *attempt, fi int, cand []int32) []int32 {
+	out := cand[:0]
+	for _, c := range cand {
+		if st := g.f.Filter(&a.st, &a.views[c]); !st.OK() {
+			a.rejectWith(c, fi, st)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+type genericScorer struct{ Scorer }
+
+func (genericScorer) prepareScorer(*attempt) bool { return true }
+func (genericScorer) stable() bool                { return false }
+
+// scoreBatch needs a.views current (attempt.fullViews).
+func (g genericScorer) scoreBatch(a *attempt, cand []int32, out []float64) {
+	for _, c := range cand {
+		out[c] = g.Score(&a.st, &a.views[c])
+	}
 }

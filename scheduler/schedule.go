@@ -24,33 +24,49 @@ func Schedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
 		return Decision{}, fmt.Errorf("schedule: %w", err)
 	}
 	filters := cfg.filters()
-	if cfg.RequireQuota {
-		filters = withRequiredQuota(filters)
-	}
+	ix := s.index()
 
-	clusters, excluded := selectClusters(s, &r)
-	reasons := map[string]int{}
-	if excluded > 0 {
-		reasons[ReasonCluster] = excluded
-	}
+	clusters, excluded := selectClusters(s, ix, &r)
+	var reasons map[string]int
 	var best *attempt
 	quotaBlocked := false
 	for _, c := range clusters {
-		a := tryCluster(s, &r, c, filters, scorers)
-		a.quiet = cfg.Quiet
+		a := tryCluster(s, ix, &r, c, filters, scorers, &cfg)
 		if len(a.st.placed) == r.Count {
-			return a.decision(), nil
+			d := a.decision(&cfg)
+			a.release()
+			if best != nil {
+				best.release()
+			}
+			return d, nil
+		}
+		if reasons == nil {
+			reasons = map[string]int{}
 		}
 		for name, n := range a.reasons {
 			reasons[name] += n
 		}
 		quotaBlocked = quotaBlocked || a.reasons[QuotaFit{}.Name()] > 0
 		if best == nil || len(a.st.placed) > len(best.st.placed) {
+			if best != nil {
+				best.release()
+			}
 			best = a
+		} else {
+			a.release()
 		}
 	}
+	if best != nil {
+		defer best.release()
+	}
 	if r.AllowPartial && best != nil && len(best.st.placed) > 0 {
-		return best.decision(), nil
+		return best.decision(&cfg), nil
+	}
+	if reasons == nil {
+		reasons = map[string]int{}
+	}
+	if excluded > 0 {
+		reasons[ReasonCluster] = excluded
 	}
 	e := &NoPlacementError{Err: ErrNoCapacity, Reasons: reasons}
 	if quotaBlocked {
@@ -58,6 +74,9 @@ func Schedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
 	}
 	if best != nil {
 		e.Placed = len(best.st.placed)
+		if !cfg.Quiet {
+			e.Explanation = best.explanation()
+		}
 	}
 	return Decision{}, e
 }
@@ -74,20 +93,20 @@ func withRequiredQuota(fs []Filter) []Filter {
 	return out
 }
 
-// clusterCandidate is a cluster with the free capacity used to break weight ties.
+// clusterCandidate is a cluster with its nodes and, when needed to break weight ties,
+// its free capacity.
 type clusterCandidate struct {
 	*Cluster
+	pos     []int32 // positions of its nodes in Snapshot.Nodes
 	freeCPU int
 	freeMem int64
-	nodes   int
 }
 
 // selectClusters returns the clusters that may take the request, best first, and how
 // many were excluded by region, name or labels.
-func selectClusters(s *Snapshot, r *Request) ([]clusterCandidate, int) {
+func selectClusters(s *Snapshot, ix *index, r *Request) ([]clusterCandidate, int) {
 	var out []clusterCandidate
 	excluded := 0
-	idx := map[int]int{}
 	for i := range s.Clusters {
 		c := &s.Clusters[i]
 		if (r.Region != "" && c.Region != r.Region) ||
@@ -96,21 +115,21 @@ func selectClusters(s *Snapshot, r *Request) ([]clusterCandidate, int) {
 			excluded++
 			continue
 		}
-		idx[c.ID] = len(out)
-		out = append(out, clusterCandidate{Cluster: c})
+		out = append(out, clusterCandidate{Cluster: c, pos: ix.clusters[c.ID]})
 	}
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		j, ok := idx[n.ClusterID]
-		if ok {
-			out[j].nodes++
-		}
-		if ok && n.Ready && n.Schedulable {
-			out[j].freeCPU += n.CPUCapacity - n.CPUAllocated
-			out[j].freeMem += n.MemoryMB - n.MemoryAllocatedMB
+	if len(out) < 2 {
+		return out, excluded
+	}
+	// Free capacity only matters between clusters of equal weight.
+	for i := range out {
+		for j := range out {
+			if i != j && out[i].Weight == out[j].Weight {
+				out[i].freeCPU, out[i].freeMem = freeCapacity(s, out[i].pos)
+				break
+			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
+	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		switch {
 		case a.Weight != b.Weight:
@@ -123,6 +142,18 @@ func selectClusters(s *Snapshot, r *Request) ([]clusterCandidate, int) {
 		return a.ID < b.ID
 	})
 	return out, excluded
+}
+
+// freeCapacity sums the free CPU and memory of the ready, schedulable nodes.
+func freeCapacity(s *Snapshot, pos []int32) (cpu int, mem int64) {
+	for _, p := range pos {
+		n := &s.Nodes[p]
+		if n.Ready && n.Schedulable {
+			cpu += n.CPUCapacity - n.CPUAllocated
+			mem += n.MemoryMB - n.MemoryAllocatedMB
+		}
+	}
+	return cpu, mem
 }
 
 func contains(list []string, s string) bool {

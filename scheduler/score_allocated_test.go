@@ -29,6 +29,8 @@ func TestAllocatedScorers(t *testing.T) {
 			if got := (MostAllocated{}).Score(st, &v); !near(got, tc.most) {
 				t.Errorf("MostAllocated = %v, want %v", got, tc.most)
 			}
+			checkBatchScore(t, LeastAllocated{}, tc.node, Request{Flavor: flavor}, nil, nil)
+			checkBatchScore(t, MostAllocated{}, tc.node, Request{Flavor: flavor}, nil, nil)
 		})
 	}
 }

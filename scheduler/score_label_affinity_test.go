@@ -22,6 +22,7 @@ func TestNodeLabelSoftAffinity(t *testing.T) {
 			if got := (NodeLabelSoftAffinity{}).Score(st, &v); got != tc.out {
 				t.Fatalf("got %v, want %v", got, tc.out)
 			}
+			checkBatchScore(t, NodeLabelSoftAffinity{}, tc.node, *st.Request, nil, nil)
 		})
 	}
 }

@@ -22,6 +22,7 @@ func TestNodeLabelSoftAntiAffinity(t *testing.T) {
 			if got := (NodeLabelSoftAntiAffinity{}).Score(st, &v); got != tc.out {
 				t.Fatalf("got %v, want %v", got, tc.out)
 			}
+			checkBatchScore(t, NodeLabelSoftAntiAffinity{}, tc.node, *st.Request, nil, nil)
 		})
 	}
 }

@@ -77,6 +77,12 @@ type Request struct {
 	Policy Policy
 	// AllowPartial accepts a decision that places fewer than Count VMs.
 	AllowPartial bool
+	// GroupNodeIDs lists the nodes that already hold VMs of the same group (e.g. the
+	// running replicas of a region service being scaled up), once per VM. Zone rules and
+	// SpreadAZ count them exactly like VMs placed earlier in this request; their
+	// allocations and quota use are already in the snapshot. IDs not in the snapshot are
+	// ignored.
+	GroupNodeIDs []int
 }
 
 // Zone kinds, the values of ZoneRule.Kind (mirrors fieldtype.ZonePower etc.).
@@ -92,8 +98,9 @@ const (
 	ZoneAntiAffinity = "ANTI_AFFINITY"
 )
 
-// ZoneRule keeps a group's VMs in one zone of a kind (AFFINITY, optionally a named zone)
-// or in distinct zones (ANTI_AFFINITY).
+// ZoneRule keeps a group's VMs in one zone of a kind (AFFINITY, optionally a named zone;
+// otherwise the zone of the group's first VM, Request.GroupNodeIDs first) or in distinct
+// zones (ANTI_AFFINITY).
 type ZoneRule struct {
 	Kind string
 	Mode string
@@ -121,8 +128,11 @@ type Decision struct {
 	Unplaced int
 	// Nodes explains every node of the chosen cluster as evaluated in the last round
 	// (the last VM placed, or with AllowPartial the one that did not fit): the filter
-	// that rejected it, or its scores.
+	// that rejected it, or its scores. Empty with Config.Quiet or Config.CompactExplain.
 	Nodes []NodeResult
+	// Explanation is the same record in compact form (nil with Config.Quiet); its Nodes
+	// method builds Nodes on demand.
+	Explanation *Explanation
 }
 
 // Placement puts one VM of the group on a node.
@@ -133,7 +143,7 @@ type Placement struct {
 
 // NodeResult explains one node: Rejected names the filter that refused it (Code and
 // Reason say why); otherwise Scores holds each scorer's 0..MaxScore result and Total
-// their weighted sum.
+// their weighted sum. Skipped nodes were not evaluated (Config.ScoreSampleRatio).
 type NodeResult struct {
 	NodeID   int
 	Rejected string
@@ -141,4 +151,5 @@ type NodeResult struct {
 	Reason   string
 	Scores   map[string]float64
 	Total    float64
+	Skipped  bool
 }

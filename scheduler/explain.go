@@ -1,0 +1,163 @@
+package scheduler
+
+import "slices"
+
+// Explanation records how every node of the chosen cluster fared in the last round of a
+// decision (the last VM placed, or with AllowPartial the one that did not fit): the
+// filter that rejected it, or its score from each scorer and their weighted total. It is
+// a handful of flat arrays, whatever the number of nodes; At and Nodes turn it into
+// NodeResults (a map per scored node) on demand.
+type Explanation struct {
+	// Scorers names the weighted scorers in the order Score takes them.
+	Scorers []string
+
+	ids     []int   // node IDs by position in Snapshot.Nodes (the index's, read-only)
+	pos     []int32 // positions of the nodes explained (the index's, read-only)
+	res     []int32 // resSkipped, resPassed, or the index of the rejecting filter
+	sid     []uint16
+	filters []string    // filter names by index
+	extra   []Status    // statuses numbered after knownStatuses
+	scores  [][]float64 // per scorer, per node; nil when 0 for every node or coded
+	coded   []codedColumn
+	on      []int     // the scorers that count in totals, in order
+	weights []float64 // their weights
+}
+
+// codedColumn is a scorer's column stored as table[keys[position]]: SpreadAZ (key: the
+// AZ) and the soft label scorers (key: matched pairs) give few distinct scores.
+type codedColumn struct {
+	keys  []int32 // by position in Snapshot.Nodes
+	table []float64
+}
+
+// tableScorer is a batch scorer whose scores in the last round were table[keys[p]] for
+// every node position p it scored. Keys that are shared are read-only (the index's) and
+// need no copy.
+type tableScorer interface {
+	scoreTable(a *attempt) (keys []int32, table []float64, shared bool)
+}
+
+// Len is the number of nodes explained.
+func (e *Explanation) Len() int { return len(e.pos) }
+
+// NodeID returns the ID of the i-th node explained.
+func (e *Explanation) NodeID(i int) int { return e.ids[e.pos[i]] }
+
+// Skipped reports whether the i-th node was not evaluated: with Config.ScoreSampleRatio
+// the round stopped once it had found enough feasible nodes.
+func (e *Explanation) Skipped(i int) bool { return e.res[i] == resSkipped }
+
+// Rejected returns the filter that rejected the i-th node and why; ok is false when the
+// node passed every filter (or was skipped).
+func (e *Explanation) Rejected(i int) (filter string, st Status, ok bool) {
+	f := e.res[i]
+	if f < 0 {
+		return "", Pass, false
+	}
+	if id := int(e.sid[i]); id < len(knownStatuses) {
+		st = knownStatuses[id]
+	} else {
+		st = e.extra[id-len(knownStatuses)]
+	}
+	return e.filters[f], st, true
+}
+
+// Score returns scorer j's (Scorers[j]) score of the i-th node, 0 unless it was scored.
+func (e *Explanation) Score(i, j int) float64 {
+	switch {
+	case e.res[i] != resPassed:
+		return 0
+	case e.scores[j] != nil:
+		return e.scores[j][i]
+	case e.coded[j].table != nil:
+		return e.coded[j].table[e.coded[j].keys[e.pos[i]]]
+	}
+	return 0
+}
+
+// Total returns the weighted total of the i-th node, 0 unless it was scored.
+func (e *Explanation) Total(i int) float64 {
+	if e.res[i] != resPassed {
+		return 0
+	}
+	t := 0.0 // as attempt.score adds it up
+	for n, j := range e.on {
+		t += float64(e.weights[n] * e.Score(i, j))
+	}
+	return t
+}
+
+// At returns the i-th node's explanation as a NodeResult.
+func (e *Explanation) At(i int) NodeResult {
+	nr := NodeResult{NodeID: e.NodeID(i)}
+	switch e.res[i] {
+	case resSkipped:
+		nr.Skipped = true
+	case resPassed:
+		nr.Scores = make(map[string]float64, len(e.Scorers))
+		for j, name := range e.Scorers {
+			nr.Scores[name] = e.Score(i, j)
+		}
+		nr.Total = e.Total(i)
+	default:
+		var st Status
+		nr.Rejected, st, _ = e.Rejected(i)
+		nr.Code, nr.Reason = st.Code, st.Reason
+	}
+	return nr
+}
+
+// Nodes returns every node's explanation, in the order of Snapshot.Nodes (what
+// Decision.Nodes holds unless Config.CompactExplain).
+func (e *Explanation) Nodes() []NodeResult {
+	out := make([]NodeResult, e.Len())
+	for i := range out {
+		out[i] = e.At(i)
+	}
+	return out
+}
+
+// explanation copies the last round's results out of the attempt's pooled buffers:
+// a few flat copies, nothing per node.
+func (a *attempt) explanation() *Explanation {
+	k := len(a.pos)
+	e := &Explanation{
+		Scorers: make([]string, len(a.scorers)),
+		ids:     a.ix.ids,
+		pos:     a.pos,
+		res:     slices.Clone(a.res[:k]),
+		sid:     slices.Clone(a.sid[:k]),
+		filters: make([]string, len(a.filters)),
+		extra:   slices.Clone(a.extra),
+		scores:  make([][]float64, len(a.scorers)),
+		coded:   make([]codedColumn, len(a.scorers)),
+		on:      slices.Clone(a.sOn),
+		weights: slices.Clone(a.weights),
+	}
+	for j, s := range a.scorers {
+		e.Scorers[j] = s.Name()
+	}
+	dense := 0
+	for _, j := range a.sOn {
+		if ts, ok := a.sb[j].(tableScorer); ok && a.sActive[j] {
+			keys, table, shared := ts.scoreTable(a)
+			if !shared {
+				keys = slices.Clone(keys)
+			}
+			e.coded[j] = codedColumn{keys, slices.Clone(table)}
+		} else {
+			dense++
+		}
+	}
+	cols := make([]float64, 0, dense*k) // one allocation for every dense column
+	for _, j := range a.sOn {
+		if e.coded[j].table == nil {
+			cols = append(cols, a.cols[j*k:(j+1)*k]...)
+			e.scores[j] = cols[len(cols)-k:]
+		}
+	}
+	for i, f := range a.filters {
+		e.filters[i] = f.Name()
+	}
+	return e
+}
