@@ -43,6 +43,8 @@ type VirtualMachine struct {
 	Status virtualmachine.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
 	StatusReason string `json:"status_reason,omitempty"`
+	// when status last changed; the reconcile loop retries or fails what stays in a transitional state too long
+	StatusChangedAt time.Time `json:"status_changed_at,omitempty"`
 	// Labels holds the value of the "labels" field.
 	Labels fieldtype.Labels `json:"labels,omitempty"`
 	// SchedulePolicy holds the value of the "schedule_policy" field.
@@ -250,7 +252,7 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason:
 			values[i] = new(sql.NullString)
-		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt:
+		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt:
 			values[i] = new(sql.NullTime)
 		case virtualmachine.ForeignKeys[0]: // cluster_virtual_machines
 			values[i] = new(sql.NullInt64)
@@ -336,6 +338,12 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status_reason", values[i])
 			} else if value.Valid {
 				_m.StatusReason = value.String
+			}
+		case virtualmachine.FieldStatusChangedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field status_changed_at", values[i])
+			} else if value.Valid {
+				_m.StatusChangedAt = value.Time
 			}
 		case virtualmachine.FieldLabels:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -545,6 +553,9 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status_reason=")
 	builder.WriteString(_m.StatusReason)
+	builder.WriteString(", ")
+	builder.WriteString("status_changed_at=")
+	builder.WriteString(_m.StatusChangedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
 	builder.WriteString("labels=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Labels))

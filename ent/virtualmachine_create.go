@@ -140,6 +140,20 @@ func (_c *VirtualMachineCreate) SetNillableStatusReason(v *string) *VirtualMachi
 	return _c
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_c *VirtualMachineCreate) SetStatusChangedAt(v time.Time) *VirtualMachineCreate {
+	_c.mutation.SetStatusChangedAt(v)
+	return _c
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableStatusChangedAt(v *time.Time) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetStatusChangedAt(*v)
+	}
+	return _c
+}
+
 // SetLabels sets the "labels" field.
 func (_c *VirtualMachineCreate) SetLabels(v fieldtype.Labels) *VirtualMachineCreate {
 	_c.mutation.SetLabels(v)
@@ -454,6 +468,13 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.StatusChangedAt(); !ok {
+		if virtualmachine.DefaultStatusChangedAt == nil {
+			return fmt.Errorf("ent: uninitialized virtualmachine.DefaultStatusChangedAt (forgotten import ent/runtime?)")
+		}
+		v := virtualmachine.DefaultStatusChangedAt()
+		_c.mutation.SetStatusChangedAt(v)
+	}
 	if _, ok := _c.mutation.Revision(); !ok {
 		v := virtualmachine.DefaultRevision
 		_c.mutation.SetRevision(v)
@@ -514,6 +535,9 @@ func (_c *VirtualMachineCreate) check() error {
 		if err := virtualmachine.StatusReasonValidator(v); err != nil {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.status_reason": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.StatusChangedAt(); !ok {
+		return &ValidationError{Name: "status_changed_at", err: errors.New(`ent: missing required field "VirtualMachine.status_changed_at"`)}
 	}
 	if v, ok := _c.mutation.Labels(); ok {
 		if err := v.Validate(); err != nil {
@@ -608,6 +632,10 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.StatusReason(); ok {
 		_spec.SetField(virtualmachine.FieldStatusReason, field.TypeString, value)
 		_node.StatusReason = value
+	}
+	if value, ok := _c.mutation.StatusChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldStatusChangedAt, field.TypeTime, value)
+		_node.StatusChangedAt = value
 	}
 	if value, ok := _c.mutation.Labels(); ok {
 		_spec.SetField(virtualmachine.FieldLabels, field.TypeJSON, value)
@@ -989,6 +1017,18 @@ func (u *VirtualMachineUpsert) ClearStatusReason() *VirtualMachineUpsert {
 	return u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *VirtualMachineUpsert) SetStatusChangedAt(v time.Time) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldStatusChangedAt, v)
+	return u
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateStatusChangedAt() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldStatusChangedAt)
+	return u
+}
+
 // SetLabels sets the "labels" field.
 func (u *VirtualMachineUpsert) SetLabels(v fieldtype.Labels) *VirtualMachineUpsert {
 	u.Set(virtualmachine.FieldLabels, v)
@@ -1215,6 +1255,20 @@ func (u *VirtualMachineUpsertOne) UpdateStatusReason() *VirtualMachineUpsertOne 
 func (u *VirtualMachineUpsertOne) ClearStatusReason() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *VirtualMachineUpsertOne) SetStatusChangedAt(v time.Time) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStatusChangedAt(v)
+	})
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateStatusChangedAt() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStatusChangedAt()
 	})
 }
 
@@ -1622,6 +1676,20 @@ func (u *VirtualMachineUpsertBulk) UpdateStatusReason() *VirtualMachineUpsertBul
 func (u *VirtualMachineUpsertBulk) ClearStatusReason() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *VirtualMachineUpsertBulk) SetStatusChangedAt(v time.Time) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStatusChangedAt(v)
+	})
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateStatusChangedAt() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStatusChangedAt()
 	})
 }
 

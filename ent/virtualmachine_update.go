@@ -145,6 +145,20 @@ func (_u *VirtualMachineUpdate) ClearStatusReason() *VirtualMachineUpdate {
 	return _u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_u *VirtualMachineUpdate) SetStatusChangedAt(v time.Time) *VirtualMachineUpdate {
+	_u.mutation.SetStatusChangedAt(v)
+	return _u
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableStatusChangedAt(v *time.Time) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetStatusChangedAt(*v)
+	}
+	return _u
+}
+
 // SetLabels sets the "labels" field.
 func (_u *VirtualMachineUpdate) SetLabels(v fieldtype.Labels) *VirtualMachineUpdate {
 	_u.mutation.SetLabels(v)
@@ -730,6 +744,9 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(virtualmachine.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.StatusChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldStatusChangedAt, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(virtualmachine.FieldLabels, field.TypeJSON, value)
@@ -1333,6 +1350,20 @@ func (_u *VirtualMachineUpdateOne) SetNillableStatusReason(v *string) *VirtualMa
 // ClearStatusReason clears the value of the "status_reason" field.
 func (_u *VirtualMachineUpdateOne) ClearStatusReason() *VirtualMachineUpdateOne {
 	_u.mutation.ClearStatusReason()
+	return _u
+}
+
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_u *VirtualMachineUpdateOne) SetStatusChangedAt(v time.Time) *VirtualMachineUpdateOne {
+	_u.mutation.SetStatusChangedAt(v)
+	return _u
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableStatusChangedAt(v *time.Time) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetStatusChangedAt(*v)
+	}
 	return _u
 }
 
@@ -1951,6 +1982,9 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(virtualmachine.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.StatusChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldStatusChangedAt, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(virtualmachine.FieldLabels, field.TypeJSON, value)

@@ -30,6 +30,13 @@ func (ComputeNode) Fields() []ent.Field {
 			Default("UNKNOWN").Annotations(entgql.OrderField("STATUS"), system),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
 		field.Bool("schedulable").Default(true).Comment("false while cordoned"),
+		field.String("cordon_reason").Optional().MaxLen(1024).Annotations(system).
+			Comment("why the node is cordoned: set by cordonNode, drainNode or the node monitor"),
+		field.Enum("drain_state").NamedValues(enumValues("Draining", "Drained", "Failed")...).Optional().
+			Annotations(entgql.OrderField("DRAIN_STATE"), system).Comment("progress of the last drain"),
+		field.String("drain_message").Optional().MaxLen(4096).Annotations(system).
+			Comment("what the drain is doing, or the VMs it could not move"),
+		field.Time("drain_deadline").Optional().Nillable().Annotations(system),
 		field.JSON("labels", fieldtype.Labels{}).Optional(),
 		field.Int("cpu_capacity").Default(0).NonNegative().Comment("vCPUs offered to VMs"),
 		field.Int64("memory_capacity_mb").Default(0).NonNegative(),

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"time"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -33,6 +35,8 @@ func (VirtualMachine) Fields() []ent.Field {
 			"Stopping", "Stopped", "Rebooting", "Deleting", "Deleted", "Error")...).
 			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
+		field.Time("status_changed_at").Default(time.Now).Annotations(entgql.OrderField("STATUS_CHANGED_AT"), system).
+			Comment("when status last changed; the reconcile loop retries or fails what stays in a transitional state too long"),
 		field.JSON("labels", fieldtype.Labels{}).Optional(),
 		field.JSON("schedule_policy", fieldtype.SchedulePolicy{}).Optional(),
 		field.Int("revision").Default(1).Positive().Annotations(system),

@@ -34,6 +34,8 @@ const (
 	FieldStatus = "status"
 	// FieldStatusReason holds the string denoting the status_reason field in the database.
 	FieldStatusReason = "status_reason"
+	// FieldStatusChangedAt holds the string denoting the status_changed_at field in the database.
+	FieldStatusChangedAt = "status_changed_at"
 	// FieldLabels holds the string denoting the labels field in the database.
 	FieldLabels = "labels"
 	// FieldSchedulePolicy holds the string denoting the schedule_policy field in the database.
@@ -170,6 +172,7 @@ var Columns = []string{
 	FieldBootDevice,
 	FieldStatus,
 	FieldStatusReason,
+	FieldStatusChangedAt,
 	FieldLabels,
 	FieldSchedulePolicy,
 	FieldRevision,
@@ -233,6 +236,8 @@ var (
 	DescriptionValidator func(string) error
 	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	StatusReasonValidator func(string) error
+	// DefaultStatusChangedAt holds the default value on creation for the "status_changed_at" field.
+	DefaultStatusChangedAt func() time.Time
 	// DefaultRevision holds the default value on creation for the "revision" field.
 	DefaultRevision int
 	// RevisionValidator is a validator for the "revision" field. It is called by the builders before save.
@@ -379,6 +384,11 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByStatusReason orders the results by the status_reason field.
 func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
+}
+
+// ByStatusChangedAt orders the results by the status_changed_at field.
+func ByStatusChangedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusChangedAt, opts...).ToFunc()
 }
 
 // ByRevision orders the results by the revision field.

@@ -80,6 +80,11 @@ func StatusReason(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldStatusReason, v))
 }
 
+// StatusChangedAt applies equality check predicate on the "status_changed_at" field. It's identical to StatusChangedAtEQ.
+func StatusChangedAt(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldStatusChangedAt, v))
+}
+
 // Revision applies equality check predicate on the "revision" field. It's identical to RevisionEQ.
 func Revision(v int) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldRevision, v))
@@ -443,6 +448,46 @@ func StatusReasonEqualFold(v string) predicate.VirtualMachine {
 // StatusReasonContainsFold applies the ContainsFold predicate on the "status_reason" field.
 func StatusReasonContainsFold(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldContainsFold(FieldStatusReason, v))
+}
+
+// StatusChangedAtEQ applies the EQ predicate on the "status_changed_at" field.
+func StatusChangedAtEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtNEQ applies the NEQ predicate on the "status_changed_at" field.
+func StatusChangedAtNEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtIn applies the In predicate on the "status_changed_at" field.
+func StatusChangedAtIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldStatusChangedAt, vs...))
+}
+
+// StatusChangedAtNotIn applies the NotIn predicate on the "status_changed_at" field.
+func StatusChangedAtNotIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldStatusChangedAt, vs...))
+}
+
+// StatusChangedAtGT applies the GT predicate on the "status_changed_at" field.
+func StatusChangedAtGT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtGTE applies the GTE predicate on the "status_changed_at" field.
+func StatusChangedAtGTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtLT applies the LT predicate on the "status_changed_at" field.
+func StatusChangedAtLT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtLTE applies the LTE predicate on the "status_changed_at" field.
+func StatusChangedAtLTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldStatusChangedAt, v))
 }
 
 // LabelsIsNil applies the IsNil predicate on the "labels" field.
