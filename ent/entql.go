@@ -975,6 +975,9 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldSchedulePolicy:     {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
 			virtualmachine.FieldRevision:           {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
 			virtualmachine.FieldMaxRevisionHistory: {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
+			virtualmachine.FieldAllocatedVcpus:     {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
+			virtualmachine.FieldAllocatedMemoryMB:  {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
+			virtualmachine.FieldAllocatedDiskGB:    {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
 		},
 	}
 	graph.Nodes[42] = &sqlgraph.Node{
@@ -9204,6 +9207,21 @@ func (f *VirtualMachineFilter) WhereRevision(p entql.IntP) {
 // WhereMaxRevisionHistory applies the entql int predicate on the max_revision_history field.
 func (f *VirtualMachineFilter) WhereMaxRevisionHistory(p entql.IntP) {
 	f.Where(p.Field(virtualmachine.FieldMaxRevisionHistory))
+}
+
+// WhereAllocatedVcpus applies the entql int predicate on the allocated_vcpus field.
+func (f *VirtualMachineFilter) WhereAllocatedVcpus(p entql.IntP) {
+	f.Where(p.Field(virtualmachine.FieldAllocatedVcpus))
+}
+
+// WhereAllocatedMemoryMB applies the entql int64 predicate on the allocated_memory_mb field.
+func (f *VirtualMachineFilter) WhereAllocatedMemoryMB(p entql.Int64P) {
+	f.Where(p.Field(virtualmachine.FieldAllocatedMemoryMB))
+}
+
+// WhereAllocatedDiskGB applies the entql int64 predicate on the allocated_disk_gb field.
+func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
+	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

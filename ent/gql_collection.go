@@ -15603,6 +15603,21 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 				selectedFields = append(selectedFields, virtualmachine.FieldMaxRevisionHistory)
 				fieldSeen[virtualmachine.FieldMaxRevisionHistory] = struct{}{}
 			}
+		case "allocatedVcpus":
+			if _, ok := fieldSeen[virtualmachine.FieldAllocatedVcpus]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedVcpus)
+				fieldSeen[virtualmachine.FieldAllocatedVcpus] = struct{}{}
+			}
+		case "allocatedMemoryMB":
+			if _, ok := fieldSeen[virtualmachine.FieldAllocatedMemoryMB]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedMemoryMB)
+				fieldSeen[virtualmachine.FieldAllocatedMemoryMB] = struct{}{}
+			}
+		case "allocatedDiskGB":
+			if _, ok := fieldSeen[virtualmachine.FieldAllocatedDiskGB]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedDiskGB)
+				fieldSeen[virtualmachine.FieldAllocatedDiskGB] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

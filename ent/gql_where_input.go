@@ -22668,6 +22668,36 @@ type VirtualMachineWhereInput struct {
 	MaxRevisionHistoryLT    *int  `json:"maxRevisionHistoryLT,omitempty"`
 	MaxRevisionHistoryLTE   *int  `json:"maxRevisionHistoryLTE,omitempty"`
 
+	// "allocated_vcpus" field predicates.
+	AllocatedVcpus      *int  `json:"allocatedVcpus,omitempty"`
+	AllocatedVcpusNEQ   *int  `json:"allocatedVcpusNEQ,omitempty"`
+	AllocatedVcpusIn    []int `json:"allocatedVcpusIn,omitempty"`
+	AllocatedVcpusNotIn []int `json:"allocatedVcpusNotIn,omitempty"`
+	AllocatedVcpusGT    *int  `json:"allocatedVcpusGT,omitempty"`
+	AllocatedVcpusGTE   *int  `json:"allocatedVcpusGTE,omitempty"`
+	AllocatedVcpusLT    *int  `json:"allocatedVcpusLT,omitempty"`
+	AllocatedVcpusLTE   *int  `json:"allocatedVcpusLTE,omitempty"`
+
+	// "allocated_memory_mb" field predicates.
+	AllocatedMemoryMB      *int64  `json:"allocatedMemoryMB,omitempty"`
+	AllocatedMemoryMBNEQ   *int64  `json:"allocatedMemoryMBNEQ,omitempty"`
+	AllocatedMemoryMBIn    []int64 `json:"allocatedMemoryMBIn,omitempty"`
+	AllocatedMemoryMBNotIn []int64 `json:"allocatedMemoryMBNotIn,omitempty"`
+	AllocatedMemoryMBGT    *int64  `json:"allocatedMemoryMBGT,omitempty"`
+	AllocatedMemoryMBGTE   *int64  `json:"allocatedMemoryMBGTE,omitempty"`
+	AllocatedMemoryMBLT    *int64  `json:"allocatedMemoryMBLT,omitempty"`
+	AllocatedMemoryMBLTE   *int64  `json:"allocatedMemoryMBLTE,omitempty"`
+
+	// "allocated_disk_gb" field predicates.
+	AllocatedDiskGB      *int64  `json:"allocatedDiskGB,omitempty"`
+	AllocatedDiskGBNEQ   *int64  `json:"allocatedDiskGBNEQ,omitempty"`
+	AllocatedDiskGBIn    []int64 `json:"allocatedDiskGBIn,omitempty"`
+	AllocatedDiskGBNotIn []int64 `json:"allocatedDiskGBNotIn,omitempty"`
+	AllocatedDiskGBGT    *int64  `json:"allocatedDiskGBGT,omitempty"`
+	AllocatedDiskGBGTE   *int64  `json:"allocatedDiskGBGTE,omitempty"`
+	AllocatedDiskGBLT    *int64  `json:"allocatedDiskGBLT,omitempty"`
+	AllocatedDiskGBLTE   *int64  `json:"allocatedDiskGBLTE,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -23100,6 +23130,78 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	}
 	if i.MaxRevisionHistoryLTE != nil {
 		predicates = append(predicates, virtualmachine.MaxRevisionHistoryLTE(*i.MaxRevisionHistoryLTE))
+	}
+	if i.AllocatedVcpus != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusEQ(*i.AllocatedVcpus))
+	}
+	if i.AllocatedVcpusNEQ != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusNEQ(*i.AllocatedVcpusNEQ))
+	}
+	if len(i.AllocatedVcpusIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusIn(i.AllocatedVcpusIn...))
+	}
+	if len(i.AllocatedVcpusNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusNotIn(i.AllocatedVcpusNotIn...))
+	}
+	if i.AllocatedVcpusGT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusGT(*i.AllocatedVcpusGT))
+	}
+	if i.AllocatedVcpusGTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusGTE(*i.AllocatedVcpusGTE))
+	}
+	if i.AllocatedVcpusLT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusLT(*i.AllocatedVcpusLT))
+	}
+	if i.AllocatedVcpusLTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusLTE(*i.AllocatedVcpusLTE))
+	}
+	if i.AllocatedMemoryMB != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBEQ(*i.AllocatedMemoryMB))
+	}
+	if i.AllocatedMemoryMBNEQ != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBNEQ(*i.AllocatedMemoryMBNEQ))
+	}
+	if len(i.AllocatedMemoryMBIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBIn(i.AllocatedMemoryMBIn...))
+	}
+	if len(i.AllocatedMemoryMBNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBNotIn(i.AllocatedMemoryMBNotIn...))
+	}
+	if i.AllocatedMemoryMBGT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBGT(*i.AllocatedMemoryMBGT))
+	}
+	if i.AllocatedMemoryMBGTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBGTE(*i.AllocatedMemoryMBGTE))
+	}
+	if i.AllocatedMemoryMBLT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBLT(*i.AllocatedMemoryMBLT))
+	}
+	if i.AllocatedMemoryMBLTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBLTE(*i.AllocatedMemoryMBLTE))
+	}
+	if i.AllocatedDiskGB != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBEQ(*i.AllocatedDiskGB))
+	}
+	if i.AllocatedDiskGBNEQ != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBNEQ(*i.AllocatedDiskGBNEQ))
+	}
+	if len(i.AllocatedDiskGBIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBIn(i.AllocatedDiskGBIn...))
+	}
+	if len(i.AllocatedDiskGBNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBNotIn(i.AllocatedDiskGBNotIn...))
+	}
+	if i.AllocatedDiskGBGT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBGT(*i.AllocatedDiskGBGT))
+	}
+	if i.AllocatedDiskGBGTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBGTE(*i.AllocatedDiskGBGTE))
+	}
+	if i.AllocatedDiskGBLT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBLT(*i.AllocatedDiskGBLT))
+	}
+	if i.AllocatedDiskGBLTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBLTE(*i.AllocatedDiskGBLTE))
 	}
 
 	if i.HasTenant != nil {

@@ -48324,6 +48324,12 @@ type VirtualMachineMutation struct {
 	addrevision               *int
 	max_revision_history      *int
 	addmax_revision_history   *int
+	allocated_vcpus           *int
+	addallocated_vcpus        *int
+	allocated_memory_mb       *int64
+	addallocated_memory_mb    *int64
+	allocated_disk_gb         *int64
+	addallocated_disk_gb      *int64
 	clearedFields             map[string]struct{}
 	tenant                    *int
 	clearedtenant             bool
@@ -49019,6 +49025,174 @@ func (m *VirtualMachineMutation) ResetMaxRevisionHistory() {
 	m.addmax_revision_history = nil
 }
 
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (m *VirtualMachineMutation) SetAllocatedVcpus(i int) {
+	m.allocated_vcpus = &i
+	m.addallocated_vcpus = nil
+}
+
+// AllocatedVcpus returns the value of the "allocated_vcpus" field in the mutation.
+func (m *VirtualMachineMutation) AllocatedVcpus() (r int, exists bool) {
+	v := m.allocated_vcpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllocatedVcpus returns the old "allocated_vcpus" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAllocatedVcpus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllocatedVcpus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllocatedVcpus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllocatedVcpus: %w", err)
+	}
+	return oldValue.AllocatedVcpus, nil
+}
+
+// AddAllocatedVcpus adds i to the "allocated_vcpus" field.
+func (m *VirtualMachineMutation) AddAllocatedVcpus(i int) {
+	if m.addallocated_vcpus != nil {
+		*m.addallocated_vcpus += i
+	} else {
+		m.addallocated_vcpus = &i
+	}
+}
+
+// AddedAllocatedVcpus returns the value that was added to the "allocated_vcpus" field in this mutation.
+func (m *VirtualMachineMutation) AddedAllocatedVcpus() (r int, exists bool) {
+	v := m.addallocated_vcpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAllocatedVcpus resets all changes to the "allocated_vcpus" field.
+func (m *VirtualMachineMutation) ResetAllocatedVcpus() {
+	m.allocated_vcpus = nil
+	m.addallocated_vcpus = nil
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (m *VirtualMachineMutation) SetAllocatedMemoryMB(i int64) {
+	m.allocated_memory_mb = &i
+	m.addallocated_memory_mb = nil
+}
+
+// AllocatedMemoryMB returns the value of the "allocated_memory_mb" field in the mutation.
+func (m *VirtualMachineMutation) AllocatedMemoryMB() (r int64, exists bool) {
+	v := m.allocated_memory_mb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllocatedMemoryMB returns the old "allocated_memory_mb" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAllocatedMemoryMB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllocatedMemoryMB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllocatedMemoryMB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllocatedMemoryMB: %w", err)
+	}
+	return oldValue.AllocatedMemoryMB, nil
+}
+
+// AddAllocatedMemoryMB adds i to the "allocated_memory_mb" field.
+func (m *VirtualMachineMutation) AddAllocatedMemoryMB(i int64) {
+	if m.addallocated_memory_mb != nil {
+		*m.addallocated_memory_mb += i
+	} else {
+		m.addallocated_memory_mb = &i
+	}
+}
+
+// AddedAllocatedMemoryMB returns the value that was added to the "allocated_memory_mb" field in this mutation.
+func (m *VirtualMachineMutation) AddedAllocatedMemoryMB() (r int64, exists bool) {
+	v := m.addallocated_memory_mb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAllocatedMemoryMB resets all changes to the "allocated_memory_mb" field.
+func (m *VirtualMachineMutation) ResetAllocatedMemoryMB() {
+	m.allocated_memory_mb = nil
+	m.addallocated_memory_mb = nil
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (m *VirtualMachineMutation) SetAllocatedDiskGB(i int64) {
+	m.allocated_disk_gb = &i
+	m.addallocated_disk_gb = nil
+}
+
+// AllocatedDiskGB returns the value of the "allocated_disk_gb" field in the mutation.
+func (m *VirtualMachineMutation) AllocatedDiskGB() (r int64, exists bool) {
+	v := m.allocated_disk_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllocatedDiskGB returns the old "allocated_disk_gb" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAllocatedDiskGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllocatedDiskGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllocatedDiskGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllocatedDiskGB: %w", err)
+	}
+	return oldValue.AllocatedDiskGB, nil
+}
+
+// AddAllocatedDiskGB adds i to the "allocated_disk_gb" field.
+func (m *VirtualMachineMutation) AddAllocatedDiskGB(i int64) {
+	if m.addallocated_disk_gb != nil {
+		*m.addallocated_disk_gb += i
+	} else {
+		m.addallocated_disk_gb = &i
+	}
+}
+
+// AddedAllocatedDiskGB returns the value that was added to the "allocated_disk_gb" field in this mutation.
+func (m *VirtualMachineMutation) AddedAllocatedDiskGB() (r int64, exists bool) {
+	v := m.addallocated_disk_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAllocatedDiskGB resets all changes to the "allocated_disk_gb" field.
+func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
+	m.allocated_disk_gb = nil
+	m.addallocated_disk_gb = nil
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
 func (m *VirtualMachineMutation) SetTenantID(id int) {
 	m.tenant = &id
@@ -49635,7 +49809,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -49675,6 +49849,15 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.max_revision_history != nil {
 		fields = append(fields, virtualmachine.FieldMaxRevisionHistory)
 	}
+	if m.allocated_vcpus != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedVcpus)
+	}
+	if m.allocated_memory_mb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedMemoryMB)
+	}
+	if m.allocated_disk_gb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
+	}
 	return fields
 }
 
@@ -49709,6 +49892,12 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.Revision()
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.MaxRevisionHistory()
+	case virtualmachine.FieldAllocatedVcpus:
+		return m.AllocatedVcpus()
+	case virtualmachine.FieldAllocatedMemoryMB:
+		return m.AllocatedMemoryMB()
+	case virtualmachine.FieldAllocatedDiskGB:
+		return m.AllocatedDiskGB()
 	}
 	return nil, false
 }
@@ -49744,6 +49933,12 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldRevision(ctx)
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.OldMaxRevisionHistory(ctx)
+	case virtualmachine.FieldAllocatedVcpus:
+		return m.OldAllocatedVcpus(ctx)
+	case virtualmachine.FieldAllocatedMemoryMB:
+		return m.OldAllocatedMemoryMB(ctx)
+	case virtualmachine.FieldAllocatedDiskGB:
+		return m.OldAllocatedDiskGB(ctx)
 	}
 	return nil, fmt.Errorf("unknown VirtualMachine field %s", name)
 }
@@ -49844,6 +50039,27 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetMaxRevisionHistory(v)
 		return nil
+	case virtualmachine.FieldAllocatedVcpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllocatedVcpus(v)
+		return nil
+	case virtualmachine.FieldAllocatedMemoryMB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllocatedMemoryMB(v)
+		return nil
+	case virtualmachine.FieldAllocatedDiskGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllocatedDiskGB(v)
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine field %s", name)
 }
@@ -49858,6 +50074,15 @@ func (m *VirtualMachineMutation) AddedFields() []string {
 	if m.addmax_revision_history != nil {
 		fields = append(fields, virtualmachine.FieldMaxRevisionHistory)
 	}
+	if m.addallocated_vcpus != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedVcpus)
+	}
+	if m.addallocated_memory_mb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedMemoryMB)
+	}
+	if m.addallocated_disk_gb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
+	}
 	return fields
 }
 
@@ -49870,6 +50095,12 @@ func (m *VirtualMachineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedRevision()
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.AddedMaxRevisionHistory()
+	case virtualmachine.FieldAllocatedVcpus:
+		return m.AddedAllocatedVcpus()
+	case virtualmachine.FieldAllocatedMemoryMB:
+		return m.AddedAllocatedMemoryMB()
+	case virtualmachine.FieldAllocatedDiskGB:
+		return m.AddedAllocatedDiskGB()
 	}
 	return nil, false
 }
@@ -49892,6 +50123,27 @@ func (m *VirtualMachineMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddMaxRevisionHistory(v)
+		return nil
+	case virtualmachine.FieldAllocatedVcpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAllocatedVcpus(v)
+		return nil
+	case virtualmachine.FieldAllocatedMemoryMB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAllocatedMemoryMB(v)
+		return nil
+	case virtualmachine.FieldAllocatedDiskGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAllocatedDiskGB(v)
 		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine numeric field %s", name)
@@ -49985,6 +50237,15 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 		return nil
 	case virtualmachine.FieldMaxRevisionHistory:
 		m.ResetMaxRevisionHistory()
+		return nil
+	case virtualmachine.FieldAllocatedVcpus:
+		m.ResetAllocatedVcpus()
+		return nil
+	case virtualmachine.FieldAllocatedMemoryMB:
+		m.ResetAllocatedMemoryMB()
+		return nil
+	case virtualmachine.FieldAllocatedDiskGB:
+		m.ResetAllocatedDiskGB()
 		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine field %s", name)

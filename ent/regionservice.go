@@ -70,7 +70,7 @@ type RegionServiceEdges struct {
 	GlobalService *GlobalService `json:"global_service,omitempty"`
 	// LoadBalancer holds the value of the load_balancer edge.
 	LoadBalancer *LoadBalancer `json:"load_balancer,omitempty"`
-	// VirtualMachines holds the value of the virtual_machines edge.
+	// the replicas, created and removed by placement only
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

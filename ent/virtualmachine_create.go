@@ -202,6 +202,48 @@ func (_c *VirtualMachineCreate) SetNillableMaxRevisionHistory(v *int) *VirtualMa
 	return _c
 }
 
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (_c *VirtualMachineCreate) SetAllocatedVcpus(v int) *VirtualMachineCreate {
+	_c.mutation.SetAllocatedVcpus(v)
+	return _c
+}
+
+// SetNillableAllocatedVcpus sets the "allocated_vcpus" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAllocatedVcpus(v *int) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAllocatedVcpus(*v)
+	}
+	return _c
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (_c *VirtualMachineCreate) SetAllocatedMemoryMB(v int64) *VirtualMachineCreate {
+	_c.mutation.SetAllocatedMemoryMB(v)
+	return _c
+}
+
+// SetNillableAllocatedMemoryMB sets the "allocated_memory_mb" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAllocatedMemoryMB(v *int64) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAllocatedMemoryMB(*v)
+	}
+	return _c
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (_c *VirtualMachineCreate) SetAllocatedDiskGB(v int64) *VirtualMachineCreate {
+	_c.mutation.SetAllocatedDiskGB(v)
+	return _c
+}
+
+// SetNillableAllocatedDiskGB sets the "allocated_disk_gb" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAllocatedDiskGB(*v)
+	}
+	return _c
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_c *VirtualMachineCreate) SetTenantID(id int) *VirtualMachineCreate {
 	_c.mutation.SetTenantID(id)
@@ -483,6 +525,18 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultMaxRevisionHistory
 		_c.mutation.SetMaxRevisionHistory(v)
 	}
+	if _, ok := _c.mutation.AllocatedVcpus(); !ok {
+		v := virtualmachine.DefaultAllocatedVcpus
+		_c.mutation.SetAllocatedVcpus(v)
+	}
+	if _, ok := _c.mutation.AllocatedMemoryMB(); !ok {
+		v := virtualmachine.DefaultAllocatedMemoryMB
+		_c.mutation.SetAllocatedMemoryMB(v)
+	}
+	if _, ok := _c.mutation.AllocatedDiskGB(); !ok {
+		v := virtualmachine.DefaultAllocatedDiskGB
+		_c.mutation.SetAllocatedDiskGB(v)
+	}
 	return nil
 }
 
@@ -563,6 +617,30 @@ func (_c *VirtualMachineCreate) check() error {
 	if v, ok := _c.mutation.MaxRevisionHistory(); ok {
 		if err := virtualmachine.MaxRevisionHistoryValidator(v); err != nil {
 			return &ValidationError{Name: "max_revision_history", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.max_revision_history": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AllocatedVcpus(); !ok {
+		return &ValidationError{Name: "allocated_vcpus", err: errors.New(`ent: missing required field "VirtualMachine.allocated_vcpus"`)}
+	}
+	if v, ok := _c.mutation.AllocatedVcpus(); ok {
+		if err := virtualmachine.AllocatedVcpusValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_vcpus", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_vcpus": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AllocatedMemoryMB(); !ok {
+		return &ValidationError{Name: "allocated_memory_mb", err: errors.New(`ent: missing required field "VirtualMachine.allocated_memory_mb"`)}
+	}
+	if v, ok := _c.mutation.AllocatedMemoryMB(); ok {
+		if err := virtualmachine.AllocatedMemoryMBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_memory_mb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_memory_mb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AllocatedDiskGB(); !ok {
+		return &ValidationError{Name: "allocated_disk_gb", err: errors.New(`ent: missing required field "VirtualMachine.allocated_disk_gb"`)}
+	}
+	if v, ok := _c.mutation.AllocatedDiskGB(); ok {
+		if err := virtualmachine.AllocatedDiskGBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -652,6 +730,18 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.MaxRevisionHistory(); ok {
 		_spec.SetField(virtualmachine.FieldMaxRevisionHistory, field.TypeInt, value)
 		_node.MaxRevisionHistory = value
+	}
+	if value, ok := _c.mutation.AllocatedVcpus(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
+		_node.AllocatedVcpus = value
+	}
+	if value, ok := _c.mutation.AllocatedMemoryMB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedMemoryMB, field.TypeInt64, value)
+		_node.AllocatedMemoryMB = value
+	}
+	if value, ok := _c.mutation.AllocatedDiskGB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+		_node.AllocatedDiskGB = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -1101,6 +1191,60 @@ func (u *VirtualMachineUpsert) AddMaxRevisionHistory(v int) *VirtualMachineUpser
 	return u
 }
 
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (u *VirtualMachineUpsert) SetAllocatedVcpus(v int) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAllocatedVcpus, v)
+	return u
+}
+
+// UpdateAllocatedVcpus sets the "allocated_vcpus" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAllocatedVcpus() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAllocatedVcpus)
+	return u
+}
+
+// AddAllocatedVcpus adds v to the "allocated_vcpus" field.
+func (u *VirtualMachineUpsert) AddAllocatedVcpus(v int) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldAllocatedVcpus, v)
+	return u
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsert) SetAllocatedMemoryMB(v int64) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAllocatedMemoryMB, v)
+	return u
+}
+
+// UpdateAllocatedMemoryMB sets the "allocated_memory_mb" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAllocatedMemoryMB() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAllocatedMemoryMB)
+	return u
+}
+
+// AddAllocatedMemoryMB adds v to the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsert) AddAllocatedMemoryMB(v int64) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldAllocatedMemoryMB, v)
+	return u
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsert) SetAllocatedDiskGB(v int64) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAllocatedDiskGB, v)
+	return u
+}
+
+// UpdateAllocatedDiskGB sets the "allocated_disk_gb" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAllocatedDiskGB() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAllocatedDiskGB)
+	return u
+}
+
+// AddAllocatedDiskGB adds v to the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldAllocatedDiskGB, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -1353,6 +1497,69 @@ func (u *VirtualMachineUpsertOne) AddMaxRevisionHistory(v int) *VirtualMachineUp
 func (u *VirtualMachineUpsertOne) UpdateMaxRevisionHistory() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateMaxRevisionHistory()
+	})
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertOne) SetAllocatedVcpus(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedVcpus(v)
+	})
+}
+
+// AddAllocatedVcpus adds v to the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertOne) AddAllocatedVcpus(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedVcpus(v)
+	})
+}
+
+// UpdateAllocatedVcpus sets the "allocated_vcpus" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAllocatedVcpus() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedVcpus()
+	})
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertOne) SetAllocatedMemoryMB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedMemoryMB(v)
+	})
+}
+
+// AddAllocatedMemoryMB adds v to the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertOne) AddAllocatedMemoryMB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedMemoryMB(v)
+	})
+}
+
+// UpdateAllocatedMemoryMB sets the "allocated_memory_mb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAllocatedMemoryMB() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedMemoryMB()
+	})
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertOne) SetAllocatedDiskGB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedDiskGB(v)
+	})
+}
+
+// AddAllocatedDiskGB adds v to the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertOne) AddAllocatedDiskGB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedDiskGB(v)
+	})
+}
+
+// UpdateAllocatedDiskGB sets the "allocated_disk_gb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedDiskGB()
 	})
 }
 
@@ -1774,6 +1981,69 @@ func (u *VirtualMachineUpsertBulk) AddMaxRevisionHistory(v int) *VirtualMachineU
 func (u *VirtualMachineUpsertBulk) UpdateMaxRevisionHistory() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateMaxRevisionHistory()
+	})
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertBulk) SetAllocatedVcpus(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedVcpus(v)
+	})
+}
+
+// AddAllocatedVcpus adds v to the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertBulk) AddAllocatedVcpus(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedVcpus(v)
+	})
+}
+
+// UpdateAllocatedVcpus sets the "allocated_vcpus" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAllocatedVcpus() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedVcpus()
+	})
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertBulk) SetAllocatedMemoryMB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedMemoryMB(v)
+	})
+}
+
+// AddAllocatedMemoryMB adds v to the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertBulk) AddAllocatedMemoryMB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedMemoryMB(v)
+	})
+}
+
+// UpdateAllocatedMemoryMB sets the "allocated_memory_mb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAllocatedMemoryMB() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedMemoryMB()
+	})
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertBulk) SetAllocatedDiskGB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedDiskGB(v)
+	})
+}
+
+// AddAllocatedDiskGB adds v to the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertBulk) AddAllocatedDiskGB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedDiskGB(v)
+	})
+}
+
+// UpdateAllocatedDiskGB sets the "allocated_disk_gb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedDiskGB()
 	})
 }
 

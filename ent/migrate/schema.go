@@ -343,6 +343,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{ComputeNodesColumns[1]},
 			},
+			{
+				Name:    "computenode_cluster_nodes",
+				Unique:  false,
+				Columns: []*schema.Column{ComputeNodesColumns[28]},
+			},
 		},
 	}
 	// DatacentersColumns holds the columns for the "datacenters" table.
@@ -1730,6 +1735,9 @@ var (
 		{Name: "schedule_policy", Type: field.TypeJSON, Nullable: true},
 		{Name: "revision", Type: field.TypeInt, Default: 1},
 		{Name: "max_revision_history", Type: field.TypeInt, Default: 10},
+		{Name: "allocated_vcpus", Type: field.TypeInt, Default: 0},
+		{Name: "allocated_memory_mb", Type: field.TypeInt64, Default: 0},
+		{Name: "allocated_disk_gb", Type: field.TypeInt64, Default: 0},
 		{Name: "cluster_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "flavor_virtual_machines", Type: field.TypeInt},
@@ -1747,49 +1755,49 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[14]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[17]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[15]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[18]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[16]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[17]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[18]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1803,12 +1811,22 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[21]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[24]},
 			},
 			{
 				Name:    "virtualmachine_status",
 				Unique:  false,
 				Columns: []*schema.Column{VirtualMachinesColumns[7]},
+			},
+			{
+				Name:    "virtualmachine_compute_node_virtual_machines",
+				Unique:  false,
+				Columns: []*schema.Column{VirtualMachinesColumns[18]},
+			},
+			{
+				Name:    "virtualmachine_region_service_virtual_machines",
+				Unique:  false,
+				Columns: []*schema.Column{VirtualMachinesColumns[23]},
 			},
 		},
 	}

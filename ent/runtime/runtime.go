@@ -2657,6 +2657,24 @@ func init() {
 	virtualmachine.DefaultMaxRevisionHistory = virtualmachineDescMaxRevisionHistory.Default.(int)
 	// virtualmachine.MaxRevisionHistoryValidator is a validator for the "max_revision_history" field. It is called by the builders before save.
 	virtualmachine.MaxRevisionHistoryValidator = virtualmachineDescMaxRevisionHistory.Validators[0].(func(int) error)
+	// virtualmachineDescAllocatedVcpus is the schema descriptor for allocated_vcpus field.
+	virtualmachineDescAllocatedVcpus := virtualmachineFields[11].Descriptor()
+	// virtualmachine.DefaultAllocatedVcpus holds the default value on creation for the allocated_vcpus field.
+	virtualmachine.DefaultAllocatedVcpus = virtualmachineDescAllocatedVcpus.Default.(int)
+	// virtualmachine.AllocatedVcpusValidator is a validator for the "allocated_vcpus" field. It is called by the builders before save.
+	virtualmachine.AllocatedVcpusValidator = virtualmachineDescAllocatedVcpus.Validators[0].(func(int) error)
+	// virtualmachineDescAllocatedMemoryMB is the schema descriptor for allocated_memory_mb field.
+	virtualmachineDescAllocatedMemoryMB := virtualmachineFields[12].Descriptor()
+	// virtualmachine.DefaultAllocatedMemoryMB holds the default value on creation for the allocated_memory_mb field.
+	virtualmachine.DefaultAllocatedMemoryMB = virtualmachineDescAllocatedMemoryMB.Default.(int64)
+	// virtualmachine.AllocatedMemoryMBValidator is a validator for the "allocated_memory_mb" field. It is called by the builders before save.
+	virtualmachine.AllocatedMemoryMBValidator = virtualmachineDescAllocatedMemoryMB.Validators[0].(func(int64) error)
+	// virtualmachineDescAllocatedDiskGB is the schema descriptor for allocated_disk_gb field.
+	virtualmachineDescAllocatedDiskGB := virtualmachineFields[13].Descriptor()
+	// virtualmachine.DefaultAllocatedDiskGB holds the default value on creation for the allocated_disk_gb field.
+	virtualmachine.DefaultAllocatedDiskGB = virtualmachineDescAllocatedDiskGB.Default.(int64)
+	// virtualmachine.AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
+	virtualmachine.AllocatedDiskGBValidator = virtualmachineDescAllocatedDiskGB.Validators[0].(func(int64) error)
 	volumeMixin := schema.Volume{}.Mixin()
 	volume.Policy = privacy.NewPolicies(volumeMixin[1], schema.Volume{})
 	volume.Hooks[0] = func(next ent.Mutator) ent.Mutator {

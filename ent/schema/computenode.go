@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
 
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
@@ -81,4 +82,9 @@ func (ComputeNode) Hooks() []ent.Hook {
 	return []ent.Hook{
 		validateLabels(),
 	}
+}
+
+// Indexes of the ComputeNode: snapshots list a cluster's nodes.
+func (ComputeNode) Indexes() []ent.Index {
+	return []ent.Index{index.Edges("cluster")}
 }

@@ -52,7 +52,9 @@ func (RegionService) Edges() []ent.Edge {
 		edge.From("image", Image.Type).Ref("region_services").Unique(),
 		edge.From("global_service", GlobalService.Type).Ref("region_services").Unique(),
 		edge.To("load_balancer", LoadBalancer.Type).Unique(),
-		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)).
+			Comment("the replicas, created and removed by placement only"),
 	}
 }
 
