@@ -42,6 +42,7 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/provider"
@@ -118,6 +119,8 @@ type Client struct {
 	NetworkZone *NetworkZoneClient
 	// Notice is the client for interacting with the Notice builders.
 	Notice *NoticeClient
+	// OutboxTask is the client for interacting with the OutboxTask builders.
+	OutboxTask *OutboxTaskClient
 	// Port is the client for interacting with the Port builders.
 	Port *PortClient
 	// PowerZone is the client for interacting with the PowerZone builders.
@@ -186,6 +189,7 @@ func (c *Client) init() {
 	c.Network = NewNetworkClient(c.config)
 	c.NetworkZone = NewNetworkZoneClient(c.config)
 	c.Notice = NewNoticeClient(c.config)
+	c.OutboxTask = NewOutboxTaskClient(c.config)
 	c.Port = NewPortClient(c.config)
 	c.PowerZone = NewPowerZoneClient(c.config)
 	c.Provider = NewProviderClient(c.config)
@@ -320,6 +324,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Network:           NewNetworkClient(cfg),
 		NetworkZone:       NewNetworkZoneClient(cfg),
 		Notice:            NewNoticeClient(cfg),
+		OutboxTask:        NewOutboxTaskClient(cfg),
 		Port:              NewPortClient(cfg),
 		PowerZone:         NewPowerZoneClient(cfg),
 		Provider:          NewProviderClient(cfg),
@@ -381,6 +386,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Network:           NewNetworkClient(cfg),
 		NetworkZone:       NewNetworkZoneClient(cfg),
 		Notice:            NewNoticeClient(cfg),
+		OutboxTask:        NewOutboxTaskClient(cfg),
 		Port:              NewPortClient(cfg),
 		PowerZone:         NewPowerZoneClient(cfg),
 		Provider:          NewProviderClient(cfg),
@@ -429,9 +435,9 @@ func (c *Client) Use(hooks ...Hook) {
 		c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor, c.Floor,
 		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.IPRange, c.Image,
 		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
-		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.Port, c.PowerZone,
-		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
-		c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
+		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.OutboxTask, c.Port,
+		c.PowerZone, c.Provider, c.Quota, c.Rack, c.RackZone, c.Region,
+		c.RegionService, c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
 		c.VirtualMachine, c.Volume,
 	} {
 		n.Use(hooks...)
@@ -446,9 +452,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor, c.Floor,
 		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.IPRange, c.Image,
 		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
-		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.Port, c.PowerZone,
-		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
-		c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
+		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.OutboxTask, c.Port,
+		c.PowerZone, c.Provider, c.Quota, c.Rack, c.RackZone, c.Region,
+		c.RegionService, c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
 		c.VirtualMachine, c.Volume,
 	} {
 		n.Intercept(interceptors...)
@@ -512,6 +518,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.NetworkZone.mutate(ctx, m)
 	case *NoticeMutation:
 		return c.Notice.mutate(ctx, m)
+	case *OutboxTaskMutation:
+		return c.OutboxTask.mutate(ctx, m)
 	case *PortMutation:
 		return c.Port.mutate(ctx, m)
 	case *PowerZoneMutation:
@@ -5925,6 +5933,140 @@ func (c *NoticeClient) mutate(ctx context.Context, m *NoticeMutation) (Value, er
 	}
 }
 
+// OutboxTaskClient is a client for the OutboxTask schema.
+type OutboxTaskClient struct {
+	config
+}
+
+// NewOutboxTaskClient returns a client for the OutboxTask from the given config.
+func NewOutboxTaskClient(c config) *OutboxTaskClient {
+	return &OutboxTaskClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `outboxtask.Hooks(f(g(h())))`.
+func (c *OutboxTaskClient) Use(hooks ...Hook) {
+	c.hooks.OutboxTask = append(c.hooks.OutboxTask, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `outboxtask.Intercept(f(g(h())))`.
+func (c *OutboxTaskClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OutboxTask = append(c.inters.OutboxTask, interceptors...)
+}
+
+// Create returns a builder for creating a OutboxTask entity.
+func (c *OutboxTaskClient) Create() *OutboxTaskCreate {
+	mutation := newOutboxTaskMutation(c.config, OpCreate)
+	return &OutboxTaskCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OutboxTask entities.
+func (c *OutboxTaskClient) CreateBulk(builders ...*OutboxTaskCreate) *OutboxTaskCreateBulk {
+	return &OutboxTaskCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OutboxTaskClient) MapCreateBulk(slice any, setFunc func(*OutboxTaskCreate, int)) *OutboxTaskCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OutboxTaskCreateBulk{err: fmt.Errorf("calling to OutboxTaskClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OutboxTaskCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OutboxTaskCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OutboxTask.
+func (c *OutboxTaskClient) Update() *OutboxTaskUpdate {
+	mutation := newOutboxTaskMutation(c.config, OpUpdate)
+	return &OutboxTaskUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OutboxTaskClient) UpdateOne(_m *OutboxTask) *OutboxTaskUpdateOne {
+	mutation := newOutboxTaskMutation(c.config, OpUpdateOne, withOutboxTask(_m))
+	return &OutboxTaskUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OutboxTaskClient) UpdateOneID(id int) *OutboxTaskUpdateOne {
+	mutation := newOutboxTaskMutation(c.config, OpUpdateOne, withOutboxTaskID(id))
+	return &OutboxTaskUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OutboxTask.
+func (c *OutboxTaskClient) Delete() *OutboxTaskDelete {
+	mutation := newOutboxTaskMutation(c.config, OpDelete)
+	return &OutboxTaskDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OutboxTaskClient) DeleteOne(_m *OutboxTask) *OutboxTaskDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OutboxTaskClient) DeleteOneID(id int) *OutboxTaskDeleteOne {
+	builder := c.Delete().Where(outboxtask.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OutboxTaskDeleteOne{builder}
+}
+
+// Query returns a query builder for OutboxTask.
+func (c *OutboxTaskClient) Query() *OutboxTaskQuery {
+	return &OutboxTaskQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOutboxTask},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OutboxTask entity by its id.
+func (c *OutboxTaskClient) Get(ctx context.Context, id int) (*OutboxTask, error) {
+	return c.Query().Where(outboxtask.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OutboxTaskClient) GetX(ctx context.Context, id int) *OutboxTask {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OutboxTaskClient) Hooks() []Hook {
+	hooks := c.hooks.OutboxTask
+	return append(hooks[:len(hooks):len(hooks)], outboxtask.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *OutboxTaskClient) Interceptors() []Interceptor {
+	return c.inters.OutboxTask
+}
+
+func (c *OutboxTaskClient) mutate(ctx context.Context, m *OutboxTaskMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OutboxTaskCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OutboxTaskUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OutboxTaskUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OutboxTaskDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OutboxTask mutation op: %q", m.Op())
+	}
+}
+
 // PortClient is a client for the Port schema.
 type PortClient struct {
 	config
@@ -9189,16 +9331,16 @@ type (
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Cluster, ComputeNode,
 		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
 		IPAddress, IPRange, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
-		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, Port, PowerZone,
-		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
+		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, OutboxTask, Port,
+		PowerZone, Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
 		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine, Volume []ent.Hook
 	}
 	inters struct {
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Cluster, ComputeNode,
 		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
 		IPAddress, IPRange, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
-		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, Port, PowerZone,
-		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
+		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, OutboxTask, Port,
+		PowerZone, Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
 		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine,
 		Volume []ent.Interceptor
 	}

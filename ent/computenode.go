@@ -34,6 +34,14 @@ type ComputeNode struct {
 	StatusReason string `json:"status_reason,omitempty"`
 	// false while cordoned
 	Schedulable bool `json:"schedulable,omitempty"`
+	// why the node is cordoned: set by cordonNode, drainNode or the node monitor
+	CordonReason string `json:"cordon_reason,omitempty"`
+	// progress of the last drain
+	DrainState computenode.DrainState `json:"drain_state,omitempty"`
+	// what the drain is doing, or the VMs it could not move
+	DrainMessage string `json:"drain_message,omitempty"`
+	// DrainDeadline holds the value of the "drain_deadline" field.
+	DrainDeadline *time.Time `json:"drain_deadline,omitempty"`
 	// Labels holds the value of the "labels" field.
 	Labels fieldtype.Labels `json:"labels,omitempty"`
 	// vCPUs offered to VMs
@@ -255,9 +263,9 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case computenode.FieldID, computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB, computenode.FieldDiskCapacityGB, computenode.FieldCPUAllocated, computenode.FieldMemoryAllocatedMB, computenode.FieldDiskAllocatedGB, computenode.FieldAutoCordonIntervalSeconds, computenode.FieldAutoDrainIntervalSeconds:
 			values[i] = new(sql.NullInt64)
-		case computenode.FieldName, computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldOsName, computenode.FieldOsVersion, computenode.FieldAgentVersion:
+		case computenode.FieldName, computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldCordonReason, computenode.FieldDrainState, computenode.FieldDrainMessage, computenode.FieldOsName, computenode.FieldOsVersion, computenode.FieldAgentVersion:
 			values[i] = new(sql.NullString)
-		case computenode.FieldCreatedAt, computenode.FieldUpdatedAt, computenode.FieldLastHeartbeatAt:
+		case computenode.FieldCreatedAt, computenode.FieldUpdatedAt, computenode.FieldDrainDeadline, computenode.FieldLastHeartbeatAt:
 			values[i] = new(sql.NullTime)
 		case computenode.ForeignKeys[0]: // availability_zone_nodes
 			values[i] = new(sql.NullInt64)
@@ -321,6 +329,31 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field schedulable", values[i])
 			} else if value.Valid {
 				_m.Schedulable = value.Bool
+			}
+		case computenode.FieldCordonReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field cordon_reason", values[i])
+			} else if value.Valid {
+				_m.CordonReason = value.String
+			}
+		case computenode.FieldDrainState:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field drain_state", values[i])
+			} else if value.Valid {
+				_m.DrainState = computenode.DrainState(value.String)
+			}
+		case computenode.FieldDrainMessage:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field drain_message", values[i])
+			} else if value.Valid {
+				_m.DrainMessage = value.String
+			}
+		case computenode.FieldDrainDeadline:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field drain_deadline", values[i])
+			} else if value.Valid {
+				_m.DrainDeadline = new(time.Time)
+				*_m.DrainDeadline = value.Time
 			}
 		case computenode.FieldLabels:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -560,6 +593,20 @@ func (_m *ComputeNode) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("schedulable=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Schedulable))
+	builder.WriteString(", ")
+	builder.WriteString("cordon_reason=")
+	builder.WriteString(_m.CordonReason)
+	builder.WriteString(", ")
+	builder.WriteString("drain_state=")
+	builder.WriteString(fmt.Sprintf("%v", _m.DrainState))
+	builder.WriteString(", ")
+	builder.WriteString("drain_message=")
+	builder.WriteString(_m.DrainMessage)
+	builder.WriteString(", ")
+	if v := _m.DrainDeadline; v != nil {
+		builder.WriteString("drain_deadline=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("labels=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Labels))

@@ -112,6 +112,62 @@ func (_c *ComputeNodeCreate) SetNillableSchedulable(v *bool) *ComputeNodeCreate 
 	return _c
 }
 
+// SetCordonReason sets the "cordon_reason" field.
+func (_c *ComputeNodeCreate) SetCordonReason(v string) *ComputeNodeCreate {
+	_c.mutation.SetCordonReason(v)
+	return _c
+}
+
+// SetNillableCordonReason sets the "cordon_reason" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableCordonReason(v *string) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetCordonReason(*v)
+	}
+	return _c
+}
+
+// SetDrainState sets the "drain_state" field.
+func (_c *ComputeNodeCreate) SetDrainState(v computenode.DrainState) *ComputeNodeCreate {
+	_c.mutation.SetDrainState(v)
+	return _c
+}
+
+// SetNillableDrainState sets the "drain_state" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableDrainState(v *computenode.DrainState) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetDrainState(*v)
+	}
+	return _c
+}
+
+// SetDrainMessage sets the "drain_message" field.
+func (_c *ComputeNodeCreate) SetDrainMessage(v string) *ComputeNodeCreate {
+	_c.mutation.SetDrainMessage(v)
+	return _c
+}
+
+// SetNillableDrainMessage sets the "drain_message" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableDrainMessage(v *string) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetDrainMessage(*v)
+	}
+	return _c
+}
+
+// SetDrainDeadline sets the "drain_deadline" field.
+func (_c *ComputeNodeCreate) SetDrainDeadline(v time.Time) *ComputeNodeCreate {
+	_c.mutation.SetDrainDeadline(v)
+	return _c
+}
+
+// SetNillableDrainDeadline sets the "drain_deadline" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableDrainDeadline(v *time.Time) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetDrainDeadline(*v)
+	}
+	return _c
+}
+
 // SetLabels sets the "labels" field.
 func (_c *ComputeNodeCreate) SetLabels(v fieldtype.Labels) *ComputeNodeCreate {
 	_c.mutation.SetLabels(v)
@@ -657,6 +713,21 @@ func (_c *ComputeNodeCreate) check() error {
 	if _, ok := _c.mutation.Schedulable(); !ok {
 		return &ValidationError{Name: "schedulable", err: errors.New(`ent: missing required field "ComputeNode.schedulable"`)}
 	}
+	if v, ok := _c.mutation.CordonReason(); ok {
+		if err := computenode.CordonReasonValidator(v); err != nil {
+			return &ValidationError{Name: "cordon_reason", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.cordon_reason": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.DrainState(); ok {
+		if err := computenode.DrainStateValidator(v); err != nil {
+			return &ValidationError{Name: "drain_state", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.drain_state": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.DrainMessage(); ok {
+		if err := computenode.DrainMessageValidator(v); err != nil {
+			return &ValidationError{Name: "drain_message", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.drain_message": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.Labels(); ok {
 		if err := v.Validate(); err != nil {
 			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.labels": %w`, err)}
@@ -806,6 +877,22 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Schedulable(); ok {
 		_spec.SetField(computenode.FieldSchedulable, field.TypeBool, value)
 		_node.Schedulable = value
+	}
+	if value, ok := _c.mutation.CordonReason(); ok {
+		_spec.SetField(computenode.FieldCordonReason, field.TypeString, value)
+		_node.CordonReason = value
+	}
+	if value, ok := _c.mutation.DrainState(); ok {
+		_spec.SetField(computenode.FieldDrainState, field.TypeEnum, value)
+		_node.DrainState = value
+	}
+	if value, ok := _c.mutation.DrainMessage(); ok {
+		_spec.SetField(computenode.FieldDrainMessage, field.TypeString, value)
+		_node.DrainMessage = value
+	}
+	if value, ok := _c.mutation.DrainDeadline(); ok {
+		_spec.SetField(computenode.FieldDrainDeadline, field.TypeTime, value)
+		_node.DrainDeadline = &value
 	}
 	if value, ok := _c.mutation.Labels(); ok {
 		_spec.SetField(computenode.FieldLabels, field.TypeJSON, value)
@@ -1200,6 +1287,78 @@ func (u *ComputeNodeUpsert) UpdateSchedulable() *ComputeNodeUpsert {
 	return u
 }
 
+// SetCordonReason sets the "cordon_reason" field.
+func (u *ComputeNodeUpsert) SetCordonReason(v string) *ComputeNodeUpsert {
+	u.Set(computenode.FieldCordonReason, v)
+	return u
+}
+
+// UpdateCordonReason sets the "cordon_reason" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateCordonReason() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldCordonReason)
+	return u
+}
+
+// ClearCordonReason clears the value of the "cordon_reason" field.
+func (u *ComputeNodeUpsert) ClearCordonReason() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldCordonReason)
+	return u
+}
+
+// SetDrainState sets the "drain_state" field.
+func (u *ComputeNodeUpsert) SetDrainState(v computenode.DrainState) *ComputeNodeUpsert {
+	u.Set(computenode.FieldDrainState, v)
+	return u
+}
+
+// UpdateDrainState sets the "drain_state" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateDrainState() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldDrainState)
+	return u
+}
+
+// ClearDrainState clears the value of the "drain_state" field.
+func (u *ComputeNodeUpsert) ClearDrainState() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldDrainState)
+	return u
+}
+
+// SetDrainMessage sets the "drain_message" field.
+func (u *ComputeNodeUpsert) SetDrainMessage(v string) *ComputeNodeUpsert {
+	u.Set(computenode.FieldDrainMessage, v)
+	return u
+}
+
+// UpdateDrainMessage sets the "drain_message" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateDrainMessage() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldDrainMessage)
+	return u
+}
+
+// ClearDrainMessage clears the value of the "drain_message" field.
+func (u *ComputeNodeUpsert) ClearDrainMessage() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldDrainMessage)
+	return u
+}
+
+// SetDrainDeadline sets the "drain_deadline" field.
+func (u *ComputeNodeUpsert) SetDrainDeadline(v time.Time) *ComputeNodeUpsert {
+	u.Set(computenode.FieldDrainDeadline, v)
+	return u
+}
+
+// UpdateDrainDeadline sets the "drain_deadline" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateDrainDeadline() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldDrainDeadline)
+	return u
+}
+
+// ClearDrainDeadline clears the value of the "drain_deadline" field.
+func (u *ComputeNodeUpsert) ClearDrainDeadline() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldDrainDeadline)
+	return u
+}
+
 // SetLabels sets the "labels" field.
 func (u *ComputeNodeUpsert) SetLabels(v fieldtype.Labels) *ComputeNodeUpsert {
 	u.Set(computenode.FieldLabels, v)
@@ -1589,6 +1748,90 @@ func (u *ComputeNodeUpsertOne) SetSchedulable(v bool) *ComputeNodeUpsertOne {
 func (u *ComputeNodeUpsertOne) UpdateSchedulable() *ComputeNodeUpsertOne {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.UpdateSchedulable()
+	})
+}
+
+// SetCordonReason sets the "cordon_reason" field.
+func (u *ComputeNodeUpsertOne) SetCordonReason(v string) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetCordonReason(v)
+	})
+}
+
+// UpdateCordonReason sets the "cordon_reason" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateCordonReason() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateCordonReason()
+	})
+}
+
+// ClearCordonReason clears the value of the "cordon_reason" field.
+func (u *ComputeNodeUpsertOne) ClearCordonReason() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearCordonReason()
+	})
+}
+
+// SetDrainState sets the "drain_state" field.
+func (u *ComputeNodeUpsertOne) SetDrainState(v computenode.DrainState) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainState(v)
+	})
+}
+
+// UpdateDrainState sets the "drain_state" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateDrainState() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainState()
+	})
+}
+
+// ClearDrainState clears the value of the "drain_state" field.
+func (u *ComputeNodeUpsertOne) ClearDrainState() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainState()
+	})
+}
+
+// SetDrainMessage sets the "drain_message" field.
+func (u *ComputeNodeUpsertOne) SetDrainMessage(v string) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainMessage(v)
+	})
+}
+
+// UpdateDrainMessage sets the "drain_message" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateDrainMessage() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainMessage()
+	})
+}
+
+// ClearDrainMessage clears the value of the "drain_message" field.
+func (u *ComputeNodeUpsertOne) ClearDrainMessage() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainMessage()
+	})
+}
+
+// SetDrainDeadline sets the "drain_deadline" field.
+func (u *ComputeNodeUpsertOne) SetDrainDeadline(v time.Time) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainDeadline(v)
+	})
+}
+
+// UpdateDrainDeadline sets the "drain_deadline" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateDrainDeadline() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainDeadline()
+	})
+}
+
+// ClearDrainDeadline clears the value of the "drain_deadline" field.
+func (u *ComputeNodeUpsertOne) ClearDrainDeadline() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainDeadline()
 	})
 }
 
@@ -2192,6 +2435,90 @@ func (u *ComputeNodeUpsertBulk) SetSchedulable(v bool) *ComputeNodeUpsertBulk {
 func (u *ComputeNodeUpsertBulk) UpdateSchedulable() *ComputeNodeUpsertBulk {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.UpdateSchedulable()
+	})
+}
+
+// SetCordonReason sets the "cordon_reason" field.
+func (u *ComputeNodeUpsertBulk) SetCordonReason(v string) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetCordonReason(v)
+	})
+}
+
+// UpdateCordonReason sets the "cordon_reason" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateCordonReason() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateCordonReason()
+	})
+}
+
+// ClearCordonReason clears the value of the "cordon_reason" field.
+func (u *ComputeNodeUpsertBulk) ClearCordonReason() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearCordonReason()
+	})
+}
+
+// SetDrainState sets the "drain_state" field.
+func (u *ComputeNodeUpsertBulk) SetDrainState(v computenode.DrainState) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainState(v)
+	})
+}
+
+// UpdateDrainState sets the "drain_state" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateDrainState() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainState()
+	})
+}
+
+// ClearDrainState clears the value of the "drain_state" field.
+func (u *ComputeNodeUpsertBulk) ClearDrainState() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainState()
+	})
+}
+
+// SetDrainMessage sets the "drain_message" field.
+func (u *ComputeNodeUpsertBulk) SetDrainMessage(v string) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainMessage(v)
+	})
+}
+
+// UpdateDrainMessage sets the "drain_message" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateDrainMessage() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainMessage()
+	})
+}
+
+// ClearDrainMessage clears the value of the "drain_message" field.
+func (u *ComputeNodeUpsertBulk) ClearDrainMessage() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainMessage()
+	})
+}
+
+// SetDrainDeadline sets the "drain_deadline" field.
+func (u *ComputeNodeUpsertBulk) SetDrainDeadline(v time.Time) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainDeadline(v)
+	})
+}
+
+// UpdateDrainDeadline sets the "drain_deadline" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateDrainDeadline() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainDeadline()
+	})
+}
+
+// ClearDrainDeadline clears the value of the "drain_deadline" field.
+func (u *ComputeNodeUpsertBulk) ClearDrainDeadline() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainDeadline()
 	})
 }
 

@@ -111,6 +111,86 @@ func (_u *ComputeNodeUpdate) SetNillableSchedulable(v *bool) *ComputeNodeUpdate 
 	return _u
 }
 
+// SetCordonReason sets the "cordon_reason" field.
+func (_u *ComputeNodeUpdate) SetCordonReason(v string) *ComputeNodeUpdate {
+	_u.mutation.SetCordonReason(v)
+	return _u
+}
+
+// SetNillableCordonReason sets the "cordon_reason" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableCordonReason(v *string) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetCordonReason(*v)
+	}
+	return _u
+}
+
+// ClearCordonReason clears the value of the "cordon_reason" field.
+func (_u *ComputeNodeUpdate) ClearCordonReason() *ComputeNodeUpdate {
+	_u.mutation.ClearCordonReason()
+	return _u
+}
+
+// SetDrainState sets the "drain_state" field.
+func (_u *ComputeNodeUpdate) SetDrainState(v computenode.DrainState) *ComputeNodeUpdate {
+	_u.mutation.SetDrainState(v)
+	return _u
+}
+
+// SetNillableDrainState sets the "drain_state" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableDrainState(v *computenode.DrainState) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetDrainState(*v)
+	}
+	return _u
+}
+
+// ClearDrainState clears the value of the "drain_state" field.
+func (_u *ComputeNodeUpdate) ClearDrainState() *ComputeNodeUpdate {
+	_u.mutation.ClearDrainState()
+	return _u
+}
+
+// SetDrainMessage sets the "drain_message" field.
+func (_u *ComputeNodeUpdate) SetDrainMessage(v string) *ComputeNodeUpdate {
+	_u.mutation.SetDrainMessage(v)
+	return _u
+}
+
+// SetNillableDrainMessage sets the "drain_message" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableDrainMessage(v *string) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetDrainMessage(*v)
+	}
+	return _u
+}
+
+// ClearDrainMessage clears the value of the "drain_message" field.
+func (_u *ComputeNodeUpdate) ClearDrainMessage() *ComputeNodeUpdate {
+	_u.mutation.ClearDrainMessage()
+	return _u
+}
+
+// SetDrainDeadline sets the "drain_deadline" field.
+func (_u *ComputeNodeUpdate) SetDrainDeadline(v time.Time) *ComputeNodeUpdate {
+	_u.mutation.SetDrainDeadline(v)
+	return _u
+}
+
+// SetNillableDrainDeadline sets the "drain_deadline" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableDrainDeadline(v *time.Time) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetDrainDeadline(*v)
+	}
+	return _u
+}
+
+// ClearDrainDeadline clears the value of the "drain_deadline" field.
+func (_u *ComputeNodeUpdate) ClearDrainDeadline() *ComputeNodeUpdate {
+	_u.mutation.ClearDrainDeadline()
+	return _u
+}
+
 // SetLabels sets the "labels" field.
 func (_u *ComputeNodeUpdate) SetLabels(v fieldtype.Labels) *ComputeNodeUpdate {
 	_u.mutation.SetLabels(v)
@@ -896,6 +976,21 @@ func (_u *ComputeNodeUpdate) check() error {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.status_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.CordonReason(); ok {
+		if err := computenode.CordonReasonValidator(v); err != nil {
+			return &ValidationError{Name: "cordon_reason", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.cordon_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.DrainState(); ok {
+		if err := computenode.DrainStateValidator(v); err != nil {
+			return &ValidationError{Name: "drain_state", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.drain_state": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.DrainMessage(); ok {
+		if err := computenode.DrainMessageValidator(v); err != nil {
+			return &ValidationError{Name: "drain_message", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.drain_message": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Labels(); ok {
 		if err := v.Validate(); err != nil {
 			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.labels": %w`, err)}
@@ -1000,6 +1095,30 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if value, ok := _u.mutation.Schedulable(); ok {
 		_spec.SetField(computenode.FieldSchedulable, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.CordonReason(); ok {
+		_spec.SetField(computenode.FieldCordonReason, field.TypeString, value)
+	}
+	if _u.mutation.CordonReasonCleared() {
+		_spec.ClearField(computenode.FieldCordonReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.DrainState(); ok {
+		_spec.SetField(computenode.FieldDrainState, field.TypeEnum, value)
+	}
+	if _u.mutation.DrainStateCleared() {
+		_spec.ClearField(computenode.FieldDrainState, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.DrainMessage(); ok {
+		_spec.SetField(computenode.FieldDrainMessage, field.TypeString, value)
+	}
+	if _u.mutation.DrainMessageCleared() {
+		_spec.ClearField(computenode.FieldDrainMessage, field.TypeString)
+	}
+	if value, ok := _u.mutation.DrainDeadline(); ok {
+		_spec.SetField(computenode.FieldDrainDeadline, field.TypeTime, value)
+	}
+	if _u.mutation.DrainDeadlineCleared() {
+		_spec.ClearField(computenode.FieldDrainDeadline, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(computenode.FieldLabels, field.TypeJSON, value)
@@ -1712,6 +1831,86 @@ func (_u *ComputeNodeUpdateOne) SetNillableSchedulable(v *bool) *ComputeNodeUpda
 	if v != nil {
 		_u.SetSchedulable(*v)
 	}
+	return _u
+}
+
+// SetCordonReason sets the "cordon_reason" field.
+func (_u *ComputeNodeUpdateOne) SetCordonReason(v string) *ComputeNodeUpdateOne {
+	_u.mutation.SetCordonReason(v)
+	return _u
+}
+
+// SetNillableCordonReason sets the "cordon_reason" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableCordonReason(v *string) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetCordonReason(*v)
+	}
+	return _u
+}
+
+// ClearCordonReason clears the value of the "cordon_reason" field.
+func (_u *ComputeNodeUpdateOne) ClearCordonReason() *ComputeNodeUpdateOne {
+	_u.mutation.ClearCordonReason()
+	return _u
+}
+
+// SetDrainState sets the "drain_state" field.
+func (_u *ComputeNodeUpdateOne) SetDrainState(v computenode.DrainState) *ComputeNodeUpdateOne {
+	_u.mutation.SetDrainState(v)
+	return _u
+}
+
+// SetNillableDrainState sets the "drain_state" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableDrainState(v *computenode.DrainState) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetDrainState(*v)
+	}
+	return _u
+}
+
+// ClearDrainState clears the value of the "drain_state" field.
+func (_u *ComputeNodeUpdateOne) ClearDrainState() *ComputeNodeUpdateOne {
+	_u.mutation.ClearDrainState()
+	return _u
+}
+
+// SetDrainMessage sets the "drain_message" field.
+func (_u *ComputeNodeUpdateOne) SetDrainMessage(v string) *ComputeNodeUpdateOne {
+	_u.mutation.SetDrainMessage(v)
+	return _u
+}
+
+// SetNillableDrainMessage sets the "drain_message" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableDrainMessage(v *string) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetDrainMessage(*v)
+	}
+	return _u
+}
+
+// ClearDrainMessage clears the value of the "drain_message" field.
+func (_u *ComputeNodeUpdateOne) ClearDrainMessage() *ComputeNodeUpdateOne {
+	_u.mutation.ClearDrainMessage()
+	return _u
+}
+
+// SetDrainDeadline sets the "drain_deadline" field.
+func (_u *ComputeNodeUpdateOne) SetDrainDeadline(v time.Time) *ComputeNodeUpdateOne {
+	_u.mutation.SetDrainDeadline(v)
+	return _u
+}
+
+// SetNillableDrainDeadline sets the "drain_deadline" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableDrainDeadline(v *time.Time) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetDrainDeadline(*v)
+	}
+	return _u
+}
+
+// ClearDrainDeadline clears the value of the "drain_deadline" field.
+func (_u *ComputeNodeUpdateOne) ClearDrainDeadline() *ComputeNodeUpdateOne {
+	_u.mutation.ClearDrainDeadline()
 	return _u
 }
 
@@ -2513,6 +2712,21 @@ func (_u *ComputeNodeUpdateOne) check() error {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.status_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.CordonReason(); ok {
+		if err := computenode.CordonReasonValidator(v); err != nil {
+			return &ValidationError{Name: "cordon_reason", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.cordon_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.DrainState(); ok {
+		if err := computenode.DrainStateValidator(v); err != nil {
+			return &ValidationError{Name: "drain_state", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.drain_state": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.DrainMessage(); ok {
+		if err := computenode.DrainMessageValidator(v); err != nil {
+			return &ValidationError{Name: "drain_message", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.drain_message": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Labels(); ok {
 		if err := v.Validate(); err != nil {
 			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.labels": %w`, err)}
@@ -2634,6 +2848,30 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 	}
 	if value, ok := _u.mutation.Schedulable(); ok {
 		_spec.SetField(computenode.FieldSchedulable, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.CordonReason(); ok {
+		_spec.SetField(computenode.FieldCordonReason, field.TypeString, value)
+	}
+	if _u.mutation.CordonReasonCleared() {
+		_spec.ClearField(computenode.FieldCordonReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.DrainState(); ok {
+		_spec.SetField(computenode.FieldDrainState, field.TypeEnum, value)
+	}
+	if _u.mutation.DrainStateCleared() {
+		_spec.ClearField(computenode.FieldDrainState, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.DrainMessage(); ok {
+		_spec.SetField(computenode.FieldDrainMessage, field.TypeString, value)
+	}
+	if _u.mutation.DrainMessageCleared() {
+		_spec.ClearField(computenode.FieldDrainMessage, field.TypeString)
+	}
+	if value, ok := _u.mutation.DrainDeadline(); ok {
+		_spec.SetField(computenode.FieldDrainDeadline, field.TypeTime, value)
+	}
+	if _u.mutation.DrainDeadlineCleared() {
+		_spec.ClearField(computenode.FieldDrainDeadline, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(computenode.FieldLabels, field.TypeJSON, value)

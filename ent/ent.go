@@ -39,6 +39,7 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/provider"
@@ -141,6 +142,7 @@ func checkColumn(t, c string) error {
 			network.Table:           network.ValidColumn,
 			networkzone.Table:       networkzone.ValidColumn,
 			notice.Table:            notice.ValidColumn,
+			outboxtask.Table:        outboxtask.ValidColumn,
 			port.Table:              port.ValidColumn,
 			powerzone.Table:         powerzone.ValidColumn,
 			provider.Table:          provider.ValidColumn,

@@ -30,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -55,7 +56,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 42)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 43)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -204,6 +205,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldStatus:                    {Type: field.TypeEnum, Column: computenode.FieldStatus},
 			computenode.FieldStatusReason:              {Type: field.TypeString, Column: computenode.FieldStatusReason},
 			computenode.FieldSchedulable:               {Type: field.TypeBool, Column: computenode.FieldSchedulable},
+			computenode.FieldCordonReason:              {Type: field.TypeString, Column: computenode.FieldCordonReason},
+			computenode.FieldDrainState:                {Type: field.TypeEnum, Column: computenode.FieldDrainState},
+			computenode.FieldDrainMessage:              {Type: field.TypeString, Column: computenode.FieldDrainMessage},
+			computenode.FieldDrainDeadline:             {Type: field.TypeTime, Column: computenode.FieldDrainDeadline},
 			computenode.FieldLabels:                    {Type: field.TypeJSON, Column: computenode.FieldLabels},
 			computenode.FieldCPUCapacity:               {Type: field.TypeInt, Column: computenode.FieldCPUCapacity},
 			computenode.FieldMemoryCapacityMB:          {Type: field.TypeInt64, Column: computenode.FieldMemoryCapacityMB},
@@ -663,6 +668,29 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   outboxtask.Table,
+			Columns: outboxtask.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: outboxtask.FieldID,
+			},
+		},
+		Type: "OutboxTask",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			outboxtask.FieldCreatedAt:    {Type: field.TypeTime, Column: outboxtask.FieldCreatedAt},
+			outboxtask.FieldUpdatedAt:    {Type: field.TypeTime, Column: outboxtask.FieldUpdatedAt},
+			outboxtask.FieldKind:         {Type: field.TypeString, Column: outboxtask.FieldKind},
+			outboxtask.FieldQueue:        {Type: field.TypeString, Column: outboxtask.FieldQueue},
+			outboxtask.FieldPayload:      {Type: field.TypeBytes, Column: outboxtask.FieldPayload},
+			outboxtask.FieldDedupKey:     {Type: field.TypeString, Column: outboxtask.FieldDedupKey},
+			outboxtask.FieldAvailableAt:  {Type: field.TypeTime, Column: outboxtask.FieldAvailableAt},
+			outboxtask.FieldDispatchedAt: {Type: field.TypeTime, Column: outboxtask.FieldDispatchedAt},
+			outboxtask.FieldAttempts:     {Type: field.TypeInt, Column: outboxtask.FieldAttempts},
+			outboxtask.FieldLastError:    {Type: field.TypeString, Column: outboxtask.FieldLastError},
+		},
+	}
+	graph.Nodes[28] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   port.Table,
 			Columns: port.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -684,7 +712,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			port.FieldDriver:      {Type: field.TypeString, Column: port.FieldDriver},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   powerzone.Table,
 			Columns: powerzone.Columns,
@@ -701,7 +729,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			powerzone.FieldDescription: {Type: field.TypeString, Column: powerzone.FieldDescription},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   provider.Table,
 			Columns: provider.Columns,
@@ -721,7 +749,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			provider.FieldSupportsLiveMigration: {Type: field.TypeBool, Column: provider.FieldSupportsLiveMigration},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   quota.Table,
 			Columns: quota.Columns,
@@ -743,7 +771,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			quota.FieldUsedStorageGB: {Type: field.TypeInt64, Column: quota.FieldUsedStorageGB},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rack.Table,
 			Columns: rack.Columns,
@@ -764,7 +792,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rack.FieldStatus:      {Type: field.TypeEnum, Column: rack.FieldStatus},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rackzone.Table,
 			Columns: rackzone.Columns,
@@ -781,7 +809,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rackzone.FieldDescription: {Type: field.TypeString, Column: rackzone.FieldDescription},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   region.Table,
 			Columns: region.Columns,
@@ -799,7 +827,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			region.FieldStatus:      {Type: field.TypeEnum, Column: region.FieldStatus},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   regionservice.Table,
 			Columns: regionservice.Columns,
@@ -810,18 +838,19 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "RegionService",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			regionservice.FieldCreatedAt:      {Type: field.TypeTime, Column: regionservice.FieldCreatedAt},
-			regionservice.FieldUpdatedAt:      {Type: field.TypeTime, Column: regionservice.FieldUpdatedAt},
-			regionservice.FieldName:           {Type: field.TypeString, Column: regionservice.FieldName},
-			regionservice.FieldDescription:    {Type: field.TypeString, Column: regionservice.FieldDescription},
-			regionservice.FieldReplicas:       {Type: field.TypeInt, Column: regionservice.FieldReplicas},
-			regionservice.FieldSchedulePolicy: {Type: field.TypeJSON, Column: regionservice.FieldSchedulePolicy},
-			regionservice.FieldAllowPartial:   {Type: field.TypeBool, Column: regionservice.FieldAllowPartial},
-			regionservice.FieldStatus:         {Type: field.TypeEnum, Column: regionservice.FieldStatus},
-			regionservice.FieldStatusReason:   {Type: field.TypeString, Column: regionservice.FieldStatusReason},
+			regionservice.FieldCreatedAt:       {Type: field.TypeTime, Column: regionservice.FieldCreatedAt},
+			regionservice.FieldUpdatedAt:       {Type: field.TypeTime, Column: regionservice.FieldUpdatedAt},
+			regionservice.FieldName:            {Type: field.TypeString, Column: regionservice.FieldName},
+			regionservice.FieldDescription:     {Type: field.TypeString, Column: regionservice.FieldDescription},
+			regionservice.FieldReplicas:        {Type: field.TypeInt, Column: regionservice.FieldReplicas},
+			regionservice.FieldSchedulePolicy:  {Type: field.TypeJSON, Column: regionservice.FieldSchedulePolicy},
+			regionservice.FieldAllowPartial:    {Type: field.TypeBool, Column: regionservice.FieldAllowPartial},
+			regionservice.FieldStatus:          {Type: field.TypeEnum, Column: regionservice.FieldStatus},
+			regionservice.FieldStatusReason:    {Type: field.TypeString, Column: regionservice.FieldStatusReason},
+			regionservice.FieldStatusChangedAt: {Type: field.TypeTime, Column: regionservice.FieldStatusChangedAt},
 		},
 	}
-	graph.Nodes[35] = &sqlgraph.Node{
+	graph.Nodes[36] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rolebinding.Table,
 			Columns: rolebinding.Columns,
@@ -839,7 +868,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolebinding.FieldGrantedBy: {Type: field.TypeString, Column: rolebinding.FieldGrantedBy},
 		},
 	}
-	graph.Nodes[36] = &sqlgraph.Node{
+	graph.Nodes[37] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   servicemesh.Table,
 			Columns: servicemesh.Columns,
@@ -858,7 +887,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			servicemesh.FieldStatus:      {Type: field.TypeEnum, Column: servicemesh.FieldStatus},
 		},
 	}
-	graph.Nodes[37] = &sqlgraph.Node{
+	graph.Nodes[38] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -877,7 +906,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldStatus:      {Type: field.TypeEnum, Column: tenant.FieldStatus},
 		},
 	}
-	graph.Nodes[38] = &sqlgraph.Node{
+	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   usagerecord.Table,
 			Columns: usagerecord.Columns,
@@ -901,7 +930,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			usagerecord.FieldAmount:       {Type: field.TypeFloat64, Column: usagerecord.FieldAmount},
 		},
 	}
-	graph.Nodes[39] = &sqlgraph.Node{
+	graph.Nodes[40] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -922,7 +951,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldLastLoginAt:  {Type: field.TypeTime, Column: user.FieldLastLoginAt},
 		},
 	}
-	graph.Nodes[40] = &sqlgraph.Node{
+	graph.Nodes[41] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   virtualmachine.Table,
 			Columns: virtualmachine.Columns,
@@ -941,13 +970,17 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldBootDevice:         {Type: field.TypeEnum, Column: virtualmachine.FieldBootDevice},
 			virtualmachine.FieldStatus:             {Type: field.TypeEnum, Column: virtualmachine.FieldStatus},
 			virtualmachine.FieldStatusReason:       {Type: field.TypeString, Column: virtualmachine.FieldStatusReason},
+			virtualmachine.FieldStatusChangedAt:    {Type: field.TypeTime, Column: virtualmachine.FieldStatusChangedAt},
 			virtualmachine.FieldLabels:             {Type: field.TypeJSON, Column: virtualmachine.FieldLabels},
 			virtualmachine.FieldSchedulePolicy:     {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
 			virtualmachine.FieldRevision:           {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
 			virtualmachine.FieldMaxRevisionHistory: {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
+			virtualmachine.FieldAllocatedVcpus:     {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
+			virtualmachine.FieldAllocatedMemoryMB:  {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
+			virtualmachine.FieldAllocatedDiskGB:    {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
 		},
 	}
-	graph.Nodes[41] = &sqlgraph.Node{
+	graph.Nodes[42] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   volume.Table,
 			Columns: volume.Columns,
@@ -4029,6 +4062,26 @@ func (f *ComputeNodeFilter) WhereStatusReason(p entql.StringP) {
 // WhereSchedulable applies the entql bool predicate on the schedulable field.
 func (f *ComputeNodeFilter) WhereSchedulable(p entql.BoolP) {
 	f.Where(p.Field(computenode.FieldSchedulable))
+}
+
+// WhereCordonReason applies the entql string predicate on the cordon_reason field.
+func (f *ComputeNodeFilter) WhereCordonReason(p entql.StringP) {
+	f.Where(p.Field(computenode.FieldCordonReason))
+}
+
+// WhereDrainState applies the entql string predicate on the drain_state field.
+func (f *ComputeNodeFilter) WhereDrainState(p entql.StringP) {
+	f.Where(p.Field(computenode.FieldDrainState))
+}
+
+// WhereDrainMessage applies the entql string predicate on the drain_message field.
+func (f *ComputeNodeFilter) WhereDrainMessage(p entql.StringP) {
+	f.Where(p.Field(computenode.FieldDrainMessage))
+}
+
+// WhereDrainDeadline applies the entql time.Time predicate on the drain_deadline field.
+func (f *ComputeNodeFilter) WhereDrainDeadline(p entql.TimeP) {
+	f.Where(p.Field(computenode.FieldDrainDeadline))
 }
 
 // WhereLabels applies the entql json.RawMessage predicate on the labels field.
@@ -7123,6 +7176,96 @@ func (f *NoticeFilter) WhereHasUserWith(preds ...predicate.User) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *OutboxTaskQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the OutboxTaskQuery builder.
+func (_q *OutboxTaskQuery) Filter() *OutboxTaskFilter {
+	return &OutboxTaskFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *OutboxTaskMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the OutboxTaskMutation builder.
+func (m *OutboxTaskMutation) Filter() *OutboxTaskFilter {
+	return &OutboxTaskFilter{config: m.config, predicateAdder: m}
+}
+
+// OutboxTaskFilter provides a generic filtering capability at runtime for OutboxTaskQuery.
+type OutboxTaskFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *OutboxTaskFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *OutboxTaskFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(outboxtask.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *OutboxTaskFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(outboxtask.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *OutboxTaskFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(outboxtask.FieldUpdatedAt))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *OutboxTaskFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(outboxtask.FieldKind))
+}
+
+// WhereQueue applies the entql string predicate on the queue field.
+func (f *OutboxTaskFilter) WhereQueue(p entql.StringP) {
+	f.Where(p.Field(outboxtask.FieldQueue))
+}
+
+// WherePayload applies the entql []byte predicate on the payload field.
+func (f *OutboxTaskFilter) WherePayload(p entql.BytesP) {
+	f.Where(p.Field(outboxtask.FieldPayload))
+}
+
+// WhereDedupKey applies the entql string predicate on the dedup_key field.
+func (f *OutboxTaskFilter) WhereDedupKey(p entql.StringP) {
+	f.Where(p.Field(outboxtask.FieldDedupKey))
+}
+
+// WhereAvailableAt applies the entql time.Time predicate on the available_at field.
+func (f *OutboxTaskFilter) WhereAvailableAt(p entql.TimeP) {
+	f.Where(p.Field(outboxtask.FieldAvailableAt))
+}
+
+// WhereDispatchedAt applies the entql time.Time predicate on the dispatched_at field.
+func (f *OutboxTaskFilter) WhereDispatchedAt(p entql.TimeP) {
+	f.Where(p.Field(outboxtask.FieldDispatchedAt))
+}
+
+// WhereAttempts applies the entql int predicate on the attempts field.
+func (f *OutboxTaskFilter) WhereAttempts(p entql.IntP) {
+	f.Where(p.Field(outboxtask.FieldAttempts))
+}
+
+// WhereLastError applies the entql string predicate on the last_error field.
+func (f *OutboxTaskFilter) WhereLastError(p entql.StringP) {
+	f.Where(p.Field(outboxtask.FieldLastError))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *PortQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -7151,7 +7294,7 @@ type PortFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PortFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7353,7 +7496,7 @@ type PowerZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PowerZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7455,7 +7598,7 @@ type ProviderFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProviderFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7558,7 +7701,7 @@ type QuotaFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *QuotaFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7671,7 +7814,7 @@ type RackFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7849,7 +7992,7 @@ type RackZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7951,7 +8094,7 @@ type RegionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8100,7 +8243,7 @@ type RegionServiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionServiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8154,6 +8297,11 @@ func (f *RegionServiceFilter) WhereStatus(p entql.StringP) {
 // WhereStatusReason applies the entql string predicate on the status_reason field.
 func (f *RegionServiceFilter) WhereStatusReason(p entql.StringP) {
 	f.Where(p.Field(regionservice.FieldStatusReason))
+}
+
+// WhereStatusChangedAt applies the entql time.Time predicate on the status_changed_at field.
+func (f *RegionServiceFilter) WhereStatusChangedAt(p entql.TimeP) {
+	f.Where(p.Field(regionservice.FieldStatusChangedAt))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -8283,7 +8431,7 @@ type RoleBindingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RoleBindingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8390,7 +8538,7 @@ type ServiceMeshFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ServiceMeshFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8474,7 +8622,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8726,7 +8874,7 @@ type UsageRecordFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UsageRecordFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8835,7 +8983,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8985,7 +9133,7 @@ type VirtualMachineFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VirtualMachineFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9036,6 +9184,11 @@ func (f *VirtualMachineFilter) WhereStatusReason(p entql.StringP) {
 	f.Where(p.Field(virtualmachine.FieldStatusReason))
 }
 
+// WhereStatusChangedAt applies the entql time.Time predicate on the status_changed_at field.
+func (f *VirtualMachineFilter) WhereStatusChangedAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldStatusChangedAt))
+}
+
 // WhereLabels applies the entql json.RawMessage predicate on the labels field.
 func (f *VirtualMachineFilter) WhereLabels(p entql.BytesP) {
 	f.Where(p.Field(virtualmachine.FieldLabels))
@@ -9054,6 +9207,21 @@ func (f *VirtualMachineFilter) WhereRevision(p entql.IntP) {
 // WhereMaxRevisionHistory applies the entql int predicate on the max_revision_history field.
 func (f *VirtualMachineFilter) WhereMaxRevisionHistory(p entql.IntP) {
 	f.Where(p.Field(virtualmachine.FieldMaxRevisionHistory))
+}
+
+// WhereAllocatedVcpus applies the entql int predicate on the allocated_vcpus field.
+func (f *VirtualMachineFilter) WhereAllocatedVcpus(p entql.IntP) {
+	f.Where(p.Field(virtualmachine.FieldAllocatedVcpus))
+}
+
+// WhereAllocatedMemoryMB applies the entql int64 predicate on the allocated_memory_mb field.
+func (f *VirtualMachineFilter) WhereAllocatedMemoryMB(p entql.Int64P) {
+	f.Where(p.Field(virtualmachine.FieldAllocatedMemoryMB))
+}
+
+// WhereAllocatedDiskGB applies the entql int64 predicate on the allocated_disk_gb field.
+func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
+	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -9267,7 +9435,7 @@ type VolumeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VolumeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

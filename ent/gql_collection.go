@@ -2460,6 +2460,26 @@ func (_q *ComputeNodeQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, computenode.FieldSchedulable)
 				fieldSeen[computenode.FieldSchedulable] = struct{}{}
 			}
+		case "cordonReason":
+			if _, ok := fieldSeen[computenode.FieldCordonReason]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldCordonReason)
+				fieldSeen[computenode.FieldCordonReason] = struct{}{}
+			}
+		case "drainState":
+			if _, ok := fieldSeen[computenode.FieldDrainState]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldDrainState)
+				fieldSeen[computenode.FieldDrainState] = struct{}{}
+			}
+		case "drainMessage":
+			if _, ok := fieldSeen[computenode.FieldDrainMessage]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldDrainMessage)
+				fieldSeen[computenode.FieldDrainMessage] = struct{}{}
+			}
+		case "drainDeadline":
+			if _, ok := fieldSeen[computenode.FieldDrainDeadline]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldDrainDeadline)
+				fieldSeen[computenode.FieldDrainDeadline] = struct{}{}
+			}
 		case "labels":
 			if _, ok := fieldSeen[computenode.FieldLabels]; !ok {
 				selectedFields = append(selectedFields, computenode.FieldLabels)
@@ -12628,6 +12648,11 @@ func (_q *RegionServiceQuery) collectField(ctx context.Context, oneNode bool, op
 				selectedFields = append(selectedFields, regionservice.FieldStatusReason)
 				fieldSeen[regionservice.FieldStatusReason] = struct{}{}
 			}
+		case "statusChangedAt":
+			if _, ok := fieldSeen[regionservice.FieldStatusChangedAt]; !ok {
+				selectedFields = append(selectedFields, regionservice.FieldStatusChangedAt)
+				fieldSeen[regionservice.FieldStatusChangedAt] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:
@@ -15553,6 +15578,11 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 				selectedFields = append(selectedFields, virtualmachine.FieldStatusReason)
 				fieldSeen[virtualmachine.FieldStatusReason] = struct{}{}
 			}
+		case "statusChangedAt":
+			if _, ok := fieldSeen[virtualmachine.FieldStatusChangedAt]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldStatusChangedAt)
+				fieldSeen[virtualmachine.FieldStatusChangedAt] = struct{}{}
+			}
 		case "labels":
 			if _, ok := fieldSeen[virtualmachine.FieldLabels]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldLabels)
@@ -15572,6 +15602,21 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 			if _, ok := fieldSeen[virtualmachine.FieldMaxRevisionHistory]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldMaxRevisionHistory)
 				fieldSeen[virtualmachine.FieldMaxRevisionHistory] = struct{}{}
+			}
+		case "allocatedVcpus":
+			if _, ok := fieldSeen[virtualmachine.FieldAllocatedVcpus]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedVcpus)
+				fieldSeen[virtualmachine.FieldAllocatedVcpus] = struct{}{}
+			}
+		case "allocatedMemoryMB":
+			if _, ok := fieldSeen[virtualmachine.FieldAllocatedMemoryMB]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedMemoryMB)
+				fieldSeen[virtualmachine.FieldAllocatedMemoryMB] = struct{}{}
+			}
+		case "allocatedDiskGB":
+			if _, ok := fieldSeen[virtualmachine.FieldAllocatedDiskGB]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedDiskGB)
+				fieldSeen[virtualmachine.FieldAllocatedDiskGB] = struct{}{}
 			}
 		case "id":
 		case "__typename":

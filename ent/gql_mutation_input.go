@@ -4548,18 +4548,17 @@ func (c *RegionUpdateOne) SetInput(i UpdateRegionInput) *RegionUpdateOne {
 
 // CreateRegionServiceInput represents a mutation input for creating regionservices.
 type CreateRegionServiceInput struct {
-	Name              string
-	Description       *string
-	Replicas          *int
-	SchedulePolicy    *fieldtype.SchedulePolicy
-	AllowPartial      *bool
-	TenantID          int
-	RegionID          int
-	FlavorID          *int
-	ImageID           *int
-	GlobalServiceID   *int
-	LoadBalancerID    *int
-	VirtualMachineIDs []int
+	Name            string
+	Description     *string
+	Replicas        *int
+	SchedulePolicy  *fieldtype.SchedulePolicy
+	AllowPartial    *bool
+	TenantID        int
+	RegionID        int
+	FlavorID        *int
+	ImageID         *int
+	GlobalServiceID *int
+	LoadBalancerID  *int
 }
 
 // Mutate applies the CreateRegionServiceInput on the RegionServiceMutation builder.
@@ -4591,9 +4590,6 @@ func (i *CreateRegionServiceInput) Mutate(m *RegionServiceMutation) {
 	if v := i.LoadBalancerID; v != nil {
 		m.SetLoadBalancerID(*v)
 	}
-	if v := i.VirtualMachineIDs; len(v) > 0 {
-		m.AddVirtualMachineIDs(v...)
-	}
 }
 
 // SetInput applies the change-set in the CreateRegionServiceInput on the RegionServiceCreate builder.
@@ -4604,21 +4600,18 @@ func (c *RegionServiceCreate) SetInput(i CreateRegionServiceInput) *RegionServic
 
 // UpdateRegionServiceInput represents a mutation input for updating regionservices.
 type UpdateRegionServiceInput struct {
-	Name                    *string
-	ClearDescription        bool
-	Description             *string
-	ClearSchedulePolicy     bool
-	SchedulePolicy          *fieldtype.SchedulePolicy
-	AllowPartial            *bool
-	ClearImage              bool
-	ImageID                 *int
-	ClearGlobalService      bool
-	GlobalServiceID         *int
-	ClearLoadBalancer       bool
-	LoadBalancerID          *int
-	ClearVirtualMachines    bool
-	AddVirtualMachineIDs    []int
-	RemoveVirtualMachineIDs []int
+	Name                *string
+	ClearDescription    bool
+	Description         *string
+	ClearSchedulePolicy bool
+	SchedulePolicy      *fieldtype.SchedulePolicy
+	AllowPartial        *bool
+	ClearImage          bool
+	ImageID             *int
+	ClearGlobalService  bool
+	GlobalServiceID     *int
+	ClearLoadBalancer   bool
+	LoadBalancerID      *int
 }
 
 // Mutate applies the UpdateRegionServiceInput on the RegionServiceMutation builder.
@@ -4658,15 +4651,6 @@ func (i *UpdateRegionServiceInput) Mutate(m *RegionServiceMutation) {
 	}
 	if v := i.LoadBalancerID; v != nil {
 		m.SetLoadBalancerID(*v)
-	}
-	if i.ClearVirtualMachines {
-		m.ClearVirtualMachines()
-	}
-	if v := i.AddVirtualMachineIDs; len(v) > 0 {
-		m.AddVirtualMachineIDs(v...)
-	}
-	if v := i.RemoveVirtualMachineIDs; len(v) > 0 {
-		m.RemoveVirtualMachineIDs(v...)
 	}
 }
 

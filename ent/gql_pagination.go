@@ -2522,6 +2522,20 @@ var (
 			}
 		},
 	}
+	// ComputeNodeOrderFieldDrainState orders ComputeNode by drain_state.
+	ComputeNodeOrderFieldDrainState = &ComputeNodeOrderField{
+		Value: func(_m *ComputeNode) (ent.Value, error) {
+			return _m.DrainState, nil
+		},
+		column: computenode.FieldDrainState,
+		toTerm: computenode.ByDrainState,
+		toCursor: func(_m *ComputeNode) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.DrainState,
+			}
+		},
+	}
 	// ComputeNodeOrderFieldLastHeartbeatAt orders ComputeNode by last_heartbeat_at.
 	ComputeNodeOrderFieldLastHeartbeatAt = &ComputeNodeOrderField{
 		Value: func(_m *ComputeNode) (ent.Value, error) {
@@ -2550,6 +2564,8 @@ func (f ComputeNodeOrderField) String() string {
 		str = "NAME"
 	case ComputeNodeOrderFieldStatus.column:
 		str = "STATUS"
+	case ComputeNodeOrderFieldDrainState.column:
+		str = "DRAIN_STATE"
 	case ComputeNodeOrderFieldLastHeartbeatAt.column:
 		str = "LAST_HEARTBEAT_AT"
 	}
@@ -2576,6 +2592,8 @@ func (f *ComputeNodeOrderField) UnmarshalGQL(v interface{}) error {
 		*f = *ComputeNodeOrderFieldName
 	case "STATUS":
 		*f = *ComputeNodeOrderFieldStatus
+	case "DRAIN_STATE":
+		*f = *ComputeNodeOrderFieldDrainState
 	case "LAST_HEARTBEAT_AT":
 		*f = *ComputeNodeOrderFieldLastHeartbeatAt
 	default:
@@ -12376,6 +12394,20 @@ var (
 			}
 		},
 	}
+	// RegionServiceOrderFieldStatusChangedAt orders RegionService by status_changed_at.
+	RegionServiceOrderFieldStatusChangedAt = &RegionServiceOrderField{
+		Value: func(_m *RegionService) (ent.Value, error) {
+			return _m.StatusChangedAt, nil
+		},
+		column: regionservice.FieldStatusChangedAt,
+		toTerm: regionservice.ByStatusChangedAt,
+		toCursor: func(_m *RegionService) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.StatusChangedAt,
+			}
+		},
+	}
 )
 
 // String implement fmt.Stringer interface.
@@ -12390,6 +12422,8 @@ func (f RegionServiceOrderField) String() string {
 		str = "NAME"
 	case RegionServiceOrderFieldStatus.column:
 		str = "STATUS"
+	case RegionServiceOrderFieldStatusChangedAt.column:
+		str = "STATUS_CHANGED_AT"
 	}
 	return str
 }
@@ -12414,6 +12448,8 @@ func (f *RegionServiceOrderField) UnmarshalGQL(v interface{}) error {
 		*f = *RegionServiceOrderFieldName
 	case "STATUS":
 		*f = *RegionServiceOrderFieldStatus
+	case "STATUS_CHANGED_AT":
+		*f = *RegionServiceOrderFieldStatusChangedAt
 	default:
 		return fmt.Errorf("%s is not a valid RegionServiceOrderField", str)
 	}
@@ -14404,6 +14440,20 @@ var (
 			}
 		},
 	}
+	// VirtualMachineOrderFieldStatusChangedAt orders VirtualMachine by status_changed_at.
+	VirtualMachineOrderFieldStatusChangedAt = &VirtualMachineOrderField{
+		Value: func(_m *VirtualMachine) (ent.Value, error) {
+			return _m.StatusChangedAt, nil
+		},
+		column: virtualmachine.FieldStatusChangedAt,
+		toTerm: virtualmachine.ByStatusChangedAt,
+		toCursor: func(_m *VirtualMachine) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.StatusChangedAt,
+			}
+		},
+	}
 )
 
 // String implement fmt.Stringer interface.
@@ -14418,6 +14468,8 @@ func (f VirtualMachineOrderField) String() string {
 		str = "NAME"
 	case VirtualMachineOrderFieldStatus.column:
 		str = "STATUS"
+	case VirtualMachineOrderFieldStatusChangedAt.column:
+		str = "STATUS_CHANGED_AT"
 	}
 	return str
 }
@@ -14442,6 +14494,8 @@ func (f *VirtualMachineOrderField) UnmarshalGQL(v interface{}) error {
 		*f = *VirtualMachineOrderFieldName
 	case "STATUS":
 		*f = *VirtualMachineOrderFieldStatus
+	case "STATUS_CHANGED_AT":
+		*f = *VirtualMachineOrderFieldStatusChangedAt
 	default:
 		return fmt.Errorf("%s is not a valid VirtualMachineOrderField", str)
 	}

@@ -3247,6 +3247,60 @@ type ComputeNodeWhereInput struct {
 	Schedulable    *bool `json:"schedulable,omitempty"`
 	SchedulableNEQ *bool `json:"schedulableNEQ,omitempty"`
 
+	// "cordon_reason" field predicates.
+	CordonReason             *string  `json:"cordonReason,omitempty"`
+	CordonReasonNEQ          *string  `json:"cordonReasonNEQ,omitempty"`
+	CordonReasonIn           []string `json:"cordonReasonIn,omitempty"`
+	CordonReasonNotIn        []string `json:"cordonReasonNotIn,omitempty"`
+	CordonReasonGT           *string  `json:"cordonReasonGT,omitempty"`
+	CordonReasonGTE          *string  `json:"cordonReasonGTE,omitempty"`
+	CordonReasonLT           *string  `json:"cordonReasonLT,omitempty"`
+	CordonReasonLTE          *string  `json:"cordonReasonLTE,omitempty"`
+	CordonReasonContains     *string  `json:"cordonReasonContains,omitempty"`
+	CordonReasonHasPrefix    *string  `json:"cordonReasonHasPrefix,omitempty"`
+	CordonReasonHasSuffix    *string  `json:"cordonReasonHasSuffix,omitempty"`
+	CordonReasonIsNil        bool     `json:"cordonReasonIsNil,omitempty"`
+	CordonReasonNotNil       bool     `json:"cordonReasonNotNil,omitempty"`
+	CordonReasonEqualFold    *string  `json:"cordonReasonEqualFold,omitempty"`
+	CordonReasonContainsFold *string  `json:"cordonReasonContainsFold,omitempty"`
+
+	// "drain_state" field predicates.
+	DrainState       *computenode.DrainState  `json:"drainState,omitempty"`
+	DrainStateNEQ    *computenode.DrainState  `json:"drainStateNEQ,omitempty"`
+	DrainStateIn     []computenode.DrainState `json:"drainStateIn,omitempty"`
+	DrainStateNotIn  []computenode.DrainState `json:"drainStateNotIn,omitempty"`
+	DrainStateIsNil  bool                     `json:"drainStateIsNil,omitempty"`
+	DrainStateNotNil bool                     `json:"drainStateNotNil,omitempty"`
+
+	// "drain_message" field predicates.
+	DrainMessage             *string  `json:"drainMessage,omitempty"`
+	DrainMessageNEQ          *string  `json:"drainMessageNEQ,omitempty"`
+	DrainMessageIn           []string `json:"drainMessageIn,omitempty"`
+	DrainMessageNotIn        []string `json:"drainMessageNotIn,omitempty"`
+	DrainMessageGT           *string  `json:"drainMessageGT,omitempty"`
+	DrainMessageGTE          *string  `json:"drainMessageGTE,omitempty"`
+	DrainMessageLT           *string  `json:"drainMessageLT,omitempty"`
+	DrainMessageLTE          *string  `json:"drainMessageLTE,omitempty"`
+	DrainMessageContains     *string  `json:"drainMessageContains,omitempty"`
+	DrainMessageHasPrefix    *string  `json:"drainMessageHasPrefix,omitempty"`
+	DrainMessageHasSuffix    *string  `json:"drainMessageHasSuffix,omitempty"`
+	DrainMessageIsNil        bool     `json:"drainMessageIsNil,omitempty"`
+	DrainMessageNotNil       bool     `json:"drainMessageNotNil,omitempty"`
+	DrainMessageEqualFold    *string  `json:"drainMessageEqualFold,omitempty"`
+	DrainMessageContainsFold *string  `json:"drainMessageContainsFold,omitempty"`
+
+	// "drain_deadline" field predicates.
+	DrainDeadline       *time.Time  `json:"drainDeadline,omitempty"`
+	DrainDeadlineNEQ    *time.Time  `json:"drainDeadlineNEQ,omitempty"`
+	DrainDeadlineIn     []time.Time `json:"drainDeadlineIn,omitempty"`
+	DrainDeadlineNotIn  []time.Time `json:"drainDeadlineNotIn,omitempty"`
+	DrainDeadlineGT     *time.Time  `json:"drainDeadlineGT,omitempty"`
+	DrainDeadlineGTE    *time.Time  `json:"drainDeadlineGTE,omitempty"`
+	DrainDeadlineLT     *time.Time  `json:"drainDeadlineLT,omitempty"`
+	DrainDeadlineLTE    *time.Time  `json:"drainDeadlineLTE,omitempty"`
+	DrainDeadlineIsNil  bool        `json:"drainDeadlineIsNil,omitempty"`
+	DrainDeadlineNotNil bool        `json:"drainDeadlineNotNil,omitempty"`
+
 	// "cpu_capacity" field predicates.
 	CPUCapacity      *int  `json:"cpuCapacity,omitempty"`
 	CPUCapacityNEQ   *int  `json:"cpuCapacityNEQ,omitempty"`
@@ -3699,6 +3753,144 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 	}
 	if i.SchedulableNEQ != nil {
 		predicates = append(predicates, computenode.SchedulableNEQ(*i.SchedulableNEQ))
+	}
+	if i.CordonReason != nil {
+		predicates = append(predicates, computenode.CordonReasonEQ(*i.CordonReason))
+	}
+	if i.CordonReasonNEQ != nil {
+		predicates = append(predicates, computenode.CordonReasonNEQ(*i.CordonReasonNEQ))
+	}
+	if len(i.CordonReasonIn) > 0 {
+		predicates = append(predicates, computenode.CordonReasonIn(i.CordonReasonIn...))
+	}
+	if len(i.CordonReasonNotIn) > 0 {
+		predicates = append(predicates, computenode.CordonReasonNotIn(i.CordonReasonNotIn...))
+	}
+	if i.CordonReasonGT != nil {
+		predicates = append(predicates, computenode.CordonReasonGT(*i.CordonReasonGT))
+	}
+	if i.CordonReasonGTE != nil {
+		predicates = append(predicates, computenode.CordonReasonGTE(*i.CordonReasonGTE))
+	}
+	if i.CordonReasonLT != nil {
+		predicates = append(predicates, computenode.CordonReasonLT(*i.CordonReasonLT))
+	}
+	if i.CordonReasonLTE != nil {
+		predicates = append(predicates, computenode.CordonReasonLTE(*i.CordonReasonLTE))
+	}
+	if i.CordonReasonContains != nil {
+		predicates = append(predicates, computenode.CordonReasonContains(*i.CordonReasonContains))
+	}
+	if i.CordonReasonHasPrefix != nil {
+		predicates = append(predicates, computenode.CordonReasonHasPrefix(*i.CordonReasonHasPrefix))
+	}
+	if i.CordonReasonHasSuffix != nil {
+		predicates = append(predicates, computenode.CordonReasonHasSuffix(*i.CordonReasonHasSuffix))
+	}
+	if i.CordonReasonIsNil {
+		predicates = append(predicates, computenode.CordonReasonIsNil())
+	}
+	if i.CordonReasonNotNil {
+		predicates = append(predicates, computenode.CordonReasonNotNil())
+	}
+	if i.CordonReasonEqualFold != nil {
+		predicates = append(predicates, computenode.CordonReasonEqualFold(*i.CordonReasonEqualFold))
+	}
+	if i.CordonReasonContainsFold != nil {
+		predicates = append(predicates, computenode.CordonReasonContainsFold(*i.CordonReasonContainsFold))
+	}
+	if i.DrainState != nil {
+		predicates = append(predicates, computenode.DrainStateEQ(*i.DrainState))
+	}
+	if i.DrainStateNEQ != nil {
+		predicates = append(predicates, computenode.DrainStateNEQ(*i.DrainStateNEQ))
+	}
+	if len(i.DrainStateIn) > 0 {
+		predicates = append(predicates, computenode.DrainStateIn(i.DrainStateIn...))
+	}
+	if len(i.DrainStateNotIn) > 0 {
+		predicates = append(predicates, computenode.DrainStateNotIn(i.DrainStateNotIn...))
+	}
+	if i.DrainStateIsNil {
+		predicates = append(predicates, computenode.DrainStateIsNil())
+	}
+	if i.DrainStateNotNil {
+		predicates = append(predicates, computenode.DrainStateNotNil())
+	}
+	if i.DrainMessage != nil {
+		predicates = append(predicates, computenode.DrainMessageEQ(*i.DrainMessage))
+	}
+	if i.DrainMessageNEQ != nil {
+		predicates = append(predicates, computenode.DrainMessageNEQ(*i.DrainMessageNEQ))
+	}
+	if len(i.DrainMessageIn) > 0 {
+		predicates = append(predicates, computenode.DrainMessageIn(i.DrainMessageIn...))
+	}
+	if len(i.DrainMessageNotIn) > 0 {
+		predicates = append(predicates, computenode.DrainMessageNotIn(i.DrainMessageNotIn...))
+	}
+	if i.DrainMessageGT != nil {
+		predicates = append(predicates, computenode.DrainMessageGT(*i.DrainMessageGT))
+	}
+	if i.DrainMessageGTE != nil {
+		predicates = append(predicates, computenode.DrainMessageGTE(*i.DrainMessageGTE))
+	}
+	if i.DrainMessageLT != nil {
+		predicates = append(predicates, computenode.DrainMessageLT(*i.DrainMessageLT))
+	}
+	if i.DrainMessageLTE != nil {
+		predicates = append(predicates, computenode.DrainMessageLTE(*i.DrainMessageLTE))
+	}
+	if i.DrainMessageContains != nil {
+		predicates = append(predicates, computenode.DrainMessageContains(*i.DrainMessageContains))
+	}
+	if i.DrainMessageHasPrefix != nil {
+		predicates = append(predicates, computenode.DrainMessageHasPrefix(*i.DrainMessageHasPrefix))
+	}
+	if i.DrainMessageHasSuffix != nil {
+		predicates = append(predicates, computenode.DrainMessageHasSuffix(*i.DrainMessageHasSuffix))
+	}
+	if i.DrainMessageIsNil {
+		predicates = append(predicates, computenode.DrainMessageIsNil())
+	}
+	if i.DrainMessageNotNil {
+		predicates = append(predicates, computenode.DrainMessageNotNil())
+	}
+	if i.DrainMessageEqualFold != nil {
+		predicates = append(predicates, computenode.DrainMessageEqualFold(*i.DrainMessageEqualFold))
+	}
+	if i.DrainMessageContainsFold != nil {
+		predicates = append(predicates, computenode.DrainMessageContainsFold(*i.DrainMessageContainsFold))
+	}
+	if i.DrainDeadline != nil {
+		predicates = append(predicates, computenode.DrainDeadlineEQ(*i.DrainDeadline))
+	}
+	if i.DrainDeadlineNEQ != nil {
+		predicates = append(predicates, computenode.DrainDeadlineNEQ(*i.DrainDeadlineNEQ))
+	}
+	if len(i.DrainDeadlineIn) > 0 {
+		predicates = append(predicates, computenode.DrainDeadlineIn(i.DrainDeadlineIn...))
+	}
+	if len(i.DrainDeadlineNotIn) > 0 {
+		predicates = append(predicates, computenode.DrainDeadlineNotIn(i.DrainDeadlineNotIn...))
+	}
+	if i.DrainDeadlineGT != nil {
+		predicates = append(predicates, computenode.DrainDeadlineGT(*i.DrainDeadlineGT))
+	}
+	if i.DrainDeadlineGTE != nil {
+		predicates = append(predicates, computenode.DrainDeadlineGTE(*i.DrainDeadlineGTE))
+	}
+	if i.DrainDeadlineLT != nil {
+		predicates = append(predicates, computenode.DrainDeadlineLT(*i.DrainDeadlineLT))
+	}
+	if i.DrainDeadlineLTE != nil {
+		predicates = append(predicates, computenode.DrainDeadlineLTE(*i.DrainDeadlineLTE))
+	}
+	if i.DrainDeadlineIsNil {
+		predicates = append(predicates, computenode.DrainDeadlineIsNil())
+	}
+	if i.DrainDeadlineNotNil {
+		predicates = append(predicates, computenode.DrainDeadlineNotNil())
 	}
 	if i.CPUCapacity != nil {
 		predicates = append(predicates, computenode.CPUCapacityEQ(*i.CPUCapacity))
@@ -19224,6 +19416,16 @@ type RegionServiceWhereInput struct {
 	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
 	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
 
+	// "status_changed_at" field predicates.
+	StatusChangedAt      *time.Time  `json:"statusChangedAt,omitempty"`
+	StatusChangedAtNEQ   *time.Time  `json:"statusChangedAtNEQ,omitempty"`
+	StatusChangedAtIn    []time.Time `json:"statusChangedAtIn,omitempty"`
+	StatusChangedAtNotIn []time.Time `json:"statusChangedAtNotIn,omitempty"`
+	StatusChangedAtGT    *time.Time  `json:"statusChangedAtGT,omitempty"`
+	StatusChangedAtGTE   *time.Time  `json:"statusChangedAtGTE,omitempty"`
+	StatusChangedAtLT    *time.Time  `json:"statusChangedAtLT,omitempty"`
+	StatusChangedAtLTE   *time.Time  `json:"statusChangedAtLTE,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -19566,6 +19768,30 @@ func (i *RegionServiceWhereInput) P() (predicate.RegionService, error) {
 	}
 	if i.StatusReasonContainsFold != nil {
 		predicates = append(predicates, regionservice.StatusReasonContainsFold(*i.StatusReasonContainsFold))
+	}
+	if i.StatusChangedAt != nil {
+		predicates = append(predicates, regionservice.StatusChangedAtEQ(*i.StatusChangedAt))
+	}
+	if i.StatusChangedAtNEQ != nil {
+		predicates = append(predicates, regionservice.StatusChangedAtNEQ(*i.StatusChangedAtNEQ))
+	}
+	if len(i.StatusChangedAtIn) > 0 {
+		predicates = append(predicates, regionservice.StatusChangedAtIn(i.StatusChangedAtIn...))
+	}
+	if len(i.StatusChangedAtNotIn) > 0 {
+		predicates = append(predicates, regionservice.StatusChangedAtNotIn(i.StatusChangedAtNotIn...))
+	}
+	if i.StatusChangedAtGT != nil {
+		predicates = append(predicates, regionservice.StatusChangedAtGT(*i.StatusChangedAtGT))
+	}
+	if i.StatusChangedAtGTE != nil {
+		predicates = append(predicates, regionservice.StatusChangedAtGTE(*i.StatusChangedAtGTE))
+	}
+	if i.StatusChangedAtLT != nil {
+		predicates = append(predicates, regionservice.StatusChangedAtLT(*i.StatusChangedAtLT))
+	}
+	if i.StatusChangedAtLTE != nil {
+		predicates = append(predicates, regionservice.StatusChangedAtLTE(*i.StatusChangedAtLTE))
 	}
 
 	if i.HasTenant != nil {
@@ -22412,6 +22638,16 @@ type VirtualMachineWhereInput struct {
 	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
 	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
 
+	// "status_changed_at" field predicates.
+	StatusChangedAt      *time.Time  `json:"statusChangedAt,omitempty"`
+	StatusChangedAtNEQ   *time.Time  `json:"statusChangedAtNEQ,omitempty"`
+	StatusChangedAtIn    []time.Time `json:"statusChangedAtIn,omitempty"`
+	StatusChangedAtNotIn []time.Time `json:"statusChangedAtNotIn,omitempty"`
+	StatusChangedAtGT    *time.Time  `json:"statusChangedAtGT,omitempty"`
+	StatusChangedAtGTE   *time.Time  `json:"statusChangedAtGTE,omitempty"`
+	StatusChangedAtLT    *time.Time  `json:"statusChangedAtLT,omitempty"`
+	StatusChangedAtLTE   *time.Time  `json:"statusChangedAtLTE,omitempty"`
+
 	// "revision" field predicates.
 	Revision      *int  `json:"revision,omitempty"`
 	RevisionNEQ   *int  `json:"revisionNEQ,omitempty"`
@@ -22431,6 +22667,36 @@ type VirtualMachineWhereInput struct {
 	MaxRevisionHistoryGTE   *int  `json:"maxRevisionHistoryGTE,omitempty"`
 	MaxRevisionHistoryLT    *int  `json:"maxRevisionHistoryLT,omitempty"`
 	MaxRevisionHistoryLTE   *int  `json:"maxRevisionHistoryLTE,omitempty"`
+
+	// "allocated_vcpus" field predicates.
+	AllocatedVcpus      *int  `json:"allocatedVcpus,omitempty"`
+	AllocatedVcpusNEQ   *int  `json:"allocatedVcpusNEQ,omitempty"`
+	AllocatedVcpusIn    []int `json:"allocatedVcpusIn,omitempty"`
+	AllocatedVcpusNotIn []int `json:"allocatedVcpusNotIn,omitempty"`
+	AllocatedVcpusGT    *int  `json:"allocatedVcpusGT,omitempty"`
+	AllocatedVcpusGTE   *int  `json:"allocatedVcpusGTE,omitempty"`
+	AllocatedVcpusLT    *int  `json:"allocatedVcpusLT,omitempty"`
+	AllocatedVcpusLTE   *int  `json:"allocatedVcpusLTE,omitempty"`
+
+	// "allocated_memory_mb" field predicates.
+	AllocatedMemoryMB      *int64  `json:"allocatedMemoryMB,omitempty"`
+	AllocatedMemoryMBNEQ   *int64  `json:"allocatedMemoryMBNEQ,omitempty"`
+	AllocatedMemoryMBIn    []int64 `json:"allocatedMemoryMBIn,omitempty"`
+	AllocatedMemoryMBNotIn []int64 `json:"allocatedMemoryMBNotIn,omitempty"`
+	AllocatedMemoryMBGT    *int64  `json:"allocatedMemoryMBGT,omitempty"`
+	AllocatedMemoryMBGTE   *int64  `json:"allocatedMemoryMBGTE,omitempty"`
+	AllocatedMemoryMBLT    *int64  `json:"allocatedMemoryMBLT,omitempty"`
+	AllocatedMemoryMBLTE   *int64  `json:"allocatedMemoryMBLTE,omitempty"`
+
+	// "allocated_disk_gb" field predicates.
+	AllocatedDiskGB      *int64  `json:"allocatedDiskGB,omitempty"`
+	AllocatedDiskGBNEQ   *int64  `json:"allocatedDiskGBNEQ,omitempty"`
+	AllocatedDiskGBIn    []int64 `json:"allocatedDiskGBIn,omitempty"`
+	AllocatedDiskGBNotIn []int64 `json:"allocatedDiskGBNotIn,omitempty"`
+	AllocatedDiskGBGT    *int64  `json:"allocatedDiskGBGT,omitempty"`
+	AllocatedDiskGBGTE   *int64  `json:"allocatedDiskGBGTE,omitempty"`
+	AllocatedDiskGBLT    *int64  `json:"allocatedDiskGBLT,omitempty"`
+	AllocatedDiskGBLTE   *int64  `json:"allocatedDiskGBLTE,omitempty"`
 
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
@@ -22793,6 +23059,30 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	if i.StatusReasonContainsFold != nil {
 		predicates = append(predicates, virtualmachine.StatusReasonContainsFold(*i.StatusReasonContainsFold))
 	}
+	if i.StatusChangedAt != nil {
+		predicates = append(predicates, virtualmachine.StatusChangedAtEQ(*i.StatusChangedAt))
+	}
+	if i.StatusChangedAtNEQ != nil {
+		predicates = append(predicates, virtualmachine.StatusChangedAtNEQ(*i.StatusChangedAtNEQ))
+	}
+	if len(i.StatusChangedAtIn) > 0 {
+		predicates = append(predicates, virtualmachine.StatusChangedAtIn(i.StatusChangedAtIn...))
+	}
+	if len(i.StatusChangedAtNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.StatusChangedAtNotIn(i.StatusChangedAtNotIn...))
+	}
+	if i.StatusChangedAtGT != nil {
+		predicates = append(predicates, virtualmachine.StatusChangedAtGT(*i.StatusChangedAtGT))
+	}
+	if i.StatusChangedAtGTE != nil {
+		predicates = append(predicates, virtualmachine.StatusChangedAtGTE(*i.StatusChangedAtGTE))
+	}
+	if i.StatusChangedAtLT != nil {
+		predicates = append(predicates, virtualmachine.StatusChangedAtLT(*i.StatusChangedAtLT))
+	}
+	if i.StatusChangedAtLTE != nil {
+		predicates = append(predicates, virtualmachine.StatusChangedAtLTE(*i.StatusChangedAtLTE))
+	}
 	if i.Revision != nil {
 		predicates = append(predicates, virtualmachine.RevisionEQ(*i.Revision))
 	}
@@ -22840,6 +23130,78 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	}
 	if i.MaxRevisionHistoryLTE != nil {
 		predicates = append(predicates, virtualmachine.MaxRevisionHistoryLTE(*i.MaxRevisionHistoryLTE))
+	}
+	if i.AllocatedVcpus != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusEQ(*i.AllocatedVcpus))
+	}
+	if i.AllocatedVcpusNEQ != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusNEQ(*i.AllocatedVcpusNEQ))
+	}
+	if len(i.AllocatedVcpusIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusIn(i.AllocatedVcpusIn...))
+	}
+	if len(i.AllocatedVcpusNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusNotIn(i.AllocatedVcpusNotIn...))
+	}
+	if i.AllocatedVcpusGT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusGT(*i.AllocatedVcpusGT))
+	}
+	if i.AllocatedVcpusGTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusGTE(*i.AllocatedVcpusGTE))
+	}
+	if i.AllocatedVcpusLT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusLT(*i.AllocatedVcpusLT))
+	}
+	if i.AllocatedVcpusLTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedVcpusLTE(*i.AllocatedVcpusLTE))
+	}
+	if i.AllocatedMemoryMB != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBEQ(*i.AllocatedMemoryMB))
+	}
+	if i.AllocatedMemoryMBNEQ != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBNEQ(*i.AllocatedMemoryMBNEQ))
+	}
+	if len(i.AllocatedMemoryMBIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBIn(i.AllocatedMemoryMBIn...))
+	}
+	if len(i.AllocatedMemoryMBNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBNotIn(i.AllocatedMemoryMBNotIn...))
+	}
+	if i.AllocatedMemoryMBGT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBGT(*i.AllocatedMemoryMBGT))
+	}
+	if i.AllocatedMemoryMBGTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBGTE(*i.AllocatedMemoryMBGTE))
+	}
+	if i.AllocatedMemoryMBLT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBLT(*i.AllocatedMemoryMBLT))
+	}
+	if i.AllocatedMemoryMBLTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedMemoryMBLTE(*i.AllocatedMemoryMBLTE))
+	}
+	if i.AllocatedDiskGB != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBEQ(*i.AllocatedDiskGB))
+	}
+	if i.AllocatedDiskGBNEQ != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBNEQ(*i.AllocatedDiskGBNEQ))
+	}
+	if len(i.AllocatedDiskGBIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBIn(i.AllocatedDiskGBIn...))
+	}
+	if len(i.AllocatedDiskGBNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBNotIn(i.AllocatedDiskGBNotIn...))
+	}
+	if i.AllocatedDiskGBGT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBGT(*i.AllocatedDiskGBGT))
+	}
+	if i.AllocatedDiskGBGTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBGTE(*i.AllocatedDiskGBGTE))
+	}
+	if i.AllocatedDiskGBLT != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBLT(*i.AllocatedDiskGBLT))
+	}
+	if i.AllocatedDiskGBLTE != nil {
+		predicates = append(predicates, virtualmachine.AllocatedDiskGBLTE(*i.AllocatedDiskGBLTE))
 	}
 
 	if i.HasTenant != nil {

@@ -38,6 +38,7 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -93,6 +94,7 @@ const (
 	TypeNetwork           = "Network"
 	TypeNetworkZone       = "NetworkZone"
 	TypeNotice            = "Notice"
+	TypeOutboxTask        = "OutboxTask"
 	TypePort              = "Port"
 	TypePowerZone         = "PowerZone"
 	TypeProvider          = "Provider"
@@ -6484,6 +6486,10 @@ type ComputeNodeMutation struct {
 	status                          *computenode.Status
 	status_reason                   *string
 	schedulable                     *bool
+	cordon_reason                   *string
+	drain_state                     *computenode.DrainState
+	drain_message                   *string
+	drain_deadline                  *time.Time
 	labels                          *fieldtype.Labels
 	cpu_capacity                    *int
 	addcpu_capacity                 *int
@@ -6875,6 +6881,202 @@ func (m *ComputeNodeMutation) OldSchedulable(ctx context.Context) (v bool, err e
 // ResetSchedulable resets all changes to the "schedulable" field.
 func (m *ComputeNodeMutation) ResetSchedulable() {
 	m.schedulable = nil
+}
+
+// SetCordonReason sets the "cordon_reason" field.
+func (m *ComputeNodeMutation) SetCordonReason(s string) {
+	m.cordon_reason = &s
+}
+
+// CordonReason returns the value of the "cordon_reason" field in the mutation.
+func (m *ComputeNodeMutation) CordonReason() (r string, exists bool) {
+	v := m.cordon_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCordonReason returns the old "cordon_reason" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldCordonReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCordonReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCordonReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCordonReason: %w", err)
+	}
+	return oldValue.CordonReason, nil
+}
+
+// ClearCordonReason clears the value of the "cordon_reason" field.
+func (m *ComputeNodeMutation) ClearCordonReason() {
+	m.cordon_reason = nil
+	m.clearedFields[computenode.FieldCordonReason] = struct{}{}
+}
+
+// CordonReasonCleared returns if the "cordon_reason" field was cleared in this mutation.
+func (m *ComputeNodeMutation) CordonReasonCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldCordonReason]
+	return ok
+}
+
+// ResetCordonReason resets all changes to the "cordon_reason" field.
+func (m *ComputeNodeMutation) ResetCordonReason() {
+	m.cordon_reason = nil
+	delete(m.clearedFields, computenode.FieldCordonReason)
+}
+
+// SetDrainState sets the "drain_state" field.
+func (m *ComputeNodeMutation) SetDrainState(cs computenode.DrainState) {
+	m.drain_state = &cs
+}
+
+// DrainState returns the value of the "drain_state" field in the mutation.
+func (m *ComputeNodeMutation) DrainState() (r computenode.DrainState, exists bool) {
+	v := m.drain_state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrainState returns the old "drain_state" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldDrainState(ctx context.Context) (v computenode.DrainState, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrainState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrainState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrainState: %w", err)
+	}
+	return oldValue.DrainState, nil
+}
+
+// ClearDrainState clears the value of the "drain_state" field.
+func (m *ComputeNodeMutation) ClearDrainState() {
+	m.drain_state = nil
+	m.clearedFields[computenode.FieldDrainState] = struct{}{}
+}
+
+// DrainStateCleared returns if the "drain_state" field was cleared in this mutation.
+func (m *ComputeNodeMutation) DrainStateCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldDrainState]
+	return ok
+}
+
+// ResetDrainState resets all changes to the "drain_state" field.
+func (m *ComputeNodeMutation) ResetDrainState() {
+	m.drain_state = nil
+	delete(m.clearedFields, computenode.FieldDrainState)
+}
+
+// SetDrainMessage sets the "drain_message" field.
+func (m *ComputeNodeMutation) SetDrainMessage(s string) {
+	m.drain_message = &s
+}
+
+// DrainMessage returns the value of the "drain_message" field in the mutation.
+func (m *ComputeNodeMutation) DrainMessage() (r string, exists bool) {
+	v := m.drain_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrainMessage returns the old "drain_message" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldDrainMessage(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrainMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrainMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrainMessage: %w", err)
+	}
+	return oldValue.DrainMessage, nil
+}
+
+// ClearDrainMessage clears the value of the "drain_message" field.
+func (m *ComputeNodeMutation) ClearDrainMessage() {
+	m.drain_message = nil
+	m.clearedFields[computenode.FieldDrainMessage] = struct{}{}
+}
+
+// DrainMessageCleared returns if the "drain_message" field was cleared in this mutation.
+func (m *ComputeNodeMutation) DrainMessageCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldDrainMessage]
+	return ok
+}
+
+// ResetDrainMessage resets all changes to the "drain_message" field.
+func (m *ComputeNodeMutation) ResetDrainMessage() {
+	m.drain_message = nil
+	delete(m.clearedFields, computenode.FieldDrainMessage)
+}
+
+// SetDrainDeadline sets the "drain_deadline" field.
+func (m *ComputeNodeMutation) SetDrainDeadline(t time.Time) {
+	m.drain_deadline = &t
+}
+
+// DrainDeadline returns the value of the "drain_deadline" field in the mutation.
+func (m *ComputeNodeMutation) DrainDeadline() (r time.Time, exists bool) {
+	v := m.drain_deadline
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrainDeadline returns the old "drain_deadline" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldDrainDeadline(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrainDeadline is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrainDeadline requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrainDeadline: %w", err)
+	}
+	return oldValue.DrainDeadline, nil
+}
+
+// ClearDrainDeadline clears the value of the "drain_deadline" field.
+func (m *ComputeNodeMutation) ClearDrainDeadline() {
+	m.drain_deadline = nil
+	m.clearedFields[computenode.FieldDrainDeadline] = struct{}{}
+}
+
+// DrainDeadlineCleared returns if the "drain_deadline" field was cleared in this mutation.
+func (m *ComputeNodeMutation) DrainDeadlineCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldDrainDeadline]
+	return ok
+}
+
+// ResetDrainDeadline resets all changes to the "drain_deadline" field.
+func (m *ComputeNodeMutation) ResetDrainDeadline() {
+	m.drain_deadline = nil
+	delete(m.clearedFields, computenode.FieldDrainDeadline)
 }
 
 // SetLabels sets the "labels" field.
@@ -8369,7 +8571,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 26)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -8387,6 +8589,18 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.schedulable != nil {
 		fields = append(fields, computenode.FieldSchedulable)
+	}
+	if m.cordon_reason != nil {
+		fields = append(fields, computenode.FieldCordonReason)
+	}
+	if m.drain_state != nil {
+		fields = append(fields, computenode.FieldDrainState)
+	}
+	if m.drain_message != nil {
+		fields = append(fields, computenode.FieldDrainMessage)
+	}
+	if m.drain_deadline != nil {
+		fields = append(fields, computenode.FieldDrainDeadline)
 	}
 	if m.labels != nil {
 		fields = append(fields, computenode.FieldLabels)
@@ -8456,6 +8670,14 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.StatusReason()
 	case computenode.FieldSchedulable:
 		return m.Schedulable()
+	case computenode.FieldCordonReason:
+		return m.CordonReason()
+	case computenode.FieldDrainState:
+		return m.DrainState()
+	case computenode.FieldDrainMessage:
+		return m.DrainMessage()
+	case computenode.FieldDrainDeadline:
+		return m.DrainDeadline()
 	case computenode.FieldLabels:
 		return m.Labels()
 	case computenode.FieldCPUCapacity:
@@ -8509,6 +8731,14 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldStatusReason(ctx)
 	case computenode.FieldSchedulable:
 		return m.OldSchedulable(ctx)
+	case computenode.FieldCordonReason:
+		return m.OldCordonReason(ctx)
+	case computenode.FieldDrainState:
+		return m.OldDrainState(ctx)
+	case computenode.FieldDrainMessage:
+		return m.OldDrainMessage(ctx)
+	case computenode.FieldDrainDeadline:
+		return m.OldDrainDeadline(ctx)
 	case computenode.FieldLabels:
 		return m.OldLabels(ctx)
 	case computenode.FieldCPUCapacity:
@@ -8591,6 +8821,34 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSchedulable(v)
+		return nil
+	case computenode.FieldCordonReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCordonReason(v)
+		return nil
+	case computenode.FieldDrainState:
+		v, ok := value.(computenode.DrainState)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrainState(v)
+		return nil
+	case computenode.FieldDrainMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrainMessage(v)
+		return nil
+	case computenode.FieldDrainDeadline:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrainDeadline(v)
 		return nil
 	case computenode.FieldLabels:
 		v, ok := value.(fieldtype.Labels)
@@ -8836,6 +9094,18 @@ func (m *ComputeNodeMutation) ClearedFields() []string {
 	if m.FieldCleared(computenode.FieldStatusReason) {
 		fields = append(fields, computenode.FieldStatusReason)
 	}
+	if m.FieldCleared(computenode.FieldCordonReason) {
+		fields = append(fields, computenode.FieldCordonReason)
+	}
+	if m.FieldCleared(computenode.FieldDrainState) {
+		fields = append(fields, computenode.FieldDrainState)
+	}
+	if m.FieldCleared(computenode.FieldDrainMessage) {
+		fields = append(fields, computenode.FieldDrainMessage)
+	}
+	if m.FieldCleared(computenode.FieldDrainDeadline) {
+		fields = append(fields, computenode.FieldDrainDeadline)
+	}
 	if m.FieldCleared(computenode.FieldLabels) {
 		fields = append(fields, computenode.FieldLabels)
 	}
@@ -8867,6 +9137,18 @@ func (m *ComputeNodeMutation) ClearField(name string) error {
 	switch name {
 	case computenode.FieldStatusReason:
 		m.ClearStatusReason()
+		return nil
+	case computenode.FieldCordonReason:
+		m.ClearCordonReason()
+		return nil
+	case computenode.FieldDrainState:
+		m.ClearDrainState()
+		return nil
+	case computenode.FieldDrainMessage:
+		m.ClearDrainMessage()
+		return nil
+	case computenode.FieldDrainDeadline:
+		m.ClearDrainDeadline()
 		return nil
 	case computenode.FieldLabels:
 		m.ClearLabels()
@@ -8908,6 +9190,18 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldSchedulable:
 		m.ResetSchedulable()
+		return nil
+	case computenode.FieldCordonReason:
+		m.ResetCordonReason()
+		return nil
+	case computenode.FieldDrainState:
+		m.ResetDrainState()
+		return nil
+	case computenode.FieldDrainMessage:
+		m.ResetDrainMessage()
+		return nil
+	case computenode.FieldDrainDeadline:
+		m.ResetDrainDeadline()
 		return nil
 	case computenode.FieldLabels:
 		m.ResetLabels()
@@ -32842,6 +33136,933 @@ func (m *NoticeMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Notice edge %s", name)
 }
 
+// OutboxTaskMutation represents an operation that mutates the OutboxTask nodes in the graph.
+type OutboxTaskMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	created_at    *time.Time
+	updated_at    *time.Time
+	kind          *string
+	queue         *string
+	payload       *[]byte
+	dedup_key     *string
+	available_at  *time.Time
+	dispatched_at *time.Time
+	attempts      *int
+	addattempts   *int
+	last_error    *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*OutboxTask, error)
+	predicates    []predicate.OutboxTask
+}
+
+var _ ent.Mutation = (*OutboxTaskMutation)(nil)
+
+// outboxtaskOption allows management of the mutation configuration using functional options.
+type outboxtaskOption func(*OutboxTaskMutation)
+
+// newOutboxTaskMutation creates new mutation for the OutboxTask entity.
+func newOutboxTaskMutation(c config, op Op, opts ...outboxtaskOption) *OutboxTaskMutation {
+	m := &OutboxTaskMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOutboxTask,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOutboxTaskID sets the ID field of the mutation.
+func withOutboxTaskID(id int) outboxtaskOption {
+	return func(m *OutboxTaskMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OutboxTask
+		)
+		m.oldValue = func(ctx context.Context) (*OutboxTask, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OutboxTask.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOutboxTask sets the old OutboxTask of the mutation.
+func withOutboxTask(node *OutboxTask) outboxtaskOption {
+	return func(m *OutboxTaskMutation) {
+		m.oldValue = func(context.Context) (*OutboxTask, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OutboxTaskMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OutboxTaskMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OutboxTaskMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OutboxTaskMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OutboxTask.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *OutboxTaskMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *OutboxTaskMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *OutboxTaskMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *OutboxTaskMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *OutboxTaskMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *OutboxTaskMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *OutboxTaskMutation) SetKind(s string) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *OutboxTaskMutation) Kind() (r string, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldKind(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *OutboxTaskMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetQueue sets the "queue" field.
+func (m *OutboxTaskMutation) SetQueue(s string) {
+	m.queue = &s
+}
+
+// Queue returns the value of the "queue" field in the mutation.
+func (m *OutboxTaskMutation) Queue() (r string, exists bool) {
+	v := m.queue
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQueue returns the old "queue" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldQueue(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQueue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQueue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQueue: %w", err)
+	}
+	return oldValue.Queue, nil
+}
+
+// ResetQueue resets all changes to the "queue" field.
+func (m *OutboxTaskMutation) ResetQueue() {
+	m.queue = nil
+}
+
+// SetPayload sets the "payload" field.
+func (m *OutboxTaskMutation) SetPayload(b []byte) {
+	m.payload = &b
+}
+
+// Payload returns the value of the "payload" field in the mutation.
+func (m *OutboxTaskMutation) Payload() (r []byte, exists bool) {
+	v := m.payload
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayload returns the old "payload" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldPayload(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayload is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayload requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayload: %w", err)
+	}
+	return oldValue.Payload, nil
+}
+
+// ClearPayload clears the value of the "payload" field.
+func (m *OutboxTaskMutation) ClearPayload() {
+	m.payload = nil
+	m.clearedFields[outboxtask.FieldPayload] = struct{}{}
+}
+
+// PayloadCleared returns if the "payload" field was cleared in this mutation.
+func (m *OutboxTaskMutation) PayloadCleared() bool {
+	_, ok := m.clearedFields[outboxtask.FieldPayload]
+	return ok
+}
+
+// ResetPayload resets all changes to the "payload" field.
+func (m *OutboxTaskMutation) ResetPayload() {
+	m.payload = nil
+	delete(m.clearedFields, outboxtask.FieldPayload)
+}
+
+// SetDedupKey sets the "dedup_key" field.
+func (m *OutboxTaskMutation) SetDedupKey(s string) {
+	m.dedup_key = &s
+}
+
+// DedupKey returns the value of the "dedup_key" field in the mutation.
+func (m *OutboxTaskMutation) DedupKey() (r string, exists bool) {
+	v := m.dedup_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDedupKey returns the old "dedup_key" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldDedupKey(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDedupKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDedupKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDedupKey: %w", err)
+	}
+	return oldValue.DedupKey, nil
+}
+
+// ClearDedupKey clears the value of the "dedup_key" field.
+func (m *OutboxTaskMutation) ClearDedupKey() {
+	m.dedup_key = nil
+	m.clearedFields[outboxtask.FieldDedupKey] = struct{}{}
+}
+
+// DedupKeyCleared returns if the "dedup_key" field was cleared in this mutation.
+func (m *OutboxTaskMutation) DedupKeyCleared() bool {
+	_, ok := m.clearedFields[outboxtask.FieldDedupKey]
+	return ok
+}
+
+// ResetDedupKey resets all changes to the "dedup_key" field.
+func (m *OutboxTaskMutation) ResetDedupKey() {
+	m.dedup_key = nil
+	delete(m.clearedFields, outboxtask.FieldDedupKey)
+}
+
+// SetAvailableAt sets the "available_at" field.
+func (m *OutboxTaskMutation) SetAvailableAt(t time.Time) {
+	m.available_at = &t
+}
+
+// AvailableAt returns the value of the "available_at" field in the mutation.
+func (m *OutboxTaskMutation) AvailableAt() (r time.Time, exists bool) {
+	v := m.available_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAvailableAt returns the old "available_at" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldAvailableAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAvailableAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAvailableAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAvailableAt: %w", err)
+	}
+	return oldValue.AvailableAt, nil
+}
+
+// ResetAvailableAt resets all changes to the "available_at" field.
+func (m *OutboxTaskMutation) ResetAvailableAt() {
+	m.available_at = nil
+}
+
+// SetDispatchedAt sets the "dispatched_at" field.
+func (m *OutboxTaskMutation) SetDispatchedAt(t time.Time) {
+	m.dispatched_at = &t
+}
+
+// DispatchedAt returns the value of the "dispatched_at" field in the mutation.
+func (m *OutboxTaskMutation) DispatchedAt() (r time.Time, exists bool) {
+	v := m.dispatched_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDispatchedAt returns the old "dispatched_at" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldDispatchedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDispatchedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDispatchedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDispatchedAt: %w", err)
+	}
+	return oldValue.DispatchedAt, nil
+}
+
+// ClearDispatchedAt clears the value of the "dispatched_at" field.
+func (m *OutboxTaskMutation) ClearDispatchedAt() {
+	m.dispatched_at = nil
+	m.clearedFields[outboxtask.FieldDispatchedAt] = struct{}{}
+}
+
+// DispatchedAtCleared returns if the "dispatched_at" field was cleared in this mutation.
+func (m *OutboxTaskMutation) DispatchedAtCleared() bool {
+	_, ok := m.clearedFields[outboxtask.FieldDispatchedAt]
+	return ok
+}
+
+// ResetDispatchedAt resets all changes to the "dispatched_at" field.
+func (m *OutboxTaskMutation) ResetDispatchedAt() {
+	m.dispatched_at = nil
+	delete(m.clearedFields, outboxtask.FieldDispatchedAt)
+}
+
+// SetAttempts sets the "attempts" field.
+func (m *OutboxTaskMutation) SetAttempts(i int) {
+	m.attempts = &i
+	m.addattempts = nil
+}
+
+// Attempts returns the value of the "attempts" field in the mutation.
+func (m *OutboxTaskMutation) Attempts() (r int, exists bool) {
+	v := m.attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttempts returns the old "attempts" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttempts: %w", err)
+	}
+	return oldValue.Attempts, nil
+}
+
+// AddAttempts adds i to the "attempts" field.
+func (m *OutboxTaskMutation) AddAttempts(i int) {
+	if m.addattempts != nil {
+		*m.addattempts += i
+	} else {
+		m.addattempts = &i
+	}
+}
+
+// AddedAttempts returns the value that was added to the "attempts" field in this mutation.
+func (m *OutboxTaskMutation) AddedAttempts() (r int, exists bool) {
+	v := m.addattempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAttempts resets all changes to the "attempts" field.
+func (m *OutboxTaskMutation) ResetAttempts() {
+	m.attempts = nil
+	m.addattempts = nil
+}
+
+// SetLastError sets the "last_error" field.
+func (m *OutboxTaskMutation) SetLastError(s string) {
+	m.last_error = &s
+}
+
+// LastError returns the value of the "last_error" field in the mutation.
+func (m *OutboxTaskMutation) LastError() (r string, exists bool) {
+	v := m.last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastError returns the old "last_error" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldLastError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastError: %w", err)
+	}
+	return oldValue.LastError, nil
+}
+
+// ClearLastError clears the value of the "last_error" field.
+func (m *OutboxTaskMutation) ClearLastError() {
+	m.last_error = nil
+	m.clearedFields[outboxtask.FieldLastError] = struct{}{}
+}
+
+// LastErrorCleared returns if the "last_error" field was cleared in this mutation.
+func (m *OutboxTaskMutation) LastErrorCleared() bool {
+	_, ok := m.clearedFields[outboxtask.FieldLastError]
+	return ok
+}
+
+// ResetLastError resets all changes to the "last_error" field.
+func (m *OutboxTaskMutation) ResetLastError() {
+	m.last_error = nil
+	delete(m.clearedFields, outboxtask.FieldLastError)
+}
+
+// Where appends a list predicates to the OutboxTaskMutation builder.
+func (m *OutboxTaskMutation) Where(ps ...predicate.OutboxTask) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OutboxTaskMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OutboxTaskMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OutboxTask, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OutboxTaskMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OutboxTaskMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OutboxTask).
+func (m *OutboxTaskMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OutboxTaskMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, outboxtask.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, outboxtask.FieldUpdatedAt)
+	}
+	if m.kind != nil {
+		fields = append(fields, outboxtask.FieldKind)
+	}
+	if m.queue != nil {
+		fields = append(fields, outboxtask.FieldQueue)
+	}
+	if m.payload != nil {
+		fields = append(fields, outboxtask.FieldPayload)
+	}
+	if m.dedup_key != nil {
+		fields = append(fields, outboxtask.FieldDedupKey)
+	}
+	if m.available_at != nil {
+		fields = append(fields, outboxtask.FieldAvailableAt)
+	}
+	if m.dispatched_at != nil {
+		fields = append(fields, outboxtask.FieldDispatchedAt)
+	}
+	if m.attempts != nil {
+		fields = append(fields, outboxtask.FieldAttempts)
+	}
+	if m.last_error != nil {
+		fields = append(fields, outboxtask.FieldLastError)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OutboxTaskMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case outboxtask.FieldCreatedAt:
+		return m.CreatedAt()
+	case outboxtask.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case outboxtask.FieldKind:
+		return m.Kind()
+	case outboxtask.FieldQueue:
+		return m.Queue()
+	case outboxtask.FieldPayload:
+		return m.Payload()
+	case outboxtask.FieldDedupKey:
+		return m.DedupKey()
+	case outboxtask.FieldAvailableAt:
+		return m.AvailableAt()
+	case outboxtask.FieldDispatchedAt:
+		return m.DispatchedAt()
+	case outboxtask.FieldAttempts:
+		return m.Attempts()
+	case outboxtask.FieldLastError:
+		return m.LastError()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OutboxTaskMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case outboxtask.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case outboxtask.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case outboxtask.FieldKind:
+		return m.OldKind(ctx)
+	case outboxtask.FieldQueue:
+		return m.OldQueue(ctx)
+	case outboxtask.FieldPayload:
+		return m.OldPayload(ctx)
+	case outboxtask.FieldDedupKey:
+		return m.OldDedupKey(ctx)
+	case outboxtask.FieldAvailableAt:
+		return m.OldAvailableAt(ctx)
+	case outboxtask.FieldDispatchedAt:
+		return m.OldDispatchedAt(ctx)
+	case outboxtask.FieldAttempts:
+		return m.OldAttempts(ctx)
+	case outboxtask.FieldLastError:
+		return m.OldLastError(ctx)
+	}
+	return nil, fmt.Errorf("unknown OutboxTask field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OutboxTaskMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case outboxtask.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case outboxtask.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case outboxtask.FieldKind:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case outboxtask.FieldQueue:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQueue(v)
+		return nil
+	case outboxtask.FieldPayload:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayload(v)
+		return nil
+	case outboxtask.FieldDedupKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDedupKey(v)
+		return nil
+	case outboxtask.FieldAvailableAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAvailableAt(v)
+		return nil
+	case outboxtask.FieldDispatchedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDispatchedAt(v)
+		return nil
+	case outboxtask.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttempts(v)
+		return nil
+	case outboxtask.FieldLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastError(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OutboxTask field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OutboxTaskMutation) AddedFields() []string {
+	var fields []string
+	if m.addattempts != nil {
+		fields = append(fields, outboxtask.FieldAttempts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OutboxTaskMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case outboxtask.FieldAttempts:
+		return m.AddedAttempts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OutboxTaskMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case outboxtask.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAttempts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OutboxTask numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OutboxTaskMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(outboxtask.FieldPayload) {
+		fields = append(fields, outboxtask.FieldPayload)
+	}
+	if m.FieldCleared(outboxtask.FieldDedupKey) {
+		fields = append(fields, outboxtask.FieldDedupKey)
+	}
+	if m.FieldCleared(outboxtask.FieldDispatchedAt) {
+		fields = append(fields, outboxtask.FieldDispatchedAt)
+	}
+	if m.FieldCleared(outboxtask.FieldLastError) {
+		fields = append(fields, outboxtask.FieldLastError)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OutboxTaskMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OutboxTaskMutation) ClearField(name string) error {
+	switch name {
+	case outboxtask.FieldPayload:
+		m.ClearPayload()
+		return nil
+	case outboxtask.FieldDedupKey:
+		m.ClearDedupKey()
+		return nil
+	case outboxtask.FieldDispatchedAt:
+		m.ClearDispatchedAt()
+		return nil
+	case outboxtask.FieldLastError:
+		m.ClearLastError()
+		return nil
+	}
+	return fmt.Errorf("unknown OutboxTask nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OutboxTaskMutation) ResetField(name string) error {
+	switch name {
+	case outboxtask.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case outboxtask.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case outboxtask.FieldKind:
+		m.ResetKind()
+		return nil
+	case outboxtask.FieldQueue:
+		m.ResetQueue()
+		return nil
+	case outboxtask.FieldPayload:
+		m.ResetPayload()
+		return nil
+	case outboxtask.FieldDedupKey:
+		m.ResetDedupKey()
+		return nil
+	case outboxtask.FieldAvailableAt:
+		m.ResetAvailableAt()
+		return nil
+	case outboxtask.FieldDispatchedAt:
+		m.ResetDispatchedAt()
+		return nil
+	case outboxtask.FieldAttempts:
+		m.ResetAttempts()
+		return nil
+	case outboxtask.FieldLastError:
+		m.ResetLastError()
+		return nil
+	}
+	return fmt.Errorf("unknown OutboxTask field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OutboxTaskMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OutboxTaskMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OutboxTaskMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OutboxTaskMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OutboxTaskMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OutboxTaskMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OutboxTaskMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown OutboxTask unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OutboxTaskMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown OutboxTask edge %s", name)
+}
+
 // PortMutation represents an operation that mutates the Port nodes in the graph.
 type PortMutation struct {
 	config
@@ -40259,6 +41480,7 @@ type RegionServiceMutation struct {
 	allow_partial           *bool
 	status                  *regionservice.Status
 	status_reason           *string
+	status_changed_at       *time.Time
 	clearedFields           map[string]struct{}
 	tenant                  *int
 	clearedtenant           bool
@@ -40761,6 +41983,42 @@ func (m *RegionServiceMutation) ResetStatusReason() {
 	delete(m.clearedFields, regionservice.FieldStatusReason)
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (m *RegionServiceMutation) SetStatusChangedAt(t time.Time) {
+	m.status_changed_at = &t
+}
+
+// StatusChangedAt returns the value of the "status_changed_at" field in the mutation.
+func (m *RegionServiceMutation) StatusChangedAt() (r time.Time, exists bool) {
+	v := m.status_changed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusChangedAt returns the old "status_changed_at" field's value of the RegionService entity.
+// If the RegionService object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RegionServiceMutation) OldStatusChangedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusChangedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusChangedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusChangedAt: %w", err)
+	}
+	return oldValue.StatusChangedAt, nil
+}
+
+// ResetStatusChangedAt resets all changes to the "status_changed_at" field.
+func (m *RegionServiceMutation) ResetStatusChangedAt() {
+	m.status_changed_at = nil
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
 func (m *RegionServiceMutation) SetTenantID(id int) {
 	m.tenant = &id
@@ -41083,7 +42341,7 @@ func (m *RegionServiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RegionServiceMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.created_at != nil {
 		fields = append(fields, regionservice.FieldCreatedAt)
 	}
@@ -41111,6 +42369,9 @@ func (m *RegionServiceMutation) Fields() []string {
 	if m.status_reason != nil {
 		fields = append(fields, regionservice.FieldStatusReason)
 	}
+	if m.status_changed_at != nil {
+		fields = append(fields, regionservice.FieldStatusChangedAt)
+	}
 	return fields
 }
 
@@ -41137,6 +42398,8 @@ func (m *RegionServiceMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case regionservice.FieldStatusReason:
 		return m.StatusReason()
+	case regionservice.FieldStatusChangedAt:
+		return m.StatusChangedAt()
 	}
 	return nil, false
 }
@@ -41164,6 +42427,8 @@ func (m *RegionServiceMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldStatus(ctx)
 	case regionservice.FieldStatusReason:
 		return m.OldStatusReason(ctx)
+	case regionservice.FieldStatusChangedAt:
+		return m.OldStatusChangedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown RegionService field %s", name)
 }
@@ -41235,6 +42500,13 @@ func (m *RegionServiceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatusReason(v)
+		return nil
+	case regionservice.FieldStatusChangedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusChangedAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown RegionService field %s", name)
@@ -41347,6 +42619,9 @@ func (m *RegionServiceMutation) ResetField(name string) error {
 		return nil
 	case regionservice.FieldStatusReason:
 		m.ResetStatusReason()
+		return nil
+	case regionservice.FieldStatusChangedAt:
+		m.ResetStatusChangedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown RegionService field %s", name)
@@ -47042,12 +48317,19 @@ type VirtualMachineMutation struct {
 	boot_device               *virtualmachine.BootDevice
 	status                    *virtualmachine.Status
 	status_reason             *string
+	status_changed_at         *time.Time
 	labels                    *fieldtype.Labels
 	schedule_policy           *fieldtype.SchedulePolicy
 	revision                  *int
 	addrevision               *int
 	max_revision_history      *int
 	addmax_revision_history   *int
+	allocated_vcpus           *int
+	addallocated_vcpus        *int
+	allocated_memory_mb       *int64
+	addallocated_memory_mb    *int64
+	allocated_disk_gb         *int64
+	addallocated_disk_gb      *int64
 	clearedFields             map[string]struct{}
 	tenant                    *int
 	clearedtenant             bool
@@ -47497,6 +48779,42 @@ func (m *VirtualMachineMutation) ResetStatusReason() {
 	delete(m.clearedFields, virtualmachine.FieldStatusReason)
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (m *VirtualMachineMutation) SetStatusChangedAt(t time.Time) {
+	m.status_changed_at = &t
+}
+
+// StatusChangedAt returns the value of the "status_changed_at" field in the mutation.
+func (m *VirtualMachineMutation) StatusChangedAt() (r time.Time, exists bool) {
+	v := m.status_changed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusChangedAt returns the old "status_changed_at" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldStatusChangedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusChangedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusChangedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusChangedAt: %w", err)
+	}
+	return oldValue.StatusChangedAt, nil
+}
+
+// ResetStatusChangedAt resets all changes to the "status_changed_at" field.
+func (m *VirtualMachineMutation) ResetStatusChangedAt() {
+	m.status_changed_at = nil
+}
+
 // SetLabels sets the "labels" field.
 func (m *VirtualMachineMutation) SetLabels(f fieldtype.Labels) {
 	m.labels = &f
@@ -47705,6 +49023,174 @@ func (m *VirtualMachineMutation) AddedMaxRevisionHistory() (r int, exists bool) 
 func (m *VirtualMachineMutation) ResetMaxRevisionHistory() {
 	m.max_revision_history = nil
 	m.addmax_revision_history = nil
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (m *VirtualMachineMutation) SetAllocatedVcpus(i int) {
+	m.allocated_vcpus = &i
+	m.addallocated_vcpus = nil
+}
+
+// AllocatedVcpus returns the value of the "allocated_vcpus" field in the mutation.
+func (m *VirtualMachineMutation) AllocatedVcpus() (r int, exists bool) {
+	v := m.allocated_vcpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllocatedVcpus returns the old "allocated_vcpus" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAllocatedVcpus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllocatedVcpus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllocatedVcpus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllocatedVcpus: %w", err)
+	}
+	return oldValue.AllocatedVcpus, nil
+}
+
+// AddAllocatedVcpus adds i to the "allocated_vcpus" field.
+func (m *VirtualMachineMutation) AddAllocatedVcpus(i int) {
+	if m.addallocated_vcpus != nil {
+		*m.addallocated_vcpus += i
+	} else {
+		m.addallocated_vcpus = &i
+	}
+}
+
+// AddedAllocatedVcpus returns the value that was added to the "allocated_vcpus" field in this mutation.
+func (m *VirtualMachineMutation) AddedAllocatedVcpus() (r int, exists bool) {
+	v := m.addallocated_vcpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAllocatedVcpus resets all changes to the "allocated_vcpus" field.
+func (m *VirtualMachineMutation) ResetAllocatedVcpus() {
+	m.allocated_vcpus = nil
+	m.addallocated_vcpus = nil
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (m *VirtualMachineMutation) SetAllocatedMemoryMB(i int64) {
+	m.allocated_memory_mb = &i
+	m.addallocated_memory_mb = nil
+}
+
+// AllocatedMemoryMB returns the value of the "allocated_memory_mb" field in the mutation.
+func (m *VirtualMachineMutation) AllocatedMemoryMB() (r int64, exists bool) {
+	v := m.allocated_memory_mb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllocatedMemoryMB returns the old "allocated_memory_mb" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAllocatedMemoryMB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllocatedMemoryMB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllocatedMemoryMB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllocatedMemoryMB: %w", err)
+	}
+	return oldValue.AllocatedMemoryMB, nil
+}
+
+// AddAllocatedMemoryMB adds i to the "allocated_memory_mb" field.
+func (m *VirtualMachineMutation) AddAllocatedMemoryMB(i int64) {
+	if m.addallocated_memory_mb != nil {
+		*m.addallocated_memory_mb += i
+	} else {
+		m.addallocated_memory_mb = &i
+	}
+}
+
+// AddedAllocatedMemoryMB returns the value that was added to the "allocated_memory_mb" field in this mutation.
+func (m *VirtualMachineMutation) AddedAllocatedMemoryMB() (r int64, exists bool) {
+	v := m.addallocated_memory_mb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAllocatedMemoryMB resets all changes to the "allocated_memory_mb" field.
+func (m *VirtualMachineMutation) ResetAllocatedMemoryMB() {
+	m.allocated_memory_mb = nil
+	m.addallocated_memory_mb = nil
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (m *VirtualMachineMutation) SetAllocatedDiskGB(i int64) {
+	m.allocated_disk_gb = &i
+	m.addallocated_disk_gb = nil
+}
+
+// AllocatedDiskGB returns the value of the "allocated_disk_gb" field in the mutation.
+func (m *VirtualMachineMutation) AllocatedDiskGB() (r int64, exists bool) {
+	v := m.allocated_disk_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAllocatedDiskGB returns the old "allocated_disk_gb" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAllocatedDiskGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAllocatedDiskGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAllocatedDiskGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAllocatedDiskGB: %w", err)
+	}
+	return oldValue.AllocatedDiskGB, nil
+}
+
+// AddAllocatedDiskGB adds i to the "allocated_disk_gb" field.
+func (m *VirtualMachineMutation) AddAllocatedDiskGB(i int64) {
+	if m.addallocated_disk_gb != nil {
+		*m.addallocated_disk_gb += i
+	} else {
+		m.addallocated_disk_gb = &i
+	}
+}
+
+// AddedAllocatedDiskGB returns the value that was added to the "allocated_disk_gb" field in this mutation.
+func (m *VirtualMachineMutation) AddedAllocatedDiskGB() (r int64, exists bool) {
+	v := m.addallocated_disk_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAllocatedDiskGB resets all changes to the "allocated_disk_gb" field.
+func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
+	m.allocated_disk_gb = nil
+	m.addallocated_disk_gb = nil
 }
 
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
@@ -48323,7 +49809,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -48348,6 +49834,9 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.status_reason != nil {
 		fields = append(fields, virtualmachine.FieldStatusReason)
 	}
+	if m.status_changed_at != nil {
+		fields = append(fields, virtualmachine.FieldStatusChangedAt)
+	}
 	if m.labels != nil {
 		fields = append(fields, virtualmachine.FieldLabels)
 	}
@@ -48359,6 +49848,15 @@ func (m *VirtualMachineMutation) Fields() []string {
 	}
 	if m.max_revision_history != nil {
 		fields = append(fields, virtualmachine.FieldMaxRevisionHistory)
+	}
+	if m.allocated_vcpus != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedVcpus)
+	}
+	if m.allocated_memory_mb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedMemoryMB)
+	}
+	if m.allocated_disk_gb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
 	return fields
 }
@@ -48384,6 +49882,8 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case virtualmachine.FieldStatusReason:
 		return m.StatusReason()
+	case virtualmachine.FieldStatusChangedAt:
+		return m.StatusChangedAt()
 	case virtualmachine.FieldLabels:
 		return m.Labels()
 	case virtualmachine.FieldSchedulePolicy:
@@ -48392,6 +49892,12 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.Revision()
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.MaxRevisionHistory()
+	case virtualmachine.FieldAllocatedVcpus:
+		return m.AllocatedVcpus()
+	case virtualmachine.FieldAllocatedMemoryMB:
+		return m.AllocatedMemoryMB()
+	case virtualmachine.FieldAllocatedDiskGB:
+		return m.AllocatedDiskGB()
 	}
 	return nil, false
 }
@@ -48417,6 +49923,8 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldStatus(ctx)
 	case virtualmachine.FieldStatusReason:
 		return m.OldStatusReason(ctx)
+	case virtualmachine.FieldStatusChangedAt:
+		return m.OldStatusChangedAt(ctx)
 	case virtualmachine.FieldLabels:
 		return m.OldLabels(ctx)
 	case virtualmachine.FieldSchedulePolicy:
@@ -48425,6 +49933,12 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldRevision(ctx)
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.OldMaxRevisionHistory(ctx)
+	case virtualmachine.FieldAllocatedVcpus:
+		return m.OldAllocatedVcpus(ctx)
+	case virtualmachine.FieldAllocatedMemoryMB:
+		return m.OldAllocatedMemoryMB(ctx)
+	case virtualmachine.FieldAllocatedDiskGB:
+		return m.OldAllocatedDiskGB(ctx)
 	}
 	return nil, fmt.Errorf("unknown VirtualMachine field %s", name)
 }
@@ -48490,6 +50004,13 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatusReason(v)
 		return nil
+	case virtualmachine.FieldStatusChangedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusChangedAt(v)
+		return nil
 	case virtualmachine.FieldLabels:
 		v, ok := value.(fieldtype.Labels)
 		if !ok {
@@ -48518,6 +50039,27 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetMaxRevisionHistory(v)
 		return nil
+	case virtualmachine.FieldAllocatedVcpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllocatedVcpus(v)
+		return nil
+	case virtualmachine.FieldAllocatedMemoryMB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllocatedMemoryMB(v)
+		return nil
+	case virtualmachine.FieldAllocatedDiskGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAllocatedDiskGB(v)
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine field %s", name)
 }
@@ -48532,6 +50074,15 @@ func (m *VirtualMachineMutation) AddedFields() []string {
 	if m.addmax_revision_history != nil {
 		fields = append(fields, virtualmachine.FieldMaxRevisionHistory)
 	}
+	if m.addallocated_vcpus != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedVcpus)
+	}
+	if m.addallocated_memory_mb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedMemoryMB)
+	}
+	if m.addallocated_disk_gb != nil {
+		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
+	}
 	return fields
 }
 
@@ -48544,6 +50095,12 @@ func (m *VirtualMachineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedRevision()
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.AddedMaxRevisionHistory()
+	case virtualmachine.FieldAllocatedVcpus:
+		return m.AddedAllocatedVcpus()
+	case virtualmachine.FieldAllocatedMemoryMB:
+		return m.AddedAllocatedMemoryMB()
+	case virtualmachine.FieldAllocatedDiskGB:
+		return m.AddedAllocatedDiskGB()
 	}
 	return nil, false
 }
@@ -48566,6 +50123,27 @@ func (m *VirtualMachineMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddMaxRevisionHistory(v)
+		return nil
+	case virtualmachine.FieldAllocatedVcpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAllocatedVcpus(v)
+		return nil
+	case virtualmachine.FieldAllocatedMemoryMB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAllocatedMemoryMB(v)
+		return nil
+	case virtualmachine.FieldAllocatedDiskGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAllocatedDiskGB(v)
 		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine numeric field %s", name)
@@ -48645,6 +50223,9 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 	case virtualmachine.FieldStatusReason:
 		m.ResetStatusReason()
 		return nil
+	case virtualmachine.FieldStatusChangedAt:
+		m.ResetStatusChangedAt()
+		return nil
 	case virtualmachine.FieldLabels:
 		m.ResetLabels()
 		return nil
@@ -48656,6 +50237,15 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 		return nil
 	case virtualmachine.FieldMaxRevisionHistory:
 		m.ResetMaxRevisionHistory()
+		return nil
+	case virtualmachine.FieldAllocatedVcpus:
+		m.ResetAllocatedVcpus()
+		return nil
+	case virtualmachine.FieldAllocatedMemoryMB:
+		m.ResetAllocatedMemoryMB()
+		return nil
+	case virtualmachine.FieldAllocatedDiskGB:
+		m.ResetAllocatedDiskGB()
 		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine field %s", name)

@@ -43,6 +43,8 @@ type RegionService struct {
 	Status regionservice.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
 	StatusReason string `json:"status_reason,omitempty"`
+	// when status last changed; the reconcile loop retries or fails what stays in a transitional state too long
+	StatusChangedAt time.Time `json:"status_changed_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the RegionServiceQuery when eager-loading is set.
 	Edges                          RegionServiceEdges `json:"edges"`
@@ -68,7 +70,7 @@ type RegionServiceEdges struct {
 	GlobalService *GlobalService `json:"global_service,omitempty"`
 	// LoadBalancer holds the value of the load_balancer edge.
 	LoadBalancer *LoadBalancer `json:"load_balancer,omitempty"`
-	// VirtualMachines holds the value of the virtual_machines edge.
+	// the replicas, created and removed by placement only
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
@@ -167,7 +169,7 @@ func (*RegionService) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case regionservice.FieldName, regionservice.FieldDescription, regionservice.FieldStatus, regionservice.FieldStatusReason:
 			values[i] = new(sql.NullString)
-		case regionservice.FieldCreatedAt, regionservice.FieldUpdatedAt:
+		case regionservice.FieldCreatedAt, regionservice.FieldUpdatedAt, regionservice.FieldStatusChangedAt:
 			values[i] = new(sql.NullTime)
 		case regionservice.ForeignKeys[0]: // flavor_region_services
 			values[i] = new(sql.NullInt64)
@@ -255,6 +257,12 @@ func (_m *RegionService) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status_reason", values[i])
 			} else if value.Valid {
 				_m.StatusReason = value.String
+			}
+		case regionservice.FieldStatusChangedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field status_changed_at", values[i])
+			} else if value.Valid {
+				_m.StatusChangedAt = value.Time
 			}
 		case regionservice.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -388,6 +396,9 @@ func (_m *RegionService) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status_reason=")
 	builder.WriteString(_m.StatusReason)
+	builder.WriteString(", ")
+	builder.WriteString("status_changed_at=")
+	builder.WriteString(_m.StatusChangedAt.Format(time.ANSIC))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -148,6 +148,20 @@ func (_c *RegionServiceCreate) SetNillableStatusReason(v *string) *RegionService
 	return _c
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_c *RegionServiceCreate) SetStatusChangedAt(v time.Time) *RegionServiceCreate {
+	_c.mutation.SetStatusChangedAt(v)
+	return _c
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_c *RegionServiceCreate) SetNillableStatusChangedAt(v *time.Time) *RegionServiceCreate {
+	if v != nil {
+		_c.SetStatusChangedAt(*v)
+	}
+	return _c
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_c *RegionServiceCreate) SetTenantID(id int) *RegionServiceCreate {
 	_c.mutation.SetTenantID(id)
@@ -324,6 +338,13 @@ func (_c *RegionServiceCreate) defaults() error {
 		v := regionservice.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.StatusChangedAt(); !ok {
+		if regionservice.DefaultStatusChangedAt == nil {
+			return fmt.Errorf("ent: uninitialized regionservice.DefaultStatusChangedAt (forgotten import ent/runtime?)")
+		}
+		v := regionservice.DefaultStatusChangedAt()
+		_c.mutation.SetStatusChangedAt(v)
+	}
 	return nil
 }
 
@@ -376,6 +397,9 @@ func (_c *RegionServiceCreate) check() error {
 		if err := regionservice.StatusReasonValidator(v); err != nil {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "RegionService.status_reason": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.StatusChangedAt(); !ok {
+		return &ValidationError{Name: "status_changed_at", err: errors.New(`ent: missing required field "RegionService.status_changed_at"`)}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "RegionService.tenant"`)}
@@ -445,6 +469,10 @@ func (_c *RegionServiceCreate) createSpec() (*RegionService, *sqlgraph.CreateSpe
 	if value, ok := _c.mutation.StatusReason(); ok {
 		_spec.SetField(regionservice.FieldStatusReason, field.TypeString, value)
 		_node.StatusReason = value
+	}
+	if value, ok := _c.mutation.StatusChangedAt(); ok {
+		_spec.SetField(regionservice.FieldStatusChangedAt, field.TypeTime, value)
+		_node.StatusChangedAt = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -735,6 +763,18 @@ func (u *RegionServiceUpsert) ClearStatusReason() *RegionServiceUpsert {
 	return u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *RegionServiceUpsert) SetStatusChangedAt(v time.Time) *RegionServiceUpsert {
+	u.Set(regionservice.FieldStatusChangedAt, v)
+	return u
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *RegionServiceUpsert) UpdateStatusChangedAt() *RegionServiceUpsert {
+	u.SetExcluded(regionservice.FieldStatusChangedAt)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -917,6 +957,20 @@ func (u *RegionServiceUpsertOne) UpdateStatusReason() *RegionServiceUpsertOne {
 func (u *RegionServiceUpsertOne) ClearStatusReason() *RegionServiceUpsertOne {
 	return u.Update(func(s *RegionServiceUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *RegionServiceUpsertOne) SetStatusChangedAt(v time.Time) *RegionServiceUpsertOne {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.SetStatusChangedAt(v)
+	})
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *RegionServiceUpsertOne) UpdateStatusChangedAt() *RegionServiceUpsertOne {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.UpdateStatusChangedAt()
 	})
 }
 
@@ -1268,6 +1322,20 @@ func (u *RegionServiceUpsertBulk) UpdateStatusReason() *RegionServiceUpsertBulk 
 func (u *RegionServiceUpsertBulk) ClearStatusReason() *RegionServiceUpsertBulk {
 	return u.Update(func(s *RegionServiceUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *RegionServiceUpsertBulk) SetStatusChangedAt(v time.Time) *RegionServiceUpsertBulk {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.SetStatusChangedAt(v)
+	})
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *RegionServiceUpsertBulk) UpdateStatusChangedAt() *RegionServiceUpsertBulk {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.UpdateStatusChangedAt()
 	})
 }
 

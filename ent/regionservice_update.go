@@ -166,6 +166,20 @@ func (_u *RegionServiceUpdate) ClearStatusReason() *RegionServiceUpdate {
 	return _u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_u *RegionServiceUpdate) SetStatusChangedAt(v time.Time) *RegionServiceUpdate {
+	_u.mutation.SetStatusChangedAt(v)
+	return _u
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_u *RegionServiceUpdate) SetNillableStatusChangedAt(v *time.Time) *RegionServiceUpdate {
+	if v != nil {
+		_u.SetStatusChangedAt(*v)
+	}
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *RegionServiceUpdate) SetTenantID(id int) *RegionServiceUpdate {
 	_u.mutation.SetTenantID(id)
@@ -477,6 +491,9 @@ func (_u *RegionServiceUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(regionservice.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.StatusChangedAt(); ok {
+		_spec.SetField(regionservice.FieldStatusChangedAt, field.TypeTime, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -848,6 +865,20 @@ func (_u *RegionServiceUpdateOne) ClearStatusReason() *RegionServiceUpdateOne {
 	return _u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_u *RegionServiceUpdateOne) SetStatusChangedAt(v time.Time) *RegionServiceUpdateOne {
+	_u.mutation.SetStatusChangedAt(v)
+	return _u
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_u *RegionServiceUpdateOne) SetNillableStatusChangedAt(v *time.Time) *RegionServiceUpdateOne {
+	if v != nil {
+		_u.SetStatusChangedAt(*v)
+	}
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *RegionServiceUpdateOne) SetTenantID(id int) *RegionServiceUpdateOne {
 	_u.mutation.SetTenantID(id)
@@ -1189,6 +1220,9 @@ func (_u *RegionServiceUpdateOne) sqlSave(ctx context.Context) (_node *RegionSer
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(regionservice.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.StatusChangedAt(); ok {
+		_spec.SetField(regionservice.FieldStatusChangedAt, field.TypeTime, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -36,6 +36,7 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/provider"
@@ -1392,6 +1393,48 @@ func (c *NoticeClient) authorizeDelete(ctx context.Context, id int) error {
 		}
 		if !exists {
 			return &NotFoundError{notice.Label}
+		}
+	}
+	return nil
+}
+
+// SafeDelete deletes the OutboxTask with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *OutboxTaskClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "OutboxTask", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the OutboxTask privacy policy for deleting id without deleting it.
+func (c *OutboxTaskClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(outboxtask.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{outboxtask.Label}
+	}
+	m := newOutboxTaskMutation(c.config, OpDeleteOne, withOutboxTaskID(id))
+	if outboxtask.Policy != nil {
+		if err := outboxtask.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, outboxtask.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{outboxtask.Label}
 		}
 	}
 	return nil

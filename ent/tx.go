@@ -66,6 +66,8 @@ type Tx struct {
 	NetworkZone *NetworkZoneClient
 	// Notice is the client for interacting with the Notice builders.
 	Notice *NoticeClient
+	// OutboxTask is the client for interacting with the OutboxTask builders.
+	OutboxTask *OutboxTaskClient
 	// Port is the client for interacting with the Port builders.
 	Port *PortClient
 	// PowerZone is the client for interacting with the PowerZone builders.
@@ -254,6 +256,7 @@ func (tx *Tx) init() {
 	tx.Network = NewNetworkClient(tx.config)
 	tx.NetworkZone = NewNetworkZoneClient(tx.config)
 	tx.Notice = NewNoticeClient(tx.config)
+	tx.OutboxTask = NewOutboxTaskClient(tx.config)
 	tx.Port = NewPortClient(tx.config)
 	tx.PowerZone = NewPowerZoneClient(tx.config)
 	tx.Provider = NewProviderClient(tx.config)

@@ -43,6 +43,8 @@ type VirtualMachine struct {
 	Status virtualmachine.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
 	StatusReason string `json:"status_reason,omitempty"`
+	// when status last changed; the reconcile loop retries or fails what stays in a transitional state too long
+	StatusChangedAt time.Time `json:"status_changed_at,omitempty"`
 	// Labels holds the value of the "labels" field.
 	Labels fieldtype.Labels `json:"labels,omitempty"`
 	// SchedulePolicy holds the value of the "schedule_policy" field.
@@ -51,6 +53,12 @@ type VirtualMachine struct {
 	Revision int `json:"revision,omitempty"`
 	// MaxRevisionHistory holds the value of the "max_revision_history" field.
 	MaxRevisionHistory int `json:"max_revision_history,omitempty"`
+	// what placement charged the node and the quota; released exactly on delete
+	AllocatedVcpus int `json:"allocated_vcpus,omitempty"`
+	// AllocatedMemoryMB holds the value of the "allocated_memory_mb" field.
+	AllocatedMemoryMB int64 `json:"allocated_memory_mb,omitempty"`
+	// AllocatedDiskGB holds the value of the "allocated_disk_gb" field.
+	AllocatedDiskGB int64 `json:"allocated_disk_gb,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the VirtualMachineQuery when eager-loading is set.
 	Edges                               VirtualMachineEdges `json:"edges"`
@@ -246,11 +254,11 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy:
 			values[i] = new([]byte)
-		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory:
+		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB:
 			values[i] = new(sql.NullInt64)
 		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason:
 			values[i] = new(sql.NullString)
-		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt:
+		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt:
 			values[i] = new(sql.NullTime)
 		case virtualmachine.ForeignKeys[0]: // cluster_virtual_machines
 			values[i] = new(sql.NullInt64)
@@ -337,6 +345,12 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.StatusReason = value.String
 			}
+		case virtualmachine.FieldStatusChangedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field status_changed_at", values[i])
+			} else if value.Valid {
+				_m.StatusChangedAt = value.Time
+			}
 		case virtualmachine.FieldLabels:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field labels", values[i])
@@ -364,6 +378,24 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field max_revision_history", values[i])
 			} else if value.Valid {
 				_m.MaxRevisionHistory = int(value.Int64)
+			}
+		case virtualmachine.FieldAllocatedVcpus:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field allocated_vcpus", values[i])
+			} else if value.Valid {
+				_m.AllocatedVcpus = int(value.Int64)
+			}
+		case virtualmachine.FieldAllocatedMemoryMB:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field allocated_memory_mb", values[i])
+			} else if value.Valid {
+				_m.AllocatedMemoryMB = value.Int64
+			}
+		case virtualmachine.FieldAllocatedDiskGB:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field allocated_disk_gb", values[i])
+			} else if value.Valid {
+				_m.AllocatedDiskGB = value.Int64
 			}
 		case virtualmachine.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -546,6 +578,9 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString("status_reason=")
 	builder.WriteString(_m.StatusReason)
 	builder.WriteString(", ")
+	builder.WriteString("status_changed_at=")
+	builder.WriteString(_m.StatusChangedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
 	builder.WriteString("labels=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Labels))
 	builder.WriteString(", ")
@@ -557,6 +592,15 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("max_revision_history=")
 	builder.WriteString(fmt.Sprintf("%v", _m.MaxRevisionHistory))
+	builder.WriteString(", ")
+	builder.WriteString("allocated_vcpus=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedVcpus))
+	builder.WriteString(", ")
+	builder.WriteString("allocated_memory_mb=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedMemoryMB))
+	builder.WriteString(", ")
+	builder.WriteString("allocated_disk_gb=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedDiskGB))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -140,6 +140,20 @@ func (_c *VirtualMachineCreate) SetNillableStatusReason(v *string) *VirtualMachi
 	return _c
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_c *VirtualMachineCreate) SetStatusChangedAt(v time.Time) *VirtualMachineCreate {
+	_c.mutation.SetStatusChangedAt(v)
+	return _c
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableStatusChangedAt(v *time.Time) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetStatusChangedAt(*v)
+	}
+	return _c
+}
+
 // SetLabels sets the "labels" field.
 func (_c *VirtualMachineCreate) SetLabels(v fieldtype.Labels) *VirtualMachineCreate {
 	_c.mutation.SetLabels(v)
@@ -184,6 +198,48 @@ func (_c *VirtualMachineCreate) SetMaxRevisionHistory(v int) *VirtualMachineCrea
 func (_c *VirtualMachineCreate) SetNillableMaxRevisionHistory(v *int) *VirtualMachineCreate {
 	if v != nil {
 		_c.SetMaxRevisionHistory(*v)
+	}
+	return _c
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (_c *VirtualMachineCreate) SetAllocatedVcpus(v int) *VirtualMachineCreate {
+	_c.mutation.SetAllocatedVcpus(v)
+	return _c
+}
+
+// SetNillableAllocatedVcpus sets the "allocated_vcpus" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAllocatedVcpus(v *int) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAllocatedVcpus(*v)
+	}
+	return _c
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (_c *VirtualMachineCreate) SetAllocatedMemoryMB(v int64) *VirtualMachineCreate {
+	_c.mutation.SetAllocatedMemoryMB(v)
+	return _c
+}
+
+// SetNillableAllocatedMemoryMB sets the "allocated_memory_mb" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAllocatedMemoryMB(v *int64) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAllocatedMemoryMB(*v)
+	}
+	return _c
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (_c *VirtualMachineCreate) SetAllocatedDiskGB(v int64) *VirtualMachineCreate {
+	_c.mutation.SetAllocatedDiskGB(v)
+	return _c
+}
+
+// SetNillableAllocatedDiskGB sets the "allocated_disk_gb" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAllocatedDiskGB(*v)
 	}
 	return _c
 }
@@ -454,6 +510,13 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.StatusChangedAt(); !ok {
+		if virtualmachine.DefaultStatusChangedAt == nil {
+			return fmt.Errorf("ent: uninitialized virtualmachine.DefaultStatusChangedAt (forgotten import ent/runtime?)")
+		}
+		v := virtualmachine.DefaultStatusChangedAt()
+		_c.mutation.SetStatusChangedAt(v)
+	}
 	if _, ok := _c.mutation.Revision(); !ok {
 		v := virtualmachine.DefaultRevision
 		_c.mutation.SetRevision(v)
@@ -461,6 +524,18 @@ func (_c *VirtualMachineCreate) defaults() error {
 	if _, ok := _c.mutation.MaxRevisionHistory(); !ok {
 		v := virtualmachine.DefaultMaxRevisionHistory
 		_c.mutation.SetMaxRevisionHistory(v)
+	}
+	if _, ok := _c.mutation.AllocatedVcpus(); !ok {
+		v := virtualmachine.DefaultAllocatedVcpus
+		_c.mutation.SetAllocatedVcpus(v)
+	}
+	if _, ok := _c.mutation.AllocatedMemoryMB(); !ok {
+		v := virtualmachine.DefaultAllocatedMemoryMB
+		_c.mutation.SetAllocatedMemoryMB(v)
+	}
+	if _, ok := _c.mutation.AllocatedDiskGB(); !ok {
+		v := virtualmachine.DefaultAllocatedDiskGB
+		_c.mutation.SetAllocatedDiskGB(v)
 	}
 	return nil
 }
@@ -515,6 +590,9 @@ func (_c *VirtualMachineCreate) check() error {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.status_reason": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.StatusChangedAt(); !ok {
+		return &ValidationError{Name: "status_changed_at", err: errors.New(`ent: missing required field "VirtualMachine.status_changed_at"`)}
+	}
 	if v, ok := _c.mutation.Labels(); ok {
 		if err := v.Validate(); err != nil {
 			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.labels": %w`, err)}
@@ -539,6 +617,30 @@ func (_c *VirtualMachineCreate) check() error {
 	if v, ok := _c.mutation.MaxRevisionHistory(); ok {
 		if err := virtualmachine.MaxRevisionHistoryValidator(v); err != nil {
 			return &ValidationError{Name: "max_revision_history", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.max_revision_history": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AllocatedVcpus(); !ok {
+		return &ValidationError{Name: "allocated_vcpus", err: errors.New(`ent: missing required field "VirtualMachine.allocated_vcpus"`)}
+	}
+	if v, ok := _c.mutation.AllocatedVcpus(); ok {
+		if err := virtualmachine.AllocatedVcpusValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_vcpus", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_vcpus": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AllocatedMemoryMB(); !ok {
+		return &ValidationError{Name: "allocated_memory_mb", err: errors.New(`ent: missing required field "VirtualMachine.allocated_memory_mb"`)}
+	}
+	if v, ok := _c.mutation.AllocatedMemoryMB(); ok {
+		if err := virtualmachine.AllocatedMemoryMBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_memory_mb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_memory_mb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AllocatedDiskGB(); !ok {
+		return &ValidationError{Name: "allocated_disk_gb", err: errors.New(`ent: missing required field "VirtualMachine.allocated_disk_gb"`)}
+	}
+	if v, ok := _c.mutation.AllocatedDiskGB(); ok {
+		if err := virtualmachine.AllocatedDiskGBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -609,6 +711,10 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 		_spec.SetField(virtualmachine.FieldStatusReason, field.TypeString, value)
 		_node.StatusReason = value
 	}
+	if value, ok := _c.mutation.StatusChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldStatusChangedAt, field.TypeTime, value)
+		_node.StatusChangedAt = value
+	}
 	if value, ok := _c.mutation.Labels(); ok {
 		_spec.SetField(virtualmachine.FieldLabels, field.TypeJSON, value)
 		_node.Labels = value
@@ -624,6 +730,18 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.MaxRevisionHistory(); ok {
 		_spec.SetField(virtualmachine.FieldMaxRevisionHistory, field.TypeInt, value)
 		_node.MaxRevisionHistory = value
+	}
+	if value, ok := _c.mutation.AllocatedVcpus(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
+		_node.AllocatedVcpus = value
+	}
+	if value, ok := _c.mutation.AllocatedMemoryMB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedMemoryMB, field.TypeInt64, value)
+		_node.AllocatedMemoryMB = value
+	}
+	if value, ok := _c.mutation.AllocatedDiskGB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+		_node.AllocatedDiskGB = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -989,6 +1107,18 @@ func (u *VirtualMachineUpsert) ClearStatusReason() *VirtualMachineUpsert {
 	return u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *VirtualMachineUpsert) SetStatusChangedAt(v time.Time) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldStatusChangedAt, v)
+	return u
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateStatusChangedAt() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldStatusChangedAt)
+	return u
+}
+
 // SetLabels sets the "labels" field.
 func (u *VirtualMachineUpsert) SetLabels(v fieldtype.Labels) *VirtualMachineUpsert {
 	u.Set(virtualmachine.FieldLabels, v)
@@ -1058,6 +1188,60 @@ func (u *VirtualMachineUpsert) UpdateMaxRevisionHistory() *VirtualMachineUpsert 
 // AddMaxRevisionHistory adds v to the "max_revision_history" field.
 func (u *VirtualMachineUpsert) AddMaxRevisionHistory(v int) *VirtualMachineUpsert {
 	u.Add(virtualmachine.FieldMaxRevisionHistory, v)
+	return u
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (u *VirtualMachineUpsert) SetAllocatedVcpus(v int) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAllocatedVcpus, v)
+	return u
+}
+
+// UpdateAllocatedVcpus sets the "allocated_vcpus" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAllocatedVcpus() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAllocatedVcpus)
+	return u
+}
+
+// AddAllocatedVcpus adds v to the "allocated_vcpus" field.
+func (u *VirtualMachineUpsert) AddAllocatedVcpus(v int) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldAllocatedVcpus, v)
+	return u
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsert) SetAllocatedMemoryMB(v int64) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAllocatedMemoryMB, v)
+	return u
+}
+
+// UpdateAllocatedMemoryMB sets the "allocated_memory_mb" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAllocatedMemoryMB() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAllocatedMemoryMB)
+	return u
+}
+
+// AddAllocatedMemoryMB adds v to the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsert) AddAllocatedMemoryMB(v int64) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldAllocatedMemoryMB, v)
+	return u
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsert) SetAllocatedDiskGB(v int64) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAllocatedDiskGB, v)
+	return u
+}
+
+// UpdateAllocatedDiskGB sets the "allocated_disk_gb" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAllocatedDiskGB() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAllocatedDiskGB)
+	return u
+}
+
+// AddAllocatedDiskGB adds v to the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldAllocatedDiskGB, v)
 	return u
 }
 
@@ -1218,6 +1402,20 @@ func (u *VirtualMachineUpsertOne) ClearStatusReason() *VirtualMachineUpsertOne {
 	})
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *VirtualMachineUpsertOne) SetStatusChangedAt(v time.Time) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStatusChangedAt(v)
+	})
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateStatusChangedAt() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStatusChangedAt()
+	})
+}
+
 // SetLabels sets the "labels" field.
 func (u *VirtualMachineUpsertOne) SetLabels(v fieldtype.Labels) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
@@ -1299,6 +1497,69 @@ func (u *VirtualMachineUpsertOne) AddMaxRevisionHistory(v int) *VirtualMachineUp
 func (u *VirtualMachineUpsertOne) UpdateMaxRevisionHistory() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateMaxRevisionHistory()
+	})
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertOne) SetAllocatedVcpus(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedVcpus(v)
+	})
+}
+
+// AddAllocatedVcpus adds v to the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertOne) AddAllocatedVcpus(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedVcpus(v)
+	})
+}
+
+// UpdateAllocatedVcpus sets the "allocated_vcpus" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAllocatedVcpus() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedVcpus()
+	})
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertOne) SetAllocatedMemoryMB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedMemoryMB(v)
+	})
+}
+
+// AddAllocatedMemoryMB adds v to the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertOne) AddAllocatedMemoryMB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedMemoryMB(v)
+	})
+}
+
+// UpdateAllocatedMemoryMB sets the "allocated_memory_mb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAllocatedMemoryMB() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedMemoryMB()
+	})
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertOne) SetAllocatedDiskGB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedDiskGB(v)
+	})
+}
+
+// AddAllocatedDiskGB adds v to the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertOne) AddAllocatedDiskGB(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedDiskGB(v)
+	})
+}
+
+// UpdateAllocatedDiskGB sets the "allocated_disk_gb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedDiskGB()
 	})
 }
 
@@ -1625,6 +1886,20 @@ func (u *VirtualMachineUpsertBulk) ClearStatusReason() *VirtualMachineUpsertBulk
 	})
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (u *VirtualMachineUpsertBulk) SetStatusChangedAt(v time.Time) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStatusChangedAt(v)
+	})
+}
+
+// UpdateStatusChangedAt sets the "status_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateStatusChangedAt() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStatusChangedAt()
+	})
+}
+
 // SetLabels sets the "labels" field.
 func (u *VirtualMachineUpsertBulk) SetLabels(v fieldtype.Labels) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
@@ -1706,6 +1981,69 @@ func (u *VirtualMachineUpsertBulk) AddMaxRevisionHistory(v int) *VirtualMachineU
 func (u *VirtualMachineUpsertBulk) UpdateMaxRevisionHistory() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateMaxRevisionHistory()
+	})
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertBulk) SetAllocatedVcpus(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedVcpus(v)
+	})
+}
+
+// AddAllocatedVcpus adds v to the "allocated_vcpus" field.
+func (u *VirtualMachineUpsertBulk) AddAllocatedVcpus(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedVcpus(v)
+	})
+}
+
+// UpdateAllocatedVcpus sets the "allocated_vcpus" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAllocatedVcpus() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedVcpus()
+	})
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertBulk) SetAllocatedMemoryMB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedMemoryMB(v)
+	})
+}
+
+// AddAllocatedMemoryMB adds v to the "allocated_memory_mb" field.
+func (u *VirtualMachineUpsertBulk) AddAllocatedMemoryMB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedMemoryMB(v)
+	})
+}
+
+// UpdateAllocatedMemoryMB sets the "allocated_memory_mb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAllocatedMemoryMB() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedMemoryMB()
+	})
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertBulk) SetAllocatedDiskGB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAllocatedDiskGB(v)
+	})
+}
+
+// AddAllocatedDiskGB adds v to the "allocated_disk_gb" field.
+func (u *VirtualMachineUpsertBulk) AddAllocatedDiskGB(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddAllocatedDiskGB(v)
+	})
+}
+
+// UpdateAllocatedDiskGB sets the "allocated_disk_gb" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAllocatedDiskGB()
 	})
 }
 

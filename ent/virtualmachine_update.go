@@ -145,6 +145,20 @@ func (_u *VirtualMachineUpdate) ClearStatusReason() *VirtualMachineUpdate {
 	return _u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_u *VirtualMachineUpdate) SetStatusChangedAt(v time.Time) *VirtualMachineUpdate {
+	_u.mutation.SetStatusChangedAt(v)
+	return _u
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableStatusChangedAt(v *time.Time) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetStatusChangedAt(*v)
+	}
+	return _u
+}
+
 // SetLabels sets the "labels" field.
 func (_u *VirtualMachineUpdate) SetLabels(v fieldtype.Labels) *VirtualMachineUpdate {
 	_u.mutation.SetLabels(v)
@@ -216,6 +230,69 @@ func (_u *VirtualMachineUpdate) SetNillableMaxRevisionHistory(v *int) *VirtualMa
 // AddMaxRevisionHistory adds value to the "max_revision_history" field.
 func (_u *VirtualMachineUpdate) AddMaxRevisionHistory(v int) *VirtualMachineUpdate {
 	_u.mutation.AddMaxRevisionHistory(v)
+	return _u
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (_u *VirtualMachineUpdate) SetAllocatedVcpus(v int) *VirtualMachineUpdate {
+	_u.mutation.ResetAllocatedVcpus()
+	_u.mutation.SetAllocatedVcpus(v)
+	return _u
+}
+
+// SetNillableAllocatedVcpus sets the "allocated_vcpus" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableAllocatedVcpus(v *int) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetAllocatedVcpus(*v)
+	}
+	return _u
+}
+
+// AddAllocatedVcpus adds value to the "allocated_vcpus" field.
+func (_u *VirtualMachineUpdate) AddAllocatedVcpus(v int) *VirtualMachineUpdate {
+	_u.mutation.AddAllocatedVcpus(v)
+	return _u
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (_u *VirtualMachineUpdate) SetAllocatedMemoryMB(v int64) *VirtualMachineUpdate {
+	_u.mutation.ResetAllocatedMemoryMB()
+	_u.mutation.SetAllocatedMemoryMB(v)
+	return _u
+}
+
+// SetNillableAllocatedMemoryMB sets the "allocated_memory_mb" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableAllocatedMemoryMB(v *int64) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetAllocatedMemoryMB(*v)
+	}
+	return _u
+}
+
+// AddAllocatedMemoryMB adds value to the "allocated_memory_mb" field.
+func (_u *VirtualMachineUpdate) AddAllocatedMemoryMB(v int64) *VirtualMachineUpdate {
+	_u.mutation.AddAllocatedMemoryMB(v)
+	return _u
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (_u *VirtualMachineUpdate) SetAllocatedDiskGB(v int64) *VirtualMachineUpdate {
+	_u.mutation.ResetAllocatedDiskGB()
+	_u.mutation.SetAllocatedDiskGB(v)
+	return _u
+}
+
+// SetNillableAllocatedDiskGB sets the "allocated_disk_gb" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableAllocatedDiskGB(v *int64) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetAllocatedDiskGB(*v)
+	}
+	return _u
+}
+
+// AddAllocatedDiskGB adds value to the "allocated_disk_gb" field.
+func (_u *VirtualMachineUpdate) AddAllocatedDiskGB(v int64) *VirtualMachineUpdate {
+	_u.mutation.AddAllocatedDiskGB(v)
 	return _u
 }
 
@@ -674,6 +751,21 @@ func (_u *VirtualMachineUpdate) check() error {
 			return &ValidationError{Name: "max_revision_history", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.max_revision_history": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AllocatedVcpus(); ok {
+		if err := virtualmachine.AllocatedVcpusValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_vcpus", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_vcpus": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AllocatedMemoryMB(); ok {
+		if err := virtualmachine.AllocatedMemoryMBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_memory_mb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_memory_mb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AllocatedDiskGB(); ok {
+		if err := virtualmachine.AllocatedDiskGBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "VirtualMachine.tenant"`)
 	}
@@ -731,6 +823,9 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(virtualmachine.FieldStatusReason, field.TypeString)
 	}
+	if value, ok := _u.mutation.StatusChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldStatusChangedAt, field.TypeTime, value)
+	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(virtualmachine.FieldLabels, field.TypeJSON, value)
 	}
@@ -754,6 +849,24 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if value, ok := _u.mutation.AddedMaxRevisionHistory(); ok {
 		_spec.AddField(virtualmachine.FieldMaxRevisionHistory, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AllocatedVcpus(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAllocatedVcpus(); ok {
+		_spec.AddField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AllocatedMemoryMB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedMemoryMB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAllocatedMemoryMB(); ok {
+		_spec.AddField(virtualmachine.FieldAllocatedMemoryMB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AllocatedDiskGB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
+		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1336,6 +1449,20 @@ func (_u *VirtualMachineUpdateOne) ClearStatusReason() *VirtualMachineUpdateOne 
 	return _u
 }
 
+// SetStatusChangedAt sets the "status_changed_at" field.
+func (_u *VirtualMachineUpdateOne) SetStatusChangedAt(v time.Time) *VirtualMachineUpdateOne {
+	_u.mutation.SetStatusChangedAt(v)
+	return _u
+}
+
+// SetNillableStatusChangedAt sets the "status_changed_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableStatusChangedAt(v *time.Time) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetStatusChangedAt(*v)
+	}
+	return _u
+}
+
 // SetLabels sets the "labels" field.
 func (_u *VirtualMachineUpdateOne) SetLabels(v fieldtype.Labels) *VirtualMachineUpdateOne {
 	_u.mutation.SetLabels(v)
@@ -1407,6 +1534,69 @@ func (_u *VirtualMachineUpdateOne) SetNillableMaxRevisionHistory(v *int) *Virtua
 // AddMaxRevisionHistory adds value to the "max_revision_history" field.
 func (_u *VirtualMachineUpdateOne) AddMaxRevisionHistory(v int) *VirtualMachineUpdateOne {
 	_u.mutation.AddMaxRevisionHistory(v)
+	return _u
+}
+
+// SetAllocatedVcpus sets the "allocated_vcpus" field.
+func (_u *VirtualMachineUpdateOne) SetAllocatedVcpus(v int) *VirtualMachineUpdateOne {
+	_u.mutation.ResetAllocatedVcpus()
+	_u.mutation.SetAllocatedVcpus(v)
+	return _u
+}
+
+// SetNillableAllocatedVcpus sets the "allocated_vcpus" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableAllocatedVcpus(v *int) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetAllocatedVcpus(*v)
+	}
+	return _u
+}
+
+// AddAllocatedVcpus adds value to the "allocated_vcpus" field.
+func (_u *VirtualMachineUpdateOne) AddAllocatedVcpus(v int) *VirtualMachineUpdateOne {
+	_u.mutation.AddAllocatedVcpus(v)
+	return _u
+}
+
+// SetAllocatedMemoryMB sets the "allocated_memory_mb" field.
+func (_u *VirtualMachineUpdateOne) SetAllocatedMemoryMB(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.ResetAllocatedMemoryMB()
+	_u.mutation.SetAllocatedMemoryMB(v)
+	return _u
+}
+
+// SetNillableAllocatedMemoryMB sets the "allocated_memory_mb" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableAllocatedMemoryMB(v *int64) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetAllocatedMemoryMB(*v)
+	}
+	return _u
+}
+
+// AddAllocatedMemoryMB adds value to the "allocated_memory_mb" field.
+func (_u *VirtualMachineUpdateOne) AddAllocatedMemoryMB(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.AddAllocatedMemoryMB(v)
+	return _u
+}
+
+// SetAllocatedDiskGB sets the "allocated_disk_gb" field.
+func (_u *VirtualMachineUpdateOne) SetAllocatedDiskGB(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.ResetAllocatedDiskGB()
+	_u.mutation.SetAllocatedDiskGB(v)
+	return _u
+}
+
+// SetNillableAllocatedDiskGB sets the "allocated_disk_gb" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableAllocatedDiskGB(v *int64) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetAllocatedDiskGB(*v)
+	}
+	return _u
+}
+
+// AddAllocatedDiskGB adds value to the "allocated_disk_gb" field.
+func (_u *VirtualMachineUpdateOne) AddAllocatedDiskGB(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.AddAllocatedDiskGB(v)
 	return _u
 }
 
@@ -1878,6 +2068,21 @@ func (_u *VirtualMachineUpdateOne) check() error {
 			return &ValidationError{Name: "max_revision_history", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.max_revision_history": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AllocatedVcpus(); ok {
+		if err := virtualmachine.AllocatedVcpusValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_vcpus", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_vcpus": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AllocatedMemoryMB(); ok {
+		if err := virtualmachine.AllocatedMemoryMBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_memory_mb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_memory_mb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AllocatedDiskGB(); ok {
+		if err := virtualmachine.AllocatedDiskGBValidator(v); err != nil {
+			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "VirtualMachine.tenant"`)
 	}
@@ -1952,6 +2157,9 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(virtualmachine.FieldStatusReason, field.TypeString)
 	}
+	if value, ok := _u.mutation.StatusChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldStatusChangedAt, field.TypeTime, value)
+	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(virtualmachine.FieldLabels, field.TypeJSON, value)
 	}
@@ -1975,6 +2183,24 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if value, ok := _u.mutation.AddedMaxRevisionHistory(); ok {
 		_spec.AddField(virtualmachine.FieldMaxRevisionHistory, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AllocatedVcpus(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAllocatedVcpus(); ok {
+		_spec.AddField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AllocatedMemoryMB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedMemoryMB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAllocatedMemoryMB(); ok {
+		_spec.AddField(virtualmachine.FieldAllocatedMemoryMB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AllocatedDiskGB(); ok {
+		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
+		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+
 	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/graph/model"
 )

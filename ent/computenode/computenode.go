@@ -30,6 +30,14 @@ const (
 	FieldStatusReason = "status_reason"
 	// FieldSchedulable holds the string denoting the schedulable field in the database.
 	FieldSchedulable = "schedulable"
+	// FieldCordonReason holds the string denoting the cordon_reason field in the database.
+	FieldCordonReason = "cordon_reason"
+	// FieldDrainState holds the string denoting the drain_state field in the database.
+	FieldDrainState = "drain_state"
+	// FieldDrainMessage holds the string denoting the drain_message field in the database.
+	FieldDrainMessage = "drain_message"
+	// FieldDrainDeadline holds the string denoting the drain_deadline field in the database.
+	FieldDrainDeadline = "drain_deadline"
 	// FieldLabels holds the string denoting the labels field in the database.
 	FieldLabels = "labels"
 	// FieldCPUCapacity holds the string denoting the cpu_capacity field in the database.
@@ -184,6 +192,10 @@ var Columns = []string{
 	FieldStatus,
 	FieldStatusReason,
 	FieldSchedulable,
+	FieldCordonReason,
+	FieldDrainState,
+	FieldDrainMessage,
+	FieldDrainDeadline,
 	FieldLabels,
 	FieldCPUCapacity,
 	FieldMemoryCapacityMB,
@@ -260,6 +272,10 @@ var (
 	StatusReasonValidator func(string) error
 	// DefaultSchedulable holds the default value on creation for the "schedulable" field.
 	DefaultSchedulable bool
+	// CordonReasonValidator is a validator for the "cordon_reason" field. It is called by the builders before save.
+	CordonReasonValidator func(string) error
+	// DrainMessageValidator is a validator for the "drain_message" field. It is called by the builders before save.
+	DrainMessageValidator func(string) error
 	// DefaultCPUCapacity holds the default value on creation for the "cpu_capacity" field.
 	DefaultCPUCapacity int
 	// CPUCapacityValidator is a validator for the "cpu_capacity" field. It is called by the builders before save.
@@ -334,6 +350,30 @@ func StatusValidator(s Status) error {
 	}
 }
 
+// DrainState defines the type for the "drain_state" enum field.
+type DrainState string
+
+// DrainState values.
+const (
+	DrainStateDraining DrainState = "DRAINING"
+	DrainStateDrained  DrainState = "DRAINED"
+	DrainStateFailed   DrainState = "FAILED"
+)
+
+func (ds DrainState) String() string {
+	return string(ds)
+}
+
+// DrainStateValidator is a validator for the "drain_state" field enum values. It is called by the builders before save.
+func DrainStateValidator(ds DrainState) error {
+	switch ds {
+	case DrainStateDraining, DrainStateDrained, DrainStateFailed:
+		return nil
+	default:
+		return fmt.Errorf("computenode: invalid enum value for drain_state field: %q", ds)
+	}
+}
+
 // OrderOption defines the ordering options for the ComputeNode queries.
 type OrderOption func(*sql.Selector)
 
@@ -370,6 +410,26 @@ func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
 // BySchedulable orders the results by the schedulable field.
 func BySchedulable(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSchedulable, opts...).ToFunc()
+}
+
+// ByCordonReason orders the results by the cordon_reason field.
+func ByCordonReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCordonReason, opts...).ToFunc()
+}
+
+// ByDrainState orders the results by the drain_state field.
+func ByDrainState(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDrainState, opts...).ToFunc()
+}
+
+// ByDrainMessage orders the results by the drain_message field.
+func ByDrainMessage(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDrainMessage, opts...).ToFunc()
+}
+
+// ByDrainDeadline orders the results by the drain_deadline field.
+func ByDrainDeadline(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDrainDeadline, opts...).ToFunc()
 }
 
 // ByCPUCapacity orders the results by the cpu_capacity field.
@@ -713,6 +773,24 @@ func (e *Status) UnmarshalGQL(val interface{}) error {
 	*e = Status(str)
 	if err := StatusValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Status", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e DrainState) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *DrainState) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = DrainState(str)
+	if err := DrainStateValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid DrainState", str)
 	}
 	return nil
 }

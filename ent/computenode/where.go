@@ -80,6 +80,21 @@ func Schedulable(v bool) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldSchedulable, v))
 }
 
+// CordonReason applies equality check predicate on the "cordon_reason" field. It's identical to CordonReasonEQ.
+func CordonReason(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldCordonReason, v))
+}
+
+// DrainMessage applies equality check predicate on the "drain_message" field. It's identical to DrainMessageEQ.
+func DrainMessage(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDrainMessage, v))
+}
+
+// DrainDeadline applies equality check predicate on the "drain_deadline" field. It's identical to DrainDeadlineEQ.
+func DrainDeadline(v time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDrainDeadline, v))
+}
+
 // CPUCapacity applies equality check predicate on the "cpu_capacity" field. It's identical to CPUCapacityEQ.
 func CPUCapacity(v int) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldCPUCapacity, v))
@@ -403,6 +418,236 @@ func SchedulableEQ(v bool) predicate.ComputeNode {
 // SchedulableNEQ applies the NEQ predicate on the "schedulable" field.
 func SchedulableNEQ(v bool) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldNEQ(FieldSchedulable, v))
+}
+
+// CordonReasonEQ applies the EQ predicate on the "cordon_reason" field.
+func CordonReasonEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldCordonReason, v))
+}
+
+// CordonReasonNEQ applies the NEQ predicate on the "cordon_reason" field.
+func CordonReasonNEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldCordonReason, v))
+}
+
+// CordonReasonIn applies the In predicate on the "cordon_reason" field.
+func CordonReasonIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldCordonReason, vs...))
+}
+
+// CordonReasonNotIn applies the NotIn predicate on the "cordon_reason" field.
+func CordonReasonNotIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldCordonReason, vs...))
+}
+
+// CordonReasonGT applies the GT predicate on the "cordon_reason" field.
+func CordonReasonGT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGT(FieldCordonReason, v))
+}
+
+// CordonReasonGTE applies the GTE predicate on the "cordon_reason" field.
+func CordonReasonGTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGTE(FieldCordonReason, v))
+}
+
+// CordonReasonLT applies the LT predicate on the "cordon_reason" field.
+func CordonReasonLT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLT(FieldCordonReason, v))
+}
+
+// CordonReasonLTE applies the LTE predicate on the "cordon_reason" field.
+func CordonReasonLTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLTE(FieldCordonReason, v))
+}
+
+// CordonReasonContains applies the Contains predicate on the "cordon_reason" field.
+func CordonReasonContains(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContains(FieldCordonReason, v))
+}
+
+// CordonReasonHasPrefix applies the HasPrefix predicate on the "cordon_reason" field.
+func CordonReasonHasPrefix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasPrefix(FieldCordonReason, v))
+}
+
+// CordonReasonHasSuffix applies the HasSuffix predicate on the "cordon_reason" field.
+func CordonReasonHasSuffix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasSuffix(FieldCordonReason, v))
+}
+
+// CordonReasonIsNil applies the IsNil predicate on the "cordon_reason" field.
+func CordonReasonIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldCordonReason))
+}
+
+// CordonReasonNotNil applies the NotNil predicate on the "cordon_reason" field.
+func CordonReasonNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldCordonReason))
+}
+
+// CordonReasonEqualFold applies the EqualFold predicate on the "cordon_reason" field.
+func CordonReasonEqualFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEqualFold(FieldCordonReason, v))
+}
+
+// CordonReasonContainsFold applies the ContainsFold predicate on the "cordon_reason" field.
+func CordonReasonContainsFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContainsFold(FieldCordonReason, v))
+}
+
+// DrainStateEQ applies the EQ predicate on the "drain_state" field.
+func DrainStateEQ(v DrainState) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDrainState, v))
+}
+
+// DrainStateNEQ applies the NEQ predicate on the "drain_state" field.
+func DrainStateNEQ(v DrainState) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldDrainState, v))
+}
+
+// DrainStateIn applies the In predicate on the "drain_state" field.
+func DrainStateIn(vs ...DrainState) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldDrainState, vs...))
+}
+
+// DrainStateNotIn applies the NotIn predicate on the "drain_state" field.
+func DrainStateNotIn(vs ...DrainState) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldDrainState, vs...))
+}
+
+// DrainStateIsNil applies the IsNil predicate on the "drain_state" field.
+func DrainStateIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldDrainState))
+}
+
+// DrainStateNotNil applies the NotNil predicate on the "drain_state" field.
+func DrainStateNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldDrainState))
+}
+
+// DrainMessageEQ applies the EQ predicate on the "drain_message" field.
+func DrainMessageEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDrainMessage, v))
+}
+
+// DrainMessageNEQ applies the NEQ predicate on the "drain_message" field.
+func DrainMessageNEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldDrainMessage, v))
+}
+
+// DrainMessageIn applies the In predicate on the "drain_message" field.
+func DrainMessageIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldDrainMessage, vs...))
+}
+
+// DrainMessageNotIn applies the NotIn predicate on the "drain_message" field.
+func DrainMessageNotIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldDrainMessage, vs...))
+}
+
+// DrainMessageGT applies the GT predicate on the "drain_message" field.
+func DrainMessageGT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGT(FieldDrainMessage, v))
+}
+
+// DrainMessageGTE applies the GTE predicate on the "drain_message" field.
+func DrainMessageGTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGTE(FieldDrainMessage, v))
+}
+
+// DrainMessageLT applies the LT predicate on the "drain_message" field.
+func DrainMessageLT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLT(FieldDrainMessage, v))
+}
+
+// DrainMessageLTE applies the LTE predicate on the "drain_message" field.
+func DrainMessageLTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLTE(FieldDrainMessage, v))
+}
+
+// DrainMessageContains applies the Contains predicate on the "drain_message" field.
+func DrainMessageContains(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContains(FieldDrainMessage, v))
+}
+
+// DrainMessageHasPrefix applies the HasPrefix predicate on the "drain_message" field.
+func DrainMessageHasPrefix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasPrefix(FieldDrainMessage, v))
+}
+
+// DrainMessageHasSuffix applies the HasSuffix predicate on the "drain_message" field.
+func DrainMessageHasSuffix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasSuffix(FieldDrainMessage, v))
+}
+
+// DrainMessageIsNil applies the IsNil predicate on the "drain_message" field.
+func DrainMessageIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldDrainMessage))
+}
+
+// DrainMessageNotNil applies the NotNil predicate on the "drain_message" field.
+func DrainMessageNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldDrainMessage))
+}
+
+// DrainMessageEqualFold applies the EqualFold predicate on the "drain_message" field.
+func DrainMessageEqualFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEqualFold(FieldDrainMessage, v))
+}
+
+// DrainMessageContainsFold applies the ContainsFold predicate on the "drain_message" field.
+func DrainMessageContainsFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContainsFold(FieldDrainMessage, v))
+}
+
+// DrainDeadlineEQ applies the EQ predicate on the "drain_deadline" field.
+func DrainDeadlineEQ(v time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDrainDeadline, v))
+}
+
+// DrainDeadlineNEQ applies the NEQ predicate on the "drain_deadline" field.
+func DrainDeadlineNEQ(v time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldDrainDeadline, v))
+}
+
+// DrainDeadlineIn applies the In predicate on the "drain_deadline" field.
+func DrainDeadlineIn(vs ...time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldDrainDeadline, vs...))
+}
+
+// DrainDeadlineNotIn applies the NotIn predicate on the "drain_deadline" field.
+func DrainDeadlineNotIn(vs ...time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldDrainDeadline, vs...))
+}
+
+// DrainDeadlineGT applies the GT predicate on the "drain_deadline" field.
+func DrainDeadlineGT(v time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGT(FieldDrainDeadline, v))
+}
+
+// DrainDeadlineGTE applies the GTE predicate on the "drain_deadline" field.
+func DrainDeadlineGTE(v time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGTE(FieldDrainDeadline, v))
+}
+
+// DrainDeadlineLT applies the LT predicate on the "drain_deadline" field.
+func DrainDeadlineLT(v time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLT(FieldDrainDeadline, v))
+}
+
+// DrainDeadlineLTE applies the LTE predicate on the "drain_deadline" field.
+func DrainDeadlineLTE(v time.Time) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLTE(FieldDrainDeadline, v))
+}
+
+// DrainDeadlineIsNil applies the IsNil predicate on the "drain_deadline" field.
+func DrainDeadlineIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldDrainDeadline))
+}
+
+// DrainDeadlineNotNil applies the NotNil predicate on the "drain_deadline" field.
+func DrainDeadlineNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldDrainDeadline))
 }
 
 // LabelsIsNil applies the IsNil predicate on the "labels" field.

@@ -333,6 +333,18 @@ func (f NoticeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.NoticeMutation", m)
 }
 
+// The OutboxTaskFunc type is an adapter to allow the use of ordinary
+// function as OutboxTask mutator.
+type OutboxTaskFunc func(context.Context, *ent.OutboxTaskMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OutboxTaskFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OutboxTaskMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OutboxTaskMutation", m)
+}
+
 // The PortFunc type is an adapter to allow the use of ordinary
 // function as Port mutator.
 type PortFunc func(context.Context, *ent.PortMutation) (ent.Value, error)

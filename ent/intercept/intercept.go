@@ -35,6 +35,7 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -838,6 +839,33 @@ func (f TraverseNotice) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.NoticeQuery", q)
 }
 
+// The OutboxTaskFunc type is an adapter to allow the use of ordinary function as a Querier.
+type OutboxTaskFunc func(context.Context, *ent.OutboxTaskQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f OutboxTaskFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.OutboxTaskQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.OutboxTaskQuery", q)
+}
+
+// The TraverseOutboxTask type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseOutboxTask func(context.Context, *ent.OutboxTaskQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseOutboxTask) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseOutboxTask) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.OutboxTaskQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.OutboxTaskQuery", q)
+}
+
 // The PortFunc type is an adapter to allow the use of ordinary function as a Querier.
 type PortFunc func(context.Context, *ent.PortQuery) (ent.Value, error)
 
@@ -1300,6 +1328,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.NetworkZoneQuery, predicate.NetworkZone, networkzone.OrderOption]{typ: ent.TypeNetworkZone, tq: q}, nil
 	case *ent.NoticeQuery:
 		return &query[*ent.NoticeQuery, predicate.Notice, notice.OrderOption]{typ: ent.TypeNotice, tq: q}, nil
+	case *ent.OutboxTaskQuery:
+		return &query[*ent.OutboxTaskQuery, predicate.OutboxTask, outboxtask.OrderOption]{typ: ent.TypeOutboxTask, tq: q}, nil
 	case *ent.PortQuery:
 		return &query[*ent.PortQuery, predicate.Port, port.OrderOption]{typ: ent.TypePort, tq: q}, nil
 	case *ent.PowerZoneQuery:

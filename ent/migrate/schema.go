@@ -288,6 +288,10 @@ var (
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"READY", "NOT_READY", "DOWN", "UNKNOWN"}, Default: "UNKNOWN"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "schedulable", Type: field.TypeBool, Default: true},
+		{Name: "cordon_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "drain_state", Type: field.TypeEnum, Nullable: true, Enums: []string{"DRAINING", "DRAINED", "FAILED"}},
+		{Name: "drain_message", Type: field.TypeString, Nullable: true, Size: 4096},
+		{Name: "drain_deadline", Type: field.TypeTime, Nullable: true},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "cpu_capacity", Type: field.TypeInt, Default: 0},
 		{Name: "memory_capacity_mb", Type: field.TypeInt64, Default: 0},
@@ -316,19 +320,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "compute_nodes_availability_zones_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[23]},
+				Columns:    []*schema.Column{ComputeNodesColumns[27]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "compute_nodes_clusters_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[24]},
+				Columns:    []*schema.Column{ComputeNodesColumns[28]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[25]},
+				Columns:    []*schema.Column{ComputeNodesColumns[29]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -338,6 +342,11 @@ var (
 				Name:    "computenode_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{ComputeNodesColumns[1]},
+			},
+			{
+				Name:    "computenode_cluster_nodes",
+				Unique:  false,
+				Columns: []*schema.Column{ComputeNodesColumns[28]},
 			},
 		},
 	}
@@ -1156,6 +1165,38 @@ var (
 			},
 		},
 	}
+	// OutboxTasksColumns holds the columns for the "outbox_tasks" table.
+	OutboxTasksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "kind", Type: field.TypeString, Size: 64},
+		{Name: "queue", Type: field.TypeString, Size: 128, Default: "default"},
+		{Name: "payload", Type: field.TypeBytes, Nullable: true},
+		{Name: "dedup_key", Type: field.TypeString, Unique: true, Nullable: true, Size: 256},
+		{Name: "available_at", Type: field.TypeTime},
+		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 1024},
+	}
+	// OutboxTasksTable holds the schema information for the "outbox_tasks" table.
+	OutboxTasksTable = &schema.Table{
+		Name:       "outbox_tasks",
+		Columns:    OutboxTasksColumns,
+		PrimaryKey: []*schema.Column{OutboxTasksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "outboxtask_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{OutboxTasksColumns[1]},
+			},
+			{
+				Name:    "outboxtask_dispatched_at_available_at",
+				Unique:  false,
+				Columns: []*schema.Column{OutboxTasksColumns[8], OutboxTasksColumns[7]},
+			},
+		},
+	}
 	// PortsColumns holds the columns for the "ports" table.
 	PortsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -1458,6 +1499,7 @@ var (
 		{Name: "allow_partial", Type: field.TypeBool, Default: false},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "CREATING", "ACTIVE", "UPDATING", "DELETING", "DELETED", "ERROR"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "status_changed_at", Type: field.TypeTime},
 		{Name: "flavor_region_services", Type: field.TypeInt, Nullable: true},
 		{Name: "global_service_region_services", Type: field.TypeInt, Nullable: true},
 		{Name: "image_region_services", Type: field.TypeInt, Nullable: true},
@@ -1472,31 +1514,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "region_services_flavors_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[10]},
+				Columns:    []*schema.Column{RegionServicesColumns[11]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "region_services_global_services_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[11]},
+				Columns:    []*schema.Column{RegionServicesColumns[12]},
 				RefColumns: []*schema.Column{GlobalServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "region_services_images_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[12]},
+				Columns:    []*schema.Column{RegionServicesColumns[13]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "region_services_regions_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[13]},
+				Columns:    []*schema.Column{RegionServicesColumns[14]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "region_services_tenants_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[14]},
+				Columns:    []*schema.Column{RegionServicesColumns[15]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1510,7 +1552,7 @@ var (
 			{
 				Name:    "regionservice_name_tenant_region_services",
 				Unique:  true,
-				Columns: []*schema.Column{RegionServicesColumns[3], RegionServicesColumns[14]},
+				Columns: []*schema.Column{RegionServicesColumns[3], RegionServicesColumns[15]},
 			},
 		},
 	}
@@ -1688,10 +1730,14 @@ var (
 		{Name: "boot_device", Type: field.TypeEnum, Enums: []string{"DISK", "CDROM", "FLOPPY"}, Default: "DISK"},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "SCHEDULED", "CREATING", "ACTIVE", "STARTING", "STOPPING", "STOPPED", "REBOOTING", "DELETING", "DELETED", "ERROR"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "status_changed_at", Type: field.TypeTime},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "schedule_policy", Type: field.TypeJSON, Nullable: true},
 		{Name: "revision", Type: field.TypeInt, Default: 1},
 		{Name: "max_revision_history", Type: field.TypeInt, Default: 10},
+		{Name: "allocated_vcpus", Type: field.TypeInt, Default: 0},
+		{Name: "allocated_memory_mb", Type: field.TypeInt64, Default: 0},
+		{Name: "allocated_disk_gb", Type: field.TypeInt64, Default: 0},
 		{Name: "cluster_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "flavor_virtual_machines", Type: field.TypeInt},
@@ -1709,49 +1755,49 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[13]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[17]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[14]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[18]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[15]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[16]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[17]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[18]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1765,12 +1811,22 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[20]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[24]},
 			},
 			{
 				Name:    "virtualmachine_status",
 				Unique:  false,
 				Columns: []*schema.Column{VirtualMachinesColumns[7]},
+			},
+			{
+				Name:    "virtualmachine_compute_node_virtual_machines",
+				Unique:  false,
+				Columns: []*schema.Column{VirtualMachinesColumns[18]},
+			},
+			{
+				Name:    "virtualmachine_region_service_virtual_machines",
+				Unique:  false,
+				Columns: []*schema.Column{VirtualMachinesColumns[23]},
 			},
 		},
 	}
@@ -2305,6 +2361,7 @@ var (
 		NetworksTable,
 		NetworkZonesTable,
 		NoticesTable,
+		OutboxTasksTable,
 		PortsTable,
 		PowerZonesTable,
 		ProvidersTable,
@@ -2466,6 +2523,9 @@ func init() {
 	NoticesTable.ForeignKeys[1].RefTable = UsersTable
 	NoticesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(107374182400),
+	}
+	OutboxTasksTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(180388626432),
 	}
 	PortsTable.ForeignKeys[0].RefTable = HostsTable
 	PortsTable.ForeignKeys[1].RefTable = NetworksTable

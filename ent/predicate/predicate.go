@@ -87,6 +87,9 @@ type NetworkZone func(*sql.Selector)
 // Notice is the predicate function for notice builders.
 type Notice func(*sql.Selector)
 
+// OutboxTask is the predicate function for outboxtask builders.
+type OutboxTask func(*sql.Selector)
+
 // Port is the predicate function for port builders.
 type Port func(*sql.Selector)
 

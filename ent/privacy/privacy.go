@@ -759,6 +759,30 @@ func (f NoticeMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.NoticeMutation", m)
 }
 
+// The OutboxTaskQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type OutboxTaskQueryRuleFunc func(context.Context, *ent.OutboxTaskQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f OutboxTaskQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.OutboxTaskQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.OutboxTaskQuery", q)
+}
+
+// The OutboxTaskMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type OutboxTaskMutationRuleFunc func(context.Context, *ent.OutboxTaskMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f OutboxTaskMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.OutboxTaskMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.OutboxTaskMutation", m)
+}
+
 // The PortQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type PortQueryRuleFunc func(context.Context, *ent.PortQuery) error
@@ -1208,6 +1232,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.NoticeQuery:
 		return q.Filter(), nil
+	case *ent.OutboxTaskQuery:
+		return q.Filter(), nil
 	case *ent.PortQuery:
 		return q.Filter(), nil
 	case *ent.PowerZoneQuery:
@@ -1298,6 +1324,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.NetworkZoneMutation:
 		return m.Filter(), nil
 	case *ent.NoticeMutation:
+		return m.Filter(), nil
+	case *ent.OutboxTaskMutation:
 		return m.Filter(), nil
 	case *ent.PortMutation:
 		return m.Filter(), nil

@@ -36,6 +36,8 @@ const (
 	FieldStatus = "status"
 	// FieldStatusReason holds the string denoting the status_reason field in the database.
 	FieldStatusReason = "status_reason"
+	// FieldStatusChangedAt holds the string denoting the status_changed_at field in the database.
+	FieldStatusChangedAt = "status_changed_at"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeRegion holds the string denoting the region edge name in mutations.
@@ -115,6 +117,7 @@ var Columns = []string{
 	FieldAllowPartial,
 	FieldStatus,
 	FieldStatusReason,
+	FieldStatusChangedAt,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "region_services"
@@ -168,6 +171,8 @@ var (
 	DefaultAllowPartial bool
 	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	StatusReasonValidator func(string) error
+	// DefaultStatusChangedAt holds the default value on creation for the "status_changed_at" field.
+	DefaultStatusChangedAt func() time.Time
 )
 
 // Status defines the type for the "status" enum field.
@@ -247,6 +252,11 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByStatusReason orders the results by the status_reason field.
 func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
+}
+
+// ByStatusChangedAt orders the results by the status_changed_at field.
+func ByStatusChangedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusChangedAt, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

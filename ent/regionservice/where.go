@@ -90,6 +90,11 @@ func StatusReason(v string) predicate.RegionService {
 	return predicate.RegionService(sql.FieldEQ(FieldStatusReason, v))
 }
 
+// StatusChangedAt applies equality check predicate on the "status_changed_at" field. It's identical to StatusChangedAtEQ.
+func StatusChangedAt(v time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldEQ(FieldStatusChangedAt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.RegionService {
 	return predicate.RegionService(sql.FieldEQ(FieldCreatedAt, v))
@@ -463,6 +468,46 @@ func StatusReasonEqualFold(v string) predicate.RegionService {
 // StatusReasonContainsFold applies the ContainsFold predicate on the "status_reason" field.
 func StatusReasonContainsFold(v string) predicate.RegionService {
 	return predicate.RegionService(sql.FieldContainsFold(FieldStatusReason, v))
+}
+
+// StatusChangedAtEQ applies the EQ predicate on the "status_changed_at" field.
+func StatusChangedAtEQ(v time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldEQ(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtNEQ applies the NEQ predicate on the "status_changed_at" field.
+func StatusChangedAtNEQ(v time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldNEQ(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtIn applies the In predicate on the "status_changed_at" field.
+func StatusChangedAtIn(vs ...time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldIn(FieldStatusChangedAt, vs...))
+}
+
+// StatusChangedAtNotIn applies the NotIn predicate on the "status_changed_at" field.
+func StatusChangedAtNotIn(vs ...time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldNotIn(FieldStatusChangedAt, vs...))
+}
+
+// StatusChangedAtGT applies the GT predicate on the "status_changed_at" field.
+func StatusChangedAtGT(v time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldGT(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtGTE applies the GTE predicate on the "status_changed_at" field.
+func StatusChangedAtGTE(v time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldGTE(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtLT applies the LT predicate on the "status_changed_at" field.
+func StatusChangedAtLT(v time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldLT(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtLTE applies the LTE predicate on the "status_changed_at" field.
+func StatusChangedAtLTE(v time.Time) predicate.RegionService {
+	return predicate.RegionService(sql.FieldLTE(FieldStatusChangedAt, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

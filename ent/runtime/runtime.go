@@ -33,6 +33,7 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/notice"
+	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/provider"
@@ -421,76 +422,84 @@ func init() {
 	computenodeDescSchedulable := computenodeFields[3].Descriptor()
 	// computenode.DefaultSchedulable holds the default value on creation for the schedulable field.
 	computenode.DefaultSchedulable = computenodeDescSchedulable.Default.(bool)
+	// computenodeDescCordonReason is the schema descriptor for cordon_reason field.
+	computenodeDescCordonReason := computenodeFields[4].Descriptor()
+	// computenode.CordonReasonValidator is a validator for the "cordon_reason" field. It is called by the builders before save.
+	computenode.CordonReasonValidator = computenodeDescCordonReason.Validators[0].(func(string) error)
+	// computenodeDescDrainMessage is the schema descriptor for drain_message field.
+	computenodeDescDrainMessage := computenodeFields[6].Descriptor()
+	// computenode.DrainMessageValidator is a validator for the "drain_message" field. It is called by the builders before save.
+	computenode.DrainMessageValidator = computenodeDescDrainMessage.Validators[0].(func(string) error)
 	// computenodeDescCPUCapacity is the schema descriptor for cpu_capacity field.
-	computenodeDescCPUCapacity := computenodeFields[5].Descriptor()
+	computenodeDescCPUCapacity := computenodeFields[9].Descriptor()
 	// computenode.DefaultCPUCapacity holds the default value on creation for the cpu_capacity field.
 	computenode.DefaultCPUCapacity = computenodeDescCPUCapacity.Default.(int)
 	// computenode.CPUCapacityValidator is a validator for the "cpu_capacity" field. It is called by the builders before save.
 	computenode.CPUCapacityValidator = computenodeDescCPUCapacity.Validators[0].(func(int) error)
 	// computenodeDescMemoryCapacityMB is the schema descriptor for memory_capacity_mb field.
-	computenodeDescMemoryCapacityMB := computenodeFields[6].Descriptor()
+	computenodeDescMemoryCapacityMB := computenodeFields[10].Descriptor()
 	// computenode.DefaultMemoryCapacityMB holds the default value on creation for the memory_capacity_mb field.
 	computenode.DefaultMemoryCapacityMB = computenodeDescMemoryCapacityMB.Default.(int64)
 	// computenode.MemoryCapacityMBValidator is a validator for the "memory_capacity_mb" field. It is called by the builders before save.
 	computenode.MemoryCapacityMBValidator = computenodeDescMemoryCapacityMB.Validators[0].(func(int64) error)
 	// computenodeDescDiskCapacityGB is the schema descriptor for disk_capacity_gb field.
-	computenodeDescDiskCapacityGB := computenodeFields[7].Descriptor()
+	computenodeDescDiskCapacityGB := computenodeFields[11].Descriptor()
 	// computenode.DefaultDiskCapacityGB holds the default value on creation for the disk_capacity_gb field.
 	computenode.DefaultDiskCapacityGB = computenodeDescDiskCapacityGB.Default.(int64)
 	// computenode.DiskCapacityGBValidator is a validator for the "disk_capacity_gb" field. It is called by the builders before save.
 	computenode.DiskCapacityGBValidator = computenodeDescDiskCapacityGB.Validators[0].(func(int64) error)
 	// computenodeDescCPUAllocated is the schema descriptor for cpu_allocated field.
-	computenodeDescCPUAllocated := computenodeFields[8].Descriptor()
+	computenodeDescCPUAllocated := computenodeFields[12].Descriptor()
 	// computenode.DefaultCPUAllocated holds the default value on creation for the cpu_allocated field.
 	computenode.DefaultCPUAllocated = computenodeDescCPUAllocated.Default.(int)
 	// computenode.CPUAllocatedValidator is a validator for the "cpu_allocated" field. It is called by the builders before save.
 	computenode.CPUAllocatedValidator = computenodeDescCPUAllocated.Validators[0].(func(int) error)
 	// computenodeDescMemoryAllocatedMB is the schema descriptor for memory_allocated_mb field.
-	computenodeDescMemoryAllocatedMB := computenodeFields[9].Descriptor()
+	computenodeDescMemoryAllocatedMB := computenodeFields[13].Descriptor()
 	// computenode.DefaultMemoryAllocatedMB holds the default value on creation for the memory_allocated_mb field.
 	computenode.DefaultMemoryAllocatedMB = computenodeDescMemoryAllocatedMB.Default.(int64)
 	// computenode.MemoryAllocatedMBValidator is a validator for the "memory_allocated_mb" field. It is called by the builders before save.
 	computenode.MemoryAllocatedMBValidator = computenodeDescMemoryAllocatedMB.Validators[0].(func(int64) error)
 	// computenodeDescDiskAllocatedGB is the schema descriptor for disk_allocated_gb field.
-	computenodeDescDiskAllocatedGB := computenodeFields[10].Descriptor()
+	computenodeDescDiskAllocatedGB := computenodeFields[14].Descriptor()
 	// computenode.DefaultDiskAllocatedGB holds the default value on creation for the disk_allocated_gb field.
 	computenode.DefaultDiskAllocatedGB = computenodeDescDiskAllocatedGB.Default.(int64)
 	// computenode.DiskAllocatedGBValidator is a validator for the "disk_allocated_gb" field. It is called by the builders before save.
 	computenode.DiskAllocatedGBValidator = computenodeDescDiskAllocatedGB.Validators[0].(func(int64) error)
 	// computenodeDescOsName is the schema descriptor for os_name field.
-	computenodeDescOsName := computenodeFields[11].Descriptor()
+	computenodeDescOsName := computenodeFields[15].Descriptor()
 	// computenode.OsNameValidator is a validator for the "os_name" field. It is called by the builders before save.
 	computenode.OsNameValidator = computenodeDescOsName.Validators[0].(func(string) error)
 	// computenodeDescOsVersion is the schema descriptor for os_version field.
-	computenodeDescOsVersion := computenodeFields[12].Descriptor()
+	computenodeDescOsVersion := computenodeFields[16].Descriptor()
 	// computenode.OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
 	computenode.OsVersionValidator = computenodeDescOsVersion.Validators[0].(func(string) error)
 	// computenodeDescAgentVersion is the schema descriptor for agent_version field.
-	computenodeDescAgentVersion := computenodeFields[13].Descriptor()
+	computenodeDescAgentVersion := computenodeFields[17].Descriptor()
 	// computenode.AgentVersionValidator is a validator for the "agent_version" field. It is called by the builders before save.
 	computenode.AgentVersionValidator = computenodeDescAgentVersion.Validators[0].(func(string) error)
 	// computenodeDescAutoCordon is the schema descriptor for auto_cordon field.
-	computenodeDescAutoCordon := computenodeFields[15].Descriptor()
+	computenodeDescAutoCordon := computenodeFields[19].Descriptor()
 	// computenode.DefaultAutoCordon holds the default value on creation for the auto_cordon field.
 	computenode.DefaultAutoCordon = computenodeDescAutoCordon.Default.(bool)
 	// computenodeDescAutoCordonIntervalSeconds is the schema descriptor for auto_cordon_interval_seconds field.
-	computenodeDescAutoCordonIntervalSeconds := computenodeFields[16].Descriptor()
+	computenodeDescAutoCordonIntervalSeconds := computenodeFields[20].Descriptor()
 	// computenode.DefaultAutoCordonIntervalSeconds holds the default value on creation for the auto_cordon_interval_seconds field.
 	computenode.DefaultAutoCordonIntervalSeconds = computenodeDescAutoCordonIntervalSeconds.Default.(int)
 	// computenode.AutoCordonIntervalSecondsValidator is a validator for the "auto_cordon_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoCordonIntervalSecondsValidator = computenodeDescAutoCordonIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAutoDrain is the schema descriptor for auto_drain field.
-	computenodeDescAutoDrain := computenodeFields[17].Descriptor()
+	computenodeDescAutoDrain := computenodeFields[21].Descriptor()
 	// computenode.DefaultAutoDrain holds the default value on creation for the auto_drain field.
 	computenode.DefaultAutoDrain = computenodeDescAutoDrain.Default.(bool)
 	// computenodeDescAutoDrainIntervalSeconds is the schema descriptor for auto_drain_interval_seconds field.
-	computenodeDescAutoDrainIntervalSeconds := computenodeFields[18].Descriptor()
+	computenodeDescAutoDrainIntervalSeconds := computenodeFields[22].Descriptor()
 	// computenode.DefaultAutoDrainIntervalSeconds holds the default value on creation for the auto_drain_interval_seconds field.
 	computenode.DefaultAutoDrainIntervalSeconds = computenodeDescAutoDrainIntervalSeconds.Default.(int)
 	// computenode.AutoDrainIntervalSecondsValidator is a validator for the "auto_drain_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoDrainIntervalSecondsValidator = computenodeDescAutoDrainIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAlertsEnabled is the schema descriptor for alerts_enabled field.
-	computenodeDescAlertsEnabled := computenodeFields[19].Descriptor()
+	computenodeDescAlertsEnabled := computenodeFields[23].Descriptor()
 	// computenode.DefaultAlertsEnabled holds the default value on creation for the alerts_enabled field.
 	computenode.DefaultAlertsEnabled = computenodeDescAlertsEnabled.Default.(bool)
 	datacenterMixin := schema.Datacenter{}.Mixin()
@@ -1824,6 +1833,86 @@ func init() {
 	noticeDescPublishedAt := noticeFields[4].Descriptor()
 	// notice.DefaultPublishedAt holds the default value on creation for the published_at field.
 	notice.DefaultPublishedAt = noticeDescPublishedAt.Default.(func() time.Time)
+	outboxtaskMixin := schema.OutboxTask{}.Mixin()
+	outboxtask.Policy = privacy.NewPolicies(outboxtaskMixin[1], schema.OutboxTask{})
+	outboxtask.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := outboxtask.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	outboxtaskMixinFields0 := outboxtaskMixin[0].Fields()
+	_ = outboxtaskMixinFields0
+	outboxtaskFields := schema.OutboxTask{}.Fields()
+	_ = outboxtaskFields
+	// outboxtaskDescCreatedAt is the schema descriptor for created_at field.
+	outboxtaskDescCreatedAt := outboxtaskMixinFields0[0].Descriptor()
+	// outboxtask.DefaultCreatedAt holds the default value on creation for the created_at field.
+	outboxtask.DefaultCreatedAt = outboxtaskDescCreatedAt.Default.(func() time.Time)
+	// outboxtaskDescUpdatedAt is the schema descriptor for updated_at field.
+	outboxtaskDescUpdatedAt := outboxtaskMixinFields0[1].Descriptor()
+	// outboxtask.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	outboxtask.DefaultUpdatedAt = outboxtaskDescUpdatedAt.Default.(func() time.Time)
+	// outboxtask.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	outboxtask.UpdateDefaultUpdatedAt = outboxtaskDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// outboxtaskDescKind is the schema descriptor for kind field.
+	outboxtaskDescKind := outboxtaskFields[0].Descriptor()
+	// outboxtask.KindValidator is a validator for the "kind" field. It is called by the builders before save.
+	outboxtask.KindValidator = func() func(string) error {
+		validators := outboxtaskDescKind.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(kind string) error {
+			for _, fn := range fns {
+				if err := fn(kind); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// outboxtaskDescQueue is the schema descriptor for queue field.
+	outboxtaskDescQueue := outboxtaskFields[1].Descriptor()
+	// outboxtask.DefaultQueue holds the default value on creation for the queue field.
+	outboxtask.DefaultQueue = outboxtaskDescQueue.Default.(string)
+	// outboxtask.QueueValidator is a validator for the "queue" field. It is called by the builders before save.
+	outboxtask.QueueValidator = func() func(string) error {
+		validators := outboxtaskDescQueue.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(queue string) error {
+			for _, fn := range fns {
+				if err := fn(queue); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// outboxtaskDescDedupKey is the schema descriptor for dedup_key field.
+	outboxtaskDescDedupKey := outboxtaskFields[3].Descriptor()
+	// outboxtask.DedupKeyValidator is a validator for the "dedup_key" field. It is called by the builders before save.
+	outboxtask.DedupKeyValidator = outboxtaskDescDedupKey.Validators[0].(func(string) error)
+	// outboxtaskDescAvailableAt is the schema descriptor for available_at field.
+	outboxtaskDescAvailableAt := outboxtaskFields[4].Descriptor()
+	// outboxtask.DefaultAvailableAt holds the default value on creation for the available_at field.
+	outboxtask.DefaultAvailableAt = outboxtaskDescAvailableAt.Default.(func() time.Time)
+	// outboxtaskDescAttempts is the schema descriptor for attempts field.
+	outboxtaskDescAttempts := outboxtaskFields[6].Descriptor()
+	// outboxtask.DefaultAttempts holds the default value on creation for the attempts field.
+	outboxtask.DefaultAttempts = outboxtaskDescAttempts.Default.(int)
+	// outboxtask.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	outboxtask.AttemptsValidator = outboxtaskDescAttempts.Validators[0].(func(int) error)
+	// outboxtaskDescLastError is the schema descriptor for last_error field.
+	outboxtaskDescLastError := outboxtaskFields[7].Descriptor()
+	// outboxtask.LastErrorValidator is a validator for the "last_error" field. It is called by the builders before save.
+	outboxtask.LastErrorValidator = outboxtaskDescLastError.Validators[0].(func(string) error)
 	portMixin := schema.Port{}.Mixin()
 	port.Policy = privacy.NewPolicies(portMixin[1], schema.Port{})
 	port.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2278,6 +2367,10 @@ func init() {
 	regionserviceDescStatusReason := regionserviceFields[6].Descriptor()
 	// regionservice.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	regionservice.StatusReasonValidator = regionserviceDescStatusReason.Validators[0].(func(string) error)
+	// regionserviceDescStatusChangedAt is the schema descriptor for status_changed_at field.
+	regionserviceDescStatusChangedAt := regionserviceFields[7].Descriptor()
+	// regionservice.DefaultStatusChangedAt holds the default value on creation for the status_changed_at field.
+	regionservice.DefaultStatusChangedAt = regionserviceDescStatusChangedAt.Default.(func() time.Time)
 	rolebindingMixin := schema.RoleBinding{}.Mixin()
 	rolebinding.Policy = privacy.NewPolicies(rolebindingMixin[1], schema.RoleBinding{})
 	rolebinding.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2548,18 +2641,40 @@ func init() {
 	virtualmachineDescStatusReason := virtualmachineFields[5].Descriptor()
 	// virtualmachine.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	virtualmachine.StatusReasonValidator = virtualmachineDescStatusReason.Validators[0].(func(string) error)
+	// virtualmachineDescStatusChangedAt is the schema descriptor for status_changed_at field.
+	virtualmachineDescStatusChangedAt := virtualmachineFields[6].Descriptor()
+	// virtualmachine.DefaultStatusChangedAt holds the default value on creation for the status_changed_at field.
+	virtualmachine.DefaultStatusChangedAt = virtualmachineDescStatusChangedAt.Default.(func() time.Time)
 	// virtualmachineDescRevision is the schema descriptor for revision field.
-	virtualmachineDescRevision := virtualmachineFields[8].Descriptor()
+	virtualmachineDescRevision := virtualmachineFields[9].Descriptor()
 	// virtualmachine.DefaultRevision holds the default value on creation for the revision field.
 	virtualmachine.DefaultRevision = virtualmachineDescRevision.Default.(int)
 	// virtualmachine.RevisionValidator is a validator for the "revision" field. It is called by the builders before save.
 	virtualmachine.RevisionValidator = virtualmachineDescRevision.Validators[0].(func(int) error)
 	// virtualmachineDescMaxRevisionHistory is the schema descriptor for max_revision_history field.
-	virtualmachineDescMaxRevisionHistory := virtualmachineFields[9].Descriptor()
+	virtualmachineDescMaxRevisionHistory := virtualmachineFields[10].Descriptor()
 	// virtualmachine.DefaultMaxRevisionHistory holds the default value on creation for the max_revision_history field.
 	virtualmachine.DefaultMaxRevisionHistory = virtualmachineDescMaxRevisionHistory.Default.(int)
 	// virtualmachine.MaxRevisionHistoryValidator is a validator for the "max_revision_history" field. It is called by the builders before save.
 	virtualmachine.MaxRevisionHistoryValidator = virtualmachineDescMaxRevisionHistory.Validators[0].(func(int) error)
+	// virtualmachineDescAllocatedVcpus is the schema descriptor for allocated_vcpus field.
+	virtualmachineDescAllocatedVcpus := virtualmachineFields[11].Descriptor()
+	// virtualmachine.DefaultAllocatedVcpus holds the default value on creation for the allocated_vcpus field.
+	virtualmachine.DefaultAllocatedVcpus = virtualmachineDescAllocatedVcpus.Default.(int)
+	// virtualmachine.AllocatedVcpusValidator is a validator for the "allocated_vcpus" field. It is called by the builders before save.
+	virtualmachine.AllocatedVcpusValidator = virtualmachineDescAllocatedVcpus.Validators[0].(func(int) error)
+	// virtualmachineDescAllocatedMemoryMB is the schema descriptor for allocated_memory_mb field.
+	virtualmachineDescAllocatedMemoryMB := virtualmachineFields[12].Descriptor()
+	// virtualmachine.DefaultAllocatedMemoryMB holds the default value on creation for the allocated_memory_mb field.
+	virtualmachine.DefaultAllocatedMemoryMB = virtualmachineDescAllocatedMemoryMB.Default.(int64)
+	// virtualmachine.AllocatedMemoryMBValidator is a validator for the "allocated_memory_mb" field. It is called by the builders before save.
+	virtualmachine.AllocatedMemoryMBValidator = virtualmachineDescAllocatedMemoryMB.Validators[0].(func(int64) error)
+	// virtualmachineDescAllocatedDiskGB is the schema descriptor for allocated_disk_gb field.
+	virtualmachineDescAllocatedDiskGB := virtualmachineFields[13].Descriptor()
+	// virtualmachine.DefaultAllocatedDiskGB holds the default value on creation for the allocated_disk_gb field.
+	virtualmachine.DefaultAllocatedDiskGB = virtualmachineDescAllocatedDiskGB.Default.(int64)
+	// virtualmachine.AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
+	virtualmachine.AllocatedDiskGBValidator = virtualmachineDescAllocatedDiskGB.Validators[0].(func(int64) error)
 	volumeMixin := schema.Volume{}.Mixin()
 	volume.Policy = privacy.NewPolicies(volumeMixin[1], schema.Volume{})
 	volume.Hooks[0] = func(next ent.Mutator) ent.Mutator {

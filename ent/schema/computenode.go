@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
 
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
@@ -30,6 +31,13 @@ func (ComputeNode) Fields() []ent.Field {
 			Default("UNKNOWN").Annotations(entgql.OrderField("STATUS"), system),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
 		field.Bool("schedulable").Default(true).Comment("false while cordoned"),
+		field.String("cordon_reason").Optional().MaxLen(1024).Annotations(system).
+			Comment("why the node is cordoned: set by cordonNode, drainNode or the node monitor"),
+		field.Enum("drain_state").NamedValues(enumValues("Draining", "Drained", "Failed")...).Optional().
+			Annotations(entgql.OrderField("DRAIN_STATE"), system).Comment("progress of the last drain"),
+		field.String("drain_message").Optional().MaxLen(4096).Annotations(system).
+			Comment("what the drain is doing, or the VMs it could not move"),
+		field.Time("drain_deadline").Optional().Nillable().Annotations(system),
 		field.JSON("labels", fieldtype.Labels{}).Optional(),
 		field.Int("cpu_capacity").Default(0).NonNegative().Comment("vCPUs offered to VMs"),
 		field.Int64("memory_capacity_mb").Default(0).NonNegative(),
@@ -74,4 +82,9 @@ func (ComputeNode) Hooks() []ent.Hook {
 	return []ent.Hook{
 		validateLabels(),
 	}
+}
+
+// Indexes of the ComputeNode: snapshots list a cluster's nodes.
+func (ComputeNode) Indexes() []ent.Index {
+	return []ent.Index{index.Edges("cluster")}
 }

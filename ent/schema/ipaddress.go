@@ -44,7 +44,7 @@ func (IPAddress) Edges() []ent.Edge {
 
 // Indexes of the IPAddress.
 func (IPAddress) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("address").Edges("network").Unique()}
+	return []ent.Index{index.Fields("address").Edges("network").Unique(), index.Edges("network")}
 }
 
 // Annotations of the IPAddress.

@@ -40,7 +40,7 @@ func (IPRange) Edges() []ent.Edge {
 
 // Indexes of the IPRange.
 func (IPRange) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("start_address").Edges("network").Unique()}
+	return []ent.Index{index.Fields("start_address").Edges("network").Unique(), index.Edges("network")}
 }
 
 // Annotations of the IPRange.

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"time"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -34,6 +36,8 @@ func (RegionService) Fields() []ent.Field {
 		field.Enum("status").NamedValues(enumValues("Initializing", "Creating", "Active", "Updating", "Deleting", "Deleted", "Error")...).
 			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
+		field.Time("status_changed_at").Default(time.Now).Annotations(entgql.OrderField("STATUS_CHANGED_AT"), system).
+			Comment("when status last changed; the reconcile loop retries or fails what stays in a transitional state too long"),
 	}
 }
 
@@ -48,7 +52,9 @@ func (RegionService) Edges() []ent.Edge {
 		edge.From("image", Image.Type).Ref("region_services").Unique(),
 		edge.From("global_service", GlobalService.Type).Ref("region_services").Unique(),
 		edge.To("load_balancer", LoadBalancer.Type).Unique(),
-		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)).
+			Comment("the replicas, created and removed by placement only"),
 	}
 }
 

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"time"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -33,10 +35,16 @@ func (VirtualMachine) Fields() []ent.Field {
 			"Stopping", "Stopped", "Rebooting", "Deleting", "Deleted", "Error")...).
 			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
+		field.Time("status_changed_at").Default(time.Now).Annotations(entgql.OrderField("STATUS_CHANGED_AT"), system).
+			Comment("when status last changed; the reconcile loop retries or fails what stays in a transitional state too long"),
 		field.JSON("labels", fieldtype.Labels{}).Optional(),
 		field.JSON("schedule_policy", fieldtype.SchedulePolicy{}).Optional(),
 		field.Int("revision").Default(1).Positive().Annotations(system),
 		field.Int("max_revision_history").Default(10).Range(1, 100),
+		field.Int("allocated_vcpus").Default(0).NonNegative().Annotations(system).
+			Comment("what placement charged the node and the quota; released exactly on delete"),
+		field.Int64("allocated_memory_mb").Default(0).NonNegative().Annotations(system),
+		field.Int64("allocated_disk_gb").Default(0).NonNegative().Annotations(system),
 	}
 }
 
@@ -65,7 +73,12 @@ func (VirtualMachine) Edges() []ent.Edge {
 
 // Indexes of the VirtualMachine: names are unique within a tenant.
 func (VirtualMachine) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("name").Edges("tenant").Unique(), index.Fields("status")}
+	return []ent.Index{
+		index.Fields("name").Edges("tenant").Unique(),
+		index.Fields("status"),
+		index.Edges("node"),
+		index.Edges("region_service"),
+	}
 }
 
 // Annotations of the VirtualMachine.

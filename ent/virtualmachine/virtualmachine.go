@@ -34,6 +34,8 @@ const (
 	FieldStatus = "status"
 	// FieldStatusReason holds the string denoting the status_reason field in the database.
 	FieldStatusReason = "status_reason"
+	// FieldStatusChangedAt holds the string denoting the status_changed_at field in the database.
+	FieldStatusChangedAt = "status_changed_at"
 	// FieldLabels holds the string denoting the labels field in the database.
 	FieldLabels = "labels"
 	// FieldSchedulePolicy holds the string denoting the schedule_policy field in the database.
@@ -42,6 +44,12 @@ const (
 	FieldRevision = "revision"
 	// FieldMaxRevisionHistory holds the string denoting the max_revision_history field in the database.
 	FieldMaxRevisionHistory = "max_revision_history"
+	// FieldAllocatedVcpus holds the string denoting the allocated_vcpus field in the database.
+	FieldAllocatedVcpus = "allocated_vcpus"
+	// FieldAllocatedMemoryMB holds the string denoting the allocated_memory_mb field in the database.
+	FieldAllocatedMemoryMB = "allocated_memory_mb"
+	// FieldAllocatedDiskGB holds the string denoting the allocated_disk_gb field in the database.
+	FieldAllocatedDiskGB = "allocated_disk_gb"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeRegion holds the string denoting the region edge name in mutations.
@@ -170,10 +178,14 @@ var Columns = []string{
 	FieldBootDevice,
 	FieldStatus,
 	FieldStatusReason,
+	FieldStatusChangedAt,
 	FieldLabels,
 	FieldSchedulePolicy,
 	FieldRevision,
 	FieldMaxRevisionHistory,
+	FieldAllocatedVcpus,
+	FieldAllocatedMemoryMB,
+	FieldAllocatedDiskGB,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "virtual_machines"
@@ -233,6 +245,8 @@ var (
 	DescriptionValidator func(string) error
 	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	StatusReasonValidator func(string) error
+	// DefaultStatusChangedAt holds the default value on creation for the "status_changed_at" field.
+	DefaultStatusChangedAt func() time.Time
 	// DefaultRevision holds the default value on creation for the "revision" field.
 	DefaultRevision int
 	// RevisionValidator is a validator for the "revision" field. It is called by the builders before save.
@@ -241,6 +255,18 @@ var (
 	DefaultMaxRevisionHistory int
 	// MaxRevisionHistoryValidator is a validator for the "max_revision_history" field. It is called by the builders before save.
 	MaxRevisionHistoryValidator func(int) error
+	// DefaultAllocatedVcpus holds the default value on creation for the "allocated_vcpus" field.
+	DefaultAllocatedVcpus int
+	// AllocatedVcpusValidator is a validator for the "allocated_vcpus" field. It is called by the builders before save.
+	AllocatedVcpusValidator func(int) error
+	// DefaultAllocatedMemoryMB holds the default value on creation for the "allocated_memory_mb" field.
+	DefaultAllocatedMemoryMB int64
+	// AllocatedMemoryMBValidator is a validator for the "allocated_memory_mb" field. It is called by the builders before save.
+	AllocatedMemoryMBValidator func(int64) error
+	// DefaultAllocatedDiskGB holds the default value on creation for the "allocated_disk_gb" field.
+	DefaultAllocatedDiskGB int64
+	// AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
+	AllocatedDiskGBValidator func(int64) error
 )
 
 // Type defines the type for the "type" enum field.
@@ -381,6 +407,11 @@ func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
 }
 
+// ByStatusChangedAt orders the results by the status_changed_at field.
+func ByStatusChangedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusChangedAt, opts...).ToFunc()
+}
+
 // ByRevision orders the results by the revision field.
 func ByRevision(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevision, opts...).ToFunc()
@@ -389,6 +420,21 @@ func ByRevision(opts ...sql.OrderTermOption) OrderOption {
 // ByMaxRevisionHistory orders the results by the max_revision_history field.
 func ByMaxRevisionHistory(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMaxRevisionHistory, opts...).ToFunc()
+}
+
+// ByAllocatedVcpus orders the results by the allocated_vcpus field.
+func ByAllocatedVcpus(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAllocatedVcpus, opts...).ToFunc()
+}
+
+// ByAllocatedMemoryMB orders the results by the allocated_memory_mb field.
+func ByAllocatedMemoryMB(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAllocatedMemoryMB, opts...).ToFunc()
+}
+
+// ByAllocatedDiskGB orders the results by the allocated_disk_gb field.
+func ByAllocatedDiskGB(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAllocatedDiskGB, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -80,6 +80,11 @@ func StatusReason(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldStatusReason, v))
 }
 
+// StatusChangedAt applies equality check predicate on the "status_changed_at" field. It's identical to StatusChangedAtEQ.
+func StatusChangedAt(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldStatusChangedAt, v))
+}
+
 // Revision applies equality check predicate on the "revision" field. It's identical to RevisionEQ.
 func Revision(v int) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldRevision, v))
@@ -88,6 +93,21 @@ func Revision(v int) predicate.VirtualMachine {
 // MaxRevisionHistory applies equality check predicate on the "max_revision_history" field. It's identical to MaxRevisionHistoryEQ.
 func MaxRevisionHistory(v int) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldMaxRevisionHistory, v))
+}
+
+// AllocatedVcpus applies equality check predicate on the "allocated_vcpus" field. It's identical to AllocatedVcpusEQ.
+func AllocatedVcpus(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedVcpus, v))
+}
+
+// AllocatedMemoryMB applies equality check predicate on the "allocated_memory_mb" field. It's identical to AllocatedMemoryMBEQ.
+func AllocatedMemoryMB(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedMemoryMB, v))
+}
+
+// AllocatedDiskGB applies equality check predicate on the "allocated_disk_gb" field. It's identical to AllocatedDiskGBEQ.
+func AllocatedDiskGB(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedDiskGB, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -445,6 +465,46 @@ func StatusReasonContainsFold(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldContainsFold(FieldStatusReason, v))
 }
 
+// StatusChangedAtEQ applies the EQ predicate on the "status_changed_at" field.
+func StatusChangedAtEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtNEQ applies the NEQ predicate on the "status_changed_at" field.
+func StatusChangedAtNEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtIn applies the In predicate on the "status_changed_at" field.
+func StatusChangedAtIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldStatusChangedAt, vs...))
+}
+
+// StatusChangedAtNotIn applies the NotIn predicate on the "status_changed_at" field.
+func StatusChangedAtNotIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldStatusChangedAt, vs...))
+}
+
+// StatusChangedAtGT applies the GT predicate on the "status_changed_at" field.
+func StatusChangedAtGT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtGTE applies the GTE predicate on the "status_changed_at" field.
+func StatusChangedAtGTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtLT applies the LT predicate on the "status_changed_at" field.
+func StatusChangedAtLT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldStatusChangedAt, v))
+}
+
+// StatusChangedAtLTE applies the LTE predicate on the "status_changed_at" field.
+func StatusChangedAtLTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldStatusChangedAt, v))
+}
+
 // LabelsIsNil applies the IsNil predicate on the "labels" field.
 func LabelsIsNil() predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldIsNull(FieldLabels))
@@ -543,6 +603,126 @@ func MaxRevisionHistoryLT(v int) predicate.VirtualMachine {
 // MaxRevisionHistoryLTE applies the LTE predicate on the "max_revision_history" field.
 func MaxRevisionHistoryLTE(v int) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldLTE(FieldMaxRevisionHistory, v))
+}
+
+// AllocatedVcpusEQ applies the EQ predicate on the "allocated_vcpus" field.
+func AllocatedVcpusEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedVcpus, v))
+}
+
+// AllocatedVcpusNEQ applies the NEQ predicate on the "allocated_vcpus" field.
+func AllocatedVcpusNEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldAllocatedVcpus, v))
+}
+
+// AllocatedVcpusIn applies the In predicate on the "allocated_vcpus" field.
+func AllocatedVcpusIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldAllocatedVcpus, vs...))
+}
+
+// AllocatedVcpusNotIn applies the NotIn predicate on the "allocated_vcpus" field.
+func AllocatedVcpusNotIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldAllocatedVcpus, vs...))
+}
+
+// AllocatedVcpusGT applies the GT predicate on the "allocated_vcpus" field.
+func AllocatedVcpusGT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldAllocatedVcpus, v))
+}
+
+// AllocatedVcpusGTE applies the GTE predicate on the "allocated_vcpus" field.
+func AllocatedVcpusGTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldAllocatedVcpus, v))
+}
+
+// AllocatedVcpusLT applies the LT predicate on the "allocated_vcpus" field.
+func AllocatedVcpusLT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldAllocatedVcpus, v))
+}
+
+// AllocatedVcpusLTE applies the LTE predicate on the "allocated_vcpus" field.
+func AllocatedVcpusLTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldAllocatedVcpus, v))
+}
+
+// AllocatedMemoryMBEQ applies the EQ predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBEQ(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedMemoryMB, v))
+}
+
+// AllocatedMemoryMBNEQ applies the NEQ predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBNEQ(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldAllocatedMemoryMB, v))
+}
+
+// AllocatedMemoryMBIn applies the In predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBIn(vs ...int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldAllocatedMemoryMB, vs...))
+}
+
+// AllocatedMemoryMBNotIn applies the NotIn predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBNotIn(vs ...int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldAllocatedMemoryMB, vs...))
+}
+
+// AllocatedMemoryMBGT applies the GT predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBGT(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldAllocatedMemoryMB, v))
+}
+
+// AllocatedMemoryMBGTE applies the GTE predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBGTE(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldAllocatedMemoryMB, v))
+}
+
+// AllocatedMemoryMBLT applies the LT predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBLT(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldAllocatedMemoryMB, v))
+}
+
+// AllocatedMemoryMBLTE applies the LTE predicate on the "allocated_memory_mb" field.
+func AllocatedMemoryMBLTE(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldAllocatedMemoryMB, v))
+}
+
+// AllocatedDiskGBEQ applies the EQ predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBEQ(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedDiskGB, v))
+}
+
+// AllocatedDiskGBNEQ applies the NEQ predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBNEQ(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldAllocatedDiskGB, v))
+}
+
+// AllocatedDiskGBIn applies the In predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBIn(vs ...int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldAllocatedDiskGB, vs...))
+}
+
+// AllocatedDiskGBNotIn applies the NotIn predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBNotIn(vs ...int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldAllocatedDiskGB, vs...))
+}
+
+// AllocatedDiskGBGT applies the GT predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBGT(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldAllocatedDiskGB, v))
+}
+
+// AllocatedDiskGBGTE applies the GTE predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBGTE(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldAllocatedDiskGB, v))
+}
+
+// AllocatedDiskGBLT applies the LT predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBLT(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldAllocatedDiskGB, v))
+}
+
+// AllocatedDiskGBLTE applies the LTE predicate on the "allocated_disk_gb" field.
+func AllocatedDiskGBLTE(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldAllocatedDiskGB, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

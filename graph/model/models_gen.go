@@ -7,6 +7,7 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
@@ -31,6 +32,16 @@ type AllocateIPAddressInput struct {
 	Description    *string `json:"description,omitempty"`
 }
 
+type AssignmentStatusInput struct {
+	ID int `json:"id"`
+	// the generation the agent acted on; reports for an older generation are ignored
+	Generation int               `json:"generation"`
+	Status     assignment.Status `json:"status"`
+	// what the hypervisor says, e.g. running, shutoff, absent
+	ObservedState *string `json:"observedState,omitempty"`
+	Reason        *string `json:"reason,omitempty"`
+}
+
 type BuildFabricInput struct {
 	FloorID int `json:"floorID"`
 	// the floor's network rack, which holds the floor-leaf and rack-spine routers
@@ -46,7 +57,7 @@ type BuildFabricInput struct {
 
 type BuildFabricRootInput struct {
 	DatacenterID int `json:"datacenterID"`
-	// rack that holds the routers (highest free units); default: the datacenter's first network rack
+	// rack that holds the routers (highest free units); omitted: the routers are created unmounted
 	RackID     *int    `json:"rackID,omitempty"`
 	HostPrefix *string `json:"hostPrefix,omitempty"`
 	// default 4
@@ -66,6 +77,15 @@ type CreateAPITokenInput struct {
 	AllowedCIDRs []string `json:"allowedCIDRs,omitempty"`
 	// Admins only: create the token for another user.
 	UserID *int `json:"userID,omitempty"`
+}
+
+type DrainReport struct {
+	Node        *ent.ComputeNode `json:"node"`
+	Maintenance *ent.Maintenance `json:"maintenance,omitempty"`
+	// VMs that cannot move, and why
+	Unmovable []*UnmovableVM `json:"unmovable"`
+	// VMs being moved
+	Moving []*ent.VirtualMachine `json:"moving"`
 }
 
 type FabricBuild struct {
@@ -106,6 +126,20 @@ type NodeExplanation struct {
 	Reason     *string        `json:"reason,omitempty"`
 	Scores     []*PluginScore `json:"scores"`
 	Total      float64        `json:"total"`
+}
+
+type NodeStatusInput struct {
+	NodeID int `json:"nodeID"`
+	// vCPUs offered to VMs
+	CPUCapacity      *int    `json:"cpuCapacity,omitempty"`
+	MemoryCapacityMb *int    `json:"memoryCapacityMB,omitempty"`
+	DiskCapacityGb   *int    `json:"diskCapacityGB,omitempty"`
+	AgentVersion     *string `json:"agentVersion,omitempty"`
+	Healthy          bool    `json:"healthy"`
+	// what is wrong when not healthy
+	Message *string `json:"message,omitempty"`
+	// the node asks to be cordoned (e.g. failing hardware)
+	RequestCordon *bool `json:"requestCordon,omitempty"`
 }
 
 type PlacementChoice struct {
@@ -193,9 +227,19 @@ type SetQuotaInput struct {
 	StorageGb *int `json:"storageGB,omitempty"`
 }
 
+// Live changes, delivered through Redis pub/sub so that a subscriber on one server replica sees
+// changes made through another. Authorized like queries: a viewer only receives what it may read.
+type Subscription struct {
+}
+
 // A token, returned exactly once: at login or when an API token is created. Store it safely.
 type TokenPayload struct {
 	// The secret to send as `Authorization: Bearer <token>`. It is not stored and cannot be shown again.
 	Token    string        `json:"token"`
 	APIToken *ent.APIToken `json:"apiToken"`
+}
+
+type UnmovableVM struct {
+	VirtualMachine *ent.VirtualMachine `json:"virtualMachine"`
+	Reason         string              `json:"reason"`
 }
