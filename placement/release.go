@@ -17,8 +17,9 @@ import (
 	"github.com/virtflow/virtflow/scheduler"
 )
 
-// allocation is what a placed VM holds: its flavor on its node, counted in its tenant's
-// quota of the node's host group.
+// allocation is what a placed VM holds on its node, counted in its tenant's quota of the
+// node's host group: the size placement charged (the VM's allocated_* columns), so a flavor
+// edited after placement never makes a release drift.
 type allocation struct {
 	VM        int    `sql:"id"`
 	Name      string `sql:"name"`
@@ -45,7 +46,10 @@ func allocations(ctx context.Context, c *ent.Client, where func(*sql.Selector)) 
 		s.Select(s.Columns(virtualmachine.FieldID, virtualmachine.FieldName)...)
 		s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, 0)", s.C(virtualmachine.NodeColumn))), "node_id")
 		s.AppendSelectAs(s.C(virtualmachine.TenantColumn), "tenant_id")
-		s.AppendSelect(f.Columns(flavor.FieldVcpus, flavor.FieldMemoryMB, flavor.FieldDiskGB, flavor.FieldCPUPolicy)...)
+		s.AppendSelectAs(s.C(virtualmachine.FieldAllocatedVcpus), "vcpus")
+		s.AppendSelectAs(s.C(virtualmachine.FieldAllocatedMemoryMB), "memory_mb")
+		s.AppendSelectAs(s.C(virtualmachine.FieldAllocatedDiskGB), "disk_gb")
+		s.AppendSelect(f.C(flavor.FieldCPUPolicy))
 		s.OrderBy(s.C(virtualmachine.FieldID))
 	}).Scan(authz.Unrestricted(ctx), &out)
 	if err != nil {

@@ -32,9 +32,6 @@ const MaxReplicas = 10000
 // not created at all, unless the service allows partial placement: then as many replicas
 // as fit are created and replicas says how many.
 func (p *Placer) CreateService(ctx context.Context, client *ent.Client, input ent.CreateRegionServiceInput) (*ent.RegionService, error) {
-	if len(input.VirtualMachineIDs) > 0 {
-		return nil, apierr.Validation("virtualMachineIDs", "a region service creates its own VMs: set replicas instead")
-	}
 	replicas := 1
 	if input.Replicas != nil {
 		replicas = *input.Replicas
@@ -251,6 +248,7 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 			SetTenantID(svc.Tenant).SetRegionID(svc.Region).SetFlavorID(f.ID).
 			SetLabels(fieldtype.Labels{ServiceLabel: svc.Name}).SetSchedulePolicy(svc.policy()).
 			SetRegionServiceID(svc.ID).SetNodeID(pl.NodeID).SetClusterID(d.ClusterID).
+			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
 			SetStatusReason(fmt.Sprintf("placed on node %s; waiting to be provisioned", placed.NodeName(pl.NodeID)))
 		if svc.Image != 0 {
 			b.SetImageID(svc.Image)

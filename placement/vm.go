@@ -46,6 +46,7 @@ func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.Cre
 		at := placed.Decision.Placements[0].NodeID
 		vm, err = t.c.VirtualMachine.UpdateOne(created).
 			SetNodeID(at).SetClusterID(placed.Decision.ClusterID).
+			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
 			SetStatusReason(fmt.Sprintf("placed on node %s; waiting to be provisioned", placed.NodeName(at))).
 			Save(system(ctx))
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
 )
@@ -169,6 +170,39 @@ func auditRunners() map[string]auditRun {
 		out := asAdmin(t, w, rid, `mutation($in: SetQuotaInput!) { setQuota(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"tenantID": gid(w.tenantA), "hostGroupID": gid(hg), "vcpus": 8}})
 		return adminWant(w, "Quota", idOf(t, out["setQuota"], "id"), w.tenantA, false, true)
+	}
+	runs["allocateIPAddress"] = func(t *testing.T, w *world, rid string) auditWant {
+		out := asAdmin(t, w, rid, `mutation($in: AllocateIPAddressInput!) { allocateIPAddress(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"networkID": gid(w.netA), "address": w.nextIP()}})
+		return adminWant(w, "IPAddress", idOf(t, out["allocateIPAddress"], "id"), 0, false, true)
+	}
+	runs["releaseIPAddress"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.c.IPAddress.Create().SetAddress(w.nextIP()).SetNetworkID(w.netA).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($id: ID!) { releaseIPAddress(id: $id) }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "IPAddress", id, 0, true, false)
+	}
+	runs["buildFabricRoot"] = func(t *testing.T, w *world, rid string) auditWant {
+		dc := w.c.Datacenter.Create().SetName(uniq("dc")).SetRegionID(w.region).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($in: BuildFabricRootInput!) { buildFabricRoot(input: $in) { datacenterID } }`,
+			map[string]any{"in": map[string]any{"datacenterID": gid(dc), "hostPrefix": uniq("audit") + "-"}})
+		// The result names no record of its own: the row keeps the payload only.
+		return adminWant(w, "", 0, 0, false, true)
+	}
+	runs["buildFabric"] = func(t *testing.T, w *world, rid string) auditWant {
+		prefix := uniq("audit") + "-"
+		dc := w.c.Datacenter.Create().SetName(uniq("dc")).SetRegionID(w.region).SaveX(w.ctx).ID
+		if _, err := fabric.BuildRoot(w.ctx, w.c, dc, fabric.WithHostPrefix(prefix)); err != nil {
+			t.Fatalf("build root: %v", err)
+		}
+		fl := w.c.Floor.Create().SetName("floor-1-1-1").SetDatacenterID(dc).SaveX(w.ctx).ID
+		netRack := w.c.Rack.Create().SetName("net").SetRow("9").SetPosition(1).SetFloorID(fl).SaveX(w.ctx).ID
+		for pos := 1; pos <= 2; pos++ {
+			rk := w.c.Rack.Create().SetName(fmt.Sprintf("rack-1-%d", pos)).SetRow("1").SetPosition(pos).SetFloorID(fl).SaveX(w.ctx).ID
+			w.c.Host.Create().SetName(uniq("srv")).SetRackID(rk).SetPosition(1).SaveX(w.ctx)
+		}
+		asAdmin(t, w, rid, `mutation($in: BuildFabricInput!) { buildFabric(input: $in) { links } }`,
+			map[string]any{"in": map[string]any{"floorID": gid(fl), "networkRackID": gid(netRack), "hostPrefix": prefix}})
+		return adminWant(w, "Floor", fl, 0, false, true)
 	}
 	runs["setUserPassword"] = func(t *testing.T, w *world, rid string) auditWant {
 		const password = "a-new-password-nobody-knows"

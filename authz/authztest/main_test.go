@@ -413,7 +413,7 @@ func (w *world) makeViewers() []*viewer {
 
 var (
 	catalog         = []string{"Region", "AvailabilityZone", "Flavor", "Image", "ServiceMesh", "Provider"}
-	topology        = []string{"Datacenter", "Floor", "Rack", "PowerZone", "NetworkZone", "RackZone", "Host", "HostGroup", "Port", "Link", "Network", "IPAddress"}
+	topology        = []string{"Datacenter", "Floor", "Rack", "PowerZone", "NetworkZone", "RackZone", "Host", "HostGroup", "Port", "Link", "Network", "IPAddress", "IPRange"}
 	compute         = []string{"Cluster", "ComputeNode", "Assignment"}
 	operations      = []string{"Event", "EventRule", "Alert", "Maintenance", "Notice"}
 	tenancy         = []string{"Tenant", "Quota", "UsageRecord"}

@@ -735,6 +735,11 @@ var (
 				Unique:  true,
 				Columns: []*schema.Column{IPAddressesColumns[3], IPAddressesColumns[8]},
 			},
+			{
+				Name:    "ipaddress_network_ip_addresses",
+				Unique:  false,
+				Columns: []*schema.Column{IPAddressesColumns[8]},
+			},
 		},
 	}
 	// IPRangesColumns holds the columns for the "ip_ranges" table.
@@ -770,6 +775,11 @@ var (
 				Name:    "iprange_start_address_network_ip_ranges",
 				Unique:  true,
 				Columns: []*schema.Column{IPRangesColumns[3], IPRangesColumns[6]},
+			},
+			{
+				Name:    "iprange_network_ip_ranges",
+				Unique:  false,
+				Columns: []*schema.Column{IPRangesColumns[6]},
 			},
 		},
 	}
