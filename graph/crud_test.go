@@ -136,6 +136,17 @@ var crudCases = map[string]crudCase{
 		},
 		update: set("status", "RESERVED", "dnsName", "web2.example.com"),
 	},
+	"IPRange": {
+		create: func(f *fx) map[string]any {
+			base := strings.TrimSuffix(uniqCIDR(), "0/24")
+			return map[string]any{"startAddress": base + "100", "endAddress": base + "199",
+				"networkID": f.Network(map[string]any{"cidr": base + "0/24"}), "description": "DHCP pool"}
+		},
+		where: func(in map[string]any) map[string]any {
+			return map[string]any{"startAddress": in["startAddress"], "hasNetworkWith": []any{map[string]any{"id": in["networkID"]}}}
+		},
+		update: set("description", "appliances"),
+	},
 	"Image": {
 		create: func(*fx) map[string]any {
 			return map[string]any{"name": uniq("noble"), "source": "https://cloud-images.example.com/noble.img", "osName": "Ubuntu"}
