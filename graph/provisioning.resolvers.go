@@ -12,6 +12,8 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/graph/model"
+	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/nodestatus"
 )
 
 // StartVirtualMachine is the resolver for the startVirtualMachine field.
@@ -31,7 +33,11 @@ func (r *mutationResolver) RebootVirtualMachine(ctx context.Context, id int) (*e
 
 // ReportNodeStatus is the resolver for the reportNodeStatus field.
 func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.NodeStatusInput) (*ent.ComputeNode, error) {
-	panic(fmt.Errorf("not implemented: ReportNodeStatus - reportNodeStatus"))
+	return nodestatus.Apply(ctx, r.ent(ctx), nodestatus.Report{
+		NodeID: input.NodeID, CPUCapacity: input.CPUCapacity, MemoryCapacityMB: input.MemoryCapacityMb,
+		DiskCapacityGB: input.DiskCapacityGb, AgentVersion: input.AgentVersion, Healthy: input.Healthy,
+		Message: input.Message, RequestCordon: input.RequestCordon,
+	})
 }
 
 // ReportAssignmentStatus is the resolver for the reportAssignmentStatus field.
@@ -56,22 +62,22 @@ func (r *mutationResolver) DrainNode(ctx context.Context, id int, timeoutSeconds
 
 // VirtualMachineStatusChanged is the resolver for the virtualMachineStatusChanged field.
 func (r *subscriptionResolver) VirtualMachineStatusChanged(ctx context.Context, id *int, tenantID *int, clusterID *int) (<-chan *ent.VirtualMachine, error) {
-	panic(fmt.Errorf("not implemented: VirtualMachineStatusChanged - virtualMachineStatusChanged"))
+	return livestatus.VirtualMachines(ctx, r.client, livestatus.VMFilter{ID: id, TenantID: tenantID, ClusterID: clusterID})
 }
 
 // NodeStatusChanged is the resolver for the nodeStatusChanged field.
 func (r *subscriptionResolver) NodeStatusChanged(ctx context.Context, id *int, clusterID *int) (<-chan *ent.ComputeNode, error) {
-	panic(fmt.Errorf("not implemented: NodeStatusChanged - nodeStatusChanged"))
+	return livestatus.Nodes(ctx, r.client, livestatus.NodeFilter{ID: id, ClusterID: clusterID})
 }
 
 // RegionServiceStatusChanged is the resolver for the regionServiceStatusChanged field.
 func (r *subscriptionResolver) RegionServiceStatusChanged(ctx context.Context, id *int, tenantID *int) (<-chan *ent.RegionService, error) {
-	panic(fmt.Errorf("not implemented: RegionServiceStatusChanged - regionServiceStatusChanged"))
+	return livestatus.RegionServices(ctx, r.client, livestatus.ServiceFilter{ID: id, TenantID: tenantID})
 }
 
 // AssignmentChanged is the resolver for the assignmentChanged field.
 func (r *subscriptionResolver) AssignmentChanged(ctx context.Context, nodeID int) (<-chan *ent.Assignment, error) {
-	panic(fmt.Errorf("not implemented: AssignmentChanged - assignmentChanged"))
+	return livestatus.Assignments(ctx, r.client, nodeID)
 }
 
 // Subscription returns generated.SubscriptionResolver implementation.

@@ -1,0 +1,189 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/virtflow/virtflow/hypervisor"
+)
+
+// Defaults of [Config].
+const (
+	DefaultHeartbeatInterval = 10 * time.Second
+	DefaultResyncInterval    = 30 * time.Second
+	DefaultShutdownTimeout   = 60 * time.Second
+	DefaultParallelism       = 4
+	DefaultNetwork           = "default"
+	DefaultBridgeFormat      = "br-vlan%d"
+	Version                  = "0.6.0"
+)
+
+// Config configures an [Agent].
+type Config struct {
+	// APIURL is the GraphQL endpoint, e.g. http://api:8080/query.
+	APIURL string
+	// Token is the agent token (bearer) of the node.
+	Token string
+	// NodeID is the ComputeNode's id; empty discovers it from the token (the only node the
+	// token can read).
+	NodeID string
+	// Hypervisor realizes the assignments (required).
+	Hypervisor hypervisor.Hypervisor
+	// HTTPClient sends the requests; http.DefaultClient when nil.
+	HTTPClient *http.Client
+
+	// HeartbeatInterval and ResyncInterval: DefaultHeartbeatInterval and
+	// DefaultResyncInterval when zero.
+	HeartbeatInterval time.Duration
+	ResyncInterval    time.Duration
+	// ShutdownTimeout bounds a guest's ACPI shutdown before the domain is powered off.
+	ShutdownTimeout time.Duration
+	// Parallelism bounds the assignments realized at the same time.
+	Parallelism int
+
+	// DiskDir, when set, is where root disks live: <DiskDir>/vf-<vm id>.qcow2 is attached
+	// to a VM with an image or a disk. Empty makes diskless domains (network boot).
+	DiskDir string
+	// DefaultNetwork is the libvirt network of a port without a VLAN (DefaultNetwork when
+	// empty); BridgeFormat names the host bridge of a VLAN (DefaultBridgeFormat when empty).
+	DefaultNetwork string
+	BridgeFormat   string
+	// ReservedCPUs are the host CPUs (0 to ReservedCPUs-1) never pinned to a VM.
+	ReservedCPUs int
+	// DiskCapacityGB, when set, is reported as the node's disk capacity.
+	DiskCapacityGB int
+	// AgentVersion is reported with each heartbeat; Version when empty.
+	AgentVersion string
+
+	// Log receives the agent's logs; slog.Default() when nil.
+	Log *slog.Logger
+	// OnReport, when set, is called after each assignment report with the error of sending
+	// it (for tests and metrics).
+	OnReport func(r AssignmentReport, err error)
+}
+
+// Agent is one node's agent. Create it with New and run it with Run.
+type Agent struct {
+	cfg    Config
+	api    *Client
+	hv     hypervisor.Hypervisor
+	log    *slog.Logger
+	nodeID string
+
+	mu       sync.Mutex
+	reported map[string]AssignmentReport // last report sent per assignment, to send each once
+}
+
+// New checks cfg and returns an agent; it does not contact anything yet.
+func New(cfg Config) (*Agent, error) {
+	if cfg.APIURL == "" || cfg.Token == "" {
+		return nil, errors.New("nodeagent: API URL and token are required")
+	}
+	if cfg.Hypervisor == nil {
+		return nil, errors.New("nodeagent: a hypervisor is required")
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if cfg.ResyncInterval <= 0 {
+		cfg.ResyncInterval = DefaultResyncInterval
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = DefaultParallelism
+	}
+	if cfg.DefaultNetwork == "" {
+		cfg.DefaultNetwork = DefaultNetwork
+	}
+	if cfg.BridgeFormat == "" {
+		cfg.BridgeFormat = DefaultBridgeFormat
+	}
+	if cfg.AgentVersion == "" {
+		cfg.AgentVersion = Version
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Agent{
+		cfg:      cfg,
+		api:      &Client{URL: cfg.APIURL, Token: cfg.Token, HTTP: cfg.HTTPClient},
+		hv:       cfg.Hypervisor,
+		log:      log,
+		nodeID:   cfg.NodeID,
+		reported: map[string]AssignmentReport{},
+	}, nil
+}
+
+// NodeID returns the node the agent works for (known once Run has started).
+func (ag *Agent) NodeID() string {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	return ag.nodeID
+}
+
+// Run heartbeats and resyncs until ctx ends, then returns nil. It fails early only when the
+// node cannot be identified; errors of single heartbeats or resyncs are logged and retried on
+// the next tick. The hypervisor is left open: its owner closes it.
+func (ag *Agent) Run(ctx context.Context) error {
+	if ag.NodeID() == "" {
+		id, err := retry(ctx, ag.log, "discover node", ag.api.discoverNode)
+		if err != nil {
+			return err
+		}
+		ag.mu.Lock()
+		ag.nodeID = id
+		ag.mu.Unlock()
+	}
+	ag.log = ag.log.With("node", ag.nodeID)
+	ag.log.Info("node agent running", "api", ag.cfg.APIURL, "heartbeat", ag.cfg.HeartbeatInterval, "resync", ag.cfg.ResyncInterval)
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.HeartbeatInterval, "heartbeat", ag.Heartbeat) }()
+	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.ResyncInterval, "resync", ag.Resync) }()
+	wg.Wait()
+	ag.log.Info("node agent stopped")
+	return nil
+}
+
+// every runs fn at once and then every d until ctx ends, logging its errors.
+func (ag *Agent) every(ctx context.Context, d time.Duration, what string, fn func(context.Context) error) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			ag.log.Warn(what+" failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// retry calls fn until it succeeds, ctx ends or it fails with ErrNoNode, waiting longer
+// between tries (up to 30 s).
+func retry[T any](ctx context.Context, log *slog.Logger, what string, fn func(context.Context) (T, error)) (T, error) {
+	wait := time.Second
+	for {
+		v, err := fn(ctx)
+		if err == nil || errors.Is(err, ErrNoNode) {
+			return v, err
+		}
+		log.Warn(what+" failed; retrying", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}

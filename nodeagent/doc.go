@@ -1,0 +1,22 @@
+// Package nodeagent is the VirtFlow node agent: the loops that run on every hypervisor host
+// (cmd/nodeagent), and in-process for each node of a simulated fleet (package fleet).
+//
+// An [Agent] talks only to the GraphQL API, with an agent token that can touch nothing but
+// its own node, and to the host through a [hypervisor.Hypervisor]:
+//
+//   - heartbeat.go: every HeartbeatInterval (10 s) it calls reportNodeStatus with the
+//     host's capacity and health;
+//   - resync.go: at start and every ResyncInterval (30 s) it reads all of its node's
+//     assignments with their VMs, compares them with the domains the hypervisor lists, and
+//     realizes every assignment that is not yet in its desired state (realize.go), reporting
+//     the outcome with reportAssignmentStatus;
+//   - spec.go turns a VM (flavor, image, ports) into a domain spec.
+//
+// The agent keeps no database. Domains carry their VM id and assignment generation in their
+// metadata, so after a restart the agent rebuilds its view from the hypervisor and the API and
+// does no work twice: an assignment whose domain is already in the desired state at the
+// assignment's generation is only reported (when the API does not know yet), never redone.
+//
+// The assignmentChanged subscription is not used yet: changes are picked up by the periodic
+// resync, which is the safety net the subscription would sit on.
+package nodeagent

@@ -1,0 +1,128 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/virtflow/virtflow/hypervisor"
+)
+
+// Observed state of an assignment whose domain does not exist.
+const observedAbsent = "absent"
+
+// realize brings the domain of a (VM vmID; dom is what the hypervisor listed, nil for no
+// domain) to a's desired state and reports the outcome. A domain already in the desired state
+// at a's generation is left alone: that is how a restarted agent avoids doing work twice.
+func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hypervisor.Domain, pinned []int, pinErr error) {
+	if settled(a, dom) {
+		ag.report(ctx, a, "APPLIED", observed(dom), "")
+		return
+	}
+	name := hypervisor.DomainName(vmID)
+	log := ag.log.With("assignment", a.ID, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
+	err := ag.apply(ctx, a, name, dom, pinned, pinErr)
+	if ctx.Err() != nil {
+		return // shutting down: the next start picks this up again
+	}
+	state, serr := ag.hv.State(ctx, name)
+	obs := string(state)
+	if errors.Is(serr, hypervisor.ErrNotFound) {
+		obs = observedAbsent
+	} else if serr != nil {
+		obs = string(hypervisor.StateUnknown)
+	}
+	if err != nil {
+		log.Warn("assignment failed", "err", err, "observed", obs)
+		ag.report(ctx, a, "FAILED", obs, err.Error())
+		return
+	}
+	log.Info("assignment applied", "observed", obs)
+	ag.report(ctx, a, "APPLIED", obs, "")
+}
+
+// apply drives the hypervisor towards a's desired state.
+func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hypervisor.Domain, pinned []int, pinErr error) error {
+	define := func() error {
+		if pinErr != nil {
+			return pinErr
+		}
+		if dom != nil && dom.Generation == a.Generation {
+			return nil // the domain already has this generation's definition
+		}
+		spec, err := ag.specFor(a, pinned)
+		if err != nil {
+			return fmt.Errorf("build domain: %w", err)
+		}
+		return ag.hv.Define(ctx, spec)
+	}
+	switch a.DesiredState {
+	case "RUNNING":
+		if err := define(); err != nil {
+			return err
+		}
+		return ag.hv.Start(ctx, name)
+	case "STOPPED":
+		if err := define(); err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, ag.cfg.ShutdownTimeout)
+		err := ag.hv.Shutdown(sctx, name)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			ag.log.Info("guest did not shut down in time; powering off", "domain", name, "err", err)
+			return ag.hv.Stop(ctx, name)
+		}
+		return err
+	case "ABSENT":
+		return ag.hv.Undefine(ctx, name)
+	}
+	return fmt.Errorf("unknown desired state %q", a.DesiredState)
+}
+
+// settled reports whether dom is already what a asks for, at a's generation.
+func settled(a Assignment, dom *hypervisor.Domain) bool {
+	switch a.DesiredState {
+	case "ABSENT":
+		return dom == nil
+	case "RUNNING":
+		return dom != nil && dom.Generation == a.Generation && dom.State == hypervisor.StateRunning
+	case "STOPPED":
+		return dom != nil && dom.Generation == a.Generation && !dom.State.Active()
+	}
+	return false
+}
+
+// observed is the observed state of dom as reported to the API.
+func observed(dom *hypervisor.Domain) string {
+	if dom == nil {
+		return observedAbsent
+	}
+	return string(dom.State)
+}
+
+// report sends the outcome of a, unless the API or this agent already has it: a settled
+// assignment is reported once, not on every resync.
+func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason string) {
+	r := AssignmentReport{ID: a.ID, Generation: a.Generation, Status: status, ObservedState: obs, Reason: reason}
+	if status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
+		return
+	}
+	ag.mu.Lock()
+	last, ok := ag.reported[a.ID]
+	ag.mu.Unlock()
+	if ok && last == r {
+		return
+	}
+	err := ag.api.reportAssignment(ctx, r)
+	if err == nil {
+		ag.mu.Lock()
+		ag.reported[a.ID] = r
+		ag.mu.Unlock()
+	} else if ctx.Err() == nil {
+		ag.log.Warn("report failed", "assignment", a.ID, "err", err)
+	}
+	if ag.cfg.OnReport != nil {
+		ag.cfg.OnReport(r, err)
+	}
+}

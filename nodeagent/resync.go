@@ -1,0 +1,83 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/virtflow/virtflow/hypervisor"
+)
+
+// Resync reads every assignment of the node from the API and the domains from the
+// hypervisor, and realizes each assignment that is not in its desired state yet, at most
+// Parallelism at a time. It returns once all are done; failures of single assignments are
+// reported to the API (FAILED with the reason) and retried on the next resync.
+func (ag *Agent) Resync(ctx context.Context) error {
+	as, err := ag.api.assignments(ctx, ag.NodeID())
+	if err != nil {
+		return err
+	}
+	doms, err := ag.hv.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list domains: %w", err)
+	}
+	byVM := make(map[int64]hypervisor.Domain, len(doms))
+	for _, d := range doms {
+		byVM[d.VMID] = d
+	}
+	var pins map[string][]int
+	var pinErrs map[string]error
+	if slices.ContainsFunc(as, dedicated) {
+		c, err := ag.hv.Capacity(ctx)
+		if err != nil {
+			return fmt.Errorf("read host capacity: %w", err)
+		}
+		pins, pinErrs = pinCPUs(as, c.VCPUs, ag.cfg.ReservedCPUs)
+	}
+
+	sem := make(chan struct{}, ag.cfg.Parallelism)
+	var wg sync.WaitGroup
+	for _, a := range as {
+		if a.VirtualMachine == nil {
+			continue // volume assignments are not realized by the agent yet
+		}
+		id, err := vmID(a.VirtualMachine.ID)
+		if err != nil {
+			ag.report(ctx, a, "FAILED", "unknown", err.Error())
+			continue
+		}
+		var dom *hypervisor.Domain
+		if d, ok := byVM[id]; ok {
+			dom = &d
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ag.realize(ctx, a, id, dom, pins[a.ID], pinErrs[a.ID])
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// sortedByVM returns the assignments with a VM, ordered by VM id.
+func sortedByVM(as []Assignment) []Assignment {
+	out := make([]Assignment, 0, len(as))
+	for _, a := range as {
+		if a.VirtualMachine != nil {
+			out = append(out, a)
+		}
+	}
+	key := func(a Assignment) int64 { n, _ := strconv.ParseInt(a.VirtualMachine.ID, 10, 64); return n }
+	slices.SortFunc(out, func(x, y Assignment) int { return int(key(x) - key(y)) })
+	return out
+}

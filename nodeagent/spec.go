@@ -1,0 +1,84 @@
+package nodeagent
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/virtflow/virtflow/hypervisor"
+)
+
+// specFor builds the domain spec of a's VM at a's generation. pinned lists the host CPUs of a
+// dedicated flavor's vCPUs (nil for a shared flavor).
+func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, error) {
+	vm := a.VirtualMachine
+	id, err := vmID(vm.ID)
+	if err != nil {
+		return hypervisor.DomainSpec{}, err
+	}
+	spec := hypervisor.DomainSpec{
+		VMID:       id,
+		Generation: a.Generation,
+		VCPUs:      vm.Flavor.VCPUs,
+		MemoryMiB:  vm.Flavor.MemoryMB,
+		PinnedCPUs: pinned,
+	}
+	if ag.cfg.DiskDir != "" && (vm.Flavor.DiskGB > 0 || vm.Image != nil) {
+		// The root disk is prepared on the host (from the image) by what provisions volumes;
+		// the agent only attaches it.
+		d := hypervisor.Disk{Path: filepath.Join(ag.cfg.DiskDir, hypervisor.DomainName(id)+".qcow2")}
+		if vm.Image != nil && vm.Image.Format == "ISO" {
+			d = hypervisor.Disk{Path: filepath.Join(ag.cfg.DiskDir, hypervisor.DomainName(id)+".iso"), Format: "raw", Bus: "sata", Device: "cdrom"}
+		}
+		spec.Disks = append(spec.Disks, d)
+	}
+	for _, e := range vm.Ports.Edges {
+		p := e.Node
+		if p.MAC == nil || *p.MAC == "" {
+			continue // a port without an address is not plugged in yet
+		}
+		nic := hypervisor.NIC{MAC: *p.MAC, Network: ag.cfg.DefaultNetwork}
+		if p.Driver != nil {
+			nic.Model = *p.Driver
+		}
+		if p.VLAN != nil && ag.cfg.BridgeFormat != "" {
+			nic.Network, nic.Bridge = "", fmt.Sprintf(ag.cfg.BridgeFormat, *p.VLAN)
+		}
+		spec.NICs = append(spec.NICs, nic)
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, err
+	}
+	return spec, nil
+}
+
+// dedicated reports whether a's VM has a dedicated CPU policy (its vCPUs are pinned).
+func dedicated(a Assignment) bool {
+	return a.VirtualMachine != nil && strings.EqualFold(a.VirtualMachine.Flavor.CPUPolicy, "DEDICATED")
+}
+
+// pinCPUs hands out host CPUs to the dedicated VMs among as, in VM id order so that the
+// answer is the same on every resync while the set of VMs stays the same. CPUs below
+// reserved are kept for the host. A VM that does not fit gets an error instead.
+func pinCPUs(as []Assignment, hostCPUs, reserved int) (map[string][]int, map[string]error) {
+	pins, errs := map[string][]int{}, map[string]error{}
+	next := reserved
+	for _, a := range sortedByVM(as) {
+		if !dedicated(a) || a.DesiredState == "ABSENT" {
+			continue
+		}
+		n := a.VirtualMachine.Flavor.VCPUs
+		if next+n > hostCPUs {
+			errs[a.ID] = fmt.Errorf("no free host CPUs to pin %d dedicated vCPUs (host has %d, %d reserved, %d pinned already)",
+				n, hostCPUs, reserved, next-reserved)
+			continue
+		}
+		cpus := make([]int, n)
+		for i := range cpus {
+			cpus[i] = next + i
+		}
+		next += n
+		pins[a.ID] = cpus
+	}
+	return pins, errs
+}
