@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/demo"
+	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/config"
@@ -99,6 +100,9 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	if ready != nil {
 		ready(addr)
 	}
+	if cfg.Demo {
+		startDemoFleet(ctx, &wg, db, ids, addr, log)
+	}
 
 	select {
 	case <-ctx.Done():
@@ -114,4 +118,24 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// --- simulated fleet (--demo) ---
+
+// startDemoFleet runs, with --demo, a simulated node agent for every compute node (package
+// fleet) against this server's own HTTP address, until ctx ends. A fleet that cannot start
+// is logged, not fatal: the API works without it.
+func startDemoFleet(ctx context.Context, wg *sync.WaitGroup, db *infra.Database, ids *identity.Service, addr string, log *slog.Logger) {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || net.ParseIP(host).IsUnspecified()) {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l := log.With("component", "fleet")
+		if err := fleet.RunDemo(ctx, db.Client, ids, "http://"+addr+"/query", l); err != nil && ctx.Err() == nil {
+			l.Error("simulated fleet stopped", "err", err)
+		}
+	}()
 }

@@ -1,0 +1,67 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/hypervisor"
+	"github.com/virtflow/virtflow/identity"
+)
+
+// Provision returns a simulated node for every compute node in the database (at most
+// limit; 0 means all), each with a fresh agent token (IssueAgentToken) and the capacity
+// recorded on the node, so that heartbeats report what the node already offers.
+func Provision(ctx context.Context, c *ent.Client, ids *identity.Service, limit int) ([]Node, error) {
+	sys := authz.SystemContext(ctx, "fleet")
+	q := c.ComputeNode.Query().Order(ent.Asc(computenode.FieldID)).
+		Select(computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB, computenode.FieldDiskCapacityGB)
+	if limit > 0 {
+		q.Limit(limit)
+	}
+	rows, err := q.All(sys)
+	if err != nil {
+		return nil, fmt.Errorf("list compute nodes: %w", err)
+	}
+	nodes := make([]Node, 0, len(rows))
+	for _, r := range rows {
+		tok, err := IssueAgentToken(ctx, c, ids, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		n := Node{ID: r.ID, Token: tok, DiskGB: int(r.DiskCapacityGB)}
+		if r.CPUCapacity > 0 && r.MemoryCapacityMB > 0 {
+			n.Capacity = hypervisor.Capacity{VCPUs: r.CPUCapacity, MemoryMiB: r.MemoryCapacityMB}
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+// RunDemo gives every compute node of the database a simulated agent talking to apiURL and
+// runs the fleet until ctx ends: what `server --demo` does so that demo nodes heartbeat and
+// their VMs become ACTIVE. Operations take a few hundred milliseconds and never fail.
+func RunDemo(ctx context.Context, c *ent.Client, ids *identity.Service, apiURL string, log *slog.Logger) error {
+	nodes, err := Provision(ctx, c, ids, 0)
+	if err != nil {
+		return err
+	}
+	f, err := New(Config{
+		APIURL: apiURL,
+		Nodes:  nodes,
+		Delays: hypervisor.OperationDelays{Define: 100 * ms, Start: 500 * ms, Shutdown: 500 * ms, Stop: 100 * ms, Reboot: 500 * ms, Undefine: 100 * ms},
+		Log:    log,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("simulated fleet started", "nodes", f.Size(), "api", apiURL)
+	return f.Run(ctx)
+}
+
+// ms keeps the demo's delays readable.
+const ms = time.Millisecond
