@@ -214,6 +214,13 @@ func auditRunners() map[string]auditRun {
 		want.secrets = append(want.secrets, password, hash, "$2a$", "$2b$")
 		return want
 	}
+	runs["reportNodeStatus"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.newNode(w.m1)
+		asAdmin(t, w, rid, `mutation($in: NodeStatusInput!) { reportNodeStatus(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"nodeID": gid(id), "healthy": true, "cpuCapacity": 16}})
+		// The node is named inside the input, not by an id argument: the row has no before image.
+		return adminWant(w, "ComputeNode", id, 0, false, true)
+	}
 	return runs
 }
 
