@@ -59,6 +59,10 @@ type Config struct {
 	// AgentVersion is reported with each heartbeat; Version when empty.
 	AgentVersion string
 
+	// NoSubscription turns off the assignmentChanged subscription: changes are then picked
+	// up by the periodic resync only.
+	NoSubscription bool
+
 	// Log receives the agent's logs; slog.Default() when nil.
 	Log *slog.Logger
 	// OnReport, when set, is called after each assignment report with the error of sending
@@ -144,17 +148,29 @@ func (ag *Agent) Run(ctx context.Context) error {
 	ag.log = ag.log.With("node", ag.nodeID)
 	ag.log.Info("node agent running", "api", ag.cfg.APIURL, "heartbeat", ag.cfg.HeartbeatInterval, "resync", ag.cfg.ResyncInterval)
 
+	kicks := make(chan struct{}, 1)
+	kick := func() {
+		select {
+		case kicks <- struct{}{}:
+		default: // a resync is due already
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.HeartbeatInterval, "heartbeat", ag.Heartbeat) }()
-	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.ResyncInterval, "resync", ag.Resync) }()
+	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.HeartbeatInterval, nil, "heartbeat", ag.Heartbeat) }()
+	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.ResyncInterval, kicks, "resync", ag.Resync) }()
+	if !ag.cfg.NoSubscription {
+		wg.Add(1)
+		go func() { defer wg.Done(); ag.watch(ctx, kick) }()
+	}
 	wg.Wait()
 	ag.log.Info("node agent stopped")
 	return nil
 }
 
-// every runs fn at once and then every d until ctx ends, logging its errors.
-func (ag *Agent) every(ctx context.Context, d time.Duration, what string, fn func(context.Context) error) {
+// every runs fn at once, then every d and whenever kicks delivers, until ctx ends, logging
+// its errors.
+func (ag *Agent) every(ctx context.Context, d time.Duration, kicks <-chan struct{}, what string, fn func(context.Context) error) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -165,6 +181,7 @@ func (ag *Agent) every(ctx context.Context, d time.Duration, what string, fn fun
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-kicks:
 		}
 	}
 }

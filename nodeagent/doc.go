@@ -17,6 +17,7 @@
 // does no work twice: an assignment whose domain is already in the desired state at the
 // assignment's generation is only reported (when the API does not know yet), never redone.
 //
-// The assignmentChanged subscription is not used yet: changes are picked up by the periodic
-// resync, which is the safety net the subscription would sit on.
+//   - watch.go: it subscribes to assignmentChanged over graphql-transport-ws (coder/websocket)
+//     and runs a resync as soon as one of its assignments changes; the periodic resync is
+//     the safety net when the subscription is down.
 package nodeagent
