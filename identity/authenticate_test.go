@@ -9,8 +9,12 @@ import (
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/maintainer"
+	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/internal/infra"
 )
 
 func (f *fixture) wantRefused(token, ip string) {
@@ -215,8 +219,9 @@ func TestLastUsedAt(t *testing.T) {
 	}
 }
 
-// TestAuthenticateQueries checks that Authenticate costs the same few queries however many
-// roles and groups the user has, and writes last_used_at with a single statement.
+// TestAuthenticateQueries checks that Authenticate costs two SELECTs however many roles and
+// groups the user has (one when it refuses the token), and writes last_used_at with a single
+// conditional UPDATE, at most once a minute.
 func TestAuthenticateQueries(t *testing.T) {
 	f := newFixture(t)
 	counted, log := countingClient()
@@ -231,15 +236,7 @@ func TestAuthenticateQueries(t *testing.T) {
 	for range 5 {
 		f.bind(big, authz.RoleTenantMember, f.tenant())
 	}
-	mt, err := testDB.Client.Maintainer.Create().SetName("M").SetAccount(unique("m")).SetUser(big).Save(f.sys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if _, err := testDB.Client.MaintainerGroup.Create().SetName(unique("g")).AddMembers(mt).Save(f.sys); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.maintainer(big, maintainer.StatusActive, 3, 0)
 	bigToken, _ := f.token(big)
 
 	run := func(plain string) []string {
@@ -248,39 +245,232 @@ func TestAuthenticateQueries(t *testing.T) {
 		return log.statements()
 	}
 	first := run(bigToken)
-	if n := len(first); n > 7 {
-		t.Fatalf("Authenticate made %d queries:\n%s", n, strings.Join(first, "\n"))
-	}
-	updates := 0
-	for _, q := range first {
-		if strings.HasPrefix(q, "UPDATE") {
-			updates++
-			if !strings.Contains(q, "last_used_at") {
-				t.Errorf("unexpected update %s", q)
-			}
-		} else if !strings.HasPrefix(q, "SELECT") {
-			t.Errorf("unexpected statement %s", q)
-		}
-	}
-	if updates != 1 {
-		t.Fatalf("%d UPDATE statements, want 1:\n%s", updates, strings.Join(first, "\n"))
-	}
+	wantStatements(t, "first call", first, 2, 1)
 	// Within the minute, no UPDATE is even sent.
-	if again := run(bigToken); len(again) != len(first)-1 {
-		t.Fatalf("second call: %d queries, first %d:\n%s", len(again), len(first), strings.Join(again, "\n"))
-	}
+	wantStatements(t, "second call", run(bigToken), 2, 0)
 	f.clock.Add(LastUsedGranularity + time.Second)
-	if again := run(bigToken); len(again) != len(first) {
-		t.Fatalf("a minute later: %d queries, first %d", len(again), len(first))
-	}
+	wantStatements(t, "a minute later", run(bigToken), 2, 1)
+
 	tn := f.tenant()
 	f.bind(big, authz.RoleTenantAdmin, tn)
 	scopedToken, _ := f.token(big, scopedTo(tn))
-	if s := run(scopedToken); len(s) > 7 {
-		t.Fatalf("a tenant-scoped token costs %d queries:\n%s", len(s), strings.Join(s, "\n"))
+	wantStatements(t, "tenant-scoped token", run(scopedToken), 2, 1)
+	wantStatements(t, "user without roles", run(smallToken), 2, 1)
+
+	// A refused token costs the token's SELECT and nothing more.
+	refused := func(what, plain string) {
+		t.Helper()
+		log.reset()
+		f.wantRefused(plain, "192.0.2.1")
+		wantStatements(t, what, log.statements(), 1, 0)
 	}
-	if s := run(smallToken); len(s) > len(first) {
-		t.Fatalf("a user without roles costs %d queries, one with many %d", len(s), len(first))
+	unknown, _, _ := NewToken(apitoken.KindApi)
+	refused("unknown token", unknown)
+	revoked, tok := f.token(big)
+	if err := f.db.APIToken.UpdateOne(tok).SetRevokedAt(f.clock.Now()).Exec(f.sys); err != nil {
+		t.Fatal(err)
 	}
+	refused("revoked token", revoked)
+	disabledOwner, _ := f.token(f.user("", disabled))
+	refused("disabled owner", disabledOwner)
 	t.Logf("Authenticate: %d statements:\n%s", len(first), strings.Join(first, "\n"))
+}
+
+// TestAuthenticateQueriesConstant checks that the statements Authenticate runs are the same
+// in number for a user who holds nothing and for one with many role bindings and a maintainer
+// in many groups, with an unscoped token and with a tenant-scoped one.
+func TestAuthenticateQueriesConstant(t *testing.T) {
+	f := newFixture(t)
+	counted, log := countingClient()
+	f.svc.Client = counted
+
+	tn := f.tenant()
+	none := f.user("")
+	many := f.user("")
+	f.bind(many, authz.RoleOperator, nil)
+	f.bind(many, authz.RoleMaintainer, nil)
+	f.bind(many, authz.RoleViewer, nil)
+	f.bind(many, authz.RoleTenantAdmin, tn)
+	for range 30 {
+		f.bind(many, authz.RoleTenantMember, f.tenant())
+	}
+	mt, groups := f.maintainer(many, maintainer.StatusActive, 20, 5)
+
+	// calls returns the statement counts of a first call (which records last_used_at) and a
+	// second one (which does not), and the viewer.
+	calls := func(plain string) (int, int, *authz.Viewer) {
+		log.reset()
+		mustAuth(t, f, plain)
+		n1 := log.len()
+		log.reset()
+		v := mustAuth(t, f, plain)
+		return n1, log.len(), v
+	}
+	for _, scoped := range []bool{false, true} {
+		var opts []tokenOpt
+		if scoped {
+			opts = append(opts, scopedTo(tn))
+		}
+		noneToken, _ := f.token(none, opts...)
+		manyToken, _ := f.token(many, opts...)
+		n1, n2, v0 := calls(noneToken)
+		m1, m2, v := calls(manyToken)
+		if n1 != m1 || n2 != m2 || n1 != 3 || n2 != 2 {
+			t.Fatalf("scoped=%v: %d then %d statements for a user holding nothing, %d then %d for one holding %d bindings and %d groups; want 3 then 2",
+				scoped, n1, n2, m1, m2, len(v.Bindings), len(v.MaintainerGroupIDs))
+		}
+		if len(v0.Bindings) != 0 || v0.MaintainerID != 0 || len(v0.MaintainerGroupIDs) != 0 {
+			t.Fatalf("scoped=%v: the user holding nothing got %+v", scoped, v0)
+		}
+		switch {
+		case scoped && (len(v.Bindings) != 1 || v.Bindings[0].Domain != authz.TenantDomain(tn.ID) || v.MaintainerID != 0 || v.MaintainerGroupIDs != nil):
+			t.Fatalf("tenant-scoped token: bindings %v, maintainer %d, groups %v", v.Bindings, v.MaintainerID, v.MaintainerGroupIDs)
+		case !scoped && (len(v.Bindings) != 34 || v.MaintainerID != mt.ID || !slices.Equal(sorted(v.MaintainerGroupIDs), groups)):
+			t.Fatalf("unscoped token: %d bindings (want 34), maintainer %d (want %d), groups %v (want %v)",
+				len(v.Bindings), v.MaintainerID, mt.ID, v.MaintainerGroupIDs, groups)
+		}
+	}
+}
+
+// TestAuthenticateMaintainer checks the maintainer rules: only an ACTIVE maintainer, only
+// its ACTIVE groups, and neither for a tenant-scoped token.
+func TestAuthenticateMaintainer(t *testing.T) {
+	f := newFixture(t)
+	authenticateMaintainer(t, f)
+}
+
+// authenticateMaintainer runs the maintainer cases on f's database.
+func authenticateMaintainer(t *testing.T, f *fixture) {
+	t.Helper()
+	tn := f.tenant()
+	u := f.user("")
+	f.bind(u, authz.RoleMaintainer, nil)
+	f.bind(u, authz.RoleTenantMember, tn)
+	mt, groups := f.maintainer(u, maintainer.StatusActive, 2, 2)
+	plain, _ := f.token(u)
+	v := mustAuth(t, f, plain)
+	if v.MaintainerID != mt.ID || !slices.Equal(sorted(v.MaintainerGroupIDs), groups) {
+		t.Fatalf("maintainer %d groups %v, want %d %v", v.MaintainerID, v.MaintainerGroupIDs, mt.ID, groups)
+	}
+	want := []authz.Binding{{Role: authz.RoleMaintainer, Domain: authz.Platform}, {Role: authz.RoleTenantMember, Domain: authz.TenantDomain(tn.ID)}}
+	if !sameBindings(v.Bindings, want) {
+		t.Fatalf("bindings %v, want %v", v.Bindings, want)
+	}
+
+	scoped, _ := f.token(u, scopedTo(tn))
+	v = mustAuth(t, f, scoped)
+	if v.MaintainerID != 0 || v.MaintainerGroupIDs != nil {
+		t.Fatalf("tenant-scoped token: maintainer %d groups %v", v.MaintainerID, v.MaintainerGroupIDs)
+	}
+	if !sameBindings(v.Bindings, want[1:]) {
+		t.Fatalf("tenant-scoped token: bindings %v, want %v", v.Bindings, want[1:])
+	}
+
+	if err := f.db.Maintainer.UpdateOne(mt).SetStatus(maintainer.StatusInactive).Exec(f.sys); err != nil {
+		t.Fatal(err)
+	}
+	v = mustAuth(t, f, plain)
+	if v.MaintainerID != 0 || v.MaintainerGroupIDs != nil {
+		t.Fatalf("inactive maintainer: maintainer %d groups %v", v.MaintainerID, v.MaintainerGroupIDs)
+	}
+	if !sameBindings(v.Bindings, want) {
+		t.Fatalf("inactive maintainer: bindings %v, want %v", v.Bindings, want)
+	}
+
+	// A maintainer without groups.
+	o := f.user("")
+	mo, _ := f.maintainer(o, maintainer.StatusActive, 0, 1)
+	plain, _ = f.token(o)
+	if v := mustAuth(t, f, plain); v.MaintainerID != mo.ID || v.MaintainerGroupIDs != nil || v.Bindings != nil {
+		t.Fatalf("maintainer without groups: %+v", v)
+	}
+}
+
+// TestAuthenticateSQLite runs Authenticate on SQLite: its two SELECTs are plain enough for
+// both databases.
+func TestAuthenticateSQLite(t *testing.T) {
+	f := newFixture(t)
+	lite, err := infra.OpenDatabase(context.Background(), "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lite.Close() })
+	if lite.Dialect == testDB.Dialect {
+		t.Fatalf("opened %s, want SQLite", lite.Dialect)
+	}
+	f.db, f.svc.Client = lite.Client, lite.Client
+
+	authenticateMaintainer(t, f)
+
+	u := f.user("")
+	f.bind(u, authz.RoleViewer, nil)
+	plain, tok := f.token(u, cidrs("192.0.2.0/24"), expiresAt(f.clock.Now().Add(time.Hour)))
+	v := mustAuth(t, f, plain)
+	if v.UserID != u.ID || v.Name != u.Username || v.TokenID != tok.ID || v.ReadOnly || !v.Can("Rack", authz.ActRead) {
+		t.Fatalf("viewer %+v", v)
+	}
+	if got := f.reload(tok.ID).LastUsedAt; got == nil || !got.Equal(f.clock.Now()) {
+		t.Fatalf("last_used_at = %v, want %v", got, f.clock.Now())
+	}
+	f.wantRefused(plain, "198.51.100.1")
+	ro, _ := f.token(u, readOnly)
+	if v := mustAuth(t, f, ro); !v.ReadOnly {
+		t.Fatalf("read-only token: viewer %+v", v)
+	}
+	f.clock.Add(2 * time.Hour)
+	f.wantRefused(plain, "192.0.2.1")
+	gone, _ := f.token(f.user("", disabled))
+	f.wantRefused(gone, "192.0.2.1")
+	unknown, _, _ := NewToken(apitoken.KindApi)
+	f.wantRefused(unknown, "192.0.2.1")
+}
+
+// maintainer links u to a new maintainer of the given status, member of active new groups
+// and of inactive ones; it returns the maintainer and the active groups' IDs, sorted.
+func (f *fixture) maintainer(u *ent.User, status maintainer.Status, active, inactive int) (*ent.Maintainer, []int) {
+	f.t.Helper()
+	mt, err := f.db.Maintainer.Create().SetName("M").SetAccount(unique("m")).SetUser(u).SetStatus(status).Save(f.sys)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var ids []int
+	for i := range active + inactive {
+		c := f.db.MaintainerGroup.Create().SetName(unique("g")).AddMembers(mt)
+		if i >= active {
+			c.SetStatus(maintainergroup.StatusInactive)
+		}
+		g, err := c.Save(f.sys)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if i < active {
+			ids = append(ids, g.ID)
+		}
+	}
+	return mt, sorted(ids)
+}
+
+func sorted(ids []int) []int {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	return ids
+}
+
+// wantStatements fails unless stmts are selects SELECTs and updates UPDATEs of last_used_at.
+func wantStatements(t *testing.T, what string, stmts []string, selects, updates int) {
+	t.Helper()
+	s, u := 0, 0
+	for _, q := range stmts {
+		switch {
+		case strings.HasPrefix(q, "SELECT"):
+			s++
+		case strings.HasPrefix(q, "UPDATE") && strings.Contains(q, "last_used_at"):
+			u++
+		default:
+			t.Errorf("%s: unexpected statement %s", what, q)
+		}
+	}
+	if s != selects || u != updates {
+		t.Fatalf("%s: %d SELECTs and %d UPDATEs, want %d and %d:\n%s", what, s, u, selects, updates, strings.Join(stmts, "\n"))
+	}
 }

@@ -71,6 +71,8 @@ type fixture struct {
 	svc   *Service
 	clock *clock
 	sys   context.Context
+	// db is where the helpers make rows: testDB.Client unless a test says otherwise.
+	db *ent.Client
 }
 
 var seq atomic.Int64
@@ -85,6 +87,7 @@ func newFixture(t testing.TB) *fixture {
 		t:     t,
 		clock: c,
 		sys:   authz.SystemContext(context.Background(), "test"),
+		db:    testDB.Client,
 		svc: &Service{
 			Client: testDB.Client,
 			Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -130,7 +133,7 @@ func disabled(c *ent.UserCreate) { c.SetStatus(user.StatusDisabled) }
 // user makes a user (with password pw when not empty).
 func (f *fixture) user(pw string, opts ...userOpt) *ent.User {
 	f.t.Helper()
-	c := testDB.Client.User.Create().SetUsername(unique("user"))
+	c := f.db.User.Create().SetUsername(unique("user"))
 	if pw != "" {
 		h, err := HashPassword(pw)
 		if err != nil {
@@ -150,7 +153,7 @@ func (f *fixture) user(pw string, opts ...userOpt) *ent.User {
 
 func (f *fixture) tenant() *ent.Tenant {
 	f.t.Helper()
-	tn, err := testDB.Client.Tenant.Create().SetName(unique("tenant")).Save(f.sys)
+	tn, err := f.db.Tenant.Create().SetName(unique("tenant")).Save(f.sys)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -160,7 +163,7 @@ func (f *fixture) tenant() *ent.Tenant {
 // node makes a compute node with the host, region, datacenter and cluster it needs.
 func (f *fixture) node() *ent.ComputeNode {
 	f.t.Helper()
-	c := testDB.Client
+	c := f.db
 	must := func(err error) {
 		if err != nil {
 			f.t.Helper()
@@ -183,7 +186,7 @@ func (f *fixture) node() *ent.ComputeNode {
 // bind gives u role: in the platform, or in tenant tn.
 func (f *fixture) bind(u *ent.User, role authz.Role, tn *ent.Tenant) *ent.RoleBinding {
 	f.t.Helper()
-	c := testDB.Client.RoleBinding.Create().SetUser(u).SetRole(rolebinding.Role(role.Enum())).SetDomain(authz.Platform)
+	c := f.db.RoleBinding.Create().SetUser(u).SetRole(rolebinding.Role(role.Enum())).SetDomain(authz.Platform)
 	if tn != nil {
 		c.SetTenant(tn).SetDomain(authz.TenantDomain(tn.ID))
 	}
@@ -206,7 +209,7 @@ func kind(k apitoken.Kind) tokenOpt    { return func(c *ent.APITokenCreate) { c.
 func (f *fixture) token(u *ent.User, opts ...tokenOpt) (string, *ent.APIToken) {
 	f.t.Helper()
 	plain, hash, prefix := NewToken(apitoken.KindApi)
-	c := testDB.Client.APIToken.Create().SetName(unique("token")).SetTokenHash(hash).SetPrefix(prefix).
+	c := f.db.APIToken.Create().SetName(unique("token")).SetTokenHash(hash).SetPrefix(prefix).
 		SetScope(apitoken.ScopeReadWrite).SetOwner(u)
 	for _, o := range opts {
 		o(c)
@@ -232,7 +235,7 @@ func (f *fixture) as(u *ent.User, opts ...tokenOpt) context.Context {
 // reload reads token id again.
 func (f *fixture) reload(id int) *ent.APIToken {
 	f.t.Helper()
-	tok, err := testDB.Client.APIToken.Get(f.sys, id)
+	tok, err := f.db.APIToken.Get(f.sys, id)
 	if err != nil {
 		f.t.Fatal(err)
 	}
