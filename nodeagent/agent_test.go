@@ -306,3 +306,4 @@ func mustSim(t *testing.T) *hypervisor.Simulated {
 	}
 	return s
 }
+
