@@ -306,4 +306,3 @@ func mustSim(t *testing.T) *hypervisor.Simulated {
 	}
 	return s
 }
-
