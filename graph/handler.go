@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/livestatus"
 )
 
 // Options are the guardrails and switches of the GraphQL endpoint.
@@ -37,6 +38,8 @@ type Options struct {
 	RequestID apierr.RequestIDFunc
 	// Identity authenticates websocket connections and serves login, tokens and roles.
 	Identity *identity.Service
+	// Live delivers status changes to subscriptions; without it subscriptions fail.
+	Live *livestatus.Hub
 }
 
 // DefaultOptions are the limits VirtFlow ships with.
@@ -80,6 +83,12 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	srv.Use(pageArgs{defaultPage: opts.DefaultPageSize, maxPage: opts.MaxPageSize})
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
 	srv.Use(transactioner{client: client, opts: opts})
+	if opts.Live != nil {
+		// Subscription resolvers find the process's live-status hub in their context.
+		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+			return next(livestatus.NewContext(ctx, opts.Live))
+		})
+	}
 	srv.AroundFields(markResolverErrors)
 	srv.AroundFields(whereGuard)
 	srv.AroundFields(auditor{client: client, requestID: opts.RequestID}.field)

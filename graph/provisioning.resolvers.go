@@ -8,10 +8,14 @@ package graph
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/graph/model"
+	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/nodestatus"
 )
@@ -47,17 +51,29 @@ func (r *mutationResolver) ReportAssignmentStatus(ctx context.Context, input mod
 
 // CordonNode is the resolver for the cordonNode field.
 func (r *mutationResolver) CordonNode(ctx context.Context, id int, reason *string) (*ent.ComputeNode, error) {
-	panic(fmt.Errorf("not implemented: CordonNode - cordonNode"))
+	return drain.Cordon(ctx, r.ent(ctx), id, reason)
 }
 
 // UncordonNode is the resolver for the uncordonNode field.
 func (r *mutationResolver) UncordonNode(ctx context.Context, id int) (*ent.ComputeNode, error) {
-	panic(fmt.Errorf("not implemented: UncordonNode - uncordonNode"))
+	return drain.Uncordon(ctx, r.ent(ctx), id)
 }
 
 // DrainNode is the resolver for the drainNode field.
 func (r *mutationResolver) DrainNode(ctx context.Context, id int, timeoutSeconds *int) (*model.DrainReport, error) {
-	panic(fmt.Errorf("not implemented: DrainNode - drainNode"))
+	timeout := drain.DefaultTimeout
+	if timeoutSeconds != nil {
+		timeout = time.Duration(*timeoutSeconds) * time.Second
+	}
+	rep, err := drain.Drain(ctx, r.ent(ctx), placement.Default, id, timeout, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := &model.DrainReport{Node: rep.Node, Maintenance: rep.Maintenance, Moving: rep.Moving, Unmovable: []*model.UnmovableVM{}}
+	for _, u := range rep.Unmovable {
+		out.Unmovable = append(out.Unmovable, &model.UnmovableVM{VirtualMachine: u.VM, Reason: u.Reason})
+	}
+	return out, nil
 }
 
 // VirtualMachineStatusChanged is the resolver for the virtualMachineStatusChanged field.

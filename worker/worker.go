@@ -1,41 +1,178 @@
 // Package worker runs VirtFlow's asynchronous controllers on Asynq: the task handlers that
-// carry out accepted requests (VM create/start/stop/reboot/delete, region-service reconcile,
-// node drain), reconcile loops and the node monitor. It is started by cmd/worker, or inside
-// cmd/server in the embedded single-process mode.
+// carry out accepted requests (the VM tasks of package provision) and the reconcile loop
+// that retries or fails VMs stuck in a transitional state. It is started by cmd/worker, or
+// inside cmd/server in the embedded single-process mode. Tasks reach Redis through the
+// transactional outbox (package outbox), whose relay the process wiring (internal/app)
+// runs beside the worker.
 //
-// Today it runs the Asynq server on the configured queues with no task types registered yet:
-// the provisioning pipeline is the subject of a later issue. Nothing is enqueued until then.
+// Queues: "default" and one queue per region, "region:<region name>" (provision.Queue), so
+// that a worker can be deployed per region. A worker given no queue list serves all of them,
+// and picks up the queue of a region created while it runs within [Config.QueueRefresh].
 package worker
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/provision"
 )
 
-// Queues a worker serves, with their relative priority.
+// Queues are the fixed queues a worker serving everything serves, with their priority;
+// region queues get RegionPriority.
 var Queues = map[string]int{"critical": 6, "default": 3, "low": 1}
 
-// Run serves tasks from Redis until ctx is done, then shuts down gracefully, letting running
-// tasks finish (Asynq re-queues those that do not).
-func Run(ctx context.Context, redis asynq.RedisConnOpt, concurrency int, log *slog.Logger) error {
-	srv := asynq.NewServer(redis, asynq.Config{
-		Concurrency: concurrency,
-		Queues:      Queues,
-		Logger:      asynqLogger{log},
-	})
-	mux := asynq.NewServeMux()
-	log.Info("worker started", "concurrency", concurrency, "queues", Queues,
-		"task_types", "none yet: provisioning tasks arrive with the provisioning pipeline")
-	if err := srv.Start(mux); err != nil {
-		return fmt.Errorf("start asynq server: %w", err)
+// RegionPriority is the priority of every region's queue.
+const RegionPriority = 3
+
+// Config is what a worker runs with.
+type Config struct {
+	// Redis is where the tasks are.
+	Redis asynq.RedisConnOpt
+	// Client and Dialect are the database the handlers work on.
+	Client  *ent.Client
+	Dialect string
+	// Concurrency is how many tasks run at once (10).
+	Concurrency int
+	// Queues lists the queues to serve; empty serves "default" and every region's queue.
+	Queues []string
+	// QueueRefresh is how often a worker serving every queue looks for new regions (30 s).
+	QueueRefresh time.Duration
+	// RetryDelay overrides the backoff between attempts (provision.RetryDelay).
+	RetryDelay func(n int, err error, t *asynq.Task) time.Duration
+	// Reconcile tunes the stuck-VM reconcile loop.
+	Reconcile provision.ReconcileConfig
+	// Fault is provision.Handlers.Fault: fault injection for tests; nil in production.
+	Fault func(kind string, vm int) error
+	// Log receives the worker's logs.
+	Log *slog.Logger
+}
+
+// ParseQueues reads a queue list such as "region:eu-west,default" (VIRTFLOW_WORKER_QUEUES,
+// --queues): comma-separated queue names, where a bare name other than critical, default
+// and low is a region's name. Empty means every queue.
+func ParseQueues(s string) []string {
+	var out []string
+	for _, q := range strings.Split(s, ",") {
+		q = strings.TrimSpace(q)
+		switch {
+		case q == "":
+			continue
+		case strings.Contains(q, ":"):
+		case Queues[q] != 0:
+		default:
+			q = provision.Queue(q)
+		}
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
 	}
-	<-ctx.Done()
-	srv.Shutdown()
-	log.Info("worker stopped")
-	return nil
+	return out
+}
+
+// Run serves tasks until ctx is done, then shuts down gracefully, letting running tasks
+// finish (Asynq re-queues those that do not). The reconcile loop runs beside it.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 10
+	}
+	if cfg.QueueRefresh <= 0 {
+		cfg.QueueRefresh = 30 * time.Second
+	}
+	if cfg.RetryDelay == nil {
+		cfg.RetryDelay = provision.RetryDelay
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	rec := &provision.Reconciler{Client: cfg.Client, Config: cfg.Reconcile, Log: cfg.Log.With("component", "reconcile")}
+	done := make(chan struct{})
+	go func() { defer close(done); rec.Run(ctx) }()
+	defer func() { <-done }()
+
+	h := &provision.Handlers{Client: cfg.Client, Dialect: cfg.Dialect, Log: cfg.Log, Fault: cfg.Fault}
+	for {
+		queues, err := cfg.queues(ctx)
+		if err != nil {
+			return err
+		}
+		srv := asynq.NewServer(cfg.Redis, asynq.Config{
+			Concurrency:    cfg.Concurrency,
+			Queues:         queues,
+			Logger:         asynqLogger{cfg.Log},
+			ErrorHandler:   asynq.ErrorHandlerFunc(h.Failed),
+			RetryDelayFunc: cfg.RetryDelay,
+		})
+		mux := asynq.NewServeMux()
+		h.Register(mux)
+		if err := srv.Start(mux); err != nil {
+			return fmt.Errorf("start asynq server: %w", err)
+		}
+		cfg.Log.Info("worker started", "concurrency", cfg.Concurrency, "queues", slices.Sorted(maps.Keys(queues)),
+			"task_types", provision.Kinds)
+		changed := cfg.waitForNewQueues(ctx, queues)
+		srv.Shutdown()
+		if !changed {
+			cfg.Log.Info("worker stopped")
+			return nil
+		}
+		cfg.Log.Info("new region queues: restarting the worker")
+	}
+}
+
+// queues returns the queues to serve with their priorities.
+func (cfg Config) queues(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	if len(cfg.Queues) > 0 {
+		for _, q := range cfg.Queues {
+			out[q] = max(Queues[q], RegionPriority)
+		}
+		return out, nil
+	}
+	maps.Copy(out, Queues)
+	names, err := cfg.Client.Region.Query().Select("name").Strings(authz.SystemContext(ctx, "worker"))
+	if err != nil {
+		return nil, fmt.Errorf("list regions for their queues: %w", err)
+	}
+	for _, n := range names {
+		out[provision.Queue(n)] = RegionPriority
+	}
+	return out, nil
+}
+
+// waitForNewQueues waits until ctx is done (false) or, for a worker serving every queue,
+// until a region appears whose queue it does not serve (true).
+func (cfg Config) waitForNewQueues(ctx context.Context, serving map[string]int) bool {
+	t := time.NewTicker(cfg.QueueRefresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		if len(cfg.Queues) > 0 {
+			continue
+		}
+		now, err := cfg.queues(ctx)
+		if err != nil {
+			cfg.Log.Warn("look for new region queues", "err", err)
+			continue
+		}
+		for q := range now {
+			if _, ok := serving[q]; !ok {
+				return true
+			}
+		}
+	}
 }
 
 // asynqLogger routes Asynq's own logs into slog.

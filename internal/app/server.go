@@ -19,6 +19,8 @@ import (
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/httpapi"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/worker"
 )
 
@@ -41,6 +43,13 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	defer redis.Close()
 	log.Info("redis ready", "embedded", redis.Embedded())
 
+	// Live status: publish status changes once committed; serve them to subscriptions.
+	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
+	hub := livestatus.NewHub(redis.Client, log.With("component", "livestatus"))
+	if err := hub.Start(ctx); err != nil {
+		return err
+	}
+
 	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: log.With("component", "identity")}
 	if err := bootstrapAdmin(ctx, ids, db.Client, cfg.AdminToken, log); err != nil {
 		return err
@@ -57,6 +66,7 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 
 	opts := graph.DefaultOptions()
 	opts.Introspection = cfg.Introspection
+	opts.Live = hub
 	handler := httpapi.New(httpapi.Deps{
 		Client:   db.Client,
 		Logger:   log,
@@ -64,16 +74,26 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 		Checks:   map[string]httpapi.Checker{"database": db, "redis": redis},
 		Identity: ids,
 	})
+	// The Asynq web UI for platform admins; everything else is the API's.
+	root := http.NewServeMux()
+	root.Handle(worker.MonitorPath+"/", worker.Monitor(redis.Asynq, ids.Middleware))
+	root.Handle("/", handler)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
+	// Every server relays the outbox (safe with any number of relays).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		relay(db, redis, log).Run(ctx)
+	}()
 	if cfg.Embedded() {
 		wg.Add(2)
 		go func() {
@@ -82,9 +102,17 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 		}()
 		go func() {
 			defer wg.Done()
-			if err := worker.Run(ctx, redis.Asynq, 4, log.With("component", "worker")); err != nil {
+			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4,
+				Log: log.With("component", "worker")}
+			if err := worker.Run(ctx, wcfg); err != nil {
 				errc <- err
 			}
+		}()
+		// The node monitor runs in whichever process holds its lease: here, the only one.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodemonitor.Run(ctx, db.Client, redis.Client, nodemonitor.Config{}, log.With("component", "nodemonitor"))
 		}()
 	}
 	wg.Add(1)

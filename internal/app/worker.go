@@ -4,15 +4,24 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"sync"
 
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/outbox"
+	"github.com/virtflow/virtflow/provision"
 	"github.com/virtflow/virtflow/worker"
 )
 
+// EnvWorkerQueues lists the queues a standalone worker serves, e.g. "region:eu-west,default"
+// (worker.ParseQueues); unset, it serves every queue.
+const EnvWorkerQueues = "VIRTFLOW_WORKER_QUEUES"
+
 // RunWorker runs a standalone worker process against the configured PostgreSQL and Redis
-// until ctx ends. Any number of workers may run side by side.
+// until ctx ends: the task handlers, the reconcile loop and an outbox relay. Any number of
+// workers may run side by side; VIRTFLOW_WORKER_QUEUES limits one to some regions' queues.
 func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if cfg.Embedded() || cfg.RedisURL == "" {
 		return errors.New("a standalone worker needs DATABASE_URL and REDIS_URL; without them `go run ./cmd/server` runs the worker in-process")
@@ -27,6 +36,23 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer redis.Close()
-	go audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
-	return worker.Run(ctx, redis.Asynq, 10, log)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
+	}()
+	go func() { defer wg.Done(); relay(db, redis, log).Run(ctx) }()
+	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect,
+		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Log: log})
+}
+
+// relay is the outbox relay of a process: from its database to its Redis, with the
+// provisioning tasks' retry and timeout options.
+func relay(db *infra.Database, redis *infra.Redis, log *slog.Logger) *outbox.Relay {
+	return outbox.NewRelay(db.Client, redis.Asynq, outbox.Config{Dialect: db.Dialect, Options: provision.TaskOptions,
+		Logger: log.With("component", "outbox")})
 }

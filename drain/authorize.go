@@ -1,0 +1,38 @@
+package drain
+
+import (
+	"context"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+)
+
+// component names the system viewer drain writes as (after authorizing the caller).
+const component = "drain"
+
+// loadNode reads the node as the viewer of ctx sees it (NOT_FOUND when it cannot) and
+// checks the viewer may take nodes out of service: writing the compute fabric in the
+// platform domain (operators, admins, the system). Maintainers, tenants and node agents
+// may not, even for a node they may otherwise write.
+func loadNode(ctx context.Context, c *ent.Client, id int) (*ent.ComputeNode, error) {
+	n, err := c.ComputeNode.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apierr.NotFound("compute node %d not found", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !authz.FromContext(ctx).Can("ComputeNode", authz.ActWrite) {
+		return nil, apierr.Forbidden("only operators may cordon, uncordon or drain a node")
+	}
+	return n, nil
+}
+
+// actor names the viewer of ctx for reasons and maintenance records.
+func actor(ctx context.Context) string {
+	if v := authz.FromContext(ctx); v != nil && v.Name != "" {
+		return v.Name
+	}
+	return "unknown"
+}

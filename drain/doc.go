@@ -1,0 +1,18 @@
+// Package drain takes compute nodes out of service: cordon (no new placements), uncordon,
+// and drain (cordon, then move every VM elsewhere).
+//
+//   - authorize.go: who may (platform operators and admins; not maintainers, tenants or
+//     node agents).
+//   - cordon.go: Cordon and Uncordon, both idempotent. Uncordon ends a drain.
+//   - drain.go: Drain. In the caller's transaction it cordons the node, opens an automatic
+//     Maintenance record linked to it, lists the VMs that cannot move and why (pinned by
+//     schedulePolicy.nodeNames, or no other node fits: placement answers with the node
+//     excluded), and moves the rest with placement.Placer.Move, which re-places each under
+//     its creation rules and switches its allocation.
+//   - recreate.go: what "move" asks of the hypervisors: the VM's assignment on the old node
+//     is set to desired ABSENT and a new assignment on the new node to the VM's power
+//     state, with generations bumped, so the node agents tear down and recreate it.
+//   - progress.go: Progress, run periodically by the node monitor: a draining node with no
+//     VMs left and every old copy torn down is DRAINED (its maintenance closed); past its
+//     deadline it is FAILED, with the stuck VMs named in drainMessage.
+package drain

@@ -1,0 +1,155 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/maintenance"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/placement"
+)
+
+// DefaultTimeout is how long a drain may take when the caller does not say.
+const DefaultTimeout = 30 * time.Minute
+
+// Report is what Drain did.
+type Report struct {
+	Node        *ent.ComputeNode
+	Maintenance *ent.Maintenance
+	// Unmovable are the VMs that stay, with the reason, in VM id order.
+	Unmovable []Unmovable
+	// Moving are the VMs placed elsewhere and being recreated there.
+	Moving []*ent.VirtualMachine
+}
+
+// Unmovable is a VM a drain cannot move.
+type Unmovable struct {
+	VM     *ent.VirtualMachine
+	Reason string
+}
+
+// Drain cordons the node and moves its VMs elsewhere, in the caller's transaction (c is
+// its client): it opens an automatic Maintenance record linked to the node, sets the
+// node's drainState DRAINING with drainDeadline now+timeout and a drainMessage naming
+// first the VMs that cannot move and why, and moves the others (placement.Placer.Move,
+// then recreate). Progress later marks it DRAINED or FAILED. A node already draining is a
+// CONFLICT; drain it again after uncordonNode or once it finished.
+func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, timeout time.Duration, now time.Time) (*Report, error) {
+	n, err := loadNode(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return nil, apierr.Validation("timeoutSeconds", "the timeout must be positive")
+	}
+	if n.DrainState == computenode.DrainStateDraining {
+		return nil, apierr.Conflict("node %s is already draining (until %s)", n.Name, n.DrainDeadline.Format(time.RFC3339))
+	}
+	sys := authz.SystemContext(ctx, component)
+	who := actor(ctx)
+	reason := n.CordonReason
+	if n.Schedulable || reason == "" {
+		reason = fmt.Sprintf("draining (by %s)", who)
+	}
+	// Cordon first: placement then never chooses this node for the VMs it moves.
+	if err := c.ComputeNode.UpdateOneID(id).SetSchedulable(false).SetCordonReason(reason).
+		SetDrainState(computenode.DrainStateDraining).SetDrainDeadline(now.Add(timeout)).
+		SetDrainMessage("starting").Exec(sys); err != nil {
+		return nil, fmt.Errorf("cordon node %s: %w", n.Name, err)
+	}
+	m, err := c.Maintenance.Create().SetTitle(clip("Drain of node "+n.Name, 256)).
+		SetStatus(maintenance.StatusInProgress).SetStartsAt(now).SetEndsAt(now.Add(timeout)).
+		SetAutomatic(true).SetOpenedBy(clip(who, 128)).AddNodeIDs(id).Save(sys)
+	if err != nil {
+		return nil, fmt.Errorf("open maintenance for node %s: %w", n.Name, err)
+	}
+
+	vms, err := c.VirtualMachine.Query().Where(virtualmachine.HasNodeWith(computenode.ID(id))).
+		Order(ent.Asc(virtualmachine.FieldID)).All(sys)
+	if err != nil {
+		return nil, fmt.Errorf("VMs of node %s: %w", n.Name, err)
+	}
+	rep := &Report{Maintenance: m, Moving: []*ent.VirtualMachine{}}
+	for _, vm := range vms {
+		if why := pinned(vm, n.Name); why != "" {
+			rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: why})
+			continue
+		}
+		mv, err := p.Move(ctx, c, vm.ID)
+		if e, ok := apierr.As(err); ok && (e.Code == apierr.CodeNoCapacity || e.Code == apierr.CodeQuotaExceeded) {
+			rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: e.Message})
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("move VM %s: %w", vm.Name, err)
+		}
+		moved, err := recreate(sys, c, vm, mv)
+		if err != nil {
+			return nil, err
+		}
+		rep.Moving = append(rep.Moving, moved)
+	}
+
+	msg := startMessage(rep)
+	if err := c.Maintenance.UpdateOne(m).SetDescription(clip(msg, 4096)).Exec(sys); err != nil {
+		return nil, fmt.Errorf("describe maintenance %d: %w", m.ID, err)
+	}
+	if err := c.ComputeNode.UpdateOneID(id).SetDrainMessage(clip(msg, 4096)).Exec(sys); err != nil {
+		return nil, fmt.Errorf("record drain progress: %w", err)
+	}
+	// A node with nothing left to wait for is drained at once.
+	if _, err := progressNode(sys, c, id, now); err != nil {
+		return nil, err
+	}
+	if rep.Node, err = c.ComputeNode.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	if rep.Maintenance, err = c.Maintenance.Get(sys, m.ID); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// pinned says why a VM cannot leave the node because of its schedule policy: its
+// nodeNames allow no other node. Empty when it may.
+func pinned(vm *ent.VirtualMachine, node string) string {
+	names := vm.SchedulePolicy.NodeNames
+	if len(names) == 0 || slices.ContainsFunc(names, func(s string) bool { return s != node }) {
+		return ""
+	}
+	return fmt.Sprintf("pinned to node %s by schedulePolicy.nodeNames", node)
+}
+
+// startMessage is the drain's first drainMessage: the VMs that cannot move, then those
+// moving.
+func startMessage(r *Report) string {
+	var b strings.Builder
+	if len(r.Unmovable) > 0 {
+		fmt.Fprintf(&b, "%d VM(s) cannot move: ", len(r.Unmovable))
+		for i, u := range r.Unmovable {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%s (%s)", u.VM.Name, u.Reason)
+		}
+		b.WriteString(". ")
+	}
+	fmt.Fprintf(&b, "moving %d VM(s)", len(r.Moving))
+	if len(r.Moving) > 0 {
+		b.WriteString(": ")
+		for i, vm := range r.Moving {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(vm.Name)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,121 @@
+package livestatus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// subscriberBuffer is how many events a slow subscriber may fall behind before events
+// for it are dropped (and counted in Dropped).
+const subscriberBuffer = 256
+
+// Hub is a process's one subscription to Channel, fanned out to its local subscribers.
+type Hub struct {
+	rdb redis.UniversalClient
+	log *slog.Logger
+
+	mu      sync.Mutex
+	subs    map[*subscriber]struct{}
+	dropped int
+}
+
+type subscriber struct {
+	match func(Event) bool
+	ch    chan Event
+}
+
+// NewHub returns a hub over rdb; Start it before subscribing.
+func NewHub(rdb redis.UniversalClient, log *slog.Logger) *Hub {
+	return &Hub{rdb: rdb, log: log, subs: map[*subscriber]struct{}{}}
+}
+
+// Start subscribes to Channel and returns once Redis confirmed the subscription; events
+// are then dispatched until ctx ends. go-redis re-subscribes by itself after a lost
+// connection (events published meanwhile are missed).
+func (h *Hub) Start(ctx context.Context) error {
+	ps := h.rdb.Subscribe(ctx, Channel)
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return fmt.Errorf("subscribe to %s: %w", Channel, err)
+	}
+	msgs := ps.Channel(redis.WithChannelSize(1024))
+	go func() {
+		defer ps.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-msgs:
+				if !ok {
+					return
+				}
+				if e, ok := decode(m.Payload); ok {
+					h.dispatch(e)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+func (h *Hub) dispatch(e Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if !s.match(e) {
+			continue
+		}
+		select {
+		case s.ch <- e:
+		default:
+			h.dropped++
+		}
+	}
+}
+
+// Subscribe returns the events match accepts, until ctx ends; then the channel closes.
+func (h *Hub) Subscribe(ctx context.Context, match func(Event) bool) <-chan Event {
+	s := &subscriber{match: match, ch: make(chan Event, subscriberBuffer)}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		h.mu.Lock()
+		delete(h.subs, s)
+		close(s.ch)
+		h.mu.Unlock()
+	}()
+	return s.ch
+}
+
+// Subscribers is the number of local subscribers.
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// Dropped is how many events were dropped because a subscriber fell too far behind.
+func (h *Hub) Dropped() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dropped
+}
+
+type hubKey struct{}
+
+// NewContext returns ctx carrying the hub, for the subscription resolvers.
+func NewContext(ctx context.Context, h *Hub) context.Context {
+	return context.WithValue(ctx, hubKey{}, h)
+}
+
+// FromContext returns the hub of ctx, or nil.
+func FromContext(ctx context.Context) *Hub {
+	h, _ := ctx.Value(hubKey{}).(*Hub)
+	return h
+}

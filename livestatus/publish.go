@@ -1,0 +1,196 @@
+package livestatus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+)
+
+// watched are, per entity, the fields whose change is published (nil: any change).
+var watched = map[string][]string{
+	string(VirtualMachine): {virtualmachine.FieldStatus, virtualmachine.FieldStatusReason},
+	string(ComputeNode): {computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldSchedulable,
+		computenode.FieldCordonReason, computenode.FieldDrainState, computenode.FieldDrainMessage},
+	string(RegionService): {regionservice.FieldStatus, regionservice.FieldStatusReason},
+	string(Assignment):    nil,
+}
+
+// watchedEdges are edges whose change is published too: a VM moved to another node.
+var watchedEdges = map[string][]string{
+	string(VirtualMachine): {virtualmachine.EdgeNode},
+}
+
+// publishTimeout bounds one PUBLISH after a commit.
+const publishTimeout = 5 * time.Second
+
+// Publisher publishes status events to Redis.
+type Publisher struct {
+	rdb redis.UniversalClient
+	log *slog.Logger
+}
+
+// Install registers the publishing hook on client (and so on every transaction opened from
+// it): creates and updates of VMs, nodes and region services that change a watched field,
+// and every create or update of an assignment, are published to Channel once committed.
+// Deletes are not published: a subscriber could not read the record any more.
+func Install(client *ent.Client, rdb redis.UniversalClient, log *slog.Logger) *Publisher {
+	p := &Publisher{rdb: rdb, log: log}
+	client.Use(p.hook)
+	return p
+}
+
+// mutation is what the hook needs of a generated mutation beyond ent.Mutation.
+type mutation interface {
+	ent.Mutation
+	ID() (int, bool)
+	IDs(context.Context) ([]int, error)
+	Client() *ent.Client
+	Tx() (*ent.Tx, error)
+}
+
+func (p *Publisher) hook(next ent.Mutator) ent.Mutator {
+	return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+		mm, ok := m.(mutation)
+		if !ok || !relevant(m) {
+			return next.Mutate(ctx, m)
+		}
+		var ids []int
+		if m.Op().Is(ent.OpUpdate) {
+			// The rows an update-many touches are known only before it runs.
+			var err error
+			if ids, err = mm.IDs(ctx); err != nil {
+				return nil, fmt.Errorf("livestatus: rows of %s update: %w", m.Type(), err)
+			}
+		}
+		v, err := next.Mutate(ctx, m)
+		if err != nil {
+			return v, err
+		}
+		if id, ok := mm.ID(); ok && !m.Op().Is(ent.OpUpdate) {
+			ids = []int{id}
+		}
+		if len(ids) == 0 {
+			return v, nil
+		}
+		events, err := route(authz.Unrestricted(ctx), mm.Client(), Type(m.Type()), ids)
+		if err != nil {
+			return nil, err
+		}
+		if tx, err := mm.Tx(); err == nil {
+			tx.OnCommit(func(next ent.Committer) ent.Committer {
+				return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+					if err := next.Commit(ctx, tx); err != nil {
+						return err
+					}
+					p.Publish(context.WithoutCancel(ctx), events...)
+					return nil
+				})
+			})
+		} else {
+			p.Publish(context.WithoutCancel(ctx), events...)
+		}
+		return v, nil
+	})
+}
+
+// relevant reports whether m is a create, or an update of a watched field or edge, of a
+// watched entity.
+func relevant(m ent.Mutation) bool {
+	fields, ok := watched[m.Type()]
+	if !ok || m.Op().Is(ent.OpDelete|ent.OpDeleteOne) {
+		return false
+	}
+	if fields == nil || m.Op().Is(ent.OpCreate) {
+		return true
+	}
+	for _, f := range append(m.Fields(), m.ClearedFields()...) {
+		if slices.Contains(fields, f) {
+			return true
+		}
+	}
+	for _, e := range append(m.AddedEdges(), m.ClearedEdges()...) {
+		if slices.Contains(watchedEdges[m.Type()], e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Publish sends events to Channel now. Failures are logged, not returned: the change is
+// committed already, and subscribers recover by reading the current state.
+func (p *Publisher) Publish(ctx context.Context, events ...Event) {
+	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	defer cancel()
+	for _, e := range events {
+		if err := p.rdb.Publish(ctx, Channel, e.encode()).Err(); err != nil {
+			p.log.Warn("publish status event", "type", e.Type, "id", e.ID, "err", err)
+		}
+	}
+}
+
+// routeRow is what subscribers filter on, read for the changed rows.
+type routeRow struct {
+	ID      int `sql:"id"`
+	Tenant  int `sql:"tenant_id"`
+	Cluster int `sql:"cluster_id"`
+	Node    int `sql:"node_id"`
+}
+
+// route reads the tenant, cluster and node of the changed rows, in one query, through the
+// mutation's own client (inside its transaction).
+func route(ctx context.Context, c *ent.Client, typ Type, ids []int) ([]Event, error) {
+	cols := func(tenant, cluster, node string) func(*sql.Selector) {
+		return func(s *sql.Selector) {
+			s.Select(s.C("id"))
+			for _, col := range [][2]string{{tenant, "tenant_id"}, {cluster, "cluster_id"}, {node, "node_id"}} {
+				expr := "0"
+				switch col[0] {
+				case "":
+				case "id":
+					expr = s.C("id")
+				default:
+					expr = fmt.Sprintf("COALESCE(%s, 0)", s.C(col[0]))
+				}
+				s.AppendSelectExprAs(sql.Expr(expr), col[1])
+			}
+		}
+	}
+	var (
+		rows []routeRow
+		err  error
+	)
+	switch typ {
+	case VirtualMachine:
+		err = c.VirtualMachine.Query().Where(virtualmachine.IDIn(ids...)).
+			Modify(cols(virtualmachine.TenantColumn, virtualmachine.ClusterColumn, virtualmachine.NodeColumn)).Scan(ctx, &rows)
+	case ComputeNode:
+		err = c.ComputeNode.Query().Where(computenode.IDIn(ids...)).
+			Modify(cols("", computenode.ClusterColumn, "id")).Scan(ctx, &rows)
+	case RegionService:
+		err = c.RegionService.Query().Where(regionservice.IDIn(ids...)).
+			Modify(cols(regionservice.TenantColumn, "", "")).Scan(ctx, &rows)
+	case Assignment:
+		err = c.Assignment.Query().Where(assignment.IDIn(ids...)).
+			Modify(cols("", "", assignment.NodeColumn)).Scan(ctx, &rows)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("livestatus: route %s events: %w", typ, err)
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = Event{Type: typ, ID: r.ID, TenantID: r.Tenant, ClusterID: r.Cluster, NodeID: r.Node}
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+package livestatus
+
+import (
+	"context"
+	"errors"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/computenode"
+)
+
+// ErrNoHub is returned when a subscription is asked for on a server without live status.
+var ErrNoHub = errors.New("live status is not configured on this server")
+
+// VMFilter selects VM events; nil fields match anything.
+type VMFilter struct{ ID, TenantID, ClusterID *int }
+
+// NodeFilter selects compute node events; nil fields match anything.
+type NodeFilter struct{ ID, ClusterID *int }
+
+// ServiceFilter selects region service events; nil fields match anything.
+type ServiceFilter struct{ ID, TenantID *int }
+
+func is(want *int, got int) bool { return want == nil || *want == got }
+
+// VirtualMachines streams the VMs matching f whenever their status changes, as the viewer
+// in ctx may read them, until ctx ends.
+func VirtualMachines(ctx context.Context, c *ent.Client, f VMFilter) (<-chan *ent.VirtualMachine, error) {
+	return watch(ctx, func(e Event) bool {
+		return e.Type == VirtualMachine && is(f.ID, e.ID) && is(f.TenantID, e.TenantID) && is(f.ClusterID, e.ClusterID)
+	}, c.VirtualMachine.Get)
+}
+
+// Nodes streams the compute nodes matching f whenever their status, cordon or drain
+// changes, as the viewer in ctx may read them, until ctx ends.
+func Nodes(ctx context.Context, c *ent.Client, f NodeFilter) (<-chan *ent.ComputeNode, error) {
+	return watch(ctx, func(e Event) bool {
+		return e.Type == ComputeNode && is(f.ID, e.ID) && is(f.ClusterID, e.ClusterID)
+	}, c.ComputeNode.Get)
+}
+
+// RegionServices streams the region services matching f whenever their status changes,
+// as the viewer in ctx may read them, until ctx ends.
+func RegionServices(ctx context.Context, c *ent.Client, f ServiceFilter) (<-chan *ent.RegionService, error) {
+	return watch(ctx, func(e Event) bool {
+		return e.Type == RegionService && is(f.ID, e.ID) && is(f.TenantID, e.TenantID)
+	}, c.RegionService.Get)
+}
+
+// Assignments streams the assignments of a node whenever one is created or changes, as the
+// viewer in ctx may read them (a node agent: only its own node's), until ctx ends. A node
+// the viewer cannot read is NOT_FOUND.
+func Assignments(ctx context.Context, c *ent.Client, nodeID int) (<-chan *ent.Assignment, error) {
+	ok, err := c.ComputeNode.Query().Where(computenode.ID(nodeID)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apierr.NotFound("compute node %d not found", nodeID)
+	}
+	return watch(ctx, func(e Event) bool { return e.Type == Assignment && e.NodeID == nodeID }, c.Assignment.Get)
+}
+
+// watch subscribes to the hub of ctx and sends, for every matching event, the record as
+// the viewer of ctx reads it now; records the viewer may not read (or that are gone) are
+// skipped. The channel closes when ctx ends.
+func watch[T any](ctx context.Context, match func(Event) bool, load func(context.Context, int) (T, error)) (<-chan T, error) {
+	hub := FromContext(ctx)
+	if hub == nil {
+		return nil, ErrNoHub
+	}
+	events := hub.Subscribe(ctx, match)
+	out := make(chan T, 1)
+	go func() {
+		defer close(out)
+		for e := range events {
+			v, err := load(ctx, e.ID)
+			if err != nil {
+				continue
+			}
+			select {
+			case out <- v:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}

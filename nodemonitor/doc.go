@@ -1,0 +1,18 @@
+// Package nodemonitor watches compute node heartbeats from exactly one process at a time.
+//
+//   - lease.go: leader election over a Redis lease (SET NX PX, renewed at a third of its
+//     period by the holder only, released on stop). It works on a real Redis and on the
+//     in-process one of the embedded mode. A holder that cannot renew stops leading at once;
+//     when a leader dies, its lease expires and another process takes over within one
+//     lease period.
+//   - monitor.go: the checks the leader runs every Interval. A READY node whose last
+//     heartbeat is older than NotReadyAfter (50 s) becomes NOT_READY, and one older than
+//     DownAfter (5 min) becomes DOWN, each with a statusReason and an Event row; a node that
+//     asked for auto-cordon is cordoned once it has been quiet for its
+//     autoCordonIntervalSeconds. VMs of a quiet node are never touched: they may well still
+//     run, and moving them takes a drain or an operator. Nodes that never sent a heartbeat
+//     are left alone (they are managed by hand). Each tick also moves drains on
+//     (drain.Progress): finished, or failed past their deadline.
+//
+// Run ties them together: the monitor runs while this process holds the lease.
+package nodemonitor

@@ -1,0 +1,204 @@
+package nodemonitor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/drain"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/event"
+)
+
+// Config are the monitor's thresholds and period; zero values take the defaults.
+type Config struct {
+	// Interval is how often the leader checks (default 5 s).
+	Interval time.Duration
+	// NotReadyAfter is the silence after which a READY node is NOT_READY (default 50 s).
+	NotReadyAfter time.Duration
+	// DownAfter is the silence after which a node is DOWN (default 5 min).
+	DownAfter time.Duration
+	// LeaseTTL is the leader lease period: a dead leader is replaced within it (default 15 s).
+	LeaseTTL time.Duration
+	// Now is the clock (default time.Now); tests inject their own.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Interval <= 0 {
+		c.Interval = 5 * time.Second
+	}
+	if c.NotReadyAfter <= 0 {
+		c.NotReadyAfter = 50 * time.Second
+	}
+	if c.DownAfter <= 0 {
+		c.DownAfter = 5 * time.Minute
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 15 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// EventCheck is the check name of the Event rows the monitor files.
+const EventCheck = "node-heartbeat"
+
+// Monitor checks node heartbeats; see the package documentation.
+type Monitor struct {
+	client *ent.Client
+	cfg    Config
+	log    *slog.Logger
+}
+
+// New returns a monitor over client.
+func New(client *ent.Client, cfg Config, log *slog.Logger) *Monitor {
+	return &Monitor{client: client, cfg: cfg.withDefaults(), log: log}
+}
+
+// Run runs the monitor while this process holds the lease in rdb, until ctx ends.
+func Run(ctx context.Context, client *ent.Client, rdb redis.UniversalClient, cfg Config, log *slog.Logger) {
+	m := New(client, cfg, log)
+	NewLease(rdb, LeaseKey, m.cfg.LeaseTTL, log).Run(ctx, m.Loop)
+}
+
+// Loop ticks every Interval until ctx ends; errors are logged and the next tick tries again.
+func (m *Monitor) Loop(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Interval)
+	defer t.Stop()
+	for {
+		if _, err := m.Tick(ctx); err != nil && ctx.Err() == nil {
+			m.log.Error("node monitor tick", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Result counts what a tick changed.
+type Result struct {
+	NotReady, Down, Cordoned, DrainsFinished int
+}
+
+// Tick runs every check once at the monitor's clock.
+func (m *Monitor) Tick(ctx context.Context) (Result, error) {
+	ctx = authz.SystemContext(ctx, "nodemonitor")
+	now := m.cfg.Now()
+	var r Result
+	var err error
+	if r.Down, err = m.mark(ctx, now, m.cfg.DownAfter, computenode.StatusDown, event.StatusCritical,
+		computenode.StatusReady, computenode.StatusNotReady, computenode.StatusUnknown); err != nil {
+		return r, err
+	}
+	if r.NotReady, err = m.mark(ctx, now, m.cfg.NotReadyAfter, computenode.StatusNotReady, event.StatusWarning,
+		computenode.StatusReady); err != nil {
+		return r, err
+	}
+	if r.Cordoned, err = m.autoCordon(ctx, now); err != nil {
+		return r, err
+	}
+	if r.DrainsFinished, err = drain.Progress(ctx, m.client, now); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// mark sets nodes in one of the from states whose last heartbeat is older than after to
+// status to, one conditional update per node (a heartbeat arriving meanwhile wins), and
+// files an Event for each.
+func (m *Monitor) mark(ctx context.Context, now time.Time, after time.Duration, to computenode.Status,
+	severity event.Status, from ...computenode.Status) (int, error) {
+	cutoff := now.Add(-after)
+	nodes, err := m.client.ComputeNode.Query().
+		Where(computenode.StatusIn(from...), computenode.LastHeartbeatAtNotNil(), computenode.LastHeartbeatAtLT(cutoff)).
+		Select(computenode.FieldName, computenode.FieldLastHeartbeatAt, computenode.FieldStatus).All(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("quiet nodes: %w", err)
+	}
+	n := 0
+	for _, node := range nodes {
+		silent := now.Sub(*node.LastHeartbeatAt).Truncate(time.Second)
+		reason := fmt.Sprintf("no heartbeat for %s (last at %s)", silent, node.LastHeartbeatAt.UTC().Format(time.RFC3339))
+		ok, err := m.inTx(ctx, func(c *ent.Client) (bool, error) {
+			changed, err := c.ComputeNode.Update().
+				Where(computenode.ID(node.ID), computenode.StatusIn(from...), computenode.LastHeartbeatAtLT(cutoff)).
+				SetStatus(to).SetStatusReason(reason).Save(ctx)
+			if err != nil || changed == 0 {
+				return false, err
+			}
+			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(severity).SetSource("nodemonitor").
+				SetOutput(fmt.Sprintf("node %s is %s: %s", node.Name, to, reason)).
+				SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID).Exec(ctx)
+		})
+		if err != nil {
+			return n, fmt.Errorf("mark node %s %s: %w", node.Name, to, err)
+		}
+		if ok {
+			n++
+			m.log.Warn("node quiet", "node", node.Name, "status", to, "reason", reason)
+		}
+	}
+	return n, nil
+}
+
+// autoCordon cordons the schedulable nodes that asked for it (autoCordon) once they have
+// been silent for their autoCordonIntervalSeconds and are no longer READY.
+func (m *Monitor) autoCordon(ctx context.Context, now time.Time) (int, error) {
+	nodes, err := m.client.ComputeNode.Query().
+		Where(computenode.AutoCordon(true), computenode.Schedulable(true), computenode.StatusNEQ(computenode.StatusReady),
+			computenode.LastHeartbeatAtNotNil()).
+		Select(computenode.FieldName, computenode.FieldLastHeartbeatAt, computenode.FieldAutoCordonIntervalSeconds).All(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("auto-cordon candidates: %w", err)
+	}
+	n := 0
+	for _, node := range nodes {
+		cutoff := now.Add(-time.Duration(node.AutoCordonIntervalSeconds) * time.Second)
+		if !node.LastHeartbeatAt.Before(cutoff) {
+			continue
+		}
+		reason := fmt.Sprintf("auto-cordoned: no heartbeat since %s", node.LastHeartbeatAt.UTC().Format(time.RFC3339))
+		ok, err := m.inTx(ctx, func(c *ent.Client) (bool, error) {
+			changed, err := c.ComputeNode.Update().
+				Where(computenode.ID(node.ID), computenode.Schedulable(true), computenode.LastHeartbeatAtLT(cutoff)).
+				SetSchedulable(false).SetCordonReason(reason).Save(ctx)
+			if err != nil || changed == 0 {
+				return false, err
+			}
+			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(event.StatusWarning).SetSource("nodemonitor").
+				SetOutput(fmt.Sprintf("node %s %s", node.Name, reason)).
+				SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID).Exec(ctx)
+		})
+		if err != nil {
+			return n, fmt.Errorf("auto-cordon node %s: %w", node.Name, err)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// inTx runs fn in a transaction of its own, committed when fn succeeds.
+func (m *Monitor) inTx(ctx context.Context, fn func(*ent.Client) (bool, error)) (bool, error) {
+	tx, err := m.client.Tx(ctx)
+	if err != nil {
+		return false, err
+	}
+	ok, err := fn(tx.Client())
+	if err != nil {
+		_ = tx.Rollback()
+		return false, err
+	}
+	return ok, tx.Commit()
+}

@@ -1,0 +1,63 @@
+// Package provision is the VM state machine of SPEC.md §5: what the provisioning mutations
+// accept, the worker tasks that carry them out, and how node agents' reports move a VM to
+// its next state. It never talks to a hypervisor: it writes Assignments, and the node agent
+// of each node realizes them and reports back through reportAssignmentStatus.
+//
+// # States (status, with statusReason always saying what is happening)
+//
+//	createVirtualMachine   INITIALIZING (placed; vm:create enqueued)  --vm:create-->  CREATING
+//	startVirtualMachine    STOPPED | ERROR            -> STARTING   --agent APPLIED running--> ACTIVE
+//	stopVirtualMachine     ACTIVE | ERROR             -> STOPPING   --agent APPLIED stopped--> STOPPED
+//	rebootVirtualMachine   ACTIVE                     -> REBOOTING  --agent APPLIED running--> ACTIVE
+//	deleteVirtualMachine   any realized VM            -> DELETING   --agent APPLIED absent---> row deleted
+//	agent FAILED, retries of a task spent, or stuck past the reconcile deadline -> ERROR
+//
+// The mutation (requests.go) checks the current state, moves the VM to the transitional
+// state at once, in the mutation's transaction and as the viewer (so authorization and the
+// audit row are the mutation's), and records a task in the outbox (package outbox) in the
+// same transaction. Asking for the state a VM is already in or heading to (stopping a
+// STOPPED or STOPPING VM) is a no-op that returns the VM; asking for anything the current
+// state does not allow is VALIDATION on field id, naming the state.
+//
+// A VM that was never realized — no Assignment yet, because vm:create has not run — is
+// deleted at once by deleteVirtualMachine (placement.DeleteVM gives its capacity back); a
+// vm:create still queued for it then finds no VM and does nothing. A realized VM is deleted
+// asynchronously: DELETING, an ABSENT assignment, and once its agent reports it absent the
+// assignment and the VM row are deleted and placement releases what it held.
+//
+// # Tasks (tasks.go, handlers.go)
+//
+// vm:create, vm:start, vm:stop, vm:reboot and vm:delete, on the queue of the VM's region
+// ("region:<region name>", [Queue]). Each carries the VM id and the assignment generation
+// it moves from; a handler sets the VM's Assignment on its node (creating it at generation
+// 1 for vm:create, otherwise bumping the generation by one and setting the desired state
+// RUNNING, STOPPED or ABSENT) in one transaction with the VM's status reason. A handler
+// whose VM is gone, is no longer in the task's transitional state, or whose assignment has
+// already moved past the task's generation does nothing: every task is idempotent and
+// tasks never overtake each other. Tasks are retried with backoff ([TaskOptions]) and time
+// out; when the last retry fails (or the task cannot be decoded), [Handlers.Failed] moves
+// the VM to ERROR with the error as its reason, so no task dies silently in Redis.
+//
+// # The node agent's contract
+//
+// The agent of a node reads its Assignments (desiredState, generation, virtualMachine) and
+// realizes the newest generation: RUNNING = the domain is defined and running; STOPPED =
+// defined and shut off; ABSENT = undefined. A reboot is a new generation with desired
+// state RUNNING while the VM's status is REBOOTING: the agent reboots the domain (a running
+// domain at an older generation). It reports reportAssignmentStatus(id, generation, status
+// APPLYING|APPLIED|FAILED, observedState, reason); [ApplyReport] ignores reports for an older
+// generation, records the rest on the assignment and moves the VM: APPLIED → ACTIVE,
+// STOPPED or finalized delete; FAILED → ERROR with the agent's reason. A report moves the
+// VM only when the VM is waiting for that desired state, so a report about the previous
+// generation that arrives between a mutation and its task cannot undo the request (the
+// exception is a reboot, whose previous generation wanted RUNNING too: such a report in
+// that window ends REBOOTING early).
+//
+// # Reconcile (reconcile.go)
+//
+// [Reconciler] finds VMs that stayed in a transitional state past a deadline (10 min by
+// default): an INITIALIZING VM whose vm:create never ran is enqueued again (at most
+// [ReconcileConfig.MaxRequeue] times), everything else is moved to ERROR with a reason that
+// names the node and what it was waiting for. ERROR is retryable: start, stop and delete
+// accept an ERROR VM.
+package provision

@@ -1,0 +1,170 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/hibiken/asynq"
+
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+)
+
+// Handlers carry out the VM tasks against the database. Register them with [Handlers.Register]
+// and install [Handlers.Failed] as the Asynq server's ErrorHandler.
+type Handlers struct {
+	// Client is the database (not a transaction: every task runs in one of its own).
+	Client *ent.Client
+	// Dialect is the database's; on PostgreSQL the VM row is locked for the task.
+	Dialect string
+	// Log receives what the handlers do; nil discards it.
+	Log *slog.Logger
+	// Fault, when set, runs before every task and fails it with its error: a fault-injection
+	// point for tests and chaos drills. Nil in production.
+	Fault func(kind string, vm int) error
+}
+
+// Kinds are the task types the handlers serve.
+var Kinds = []string{TypeVMCreate, TypeVMStart, TypeVMStop, TypeVMReboot, TypeVMDelete}
+
+// Register adds the VM task types to mux.
+func (h *Handlers) Register(mux *asynq.ServeMux) {
+	for _, k := range Kinds {
+		mux.Handle(k, h)
+	}
+}
+
+func (h *Handlers) log() *slog.Logger {
+	if h.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return h.Log
+}
+
+// ProcessTask carries out one VM task; see the package documentation for what each does.
+func (h *Handlers) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	act, ok := actions[t.Type()]
+	if !ok {
+		return fmt.Errorf("unknown task type %q: %w", t.Type(), asynq.SkipRetry)
+	}
+	p, err := decode(t)
+	if err != nil {
+		return err
+	}
+	if h.Fault != nil {
+		if err := h.Fault(t.Type(), p.VM); err != nil {
+			return err
+		}
+	}
+	tx, err := h.Client.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := h.apply(ctx, tx.Client(), act, p); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// apply sets the VM's assignment for act, in the task's transaction.
+func (h *Handlers) apply(ctx context.Context, c *ent.Client, act action, p Payload) error {
+	sys := system(ctx)
+	q := c.VirtualMachine.Query().Where(virtualmachine.ID(p.VM)).WithNode()
+	if h.Dialect == dialect.Postgres {
+		q = q.ForUpdate()
+	}
+	vm, err := q.Only(sys)
+	if ent.IsNotFound(err) {
+		h.log().Info("task for a VM that is gone: nothing to do", "task", act.kind, "vm", p.VM)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load VM %d: %w", p.VM, err)
+	}
+	create := act.kind == TypeVMCreate
+	if vm.Status != act.pending && !(create && vm.Status == virtualmachine.StatusInitializing) {
+		h.log().Info("VM moved on: task superseded", "task", act.kind, "vm", p.VM, "status", vm.Status)
+		return nil
+	}
+	node := vm.Edges.Node
+	if node == nil {
+		return fmt.Errorf("VM %s was never placed on a node: %w", vm.Name, asynq.SkipRetry)
+	}
+	a, err := assignmentOf(ctx, c, vm)
+	if err != nil {
+		return fmt.Errorf("assignment of VM %d: %w", p.VM, err)
+	}
+	switch {
+	case a == nil && create:
+		a, err = c.Assignment.Create().SetNodeID(node.ID).SetVirtualMachineID(vm.ID).
+			SetDesiredState(act.desired).SetGeneration(1).SetStatus(assignment.StatusPending).Save(sys)
+	case a == nil:
+		return fmt.Errorf("VM %s has no assignment on node %s to %s: %w", vm.Name, node.Name, act.verb, asynq.SkipRetry)
+	case a.Generation > p.From || create:
+		// Done before (this task ran already): nothing to write.
+	default:
+		a, err = c.Assignment.UpdateOne(a).SetDesiredState(act.desired).SetGeneration(p.From + 1).
+			SetStatus(assignment.StatusPending).SetStatusReason("").Save(sys)
+	}
+	if err != nil {
+		return fmt.Errorf("set assignment of VM %d: %w", p.VM, err)
+	}
+	reason := fmt.Sprintf("waiting for node %s to %s it (assignment generation %d)", node.Name, act.verb, a.Generation)
+	u := c.VirtualMachine.UpdateOne(vm).SetStatusReason(reason)
+	if vm.Status != act.pending {
+		u.SetStatus(act.pending).SetStatusChangedAt(time.Now())
+	}
+	if err := u.Exec(sys); err != nil {
+		return fmt.Errorf("update VM %d: %w", p.VM, err)
+	}
+	h.log().Info("assignment set", "task", act.kind, "vm", vm.ID, "node", node.Name,
+		"desired", act.desired, "generation", a.Generation)
+	return nil
+}
+
+// Failed is the Asynq ErrorHandler of the provisioning tasks: when a task failed for the
+// last time (its retries are spent, or it cannot be retried), the VM goes to ERROR with the
+// error as its reason, so no request ends silently in Redis's archive.
+func (h *Handlers) Failed(ctx context.Context, t *asynq.Task, err error) {
+	act, ok := actions[t.Type()]
+	if !ok {
+		return
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	if retried < maxRetry && !errors.Is(err, asynq.SkipRetry) {
+		h.log().Warn("task failed; will retry", "task", t.Type(), "attempt", retried+1, "err", err)
+		return
+	}
+	p, derr := decode(t)
+	if derr != nil {
+		h.log().Error("task failed for good and names no VM", "task", t.Type(), "err", err)
+		return
+	}
+	msg := strings.TrimSuffix(err.Error(), ": "+asynq.SkipRetry.Error())
+	reason := fmt.Sprintf("%s failed after %d attempts: %v", act.verb, retried+1, msg)
+	if len(reason) > 1000 {
+		reason = reason[:1000]
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	from := []virtualmachine.Status{act.pending}
+	if act.kind == TypeVMCreate {
+		from = append(from, virtualmachine.StatusInitializing)
+	}
+	n, uerr := h.Client.VirtualMachine.Update().
+		Where(virtualmachine.ID(p.VM), virtualmachine.StatusIn(from...)).
+		SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
+	if uerr != nil {
+		h.log().Error("could not record a failed task on its VM", "task", t.Type(), "vm", p.VM, "err", uerr, "task_err", err)
+		return
+	}
+	h.log().Error("task failed for good", "task", t.Type(), "vm", p.VM, "vm_set_to_error", n > 0, "err", err)
+}

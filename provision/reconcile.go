@@ -1,0 +1,148 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/outboxtask"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+)
+
+// ReconcileConfig tunes the Reconciler; zero fields take their defaults.
+type ReconcileConfig struct {
+	// Deadline is how long a VM may stay in a transitional state (10 min).
+	Deadline time.Duration
+	// Interval is how often the loop looks (1 min).
+	Interval time.Duration
+	// MaxRequeue bounds how often a vm:create that no worker took is enqueued again (3).
+	MaxRequeue int
+}
+
+// Reconciler finds VMs stuck in a transitional state and retries or fails them. Any number
+// may run: every change it makes is conditional on the VM not having moved meanwhile.
+type Reconciler struct {
+	Client *ent.Client
+	Config ReconcileConfig
+	Log    *slog.Logger
+}
+
+// transitional are the states a VM must leave by the deadline.
+var transitional = []virtualmachine.Status{virtualmachine.StatusInitializing, virtualmachine.StatusCreating,
+	virtualmachine.StatusStarting, virtualmachine.StatusStopping, virtualmachine.StatusRebooting, virtualmachine.StatusDeleting}
+
+func (r *Reconciler) config() ReconcileConfig {
+	c := r.Config
+	if c.Deadline <= 0 {
+		c.Deadline = 10 * time.Minute
+	}
+	if c.Interval <= 0 {
+		c.Interval = time.Minute
+	}
+	if c.MaxRequeue <= 0 {
+		c.MaxRequeue = 3
+	}
+	return c
+}
+
+// Run reconciles every Interval until ctx is done.
+func (r *Reconciler) Run(ctx context.Context) {
+	t := time.NewTicker(r.config().Interval)
+	defer t.Stop()
+	for {
+		if requeued, failed, err := r.Once(ctx); err != nil && ctx.Err() == nil {
+			r.log().Warn("reconcile", "err", err)
+		} else if requeued+failed > 0 {
+			r.log().Info("reconciled stuck VMs", "requeued", requeued, "failed", failed)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Reconciler) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// Once handles the VMs stuck now: an INITIALIZING VM with no assignment gets its vm:create
+// again (up to MaxRequeue times), every other one goes to ERROR with a reason.
+func (r *Reconciler) Once(ctx context.Context) (requeued, failed int, err error) {
+	cfg := r.config()
+	sys := system(ctx)
+	stuck, err := r.Client.VirtualMachine.Query().Where(virtualmachine.StatusIn(transitional...),
+		virtualmachine.StatusChangedAtLT(time.Now().Add(-cfg.Deadline))).
+		WithNode().WithAssignments().Limit(1000).All(sys)
+	if err != nil {
+		return 0, 0, fmt.Errorf("find stuck VMs: %w", err)
+	}
+	for _, vm := range stuck {
+		again, err := r.handle(ctx, cfg, vm)
+		if err != nil {
+			return requeued, failed, fmt.Errorf("VM %d: %w", vm.ID, err)
+		}
+		if again {
+			requeued++
+		} else {
+			failed++
+		}
+	}
+	return requeued, failed, nil
+}
+
+// handle retries or fails one stuck VM in a transaction of its own; again reports a retry.
+func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.VirtualMachine) (again bool, err error) {
+	sys := system(ctx)
+	tx, err := r.Client.Tx(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	c := tx.Client()
+	update := c.VirtualMachine.Update().Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(vm.Status),
+		virtualmachine.StatusChangedAt(vm.StatusChangedAt)).SetStatusChangedAt(time.Now())
+	node := "(none)"
+	if vm.Edges.Node != nil {
+		node = vm.Edges.Node.Name
+	}
+	if vm.Status == virtualmachine.StatusInitializing && len(vm.Edges.Assignments) == 0 && vm.Edges.Node != nil {
+		for k := 1; k <= cfg.MaxRequeue; k++ {
+			key := fmt.Sprintf("%s:%d:requeue:%d", TypeVMCreate, vm.ID, k)
+			taken, err := c.OutboxTask.Query().Where(outboxtask.DedupKey(key)).Exist(sys)
+			if err != nil {
+				return false, err
+			}
+			if taken {
+				continue
+			}
+			n, err := update.SetStatusReason(fmt.Sprintf("no worker created it within %s: creation enqueued again (%d of %d)",
+				cfg.Deadline, k, cfg.MaxRequeue)).Save(sys)
+			if err != nil || n == 0 {
+				return false, err
+			}
+			if err := enqueue(ctx, c, TypeVMCreate, vm.ID, 0, key); err != nil {
+				return false, err
+			}
+			return true, tx.Commit()
+		}
+	}
+	reason := fmt.Sprintf("stuck %s for more than %s", vm.Status, cfg.Deadline)
+	if len(vm.Edges.Assignments) > 0 {
+		a := vm.Edges.Assignments[0]
+		reason += fmt.Sprintf(": node %s did not report (assignment generation %d wants %s, is %s)",
+			node, a.Generation, a.DesiredState, a.Status)
+	} else {
+		reason += ": no worker took the request"
+	}
+	if _, err := update.SetStatus(virtualmachine.StatusError).SetStatusReason(reason).Save(sys); err != nil {
+		return false, err
+	}
+	return false, tx.Commit()
+}

@@ -1,0 +1,134 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/placement"
+)
+
+// Report is what a node agent observed of one assignment.
+type Report struct {
+	ID            int
+	Generation    int64
+	Status        assignment.Status
+	ObservedState *string // what the hypervisor says: running, shut-off, absent…
+	Reason        *string // what went wrong, or what is going on
+}
+
+// waiting lists, per desired state, the VM states in which a report about that desired
+// state moves the VM.
+var waiting = map[assignment.DesiredState][]virtualmachine.Status{
+	assignment.DesiredStateRunning: {virtualmachine.StatusCreating, virtualmachine.StatusStarting,
+		virtualmachine.StatusRebooting, virtualmachine.StatusActive, virtualmachine.StatusError},
+	assignment.DesiredStateStopped: {virtualmachine.StatusStopping, virtualmachine.StatusStopped, virtualmachine.StatusError},
+	assignment.DesiredStateAbsent:  {virtualmachine.StatusDeleting},
+}
+
+// ApplyReport records a node agent's report on its assignment, as the viewer in ctx (the
+// node's agent, or an operator), in client's transaction. A report for an older generation
+// than the assignment's is ignored (the assignment is returned unchanged); one for a newer
+// generation is VALIDATION on field generation. The VM of the assignment moves as the
+// package documentation says; an APPLIED report of an ABSENT assignment finalizes the
+// delete and returns the assignment as it was before it was deleted.
+func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assignment, error) {
+	a, err := client.Assignment.Query().Where(assignment.ID(r.ID)).WithNode().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apierr.NotFound("assignment %d not found", r.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case r.Generation > a.Generation:
+		return nil, apierr.Validation("generation", "assignment %d is at generation %d; %d does not exist yet", a.ID, a.Generation, r.Generation)
+	case r.Generation < a.Generation:
+		return a, nil // stale: the agent acted on an older desired state
+	}
+	// As the viewer: an agent may write its own node's assignments only.
+	observed, why := deref(r.ObservedState), deref(r.Reason)
+	n, err := client.Assignment.Update().Where(assignment.ID(a.ID), assignment.Generation(r.Generation)).
+		SetStatus(r.Status).SetObservedState(observed).SetStatusReason(why).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 { // a newer generation was written meanwhile
+		return client.Assignment.Get(ctx, a.ID)
+	}
+	sys := system(ctx)
+	vm, err := client.Assignment.QueryVirtualMachine(a).Only(sys)
+	if ent.IsNotFound(err) {
+		return client.Assignment.Get(ctx, a.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(waiting[a.DesiredState], vm.Status) {
+		return client.Assignment.Get(ctx, a.ID)
+	}
+	node := a.Edges.Node.Name
+	var status virtualmachine.Status
+	var reason string
+	switch r.Status {
+	case assignment.StatusApplied:
+		switch a.DesiredState {
+		case assignment.DesiredStateRunning:
+			status, reason = virtualmachine.StatusActive, "running on node "+node
+		case assignment.DesiredStateStopped:
+			status, reason = virtualmachine.StatusStopped, "stopped on node "+node
+		case assignment.DesiredStateAbsent:
+			return a, finalize(ctx, client, a, vm)
+		}
+	case assignment.StatusFailed:
+		status = virtualmachine.StatusError
+		reason = fmt.Sprintf("node %s could not make it %s: %s", node, a.DesiredState, orUnknown(why))
+	case assignment.StatusApplying:
+		status, reason = vm.Status, fmt.Sprintf("node %s is working on it (generation %d)", node, a.Generation)
+		if why != "" {
+			reason += ": " + why
+		}
+	default:
+		return client.Assignment.Get(ctx, a.ID)
+	}
+	if len(reason) > 1000 {
+		reason = reason[:1000]
+	}
+	u := client.VirtualMachine.UpdateOne(vm).SetStatusReason(reason)
+	if status != vm.Status {
+		u.SetStatus(status).SetStatusChangedAt(time.Now())
+	}
+	if err := u.Exec(sys); err != nil {
+		return nil, fmt.Errorf("update VM %d: %w", vm.ID, err)
+	}
+	return client.Assignment.Get(ctx, a.ID)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// finalize ends the delete of a VM its agent reports gone: the assignment, then the VM
+// (placement.Placer.DeleteVM gives back what it held), as the system.
+func finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *ent.VirtualMachine) error {
+	sys := system(ctx)
+	if _, err := client.Assignment.Delete().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).Exec(sys); err != nil {
+		return fmt.Errorf("delete assignments of VM %d: %w", vm.ID, err)
+	}
+	return placement.Default.DeleteVM(sys, client, vm.ID)
+}

@@ -1,0 +1,211 @@
+package provision
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/outbox"
+	"github.com/virtflow/virtflow/placement"
+)
+
+// system is ctx acting as the provisioning component.
+func system(ctx context.Context) context.Context { return authz.SystemContext(ctx, "provision") }
+
+// CreateVM creates and places the VM of input (placement.Placer.CreateVM: INITIALIZING on
+// its node) and records its vm:create task, all in client's transaction.
+func CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
+	vm, err := placement.Default.CreateVM(ctx, client, input)
+	if err != nil {
+		return nil, err
+	}
+	if err := enqueueCreate(ctx, client, vm.ID, true); err != nil {
+		return nil, err
+	}
+	return vm, nil
+}
+
+// CreateService creates a region service and its replicas (placement.Placer.CreateService)
+// and records a vm:create task for every replica.
+func CreateService(ctx context.Context, client *ent.Client, input ent.CreateRegionServiceInput) (*ent.RegionService, error) {
+	svc, err := placement.Default.CreateService(ctx, client, input)
+	if err != nil {
+		return nil, err
+	}
+	return svc, enqueueReplicas(ctx, client, svc.ID)
+}
+
+// ScaleService scales a region service (placement.Placer.ScaleService) and records a
+// vm:create task for every new replica.
+func ScaleService(ctx context.Context, client *ent.Client, id, replicas int) (*ent.RegionService, error) {
+	svc, err := placement.Default.ScaleService(ctx, client, id, replicas)
+	if err != nil || svc == nil {
+		return svc, err
+	}
+	return svc, enqueueReplicas(ctx, client, id)
+}
+
+// enqueueReplicas records vm:create for the service's placed replicas that have no task
+// yet (the dedup key vm:create:<id> makes this safe to repeat).
+func enqueueReplicas(ctx context.Context, client *ent.Client, svc int) error {
+	ids, err := client.VirtualMachine.Query().Where(
+		virtualmachine.HasRegionServiceWith(regionservice.ID(svc)),
+		virtualmachine.StatusEQ(virtualmachine.StatusInitializing),
+		virtualmachine.HasNode(), virtualmachine.Not(virtualmachine.HasAssignments()),
+	).IDs(system(ctx))
+	if err != nil {
+		return fmt.Errorf("replicas of region service %d: %w", svc, err)
+	}
+	for _, id := range ids {
+		if err := enqueueCreate(ctx, client, id, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueueCreate records vm:create for VM id; dedup makes it once per VM (retries after an
+// ERROR and the reconcile loop pass false).
+func enqueueCreate(ctx context.Context, client *ent.Client, id int, dedup bool) error {
+	key := ""
+	if dedup {
+		key = TypeVMCreate + ":" + strconv.Itoa(id)
+	}
+	return enqueue(ctx, client, TypeVMCreate, id, 0, key)
+}
+
+// enqueue records a VM task on the queue of the VM's region.
+func enqueue(ctx context.Context, client *ent.Client, kind string, vm int, from int64, key string) error {
+	region, err := client.VirtualMachine.Query().Where(virtualmachine.ID(vm)).QueryRegion().Only(system(ctx))
+	if err != nil {
+		return fmt.Errorf("region of VM %d: %w", vm, err)
+	}
+	payload, _ := json.Marshal(Payload{VM: vm, From: from})
+	return outbox.Enqueue(ctx, client, outbox.Task{Kind: kind, Queue: Queue(region.Name), Payload: payload, DedupKey: key})
+}
+
+// Start powers on a STOPPED (or failed) VM: STARTING, then ACTIVE once its agent reports it
+// running. A VM that failed before it was ever created on its node is created again.
+func Start(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
+	return request(ctx, client, id, actions[TypeVMStart])
+}
+
+// Stop shuts an ACTIVE (or failed) VM down: STOPPING, then STOPPED.
+func Stop(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
+	return request(ctx, client, id, actions[TypeVMStop])
+}
+
+// Reboot reboots an ACTIVE VM: REBOOTING, then ACTIVE.
+func Reboot(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
+	return request(ctx, client, id, actions[TypeVMReboot])
+}
+
+// loadVM reads the VM as the viewer (NOT_FOUND when it may not see it) with its node and
+// its assignment on that node.
+func loadVM(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, *ent.Assignment, error) {
+	vm, err := client.VirtualMachine.Query().Where(virtualmachine.ID(id)).WithNode().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil, apierr.NotFound("virtual machine %d not found", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := assignmentOf(ctx, client, vm)
+	return vm, a, err
+}
+
+// assignmentOf returns the VM's assignment on its node, or nil.
+func assignmentOf(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine) (*ent.Assignment, error) {
+	if vm.Edges.Node == nil {
+		return nil, nil
+	}
+	a, err := client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID)),
+		assignment.HasNodeWith(computenode.ID(vm.Edges.Node.ID))).First(system(ctx))
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	return a, err
+}
+
+// request validates a power action against the VM's state, moves the VM to the action's
+// transitional state as the viewer and records the task.
+func request(ctx context.Context, client *ent.Client, id int, act action) (*ent.VirtualMachine, error) {
+	vm, a, err := loadVM(ctx, client, id)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(act.noop, vm.Status) {
+		return vm, nil
+	}
+	if !slices.Contains(act.from, vm.Status) {
+		return nil, apierr.Validation("id", "virtual machine %s is %s: it cannot %s now", vm.Name, vm.Status, act.verb)
+	}
+	if a == nil {
+		// Failed before its node ever got it: only start makes sense, and it creates it again.
+		if act.kind != TypeVMStart {
+			return nil, apierr.Validation("id", "virtual machine %s was never created on a node: start it to try again, or delete it", vm.Name)
+		}
+		return transition(ctx, client, vm, virtualmachine.StatusInitializing,
+			"creation retried: waiting for a worker", func() error { return enqueueCreate(ctx, client, vm.ID, false) })
+	}
+	return transition(ctx, client, vm, act.pending,
+		fmt.Sprintf("%s requested: waiting for a worker", act.verb),
+		func() error { return enqueue(ctx, client, act.kind, vm.ID, a.Generation, "") })
+}
+
+// transition moves vm to status as the viewer, only if its status did not change since it
+// was read, then runs then (recording the task) and returns the VM as the viewer sees it.
+func transition(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine, status virtualmachine.Status,
+	reason string, then func() error) (*ent.VirtualMachine, error) {
+	n, err := client.VirtualMachine.Update().
+		Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(vm.Status)).
+		SetStatus(status).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, apierr.Conflict("virtual machine %s changed meanwhile; try again", vm.Name)
+	}
+	if err := then(); err != nil {
+		return nil, err
+	}
+	return client.VirtualMachine.Get(ctx, vm.ID)
+}
+
+// DeleteVM deletes a VM: at once when it was never realized on a node (no assignment yet),
+// otherwise asynchronously (DELETING until its agent reports it gone). Deleting a DELETING
+// VM changes nothing.
+func DeleteVM(ctx context.Context, client *ent.Client, id int) error {
+	vm, _, err := loadVM(ctx, client, id)
+	if err != nil {
+		return err
+	}
+	if vm.Status == virtualmachine.StatusDeleting {
+		return nil
+	}
+	// Move to DELETING first: as the viewer (authorization) and taking the VM's row lock,
+	// so that a vm:create running now either committed its assignment before (seen below)
+	// or will find the VM gone.
+	if _, err := transition(ctx, client, vm, virtualmachine.StatusDeleting, "delete requested: waiting for a worker",
+		func() error { return nil }); err != nil {
+		return err
+	}
+	a, err := assignmentOf(ctx, client, vm)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return placement.Default.DeleteVM(ctx, client, id)
+	}
+	return enqueue(ctx, client, TypeVMDelete, id, a.Generation, "")
+}
