@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // CreateAlert is the resolver for the createAlert field.
@@ -466,7 +467,7 @@ func (r *mutationResolver) DeleteRegion(ctx context.Context, id int) (int, error
 
 // CreateRegionService is the resolver for the createRegionService field.
 func (r *mutationResolver) CreateRegionService(ctx context.Context, input ent.CreateRegionServiceInput) (*ent.RegionService, error) {
-	return placement.Default.CreateService(ctx, r.ent(ctx), input)
+	return provision.CreateService(ctx, r.ent(ctx), input)
 }
 
 // UpdateRegionService is the resolver for the updateRegionService field.
@@ -526,7 +527,7 @@ func (r *mutationResolver) DeleteUser(ctx context.Context, id int) (int, error) 
 
 // CreateVirtualMachine is the resolver for the createVirtualMachine field.
 func (r *mutationResolver) CreateVirtualMachine(ctx context.Context, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
-	return placement.Default.CreateVM(ctx, r.ent(ctx), input)
+	return provision.CreateVM(ctx, r.ent(ctx), input)
 }
 
 // UpdateVirtualMachine is the resolver for the updateVirtualMachine field.
@@ -536,7 +537,7 @@ func (r *mutationResolver) UpdateVirtualMachine(ctx context.Context, id int, inp
 
 // DeleteVirtualMachine is the resolver for the deleteVirtualMachine field.
 func (r *mutationResolver) DeleteVirtualMachine(ctx context.Context, id int) (int, error) {
-	return id, placement.Default.DeleteVM(ctx, r.ent(ctx), id)
+	return id, provision.DeleteVM(ctx, r.ent(ctx), id)
 }
 
 // CreateVolume is the resolver for the createVolume field.

@@ -11,11 +11,12 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
 	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // ScaleRegionService is the resolver for the scaleRegionService field.
 func (r *mutationResolver) ScaleRegionService(ctx context.Context, id int, replicas int) (*ent.RegionService, error) {
-	return placement.Default.ScaleService(ctx, r.ent(ctx), id, replicas)
+	return provision.ScaleService(ctx, r.ent(ctx), id, replicas)
 }
 
 // SetQuota is the resolver for the setQuota field.

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/virtflow/virtflow/drain"
@@ -15,24 +14,24 @@ import (
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/graph/model"
 	"github.com/virtflow/virtflow/livestatus"
-	"github.com/virtflow/virtflow/placement"
-	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/nodestatus"
+	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // StartVirtualMachine is the resolver for the startVirtualMachine field.
 func (r *mutationResolver) StartVirtualMachine(ctx context.Context, id int) (*ent.VirtualMachine, error) {
-	panic(fmt.Errorf("not implemented: StartVirtualMachine - startVirtualMachine"))
+	return provision.Start(ctx, r.ent(ctx), id)
 }
 
 // StopVirtualMachine is the resolver for the stopVirtualMachine field.
 func (r *mutationResolver) StopVirtualMachine(ctx context.Context, id int) (*ent.VirtualMachine, error) {
-	panic(fmt.Errorf("not implemented: StopVirtualMachine - stopVirtualMachine"))
+	return provision.Stop(ctx, r.ent(ctx), id)
 }
 
 // RebootVirtualMachine is the resolver for the rebootVirtualMachine field.
 func (r *mutationResolver) RebootVirtualMachine(ctx context.Context, id int) (*ent.VirtualMachine, error) {
-	panic(fmt.Errorf("not implemented: RebootVirtualMachine - rebootVirtualMachine"))
+	return provision.Reboot(ctx, r.ent(ctx), id)
 }
 
 // ReportNodeStatus is the resolver for the reportNodeStatus field.
@@ -46,7 +45,8 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 
 // ReportAssignmentStatus is the resolver for the reportAssignmentStatus field.
 func (r *mutationResolver) ReportAssignmentStatus(ctx context.Context, input model.AssignmentStatusInput) (*ent.Assignment, error) {
-	panic(fmt.Errorf("not implemented: ReportAssignmentStatus - reportAssignmentStatus"))
+	return provision.ApplyReport(ctx, r.ent(ctx), provision.Report{ID: input.ID, Generation: int64(input.Generation),
+		Status: input.Status, ObservedState: input.ObservedState, Reason: input.Reason})
 }
 
 // CordonNode is the resolver for the cordonNode field.
