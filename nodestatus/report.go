@@ -39,14 +39,18 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, erro
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	node, err := c.ComputeNode.Query().Where(computenode.ID(r.NodeID)).
-		Select(computenode.FieldSchedulable, computenode.FieldAutoCordon, computenode.FieldCordonReason).
-		Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apierr.NotFound("compute node %d not found", r.NodeID)
-	}
-	if err != nil {
-		return nil, err
+	cordon := r.RequestCordon != nil && *r.RequestCordon
+	var node *ent.ComputeNode
+	if cordon { // only a cordon request needs the node's settings first
+		var err error
+		node, err = c.ComputeNode.Query().Where(computenode.ID(r.NodeID)).
+			Select(computenode.FieldSchedulable, computenode.FieldAutoCordon).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil, apierr.NotFound("compute node %d not found", r.NodeID)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 
 	u := c.ComputeNode.UpdateOneID(r.NodeID).SetLastHeartbeatAt(Now())
@@ -76,7 +80,7 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, erro
 			reason = "the node agent reports the node unhealthy"
 		}
 	}
-	if r.RequestCordon != nil && *r.RequestCordon {
+	if cordon {
 		switch {
 		case !node.AutoCordon:
 			reason = joinReason(reason, "the node asks to be cordoned; auto-cordon is off, so an operator must cordon it")
@@ -94,6 +98,9 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, erro
 		u.SetStatusReason(truncate(reason))
 	}
 	n, err := u.Save(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apierr.NotFound("compute node %d not found", r.NodeID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("record heartbeat of node %d: %w", r.NodeID, err)
 	}
