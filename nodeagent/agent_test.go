@@ -113,7 +113,12 @@ func libvirtTestDriver(t *testing.T) *hypervisor.Libvirt {
 // counting counts the calls that change domains.
 type counting struct {
 	hypervisor.Hypervisor
-	defines, starts, undefines atomic.Int32
+	defines, starts, reboots, undefines atomic.Int32
+}
+
+func (c *counting) Reboot(ctx context.Context, name string) error {
+	c.reboots.Add(1)
+	return c.Hypervisor.Reboot(ctx, name)
 }
 
 func (c *counting) Define(ctx context.Context, s hypervisor.DomainSpec) error {
@@ -305,4 +310,34 @@ func mustSim(t *testing.T) *hypervisor.Simulated {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestAgentRebootsOnNewGeneration: a running domain whose assignment moves to a newer
+// generation with desired state RUNNING is rebooted once (provision's reboot contract), and
+// the next resync leaves it alone.
+func TestAgentRebootsOnNewGeneration(t *testing.T) {
+	w := newWorld(t)
+	cnt := &counting{Hypervisor: mustSim(t)}
+	_, a := w.vmFix(t, assignment.DesiredStateRunning)
+	ag, err := nodeagent.New(nodeagent.Config{APIURL: w.url, Token: w.token, NodeID: strconv.Itoa(w.node.ID),
+		Hypervisor: cnt, Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resync := func() {
+		t.Helper()
+		if err := ag.Resync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resync()
+	if cnt.starts.Load() != 1 || cnt.reboots.Load() != 0 {
+		t.Fatalf("create: %d starts, %d reboots", cnt.starts.Load(), cnt.reboots.Load())
+	}
+	w.env.Client.Assignment.UpdateOneID(a.ID).SetGeneration(a.Generation + 1).ExecX(gqltest.System())
+	resync()
+	resync()
+	if cnt.reboots.Load() != 1 {
+		t.Fatalf("reboot: %d reboots, want 1", cnt.reboots.Load())
+	}
 }

@@ -58,6 +58,14 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 	}
 	switch a.DesiredState {
 	case "RUNNING":
+		if dom != nil && dom.State.Active() && dom.Generation > 0 && dom.Generation < a.Generation {
+			// A running domain asked to run at a newer generation: a reboot (provision's
+			// contract). Reboot first, then record the generation, so that an agent that dies
+			// in between reboots again rather than not at all.
+			if err := ag.hv.Reboot(ctx, name); err != nil {
+				return fmt.Errorf("reboot: %w", err)
+			}
+		}
 		if err := define(); err != nil {
 			return err
 		}
