@@ -17,6 +17,7 @@ const (
 	DefaultResyncInterval    = 30 * time.Second
 	DefaultShutdownTimeout   = 60 * time.Second
 	DefaultParallelism       = 4
+	RequestTimeout           = 30 * time.Second
 	DefaultNetwork           = "default"
 	DefaultBridgeFormat      = "br-vlan%d"
 	Version                  = "0.6.0"
@@ -33,7 +34,8 @@ type Config struct {
 	NodeID string
 	// Hypervisor realizes the assignments (required).
 	Hypervisor hypervisor.Hypervisor
-	// HTTPClient sends the requests; http.DefaultClient when nil.
+	// HTTPClient sends the requests; when nil, a client whose requests time out after
+	// RequestTimeout.
 	HTTPClient *http.Client
 
 	// HeartbeatInterval and ResyncInterval: DefaultHeartbeatInterval and
@@ -89,6 +91,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.Hypervisor == nil {
 		return nil, errors.New("nodeagent: a hypervisor is required")
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: RequestTimeout}
 	}
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = DefaultHeartbeatInterval
