@@ -151,7 +151,7 @@ func (ag *Agent) Run(ctx context.Context) error {
 		ag.mu.Unlock()
 	}
 	ag.log = ag.log.With("node", ag.nodeID)
-	ag.log.Info("node agent running", "api", ag.cfg.APIURL, "heartbeat", ag.cfg.HeartbeatInterval, "resync", ag.cfg.ResyncInterval)
+	ag.log.Info("node agent running", "api", ag.cfg.APIURL, "heartbeat", ag.cfg.HeartbeatInterval.String(), "resync", ag.cfg.ResyncInterval.String())
 
 	kicks := make(chan struct{}, 1)
 	kick := func() {
