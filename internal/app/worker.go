@@ -10,6 +10,8 @@ import (
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
 	"github.com/virtflow/virtflow/worker"
@@ -46,6 +48,14 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
 	}()
 	go func() { defer wg.Done(); relay(db, redis, log).Run(ctx) }()
+	// Live status and the node monitor: status changes made here reach subscribers on every
+	// server; the monitor runs in the one worker holding its lease.
+	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		nodemonitor.Run(ctx, db.Client, redis.Client, nodemonitor.Config{}, log.With("component", "nodemonitor"))
+	}()
 	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect,
 		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Log: log})
 }
