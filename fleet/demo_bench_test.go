@@ -78,7 +78,9 @@ func BenchmarkDemoCreateToActive(b *testing.B) {
 	}
 	vm := ref.VirtualMachines.Edges[0].Node
 	var small struct {
-		Flavors struct{ Edges []struct{ Node struct{ ID string } } }
+		Flavors struct {
+			Edges []struct{ Node struct{ ID string } }
+		}
 	}
 	q(`{ flavors(first: 1, orderBy: {field: VCPUS}) { edges { node { id } } } }`, nil, &small)
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
