@@ -48,6 +48,9 @@ type Config struct {
 	QueueRefresh time.Duration
 	// RetryDelay overrides the backoff between attempts (provision.RetryDelay).
 	RetryDelay func(n int, err error, t *asynq.Task) time.Duration
+	// RetryCheck is how often retried and scheduled tasks are moved back to their queue
+	// (Asynq's DelayedTaskCheckInterval, 5 s by default); tests shorten it.
+	RetryCheck time.Duration
 	// Reconcile tunes the stuck-VM reconcile loop.
 	Reconcile provision.ReconcileConfig
 	// Fault is provision.Handlers.Fault: fault injection for tests; nil in production.
@@ -105,11 +108,12 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 		srv := asynq.NewServer(cfg.Redis, asynq.Config{
-			Concurrency:    cfg.Concurrency,
-			Queues:         queues,
-			Logger:         asynqLogger{cfg.Log},
-			ErrorHandler:   asynq.ErrorHandlerFunc(h.Failed),
-			RetryDelayFunc: cfg.RetryDelay,
+			Concurrency:              cfg.Concurrency,
+			Queues:                   queues,
+			Logger:                   asynqLogger{cfg.Log},
+			ErrorHandler:             asynq.ErrorHandlerFunc(h.Failed),
+			RetryDelayFunc:           cfg.RetryDelay,
+			DelayedTaskCheckInterval: cfg.RetryCheck,
 		})
 		mux := asynq.NewServeMux()
 		h.Register(mux)
