@@ -42,25 +42,36 @@ func BenchmarkDemoCreateToActive(b *testing.B) {
 	case err := <-done:
 		b.Fatal(err)
 	}
-	q := func(query string, vars map[string]any, out any) {
+	// q runs one request; it only returns the error, so that the creating goroutines can
+	// call it (b.Fatal belongs to the benchmark's own goroutine).
+	q := func(query string, vars map[string]any, out any) error {
 		body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		defer resp.Body.Close()
 		var r struct {
 			Data   json.RawMessage
 			Errors []any
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || len(r.Errors) > 0 {
-			b.Fatalf("%s: %v %v", query, err, r.Errors)
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return err
+		}
+		if len(r.Errors) > 0 {
+			return fmt.Errorf("%v", r.Errors)
 		}
 		if out != nil {
-			_ = json.Unmarshal(r.Data, out)
+			return json.Unmarshal(r.Data, out)
+		}
+		return nil
+	}
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
 	var ref struct {
@@ -72,7 +83,7 @@ func BenchmarkDemoCreateToActive(b *testing.B) {
 			}
 		}
 	}
-	q(`{ virtualMachines(first: 1) { edges { node { tenant { id } region { id } flavor { id } } } } }`, nil, &ref)
+	must(q(`{ virtualMachines(first: 1) { edges { node { tenant { id } region { id } flavor { id } } } } }`, nil, &ref))
 	if len(ref.VirtualMachines.Edges) == 0 {
 		b.Fatal("the demo has no VM to copy tenant, region and flavor from")
 	}
@@ -82,7 +93,7 @@ func BenchmarkDemoCreateToActive(b *testing.B) {
 			Edges []struct{ Node struct{ ID string } }
 		}
 	}
-	q(`{ flavors(first: 1, orderBy: {field: VCPUS}) { edges { node { id } } } }`, nil, &small)
+	must(q(`{ flavors(first: 1, orderBy: {field: VCPUS}) { edges { node { id } } } }`, nil, &small))
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
 
 	b.ResetTimer()
@@ -94,9 +105,11 @@ func BenchmarkDemoCreateToActive(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				q(`mutation($in: CreateVirtualMachineInput!) { createVirtualMachine(input: $in) { id } }`, map[string]any{"in": map[string]any{
+				if err := q(`mutation($in: CreateVirtualMachineInput!) { createVirtualMachine(input: $in) { id } }`, map[string]any{"in": map[string]any{
 					"name": fmt.Sprintf("%s%05d", prefix, i), "tenantID": vm.Tenant.ID, "regionID": vm.Region.ID, "flavorID": small.Flavors.Edges[0].Node.ID,
-				}}, nil)
+				}}, nil); err != nil {
+					b.Error(err)
+				}
 			}
 		}()
 	}
@@ -105,10 +118,13 @@ func BenchmarkDemoCreateToActive(b *testing.B) {
 	}
 	close(next)
 	wg.Wait()
+	if b.Failed() {
+		return
+	}
 	for {
 		var c struct{ A, E struct{ TotalCount int } }
-		q(`query($p: String!) { a: virtualMachines(where: {nameHasPrefix: $p, status: ACTIVE}) { totalCount }
-			e: virtualMachines(where: {nameHasPrefix: $p, status: ERROR}) { totalCount } }`, map[string]any{"p": prefix}, &c)
+		must(q(`query($p: String!) { a: virtualMachines(where: {nameHasPrefix: $p, status: ACTIVE}) { totalCount }
+			e: virtualMachines(where: {nameHasPrefix: $p, status: ERROR}) { totalCount } }`, map[string]any{"p": prefix}, &c))
 		if c.E.TotalCount > 0 {
 			b.Fatalf("%d VMs in ERROR", c.E.TotalCount)
 		}
