@@ -10,9 +10,11 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
@@ -221,7 +223,42 @@ func auditRunners() map[string]auditRun {
 		// The node is named inside the input, not by an id argument: the row has no before image.
 		return adminWant(w, "ComputeNode", id, 0, false, true)
 	}
+	// Provisioning power actions: a VM realized on its node (an assignment), in the state the
+	// action starts from.
+	powered := func(w *world, status virtualmachine.Status, desired assignment.DesiredState) int {
+		vm := w0vm(w, status)
+		w.c.Assignment.Create().SetNodeID(w.spare).SetVirtualMachineID(vm).SetDesiredState(desired).
+			SetStatus(assignment.StatusApplied).SaveX(w.ctx)
+		return vm
+	}
+	for action, from := range map[string]struct {
+		status  virtualmachine.Status
+		desired assignment.DesiredState
+	}{
+		"startVirtualMachine":  {virtualmachine.StatusStopped, assignment.DesiredStateStopped},
+		"stopVirtualMachine":   {virtualmachine.StatusActive, assignment.DesiredStateRunning},
+		"rebootVirtualMachine": {virtualmachine.StatusActive, assignment.DesiredStateRunning},
+	} {
+		runs[action] = func(t *testing.T, w *world, rid string) auditWant {
+			id := powered(w, from.status, from.desired)
+			asAdmin(t, w, rid, fmt.Sprintf(`mutation($id: ID!) { %s(id: $id) { id status } }`, action), map[string]any{"id": gid(id)})
+			return adminWant(w, "VirtualMachine", id, w.tenantA, true, true)
+		}
+	}
+	runs["reportAssignmentStatus"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.c.Assignment.Create().SetNodeID(w.node1).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id status } }`,
+			map[string]any{"in": map[string]any{"id": gid(id), "generation": 1, "status": "APPLIED", "observedState": "running"}})
+		// The assignment is named inside the input: the row has no before image.
+		return adminWant(w, "Assignment", id, 0, false, true)
+	}
 	return runs
+}
+
+// w0vm makes a VM of tenant A on the spare node in status.
+func w0vm(w *world, status virtualmachine.Status) int {
+	return w.c.VirtualMachine.Create().SetName(uniq("vm-power")).SetTenantID(w.tenantA).SetRegionID(w.region).
+		SetFlavorID(w.flavor).SetClusterID(w.cluster).SetNodeID(w.spare).SetStatus(status).SaveX(w.ctx).ID
 }
 
 // newUserWithPassword makes a user who can log in with password.
