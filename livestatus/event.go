@@ -2,7 +2,8 @@ package livestatus
 
 import "encoding/json"
 
-// Channel is the Redis pub/sub channel status events travel on.
+// Channel is the Redis pub/sub channel status events travel on (Publisher.Channel and
+// Hub.Channel default to it; tests sharing a Redis use channels of their own).
 const Channel = "virtflow:live"
 
 // Type is the kind of entity an event is about; the names are the GraphQL type names.

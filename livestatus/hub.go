@@ -13,8 +13,11 @@ import (
 // for it are dropped (and counted in Dropped).
 const subscriberBuffer = 256
 
-// Hub is a process's one subscription to Channel, fanned out to its local subscribers.
+// Hub is a process's one subscription to the events channel, fanned out to its local subscribers.
 type Hub struct {
+	// Channel is the channel subscribed to (default Channel); set it before Start.
+	Channel string
+
 	rdb redis.UniversalClient
 	log *slog.Logger
 
@@ -30,17 +33,17 @@ type subscriber struct {
 
 // NewHub returns a hub over rdb; Start it before subscribing.
 func NewHub(rdb redis.UniversalClient, log *slog.Logger) *Hub {
-	return &Hub{rdb: rdb, log: log, subs: map[*subscriber]struct{}{}}
+	return &Hub{Channel: Channel, rdb: rdb, log: log, subs: map[*subscriber]struct{}{}}
 }
 
-// Start subscribes to Channel and returns once Redis confirmed the subscription; events
+// Start subscribes to h.Channel and returns once Redis confirmed the subscription; events
 // are then dispatched until ctx ends. go-redis re-subscribes by itself after a lost
 // connection (events published meanwhile are missed).
 func (h *Hub) Start(ctx context.Context) error {
-	ps := h.rdb.Subscribe(ctx, Channel)
+	ps := h.rdb.Subscribe(ctx, h.Channel)
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
-		return fmt.Errorf("subscribe to %s: %w", Channel, err)
+		return fmt.Errorf("subscribe to %s: %w", h.Channel, err)
 	}
 	msgs := ps.Channel(redis.WithChannelSize(1024))
 	go func() {

@@ -37,8 +37,10 @@ const publishTimeout = 5 * time.Second
 
 // Publisher publishes status events to Redis.
 type Publisher struct {
-	rdb redis.UniversalClient
-	log *slog.Logger
+	// Channel is where events go (default Channel).
+	Channel string
+	rdb     redis.UniversalClient
+	log     *slog.Logger
 }
 
 // Install registers the publishing hook on client (and so on every transaction opened from
@@ -46,7 +48,7 @@ type Publisher struct {
 // and every create or update of an assignment, are published to Channel once committed.
 // Deletes are not published: a subscriber could not read the record any more.
 func Install(client *ent.Client, rdb redis.UniversalClient, log *slog.Logger) *Publisher {
-	p := &Publisher{rdb: rdb, log: log}
+	p := &Publisher{Channel: Channel, rdb: rdb, log: log}
 	client.Use(p.hook)
 	return p
 }
@@ -128,13 +130,13 @@ func relevant(m ent.Mutation) bool {
 	return false
 }
 
-// Publish sends events to Channel now. Failures are logged, not returned: the change is
+// Publish sends events to p.Channel now. Failures are logged, not returned: the change is
 // committed already, and subscribers recover by reading the current state.
 func (p *Publisher) Publish(ctx context.Context, events ...Event) {
 	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
 	for _, e := range events {
-		if err := p.rdb.Publish(ctx, Channel, e.encode()).Err(); err != nil {
+		if err := p.rdb.Publish(ctx, p.Channel, e.encode()).Err(); err != nil {
 			p.log.Warn("publish status event", "type", e.Type, "id", e.ID, "err", err)
 		}
 	}

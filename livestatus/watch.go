@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 )
@@ -68,6 +69,9 @@ func watch[T any](ctx context.Context, match func(Event) bool, load func(context
 	hub := FromContext(ctx)
 	if hub == nil {
 		return nil, ErrNoHub
+	}
+	if authz.FromContext(ctx) == nil {
+		return nil, apierr.Unauthenticated("sign in: send Authorization: Bearer <token> in connection_init")
 	}
 	events := hub.Subscribe(ctx, match)
 	out := make(chan T, 1)
