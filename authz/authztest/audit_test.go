@@ -252,6 +252,24 @@ func auditRunners() map[string]auditRun {
 		// The assignment is named inside the input: the row has no before image.
 		return adminWant(w, "Assignment", id, 0, false, true)
 	}
+	// Cordon, uncordon and drain (issue 6): on a fresh node each, as the admin.
+	runs["cordonNode"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.newNode(w.m1)
+		asAdmin(t, w, rid, `mutation($id: ID!) { cordonNode(id: $id, reason: "audit") { id schedulable } }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "ComputeNode", id, 0, true, true)
+	}
+	runs["uncordonNode"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.newNode(w.m1)
+		w.c.ComputeNode.UpdateOneID(id).SetSchedulable(false).SetCordonReason("audit").ExecX(w.ctx)
+		asAdmin(t, w, rid, `mutation($id: ID!) { uncordonNode(id: $id) { id schedulable } }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "ComputeNode", id, 0, true, true)
+	}
+	runs["drainNode"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.newNode(w.m1)
+		asAdmin(t, w, rid, `mutation($id: ID!) { drainNode(id: $id, timeoutSeconds: 60) { node { id drainState } maintenance { id } } }`,
+			map[string]any{"id": gid(id)})
+		return adminWant(w, "ComputeNode", id, 0, true, true)
+	}
 	return runs
 }
 
