@@ -13,15 +13,15 @@ import (
 	"github.com/virtflow/virtflow/identity"
 )
 
-// Provision returns a simulated node for every compute node in the database (at most
-// limit; 0 means all), each with a fresh agent token (IssueAgentToken) and the capacity
-// recorded on the node, so that heartbeats report what the node already offers.
-func Provision(ctx context.Context, c *ent.Client, ids *identity.Service, limit int) ([]Node, error) {
+// Provision returns a simulated node for each of the compute nodes nodeIDs (every node in
+// the database when nodeIDs is nil), each with a fresh agent token (IssueAgentToken) and the
+// capacity recorded on the node, so that heartbeats report what the node already offers.
+func Provision(ctx context.Context, c *ent.Client, ids *identity.Service, nodeIDs []int) ([]Node, error) {
 	sys := authz.SystemContext(ctx, "fleet")
 	q := c.ComputeNode.Query().Order(ent.Asc(computenode.FieldID)).
 		Select(computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB, computenode.FieldDiskCapacityGB)
-	if limit > 0 {
-		q.Limit(limit)
+	if nodeIDs != nil {
+		q.Where(computenode.IDIn(nodeIDs...))
 	}
 	rows, err := q.All(sys)
 	if err != nil {
@@ -46,7 +46,7 @@ func Provision(ctx context.Context, c *ent.Client, ids *identity.Service, limit 
 // runs the fleet until ctx ends: what `server --demo` does so that demo nodes heartbeat and
 // their VMs become ACTIVE. Operations take a few hundred milliseconds and never fail.
 func RunDemo(ctx context.Context, c *ent.Client, ids *identity.Service, apiURL string, log *slog.Logger) error {
-	nodes, err := Provision(ctx, c, ids, 0)
+	nodes, err := Provision(ctx, c, ids, nil)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	ResyncInterval    time.Duration
 	Parallelism       int
+	// Attempts and RetryDelay are passed to every agent (zero: nodeagent's defaults).
+	Attempts   int
+	RetryDelay time.Duration
 	// HTTPClient is shared by the agents; nil makes one with enough idle connections.
 	HTTPClient *http.Client
 	// Log receives the agents' logs; slog.Default() when nil.
@@ -78,6 +81,7 @@ func New(cfg Config) (*Fleet, error) {
 		ag, err := nodeagent.New(nodeagent.Config{
 			APIURL: cfg.APIURL, Token: n.Token, NodeID: strconv.Itoa(n.ID), Hypervisor: hv, HTTPClient: hc,
 			HeartbeatInterval: cfg.HeartbeatInterval, ResyncInterval: cfg.ResyncInterval, Parallelism: cfg.Parallelism,
+			Attempts: cfg.Attempts, RetryDelay: cfg.RetryDelay,
 			DiskCapacityGB: n.DiskGB, AgentVersion: nodeagent.Version + "-simulated",
 			Log: cfg.Log.With("simulated", true), OnReport: cfg.OnReport,
 		})

@@ -29,7 +29,13 @@ func uniq(p string) string { return fmt.Sprintf("%s-%d", p, seq.Add(1)) }
 // TestFleetSmoke: a fleet of simulated agents against the real API handler heartbeats its
 // nodes to READY with their recorded capacity and realizes RUNNING assignments on the
 // simulated hypervisors, reporting each one.
-func TestFleetSmoke(t *testing.T) {
+func TestFleetSmoke(t *testing.T) { testFleet(t, 0) }
+
+// TestFleetWithFailures: the same with a fifth of the hypervisor operations failing; the
+// agents retry (idempotent operations) until every assignment is applied.
+func TestFleetWithFailures(t *testing.T) { testFleet(t, 0.2) }
+
+func testFleet(t *testing.T, failureRate float64) {
 	env := gqltest.Postgres(t, testdb.DSN(t))
 	srv := httptest.NewServer(env.Handler)
 	t.Cleanup(srv.Close)
@@ -54,7 +60,7 @@ func TestFleetSmoke(t *testing.T) {
 		}
 	}
 
-	fleetNodes, err := fleet.Provision(ctx, c, env.Identity, 0)
+	fleetNodes, err := fleet.Provision(ctx, c, env.Identity, ids(nodes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +73,7 @@ func TestFleetSmoke(t *testing.T) {
 		APIURL: srv.URL + "/query", Nodes: fleetNodes,
 		Delays:            hypervisor.OperationDelays{Define: time.Millisecond, Start: 5 * time.Millisecond},
 		HeartbeatInterval: 50 * time.Millisecond, ResyncInterval: 50 * time.Millisecond,
+		FailureRate: failureRate, Seed: 42, RetryDelay: time.Millisecond,
 		OnReport: func(r nodeagent.AssignmentReport, err error) {
 			mu.Lock()
 			defer mu.Unlock()

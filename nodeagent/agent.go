@@ -18,6 +18,8 @@ const (
 	DefaultShutdownTimeout   = 60 * time.Second
 	DefaultParallelism       = 4
 	RequestTimeout           = 30 * time.Second
+	DefaultAttempts          = 3
+	DefaultRetryDelay        = time.Second
 	DefaultNetwork           = "default"
 	DefaultBridgeFormat      = "br-vlan%d"
 	Version                  = "0.6.0"
@@ -46,6 +48,11 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Parallelism bounds the assignments realized at the same time.
 	Parallelism int
+	// Attempts is how often an assignment is tried before it is reported FAILED
+	// (DefaultAttempts when zero); RetryDelay times the attempt number is the wait between
+	// attempts (DefaultRetryDelay when zero).
+	Attempts   int
+	RetryDelay time.Duration
 
 	// DiskDir, when set, is where root disks live: <DiskDir>/vf-<vm id>.qcow2 is attached
 	// to a VM with an image or a disk. Empty makes diskless domains (network boot).
@@ -106,6 +113,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.Parallelism <= 0 {
 		cfg.Parallelism = DefaultParallelism
+	}
+	if cfg.Attempts <= 0 {
+		cfg.Attempts = DefaultAttempts
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = DefaultRetryDelay
 	}
 	if cfg.DefaultNetwork == "" {
 		cfg.DefaultNetwork = DefaultNetwork

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/virtflow/virtflow/hypervisor"
 )
@@ -22,6 +23,18 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	name := hypervisor.DomainName(vmID)
 	log := ag.log.With("assignment", a.ID, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
 	err := ag.apply(ctx, a, name, dom, pinned, pinErr)
+	for attempt := 1; err != nil && attempt < ag.cfg.Attempts && retriable(err, pinErr) && ctx.Err() == nil; attempt++ {
+		// Every operation is idempotent: try again from what the hypervisor has now, so
+		// that a passing failure does not become a FAILED report (and a VM in ERROR).
+		log.Info("assignment attempt failed; retrying", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(ag.cfg.RetryDelay * time.Duration(attempt)):
+		}
+		if dom, err = ag.lookup(ctx, vmID); err == nil {
+			err = ag.apply(ctx, a, name, dom, pinned, pinErr)
+		}
+	}
 	if ctx.Err() != nil {
 		return // shutting down: the next start picks this up again
 	}
@@ -133,4 +146,25 @@ func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason s
 	if ag.cfg.OnReport != nil {
 		ag.cfg.OnReport(r, err)
 	}
+}
+
+// retriable reports whether another attempt may succeed: not for a spec that does not
+// validate, a name held by another domain, or CPUs that cannot be pinned.
+func retriable(err, pinErr error) bool {
+	return pinErr == nil && !errors.Is(err, hypervisor.ErrInvalidSpec) && !errors.Is(err, hypervisor.ErrConflict) &&
+		!errors.Is(err, hypervisor.ErrClosed)
+}
+
+// lookup returns the domain of VM vmID as the hypervisor lists it now, or nil for none.
+func (ag *Agent) lookup(ctx context.Context, vmID int64) (*hypervisor.Domain, error) {
+	doms, err := ag.hv.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list domains: %w", err)
+	}
+	for _, d := range doms {
+		if d.VMID == vmID {
+			return &d, nil
+		}
+	}
+	return nil, nil
 }
