@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -18,12 +20,15 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
+	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
@@ -627,5 +632,166 @@ func TestProvisioningEmbedded(t *testing.T) {
 	got := pvWait(t, env, vm.ID, "CREATING", pvStatus("CREATING"))
 	if len(got.Assignments.Edges) != 1 || got.Assignments.Edges[0].Node.DesiredState != "RUNNING" {
 		t.Fatalf("embedded: %+v; want one RUNNING assignment", got)
+	}
+}
+
+// pvRoleToken is a read-write API token of a new user holding role (in tenant or on node
+// when not zero).
+func pvRoleToken(t *testing.T, env *gqltest.Env, role authz.Role, tenant, node int) string {
+	t.Helper()
+	ctx := gqltest.System()
+	u := env.Client.User.Create().SetUsername(uniq("pv-user")).SaveX(ctx)
+	var tp, np *int
+	if tenant != 0 {
+		tp = &tenant
+	}
+	if node != 0 {
+		np = &node
+	}
+	if _, err := env.Identity.GrantRole(ctx, u.ID, role, tp, np); err != nil {
+		t.Fatal(err)
+	}
+	plain, hash, prefix := identity.NewToken(apitoken.KindApi)
+	env.Client.APIToken.Create().SetName(uniq("pv-token")).SetTokenHash(hash).SetPrefix(prefix).
+		SetKind(apitoken.KindApi).SetScope(apitoken.ScopeReadWrite).SetOwnerID(u.ID).SaveX(ctx)
+	return plain
+}
+
+// TestProvisioningAuthorization: power actions are for those who may change the VM (its
+// tenant's members, admins), reports for the node's own agent and operators.
+func TestProvisioningAuthorization(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	vm := pvCreate(t, env, s)
+	aID := pvForce(t, env, s, vm.ID, virtualmachine.StatusActive, assignment.DesiredStateRunning, 1)
+	other := env.Client.Tenant.Create().SetName(uniq("pv-other")).SaveX(gqltest.System()).ID
+
+	pvAction(t, env.As(pvRoleToken(t, env, authz.RoleViewer, 0, 0)), "stop", vm.ID).ExpectError(t, "FORBIDDEN", "")
+	pvAction(t, env.As(pvRoleToken(t, env, authz.RoleOperator, 0, 0)), "stop", vm.ID).ExpectError(t, "FORBIDDEN", "")
+	pvAction(t, env.As(memberToken(t, env, other)), "stop", vm.ID).ExpectError(t, "NOT_FOUND", "")
+	if st := env.Client.VirtualMachine.GetX(gqltest.System(), mustAtoi(vm.ID)).Status; st != virtualmachine.StatusActive {
+		t.Fatalf("a refused stop left the VM %s", st)
+	}
+	member := env.As(memberToken(t, env, s.Tenant))
+	if r := member.Do(t, `mutation($id: ID!) { stopVirtualMachine(id: $id) { id status statusReason } }`, map[string]any{"id": vm.ID}); len(r.Errors) > 0 {
+		t.Fatalf("the tenant's member may stop its VM: %s", r.ErrorsString())
+	}
+
+	report := `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id status } }`
+	in := map[string]any{"in": map[string]any{"id": gqltest.ID(aID), "generation": 1, "status": "APPLYING"}}
+	// Another node's agent does not even see the assignment.
+	otherNode, err := s.AddNodes(gqltest.System(), s.Cluster, placementtest.Spec{Racks: 1, HostsPerRack: 1, CPU: 4, MemoryMB: 4096, DiskGB: 10, Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := fleet.IssueAgentToken(gqltest.System(), env.Client, env.Identity, otherNode[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.As(tok).Do(t, report, in).ExpectError(t, "NOT_FOUND", "")
+	env.As(pvRoleToken(t, env, authz.RoleViewer, 0, 0)).Do(t, report, in).ExpectError(t, "FORBIDDEN", "")
+	env.As(pvRoleToken(t, env, authz.RoleOperator, 0, 0)).MustDo(t, report, in, nil)
+}
+
+func mustAtoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// TestReconcileStuckVMs: an INITIALIZING VM past the deadline gets its vm:create again, a
+// bounded number of times, then ERROR; a VM whose agent never reports goes to ERROR naming
+// the node and the assignment.
+func TestReconcileStuckVMs(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	ctx := gqltest.System()
+	old := time.Now().Add(-time.Hour)
+	stale := func(id string) {
+		env.Client.VirtualMachine.UpdateOneID(mustAtoi(id)).SetStatusChangedAt(old).ExecX(ctx)
+	}
+	rec := &provision.Reconciler{Client: env.Client, Config: provision.ReconcileConfig{Deadline: 30 * time.Minute, MaxRequeue: 1}}
+
+	waiting := pvCreate(t, env, s)
+	stale(waiting.ID)
+	stuck := pvCreate(t, env, s)
+	pvForce(t, env, s, stuck.ID, virtualmachine.StatusStopping, assignment.DesiredStateStopped, 2)
+	stale(stuck.ID)
+
+	requeued, failed, err := rec.Once(context.Background())
+	if err != nil || requeued != 1 || failed != 1 {
+		t.Fatalf("first round: requeued %d, failed %d, err %v; want 1 and 1", requeued, failed, err)
+	}
+	if n := env.Client.OutboxTask.Query().Where(outboxtask.Queue(s.queue), outboxtask.Kind(provision.TypeVMCreate)).CountX(ctx); n != 3 {
+		t.Fatalf("%d vm:create tasks recorded, want 3 (two creates and one retry)", n)
+	}
+	got, _ := pvRead(t, env, waiting.ID)
+	if got.Status != "INITIALIZING" || !strings.Contains(got.StatusReason, "enqueued again (1 of 1)") {
+		t.Fatalf("requeued VM: %+v", got)
+	}
+	got, _ = pvRead(t, env, stuck.ID)
+	if got.Status != "ERROR" || !strings.Contains(got.StatusReason, "did not report") || !strings.Contains(got.StatusReason, s.Nodes[0].Name) {
+		t.Fatalf("stuck VM: %+v; want ERROR naming the node", got)
+	}
+
+	stale(waiting.ID)
+	if requeued, failed, err := rec.Once(context.Background()); err != nil || requeued != 0 || failed != 1 {
+		t.Fatalf("second round: requeued %d, failed %d, err %v; want the retries spent and the VM failed", requeued, failed, err)
+	}
+	got, _ = pvRead(t, env, waiting.ID)
+	if got.Status != "ERROR" || !strings.Contains(got.StatusReason, "no worker took the request") {
+		t.Fatalf("VM after its retries: %+v", got)
+	}
+}
+
+// TestRegionServiceReplicasProvisioned: createRegionService and scaleRegionService record a
+// vm:create for every new replica, in their own transaction.
+func TestRegionServiceReplicasProvisioned(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	ctx := gqltest.System()
+	creates := func() int {
+		return env.Client.OutboxTask.Query().Where(outboxtask.Queue(s.queue), outboxtask.Kind(provision.TypeVMCreate)).CountX(ctx)
+	}
+	var out struct{ CreateRegionService struct{ ID string } }
+	env.MustDo(t, `mutation($in: CreateRegionServiceInput!) { createRegionService(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"name": uniq("pv-svc"), "tenantID": gqltest.ID(s.Tenant), "regionID": gqltest.ID(s.Region),
+			"flavorID": gqltest.ID(s.flavor), "replicas": 2}}, &out)
+	if n := creates(); n != 2 {
+		t.Fatalf("createRegionService with 2 replicas recorded %d vm:create tasks", n)
+	}
+	env.MustDo(t, `mutation($id: ID!) { scaleRegionService(id: $id, replicas: 3) { id } }`, map[string]any{"id": out.CreateRegionService.ID}, nil)
+	if n := creates(); n != 3 {
+		t.Fatalf("after scaling to 3: %d vm:create tasks, want 3", n)
+	}
+}
+
+// TestAsynqmonAdminsOnly: the Asynq web UI answers platform admins only.
+func TestAsynqmonAdminsOnly(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	h := worker.Monitor(pvRedis(t), env.Identity.Middleware)
+	get := func(token string) int {
+		req := httptest.NewRequest(http.MethodGet, worker.MonitorPath+"/api/queues", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if c := get(gqltest.AdminToken); c != http.StatusOK {
+		t.Fatalf("admin: HTTP %d, want 200", c)
+	}
+	if c := get(memberToken(t, env, s.Tenant)); c != http.StatusForbidden {
+		t.Fatalf("tenant member: HTTP %d, want 403", c)
+	}
+	if c := get(pvRoleToken(t, env, authz.RoleOperator, 0, 0)); c != http.StatusForbidden {
+		t.Fatalf("operator: HTTP %d, want 403", c)
+	}
+	if c := get(""); c != http.StatusUnauthorized {
+		t.Fatalf("no token: HTTP %d, want 401", c)
 	}
 }

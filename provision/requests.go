@@ -113,10 +113,13 @@ func Reboot(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachin
 // loadVM reads the VM as the viewer (NOT_FOUND when it may not see it) with its node and
 // its assignment on that node.
 func loadVM(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, *ent.Assignment, error) {
-	vm, err := client.VirtualMachine.Query().Where(virtualmachine.ID(id)).WithNode().Only(ctx)
-	if ent.IsNotFound(err) {
+	// Visible to the viewer? Then its node, which tenants may not read, as the system.
+	if ok, err := client.VirtualMachine.Query().Where(virtualmachine.ID(id)).Exist(ctx); err != nil {
+		return nil, nil, err
+	} else if !ok {
 		return nil, nil, apierr.NotFound("virtual machine %d not found", id)
 	}
+	vm, err := client.VirtualMachine.Query().Where(virtualmachine.ID(id)).WithNode().Only(system(ctx))
 	if err != nil {
 		return nil, nil, err
 	}
