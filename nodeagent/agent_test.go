@@ -319,8 +319,9 @@ func TestAgentRebootsOnNewGeneration(t *testing.T) {
 	w := newWorld(t)
 	cnt := &counting{Hypervisor: mustSim(t)}
 	_, a := w.vmFix(t, assignment.DesiredStateRunning)
+	var got reports
 	ag, err := nodeagent.New(nodeagent.Config{APIURL: w.url, Token: w.token, NodeID: strconv.Itoa(w.node.ID),
-		Hypervisor: cnt, Log: quiet()})
+		Hypervisor: cnt, Log: quiet(), OnReport: got.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,5 +340,9 @@ func TestAgentRebootsOnNewGeneration(t *testing.T) {
 	resync()
 	if cnt.reboots.Load() != 1 {
 		t.Fatalf("reboot: %d reboots, want 1", cnt.reboots.Load())
+	}
+	// The reboot is reported at its generation even though the domain ends as it began.
+	if r, ok := got.last(a.ID); !ok || r.Generation != a.Generation+1 || r.Status != "APPLIED" || r.ObservedState != "running" {
+		t.Fatalf("report after the reboot: %+v", r)
 	}
 }

@@ -17,7 +17,7 @@ const observedAbsent = "absent"
 // at a's generation is left alone: that is how a restarted agent avoids doing work twice.
 func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hypervisor.Domain, pinned []int, pinErr error) {
 	if settled(a, dom) {
-		ag.report(ctx, a, "APPLIED", observed(dom), "")
+		ag.report(ctx, a, "APPLIED", observed(dom), "", false)
 		return
 	}
 	name := hypervisor.DomainName(vmID)
@@ -47,11 +47,11 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	}
 	if err != nil {
 		log.Warn("assignment failed", "err", err, "observed", obs)
-		ag.report(ctx, a, "FAILED", obs, err.Error())
+		ag.report(ctx, a, "FAILED", obs, err.Error(), true)
 		return
 	}
 	log.Info("assignment applied", "observed", obs)
-	ag.report(ctx, a, "APPLIED", obs, "")
+	ag.report(ctx, a, "APPLIED", obs, "", true)
 }
 
 // apply drives the hypervisor towards a's desired state.
@@ -122,11 +122,13 @@ func observed(dom *hypervisor.Domain) string {
 	return string(dom.State)
 }
 
-// report sends the outcome of a, unless the API or this agent already has it: a settled
-// assignment is reported once, not on every resync.
-func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason string) {
+// report sends the outcome of a, unless this agent already sent it or, for an assignment
+// found settled without work (acted is false), the API already shows it: a settled
+// assignment is reported once, not on every resync. After work (a reboot ends where it
+// began: running) the report always goes, whatever the API shows.
+func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason string, acted bool) {
 	r := AssignmentReport{ID: a.ID, Generation: a.Generation, Status: status, ObservedState: obs, Reason: reason}
-	if status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
+	if !acted && status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
 		return
 	}
 	ag.mu.Lock()

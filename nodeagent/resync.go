@@ -45,7 +45,7 @@ func (ag *Agent) Resync(ctx context.Context) error {
 		}
 		id, err := vmID(a.VirtualMachine.ID)
 		if err != nil {
-			ag.report(ctx, a, "FAILED", "unknown", err.Error())
+			ag.report(ctx, a, "FAILED", "unknown", err.Error(), true)
 			continue
 		}
 		var dom *hypervisor.Domain
