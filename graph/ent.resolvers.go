@@ -11,7 +11,6 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
-	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
 )
 
@@ -477,7 +476,7 @@ func (r *mutationResolver) UpdateRegionService(ctx context.Context, id int, inpu
 
 // DeleteRegionService is the resolver for the deleteRegionService field.
 func (r *mutationResolver) DeleteRegionService(ctx context.Context, id int) (int, error) {
-	return id, placement.Default.DeleteService(ctx, r.ent(ctx), id)
+	return id, provision.DeleteService(ctx, r.ent(ctx), id)
 }
 
 // CreateServiceMesh is the resolver for the createServiceMesh field.

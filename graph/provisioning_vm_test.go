@@ -25,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/outboxtask"
+	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
@@ -793,5 +794,55 @@ func TestAsynqmonAdminsOnly(t *testing.T) {
 	}
 	if c := get(""); c != http.StatusUnauthorized {
 		t.Fatalf("no token: HTTP %d, want 401", c)
+	}
+}
+
+// TestDeleteRegionServiceWithRealizedReplicas: deleting a service whose replicas run on
+// their nodes makes it DELETING and its replicas DELETING with ABSENT assignments; the
+// service row goes once the agents report the last replica gone.
+func TestDeleteRegionServiceWithRealizedReplicas(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	ctx := gqltest.System()
+	var out struct{ CreateRegionService struct{ ID string } }
+	env.MustDo(t, `mutation($in: CreateRegionServiceInput!) { createRegionService(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"name": uniq("pv-svc"), "tenantID": gqltest.ID(s.Tenant), "regionID": gqltest.ID(s.Region),
+			"flavorID": gqltest.ID(s.flavor), "replicas": 2}}, &out)
+	svc := mustAtoi(out.CreateRegionService.ID)
+	vms := env.Client.VirtualMachine.Query().Where(virtualmachine.HasRegionServiceWith(regionservice.ID(svc))).IDsX(ctx)
+	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	for _, id := range vms { // realize them: vm:create, then the agent's report
+		p, _ := json.Marshal(provision.Payload{VM: id})
+		if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMCreate, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report := func(vm int, gen int, observed string) {
+		a := env.Client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm))).OnlyX(ctx)
+		env.MustDo(t, `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"id": gqltest.ID(a.ID), "generation": gen, "status": "APPLIED", "observedState": observed}}, nil)
+	}
+	for _, id := range vms {
+		report(id, 1, "running")
+	}
+	env.MustDo(t, `mutation($id: ID!) { deleteRegionService(id: $id) }`, map[string]any{"id": out.CreateRegionService.ID}, nil)
+	if st := env.Client.RegionService.GetX(ctx, svc).Status; st != regionservice.StatusDeleting {
+		t.Fatalf("service is %s, want DELETING", st)
+	}
+	for _, id := range vms {
+		if st := env.Client.VirtualMachine.GetX(ctx, id).Status; st != virtualmachine.StatusDeleting {
+			t.Fatalf("replica %d is %s, want DELETING", id, st)
+		}
+		p, _ := json.Marshal(provision.Payload{VM: id, From: 1})
+		if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMDelete, p)); err != nil {
+			t.Fatal(err)
+		}
+		report(id, 2, "absent")
+	}
+	if n := env.Client.VirtualMachine.Query().Where(virtualmachine.IDIn(vms...)).CountX(ctx); n != 0 {
+		t.Fatalf("%d replicas left after their agents reported them gone", n)
+	}
+	if ok := env.Client.RegionService.Query().Where(regionservice.ID(svc)).ExistX(ctx); ok {
+		t.Fatal("the service outlived its last replica")
 	}
 }
