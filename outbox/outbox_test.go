@@ -255,3 +255,45 @@ func TestSQLiteAndRun(t *testing.T) {
 		t.Fatalf("purge: %d, %v; want the dispatched row purged", n, err)
 	}
 }
+
+// BenchmarkRelay measures how fast one relay moves committed rows from PostgreSQL to a real
+// Redis, in batches of 100.
+func BenchmarkRelay(b *testing.B) {
+	db, err := infra.OpenDatabase(context.Background(), testdb.DSN(b), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	opts, _ := redis.ParseURL(testdb.RedisURL())
+	rd := asynq.RedisClientOpt{Addr: opts.Addr, DB: opts.DB, Password: opts.Password}
+	q := "outbox-bench-" + hex.EncodeToString([]byte(time.Now().Format("150405.000")))
+	defer func() { in := asynq.NewInspector(rd); _ = in.DeleteQueue(q, true); _ = in.Close() }()
+	r := outbox.NewRelay(db.Client, rd, outbox.Config{Dialect: db.Dialect})
+	const rows = 1000
+	total := 0
+	var elapsed time.Duration
+	for range b.N {
+		b.StopTimer()
+		tx, _ := db.Client.Tx(context.Background())
+		bulk := make([]*ent.OutboxTaskCreate, rows)
+		for i := range bulk {
+			bulk[i] = tx.OutboxTask.Create().SetKind("bench").SetQueue(q).SetPayload([]byte(fmt.Sprint(i)))
+		}
+		tx.OutboxTask.CreateBulk(bulk...).ExecX(sys())
+		_ = tx.Commit()
+		b.StartTimer()
+		start := time.Now()
+		for {
+			n, err := r.Once(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			total += n
+		}
+		elapsed += time.Since(start)
+	}
+	b.ReportMetric(float64(total)/elapsed.Seconds(), "tasks/s")
+}
