@@ -260,6 +260,36 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	if ev.VirtualMachineStatusChanged.Status != "STOPPED" {
 		t.Fatalf("VM event = %+v, want STOPPED", ev.VirtualMachineStatusChanged)
 	}
+	// Setting the status it already has is no change: on the raw channel, the repeated
+	// STOPPED leaves nothing between the STARTING change and a marker change of another VM.
+	subCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	raw := b.hub.Subscribe(subCtx, func(e livestatus.Event) bool { return e.Type == livestatus.VirtualMachine })
+	marker := s.vm(t, a.env.Client, s.Tenant)
+	for e := range raw { // the marker's creation
+		if e.ID == marker.ID {
+			break
+		}
+	}
+	a.env.Client.VirtualMachine.UpdateOneID(vm.ID).SetStatus(virtualmachine.StatusStopped).ExecX(gqltest.System())
+	a.env.Client.VirtualMachine.UpdateOneID(vm.ID).SetStatus(virtualmachine.StatusStarting).ExecX(gqltest.System())
+	a.env.Client.VirtualMachine.UpdateOneID(marker.ID).SetStatus(virtualmachine.StatusActive).ExecX(gqltest.System())
+	var order []int
+	for len(order) < 2 {
+		select {
+		case e := <-raw:
+			order = append(order, e.ID)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("raw events so far %v", order)
+		}
+	}
+	if order[0] != vm.ID || order[1] != marker.ID {
+		t.Fatalf("raw events %v, want [%d %d]: the repeated STOPPED was published", order, vm.ID, marker.ID)
+	}
+	vms.next(&ev)
+	if ev.VirtualMachineStatusChanged.Status != "STARTING" {
+		t.Fatalf("VM event = %+v, want STARTING", ev.VirtualMachineStatusChanged)
+	}
 
 	svc := a.env.Client.RegionService.Create().SetName(uniq("svc")).SetTenantID(s.Tenant).SetRegionID(s.Region).
 		SetReplicas(0).SaveX(gqltest.System())

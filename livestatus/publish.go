@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"time"
 
@@ -65,7 +66,7 @@ type mutation interface {
 func (p *Publisher) hook(next ent.Mutator) ent.Mutator {
 	return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 		mm, ok := m.(mutation)
-		if !ok || !relevant(m) {
+		if !ok || !relevant(ctx, m) {
 			return next.Mutate(ctx, m)
 		}
 		var ids []int
@@ -108,8 +109,9 @@ func (p *Publisher) hook(next ent.Mutator) ent.Mutator {
 }
 
 // relevant reports whether m is a create, or an update of a watched field or edge, of a
-// watched entity.
-func relevant(m ent.Mutation) bool {
+// watched entity. An update of one row that sets watched fields to the values they already
+// have (a heartbeat repeating READY) is not a change.
+func relevant(ctx context.Context, m ent.Mutation) bool {
 	fields, ok := watched[m.Type()]
 	if !ok || m.Op().Is(ent.OpDelete|ent.OpDeleteOne) {
 		return false
@@ -117,13 +119,33 @@ func relevant(m ent.Mutation) bool {
 	if fields == nil || m.Op().Is(ent.OpCreate) {
 		return true
 	}
-	for _, f := range append(m.Fields(), m.ClearedFields()...) {
-		if slices.Contains(fields, f) {
+	if len(m.ClearedFields()) > 0 || len(m.ClearedEdges()) > 0 {
+		for _, f := range m.ClearedFields() {
+			if slices.Contains(fields, f) {
+				return true
+			}
+		}
+		for _, e := range m.ClearedEdges() {
+			if slices.Contains(watchedEdges[m.Type()], e) {
+				return true
+			}
+		}
+	}
+	for _, e := range m.AddedEdges() {
+		if slices.Contains(watchedEdges[m.Type()], e) {
 			return true
 		}
 	}
-	for _, e := range append(m.AddedEdges(), m.ClearedEdges()...) {
-		if slices.Contains(watchedEdges[m.Type()], e) {
+	for _, f := range m.Fields() {
+		if !slices.Contains(fields, f) {
+			continue
+		}
+		if !m.Op().Is(ent.OpUpdateOne) {
+			return true
+		}
+		v, _ := m.Field(f)
+		old, err := m.OldField(ctx, f) // one query per mutation, cached by ent
+		if err != nil || !reflect.DeepEqual(old, v) {
 			return true
 		}
 	}
