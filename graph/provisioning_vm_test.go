@@ -901,3 +901,32 @@ func BenchmarkCreateToActive(b *testing.B) {
 	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/200VMs")
 	b.ReportMetric(creating.Seconds()/float64(b.N), "s-creating/200VMs")
 }
+
+// TestRebootIgnoresRepeatedOldReport: between rebootVirtualMachine and its task, the agent
+// repeating its APPLIED report of the running generation does not end REBOOTING.
+func TestRebootIgnoresRepeatedOldReport(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	vm := pvCreate(t, env, s)
+	aID := pvForce(t, env, s, vm.ID, virtualmachine.StatusActive, assignment.DesiredStateRunning, 3)
+	if r := pvAction(t, env, "reboot", vm.ID); len(r.Errors) > 0 {
+		t.Fatal(r.ErrorsString())
+	}
+	report := `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id } }`
+	in := func(gen int) map[string]any {
+		return map[string]any{"in": map[string]any{"id": gqltest.ID(aID), "generation": gen, "status": "APPLIED", "observedState": "running"}}
+	}
+	env.MustDo(t, report, in(3), nil)
+	if got, _ := pvRead(t, env, vm.ID); got.Status != "REBOOTING" {
+		t.Fatalf("a repeated report of the old generation moved the VM to %s", got.Status)
+	}
+	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	p, _ := json.Marshal(provision.Payload{VM: mustAtoi(vm.ID), From: 3})
+	if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMReboot, p)); err != nil {
+		t.Fatal(err)
+	}
+	env.MustDo(t, report, in(4), nil)
+	if got, _ := pvRead(t, env, vm.ID); got.Status != "ACTIVE" {
+		t.Fatalf("after the rebooted generation's report: %s, want ACTIVE", got.Status)
+	}
+}

@@ -49,9 +49,10 @@
 // generation, records the rest on the assignment and moves the VM: APPLIED → ACTIVE,
 // STOPPED or finalized delete; FAILED → ERROR with the agent's reason. A report moves the
 // VM only when the VM is waiting for that desired state, so a report about the previous
-// generation that arrives between a mutation and its task cannot undo the request (the
-// exception is a reboot, whose previous generation wanted RUNNING too: such a report in
-// that window ends REBOOTING early).
+// generation that arrives between a mutation and its task cannot undo the request. A
+// reboot's previous generation wanted RUNNING too: there, an APPLIED report for a
+// generation that was already APPLIED (a repeat from before the task bumped it) leaves the
+// VM REBOOTING.
 //
 // # Reconcile (reconcile.go)
 //

@@ -72,6 +72,11 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 	if !slices.Contains(waiting[a.DesiredState], vm.Status) {
 		return client.Assignment.Get(ctx, a.ID)
 	}
+	// A reboot's previous generation wanted RUNNING too: an APPLIED report repeated for a
+	// generation already APPLIED comes from before the vm:reboot task bumped it.
+	if vm.Status == virtualmachine.StatusRebooting && a.Status == assignment.StatusApplied && r.Status == assignment.StatusApplied {
+		return client.Assignment.Get(ctx, a.ID)
+	}
 	node := a.Edges.Node.Name
 	var status virtualmachine.Status
 	var reason string
