@@ -49,9 +49,10 @@ func TestEndToEndOnLibvirt(t *testing.T) {
 	}
 	node := site.Nodes[0].ID
 
-	// Redis is shared by every test package: a database of its own keeps other packages'
-	// workers away from this test's queues.
-	const admin = "vf_e2e-admin-token-0123456789abcdef"
+	// The admin secret is gqltest's: another secret would retire it (and gqltest the other).
+	// Redis is shared by every test package: a database of its own (a random one of 1-15)
+	// keeps other packages' workers away from this test's queues.
+	const admin = gqltest.AdminToken
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: admin, ShutdownGrace: 5 * time.Second,
 		RedisURL: strings.TrimSuffix(testdb.RedisURL(), "/") + "/" + strconv.Itoa(1+rand.IntN(15))}
 	if strings.Count(testdb.RedisURL(), "/") > 2 {
