@@ -28,6 +28,9 @@ type Event struct {
 	ClusterID int `json:"clusterID,omitempty"`
 	// NodeID is the node of a VM or assignment (a node's own id for a node), 0 when none.
 	NodeID int `json:"nodeID,omitempty"`
+
+	// seq numbers the events a hub dispatched, for sharing re-reads between subscribers.
+	seq uint64
 }
 
 func (e Event) encode() []byte {

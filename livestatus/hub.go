@@ -24,6 +24,8 @@ type Hub struct {
 	mu      sync.Mutex
 	subs    map[*subscriber]struct{}
 	dropped int
+	seq     uint64
+	reads   *sharedReads
 }
 
 type subscriber struct {
@@ -33,7 +35,7 @@ type subscriber struct {
 
 // NewHub returns a hub over rdb; Start it before subscribing.
 func NewHub(rdb redis.UniversalClient, log *slog.Logger) *Hub {
-	return &Hub{Channel: Channel, rdb: rdb, log: log, subs: map[*subscriber]struct{}{}}
+	return &Hub{Channel: Channel, rdb: rdb, log: log, subs: map[*subscriber]struct{}{}, reads: newSharedReads()}
 }
 
 // Start subscribes to h.Channel and returns once Redis confirmed the subscription; events
@@ -68,6 +70,9 @@ func (h *Hub) Start(ctx context.Context) error {
 func (h *Hub) dispatch(e Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.seq++
+	e.seq = h.seq
+	h.reads.forget(h.seq)
 	for s := range h.subs {
 		if !s.match(e) {
 			continue

@@ -63,25 +63,29 @@ func Assignments(ctx context.Context, c *ent.Client, nodeID int) (<-chan *ent.As
 }
 
 // watch subscribes to the hub of ctx and sends, for every matching event, the record as
-// the viewer of ctx reads it now; records the viewer may not read (or that are gone) are
-// skipped. The channel closes when ctx ends.
+// the viewer of ctx reads it now (once per event and viewer, shared by that viewer's
+// subscriptions); records the viewer may not read (or that are gone) are skipped. The
+// channel closes when ctx ends.
 func watch[T any](ctx context.Context, match func(Event) bool, load func(context.Context, int) (T, error)) (<-chan T, error) {
 	hub := FromContext(ctx)
 	if hub == nil {
 		return nil, ErrNoHub
 	}
-	if authz.FromContext(ctx) == nil {
+	viewer := authz.FromContext(ctx)
+	if viewer == nil {
 		return nil, apierr.Unauthenticated("sign in: send Authorization: Bearer <token> in connection_init")
 	}
+	key := viewerKey(viewer)
 	events := hub.Subscribe(ctx, match)
 	out := make(chan T, 1)
 	go func() {
 		defer close(out)
 		for e := range events {
-			v, err := load(ctx, e.ID)
+			r, err := hub.reads.do(e.seq, key, func() (any, error) { return load(context.WithoutCancel(ctx), e.ID) })
 			if err != nil {
 				continue
 			}
+			v := r.(T)
 			select {
 			case out <- v:
 			case <-ctx.Done():
