@@ -930,3 +930,44 @@ func TestRebootIgnoresRepeatedOldReport(t *testing.T) {
 		t.Fatalf("after the rebooted generation's report: %s, want ACTIVE", got.Status)
 	}
 }
+
+// TestScaleDownRealizedReplica: scaling a service down removes a realized replica
+// asynchronously (DELETING, then gone once its agent reports it absent); the service keeps
+// the replicas asked for.
+func TestScaleDownRealizedReplica(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	ctx := gqltest.System()
+	var out struct{ CreateRegionService struct{ ID string } }
+	env.MustDo(t, `mutation($in: CreateRegionServiceInput!) { createRegionService(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"name": uniq("pv-svc"), "tenantID": gqltest.ID(s.Tenant), "regionID": gqltest.ID(s.Region),
+			"flavorID": gqltest.ID(s.flavor), "replicas": 2}}, &out)
+	svc := mustAtoi(out.CreateRegionService.ID)
+	vms := env.Client.VirtualMachine.Query().Where(virtualmachine.HasRegionServiceWith(regionservice.ID(svc))).IDsX(ctx)
+	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	for _, id := range vms {
+		p, _ := json.Marshal(provision.Payload{VM: id})
+		if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMCreate, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.MustDo(t, `mutation($id: ID!) { scaleRegionService(id: $id, replicas: 1) { id replicas } }`, map[string]any{"id": out.CreateRegionService.ID}, nil)
+	deleting := env.Client.VirtualMachine.Query().Where(virtualmachine.IDIn(vms...), virtualmachine.StatusEQ(virtualmachine.StatusDeleting)).AllX(ctx)
+	if len(deleting) != 1 {
+		t.Fatalf("%d replicas DELETING after scaling 2 → 1, want 1", len(deleting))
+	}
+	gone := deleting[0].ID
+	p, _ := json.Marshal(provision.Payload{VM: gone, From: 1})
+	if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMDelete, p)); err != nil {
+		t.Fatal(err)
+	}
+	a := env.Client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(gone))).OnlyX(ctx)
+	env.MustDo(t, `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"id": gqltest.ID(a.ID), "generation": 2, "status": "APPLIED", "observedState": "absent"}}, nil)
+	if env.Client.VirtualMachine.Query().Where(virtualmachine.ID(gone)).ExistX(ctx) {
+		t.Fatal("the removed replica outlived its agent's report")
+	}
+	if got := env.Client.RegionService.GetX(ctx, svc); got.Replicas != 1 {
+		t.Fatalf("service has %d replicas, want 1", got.Replicas)
+	}
+}

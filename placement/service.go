@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 
@@ -107,7 +108,8 @@ func (p *Placer) ScaleService(ctx context.Context, client *ent.Client, id, repli
 			if svc, err = t.c.RegionService.UpdateOneID(id).SetReplicas(replicas).Save(ctx); err != nil {
 				return err
 			}
-			return t.deleteReplicas(ctx, running[replicas:])
+			_, err = t.deleteReplicas(ctx, running[replicas:])
+			return err
 		case replicas > len(running):
 			// The viewer's update first: it checks the viewer may change the service.
 			if svc, err = t.c.RegionService.UpdateOneID(id).SetReplicas(replicas).Save(ctx); err != nil {
@@ -174,36 +176,67 @@ func (t *txn) lockService(ctx context.Context, id int) error {
 	return t.take(ctx, rowKey{classService, id})
 }
 
-// deleteService deletes the replicas and then the service, as the viewer.
+// deleteService deletes the replicas and then the service, as the viewer. When
+// ReplicaRemover took some replicas over, the service stays DELETING until the last of them
+// is gone (settleReplicas deletes it then).
 func (t *txn) deleteService(ctx context.Context, id int, running []replica) error {
-	if err := t.deleteReplicas(ctx, running); err != nil {
+	taken, err := t.deleteReplicas(ctx, running)
+	if err != nil {
 		return err
+	}
+	if taken > 0 {
+		return t.c.RegionService.UpdateOneID(id).SetReplicas(0).SetStatus(regionservice.StatusDeleting).
+			SetStatusChangedAt(time.Now()).
+			SetStatusReason(fmt.Sprintf("deleting: waiting for %d replicas to be removed from their nodes", taken)).Exec(system(ctx))
 	}
 	return t.c.RegionService.SafeDelete(ctx, id)
 }
 
+// ReplicaRemover, when set, is asked first about every replica a scale-down or a delete
+// removes, in the same transaction: it returns true when it takes the removal over (the
+// provisioning pipeline deletes a VM realized on its node asynchronously, and the VM's
+// final delete releases it through DeleteVM), false to let placement delete the VM at once.
+var ReplicaRemover func(ctx context.Context, client *ent.Client, vm int) (bool, error)
+
 // deleteReplicas deletes VMs of a service as the viewer, in id order (the lock order),
-// and then frees what they held.
-func (t *txn) deleteReplicas(ctx context.Context, rs []replica) error {
+// and then frees what they held; it returns how many ReplicaRemover took over instead.
+func (t *txn) deleteReplicas(ctx context.Context, rs []replica) (taken int, err error) {
 	if len(rs) == 0 {
-		return nil
+		return 0, nil
 	}
-	ids := make([]int, len(rs))
+	all := make([]int, len(rs))
 	for i, r := range rs {
-		ids[i] = r.ID
+		all[i] = r.ID
 	}
-	slices.Sort(ids)
+	slices.Sort(all)
+	ids := make([]int, 0, len(all))
+	for _, id := range all {
+		if ReplicaRemover != nil {
+			took, err := ReplicaRemover(ctx, t.c, id)
+			if err != nil {
+				return 0, err
+			}
+			if took {
+				taken++
+				continue
+			}
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return taken, nil
+	}
 	held, err := allocations(ctx, t.c, func(s *sql.Selector) { s.Where(sql.InInts(s.C(virtualmachine.FieldID), ids...)) })
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, id := range ids {
 		if err := t.c.VirtualMachine.SafeDelete(ctx, id); err != nil {
-			return err
+			return 0, err
 		}
 		t.locks.hold(rowKey{classVM, id})
 	}
-	return t.release(ctx, held)
+	return taken, t.release(ctx, held)
 }
 
 // settleReplicas sets a service's replicas to the VMs it has left after one was deleted

@@ -213,37 +213,23 @@ func DeleteVM(ctx context.Context, client *ent.Client, id int) error {
 	return enqueue(ctx, client, TypeVMDelete, id, a.Generation, "")
 }
 
-// DeleteService deletes a region service. Without realized replicas it goes at once
-// (placement.Placer.DeleteService); otherwise it becomes DELETING, every replica is deleted
-// like [DeleteVM] (realized ones asynchronously), and the service row goes with its last
-// replica (placement's settling of replicas).
+func init() { placement.ReplicaRemover = removeRealizedReplica }
+
+// removeRealizedReplica takes over placement's removal of a region-service replica that is
+// realized on its node (it has an assignment): the replica is deleted like [DeleteVM],
+// asynchronously. Unrealized replicas are left to placement, which deletes them at once.
+func removeRealizedReplica(ctx context.Context, client *ent.Client, vm int) (bool, error) {
+	realized, err := client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm))).Exist(system(ctx))
+	if err != nil || !realized {
+		return false, err
+	}
+	return true, DeleteVM(ctx, client, vm)
+}
+
+// DeleteService deletes a region service (placement.Placer.DeleteService). Replicas not yet
+// realized go at once; realized ones are deleted like [DeleteVM], asynchronously (see
+// removeRealizedReplica), and then the service stays DELETING until its last replica is
+// gone, when the replica's final delete takes the service with it.
 func DeleteService(ctx context.Context, client *ent.Client, id int) error {
-	sys := system(ctx)
-	replicas := virtualmachine.HasRegionServiceWith(regionservice.ID(id))
-	realized, err := client.VirtualMachine.Query().Where(replicas, virtualmachine.HasAssignments()).Count(sys)
-	if err != nil {
-		return fmt.Errorf("replicas of region service %d: %w", id, err)
-	}
-	if realized == 0 {
-		return placement.Default.DeleteService(ctx, client, id)
-	}
-	// As the viewer: it must be allowed to change the service.
-	err = client.RegionService.UpdateOneID(id).SetStatus(regionservice.StatusDeleting).SetStatusChangedAt(time.Now()).
-		SetStatusReason(fmt.Sprintf("deleting: waiting for %d replicas to be removed from their nodes", realized)).Exec(ctx)
-	if ent.IsNotFound(err) {
-		return apierr.NotFound("region service %d not found", id)
-	}
-	if err != nil {
-		return err
-	}
-	ids, err := client.VirtualMachine.Query().Where(replicas).Order(ent.Asc(virtualmachine.FieldID)).IDs(sys)
-	if err != nil {
-		return err
-	}
-	for _, vm := range ids {
-		if err := DeleteVM(ctx, client, vm); err != nil {
-			return err
-		}
-	}
-	return nil
+	return placement.Default.DeleteService(ctx, client, id)
 }
