@@ -11,8 +11,12 @@
 //     its creation rules and switches its allocation.
 //   - recreate.go: what "move" asks of the hypervisors: the VM's assignment on the old node
 //     is set to desired ABSENT and a new assignment on the new node to the VM's power
-//     state, with generations bumped, so the node agents tear down and recreate it.
+//     state, with generations bumped, so the node agents tear down and recreate it (a VM
+//     never created on a hypervisor only changes node: its vm:create task runs there).
+//     VMs being deleted are not moved; the drain waits for them to go.
 //   - progress.go: Progress, run periodically by the node monitor: a draining node with no
-//     VMs left and every old copy torn down is DRAINED (its maintenance closed); past its
-//     deadline it is FAILED, with the stuck VMs named in drainMessage.
+//     VMs left and every old copy torn down is DRAINED (its maintenance closed, the
+//     torn-down assignments removed); past its deadline it is FAILED, with the stuck VMs
+//     named in drainMessage. Old copies are waited for only while the node is READY: the
+//     agent of a node that is down removes them when it resyncs after coming back.
 package drain

@@ -78,6 +78,9 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	}
 	rep := &Report{Maintenance: m, Moving: []*ent.VirtualMachine{}}
 	for _, vm := range vms {
+		if vm.Status == virtualmachine.StatusDeleting || vm.Status == virtualmachine.StatusDeleted {
+			continue // leaving anyway; Progress waits for it to be gone
+		}
 		if why := pinned(vm, n.Name); why != "" {
 			rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: why})
 			continue

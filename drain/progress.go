@@ -75,6 +75,12 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 	waiting := waitingFor(left, teardown)
 	switch {
 	case waiting == "":
+		// The old copies are gone: their assignments have served their purpose.
+		if _, err := c.Assignment.Delete().Where(assignment.HasNodeWith(computenode.ID(id)),
+			assignment.DesiredStateEQ(assignment.DesiredStateAbsent), assignment.StatusEQ(assignment.StatusApplied),
+			assignment.HasVirtualMachineWith(virtualmachine.Not(virtualmachine.HasNodeWith(computenode.ID(id))))).Exec(ctx); err != nil {
+			return false, fmt.Errorf("remove torn-down assignments: %w", err)
+		}
 		if err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateDrained).
 			SetDrainMessage("drained: every VM moved off the node").Exec(ctx); err != nil {
 			return false, err

@@ -11,7 +11,9 @@ import (
 	"github.com/virtflow/virtflow/placement"
 )
 
-// recreate asks the node agents to move a VM placement.Move re-placed: every assignment
+// recreate asks the node agents to move a VM placement.Move re-placed. A VM without any
+// assignment was never created on a hypervisor: its pending vm:create task (package
+// provision) creates it on the new node, so nothing more is needed. Otherwise every assignment
 // of the VM on its old node that is not ABSENT yet becomes desired ABSENT (generation
 // bumped, status PENDING) so the old agent tears the domain down, and a new assignment on
 // the new node asks for the VM's power state (STOPPED for a stopped VM, RUNNING otherwise)
@@ -19,6 +21,16 @@ import (
 // provisioning pipeline; its statusReason says where it is going. c is the caller's
 // transactional client, ctx the system's.
 func recreate(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *placement.Moved) (*ent.VirtualMachine, error) {
+	realized, err := c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).Exist(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("assignments of VM %s: %w", vm.Name, err)
+	}
+	if !realized {
+		// Not created on any hypervisor yet: its vm:create task creates it on the new node.
+		return c.VirtualMachine.UpdateOneID(vm.ID).
+			SetStatusReason(clip(fmt.Sprintf("moved from node %s to node %s (drain); waiting to be provisioned", mv.FromName, mv.ToName), 1024)).
+			Save(ctx)
+	}
 	if _, err := c.Assignment.Update().
 		Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID)), assignment.HasNodeWith(computenode.ID(mv.From)),
 			assignment.DesiredStateNEQ(assignment.DesiredStateAbsent)).

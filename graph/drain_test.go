@@ -300,6 +300,9 @@ func TestDrainCompletes(t *testing.T) {
 	if n.DrainState != computenode.DrainStateDrained || n.Schedulable {
 		t.Fatalf("after teardown: %s schedulable=%v, want DRAINED and cordoned", n.DrainState, n.Schedulable)
 	}
+	if env.Client.Assignment.Query().Where(assignment.ID(d.smallAssignment)).ExistX(ctx) {
+		t.Errorf("the torn-down assignment on the drained node is still there")
+	}
 	m := env.Client.Maintenance.GetX(ctx, atoi(t, out.DrainNode.Maintenance.ID))
 	if m.Status != maintenance.StatusClosed || m.EndsAt == nil {
 		t.Fatalf("maintenance = %s ends %v, want CLOSED with an end", m.Status, m.EndsAt)
