@@ -822,8 +822,21 @@ func TestDeleteRegionServiceWithRealizedReplicas(t *testing.T) {
 		env.MustDo(t, `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"id": gqltest.ID(a.ID), "generation": gen, "status": "APPLIED", "observedState": observed}}, nil)
 	}
-	for _, id := range vms {
-		report(id, 1, "running")
+	svcStatus := func() (regionservice.Status, string) {
+		var out struct{ Node struct{ Status, StatusReason string } }
+		env.MustDo(t, `query($id: ID!) { node(id: $id) { ... on RegionService { status statusReason } } }`, map[string]any{"id": gqltest.ID(svc)}, &out)
+		return regionservice.Status(out.Node.Status), out.Node.StatusReason
+	}
+	if st, why := svcStatus(); st != regionservice.StatusCreating || why == "" {
+		t.Fatalf("service with replicas being created: %s (%q), want CREATING", st, why)
+	}
+	report(vms[0], 1, "running")
+	if st, why := svcStatus(); st != regionservice.StatusCreating || !strings.Contains(why, "1 of 2 replicas active") {
+		t.Fatalf("service with one replica running: %s (%q)", st, why)
+	}
+	report(vms[1], 1, "running")
+	if st, why := svcStatus(); st != regionservice.StatusActive || !strings.Contains(why, "2 of 2") {
+		t.Fatalf("service with both replicas running: %s (%q), want ACTIVE", st, why)
 	}
 	env.MustDo(t, `mutation($id: ID!) { deleteRegionService(id: $id) }`, map[string]any{"id": out.CreateRegionService.ID}, nil)
 	if st := env.Client.RegionService.GetX(ctx, svc).Status; st != regionservice.StatusDeleting {

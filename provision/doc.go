@@ -25,6 +25,14 @@
 // asynchronously: DELETING, an ABSENT assignment, and once its agent reports it absent the
 // assignment and the VM row are deleted and placement releases what it held.
 //
+// # Region services (servicestatus.go)
+//
+// A region service's status follows its replicas, recomputed in the transaction of every
+// replica status change: CREATING while any replica is being created, ACTIVE when all are,
+// ERROR naming a failed replica, UPDATING while some are stopped or changing state, and
+// DELETING (set by placement) until its last replica is gone. Scaling down or deleting a
+// service removes realized replicas asynchronously (placement.ReplicaRemover).
+//
 // # Tasks (tasks.go, handlers.go)
 //
 // vm:create, vm:start, vm:stop, vm:reboot and vm:delete, on the queue of the VM's region

@@ -124,6 +124,9 @@ func (h *Handlers) apply(ctx context.Context, c *ent.Client, act action, p Paylo
 	if err := u.Exec(sys); err != nil {
 		return fmt.Errorf("update VM %d: %w", p.VM, err)
 	}
+	if err := settleService(ctx, c, vm.ID); err != nil {
+		return err
+	}
 	h.log().Info("assignment set", "task", act.kind, "vm", vm.ID, "node", node.Name,
 		"desired", act.desired, "generation", a.Generation)
 	return nil
@@ -162,6 +165,9 @@ func (h *Handlers) Failed(ctx context.Context, t *asynq.Task, err error) {
 	n, uerr := h.Client.VirtualMachine.Update().
 		Where(virtualmachine.ID(p.VM), virtualmachine.StatusIn(from...)).
 		SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
+	if uerr == nil && n > 0 {
+		uerr = settleService(ctx, h.Client, p.VM)
+	}
 	if uerr != nil {
 		h.log().Error("could not record a failed task on its VM", "task", t.Type(), "vm", p.VM, "err", uerr, "task_err", err)
 		return

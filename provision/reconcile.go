@@ -144,5 +144,8 @@ func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.Vi
 	if _, err := update.SetStatus(virtualmachine.StatusError).SetStatusReason(reason).Save(sys); err != nil {
 		return false, err
 	}
+	if err := settleService(ctx, c, vm.ID); err != nil {
+		return false, err
+	}
 	return false, tx.Commit()
 }

@@ -111,6 +111,9 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 	if err := u.Exec(sys); err != nil {
 		return nil, fmt.Errorf("update VM %d: %w", vm.ID, err)
 	}
+	if err := settleService(ctx, client, vm.ID); err != nil {
+		return nil, err
+	}
 	return client.Assignment.Get(ctx, a.ID)
 }
 

@@ -179,6 +179,9 @@ func transition(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine,
 	if n == 0 {
 		return nil, apierr.Conflict("virtual machine %s changed meanwhile; try again", vm.Name)
 	}
+	if err := settleService(ctx, client, vm.ID); err != nil {
+		return nil, err
+	}
 	if err := then(); err != nil {
 		return nil, err
 	}
