@@ -823,7 +823,9 @@ func TestDeleteRegionServiceWithRealizedReplicas(t *testing.T) {
 			map[string]any{"in": map[string]any{"id": gqltest.ID(a.ID), "generation": gen, "status": "APPLIED", "observedState": observed}}, nil)
 	}
 	svcStatus := func() (regionservice.Status, string) {
-		var out struct{ Node struct{ Status, StatusReason string } }
+		var out struct {
+			Node struct{ Status, StatusReason string }
+		}
 		env.MustDo(t, `query($id: ID!) { node(id: $id) { ... on RegionService { status statusReason } } }`, map[string]any{"id": gqltest.ID(svc)}, &out)
 		return regionservice.Status(out.Node.Status), out.Node.StatusReason
 	}
