@@ -38,17 +38,25 @@ type replica struct {
 	url string
 }
 
-// newReplica starts a replica publishing to and subscribed on channel.
+// newReplica starts a replica on the package's PostgreSQL and the test Redis, publishing
+// to and subscribed on channel.
 func newReplica(t *testing.T, channel string) *replica {
+	t.Helper()
+	return openReplica(t, testdb.DSN(t), "", testdb.RedisURL(), channel)
+}
+
+// openReplica starts a replica on the database (dsn, or SQLite in dir) and Redis (url, or
+// an in-process one) given.
+func openReplica(t *testing.T, dsn, dir, redisURL, channel string) *replica {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	db, err := infra.OpenDatabase(ctx, testdb.DSN(t), "")
+	db, err := infra.OpenDatabase(ctx, dsn, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	rd, err := infra.OpenRedis(ctx, testdb.RedisURL())
+	rd, err := infra.OpenRedis(ctx, redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,4 +392,24 @@ func (r *replica) open(t *testing.T, token, query string, vars map[string]any) *
 	payload, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	s.send(ctx, wsMessage{ID: "1", Type: "subscribe", Payload: payload})
 	return s
+}
+
+// TestLiveEmbedded: the embedded mode (SQLite, in-process Redis) delivers too.
+func TestLiveEmbedded(t *testing.T) {
+	r := openReplica(t, "", t.TempDir(), "", livestatus.Channel)
+	s := newLiveSite(t, r.env.Client)
+	node := s.Nodes[1].ID
+	sub := r.subscribe(t, gqltest.AdminToken, `subscription($c: ID) { nodeStatusChanged(clusterID: $c) { id schedulable } }`,
+		map[string]any{"c": gqltest.ID(s.Cluster)})
+	r.env.MustDo(t, cordonNode, map[string]any{"id": gqltest.ID(node)}, nil)
+	var got struct {
+		NodeStatusChanged struct {
+			ID          string
+			Schedulable bool
+		}
+	}
+	sub.next(&got)
+	if got.NodeStatusChanged.ID != gqltest.ID(node) || got.NodeStatusChanged.Schedulable {
+		t.Fatalf("node event = %+v", got.NodeStatusChanged)
+	}
 }
