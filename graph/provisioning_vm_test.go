@@ -106,7 +106,9 @@ func (p *pvPipeline) start(t testing.TB, env *gqltest.Env, rd asynq.RedisConnOpt
 			return append(provision.TaskOptions(kind), asynq.MaxRetry(p.maxRetry))
 		}
 	}
-	relay := outbox.NewRelay(env.Client, rd, outbox.Config{Dialect: env.DB.Dialect, Options: opts, Poll: 20 * time.Millisecond})
+	// Only this test's queues: the Redis is shared with other test processes, whose workers
+	// must never see this database's tasks.
+	relay := outbox.NewRelay(env.Client, rd, outbox.Config{Dialect: env.DB.Dialect, Options: opts, Poll: 20 * time.Millisecond, Queues: queues})
 	wg.Add(2)
 	go func() { defer wg.Done(); relay.Run(ctx) }()
 	go func() {
@@ -984,5 +986,48 @@ func TestScaleDownRealizedReplica(t *testing.T) {
 	}
 	if got := env.Client.RegionService.GetX(ctx, svc); got.Replicas != 1 {
 		t.Fatalf("service has %d replicas, want 1", got.Replicas)
+	}
+}
+
+// TestCreatesWhileRedisDown: 100 createVirtualMachine while the relay cannot reach Redis
+// are all accepted and kept in the outbox; once a relay reaches Redis every one of them is
+// carried out (CREATING with its assignment), none lost and none twice.
+func TestCreatesWhileRedisDown(t *testing.T) {
+	env, _ := newEnv(t)
+	s := newPVSite(t, env)
+	ctx := gqltest.System()
+	env.Client.ComputeNode.UpdateOneID(s.node).SetCPUCapacity(200).SetMemoryCapacityMB(1 << 20).ExecX(ctx)
+	downCtx, stopDown := context.WithCancel(context.Background())
+	down := outbox.NewRelay(env.Client, asynq.RedisClientOpt{Addr: "127.0.0.1:1"},
+		outbox.Config{Dialect: env.DB.Dialect, Poll: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+			EnqueueTimeout: 100 * time.Millisecond, Queues: []string{s.queue}})
+	downDone := make(chan struct{})
+	go func() { defer close(downDone); down.Run(downCtx) }()
+
+	var ids []int
+	for range 100 {
+		ids = append(ids, mustAtoi(pvCreate(t, env, s).ID))
+	}
+	stopDown()
+	<-downDone
+	pending := env.Client.OutboxTask.Query().Where(outboxtask.Queue(s.queue), outboxtask.DispatchedAtIsNil()).CountX(ctx)
+	if pending != 100 {
+		t.Fatalf("%d tasks waiting in the outbox while Redis was down, want 100", pending)
+	}
+
+	(&pvPipeline{}).start(t, env, pvRedis(t), []string{s.queue})
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		n := env.Client.VirtualMachine.Query().Where(virtualmachine.IDIn(ids...), virtualmachine.StatusEQ(virtualmachine.StatusCreating)).CountX(ctx)
+		if n == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 100 VMs carried out after Redis came back", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := env.Client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.IDIn(ids...))).CountX(ctx); n != 100 {
+		t.Fatalf("%d assignments for 100 VMs", n)
 	}
 }

@@ -36,6 +36,9 @@ type Config struct {
 	Retention time.Duration
 	// Options returns the Asynq options of a task kind (retries, timeout); may be nil.
 	Options func(kind string) []asynq.Option
+	// Queues, when set, limits the relay to the rows of these queues (a test sharing its
+	// Redis, or a relay per region); empty relays every row.
+	Queues []string
 	// EnqueueTimeout bounds one enqueue into Redis (5 s).
 	EnqueueTimeout time.Duration
 	// Logger receives the relay's logs; nil discards them.
@@ -130,6 +133,9 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	sys := system(ctx)
 	now := time.Now()
 	due := []predicate.OutboxTask{outboxtask.DispatchedAtIsNil(), outboxtask.AvailableAtLTE(now)}
+	if len(r.cfg.Queues) > 0 {
+		due = append(due, outboxtask.QueueIn(r.cfg.Queues...))
+	}
 	// A cheap read first, so that idle relays open no write transaction (SQLite has one writer).
 	if ok, err := r.client.OutboxTask.Query().Where(due...).Exist(sys); err != nil || !ok {
 		return 0, err
