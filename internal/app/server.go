@@ -102,8 +102,13 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 		}()
 		go func() {
 			defer wg.Done()
+			rec, err := reconcileConfig()
+			if err != nil {
+				errc <- err
+				return
+			}
 			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4,
-				Log: log.With("component", "worker")}
+				Reconcile: rec, Log: log.With("component", "worker")}
 			if err := worker.Run(ctx, wcfg); err != nil {
 				errc <- err
 			}

@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/internal/config"
@@ -17,16 +19,38 @@ import (
 	"github.com/virtflow/virtflow/worker"
 )
 
+// EnvReconcileDeadline is how long a VM may stay in a transitional state before the
+// reconcile loop retries or fails it, e.g. "10m" (the default).
+const EnvReconcileDeadline = "VIRTFLOW_RECONCILE_DEADLINE"
+
+// reconcileConfig reads the reconcile loop's settings from the environment.
+func reconcileConfig() (provision.ReconcileConfig, error) {
+	var c provision.ReconcileConfig
+	if v := os.Getenv(EnvReconcileDeadline); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("%s=%q: want a positive duration such as 10m", EnvReconcileDeadline, v)
+		}
+		c.Deadline = d
+	}
+	return c, nil
+}
+
 // EnvWorkerQueues lists the queues a standalone worker serves, e.g. "region:eu-west,default"
 // (worker.ParseQueues); unset, it serves every queue.
 const EnvWorkerQueues = "VIRTFLOW_WORKER_QUEUES"
 
 // RunWorker runs a standalone worker process against the configured PostgreSQL and Redis
 // until ctx ends: the task handlers, the reconcile loop and an outbox relay. Any number of
-// workers may run side by side; VIRTFLOW_WORKER_QUEUES limits one to some regions' queues.
+// workers may run side by side; VIRTFLOW_WORKER_QUEUES limits one to some regions' queues,
+// VIRTFLOW_RECONCILE_DEADLINE sets how long a VM may stay in a transitional state.
 func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if cfg.Embedded() || cfg.RedisURL == "" {
 		return errors.New("a standalone worker needs DATABASE_URL and REDIS_URL; without them `go run ./cmd/server` runs the worker in-process")
+	}
+	rec, err := reconcileConfig()
+	if err != nil {
+		return err
 	}
 	db, err := infra.OpenDatabase(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
@@ -57,7 +81,7 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		nodemonitor.Run(ctx, db.Client, redis.Client, nodemonitor.Config{}, log.With("component", "nodemonitor"))
 	}()
 	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect,
-		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Log: log})
+		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Log: log})
 }
 
 // relay is the outbox relay of a process: from its database to its Redis, with the
