@@ -177,7 +177,14 @@ func transition(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine,
 		return nil, err
 	}
 	if n == 0 {
-		return nil, apierr.Conflict("virtual machine %s changed meanwhile; try again", vm.Name)
+		// Either its status moved meanwhile, or the viewer may read but not change it (a
+		// maintainer of other VMs): then, like every update outside the viewer's scope,
+		// the VM is not found.
+		cur, err := client.VirtualMachine.Get(system(ctx), vm.ID)
+		if err == nil && cur.Status != vm.Status {
+			return nil, apierr.Conflict("virtual machine %s changed meanwhile; try again", vm.Name)
+		}
+		return nil, apierr.NotFound("virtual machine %d not found", vm.ID)
 	}
 	if err := settleService(ctx, client, vm.ID); err != nil {
 		return nil, err
