@@ -33,9 +33,11 @@ import (
 // replica is one server process: its own ent client (with the publishing hook), Redis
 // client, live-status hub and HTTP server.
 type replica struct {
-	env *gqltest.Env
-	hub *livestatus.Hub
-	url string
+	env     *gqltest.Env
+	hub     *livestatus.Hub
+	url     string
+	redis   *infra.Redis
+	channel string
 }
 
 // newReplica starts a replica on the package's PostgreSQL and the test Redis, publishing
@@ -78,7 +80,7 @@ func openReplica(t *testing.T, dsn, dir, redisURL, channel string) *replica {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &replica{env: &gqltest.Env{Client: db.Client, DB: db, Handler: h, Identity: ids, Token: gqltest.AdminToken},
-		hub: hub, url: srv.URL}
+		hub: hub, url: srv.URL, redis: rd, channel: channel}
 }
 
 // twoReplicas starts replicas A and B on a channel of the test's own.
@@ -105,6 +107,7 @@ func (r *replica) subscribe(t *testing.T, token, query string, vars map[string]a
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	r.flush(t)
 	before := r.hub.Subscribers()
 	s := r.open(t, token, query, vars)
 	for r.hub.Subscribers() <= before {
@@ -114,6 +117,27 @@ func (r *replica) subscribe(t *testing.T, token, query string, vars map[string]a
 		time.Sleep(5 * time.Millisecond)
 	}
 	return s
+}
+
+// flush waits until r's hub has dispatched every event published so far (a marker
+// published now arrives after them), so a new subscriber does not see earlier changes.
+func (r *replica) flush(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	subs := r.hub.Subscribers()
+	id := int(seq.Add(1))
+	marker := r.hub.Subscribe(ctx, func(e livestatus.Event) bool { return e.Type == "flush" && e.ID == id })
+	if err := r.redis.Client.Publish(ctx, r.channel, fmt.Sprintf(`{"type":"flush","id":%d}`, id)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := <-marker; !ok {
+		t.Fatal("flush marker never arrived")
+	}
+	cancel()
+	for r.hub.Subscribers() > subs { // the marker's subscription is gone
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (s *wsSub) send(ctx context.Context, m wsMessage) {
@@ -363,6 +387,12 @@ func TestLiveAuthorization(t *testing.T) {
 
 	if code := b.open(t, agent, assignments, map[string]any{"n": gqltest.ID(n1)}).failure(); code != "NOT_FOUND" {
 		t.Errorf("agent subscribing to another node's assignments: %s, want NOT_FOUND", code)
+	}
+	if code := b.open(t, member, `subscription { nodeStatusChanged { id } }`, nil).failure(); code != "FORBIDDEN" {
+		t.Errorf("tenant member subscribing to nodes: %s, want FORBIDDEN", code)
+	}
+	if code := b.open(t, agent, `subscription { regionServiceStatusChanged { id } }`, nil).failure(); code != "FORBIDDEN" {
+		t.Errorf("agent subscribing to region services: %s, want FORBIDDEN", code)
 	}
 	if code := b.open(t, "", vmSubscription, nil).failure(); code != "UNAUTHENTICATED" {
 		t.Errorf("anonymous subscription: %s, want UNAUTHENTICATED", code)

@@ -8,6 +8,8 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // ErrNoHub is returned when a subscription is asked for on a server without live status.
@@ -24,9 +26,17 @@ type ServiceFilter struct{ ID, TenantID *int }
 
 func is(want *int, got int) bool { return want == nil || *want == got }
 
+// mayRead turns the answer of a probe query into the subscription's error: a viewer who
+// may not read the type at all (FORBIDDEN, UNAUTHENTICATED) is told at once instead of
+// never receiving anything.
+func mayRead(_ bool, err error) error { return err }
+
 // VirtualMachines streams the VMs matching f whenever their status changes, as the viewer
 // in ctx may read them, until ctx ends.
 func VirtualMachines(ctx context.Context, c *ent.Client, f VMFilter) (<-chan *ent.VirtualMachine, error) {
+	if err := mayRead(c.VirtualMachine.Query().Where(virtualmachine.ID(0)).Exist(ctx)); err != nil {
+		return nil, err
+	}
 	return watch(ctx, func(e Event) bool {
 		return e.Type == VirtualMachine && is(f.ID, e.ID) && is(f.TenantID, e.TenantID) && is(f.ClusterID, e.ClusterID)
 	}, c.VirtualMachine.Get)
@@ -35,6 +45,9 @@ func VirtualMachines(ctx context.Context, c *ent.Client, f VMFilter) (<-chan *en
 // Nodes streams the compute nodes matching f whenever their status, cordon or drain
 // changes, as the viewer in ctx may read them, until ctx ends.
 func Nodes(ctx context.Context, c *ent.Client, f NodeFilter) (<-chan *ent.ComputeNode, error) {
+	if err := mayRead(c.ComputeNode.Query().Where(computenode.ID(0)).Exist(ctx)); err != nil {
+		return nil, err
+	}
 	return watch(ctx, func(e Event) bool {
 		return e.Type == ComputeNode && is(f.ID, e.ID) && is(f.ClusterID, e.ClusterID)
 	}, c.ComputeNode.Get)
@@ -43,6 +56,9 @@ func Nodes(ctx context.Context, c *ent.Client, f NodeFilter) (<-chan *ent.Comput
 // RegionServices streams the region services matching f whenever their status changes,
 // as the viewer in ctx may read them, until ctx ends.
 func RegionServices(ctx context.Context, c *ent.Client, f ServiceFilter) (<-chan *ent.RegionService, error) {
+	if err := mayRead(c.RegionService.Query().Where(regionservice.ID(0)).Exist(ctx)); err != nil {
+		return nil, err
+	}
 	return watch(ctx, func(e Event) bool {
 		return e.Type == RegionService && is(f.ID, e.ID) && is(f.TenantID, e.TenantID)
 	}, c.RegionService.Get)
