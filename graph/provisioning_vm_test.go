@@ -92,7 +92,7 @@ func pvRedis(t testing.TB) asynq.RedisConnOpt {
 // pvPipeline runs a relay and a worker for the site's queue until the test ends.
 type pvPipeline struct {
 	maxRetry int
-	fault    sync.Map // VM id -> error to fail its tasks with
+	fault    sync.Map // VM id (0: every VM) -> error to fail its tasks with
 }
 
 func (p *pvPipeline) start(t testing.TB, env *gqltest.Env, rd asynq.RedisConnOpt, queues []string) {
@@ -118,6 +118,9 @@ func (p *pvPipeline) start(t testing.TB, env *gqltest.Env, rd asynq.RedisConnOpt
 			RetryDelay: func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond },
 			Fault: func(kind string, vm int) error {
 				if err, ok := p.fault.Load(vm); ok {
+					return err.(error)
+				}
+				if err, ok := p.fault.Load(0); ok { // every VM of the pipeline
 					return err.(error)
 				}
 				return nil
@@ -569,29 +572,15 @@ func TestRetriesExhausted(t *testing.T) {
 	env, _ := newEnv(t)
 	s := newPVSite(t, env)
 	p := &pvPipeline{maxRetry: 2}
-	failAll := errors.New("injected: hypervisor host unreachable")
-	vmName := uniq("pv-fail")
+	p.fault.Store(0, errors.New("injected: hypervisor host unreachable"))
 	p.start(t, env, pvRedis(t), []string{s.queue})
-	// Register the fault for the VM once created: before the relay can move its task (the
-	// relay polls every 20 ms; the test registers right after the mutation returns) the
-	// handler may already run once, which only means one attempt more.
-	var out struct{ CreateVirtualMachine pvVM }
-	env.MustDo(t, `mutation($in: CreateVirtualMachineInput!) { createVirtualMachine(input: $in) { `+pvVMFields+` } }`,
-		map[string]any{"in": map[string]any{"name": vmName, "tenantID": gqltest.ID(s.Tenant), "regionID": gqltest.ID(s.Region),
-			"flavorID": gqltest.ID(s.flavor)}}, &out)
-	id, _ := strconv.Atoi(out.CreateVirtualMachine.ID)
-	p.fault.Store(id, failAll)
-	got := pvWait(t, env, out.CreateVirtualMachine.ID, "ERROR", func(v pvVM, ok bool) bool {
-		return ok && (v.Status == "ERROR" || v.Status == "CREATING")
-	})
-	if got.Status == "CREATING" {
-		t.Skip("the task ran before the fault was registered")
-	}
-	if !strings.Contains(got.StatusReason, "injected: hypervisor host unreachable") || !strings.Contains(got.StatusReason, "attempts") {
-		t.Fatalf("ERROR reason %q; want the last error and the attempts", got.StatusReason)
+	vm := pvCreate(t, env, s)
+	got := pvWait(t, env, vm.ID, "ERROR", pvStatus("ERROR"))
+	if !strings.Contains(got.StatusReason, "injected: hypervisor host unreachable") || !strings.Contains(got.StatusReason, "after 3 attempts") {
+		t.Fatalf("ERROR reason %q; want the last error after 3 attempts (MaxRetry 2)", got.StatusReason)
 	}
 	// ERROR can be retried: start creates it again.
-	p.fault.Delete(id)
+	p.fault.Delete(0)
 	if r := pvAction(t, env, "start", got.ID); len(r.Errors) > 0 {
 		t.Fatal(r.ErrorsString())
 	}
