@@ -31,7 +31,11 @@
 // replica status change: CREATING while any replica is being created, ACTIVE when all are,
 // ERROR naming a failed replica, UPDATING while some are stopped or changing state, and
 // DELETING (set by placement) until its last replica is gone. Scaling down or deleting a
-// service removes realized replicas asynchronously (placement.ReplicaRemover).
+// service removes realized replicas asynchronously (placement.ReplicaRemover). Updating the
+// service after its replica takes the rows in the order VM, service — the reverse of
+// placement's — so a task or report racing a scale of the same service can hit a
+// PostgreSQL deadlock; the loser is retried (tasks by Asynq, reports by the agent's next
+// report), nothing is left half done.
 //
 // # Tasks (tasks.go, handlers.go)
 //
