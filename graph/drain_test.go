@@ -319,3 +319,14 @@ func TestDrainEmptyNode(t *testing.T) {
 		t.Fatalf("empty node drain = %+v", out.DrainNode)
 	}
 }
+
+// TestDrainSQLite: the embedded mode drains too (placement's move without row locks).
+func TestDrainSQLite(t *testing.T) {
+	env := gqltest.SQLite(t)
+	d := newDrainSite(t, env)
+	var out struct{ DrainNode drainReport }
+	env.MustDo(t, drainNodeCall, map[string]any{"id": gqltest.ID(d.s.Nodes[0].ID)}, &out)
+	if len(out.DrainNode.Unmovable) != 2 || len(out.DrainNode.Moving) != 1 || out.DrainNode.Moving[0].ID != d.small.ID {
+		t.Fatalf("report = %+v", out.DrainNode)
+	}
+}
