@@ -114,7 +114,7 @@ func (p *pvPipeline) start(t testing.TB, env *gqltest.Env, rd asynq.RedisConnOpt
 	go func() {
 		defer wg.Done()
 		err := worker.Run(ctx, worker.Config{Redis: rd, Client: env.Client, Dialect: env.DB.Dialect, Concurrency: 4,
-			Queues: queues, RetryCheck: 100 * time.Millisecond,
+			Queues: queues, RetryCheck: 100 * time.Millisecond, QueueRefresh: 100 * time.Millisecond,
 			RetryDelay: func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond },
 			Fault: func(kind string, vm int) error {
 				if err, ok := p.fault.Load(vm); ok {
@@ -610,16 +610,17 @@ func TestDeleteNeverRealizedIsImmediate(t *testing.T) {
 }
 
 // TestProvisioningEmbedded: the embedded mode, SQLite and the in-process Redis, with a
-// worker serving every queue: a created VM gets its assignment (CREATING).
+// worker serving every queue, started before the region exists (it picks up the new
+// region's queue): a created VM gets its assignment (CREATING).
 func TestProvisioningEmbedded(t *testing.T) {
 	env := gqltest.SQLite(t)
-	s := newPVSite(t, env)
 	rd, err := infra.OpenRedis(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rd.Close() })
 	(&pvPipeline{}).start(t, env, rd.Asynq, nil)
+	s := newPVSite(t, env)
 	vm := pvCreate(t, env, s)
 	got := pvWait(t, env, vm.ID, "CREATING", pvStatus("CREATING"))
 	if len(got.Assignments.Edges) != 1 || got.Assignments.Edges[0].Node.DesiredState != "RUNNING" {
