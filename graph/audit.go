@@ -32,6 +32,8 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	if client == nil {
 		client = a.client
 	}
+	quiet := new(bool)
+	ctx = context.WithValue(ctx, skipAuditKey{}, quiet)
 	system := authz.SystemContext(ctx, "audit")
 	var (
 		before       ent.Noder
@@ -45,7 +47,7 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 		}
 	}
 	res, err := next(ctx)
-	if err != nil {
+	if err != nil || *quiet {
 		return res, err
 	}
 	subject := subjectOf(res)
@@ -75,6 +77,18 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 		return nil, err
 	}
 	return res, nil
+}
+
+// skipAuditKey holds, in a Mutation field's context, the flag skipAudit sets.
+type skipAuditKey struct{}
+
+// skipAudit tells the auditor that the running Mutation field did routine telemetry not
+// worth an audit row: a node heartbeat that changed nothing but its time. Anything that
+// changes state is audited.
+func skipAudit(ctx context.Context) {
+	if quiet, ok := ctx.Value(skipAuditKey{}).(*bool); ok {
+		*quiet = true
+	}
 }
 
 // subjectOf finds the record a mutation result is about: the result itself, or the record

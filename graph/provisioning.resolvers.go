@@ -36,11 +36,15 @@ func (r *mutationResolver) RebootVirtualMachine(ctx context.Context, id int) (*e
 
 // ReportNodeStatus is the resolver for the reportNodeStatus field.
 func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.NodeStatusInput) (*ent.ComputeNode, error) {
-	return nodestatus.Apply(ctx, r.ent(ctx), nodestatus.Report{
+	n, changed, err := nodestatus.Apply(ctx, r.ent(ctx), nodestatus.Report{
 		NodeID: input.NodeID, CPUCapacity: input.CPUCapacity, MemoryCapacityMB: input.MemoryCapacityMb,
 		DiskCapacityGB: input.DiskCapacityGb, AgentVersion: input.AgentVersion, Healthy: input.Healthy,
 		Message: input.Message, RequestCordon: input.RequestCordon,
 	})
+	if err == nil && !changed {
+		skipAudit(ctx) // a routine heartbeat: only last_heartbeat_at moved
+	}
+	return n, err
 }
 
 // ReportAssignmentStatus is the resolver for the reportAssignmentStatus field.

@@ -221,7 +221,15 @@ func auditRunners() map[string]auditRun {
 		asAdmin(t, w, rid, `mutation($in: NodeStatusInput!) { reportNodeStatus(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"nodeID": gid(id), "healthy": true, "cpuCapacity": 16}})
 		// The node is named inside the input, not by an id argument: the row has no before image.
-		return adminWant(w, "ComputeNode", id, 0, false, true)
+		want := adminWant(w, "ComputeNode", id, 0, false, true)
+		// The same heartbeat again changes nothing but its time: no second row.
+		since := lastAuditID(w)
+		asAdmin(t, w, rid+"-again", `mutation($in: NodeStatusInput!) { reportNodeStatus(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"nodeID": gid(id), "healthy": true, "cpuCapacity": 16}})
+		if rows := newAuditRows(w, since); len(rows) != 0 {
+			t.Errorf("a heartbeat that changed nothing wrote %d audit rows", len(rows))
+		}
+		return want
 	}
 	// Provisioning power actions: a VM realized on its node (an assignment), in the state the
 	// action starts from.
