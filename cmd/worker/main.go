@@ -3,8 +3,10 @@
 // (REDIS_URL). Run as many as needed; in the embedded single-process mode the server runs one
 // itself.
 //
-// Today it serves the task queues with no task types yet: the provisioning pipeline (VM
-// create/start/stop/reboot/delete, region-service reconcile, drain) comes with a later issue.
+// It carries out VM create/start/stop/reboot/delete tasks (package provision), relays the
+// transactional outbox to Redis, retries or fails VMs stuck in a transitional state, and
+// competes for the node-monitor lease. VIRTFLOW_WORKER_QUEUES picks the queues it serves
+// (e.g. "region:tokyo1,default"), so a worker can run per region; empty serves all.
 package main
 
 import "github.com/virtflow/virtflow/internal/app"
