@@ -11,7 +11,6 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
-	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/scheduler"
@@ -156,30 +155,11 @@ func minus(col string, n any) sql.Querier {
 	})
 }
 
-// nodeGroups maps nodes to their host's groups, ascending.
+// nodeGroups maps nodes to their host's groups, ascending, whoever may see them.
 func nodeGroups(ctx context.Context, c *ent.Client, nodeIDs []int) (map[int][]int, error) {
-	var pairs []struct {
-		NodeID  int `sql:"node_id"`
-		GroupID int `sql:"group_id"`
-	}
-	err := c.HostGroup.Query().Modify(func(s *sql.Selector) {
-		hgh, cn := sql.Table(hostgroup.HostsTable).As("hgh"), sql.Table(computenode.Table).As("cn")
-		s.Join(hgh).On(s.C(hostgroup.FieldID), hgh.C(hostgroup.HostsPrimaryKey[0]))
-		s.Join(cn).On(hgh.C(hostgroup.HostsPrimaryKey[1]), cn.C(computenode.HostColumn))
-		s.Where(sql.InInts(cn.C(computenode.FieldID), nodeIDs...))
-		s.Select()
-		s.AppendSelectAs(cn.C(computenode.FieldID), "node_id")
-		s.AppendSelectAs(s.C(hostgroup.FieldID), "group_id")
-		s.OrderBy(cn.C(computenode.FieldID), s.C(hostgroup.FieldID))
-	}).Scan(authz.Unrestricted(ctx), &pairs)
-	if err != nil {
-		return nil, fmt.Errorf("load host groups of nodes: %w", err)
-	}
-	out := map[int][]int{}
-	for _, p := range pairs {
-		out[p.NodeID] = append(out[p.NodeID], p.GroupID)
-	}
-	return out, nil
+	return groupsOfNodes(authz.Unrestricted(ctx), c, func(cn *sql.SelectTable) *sql.Predicate {
+		return sql.InInts(cn.C(computenode.FieldID), nodeIDs...)
+	})
 }
 
 // ready makes writing k next safe for the lock order: nothing to do in order (the write

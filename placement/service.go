@@ -61,14 +61,7 @@ func (p *Placer) CreateService(ctx context.Context, client *ent.Client, input en
 		if err != nil {
 			return err
 		}
-		n, err := p.grow(ctx, t, row, f, nil, replicas)
-		if err != nil {
-			return err
-		}
-		if n < replicas {
-			svc, err = t.c.RegionService.UpdateOne(created).SetReplicas(n).
-				SetStatusReason(fmt.Sprintf("placed %d of %d replicas: the rest fit nowhere", n, replicas)).Save(system(ctx))
-		}
+		svc, err = p.growTo(ctx, t, created.ID, row, f, nil, replicas, svc)
 		return err
 	})
 	if err != nil {
@@ -122,14 +115,7 @@ func (p *Placer) ScaleService(ctx context.Context, client *ent.Client, id, repli
 			if err != nil {
 				return err
 			}
-			n, err := p.grow(ctx, t, row, f, running, replicas)
-			if err != nil {
-				return err
-			}
-			if n < replicas {
-				svc, err = t.c.RegionService.UpdateOneID(id).SetReplicas(n).
-					SetStatusReason(fmt.Sprintf("placed %d of %d replicas: the rest fit nowhere", n, replicas)).Save(system(ctx))
-			}
+			svc, err = p.growTo(ctx, t, id, row, f, running, replicas, svc)
 			return err
 		default:
 			svc, err = t.c.RegionService.UpdateOneID(id).SetReplicas(replicas).Save(ctx)
@@ -253,6 +239,17 @@ func (t *txn) settleReplicas(ctx context.Context, id int) error {
 		return t.c.RegionService.SafeDelete(sys, id)
 	}
 	return t.c.RegionService.UpdateOneID(id).SetReplicas(n).Exec(sys)
+}
+
+// growTo grows the service id to want replicas (grow); when fewer fit, as allowPartial
+// permits, it records how many did and why, and returns the updated service, else svc.
+func (p *Placer) growTo(ctx context.Context, t *txn, id int, row serviceRow, f *ent.Flavor, running []replica, want int, svc *ent.RegionService) (*ent.RegionService, error) {
+	n, err := p.grow(ctx, t, row, f, running, want)
+	if err != nil || n >= want {
+		return svc, err
+	}
+	return t.c.RegionService.UpdateOneID(id).SetReplicas(n).
+		SetStatusReason(fmt.Sprintf("placed %d of %d replicas: the rest fit nowhere", n, want)).Save(system(ctx))
 }
 
 // grow places want-len(running) new replicas of the service as a group next to the running

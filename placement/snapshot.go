@@ -341,6 +341,14 @@ func zoneNames(ctx context.Context, scan func(context.Context, any) error, n int
 
 // loadNodeGroups maps every node of the clusters to its host's groups, ascending.
 func loadNodeGroups(ctx context.Context, c *ent.Client, clusterIDs []int) (map[int][]int, error) {
+	return groupsOfNodes(ctx, c, func(cn *sql.SelectTable) *sql.Predicate {
+		return sql.InInts(cn.C(computenode.ClusterColumn), clusterIDs...)
+	})
+}
+
+// groupsOfNodes maps the nodes that match where (a predicate over the compute_nodes table)
+// to their host's groups, ascending, in one query.
+func groupsOfNodes(ctx context.Context, c *ent.Client, where func(cn *sql.SelectTable) *sql.Predicate) (map[int][]int, error) {
 	var pairs []struct {
 		NodeID  int `sql:"node_id"`
 		GroupID int `sql:"group_id"`
@@ -349,7 +357,7 @@ func loadNodeGroups(ctx context.Context, c *ent.Client, clusterIDs []int) (map[i
 		hgh, cn := sql.Table(hostgroup.HostsTable).As("hgh"), sql.Table(computenode.Table).As("cn")
 		s.Join(hgh).On(s.C(hostgroup.FieldID), hgh.C(hostgroup.HostsPrimaryKey[0]))
 		s.Join(cn).On(hgh.C(hostgroup.HostsPrimaryKey[1]), cn.C(computenode.HostColumn))
-		s.Where(sql.InInts(cn.C(computenode.ClusterColumn), clusterIDs...))
+		s.Where(where(cn))
 		s.Select()
 		s.AppendSelectAs(cn.C(computenode.FieldID), "node_id")
 		s.AppendSelectAs(s.C(hostgroup.FieldID), "group_id")
