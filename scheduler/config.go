@@ -58,6 +58,12 @@ func DefaultConfig() Config {
 	}}
 }
 
+// Validate reports a weight given to a scorer that is not registered.
+func (c Config) Validate() error {
+	_, err := c.scorers()
+	return err
+}
+
 // BinpackConfig is DefaultConfig with MostAllocated instead of LeastAllocated.
 func BinpackConfig() Config {
 	c := DefaultConfig()

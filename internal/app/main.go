@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/placement"
 )
 
 // Main is the body of a VirtFlow command: it reads the configuration (exit status 2 when it
@@ -24,6 +25,8 @@ func Main(name string, run func(ctx context.Context, cfg config.Config, log *slo
 		os.Exit(2)
 	}
 	log := cfg.Logger(os.Stderr)
+	// The resolvers and workers place VMs through placement.Default.
+	placement.Default = placement.New(placement.Config{Scheduler: cfg.Scheduler()})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err = run(ctx, cfg, log)
 	stop()

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/virtflow/virtflow/scheduler"
 )
 
 // Config holds every setting of the server and worker processes.
@@ -29,6 +31,32 @@ type Config struct {
 	// AuditRetention (--audit-retention, VIRTFLOW_AUDIT_RETENTION) is how long audit rows are
 	// kept; zero, the default, keeps them forever.
 	AuditRetention time.Duration
+	// Placement (--placement, VIRTFLOW_PLACEMENT) is "spread" (least-allocated nodes first,
+	// the default) or "binpack" (most-allocated first).
+	Placement string
+	// ScorerWeights (--scorer-weights, VIRTFLOW_SCORER_WEIGHTS, e.g. "SpreadAZ=2,NodeLabelSoftAffinity=4")
+	// override the weights of the placement scorers; a weight of 0 switches a scorer off.
+	ScorerWeights map[string]float64
+	// RequireQuota (--require-quota, VIRTFLOW_REQUIRE_QUOTA) refuses placements in host groups
+	// where the tenant has no quota, instead of treating a missing quota as unlimited.
+	RequireQuota bool
+}
+
+// Scheduler is the placement configuration the settings ask for.
+func (c Config) Scheduler() scheduler.Config {
+	sc := scheduler.DefaultConfig()
+	if c.Placement == "binpack" {
+		sc = scheduler.BinpackConfig()
+	}
+	for name, w := range c.ScorerWeights {
+		if w == 0 {
+			delete(sc.Weights, name)
+		} else {
+			sc.Weights[name] = w
+		}
+	}
+	sc.RequireQuota = c.RequireQuota
+	return sc
 }
 
 // Embedded reports whether the process runs on its embedded database and Redis.
@@ -56,6 +84,11 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if err != nil {
 		return c, fmt.Errorf("VIRTFLOW_AUDIT_RETENTION: want a duration such as 8760h: %w", err)
 	}
+	requireQuota, err := envBool(getenv, "VIRTFLOW_REQUIRE_QUOTA", false)
+	if err != nil {
+		return c, err
+	}
+	weights := envOr(getenv, "VIRTFLOW_SCORER_WEIGHTS", "")
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")
 	fs.StringVar(&c.Addr, "addr", envOr(getenv, "VIRTFLOW_ADDR", ":8080"), "listen address (VIRTFLOW_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr(getenv, "VIRTFLOW_DATA_DIR", "./data"), "directory of the embedded SQLite database (VIRTFLOW_DATA_DIR)")
@@ -64,6 +97,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	fs.StringVar(&c.LogFormat, "log-format", envOr(getenv, "VIRTFLOW_LOG_FORMAT", "text"), "log format: text or json (VIRTFLOW_LOG_FORMAT)")
 	fs.BoolVar(&c.Introspection, "introspection", introspection, "allow GraphQL introspection; switch off in production if wanted (VIRTFLOW_INTROSPECTION)")
 	fs.DurationVar(&c.AuditRetention, "audit-retention", retention, "how long to keep audit rows, e.g. 8760h; 0 keeps them forever (VIRTFLOW_AUDIT_RETENTION)")
+	fs.StringVar(&c.Placement, "placement", envOr(getenv, "VIRTFLOW_PLACEMENT", "spread"), "VM placement: spread or binpack (VIRTFLOW_PLACEMENT)")
+	fs.StringVar(&weights, "scorer-weights", weights, "placement scorer weights, e.g. SpreadAZ=2,LeastAllocated=1; 0 switches one off (VIRTFLOW_SCORER_WEIGHTS)")
+	fs.BoolVar(&c.RequireQuota, "require-quota", requireQuota, "refuse placements where the tenant has no quota (VIRTFLOW_REQUIRE_QUOTA)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -78,6 +114,15 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("log format %q: want text or json", c.LogFormat)
+	}
+	if c.Placement != "spread" && c.Placement != "binpack" {
+		return c, fmt.Errorf("placement %q: want spread or binpack", c.Placement)
+	}
+	if c.ScorerWeights, err = parseWeights(weights); err != nil {
+		return c, err
+	}
+	if err := c.Scheduler().Validate(); err != nil {
+		return c, fmt.Errorf("scorer weights: %w", err)
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		return c, fmt.Errorf("DATABASE_URL must be a postgres:// URL")
@@ -116,4 +161,21 @@ func envBool(getenv func(string) string, key string, def bool) (bool, error) {
 		return def, fmt.Errorf("%s=%q: want true or false", key, v)
 	}
 	return b, nil
+}
+
+// parseWeights reads "Name=2,Other=0.5" into a map; empty gives nil.
+func parseWeights(s string) (map[string]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(s, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		w, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if !ok || name == "" || err != nil || w < 0 {
+			return nil, fmt.Errorf("scorer weight %q: want Name=weight with a weight of 0 or more", part)
+		}
+		out[strings.TrimSpace(name)] = w
+	}
+	return out, nil
 }

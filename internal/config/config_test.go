@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -37,8 +38,9 @@ func TestDefaults(t *testing.T) {
 		LogFormat:     "text",
 		Introspection: true,
 		ShutdownGrace: 15 * time.Second,
+		Placement:     "spread",
 	}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults = %+v\nwant      %+v", c, want)
 	}
 	if !c.Embedded() {
@@ -54,6 +56,16 @@ func TestEnvironment(t *testing.T) {
 	}{
 		{"VIRTFLOW_ADDR", map[string]string{"VIRTFLOW_ADDR": "127.0.0.1:9090"}, func(c config.Config) bool { return c.Addr == "127.0.0.1:9090" }},
 		{"VIRTFLOW_DATA_DIR", map[string]string{"VIRTFLOW_DATA_DIR": "/var/lib/virtflow"}, func(c config.Config) bool { return c.DataDir == "/var/lib/virtflow" }},
+		{"VIRTFLOW_PLACEMENT=binpack", map[string]string{"VIRTFLOW_PLACEMENT": "binpack"}, func(c config.Config) bool {
+			w := c.Scheduler().Weights
+			return c.Placement == "binpack" && w["MostAllocated"] == 1 && w["LeastAllocated"] == 0
+		}},
+		{"VIRTFLOW_SCORER_WEIGHTS", map[string]string{"VIRTFLOW_SCORER_WEIGHTS": "SpreadAZ=3, NodeLabelSoftAffinity=0"}, func(c config.Config) bool {
+			w := c.Scheduler().Weights
+			_, soft := w["NodeLabelSoftAffinity"]
+			return w["SpreadAZ"] == 3 && !soft && w["LeastAllocated"] == 1
+		}},
+		{"VIRTFLOW_REQUIRE_QUOTA", map[string]string{"VIRTFLOW_REQUIRE_QUOTA": "true"}, func(c config.Config) bool { return c.Scheduler().RequireQuota }},
 		{"VIRTFLOW_DEMO=true", map[string]string{"VIRTFLOW_DEMO": "true"}, func(c config.Config) bool { return c.Demo }},
 		{"VIRTFLOW_DEMO=1", map[string]string{"VIRTFLOW_DEMO": "1"}, func(c config.Config) bool { return c.Demo }},
 		{"VIRTFLOW_DEMO=false", map[string]string{"VIRTFLOW_DEMO": "false"}, func(c config.Config) bool { return !c.Demo }},
@@ -126,6 +138,9 @@ func TestBadValues(t *testing.T) {
 		{"bad bool in VIRTFLOW_DEMO", nil, map[string]string{"VIRTFLOW_DEMO": "maybe"}, []string{"VIRTFLOW_DEMO", "maybe", "true or false"}},
 		{"bad bool in VIRTFLOW_INTROSPECTION", nil, map[string]string{"VIRTFLOW_INTROSPECTION": "nope"}, []string{"VIRTFLOW_INTROSPECTION", "nope"}},
 		{"bad bool flag", []string{"--demo=perhaps"}, nil, []string{"demo"}},
+		{"unknown placement", []string{"--placement=random"}, nil, []string{"random", "spread or binpack"}},
+		{"unknown scorer", nil, map[string]string{"VIRTFLOW_SCORER_WEIGHTS": "Fastest=2"}, []string{"Fastest"}},
+		{"bad scorer weight", []string{"--scorer-weights=SpreadAZ=-1"}, nil, []string{"SpreadAZ=-1"}},
 		{"bad log level env", nil, map[string]string{"VIRTFLOW_LOG_LEVEL": "verbose"}, []string{"verbose", "debug, info, warn or error"}},
 		{"bad log level flag", []string{"--log-level", "loud"}, nil, []string{"loud"}},
 		{"bad log format", []string{"--log-format", "xml"}, nil, []string{"xml", "text or json"}},
