@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/gqltest"
@@ -21,13 +22,8 @@ import (
 // time. It reports heartbeats/s (5,000 agents every 10 s need 500/s) and the p50 and p99
 // acknowledgement latency.
 func BenchmarkHeartbeats(b *testing.B) {
-	env := gqltest.Postgres(b, testdb.DSN(b))
-	srv := httptest.NewServer(env.Handler)
-	b.Cleanup(srv.Close)
+	env, srv, cl := heartbeatServer(b)
 	ctx, c := gqltest.System(), env.Client
-	region := c.Region.Create().SetName(uniq("region")).SaveX(ctx)
-	dc := c.Datacenter.Create().SetName(uniq("dc")).SetRegion(region).SaveX(ctx)
-	cl := c.Cluster.Create().SetName(uniq("cluster")).SetRegion(region).SetDatacenter(dc).SaveX(ctx)
 	const nodes, concurrency = 200, 32
 	agents := make([]*nodeagent.Agent, nodes)
 	for i := range agents {
@@ -78,4 +74,18 @@ func BenchmarkHeartbeats(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "heartbeats/s")
 	b.ReportMetric(float64(lat[b.N/2].Microseconds())/1000, "p50_ms")
 	b.ReportMetric(float64(lat[b.N*99/100].Microseconds())/1000, "p99_ms")
+}
+
+// heartbeatServer opens a fresh PostgreSQL database behind the real API handler, served over
+// HTTP, with one cluster to put the heartbeating nodes in.
+func heartbeatServer(b *testing.B) (*gqltest.Env, *httptest.Server, *ent.Cluster) {
+	b.Helper()
+	env := gqltest.Postgres(b, testdb.DSN(b))
+	srv := httptest.NewServer(env.Handler)
+	b.Cleanup(srv.Close)
+	ctx, c := gqltest.System(), env.Client
+	region := c.Region.Create().SetName(uniq("region")).SaveX(ctx)
+	dc := c.Datacenter.Create().SetName(uniq("dc")).SetRegion(region).SaveX(ctx)
+	cl := c.Cluster.Create().SetName(uniq("cluster")).SetRegion(region).SetDatacenter(dc).SaveX(ctx)
+	return env, srv, cl
 }
