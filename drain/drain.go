@@ -107,9 +107,22 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	if err := c.ComputeNode.UpdateOneID(id).SetDrainMessage(clip(msg, 4096)).Exec(sys); err != nil {
 		return nil, fmt.Errorf("record drain progress: %w", err)
 	}
-	// A node with nothing left to wait for is drained at once.
-	if _, err := progressNode(sys, c, id, now); err != nil {
+	// A node with nothing left to wait for is drained at once; otherwise a node:drain task
+	// checks it again every CheckEvery until it is DRAINED or FAILED.
+	done, err := progressNode(sys, c, id, now)
+	if err != nil {
 		return nil, err
+	}
+	if !done {
+		n, err := c.ComputeNode.Get(sys, id)
+		if err != nil {
+			return nil, err
+		}
+		if n.DrainDeadline != nil {
+			if err := enqueueCheck(sys, c, TaskPayload{Node: id, Deadline: n.DrainDeadline.UnixNano()}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if rep.Node, err = c.ComputeNode.Get(ctx, id); err != nil {
 		return nil, err

@@ -28,16 +28,36 @@
 // # Region services (servicestatus.go)
 //
 // A region service's status follows its replicas, recomputed in the transaction of every
-// replica status change: CREATING while any replica is being created, ACTIVE when all are,
+// replica status change, and again by the regionservice:reconcile task (below) after an
+// agent's report committed: CREATING while any replica is being created, ACTIVE when all are,
 // ERROR naming a failed replica, UPDATING while some are stopped or changing state, and
 // DELETING (set by placement) until its last replica is gone. Scaling down or deleting a
 // service removes realized replicas asynchronously (placement.ReplicaRemover). Updating the
 // service after its replica takes the rows in the order VM, service — the reverse of
 // placement's — so a task or report racing a scale of the same service can hit a
 // PostgreSQL deadlock; the loser is retried (tasks by Asynq, reports by the agent's next
-// report), nothing is left half done.
+// report), nothing is left half done. A service with fewer replicas than it wants (one
+// deleted outside a scale) is UPDATING (or ERROR) and its statusReason says how many are
+// missing; it is not re-placed automatically — scaleRegionService does that — because a
+// re-placement from a status recompute could fight a scale or delete in flight.
 //
-// # Tasks (tasks.go, handlers.go)
+// # Tasks (tasks.go, handlers.go, servicetask.go; node:drain is package drain's)
+//
+//	task                     payload                  queue               enqueued by
+//	vm:create                VM id, generation 0      region:<VM region>  createVirtualMachine, start of a never-created VM, reconcile
+//	vm:start|stop|reboot     VM id, generation from   region:<VM region>  the mutation of the same name
+//	vm:delete                VM id, generation from   region:<VM region>  deleteVirtualMachine
+//	regionservice:reconcile  service id               region:<svc region> ApplyReport (a replica's status changed or it was deleted)
+//	node:drain               node id, drain, seq      region:<node region> drainNode, then itself every 5 s while DRAINING
+//
+// regionservice:reconcile locks only the service row and reads its replicas unlocked, so
+// it never takes rows in the reverse of placement's order; it is deduplicated per service
+// and ServiceBurst window (2 s, the task delayed to the window's end), so a burst of
+// reports gives one task. It settles the service (settle, servicestatus.go: the same code
+// as the in-transaction recompute, which ApplyReport keeps so the status is right at
+// once); running it again writes nothing, and a service that is gone or DELETING is left
+// alone. When its retries are spent, [Handlers.Failed] writes the error into the
+// service's statusReason. Retries, backoff and timeout are those of the VM tasks.
 //
 // vm:create, vm:start, vm:stop, vm:reboot and vm:delete, on the queue of the VM's region
 // ("region:<region name>", [Queue]). Each carries the VM id and the assignment generation

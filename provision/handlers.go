@@ -31,9 +31,9 @@ type Handlers struct {
 }
 
 // Kinds are the task types the handlers serve.
-var Kinds = []string{TypeVMCreate, TypeVMStart, TypeVMStop, TypeVMReboot, TypeVMDelete}
+var Kinds = []string{TypeVMCreate, TypeVMStart, TypeVMStop, TypeVMReboot, TypeVMDelete, TypeServiceReconcile}
 
-// Register adds the VM task types to mux.
+// Register adds the VM task types and regionservice:reconcile to mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
 	for _, k := range Kinds {
 		mux.Handle(k, h)
@@ -49,6 +49,9 @@ func (h *Handlers) log() *slog.Logger {
 
 // ProcessTask carries out one VM task; see the package documentation for what each does.
 func (h *Handlers) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	if t.Type() == TypeServiceReconcile {
+		return h.reconcileService(ctx, t)
+	}
 	act, ok := actions[t.Type()]
 	if !ok {
 		return fmt.Errorf("unknown task type %q: %w", t.Type(), asynq.SkipRetry)
@@ -136,6 +139,10 @@ func (h *Handlers) apply(ctx context.Context, c *ent.Client, act action, p Paylo
 // last time (its retries are spent, or it cannot be retried), the VM goes to ERROR with the
 // error as its reason, so no request ends silently in Redis's archive.
 func (h *Handlers) Failed(ctx context.Context, t *asynq.Task, err error) {
+	if t.Type() == TypeServiceReconcile {
+		h.serviceFailed(ctx, t, err)
+		return
+	}
 	act, ok := actions[t.Type()]
 	if !ok {
 		return

@@ -114,6 +114,10 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 	if err := settleService(ctx, client, vm.ID); err != nil {
 		return nil, err
 	}
+	// And again in a task of its own once this commits (see the package documentation).
+	if err := enqueueServiceReconcile(ctx, client, vm.ID); err != nil {
+		return nil, err
+	}
 	return client.Assignment.Get(ctx, a.ID)
 }
 
@@ -135,6 +139,10 @@ func orUnknown(s string) string {
 // (placement.Placer.DeleteVM gives back what it held), as the system.
 func finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *ent.VirtualMachine) error {
 	sys := system(ctx)
+	// A replica gone changes its service's count: reconcile the service once this commits.
+	if err := enqueueServiceReconcile(ctx, client, vm.ID); err != nil {
+		return err
+	}
 	if _, err := client.Assignment.Delete().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).Exec(sys); err != nil {
 		return fmt.Errorf("delete assignments of VM %d: %w", vm.ID, err)
 	}

@@ -24,6 +24,14 @@ func settleService(ctx context.Context, c *ent.Client, vm int) error {
 	if err != nil {
 		return fmt.Errorf("region service of VM %d: %w", vm, err)
 	}
+	return settle(ctx, c, svc)
+}
+
+// settle recomputes svc's status and reason from its replicas (see settleService). A
+// service with fewer replicas than it wants (some deleted outside a scale) says so in its
+// reason; it is not re-placed automatically (scaleRegionService does that).
+func settle(ctx context.Context, c *ent.Client, svc *ent.RegionService) error {
+	sys := system(ctx)
 	if svc.Status == regionservice.StatusDeleting {
 		return nil
 	}
@@ -60,6 +68,12 @@ func settleService(ctx context.Context, c *ent.Client, vm int) error {
 		status, reason = regionservice.StatusCreating, fmt.Sprintf("%d of %d replicas active; %d being created", active, n, creating)
 	default:
 		status, reason = regionservice.StatusUpdating, fmt.Sprintf("%d of %d replicas active; the others are changing state or stopped", active, n)
+	}
+	if missing := svc.Replicas - n; missing > 0 && n > 0 {
+		reason += fmt.Sprintf("; %d of %d wanted replicas missing (deleted outside a scale; scale the service to re-place them)", missing, svc.Replicas)
+		if status == regionservice.StatusActive {
+			status = regionservice.StatusUpdating
+		}
 	}
 	if len(reason) > 1000 {
 		reason = reason[:1000]

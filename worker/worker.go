@@ -22,6 +22,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -102,6 +103,14 @@ func Run(ctx context.Context, cfg Config) error {
 	defer func() { <-done }()
 
 	h := &provision.Handlers{Client: cfg.Client, Dialect: cfg.Dialect, Log: cfg.Log, Fault: cfg.Fault}
+	dh := &drain.Handler{Client: cfg.Client, Dialect: cfg.Dialect, Log: cfg.Log}
+	failed := func(ctx context.Context, t *asynq.Task, err error) {
+		if t.Type() == drain.TypeNodeDrain {
+			dh.Failed(ctx, t, err)
+			return
+		}
+		h.Failed(ctx, t, err)
+	}
 	for {
 		queues, err := cfg.queues(ctx)
 		if err != nil {
@@ -111,17 +120,18 @@ func Run(ctx context.Context, cfg Config) error {
 			Concurrency:              cfg.Concurrency,
 			Queues:                   queues,
 			Logger:                   asynqLogger{cfg.Log},
-			ErrorHandler:             asynq.ErrorHandlerFunc(h.Failed),
+			ErrorHandler:             asynq.ErrorHandlerFunc(failed),
 			RetryDelayFunc:           cfg.RetryDelay,
 			DelayedTaskCheckInterval: cfg.RetryCheck,
 		})
 		mux := asynq.NewServeMux()
 		h.Register(mux)
+		dh.Register(mux)
 		if err := srv.Start(mux); err != nil {
 			return fmt.Errorf("start asynq server: %w", err)
 		}
 		cfg.Log.Info("worker started", "concurrency", cfg.Concurrency, "queues", slices.Sorted(maps.Keys(queues)),
-			"task_types", provision.Kinds)
+			"task_types", append(slices.Clone(provision.Kinds), drain.TypeNodeDrain))
 		changed := cfg.waitForNewQueues(ctx, queues)
 		srv.Shutdown()
 		if !changed {
