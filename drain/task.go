@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/internal/rowlock"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -60,9 +60,7 @@ func enqueueCheck(ctx context.Context, c *ent.Client, p TaskPayload) error {
 // call [Handler.Failed] from the Asynq ErrorHandler.
 type Handler struct {
 	Client *ent.Client
-	// Dialect is the database's; on PostgreSQL the node row is locked for the check.
-	Dialect string
-	Log     *slog.Logger
+	Log    *slog.Logger
 	// Now is the clock (time.Now when nil); tests move it.
 	Now func() time.Time
 }
@@ -105,9 +103,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	}
 	c := tx.Client()
 	q := c.ComputeNode.Query().Where(computenode.ID(p.Node))
-	if h.Dialect == dialect.Postgres {
-		q = q.ForUpdate()
-	}
+	q.Modify(rowlock.ForUpdate)
 	n, err := q.Only(sys)
 	if ent.IsNotFound(err) {
 		_ = tx.Rollback()

@@ -486,7 +486,7 @@ func TestTaskHandlersIdempotent(t *testing.T) {
 	s := newPVSite(t, env)
 	vm := pvCreate(t, env, s)
 	vmID, _ := strconv.Atoi(vm.ID)
-	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	h := &provision.Handlers{Client: env.Client}
 	run := func(kind string, from int64) {
 		t.Helper()
 		p, _ := json.Marshal(provision.Payload{VM: vmID, From: from})
@@ -602,7 +602,7 @@ func TestDeleteNeverRealizedIsImmediate(t *testing.T) {
 		t.Fatalf("node holds %d vCPUs after the delete", n.CPUAllocated)
 	}
 	vmID, _ := strconv.Atoi(vm.ID)
-	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	h := &provision.Handlers{Client: env.Client}
 	p, _ := json.Marshal(provision.Payload{VM: vmID})
 	if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMCreate, p)); err != nil {
 		t.Fatalf("vm:create of a deleted VM: %v", err)
@@ -802,7 +802,7 @@ func TestDeleteRegionServiceWithRealizedReplicas(t *testing.T) {
 			"flavorID": gqltest.ID(s.flavor), "replicas": 2}}, &out)
 	svc := mustAtoi(out.CreateRegionService.ID)
 	vms := env.Client.VirtualMachine.Query().Where(virtualmachine.HasRegionServiceWith(regionservice.ID(svc))).IDsX(ctx)
-	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	h := &provision.Handlers{Client: env.Client}
 	for _, id := range vms { // realize them: vm:create, then the agent's report
 		p, _ := json.Marshal(provision.Payload{VM: id})
 		if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMCreate, p)); err != nil {
@@ -927,7 +927,7 @@ func TestRebootIgnoresRepeatedOldReport(t *testing.T) {
 	if got, _ := pvRead(t, env, vm.ID); got.Status != "REBOOTING" {
 		t.Fatalf("a repeated report of the old generation moved the VM to %s", got.Status)
 	}
-	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	h := &provision.Handlers{Client: env.Client}
 	p, _ := json.Marshal(provision.Payload{VM: mustAtoi(vm.ID), From: 3})
 	if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMReboot, p)); err != nil {
 		t.Fatal(err)
@@ -951,7 +951,7 @@ func TestScaleDownRealizedReplica(t *testing.T) {
 			"flavorID": gqltest.ID(s.flavor), "replicas": 2}}, &out)
 	svc := mustAtoi(out.CreateRegionService.ID)
 	vms := env.Client.VirtualMachine.Query().Where(virtualmachine.HasRegionServiceWith(regionservice.ID(svc))).IDsX(ctx)
-	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	h := &provision.Handlers{Client: env.Client}
 	for _, id := range vms {
 		p, _ := json.Marshal(provision.Payload{VM: id})
 		if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMCreate, p)); err != nil {

@@ -34,7 +34,7 @@ func TestServiceReconcileTask(t *testing.T) {
 	svc := mustAtoi(out.CreateRegionService.ID)
 	vms := env.Client.VirtualMachine.Query().Where(virtualmachine.HasRegionServiceWith(regionservice.ID(svc))).
 		Order(virtualmachine.ByID()).IDsX(ctx)
-	h := &provision.Handlers{Client: env.Client, Dialect: env.DB.Dialect}
+	h := &provision.Handlers{Client: env.Client}
 	for _, id := range vms {
 		p, _ := json.Marshal(provision.Payload{VM: id})
 		if err := h.ProcessTask(context.Background(), asynq.NewTask(provision.TypeVMCreate, p)); err != nil {
@@ -164,7 +164,7 @@ func TestDrainTask(t *testing.T) {
 		t.Fatalf("outbox after drainNode: %d node:drain tasks; want 1 on %s", len(rows), queue)
 	}
 	// By hand, twice: still DRAINING (the old copy is there), one successor check.
-	h := &drain.Handler{Client: env.Client, Dialect: env.DB.Dialect}
+	h := &drain.Handler{Client: env.Client}
 	for range 2 {
 		if err := h.ProcessTask(context.Background(), asynq.NewTask(drain.TypeNodeDrain, rows[0].Payload)); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/port"
+	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
 // MaxAttempts bounds how many times Allocate picks the next free address of a network when
@@ -138,7 +139,7 @@ func (a allocator) network(ctx context.Context, c *ent.Client, id int) (*ent.Net
 		err error
 	)
 	if a.lock {
-		n, err = q.Modify(forUpdate).Only(ctx)
+		n, err = q.Modify(rowlock.ForUpdate).Only(ctx)
 	} else {
 		n, err = q.Only(ctx)
 	}
@@ -252,7 +253,7 @@ func (a allocator) checkLoadBalancer(ctx context.Context, c *ent.Client, id *int
 		err error
 	)
 	if a.lock {
-		lb, err = q.Modify(forUpdate).Only(ctx)
+		lb, err = q.Modify(rowlock.ForUpdate).Only(ctx)
 	} else {
 		lb, err = q.Only(ctx)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/network"
+	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
 // Usable reports why addr cannot be a host address of prefix, or nil: it must lie inside the
@@ -94,7 +95,7 @@ func NetworkHook() ent.Hook {
 // the update.
 func addressesInside(ctx context.Context, m *ent.NetworkMutation, prefix netip.Prefix) error {
 	id, _ := m.ID()
-	if _, err := m.Client().Network.Query().Where(network.ID(id)).Modify(forUpdate).Only(ctx); err != nil {
+	if _, err := m.Client().Network.Query().Where(network.ID(id)).Modify(rowlock.ForUpdate).Only(ctx); err != nil {
 		return fmt.Errorf("lock network %d: %w", id, err)
 	}
 	addrs, err := m.Client().IPAddress.Query().Where(ipaddress.HasNetworkWith(network.ID(id))).
@@ -187,7 +188,7 @@ func lockNetwork(ctx context.Context, client *ent.Client, id int) (*ent.Network,
 	if n, ok := ctx.Value(lockedKey{}).(*ent.Network); ok && n.ID == id {
 		return n, nil
 	}
-	n, err := client.Network.Query().Where(network.ID(id)).Modify(forUpdate).Only(authz.Unrestricted(ctx))
+	n, err := client.Network.Query().Where(network.ID(id)).Modify(rowlock.ForUpdate).Only(authz.Unrestricted(ctx))
 	if ent.IsNotFound(err) {
 		return nil, apierr.Validation("networkID", "network %d does not exist", id)
 	}

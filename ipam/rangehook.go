@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/network"
+	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
 // RangeHook validates reserved ranges on create and update: both ends are IP addresses of the
@@ -57,7 +58,7 @@ func RangeHook() ent.Hook {
 			} else if !netSet {
 				return nil, apierr.Validation("networkID", "a reserved range needs a network")
 			}
-			n, err := m.Client().Network.Query().Where(network.ID(netID)).Modify(forUpdate).Only(authz.Unrestricted(ctx))
+			n, err := m.Client().Network.Query().Where(network.ID(netID)).Modify(rowlock.ForUpdate).Only(authz.Unrestricted(ctx))
 			if ent.IsNotFound(err) {
 				return nil, apierr.Validation("networkID", "network %d does not exist", netID)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
+	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
 // Release deletes address id, which frees it: the next allocation in its network may hand it
@@ -27,7 +28,7 @@ import (
 // It runs in the caller's transaction when there is one (see inTx) and in its own otherwise.
 func Release(ctx context.Context, client *ent.Client, id int) (int, error) {
 	err := inTx(ctx, client, func(c *ent.Client) error {
-		ip, err := c.IPAddress.Query().Where(ipaddress.ID(id)).Modify(forUpdate).Only(ctx)
+		ip, err := c.IPAddress.Query().Where(ipaddress.ID(id)).Modify(rowlock.ForUpdate).Only(ctx)
 		if err != nil {
 			return err // NOT_FOUND through apierr.Classify
 		}

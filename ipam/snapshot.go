@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/ipaddress"
@@ -108,13 +105,4 @@ func loadRanges(ctx context.Context, client *ent.Client, networkID, except int) 
 		out = append(out, Range{first, last})
 	}
 	return out, nil
-}
-
-// forUpdate locks the selected rows until the transaction ends (SELECT … FOR UPDATE) on
-// PostgreSQL. SQLite has no row locks and no FOR UPDATE, and needs none: VirtFlow opens its
-// transactions there with BEGIN IMMEDIATE, so writers run one at a time.
-func forUpdate(s *sql.Selector) {
-	if s.Dialect() != dialect.SQLite {
-		s.ForUpdate()
-	}
 }

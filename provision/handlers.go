@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
 // Handlers carry out the VM tasks against the database. Register them with [Handlers.Register]
@@ -21,8 +21,6 @@ import (
 type Handlers struct {
 	// Client is the database (not a transaction: every task runs in one of its own).
 	Client *ent.Client
-	// Dialect is the database's; on PostgreSQL the VM row is locked for the task.
-	Dialect string
 	// Log receives what the handlers do; nil discards it.
 	Log *slog.Logger
 	// Fault, when set, runs before every task and fails it with its error: a fault-injection
@@ -80,9 +78,7 @@ func (h *Handlers) ProcessTask(ctx context.Context, t *asynq.Task) error {
 func (h *Handlers) apply(ctx context.Context, c *ent.Client, act action, p Payload) error {
 	sys := system(ctx)
 	q := c.VirtualMachine.Query().Where(virtualmachine.ID(p.VM)).WithNode()
-	if h.Dialect == dialect.Postgres {
-		q = q.ForUpdate()
-	}
+	q.Modify(rowlock.ForUpdate)
 	vm, err := q.Only(sys)
 	if ent.IsNotFound(err) {
 		h.log().Info("task for a VM that is gone: nothing to do", "task", act.kind, "vm", p.VM)

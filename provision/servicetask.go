@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/rowlock"
 	"github.com/virtflow/virtflow/outbox"
 )
 
@@ -82,9 +82,7 @@ func (h *Handlers) reconcileService(ctx context.Context, t *asynq.Task) error {
 	}
 	c := tx.Client()
 	q := c.RegionService.Query().Where(regionservice.ID(p.Service))
-	if h.Dialect == dialect.Postgres {
-		q = q.ForUpdate()
-	}
+	q.Modify(rowlock.ForUpdate)
 	svc, err := q.Only(sys)
 	if ent.IsNotFound(err) {
 		_ = tx.Rollback()

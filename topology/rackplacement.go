@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
 // Placement is where a device sits in a rack.
@@ -112,7 +113,7 @@ func checkPlacement(ctx context.Context, m *ent.HostMutation) error {
 	if v, ok := m.FullDepth(); ok {
 		p.FullDepth = v
 	}
-	r, err := m.Client().Rack.Query().Where(rack.ID(rackID)).Modify(forUpdate).Only(ctx)
+	r, err := m.Client().Rack.Query().Where(rack.ID(rackID)).Modify(rowlock.ForUpdate).Only(ctx)
 	if ent.IsNotFound(err) {
 		return apierr.Validation("rackID", "rack %d does not exist", rackID)
 	}

@@ -102,8 +102,8 @@ func Run(ctx context.Context, cfg Config) error {
 	go func() { defer close(done); rec.Run(ctx) }()
 	defer func() { <-done }()
 
-	h := &provision.Handlers{Client: cfg.Client, Dialect: cfg.Dialect, Log: cfg.Log, Fault: cfg.Fault}
-	dh := &drain.Handler{Client: cfg.Client, Dialect: cfg.Dialect, Log: cfg.Log}
+	h := &provision.Handlers{Client: cfg.Client, Log: cfg.Log, Fault: cfg.Fault}
+	dh := &drain.Handler{Client: cfg.Client, Log: cfg.Log}
 	failed := func(ctx context.Context, t *asynq.Task, err error) {
 		if t.Type() == drain.TypeNodeDrain {
 			dh.Failed(ctx, t, err)
