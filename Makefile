@@ -19,7 +19,7 @@ GOFMT_FIND  := find . \( -path ./.git -o -path ./bin -o -path ./data -o -path ./
                  -o -type f -name '*.go' -print0
 
 .DEFAULT_GOAL := build
-.PHONY: build run demo generate test bench lint clean
+.PHONY: build run demo generate test test-go test-frontend frontend bench lint clean
 
 build:
 	$(GO) build -o $(BINDIR)/ $(addprefix ./cmd/,$(CMDS))
@@ -33,8 +33,22 @@ demo:
 generate:
 	$(GO) generate ./...
 
-test:
+# test: the whole suite, as CI runs it: Go packages (real PostgreSQL, Redis and libvirtd when
+# they run), then the dashboard's unit tests and its end-to-end tests in headless Chromium.
+test: test-go test-frontend
+
+test-go:
 	$(GO) test -count=1 -p 2 -timeout 15m $(GOTESTFLAGS) ./...
+
+test-frontend: frontend/node_modules/.package-lock.json
+	cd frontend && npm test && npm run e2e
+
+# frontend: rebuild the embedded dashboard (frontend/dist, committed) from frontend/src.
+frontend: frontend/node_modules/.package-lock.json
+	cd frontend && npm run build
+
+frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(GOTESTFLAGS) ./...

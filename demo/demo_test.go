@@ -205,15 +205,19 @@ func checkNames(t *testing.T, client *ent.Client) {
 				t.Errorf("server %s does not follow the naming scheme", h.Name)
 			}
 		case host.KindRouter:
-			roles[h.Role]++
-			if p := namePatterns[h.Role]; p == nil || !p.MatchString(h.Name) {
-				t.Errorf("router %s (role %q) does not follow the naming scheme", h.Name, h.Role)
+			var role host.Role
+			if h.Role != nil {
+				role = *h.Role
+			}
+			roles[role]++
+			if p := namePatterns[role]; p == nil || !p.MatchString(h.Name) {
+				t.Errorf("router %s (role %q) does not follow the naming scheme", h.Name, role)
 			}
 		default:
 			t.Errorf("unexpected host %s of kind %s", h.Name, h.Kind)
 		}
 		// Servers and rack-leaf routers carry the names of their datacenter, floor and rack.
-		if h.Kind == host.KindServer || h.Role == host.RoleRackLeaf {
+		if h.Kind == host.KindServer || (h.Role != nil && *h.Role == host.RoleRackLeaf) {
 			r := h.Edges.Rack
 			if r == nil {
 				t.Errorf("%s is not in a rack", h.Name)

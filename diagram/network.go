@@ -265,8 +265,8 @@ func (w *walk) add(ctx context.Context, hosts, vms, nets []int, room int) (int, 
 	}
 	for _, h := range hs {
 		n := DiagramNode{ID: h.ID, Kind: hostKind(h.Kind), Name: h.Name, Status: ptr(string(h.Lifecycle))}
-		if h.Role != "" {
-			n.Role = ptr(h.Role)
+		if h.Role != nil {
+			n.Role = ptr(*h.Role)
 		}
 		found = append(found, n)
 	}

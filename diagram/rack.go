@@ -92,8 +92,8 @@ func Rack(ctx context.Context, c *ent.Client, id int) (*RackElevation, error) {
 			Alerts:      alerts[h.ID],
 			Maintainers: responsible(h.Edges.Maintainers, h.Edges.MaintainerGroups),
 		}
-		if h.Role != "" {
-			role := h.Role
+		if h.Role != nil {
+			role := *h.Role
 			d.Role = &role
 		}
 		if n := h.Edges.Node; n != nil {

@@ -13,7 +13,10 @@ import (
 // rank is a device's height in the seed-001 fabric: servers (and anything without a fabric
 // role) 0, then rack-leaf, rack-spine, floor-leaf, floor-spine and gateway routers.
 func rank(h *ent.Host) int {
-	switch h.Role {
+	if h.Role == nil {
+		return 0
+	}
+	switch *h.Role {
 	case host.RoleRackLeaf:
 		return 1
 	case host.RoleRackSpine:
@@ -120,10 +123,10 @@ func Trace(ctx context.Context, c *ent.Client, portID int) (*PathTrace, error) {
 				hop := PathHop{Level: level, LinkID: l.ID,
 					FromHostID: fromHost.ID, FromHostName: fromHost.Name, FromPort: lo.Name,
 					ToHostID: toHost.ID, ToHostName: toHost.Name, ToPort: hi.Name}
-				if toHost.Role != "" {
-					hop.ToRole = ptr(toHost.Role)
+				if toHost.Role != nil {
+					hop.ToRole = ptr(*toHost.Role)
 				}
-				if toHost.Role == host.RoleGatewayRouter {
+				if toHost.Role != nil && *toHost.Role == host.RoleGatewayRouter {
 					tr.ReachedGateway = true
 				}
 				hops = append(hops, hop)

@@ -6,6 +6,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/computenode"
 )
 
 // component names the system viewer drain writes as (after authorizing the caller).
@@ -35,4 +36,9 @@ func actor(ctx context.Context) string {
 		return v.Name
 	}
 	return "unknown"
+}
+
+// draining reports whether a drain of n is in progress.
+func draining(n *ent.ComputeNode) bool {
+	return n.DrainState != nil && *n.DrainState == computenode.DrainStateDraining
 }

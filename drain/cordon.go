@@ -40,14 +40,14 @@ func Uncordon(ctx context.Context, c *ent.Client, id int) (*ent.ComputeNode, err
 	if err != nil {
 		return nil, err
 	}
-	if n.Schedulable && n.DrainState == "" {
+	if n.Schedulable && n.DrainState == nil {
 		return n, nil
 	}
 	sys := authz.SystemContext(ctx, component)
 	u := c.ComputeNode.UpdateOneID(id).SetSchedulable(true).ClearCordonReason()
-	if n.DrainState != "" {
+	if n.DrainState != nil {
 		u.ClearDrainState().ClearDrainDeadline().
-			SetDrainMessage(fmt.Sprintf("drain ended (%s) by %s uncordoning the node", n.DrainState, actor(ctx)))
+			SetDrainMessage(fmt.Sprintf("drain ended (%s) by %s uncordoning the node", *n.DrainState, actor(ctx)))
 		err := closeMaintenance(sys, c, id, time.Now(), fmt.Sprintf("ended by %s uncordoning the node", actor(ctx)))
 		if err != nil {
 			return nil, err

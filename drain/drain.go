@@ -49,7 +49,7 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	if timeout <= 0 {
 		return nil, apierr.Validation("timeoutSeconds", "the timeout must be positive")
 	}
-	if n.DrainState == computenode.DrainStateDraining {
+	if draining(n) {
 		return nil, apierr.Conflict("node %s is already draining (until %s)", n.Name, n.DrainDeadline.Format(time.RFC3339))
 	}
 	sys := authz.SystemContext(ctx, component)

@@ -52,7 +52,7 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 	if err != nil {
 		return false, err
 	}
-	if n.DrainState != computenode.DrainStateDraining {
+	if !draining(n) {
 		return false, nil
 	}
 	left, err := c.VirtualMachine.Query().Where(virtualmachine.HasNodeWith(computenode.ID(id))).

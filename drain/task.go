@@ -113,7 +113,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		_ = tx.Rollback()
 		return fmt.Errorf("load node %d: %w", p.Node, err)
 	}
-	if n.DrainState != computenode.DrainStateDraining || n.DrainDeadline == nil || n.DrainDeadline.UnixNano() != p.Deadline {
+	if !draining(n) || n.DrainDeadline == nil || n.DrainDeadline.UnixNano() != p.Deadline {
 		_ = tx.Rollback()
 		h.log().Info("node:drain for a drain that is over: nothing to do", "node", p.Node, "drain_state", n.DrainState)
 		return nil

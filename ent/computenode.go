@@ -37,7 +37,7 @@ type ComputeNode struct {
 	// why the node is cordoned: set by cordonNode, drainNode or the node monitor
 	CordonReason string `json:"cordon_reason,omitempty"`
 	// progress of the last drain
-	DrainState computenode.DrainState `json:"drain_state,omitempty"`
+	DrainState *computenode.DrainState `json:"drain_state,omitempty"`
 	// what the drain is doing, or the VMs it could not move
 	DrainMessage string `json:"drain_message,omitempty"`
 	// DrainDeadline holds the value of the "drain_deadline" field.
@@ -340,7 +340,8 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field drain_state", values[i])
 			} else if value.Valid {
-				_m.DrainState = computenode.DrainState(value.String)
+				_m.DrainState = new(computenode.DrainState)
+				*_m.DrainState = computenode.DrainState(value.String)
 			}
 		case computenode.FieldDrainMessage:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -597,8 +598,10 @@ func (_m *ComputeNode) String() string {
 	builder.WriteString("cordon_reason=")
 	builder.WriteString(_m.CordonReason)
 	builder.WriteString(", ")
-	builder.WriteString("drain_state=")
-	builder.WriteString(fmt.Sprintf("%v", _m.DrainState))
+	if v := _m.DrainState; v != nil {
+		builder.WriteString("drain_state=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("drain_message=")
 	builder.WriteString(_m.DrainMessage)

@@ -884,7 +884,7 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 	}
 	if value, ok := _c.mutation.DrainState(); ok {
 		_spec.SetField(computenode.FieldDrainState, field.TypeEnum, value)
-		_node.DrainState = value
+		_node.DrainState = &value
 	}
 	if value, ok := _c.mutation.DrainMessage(); ok {
 		_spec.SetField(computenode.FieldDrainMessage, field.TypeString, value)

@@ -32,11 +32,11 @@ type EventRule struct {
 	// glob on the event's check name
 	CheckNamePattern string `json:"check_name_pattern,omitempty"`
 	// StatusMatch holds the value of the "status_match" field.
-	StatusMatch eventrule.StatusMatch `json:"status_match,omitempty"`
+	StatusMatch *eventrule.StatusMatch `json:"status_match,omitempty"`
 	// Action holds the value of the "action" field.
-	Action eventrule.Action `json:"action,omitempty"`
+	Action *eventrule.Action `json:"action,omitempty"`
 	// AlertSeverity holds the value of the "alert_severity" field.
-	AlertSeverity eventrule.AlertSeverity `json:"alert_severity,omitempty"`
+	AlertSeverity *eventrule.AlertSeverity `json:"alert_severity,omitempty"`
 	// HookURL holds the value of the "hook_url" field.
 	HookURL string `json:"hook_url,omitempty"`
 	// AggregateWindowSeconds holds the value of the "aggregate_window_seconds" field.
@@ -126,19 +126,22 @@ func (_m *EventRule) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field status_match", values[i])
 			} else if value.Valid {
-				_m.StatusMatch = eventrule.StatusMatch(value.String)
+				_m.StatusMatch = new(eventrule.StatusMatch)
+				*_m.StatusMatch = eventrule.StatusMatch(value.String)
 			}
 		case eventrule.FieldAction:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field action", values[i])
 			} else if value.Valid {
-				_m.Action = eventrule.Action(value.String)
+				_m.Action = new(eventrule.Action)
+				*_m.Action = eventrule.Action(value.String)
 			}
 		case eventrule.FieldAlertSeverity:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field alert_severity", values[i])
 			} else if value.Valid {
-				_m.AlertSeverity = eventrule.AlertSeverity(value.String)
+				_m.AlertSeverity = new(eventrule.AlertSeverity)
+				*_m.AlertSeverity = eventrule.AlertSeverity(value.String)
 			}
 		case eventrule.FieldHookURL:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -215,14 +218,20 @@ func (_m *EventRule) String() string {
 	builder.WriteString("check_name_pattern=")
 	builder.WriteString(_m.CheckNamePattern)
 	builder.WriteString(", ")
-	builder.WriteString("status_match=")
-	builder.WriteString(fmt.Sprintf("%v", _m.StatusMatch))
+	if v := _m.StatusMatch; v != nil {
+		builder.WriteString("status_match=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
-	builder.WriteString("action=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Action))
+	if v := _m.Action; v != nil {
+		builder.WriteString("action=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
-	builder.WriteString("alert_severity=")
-	builder.WriteString(fmt.Sprintf("%v", _m.AlertSeverity))
+	if v := _m.AlertSeverity; v != nil {
+		builder.WriteString("alert_severity=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("hook_url=")
 	builder.WriteString(_m.HookURL)

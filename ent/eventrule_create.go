@@ -391,15 +391,15 @@ func (_c *EventRuleCreate) createSpec() (*EventRule, *sqlgraph.CreateSpec) {
 	}
 	if value, ok := _c.mutation.StatusMatch(); ok {
 		_spec.SetField(eventrule.FieldStatusMatch, field.TypeEnum, value)
-		_node.StatusMatch = value
+		_node.StatusMatch = &value
 	}
 	if value, ok := _c.mutation.Action(); ok {
 		_spec.SetField(eventrule.FieldAction, field.TypeEnum, value)
-		_node.Action = value
+		_node.Action = &value
 	}
 	if value, ok := _c.mutation.AlertSeverity(); ok {
 		_spec.SetField(eventrule.FieldAlertSeverity, field.TypeEnum, value)
-		_node.AlertSeverity = value
+		_node.AlertSeverity = &value
 	}
 	if value, ok := _c.mutation.HookURL(); ok {
 		_spec.SetField(eventrule.FieldHookURL, field.TypeString, value)

@@ -41,7 +41,7 @@ type Host struct {
 	// Kind holds the value of the "kind" field.
 	Kind host.Kind `json:"kind,omitempty"`
 	// fabric role of network gear (seed 001)
-	Role host.Role `json:"role,omitempty"`
+	Role *host.Role `json:"role,omitempty"`
 	// lowest rack unit the device occupies; 1 is the bottom of the rack
 	Position int `json:"position,omitempty"`
 	// height in rack units
@@ -337,7 +337,8 @@ func (_m *Host) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field role", values[i])
 			} else if value.Valid {
-				_m.Role = host.Role(value.String)
+				_m.Role = new(host.Role)
+				*_m.Role = host.Role(value.String)
 			}
 		case host.FieldPosition:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -583,8 +584,10 @@ func (_m *Host) String() string {
 	builder.WriteString("kind=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Kind))
 	builder.WriteString(", ")
-	builder.WriteString("role=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Role))
+	if v := _m.Role; v != nil {
+		builder.WriteString("role=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("position=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Position))

@@ -820,7 +820,7 @@ func (_c *HostCreate) createSpec() (*Host, *sqlgraph.CreateSpec) {
 	}
 	if value, ok := _c.mutation.Role(); ok {
 		_spec.SetField(host.FieldRole, field.TypeEnum, value)
-		_node.Role = value
+		_node.Role = &value
 	}
 	if value, ok := _c.mutation.Position(); ok {
 		_spec.SetField(host.FieldPosition, field.TypeInt, value)

@@ -6949,7 +6949,7 @@ func (m *ComputeNodeMutation) DrainState() (r computenode.DrainState, exists boo
 // OldDrainState returns the old "drain_state" field's value of the ComputeNode entity.
 // If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ComputeNodeMutation) OldDrainState(ctx context.Context) (v computenode.DrainState, err error) {
+func (m *ComputeNodeMutation) OldDrainState(ctx context.Context) (v *computenode.DrainState, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldDrainState is only allowed on UpdateOne operations")
 	}
@@ -12730,7 +12730,7 @@ func (m *EventRuleMutation) StatusMatch() (r eventrule.StatusMatch, exists bool)
 // OldStatusMatch returns the old "status_match" field's value of the EventRule entity.
 // If the EventRule object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *EventRuleMutation) OldStatusMatch(ctx context.Context) (v eventrule.StatusMatch, err error) {
+func (m *EventRuleMutation) OldStatusMatch(ctx context.Context) (v *eventrule.StatusMatch, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldStatusMatch is only allowed on UpdateOne operations")
 	}
@@ -12779,7 +12779,7 @@ func (m *EventRuleMutation) Action() (r eventrule.Action, exists bool) {
 // OldAction returns the old "action" field's value of the EventRule entity.
 // If the EventRule object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *EventRuleMutation) OldAction(ctx context.Context) (v eventrule.Action, err error) {
+func (m *EventRuleMutation) OldAction(ctx context.Context) (v *eventrule.Action, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldAction is only allowed on UpdateOne operations")
 	}
@@ -12828,7 +12828,7 @@ func (m *EventRuleMutation) AlertSeverity() (r eventrule.AlertSeverity, exists b
 // OldAlertSeverity returns the old "alert_severity" field's value of the EventRule entity.
 // If the EventRule object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *EventRuleMutation) OldAlertSeverity(ctx context.Context) (v eventrule.AlertSeverity, err error) {
+func (m *EventRuleMutation) OldAlertSeverity(ctx context.Context) (v *eventrule.AlertSeverity, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldAlertSeverity is only allowed on UpdateOne operations")
 	}
@@ -17507,7 +17507,7 @@ func (m *HostMutation) Role() (r host.Role, exists bool) {
 // OldRole returns the old "role" field's value of the Host entity.
 // If the Host object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *HostMutation) OldRole(ctx context.Context) (v host.Role, err error) {
+func (m *HostMutation) OldRole(ctx context.Context) (v *host.Role, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldRole is only allowed on UpdateOne operations")
 	}

@@ -285,7 +285,7 @@ func LoadRoot(ctx context.Context, client *ent.Client, datacenterID int, prefix 
 	}
 	root := &Root{DatacenterID: datacenterID}
 	for _, h := range hosts {
-		if h.Role == host.RoleGatewayRouter {
+		if h.Role != nil && *h.Role == host.RoleGatewayRouter {
 			root.Gateways = append(root.Gateways, h)
 		} else {
 			root.FloorSpines = append(root.FloorSpines, h)

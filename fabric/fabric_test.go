@@ -147,14 +147,14 @@ func TestBuildTinyFloor(t *testing.T) {
 		if err != nil || hr.ID != rk.ID {
 			t.Errorf("%s is in rack %v (err %v), want %s", h.Name, hr, err, rk.Name)
 		}
-		if wantPos := 42 - i%2; h.Position != wantPos || h.Height != 1 || h.Role != host.RoleRackLeaf || h.Kind != host.KindRouter {
+		if wantPos := 42 - i%2; h.Position != wantPos || h.Height != 1 || h.Role == nil || *h.Role != host.RoleRackLeaf || h.Kind != host.KindRouter {
 			t.Errorf("%s: position %d height %d role %s kind %s, want position %d height 1 RACK_LEAF ROUTER",
-				h.Name, h.Position, h.Height, h.Role, h.Kind, wantPos)
+				h.Name, h.Position, h.Height, roleOf(h), h.Kind, wantPos)
 		}
 	}
 	for _, h := range res.FloorLeaves {
-		if h.Role != host.RoleFloorLeaf {
-			t.Errorf("%s role = %s", h.Name, h.Role)
+		if roleOf(h) != host.RoleFloorLeaf {
+			t.Errorf("%s role = %s", h.Name, roleOf(h))
 		}
 	}
 
@@ -422,4 +422,12 @@ func checkNoOverlap(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d pairs of devices overlap in a rack", n)
 	}
+}
+
+// roleOf is h's fabric role, empty when it has none.
+func roleOf(h *ent.Host) host.Role {
+	if h.Role == nil {
+		return ""
+	}
+	return *h.Role
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/drain"
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -140,7 +141,7 @@ func TestCordonUncordon(t *testing.T) {
 		})
 	}
 	n := env.Client.ComputeNode.GetX(gqltest.System(), s.Nodes[0].ID)
-	if !n.Schedulable || n.DrainState != "" {
+	if !n.Schedulable || n.DrainState != nil {
 		t.Fatalf("refused calls changed the node: %+v", n)
 	}
 }
@@ -243,15 +244,15 @@ func TestDrainNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := env.Client.ComputeNode.GetX(ctx, node0)
-	if n.DrainState != computenode.DrainStateDraining || !strings.Contains(n.DrainMessage, "waiting") {
-		t.Fatalf("before the deadline: %s %q", n.DrainState, n.DrainMessage)
+	if drainOf(n) != computenode.DrainStateDraining || !strings.Contains(n.DrainMessage, "waiting") {
+		t.Fatalf("before the deadline: %s %q", drainOf(n), n.DrainMessage)
 	}
 	if _, err := drain.Progress(context.Background(), env.Client, time.Now().Add(11*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	n = env.Client.ComputeNode.GetX(ctx, node0)
-	if n.DrainState != computenode.DrainStateFailed {
-		t.Fatalf("after the deadline: drainState %s, want FAILED", n.DrainState)
+	if drainOf(n) != computenode.DrainStateFailed {
+		t.Fatalf("after the deadline: drainState %s, want FAILED", drainOf(n))
 	}
 	for _, name := range []string{d.pinned.Name, d.big.Name, d.small.Name} {
 		if !strings.Contains(n.DrainMessage, name) {
@@ -288,7 +289,7 @@ func TestDrainCompletes(t *testing.T) {
 	if _, err := drain.Progress(context.Background(), env.Client, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if st := env.Client.ComputeNode.GetX(ctx, node0).DrainState; st != computenode.DrainStateDraining {
+	if st := drainOf(env.Client.ComputeNode.GetX(ctx, node0)); st != computenode.DrainStateDraining {
 		t.Fatalf("with the old copy still there: %s, want DRAINING", st)
 	}
 	// The agent tore the old copy down.
@@ -297,8 +298,8 @@ func TestDrainCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := env.Client.ComputeNode.GetX(ctx, node0)
-	if n.DrainState != computenode.DrainStateDrained || n.Schedulable {
-		t.Fatalf("after teardown: %s schedulable=%v, want DRAINED and cordoned", n.DrainState, n.Schedulable)
+	if drainOf(n) != computenode.DrainStateDrained || n.Schedulable {
+		t.Fatalf("after teardown: %s schedulable=%v, want DRAINED and cordoned", drainOf(n), n.Schedulable)
 	}
 	if env.Client.Assignment.Query().Where(assignment.ID(d.smallAssignment)).ExistX(ctx) {
 		t.Errorf("the torn-down assignment on the drained node is still there")
@@ -329,4 +330,12 @@ func TestDrainSQLite(t *testing.T) {
 	if len(out.DrainNode.Unmovable) != 2 || len(out.DrainNode.Moving) != 1 || out.DrainNode.Moving[0].ID != d.small.ID {
 		t.Fatalf("report = %+v", out.DrainNode)
 	}
+}
+
+// drainOf is n's drain state, empty when it was never drained.
+func drainOf(n *ent.ComputeNode) computenode.DrainState {
+	if n.DrainState == nil {
+		return ""
+	}
+	return *n.DrainState
 }

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/fleet"
@@ -128,4 +129,77 @@ func str(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// TestReportNodeStatusRoutine: a heartbeat that changes nothing but the time (the fast path
+// of nodestatus.Apply: one conditional UPDATE) records the time, answers the fields asked for
+// whether that is only the id or the whole node, writes no audit row, and still lets only
+// the node's own agent touch the node: another node's agent repeating the very same routine
+// report gets NOT_FOUND and moves nothing.
+func TestReportNodeStatusRoutine(t *testing.T) {
+	env, f := newEnv(t)
+	node, other := f.ComputeNode(), f.ComputeNode()
+	agent := env.As(agentToken(t, env, node))
+	in := map[string]any{"in": map[string]any{"nodeID": node, "healthy": true,
+		"cpuCapacity": 48, "memoryCapacityMB": 196608, "agentVersion": "0.6.0"}}
+	var out struct{ ReportNodeStatus reportedNode }
+	agent.MustDo(t, reportNodeStatus, in, &out) // not routine: status and capacity change
+	id, _ := strconv.Atoi(node)
+	ctx := gqltest.System()
+	heartbeat := func() time.Time {
+		t.Helper()
+		n := env.Client.ComputeNode.GetX(ctx, id)
+		if n.LastHeartbeatAt == nil {
+			t.Fatal("no heartbeat recorded")
+		}
+		return *n.LastHeartbeatAt
+	}
+	audits := func() int { return env.Client.AuditLog.Query().CountX(ctx) }
+	before, auditsBefore := heartbeat(), audits()
+
+	const idOnly = `mutation($in: NodeStatusInput!) { reportNodeStatus(input: $in) { id __typename } }`
+	var short struct {
+		ReportNodeStatus struct {
+			ID       string `json:"id"`
+			Typename string `json:"__typename"`
+		}
+	}
+	agent.MustDo(t, idOnly, in, &short)
+	if short.ReportNodeStatus.ID != node || short.ReportNodeStatus.Typename != "ComputeNode" {
+		t.Fatalf("routine heartbeat asking for the id: got %+v", short.ReportNodeStatus)
+	}
+	if after := heartbeat(); !after.After(before) {
+		t.Fatalf("routine heartbeat: last_heartbeat_at %v, want after %v", after, before)
+	}
+	before = heartbeat()
+	agent.MustDo(t, reportNodeStatus, in, &out)
+	got := out.ReportNodeStatus
+	if got.ID != node || got.Status != "READY" || got.CPUCapacity != 48 || got.MemoryCapacityMB != 196608 ||
+		str(got.AgentVersion) != "0.6.0" || got.LastHeartbeatAt == nil {
+		t.Fatalf("routine heartbeat asking for the node: got %+v", got)
+	}
+	if after := heartbeat(); !after.After(before) {
+		t.Fatalf("routine heartbeat: last_heartbeat_at %v, want after %v", after, before)
+	}
+	if n := audits() - auditsBefore; n != 0 {
+		t.Fatalf("routine heartbeats wrote %d audit rows, want 0", n)
+	}
+
+	before = heartbeat()
+	otherAgent := env.As(agentToken(t, env, other))
+	otherAgent.Do(t, idOnly, in).ExpectError(t, "NOT_FOUND", "")
+	otherAgent.Do(t, reportNodeStatus, in).ExpectError(t, "NOT_FOUND", "")
+	if after := heartbeat(); !after.Equal(before) {
+		t.Fatalf("another node's agent moved last_heartbeat_at from %v to %v", before, after)
+	}
+
+	// A report that changes something takes the full path: recorded and audited.
+	in["in"].(map[string]any)["cpuCapacity"] = 40
+	agent.MustDo(t, idOnly, in, &short)
+	if n := env.Client.ComputeNode.GetX(ctx, id); n.CPUCapacity != 40 {
+		t.Fatalf("capacity change: cpu_capacity %d, want 40", n.CPUCapacity)
+	}
+	if n := audits() - auditsBefore; n != 1 {
+		t.Fatalf("a capacity change wrote %d audit rows, want 1", n)
+	}
 }

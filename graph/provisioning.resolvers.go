@@ -39,7 +39,7 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 	n, changed, err := nodestatus.Apply(ctx, r.ent(ctx), nodestatus.Report{
 		NodeID: input.NodeID, CPUCapacity: input.CPUCapacity, MemoryCapacityMB: input.MemoryCapacityMb,
 		DiskCapacityGB: input.DiskCapacityGb, AgentVersion: input.AgentVersion, Healthy: input.Healthy,
-		Message: input.Message, RequestCordon: input.RequestCordon,
+		Message: input.Message, RequestCordon: input.RequestCordon, IDOnly: selectsOnlyID(ctx),
 	})
 	if err == nil && !changed {
 		skipAudit(ctx) // a routine heartbeat: only last_heartbeat_at moved

@@ -173,7 +173,7 @@ func TestDrainTask(t *testing.T) {
 	if n := env.Client.OutboxTask.Query().Where(outboxtask.Kind(drain.TypeNodeDrain), outboxtask.Queue(queue)).CountX(ctx); n != 2 {
 		t.Fatalf("%d node:drain tasks after the first check ran twice, want 2", n)
 	}
-	if st := env.Client.ComputeNode.GetX(ctx, node0).DrainState; st != computenode.DrainStateDraining {
+	if st := drainOf(env.Client.ComputeNode.GetX(ctx, node0)); st != computenode.DrainStateDraining {
 		t.Fatalf("with the old copy still there: %s, want DRAINING", st)
 	}
 
@@ -183,11 +183,11 @@ func TestDrainTask(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		n := env.Client.ComputeNode.GetX(ctx, node0)
-		if n.DrainState == computenode.DrainStateDrained {
+		if drainOf(n) == computenode.DrainStateDrained {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node still %s (%q); want DRAINED by node:drain", n.DrainState, n.DrainMessage)
+			t.Fatalf("node still %s (%q); want DRAINED by node:drain", drainOf(n), n.DrainMessage)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/app"
@@ -28,12 +29,22 @@ import (
 	"github.com/virtflow/virtflow/placement/placementtest"
 )
 
-// TestEndToEndOnLibvirt: a server and a standalone worker on PostgreSQL and Redis, and the
-// agent on libvirtd's test driver. createVirtualMachine through GraphQL → outbox → worker →
-// assignment → agent → domain running → ACTIVE, seen by a websocket subscriber of
-// virtualMachineStatusChanged; then stop, start and delete, after which the domain is gone
-// from libvirt.
-func TestEndToEndOnLibvirt(t *testing.T) {
+// stack is a server and a standalone worker (app.RunServer, app.RunWorker) on PostgreSQL and
+// Redis with a one-node site, and libvirtd's test driver for the agent.
+type stack struct {
+	env    *gqltest.Env
+	site   *placementtest.Site
+	flavor *ent.Flavor
+	node   int
+	hv     *hypervisor.Libvirt
+	base   string // the GraphQL URL
+	runCtx context.Context
+	log    *slog.Logger
+}
+
+// startStack starts the stack; notReadyAfter, when not zero, is the node monitor's threshold.
+func startStack(t *testing.T, notReadyAfter time.Duration) *stack {
+	t.Helper()
 	hv := libvirtTestDriver(t)
 	dsn := testdb.DSN(t)
 	env := gqltest.Postgres(t, dsn) // migrates; its client writes the fixtures
@@ -47,14 +58,15 @@ func TestEndToEndOnLibvirt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := site.Nodes[0].ID
 
 	// The admin secret is gqltest's: another secret would retire it (and gqltest the other).
 	// Redis is shared by every test package: a database of its own (a random one of 1-15)
 	// keeps other packages' workers away from this test's queues.
-	const admin = gqltest.AdminToken
-	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: admin, ShutdownGrace: 5 * time.Second,
-		RedisURL: strings.TrimSuffix(testdb.RedisURL(), "/") + "/" + strconv.Itoa(1+rand.IntN(15))}
+	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second,
+		RedisURL: strings.TrimSuffix(testdb.RedisURL(), "/") + "/" + strconv.Itoa(1+rand.IntN(15)), NodeNotReadyAfter: notReadyAfter}
+	if notReadyAfter > 0 {
+		cfg.NodeDownAfter = 100 * notReadyAfter
+	}
 	if strings.Count(testdb.RedisURL(), "/") > 2 {
 		cfg.RedisURL = testdb.RedisURL() // a database chosen by the environment already
 	}
@@ -64,24 +76,41 @@ func TestEndToEndOnLibvirt(t *testing.T) {
 	go func() { serverDone <- app.RunServer(runCtx, cfg, log, func(a string) { ready <- a }) }()
 	go func() { workerDone <- app.RunWorker(runCtx, cfg, log) }()
 	t.Cleanup(func() { stop(); <-serverDone; <-workerDone })
-	var base string
+	st := &stack{env: env, site: site, flavor: fl, node: site.Nodes[0].ID, hv: hv, runCtx: runCtx, log: log}
 	select {
 	case a := <-ready:
-		base = "http://" + a + "/query"
+		st.base = "http://" + a + "/query"
 	case err := <-serverDone:
 		t.Fatalf("server: %v", err)
 	}
+	return st
+}
 
-	tok, err := fleet.IssueAgentToken(ctx, env.Client, env.Identity, node)
+// startAgent runs the node's agent (heartbeat every second) until ctx ends.
+func (st *stack) startAgent(t *testing.T, ctx context.Context) {
+	t.Helper()
+	tok, err := fleet.IssueAgentToken(gqltest.System(), st.env.Client, st.env.Identity, st.node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ag, err := nodeagent.New(nodeagent.Config{APIURL: base, Token: tok, Hypervisor: hv, Log: log,
+	ag, err := nodeagent.New(nodeagent.Config{APIURL: st.base, Token: tok, Hypervisor: st.hv, Log: st.log,
 		HeartbeatInterval: time.Second, ResyncInterval: time.Hour, RetryDelay: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = ag.Run(runCtx) }()
+	go func() { _ = ag.Run(ctx) }()
+}
+
+// TestEndToEndOnLibvirt: a server and a standalone worker on PostgreSQL and Redis, and the
+// agent on libvirtd's test driver. createVirtualMachine through GraphQL → outbox → worker →
+// assignment → agent → domain running → ACTIVE, seen by a websocket subscriber of
+// virtualMachineStatusChanged; then stop, start and delete, after which the domain is gone
+// from libvirt.
+func TestEndToEndOnLibvirt(t *testing.T) {
+	st := startStack(t, 0)
+	ctx, hv, base, runCtx, fl, site := gqltest.System(), st.hv, st.base, st.runCtx, st.flavor, st.site
+	const admin = gqltest.AdminToken
+	st.startAgent(t, runCtx)
 
 	api := &nodeagent.Client{URL: base, Token: admin}
 	statuses := subscribeVMStatus(t, runCtx, base, admin)

@@ -10,7 +10,10 @@
 //     DownAfter (5 min) becomes DOWN, each with a statusReason and an Event row; a node that
 //     asked for auto-cordon is cordoned once it has been quiet for its
 //     autoCordonIntervalSeconds. VMs of a quiet node are never touched: they may well still
-//     run, and moving them takes a drain or an operator. Nodes that never sent a heartbeat
+//     run, and moving them takes a drain or an operator — or the node's own autoDrain
+//     setting (autodrain.go): a node that asked for it is drained (package drain: cordon,
+//     VMs recreated elsewhere, a Maintenance record) once it has been quiet for its
+//     autoDrainIntervalSeconds, once, until an operator uncordons it. Nodes that never sent a heartbeat
 //     are left alone (they are managed by hand). Each tick also moves drains on
 //     (drain.Progress): finished, or failed past their deadline.
 //

@@ -13,11 +13,13 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/placement"
 )
 
 // Config are the monitor's thresholds and period; zero values take the defaults.
 type Config struct {
-	// Interval is how often the leader checks (default 5 s).
+	// Interval is how often the leader checks (default 5 s, or a tenth of NotReadyAfter when
+	// that is shorter, so that a short threshold is still checked often enough).
 	Interval time.Duration
 	// NotReadyAfter is the silence after which a READY node is NOT_READY (default 50 s).
 	NotReadyAfter time.Duration
@@ -27,14 +29,16 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
+	// Placer places the VMs an automatic drain moves (default placement.Default).
+	Placer *placement.Placer
 }
 
 func (c Config) withDefaults() Config {
-	if c.Interval <= 0 {
-		c.Interval = 5 * time.Second
-	}
 	if c.NotReadyAfter <= 0 {
 		c.NotReadyAfter = 50 * time.Second
+	}
+	if c.Interval <= 0 {
+		c.Interval = min(5*time.Second, max(100*time.Millisecond, c.NotReadyAfter/10))
 	}
 	if c.DownAfter <= 0 {
 		c.DownAfter = 5 * time.Minute
@@ -87,7 +91,7 @@ func (m *Monitor) Loop(ctx context.Context) {
 
 // Result counts what a tick changed.
 type Result struct {
-	NotReady, Down, Cordoned, DrainsFinished int
+	NotReady, Down, Cordoned, Drained, DrainsFinished int
 }
 
 // Tick runs every check once at the monitor's clock.
@@ -105,6 +109,9 @@ func (m *Monitor) Tick(ctx context.Context) (Result, error) {
 		return r, err
 	}
 	if r.Cordoned, err = m.autoCordon(ctx, now); err != nil {
+		return r, err
+	}
+	if r.Drained, err = m.autoDrain(ctx, now); err != nil {
 		return r, err
 	}
 	if r.DrainsFinished, err = drain.Progress(ctx, m.client, now); err != nil {

@@ -1614,6 +1614,11 @@ var (
 				Unique:  true,
 				Columns: []*schema.Column{RoleBindingsColumns[3], RoleBindingsColumns[4], RoleBindingsColumns[8]},
 			},
+			{
+				Name:    "rolebinding_user_role_bindings",
+				Unique:  false,
+				Columns: []*schema.Column{RoleBindingsColumns[8]},
+			},
 		},
 	}
 	// ServiceMeshesColumns holds the columns for the "service_meshes" table.

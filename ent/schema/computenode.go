@@ -33,7 +33,7 @@ func (ComputeNode) Fields() []ent.Field {
 		field.Bool("schedulable").Default(true).Comment("false while cordoned"),
 		field.String("cordon_reason").Optional().MaxLen(1024).Annotations(system).
 			Comment("why the node is cordoned: set by cordonNode, drainNode or the node monitor"),
-		field.Enum("drain_state").NamedValues(enumValues("Draining", "Drained", "Failed")...).Optional().
+		field.Enum("drain_state").NamedValues(enumValues("Draining", "Drained", "Failed")...).Optional().Nillable().
 			Annotations(entgql.OrderField("DRAIN_STATE"), system).Comment("progress of the last drain"),
 		field.String("drain_message").Optional().MaxLen(4096).Annotations(system).
 			Comment("what the drain is doing, or the VMs it could not move"),

@@ -34,7 +34,7 @@ func (Host) Fields() []ent.Field {
 		field.Enum("kind").NamedValues(enumValues("Server", "Switch", "Router", "Pdu", "Other")...).
 			Default("SERVER").Annotations(entgql.OrderField("KIND")),
 		field.Enum("role").NamedValues(enumValues("GatewayRouter", "FloorSpine", "FloorLeaf", "RackSpine", "RackLeaf")...).
-			Optional().Comment("fabric role of network gear (seed 001)"),
+			Optional().Nillable().Comment("fabric role of network gear (seed 001)"),
 		field.Int("position").Optional().Min(1).Annotations(entgql.OrderField("POSITION")).
 			Comment("lowest rack unit the device occupies; 1 is the bottom of the rack"),
 		field.Int("height").Default(1).Range(1, 60).Comment("height in rack units"),

@@ -43,7 +43,12 @@ func (RoleBinding) Edges() []ent.Edge {
 
 // Indexes of the RoleBinding: a user holds a role in a domain at most once.
 func (RoleBinding) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("role", "domain").Edges("user").Unique()}
+	return []ent.Index{
+		index.Fields("role", "domain").Edges("user").Unique(),
+		// Every authenticated request reads its token owner's bindings by user
+		// (identity.Authenticate); the unique index above leads with role and cannot serve it.
+		index.Edges("user"),
+	}
 }
 
 // Annotations of the RoleBinding.

@@ -117,7 +117,7 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nodemonitor.Run(ctx, db.Client, redis.Client, nodemonitor.Config{}, log.With("component", "nodemonitor"))
+			nodemonitor.Run(ctx, db.Client, redis.Client, cfg.NodeMonitor(), log.With("component", "nodemonitor"))
 		}()
 	}
 	wg.Add(1)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/scheduler"
 )
 
@@ -40,6 +41,17 @@ type Config struct {
 	// RequireQuota (--require-quota, VIRTFLOW_REQUIRE_QUOTA) refuses placements in host groups
 	// where the tenant has no quota, instead of treating a missing quota as unlimited.
 	RequireQuota bool
+	// NodeNotReadyAfter (--node-not-ready-after, VIRTFLOW_NODE_NOT_READY_AFTER, default 50 s)
+	// and NodeDownAfter (--node-down-after, VIRTFLOW_NODE_DOWN_AFTER, default 5 min) are the
+	// heartbeat silences after which the node monitor marks a READY node NOT_READY and then
+	// DOWN. Agents heartbeat every 10 s, so NOT_READY needs at least a few missed beats.
+	NodeNotReadyAfter time.Duration
+	NodeDownAfter     time.Duration
+}
+
+// NodeMonitor is the node monitor configuration the settings ask for.
+func (c Config) NodeMonitor() nodemonitor.Config {
+	return nodemonitor.Config{NotReadyAfter: c.NodeNotReadyAfter, DownAfter: c.NodeDownAfter}
 }
 
 // Scheduler is the placement configuration the settings ask for.
@@ -88,6 +100,14 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if err != nil {
 		return c, err
 	}
+	notReady, err := envDuration(getenv, "VIRTFLOW_NODE_NOT_READY_AFTER", 50*time.Second)
+	if err != nil {
+		return c, err
+	}
+	down, err := envDuration(getenv, "VIRTFLOW_NODE_DOWN_AFTER", 5*time.Minute)
+	if err != nil {
+		return c, err
+	}
 	weights := envOr(getenv, "VIRTFLOW_SCORER_WEIGHTS", "")
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")
 	fs.StringVar(&c.Addr, "addr", envOr(getenv, "VIRTFLOW_ADDR", ":8080"), "listen address (VIRTFLOW_ADDR)")
@@ -100,8 +120,13 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	fs.StringVar(&c.Placement, "placement", envOr(getenv, "VIRTFLOW_PLACEMENT", "spread"), "VM placement: spread or binpack (VIRTFLOW_PLACEMENT)")
 	fs.StringVar(&weights, "scorer-weights", weights, "placement scorer weights, e.g. SpreadAZ=2,LeastAllocated=1; 0 switches one off (VIRTFLOW_SCORER_WEIGHTS)")
 	fs.BoolVar(&c.RequireQuota, "require-quota", requireQuota, "refuse placements where the tenant has no quota (VIRTFLOW_REQUIRE_QUOTA)")
+	fs.DurationVar(&c.NodeNotReadyAfter, "node-not-ready-after", notReady, "heartbeat silence after which a node is NOT_READY (VIRTFLOW_NODE_NOT_READY_AFTER)")
+	fs.DurationVar(&c.NodeDownAfter, "node-down-after", down, "heartbeat silence after which a node is DOWN (VIRTFLOW_NODE_DOWN_AFTER)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.NodeNotReadyAfter <= 0 || c.NodeDownAfter <= c.NodeNotReadyAfter {
+		return c, fmt.Errorf("--node-not-ready-after (%s) must be positive and less than --node-down-after (%s)", c.NodeNotReadyAfter, c.NodeDownAfter)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -178,4 +203,17 @@ func parseWeights(s string) (map[string]float64, error) {
 		out[strings.TrimSpace(name)] = w
 	}
 	return out, nil
+}
+
+// envDuration reads a duration such as "50s" or "5m" from the environment.
+func envDuration(getenv func(string) string, key string, def time.Duration) (time.Duration, error) {
+	v := getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return def, fmt.Errorf("%s=%q: want a duration such as 50s or 5m", key, v)
+	}
+	return d, nil
 }

@@ -39,6 +39,9 @@ func TestDefaults(t *testing.T) {
 		Introspection: true,
 		ShutdownGrace: 15 * time.Second,
 		Placement:     "spread",
+
+		NodeNotReadyAfter: 50 * time.Second,
+		NodeDownAfter:     5 * time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults = %+v\nwant      %+v", c, want)
@@ -80,6 +83,11 @@ func TestEnvironment(t *testing.T) {
 			}},
 		{"DATABASE_URL postgresql://", map[string]string{"DATABASE_URL": "postgresql://u@db/vf"}, func(c config.Config) bool { return !c.Embedded() }},
 		{"REDIS_URL", map[string]string{"REDIS_URL": "redis://cache:6379/1"}, func(c config.Config) bool { return c.RedisURL == "redis://cache:6379/1" && c.Embedded() }},
+		{"VIRTFLOW_NODE_NOT_READY_AFTER and _DOWN_AFTER", map[string]string{"VIRTFLOW_NODE_NOT_READY_AFTER": "30s", "VIRTFLOW_NODE_DOWN_AFTER": "2m"},
+			func(c config.Config) bool {
+				m := c.NodeMonitor()
+				return m.NotReadyAfter == 30*time.Second && m.DownAfter == 2*time.Minute
+			}},
 		{"empty values mean unset", map[string]string{"VIRTFLOW_ADDR": "", "VIRTFLOW_DEMO": ""}, func(c config.Config) bool { return c.Addr == ":8080" && !c.Demo }},
 	}
 	for _, tt := range tests {
@@ -146,6 +154,9 @@ func TestBadValues(t *testing.T) {
 		{"bad log format", []string{"--log-format", "xml"}, nil, []string{"xml", "text or json"}},
 		{"DATABASE_URL not postgres", nil, map[string]string{"DATABASE_URL": "mysql://root@db/vf"}, []string{"DATABASE_URL", "postgres://"}},
 		{"DATABASE_URL a bare host", nil, map[string]string{"DATABASE_URL": "db.internal:5432"}, []string{"DATABASE_URL"}},
+		{"bad node threshold", nil, map[string]string{"VIRTFLOW_NODE_NOT_READY_AFTER": "soon"}, []string{"VIRTFLOW_NODE_NOT_READY_AFTER", "soon"}},
+		{"DOWN before NOT_READY", []string{"--node-not-ready-after=10m"}, nil, []string{"node-not-ready-after", "less than"}},
+		{"zero NOT_READY", []string{"--node-not-ready-after=0s"}, nil, []string{"must be positive"}},
 		{"unknown flag", []string{"--port", "80"}, nil, []string{"port"}},
 		{"stray argument", []string{"serve"}, nil, []string{"unexpected arguments", "serve"}},
 	}

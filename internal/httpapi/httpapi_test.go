@@ -198,7 +198,7 @@ func TestMetrics(t *testing.T) {
 	srv := server(t, nil)
 	get(t, srv.URL+"/healthz", nil)
 	postQuery(t, srv, `{ regions { totalCount } }`)
-	get(t, srv.URL+"/no-such-page", nil)
+	get(t, srv.URL+"/no-such-file.js", nil)
 	resp, body := get(t, srv.URL+"/metrics", nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics = %d", resp.StatusCode)
@@ -216,12 +216,13 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-func TestPlaygroundAndStartPage(t *testing.T) {
+func TestPlaygroundAndDashboard(t *testing.T) {
 	srv := server(t, nil)
 	for _, tc := range []struct{ path, want string }{
 		{"/playground", "graphiql"},
 		{"/playground/", "graphiql"},
-		{"/", "VirtFlow"},
+		{"/", `<div id="root">`},
+		{"/racks/42", `<div id="root">`}, // the dashboard's own routes load the app
 	} {
 		resp, body := get(t, srv.URL+tc.path, nil)
 		if resp.StatusCode != http.StatusOK {
@@ -239,11 +240,6 @@ func TestPlaygroundAndStartPage(t *testing.T) {
 	_, body := get(t, srv.URL+"/playground", nil)
 	if !strings.Contains(body, `data-endpoint="/query"`) {
 		t.Errorf("playground page does not name /query as its endpoint")
-	}
-	// The start page links to the playground.
-	_, body = get(t, srv.URL+"/", nil)
-	if !strings.Contains(body, `href="/playground"`) {
-		t.Errorf("start page does not link to /playground")
 	}
 }
 
@@ -579,10 +575,16 @@ func TestComplexityLimitOverHTTP(t *testing.T) {
 	}
 }
 
-func TestUnknownPathIs404(t *testing.T) {
+// TestUnknownFileIs404: a missing file is 404; a path without an extension is one of the
+// dashboard's routes and loads the app (which shows its own "not found" page).
+func TestUnknownFileIs404(t *testing.T) {
 	srv := server(t, nil)
-	resp, _ := get(t, srv.URL+"/does/not/exist", nil)
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("GET unknown path = %d, want 404", resp.StatusCode)
+	for _, p := range []string{"/does/not/exist.js", "/assets/missing.css", "/favicon.ico"} {
+		if resp, _ := get(t, srv.URL+p, nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, resp.StatusCode)
+		}
+	}
+	if resp, _ := get(t, srv.URL+"/does/not/exist", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET an app route = %d, want 200 (the dashboard)", resp.StatusCode)
 	}
 }

@@ -49,8 +49,12 @@ func OpenDatabase(ctx context.Context, databaseURL, dataDir string) (*Database, 
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
+		// As many idle connections as open ones: under a burst (5,000 node agents
+		// heartbeating) a pool that keeps fewer closes connections only to open them again a
+		// moment later, and every new PostgreSQL backend is a fork plus cold catalog caches.
+		// 32 stays well under PostgreSQL's default max_connections of 100.
 		db.SetMaxOpenConns(32)
-		db.SetMaxIdleConns(16)
+		db.SetMaxIdleConns(32)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	} else {
 		drv = dialect.SQLite

@@ -1,0 +1,312 @@
+// Operator pages: overview counts match the API, cordon/uncordon a node, tenant quotas, and an
+// API token that works until it is revoked in the UI.
+import assert from 'node:assert/strict';
+
+const NODE_COUNTS = `{
+  all: computeNodes { totalCount }
+  READY: computeNodes(where: { status: READY }) { totalCount }
+  NOT_READY: computeNodes(where: { status: NOT_READY }) { totalCount }
+  DOWN: computeNodes(where: { status: DOWN }) { totalCount }
+  UNKNOWN: computeNodes(where: { status: UNKNOWN }) { totalCount }
+  cordoned: computeNodes(where: { schedulable: false }) { totalCount }
+  FATAL: alerts(where: { status: OPEN, severity: FATAL }) { totalCount }
+  CRITICAL: alerts(where: { status: OPEN, severity: CRITICAL }) { totalCount }
+  WARNING: alerts(where: { status: OPEN, severity: WARNING }) { totalCount }
+}`;
+
+const TILES = {
+  all: 'nodes-all', READY: 'nodes-READY', NOT_READY: 'nodes-NOT_READY', DOWN: 'nodes-DOWN', UNKNOWN: 'nodes-UNKNOWN',
+  cordoned: 'nodes-cordoned', FATAL: 'alerts-FATAL', CRITICAL: 'alerts-CRITICAL', WARNING: 'alerts-WARNING',
+};
+
+/** The number drawn in a count tile, once loaded. */
+async function tileNumber(page, testid) {
+  const n = page.getByTestId(testid).locator('.count-n');
+  await page.waitForFunction((el) => el && /^\d+$/.test(el.textContent), await n.elementHandle(), { timeout: 15_000 });
+  return Number(await n.textContent());
+}
+
+/** A plain API call with a bearer token, as a script would make it. */
+async function callWith(ctx, token) {
+  const r = await fetch(ctx.baseURL + '/query', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query: '{ me { id username } }' }),
+  });
+  const body = await r.json().catch(() => ({}));
+  return { status: r.status, body };
+}
+
+export const tests = [
+  {
+    name: 'the overview shows the API counts of nodes by state and open alerts by severity',
+    async run(ctx) {
+      const t0 = Date.now();
+      const lap = (what) => process.env.E2E_DEBUG && console.log(`  ${what} at ${Date.now() - t0} ms`);
+      const page = await ctx.page();
+      const logsBefore = await ctx.gql('{ auditLogs { totalCount } }');
+      // node states change while the demo fleet starts: wait until two reads a second apart agree
+      let settled = JSON.stringify(await ctx.gql(NODE_COUNTS));
+      for (let i = 0; i < 15; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const again = JSON.stringify(await ctx.gql(NODE_COUNTS));
+        if (again === settled) break;
+        settled = again;
+      }
+      lap('fleet settled');
+      // then compare a fresh page with the API (again if the API moved meanwhile)
+      let last = '';
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await page.goto('/');
+        const before = await ctx.gql(NODE_COUNTS);
+        await page.waitForFunction((ids) => ids.every((id) => /^\d+$/.test(document.querySelector(`[data-testid="${id}"] .count-n`)?.textContent ?? '')),
+          Object.values(TILES), { timeout: 20_000 });
+        const drawn = {};
+        for (const [k, id] of Object.entries(TILES)) drawn[k] = await tileNumber(page, id);
+      if (process.env.E2E_DEBUG) console.log('  attempt', attempt, JSON.stringify(drawn));
+        const after = await ctx.gql(NODE_COUNTS);
+        const api = Object.fromEntries(Object.keys(TILES).map((k) => [k, after[k].totalCount]));
+        const stable = Object.keys(TILES).every((k) => before[k].totalCount === after[k].totalCount);
+        last = `drawn ${JSON.stringify(drawn)} api ${JSON.stringify(api)}`;
+        if (stable) {
+          assert.deepEqual(drawn, api, last);
+          break;
+        }
+        if (attempt === 2) assert.deepEqual(drawn, api, last);
+      }
+      lap('counts compared');
+      assert.ok((await tileNumber(page, 'nodes-all')) > 0, 'the demo has nodes');
+      // capacity per region is drawn, and the recent activity from the audit log
+      await page.getByRole('table', { name: 'Recent activity' }).locator('tbody tr').first().waitFor();
+      const rows = await page.getByRole('table', { name: 'Recent activity' }).locator('tbody tr').count();
+      // the log only grows: at least what it held before the page opened, at most 15 rows
+      assert.ok(rows >= Math.min(15, logsBefore.auditLogs.totalCount) && rows <= 15, `${rows} activity rows`);
+      const newest = await ctx.gql('{ auditLogs(first: 15, orderBy: { field: CREATED_AT, direction: DESC }) { edges { node { action } } } }');
+      const firstAction = await page.getByRole('table', { name: 'Recent activity' }).locator('tbody tr').first().locator('td').nth(1).textContent();
+      assert.ok(newest.auditLogs.edges.some((e) => e.node.action === firstAction), `newest action ${firstAction} is in the API's newest 15`);
+      const regions = await ctx.gql('{ regions { edges { node { name } } } }');
+      for (const e of regions.regions.edges) await page.getByTestId(`region-${e.node.name}`).getByText('vCPUs').first().waitFor();
+      lap('activity and regions');
+      // a number links to its filtered list
+      await page.getByTestId('nodes-READY').click();
+      await page.waitForURL('**/nodes?status=READY');
+      await page.getByRole('table', { name: 'Nodes' }).waitFor();
+      lap('filtered list');
+      await page.goto('/');
+      await tileNumber(page, 'nodes-READY');
+      await page.getByTestId('region-' + regions.regions.edges[0].node.name).getByText('nodes ready').first().waitFor();
+      await ctx.screenshot(page, 'overview');
+      await page.context().close();
+    },
+  },
+  {
+    name: 'cordon a node with a reason on its page, see it in the UI and the API, then uncordon it',
+    async run(ctx) {
+      const found = await ctx.gql('{ computeNodes(first: 1, where: { status: READY, schedulable: true, hasVirtualMachines: true }) { edges { node { id name } } } }');
+      const fallback = await ctx.gql('{ computeNodes(first: 1, where: { schedulable: true }) { edges { node { id name } } } }');
+      const node = (found.computeNodes.edges[0] ?? fallback.computeNodes.edges[0]).node;
+      const reason = 'e2e: replacing a DIMM ' + Date.now();
+      const t0 = Date.now();
+      const lap = (what) => process.env.E2E_DEBUG && console.log(`  ${what} at ${Date.now() - t0} ms`);
+      const page = await ctx.page();
+      await page.goto(`/nodes/${node.id}`);
+      await page.getByRole('heading', { name: node.name }).waitFor();
+      lap('node page');
+      await page.getByLabel('Cordon reason').fill(reason);
+      await page.getByRole('button', { name: 'Cordon', exact: true }).click();
+      await page.getByTestId('node-cordon').getByText(`cordoned: ${reason}`).waitFor({ timeout: 10_000 });
+      lap('cordoned in the UI');
+      const q = `query($id: ID!) { node(id: $id) { ... on ComputeNode { schedulable cordonReason } } }`;
+      const cordoned = await ctx.gql(q, { id: node.id });
+      assert.equal(cordoned.node.schedulable, false);
+      assert.equal(cordoned.node.cordonReason, reason);
+      await page.getByTestId('node-scheduling').getByText('cordoned').waitFor();
+      await ctx.screenshot(page, 'node');
+
+      lap('screenshot');
+      await page.getByRole('button', { name: 'Uncordon' }).click();
+      await page.getByTestId('node-cordon').getByText('schedulable', { exact: true }).waitFor({ timeout: 10_000 });
+      lap('uncordoned in the UI');
+      const back = await ctx.gql(q, { id: node.id });
+      assert.equal(back.node.schedulable, true);
+      await page.getByLabel('Cordon reason').waitFor();
+      await page.context().close();
+    },
+  },
+  {
+    name: 'a tenant page shows its quotas with usage as the API reports them',
+    async run(ctx) {
+      const t = await ctx.gql('{ tenants(first: 1, orderBy: { field: NAME }) { edges { node { id name virtualMachines { totalCount } } } } }');
+      const tenant = t.tenants.edges[0].node;
+      const usage = await ctx.gql('query($id: ID!) { quotaUsage(tenantID: $id) { hostGroupName usedVCPUs vcpuLimit } }', { id: tenant.id });
+      const page = await ctx.page();
+      await page.goto(`/tenants/${tenant.id}`);
+      await page.getByRole('table', { name: 'Quotas' }).waitFor();
+      const rows = page.getByRole('table', { name: 'Quotas' }).locator('tbody tr');
+      assert.equal(await rows.count(), usage.quotaUsage.length);
+      for (const u of usage.quotaUsage) {
+        const row = page.getByTestId(`quota-${u.hostGroupName}`);
+        const text = await row.locator('.usage-text').first().textContent();
+        assert.equal(text.trim().split(/\s+/)[0], `${u.usedVCPUs}/${u.vcpuLimit > 0 ? u.vcpuLimit : '∞'}`);
+      }
+      await page.locator('.count-label', { hasText: 'virtual machines' }).waitFor();
+      assert.equal(Number(await page.locator('.count-tile .count-n').first().textContent()), tenant.virtualMachines.totalCount);
+      await page.getByRole('form', { name: 'Set quota' }).waitFor();
+      await ctx.screenshot(page, 'tenant-quotas');
+      await page.context().close();
+    },
+  },
+  {
+    name: 'create an API token, use its one-time secret, revoke it in the UI and it is refused',
+    async run(ctx) {
+      const page = await ctx.page();
+      const name = 'e2e-token-' + Date.now();
+      await page.goto('/tokens');
+      await page.getByRole('form', { name: 'New API token' }).getByLabel('Name').fill(name);
+      await page.getByRole('button', { name: 'Create token' }).click();
+      const secretBox = page.getByTestId('token-secret');
+      await secretBox.waitFor();
+      const secret = (await secretBox.textContent()).trim();
+      assert.ok(secret.length > 16, 'a secret is shown');
+      await page.getByText('it will not be shown again').waitFor();
+      await page.getByTestId(`token-${name}`).waitFor();
+      await ctx.screenshot(page, 'tokens');
+
+      const ok = await callWith(ctx, secret);
+      assert.equal(ok.status, 200);
+      assert.ok(ok.body.data?.me?.id, 'the new token works: ' + JSON.stringify(ok.body));
+
+      await page.getByRole('button', { name: 'Done' }).click();
+      assert.equal(await page.getByTestId('token-secret').count(), 0, 'the secret is gone once dismissed');
+      page.once('dialog', (d) => d.accept());
+      await page.getByTestId(`token-${name}`).getByRole('button', { name: 'Revoke' }).click();
+      await page.getByTestId(`token-${name}`).locator('[data-status="REVOKED"]').waitFor({ timeout: 10_000 });
+
+      const refused = await callWith(ctx, secret);
+      assert.ok(refused.status === 401 || refused.body.errors?.some((e) => e.extensions?.code === 'UNAUTHENTICATED'),
+        'the revoked token is refused: ' + JSON.stringify(refused));
+      assert.ok(!refused.body.data?.me, 'no data for a revoked token');
+      await page.context().close();
+    },
+  },
+];
+
+const LIST_COUNTS = `{
+  ready: computeNodes(where: { status: READY }) { totalCount }
+  openCritical: alerts(where: { status: OPEN, severity: CRITICAL }) { totalCount }
+  maintenances { totalCount }
+  maintainers { totalCount }
+  maintainerGroups { totalCount edges { node { name hosts { totalCount } } } }
+  tenants { totalCount }
+}`;
+
+tests.push({
+  name: 'the node, alert, maintenance, maintainer and tenant lists show what the API holds',
+  async run(ctx) {
+    const api = await ctx.gql(LIST_COUNTS);
+    const page = await ctx.page();
+    const total = async () => Number((await page.locator('.pager .muted').textContent()).match(/\d+/)[0]);
+
+    await page.goto('/nodes?status=READY');
+    await page.getByRole('table', { name: 'Nodes' }).locator('tbody tr').first().waitFor();
+    assert.equal(await page.getByRole('table', { name: 'Nodes' }).locator('tbody tr').count(), Math.min(25, api.ready.totalCount));
+    assert.equal(await total(), api.ready.totalCount);
+    await ctx.screenshot(page, 'nodes');
+
+    await page.goto('/alerts?status=OPEN&severity=CRITICAL');
+    await page.getByRole('search').waitFor();
+    await page.locator('.pager .muted').waitFor();
+    assert.equal(await total(), api.openCritical.totalCount);
+    await ctx.screenshot(page, 'alerts');
+
+    await page.goto('/maintenance');
+    await page.locator('.pager .muted').waitFor();
+    assert.equal(await total(), api.maintenances.totalCount);
+    await ctx.screenshot(page, 'maintenance');
+
+    await page.goto('/maintainers');
+    await page.getByRole('table', { name: 'Maintainers' }).waitFor();
+    assert.equal(await page.getByRole('table', { name: 'Maintainers' }).locator('tbody tr').count(), api.maintainers.totalCount);
+    assert.equal(await page.getByRole('table', { name: 'Maintainer groups' }).locator('tbody tr').count(), api.maintainerGroups.totalCount);
+    for (const e of api.maintainerGroups.edges) {
+      if (e.node.hosts.totalCount > 0) await page.getByRole('row', { name: new RegExp(e.node.name) }).getByText(`Hosts (${e.node.hosts.totalCount})`).waitFor();
+    }
+    await ctx.screenshot(page, 'maintainers');
+
+    await page.goto('/tenants');
+    await page.getByRole('table', { name: 'Tenants' }).waitFor();
+    assert.equal(await page.getByRole('table', { name: 'Tenants' }).locator('tbody tr').count(), Math.min(25, api.tenants.totalCount));
+    await page.context().close();
+  },
+});
+
+tests.push({
+  name: 'drain a node from its page: the report lists its VMs and the progress follows the node',
+  async run(ctx) {
+    const found = await ctx.gql(`{ computeNodes(first: 1, where: { status: READY, schedulable: true, hasVirtualMachines: true }, orderBy: { field: NAME, direction: DESC }) {
+      edges { node { id name virtualMachines { totalCount } } } } }`);
+    const node = found.computeNodes.edges[0]?.node;
+    assert.ok(node, 'the demo has a ready node with VMs');
+    const page = await ctx.page();
+    await page.goto(`/nodes/${node.id}`);
+    await page.getByRole('heading', { name: node.name }).waitFor({ timeout: 20_000 }).catch(async (e) => {
+      await ctx.screenshot(page, 'drain-failed');
+      throw new Error(`node page did not load: ${(await page.locator('main').textContent()).slice(0, 300)}`, { cause: e });
+    });
+    page.once('dialog', (d) => d.accept());
+    await page.getByRole('button', { name: 'Drain' }).click();
+    const report = page.getByTestId('drain-report');
+    await report.waitFor({ timeout: 15_000 });
+    // every VM of the node is either moving or listed as unmovable with a reason
+    const listed = await report.locator('li').count();
+    assert.equal(listed, node.virtualMachines.totalCount, 'moving + unmovable = the VMs on the node');
+    await page.getByTestId('drain-progress').waitFor();
+    const q = `query($id: ID!) { node(id: $id) { ... on ComputeNode { schedulable drainState } } }`;
+    const api = await ctx.gql(q, { id: node.id });
+    assert.equal(api.node.schedulable, false);
+    assert.ok(['DRAINING', 'DRAINED', 'FAILED'].includes(api.node.drainState), api.node.drainState);
+    // the page follows the drain (live or by polling) to the state the API reports
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const now = (await ctx.gql(q, { id: node.id })).node.drainState;
+      const drawn = await page.getByTestId('drain-progress').locator('[data-status]').getAttribute('data-status');
+      const want = now === 'DRAINED' ? 'COMPLETED' : now;
+      if (drawn === want) break;
+      assert.ok(Date.now() < deadline, `drain progress shows ${drawn}, the API says ${now}`);
+      await page.waitForTimeout(500);
+    }
+    await ctx.screenshot(page, 'drain');
+    await page.getByRole('button', { name: 'Uncordon' }).click();
+    await page.getByTestId('node-cordon').getByText('schedulable', { exact: true }).waitFor({ timeout: 10_000 });
+    await page.context().close();
+  },
+});
+
+tests.push({
+  name: 'a tenant member gets every operator page without a blank page or a browser error',
+  async run(ctx) {
+    const users = await ctx.gql('{ users(where: { username: "alice" }) { edges { node { id } } } }');
+    const alice = users.users.edges[0]?.node;
+    assert.ok(alice, 'the demo has the tenant member alice');
+    const made = await ctx.gql('mutation($in: CreateAPITokenInput!) { createAPIToken(input: $in) { token } }',
+      { in: { name: 'e2e-alice', scope: 'READ_ONLY', userID: alice.id } });
+    const page = await ctx.page({ token: made.createAPIToken.token });
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const tenants = await ctx.gql('{ tenants(where: { hasMembersWith: [{ username: "alice" }] }) { edges { node { id } } } }');
+    const paths = ['/', '/nodes', '/tenants', `/tenants/${tenants.tenants.edges[0].node.id}`, '/maintainers', '/alerts', '/maintenance', '/tokens'];
+    for (const p of paths) {
+      await page.goto(p);
+      await page.locator('main h1').first().waitFor();
+      // the page settles: no loading placeholder left, either content or an API problem is shown
+      await page.waitForFunction(() => !document.querySelector('main .loading'), null, { timeout: 15_000 });
+      const text = (await page.locator('main').textContent()).trim();
+      assert.ok(text.length > 20, `${p} shows something: ${text}`);
+      assert.equal(await page.getByRole('form', { name: 'Set quota' }).count(), 0, `${p}: no quota form for a tenant member`);
+      if (p === '/tokens') assert.equal(await page.locator('main .problem').count(), 0, 'a member lists their own tokens');
+      if (p === '/' || p === '/tokens') await ctx.screenshot(page, p === '/' ? 'overview-tenant-member' : 'tokens-tenant-member');
+    }
+    assert.deepEqual(errors, []);
+    await page.context().close();
+  },
+});

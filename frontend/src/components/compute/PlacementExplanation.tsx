@@ -1,0 +1,93 @@
+// Why a VM or service request fits where it does, or nowhere: explainPlacement's summary
+// ("0 of 24 nodes fit: 20 lack memory, 4 cordoned") and, unfolded, its per-node table.
+import { Link } from 'react-router';
+import { orderExplainedNodes, summarizePlacement } from '../../lib/compute/placement';
+import type { PlacementExplanationFieldsFragment } from '../../gql/graphql';
+import { graphql } from '../../gql';
+import './compute.css';
+
+export const PlacementExplanationFragment = graphql(`
+  fragment PlacementExplanationFields on PlacementExplanation {
+    placeable
+    errorCode
+    message
+    unplaced
+    cluster { id name }
+    placements { node { id name } score }
+    rejections { filter code count }
+    nodes {
+      node { id name }
+      rejectedBy
+      code
+      reason
+      total
+      scores { plugin score }
+    }
+  }
+`);
+
+export const ExplainDocument = graphql(`
+  query ExplainPlacement($input: PlacementRequestInput!) {
+    explainPlacement(input: $input) { ...PlacementExplanationFields }
+  }
+`);
+
+/** The explanation box: summary first, the node table folded. */
+export function PlacementExplanation({ explanation: x }: { explanation: PlacementExplanationFieldsFragment }) {
+  const s = summarizePlacement(x.nodes);
+  const chosen = new Set(x.placements.map((p) => p.node.id));
+  return (
+    <section className="placement" data-testid="placement-explanation" aria-label="Placement explanation">
+      <h3>
+        Placement {x.placeable ? 'possible' : 'impossible'}
+        {x.cluster && (
+          <>
+            {' '}in <Link to={`/clusters/${x.cluster.id}`}>{x.cluster.name}</Link>
+          </>
+        )}
+        {x.errorCode && <code className="placement-code">{x.errorCode}</code>}
+      </h3>
+      {x.message && <p>{x.message}</p>}
+      {x.nodes.length === 0 && <p className="muted">No node was considered: the region has no cluster the policy allows.</p>}
+      {x.unplaced > 0 && <p>{x.unplaced} VM(s) of the group could not be placed.</p>}
+      <details>
+        <summary data-testid="placement-summary">{s.text}</summary>
+        {s.reasons.length > 0 && (
+          <ul className="placement-reasons">
+            {s.reasons.map((r) => (
+              <li key={r.filter + r.reason}>
+                <strong>{r.count}</strong> rejected by <code>{r.filter}</code>: {r.reason}
+              </li>
+            ))}
+          </ul>
+        )}
+        <div className="placement-table">
+          <table>
+            <thead>
+              <tr>
+                <th>Node</th>
+                <th>Result</th>
+                <th>Why / scores</th>
+                <th>Total</th>
+              </tr>
+            </thead>
+            <tbody>
+              {orderExplainedNodes(x.nodes).map((n) => (
+                <tr key={n.node.id} className={n.rejectedBy ? 'rejected' : chosen.has(n.node.id) ? 'chosen' : ''}>
+                  <td><Link to={`/nodes/${n.node.id}`}>{n.node.name}</Link></td>
+                  <td>{n.rejectedBy ? <>rejected by <code>{n.rejectedBy}</code></> : chosen.has(n.node.id) ? 'chosen' : 'fits'}</td>
+                  <td>
+                    {n.rejectedBy
+                      ? `${n.reason ?? ''}${n.code ? ` (${n.code})` : ''}`
+                      : n.scores.map((sc) => `${sc.plugin} ${sc.score.toFixed(1)}`).join(' · ')}
+                  </td>
+                  <td>{n.rejectedBy ? '—' : n.total.toFixed(1)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </section>
+  );
+}

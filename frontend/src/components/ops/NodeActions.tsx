@@ -1,0 +1,81 @@
+// Cordon (with a reason), uncordon and drain a node; the drain's report is shown below the buttons.
+import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { useMutation } from 'urql';
+import { graphql } from '../../gql';
+import type { DrainNodeMutation } from '../../gql/graphql';
+import { Problem } from '../Problem';
+import { DrainReportView } from './DrainReportView';
+
+const CordonDocument = graphql(`
+  mutation CordonNode($id: ID!, $reason: String) {
+    cordonNode(id: $id, reason: $reason) { id updatedAt schedulable cordonReason drainState }
+  }
+`);
+const UncordonDocument = graphql(`
+  mutation UncordonNode($id: ID!) {
+    uncordonNode(id: $id) { id updatedAt schedulable cordonReason drainState drainMessage }
+  }
+`);
+const DrainDocument = graphql(`
+  mutation DrainNode($id: ID!, $timeoutSeconds: Int) {
+    drainNode(id: $id, timeoutSeconds: $timeoutSeconds) {
+      node { id updatedAt schedulable cordonReason drainState drainMessage drainDeadline }
+      maintenance { id title status startsAt }
+      unmovable { reason virtualMachine { id name status } }
+      moving { id name status }
+    }
+  }
+`);
+
+export function NodeActions({ node }: { node: { id: string; name: string; schedulable: boolean; drainState?: string | null } }) {
+  const [reason, setReason] = useState('');
+  const [timeoutMin, setTimeoutMin] = useState('30');
+  const [report, setReport] = useState<DrainNodeMutation['drainNode'] | null>(null);
+  const [cordon, doCordon] = useMutation(CordonDocument);
+  const [uncordon, doUncordon] = useMutation(UncordonDocument);
+  const [drain, doDrain] = useMutation(DrainDocument);
+  const busy = cordon.fetching || uncordon.fetching || drain.fetching;
+
+  function submitCordon(e: FormEvent) {
+    e.preventDefault();
+    doCordon({ id: node.id, reason: reason.trim() || null }).then((r) => !r.error && setReason(''));
+  }
+  async function submitDrain() {
+    if (!window.confirm(`Drain ${node.name}? It is cordoned and its VMs are moved to other nodes.`)) return;
+    const mins = Number(timeoutMin);
+    const r = await doDrain({ id: node.id, timeoutSeconds: Number.isFinite(mins) && mins > 0 ? Math.round(mins * 60) : undefined });
+    if (r.data) setReport(r.data.drainNode);
+  }
+
+  return (
+    <div>
+      {node.schedulable ? (
+        <form className="actions" onSubmit={submitCordon} aria-label="Cordon">
+          <label style={{ flex: 1 }}>
+            Cordon reason
+            <input name="reason" value={reason} placeholder="e.g. replacing a DIMM" onChange={(e) => setReason(e.target.value)} />
+          </label>
+          <button type="submit" disabled={busy}>Cordon</button>
+        </form>
+      ) : (
+        <div className="actions">
+          <button type="button" disabled={busy} onClick={() => doUncordon({ id: node.id })}>Uncordon</button>
+          {node.drainState === 'DRAINING' && <span className="muted small">uncordoning ends the drain</span>}
+        </div>
+      )}
+      <div className="actions" style={{ marginTop: '.75rem' }}>
+        <label>
+          Drain timeout (min)
+          <input type="number" min={1} value={timeoutMin} style={{ width: '7rem' }} onChange={(e) => setTimeoutMin(e.target.value)} />
+        </label>
+        <button type="button" className="danger" disabled={busy || node.drainState === 'DRAINING'} onClick={submitDrain}>Drain</button>
+      </div>
+      <Problem error={cordon.error ?? uncordon.error ?? drain.error} />
+      {report && <DrainReportView report={report} />}
+      {report?.maintenance && (
+        <p className="small">Maintenance record: <Link to={`/maintenance?id=${report.maintenance.id}`}>{report.maintenance.title}</Link></p>
+      )}
+    </div>
+  );
+}

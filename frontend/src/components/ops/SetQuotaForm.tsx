@@ -1,0 +1,67 @@
+// Operators: create or change a tenant's quota in a host group (setQuota); empty fields keep their value.
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { graphql } from '../../gql';
+import { Message, Problem } from '../Problem';
+
+const HostGroupsDocument = graphql(`
+  query QuotaHostGroups {
+    hostGroups(first: 200, orderBy: { field: NAME }) { edges { node { id name } } }
+  }
+`);
+const SetQuotaDocument = graphql(`
+  mutation SetQuota($input: SetQuotaInput!) {
+    setQuota(input: $input) { id cpuPercent vcpus memoryMB storageGB }
+  }
+`);
+
+/** A number input's value: undefined when empty (keep), else the number. */
+function num(s: string): number | undefined {
+  return s.trim() === '' ? undefined : Number(s);
+}
+
+export function SetQuotaForm({ tenantID }: { tenantID: string }) {
+  const [groups] = useQuery({ query: HostGroupsDocument });
+  const [result, setQuota] = useMutation(SetQuotaDocument);
+  const [group, setGroup] = useState('');
+  const [f, setF] = useState({ cpuPercent: '', vcpus: '', memoryMB: '', storageGB: '' });
+  const [msg, setMsg] = useState('');
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setMsg('');
+    if (!group) return setMsg('Choose a host group.');
+    const input = { tenantID, hostGroupID: group, cpuPercent: num(f.cpuPercent), vcpus: num(f.vcpus), memoryMB: num(f.memoryMB), storageGB: num(f.storageGB) };
+    if (Object.values(input).some((v) => typeof v === 'number' && (Number.isNaN(v) || v < 0))) return setMsg('Limits are numbers, 0 or more.');
+    const r = await setQuota({ input });
+    if (!r.error) setMsg('ok');
+  }
+  const field = (k: keyof typeof f, label: string, hint: string) => (
+    <label>
+      {label}
+      <input type="number" min={0} step="any" value={f[k]} placeholder={hint} onChange={(e) => setF({ ...f, [k]: e.target.value })} />
+    </label>
+  );
+  return (
+    <form className="card" onSubmit={submit} aria-label="Set quota" style={{ marginTop: '.75rem' }}>
+      <h3 style={{ marginTop: 0 }}>Set a quota</h3>
+      <div className="fields">
+        <label>
+          Host group
+          <select value={group} onChange={(e) => setGroup(e.target.value)}>
+            <option value="">choose…</option>
+            {groups.data?.hostGroups.edges?.map((e) => e?.node && <option key={e.node.id} value={e.node.id}>{e.node.name}</option>)}
+          </select>
+        </label>
+        {field('cpuPercent', 'CPU share %', '0..100, keep')}
+        {field('vcpus', 'vCPUs', '0 = unlimited, keep')}
+        {field('memoryMB', 'Memory MB', '0 = unlimited, keep')}
+        {field('storageGB', 'Storage GB', '0 = unlimited, keep')}
+      </div>
+      {msg && msg !== 'ok' && <Message kind="error">{msg}</Message>}
+      {msg === 'ok' && <Message kind="ok">Quota saved.</Message>}
+      <Problem error={result.error ?? groups.error} />
+      <div style={{ marginTop: '.75rem' }}><button type="submit" className="primary" disabled={result.fetching}>Save quota</button></div>
+    </form>
+  );
+}

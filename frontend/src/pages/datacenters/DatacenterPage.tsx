@@ -1,0 +1,105 @@
+// /datacenters/<id>: the datacenter's floors with capacity bars and rack counts (datacenterView),
+// each linking to /floors/<id>, and its clusters.
+import { Link, useParams } from 'react-router';
+import { useQuery } from 'urql';
+import { Problem } from '../../components/Problem';
+import { Loading } from '../../components/Loading';
+import { StatusBadge } from '../../components/StatusBadge';
+import { UsageBar } from '../../components/UsageBar';
+import { DatacenterCapacityDocument } from './DatacentersPage';
+import { gib, sumFloors } from './capacity';
+import './datacenters.css';
+
+export default function DatacenterPage() {
+  const { id = '' } = useParams();
+  const [{ data, error, fetching }] = useQuery({ query: DatacenterCapacityDocument, variables: { id } });
+  const v = data?.datacenterView;
+  if (!v) {
+    return (
+      <div>
+        <nav className="breadcrumbs" aria-label="Breadcrumbs">
+          <Link to="/datacenters">Datacenters</Link>
+        </nav>
+        <h1>Datacenter</h1>
+        <Problem error={error} />
+        {fetching && <Loading />}
+      </div>
+    );
+  }
+  const s = sumFloors(v.floors);
+  return (
+    <div>
+      <nav className="breadcrumbs" aria-label="Breadcrumbs">
+        <Link to="/datacenters">Datacenters</Link>
+        <span>{v.regionName ?? 'no region'}</span>
+        <span>{v.name}</span>
+      </nav>
+      <h1>{v.name}</h1>
+      <Problem error={error} />
+      <p className="muted">
+        {v.floors.length} floors · {s.racks} racks · {s.hosts} devices · {s.readyNodes}/{s.nodes} compute nodes ready
+      </p>
+      <h2>Floors</h2>
+      {v.floors.length === 0 ? (
+        <p className="muted">This datacenter has no floors.</p>
+      ) : (
+        <div className="grid">
+          {v.floors.map((f) => (
+            <div key={f.id} className="card floor-card" data-testid="floor">
+              <div className="spread">
+                <h3>
+                  <Link to={`/floors/${f.id}`}>{f.name}</Link>
+                </h3>
+                {f.alerts.worst ? <StatusBadge status={f.alerts.worst} title="worst open alert" /> : <span className="muted small">no open alert</span>}
+              </div>
+              <div className="small muted">
+                {f.racks} racks · {f.hosts} devices · {f.capacity.readyNodes}/{f.capacity.nodes} nodes ready
+              </div>
+              <div className="dc-stats">
+                <UsageBar label="Rack units" used={f.usedUnits} total={f.totalUnits} unit="U" />
+                <UsageBar label="vCPU" used={f.capacity.cpuAllocated} total={f.capacity.cpuCapacity} />
+                <UsageBar label="Memory" used={gib(f.capacity.memoryAllocatedMB)} total={gib(f.capacity.memoryCapacityMB)} unit="GiB" />
+                <UsageBar label="Disk" used={f.capacity.diskAllocatedGB} total={f.capacity.diskCapacityGB} unit="GB" />
+              </div>
+            </div>
+          ))}
+        </div>
+      )}
+      <h2>Clusters</h2>
+      {v.clusters.length === 0 ? (
+        <p className="muted">No clusters in this datacenter.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Cluster</th>
+              <th>Nodes ready</th>
+              <th>VMs</th>
+              <th>vCPU</th>
+              <th>Memory</th>
+            </tr>
+          </thead>
+          <tbody>
+            {v.clusters.map((c) => (
+              <tr key={c.id}>
+                <td>
+                  <Link to={`/clusters/${c.id}`}>{c.name}</Link>
+                </td>
+                <td>
+                  {c.capacity.readyNodes}/{c.capacity.nodes}
+                </td>
+                <td>{c.vmCount}</td>
+                <td>
+                  <UsageBar used={c.capacity.cpuAllocated} total={c.capacity.cpuCapacity} />
+                </td>
+                <td>
+                  <UsageBar used={gib(c.capacity.memoryAllocatedMB)} total={gib(c.capacity.memoryCapacityMB)} unit="GiB" />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

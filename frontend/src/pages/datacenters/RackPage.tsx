@@ -1,0 +1,140 @@
+// /racks/<id>: the rack elevation (rackElevation) drawn as SVG, front and rear, devices coloured
+// by their compute node's state; click a device for /hosts/<id>. Breadcrumbs datacenter / floor / rack.
+import { useMemo } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { useQuery } from 'urql';
+import { graphql } from '../../gql';
+import { Problem } from '../../components/Problem';
+import { Loading } from '../../components/Loading';
+import { StatusBadge } from '../../components/StatusBadge';
+import { UsageBar } from '../../components/UsageBar';
+import { RackElevation } from '../../components/rack/RackElevation';
+import { Legend } from '../../components/rack/Legend';
+import { nodeSwatch, nodeSwatches } from '../../lib/rack/colors';
+import { shortDeviceName } from '../../lib/rack/layout';
+import './datacenters.css';
+
+const RackDocument = graphql(`
+  query RackElevationPage($id: ID!) {
+    rackElevation(id: $id) {
+      rack { id name row position height status floorID floorName datacenterID datacenterName powerZone networkZone rackZone }
+      usedUnits
+      freeUnits
+      devices {
+        id
+        name
+        kind
+        role
+        model
+        position
+        height
+        face
+        fullDepth
+        lifecycle
+        node { id name status cordoned cpuCapacity cpuAllocated memoryCapacityMB memoryAllocatedMB vmCount }
+        alerts { fatal critical warning worst }
+        maintainers { id name group }
+      }
+    }
+  }
+`);
+
+export default function RackPage() {
+  const { id = '' } = useParams();
+  const navigate = useNavigate();
+  const [{ data, error, fetching }] = useQuery({ query: RackDocument, variables: { id } });
+  const v = data?.rackElevation;
+  const counts = useMemo(() => {
+    const m = new Map<string, number>();
+    v?.devices.forEach((d) => m.set(nodeSwatch(d.node).key, (m.get(nodeSwatch(d.node).key) ?? 0) + 1));
+    return m;
+  }, [v]);
+  if (!v) {
+    return (
+      <div>
+        <nav className="breadcrumbs" aria-label="Breadcrumbs">
+          <Link to="/datacenters">Datacenters</Link>
+        </nav>
+        <h1>Rack</h1>
+        <Problem error={error} />
+        {fetching && <Loading />}
+      </div>
+    );
+  }
+  const r = v.rack;
+  const alerting = v.devices.filter((d) => d.alerts.worst);
+  const nodes = v.devices.filter((d) => d.node);
+  const vcpu = nodes.reduce((a, d) => [a[0] + d.node!.cpuAllocated, a[1] + d.node!.cpuCapacity], [0, 0]);
+  const vms = nodes.reduce((n, d) => n + d.node!.vmCount, 0);
+  return (
+    <div>
+      <nav className="breadcrumbs" aria-label="Breadcrumbs">
+        <Link to="/datacenters">Datacenters</Link>
+        <Link to={`/datacenters/${r.datacenterID}`}>{r.datacenterName}</Link>
+        <Link to={`/floors/${r.floorID}`}>{r.floorName}</Link>
+        <span>{r.name}</span>
+      </nav>
+      <div className="rack-title">
+        <h1>{r.name}</h1>
+        <StatusBadge status={r.status} />
+        <span className="muted">
+          row {r.row}, position {r.position} · {r.height}U
+        </span>
+      </div>
+      <Problem error={error} />
+      <div className="rack-page">
+        <div>
+          {v.devices.length === 0 && <p className="muted">This rack is empty.</p>}
+          <RackElevation rackName={r.name} height={r.height} devices={v.devices} onOpen={(d) => navigate(`/hosts/${d.id}`)} />
+        </div>
+        <aside className="rack-side">
+          <div className="card">
+            <UsageBar label="Units used" used={v.usedUnits} total={r.height} unit="U" />
+            <UsageBar label="vCPU" used={vcpu[0]} total={vcpu[1]} />
+            <dl style={{ marginTop: '.6rem' }}>
+              <dt>Devices</dt>
+              <dd>
+                {v.devices.length} ({nodes.length} compute nodes, {vms} VMs)
+              </dd>
+              <dt>Free units</dt>
+              <dd>{v.freeUnits}</dd>
+              <dt>Power zone</dt>
+              <dd>{r.powerZone ?? '—'}</dd>
+              <dt>Network zone</dt>
+              <dd>{r.networkZone ?? '—'}</dd>
+              <dt>Rack zone</dt>
+              <dd>{r.rackZone ?? '—'}</dd>
+            </dl>
+          </div>
+          <div className="card">
+            <h3 style={{ marginTop: 0 }}>Compute node state</h3>
+            <Legend swatches={Object.values(nodeSwatches).filter((s) => s.key !== 'unknown' || counts.has(s.key))} />
+            <p className="muted small" style={{ marginBottom: 0 }}>
+              {Object.values(nodeSwatches)
+                .filter((s) => counts.has(s.key))
+                .map((s) => `${counts.get(s.key)} ${s.label.toLowerCase()}`)
+                .join(' · ')}
+              . Faded: the far face of a full-depth device. A dot marks open alerts.
+            </p>
+          </div>
+          <div className="card">
+            <h3 style={{ marginTop: 0 }}>Open alerts</h3>
+            {alerting.length === 0 ? (
+              <p className="muted small" style={{ margin: 0 }}>
+                No device in this rack has an open alert.
+              </p>
+            ) : (
+              <ul className="small" style={{ margin: 0, paddingLeft: '1.1rem' }}>
+                {alerting.map((d) => (
+                  <li key={d.id}>
+                    <Link to={`/hosts/${d.id}`}>{shortDeviceName(d.name, r.name)}</Link> <StatusBadge status={d.alerts.worst} />
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+        </aside>
+      </div>
+    </div>
+  );
+}
