@@ -7,7 +7,8 @@ import type { CombinedError } from 'urql';
 import { graphql } from '../../gql';
 import type { CreateRegionServiceInput, PlacementExplanationFieldsFragment } from '../../gql/graphql';
 import { Message, Problem } from '../Problem';
-import { useChoices } from './choices';
+import { ChoiceSelect } from '../ChoiceSelect';
+import { describeFlavor, describeImage, imageUnusable, useChoices } from './choices';
 import { ExplainDocument, PlacementExplanation } from './PlacementExplanation';
 import { SchedulePolicyFields } from './SchedulePolicyFields';
 import { buildPolicy, emptyPolicy, type PolicyForm } from '../../lib/compute/policy';
@@ -78,34 +79,10 @@ export function CreateServiceForm({ onCreated, onCancel }: { onCreated: (id: str
       <Problem error={choices.error} title="The form's choices could not be loaded" />
       <div className="fields">
         <label>Name<input value={name} onChange={(e) => setName(e.target.value)} required /></label>
-        <label>
-          Tenant
-          <select value={tenantID} onChange={(e) => setTenant(e.target.value)} required>
-            <option value="">choose…</option>
-            {choices.tenants.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}
-          </select>
-        </label>
-        <label>
-          Region
-          <select value={regionID} onChange={(e) => { setRegion(e.target.value); setPolicy({ ...policy, clusterNames: [] }); }} required>
-            <option value="">choose…</option>
-            {choices.regions.map((r) => <option key={r.id} value={r.id}>{r.name}</option>)}
-          </select>
-        </label>
-        <label>
-          Flavor
-          <select value={flavorID} onChange={(e) => setFlavor(e.target.value)} required>
-            <option value="">choose…</option>
-            {choices.flavors.map((f) => <option key={f.id} value={f.id}>{f.name} — {f.vcpus} vCPU, {Math.round(f.memoryMB / 1024)} GiB</option>)}
-          </select>
-        </label>
-        <label>
-          Image
-          <select value={imageID} onChange={(e) => setImage(e.target.value)}>
-            <option value="">none</option>
-            {choices.images.map((i) => <option key={i.id} value={i.id}>{i.name}</option>)}
-          </select>
-        </label>
+        <ChoiceSelect label="Tenant" value={tenantID} onChange={setTenant} options={choices.tenants} empty="choose…" required />
+        <ChoiceSelect label="Region" value={regionID} onChange={(id) => { setRegion(id); setPolicy({ ...policy, clusterNames: [] }); }} options={choices.regions} empty="choose…" required />
+        <ChoiceSelect label="Flavor" value={flavorID} onChange={setFlavor} options={choices.flavors} empty="choose…" required describe={describeFlavor} />
+        <ChoiceSelect label="Image" value={imageID} onChange={setImage} options={choices.images} empty="none" describe={describeImage} disabled={imageUnusable} />
         <label>
           Replicas
           <input type="number" min={1} max={500} value={replicas} onChange={(e) => setReplicas(Math.max(1, Number(e.target.value) || 1))} />

@@ -41,3 +41,16 @@ export function useChoices() {
 
 /** The nodes of a connection's edges (skipping nulls). */
 export { nodes as edgeNodes };
+
+/** How a flavor is offered in the create forms: name, vCPUs, memory and disk. */
+export function describeFlavor(f: { name: string; vcpus: number; memoryMB: number; diskGB: number }): string {
+  return `${f.name} — ${f.vcpus} vCPU, ${Math.round(f.memoryMB / 1024)} GiB, ${f.diskGB} GB`;
+}
+
+/** How an image is offered: its name, with its status when it cannot be used yet. */
+export function describeImage(i: { name: string; status: string }): string {
+  return i.status === 'ACTIVE' ? i.name : `${i.name} (${i.status.toLowerCase()})`;
+}
+
+/** Whether an image cannot be booted (only ACTIVE images can). */
+export const imageUnusable = (i: { status: string }): boolean => i.status !== 'ACTIVE';

@@ -9,6 +9,7 @@ import { Loading } from '../../components/Loading';
 import { Pager, usePager } from '../../components/Pager';
 import { Problem } from '../../components/Problem';
 import { StatusBadge } from '../../components/StatusBadge';
+import { ChoiceSelect, StatusFilter } from '../../components/ChoiceSelect';
 import { useChoices } from '../../components/compute/choices';
 import { CreateServiceForm } from '../../components/compute/CreateServiceForm';
 import { useServiceEvents } from '../../components/compute/serviceLive';
@@ -80,28 +81,9 @@ export default function ServicesPage() {
       {creating && <CreateServiceForm onCreated={(id) => navigate(`/services/${id}`)} onCancel={() => setCreating(false)} />}
       <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
         <label>Name contains<input value={name} onChange={(e) => setName(e.target.value)} /></label>
-        <label>
-          Status
-          <select value={status} onChange={(e) => setStatus(e.target.value)}>
-            <option value="">any (not deleted)</option>
-            {statuses.map((s) => <option key={s} value={s}>{s.toLowerCase()}</option>)}
-            <option value="DELETED">deleted</option>
-          </select>
-        </label>
-        <label>
-          Tenant
-          <select value={tenant} onChange={(e) => setTenant(e.target.value)}>
-            <option value="">any</option>
-            {choices.tenants.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}
-          </select>
-        </label>
-        <label>
-          Region
-          <select value={region} onChange={(e) => setRegion(e.target.value)}>
-            <option value="">any</option>
-            {choices.regions.map((r) => <option key={r.id} value={r.id}>{r.name}</option>)}
-          </select>
-        </label>
+        <StatusFilter value={status} onChange={setStatus} statuses={statuses} />
+        <ChoiceSelect label="Tenant" value={tenant} onChange={setTenant} options={choices.tenants} empty="any" />
+        <ChoiceSelect label="Region" value={region} onChange={setRegion} options={choices.regions} empty="any" />
         <span className="muted small"><span className={`live-dot${liveError ? ' off' : ''}`} />{liveError ? 'not live' : 'live'}</span>
       </form>
       <Problem error={error} />

@@ -9,7 +9,8 @@ import { graphql } from '../../gql';
 import type { CreateVirtualMachineInput, PlacementExplanationFieldsFragment, VirtualMachineBootDevice, VirtualMachineType } from '../../gql/graphql';
 import { Message, Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
-import { useChoices } from '../../components/compute/choices';
+import { ChoiceSelect } from '../../components/ChoiceSelect';
+import { describeFlavor, describeImage, imageUnusable, useChoices } from '../../components/compute/choices';
 import { ExplainDocument, PlacementExplanation } from '../../components/compute/PlacementExplanation';
 import { SchedulePolicyFields } from '../../components/compute/SchedulePolicyFields';
 import { buildPolicy, emptyPolicy, parseLabels, type PolicyForm } from '../../lib/compute/policy';
@@ -107,38 +108,10 @@ export default function CreateVMPage() {
             Name
             <input value={name} onChange={(e) => setName(e.target.value)} required autoFocus />
           </label>
-          <label>
-            Tenant
-            <select value={tenantID} onChange={(e) => setTenant(e.target.value)} required>
-              <option value="">choose…</option>
-              {choices.tenants.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}
-            </select>
-          </label>
-          <label>
-            Region
-            <select value={regionID} onChange={(e) => { setRegion(e.target.value); setPolicy({ ...policy, clusterNames: [] }); }} required>
-              <option value="">choose…</option>
-              {choices.regions.map((r) => <option key={r.id} value={r.id}>{r.name}</option>)}
-            </select>
-          </label>
-          <label>
-            Flavor
-            <select value={flavorID} onChange={(e) => setFlavor(e.target.value)} required>
-              <option value="">choose…</option>
-              {choices.flavors.map((f) => (
-                <option key={f.id} value={f.id}>
-                  {f.name} — {f.vcpus} vCPU, {Math.round(f.memoryMB / 1024)} GiB, {f.diskGB} GB
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Image
-            <select value={imageID} onChange={(e) => setImage(e.target.value)}>
-              <option value="">none</option>
-              {choices.images.map((i) => <option key={i.id} value={i.id} disabled={i.status !== 'ACTIVE'}>{i.name}{i.status !== 'ACTIVE' ? ` (${i.status.toLowerCase()})` : ''}</option>)}
-            </select>
-          </label>
+          <ChoiceSelect label="Tenant" value={tenantID} onChange={setTenant} options={choices.tenants} empty="choose…" required />
+          <ChoiceSelect label="Region" value={regionID} onChange={(id) => { setRegion(id); setPolicy({ ...policy, clusterNames: [] }); }} options={choices.regions} empty="choose…" required />
+          <ChoiceSelect label="Flavor" value={flavorID} onChange={setFlavor} options={choices.flavors} empty="choose…" required describe={describeFlavor} />
+          <ChoiceSelect label="Image" value={imageID} onChange={setImage} options={choices.images} empty="none" describe={describeImage} disabled={imageUnusable} />
           <label>
             Type
             <select value={type} onChange={(e) => setType(e.target.value as VirtualMachineType)}>

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{H as t,a as n,i as r,l as i,n as a,o,u as s}from"./Problem-BZUdsvkn.js";import{a as c,i as l,r as u}from"./index-ilAzH3Tb.js";import{t as d}from"./StatusBadge-C__iliMU.js";import{t as f}from"./serviceLive-BaMAAPxe.js";import{t as p}from"./vmLive-DUks2FE4.js";import{t as m}from"./access-qgMqNFds.js";import{i as h,n as g}from"./live-QE6iEJf2.js";import{n as _}from"./policy-D_umdDaG.js";/* empty css                */var v=e(t(),1),y=n(),b=o(`
+import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{H as t,a as n,i as r,l as i,n as a,o,u as s}from"./Problem-BZUdsvkn.js";import{a as c,i as l,r as u}from"./index-BQ9y4r3b.js";import{t as d}from"./StatusBadge-C__iliMU.js";import{t as f}from"./serviceLive-BaMAAPxe.js";import{t as p}from"./vmLive-Yv7EXq9U.js";import{t as m}from"./access-E2wg1Ipy.js";import{i as h,n as g}from"./live-QE6iEJf2.js";import{n as _}from"./policy-D_umdDaG.js";/* empty css                */var v=e(t(),1),y=n(),b=o(`
   query RegionService($id: ID!, $infra: Boolean!) {
     node(id: $id) {
       ... on RegionService {

@@ -1,4 +1,4 @@
-import{r as e}from"./index-ilAzH3Tb.js";import{a as t,i as n,l as r,n as i,o as a,u as o}from"./Problem-BZUdsvkn.js";import{n as s,t as c}from"./Pager-DoDwUVOz.js";import{t as l}from"./StatusBadge-C__iliMU.js";import{n as u,t as d}from"./RelTime-JuO66g3C.js";import{n as f,r as p,t as m}from"./useParamFilters-BerTAJdj.js";/* empty css            */var h=t(),g=a(`
+import{r as e}from"./index-BQ9y4r3b.js";import{a as t,i as n,l as r,n as i,o as a,u as o}from"./Problem-BZUdsvkn.js";import{n as s,t as c}from"./Pager-DoDwUVOz.js";import{t as l}from"./StatusBadge-C__iliMU.js";import{n as u,t as d}from"./RelTime-JuO66g3C.js";import{n as f,r as p,t as m}from"./useParamFilters-DHezNGcN.js";/* empty css            */var h=t(),g=a(`
   query MaintenanceList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: MaintenanceWhereInput) {
     maintenances(first: $first, after: $after, last: $last, before: $before, where: $where, orderBy: { field: STARTS_AT, direction: DESC }) {
       totalCount

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{a as t,r as n,t as r}from"./index-ilAzH3Tb.js";import{H as i,a,i as o,l as s,n as c,o as l,t as u,u as d}from"./Problem-BZUdsvkn.js";import{t as f}from"./StatusBadge-C__iliMU.js";import{t as p}from"./UsageBar-CdnGMqot.js";/* empty css            */var m=a(),h=l(`
+import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{a as t,r as n,t as r}from"./index-BQ9y4r3b.js";import{H as i,a,i as o,l as s,n as c,o as l,t as u,u as d}from"./Problem-BZUdsvkn.js";import{t as f}from"./StatusBadge-C__iliMU.js";import{t as p}from"./UsageBar-CdnGMqot.js";/* empty css            */var m=a(),h=l(`
   query TenantQuotaUsage($tenantID: ID!) {
     quotaUsage(tenantID: $tenantID) {
       quota { id cpuPercent vcpus memoryMB storageGB }

@@ -1,4 +1,4 @@
-import{a as e,i as t,r as n}from"./index-ilAzH3Tb.js";import{a as r,i,n as a,o,u as s}from"./Problem-BZUdsvkn.js";import{t as c}from"./StatusBadge-C__iliMU.js";import{t as l}from"./UsageBar-CdnGMqot.js";import{i as u}from"./layout-L3Xy536Y.js";import{n as d}from"./types-SUAeNC8C.js";/* empty css                    */var f=r(),p=o(`
+import{a as e,i as t,r as n}from"./index-BQ9y4r3b.js";import{a as r,i,n as a,o,u as s}from"./Problem-BZUdsvkn.js";import{t as c}from"./StatusBadge-C__iliMU.js";import{t as l}from"./UsageBar-CdnGMqot.js";import{i as u}from"./layout-L3Xy536Y.js";import{n as d}from"./types-SUAeNC8C.js";/* empty css                    */var f=r(),p=o(`
   query HostPage($id: ID!) {
     node(id: $id) {
       __typename

@@ -1,4 +1,4 @@
-import{r as e,t}from"./index-ilAzH3Tb.js";import{a as n,i as r,l as i,n as a,o,u as s}from"./Problem-BZUdsvkn.js";import{n as c,t as l}from"./Pager-DoDwUVOz.js";import{t as u}from"./StatusBadge-C__iliMU.js";import{t as d}from"./RelTime-JuO66g3C.js";import{n as f,r as p,t as m}from"./useParamFilters-BerTAJdj.js";/* empty css            */var h=n(),g=o(`
+import{r as e,t}from"./index-BQ9y4r3b.js";import{a as n,i as r,l as i,n as a,o,u as s}from"./Problem-BZUdsvkn.js";import{n as c,t as l}from"./Pager-DoDwUVOz.js";import{t as u}from"./StatusBadge-C__iliMU.js";import{t as d}from"./RelTime-JuO66g3C.js";import{n as f,r as p,t as m}from"./useParamFilters-DHezNGcN.js";/* empty css            */var h=n(),g=o(`
   query AlertsList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: AlertWhereInput) {
     alerts(first: $first, after: $after, last: $last, before: $before, where: $where, orderBy: { field: LAST_SEEN_AT, direction: DESC }) {
       totalCount

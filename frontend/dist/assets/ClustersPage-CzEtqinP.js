@@ -1,4 +1,4 @@
-import{r as e}from"./index-ilAzH3Tb.js";import{a as t,i as n,n as r,o as i,u as a}from"./Problem-BZUdsvkn.js";import{n as o,t as s}from"./Pager-DoDwUVOz.js";import{i as c}from"./policy-D_umdDaG.js";var l=t(),u=i(`
+import{r as e}from"./index-BQ9y4r3b.js";import{a as t,i as n,n as r,o as i,u as a}from"./Problem-BZUdsvkn.js";import{n as o,t as s}from"./Pager-DoDwUVOz.js";import{i as c}from"./policy-D_umdDaG.js";var l=t(),u=i(`
   query Clusters($first: Int, $after: Cursor, $last: Int, $before: Cursor) {
     clusters(first: $first, after: $after, last: $last, before: $before, orderBy: { field: NAME }) {
       totalCount

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-BZUdsvkn.js";import{a as s,i as c,r as l}from"./index-ilAzH3Tb.js";import{t as u}from"./StatusBadge-C__iliMU.js";import{t as d}from"./VMActions-AaYxUI0t.js";import{t as f}from"./vmLive-DUks2FE4.js";import{t as p}from"./access-qgMqNFds.js";import{i as m}from"./live-QE6iEJf2.js";import{i as h,n as g}from"./policy-D_umdDaG.js";/* empty css                */var _=e(t(),1),v=n(),y=a(`
+import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-BZUdsvkn.js";import{a as s,i as c,r as l}from"./index-BQ9y4r3b.js";import{t as u}from"./StatusBadge-C__iliMU.js";import{t as d}from"./VMActions-AaYxUI0t.js";import{t as f}from"./vmLive-Yv7EXq9U.js";import{t as p}from"./access-E2wg1Ipy.js";import{i as m}from"./live-QE6iEJf2.js";import{i as h,n as g}from"./policy-D_umdDaG.js";/* empty css                */var _=e(t(),1),v=n(),y=a(`
   query VM($id: ID!, $infra: Boolean!) {
     node(id: $id) {
       ... on VirtualMachine {

@@ -1,4 +1,4 @@
-import{d as e,o as t}from"./Problem-BZUdsvkn.js";import{t as n}from"./live-QE6iEJf2.js";import{t as r}from"./access-qgMqNFds.js";t(`
+import{d as e,o as t}from"./Problem-BZUdsvkn.js";import{t as n}from"./live-QE6iEJf2.js";import{t as r}from"./access-E2wg1Ipy.js";t(`
   fragment VMEvent on VirtualMachine {
     id
     name

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-BZUdsvkn.js";import{r as s}from"./index-ilAzH3Tb.js";import{n as c,t as l}from"./Pager-DoDwUVOz.js";import{t as u}from"./StatusBadge-C__iliMU.js";/* empty css            */var d=e(t(),1),f=n(),p=a(`
+import{r as e}from"./rolldown-runtime-pP25SEvz.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-BZUdsvkn.js";import{r as s}from"./index-BQ9y4r3b.js";import{n as c,t as l}from"./Pager-DoDwUVOz.js";import{t as u}from"./StatusBadge-C__iliMU.js";/* empty css            */var d=e(t(),1),f=n(),p=a(`
   query TenantsList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: TenantWhereInput) {
     tenants(first: $first, after: $after, last: $last, before: $before, where: $where, orderBy: { field: NAME }) {
       totalCount
