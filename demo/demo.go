@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -23,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -855,6 +857,19 @@ func (l *loader) loadTenancy(ctx context.Context) error {
 	l.tenants = map[string]*ent.Tenant{}
 	for _, t := range ts {
 		l.tenants[t.Name] = t
+	}
+	// Every member holds the tenant-member role in the tenant, as grantRole would give it, so
+	// signing in as alice shows what a tenant sees.
+	var rb []*ent.RoleBindingCreate
+	for i, t := range ts {
+		for _, uid := range tb[i].Mutation().MembersIDs() {
+			rb = append(rb, l.c.RoleBinding.Create().SetUserID(uid).SetTenantID(t.ID).
+				SetRole(rolebinding.Role(authz.RoleTenantMember.Enum())).SetDomain(authz.TenantDomain(t.ID)).
+				SetGrantedBy("demo"))
+		}
+	}
+	if _, err := l.c.RoleBinding.CreateBulk(rb...).Save(ctx); err != nil {
+		return err
 	}
 	for _, v := range l.vms {
 		for _, t := range tenants {

@@ -24,7 +24,9 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/migrate"
 	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	_ "github.com/virtflow/virtflow/ent/runtime"
+	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/internal/testdb"
 )
@@ -92,6 +94,7 @@ func testLoad(t *testing.T, client *ent.Client, db *sql.DB) {
 	checkNames(t, client)
 	checkCabling(t, client, db)
 	checkAllocation(t, client)
+	checkTenantRoles(t, client)
 
 	again, err := demo.Load(ctx, client, nil)
 	if err != nil {
@@ -106,6 +109,33 @@ func testLoad(t *testing.T, client *ent.Client, db *sql.DB) {
 				t.Errorf("after second Load: %s = %d, was %d", k, again.Counts[k], v)
 			}
 		}
+	}
+}
+
+// checkTenantRoles: every member of a tenant holds the tenant-member role there (so the demo's
+// users see their tenant when they sign in), and no one holds it elsewhere.
+func checkTenantRoles(t *testing.T, client *ent.Client) {
+	t.Helper()
+	ctx := authz.SystemContext(context.Background(), "test")
+	want := map[string]bool{}
+	for _, tn := range client.Tenant.Query().WithMembers().AllX(ctx) {
+		for _, u := range tn.Edges.Members {
+			want[fmt.Sprint(u.Username, "@", tn.Name, " ", authz.TenantDomain(tn.ID))] = true
+		}
+	}
+	if !want["alice@acme "+authz.TenantDomain(client.Tenant.Query().Where(tenant.Name("acme")).OnlyX(ctx).ID)] {
+		t.Errorf("alice is not a member of acme: %v", want)
+	}
+	got := map[string]bool{}
+	for _, b := range client.RoleBinding.Query().Where(rolebinding.RoleEQ(rolebinding.RoleTenantMember)).WithUser().WithTenant().AllX(ctx) {
+		if b.Edges.Tenant == nil {
+			t.Errorf("tenant-member binding %d has no tenant", b.ID)
+			continue
+		}
+		got[fmt.Sprint(b.Edges.User.Username, "@", b.Edges.Tenant.Name, " ", b.Domain)] = true
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("tenant-member bindings %v, want one per membership %v", got, want)
 	}
 }
 

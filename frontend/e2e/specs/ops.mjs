@@ -304,9 +304,48 @@ tests.push({
       assert.ok(text.length > 20, `${p} shows something: ${text}`);
       assert.equal(await page.getByRole('form', { name: 'Set quota' }).count(), 0, `${p}: no quota form for a tenant member`);
       if (p === '/tokens') assert.equal(await page.locator('main .problem').count(), 0, 'a member lists their own tokens');
-      if (p === '/' || p === '/tokens') await ctx.screenshot(page, p === '/' ? 'overview-tenant-member' : 'tokens-tenant-member');
+      if (p === '/tokens') await ctx.screenshot(page, 'tokens-tenant-member');
     }
     assert.deepEqual(errors, []);
+    await page.context().close();
+  },
+});
+
+tests.push({
+  name: 'a tenant member sees their tenant on the overview (VM counts as the API has them, quotas) and no fabric sections',
+  async run(ctx) {
+    const found = await ctx.gql('{ users(where: { username: "alice" }) { edges { node { id } } } tenants(where: { hasMembersWith: [{ username: "alice" }] }) { edges { node { id name } } } }');
+    const alice = found.users.edges[0].node;
+    const tenant = found.tenants.edges[0].node;
+    const made = await ctx.gql('mutation($in: CreateAPITokenInput!) { createAPIToken(input: $in) { token } }',
+      { in: { name: 'e2e-alice-overview', scope: 'READ_ONLY', userID: alice.id } });
+    const counts = await ctx.gql(`query($t: ID!) {
+      vms: virtualMachines(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $t }] }) { totalCount }
+      active: virtualMachines(where: { status: ACTIVE, hasTenantWith: [{ id: $t }] }) { totalCount }
+      services: regionServices(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $t }] }) { totalCount }
+    }`, { t: tenant.id });
+    const page = await ctx.page({ token: made.createAPIToken.token });
+    await page.goto('/');
+    await page.getByTestId(`tenant-overview-${tenant.id}`).getByRole('link', { name: tenant.name }).waitFor();
+    assert.equal(await tileNumber(page, 'tenant-vms'), counts.vms.totalCount, 'VMs of the tenant');
+    assert.equal(await tileNumber(page, 'tenant-vms-ACTIVE'), counts.active.totalCount, 'active VMs');
+    assert.equal(await tileNumber(page, 'tenant-services'), counts.services.totalCount, 'region services');
+    await page.getByRole('table', { name: 'Quotas' }).or(page.getByText('No quotas')).first().waitFor();
+    assert.equal(await page.locator('main .problem').count(), 0, 'no refusals on a tenant member\'s overview');
+    const nav = page.getByRole('navigation', { name: 'Sections' });
+    assert.equal(await nav.getByRole('link', { name: 'Nodes' }).count(), 0, 'no Nodes section for a tenant member');
+    assert.equal(await nav.getByRole('link', { name: 'Virtual machines' }).count(), 1);
+    await ctx.screenshot(page, 'overview-tenant-member');
+    // the active tile opens the VM list filtered by the tenant and status, as its URL says
+    await page.getByTestId('tenant-vms-ACTIVE').click();
+    await page.waitForURL((u) => u.pathname === '/vms' && u.searchParams.get('status') === 'ACTIVE' && u.searchParams.get('tenant') === tenant.id);
+    const status = page.getByRole('form', { name: 'Filters' }).getByLabel('Status', { exact: false }).first();
+    assert.equal(await status.inputValue(), 'ACTIVE', 'the status filter follows the URL');
+    if (counts.active.totalCount > 0) {
+      await page.locator('[data-vm-id]').first().waitFor();
+      const shown = await page.locator('[data-vm-id]').allTextContents();
+      assert.ok(shown.every((t) => /active/i.test(t)), `only active VMs are listed: ${shown}`);
+    }
     await page.context().close();
   },
 });

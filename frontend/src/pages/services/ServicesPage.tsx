@@ -11,6 +11,7 @@ import { Problem } from '../../components/Problem';
 import { StatusBadge } from '../../components/StatusBadge';
 import { ChoiceSelect, StatusFilter } from '../../components/ChoiceSelect';
 import { useChoices } from '../../components/compute/choices';
+import { useListFilters } from '../../components/compute/listFilters';
 import { CreateServiceForm } from '../../components/compute/CreateServiceForm';
 import { useServiceEvents } from '../../components/compute/serviceLive';
 import { mergeEvents, unknownIds } from '../../lib/compute/live';
@@ -39,9 +40,7 @@ export default function ServicesPage() {
   const navigate = useNavigate();
   const pager = usePager(25);
   const [creating, setCreating] = useState(false);
-  const [status, setStatus] = useState('');
-  const [tenant, setTenant] = useState('');
-  const [region, setRegion] = useState('');
+  const { status, setStatus, tenant, setTenant, region, setRegion } = useListFilters(statuses);
   const [name, setName] = useState('');
   const where = useMemo(() => {
     const w: RegionServiceWhereInput = {};

@@ -11,6 +11,7 @@ import { Problem } from '../../components/Problem';
 import { StatusBadge } from '../../components/StatusBadge';
 import { ChoiceSelect, StatusFilter } from '../../components/ChoiceSelect';
 import { useChoices } from '../../components/compute/choices';
+import { useListFilters } from '../../components/compute/listFilters';
 import { useInfraAccess } from '../../components/compute/access';
 import { VMActions } from '../../components/compute/VMActions';
 import { useVMEvents } from '../../components/compute/vmLive';
@@ -45,9 +46,7 @@ export default function VMsPage() {
   const choices = useChoices();
   const { infra, known } = useInfraAccess();
   const pager = usePager(25);
-  const [status, setStatus] = useState('');
-  const [tenant, setTenant] = useState('');
-  const [region, setRegion] = useState('');
+  const { status, setStatus, tenant, setTenant, region, setRegion } = useListFilters(vmStatuses);
   const [name, setName] = useState('');
   const [field, setField] = useState<VirtualMachineOrderField>('CREATED_AT');
   const [direction, setDirection] = useState<OrderDirection>('DESC');

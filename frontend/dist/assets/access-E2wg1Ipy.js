@@ -1,1 +1,0 @@
-import{t as e}from"./index-BQ9y4r3b.js";function t(){let{me:t}=e();return{infra:!!t?.roleBindings.edges?.some(e=>!!e?.node&&!e.node.tenant),known:!!t}}export{t};

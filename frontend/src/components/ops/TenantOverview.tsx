@@ -1,0 +1,42 @@
+// The overview of a tenant member (who may not read the fabric, nodes, alerts or the audit log):
+// per tenant of theirs, VMs by status and region services, each linking to the filtered list,
+// and the tenant's quotas with their usage.
+import { Link } from 'react-router';
+import { useQuery } from 'urql';
+import { graphql } from '../../gql';
+import { CountTile } from './CountTile';
+import { OpsProblem } from './OpsProblem';
+import { QuotaUsageTable } from './QuotaUsageTable';
+
+const TenantCountsDocument = graphql(`
+  query OverviewTenantCounts($tenantID: ID!) {
+    vms: virtualMachines(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+    active: virtualMachines(where: { status: ACTIVE, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+    busy: virtualMachines(where: { statusIn: [INITIALIZING, SCHEDULED, CREATING, STARTING, STOPPING, REBOOTING, DELETING], hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+    stopped: virtualMachines(where: { status: STOPPED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+    failed: virtualMachines(where: { status: ERROR, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+    services: regionServices(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+  }
+`);
+
+/** One tenant's counts and quotas. */
+export function TenantOverview({ tenant }: { tenant: { id: string; name: string } }) {
+  const [{ data, error }] = useQuery({ query: TenantCountsDocument, variables: { tenantID: tenant.id } });
+  const vms = (status = '') => `/vms?tenant=${encodeURIComponent(tenant.id)}${status && `&status=${status}`}`;
+  return (
+    <section aria-label={`Tenant ${tenant.name}`} data-testid={`tenant-overview-${tenant.id}`}>
+      <h2><Link to={`/tenants/${tenant.id}`}>{tenant.name}</Link></h2>
+      <OpsProblem error={error} />
+      <div className="count-row" aria-label="Virtual machines by status">
+        <CountTile label="VMs" count={data?.vms.totalCount} to={vms()} testid="tenant-vms" />
+        <CountTile label="active" count={data?.active.totalCount} to={vms('ACTIVE')} tone="ok" testid="tenant-vms-ACTIVE" />
+        <CountTile label="in progress" count={data?.busy.totalCount} to={vms()} tone="busy" testid="tenant-vms-busy" />
+        <CountTile label="stopped" count={data?.stopped.totalCount} to={vms('STOPPED')} testid="tenant-vms-STOPPED" />
+        <CountTile label="error" count={data?.failed.totalCount} to={vms('ERROR')} tone="bad" testid="tenant-vms-ERROR" />
+        <CountTile label="region services" count={data?.services.totalCount} to={`/services?tenant=${encodeURIComponent(tenant.id)}`} testid="tenant-services" />
+      </div>
+      <h3>Quotas</h3>
+      <QuotaUsageTable tenantID={tenant.id} />
+    </section>
+  );
+}
