@@ -52,6 +52,9 @@ export const tests = [
       const page = await ctx.page();
       await page.goto(`/network?from=${host.id}&depth=2`);
       const g = await drawn(page, host.id);
+      // the layout ran in elkjs's worker (elkInWorker.ts), not on the page's thread
+      const workers = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name).filter((n) => /elk-worker/.test(n)));
+      assert.equal(workers.length, 1, 'the ELK worker script was loaded once');
       const api = (await asked).networkDiagram;
       const nodeIds = new Set(api.nodes.map((n) => n.id));
       const edges = api.edges.filter((e) => nodeIds.has(e.source) && nodeIds.has(e.target));
