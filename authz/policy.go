@@ -52,7 +52,7 @@ func rules() [][]string {
 	add(RoleOperator, Platform, ActRead, []string{"User"})
 	add(RoleOperator, Platform, ActWrite, Catalog, Topology, Compute, Operations, Maintainers)
 	add(RoleMaintainer, Platform, ActWriteOwn, Maintained)
-	add(RoleTenantMember, "tenant:*", ActRead, Catalog, Tenancy, TenantResources, []string{"Notice", "Network", "Port", "IPAddress"})
+	add(RoleTenantMember, "tenant:*", ActRead, Catalog, Tenancy, TenantResources, []string{"Notice", "Network", "Port", "IPAddress", "Alert"})
 	add(RoleTenantMember, "tenant:*", ActWrite, TenantResources)
 	add(RoleTenantAdmin, "tenant:*", ActRead, []string{"AuditLog", "User", "RoleBinding", "APIToken"})
 	add(RoleTenantAdmin, "tenant:*", ActWrite, []string{"RoleBinding"})

@@ -188,6 +188,13 @@ func tenantScope(typ string, ids []int) entql.P {
 		return entql.FieldIn("tenant_id", in(ids)...)
 	case "Notice":
 		return entql.Or(entql.FieldEQ("audience", "ALL"), entql.HasEdgeWith("tenant", own))
+	case "Alert":
+		// Fatal alerts are visible to the tenants they affect (SPEC.md §2): those with a live VM
+		// on the alert's node, or on the node of the alert's host.
+		affected := entql.HasEdgeWith("virtual_machines",
+			entql.And(entql.FieldNEQ("status", "DELETED"), entql.HasEdgeWith("tenant", own)))
+		return entql.And(entql.FieldEQ("severity", "FATAL"),
+			entql.Or(entql.HasEdgeWith("node", affected), entql.HasEdgeWith("host", entql.HasEdgeWith("node", affected))))
 	case "Port":
 		return entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("tenant", own))
 	case "IPAddress":

@@ -423,7 +423,7 @@ var (
 
 	// tenantScoped are the types whose rows belong to tenants (authz.tenantScope); a tenant
 	// role that reads or writes one sees or changes only its tenants' rows.
-	tenantScoped = []string{"Tenant", "User", "AuditLog", "Notice", "Port", "IPAddress", "VirtualMachine", "Volume",
+	tenantScoped = []string{"Tenant", "User", "AuditLog", "Notice", "Alert", "Port", "IPAddress", "VirtualMachine", "Volume",
 		"LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "Quota", "UsageRecord", "Network", "APIToken", "RoleBinding"}
 	// nodeScoped are the types whose rows belong to nodes (authz.nodeScope).
 	nodeScoped = []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Event", "Port", "IPAddress"}
@@ -464,9 +464,9 @@ var policyModel = map[authz.Role]grants{
 	authz.RoleOperator:     {read: cat(viewerReads, []string{"User"}), write: cat(catalog, topology, compute, operations, maintainers)},
 	authz.RoleViewer:       {read: viewerReads},
 	authz.RoleMaintainer:   {read: viewerReads, writeOwn: maintained},
-	authz.RoleTenantMember: {read: cat(catalog, tenancy, tenantResources, []string{"Notice", "Network", "Port", "IPAddress"}), write: tenantResources},
+	authz.RoleTenantMember: {read: cat(catalog, tenancy, tenantResources, []string{"Notice", "Network", "Port", "IPAddress", "Alert"}), write: tenantResources},
 	authz.RoleTenantAdmin: {
-		read:  cat(catalog, tenancy, tenantResources, []string{"Notice", "Network", "Port", "IPAddress"}, []string{"AuditLog", "User", "RoleBinding", "APIToken"}),
+		read:  cat(catalog, tenancy, tenantResources, []string{"Notice", "Network", "Port", "IPAddress", "Alert"}, []string{"AuditLog", "User", "RoleBinding", "APIToken"}),
 		write: cat(tenantResources, []string{"RoleBinding"}),
 	},
 	authz.RoleAgent: {

@@ -3,6 +3,7 @@ package authztest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	entalert "github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/port"
@@ -1141,5 +1143,91 @@ func TestDeleteDependentsBeforeAuthorization(t *testing.T) {
 	}
 	if _, err := w.c.Rack.Get(w.ctx, rack); err != nil {
 		t.Errorf("rack gone: %v", err)
+	}
+}
+
+// TestFatalAlertsReachAffectedTenants: a tenant member reads the fatal alerts of the nodes that
+// run its tenant's live VMs (raised on the node or on the node's host), and no other alert:
+// not a warning on the same node, not a fatal alert on another tenant's node, not one on a node
+// where its VM is deleted. The alert's node and host stay off limits.
+func TestFatalAlertsReachAffectedTenants(t *testing.T) {
+	w := newWorld(t)
+	c, ctx := w.c, w.ctx
+	hostOf := func(node int) int { return c.ComputeNode.GetX(ctx, node).QueryHost().OnlyIDX(ctx) }
+	alert := func(sev string, node, host int) int {
+		q := c.Alert.Create().SetName(uniq("alert")).SetSeverity(entalert.Severity(sev))
+		if node != 0 {
+			q.SetNodeID(node)
+		}
+		if host != 0 {
+			q.SetHostID(host)
+		}
+		return q.SaveX(ctx).ID
+	}
+	// w.vm1 is tenant A's VM on node1; tenant B gets a VM on node2; a third node had A's VM, deleted.
+	w.newVM(w.tenantB, w.node2)
+	gone := w.newNode(0)
+	c.VirtualMachine.UpdateOneID(w.newVM(w.tenantA, gone)).SetStatus(virtualmachine.StatusDeleted).ExecX(ctx)
+
+	fatalOnNode := alert("FATAL", w.node1, 0)
+	fatalOnHost := alert("FATAL", 0, hostOf(w.node1))
+	warningOnNode := alert("WARNING", w.node1, 0)
+	criticalOnHost := alert("CRITICAL", 0, hostOf(w.node1))
+	fatalOnB := alert("FATAL", w.node2, 0)
+	fatalWhereGone := alert("FATAL", gone, 0)
+	all := []int{fatalOnNode, fatalOnHost, warningOnNode, criticalOnHost, fatalOnB, fatalWhereGone}
+	ids := make([]string, len(all))
+	for i, id := range all {
+		ids[i] = gid(id)
+	}
+
+	listed := func(v *viewer) map[string]bool {
+		var out struct {
+			Alerts struct {
+				TotalCount int
+				Edges      []struct{ Node struct{ ID string } }
+			}
+		}
+		mustData(t, w.do(t, v, `query($ids: [ID!]) { alerts(where: {idIn: $ids}) { totalCount edges { node { id } } } }`,
+			map[string]any{"ids": ids}), &out)
+		got := map[string]bool{}
+		for _, e := range out.Alerts.Edges {
+			got[e.Node.ID] = true
+		}
+		if out.Alerts.TotalCount != len(got) {
+			t.Errorf("%s: totalCount %d for %d alerts listed", v.name, out.Alerts.TotalCount, len(got))
+		}
+		return got
+	}
+	want := map[string]bool{gid(fatalOnNode): true, gid(fatalOnHost): true}
+	for _, name := range []string{"tenant-member", "tenant-admin"} {
+		if got := listed(w.viewer(name)); !maps.Equal(got, want) {
+			t.Errorf("%s of A lists alerts %v, want the two fatal ones on its VM's node %v", name, got, want)
+		}
+	}
+	if got := listed(w.viewer("member-other-tenant")); !maps.Equal(got, map[string]bool{gid(fatalOnB): true}) {
+		t.Errorf("member of B lists alerts %v, want only the fatal one on its VM's node %s", got, gid(fatalOnB))
+	}
+	if got := listed(w.viewer("viewer")); len(got) != len(all) {
+		t.Errorf("viewer lists %d of the %d alerts", len(got), len(all))
+	}
+
+	memberA := w.viewer("tenant-member")
+	r := w.do(t, memberA, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": gid(warningOnNode)})
+	if !onlyCode(r, "NOT_FOUND") {
+		t.Errorf("member of A, node(warning on its node): want NOT_FOUND, got %s %s", r.Data, r.ErrorsString())
+	}
+	var one struct{ Node *struct{ ID, Severity string } }
+	mustData(t, w.do(t, memberA, `query($id: ID!) { node(id: $id) { ... on Alert { id severity } } }`, map[string]any{"id": gid(fatalOnNode)}), &one)
+	if one.Node == nil || one.Node.ID != gid(fatalOnNode) || one.Node.Severity != "FATAL" {
+		t.Errorf("member of A, node(the fatal alert on its node) = %+v", one.Node)
+	}
+	r = w.do(t, memberA, `query($id: ID!) { node(id: $id) { ... on Alert { id node { id } host { id } } } }`, map[string]any{"id": gid(fatalOnNode)})
+	if !onlyCode(r, "FORBIDDEN") || strings.Contains(string(r.Data), gid(w.node1)) {
+		t.Errorf("member of A, the fatal alert with its node: want FORBIDDEN and no node, got %s %s", r.Data, r.ErrorsString())
+	}
+	r = w.do(t, memberA, `mutation($id: ID!) { updateAlert(id: $id, input: {message: "closed by a tenant"}) { id } }`, map[string]any{"id": gid(fatalOnNode)})
+	if len(r.Errors) == 0 {
+		t.Errorf("member of A changed a fatal alert: %s", r.Data)
 	}
 }

@@ -312,7 +312,7 @@ tests.push({
 });
 
 tests.push({
-  name: 'a tenant member sees their tenant on the overview (VM counts as the API has them, quotas) and no fabric sections',
+  name: 'a tenant member sees their tenant on the overview (VM counts and fatal alerts as the API has them, quotas) and no fabric sections',
   async run(ctx) {
     const found = await ctx.gql('{ users(where: { username: "alice" }) { edges { node { id } } } tenants(where: { hasMembersWith: [{ username: "alice" }] }) { edges { node { id name } } } }');
     const alice = found.users.edges[0].node;
@@ -324,8 +324,18 @@ tests.push({
       active: virtualMachines(where: { status: ACTIVE, hasTenantWith: [{ id: $t }] }) { totalCount }
       services: regionServices(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $t }] }) { totalCount }
     }`, { t: tenant.id });
+    // a fatal alert on the node of one of the tenant's VMs reaches its members; a warning there does not
+    const vm = await ctx.gql('query($t: ID!) { virtualMachines(first: 1, where: { status: ACTIVE, hasTenantWith: [{ id: $t }] }) { edges { node { node { id } } } } }', { t: tenant.id });
+    const nodeID = vm.virtualMachines.edges[0].node.node.id;
+    const fatalName = `e2e-fatal-${Date.now()}`;
+    await ctx.gql('mutation($n: ID!, $name: String!) { f: createAlert(input: { name: $name, severity: FATAL, nodeID: $n }) { id } w: createAlert(input: { name: "e2e-warning", severity: WARNING, nodeID: $n }) { id } }',
+      { n: nodeID, name: fatalName });
+    const seen = await ctx.gql('{ alerts(where: { status: OPEN, severity: FATAL }) { totalCount } all: alerts { totalCount } }', {}, { token: made.createAPIToken.token });
+    assert.ok(seen.alerts.totalCount >= 1, 'alice reads the fatal alert on her VM\'s node');
+    assert.equal(seen.all.totalCount, seen.alerts.totalCount, 'a tenant member reads fatal alerts only');
     const page = await ctx.page({ token: made.createAPIToken.token });
     await page.goto('/');
+    assert.equal(await tileNumber(page, 'tenant-alerts-FATAL'), seen.alerts.totalCount, 'fatal alerts tile');
     await page.getByTestId(`tenant-overview-${tenant.id}`).getByRole('link', { name: tenant.name }).waitFor();
     assert.equal(await tileNumber(page, 'tenant-vms'), counts.vms.totalCount, 'VMs of the tenant');
     assert.equal(await tileNumber(page, 'tenant-vms-ACTIVE'), counts.active.totalCount, 'active VMs');
@@ -335,7 +345,15 @@ tests.push({
     const nav = page.getByRole('navigation', { name: 'Sections' });
     assert.equal(await nav.getByRole('link', { name: 'Nodes' }).count(), 0, 'no Nodes section for a tenant member');
     assert.equal(await nav.getByRole('link', { name: 'Virtual machines' }).count(), 1);
+    assert.equal(await nav.getByRole('link', { name: 'Alerts' }).count(), 1, 'tenant members have the alerts they may read');
     await ctx.screenshot(page, 'overview-tenant-member');
+    await page.getByTestId('tenant-alerts-FATAL').click();
+    const row = page.getByRole('table', { name: 'Alerts' }).getByRole('row').filter({ hasText: fatalName });
+    await row.waitFor();
+    assert.match(await row.textContent(), /a node running your VMs/);
+    assert.equal(await row.getByRole('button', { name: 'Resolve' }).count(), 0, 'a tenant member cannot resolve alerts');
+    assert.equal(await page.locator('main .problem').count(), 0, 'the alerts page asks nothing a tenant member may not read');
+    await page.goto('/');
     // the active tile opens the VM list filtered by the tenant and status, as its URL says
     await page.getByTestId('tenant-vms-ACTIVE').click();
     await page.waitForURL((u) => u.pathname === '/vms' && u.searchParams.get('status') === 'ACTIVE' && u.searchParams.get('tenant') === tenant.id);

@@ -17,7 +17,7 @@ const sections: { to: string; label: string; infra?: boolean }[] = [
   { to: '/nodes', label: 'Nodes', infra: true },
   { to: '/tenants', label: 'Tenants & quotas' },
   { to: '/maintainers', label: 'Maintainers', infra: true },
-  { to: '/alerts', label: 'Alerts', infra: true },
+  { to: '/alerts', label: 'Alerts' },
   { to: '/maintenance', label: 'Maintenance', infra: true },
   { to: '/tokens', label: 'API tokens' },
 ];

@@ -1,4 +1,5 @@
 // The overview of a tenant member (who may not read the fabric, nodes, alerts or the audit log):
+// the open fatal alerts on the nodes running their VMs (the only alerts a tenant may read) and,
 // per tenant of theirs, VMs by status and region services, each linking to the filtered list,
 // and the tenant's quotas with their usage.
 import { Link } from 'react-router';
@@ -18,6 +19,25 @@ const TenantCountsDocument = graphql(`
     services: regionServices(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
   }
 `);
+
+const FatalAlertsDocument = graphql(`
+  query OverviewFatalAlerts {
+    fatal: alerts(where: { status: OPEN, severity: FATAL }) { totalCount }
+  }
+`);
+
+/** The open fatal alerts the viewer may read: for a tenant member, those affecting their VMs. */
+export function FatalAlertCount() {
+  const [{ data, error }] = useQuery({ query: FatalAlertsDocument });
+  return (
+    <>
+      <OpsProblem error={error} />
+      <div className="count-row" aria-label="Open fatal alerts">
+        <CountTile label="fatal alerts on your VMs' nodes" count={data?.fatal.totalCount} to="/alerts?status=OPEN&severity=FATAL" tone="bad" testid="tenant-alerts-FATAL" />
+      </div>
+    </>
+  );
+}
 
 /** One tenant's counts and quotas. */
 export function TenantOverview({ tenant }: { tenant: { id: string; name: string } }) {

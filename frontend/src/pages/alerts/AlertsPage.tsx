@@ -1,10 +1,12 @@
 // Alerts: filters (severity, status, last seen) in the URL, pages of 25, newest first, and
-// resolving an open alert (updateAlert: status CLOSED, closedAt, closedBy).
+// resolving an open alert (updateAlert: status CLOSED, closedAt, closedBy). A tenant member sees
+// the fatal alerts of the nodes running their VMs, without the node or host (which they may not read).
 import { Link } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import type { AlertWhereInput, AlertSeverity, AlertStatus } from '../../gql/graphql';
 import { useAuth } from '../../api/auth';
+import { useInfraAccess } from '../../components/compute/access';
 import { Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
 import { Pager, usePager } from '../../components/Pager';
@@ -16,15 +18,15 @@ import { windowStart } from '../../lib/ops/window';
 import '../../components/ops/ops.css';
 
 const AlertsDocument = graphql(`
-  query AlertsList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: AlertWhereInput) {
+  query AlertsList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: AlertWhereInput, $infra: Boolean!) {
     alerts(first: $first, after: $after, last: $last, before: $before, where: $where, orderBy: { field: LAST_SEEN_AT, direction: DESC }) {
       totalCount
       pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
       edges {
         node {
           id name severity status message occurrences firstSeenAt lastSeenAt closedAt closedBy
-          node { id name }
-          host { id name }
+          node @include(if: $infra) { id name }
+          host @include(if: $infra) { id name }
         }
       }
     }
@@ -41,6 +43,7 @@ export default function AlertsPage() {
   const pager = usePager(25);
   const f = useParamFilters(pager.reset);
   const { me } = useAuth();
+  const { infra, known } = useInfraAccess();
   const severity = f.get('severity');
   const status = f.get('status');
   const since = f.get('since');
@@ -49,7 +52,7 @@ export default function AlertsPage() {
   if (status) where.status = status as AlertStatus;
   const start = windowStart(since);
   if (start) where.lastSeenAtGTE = start;
-  const [{ data, error, fetching }] = useQuery({ query: AlertsDocument, variables: { ...pager.vars, where } });
+  const [{ data, error, fetching }] = useQuery({ query: AlertsDocument, variables: { ...pager.vars, where, infra }, pause: !known });
   const [resolve, doResolve] = useMutation(ResolveDocument);
 
   function onResolve(id: string, name: string) {
@@ -100,7 +103,8 @@ export default function AlertsPage() {
                 <td className="small">
                   {a.node && <div>node <Link to={`/nodes/${a.node.id}`}>{a.node.name}</Link></div>}
                   {a.host && <div>host <Link to={`/hosts/${a.host.id}`}>{a.host.name}</Link></div>}
-                  {!a.node && !a.host && <span className="muted">—</span>}
+                  {!infra && <span className="muted">a node running your VMs</span>}
+                  {infra && !a.node && !a.host && <span className="muted">—</span>}
                 </td>
                 <td>
                   <StatusBadge status={a.status} />
@@ -108,7 +112,7 @@ export default function AlertsPage() {
                 </td>
                 <td className="num">{a.occurrences}×</td>
                 <td className="nowrap"><RelTime iso={a.lastSeenAt} /></td>
-                <td>{a.status === 'OPEN' && <button type="button" disabled={resolve.fetching} onClick={() => onResolve(a.id, a.name)}>Resolve</button>}</td>
+                <td>{a.status === 'OPEN' && infra && <button type="button" disabled={resolve.fetching} onClick={() => onResolve(a.id, a.name)}>Resolve</button>}</td>
               </tr>
             ))}
           </tbody>

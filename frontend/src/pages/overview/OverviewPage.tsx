@@ -1,10 +1,11 @@
 // Overview: capacity per region and datacenter, nodes by state, open alerts by severity and the
 // latest audit log entries; every number links to the list it counts. A tenant member, who may
-// read none of these, sees their tenants instead: VMs by status, services and quota usage.
+// read none of these, sees the fatal alerts affecting their VMs and their tenants instead: VMs by
+// status, services and quota usage.
 import { NodeCounts, AlertCounts } from '../../components/ops/StateCounts';
 import { RegionCapacity } from '../../components/ops/RegionCapacity';
 import { RecentActivity } from '../../components/ops/RecentActivity';
-import { TenantOverview } from '../../components/ops/TenantOverview';
+import { FatalAlertCount, TenantOverview } from '../../components/ops/TenantOverview';
 import { Loading } from '../../components/Loading';
 import { useInfraAccess } from '../../components/compute/access';
 import { useAuth } from '../../api/auth';
@@ -46,6 +47,7 @@ function TenantsOverview() {
     <div>
       <h1>Overview</h1>
       {tenants.size === 0 && <p className="muted">You hold no role yet: ask an administrator for one.</p>}
+      {tenants.size > 0 && <FatalAlertCount />}
       {[...tenants.values()].map((t) => <TenantOverview key={t.id} tenant={t} />)}
     </div>
   );
