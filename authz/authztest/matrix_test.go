@@ -1217,7 +1217,9 @@ func TestFatalAlertsReachAffectedTenants(t *testing.T) {
 	if !onlyCode(r, "NOT_FOUND") {
 		t.Errorf("member of A, node(warning on its node): want NOT_FOUND, got %s %s", r.Data, r.ErrorsString())
 	}
-	var one struct{ Node *struct{ ID, Severity string } }
+	var one struct {
+		Node *struct{ ID, Severity string }
+	}
 	mustData(t, w.do(t, memberA, `query($id: ID!) { node(id: $id) { ... on Alert { id severity } } }`, map[string]any{"id": gid(fatalOnNode)}), &one)
 	if one.Node == nil || one.Node.ID != gid(fatalOnNode) || one.Node.Severity != "FATAL" {
 		t.Errorf("member of A, node(the fatal alert on its node) = %+v", one.Node)
