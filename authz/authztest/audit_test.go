@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/rolebinding"
@@ -252,6 +253,11 @@ func auditRunners() map[string]auditRun {
 			asAdmin(t, w, rid, fmt.Sprintf(`mutation($id: ID!) { %s(id: $id) { id status } }`, action), map[string]any{"id": gid(id)})
 			return adminWant(w, "VirtualMachine", id, w.tenantA, true, true)
 		}
+	}
+	runs["closeAlert"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.c.Alert.Create().SetName(uniq("alert")).SetSeverity(alert.SeverityWarning).SetHostID(w.hostM).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($id: ID!) { closeAlert(id: $id) { id status } }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "Alert", id, 0, true, true)
 	}
 	runs["reportAssignmentStatus"] = func(t *testing.T, w *world, rid string) auditWant {
 		id := w.c.Assignment.Create().SetNodeID(w.node1).SaveX(w.ctx).ID

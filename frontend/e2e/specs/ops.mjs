@@ -213,7 +213,7 @@ tests.push({
     assert.equal(await total(), api.ready.totalCount);
     await ctx.screenshot(page, 'nodes');
 
-    await page.goto('/alerts?status=OPEN&severity=CRITICAL');
+    await page.goto('/alerts?severity=CRITICAL'); // newest first: the new alert heads the list
     await page.getByRole('search').waitFor();
     await page.locator('.pager .muted').waitFor();
     assert.equal(await total(), api.openCritical.totalCount);
@@ -364,6 +364,28 @@ tests.push({
       const shown = await page.locator('[data-vm-id]').allTextContents();
       assert.ok(shown.every((t) => /active/i.test(t)), `only active VMs are listed: ${shown}`);
     }
+    await page.context().close();
+  },
+});
+
+tests.push({
+  name: 'resolve an alert from the alerts page: the server records it closed, by whom and when',
+  async run(ctx) {
+    const name = `e2e-resolve-${Date.now()}`;
+    const made = await ctx.gql('mutation($name: String!) { createAlert(input: { name: $name, severity: CRITICAL, message: "disk failing" }) { id } }', { name });
+    const id = made.createAlert.id;
+    const page = await ctx.page();
+    await page.goto('/alerts?severity=CRITICAL'); // newest first: the new alert heads the list
+    const row = page.getByTestId(`alert-${id}`);
+    await row.waitFor();
+    page.once('dialog', (d) => d.accept());
+    await row.getByRole('button', { name: 'Resolve' }).click();
+    await row.getByText(/closed/i).first().waitFor();
+    const after = await ctx.gql('query($id: ID!) { node(id: $id) { ... on Alert { status closedBy closedAt } } }', { id });
+    assert.equal(after.node.status, 'CLOSED');
+    assert.ok(after.node.closedBy, 'closedBy is recorded');
+    assert.ok(Math.abs(Date.parse(after.node.closedAt) - Date.now()) < 120_000, `closedAt is now: ${after.node.closedAt}`);
+    assert.match(await row.textContent(), new RegExp(`by ${after.node.closedBy}`), 'the row shows who closed it');
     await page.context().close();
   },
 });

@@ -1,11 +1,10 @@
 // Alerts: filters (severity, status, last seen) in the URL, pages of 25, newest first, and
-// resolving an open alert (updateAlert: status CLOSED, closedAt, closedBy). A tenant member sees
+// resolving an open alert (closeAlert: the server records when and by whom). A tenant member sees
 // the fatal alerts of the nodes running their VMs, without the node or host (which they may not read).
 import { Link } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import type { AlertWhereInput, AlertSeverity, AlertStatus } from '../../gql/graphql';
-import { useAuth } from '../../api/auth';
 import { useInfraAccess } from '../../components/compute/access';
 import { Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
@@ -34,15 +33,14 @@ const AlertsDocument = graphql(`
 `);
 
 const ResolveDocument = graphql(`
-  mutation ResolveAlert($id: ID!, $input: UpdateAlertInput!) {
-    updateAlert(id: $id, input: $input) { id status closedAt closedBy }
+  mutation ResolveAlert($id: ID!) {
+    closeAlert(id: $id) { id status closedAt closedBy }
   }
 `);
 
 export default function AlertsPage() {
   const pager = usePager(25);
   const f = useParamFilters(pager.reset);
-  const { me } = useAuth();
   const { infra, known } = useInfraAccess();
   const severity = f.get('severity');
   const status = f.get('status');
@@ -57,7 +55,7 @@ export default function AlertsPage() {
 
   function onResolve(id: string, name: string) {
     if (!window.confirm(`Resolve the alert "${name}"?`)) return;
-    doResolve({ id, input: { status: 'CLOSED', closedAt: new Date().toISOString(), closedBy: me?.username ?? 'dashboard' } });
+    doResolve({ id });
   }
 
   const rows = data?.alerts.edges?.flatMap((e) => (e?.node ? [e.node] : [])) ?? [];
