@@ -9,8 +9,8 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
-	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/rolebinding"
