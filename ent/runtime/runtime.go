@@ -1611,6 +1611,8 @@ func init() {
 	maintenanceHooks := schema.Maintenance{}.Hooks()
 
 	maintenance.Hooks[1] = maintenanceHooks[0]
+
+	maintenance.Hooks[2] = maintenanceHooks[1]
 	maintenanceMixinFields0 := maintenanceMixin[0].Fields()
 	_ = maintenanceMixinFields0
 	maintenanceFields := schema.Maintenance{}.Fields()

@@ -8,6 +8,7 @@ import (
 	"entgo.io/ent"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
@@ -98,6 +99,29 @@ func audienceMatches() ent.Hook {
 				return nil, apierr.Validation("userID", "a notice to a user must name the user")
 			case audience == "ALL" && (tenant || user):
 				return nil, apierr.Validation("audience", "a notice to all users cannot name a tenant or user")
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+}
+
+// byViewer sets the string field name (at most maxLen characters), on create, to the name of the viewer making the
+// change when the mutation leaves it unset (e.g. Maintenance.opened_by): who did something is
+// recorded by the server, not left to the client to remember.
+func byViewer(name string, maxLen int) ent.Hook {
+	return func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if _, set := m.Field(name); set || !m.Op().Is(ent.OpCreate) {
+				return next.Mutate(ctx, m)
+			}
+			if v := authz.FromContext(ctx); v != nil && v.Name != "" {
+				who := []rune(v.Name)
+				if len(who) > maxLen {
+					who = who[:maxLen]
+				}
+				if err := m.SetField(name, string(who)); err != nil {
+					return nil, fmt.Errorf("set %s: %w", name, err)
+				}
 			}
 			return next.Mutate(ctx, m)
 		})

@@ -389,3 +389,44 @@ tests.push({
     await page.context().close();
   },
 });
+
+tests.push({
+  name: 'plan a maintenance of a node from its page: listed with the node and who opened it, as the API has it',
+  async run(ctx) {
+    const found = await ctx.gql('{ computeNodes(first: 1, where: { schedulable: true }) { edges { node { id name } } } }');
+    const node = found.computeNodes.edges[0].node;
+    const title = `e2e: swap PSU ${Date.now()}`;
+    const page = await ctx.page();
+    await page.goto(`/nodes/${node.id}`);
+    await page.getByRole('link', { name: 'Plan maintenance of this node' }).click();
+    const form = page.getByRole('form', { name: 'Plan maintenance' });
+    await form.getByRole('heading', { name: `Plan maintenance of ${node.name}` }).waitFor();
+    // an end before the start: the API refuses it and the form says why
+    await form.getByLabel('Title').fill(title);
+    await form.getByLabel('Starts').fill('2031-05-06T07:00');
+    await form.getByLabel('Ends').fill('2031-05-06T06:00');
+    await form.getByRole('button', { name: 'Plan' }).click();
+    const problem = form.locator('.problem');
+    await problem.waitFor(); // the API refuses an end before the start, naming the field
+    assert.match(await problem.textContent(), /VALIDATION/);
+    assert.match(await problem.textContent(), /endsAt/);
+    await form.getByLabel('Ends').fill('2031-05-06T09:30');
+    await form.getByRole('button', { name: 'Plan' }).click();
+    await page.waitForURL((u) => u.pathname === '/maintenance' && u.searchParams.has('id'));
+    const id = new URL(page.url()).searchParams.get('id');
+    const row = page.getByTestId(`maintenance-${id}`);
+    await row.getByText(title).waitFor();
+    const api = await ctx.gql('query($id: ID!) { node(id: $id) { ... on Maintenance { title status startsAt endsAt openedBy nodes { edges { node { id } } } } } }', { id });
+    const m = api.node;
+    assert.equal(m.title, title);
+    assert.equal(m.status, 'PLANNED');
+    assert.deepEqual(m.nodes.edges.map((e) => e.node.id), [node.id]);
+    assert.ok(m.openedBy, 'the server records who opened it');
+    const local = await page.evaluate(() => new Date(2031, 4, 6, 7, 0).toISOString());
+    assert.equal(new Date(m.startsAt).toISOString(), local, 'starts when the form said, in the browser zone');
+    assert.match(await row.textContent(), new RegExp(node.name));
+    assert.match(await row.textContent(), new RegExp(m.openedBy));
+    await ctx.screenshot(page, 'maintenance-planned');
+    await page.context().close();
+  },
+});

@@ -52,3 +52,16 @@ export function gb(n: number): string {
 function round(x: number): string {
   return x >= 100 ? String(Math.round(x)) : String(Math.round(x * 10) / 10);
 }
+
+/** The value of an <input type="datetime-local"> showing d in the browser's zone, to the minute. */
+export function toLocalInput(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** An <input type="datetime-local"> value (browser's zone) as an ISO time; null when empty or invalid. */
+export function fromLocalInput(v: string): string | null {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(v)) return null;
+  const t = new Date(v);
+  return Number.isNaN(t.getTime()) ? null : t.toISOString();
+}

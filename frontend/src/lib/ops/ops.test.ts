@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { capsByRegion, emptyCap, free, sumCaps, type Cap } from './capacity';
-import { relativeTime, mb, gb } from './format';
+import { relativeTime, mb, gb, toLocalInput, fromLocalInput } from './format';
 import { resourcePath, typeLabel } from './resources';
 import { expiryFromDays, tokenState } from './tokens';
 import { drainProgress, schedulingLabel } from './drain';
@@ -134,5 +134,19 @@ describe('problems', () => {
     const err = new CombinedError({ graphQLErrors: [forbidden, forbidden, { message: 'other', extensions: { code: 'FORBIDDEN' } }] });
     expect(uniqueProblems(err).map((p) => p.message)).toEqual(['you may not read ComputeNode', 'other']);
     expect(uniqueProblems(undefined)).toEqual([]);
+  });
+});
+
+describe('datetime-local inputs', () => {
+  it('round-trips a time to the minute in the browser zone', () => {
+    const d = new Date(2030, 0, 2, 3, 4, 59); // local time
+    const v = toLocalInput(d);
+    expect(v).toBe('2030-01-02T03:04');
+    expect(fromLocalInput(v)).toBe(new Date(2030, 0, 2, 3, 4, 0).toISOString());
+  });
+  it('refuses what is not a datetime-local value', () => {
+    expect(fromLocalInput('')).toBeNull();
+    expect(fromLocalInput('tomorrow')).toBeNull();
+    expect(fromLocalInput('2030-13-40T99:99')).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 // Maintenance records: filters (status, starts) in the URL, pages of 25, each with its hosts
-// and nodes, who opened it, and start / close actions.
-import { Link } from 'react-router';
+// and nodes, who opened it, and start / close actions; operators plan new ones (?plan=<node id>
+// opens the form for that node).
+import { Link, useNavigate } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import type { MaintenanceWhereInput, MaintenanceStatus } from '../../gql/graphql';
@@ -13,6 +14,8 @@ import { WindowSelect } from '../../components/ops/WindowSelect';
 import { useParamFilters } from '../../components/ops/useParamFilters';
 import { windowStart } from '../../lib/ops/window';
 import { dateTime } from '../../lib/ops/format';
+import { PlanMaintenanceForm } from '../../components/ops/PlanMaintenanceForm';
+import { useAuth } from '../../api/auth';
 import '../../components/ops/ops.css';
 
 const MaintenancesDocument = graphql(`
@@ -44,6 +47,9 @@ export default function MaintenancePage() {
   const status = f.get('status');
   const since = f.get('since');
   const only = f.get('id');
+  const plan = f.get('plan');
+  const { isOperator } = useAuth();
+  const navigate = useNavigate();
   const where: MaintenanceWhereInput = {};
   if (only) where.id = only;
   if (status) where.status = status as MaintenanceStatus;
@@ -60,7 +66,17 @@ export default function MaintenancePage() {
   const rows = data?.maintenances.edges?.flatMap((e) => (e?.node ? [e.node] : [])) ?? [];
   return (
     <div>
-      <h1>Maintenance</h1>
+      <div className="spread">
+        <h1>Maintenance</h1>
+        {isOperator && plan === '' && <button type="button" className="primary" onClick={() => f.set('plan', 'new')}>Plan maintenance</button>}
+      </div>
+      {isOperator && plan !== '' && (
+        <PlanMaintenanceForm
+          nodeID={plan === 'new' ? undefined : plan}
+          onPlanned={(id) => navigate(`/maintenance?id=${encodeURIComponent(id)}`)}
+          onCancel={() => f.set('plan', '')}
+        />
+      )}
       <div className="filters" role="search">
         <label>
           Status

@@ -15,6 +15,7 @@ import { useLiveNodes } from '../../components/ops/useLiveNodes';
 import { schedulingLabel } from '../../lib/ops/drain';
 import { dateTime } from '../../lib/ops/format';
 import { overlay } from '../../lib/ops/live';
+import { useAuth } from '../../api/auth';
 import '../../components/ops/ops.css';
 
 const NodeDocument = graphql(`
@@ -37,6 +38,7 @@ const NodeDocument = graphql(`
 `);
 
 export default function NodePage() {
+  const { isOperator } = useAuth();
   const { id = '' } = useParams();
   const [{ data, error, fetching }, refetch] = useQuery({ query: NodeDocument, variables: { id } });
   const live = useLiveNodes(undefined, id)[id];
@@ -84,6 +86,7 @@ export default function NodePage() {
         <section className="card">
           <h3 style={{ marginTop: 0 }}>Actions</h3>
           <NodeActions node={n} />
+          {isOperator && <p className="small"><Link to={`/maintenance?plan=${encodeURIComponent(n.id)}`}>Plan maintenance of this node</Link></p>}
           <DrainProgressPanel node={n} />
         </section>
       </div>
