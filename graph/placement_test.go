@@ -714,9 +714,39 @@ func TestExplainPlacement(t *testing.T) {
 	}
 	books(t, s)
 
-	// Tenants may not see the compute fabric, so they get no explanation.
+	// Tenants may not see the compute fabric: the cluster, placements and nodes stay empty
+	// even when asked for; the verdict, the message and the rejection counts match the
+	// operator's answer.
 	member := memberToken(t, env, s.Tenant)
-	env.As(member).Do(t, explainQuery, map[string]any{"in": base}).ExpectError(t, "FORBIDDEN", "")
+	var full struct{ ExplainPlacement explanation }
+	env.As(member).MustDo(t, explainQuery, map[string]any{"in": base}, &full)
+	if e := full.ExplainPlacement; !e.Placeable || e.Cluster != nil || len(e.Placements) != 0 || len(e.Nodes) != 0 {
+		t.Errorf("tenant asking for the fabric got %+v; want placeable with no cluster, placements or nodes", e)
+	}
+	const tenantQuery = `query($in: PlacementRequestInput!) { explainPlacement(input: $in) {
+		placeable errorCode message unplaced rejections { filter code count } } }`
+	for _, in := range []map[string]any{
+		input(base, []map[string]any{{"count": 3, "schedulePolicy": zones("RACK", "ANTI_AFFINITY", "")}}),
+		input(base, []map[string]any{{"count": 9, "schedulePolicy": zones("RACK", "ANTI_AFFINITY", "")}}),
+	} {
+		want := explain(t, env, in)
+		var got struct{ ExplainPlacement explanation }
+		env.As(member).MustDo(t, tenantQuery, map[string]any{"in": in}, &got)
+		e := got.ExplainPlacement
+		deref := func(p *string) string {
+			if p == nil {
+				return "<null>"
+			}
+			return *p
+		}
+		if e.Placeable != want.Placeable || deref(e.ErrorCode) != deref(want.ErrorCode) || deref(e.Message) != deref(want.Message) ||
+			e.Unplaced != want.Unplaced || fmt.Sprint(e.Rejections) != fmt.Sprint(want.Rejections) || len(e.Rejections) == 0 {
+			t.Errorf("count %v: tenant's explanation %+v, operator's %+v", in["count"], e, want)
+		}
+	}
+	other := env.Client.Tenant.Create().SetName(uniq("other")).SaveX(gqltest.System()).ID
+	env.As(member).Do(t, tenantQuery, map[string]any{"in": input(base, []map[string]any{{"tenantID": gqltest.ID(other)}})}).
+		ExpectError(t, "NOT_FOUND", "")
 }
 
 // memberToken makes a user who is a member of tenant and returns an API token of theirs.

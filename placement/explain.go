@@ -10,6 +10,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -168,6 +169,11 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 		return nil, scheduleError(err)
 	}
 
+	// A viewer who may not read the compute fabric (a tenant role) learns the verdict and how
+	// many nodes each filter turned away, not which cluster or nodes.
+	if !authz.FromContext(ctx).Can("ComputeNode", authz.ActRead) {
+		return out, nil
+	}
 	nodes, err := nodesByID(ctx, c, nodeIDs)
 	if err != nil {
 		return nil, err

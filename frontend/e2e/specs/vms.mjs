@@ -113,6 +113,24 @@ export const tests = [
       assert.ok(page.url().endsWith('/vms/new'));
       await ctx.screenshot(page, 'placement-explanation');
       await page.context().close();
+
+      // A tenant member gets the verdict and the counts, not the nodes.
+      const u = (await ctx.gql('mutation($n: String!) { createUser(input: { username: $n }) { id } }', { n: 'e2e-big-' + Date.now().toString(36) })).createUser;
+      await ctx.gql('mutation($u: ID!, $t: ID!) { grantRole(input: { userID: $u, role: TENANT_MEMBER, tenantID: $t }) { id } }', { u: u.id, t: d.tenant.id });
+      const token = (await ctx.gql('mutation($u: ID!) { createAPIToken(input: { name: "e2e", scope: READ_WRITE, userID: $u }) { token } }', { u: u.id })).createAPIToken.token;
+      const member = await ctx.page({ token });
+      await member.goto('/vms/new');
+      await fillForm(member, { name: 'e2e-too-big', tenant: d.tenant.name, region: d.region.name, flavorID });
+      await member.getByRole('button', { name: 'Create VM' }).click();
+      await member.getByRole('alert').filter({ hasText: 'NO_CAPACITY' }).waitFor();
+      const tbox = member.getByTestId('placement-explanation');
+      await tbox.waitFor();
+      const rejected = x.nodes.length - fit;
+      assert.match(await tbox.getByTestId('placement-summary').innerText(), new RegExp(`^${rejected} nodes? turned away: `));
+      assert.equal(await tbox.locator('table').count(), 0, 'no per-node table for a tenant member');
+      assert.equal(await member.getByRole('alert').filter({ hasText: 'FORBIDDEN' }).count(), 0);
+      await ctx.screenshot(member, 'placement-explanation-tenant');
+      await member.context().close();
     },
   },
   {

@@ -1,7 +1,9 @@
 // Why a VM or service request fits where it does, or nowhere: explainPlacement's summary
-// ("0 of 24 nodes fit: 20 lack memory, 4 cordoned") and, unfolded, its per-node table.
+// ("0 of 24 nodes fit: 20 lack memory, 4 cordoned") and, unfolded, its per-node table. A tenant
+// member, who may not read the fabric, gets no per-node rows from the API: the summary then
+// comes from the rejection counts.
 import { Link } from 'react-router';
-import { orderExplainedNodes, summarizePlacement } from '../../lib/compute/placement';
+import { orderExplainedNodes, summarizePlacement, summarizeRejections } from '../../lib/compute/placement';
 import type { PlacementExplanationFieldsFragment } from '../../gql/graphql';
 import { graphql } from '../../gql';
 import './compute.css';
@@ -34,6 +36,7 @@ export const ExplainDocument = graphql(`
 
 /** The explanation box: summary first, the node table folded. */
 export function PlacementExplanation({ explanation: x }: { explanation: PlacementExplanationFieldsFragment }) {
+  if (x.nodes.length === 0 && x.rejections.length > 0) return <CountsOnly explanation={x} />;
   const s = summarizePlacement(x.nodes);
   const chosen = new Set(x.placements.map((p) => p.node.id));
   return (
@@ -88,6 +91,22 @@ export function PlacementExplanation({ explanation: x }: { explanation: Placemen
           </table>
         </div>
       </details>
+    </section>
+  );
+}
+
+/** The explanation without per-node rows: verdict, message and what turned nodes away. */
+function CountsOnly({ explanation: x }: { explanation: PlacementExplanationFieldsFragment }) {
+  const s = summarizeRejections(x.rejections);
+  return (
+    <section className="placement" data-testid="placement-explanation" aria-label="Placement explanation">
+      <h3>
+        Placement {x.placeable ? 'possible' : 'impossible'}
+        {x.errorCode && <code className="placement-code">{x.errorCode}</code>}
+      </h3>
+      {x.message && <p>{x.message}</p>}
+      {x.unplaced > 0 && <p>{x.unplaced} VM(s) of the group could not be placed.</p>}
+      <p data-testid="placement-summary">{s.text}</p>
     </section>
   );
 }

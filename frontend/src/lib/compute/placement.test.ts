@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orderExplainedNodes, shortReason, summarizePlacement, type ExplainedNode } from './placement';
+import { orderExplainedNodes, shortReason, summarizePlacement, summarizeRejections, type ExplainedNode } from './placement';
 
 const n = (name: string, rejectedBy?: string, reason?: string, total = 0): ExplainedNode => ({
   node: { id: name, name },
@@ -49,5 +49,22 @@ describe('orderExplainedNodes', () => {
   it('puts fitting nodes first by score, then rejected ones by filter and name', () => {
     const out = orderExplainedNodes([n('z', 'B'), n('low', undefined, undefined, 1), n('a', 'B'), n('x', 'A'), n('high', undefined, undefined, 9)]);
     expect(out.map((x) => x.node.name)).toEqual(['high', 'low', 'x', 'a', 'z']);
+  });
+});
+
+describe('summarizeRejections', () => {
+  it('counts the nodes turned away, most common reason first, clusters apart', () => {
+    const s = summarizeRejections([
+      { filter: 'Schedulable', code: 'UNSCHEDULABLE', count: 1 },
+      { filter: 'ZonePolicy', code: 'ZONE_ANTI_AFFINITY', count: 7 },
+      { filter: 'Cluster', code: 'CLUSTER_EXCLUDED', count: 2 },
+      { filter: 'Capacity', code: 'NO_MEMORY', count: 0 },
+    ]);
+    expect(s.text).toBe('8 nodes turned away: 7 ZONE_ANTI_AFFINITY (ZonePolicy), 1 UNSCHEDULABLE (Schedulable); 2 clusters excluded by the policy');
+    expect(s.reasons.map((r) => r.count)).toEqual([7, 2, 1]);
+  });
+  it('says so when nothing was turned away', () => {
+    expect(summarizeRejections([]).text).toBe('no node was turned away');
+    expect(summarizeRejections([{ filter: 'Schedulable', code: 'UNSCHEDULABLE', count: 1 }]).text).toBe('1 node turned away: 1 UNSCHEDULABLE (Schedulable)');
   });
 });

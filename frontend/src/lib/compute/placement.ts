@@ -67,3 +67,29 @@ export function orderExplainedNodes<T extends ExplainedNode>(nodes: readonly T[]
     return (a.rejectedBy ?? '').localeCompare(b.rejectedBy ?? '') || a.node.name.localeCompare(b.node.name);
   });
 }
+
+/** A rejection count as explainPlacement answers it. */
+export interface Rejection {
+  filter: string;
+  code: string;
+  count: number;
+}
+
+/**
+ * Summarises an explanation's rejection counts, for viewers who get no per-node rows (tenant
+ * members may not read the fabric): "8 nodes turned away: 7 ZONE_ANTI_AFFINITY (ZonePolicy), 1
+ * UNSCHEDULABLE (Schedulable)"; clusters the policy excluded are counted apart.
+ */
+export function summarizeRejections(rejections: readonly Rejection[]): { reasons: ReasonCount[]; text: string } {
+  const reasons = rejections
+    .filter((r) => r.count > 0)
+    .map((r) => ({ filter: r.filter, reason: r.code, count: r.count }))
+    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+  const nodes = reasons.filter((r) => r.reason !== 'CLUSTER_EXCLUDED');
+  const clusters = reasons.find((r) => r.reason === 'CLUSTER_EXCLUDED')?.count ?? 0;
+  const n = nodes.reduce((sum, r) => sum + r.count, 0);
+  const parts: string[] = [];
+  if (n > 0) parts.push(`${n} node${n === 1 ? '' : 's'} turned away: ${nodes.map((r) => `${r.count} ${r.reason} (${r.filter})`).join(', ')}`);
+  if (clusters > 0) parts.push(`${clusters} cluster${clusters === 1 ? '' : 's'} excluded by the policy`);
+  return { reasons, text: parts.length ? parts.join('; ') : 'no node was turned away' };
+}

@@ -1,4 +1,4 @@
-import{d as e,o as t}from"./Problem-_3LBNcXe.js";import{t as n}from"./live-QE6iEJf2.js";import{t as r}from"./index-CG0L_Lx6.js";t(`
+import{d as e,o as t}from"./Problem-_3LBNcXe.js";import{t as n}from"./live-QE6iEJf2.js";import{t as r}from"./index-CpebAlM_.js";t(`
   fragment VMEvent on VirtualMachine {
     id
     name
