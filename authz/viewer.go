@@ -45,6 +45,16 @@ func FromContext(ctx context.Context) *Viewer {
 	return v
 }
 
+// Actor names the viewer of ctx in the records that say who did something (a closed alert's
+// closedBy, a maintenance's openedBy, a drain's reasons): its user name (at most 64
+// characters) or "system:<component>", and "unknown" when ctx has no named viewer.
+func Actor(ctx context.Context) string {
+	if v := FromContext(ctx); v != nil && v.Name != "" {
+		return v.Name
+	}
+	return "unknown"
+}
+
 // SystemContext returns ctx acting as the system component.
 func SystemContext(ctx context.Context, component string) context.Context {
 	return NewContext(ctx, System(component))

@@ -30,14 +30,6 @@ func loadNode(ctx context.Context, c *ent.Client, id int) (*ent.ComputeNode, err
 	return n, nil
 }
 
-// actor names the viewer of ctx for reasons and maintenance records.
-func actor(ctx context.Context) string {
-	if v := authz.FromContext(ctx); v != nil && v.Name != "" {
-		return v.Name
-	}
-	return "unknown"
-}
-
 // draining reports whether a drain of n is in progress.
 func draining(n *ent.ComputeNode) bool {
 	return n.DrainState != nil && *n.DrainState == computenode.DrainStateDraining

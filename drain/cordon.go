@@ -18,7 +18,7 @@ func Cordon(ctx context.Context, c *ent.Client, id int, reason *string) (*ent.Co
 	if err != nil {
 		return nil, err
 	}
-	why := fmt.Sprintf("cordoned by %s", actor(ctx))
+	why := fmt.Sprintf("cordoned by %s", authz.Actor(ctx))
 	if reason != nil && *reason != "" {
 		why = *reason
 	} else if !n.Schedulable && n.CordonReason != "" {
@@ -47,8 +47,8 @@ func Uncordon(ctx context.Context, c *ent.Client, id int) (*ent.ComputeNode, err
 	u := c.ComputeNode.UpdateOneID(id).SetSchedulable(true).ClearCordonReason()
 	if n.DrainState != nil {
 		u.ClearDrainState().ClearDrainDeadline().
-			SetDrainMessage(fmt.Sprintf("drain ended (%s) by %s uncordoning the node", *n.DrainState, actor(ctx)))
-		err := closeMaintenance(sys, c, id, time.Now(), fmt.Sprintf("ended by %s uncordoning the node", actor(ctx)))
+			SetDrainMessage(fmt.Sprintf("drain ended (%s) by %s uncordoning the node", *n.DrainState, authz.Actor(ctx)))
+		err := closeMaintenance(sys, c, id, time.Now(), fmt.Sprintf("ended by %s uncordoning the node", authz.Actor(ctx)))
 		if err != nil {
 			return nil, err
 		}

@@ -53,7 +53,7 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 		return nil, apierr.Conflict("node %s is already draining (until %s)", n.Name, n.DrainDeadline.Format(time.RFC3339))
 	}
 	sys := authz.SystemContext(ctx, component)
-	who := actor(ctx)
+	who := authz.Actor(ctx)
 	reason := n.CordonReason
 	if n.Schedulable || reason == "" {
 		reason = fmt.Sprintf("draining (by %s)", who)

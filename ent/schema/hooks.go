@@ -105,21 +105,14 @@ func audienceMatches() ent.Hook {
 	}
 }
 
-// byViewer sets the string field name (at most maxLen characters), on create, to the name of the viewer making the
-// change when the mutation leaves it unset (e.g. Maintenance.opened_by): who did something is
+// byViewer sets the string field name, on create, to the acting viewer's name (authz.Actor)
+// when the mutation leaves it unset (e.g. Maintenance.opened_by): who did something is
 // recorded by the server, not left to the client to remember.
-func byViewer(name string, maxLen int) ent.Hook {
+func byViewer(name string) ent.Hook {
 	return func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-			if _, set := m.Field(name); set || !m.Op().Is(ent.OpCreate) {
-				return next.Mutate(ctx, m)
-			}
-			if v := authz.FromContext(ctx); v != nil && v.Name != "" {
-				who := []rune(v.Name)
-				if len(who) > maxLen {
-					who = who[:maxLen]
-				}
-				if err := m.SetField(name, string(who)); err != nil {
+			if _, set := m.Field(name); !set && m.Op().Is(ent.OpCreate) {
+				if err := m.SetField(name, authz.Actor(ctx)); err != nil {
 					return nil, fmt.Errorf("set %s: %w", name, err)
 				}
 			}

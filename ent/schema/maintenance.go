@@ -47,6 +47,6 @@ func (Maintenance) Annotations() []schema.Annotation { return editable("maintena
 func (Maintenance) Hooks() []ent.Hook {
 	return []ent.Hook{
 		timeOrder("starts_at", "ends_at", "endsAt"),
-		byViewer("opened_by", 128),
+		byViewer("opened_by"),
 	}
 }
