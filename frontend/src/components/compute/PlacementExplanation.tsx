@@ -36,7 +36,9 @@ export const ExplainDocument = graphql(`
 
 /** The explanation box: summary first, the node table folded. */
 export function PlacementExplanation({ explanation: x }: { explanation: PlacementExplanationFieldsFragment }) {
-  if (x.nodes.length === 0 && x.rejections.length > 0) return <CountsOnly explanation={x} />;
+  // No per-node rows: a viewer who may not read the fabric, or no cluster to try; say it in counts.
+  const countsOnly = x.nodes.length === 0;
+  const nothingTried = countsOnly && x.rejections.length === 0 && !x.placeable;
   const s = summarizePlacement(x.nodes);
   const chosen = new Set(x.placements.map((p) => p.node.id));
   return (
@@ -51,9 +53,10 @@ export function PlacementExplanation({ explanation: x }: { explanation: Placemen
         {x.errorCode && <code className="placement-code">{x.errorCode}</code>}
       </h3>
       {x.message && <p>{x.message}</p>}
-      {x.nodes.length === 0 && <p className="muted">No node was considered: the region has no cluster the policy allows.</p>}
+      {nothingTried && <p className="muted">No node was considered: the region has no cluster the policy allows.</p>}
       {x.unplaced > 0 && <p>{x.unplaced} VM(s) of the group could not be placed.</p>}
-      <details>
+      {countsOnly && !nothingTried && <p data-testid="placement-summary">{summarizeRejections(x.rejections).text}</p>}
+      {!countsOnly && <details>
         <summary data-testid="placement-summary">{s.text}</summary>
         {s.reasons.length > 0 && (
           <ul className="placement-reasons">
@@ -90,23 +93,7 @@ export function PlacementExplanation({ explanation: x }: { explanation: Placemen
             </tbody>
           </table>
         </div>
-      </details>
-    </section>
-  );
-}
-
-/** The explanation without per-node rows: verdict, message and what turned nodes away. */
-function CountsOnly({ explanation: x }: { explanation: PlacementExplanationFieldsFragment }) {
-  const s = summarizeRejections(x.rejections);
-  return (
-    <section className="placement" data-testid="placement-explanation" aria-label="Placement explanation">
-      <h3>
-        Placement {x.placeable ? 'possible' : 'impossible'}
-        {x.errorCode && <code className="placement-code">{x.errorCode}</code>}
-      </h3>
-      {x.message && <p>{x.message}</p>}
-      {x.unplaced > 0 && <p>{x.unplaced} VM(s) of the group could not be placed.</p>}
-      <p data-testid="placement-summary">{s.text}</p>
+      </details>}
     </section>
   );
 }

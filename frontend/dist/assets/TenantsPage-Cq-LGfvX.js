@@ -1,4 +1,4 @@
-import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-_3LBNcXe.js";import{n as s}from"./index-CpebAlM_.js";import{n as c,t as l}from"./Pager-BjTd3Wy3.js";import{t as u}from"./StatusBadge-BGHzLumg.js";/* empty css            */var d=e(t(),1),f=n(),p=a(`
+import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-_3LBNcXe.js";import{n as s}from"./index-B_Yz7f47.js";import{n as c,t as l}from"./Pager-BjTd3Wy3.js";import{t as u}from"./StatusBadge-BGHzLumg.js";/* empty css            */var d=e(t(),1),f=n(),p=a(`
   query TenantsList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: TenantWhereInput) {
     tenants(first: $first, after: $after, last: $last, before: $before, where: $where, orderBy: { field: NAME }) {
       totalCount

@@ -1,4 +1,4 @@
-import{n as e}from"./index-CpebAlM_.js";import{a as t,i as n,n as r,o as i,u as a}from"./Problem-_3LBNcXe.js";import{n as o,t as s}from"./Pager-BjTd3Wy3.js";import{i as c}from"./policy-D_umdDaG.js";var l=t(),u=i(`
+import{n as e}from"./index-B_Yz7f47.js";import{a as t,i as n,n as r,o as i,u as a}from"./Problem-_3LBNcXe.js";import{n as o,t as s}from"./Pager-BjTd3Wy3.js";import{i as c}from"./policy-D_umdDaG.js";var l=t(),u=i(`
   query Clusters($first: Int, $after: Cursor, $last: Int, $before: Cursor) {
     clusters(first: $first, after: $after, last: $last, before: $before, orderBy: { field: NAME }) {
       totalCount

@@ -1,4 +1,4 @@
-import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,i as r,l as i,n as a,o,u as s}from"./Problem-_3LBNcXe.js";import{i as c,n as l,r as u,t as d}from"./index-CpebAlM_.js";import{t as f}from"./StatusBadge-BGHzLumg.js";import{t as p}from"./serviceLive-D5OPB7zB.js";import{t as m}from"./vmLive-CGN-quX5.js";import{i as h,n as g}from"./live-QE6iEJf2.js";import{n as _}from"./policy-D_umdDaG.js";/* empty css                */var v=e(t(),1),y=n(),b=o(`
+import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,i as r,l as i,n as a,o,u as s}from"./Problem-_3LBNcXe.js";import{i as c,n as l,r as u,t as d}from"./index-B_Yz7f47.js";import{t as f}from"./StatusBadge-BGHzLumg.js";import{t as p}from"./serviceLive-D5OPB7zB.js";import{t as m}from"./vmLive-C7BawG1L.js";import{i as h,n as g}from"./live-QE6iEJf2.js";import{n as _}from"./policy-D_umdDaG.js";/* empty css                */var v=e(t(),1),y=n(),b=o(`
   query RegionService($id: ID!, $infra: Boolean!) {
     node(id: $id) {
       ... on RegionService {

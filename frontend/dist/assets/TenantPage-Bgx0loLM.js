@@ -1,4 +1,4 @@
-import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{i as t,n}from"./index-CpebAlM_.js";import{H as r,a as i,i as a,l as o,n as s,o as c,t as l,u}from"./Problem-_3LBNcXe.js";import{n as d}from"./auth-DdNSe-g4.js";import{t as f}from"./StatusBadge-BGHzLumg.js";import{t as p}from"./QuotaUsageTable-BkZKwe5d.js";/* empty css            */var m=e(r(),1),h=i(),g=c(`
+import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{i as t,n}from"./index-B_Yz7f47.js";import{H as r,a as i,i as a,l as o,n as s,o as c,t as l,u}from"./Problem-_3LBNcXe.js";import{n as d}from"./auth-DdNSe-g4.js";import{t as f}from"./StatusBadge-BGHzLumg.js";import{t as p}from"./QuotaUsageTable-BkZKwe5d.js";/* empty css            */var m=e(r(),1),h=i(),g=c(`
   query QuotaHostGroups {
     hostGroups(first: 200, orderBy: { field: NAME }) { edges { node { id name } } }
   }

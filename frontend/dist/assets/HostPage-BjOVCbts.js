@@ -1,4 +1,4 @@
-import{i as e,n as t,r as n}from"./index-CpebAlM_.js";import{a as r,i,n as a,o,u as s}from"./Problem-_3LBNcXe.js";import{t as c}from"./StatusBadge-BGHzLumg.js";import{t as l}from"./UsageBar-Dz2r5Gz8.js";import{i as u}from"./layout-L3Xy536Y.js";import{n as d}from"./types-SUAeNC8C.js";/* empty css                    */var f=r(),p=o(`
+import{i as e,n as t,r as n}from"./index-B_Yz7f47.js";import{a as r,i,n as a,o,u as s}from"./Problem-_3LBNcXe.js";import{t as c}from"./StatusBadge-BGHzLumg.js";import{t as l}from"./UsageBar-Dz2r5Gz8.js";import{i as u}from"./layout-L3Xy536Y.js";import{n as d}from"./types-SUAeNC8C.js";/* empty css                    */var f=r(),p=o(`
   query HostPage($id: ID!) {
     node(id: $id) {
       __typename

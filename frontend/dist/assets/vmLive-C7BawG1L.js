@@ -1,4 +1,4 @@
-import{d as e,o as t}from"./Problem-_3LBNcXe.js";import{t as n}from"./live-QE6iEJf2.js";import{t as r}from"./index-CpebAlM_.js";t(`
+import{d as e,o as t}from"./Problem-_3LBNcXe.js";import{t as n}from"./live-QE6iEJf2.js";import{t as r}from"./index-B_Yz7f47.js";t(`
   fragment VMEvent on VirtualMachine {
     id
     name

@@ -1,4 +1,4 @@
-import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,c as r,i,l as a,n as o,o as s,t as c}from"./Problem-_3LBNcXe.js";import{n as l,r as u}from"./index-CpebAlM_.js";import{a as d,i as f,n as ee,r as te,t as p}from"./choices-Dahl6MTo.js";import{n as m,r as h,t as g}from"./SchedulePolicyFields-V5Dya7Bb.js";import{a as _,r as v,t as y}from"./policy-D_umdDaG.js";/* empty css                */var b=e(t(),1),x=n(),S=s(`
+import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,c as r,i,l as a,n as o,o as s,t as c}from"./Problem-_3LBNcXe.js";import{n as l,r as u}from"./index-B_Yz7f47.js";import{a as d,i as f,n as ee,r as te,t as p}from"./choices-yDy_RVqx.js";import{n as m,r as h,t as g}from"./SchedulePolicyFields-7-ySWlb6.js";import{a as _,r as v,t as y}from"./policy-D_umdDaG.js";/* empty css                */var b=e(t(),1),x=n(),S=s(`
   mutation CreateVM($input: CreateVirtualMachineInput!) {
     createVirtualMachine(input: $input) { id name status }
   }

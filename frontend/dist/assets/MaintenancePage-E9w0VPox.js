@@ -1,4 +1,4 @@
-import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{n as t,r as n}from"./index-CpebAlM_.js";import{H as r,a as i,i as a,l as o,n as s,o as c,t as l,u}from"./Problem-_3LBNcXe.js";import{n as d,t as f}from"./Pager-BjTd3Wy3.js";import{t as p}from"./StatusBadge-BGHzLumg.js";import{n as m,o as h,r as g,t as _}from"./RelTime-C5zKV1oI.js";import{n as v,t as y}from"./WindowSelect-irpZe32D.js";import{t as b}from"./useParamFilters-YTtFfJyZ.js";import{n as x}from"./auth-DdNSe-g4.js";/* empty css            */var S=e(r(),1),C=i(),w=c(`
+import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{n as t,r as n}from"./index-B_Yz7f47.js";import{H as r,a as i,i as a,l as o,n as s,o as c,t as l,u}from"./Problem-_3LBNcXe.js";import{n as d,t as f}from"./Pager-BjTd3Wy3.js";import{t as p}from"./StatusBadge-BGHzLumg.js";import{n as m,o as h,r as g,t as _}from"./RelTime-C5zKV1oI.js";import{n as v,t as y}from"./WindowSelect-irpZe32D.js";import{t as b}from"./useParamFilters-RStzp_iu.js";import{n as x}from"./auth-DdNSe-g4.js";/* empty css            */var S=e(r(),1),C=i(),w=c(`
   query PlanMaintenanceNode($id: ID!) {
     node(id: $id) { ... on ComputeNode { id name } }
   }

@@ -1,4 +1,4 @@
-import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-_3LBNcXe.js";import{i as s,n as c,r as l,t as u}from"./index-CpebAlM_.js";import{t as d}from"./StatusBadge-BGHzLumg.js";import{t as f}from"./VMActions-CL82Z-kG.js";import{t as p}from"./vmLive-CGN-quX5.js";import{i as m}from"./live-QE6iEJf2.js";import{i as h,n as g}from"./policy-D_umdDaG.js";/* empty css                */var _=e(t(),1),v=n(),y=a(`
+import{o as e}from"./rolldown-runtime-BCiCTKAo.js";import{H as t,a as n,i as r,n as i,o as a,u as o}from"./Problem-_3LBNcXe.js";import{i as s,n as c,r as l,t as u}from"./index-B_Yz7f47.js";import{t as d}from"./StatusBadge-BGHzLumg.js";import{t as f}from"./VMActions-CL82Z-kG.js";import{t as p}from"./vmLive-C7BawG1L.js";import{i as m}from"./live-QE6iEJf2.js";import{i as h,n as g}from"./policy-D_umdDaG.js";/* empty css                */var _=e(t(),1),v=n(),y=a(`
   query VM($id: ID!, $infra: Boolean!) {
     node(id: $id) {
       ... on VirtualMachine {

@@ -1,4 +1,4 @@
-import{n as e,t}from"./index-CpebAlM_.js";import{a as n,i as r,l as i,n as a,o,u as s}from"./Problem-_3LBNcXe.js";import{n as c,t as l}from"./Pager-BjTd3Wy3.js";import{t as u}from"./StatusBadge-BGHzLumg.js";import{t as d}from"./RelTime-C5zKV1oI.js";import{n as f,t as p}from"./WindowSelect-irpZe32D.js";import{t as m}from"./useParamFilters-YTtFfJyZ.js";/* empty css            */var h=n(),g=o(`
+import{n as e,t}from"./index-B_Yz7f47.js";import{a as n,i as r,l as i,n as a,o,u as s}from"./Problem-_3LBNcXe.js";import{n as c,t as l}from"./Pager-BjTd3Wy3.js";import{t as u}from"./StatusBadge-BGHzLumg.js";import{t as d}from"./RelTime-C5zKV1oI.js";import{n as f,t as p}from"./WindowSelect-irpZe32D.js";import{t as m}from"./useParamFilters-RStzp_iu.js";/* empty css            */var h=n(),g=o(`
   query AlertsList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: AlertWhereInput, $infra: Boolean!) {
     alerts(first: $first, after: $after, last: $last, before: $before, where: $where, orderBy: { field: LAST_SEEN_AT, direction: DESC }) {
       totalCount
