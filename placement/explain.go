@@ -128,15 +128,13 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 	if err != nil {
 		return nil, err
 	}
-	rec := &recorder{verdicts: map[int]verdict{}}
 	cfg := p.cfg.Scheduler
-	cfg.Quiet = false
-	cfg.Filters = rec.wrap(cfg)
-	cfg.RequireQuota = false // applied by the wrapped QuotaFit itself
+	cfg.Quiet, cfg.CompactExplain = false, false
 	d, err := scheduler.Schedule(&snap.Snapshot, req.scheduler(), cfg)
 
 	out := &Explanation{}
 	var nodeIDs []int
+	var rejected []scheduler.NodeResult // when nothing fits: every node of every cluster tried
 	var npe *scheduler.NoPlacementError
 	switch {
 	case err == nil:
@@ -157,9 +155,13 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 		e, _ := apierr.As(scheduleError(err))
 		out.ErrorCode, out.Message = string(e.Code), e.Message
 		counts := map[[2]string]int{}
-		for id, v := range rec.verdicts {
-			nodeIDs = append(nodeIDs, id)
-			counts[[2]string{v.filter, string(v.Code)}]++
+		if npe.Explanation != nil {
+			rejected = npe.Explanation.Nodes()
+		}
+		slices.SortFunc(rejected, func(a, b scheduler.NodeResult) int { return cmp.Compare(a.NodeID, b.NodeID) })
+		for _, nr := range rejected {
+			nodeIDs = append(nodeIDs, nr.NodeID)
+			counts[[2]string{nr.Rejected, string(nr.Code)}]++
 		}
 		if n := npe.Reasons[scheduler.ReasonCluster]; n > 0 {
 			counts[[2]string{scheduler.ReasonCluster, "CLUSTER_EXCLUDED"}] = n
@@ -189,10 +191,8 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 			out.Nodes = append(out.Nodes, nodeResult(nodes[nr.NodeID], nr))
 		}
 	} else {
-		for _, id := range sortedKeys(rec.verdicts) {
-			v := rec.verdicts[id]
-			out.Nodes = append(out.Nodes, nodeResult(nodes[id],
-				scheduler.NodeResult{NodeID: id, Rejected: v.filter, Code: v.Code, Reason: v.Reason}))
+		for _, nr := range rejected {
+			out.Nodes = append(out.Nodes, nodeResult(nodes[nr.NodeID], nr))
 		}
 	}
 	return out, nil
@@ -255,55 +255,4 @@ func sortedStringKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// verdict is a filter's rejection of a node.
-type verdict struct {
-	filter string
-	scheduler.Status
-}
-
-// recorder remembers, per node, the filter that rejected it the last time the node went
-// through the chain, so that an explanation can say why each node was refused even when
-// the scheduler returns only counts (nothing fits).
-type recorder struct {
-	verdicts map[int]verdict
-}
-
-// wrap returns the filter chain of cfg with every filter recording its rejections.
-func (r *recorder) wrap(cfg scheduler.Config) []scheduler.Filter {
-	fs := cfg.Filters
-	if fs == nil {
-		fs = scheduler.DefaultFilters()
-	}
-	out := make([]scheduler.Filter, len(fs))
-	for i, f := range fs {
-		if q, ok := f.(scheduler.QuotaFit); ok && cfg.RequireQuota {
-			q.Required = true
-			f = q
-		}
-		out[i] = recording{f, r}
-	}
-	return out
-}
-
-type recording struct {
-	inner scheduler.Filter
-	r     *recorder
-}
-
-var _ scheduler.Filter = recording{}
-
-// Name implements scheduler.Filter: the wrapped filter's name.
-func (f recording) Name() string { return f.inner.Name() }
-
-// Filter implements scheduler.Filter.
-func (f recording) Filter(st *scheduler.State, n *scheduler.NodeView) scheduler.Status {
-	s := f.inner.Filter(st, n)
-	if s.OK() {
-		delete(f.r.verdicts, n.ID)
-	} else {
-		f.r.verdicts[n.ID] = verdict{f.inner.Name(), s}
-	}
-	return s
 }

@@ -11,7 +11,7 @@ type Config struct {
 	// DefaultFilters. Keep Quota last: a node rejected by Quota passed every other
 	// filter, which is how ErrQuotaExceeded is told apart from ErrNoCapacity.
 	Filters []Filter
-	// Weights maps registered scorer names to their weight; the total of a node is the
+	// Weights maps scorer names to their weight; the total of a node is the
 	// sum of weight × score. Choose LeastAllocated (spread) or MostAllocated (pack).
 	Weights map[string]float64
 	// RequireQuota rejects nodes whose host group has no quota for the tenant.
@@ -58,7 +58,7 @@ func DefaultConfig() Config {
 	}}
 }
 
-// Validate reports a weight given to a scorer that is not registered.
+// Validate reports a weight given to a scorer that does not exist.
 func (c Config) Validate() error {
 	_, err := c.scorers()
 	return err
@@ -72,23 +72,14 @@ func BinpackConfig() Config {
 	return c
 }
 
-var registry = map[string]Scorer{}
-
-// RegisterScorer makes a scorer available to Config.Weights under its Name. It is meant
-// to be called from init functions; registering a name twice panics.
-func RegisterScorer(s Scorer) {
-	if _, dup := registry[s.Name()]; dup {
-		panic("scheduler: scorer registered twice: " + s.Name())
+// scorerNamed returns the scorer Config.Weights may name, by its Name.
+func scorerNamed(name string) (Scorer, bool) {
+	for _, s := range []Scorer{NodeLabelSoftAffinity{}, NodeLabelSoftAntiAffinity{}, SpreadAZ{}, LeastAllocated{}, MostAllocated{}} {
+		if s.Name() == name {
+			return s, true
+		}
 	}
-	registry[s.Name()] = s
-}
-
-func init() {
-	RegisterScorer(NodeLabelSoftAffinity{})
-	RegisterScorer(NodeLabelSoftAntiAffinity{})
-	RegisterScorer(SpreadAZ{})
-	RegisterScorer(LeastAllocated{})
-	RegisterScorer(MostAllocated{})
+	return nil, false
 }
 
 type weighted struct {
@@ -106,7 +97,7 @@ func (c *Config) scorers() ([]weighted, error) {
 	slices.Sort(names)
 	out := make([]weighted, 0, len(names))
 	for _, name := range names {
-		s, ok := registry[name]
+		s, ok := scorerNamed(name)
 		if !ok {
 			return nil, fmt.Errorf("scorer %q: %w", name, ErrUnknownScorer)
 		}

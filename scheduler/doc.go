@@ -13,9 +13,15 @@
 //     disk, zone rules, quota); the first that rejects it records a reason code.
 //  3. Nodes that pass are scored by each weighted Scorer (0..MaxScore); the total is the
 //     weighted sum and the best total wins, ties to the lowest node ID.
-//  4. The VM is placed on a scratch copy of the allocations (NodeView, State), so the
-//     next VM of the group sees the capacity, quota and zones it took. The group's VMs
-//     already running (Request.GroupNodeIDs) count for zone rules and AZ spreading.
+//  4. The VM is placed on a scratch copy of the allocations, so the next VM of the group
+//     sees the capacity, quota and zones it took. The group's VMs already running
+//     (Request.GroupNodeIDs) count for zone rules and AZ spreading.
+//
+// Each filter and scorer has one form: it is prepared once per cluster tried (compiling
+// the request against an index of the snapshot), then takes the cluster's nodes a chunk
+// at a time from a compact, pointer-free copy of their allocations. The plugins are this
+// package's own (Filter and Scorer cannot be implemented elsewhere); Config chooses,
+// orders and weighs them.
 //
 // The Decision explains every node of the chosen cluster (rejecting filter or scores),
 // as NodeResults or, with Config.CompactExplain, as a compact Explanation; a

@@ -14,7 +14,7 @@ var (
 	ErrQuotaExceeded = errors.New("quota exceeded")
 	// ErrInvalidRequest means the request itself makes no sense.
 	ErrInvalidRequest = errors.New("invalid request")
-	// ErrUnknownScorer means Config.Weights names a scorer nobody registered.
+	// ErrUnknownScorer means Config.Weights names a scorer that does not exist.
 	ErrUnknownScorer = errors.New("unknown scorer")
 )
 
@@ -29,9 +29,9 @@ type NoPlacementError struct {
 	Reasons map[string]int
 	// Placed is the most VMs of the group any cluster could take.
 	Placed int
-	// Explanation explains every node of the cluster that took the most VMs (the first
-	// tried, on ties) in the round that found no node: the filter that rejected each.
-	// Nil with Config.Quiet or when no cluster was tried.
+	// Explanation explains every node of every cluster tried (in the order tried), in
+	// the round that found no node there: the filter that rejected each. Nil with
+	// Config.Quiet or when no cluster was tried.
 	Explanation *Explanation
 }
 

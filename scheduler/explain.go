@@ -16,7 +16,6 @@ type Explanation struct {
 	res     []int32 // resSkipped, resPassed, or the index of the rejecting filter
 	sid     []uint16
 	filters []string    // filter names by index
-	extra   []Status    // statuses numbered after knownStatuses
 	scores  [][]float64 // per scorer, per node; nil when 0 for every node or coded
 	coded   []codedColumn
 	on      []int     // the scorers that count in totals, in order
@@ -30,7 +29,7 @@ type codedColumn struct {
 	table []float64
 }
 
-// tableScorer is a batch scorer whose scores in the last round were table[keys[p]] for
+// tableScorer is a scorer whose scores in the last round were table[keys[p]] for
 // every node position p it scored. Keys that are shared are read-only (the index's) and
 // need no copy.
 type tableScorer interface {
@@ -54,12 +53,7 @@ func (e *Explanation) Rejected(i int) (filter string, st Status, ok bool) {
 	if f < 0 {
 		return "", Pass, false
 	}
-	if id := int(e.sid[i]); id < len(knownStatuses) {
-		st = knownStatuses[id]
-	} else {
-		st = e.extra[id-len(knownStatuses)]
-	}
-	return e.filters[f], st, true
+	return e.filters[f], knownStatuses[e.sid[i]], true
 }
 
 // Score returns scorer j's (Scorers[j]) score of the i-th node, 0 unless it was scored.
@@ -128,7 +122,6 @@ func (a *attempt) explanation() *Explanation {
 		res:     slices.Clone(a.res[:k]),
 		sid:     slices.Clone(a.sid[:k]),
 		filters: make([]string, len(a.filters)),
-		extra:   slices.Clone(a.extra),
 		scores:  make([][]float64, len(a.scorers)),
 		coded:   make([]codedColumn, len(a.scorers)),
 		on:      slices.Clone(a.sOn),
@@ -139,7 +132,7 @@ func (a *attempt) explanation() *Explanation {
 	}
 	dense := 0
 	for _, j := range a.sOn {
-		if ts, ok := a.sb[j].(tableScorer); ok && a.sActive[j] {
+		if ts, ok := a.scorers[j].Scorer.(tableScorer); ok && a.sActive[j] {
 			keys, table, shared := ts.scoreTable(a)
 			if !shared {
 				keys = slices.Clone(keys)
@@ -158,6 +151,26 @@ func (a *attempt) explanation() *Explanation {
 	}
 	for i, f := range a.filters {
 		e.filters[i] = f.Name()
+	}
+	return e
+}
+
+// rejections joins the explanations of failed attempts, one per cluster tried, into
+// one. The round that failed in a cluster rejected every node, so only the rejections
+// are kept. Nil when there are none.
+func rejections(parts []*Explanation) *Explanation {
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		return parts[0]
+	}
+	e := &Explanation{Scorers: parts[0].Scorers, ids: parts[0].ids, filters: parts[0].filters,
+		scores: make([][]float64, len(parts[0].Scorers)), coded: make([]codedColumn, len(parts[0].Scorers))}
+	for _, p := range parts {
+		e.pos = append(e.pos, p.pos...)
+		e.res = append(e.res, p.res...)
+		e.sid = append(e.sid, p.sid...)
 	}
 	return e
 }

@@ -14,18 +14,6 @@ var (
 // Name implements Filter.
 func (CPUFit) Name() string { return "CPUFit" }
 
-// Filter implements Filter.
-func (CPUFit) Filter(st *State, n *NodeView) Status {
-	f := st.Request.Flavor
-	if n.FreeCPU() < f.VCPUs {
-		return statusInsufficientCPU.Status
-	}
-	if f.Dedicated && n.DedicatedFree < f.VCPUs {
-		return statusInsufficientDedicated.Status
-	}
-	return Pass
-}
-
 func (CPUFit) prepareFilter(*attempt) bool { return true }
 
 func (CPUFit) filterBatch(a *attempt, fi int, cand []int32) []int32 {
@@ -33,11 +21,11 @@ func (CPUFit) filterBatch(a *attempt, fi int, cand []int32) []int32 {
 	f := a.st.Request.Flavor
 	for _, c := range cand {
 		h := &hot[c]
-		if int(h.cpuCap)-int(h.cpuUsed) < f.VCPUs {
+		if h.cpuCap-h.cpuUsed < int64(f.VCPUs) {
 			a.reject(c, fi, statusInsufficientCPU.id)
 			continue
 		}
-		if f.Dedicated && int(h.dedFree) < f.VCPUs {
+		if f.Dedicated && h.dedFree < int64(f.VCPUs) {
 			a.reject(c, fi, statusInsufficientDedicated.id)
 			continue
 		}

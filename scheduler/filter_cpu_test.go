@@ -18,16 +18,15 @@ func TestCPUFit(t *testing.T) {
 // TestCPUFitScratch checks the scratch copy: a node that took a VM of the group has less room.
 func TestCPUFitScratch(t *testing.T) {
 	n := with(bigNode(1), func(n *Node) { n.CPUAllocated = 29 })
-	st := testState(nil, Request{Flavor: smallFlavor()})
-	v := newNodeView(&n)
-	if !(CPUFit{}).Filter(st, &v).OK() {
+	a := testAttempt(n, Request{Flavor: smallFlavor()}, nil, nil, nil, []Filter{CPUFit{}}, nil)
+	if !filterStatus(a, 0).OK() {
 		t.Fatal("first VM should fit")
 	}
-	st.place(&v)
-	if (CPUFit{}).Filter(st, &v).OK() {
+	a.place(0)
+	if filterStatus(a, 0).OK() {
 		t.Fatal("second VM should not fit on the same node")
 	}
-	if n.CPUAllocated != 29 {
+	if a.st.Snapshot.Nodes[0].CPUAllocated != 29 {
 		t.Fatal("placing must not modify the snapshot's node")
 	}
 }

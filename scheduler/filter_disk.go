@@ -10,14 +10,6 @@ var statusInsufficientDisk = known("INSUFFICIENT_DISK", "not enough free disk")
 // Name implements Filter.
 func (DiskFit) Name() string { return "DiskFit" }
 
-// Filter implements Filter.
-func (DiskFit) Filter(st *State, n *NodeView) Status {
-	if n.FreeDiskGB() < st.Request.Flavor.DiskGB {
-		return statusInsufficientDisk.Status
-	}
-	return Pass
-}
-
 func (DiskFit) prepareFilter(*attempt) bool { return true }
 
 func (DiskFit) filterBatch(a *attempt, fi int, cand []int32) []int32 {

@@ -11,14 +11,6 @@ var statusLabelAffinity = known("LABEL_AFFINITY", "node lacks a required label")
 // Name implements Filter.
 func (NodeLabelHardAffinity) Name() string { return "NodeLabelHardAffinity" }
 
-// Filter implements Filter.
-func (NodeLabelHardAffinity) Filter(st *State, n *NodeView) Status {
-	if matches(n.Labels, st.hardAff) == len(st.hardAff) {
-		return Pass
-	}
-	return statusLabelAffinity.Status
-}
-
 func (NodeLabelHardAffinity) prepareFilter(a *attempt) bool {
 	if len(a.st.hardAff) == 0 {
 		return false

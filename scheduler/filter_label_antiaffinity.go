@@ -11,14 +11,6 @@ var statusLabelAntiAffinity = known("LABEL_ANTI_AFFINITY", "node has a forbidden
 // Name implements Filter.
 func (NodeLabelHardAntiAffinity) Name() string { return "NodeLabelHardAntiAffinity" }
 
-// Filter implements Filter.
-func (NodeLabelHardAntiAffinity) Filter(st *State, n *NodeView) Status {
-	if matches(n.Labels, st.hardAnti) > 0 {
-		return statusLabelAntiAffinity.Status
-	}
-	return Pass
-}
-
 func (NodeLabelHardAntiAffinity) prepareFilter(a *attempt) bool {
 	if len(a.st.hardAnti) == 0 {
 		return false

@@ -10,14 +10,6 @@ var statusInsufficientMemory = known("INSUFFICIENT_MEMORY", "not enough free mem
 // Name implements Filter.
 func (MemoryFit) Name() string { return "MemoryFit" }
 
-// Filter implements Filter.
-func (MemoryFit) Filter(st *State, n *NodeView) Status {
-	if n.FreeMemoryMB() < st.Request.Flavor.MemoryMB {
-		return statusInsufficientMemory.Status
-	}
-	return Pass
-}
-
 func (MemoryFit) prepareFilter(*attempt) bool { return true }
 
 func (MemoryFit) filterBatch(a *attempt, fi int, cand []int32) []int32 {

@@ -10,15 +10,6 @@ var statusNodeName = known("NODE_NAME", "node is not one of the policy's node na
 // Name implements Filter.
 func (NodeName) Name() string { return "NodeName" }
 
-// Filter implements Filter.
-func (NodeName) Filter(st *State, n *NodeView) Status {
-	names := st.Request.Policy.NodeNames
-	if len(names) == 0 || contains(names, n.Name) {
-		return Pass
-	}
-	return statusNodeName.Status
-}
-
 // prepareFilter marks the named nodes.
 func (NodeName) prepareFilter(a *attempt) bool {
 	names := a.st.Request.Policy.NodeNames

@@ -11,15 +11,6 @@ var statusNoProvider = known("NO_PROVIDER", "node lacks the requested provider")
 // Name implements Filter.
 func (Provider) Name() string { return "Provider" }
 
-// Filter implements Filter.
-func (Provider) Filter(st *State, n *NodeView) Status {
-	p := st.Request.Provider
-	if p == "" || contains(n.Providers, p) {
-		return Pass
-	}
-	return statusNoProvider.Status
-}
-
 // prepareFilter decides once per distinct provider list of the snapshot, and skips the
 // filter when every list has the provider.
 func (Provider) prepareFilter(a *attempt) bool {

@@ -20,14 +20,9 @@ var (
 // Name implements Filter.
 func (QuotaFit) Name() string { return "Quota" }
 
-// Filter implements Filter.
-func (q QuotaFit) Filter(st *State, n *NodeView) Status {
-	return q.verdict(st, n.HostGroupID).Status
-}
-
 // verdict is the filter's answer for every node of a host group.
-func (q QuotaFit) verdict(st *State, hostGroupID int) knownStatus {
-	qt, ok := st.Quota(hostGroupID)
+func (q QuotaFit) verdict(st *state, hostGroupID int) knownStatus {
+	qt, ok := st.quotaOf(hostGroupID)
 	if !ok {
 		if q.Required {
 			return statusNoQuota

@@ -21,8 +21,8 @@ func TestQuotaFit(t *testing.T) {
 		{name: "storage", node: n, req: req, quotas: quota(Quota{StorageGB: 150, UsedStorageGB: 51}), want: "QUOTA_STORAGE"},
 	})
 	t.Run("required", func(t *testing.T) {
-		v := newNodeView(&n)
-		if got := (QuotaFit{Required: true}).Filter(testState(nil, req), &v); got.Code != "NO_QUOTA" {
+		a := testAttempt(n, req, nil, nil, nil, []Filter{QuotaFit{Required: true}}, nil)
+		if got := filterStatus(a, 0); got.Code != "NO_QUOTA" {
 			t.Fatalf("got %q, want NO_QUOTA", got.Code)
 		}
 	})

@@ -10,14 +10,6 @@ var statusNotReady = known("NOT_READY", "node is not ready")
 // Name implements Filter.
 func (Ready) Name() string { return "Ready" }
 
-// Filter implements Filter.
-func (Ready) Filter(_ *State, n *NodeView) Status {
-	if !n.Ready {
-		return statusNotReady.Status
-	}
-	return Pass
-}
-
 func (Ready) prepareFilter(*attempt) bool { return true }
 
 func (Ready) filterBatch(a *attempt, fi int, cand []int32) []int32 {

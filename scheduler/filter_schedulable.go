@@ -10,14 +10,6 @@ var statusUnschedulable = known("UNSCHEDULABLE", "node is cordoned")
 // Name implements Filter.
 func (Schedulable) Name() string { return "Schedulable" }
 
-// Filter implements Filter.
-func (Schedulable) Filter(_ *State, n *NodeView) Status {
-	if !n.Schedulable {
-		return statusUnschedulable.Status
-	}
-	return Pass
-}
-
 func (Schedulable) prepareFilter(*attempt) bool { return true }
 
 func (Schedulable) filterBatch(a *attempt, fi int, cand []int32) []int32 {

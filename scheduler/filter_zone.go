@@ -19,48 +19,6 @@ var (
 // Name implements Filter.
 func (ZonePolicy) Name() string { return "ZonePolicy" }
 
-// Filter implements Filter.
-func (ZonePolicy) Filter(st *State, n *NodeView) Status {
-	for _, rule := range st.Request.Policy.Zones {
-		zone := zoneOf(n.Node, rule.Kind)
-		if zone == "" {
-			return statusNoZone.Status
-		}
-		switch rule.Mode {
-		case ZoneAffinity:
-			want := rule.Zone
-			if want == "" && st.members() > 0 {
-				want = zoneOf(st.member(0), rule.Kind)
-			}
-			if want != "" && zone != want {
-				return statusZoneAffinity.Status
-			}
-		case ZoneAntiAffinity:
-			for i := range st.members() {
-				if zoneOf(st.member(i), rule.Kind) == zone {
-					return statusZoneAntiAffinity.Status
-				}
-			}
-		default:
-			return statusBadZoneRule.Status
-		}
-	}
-	return Pass
-}
-
-// zoneOf returns the node's zone of a kind, or "" for an unknown kind.
-func zoneOf(n *Node, kind string) string {
-	switch kind {
-	case ZonePower:
-		return n.PowerZone
-	case ZoneRack:
-		return n.RackZone
-	case ZoneNetwork:
-		return n.NetworkZone
-	}
-	return ""
-}
-
 // zoneRuleC is a ZoneRule with zone ids instead of strings.
 type zoneRuleC struct {
 	kind  int // index.zone slot, -1 for an unknown kind
@@ -75,7 +33,7 @@ const (
 	zoneModeAnti
 )
 
-// Cached verdicts of ZonePolicy's batch form, per view.
+// ZonePolicy's cached verdicts, per view.
 const (
 	zoneUnknown uint8 = iota
 	zonePass
@@ -161,7 +119,7 @@ func (a *attempt) syncZones() {
 	}
 }
 
-// zoneVerdict evaluates the rules for view c, as Filter does.
+// zoneVerdict evaluates the rules for view c.
 func (a *attempt) zoneVerdict(c int32) uint8 {
 	p, zone := a.pos[c], &a.ix.zone
 	for i := range a.zoneRules {

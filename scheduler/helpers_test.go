@@ -22,14 +22,6 @@ func itoa(i int) string {
 
 func smallFlavor() Flavor { return Flavor{VCPUs: 2, MemoryMB: 4096, DiskGB: 20} }
 
-// testState is the State of a decision on s that placed nothing yet.
-func testState(s *Snapshot, r Request) *State {
-	if s == nil {
-		s = &Snapshot{}
-	}
-	return newState(s, &r)
-}
-
 // filterCase is one row of a filter table test.
 type filterCase struct {
 	name string
@@ -42,16 +34,8 @@ type filterCase struct {
 	want          Code
 }
 
-// groupSnapshot is a snapshot holding the group's running members, and the request
-// naming them in GroupNodeIDs.
-func groupSnapshot(group []Node, quotas map[QuotaKey]Quota, r Request) (*Snapshot, Request) {
-	s := &Snapshot{Quotas: quotas, Nodes: group}
-	for _, n := range group {
-		r.GroupNodeIDs = append(r.GroupNodeIDs, n.ID)
-	}
-	return s, r
-}
-
+// runFilterCases checks f's verdict on each case's node, in a decision where the
+// case's placed nodes took the group's earlier VMs.
 func runFilterCases(t *testing.T, f Filter, cases []filterCase) {
 	t.Helper()
 	for _, tc := range cases {
@@ -59,30 +43,22 @@ func runFilterCases(t *testing.T, f Filter, cases []filterCase) {
 			if tc.req.Flavor.VCPUs == 0 {
 				tc.req.Flavor = smallFlavor()
 			}
-			st := testState(groupSnapshot(tc.group, tc.quotas, tc.req))
-			for i := range tc.placed {
-				v := newNodeView(&tc.placed[i])
-				st.place(&v)
-			}
-			v := newNodeView(&tc.node)
-			got := f.Filter(st, &v)
+			a := testAttempt(tc.node, tc.req, tc.placed, tc.group, tc.quotas, []Filter{f}, nil)
+			got := filterStatus(a, 0)
 			if got.Code != tc.want {
 				t.Fatalf("%s: got %q (%s), want %q", f.Name(), got.Code, got.Reason, tc.want)
 			}
 			if !got.OK() && got.Reason == "" {
 				t.Fatalf("%s: rejection without a reason", f.Name())
 			}
-			if batch := batchFilterStatus(f, tc.node, tc.req, tc.placed, tc.group, tc.quotas); batch != got {
-				t.Fatalf("%s: batch form gives %+v, Filter %+v", f.Name(), batch, got)
-			}
 		})
 	}
 }
 
-// batchAttempt readies an attempt as Schedule would, on a snapshot of one cluster
-// holding node (view 0), the placed nodes, each of which takes a VM of the group, and
-// the group's running members (in another cluster).
-func batchAttempt(node Node, req Request, placed, group []Node, quotas map[QuotaKey]Quota, filters []Filter, scorers []weighted) *attempt {
+// testAttempt readies an attempt as Schedule does, on a snapshot of one cluster holding
+// node (view 0) and the placed nodes, each of which takes a VM of the group, and the
+// group's running members (in another cluster).
+func testAttempt(node Node, req Request, placed, group []Node, quotas map[QuotaKey]Quota, filters []Filter, scorers []weighted) *attempt {
 	s := &Snapshot{Clusters: []Cluster{{ID: 1}}, Quotas: quotas, Nodes: append([]Node{node}, placed...)}
 	for i := range s.Nodes {
 		s.Nodes[i].ClusterID = 1
@@ -96,38 +72,29 @@ func batchAttempt(node Node, req Request, placed, group []Node, quotas map[Quota
 	ix := s.index()
 	a := newAttempt(s, ix, &req, clusterCandidate{Cluster: &s.Clusters[0], pos: ix.clusters[1]}, filters, scorers, &Config{})
 	for i := range placed {
-		a.place(i + 1)
+		a.place(int32(i + 1))
 	}
 	return a
 }
 
-// batchFilterStatus is the verdict of f's batch form on node.
-func batchFilterStatus(f Filter, node Node, req Request, placed, group []Node, quotas map[QuotaKey]Quota) Status {
-	a := batchAttempt(node, req, placed, group, quotas, []Filter{f}, nil)
-	if len(a.fStable)+len(a.fRest) == 0 {
-		return Pass // skipped: passes every node
-	}
-	if out := a.fb[0].filterBatch(a, 0, []int32{0}); len(out) == 1 {
+// filterStatus is the verdict of the attempt's filter chain on view c: Pass, or the
+// rejecting filter's status.
+func filterStatus(a *attempt, c int32) Status {
+	if out := a.filter([]int32{c}); len(out) == 1 {
 		return Pass
 	}
-	return a.statusOf(a.sid[0])
+	return knownStatuses[a.sid[c]]
 }
 
-// checkBatchScore fails unless s's batch form scores node as Score does, in the same
-// decision state.
-func checkBatchScore(t *testing.T, s Scorer, node Node, req Request, placed, group []Node) {
-	t.Helper()
-	a := batchAttempt(node, req, placed, group, nil, nil, []weighted{{s, 1}})
-	want := s.Score(&a.st, a.view(0))
-	got := 0.0
-	if len(a.sOn) > 0 {
-		col := make([]float64, 1)
-		a.sb[0].scoreBatch(a, []int32{0}, col)
-		got = col[0]
+// scoreOf is scorer s's score of node, in a decision where the placed nodes took the
+// group's earlier VMs.
+func scoreOf(s Scorer, node Node, req Request, placed, group []Node) float64 {
+	a := testAttempt(node, req, placed, group, nil, nil, []weighted{{s, 1}})
+	if len(a.sOn) == 0 {
+		return 0 // skipped: 0 everywhere
 	}
-	if got != want {
-		t.Fatalf("%s: batch form gives %v, Score %v", s.Name(), got, want)
-	}
+	a.score([]int32{0})
+	return a.cols[0]
 }
 
 func with(n Node, mod func(*Node)) Node { mod(&n); return n }

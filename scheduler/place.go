@@ -24,24 +24,17 @@ const (
 // a Decision never points into them.
 type attempt struct {
 	cluster *Cluster
-	st      State
+	st      state
 	ix      *index
 	pos     []int32 // positions in Snapshot.Nodes of the cluster's nodes (the index's)
-	// hot is what the built-in plugins' batch forms read of each node: compact and
-	// pointer-free. views, what other plugins see, are only kept current when such a
-	// plugin takes part (fullViews); otherwise only for the nodes the group took.
-	hot       []nodeHot
-	views     []NodeView
-	fullViews bool
-	pviews    []NodeView // without fullViews: the views of the nodes the group took
-	pidx      []int32    // without fullViews: per view, 1 + its index in pviews, or 0
-	wide      bool       // a CPU figure does not fit hot's int32: every plugin goes node by node
+	// hot is what the plugins read of each node, by its index in pos (a "view"):
+	// allocations including the group's VMs placed so far, and capacities; compact and
+	// pointer-free. The Snapshot itself is never written.
+	hot []nodeHot
 
 	filters []Filter
-	fb      []batchFilter // batch form of each filter
 	scorers []weighted
-	sb      []batchScorer // batch form of each scorer
-	sActive []bool        // per scorer: prepared, not 0 everywhere
+	sActive []bool // per scorer: prepared, not 0 everywhere
 	// The filters and scorers that are not skipped for this request. Filters are split
 	// into the stable prefix (a verdict that only changes when the node itself takes a
 	// VM) and the rest; scorers into stable and the rest.
@@ -62,11 +55,10 @@ type attempt struct {
 	sample, start int
 
 	// Results of the last round (one VM), per view: res is resPassed, resSkipped or the
-	// rejecting filter's index, with its status id in sid (see statusOf); cols holds the
-	// scores, scorer-major (cols[j*len(views)+c]); totals the weighted sums.
+	// rejecting filter's index, with its status id in sid (an index of knownStatuses);
+	// cols holds the scores, scorer-major (cols[j*len(views)+c]); totals the weighted sums.
 	res    []int32
 	sid    []uint16
-	extra  []Status // statuses of other filters, numbered after knownStatuses
 	cols   []float64
 	totals []float64
 	cand   []int32
@@ -80,7 +72,7 @@ type attempt struct {
 	// stamp equals it.
 	gen uint32
 
-	// Fast-path data of the built-in plugins (see their prepare methods).
+	// Data of the plugins (see their prepare methods).
 	azLoads   []azLoad // per AZ id
 	azMembers []int32  // the group's VMs per AZ id, counting azSeen members
 	azSeen    int
@@ -101,10 +93,11 @@ type attempt struct {
 	hgStamp   []uint32
 }
 
-// nodeHot is a node's allocations as the scratch copy has them, with its capacities.
+// nodeHot is a node's allocations as the scratch copy has them, with its capacities
+// (64 bytes).
 type nodeHot struct {
 	memUsed, memCap, diskUsed, diskCap int64
-	cpuUsed, cpuCap, dedFree           int32
+	cpuUsed, cpuCap, dedFree           int64
 	azID                               int32
 	ready, schedulable                 bool
 }
@@ -119,9 +112,8 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// Test switches: run every plugin through Filter/Score node by node, and re-evaluate
-// everything every round.
-var testNoBatch, testNoIncremental bool
+// testNoIncremental is a test switch: re-evaluate everything every round.
+var testNoIncremental bool
 
 // tryCluster places as many VMs of the group as fit in cluster c. Release the attempt
 // when done with it.
@@ -134,7 +126,7 @@ func tryCluster(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 			break
 		}
 		a.placements = append(a.placements, Placement{NodeID: ix.ids[a.pos[best]], Total: a.totals[best]})
-		a.place(best)
+		a.place(int32(best))
 	}
 	return a
 }
@@ -144,8 +136,7 @@ func tryCluster(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) *attempt {
 	a := attempts.Get().(*attempt)
 	a.cluster, a.ix, a.pos = c.Cluster, ix, c.pos
-	a.st = State{Snapshot: s, Request: r, placed: a.st.placed[:0], group: a.st.group[:0],
-		groupPos: a.st.groupPos[:0], quota: a.st.quota[:0], a: a}
+	a.st = state{Snapshot: s, Request: r, placed: a.st.placed[:0], group: a.st.group[:0], quota: a.st.quota[:0]}
 	a.st.init()
 	a.gen = 1
 	a.azSeen, a.zoneSeen = 0, 0
@@ -156,7 +147,6 @@ func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 	a.initHot(s)
 	a.res = grow(a.res, k)
 	a.sid = grow(a.sid, k)
-	a.extra = a.extra[:0]
 	a.totals = grow(a.totals, k)
 	a.cols = grow(a.cols, k*len(scorers))
 	a.cand = grow(a.cand, chunk)
@@ -170,31 +160,23 @@ func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 		clear(a.scored)
 	}
 
-	batch := !a.wide && !testNoBatch
-	a.fullViews = !batch
-	a.filters, a.fb, a.fStable, a.fRest = filters, a.fb[:0], a.fStable[:0], a.fRest[:0]
+	a.filters, a.fStable, a.fRest = filters, a.fStable[:0], a.fRest[:0]
 	for i, f := range filters {
-		b := fastFilter(f, batch)
-		a.fb = append(a.fb, b)
 		switch {
-		case !b.prepareFilter(a):
-		case a.incremental && len(a.fRest) == 0 && b.stable():
+		case !f.prepareFilter(a):
+		case a.incremental && len(a.fRest) == 0 && f.stable():
 			a.fStable = append(a.fStable, i)
 		default:
 			a.fRest = append(a.fRest, i)
-			_, generic := b.(genericFilter)
-			a.fullViews = a.fullViews || generic
 		}
 	}
-	a.scorers, a.sb, a.sActive = scorers, a.sb[:0], a.sActive[:0]
+	a.scorers, a.sActive = scorers, a.sActive[:0]
 	a.sOn, a.sStable, a.sRest, a.weights, a.colsOn = a.sOn[:0], a.sStable[:0], a.sRest[:0], a.weights[:0], a.colsOn[:0]
 	for j, w := range scorers {
-		b := fastScorer(w.Scorer, batch)
-		a.sb = append(a.sb, b)
 		col := a.cols[j*k : (j+1)*k]
 		// A scorer that gives every node 0 is not run, and adds nothing to totals (unless
-		// its weight is not finite: then its zeros still count, as Score's would).
-		active := b.prepareScorer(a)
+		// its weight is not finite: then its zeros still count).
+		active := w.prepareScorer(a)
 		a.sActive = append(a.sActive, active)
 		if !active {
 			clear(col)
@@ -202,26 +184,13 @@ func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 				continue
 			}
 		}
-		_, generic := b.(genericScorer)
-		a.fullViews = a.fullViews || generic
 		a.sOn, a.weights, a.colsOn = append(a.sOn, j), append(a.weights, w.weight), append(a.colsOn, col)
 		switch {
 		case !active:
-		case a.incremental && b.stable():
+		case a.incremental && w.stable():
 			a.sStable = append(a.sStable, j)
 		default:
 			a.sRest = append(a.sRest, j)
-		}
-	}
-	if !a.fullViews {
-		a.pviews = grow(a.pviews, min(r.Count, k))[:0] // one per node the group takes
-		a.pidx = grow(a.pidx, k)
-		clear(a.pidx)
-	} else {
-		a.views = grow(a.views, k)
-		for c, p := range a.pos {
-			a.views[c] = newNodeView(&s.Nodes[p])
-			a.views[c].pos, a.views[c].az = p, &a.azLoads[ix.az[p]]
 		}
 	}
 
@@ -243,8 +212,6 @@ func (a *attempt) initHot(s *Snapshot) {
 		a.azLoads[i] = azLoad{name: ix.azNames[i]}
 	}
 	nodes, azOf, hot := s.Nodes, ix.az, a.hot
-	f := a.st.Request.Flavor
-	wide := f.VCPUs != int(int32(f.VCPUs))
 	// Sum AZ loads over runs of nodes of one AZ, not through memory node by node.
 	curAZ, capacity, used := int32(-1), 0, 0
 	var l *azLoad
@@ -264,32 +231,13 @@ func (a *attempt) initHot(s *Snapshot) {
 		// in wide moves stalls store forwarding.
 		h := &hot[c]
 		h.memUsed, h.memCap, h.diskUsed, h.diskCap = n.MemoryAllocatedMB, n.MemoryMB, n.DiskAllocatedGB, n.DiskGB
-		h.cpuUsed, h.cpuCap, h.dedFree = int32(n.CPUAllocated), int32(n.CPUCapacity), int32(n.DedicatedCoresFree)
+		h.cpuUsed, h.cpuCap, h.dedFree = int64(n.CPUAllocated), int64(n.CPUCapacity), int64(n.DedicatedCoresFree)
 		h.azID, h.ready, h.schedulable = az, n.Ready, n.Schedulable
-		wide = wide || n.CPUAllocated != int(int32(n.CPUAllocated)) || n.CPUCapacity != int(int32(n.CPUCapacity)) ||
-			n.DedicatedCoresFree != int(int32(n.DedicatedCoresFree))
 	}
 	if l != nil {
 		l.capacity += capacity
 		l.used += used
 	}
-	a.wide = wide
-}
-
-// view returns the NodeView of view c, current.
-func (a *attempt) view(c int) *NodeView {
-	if a.fullViews {
-		return &a.views[c]
-	}
-	if a.pidx[c] == 0 {
-		a.pviews = append(a.pviews, NodeView{}) // within capacity: views already handed out stay put
-		a.pidx[c] = int32(len(a.pviews))
-	}
-	v := &a.pviews[a.pidx[c]-1]
-	h, p := &a.hot[c], a.pos[c]
-	*v = NodeView{Node: &a.st.Snapshot.Nodes[p], CPUUsed: int(h.cpuUsed), MemoryUsedMB: h.memUsed,
-		DiskUsedGB: h.diskUsed, DedicatedFree: int(h.dedFree), az: &a.azLoads[h.azID], pos: p}
-	return v
 }
 
 // sampleStart derives where sampling starts from the cluster's allocations and the
@@ -316,8 +264,6 @@ func sampleStart(loads []azLoad, r *Request, k int) int {
 func (a *attempt) release() {
 	a.cluster, a.ix, a.pos, a.filters, a.scorers, a.placements = nil, nil, nil, nil, nil, nil
 	a.st.Snapshot, a.st.Request = nil, nil
-	clear(a.st.placed)
-	clear(a.pviews)
 	attempts.Put(a)
 }
 
@@ -330,42 +276,20 @@ func (a *attempt) reject(c int32, fi int, id uint16) {
 	a.sid[c] = id
 }
 
-// rejectWith records that filter fi refused view c with any status.
-func (a *attempt) rejectWith(c int32, fi int, st Status) {
-	a.res[c] = int32(fi)
-	a.sid[c] = a.statusID(st)
-}
-
-// statusID numbers a status: known ones by their id, others in a.extra.
-func (a *attempt) statusID(st Status) uint16 {
-	for i := len(a.extra) - 1; i >= 0; i-- {
-		if a.extra[i] == st {
-			return uint16(len(knownStatuses) + i)
-		}
+// place records the next VM of the group on view c: its allocations, the tenant's
+// quota use and the AZ load.
+func (a *attempt) place(c int32) {
+	f, h := a.st.Request.Flavor, &a.hot[c]
+	h.cpuUsed += int64(f.VCPUs)
+	h.memUsed += f.MemoryMB
+	h.diskUsed += f.DiskGB
+	if f.Dedicated {
+		h.dedFree -= int64(f.VCPUs)
 	}
-	if len(knownStatuses)+len(a.extra) >= math.MaxUint16 {
-		return uint16(len(knownStatuses) + len(a.extra) - 1) // absurdly many distinct reasons: lump the rest
-	}
-	a.extra = append(a.extra, st)
-	return uint16(len(knownStatuses) + len(a.extra) - 1)
-}
-
-// statusOf returns the status numbered id.
-func (a *attempt) statusOf(id uint16) Status {
-	if int(id) < len(knownStatuses) {
-		return knownStatuses[id]
-	}
-	return a.extra[int(id)-len(knownStatuses)]
-}
-
-// place records the next VM of the group on view c.
-func (a *attempt) place(c int) {
-	v := a.view(c)
-	a.st.place(v)
-	if !a.wide {
-		h := &a.hot[c]
-		h.cpuUsed, h.memUsed, h.diskUsed, h.dedFree = int32(v.CPUUsed), v.MemoryUsedMB, v.DiskUsedGB, int32(v.DedicatedFree)
-	}
+	a.azLoads[h.azID].used += f.VCPUs
+	p := a.pos[c]
+	a.st.placed = append(a.st.placed, p)
+	a.st.useQuota(a.st.Snapshot.Nodes[p].HostGroupID)
 	a.gen++
 	if a.incremental {
 		a.fresh[c], a.scored[c] = false, false
@@ -431,7 +355,7 @@ func (a *attempt) filter(cand []int32) []int32 {
 			}
 		}
 		for _, fi := range a.fStable {
-			if need = a.fb[fi].filterBatch(a, fi, need); len(need) == 0 {
+			if need = a.filters[fi].filterBatch(a, fi, need); len(need) == 0 {
 				break
 			}
 		}
@@ -449,7 +373,7 @@ func (a *attempt) filter(cand []int32) []int32 {
 		cand = out
 	}
 	for _, fi := range a.fRest {
-		if cand = a.fb[fi].filterBatch(a, fi, cand); len(cand) == 0 {
+		if cand = a.filters[fi].filterBatch(a, fi, cand); len(cand) == 0 {
 			break
 		}
 	}
@@ -469,12 +393,12 @@ func (a *attempt) score(cand []int32) {
 		}
 		if len(need) > 0 {
 			for _, j := range a.sStable {
-				a.sb[j].scoreBatch(a, need, a.cols[j*k:(j+1)*k])
+				a.scorers[j].scoreBatch(a, need, a.cols[j*k:(j+1)*k])
 			}
 		}
 	}
 	for _, j := range a.sRest {
-		a.sb[j].scoreBatch(a, cand, a.cols[j*k:(j+1)*k])
+		a.scorers[j].scoreBatch(a, cand, a.cols[j*k:(j+1)*k])
 	}
 	// The weighted sum, scorer by scorer in name order. float64() keeps each product
 	// rounded (no fused multiply-add on any platform), so Explanation.Total recomputes

@@ -29,6 +29,7 @@ func Schedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
 	clusters, excluded := selectClusters(s, ix, &r)
 	var reasons map[string]int
 	var best *attempt
+	var failed []*Explanation // of every cluster tried, unless Quiet
 	quotaBlocked := false
 	for _, c := range clusters {
 		a := tryCluster(s, ix, &r, c, filters, scorers, &cfg)
@@ -42,6 +43,9 @@ func Schedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
 		}
 		if reasons == nil {
 			reasons = map[string]int{}
+		}
+		if !cfg.Quiet {
+			failed = append(failed, a.explanation())
 		}
 		for name, n := range a.reasons {
 			reasons[name] += n
@@ -74,10 +78,8 @@ func Schedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
 	}
 	if best != nil {
 		e.Placed = len(best.st.placed)
-		if !cfg.Quiet {
-			e.Explanation = best.explanation()
-		}
 	}
+	e.Explanation = rejections(failed)
 	return Decision{}, e
 }
 

@@ -285,35 +285,6 @@ func TestScheduleSeesSnapshotChanges(t *testing.T) {
 	}
 }
 
-// TestForeignPlugins: plugins of other kinds than the built-ins (here one embedding a
-// built-in and overriding Filter) go through Filter and Score node by node.
-func TestForeignPlugins(t *testing.T) {
-	s := fleet(3)
-	cfg := DefaultConfig()
-	cfg.Filters = []Filter{onlyNode{2}, CPUFit{}}
-	d, err := Schedule(s, Request{Flavor: smallFlavor(), Count: 2}, cfg)
-	if err != nil || !reflect.DeepEqual(placedOn(d), []int{2, 2}) {
-		t.Fatalf("placed on %v (%v), want [2 2]", placedOn(d), err)
-	}
-	if d.Nodes[0].Rejected != "OnlyNode" || d.Nodes[0].Code != "NOT_IT" {
-		t.Fatalf("node 1 explained as %+v", d.Nodes[0])
-	}
-}
-
-// onlyNode embeds CPUFit (and so its batch form) but overrides Filter.
-type onlyNode struct {
-	id int
-}
-
-func (onlyNode) Name() string { return "OnlyNode" }
-
-func (o onlyNode) Filter(_ *State, n *NodeView) Status {
-	if n.ID != o.id {
-		return Reject("NOT_IT", "not the node")
-	}
-	return Pass
-}
-
 // TestScheduleConcurrent: decisions on one snapshot may run concurrently (the index is
 // built once, buffers are per decision).
 func TestScheduleConcurrent(t *testing.T) {

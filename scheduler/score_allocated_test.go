@@ -21,16 +21,13 @@ func TestAllocatedScorers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := testState(nil, Request{Flavor: flavor})
-			v := newNodeView(&tc.node)
-			if got := (LeastAllocated{}).Score(st, &v); !near(got, tc.least) {
+			r := Request{Flavor: flavor}
+			if got := scoreOf(LeastAllocated{}, tc.node, r, nil, nil); !near(got, tc.least) {
 				t.Errorf("LeastAllocated = %v, want %v", got, tc.least)
 			}
-			if got := (MostAllocated{}).Score(st, &v); !near(got, tc.most) {
+			if got := scoreOf(MostAllocated{}, tc.node, r, nil, nil); !near(got, tc.most) {
 				t.Errorf("MostAllocated = %v, want %v", got, tc.most)
 			}
-			checkBatchScore(t, LeastAllocated{}, tc.node, Request{Flavor: flavor}, nil, nil)
-			checkBatchScore(t, MostAllocated{}, tc.node, Request{Flavor: flavor}, nil, nil)
 		})
 	}
 }

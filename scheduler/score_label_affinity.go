@@ -9,14 +9,6 @@ var _ Scorer = (*NodeLabelSoftAffinity)(nil)
 // Name implements Scorer.
 func (NodeLabelSoftAffinity) Name() string { return "NodeLabelSoftAffinity" }
 
-// Score implements Scorer.
-func (NodeLabelSoftAffinity) Score(st *State, n *NodeView) float64 {
-	if len(st.softAff) == 0 {
-		return 0
-	}
-	return MaxScore * float64(matches(n.Labels, st.softAff)) / float64(len(st.softAff))
-}
-
 func (NodeLabelSoftAffinity) prepareScorer(a *attempt) bool {
 	if len(a.st.softAff) == 0 {
 		return false

@@ -17,12 +17,10 @@ func TestNodeLabelSoftAffinity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := testState(nil, Request{Flavor: smallFlavor(), Policy: Policy{NodeLabelSoftAffinities: tc.want}})
-			v := newNodeView(&tc.node)
-			if got := (NodeLabelSoftAffinity{}).Score(st, &v); got != tc.out {
+			r := Request{Flavor: smallFlavor(), Policy: Policy{NodeLabelSoftAffinities: tc.want}}
+			if got := scoreOf(NodeLabelSoftAffinity{}, tc.node, r, nil, nil); got != tc.out {
 				t.Fatalf("got %v, want %v", got, tc.out)
 			}
-			checkBatchScore(t, NodeLabelSoftAffinity{}, tc.node, *st.Request, nil, nil)
 		})
 	}
 }

@@ -17,12 +17,10 @@ func TestNodeLabelSoftAntiAffinity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := testState(nil, Request{Flavor: smallFlavor(), Policy: Policy{NodeLabelSoftAntiAffinities: tc.avoid}})
-			v := newNodeView(&tc.node)
-			if got := (NodeLabelSoftAntiAffinity{}).Score(st, &v); got != tc.out {
+			r := Request{Flavor: smallFlavor(), Policy: Policy{NodeLabelSoftAntiAffinities: tc.avoid}}
+			if got := scoreOf(NodeLabelSoftAntiAffinity{}, tc.node, r, nil, nil); got != tc.out {
 				t.Fatalf("got %v, want %v", got, tc.out)
 			}
-			checkBatchScore(t, NodeLabelSoftAntiAffinity{}, tc.node, *st.Request, nil, nil)
 		})
 	}
 }

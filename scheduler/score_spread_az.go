@@ -11,17 +11,6 @@ var _ Scorer = (*SpreadAZ)(nil)
 // Name implements Scorer.
 func (SpreadAZ) Name() string { return "SpreadAZ" }
 
-// Score implements Scorer.
-func (SpreadAZ) Score(st *State, n *NodeView) float64 {
-	same := 0
-	for i := range st.members() {
-		if st.member(i).AvailabilityZone == n.AvailabilityZone {
-			same++
-		}
-	}
-	return spreadAZ(same, st.members(), st.azFree(n))
-}
-
 // spreadAZ is the score of a node whose AZ holds same of the group's members VMs and
 // has the fraction free of its CPU free.
 func spreadAZ(same, members int, free float64) float64 {
