@@ -50,13 +50,13 @@ type attempt struct {
 	fresh       []bool
 	scored      []bool // the stable scorers' columns are current
 
-	// sample is how many feasible nodes a round looks for (all when >= len(views));
+	// sample is how many feasible nodes a round looks for (all when >= len(pos));
 	// start is where the next round starts looking.
 	sample, start int
 
 	// Results of the last round (one VM), per view: res is resPassed, resSkipped or the
 	// rejecting filter's index, with its status id in sid (an index of knownStatuses);
-	// cols holds the scores, scorer-major (cols[j*len(views)+c]); totals the weighted sums.
+	// cols holds the scores, scorer-major (cols[j*len(pos)+c]); totals the weighted sums.
 	res    []int32
 	sid    []uint16
 	cols   []float64
@@ -267,7 +267,7 @@ func (a *attempt) release() {
 	attempts.Put(a)
 }
 
-// reject records that filter fi refused view c with a built-in status. It is kept out
+// reject records that filter fi refused view c with a known status. It is kept out
 // of the batch loops, where rejections are the exception.
 //
 //go:noinline

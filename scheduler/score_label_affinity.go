@@ -14,7 +14,7 @@ func (NodeLabelSoftAffinity) prepareScorer(a *attempt) bool {
 		return false
 	}
 	a.countLabels(labelSoftAff, a.st.softAff)
-	// The score of each possible count, computed as Score does.
+	// The score of each possible count of matched pairs.
 	tab := grow(a.labelTab[0], len(a.st.softAff)+1)
 	for m := range tab {
 		tab[m] = MaxScore * float64(m) / float64(len(a.st.softAff))

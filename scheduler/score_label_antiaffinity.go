@@ -15,7 +15,7 @@ func (NodeLabelSoftAntiAffinity) prepareScorer(a *attempt) bool {
 		return false
 	}
 	a.countLabels(labelSoftAnti, a.st.softAnti)
-	// The score of each possible count, computed as Score does.
+	// The score of each possible count of matched pairs.
 	tab := grow(a.labelTab[1], len(a.st.softAnti)+1)
 	for m := range tab {
 		tab[m] = MaxScore * (1 - float64(m)/float64(len(a.st.softAnti)))
