@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -306,5 +307,56 @@ func TestScheduleConcurrent(t *testing.T) {
 		if d := <-done; !reflect.DeepEqual(d.Nodes, want.Nodes) || !reflect.DeepEqual(d.Placements, want.Placements) {
 			t.Fatal("concurrent decisions differ")
 		}
+	}
+}
+
+// TestIncrementalRounds: rounds 2..Count of a group reuse stable verdicts and scores
+// and re-evaluate zone rules only near the VM just placed; every decision must be the
+// one full rounds give, explanation included.
+func TestIncrementalRounds(t *testing.T) {
+	s := fleet(60)
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		n.RackZone, n.PowerZone, n.NetworkZone = "r"+itoa(i/4), "p"+itoa(i/12), "n"+itoa(i%5)
+		n.AvailabilityZone, n.HostGroupID = "az"+itoa(i%3), i%2
+		n.CPUAllocated = (i * 7) % 30
+		n.Ready = i%17 != 0
+		if i%3 == 0 {
+			n.Labels = map[string]string{"ssd": "yes"}
+		}
+	}
+	s.Quotas = map[QuotaKey]Quota{{TenantID: 1, HostGroupID: 0}: {VCPUs: 16}}
+	anti := func(kinds ...string) []ZoneRule {
+		var out []ZoneRule
+		for _, k := range kinds {
+			out = append(out, ZoneRule{Kind: k, Mode: ZoneAntiAffinity})
+		}
+		return out
+	}
+	requests := map[string]Request{
+		"anti-affinity on three kinds": {Count: 5, Policy: Policy{Zones: anti(ZoneRack, ZonePower, ZoneNetwork)}},
+		"quota fills up":               {TenantID: 1, Count: 12},
+		"follow the first VM's power":  {Count: 6, Policy: Policy{Zones: []ZoneRule{{Kind: ZonePower, Mode: ZoneAffinity}}}},
+		"labels and running members": {Count: 4, GroupNodeIDs: []int{3, 9},
+			Policy: Policy{Zones: anti(ZoneRack), NodeLabelSoftAffinities: map[string]string{"ssd": "yes"},
+				NodeLabelHardAntiAffinities: map[string]string{"gpu": "yes"}}},
+		"more than fits":               {Count: 30, AllowPartial: true, Policy: Policy{Zones: anti(ZoneRack)}},
+		"nothing fits after a few VMs": {Count: 30, Policy: Policy{Zones: anti(ZoneRack)}},
+	}
+	for name, r := range requests {
+		t.Run(name, func(t *testing.T) {
+			r.Flavor = Flavor{VCPUs: 4, MemoryMB: 4096, DiskGB: 10}
+			d, err := Schedule(s, r, DefaultConfig())
+			testNoIncremental = true
+			full, fullErr := Schedule(s, r, DefaultConfig())
+			testNoIncremental = false
+			if fmt.Sprint(err) != fmt.Sprint(fullErr) {
+				t.Fatalf("error %v, with full rounds %v", err, fullErr)
+			}
+			d.Explanation, full.Explanation = nil, nil
+			if !reflect.DeepEqual(d, full) {
+				t.Fatalf("decision %+v\nwith full rounds %+v", d, full)
+			}
+		})
 	}
 }

@@ -240,8 +240,23 @@ func TestScheduleClusterChoice(t *testing.T) {
 	})
 	t.Run("group never spans clusters", func(t *testing.T) {
 		_, err := Schedule(mk(), Request{Region: "eu", Count: 4, Flavor: smallFlavor(), Policy: Policy{Zones: antiRack}}, DefaultConfig())
-		if !errors.Is(err, ErrNoCapacity) {
+		var npe *NoPlacementError
+		if !errors.As(err, &npe) || !errors.Is(err, ErrNoCapacity) {
 			t.Fatalf("err = %v, want no capacity: 4 racks exist only across clusters", err)
+		}
+		// The explanation covers every node of the three clusters tried, in the order
+		// tried (1, then 3 with more free capacity than 2): each cluster's last round
+		// found every rack of its own taken.
+		e := npe.Explanation
+		var got []int
+		for i := range e.Len() {
+			got = append(got, e.NodeID(i))
+			if f, st, ok := e.Rejected(i); !ok || f != "ZonePolicy" || st.Code != "ZONE_ANTI_AFFINITY" || st.Reason == "" {
+				t.Fatalf("node %d: rejected by %q %+v (%v), want ZonePolicy ZONE_ANTI_AFFINITY", e.NodeID(i), f, st, ok)
+			}
+		}
+		if !reflect.DeepEqual(got, []int{1, 4, 5, 6, 2, 3}) {
+			t.Fatalf("explained nodes %v, want [1 4 5 6 2 3]", got)
 		}
 	})
 }
