@@ -26,9 +26,9 @@ func refSchedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
 	}
 	filters := cfg.filters()
 	type cand struct {
-		c              *Cluster
-		freeCPU, nodes int
-		freeMem        int64
+		c       *Cluster
+		freeCPU int
+		freeMem int64
 	}
 	var clusters []cand
 	excluded := 0
