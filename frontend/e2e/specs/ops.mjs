@@ -55,7 +55,6 @@ export const tests = [
       }
       lap('fleet settled');
       // then compare a fresh page with the API (again if the API moved meanwhile)
-      let last = '';
       for (let attempt = 0; attempt < 3; attempt++) {
         await page.goto('/');
         const before = await ctx.gql(NODE_COUNTS);
@@ -67,7 +66,7 @@ export const tests = [
         const after = await ctx.gql(NODE_COUNTS);
         const api = Object.fromEntries(Object.keys(TILES).map((k) => [k, after[k].totalCount]));
         const stable = Object.keys(TILES).every((k) => before[k].totalCount === after[k].totalCount);
-        last = `drawn ${JSON.stringify(drawn)} api ${JSON.stringify(api)}`;
+        const last = `drawn ${JSON.stringify(drawn)} api ${JSON.stringify(api)}`;
         if (stable) {
           assert.deepEqual(drawn, api, last);
           break;

@@ -52,13 +52,17 @@ export default function ClusterPage() {
   const { id = '' } = useParams();
   const client = useClient();
   const [{ data, error, fetching }] = useQuery({ query: ClusterViewDocument, variables: { id } });
-  const [nodes, setNodes] = useState<RackNode[] | null>(null);
+  // The nodes as loaded, then as live events change them; a new load starts over (set while
+  // rendering, React's way to reset state when an input changes).
+  const [nodes, setNodes] = useState<RackNode[] | null>(data?.clusterView?.nodes ?? null);
+  const [loaded, setLoaded] = useState(data);
   const [liveError, setLiveError] = useState<CombinedError | null>(null);
   const [onlyBusy, setOnlyBusy] = useState(false);
 
-  useEffect(() => {
+  if (data !== loaded) {
+    setLoaded(data);
     if (data?.clusterView) setNodes(data.clusterView.nodes);
-  }, [data]);
+  }
 
   useEffect(() => {
     const vms = client.subscription(RackVMDocument, { clusterID: id }).subscribe((r) => {
