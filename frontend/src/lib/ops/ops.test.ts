@@ -126,17 +126,6 @@ describe('time windows', () => {
   });
 });
 
-import { CombinedError } from 'urql';
-import { uniqueProblems } from './problems';
-describe('problems', () => {
-  it('shows a repeated problem once', () => {
-    const forbidden = { message: 'you may not read ComputeNode', extensions: { code: 'FORBIDDEN' } };
-    const err = new CombinedError({ graphQLErrors: [forbidden, forbidden, { message: 'other', extensions: { code: 'FORBIDDEN' } }] });
-    expect(uniqueProblems(err).map((p) => p.message)).toEqual(['you may not read ComputeNode', 'other']);
-    expect(uniqueProblems(undefined)).toEqual([]);
-  });
-});
-
 describe('datetime-local inputs', () => {
   it('round-trips a time to the minute in the browser zone', () => {
     const d = new Date(2030, 0, 2, 3, 4, 59); // local time
