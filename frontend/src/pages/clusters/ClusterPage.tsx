@@ -110,8 +110,8 @@ export default function ClusterPage() {
         </div>
         <div className="card">
           <UsageBar label="vCPU" used={cpuUsed} total={cap.cpuCapacity} />
-          <UsageBar label="Memory" used={Math.round(memUsed / 1024)} total={Math.round(cap.memoryCapacityMB / 1024)} unit="GiB" />
-          <UsageBar label="Disk" used={cap.diskAllocatedGB} total={cap.diskCapacityGB} unit="GB" />
+          <UsageBar label="Memory" used={memUsed} total={cap.memoryCapacityMB} size="MiB" />
+          <UsageBar label="Disk" used={cap.diskAllocatedGB} total={cap.diskCapacityGB} size="GiB" />
         </div>
       </div>
       <div className="spread" style={{ margin: '.75rem 0' }}>
