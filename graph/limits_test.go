@@ -149,7 +149,7 @@ func TestDeepQueryHelper(t *testing.T) {
 	schema := NewSchema(nil, nil).Schema()
 	for _, d := range []int{2, 3, 4, 5, 8, 15, 16, 20} {
 		q := deepQuery(d)
-		doc, errs := gqlparser.LoadQuery(schema, q)
+		doc, errs := gqlparser.LoadQueryWithRules(schema, q, nil)
 		if errs != nil {
 			t.Fatalf("deepQuery(%d) is not a valid query: %v\n%s", d, errs, q)
 		}
@@ -291,7 +291,7 @@ func TestDepthLimitCustomMax(t *testing.T) {
 func complexityOf(t *testing.T, query string, vars map[string]any) int {
 	t.Helper()
 	es := newPagedComplexity(NewSchema(nil, nil), 100)
-	doc, errs := gqlparser.LoadQuery(es.Schema(), query)
+	doc, errs := gqlparser.LoadQueryWithRules(es.Schema(), query, nil)
 	if errs != nil {
 		t.Fatalf("invalid query %s: %v", query, errs)
 	}

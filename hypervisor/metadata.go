@@ -18,9 +18,6 @@ import (
 // changed one without comparing libvirt's normalized XML.
 const MetadataNamespace = "https://github.com/virtflow/virtflow/xmlns/domain/1"
 
-// metadataPrefix is the namespace prefix VirtFlow writes.
-const metadataPrefix = "virtflow"
-
 // metadata is VirtFlow's element in a domain's <metadata>.
 type metadata struct {
 	VMID       int64

@@ -161,10 +161,3 @@ func (s DomainSpec) Validate() error {
 	_, err := s.normalize()
 	return err
 }
-
-// equal reports whether two normalized specs describe the same domain.
-func (s DomainSpec) equal(o DomainSpec) bool {
-	return s.VMID == o.VMID && s.Generation == o.Generation && s.UUID == o.UUID &&
-		s.VCPUs == o.VCPUs && s.MemoryMiB == o.MemoryMiB && slices.Equal(s.PinnedCPUs, o.PinnedCPUs) &&
-		slices.Equal(s.Disks, o.Disks) && slices.Equal(s.NICs, o.NICs) && slices.Equal(s.Boot, o.Boot)
-}

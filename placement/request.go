@@ -73,9 +73,3 @@ func loadFlavor(ctx context.Context, c *ent.Client, id int, field string) (*ent.
 	}
 	return f, nil
 }
-
-// flavorSize is the scheduler's view of a flavor, for releasing what a VM held.
-func flavorSize(f *ent.Flavor) scheduler.Flavor {
-	return scheduler.Flavor{VCPUs: f.Vcpus, MemoryMB: f.MemoryMB, DiskGB: f.DiskGB,
-		Dedicated: f.CPUPolicy == flavor.CPUPolicyDedicated}
-}

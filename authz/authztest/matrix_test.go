@@ -41,8 +41,6 @@ type entity struct {
 	create func(w *world) (map[string]any, owner)
 }
 
-func fixed(id int) func(*world, int) int { return func(*world, int) int { return id } }
-
 // entities covers every type implementing Node; TestRoleMatrix fails for a type missing here.
 var entities = map[string]entity{
 	"APIToken": {

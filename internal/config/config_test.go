@@ -18,15 +18,15 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func load(t *testing.T, args []string, vars map[string]string) (config.Config, error, string) {
+func load(t *testing.T, args []string, vars map[string]string) (config.Config, string, error) {
 	t.Helper()
 	var stderr bytes.Buffer
 	c, err := config.Load("server", args, env(vars), &stderr)
-	return c, err, stderr.String()
+	return c, stderr.String(), err
 }
 
 func TestDefaults(t *testing.T) {
-	c, err, _ := load(t, nil, nil)
+	c, _, err := load(t, nil, nil)
 	if err != nil {
 		t.Fatalf("Load with nothing set: %v", err)
 	}
@@ -92,7 +92,7 @@ func TestEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err, _ := load(t, nil, tt.vars)
+			c, _, err := load(t, nil, tt.vars)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
@@ -112,7 +112,7 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 		"VIRTFLOW_LOG_FORMAT":    "json",
 		"VIRTFLOW_INTROSPECTION": "false",
 	}
-	c, err, _ := load(t, []string{"--addr", "127.0.0.1:0", "-data-dir=/flag/dir", "--demo=false",
+	c, _, err := load(t, []string{"--addr", "127.0.0.1:0", "-data-dir=/flag/dir", "--demo=false",
 		"--log-level", "debug", "--log-format=text", "--introspection"}, vars)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -122,7 +122,7 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 		t.Errorf("flags did not win: %+v", c)
 	}
 	// A flag left out keeps the environment's value.
-	c, err, _ = load(t, []string{"--addr", ":1"}, vars)
+	c, _, err = load(t, []string{"--addr", ":1"}, vars)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -130,7 +130,7 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 		t.Errorf("environment lost when only --addr was given: %+v", c)
 	}
 	// A bare --demo switches it on over VIRTFLOW_DEMO=false.
-	c, err, _ = load(t, []string{"--demo"}, map[string]string{"VIRTFLOW_DEMO": "false"})
+	c, _, err = load(t, []string{"--demo"}, map[string]string{"VIRTFLOW_DEMO": "false"})
 	if err != nil || !c.Demo {
 		t.Errorf("--demo over VIRTFLOW_DEMO=false: %+v, %v", c, err)
 	}
@@ -162,7 +162,7 @@ func TestBadValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err, stderr := load(t, tt.args, tt.vars)
+			_, stderr, err := load(t, tt.args, tt.vars)
 			if err == nil {
 				t.Fatalf("Load(%v, %v) succeeded; want an error", tt.args, tt.vars)
 			}
@@ -176,14 +176,14 @@ func TestBadValues(t *testing.T) {
 }
 
 func TestDatabaseURLErrorHidesPassword(t *testing.T) {
-	_, err, _ := load(t, nil, map[string]string{"DATABASE_URL": "mysql://root:hunter2@db/vf"})
+	_, _, err := load(t, nil, map[string]string{"DATABASE_URL": "mysql://root:hunter2@db/vf"})
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error %v must exist and must not repeat the password", err)
 	}
 }
 
 func TestHelp(t *testing.T) {
-	_, err, stderr := load(t, []string{"-h"}, nil)
+	_, stderr, err := load(t, []string{"-h"}, nil)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h returned %v, want flag.ErrHelp", err)
 	}
@@ -196,7 +196,7 @@ func TestHelp(t *testing.T) {
 
 func TestLogger(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
-		c, err, _ := load(t, []string{"--log-format", format, "--log-level", "warn"}, nil)
+		c, _, err := load(t, []string{"--log-format", format, "--log-level", "warn"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

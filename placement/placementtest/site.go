@@ -55,7 +55,6 @@ type Site struct {
 	c                             *ent.Client
 	hosts                         int
 	perRack                       map[int]int // hosts mounted per rack index
-	clusterWeight                 map[int]int
 	zonesPower, zonesNet, zonesRk []int
 }
 

@@ -20,10 +20,14 @@ const TILES = {
 };
 
 /** The number drawn in a count tile, once loaded. */
+// A count as the dashboard writes it (digits grouped the browser's way, e.g. "1,234") as a number.
+const countOf = (text) => Number(text.replace(/[^\d]/g, ''));
+const COUNT_TEXT = /^\d[\d,.\s\u00a0\u202f]*$/;
+
 async function tileNumber(page, testid) {
   const n = page.getByTestId(testid).locator('.count-n');
-  await page.waitForFunction((el) => el && /^\d+$/.test(el.textContent), await n.elementHandle(), { timeout: 15_000 });
-  return Number(await n.textContent());
+  await page.waitForFunction(([el, re]) => el && new RegExp(re).test(el.textContent), [await n.elementHandle(), COUNT_TEXT.source], { timeout: 15_000 });
+  return countOf(await n.textContent());
 }
 
 /** A plain API call with a bearer token, as a script would make it. */
@@ -55,19 +59,18 @@ export const tests = [
       }
       lap('fleet settled');
       // then compare a fresh page with the API (again if the API moved meanwhile)
-      let last = '';
       for (let attempt = 0; attempt < 3; attempt++) {
         await page.goto('/');
         const before = await ctx.gql(NODE_COUNTS);
-        await page.waitForFunction((ids) => ids.every((id) => /^\d+$/.test(document.querySelector(`[data-testid="${id}"] .count-n`)?.textContent ?? '')),
-          Object.values(TILES), { timeout: 20_000 });
+        await page.waitForFunction(([ids, re]) => ids.every((id) => new RegExp(re).test(document.querySelector(`[data-testid="${id}"] .count-n`)?.textContent ?? '')),
+          [Object.values(TILES), COUNT_TEXT.source], { timeout: 20_000 });
         const drawn = {};
         for (const [k, id] of Object.entries(TILES)) drawn[k] = await tileNumber(page, id);
-      if (process.env.E2E_DEBUG) console.log('  attempt', attempt, JSON.stringify(drawn));
+        if (process.env.E2E_DEBUG) console.log('  attempt', attempt, JSON.stringify(drawn));
         const after = await ctx.gql(NODE_COUNTS);
         const api = Object.fromEntries(Object.keys(TILES).map((k) => [k, after[k].totalCount]));
         const stable = Object.keys(TILES).every((k) => before[k].totalCount === after[k].totalCount);
-        last = `drawn ${JSON.stringify(drawn)} api ${JSON.stringify(api)}`;
+        const last = `drawn ${JSON.stringify(drawn)} api ${JSON.stringify(api)}`;
         if (stable) {
           assert.deepEqual(drawn, api, last);
           break;
@@ -144,15 +147,47 @@ export const tests = [
       await page.getByRole('table', { name: 'Quotas' }).waitFor();
       const rows = page.getByRole('table', { name: 'Quotas' }).locator('tbody tr');
       assert.equal(await rows.count(), usage.quotaUsage.length);
+      // numbers are grouped the browser's way ("1,024" in en-US)
+      const locale = await page.evaluate(() => navigator.language);
+      const n = (v) => new Intl.NumberFormat(locale).format(v);
       for (const u of usage.quotaUsage) {
         const row = page.getByTestId(`quota-${u.hostGroupName}`);
         const text = await row.locator('.usage-text').first().textContent();
-        assert.equal(text.trim().split(/\s+/)[0], `${u.usedVCPUs}/${u.vcpuLimit > 0 ? u.vcpuLimit : '∞'}`);
+        assert.equal(text.trim().split(/\s+/)[0], `${n(u.usedVCPUs)}/${u.vcpuLimit > 0 ? n(u.vcpuLimit) : '∞'}`);
       }
       await page.locator('.count-label', { hasText: 'virtual machines' }).waitFor();
-      assert.equal(Number(await page.locator('.count-tile .count-n').first().textContent()), tenant.virtualMachines.totalCount);
+      assert.equal(countOf(await page.locator('.count-tile .count-n').first().textContent()), tenant.virtualMachines.totalCount);
       await page.getByRole('form', { name: 'Set quota' }).waitFor();
       await ctx.screenshot(page, 'tenant-quotas');
+      await page.context().close();
+    },
+  },
+  {
+    name: 'the quota form takes sizes in GiB, as the quota bars show them, and the API gets MB',
+    async run(ctx) {
+      const name = `e2e-quota-${Date.now()}`;
+      const { createTenant: tenant } = await ctx.gql('mutation($n: String!) { createTenant(input: { name: $n }) { id } }', { n: name });
+      const hg = await ctx.gql('{ hostGroups(first: 1, orderBy: { field: NAME }) { edges { node { id name } } } }');
+      const group = hg.hostGroups.edges[0].node;
+      const page = await ctx.page();
+      await page.goto(`/tenants/${tenant.id}`);
+      const form = page.getByRole('form', { name: 'Set quota' });
+      await form.getByLabel('Host group').selectOption(group.id);
+      await form.getByLabel('vCPUs').fill('8');
+      await form.getByLabel('Memory GiB').fill('3');
+      await form.getByLabel('Storage GiB').fill('40');
+      await form.getByRole('button', { name: 'Save quota' }).click();
+      await form.getByText('Quota saved.').waitFor();
+      const usage = await ctx.gql('query($id: ID!) { quotaUsage(tenantID: $id) { hostGroupName memoryMB storageGB } }', { id: tenant.id });
+      const q = usage.quotaUsage.find((u) => u.hostGroupName === group.name);
+      assert.ok(q, `quota in ${group.name}`);
+      assert.equal(q.memoryMB, 3072, '3 GiB typed, 3072 MB stored');
+      assert.equal(q.storageGB, 40);
+      await page.reload();
+      const bars = page.getByTestId(`quota-${group.name}`).locator('.usage-text');
+      await bars.first().waitFor();
+      assert.equal((await bars.nth(1).textContent()).trim(), '0/3 GiB');
+      assert.equal((await bars.nth(2).textContent()).trim(), '0/40 GiB');
       await page.context().close();
     },
   },

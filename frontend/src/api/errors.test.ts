@@ -15,6 +15,11 @@ group('problems', () => {
     expect(problems(err)[0].code).toBe('NETWORK');
     expect(problems(err)[0].message).toContain('Failed to fetch');
   });
+  it('lists a repeated problem once', () => {
+    const forbidden = { message: 'you may not read ComputeNode', extensions: { code: 'FORBIDDEN' } };
+    const err = new CombinedError({ graphQLErrors: [forbidden, forbidden, { message: 'other', extensions: { code: 'FORBIDDEN' } }] });
+    expect(problems(err).map((p) => p.message)).toEqual(['you may not read ComputeNode', 'other']);
+  });
   it('is empty without an error', () => {
     expect(problems(undefined)).toEqual([]);
   });

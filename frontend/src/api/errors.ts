@@ -9,15 +9,27 @@ export interface APIProblem {
   field?: string;
 }
 
-/** The problems in err: GraphQL errors first, else the network error. */
+/**
+ * The problems in err: GraphQL errors first, else the network error. A problem repeated with the
+ * same code, field and message is listed once (an aliased query reports the same FORBIDDEN once
+ * per alias).
+ */
 export function problems(err: CombinedError | undefined | null): APIProblem[] {
   if (!err) return [];
   if (err.graphQLErrors.length > 0) {
-    return err.graphQLErrors.map((e) => ({
-      message: e.message,
-      code: typeof e.extensions?.code === 'string' ? e.extensions.code : undefined,
-      field: typeof e.extensions?.field === 'string' ? e.extensions.field : undefined,
-    }));
+    const seen = new Set<string>();
+    return err.graphQLErrors
+      .map((e) => ({
+        message: e.message,
+        code: typeof e.extensions?.code === 'string' ? e.extensions.code : undefined,
+        field: typeof e.extensions?.field === 'string' ? e.extensions.field : undefined,
+      }))
+      .filter((p) => {
+        const k = `${p.code ?? ''}|${p.field ?? ''}|${p.message}`;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      });
   }
   if (err.networkError) {
     return [{ message: `The server could not be reached: ${err.networkError.message}`, code: 'NETWORK' }];

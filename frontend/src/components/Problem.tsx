@@ -1,4 +1,5 @@
-// How API errors look on every page: a message box naming the code and field, never a blank page.
+// How API errors look on every page (the one error component): a message box naming the code
+// and field of each distinct problem, never a blank page.
 import type { CombinedError } from 'urql';
 import { problems } from '../api/errors';
 

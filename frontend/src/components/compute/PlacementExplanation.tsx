@@ -6,6 +6,7 @@ import { Link } from 'react-router';
 import { orderExplainedNodes, summarizePlacement, summarizeRejections } from '../../lib/compute/placement';
 import type { PlacementExplanationFieldsFragment } from '../../gql/graphql';
 import { graphql } from '../../gql';
+import { formatNumber } from '../../lib/format';
 import './compute.css';
 
 export const PlacementExplanationFragment = graphql(`
@@ -85,9 +86,9 @@ export function PlacementExplanation({ explanation: x }: { explanation: Placemen
                   <td>
                     {n.rejectedBy
                       ? `${n.reason ?? ''}${n.code ? ` (${n.code})` : ''}`
-                      : n.scores.map((sc) => `${sc.plugin} ${sc.score.toFixed(1)}`).join(' · ')}
+                      : n.scores.map((sc) => `${sc.plugin} ${formatNumber(sc.score, 1)}`).join(' · ')}
                   </td>
-                  <td>{n.rejectedBy ? '—' : n.total.toFixed(1)}</td>
+                  <td>{n.rejectedBy ? '—' : formatNumber(n.total, 1)}</td>
                 </tr>
               ))}
             </tbody>

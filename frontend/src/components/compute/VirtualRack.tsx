@@ -3,13 +3,15 @@
 import { Link } from 'react-router';
 import { StatusBadge, statusTone } from '../StatusBadge';
 import { groupByRack, share, shortNodeName, type RackNode } from '../../lib/compute/rack';
+import { formatNumber, formatSize, formatSizeOf } from '../../lib/format';
 import './virtualRack.css';
 
-function Bar({ label, used, total, unit }: { label: string; used: number; total: number; unit: string }) {
+/** A node's allocation bar; detail says used of total in words, e.g. "12/64 GiB". */
+function Bar({ label, used, total, detail }: { label: string; used: number; total: number; detail: string }) {
   const pct = share(used, total);
   const tone = pct >= 90 ? 'bad' : pct >= 70 ? 'warn' : 'ok';
   return (
-    <div className="vr-bar" title={`${label}: ${used} of ${total} ${unit} allocated (${pct} %)`}>
+    <div className="vr-bar" title={`${label}: ${detail} allocated (${pct} %)`}>
       <span className="vr-bar-label">{label}</span>
       <span className="vr-bar-track"><span className={`vr-bar-fill usage-${tone}`} style={{ width: `${pct}%` }} /></span>
       <span className="vr-bar-text">{pct}%</span>
@@ -26,13 +28,13 @@ function NodeBox({ n }: { n: RackNode }) {
         <Link to={`/nodes/${n.node.id}`} title={n.node.name}>{shortNodeName(n.node.name, n.rackName)}</Link>
         <StatusBadge status={state} title={n.node.cordoned ? 'cordoned: no new placements' : undefined} />
       </div>
-      <Bar label="CPU" used={n.node.cpuAllocated} total={n.node.cpuCapacity} unit="vCPU" />
-      <Bar label="Mem" used={Math.round(n.node.memoryAllocatedMB / 1024)} total={Math.round(n.node.memoryCapacityMB / 1024)} unit="GiB" />
+      <Bar label="CPU" used={n.node.cpuAllocated} total={n.node.cpuCapacity} detail={`${formatNumber(n.node.cpuAllocated)}/${formatNumber(n.node.cpuCapacity)} vCPU`} />
+      <Bar label="Mem" used={n.node.memoryAllocatedMB} total={n.node.memoryCapacityMB} detail={formatSizeOf(n.node.memoryAllocatedMB, n.node.memoryCapacityMB, 'MiB')} />
       <ul className="vr-vms" aria-label={`VMs on ${n.node.name}`}>
         {n.vms.length === 0 && <li className="vr-empty">no VMs</li>}
         {n.vms.map((v) => (
           <li key={v.id} className={`vr-vm vr-vm-${statusTone(v.status)}`} data-testid="vr-vm" data-vm-id={v.id} data-status={v.status}
-            title={`${v.name} — ${v.status.toLowerCase()}, tenant ${v.tenantName}, ${v.flavorName} (${v.vcpus} vCPU, ${v.memoryMB} MB)`}>
+            title={`${v.name} — ${v.status.toLowerCase()}, tenant ${v.tenantName}, ${v.flavorName} (${v.vcpus} vCPU, ${formatSize(v.memoryMB, 'MiB')})`}>
             <Link to={`/vms/${v.id}`}>{v.name}</Link>
             <span className="vr-tenant">{v.tenantName}</span>
           </li>

@@ -3,6 +3,7 @@
 import { useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { useInfraAccess } from './access';
+import { formatSize } from '../../lib/format';
 
 const ChoicesDocument = graphql(`
   query ComputeChoices {
@@ -44,7 +45,7 @@ export { nodes as edgeNodes };
 
 /** How a flavor is offered in the create forms: name, vCPUs, memory and disk. */
 export function describeFlavor(f: { name: string; vcpus: number; memoryMB: number; diskGB: number }): string {
-  return `${f.name} — ${f.vcpus} vCPU, ${Math.round(f.memoryMB / 1024)} GiB, ${f.diskGB} GB`;
+  return `${f.name} — ${f.vcpus} vCPU, ${formatSize(f.memoryMB, 'MiB')}, ${formatSize(f.diskGB, 'GiB')}`;
 }
 
 /** How an image is offered: its name, with its status when it cannot be used yet. */

@@ -2,7 +2,7 @@
 // leaves, servers, VMs, networks at the bottom), hubs with many single-link neighbours packed
 // in a grid. Hover and click are reported to the page; what was drawn is exposed for tests
 // (data-node-count / data-edge-count on the container and window.__vfNetwork).
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import cytoscape, { type Core, type NodeSingular } from 'cytoscape';
 import elk from 'cytoscape-elk';
 import type { Diagram } from '../../lib/network/types';
@@ -105,8 +105,12 @@ function firstView(cy: Core, start: NodeSingular) {
 export function NetworkGraph({ diagram, startId, selectedId, onSelect, onHover, onDrawn }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const cyRef = useRef<Core | null>(null);
+  // The latest callbacks, for cytoscape's listeners (bound once per diagram), updated after
+  // each render rather than during it.
   const handlers = useRef({ onSelect, onHover, onDrawn });
-  handlers.current = { onSelect, onHover, onDrawn };
+  useLayoutEffect(() => {
+    handlers.current = { onSelect, onHover, onDrawn };
+  });
   const [drawn, setDrawn] = useState<{ nodes: string[]; edges: string[] } | null>(null);
   const [layoutMs, setLayoutMs] = useState(0);
 

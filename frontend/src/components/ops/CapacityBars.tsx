@@ -1,16 +1,16 @@
 // Used/free bars for a capacity: vCPUs, memory and disk.
 import { UsageBar } from '../UsageBar';
 import { free, type Cap } from '../../lib/ops/capacity';
-import { gb, mb } from '../../lib/ops/format';
+import { formatNumber, formatSize } from '../../lib/format';
 
 export function CapacityBars({ cap }: { cap: Cap }) {
   return (
     <div>
       <UsageBar label="vCPUs" used={cap.cpuAllocated} total={cap.cpuCapacity} />
-      <UsageBar label="Memory GiB" used={Math.round(cap.memoryAllocatedMB / 1024)} total={Math.round(cap.memoryCapacityMB / 1024)} />
-      <UsageBar label="Disk GB" used={cap.diskAllocatedGB} total={cap.diskCapacityGB} />
+      <UsageBar label="Memory" used={cap.memoryAllocatedMB} total={cap.memoryCapacityMB} size="MiB" />
+      <UsageBar label="Disk" used={cap.diskAllocatedGB} total={cap.diskCapacityGB} size="GiB" />
       <div className="muted small">
-        free: {free(cap.cpuCapacity, cap.cpuAllocated)} vCPUs · {mb(free(cap.memoryCapacityMB, cap.memoryAllocatedMB))} · {gb(free(cap.diskCapacityGB, cap.diskAllocatedGB))} · {cap.readyNodes}/{cap.nodes} nodes ready
+        free: {formatNumber(free(cap.cpuCapacity, cap.cpuAllocated))} vCPUs · {formatSize(free(cap.memoryCapacityMB, cap.memoryAllocatedMB), 'MiB')} · {formatSize(free(cap.diskCapacityGB, cap.diskAllocatedGB), 'GiB')} · {cap.readyNodes}/{cap.nodes} nodes ready
       </div>
     </div>
   );

@@ -38,7 +38,7 @@ export function NodesTable({ rows }: { rows: NodeRow[] }) {
               <td>{sched === 'SCHEDULABLE' ? <span className="muted small">schedulable</span> : <StatusBadge status={sched} title={n.cordonReason} />}</td>
               <td><Link to={`/clusters/${n.cluster.id}`}>{n.cluster.name}</Link></td>
               <td style={{ minWidth: 170 }}><UsageBar used={n.cpuAllocated} total={n.cpuCapacity} /></td>
-              <td style={{ minWidth: 190 }}><UsageBar used={Math.round(n.memoryAllocatedMB / 1024)} total={Math.round(n.memoryCapacityMB / 1024)} unit="GiB" /></td>
+              <td style={{ minWidth: 190 }}><UsageBar used={n.memoryAllocatedMB} total={n.memoryCapacityMB} size="MiB" /></td>
               <td className="nowrap"><RelTime iso={n.lastHeartbeatAt} /></td>
             </tr>
           );

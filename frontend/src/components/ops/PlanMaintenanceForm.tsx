@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Message, Problem } from '../Problem';
-import { fromLocalInput, toLocalInput } from '../../lib/ops/format';
+import { fromLocalInput, toLocalInput } from '../../lib/format';
 
 const PlanNodeDocument = graphql(`
   query PlanMaintenanceNode($id: ID!) {

@@ -29,8 +29,8 @@ export function QuotaUsageTable({ tenantID }: { tenantID: string }) {
           <tr key={q.quota.id} data-testid={`quota-${q.hostGroupName}`}>
             <td>{q.hostGroupName}</td>
             <td style={{ minWidth: 200 }}><UsageBar used={q.usedVCPUs} total={q.vcpuLimit} /></td>
-            <td style={{ minWidth: 200 }}><UsageBar used={Math.round(q.usedMemoryMB / 1024)} total={Math.round(q.memoryMB / 1024)} unit="GiB" /></td>
-            <td style={{ minWidth: 200 }}><UsageBar used={q.usedStorageGB} total={q.storageGB} unit="GB" /></td>
+            <td style={{ minWidth: 200 }}><UsageBar used={q.usedMemoryMB} total={q.memoryMB} size="MiB" /></td>
+            <td style={{ minWidth: 200 }}><UsageBar used={q.usedStorageGB} total={q.storageGB} size="GiB" /></td>
             <td className="small muted">
               {q.quota.cpuPercent}% of {q.groupCores} cores · {q.quota.vcpus || '∞'} vCPUs
             </td>

@@ -1,8 +1,10 @@
-// Operators: create or change a tenant's quota in a host group (setQuota); empty fields keep their value.
+// Operators: create or change a tenant's quota in a host group (setQuota); empty fields keep their
+// value. Sizes are asked for in GiB, as the quota bars show them.
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Message, Problem } from '../Problem';
+import { quotaLimits, type QuotaFields } from '../../lib/ops/quota';
 
 const HostGroupsDocument = graphql(`
   query QuotaHostGroups {
@@ -15,25 +17,20 @@ const SetQuotaDocument = graphql(`
   }
 `);
 
-/** A number input's value: undefined when empty (keep), else the number. */
-function num(s: string): number | undefined {
-  return s.trim() === '' ? undefined : Number(s);
-}
-
 export function SetQuotaForm({ tenantID }: { tenantID: string }) {
   const [groups] = useQuery({ query: HostGroupsDocument });
   const [result, setQuota] = useMutation(SetQuotaDocument);
   const [group, setGroup] = useState('');
-  const [f, setF] = useState({ cpuPercent: '', vcpus: '', memoryMB: '', storageGB: '' });
+  const [f, setF] = useState<QuotaFields>({ cpuPercent: '', vcpus: '', memoryGiB: '', storageGiB: '' });
   const [msg, setMsg] = useState('');
 
   async function submit(e: FormEvent) {
     e.preventDefault();
     setMsg('');
     if (!group) return setMsg('Choose a host group.');
-    const input = { tenantID, hostGroupID: group, cpuPercent: num(f.cpuPercent), vcpus: num(f.vcpus), memoryMB: num(f.memoryMB), storageGB: num(f.storageGB) };
-    if (Object.values(input).some((v) => typeof v === 'number' && (Number.isNaN(v) || v < 0))) return setMsg('Limits are numbers, 0 or more.');
-    const r = await setQuota({ input });
+    const limits = quotaLimits(f);
+    if (typeof limits === 'string') return setMsg(limits);
+    const r = await setQuota({ input: { tenantID, hostGroupID: group, ...limits } });
     if (!r.error) setMsg('ok');
   }
   const field = (k: keyof typeof f, label: string, hint: string) => (
@@ -55,8 +52,8 @@ export function SetQuotaForm({ tenantID }: { tenantID: string }) {
         </label>
         {field('cpuPercent', 'CPU share %', '0..100, keep')}
         {field('vcpus', 'vCPUs', '0 = unlimited, keep')}
-        {field('memoryMB', 'Memory MB', '0 = unlimited, keep')}
-        {field('storageGB', 'Storage GB', '0 = unlimited, keep')}
+        {field('memoryGiB', 'Memory GiB', '0 = unlimited, keep')}
+        {field('storageGiB', 'Storage GiB', '0 = unlimited, keep')}
       </div>
       {msg && msg !== 'ok' && <Message kind="error">{msg}</Message>}
       {msg === 'ok' && <Message kind="ok">Quota saved.</Message>}

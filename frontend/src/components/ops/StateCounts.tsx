@@ -1,7 +1,7 @@
 // Nodes by state and open alerts by severity: one aliased totalCount query each.
 import { useQuery } from 'urql';
 import { graphql } from '../../gql';
-import { OpsProblem } from './OpsProblem';
+import { Problem } from '../Problem';
 import { CountTile } from './CountTile';
 
 const NodeCountsDocument = graphql(`
@@ -27,10 +27,10 @@ const AlertCountsDocument = graphql(`
 /** Node counts: all, by status, cordoned and draining. */
 export function NodeCounts() {
   const [{ data, error }] = useQuery({ query: NodeCountsDocument });
-  if (error && !data) return <OpsProblem error={error} />;
+  if (error && !data) return <Problem error={error} />;
   return (
     <>
-      <OpsProblem error={error} />
+      <Problem error={error} />
       <div className="count-row" aria-label="Nodes by state">
         <CountTile label="all nodes" count={data?.all.totalCount} to="/nodes" testid="nodes-all" />
         <CountTile label="ready" count={data?.ready.totalCount} to="/nodes?status=READY" tone="ok" testid="nodes-READY" />
@@ -47,10 +47,10 @@ export function NodeCounts() {
 /** Open alerts per severity. */
 export function AlertCounts() {
   const [{ data, error }] = useQuery({ query: AlertCountsDocument });
-  if (error && !data) return <OpsProblem error={error} />;
+  if (error && !data) return <Problem error={error} />;
   return (
     <>
-      <OpsProblem error={error} />
+      <Problem error={error} />
       <div className="count-row" aria-label="Open alerts by severity">
         <CountTile label="fatal" count={data?.fatal.totalCount} to="/alerts?status=OPEN&severity=FATAL" tone="bad" testid="alerts-FATAL" />
         <CountTile label="critical" count={data?.critical.totalCount} to="/alerts?status=OPEN&severity=CRITICAL" tone="bad" testid="alerts-CRITICAL" />

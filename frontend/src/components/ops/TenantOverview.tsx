@@ -6,7 +6,7 @@ import { Link } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { CountTile } from './CountTile';
-import { OpsProblem } from './OpsProblem';
+import { Problem } from '../Problem';
 import { QuotaUsageTable } from './QuotaUsageTable';
 
 const TenantCountsDocument = graphql(`
@@ -31,7 +31,7 @@ export function FatalAlertCount() {
   const [{ data, error }] = useQuery({ query: FatalAlertsDocument });
   return (
     <>
-      <OpsProblem error={error} />
+      <Problem error={error} />
       <div className="count-row" aria-label="Open fatal alerts">
         <CountTile label="fatal alerts on your VMs' nodes" count={data?.fatal.totalCount} to="/alerts?status=OPEN&severity=FATAL" tone="bad" testid="tenant-alerts-FATAL" />
       </div>
@@ -46,7 +46,7 @@ export function TenantOverview({ tenant }: { tenant: { id: string; name: string 
   return (
     <section aria-label={`Tenant ${tenant.name}`} data-testid={`tenant-overview-${tenant.id}`}>
       <h2><Link to={`/tenants/${tenant.id}`}>{tenant.name}</Link></h2>
-      <OpsProblem error={error} />
+      <Problem error={error} />
       <div className="count-row" aria-label="Virtual machines by status">
         <CountTile label="VMs" count={data?.vms.totalCount} to={vms()} testid="tenant-vms" />
         <CountTile label="active" count={data?.active.totalCount} to={vms('ACTIVE')} tone="ok" testid="tenant-vms-ACTIVE" />

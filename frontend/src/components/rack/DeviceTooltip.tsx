@@ -2,7 +2,8 @@
 // VMs, alerts and maintainers.
 import { unitRange } from '../../lib/rack/layout';
 import { nodeSwatch } from '../../lib/rack/colors';
-import { alertText, formatMB, type ElevationDeviceView } from './types';
+import { formatSizeOf } from '../../lib/format';
+import { alertText, type ElevationDeviceView } from './types';
 
 export function DeviceTooltipBody({ d }: { d: ElevationDeviceView }) {
   const n = d.node;
@@ -24,7 +25,7 @@ export function DeviceTooltipBody({ d }: { d: ElevationDeviceView }) {
             {n.cordoned && n.status !== 'DOWN' ? ` (${n.status.replace(/_/g, ' ').toLowerCase()})` : ''}
           </div>
           <div>
-            vCPU {n.cpuAllocated}/{n.cpuCapacity} · memory {formatMB(n.memoryAllocatedMB)}/{formatMB(n.memoryCapacityMB)}
+            vCPU {n.cpuAllocated}/{n.cpuCapacity} · memory {formatSizeOf(n.memoryAllocatedMB, n.memoryCapacityMB, 'MiB')}
           </div>
           <div>VMs: {n.vmCount}</div>
         </>

@@ -5,7 +5,8 @@ import { defaultGeometry as g, layoutFloor } from '../../lib/rack/floorplan';
 import { fromCounts } from '../../lib/rack/occupancy';
 import { alertSwatch, occupancySwatch, textOn } from '../../lib/rack/colors';
 import { Tooltip, type TipAt } from './Tooltip';
-import { alertText, formatMB, type FloorRackView } from './types';
+import { formatSizeOf } from '../../lib/format';
+import { alertText, type FloorRackView } from './types';
 import './rack.css';
 
 export type FloorColouring = 'occupancy' | 'alerts';
@@ -33,7 +34,7 @@ function RackTip({ r }: { r: FloorRackView }) {
         Nodes {c.readyNodes}/{c.nodes} ready · vCPU {c.cpuAllocated}/{c.cpuCapacity}
       </div>
       <div>
-        Memory {formatMB(c.memoryAllocatedMB)}/{formatMB(c.memoryCapacityMB)}
+        Memory {formatSizeOf(c.memoryAllocatedMB, c.memoryCapacityMB, 'MiB')}
       </div>
       {r.rack.powerZone && <div>Power zone: {r.rack.powerZone}</div>}
     </div>

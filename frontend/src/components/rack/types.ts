@@ -55,13 +55,6 @@ export interface FloorRackView {
   alerts: AlertCountsView;
 }
 
-/** "12 GiB" / "1.5 TiB" from MB. */
-export function formatMB(mb: number): string {
-  if (mb >= 1024 * 1024) return `${(mb / 1024 / 1024).toFixed(1).replace(/\.0$/, '')} TiB`;
-  if (mb >= 1024) return `${(mb / 1024).toFixed(1).replace(/\.0$/, '')} GiB`;
-  return `${mb} MiB`;
-}
-
 /** "1 warning, 2 critical" or "none". */
 export function alertText(a: AlertCountsView): string {
   const parts: string[] = [];

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { capsByRegion, emptyCap, free, sumCaps, type Cap } from './capacity';
-import { relativeTime, mb, gb, toLocalInput, fromLocalInput } from './format';
 import { resourcePath, typeLabel } from './resources';
 import { expiryFromDays, tokenState } from './tokens';
 import { drainProgress, schedulingLabel } from './drain';
@@ -30,28 +29,6 @@ describe('capacity', () => {
   it('never reports negative free capacity', () => {
     expect(free(10, 4)).toBe(6);
     expect(free(10, 12)).toBe(0);
-  });
-});
-
-describe('format', () => {
-  const now = Date.parse('2026-11-21T12:00:00Z');
-  it('says how long ago', () => {
-    expect(relativeTime('2026-11-21T11:59:58Z', now)).toBe('just now');
-    expect(relativeTime('2026-11-21T11:59:30Z', now)).toBe('30 s ago');
-    expect(relativeTime('2026-11-21T11:55:00Z', now)).toBe('5 min ago');
-    expect(relativeTime('2026-11-21T09:00:00Z', now)).toBe('3 h ago');
-    expect(relativeTime('2026-11-19T12:00:00Z', now)).toBe('2 d ago');
-    expect(relativeTime('2026-11-21T14:00:00Z', now)).toBe('in 2 h');
-    expect(relativeTime(null, now)).toBe('—');
-    expect(relativeTime('garbage', now)).toBe('—');
-  });
-  it('sizes memory and disk', () => {
-    expect(mb(512)).toBe('512 MB');
-    expect(mb(65536)).toBe('64 GiB');
-    expect(mb(1536)).toBe('1.5 GiB');
-    expect(mb(44040192)).toBe('42 TiB');
-    expect(gb(500)).toBe('500 GB');
-    expect(gb(2048)).toBe('2 TiB');
   });
 });
 
@@ -126,27 +103,16 @@ describe('time windows', () => {
   });
 });
 
-import { CombinedError } from 'urql';
-import { uniqueProblems } from './problems';
-describe('problems', () => {
-  it('shows a repeated problem once', () => {
-    const forbidden = { message: 'you may not read ComputeNode', extensions: { code: 'FORBIDDEN' } };
-    const err = new CombinedError({ graphQLErrors: [forbidden, forbidden, { message: 'other', extensions: { code: 'FORBIDDEN' } }] });
-    expect(uniqueProblems(err).map((p) => p.message)).toEqual(['you may not read ComputeNode', 'other']);
-    expect(uniqueProblems(undefined)).toEqual([]);
+import { quotaLimits } from './quota';
+describe('quota form', () => {
+  const empty = { cpuPercent: '', vcpus: '', memoryGiB: '', storageGiB: '' };
+  it('sends memory in the API unit (MB) when it is typed in GiB, as the bars show it', () => {
+    expect(quotaLimits({ ...empty, memoryGiB: '64', storageGiB: '500' })).toEqual({ memoryMB: 65536, storageGB: 500 });
+    expect(quotaLimits({ ...empty, memoryGiB: '1.5' })).toMatchObject({ memoryMB: 1536 });
   });
-});
-
-describe('datetime-local inputs', () => {
-  it('round-trips a time to the minute in the browser zone', () => {
-    const d = new Date(2030, 0, 2, 3, 4, 59); // local time
-    const v = toLocalInput(d);
-    expect(v).toBe('2030-01-02T03:04');
-    expect(fromLocalInput(v)).toBe(new Date(2030, 0, 2, 3, 4, 0).toISOString());
-  });
-  it('refuses what is not a datetime-local value', () => {
-    expect(fromLocalInput('')).toBeNull();
-    expect(fromLocalInput('tomorrow')).toBeNull();
-    expect(fromLocalInput('2030-13-40T99:99')).toBeNull();
+  it('keeps what is empty and refuses what is not a number of 0 or more', () => {
+    expect(quotaLimits(empty)).toEqual({});
+    expect(quotaLimits({ ...empty, vcpus: '-1' })).toBe('Limits are numbers, 0 or more.');
+    expect(quotaLimits({ ...empty, memoryGiB: 'lots' })).toBe('Limits are numbers, 0 or more.');
   });
 });

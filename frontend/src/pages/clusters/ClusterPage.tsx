@@ -52,13 +52,17 @@ export default function ClusterPage() {
   const { id = '' } = useParams();
   const client = useClient();
   const [{ data, error, fetching }] = useQuery({ query: ClusterViewDocument, variables: { id } });
-  const [nodes, setNodes] = useState<RackNode[] | null>(null);
+  // The nodes as loaded, then as live events change them; a new load starts over (set while
+  // rendering, React's way to reset state when an input changes).
+  const [nodes, setNodes] = useState<RackNode[] | null>(data?.clusterView?.nodes ?? null);
+  const [loaded, setLoaded] = useState(data);
   const [liveError, setLiveError] = useState<CombinedError | null>(null);
   const [onlyBusy, setOnlyBusy] = useState(false);
 
-  useEffect(() => {
+  if (data !== loaded) {
+    setLoaded(data);
     if (data?.clusterView) setNodes(data.clusterView.nodes);
-  }, [data]);
+  }
 
   useEffect(() => {
     const vms = client.subscription(RackVMDocument, { clusterID: id }).subscribe((r) => {
@@ -106,8 +110,8 @@ export default function ClusterPage() {
         </div>
         <div className="card">
           <UsageBar label="vCPU" used={cpuUsed} total={cap.cpuCapacity} />
-          <UsageBar label="Memory" used={Math.round(memUsed / 1024)} total={Math.round(cap.memoryCapacityMB / 1024)} unit="GiB" />
-          <UsageBar label="Disk" used={cap.diskAllocatedGB} total={cap.diskCapacityGB} unit="GB" />
+          <UsageBar label="Memory" used={memUsed} total={cap.memoryCapacityMB} size="MiB" />
+          <UsageBar label="Disk" used={cap.diskAllocatedGB} total={cap.diskCapacityGB} size="GiB" />
         </div>
       </div>
       <div className="spread" style={{ margin: '.75rem 0' }}>

@@ -7,7 +7,7 @@ import { Loading } from '../../components/Loading';
 import { StatusBadge } from '../../components/StatusBadge';
 import { UsageBar } from '../../components/UsageBar';
 import { DatacenterCapacityDocument } from './DatacentersPage';
-import { gib, sumFloors } from './capacity';
+import { sumFloors } from './capacity';
 import './datacenters.css';
 
 export default function DatacenterPage() {
@@ -58,8 +58,8 @@ export default function DatacenterPage() {
               <div className="dc-stats">
                 <UsageBar label="Rack units" used={f.usedUnits} total={f.totalUnits} unit="U" />
                 <UsageBar label="vCPU" used={f.capacity.cpuAllocated} total={f.capacity.cpuCapacity} />
-                <UsageBar label="Memory" used={gib(f.capacity.memoryAllocatedMB)} total={gib(f.capacity.memoryCapacityMB)} unit="GiB" />
-                <UsageBar label="Disk" used={f.capacity.diskAllocatedGB} total={f.capacity.diskCapacityGB} unit="GB" />
+                <UsageBar label="Memory" used={f.capacity.memoryAllocatedMB} total={f.capacity.memoryCapacityMB} size="MiB" />
+                <UsageBar label="Disk" used={f.capacity.diskAllocatedGB} total={f.capacity.diskCapacityGB} size="GiB" />
               </div>
             </div>
           ))}
@@ -93,7 +93,7 @@ export default function DatacenterPage() {
                   <UsageBar used={c.capacity.cpuAllocated} total={c.capacity.cpuCapacity} />
                 </td>
                 <td>
-                  <UsageBar used={gib(c.capacity.memoryAllocatedMB)} total={gib(c.capacity.memoryCapacityMB)} unit="GiB" />
+                  <UsageBar used={c.capacity.memoryAllocatedMB} total={c.capacity.memoryCapacityMB} size="MiB" />
                 </td>
               </tr>
             ))}

@@ -6,7 +6,7 @@ import { graphql } from '../../gql';
 import { Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
 import { UsageBar } from '../../components/UsageBar';
-import { gib, sumFloors } from './capacity';
+import { sumFloors } from './capacity';
 import './datacenters.css';
 
 const RegionsDocument = graphql(`
@@ -69,7 +69,7 @@ function DatacenterCard({ id, name, building, phase }: { id: string; name: strin
           </div>
           <UsageBar label="Rack units" used={s.usedUnits} total={s.totalUnits} unit="U" />
           <UsageBar label="vCPU" used={s.cpuAllocated} total={s.cpuCapacity} />
-          <UsageBar label="Memory" used={gib(s.memoryAllocatedMB)} total={gib(s.memoryCapacityMB)} unit="GiB" />
+          <UsageBar label="Memory" used={s.memoryAllocatedMB} total={s.memoryCapacityMB} size="MiB" />
         </div>
       )}
     </div>

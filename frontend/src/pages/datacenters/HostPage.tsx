@@ -9,7 +9,7 @@ import { Loading } from '../../components/Loading';
 import { StatusBadge } from '../../components/StatusBadge';
 import { UsageBar } from '../../components/UsageBar';
 import { unitRange } from '../../lib/rack/layout';
-import { formatMB } from '../../components/rack/types';
+import { formatNumber, formatSize } from '../../lib/format';
 import './datacenters.css';
 
 const HostDocument = graphql(`
@@ -123,7 +123,7 @@ function Ports({ host }: { host: Host }) {
                 <code>{p.mac ?? '—'}</code>
               </td>
               <td>{p.vlan ? p.vlan : '—'}</td>
-              <td>{p.speedMbps ? (p.speedMbps >= 1000 ? `${p.speedMbps / 1000} Gb/s` : `${p.speedMbps} Mb/s`) : '—'}</td>
+              <td>{p.speedMbps ? (p.speedMbps >= 1000 ? `${formatNumber(p.speedMbps / 1000, 1)} Gb/s` : `${formatNumber(p.speedMbps)} Mb/s`) : '—'}</td>
               <td>
                 {pe ? (
                   <>
@@ -162,8 +162,8 @@ function ComputeNode({ node }: { node: NonNullable<Host['node']> }) {
       {!node.schedulable && node.cordonReason && <p className="small muted">Cordoned: {node.cordonReason}</p>}
       <div className="dc-stats">
         <UsageBar label="vCPU" used={node.cpuAllocated} total={node.cpuCapacity} />
-        <UsageBar label="Memory" used={Math.round(node.memoryAllocatedMB / 1024)} total={Math.round(node.memoryCapacityMB / 1024)} unit="GiB" />
-        <UsageBar label="Disk" used={node.diskAllocatedGB} total={node.diskCapacityGB} unit="GB" />
+        <UsageBar label="Memory" used={node.memoryAllocatedMB} total={node.memoryCapacityMB} size="MiB" />
+        <UsageBar label="Disk" used={node.diskAllocatedGB} total={node.diskCapacityGB} size="GiB" />
       </div>
       <h3>Virtual machines ({node.virtualMachines.totalCount})</h3>
       {vms.length === 0 ? (
@@ -174,7 +174,7 @@ function ComputeNode({ node }: { node: NonNullable<Host['node']> }) {
             <li key={vm.id}>
               <Link to={`/vms/${vm.id}`}>{vm.name}</Link> <StatusBadge status={vm.status} />{' '}
               <span className="muted">
-                {vm.allocatedVcpus} vCPU, {formatMB(vm.allocatedMemoryMB)} · <Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link>
+                {vm.allocatedVcpus} vCPU, {formatSize(vm.allocatedMemoryMB, 'MiB')} · <Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link>
               </span>
             </li>
           ))}
@@ -259,7 +259,7 @@ export default function HostPage() {
             {host.memoryMB > 0 && (
               <>
                 <dt>Memory</dt>
-                <dd>{formatMB(host.memoryMB)}</dd>
+                <dd>{formatSize(host.memoryMB, 'MiB')}</dd>
               </>
             )}
             <dt>Maintainers</dt>

@@ -37,6 +37,3 @@ export function sumFloors(floors: readonly FloorLike[]): CapacitySums {
   }
   return s;
 }
-
-/** MB as whole GiB, for usage bars. */
-export const gib = (mb: number) => Math.round(mb / 1024);

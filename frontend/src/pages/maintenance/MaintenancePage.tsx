@@ -13,7 +13,7 @@ import { RelTime } from '../../components/ops/RelTime';
 import { WindowSelect } from '../../components/ops/WindowSelect';
 import { useParamFilters } from '../../components/ops/useParamFilters';
 import { windowStart } from '../../lib/ops/window';
-import { dateTime } from '../../lib/ops/format';
+import { formatDateTime } from '../../lib/format';
 import { PlanMaintenanceForm } from '../../components/ops/PlanMaintenanceForm';
 import { useAuth } from '../../api/auth';
 import '../../components/ops/ops.css';
@@ -110,8 +110,8 @@ export default function MaintenancePage() {
                   </td>
                   <td><StatusBadge status={m.status} /></td>
                   <td className="small nowrap">
-                    <div title={dateTime(m.startsAt)}>from <RelTime iso={m.startsAt} /></div>
-                    <div title={dateTime(m.endsAt)}>until {m.endsAt ? <RelTime iso={m.endsAt} /> : 'open-ended'}</div>
+                    <div title={formatDateTime(m.startsAt)}>from <RelTime iso={m.startsAt} /></div>
+                    <div title={formatDateTime(m.endsAt)}>until {m.endsAt ? <RelTime iso={m.endsAt} /> : 'open-ended'}</div>
                   </td>
                   <td className="small">
                     {hosts.map((h) => <div key={h.id}>host <Link to={`/hosts/${h.id}`}>{h.name}</Link></div>)}

@@ -13,7 +13,7 @@ import { NodeActions } from '../../components/ops/NodeActions';
 import { DrainProgressPanel } from '../../components/ops/DrainProgressPanel';
 import { useLiveNodes } from '../../components/ops/useLiveNodes';
 import { schedulingLabel } from '../../lib/ops/drain';
-import { dateTime } from '../../lib/ops/format';
+import { formatDateTime, formatSize } from '../../lib/format';
 import { overlay } from '../../lib/ops/live';
 import { useAuth } from '../../api/auth';
 import '../../components/ops/ops.css';
@@ -73,15 +73,15 @@ export default function NodePage() {
           <dl className="kv">
             <dt>Status</dt><dd>{n.status}{n.statusReason ? ` — ${n.statusReason}` : ''}</dd>
             <dt>Scheduling</dt><dd data-testid="node-cordon">{n.schedulable ? 'schedulable' : `cordoned${n.cordonReason ? `: ${n.cordonReason}` : ''}`}</dd>
-            <dt>Last heartbeat</dt><dd><RelTime iso={n.lastHeartbeatAt} /> <span className="muted small">({dateTime(n.lastHeartbeatAt)})</span></dd>
+            <dt>Last heartbeat</dt><dd><RelTime iso={n.lastHeartbeatAt} /> <span className="muted small">({formatDateTime(n.lastHeartbeatAt)})</span></dd>
             <dt>Host</dt><dd><Link to={`/hosts/${n.host.id}`}>{n.host.name}</Link></dd>
             <dt>Cluster</dt><dd><Link to={`/clusters/${n.cluster.id}`}>{n.cluster.name}</Link></dd>
             <dt>Agent / OS</dt><dd>{n.agentVersion || '—'} · {[n.osName, n.osVersion].filter(Boolean).join(' ') || '—'}</dd>
           </dl>
           <h3>Capacity and allocation</h3>
           <UsageBar label="vCPUs" used={n.cpuAllocated} total={n.cpuCapacity} />
-          <UsageBar label="Memory" used={Math.round(n.memoryAllocatedMB / 1024)} total={Math.round(n.memoryCapacityMB / 1024)} unit="GiB" />
-          <UsageBar label="Disk" used={n.diskAllocatedGB} total={n.diskCapacityGB} unit="GB" />
+          <UsageBar label="Memory" used={n.memoryAllocatedMB} total={n.memoryCapacityMB} size="MiB" />
+          <UsageBar label="Disk" used={n.diskAllocatedGB} total={n.diskCapacityGB} size="GiB" />
         </section>
         <section className="card">
           <h3 style={{ marginTop: 0 }}>Actions</h3>
@@ -95,7 +95,7 @@ export default function NodePage() {
         <p className="muted">No VMs are placed on this node.</p>
       ) : (
         <table className="ops-table" aria-label="Virtual machines">
-          <thead><tr><th>Name</th><th>Status</th><th>Tenant</th><th className="num">vCPUs</th><th className="num">Memory MB</th></tr></thead>
+          <thead><tr><th>Name</th><th>Status</th><th>Tenant</th><th className="num">vCPUs</th><th className="num">Memory</th></tr></thead>
           <tbody>
             {vms.map((v) => (
               <tr key={v.id}>
@@ -103,7 +103,7 @@ export default function NodePage() {
                 <td><StatusBadge status={v.status} /></td>
                 <td><Link to={`/tenants/${v.tenant.id}`}>{v.tenant.name}</Link></td>
                 <td className="num">{v.allocatedVcpus}</td>
-                <td className="num">{v.allocatedMemoryMB}</td>
+                <td className="num">{formatSize(v.allocatedMemoryMB, 'MiB')}</td>
               </tr>
             ))}
           </tbody>

@@ -11,6 +11,7 @@ import { useVMEvents } from '../../components/compute/vmLive';
 import { useInfraAccess } from '../../components/compute/access';
 import { mergeEvents, withEvent } from '../../lib/compute/live';
 import { describePolicy } from '../../lib/compute/policy';
+import { formatDateTime } from '../../lib/format';
 import '../../components/compute/compute.css';
 
 const ServiceDocument = graphql(`
@@ -132,7 +133,7 @@ export default function ServicePage() {
             <dt>Flavor</dt><dd>{svc.flavor?.name ?? '—'}</dd>
             <dt>Image</dt><dd>{svc.image?.name ?? '—'}</dd>
             <dt>Replicas</dt><dd data-testid="replicas">{vms.length} of {svc.replicas}{svc.allowPartial ? ' (partial allowed)' : ''}</dd>
-            <dt>Created</dt><dd>{new Date(svc.createdAt).toLocaleString()}</dd>
+            <dt>Created</dt><dd>{formatDateTime(svc.createdAt)}</dd>
             {svc.globalService && <><dt>Global service</dt><dd>{svc.globalService.name}</dd></>}
             {svc.loadBalancer && <><dt>Load balancer</dt><dd>{svc.loadBalancer.name}</dd></>}
             {svc.description && <><dt>Description</dt><dd>{svc.description}</dd></>}

@@ -15,6 +15,7 @@ import { useListFilters } from '../../components/compute/listFilters';
 import { CreateServiceForm } from '../../components/compute/CreateServiceForm';
 import { useServiceEvents } from '../../components/compute/serviceLive';
 import { mergeEvents, unknownIds } from '../../lib/compute/live';
+import { formatDateTime } from '../../lib/format';
 import '../../components/compute/compute.css';
 
 const ServicesDocument = graphql(`
@@ -102,7 +103,7 @@ export default function ServicesPage() {
                 <td>{s.region.name}</td>
                 <td>{s.flavor?.name ?? '—'}</td>
                 <td>{s.image?.name ?? '—'}</td>
-                <td className="small nowrap">{new Date(s.createdAt).toLocaleString()}</td>
+                <td className="small nowrap">{formatDateTime(s.createdAt)}</td>
               </tr>
             ))}
           </tbody>

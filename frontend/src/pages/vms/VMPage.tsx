@@ -12,6 +12,7 @@ import { useVMEvents } from '../../components/compute/vmLive';
 import { useInfraAccess } from '../../components/compute/access';
 import { withEvent } from '../../lib/compute/live';
 import { describePolicy, formatLabels } from '../../lib/compute/policy';
+import { formatDateTime, formatSize } from '../../lib/format';
 import '../../components/compute/compute.css';
 
 const VMDocument = graphql(`
@@ -96,9 +97,9 @@ export default function VMPage() {
         <section className="card">
           <h3>Resources</h3>
           <dl className="dl">
-            <dt>Flavor</dt><dd>{vm.flavor.name} ({vm.flavor.vcpus} vCPU, {vm.flavor.memoryMB} MB)</dd>
+            <dt>Flavor</dt><dd>{vm.flavor.name} ({vm.flavor.vcpus} vCPU, {formatSize(vm.flavor.memoryMB, 'MiB')})</dd>
             <dt>Image</dt><dd>{vm.image ? `${vm.image.name}${vm.image.osName ? ` (${vm.image.osName} ${vm.image.osVersion ?? ''})` : ''}` : 'none'}</dd>
-            <dt>Allocated</dt><dd>{vm.allocatedVcpus} vCPU · {vm.allocatedMemoryMB} MB · {vm.allocatedDiskGB} GB disk</dd>
+            <dt>Allocated</dt><dd>{vm.allocatedVcpus} vCPU · {formatSize(vm.allocatedMemoryMB, 'MiB')} · {formatSize(vm.allocatedDiskGB, 'GiB')} disk</dd>
             <dt>Type</dt><dd>{vm.type.toLowerCase()} · boot from {vm.bootDevice.toLowerCase()}</dd>
           </dl>
         </section>
@@ -106,8 +107,8 @@ export default function VMPage() {
           <h3>Record</h3>
           <dl className="dl">
             <dt>ID</dt><dd><code>{vm.id}</code></dd>
-            <dt>Created</dt><dd>{new Date(vm.createdAt).toLocaleString()}</dd>
-            <dt>Status since</dt><dd>{new Date(vm.statusChangedAt).toLocaleString()}</dd>
+            <dt>Created</dt><dd>{formatDateTime(vm.createdAt)}</dd>
+            <dt>Status since</dt><dd>{formatDateTime(vm.statusChangedAt)}</dd>
             <dt>Revision</dt><dd>{vm.revision}</dd>
             <dt>Labels</dt><dd>{formatLabels(vm.labels) || '—'}</dd>
             {vm.description && <><dt>Description</dt><dd>{vm.description}</dd></>}

@@ -16,6 +16,7 @@ import { useInfraAccess } from '../../components/compute/access';
 import { VMActions } from '../../components/compute/VMActions';
 import { useVMEvents } from '../../components/compute/vmLive';
 import { mergeEvents, unknownIds } from '../../lib/compute/live';
+import { formatDateTime } from '../../lib/format';
 import '../../components/compute/compute.css';
 
 const VMsDocument = graphql(`
@@ -157,7 +158,7 @@ export default function VMsPage() {
                     {vm.node ? <Link to={`/nodes/${vm.node.id}`} className="node-name">{vm.node.name}</Link> : <span className="muted">not placed</span>}
                   </td>}
                   <td className="nowrap">{vm.flavor.name}</td>
-                  <td className="nowrap small">{new Date(vm.createdAt).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}</td>
+                  <td className="nowrap small">{formatDateTime(vm.createdAt)}</td>
                   <td><VMActions vm={vm} compact onDeleted={() => reexecute({ requestPolicy: 'network-only' })} /></td>
                 </tr>
               ))}

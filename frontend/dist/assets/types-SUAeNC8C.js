@@ -1,1 +1,0 @@
-function e(e){return e>=1048576?`${(e/1024/1024).toFixed(1).replace(/\.0$/,``)} TiB`:e>=1024?`${(e/1024).toFixed(1).replace(/\.0$/,``)} GiB`:`${e} MiB`}function t(e){let t=[];return e.fatal&&t.push(`${e.fatal} fatal`),e.critical&&t.push(`${e.critical} critical`),e.warning&&t.push(`${e.warning} warning`),t.length?t.join(`, `):`none`}export{e as n,t};
