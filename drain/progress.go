@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -17,7 +18,8 @@ import (
 // no VMs left and every old copy torn down becomes DRAINED and its maintenance closes;
 // a node past its drainDeadline becomes FAILED, naming the stuck VMs in drainMessage (the
 // maintenance stays open for an operator); others get their drainMessage brought up to
-// date. It returns how many nodes finished (drained or failed). The node monitor runs it.
+// date. A drain's end is audited (system:drain). It returns how many nodes finished
+// (drained or failed). The node monitor runs it.
 func Progress(ctx context.Context, c *ent.Client, now time.Time) (int, error) {
 	sys := authz.SystemContext(ctx, component)
 	ids, err := c.ComputeNode.Query().Where(computenode.DrainStateEQ(computenode.DrainStateDraining)).IDs(sys)
@@ -81,15 +83,23 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 			assignment.HasVirtualMachineWith(virtualmachine.Not(virtualmachine.HasNodeWith(computenode.ID(id))))).Exec(ctx); err != nil {
 			return false, fmt.Errorf("remove torn-down assignments: %w", err)
 		}
-		if err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateDrained).
-			SetDrainMessage("drained: every VM moved off the node").Exec(ctx); err != nil {
+		after, err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateDrained).
+			SetDrainMessage("drained: every VM moved off the node").Save(ctx)
+		if err != nil {
+			return false, err
+		}
+		if err := auditEnd(ctx, c, "finishNodeDrain", n, after); err != nil {
 			return false, err
 		}
 		return true, closeMaintenance(ctx, c, id, now, "drained at "+now.UTC().Format(time.RFC3339))
 	case n.DrainDeadline != nil && now.After(*n.DrainDeadline):
 		msg := clip(fmt.Sprintf("drain failed: timed out at %s; stuck VMs: %s", n.DrainDeadline.UTC().Format(time.RFC3339), waiting), 4096)
-		if err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateFailed).
-			SetDrainMessage(msg).Exec(ctx); err != nil {
+		after, err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateFailed).
+			SetDrainMessage(msg).Save(ctx)
+		if err != nil {
+			return false, err
+		}
+		if err := auditEnd(ctx, c, "failNodeDrain", n, after); err != nil {
 			return false, err
 		}
 		return true, noteMaintenance(ctx, c, id, msg)
@@ -100,6 +110,13 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 		}
 		return false, c.ComputeNode.UpdateOneID(id).SetDrainMessage(msg).Exec(ctx)
 	}
+}
+
+// auditEnd writes the audit row of a drain's end (finishNodeDrain, failNodeDrain) through
+// c, the transaction of the change.
+func auditEnd(ctx context.Context, c *ent.Client, action string, before, after *ent.ComputeNode) error {
+	return audit.Write(ctx, c, audit.Entry{System: audit.Drain, Action: action, Subject: after,
+		Before: before, After: after})
 }
 
 // waitingFor names what a drain still waits for; empty when nothing.
