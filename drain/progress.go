@@ -32,7 +32,15 @@ func Progress(ctx context.Context, c *ent.Client, now time.Time) (int, error) {
 		if err != nil {
 			return finished, err
 		}
+		before, err := tx.Client().ComputeNode.Get(sys, id)
+		if err != nil {
+			_ = tx.Rollback()
+			return finished, fmt.Errorf("read node %d: %w", id, err)
+		}
 		done, err := progressNode(sys, tx.Client(), id, now)
+		if err == nil && done {
+			err = auditEnd(sys, tx.Client(), before)
+		}
 		if err != nil {
 			_ = tx.Rollback()
 			return finished, fmt.Errorf("drain progress of node %d: %w", id, err)
@@ -83,23 +91,15 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 			assignment.HasVirtualMachineWith(virtualmachine.Not(virtualmachine.HasNodeWith(computenode.ID(id))))).Exec(ctx); err != nil {
 			return false, fmt.Errorf("remove torn-down assignments: %w", err)
 		}
-		after, err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateDrained).
-			SetDrainMessage("drained: every VM moved off the node").Save(ctx)
-		if err != nil {
-			return false, err
-		}
-		if err := auditEnd(ctx, c, "finishNodeDrain", n, after); err != nil {
+		if err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateDrained).
+			SetDrainMessage("drained: every VM moved off the node").Exec(ctx); err != nil {
 			return false, err
 		}
 		return true, closeMaintenance(ctx, c, id, now, "drained at "+now.UTC().Format(time.RFC3339))
 	case n.DrainDeadline != nil && now.After(*n.DrainDeadline):
 		msg := clip(fmt.Sprintf("drain failed: timed out at %s; stuck VMs: %s", n.DrainDeadline.UTC().Format(time.RFC3339), waiting), 4096)
-		after, err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateFailed).
-			SetDrainMessage(msg).Save(ctx)
-		if err != nil {
-			return false, err
-		}
-		if err := auditEnd(ctx, c, "failNodeDrain", n, after); err != nil {
+		if err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateFailed).
+			SetDrainMessage(msg).Exec(ctx); err != nil {
 			return false, err
 		}
 		return true, noteMaintenance(ctx, c, id, msg)
@@ -112,9 +112,19 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 	}
 }
 
-// auditEnd writes the audit row of a drain's end (finishNodeDrain, failNodeDrain) through
-// c, the transaction of the change.
-func auditEnd(ctx context.Context, c *ent.Client, action string, before, after *ent.ComputeNode) error {
+// auditEnd writes, through c (the transaction of the change), the audit row of a drain
+// progressNode just ended: finishNodeDrain or failNodeDrain as system:drain; before is the
+// node as it was. A drain that ends inside Drain is part of its caller's change (drainNode,
+// autoDrainNode) and audited with it.
+func auditEnd(ctx context.Context, c *ent.Client, before *ent.ComputeNode) error {
+	after, err := c.ComputeNode.Get(ctx, before.ID)
+	if err != nil {
+		return fmt.Errorf("read node %s back: %w", before.Name, err)
+	}
+	action := "finishNodeDrain"
+	if after.DrainState != nil && *after.DrainState == computenode.DrainStateFailed {
+		action = "failNodeDrain"
+	}
 	return audit.Write(ctx, c, audit.Entry{System: audit.Drain, Action: action, Subject: after,
 		Before: before, After: after})
 }
