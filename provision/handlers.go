@@ -184,7 +184,9 @@ func (h *Handlers) fail(ctx context.Context, id int, from []virtualmachine.Statu
 	}
 	defer func() { _ = tx.Rollback() }()
 	c := tx.Client()
-	before, err := c.VirtualMachine.Get(system(ctx), id)
+	q := c.VirtualMachine.Query().Where(virtualmachine.ID(id))
+	q.Modify(rowlock.ForUpdate)
+	before, err := q.Only(system(ctx))
 	if ent.IsNotFound(err) {
 		return false, nil
 	}
@@ -192,7 +194,7 @@ func (h *Handlers) fail(ctx context.Context, id int, from []virtualmachine.Statu
 		return false, err
 	}
 	n, err := c.VirtualMachine.Update().
-		Where(virtualmachine.ID(id), virtualmachine.StatusIn(from...), virtualmachine.StatusChangedAt(before.StatusChangedAt)).
+		Where(virtualmachine.ID(id), virtualmachine.StatusIn(from...)).
 		SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
 	if err != nil || n == 0 {
 		return false, err

@@ -146,14 +146,17 @@ func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.Vi
 	} else {
 		reason += ": no worker took the request"
 	}
-	if _, err := update.SetStatus(virtualmachine.StatusError).SetStatusReason(reason).Save(sys); err != nil {
+	n, err := update.SetStatus(virtualmachine.StatusError).SetStatusReason(reason).Save(sys)
+	if err != nil {
 		return false, err
 	}
 	if err := settleService(ctx, c, vm.ID); err != nil {
 		return false, err
 	}
-	if err := auditVM(ctx, c, audit.Reconcile, "failVirtualMachine", vm); err != nil {
-		return false, err
+	if n > 0 {
+		if err := auditVM(ctx, c, audit.Reconcile, "failVirtualMachine", vm); err != nil {
+			return false, err
+		}
 	}
 	return false, tx.Commit()
 }
