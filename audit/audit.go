@@ -174,12 +174,21 @@ func redacted(v any) (fieldtype.JSON, error) {
 	return fieldtype.JSON(out), err
 }
 
+// zeroTime is how encoding/json writes a zero time.Time: an optional time field that is not
+// set (ent gives such fields a plain time.Time, and omitempty does not omit a struct).
+const zeroTime = "0001-01-01T00:00:00Z"
+
+// scrub redacts secrets in doc and drops unset times, which would read as year 1.
 func scrub(doc any) {
 	switch d := doc.(type) {
 	case map[string]any:
 		for k, v := range d {
 			if secretKeys[k] || strings.HasSuffix(strings.ToLower(k), "secret") {
 				d[k] = "[redacted]"
+				continue
+			}
+			if v == zeroTime {
+				delete(d, k)
 				continue
 			}
 			scrub(v)
