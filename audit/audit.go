@@ -7,21 +7,31 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
-// Entry is one mutation to record.
+// Entry is one change to record.
 type Entry struct {
-	Action     string // the GraphQL mutation field, e.g. updateRack
+	// Action is what was done: the GraphQL mutation field (updateRack), or a system actor's
+	// verb named the same way (markNodeDown).
+	Action string
+	// Subject is the record the change is about; ObjectType, ObjectID and TenantID are read
+	// from it when they are not set.
+	Subject    ent.Noder
 	ObjectType string // e.g. Rack
 	ObjectID   int
 	TenantID   int
-	Before     any // the object before the change (nil on create)
+	Before     any // the object before the change (nil on create); see Before
 	After      any // the object after the change (nil on delete)
 	RequestID  string
 	SourceIP   string // the client address; the viewer's when empty
+	// System names the component that made the change on its own; the row's actor is then
+	// "system:<component>", whoever the viewer of ctx is. Empty for a viewer's change.
+	System SystemActor
 	// Actor and ActorID name who acted when no viewer is signed in yet (a login).
 	Actor   string
 	ActorID int
@@ -30,12 +40,25 @@ type Entry struct {
 // secretKeys are JSON keys whose values never reach the audit log.
 var secretKeys = map[string]bool{"token": true, "password": true, "tokenHash": true, "token_hash": true, "passwordHash": true, "password_hash": true}
 
-// Write records e for the viewer of ctx with client, which must be the transaction's client
-// so that the row commits or rolls back with the change.
+// Write records e for the viewer of ctx (or e.System) with client, which must be the
+// transaction's client so that the row commits or rolls back with the change. It is the
+// one writer of audit rows: the GraphQL layer and every SystemActor use it.
 func Write(ctx context.Context, client *ent.Client, e Entry) error {
+	// The audit writer is a component of its own: it may write audit rows, which no user may.
+	system := authz.SystemContext(ctx, "audit")
+	if e.Subject != nil && !reflect.ValueOf(e.Subject).IsNil() {
+		if e.ObjectType == "" {
+			e.ObjectType, e.ObjectID = typeAndID(e.Subject)
+		}
+		if e.TenantID == 0 {
+			e.TenantID = TenantOf(system, e.Subject)
+		}
+	}
 	v := authz.FromContext(ctx)
 	actor, actorID, tokenID, source := "anonymous", 0, 0, ""
-	if v != nil {
+	if e.System != "" {
+		actor = e.System.Name()
+	} else if v != nil {
 		actor, actorID, tokenID, source = v.Name, v.UserID, v.TokenID, v.SourceIP
 	} else if e.Actor != "" {
 		actor, actorID = e.Actor, e.ActorID
@@ -77,11 +100,59 @@ func Write(ctx context.Context, client *ent.Client, e Entry) error {
 	if after != nil {
 		create.SetAfter(after)
 	}
-	// The audit writer is a component of its own: it may write audit rows, which no user may.
-	if _, err := create.Save(authz.SystemContext(ctx, "audit")); err != nil {
+	if _, err := create.Save(system); err != nil {
 		return fmt.Errorf("audit: write: %w", err)
 	}
 	return nil
+}
+
+// Before reads record id, whole, through client as the audit component, for an entry's
+// Before image; nil when there is no such record. It ignores the GraphQL selection of the
+// field being resolved, which ent's field collection would otherwise apply: the image would
+// hold only the fields the client asked for, every other one zero (createdAt 0001-01-01).
+func Before(ctx context.Context, client *ent.Client, id int) ent.Noder {
+	n, err := client.Noder(unselected{authz.SystemContext(ctx, "audit")}, id)
+	if err != nil || reflect.ValueOf(n).IsNil() {
+		return nil // the resolver reports a record that does not exist
+	}
+	return n
+}
+
+// unselected is a context without the GraphQL field being resolved.
+type unselected struct{ context.Context }
+
+// Value hides the field context (graphql.GetFieldContext then finds none).
+func (c unselected) Value(key any) any {
+	v := c.Context.Value(key)
+	if _, ok := v.(*graphql.FieldContext); ok {
+		return nil
+	}
+	return v
+}
+
+// typeAndID names a record's type (Rack) and id.
+func typeAndID(n ent.Noder) (string, int) {
+	typ := fmt.Sprintf("%T", n)
+	typ = typ[strings.LastIndexByte(typ, '.')+1:]
+	id := reflect.Indirect(reflect.ValueOf(n)).FieldByName("ID")
+	if id.IsValid() && id.CanInt() {
+		return typ, int(id.Int())
+	}
+	return typ, 0
+}
+
+// TenantOf returns the tenant a record belongs to, for tenant admins reading their audit
+// log; 0 when none (or the record is gone: read it before a delete).
+func TenantOf(ctx context.Context, n ent.Noder) int {
+	switch v := n.(type) {
+	case *ent.Tenant:
+		return v.ID
+	case interface{ QueryTenant() *ent.TenantQuery }:
+		if id, err := v.QueryTenant().OnlyID(ctx); err == nil {
+			return id
+		}
+	}
+	return 0
 }
 
 // redacted encodes v as JSON with secrets removed. ent already leaves sensitive fields out of
@@ -103,12 +174,21 @@ func redacted(v any) (fieldtype.JSON, error) {
 	return fieldtype.JSON(out), err
 }
 
+// zeroTime is how encoding/json writes a zero time.Time: an optional time field that is not
+// set (ent gives such fields a plain time.Time, and omitempty does not omit a struct).
+const zeroTime = "0001-01-01T00:00:00Z"
+
+// scrub redacts secrets in doc and drops unset times, which would read as year 1.
 func scrub(doc any) {
 	switch d := doc.(type) {
 	case map[string]any:
 		for k, v := range d {
 			if secretKeys[k] || strings.HasSuffix(strings.ToLower(k), "secret") {
 				d[k] = "[redacted]"
+				continue
+			}
+			if v == zeroTime {
+				delete(d, k)
 				continue
 			}
 			scrub(v)

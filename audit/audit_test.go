@@ -3,6 +3,7 @@ package audit
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRedacted(t *testing.T) {
@@ -12,6 +13,8 @@ func TestRedacted(t *testing.T) {
 		"list":         []any{map[string]any{"password": "hunter2"}},
 		"clientSecret": "s3",
 		"name":         "ok",
+		"warrantyEnd":  time.Time{},
+		"createdAt":    time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 	out, err := redacted(in)
 	if err != nil {
@@ -23,7 +26,10 @@ func TestRedacted(t *testing.T) {
 			t.Errorf("%q survived redaction: %s", secret, s)
 		}
 	}
-	for _, kept := range []string{`"name":"ok"`, `"prefix":"vf_abc"`} {
+	if strings.Contains(s, "warrantyEnd") || strings.Contains(s, "0001-01-01") {
+		t.Errorf("an unset time survived: %s", s)
+	}
+	for _, kept := range []string{`"name":"ok"`, `"prefix":"vf_abc"`, `"createdAt":"2030-01-02T03:04:05Z"`} {
 		if !strings.Contains(s, kept) {
 			t.Errorf("%s missing from %s", kept, s)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -17,7 +18,8 @@ import (
 // no VMs left and every old copy torn down becomes DRAINED and its maintenance closes;
 // a node past its drainDeadline becomes FAILED, naming the stuck VMs in drainMessage (the
 // maintenance stays open for an operator); others get their drainMessage brought up to
-// date. It returns how many nodes finished (drained or failed). The node monitor runs it.
+// date. A drain's end is audited (system:drain). It returns how many nodes finished
+// (drained or failed). The node monitor runs it.
 func Progress(ctx context.Context, c *ent.Client, now time.Time) (int, error) {
 	sys := authz.SystemContext(ctx, component)
 	ids, err := c.ComputeNode.Query().Where(computenode.DrainStateEQ(computenode.DrainStateDraining)).IDs(sys)
@@ -30,7 +32,15 @@ func Progress(ctx context.Context, c *ent.Client, now time.Time) (int, error) {
 		if err != nil {
 			return finished, err
 		}
+		before, err := tx.Client().ComputeNode.Get(sys, id)
+		if err != nil {
+			_ = tx.Rollback()
+			return finished, fmt.Errorf("read node %d: %w", id, err)
+		}
 		done, err := progressNode(sys, tx.Client(), id, now)
+		if err == nil && done {
+			err = auditEnd(sys, tx.Client(), before)
+		}
 		if err != nil {
 			_ = tx.Rollback()
 			return finished, fmt.Errorf("drain progress of node %d: %w", id, err)
@@ -100,6 +110,23 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 		}
 		return false, c.ComputeNode.UpdateOneID(id).SetDrainMessage(msg).Exec(ctx)
 	}
+}
+
+// auditEnd writes, through c (the transaction of the change), the audit row of a drain
+// progressNode just ended: finishNodeDrain or failNodeDrain as system:drain; before is the
+// node as it was. A drain that ends inside Drain is part of its caller's change (drainNode,
+// autoDrainNode) and audited with it.
+func auditEnd(ctx context.Context, c *ent.Client, before *ent.ComputeNode) error {
+	after, err := c.ComputeNode.Get(ctx, before.ID)
+	if err != nil {
+		return fmt.Errorf("read node %s back: %w", before.Name, err)
+	}
+	action := "finishNodeDrain"
+	if after.DrainState != nil && *after.DrainState == computenode.DrainStateFailed {
+		action = "failNodeDrain"
+	}
+	return audit.Write(ctx, c, audit.Entry{System: audit.Drain, Action: action, Subject: after,
+		Before: before, After: after})
 }
 
 // waitingFor names what a drain still waits for; empty when nothing.

@@ -119,6 +119,9 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return nil
 	}
 	done, err := progressNode(sys, c, p.Node, now)
+	if err == nil && done {
+		err = auditEnd(sys, c, n)
+	}
 	if err != nil {
 		_ = tx.Rollback()
 		return fmt.Errorf("drain progress of node %s: %w", n.Name, err)

@@ -2,9 +2,7 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -34,42 +32,31 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	}
 	quiet := new(bool)
 	ctx = context.WithValue(ctx, skipAuditKey{}, quiet)
-	system := authz.SystemContext(ctx, "audit")
 	var (
 		before       ent.Noder
 		beforeTenant int
 	)
 	if id, ok := fc.Args["id"].(int); ok {
-		// A record that does not exist has no before image; the resolver reports it.
-		if n, err := client.Noder(system, id); err == nil && !reflect.ValueOf(n).IsNil() {
-			before = n
-			beforeTenant = tenantOf(system, before) // read now: a delete removes the record
+		if before = audit.Before(ctx, client, id); before != nil {
+			beforeTenant = audit.TenantOf(authz.SystemContext(ctx, "audit"), before) // read now: a delete removes the record
 		}
 	}
 	res, err := next(ctx)
 	if err != nil || *quiet {
 		return res, err
 	}
-	subject := subjectOf(res)
-	if subject == nil {
-		subject = before
-	}
 	entry := audit.Entry{
 		Action:    fc.Field.Name,
+		Subject:   subjectOf(res),
 		RequestID: a.requestID(ctx),
 		SourceIP:  identity.SourceIP(ctx),
 		Before:    before,
 		After:     afterOf(res),
 	}
-	if subject != nil {
-		entry.ObjectType, entry.ObjectID = typeAndID(subject)
-		if subject == before {
-			entry.TenantID = beforeTenant
-		} else {
-			entry.TenantID = tenantOf(system, subject)
-		}
+	if entry.Subject == nil && before != nil {
+		entry.Subject, entry.TenantID = before, beforeTenant
 	}
-	if tok, ok := subject.(*ent.APIToken); ok && authz.FromContext(ctx) == nil && tok.Edges.Owner != nil {
+	if tok, ok := entry.Subject.(*ent.APIToken); ok && authz.FromContext(ctx) == nil && tok.Edges.Owner != nil {
 		// login: nobody was signed in yet; the actor is who signed in.
 		entry.Actor, entry.ActorID = tok.Edges.Owner.Username, tok.Edges.Owner.ID
 	}
@@ -119,28 +106,4 @@ func afterOf(res any) any {
 		return res
 	}
 	return nil
-}
-
-func typeAndID(n ent.Noder) (string, int) {
-	typ := fmt.Sprintf("%T", n)
-	typ = typ[strings.LastIndexByte(typ, '.')+1:]
-	id := reflect.Indirect(reflect.ValueOf(n)).FieldByName("ID")
-	if id.IsValid() && id.CanInt() {
-		return typ, int(id.Int())
-	}
-	return typ, 0
-}
-
-// tenantOf returns the tenant a record belongs to, for tenant admins reading their audit log.
-func tenantOf(ctx context.Context, n ent.Noder) int {
-	switch v := n.(type) {
-	case *ent.Tenant:
-		return v.ID
-	case interface{ QueryTenant() *ent.TenantQuery }:
-		id, err := v.QueryTenant().OnlyID(ctx)
-		if err == nil {
-			return id
-		}
-	}
-	return 0
 }

@@ -33,7 +33,7 @@ func (r *mutationResolver) SetQuota(ctx context.Context, input model.SetQuotaInp
 }
 
 // ExplainPlacement is the resolver for the explainPlacement field.
-func (r *queryResolver) ExplainPlacement(ctx context.Context, input model.PlacementRequestInput) (*model.PlacementExplanation, error) {
+func (r *queryResolver) ExplainPlacement(ctx context.Context, input model.PlacementRequestInput) (*placement.Explanation, error) {
 	in := placement.ExplainInput{TenantID: input.TenantID, RegionID: input.RegionID, FlavorID: input.FlavorID}
 	if input.Count != nil {
 		in.Count = *input.Count
@@ -47,47 +47,10 @@ func (r *queryResolver) ExplainPlacement(ctx context.Context, input model.Placem
 	if input.RegionServiceID != nil {
 		in.RegionServiceID = *input.RegionServiceID
 	}
-	e, err := placement.Default.Explain(ctx, r.client, in)
-	if err != nil {
-		return nil, err
-	}
-	out := &model.PlacementExplanation{Placeable: e.Placeable, Cluster: e.Cluster, Unplaced: e.Unplaced,
-		Placements: []*model.PlacementChoice{}, Rejections: []*model.RejectionCount{}, Nodes: []*model.NodeExplanation{}}
-	if e.ErrorCode != "" {
-		out.ErrorCode, out.Message = &e.ErrorCode, &e.Message
-	}
-	for _, c := range e.Placements {
-		out.Placements = append(out.Placements, &model.PlacementChoice{Node: c.Node, Score: c.Score})
-	}
-	for _, rc := range e.Rejections {
-		out.Rejections = append(out.Rejections, &model.RejectionCount{Filter: rc.Filter, Code: rc.Code, Count: rc.Count})
-	}
-	for _, n := range e.Nodes {
-		ne := &model.NodeExplanation{Node: n.Node, Total: n.Total, Scores: []*model.PluginScore{}}
-		if n.RejectedBy != "" {
-			ne.RejectedBy, ne.Code, ne.Reason = &n.RejectedBy, &n.Code, &n.Reason
-		}
-		for _, s := range n.Scores {
-			ne.Scores = append(ne.Scores, &model.PluginScore{Plugin: s.Plugin, Score: s.Score})
-		}
-		out.Nodes = append(out.Nodes, ne)
-	}
-	return out, nil
+	return placement.Default.Explain(ctx, r.client, in)
 }
 
 // QuotaUsage is the resolver for the quotaUsage field.
-func (r *queryResolver) QuotaUsage(ctx context.Context, tenantID *int, hostGroupID *int) ([]*model.QuotaUsage, error) {
-	us, err := placement.QuotaUsage(ctx, r.client, tenantID, hostGroupID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*model.QuotaUsage, len(us))
-	for i, u := range us {
-		out[i] = &model.QuotaUsage{Quota: u.Quota, TenantID: u.TenantID, TenantName: u.TenantName,
-			HostGroupID: u.HostGroupID, HostGroupName: u.HostGroupName, GroupCores: u.GroupCores,
-			VcpuLimit: u.VCPULimit, UsedVCPUs: u.UsedVCPUs,
-			MemoryMb: int(u.MemoryMB), UsedMemoryMb: int(u.UsedMemoryMB),
-			StorageGb: int(u.StorageGB), UsedStorageGb: int(u.UsedStorageGB)}
-	}
-	return out, nil
+func (r *queryResolver) QuotaUsage(ctx context.Context, tenantID *int, hostGroupID *int) ([]*placement.Usage, error) {
+	return placement.QuotaUsage(ctx, r.client, tenantID, hostGroupID)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -20,13 +21,13 @@ const AutoDrainTimeout = drain.DefaultTimeout
 // that their VMs are recreated elsewhere rather than waited for. A node is drained
 // automatically once: one with a drain state (draining, drained or failed) is left to the
 // operator, who uncordons it to make it eligible again. Each drain runs in its own
-// transaction with an Event naming what it did; a drain that cannot start (say, the node was
+// transaction with an Event naming what it did and an audit row (autoDrainNode); a drain that cannot start (say, the node was
 // drained by hand a moment before) is logged and retried on the next tick.
 func (m *Monitor) autoDrain(ctx context.Context, now time.Time) (int, error) {
 	nodes, err := m.client.ComputeNode.Query().
 		Where(computenode.AutoDrain(true), computenode.DrainStateIsNil(), computenode.StatusNEQ(computenode.StatusReady),
-			computenode.LastHeartbeatAtNotNil()).
-		Select(computenode.FieldName, computenode.FieldLastHeartbeatAt, computenode.FieldAutoDrainIntervalSeconds).All(ctx)
+				computenode.LastHeartbeatAtNotNil()).
+		All(ctx) // whole rows: each is the before image of its audit row
 	if err != nil {
 		return 0, fmt.Errorf("auto-drain candidates: %w", err)
 	}
@@ -46,6 +47,10 @@ func (m *Monitor) autoDrain(ctx context.Context, now time.Time) (int, error) {
 			}
 			out := fmt.Sprintf("node %s auto-drained: no heartbeat since %s; %d VMs moving, %d cannot move",
 				node.Name, node.LastHeartbeatAt.UTC().Format(time.RFC3339), len(rep.Moving), len(rep.Unmovable))
+			if err := audit.Write(ctx, c, audit.Entry{System: audit.NodeMonitor, Action: "autoDrainNode",
+				Subject: rep.Node, Before: node, After: rep.Node}); err != nil {
+				return false, err
+			}
 			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(event.StatusWarning).SetSource("nodemonitor").
 				SetOutput(out).SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID).Exec(ctx)
 		})

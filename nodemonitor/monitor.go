@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -96,7 +96,7 @@ type Result struct {
 
 // Tick runs every check once at the monitor's clock.
 func (m *Monitor) Tick(ctx context.Context) (Result, error) {
-	ctx = authz.SystemContext(ctx, "nodemonitor")
+	ctx = audit.NodeMonitor.Context(ctx)
 	now := m.cfg.Now()
 	var r Result
 	var err error
@@ -122,13 +122,13 @@ func (m *Monitor) Tick(ctx context.Context) (Result, error) {
 
 // mark sets nodes in one of the from states whose last heartbeat is older than after to
 // status to, one conditional update per node (a heartbeat arriving meanwhile wins), and
-// files an Event for each.
+// files an Event and an audit row (markNodeNotReady, markNodeDown) for each.
 func (m *Monitor) mark(ctx context.Context, now time.Time, after time.Duration, to computenode.Status,
 	severity event.Status, from ...computenode.Status) (int, error) {
 	cutoff := now.Add(-after)
 	nodes, err := m.client.ComputeNode.Query().
 		Where(computenode.StatusIn(from...), computenode.LastHeartbeatAtNotNil(), computenode.LastHeartbeatAtLT(cutoff)).
-		Select(computenode.FieldName, computenode.FieldLastHeartbeatAt, computenode.FieldStatus).All(ctx)
+		All(ctx) // whole rows: each is the before image of its audit row
 	if err != nil {
 		return 0, fmt.Errorf("quiet nodes: %w", err)
 	}
@@ -141,6 +141,9 @@ func (m *Monitor) mark(ctx context.Context, now time.Time, after time.Duration, 
 				Where(computenode.ID(node.ID), computenode.StatusIn(from...), computenode.LastHeartbeatAtLT(cutoff)).
 				SetStatus(to).SetStatusReason(reason).Save(ctx)
 			if err != nil || changed == 0 {
+				return false, err
+			}
+			if err := auditNode(ctx, c, markAction[to], node); err != nil {
 				return false, err
 			}
 			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(severity).SetSource("nodemonitor").
@@ -159,12 +162,13 @@ func (m *Monitor) mark(ctx context.Context, now time.Time, after time.Duration, 
 }
 
 // autoCordon cordons the schedulable nodes that asked for it (autoCordon) once they have
-// been silent for their autoCordonIntervalSeconds and are no longer READY.
+// been silent for their autoCordonIntervalSeconds and are no longer READY, with an Event
+// and an audit row (autoCordonNode) for each.
 func (m *Monitor) autoCordon(ctx context.Context, now time.Time) (int, error) {
 	nodes, err := m.client.ComputeNode.Query().
 		Where(computenode.AutoCordon(true), computenode.Schedulable(true), computenode.StatusNEQ(computenode.StatusReady),
-			computenode.LastHeartbeatAtNotNil()).
-		Select(computenode.FieldName, computenode.FieldLastHeartbeatAt, computenode.FieldAutoCordonIntervalSeconds).All(ctx)
+				computenode.LastHeartbeatAtNotNil()).
+		All(ctx) // whole rows: each is the before image of its audit row
 	if err != nil {
 		return 0, fmt.Errorf("auto-cordon candidates: %w", err)
 	}
@@ -182,6 +186,9 @@ func (m *Monitor) autoCordon(ctx context.Context, now time.Time) (int, error) {
 			if err != nil || changed == 0 {
 				return false, err
 			}
+			if err := auditNode(ctx, c, "autoCordonNode", node); err != nil {
+				return false, err
+			}
 			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(event.StatusWarning).SetSource("nodemonitor").
 				SetOutput(fmt.Sprintf("node %s %s", node.Name, reason)).
 				SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID).Exec(ctx)
@@ -194,6 +201,23 @@ func (m *Monitor) autoCordon(ctx context.Context, now time.Time) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// markAction is the audit action of mark's change to each status.
+var markAction = map[computenode.Status]string{
+	computenode.StatusNotReady: "markNodeNotReady",
+	computenode.StatusDown:     "markNodeDown",
+}
+
+// auditNode writes the audit row of the monitor's change to a node through c, the change's
+// transaction: before is the node as it was, the after image is read back.
+func auditNode(ctx context.Context, c *ent.Client, action string, before *ent.ComputeNode) error {
+	after, err := c.ComputeNode.Get(ctx, before.ID)
+	if err != nil {
+		return fmt.Errorf("read node %s back: %w", before.Name, err)
+	}
+	return audit.Write(ctx, c, audit.Entry{System: audit.NodeMonitor, Action: action, Subject: after,
+		Before: before, After: after})
 }
 
 // inTx runs fn in a transaction of its own, committed when fn succeeds.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -90,6 +91,30 @@ func TestMonitorThresholds(t *testing.T) {
 	}
 	if got := c.VirtualMachine.Query().WithNode().Where(virtualmachine.ID(vm.ID)).OnlyX(ctx); got.ID != vm.ID || got.Edges.Node.ID != silent || got.Status != "ACTIVE" {
 		t.Errorf("VM of the quiet node changed: node %d status %s", got.Edges.Node.ID, got.Status)
+	}
+
+	// Each change has its audit row, as system:nodemonitor, with the node before and after.
+	for _, w := range []struct {
+		node                  int
+		action, before, after string
+	}{
+		{silent, "markNodeNotReady", `"status": "READY"`, `"status": "NOT_READY"`},
+		{gone, "markNodeDown", `"status": "READY"`, `"status": "DOWN"`},
+		{cordon, "markNodeNotReady", `"status": "READY"`, `"status": "NOT_READY"`},
+		{cordon, "autoCordonNode", `"schedulable": true`, `"cordon_reason": "auto-cordoned`},
+	} { // as PostgreSQL's jsonb prints them
+		l, err := c.AuditLog.Query().Where(auditlog.Actor("system:nodemonitor"), auditlog.Action(w.action),
+			auditlog.ObjectType("ComputeNode"), auditlog.ObjectID(w.node)).Only(ctx)
+		if err != nil {
+			t.Errorf("audit row %s of node %d: %v", w.action, w.node, err)
+			continue
+		}
+		if !strings.Contains(string(l.Before), w.before) || !strings.Contains(string(l.After), w.after) {
+			t.Errorf("audit row %s of node %d: before %s after %s", w.action, w.node, l.Before, l.After)
+		}
+	}
+	if n := c.AuditLog.Query().Where(auditlog.ObjectID(fresh)).CountX(ctx); n != 0 {
+		t.Errorf("%d audit rows for the node that changed nothing", n)
 	}
 
 	// Nothing more to do at the same time.

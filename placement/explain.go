@@ -32,11 +32,14 @@ type ExplainInput struct {
 	RegionServiceID int
 }
 
-// Explanation says where a request would go and why, or why it fits nowhere.
+// Explanation says where a request would go and why, or why it fits nowhere. The GraphQL
+// type PlacementExplanation is bound to it (gqlgen.yml), as are Choice (PlacementChoice),
+// Rejection (RejectionCount), NodeResult (NodeExplanation) and Score (PluginScore).
 type Explanation struct {
 	Placeable bool
-	// ErrorCode is NO_CAPACITY or QUOTA_EXCEEDED when not placeable; Message says why.
-	ErrorCode, Message string
+	// ErrorCode is NO_CAPACITY or QUOTA_EXCEEDED when not placeable, and Message says why;
+	// both nil when placeable.
+	ErrorCode, Message *string
 	// Cluster is the cluster chosen (nil when not placeable).
 	Cluster    *ent.Cluster
 	Placements []Choice
@@ -64,7 +67,7 @@ type Rejection struct {
 // NodeResult is one node's fate: rejected by a filter, or scored.
 type NodeResult struct {
 	Node                     *ent.ComputeNode
-	RejectedBy, Code, Reason string // empty when the node passed
+	RejectedBy, Code, Reason *string // nil when the node passed
 	Scores                   []Score
 	Total                    float64
 }
@@ -153,7 +156,7 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 		out.Rejections = rejections(counts)
 	case errors.As(err, &npe):
 		e, _ := apierr.As(scheduleError(err))
-		out.ErrorCode, out.Message = string(e.Code), e.Message
+		out.ErrorCode, out.Message = new(string(e.Code)), new(e.Message)
 		counts := map[[2]string]int{}
 		if npe.Explanation != nil {
 			rejected = npe.Explanation.Nodes()
@@ -230,7 +233,10 @@ func nodesByID(ctx context.Context, c *ent.Client, ids []int) (map[int]*ent.Comp
 }
 
 func nodeResult(n *ent.ComputeNode, nr scheduler.NodeResult) NodeResult {
-	out := NodeResult{Node: n, RejectedBy: nr.Rejected, Code: string(nr.Code), Reason: nr.Reason, Total: nr.Total}
+	out := NodeResult{Node: n, Total: nr.Total}
+	if nr.Rejected != "" {
+		out.RejectedBy, out.Code, out.Reason = new(nr.Rejected), new(string(nr.Code)), new(nr.Reason)
+	}
 	for _, name := range sortedStringKeys(nr.Scores) {
 		out.Scores = append(out.Scores, Score{Plugin: name, Score: nr.Scores[name]})
 	}

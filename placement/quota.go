@@ -64,7 +64,8 @@ func SetQuota(ctx context.Context, c *ent.Client, in QuotaInput) (*ent.Quota, er
 	return c.Quota.Get(ctx, id)
 }
 
-// Usage is a tenant's quota in a host group with what it uses.
+// Usage is a tenant's quota in a host group with what it uses; the GraphQL type QuotaUsage
+// is bound to it (gqlgen.yml).
 type Usage struct {
 	Quota                    *ent.Quota
 	TenantID                 int
@@ -81,7 +82,7 @@ type Usage struct {
 // QuotaUsage lists the quotas the viewer in ctx may read (a tenant only its own), filtered
 // by tenant and host group when given, with usage, the group's cores and the effective
 // vCPU limit, in three queries.
-func QuotaUsage(ctx context.Context, c *ent.Client, tenantID, hostGroupID *int) ([]Usage, error) {
+func QuotaUsage(ctx context.Context, c *ent.Client, tenantID, hostGroupID *int) ([]*Usage, error) {
 	q := c.Quota.Query().Order(ent.Asc(quota.FieldID))
 	if tenantID != nil {
 		q.Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C(quota.TenantColumn), *tenantID)) })
@@ -94,7 +95,7 @@ func QuotaUsage(ctx context.Context, c *ent.Client, tenantID, hostGroupID *int) 
 		return nil, err
 	}
 	if len(quotas) == 0 {
-		return []Usage{}, nil
+		return []*Usage{}, nil
 	}
 	ids := make([]int, len(quotas))
 	for i, qt := range quotas {
@@ -135,10 +136,10 @@ func QuotaUsage(ctx context.Context, c *ent.Client, tenantID, hostGroupID *int) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Usage, 0, len(quotas))
+	out := make([]*Usage, 0, len(quotas))
 	for _, qt := range quotas {
 		n := byID[qt.ID]
-		out = append(out, Usage{
+		out = append(out, &Usage{
 			Quota: qt, TenantID: n.tenant, TenantName: n.tenantName, HostGroupID: n.group, HostGroupName: n.grpName,
 			GroupCores: cores[n.group], VCPULimit: vcpuLimit(qt.Vcpus, qt.CPUPercent, cores[n.group]),
 			UsedVCPUs: qt.UsedVcpus, MemoryMB: qt.MemoryMB, UsedMemoryMB: qt.UsedMemoryMB,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -165,15 +166,44 @@ func (h *Handlers) Failed(ctx context.Context, t *asynq.Task, err error) {
 	if act.kind == TypeVMCreate {
 		from = append(from, virtualmachine.StatusInitializing)
 	}
-	n, uerr := h.Client.VirtualMachine.Update().
-		Where(virtualmachine.ID(p.VM), virtualmachine.StatusIn(from...)).
-		SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
-	if uerr == nil && n > 0 {
-		uerr = settleService(ctx, h.Client, p.VM)
-	}
+	n, uerr := h.fail(ctx, p.VM, from, reason)
 	if uerr != nil {
 		h.log().Error("could not record a failed task on its VM", "task", t.Type(), "vm", p.VM, "err", uerr, "task_err", err)
 		return
 	}
-	h.log().Error("task failed for good", "task", t.Type(), "vm", p.VM, "vm_set_to_error", n > 0, "err", err)
+	h.log().Error("task failed for good", "task", t.Type(), "vm", p.VM, "vm_set_to_error", n, "err", err)
+}
+
+// fail sets the VM to ERROR with reason if it is in one of the from states, in one
+// transaction with its service's status and the audit row (system:worker,
+// failVirtualMachine); changed reports whether it was.
+func (h *Handlers) fail(ctx context.Context, id int, from []virtualmachine.Status, reason string) (changed bool, err error) {
+	tx, err := h.Client.Tx(ctx)
+	if err != nil {
+		return false, fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	c := tx.Client()
+	q := c.VirtualMachine.Query().Where(virtualmachine.ID(id))
+	q.Modify(rowlock.ForUpdate)
+	before, err := q.Only(system(ctx))
+	if ent.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	n, err := c.VirtualMachine.Update().
+		Where(virtualmachine.ID(id), virtualmachine.StatusIn(from...)).
+		SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if err := settleService(ctx, c, id); err != nil {
+		return false, err
+	}
+	if err := auditVM(ctx, c, audit.Worker, "failVirtualMachine", before); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
 }

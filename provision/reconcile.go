@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -97,7 +98,8 @@ func (r *Reconciler) Once(ctx context.Context) (requeued, failed int, err error)
 	return requeued, failed, nil
 }
 
-// handle retries or fails one stuck VM in a transaction of its own; again reports a retry.
+// handle retries or fails one stuck VM in a transaction of its own, audited (system:reconcile:
+// requeueVirtualMachine, failVirtualMachine); again reports a retry.
 func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.VirtualMachine) (again bool, err error) {
 	sys := system(ctx)
 	tx, err := r.Client.Tx(ctx)
@@ -130,6 +132,9 @@ func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.Vi
 			if err := enqueue(ctx, c, TypeVMCreate, vm.ID, 0, key); err != nil {
 				return false, err
 			}
+			if err := auditVM(ctx, c, audit.Reconcile, "requeueVirtualMachine", vm); err != nil {
+				return false, err
+			}
 			return true, tx.Commit()
 		}
 	}
@@ -141,11 +146,27 @@ func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.Vi
 	} else {
 		reason += ": no worker took the request"
 	}
-	if _, err := update.SetStatus(virtualmachine.StatusError).SetStatusReason(reason).Save(sys); err != nil {
+	n, err := update.SetStatus(virtualmachine.StatusError).SetStatusReason(reason).Save(sys)
+	if err != nil {
 		return false, err
 	}
 	if err := settleService(ctx, c, vm.ID); err != nil {
 		return false, err
 	}
+	if n > 0 {
+		if err := auditVM(ctx, c, audit.Reconcile, "failVirtualMachine", vm); err != nil {
+			return false, err
+		}
+	}
 	return false, tx.Commit()
+}
+
+// auditVM writes the audit row of actor's change to a VM through c, the transaction of the
+// change: before is the VM as it was, the after image is read back.
+func auditVM(ctx context.Context, c *ent.Client, actor audit.SystemActor, action string, before *ent.VirtualMachine) error {
+	after, err := c.VirtualMachine.Get(system(ctx), before.ID)
+	if err != nil {
+		return fmt.Errorf("read VM %d back: %w", before.ID, err)
+	}
+	return audit.Write(ctx, c, audit.Entry{System: actor, Action: action, Subject: after, Before: before, After: after})
 }

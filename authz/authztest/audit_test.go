@@ -377,6 +377,11 @@ func checkAuditRow(t *testing.T, action string, row *ent.AuditLog, rid string, w
 	if (len(row.Before) > 0) != want.before {
 		errorf("before = %s, want present = %v", row.Before, want.before)
 	}
+	// The before image is the whole record, not the fields the mutation's client selected
+	// (the mutations here select little): it has its creation time.
+	if len(row.Before) > 0 && (!strings.Contains(string(row.Before), `"created_at"`) || strings.Contains(string(row.Before), "0001-01-01")) {
+		errorf("before = %s, want the whole record with its creation time", row.Before)
+	}
 	if (len(row.After) > 0) != want.after {
 		errorf("after = %s, want present = %v", row.After, want.after)
 	}

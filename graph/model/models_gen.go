@@ -118,16 +118,6 @@ type GrantRoleInput struct {
 	NodeID   *int             `json:"nodeID,omitempty"`
 }
 
-type NodeExplanation struct {
-	Node *ent.ComputeNode `json:"node"`
-	// the filter that rejected the node, null when it passed
-	RejectedBy *string        `json:"rejectedBy,omitempty"`
-	Code       *string        `json:"code,omitempty"`
-	Reason     *string        `json:"reason,omitempty"`
-	Scores     []*PluginScore `json:"scores"`
-	Total      float64        `json:"total"`
-}
-
 type NodeStatusInput struct {
 	NodeID int `json:"nodeID"`
 	// vCPUs offered to VMs
@@ -142,25 +132,6 @@ type NodeStatusInput struct {
 	RequestCordon *bool `json:"requestCordon,omitempty"`
 }
 
-type PlacementChoice struct {
-	Node  *ent.ComputeNode `json:"node"`
-	Score float64          `json:"score"`
-}
-
-type PlacementExplanation struct {
-	// true when the whole group (or with allowPartial at least one VM) fits
-	Placeable bool `json:"placeable"`
-	// NO_CAPACITY or QUOTA_EXCEEDED when not placeable
-	ErrorCode  *string            `json:"errorCode,omitempty"`
-	Message    *string            `json:"message,omitempty"`
-	Cluster    *ent.Cluster       `json:"cluster,omitempty"`
-	Placements []*PlacementChoice `json:"placements"`
-	Unplaced   int                `json:"unplaced"`
-	// nodes rejected, counted per filter
-	Rejections []*RejectionCount  `json:"rejections"`
-	Nodes      []*NodeExplanation `json:"nodes"`
-}
-
 type PlacementRequestInput struct {
 	TenantID int `json:"tenantID"`
 	RegionID int `json:"regionID"`
@@ -171,11 +142,6 @@ type PlacementRequestInput struct {
 	AllowPartial   *bool                     `json:"allowPartial,omitempty"`
 	// explain a scale-up: existing replicas of this service count for zone rules
 	RegionServiceID *int `json:"regionServiceID,omitempty"`
-}
-
-type PluginScore struct {
-	Plugin string  `json:"plugin"`
-	Score  float64 `json:"score"`
 }
 
 type PrefixUtilization struct {
@@ -191,29 +157,6 @@ type PrefixUtilization struct {
 	Free     float64 `json:"free"`
 	// (allocated + reserved) / usable × 100
 	PercentUsed float64 `json:"percentUsed"`
-}
-
-type QuotaUsage struct {
-	Quota         *ent.Quota `json:"quota"`
-	TenantID      int        `json:"tenantID"`
-	TenantName    string     `json:"tenantName"`
-	HostGroupID   int        `json:"hostGroupID"`
-	HostGroupName string     `json:"hostGroupName"`
-	// physical cores of the group's hosts
-	GroupCores int `json:"groupCores"`
-	// the tighter of vcpus and cpuPercent of groupCores; 0 when unlimited
-	VcpuLimit     int `json:"vcpuLimit"`
-	UsedVCPUs     int `json:"usedVCPUs"`
-	MemoryMb      int `json:"memoryMB"`
-	UsedMemoryMb  int `json:"usedMemoryMB"`
-	StorageGb     int `json:"storageGB"`
-	UsedStorageGb int `json:"usedStorageGB"`
-}
-
-type RejectionCount struct {
-	Filter string `json:"filter"`
-	Code   string `json:"code"`
-	Count  int    `json:"count"`
 }
 
 type SetQuotaInput struct {
