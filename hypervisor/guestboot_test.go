@@ -33,115 +33,147 @@ const guestBootTimeout = 120 * time.Second
 // It skips only when a part is missing (qemu-system-x86_64, /boot/vmlinuz-*, busybox,
 // libvirtd or its qemu driver), naming it.
 func TestGuestBootsAndReadsConfigDrive(t *testing.T) {
+	env := newGuestBootEnv(t)
+	printed, off := env.boot(t)
+	t.Logf("guest printed its instance-id %.1f s after start and powered off after %.1f s (domain type qemu, software emulation)",
+		printed.Seconds(), off.Seconds())
+}
+
+// BenchmarkGuestBoot measures the time from starting the guest of
+// TestGuestBootsAndReadsConfigDrive to its instance-id on the console (s/instance-id) and to
+// its power-off (s/poweroff). Run it with -benchtime 3x: one boot takes seconds.
+func BenchmarkGuestBoot(b *testing.B) {
+	env := newGuestBootEnv(b)
+	var printed, off time.Duration
+	for b.Loop() {
+		p, o := env.boot(b)
+		printed += p
+		off += o
+	}
+	b.ReportMetric(printed.Seconds()/float64(b.N), "s/instance-id")
+	b.ReportMetric(off.Seconds()/float64(b.N), "s/poweroff")
+}
+
+// guestBootEnv is what booting the test guest needs: a connection to qemu:///system, the
+// host's kernel and busybox.
+type guestBootEnv struct {
+	conn    *libvirt.Libvirt
+	kernel  guestimage.Kernel
+	busybox string
+}
+
+// newGuestBootEnv finds the guest's parts and connects to qemu:///system; it skips naming
+// the part that is missing.
+func newGuestBootEnv(tb testing.TB) *guestBootEnv {
+	tb.Helper()
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		t.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86; .ci/run does it)")
+		tb.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86; .ci/run does it)")
 	}
 	kernel, err := guestimage.FindKernel()
 	if err != nil {
-		t.Skipf("no guest kernel: %v", err)
+		tb.Skipf("no guest kernel: %v", err)
 	}
 	const busybox = "/bin/busybox"
 	if _, err := os.Stat(busybox); err != nil {
-		t.Skip("no /bin/busybox (apt-get install busybox-static; .ci/run does it)")
+		tb.Skip("no /bin/busybox (apt-get install busybox-static; .ci/run does it)")
 	}
-	socket := libvirtSocket(t)
+	socket := libvirtSocketTB(tb)
 
 	c := libvirt.NewWithDialer(dialers.NewLocal(dialers.WithSocket(socket), dialers.WithLocalTimeout(10*time.Second)))
 	if err := c.ConnectToURI(libvirt.QEMUSystem); err != nil {
-		t.Skipf("libvirtd at %s has no qemu driver (qemu:///system: %v; apt-get install libvirt-daemon-driver-qemu)", socket, err)
+		tb.Skipf("libvirtd at %s has no qemu driver (qemu:///system: %v; apt-get install libvirt-daemon-driver-qemu)", socket, err)
 	}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		if err := c.Disconnect(); err != nil {
-			t.Errorf("disconnect: %v", err)
+			tb.Errorf("disconnect: %v", err)
 		}
 	})
 	caps, err := c.ConnectGetCapabilities()
 	if err != nil {
-		t.Fatalf("capabilities of qemu:///system: %v", err)
+		tb.Fatalf("capabilities of qemu:///system: %v", err)
 	}
 	if !strings.Contains(caps, "<domain type='qemu'") {
-		t.Skip("libvirtd's qemu driver offers no domain type qemu for this host (is qemu-system-x86_64 visible to libvirtd?)")
+		tb.Skip("libvirtd's qemu driver offers no domain type qemu for this host (is qemu-system-x86_64 visible to libvirtd?)")
 	}
+	return &guestBootEnv{conn: c, kernel: kernel, busybox: busybox}
+}
 
-	dir := t.TempDir()
-	suffix := randomHex(t, 4)
+// boot builds a config drive with a fresh instance-id and the initramfs, defines and starts
+// the guest, waits for "instance-id: <id>" on its console and for its power-off, and
+// undefines it. It returns both times, counted from the start.
+func (e *guestBootEnv) boot(tb testing.TB) (printed, off time.Duration) {
+	tb.Helper()
+	c := e.conn
+	dir := tb.TempDir()
+	suffix := randomHex(tb, 4)
 	instanceID := "vm-" + suffix
 	iso := filepath.Join(dir, "cidata.iso")
-	writeFile(t, iso, func(f *os.File) error {
+	writeFile(tb, iso, func(f *os.File) error {
 		return configdrive.Build(f, configdrive.Spec{InstanceID: instanceID, Hostname: "guestboot"})
 	})
 	initrd := filepath.Join(dir, "initrd.gz")
-	writeFile(t, initrd, func(f *os.File) error { return guestimage.WriteInitramfs(f, kernel, busybox) })
+	writeFile(tb, initrd, func(f *os.File) error { return guestimage.WriteInitramfs(f, e.kernel, e.busybox) })
 	console := filepath.Join(dir, "console.log")
-	t.Logf("guest: kernel %s, initramfs %d bytes, config drive %d bytes", kernel.Version, fileSize(t, initrd), fileSize(t, iso))
+	tb.Logf("guest: kernel %s, initramfs %d bytes, config drive %d bytes", e.kernel.Version, fileSize(tb, initrd), fileSize(tb, iso))
 
 	// The name lacks DomainPrefix, so no node agent on this host mistakes it for a VM of its own.
 	name := "virtflow-guestboot-" + suffix
-	xml, err := guestDomainXML(name, kernel.Image, initrd, iso, console)
+	xml, err := guestDomainXML(name, e.kernel.Image, initrd, iso, console)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	dom, err := c.DomainDefineXMLFlags(xml, 0)
 	if err != nil {
-		t.Fatalf("define the guest domain: %v", err)
+		tb.Fatalf("define the guest domain: %v", err)
 	}
-	t.Cleanup(func() {
+	defer func() {
 		if st, _, err := c.DomainGetState(dom, 0); err == nil && libvirt.DomainState(st) != libvirt.DomainShutoff {
 			if err := c.DomainDestroy(dom); err != nil {
-				t.Errorf("destroy %s: %v", name, err)
+				tb.Errorf("destroy %s: %v", name, err)
 			}
 		}
 		if err := c.DomainUndefineFlags(dom, 0); err != nil {
-			t.Errorf("undefine %s: %v", name, err)
+			tb.Errorf("undefine %s: %v", name, err)
 		}
-	})
+	}()
 
 	start := time.Now()
 	if err := c.DomainCreate(dom); err != nil {
-		t.Fatalf("start the guest: %v (QEMU must run as root to read the test's files: user = \"root\" in /etc/libvirt/qemu.conf, as .ci/run sets)", err)
+		tb.Fatalf("start the guest: %v (QEMU must run as root to read the test's files: user = \"root\" in /etc/libvirt/qemu.conf, as .ci/run sets)", err)
 	}
 	want := "instance-id: " + instanceID
 	deadline := start.Add(guestBootTimeout)
-	var out []byte
+	shutOff := func() bool {
+		st, _, err := c.DomainGetState(dom, 0)
+		if err != nil {
+			tb.Fatalf("state of %s: %v", name, err)
+		}
+		return libvirt.DomainState(st) == libvirt.DomainShutoff
+	}
 	for {
-		out, _ = os.ReadFile(console)
+		stopped := shutOff()
+		out, _ := os.ReadFile(console)
 		if hasLine(out, want) {
+			printed = time.Since(start)
 			break
 		}
-		st, _, err := c.DomainGetState(dom, 0)
-		if err != nil {
-			t.Fatalf("state of %s: %v", name, err)
-		}
-		if libvirt.DomainState(st) == libvirt.DomainShutoff {
-			out, _ = os.ReadFile(console)
-			if hasLine(out, want) {
-				break
-			}
-			t.Fatalf("the guest stopped without printing %q; console:\n%s", want, tail(out, 4000))
+		if stopped {
+			tb.Fatalf("the guest stopped without printing %q; console:\n%s", want, tail(out, 4000))
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q on the console after %s; console:\n%s", want, guestBootTimeout, tail(out, 4000))
+			tb.Fatalf("no %q on the console after %s; console:\n%s", want, guestBootTimeout, tail(out, 4000))
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("guest printed %q %.1f s after start (domain type qemu, software emulation)", want, time.Since(start).Seconds())
-
 	// /init powers off once it has printed: the domain ends shut off on its own.
-	for {
-		st, _, err := c.DomainGetState(dom, 0)
-		if err != nil {
-			t.Fatalf("state of %s: %v", name, err)
-		}
-		if libvirt.DomainState(st) == libvirt.DomainShutoff {
-			break
-		}
+	for !shutOff() {
 		if time.Now().After(deadline) {
-			out, _ = os.ReadFile(console)
-			t.Fatalf("the guest did not power off; console:\n%s", tail(out, 2000))
+			out, _ := os.ReadFile(console)
+			tb.Fatalf("the guest did not power off; console:\n%s", tail(out, 2000))
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("guest powered off %.1f s after start", time.Since(start).Seconds())
+	return printed, time.Since(start)
 }
 
 // guestDomainXML is a domain of type qemu booting kernel and initrd directly, with iso as
@@ -156,7 +188,7 @@ func guestDomainXML(name, kernel, initrd, iso, console string) (string, error) {
 			Type:    &libvirtxml.DomainOSType{Arch: "x86_64", Machine: "pc", Type: "hvm"},
 			Kernel:  kernel,
 			Initrd:  initrd,
-			Cmdline: "console=ttyS0 panic=-1",
+			Cmdline: "console=ttyS0 panic=-1 loglevel=4", // warnings and errors only: less to interleave with /init's lines
 		},
 		Features:   &libvirtxml.DomainFeatureList{ACPI: &libvirtxml.DomainFeature{}},
 		OnPoweroff: "destroy",
@@ -197,35 +229,52 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-func randomHex(t *testing.T, n int) string {
-	t.Helper()
+func randomHex(tb testing.TB, n int) string {
+	tb.Helper()
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return hex.EncodeToString(b)
 }
 
-func writeFile(t *testing.T, path string, write func(*os.File) error) {
-	t.Helper()
+func writeFile(tb testing.TB, path string, write func(*os.File) error) {
+	tb.Helper()
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := write(f); err != nil {
 		f.Close()
-		t.Fatalf("write %s: %v", path, err)
+		tb.Fatalf("write %s: %v", path, err)
 	}
 	if err := f.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
-func fileSize(t *testing.T, path string) int64 {
-	t.Helper()
+func fileSize(tb testing.TB, path string) int64 {
+	tb.Helper()
 	st, err := os.Stat(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return st.Size()
+}
+
+// libvirtSocketTB is libvirtSocket for benchmarks as well as tests: $VIRTFLOW_TEST_LIBVIRT_SOCKET,
+// or the default socket when it exists, else a skip.
+func libvirtSocketTB(tb testing.TB) string {
+	tb.Helper()
+	if t, ok := tb.(*testing.T); ok {
+		return libvirtSocket(t)
+	}
+	if s := os.Getenv("VIRTFLOW_TEST_LIBVIRT_SOCKET"); s != "" {
+		return s
+	}
+	if _, err := os.Stat(DefaultSocket); err == nil {
+		return DefaultSocket
+	}
+	tb.Skipf("no libvirtd: VIRTFLOW_TEST_LIBVIRT_SOCKET is unset and %s does not exist", DefaultSocket)
+	return ""
 }
