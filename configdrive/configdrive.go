@@ -77,6 +77,9 @@ type User struct {
 }
 
 // Build validates in and writes its config drive, an ISO 9660 image labelled "cidata", to w.
+// The image has plain ISO 9660 names (no Rock Ridge or Joliet), which Linux shows as
+// meta-data, user-data and network-config. The ISO library stages the files in a temporary
+// directory (os.TempDir), removed before Build returns.
 func Build(w io.Writer, in Spec) (err error) {
 	files, err := Render(in)
 	if err != nil {
