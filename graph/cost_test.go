@@ -249,6 +249,7 @@ func TestEveryRefusalHasACode(t *testing.T) {
 		{"id in a variable", `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": "abc"}, "id"},
 		{"id in an input", `mutation($in: CreateDatacenterInput!) { createDatacenter(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"name": "x", "regionID": "abc"}}, "regionID"},
+		{"time not a time", `{ regions(where: {createdAtGT: "yesterday"}) { totalCount } }`, nil, ""},
 		{"first and last together", `{ regions(first: 1, last: 1) { totalCount } }`, nil, "first"},
 		{"first and last together in variables", `query($f: Int, $l: Int) { regions(first: $f, last: $l) { totalCount } }`, map[string]any{"f": 2, "l": 3}, "first"},
 	} {
