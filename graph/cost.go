@@ -172,8 +172,7 @@ func validation(field, format string, args ...any) *gqlerror.Error {
 // saturated caps every count so that a fragment bomb cannot overflow it.
 const saturated = 1 << 40
 
-func add(a, b int) int   { return min(a+b, saturated) }
-func times(a, n int) int { return min(a*min(n, saturated/max(a, 1)), saturated) }
+func add(a, b int) int { return min(a+b, saturated) }
 
 // cost is what a selection set expands to.
 type cost struct{ fields, aliases, spreads int }
