@@ -19,6 +19,15 @@ const (
 	CodeNoCapacity      Code = "NO_CAPACITY"
 	CodeExhausted       Code = "RESOURCE_EXHAUSTED"
 	CodeInternal        Code = "INTERNAL"
+	// CodeQueryTooLarge refuses an operation over one of the parse-time limits (size, tokens,
+	// fields, aliases, fragment spreads, nesting of input values) before any work is done.
+	CodeQueryTooLarge Code = "QUERY_TOO_LARGE"
+	// CodeBadRequest refuses an HTTP request that is no GraphQL request: an unsupported
+	// content type, a body that is not JSON, variables that cannot be decoded.
+	CodeBadRequest Code = "BAD_REQUEST"
+	// CodeMethodNotAllowed refuses an HTTP method /query does not serve (PUT, DELETE), or a
+	// mutation sent with GET.
+	CodeMethodNotAllowed Code = "METHOD_NOT_ALLOWED"
 )
 
 // Error is an error with a code, an optional field and extra extensions for the client.

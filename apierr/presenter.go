@@ -3,10 +3,13 @@ package apierr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -36,6 +39,14 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 		// coercion (an ID that is not a number, a malformed cursor), unknown nodes — describe
 		// the client's request and are safe to show; they keep their code or get VALIDATION.
 		var own *gqlerror.Error
+		if errors.As(err, &own) && !fromResolver(err) {
+			if e := coercion(err, gqlErr.Path); e != nil {
+				gqlErr.Message = e.Field + ": " + e.Message
+				setCode(gqlErr, e.Code)
+				gqlErr.Extensions["field"] = e.Field
+				return gqlErr
+			}
+		}
 		if errors.As(err, &own) && (!fromResolver(err) || hasCode(err)) {
 			if gqlErr.Extensions == nil || gqlErr.Extensions["code"] == nil {
 				setCode(gqlErr, CodeValidation)
@@ -93,4 +104,25 @@ func hasCode(err error) bool {
 		err = errors.Unwrap(err)
 	}
 	return false
+}
+
+// coercion rewrites an input-coercion error whose message is a Go library's (an ID that is
+// not a number: `strconv.Atoi: parsing "abc": invalid syntax`) as VALIDATION naming the
+// argument or input field, the last name in the error's path.
+func coercion(err error, path ast.Path) *Error {
+	var num *strconv.NumError
+	if !errors.As(err, &num) {
+		return nil
+	}
+	field := "id"
+	for i := len(path) - 1; i >= 0; i-- {
+		if name, ok := path[i].(ast.PathName); ok {
+			field = string(name)
+			break
+		}
+	}
+	if errors.Is(num.Err, strconv.ErrRange) {
+		return &Error{Code: CodeValidation, Field: field, Message: fmt.Sprintf("%q is out of range", num.Num)}
+	}
+	return &Error{Code: CodeValidation, Field: field, Message: fmt.Sprintf("%q is not a valid id (ids are numbers)", num.Num)}
 }

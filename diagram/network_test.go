@@ -263,9 +263,6 @@ func TestNetworkDiagram(t *testing.T) {
 }
 
 func TestNetworkDiagramSizeLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds more than 2,000 VMs")
-	}
 	env := newEnv(t)
 	c := env.Client
 	ctx := gqltest.System()

@@ -30,6 +30,10 @@ type Options struct {
 	// MaxComplexity bounds the estimated cost of an operation; a connection multiplies the
 	// cost of its selection by its page size.
 	MaxComplexity int
+	// Limits bound the text of an operation before it is validated or run (requests with a
+	// token); AnonymousLimits apply to requests without one.
+	Limits          Limits
+	AnonymousLimits Limits
 	// Introspection allows __schema and __type queries (the playground needs them).
 	Introspection bool
 	// Logger receives internal errors with their request ids.
@@ -49,6 +53,8 @@ func DefaultOptions() Options {
 		MaxPageSize:     1000,
 		MaxDepth:        15,
 		MaxComplexity:   250_000,
+		Limits:          DefaultLimits(),
+		AnonymousLimits: DefaultAnonymousLimits(),
 		Introspection:   true,
 		Logger:          slog.Default(),
 		RequestID:       func(context.Context) string { return "" },
@@ -70,8 +76,9 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	}
 	srv.AddTransport(ws)
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(getQuery{maxTokens: opts.Limits.MaxTokens})
+	srv.AddTransport(postJSON{})
+	srv.AddTransport(unsupported{}) // last: answers what no transport above takes
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
 	}
@@ -79,6 +86,7 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	// queries, and parsing and validating them again cost as much as running small ones.
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.Use(costGuard{schema: es.Schema(), limits: opts.Limits, anonymousLimits: opts.AnonymousLimits})
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(pageArgs{defaultPage: opts.DefaultPageSize, maxPage: opts.MaxPageSize})
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))

@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/diagram"
 )
 
 // connectionFields lists, per object type, the fields that return a Relay connection.
@@ -99,6 +100,11 @@ func (p pageArgs) walk(set ast.SelectionSet, vars map[string]any, seen map[strin
 }
 
 func (p pageArgs) apply(f *ast.Field, vars map[string]any) *gqlerror.Error {
+	if given(f, "first", vars) && given(f, "last", vars) {
+		e := gqlerror.Errorf("%s: first and last cannot be used together; page forward with first and after, or backward with last and before", f.Alias)
+		e.Extensions = map[string]any{"code": string(apierr.CodeValidation), "field": "first", "fields": []string{"first", "last"}}
+		return e
+	}
 	for _, name := range []string{"first", "last"} {
 		arg := f.Arguments.ForName(name)
 		if arg == nil {
@@ -253,4 +259,25 @@ func selectionDepth(set ast.SelectionSet, visiting map[string]bool) int {
 		deepest = max(deepest, d)
 	}
 	return deepest
+}
+
+// networkDiagramComplexity counts a network diagram as the nodes it may hold: a sixth of
+// diagram.MaxNodes per level of depth, so one diagram of depth 6 costs what 2,000 selected
+// rows do and a thousand aliases of it are refused as too complex.
+func networkDiagramComplexity(child, _ int, depth *int) int {
+	d := diagram.DefaultDepth
+	if depth != nil {
+		d = min(max(*depth, 1), diagram.MaxDepth)
+	}
+	return 1 + child*max(diagram.MaxNodes*d/diagram.MaxDepth, 1)
+}
+
+// given reports whether argument name of f has a value other than null.
+func given(f *ast.Field, name string, vars map[string]any) bool {
+	arg := f.Arguments.ForName(name)
+	if arg == nil {
+		return false
+	}
+	v, err := arg.Value.Value(vars)
+	return err == nil && v != nil
 }

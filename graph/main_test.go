@@ -119,12 +119,3 @@ func checkFields(t testing.TB, what string, got, want map[string]any) {
 		}
 	}
 }
-
-// knownBug skips the running (sub)test because a check just failed in exactly the way a known
-// bug in non-test code makes it fail; the message says what is wrong. The check itself asserts
-// the correct behaviour, so once the bug is fixed the test runs to the end and guards against a
-// regression.
-func knownBug(t testing.TB, format string, args ...any) {
-	t.Helper()
-	t.Skipf("BUG: "+format, args...)
-}

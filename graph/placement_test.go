@@ -973,9 +973,6 @@ func TestPlacementRaceCapacity(t *testing.T) {
 // end: no node over capacity, allocations and quota usage equal to the VMs, no service with
 // two VMs in one rack.
 func TestPlacementTwoServers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1,000 placements")
-	}
 	dsn := testdb.DSN(t)
 	a, b := gqltest.Postgres(t, dsn), gqltest.Postgres(t, dsn)
 	s, err := placementtest.Build(gqltest.System(), a.Client, placementtest.Spec{

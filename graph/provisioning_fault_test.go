@@ -145,9 +145,6 @@ func startFaultWorker(t *testing.T, bin, name, redisURL, queue string) *faultWor
 // whose lease expired more than 30 s before, so the second worker recovers the task about
 // 60 s after it starts.
 func TestWorkerKilledMidTask(t *testing.T) {
-	if testing.Short() {
-		t.Skip("about 70 s: waits for Asynq to recover a dead worker's task lease")
-	}
 	bin := buildWorker(t)
 	began := time.Now()
 	env, _ := newEnv(t)

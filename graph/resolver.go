@@ -21,7 +21,9 @@ type Resolver struct {
 
 // NewSchema builds the executable GraphQL schema over an ent client and the identity service.
 func NewSchema(client *ent.Client, ids *identity.Service) graphql.ExecutableSchema {
-	return generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: client, identity: ids}})
+	cfg := generated.Config{Resolvers: &Resolver{client: client, identity: ids}}
+	cfg.Complexity.Query.NetworkDiagram = networkDiagramComplexity
+	return generated.NewExecutableSchema(cfg)
 }
 
 // ent returns the client of the transaction entgql.Transactioner opened for this mutation, or

@@ -352,9 +352,9 @@ func TestMalformedRequests(t *testing.T) {
 		wantStatus              int
 		wantMessage             string
 	}{
-		{"broken JSON", "application/json", `{not json`, http.StatusBadRequest, "json"},
-		{"truncated JSON", "application/json", `{"query": "{ regions { totalCount } }"`, http.StatusBadRequest, "json"},
-		{"unsupported content type", "text/plain", `hello`, http.StatusBadRequest, "transport not supported"},
+		{"broken JSON", "application/json", `{not json`, http.StatusBadRequest, "invalid JSON at byte"},
+		{"truncated JSON", "application/json", `{"query": "{ regions { totalCount } }"`, http.StatusBadRequest, "JSON ends too early"},
+		{"unsupported content type", "text/plain", `hello`, http.StatusUnsupportedMediaType, "application/json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -371,8 +371,8 @@ func TestMalformedRequests(t *testing.T) {
 			if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) == 0 {
 				t.Fatalf("body %s is not a GraphQL error response (%v)", raw, err)
 			}
-			if code := r.Errors[0].Extensions["code"]; code == "INTERNAL" {
-				t.Errorf("a client mistake is reported as INTERNAL: %s", raw)
+			if code := r.Errors[0].Extensions["code"]; code != "BAD_REQUEST" {
+				t.Errorf("extensions.code = %v, want BAD_REQUEST: %s", code, raw)
 			}
 			if !strings.Contains(r.Errors[0].Message, tt.wantMessage) {
 				t.Errorf("message %q does not contain %q", r.Errors[0].Message, tt.wantMessage)

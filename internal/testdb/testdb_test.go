@@ -251,19 +251,18 @@ func TestWithDatabase(t *testing.T) {
 
 // The key=value form must really select the new database in lib/pq.
 func TestKeyValueDSNConnects(t *testing.T) {
-	u, err := url.Parse(DSN(t))
-	if err != nil || u.Scheme == "" {
-		t.Skip("admin DSN is not a URL")
-	}
-	kv := fmt.Sprintf("host=%s port=%s dbname=postgres sslmode=disable", u.Hostname(), u.Port())
-	if u.Port() == "" {
-		kv = fmt.Sprintf("host=%s dbname=postgres sslmode=disable", u.Hostname())
-	}
-	if user := u.User.Username(); user != "" {
-		kv += " user=" + user
-	}
-	if pw, ok := u.User.Password(); ok {
-		kv += " password='" + strings.ReplaceAll(pw, "'", `\'`) + "'"
+	kv := DSN(t) // an admin DSN in key=value form is used as it is
+	if u, err := url.Parse(kv); err == nil && u.Scheme != "" {
+		kv = fmt.Sprintf("host=%s port=%s dbname=postgres sslmode=disable", u.Hostname(), u.Port())
+		if u.Port() == "" {
+			kv = fmt.Sprintf("host=%s dbname=postgres sslmode=disable", u.Hostname())
+		}
+		if user := u.User.Username(); user != "" {
+			kv += " user=" + user
+		}
+		if pw, ok := u.User.Password(); ok {
+			kv += " password='" + strings.ReplaceAll(pw, "'", `\'`) + "'"
+		}
 	}
 	name := dbName(t, DSN(t))
 	dsn, err := withDatabase(kv, name)
