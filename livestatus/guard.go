@@ -38,13 +38,13 @@ type CredentialWatch struct {
 func (h *Hub) WatchCredentials(ctx context.Context) *CredentialWatch {
 	ctx, stop := context.WithCancel(ctx)
 	w := &CredentialWatch{stop: stop}
-	w.events = h.Subscribe(ctx, func(e Event) bool {
+	w.events = h.subscribe(ctx, &subscriber{credentials: true, ch: make(chan Event, subscriberBuffer), match: func(e Event) bool {
 		if e.Type != Credentials {
 			return false
 		}
 		u := w.user.Load()
 		return u == 0 || int(u) == e.ID
-	})
+	}})
 	return w
 }
 
