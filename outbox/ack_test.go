@@ -58,7 +58,8 @@ func rowIDs(rows []*ent.OutboxTask) []string {
 }
 
 // TestVerifyRestoresLostTasks: tasks relayed to a Redis that then loses its data come back
-// with the next Verify, except those a worker acknowledged; a second Verify adds nothing.
+// with the next Verify, except those a worker acknowledged and those dispatched before the
+// retention window; a second Verify adds nothing.
 func TestVerifyRestoresLostTasks(t *testing.T) {
 	db := postgres(t)
 	rd, raw := privateRedis(t)
@@ -80,11 +81,14 @@ func TestVerifyRestoresLostTasks(t *testing.T) {
 	if err := raw.FlushAll(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// A row dispatched before the retention window may have finished before
+	// acknowledgements existed: it is not checked.
+	db.Client.OutboxTask.UpdateOneID(rows[2].ID).SetDispatchedAt(time.Now().Add(-2 * time.Hour)).ExecX(sys())
 	n, err := r.Verify(context.Background())
-	if err != nil || n != 2 {
-		t.Fatalf("verify after Redis lost its data: restored %d, %v; want the 2 unacknowledged", n, err)
+	if err != nil || n != 1 {
+		t.Fatalf("verify after Redis lost its data: restored %d, %v; want the 1 unacknowledged recent task", n, err)
 	}
-	if got, want := taskIDs(t, rd, q), rowIDs(rows[1:]); !slices.Equal(got, want) {
+	if got, want := taskIDs(t, rd, q), rowIDs(rows[1:2]); !slices.Equal(got, want) {
 		t.Fatalf("tasks in Redis %v, want %v", got, want)
 	}
 	if n, err := r.Verify(context.Background()); err != nil || n != 0 {

@@ -233,16 +233,22 @@ func (r *Relay) enqueue(ctx context.Context, client *asynq.Client, row *ent.Outb
 // when Redis lost it (restarted empty, flushed, failed over to a stale replica). It returns
 // how many tasks it restored. Running it on many relays at once is harmless.
 //
+// Only tasks dispatched within Config.Retention are checked: a task that completed keeps
+// its id in Redis that long, so an older unacknowledged row may be one that finished
+// before acknowledgements existed, and enqueueing it again would run it a second time. (A
+// task still being retried after Retention is left to the reconcile loop if Redis loses it.)
+//
 // It enqueues through an Asynq client of its own: a client registers each queue in Redis
 // once, and a Redis that lost its data has lost that registration too.
 func (r *Relay) Verify(ctx context.Context) (int, error) {
 	sys := system(ctx)
 	client := asynq.NewClient(r.redis)
 	defer func() { _ = client.Close() }()
+	since := time.Now().Add(-r.cfg.Retention)
 	restored, after := 0, 0
 	for {
 		q := r.client.OutboxTask.Query().
-			Where(outboxtask.DispatchedAtNotNil(), outboxtask.AckedAtIsNil(), outboxtask.IDGT(after)).
+			Where(outboxtask.DispatchedAtGT(since), outboxtask.AckedAtIsNil(), outboxtask.IDGT(after)).
 			Order(ent.Asc(outboxtask.FieldID)).Limit(r.cfg.Batch)
 		if len(r.cfg.Queues) > 0 {
 			q = q.Where(outboxtask.QueueIn(r.cfg.Queues...))
