@@ -285,7 +285,7 @@ func TestCredentialWatch(t *testing.T) {
 		}
 	}
 
-	u, tok, plain := newUser()
+	_, tok, plain := newUser()
 	_, _, bystanderToken := newUser()
 	done, _ := run(plain)
 	other, otherChecks := run(bystanderToken)
@@ -294,7 +294,7 @@ func TestCredentialWatch(t *testing.T) {
 	s.c.APIToken.UpdateOneID(tok.ID).SetRevokedAt(time.Now()).ExecX(ctx)
 	ends("token revoked", done, unauthenticated)
 
-	u, _, plain = newUser()
+	u, _, plain := newUser()
 	done, checks := run(plain)
 	flush()
 	checks.Store(0)
