@@ -685,6 +685,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			outboxtask.FieldDedupKey:     {Type: field.TypeString, Column: outboxtask.FieldDedupKey},
 			outboxtask.FieldAvailableAt:  {Type: field.TypeTime, Column: outboxtask.FieldAvailableAt},
 			outboxtask.FieldDispatchedAt: {Type: field.TypeTime, Column: outboxtask.FieldDispatchedAt},
+			outboxtask.FieldAckedAt:      {Type: field.TypeTime, Column: outboxtask.FieldAckedAt},
 			outboxtask.FieldAttempts:     {Type: field.TypeInt, Column: outboxtask.FieldAttempts},
 			outboxtask.FieldLastError:    {Type: field.TypeString, Column: outboxtask.FieldLastError},
 		},
@@ -7253,6 +7254,11 @@ func (f *OutboxTaskFilter) WhereAvailableAt(p entql.TimeP) {
 // WhereDispatchedAt applies the entql time.Time predicate on the dispatched_at field.
 func (f *OutboxTaskFilter) WhereDispatchedAt(p entql.TimeP) {
 	f.Where(p.Field(outboxtask.FieldDispatchedAt))
+}
+
+// WhereAckedAt applies the entql time.Time predicate on the acked_at field.
+func (f *OutboxTaskFilter) WhereAckedAt(p entql.TimeP) {
+	f.Where(p.Field(outboxtask.FieldAckedAt))
 }
 
 // WhereAttempts applies the entql int predicate on the attempts field.

@@ -393,6 +393,7 @@ var graphQLFieldNames = func() map[string]string {
 		{"dedup_key", "dedupKey"},
 		{"available_at", "availableAt"},
 		{"dispatched_at", "dispatchedAt"},
+		{"acked_at", "ackedAt"},
 		{"attempts", "attempts"},
 		{"last_error", "lastError"},
 		{"created_at", "createdAt"},

@@ -33150,6 +33150,7 @@ type OutboxTaskMutation struct {
 	dedup_key     *string
 	available_at  *time.Time
 	dispatched_at *time.Time
+	acked_at      *time.Time
 	attempts      *int
 	addattempts   *int
 	last_error    *string
@@ -33584,6 +33585,55 @@ func (m *OutboxTaskMutation) ResetDispatchedAt() {
 	delete(m.clearedFields, outboxtask.FieldDispatchedAt)
 }
 
+// SetAckedAt sets the "acked_at" field.
+func (m *OutboxTaskMutation) SetAckedAt(t time.Time) {
+	m.acked_at = &t
+}
+
+// AckedAt returns the value of the "acked_at" field in the mutation.
+func (m *OutboxTaskMutation) AckedAt() (r time.Time, exists bool) {
+	v := m.acked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAckedAt returns the old "acked_at" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldAckedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAckedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAckedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAckedAt: %w", err)
+	}
+	return oldValue.AckedAt, nil
+}
+
+// ClearAckedAt clears the value of the "acked_at" field.
+func (m *OutboxTaskMutation) ClearAckedAt() {
+	m.acked_at = nil
+	m.clearedFields[outboxtask.FieldAckedAt] = struct{}{}
+}
+
+// AckedAtCleared returns if the "acked_at" field was cleared in this mutation.
+func (m *OutboxTaskMutation) AckedAtCleared() bool {
+	_, ok := m.clearedFields[outboxtask.FieldAckedAt]
+	return ok
+}
+
+// ResetAckedAt resets all changes to the "acked_at" field.
+func (m *OutboxTaskMutation) ResetAckedAt() {
+	m.acked_at = nil
+	delete(m.clearedFields, outboxtask.FieldAckedAt)
+}
+
 // SetAttempts sets the "attempts" field.
 func (m *OutboxTaskMutation) SetAttempts(i int) {
 	m.attempts = &i
@@ -33723,7 +33773,7 @@ func (m *OutboxTaskMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboxTaskMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, outboxtask.FieldCreatedAt)
 	}
@@ -33747,6 +33797,9 @@ func (m *OutboxTaskMutation) Fields() []string {
 	}
 	if m.dispatched_at != nil {
 		fields = append(fields, outboxtask.FieldDispatchedAt)
+	}
+	if m.acked_at != nil {
+		fields = append(fields, outboxtask.FieldAckedAt)
 	}
 	if m.attempts != nil {
 		fields = append(fields, outboxtask.FieldAttempts)
@@ -33778,6 +33831,8 @@ func (m *OutboxTaskMutation) Field(name string) (ent.Value, bool) {
 		return m.AvailableAt()
 	case outboxtask.FieldDispatchedAt:
 		return m.DispatchedAt()
+	case outboxtask.FieldAckedAt:
+		return m.AckedAt()
 	case outboxtask.FieldAttempts:
 		return m.Attempts()
 	case outboxtask.FieldLastError:
@@ -33807,6 +33862,8 @@ func (m *OutboxTaskMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldAvailableAt(ctx)
 	case outboxtask.FieldDispatchedAt:
 		return m.OldDispatchedAt(ctx)
+	case outboxtask.FieldAckedAt:
+		return m.OldAckedAt(ctx)
 	case outboxtask.FieldAttempts:
 		return m.OldAttempts(ctx)
 	case outboxtask.FieldLastError:
@@ -33876,6 +33933,13 @@ func (m *OutboxTaskMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDispatchedAt(v)
 		return nil
+	case outboxtask.FieldAckedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAckedAt(v)
+		return nil
 	case outboxtask.FieldAttempts:
 		v, ok := value.(int)
 		if !ok {
@@ -33944,6 +34008,9 @@ func (m *OutboxTaskMutation) ClearedFields() []string {
 	if m.FieldCleared(outboxtask.FieldDispatchedAt) {
 		fields = append(fields, outboxtask.FieldDispatchedAt)
 	}
+	if m.FieldCleared(outboxtask.FieldAckedAt) {
+		fields = append(fields, outboxtask.FieldAckedAt)
+	}
 	if m.FieldCleared(outboxtask.FieldLastError) {
 		fields = append(fields, outboxtask.FieldLastError)
 	}
@@ -33969,6 +34036,9 @@ func (m *OutboxTaskMutation) ClearField(name string) error {
 		return nil
 	case outboxtask.FieldDispatchedAt:
 		m.ClearDispatchedAt()
+		return nil
+	case outboxtask.FieldAckedAt:
+		m.ClearAckedAt()
 		return nil
 	case outboxtask.FieldLastError:
 		m.ClearLastError()
@@ -34004,6 +34074,9 @@ func (m *OutboxTaskMutation) ResetField(name string) error {
 		return nil
 	case outboxtask.FieldDispatchedAt:
 		m.ResetDispatchedAt()
+		return nil
+	case outboxtask.FieldAckedAt:
+		m.ResetAckedAt()
 		return nil
 	case outboxtask.FieldAttempts:
 		m.ResetAttempts()

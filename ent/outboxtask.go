@@ -33,6 +33,8 @@ type OutboxTask struct {
 	AvailableAt time.Time `json:"available_at,omitempty"`
 	// set once the task is in Redis
 	DispatchedAt *time.Time `json:"dispatched_at,omitempty"`
+	// set once a worker finished the task (done, or failed for good); until then the relay keeps it in Redis
+	AckedAt *time.Time `json:"acked_at,omitempty"`
 	// relay attempts
 	Attempts int `json:"attempts,omitempty"`
 	// LastError holds the value of the "last_error" field.
@@ -51,7 +53,7 @@ func (*OutboxTask) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case outboxtask.FieldKind, outboxtask.FieldQueue, outboxtask.FieldDedupKey, outboxtask.FieldLastError:
 			values[i] = new(sql.NullString)
-		case outboxtask.FieldCreatedAt, outboxtask.FieldUpdatedAt, outboxtask.FieldAvailableAt, outboxtask.FieldDispatchedAt:
+		case outboxtask.FieldCreatedAt, outboxtask.FieldUpdatedAt, outboxtask.FieldAvailableAt, outboxtask.FieldDispatchedAt, outboxtask.FieldAckedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -123,6 +125,13 @@ func (_m *OutboxTask) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DispatchedAt = new(time.Time)
 				*_m.DispatchedAt = value.Time
+			}
+		case outboxtask.FieldAckedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field acked_at", values[i])
+			} else if value.Valid {
+				_m.AckedAt = new(time.Time)
+				*_m.AckedAt = value.Time
 			}
 		case outboxtask.FieldAttempts:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -197,6 +206,11 @@ func (_m *OutboxTask) String() string {
 	builder.WriteString(", ")
 	if v := _m.DispatchedAt; v != nil {
 		builder.WriteString("dispatched_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.AckedAt; v != nil {
+		builder.WriteString("acked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")

@@ -118,6 +118,20 @@ func (_c *OutboxTaskCreate) SetNillableDispatchedAt(v *time.Time) *OutboxTaskCre
 	return _c
 }
 
+// SetAckedAt sets the "acked_at" field.
+func (_c *OutboxTaskCreate) SetAckedAt(v time.Time) *OutboxTaskCreate {
+	_c.mutation.SetAckedAt(v)
+	return _c
+}
+
+// SetNillableAckedAt sets the "acked_at" field if the given value is not nil.
+func (_c *OutboxTaskCreate) SetNillableAckedAt(v *time.Time) *OutboxTaskCreate {
+	if v != nil {
+		_c.SetAckedAt(*v)
+	}
+	return _c
+}
+
 // SetAttempts sets the "attempts" field.
 func (_c *OutboxTaskCreate) SetAttempts(v int) *OutboxTaskCreate {
 	_c.mutation.SetAttempts(v)
@@ -319,6 +333,10 @@ func (_c *OutboxTaskCreate) createSpec() (*OutboxTask, *sqlgraph.CreateSpec) {
 		_spec.SetField(outboxtask.FieldDispatchedAt, field.TypeTime, value)
 		_node.DispatchedAt = &value
 	}
+	if value, ok := _c.mutation.AckedAt(); ok {
+		_spec.SetField(outboxtask.FieldAckedAt, field.TypeTime, value)
+		_node.AckedAt = &value
+	}
 	if value, ok := _c.mutation.Attempts(); ok {
 		_spec.SetField(outboxtask.FieldAttempts, field.TypeInt, value)
 		_node.Attempts = value
@@ -478,6 +496,24 @@ func (u *OutboxTaskUpsert) UpdateDispatchedAt() *OutboxTaskUpsert {
 // ClearDispatchedAt clears the value of the "dispatched_at" field.
 func (u *OutboxTaskUpsert) ClearDispatchedAt() *OutboxTaskUpsert {
 	u.SetNull(outboxtask.FieldDispatchedAt)
+	return u
+}
+
+// SetAckedAt sets the "acked_at" field.
+func (u *OutboxTaskUpsert) SetAckedAt(v time.Time) *OutboxTaskUpsert {
+	u.Set(outboxtask.FieldAckedAt, v)
+	return u
+}
+
+// UpdateAckedAt sets the "acked_at" field to the value that was provided on create.
+func (u *OutboxTaskUpsert) UpdateAckedAt() *OutboxTaskUpsert {
+	u.SetExcluded(outboxtask.FieldAckedAt)
+	return u
+}
+
+// ClearAckedAt clears the value of the "acked_at" field.
+func (u *OutboxTaskUpsert) ClearAckedAt() *OutboxTaskUpsert {
+	u.SetNull(outboxtask.FieldAckedAt)
 	return u
 }
 
@@ -678,6 +714,27 @@ func (u *OutboxTaskUpsertOne) UpdateDispatchedAt() *OutboxTaskUpsertOne {
 func (u *OutboxTaskUpsertOne) ClearDispatchedAt() *OutboxTaskUpsertOne {
 	return u.Update(func(s *OutboxTaskUpsert) {
 		s.ClearDispatchedAt()
+	})
+}
+
+// SetAckedAt sets the "acked_at" field.
+func (u *OutboxTaskUpsertOne) SetAckedAt(v time.Time) *OutboxTaskUpsertOne {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.SetAckedAt(v)
+	})
+}
+
+// UpdateAckedAt sets the "acked_at" field to the value that was provided on create.
+func (u *OutboxTaskUpsertOne) UpdateAckedAt() *OutboxTaskUpsertOne {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.UpdateAckedAt()
+	})
+}
+
+// ClearAckedAt clears the value of the "acked_at" field.
+func (u *OutboxTaskUpsertOne) ClearAckedAt() *OutboxTaskUpsertOne {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.ClearAckedAt()
 	})
 }
 
@@ -1050,6 +1107,27 @@ func (u *OutboxTaskUpsertBulk) UpdateDispatchedAt() *OutboxTaskUpsertBulk {
 func (u *OutboxTaskUpsertBulk) ClearDispatchedAt() *OutboxTaskUpsertBulk {
 	return u.Update(func(s *OutboxTaskUpsert) {
 		s.ClearDispatchedAt()
+	})
+}
+
+// SetAckedAt sets the "acked_at" field.
+func (u *OutboxTaskUpsertBulk) SetAckedAt(v time.Time) *OutboxTaskUpsertBulk {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.SetAckedAt(v)
+	})
+}
+
+// UpdateAckedAt sets the "acked_at" field to the value that was provided on create.
+func (u *OutboxTaskUpsertBulk) UpdateAckedAt() *OutboxTaskUpsertBulk {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.UpdateAckedAt()
+	})
+}
+
+// ClearAckedAt clears the value of the "acked_at" field.
+func (u *OutboxTaskUpsertBulk) ClearAckedAt() *OutboxTaskUpsertBulk {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.ClearAckedAt()
 	})
 }
 

@@ -129,6 +129,26 @@ func (_u *OutboxTaskUpdate) ClearDispatchedAt() *OutboxTaskUpdate {
 	return _u
 }
 
+// SetAckedAt sets the "acked_at" field.
+func (_u *OutboxTaskUpdate) SetAckedAt(v time.Time) *OutboxTaskUpdate {
+	_u.mutation.SetAckedAt(v)
+	return _u
+}
+
+// SetNillableAckedAt sets the "acked_at" field if the given value is not nil.
+func (_u *OutboxTaskUpdate) SetNillableAckedAt(v *time.Time) *OutboxTaskUpdate {
+	if v != nil {
+		_u.SetAckedAt(*v)
+	}
+	return _u
+}
+
+// ClearAckedAt clears the value of the "acked_at" field.
+func (_u *OutboxTaskUpdate) ClearAckedAt() *OutboxTaskUpdate {
+	_u.mutation.ClearAckedAt()
+	return _u
+}
+
 // SetAttempts sets the "attempts" field.
 func (_u *OutboxTaskUpdate) SetAttempts(v int) *OutboxTaskUpdate {
 	_u.mutation.ResetAttempts()
@@ -295,6 +315,12 @@ func (_u *OutboxTaskUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.DispatchedAtCleared() {
 		_spec.ClearField(outboxtask.FieldDispatchedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.AckedAt(); ok {
+		_spec.SetField(outboxtask.FieldAckedAt, field.TypeTime, value)
+	}
+	if _u.mutation.AckedAtCleared() {
+		_spec.ClearField(outboxtask.FieldAckedAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.Attempts(); ok {
 		_spec.SetField(outboxtask.FieldAttempts, field.TypeInt, value)
 	}
@@ -426,6 +452,26 @@ func (_u *OutboxTaskUpdateOne) SetNillableDispatchedAt(v *time.Time) *OutboxTask
 // ClearDispatchedAt clears the value of the "dispatched_at" field.
 func (_u *OutboxTaskUpdateOne) ClearDispatchedAt() *OutboxTaskUpdateOne {
 	_u.mutation.ClearDispatchedAt()
+	return _u
+}
+
+// SetAckedAt sets the "acked_at" field.
+func (_u *OutboxTaskUpdateOne) SetAckedAt(v time.Time) *OutboxTaskUpdateOne {
+	_u.mutation.SetAckedAt(v)
+	return _u
+}
+
+// SetNillableAckedAt sets the "acked_at" field if the given value is not nil.
+func (_u *OutboxTaskUpdateOne) SetNillableAckedAt(v *time.Time) *OutboxTaskUpdateOne {
+	if v != nil {
+		_u.SetAckedAt(*v)
+	}
+	return _u
+}
+
+// ClearAckedAt clears the value of the "acked_at" field.
+func (_u *OutboxTaskUpdateOne) ClearAckedAt() *OutboxTaskUpdateOne {
+	_u.mutation.ClearAckedAt()
 	return _u
 }
 
@@ -624,6 +670,12 @@ func (_u *OutboxTaskUpdateOne) sqlSave(ctx context.Context) (_node *OutboxTask, 
 	}
 	if _u.mutation.DispatchedAtCleared() {
 		_spec.ClearField(outboxtask.FieldDispatchedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.AckedAt(); ok {
+		_spec.SetField(outboxtask.FieldAckedAt, field.TypeTime, value)
+	}
+	if _u.mutation.AckedAtCleared() {
+		_spec.ClearField(outboxtask.FieldAckedAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Attempts(); ok {
 		_spec.SetField(outboxtask.FieldAttempts, field.TypeInt, value)

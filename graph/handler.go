@@ -42,8 +42,12 @@ type Options struct {
 	RequestID apierr.RequestIDFunc
 	// Identity authenticates websocket connections and serves login, tokens and roles.
 	Identity *identity.Service
-	// Live delivers status changes to subscriptions; without it subscriptions fail.
+	// Live delivers status changes to subscriptions; without it subscriptions fail. With
+	// it, websocket connections also end when their credentials are revoked or expire.
 	Live *livestatus.Hub
+	// CredentialRecheck is how often a websocket authenticates again without being asked to
+	// (livestatus.DefaultRecheck when zero).
+	CredentialRecheck time.Duration
 }
 
 // DefaultOptions are the limits VirtFlow ships with.
@@ -61,20 +65,13 @@ func DefaultOptions() Options {
 	}
 }
 
-// NewHandler serves GraphQL over POST, GET and websockets (graphql-transport-ws and graphql-ws)
-// for an ent client: mutations run in a transaction, errors are presented with codes, and the
+// NewHandler serves GraphQL over POST, GET and websockets (graphql-transport-ws and graphql-ws,
+// see websocketTransport) for an ent client: mutations run in a transaction, errors are presented with codes, and the
 // page-size, depth and complexity limits of opts apply to every operation.
 func NewHandler(client *ent.Client, opts Options) http.Handler {
 	es := newPagedComplexity(NewSchema(client, opts.Identity), opts.DefaultPageSize)
 	srv := handler.New(es)
-	ws := transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitTimeout: 30 * time.Second}
-	if opts.Identity != nil {
-		ws.InitFunc = func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			ctx, err := opts.Identity.WebsocketInit(ctx, map[string]any(p))
-			return ctx, nil, err
-		}
-	}
-	srv.AddTransport(ws)
+	srv.AddTransport(websocketTransport(opts))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(getQuery{maxTokens: opts.Limits.MaxTokens})
 	srv.AddTransport(postJSON{})
@@ -102,7 +99,7 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	srv.AroundFields(auditor{client: client, requestID: opts.RequestID}.field)
 	srv.SetErrorPresenter(apierr.Presenter(opts.Logger, opts.RequestID))
 	srv.SetRecoverFunc(apierr.Recover(opts.Logger, opts.RequestID))
-	return srv
+	return withWebsocketClose(srv)
 }
 
 var _ graphql.ExecutableSchema = pagedComplexity{}

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/identity"
@@ -441,5 +444,142 @@ func TestLiveEmbedded(t *testing.T) {
 	sub.next(&got)
 	if got.NodeStatusChanged.ID != gqltest.ID(node) || got.NodeStatusChanged.Schedulable {
 		t.Fatalf("node event = %+v", got.NodeStatusChanged)
+	}
+}
+
+// memberCredential makes a user holding the tenant-member role of tenant and a token of
+// it, and returns the token, its id, the binding's id and the user's id.
+func memberCredential(t *testing.T, env *gqltest.Env, tenant int, expires *time.Time) (token string, tokenID, bindingID, userID int) {
+	t.Helper()
+	ctx := gqltest.System()
+	u := env.Client.User.Create().SetUsername(uniq("member")).AddTenantIDs(tenant).SaveX(ctx)
+	b, err := env.Identity.GrantRole(ctx, u.ID, authz.RoleTenantMember, &tenant, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, hash, prefix := identity.NewToken(apitoken.KindApi)
+	tok := env.Client.APIToken.Create().SetName(uniq("token")).SetTokenHash(hash).SetPrefix(prefix).
+		SetKind(apitoken.KindApi).SetScope(apitoken.ScopeReadWrite).SetOwnerID(u.ID).SetNillableExpiresAt(expires).SaveX(ctx)
+	return plain, tok.ID, b.ID, u.ID
+}
+
+// closed waits (at most 20 s) for the server to close the websocket and returns the close
+// code and reason and when the close arrived; a complete may come first, an event is a
+// failure.
+func (s *wsSub) closed() (websocket.StatusCode, string, time.Time) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		var m wsMessage
+		err := wsjson.Read(ctx, s.conn, &m)
+		if err != nil {
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) {
+				s.t.Fatalf("websocket not closed by the server: %v", err)
+			}
+			return ce.Code, ce.Reason, time.Now()
+		}
+		switch m.Type {
+		case "ping":
+			_ = wsjson.Write(ctx, s.conn, wsMessage{Type: "pong"})
+			continue
+		case "complete": // the subscription ends as the connection closes
+			continue
+		}
+		s.t.Fatalf("got %s %s after the credentials ended, want the websocket closed", m.Type, m.Payload)
+	}
+}
+
+// TestLiveEndsWithCredentials: a subscription open on replica B ends — the websocket closed
+// with 4401 (credentials no longer valid) or 4403 (permissions changed) — when its token is
+// revoked through replica A, its role binding is revoked through A, its owner is disabled,
+// or its token expires; a new request with the token is refused as well. It logs the time
+// from the change to the close.
+func TestLiveEndsWithCredentials(t *testing.T) {
+	a, b := twoReplicas(t)
+	s := newLiveSite(t, a.env.Client)
+	vm := s.vm(t, a.env.Client, s.Tenant)
+	const revokeToken = `mutation($id: ID!) { revokeAPIToken(id: $id) { id revokedAt } }`
+	const revokeRole = `mutation($id: ID!) { revokeRole(id: $id) }`
+	cases := []struct {
+		name    string
+		expires time.Duration
+		end     func(t *testing.T, tokenID, bindingID, userID int)
+		code    websocket.StatusCode
+	}{
+		{name: "token revoked", code: 4401, end: func(t *testing.T, tokenID, _, _ int) {
+			a.env.MustDo(t, revokeToken, map[string]any{"id": gqltest.ID(tokenID)}, nil)
+		}},
+		{name: "role binding revoked", code: 4403, end: func(t *testing.T, _, bindingID, _ int) {
+			a.env.MustDo(t, revokeRole, map[string]any{"id": gqltest.ID(bindingID)}, nil)
+		}},
+		{name: "user disabled", code: 4401, end: func(t *testing.T, _, _, userID int) {
+			a.env.Client.User.UpdateOneID(userID).SetStatus(user.StatusDisabled).ExecX(gqltest.System())
+		}},
+		{name: "token expired", code: 4401, expires: 8 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var expires *time.Time
+			if tc.expires > 0 {
+				at := time.Now().Add(tc.expires)
+				expires = &at
+			}
+			token, tokenID, bindingID, userID := memberCredential(t, a.env, s.Tenant, expires)
+			sub := b.subscribe(t, token, vmSubscription, map[string]any{"id": gqltest.ID(vm.ID)})
+			setStatus(t, a.env.Client, vm.ID, virtualmachine.StatusActive, true)
+			var ev liveVM
+			sub.next(&ev) // live before the change
+			setStatus(t, a.env.Client, vm.ID, virtualmachine.StatusStopped, true)
+			sub.next(&ev)
+			var changed time.Time
+			if tc.end != nil {
+				tc.end(t, tokenID, bindingID, userID)
+				changed = time.Now()
+			} else {
+				changed = *expires
+			}
+			code, reason, at := sub.closed()
+			t.Logf("%s: websocket on the other replica closed %v after the change (%d %q)",
+				tc.name, at.Sub(changed).Round(time.Millisecond), code, reason)
+			if code != tc.code {
+				t.Fatalf("close code %d %q, want %d", code, reason, tc.code)
+			}
+			if tc.code == 4401 {
+				if res := b.env.As(token).Do(t, `{ me { id } }`, nil); len(res.Errors) == 0 {
+					t.Fatal("a new request with the token was accepted")
+				}
+			}
+		})
+	}
+}
+
+// TestLiveDeliveredOnce: one state of a VM reaches a subscriber on the other replica once,
+// even when it was written by two mutations in one transaction.
+func TestLiveDeliveredOnce(t *testing.T) {
+	a, b := twoReplicas(t)
+	s := newLiveSite(t, a.env.Client)
+	vm := s.vm(t, a.env.Client, s.Tenant)
+	sub := b.subscribe(t, gqltest.AdminToken, vmSubscription, map[string]any{"id": gqltest.ID(vm.ID)})
+	tx, err := a.env.Client.Tx(gqltest.System())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.VirtualMachine.UpdateOneID(vm.ID).SetStatus(virtualmachine.StatusActive).ExecX(gqltest.System())
+	tx.VirtualMachine.UpdateOneID(vm.ID).SetStatusReason("running").ExecX(gqltest.System())
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var ev liveVM
+	sub.next(&ev)
+	if ev.VirtualMachineStatusChanged.Status != "ACTIVE" || ev.VirtualMachineStatusChanged.StatusReason != "running" {
+		t.Fatalf("delivered %+v, want ACTIVE running", ev.VirtualMachineStatusChanged)
+	}
+	// A marker change: the next delivery must be it, not the ACTIVE state again.
+	setStatus(t, a.env.Client, vm.ID, virtualmachine.StatusStopped, true)
+	sub.next(&ev)
+	if ev.VirtualMachineStatusChanged.Status != "STOPPED" {
+		t.Fatalf("delivered %s, want STOPPED (the ACTIVE state was delivered twice)", ev.VirtualMachineStatusChanged.Status)
 	}
 }

@@ -43,15 +43,34 @@ const invalidToken = "invalid or expired token"
 // groups in a UNION ALL only when there is a maintainer (see lookupToken and lookupGrants) —
 // plus that UPDATE once a minute. A refused token costs the first SELECT only.
 func (s *Service) Authenticate(ctx context.Context, token, sourceIP string) (*authz.Viewer, error) {
+	v, _, err := s.authenticate(ctx, token, sourceIP)
+	return v, err
+}
+
+// authenticate is Authenticate, also returning the credential it accepted (for
+// Reauthenticate).
+func (s *Service) authenticate(ctx context.Context, token, sourceIP string) (*authz.Viewer, *Credential, error) {
+	if token == "" || len(token) > maxTokenLen {
+		s.log().WarnContext(ctx, "identity: token refused", "reason", "malformed token", "source_ip", sourceIP, "length", len(token))
+		return nil, nil, apierr.Unauthenticated(invalidToken)
+	}
+	c := &Credential{hash: HashToken(token), sourceIP: sourceIP}
+	v, err := s.authenticateHash(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, c, nil
+}
+
+// authenticateHash authenticates the token whose hash c holds, from c's source address, and
+// records in c when the token expires.
+func (s *Service) authenticateHash(ctx context.Context, c *Credential) (*authz.Viewer, error) {
+	hash, sourceIP := c.hash, c.sourceIP
 	refuse := func(reason string, attrs ...any) (*authz.Viewer, error) {
 		attrs = append([]any{"reason", reason, "source_ip", sourceIP}, attrs...)
 		s.log().WarnContext(ctx, "identity: token refused", attrs...)
 		return nil, apierr.Unauthenticated(invalidToken)
 	}
-	if token == "" || len(token) > maxTokenLen {
-		return refuse("malformed token", "length", len(token))
-	}
-	hash := HashToken(token)
 	sys := system(ctx)
 	t, err := s.lookupToken(sys, hash)
 	switch {
@@ -77,6 +96,7 @@ func (s *Service) Authenticate(ctx context.Context, token, sourceIP string) (*au
 		return refuse("source address not allowed", append(attrs, "allowed_cidrs", t.AllowedCidrs)...)
 	}
 
+	c.ExpiresAt = t.ExpiresAt
 	v := &authz.Viewer{
 		UserID:   *t.OwnerID,
 		Name:     deref(t.OwnerName),
@@ -148,6 +168,42 @@ type tokenRow struct {
 // tenant's key and the id of the owner's maintainer if that is ACTIVE, in one SELECT: the
 // api_tokens row LEFT JOIN users, the maintainer a scalar subquery (maintainers.user is
 // unique). It returns a NotFoundError when no token has that hash.
+// Credential is what a request authenticated with, kept in its context (CredentialFromContext)
+// so that a long-lived connection can authenticate again (Reauthenticate): the hash of its
+// token, never the token itself, and its source address.
+type Credential struct {
+	hash, sourceIP string
+	// ExpiresAt is when the token expires, as last read; nil when it never does.
+	ExpiresAt *time.Time
+}
+
+type credentialKey struct{}
+
+// withCredential returns ctx carrying c.
+func withCredential(ctx context.Context, c *Credential) context.Context {
+	return context.WithValue(ctx, credentialKey{}, c)
+}
+
+// CredentialFromContext returns the credential Middleware or WebsocketInit authenticated the
+// request of ctx with, or nil for an anonymous request.
+func CredentialFromContext(ctx context.Context) *Credential {
+	c, _ := ctx.Value(credentialKey{}).(*Credential)
+	return c
+}
+
+// Reauthenticate authenticates c again, reading the database as Authenticate does: the
+// viewer c stands for now and when its token expires, or UNAUTHENTICATED once the token is
+// revoked or expired or its owner disabled. A websocket connection calls it when its
+// owner's credentials change (a Credentials event) and when its token expires.
+func (s *Service) Reauthenticate(ctx context.Context, c *Credential) (*authz.Viewer, *time.Time, error) {
+	again := &Credential{hash: c.hash, sourceIP: c.sourceIP}
+	v, err := s.authenticateHash(ctx, again)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, again.ExpiresAt, nil
+}
+
 func (s *Service) lookupToken(ctx context.Context, hash string) (*tokenRow, error) {
 	var rows []tokenRow
 	err := s.db(ctx).APIToken.Query().

@@ -48,7 +48,7 @@ func (s *Service) Middleware(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, apierr.Unauthenticated("send a single Authorization header"))
 			return
 		}
-		v, err := s.authenticateHeader(ctx, values[0], ip)
+		v, c, err := s.authenticateHeader(ctx, values[0], ip)
 		if err != nil {
 			if e, ok := apierr.As(err); ok && e.Code == apierr.CodeUnauthenticated {
 				writeError(w, http.StatusUnauthorized, e)
@@ -58,7 +58,7 @@ func (s *Service) Middleware(next http.Handler) http.Handler {
 			writeError(w, http.StatusInternalServerError, &apierr.Error{Code: apierr.CodeInternal, Message: "internal error"})
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(authz.NewContext(ctx, v)))
+		next.ServeHTTP(w, r.WithContext(withCredential(authz.NewContext(ctx, v), c)))
 	})
 }
 
@@ -66,7 +66,8 @@ func (s *Service) Middleware(next http.Handler) http.Handler {
 // like the HTTP header: "Authorization" (or "authorization") set to "Bearer <token>". Without
 // it, ctx is returned as it is (anonymous, or with the viewer Middleware found on the upgrade
 // request); a malformed or invalid one is an UNAUTHENTICATED error. The source address is the
-// one Middleware stored in ctx.
+// one Middleware stored in ctx. The returned ctx carries the credential too
+// (CredentialFromContext), for the connection to authenticate again later.
 func (s *Service) WebsocketInit(ctx context.Context, payload map[string]any) (context.Context, error) {
 	raw, ok := payload["Authorization"]
 	if !ok {
@@ -79,20 +80,20 @@ func (s *Service) WebsocketInit(ctx context.Context, payload map[string]any) (co
 	if !ok {
 		return ctx, apierr.Unauthenticated("malformed authorization: send \"Bearer <token>\"")
 	}
-	v, err := s.authenticateHeader(ctx, header, SourceIP(ctx))
+	v, c, err := s.authenticateHeader(ctx, header, SourceIP(ctx))
 	if err != nil {
 		return ctx, err
 	}
-	return authz.NewContext(ctx, v), nil
+	return withCredential(authz.NewContext(ctx, v), c), nil
 }
 
 // authenticateHeader authenticates the value of an Authorization header.
-func (s *Service) authenticateHeader(ctx context.Context, header, ip string) (*authz.Viewer, error) {
+func (s *Service) authenticateHeader(ctx context.Context, header, ip string) (*authz.Viewer, *Credential, error) {
 	token, ok := bearer(header)
 	if !ok {
-		return nil, apierr.Unauthenticated("malformed Authorization header: send \"Authorization: Bearer <token>\"")
+		return nil, nil, apierr.Unauthenticated("malformed Authorization header: send \"Authorization: Bearer <token>\"")
 	}
-	return s.Authenticate(ctx, token, ip)
+	return s.authenticate(ctx, token, ip)
 }
 
 // bearer extracts the token of "Bearer <token>" (the scheme in any case).

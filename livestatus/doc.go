@@ -12,6 +12,13 @@
 //   - watch.go: the subscription streams behind the GraphQL Subscription fields. Each event
 //     is re-read with the subscriber's own viewer, so ent privacy decides what is delivered:
 //     a tenant never receives another tenant's VM, an agent only its node's assignments.
+//     One state of a record is delivered once: two events that re-read the same updated_at
+//     (two mutations in one transaction, two changes committed close together) send it once.
+//   - credentials.go, guard.go: changes to what a user's tokens grant (a token revoked, a
+//     role binding granted or removed, a user disabled, a maintainer group left) are
+//     published as Credentials events naming the user; a CredentialWatch makes each
+//     websocket of that user, on every replica, authenticate again (and at its token's
+//     expiry), and ends it once its credentials no longer hold or grant something else.
 //
 // Redis pub/sub delivers at most once: a subscriber that is disconnected misses events and
 // must read the current state again when it reconnects (the node agent resyncs periodically).

@@ -15,6 +15,10 @@ const (
 	ComputeNode    Type = "ComputeNode"
 	RegionService  Type = "RegionService"
 	Assignment     Type = "Assignment"
+	// Credentials says that what a user's tokens grant may have changed (a token revoked,
+	// a role binding removed, the user disabled); ID is the user's id. Connections of that
+	// user authenticate again (Hub.WatchCredentials).
+	Credentials Type = "Credentials"
 )
 
 // Event says that an entity changed. It carries only what subscribers filter on; the

@@ -31,6 +31,8 @@ type Hub struct {
 type subscriber struct {
 	match func(Event) bool
 	ch    chan Event
+	// credentials marks a connection's CredentialWatch, not counted in Subscribers.
+	credentials bool
 }
 
 // NewHub returns a hub over rdb; Start it before subscribing.
@@ -87,7 +89,10 @@ func (h *Hub) dispatch(e Event) {
 
 // Subscribe returns the events match accepts, until ctx ends; then the channel closes.
 func (h *Hub) Subscribe(ctx context.Context, match func(Event) bool) <-chan Event {
-	s := &subscriber{match: match, ch: make(chan Event, subscriberBuffer)}
+	return h.subscribe(ctx, &subscriber{match: match, ch: make(chan Event, subscriberBuffer)})
+}
+
+func (h *Hub) subscribe(ctx context.Context, s *subscriber) <-chan Event {
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
@@ -101,11 +106,17 @@ func (h *Hub) Subscribe(ctx context.Context, match func(Event) bool) <-chan Even
 	return s.ch
 }
 
-// Subscribers is the number of local subscribers.
+// Subscribers is the number of local subscribers, credential watches not counted.
 func (h *Hub) Subscribers() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.subs)
+	n := 0
+	for s := range h.subs {
+		if !s.credentials {
+			n++
+		}
+	}
+	return n
 }
 
 // Dropped is how many events were dropped because a subscriber fell too far behind.

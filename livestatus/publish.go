@@ -48,6 +48,10 @@ type Publisher struct {
 // it): creates and updates of VMs, nodes and region services that change a watched field,
 // and every create or update of an assignment, are published to Channel once committed.
 // Deletes are not published: a subscriber could not read the record any more.
+//
+// Changes to what a credential grants (see credentials.go) are published too, as
+// Credentials events naming the users concerned, so that every replica ends the
+// connections they no longer entitle.
 func Install(client *ent.Client, rdb redis.UniversalClient, log *slog.Logger) *Publisher {
 	p := &Publisher{Channel: Channel, rdb: rdb, log: log}
 	client.Use(p.hook)
@@ -66,7 +70,13 @@ type mutation interface {
 func (p *Publisher) hook(next ent.Mutator) ent.Mutator {
 	return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 		mm, ok := m.(mutation)
-		if !ok || !relevant(ctx, m) {
+		if !ok {
+			return next.Mutate(ctx, m)
+		}
+		if _, ok := credentialWatched[m.Type()]; ok {
+			return p.credentialHook(ctx, next, mm)
+		}
+		if !relevant(ctx, m) {
 			return next.Mutate(ctx, m)
 		}
 		var ids []int
@@ -91,20 +101,30 @@ func (p *Publisher) hook(next ent.Mutator) ent.Mutator {
 		if err != nil {
 			return nil, err
 		}
-		if tx, err := mm.Tx(); err == nil {
-			tx.OnCommit(func(next ent.Committer) ent.Committer {
-				return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
-					if err := next.Commit(ctx, tx); err != nil {
-						return err
-					}
-					p.Publish(context.WithoutCancel(ctx), events...)
-					return nil
-				})
-			})
-		} else {
-			p.Publish(context.WithoutCancel(ctx), events...)
-		}
+		p.afterCommit(ctx, mm, events)
 		return v, nil
+	})
+}
+
+// afterCommit publishes events once the transaction of m commits, or at once when m runs
+// outside a transaction.
+func (p *Publisher) afterCommit(ctx context.Context, m mutation, events []Event) {
+	if len(events) == 0 {
+		return
+	}
+	tx, err := m.Tx()
+	if err != nil {
+		p.Publish(context.WithoutCancel(ctx), events...)
+		return
+	}
+	tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			if err := next.Commit(ctx, tx); err != nil {
+				return err
+			}
+			p.Publish(context.WithoutCancel(ctx), events...)
+			return nil
+		})
 	})
 }
 

@@ -3,6 +3,7 @@ package livestatus
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
@@ -39,7 +40,7 @@ func VirtualMachines(ctx context.Context, c *ent.Client, f VMFilter) (<-chan *en
 	}
 	return watch(ctx, func(e Event) bool {
 		return e.Type == VirtualMachine && is(f.ID, e.ID) && is(f.TenantID, e.TenantID) && is(f.ClusterID, e.ClusterID)
-	}, c.VirtualMachine.Get)
+	}, c.VirtualMachine.Get, func(v *ent.VirtualMachine) version { return version{v.ID, v.UpdatedAt} })
 }
 
 // Nodes streams the compute nodes matching f whenever their status, cordon or drain
@@ -50,7 +51,7 @@ func Nodes(ctx context.Context, c *ent.Client, f NodeFilter) (<-chan *ent.Comput
 	}
 	return watch(ctx, func(e Event) bool {
 		return e.Type == ComputeNode && is(f.ID, e.ID) && is(f.ClusterID, e.ClusterID)
-	}, c.ComputeNode.Get)
+	}, c.ComputeNode.Get, func(n *ent.ComputeNode) version { return version{n.ID, n.UpdatedAt} })
 }
 
 // RegionServices streams the region services matching f whenever their status changes,
@@ -61,7 +62,7 @@ func RegionServices(ctx context.Context, c *ent.Client, f ServiceFilter) (<-chan
 	}
 	return watch(ctx, func(e Event) bool {
 		return e.Type == RegionService && is(f.ID, e.ID) && is(f.TenantID, e.TenantID)
-	}, c.RegionService.Get)
+	}, c.RegionService.Get, func(s *ent.RegionService) version { return version{s.ID, s.UpdatedAt} })
 }
 
 // Assignments streams the assignments of a node whenever one is created or changes, as the
@@ -75,14 +76,25 @@ func Assignments(ctx context.Context, c *ent.Client, nodeID int) (<-chan *ent.As
 	if !ok {
 		return nil, apierr.NotFound("compute node %d not found", nodeID)
 	}
-	return watch(ctx, func(e Event) bool { return e.Type == Assignment && e.NodeID == nodeID }, c.Assignment.Get)
+	return watch(ctx, func(e Event) bool { return e.Type == Assignment && e.NodeID == nodeID }, c.Assignment.Get,
+		func(a *ent.Assignment) version { return version{a.ID, a.UpdatedAt} })
+}
+
+// version identifies one state of a record: its id and when it was last written.
+type version struct {
+	id      int
+	updated time.Time
 }
 
 // watch subscribes to the hub of ctx and sends, for every matching event, the record as
 // the viewer of ctx reads it now (once per event and viewer, shared by that viewer's
-// subscriptions); records the viewer may not read (or that are gone) are skipped. The
-// channel closes when ctx ends.
-func watch[T any](ctx context.Context, match func(Event) bool, load func(context.Context, int) (T, error)) (<-chan T, error) {
+// subscriptions); records the viewer may not read (or that are gone) are skipped.
+//
+// A state is delivered once: events are re-read, so two changes committed close together
+// (or two mutations of one record in one transaction) can both read the latest state, and
+// a record whose updated_at is the one last sent is not sent again. The channel closes
+// when ctx ends.
+func watch[T any](ctx context.Context, match func(Event) bool, load func(context.Context, int) (T, error), ver func(T) version) (<-chan T, error) {
 	hub := FromContext(ctx)
 	if hub == nil {
 		return nil, ErrNoHub
@@ -96,12 +108,18 @@ func watch[T any](ctx context.Context, match func(Event) bool, load func(context
 	out := make(chan T, 1)
 	go func() {
 		defer close(out)
+		sent := map[int]time.Time{} // last state sent, per record
 		for e := range events {
 			r, err := hub.reads.do(e.seq, key, func() (any, error) { return load(context.WithoutCancel(ctx), e.ID) })
 			if err != nil {
 				continue
 			}
 			v := r.(T)
+			vv := ver(v)
+			if last, ok := sent[vv.id]; ok && last.Equal(vv.updated) {
+				continue
+			}
+			sent[vv.id] = vv.updated
 			select {
 			case out <- v:
 			case <-ctx.Done():

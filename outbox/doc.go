@@ -14,7 +14,14 @@
 //     ErrTaskIDConflict ("already there") and the row is simply marked. Completed tasks are
 //     kept in Redis for [Config.Retention]'s hour so the id still conflicts after the task ran.
 //   - While Redis is unreachable a row stays undispatched: its attempts and last error are
-//     recorded and the relay backs off (up to [Config.MaxBackoff]); nothing accepted is lost.
+//     recorded and the relay backs off exponentially with jitter (cenkalti/backoff, up to
+//     about [Config.MaxBackoff]); nothing accepted is lost.
+//   - A dispatched task stays in the outbox's care until a worker acknowledges it
+//     ([Acknowledge], Asynq middleware: the task succeeded or failed for good). Every
+//     [Config.Verify] (30 s) a relay enqueues the unacknowledged tasks again ([Relay.Verify]):
+//     Redis refuses the task id while it holds the task, and takes it back when it lost it
+//     (restarted empty, flushed), so lost work resumes within Verify, not at the reconcile
+//     deadline.
 //   - Dispatched rows are purged after [Config.Purge] (24 h by default).
 //
 // The relay polls every [Config.Poll] (200 ms by default) and is woken at once when a

@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"github.com/cenkalti/backoff/v5"
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/ent"
@@ -26,9 +27,13 @@ type Config struct {
 	Poll time.Duration
 	// Batch bounds the rows moved per round (100).
 	Batch int
-	// MaxBackoff bounds the wait after Redis failed (10 s); the wait starts at Poll and
-	// doubles with each failure.
+	// MaxBackoff bounds the wait after Redis failed (10 s, give or take its jitter); the
+	// wait starts at Poll and doubles with each failure, randomized by half either way so
+	// that relays restarted together do not retry in lockstep.
 	MaxBackoff time.Duration
+	// Verify is how often the relay makes sure Redis still holds the tasks it dispatched
+	// that no worker acknowledged yet, and enqueues again those Redis lost (30 s).
+	Verify time.Duration
 	// Purge is how long dispatched rows are kept (24 h).
 	Purge time.Duration
 	// Retention is how long Asynq keeps a completed task (and so its id, which makes a
@@ -55,6 +60,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = 10 * time.Second
 	}
+	if c.Verify <= 0 {
+		c.Verify = 30 * time.Second
+	}
 	if c.Purge <= 0 {
 		c.Purge = 24 * time.Hour
 	}
@@ -73,13 +81,14 @@ func (c Config) withDefaults() Config {
 // Relay moves due outbox rows to Asynq. Any number of relays may run against one database.
 type Relay struct {
 	client *ent.Client
+	redis  asynq.RedisConnOpt
 	asynq  *asynq.Client
 	cfg    Config
 }
 
 // NewRelay returns a relay from the database of client to the Redis of redis.
 func NewRelay(client *ent.Client, redis asynq.RedisConnOpt, cfg Config) *Relay {
-	return &Relay{client: client, asynq: asynq.NewClient(redis), cfg: cfg.withDefaults()}
+	return &Relay{client: client, redis: redis, asynq: asynq.NewClient(redis), cfg: cfg.withDefaults()}
 }
 
 // TaskID is the Asynq task id of an outbox row: its dedup key, or "outbox:<id>".
@@ -90,21 +99,37 @@ func TaskID(row *ent.OutboxTask) string {
 	return "outbox:" + strconv.Itoa(row.ID)
 }
 
-// Run relays until ctx is done, then closes its Redis client.
+// Run relays until ctx is done, then closes its Redis client. Every Config.Verify it also
+// restores the unacknowledged tasks Redis lost (Verify), and every minute it purges old rows.
 func (r *Relay) Run(ctx context.Context) {
-	defer r.asynq.Close()
-	wait := r.cfg.Poll
-	lastPurge := time.Time{}
+	defer func() { _ = r.asynq.Close() }()
+	retry := backoff.NewExponentialBackOff()
+	retry.InitialInterval, retry.MaxInterval, retry.Multiplier = r.cfg.Poll, r.cfg.MaxBackoff, 2
+	lastPurge, lastVerify := time.Time{}, time.Now()
 	for {
 		n, err := r.Once(ctx)
+		wait := r.cfg.Poll
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			wait = min(wait*2, r.cfg.MaxBackoff)
+			wait = retry.NextBackOff()
 			r.cfg.Logger.Warn("outbox relay: will retry", "err", err, "retry_in", wait)
 		default:
-			wait = r.cfg.Poll
+			retry.Reset()
+		}
+		if err == nil && time.Since(lastVerify) >= r.cfg.Verify {
+			restored, err := r.Verify(ctx)
+			if err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("outbox relay: verify dispatched tasks", "err", err)
+			}
+			if restored > 0 {
+				// Redis lost its data: a new client registers the queues again (an Asynq
+				// client registers each queue once, for the monitor), as Verify's did.
+				_ = r.asynq.Close()
+				r.asynq = asynq.NewClient(r.redis)
+			}
+			lastVerify = time.Now()
 		}
 		if time.Since(lastPurge) > time.Minute {
 			if _, err := r.Purge(ctx); err != nil && ctx.Err() == nil {
@@ -156,7 +181,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	var dispatched []int
 	var failure error
 	for _, row := range rows {
-		if err := r.enqueue(ctx, row); err != nil {
+		if _, err := r.enqueue(ctx, r.asynq, row); err != nil {
 			failure = err
 			msg := err.Error()
 			if len(msg) > 1000 {
@@ -182,8 +207,9 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	return len(dispatched), failure
 }
 
-// enqueue puts row into Asynq under its task id; a task already there counts as done.
-func (r *Relay) enqueue(ctx context.Context, row *ent.OutboxTask) error {
+// enqueue puts row into Asynq under its task id and reports whether it was added; a task
+// already there (ErrTaskIDConflict) counts as done.
+func (r *Relay) enqueue(ctx context.Context, client *asynq.Client, row *ent.OutboxTask) (bool, error) {
 	var opts []asynq.Option
 	if r.cfg.Options != nil {
 		opts = append(opts, r.cfg.Options(row.Kind)...)
@@ -191,11 +217,62 @@ func (r *Relay) enqueue(ctx context.Context, row *ent.OutboxTask) error {
 	opts = append(opts, asynq.TaskID(TaskID(row)), asynq.Queue(row.Queue), asynq.Retention(r.cfg.Retention))
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.EnqueueTimeout)
 	defer cancel()
-	_, err := r.asynq.EnqueueContext(ctx, asynq.NewTask(row.Kind, row.Payload), opts...)
-	if err == nil || errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask) {
-		return nil
+	_, err := client.EnqueueContext(ctx, asynq.NewTask(row.Kind, row.Payload), opts...)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask):
+		return false, nil
 	}
-	return fmt.Errorf("enqueue %s (%s): %w", row.Kind, TaskID(row), err)
+	return false, fmt.Errorf("enqueue %s (%s): %w", row.Kind, TaskID(row), err)
+}
+
+// Verify makes sure Redis still holds every dispatched task no worker acknowledged yet
+// (Ack): it enqueues each again under its task id, which Redis refuses as a conflict while
+// the task is there (pending, running, retrying, or completed and retained) and accepts
+// when Redis lost it (restarted empty, flushed, failed over to a stale replica). It returns
+// how many tasks it restored. Running it on many relays at once is harmless.
+//
+// Only tasks dispatched within Config.Retention are checked: a task that completed keeps
+// its id in Redis that long, so an older unacknowledged row may be one that finished
+// before acknowledgements existed, and enqueueing it again would run it a second time. (A
+// task still being retried after Retention is left to the reconcile loop if Redis loses it.)
+//
+// It enqueues through an Asynq client of its own: a client registers each queue in Redis
+// once, and a Redis that lost its data has lost that registration too.
+func (r *Relay) Verify(ctx context.Context) (int, error) {
+	sys := system(ctx)
+	client := asynq.NewClient(r.redis)
+	defer func() { _ = client.Close() }()
+	since := time.Now().Add(-r.cfg.Retention)
+	restored, after := 0, 0
+	for {
+		q := r.client.OutboxTask.Query().
+			Where(outboxtask.DispatchedAtGT(since), outboxtask.AckedAtIsNil(), outboxtask.IDGT(after)).
+			Order(ent.Asc(outboxtask.FieldID)).Limit(r.cfg.Batch)
+		if len(r.cfg.Queues) > 0 {
+			q = q.Where(outboxtask.QueueIn(r.cfg.Queues...))
+		}
+		rows, err := q.All(sys)
+		if err != nil {
+			return restored, fmt.Errorf("read unacknowledged outbox rows: %w", err)
+		}
+		for _, row := range rows {
+			added, err := r.enqueue(ctx, client, row)
+			if err != nil {
+				return restored, err
+			}
+			if added {
+				restored++
+				r.cfg.Logger.Warn("outbox relay: task missing from Redis, enqueued again",
+					"task_id", TaskID(row), "kind", row.Kind, "queue", row.Queue)
+			}
+			after = row.ID
+		}
+		if len(rows) < r.cfg.Batch {
+			return restored, nil
+		}
+	}
 }
 
 // Purge deletes rows dispatched longer ago than Config.Purge and returns how many.

@@ -3,7 +3,8 @@
 // that retries or fails VMs stuck in a transitional state. It is started by cmd/worker, or
 // inside cmd/server in the embedded single-process mode. Tasks reach Redis through the
 // transactional outbox (package outbox), whose relay the process wiring (internal/app)
-// runs beside the worker.
+// runs beside the worker. A task finished for good is acknowledged in the outbox
+// (outbox.Acknowledge); until then the relays restore it if Redis loses it.
 //
 // Queues: "default" and one queue per region, "region:<region name>" (provision.Queue), so
 // that a worker can be deployed per region. A worker given no queue list serves all of them,
@@ -24,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
 )
 
@@ -125,6 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 			DelayedTaskCheckInterval: cfg.RetryCheck,
 		})
 		mux := asynq.NewServeMux()
+		mux.Use(outbox.Acknowledge(cfg.Client, cfg.Log))
 		h.Register(mux)
 		dh.Register(mux)
 		if err := srv.Start(mux); err != nil {

@@ -1186,6 +1186,7 @@ var (
 		{Name: "dedup_key", Type: field.TypeString, Unique: true, Nullable: true, Size: 256},
 		{Name: "available_at", Type: field.TypeTime},
 		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
+		{Name: "acked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
 		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 1024},
 	}

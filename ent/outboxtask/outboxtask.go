@@ -30,6 +30,8 @@ const (
 	FieldAvailableAt = "available_at"
 	// FieldDispatchedAt holds the string denoting the dispatched_at field in the database.
 	FieldDispatchedAt = "dispatched_at"
+	// FieldAckedAt holds the string denoting the acked_at field in the database.
+	FieldAckedAt = "acked_at"
 	// FieldAttempts holds the string denoting the attempts field in the database.
 	FieldAttempts = "attempts"
 	// FieldLastError holds the string denoting the last_error field in the database.
@@ -49,6 +51,7 @@ var Columns = []string{
 	FieldDedupKey,
 	FieldAvailableAt,
 	FieldDispatchedAt,
+	FieldAckedAt,
 	FieldAttempts,
 	FieldLastError,
 }
@@ -136,6 +139,11 @@ func ByAvailableAt(opts ...sql.OrderTermOption) OrderOption {
 // ByDispatchedAt orders the results by the dispatched_at field.
 func ByDispatchedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDispatchedAt, opts...).ToFunc()
+}
+
+// ByAckedAt orders the results by the acked_at field.
+func ByAckedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAckedAt, opts...).ToFunc()
 }
 
 // ByAttempts orders the results by the attempts field.

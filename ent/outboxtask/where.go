@@ -94,6 +94,11 @@ func DispatchedAt(v time.Time) predicate.OutboxTask {
 	return predicate.OutboxTask(sql.FieldEQ(FieldDispatchedAt, v))
 }
 
+// AckedAt applies equality check predicate on the "acked_at" field. It's identical to AckedAtEQ.
+func AckedAt(v time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldEQ(FieldAckedAt, v))
+}
+
 // Attempts applies equality check predicate on the "attempts" field. It's identical to AttemptsEQ.
 func Attempts(v int) predicate.OutboxTask {
 	return predicate.OutboxTask(sql.FieldEQ(FieldAttempts, v))
@@ -527,6 +532,56 @@ func DispatchedAtIsNil() predicate.OutboxTask {
 // DispatchedAtNotNil applies the NotNil predicate on the "dispatched_at" field.
 func DispatchedAtNotNil() predicate.OutboxTask {
 	return predicate.OutboxTask(sql.FieldNotNull(FieldDispatchedAt))
+}
+
+// AckedAtEQ applies the EQ predicate on the "acked_at" field.
+func AckedAtEQ(v time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldEQ(FieldAckedAt, v))
+}
+
+// AckedAtNEQ applies the NEQ predicate on the "acked_at" field.
+func AckedAtNEQ(v time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldNEQ(FieldAckedAt, v))
+}
+
+// AckedAtIn applies the In predicate on the "acked_at" field.
+func AckedAtIn(vs ...time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldIn(FieldAckedAt, vs...))
+}
+
+// AckedAtNotIn applies the NotIn predicate on the "acked_at" field.
+func AckedAtNotIn(vs ...time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldNotIn(FieldAckedAt, vs...))
+}
+
+// AckedAtGT applies the GT predicate on the "acked_at" field.
+func AckedAtGT(v time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldGT(FieldAckedAt, v))
+}
+
+// AckedAtGTE applies the GTE predicate on the "acked_at" field.
+func AckedAtGTE(v time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldGTE(FieldAckedAt, v))
+}
+
+// AckedAtLT applies the LT predicate on the "acked_at" field.
+func AckedAtLT(v time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldLT(FieldAckedAt, v))
+}
+
+// AckedAtLTE applies the LTE predicate on the "acked_at" field.
+func AckedAtLTE(v time.Time) predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldLTE(FieldAckedAt, v))
+}
+
+// AckedAtIsNil applies the IsNil predicate on the "acked_at" field.
+func AckedAtIsNil() predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldIsNull(FieldAckedAt))
+}
+
+// AckedAtNotNil applies the NotNil predicate on the "acked_at" field.
+func AckedAtNotNil() predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldNotNull(FieldAckedAt))
 }
 
 // AttemptsEQ applies the EQ predicate on the "attempts" field.

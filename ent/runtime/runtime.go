@@ -1906,13 +1906,13 @@ func init() {
 	// outboxtask.DefaultAvailableAt holds the default value on creation for the available_at field.
 	outboxtask.DefaultAvailableAt = outboxtaskDescAvailableAt.Default.(func() time.Time)
 	// outboxtaskDescAttempts is the schema descriptor for attempts field.
-	outboxtaskDescAttempts := outboxtaskFields[6].Descriptor()
+	outboxtaskDescAttempts := outboxtaskFields[7].Descriptor()
 	// outboxtask.DefaultAttempts holds the default value on creation for the attempts field.
 	outboxtask.DefaultAttempts = outboxtaskDescAttempts.Default.(int)
 	// outboxtask.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
 	outboxtask.AttemptsValidator = outboxtaskDescAttempts.Validators[0].(func(int) error)
 	// outboxtaskDescLastError is the schema descriptor for last_error field.
-	outboxtaskDescLastError := outboxtaskFields[7].Descriptor()
+	outboxtaskDescLastError := outboxtaskFields[8].Descriptor()
 	// outboxtask.LastErrorValidator is a validator for the "last_error" field. It is called by the builders before save.
 	outboxtask.LastErrorValidator = outboxtaskDescLastError.Validators[0].(func(string) error)
 	portMixin := schema.Port{}.Mixin()

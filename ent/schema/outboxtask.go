@@ -32,6 +32,8 @@ func (OutboxTask) Fields() []ent.Field {
 			Comment("at most one task per key, e.g. vm:create:42:gen3; also the Asynq task id"),
 		field.Time("available_at").Default(time.Now).Comment("not relayed before this time"),
 		field.Time("dispatched_at").Optional().Nillable().Comment("set once the task is in Redis"),
+		field.Time("acked_at").Optional().Nillable().
+			Comment("set once a worker finished the task (done, or failed for good); until then the relay keeps it in Redis"),
 		field.Int("attempts").Default(0).NonNegative().Comment("relay attempts"),
 		field.String("last_error").Optional().MaxLen(1024),
 	}
