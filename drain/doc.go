@@ -50,6 +50,6 @@
 // runner at a time, it survives the loss of Redis or of an outbox row (a task chain
 // breaks silently when one link is lost, which is why the tick was there as a safety net
 // in the first place), and one loop over the draining nodes costs one query per tick when
-// nothing drains. Drain itself runs the first step in its own transaction, so an empty
-// node is DRAINED at once.
+// nothing drains. Drain itself runs the first step in the caller's transaction, so an
+// empty node is DRAINED at once and a forced drain assigns its VMs elsewhere at once.
 package drain
