@@ -33,10 +33,13 @@
 //
 // A node that is not READY cannot confirm that a VM stopped, and a VM of a silent node may
 // well still run: it is never started elsewhere on the drain's own initiative. Draining a
-// NOT_READY, DOWN or UNKNOWN node is VALIDATION on force unless drainNode is given force:
+// node that is not READY but sent heartbeats before is VALIDATION on force unless drainNode
+// is given force:
 // true, which records (drainForced) that the node is fenced or that an operator accepts
-// the risk; a forced drain recreates the VMs at once and leaves the retired assignments for
-// the node's agent, which removes the old copies if the node ever returns. A node's
+// the risk (a node that never sent a heartbeat has no agent that could run anything, and
+// drains without force); a forced drain recreates the VMs at once and leaves the retired
+// assignments for the node's agent, which removes the old copies if the node ever
+// returns. A node's
 // autoDrain setting is that say-so given in advance (package nodemonitor drains with
 // force). A second drainNode with force makes a running drain forced (for a node that
 // went silent while draining).

@@ -44,8 +44,8 @@ type Unmovable struct {
 // agent to remove the old copy; the node monitor's Progress recreates it on its new node once
 // the agent confirmed, and later marks the drain DRAINED or FAILED.
 //
-// A node that is not READY cannot confirm anything: draining it is VALIDATION on field
-// force unless force is set, which says the node is fenced or an operator accepts that a
+// A node that reported once and is not READY now cannot confirm anything: draining it is
+// VALIDATION on field force unless force is set, which says the node is fenced or an operator accepts that a
 // VM may run twice; a forced drain recreates the VMs without waiting. Draining a node
 // that is draining returns the running drain (no second maintenance record); with force
 // it also makes that drain forced.
@@ -61,7 +61,7 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	if draining(n) {
 		return running(ctx, c, n, force, now)
 	}
-	if n.Status != computenode.StatusReady && !force {
+	if silent(n) && !force {
 		return nil, apierr.Validation("force", "node %s is %s: it cannot confirm that its VMs stopped, so they are not "+
 			"started elsewhere; drain it with force: true once it is fenced (powered off), or when running a VM twice is acceptable", n.Name, n.Status)
 	}
@@ -135,6 +135,13 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 		return nil, err
 	}
 	return rep, nil
+}
+
+// silent reports whether a node's agent reported once and is no longer READY: it may still
+// run its VMs without saying so. A node that never sent a heartbeat has no agent that could
+// have started anything; it is managed by hand.
+func silent(n *ent.ComputeNode) bool {
+	return n.Status != computenode.StatusReady && n.LastHeartbeatAt != nil
 }
 
 // running is the report of a drain in progress, for a second drainNode: its open

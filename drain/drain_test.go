@@ -236,7 +236,7 @@ func TestSecondDrainReturnsRunning(t *testing.T) {
 func TestSilentNodeNeedsForce(t *testing.T) {
 	b := newBed(t, 2, 0)
 	ctx := placementtest.Ctx()
-	b.c.ComputeNode.UpdateOneID(b.node).SetStatus(computenode.StatusDown).ExecX(ctx)
+	b.c.ComputeNode.UpdateOneID(b.node).SetStatus(computenode.StatusDown).SetLastHeartbeatAt(time.Now().Add(-time.Hour)).ExecX(ctx)
 	_, err := b.drain(t, false)
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.CodeValidation || e.Field != "force" {
 		t.Fatalf("drain of a DOWN node without force: %v, want VALIDATION on force", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/quota"
@@ -306,6 +307,9 @@ func TestDrainEndToEnd(t *testing.T) {
 	}
 	if after := c.ComputeNode.GetX(ctx, n1).CPUAllocated; after != before-st.flavor.Vcpus {
 		t.Errorf("node 1 cpuAllocated %d after the forced delete, want %d", after, before-st.flavor.Vcpus)
+	}
+	if n := c.AuditLog.Query().Where(auditlog.Action("deleteVirtualMachine(force)"), auditlog.ObjectID(ids[0])).CountX(ctx); n != 1 {
+		t.Errorf("%d audit rows for the forced delete, want 1 with action deleteVirtualMachine(force)", n)
 	}
 	// The agent returns: the VMs read ACTIVE again and the deleted VM's domain goes.
 	st.startAgent(t, 1)
