@@ -6,31 +6,53 @@
 //   - cordon.go: Cordon and Uncordon, both idempotent. Uncordon ends a drain.
 //   - drain.go: Drain. In the caller's transaction it cordons the node, opens an automatic
 //     Maintenance record linked to it, lists the VMs that cannot move and why (pinned by
-//     schedulePolicy.nodeNames, or no other node fits: placement answers with the node
-//     excluded), and moves the rest with placement.Placer.Move, which re-places each under
-//     its creation rules and switches its allocation.
-//   - recreate.go: what "move" asks of the hypervisors: the VM's assignment on the old node
-//     is set to desired ABSENT and a new assignment on the new node to the VM's power
-//     state, with generations bumped, so the node agents tear down and recreate it (a VM
-//     never created on a hypervisor only changes node: its vm:create task runs there).
-//     VMs being deleted are not moved; the drain waits for them to go.
-//   - progress.go: Progress, run periodically by the node monitor: a draining node with no
-//     VMs left and every old copy torn down is DRAINED (its maintenance closed, the
-//     torn-down assignments removed); past its deadline it is FAILED, with the stuck VMs
-//     named in drainMessage. Old copies are waited for only while the node is READY: the
-//     agent of a node that is down removes them when it resyncs after coming back.
-//   - task.go: the node:drain worker task. Drain records the first one in its transaction
-//     (outbox, on the queue of the node's region, CheckEvery = 5 s later) unless the node
-//     drained at once; its handler runs progressNode — the same check as Progress — on
-//     that one node in a transaction of its own and, while the drain is still DRAINING,
-//     records the next check in that transaction. The payload names the drain (its
-//     deadline) and the check's sequence number, which is the dedup key: a check Asynq
-//     runs twice enqueues one successor, and a check of an older drain, of a node gone
-//     or of a drain that is DRAINED or FAILED does nothing, so the chain stops there.
-//     Retries, backoff and timeout are the provisioning tasks' (provision.TaskOptions);
-//     a check that fails for good writes why into drainMessage and leaves the drain
-//     DRAINING. The node monitor's periodic Progress stays as the safety net: it finishes
-//     or fails drains whose task chain broke (failed for good, outbox or Redis lost) or
-//     that no worker serves. Both take the same rows in the same order, and running one
-//     after the other is harmless (the second finds the drain over).
+//     schedulePolicy.nodeNames, or no other node has room: placement answers with the node
+//     excluded), and moves the rest: placement.Placer.Move re-places each under its
+//     creation rules and switches its allocation — without checking or adding to its
+//     tenant's quota, since the VM is not new usage and quota must never block an
+//     operator's drain — then retire (recreate.go) asks the node's agent to remove it.
+//     Draining a node that is draining returns the running drain (no second maintenance).
+//   - recreate.go: a move is cold, in two steps, so that a VM never runs twice. retire sets
+//     the VM's assignment on the old node to desired ABSENT (generation bumped); the
+//     assignment carries the VM's id (vmID), which the old node's agent reads even though
+//     it may no longer read the VM, and removes the domain. Once that assignment is
+//     APPLIED (the agent confirmed the domain gone), recreate writes an assignment on the
+//     new node, and that node's agent builds the domain afresh. Moving the disk was the
+//     other choice; the VM is rebuilt from its image instead because there are no
+//     persistent root disks yet (the agent attaches at most a disk prepared per host), so
+//     there is nothing of the old node's to carry over. When root disks become real
+//     overlays, a cold move must copy the overlay between the two steps. A VM never
+//     created on a hypervisor (no assignment yet) only changes node: its pending vm:create
+//     task creates it there. VMs being deleted are not moved; the drain waits for them.
+//   - progress.go: Progress runs every draining node's drain one step: recreate the VMs
+//     whose old copies are gone; DRAINED (maintenance closed, torn-down assignments
+//     removed) once no VM is left on the node and every moved VM is assigned on its new
+//     node; FAILED past the deadline, naming the stuck VMs in drainMessage.
+//
+// # Silent nodes and force
+//
+// A node that is not READY cannot confirm that a VM stopped, and a VM of a silent node may
+// well still run: it is never started elsewhere on the drain's own initiative. Draining a
+// node that is not READY but sent heartbeats before is VALIDATION on force unless drainNode
+// is given force:
+// true, which records (drainForced) that the node is fenced or that an operator accepts
+// the risk (a node that never sent a heartbeat has no agent that could run anything, and
+// drains without force); a forced drain recreates the VMs at once and leaves the retired
+// assignments for the node's agent, which removes the old copies if the node ever
+// returns. A node's
+// autoDrain setting is that say-so given in advance (package nodemonitor drains with
+// force). A second drainNode with force makes a running drain forced (for a node that
+// went silent while draining).
+//
+// # One driver
+//
+// The node monitor's tick (package nodemonitor, every 5 s on the process holding its
+// lease) is the one driver of drain progress: it calls Progress. The node:drain task chain
+// that used to drive drains as well is gone. The tick was kept because it already has to
+// exist (it marks nodes NOT_READY and DOWN and starts automatic drains), it has exactly one
+// runner at a time, it survives the loss of Redis or of an outbox row (a task chain
+// breaks silently when one link is lost, which is why the tick was there as a safety net
+// in the first place), and one loop over the draining nodes costs one query per tick when
+// nothing drains. Drain itself runs the first step in the caller's transaction, so an
+// empty node is DRAINED at once and a forced drain assigns its VMs elsewhere at once.
 package drain

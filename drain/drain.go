@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -38,10 +39,17 @@ type Unmovable struct {
 // Drain cordons the node and moves its VMs elsewhere, in the caller's transaction (c is
 // its client): it opens an automatic Maintenance record linked to the node, sets the
 // node's drainState DRAINING with drainDeadline now+timeout and a drainMessage naming
-// first the VMs that cannot move and why, and moves the others (placement.Placer.Move,
-// then recreate). Progress later marks it DRAINED or FAILED. A node already draining is a
-// CONFLICT; drain it again after uncordonNode or once it finished.
-func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, timeout time.Duration, now time.Time) (*Report, error) {
+// first the VMs that cannot move and why, and moves the others cold: placement.Placer.Move
+// re-places each (without charging its tenant's quota again), then retire asks the node's
+// agent to remove the old copy; the node monitor's Progress recreates it on its new node once
+// the agent confirmed, and later marks the drain DRAINED or FAILED.
+//
+// A node that reported once and is not READY now cannot confirm anything: draining it is
+// VALIDATION on field force unless force is set, which says the node is fenced or an operator accepts that a
+// VM may run twice; a forced drain recreates the VMs without waiting. Draining a node
+// that is draining returns the running drain (no second maintenance record); with force
+// it also makes that drain forced.
+func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, timeout time.Duration, force bool, now time.Time) (*Report, error) {
 	n, err := loadNode(ctx, c, id)
 	if err != nil {
 		return nil, err
@@ -49,10 +57,14 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	if timeout <= 0 {
 		return nil, apierr.Validation("timeoutSeconds", "the timeout must be positive")
 	}
-	if draining(n) {
-		return nil, apierr.Conflict("node %s is already draining (until %s)", n.Name, n.DrainDeadline.Format(time.RFC3339))
-	}
 	sys := authz.SystemContext(ctx, component)
+	if draining(n) {
+		return running(ctx, c, n, force, now)
+	}
+	if silent(n) && !force {
+		return nil, apierr.Validation("force", "node %s is %s: it cannot confirm that its VMs stopped, so they are not "+
+			"started elsewhere; drain it with force: true once it is fenced (powered off), or when running a VM twice is acceptable", n.Name, n.Status)
+	}
 	who := authz.Actor(ctx)
 	reason := n.CordonReason
 	if n.Schedulable || reason == "" {
@@ -60,11 +72,15 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	}
 	// Cordon first: placement then never chooses this node for the VMs it moves.
 	if err := c.ComputeNode.UpdateOneID(id).SetSchedulable(false).SetCordonReason(reason).
-		SetDrainState(computenode.DrainStateDraining).SetDrainDeadline(now.Add(timeout)).
+		SetDrainState(computenode.DrainStateDraining).SetDrainDeadline(now.Add(timeout)).SetDrainForced(force).
 		SetDrainMessage("starting").Exec(sys); err != nil {
 		return nil, fmt.Errorf("cordon node %s: %w", n.Name, err)
 	}
-	m, err := c.Maintenance.Create().SetTitle(clip("Drain of node "+n.Name, 256)).
+	title := "Drain of node " + n.Name
+	if force {
+		title = "Forced drain of node " + n.Name
+	}
+	m, err := c.Maintenance.Create().SetTitle(clip(title, 256)).
 		SetStatus(maintenance.StatusInProgress).SetStartsAt(now).SetEndsAt(now.Add(timeout)).
 		SetAutomatic(true).SetOpenedBy(clip(who, 128)).AddNodeIDs(id).Save(sys)
 	if err != nil {
@@ -86,14 +102,14 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 			continue
 		}
 		mv, err := p.Move(ctx, c, vm.ID)
-		if e, ok := apierr.As(err); ok && (e.Code == apierr.CodeNoCapacity || e.Code == apierr.CodeQuotaExceeded) {
+		if e, ok := apierr.As(err); ok && e.Code == apierr.CodeNoCapacity {
 			rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: e.Message})
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("move VM %s: %w", vm.Name, err)
 		}
-		moved, err := recreate(sys, c, vm, mv)
+		moved, err := retire(sys, c, vm, mv)
 		if err != nil {
 			return nil, err
 		}
@@ -107,27 +123,67 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	if err := c.ComputeNode.UpdateOneID(id).SetDrainMessage(clip(msg, 4096)).Exec(sys); err != nil {
 		return nil, fmt.Errorf("record drain progress: %w", err)
 	}
-	// A node with nothing left to wait for is drained at once; otherwise a node:drain task
-	// checks it again every CheckEvery until it is DRAINED or FAILED.
-	done, err := progressNode(sys, c, id, now)
-	if err != nil {
+	// A node with nothing left to wait for is drained at once (and a forced drain recreates
+	// its VMs now); otherwise the node monitor's Progress moves it on.
+	if _, err := progressNode(sys, c, id, now); err != nil {
 		return nil, err
-	}
-	if !done {
-		n, err := c.ComputeNode.Get(sys, id)
-		if err != nil {
-			return nil, err
-		}
-		if n.DrainDeadline != nil {
-			if err := enqueueCheck(sys, c, TaskPayload{Node: id, Deadline: n.DrainDeadline.UnixNano()}); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if rep.Node, err = c.ComputeNode.Get(ctx, id); err != nil {
 		return nil, err
 	}
 	if rep.Maintenance, err = c.Maintenance.Get(sys, m.ID); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// silent reports whether a node's agent reported once and is no longer READY: it may still
+// run its VMs without saying so. A node that never sent a heartbeat has no agent that could
+// have started anything; it is managed by hand.
+func silent(n *ent.ComputeNode) bool {
+	return n.Status != computenode.StatusReady && n.LastHeartbeatAt != nil
+}
+
+// running is the report of a drain in progress, for a second drainNode: its open
+// maintenance record, the VMs moved off the node so far and those still on it. force makes
+// the drain forced from now on (and moves it on at once).
+func running(ctx context.Context, c *ent.Client, n *ent.ComputeNode, force bool, now time.Time) (*Report, error) {
+	sys := authz.SystemContext(ctx, component)
+	if force && !n.DrainForced {
+		if err := c.ComputeNode.UpdateOneID(n.ID).SetDrainForced(true).Exec(sys); err != nil {
+			return nil, fmt.Errorf("force the drain of node %s: %w", n.Name, err)
+		}
+		if err := noteMaintenance(sys, c, n.ID, "forced by "+authz.Actor(ctx)); err != nil {
+			return nil, err
+		}
+		if _, err := progressNode(sys, c, n.ID, now); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{Moving: []*ent.VirtualMachine{}}
+	open, err := openMaintenance(sys, c, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(open) > 0 {
+		rep.Maintenance = open[0]
+	}
+	moving, err := c.VirtualMachine.Query().Where(virtualmachine.HasAssignmentsWith(assignment.HasNodeWith(computenode.ID(n.ID)),
+		assignment.DesiredStateEQ(assignment.DesiredStateAbsent)), virtualmachine.HasNodeWith(computenode.IDNEQ(n.ID))).
+		Order(ent.Asc(virtualmachine.FieldID)).All(sys)
+	if err != nil {
+		return nil, fmt.Errorf("VMs moving off node %s: %w", n.Name, err)
+	}
+	rep.Moving = append(rep.Moving, moving...)
+	stay, err := c.VirtualMachine.Query().Where(virtualmachine.HasNodeWith(computenode.ID(n.ID))).
+		Order(ent.Asc(virtualmachine.FieldID)).All(sys)
+	if err != nil {
+		return nil, fmt.Errorf("VMs of node %s: %w", n.Name, err)
+	}
+	for _, vm := range stay {
+		rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: "still on the node: see the node's drainMessage"})
+	}
+	if rep.Node, err = c.ComputeNode.Get(ctx, n.ID); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
@@ -14,12 +16,13 @@ import (
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
-// Progress checks every draining node once, each in a transaction of its own: a node with
-// no VMs left and every old copy torn down becomes DRAINED and its maintenance closes;
-// a node past its drainDeadline becomes FAILED, naming the stuck VMs in drainMessage (the
-// maintenance stays open for an operator); others get their drainMessage brought up to
-// date. A drain's end is audited (system:drain). It returns how many nodes finished
-// (drained or failed). The node monitor runs it.
+// Progress moves every draining node's drain on once, each in a transaction of its own
+// (see progressNode): it recreates on their new nodes the VMs whose old copies are gone, and
+// marks a drain DRAINED (its maintenance closed, the torn-down assignments removed) or, past
+// its deadline, FAILED, naming the stuck VMs in drainMessage (the maintenance stays open for
+// an operator). A drain's end is audited (system:drain). It returns how many drains
+// finished. The node monitor's tick runs it: it is the one driver of drain progress (see
+// the package documentation).
 func Progress(ctx context.Context, c *ent.Client, now time.Time) (int, error) {
 	sys := authz.SystemContext(ctx, component)
 	ids, err := c.ComputeNode.Query().Where(computenode.DrainStateEQ(computenode.DrainStateDraining)).IDs(sys)
@@ -57,6 +60,13 @@ func Progress(ctx context.Context, c *ent.Client, now time.Time) (int, error) {
 
 // progressNode moves one draining node's drain on (see Progress) through c, as the
 // system in ctx; done reports that the drain finished.
+//
+// A VM that left the node keeps, until the drain is over, its retired assignment there
+// (desired ABSENT). Once that assignment is APPLIED — the node's agent reported the domain
+// gone — the VM gets its assignment on its new node (recreate). Only a forced drain
+// recreates without that confirmation: its node is fenced, or an operator accepted the risk.
+// A drain that is not forced waits for the confirmation whatever the node's status: a node
+// that stopped reporting may still be running the VM.
 func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (done bool, err error) {
 	n, err := c.ComputeNode.Get(ctx, id)
 	if err != nil {
@@ -65,30 +75,44 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 	if !draining(n) {
 		return false, nil
 	}
+	// The VMs moved away whose new copy is not assigned yet.
+	retired := assignment.And(assignment.HasNodeWith(computenode.ID(id)), assignment.DesiredStateEQ(assignment.DesiredStateAbsent))
+	moved, err := c.VirtualMachine.Query().
+		Where(virtualmachine.HasAssignmentsWith(retired), virtualmachine.HasNodeWith(computenode.IDNEQ(id)),
+			virtualmachine.StatusNotIn(virtualmachine.StatusDeleting, virtualmachine.StatusDeleted),
+			notAssignedOnItsNode()).
+		WithNode().WithAssignments(func(q *ent.AssignmentQuery) { q.Where(retired) }).
+		Order(ent.Asc(virtualmachine.FieldID)).All(ctx)
+	if err != nil {
+		return false, fmt.Errorf("VMs moved off node %s: %w", n.Name, err)
+	}
+	var teardown []string
+	for _, vm := range moved {
+		gone := true
+		for _, a := range vm.Edges.Assignments {
+			gone = gone && a.Status == assignment.StatusApplied
+		}
+		if !gone && !n.DrainForced {
+			teardown = append(teardown, vm.Name)
+			continue
+		}
+		if err := recreate(ctx, c, vm, n); err != nil {
+			return false, err
+		}
+	}
 	left, err := c.VirtualMachine.Query().Where(virtualmachine.HasNodeWith(computenode.ID(id))).
 		Order(ent.Asc(virtualmachine.FieldID)).Select(virtualmachine.FieldName).Strings(ctx)
 	if err != nil {
 		return false, err
 	}
-	// Old copies matter only while the node's agent can remove them; a node that is not
-	// READY has its leftovers removed by its agent's resync when it returns.
-	var teardown []string
-	if n.Status == computenode.StatusReady {
-		teardown, err = c.VirtualMachine.Query().Where(virtualmachine.HasAssignmentsWith(
-			assignment.HasNodeWith(computenode.ID(id)), assignment.DesiredStateEQ(assignment.DesiredStateAbsent),
-			assignment.StatusNEQ(assignment.StatusApplied))).
-			Order(ent.Asc(virtualmachine.FieldID)).Select(virtualmachine.FieldName).Strings(ctx)
-		if err != nil {
-			return false, err
-		}
-	}
 	waiting := waitingFor(left, teardown)
 	switch {
 	case waiting == "":
-		// The old copies are gone: their assignments have served their purpose.
-		if _, err := c.Assignment.Delete().Where(assignment.HasNodeWith(computenode.ID(id)),
-			assignment.DesiredStateEQ(assignment.DesiredStateAbsent), assignment.StatusEQ(assignment.StatusApplied),
-			assignment.HasVirtualMachineWith(virtualmachine.Not(virtualmachine.HasNodeWith(computenode.ID(id))))).Exec(ctx); err != nil {
+		// Every moved VM is assigned on its new node: the retired assignments its agent
+		// applied have served their purpose. Unapplied ones (a forced drain) stay for the
+		// agent, which removes the leftover domain if the node comes back.
+		if _, err := c.Assignment.Delete().Where(retired, assignment.StatusEQ(assignment.StatusApplied),
+			assignment.HasVirtualMachineWith(virtualmachine.HasNodeWith(computenode.IDNEQ(id)))).Exec(ctx); err != nil {
 			return false, fmt.Errorf("remove torn-down assignments: %w", err)
 		}
 		if err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateDrained).
@@ -129,6 +153,17 @@ func auditEnd(ctx context.Context, c *ent.Client, before *ent.ComputeNode) error
 		Before: before, After: after})
 }
 
+// notAssignedOnItsNode keeps the VMs without an assignment on the node they are placed on.
+func notAssignedOnItsNode() func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		t := sql.Table(assignment.Table)
+		s.Where(sql.NotExists(sql.Select(t.C(assignment.FieldID)).From(t).Where(sql.And(
+			sql.ColumnsEQ(t.C(assignment.VirtualMachineColumn), s.C(virtualmachine.FieldID)),
+			sql.ColumnsEQ(t.C(assignment.NodeColumn), s.C(virtualmachine.NodeColumn)),
+		))))
+	}
+}
+
 // waitingFor names what a drain still waits for; empty when nothing.
 func waitingFor(left, teardown []string) string {
 	var parts []string
@@ -136,7 +171,7 @@ func waitingFor(left, teardown []string) string {
 		parts = append(parts, fmt.Sprintf("%s (still on the node)", strings.Join(left, ", ")))
 	}
 	if len(teardown) > 0 {
-		parts = append(parts, fmt.Sprintf("%s (old copy not torn down yet)", strings.Join(teardown, ", ")))
+		parts = append(parts, fmt.Sprintf("%s (old copy not torn down yet: recreated elsewhere once it is)", strings.Join(teardown, ", ")))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -11,22 +11,21 @@ import (
 	"github.com/virtflow/virtflow/placement"
 )
 
-// recreate asks the node agents to move a VM placement.Move re-placed. A VM without any
-// assignment was never created on a hypervisor: its pending vm:create task (package
-// provision) creates it on the new node, so nothing more is needed. Otherwise every assignment
-// of the VM on its old node that is not ABSENT yet becomes desired ABSENT (generation
-// bumped, status PENDING) so the old agent tears the domain down, and a new assignment on
-// the new node asks for the VM's power state (STOPPED for a stopped VM, RUNNING otherwise)
-// with a generation above every earlier one of the VM. The VM's status is left to the
-// provisioning pipeline; its statusReason says where it is going. c is the caller's
-// transactional client, ctx the system's.
-func recreate(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *placement.Moved) (*ent.VirtualMachine, error) {
+// retire is the first half of a cold move, in the drain's transaction, once placement.Move
+// re-placed the VM: every assignment of the VM on its old node that is not ABSENT yet
+// becomes desired ABSENT (generation bumped, status PENDING), so the old node's agent stops
+// and removes the domain. The assignment carries the VM's id (vmID) for that agent, which
+// may no longer read the VM itself. Nothing is assigned on the new node yet: [recreate]
+// does that once the old copy is confirmed gone (see progressNode). A VM without any
+// assignment was never created on a hypervisor: its pending vm:create task creates it on
+// the new node, so only its reason changes. c is the caller's transactional client, ctx
+// the system's.
+func retire(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *placement.Moved) (*ent.VirtualMachine, error) {
 	realized, err := c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).Exist(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("assignments of VM %s: %w", vm.Name, err)
 	}
 	if !realized {
-		// Not created on any hypervisor yet: its vm:create task creates it on the new node.
 		return c.VirtualMachine.UpdateOneID(vm.ID).
 			SetStatusReason(clip(fmt.Sprintf("moved from node %s to node %s (drain); waiting to be provisioned", mv.FromName, mv.ToName), 1024)).
 			Save(ctx)
@@ -39,12 +38,23 @@ func recreate(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *pl
 		AddGeneration(1).Save(ctx); err != nil {
 		return nil, fmt.Errorf("retire assignment of VM %s on node %s: %w", vm.Name, mv.FromName, err)
 	}
+	return c.VirtualMachine.UpdateOneID(vm.ID).
+		SetStatusReason(clip(fmt.Sprintf("moving from node %s to node %s (drain): stopping it on %s first", mv.FromName, mv.ToName, mv.FromName), 1024)).
+		Save(ctx)
+}
+
+// recreate is the second half of a cold move: the VM's old copy on node from is gone (or
+// the drain was forced), so a new assignment on the VM's current node asks for its power
+// state (STOPPED for a stopped VM, RUNNING otherwise) with a generation above every earlier
+// one of the VM. The new node's agent builds the domain afresh from the VM's image.
+func recreate(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, from *ent.ComputeNode) error {
+	to := vm.Edges.Node
 	var gens []struct {
 		Max int64 `sql:"max"`
 	}
 	if err := c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).
 		Aggregate(ent.Max(assignment.FieldGeneration)).Scan(ctx, &gens); err != nil {
-		return nil, fmt.Errorf("generations of VM %s: %w", vm.Name, err)
+		return fmt.Errorf("generations of VM %s: %w", vm.Name, err)
 	}
 	next := int64(1)
 	if len(gens) > 0 {
@@ -54,13 +64,13 @@ func recreate(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *pl
 	if vm.Status == virtualmachine.StatusStopped {
 		desired = assignment.DesiredStateStopped
 	}
-	if err := c.Assignment.Create().SetNodeID(mv.To).SetVirtualMachineID(vm.ID).SetDesiredState(desired).
+	if err := c.Assignment.Create().SetNodeID(to.ID).SetVirtualMachineID(vm.ID).SetDesiredState(desired).
 		SetStatus(assignment.StatusPending).SetGeneration(next).
-		SetStatusReason(fmt.Sprintf("recreate VM moved from node %s by a drain", mv.FromName)).
+		SetStatusReason(fmt.Sprintf("recreate VM moved from node %s by a drain", from.Name)).
 		Exec(ctx); err != nil {
-		return nil, fmt.Errorf("assign VM %s to node %s: %w", vm.Name, mv.ToName, err)
+		return fmt.Errorf("assign VM %s to node %s: %w", vm.Name, to.Name, err)
 	}
 	return c.VirtualMachine.UpdateOneID(vm.ID).
-		SetStatusReason(clip(fmt.Sprintf("moving from node %s to node %s (drain)", mv.FromName, mv.ToName), 1024)).
-		Save(ctx)
+		SetStatusReason(clip(fmt.Sprintf("moving from node %s to node %s (drain): creating it on %s", from.Name, to.Name, to.Name), 1024)).
+		Exec(ctx)
 }

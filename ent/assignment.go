@@ -34,6 +34,8 @@ type Assignment struct {
 	ObservedState string `json:"observed_state,omitempty"`
 	// bumped on every change of the desired state
 	Generation int64 `json:"generation,omitempty"`
+	// the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain
+	VMID *int `json:"vm_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the AssignmentQuery when eager-loading is set.
 	Edges                       AssignmentEdges `json:"edges"`
@@ -96,7 +98,7 @@ func (*Assignment) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case assignment.FieldID, assignment.FieldGeneration:
+		case assignment.FieldID, assignment.FieldGeneration, assignment.FieldVMID:
 			values[i] = new(sql.NullInt64)
 		case assignment.FieldDesiredState, assignment.FieldStatus, assignment.FieldStatusReason, assignment.FieldObservedState:
 			values[i] = new(sql.NullString)
@@ -170,6 +172,13 @@ func (_m *Assignment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field generation", values[i])
 			} else if value.Valid {
 				_m.Generation = value.Int64
+			}
+		case assignment.FieldVMID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field vm_id", values[i])
+			} else if value.Valid {
+				_m.VMID = new(int)
+				*_m.VMID = int(value.Int64)
 			}
 		case assignment.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -263,6 +272,11 @@ func (_m *Assignment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("generation=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Generation))
+	builder.WriteString(", ")
+	if v := _m.VMID; v != nil {
+		builder.WriteString("vm_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -123,6 +123,20 @@ func (_c *AssignmentCreate) SetNillableGeneration(v *int64) *AssignmentCreate {
 	return _c
 }
 
+// SetVMID sets the "vm_id" field.
+func (_c *AssignmentCreate) SetVMID(v int) *AssignmentCreate {
+	_c.mutation.SetVMID(v)
+	return _c
+}
+
+// SetNillableVMID sets the "vm_id" field if the given value is not nil.
+func (_c *AssignmentCreate) SetNillableVMID(v *int) *AssignmentCreate {
+	if v != nil {
+		_c.SetVMID(*v)
+	}
+	return _c
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_c *AssignmentCreate) SetNodeID(id int) *AssignmentCreate {
 	_c.mutation.SetNodeID(id)
@@ -338,6 +352,10 @@ func (_c *AssignmentCreate) createSpec() (*Assignment, *sqlgraph.CreateSpec) {
 		_spec.SetField(assignment.FieldGeneration, field.TypeInt64, value)
 		_node.Generation = value
 	}
+	if value, ok := _c.mutation.VMID(); ok {
+		_spec.SetField(assignment.FieldVMID, field.TypeInt, value)
+		_node.VMID = &value
+	}
 	if nodes := _c.mutation.NodeIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -544,6 +562,9 @@ func (u *AssignmentUpsertOne) UpdateNewValues() *AssignmentUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(assignment.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.VMID(); exists {
+			s.SetIgnore(assignment.FieldVMID)
 		}
 	}))
 	return u
@@ -859,6 +880,9 @@ func (u *AssignmentUpsertBulk) UpdateNewValues() *AssignmentUpsertBulk {
 		for _, b := range u.create.builders {
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(assignment.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.VMID(); exists {
+				s.SetIgnore(assignment.FieldVMID)
 			}
 		}
 	}))

@@ -319,6 +319,9 @@ func (_u *AssignmentUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if value, ok := _u.mutation.AddedGeneration(); ok {
 		_spec.AddField(assignment.FieldGeneration, field.TypeInt64, value)
 	}
+	if _u.mutation.VMIDCleared() {
+		_spec.ClearField(assignment.FieldVMID, field.TypeInt)
+	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -744,6 +747,9 @@ func (_u *AssignmentUpdateOne) sqlSave(ctx context.Context) (_node *Assignment, 
 	}
 	if value, ok := _u.mutation.AddedGeneration(); ok {
 		_spec.AddField(assignment.FieldGeneration, field.TypeInt64, value)
+	}
+	if _u.mutation.VMIDCleared() {
+		_spec.ClearField(assignment.FieldVMID, field.TypeInt)
 	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -42,6 +42,8 @@ type ComputeNode struct {
 	DrainMessage string `json:"drain_message,omitempty"`
 	// DrainDeadline holds the value of the "drain_deadline" field.
 	DrainDeadline *time.Time `json:"drain_deadline,omitempty"`
+	// the drain was started with force (the node is fenced or an operator said so): its VMs are recreated elsewhere without waiting for the node to confirm their old copies are gone
+	DrainForced bool `json:"drain_forced,omitempty"`
 	// Labels holds the value of the "labels" field.
 	Labels fieldtype.Labels `json:"labels,omitempty"`
 	// vCPUs offered to VMs
@@ -259,7 +261,7 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case computenode.FieldLabels:
 			values[i] = new([]byte)
-		case computenode.FieldSchedulable, computenode.FieldAutoCordon, computenode.FieldAutoDrain, computenode.FieldAlertsEnabled:
+		case computenode.FieldSchedulable, computenode.FieldDrainForced, computenode.FieldAutoCordon, computenode.FieldAutoDrain, computenode.FieldAlertsEnabled:
 			values[i] = new(sql.NullBool)
 		case computenode.FieldID, computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB, computenode.FieldDiskCapacityGB, computenode.FieldCPUAllocated, computenode.FieldMemoryAllocatedMB, computenode.FieldDiskAllocatedGB, computenode.FieldAutoCordonIntervalSeconds, computenode.FieldAutoDrainIntervalSeconds:
 			values[i] = new(sql.NullInt64)
@@ -355,6 +357,12 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DrainDeadline = new(time.Time)
 				*_m.DrainDeadline = value.Time
+			}
+		case computenode.FieldDrainForced:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field drain_forced", values[i])
+			} else if value.Valid {
+				_m.DrainForced = value.Bool
 			}
 		case computenode.FieldLabels:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -610,6 +618,9 @@ func (_m *ComputeNode) String() string {
 		builder.WriteString("drain_deadline=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("drain_forced=")
+	builder.WriteString(fmt.Sprintf("%v", _m.DrainForced))
 	builder.WriteString(", ")
 	builder.WriteString("labels=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Labels))

@@ -168,6 +168,20 @@ func (_c *ComputeNodeCreate) SetNillableDrainDeadline(v *time.Time) *ComputeNode
 	return _c
 }
 
+// SetDrainForced sets the "drain_forced" field.
+func (_c *ComputeNodeCreate) SetDrainForced(v bool) *ComputeNodeCreate {
+	_c.mutation.SetDrainForced(v)
+	return _c
+}
+
+// SetNillableDrainForced sets the "drain_forced" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableDrainForced(v *bool) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetDrainForced(*v)
+	}
+	return _c
+}
+
 // SetLabels sets the "labels" field.
 func (_c *ComputeNodeCreate) SetLabels(v fieldtype.Labels) *ComputeNodeCreate {
 	_c.mutation.SetLabels(v)
@@ -634,6 +648,10 @@ func (_c *ComputeNodeCreate) defaults() error {
 		v := computenode.DefaultSchedulable
 		_c.mutation.SetSchedulable(v)
 	}
+	if _, ok := _c.mutation.DrainForced(); !ok {
+		v := computenode.DefaultDrainForced
+		_c.mutation.SetDrainForced(v)
+	}
 	if _, ok := _c.mutation.CPUCapacity(); !ok {
 		v := computenode.DefaultCPUCapacity
 		_c.mutation.SetCPUCapacity(v)
@@ -727,6 +745,9 @@ func (_c *ComputeNodeCreate) check() error {
 		if err := computenode.DrainMessageValidator(v); err != nil {
 			return &ValidationError{Name: "drain_message", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.drain_message": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.DrainForced(); !ok {
+		return &ValidationError{Name: "drain_forced", err: errors.New(`ent: missing required field "ComputeNode.drain_forced"`)}
 	}
 	if v, ok := _c.mutation.Labels(); ok {
 		if err := v.Validate(); err != nil {
@@ -893,6 +914,10 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DrainDeadline(); ok {
 		_spec.SetField(computenode.FieldDrainDeadline, field.TypeTime, value)
 		_node.DrainDeadline = &value
+	}
+	if value, ok := _c.mutation.DrainForced(); ok {
+		_spec.SetField(computenode.FieldDrainForced, field.TypeBool, value)
+		_node.DrainForced = value
 	}
 	if value, ok := _c.mutation.Labels(); ok {
 		_spec.SetField(computenode.FieldLabels, field.TypeJSON, value)
@@ -1356,6 +1381,18 @@ func (u *ComputeNodeUpsert) UpdateDrainDeadline() *ComputeNodeUpsert {
 // ClearDrainDeadline clears the value of the "drain_deadline" field.
 func (u *ComputeNodeUpsert) ClearDrainDeadline() *ComputeNodeUpsert {
 	u.SetNull(computenode.FieldDrainDeadline)
+	return u
+}
+
+// SetDrainForced sets the "drain_forced" field.
+func (u *ComputeNodeUpsert) SetDrainForced(v bool) *ComputeNodeUpsert {
+	u.Set(computenode.FieldDrainForced, v)
+	return u
+}
+
+// UpdateDrainForced sets the "drain_forced" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateDrainForced() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldDrainForced)
 	return u
 }
 
@@ -1832,6 +1869,20 @@ func (u *ComputeNodeUpsertOne) UpdateDrainDeadline() *ComputeNodeUpsertOne {
 func (u *ComputeNodeUpsertOne) ClearDrainDeadline() *ComputeNodeUpsertOne {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.ClearDrainDeadline()
+	})
+}
+
+// SetDrainForced sets the "drain_forced" field.
+func (u *ComputeNodeUpsertOne) SetDrainForced(v bool) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainForced(v)
+	})
+}
+
+// UpdateDrainForced sets the "drain_forced" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateDrainForced() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainForced()
 	})
 }
 
@@ -2519,6 +2570,20 @@ func (u *ComputeNodeUpsertBulk) UpdateDrainDeadline() *ComputeNodeUpsertBulk {
 func (u *ComputeNodeUpsertBulk) ClearDrainDeadline() *ComputeNodeUpsertBulk {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.ClearDrainDeadline()
+	})
+}
+
+// SetDrainForced sets the "drain_forced" field.
+func (u *ComputeNodeUpsertBulk) SetDrainForced(v bool) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainForced(v)
+	})
+}
+
+// UpdateDrainForced sets the "drain_forced" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateDrainForced() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainForced()
 	})
 }
 

@@ -191,6 +191,20 @@ func (_u *ComputeNodeUpdate) ClearDrainDeadline() *ComputeNodeUpdate {
 	return _u
 }
 
+// SetDrainForced sets the "drain_forced" field.
+func (_u *ComputeNodeUpdate) SetDrainForced(v bool) *ComputeNodeUpdate {
+	_u.mutation.SetDrainForced(v)
+	return _u
+}
+
+// SetNillableDrainForced sets the "drain_forced" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableDrainForced(v *bool) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetDrainForced(*v)
+	}
+	return _u
+}
+
 // SetLabels sets the "labels" field.
 func (_u *ComputeNodeUpdate) SetLabels(v fieldtype.Labels) *ComputeNodeUpdate {
 	_u.mutation.SetLabels(v)
@@ -1120,6 +1134,9 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.DrainDeadlineCleared() {
 		_spec.ClearField(computenode.FieldDrainDeadline, field.TypeTime)
 	}
+	if value, ok := _u.mutation.DrainForced(); ok {
+		_spec.SetField(computenode.FieldDrainForced, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(computenode.FieldLabels, field.TypeJSON, value)
 	}
@@ -1911,6 +1928,20 @@ func (_u *ComputeNodeUpdateOne) SetNillableDrainDeadline(v *time.Time) *ComputeN
 // ClearDrainDeadline clears the value of the "drain_deadline" field.
 func (_u *ComputeNodeUpdateOne) ClearDrainDeadline() *ComputeNodeUpdateOne {
 	_u.mutation.ClearDrainDeadline()
+	return _u
+}
+
+// SetDrainForced sets the "drain_forced" field.
+func (_u *ComputeNodeUpdateOne) SetDrainForced(v bool) *ComputeNodeUpdateOne {
+	_u.mutation.SetDrainForced(v)
+	return _u
+}
+
+// SetNillableDrainForced sets the "drain_forced" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableDrainForced(v *bool) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetDrainForced(*v)
+	}
 	return _u
 }
 
@@ -2872,6 +2903,9 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 	}
 	if _u.mutation.DrainDeadlineCleared() {
 		_spec.ClearField(computenode.FieldDrainDeadline, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DrainForced(); ok {
+		_spec.SetField(computenode.FieldDrainForced, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.Labels(); ok {
 		_spec.SetField(computenode.FieldLabels, field.TypeJSON, value)

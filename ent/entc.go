@@ -66,6 +66,18 @@ func crudMutations(g *gen.Graph, s *ast.Schema) error {
 	nonNull := func(name string) *ast.Type { return ast.NonNullNamedType(name, nil) }
 	idArg := &ast.ArgumentDefinition{Name: "id", Type: nonNull("ID")}
 	for _, name := range names {
+		deleteArgs := ast.ArgumentDefinitionList{idArg}
+		deleteDesc := fmt.Sprintf("Deletes the %s with the given id and returns the id. Fails with CONFLICT, "+
+			"naming them, while other records still point at it.", name)
+		if name == "VirtualMachine" {
+			// Operators free the capacity of a VM whose node is gone without waiting for its agent.
+			deleteArgs = append(deleteArgs, &ast.ArgumentDefinition{Name: "force", Type: ast.NamedType("Boolean", nil),
+				DefaultValue: &ast.Value{Kind: ast.BooleanValue, Raw: "false"},
+				Description: "operators only: delete at once, freeing its node capacity and quota, without waiting for the " +
+					"node's agent; the agent removes the leftover domain when it next resyncs"})
+			deleteDesc = "Deletes the VirtualMachine with the given id and returns the id: at once when it was never " +
+				"created on a node or with force, otherwise once its node's agent removed it (DELETING until then)."
+		}
 		mutation.Fields = append(mutation.Fields,
 			&ast.FieldDefinition{
 				Name:        "create" + name,
@@ -80,11 +92,10 @@ func crudMutations(g *gen.Graph, s *ast.Schema) error {
 				Type:        nonNull(name),
 			},
 			&ast.FieldDefinition{
-				Name: "delete" + name,
-				Description: fmt.Sprintf("Deletes the %s with the given id and returns the id. Fails with CONFLICT, "+
-					"naming them, while other records still point at it.", name),
-				Arguments: ast.ArgumentDefinitionList{idArg},
-				Type:      nonNull("ID"),
+				Name:        "delete" + name,
+				Description: deleteDesc,
+				Arguments:   deleteArgs,
+				Type:        nonNull("ID"),
 			},
 		)
 	}

@@ -124,6 +124,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			assignment.FieldStatusReason:  {Type: field.TypeString, Column: assignment.FieldStatusReason},
 			assignment.FieldObservedState: {Type: field.TypeString, Column: assignment.FieldObservedState},
 			assignment.FieldGeneration:    {Type: field.TypeInt64, Column: assignment.FieldGeneration},
+			assignment.FieldVMID:          {Type: field.TypeInt, Column: assignment.FieldVMID},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -209,6 +210,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldDrainState:                {Type: field.TypeEnum, Column: computenode.FieldDrainState},
 			computenode.FieldDrainMessage:              {Type: field.TypeString, Column: computenode.FieldDrainMessage},
 			computenode.FieldDrainDeadline:             {Type: field.TypeTime, Column: computenode.FieldDrainDeadline},
+			computenode.FieldDrainForced:               {Type: field.TypeBool, Column: computenode.FieldDrainForced},
 			computenode.FieldLabels:                    {Type: field.TypeJSON, Column: computenode.FieldLabels},
 			computenode.FieldCPUCapacity:               {Type: field.TypeInt, Column: computenode.FieldCPUCapacity},
 			computenode.FieldMemoryCapacityMB:          {Type: field.TypeInt64, Column: computenode.FieldMemoryCapacityMB},
@@ -3606,6 +3608,11 @@ func (f *AssignmentFilter) WhereGeneration(p entql.Int64P) {
 	f.Where(p.Field(assignment.FieldGeneration))
 }
 
+// WhereVMID applies the entql int predicate on the vm_id field.
+func (f *AssignmentFilter) WhereVMID(p entql.IntP) {
+	f.Where(p.Field(assignment.FieldVMID))
+}
+
 // WhereHasNode applies a predicate to check if query has an edge node.
 func (f *AssignmentFilter) WhereHasNode() {
 	f.Where(entql.HasEdge("node"))
@@ -4083,6 +4090,11 @@ func (f *ComputeNodeFilter) WhereDrainMessage(p entql.StringP) {
 // WhereDrainDeadline applies the entql time.Time predicate on the drain_deadline field.
 func (f *ComputeNodeFilter) WhereDrainDeadline(p entql.TimeP) {
 	f.Where(p.Field(computenode.FieldDrainDeadline))
+}
+
+// WhereDrainForced applies the entql bool predicate on the drain_forced field.
+func (f *ComputeNodeFilter) WhereDrainForced(p entql.BoolP) {
+	f.Where(p.Field(computenode.FieldDrainForced))
 }
 
 // WhereLabels applies the entql json.RawMessage predicate on the labels field.

@@ -554,6 +554,11 @@ func (_q *AssignmentQuery) collectField(ctx context.Context, oneNode bool, opCtx
 				selectedFields = append(selectedFields, assignment.FieldGeneration)
 				fieldSeen[assignment.FieldGeneration] = struct{}{}
 			}
+		case "vmID":
+			if _, ok := fieldSeen[assignment.FieldVMID]; !ok {
+				selectedFields = append(selectedFields, assignment.FieldVMID)
+				fieldSeen[assignment.FieldVMID] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:
@@ -2479,6 +2484,11 @@ func (_q *ComputeNodeQuery) collectField(ctx context.Context, oneNode bool, opCt
 			if _, ok := fieldSeen[computenode.FieldDrainDeadline]; !ok {
 				selectedFields = append(selectedFields, computenode.FieldDrainDeadline)
 				fieldSeen[computenode.FieldDrainDeadline] = struct{}{}
+			}
+		case "drainForced":
+			if _, ok := fieldSeen[computenode.FieldDrainForced]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldDrainForced)
+				fieldSeen[computenode.FieldDrainForced] = struct{}{}
 			}
 		case "labels":
 			if _, ok := fieldSeen[computenode.FieldLabels]; !ok {

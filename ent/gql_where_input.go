@@ -1329,6 +1329,18 @@ type AssignmentWhereInput struct {
 	GenerationLT    *int64  `json:"generationLT,omitempty"`
 	GenerationLTE   *int64  `json:"generationLTE,omitempty"`
 
+	// "vm_id" field predicates.
+	VMID       *int  `json:"vmID,omitempty"`
+	VMIDNEQ    *int  `json:"vmIDNEQ,omitempty"`
+	VMIDIn     []int `json:"vmIDIn,omitempty"`
+	VMIDNotIn  []int `json:"vmIDNotIn,omitempty"`
+	VMIDGT     *int  `json:"vmIDGT,omitempty"`
+	VMIDGTE    *int  `json:"vmIDGTE,omitempty"`
+	VMIDLT     *int  `json:"vmIDLT,omitempty"`
+	VMIDLTE    *int  `json:"vmIDLTE,omitempty"`
+	VMIDIsNil  bool  `json:"vmIDIsNil,omitempty"`
+	VMIDNotNil bool  `json:"vmIDNotNil,omitempty"`
+
 	// "node" edge predicates.
 	HasNode     *bool                    `json:"hasNode,omitempty"`
 	HasNodeWith []*ComputeNodeWhereInput `json:"hasNodeWith,omitempty"`
@@ -1622,6 +1634,36 @@ func (i *AssignmentWhereInput) P() (predicate.Assignment, error) {
 	}
 	if i.GenerationLTE != nil {
 		predicates = append(predicates, assignment.GenerationLTE(*i.GenerationLTE))
+	}
+	if i.VMID != nil {
+		predicates = append(predicates, assignment.VMIDEQ(*i.VMID))
+	}
+	if i.VMIDNEQ != nil {
+		predicates = append(predicates, assignment.VMIDNEQ(*i.VMIDNEQ))
+	}
+	if len(i.VMIDIn) > 0 {
+		predicates = append(predicates, assignment.VMIDIn(i.VMIDIn...))
+	}
+	if len(i.VMIDNotIn) > 0 {
+		predicates = append(predicates, assignment.VMIDNotIn(i.VMIDNotIn...))
+	}
+	if i.VMIDGT != nil {
+		predicates = append(predicates, assignment.VMIDGT(*i.VMIDGT))
+	}
+	if i.VMIDGTE != nil {
+		predicates = append(predicates, assignment.VMIDGTE(*i.VMIDGTE))
+	}
+	if i.VMIDLT != nil {
+		predicates = append(predicates, assignment.VMIDLT(*i.VMIDLT))
+	}
+	if i.VMIDLTE != nil {
+		predicates = append(predicates, assignment.VMIDLTE(*i.VMIDLTE))
+	}
+	if i.VMIDIsNil {
+		predicates = append(predicates, assignment.VMIDIsNil())
+	}
+	if i.VMIDNotNil {
+		predicates = append(predicates, assignment.VMIDNotNil())
 	}
 
 	if i.HasNode != nil {
@@ -3301,6 +3343,10 @@ type ComputeNodeWhereInput struct {
 	DrainDeadlineIsNil  bool        `json:"drainDeadlineIsNil,omitempty"`
 	DrainDeadlineNotNil bool        `json:"drainDeadlineNotNil,omitempty"`
 
+	// "drain_forced" field predicates.
+	DrainForced    *bool `json:"drainForced,omitempty"`
+	DrainForcedNEQ *bool `json:"drainForcedNEQ,omitempty"`
+
 	// "cpu_capacity" field predicates.
 	CPUCapacity      *int  `json:"cpuCapacity,omitempty"`
 	CPUCapacityNEQ   *int  `json:"cpuCapacityNEQ,omitempty"`
@@ -3891,6 +3937,12 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 	}
 	if i.DrainDeadlineNotNil {
 		predicates = append(predicates, computenode.DrainDeadlineNotNil())
+	}
+	if i.DrainForced != nil {
+		predicates = append(predicates, computenode.DrainForcedEQ(*i.DrainForced))
+	}
+	if i.DrainForcedNEQ != nil {
+		predicates = append(predicates, computenode.DrainForcedNEQ(*i.DrainForcedNEQ))
 	}
 	if i.CPUCapacity != nil {
 		predicates = append(predicates, computenode.CPUCapacityEQ(*i.CPUCapacity))

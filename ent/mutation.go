@@ -2460,6 +2460,8 @@ type AssignmentMutation struct {
 	observed_state         *string
 	generation             *int64
 	addgeneration          *int64
+	vm_id                  *int
+	addvm_id               *int
 	clearedFields          map[string]struct{}
 	node                   *int
 	clearednode            bool
@@ -2868,6 +2870,76 @@ func (m *AssignmentMutation) ResetGeneration() {
 	m.addgeneration = nil
 }
 
+// SetVMID sets the "vm_id" field.
+func (m *AssignmentMutation) SetVMID(i int) {
+	m.vm_id = &i
+	m.addvm_id = nil
+}
+
+// VMID returns the value of the "vm_id" field in the mutation.
+func (m *AssignmentMutation) VMID() (r int, exists bool) {
+	v := m.vm_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVMID returns the old "vm_id" field's value of the Assignment entity.
+// If the Assignment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AssignmentMutation) OldVMID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVMID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVMID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVMID: %w", err)
+	}
+	return oldValue.VMID, nil
+}
+
+// AddVMID adds i to the "vm_id" field.
+func (m *AssignmentMutation) AddVMID(i int) {
+	if m.addvm_id != nil {
+		*m.addvm_id += i
+	} else {
+		m.addvm_id = &i
+	}
+}
+
+// AddedVMID returns the value that was added to the "vm_id" field in this mutation.
+func (m *AssignmentMutation) AddedVMID() (r int, exists bool) {
+	v := m.addvm_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearVMID clears the value of the "vm_id" field.
+func (m *AssignmentMutation) ClearVMID() {
+	m.vm_id = nil
+	m.addvm_id = nil
+	m.clearedFields[assignment.FieldVMID] = struct{}{}
+}
+
+// VMIDCleared returns if the "vm_id" field was cleared in this mutation.
+func (m *AssignmentMutation) VMIDCleared() bool {
+	_, ok := m.clearedFields[assignment.FieldVMID]
+	return ok
+}
+
+// ResetVMID resets all changes to the "vm_id" field.
+func (m *AssignmentMutation) ResetVMID() {
+	m.vm_id = nil
+	m.addvm_id = nil
+	delete(m.clearedFields, assignment.FieldVMID)
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by id.
 func (m *AssignmentMutation) SetNodeID(id int) {
 	m.node = &id
@@ -3019,7 +3091,7 @@ func (m *AssignmentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AssignmentMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.created_at != nil {
 		fields = append(fields, assignment.FieldCreatedAt)
 	}
@@ -3040,6 +3112,9 @@ func (m *AssignmentMutation) Fields() []string {
 	}
 	if m.generation != nil {
 		fields = append(fields, assignment.FieldGeneration)
+	}
+	if m.vm_id != nil {
+		fields = append(fields, assignment.FieldVMID)
 	}
 	return fields
 }
@@ -3063,6 +3138,8 @@ func (m *AssignmentMutation) Field(name string) (ent.Value, bool) {
 		return m.ObservedState()
 	case assignment.FieldGeneration:
 		return m.Generation()
+	case assignment.FieldVMID:
+		return m.VMID()
 	}
 	return nil, false
 }
@@ -3086,6 +3163,8 @@ func (m *AssignmentMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldObservedState(ctx)
 	case assignment.FieldGeneration:
 		return m.OldGeneration(ctx)
+	case assignment.FieldVMID:
+		return m.OldVMID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Assignment field %s", name)
 }
@@ -3144,6 +3223,13 @@ func (m *AssignmentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetGeneration(v)
 		return nil
+	case assignment.FieldVMID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVMID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Assignment field %s", name)
 }
@@ -3155,6 +3241,9 @@ func (m *AssignmentMutation) AddedFields() []string {
 	if m.addgeneration != nil {
 		fields = append(fields, assignment.FieldGeneration)
 	}
+	if m.addvm_id != nil {
+		fields = append(fields, assignment.FieldVMID)
+	}
 	return fields
 }
 
@@ -3165,6 +3254,8 @@ func (m *AssignmentMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case assignment.FieldGeneration:
 		return m.AddedGeneration()
+	case assignment.FieldVMID:
+		return m.AddedVMID()
 	}
 	return nil, false
 }
@@ -3181,6 +3272,13 @@ func (m *AssignmentMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddGeneration(v)
 		return nil
+	case assignment.FieldVMID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVMID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Assignment numeric field %s", name)
 }
@@ -3194,6 +3292,9 @@ func (m *AssignmentMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(assignment.FieldObservedState) {
 		fields = append(fields, assignment.FieldObservedState)
+	}
+	if m.FieldCleared(assignment.FieldVMID) {
+		fields = append(fields, assignment.FieldVMID)
 	}
 	return fields
 }
@@ -3214,6 +3315,9 @@ func (m *AssignmentMutation) ClearField(name string) error {
 		return nil
 	case assignment.FieldObservedState:
 		m.ClearObservedState()
+		return nil
+	case assignment.FieldVMID:
+		m.ClearVMID()
 		return nil
 	}
 	return fmt.Errorf("unknown Assignment nullable field %s", name)
@@ -3243,6 +3347,9 @@ func (m *AssignmentMutation) ResetField(name string) error {
 		return nil
 	case assignment.FieldGeneration:
 		m.ResetGeneration()
+		return nil
+	case assignment.FieldVMID:
+		m.ResetVMID()
 		return nil
 	}
 	return fmt.Errorf("unknown Assignment field %s", name)
@@ -6490,6 +6597,7 @@ type ComputeNodeMutation struct {
 	drain_state                     *computenode.DrainState
 	drain_message                   *string
 	drain_deadline                  *time.Time
+	drain_forced                    *bool
 	labels                          *fieldtype.Labels
 	cpu_capacity                    *int
 	addcpu_capacity                 *int
@@ -7077,6 +7185,42 @@ func (m *ComputeNodeMutation) DrainDeadlineCleared() bool {
 func (m *ComputeNodeMutation) ResetDrainDeadline() {
 	m.drain_deadline = nil
 	delete(m.clearedFields, computenode.FieldDrainDeadline)
+}
+
+// SetDrainForced sets the "drain_forced" field.
+func (m *ComputeNodeMutation) SetDrainForced(b bool) {
+	m.drain_forced = &b
+}
+
+// DrainForced returns the value of the "drain_forced" field in the mutation.
+func (m *ComputeNodeMutation) DrainForced() (r bool, exists bool) {
+	v := m.drain_forced
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrainForced returns the old "drain_forced" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldDrainForced(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrainForced is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrainForced requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrainForced: %w", err)
+	}
+	return oldValue.DrainForced, nil
+}
+
+// ResetDrainForced resets all changes to the "drain_forced" field.
+func (m *ComputeNodeMutation) ResetDrainForced() {
+	m.drain_forced = nil
 }
 
 // SetLabels sets the "labels" field.
@@ -8571,7 +8715,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 26)
+	fields := make([]string, 0, 27)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -8601,6 +8745,9 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.drain_deadline != nil {
 		fields = append(fields, computenode.FieldDrainDeadline)
+	}
+	if m.drain_forced != nil {
+		fields = append(fields, computenode.FieldDrainForced)
 	}
 	if m.labels != nil {
 		fields = append(fields, computenode.FieldLabels)
@@ -8678,6 +8825,8 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.DrainMessage()
 	case computenode.FieldDrainDeadline:
 		return m.DrainDeadline()
+	case computenode.FieldDrainForced:
+		return m.DrainForced()
 	case computenode.FieldLabels:
 		return m.Labels()
 	case computenode.FieldCPUCapacity:
@@ -8739,6 +8888,8 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldDrainMessage(ctx)
 	case computenode.FieldDrainDeadline:
 		return m.OldDrainDeadline(ctx)
+	case computenode.FieldDrainForced:
+		return m.OldDrainForced(ctx)
 	case computenode.FieldLabels:
 		return m.OldLabels(ctx)
 	case computenode.FieldCPUCapacity:
@@ -8849,6 +9000,13 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDrainDeadline(v)
+		return nil
+	case computenode.FieldDrainForced:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrainForced(v)
 		return nil
 	case computenode.FieldLabels:
 		v, ok := value.(fieldtype.Labels)
@@ -9202,6 +9360,9 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldDrainDeadline:
 		m.ResetDrainDeadline()
+		return nil
+	case computenode.FieldDrainForced:
+		m.ResetDrainForced()
 		return nil
 	case computenode.FieldLabels:
 		m.ResetLabels()

@@ -39,7 +39,7 @@ type VirtualMachine struct {
 	Type virtualmachine.Type `json:"type,omitempty"`
 	// BootDevice holds the value of the "boot_device" field.
 	BootDevice virtualmachine.BootDevice `json:"boot_device,omitempty"`
-	// Status holds the value of the "status" field.
+	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns
 	Status virtualmachine.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
 	StatusReason string `json:"status_reason,omitempty"`

@@ -45,8 +45,13 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	if err != nil || *quiet {
 		return res, err
 	}
+	action := fc.Field.Name
+	if force, _ := fc.Args["force"].(*bool); force != nil && *force {
+		// deleteVirtualMachine and drainNode with force skip the node's confirmation: say so.
+		action += "(force)"
+	}
 	entry := audit.Entry{
-		Action:    fc.Field.Name,
+		Action:    action,
 		Subject:   subjectOf(res),
 		RequestID: a.requestID(ctx),
 		SourceIP:  identity.SourceIP(ctx),

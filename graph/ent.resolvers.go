@@ -535,8 +535,8 @@ func (r *mutationResolver) UpdateVirtualMachine(ctx context.Context, id int, inp
 }
 
 // DeleteVirtualMachine is the resolver for the deleteVirtualMachine field.
-func (r *mutationResolver) DeleteVirtualMachine(ctx context.Context, id int) (int, error) {
-	return id, provision.DeleteVM(ctx, r.ent(ctx), id)
+func (r *mutationResolver) DeleteVirtualMachine(ctx context.Context, id int, force *bool) (int, error) {
+	return id, provision.DeleteVM(ctx, r.ent(ctx), id, force != nil && *force)
 }
 
 // CreateVolume is the resolver for the createVolume field.

@@ -64,12 +64,12 @@ func (r *mutationResolver) UncordonNode(ctx context.Context, id int) (*ent.Compu
 }
 
 // DrainNode is the resolver for the drainNode field.
-func (r *mutationResolver) DrainNode(ctx context.Context, id int, timeoutSeconds *int) (*model.DrainReport, error) {
+func (r *mutationResolver) DrainNode(ctx context.Context, id int, timeoutSeconds *int, force *bool) (*model.DrainReport, error) {
 	timeout := drain.DefaultTimeout
 	if timeoutSeconds != nil {
 		timeout = time.Duration(*timeoutSeconds) * time.Second
 	}
-	rep, err := drain.Drain(ctx, r.ent(ctx), placement.Default, id, timeout, time.Now())
+	rep, err := drain.Drain(ctx, r.ent(ctx), placement.Default, id, timeout, force != nil && *force, time.Now())
 	if err != nil {
 		return nil, err
 	}

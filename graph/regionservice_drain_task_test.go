@@ -9,9 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent/assignment"
-	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -130,74 +128,5 @@ func TestServiceReconcileTaskThroughWorker(t *testing.T) {
 			t.Fatalf("service still %s %q; want ERROR set by regionservice:reconcile", got.Status, got.StatusReason)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// TestDrainTask: drainNode enqueues node:drain; the worker (no node monitor) checks the
-// drain again until the old copy is torn down and the node is DRAINED. The handler run by
-// hand is idempotent and a check of a finished drain does nothing.
-func TestDrainTask(t *testing.T) {
-	old := drain.CheckEvery
-	drain.CheckEvery = 200 * time.Millisecond
-	t.Cleanup(func() { drain.CheckEvery = old })
-	env, _ := newEnv(t)
-	ctx := gqltest.System()
-	d := newDrainSite(t, env)
-	node0 := d.s.Nodes[0].ID
-	env.Client.VirtualMachine.Update().Where(virtualmachine.IDIn(atoi(t, d.pinned.ID), atoi(t, d.big.ID))).
-		ClearNode().ExecX(ctx)
-	region := env.Client.Region.GetX(ctx, d.s.Region)
-	queue := provision.Queue(region.Name)
-	t.Cleanup(func() {
-		in := asynq.NewInspector(pvRedis(t))
-		_ = in.DeleteQueue(queue, true)
-		_ = in.Close()
-	})
-
-	var out struct{ DrainNode drainReport }
-	env.MustDo(t, drainNodeCall, map[string]any{"id": gqltest.ID(node0)}, &out)
-	if strOf(out.DrainNode.Node.DrainState) != "DRAINING" {
-		t.Fatalf("report = %+v", out.DrainNode)
-	}
-	rows := env.Client.OutboxTask.Query().Where(outboxtask.Kind(drain.TypeNodeDrain), outboxtask.Queue(queue)).AllX(ctx)
-	if len(rows) != 1 || rows[0].Queue != queue {
-		t.Fatalf("outbox after drainNode: %d node:drain tasks; want 1 on %s", len(rows), queue)
-	}
-	// By hand, twice: still DRAINING (the old copy is there), one successor check.
-	h := &drain.Handler{Client: env.Client}
-	for range 2 {
-		if err := h.ProcessTask(context.Background(), asynq.NewTask(drain.TypeNodeDrain, rows[0].Payload)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := env.Client.OutboxTask.Query().Where(outboxtask.Kind(drain.TypeNodeDrain), outboxtask.Queue(queue)).CountX(ctx); n != 2 {
-		t.Fatalf("%d node:drain tasks after the first check ran twice, want 2", n)
-	}
-	if st := drainOf(env.Client.ComputeNode.GetX(ctx, node0)); st != computenode.DrainStateDraining {
-		t.Fatalf("with the old copy still there: %s, want DRAINING", st)
-	}
-
-	(&pvPipeline{}).start(t, env, pvRedis(t), []string{queue})
-	time.Sleep(500 * time.Millisecond) // a check or two while still DRAINING
-	env.Client.Assignment.UpdateOneID(d.smallAssignment).SetStatus(assignment.StatusApplied).SetObservedState("absent").ExecX(ctx)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		n := env.Client.ComputeNode.GetX(ctx, node0)
-		if drainOf(n) == computenode.DrainStateDrained {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node still %s (%q); want DRAINED by node:drain", drainOf(n), n.DrainMessage)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	// A check of the finished drain does nothing and enqueues nothing.
-	before := env.Client.OutboxTask.Query().Where(outboxtask.Kind(drain.TypeNodeDrain), outboxtask.Queue(queue)).CountX(ctx)
-	if err := h.ProcessTask(context.Background(), asynq.NewTask(drain.TypeNodeDrain, rows[0].Payload)); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * drain.CheckEvery)
-	if after := env.Client.OutboxTask.Query().Where(outboxtask.Kind(drain.TypeNodeDrain), outboxtask.Queue(queue)).CountX(ctx); after != before {
-		t.Fatalf("node:drain tasks went from %d to %d after the drain finished", before, after)
 	}
 }

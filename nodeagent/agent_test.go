@@ -168,7 +168,13 @@ func (r *reports) last(id int) (report, bool) {
 // eventually polls cond every 20 ms until it holds or 20 s pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	eventuallyWithin(t, 20*time.Second, what, cond)
+}
+
+// eventuallyWithin polls cond until it holds, failing the test after d.
+func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

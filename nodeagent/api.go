@@ -9,11 +9,15 @@ import (
 
 // Assignment is one assignment of the agent's node as the API returns it, with its VM.
 type Assignment struct {
-	ID             string          `json:"id"`
-	DesiredState   string          `json:"desiredState"` // RUNNING, STOPPED, ABSENT
-	Status         string          `json:"status"`       // PENDING, APPLYING, APPLIED, FAILED
-	ObservedState  *string         `json:"observedState"`
-	Generation     int64           `json:"generation"`
+	ID            string  `json:"id"`
+	DesiredState  string  `json:"desiredState"` // RUNNING, STOPPED, ABSENT
+	Status        string  `json:"status"`       // PENDING, APPLYING, APPLIED, FAILED
+	ObservedState *string `json:"observedState"`
+	Generation    int64   `json:"generation"`
+	// VMID is the id of the assignment's VM, on the assignment itself: the agent reads it
+	// even when it may no longer read the VM (moved to another node by a drain, or deleted
+	// with force), which is when it must remove the domain.
+	VMID           *int64          `json:"vmID"`
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
 
@@ -97,7 +101,7 @@ const assignmentsQuery = `query($node: ID!, $after: Cursor) {
     assignments(first: 500, after: $after) {
       pageInfo { hasNextPage endCursor }
       edges { node {
-        id desiredState status observedState generation
+        id desiredState status observedState generation vmID
         virtualMachine {
           id name
           flavor { vcpus memoryMB diskGB cpuPolicy }

@@ -40,10 +40,10 @@ func (ag *Agent) Resync(ctx context.Context) error {
 	sem := make(chan struct{}, ag.cfg.Parallelism)
 	var wg sync.WaitGroup
 	for _, a := range as {
-		if a.VirtualMachine == nil {
+		id, ok, err := assignedVM(a)
+		if !ok {
 			continue // volume assignments are not realized by the agent yet
 		}
-		id, err := vmID(a.VirtualMachine.ID)
 		if err != nil {
 			ag.report(ctx, a, "FAILED", "unknown", err.Error(), true)
 			continue
@@ -67,6 +67,24 @@ func (ag *Agent) Resync(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// assignedVM is the VM id of an assignment: the one on the assignment (vmID), else its VM's.
+// ok is false for an assignment of no VM (a volume's). An assignment to remove a domain
+// needs nothing else: the agent of a node may not read a VM that moved to another node or
+// was deleted with force, yet must still remove what it is no longer assigned.
+func assignedVM(a Assignment) (id int64, ok bool, err error) {
+	switch {
+	case a.VMID != nil:
+		if *a.VMID <= 0 {
+			return 0, true, fmt.Errorf("VM id %d: not a positive integer", *a.VMID)
+		}
+		return *a.VMID, true, nil
+	case a.VirtualMachine != nil:
+		id, err := vmID(a.VirtualMachine.ID)
+		return id, true, err
+	}
+	return 0, false, nil
 }
 
 // sortedByVM returns the assignments with a VM, ordered by VM id.

@@ -12,6 +12,10 @@ import (
 // dedicated flavor's vCPUs (nil for a shared flavor).
 func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, error) {
 	vm := a.VirtualMachine
+	if vm == nil {
+		return hypervisor.DomainSpec{}, fmt.Errorf("assignment %s asks for %s but its VM is not on this node: %w",
+			a.ID, a.DesiredState, hypervisor.ErrInvalidSpec)
+	}
 	id, err := vmID(vm.ID)
 	if err != nil {
 		return hypervisor.DomainSpec{}, err

@@ -18,7 +18,9 @@ const AutoDrainTimeout = drain.DefaultTimeout
 
 // autoDrain drains the nodes that asked for it (autoDrain) once they have been silent for
 // their autoDrainIntervalSeconds and are no longer READY: the operator chose, for these nodes,
-// that their VMs are recreated elsewhere rather than waited for. A node is drained
+// that their VMs are recreated elsewhere rather than waited for — that choice is the
+// operator's say-so a drain of a silent node needs, so the drain is forced (drain.Drain):
+// the VMs start elsewhere without the node confirming they stopped. A node is drained
 // automatically once: one with a drain state (draining, drained or failed) is left to the
 // operator, who uncordons it to make it eligible again. Each drain runs in its own
 // transaction with an Event naming what it did and an audit row (autoDrainNode); a drain that cannot start (say, the node was
@@ -41,7 +43,7 @@ func (m *Monitor) autoDrain(ctx context.Context, now time.Time) (int, error) {
 			continue
 		}
 		_, err := m.inTx(ctx, func(c *ent.Client) (bool, error) {
-			rep, err := drain.Drain(ctx, c, p, node.ID, AutoDrainTimeout, now)
+			rep, err := drain.Drain(ctx, c, p, node.ID, AutoDrainTimeout, true, now)
 			if err != nil {
 				return false, err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // Config are the monitor's thresholds and period; zero values take the defaults.
@@ -92,6 +93,8 @@ func (m *Monitor) Loop(ctx context.Context) {
 // Result counts what a tick changed.
 type Result struct {
 	NotReady, Down, Cordoned, Drained, DrainsFinished int
+	// Restored counts the VMs back from UNKNOWN because their node is READY again.
+	Restored int
 }
 
 // Tick runs every check once at the monitor's clock.
@@ -115,6 +118,9 @@ func (m *Monitor) Tick(ctx context.Context) (Result, error) {
 		return r, err
 	}
 	if r.DrainsFinished, err = drain.Progress(ctx, m.client, now); err != nil {
+		return r, err
+	}
+	if r.Restored, err = provision.RestoreKnown(ctx, m.client); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -145,6 +151,12 @@ func (m *Monitor) mark(ctx context.Context, now time.Time, after time.Duration, 
 			}
 			if err := auditNode(ctx, c, markAction[to], node); err != nil {
 				return false, err
+			}
+			if to == computenode.StatusDown {
+				// Nobody can say any more whether its VMs run.
+				if _, err := provision.MarkUnknown(ctx, c, node, reason); err != nil {
+					return false, err
+				}
 			}
 			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(severity).SetSource("nodemonitor").
 				SetOutput(fmt.Sprintf("node %s is %s: %s", node.Name, to, reason)).

@@ -51,9 +51,10 @@ const (
 )
 
 // commit applies the decision's placements to the nodes and the tenant's quotas, each row
-// only if it still has room (see the package comment). On anything but committed, the
-// rows this attempt changed are put back and the caller decides again.
-func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d scheduler.Decision) (outcome, error) {
+// only if it still has room (see the package comment); with checkQuota false (a move) the
+// quota rows are charged whatever their limits. On anything but committed, the rows this
+// attempt changed are put back and the caller decides again.
+func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d scheduler.Decision, checkQuota bool) (outcome, error) {
 	nodes := map[int]*nodeUsage{}
 	quotas := map[int]*quotaUsage{}
 	for _, p := range d.Placements {
@@ -119,7 +120,11 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 			}
 			return rollback(lockBusy)
 		}
-		n, err := t.c.Quota.Update().Where(quota.ID(id), quotaFits(u)).
+		q := t.c.Quota.Update().Where(quota.ID(id))
+		if checkQuota {
+			q.Where(quotaFits(u))
+		}
+		n, err := q.
 			AddUsedVcpus(u.cpu).AddUsedMemoryMB(u.mem).AddUsedStorageGB(u.disk).Save(sys)
 		if err != nil {
 			return committed, fmt.Errorf("use quota %d: %w", id, err)

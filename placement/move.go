@@ -28,12 +28,13 @@ type Moved struct {
 // region, flavor and schedule policy; a region service's other replicas count for
 // spreading) and switches its allocation in the caller's transaction: the new node and the
 // tenant's quota there are charged first, then what the VM held on its old node is given
-// back, so a move needs room for one more VM of its size while it happens (the VM exists
-// on both nodes until the old one is torn down). The VM's current node must be cordoned,
-// which keeps it out of the decision. It acts as the system: the caller authorizes.
+// back. The tenant's quota is not checked: the VM is not new usage, and an operator's drain
+// must not fail because a tenant is at its limit (the usage only changes host group when
+// the new node is in another one). The VM's current node must be cordoned, which keeps it
+// out of the decision. It acts as the system: the caller authorizes.
 //
-// When no other node fits the error is NO_CAPACITY or QUOTA_EXCEEDED and nothing was
-// written, so the caller may go on with other VMs in the same transaction.
+// When no other node fits the error is NO_CAPACITY and nothing was written, so the caller
+// may go on with other VMs in the same transaction.
 func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved, error) {
 	var out *Moved
 	own, err := inTx(ctx, client, func(t *txn) error {
@@ -75,7 +76,7 @@ func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved
 			return err
 		}
 		req := Request{TenantID: vm.Edges.Tenant.ID, RegionID: vm.Edges.Region.ID, Flavor: f, Count: 1,
-			Policy: vm.SchedulePolicy}
+			Policy: vm.SchedulePolicy, Move: true}
 		if svc := vm.Edges.RegionService; svc != nil {
 			if req.GroupNodeIDs, err = replicaNodes(sys, t.c, svc.ID, vmID); err != nil {
 				return err

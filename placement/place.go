@@ -29,6 +29,9 @@ func (p *Placed) NodeName(id int) string { return p.Snapshot.nodes[id].name }
 func (p *Placer) place(ctx context.Context, t *txn, req Request) (*Placed, error) {
 	r := req.scheduler()
 	cfg := p.commitConfig()
+	if req.Move {
+		cfg = withoutQuota(cfg)
+	}
 	var last outcome
 	for attempt := 1; attempt <= p.cfg.MaxAttempts; attempt++ {
 		snap, err := Load(ctx, t.c, req.TenantID, req.RegionID)
@@ -39,7 +42,7 @@ func (p *Placer) place(ctx context.Context, t *txn, req Request) (*Placed, error
 		if err != nil {
 			return nil, scheduleError(err)
 		}
-		last, err = t.commit(ctx, snap, r, d)
+		last, err = t.commit(ctx, snap, r, d, !req.Move)
 		if err != nil {
 			return nil, collision(err)
 		}
@@ -110,4 +113,19 @@ func reasonText(reasons map[string]int) string {
 		return "no cluster in the region"
 	}
 	return out
+}
+
+// withoutQuota is c without the quota filter (and without requiring quotas): a VM that
+// moves is not new usage, so its tenant's quota has no say.
+func withoutQuota(c scheduler.Config) scheduler.Config {
+	filters := c.Filters
+	if filters == nil {
+		filters = scheduler.DefaultFilters()
+	}
+	c.Filters = slices.DeleteFunc(slices.Clone(filters), func(f scheduler.Filter) bool {
+		_, q := f.(scheduler.QuotaFit)
+		return q
+	})
+	c.RequireQuota = false
+	return c
 }

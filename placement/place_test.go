@@ -114,7 +114,7 @@ func TestCommitRechecks(t *testing.T) {
 		var o outcome
 		_, err := inTx(ctx, c, func(t *txn) error {
 			var err error
-			o, err = t.commit(ctx, snap, req, d)
+			o, err = t.commit(ctx, snap, req, d, true)
 			return err
 		})
 		if err != nil {

@@ -23,6 +23,9 @@ type Request struct {
 	// GroupNodeIDs are the nodes of the group's VMs that already run (a region service's
 	// replicas), once per VM: zone rules and spreading count them.
 	GroupNodeIDs []int
+	// Move says the VMs exist already and only change node (Placer.Move): the tenant's
+	// quota is neither checked nor able to refuse; what the VM held is given back after.
+	Move bool
 }
 
 // scheduler turns the request into the scheduler's.

@@ -11,6 +11,8 @@
 //	rebootVirtualMachine   ACTIVE                     -> REBOOTING  --agent APPLIED running--> ACTIVE
 //	deleteVirtualMachine   any realized VM            -> DELETING   --agent APPLIED absent---> row deleted
 //	agent FAILED, retries of a task spent, or stuck past the reconcile deadline -> ERROR
+//	node marked DOWN (MarkUnknown)  ACTIVE | STOPPED | STARTING | STOPPING | REBOOTING -> UNKNOWN
+//	node READY again (RestoreKnown) UNKNOWN -> what its assignment there says (ACTIVE, STOPPED, …)
 //
 // The mutation (requests.go) checks the current state, moves the VM to the transitional
 // state at once, in the mutation's transaction and as the viewer (so authorization and the
@@ -23,7 +25,12 @@
 // deleted at once by deleteVirtualMachine (placement.DeleteVM gives its capacity back); a
 // vm:create still queued for it then finds no VM and does nothing. A realized VM is deleted
 // asynchronously: DELETING, an ABSENT assignment, and once its agent reports it absent the
-// assignment and the VM row are deleted and placement releases what it held.
+// assignment and the VM row are deleted and placement releases what it held. An operator's
+// deleteVirtualMachine(force: true) deletes a realized VM at once (its node may be DOWN for
+// good): its assignments become ABSENT and are detached from the VM, keeping its id (vmID),
+// so each node's agent still removes the leftover domain and its report then deletes the
+// assignment. A VM in the middle of a drain's move (no assignment on its new node yet) is
+// deleted at once the same way.
 //
 // # Region services (servicestatus.go)
 //
@@ -41,14 +48,13 @@
 // missing; it is not re-placed automatically — scaleRegionService does that — because a
 // re-placement from a status recompute could fight a scale or delete in flight.
 //
-// # Tasks (tasks.go, handlers.go, servicetask.go; node:drain is package drain's)
+// # Tasks (tasks.go, handlers.go, servicetask.go)
 //
 //	task                     payload                  queue               enqueued by
 //	vm:create                VM id, generation 0      region:<VM region>  createVirtualMachine, start of a never-created VM, reconcile
 //	vm:start|stop|reboot     VM id, generation from   region:<VM region>  the mutation of the same name
-//	vm:delete                VM id, generation from   region:<VM region>  deleteVirtualMachine
+//	vm:delete                VM id, generation from   region:<VM region>  deleteVirtualMachine (not with force: that deletes at once)
 //	regionservice:reconcile  service id               region:<svc region> ApplyReport (a replica's status changed or it was deleted)
-//	node:drain               node id, drain, seq      region:<node region> drainNode, then itself every 5 s while DRAINING
 //
 // regionservice:reconcile locks only the service row and reads its replicas unlocked, so
 // it never takes rows in the reverse of placement's order; it is deduplicated per service

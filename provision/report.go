@@ -26,9 +26,10 @@ type Report struct {
 // state moves the VM.
 var waiting = map[assignment.DesiredState][]virtualmachine.Status{
 	assignment.DesiredStateRunning: {virtualmachine.StatusCreating, virtualmachine.StatusStarting,
-		virtualmachine.StatusRebooting, virtualmachine.StatusActive, virtualmachine.StatusError},
-	assignment.DesiredStateStopped: {virtualmachine.StatusStopping, virtualmachine.StatusStopped, virtualmachine.StatusError},
-	assignment.DesiredStateAbsent:  {virtualmachine.StatusDeleting},
+		virtualmachine.StatusRebooting, virtualmachine.StatusActive, virtualmachine.StatusError, virtualmachine.StatusUnknown},
+	assignment.DesiredStateStopped: {virtualmachine.StatusStopping, virtualmachine.StatusStopped, virtualmachine.StatusError,
+		virtualmachine.StatusUnknown},
+	assignment.DesiredStateAbsent: {virtualmachine.StatusDeleting},
 }
 
 // ApplyReport records a node agent's report on its assignment, as the viewer in ctx (the
@@ -62,12 +63,26 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 		return client.Assignment.Get(ctx, a.ID)
 	}
 	sys := system(ctx)
-	vm, err := client.Assignment.QueryVirtualMachine(a).Only(sys)
+	vm, err := client.Assignment.QueryVirtualMachine(a).WithNode().Only(sys)
 	if ent.IsNotFound(err) {
+		// The VM was deleted with force: its leftover domain is gone now, and so goes this
+		// assignment, which only existed to have it removed.
+		if a.DesiredState == assignment.DesiredStateAbsent && r.Status == assignment.StatusApplied {
+			out, err := client.Assignment.Get(ctx, a.ID)
+			if err != nil {
+				return nil, err
+			}
+			return out, client.Assignment.DeleteOneID(a.ID).Exec(sys)
+		}
 		return client.Assignment.Get(ctx, a.ID)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if vm.Edges.Node == nil || vm.Edges.Node.ID != a.Edges.Node.ID {
+		// The old copy of a VM moved to another node by a drain: the drain (package drain)
+		// watches this assignment; the VM's status follows its new node.
+		return client.Assignment.Get(ctx, a.ID)
 	}
 	if !slices.Contains(waiting[a.DesiredState], vm.Status) {
 		return client.Assignment.Get(ctx, a.ID)
@@ -143,8 +158,13 @@ func finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *en
 	if err := enqueueServiceReconcile(ctx, client, vm.ID); err != nil {
 		return err
 	}
-	if _, err := client.Assignment.Delete().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).Exec(sys); err != nil {
-		return fmt.Errorf("delete assignments of VM %d: %w", vm.ID, err)
+	if err := client.Assignment.DeleteOneID(a.ID).Exec(sys); err != nil {
+		return fmt.Errorf("delete assignment %d of VM %d: %w", a.ID, vm.ID, err)
+	}
+	// Copies on other nodes (the old copy of a VM moved by a forced drain) are left to their
+	// agents.
+	if err := orphanAssignments(ctx, client, vm); err != nil {
+		return err
 	}
 	return placement.Default.DeleteVM(sys, client, vm.ID)
 }

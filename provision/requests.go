@@ -195,32 +195,66 @@ func transition(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine,
 	return client.VirtualMachine.Get(ctx, vm.ID)
 }
 
-// DeleteVM deletes a VM: at once when it was never realized on a node (no assignment yet),
-// otherwise asynchronously (DELETING until its agent reports it gone). Deleting a DELETING
-// VM changes nothing.
-func DeleteVM(ctx context.Context, client *ent.Client, id int) error {
+// DeleteVM deletes a VM: at once when it is not realized on its node (no assignment
+// there yet), otherwise asynchronously (DELETING until its agent reports it gone).
+// Deleting a DELETING VM changes nothing, unless force.
+//
+// With force (operators only: writers of the compute fabric) the VM goes at once whatever
+// its node says, freeing its node capacity and its tenant's quota: for a VM whose node is
+// DOWN and will not report. Its assignments stay, desired ABSENT and detached from the VM
+// but naming it (vmID), so the node's agent removes the leftover domain if it comes back.
+func DeleteVM(ctx context.Context, client *ent.Client, id int, force bool) error {
+	if force && !authz.FromContext(ctx).Can("ComputeNode", authz.ActWrite) {
+		return apierr.Forbidden("only operators may delete a virtual machine with force")
+	}
 	vm, _, err := loadVM(ctx, client, id)
 	if err != nil {
 		return err
 	}
-	if vm.Status == virtualmachine.StatusDeleting {
+	if vm.Status == virtualmachine.StatusDeleting && !force {
 		return nil
 	}
 	// Move to DELETING first: as the viewer (authorization) and taking the VM's row lock,
 	// so that a vm:create running now either committed its assignment before (seen below)
 	// or will find the VM gone.
-	if _, err := transition(ctx, client, vm, virtualmachine.StatusDeleting, "delete requested: waiting for a worker",
-		func() error { return nil }); err != nil {
-		return err
+	if vm.Status != virtualmachine.StatusDeleting {
+		if _, err := transition(ctx, client, vm, virtualmachine.StatusDeleting, "delete requested: waiting for a worker",
+			func() error { return nil }); err != nil {
+			return err
+		}
 	}
 	a, err := assignmentOf(ctx, client, vm)
 	if err != nil {
 		return err
 	}
-	if a == nil {
-		return placement.Default.DeleteVM(ctx, client, id)
+	if a != nil && !force {
+		return enqueue(ctx, client, TypeVMDelete, id, a.Generation, "")
 	}
-	return enqueue(ctx, client, TypeVMDelete, id, a.Generation, "")
+	// Not realized on its node (or forced): what other nodes still hold of it (the old copy
+	// of a VM being moved, or everything with force) is left to their agents.
+	if err := orphanAssignments(ctx, client, vm); err != nil {
+		return err
+	}
+	return placement.Default.DeleteVM(ctx, client, id)
+}
+
+// orphanAssignments turns every assignment of vm into a desired-ABSENT assignment that no
+// longer points at the VM (it keeps vmID), so that the VM can be deleted now and each
+// node's agent still removes its domain; ApplyReport deletes such an assignment once its
+// agent reports it applied.
+func orphanAssignments(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine) error {
+	sys := system(ctx)
+	if _, err := client.Assignment.Update().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID)),
+		assignment.DesiredStateNEQ(assignment.DesiredStateAbsent)).
+		SetDesiredState(assignment.DesiredStateAbsent).SetStatus(assignment.StatusPending).AddGeneration(1).
+		SetStatusReason(fmt.Sprintf("VM %s deleted: remove its domain", vm.Name)).Save(sys); err != nil {
+		return fmt.Errorf("retire assignments of VM %s: %w", vm.Name, err)
+	}
+	if _, err := client.Assignment.Update().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).
+		ClearVirtualMachine().Save(sys); err != nil {
+		return fmt.Errorf("detach assignments of VM %s: %w", vm.Name, err)
+	}
+	return nil
 }
 
 func init() { placement.ReplicaRemover = removeRealizedReplica }
@@ -233,7 +267,7 @@ func removeRealizedReplica(ctx context.Context, client *ent.Client, vm int) (boo
 	if err != nil || !realized {
 		return false, err
 	}
-	return true, DeleteVM(ctx, client, vm)
+	return true, DeleteVM(ctx, client, vm, false)
 }
 
 // DeleteService deletes a region service (placement.Placer.DeleteService). Replicas not yet

@@ -23,7 +23,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
@@ -105,14 +104,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer func() { <-done }()
 
 	h := &provision.Handlers{Client: cfg.Client, Log: cfg.Log, Fault: cfg.Fault}
-	dh := &drain.Handler{Client: cfg.Client, Log: cfg.Log}
-	failed := func(ctx context.Context, t *asynq.Task, err error) {
-		if t.Type() == drain.TypeNodeDrain {
-			dh.Failed(ctx, t, err)
-			return
-		}
-		h.Failed(ctx, t, err)
-	}
+	failed := h.Failed
 	for {
 		queues, err := cfg.queues(ctx)
 		if err != nil {
@@ -129,12 +121,11 @@ func Run(ctx context.Context, cfg Config) error {
 		mux := asynq.NewServeMux()
 		mux.Use(outbox.Acknowledge(cfg.Client, cfg.Log))
 		h.Register(mux)
-		dh.Register(mux)
 		if err := srv.Start(mux); err != nil {
 			return fmt.Errorf("start asynq server: %w", err)
 		}
 		cfg.Log.Info("worker started", "concurrency", cfg.Concurrency, "queues", slices.Sorted(maps.Keys(queues)),
-			"task_types", append(slices.Clone(provision.Kinds), drain.TypeNodeDrain))
+			"task_types", provision.Kinds)
 		changed := cfg.waitForNewQueues(ctx, queues)
 		srv.Shutdown()
 		if !changed {

@@ -32,6 +32,8 @@ const (
 	FieldObservedState = "observed_state"
 	// FieldGeneration holds the string denoting the generation field in the database.
 	FieldGeneration = "generation"
+	// FieldVMID holds the string denoting the vm_id field in the database.
+	FieldVMID = "vm_id"
 	// EdgeNode holds the string denoting the node edge name in mutations.
 	EdgeNode = "node"
 	// EdgeVirtualMachine holds the string denoting the virtual_machine edge name in mutations.
@@ -73,6 +75,7 @@ var Columns = []string{
 	FieldStatusReason,
 	FieldObservedState,
 	FieldGeneration,
+	FieldVMID,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "assignments"
@@ -104,7 +107,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
@@ -218,6 +221,11 @@ func ByObservedState(opts ...sql.OrderTermOption) OrderOption {
 // ByGeneration orders the results by the generation field.
 func ByGeneration(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldGeneration, opts...).ToFunc()
+}
+
+// ByVMID orders the results by the vm_id field.
+func ByVMID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldVMID, opts...).ToFunc()
 }
 
 // ByNodeField orders the results by node field.

@@ -80,6 +80,11 @@ func Generation(v int64) predicate.Assignment {
 	return predicate.Assignment(sql.FieldEQ(FieldGeneration, v))
 }
 
+// VMID applies equality check predicate on the "vm_id" field. It's identical to VMIDEQ.
+func VMID(v int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldEQ(FieldVMID, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Assignment {
 	return predicate.Assignment(sql.FieldEQ(FieldCreatedAt, v))
@@ -388,6 +393,56 @@ func GenerationLT(v int64) predicate.Assignment {
 // GenerationLTE applies the LTE predicate on the "generation" field.
 func GenerationLTE(v int64) predicate.Assignment {
 	return predicate.Assignment(sql.FieldLTE(FieldGeneration, v))
+}
+
+// VMIDEQ applies the EQ predicate on the "vm_id" field.
+func VMIDEQ(v int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldEQ(FieldVMID, v))
+}
+
+// VMIDNEQ applies the NEQ predicate on the "vm_id" field.
+func VMIDNEQ(v int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldNEQ(FieldVMID, v))
+}
+
+// VMIDIn applies the In predicate on the "vm_id" field.
+func VMIDIn(vs ...int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldIn(FieldVMID, vs...))
+}
+
+// VMIDNotIn applies the NotIn predicate on the "vm_id" field.
+func VMIDNotIn(vs ...int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldNotIn(FieldVMID, vs...))
+}
+
+// VMIDGT applies the GT predicate on the "vm_id" field.
+func VMIDGT(v int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldGT(FieldVMID, v))
+}
+
+// VMIDGTE applies the GTE predicate on the "vm_id" field.
+func VMIDGTE(v int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldGTE(FieldVMID, v))
+}
+
+// VMIDLT applies the LT predicate on the "vm_id" field.
+func VMIDLT(v int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldLT(FieldVMID, v))
+}
+
+// VMIDLTE applies the LTE predicate on the "vm_id" field.
+func VMIDLTE(v int) predicate.Assignment {
+	return predicate.Assignment(sql.FieldLTE(FieldVMID, v))
+}
+
+// VMIDIsNil applies the IsNil predicate on the "vm_id" field.
+func VMIDIsNil() predicate.Assignment {
+	return predicate.Assignment(sql.FieldIsNull(FieldVMID))
+}
+
+// VMIDNotNil applies the NotNil predicate on the "vm_id" field.
+func VMIDNotNil() predicate.Assignment {
+	return predicate.Assignment(sql.FieldNotNull(FieldVMID))
 }
 
 // HasNode applies the HasEdge predicate on the "node" edge.

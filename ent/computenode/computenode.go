@@ -38,6 +38,8 @@ const (
 	FieldDrainMessage = "drain_message"
 	// FieldDrainDeadline holds the string denoting the drain_deadline field in the database.
 	FieldDrainDeadline = "drain_deadline"
+	// FieldDrainForced holds the string denoting the drain_forced field in the database.
+	FieldDrainForced = "drain_forced"
 	// FieldLabels holds the string denoting the labels field in the database.
 	FieldLabels = "labels"
 	// FieldCPUCapacity holds the string denoting the cpu_capacity field in the database.
@@ -196,6 +198,7 @@ var Columns = []string{
 	FieldDrainState,
 	FieldDrainMessage,
 	FieldDrainDeadline,
+	FieldDrainForced,
 	FieldLabels,
 	FieldCPUCapacity,
 	FieldMemoryCapacityMB,
@@ -276,6 +279,8 @@ var (
 	CordonReasonValidator func(string) error
 	// DrainMessageValidator is a validator for the "drain_message" field. It is called by the builders before save.
 	DrainMessageValidator func(string) error
+	// DefaultDrainForced holds the default value on creation for the "drain_forced" field.
+	DefaultDrainForced bool
 	// DefaultCPUCapacity holds the default value on creation for the "cpu_capacity" field.
 	DefaultCPUCapacity int
 	// CPUCapacityValidator is a validator for the "cpu_capacity" field. It is called by the builders before save.
@@ -430,6 +435,11 @@ func ByDrainMessage(opts ...sql.OrderTermOption) OrderOption {
 // ByDrainDeadline orders the results by the drain_deadline field.
 func ByDrainDeadline(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDrainDeadline, opts...).ToFunc()
+}
+
+// ByDrainForced orders the results by the drain_forced field.
+func ByDrainForced(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDrainForced, opts...).ToFunc()
 }
 
 // ByCPUCapacity orders the results by the cpu_capacity field.

@@ -95,6 +95,11 @@ func DrainDeadline(v time.Time) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldDrainDeadline, v))
 }
 
+// DrainForced applies equality check predicate on the "drain_forced" field. It's identical to DrainForcedEQ.
+func DrainForced(v bool) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDrainForced, v))
+}
+
 // CPUCapacity applies equality check predicate on the "cpu_capacity" field. It's identical to CPUCapacityEQ.
 func CPUCapacity(v int) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldCPUCapacity, v))
@@ -648,6 +653,16 @@ func DrainDeadlineIsNil() predicate.ComputeNode {
 // DrainDeadlineNotNil applies the NotNil predicate on the "drain_deadline" field.
 func DrainDeadlineNotNil() predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldNotNull(FieldDrainDeadline))
+}
+
+// DrainForcedEQ applies the EQ predicate on the "drain_forced" field.
+func DrainForcedEQ(v bool) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDrainForced, v))
+}
+
+// DrainForcedNEQ applies the NEQ predicate on the "drain_forced" field.
+func DrainForcedNEQ(v bool) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldDrainForced, v))
 }
 
 // LabelsIsNil applies the IsNil predicate on the "labels" field.

@@ -118,6 +118,7 @@ var (
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "observed_state", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "generation", Type: field.TypeInt64, Default: 1},
+		{Name: "vm_id", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_assignments", Type: field.TypeInt},
 		{Name: "virtual_machine_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "volume_assignments", Type: field.TypeInt, Nullable: true},
@@ -130,19 +131,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "assignments_compute_nodes_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[8]},
+				Columns:    []*schema.Column{AssignmentsColumns[9]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "assignments_virtual_machines_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[9]},
+				Columns:    []*schema.Column{AssignmentsColumns[10]},
 				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "assignments_volumes_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[10]},
+				Columns:    []*schema.Column{AssignmentsColumns[11]},
 				RefColumns: []*schema.Column{VolumesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -292,6 +293,7 @@ var (
 		{Name: "drain_state", Type: field.TypeEnum, Nullable: true, Enums: []string{"DRAINING", "DRAINED", "FAILED"}},
 		{Name: "drain_message", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "drain_deadline", Type: field.TypeTime, Nullable: true},
+		{Name: "drain_forced", Type: field.TypeBool, Default: false},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "cpu_capacity", Type: field.TypeInt, Default: 0},
 		{Name: "memory_capacity_mb", Type: field.TypeInt64, Default: 0},
@@ -320,19 +322,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "compute_nodes_availability_zones_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[27]},
+				Columns:    []*schema.Column{ComputeNodesColumns[28]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "compute_nodes_clusters_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[28]},
+				Columns:    []*schema.Column{ComputeNodesColumns[29]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[29]},
+				Columns:    []*schema.Column{ComputeNodesColumns[30]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -346,7 +348,7 @@ var (
 			{
 				Name:    "computenode_cluster_nodes",
 				Unique:  false,
-				Columns: []*schema.Column{ComputeNodesColumns[28]},
+				Columns: []*schema.Column{ComputeNodesColumns[29]},
 			},
 		},
 	}
@@ -1744,7 +1746,7 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "type", Type: field.TypeEnum, Enums: []string{"CONTROL_PLANE", "WORKER", "MANAGEMENT", "GENERAL"}, Default: "GENERAL"},
 		{Name: "boot_device", Type: field.TypeEnum, Enums: []string{"DISK", "CDROM", "FLOPPY"}, Default: "DISK"},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "SCHEDULED", "CREATING", "ACTIVE", "STARTING", "STOPPING", "STOPPED", "REBOOTING", "DELETING", "DELETED", "ERROR"}, Default: "INITIALIZING"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "SCHEDULED", "CREATING", "ACTIVE", "STARTING", "STOPPING", "STOPPED", "REBOOTING", "DELETING", "DELETED", "ERROR", "UNKNOWN"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "status_changed_at", Type: field.TypeTime},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},

@@ -27,6 +27,8 @@ func (Assignment) Fields() []ent.Field {
 		field.String("status_reason").Optional().MaxLen(1024),
 		field.String("observed_state").Optional().MaxLen(64),
 		field.Int64("generation").Default(1).Positive().Comment("bumped on every change of the desired state"),
+		field.Int("vm_id").Optional().Nillable().Immutable().
+			Comment("the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain"),
 	}
 }
 
@@ -43,6 +45,9 @@ func (Assignment) Edges() []ent.Edge {
 func (Assignment) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("status")}
 }
+
+// Hooks of the Assignment.
+func (Assignment) Hooks() []ent.Hook { return []ent.Hook{copyVMID()} }
 
 // Annotations of the Assignment.
 func (Assignment) Annotations() []schema.Annotation { return readOnly("assignments") }

@@ -38,6 +38,8 @@ func (ComputeNode) Fields() []ent.Field {
 		field.String("drain_message").Optional().MaxLen(4096).Annotations(system).
 			Comment("what the drain is doing, or the VMs it could not move"),
 		field.Time("drain_deadline").Optional().Nillable().Annotations(system),
+		field.Bool("drain_forced").Default(false).Annotations(system).
+			Comment("the drain was started with force (the node is fenced or an operator said so): its VMs are recreated elsewhere without waiting for the node to confirm their old copies are gone"),
 		field.JSON("labels", fieldtype.Labels{}).Optional(),
 		field.Int("cpu_capacity").Default(0).NonNegative().Comment("vCPUs offered to VMs"),
 		field.Int64("memory_capacity_mb").Default(0).NonNegative(),

@@ -120,3 +120,22 @@ func byViewer(name string) ent.Hook {
 		})
 	}
 }
+
+// copyVMID records on a new assignment the id of its VM (field vm_id), so that the agent of
+// the assignment's node can name the domain to remove even when the VM is no longer its own.
+func copyVMID() ent.Hook {
+	return func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if m.Op().Is(ent.OpCreate) {
+				if _, set := m.Field("vm_id"); !set {
+					if ids := m.AddedIDs("virtual_machine"); len(ids) == 1 {
+						if err := m.SetField("vm_id", ids[0]); err != nil {
+							return nil, fmt.Errorf("assignment vm_id: %w", err)
+						}
+					}
+				}
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+}

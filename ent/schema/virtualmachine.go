@@ -32,8 +32,9 @@ func (VirtualMachine) Fields() []ent.Field {
 		field.Enum("type").NamedValues(enumValues("ControlPlane", "Worker", "Management", "General")...).Default("GENERAL"),
 		field.Enum("boot_device").NamedValues(enumValues("Disk", "Cdrom", "Floppy")...).Default("DISK"),
 		field.Enum("status").NamedValues(enumValues("Initializing", "Scheduled", "Creating", "Active", "Starting",
-			"Stopping", "Stopped", "Rebooting", "Deleting", "Deleted", "Error")...).
-			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system),
+			"Stopping", "Stopped", "Rebooting", "Deleting", "Deleted", "Error", "Unknown")...).
+			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system).
+			Comment("UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns"),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
 		field.Time("status_changed_at").Default(time.Now).Annotations(entgql.OrderField("STATUS_CHANGED_AT"), system).
 			Comment("when status last changed; the reconcile loop retries or fails what stays in a transitional state too long"),

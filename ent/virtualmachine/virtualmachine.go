@@ -343,6 +343,7 @@ const (
 	StatusDeleting     Status = "DELETING"
 	StatusDeleted      Status = "DELETED"
 	StatusError        Status = "ERROR"
+	StatusUnknown      Status = "UNKNOWN"
 )
 
 func (s Status) String() string {
@@ -352,7 +353,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusInitializing, StatusScheduled, StatusCreating, StatusActive, StatusStarting, StatusStopping, StatusStopped, StatusRebooting, StatusDeleting, StatusDeleted, StatusError:
+	case StatusInitializing, StatusScheduled, StatusCreating, StatusActive, StatusStarting, StatusStopping, StatusStopped, StatusRebooting, StatusDeleting, StatusDeleted, StatusError, StatusUnknown:
 		return nil
 	default:
 		return fmt.Errorf("virtualmachine: invalid enum value for status field: %q", s)
