@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/placement"
 )
 
@@ -196,16 +197,13 @@ func (m *Monitor) autoCordon(ctx context.Context, now time.Time) (int, error) {
 	return n, nil
 }
 
-// inTx runs fn in a transaction of its own, committed when fn succeeds.
+// inTx runs fn in a transaction of its own (dbtx.Run), committed when fn succeeds.
 func (m *Monitor) inTx(ctx context.Context, fn func(*ent.Client) (bool, error)) (bool, error) {
-	tx, err := m.client.Tx(ctx)
-	if err != nil {
-		return false, err
-	}
-	ok, err := fn(tx.Client())
-	if err != nil {
-		_ = tx.Rollback()
-		return false, err
-	}
-	return ok, tx.Commit()
+	var ok bool
+	_, err := dbtx.Run(ctx, m.client, func(c *ent.Client) error {
+		var err error
+		ok, err = fn(c)
+		return err
+	})
+	return ok && err == nil, err
 }
