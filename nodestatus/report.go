@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/internal/truncate"
 )
 
 // Report is one heartbeat of a node agent. Nil capacities and version leave the recorded
@@ -34,6 +35,9 @@ type Report struct {
 	// whose only field set is ID; anything else it returns the node as it is now.
 	IDOnly bool
 }
+
+// maxReason is the size in bytes of the status and cordon reason columns (ent/schema).
+const maxReason = 1024
 
 // DefaultCordonReason is the cordon reason when the agent gives no message.
 const DefaultCordonReason = "cordoned at the node agent's request"
@@ -118,7 +122,7 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 			if cr == "" {
 				cr = DefaultCordonReason
 			}
-			u.SetSchedulable(false).SetCordonReason(truncate(cr))
+			u.SetSchedulable(false).SetCordonReason(truncate.String(cr, maxReason))
 			changed = true
 		}
 	}
@@ -126,7 +130,7 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 		u.SetStatus(status)
 		changed = true
 	}
-	if reason = truncate(reason); reason != node.StatusReason {
+	if reason = truncate.String(reason, maxReason); reason != node.StatusReason {
 		if reason == "" {
 			u.ClearStatusReason()
 		} else {
@@ -228,12 +232,4 @@ func joinReason(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-// truncate bounds s to the 1,024 characters the reason columns hold.
-func truncate(s string) string {
-	if r := []rune(s); len(r) > 1024 {
-		return string(r[:1024])
-	}
-	return s
 }

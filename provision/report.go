@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/truncate"
 	"github.com/virtflow/virtflow/placement"
 )
 
@@ -101,9 +102,7 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 	default:
 		return client.Assignment.Get(ctx, a.ID)
 	}
-	if len(reason) > 1000 {
-		reason = reason[:1000]
-	}
+	reason = truncate.String(reason, maxReason)
 	u := client.VirtualMachine.UpdateOne(vm).SetStatusReason(reason)
 	if status != vm.Status {
 		u.SetStatus(status).SetStatusChangedAt(time.Now())
@@ -148,3 +147,6 @@ func finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *en
 	}
 	return placement.Default.DeleteVM(sys, client, vm.ID)
 }
+
+// maxReason is the size in bytes of the status_reason columns (ent/schema).
+const maxReason = 1024
