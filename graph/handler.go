@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // Options are the guardrails and switches of the GraphQL endpoint.
@@ -40,6 +41,11 @@ type Options struct {
 	Identity *identity.Service
 	// Live delivers status changes to subscriptions; without it subscriptions fail.
 	Live *livestatus.Hub
+	// Provision places VMs and region services and records their tasks (internal/app
+	// constructs it from the placement settings); nil means provision.New with defaults.
+	Provision *provision.Service
+	// Clock is the time of heartbeats and drain deadlines; nil means time.Now.
+	Clock func() time.Time
 }
 
 // DefaultOptions are the limits VirtFlow ships with.
@@ -59,7 +65,7 @@ func DefaultOptions() Options {
 // for an ent client: mutations run in a transaction, errors are presented with codes, and the
 // page-size, depth and complexity limits of opts apply to every operation.
 func NewHandler(client *ent.Client, opts Options) http.Handler {
-	es := newPagedComplexity(NewSchema(client, opts.Identity), opts.DefaultPageSize)
+	es := newPagedComplexity(newSchema(client, opts), opts.DefaultPageSize)
 	srv := handler.New(es)
 	ws := transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitTimeout: 30 * time.Second}
 	if opts.Identity != nil {

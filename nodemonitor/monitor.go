@@ -30,7 +30,8 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
-	// Placer places the VMs an automatic drain moves (default placement.Default).
+	// Placer places the VMs an automatic drain moves: internal/app passes the process's
+	// (provision.Service.Placer); nil means placement.New with default settings.
 	Placer *placement.Placer
 }
 
@@ -49,6 +50,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Placer == nil {
+		c.Placer = placement.New(placement.Config{})
 	}
 	return c
 }

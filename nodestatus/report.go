@@ -34,6 +34,9 @@ type Report struct {
 	// for `{ id }`). A routine heartbeat then costs a single UPDATE, and Apply returns a node
 	// whose only field set is ID; anything else it returns the node as it is now.
 	IDOnly bool
+	// At is when the heartbeat arrived, by the caller's clock (the resolver's, injected by
+	// internal/app or a test); zero means time.Now().
+	At time.Time
 }
 
 // maxReason is the size in bytes of the status and cordon reason columns (ent/schema).
@@ -41,9 +44,6 @@ const maxReason = 1024
 
 // DefaultCordonReason is the cordon reason when the agent gives no message.
 const DefaultCordonReason = "cordoned at the node agent's request"
-
-// Now is the clock of heartbeats; tests may replace it.
-var Now = time.Now
 
 // Apply records r on its node through c (the mutation's transaction client, so that privacy
 // applies) and returns the updated node and whether the report changed anything beyond the
@@ -60,6 +60,9 @@ var Now = time.Now
 func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool, error) {
 	if err := r.validate(); err != nil {
 		return nil, false, err
+	}
+	if r.At.IsZero() {
+		r.At = time.Now()
 	}
 	if ok, err := routine(ctx, c, r); err != nil {
 		return nil, false, fmt.Errorf("record heartbeat of node %d: %w", r.NodeID, err)
@@ -85,7 +88,7 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 	}
 
 	changed := false
-	u := c.ComputeNode.UpdateOneID(r.NodeID).SetLastHeartbeatAt(Now())
+	u := c.ComputeNode.UpdateOneID(r.NodeID).SetLastHeartbeatAt(r.At)
 	if r.CPUCapacity != nil && *r.CPUCapacity != node.CPUCapacity {
 		u.SetCPUCapacity(*r.CPUCapacity)
 		changed = true
@@ -197,7 +200,7 @@ func routine(ctx context.Context, c *ent.Client, r Report) (bool, error) {
 			where = append(where, computenode.AgentVersion(*r.AgentVersion))
 		}
 	}
-	n, err := c.ComputeNode.Update().Where(where...).SetLastHeartbeatAt(Now()).
+	n, err := c.ComputeNode.Update().Where(where...).SetLastHeartbeatAt(r.At).
 		Modify(func(u *sql.UpdateBuilder) {
 			if u.Dialect() == dialect.Postgres {
 				u.Returning("set_config('synchronous_commit', 'off', true)")

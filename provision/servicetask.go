@@ -25,7 +25,7 @@ const TypeServiceReconcile = "regionservice:reconcile"
 
 // ServiceBurst is the window in which a region service's reconcile tasks collapse into one:
 // the dedup key names the window, and the task runs at its end.
-var ServiceBurst = 2 * time.Second
+const ServiceBurst = 2 * time.Second
 
 // ServicePayload is the payload of regionservice:reconcile.
 type ServicePayload struct {
