@@ -72,23 +72,15 @@ func BinpackConfig() Config {
 	return c
 }
 
-var registry = map[string]Scorer{}
-
-// RegisterScorer makes a scorer available to Config.Weights under its Name. It is meant
-// to be called from init functions; registering a name twice panics.
-func RegisterScorer(s Scorer) {
-	if _, dup := registry[s.Name()]; dup {
-		panic("scheduler: scorer registered twice: " + s.Name())
+// scorerByName returns the built-in scorer Config.Weights calls name, if there is one. The
+// set is fixed: a new scorer is added here, not registered from another package's init().
+func scorerByName(name string) (Scorer, bool) {
+	for _, s := range []Scorer{NodeLabelSoftAffinity{}, NodeLabelSoftAntiAffinity{}, SpreadAZ{}, LeastAllocated{}, MostAllocated{}} {
+		if s.Name() == name {
+			return s, true
+		}
 	}
-	registry[s.Name()] = s
-}
-
-func init() {
-	RegisterScorer(NodeLabelSoftAffinity{})
-	RegisterScorer(NodeLabelSoftAntiAffinity{})
-	RegisterScorer(SpreadAZ{})
-	RegisterScorer(LeastAllocated{})
-	RegisterScorer(MostAllocated{})
+	return nil, false
 }
 
 type weighted struct {
@@ -106,7 +98,7 @@ func (c *Config) scorers() ([]weighted, error) {
 	slices.Sort(names)
 	out := make([]weighted, 0, len(names))
 	for _, name := range names {
-		s, ok := registry[name]
+		s, ok := scorerByName(name)
 		if !ok {
 			return nil, fmt.Errorf("scorer %q: %w", name, ErrUnknownScorer)
 		}
