@@ -29,6 +29,7 @@ import (
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/fabric"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/scheduler"
 
@@ -81,7 +82,7 @@ func Load(ctx context.Context, client *ent.Client, log *slog.Logger) (Stats, err
 		return Stats{}, fmt.Errorf("demo: look for region %s: %w", MarkerRegion, err)
 	}
 	if !loaded {
-		_, err = fabric.InTx(ctx, client, func(c *ent.Client) error { return newLoader(c).load(ctx) })
+		_, err = dbtx.Run(ctx, client, func(c *ent.Client) error { return newLoader(c).load(ctx) })
 		if err != nil && ent.IsConstraintError(err) {
 			// Another loader may have won the race; then the demo is there and that is fine.
 			if again, qerr := client.Region.Query().Where(region.Name(MarkerRegion)).Exist(ctx); qerr == nil && again {

@@ -9,6 +9,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/maintenance"
+	"github.com/virtflow/virtflow/internal/truncate"
 )
 
 // Cordon stops new placements on a node; its VMs keep running. Cordoning a cordoned node
@@ -91,10 +92,5 @@ func openMaintenance(ctx context.Context, c *ent.Client, nodeID int) ([]*ent.Mai
 	return ms, nil
 }
 
-// clip cuts s to at most n bytes, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
+// clip cuts s to at most n bytes (truncate.String).
+func clip(s string, n int) string { return truncate.String(s, n) }

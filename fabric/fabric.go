@@ -3,7 +3,6 @@ package fabric
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/internal/dbtx"
 )
 
 // The shape of the seed-001 fabric.
@@ -191,7 +191,7 @@ func BuildRoot(ctx context.Context, client *ent.Client, datacenterID int, opts .
 		return nil, apierr.Validation("gateways", "must be between 1 and %d, got %d", maxRouters, cfg.gateways)
 	}
 	var root *Root
-	own, err := InTx(ctx, client, func(c *ent.Client) error {
+	own, err := dbtx.Run(ctx, client, func(c *ent.Client) error {
 		var err error
 		root, err = buildRoot(ctx, c, datacenterID, cfg)
 		return err
@@ -318,7 +318,7 @@ func Build(ctx context.Context, client *ent.Client, spec FloorSpec) (*Result, er
 			SpinesPerLeaf, maxRouters, SpinesPerLeaf, spec.RackSpines)
 	}
 	var res *Result
-	own, err := InTx(ctx, client, func(c *ent.Client) error {
+	own, err := dbtx.Run(ctx, client, func(c *ent.Client) error {
 		var err error
 		res, err = build(ctx, c, spec)
 		return err
@@ -875,26 +875,6 @@ func SaveBulk[B, T any](ctx context.Context, builders []B, save func(context.Con
 		out = append(out, got...)
 	}
 	return out, nil
-}
-
-// InTx runs fn in the client's transaction when it is a transactional client, in a new one
-// otherwise (committed when fn returns nil, rolled back when it fails); own reports the latter.
-func InTx(ctx context.Context, client *ent.Client, fn func(*ent.Client) error) (own bool, err error) {
-	tx, err := client.Tx(ctx)
-	if errors.Is(err, ent.ErrTxStarted) {
-		return false, fn(client)
-	}
-	if err != nil {
-		return false, err
-	}
-	if err := fn(tx.Client()); err != nil {
-		_ = tx.Rollback()
-		return true, err
-	}
-	if err := tx.Commit(); err != nil {
-		return true, fmt.Errorf("commit: %w", err)
-	}
-	return true, nil
 }
 
 func unwrapHosts(hs []*ent.Host) {

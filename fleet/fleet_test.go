@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/nodeagent"
 )
@@ -95,20 +96,16 @@ func testFleet(t *testing.T, failureRate float64) {
 		}
 	}()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Until(t, 30*time.Second, func() error {
 		mu.Lock()
 		n := len(applied)
 		mu.Unlock()
 		ready := c.ComputeNode.Query().Where(computenode.IDIn(ids(nodes)...), computenode.StatusEQ(computenode.StatusReady)).CountX(ctx)
 		if n == len(assignments) && ready == len(nodes) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s: %d of %d assignments applied, %d of %d nodes READY", n, len(assignments), ready, len(nodes))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("%d of %d assignments applied, %d of %d nodes READY", n, len(assignments), ready, len(nodes))
+	})
 	for _, n := range nodes {
 		got := c.ComputeNode.GetX(ctx, n.ID)
 		if got.CPUCapacity != 24 || got.MemoryCapacityMB != 65536 || got.LastHeartbeatAt == nil {

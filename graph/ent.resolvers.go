@@ -11,7 +11,6 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
-	"github.com/virtflow/virtflow/provision"
 )
 
 // CreateAlert is the resolver for the createAlert field.
@@ -466,7 +465,7 @@ func (r *mutationResolver) DeleteRegion(ctx context.Context, id int) (int, error
 
 // CreateRegionService is the resolver for the createRegionService field.
 func (r *mutationResolver) CreateRegionService(ctx context.Context, input ent.CreateRegionServiceInput) (*ent.RegionService, error) {
-	return provision.CreateService(ctx, r.ent(ctx), input)
+	return r.provision.CreateService(ctx, r.ent(ctx), input)
 }
 
 // UpdateRegionService is the resolver for the updateRegionService field.
@@ -476,7 +475,7 @@ func (r *mutationResolver) UpdateRegionService(ctx context.Context, id int, inpu
 
 // DeleteRegionService is the resolver for the deleteRegionService field.
 func (r *mutationResolver) DeleteRegionService(ctx context.Context, id int) (int, error) {
-	return id, provision.DeleteService(ctx, r.ent(ctx), id)
+	return id, r.provision.DeleteService(ctx, r.ent(ctx), id)
 }
 
 // CreateServiceMesh is the resolver for the createServiceMesh field.
@@ -526,7 +525,7 @@ func (r *mutationResolver) DeleteUser(ctx context.Context, id int) (int, error) 
 
 // CreateVirtualMachine is the resolver for the createVirtualMachine field.
 func (r *mutationResolver) CreateVirtualMachine(ctx context.Context, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
-	return provision.CreateVM(ctx, r.ent(ctx), input)
+	return r.provision.CreateVM(ctx, r.ent(ctx), input)
 }
 
 // UpdateVirtualMachine is the resolver for the updateVirtualMachine field.
@@ -536,7 +535,7 @@ func (r *mutationResolver) UpdateVirtualMachine(ctx context.Context, id int, inp
 
 // DeleteVirtualMachine is the resolver for the deleteVirtualMachine field.
 func (r *mutationResolver) DeleteVirtualMachine(ctx context.Context, id int, force *bool) (int, error) {
-	return id, provision.DeleteVM(ctx, r.ent(ctx), id, force != nil && *force)
+	return id, r.provision.DeleteVM(ctx, r.ent(ctx), id, force != nil && *force)
 }
 
 // CreateVolume is the resolver for the createVolume field.

@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // Options are the guardrails and switches of the GraphQL endpoint.
@@ -48,6 +49,11 @@ type Options struct {
 	// CredentialRecheck is how often a websocket authenticates again without being asked to
 	// (livestatus.DefaultRecheck when zero).
 	CredentialRecheck time.Duration
+	// Provision places VMs and region services and records their tasks (internal/app
+	// constructs it from the placement settings); nil means provision.New with defaults.
+	Provision *provision.Service
+	// Clock is the time of heartbeats and drain deadlines; nil means time.Now.
+	Clock func() time.Time
 }
 
 // DefaultOptions are the limits VirtFlow ships with.
@@ -69,7 +75,7 @@ func DefaultOptions() Options {
 // see websocketTransport) for an ent client: mutations run in a transaction, errors are presented with codes, and the
 // page-size, depth and complexity limits of opts apply to every operation.
 func NewHandler(client *ent.Client, opts Options) http.Handler {
-	es := newPagedComplexity(NewSchema(client, opts.Identity), opts.DefaultPageSize)
+	es := newPagedComplexity(newSchema(client, opts), opts.DefaultPageSize)
 	srv := handler.New(es)
 	srv.AddTransport(websocketTransport(opts))
 	srv.AddTransport(transport.Options{})

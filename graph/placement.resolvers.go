@@ -11,12 +11,11 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
 	"github.com/virtflow/virtflow/placement"
-	"github.com/virtflow/virtflow/provision"
 )
 
 // ScaleRegionService is the resolver for the scaleRegionService field.
 func (r *mutationResolver) ScaleRegionService(ctx context.Context, id int, replicas int) (*ent.RegionService, error) {
-	return provision.ScaleService(ctx, r.ent(ctx), id, replicas)
+	return r.provision.ScaleService(ctx, r.ent(ctx), id, replicas)
 }
 
 // SetQuota is the resolver for the setQuota field.
@@ -47,7 +46,7 @@ func (r *queryResolver) ExplainPlacement(ctx context.Context, input model.Placem
 	if input.RegionServiceID != nil {
 		in.RegionServiceID = *input.RegionServiceID
 	}
-	return placement.Default.Explain(ctx, r.client, in)
+	return r.provision.Placer().Explain(ctx, r.client, in)
 }
 
 // QuotaUsage is the resolver for the quotaUsage field.

@@ -15,23 +15,22 @@ import (
 	"github.com/virtflow/virtflow/graph/model"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/nodestatus"
-	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
 )
 
 // StartVirtualMachine is the resolver for the startVirtualMachine field.
 func (r *mutationResolver) StartVirtualMachine(ctx context.Context, id int) (*ent.VirtualMachine, error) {
-	return provision.Start(ctx, r.ent(ctx), id)
+	return r.provision.Start(ctx, r.ent(ctx), id)
 }
 
 // StopVirtualMachine is the resolver for the stopVirtualMachine field.
 func (r *mutationResolver) StopVirtualMachine(ctx context.Context, id int) (*ent.VirtualMachine, error) {
-	return provision.Stop(ctx, r.ent(ctx), id)
+	return r.provision.Stop(ctx, r.ent(ctx), id)
 }
 
 // RebootVirtualMachine is the resolver for the rebootVirtualMachine field.
 func (r *mutationResolver) RebootVirtualMachine(ctx context.Context, id int) (*ent.VirtualMachine, error) {
-	return provision.Reboot(ctx, r.ent(ctx), id)
+	return r.provision.Reboot(ctx, r.ent(ctx), id)
 }
 
 // ReportNodeStatus is the resolver for the reportNodeStatus field.
@@ -39,7 +38,7 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 	n, changed, err := nodestatus.Apply(ctx, r.ent(ctx), nodestatus.Report{
 		NodeID: input.NodeID, CPUCapacity: input.CPUCapacity, MemoryCapacityMB: input.MemoryCapacityMb,
 		DiskCapacityGB: input.DiskCapacityGb, AgentVersion: input.AgentVersion, Healthy: input.Healthy,
-		Message: input.Message, RequestCordon: input.RequestCordon, IDOnly: selectsOnlyID(ctx),
+		Message: input.Message, RequestCordon: input.RequestCordon, IDOnly: selectsOnlyID(ctx), At: r.now(),
 	})
 	if err == nil && !changed {
 		skipAudit(ctx) // a routine heartbeat: only last_heartbeat_at moved
@@ -49,7 +48,7 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 
 // ReportAssignmentStatus is the resolver for the reportAssignmentStatus field.
 func (r *mutationResolver) ReportAssignmentStatus(ctx context.Context, input model.AssignmentStatusInput) (*ent.Assignment, error) {
-	return provision.ApplyReport(ctx, r.ent(ctx), provision.Report{ID: input.ID, Generation: int64(input.Generation),
+	return r.provision.ApplyReport(ctx, r.ent(ctx), provision.Report{ID: input.ID, Generation: int64(input.Generation),
 		Status: input.Status, ObservedState: input.ObservedState, Reason: input.Reason})
 }
 
@@ -69,7 +68,7 @@ func (r *mutationResolver) DrainNode(ctx context.Context, id int, timeoutSeconds
 	if timeoutSeconds != nil {
 		timeout = time.Duration(*timeoutSeconds) * time.Second
 	}
-	rep, err := drain.Drain(ctx, r.ent(ctx), placement.Default, id, timeout, force != nil && *force, time.Now())
+	rep, err := drain.Drain(ctx, r.ent(ctx), r.provision.Placer(), id, timeout, force != nil && *force, r.now())
 	if err != nil {
 		return nil, err
 	}

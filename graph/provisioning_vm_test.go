@@ -32,6 +32,7 @@ import (
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/placement/placementtest"
@@ -180,17 +181,15 @@ func pvRead(t *testing.T, env *gqltest.Env, id string) (pvVM, bool) {
 // pvWait polls the VM through GraphQL until ok says so, failing after a deadline.
 func pvWait(t *testing.T, env *gqltest.Env, id, what string, ok func(vm pvVM, exists bool) bool) pvVM {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		vm, exists := pvRead(t, env, id)
-		if ok(vm, exists) {
-			return vm
+	var vm pvVM
+	poll.Until(t, 20*time.Second, func() error {
+		var exists bool
+		if vm, exists = pvRead(t, env, id); ok(vm, exists) {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("VM %s never became %s: last seen %+v (exists %v)", id, what, vm, exists)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("VM %s never became %s: last seen %+v (exists %v)", id, what, vm, exists)
+	})
+	return vm
 }
 
 func pvStatus(status string) func(pvVM, bool) bool {
@@ -895,13 +894,12 @@ func BenchmarkCreateToActive(b *testing.B) {
 			ids = append(ids, mustAtoi(out.CreateVirtualMachine.ID))
 		}
 		creating += time.Since(start)
-		deadline := time.Now().Add(5 * time.Minute)
-		for env.Client.VirtualMachine.Query().Where(virtualmachine.IDIn(ids...), virtualmachine.StatusEQ(virtualmachine.StatusActive)).CountX(ctx) < n {
-			if time.Now().After(deadline) {
-				b.Fatal("VMs not ACTIVE within 5 minutes")
+		poll.Until(b, 5*time.Minute, func() error {
+			if got := env.Client.VirtualMachine.Query().Where(virtualmachine.IDIn(ids...), virtualmachine.StatusEQ(virtualmachine.StatusActive)).CountX(ctx); got < n {
+				return fmt.Errorf("%d of %d VMs ACTIVE", got, n)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 		elapsed += time.Since(start)
 	}
 	b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "VMs/s")
@@ -1006,17 +1004,12 @@ func TestCreatesWhileRedisDown(t *testing.T) {
 	}
 
 	(&pvPipeline{}).start(t, env, pvRedis(t), []string{s.queue})
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		n := env.Client.VirtualMachine.Query().Where(virtualmachine.IDIn(ids...), virtualmachine.StatusEQ(virtualmachine.StatusCreating)).CountX(ctx)
-		if n == 100 {
-			break
+	poll.Until(t, 45*time.Second, func() error {
+		if n := env.Client.VirtualMachine.Query().Where(virtualmachine.IDIn(ids...), virtualmachine.StatusEQ(virtualmachine.StatusCreating)).CountX(ctx); n != 100 {
+			return fmt.Errorf("%d of 100 VMs carried out after Redis came back", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 100 VMs carried out after Redis came back", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if n := env.Client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.IDIn(ids...))).CountX(ctx); n != 100 {
 		t.Fatalf("%d assignments for 100 VMs", n)
 	}

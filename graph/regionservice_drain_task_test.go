@@ -70,7 +70,7 @@ func TestServiceReconcileTask(t *testing.T) {
 	}
 	// The failed replica is deleted outside a scale: the service says one is missing.
 	env.Client.Assignment.Delete().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vms[1]))).ExecX(ctx)
-	if err := placement.Default.DeleteVM(ctx, env.Client, vms[1]); err != nil {
+	if err := placement.New(placement.Config{}).DeleteVM(ctx, env.Client, vms[1]); err != nil {
 		t.Fatal(err)
 	}
 	// placement counts the delete as a scale down; the service still wants two.

@@ -5,23 +5,43 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // Resolver is the root resolver; it holds the dependencies the resolvers need.
 type Resolver struct {
-	client   *ent.Client
-	identity *identity.Service
+	client    *ent.Client
+	identity  *identity.Service
+	provision *provision.Service
+	now       func() time.Time
 }
 
-// NewSchema builds the executable GraphQL schema over an ent client and the identity service.
+// NewSchema builds the executable GraphQL schema over an ent client and the identity service,
+// with the provisioning service and clock of DefaultOptions (tests that only need the schema).
 func NewSchema(client *ent.Client, ids *identity.Service) graphql.ExecutableSchema {
-	cfg := generated.Config{Resolvers: &Resolver{client: client, identity: ids}}
+	opts := DefaultOptions()
+	opts.Identity = ids
+	return newSchema(client, opts)
+}
+
+// newSchema builds the executable schema over client with the services of opts; a nil
+// Provision or Clock takes DefaultOptions'.
+func newSchema(client *ent.Client, opts Options) graphql.ExecutableSchema {
+	r := &Resolver{client: client, identity: opts.Identity, provision: opts.Provision, now: opts.Clock}
+	if r.provision == nil {
+		r.provision = provision.New(provision.Config{Clock: opts.Clock})
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	cfg := generated.Config{Resolvers: r}
 	cfg.Complexity.Query.NetworkDiagram = networkDiagramComplexity
 	return generated.NewExecutableSchema(cfg)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/internal/dbtx"
 )
 
 // SetPassword sets the password of user userID: admins for anyone, users for themselves. The
@@ -28,7 +29,7 @@ func (s *Service) SetPassword(ctx context.Context, userID int, password string) 
 	}
 	sys := system(ctx)
 	revoked := 0
-	err = s.inTx(sys, func(tx *ent.Tx) error {
+	_, err = dbtx.Run(sys, s.Client, func(tx *ent.Client) error {
 		if err := tx.User.UpdateOneID(userID).SetPasswordHash(hash).Exec(sys); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/internal/dbtx"
 )
 
 // invalidLogin is the one answer to every failed login, whatever failed.
@@ -79,7 +80,7 @@ func (s *Service) openSession(ctx context.Context, u *ent.User) (string, *ent.AP
 	now := s.now()
 	plaintext, hash, prefix := NewToken(apitoken.KindSession)
 	var id int
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	_, err := dbtx.Run(ctx, s.Client, func(tx *ent.Client) error {
 		tok, err := tx.APIToken.Create().
 			SetName("session " + now.UTC().Format(time.RFC3339)).
 			SetTokenHash(hash).
@@ -106,24 +107,6 @@ func (s *Service) openSession(ctx context.Context, u *ent.User) (string, *ent.AP
 		return "", nil, err
 	}
 	return plaintext, tok, nil
-}
-
-// inTx runs f in the transaction of ctx when there is one (a GraphQL mutation's, so the
-// change commits or rolls back with its audit row), else in a new transaction of s.Client
-// committed when f returns nil.
-func (s *Service) inTx(ctx context.Context, f func(tx *ent.Tx) error) error {
-	if tx := ent.TxFromContext(ctx); tx != nil {
-		return f(tx)
-	}
-	tx, err := s.Client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 // loadToken reads token id with its owner and tenant, so that callers (a GraphQL payload, for

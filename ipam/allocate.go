@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/port"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
@@ -56,7 +57,7 @@ type Request struct {
 // nothing Allocate reads again and takes the next free address, at most MaxAttempts times. Reading what is used is two queries
 // and a walk over the used addresses and ranges, never over the prefix.
 //
-// It runs in the caller's transaction when there is one (see inTx; the network stays locked
+// It runs in the caller's transaction when there is one (see dbtx.Run; the network stays locked
 // until that transaction ends) and in its own otherwise.
 //
 // Decisions:
@@ -103,7 +104,7 @@ func (a allocator) allocate(ctx context.Context, client *ent.Client, req Request
 		}
 	}
 	var out *ent.IPAddress
-	err := inTx(ctx, client, func(c *ent.Client) error {
+	_, err := dbtx.Run(ctx, client, func(c *ent.Client) error {
 		ctx := ctx
 		if err := checkPort(ctx, c, req.PortID); err != nil { // before the lock: it needs none
 			return err

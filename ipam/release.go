@@ -9,6 +9,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
@@ -25,9 +26,9 @@ import (
 //   - An address that does not exist or that the viewer may not see is NOT_FOUND, as for
 //     deleteIPAddress; whether the viewer may delete it is ent privacy's decision.
 //
-// It runs in the caller's transaction when there is one (see inTx) and in its own otherwise.
+// It runs in the caller's transaction when there is one (see dbtx.Run) and in its own otherwise.
 func Release(ctx context.Context, client *ent.Client, id int) (int, error) {
-	err := inTx(ctx, client, func(c *ent.Client) error {
+	_, err := dbtx.Run(ctx, client, func(c *ent.Client) error {
 		ip, err := c.IPAddress.Query().Where(ipaddress.ID(id)).Modify(rowlock.ForUpdate).Only(ctx)
 		if err != nil {
 			return err // NOT_FOUND through apierr.Classify

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
+
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
@@ -49,8 +51,8 @@ type Config struct {
 	// Parallelism bounds the assignments realized at the same time.
 	Parallelism int
 	// Attempts is how often an assignment is tried before it is reported FAILED
-	// (DefaultAttempts when zero); RetryDelay times the attempt number is the wait between
-	// attempts (DefaultRetryDelay when zero).
+	// (DefaultAttempts when zero); RetryDelay is the first wait between attempts, doubling
+	// with jitter (newBackOff) for the next ones (DefaultRetryDelay when zero).
 	Attempts   int
 	RetryDelay time.Duration
 
@@ -205,20 +207,14 @@ func (ag *Agent) every(ctx context.Context, d time.Duration, kicks <-chan struct
 }
 
 // retry calls fn until it succeeds, ctx ends or it fails with ErrNoNode, waiting longer
-// between tries (up to 30 s).
+// between tries (newBackOff: from 1 s up to 30 s, with jitter).
 func retry[T any](ctx context.Context, log *slog.Logger, what string, fn func(context.Context) (T, error)) (T, error) {
-	wait := time.Second
-	for {
+	return backoff.Retry(ctx, func() (T, error) {
 		v, err := fn(ctx)
-		if err == nil || errors.Is(err, ErrNoNode) {
-			return v, err
+		if errors.Is(err, ErrNoNode) {
+			return v, backoff.Permanent(err)
 		}
-		log.Warn(what+" failed; retrying", "err", err, "in", wait)
-		select {
-		case <-ctx.Done():
-			return v, ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 30*time.Second)
-	}
+		return v, err
+	}, backoff.WithBackOff(newBackOff(time.Second, 30*time.Second)), backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(func(err error, wait time.Duration) { log.Warn(what+" failed; retrying", "err", err, "in", wait) }))
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/nodeagent"
 )
@@ -165,22 +166,21 @@ func (r *reports) last(id int) (report, bool) {
 	return report{}, false
 }
 
-// eventually polls cond every 20 ms until it holds or 20 s pass.
+// eventually polls cond until it holds, failing after 20 s (poll.Until).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	eventuallyWithin(t, 20*time.Second, what, cond)
 }
 
-// eventuallyWithin polls cond until it holds, failing the test after d.
+// eventuallyWithin polls cond until it holds, failing the test after d (poll.Until).
 func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	poll.Until(t, d, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("waiting for %s", what)
+	})
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -23,13 +23,14 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	name := hypervisor.DomainName(vmID)
 	log := ag.log.With("assignment", a.ID, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
 	err := ag.apply(ctx, a, name, dom, pinned, pinErr)
+	b := newBackOff(ag.cfg.RetryDelay, 30*time.Second)
 	for attempt := 1; err != nil && attempt < ag.cfg.Attempts && retriable(err, pinErr) && ctx.Err() == nil; attempt++ {
 		// Every operation is idempotent: try again from what the hypervisor has now, so
 		// that a passing failure does not become a FAILED report (and a VM in ERROR).
 		log.Info("assignment attempt failed; retrying", "attempt", attempt, "err", err)
 		select {
 		case <-ctx.Done():
-		case <-time.After(ag.cfg.RetryDelay * time.Duration(attempt)):
+		case <-time.After(b.NextBackOff()):
 		}
 		if dom, err = ag.lookup(ctx, vmID); err == nil {
 			err = ag.apply(ctx, a, name, dom, pinned, pinErr)

@@ -15,10 +15,10 @@ import (
 
 // watch subscribes to assignmentChanged for the node over graphql-transport-ws and kicks a
 // resync on every change, until ctx ends. A dropped or refused subscription is retried with a
-// growing wait (up to 30 s); each new subscription kicks a resync too, for the changes missed
+// growing, randomized wait (newBackOff, up to 30 s); each new subscription kicks a resync too, for the changes missed
 // while it was down. The periodic resync goes on regardless.
 func (ag *Agent) watch(ctx context.Context, kick func()) {
-	wait := time.Second
+	b := newBackOff(time.Second, 30*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
 		err := ag.subscribe(ctx, kick)
@@ -26,15 +26,15 @@ func (ag *Agent) watch(ctx context.Context, kick func()) {
 			return
 		}
 		if time.Since(start) > time.Minute {
-			wait = time.Second
+			b.Reset()
 		}
+		wait := b.NextBackOff()
 		ag.log.Debug("assignment subscription ended; resync continues", "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 30*time.Second)
 	}
 }
 

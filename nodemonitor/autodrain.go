@@ -10,7 +10,6 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
-	"github.com/virtflow/virtflow/placement"
 )
 
 // AutoDrainTimeout bounds an automatic drain, like drainNode's default.
@@ -34,9 +33,6 @@ func (m *Monitor) autoDrain(ctx context.Context, now time.Time) (int, error) {
 		return 0, fmt.Errorf("auto-drain candidates: %w", err)
 	}
 	p := m.cfg.Placer
-	if p == nil {
-		p = placement.Default
-	}
 	n := 0
 	for _, node := range nodes {
 		if !node.LastHeartbeatAt.Before(now.Add(-time.Duration(node.AutoDrainIntervalSeconds) * time.Second)) {

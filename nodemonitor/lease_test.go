@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/nodemonitor"
 )
@@ -53,16 +54,15 @@ func (c *contender) stop() {
 	<-c.done
 }
 
-// waitFor polls cond until it holds, failing after 20 s.
+// waitFor polls cond until it holds, failing after 20 s (poll.Until).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	poll.Until(t, 20*time.Second, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("waiting for %s", what)
+	})
 }
 
 var leaseSeq atomic.Int64

@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -30,7 +31,8 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
-	// Placer places the VMs an automatic drain moves (default placement.Default).
+	// Placer places the VMs an automatic drain moves: internal/app passes the process's
+	// (provision.Service.Placer); nil means placement.New with default settings.
 	Placer *placement.Placer
 }
 
@@ -49,6 +51,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Placer == nil {
+		c.Placer = placement.New(placement.Config{})
 	}
 	return c
 }
@@ -232,16 +237,13 @@ func auditNode(ctx context.Context, c *ent.Client, action string, before *ent.Co
 		Before: before, After: after})
 }
 
-// inTx runs fn in a transaction of its own, committed when fn succeeds.
+// inTx runs fn in a transaction of its own (dbtx.Run), committed when fn succeeds.
 func (m *Monitor) inTx(ctx context.Context, fn func(*ent.Client) (bool, error)) (bool, error) {
-	tx, err := m.client.Tx(ctx)
-	if err != nil {
-		return false, err
-	}
-	ok, err := fn(tx.Client())
-	if err != nil {
-		_ = tx.Rollback()
-		return false, err
-	}
-	return ok, tx.Commit()
+	var ok bool
+	_, err := dbtx.Run(ctx, m.client, func(c *ent.Client) error {
+		var err error
+		ok, err = fn(c)
+		return err
+	})
+	return ok && err == nil, err
 }

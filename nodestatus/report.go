@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/internal/truncate"
 )
 
 // Report is one heartbeat of a node agent. Nil capacities and version leave the recorded
@@ -33,13 +34,16 @@ type Report struct {
 	// for `{ id }`). A routine heartbeat then costs a single UPDATE, and Apply returns a node
 	// whose only field set is ID; anything else it returns the node as it is now.
 	IDOnly bool
+	// At is when the heartbeat arrived, by the caller's clock (the resolver's, injected by
+	// internal/app or a test); zero means time.Now().
+	At time.Time
 }
+
+// maxReason is the size in bytes of the status and cordon reason columns (ent/schema).
+const maxReason = 1024
 
 // DefaultCordonReason is the cordon reason when the agent gives no message.
 const DefaultCordonReason = "cordoned at the node agent's request"
-
-// Now is the clock of heartbeats; tests may replace it.
-var Now = time.Now
 
 // Apply records r on its node through c (the mutation's transaction client, so that privacy
 // applies) and returns the updated node and whether the report changed anything beyond the
@@ -56,6 +60,9 @@ var Now = time.Now
 func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool, error) {
 	if err := r.validate(); err != nil {
 		return nil, false, err
+	}
+	if r.At.IsZero() {
+		r.At = time.Now()
 	}
 	if ok, err := routine(ctx, c, r); err != nil {
 		return nil, false, fmt.Errorf("record heartbeat of node %d: %w", r.NodeID, err)
@@ -81,7 +88,7 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 	}
 
 	changed := false
-	u := c.ComputeNode.UpdateOneID(r.NodeID).SetLastHeartbeatAt(Now())
+	u := c.ComputeNode.UpdateOneID(r.NodeID).SetLastHeartbeatAt(r.At)
 	if r.CPUCapacity != nil && *r.CPUCapacity != node.CPUCapacity {
 		u.SetCPUCapacity(*r.CPUCapacity)
 		changed = true
@@ -118,7 +125,7 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 			if cr == "" {
 				cr = DefaultCordonReason
 			}
-			u.SetSchedulable(false).SetCordonReason(truncate(cr))
+			u.SetSchedulable(false).SetCordonReason(truncate.String(cr, maxReason))
 			changed = true
 		}
 	}
@@ -126,7 +133,7 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 		u.SetStatus(status)
 		changed = true
 	}
-	if reason = truncate(reason); reason != node.StatusReason {
+	if reason = truncate.String(reason, maxReason); reason != node.StatusReason {
 		if reason == "" {
 			u.ClearStatusReason()
 		} else {
@@ -193,7 +200,7 @@ func routine(ctx context.Context, c *ent.Client, r Report) (bool, error) {
 			where = append(where, computenode.AgentVersion(*r.AgentVersion))
 		}
 	}
-	n, err := c.ComputeNode.Update().Where(where...).SetLastHeartbeatAt(Now()).
+	n, err := c.ComputeNode.Update().Where(where...).SetLastHeartbeatAt(r.At).
 		Modify(func(u *sql.UpdateBuilder) {
 			if u.Dialect() == dialect.Postgres {
 				u.Returning("set_config('synchronous_commit', 'off', true)")
@@ -228,12 +235,4 @@ func joinReason(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-// truncate bounds s to the 1,024 characters the reason columns hold.
-func truncate(s string) string {
-	if r := []rune(s); len(r) > 1024 {
-		return string(r[:1024])
-	}
-	return s
 }

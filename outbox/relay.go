@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/internal/truncate"
 )
 
 // Config tunes a Relay; zero fields take their defaults.
@@ -183,10 +184,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	for _, row := range rows {
 		if _, err := r.enqueue(ctx, r.asynq, row); err != nil {
 			failure = err
-			msg := err.Error()
-			if len(msg) > 1000 {
-				msg = msg[:1000]
-			}
+			msg := truncate.String(err.Error(), 1024) // outbox_tasks.last_error
 			if uerr := tx.OutboxTask.UpdateOneID(row.ID).AddAttempts(1).SetLastError(msg).Exec(sys); uerr != nil {
 				return 0, fmt.Errorf("record relay failure: %w", uerr)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/scheduler"
 )
 
@@ -16,7 +17,16 @@ type Config struct {
 	// MaxAttempts bounds how often one placement is decided again after a node or quota
 	// changed under it between deciding and committing (default 8).
 	MaxAttempts int
+	// ReplicaRemover, when set, is asked first about every replica a scale-down or a delete
+	// removes, in the same transaction (provision.New sets it: the provisioning pipeline
+	// deletes a VM realized on its node asynchronously).
+	ReplicaRemover ReplicaRemover
 }
+
+// ReplicaRemover takes over the removal of region-service replica vm through client: it
+// returns true when it did (the VM's final delete later releases it through DeleteVM),
+// false to let placement delete the VM at once.
+type ReplicaRemover func(ctx context.Context, client *ent.Client, vm int) (bool, error)
 
 // Placer places, frees and explains. Its methods take the ent client to work with: the
 // transactional client of the caller's transaction (a GraphQL mutation's), or a plain
@@ -37,9 +47,6 @@ func New(cfg Config) *Placer {
 	}
 	return &Placer{cfg: cfg}
 }
-
-// Default is the Placer the GraphQL resolvers use: spread placement, default attempts.
-var Default = New(Config{})
 
 // system is ctx acting as the placement component: the writes to nodes, quotas and the
 // placement edges of VMs that the viewer's own mutation implies, after the viewer's right

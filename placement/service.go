@@ -96,12 +96,12 @@ func (p *Placer) ScaleService(ctx context.Context, client *ent.Client, id, repli
 		}
 		switch {
 		case replicas == 0:
-			return t.deleteService(ctx, id, running)
+			return p.deleteService(ctx, t, id, running)
 		case replicas < len(running):
 			if svc, err = t.c.RegionService.UpdateOneID(id).SetReplicas(replicas).Save(ctx); err != nil {
 				return err
 			}
-			_, err = t.deleteReplicas(ctx, running[replicas:])
+			_, err = p.deleteReplicas(ctx, t, running[replicas:])
 			return err
 		case replicas > len(running):
 			// The viewer's update first: it checks the viewer may change the service.
@@ -146,7 +146,7 @@ func (p *Placer) DeleteService(ctx context.Context, client *ent.Client, id int) 
 		if err != nil {
 			return err
 		}
-		return t.deleteService(ctx, id, running)
+		return p.deleteService(ctx, t, id, running)
 	})
 	return collision(err)
 }
@@ -163,10 +163,10 @@ func (t *txn) lockService(ctx context.Context, id int) error {
 }
 
 // deleteService deletes the replicas and then the service, as the viewer. When
-// ReplicaRemover took some replicas over, the service stays DELETING until the last of them
+// Config.ReplicaRemover took some replicas over, the service stays DELETING until the last of them
 // is gone (settleReplicas deletes it then).
-func (t *txn) deleteService(ctx context.Context, id int, running []replica) error {
-	taken, err := t.deleteReplicas(ctx, running)
+func (p *Placer) deleteService(ctx context.Context, t *txn, id int, running []replica) error {
+	taken, err := p.deleteReplicas(ctx, t, running)
 	if err != nil {
 		return err
 	}
@@ -178,15 +178,9 @@ func (t *txn) deleteService(ctx context.Context, id int, running []replica) erro
 	return t.c.RegionService.SafeDelete(ctx, id)
 }
 
-// ReplicaRemover, when set, is asked first about every replica a scale-down or a delete
-// removes, in the same transaction: it returns true when it takes the removal over (the
-// provisioning pipeline deletes a VM realized on its node asynchronously, and the VM's
-// final delete releases it through DeleteVM), false to let placement delete the VM at once.
-var ReplicaRemover func(ctx context.Context, client *ent.Client, vm int) (bool, error)
-
 // deleteReplicas deletes VMs of a service as the viewer, in id order (the lock order),
-// and then frees what they held; it returns how many ReplicaRemover took over instead.
-func (t *txn) deleteReplicas(ctx context.Context, rs []replica) (taken int, err error) {
+// and then frees what they held; it returns how many Config.ReplicaRemover took over instead.
+func (p *Placer) deleteReplicas(ctx context.Context, t *txn, rs []replica) (taken int, err error) {
 	if len(rs) == 0 {
 		return 0, nil
 	}
@@ -197,8 +191,8 @@ func (t *txn) deleteReplicas(ctx context.Context, rs []replica) (taken int, err 
 	slices.Sort(all)
 	ids := make([]int, 0, len(all))
 	for _, id := range all {
-		if ReplicaRemover != nil {
-			took, err := ReplicaRemover(ctx, t.c, id)
+		if p.cfg.ReplicaRemover != nil {
+			took, err := p.cfg.ReplicaRemover(ctx, t.c, id)
 			if err != nil {
 				return 0, err
 			}

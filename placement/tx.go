@@ -3,7 +3,6 @@ package placement
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/internal/dbtx"
 )
 
 // txn is the transaction placement works in: its client and the rows it holds locks on.
@@ -23,17 +23,16 @@ type txn struct {
 // SQLite reports the database busy or locked.
 const busyAttempts = 6
 
-// inTx runs fn in the caller's transaction when client is the transactional client of the
-// transaction in ctx (a GraphQL mutation's) or any other transactional client; otherwise
-// in a transaction of its own, committed when fn succeeds and run again while SQLite says
-// the database is busy or locked. own reports the latter: entities fn returns must then be
-// unwrapped from the finished transaction.
+// inTx runs fn in a transaction through dbtx.Run: the caller's (a GraphQL mutation's, whose
+// placements then share one lock set, or the transaction whose client is passed), or one of its
+// own, committed when fn succeeds and run again while SQLite says the database is busy or
+// locked. own reports the latter: entities fn returns must then be unwrapped from the finished
+// transaction.
 func inTx(ctx context.Context, client *ent.Client, fn func(*txn) error) (own bool, err error) {
-	if tx := ent.TxFromContext(ctx); tx != nil && ent.FromContext(ctx) == client {
-		return false, fn(&txn{c: client, locks: locksOf(tx)})
-	}
 	for attempt := 1; ; attempt++ {
-		own, err := ownTx(ctx, client, fn)
+		own, err := dbtx.Run(ctx, client, func(c *ent.Client) error {
+			return fn(&txn{c: c, locks: locksFor(ctx, c)})
+		})
 		if !own || !isBusy(err) || attempt == busyAttempts {
 			return own, err
 		}
@@ -43,22 +42,13 @@ func inTx(ctx context.Context, client *ent.Client, fn func(*txn) error) (own boo
 	}
 }
 
-func ownTx(ctx context.Context, client *ent.Client, fn func(*txn) error) (bool, error) {
-	tx, err := client.Tx(ctx)
-	if errors.Is(err, ent.ErrTxStarted) {
-		return false, fn(&txn{c: client, locks: newLockSet()})
+// locksFor returns the lock set of the transaction c belongs to: the one shared by the
+// placements of a GraphQL mutation when c is that mutation's client, else a new one.
+func locksFor(ctx context.Context, c *ent.Client) *lockSet {
+	if tx := ent.TxFromContext(ctx); tx != nil && tx.Client() == c {
+		return locksOf(tx)
 	}
-	if err != nil {
-		return true, fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(&txn{c: tx.Client(), locks: newLockSet()}); err != nil {
-		_ = tx.Rollback()
-		return true, err
-	}
-	if err := tx.Commit(); err != nil {
-		return true, fmt.Errorf("commit: %w", err)
-	}
-	return true, nil
+	return newLockSet()
 }
 
 // isBusy reports SQLite's SQLITE_BUSY and SQLITE_LOCKED (and their extended codes).

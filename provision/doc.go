@@ -39,7 +39,7 @@
 // agent's report committed: CREATING while any replica is being created, ACTIVE when all are,
 // ERROR naming a failed replica, UPDATING while some are stopped or changing state, and
 // DELETING (set by placement) until its last replica is gone. Scaling down or deleting a
-// service removes realized replicas asynchronously (placement.ReplicaRemover). Updating the
+// service removes realized replicas asynchronously (the Placer's ReplicaRemover, set by New). Updating the
 // service after its replica takes the rows in the order VM, service — the reverse of
 // placement's — so a task or report racing a scale of the same service can hit a
 // PostgreSQL deadlock; the loser is retried (tasks by Asynq, reports by the agent's next
@@ -83,7 +83,7 @@
 // defined and shut off; ABSENT = undefined. A reboot is a new generation with desired
 // state RUNNING while the VM's status is REBOOTING: the agent reboots the domain (a running
 // domain at an older generation). It reports reportAssignmentStatus(id, generation, status
-// APPLYING|APPLIED|FAILED, observedState, reason); [ApplyReport] ignores reports for an older
+// APPLYING|APPLIED|FAILED, observedState, reason); [Service.ApplyReport] ignores reports for an older
 // generation, records the rest on the assignment and moves the VM: APPLIED → ACTIVE,
 // STOPPED or finalized delete; FAILED → ERROR with the agent's reason. A report moves the
 // VM only when the VM is waiting for that desired state, so a report about the previous

@@ -14,7 +14,9 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/rowlock"
+	"github.com/virtflow/virtflow/internal/truncate"
 )
 
 // Handlers carry out the VM tasks against the database. Register them with [Handlers.Register]
@@ -64,15 +66,8 @@ func (h *Handlers) ProcessTask(ctx context.Context, t *asynq.Task) error {
 			return err
 		}
 	}
-	tx, err := h.Client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := h.apply(ctx, tx.Client(), act, p); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	_, err = dbtx.Run(ctx, h.Client, func(c *ent.Client) error { return h.apply(ctx, c, act, p) })
+	return err
 }
 
 // apply sets the VM's assignment for act, in the task's transaction.
@@ -157,9 +152,7 @@ func (h *Handlers) Failed(ctx context.Context, t *asynq.Task, err error) {
 	}
 	msg := strings.TrimSuffix(err.Error(), ": "+asynq.SkipRetry.Error())
 	reason := fmt.Sprintf("%s failed after %d attempts: %v", act.verb, retried+1, msg)
-	if len(reason) > 1000 {
-		reason = reason[:1000]
-	}
+	reason = truncate.String(reason, maxReason)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	from := []virtualmachine.Status{act.pending}

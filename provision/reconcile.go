@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/dbtx"
 )
 
 // ReconcileConfig tunes the Reconciler; zero fields take their defaults.
@@ -101,13 +102,17 @@ func (r *Reconciler) Once(ctx context.Context) (requeued, failed int, err error)
 // handle retries or fails one stuck VM in a transaction of its own, audited (system:reconcile:
 // requeueVirtualMachine, failVirtualMachine); again reports a retry.
 func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.VirtualMachine) (again bool, err error) {
+	_, err = dbtx.Run(ctx, r.Client, func(c *ent.Client) error {
+		again, err = retryOrFail(ctx, c, cfg, vm)
+		return err
+	})
+	return again && err == nil, err
+}
+
+// retryOrFail enqueues vm:create again for a VM no worker created yet (at most
+// cfg.MaxRequeue times), else marks the VM ERROR, through c.
+func retryOrFail(ctx context.Context, c *ent.Client, cfg ReconcileConfig, vm *ent.VirtualMachine) (bool, error) {
 	sys := system(ctx)
-	tx, err := r.Client.Tx(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = tx.Rollback() }()
-	c := tx.Client()
 	update := c.VirtualMachine.Update().Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(vm.Status),
 		virtualmachine.StatusChangedAt(vm.StatusChangedAt)).SetStatusChangedAt(time.Now())
 	node := "(none)"
@@ -135,7 +140,7 @@ func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.Vi
 			if err := auditVM(ctx, c, audit.Reconcile, "requeueVirtualMachine", vm); err != nil {
 				return false, err
 			}
-			return true, tx.Commit()
+			return true, nil
 		}
 	}
 	reason := fmt.Sprintf("stuck %s for more than %s", vm.Status, cfg.Deadline)
@@ -158,7 +163,7 @@ func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.Vi
 			return false, err
 		}
 	}
-	return false, tx.Commit()
+	return false, nil
 }
 
 // auditVM writes the audit row of actor's change to a VM through c, the transaction of the

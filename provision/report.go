@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/internal/truncate"
 )
 
 // Report is what a node agent observed of one assignment.
@@ -38,7 +37,7 @@ var waiting = map[assignment.DesiredState][]virtualmachine.Status{
 // generation is VALIDATION on field generation. The VM of the assignment moves as the
 // package documentation says; an APPLIED report of an ABSENT assignment finalizes the
 // delete and returns the assignment as it was before it was deleted.
-func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assignment, error) {
+func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assignment, error) {
 	a, err := client.Assignment.Query().Where(assignment.ID(r.ID)).WithNode().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apierr.NotFound("assignment %d not found", r.ID)
@@ -55,7 +54,7 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 	// As the viewer: an agent may write its own node's assignments only.
 	observed, why := deref(r.ObservedState), deref(r.Reason)
 	n, err := client.Assignment.Update().Where(assignment.ID(a.ID), assignment.Generation(r.Generation)).
-		SetStatus(r.Status).SetObservedState(observed).SetStatusReason(why).Save(ctx)
+		SetStatus(r.Status).SetObservedState(observed).SetStatusReason(truncate.String(why, maxReason)).Save(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +102,7 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 		case assignment.DesiredStateStopped:
 			status, reason = virtualmachine.StatusStopped, "stopped on node "+node
 		case assignment.DesiredStateAbsent:
-			return a, finalize(ctx, client, a, vm)
+			return a, s.finalize(ctx, client, a, vm)
 		}
 	case assignment.StatusFailed:
 		status = virtualmachine.StatusError
@@ -116,12 +115,10 @@ func ApplyReport(ctx context.Context, client *ent.Client, r Report) (*ent.Assign
 	default:
 		return client.Assignment.Get(ctx, a.ID)
 	}
-	if len(reason) > 1000 {
-		reason = reason[:1000]
-	}
+	reason = truncate.String(reason, maxReason)
 	u := client.VirtualMachine.UpdateOne(vm).SetStatusReason(reason)
 	if status != vm.Status {
-		u.SetStatus(status).SetStatusChangedAt(time.Now())
+		u.SetStatus(status).SetStatusChangedAt(s.now())
 	}
 	if err := u.Exec(sys); err != nil {
 		return nil, fmt.Errorf("update VM %d: %w", vm.ID, err)
@@ -152,7 +149,7 @@ func orUnknown(s string) string {
 
 // finalize ends the delete of a VM its agent reports gone: the assignment, then the VM
 // (placement.Placer.DeleteVM gives back what it held), as the system.
-func finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *ent.VirtualMachine) error {
+func (s *Service) finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *ent.VirtualMachine) error {
 	sys := system(ctx)
 	// A replica gone changes its service's count: reconcile the service once this commits.
 	if err := enqueueServiceReconcile(ctx, client, vm.ID); err != nil {
@@ -166,5 +163,8 @@ func finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *en
 	if err := orphanAssignments(ctx, client, vm); err != nil {
 		return err
 	}
-	return placement.Default.DeleteVM(sys, client, vm.ID)
+	return s.placer.DeleteVM(sys, client, vm.ID)
 }
+
+// maxReason is the size in bytes of the status_reason columns (ent/schema).
+const maxReason = 1024

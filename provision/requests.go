@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
@@ -16,7 +15,6 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/outbox"
-	"github.com/virtflow/virtflow/placement"
 )
 
 // system is ctx acting as the provisioning component.
@@ -24,8 +22,8 @@ func system(ctx context.Context) context.Context { return authz.SystemContext(ct
 
 // CreateVM creates and places the VM of input (placement.Placer.CreateVM: INITIALIZING on
 // its node) and records its vm:create task, all in client's transaction.
-func CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
-	vm, err := placement.Default.CreateVM(ctx, client, input)
+func (s *Service) CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
+	vm, err := s.placer.CreateVM(ctx, client, input)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +35,8 @@ func CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMa
 
 // CreateService creates a region service and its replicas (placement.Placer.CreateService)
 // and records a vm:create task for every replica.
-func CreateService(ctx context.Context, client *ent.Client, input ent.CreateRegionServiceInput) (*ent.RegionService, error) {
-	svc, err := placement.Default.CreateService(ctx, client, input)
+func (s *Service) CreateService(ctx context.Context, client *ent.Client, input ent.CreateRegionServiceInput) (*ent.RegionService, error) {
+	svc, err := s.placer.CreateService(ctx, client, input)
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +45,8 @@ func CreateService(ctx context.Context, client *ent.Client, input ent.CreateRegi
 
 // ScaleService scales a region service (placement.Placer.ScaleService) and records a
 // vm:create task for every new replica.
-func ScaleService(ctx context.Context, client *ent.Client, id, replicas int) (*ent.RegionService, error) {
-	svc, err := placement.Default.ScaleService(ctx, client, id, replicas)
+func (s *Service) ScaleService(ctx context.Context, client *ent.Client, id, replicas int) (*ent.RegionService, error) {
+	svc, err := s.placer.ScaleService(ctx, client, id, replicas)
 	if err != nil || svc == nil {
 		return svc, err
 	}
@@ -96,18 +94,18 @@ func enqueue(ctx context.Context, client *ent.Client, kind string, vm int, from 
 
 // Start powers on a STOPPED (or failed) VM: STARTING, then ACTIVE once its agent reports it
 // running. A VM that failed before it was ever created on its node is created again.
-func Start(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
-	return request(ctx, client, id, actions[TypeVMStart])
+func (s *Service) Start(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
+	return s.request(ctx, client, id, actions[TypeVMStart])
 }
 
 // Stop shuts an ACTIVE (or failed) VM down: STOPPING, then STOPPED.
-func Stop(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
-	return request(ctx, client, id, actions[TypeVMStop])
+func (s *Service) Stop(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
+	return s.request(ctx, client, id, actions[TypeVMStop])
 }
 
 // Reboot reboots an ACTIVE VM: REBOOTING, then ACTIVE.
-func Reboot(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
-	return request(ctx, client, id, actions[TypeVMReboot])
+func (s *Service) Reboot(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, error) {
+	return s.request(ctx, client, id, actions[TypeVMReboot])
 }
 
 // loadVM reads the VM as the viewer (NOT_FOUND when it may not see it) with its node and
@@ -142,7 +140,7 @@ func assignmentOf(ctx context.Context, client *ent.Client, vm *ent.VirtualMachin
 
 // request validates a power action against the VM's state, moves the VM to the action's
 // transitional state as the viewer and records the task.
-func request(ctx context.Context, client *ent.Client, id int, act action) (*ent.VirtualMachine, error) {
+func (s *Service) request(ctx context.Context, client *ent.Client, id int, act action) (*ent.VirtualMachine, error) {
 	vm, a, err := loadVM(ctx, client, id)
 	if err != nil {
 		return nil, err
@@ -158,21 +156,21 @@ func request(ctx context.Context, client *ent.Client, id int, act action) (*ent.
 		if act.kind != TypeVMStart {
 			return nil, apierr.Validation("id", "virtual machine %s was never created on a node: start it to try again, or delete it", vm.Name)
 		}
-		return transition(ctx, client, vm, virtualmachine.StatusInitializing,
+		return s.transition(ctx, client, vm, virtualmachine.StatusInitializing,
 			"creation retried: waiting for a worker", func() error { return enqueueCreate(ctx, client, vm.ID, false) })
 	}
-	return transition(ctx, client, vm, act.pending,
+	return s.transition(ctx, client, vm, act.pending,
 		fmt.Sprintf("%s requested: waiting for a worker", act.verb),
 		func() error { return enqueue(ctx, client, act.kind, vm.ID, a.Generation, "") })
 }
 
 // transition moves vm to status as the viewer, only if its status did not change since it
 // was read, then runs then (recording the task) and returns the VM as the viewer sees it.
-func transition(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine, status virtualmachine.Status,
+func (s *Service) transition(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine, status virtualmachine.Status,
 	reason string, then func() error) (*ent.VirtualMachine, error) {
 	n, err := client.VirtualMachine.Update().
 		Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(vm.Status)).
-		SetStatus(status).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(ctx)
+		SetStatus(status).SetStatusReason(reason).SetStatusChangedAt(s.now()).Save(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +201,7 @@ func transition(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine,
 // its node says, freeing its node capacity and its tenant's quota: for a VM whose node is
 // DOWN and will not report. Its assignments stay, desired ABSENT and detached from the VM
 // but naming it (vmID), so the node's agent removes the leftover domain if it comes back.
-func DeleteVM(ctx context.Context, client *ent.Client, id int, force bool) error {
+func (s *Service) DeleteVM(ctx context.Context, client *ent.Client, id int, force bool) error {
 	if force && !authz.FromContext(ctx).Can("ComputeNode", authz.ActWrite) {
 		return apierr.Forbidden("only operators may delete a virtual machine with force")
 	}
@@ -218,7 +216,7 @@ func DeleteVM(ctx context.Context, client *ent.Client, id int, force bool) error
 	// so that a vm:create running now either committed its assignment before (seen below)
 	// or will find the VM gone.
 	if vm.Status != virtualmachine.StatusDeleting {
-		if _, err := transition(ctx, client, vm, virtualmachine.StatusDeleting, "delete requested: waiting for a worker",
+		if _, err := s.transition(ctx, client, vm, virtualmachine.StatusDeleting, "delete requested: waiting for a worker",
 			func() error { return nil }); err != nil {
 			return err
 		}
@@ -235,7 +233,7 @@ func DeleteVM(ctx context.Context, client *ent.Client, id int, force bool) error
 	if err := orphanAssignments(ctx, client, vm); err != nil {
 		return err
 	}
-	return placement.Default.DeleteVM(ctx, client, id)
+	return s.placer.DeleteVM(ctx, client, id)
 }
 
 // orphanAssignments turns every assignment of vm into a desired-ABSENT assignment that no
@@ -257,23 +255,21 @@ func orphanAssignments(ctx context.Context, client *ent.Client, vm *ent.VirtualM
 	return nil
 }
 
-func init() { placement.ReplicaRemover = removeRealizedReplica }
-
-// removeRealizedReplica takes over placement's removal of a region-service replica that is
+// removeRealizedReplica is the Placer's ReplicaRemover: it takes over placement's removal of a region-service replica that is
 // realized on its node (it has an assignment): the replica is deleted like [DeleteVM],
 // asynchronously. Unrealized replicas are left to placement, which deletes them at once.
-func removeRealizedReplica(ctx context.Context, client *ent.Client, vm int) (bool, error) {
+func (s *Service) removeRealizedReplica(ctx context.Context, client *ent.Client, vm int) (bool, error) {
 	realized, err := client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm))).Exist(system(ctx))
 	if err != nil || !realized {
 		return false, err
 	}
-	return true, DeleteVM(ctx, client, vm, false)
+	return true, s.DeleteVM(ctx, client, vm, false)
 }
 
 // DeleteService deletes a region service (placement.Placer.DeleteService). Replicas not yet
 // realized go at once; realized ones are deleted like [DeleteVM], asynchronously (see
 // removeRealizedReplica), and then the service stays DELETING until its last replica is
 // gone, when the replica's final delete takes the service with it.
-func DeleteService(ctx context.Context, client *ent.Client, id int) error {
-	return placement.Default.DeleteService(ctx, client, id)
+func (s *Service) DeleteService(ctx context.Context, client *ent.Client, id int) error {
+	return s.placer.DeleteService(ctx, client, id)
 }

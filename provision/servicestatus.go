@@ -8,6 +8,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/truncate"
 )
 
 // settleService derives the status of the region service VM vm is a replica of from its
@@ -75,9 +76,7 @@ func settle(ctx context.Context, c *ent.Client, svc *ent.RegionService) error {
 			status = regionservice.StatusUpdating
 		}
 	}
-	if len(reason) > 1000 {
-		reason = reason[:1000]
-	}
+	reason = truncate.String(reason, maxReason)
 	if status == svc.Status && reason == svc.StatusReason {
 		return nil
 	}

@@ -13,7 +13,9 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/rowlock"
+	"github.com/virtflow/virtflow/internal/truncate"
 	"github.com/virtflow/virtflow/outbox"
 )
 
@@ -23,7 +25,7 @@ const TypeServiceReconcile = "regionservice:reconcile"
 
 // ServiceBurst is the window in which a region service's reconcile tasks collapse into one:
 // the dedup key names the window, and the task runs at its end.
-var ServiceBurst = 2 * time.Second
+const ServiceBurst = 2 * time.Second
 
 // ServicePayload is the payload of regionservice:reconcile.
 type ServicePayload struct {
@@ -76,27 +78,23 @@ func (h *Handlers) reconcileService(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	sys := system(ctx)
-	tx, err := h.Client.Tx(sys)
+	_, err = dbtx.Run(sys, h.Client, func(c *ent.Client) error {
+		q := c.RegionService.Query().Where(regionservice.ID(p.Service))
+		q.Modify(rowlock.ForUpdate)
+		svc, err := q.Only(sys)
+		if ent.IsNotFound(err) {
+			h.log().Info("reconcile of a region service that is gone: nothing to do", "service", p.Service)
+			return nil
+		}
+		if err == nil {
+			err = settle(ctx, c, svc)
+		}
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	c := tx.Client()
-	q := c.RegionService.Query().Where(regionservice.ID(p.Service))
-	q.Modify(rowlock.ForUpdate)
-	svc, err := q.Only(sys)
-	if ent.IsNotFound(err) {
-		_ = tx.Rollback()
-		h.log().Info("reconcile of a region service that is gone: nothing to do", "service", p.Service)
-		return nil
-	}
-	if err == nil {
-		err = settle(ctx, c, svc)
-	}
-	if err != nil {
-		_ = tx.Rollback()
 		return fmt.Errorf("reconcile region service %d: %w", p.Service, err)
 	}
-	return tx.Commit()
+	return nil
 }
 
 // serviceFailed records, when regionservice:reconcile failed for the last time, why on the
@@ -115,9 +113,7 @@ func (h *Handlers) serviceFailed(ctx context.Context, t *asynq.Task, err error) 
 	}
 	msg := strings.TrimSuffix(err.Error(), ": "+asynq.SkipRetry.Error())
 	reason := fmt.Sprintf("status reconcile failed after %d attempts: %v", retried+1, msg)
-	if len(reason) > 1000 {
-		reason = reason[:1000]
-	}
+	reason = truncate.String(reason, maxReason)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if _, uerr := h.Client.RegionService.Update().Where(regionservice.ID(p.Service)).

@@ -72,8 +72,9 @@ func BinpackConfig() Config {
 	return c
 }
 
-// scorerNamed returns the scorer Config.Weights may name, by its Name.
-func scorerNamed(name string) (Scorer, bool) {
+// scorerByName returns the built-in scorer Config.Weights calls name, if there is one. The
+// set is fixed: a new scorer is added here, not registered from another package's init().
+func scorerByName(name string) (Scorer, bool) {
 	for _, s := range []Scorer{NodeLabelSoftAffinity{}, NodeLabelSoftAntiAffinity{}, SpreadAZ{}, LeastAllocated{}, MostAllocated{}} {
 		if s.Name() == name {
 			return s, true
@@ -97,7 +98,7 @@ func (c *Config) scorers() ([]weighted, error) {
 	slices.Sort(names)
 	out := make([]weighted, 0, len(names))
 	for _, name := range names {
-		s, ok := scorerNamed(name)
+		s, ok := scorerByName(name)
 		if !ok {
 			return nil, fmt.Errorf("scorer %q: %w", name, ErrUnknownScorer)
 		}

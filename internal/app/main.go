@@ -11,7 +11,9 @@ import (
 	"syscall"
 
 	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // Main is the body of a VirtFlow command: it reads the configuration (exit status 2 when it
@@ -25,8 +27,6 @@ func Main(name string, run func(ctx context.Context, cfg config.Config, log *slo
 		os.Exit(2)
 	}
 	log := cfg.Logger(os.Stderr)
-	// The resolvers and workers place VMs through placement.Default.
-	placement.Default = placement.New(placement.Config{Scheduler: cfg.Scheduler()})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err = run(ctx, cfg, log)
 	stop()
@@ -34,4 +34,18 @@ func Main(name string, run func(ctx context.Context, cfg config.Config, log *slo
 		log.Error(name+" stopped with an error", "err", err)
 		os.Exit(1)
 	}
+}
+
+// provisioning is the process's provisioning service: placement as the settings ask
+// (strategy, scorer weights, required quotas). The resolvers place through it, the node
+// monitor's automatic drains through its Placer.
+func provisioning(cfg config.Config) *provision.Service {
+	return provision.New(provision.Config{Placement: placement.Config{Scheduler: cfg.Scheduler()}})
+}
+
+// nodeMonitor is the node monitor's configuration with the process's Placer.
+func nodeMonitor(cfg config.Config, prov *provision.Service) nodemonitor.Config {
+	c := cfg.NodeMonitor()
+	c.Placer = prov.Placer()
+	return c
 }

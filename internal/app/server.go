@@ -29,6 +29,7 @@ import (
 // listening address once requests are served.
 func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr string)) error {
 	start := time.Now()
+	prov := provisioning(cfg)
 	db, err := infra.OpenDatabase(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return err
@@ -65,6 +66,7 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	}
 
 	opts := graph.DefaultOptions()
+	opts.Provision = prov
 	opts.Introspection = cfg.Introspection
 	opts.Live = hub
 	handler := httpapi.New(httpapi.Deps{
@@ -117,7 +119,7 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nodemonitor.Run(ctx, db.Client, redis.Client, cfg.NodeMonitor(), log.With("component", "nodemonitor"))
+			nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov), log.With("component", "nodemonitor"))
 		}()
 	}
 	wg.Add(1)

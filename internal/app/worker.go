@@ -78,7 +78,7 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		nodemonitor.Run(ctx, db.Client, redis.Client, cfg.NodeMonitor(), log.With("component", "nodemonitor"))
+		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, provisioning(cfg)), log.With("component", "nodemonitor"))
 	}()
 	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect,
 		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Log: log})

@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/httpapi"
+	"github.com/virtflow/virtflow/internal/poll"
 )
 
 // fakeCheck is a Checker whose answer the test sets.
@@ -488,18 +489,12 @@ func TestWebsocketGraphQLTransportWS(t *testing.T) {
 	c.Close(websocket.StatusNormalClosure, "")
 
 	// The upgraded request is counted as a 101 on /query.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		_, body := get(t, srv.URL+"/metrics", nil)
-		if strings.Contains(body, `virtflow_http_requests_total{code="101",method="GET",route="/query"} 1`) {
-			break
+	poll.Until(t, 3*time.Second, func() error {
+		if _, body := get(t, srv.URL+"/metrics", nil); !strings.Contains(body, `virtflow_http_requests_total{code="101",method="GET",route="/query"} 1`) {
+			return errors.New("/metrics does not count the websocket request as 101 on /query")
 		}
-		if time.Now().After(deadline) {
-			t.Errorf("/metrics does not count the websocket request as 101 on /query")
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestWebsocketLegacyGraphQLWS(t *testing.T) {

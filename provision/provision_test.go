@@ -1,0 +1,202 @@
+package provision_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/outboxtask"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/placement/placementtest"
+	"github.com/virtflow/virtflow/provision"
+)
+
+// TestMain gives the package its own PostgreSQL database.
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// fixture is a site with one flavor and the provisioning service under test, whose clock
+// stands still at clock.
+type fixture struct {
+	ctx   context.Context
+	c     *ent.Client
+	site  *placementtest.Site
+	flav  *ent.Flavor
+	svc   *provision.Service
+	h     *provision.Handlers
+	clock time.Time
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := placementtest.Ctx()
+	db, err := infra.OpenDatabase(ctx, testdb.DSN(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	site, err := placementtest.Build(ctx, db.Client, placementtest.Spec{Racks: 1, HostsPerRack: 2, CPU: 16, MemoryMB: 65536, DiskGB: 1000})
+	if err != nil {
+		t.Fatalf("build site: %v", err)
+	}
+	f, err := site.Flavor(ctx, 2, 2048, 20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	return &fixture{ctx: ctx, c: db.Client, site: site, flav: f, clock: clock,
+		svc: provision.New(provision.Config{Clock: func() time.Time { return clock }}),
+		h:   &provision.Handlers{Client: db.Client}}
+}
+
+// run runs the VM task kind for vm through the real handler, as a worker would.
+func (f *fixture) run(t *testing.T, kind string, vm int, from int64) {
+	t.Helper()
+	payload, _ := json.Marshal(provision.Payload{VM: vm, From: from})
+	if err := f.h.ProcessTask(f.ctx, asynq.NewTask(kind, payload)); err != nil {
+		t.Fatalf("%s: %v", kind, err)
+	}
+}
+
+func (f *fixture) vm(t *testing.T, id int) *ent.VirtualMachine {
+	t.Helper()
+	vm, err := f.c.VirtualMachine.Get(f.ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vm
+}
+
+func (f *fixture) assignment(t *testing.T, vm int) *ent.Assignment {
+	t.Helper()
+	a, err := f.c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm))).Only(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// tasks counts the recorded tasks of kind for vm.
+func (f *fixture) tasks(t *testing.T, kind string, vm int) int {
+	t.Helper()
+	rows, err := f.c.OutboxTask.Query().Where(outboxtask.Kind(kind)).All(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rows {
+		var p provision.Payload
+		if json.Unmarshal(r.Payload, &p) == nil && p.VM == vm {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fixture) create(t *testing.T, name string) *ent.VirtualMachine {
+	t.Helper()
+	vm, err := f.svc.CreateVM(f.ctx, f.c, ent.CreateVirtualMachineInput{Name: name, TenantID: f.site.Tenant,
+		RegionID: f.site.Region, FlavorID: f.flav.ID})
+	if err != nil {
+		t.Fatalf("CreateVM: %v", err)
+	}
+	return vm
+}
+
+// TestRequestReportDelete walks one VM through the package's paths: the request (placed,
+// INITIALIZING, vm:create recorded), the task (assignment written), the agent's reports
+// (ACTIVE at the service's clock; a failure with a long multi-byte reason), the delete request
+// and the final report that removes the VM.
+func TestRequestReportDelete(t *testing.T) {
+	f := newFixture(t)
+	vm := f.create(t, "walk")
+	if vm.Status != virtualmachine.StatusInitializing || f.tasks(t, provision.TypeVMCreate, vm.ID) == 0 {
+		t.Fatalf("after CreateVM: %s, %d vm:create tasks; want INITIALIZING and a task", vm.Status, f.tasks(t, provision.TypeVMCreate, vm.ID))
+	}
+	f.run(t, provision.TypeVMCreate, vm.ID, 0)
+	a := f.assignment(t, vm.ID)
+	if a.DesiredState != assignment.DesiredStateRunning || a.Generation != 1 || f.vm(t, vm.ID).Status != virtualmachine.StatusCreating {
+		t.Fatalf("after vm:create: assignment %s gen %d, VM %s", a.DesiredState, a.Generation, f.vm(t, vm.ID).Status)
+	}
+	f.run(t, provision.TypeVMCreate, vm.ID, 0) // idempotent
+	if n, _ := f.c.Assignment.Query().Count(f.ctx); n != 1 {
+		t.Fatalf("vm:create twice: %d assignments, want 1", n)
+	}
+
+	running := "running"
+	if _, err := f.svc.ApplyReport(f.ctx, f.c, provision.Report{ID: a.ID, Generation: 1, Status: assignment.StatusApplied, ObservedState: &running}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.vm(t, vm.ID)
+	if got.Status != virtualmachine.StatusActive || !got.StatusChangedAt.Equal(f.clock) {
+		t.Fatalf("after APPLIED: %s at %s; want ACTIVE at the service's clock %s", got.Status, got.StatusChangedAt, f.clock)
+	}
+
+	// A report whose reason has a multi-byte character across every cut: the row is stored
+	// (valid UTF-8, within the column) instead of refused, so the agent does not retry it forever.
+	why := strings.Repeat("é", 700) // 1,400 bytes
+	for _, pad := range []string{"", "x"} {
+		reason := pad + why
+		if _, err := f.svc.ApplyReport(f.ctx, f.c, provision.Report{ID: a.ID, Generation: 1, Status: assignment.StatusFailed, Reason: &reason}); err != nil {
+			t.Fatalf("FAILED report with a %d-byte reason: %v", len(reason), err)
+		}
+		for what, s := range map[string]string{"VM": f.vm(t, vm.ID).StatusReason, "assignment": f.assignment(t, vm.ID).StatusReason} {
+			if !utf8.ValidString(s) || len(s) > 1024 || !strings.Contains(s, "éé") {
+				t.Fatalf("%s reason: %d bytes, valid %v", what, len(s), utf8.ValidString(s))
+			}
+		}
+	}
+
+	if err := f.svc.DeleteVM(f.ctx, f.c, vm.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusDeleting || f.tasks(t, provision.TypeVMDelete, vm.ID) != 1 {
+		t.Fatalf("after DeleteVM: %s, %d vm:delete tasks", got.Status, f.tasks(t, provision.TypeVMDelete, vm.ID))
+	}
+	f.run(t, provision.TypeVMDelete, vm.ID, 1)
+	a = f.assignment(t, vm.ID)
+	if a.DesiredState != assignment.DesiredStateAbsent || a.Generation != 2 {
+		t.Fatalf("after vm:delete: %s gen %d; want ABSENT gen 2", a.DesiredState, a.Generation)
+	}
+	absent := "absent"
+	if _, err := f.svc.ApplyReport(f.ctx, f.c, provision.Report{ID: a.ID, Generation: 2, Status: assignment.StatusApplied, ObservedState: &absent}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := f.c.VirtualMachine.Query().Where(virtualmachine.ID(vm.ID)).Exist(f.ctx); ok {
+		t.Fatal("the VM is still there after its node reported it absent")
+	}
+}
+
+// TestReconcileRequeuesStuckCreate: a VM no worker created within the deadline gets its
+// vm:create enqueued again, then fails once the requeues are spent.
+func TestReconcileRequeuesStuckCreate(t *testing.T) {
+	f := newFixture(t)
+	vm := f.create(t, "stuck")
+	r := &provision.Reconciler{Client: f.c, Config: provision.ReconcileConfig{Deadline: time.Minute, MaxRequeue: 1}}
+	age := func() {
+		f.c.VirtualMachine.UpdateOneID(vm.ID).SetStatusChangedAt(time.Now().Add(-time.Hour)).ExecX(f.ctx)
+	}
+	age()
+	requeued, failed, err := r.Once(f.ctx)
+	if err != nil || requeued != 1 || failed != 0 {
+		t.Fatalf("Once = %d requeued, %d failed, %v; want 1, 0", requeued, failed, err)
+	}
+	if n := f.tasks(t, provision.TypeVMCreate, vm.ID); n != 2 {
+		t.Fatalf("%d vm:create tasks, want the first and its requeue", n)
+	}
+	age()
+	if requeued, failed, err = r.Once(f.ctx); err != nil || requeued != 0 || failed != 1 {
+		t.Fatalf("second Once = %d requeued, %d failed, %v; want 0, 1", requeued, failed, err)
+	}
+	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusError || !strings.Contains(got.StatusReason, "no worker took the request") {
+		t.Fatalf("after the requeues: %s %q", got.Status, got.StatusReason)
+	}
+}

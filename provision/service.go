@@ -1,0 +1,41 @@
+package provision
+
+import (
+	"time"
+
+	"github.com/virtflow/virtflow/placement"
+)
+
+// Config configures a provisioning [Service].
+type Config struct {
+	// Placement configures the Placer the service places through (strategy, weights,
+	// required quotas); its ReplicaRemover is set by New.
+	Placement placement.Config
+	// Clock gives the time of status changes (default time.Now); tests inject their own.
+	Clock func() time.Time
+}
+
+// Service carries out the VM and region-service requests of the API: it places through its
+// Placer and records the tasks the workers run. internal/app constructs one per process and
+// hands it to the GraphQL resolvers; tests construct theirs with New too.
+type Service struct {
+	placer *placement.Placer
+	now    func() time.Time
+}
+
+// New returns a Service over a Placer made from cfg.Placement, whose scale-downs and
+// deletes leave replicas realized on their nodes to the provisioning pipeline (see
+// removeRealizedReplica).
+func New(cfg Config) *Service {
+	s := &Service{now: cfg.Clock}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	pc := cfg.Placement
+	pc.ReplicaRemover = s.removeRealizedReplica
+	s.placer = placement.New(pc)
+	return s
+}
+
+// Placer is the Placer the service places through; drains and explanations use the same one.
+func (s *Service) Placer() *placement.Placer { return s.placer }
