@@ -1,18 +1,28 @@
 package authztest
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/entql"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/infra"
 )
 
 // TestEdgeWriteExploits replays the two reported writes that linked someone else's record:
@@ -430,4 +440,42 @@ func TestWhereEdgesOnlySeeReadableRows(t *testing.T) {
 			t.Errorf("hasTenants: false counts %v, want 0", got)
 		}
 	})
+}
+
+// TestEdgeChecksCostConstantStatements: the edge checks are batched per target type, so a
+// tenant member attaching 1,000 volumes to a VM sends as many SQL statements as attaching 10.
+func TestEdgeChecksCostConstantStatements(t *testing.T) {
+	w := newWorld(t)
+	var n atomic.Int64
+	drv := dialect.DebugWithContext(entsql.OpenDB(dialect.Postgres, w.env.DB.DB), func(context.Context, ...any) { n.Add(1) })
+	db := &infra.Database{Client: ent.NewClient(ent.Driver(drv)), DB: w.env.DB.DB, Dialect: dialect.Postgres}
+	ids := &identity.Service{Client: db.Client, Redis: w.env.Identity.Redis, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	h := gqltest.NewHandler(db, ids, graph.DefaultOptions())
+	member := w.viewer("tenant-member")
+
+	attach := func(count int) int64 {
+		vm := w.newVM(w.tenantA, w.node1)
+		bulk := make([]*ent.VolumeCreate, count)
+		for i := range bulk {
+			bulk[i] = w.c.Volume.Create().SetName(uniq("vol")).SetSizeGB(1).SetTenantID(w.tenantA)
+		}
+		var vols []string
+		for _, v := range w.c.Volume.CreateBulk(bulk...).SaveX(w.ctx) {
+			vols = append(vols, gid(v.ID))
+		}
+		n.Store(0)
+		r := send(t, h, call{token: member.token, query: `mutation($id: ID!, $v: [ID!]) { updateVirtualMachine(id: $id, input: {addVolumeIDs: $v}) { id } }`,
+			vars: map[string]any{"id": gid(vm), "v": vols}})
+		mustData(t, r, nil)
+		if got := w.c.VirtualMachine.GetX(w.ctx, vm).QueryVolumes().CountX(w.ctx); got != count {
+			t.Fatalf("VM %d holds %d volumes, want %d", vm, got, count)
+		}
+		return n.Load()
+	}
+	attach(1) // the token's first use records it: one statement more, once
+	few, many := attach(10), attach(1000)
+	t.Logf("addVolumeIDs as a tenant member: %d SQL statements for 10 volumes, %d for 1,000", few, many)
+	if many > few {
+		t.Errorf("attaching 1,000 volumes sent %d SQL statements, 10 sent %d: the checks are not batched", many, few)
+	}
 }
