@@ -13,10 +13,11 @@ import (
 	entgen "github.com/virtflow/virtflow/ent"
 )
 
-// An edge joins two records, so a mutation that adds, removes or clears one changes both:
+// checkEdges authorizes the other end of every edge mutation m touches. An edge joins two
+// records, so a mutation that adds, removes or clears one changes both:
 // "B's volume now belongs to A's VM" is as much a write of the volume as of the VM. The rule
 // checkMutation applies to the record being changed is therefore applied to the other end
-// of every edge the mutation touches too (checkEdges):
+// of every edge the mutation touches too:
 //
 //   - Linking or unlinking a record — create inputs' xxxIDs and O2M/M2M xxxID, update inputs'
 //     addXxxIDs/removeXxxIDs — needs the viewer to be allowed to write that record: the same
@@ -26,7 +27,9 @@ import (
 //   - References need only be readable: a unique edge stored in the changed record's own row
 //     (its foreign key, so the target's row does not change) into the catalog (a VM's region,
 //     flavor, image), a user (a role binding's or token's user) or the scope the viewer writes
-//     in (its own tenant for tenant roles, its own node for an agent; edgesWithin pins those).
+//     in (its own tenant for tenant roles, its own node for an agent; edgesWithin pins those);
+//     and a tenant, named by a record the viewer writes in full (an operator's notice to a
+//     tenant). A maintainer, who writes only its own records, cannot hand one to a tenant.
 //
 // A refusal is FORBIDDEN and names the edge; nothing is written. The checks cost one query
 // per target type and kind of check (and one per cleared edge), whatever the number of ids.
@@ -121,7 +124,9 @@ func isReference(v *Viewer, typ string, e entgen.EdgeInfo) bool {
 	case slices.Contains(Catalog, e.Target), e.Target == "User":
 		return true
 	case e.Target == "Tenant":
-		return len(v.Domains("tenant", typ, ActWrite)) > 0
+		// An operator addresses a notice, or assigns a network, to any tenant; a tenant role
+		// names its own (edgesWithin); a maintainer cannot hand a record to a tenant.
+		return v.Can(typ, ActWrite) || len(v.Domains("tenant", typ, ActWrite)) > 0
 	case e.Target == "ComputeNode":
 		return len(v.Domains("node", typ, ActWrite)) > 0
 	}

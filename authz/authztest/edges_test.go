@@ -166,11 +166,12 @@ func (v *viewer) mayLink(f edgeInput, o owner) bool {
 }
 
 // reference reports whether f's edge is, for v, a reference that needs only read access:
-// the record's own foreign key into the catalog, a user, or v's own tenant or node.
+// the record's own foreign key into the catalog, a user, v's own tenant or node, or a tenant
+// named by a record v writes in full.
 func (v *viewer) reference(f edgeInput) bool {
 	e := f.info
 	return e.Unique && e.OwnFK && (slices.Contains(catalog, e.Target) || e.Target == "User" ||
-		e.Target == "Tenant" && v.tenantRole != "" && policyModel[v.tenantRole].may(authz.ActWrite, f.src) ||
+		e.Target == "Tenant" && (v.platformMay(authz.ActWrite, f.src) || v.tenantRole != "" && policyModel[v.tenantRole].may(authz.ActWrite, f.src)) ||
 		e.Target == "ComputeNode" && v.agentNode != 0 && policyModel[authz.RoleAgent].may(authz.ActWrite, f.src))
 }
 
