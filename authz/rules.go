@@ -10,7 +10,6 @@ import (
 	"entgo.io/ent/entql"
 
 	"github.com/virtflow/virtflow/apierr"
-	entgen "github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/privacy"
 )
 
@@ -22,48 +21,88 @@ func Policy() ent.Policy {
 	}
 }
 
-// filterQuery allows a read of typ and narrows it to the rows the viewer may see: all rows
-// with a platform role that reads typ; the rows of the viewer's tenants, or of its node for
-// an agent, otherwise. Anything else is FORBIDDEN, and no viewer at all UNAUTHENTICATED.
+// filterQuery allows a read of typ and narrows it to the rows the viewer may see (ReadScope).
 func filterQuery(ctx context.Context, f privacy.Filter) error {
-	v := FromContext(ctx)
-	typ := typeName(f, "Filter")
+	p, all, err := ReadScope(FromContext(ctx), typeName(f, "Filter"))
+	switch {
+	case err != nil:
+		return err
+	case !all:
+		f.Where(p)
+	}
+	return privacy.Allow
+}
+
+// ReadScope says which records of typ v may read: all of them (all) with a platform role that
+// reads typ; otherwise the rows p selects — the rows of the viewer's tenants, or of its node
+// for an agent, and its own user, tokens and role bindings. A type v may not read at all is
+// FORBIDDEN, and no viewer at all UNAUTHENTICATED.
+func ReadScope(v *Viewer, typ string) (p entql.P, all bool, err error) {
 	switch {
 	case v == nil:
-		return apierr.Unauthenticated("sign in: send Authorization: Bearer <token>")
+		return nil, false, apierr.Unauthenticated("sign in: send Authorization: Bearer <token>")
 	case v.Can(typ, ActRead):
-		return privacy.Allow
+		return nil, true, nil
 	}
 	var scopes []entql.P
 	if p := selfScope(typ, v); p != nil {
 		scopes = append(scopes, p)
 	}
-	if ids := v.Domains("tenant", typ, ActRead); len(ids) > 0 {
+	for _, kind := range []string{"tenant", "node"} {
+		ids := v.Domains(kind, typ, ActRead)
+		if len(ids) == 0 {
+			continue
+		}
 		if slices.Contains(Catalog, typ) {
-			return privacy.Allow
+			return nil, true, nil
 		}
-		if p := tenantScope(typ, ids); p != nil {
-			scopes = append(scopes, p)
+		scope := tenantScope
+		if kind == "node" {
+			scope = nodeScope
 		}
-	}
-	if ids := v.Domains("node", typ, ActRead); len(ids) > 0 {
-		if slices.Contains(Catalog, typ) {
-			return privacy.Allow
-		}
-		if p := nodeScope(typ, ids); p != nil {
+		if p := scope(typ, ids); p != nil {
 			scopes = append(scopes, p)
 		}
 	}
 	if len(scopes) == 0 {
-		return apierr.Forbidden("you may not read %s", typ)
+		return nil, false, apierr.Forbidden("you may not read %s", typ)
 	}
-	f.Where(anyOf(scopes))
-	return privacy.Allow
+	return anyOf(scopes), false, nil
 }
 
-// checkMutation allows a write of m's type when a platform role of the viewer writes it;
-// limits it to the viewer's own resources for maintainers (write-own), to the viewer's
-// tenants for tenant roles and to its node for agents; and denies it otherwise.
+// WriteScope says which existing records of typ v may update or delete: all of them (all)
+// for the system and platform roles that write typ; otherwise the rows p selects — those
+// naming the viewer as maintainer (write-own), those of its tenants, or those of its node
+// for an agent. Anything else is FORBIDDEN. It is the decision checkMutation applies to the
+// record being changed and to the records an edge of a mutation links or unlinks.
+func WriteScope(v *Viewer, typ string) (p entql.P, all bool, err error) {
+	switch {
+	case v == nil:
+		return nil, false, apierr.Unauthenticated("sign in: send Authorization: Bearer <token>")
+	case v.IsSystem():
+		return nil, true, nil
+	case v.ReadOnly:
+		return nil, false, apierr.Forbidden("this token is read-only")
+	case v.Can(typ, ActWrite):
+		return nil, true, nil
+	}
+	if v.Can(typ, ActWriteOwn) && v.MaintainerID != 0 {
+		p = maintainedScope(typ, v)
+	} else if ids := v.Domains("tenant", typ, ActWrite); len(ids) > 0 {
+		p = tenantScope(typ, ids)
+	} else if ids := v.Domains("node", typ, ActWrite); len(ids) > 0 {
+		p = nodeScope(typ, ids)
+	}
+	if p == nil {
+		return nil, false, apierr.Forbidden("you may not change %s", typ)
+	}
+	return p, false, nil
+}
+
+// checkMutation checks the record a mutation changes — a create must name one of the
+// viewer's tenants (tenant roles) or its node (agents); an update or delete is narrowed to
+// WriteScope, so rows outside it are not found — and, before that, both ends of every edge
+// the mutation touches (checkEdges).
 func checkMutation(ctx context.Context, m ent.Mutation) error {
 	v := FromContext(ctx)
 	typ := m.Type()
@@ -74,13 +113,14 @@ func checkMutation(ctx context.Context, m ent.Mutation) error {
 		return privacy.Allow
 	case v.ReadOnly:
 		return apierr.Forbidden("this token is read-only")
-	case v.Can(typ, ActWrite):
+	}
+	if err := checkEdges(ctx, m, v); err != nil {
+		return err
+	}
+	if v.Can(typ, ActWrite) {
 		return privacy.Allow
 	}
 	create := m.Op().Is(ent.OpCreate)
-	if err := edgesReadable(ctx, m); err != nil {
-		return err
-	}
 	if v.Can(typ, ActWriteOwn) && v.MaintainerID != 0 && !create {
 		return restrict(ctx, m, maintainedScope(typ, v))
 	}
@@ -109,32 +149,6 @@ func checkMutation(ctx context.Context, m ent.Mutation) error {
 		return restrict(ctx, m, nodeScope(typ, ids))
 	}
 	return apierr.Forbidden("you may not change %s", typ)
-}
-
-// edgesReadable refuses a mutation by a scoped viewer (maintainer, tenant, agent) that links
-// the record to one the viewer cannot read — another tenant's volume, a host's physical port,
-// a node — so nothing can be pulled into a viewer's scope through an edge. Global ids make
-// one lookup per id enough, whatever its type.
-func edgesReadable(ctx context.Context, m ent.Mutation) error {
-	c, ok := m.(interface{ Client() *entgen.Client })
-	if !ok {
-		return apierr.Forbidden("you may not change %s", m.Type())
-	}
-	for _, edge := range m.AddedEdges() {
-		for _, raw := range m.AddedIDs(edge) {
-			id, ok := raw.(int)
-			if !ok {
-				return apierr.Forbidden("you may not set %s %v", edge, raw)
-			}
-			if _, err := c.Client().Noder(ctx, id); err != nil {
-				if entgen.IsNotFound(err) {
-					return apierr.Forbidden("you may not link %s %d", edge, id)
-				}
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // restrict narrows an update or delete to the rows p matches; rows outside it are not found.

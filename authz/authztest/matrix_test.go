@@ -865,22 +865,32 @@ func TestTenantIsolation(t *testing.T) {
 			t.Errorf("virtualMachines(where: {hasTenantWith: {name: A}}) totalCount = %v, want at least 1 (the control)", n)
 		}
 		// A where filter through an edge must not reveal rows the viewer may not read: region
-		// and flavor are catalog records everyone reads, B's VM is not.
+		// and flavor are catalog records everyone reads, B's VM is not. The edge's sub-query
+		// sees only the viewer's rows (graph.whereGuard), so B's VM matches nothing and A's
+		// VM (the control) matches.
+		vmAName := w.c.VirtualMachine.GetX(w.ctx, vmA).Name
 		for _, where := range []string{
 			`{id: $r, hasVirtualMachinesWith: {name: $vm}}`,
 			`{id: $r, hasVirtualMachinesWith: {name: $vm, hasTenantWith: {nameNEQ: ""}}}`,
 		} {
-			// Filtering a readable type through an edge into rows the viewer may not read in
-			// full is refused outright (graph.whereGuard), so nothing is counted.
-			r := w.do(t, memberA, `query($r: ID!, $vm: String!) { regions(where: `+where+`) { totalCount } }`, map[string]any{"r": gid(w.region), "vm": vmBName})
-			if !onlyCode(r, "FORBIDDEN") || strings.Contains(string(r.Data), "totalCount") {
-				t.Errorf("member of A: regions(where: %s) with $vm = the name of B's VM: want FORBIDDEN and no count, got %s %s", where, r.Data, r.ErrorsString())
+			for vm, want := range map[string]float64{vmBName: 0, vmAName: 1} {
+				out := run(t, memberA, `query($r: ID!, $vm: String!) { regions(where: `+where+`) { totalCount } }`, map[string]any{"r": gid(w.region), "vm": vm})
+				if n := num(out, "regions", "totalCount"); n != want {
+					t.Errorf("member of A: regions(where: %s) with $vm = %q: totalCount %v, want %v", where, vm, n, want)
+				}
 			}
 		}
-		r := w.do(t, memberA, `query($f: ID!, $b: String!) { flavors(where: {id: $f, hasVirtualMachinesWith: {hasTenantWith: {name: $b}}}) { totalCount } }`,
-			map[string]any{"f": gid(w.flavor), "b": nameB})
+		for tenant, want := range map[string]float64{nameB: 0, nameA: 1} {
+			out := run(t, memberA, `query($f: ID!, $b: String!) { flavors(where: {id: $f, hasVirtualMachinesWith: {hasTenantWith: {name: $b}}}) { totalCount } }`,
+				map[string]any{"f": gid(w.flavor), "b": tenant})
+			if n := num(out, "flavors", "totalCount"); n != want {
+				t.Errorf("member of A: flavors(where: {hasVirtualMachinesWith: {hasTenantWith: {name: %q}}}): totalCount %v, want %v", tenant, n, want)
+			}
+		}
+		// A type the viewer may not read at all stays off limits.
+		r := w.do(t, memberA, `query($r: ID!) { regions(where: {id: $r, hasClustersWith: {nameNEQ: ""}}) { totalCount } }`, map[string]any{"r": gid(w.region)})
 		if !onlyCode(r, "FORBIDDEN") || strings.Contains(string(r.Data), "totalCount") {
-			t.Errorf("member of A: flavors(where: {hasVirtualMachinesWith: {hasTenantWith: {name: B}}}): want FORBIDDEN and no count, got %s %s", r.Data, r.ErrorsString())
+			t.Errorf("member of A: regions(where: {hasClustersWith: ...}): want FORBIDDEN and no count, got %s %s", r.Data, r.ErrorsString())
 		}
 	})
 	t.Run("node and nodes by id", func(t *testing.T) {
