@@ -155,7 +155,7 @@ func TestRequestReportDelete(t *testing.T) {
 		}
 	}
 
-	if err := f.svc.DeleteVM(f.ctx, f.c, vm.ID); err != nil {
+	if err := f.svc.DeleteVM(f.ctx, f.c, vm.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusDeleting || f.tasks(t, provision.TypeVMDelete, vm.ID) != 1 {
