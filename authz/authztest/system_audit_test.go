@@ -17,6 +17,9 @@ func TestReadmeSystemAuditQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(readme), "What the system did on its own")
+	if !ok {
+		t.Fatal("README: the section on what the system did on its own is gone")
+	}
 	if _, block, ok = strings.Cut(block, "```graphql\n"); !ok {
 		t.Fatal("README: the system audit query is gone")
 	}
