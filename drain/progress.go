@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/internal/dbtx"
 )
 
 // Progress moves every draining node's drain on once, each in a transaction of its own
@@ -31,25 +32,19 @@ func Progress(ctx context.Context, c *ent.Client, now time.Time) (int, error) {
 	}
 	finished := 0
 	for _, id := range ids {
-		tx, err := c.Tx(sys)
+		var done bool
+		_, err := dbtx.Run(sys, c, func(c *ent.Client) error {
+			before, err := c.ComputeNode.Get(sys, id)
+			if err != nil {
+				return fmt.Errorf("read node %d: %w", id, err)
+			}
+			if done, err = progressNode(sys, c, id, now); err != nil || !done {
+				return err
+			}
+			return auditEnd(sys, c, before)
+		})
 		if err != nil {
-			return finished, err
-		}
-		before, err := tx.Client().ComputeNode.Get(sys, id)
-		if err != nil {
-			_ = tx.Rollback()
-			return finished, fmt.Errorf("read node %d: %w", id, err)
-		}
-		done, err := progressNode(sys, tx.Client(), id, now)
-		if err == nil && done {
-			err = auditEnd(sys, tx.Client(), before)
-		}
-		if err != nil {
-			_ = tx.Rollback()
 			return finished, fmt.Errorf("drain progress of node %d: %w", id, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return finished, err
 		}
 		if done {
 			finished++

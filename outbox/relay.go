@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
 
@@ -166,41 +167,39 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	if ok, err := r.client.OutboxTask.Query().Where(due...).Exist(sys); err != nil || !ok {
 		return 0, err
 	}
-	tx, err := r.client.Tx(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	q := tx.OutboxTask.Query().Where(due...).Order(ent.Asc(outboxtask.FieldID)).Limit(r.cfg.Batch)
-	if r.cfg.Dialect == dialect.Postgres {
-		q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
-	}
-	rows, err := q.All(sys)
-	if err != nil {
-		return 0, fmt.Errorf("claim outbox rows: %w", err)
-	}
 	var dispatched []int
 	var failure error
-	for _, row := range rows {
-		if _, err := r.enqueue(ctx, r.asynq, row); err != nil {
-			failure = err
-			msg := truncate.String(err.Error(), 1024) // outbox_tasks.last_error
-			if uerr := tx.OutboxTask.UpdateOneID(row.ID).AddAttempts(1).SetLastError(msg).Exec(sys); uerr != nil {
-				return 0, fmt.Errorf("record relay failure: %w", uerr)
-			}
-			break // Redis is down or refuses: the rest waits for the next round
+	_, err := dbtx.Run(ctx, r.client, func(tx *ent.Client) error {
+		q := tx.OutboxTask.Query().Where(due...).Order(ent.Asc(outboxtask.FieldID)).Limit(r.cfg.Batch)
+		if r.cfg.Dialect == dialect.Postgres {
+			q = q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 		}
-		dispatched = append(dispatched, row.ID)
-	}
-	if len(dispatched) > 0 {
-		err := tx.OutboxTask.Update().Where(outboxtask.IDIn(dispatched...)).
-			SetDispatchedAt(time.Now()).AddAttempts(1).Exec(sys)
+		rows, err := q.All(sys)
 		if err != nil {
-			return 0, fmt.Errorf("mark outbox rows dispatched: %w", err)
+			return fmt.Errorf("claim outbox rows: %w", err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("commit: %w", err)
+		for _, row := range rows {
+			if _, err := r.enqueue(ctx, r.asynq, row); err != nil {
+				failure = err
+				msg := truncate.String(err.Error(), 1024) // outbox_tasks.last_error
+				if uerr := tx.OutboxTask.UpdateOneID(row.ID).AddAttempts(1).SetLastError(msg).Exec(sys); uerr != nil {
+					return fmt.Errorf("record relay failure: %w", uerr)
+				}
+				break // Redis is down or refuses: the rest waits for the next round
+			}
+			dispatched = append(dispatched, row.ID)
+		}
+		if len(dispatched) > 0 {
+			err := tx.OutboxTask.Update().Where(outboxtask.IDIn(dispatched...)).
+				SetDispatchedAt(time.Now()).AddAttempts(1).Exec(sys)
+			if err != nil {
+				return fmt.Errorf("mark outbox rows dispatched: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	return len(dispatched), failure
 }

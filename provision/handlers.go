@@ -171,32 +171,30 @@ func (h *Handlers) Failed(ctx context.Context, t *asynq.Task, err error) {
 // transaction with its service's status and the audit row (system:worker,
 // failVirtualMachine); changed reports whether it was.
 func (h *Handlers) fail(ctx context.Context, id int, from []virtualmachine.Status, reason string) (changed bool, err error) {
-	tx, err := h.Client.Tx(ctx)
-	if err != nil {
-		return false, fmt.Errorf("begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	c := tx.Client()
-	q := c.VirtualMachine.Query().Where(virtualmachine.ID(id))
-	q.Modify(rowlock.ForUpdate)
-	before, err := q.Only(system(ctx))
-	if ent.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	n, err := c.VirtualMachine.Update().
-		Where(virtualmachine.ID(id), virtualmachine.StatusIn(from...)).
-		SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
-	if err != nil || n == 0 {
-		return false, err
-	}
-	if err := settleService(ctx, c, id); err != nil {
-		return false, err
-	}
-	if err := auditVM(ctx, c, audit.Worker, "failVirtualMachine", before); err != nil {
-		return false, err
-	}
-	return true, tx.Commit()
+	_, err = dbtx.Run(ctx, h.Client, func(c *ent.Client) error {
+		q := c.VirtualMachine.Query().Where(virtualmachine.ID(id))
+		q.Modify(rowlock.ForUpdate)
+		before, err := q.Only(system(ctx))
+		if ent.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n, err := c.VirtualMachine.Update().
+			Where(virtualmachine.ID(id), virtualmachine.StatusIn(from...)).
+			SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
+		if err != nil || n == 0 {
+			return err
+		}
+		if err := settleService(ctx, c, id); err != nil {
+			return err
+		}
+		if err := auditVM(ctx, c, audit.Worker, "failVirtualMachine", before); err != nil {
+			return err
+		}
+		changed = true
+		return nil
+	})
+	return changed && err == nil, err
 }
