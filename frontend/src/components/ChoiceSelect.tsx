@@ -46,19 +46,21 @@ export interface StatusFilterProps {
   onChange: (status: string) => void;
   /** The statuses other than DELETED, in the order to offer them. */
   statuses: readonly string[];
+  /** What an option shows; the status in lower case by default. */
+  describe?: (status: string) => string;
 }
 
 /**
  * The status filter of the VM and region-service lists: '' means every status but DELETED,
  * which is offered last on its own.
  */
-export function StatusFilter({ value, onChange, statuses }: StatusFilterProps) {
+export function StatusFilter({ value, onChange, statuses, describe }: StatusFilterProps) {
   return (
     <label>
       Status
       <select value={value} onChange={(e) => onChange(e.target.value)}>
         <option value="">any (not deleted)</option>
-        {statuses.map((s) => <option key={s} value={s}>{s.toLowerCase()}</option>)}
+        {statuses.map((s) => <option key={s} value={s}>{describe ? describe(s) : s.toLowerCase()}</option>)}
         <option value="DELETED">deleted</option>
       </select>
     </label>

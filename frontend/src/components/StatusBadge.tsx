@@ -5,12 +5,15 @@ const tone: Record<string, string> = {
   INITIALIZING: 'busy', CREATING: 'busy', STARTING: 'busy', STOPPING: 'busy', REBOOTING: 'busy',
   DELETING: 'busy', SCALING: 'busy', PENDING: 'busy', IN_PROGRESS: 'busy', DRAINING: 'busy', RESERVED: 'busy',
   UPDATING: 'busy', SCHEDULED: 'busy',
-  STOPPED: 'idle', SHUTOFF: 'idle', UNKNOWN: 'idle', CORDONED: 'warn', ACKNOWLEDGED: 'warn',
+  STOPPED: 'idle', SHUTOFF: 'idle', UNKNOWN: 'unknown', CORDONED: 'warn', ACKNOWLEDGED: 'warn',
   NOT_READY: 'warn', WARNING: 'warn', DEGRADED: 'warn', MINOR: 'warn', MAJOR: 'bad',
   ERROR: 'bad', DOWN: 'bad', FAILED: 'bad', CRITICAL: 'bad', FIRING: 'bad', OPEN: 'bad',
 };
 
-/** The tone (ok, busy, idle, warn, bad) of a status value; unknown values are idle. */
+/**
+ * The tone (ok, busy, idle, warn, bad, unknown) of a status value; UNKNOWN (e.g. a VM whose node
+ * is DOWN) is drawn dashed, values the map does not know are idle.
+ */
 export function statusTone(status: string | null | undefined): string {
   return (status && tone[status.toUpperCase()]) || 'idle';
 }

@@ -3,6 +3,7 @@
 import { Link } from 'react-router';
 import { StatusBadge, statusTone } from '../StatusBadge';
 import { groupByRack, share, shortNodeName, type RackNode } from '../../lib/compute/rack';
+import { unknownExplanation } from '../../lib/compute/vmStatus';
 import { formatNumber, formatSize, formatSizeOf } from '../../lib/format';
 import './virtualRack.css';
 
@@ -34,7 +35,7 @@ function NodeBox({ n }: { n: RackNode }) {
         {n.vms.length === 0 && <li className="vr-empty">no VMs</li>}
         {n.vms.map((v) => (
           <li key={v.id} className={`vr-vm vr-vm-${statusTone(v.status)}`} data-testid="vr-vm" data-vm-id={v.id} data-status={v.status}
-            title={`${v.name} — ${v.status.toLowerCase()}, tenant ${v.tenantName}, ${v.flavorName} (${v.vcpus} vCPU, ${formatSize(v.memoryMB, 'MiB')})`}>
+            title={`${v.name} — ${v.status === 'UNKNOWN' ? unknownExplanation : v.status.toLowerCase()}, tenant ${v.tenantName}, ${v.flavorName} (${v.vcpus} vCPU, ${formatSize(v.memoryMB, 'MiB')})`}>
             <Link to={`/vms/${v.id}`}>{v.name}</Link>
             <span className="vr-tenant">{v.tenantName}</span>
           </li>
@@ -66,7 +67,7 @@ export function VirtualRack({ nodes }: { nodes: RackNode[] }) {
 
 /** The colour key of VM boxes. */
 export function VirtualRackLegend() {
-  const items: [string, string][] = [['ok', 'active'], ['busy', 'in progress'], ['idle', 'stopped'], ['warn', 'warning'], ['bad', 'error']];
+  const items: [string, string][] = [['ok', 'active'], ['busy', 'in progress'], ['idle', 'stopped'], ['warn', 'warning'], ['bad', 'error'], ['unknown', 'unknown (node down)']];
   return (
     <div className="vr-legend" aria-label="Legend">
       {items.map(([tone, label]) => <span key={tone} className={`vr-vm vr-vm-${tone}`}>{label}</span>)}

@@ -19,7 +19,7 @@ export const VMEventFragment = graphql(`
     allocatedDiskGB
     tenant { id name }
     flavor { id name vcpus memoryMB }
-    node @include(if: $infra) { id name }
+    node @include(if: $infra) { id name status }
     cluster @include(if: $infra) { id name }
     regionService { id }
   }

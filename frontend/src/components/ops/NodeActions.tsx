@@ -1,4 +1,5 @@
 // Cordon (with a reason), uncordon and drain a node; the drain's report is shown below the buttons.
+// A node that is not READY cannot confirm its VMs stopped: it is drained with force, once fenced.
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { useMutation } from 'urql';
@@ -6,6 +7,7 @@ import { graphql } from '../../gql';
 import type { DrainNodeMutation } from '../../gql/graphql';
 import { Problem } from '../Problem';
 import { DrainReportView } from './DrainReportView';
+import { drainNeedsForce } from '../../lib/compute/vmStatus';
 
 const CordonDocument = graphql(`
   mutation CordonNode($id: ID!, $reason: String) {
@@ -18,9 +20,9 @@ const UncordonDocument = graphql(`
   }
 `);
 const DrainDocument = graphql(`
-  mutation DrainNode($id: ID!, $timeoutSeconds: Int) {
-    drainNode(id: $id, timeoutSeconds: $timeoutSeconds) {
-      node { id updatedAt schedulable cordonReason drainState drainMessage drainDeadline }
+  mutation DrainNode($id: ID!, $timeoutSeconds: Int, $force: Boolean) {
+    drainNode(id: $id, timeoutSeconds: $timeoutSeconds, force: $force) {
+      node { id updatedAt schedulable cordonReason drainState drainMessage drainDeadline drainForced }
       maintenance { id title status startsAt }
       unmovable { reason virtualMachine { id name status } }
       moving { id name status }
@@ -28,7 +30,7 @@ const DrainDocument = graphql(`
   }
 `);
 
-export function NodeActions({ node }: { node: { id: string; name: string; schedulable: boolean; drainState?: string | null } }) {
+export function NodeActions({ node }: { node: { id: string; name: string; status: string; schedulable: boolean; drainState?: string | null } }) {
   const [reason, setReason] = useState('');
   const [timeoutMin, setTimeoutMin] = useState('30');
   const [report, setReport] = useState<DrainNodeMutation['drainNode'] | null>(null);
@@ -41,10 +43,15 @@ export function NodeActions({ node }: { node: { id: string; name: string; schedu
     e.preventDefault();
     doCordon({ id: node.id, reason: reason.trim() || null }).then((r) => !r.error && setReason(''));
   }
-  async function submitDrain() {
-    if (!window.confirm(`Drain ${node.name}? It is cordoned and its VMs are moved to other nodes.`)) return;
+  const needsForce = drainNeedsForce(node.status);
+  async function submitDrain(force: boolean) {
+    const question = force
+      ? `Drain ${node.name} with force? It is ${node.status.replace(/_/g, ' ').toLowerCase()} and cannot confirm that its VMs stopped: ` +
+        'they are started on other nodes at once, so only do this when the node is fenced (powered off). Its agent removes the old copies if it comes back.'
+      : `Drain ${node.name}? It is cordoned and its VMs are moved to other nodes.`;
+    if (!window.confirm(question)) return;
     const mins = Number(timeoutMin);
-    const r = await doDrain({ id: node.id, timeoutSeconds: Number.isFinite(mins) && mins > 0 ? Math.round(mins * 60) : undefined });
+    const r = await doDrain({ id: node.id, timeoutSeconds: Number.isFinite(mins) && mins > 0 ? Math.round(mins * 60) : undefined, force: force || undefined });
     if (r.data) setReport(r.data.drainNode);
   }
 
@@ -69,7 +76,13 @@ export function NodeActions({ node }: { node: { id: string; name: string; schedu
           Drain timeout (min)
           <input type="number" min={1} value={timeoutMin} style={{ width: '7rem' }} onChange={(e) => setTimeoutMin(e.target.value)} />
         </label>
-        <button type="button" className="danger" disabled={busy || node.drainState === 'DRAINING'} onClick={submitDrain}>Drain</button>
+        <button type="button" className="danger" disabled={busy || node.drainState === 'DRAINING'} onClick={() => submitDrain(false)}>Drain</button>
+        {needsForce && (
+          <button type="button" className="danger" disabled={busy} onClick={() => submitDrain(true)}
+            title="The node cannot confirm its VMs stopped: they are recreated elsewhere at once">
+            Drain with force (node is fenced)
+          </button>
+        )}
       </div>
       <Problem error={cordon.error ?? uncordon.error ?? drain.error} />
       {report && <DrainReportView report={report} />}

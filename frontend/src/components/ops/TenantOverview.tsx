@@ -16,6 +16,7 @@ const TenantCountsDocument = graphql(`
     busy: virtualMachines(where: { statusIn: [INITIALIZING, SCHEDULED, CREATING, STARTING, STOPPING, REBOOTING, DELETING], hasTenantWith: [{ id: $tenantID }] }) { totalCount }
     stopped: virtualMachines(where: { status: STOPPED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
     failed: virtualMachines(where: { status: ERROR, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+    unknown: virtualMachines(where: { status: UNKNOWN, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
     services: regionServices(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
   }
 `);
@@ -53,6 +54,7 @@ export function TenantOverview({ tenant }: { tenant: { id: string; name: string 
         <CountTile label="in progress" count={data?.busy.totalCount} to={vms()} tone="busy" testid="tenant-vms-busy" />
         <CountTile label="stopped" count={data?.stopped.totalCount} to={vms('STOPPED')} testid="tenant-vms-STOPPED" />
         <CountTile label="error" count={data?.failed.totalCount} to={vms('ERROR')} tone="bad" testid="tenant-vms-ERROR" />
+        <CountTile label="unknown (node down)" count={data?.unknown.totalCount} to={vms('UNKNOWN')} tone="warn" testid="tenant-vms-UNKNOWN" />
         <CountTile label="region services" count={data?.services.totalCount} to={`/services?tenant=${encodeURIComponent(tenant.id)}`} testid="tenant-services" />
       </div>
       <h3>Quotas</h3>

@@ -15,6 +15,7 @@ import { useLiveNodes } from '../../components/ops/useLiveNodes';
 import { schedulingLabel } from '../../lib/ops/drain';
 import { formatDateTime, formatSize } from '../../lib/format';
 import { overlay } from '../../lib/ops/live';
+import { vmStatusTitle } from '../../lib/compute/vmStatus';
 import { useAuth } from '../../api/auth';
 import '../../components/ops/ops.css';
 
@@ -100,7 +101,7 @@ export default function NodePage() {
             {vms.map((v) => (
               <tr key={v.id}>
                 <td><Link to={`/vms/${v.id}`}>{v.name}</Link></td>
-                <td><StatusBadge status={v.status} /></td>
+                <td><StatusBadge status={v.status} title={vmStatusTitle(v.status)} /></td>
                 <td><Link to={`/tenants/${v.tenant.id}`}>{v.tenant.name}</Link></td>
                 <td className="num">{v.allocatedVcpus}</td>
                 <td className="num">{formatSize(v.allocatedMemoryMB, 'MiB')}</td>

@@ -12,6 +12,7 @@ import { useVMEvents } from '../../components/compute/vmLive';
 import { useInfraAccess } from '../../components/compute/access';
 import { withEvent } from '../../lib/compute/live';
 import { describePolicy, formatLabels } from '../../lib/compute/policy';
+import { vmStatusTitle } from '../../lib/compute/vmStatus';
 import { formatDateTime, formatSize } from '../../lib/format';
 import '../../components/compute/compute.css';
 
@@ -77,12 +78,18 @@ export default function VMPage() {
       <div className="breadcrumbs"><Link to="/vms">Virtual machines</Link><span>{vm.name}</span></div>
       <div className="spread">
         <h1>
-          {vm.name} <StatusBadge status={vm.status} title={vm.statusReason} />
+          {vm.name} <StatusBadge status={vm.status} title={vmStatusTitle(vm.status, vm.statusReason)} />
         </h1>
         <VMActions vm={vm} onDeleted={() => navigate('/vms')} />
       </div>
       <Problem error={liveError} title="Live updates stopped" />
       <p data-testid="status-reason" className="muted">{vm.statusReason || 'No status reason.'}</p>
+      {vm.status === 'UNKNOWN' && (
+        <p className="small" data-testid="status-unknown">
+          The VM's {vm.node ? <>node <Link to={`/nodes/${vm.node.id}`}>{vm.node.name}</Link></> : 'node'} is DOWN: nobody can tell whether
+          it runs. It reads its real status again when the node reports; an operator can force delete it to free its capacity.
+        </p>
+      )}
       <div className="grid">
         <section className="card">
           <h3>Placement</h3>

@@ -16,6 +16,7 @@ import { useInfraAccess } from '../../components/compute/access';
 import { VMActions } from '../../components/compute/VMActions';
 import { useVMEvents } from '../../components/compute/vmLive';
 import { mergeEvents, unknownIds } from '../../lib/compute/live';
+import { unknownExplanation, vmStatuses, vmStatusTitle } from '../../lib/compute/vmStatus';
 import { formatDateTime } from '../../lib/format';
 import '../../components/compute/compute.css';
 
@@ -35,7 +36,9 @@ const VMsDocument = graphql(`
   }
 `);
 
-export const vmStatuses: VirtualMachineStatus[] = ['INITIALIZING', 'SCHEDULED', 'CREATING', 'ACTIVE', 'STARTING', 'STOPPING', 'STOPPED', 'REBOOTING', 'DELETING', 'ERROR'];
+// The filter's statuses, checked against the API's enum.
+const filterStatuses: readonly VirtualMachineStatus[] = vmStatuses;
+const describeStatus = (s: string) => (s === 'UNKNOWN' ? `unknown (${unknownExplanation})` : s.toLowerCase());
 const orderFields: { value: VirtualMachineOrderField; label: string }[] = [
   { value: 'CREATED_AT', label: 'created' },
   { value: 'NAME', label: 'name' },
@@ -47,7 +50,7 @@ export default function VMsPage() {
   const choices = useChoices();
   const { infra, known } = useInfraAccess();
   const pager = usePager(25);
-  const { status, setStatus, tenant, setTenant, region, setRegion } = useListFilters(vmStatuses);
+  const { status, setStatus, tenant, setTenant, region, setRegion } = useListFilters(filterStatuses);
   const [name, setName] = useState('');
   const [field, setField] = useState<VirtualMachineOrderField>('CREATED_AT');
   const [direction, setDirection] = useState<OrderDirection>('DESC');
@@ -105,7 +108,7 @@ export default function VMsPage() {
           Name contains
           <input value={name} onChange={(e) => setName(e.target.value)} placeholder="web" />
         </label>
-        <StatusFilter value={status} onChange={setStatus} statuses={vmStatuses} />
+        <StatusFilter value={status} onChange={setStatus} statuses={filterStatuses} describe={describeStatus} />
         <ChoiceSelect label="Tenant" value={tenant} onChange={setTenant} options={choices.tenants} empty="any" />
         <ChoiceSelect label="Region" value={region} onChange={setRegion} options={choices.regions} empty="any" />
         <label>
@@ -149,7 +152,7 @@ export default function VMsPage() {
               {shown.map((vm) => (
                 <tr key={vm.id} data-vm-id={vm.id}>
                   <td className="nowrap"><Link to={`/vms/${vm.id}`}>{vm.name}</Link></td>
-                  <td><StatusBadge status={vm.status} title={vm.statusReason} /></td>
+                  <td><StatusBadge status={vm.status} title={vmStatusTitle(vm.status, vm.statusReason)} /></td>
                   <td><Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link></td>
                   <td>{vm.region.name}</td>
                   {infra && <td className="small">
