@@ -3,8 +3,10 @@
 // tenants and quotas, and the virtual machines placed on the hardware. See README.md.
 //
 // This file is the one entry point of code generation: `go generate ./...` regenerates the ent
-// client and the entgql schema (graph/ent.graphqls), then the gqlgen executable schema.
+// client and the entgql schema (graph/ent.graphqls), then the gqlgen executable schema, then the
+// node agent's typed GraphQL client (genqlient.yaml), which reads the schema the steps before write.
 package virtflow
 
 //go:generate go run -mod=mod ./ent/entc.go
 //go:generate go tool gqlgen generate --config gqlgen.yml
+//go:generate go tool genqlient genqlient.yaml

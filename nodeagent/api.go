@@ -7,68 +7,18 @@ import (
 	"strconv"
 )
 
-// Assignment is one assignment of the agent's node as the API returns it, with its VM.
-type Assignment struct {
-	ID            string  `json:"id"`
-	DesiredState  string  `json:"desiredState"` // RUNNING, STOPPED, ABSENT
-	Status        string  `json:"status"`       // PENDING, APPLYING, APPLIED, FAILED
-	ObservedState *string `json:"observedState"`
-	Generation    int64   `json:"generation"`
-	// VMID is the id of the assignment's VM, on the assignment itself: the agent reads it
-	// even when it may no longer read the VM (moved to another node by a drain, or deleted
-	// with force), which is when it must remove the domain.
-	VMID           *int64          `json:"vmID"`
-	VirtualMachine *VirtualMachine `json:"virtualMachine"`
-}
-
-// VirtualMachine is what the agent needs of a VM to build its domain.
-type VirtualMachine struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Flavor struct {
-		VCPUs     int    `json:"vcpus"`
-		MemoryMB  int64  `json:"memoryMB"`
-		DiskGB    int64  `json:"diskGB"`
-		CPUPolicy string `json:"cpuPolicy"` // SHARED or DEDICATED
-	} `json:"flavor"`
-	Image *struct {
-		ID     string `json:"id"`
-		Source string `json:"source"`
-		Format string `json:"format"` // QCOW2, RAW, ISO
-	} `json:"image"`
-	Ports struct {
-		Edges []struct {
-			Node VMPort `json:"node"`
-		} `json:"edges"`
-	} `json:"ports"`
-}
-
-// VMPort is one network port of a VM.
-type VMPort struct {
-	MAC    *string `json:"mac"`
-	VLAN   *int    `json:"vlan"`
-	Driver *string `json:"driver"`
-}
+// The agent's queries and mutations are in operations.graphql; genqlient generates their
+// typed functions and the types they read and send (Assignment, VirtualMachine, VMPort,
+// NodeStatusInput, …) in operations_gen.go from the server's schema, so a schema change the
+// agent does not follow breaks its build.
 
 // AssignmentReport is the observed state of one assignment, sent with reportAssignmentStatus.
 type AssignmentReport struct {
-	ID            string `json:"id"`
-	Generation    int64  `json:"generation"`
-	Status        string `json:"status"` // APPLIED or FAILED
-	ObservedState string `json:"observedState"`
-	Reason        string `json:"reason,omitempty"`
-}
-
-// NodeStatus is one heartbeat, sent with reportNodeStatus.
-type NodeStatus struct {
-	NodeID           string  `json:"nodeID"`
-	CPUCapacity      int     `json:"cpuCapacity"`
-	MemoryCapacityMB int     `json:"memoryCapacityMB"`
-	DiskCapacityGB   *int    `json:"diskCapacityGB,omitempty"`
-	AgentVersion     string  `json:"agentVersion,omitempty"`
-	Healthy          bool    `json:"healthy"`
-	Message          *string `json:"message,omitempty"`
-	RequestCordon    bool    `json:"requestCordon"`
+	ID            string
+	Generation    int64
+	Status        string // APPLIED or FAILED
+	ObservedState string
+	Reason        string
 }
 
 // ErrNoNode is returned when the token does not identify exactly one node.
@@ -77,96 +27,61 @@ var ErrNoNode = errors.New("nodeagent: the token does not identify exactly one c
 // discoverNode returns the id of the only compute node the token can read: an agent token
 // sees its own node and nothing else.
 func (c *Client) discoverNode(ctx context.Context) (string, error) {
-	var out struct {
-		ComputeNodes struct {
-			Edges []struct {
-				Node struct {
-					ID string `json:"id"`
-				} `json:"node"`
-			} `json:"edges"`
-		} `json:"computeNodes"`
-	}
-	if err := c.Do(ctx, `{ computeNodes(first: 2) { edges { node { id } } } }`, nil, &out); err != nil {
+	out, err := discoverNode(ctx, c)
+	if err != nil {
 		return "", fmt.Errorf("discover node: %w", err)
 	}
-	if len(out.ComputeNodes.Edges) != 1 {
+	edges := out.ComputeNodes.Edges
+	if len(edges) != 1 || edges[0] == nil || edges[0].Node == nil {
 		return "", ErrNoNode
 	}
-	return out.ComputeNodes.Edges[0].Node.ID, nil
+	return edges[0].Node.Id, nil
 }
-
-// assignmentsQuery reads one page of a node's assignments with everything realize needs.
-const assignmentsQuery = `query($node: ID!, $after: Cursor) {
-  node(id: $node) { ... on ComputeNode {
-    assignments(first: 500, after: $after) {
-      pageInfo { hasNextPage endCursor }
-      edges { node {
-        id desiredState status observedState generation vmID
-        virtualMachine {
-          id name
-          flavor { vcpus memoryMB diskGB cpuPolicy }
-          image { id source format }
-          ports(first: 32) { edges { node { mac vlan driver } } }
-        }
-      } }
-    }
-  } }
-}`
 
 // assignments reads all assignments of node, page by page.
 func (c *Client) assignments(ctx context.Context, node string) ([]Assignment, error) {
 	var all []Assignment
-	var after any
+	var after *string
 	for {
-		var out struct {
-			Node *struct {
-				Assignments struct {
-					PageInfo struct {
-						HasNextPage bool    `json:"hasNextPage"`
-						EndCursor   *string `json:"endCursor"`
-					} `json:"pageInfo"`
-					Edges []struct {
-						Node Assignment `json:"node"`
-					} `json:"edges"`
-				} `json:"assignments"`
-			} `json:"node"`
-		}
-		if err := c.Do(ctx, assignmentsQuery, map[string]any{"node": node, "after": after}, &out); err != nil {
+		out, err := assignmentsPage(ctx, c, node, after)
+		if err != nil {
 			return nil, fmt.Errorf("read assignments: %w", err)
 		}
-		if out.Node == nil {
+		var cn *assignmentsPageNodeComputeNode
+		if out.Node != nil {
+			cn, _ = (*out.Node).(*assignmentsPageNodeComputeNode)
+		}
+		if cn == nil {
 			return nil, fmt.Errorf("read assignments: node %s not found", node)
 		}
-		for _, e := range out.Node.Assignments.Edges {
-			all = append(all, e.Node)
+		for _, e := range cn.Assignments.Edges {
+			if e != nil && e.Node != nil {
+				all = append(all, e.Node.Assignment)
+			}
 		}
-		pi := out.Node.Assignments.PageInfo
+		pi := cn.Assignments.PageInfo
 		if !pi.HasNextPage || pi.EndCursor == nil {
 			return all, nil
 		}
-		after = *pi.EndCursor
+		after = pi.EndCursor
 	}
 }
 
 // reportAssignment sends r with reportAssignmentStatus.
 func (c *Client) reportAssignment(ctx context.Context, r AssignmentReport) error {
-	in := map[string]any{"id": r.ID, "generation": r.Generation, "status": r.Status, "observedState": r.ObservedState}
+	in := AssignmentStatusInput{Id: r.ID, Generation: int(r.Generation), Status: AssignmentStatus(r.Status), ObservedState: &r.ObservedState}
 	if r.Reason != "" {
-		in["reason"] = r.Reason
+		in.Reason = &r.Reason
 	}
-	err := c.Do(ctx, `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id } }`,
-		map[string]any{"in": in}, nil)
-	if err != nil {
+	if _, err := reportAssignmentStatus(ctx, c, in); err != nil {
 		return fmt.Errorf("report assignment %s: %w", r.ID, err)
 	}
 	return nil
 }
 
 // reportNode sends one heartbeat.
-func (c *Client) reportNode(ctx context.Context, s NodeStatus) error {
-	err := c.Do(ctx, `mutation($in: NodeStatusInput!) { reportNodeStatus(input: $in) { id } }`,
-		map[string]any{"in": s}, nil)
-	if err != nil {
+func (c *Client) reportNode(ctx context.Context, s NodeStatusInput) error {
+	if _, err := reportNodeStatus(ctx, c, s); err != nil {
 		return fmt.Errorf("report node status: %w", err)
 	}
 	return nil

@@ -8,9 +8,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/Khan/genqlient/graphql"
 )
 
-// Client is a small GraphQL-over-HTTP client carrying the agent's bearer token.
+// Client is a small GraphQL-over-HTTP client carrying the agent's bearer token. It implements
+// graphql.Client for the operations genqlient generates from operations.graphql.
 type Client struct {
 	URL   string
 	Token string
@@ -42,28 +45,29 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Do runs one query or mutation and decodes its data into out (which may be nil).
-func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out any) error {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+// MakeRequest sends req and decodes its data into resp.Data: Client is the graphql.Client of
+// the generated operations (operations_gen.go). A response with errors returns an *Error.
+func (c *Client) MakeRequest(ctx context.Context, req *graphql.Request, resp *graphql.Response) error {
+	body, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.Token)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Authorization", "Bearer "+c.Token)
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	resp, err := hc.Do(req)
+	hresp, err := hc.Do(hreq)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	defer hresp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(hresp.Body, 32<<20))
 	if err != nil {
 		return fmt.Errorf("read response: %w", err)
 	}
@@ -72,15 +76,22 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out 
 		Errors []GraphQLError  `json:"errors"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, raw)
+		return fmt.Errorf("HTTP %d: %.200s", hresp.StatusCode, raw)
 	}
 	if len(r.Errors) > 0 {
 		return &Error{Errors: r.Errors}
 	}
-	if out != nil {
-		if err := json.Unmarshal(r.Data, out); err != nil {
+	if resp != nil && resp.Data != nil {
+		if err := json.Unmarshal(r.Data, resp.Data); err != nil {
 			return fmt.Errorf("decode data: %w", err)
 		}
 	}
 	return nil
+}
+
+// Do runs one query or mutation given as text and decodes its data into out (which may be
+// nil). The agent itself uses the generated operations; Do is for tests and tools that send
+// documents of their own.
+func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out any) error {
+	return c.MakeRequest(ctx, &graphql.Request{Query: query, Variables: vars}, &graphql.Response{Data: out})
 }

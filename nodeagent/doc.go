@@ -20,4 +20,8 @@
 //   - watch.go: it subscribes to assignmentChanged over graphql-transport-ws (coder/websocket)
 //     and runs a resync as soon as one of its assignments changes; the periodic resync is
 //     the safety net when the subscription is down.
+//
+// Its GraphQL documents are in operations.graphql; genqlient generates typed functions and
+// the types they read and send (Assignment, VirtualMachine, NodeStatusInput, …) from the
+// server's schema into operations_gen.go, which [Client] serves as a graphql.Client.
 package nodeagent

@@ -21,7 +21,7 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 		return
 	}
 	name := hypervisor.DomainName(vmID)
-	log := ag.log.With("assignment", a.ID, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
+	log := ag.log.With("assignment", a.Id, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
 	err := ag.apply(ctx, a, name, dom, pinned, pinErr)
 	b := newBackOff(ag.cfg.RetryDelay, 30*time.Second)
 	for attempt := 1; err != nil && attempt < ag.cfg.Attempts && retriable(err, pinErr) && ctx.Err() == nil; attempt++ {
@@ -128,12 +128,12 @@ func observed(dom *hypervisor.Domain) string {
 // assignment is reported once, not on every resync. After work (a reboot ends where it
 // began: running) the report always goes, whatever the API shows.
 func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason string, acted bool) {
-	r := AssignmentReport{ID: a.ID, Generation: a.Generation, Status: status, ObservedState: obs, Reason: reason}
+	r := AssignmentReport{ID: a.Id, Generation: a.Generation, Status: status, ObservedState: obs, Reason: reason}
 	if !acted && status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
 		return
 	}
 	ag.mu.Lock()
-	last, ok := ag.reported[a.ID]
+	last, ok := ag.reported[a.Id]
 	ag.mu.Unlock()
 	if ok && last == r {
 		return
@@ -141,10 +141,10 @@ func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason s
 	err := ag.api.reportAssignment(ctx, r)
 	if err == nil {
 		ag.mu.Lock()
-		ag.reported[a.ID] = r
+		ag.reported[a.Id] = r
 		ag.mu.Unlock()
 	} else if ctx.Err() == nil {
-		ag.log.Warn("report failed", "assignment", a.ID, "err", err)
+		ag.log.Warn("report failed", "assignment", a.Id, "err", err)
 	}
 	if ag.cfg.OnReport != nil {
 		ag.cfg.OnReport(r, err)

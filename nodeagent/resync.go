@@ -62,7 +62,7 @@ func (ag *Agent) Resync(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ag.realize(ctx, a, id, dom, pins[a.ID], pinErrs[a.ID])
+			ag.realize(ctx, a, id, dom, pins[a.Id], pinErrs[a.Id])
 		}()
 	}
 	wg.Wait()
@@ -75,13 +75,13 @@ func (ag *Agent) Resync(ctx context.Context) error {
 // was deleted with force, yet must still remove what it is no longer assigned.
 func assignedVM(a Assignment) (id int64, ok bool, err error) {
 	switch {
-	case a.VMID != nil:
-		if *a.VMID <= 0 {
-			return 0, true, fmt.Errorf("VM id %d: not a positive integer", *a.VMID)
+	case a.VmID != nil:
+		if *a.VmID <= 0 {
+			return 0, true, fmt.Errorf("VM id %d: not a positive integer", *a.VmID)
 		}
-		return *a.VMID, true, nil
+		return int64(*a.VmID), true, nil
 	case a.VirtualMachine != nil:
-		id, err := vmID(a.VirtualMachine.ID)
+		id, err := vmID(a.VirtualMachine.Id)
 		return id, true, err
 	}
 	return 0, false, nil
@@ -95,7 +95,7 @@ func sortedByVM(as []Assignment) []Assignment {
 			out = append(out, a)
 		}
 	}
-	key := func(a Assignment) int64 { n, _ := strconv.ParseInt(a.VirtualMachine.ID, 10, 64); return n }
+	key := func(a Assignment) int64 { n, _ := strconv.ParseInt(a.VirtualMachine.Id, 10, 64); return n }
 	slices.SortFunc(out, func(x, y Assignment) int { return int(key(x) - key(y)) })
 	return out
 }

@@ -3,7 +3,6 @@ package nodeagent
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/virtflow/virtflow/hypervisor"
 )
@@ -14,16 +13,16 @@ func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, err
 	vm := a.VirtualMachine
 	if vm == nil {
 		return hypervisor.DomainSpec{}, fmt.Errorf("assignment %s asks for %s but its VM is not on this node: %w",
-			a.ID, a.DesiredState, hypervisor.ErrInvalidSpec)
+			a.Id, a.DesiredState, hypervisor.ErrInvalidSpec)
 	}
-	id, err := vmID(vm.ID)
+	id, err := vmID(vm.Id)
 	if err != nil {
 		return hypervisor.DomainSpec{}, err
 	}
 	spec := hypervisor.DomainSpec{
 		VMID:       id,
 		Generation: a.Generation,
-		VCPUs:      vm.Flavor.VCPUs,
+		VCPUs:      vm.Flavor.Vcpus,
 		MemoryMiB:  vm.Flavor.MemoryMB,
 		PinnedCPUs: pinned,
 	}
@@ -31,22 +30,25 @@ func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, err
 		// The root disk is prepared on the host (from the image) by what provisions volumes;
 		// the agent only attaches it.
 		d := hypervisor.Disk{Path: filepath.Join(ag.cfg.DiskDir, hypervisor.DomainName(id)+".qcow2")}
-		if vm.Image != nil && vm.Image.Format == "ISO" {
+		if vm.Image != nil && vm.Image.Format == ImageFormatIso {
 			d = hypervisor.Disk{Path: filepath.Join(ag.cfg.DiskDir, hypervisor.DomainName(id)+".iso"), Format: "raw", Bus: "sata", Device: "cdrom"}
 		}
 		spec.Disks = append(spec.Disks, d)
 	}
 	for _, e := range vm.Ports.Edges {
+		if e == nil || e.Node == nil {
+			continue
+		}
 		p := e.Node
-		if p.MAC == nil || *p.MAC == "" {
+		if p.Mac == nil || *p.Mac == "" {
 			continue // a port without an address is not plugged in yet
 		}
-		nic := hypervisor.NIC{MAC: *p.MAC, Network: ag.cfg.DefaultNetwork}
+		nic := hypervisor.NIC{MAC: *p.Mac, Network: ag.cfg.DefaultNetwork}
 		if p.Driver != nil {
 			nic.Model = *p.Driver
 		}
-		if p.VLAN != nil && ag.cfg.BridgeFormat != "" {
-			nic.Network, nic.Bridge = "", fmt.Sprintf(ag.cfg.BridgeFormat, *p.VLAN)
+		if p.Vlan != nil && ag.cfg.BridgeFormat != "" {
+			nic.Network, nic.Bridge = "", fmt.Sprintf(ag.cfg.BridgeFormat, *p.Vlan)
 		}
 		spec.NICs = append(spec.NICs, nic)
 	}
@@ -58,7 +60,7 @@ func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, err
 
 // dedicated reports whether a's VM has a dedicated CPU policy (its vCPUs are pinned).
 func dedicated(a Assignment) bool {
-	return a.VirtualMachine != nil && strings.EqualFold(a.VirtualMachine.Flavor.CPUPolicy, "DEDICATED")
+	return a.VirtualMachine != nil && a.VirtualMachine.Flavor.CpuPolicy == FlavorCPUPolicyDedicated
 }
 
 // pinCPUs hands out host CPUs to the dedicated VMs among as, in VM id order so that the
@@ -71,9 +73,9 @@ func pinCPUs(as []Assignment, hostCPUs, reserved int) (map[string][]int, map[str
 		if !dedicated(a) || a.DesiredState == "ABSENT" {
 			continue
 		}
-		n := a.VirtualMachine.Flavor.VCPUs
+		n := a.VirtualMachine.Flavor.Vcpus
 		if next+n > hostCPUs {
-			errs[a.ID] = fmt.Errorf("no free host CPUs to pin %d dedicated vCPUs (host has %d, %d reserved, %d pinned already)",
+			errs[a.Id] = fmt.Errorf("no free host CPUs to pin %d dedicated vCPUs (host has %d, %d reserved, %d pinned already)",
 				n, hostCPUs, reserved, next-reserved)
 			continue
 		}
@@ -82,7 +84,7 @@ func pinCPUs(as []Assignment, hostCPUs, reserved int) (map[string][]int, map[str
 			cpus[i] = next + i
 		}
 		next += n
-		pins[a.ID] = cpus
+		pins[a.Id] = cpus
 	}
 	return pins, errs
 }

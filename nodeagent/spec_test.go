@@ -9,10 +9,10 @@ import (
 )
 
 func vmAssignment(id, vmID string, vcpus int, policy, desired string) Assignment {
-	a := Assignment{ID: id, DesiredState: desired, Generation: 3, VirtualMachine: &VirtualMachine{ID: vmID}}
-	a.VirtualMachine.Flavor.VCPUs = vcpus
+	a := Assignment{Id: id, DesiredState: AssignmentDesiredState(desired), Generation: 3, VirtualMachine: &VirtualMachine{Id: vmID}}
+	a.VirtualMachine.Flavor.Vcpus = vcpus
 	a.VirtualMachine.Flavor.MemoryMB = 2048
-	a.VirtualMachine.Flavor.CPUPolicy = policy
+	a.VirtualMachine.Flavor.CpuPolicy = FlavorCPUPolicy(policy)
 	return a
 }
 
@@ -47,15 +47,10 @@ func TestSpecFor(t *testing.T) {
 	mac, vlan, driver := "52:54:00:AA:BB:01", 100, "e1000"
 	mac2 := "52:54:00:aa:bb:02"
 	a.VirtualMachine.Ports.Edges = append(a.VirtualMachine.Ports.Edges,
-		struct {
-			Node VMPort `json:"node"`
-		}{VMPort{MAC: &mac, VLAN: &vlan, Driver: &driver}},
-		struct {
-			Node VMPort `json:"node"`
-		}{VMPort{MAC: &mac2}},
-		struct {
-			Node VMPort `json:"node"`
-		}{VMPort{}}, // no MAC yet: left out
+		&VMPortEdge{Node: &VMPort{Mac: &mac, Vlan: &vlan, Driver: &driver}},
+		&VMPortEdge{Node: &VMPort{Mac: &mac2}},
+		&VMPortEdge{Node: &VMPort{}}, // no MAC yet: left out
+		nil,
 	)
 	a.VirtualMachine.Flavor.DiskGB = 20
 	spec, err := ag.specFor(a, []int{4, 5})
@@ -89,7 +84,7 @@ func TestSettled(t *testing.T) {
 		{"STOPPED", off, true}, {"STOPPED", run, false},
 		{"ABSENT", nil, true}, {"ABSENT", off, false},
 	} {
-		a := Assignment{DesiredState: c.desired, Generation: 3}
+		a := Assignment{DesiredState: AssignmentDesiredState(c.desired), Generation: 3}
 		if got := settled(a, c.dom); got != c.want {
 			t.Errorf("settled(%s, %+v) = %v, want %v", c.desired, c.dom, got, c.want)
 		}

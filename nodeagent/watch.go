@@ -79,9 +79,15 @@ func (ag *Agent) subscribe(ctx context.Context, kick func()) error {
 	if ack.Type != "connection_ack" {
 		return fmt.Errorf("connection_init: got %s %s", ack.Type, ack.Payload)
 	}
+	// The document is genqlient's (operations.graphql), so it is checked against the schema
+	// at generation time; the connection stays hand-written: genqlient's websocket client
+	// (graphql.NewClientUsingWebSocket) wants a gorilla-style dialer rather than the
+	// coder/websocket one used here with the agent's HTTP client, does not answer the
+	// server's pings, and runs goroutines of its own that this loop would have to stop.
 	sub, _ := json.Marshal(map[string]any{
-		"query":     `subscription($node: ID!) { assignmentChanged(nodeID: $node) { id generation } }`,
-		"variables": map[string]any{"node": ag.NodeID()},
+		"query":         assignmentChanged_Operation,
+		"operationName": "assignmentChanged",
+		"variables":     map[string]any{"node": ag.NodeID()},
 	})
 	if err := send(wsMessage{ID: "1", Type: "subscribe", Payload: sub}); err != nil {
 		return err
