@@ -37,5 +37,9 @@ func New(cfg Config) *Service {
 	return s
 }
 
+// Clock is the service's clock; internal/app gives it to the task handlers, the reconcile
+// loop and the node monitor so that every status change of a process is dated by one clock.
+func (s *Service) Clock() func() time.Time { return s.now }
+
 // Placer is the Placer the service places through; drains and explanations use the same one.
 func (s *Service) Placer() *placement.Placer { return s.placer }

@@ -109,7 +109,7 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 				errc <- err
 				return
 			}
-			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4,
+			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4, Clock: prov.Clock(),
 				Reconcile: rec, Log: log.With("component", "worker")}
 			if err := worker.Run(ctx, wcfg); err != nil {
 				errc <- err

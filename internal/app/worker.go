@@ -76,11 +76,12 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// server; the monitor runs in the one worker holding its lease.
 	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
 	wg.Add(1)
+	prov := provisioning(cfg)
 	go func() {
 		defer wg.Done()
-		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, provisioning(cfg)), log.With("component", "nodemonitor"))
+		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov), log.With("component", "nodemonitor"))
 	}()
-	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect,
+	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Clock: prov.Clock(),
 		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Log: log})
 }
 
