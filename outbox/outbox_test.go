@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/outbox"
 )
@@ -237,17 +238,13 @@ func TestSQLiteAndRun(t *testing.T) {
 	inTx(t, db.Client, true, outbox.Task{Kind: "test:embedded", Queue: "q1"})
 	in := asynq.NewInspector(rd.Asynq)
 	defer in.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, func() error {
 		info, err := in.GetQueueInfo("q1")
 		if err == nil && info.Size == 1 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task not relayed (woken by the commit, poll 1 h): %v %+v", err, info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("task not relayed (woken by the commit, poll 1 h): %v %+v", err, info)
+	})
 	cancel()
 	<-done
 	purger := outbox.NewRelay(db.Client, rd.Asynq, outbox.Config{Dialect: db.Dialect, Purge: time.Nanosecond})
