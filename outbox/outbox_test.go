@@ -253,6 +253,38 @@ func TestSQLiteAndRun(t *testing.T) {
 	}
 }
 
+// TestEachRelayWokenByItsCommits: of two relays polling once an hour, each on a client of its
+// own, the one whose client commits a task is woken every time: the other cannot take its
+// wake-up. (A process-wide wake signal shared by every relay went to whichever waited
+// longest, so the relay of the committing client slept on every other commit.)
+func TestEachRelayWokenByItsCommits(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	clients := []*ent.Client{postgres(t).Client, postgres(t).Client}
+	queues := []string{queue(t), queue(t)}
+	var done []chan struct{}
+	defer func() {
+		cancel()
+		for _, d := range done {
+			<-d
+		}
+	}()
+	for i, c := range clients {
+		r := outbox.NewRelay(c, realRedis(t), outbox.Config{Dialect: dialect.Postgres, Poll: time.Hour, Queues: queues[i : i+1]})
+		d := make(chan struct{})
+		done = append(done, d)
+		go func() { defer close(d); r.Run(ctx) }()
+	}
+	for round := 1; round <= 3; round++ {
+		inTx(t, clients[1], true, outbox.Task{Kind: "test:woken", Queue: queues[1], Payload: []byte(fmt.Sprint(round))})
+		poll.Until(t, 10*time.Second, func() error {
+			if n := len(tasksIn(t, queues[1])); n != round {
+				return fmt.Errorf("round %d: queue holds %d tasks: the relay of the committing client was not woken", round, n)
+			}
+			return nil
+		})
+	}
+}
+
 // BenchmarkRelay measures how fast one relay moves committed rows from PostgreSQL to a real
 // Redis, in batches of 100.
 func BenchmarkRelay(b *testing.B) {

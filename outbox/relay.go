@@ -14,6 +14,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/internal/dbtx"
@@ -86,11 +87,54 @@ type Relay struct {
 	redis  asynq.RedisConnOpt
 	asynq  *asynq.Client
 	cfg    Config
+	// wake is signalled when a transaction that recorded a task through client commits.
+	wake chan struct{}
 }
 
-// NewRelay returns a relay from the database of client to the Redis of redis.
+// NewRelay returns a relay from the database of client to the Redis of redis. It installs a
+// hook on client's outbox rows that wakes the relay as soon as a task recorded through client
+// (or a transaction of it) is committed, instead of at its next Poll. Make the relays of a
+// process before it starts serving: ent's Use is not safe while the client is in use.
 func NewRelay(client *ent.Client, redis asynq.RedisConnOpt, cfg Config) *Relay {
-	return &Relay{client: client, redis: redis, asynq: asynq.NewClient(redis), cfg: cfg.withDefaults()}
+	r := &Relay{client: client, redis: redis, asynq: asynq.NewClient(redis), cfg: cfg.withDefaults(),
+		wake: make(chan struct{}, 1)}
+	client.OutboxTask.Use(r.wakeOnCommit)
+	return r
+}
+
+// signal wakes the relay; a wake already pending is enough.
+func (r *Relay) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wakeOnCommit is the hook NewRelay installs: once a row is created, it wakes the relay
+// when the row's transaction commits (never if it rolls back), or at once outside a
+// transaction.
+func (r *Relay) wakeOnCommit(next ent.Mutator) ent.Mutator {
+	return hook.OutboxTaskFunc(func(ctx context.Context, m *ent.OutboxTaskMutation) (ent.Value, error) {
+		v, err := next.Mutate(ctx, m)
+		if err != nil || !m.Op().Is(ent.OpCreate) {
+			return v, err
+		}
+		tx, terr := m.Tx()
+		if terr != nil {
+			r.signal()
+			return v, err
+		}
+		tx.OnCommit(func(next ent.Committer) ent.Committer {
+			return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+				cerr := next.Commit(ctx, tx)
+				if cerr == nil {
+					r.signal()
+				}
+				return cerr
+			})
+		})
+		return v, err
+	})
 }
 
 // TaskID is the Asynq task id of an outbox row: its dedup key, or "outbox:<id>".
@@ -148,7 +192,7 @@ func (r *Relay) Run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
-		case <-wake:
+		case <-r.wake:
 			t.Stop()
 		}
 	}
