@@ -285,6 +285,27 @@ func TestEachRelayWokenByItsCommits(t *testing.T) {
 	}
 }
 
+// TestRelayClock: a delayed task is relayed once the relay's clock reaches its time, not
+// before; tests drive that clock instead of waiting.
+func TestRelayClock(t *testing.T) {
+	db := postgres(t)
+	q := queue(t)
+	inTx(t, db.Client, true, outbox.Task{Kind: "test:later", Queue: q, Delay: time.Hour})
+	now := time.Now().Truncate(time.Microsecond) // as PostgreSQL stores it
+	r := outbox.NewRelay(db.Client, realRedis(t), outbox.Config{Dialect: db.Dialect, Queues: []string{q},
+		Clock: func() time.Time { return now }})
+	if n, err := r.Once(context.Background()); err != nil || n != 0 {
+		t.Fatalf("Once before the delay: %d, %v; want nothing relayed", n, err)
+	}
+	now = now.Add(time.Hour + time.Minute)
+	if n, err := r.Once(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Once after the delay by the relay's clock: %d, %v; want the task relayed", n, err)
+	}
+	if got := db.Client.OutboxTask.Query().Where(outboxtask.Queue(q)).OnlyX(sys()); got.DispatchedAt == nil || !got.DispatchedAt.Equal(now) {
+		t.Fatalf("dispatched at %v; want the relay's clock %v", got.DispatchedAt, now)
+	}
+}
+
 // BenchmarkRelay measures how fast one relay moves committed rows from PostgreSQL to a real
 // Redis, in batches of 100.
 func BenchmarkRelay(b *testing.B) {

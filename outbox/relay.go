@@ -51,6 +51,10 @@ type Config struct {
 	EnqueueTimeout time.Duration
 	// Logger receives the relay's logs; nil discards them.
 	Logger *slog.Logger
+	// Clock says which rows are due, dates their dispatch and places the Verify and Purge
+	// cutoffs (default time.Now); tests move it to make delayed tasks due. The relay's own
+	// pace (Poll, Verify, the purge every minute) follows the wall clock.
+	Clock func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -77,6 +81,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 	return c
 }
@@ -202,7 +209,7 @@ func (r *Relay) Run(ctx context.Context) {
 // means Redis (or the database) failed; the rows not dispatched stay for a later round.
 func (r *Relay) Once(ctx context.Context) (int, error) {
 	sys := system(ctx)
-	now := time.Now()
+	now := r.cfg.Clock()
 	due := []predicate.OutboxTask{outboxtask.DispatchedAtIsNil(), outboxtask.AvailableAtLTE(now)}
 	if len(r.cfg.Queues) > 0 {
 		due = append(due, outboxtask.QueueIn(r.cfg.Queues...))
@@ -235,7 +242,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		}
 		if len(dispatched) > 0 {
 			err := tx.OutboxTask.Update().Where(outboxtask.IDIn(dispatched...)).
-				SetDispatchedAt(time.Now()).AddAttempts(1).Exec(sys)
+				SetDispatchedAt(r.cfg.Clock()).AddAttempts(1).Exec(sys)
 			if err != nil {
 				return fmt.Errorf("mark outbox rows dispatched: %w", err)
 			}
@@ -285,7 +292,7 @@ func (r *Relay) Verify(ctx context.Context) (int, error) {
 	sys := system(ctx)
 	client := asynq.NewClient(r.redis)
 	defer func() { _ = client.Close() }()
-	since := time.Now().Add(-r.cfg.Retention)
+	since := r.cfg.Clock().Add(-r.cfg.Retention)
 	restored, after := 0, 0
 	for {
 		q := r.client.OutboxTask.Query().
@@ -319,5 +326,5 @@ func (r *Relay) Verify(ctx context.Context) (int, error) {
 // Purge deletes rows dispatched longer ago than Config.Purge and returns how many.
 func (r *Relay) Purge(ctx context.Context) (int, error) {
 	return r.client.OutboxTask.Delete().
-		Where(outboxtask.DispatchedAtLT(time.Now().Add(-r.cfg.Purge))).Exec(system(ctx))
+		Where(outboxtask.DispatchedAtLT(r.cfg.Clock().Add(-r.cfg.Purge))).Exec(system(ctx))
 }
