@@ -184,7 +184,10 @@ func TestRequestReportDelete(t *testing.T) {
 func TestReconcileRequeuesStuckCreate(t *testing.T) {
 	f := newFixture(t)
 	vm := f.create(t, "stuck")
-	now := vm.StatusChangedAt // placement dates the new VM by the wall clock
+	if !vm.StatusChangedAt.Equal(f.clock) {
+		t.Fatalf("new VM dated %s; want the service's clock %s", vm.StatusChangedAt, f.clock)
+	}
+	now := f.clock
 	r := &provision.Reconciler{Client: f.c, Config: provision.ReconcileConfig{Deadline: time.Minute, MaxRequeue: 1},
 		Clock: func() time.Time { return now }}
 	if requeued, failed, err := r.Once(f.ctx); err != nil || requeued+failed != 0 {

@@ -9,7 +9,7 @@ import (
 // Config configures a provisioning [Service].
 type Config struct {
 	// Placement configures the Placer the service places through (strategy, weights,
-	// required quotas); its ReplicaRemover is set by New.
+	// required quotas); its ReplicaRemover and Clock are set by New.
 	Placement placement.Config
 	// Clock gives the time of status changes (default time.Now); tests inject their own.
 	Clock func() time.Time
@@ -33,6 +33,7 @@ func New(cfg Config) *Service {
 	}
 	pc := cfg.Placement
 	pc.ReplicaRemover = s.removeRealizedReplica
+	pc.Clock = s.now
 	s.placer = placement.New(pc)
 	return s
 }
