@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/placement/placementtest"
@@ -108,17 +109,15 @@ type wsMessage struct {
 // has one subscriber more, so changes made from then on are delivered.
 func (r *replica) subscribe(t *testing.T, token, query string, vars map[string]any) *wsSub {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	r.flush(t)
 	before := r.hub.Subscribers()
 	s := r.open(t, token, query, vars)
-	for r.hub.Subscribers() <= before {
-		if ctx.Err() != nil {
-			t.Fatalf("the subscription never reached the hub")
+	poll.Until(t, 20*time.Second, func() error {
+		if n := r.hub.Subscribers(); n <= before {
+			return fmt.Errorf("the subscription has not reached the hub (%d subscribers, had %d)", n, before)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	return s
 }
 
@@ -138,9 +137,12 @@ func (r *replica) flush(t *testing.T) {
 		t.Fatal("flush marker never arrived")
 	}
 	cancel()
-	for r.hub.Subscribers() > subs { // the marker's subscription is gone
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, 20*time.Second, func() error { // the marker's subscription is gone
+		if n := r.hub.Subscribers(); n > subs {
+			return fmt.Errorf("the flush marker's subscription is still on the hub (%d subscribers, want %d)", n, subs)
+		}
+		return nil
+	})
 }
 
 func (s *wsSub) send(ctx context.Context, m wsMessage) {

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"math/big"
 	"net/url"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
@@ -194,21 +196,17 @@ func TestWorkerKilledMidTask(t *testing.T) {
 
 	first := startFaultWorker(t, bin, "worker-1", redisURL, s.queue)
 	// Mid-task: a backend of the worker waits on our lock and Asynq shows the task active.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Until(t, 30*time.Second, func() error {
 		var waiting int
 		if err := env.DB.DB.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, lockPID).Scan(&waiting); err != nil {
-			t.Fatal(err)
+			return poll.Stop(err)
 		}
 		info, err := in.GetTaskInfo(s.queue, taskID)
 		if waiting > 0 && err == nil && info.State == asynq.TaskStateActive {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("worker-1 never got inside vm:create (backends waiting on the VM row: %d; task: %+v, %v)", waiting, info, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("worker-1 not inside vm:create yet (backends waiting on the VM row: %d; task: %+v, %v)", waiting, info, err)
+	})
 	if err := first.cmd.Process.Kill(); err != nil { // SIGKILL: no shutdown, no lease given back
 		t.Fatal(err)
 	}
@@ -230,20 +228,18 @@ func TestWorkerKilledMidTask(t *testing.T) {
 
 	startFaultWorker(t, bin, "worker-2", redisURL, s.queue)
 	restarted := time.Now()
-	deadline = restarted.Add(85 * time.Second)
-	var got pvVM
-	for {
-		var ok bool
-		got, ok = pvRead(t, env, vm.ID)
+	poll.Until(t, 85*time.Second, func() error {
+		got, ok := pvRead(t, env, vm.ID)
 		if ok && got.Status == "ACTIVE" {
-			break
+			return nil
 		}
-		if !ok || got.Status == "ERROR" || time.Now().After(deadline) {
-			info, ierr := in.GetTaskInfo(s.queue, taskID)
-			t.Fatalf("VM after the restart: %+v (exists %v); task %+v, %v", got, ok, info, ierr)
+		info, ierr := in.GetTaskInfo(s.queue, taskID)
+		err := fmt.Errorf("VM after the restart: %+v (exists %v), want ACTIVE; task %+v, %v", got, ok, info, ierr)
+		if !ok || got.Status == "ERROR" {
+			return poll.Stop(err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 	t.Logf("ACTIVE %v after the kill, %v after worker-2 started", time.Since(killed).Round(time.Millisecond),
 		time.Since(restarted).Round(time.Millisecond))
 

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -102,31 +104,23 @@ func TestServiceReconcileTaskThroughWorker(t *testing.T) {
 	(&pvPipeline{}).start(t, env, pvRedis(t), []string{s.queue})
 	vm := env.Client.VirtualMachine.Query().Where(virtualmachine.HasRegionServiceWith(regionservice.ID(svc))).OnlyIDX(ctx)
 	var a int
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, func() error {
 		ids := env.Client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm))).IDsX(ctx)
-		if len(ids) == 1 {
-			a = ids[0]
-			break
+		if len(ids) != 1 {
+			return fmt.Errorf("VM %d has %d assignments, want the one vm:create writes", vm, len(ids))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("vm:create did not run")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		a = ids[0]
+		return nil
+	})
 	env.MustDo(t, `mutation($in: AssignmentStatusInput!) { reportAssignmentStatus(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"id": gqltest.ID(a), "generation": 1, "status": "FAILED", "reason": "no bridge br0"}}, nil)
 	// Undo the in-transaction recompute so that only the task can set it right.
 	env.Client.RegionService.UpdateOneID(svc).SetStatus(regionservice.StatusCreating).SetStatusReason("stale").ExecX(ctx)
-	deadline = time.Now().Add(15 * time.Second)
-	for {
+	poll.Until(t, 15*time.Second, func() error {
 		got := env.Client.RegionService.GetX(ctx, svc)
 		if got.Status == regionservice.StatusError && strings.Contains(got.StatusReason, "no bridge br0") {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("service still %s %q; want ERROR set by regionservice:reconcile", got.Status, got.StatusReason)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("service still %s %q; want ERROR set by regionservice:reconcile", got.Status, got.StatusReason)
+	})
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/digitalocean/go-libvirt"
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/virtflow/virtflow/internal/poll"
 )
 
 // libvirtSocket returns the libvirtd socket to test against: $VIRTFLOW_TEST_LIBVIRT_SOCKET, or
@@ -336,10 +338,12 @@ func TestLibvirtReconnects(t *testing.T) {
 		// Wait until go-libvirt notices, so the test covers both a dead connection being
 		// replaced before the call and, on the second round, a call failing midway.
 		if i == 0 {
-			deadline := time.Now().Add(5 * time.Second)
-			for h.conn.IsConnected() && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			poll.Until(t, 5*time.Second, func() error {
+				if h.conn.IsConnected() {
+					return errors.New("go-libvirt still reports the cut connection as connected")
+				}
+				return nil
+			})
 		}
 		st, err := h.State(ctx, spec.Name())
 		if err != nil || st != StateRunning {

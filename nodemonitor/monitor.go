@@ -125,7 +125,7 @@ func (m *Monitor) Tick(ctx context.Context) (Result, error) {
 	if r.DrainsFinished, err = drain.Progress(ctx, m.client, now); err != nil {
 		return r, err
 	}
-	if r.Restored, err = provision.RestoreKnown(ctx, m.client); err != nil {
+	if r.Restored, err = provision.RestoreKnown(ctx, m.client, now); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -159,7 +159,7 @@ func (m *Monitor) mark(ctx context.Context, now time.Time, after time.Duration, 
 			}
 			if to == computenode.StatusDown {
 				// Nobody can say any more whether its VMs run.
-				if _, err := provision.MarkUnknown(ctx, c, node, reason); err != nil {
+				if _, err := provision.MarkUnknown(ctx, c, node, reason, now); err != nil {
 					return false, err
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/outbox"
 )
@@ -174,11 +175,12 @@ func TestRedisComesBackEmpty(t *testing.T) {
 	relayDone := make(chan struct{})
 	go func() { defer close(relayDone); relay.Run(ctx) }()
 	defer func() { cancel(); <-relayDone }()
-	for deadline := time.Now().Add(20 * time.Second); len(taskIDs(t, rd, q)) < tasks; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d tasks relayed", len(taskIDs(t, rd, q)), tasks)
+	poll.Until(t, 20*time.Second, func() error {
+		if n := len(taskIDs(t, rd, q)); n < tasks {
+			return fmt.Errorf("only %d of %d tasks relayed", n, tasks)
 		}
-	}
+		return nil
+	})
 	if err := raw.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +204,12 @@ func TestRedisComesBackEmpty(t *testing.T) {
 	unacked := func() int {
 		return db.Client.OutboxTask.Query().Where(outboxtask.Queue(q), outboxtask.AckedAtIsNil()).CountX(sys())
 	}
-	for deadline := time.Now().Add(60 * time.Second); unacked() > 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d tasks still unacknowledged a minute after Redis lost them", unacked(), tasks)
+	poll.Until(t, 60*time.Second, func() error {
+		if n := unacked(); n > 0 {
+			return fmt.Errorf("%d of %d tasks still unacknowledged after Redis lost them", n, tasks)
 		}
-	}
+		return nil
+	})
 	t.Logf("%d tasks lost with Redis's data were restored and completed %v after the loss (Verify every 1 s)",
 		tasks, time.Since(lost).Round(time.Millisecond))
 	mu.Lock()

@@ -37,7 +37,8 @@ func system(ctx context.Context) context.Context { return authz.SystemContext(ct
 
 // Enqueue records t with client, which should be the transactional client of the caller's
 // transaction (a GraphQL mutation's): the task is relayed only if that transaction commits.
-// A task whose DedupKey is already recorded is ignored.
+// A task whose DedupKey is already recorded is ignored. The relays made on client (NewRelay)
+// are woken when the row is committed.
 func Enqueue(ctx context.Context, client *ent.Client, t Task) error {
 	if t.Kind == "" {
 		return fmt.Errorf("outbox: task without a kind")
@@ -60,36 +61,5 @@ func Enqueue(ctx context.Context, client *ent.Client, t Task) error {
 	if err != nil {
 		return fmt.Errorf("outbox: record %s task: %w", t.Kind, err)
 	}
-	wakeOnCommit(ctx, client)
 	return nil
-}
-
-// wake is signalled when a transaction that enqueued something commits; the relays of this
-// process listen to it.
-var wake = make(chan struct{}, 1)
-
-func signal() {
-	select {
-	case wake <- struct{}{}:
-	default:
-	}
-}
-
-// wakeOnCommit wakes the local relays once the transaction in ctx commits, or at once when
-// client is not transactional.
-func wakeOnCommit(ctx context.Context, client *ent.Client) {
-	tx := ent.TxFromContext(ctx)
-	if tx == nil || ent.FromContext(ctx) != client {
-		signal()
-		return
-	}
-	tx.OnCommit(func(next ent.Committer) ent.Committer {
-		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
-			err := next.Commit(ctx, tx)
-			if err == nil {
-				signal()
-			}
-			return err
-		})
-	})
 }

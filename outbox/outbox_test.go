@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/outbox"
 )
@@ -237,22 +238,71 @@ func TestSQLiteAndRun(t *testing.T) {
 	inTx(t, db.Client, true, outbox.Task{Kind: "test:embedded", Queue: "q1"})
 	in := asynq.NewInspector(rd.Asynq)
 	defer in.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, func() error {
 		info, err := in.GetQueueInfo("q1")
 		if err == nil && info.Size == 1 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task not relayed (woken by the commit, poll 1 h): %v %+v", err, info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("task not relayed (woken by the commit, poll 1 h): %v %+v", err, info)
+	})
 	cancel()
 	<-done
 	purger := outbox.NewRelay(db.Client, rd.Asynq, outbox.Config{Dialect: db.Dialect, Purge: time.Nanosecond})
 	if n, err := purger.Purge(context.Background()); err != nil || n != 1 {
 		t.Fatalf("purge: %d, %v; want the dispatched row purged", n, err)
+	}
+}
+
+// TestEachRelayWokenByItsCommits: of two relays polling once an hour, each on a client of its
+// own, the one whose client commits a task is woken every time: the other cannot take its
+// wake-up. (A process-wide wake signal shared by every relay went to whichever waited
+// longest, so the relay of the committing client slept on every other commit.)
+func TestEachRelayWokenByItsCommits(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	clients := []*ent.Client{postgres(t).Client, postgres(t).Client}
+	queues := []string{queue(t), queue(t)}
+	var done []chan struct{}
+	defer func() {
+		cancel()
+		for _, d := range done {
+			<-d
+		}
+	}()
+	for i, c := range clients {
+		r := outbox.NewRelay(c, realRedis(t), outbox.Config{Dialect: dialect.Postgres, Poll: time.Hour, Queues: queues[i : i+1]})
+		d := make(chan struct{})
+		done = append(done, d)
+		go func() { defer close(d); r.Run(ctx) }()
+	}
+	for round := 1; round <= 3; round++ {
+		inTx(t, clients[1], true, outbox.Task{Kind: "test:woken", Queue: queues[1], Payload: []byte(fmt.Sprint(round))})
+		poll.Until(t, 10*time.Second, func() error {
+			if n := len(tasksIn(t, queues[1])); n != round {
+				return fmt.Errorf("round %d: queue holds %d tasks: the relay of the committing client was not woken", round, n)
+			}
+			return nil
+		})
+	}
+}
+
+// TestRelayClock: a delayed task is relayed once the relay's clock reaches its time, not
+// before; tests drive that clock instead of waiting.
+func TestRelayClock(t *testing.T) {
+	db := postgres(t)
+	q := queue(t)
+	inTx(t, db.Client, true, outbox.Task{Kind: "test:later", Queue: q, Delay: time.Hour})
+	now := time.Now().Truncate(time.Microsecond) // as PostgreSQL stores it
+	r := outbox.NewRelay(db.Client, realRedis(t), outbox.Config{Dialect: db.Dialect, Queues: []string{q},
+		Clock: func() time.Time { return now }})
+	if n, err := r.Once(context.Background()); err != nil || n != 0 {
+		t.Fatalf("Once before the delay: %d, %v; want nothing relayed", n, err)
+	}
+	now = now.Add(time.Hour + time.Minute)
+	if n, err := r.Once(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Once after the delay by the relay's clock: %d, %v; want the task relayed", n, err)
+	}
+	if got := db.Client.OutboxTask.Query().Where(outboxtask.Queue(q)).OnlyX(sys()); got.DispatchedAt == nil || !got.DispatchedAt.Equal(now) {
+		t.Fatalf("dispatched at %v; want the relay's clock %v", got.DispatchedAt, now)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/internal/dbtx"
@@ -50,6 +51,10 @@ type Config struct {
 	EnqueueTimeout time.Duration
 	// Logger receives the relay's logs; nil discards them.
 	Logger *slog.Logger
+	// Clock says which rows are due, dates their dispatch and places the Verify and Purge
+	// cutoffs (default time.Now); tests move it to make delayed tasks due. The relay's own
+	// pace (Poll, Verify, the purge every minute) follows the wall clock.
+	Clock func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -77,6 +82,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
 	return c
 }
 
@@ -86,11 +94,54 @@ type Relay struct {
 	redis  asynq.RedisConnOpt
 	asynq  *asynq.Client
 	cfg    Config
+	// wake is signalled when a transaction that recorded a task through client commits.
+	wake chan struct{}
 }
 
-// NewRelay returns a relay from the database of client to the Redis of redis.
+// NewRelay returns a relay from the database of client to the Redis of redis. It installs a
+// hook on client's outbox rows that wakes the relay as soon as a task recorded through client
+// (or a transaction of it) is committed, instead of at its next Poll. Make the relays of a
+// process before it starts serving: ent's Use is not safe while the client is in use.
 func NewRelay(client *ent.Client, redis asynq.RedisConnOpt, cfg Config) *Relay {
-	return &Relay{client: client, redis: redis, asynq: asynq.NewClient(redis), cfg: cfg.withDefaults()}
+	r := &Relay{client: client, redis: redis, asynq: asynq.NewClient(redis), cfg: cfg.withDefaults(),
+		wake: make(chan struct{}, 1)}
+	client.OutboxTask.Use(r.wakeOnCommit)
+	return r
+}
+
+// signal wakes the relay; a wake already pending is enough.
+func (r *Relay) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wakeOnCommit is the hook NewRelay installs: once a row is created, it wakes the relay
+// when the row's transaction commits (never if it rolls back), or at once outside a
+// transaction.
+func (r *Relay) wakeOnCommit(next ent.Mutator) ent.Mutator {
+	return hook.OutboxTaskFunc(func(ctx context.Context, m *ent.OutboxTaskMutation) (ent.Value, error) {
+		v, err := next.Mutate(ctx, m)
+		if err != nil || !m.Op().Is(ent.OpCreate) {
+			return v, err
+		}
+		tx, terr := m.Tx()
+		if terr != nil {
+			r.signal()
+			return v, err
+		}
+		tx.OnCommit(func(next ent.Committer) ent.Committer {
+			return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+				cerr := next.Commit(ctx, tx)
+				if cerr == nil {
+					r.signal()
+				}
+				return cerr
+			})
+		})
+		return v, err
+	})
 }
 
 // TaskID is the Asynq task id of an outbox row: its dedup key, or "outbox:<id>".
@@ -148,7 +199,7 @@ func (r *Relay) Run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
-		case <-wake:
+		case <-r.wake:
 			t.Stop()
 		}
 	}
@@ -158,7 +209,7 @@ func (r *Relay) Run(ctx context.Context) {
 // means Redis (or the database) failed; the rows not dispatched stay for a later round.
 func (r *Relay) Once(ctx context.Context) (int, error) {
 	sys := system(ctx)
-	now := time.Now()
+	now := r.cfg.Clock()
 	due := []predicate.OutboxTask{outboxtask.DispatchedAtIsNil(), outboxtask.AvailableAtLTE(now)}
 	if len(r.cfg.Queues) > 0 {
 		due = append(due, outboxtask.QueueIn(r.cfg.Queues...))
@@ -191,7 +242,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		}
 		if len(dispatched) > 0 {
 			err := tx.OutboxTask.Update().Where(outboxtask.IDIn(dispatched...)).
-				SetDispatchedAt(time.Now()).AddAttempts(1).Exec(sys)
+				SetDispatchedAt(r.cfg.Clock()).AddAttempts(1).Exec(sys)
 			if err != nil {
 				return fmt.Errorf("mark outbox rows dispatched: %w", err)
 			}
@@ -241,7 +292,7 @@ func (r *Relay) Verify(ctx context.Context) (int, error) {
 	sys := system(ctx)
 	client := asynq.NewClient(r.redis)
 	defer func() { _ = client.Close() }()
-	since := time.Now().Add(-r.cfg.Retention)
+	since := r.cfg.Clock().Add(-r.cfg.Retention)
 	restored, after := 0, 0
 	for {
 		q := r.client.OutboxTask.Query().
@@ -275,5 +326,5 @@ func (r *Relay) Verify(ctx context.Context) (int, error) {
 // Purge deletes rows dispatched longer ago than Config.Purge and returns how many.
 func (r *Relay) Purge(ctx context.Context) (int, error) {
 	return r.client.OutboxTask.Delete().
-		Where(outboxtask.DispatchedAtLT(time.Now().Add(-r.cfg.Purge))).Exec(system(ctx))
+		Where(outboxtask.DispatchedAtLT(r.cfg.Clock().Add(-r.cfg.Purge))).Exec(system(ctx))
 }

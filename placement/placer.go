@@ -2,6 +2,7 @@ package placement
 
 import (
 	"context"
+	"time"
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
@@ -21,6 +22,9 @@ type Config struct {
 	// removes, in the same transaction (provision.New sets it: the provisioning pipeline
 	// deletes a VM realized on its node asynchronously).
 	ReplicaRemover ReplicaRemover
+	// Clock dates the status of what placement creates or changes (default time.Now);
+	// provision.New passes the provisioning Service's.
+	Clock func() time.Time
 }
 
 // ReplicaRemover takes over the removal of region-service replica vm through client: it
@@ -44,6 +48,9 @@ func New(cfg Config) *Placer {
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 8
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
 	return &Placer{cfg: cfg}
 }

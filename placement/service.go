@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"entgo.io/ent/dialect/sql"
 
@@ -42,7 +41,7 @@ func (p *Placer) CreateService(ctx context.Context, client *ent.Client, input en
 	}
 	var svc *ent.RegionService
 	own, err := inTx(ctx, client, func(t *txn) error {
-		created, err := t.c.RegionService.Create().SetInput(input).Save(ctx)
+		created, err := t.c.RegionService.Create().SetInput(input).SetStatusChangedAt(p.cfg.Clock()).Save(ctx)
 		if err != nil {
 			return err
 		}
@@ -172,7 +171,7 @@ func (p *Placer) deleteService(ctx context.Context, t *txn, id int, running []re
 	}
 	if taken > 0 {
 		return t.c.RegionService.UpdateOneID(id).SetReplicas(0).SetStatus(regionservice.StatusDeleting).
-			SetStatusChangedAt(time.Now()).
+			SetStatusChangedAt(p.cfg.Clock()).
 			SetStatusReason(fmt.Sprintf("deleting: waiting for %d replicas to be removed from their nodes", taken)).Exec(system(ctx))
 	}
 	return t.c.RegionService.SafeDelete(ctx, id)
@@ -266,7 +265,7 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 	builders := make([]*ent.VirtualMachineCreate, len(d.Placements))
 	for i, pl := range d.Placements {
 		n := next + i
-		b := t.c.VirtualMachine.Create().
+		b := t.c.VirtualMachine.Create().SetStatusChangedAt(p.cfg.Clock()).
 			SetName(fmt.Sprintf("%s-%d", svc.Name, n)).
 			SetDescription(fmt.Sprintf("replica %d of region service %s", n, svc.Name)).
 			SetTenantID(svc.Tenant).SetRegionID(svc.Region).SetFlavorID(f.ID).

@@ -23,7 +23,7 @@ import (
 func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
 	var vm *ent.VirtualMachine
 	own, err := inTx(ctx, client, func(t *txn) error {
-		created, err := t.c.VirtualMachine.Create().SetInput(input).Save(ctx)
+		created, err := t.c.VirtualMachine.Create().SetInput(input).SetStatusChangedAt(p.cfg.Clock()).Save(ctx)
 		if err != nil {
 			return err
 		}

@@ -29,6 +29,9 @@ type Handlers struct {
 	// Fault, when set, runs before every task and fails it with its error: a fault-injection
 	// point for tests and chaos drills. Nil in production.
 	Fault func(kind string, vm int) error
+	// Clock gives the time of status changes (default time.Now): internal/app passes the
+	// provisioning Service's (Service.Clock), tests their own.
+	Clock func() time.Time
 }
 
 // Kinds are the task types the handlers serve.
@@ -39,6 +42,13 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	for _, k := range Kinds {
 		mux.Handle(k, h)
 	}
+}
+
+func (h *Handlers) now() time.Time {
+	if h.Clock == nil {
+		return time.Now()
+	}
+	return h.Clock()
 }
 
 func (h *Handlers) log() *slog.Logger {
@@ -114,12 +124,12 @@ func (h *Handlers) apply(ctx context.Context, c *ent.Client, act action, p Paylo
 	reason := fmt.Sprintf("waiting for node %s to %s it (assignment generation %d)", node.Name, act.verb, a.Generation)
 	u := c.VirtualMachine.UpdateOne(vm).SetStatusReason(reason)
 	if vm.Status != act.pending {
-		u.SetStatus(act.pending).SetStatusChangedAt(time.Now())
+		u.SetStatus(act.pending).SetStatusChangedAt(h.now())
 	}
 	if err := u.Exec(sys); err != nil {
 		return fmt.Errorf("update VM %d: %w", p.VM, err)
 	}
-	if err := settleService(ctx, c, vm.ID); err != nil {
+	if err := settleService(ctx, c, vm.ID, h.now()); err != nil {
 		return err
 	}
 	h.log().Info("assignment set", "task", act.kind, "vm", vm.ID, "node", node.Name,
@@ -183,11 +193,11 @@ func (h *Handlers) fail(ctx context.Context, id int, from []virtualmachine.Statu
 		}
 		n, err := c.VirtualMachine.Update().
 			Where(virtualmachine.ID(id), virtualmachine.StatusIn(from...)).
-			SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(time.Now()).Save(system(ctx))
+			SetStatus(virtualmachine.StatusError).SetStatusReason(reason).SetStatusChangedAt(h.now()).Save(system(ctx))
 		if err != nil || n == 0 {
 			return err
 		}
-		if err := settleService(ctx, c, id); err != nil {
+		if err := settleService(ctx, c, id, h.now()); err != nil {
 			return err
 		}
 		if err := auditVM(ctx, c, audit.Worker, "failVirtualMachine", before); err != nil {

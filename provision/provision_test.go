@@ -54,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 	clock := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	return &fixture{ctx: ctx, c: db.Client, site: site, flav: f, clock: clock,
 		svc: provision.New(provision.Config{Clock: func() time.Time { return clock }}),
-		h:   &provision.Handlers{Client: db.Client}}
+		h:   &provision.Handlers{Client: db.Client, Clock: func() time.Time { return clock }}}
 }
 
 // run runs the VM task kind for vm through the real handler, as a worker would.
@@ -126,6 +126,9 @@ func TestRequestReportDelete(t *testing.T) {
 	if a.DesiredState != assignment.DesiredStateRunning || a.Generation != 1 || f.vm(t, vm.ID).Status != virtualmachine.StatusCreating {
 		t.Fatalf("after vm:create: assignment %s gen %d, VM %s", a.DesiredState, a.Generation, f.vm(t, vm.ID).Status)
 	}
+	if at := f.vm(t, vm.ID).StatusChangedAt; !at.Equal(f.clock) {
+		t.Fatalf("after vm:create: CREATING at %s; want the handlers' clock %s", at, f.clock)
+	}
 	f.run(t, provision.TypeVMCreate, vm.ID, 0) // idempotent
 	if n, _ := f.c.Assignment.Query().Count(f.ctx); n != 1 {
 		t.Fatalf("vm:create twice: %d assignments, want 1", n)
@@ -176,14 +179,21 @@ func TestRequestReportDelete(t *testing.T) {
 }
 
 // TestReconcileRequeuesStuckCreate: a VM no worker created within the deadline gets its
-// vm:create enqueued again, then fails once the requeues are spent.
+// vm:create enqueued again, then fails once the requeues are spent. The reconciler's clock
+// is driven by the test: the deadline passes because the clock moves, not the wall clock.
 func TestReconcileRequeuesStuckCreate(t *testing.T) {
 	f := newFixture(t)
 	vm := f.create(t, "stuck")
-	r := &provision.Reconciler{Client: f.c, Config: provision.ReconcileConfig{Deadline: time.Minute, MaxRequeue: 1}}
-	age := func() {
-		f.c.VirtualMachine.UpdateOneID(vm.ID).SetStatusChangedAt(time.Now().Add(-time.Hour)).ExecX(f.ctx)
+	if !vm.StatusChangedAt.Equal(f.clock) {
+		t.Fatalf("new VM dated %s; want the service's clock %s", vm.StatusChangedAt, f.clock)
 	}
+	now := f.clock
+	r := &provision.Reconciler{Client: f.c, Config: provision.ReconcileConfig{Deadline: time.Minute, MaxRequeue: 1},
+		Clock: func() time.Time { return now }}
+	if requeued, failed, err := r.Once(f.ctx); err != nil || requeued+failed != 0 {
+		t.Fatalf("Once before the deadline = %d requeued, %d failed, %v; want nothing done", requeued, failed, err)
+	}
+	age := func() { now = now.Add(time.Hour) }
 	age()
 	requeued, failed, err := r.Once(f.ctx)
 	if err != nil || requeued != 1 || failed != 0 {
@@ -196,7 +206,8 @@ func TestReconcileRequeuesStuckCreate(t *testing.T) {
 	if requeued, failed, err = r.Once(f.ctx); err != nil || requeued != 0 || failed != 1 {
 		t.Fatalf("second Once = %d requeued, %d failed, %v; want 0, 1", requeued, failed, err)
 	}
-	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusError || !strings.Contains(got.StatusReason, "no worker took the request") {
-		t.Fatalf("after the requeues: %s %q", got.Status, got.StatusReason)
+	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusError || !strings.Contains(got.StatusReason, "no worker took the request") ||
+		!got.StatusChangedAt.Equal(now) {
+		t.Fatalf("after the requeues: %s %q at %s; want ERROR at the reconciler's clock %s", got.Status, got.StatusReason, got.StatusChangedAt, now)
 	}
 }

@@ -29,6 +29,9 @@ type Reconciler struct {
 	Client *ent.Client
 	Config ReconcileConfig
 	Log    *slog.Logger
+	// Clock says when a VM's deadline has passed and dates the changes (default time.Now):
+	// internal/app passes the provisioning Service's (Service.Clock), tests their own.
+	Clock func() time.Time
 }
 
 // transitional are the states a VM must leave by the deadline.
@@ -67,6 +70,13 @@ func (r *Reconciler) Run(ctx context.Context) {
 	}
 }
 
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock()
+}
+
 func (r *Reconciler) log() *slog.Logger {
 	if r.Log == nil {
 		return slog.New(slog.DiscardHandler)
@@ -80,7 +90,7 @@ func (r *Reconciler) Once(ctx context.Context) (requeued, failed int, err error)
 	cfg := r.config()
 	sys := system(ctx)
 	stuck, err := r.Client.VirtualMachine.Query().Where(virtualmachine.StatusIn(transitional...),
-		virtualmachine.StatusChangedAtLT(time.Now().Add(-cfg.Deadline))).
+		virtualmachine.StatusChangedAtLT(r.now().Add(-cfg.Deadline))).
 		WithNode().WithAssignments().Limit(1000).All(sys)
 	if err != nil {
 		return 0, 0, fmt.Errorf("find stuck VMs: %w", err)
@@ -103,18 +113,18 @@ func (r *Reconciler) Once(ctx context.Context) (requeued, failed int, err error)
 // requeueVirtualMachine, failVirtualMachine); again reports a retry.
 func (r *Reconciler) handle(ctx context.Context, cfg ReconcileConfig, vm *ent.VirtualMachine) (again bool, err error) {
 	_, err = dbtx.Run(ctx, r.Client, func(c *ent.Client) error {
-		again, err = retryOrFail(ctx, c, cfg, vm)
+		again, err = retryOrFail(ctx, c, cfg, vm, r.now())
 		return err
 	})
 	return again && err == nil, err
 }
 
 // retryOrFail enqueues vm:create again for a VM no worker created yet (at most
-// cfg.MaxRequeue times), else marks the VM ERROR, through c.
-func retryOrFail(ctx context.Context, c *ent.Client, cfg ReconcileConfig, vm *ent.VirtualMachine) (bool, error) {
+// cfg.MaxRequeue times), else marks the VM ERROR, through c, dating the change now.
+func retryOrFail(ctx context.Context, c *ent.Client, cfg ReconcileConfig, vm *ent.VirtualMachine, now time.Time) (bool, error) {
 	sys := system(ctx)
 	update := c.VirtualMachine.Update().Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(vm.Status),
-		virtualmachine.StatusChangedAt(vm.StatusChangedAt)).SetStatusChangedAt(time.Now())
+		virtualmachine.StatusChangedAt(vm.StatusChangedAt)).SetStatusChangedAt(now)
 	node := "(none)"
 	if vm.Edges.Node != nil {
 		node = vm.Edges.Node.Name
@@ -155,7 +165,7 @@ func retryOrFail(ctx context.Context, c *ent.Client, cfg ReconcileConfig, vm *en
 	if err != nil {
 		return false, err
 	}
-	if err := settleService(ctx, c, vm.ID); err != nil {
+	if err := settleService(ctx, c, vm.ID, now); err != nil {
 		return false, err
 	}
 	if n > 0 {

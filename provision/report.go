@@ -123,11 +123,11 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	if err := u.Exec(sys); err != nil {
 		return nil, fmt.Errorf("update VM %d: %w", vm.ID, err)
 	}
-	if err := settleService(ctx, client, vm.ID); err != nil {
+	if err := settleService(ctx, client, vm.ID, s.now()); err != nil {
 		return nil, err
 	}
 	// And again in a task of its own once this commits (see the package documentation).
-	if err := enqueueServiceReconcile(ctx, client, vm.ID); err != nil {
+	if err := enqueueServiceReconcile(ctx, client, vm.ID, s.now()); err != nil {
 		return nil, err
 	}
 	return client.Assignment.Get(ctx, a.ID)
@@ -152,7 +152,7 @@ func orUnknown(s string) string {
 func (s *Service) finalize(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *ent.VirtualMachine) error {
 	sys := system(ctx)
 	// A replica gone changes its service's count: reconcile the service once this commits.
-	if err := enqueueServiceReconcile(ctx, client, vm.ID); err != nil {
+	if err := enqueueServiceReconcile(ctx, client, vm.ID, s.now()); err != nil {
 		return err
 	}
 	if err := client.Assignment.DeleteOneID(a.ID).Exec(sys); err != nil {

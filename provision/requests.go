@@ -184,7 +184,7 @@ func (s *Service) transition(ctx context.Context, client *ent.Client, vm *ent.Vi
 		}
 		return nil, apierr.NotFound("virtual machine %d not found", vm.ID)
 	}
-	if err := settleService(ctx, client, vm.ID); err != nil {
+	if err := settleService(ctx, client, vm.ID, s.now()); err != nil {
 		return nil, err
 	}
 	if err := then(); err != nil {

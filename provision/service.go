@@ -9,7 +9,7 @@ import (
 // Config configures a provisioning [Service].
 type Config struct {
 	// Placement configures the Placer the service places through (strategy, weights,
-	// required quotas); its ReplicaRemover is set by New.
+	// required quotas); its ReplicaRemover and Clock are set by New.
 	Placement placement.Config
 	// Clock gives the time of status changes (default time.Now); tests inject their own.
 	Clock func() time.Time
@@ -33,9 +33,14 @@ func New(cfg Config) *Service {
 	}
 	pc := cfg.Placement
 	pc.ReplicaRemover = s.removeRealizedReplica
+	pc.Clock = s.now
 	s.placer = placement.New(pc)
 	return s
 }
+
+// Clock is the service's clock; internal/app gives it to the task handlers, the reconcile
+// loop and the node monitor so that every status change of a process is dated by one clock.
+func (s *Service) Clock() func() time.Time { return s.now }
 
 // Placer is the Placer the service places through; drains and explanations use the same one.
 func (s *Service) Placer() *placement.Placer { return s.placer }

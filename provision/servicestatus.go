@@ -15,8 +15,9 @@ import (
 // replicas (SPEC.md §5): CREATING while any is being created, ACTIVE when all are, ERROR
 // (naming a failed replica) when any failed, UPDATING while some are stopped or changing
 // state. A DELETING service is left alone, as is a VM that is no replica. It runs in the
-// transaction that changed the VM, and writes only when something changed.
-func settleService(ctx context.Context, c *ent.Client, vm int) error {
+// transaction that changed the VM, and writes only when something changed; a status change
+// is dated now.
+func settleService(ctx context.Context, c *ent.Client, vm int, now time.Time) error {
 	sys := system(ctx)
 	svc, err := c.VirtualMachine.Query().Where(virtualmachine.ID(vm)).QueryRegionService().Only(sys)
 	if ent.IsNotFound(err) {
@@ -25,13 +26,13 @@ func settleService(ctx context.Context, c *ent.Client, vm int) error {
 	if err != nil {
 		return fmt.Errorf("region service of VM %d: %w", vm, err)
 	}
-	return settle(ctx, c, svc)
+	return settle(ctx, c, svc, now)
 }
 
 // settle recomputes svc's status and reason from its replicas (see settleService). A
 // service with fewer replicas than it wants (some deleted outside a scale) says so in its
 // reason; it is not re-placed automatically (scaleRegionService does that).
-func settle(ctx context.Context, c *ent.Client, svc *ent.RegionService) error {
+func settle(ctx context.Context, c *ent.Client, svc *ent.RegionService, now time.Time) error {
 	sys := system(ctx)
 	if svc.Status == regionservice.StatusDeleting {
 		return nil
@@ -82,7 +83,7 @@ func settle(ctx context.Context, c *ent.Client, svc *ent.RegionService) error {
 	}
 	u := c.RegionService.UpdateOneID(svc.ID).SetStatusReason(reason)
 	if status != svc.Status {
-		u.SetStatus(status).SetStatusChangedAt(time.Now())
+		u.SetStatus(status).SetStatusChangedAt(now)
 	}
 	return u.Exec(sys)
 }

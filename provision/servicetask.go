@@ -33,10 +33,10 @@ type ServicePayload struct {
 }
 
 // enqueueServiceReconcile records regionservice:reconcile for the region service VM vm is a
-// replica of (nothing for a VM that is none), in client's transaction. Every request within
+// replica of (nothing for a VM that is none), in client's transaction, at the time now. Every request within
 // one ServiceBurst window shares one dedup key, so a burst of replica changes gives one task,
 // delayed to the window's end.
-func enqueueServiceReconcile(ctx context.Context, client *ent.Client, vm int) error {
+func enqueueServiceReconcile(ctx context.Context, client *ent.Client, vm int, now time.Time) error {
 	sys := system(ctx)
 	svc, err := client.VirtualMachine.Query().Where(virtualmachine.ID(vm)).QueryRegionService().WithRegion().Only(sys)
 	if ent.IsNotFound(err) {
@@ -45,15 +45,16 @@ func enqueueServiceReconcile(ctx context.Context, client *ent.Client, vm int) er
 	if err != nil {
 		return fmt.Errorf("region service of VM %d: %w", vm, err)
 	}
-	return enqueueServiceTask(ctx, client, svc)
+	return enqueueServiceTask(ctx, client, svc, now)
 }
 
-func enqueueServiceTask(ctx context.Context, client *ent.Client, svc *ent.RegionService) error {
+// enqueueServiceTask records regionservice:reconcile for svc, due at the end of the
+// ServiceBurst window now falls in.
+func enqueueServiceTask(ctx context.Context, client *ent.Client, svc *ent.RegionService, now time.Time) error {
 	queue := ""
 	if svc.Edges.Region != nil {
 		queue = Queue(svc.Edges.Region.Name)
 	}
-	now := time.Now()
 	end := now.Truncate(ServiceBurst).Add(ServiceBurst)
 	payload, _ := json.Marshal(ServicePayload{Service: svc.ID})
 	return outbox.Enqueue(ctx, client, outbox.Task{Kind: TypeServiceReconcile, Queue: queue, Payload: payload,
@@ -87,7 +88,7 @@ func (h *Handlers) reconcileService(ctx context.Context, t *asynq.Task) error {
 			return nil
 		}
 		if err == nil {
-			err = settle(ctx, c, svc)
+			err = settle(ctx, c, svc, h.now())
 		}
 		return err
 	})

@@ -19,11 +19,11 @@ var known = []virtualmachine.Status{virtualmachine.StatusActive, virtualmachine.
 // MarkUnknown sets the VMs placed on a node that went DOWN to UNKNOWN, in client's
 // transaction: nobody can tell whether they still run. VMs being created or deleted keep
 // their status (their tasks and the reconcile loop deal with them). It returns how many
-// changed. The node monitor calls it when it marks a node DOWN.
-func MarkUnknown(ctx context.Context, client *ent.Client, node *ent.ComputeNode, why string) (int, error) {
+// changed, dating the change now. The node monitor calls it when it marks a node DOWN.
+func MarkUnknown(ctx context.Context, client *ent.Client, node *ent.ComputeNode, why string, now time.Time) (int, error) {
 	n, err := client.VirtualMachine.Update().
 		Where(virtualmachine.HasNodeWith(computenode.ID(node.ID)), virtualmachine.StatusIn(known...)).
-		SetStatus(virtualmachine.StatusUnknown).SetStatusChangedAt(time.Now()).
+		SetStatus(virtualmachine.StatusUnknown).SetStatusChangedAt(now).
 		SetStatusReason("its node is DOWN (" + why + "): whether it runs is unknown").Save(system(ctx))
 	if err != nil {
 		return 0, fmt.Errorf("mark VMs of node %s unknown: %w", node.Name, err)
@@ -35,9 +35,9 @@ func MarkUnknown(ctx context.Context, client *ent.Client, node *ent.ComputeNode,
 // assignment on that node stands for: ACTIVE or STOPPED when the agent applied it (what it
 // reported before the node went silent, or since), STARTING or STOPPING while it works on
 // it; a VM without an assignment there is left UNKNOWN. Each VM changes only if it is still
-// UNKNOWN. It returns how many changed. The node monitor runs it on every tick: an agent
+// UNKNOWN, dated now. It returns how many changed. The node monitor runs it on every tick: an agent
 // that comes back does not report again what it reported before.
-func RestoreKnown(ctx context.Context, client *ent.Client) (int, error) {
+func RestoreKnown(ctx context.Context, client *ent.Client, now time.Time) (int, error) {
 	sys := system(ctx)
 	vms, err := client.VirtualMachine.Query().
 		Where(virtualmachine.StatusEQ(virtualmachine.StatusUnknown), virtualmachine.HasNodeWith(computenode.StatusEQ(computenode.StatusReady))).
@@ -69,7 +69,7 @@ func RestoreKnown(ctx context.Context, client *ent.Client) (int, error) {
 			continue // being deleted: the delete's report decides
 		}
 		n, err := client.VirtualMachine.Update().Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(virtualmachine.StatusUnknown)).
-			SetStatus(status).SetStatusChangedAt(time.Now()).
+			SetStatus(status).SetStatusChangedAt(now).
 			SetStatusReason(fmt.Sprintf("node %s is back: %s as its agent last reported", vm.Edges.Node.Name, status)).Save(sys)
 		if err != nil {
 			return changed, fmt.Errorf("restore VM %s: %w", vm.Name, err)

@@ -57,6 +57,9 @@ type Config struct {
 	Reconcile provision.ReconcileConfig
 	// Fault is provision.Handlers.Fault: fault injection for tests; nil in production.
 	Fault func(kind string, vm int) error
+	// Clock is the handlers' and the reconcile loop's clock (provision.Service.Clock);
+	// nil means time.Now.
+	Clock func() time.Time
 	// Log receives the worker's logs.
 	Log *slog.Logger
 }
@@ -98,12 +101,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	rec := &provision.Reconciler{Client: cfg.Client, Config: cfg.Reconcile, Log: cfg.Log.With("component", "reconcile")}
+	rec := &provision.Reconciler{Client: cfg.Client, Config: cfg.Reconcile, Clock: cfg.Clock,
+		Log: cfg.Log.With("component", "reconcile")}
 	done := make(chan struct{})
 	go func() { defer close(done); rec.Run(ctx) }()
 	defer func() { <-done }()
 
-	h := &provision.Handlers{Client: cfg.Client, Log: cfg.Log, Fault: cfg.Fault}
+	h := &provision.Handlers{Client: cfg.Client, Log: cfg.Log, Fault: cfg.Fault, Clock: cfg.Clock}
 	failed := h.Failed
 	for {
 		queues, err := cfg.queues(ctx)

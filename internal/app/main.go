@@ -43,9 +43,10 @@ func provisioning(cfg config.Config) *provision.Service {
 	return provision.New(provision.Config{Placement: placement.Config{Scheduler: cfg.Scheduler()}})
 }
 
-// nodeMonitor is the node monitor's configuration with the process's Placer.
+// nodeMonitor is the node monitor's configuration with the process's Placer and clock.
 func nodeMonitor(cfg config.Config, prov *provision.Service) nodemonitor.Config {
 	c := cfg.NodeMonitor()
 	c.Placer = prov.Placer()
+	c.Now = prov.Clock()
 	return c
 }

@@ -46,6 +46,9 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 
 	// Live status: publish status changes once committed; serve them to subscriptions.
 	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
+	// Every server relays the outbox (safe with any number of relays); made here, before the
+	// client is in use, because it hooks the client to be woken by commits.
+	rl := relay(db, redis, log)
 	hub := livestatus.NewHub(redis.Client, log.With("component", "livestatus"))
 	if err := hub.Start(ctx); err != nil {
 		return err
@@ -90,11 +93,10 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
-	// Every server relays the outbox (safe with any number of relays).
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		relay(db, redis, log).Run(ctx)
+		rl.Run(ctx)
 	}()
 	if cfg.Embedded() {
 		wg.Add(2)
@@ -109,7 +111,7 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 				errc <- err
 				return
 			}
-			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4,
+			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4, Clock: prov.Clock(),
 				Reconcile: rec, Log: log.With("component", "worker")}
 			if err := worker.Run(ctx, wcfg); err != nil {
 				errc <- err

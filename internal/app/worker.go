@@ -62,6 +62,7 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer redis.Close()
+	rl := relay(db, redis, log) // before the client is in use: it hooks the client
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
@@ -71,21 +72,22 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		defer wg.Done()
 		audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
 	}()
-	go func() { defer wg.Done(); relay(db, redis, log).Run(ctx) }()
+	go func() { defer wg.Done(); rl.Run(ctx) }()
 	// Live status and the node monitor: status changes made here reach subscribers on every
 	// server; the monitor runs in the one worker holding its lease.
 	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
 	wg.Add(1)
+	prov := provisioning(cfg)
 	go func() {
 		defer wg.Done()
-		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, provisioning(cfg)), log.With("component", "nodemonitor"))
+		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov), log.With("component", "nodemonitor"))
 	}()
-	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect,
+	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Clock: prov.Clock(),
 		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Log: log})
 }
 
 // relay is the outbox relay of a process: from its database to its Redis, with the
-// provisioning tasks' retry and timeout options.
+// provisioning tasks' retry and timeout options, woken by the commits of db.Client.
 func relay(db *infra.Database, redis *infra.Redis, log *slog.Logger) *outbox.Relay {
 	return outbox.NewRelay(db.Client, redis.Asynq, outbox.Config{Dialect: db.Dialect, Options: provision.TaskOptions,
 		Logger: log.With("component", "outbox")})

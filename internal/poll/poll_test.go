@@ -52,3 +52,25 @@ func TestUntilFailsAtTheTimeout(t *testing.T) {
 		t.Fatal("Until returned although the condition never held")
 	}
 }
+
+func TestUntilStopsAtOnce(t *testing.T) {
+	rec := &failRecorder{TB: t}
+	calls := 0
+	func() {
+		defer func() {
+			if r := recover(); r != nil && r != rec {
+				panic(r)
+			}
+		}()
+		poll.Until(rec, time.Minute, func() error {
+			calls++
+			if calls == 2 {
+				return fmt.Errorf("VM 7: %w", poll.Stop(errors.New("ERROR, want ACTIVE")))
+			}
+			return errors.New("CREATING, want ACTIVE")
+		})
+	}()
+	if rec.failed == "" || calls != 2 {
+		t.Fatalf("Until after a Stop error: failed %q after %d calls; want a failure after the second call", rec.failed, calls)
+	}
+}
