@@ -8,6 +8,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -84,10 +85,29 @@ func (l Limits) validate(who string) error {
 // and refuses text PostgreSQL cannot store (NUL bytes, invalid UTF-8) in any string argument
 // or variable, naming the argument. It runs as an OperationParameterMutator: after the
 // transport decoded the request, before gqlgen parses and validates it.
+//
+// What a query's text costs does not change between requests, so the parsed document and
+// its counts are kept by query text (and by limit set: the token limit differs without a
+// token): dashboards repeat the same few queries, and only the variables are checked again.
 type costGuard struct {
 	schema          *ast.Schema
 	limits          Limits
 	anonymousLimits Limits
+	parsed          *lru.LRU[*parsedQuery]
+}
+
+// parsedQuery is a query text that passed the text limits: its document and its counts.
+type parsedQuery struct {
+	doc           *ast.QueryDocument
+	total         cost
+	repeated      string
+	repeatedTimes int
+}
+
+// newCostGuard returns the guard of schema's operations, remembering the last 1,000 query
+// texts it parsed.
+func newCostGuard(schema *ast.Schema, limits, anonymous Limits) costGuard {
+	return costGuard{schema: schema, limits: limits, anonymousLimits: anonymous, parsed: lru.New[*parsedQuery](1000)}
 }
 
 var (
@@ -120,20 +140,27 @@ func (g costGuard) MutateOperationParameters(ctx context.Context, p *graphql.Raw
 	if len(p.Query) > lim.MaxQueryBytes {
 		return tooLarge("queryBytes", lim.MaxQueryBytes, "the query is %d bytes long", len(p.Query))
 	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, lim.MaxTokens)
-	if err != nil {
-		ge, ok := err.(*gqlerror.Error)
-		if !ok {
-			return nil // gqlgen parses again and reports it
+	key := who + "\x00" + p.Query
+	q, ok := g.parsed.Get(ctx, key)
+	if !ok {
+		doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, lim.MaxTokens)
+		if err != nil {
+			ge, ok := err.(*gqlerror.Error)
+			if !ok {
+				return nil // gqlgen parses again and reports it
+			}
+			if strings.HasPrefix(ge.Message, "exceeded token limit") {
+				return tooLarge("tokens", lim.MaxTokens, "the query has more than %d tokens", lim.MaxTokens)
+			}
+			errcode.Set(ge, errcode.ParseFailed)
+			return ge
 		}
-		if strings.HasPrefix(ge.Message, "exceeded token limit") {
-			return tooLarge("tokens", lim.MaxTokens, "the query has more than %d tokens", lim.MaxTokens)
-		}
-		errcode.Set(ge, errcode.ParseFailed)
-		return ge
+		c := newDocCounter(doc)
+		q = &parsedQuery{doc: doc, total: c.document()}
+		q.repeated, q.repeatedTimes = c.mostRepeated()
+		g.parsed.Add(ctx, key, q)
 	}
-	c := newDocCounter(doc)
-	total := c.document()
+	doc, total := q.doc, q.total
 	switch {
 	case total.spreads > lim.MaxFragmentSpreads:
 		return tooLarge("fragmentSpreads", lim.MaxFragmentSpreads, "the query spreads fragments %s times (counted after expansion)", count(total.spreads))
@@ -142,8 +169,8 @@ func (g costGuard) MutateOperationParameters(ctx context.Context, p *graphql.Raw
 	case total.aliases > lim.MaxAliases:
 		return tooLarge("aliases", lim.MaxAliases, "the query has %s aliases (counted after expansion)", count(total.aliases))
 	}
-	if name, n := c.mostRepeated(); n > lim.MaxRepeatedField {
-		return tooLarge("repeatedField", lim.MaxRepeatedField, "%q is selected %s times in one selection set", name, count(n))
+	if q.repeatedTimes > lim.MaxRepeatedField {
+		return tooLarge("repeatedField", lim.MaxRepeatedField, "%q is selected %s times in one selection set", q.repeated, count(q.repeatedTimes))
 	}
 	in := inputCheck{schema: g.schema, vars: p.Variables, maxDepth: lim.MaxInputDepth, checked: map[string]bool{}}
 	if e := in.document(doc); e != nil {

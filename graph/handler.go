@@ -89,7 +89,7 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	// queries, and parsing and validating them again cost as much as running small ones.
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(costGuard{schema: es.Schema(), limits: opts.Limits, anonymousLimits: opts.AnonymousLimits})
+	srv.Use(newCostGuard(es.Schema(), opts.Limits, opts.AnonymousLimits))
 	srv.Use(depthLimit{max: opts.MaxDepth})
 	srv.Use(pageArgs{defaultPage: opts.DefaultPageSize, maxPage: opts.MaxPageSize})
 	srv.Use(extension.FixedComplexityLimit(opts.MaxComplexity))
