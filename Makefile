@@ -1,7 +1,8 @@
 # VirtFlow developer targets. CI runs .ci/run, which ends with `make test`.
 #
 #   make test GOTESTFLAGS='-run TestFoo -v'   extra flags for go test
-#   make run ARGS='--listen :9090'            extra arguments for the server
+#   make run ARGS='--addr :9090'              extra arguments for the server
+#   make migrations NAME=add_widgets          a migration for ent/schema changes (needs PostgreSQL)
 
 SHELL       := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -25,7 +26,7 @@ GOFMT_FIND  := find . \( -path ./.git -o -path ./bin -o -path ./data -o -path ./
                  -o -type f -name '*.go' -print0
 
 .DEFAULT_GOAL := build
-.PHONY: build run demo generate test test-go test-frontend frontend bench lint lint-go lint-frontend clean
+.PHONY: build run demo generate migrations test test-go test-frontend frontend bench lint lint-go lint-frontend clean
 
 build:
 	$(GO) build -o $(BINDIR)/ $(addprefix ./cmd/,$(CMDS))
@@ -38,6 +39,15 @@ demo:
 
 generate:
 	$(GO) generate ./...
+
+# migrations: write migrations/<timestamp>_$(NAME).sql, the difference between the migration
+# files and ent/schema (after `make generate`). It replays the files on a scratch database on
+# $$VIRTFLOW_TEST_POSTGRES (default: local PostgreSQL as user postgres) and first recomputes
+# migrations/atlas.sum, so after a merge of branches that changed ent/schema it is all there is
+# to do. The test migrations.TestMigrationsMatchSchema fails in CI while a migration is missing.
+migrations:
+	@[ -n "$(NAME)" ] || { echo 'usage: make migrations NAME=short_description (lower-case, digits, _)'; exit 2; }
+	$(GO) run ./migrations/gen -name '$(NAME)'
 
 # test: the whole suite, as CI runs it: Go packages (real PostgreSQL, Redis and libvirtd when
 # they run), then the dashboard's unit tests and its end-to-end tests in headless Chromium.

@@ -4,9 +4,11 @@
 //
 // This file is the one entry point of code generation: `go generate ./...` regenerates the ent
 // client and the entgql schema (graph/ent.graphqls), then the gqlgen executable schema, then the
-// node agent's typed GraphQL client (genqlient.yaml), which reads the schema the steps before write.
+// node agent's typed GraphQL client (genqlient.yaml) and the automation client of the Terraform
+// provider and the CLI (apiclient/genqlient.yaml), which read the schema the steps before write.
 package virtflow
 
 //go:generate go run -mod=mod ./ent/entc.go
-//go:generate go tool gqlgen generate --config gqlgen.yml
+//go:generate go run -mod=mod ./graph/gqlgen.go
 //go:generate go tool genqlient genqlient.yaml
+//go:generate go tool genqlient apiclient/genqlient.yaml

@@ -30,6 +30,10 @@ func Close(ctx context.Context, c *ent.Client, id int) (*ent.Alert, error) {
 	closed, err := c.Alert.UpdateOneID(id).Where(alert.StatusEQ(alert.StatusOpen)).
 		SetStatus(alert.StatusClosed).SetClosedAt(time.Now()).SetClosedBy(authz.Actor(ctx)).
 		Save(ctx)
+	if err == nil {
+		// Closing a cause releases the alerts it suppressed.
+		err = AfterChange(ctx, c, id)
+	}
 	if !ent.IsNotFound(err) {
 		return closed, err
 	}

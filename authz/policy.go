@@ -24,11 +24,11 @@ var (
 	// Compute is the compute fabric.
 	Compute = []string{"Cluster", "ComputeNode", "Assignment"}
 	// Operations are events, rules, alerts, maintenance and notices.
-	Operations = []string{"Event", "EventRule", "Alert", "Maintenance", "Notice"}
+	Operations = []string{"Event", "EventRule", "Alert", "Maintenance", "Notice", "Check", "Silence", "HookDelivery"}
 	// Tenancy describes tenants and their limits.
 	Tenancy = []string{"Tenant", "Quota", "UsageRecord"}
 	// TenantResources are what tenants order and own.
-	TenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster"}
+	TenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey"}
 	// Maintainers are the people responsible for resources.
 	Maintainers = []string{"Maintainer", "MaintainerGroup"}
 	// Accounts are users, their tokens and role bindings.

@@ -213,11 +213,19 @@ func tenantScope(typ string, ids []int) entql.P {
 		return entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("tenant", own))
 	case "IPAddress":
 		return entql.HasEdgeWith("port", entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("tenant", own)))
-	case "VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster",
+	case "VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey",
 		"Quota", "UsageRecord", "Network", "APIToken", "RoleBinding":
 		return entql.HasEdgeWith("tenant", own)
 	}
 	return nil
+}
+
+// SelfScoped reports whether what a viewer may read of typ depends on who the viewer is (its
+// user), not only on its roles, maintainer and groups: the types selfScope opens to their
+// owner. Readers that share one read among viewers with the same permissions
+// (livestatus) must keep the user apart for these.
+func SelfScoped(typ string) bool {
+	return selfScope(typ, &Viewer{UserID: 1}) != nil
 }
 
 // selfScope is what every signed-in user may read of their own: their user, their tokens and
@@ -232,7 +240,7 @@ func selfScope(typ string, v *Viewer) entql.P {
 		return me
 	case "APIToken":
 		return entql.HasEdgeWith("owner", me)
-	case "RoleBinding", "Notice":
+	case "RoleBinding", "Notice", "SSHKey":
 		return entql.HasEdgeWith("user", me)
 	}
 	return nil

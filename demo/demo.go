@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent/eventrule"
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/network"
@@ -565,8 +566,9 @@ func (l *loader) loadCatalog(ctx context.Context) error {
 	for i, im := range images {
 		ib[i] = l.c.Image.Create().SetName(im.name).SetOsName(im.os).SetOsVersion(im.version).
 			SetMinVcpus(1).SetMinMemoryMB(1024).SetSizeGB(4).
-			SetSource("file:///var/lib/virtflow/images/" + im.name + ".qcow2").
-			SetDescription(im.os + " " + im.version + " cloud image")
+			// The server gives the demo's images blank raw disks at start (internal/app).
+			SetSource("upload").SetFormat(image.FormatRaw).
+			SetDescription(im.os + " " + im.version + " (demo: a blank raw disk)")
 	}
 	ims, err := l.c.Image.CreateBulk(ib...).Save(ctx)
 	if err != nil {

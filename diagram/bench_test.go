@@ -97,7 +97,7 @@ func compare(b *testing.B, gql, view, raw timings) {
 }
 
 // graphQL posts a query to the handler as the admin and fails on any error.
-func graphQL(b *testing.B, h http.Handler, query string, vars map[string]any) []byte {
+func graphQL(b testing.TB, h http.Handler, query string, vars map[string]any) []byte {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -52,7 +52,7 @@ var views = []view{
 				t.Errorf("%d nodes, want %d", n, len(s.nodes))
 			}
 		}},
-	{"networkDiagram from a server, depth 2", 2 + 7*2 + 4, func(ctx context.Context, c *ent.Client, s *site) (any, error) {
+	{"networkDiagram from a server, depth 2", 2 + 8*2 + 5, func(ctx context.Context, c *ent.Client, s *site) (any, error) {
 		return diagram.Network(ctx, c, s.servers[0][0].ID, depth(2))
 	}, func(t *testing.T, s *site, v any) {
 		// The server's storage networks hold every server at depth 2.
@@ -66,7 +66,7 @@ var views = []view{
 			t.Errorf("%d servers, want %d", hosts, want)
 		}
 	}},
-	{"networkDiagram from a server, depth 4", 2 + 7*4 + 4, func(ctx context.Context, c *ent.Client, s *site) (any, error) {
+	{"networkDiagram from a server, depth 4", 2 + 8*4 + 5, func(ctx context.Context, c *ent.Client, s *site) (any, error) {
 		return diagram.Network(ctx, c, s.servers[0][0].ID, depth(4))
 	}, nil},
 	{"networkDiagram from a network, depth 1", 2 + 7 + 4, func(ctx context.Context, c *ent.Client, s *site) (any, error) {

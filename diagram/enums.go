@@ -33,7 +33,7 @@ func (k *DiagramEdgeKind) UnmarshalGQL(v any) error {
 		return fmt.Errorf("diagram edge kind must be a string, not %T", v)
 	}
 	switch DiagramEdgeKind(s) {
-	case EdgeLink, EdgeAttachment:
+	case EdgeLink, EdgeAttachment, EdgeRunsOn:
 		*k = DiagramEdgeKind(s)
 		return nil
 	}

@@ -30,10 +30,12 @@ const (
 // are included; the diagram is marked truncated when something lies beyond the depth or when
 // it reached MaxNodes.
 //
-// The walk is breadth first and reads each level in one batch of at most 7 statements (the
-// level's ports, the cables on them, the far ends, the addresses, and the new hosts, VMs and
-// networks), plus one more batch of at most 4 for the edges beyond the last level, so a diagram
-// runs at most 2 + 7*depth + 4 statements whatever the size of the network. Parts the viewer
+// The walk is breadth first and reads each level in one batch of at most 8 statements (the
+// level's ports, the cables on them, the far ends, the addresses, the hosts its VMs run on and
+// the VMs running on its hosts, and the new hosts, VMs and networks), plus one more batch of at
+// most 5 for the edges beyond the last level, so a diagram runs at most 2 + 8*depth + 5
+// statements whatever the size of the network. A VM is linked to the host it runs on by a
+// RUNS_ON edge whose id is the VM's assignment on that host's compute node. Parts the viewer
 // may not read are left out (a tenant sees its VMs and networks, not the hosts and cables); a
 // start that does not exist, is not readable or is of another type is NOT_FOUND.
 func Network(ctx context.Context, c *ent.Client, from int, depth *int) (*NetworkDiagram, error) {
@@ -213,6 +215,21 @@ func (w *walk) expand(ctx context.Context, final bool) error {
 			want(a.owner(), a)
 		}
 	}
+	// The hosts the frontier's VMs run on, and the VMs running on the frontier's hosts.
+	runsOn, err := scanRunsOn(ctx, w.c, set.vms, set.hosts)
+	if err = optional(err); err != nil {
+		return err
+	}
+	for _, r := range runsOn {
+		if inFrontier[r.VM] && w.nodes[r.Host] == nil && !candidate[r.Host] {
+			candidate[r.Host] = true
+			hosts = append(hosts, r.Host)
+		}
+		if inFrontier[r.Host] && w.nodes[r.VM] == nil && !candidate[r.VM] {
+			candidate[r.VM] = true
+			vms = append(vms, r.VM)
+		}
+	}
 	if final {
 		if len(candidate) > 0 {
 			w.out.Truncated = true
@@ -238,6 +255,15 @@ func (w *walk) expand(ctx context.Context, final bool) error {
 		}
 		w.out.Edges = append(w.out.Edges, DiagramEdge{ID: l.ID, Kind: EdgeLink, Source: src.ID, Target: dst.ID,
 			SourcePort: portEnd(a, w.addrs[a.ID]), TargetPort: portEnd(b, w.addrs[b.ID]), Label: label})
+	}
+	for _, r := range runsOn {
+		vm, h := w.nodes[r.VM], w.nodes[r.Host]
+		if vm == nil || h == nil || w.seen[r.Assignment] {
+			continue
+		}
+		w.seen[r.Assignment] = true
+		w.out.Edges = append(w.out.Edges, DiagramEdge{ID: r.Assignment, Kind: EdgeRunsOn, Source: vm.ID, Target: h.ID,
+			Label: fmt.Sprintf("%s runs on %s", vm.Name, h.Name)})
 	}
 	for _, p := range append(near, farPorts...) {
 		if w.seen[p.ID] {

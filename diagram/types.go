@@ -193,10 +193,13 @@ const (
 // DiagramEdgeKind is the kind of an edge of a network diagram.
 type DiagramEdgeKind string
 
-// Kinds of diagram edges: a cable between two ports, or a port attached to a network.
+// Kinds of diagram edges: a cable between two ports, a port attached to a network, or a VM
+// running on a host.
 const (
 	EdgeLink       DiagramEdgeKind = "LINK"
 	EdgeAttachment DiagramEdgeKind = "ATTACHMENT"
+	// EdgeRunsOn joins a VM to the host it runs on (id: the VM's assignment on the host's node).
+	EdgeRunsOn DiagramEdgeKind = "RUNS_ON"
 )
 
 // NetworkDiagram is a graph of hosts, switches, routers, VMs and networks.

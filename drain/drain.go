@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/ent/volume"
 	"github.com/virtflow/virtflow/placement"
 )
 
@@ -99,6 +100,14 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 		}
 		if why := pinned(vm, n.Name); why != "" {
 			rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: why})
+			continue
+		}
+		// Volumes live in the node's storage pool: a VM with volumes stays with its data.
+		if vols, err := c.Volume.Query().Where(volume.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).Count(sys); err != nil {
+			return nil, fmt.Errorf("volumes of VM %s: %w", vm.Name, err)
+		} else if vols > 0 {
+			rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm,
+				Reason: fmt.Sprintf("%d volume(s) attached, stored on this node: detach them (their data stays here) to move the VM", vols)})
 			continue
 		}
 		mv, err := p.Move(ctx, c, vm.ID)

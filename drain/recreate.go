@@ -64,7 +64,15 @@ func recreate(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, from *
 	if vm.Status == virtualmachine.StatusStopped {
 		desired = assignment.DesiredStateStopped
 	}
-	if err := c.Assignment.Create().SetNodeID(to.ID).SetVirtualMachineID(vm.ID).SetDesiredState(desired).
+	// The config drive the provisioning task rendered goes with the VM (the newest one).
+	var drive string
+	if prev, err := c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).
+		Order(ent.Desc(assignment.FieldGeneration)).First(ctx); err == nil {
+		drive = prev.ConfigDrive
+	} else if !ent.IsNotFound(err) {
+		return fmt.Errorf("config drive of VM %s: %w", vm.Name, err)
+	}
+	if err := c.Assignment.Create().SetNodeID(to.ID).SetVirtualMachineID(vm.ID).SetDesiredState(desired).SetConfigDrive(drive).
 		SetStatus(assignment.StatusPending).SetGeneration(next).
 		SetStatusReason(fmt.Sprintf("recreate VM moved from node %s by a drain", from.Name)).
 		Exec(ctx); err != nil {

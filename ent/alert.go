@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,9 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // Alert is the model entity for the Alert schema.
@@ -43,11 +47,22 @@ type Alert struct {
 	ClosedAt *time.Time `json:"closed_at,omitempty"`
 	// ClosedBy holds the value of the "closed_by" field.
 	ClosedBy string `json:"closed_by,omitempty"`
+	// AcknowledgedAt holds the value of the "acknowledged_at" field.
+	AcknowledgedAt *time.Time `json:"acknowledged_at,omitempty"`
+	// AcknowledgedBy holds the value of the "acknowledged_by" field.
+	AcknowledgedBy string `json:"acknowledged_by,omitempty"`
+	// labels of an alert received from Prometheus Alertmanager
+	Labels fieldtype.Labels `json:"labels,omitempty"`
+	// who raised it: a rule (rule:<name>), alertmanager, or empty when made by hand
+	Source string `json:"source,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the AlertQuery when eager-loading is set.
 	Edges               AlertEdges `json:"edges"`
+	alert_suppresses    *int
 	compute_node_alerts *int
 	host_alerts         *int
+	power_zone_alerts   *int
+	rack_alerts         *int
 	selectValues        sql.SelectValues
 }
 
@@ -57,15 +72,27 @@ type AlertEdges struct {
 	Node *ComputeNode `json:"node,omitempty"`
 	// Host holds the value of the host edge.
 	Host *Host `json:"host,omitempty"`
+	// a whole rack's alert (e.g. from Alertmanager)
+	Rack *Rack `json:"rack,omitempty"`
+	// a power zone's (PDU system's) alert
+	PowerZone *PowerZone `json:"power_zone,omitempty"`
+	// the open alert on the power zone, PDU, switch or rack this host's alert depends on (package alerting)
+	SuppressedBy *Alert `json:"suppressed_by,omitempty"`
+	// Suppresses holds the value of the suppresses edge.
+	Suppresses []*Alert `json:"suppresses,omitempty"`
 	// Events holds the value of the events edge.
 	Events []*Event `json:"events,omitempty"`
+	// Deliveries holds the value of the deliveries edge.
+	Deliveries []*HookDelivery `json:"deliveries,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [8]map[string]int
 
-	namedEvents map[string][]*Event
+	namedSuppresses map[string][]*Alert
+	namedEvents     map[string][]*Event
+	namedDeliveries map[string][]*HookDelivery
 }
 
 // NodeOrErr returns the Node value or an error if the edge
@@ -90,13 +117,64 @@ func (e AlertEdges) HostOrErr() (*Host, error) {
 	return nil, &NotLoadedError{edge: "host"}
 }
 
+// RackOrErr returns the Rack value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e AlertEdges) RackOrErr() (*Rack, error) {
+	if e.Rack != nil {
+		return e.Rack, nil
+	} else if e.loadedTypes[2] {
+		return nil, &NotFoundError{label: rack.Label}
+	}
+	return nil, &NotLoadedError{edge: "rack"}
+}
+
+// PowerZoneOrErr returns the PowerZone value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e AlertEdges) PowerZoneOrErr() (*PowerZone, error) {
+	if e.PowerZone != nil {
+		return e.PowerZone, nil
+	} else if e.loadedTypes[3] {
+		return nil, &NotFoundError{label: powerzone.Label}
+	}
+	return nil, &NotLoadedError{edge: "power_zone"}
+}
+
+// SuppressedByOrErr returns the SuppressedBy value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e AlertEdges) SuppressedByOrErr() (*Alert, error) {
+	if e.SuppressedBy != nil {
+		return e.SuppressedBy, nil
+	} else if e.loadedTypes[4] {
+		return nil, &NotFoundError{label: alert.Label}
+	}
+	return nil, &NotLoadedError{edge: "suppressed_by"}
+}
+
+// SuppressesOrErr returns the Suppresses value or an error if the edge
+// was not loaded in eager-loading.
+func (e AlertEdges) SuppressesOrErr() ([]*Alert, error) {
+	if e.loadedTypes[5] {
+		return e.Suppresses, nil
+	}
+	return nil, &NotLoadedError{edge: "suppresses"}
+}
+
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e AlertEdges) EventsOrErr() ([]*Event, error) {
-	if e.loadedTypes[2] {
+	if e.loadedTypes[6] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
+}
+
+// DeliveriesOrErr returns the Deliveries value or an error if the edge
+// was not loaded in eager-loading.
+func (e AlertEdges) DeliveriesOrErr() ([]*HookDelivery, error) {
+	if e.loadedTypes[7] {
+		return e.Deliveries, nil
+	}
+	return nil, &NotLoadedError{edge: "deliveries"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -104,15 +182,23 @@ func (*Alert) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case alert.FieldLabels:
+			values[i] = new([]byte)
 		case alert.FieldID, alert.FieldOccurrences:
 			values[i] = new(sql.NullInt64)
-		case alert.FieldName, alert.FieldSeverity, alert.FieldStatus, alert.FieldMessage, alert.FieldFingerprint, alert.FieldClosedBy:
+		case alert.FieldName, alert.FieldSeverity, alert.FieldStatus, alert.FieldMessage, alert.FieldFingerprint, alert.FieldClosedBy, alert.FieldAcknowledgedBy, alert.FieldSource:
 			values[i] = new(sql.NullString)
-		case alert.FieldCreatedAt, alert.FieldUpdatedAt, alert.FieldFirstSeenAt, alert.FieldLastSeenAt, alert.FieldClosedAt:
+		case alert.FieldCreatedAt, alert.FieldUpdatedAt, alert.FieldFirstSeenAt, alert.FieldLastSeenAt, alert.FieldClosedAt, alert.FieldAcknowledgedAt:
 			values[i] = new(sql.NullTime)
-		case alert.ForeignKeys[0]: // compute_node_alerts
+		case alert.ForeignKeys[0]: // alert_suppresses
 			values[i] = new(sql.NullInt64)
-		case alert.ForeignKeys[1]: // host_alerts
+		case alert.ForeignKeys[1]: // compute_node_alerts
+			values[i] = new(sql.NullInt64)
+		case alert.ForeignKeys[2]: // host_alerts
+			values[i] = new(sql.NullInt64)
+		case alert.ForeignKeys[3]: // power_zone_alerts
+			values[i] = new(sql.NullInt64)
+		case alert.ForeignKeys[4]: // rack_alerts
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -208,19 +294,67 @@ func (_m *Alert) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ClosedBy = value.String
 			}
+		case alert.FieldAcknowledgedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field acknowledged_at", values[i])
+			} else if value.Valid {
+				_m.AcknowledgedAt = new(time.Time)
+				*_m.AcknowledgedAt = value.Time
+			}
+		case alert.FieldAcknowledgedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field acknowledged_by", values[i])
+			} else if value.Valid {
+				_m.AcknowledgedBy = value.String
+			}
+		case alert.FieldLabels:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field labels", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Labels); err != nil {
+					return fmt.Errorf("unmarshal field labels: %w", err)
+				}
+			}
+		case alert.FieldSource:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field source", values[i])
+			} else if value.Valid {
+				_m.Source = value.String
+			}
 		case alert.ForeignKeys[0]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field alert_suppresses", value)
+			} else if value.Valid {
+				_m.alert_suppresses = new(int)
+				*_m.alert_suppresses = int(value.Int64)
+			}
+		case alert.ForeignKeys[1]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field compute_node_alerts", value)
 			} else if value.Valid {
 				_m.compute_node_alerts = new(int)
 				*_m.compute_node_alerts = int(value.Int64)
 			}
-		case alert.ForeignKeys[1]:
+		case alert.ForeignKeys[2]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field host_alerts", value)
 			} else if value.Valid {
 				_m.host_alerts = new(int)
 				*_m.host_alerts = int(value.Int64)
+			}
+		case alert.ForeignKeys[3]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field power_zone_alerts", value)
+			} else if value.Valid {
+				_m.power_zone_alerts = new(int)
+				*_m.power_zone_alerts = int(value.Int64)
+			}
+		case alert.ForeignKeys[4]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field rack_alerts", value)
+			} else if value.Valid {
+				_m.rack_alerts = new(int)
+				*_m.rack_alerts = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -245,9 +379,34 @@ func (_m *Alert) QueryHost() *HostQuery {
 	return NewAlertClient(_m.config).QueryHost(_m)
 }
 
+// QueryRack queries the "rack" edge of the Alert entity.
+func (_m *Alert) QueryRack() *RackQuery {
+	return NewAlertClient(_m.config).QueryRack(_m)
+}
+
+// QueryPowerZone queries the "power_zone" edge of the Alert entity.
+func (_m *Alert) QueryPowerZone() *PowerZoneQuery {
+	return NewAlertClient(_m.config).QueryPowerZone(_m)
+}
+
+// QuerySuppressedBy queries the "suppressed_by" edge of the Alert entity.
+func (_m *Alert) QuerySuppressedBy() *AlertQuery {
+	return NewAlertClient(_m.config).QuerySuppressedBy(_m)
+}
+
+// QuerySuppresses queries the "suppresses" edge of the Alert entity.
+func (_m *Alert) QuerySuppresses() *AlertQuery {
+	return NewAlertClient(_m.config).QuerySuppresses(_m)
+}
+
 // QueryEvents queries the "events" edge of the Alert entity.
 func (_m *Alert) QueryEvents() *EventQuery {
 	return NewAlertClient(_m.config).QueryEvents(_m)
+}
+
+// QueryDeliveries queries the "deliveries" edge of the Alert entity.
+func (_m *Alert) QueryDeliveries() *HookDeliveryQuery {
+	return NewAlertClient(_m.config).QueryDeliveries(_m)
 }
 
 // Update returns a builder for updating this Alert.
@@ -310,8 +469,46 @@ func (_m *Alert) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("closed_by=")
 	builder.WriteString(_m.ClosedBy)
+	builder.WriteString(", ")
+	if v := _m.AcknowledgedAt; v != nil {
+		builder.WriteString("acknowledged_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("acknowledged_by=")
+	builder.WriteString(_m.AcknowledgedBy)
+	builder.WriteString(", ")
+	builder.WriteString("labels=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Labels))
+	builder.WriteString(", ")
+	builder.WriteString("source=")
+	builder.WriteString(_m.Source)
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedSuppresses returns the Suppresses named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Alert) NamedSuppresses(name string) ([]*Alert, error) {
+	if _m.Edges.namedSuppresses == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSuppresses[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Alert) appendNamedSuppresses(name string, edges ...*Alert) {
+	if _m.Edges.namedSuppresses == nil {
+		_m.Edges.namedSuppresses = make(map[string][]*Alert)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSuppresses[name] = []*Alert{}
+	} else {
+		_m.Edges.namedSuppresses[name] = append(_m.Edges.namedSuppresses[name], edges...)
+	}
 }
 
 // NamedEvents returns the Events named value or an error if the edge was not
@@ -335,6 +532,30 @@ func (_m *Alert) appendNamedEvents(name string, edges ...*Event) {
 		_m.Edges.namedEvents[name] = []*Event{}
 	} else {
 		_m.Edges.namedEvents[name] = append(_m.Edges.namedEvents[name], edges...)
+	}
+}
+
+// NamedDeliveries returns the Deliveries named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Alert) NamedDeliveries(name string) ([]*HookDelivery, error) {
+	if _m.Edges.namedDeliveries == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedDeliveries[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Alert) appendNamedDeliveries(name string, edges ...*HookDelivery) {
+	if _m.Edges.namedDeliveries == nil {
+		_m.Edges.namedDeliveries = make(map[string][]*HookDelivery)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedDeliveries[name] = []*HookDelivery{}
+	} else {
+		_m.Edges.namedDeliveries[name] = append(_m.Edges.namedDeliveries[name], edges...)
 	}
 }
 

@@ -14,7 +14,11 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // AlertCreate is the builder for creating a Alert entity.
@@ -177,6 +181,54 @@ func (_c *AlertCreate) SetNillableClosedBy(v *string) *AlertCreate {
 	return _c
 }
 
+// SetAcknowledgedAt sets the "acknowledged_at" field.
+func (_c *AlertCreate) SetAcknowledgedAt(v time.Time) *AlertCreate {
+	_c.mutation.SetAcknowledgedAt(v)
+	return _c
+}
+
+// SetNillableAcknowledgedAt sets the "acknowledged_at" field if the given value is not nil.
+func (_c *AlertCreate) SetNillableAcknowledgedAt(v *time.Time) *AlertCreate {
+	if v != nil {
+		_c.SetAcknowledgedAt(*v)
+	}
+	return _c
+}
+
+// SetAcknowledgedBy sets the "acknowledged_by" field.
+func (_c *AlertCreate) SetAcknowledgedBy(v string) *AlertCreate {
+	_c.mutation.SetAcknowledgedBy(v)
+	return _c
+}
+
+// SetNillableAcknowledgedBy sets the "acknowledged_by" field if the given value is not nil.
+func (_c *AlertCreate) SetNillableAcknowledgedBy(v *string) *AlertCreate {
+	if v != nil {
+		_c.SetAcknowledgedBy(*v)
+	}
+	return _c
+}
+
+// SetLabels sets the "labels" field.
+func (_c *AlertCreate) SetLabels(v fieldtype.Labels) *AlertCreate {
+	_c.mutation.SetLabels(v)
+	return _c
+}
+
+// SetSource sets the "source" field.
+func (_c *AlertCreate) SetSource(v string) *AlertCreate {
+	_c.mutation.SetSource(v)
+	return _c
+}
+
+// SetNillableSource sets the "source" field if the given value is not nil.
+func (_c *AlertCreate) SetNillableSource(v *string) *AlertCreate {
+	if v != nil {
+		_c.SetSource(*v)
+	}
+	return _c
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_c *AlertCreate) SetNodeID(id int) *AlertCreate {
 	_c.mutation.SetNodeID(id)
@@ -215,6 +267,78 @@ func (_c *AlertCreate) SetHost(v *Host) *AlertCreate {
 	return _c.SetHostID(v.ID)
 }
 
+// SetRackID sets the "rack" edge to the Rack entity by ID.
+func (_c *AlertCreate) SetRackID(id int) *AlertCreate {
+	_c.mutation.SetRackID(id)
+	return _c
+}
+
+// SetNillableRackID sets the "rack" edge to the Rack entity by ID if the given value is not nil.
+func (_c *AlertCreate) SetNillableRackID(id *int) *AlertCreate {
+	if id != nil {
+		_c = _c.SetRackID(*id)
+	}
+	return _c
+}
+
+// SetRack sets the "rack" edge to the Rack entity.
+func (_c *AlertCreate) SetRack(v *Rack) *AlertCreate {
+	return _c.SetRackID(v.ID)
+}
+
+// SetPowerZoneID sets the "power_zone" edge to the PowerZone entity by ID.
+func (_c *AlertCreate) SetPowerZoneID(id int) *AlertCreate {
+	_c.mutation.SetPowerZoneID(id)
+	return _c
+}
+
+// SetNillablePowerZoneID sets the "power_zone" edge to the PowerZone entity by ID if the given value is not nil.
+func (_c *AlertCreate) SetNillablePowerZoneID(id *int) *AlertCreate {
+	if id != nil {
+		_c = _c.SetPowerZoneID(*id)
+	}
+	return _c
+}
+
+// SetPowerZone sets the "power_zone" edge to the PowerZone entity.
+func (_c *AlertCreate) SetPowerZone(v *PowerZone) *AlertCreate {
+	return _c.SetPowerZoneID(v.ID)
+}
+
+// SetSuppressedByID sets the "suppressed_by" edge to the Alert entity by ID.
+func (_c *AlertCreate) SetSuppressedByID(id int) *AlertCreate {
+	_c.mutation.SetSuppressedByID(id)
+	return _c
+}
+
+// SetNillableSuppressedByID sets the "suppressed_by" edge to the Alert entity by ID if the given value is not nil.
+func (_c *AlertCreate) SetNillableSuppressedByID(id *int) *AlertCreate {
+	if id != nil {
+		_c = _c.SetSuppressedByID(*id)
+	}
+	return _c
+}
+
+// SetSuppressedBy sets the "suppressed_by" edge to the Alert entity.
+func (_c *AlertCreate) SetSuppressedBy(v *Alert) *AlertCreate {
+	return _c.SetSuppressedByID(v.ID)
+}
+
+// AddSuppressIDs adds the "suppresses" edge to the Alert entity by IDs.
+func (_c *AlertCreate) AddSuppressIDs(ids ...int) *AlertCreate {
+	_c.mutation.AddSuppressIDs(ids...)
+	return _c
+}
+
+// AddSuppresses adds the "suppresses" edges to the Alert entity.
+func (_c *AlertCreate) AddSuppresses(v ...*Alert) *AlertCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSuppressIDs(ids...)
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
 func (_c *AlertCreate) AddEventIDs(ids ...int) *AlertCreate {
 	_c.mutation.AddEventIDs(ids...)
@@ -228,6 +352,21 @@ func (_c *AlertCreate) AddEvents(v ...*Event) *AlertCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddEventIDs(ids...)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_c *AlertCreate) AddDeliveryIDs(ids ...int) *AlertCreate {
+	_c.mutation.AddDeliveryIDs(ids...)
+	return _c
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_c *AlertCreate) AddDeliveries(v ...*HookDelivery) *AlertCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddDeliveryIDs(ids...)
 }
 
 // Mutation returns the AlertMutation object of the builder.
@@ -367,6 +506,21 @@ func (_c *AlertCreate) check() error {
 			return &ValidationError{Name: "closed_by", err: fmt.Errorf(`ent: validator failed for field "Alert.closed_by": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.AcknowledgedBy(); ok {
+		if err := alert.AcknowledgedByValidator(v); err != nil {
+			return &ValidationError{Name: "acknowledged_by", err: fmt.Errorf(`ent: validator failed for field "Alert.acknowledged_by": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.Labels(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "Alert.labels": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.Source(); ok {
+		if err := alert.SourceValidator(v); err != nil {
+			return &ValidationError{Name: "source", err: fmt.Errorf(`ent: validator failed for field "Alert.source": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -442,6 +596,22 @@ func (_c *AlertCreate) createSpec() (*Alert, *sqlgraph.CreateSpec) {
 		_spec.SetField(alert.FieldClosedBy, field.TypeString, value)
 		_node.ClosedBy = value
 	}
+	if value, ok := _c.mutation.AcknowledgedAt(); ok {
+		_spec.SetField(alert.FieldAcknowledgedAt, field.TypeTime, value)
+		_node.AcknowledgedAt = &value
+	}
+	if value, ok := _c.mutation.AcknowledgedBy(); ok {
+		_spec.SetField(alert.FieldAcknowledgedBy, field.TypeString, value)
+		_node.AcknowledgedBy = value
+	}
+	if value, ok := _c.mutation.Labels(); ok {
+		_spec.SetField(alert.FieldLabels, field.TypeJSON, value)
+		_node.Labels = value
+	}
+	if value, ok := _c.mutation.Source(); ok {
+		_spec.SetField(alert.FieldSource, field.TypeString, value)
+		_node.Source = value
+	}
 	if nodes := _c.mutation.NodeIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -476,6 +646,73 @@ func (_c *AlertCreate) createSpec() (*Alert, *sqlgraph.CreateSpec) {
 		_node.host_alerts = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
+	if nodes := _c.mutation.RackIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.RackTable,
+			Columns: []string{alert.RackColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rack.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.rack_alerts = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.PowerZoneIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.PowerZoneTable,
+			Columns: []string{alert.PowerZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(powerzone.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.power_zone_alerts = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SuppressedByIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.SuppressedByTable,
+			Columns: []string{alert.SuppressedByColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.alert_suppresses = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SuppressesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
 	if nodes := _c.mutation.EventsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -485,6 +722,22 @@ func (_c *AlertCreate) createSpec() (*Alert, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -703,6 +956,78 @@ func (u *AlertUpsert) UpdateClosedBy() *AlertUpsert {
 // ClearClosedBy clears the value of the "closed_by" field.
 func (u *AlertUpsert) ClearClosedBy() *AlertUpsert {
 	u.SetNull(alert.FieldClosedBy)
+	return u
+}
+
+// SetAcknowledgedAt sets the "acknowledged_at" field.
+func (u *AlertUpsert) SetAcknowledgedAt(v time.Time) *AlertUpsert {
+	u.Set(alert.FieldAcknowledgedAt, v)
+	return u
+}
+
+// UpdateAcknowledgedAt sets the "acknowledged_at" field to the value that was provided on create.
+func (u *AlertUpsert) UpdateAcknowledgedAt() *AlertUpsert {
+	u.SetExcluded(alert.FieldAcknowledgedAt)
+	return u
+}
+
+// ClearAcknowledgedAt clears the value of the "acknowledged_at" field.
+func (u *AlertUpsert) ClearAcknowledgedAt() *AlertUpsert {
+	u.SetNull(alert.FieldAcknowledgedAt)
+	return u
+}
+
+// SetAcknowledgedBy sets the "acknowledged_by" field.
+func (u *AlertUpsert) SetAcknowledgedBy(v string) *AlertUpsert {
+	u.Set(alert.FieldAcknowledgedBy, v)
+	return u
+}
+
+// UpdateAcknowledgedBy sets the "acknowledged_by" field to the value that was provided on create.
+func (u *AlertUpsert) UpdateAcknowledgedBy() *AlertUpsert {
+	u.SetExcluded(alert.FieldAcknowledgedBy)
+	return u
+}
+
+// ClearAcknowledgedBy clears the value of the "acknowledged_by" field.
+func (u *AlertUpsert) ClearAcknowledgedBy() *AlertUpsert {
+	u.SetNull(alert.FieldAcknowledgedBy)
+	return u
+}
+
+// SetLabels sets the "labels" field.
+func (u *AlertUpsert) SetLabels(v fieldtype.Labels) *AlertUpsert {
+	u.Set(alert.FieldLabels, v)
+	return u
+}
+
+// UpdateLabels sets the "labels" field to the value that was provided on create.
+func (u *AlertUpsert) UpdateLabels() *AlertUpsert {
+	u.SetExcluded(alert.FieldLabels)
+	return u
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (u *AlertUpsert) ClearLabels() *AlertUpsert {
+	u.SetNull(alert.FieldLabels)
+	return u
+}
+
+// SetSource sets the "source" field.
+func (u *AlertUpsert) SetSource(v string) *AlertUpsert {
+	u.Set(alert.FieldSource, v)
+	return u
+}
+
+// UpdateSource sets the "source" field to the value that was provided on create.
+func (u *AlertUpsert) UpdateSource() *AlertUpsert {
+	u.SetExcluded(alert.FieldSource)
+	return u
+}
+
+// ClearSource clears the value of the "source" field.
+func (u *AlertUpsert) ClearSource() *AlertUpsert {
+	u.SetNull(alert.FieldSource)
 	return u
 }
 
@@ -937,6 +1262,90 @@ func (u *AlertUpsertOne) UpdateClosedBy() *AlertUpsertOne {
 func (u *AlertUpsertOne) ClearClosedBy() *AlertUpsertOne {
 	return u.Update(func(s *AlertUpsert) {
 		s.ClearClosedBy()
+	})
+}
+
+// SetAcknowledgedAt sets the "acknowledged_at" field.
+func (u *AlertUpsertOne) SetAcknowledgedAt(v time.Time) *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetAcknowledgedAt(v)
+	})
+}
+
+// UpdateAcknowledgedAt sets the "acknowledged_at" field to the value that was provided on create.
+func (u *AlertUpsertOne) UpdateAcknowledgedAt() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateAcknowledgedAt()
+	})
+}
+
+// ClearAcknowledgedAt clears the value of the "acknowledged_at" field.
+func (u *AlertUpsertOne) ClearAcknowledgedAt() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearAcknowledgedAt()
+	})
+}
+
+// SetAcknowledgedBy sets the "acknowledged_by" field.
+func (u *AlertUpsertOne) SetAcknowledgedBy(v string) *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetAcknowledgedBy(v)
+	})
+}
+
+// UpdateAcknowledgedBy sets the "acknowledged_by" field to the value that was provided on create.
+func (u *AlertUpsertOne) UpdateAcknowledgedBy() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateAcknowledgedBy()
+	})
+}
+
+// ClearAcknowledgedBy clears the value of the "acknowledged_by" field.
+func (u *AlertUpsertOne) ClearAcknowledgedBy() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearAcknowledgedBy()
+	})
+}
+
+// SetLabels sets the "labels" field.
+func (u *AlertUpsertOne) SetLabels(v fieldtype.Labels) *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetLabels(v)
+	})
+}
+
+// UpdateLabels sets the "labels" field to the value that was provided on create.
+func (u *AlertUpsertOne) UpdateLabels() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateLabels()
+	})
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (u *AlertUpsertOne) ClearLabels() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearLabels()
+	})
+}
+
+// SetSource sets the "source" field.
+func (u *AlertUpsertOne) SetSource(v string) *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetSource(v)
+	})
+}
+
+// UpdateSource sets the "source" field to the value that was provided on create.
+func (u *AlertUpsertOne) UpdateSource() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateSource()
+	})
+}
+
+// ClearSource clears the value of the "source" field.
+func (u *AlertUpsertOne) ClearSource() *AlertUpsertOne {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearSource()
 	})
 }
 
@@ -1337,6 +1746,90 @@ func (u *AlertUpsertBulk) UpdateClosedBy() *AlertUpsertBulk {
 func (u *AlertUpsertBulk) ClearClosedBy() *AlertUpsertBulk {
 	return u.Update(func(s *AlertUpsert) {
 		s.ClearClosedBy()
+	})
+}
+
+// SetAcknowledgedAt sets the "acknowledged_at" field.
+func (u *AlertUpsertBulk) SetAcknowledgedAt(v time.Time) *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetAcknowledgedAt(v)
+	})
+}
+
+// UpdateAcknowledgedAt sets the "acknowledged_at" field to the value that was provided on create.
+func (u *AlertUpsertBulk) UpdateAcknowledgedAt() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateAcknowledgedAt()
+	})
+}
+
+// ClearAcknowledgedAt clears the value of the "acknowledged_at" field.
+func (u *AlertUpsertBulk) ClearAcknowledgedAt() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearAcknowledgedAt()
+	})
+}
+
+// SetAcknowledgedBy sets the "acknowledged_by" field.
+func (u *AlertUpsertBulk) SetAcknowledgedBy(v string) *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetAcknowledgedBy(v)
+	})
+}
+
+// UpdateAcknowledgedBy sets the "acknowledged_by" field to the value that was provided on create.
+func (u *AlertUpsertBulk) UpdateAcknowledgedBy() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateAcknowledgedBy()
+	})
+}
+
+// ClearAcknowledgedBy clears the value of the "acknowledged_by" field.
+func (u *AlertUpsertBulk) ClearAcknowledgedBy() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearAcknowledgedBy()
+	})
+}
+
+// SetLabels sets the "labels" field.
+func (u *AlertUpsertBulk) SetLabels(v fieldtype.Labels) *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetLabels(v)
+	})
+}
+
+// UpdateLabels sets the "labels" field to the value that was provided on create.
+func (u *AlertUpsertBulk) UpdateLabels() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateLabels()
+	})
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (u *AlertUpsertBulk) ClearLabels() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearLabels()
+	})
+}
+
+// SetSource sets the "source" field.
+func (u *AlertUpsertBulk) SetSource(v string) *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.SetSource(v)
+	})
+}
+
+// UpdateSource sets the "source" field to the value that was provided on create.
+func (u *AlertUpsertBulk) UpdateSource() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.UpdateSource()
+	})
+}
+
+// ClearSource clears the value of the "source" field.
+func (u *AlertUpsertBulk) ClearSource() *AlertUpsertBulk {
+	return u.Update(func(s *AlertUpsert) {
+		s.ClearSource()
 	})
 }
 

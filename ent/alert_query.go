@@ -17,24 +17,34 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/rack"
 )
 
 // AlertQuery is the builder for querying Alert entities.
 type AlertQuery struct {
 	config
-	ctx             *QueryContext
-	order           []alert.OrderOption
-	inters          []Interceptor
-	predicates      []predicate.Alert
-	withNode        *ComputeNodeQuery
-	withHost        *HostQuery
-	withEvents      *EventQuery
-	withFKs         bool
-	loadTotal       []func(context.Context, []*Alert) error
-	modifiers       []func(*sql.Selector)
-	withNamedEvents map[string]*EventQuery
+	ctx                 *QueryContext
+	order               []alert.OrderOption
+	inters              []Interceptor
+	predicates          []predicate.Alert
+	withNode            *ComputeNodeQuery
+	withHost            *HostQuery
+	withRack            *RackQuery
+	withPowerZone       *PowerZoneQuery
+	withSuppressedBy    *AlertQuery
+	withSuppresses      *AlertQuery
+	withEvents          *EventQuery
+	withDeliveries      *HookDeliveryQuery
+	withFKs             bool
+	loadTotal           []func(context.Context, []*Alert) error
+	modifiers           []func(*sql.Selector)
+	withNamedSuppresses map[string]*AlertQuery
+	withNamedEvents     map[string]*EventQuery
+	withNamedDeliveries map[string]*HookDeliveryQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -115,6 +125,94 @@ func (_q *AlertQuery) QueryHost() *HostQuery {
 	return query
 }
 
+// QueryRack chains the current query on the "rack" edge.
+func (_q *AlertQuery) QueryRack() *RackQuery {
+	query := (&RackClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, selector),
+			sqlgraph.To(rack.Table, rack.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, alert.RackTable, alert.RackColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryPowerZone chains the current query on the "power_zone" edge.
+func (_q *AlertQuery) QueryPowerZone() *PowerZoneQuery {
+	query := (&PowerZoneClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, selector),
+			sqlgraph.To(powerzone.Table, powerzone.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, alert.PowerZoneTable, alert.PowerZoneColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySuppressedBy chains the current query on the "suppressed_by" edge.
+func (_q *AlertQuery) QuerySuppressedBy() *AlertQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, selector),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, alert.SuppressedByTable, alert.SuppressedByColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySuppresses chains the current query on the "suppresses" edge.
+func (_q *AlertQuery) QuerySuppresses() *AlertQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, selector),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, alert.SuppressesTable, alert.SuppressesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
 // QueryEvents chains the current query on the "events" edge.
 func (_q *AlertQuery) QueryEvents() *EventQuery {
 	query := (&EventClient{config: _q.config}).Query()
@@ -130,6 +228,28 @@ func (_q *AlertQuery) QueryEvents() *EventQuery {
 			sqlgraph.From(alert.Table, alert.FieldID, selector),
 			sqlgraph.To(event.Table, event.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, alert.EventsTable, alert.EventsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryDeliveries chains the current query on the "deliveries" edge.
+func (_q *AlertQuery) QueryDeliveries() *HookDeliveryQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, selector),
+			sqlgraph.To(hookdelivery.Table, hookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, alert.DeliveriesTable, alert.DeliveriesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -324,14 +444,19 @@ func (_q *AlertQuery) Clone() *AlertQuery {
 		return nil
 	}
 	return &AlertQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]alert.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.Alert{}, _q.predicates...),
-		withNode:   _q.withNode.Clone(),
-		withHost:   _q.withHost.Clone(),
-		withEvents: _q.withEvents.Clone(),
+		config:           _q.config,
+		ctx:              _q.ctx.Clone(),
+		order:            append([]alert.OrderOption{}, _q.order...),
+		inters:           append([]Interceptor{}, _q.inters...),
+		predicates:       append([]predicate.Alert{}, _q.predicates...),
+		withNode:         _q.withNode.Clone(),
+		withHost:         _q.withHost.Clone(),
+		withRack:         _q.withRack.Clone(),
+		withPowerZone:    _q.withPowerZone.Clone(),
+		withSuppressedBy: _q.withSuppressedBy.Clone(),
+		withSuppresses:   _q.withSuppresses.Clone(),
+		withEvents:       _q.withEvents.Clone(),
+		withDeliveries:   _q.withDeliveries.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -361,6 +486,50 @@ func (_q *AlertQuery) WithHost(opts ...func(*HostQuery)) *AlertQuery {
 	return _q
 }
 
+// WithRack tells the query-builder to eager-load the nodes that are connected to
+// the "rack" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AlertQuery) WithRack(opts ...func(*RackQuery)) *AlertQuery {
+	query := (&RackClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRack = query
+	return _q
+}
+
+// WithPowerZone tells the query-builder to eager-load the nodes that are connected to
+// the "power_zone" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AlertQuery) WithPowerZone(opts ...func(*PowerZoneQuery)) *AlertQuery {
+	query := (&PowerZoneClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withPowerZone = query
+	return _q
+}
+
+// WithSuppressedBy tells the query-builder to eager-load the nodes that are connected to
+// the "suppressed_by" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AlertQuery) WithSuppressedBy(opts ...func(*AlertQuery)) *AlertQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSuppressedBy = query
+	return _q
+}
+
+// WithSuppresses tells the query-builder to eager-load the nodes that are connected to
+// the "suppresses" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AlertQuery) WithSuppresses(opts ...func(*AlertQuery)) *AlertQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSuppresses = query
+	return _q
+}
+
 // WithEvents tells the query-builder to eager-load the nodes that are connected to
 // the "events" edge. The optional arguments are used to configure the query builder of the edge.
 func (_q *AlertQuery) WithEvents(opts ...func(*EventQuery)) *AlertQuery {
@@ -369,6 +538,17 @@ func (_q *AlertQuery) WithEvents(opts ...func(*EventQuery)) *AlertQuery {
 		opt(query)
 	}
 	_q.withEvents = query
+	return _q
+}
+
+// WithDeliveries tells the query-builder to eager-load the nodes that are connected to
+// the "deliveries" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AlertQuery) WithDeliveries(opts ...func(*HookDeliveryQuery)) *AlertQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withDeliveries = query
 	return _q
 }
 
@@ -457,13 +637,18 @@ func (_q *AlertQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Alert,
 		nodes       = []*Alert{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [8]bool{
 			_q.withNode != nil,
 			_q.withHost != nil,
+			_q.withRack != nil,
+			_q.withPowerZone != nil,
+			_q.withSuppressedBy != nil,
+			_q.withSuppresses != nil,
 			_q.withEvents != nil,
+			_q.withDeliveries != nil,
 		}
 	)
-	if _q.withNode != nil || _q.withHost != nil {
+	if _q.withNode != nil || _q.withHost != nil || _q.withRack != nil || _q.withPowerZone != nil || _q.withSuppressedBy != nil {
 		withFKs = true
 	}
 	if withFKs {
@@ -502,6 +687,31 @@ func (_q *AlertQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Alert,
 			return nil, err
 		}
 	}
+	if query := _q.withRack; query != nil {
+		if err := _q.loadRack(ctx, query, nodes, nil,
+			func(n *Alert, e *Rack) { n.Edges.Rack = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withPowerZone; query != nil {
+		if err := _q.loadPowerZone(ctx, query, nodes, nil,
+			func(n *Alert, e *PowerZone) { n.Edges.PowerZone = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withSuppressedBy; query != nil {
+		if err := _q.loadSuppressedBy(ctx, query, nodes, nil,
+			func(n *Alert, e *Alert) { n.Edges.SuppressedBy = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withSuppresses; query != nil {
+		if err := _q.loadSuppresses(ctx, query, nodes,
+			func(n *Alert) { n.Edges.Suppresses = []*Alert{} },
+			func(n *Alert, e *Alert) { n.Edges.Suppresses = append(n.Edges.Suppresses, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withEvents; query != nil {
 		if err := _q.loadEvents(ctx, query, nodes,
 			func(n *Alert) { n.Edges.Events = []*Event{} },
@@ -509,10 +719,31 @@ func (_q *AlertQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Alert,
 			return nil, err
 		}
 	}
+	if query := _q.withDeliveries; query != nil {
+		if err := _q.loadDeliveries(ctx, query, nodes,
+			func(n *Alert) { n.Edges.Deliveries = []*HookDelivery{} },
+			func(n *Alert, e *HookDelivery) { n.Edges.Deliveries = append(n.Edges.Deliveries, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSuppresses {
+		if err := _q.loadSuppresses(ctx, query, nodes,
+			func(n *Alert) { n.appendNamedSuppresses(name) },
+			func(n *Alert, e *Alert) { n.appendNamedSuppresses(name, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedEvents {
 		if err := _q.loadEvents(ctx, query, nodes,
 			func(n *Alert) { n.appendNamedEvents(name) },
 			func(n *Alert, e *Event) { n.appendNamedEvents(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedDeliveries {
+		if err := _q.loadDeliveries(ctx, query, nodes,
+			func(n *Alert) { n.appendNamedDeliveries(name) },
+			func(n *Alert, e *HookDelivery) { n.appendNamedDeliveries(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -588,6 +819,133 @@ func (_q *AlertQuery) loadHost(ctx context.Context, query *HostQuery, nodes []*A
 	}
 	return nil
 }
+func (_q *AlertQuery) loadRack(ctx context.Context, query *RackQuery, nodes []*Alert, init func(*Alert), assign func(*Alert, *Rack)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Alert)
+	for i := range nodes {
+		if nodes[i].rack_alerts == nil {
+			continue
+		}
+		fk := *nodes[i].rack_alerts
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(rack.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "rack_alerts" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *AlertQuery) loadPowerZone(ctx context.Context, query *PowerZoneQuery, nodes []*Alert, init func(*Alert), assign func(*Alert, *PowerZone)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Alert)
+	for i := range nodes {
+		if nodes[i].power_zone_alerts == nil {
+			continue
+		}
+		fk := *nodes[i].power_zone_alerts
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(powerzone.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "power_zone_alerts" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *AlertQuery) loadSuppressedBy(ctx context.Context, query *AlertQuery, nodes []*Alert, init func(*Alert), assign func(*Alert, *Alert)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Alert)
+	for i := range nodes {
+		if nodes[i].alert_suppresses == nil {
+			continue
+		}
+		fk := *nodes[i].alert_suppresses
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(alert.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "alert_suppresses" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *AlertQuery) loadSuppresses(ctx context.Context, query *AlertQuery, nodes []*Alert, init func(*Alert), assign func(*Alert, *Alert)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Alert)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Alert(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(alert.SuppressesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.alert_suppresses
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "alert_suppresses" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "alert_suppresses" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 func (_q *AlertQuery) loadEvents(ctx context.Context, query *EventQuery, nodes []*Alert, init func(*Alert), assign func(*Alert, *Event)) error {
 	fks := make([]driver.Value, 0, len(nodes))
 	nodeids := make(map[int]*Alert)
@@ -614,6 +972,37 @@ func (_q *AlertQuery) loadEvents(ctx context.Context, query *EventQuery, nodes [
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "alert_events" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AlertQuery) loadDeliveries(ctx context.Context, query *HookDeliveryQuery, nodes []*Alert, init func(*Alert), assign func(*Alert, *HookDelivery)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Alert)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.HookDelivery(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(alert.DeliveriesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.alert_deliveries
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "alert_deliveries" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "alert_deliveries" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -739,6 +1128,20 @@ func (_q *AlertQuery) Modify(modifiers ...func(s *sql.Selector)) *AlertSelect {
 	return _q.Select()
 }
 
+// WithNamedSuppresses tells the query-builder to eager-load the nodes that are connected to the "suppresses"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *AlertQuery) WithNamedSuppresses(name string, opts ...func(*AlertQuery)) *AlertQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSuppresses == nil {
+		_q.withNamedSuppresses = make(map[string]*AlertQuery)
+	}
+	_q.withNamedSuppresses[name] = query
+	return _q
+}
+
 // WithNamedEvents tells the query-builder to eager-load the nodes that are connected to the "events"
 // edge with the given name. The optional arguments are used to configure the query builder of the edge.
 func (_q *AlertQuery) WithNamedEvents(name string, opts ...func(*EventQuery)) *AlertQuery {
@@ -750,6 +1153,20 @@ func (_q *AlertQuery) WithNamedEvents(name string, opts ...func(*EventQuery)) *A
 		_q.withNamedEvents = make(map[string]*EventQuery)
 	}
 	_q.withNamedEvents[name] = query
+	return _q
+}
+
+// WithNamedDeliveries tells the query-builder to eager-load the nodes that are connected to the "deliveries"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *AlertQuery) WithNamedDeliveries(name string, opts ...func(*HookDeliveryQuery)) *AlertQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedDeliveries == nil {
+		_q.withNamedDeliveries = make(map[string]*HookDeliveryQuery)
+	}
+	_q.withNamedDeliveries[name] = query
 	return _q
 }
 

@@ -14,8 +14,12 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/rack"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // AlertUpdate is the builder for updating Alert entities.
@@ -209,6 +213,78 @@ func (_u *AlertUpdate) ClearClosedBy() *AlertUpdate {
 	return _u
 }
 
+// SetAcknowledgedAt sets the "acknowledged_at" field.
+func (_u *AlertUpdate) SetAcknowledgedAt(v time.Time) *AlertUpdate {
+	_u.mutation.SetAcknowledgedAt(v)
+	return _u
+}
+
+// SetNillableAcknowledgedAt sets the "acknowledged_at" field if the given value is not nil.
+func (_u *AlertUpdate) SetNillableAcknowledgedAt(v *time.Time) *AlertUpdate {
+	if v != nil {
+		_u.SetAcknowledgedAt(*v)
+	}
+	return _u
+}
+
+// ClearAcknowledgedAt clears the value of the "acknowledged_at" field.
+func (_u *AlertUpdate) ClearAcknowledgedAt() *AlertUpdate {
+	_u.mutation.ClearAcknowledgedAt()
+	return _u
+}
+
+// SetAcknowledgedBy sets the "acknowledged_by" field.
+func (_u *AlertUpdate) SetAcknowledgedBy(v string) *AlertUpdate {
+	_u.mutation.SetAcknowledgedBy(v)
+	return _u
+}
+
+// SetNillableAcknowledgedBy sets the "acknowledged_by" field if the given value is not nil.
+func (_u *AlertUpdate) SetNillableAcknowledgedBy(v *string) *AlertUpdate {
+	if v != nil {
+		_u.SetAcknowledgedBy(*v)
+	}
+	return _u
+}
+
+// ClearAcknowledgedBy clears the value of the "acknowledged_by" field.
+func (_u *AlertUpdate) ClearAcknowledgedBy() *AlertUpdate {
+	_u.mutation.ClearAcknowledgedBy()
+	return _u
+}
+
+// SetLabels sets the "labels" field.
+func (_u *AlertUpdate) SetLabels(v fieldtype.Labels) *AlertUpdate {
+	_u.mutation.SetLabels(v)
+	return _u
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (_u *AlertUpdate) ClearLabels() *AlertUpdate {
+	_u.mutation.ClearLabels()
+	return _u
+}
+
+// SetSource sets the "source" field.
+func (_u *AlertUpdate) SetSource(v string) *AlertUpdate {
+	_u.mutation.SetSource(v)
+	return _u
+}
+
+// SetNillableSource sets the "source" field if the given value is not nil.
+func (_u *AlertUpdate) SetNillableSource(v *string) *AlertUpdate {
+	if v != nil {
+		_u.SetSource(*v)
+	}
+	return _u
+}
+
+// ClearSource clears the value of the "source" field.
+func (_u *AlertUpdate) ClearSource() *AlertUpdate {
+	_u.mutation.ClearSource()
+	return _u
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_u *AlertUpdate) SetNodeID(id int) *AlertUpdate {
 	_u.mutation.SetNodeID(id)
@@ -247,6 +323,78 @@ func (_u *AlertUpdate) SetHost(v *Host) *AlertUpdate {
 	return _u.SetHostID(v.ID)
 }
 
+// SetRackID sets the "rack" edge to the Rack entity by ID.
+func (_u *AlertUpdate) SetRackID(id int) *AlertUpdate {
+	_u.mutation.SetRackID(id)
+	return _u
+}
+
+// SetNillableRackID sets the "rack" edge to the Rack entity by ID if the given value is not nil.
+func (_u *AlertUpdate) SetNillableRackID(id *int) *AlertUpdate {
+	if id != nil {
+		_u = _u.SetRackID(*id)
+	}
+	return _u
+}
+
+// SetRack sets the "rack" edge to the Rack entity.
+func (_u *AlertUpdate) SetRack(v *Rack) *AlertUpdate {
+	return _u.SetRackID(v.ID)
+}
+
+// SetPowerZoneID sets the "power_zone" edge to the PowerZone entity by ID.
+func (_u *AlertUpdate) SetPowerZoneID(id int) *AlertUpdate {
+	_u.mutation.SetPowerZoneID(id)
+	return _u
+}
+
+// SetNillablePowerZoneID sets the "power_zone" edge to the PowerZone entity by ID if the given value is not nil.
+func (_u *AlertUpdate) SetNillablePowerZoneID(id *int) *AlertUpdate {
+	if id != nil {
+		_u = _u.SetPowerZoneID(*id)
+	}
+	return _u
+}
+
+// SetPowerZone sets the "power_zone" edge to the PowerZone entity.
+func (_u *AlertUpdate) SetPowerZone(v *PowerZone) *AlertUpdate {
+	return _u.SetPowerZoneID(v.ID)
+}
+
+// SetSuppressedByID sets the "suppressed_by" edge to the Alert entity by ID.
+func (_u *AlertUpdate) SetSuppressedByID(id int) *AlertUpdate {
+	_u.mutation.SetSuppressedByID(id)
+	return _u
+}
+
+// SetNillableSuppressedByID sets the "suppressed_by" edge to the Alert entity by ID if the given value is not nil.
+func (_u *AlertUpdate) SetNillableSuppressedByID(id *int) *AlertUpdate {
+	if id != nil {
+		_u = _u.SetSuppressedByID(*id)
+	}
+	return _u
+}
+
+// SetSuppressedBy sets the "suppressed_by" edge to the Alert entity.
+func (_u *AlertUpdate) SetSuppressedBy(v *Alert) *AlertUpdate {
+	return _u.SetSuppressedByID(v.ID)
+}
+
+// AddSuppressIDs adds the "suppresses" edge to the Alert entity by IDs.
+func (_u *AlertUpdate) AddSuppressIDs(ids ...int) *AlertUpdate {
+	_u.mutation.AddSuppressIDs(ids...)
+	return _u
+}
+
+// AddSuppresses adds the "suppresses" edges to the Alert entity.
+func (_u *AlertUpdate) AddSuppresses(v ...*Alert) *AlertUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSuppressIDs(ids...)
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
 func (_u *AlertUpdate) AddEventIDs(ids ...int) *AlertUpdate {
 	_u.mutation.AddEventIDs(ids...)
@@ -260,6 +408,21 @@ func (_u *AlertUpdate) AddEvents(v ...*Event) *AlertUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddEventIDs(ids...)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_u *AlertUpdate) AddDeliveryIDs(ids ...int) *AlertUpdate {
+	_u.mutation.AddDeliveryIDs(ids...)
+	return _u
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_u *AlertUpdate) AddDeliveries(v ...*HookDelivery) *AlertUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddDeliveryIDs(ids...)
 }
 
 // Mutation returns the AlertMutation object of the builder.
@@ -277,6 +440,45 @@ func (_u *AlertUpdate) ClearNode() *AlertUpdate {
 func (_u *AlertUpdate) ClearHost() *AlertUpdate {
 	_u.mutation.ClearHost()
 	return _u
+}
+
+// ClearRack clears the "rack" edge to the Rack entity.
+func (_u *AlertUpdate) ClearRack() *AlertUpdate {
+	_u.mutation.ClearRack()
+	return _u
+}
+
+// ClearPowerZone clears the "power_zone" edge to the PowerZone entity.
+func (_u *AlertUpdate) ClearPowerZone() *AlertUpdate {
+	_u.mutation.ClearPowerZone()
+	return _u
+}
+
+// ClearSuppressedBy clears the "suppressed_by" edge to the Alert entity.
+func (_u *AlertUpdate) ClearSuppressedBy() *AlertUpdate {
+	_u.mutation.ClearSuppressedBy()
+	return _u
+}
+
+// ClearSuppresses clears all "suppresses" edges to the Alert entity.
+func (_u *AlertUpdate) ClearSuppresses() *AlertUpdate {
+	_u.mutation.ClearSuppresses()
+	return _u
+}
+
+// RemoveSuppressIDs removes the "suppresses" edge to Alert entities by IDs.
+func (_u *AlertUpdate) RemoveSuppressIDs(ids ...int) *AlertUpdate {
+	_u.mutation.RemoveSuppressIDs(ids...)
+	return _u
+}
+
+// RemoveSuppresses removes "suppresses" edges to Alert entities.
+func (_u *AlertUpdate) RemoveSuppresses(v ...*Alert) *AlertUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSuppressIDs(ids...)
 }
 
 // ClearEvents clears all "events" edges to the Event entity.
@@ -298,6 +500,27 @@ func (_u *AlertUpdate) RemoveEvents(v ...*Event) *AlertUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveEventIDs(ids...)
+}
+
+// ClearDeliveries clears all "deliveries" edges to the HookDelivery entity.
+func (_u *AlertUpdate) ClearDeliveries() *AlertUpdate {
+	_u.mutation.ClearDeliveries()
+	return _u
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to HookDelivery entities by IDs.
+func (_u *AlertUpdate) RemoveDeliveryIDs(ids ...int) *AlertUpdate {
+	_u.mutation.RemoveDeliveryIDs(ids...)
+	return _u
+}
+
+// RemoveDeliveries removes "deliveries" edges to HookDelivery entities.
+func (_u *AlertUpdate) RemoveDeliveries(v ...*HookDelivery) *AlertUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveDeliveryIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -379,6 +602,21 @@ func (_u *AlertUpdate) check() error {
 			return &ValidationError{Name: "closed_by", err: fmt.Errorf(`ent: validator failed for field "Alert.closed_by": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AcknowledgedBy(); ok {
+		if err := alert.AcknowledgedByValidator(v); err != nil {
+			return &ValidationError{Name: "acknowledged_by", err: fmt.Errorf(`ent: validator failed for field "Alert.acknowledged_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Labels(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "Alert.labels": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Source(); ok {
+		if err := alert.SourceValidator(v); err != nil {
+			return &ValidationError{Name: "source", err: fmt.Errorf(`ent: validator failed for field "Alert.source": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -448,6 +686,30 @@ func (_u *AlertUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ClosedByCleared() {
 		_spec.ClearField(alert.FieldClosedBy, field.TypeString)
 	}
+	if value, ok := _u.mutation.AcknowledgedAt(); ok {
+		_spec.SetField(alert.FieldAcknowledgedAt, field.TypeTime, value)
+	}
+	if _u.mutation.AcknowledgedAtCleared() {
+		_spec.ClearField(alert.FieldAcknowledgedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.AcknowledgedBy(); ok {
+		_spec.SetField(alert.FieldAcknowledgedBy, field.TypeString, value)
+	}
+	if _u.mutation.AcknowledgedByCleared() {
+		_spec.ClearField(alert.FieldAcknowledgedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.Labels(); ok {
+		_spec.SetField(alert.FieldLabels, field.TypeJSON, value)
+	}
+	if _u.mutation.LabelsCleared() {
+		_spec.ClearField(alert.FieldLabels, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Source(); ok {
+		_spec.SetField(alert.FieldSource, field.TypeString, value)
+	}
+	if _u.mutation.SourceCleared() {
+		_spec.ClearField(alert.FieldSource, field.TypeString)
+	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -506,6 +768,138 @@ func (_u *AlertUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.RackCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.RackTable,
+			Columns: []string{alert.RackColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rack.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RackIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.RackTable,
+			Columns: []string{alert.RackColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rack.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.PowerZoneCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.PowerZoneTable,
+			Columns: []string{alert.PowerZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(powerzone.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PowerZoneIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.PowerZoneTable,
+			Columns: []string{alert.PowerZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(powerzone.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SuppressedByCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.SuppressedByTable,
+			Columns: []string{alert.SuppressedByColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SuppressedByIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.SuppressedByTable,
+			Columns: []string{alert.SuppressedByColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SuppressesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSuppressesIDs(); len(nodes) > 0 && !_u.mutation.SuppressesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SuppressesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.EventsCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -544,6 +938,51 @@ func (_u *AlertUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedDeliveriesIDs(); len(nodes) > 0 && !_u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -750,6 +1189,78 @@ func (_u *AlertUpdateOne) ClearClosedBy() *AlertUpdateOne {
 	return _u
 }
 
+// SetAcknowledgedAt sets the "acknowledged_at" field.
+func (_u *AlertUpdateOne) SetAcknowledgedAt(v time.Time) *AlertUpdateOne {
+	_u.mutation.SetAcknowledgedAt(v)
+	return _u
+}
+
+// SetNillableAcknowledgedAt sets the "acknowledged_at" field if the given value is not nil.
+func (_u *AlertUpdateOne) SetNillableAcknowledgedAt(v *time.Time) *AlertUpdateOne {
+	if v != nil {
+		_u.SetAcknowledgedAt(*v)
+	}
+	return _u
+}
+
+// ClearAcknowledgedAt clears the value of the "acknowledged_at" field.
+func (_u *AlertUpdateOne) ClearAcknowledgedAt() *AlertUpdateOne {
+	_u.mutation.ClearAcknowledgedAt()
+	return _u
+}
+
+// SetAcknowledgedBy sets the "acknowledged_by" field.
+func (_u *AlertUpdateOne) SetAcknowledgedBy(v string) *AlertUpdateOne {
+	_u.mutation.SetAcknowledgedBy(v)
+	return _u
+}
+
+// SetNillableAcknowledgedBy sets the "acknowledged_by" field if the given value is not nil.
+func (_u *AlertUpdateOne) SetNillableAcknowledgedBy(v *string) *AlertUpdateOne {
+	if v != nil {
+		_u.SetAcknowledgedBy(*v)
+	}
+	return _u
+}
+
+// ClearAcknowledgedBy clears the value of the "acknowledged_by" field.
+func (_u *AlertUpdateOne) ClearAcknowledgedBy() *AlertUpdateOne {
+	_u.mutation.ClearAcknowledgedBy()
+	return _u
+}
+
+// SetLabels sets the "labels" field.
+func (_u *AlertUpdateOne) SetLabels(v fieldtype.Labels) *AlertUpdateOne {
+	_u.mutation.SetLabels(v)
+	return _u
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (_u *AlertUpdateOne) ClearLabels() *AlertUpdateOne {
+	_u.mutation.ClearLabels()
+	return _u
+}
+
+// SetSource sets the "source" field.
+func (_u *AlertUpdateOne) SetSource(v string) *AlertUpdateOne {
+	_u.mutation.SetSource(v)
+	return _u
+}
+
+// SetNillableSource sets the "source" field if the given value is not nil.
+func (_u *AlertUpdateOne) SetNillableSource(v *string) *AlertUpdateOne {
+	if v != nil {
+		_u.SetSource(*v)
+	}
+	return _u
+}
+
+// ClearSource clears the value of the "source" field.
+func (_u *AlertUpdateOne) ClearSource() *AlertUpdateOne {
+	_u.mutation.ClearSource()
+	return _u
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_u *AlertUpdateOne) SetNodeID(id int) *AlertUpdateOne {
 	_u.mutation.SetNodeID(id)
@@ -788,6 +1299,78 @@ func (_u *AlertUpdateOne) SetHost(v *Host) *AlertUpdateOne {
 	return _u.SetHostID(v.ID)
 }
 
+// SetRackID sets the "rack" edge to the Rack entity by ID.
+func (_u *AlertUpdateOne) SetRackID(id int) *AlertUpdateOne {
+	_u.mutation.SetRackID(id)
+	return _u
+}
+
+// SetNillableRackID sets the "rack" edge to the Rack entity by ID if the given value is not nil.
+func (_u *AlertUpdateOne) SetNillableRackID(id *int) *AlertUpdateOne {
+	if id != nil {
+		_u = _u.SetRackID(*id)
+	}
+	return _u
+}
+
+// SetRack sets the "rack" edge to the Rack entity.
+func (_u *AlertUpdateOne) SetRack(v *Rack) *AlertUpdateOne {
+	return _u.SetRackID(v.ID)
+}
+
+// SetPowerZoneID sets the "power_zone" edge to the PowerZone entity by ID.
+func (_u *AlertUpdateOne) SetPowerZoneID(id int) *AlertUpdateOne {
+	_u.mutation.SetPowerZoneID(id)
+	return _u
+}
+
+// SetNillablePowerZoneID sets the "power_zone" edge to the PowerZone entity by ID if the given value is not nil.
+func (_u *AlertUpdateOne) SetNillablePowerZoneID(id *int) *AlertUpdateOne {
+	if id != nil {
+		_u = _u.SetPowerZoneID(*id)
+	}
+	return _u
+}
+
+// SetPowerZone sets the "power_zone" edge to the PowerZone entity.
+func (_u *AlertUpdateOne) SetPowerZone(v *PowerZone) *AlertUpdateOne {
+	return _u.SetPowerZoneID(v.ID)
+}
+
+// SetSuppressedByID sets the "suppressed_by" edge to the Alert entity by ID.
+func (_u *AlertUpdateOne) SetSuppressedByID(id int) *AlertUpdateOne {
+	_u.mutation.SetSuppressedByID(id)
+	return _u
+}
+
+// SetNillableSuppressedByID sets the "suppressed_by" edge to the Alert entity by ID if the given value is not nil.
+func (_u *AlertUpdateOne) SetNillableSuppressedByID(id *int) *AlertUpdateOne {
+	if id != nil {
+		_u = _u.SetSuppressedByID(*id)
+	}
+	return _u
+}
+
+// SetSuppressedBy sets the "suppressed_by" edge to the Alert entity.
+func (_u *AlertUpdateOne) SetSuppressedBy(v *Alert) *AlertUpdateOne {
+	return _u.SetSuppressedByID(v.ID)
+}
+
+// AddSuppressIDs adds the "suppresses" edge to the Alert entity by IDs.
+func (_u *AlertUpdateOne) AddSuppressIDs(ids ...int) *AlertUpdateOne {
+	_u.mutation.AddSuppressIDs(ids...)
+	return _u
+}
+
+// AddSuppresses adds the "suppresses" edges to the Alert entity.
+func (_u *AlertUpdateOne) AddSuppresses(v ...*Alert) *AlertUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSuppressIDs(ids...)
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
 func (_u *AlertUpdateOne) AddEventIDs(ids ...int) *AlertUpdateOne {
 	_u.mutation.AddEventIDs(ids...)
@@ -801,6 +1384,21 @@ func (_u *AlertUpdateOne) AddEvents(v ...*Event) *AlertUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.AddEventIDs(ids...)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_u *AlertUpdateOne) AddDeliveryIDs(ids ...int) *AlertUpdateOne {
+	_u.mutation.AddDeliveryIDs(ids...)
+	return _u
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_u *AlertUpdateOne) AddDeliveries(v ...*HookDelivery) *AlertUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddDeliveryIDs(ids...)
 }
 
 // Mutation returns the AlertMutation object of the builder.
@@ -818,6 +1416,45 @@ func (_u *AlertUpdateOne) ClearNode() *AlertUpdateOne {
 func (_u *AlertUpdateOne) ClearHost() *AlertUpdateOne {
 	_u.mutation.ClearHost()
 	return _u
+}
+
+// ClearRack clears the "rack" edge to the Rack entity.
+func (_u *AlertUpdateOne) ClearRack() *AlertUpdateOne {
+	_u.mutation.ClearRack()
+	return _u
+}
+
+// ClearPowerZone clears the "power_zone" edge to the PowerZone entity.
+func (_u *AlertUpdateOne) ClearPowerZone() *AlertUpdateOne {
+	_u.mutation.ClearPowerZone()
+	return _u
+}
+
+// ClearSuppressedBy clears the "suppressed_by" edge to the Alert entity.
+func (_u *AlertUpdateOne) ClearSuppressedBy() *AlertUpdateOne {
+	_u.mutation.ClearSuppressedBy()
+	return _u
+}
+
+// ClearSuppresses clears all "suppresses" edges to the Alert entity.
+func (_u *AlertUpdateOne) ClearSuppresses() *AlertUpdateOne {
+	_u.mutation.ClearSuppresses()
+	return _u
+}
+
+// RemoveSuppressIDs removes the "suppresses" edge to Alert entities by IDs.
+func (_u *AlertUpdateOne) RemoveSuppressIDs(ids ...int) *AlertUpdateOne {
+	_u.mutation.RemoveSuppressIDs(ids...)
+	return _u
+}
+
+// RemoveSuppresses removes "suppresses" edges to Alert entities.
+func (_u *AlertUpdateOne) RemoveSuppresses(v ...*Alert) *AlertUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSuppressIDs(ids...)
 }
 
 // ClearEvents clears all "events" edges to the Event entity.
@@ -839,6 +1476,27 @@ func (_u *AlertUpdateOne) RemoveEvents(v ...*Event) *AlertUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveEventIDs(ids...)
+}
+
+// ClearDeliveries clears all "deliveries" edges to the HookDelivery entity.
+func (_u *AlertUpdateOne) ClearDeliveries() *AlertUpdateOne {
+	_u.mutation.ClearDeliveries()
+	return _u
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to HookDelivery entities by IDs.
+func (_u *AlertUpdateOne) RemoveDeliveryIDs(ids ...int) *AlertUpdateOne {
+	_u.mutation.RemoveDeliveryIDs(ids...)
+	return _u
+}
+
+// RemoveDeliveries removes "deliveries" edges to HookDelivery entities.
+func (_u *AlertUpdateOne) RemoveDeliveries(v ...*HookDelivery) *AlertUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveDeliveryIDs(ids...)
 }
 
 // Where appends a list predicates to the AlertUpdate builder.
@@ -933,6 +1591,21 @@ func (_u *AlertUpdateOne) check() error {
 			return &ValidationError{Name: "closed_by", err: fmt.Errorf(`ent: validator failed for field "Alert.closed_by": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AcknowledgedBy(); ok {
+		if err := alert.AcknowledgedByValidator(v); err != nil {
+			return &ValidationError{Name: "acknowledged_by", err: fmt.Errorf(`ent: validator failed for field "Alert.acknowledged_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Labels(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "Alert.labels": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Source(); ok {
+		if err := alert.SourceValidator(v); err != nil {
+			return &ValidationError{Name: "source", err: fmt.Errorf(`ent: validator failed for field "Alert.source": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1019,6 +1692,30 @@ func (_u *AlertUpdateOne) sqlSave(ctx context.Context) (_node *Alert, err error)
 	if _u.mutation.ClosedByCleared() {
 		_spec.ClearField(alert.FieldClosedBy, field.TypeString)
 	}
+	if value, ok := _u.mutation.AcknowledgedAt(); ok {
+		_spec.SetField(alert.FieldAcknowledgedAt, field.TypeTime, value)
+	}
+	if _u.mutation.AcknowledgedAtCleared() {
+		_spec.ClearField(alert.FieldAcknowledgedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.AcknowledgedBy(); ok {
+		_spec.SetField(alert.FieldAcknowledgedBy, field.TypeString, value)
+	}
+	if _u.mutation.AcknowledgedByCleared() {
+		_spec.ClearField(alert.FieldAcknowledgedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.Labels(); ok {
+		_spec.SetField(alert.FieldLabels, field.TypeJSON, value)
+	}
+	if _u.mutation.LabelsCleared() {
+		_spec.ClearField(alert.FieldLabels, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Source(); ok {
+		_spec.SetField(alert.FieldSource, field.TypeString, value)
+	}
+	if _u.mutation.SourceCleared() {
+		_spec.ClearField(alert.FieldSource, field.TypeString)
+	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1077,6 +1774,138 @@ func (_u *AlertUpdateOne) sqlSave(ctx context.Context) (_node *Alert, err error)
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.RackCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.RackTable,
+			Columns: []string{alert.RackColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rack.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RackIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.RackTable,
+			Columns: []string{alert.RackColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(rack.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.PowerZoneCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.PowerZoneTable,
+			Columns: []string{alert.PowerZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(powerzone.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PowerZoneIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.PowerZoneTable,
+			Columns: []string{alert.PowerZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(powerzone.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SuppressedByCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.SuppressedByTable,
+			Columns: []string{alert.SuppressedByColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SuppressedByIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.SuppressedByTable,
+			Columns: []string{alert.SuppressedByColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SuppressesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSuppressesIDs(); len(nodes) > 0 && !_u.mutation.SuppressesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SuppressesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.EventsCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -1115,6 +1944,51 @@ func (_u *AlertUpdateOne) sqlSave(ctx context.Context) (_node *Alert, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedDeliveriesIDs(); len(nodes) > 0 && !_u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

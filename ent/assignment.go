@@ -36,6 +36,8 @@ type Assignment struct {
 	Generation int64 `json:"generation,omitempty"`
 	// the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain
 	VMID *int `json:"vm_id,omitempty"`
+	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it
+	ConfigDrive string `json:"config_drive,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the AssignmentQuery when eager-loading is set.
 	Edges                       AssignmentEdges `json:"edges"`
@@ -100,7 +102,7 @@ func (*Assignment) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case assignment.FieldID, assignment.FieldGeneration, assignment.FieldVMID:
 			values[i] = new(sql.NullInt64)
-		case assignment.FieldDesiredState, assignment.FieldStatus, assignment.FieldStatusReason, assignment.FieldObservedState:
+		case assignment.FieldDesiredState, assignment.FieldStatus, assignment.FieldStatusReason, assignment.FieldObservedState, assignment.FieldConfigDrive:
 			values[i] = new(sql.NullString)
 		case assignment.FieldCreatedAt, assignment.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -179,6 +181,12 @@ func (_m *Assignment) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.VMID = new(int)
 				*_m.VMID = int(value.Int64)
+			}
+		case assignment.FieldConfigDrive:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field config_drive", values[i])
+			} else if value.Valid {
+				_m.ConfigDrive = value.String
 			}
 		case assignment.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -277,6 +285,9 @@ func (_m *Assignment) String() string {
 		builder.WriteString("vm_id=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("config_drive=")
+	builder.WriteString(_m.ConfigDrive)
 	builder.WriteByte(')')
 	return builder.String()
 }

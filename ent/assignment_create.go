@@ -137,6 +137,20 @@ func (_c *AssignmentCreate) SetNillableVMID(v *int) *AssignmentCreate {
 	return _c
 }
 
+// SetConfigDrive sets the "config_drive" field.
+func (_c *AssignmentCreate) SetConfigDrive(v string) *AssignmentCreate {
+	_c.mutation.SetConfigDrive(v)
+	return _c
+}
+
+// SetNillableConfigDrive sets the "config_drive" field if the given value is not nil.
+func (_c *AssignmentCreate) SetNillableConfigDrive(v *string) *AssignmentCreate {
+	if v != nil {
+		_c.SetConfigDrive(*v)
+	}
+	return _c
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_c *AssignmentCreate) SetNodeID(id int) *AssignmentCreate {
 	_c.mutation.SetNodeID(id)
@@ -356,6 +370,10 @@ func (_c *AssignmentCreate) createSpec() (*Assignment, *sqlgraph.CreateSpec) {
 		_spec.SetField(assignment.FieldVMID, field.TypeInt, value)
 		_node.VMID = &value
 	}
+	if value, ok := _c.mutation.ConfigDrive(); ok {
+		_spec.SetField(assignment.FieldConfigDrive, field.TypeString, value)
+		_node.ConfigDrive = value
+	}
 	if nodes := _c.mutation.NodeIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -549,6 +567,24 @@ func (u *AssignmentUpsert) AddGeneration(v int64) *AssignmentUpsert {
 	return u
 }
 
+// SetConfigDrive sets the "config_drive" field.
+func (u *AssignmentUpsert) SetConfigDrive(v string) *AssignmentUpsert {
+	u.Set(assignment.FieldConfigDrive, v)
+	return u
+}
+
+// UpdateConfigDrive sets the "config_drive" field to the value that was provided on create.
+func (u *AssignmentUpsert) UpdateConfigDrive() *AssignmentUpsert {
+	u.SetExcluded(assignment.FieldConfigDrive)
+	return u
+}
+
+// ClearConfigDrive clears the value of the "config_drive" field.
+func (u *AssignmentUpsert) ClearConfigDrive() *AssignmentUpsert {
+	u.SetNull(assignment.FieldConfigDrive)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -699,6 +735,27 @@ func (u *AssignmentUpsertOne) AddGeneration(v int64) *AssignmentUpsertOne {
 func (u *AssignmentUpsertOne) UpdateGeneration() *AssignmentUpsertOne {
 	return u.Update(func(s *AssignmentUpsert) {
 		s.UpdateGeneration()
+	})
+}
+
+// SetConfigDrive sets the "config_drive" field.
+func (u *AssignmentUpsertOne) SetConfigDrive(v string) *AssignmentUpsertOne {
+	return u.Update(func(s *AssignmentUpsert) {
+		s.SetConfigDrive(v)
+	})
+}
+
+// UpdateConfigDrive sets the "config_drive" field to the value that was provided on create.
+func (u *AssignmentUpsertOne) UpdateConfigDrive() *AssignmentUpsertOne {
+	return u.Update(func(s *AssignmentUpsert) {
+		s.UpdateConfigDrive()
+	})
+}
+
+// ClearConfigDrive clears the value of the "config_drive" field.
+func (u *AssignmentUpsertOne) ClearConfigDrive() *AssignmentUpsertOne {
+	return u.Update(func(s *AssignmentUpsert) {
+		s.ClearConfigDrive()
 	})
 }
 
@@ -1018,6 +1075,27 @@ func (u *AssignmentUpsertBulk) AddGeneration(v int64) *AssignmentUpsertBulk {
 func (u *AssignmentUpsertBulk) UpdateGeneration() *AssignmentUpsertBulk {
 	return u.Update(func(s *AssignmentUpsert) {
 		s.UpdateGeneration()
+	})
+}
+
+// SetConfigDrive sets the "config_drive" field.
+func (u *AssignmentUpsertBulk) SetConfigDrive(v string) *AssignmentUpsertBulk {
+	return u.Update(func(s *AssignmentUpsert) {
+		s.SetConfigDrive(v)
+	})
+}
+
+// UpdateConfigDrive sets the "config_drive" field to the value that was provided on create.
+func (u *AssignmentUpsertBulk) UpdateConfigDrive() *AssignmentUpsertBulk {
+	return u.Update(func(s *AssignmentUpsert) {
+		s.UpdateConfigDrive()
+	})
+}
+
+// ClearConfigDrive clears the value of the "config_drive" field.
+func (u *AssignmentUpsertBulk) ClearConfigDrive() *AssignmentUpsertBulk {
+	return u.Update(func(s *AssignmentUpsert) {
+		s.ClearConfigDrive()
 	})
 }
 

@@ -127,6 +127,26 @@ func (_u *AssignmentUpdate) AddGeneration(v int64) *AssignmentUpdate {
 	return _u
 }
 
+// SetConfigDrive sets the "config_drive" field.
+func (_u *AssignmentUpdate) SetConfigDrive(v string) *AssignmentUpdate {
+	_u.mutation.SetConfigDrive(v)
+	return _u
+}
+
+// SetNillableConfigDrive sets the "config_drive" field if the given value is not nil.
+func (_u *AssignmentUpdate) SetNillableConfigDrive(v *string) *AssignmentUpdate {
+	if v != nil {
+		_u.SetConfigDrive(*v)
+	}
+	return _u
+}
+
+// ClearConfigDrive clears the value of the "config_drive" field.
+func (_u *AssignmentUpdate) ClearConfigDrive() *AssignmentUpdate {
+	_u.mutation.ClearConfigDrive()
+	return _u
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_u *AssignmentUpdate) SetNodeID(id int) *AssignmentUpdate {
 	_u.mutation.SetNodeID(id)
@@ -321,6 +341,12 @@ func (_u *AssignmentUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	}
 	if _u.mutation.VMIDCleared() {
 		_spec.ClearField(assignment.FieldVMID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.ConfigDrive(); ok {
+		_spec.SetField(assignment.FieldConfigDrive, field.TypeString, value)
+	}
+	if _u.mutation.ConfigDriveCleared() {
+		_spec.ClearField(assignment.FieldConfigDrive, field.TypeString)
 	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -523,6 +549,26 @@ func (_u *AssignmentUpdateOne) SetNillableGeneration(v *int64) *AssignmentUpdate
 // AddGeneration adds value to the "generation" field.
 func (_u *AssignmentUpdateOne) AddGeneration(v int64) *AssignmentUpdateOne {
 	_u.mutation.AddGeneration(v)
+	return _u
+}
+
+// SetConfigDrive sets the "config_drive" field.
+func (_u *AssignmentUpdateOne) SetConfigDrive(v string) *AssignmentUpdateOne {
+	_u.mutation.SetConfigDrive(v)
+	return _u
+}
+
+// SetNillableConfigDrive sets the "config_drive" field if the given value is not nil.
+func (_u *AssignmentUpdateOne) SetNillableConfigDrive(v *string) *AssignmentUpdateOne {
+	if v != nil {
+		_u.SetConfigDrive(*v)
+	}
+	return _u
+}
+
+// ClearConfigDrive clears the value of the "config_drive" field.
+func (_u *AssignmentUpdateOne) ClearConfigDrive() *AssignmentUpdateOne {
+	_u.mutation.ClearConfigDrive()
 	return _u
 }
 
@@ -750,6 +796,12 @@ func (_u *AssignmentUpdateOne) sqlSave(ctx context.Context) (_node *Assignment, 
 	}
 	if _u.mutation.VMIDCleared() {
 		_spec.ClearField(assignment.FieldVMID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.ConfigDrive(); ok {
+		_spec.SetField(assignment.FieldConfigDrive, field.TypeString, value)
+	}
+	if _u.mutation.ConfigDriveCleared() {
+		_spec.ClearField(assignment.FieldConfigDrive, field.TypeString)
 	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{

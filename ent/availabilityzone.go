@@ -39,13 +39,16 @@ type AvailabilityZoneEdges struct {
 	Region *Region `json:"region,omitempty"`
 	// Nodes holds the value of the nodes edge.
 	Nodes []*ComputeNode `json:"nodes,omitempty"`
+	// VirtualMachines holds the value of the virtual_machines edge.
+	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 	// totalCount holds the count of the edges above.
-	totalCount [2]map[string]int
+	totalCount [3]map[string]int
 
-	namedNodes map[string][]*ComputeNode
+	namedNodes           map[string][]*ComputeNode
+	namedVirtualMachines map[string][]*VirtualMachine
 }
 
 // RegionOrErr returns the Region value or an error if the edge
@@ -66,6 +69,15 @@ func (e AvailabilityZoneEdges) NodesOrErr() ([]*ComputeNode, error) {
 		return e.Nodes, nil
 	}
 	return nil, &NotLoadedError{edge: "nodes"}
+}
+
+// VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
+// was not loaded in eager-loading.
+func (e AvailabilityZoneEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
+	if e.loadedTypes[2] {
+		return e.VirtualMachines, nil
+	}
+	return nil, &NotLoadedError{edge: "virtual_machines"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -156,6 +168,11 @@ func (_m *AvailabilityZone) QueryNodes() *ComputeNodeQuery {
 	return NewAvailabilityZoneClient(_m.config).QueryNodes(_m)
 }
 
+// QueryVirtualMachines queries the "virtual_machines" edge of the AvailabilityZone entity.
+func (_m *AvailabilityZone) QueryVirtualMachines() *VirtualMachineQuery {
+	return NewAvailabilityZoneClient(_m.config).QueryVirtualMachines(_m)
+}
+
 // Update returns a builder for updating this AvailabilityZone.
 // Note that you need to call AvailabilityZone.Unwrap() before calling this method if this AvailabilityZone
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -215,6 +232,30 @@ func (_m *AvailabilityZone) appendNamedNodes(name string, edges ...*ComputeNode)
 		_m.Edges.namedNodes[name] = []*ComputeNode{}
 	} else {
 		_m.Edges.namedNodes[name] = append(_m.Edges.namedNodes[name], edges...)
+	}
+}
+
+// NamedVirtualMachines returns the VirtualMachines named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *AvailabilityZone) NamedVirtualMachines(name string) ([]*VirtualMachine, error) {
+	if _m.Edges.namedVirtualMachines == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedVirtualMachines[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *AvailabilityZone) appendNamedVirtualMachines(name string, edges ...*VirtualMachine) {
+	if _m.Edges.namedVirtualMachines == nil {
+		_m.Edges.namedVirtualMachines = make(map[string][]*VirtualMachine)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedVirtualMachines[name] = []*VirtualMachine{}
+	} else {
+		_m.Edges.namedVirtualMachines[name] = append(_m.Edges.namedVirtualMachines[name], edges...)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/availabilityzone"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // AvailabilityZoneCreate is the builder for creating a AvailabilityZone entity.
@@ -96,6 +97,21 @@ func (_c *AvailabilityZoneCreate) AddNodes(v ...*ComputeNode) *AvailabilityZoneC
 		ids[i] = v[i].ID
 	}
 	return _c.AddNodeIDs(ids...)
+}
+
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (_c *AvailabilityZoneCreate) AddVirtualMachineIDs(ids ...int) *AvailabilityZoneCreate {
+	_c.mutation.AddVirtualMachineIDs(ids...)
+	return _c
+}
+
+// AddVirtualMachines adds the "virtual_machines" edges to the VirtualMachine entity.
+func (_c *AvailabilityZoneCreate) AddVirtualMachines(v ...*VirtualMachine) *AvailabilityZoneCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddVirtualMachineIDs(ids...)
 }
 
 // Mutation returns the AvailabilityZoneMutation object of the builder.
@@ -245,6 +261,22 @@ func (_c *AvailabilityZoneCreate) createSpec() (*AvailabilityZone, *sqlgraph.Cre
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

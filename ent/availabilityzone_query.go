@@ -18,21 +18,24 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // AvailabilityZoneQuery is the builder for querying AvailabilityZone entities.
 type AvailabilityZoneQuery struct {
 	config
-	ctx            *QueryContext
-	order          []availabilityzone.OrderOption
-	inters         []Interceptor
-	predicates     []predicate.AvailabilityZone
-	withRegion     *RegionQuery
-	withNodes      *ComputeNodeQuery
-	withFKs        bool
-	loadTotal      []func(context.Context, []*AvailabilityZone) error
-	modifiers      []func(*sql.Selector)
-	withNamedNodes map[string]*ComputeNodeQuery
+	ctx                      *QueryContext
+	order                    []availabilityzone.OrderOption
+	inters                   []Interceptor
+	predicates               []predicate.AvailabilityZone
+	withRegion               *RegionQuery
+	withNodes                *ComputeNodeQuery
+	withVirtualMachines      *VirtualMachineQuery
+	withFKs                  bool
+	loadTotal                []func(context.Context, []*AvailabilityZone) error
+	modifiers                []func(*sql.Selector)
+	withNamedNodes           map[string]*ComputeNodeQuery
+	withNamedVirtualMachines map[string]*VirtualMachineQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -106,6 +109,28 @@ func (_q *AvailabilityZoneQuery) QueryNodes() *ComputeNodeQuery {
 			sqlgraph.From(availabilityzone.Table, availabilityzone.FieldID, selector),
 			sqlgraph.To(computenode.Table, computenode.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, availabilityzone.NodesTable, availabilityzone.NodesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryVirtualMachines chains the current query on the "virtual_machines" edge.
+func (_q *AvailabilityZoneQuery) QueryVirtualMachines() *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(availabilityzone.Table, availabilityzone.FieldID, selector),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, availabilityzone.VirtualMachinesTable, availabilityzone.VirtualMachinesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -300,13 +325,14 @@ func (_q *AvailabilityZoneQuery) Clone() *AvailabilityZoneQuery {
 		return nil
 	}
 	return &AvailabilityZoneQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]availabilityzone.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.AvailabilityZone{}, _q.predicates...),
-		withRegion: _q.withRegion.Clone(),
-		withNodes:  _q.withNodes.Clone(),
+		config:              _q.config,
+		ctx:                 _q.ctx.Clone(),
+		order:               append([]availabilityzone.OrderOption{}, _q.order...),
+		inters:              append([]Interceptor{}, _q.inters...),
+		predicates:          append([]predicate.AvailabilityZone{}, _q.predicates...),
+		withRegion:          _q.withRegion.Clone(),
+		withNodes:           _q.withNodes.Clone(),
+		withVirtualMachines: _q.withVirtualMachines.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -333,6 +359,17 @@ func (_q *AvailabilityZoneQuery) WithNodes(opts ...func(*ComputeNodeQuery)) *Ava
 		opt(query)
 	}
 	_q.withNodes = query
+	return _q
+}
+
+// WithVirtualMachines tells the query-builder to eager-load the nodes that are connected to
+// the "virtual_machines" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AvailabilityZoneQuery) WithVirtualMachines(opts ...func(*VirtualMachineQuery)) *AvailabilityZoneQuery {
+	query := (&VirtualMachineClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withVirtualMachines = query
 	return _q
 }
 
@@ -421,9 +458,10 @@ func (_q *AvailabilityZoneQuery) sqlAll(ctx context.Context, hooks ...queryHook)
 		nodes       = []*AvailabilityZone{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withRegion != nil,
 			_q.withNodes != nil,
+			_q.withVirtualMachines != nil,
 		}
 	)
 	if _q.withRegion != nil {
@@ -466,10 +504,26 @@ func (_q *AvailabilityZoneQuery) sqlAll(ctx context.Context, hooks ...queryHook)
 			return nil, err
 		}
 	}
+	if query := _q.withVirtualMachines; query != nil {
+		if err := _q.loadVirtualMachines(ctx, query, nodes,
+			func(n *AvailabilityZone) { n.Edges.VirtualMachines = []*VirtualMachine{} },
+			func(n *AvailabilityZone, e *VirtualMachine) {
+				n.Edges.VirtualMachines = append(n.Edges.VirtualMachines, e)
+			}); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedNodes {
 		if err := _q.loadNodes(ctx, query, nodes,
 			func(n *AvailabilityZone) { n.appendNamedNodes(name) },
 			func(n *AvailabilityZone, e *ComputeNode) { n.appendNamedNodes(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedVirtualMachines {
+		if err := _q.loadVirtualMachines(ctx, query, nodes,
+			func(n *AvailabilityZone) { n.appendNamedVirtualMachines(name) },
+			func(n *AvailabilityZone, e *VirtualMachine) { n.appendNamedVirtualMachines(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -539,6 +593,37 @@ func (_q *AvailabilityZoneQuery) loadNodes(ctx context.Context, query *ComputeNo
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "availability_zone_nodes" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AvailabilityZoneQuery) loadVirtualMachines(ctx context.Context, query *VirtualMachineQuery, nodes []*AvailabilityZone, init func(*AvailabilityZone), assign func(*AvailabilityZone, *VirtualMachine)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*AvailabilityZone)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.VirtualMachine(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(availabilityzone.VirtualMachinesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.availability_zone_virtual_machines
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "availability_zone_virtual_machines" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "availability_zone_virtual_machines" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -675,6 +760,20 @@ func (_q *AvailabilityZoneQuery) WithNamedNodes(name string, opts ...func(*Compu
 		_q.withNamedNodes = make(map[string]*ComputeNodeQuery)
 	}
 	_q.withNamedNodes[name] = query
+	return _q
+}
+
+// WithNamedVirtualMachines tells the query-builder to eager-load the nodes that are connected to the "virtual_machines"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *AvailabilityZoneQuery) WithNamedVirtualMachines(name string, opts ...func(*VirtualMachineQuery)) *AvailabilityZoneQuery {
+	query := (&VirtualMachineClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedVirtualMachines == nil {
+		_q.withNamedVirtualMachines = make(map[string]*VirtualMachineQuery)
+	}
+	_q.withNamedVirtualMachines[name] = query
 	return _q
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // AvailabilityZoneUpdate is the builder for updating AvailabilityZone entities.
@@ -97,6 +98,21 @@ func (_u *AvailabilityZoneUpdate) AddNodes(v ...*ComputeNode) *AvailabilityZoneU
 	return _u.AddNodeIDs(ids...)
 }
 
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (_u *AvailabilityZoneUpdate) AddVirtualMachineIDs(ids ...int) *AvailabilityZoneUpdate {
+	_u.mutation.AddVirtualMachineIDs(ids...)
+	return _u
+}
+
+// AddVirtualMachines adds the "virtual_machines" edges to the VirtualMachine entity.
+func (_u *AvailabilityZoneUpdate) AddVirtualMachines(v ...*VirtualMachine) *AvailabilityZoneUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddVirtualMachineIDs(ids...)
+}
+
 // Mutation returns the AvailabilityZoneMutation object of the builder.
 func (_u *AvailabilityZoneUpdate) Mutation() *AvailabilityZoneMutation {
 	return _u.mutation
@@ -127,6 +143,27 @@ func (_u *AvailabilityZoneUpdate) RemoveNodes(v ...*ComputeNode) *AvailabilityZo
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNodeIDs(ids...)
+}
+
+// ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
+func (_u *AvailabilityZoneUpdate) ClearVirtualMachines() *AvailabilityZoneUpdate {
+	_u.mutation.ClearVirtualMachines()
+	return _u
+}
+
+// RemoveVirtualMachineIDs removes the "virtual_machines" edge to VirtualMachine entities by IDs.
+func (_u *AvailabilityZoneUpdate) RemoveVirtualMachineIDs(ids ...int) *AvailabilityZoneUpdate {
+	_u.mutation.RemoveVirtualMachineIDs(ids...)
+	return _u
+}
+
+// RemoveVirtualMachines removes "virtual_machines" edges to VirtualMachine entities.
+func (_u *AvailabilityZoneUpdate) RemoveVirtualMachines(v ...*VirtualMachine) *AvailabilityZoneUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveVirtualMachineIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -293,6 +330,51 @@ func (_u *AvailabilityZoneUpdate) sqlSave(ctx context.Context) (_node int, err e
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedVirtualMachinesIDs(); len(nodes) > 0 && !_u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -381,6 +463,21 @@ func (_u *AvailabilityZoneUpdateOne) AddNodes(v ...*ComputeNode) *AvailabilityZo
 	return _u.AddNodeIDs(ids...)
 }
 
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (_u *AvailabilityZoneUpdateOne) AddVirtualMachineIDs(ids ...int) *AvailabilityZoneUpdateOne {
+	_u.mutation.AddVirtualMachineIDs(ids...)
+	return _u
+}
+
+// AddVirtualMachines adds the "virtual_machines" edges to the VirtualMachine entity.
+func (_u *AvailabilityZoneUpdateOne) AddVirtualMachines(v ...*VirtualMachine) *AvailabilityZoneUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddVirtualMachineIDs(ids...)
+}
+
 // Mutation returns the AvailabilityZoneMutation object of the builder.
 func (_u *AvailabilityZoneUpdateOne) Mutation() *AvailabilityZoneMutation {
 	return _u.mutation
@@ -411,6 +508,27 @@ func (_u *AvailabilityZoneUpdateOne) RemoveNodes(v ...*ComputeNode) *Availabilit
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNodeIDs(ids...)
+}
+
+// ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
+func (_u *AvailabilityZoneUpdateOne) ClearVirtualMachines() *AvailabilityZoneUpdateOne {
+	_u.mutation.ClearVirtualMachines()
+	return _u
+}
+
+// RemoveVirtualMachineIDs removes the "virtual_machines" edge to VirtualMachine entities by IDs.
+func (_u *AvailabilityZoneUpdateOne) RemoveVirtualMachineIDs(ids ...int) *AvailabilityZoneUpdateOne {
+	_u.mutation.RemoveVirtualMachineIDs(ids...)
+	return _u
+}
+
+// RemoveVirtualMachines removes "virtual_machines" edges to VirtualMachine entities.
+func (_u *AvailabilityZoneUpdateOne) RemoveVirtualMachines(v ...*VirtualMachine) *AvailabilityZoneUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveVirtualMachineIDs(ids...)
 }
 
 // Where appends a list predicates to the AvailabilityZoneUpdate builder.
@@ -600,6 +718,51 @@ func (_u *AvailabilityZoneUpdateOne) sqlSave(ctx context.Context) (_node *Availa
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedVirtualMachinesIDs(); len(nodes) > 0 && !_u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -28,11 +29,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -52,7 +55,10 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -75,6 +81,8 @@ type Client struct {
 	AuditLog *AuditLogClient
 	// AvailabilityZone is the client for interacting with the AvailabilityZone builders.
 	AvailabilityZone *AvailabilityZoneClient
+	// Check is the client for interacting with the Check builders.
+	Check *CheckClient
 	// Cluster is the client for interacting with the Cluster builders.
 	Cluster *ClusterClient
 	// ComputeNode is the client for interacting with the ComputeNode builders.
@@ -91,6 +99,8 @@ type Client struct {
 	Floor *FloorClient
 	// GlobalService is the client for interacting with the GlobalService builders.
 	GlobalService *GlobalServiceClient
+	// HookDelivery is the client for interacting with the HookDelivery builders.
+	HookDelivery *HookDeliveryClient
 	// Host is the client for interacting with the Host builders.
 	Host *HostClient
 	// HostGroup is the client for interacting with the HostGroup builders.
@@ -101,6 +111,8 @@ type Client struct {
 	IPRange *IPRangeClient
 	// Image is the client for interacting with the Image builders.
 	Image *ImageClient
+	// JoinToken is the client for interacting with the JoinToken builders.
+	JoinToken *JoinTokenClient
 	// KubernetesCluster is the client for interacting with the KubernetesCluster builders.
 	KubernetesCluster *KubernetesClusterClient
 	// Link is the client for interacting with the Link builders.
@@ -139,8 +151,14 @@ type Client struct {
 	RegionService *RegionServiceClient
 	// RoleBinding is the client for interacting with the RoleBinding builders.
 	RoleBinding *RoleBindingClient
+	// RuleState is the client for interacting with the RuleState builders.
+	RuleState *RuleStateClient
+	// SSHKey is the client for interacting with the SSHKey builders.
+	SSHKey *SSHKeyClient
 	// ServiceMesh is the client for interacting with the ServiceMesh builders.
 	ServiceMesh *ServiceMeshClient
+	// Silence is the client for interacting with the Silence builders.
+	Silence *SilenceClient
 	// Tenant is the client for interacting with the Tenant builders.
 	Tenant *TenantClient
 	// UsageRecord is the client for interacting with the UsageRecord builders.
@@ -167,6 +185,7 @@ func (c *Client) init() {
 	c.Assignment = NewAssignmentClient(c.config)
 	c.AuditLog = NewAuditLogClient(c.config)
 	c.AvailabilityZone = NewAvailabilityZoneClient(c.config)
+	c.Check = NewCheckClient(c.config)
 	c.Cluster = NewClusterClient(c.config)
 	c.ComputeNode = NewComputeNodeClient(c.config)
 	c.Datacenter = NewDatacenterClient(c.config)
@@ -175,11 +194,13 @@ func (c *Client) init() {
 	c.Flavor = NewFlavorClient(c.config)
 	c.Floor = NewFloorClient(c.config)
 	c.GlobalService = NewGlobalServiceClient(c.config)
+	c.HookDelivery = NewHookDeliveryClient(c.config)
 	c.Host = NewHostClient(c.config)
 	c.HostGroup = NewHostGroupClient(c.config)
 	c.IPAddress = NewIPAddressClient(c.config)
 	c.IPRange = NewIPRangeClient(c.config)
 	c.Image = NewImageClient(c.config)
+	c.JoinToken = NewJoinTokenClient(c.config)
 	c.KubernetesCluster = NewKubernetesClusterClient(c.config)
 	c.Link = NewLinkClient(c.config)
 	c.LoadBalancer = NewLoadBalancerClient(c.config)
@@ -199,7 +220,10 @@ func (c *Client) init() {
 	c.Region = NewRegionClient(c.config)
 	c.RegionService = NewRegionServiceClient(c.config)
 	c.RoleBinding = NewRoleBindingClient(c.config)
+	c.RuleState = NewRuleStateClient(c.config)
+	c.SSHKey = NewSSHKeyClient(c.config)
 	c.ServiceMesh = NewServiceMeshClient(c.config)
+	c.Silence = NewSilenceClient(c.config)
 	c.Tenant = NewTenantClient(c.config)
 	c.UsageRecord = NewUsageRecordClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -302,6 +326,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Assignment:        NewAssignmentClient(cfg),
 		AuditLog:          NewAuditLogClient(cfg),
 		AvailabilityZone:  NewAvailabilityZoneClient(cfg),
+		Check:             NewCheckClient(cfg),
 		Cluster:           NewClusterClient(cfg),
 		ComputeNode:       NewComputeNodeClient(cfg),
 		Datacenter:        NewDatacenterClient(cfg),
@@ -310,11 +335,13 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Flavor:            NewFlavorClient(cfg),
 		Floor:             NewFloorClient(cfg),
 		GlobalService:     NewGlobalServiceClient(cfg),
+		HookDelivery:      NewHookDeliveryClient(cfg),
 		Host:              NewHostClient(cfg),
 		HostGroup:         NewHostGroupClient(cfg),
 		IPAddress:         NewIPAddressClient(cfg),
 		IPRange:           NewIPRangeClient(cfg),
 		Image:             NewImageClient(cfg),
+		JoinToken:         NewJoinTokenClient(cfg),
 		KubernetesCluster: NewKubernetesClusterClient(cfg),
 		Link:              NewLinkClient(cfg),
 		LoadBalancer:      NewLoadBalancerClient(cfg),
@@ -334,7 +361,10 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Region:            NewRegionClient(cfg),
 		RegionService:     NewRegionServiceClient(cfg),
 		RoleBinding:       NewRoleBindingClient(cfg),
+		RuleState:         NewRuleStateClient(cfg),
+		SSHKey:            NewSSHKeyClient(cfg),
 		ServiceMesh:       NewServiceMeshClient(cfg),
+		Silence:           NewSilenceClient(cfg),
 		Tenant:            NewTenantClient(cfg),
 		UsageRecord:       NewUsageRecordClient(cfg),
 		User:              NewUserClient(cfg),
@@ -364,6 +394,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Assignment:        NewAssignmentClient(cfg),
 		AuditLog:          NewAuditLogClient(cfg),
 		AvailabilityZone:  NewAvailabilityZoneClient(cfg),
+		Check:             NewCheckClient(cfg),
 		Cluster:           NewClusterClient(cfg),
 		ComputeNode:       NewComputeNodeClient(cfg),
 		Datacenter:        NewDatacenterClient(cfg),
@@ -372,11 +403,13 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Flavor:            NewFlavorClient(cfg),
 		Floor:             NewFloorClient(cfg),
 		GlobalService:     NewGlobalServiceClient(cfg),
+		HookDelivery:      NewHookDeliveryClient(cfg),
 		Host:              NewHostClient(cfg),
 		HostGroup:         NewHostGroupClient(cfg),
 		IPAddress:         NewIPAddressClient(cfg),
 		IPRange:           NewIPRangeClient(cfg),
 		Image:             NewImageClient(cfg),
+		JoinToken:         NewJoinTokenClient(cfg),
 		KubernetesCluster: NewKubernetesClusterClient(cfg),
 		Link:              NewLinkClient(cfg),
 		LoadBalancer:      NewLoadBalancerClient(cfg),
@@ -396,7 +429,10 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Region:            NewRegionClient(cfg),
 		RegionService:     NewRegionServiceClient(cfg),
 		RoleBinding:       NewRoleBindingClient(cfg),
+		RuleState:         NewRuleStateClient(cfg),
+		SSHKey:            NewSSHKeyClient(cfg),
 		ServiceMesh:       NewServiceMeshClient(cfg),
+		Silence:           NewSilenceClient(cfg),
 		Tenant:            NewTenantClient(cfg),
 		UsageRecord:       NewUsageRecordClient(cfg),
 		User:              NewUserClient(cfg),
@@ -431,14 +467,15 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Cluster,
-		c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor, c.Floor,
-		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.IPRange, c.Image,
-		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
-		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.OutboxTask, c.Port,
-		c.PowerZone, c.Provider, c.Quota, c.Rack, c.RackZone, c.Region,
-		c.RegionService, c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
-		c.VirtualMachine, c.Volume,
+		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Check,
+		c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor,
+		c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup, c.IPAddress,
+		c.IPRange, c.Image, c.JoinToken, c.KubernetesCluster, c.Link, c.LoadBalancer,
+		c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network, c.NetworkZone,
+		c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Provider, c.Quota, c.Rack,
+		c.RackZone, c.Region, c.RegionService, c.RoleBinding, c.RuleState, c.SSHKey,
+		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
+		c.Volume,
 	} {
 		n.Use(hooks...)
 	}
@@ -448,14 +485,15 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Cluster,
-		c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor, c.Floor,
-		c.GlobalService, c.Host, c.HostGroup, c.IPAddress, c.IPRange, c.Image,
-		c.KubernetesCluster, c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup,
-		c.Maintenance, c.Network, c.NetworkZone, c.Notice, c.OutboxTask, c.Port,
-		c.PowerZone, c.Provider, c.Quota, c.Rack, c.RackZone, c.Region,
-		c.RegionService, c.RoleBinding, c.ServiceMesh, c.Tenant, c.UsageRecord, c.User,
-		c.VirtualMachine, c.Volume,
+		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Check,
+		c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor,
+		c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup, c.IPAddress,
+		c.IPRange, c.Image, c.JoinToken, c.KubernetesCluster, c.Link, c.LoadBalancer,
+		c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network, c.NetworkZone,
+		c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Provider, c.Quota, c.Rack,
+		c.RackZone, c.Region, c.RegionService, c.RoleBinding, c.RuleState, c.SSHKey,
+		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
+		c.Volume,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -474,6 +512,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuditLog.mutate(ctx, m)
 	case *AvailabilityZoneMutation:
 		return c.AvailabilityZone.mutate(ctx, m)
+	case *CheckMutation:
+		return c.Check.mutate(ctx, m)
 	case *ClusterMutation:
 		return c.Cluster.mutate(ctx, m)
 	case *ComputeNodeMutation:
@@ -490,6 +530,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Floor.mutate(ctx, m)
 	case *GlobalServiceMutation:
 		return c.GlobalService.mutate(ctx, m)
+	case *HookDeliveryMutation:
+		return c.HookDelivery.mutate(ctx, m)
 	case *HostMutation:
 		return c.Host.mutate(ctx, m)
 	case *HostGroupMutation:
@@ -500,6 +542,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.IPRange.mutate(ctx, m)
 	case *ImageMutation:
 		return c.Image.mutate(ctx, m)
+	case *JoinTokenMutation:
+		return c.JoinToken.mutate(ctx, m)
 	case *KubernetesClusterMutation:
 		return c.KubernetesCluster.mutate(ctx, m)
 	case *LinkMutation:
@@ -538,8 +582,14 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RegionService.mutate(ctx, m)
 	case *RoleBindingMutation:
 		return c.RoleBinding.mutate(ctx, m)
+	case *RuleStateMutation:
+		return c.RuleState.mutate(ctx, m)
+	case *SSHKeyMutation:
+		return c.SSHKey.mutate(ctx, m)
 	case *ServiceMeshMutation:
 		return c.ServiceMesh.mutate(ctx, m)
+	case *SilenceMutation:
+		return c.Silence.mutate(ctx, m)
 	case *TenantMutation:
 		return c.Tenant.mutate(ctx, m)
 	case *UsageRecordMutation:
@@ -861,6 +911,70 @@ func (c *AlertClient) QueryHost(_m *Alert) *HostQuery {
 	return query
 }
 
+// QueryRack queries the rack edge of a Alert.
+func (c *AlertClient) QueryRack(_m *Alert) *RackQuery {
+	query := (&RackClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, id),
+			sqlgraph.To(rack.Table, rack.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, alert.RackTable, alert.RackColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryPowerZone queries the power_zone edge of a Alert.
+func (c *AlertClient) QueryPowerZone(_m *Alert) *PowerZoneQuery {
+	query := (&PowerZoneClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, id),
+			sqlgraph.To(powerzone.Table, powerzone.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, alert.PowerZoneTable, alert.PowerZoneColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySuppressedBy queries the suppressed_by edge of a Alert.
+func (c *AlertClient) QuerySuppressedBy(_m *Alert) *AlertQuery {
+	query := (&AlertClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, id),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, alert.SuppressedByTable, alert.SuppressedByColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySuppresses queries the suppresses edge of a Alert.
+func (c *AlertClient) QuerySuppresses(_m *Alert) *AlertQuery {
+	query := (&AlertClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, id),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, alert.SuppressesTable, alert.SuppressesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryEvents queries the events edge of a Alert.
 func (c *AlertClient) QueryEvents(_m *Alert) *EventQuery {
 	query := (&EventClient{config: c.config}).Query()
@@ -870,6 +984,22 @@ func (c *AlertClient) QueryEvents(_m *Alert) *EventQuery {
 			sqlgraph.From(alert.Table, alert.FieldID, id),
 			sqlgraph.To(event.Table, event.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, alert.EventsTable, alert.EventsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryDeliveries queries the deliveries edge of a Alert.
+func (c *AlertClient) QueryDeliveries(_m *Alert) *HookDeliveryQuery {
+	query := (&HookDeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, id),
+			sqlgraph.To(hookdelivery.Table, hookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, alert.DeliveriesTable, alert.DeliveriesColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -1359,6 +1489,22 @@ func (c *AvailabilityZoneClient) QueryNodes(_m *AvailabilityZone) *ComputeNodeQu
 	return query
 }
 
+// QueryVirtualMachines queries the virtual_machines edge of a AvailabilityZone.
+func (c *AvailabilityZoneClient) QueryVirtualMachines(_m *AvailabilityZone) *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(availabilityzone.Table, availabilityzone.FieldID, id),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, availabilityzone.VirtualMachinesTable, availabilityzone.VirtualMachinesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *AvailabilityZoneClient) Hooks() []Hook {
 	hooks := c.hooks.AvailabilityZone
@@ -1382,6 +1528,188 @@ func (c *AvailabilityZoneClient) mutate(ctx context.Context, m *AvailabilityZone
 		return (&AvailabilityZoneDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AvailabilityZone mutation op: %q", m.Op())
+	}
+}
+
+// CheckClient is a client for the Check schema.
+type CheckClient struct {
+	config
+}
+
+// NewCheckClient returns a client for the Check from the given config.
+func NewCheckClient(c config) *CheckClient {
+	return &CheckClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `check.Hooks(f(g(h())))`.
+func (c *CheckClient) Use(hooks ...Hook) {
+	c.hooks.Check = append(c.hooks.Check, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `check.Intercept(f(g(h())))`.
+func (c *CheckClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Check = append(c.inters.Check, interceptors...)
+}
+
+// Create returns a builder for creating a Check entity.
+func (c *CheckClient) Create() *CheckCreate {
+	mutation := newCheckMutation(c.config, OpCreate)
+	return &CheckCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Check entities.
+func (c *CheckClient) CreateBulk(builders ...*CheckCreate) *CheckCreateBulk {
+	return &CheckCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CheckClient) MapCreateBulk(slice any, setFunc func(*CheckCreate, int)) *CheckCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CheckCreateBulk{err: fmt.Errorf("calling to CheckClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CheckCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CheckCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Check.
+func (c *CheckClient) Update() *CheckUpdate {
+	mutation := newCheckMutation(c.config, OpUpdate)
+	return &CheckUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CheckClient) UpdateOne(_m *Check) *CheckUpdateOne {
+	mutation := newCheckMutation(c.config, OpUpdateOne, withCheck(_m))
+	return &CheckUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CheckClient) UpdateOneID(id int) *CheckUpdateOne {
+	mutation := newCheckMutation(c.config, OpUpdateOne, withCheckID(id))
+	return &CheckUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Check.
+func (c *CheckClient) Delete() *CheckDelete {
+	mutation := newCheckMutation(c.config, OpDelete)
+	return &CheckDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CheckClient) DeleteOne(_m *Check) *CheckDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CheckClient) DeleteOneID(id int) *CheckDeleteOne {
+	builder := c.Delete().Where(check.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CheckDeleteOne{builder}
+}
+
+// Query returns a query builder for Check.
+func (c *CheckClient) Query() *CheckQuery {
+	return &CheckQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCheck},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Check entity by its id.
+func (c *CheckClient) Get(ctx context.Context, id int) (*Check, error) {
+	return c.Query().Where(check.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CheckClient) GetX(ctx context.Context, id int) *Check {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryNodes queries the nodes edge of a Check.
+func (c *CheckClient) QueryNodes(_m *Check) *ComputeNodeQuery {
+	query := (&ComputeNodeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(check.Table, check.FieldID, id),
+			sqlgraph.To(computenode.Table, computenode.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, check.NodesTable, check.NodesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryClusters queries the clusters edge of a Check.
+func (c *CheckClient) QueryClusters(_m *Check) *ClusterQuery {
+	query := (&ClusterClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(check.Table, check.FieldID, id),
+			sqlgraph.To(cluster.Table, cluster.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, check.ClustersTable, check.ClustersColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEvents queries the events edge of a Check.
+func (c *CheckClient) QueryEvents(_m *Check) *EventQuery {
+	query := (&EventClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(check.Table, check.FieldID, id),
+			sqlgraph.To(event.Table, event.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, check.EventsTable, check.EventsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CheckClient) Hooks() []Hook {
+	hooks := c.hooks.Check
+	return append(hooks[:len(hooks):len(hooks)], check.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CheckClient) Interceptors() []Interceptor {
+	return c.inters.Check
+}
+
+func (c *CheckClient) mutate(ctx context.Context, m *CheckMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CheckCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CheckUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CheckUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CheckDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Check mutation op: %q", m.Op())
 	}
 }
 
@@ -1550,6 +1878,22 @@ func (c *ClusterClient) QueryVirtualMachines(_m *Cluster) *VirtualMachineQuery {
 			sqlgraph.From(cluster.Table, cluster.FieldID, id),
 			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, cluster.VirtualMachinesTable, cluster.VirtualMachinesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEvents queries the events edge of a Cluster.
+func (c *ClusterClient) QueryEvents(_m *Cluster) *EventQuery {
+	query := (&EventClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(cluster.Table, cluster.FieldID, id),
+			sqlgraph.To(event.Table, event.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, cluster.EventsTable, cluster.EventsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -2359,6 +2703,38 @@ func (c *EventClient) QueryAlert(_m *Event) *AlertQuery {
 	return query
 }
 
+// QueryCheck queries the check edge of a Event.
+func (c *EventClient) QueryCheck(_m *Event) *CheckQuery {
+	query := (&CheckClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(event.Table, event.FieldID, id),
+			sqlgraph.To(check.Table, check.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, event.CheckTable, event.CheckColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCluster queries the cluster edge of a Event.
+func (c *EventClient) QueryCluster(_m *Event) *ClusterQuery {
+	query := (&ClusterClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(event.Table, event.FieldID, id),
+			sqlgraph.To(cluster.Table, cluster.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, event.ClusterTable, event.ClusterColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *EventClient) Hooks() []Hook {
 	hooks := c.hooks.Event
@@ -2491,6 +2867,22 @@ func (c *EventRuleClient) GetX(ctx context.Context, id int) *EventRule {
 		panic(err)
 	}
 	return obj
+}
+
+// QueryDeliveries queries the deliveries edge of a EventRule.
+func (c *EventRuleClient) QueryDeliveries(_m *EventRule) *HookDeliveryQuery {
+	query := (&HookDeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(eventrule.Table, eventrule.FieldID, id),
+			sqlgraph.To(hookdelivery.Table, hookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, eventrule.DeliveriesTable, eventrule.DeliveriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
 }
 
 // Hooks returns the client hooks.
@@ -3030,6 +3422,188 @@ func (c *GlobalServiceClient) mutate(ctx context.Context, m *GlobalServiceMutati
 		return (&GlobalServiceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown GlobalService mutation op: %q", m.Op())
+	}
+}
+
+// HookDeliveryClient is a client for the HookDelivery schema.
+type HookDeliveryClient struct {
+	config
+}
+
+// NewHookDeliveryClient returns a client for the HookDelivery from the given config.
+func NewHookDeliveryClient(c config) *HookDeliveryClient {
+	return &HookDeliveryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `hookdelivery.Hooks(f(g(h())))`.
+func (c *HookDeliveryClient) Use(hooks ...Hook) {
+	c.hooks.HookDelivery = append(c.hooks.HookDelivery, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `hookdelivery.Intercept(f(g(h())))`.
+func (c *HookDeliveryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.HookDelivery = append(c.inters.HookDelivery, interceptors...)
+}
+
+// Create returns a builder for creating a HookDelivery entity.
+func (c *HookDeliveryClient) Create() *HookDeliveryCreate {
+	mutation := newHookDeliveryMutation(c.config, OpCreate)
+	return &HookDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of HookDelivery entities.
+func (c *HookDeliveryClient) CreateBulk(builders ...*HookDeliveryCreate) *HookDeliveryCreateBulk {
+	return &HookDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *HookDeliveryClient) MapCreateBulk(slice any, setFunc func(*HookDeliveryCreate, int)) *HookDeliveryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &HookDeliveryCreateBulk{err: fmt.Errorf("calling to HookDeliveryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*HookDeliveryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &HookDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for HookDelivery.
+func (c *HookDeliveryClient) Update() *HookDeliveryUpdate {
+	mutation := newHookDeliveryMutation(c.config, OpUpdate)
+	return &HookDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *HookDeliveryClient) UpdateOne(_m *HookDelivery) *HookDeliveryUpdateOne {
+	mutation := newHookDeliveryMutation(c.config, OpUpdateOne, withHookDelivery(_m))
+	return &HookDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *HookDeliveryClient) UpdateOneID(id int) *HookDeliveryUpdateOne {
+	mutation := newHookDeliveryMutation(c.config, OpUpdateOne, withHookDeliveryID(id))
+	return &HookDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for HookDelivery.
+func (c *HookDeliveryClient) Delete() *HookDeliveryDelete {
+	mutation := newHookDeliveryMutation(c.config, OpDelete)
+	return &HookDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *HookDeliveryClient) DeleteOne(_m *HookDelivery) *HookDeliveryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *HookDeliveryClient) DeleteOneID(id int) *HookDeliveryDeleteOne {
+	builder := c.Delete().Where(hookdelivery.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &HookDeliveryDeleteOne{builder}
+}
+
+// Query returns a query builder for HookDelivery.
+func (c *HookDeliveryClient) Query() *HookDeliveryQuery {
+	return &HookDeliveryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeHookDelivery},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a HookDelivery entity by its id.
+func (c *HookDeliveryClient) Get(ctx context.Context, id int) (*HookDelivery, error) {
+	return c.Query().Where(hookdelivery.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *HookDeliveryClient) GetX(ctx context.Context, id int) *HookDelivery {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryRule queries the rule edge of a HookDelivery.
+func (c *HookDeliveryClient) QueryRule(_m *HookDelivery) *EventRuleQuery {
+	query := (&EventRuleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(hookdelivery.Table, hookdelivery.FieldID, id),
+			sqlgraph.To(eventrule.Table, eventrule.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, hookdelivery.RuleTable, hookdelivery.RuleColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAlert queries the alert edge of a HookDelivery.
+func (c *HookDeliveryClient) QueryAlert(_m *HookDelivery) *AlertQuery {
+	query := (&AlertClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(hookdelivery.Table, hookdelivery.FieldID, id),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, hookdelivery.AlertTable, hookdelivery.AlertColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryMaintainerGroup queries the maintainer_group edge of a HookDelivery.
+func (c *HookDeliveryClient) QueryMaintainerGroup(_m *HookDelivery) *MaintainerGroupQuery {
+	query := (&MaintainerGroupClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(hookdelivery.Table, hookdelivery.FieldID, id),
+			sqlgraph.To(maintainergroup.Table, maintainergroup.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, hookdelivery.MaintainerGroupTable, hookdelivery.MaintainerGroupColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *HookDeliveryClient) Hooks() []Hook {
+	hooks := c.hooks.HookDelivery
+	return append(hooks[:len(hooks):len(hooks)], hookdelivery.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *HookDeliveryClient) Interceptors() []Interceptor {
+	return c.inters.HookDelivery
+}
+
+func (c *HookDeliveryClient) mutate(ctx context.Context, m *HookDeliveryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&HookDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&HookDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&HookDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&HookDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown HookDelivery mutation op: %q", m.Op())
 	}
 }
 
@@ -4020,6 +4594,172 @@ func (c *ImageClient) mutate(ctx context.Context, m *ImageMutation) (Value, erro
 		return (&ImageDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Image mutation op: %q", m.Op())
+	}
+}
+
+// JoinTokenClient is a client for the JoinToken schema.
+type JoinTokenClient struct {
+	config
+}
+
+// NewJoinTokenClient returns a client for the JoinToken from the given config.
+func NewJoinTokenClient(c config) *JoinTokenClient {
+	return &JoinTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `jointoken.Hooks(f(g(h())))`.
+func (c *JoinTokenClient) Use(hooks ...Hook) {
+	c.hooks.JoinToken = append(c.hooks.JoinToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `jointoken.Intercept(f(g(h())))`.
+func (c *JoinTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.JoinToken = append(c.inters.JoinToken, interceptors...)
+}
+
+// Create returns a builder for creating a JoinToken entity.
+func (c *JoinTokenClient) Create() *JoinTokenCreate {
+	mutation := newJoinTokenMutation(c.config, OpCreate)
+	return &JoinTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of JoinToken entities.
+func (c *JoinTokenClient) CreateBulk(builders ...*JoinTokenCreate) *JoinTokenCreateBulk {
+	return &JoinTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *JoinTokenClient) MapCreateBulk(slice any, setFunc func(*JoinTokenCreate, int)) *JoinTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &JoinTokenCreateBulk{err: fmt.Errorf("calling to JoinTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*JoinTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &JoinTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for JoinToken.
+func (c *JoinTokenClient) Update() *JoinTokenUpdate {
+	mutation := newJoinTokenMutation(c.config, OpUpdate)
+	return &JoinTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *JoinTokenClient) UpdateOne(_m *JoinToken) *JoinTokenUpdateOne {
+	mutation := newJoinTokenMutation(c.config, OpUpdateOne, withJoinToken(_m))
+	return &JoinTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *JoinTokenClient) UpdateOneID(id int) *JoinTokenUpdateOne {
+	mutation := newJoinTokenMutation(c.config, OpUpdateOne, withJoinTokenID(id))
+	return &JoinTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for JoinToken.
+func (c *JoinTokenClient) Delete() *JoinTokenDelete {
+	mutation := newJoinTokenMutation(c.config, OpDelete)
+	return &JoinTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *JoinTokenClient) DeleteOne(_m *JoinToken) *JoinTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *JoinTokenClient) DeleteOneID(id int) *JoinTokenDeleteOne {
+	builder := c.Delete().Where(jointoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &JoinTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for JoinToken.
+func (c *JoinTokenClient) Query() *JoinTokenQuery {
+	return &JoinTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeJoinToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a JoinToken entity by its id.
+func (c *JoinTokenClient) Get(ctx context.Context, id int) (*JoinToken, error) {
+	return c.Query().Where(jointoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *JoinTokenClient) GetX(ctx context.Context, id int) *JoinToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryCluster queries the cluster edge of a JoinToken.
+func (c *JoinTokenClient) QueryCluster(_m *JoinToken) *ClusterQuery {
+	query := (&ClusterClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(jointoken.Table, jointoken.FieldID, id),
+			sqlgraph.To(cluster.Table, cluster.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, jointoken.ClusterTable, jointoken.ClusterColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryNode queries the node edge of a JoinToken.
+func (c *JoinTokenClient) QueryNode(_m *JoinToken) *ComputeNodeQuery {
+	query := (&ComputeNodeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(jointoken.Table, jointoken.FieldID, id),
+			sqlgraph.To(computenode.Table, computenode.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, jointoken.NodeTable, jointoken.NodeColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *JoinTokenClient) Hooks() []Hook {
+	hooks := c.hooks.JoinToken
+	return append(hooks[:len(hooks):len(hooks)], jointoken.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *JoinTokenClient) Interceptors() []Interceptor {
+	return c.inters.JoinToken
+}
+
+func (c *JoinTokenClient) mutate(ctx context.Context, m *JoinTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&JoinTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&JoinTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&JoinTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&JoinTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown JoinToken mutation op: %q", m.Op())
 	}
 }
 
@@ -5035,6 +5775,22 @@ func (c *MaintainerGroupClient) QueryMembers(_m *MaintainerGroup) *MaintainerQue
 	return query
 }
 
+// QueryDeliveries queries the deliveries edge of a MaintainerGroup.
+func (c *MaintainerGroupClient) QueryDeliveries(_m *MaintainerGroup) *HookDeliveryQuery {
+	query := (&HookDeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(maintainergroup.Table, maintainergroup.FieldID, id),
+			sqlgraph.To(hookdelivery.Table, hookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, maintainergroup.DeliveriesTable, maintainergroup.DeliveriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryHosts queries the hosts edge of a MaintainerGroup.
 func (c *MaintainerGroupClient) QueryHosts(_m *MaintainerGroup) *HostQuery {
 	query := (&HostClient{config: c.config}).Query()
@@ -5536,6 +6292,38 @@ func (c *NetworkClient) QueryIPRanges(_m *Network) *IPRangeQuery {
 			sqlgraph.From(network.Table, network.FieldID, id),
 			sqlgraph.To(iprange.Table, iprange.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, network.IPRangesTable, network.IPRangesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryVirtualMachines queries the virtual_machines edge of a Network.
+func (c *NetworkClient) QueryVirtualMachines(_m *Network) *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(network.Table, network.FieldID, id),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, network.VirtualMachinesTable, network.VirtualMachinesPrimaryKey...),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryRegionServices queries the region_services edge of a Network.
+func (c *NetworkClient) QueryRegionServices(_m *Network) *RegionServiceQuery {
+	query := (&RegionServiceClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(network.Table, network.FieldID, id),
+			sqlgraph.To(regionservice.Table, regionservice.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, network.RegionServicesTable, network.RegionServicesPrimaryKey...),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -6485,6 +7273,22 @@ func (c *PowerZoneClient) QueryHosts(_m *PowerZone) *HostQuery {
 	return query
 }
 
+// QueryAlerts queries the alerts edge of a PowerZone.
+func (c *PowerZoneClient) QueryAlerts(_m *PowerZone) *AlertQuery {
+	query := (&AlertClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(powerzone.Table, powerzone.FieldID, id),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, powerzone.AlertsTable, powerzone.AlertsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *PowerZoneClient) Hooks() []Hook {
 	hooks := c.hooks.PowerZone
@@ -7024,6 +7828,22 @@ func (c *RackClient) QueryHosts(_m *Rack) *HostQuery {
 			sqlgraph.From(rack.Table, rack.FieldID, id),
 			sqlgraph.To(host.Table, host.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, rack.HostsTable, rack.HostsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAlerts queries the alerts edge of a Rack.
+func (c *RackClient) QueryAlerts(_m *Rack) *AlertQuery {
+	query := (&AlertClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(rack.Table, rack.FieldID, id),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, rack.AlertsTable, rack.AlertsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -7705,6 +8525,22 @@ func (c *RegionServiceClient) QueryLoadBalancer(_m *RegionService) *LoadBalancer
 	return query
 }
 
+// QueryNetworks queries the networks edge of a RegionService.
+func (c *RegionServiceClient) QueryNetworks(_m *RegionService) *NetworkQuery {
+	query := (&NetworkClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(regionservice.Table, regionservice.FieldID, id),
+			sqlgraph.To(network.Table, network.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, regionservice.NetworksTable, regionservice.NetworksPrimaryKey...),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryVirtualMachines queries the virtual_machines edge of a RegionService.
 func (c *RegionServiceClient) QueryVirtualMachines(_m *RegionService) *VirtualMachineQuery {
 	query := (&VirtualMachineClient{config: c.config}).Query()
@@ -7929,6 +8765,322 @@ func (c *RoleBindingClient) mutate(ctx context.Context, m *RoleBindingMutation) 
 	}
 }
 
+// RuleStateClient is a client for the RuleState schema.
+type RuleStateClient struct {
+	config
+}
+
+// NewRuleStateClient returns a client for the RuleState from the given config.
+func NewRuleStateClient(c config) *RuleStateClient {
+	return &RuleStateClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `rulestate.Hooks(f(g(h())))`.
+func (c *RuleStateClient) Use(hooks ...Hook) {
+	c.hooks.RuleState = append(c.hooks.RuleState, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rulestate.Intercept(f(g(h())))`.
+func (c *RuleStateClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RuleState = append(c.inters.RuleState, interceptors...)
+}
+
+// Create returns a builder for creating a RuleState entity.
+func (c *RuleStateClient) Create() *RuleStateCreate {
+	mutation := newRuleStateMutation(c.config, OpCreate)
+	return &RuleStateCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RuleState entities.
+func (c *RuleStateClient) CreateBulk(builders ...*RuleStateCreate) *RuleStateCreateBulk {
+	return &RuleStateCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RuleStateClient) MapCreateBulk(slice any, setFunc func(*RuleStateCreate, int)) *RuleStateCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RuleStateCreateBulk{err: fmt.Errorf("calling to RuleStateClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RuleStateCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RuleStateCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RuleState.
+func (c *RuleStateClient) Update() *RuleStateUpdate {
+	mutation := newRuleStateMutation(c.config, OpUpdate)
+	return &RuleStateUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RuleStateClient) UpdateOne(_m *RuleState) *RuleStateUpdateOne {
+	mutation := newRuleStateMutation(c.config, OpUpdateOne, withRuleState(_m))
+	return &RuleStateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RuleStateClient) UpdateOneID(id int) *RuleStateUpdateOne {
+	mutation := newRuleStateMutation(c.config, OpUpdateOne, withRuleStateID(id))
+	return &RuleStateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RuleState.
+func (c *RuleStateClient) Delete() *RuleStateDelete {
+	mutation := newRuleStateMutation(c.config, OpDelete)
+	return &RuleStateDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RuleStateClient) DeleteOne(_m *RuleState) *RuleStateDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RuleStateClient) DeleteOneID(id int) *RuleStateDeleteOne {
+	builder := c.Delete().Where(rulestate.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RuleStateDeleteOne{builder}
+}
+
+// Query returns a query builder for RuleState.
+func (c *RuleStateClient) Query() *RuleStateQuery {
+	return &RuleStateQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRuleState},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RuleState entity by its id.
+func (c *RuleStateClient) Get(ctx context.Context, id int) (*RuleState, error) {
+	return c.Query().Where(rulestate.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RuleStateClient) GetX(ctx context.Context, id int) *RuleState {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RuleStateClient) Hooks() []Hook {
+	hooks := c.hooks.RuleState
+	return append(hooks[:len(hooks):len(hooks)], rulestate.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *RuleStateClient) Interceptors() []Interceptor {
+	return c.inters.RuleState
+}
+
+func (c *RuleStateClient) mutate(ctx context.Context, m *RuleStateMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RuleStateCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RuleStateUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RuleStateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RuleStateDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown RuleState mutation op: %q", m.Op())
+	}
+}
+
+// SSHKeyClient is a client for the SSHKey schema.
+type SSHKeyClient struct {
+	config
+}
+
+// NewSSHKeyClient returns a client for the SSHKey from the given config.
+func NewSSHKeyClient(c config) *SSHKeyClient {
+	return &SSHKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sshkey.Hooks(f(g(h())))`.
+func (c *SSHKeyClient) Use(hooks ...Hook) {
+	c.hooks.SSHKey = append(c.hooks.SSHKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sshkey.Intercept(f(g(h())))`.
+func (c *SSHKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SSHKey = append(c.inters.SSHKey, interceptors...)
+}
+
+// Create returns a builder for creating a SSHKey entity.
+func (c *SSHKeyClient) Create() *SSHKeyCreate {
+	mutation := newSSHKeyMutation(c.config, OpCreate)
+	return &SSHKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SSHKey entities.
+func (c *SSHKeyClient) CreateBulk(builders ...*SSHKeyCreate) *SSHKeyCreateBulk {
+	return &SSHKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SSHKeyClient) MapCreateBulk(slice any, setFunc func(*SSHKeyCreate, int)) *SSHKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SSHKeyCreateBulk{err: fmt.Errorf("calling to SSHKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SSHKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SSHKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SSHKey.
+func (c *SSHKeyClient) Update() *SSHKeyUpdate {
+	mutation := newSSHKeyMutation(c.config, OpUpdate)
+	return &SSHKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SSHKeyClient) UpdateOne(_m *SSHKey) *SSHKeyUpdateOne {
+	mutation := newSSHKeyMutation(c.config, OpUpdateOne, withSSHKey(_m))
+	return &SSHKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SSHKeyClient) UpdateOneID(id int) *SSHKeyUpdateOne {
+	mutation := newSSHKeyMutation(c.config, OpUpdateOne, withSSHKeyID(id))
+	return &SSHKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SSHKey.
+func (c *SSHKeyClient) Delete() *SSHKeyDelete {
+	mutation := newSSHKeyMutation(c.config, OpDelete)
+	return &SSHKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SSHKeyClient) DeleteOne(_m *SSHKey) *SSHKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SSHKeyClient) DeleteOneID(id int) *SSHKeyDeleteOne {
+	builder := c.Delete().Where(sshkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SSHKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for SSHKey.
+func (c *SSHKeyClient) Query() *SSHKeyQuery {
+	return &SSHKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSSHKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SSHKey entity by its id.
+func (c *SSHKeyClient) Get(ctx context.Context, id int) (*SSHKey, error) {
+	return c.Query().Where(sshkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SSHKeyClient) GetX(ctx context.Context, id int) *SSHKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a SSHKey.
+func (c *SSHKeyClient) QueryTenant(_m *SSHKey) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sshkey.Table, sshkey.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, sshkey.TenantTable, sshkey.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryUser queries the user edge of a SSHKey.
+func (c *SSHKeyClient) QueryUser(_m *SSHKey) *UserQuery {
+	query := (&UserClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sshkey.Table, sshkey.FieldID, id),
+			sqlgraph.To(user.Table, user.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, sshkey.UserTable, sshkey.UserColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryVirtualMachines queries the virtual_machines edge of a SSHKey.
+func (c *SSHKeyClient) QueryVirtualMachines(_m *SSHKey) *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sshkey.Table, sshkey.FieldID, id),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, sshkey.VirtualMachinesTable, sshkey.VirtualMachinesPrimaryKey...),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SSHKeyClient) Hooks() []Hook {
+	hooks := c.hooks.SSHKey
+	return append(hooks[:len(hooks):len(hooks)], sshkey.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SSHKeyClient) Interceptors() []Interceptor {
+	return c.inters.SSHKey
+}
+
+func (c *SSHKeyClient) mutate(ctx context.Context, m *SSHKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SSHKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SSHKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SSHKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SSHKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SSHKey mutation op: %q", m.Op())
+	}
+}
+
 // ServiceMeshClient is a client for the ServiceMesh schema.
 type ServiceMeshClient struct {
 	config
@@ -8076,6 +9228,140 @@ func (c *ServiceMeshClient) mutate(ctx context.Context, m *ServiceMeshMutation) 
 		return (&ServiceMeshDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown ServiceMesh mutation op: %q", m.Op())
+	}
+}
+
+// SilenceClient is a client for the Silence schema.
+type SilenceClient struct {
+	config
+}
+
+// NewSilenceClient returns a client for the Silence from the given config.
+func NewSilenceClient(c config) *SilenceClient {
+	return &SilenceClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `silence.Hooks(f(g(h())))`.
+func (c *SilenceClient) Use(hooks ...Hook) {
+	c.hooks.Silence = append(c.hooks.Silence, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `silence.Intercept(f(g(h())))`.
+func (c *SilenceClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Silence = append(c.inters.Silence, interceptors...)
+}
+
+// Create returns a builder for creating a Silence entity.
+func (c *SilenceClient) Create() *SilenceCreate {
+	mutation := newSilenceMutation(c.config, OpCreate)
+	return &SilenceCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Silence entities.
+func (c *SilenceClient) CreateBulk(builders ...*SilenceCreate) *SilenceCreateBulk {
+	return &SilenceCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SilenceClient) MapCreateBulk(slice any, setFunc func(*SilenceCreate, int)) *SilenceCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SilenceCreateBulk{err: fmt.Errorf("calling to SilenceClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SilenceCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SilenceCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Silence.
+func (c *SilenceClient) Update() *SilenceUpdate {
+	mutation := newSilenceMutation(c.config, OpUpdate)
+	return &SilenceUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SilenceClient) UpdateOne(_m *Silence) *SilenceUpdateOne {
+	mutation := newSilenceMutation(c.config, OpUpdateOne, withSilence(_m))
+	return &SilenceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SilenceClient) UpdateOneID(id int) *SilenceUpdateOne {
+	mutation := newSilenceMutation(c.config, OpUpdateOne, withSilenceID(id))
+	return &SilenceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Silence.
+func (c *SilenceClient) Delete() *SilenceDelete {
+	mutation := newSilenceMutation(c.config, OpDelete)
+	return &SilenceDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SilenceClient) DeleteOne(_m *Silence) *SilenceDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SilenceClient) DeleteOneID(id int) *SilenceDeleteOne {
+	builder := c.Delete().Where(silence.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SilenceDeleteOne{builder}
+}
+
+// Query returns a query builder for Silence.
+func (c *SilenceClient) Query() *SilenceQuery {
+	return &SilenceQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSilence},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Silence entity by its id.
+func (c *SilenceClient) Get(ctx context.Context, id int) (*Silence, error) {
+	return c.Query().Where(silence.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SilenceClient) GetX(ctx context.Context, id int) *Silence {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SilenceClient) Hooks() []Hook {
+	hooks := c.hooks.Silence
+	return append(hooks[:len(hooks):len(hooks)], silence.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SilenceClient) Interceptors() []Interceptor {
+	return c.inters.Silence
+}
+
+func (c *SilenceClient) mutate(ctx context.Context, m *SilenceMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SilenceCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SilenceUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SilenceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SilenceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Silence mutation op: %q", m.Op())
 	}
 }
 
@@ -8388,6 +9674,38 @@ func (c *TenantClient) QueryRoleBindings(_m *Tenant) *RoleBindingQuery {
 			sqlgraph.From(tenant.Table, tenant.FieldID, id),
 			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, tenant.RoleBindingsTable, tenant.RoleBindingsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySSHKeys queries the ssh_keys edge of a Tenant.
+func (c *TenantClient) QuerySSHKeys(_m *Tenant) *SSHKeyQuery {
+	query := (&SSHKeyClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, id),
+			sqlgraph.To(sshkey.Table, sshkey.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.SSHKeysTable, tenant.SSHKeysColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryDefaultVMNetwork queries the default_vm_network edge of a Tenant.
+func (c *TenantClient) QueryDefaultVMNetwork(_m *Tenant) *NetworkQuery {
+	query := (&NetworkClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, id),
+			sqlgraph.To(network.Table, network.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, tenant.DefaultVMNetworkTable, tenant.DefaultVMNetworkColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -8759,6 +10077,22 @@ func (c *UserClient) QueryRoleBindings(_m *User) *RoleBindingQuery {
 	return query
 }
 
+// QuerySSHKeys queries the ssh_keys edge of a User.
+func (c *UserClient) QuerySSHKeys(_m *User) *SSHKeyQuery {
+	query := (&SSHKeyClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(user.Table, user.FieldID, id),
+			sqlgraph.To(sshkey.Table, sshkey.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, user.SSHKeysTable, user.SSHKeysColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *UserClient) Hooks() []Hook {
 	hooks := c.hooks.User
@@ -8957,6 +10291,22 @@ func (c *VirtualMachineClient) QueryImage(_m *VirtualMachine) *ImageQuery {
 	return query
 }
 
+// QueryAvailabilityZone queries the availability_zone edge of a VirtualMachine.
+func (c *VirtualMachineClient) QueryAvailabilityZone(_m *VirtualMachine) *AvailabilityZoneQuery {
+	query := (&AvailabilityZoneClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
+			sqlgraph.To(availabilityzone.Table, availabilityzone.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, virtualmachine.AvailabilityZoneTable, virtualmachine.AvailabilityZoneColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryCluster queries the cluster edge of a VirtualMachine.
 func (c *VirtualMachineClient) QueryCluster(_m *VirtualMachine) *ClusterQuery {
 	query := (&ClusterClient{config: c.config}).Query()
@@ -9062,6 +10412,38 @@ func (c *VirtualMachineClient) QueryAssignments(_m *VirtualMachine) *AssignmentQ
 			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
 			sqlgraph.To(assignment.Table, assignment.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.AssignmentsTable, virtualmachine.AssignmentsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryNetworks queries the networks edge of a VirtualMachine.
+func (c *VirtualMachineClient) QueryNetworks(_m *VirtualMachine) *NetworkQuery {
+	query := (&NetworkClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
+			sqlgraph.To(network.Table, network.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, virtualmachine.NetworksTable, virtualmachine.NetworksPrimaryKey...),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySSHKeys queries the ssh_keys edge of a VirtualMachine.
+func (c *VirtualMachineClient) QuerySSHKeys(_m *VirtualMachine) *SSHKeyQuery {
+	query := (&SSHKeyClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
+			sqlgraph.To(sshkey.Table, sshkey.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, virtualmachine.SSHKeysTable, virtualmachine.SSHKeysPrimaryKey...),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -9328,20 +10710,23 @@ func (c *VolumeClient) mutate(ctx context.Context, m *VolumeMutation) (Value, er
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Cluster, ComputeNode,
-		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
-		IPAddress, IPRange, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
-		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, OutboxTask, Port,
-		PowerZone, Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
-		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine, Volume []ent.Hook
+		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Check, Cluster,
+		ComputeNode, Datacenter, Event, EventRule, Flavor, Floor, GlobalService,
+		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, JoinToken,
+		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
+		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone,
+		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding, RuleState,
+		SSHKey, ServiceMesh, Silence, Tenant, UsageRecord, User, VirtualMachine,
+		Volume []ent.Hook
 	}
 	inters struct {
-		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Cluster, ComputeNode,
-		Datacenter, Event, EventRule, Flavor, Floor, GlobalService, Host, HostGroup,
-		IPAddress, IPRange, Image, KubernetesCluster, Link, LoadBalancer, Maintainer,
-		MaintainerGroup, Maintenance, Network, NetworkZone, Notice, OutboxTask, Port,
-		PowerZone, Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding,
-		ServiceMesh, Tenant, UsageRecord, User, VirtualMachine,
+		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Check, Cluster,
+		ComputeNode, Datacenter, Event, EventRule, Flavor, Floor, GlobalService,
+		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, JoinToken,
+		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
+		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone,
+		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding, RuleState,
+		SSHKey, ServiceMesh, Silence, Tenant, UsageRecord, User, VirtualMachine,
 		Volume []ent.Interceptor
 	}
 )

@@ -36,6 +36,7 @@ type Cluster struct {
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ClusterQuery when eager-loading is set.
 	Edges               ClusterEdges `json:"edges"`
+	check_clusters      *int
 	datacenter_clusters *int
 	region_clusters     *int
 	selectValues        sql.SelectValues
@@ -51,18 +52,21 @@ type ClusterEdges struct {
 	Nodes []*ComputeNode `json:"nodes,omitempty"`
 	// VirtualMachines holds the value of the virtual_machines edge.
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
+	// Events holds the value of the events edge.
+	Events []*Event `json:"events,omitempty"`
 	// Maintainers holds the value of the maintainers edge.
 	Maintainers []*Maintainer `json:"maintainers,omitempty"`
 	// MaintainerGroups holds the value of the maintainer_groups edge.
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [7]bool
 	// totalCount holds the count of the edges above.
-	totalCount [6]map[string]int
+	totalCount [7]map[string]int
 
 	namedNodes            map[string][]*ComputeNode
 	namedVirtualMachines  map[string][]*VirtualMachine
+	namedEvents           map[string][]*Event
 	namedMaintainers      map[string][]*Maintainer
 	namedMaintainerGroups map[string][]*MaintainerGroup
 }
@@ -107,10 +111,19 @@ func (e ClusterEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
 	return nil, &NotLoadedError{edge: "virtual_machines"}
 }
 
+// EventsOrErr returns the Events value or an error if the edge
+// was not loaded in eager-loading.
+func (e ClusterEdges) EventsOrErr() ([]*Event, error) {
+	if e.loadedTypes[4] {
+		return e.Events, nil
+	}
+	return nil, &NotLoadedError{edge: "events"}
+}
+
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e ClusterEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[5] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -119,7 +132,7 @@ func (e ClusterEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e ClusterEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -138,9 +151,11 @@ func (*Cluster) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullString)
 		case cluster.FieldCreatedAt, cluster.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
-		case cluster.ForeignKeys[0]: // datacenter_clusters
+		case cluster.ForeignKeys[0]: // check_clusters
 			values[i] = new(sql.NullInt64)
-		case cluster.ForeignKeys[1]: // region_clusters
+		case cluster.ForeignKeys[1]: // datacenter_clusters
+			values[i] = new(sql.NullInt64)
+		case cluster.ForeignKeys[2]: // region_clusters
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -203,12 +218,19 @@ func (_m *Cluster) assignValues(columns []string, values []any) error {
 			}
 		case cluster.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field check_clusters", value)
+			} else if value.Valid {
+				_m.check_clusters = new(int)
+				*_m.check_clusters = int(value.Int64)
+			}
+		case cluster.ForeignKeys[1]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field datacenter_clusters", value)
 			} else if value.Valid {
 				_m.datacenter_clusters = new(int)
 				*_m.datacenter_clusters = int(value.Int64)
 			}
-		case cluster.ForeignKeys[1]:
+		case cluster.ForeignKeys[2]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_clusters", value)
 			} else if value.Valid {
@@ -246,6 +268,11 @@ func (_m *Cluster) QueryNodes() *ComputeNodeQuery {
 // QueryVirtualMachines queries the "virtual_machines" edge of the Cluster entity.
 func (_m *Cluster) QueryVirtualMachines() *VirtualMachineQuery {
 	return NewClusterClient(_m.config).QueryVirtualMachines(_m)
+}
+
+// QueryEvents queries the "events" edge of the Cluster entity.
+func (_m *Cluster) QueryEvents() *EventQuery {
+	return NewClusterClient(_m.config).QueryEvents(_m)
 }
 
 // QueryMaintainers queries the "maintainers" edge of the Cluster entity.
@@ -347,6 +374,30 @@ func (_m *Cluster) appendNamedVirtualMachines(name string, edges ...*VirtualMach
 		_m.Edges.namedVirtualMachines[name] = []*VirtualMachine{}
 	} else {
 		_m.Edges.namedVirtualMachines[name] = append(_m.Edges.namedVirtualMachines[name], edges...)
+	}
+}
+
+// NamedEvents returns the Events named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Cluster) NamedEvents(name string) ([]*Event, error) {
+	if _m.Edges.namedEvents == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedEvents[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Cluster) appendNamedEvents(name string, edges ...*Event) {
+	if _m.Edges.namedEvents == nil {
+		_m.Edges.namedEvents = make(map[string][]*Event)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedEvents[name] = []*Event{}
+	} else {
+		_m.Edges.namedEvents[name] = append(_m.Edges.namedEvents[name], edges...)
 	}
 }
 

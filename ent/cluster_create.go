@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/region"
@@ -147,6 +148,21 @@ func (_c *ClusterCreate) AddVirtualMachines(v ...*VirtualMachine) *ClusterCreate
 		ids[i] = v[i].ID
 	}
 	return _c.AddVirtualMachineIDs(ids...)
+}
+
+// AddEventIDs adds the "events" edge to the Event entity by IDs.
+func (_c *ClusterCreate) AddEventIDs(ids ...int) *ClusterCreate {
+	_c.mutation.AddEventIDs(ids...)
+	return _c
+}
+
+// AddEvents adds the "events" edges to the Event entity.
+func (_c *ClusterCreate) AddEvents(v ...*Event) *ClusterCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddEventIDs(ids...)
 }
 
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
@@ -387,6 +403,22 @@ func (_c *ClusterCreate) createSpec() (*Cluster, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.EventsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

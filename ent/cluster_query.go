@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -35,6 +36,7 @@ type ClusterQuery struct {
 	withDatacenter            *DatacenterQuery
 	withNodes                 *ComputeNodeQuery
 	withVirtualMachines       *VirtualMachineQuery
+	withEvents                *EventQuery
 	withMaintainers           *MaintainerQuery
 	withMaintainerGroups      *MaintainerGroupQuery
 	withFKs                   bool
@@ -42,6 +44,7 @@ type ClusterQuery struct {
 	modifiers                 []func(*sql.Selector)
 	withNamedNodes            map[string]*ComputeNodeQuery
 	withNamedVirtualMachines  map[string]*VirtualMachineQuery
+	withNamedEvents           map[string]*EventQuery
 	withNamedMaintainers      map[string]*MaintainerQuery
 	withNamedMaintainerGroups map[string]*MaintainerGroupQuery
 	// intermediate query (i.e. traversal path).
@@ -161,6 +164,28 @@ func (_q *ClusterQuery) QueryVirtualMachines() *VirtualMachineQuery {
 			sqlgraph.From(cluster.Table, cluster.FieldID, selector),
 			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, cluster.VirtualMachinesTable, cluster.VirtualMachinesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryEvents chains the current query on the "events" edge.
+func (_q *ClusterQuery) QueryEvents() *EventQuery {
+	query := (&EventClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(cluster.Table, cluster.FieldID, selector),
+			sqlgraph.To(event.Table, event.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, cluster.EventsTable, cluster.EventsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -408,6 +433,7 @@ func (_q *ClusterQuery) Clone() *ClusterQuery {
 		withDatacenter:       _q.withDatacenter.Clone(),
 		withNodes:            _q.withNodes.Clone(),
 		withVirtualMachines:  _q.withVirtualMachines.Clone(),
+		withEvents:           _q.withEvents.Clone(),
 		withMaintainers:      _q.withMaintainers.Clone(),
 		withMaintainerGroups: _q.withMaintainerGroups.Clone(),
 		// clone intermediate query.
@@ -458,6 +484,17 @@ func (_q *ClusterQuery) WithVirtualMachines(opts ...func(*VirtualMachineQuery)) 
 		opt(query)
 	}
 	_q.withVirtualMachines = query
+	return _q
+}
+
+// WithEvents tells the query-builder to eager-load the nodes that are connected to
+// the "events" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ClusterQuery) WithEvents(opts ...func(*EventQuery)) *ClusterQuery {
+	query := (&EventClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withEvents = query
 	return _q
 }
 
@@ -568,11 +605,12 @@ func (_q *ClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Clus
 		nodes       = []*Cluster{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [7]bool{
 			_q.withRegion != nil,
 			_q.withDatacenter != nil,
 			_q.withNodes != nil,
 			_q.withVirtualMachines != nil,
+			_q.withEvents != nil,
 			_q.withMaintainers != nil,
 			_q.withMaintainerGroups != nil,
 		}
@@ -630,6 +668,13 @@ func (_q *ClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Clus
 			return nil, err
 		}
 	}
+	if query := _q.withEvents; query != nil {
+		if err := _q.loadEvents(ctx, query, nodes,
+			func(n *Cluster) { n.Edges.Events = []*Event{} },
+			func(n *Cluster, e *Event) { n.Edges.Events = append(n.Edges.Events, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withMaintainers; query != nil {
 		if err := _q.loadMaintainers(ctx, query, nodes,
 			func(n *Cluster) { n.Edges.Maintainers = []*Maintainer{} },
@@ -655,6 +700,13 @@ func (_q *ClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Clus
 		if err := _q.loadVirtualMachines(ctx, query, nodes,
 			func(n *Cluster) { n.appendNamedVirtualMachines(name) },
 			func(n *Cluster, e *VirtualMachine) { n.appendNamedVirtualMachines(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedEvents {
+		if err := _q.loadEvents(ctx, query, nodes,
+			func(n *Cluster) { n.appendNamedEvents(name) },
+			func(n *Cluster, e *Event) { n.appendNamedEvents(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -801,6 +853,37 @@ func (_q *ClusterQuery) loadVirtualMachines(ctx context.Context, query *VirtualM
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "cluster_virtual_machines" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *ClusterQuery) loadEvents(ctx context.Context, query *EventQuery, nodes []*Cluster, init func(*Cluster), assign func(*Cluster, *Event)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Cluster)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Event(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(cluster.EventsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.cluster_events
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "cluster_events" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "cluster_events" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1073,6 +1156,20 @@ func (_q *ClusterQuery) WithNamedVirtualMachines(name string, opts ...func(*Virt
 		_q.withNamedVirtualMachines = make(map[string]*VirtualMachineQuery)
 	}
 	_q.withNamedVirtualMachines[name] = query
+	return _q
+}
+
+// WithNamedEvents tells the query-builder to eager-load the nodes that are connected to the "events"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ClusterQuery) WithNamedEvents(name string, opts ...func(*EventQuery)) *ClusterQuery {
+	query := (&EventClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedEvents == nil {
+		_q.withNamedEvents = make(map[string]*EventQuery)
+	}
+	_q.withNamedEvents[name] = query
 	return _q
 }
 

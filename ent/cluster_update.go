@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
+	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -161,6 +162,21 @@ func (_u *ClusterUpdate) AddVirtualMachines(v ...*VirtualMachine) *ClusterUpdate
 	return _u.AddVirtualMachineIDs(ids...)
 }
 
+// AddEventIDs adds the "events" edge to the Event entity by IDs.
+func (_u *ClusterUpdate) AddEventIDs(ids ...int) *ClusterUpdate {
+	_u.mutation.AddEventIDs(ids...)
+	return _u
+}
+
+// AddEvents adds the "events" edges to the Event entity.
+func (_u *ClusterUpdate) AddEvents(v ...*Event) *ClusterUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEventIDs(ids...)
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
 func (_u *ClusterUpdate) AddMaintainerIDs(ids ...int) *ClusterUpdate {
 	_u.mutation.AddMaintainerIDs(ids...)
@@ -248,6 +264,27 @@ func (_u *ClusterUpdate) RemoveVirtualMachines(v ...*VirtualMachine) *ClusterUpd
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVirtualMachineIDs(ids...)
+}
+
+// ClearEvents clears all "events" edges to the Event entity.
+func (_u *ClusterUpdate) ClearEvents() *ClusterUpdate {
+	_u.mutation.ClearEvents()
+	return _u
+}
+
+// RemoveEventIDs removes the "events" edge to Event entities by IDs.
+func (_u *ClusterUpdate) RemoveEventIDs(ids ...int) *ClusterUpdate {
+	_u.mutation.RemoveEventIDs(ids...)
+	return _u
+}
+
+// RemoveEvents removes "events" edges to Event entities.
+func (_u *ClusterUpdate) RemoveEvents(v ...*Event) *ClusterUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEventIDs(ids...)
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -555,6 +592,51 @@ func (_u *ClusterUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEventsIDs(); len(nodes) > 0 && !_u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EventsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.MaintainersCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2M,
@@ -792,6 +874,21 @@ func (_u *ClusterUpdateOne) AddVirtualMachines(v ...*VirtualMachine) *ClusterUpd
 	return _u.AddVirtualMachineIDs(ids...)
 }
 
+// AddEventIDs adds the "events" edge to the Event entity by IDs.
+func (_u *ClusterUpdateOne) AddEventIDs(ids ...int) *ClusterUpdateOne {
+	_u.mutation.AddEventIDs(ids...)
+	return _u
+}
+
+// AddEvents adds the "events" edges to the Event entity.
+func (_u *ClusterUpdateOne) AddEvents(v ...*Event) *ClusterUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEventIDs(ids...)
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
 func (_u *ClusterUpdateOne) AddMaintainerIDs(ids ...int) *ClusterUpdateOne {
 	_u.mutation.AddMaintainerIDs(ids...)
@@ -879,6 +976,27 @@ func (_u *ClusterUpdateOne) RemoveVirtualMachines(v ...*VirtualMachine) *Cluster
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVirtualMachineIDs(ids...)
+}
+
+// ClearEvents clears all "events" edges to the Event entity.
+func (_u *ClusterUpdateOne) ClearEvents() *ClusterUpdateOne {
+	_u.mutation.ClearEvents()
+	return _u
+}
+
+// RemoveEventIDs removes the "events" edge to Event entities by IDs.
+func (_u *ClusterUpdateOne) RemoveEventIDs(ids ...int) *ClusterUpdateOne {
+	_u.mutation.RemoveEventIDs(ids...)
+	return _u
+}
+
+// RemoveEvents removes "events" edges to Event entities.
+func (_u *ClusterUpdateOne) RemoveEvents(v ...*Event) *ClusterUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEventIDs(ids...)
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -1209,6 +1327,51 @@ func (_u *ClusterUpdateOne) sqlSave(ctx context.Context) (_node *Cluster, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEventsIDs(); len(nodes) > 0 && !_u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EventsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -80,6 +80,7 @@ type ComputeNode struct {
 	// The values are being populated by the ComputeNodeQuery when eager-loading is set.
 	Edges                   ComputeNodeEdges `json:"edges"`
 	availability_zone_nodes *int
+	check_nodes             *int
 	cluster_nodes           *int
 	host_node               *int
 	selectValues            sql.SelectValues
@@ -271,9 +272,11 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullTime)
 		case computenode.ForeignKeys[0]: // availability_zone_nodes
 			values[i] = new(sql.NullInt64)
-		case computenode.ForeignKeys[1]: // cluster_nodes
+		case computenode.ForeignKeys[1]: // check_nodes
 			values[i] = new(sql.NullInt64)
-		case computenode.ForeignKeys[2]: // host_node
+		case computenode.ForeignKeys[2]: // cluster_nodes
+			values[i] = new(sql.NullInt64)
+		case computenode.ForeignKeys[3]: // host_node
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -472,12 +475,19 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 			}
 		case computenode.ForeignKeys[1]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field check_nodes", value)
+			} else if value.Valid {
+				_m.check_nodes = new(int)
+				*_m.check_nodes = int(value.Int64)
+			}
+		case computenode.ForeignKeys[2]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field cluster_nodes", value)
 			} else if value.Valid {
 				_m.cluster_nodes = new(int)
 				*_m.cluster_nodes = int(value.Int64)
 			}
-		case computenode.ForeignKeys[2]:
+		case computenode.ForeignKeys[3]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field host_node", value)
 			} else if value.Valid {

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -22,11 +23,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -46,7 +49,10 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -76,9 +82,14 @@ var Edges = map[string]map[string]EdgeInfo{
 		"tenant": {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
 	},
 	"Alert": {
-		"node":   {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
-		"host":   {Target: "Host", Field: "Host", Unique: true, OwnFK: true},
-		"events": {Target: "Event", Field: "Events", Unique: false, OwnFK: false},
+		"node":          {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
+		"host":          {Target: "Host", Field: "Host", Unique: true, OwnFK: true},
+		"rack":          {Target: "Rack", Field: "Rack", Unique: true, OwnFK: true},
+		"power_zone":    {Target: "PowerZone", Field: "PowerZone", Unique: true, OwnFK: true},
+		"suppressed_by": {Target: "Alert", Field: "SuppressedBy", Unique: true, OwnFK: true},
+		"suppresses":    {Target: "Alert", Field: "Suppresses", Unique: false, OwnFK: false},
+		"events":        {Target: "Event", Field: "Events", Unique: false, OwnFK: false},
+		"deliveries":    {Target: "HookDelivery", Field: "Deliveries", Unique: false, OwnFK: false},
 	},
 	"Assignment": {
 		"node":            {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
@@ -87,14 +98,21 @@ var Edges = map[string]map[string]EdgeInfo{
 	},
 	"AuditLog": {},
 	"AvailabilityZone": {
-		"region": {Target: "Region", Field: "Region", Unique: true, OwnFK: true},
-		"nodes":  {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
+		"region":           {Target: "Region", Field: "Region", Unique: true, OwnFK: true},
+		"nodes":            {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
+		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+	},
+	"Check": {
+		"nodes":    {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
+		"clusters": {Target: "Cluster", Field: "Clusters", Unique: false, OwnFK: false},
+		"events":   {Target: "Event", Field: "Events", Unique: false, OwnFK: false},
 	},
 	"Cluster": {
 		"region":            {Target: "Region", Field: "Region", Unique: true, OwnFK: true},
 		"datacenter":        {Target: "Datacenter", Field: "Datacenter", Unique: true, OwnFK: true},
 		"nodes":             {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
 		"virtual_machines":  {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+		"events":            {Target: "Event", Field: "Events", Unique: false, OwnFK: false},
 		"maintainers":       {Target: "Maintainer", Field: "Maintainers", Unique: false, OwnFK: false},
 		"maintainer_groups": {Target: "MaintainerGroup", Field: "MaintainerGroups", Unique: false, OwnFK: false},
 	},
@@ -123,11 +141,15 @@ var Edges = map[string]map[string]EdgeInfo{
 		"networks":      {Target: "Network", Field: "Networks", Unique: false, OwnFK: false},
 	},
 	"Event": {
-		"node":  {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
-		"host":  {Target: "Host", Field: "Host", Unique: true, OwnFK: true},
-		"alert": {Target: "Alert", Field: "Alert", Unique: true, OwnFK: true},
+		"node":    {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
+		"host":    {Target: "Host", Field: "Host", Unique: true, OwnFK: true},
+		"alert":   {Target: "Alert", Field: "Alert", Unique: true, OwnFK: true},
+		"check":   {Target: "Check", Field: "Check", Unique: true, OwnFK: true},
+		"cluster": {Target: "Cluster", Field: "Cluster", Unique: true, OwnFK: true},
 	},
-	"EventRule": {},
+	"EventRule": {
+		"deliveries": {Target: "HookDelivery", Field: "Deliveries", Unique: false, OwnFK: false},
+	},
 	"Flavor": {
 		"provider":         {Target: "Provider", Field: "Provider", Unique: true, OwnFK: true},
 		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
@@ -140,6 +162,11 @@ var Edges = map[string]map[string]EdgeInfo{
 	"GlobalService": {
 		"tenant":          {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
 		"region_services": {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
+	},
+	"HookDelivery": {
+		"rule":             {Target: "EventRule", Field: "Rule", Unique: true, OwnFK: true},
+		"alert":            {Target: "Alert", Field: "Alert", Unique: true, OwnFK: true},
+		"maintainer_group": {Target: "MaintainerGroup", Field: "MaintainerGroup", Unique: true, OwnFK: true},
 	},
 	"Host": {
 		"rack":              {Target: "Rack", Field: "Rack", Unique: true, OwnFK: true},
@@ -170,6 +197,10 @@ var Edges = map[string]map[string]EdgeInfo{
 	"Image": {
 		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 		"region_services":  {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
+	},
+	"JoinToken": {
+		"cluster": {Target: "Cluster", Field: "Cluster", Unique: true, OwnFK: true},
+		"node":    {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
 	},
 	"KubernetesCluster": {
 		"tenant":            {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
@@ -203,6 +234,7 @@ var Edges = map[string]map[string]EdgeInfo{
 	"MaintainerGroup": {
 		"admin":               {Target: "Maintainer", Field: "Admin", Unique: true, OwnFK: true},
 		"members":             {Target: "Maintainer", Field: "Members", Unique: false, OwnFK: false},
+		"deliveries":          {Target: "HookDelivery", Field: "Deliveries", Unique: false, OwnFK: false},
 		"hosts":               {Target: "Host", Field: "Hosts", Unique: false, OwnFK: false},
 		"racks":               {Target: "Rack", Field: "Racks", Unique: false, OwnFK: false},
 		"nodes":               {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
@@ -216,12 +248,14 @@ var Edges = map[string]map[string]EdgeInfo{
 		"nodes":      {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
 	},
 	"Network": {
-		"datacenter":   {Target: "Datacenter", Field: "Datacenter", Unique: true, OwnFK: true},
-		"network_zone": {Target: "NetworkZone", Field: "NetworkZone", Unique: true, OwnFK: true},
-		"tenant":       {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
-		"ports":        {Target: "Port", Field: "Ports", Unique: false, OwnFK: false},
-		"ip_addresses": {Target: "IPAddress", Field: "IPAddresses", Unique: false, OwnFK: false},
-		"ip_ranges":    {Target: "IPRange", Field: "IPRanges", Unique: false, OwnFK: false},
+		"datacenter":       {Target: "Datacenter", Field: "Datacenter", Unique: true, OwnFK: true},
+		"network_zone":     {Target: "NetworkZone", Field: "NetworkZone", Unique: true, OwnFK: true},
+		"tenant":           {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
+		"ports":            {Target: "Port", Field: "Ports", Unique: false, OwnFK: false},
+		"ip_addresses":     {Target: "IPAddress", Field: "IPAddresses", Unique: false, OwnFK: false},
+		"ip_ranges":        {Target: "IPRange", Field: "IPRanges", Unique: false, OwnFK: false},
+		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+		"region_services":  {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
 	},
 	"NetworkZone": {
 		"datacenter": {Target: "Datacenter", Field: "Datacenter", Unique: true, OwnFK: true},
@@ -248,6 +282,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"datacenter": {Target: "Datacenter", Field: "Datacenter", Unique: true, OwnFK: true},
 		"racks":      {Target: "Rack", Field: "Racks", Unique: false, OwnFK: false},
 		"hosts":      {Target: "Host", Field: "Hosts", Unique: false, OwnFK: false},
+		"alerts":     {Target: "Alert", Field: "Alerts", Unique: false, OwnFK: false},
 	},
 	"Provider": {
 		"nodes":   {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
@@ -263,6 +298,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"network_zone":      {Target: "NetworkZone", Field: "NetworkZone", Unique: true, OwnFK: true},
 		"rack_zone":         {Target: "RackZone", Field: "RackZone", Unique: true, OwnFK: true},
 		"hosts":             {Target: "Host", Field: "Hosts", Unique: false, OwnFK: false},
+		"alerts":            {Target: "Alert", Field: "Alerts", Unique: false, OwnFK: false},
 		"maintainers":       {Target: "Maintainer", Field: "Maintainers", Unique: false, OwnFK: false},
 		"maintainer_groups": {Target: "MaintainerGroup", Field: "MaintainerGroups", Unique: false, OwnFK: false},
 	},
@@ -286,6 +322,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"image":            {Target: "Image", Field: "Image", Unique: true, OwnFK: true},
 		"global_service":   {Target: "GlobalService", Field: "GlobalService", Unique: true, OwnFK: true},
 		"load_balancer":    {Target: "LoadBalancer", Field: "LoadBalancer", Unique: true, OwnFK: false},
+		"networks":         {Target: "Network", Field: "Networks", Unique: false, OwnFK: false},
 		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 	},
 	"RoleBinding": {
@@ -293,9 +330,16 @@ var Edges = map[string]map[string]EdgeInfo{
 		"tenant": {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
 		"node":   {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
 	},
+	"RuleState": {},
+	"SSHKey": {
+		"tenant":           {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
+		"user":             {Target: "User", Field: "User", Unique: true, OwnFK: true},
+		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+	},
 	"ServiceMesh": {
 		"kubernetes_clusters": {Target: "KubernetesCluster", Field: "KubernetesClusters", Unique: false, OwnFK: false},
 	},
+	"Silence": {},
 	"Tenant": {
 		"members":             {Target: "User", Field: "Members", Unique: false, OwnFK: false},
 		"quotas":              {Target: "Quota", Field: "Quotas", Unique: false, OwnFK: false},
@@ -310,6 +354,8 @@ var Edges = map[string]map[string]EdgeInfo{
 		"usage_records":       {Target: "UsageRecord", Field: "UsageRecords", Unique: false, OwnFK: false},
 		"api_tokens":          {Target: "APIToken", Field: "APITokens", Unique: false, OwnFK: false},
 		"role_bindings":       {Target: "RoleBinding", Field: "RoleBindings", Unique: false, OwnFK: false},
+		"ssh_keys":            {Target: "SSHKey", Field: "SSHKeys", Unique: false, OwnFK: false},
+		"default_vm_network":  {Target: "Network", Field: "DefaultVMNetwork", Unique: true, OwnFK: true},
 	},
 	"UsageRecord": {
 		"tenant": {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
@@ -320,12 +366,14 @@ var Edges = map[string]map[string]EdgeInfo{
 		"maintainer":    {Target: "Maintainer", Field: "Maintainer", Unique: true, OwnFK: false},
 		"notices":       {Target: "Notice", Field: "Notices", Unique: false, OwnFK: false},
 		"role_bindings": {Target: "RoleBinding", Field: "RoleBindings", Unique: false, OwnFK: false},
+		"ssh_keys":      {Target: "SSHKey", Field: "SSHKeys", Unique: false, OwnFK: false},
 	},
 	"VirtualMachine": {
 		"tenant":             {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
 		"region":             {Target: "Region", Field: "Region", Unique: true, OwnFK: true},
 		"flavor":             {Target: "Flavor", Field: "Flavor", Unique: true, OwnFK: true},
 		"image":              {Target: "Image", Field: "Image", Unique: true, OwnFK: true},
+		"availability_zone":  {Target: "AvailabilityZone", Field: "AvailabilityZone", Unique: true, OwnFK: true},
 		"cluster":            {Target: "Cluster", Field: "Cluster", Unique: true, OwnFK: true},
 		"node":               {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
 		"kubernetes_cluster": {Target: "KubernetesCluster", Field: "KubernetesCluster", Unique: true, OwnFK: true},
@@ -333,6 +381,8 @@ var Edges = map[string]map[string]EdgeInfo{
 		"ports":              {Target: "Port", Field: "Ports", Unique: false, OwnFK: false},
 		"volumes":            {Target: "Volume", Field: "Volumes", Unique: false, OwnFK: false},
 		"assignments":        {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
+		"networks":           {Target: "Network", Field: "Networks", Unique: false, OwnFK: false},
+		"ssh_keys":           {Target: "SSHKey", Field: "SSHKeys", Unique: false, OwnFK: false},
 		"maintainers":        {Target: "Maintainer", Field: "Maintainers", Unique: false, OwnFK: false},
 		"maintainer_groups":  {Target: "MaintainerGroup", Field: "MaintainerGroups", Unique: false, OwnFK: false},
 	},
@@ -400,6 +450,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 		q := c.AvailabilityZone.Query()
 		if ids != nil {
 			q.Where(availabilityzone.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "Check":
+		q := c.Check.Query()
+		if ids != nil {
+			q.Where(check.IDIn(ids...))
 		}
 		if p != nil {
 			q.Filter().Where(p)
@@ -477,6 +536,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 			q.Filter().Where(p)
 		}
 		return q.Count(ctx)
+	case "HookDelivery":
+		q := c.HookDelivery.Query()
+		if ids != nil {
+			q.Where(hookdelivery.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
 	case "Host":
 		q := c.Host.Query()
 		if ids != nil {
@@ -517,6 +585,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 		q := c.Image.Query()
 		if ids != nil {
 			q.Where(image.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "JoinToken":
+		q := c.JoinToken.Query()
+		if ids != nil {
+			q.Where(jointoken.IDIn(ids...))
 		}
 		if p != nil {
 			q.Filter().Where(p)
@@ -693,10 +770,37 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 			q.Filter().Where(p)
 		}
 		return q.Count(ctx)
+	case "RuleState":
+		q := c.RuleState.Query()
+		if ids != nil {
+			q.Where(rulestate.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "SSHKey":
+		q := c.SSHKey.Query()
+		if ids != nil {
+			q.Where(sshkey.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
 	case "ServiceMesh":
 		q := c.ServiceMesh.Query()
 		if ids != nil {
 			q.Where(servicemesh.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "Silence":
+		q := c.Silence.Query()
+		if ids != nil {
+			q.Where(silence.IDIn(ids...))
 		}
 		if p != nil {
 			q.Filter().Where(p)

@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -25,11 +26,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -49,7 +52,10 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -120,6 +126,7 @@ func checkColumn(t, c string) error {
 			assignment.Table:        assignment.ValidColumn,
 			auditlog.Table:          auditlog.ValidColumn,
 			availabilityzone.Table:  availabilityzone.ValidColumn,
+			check.Table:             check.ValidColumn,
 			cluster.Table:           cluster.ValidColumn,
 			computenode.Table:       computenode.ValidColumn,
 			datacenter.Table:        datacenter.ValidColumn,
@@ -128,11 +135,13 @@ func checkColumn(t, c string) error {
 			flavor.Table:            flavor.ValidColumn,
 			floor.Table:             floor.ValidColumn,
 			globalservice.Table:     globalservice.ValidColumn,
+			hookdelivery.Table:      hookdelivery.ValidColumn,
 			host.Table:              host.ValidColumn,
 			hostgroup.Table:         hostgroup.ValidColumn,
 			ipaddress.Table:         ipaddress.ValidColumn,
 			iprange.Table:           iprange.ValidColumn,
 			image.Table:             image.ValidColumn,
+			jointoken.Table:         jointoken.ValidColumn,
 			kubernetescluster.Table: kubernetescluster.ValidColumn,
 			link.Table:              link.ValidColumn,
 			loadbalancer.Table:      loadbalancer.ValidColumn,
@@ -152,7 +161,10 @@ func checkColumn(t, c string) error {
 			region.Table:            region.ValidColumn,
 			regionservice.Table:     regionservice.ValidColumn,
 			rolebinding.Table:       rolebinding.ValidColumn,
+			rulestate.Table:         rulestate.ValidColumn,
+			sshkey.Table:            sshkey.ValidColumn,
 			servicemesh.Table:       servicemesh.ValidColumn,
+			silence.Table:           silence.ValidColumn,
 			tenant.Table:            tenant.ValidColumn,
 			usagerecord.Table:       usagerecord.ValidColumn,
 			user.Table:              user.ValidColumn,

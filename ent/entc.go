@@ -78,6 +78,11 @@ func crudMutations(g *gen.Graph, s *ast.Schema) error {
 			deleteDesc = "Deletes the VirtualMachine with the given id and returns the id: at once when it was never " +
 				"created on a node or with force, otherwise once its node's agent removed it (DELETING until then)."
 		}
+		if name == "Volume" {
+			deleteDesc = "Deletes the Volume with the given id, with its data, and returns the id: at once when it was " +
+				"never created on a node, otherwise once its node's agent deleted it (DELETING until then). An attached " +
+				"volume is detached first (detachVolume): deleting it is VALIDATION."
+		}
 		mutation.Fields = append(mutation.Fields,
 			&ast.FieldDefinition{
 				Name:        "create" + name,

@@ -8,6 +8,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -16,11 +17,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -41,7 +44,10 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -56,7 +62,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 43)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 49)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -92,18 +98,22 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Alert",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			alert.FieldCreatedAt:   {Type: field.TypeTime, Column: alert.FieldCreatedAt},
-			alert.FieldUpdatedAt:   {Type: field.TypeTime, Column: alert.FieldUpdatedAt},
-			alert.FieldName:        {Type: field.TypeString, Column: alert.FieldName},
-			alert.FieldSeverity:    {Type: field.TypeEnum, Column: alert.FieldSeverity},
-			alert.FieldStatus:      {Type: field.TypeEnum, Column: alert.FieldStatus},
-			alert.FieldMessage:     {Type: field.TypeString, Column: alert.FieldMessage},
-			alert.FieldFingerprint: {Type: field.TypeString, Column: alert.FieldFingerprint},
-			alert.FieldOccurrences: {Type: field.TypeInt, Column: alert.FieldOccurrences},
-			alert.FieldFirstSeenAt: {Type: field.TypeTime, Column: alert.FieldFirstSeenAt},
-			alert.FieldLastSeenAt:  {Type: field.TypeTime, Column: alert.FieldLastSeenAt},
-			alert.FieldClosedAt:    {Type: field.TypeTime, Column: alert.FieldClosedAt},
-			alert.FieldClosedBy:    {Type: field.TypeString, Column: alert.FieldClosedBy},
+			alert.FieldCreatedAt:      {Type: field.TypeTime, Column: alert.FieldCreatedAt},
+			alert.FieldUpdatedAt:      {Type: field.TypeTime, Column: alert.FieldUpdatedAt},
+			alert.FieldName:           {Type: field.TypeString, Column: alert.FieldName},
+			alert.FieldSeverity:       {Type: field.TypeEnum, Column: alert.FieldSeverity},
+			alert.FieldStatus:         {Type: field.TypeEnum, Column: alert.FieldStatus},
+			alert.FieldMessage:        {Type: field.TypeString, Column: alert.FieldMessage},
+			alert.FieldFingerprint:    {Type: field.TypeString, Column: alert.FieldFingerprint},
+			alert.FieldOccurrences:    {Type: field.TypeInt, Column: alert.FieldOccurrences},
+			alert.FieldFirstSeenAt:    {Type: field.TypeTime, Column: alert.FieldFirstSeenAt},
+			alert.FieldLastSeenAt:     {Type: field.TypeTime, Column: alert.FieldLastSeenAt},
+			alert.FieldClosedAt:       {Type: field.TypeTime, Column: alert.FieldClosedAt},
+			alert.FieldClosedBy:       {Type: field.TypeString, Column: alert.FieldClosedBy},
+			alert.FieldAcknowledgedAt: {Type: field.TypeTime, Column: alert.FieldAcknowledgedAt},
+			alert.FieldAcknowledgedBy: {Type: field.TypeString, Column: alert.FieldAcknowledgedBy},
+			alert.FieldLabels:         {Type: field.TypeJSON, Column: alert.FieldLabels},
+			alert.FieldSource:         {Type: field.TypeString, Column: alert.FieldSource},
 		},
 	}
 	graph.Nodes[2] = &sqlgraph.Node{
@@ -125,6 +135,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			assignment.FieldObservedState: {Type: field.TypeString, Column: assignment.FieldObservedState},
 			assignment.FieldGeneration:    {Type: field.TypeInt64, Column: assignment.FieldGeneration},
 			assignment.FieldVMID:          {Type: field.TypeInt, Column: assignment.FieldVMID},
+			assignment.FieldConfigDrive:   {Type: field.TypeString, Column: assignment.FieldConfigDrive},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -172,6 +183,31 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   check.Table,
+			Columns: check.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: check.FieldID,
+			},
+		},
+		Type: "Check",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			check.FieldCreatedAt:              {Type: field.TypeTime, Column: check.FieldCreatedAt},
+			check.FieldUpdatedAt:              {Type: field.TypeTime, Column: check.FieldUpdatedAt},
+			check.FieldName:                   {Type: field.TypeString, Column: check.FieldName},
+			check.FieldDescription:            {Type: field.TypeString, Column: check.FieldDescription},
+			check.FieldBuiltin:                {Type: field.TypeEnum, Column: check.FieldBuiltin},
+			check.FieldCommand:                {Type: field.TypeString, Column: check.FieldCommand},
+			check.FieldIntervalSeconds:        {Type: field.TypeInt, Column: check.FieldIntervalSeconds},
+			check.FieldTimeoutSeconds:         {Type: field.TypeInt, Column: check.FieldTimeoutSeconds},
+			check.FieldOccurrences:            {Type: field.TypeInt, Column: check.FieldOccurrences},
+			check.FieldReissueDurationSeconds: {Type: field.TypeInt, Column: check.FieldReissueDurationSeconds},
+			check.FieldLabelSelector:          {Type: field.TypeJSON, Column: check.FieldLabelSelector},
+			check.FieldEnabled:                {Type: field.TypeBool, Column: check.FieldEnabled},
+		},
+	}
+	graph.Nodes[6] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   cluster.Table,
 			Columns: cluster.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -189,7 +225,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			cluster.FieldWeight:      {Type: field.TypeInt, Column: cluster.FieldWeight},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   computenode.Table,
 			Columns: computenode.Columns,
@@ -229,7 +265,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldAlertsEnabled:             {Type: field.TypeBool, Column: computenode.FieldAlertsEnabled},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   datacenter.Table,
 			Columns: datacenter.Columns,
@@ -252,7 +288,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			datacenter.FieldMail:        {Type: field.TypeString, Column: datacenter.FieldMail},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -274,9 +310,12 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldSilenced:               {Type: field.TypeBool, Column: event.FieldSilenced},
 			event.FieldFirstSeenAt:            {Type: field.TypeTime, Column: event.FieldFirstSeenAt},
 			event.FieldLastSeenAt:             {Type: field.TypeTime, Column: event.FieldLastSeenAt},
+			event.FieldLabels:                 {Type: field.TypeJSON, Column: event.FieldLabels},
+			event.FieldProcessedAt:            {Type: field.TypeTime, Column: event.FieldProcessedAt},
+			event.FieldOutcome:                {Type: field.TypeString, Column: event.FieldOutcome},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   eventrule.Table,
 			Columns: eventrule.Columns,
@@ -300,9 +339,19 @@ var schemaGraph = func() *sqlgraph.Schema {
 			eventrule.FieldHookURL:                {Type: field.TypeString, Column: eventrule.FieldHookURL},
 			eventrule.FieldAggregateWindowSeconds: {Type: field.TypeInt, Column: eventrule.FieldAggregateWindowSeconds},
 			eventrule.FieldEnabled:                {Type: field.TypeBool, Column: eventrule.FieldEnabled},
+			eventrule.FieldNodePattern:            {Type: field.TypeString, Column: eventrule.FieldNodePattern},
+			eventrule.FieldHostPattern:            {Type: field.TypeString, Column: eventrule.FieldHostPattern},
+			eventrule.FieldRackPattern:            {Type: field.TypeString, Column: eventrule.FieldRackPattern},
+			eventrule.FieldClusterPattern:         {Type: field.TypeString, Column: eventrule.FieldClusterPattern},
+			eventrule.FieldLabelMatchers:          {Type: field.TypeJSON, Column: eventrule.FieldLabelMatchers},
+			eventrule.FieldOccurrences:            {Type: field.TypeInt, Column: eventrule.FieldOccurrences},
+			eventrule.FieldReissueSeconds:         {Type: field.TypeInt, Column: eventrule.FieldReissueSeconds},
+			eventrule.FieldGroupBy:                {Type: field.TypeJSON, Column: eventrule.FieldGroupBy},
+			eventrule.FieldGroupIntervalSeconds:   {Type: field.TypeInt, Column: eventrule.FieldGroupIntervalSeconds},
+			eventrule.FieldHookSecret:             {Type: field.TypeString, Column: eventrule.FieldHookSecret},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   flavor.Table,
 			Columns: flavor.Columns,
@@ -330,7 +379,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			flavor.FieldDisabled:          {Type: field.TypeBool, Column: flavor.FieldDisabled},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   floor.Table,
 			Columns: floor.Columns,
@@ -350,7 +399,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			floor.FieldNumber:      {Type: field.TypeInt, Column: floor.FieldNumber},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   globalservice.Table,
 			Columns: globalservice.Columns,
@@ -370,7 +419,31 @@ var schemaGraph = func() *sqlgraph.Schema {
 			globalservice.FieldStatus:      {Type: field.TypeEnum, Column: globalservice.FieldStatus},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   hookdelivery.Table,
+			Columns: hookdelivery.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: hookdelivery.FieldID,
+			},
+		},
+		Type: "HookDelivery",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			hookdelivery.FieldCreatedAt:      {Type: field.TypeTime, Column: hookdelivery.FieldCreatedAt},
+			hookdelivery.FieldUpdatedAt:      {Type: field.TypeTime, Column: hookdelivery.FieldUpdatedAt},
+			hookdelivery.FieldURL:            {Type: field.TypeString, Column: hookdelivery.FieldURL},
+			hookdelivery.FieldIdempotencyKey: {Type: field.TypeString, Column: hookdelivery.FieldIdempotencyKey},
+			hookdelivery.FieldStatus:         {Type: field.TypeEnum, Column: hookdelivery.FieldStatus},
+			hookdelivery.FieldAttempts:       {Type: field.TypeInt, Column: hookdelivery.FieldAttempts},
+			hookdelivery.FieldResponseStatus: {Type: field.TypeInt, Column: hookdelivery.FieldResponseStatus},
+			hookdelivery.FieldLastError:      {Type: field.TypeString, Column: hookdelivery.FieldLastError},
+			hookdelivery.FieldPayload:        {Type: field.TypeString, Column: hookdelivery.FieldPayload},
+			hookdelivery.FieldDeliveredAt:    {Type: field.TypeTime, Column: hookdelivery.FieldDeliveredAt},
+			hookdelivery.FieldLastAttemptAt:  {Type: field.TypeTime, Column: hookdelivery.FieldLastAttemptAt},
+		},
+	}
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   host.Table,
 			Columns: host.Columns,
@@ -407,7 +480,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			host.FieldNics:         {Type: field.TypeJSON, Column: host.FieldNics},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   hostgroup.Table,
 			Columns: hostgroup.Columns,
@@ -424,7 +497,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			hostgroup.FieldDescription: {Type: field.TypeString, Column: hostgroup.FieldDescription},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   ipaddress.Table,
 			Columns: ipaddress.Columns,
@@ -443,7 +516,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			ipaddress.FieldDescription: {Type: field.TypeString, Column: ipaddress.FieldDescription},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   iprange.Table,
 			Columns: iprange.Columns,
@@ -461,7 +534,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			iprange.FieldDescription:  {Type: field.TypeString, Column: iprange.FieldDescription},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   image.Table,
 			Columns: image.Columns,
@@ -472,23 +545,45 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Image",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			image.FieldCreatedAt:   {Type: field.TypeTime, Column: image.FieldCreatedAt},
-			image.FieldUpdatedAt:   {Type: field.TypeTime, Column: image.FieldUpdatedAt},
-			image.FieldName:        {Type: field.TypeString, Column: image.FieldName},
-			image.FieldDescription: {Type: field.TypeString, Column: image.FieldDescription},
-			image.FieldOsType:      {Type: field.TypeEnum, Column: image.FieldOsType},
-			image.FieldOsName:      {Type: field.TypeString, Column: image.FieldOsName},
-			image.FieldOsVersion:   {Type: field.TypeString, Column: image.FieldOsVersion},
-			image.FieldMinVcpus:    {Type: field.TypeInt, Column: image.FieldMinVcpus},
-			image.FieldMinMemoryMB: {Type: field.TypeInt64, Column: image.FieldMinMemoryMB},
-			image.FieldSizeGB:      {Type: field.TypeInt64, Column: image.FieldSizeGB},
-			image.FieldSource:      {Type: field.TypeString, Column: image.FieldSource},
-			image.FieldFormat:      {Type: field.TypeEnum, Column: image.FieldFormat},
-			image.FieldChecksum:    {Type: field.TypeString, Column: image.FieldChecksum},
-			image.FieldStatus:      {Type: field.TypeEnum, Column: image.FieldStatus},
+			image.FieldCreatedAt:    {Type: field.TypeTime, Column: image.FieldCreatedAt},
+			image.FieldUpdatedAt:    {Type: field.TypeTime, Column: image.FieldUpdatedAt},
+			image.FieldName:         {Type: field.TypeString, Column: image.FieldName},
+			image.FieldDescription:  {Type: field.TypeString, Column: image.FieldDescription},
+			image.FieldOsType:       {Type: field.TypeEnum, Column: image.FieldOsType},
+			image.FieldOsName:       {Type: field.TypeString, Column: image.FieldOsName},
+			image.FieldOsVersion:    {Type: field.TypeString, Column: image.FieldOsVersion},
+			image.FieldMinVcpus:     {Type: field.TypeInt, Column: image.FieldMinVcpus},
+			image.FieldMinMemoryMB:  {Type: field.TypeInt64, Column: image.FieldMinMemoryMB},
+			image.FieldSizeGB:       {Type: field.TypeInt64, Column: image.FieldSizeGB},
+			image.FieldSource:       {Type: field.TypeString, Column: image.FieldSource},
+			image.FieldFormat:       {Type: field.TypeEnum, Column: image.FieldFormat},
+			image.FieldChecksum:     {Type: field.TypeString, Column: image.FieldChecksum},
+			image.FieldStatus:       {Type: field.TypeEnum, Column: image.FieldStatus},
+			image.FieldStatusReason: {Type: field.TypeString, Column: image.FieldStatusReason},
+			image.FieldSizeBytes:    {Type: field.TypeInt64, Column: image.FieldSizeBytes},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   jointoken.Table,
+			Columns: jointoken.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: jointoken.FieldID,
+			},
+		},
+		Type: "JoinToken",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			jointoken.FieldCreatedAt: {Type: field.TypeTime, Column: jointoken.FieldCreatedAt},
+			jointoken.FieldUpdatedAt: {Type: field.TypeTime, Column: jointoken.FieldUpdatedAt},
+			jointoken.FieldTokenHash: {Type: field.TypeString, Column: jointoken.FieldTokenHash},
+			jointoken.FieldPrefix:    {Type: field.TypeString, Column: jointoken.FieldPrefix},
+			jointoken.FieldNodeName:  {Type: field.TypeString, Column: jointoken.FieldNodeName},
+			jointoken.FieldExpiresAt: {Type: field.TypeTime, Column: jointoken.FieldExpiresAt},
+			jointoken.FieldUsedAt:    {Type: field.TypeTime, Column: jointoken.FieldUsedAt},
+		},
+	}
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   kubernetescluster.Table,
 			Columns: kubernetescluster.Columns,
@@ -513,7 +608,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			kubernetescluster.FieldStatusReason:      {Type: field.TypeString, Column: kubernetescluster.FieldStatusReason},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   link.Table,
 			Columns: link.Columns,
@@ -532,7 +627,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			link.FieldLengthM:   {Type: field.TypeFloat64, Column: link.FieldLengthM},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   loadbalancer.Table,
 			Columns: loadbalancer.Columns,
@@ -543,14 +638,15 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "LoadBalancer",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			loadbalancer.FieldCreatedAt: {Type: field.TypeTime, Column: loadbalancer.FieldCreatedAt},
-			loadbalancer.FieldUpdatedAt: {Type: field.TypeTime, Column: loadbalancer.FieldUpdatedAt},
-			loadbalancer.FieldName:      {Type: field.TypeString, Column: loadbalancer.FieldName},
-			loadbalancer.FieldAlgorithm: {Type: field.TypeEnum, Column: loadbalancer.FieldAlgorithm},
-			loadbalancer.FieldStatus:    {Type: field.TypeEnum, Column: loadbalancer.FieldStatus},
+			loadbalancer.FieldCreatedAt:    {Type: field.TypeTime, Column: loadbalancer.FieldCreatedAt},
+			loadbalancer.FieldUpdatedAt:    {Type: field.TypeTime, Column: loadbalancer.FieldUpdatedAt},
+			loadbalancer.FieldName:         {Type: field.TypeString, Column: loadbalancer.FieldName},
+			loadbalancer.FieldAlgorithm:    {Type: field.TypeEnum, Column: loadbalancer.FieldAlgorithm},
+			loadbalancer.FieldStatus:       {Type: field.TypeEnum, Column: loadbalancer.FieldStatus},
+			loadbalancer.FieldStatusReason: {Type: field.TypeString, Column: loadbalancer.FieldStatusReason},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainer.Table,
 			Columns: maintainer.Columns,
@@ -569,7 +665,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintainer.FieldStatus:    {Type: field.TypeEnum, Column: maintainer.FieldStatus},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainergroup.Table,
 			Columns: maintainergroup.Columns,
@@ -580,14 +676,16 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "MaintainerGroup",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			maintainergroup.FieldCreatedAt:   {Type: field.TypeTime, Column: maintainergroup.FieldCreatedAt},
-			maintainergroup.FieldUpdatedAt:   {Type: field.TypeTime, Column: maintainergroup.FieldUpdatedAt},
-			maintainergroup.FieldName:        {Type: field.TypeString, Column: maintainergroup.FieldName},
-			maintainergroup.FieldDescription: {Type: field.TypeString, Column: maintainergroup.FieldDescription},
-			maintainergroup.FieldStatus:      {Type: field.TypeEnum, Column: maintainergroup.FieldStatus},
+			maintainergroup.FieldCreatedAt:     {Type: field.TypeTime, Column: maintainergroup.FieldCreatedAt},
+			maintainergroup.FieldUpdatedAt:     {Type: field.TypeTime, Column: maintainergroup.FieldUpdatedAt},
+			maintainergroup.FieldName:          {Type: field.TypeString, Column: maintainergroup.FieldName},
+			maintainergroup.FieldDescription:   {Type: field.TypeString, Column: maintainergroup.FieldDescription},
+			maintainergroup.FieldStatus:        {Type: field.TypeEnum, Column: maintainergroup.FieldStatus},
+			maintainergroup.FieldWebhookURL:    {Type: field.TypeString, Column: maintainergroup.FieldWebhookURL},
+			maintainergroup.FieldWebhookSecret: {Type: field.TypeString, Column: maintainergroup.FieldWebhookSecret},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintenance.Table,
 			Columns: maintenance.Columns,
@@ -609,7 +707,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintenance.FieldAutomatic:   {Type: field.TypeBool, Column: maintenance.FieldAutomatic},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   network.Table,
 			Columns: network.Columns,
@@ -628,9 +726,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			network.FieldVlan:        {Type: field.TypeInt, Column: network.FieldVlan},
 			network.FieldGateway:     {Type: field.TypeString, Column: network.FieldGateway},
 			network.FieldPurpose:     {Type: field.TypeEnum, Column: network.FieldPurpose},
+			network.FieldDNSServers:  {Type: field.TypeJSON, Column: network.FieldDNSServers},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   networkzone.Table,
 			Columns: networkzone.Columns,
@@ -647,7 +746,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			networkzone.FieldDescription: {Type: field.TypeString, Column: networkzone.FieldDescription},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   notice.Table,
 			Columns: notice.Columns,
@@ -668,7 +767,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			notice.FieldExpiresAt:   {Type: field.TypeTime, Column: notice.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   outboxtask.Table,
 			Columns: outboxtask.Columns,
@@ -690,9 +789,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			outboxtask.FieldAckedAt:      {Type: field.TypeTime, Column: outboxtask.FieldAckedAt},
 			outboxtask.FieldAttempts:     {Type: field.TypeInt, Column: outboxtask.FieldAttempts},
 			outboxtask.FieldLastError:    {Type: field.TypeString, Column: outboxtask.FieldLastError},
+			outboxtask.FieldHeaders:      {Type: field.TypeJSON, Column: outboxtask.FieldHeaders},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   port.Table,
 			Columns: port.Columns,
@@ -715,7 +815,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			port.FieldDriver:      {Type: field.TypeString, Column: port.FieldDriver},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   powerzone.Table,
 			Columns: powerzone.Columns,
@@ -732,7 +832,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			powerzone.FieldDescription: {Type: field.TypeString, Column: powerzone.FieldDescription},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   provider.Table,
 			Columns: provider.Columns,
@@ -752,7 +852,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			provider.FieldSupportsLiveMigration: {Type: field.TypeBool, Column: provider.FieldSupportsLiveMigration},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   quota.Table,
 			Columns: quota.Columns,
@@ -774,7 +874,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			quota.FieldUsedStorageGB: {Type: field.TypeInt64, Column: quota.FieldUsedStorageGB},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rack.Table,
 			Columns: rack.Columns,
@@ -795,7 +895,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rack.FieldStatus:      {Type: field.TypeEnum, Column: rack.FieldStatus},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[36] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rackzone.Table,
 			Columns: rackzone.Columns,
@@ -812,7 +912,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rackzone.FieldDescription: {Type: field.TypeString, Column: rackzone.FieldDescription},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[37] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   region.Table,
 			Columns: region.Columns,
@@ -830,7 +930,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			region.FieldStatus:      {Type: field.TypeEnum, Column: region.FieldStatus},
 		},
 	}
-	graph.Nodes[35] = &sqlgraph.Node{
+	graph.Nodes[38] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   regionservice.Table,
 			Columns: regionservice.Columns,
@@ -848,12 +948,13 @@ var schemaGraph = func() *sqlgraph.Schema {
 			regionservice.FieldReplicas:        {Type: field.TypeInt, Column: regionservice.FieldReplicas},
 			regionservice.FieldSchedulePolicy:  {Type: field.TypeJSON, Column: regionservice.FieldSchedulePolicy},
 			regionservice.FieldAllowPartial:    {Type: field.TypeBool, Column: regionservice.FieldAllowPartial},
+			regionservice.FieldLoadBalanced:    {Type: field.TypeBool, Column: regionservice.FieldLoadBalanced},
 			regionservice.FieldStatus:          {Type: field.TypeEnum, Column: regionservice.FieldStatus},
 			regionservice.FieldStatusReason:    {Type: field.TypeString, Column: regionservice.FieldStatusReason},
 			regionservice.FieldStatusChangedAt: {Type: field.TypeTime, Column: regionservice.FieldStatusChangedAt},
 		},
 	}
-	graph.Nodes[36] = &sqlgraph.Node{
+	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rolebinding.Table,
 			Columns: rolebinding.Columns,
@@ -871,7 +972,49 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolebinding.FieldGrantedBy: {Type: field.TypeString, Column: rolebinding.FieldGrantedBy},
 		},
 	}
-	graph.Nodes[37] = &sqlgraph.Node{
+	graph.Nodes[40] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   rulestate.Table,
+			Columns: rulestate.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: rulestate.FieldID,
+			},
+		},
+		Type: "RuleState",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			rulestate.FieldCreatedAt:    {Type: field.TypeTime, Column: rulestate.FieldCreatedAt},
+			rulestate.FieldUpdatedAt:    {Type: field.TypeTime, Column: rulestate.FieldUpdatedAt},
+			rulestate.FieldRuleID:       {Type: field.TypeInt, Column: rulestate.FieldRuleID},
+			rulestate.FieldKey:          {Type: field.TypeString, Column: rulestate.FieldKey},
+			rulestate.FieldLastStatus:   {Type: field.TypeString, Column: rulestate.FieldLastStatus},
+			rulestate.FieldConsecutive:  {Type: field.TypeInt, Column: rulestate.FieldConsecutive},
+			rulestate.FieldLastIssuedAt: {Type: field.TypeTime, Column: rulestate.FieldLastIssuedAt},
+			rulestate.FieldIssuedStatus: {Type: field.TypeString, Column: rulestate.FieldIssuedStatus},
+			rulestate.FieldPending:      {Type: field.TypeInt, Column: rulestate.FieldPending},
+			rulestate.FieldLastEventID:  {Type: field.TypeInt, Column: rulestate.FieldLastEventID},
+		},
+	}
+	graph.Nodes[41] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   sshkey.Table,
+			Columns: sshkey.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: sshkey.FieldID,
+			},
+		},
+		Type: "SSHKey",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			sshkey.FieldCreatedAt:   {Type: field.TypeTime, Column: sshkey.FieldCreatedAt},
+			sshkey.FieldUpdatedAt:   {Type: field.TypeTime, Column: sshkey.FieldUpdatedAt},
+			sshkey.FieldName:        {Type: field.TypeString, Column: sshkey.FieldName},
+			sshkey.FieldDescription: {Type: field.TypeString, Column: sshkey.FieldDescription},
+			sshkey.FieldPublicKey:   {Type: field.TypeString, Column: sshkey.FieldPublicKey},
+			sshkey.FieldFingerprint: {Type: field.TypeString, Column: sshkey.FieldFingerprint},
+		},
+	}
+	graph.Nodes[42] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   servicemesh.Table,
 			Columns: servicemesh.Columns,
@@ -890,7 +1033,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 			servicemesh.FieldStatus:      {Type: field.TypeEnum, Column: servicemesh.FieldStatus},
 		},
 	}
-	graph.Nodes[38] = &sqlgraph.Node{
+	graph.Nodes[43] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   silence.Table,
+			Columns: silence.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: silence.FieldID,
+			},
+		},
+		Type: "Silence",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			silence.FieldCreatedAt:        {Type: field.TypeTime, Column: silence.FieldCreatedAt},
+			silence.FieldUpdatedAt:        {Type: field.TypeTime, Column: silence.FieldUpdatedAt},
+			silence.FieldCheckNamePattern: {Type: field.TypeString, Column: silence.FieldCheckNamePattern},
+			silence.FieldNodePattern:      {Type: field.TypeString, Column: silence.FieldNodePattern},
+			silence.FieldHostPattern:      {Type: field.TypeString, Column: silence.FieldHostPattern},
+			silence.FieldLabelMatchers:    {Type: field.TypeJSON, Column: silence.FieldLabelMatchers},
+			silence.FieldStartsAt:         {Type: field.TypeTime, Column: silence.FieldStartsAt},
+			silence.FieldEndsAt:           {Type: field.TypeTime, Column: silence.FieldEndsAt},
+			silence.FieldCreatedBy:        {Type: field.TypeString, Column: silence.FieldCreatedBy},
+			silence.FieldComment:          {Type: field.TypeString, Column: silence.FieldComment},
+		},
+	}
+	graph.Nodes[44] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -909,7 +1075,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldStatus:      {Type: field.TypeEnum, Column: tenant.FieldStatus},
 		},
 	}
-	graph.Nodes[39] = &sqlgraph.Node{
+	graph.Nodes[45] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   usagerecord.Table,
 			Columns: usagerecord.Columns,
@@ -933,7 +1099,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			usagerecord.FieldAmount:       {Type: field.TypeFloat64, Column: usagerecord.FieldAmount},
 		},
 	}
-	graph.Nodes[40] = &sqlgraph.Node{
+	graph.Nodes[46] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -954,7 +1120,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldLastLoginAt:  {Type: field.TypeTime, Column: user.FieldLastLoginAt},
 		},
 	}
-	graph.Nodes[41] = &sqlgraph.Node{
+	graph.Nodes[47] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   virtualmachine.Table,
 			Columns: virtualmachine.Columns,
@@ -978,12 +1144,14 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldSchedulePolicy:     {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
 			virtualmachine.FieldRevision:           {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
 			virtualmachine.FieldMaxRevisionHistory: {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
+			virtualmachine.FieldRevisionHistory:    {Type: field.TypeJSON, Column: virtualmachine.FieldRevisionHistory},
 			virtualmachine.FieldAllocatedVcpus:     {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
 			virtualmachine.FieldAllocatedMemoryMB:  {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
 			virtualmachine.FieldAllocatedDiskGB:    {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
+			virtualmachine.FieldUserData:           {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
-	graph.Nodes[42] = &sqlgraph.Node{
+	graph.Nodes[48] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   volume.Table,
 			Columns: volume.Columns,
@@ -994,13 +1162,15 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Volume",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			volume.FieldCreatedAt:   {Type: field.TypeTime, Column: volume.FieldCreatedAt},
-			volume.FieldUpdatedAt:   {Type: field.TypeTime, Column: volume.FieldUpdatedAt},
-			volume.FieldName:        {Type: field.TypeString, Column: volume.FieldName},
-			volume.FieldSizeGB:      {Type: field.TypeInt64, Column: volume.FieldSizeGB},
-			volume.FieldType:        {Type: field.TypeEnum, Column: volume.FieldType},
-			volume.FieldStoragePool: {Type: field.TypeString, Column: volume.FieldStoragePool},
-			volume.FieldStatus:      {Type: field.TypeEnum, Column: volume.FieldStatus},
+			volume.FieldCreatedAt:    {Type: field.TypeTime, Column: volume.FieldCreatedAt},
+			volume.FieldUpdatedAt:    {Type: field.TypeTime, Column: volume.FieldUpdatedAt},
+			volume.FieldName:         {Type: field.TypeString, Column: volume.FieldName},
+			volume.FieldDescription:  {Type: field.TypeString, Column: volume.FieldDescription},
+			volume.FieldSizeGB:       {Type: field.TypeInt64, Column: volume.FieldSizeGB},
+			volume.FieldType:         {Type: field.TypeEnum, Column: volume.FieldType},
+			volume.FieldStoragePool:  {Type: field.TypeString, Column: volume.FieldStoragePool},
+			volume.FieldStatus:       {Type: field.TypeEnum, Column: volume.FieldStatus},
+			volume.FieldStatusReason: {Type: field.TypeString, Column: volume.FieldStatusReason},
 		},
 	}
 	graph.MustAddE(
@@ -1052,6 +1222,54 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Host",
 	)
 	graph.MustAddE(
+		"rack",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.RackTable,
+			Columns: []string{alert.RackColumn},
+			Bidi:    false,
+		},
+		"Alert",
+		"Rack",
+	)
+	graph.MustAddE(
+		"power_zone",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.PowerZoneTable,
+			Columns: []string{alert.PowerZoneColumn},
+			Bidi:    false,
+		},
+		"Alert",
+		"PowerZone",
+	)
+	graph.MustAddE(
+		"suppressed_by",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   alert.SuppressedByTable,
+			Columns: []string{alert.SuppressedByColumn},
+			Bidi:    false,
+		},
+		"Alert",
+		"Alert",
+	)
+	graph.MustAddE(
+		"suppresses",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.SuppressesTable,
+			Columns: []string{alert.SuppressesColumn},
+			Bidi:    false,
+		},
+		"Alert",
+		"Alert",
+	)
+	graph.MustAddE(
 		"events",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -1062,6 +1280,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Alert",
 		"Event",
+	)
+	graph.MustAddE(
+		"deliveries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   alert.DeliveriesTable,
+			Columns: []string{alert.DeliveriesColumn},
+			Bidi:    false,
+		},
+		"Alert",
+		"HookDelivery",
 	)
 	graph.MustAddE(
 		"node",
@@ -1124,6 +1354,54 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"ComputeNode",
 	)
 	graph.MustAddE(
+		"virtual_machines",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   availabilityzone.VirtualMachinesTable,
+			Columns: []string{availabilityzone.VirtualMachinesColumn},
+			Bidi:    false,
+		},
+		"AvailabilityZone",
+		"VirtualMachine",
+	)
+	graph.MustAddE(
+		"nodes",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   check.NodesTable,
+			Columns: []string{check.NodesColumn},
+			Bidi:    false,
+		},
+		"Check",
+		"ComputeNode",
+	)
+	graph.MustAddE(
+		"clusters",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   check.ClustersTable,
+			Columns: []string{check.ClustersColumn},
+			Bidi:    false,
+		},
+		"Check",
+		"Cluster",
+	)
+	graph.MustAddE(
+		"events",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   check.EventsTable,
+			Columns: []string{check.EventsColumn},
+			Bidi:    false,
+		},
+		"Check",
+		"Event",
+	)
+	graph.MustAddE(
 		"region",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1170,6 +1448,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Cluster",
 		"VirtualMachine",
+	)
+	graph.MustAddE(
+		"events",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   cluster.EventsTable,
+			Columns: []string{cluster.EventsColumn},
+			Bidi:    false,
+		},
+		"Cluster",
+		"Event",
 	)
 	graph.MustAddE(
 		"maintainers",
@@ -1472,6 +1762,42 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Alert",
 	)
 	graph.MustAddE(
+		"check",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.CheckTable,
+			Columns: []string{event.CheckColumn},
+			Bidi:    false,
+		},
+		"Event",
+		"Check",
+	)
+	graph.MustAddE(
+		"cluster",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.ClusterTable,
+			Columns: []string{event.ClusterColumn},
+			Bidi:    false,
+		},
+		"Event",
+		"Cluster",
+	)
+	graph.MustAddE(
+		"deliveries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+		},
+		"EventRule",
+		"HookDelivery",
+	)
+	graph.MustAddE(
 		"provider",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1554,6 +1880,42 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"GlobalService",
 		"RegionService",
+	)
+	graph.MustAddE(
+		"rule",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hookdelivery.RuleTable,
+			Columns: []string{hookdelivery.RuleColumn},
+			Bidi:    false,
+		},
+		"HookDelivery",
+		"EventRule",
+	)
+	graph.MustAddE(
+		"alert",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hookdelivery.AlertTable,
+			Columns: []string{hookdelivery.AlertColumn},
+			Bidi:    false,
+		},
+		"HookDelivery",
+		"Alert",
+	)
+	graph.MustAddE(
+		"maintainer_group",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hookdelivery.MaintainerGroupTable,
+			Columns: []string{hookdelivery.MaintainerGroupColumn},
+			Bidi:    false,
+		},
+		"HookDelivery",
+		"MaintainerGroup",
 	)
 	graph.MustAddE(
 		"rack",
@@ -1794,6 +2156,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Image",
 		"RegionService",
+	)
+	graph.MustAddE(
+		"cluster",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   jointoken.ClusterTable,
+			Columns: []string{jointoken.ClusterColumn},
+			Bidi:    false,
+		},
+		"JoinToken",
+		"Cluster",
+	)
+	graph.MustAddE(
+		"node",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   jointoken.NodeTable,
+			Columns: []string{jointoken.NodeColumn},
+			Bidi:    false,
+		},
+		"JoinToken",
+		"ComputeNode",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -2072,6 +2458,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Maintainer",
 	)
 	graph.MustAddE(
+		"deliveries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+		},
+		"MaintainerGroup",
+		"HookDelivery",
+	)
+	graph.MustAddE(
 		"hosts",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2M,
@@ -2250,6 +2648,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Network",
 		"IPRange",
+	)
+	graph.MustAddE(
+		"virtual_machines",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+		},
+		"Network",
+		"VirtualMachine",
+	)
+	graph.MustAddE(
+		"region_services",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+		},
+		"Network",
+		"RegionService",
 	)
 	graph.MustAddE(
 		"datacenter",
@@ -2456,6 +2878,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Host",
 	)
 	graph.MustAddE(
+		"alerts",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+		},
+		"PowerZone",
+		"Alert",
+	)
+	graph.MustAddE(
 		"nodes",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2M,
@@ -2562,6 +2996,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Rack",
 		"Host",
+	)
+	graph.MustAddE(
+		"alerts",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+		},
+		"Rack",
+		"Alert",
 	)
 	graph.MustAddE(
 		"maintainers",
@@ -2768,6 +3214,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"LoadBalancer",
 	)
 	graph.MustAddE(
+		"networks",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+		},
+		"RegionService",
+		"Network",
+	)
+	graph.MustAddE(
 		"virtual_machines",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -2814,6 +3272,42 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"RoleBinding",
 		"ComputeNode",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   sshkey.TenantTable,
+			Columns: []string{sshkey.TenantColumn},
+			Bidi:    false,
+		},
+		"SSHKey",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"user",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   sshkey.UserTable,
+			Columns: []string{sshkey.UserColumn},
+			Bidi:    false,
+		},
+		"SSHKey",
+		"User",
+	)
+	graph.MustAddE(
+		"virtual_machines",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   sshkey.VirtualMachinesTable,
+			Columns: sshkey.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+		},
+		"SSHKey",
+		"VirtualMachine",
 	)
 	graph.MustAddE(
 		"kubernetes_clusters",
@@ -2984,6 +3478,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"RoleBinding",
 	)
 	graph.MustAddE(
+		"ssh_keys",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+		},
+		"Tenant",
+		"SSHKey",
+	)
+	graph.MustAddE(
+		"default_vm_network",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   tenant.DefaultVMNetworkTable,
+			Columns: []string{tenant.DefaultVMNetworkColumn},
+			Bidi:    false,
+		},
+		"Tenant",
+		"Network",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -3056,6 +3574,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"RoleBinding",
 	)
 	graph.MustAddE(
+		"ssh_keys",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+		},
+		"User",
+		"SSHKey",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -3102,6 +3632,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"VirtualMachine",
 		"Image",
+	)
+	graph.MustAddE(
+		"availability_zone",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.AvailabilityZoneTable,
+			Columns: []string{virtualmachine.AvailabilityZoneColumn},
+			Bidi:    false,
+		},
+		"VirtualMachine",
+		"AvailabilityZone",
 	)
 	graph.MustAddE(
 		"cluster",
@@ -3186,6 +3728,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"VirtualMachine",
 		"Assignment",
+	)
+	graph.MustAddE(
+		"networks",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+		},
+		"VirtualMachine",
+		"Network",
+	)
+	graph.MustAddE(
+		"ssh_keys",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+		},
+		"VirtualMachine",
+		"SSHKey",
 	)
 	graph.MustAddE(
 		"maintainers",
@@ -3491,6 +4057,26 @@ func (f *AlertFilter) WhereClosedBy(p entql.StringP) {
 	f.Where(p.Field(alert.FieldClosedBy))
 }
 
+// WhereAcknowledgedAt applies the entql time.Time predicate on the acknowledged_at field.
+func (f *AlertFilter) WhereAcknowledgedAt(p entql.TimeP) {
+	f.Where(p.Field(alert.FieldAcknowledgedAt))
+}
+
+// WhereAcknowledgedBy applies the entql string predicate on the acknowledged_by field.
+func (f *AlertFilter) WhereAcknowledgedBy(p entql.StringP) {
+	f.Where(p.Field(alert.FieldAcknowledgedBy))
+}
+
+// WhereLabels applies the entql json.RawMessage predicate on the labels field.
+func (f *AlertFilter) WhereLabels(p entql.BytesP) {
+	f.Where(p.Field(alert.FieldLabels))
+}
+
+// WhereSource applies the entql string predicate on the source field.
+func (f *AlertFilter) WhereSource(p entql.StringP) {
+	f.Where(p.Field(alert.FieldSource))
+}
+
 // WhereHasNode applies a predicate to check if query has an edge node.
 func (f *AlertFilter) WhereHasNode() {
 	f.Where(entql.HasEdge("node"))
@@ -3519,6 +4105,62 @@ func (f *AlertFilter) WhereHasHostWith(preds ...predicate.Host) {
 	})))
 }
 
+// WhereHasRack applies a predicate to check if query has an edge rack.
+func (f *AlertFilter) WhereHasRack() {
+	f.Where(entql.HasEdge("rack"))
+}
+
+// WhereHasRackWith applies a predicate to check if query has an edge rack with a given conditions (other predicates).
+func (f *AlertFilter) WhereHasRackWith(preds ...predicate.Rack) {
+	f.Where(entql.HasEdgeWith("rack", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasPowerZone applies a predicate to check if query has an edge power_zone.
+func (f *AlertFilter) WhereHasPowerZone() {
+	f.Where(entql.HasEdge("power_zone"))
+}
+
+// WhereHasPowerZoneWith applies a predicate to check if query has an edge power_zone with a given conditions (other predicates).
+func (f *AlertFilter) WhereHasPowerZoneWith(preds ...predicate.PowerZone) {
+	f.Where(entql.HasEdgeWith("power_zone", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSuppressedBy applies a predicate to check if query has an edge suppressed_by.
+func (f *AlertFilter) WhereHasSuppressedBy() {
+	f.Where(entql.HasEdge("suppressed_by"))
+}
+
+// WhereHasSuppressedByWith applies a predicate to check if query has an edge suppressed_by with a given conditions (other predicates).
+func (f *AlertFilter) WhereHasSuppressedByWith(preds ...predicate.Alert) {
+	f.Where(entql.HasEdgeWith("suppressed_by", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSuppresses applies a predicate to check if query has an edge suppresses.
+func (f *AlertFilter) WhereHasSuppresses() {
+	f.Where(entql.HasEdge("suppresses"))
+}
+
+// WhereHasSuppressesWith applies a predicate to check if query has an edge suppresses with a given conditions (other predicates).
+func (f *AlertFilter) WhereHasSuppressesWith(preds ...predicate.Alert) {
+	f.Where(entql.HasEdgeWith("suppresses", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasEvents applies a predicate to check if query has an edge events.
 func (f *AlertFilter) WhereHasEvents() {
 	f.Where(entql.HasEdge("events"))
@@ -3527,6 +4169,20 @@ func (f *AlertFilter) WhereHasEvents() {
 // WhereHasEventsWith applies a predicate to check if query has an edge events with a given conditions (other predicates).
 func (f *AlertFilter) WhereHasEventsWith(preds ...predicate.Event) {
 	f.Where(entql.HasEdgeWith("events", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasDeliveries applies a predicate to check if query has an edge deliveries.
+func (f *AlertFilter) WhereHasDeliveries() {
+	f.Where(entql.HasEdge("deliveries"))
+}
+
+// WhereHasDeliveriesWith applies a predicate to check if query has an edge deliveries with a given conditions (other predicates).
+func (f *AlertFilter) WhereHasDeliveriesWith(preds ...predicate.HookDelivery) {
+	f.Where(entql.HasEdgeWith("deliveries", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -3611,6 +4267,11 @@ func (f *AssignmentFilter) WhereGeneration(p entql.Int64P) {
 // WhereVMID applies the entql int predicate on the vm_id field.
 func (f *AssignmentFilter) WhereVMID(p entql.IntP) {
 	f.Where(p.Field(assignment.FieldVMID))
+}
+
+// WhereConfigDrive applies the entql string predicate on the config_drive field.
+func (f *AssignmentFilter) WhereConfigDrive(p entql.StringP) {
+	f.Where(p.Field(assignment.FieldConfigDrive))
 }
 
 // WhereHasNode applies a predicate to check if query has an edge node.
@@ -3848,6 +4509,162 @@ func (f *AvailabilityZoneFilter) WhereHasNodesWith(preds ...predicate.ComputeNod
 	})))
 }
 
+// WhereHasVirtualMachines applies a predicate to check if query has an edge virtual_machines.
+func (f *AvailabilityZoneFilter) WhereHasVirtualMachines() {
+	f.Where(entql.HasEdge("virtual_machines"))
+}
+
+// WhereHasVirtualMachinesWith applies a predicate to check if query has an edge virtual_machines with a given conditions (other predicates).
+func (f *AvailabilityZoneFilter) WhereHasVirtualMachinesWith(preds ...predicate.VirtualMachine) {
+	f.Where(entql.HasEdgeWith("virtual_machines", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *CheckQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the CheckQuery builder.
+func (_q *CheckQuery) Filter() *CheckFilter {
+	return &CheckFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *CheckMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the CheckMutation builder.
+func (m *CheckMutation) Filter() *CheckFilter {
+	return &CheckFilter{config: m.config, predicateAdder: m}
+}
+
+// CheckFilter provides a generic filtering capability at runtime for CheckQuery.
+type CheckFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *CheckFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *CheckFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(check.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *CheckFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(check.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *CheckFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(check.FieldUpdatedAt))
+}
+
+// WhereName applies the entql string predicate on the name field.
+func (f *CheckFilter) WhereName(p entql.StringP) {
+	f.Where(p.Field(check.FieldName))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *CheckFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(check.FieldDescription))
+}
+
+// WhereBuiltin applies the entql string predicate on the builtin field.
+func (f *CheckFilter) WhereBuiltin(p entql.StringP) {
+	f.Where(p.Field(check.FieldBuiltin))
+}
+
+// WhereCommand applies the entql string predicate on the command field.
+func (f *CheckFilter) WhereCommand(p entql.StringP) {
+	f.Where(p.Field(check.FieldCommand))
+}
+
+// WhereIntervalSeconds applies the entql int predicate on the interval_seconds field.
+func (f *CheckFilter) WhereIntervalSeconds(p entql.IntP) {
+	f.Where(p.Field(check.FieldIntervalSeconds))
+}
+
+// WhereTimeoutSeconds applies the entql int predicate on the timeout_seconds field.
+func (f *CheckFilter) WhereTimeoutSeconds(p entql.IntP) {
+	f.Where(p.Field(check.FieldTimeoutSeconds))
+}
+
+// WhereOccurrences applies the entql int predicate on the occurrences field.
+func (f *CheckFilter) WhereOccurrences(p entql.IntP) {
+	f.Where(p.Field(check.FieldOccurrences))
+}
+
+// WhereReissueDurationSeconds applies the entql int predicate on the reissue_duration_seconds field.
+func (f *CheckFilter) WhereReissueDurationSeconds(p entql.IntP) {
+	f.Where(p.Field(check.FieldReissueDurationSeconds))
+}
+
+// WhereLabelSelector applies the entql json.RawMessage predicate on the label_selector field.
+func (f *CheckFilter) WhereLabelSelector(p entql.BytesP) {
+	f.Where(p.Field(check.FieldLabelSelector))
+}
+
+// WhereEnabled applies the entql bool predicate on the enabled field.
+func (f *CheckFilter) WhereEnabled(p entql.BoolP) {
+	f.Where(p.Field(check.FieldEnabled))
+}
+
+// WhereHasNodes applies a predicate to check if query has an edge nodes.
+func (f *CheckFilter) WhereHasNodes() {
+	f.Where(entql.HasEdge("nodes"))
+}
+
+// WhereHasNodesWith applies a predicate to check if query has an edge nodes with a given conditions (other predicates).
+func (f *CheckFilter) WhereHasNodesWith(preds ...predicate.ComputeNode) {
+	f.Where(entql.HasEdgeWith("nodes", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasClusters applies a predicate to check if query has an edge clusters.
+func (f *CheckFilter) WhereHasClusters() {
+	f.Where(entql.HasEdge("clusters"))
+}
+
+// WhereHasClustersWith applies a predicate to check if query has an edge clusters with a given conditions (other predicates).
+func (f *CheckFilter) WhereHasClustersWith(preds ...predicate.Cluster) {
+	f.Where(entql.HasEdgeWith("clusters", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEvents applies a predicate to check if query has an edge events.
+func (f *CheckFilter) WhereHasEvents() {
+	f.Where(entql.HasEdge("events"))
+}
+
+// WhereHasEventsWith applies a predicate to check if query has an edge events with a given conditions (other predicates).
+func (f *CheckFilter) WhereHasEventsWith(preds ...predicate.Event) {
+	f.Where(entql.HasEdgeWith("events", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *ClusterQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -3877,7 +4694,7 @@ type ClusterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ClusterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3974,6 +4791,20 @@ func (f *ClusterFilter) WhereHasVirtualMachinesWith(preds ...predicate.VirtualMa
 	})))
 }
 
+// WhereHasEvents applies a predicate to check if query has an edge events.
+func (f *ClusterFilter) WhereHasEvents() {
+	f.Where(entql.HasEdge("events"))
+}
+
+// WhereHasEventsWith applies a predicate to check if query has an edge events with a given conditions (other predicates).
+func (f *ClusterFilter) WhereHasEventsWith(preds ...predicate.Event) {
+	f.Where(entql.HasEdgeWith("events", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasMaintainers applies a predicate to check if query has an edge maintainers.
 func (f *ClusterFilter) WhereHasMaintainers() {
 	f.Where(entql.HasEdge("maintainers"))
@@ -4031,7 +4862,7 @@ type ComputeNodeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ComputeNodeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4388,7 +5219,7 @@ type DatacenterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *DatacenterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4576,7 +5407,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4642,6 +5473,21 @@ func (f *EventFilter) WhereLastSeenAt(p entql.TimeP) {
 	f.Where(p.Field(event.FieldLastSeenAt))
 }
 
+// WhereLabels applies the entql json.RawMessage predicate on the labels field.
+func (f *EventFilter) WhereLabels(p entql.BytesP) {
+	f.Where(p.Field(event.FieldLabels))
+}
+
+// WhereProcessedAt applies the entql time.Time predicate on the processed_at field.
+func (f *EventFilter) WhereProcessedAt(p entql.TimeP) {
+	f.Where(p.Field(event.FieldProcessedAt))
+}
+
+// WhereOutcome applies the entql string predicate on the outcome field.
+func (f *EventFilter) WhereOutcome(p entql.StringP) {
+	f.Where(p.Field(event.FieldOutcome))
+}
+
 // WhereHasNode applies a predicate to check if query has an edge node.
 func (f *EventFilter) WhereHasNode() {
 	f.Where(entql.HasEdge("node"))
@@ -4684,6 +5530,34 @@ func (f *EventFilter) WhereHasAlertWith(preds ...predicate.Alert) {
 	})))
 }
 
+// WhereHasCheck applies a predicate to check if query has an edge check.
+func (f *EventFilter) WhereHasCheck() {
+	f.Where(entql.HasEdge("check"))
+}
+
+// WhereHasCheckWith applies a predicate to check if query has an edge check with a given conditions (other predicates).
+func (f *EventFilter) WhereHasCheckWith(preds ...predicate.Check) {
+	f.Where(entql.HasEdgeWith("check", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCluster applies a predicate to check if query has an edge cluster.
+func (f *EventFilter) WhereHasCluster() {
+	f.Where(entql.HasEdge("cluster"))
+}
+
+// WhereHasClusterWith applies a predicate to check if query has an edge cluster with a given conditions (other predicates).
+func (f *EventFilter) WhereHasClusterWith(preds ...predicate.Cluster) {
+	f.Where(entql.HasEdgeWith("cluster", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *EventRuleQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -4713,7 +5587,7 @@ type EventRuleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventRuleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4789,6 +5663,70 @@ func (f *EventRuleFilter) WhereEnabled(p entql.BoolP) {
 	f.Where(p.Field(eventrule.FieldEnabled))
 }
 
+// WhereNodePattern applies the entql string predicate on the node_pattern field.
+func (f *EventRuleFilter) WhereNodePattern(p entql.StringP) {
+	f.Where(p.Field(eventrule.FieldNodePattern))
+}
+
+// WhereHostPattern applies the entql string predicate on the host_pattern field.
+func (f *EventRuleFilter) WhereHostPattern(p entql.StringP) {
+	f.Where(p.Field(eventrule.FieldHostPattern))
+}
+
+// WhereRackPattern applies the entql string predicate on the rack_pattern field.
+func (f *EventRuleFilter) WhereRackPattern(p entql.StringP) {
+	f.Where(p.Field(eventrule.FieldRackPattern))
+}
+
+// WhereClusterPattern applies the entql string predicate on the cluster_pattern field.
+func (f *EventRuleFilter) WhereClusterPattern(p entql.StringP) {
+	f.Where(p.Field(eventrule.FieldClusterPattern))
+}
+
+// WhereLabelMatchers applies the entql json.RawMessage predicate on the label_matchers field.
+func (f *EventRuleFilter) WhereLabelMatchers(p entql.BytesP) {
+	f.Where(p.Field(eventrule.FieldLabelMatchers))
+}
+
+// WhereOccurrences applies the entql int predicate on the occurrences field.
+func (f *EventRuleFilter) WhereOccurrences(p entql.IntP) {
+	f.Where(p.Field(eventrule.FieldOccurrences))
+}
+
+// WhereReissueSeconds applies the entql int predicate on the reissue_seconds field.
+func (f *EventRuleFilter) WhereReissueSeconds(p entql.IntP) {
+	f.Where(p.Field(eventrule.FieldReissueSeconds))
+}
+
+// WhereGroupBy applies the entql json.RawMessage predicate on the group_by field.
+func (f *EventRuleFilter) WhereGroupBy(p entql.BytesP) {
+	f.Where(p.Field(eventrule.FieldGroupBy))
+}
+
+// WhereGroupIntervalSeconds applies the entql int predicate on the group_interval_seconds field.
+func (f *EventRuleFilter) WhereGroupIntervalSeconds(p entql.IntP) {
+	f.Where(p.Field(eventrule.FieldGroupIntervalSeconds))
+}
+
+// WhereHookSecret applies the entql string predicate on the hook_secret field.
+func (f *EventRuleFilter) WhereHookSecret(p entql.StringP) {
+	f.Where(p.Field(eventrule.FieldHookSecret))
+}
+
+// WhereHasDeliveries applies a predicate to check if query has an edge deliveries.
+func (f *EventRuleFilter) WhereHasDeliveries() {
+	f.Where(entql.HasEdge("deliveries"))
+}
+
+// WhereHasDeliveriesWith applies a predicate to check if query has an edge deliveries with a given conditions (other predicates).
+func (f *EventRuleFilter) WhereHasDeliveriesWith(preds ...predicate.HookDelivery) {
+	f.Where(entql.HasEdgeWith("deliveries", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *FlavorQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -4818,7 +5756,7 @@ type FlavorFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *FlavorFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4975,7 +5913,7 @@ type FloorFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *FloorFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5078,7 +6016,7 @@ type GlobalServiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *GlobalServiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5153,6 +6091,143 @@ func (f *GlobalServiceFilter) WhereHasRegionServicesWith(preds ...predicate.Regi
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *HookDeliveryQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the HookDeliveryQuery builder.
+func (_q *HookDeliveryQuery) Filter() *HookDeliveryFilter {
+	return &HookDeliveryFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *HookDeliveryMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the HookDeliveryMutation builder.
+func (m *HookDeliveryMutation) Filter() *HookDeliveryFilter {
+	return &HookDeliveryFilter{config: m.config, predicateAdder: m}
+}
+
+// HookDeliveryFilter provides a generic filtering capability at runtime for HookDeliveryQuery.
+type HookDeliveryFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *HookDeliveryFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *HookDeliveryFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(hookdelivery.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *HookDeliveryFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(hookdelivery.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *HookDeliveryFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(hookdelivery.FieldUpdatedAt))
+}
+
+// WhereURL applies the entql string predicate on the url field.
+func (f *HookDeliveryFilter) WhereURL(p entql.StringP) {
+	f.Where(p.Field(hookdelivery.FieldURL))
+}
+
+// WhereIdempotencyKey applies the entql string predicate on the idempotency_key field.
+func (f *HookDeliveryFilter) WhereIdempotencyKey(p entql.StringP) {
+	f.Where(p.Field(hookdelivery.FieldIdempotencyKey))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *HookDeliveryFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(hookdelivery.FieldStatus))
+}
+
+// WhereAttempts applies the entql int predicate on the attempts field.
+func (f *HookDeliveryFilter) WhereAttempts(p entql.IntP) {
+	f.Where(p.Field(hookdelivery.FieldAttempts))
+}
+
+// WhereResponseStatus applies the entql int predicate on the response_status field.
+func (f *HookDeliveryFilter) WhereResponseStatus(p entql.IntP) {
+	f.Where(p.Field(hookdelivery.FieldResponseStatus))
+}
+
+// WhereLastError applies the entql string predicate on the last_error field.
+func (f *HookDeliveryFilter) WhereLastError(p entql.StringP) {
+	f.Where(p.Field(hookdelivery.FieldLastError))
+}
+
+// WherePayload applies the entql string predicate on the payload field.
+func (f *HookDeliveryFilter) WherePayload(p entql.StringP) {
+	f.Where(p.Field(hookdelivery.FieldPayload))
+}
+
+// WhereDeliveredAt applies the entql time.Time predicate on the delivered_at field.
+func (f *HookDeliveryFilter) WhereDeliveredAt(p entql.TimeP) {
+	f.Where(p.Field(hookdelivery.FieldDeliveredAt))
+}
+
+// WhereLastAttemptAt applies the entql time.Time predicate on the last_attempt_at field.
+func (f *HookDeliveryFilter) WhereLastAttemptAt(p entql.TimeP) {
+	f.Where(p.Field(hookdelivery.FieldLastAttemptAt))
+}
+
+// WhereHasRule applies a predicate to check if query has an edge rule.
+func (f *HookDeliveryFilter) WhereHasRule() {
+	f.Where(entql.HasEdge("rule"))
+}
+
+// WhereHasRuleWith applies a predicate to check if query has an edge rule with a given conditions (other predicates).
+func (f *HookDeliveryFilter) WhereHasRuleWith(preds ...predicate.EventRule) {
+	f.Where(entql.HasEdgeWith("rule", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasAlert applies a predicate to check if query has an edge alert.
+func (f *HookDeliveryFilter) WhereHasAlert() {
+	f.Where(entql.HasEdge("alert"))
+}
+
+// WhereHasAlertWith applies a predicate to check if query has an edge alert with a given conditions (other predicates).
+func (f *HookDeliveryFilter) WhereHasAlertWith(preds ...predicate.Alert) {
+	f.Where(entql.HasEdgeWith("alert", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasMaintainerGroup applies a predicate to check if query has an edge maintainer_group.
+func (f *HookDeliveryFilter) WhereHasMaintainerGroup() {
+	f.Where(entql.HasEdge("maintainer_group"))
+}
+
+// WhereHasMaintainerGroupWith applies a predicate to check if query has an edge maintainer_group with a given conditions (other predicates).
+func (f *HookDeliveryFilter) WhereHasMaintainerGroupWith(preds ...predicate.MaintainerGroup) {
+	f.Where(entql.HasEdgeWith("maintainer_group", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *HostQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -5181,7 +6256,7 @@ type HostFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *HostFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5509,7 +6584,7 @@ type HostGroupFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *HostGroupFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5597,7 +6672,7 @@ type IPAddressFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IPAddressFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5709,7 +6784,7 @@ type IPRangeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IPRangeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5788,7 +6863,7 @@ type ImageFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ImageFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5869,6 +6944,16 @@ func (f *ImageFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(image.FieldStatus))
 }
 
+// WhereStatusReason applies the entql string predicate on the status_reason field.
+func (f *ImageFilter) WhereStatusReason(p entql.StringP) {
+	f.Where(p.Field(image.FieldStatusReason))
+}
+
+// WhereSizeBytes applies the entql int64 predicate on the size_bytes field.
+func (f *ImageFilter) WhereSizeBytes(p entql.Int64P) {
+	f.Where(p.Field(image.FieldSizeBytes))
+}
+
 // WhereHasVirtualMachines applies a predicate to check if query has an edge virtual_machines.
 func (f *ImageFilter) WhereHasVirtualMachines() {
 	f.Where(entql.HasEdge("virtual_machines"))
@@ -5891,6 +6976,109 @@ func (f *ImageFilter) WhereHasRegionServices() {
 // WhereHasRegionServicesWith applies a predicate to check if query has an edge region_services with a given conditions (other predicates).
 func (f *ImageFilter) WhereHasRegionServicesWith(preds ...predicate.RegionService) {
 	f.Where(entql.HasEdgeWith("region_services", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *JoinTokenQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the JoinTokenQuery builder.
+func (_q *JoinTokenQuery) Filter() *JoinTokenFilter {
+	return &JoinTokenFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *JoinTokenMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the JoinTokenMutation builder.
+func (m *JoinTokenMutation) Filter() *JoinTokenFilter {
+	return &JoinTokenFilter{config: m.config, predicateAdder: m}
+}
+
+// JoinTokenFilter provides a generic filtering capability at runtime for JoinTokenQuery.
+type JoinTokenFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *JoinTokenFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *JoinTokenFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(jointoken.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *JoinTokenFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(jointoken.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *JoinTokenFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(jointoken.FieldUpdatedAt))
+}
+
+// WhereTokenHash applies the entql string predicate on the token_hash field.
+func (f *JoinTokenFilter) WhereTokenHash(p entql.StringP) {
+	f.Where(p.Field(jointoken.FieldTokenHash))
+}
+
+// WherePrefix applies the entql string predicate on the prefix field.
+func (f *JoinTokenFilter) WherePrefix(p entql.StringP) {
+	f.Where(p.Field(jointoken.FieldPrefix))
+}
+
+// WhereNodeName applies the entql string predicate on the node_name field.
+func (f *JoinTokenFilter) WhereNodeName(p entql.StringP) {
+	f.Where(p.Field(jointoken.FieldNodeName))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *JoinTokenFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(jointoken.FieldExpiresAt))
+}
+
+// WhereUsedAt applies the entql time.Time predicate on the used_at field.
+func (f *JoinTokenFilter) WhereUsedAt(p entql.TimeP) {
+	f.Where(p.Field(jointoken.FieldUsedAt))
+}
+
+// WhereHasCluster applies a predicate to check if query has an edge cluster.
+func (f *JoinTokenFilter) WhereHasCluster() {
+	f.Where(entql.HasEdge("cluster"))
+}
+
+// WhereHasClusterWith applies a predicate to check if query has an edge cluster with a given conditions (other predicates).
+func (f *JoinTokenFilter) WhereHasClusterWith(preds ...predicate.Cluster) {
+	f.Where(entql.HasEdgeWith("cluster", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasNode applies a predicate to check if query has an edge node.
+func (f *JoinTokenFilter) WhereHasNode() {
+	f.Where(entql.HasEdge("node"))
+}
+
+// WhereHasNodeWith applies a predicate to check if query has an edge node with a given conditions (other predicates).
+func (f *JoinTokenFilter) WhereHasNodeWith(preds ...predicate.ComputeNode) {
+	f.Where(entql.HasEdgeWith("node", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -5926,7 +7114,7 @@ type KubernetesClusterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *KubernetesClusterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6110,7 +7298,7 @@ type LinkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LinkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6208,7 +7396,7 @@ type LoadBalancerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LoadBalancerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6242,6 +7430,11 @@ func (f *LoadBalancerFilter) WhereAlgorithm(p entql.StringP) {
 // WhereStatus applies the entql string predicate on the status field.
 func (f *LoadBalancerFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(loadbalancer.FieldStatus))
+}
+
+// WhereStatusReason applies the entql string predicate on the status_reason field.
+func (f *LoadBalancerFilter) WhereStatusReason(p entql.StringP) {
+	f.Where(p.Field(loadbalancer.FieldStatusReason))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -6315,7 +7508,7 @@ type MaintainerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6525,7 +7718,7 @@ type MaintainerGroupFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerGroupFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6561,6 +7754,16 @@ func (f *MaintainerGroupFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(maintainergroup.FieldStatus))
 }
 
+// WhereWebhookURL applies the entql string predicate on the webhook_url field.
+func (f *MaintainerGroupFilter) WhereWebhookURL(p entql.StringP) {
+	f.Where(p.Field(maintainergroup.FieldWebhookURL))
+}
+
+// WhereWebhookSecret applies the entql string predicate on the webhook_secret field.
+func (f *MaintainerGroupFilter) WhereWebhookSecret(p entql.StringP) {
+	f.Where(p.Field(maintainergroup.FieldWebhookSecret))
+}
+
 // WhereHasAdmin applies a predicate to check if query has an edge admin.
 func (f *MaintainerGroupFilter) WhereHasAdmin() {
 	f.Where(entql.HasEdge("admin"))
@@ -6583,6 +7786,20 @@ func (f *MaintainerGroupFilter) WhereHasMembers() {
 // WhereHasMembersWith applies a predicate to check if query has an edge members with a given conditions (other predicates).
 func (f *MaintainerGroupFilter) WhereHasMembersWith(preds ...predicate.Maintainer) {
 	f.Where(entql.HasEdgeWith("members", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasDeliveries applies a predicate to check if query has an edge deliveries.
+func (f *MaintainerGroupFilter) WhereHasDeliveries() {
+	f.Where(entql.HasEdge("deliveries"))
+}
+
+// WhereHasDeliveriesWith applies a predicate to check if query has an edge deliveries with a given conditions (other predicates).
+func (f *MaintainerGroupFilter) WhereHasDeliveriesWith(preds ...predicate.HookDelivery) {
+	f.Where(entql.HasEdgeWith("deliveries", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -6702,7 +7919,7 @@ type MaintenanceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintenanceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6829,7 +8046,7 @@ type NetworkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6878,6 +8095,11 @@ func (f *NetworkFilter) WhereGateway(p entql.StringP) {
 // WherePurpose applies the entql string predicate on the purpose field.
 func (f *NetworkFilter) WherePurpose(p entql.StringP) {
 	f.Where(p.Field(network.FieldPurpose))
+}
+
+// WhereDNSServers applies the entql json.RawMessage predicate on the dns_servers field.
+func (f *NetworkFilter) WhereDNSServers(p entql.BytesP) {
+	f.Where(p.Field(network.FieldDNSServers))
 }
 
 // WhereHasDatacenter applies a predicate to check if query has an edge datacenter.
@@ -6964,6 +8186,34 @@ func (f *NetworkFilter) WhereHasIPRangesWith(preds ...predicate.IPRange) {
 	})))
 }
 
+// WhereHasVirtualMachines applies a predicate to check if query has an edge virtual_machines.
+func (f *NetworkFilter) WhereHasVirtualMachines() {
+	f.Where(entql.HasEdge("virtual_machines"))
+}
+
+// WhereHasVirtualMachinesWith applies a predicate to check if query has an edge virtual_machines with a given conditions (other predicates).
+func (f *NetworkFilter) WhereHasVirtualMachinesWith(preds ...predicate.VirtualMachine) {
+	f.Where(entql.HasEdgeWith("virtual_machines", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasRegionServices applies a predicate to check if query has an edge region_services.
+func (f *NetworkFilter) WhereHasRegionServices() {
+	f.Where(entql.HasEdge("region_services"))
+}
+
+// WhereHasRegionServicesWith applies a predicate to check if query has an edge region_services with a given conditions (other predicates).
+func (f *NetworkFilter) WhereHasRegionServicesWith(preds ...predicate.RegionService) {
+	f.Where(entql.HasEdgeWith("region_services", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *NetworkZoneQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -6993,7 +8243,7 @@ type NetworkZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7109,7 +8359,7 @@ type NoticeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NoticeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7217,7 +8467,7 @@ type OutboxTaskFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OutboxTaskFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7283,6 +8533,11 @@ func (f *OutboxTaskFilter) WhereLastError(p entql.StringP) {
 	f.Where(p.Field(outboxtask.FieldLastError))
 }
 
+// WhereHeaders applies the entql json.RawMessage predicate on the headers field.
+func (f *OutboxTaskFilter) WhereHeaders(p entql.BytesP) {
+	f.Where(p.Field(outboxtask.FieldHeaders))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *PortQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -7312,7 +8567,7 @@ type PortFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PortFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7514,7 +8769,7 @@ type PowerZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PowerZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7587,6 +8842,20 @@ func (f *PowerZoneFilter) WhereHasHostsWith(preds ...predicate.Host) {
 	})))
 }
 
+// WhereHasAlerts applies a predicate to check if query has an edge alerts.
+func (f *PowerZoneFilter) WhereHasAlerts() {
+	f.Where(entql.HasEdge("alerts"))
+}
+
+// WhereHasAlertsWith applies a predicate to check if query has an edge alerts with a given conditions (other predicates).
+func (f *PowerZoneFilter) WhereHasAlertsWith(preds ...predicate.Alert) {
+	f.Where(entql.HasEdgeWith("alerts", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *ProviderQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -7616,7 +8885,7 @@ type ProviderFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProviderFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7719,7 +8988,7 @@ type QuotaFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *QuotaFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7832,7 +9101,7 @@ type RackFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7953,6 +9222,20 @@ func (f *RackFilter) WhereHasHostsWith(preds ...predicate.Host) {
 	})))
 }
 
+// WhereHasAlerts applies a predicate to check if query has an edge alerts.
+func (f *RackFilter) WhereHasAlerts() {
+	f.Where(entql.HasEdge("alerts"))
+}
+
+// WhereHasAlertsWith applies a predicate to check if query has an edge alerts with a given conditions (other predicates).
+func (f *RackFilter) WhereHasAlertsWith(preds ...predicate.Alert) {
+	f.Where(entql.HasEdgeWith("alerts", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasMaintainers applies a predicate to check if query has an edge maintainers.
 func (f *RackFilter) WhereHasMaintainers() {
 	f.Where(entql.HasEdge("maintainers"))
@@ -8010,7 +9293,7 @@ type RackZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8112,7 +9395,7 @@ type RegionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8261,7 +9544,7 @@ type RegionServiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionServiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8305,6 +9588,11 @@ func (f *RegionServiceFilter) WhereSchedulePolicy(p entql.BytesP) {
 // WhereAllowPartial applies the entql bool predicate on the allow_partial field.
 func (f *RegionServiceFilter) WhereAllowPartial(p entql.BoolP) {
 	f.Where(p.Field(regionservice.FieldAllowPartial))
+}
+
+// WhereLoadBalanced applies the entql bool predicate on the load_balanced field.
+func (f *RegionServiceFilter) WhereLoadBalanced(p entql.BoolP) {
+	f.Where(p.Field(regionservice.FieldLoadBalanced))
 }
 
 // WhereStatus applies the entql string predicate on the status field.
@@ -8406,6 +9694,20 @@ func (f *RegionServiceFilter) WhereHasLoadBalancerWith(preds ...predicate.LoadBa
 	})))
 }
 
+// WhereHasNetworks applies a predicate to check if query has an edge networks.
+func (f *RegionServiceFilter) WhereHasNetworks() {
+	f.Where(entql.HasEdge("networks"))
+}
+
+// WhereHasNetworksWith applies a predicate to check if query has an edge networks with a given conditions (other predicates).
+func (f *RegionServiceFilter) WhereHasNetworksWith(preds ...predicate.Network) {
+	f.Where(entql.HasEdgeWith("networks", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasVirtualMachines applies a predicate to check if query has an edge virtual_machines.
 func (f *RegionServiceFilter) WhereHasVirtualMachines() {
 	f.Where(entql.HasEdge("virtual_machines"))
@@ -8449,7 +9751,7 @@ type RoleBindingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RoleBindingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8528,6 +9830,208 @@ func (f *RoleBindingFilter) WhereHasNodeWith(preds ...predicate.ComputeNode) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *RuleStateQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RuleStateQuery builder.
+func (_q *RuleStateQuery) Filter() *RuleStateFilter {
+	return &RuleStateFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *RuleStateMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the RuleStateMutation builder.
+func (m *RuleStateMutation) Filter() *RuleStateFilter {
+	return &RuleStateFilter{config: m.config, predicateAdder: m}
+}
+
+// RuleStateFilter provides a generic filtering capability at runtime for RuleStateQuery.
+type RuleStateFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RuleStateFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *RuleStateFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(rulestate.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *RuleStateFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(rulestate.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *RuleStateFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(rulestate.FieldUpdatedAt))
+}
+
+// WhereRuleID applies the entql int predicate on the rule_id field.
+func (f *RuleStateFilter) WhereRuleID(p entql.IntP) {
+	f.Where(p.Field(rulestate.FieldRuleID))
+}
+
+// WhereKey applies the entql string predicate on the key field.
+func (f *RuleStateFilter) WhereKey(p entql.StringP) {
+	f.Where(p.Field(rulestate.FieldKey))
+}
+
+// WhereLastStatus applies the entql string predicate on the last_status field.
+func (f *RuleStateFilter) WhereLastStatus(p entql.StringP) {
+	f.Where(p.Field(rulestate.FieldLastStatus))
+}
+
+// WhereConsecutive applies the entql int predicate on the consecutive field.
+func (f *RuleStateFilter) WhereConsecutive(p entql.IntP) {
+	f.Where(p.Field(rulestate.FieldConsecutive))
+}
+
+// WhereLastIssuedAt applies the entql time.Time predicate on the last_issued_at field.
+func (f *RuleStateFilter) WhereLastIssuedAt(p entql.TimeP) {
+	f.Where(p.Field(rulestate.FieldLastIssuedAt))
+}
+
+// WhereIssuedStatus applies the entql string predicate on the issued_status field.
+func (f *RuleStateFilter) WhereIssuedStatus(p entql.StringP) {
+	f.Where(p.Field(rulestate.FieldIssuedStatus))
+}
+
+// WherePending applies the entql int predicate on the pending field.
+func (f *RuleStateFilter) WherePending(p entql.IntP) {
+	f.Where(p.Field(rulestate.FieldPending))
+}
+
+// WhereLastEventID applies the entql int predicate on the last_event_id field.
+func (f *RuleStateFilter) WhereLastEventID(p entql.IntP) {
+	f.Where(p.Field(rulestate.FieldLastEventID))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *SSHKeyQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SSHKeyQuery builder.
+func (_q *SSHKeyQuery) Filter() *SSHKeyFilter {
+	return &SSHKeyFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SSHKeyMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SSHKeyMutation builder.
+func (m *SSHKeyMutation) Filter() *SSHKeyFilter {
+	return &SSHKeyFilter{config: m.config, predicateAdder: m}
+}
+
+// SSHKeyFilter provides a generic filtering capability at runtime for SSHKeyQuery.
+type SSHKeyFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SSHKeyFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *SSHKeyFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(sshkey.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SSHKeyFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(sshkey.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *SSHKeyFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(sshkey.FieldUpdatedAt))
+}
+
+// WhereName applies the entql string predicate on the name field.
+func (f *SSHKeyFilter) WhereName(p entql.StringP) {
+	f.Where(p.Field(sshkey.FieldName))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *SSHKeyFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(sshkey.FieldDescription))
+}
+
+// WherePublicKey applies the entql string predicate on the public_key field.
+func (f *SSHKeyFilter) WherePublicKey(p entql.StringP) {
+	f.Where(p.Field(sshkey.FieldPublicKey))
+}
+
+// WhereFingerprint applies the entql string predicate on the fingerprint field.
+func (f *SSHKeyFilter) WhereFingerprint(p entql.StringP) {
+	f.Where(p.Field(sshkey.FieldFingerprint))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *SSHKeyFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *SSHKeyFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasUser applies a predicate to check if query has an edge user.
+func (f *SSHKeyFilter) WhereHasUser() {
+	f.Where(entql.HasEdge("user"))
+}
+
+// WhereHasUserWith applies a predicate to check if query has an edge user with a given conditions (other predicates).
+func (f *SSHKeyFilter) WhereHasUserWith(preds ...predicate.User) {
+	f.Where(entql.HasEdgeWith("user", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasVirtualMachines applies a predicate to check if query has an edge virtual_machines.
+func (f *SSHKeyFilter) WhereHasVirtualMachines() {
+	f.Where(entql.HasEdge("virtual_machines"))
+}
+
+// WhereHasVirtualMachinesWith applies a predicate to check if query has an edge virtual_machines with a given conditions (other predicates).
+func (f *SSHKeyFilter) WhereHasVirtualMachinesWith(preds ...predicate.VirtualMachine) {
+	f.Where(entql.HasEdgeWith("virtual_machines", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *ServiceMeshQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -8556,7 +10060,7 @@ type ServiceMeshFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ServiceMeshFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8612,6 +10116,96 @@ func (f *ServiceMeshFilter) WhereHasKubernetesClustersWith(preds ...predicate.Ku
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *SilenceQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SilenceQuery builder.
+func (_q *SilenceQuery) Filter() *SilenceFilter {
+	return &SilenceFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SilenceMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SilenceMutation builder.
+func (m *SilenceMutation) Filter() *SilenceFilter {
+	return &SilenceFilter{config: m.config, predicateAdder: m}
+}
+
+// SilenceFilter provides a generic filtering capability at runtime for SilenceQuery.
+type SilenceFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SilenceFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[43].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *SilenceFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(silence.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SilenceFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(silence.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *SilenceFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(silence.FieldUpdatedAt))
+}
+
+// WhereCheckNamePattern applies the entql string predicate on the check_name_pattern field.
+func (f *SilenceFilter) WhereCheckNamePattern(p entql.StringP) {
+	f.Where(p.Field(silence.FieldCheckNamePattern))
+}
+
+// WhereNodePattern applies the entql string predicate on the node_pattern field.
+func (f *SilenceFilter) WhereNodePattern(p entql.StringP) {
+	f.Where(p.Field(silence.FieldNodePattern))
+}
+
+// WhereHostPattern applies the entql string predicate on the host_pattern field.
+func (f *SilenceFilter) WhereHostPattern(p entql.StringP) {
+	f.Where(p.Field(silence.FieldHostPattern))
+}
+
+// WhereLabelMatchers applies the entql json.RawMessage predicate on the label_matchers field.
+func (f *SilenceFilter) WhereLabelMatchers(p entql.BytesP) {
+	f.Where(p.Field(silence.FieldLabelMatchers))
+}
+
+// WhereStartsAt applies the entql time.Time predicate on the starts_at field.
+func (f *SilenceFilter) WhereStartsAt(p entql.TimeP) {
+	f.Where(p.Field(silence.FieldStartsAt))
+}
+
+// WhereEndsAt applies the entql time.Time predicate on the ends_at field.
+func (f *SilenceFilter) WhereEndsAt(p entql.TimeP) {
+	f.Where(p.Field(silence.FieldEndsAt))
+}
+
+// WhereCreatedBy applies the entql string predicate on the created_by field.
+func (f *SilenceFilter) WhereCreatedBy(p entql.StringP) {
+	f.Where(p.Field(silence.FieldCreatedBy))
+}
+
+// WhereComment applies the entql string predicate on the comment field.
+func (f *SilenceFilter) WhereComment(p entql.StringP) {
+	f.Where(p.Field(silence.FieldComment))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *TenantQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -8640,7 +10234,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[44].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8863,6 +10457,34 @@ func (f *TenantFilter) WhereHasRoleBindingsWith(preds ...predicate.RoleBinding) 
 	})))
 }
 
+// WhereHasSSHKeys applies a predicate to check if query has an edge ssh_keys.
+func (f *TenantFilter) WhereHasSSHKeys() {
+	f.Where(entql.HasEdge("ssh_keys"))
+}
+
+// WhereHasSSHKeysWith applies a predicate to check if query has an edge ssh_keys with a given conditions (other predicates).
+func (f *TenantFilter) WhereHasSSHKeysWith(preds ...predicate.SSHKey) {
+	f.Where(entql.HasEdgeWith("ssh_keys", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasDefaultVMNetwork applies a predicate to check if query has an edge default_vm_network.
+func (f *TenantFilter) WhereHasDefaultVMNetwork() {
+	f.Where(entql.HasEdge("default_vm_network"))
+}
+
+// WhereHasDefaultVMNetworkWith applies a predicate to check if query has an edge default_vm_network with a given conditions (other predicates).
+func (f *TenantFilter) WhereHasDefaultVMNetworkWith(preds ...predicate.Network) {
+	f.Where(entql.HasEdgeWith("default_vm_network", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *UsageRecordQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -8892,7 +10514,7 @@ type UsageRecordFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UsageRecordFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[45].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9001,7 +10623,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[46].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9122,6 +10744,20 @@ func (f *UserFilter) WhereHasRoleBindingsWith(preds ...predicate.RoleBinding) {
 	})))
 }
 
+// WhereHasSSHKeys applies a predicate to check if query has an edge ssh_keys.
+func (f *UserFilter) WhereHasSSHKeys() {
+	f.Where(entql.HasEdge("ssh_keys"))
+}
+
+// WhereHasSSHKeysWith applies a predicate to check if query has an edge ssh_keys with a given conditions (other predicates).
+func (f *UserFilter) WhereHasSSHKeysWith(preds ...predicate.SSHKey) {
+	f.Where(entql.HasEdgeWith("ssh_keys", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *VirtualMachineQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -9151,7 +10787,7 @@ type VirtualMachineFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VirtualMachineFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[47].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9227,6 +10863,11 @@ func (f *VirtualMachineFilter) WhereMaxRevisionHistory(p entql.IntP) {
 	f.Where(p.Field(virtualmachine.FieldMaxRevisionHistory))
 }
 
+// WhereRevisionHistory applies the entql json.RawMessage predicate on the revision_history field.
+func (f *VirtualMachineFilter) WhereRevisionHistory(p entql.BytesP) {
+	f.Where(p.Field(virtualmachine.FieldRevisionHistory))
+}
+
 // WhereAllocatedVcpus applies the entql int predicate on the allocated_vcpus field.
 func (f *VirtualMachineFilter) WhereAllocatedVcpus(p entql.IntP) {
 	f.Where(p.Field(virtualmachine.FieldAllocatedVcpus))
@@ -9240,6 +10881,11 @@ func (f *VirtualMachineFilter) WhereAllocatedMemoryMB(p entql.Int64P) {
 // WhereAllocatedDiskGB applies the entql int64 predicate on the allocated_disk_gb field.
 func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
 	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
+}
+
+// WhereUserData applies the entql string predicate on the user_data field.
+func (f *VirtualMachineFilter) WhereUserData(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldUserData))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -9292,6 +10938,20 @@ func (f *VirtualMachineFilter) WhereHasImage() {
 // WhereHasImageWith applies a predicate to check if query has an edge image with a given conditions (other predicates).
 func (f *VirtualMachineFilter) WhereHasImageWith(preds ...predicate.Image) {
 	f.Where(entql.HasEdgeWith("image", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasAvailabilityZone applies a predicate to check if query has an edge availability_zone.
+func (f *VirtualMachineFilter) WhereHasAvailabilityZone() {
+	f.Where(entql.HasEdge("availability_zone"))
+}
+
+// WhereHasAvailabilityZoneWith applies a predicate to check if query has an edge availability_zone with a given conditions (other predicates).
+func (f *VirtualMachineFilter) WhereHasAvailabilityZoneWith(preds ...predicate.AvailabilityZone) {
+	f.Where(entql.HasEdgeWith("availability_zone", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -9396,6 +11056,34 @@ func (f *VirtualMachineFilter) WhereHasAssignmentsWith(preds ...predicate.Assign
 	})))
 }
 
+// WhereHasNetworks applies a predicate to check if query has an edge networks.
+func (f *VirtualMachineFilter) WhereHasNetworks() {
+	f.Where(entql.HasEdge("networks"))
+}
+
+// WhereHasNetworksWith applies a predicate to check if query has an edge networks with a given conditions (other predicates).
+func (f *VirtualMachineFilter) WhereHasNetworksWith(preds ...predicate.Network) {
+	f.Where(entql.HasEdgeWith("networks", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSSHKeys applies a predicate to check if query has an edge ssh_keys.
+func (f *VirtualMachineFilter) WhereHasSSHKeys() {
+	f.Where(entql.HasEdge("ssh_keys"))
+}
+
+// WhereHasSSHKeysWith applies a predicate to check if query has an edge ssh_keys with a given conditions (other predicates).
+func (f *VirtualMachineFilter) WhereHasSSHKeysWith(preds ...predicate.SSHKey) {
+	f.Where(entql.HasEdgeWith("ssh_keys", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasMaintainers applies a predicate to check if query has an edge maintainers.
 func (f *VirtualMachineFilter) WhereHasMaintainers() {
 	f.Where(entql.HasEdge("maintainers"))
@@ -9453,7 +11141,7 @@ type VolumeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VolumeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[48].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9479,6 +11167,11 @@ func (f *VolumeFilter) WhereName(p entql.StringP) {
 	f.Where(p.Field(volume.FieldName))
 }
 
+// WhereDescription applies the entql string predicate on the description field.
+func (f *VolumeFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(volume.FieldDescription))
+}
+
 // WhereSizeGB applies the entql int64 predicate on the size_gb field.
 func (f *VolumeFilter) WhereSizeGB(p entql.Int64P) {
 	f.Where(p.Field(volume.FieldSizeGB))
@@ -9497,6 +11190,11 @@ func (f *VolumeFilter) WhereStoragePool(p entql.StringP) {
 // WhereStatus applies the entql string predicate on the status field.
 func (f *VolumeFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(volume.FieldStatus))
+}
+
+// WhereStatusReason applies the entql string predicate on the status_reason field.
+func (f *VolumeFilter) WhereStatusReason(p entql.StringP) {
+	f.Where(p.Field(volume.FieldStatusReason))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -10,9 +11,12 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/check"
+	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // Event is the model entity for the Event schema.
@@ -42,10 +46,18 @@ type Event struct {
 	FirstSeenAt time.Time `json:"first_seen_at,omitempty"`
 	// LastSeenAt holds the value of the "last_seen_at" field.
 	LastSeenAt time.Time `json:"last_seen_at,omitempty"`
+	// labels the reporter attached (matched by rules)
+	Labels fieldtype.Labels `json:"labels,omitempty"`
+	// set once the rules ran on it (package alerting)
+	ProcessedAt *time.Time `json:"processed_at,omitempty"`
+	// what the rules did with it, e.g. silenced by rule x, alert 12 raised
+	Outcome string `json:"outcome,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the EventQuery when eager-loading is set.
 	Edges               EventEdges `json:"edges"`
 	alert_events        *int
+	check_events        *int
+	cluster_events      *int
 	compute_node_events *int
 	host_events         *int
 	selectValues        sql.SelectValues
@@ -59,11 +71,15 @@ type EventEdges struct {
 	Host *Host `json:"host,omitempty"`
 	// Alert holds the value of the alert edge.
 	Alert *Alert `json:"alert,omitempty"`
+	// Check holds the value of the check edge.
+	Check *Check `json:"check,omitempty"`
+	// a whole cluster's event, e.g. cluster-heartbeat from the cross-cluster watch
+	Cluster *Cluster `json:"cluster,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [5]map[string]int
 }
 
 // NodeOrErr returns the Node value or an error if the edge
@@ -99,24 +115,52 @@ func (e EventEdges) AlertOrErr() (*Alert, error) {
 	return nil, &NotLoadedError{edge: "alert"}
 }
 
+// CheckOrErr returns the Check value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e EventEdges) CheckOrErr() (*Check, error) {
+	if e.Check != nil {
+		return e.Check, nil
+	} else if e.loadedTypes[3] {
+		return nil, &NotFoundError{label: check.Label}
+	}
+	return nil, &NotLoadedError{edge: "check"}
+}
+
+// ClusterOrErr returns the Cluster value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e EventEdges) ClusterOrErr() (*Cluster, error) {
+	if e.Cluster != nil {
+		return e.Cluster, nil
+	} else if e.loadedTypes[4] {
+		return nil, &NotFoundError{label: cluster.Label}
+	}
+	return nil, &NotLoadedError{edge: "cluster"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Event) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case event.FieldLabels:
+			values[i] = new([]byte)
 		case event.FieldSilenced:
 			values[i] = new(sql.NullBool)
 		case event.FieldID, event.FieldOccurrences, event.FieldReissueDurationSeconds:
 			values[i] = new(sql.NullInt64)
-		case event.FieldCheckName, event.FieldStatus, event.FieldOutput, event.FieldSource:
+		case event.FieldCheckName, event.FieldStatus, event.FieldOutput, event.FieldSource, event.FieldOutcome:
 			values[i] = new(sql.NullString)
-		case event.FieldCreatedAt, event.FieldUpdatedAt, event.FieldFirstSeenAt, event.FieldLastSeenAt:
+		case event.FieldCreatedAt, event.FieldUpdatedAt, event.FieldFirstSeenAt, event.FieldLastSeenAt, event.FieldProcessedAt:
 			values[i] = new(sql.NullTime)
 		case event.ForeignKeys[0]: // alert_events
 			values[i] = new(sql.NullInt64)
-		case event.ForeignKeys[1]: // compute_node_events
+		case event.ForeignKeys[1]: // check_events
 			values[i] = new(sql.NullInt64)
-		case event.ForeignKeys[2]: // host_events
+		case event.ForeignKeys[2]: // cluster_events
+			values[i] = new(sql.NullInt64)
+		case event.ForeignKeys[3]: // compute_node_events
+			values[i] = new(sql.NullInt64)
+		case event.ForeignKeys[4]: // host_events
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -205,6 +249,27 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LastSeenAt = value.Time
 			}
+		case event.FieldLabels:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field labels", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Labels); err != nil {
+					return fmt.Errorf("unmarshal field labels: %w", err)
+				}
+			}
+		case event.FieldProcessedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field processed_at", values[i])
+			} else if value.Valid {
+				_m.ProcessedAt = new(time.Time)
+				*_m.ProcessedAt = value.Time
+			}
+		case event.FieldOutcome:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field outcome", values[i])
+			} else if value.Valid {
+				_m.Outcome = value.String
+			}
 		case event.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field alert_events", value)
@@ -214,12 +279,26 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 			}
 		case event.ForeignKeys[1]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field check_events", value)
+			} else if value.Valid {
+				_m.check_events = new(int)
+				*_m.check_events = int(value.Int64)
+			}
+		case event.ForeignKeys[2]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field cluster_events", value)
+			} else if value.Valid {
+				_m.cluster_events = new(int)
+				*_m.cluster_events = int(value.Int64)
+			}
+		case event.ForeignKeys[3]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field compute_node_events", value)
 			} else if value.Valid {
 				_m.compute_node_events = new(int)
 				*_m.compute_node_events = int(value.Int64)
 			}
-		case event.ForeignKeys[2]:
+		case event.ForeignKeys[4]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field host_events", value)
 			} else if value.Valid {
@@ -252,6 +331,16 @@ func (_m *Event) QueryHost() *HostQuery {
 // QueryAlert queries the "alert" edge of the Event entity.
 func (_m *Event) QueryAlert() *AlertQuery {
 	return NewEventClient(_m.config).QueryAlert(_m)
+}
+
+// QueryCheck queries the "check" edge of the Event entity.
+func (_m *Event) QueryCheck() *CheckQuery {
+	return NewEventClient(_m.config).QueryCheck(_m)
+}
+
+// QueryCluster queries the "cluster" edge of the Event entity.
+func (_m *Event) QueryCluster() *ClusterQuery {
+	return NewEventClient(_m.config).QueryCluster(_m)
 }
 
 // Update returns a builder for updating this Event.
@@ -309,6 +398,17 @@ func (_m *Event) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("last_seen_at=")
 	builder.WriteString(_m.LastSeenAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("labels=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Labels))
+	builder.WriteString(", ")
+	if v := _m.ProcessedAt; v != nil {
+		builder.WriteString("processed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("outcome=")
+	builder.WriteString(_m.Outcome)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -12,9 +12,12 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/check"
+	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // EventCreate is the builder for creating a Event entity.
@@ -163,6 +166,40 @@ func (_c *EventCreate) SetNillableLastSeenAt(v *time.Time) *EventCreate {
 	return _c
 }
 
+// SetLabels sets the "labels" field.
+func (_c *EventCreate) SetLabels(v fieldtype.Labels) *EventCreate {
+	_c.mutation.SetLabels(v)
+	return _c
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (_c *EventCreate) SetProcessedAt(v time.Time) *EventCreate {
+	_c.mutation.SetProcessedAt(v)
+	return _c
+}
+
+// SetNillableProcessedAt sets the "processed_at" field if the given value is not nil.
+func (_c *EventCreate) SetNillableProcessedAt(v *time.Time) *EventCreate {
+	if v != nil {
+		_c.SetProcessedAt(*v)
+	}
+	return _c
+}
+
+// SetOutcome sets the "outcome" field.
+func (_c *EventCreate) SetOutcome(v string) *EventCreate {
+	_c.mutation.SetOutcome(v)
+	return _c
+}
+
+// SetNillableOutcome sets the "outcome" field if the given value is not nil.
+func (_c *EventCreate) SetNillableOutcome(v *string) *EventCreate {
+	if v != nil {
+		_c.SetOutcome(*v)
+	}
+	return _c
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_c *EventCreate) SetNodeID(id int) *EventCreate {
 	_c.mutation.SetNodeID(id)
@@ -218,6 +255,44 @@ func (_c *EventCreate) SetNillableAlertID(id *int) *EventCreate {
 // SetAlert sets the "alert" edge to the Alert entity.
 func (_c *EventCreate) SetAlert(v *Alert) *EventCreate {
 	return _c.SetAlertID(v.ID)
+}
+
+// SetCheckID sets the "check" edge to the Check entity by ID.
+func (_c *EventCreate) SetCheckID(id int) *EventCreate {
+	_c.mutation.SetCheckID(id)
+	return _c
+}
+
+// SetNillableCheckID sets the "check" edge to the Check entity by ID if the given value is not nil.
+func (_c *EventCreate) SetNillableCheckID(id *int) *EventCreate {
+	if id != nil {
+		_c = _c.SetCheckID(*id)
+	}
+	return _c
+}
+
+// SetCheck sets the "check" edge to the Check entity.
+func (_c *EventCreate) SetCheck(v *Check) *EventCreate {
+	return _c.SetCheckID(v.ID)
+}
+
+// SetClusterID sets the "cluster" edge to the Cluster entity by ID.
+func (_c *EventCreate) SetClusterID(id int) *EventCreate {
+	_c.mutation.SetClusterID(id)
+	return _c
+}
+
+// SetNillableClusterID sets the "cluster" edge to the Cluster entity by ID if the given value is not nil.
+func (_c *EventCreate) SetNillableClusterID(id *int) *EventCreate {
+	if id != nil {
+		_c = _c.SetClusterID(*id)
+	}
+	return _c
+}
+
+// SetCluster sets the "cluster" edge to the Cluster entity.
+func (_c *EventCreate) SetCluster(v *Cluster) *EventCreate {
+	return _c.SetClusterID(v.ID)
 }
 
 // Mutation returns the EventMutation object of the builder.
@@ -359,6 +434,16 @@ func (_c *EventCreate) check() error {
 	if _, ok := _c.mutation.LastSeenAt(); !ok {
 		return &ValidationError{Name: "last_seen_at", err: errors.New(`ent: missing required field "Event.last_seen_at"`)}
 	}
+	if v, ok := _c.mutation.Labels(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "Event.labels": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.Outcome(); ok {
+		if err := event.OutcomeValidator(v); err != nil {
+			return &ValidationError{Name: "outcome", err: fmt.Errorf(`ent: validator failed for field "Event.outcome": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -430,6 +515,18 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 		_spec.SetField(event.FieldLastSeenAt, field.TypeTime, value)
 		_node.LastSeenAt = value
 	}
+	if value, ok := _c.mutation.Labels(); ok {
+		_spec.SetField(event.FieldLabels, field.TypeJSON, value)
+		_node.Labels = value
+	}
+	if value, ok := _c.mutation.ProcessedAt(); ok {
+		_spec.SetField(event.FieldProcessedAt, field.TypeTime, value)
+		_node.ProcessedAt = &value
+	}
+	if value, ok := _c.mutation.Outcome(); ok {
+		_spec.SetField(event.FieldOutcome, field.TypeString, value)
+		_node.Outcome = value
+	}
 	if nodes := _c.mutation.NodeIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -479,6 +576,40 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.alert_events = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.CheckIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.CheckTable,
+			Columns: []string{event.CheckColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.check_events = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ClusterIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.ClusterTable,
+			Columns: []string{event.ClusterColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.cluster_events = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
@@ -674,6 +805,60 @@ func (u *EventUpsert) SetLastSeenAt(v time.Time) *EventUpsert {
 // UpdateLastSeenAt sets the "last_seen_at" field to the value that was provided on create.
 func (u *EventUpsert) UpdateLastSeenAt() *EventUpsert {
 	u.SetExcluded(event.FieldLastSeenAt)
+	return u
+}
+
+// SetLabels sets the "labels" field.
+func (u *EventUpsert) SetLabels(v fieldtype.Labels) *EventUpsert {
+	u.Set(event.FieldLabels, v)
+	return u
+}
+
+// UpdateLabels sets the "labels" field to the value that was provided on create.
+func (u *EventUpsert) UpdateLabels() *EventUpsert {
+	u.SetExcluded(event.FieldLabels)
+	return u
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (u *EventUpsert) ClearLabels() *EventUpsert {
+	u.SetNull(event.FieldLabels)
+	return u
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (u *EventUpsert) SetProcessedAt(v time.Time) *EventUpsert {
+	u.Set(event.FieldProcessedAt, v)
+	return u
+}
+
+// UpdateProcessedAt sets the "processed_at" field to the value that was provided on create.
+func (u *EventUpsert) UpdateProcessedAt() *EventUpsert {
+	u.SetExcluded(event.FieldProcessedAt)
+	return u
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (u *EventUpsert) ClearProcessedAt() *EventUpsert {
+	u.SetNull(event.FieldProcessedAt)
+	return u
+}
+
+// SetOutcome sets the "outcome" field.
+func (u *EventUpsert) SetOutcome(v string) *EventUpsert {
+	u.Set(event.FieldOutcome, v)
+	return u
+}
+
+// UpdateOutcome sets the "outcome" field to the value that was provided on create.
+func (u *EventUpsert) UpdateOutcome() *EventUpsert {
+	u.SetExcluded(event.FieldOutcome)
+	return u
+}
+
+// ClearOutcome clears the value of the "outcome" field.
+func (u *EventUpsert) ClearOutcome() *EventUpsert {
+	u.SetNull(event.FieldOutcome)
 	return u
 }
 
@@ -887,6 +1072,69 @@ func (u *EventUpsertOne) SetLastSeenAt(v time.Time) *EventUpsertOne {
 func (u *EventUpsertOne) UpdateLastSeenAt() *EventUpsertOne {
 	return u.Update(func(s *EventUpsert) {
 		s.UpdateLastSeenAt()
+	})
+}
+
+// SetLabels sets the "labels" field.
+func (u *EventUpsertOne) SetLabels(v fieldtype.Labels) *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.SetLabels(v)
+	})
+}
+
+// UpdateLabels sets the "labels" field to the value that was provided on create.
+func (u *EventUpsertOne) UpdateLabels() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateLabels()
+	})
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (u *EventUpsertOne) ClearLabels() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearLabels()
+	})
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (u *EventUpsertOne) SetProcessedAt(v time.Time) *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.SetProcessedAt(v)
+	})
+}
+
+// UpdateProcessedAt sets the "processed_at" field to the value that was provided on create.
+func (u *EventUpsertOne) UpdateProcessedAt() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateProcessedAt()
+	})
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (u *EventUpsertOne) ClearProcessedAt() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearProcessedAt()
+	})
+}
+
+// SetOutcome sets the "outcome" field.
+func (u *EventUpsertOne) SetOutcome(v string) *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.SetOutcome(v)
+	})
+}
+
+// UpdateOutcome sets the "outcome" field to the value that was provided on create.
+func (u *EventUpsertOne) UpdateOutcome() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateOutcome()
+	})
+}
+
+// ClearOutcome clears the value of the "outcome" field.
+func (u *EventUpsertOne) ClearOutcome() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearOutcome()
 	})
 }
 
@@ -1266,6 +1514,69 @@ func (u *EventUpsertBulk) SetLastSeenAt(v time.Time) *EventUpsertBulk {
 func (u *EventUpsertBulk) UpdateLastSeenAt() *EventUpsertBulk {
 	return u.Update(func(s *EventUpsert) {
 		s.UpdateLastSeenAt()
+	})
+}
+
+// SetLabels sets the "labels" field.
+func (u *EventUpsertBulk) SetLabels(v fieldtype.Labels) *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.SetLabels(v)
+	})
+}
+
+// UpdateLabels sets the "labels" field to the value that was provided on create.
+func (u *EventUpsertBulk) UpdateLabels() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateLabels()
+	})
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (u *EventUpsertBulk) ClearLabels() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearLabels()
+	})
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (u *EventUpsertBulk) SetProcessedAt(v time.Time) *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.SetProcessedAt(v)
+	})
+}
+
+// UpdateProcessedAt sets the "processed_at" field to the value that was provided on create.
+func (u *EventUpsertBulk) UpdateProcessedAt() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateProcessedAt()
+	})
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (u *EventUpsertBulk) ClearProcessedAt() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearProcessedAt()
+	})
+}
+
+// SetOutcome sets the "outcome" field.
+func (u *EventUpsertBulk) SetOutcome(v string) *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.SetOutcome(v)
+	})
+}
+
+// UpdateOutcome sets the "outcome" field to the value that was provided on create.
+func (u *EventUpsertBulk) UpdateOutcome() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateOutcome()
+	})
+}
+
+// ClearOutcome clears the value of the "outcome" field.
+func (u *EventUpsertBulk) ClearOutcome() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearOutcome()
 	})
 }
 

@@ -14,6 +14,8 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/check"
+	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/host"
@@ -23,16 +25,18 @@ import (
 // EventQuery is the builder for querying Event entities.
 type EventQuery struct {
 	config
-	ctx        *QueryContext
-	order      []event.OrderOption
-	inters     []Interceptor
-	predicates []predicate.Event
-	withNode   *ComputeNodeQuery
-	withHost   *HostQuery
-	withAlert  *AlertQuery
-	withFKs    bool
-	loadTotal  []func(context.Context, []*Event) error
-	modifiers  []func(*sql.Selector)
+	ctx         *QueryContext
+	order       []event.OrderOption
+	inters      []Interceptor
+	predicates  []predicate.Event
+	withNode    *ComputeNodeQuery
+	withHost    *HostQuery
+	withAlert   *AlertQuery
+	withCheck   *CheckQuery
+	withCluster *ClusterQuery
+	withFKs     bool
+	loadTotal   []func(context.Context, []*Event) error
+	modifiers   []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -128,6 +132,50 @@ func (_q *EventQuery) QueryAlert() *AlertQuery {
 			sqlgraph.From(event.Table, event.FieldID, selector),
 			sqlgraph.To(alert.Table, alert.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, event.AlertTable, event.AlertColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryCheck chains the current query on the "check" edge.
+func (_q *EventQuery) QueryCheck() *CheckQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(event.Table, event.FieldID, selector),
+			sqlgraph.To(check.Table, check.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, event.CheckTable, event.CheckColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryCluster chains the current query on the "cluster" edge.
+func (_q *EventQuery) QueryCluster() *ClusterQuery {
+	query := (&ClusterClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(event.Table, event.FieldID, selector),
+			sqlgraph.To(cluster.Table, cluster.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, event.ClusterTable, event.ClusterColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -322,14 +370,16 @@ func (_q *EventQuery) Clone() *EventQuery {
 		return nil
 	}
 	return &EventQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]event.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.Event{}, _q.predicates...),
-		withNode:   _q.withNode.Clone(),
-		withHost:   _q.withHost.Clone(),
-		withAlert:  _q.withAlert.Clone(),
+		config:      _q.config,
+		ctx:         _q.ctx.Clone(),
+		order:       append([]event.OrderOption{}, _q.order...),
+		inters:      append([]Interceptor{}, _q.inters...),
+		predicates:  append([]predicate.Event{}, _q.predicates...),
+		withNode:    _q.withNode.Clone(),
+		withHost:    _q.withHost.Clone(),
+		withAlert:   _q.withAlert.Clone(),
+		withCheck:   _q.withCheck.Clone(),
+		withCluster: _q.withCluster.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -367,6 +417,28 @@ func (_q *EventQuery) WithAlert(opts ...func(*AlertQuery)) *EventQuery {
 		opt(query)
 	}
 	_q.withAlert = query
+	return _q
+}
+
+// WithCheck tells the query-builder to eager-load the nodes that are connected to
+// the "check" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *EventQuery) WithCheck(opts ...func(*CheckQuery)) *EventQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCheck = query
+	return _q
+}
+
+// WithCluster tells the query-builder to eager-load the nodes that are connected to
+// the "cluster" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *EventQuery) WithCluster(opts ...func(*ClusterQuery)) *EventQuery {
+	query := (&ClusterClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCluster = query
 	return _q
 }
 
@@ -455,13 +527,15 @@ func (_q *EventQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Event,
 		nodes       = []*Event{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [5]bool{
 			_q.withNode != nil,
 			_q.withHost != nil,
 			_q.withAlert != nil,
+			_q.withCheck != nil,
+			_q.withCluster != nil,
 		}
 	)
-	if _q.withNode != nil || _q.withHost != nil || _q.withAlert != nil {
+	if _q.withNode != nil || _q.withHost != nil || _q.withAlert != nil || _q.withCheck != nil || _q.withCluster != nil {
 		withFKs = true
 	}
 	if withFKs {
@@ -503,6 +577,18 @@ func (_q *EventQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Event,
 	if query := _q.withAlert; query != nil {
 		if err := _q.loadAlert(ctx, query, nodes, nil,
 			func(n *Event, e *Alert) { n.Edges.Alert = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withCheck; query != nil {
+		if err := _q.loadCheck(ctx, query, nodes, nil,
+			func(n *Event, e *Check) { n.Edges.Check = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withCluster; query != nil {
+		if err := _q.loadCluster(ctx, query, nodes, nil,
+			func(n *Event, e *Cluster) { n.Edges.Cluster = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -603,6 +689,70 @@ func (_q *EventQuery) loadAlert(ctx context.Context, query *AlertQuery, nodes []
 		nodes, ok := nodeids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected foreign-key "alert_events" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *EventQuery) loadCheck(ctx context.Context, query *CheckQuery, nodes []*Event, init func(*Event), assign func(*Event, *Check)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Event)
+	for i := range nodes {
+		if nodes[i].check_events == nil {
+			continue
+		}
+		fk := *nodes[i].check_events
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(check.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "check_events" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *EventQuery) loadCluster(ctx context.Context, query *ClusterQuery, nodes []*Event, init func(*Event), assign func(*Event, *Cluster)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Event)
+	for i := range nodes {
+		if nodes[i].cluster_events == nil {
+			continue
+		}
+		fk := *nodes[i].cluster_events
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(cluster.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "cluster_events" returned %v`, n.ID)
 		}
 		for i := range nodes {
 			assign(nodes[i], n)

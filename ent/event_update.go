@@ -12,10 +12,13 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/check"
+	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // EventUpdate is the builder for updating Event entities.
@@ -190,6 +193,58 @@ func (_u *EventUpdate) SetNillableLastSeenAt(v *time.Time) *EventUpdate {
 	return _u
 }
 
+// SetLabels sets the "labels" field.
+func (_u *EventUpdate) SetLabels(v fieldtype.Labels) *EventUpdate {
+	_u.mutation.SetLabels(v)
+	return _u
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (_u *EventUpdate) ClearLabels() *EventUpdate {
+	_u.mutation.ClearLabels()
+	return _u
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (_u *EventUpdate) SetProcessedAt(v time.Time) *EventUpdate {
+	_u.mutation.SetProcessedAt(v)
+	return _u
+}
+
+// SetNillableProcessedAt sets the "processed_at" field if the given value is not nil.
+func (_u *EventUpdate) SetNillableProcessedAt(v *time.Time) *EventUpdate {
+	if v != nil {
+		_u.SetProcessedAt(*v)
+	}
+	return _u
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (_u *EventUpdate) ClearProcessedAt() *EventUpdate {
+	_u.mutation.ClearProcessedAt()
+	return _u
+}
+
+// SetOutcome sets the "outcome" field.
+func (_u *EventUpdate) SetOutcome(v string) *EventUpdate {
+	_u.mutation.SetOutcome(v)
+	return _u
+}
+
+// SetNillableOutcome sets the "outcome" field if the given value is not nil.
+func (_u *EventUpdate) SetNillableOutcome(v *string) *EventUpdate {
+	if v != nil {
+		_u.SetOutcome(*v)
+	}
+	return _u
+}
+
+// ClearOutcome clears the value of the "outcome" field.
+func (_u *EventUpdate) ClearOutcome() *EventUpdate {
+	_u.mutation.ClearOutcome()
+	return _u
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_u *EventUpdate) SetNodeID(id int) *EventUpdate {
 	_u.mutation.SetNodeID(id)
@@ -247,6 +302,44 @@ func (_u *EventUpdate) SetAlert(v *Alert) *EventUpdate {
 	return _u.SetAlertID(v.ID)
 }
 
+// SetCheckID sets the "check" edge to the Check entity by ID.
+func (_u *EventUpdate) SetCheckID(id int) *EventUpdate {
+	_u.mutation.SetCheckID(id)
+	return _u
+}
+
+// SetNillableCheckID sets the "check" edge to the Check entity by ID if the given value is not nil.
+func (_u *EventUpdate) SetNillableCheckID(id *int) *EventUpdate {
+	if id != nil {
+		_u = _u.SetCheckID(*id)
+	}
+	return _u
+}
+
+// SetCheck sets the "check" edge to the Check entity.
+func (_u *EventUpdate) SetCheck(v *Check) *EventUpdate {
+	return _u.SetCheckID(v.ID)
+}
+
+// SetClusterID sets the "cluster" edge to the Cluster entity by ID.
+func (_u *EventUpdate) SetClusterID(id int) *EventUpdate {
+	_u.mutation.SetClusterID(id)
+	return _u
+}
+
+// SetNillableClusterID sets the "cluster" edge to the Cluster entity by ID if the given value is not nil.
+func (_u *EventUpdate) SetNillableClusterID(id *int) *EventUpdate {
+	if id != nil {
+		_u = _u.SetClusterID(*id)
+	}
+	return _u
+}
+
+// SetCluster sets the "cluster" edge to the Cluster entity.
+func (_u *EventUpdate) SetCluster(v *Cluster) *EventUpdate {
+	return _u.SetClusterID(v.ID)
+}
+
 // Mutation returns the EventMutation object of the builder.
 func (_u *EventUpdate) Mutation() *EventMutation {
 	return _u.mutation
@@ -267,6 +360,18 @@ func (_u *EventUpdate) ClearHost() *EventUpdate {
 // ClearAlert clears the "alert" edge to the Alert entity.
 func (_u *EventUpdate) ClearAlert() *EventUpdate {
 	_u.mutation.ClearAlert()
+	return _u
+}
+
+// ClearCheck clears the "check" edge to the Check entity.
+func (_u *EventUpdate) ClearCheck() *EventUpdate {
+	_u.mutation.ClearCheck()
+	return _u
+}
+
+// ClearCluster clears the "cluster" edge to the Cluster entity.
+func (_u *EventUpdate) ClearCluster() *EventUpdate {
+	_u.mutation.ClearCluster()
 	return _u
 }
 
@@ -344,6 +449,16 @@ func (_u *EventUpdate) check() error {
 			return &ValidationError{Name: "reissue_duration_seconds", err: fmt.Errorf(`ent: validator failed for field "Event.reissue_duration_seconds": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Labels(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "Event.labels": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Outcome(); ok {
+		if err := event.OutcomeValidator(v); err != nil {
+			return &ValidationError{Name: "outcome", err: fmt.Errorf(`ent: validator failed for field "Event.outcome": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -406,6 +521,24 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.LastSeenAt(); ok {
 		_spec.SetField(event.FieldLastSeenAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Labels(); ok {
+		_spec.SetField(event.FieldLabels, field.TypeJSON, value)
+	}
+	if _u.mutation.LabelsCleared() {
+		_spec.ClearField(event.FieldLabels, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ProcessedAt(); ok {
+		_spec.SetField(event.FieldProcessedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ProcessedAtCleared() {
+		_spec.ClearField(event.FieldProcessedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Outcome(); ok {
+		_spec.SetField(event.FieldOutcome, field.TypeString, value)
+	}
+	if _u.mutation.OutcomeCleared() {
+		_spec.ClearField(event.FieldOutcome, field.TypeString)
 	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -487,6 +620,64 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CheckCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.CheckTable,
+			Columns: []string{event.CheckColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CheckIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.CheckTable,
+			Columns: []string{event.CheckColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ClusterCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.ClusterTable,
+			Columns: []string{event.ClusterColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ClusterIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.ClusterTable,
+			Columns: []string{event.ClusterColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -674,6 +865,58 @@ func (_u *EventUpdateOne) SetNillableLastSeenAt(v *time.Time) *EventUpdateOne {
 	return _u
 }
 
+// SetLabels sets the "labels" field.
+func (_u *EventUpdateOne) SetLabels(v fieldtype.Labels) *EventUpdateOne {
+	_u.mutation.SetLabels(v)
+	return _u
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (_u *EventUpdateOne) ClearLabels() *EventUpdateOne {
+	_u.mutation.ClearLabels()
+	return _u
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (_u *EventUpdateOne) SetProcessedAt(v time.Time) *EventUpdateOne {
+	_u.mutation.SetProcessedAt(v)
+	return _u
+}
+
+// SetNillableProcessedAt sets the "processed_at" field if the given value is not nil.
+func (_u *EventUpdateOne) SetNillableProcessedAt(v *time.Time) *EventUpdateOne {
+	if v != nil {
+		_u.SetProcessedAt(*v)
+	}
+	return _u
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (_u *EventUpdateOne) ClearProcessedAt() *EventUpdateOne {
+	_u.mutation.ClearProcessedAt()
+	return _u
+}
+
+// SetOutcome sets the "outcome" field.
+func (_u *EventUpdateOne) SetOutcome(v string) *EventUpdateOne {
+	_u.mutation.SetOutcome(v)
+	return _u
+}
+
+// SetNillableOutcome sets the "outcome" field if the given value is not nil.
+func (_u *EventUpdateOne) SetNillableOutcome(v *string) *EventUpdateOne {
+	if v != nil {
+		_u.SetOutcome(*v)
+	}
+	return _u
+}
+
+// ClearOutcome clears the value of the "outcome" field.
+func (_u *EventUpdateOne) ClearOutcome() *EventUpdateOne {
+	_u.mutation.ClearOutcome()
+	return _u
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by ID.
 func (_u *EventUpdateOne) SetNodeID(id int) *EventUpdateOne {
 	_u.mutation.SetNodeID(id)
@@ -731,6 +974,44 @@ func (_u *EventUpdateOne) SetAlert(v *Alert) *EventUpdateOne {
 	return _u.SetAlertID(v.ID)
 }
 
+// SetCheckID sets the "check" edge to the Check entity by ID.
+func (_u *EventUpdateOne) SetCheckID(id int) *EventUpdateOne {
+	_u.mutation.SetCheckID(id)
+	return _u
+}
+
+// SetNillableCheckID sets the "check" edge to the Check entity by ID if the given value is not nil.
+func (_u *EventUpdateOne) SetNillableCheckID(id *int) *EventUpdateOne {
+	if id != nil {
+		_u = _u.SetCheckID(*id)
+	}
+	return _u
+}
+
+// SetCheck sets the "check" edge to the Check entity.
+func (_u *EventUpdateOne) SetCheck(v *Check) *EventUpdateOne {
+	return _u.SetCheckID(v.ID)
+}
+
+// SetClusterID sets the "cluster" edge to the Cluster entity by ID.
+func (_u *EventUpdateOne) SetClusterID(id int) *EventUpdateOne {
+	_u.mutation.SetClusterID(id)
+	return _u
+}
+
+// SetNillableClusterID sets the "cluster" edge to the Cluster entity by ID if the given value is not nil.
+func (_u *EventUpdateOne) SetNillableClusterID(id *int) *EventUpdateOne {
+	if id != nil {
+		_u = _u.SetClusterID(*id)
+	}
+	return _u
+}
+
+// SetCluster sets the "cluster" edge to the Cluster entity.
+func (_u *EventUpdateOne) SetCluster(v *Cluster) *EventUpdateOne {
+	return _u.SetClusterID(v.ID)
+}
+
 // Mutation returns the EventMutation object of the builder.
 func (_u *EventUpdateOne) Mutation() *EventMutation {
 	return _u.mutation
@@ -751,6 +1032,18 @@ func (_u *EventUpdateOne) ClearHost() *EventUpdateOne {
 // ClearAlert clears the "alert" edge to the Alert entity.
 func (_u *EventUpdateOne) ClearAlert() *EventUpdateOne {
 	_u.mutation.ClearAlert()
+	return _u
+}
+
+// ClearCheck clears the "check" edge to the Check entity.
+func (_u *EventUpdateOne) ClearCheck() *EventUpdateOne {
+	_u.mutation.ClearCheck()
+	return _u
+}
+
+// ClearCluster clears the "cluster" edge to the Cluster entity.
+func (_u *EventUpdateOne) ClearCluster() *EventUpdateOne {
+	_u.mutation.ClearCluster()
 	return _u
 }
 
@@ -841,6 +1134,16 @@ func (_u *EventUpdateOne) check() error {
 			return &ValidationError{Name: "reissue_duration_seconds", err: fmt.Errorf(`ent: validator failed for field "Event.reissue_duration_seconds": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Labels(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "labels", err: fmt.Errorf(`ent: validator failed for field "Event.labels": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Outcome(); ok {
+		if err := event.OutcomeValidator(v); err != nil {
+			return &ValidationError{Name: "outcome", err: fmt.Errorf(`ent: validator failed for field "Event.outcome": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -920,6 +1223,24 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 	}
 	if value, ok := _u.mutation.LastSeenAt(); ok {
 		_spec.SetField(event.FieldLastSeenAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Labels(); ok {
+		_spec.SetField(event.FieldLabels, field.TypeJSON, value)
+	}
+	if _u.mutation.LabelsCleared() {
+		_spec.ClearField(event.FieldLabels, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ProcessedAt(); ok {
+		_spec.SetField(event.FieldProcessedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ProcessedAtCleared() {
+		_spec.ClearField(event.FieldProcessedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Outcome(); ok {
+		_spec.SetField(event.FieldOutcome, field.TypeString, value)
+	}
+	if _u.mutation.OutcomeCleared() {
+		_spec.ClearField(event.FieldOutcome, field.TypeString)
 	}
 	if _u.mutation.NodeCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1001,6 +1322,64 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CheckCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.CheckTable,
+			Columns: []string{event.CheckColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CheckIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.CheckTable,
+			Columns: []string{event.CheckColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ClusterCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.ClusterTable,
+			Columns: []string{event.ClusterColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ClusterIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   event.ClusterTable,
+			Columns: []string{event.ClusterColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/virtflow/virtflow/ent/eventrule"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // EventRule is the model entity for the EventRule schema.
@@ -39,11 +41,56 @@ type EventRule struct {
 	AlertSeverity *eventrule.AlertSeverity `json:"alert_severity,omitempty"`
 	// HookURL holds the value of the "hook_url" field.
 	HookURL string `json:"hook_url,omitempty"`
-	// AggregateWindowSeconds holds the value of the "aggregate_window_seconds" field.
+	// Aggregate: group wait, how long the first event of a group waits for the others
 	AggregateWindowSeconds int `json:"aggregate_window_seconds,omitempty"`
 	// Enabled holds the value of the "enabled" field.
-	Enabled      bool `json:"enabled,omitempty"`
+	Enabled bool `json:"enabled,omitempty"`
+	// glob on the event's node name
+	NodePattern string `json:"node_pattern,omitempty"`
+	// glob on the event's host name (or its node's host)
+	HostPattern string `json:"host_pattern,omitempty"`
+	// glob on the rack of the event's host
+	RackPattern string `json:"rack_pattern,omitempty"`
+	// glob on the cluster of the event's node
+	ClusterPattern string `json:"cluster_pattern,omitempty"`
+	// every label must equal (value * matches any value) the event's or its node's label
+	LabelMatchers fieldtype.Labels `json:"label_matchers,omitempty"`
+	// consecutive events of the same status before the rule acts (flapping suppression)
+	Occurrences int `json:"occurrences,omitempty"`
+	// once the rule acted for a fingerprint, repeats are ignored for this long
+	ReissueSeconds int `json:"reissue_seconds,omitempty"`
+	// Aggregate: event attributes that make a group (check, status, node, host, rack, cluster, label:<key>)
+	GroupBy []string `json:"group_by,omitempty"`
+	// Aggregate: minimum time between two notifications of one group
+	GroupIntervalSeconds int `json:"group_interval_seconds,omitempty"`
+	// HMAC-SHA256 key of hook bodies (X-VirtFlow-Signature); write-only
+	HookSecret string `json:"-"`
+	// Edges holds the relations/edges for other nodes in the graph.
+	// The values are being populated by the EventRuleQuery when eager-loading is set.
+	Edges        EventRuleEdges `json:"edges"`
 	selectValues sql.SelectValues
+}
+
+// EventRuleEdges holds the relations/edges for other nodes in the graph.
+type EventRuleEdges struct {
+	// Deliveries holds the value of the deliveries edge.
+	Deliveries []*HookDelivery `json:"deliveries,omitempty"`
+	// loadedTypes holds the information for reporting if a
+	// type was loaded (or requested) in eager-loading or not.
+	loadedTypes [1]bool
+	// totalCount holds the count of the edges above.
+	totalCount [1]map[string]int
+
+	namedDeliveries map[string][]*HookDelivery
+}
+
+// DeliveriesOrErr returns the Deliveries value or an error if the edge
+// was not loaded in eager-loading.
+func (e EventRuleEdges) DeliveriesOrErr() ([]*HookDelivery, error) {
+	if e.loadedTypes[0] {
+		return e.Deliveries, nil
+	}
+	return nil, &NotLoadedError{edge: "deliveries"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -51,11 +98,13 @@ func (*EventRule) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case eventrule.FieldLabelMatchers, eventrule.FieldGroupBy:
+			values[i] = new([]byte)
 		case eventrule.FieldEnabled:
 			values[i] = new(sql.NullBool)
-		case eventrule.FieldID, eventrule.FieldPriority, eventrule.FieldAggregateWindowSeconds:
+		case eventrule.FieldID, eventrule.FieldPriority, eventrule.FieldAggregateWindowSeconds, eventrule.FieldOccurrences, eventrule.FieldReissueSeconds, eventrule.FieldGroupIntervalSeconds:
 			values[i] = new(sql.NullInt64)
-		case eventrule.FieldName, eventrule.FieldDescription, eventrule.FieldKind, eventrule.FieldCheckNamePattern, eventrule.FieldStatusMatch, eventrule.FieldAction, eventrule.FieldAlertSeverity, eventrule.FieldHookURL:
+		case eventrule.FieldName, eventrule.FieldDescription, eventrule.FieldKind, eventrule.FieldCheckNamePattern, eventrule.FieldStatusMatch, eventrule.FieldAction, eventrule.FieldAlertSeverity, eventrule.FieldHookURL, eventrule.FieldNodePattern, eventrule.FieldHostPattern, eventrule.FieldRackPattern, eventrule.FieldClusterPattern, eventrule.FieldHookSecret:
 			values[i] = new(sql.NullString)
 		case eventrule.FieldCreatedAt, eventrule.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -161,6 +210,70 @@ func (_m *EventRule) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Enabled = value.Bool
 			}
+		case eventrule.FieldNodePattern:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field node_pattern", values[i])
+			} else if value.Valid {
+				_m.NodePattern = value.String
+			}
+		case eventrule.FieldHostPattern:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field host_pattern", values[i])
+			} else if value.Valid {
+				_m.HostPattern = value.String
+			}
+		case eventrule.FieldRackPattern:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field rack_pattern", values[i])
+			} else if value.Valid {
+				_m.RackPattern = value.String
+			}
+		case eventrule.FieldClusterPattern:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field cluster_pattern", values[i])
+			} else if value.Valid {
+				_m.ClusterPattern = value.String
+			}
+		case eventrule.FieldLabelMatchers:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field label_matchers", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.LabelMatchers); err != nil {
+					return fmt.Errorf("unmarshal field label_matchers: %w", err)
+				}
+			}
+		case eventrule.FieldOccurrences:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field occurrences", values[i])
+			} else if value.Valid {
+				_m.Occurrences = int(value.Int64)
+			}
+		case eventrule.FieldReissueSeconds:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field reissue_seconds", values[i])
+			} else if value.Valid {
+				_m.ReissueSeconds = int(value.Int64)
+			}
+		case eventrule.FieldGroupBy:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field group_by", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.GroupBy); err != nil {
+					return fmt.Errorf("unmarshal field group_by: %w", err)
+				}
+			}
+		case eventrule.FieldGroupIntervalSeconds:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field group_interval_seconds", values[i])
+			} else if value.Valid {
+				_m.GroupIntervalSeconds = int(value.Int64)
+			}
+		case eventrule.FieldHookSecret:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field hook_secret", values[i])
+			} else if value.Valid {
+				_m.HookSecret = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -172,6 +285,11 @@ func (_m *EventRule) assignValues(columns []string, values []any) error {
 // This includes values selected through modifiers, order, etc.
 func (_m *EventRule) Value(name string) (ent.Value, error) {
 	return _m.selectValues.Get(name)
+}
+
+// QueryDeliveries queries the "deliveries" edge of the EventRule entity.
+func (_m *EventRule) QueryDeliveries() *HookDeliveryQuery {
+	return NewEventRuleClient(_m.config).QueryDeliveries(_m)
 }
 
 // Update returns a builder for updating this EventRule.
@@ -241,8 +359,61 @@ func (_m *EventRule) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("enabled=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Enabled))
+	builder.WriteString(", ")
+	builder.WriteString("node_pattern=")
+	builder.WriteString(_m.NodePattern)
+	builder.WriteString(", ")
+	builder.WriteString("host_pattern=")
+	builder.WriteString(_m.HostPattern)
+	builder.WriteString(", ")
+	builder.WriteString("rack_pattern=")
+	builder.WriteString(_m.RackPattern)
+	builder.WriteString(", ")
+	builder.WriteString("cluster_pattern=")
+	builder.WriteString(_m.ClusterPattern)
+	builder.WriteString(", ")
+	builder.WriteString("label_matchers=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LabelMatchers))
+	builder.WriteString(", ")
+	builder.WriteString("occurrences=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Occurrences))
+	builder.WriteString(", ")
+	builder.WriteString("reissue_seconds=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReissueSeconds))
+	builder.WriteString(", ")
+	builder.WriteString("group_by=")
+	builder.WriteString(fmt.Sprintf("%v", _m.GroupBy))
+	builder.WriteString(", ")
+	builder.WriteString("group_interval_seconds=")
+	builder.WriteString(fmt.Sprintf("%v", _m.GroupIntervalSeconds))
+	builder.WriteString(", ")
+	builder.WriteString("hook_secret=<sensitive>")
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedDeliveries returns the Deliveries named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *EventRule) NamedDeliveries(name string) ([]*HookDelivery, error) {
+	if _m.Edges.namedDeliveries == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedDeliveries[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *EventRule) appendNamedDeliveries(name string, edges ...*HookDelivery) {
+	if _m.Edges.namedDeliveries == nil {
+		_m.Edges.namedDeliveries = make(map[string][]*HookDelivery)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedDeliveries[name] = []*HookDelivery{}
+	} else {
+		_m.Edges.namedDeliveries[name] = append(_m.Edges.namedDeliveries[name], edges...)
+	}
 }
 
 // EventRules is a parsable slice of EventRule.

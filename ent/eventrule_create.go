@@ -12,6 +12,8 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/eventrule"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // EventRuleCreate is the builder for creating a EventRule entity.
@@ -188,6 +190,145 @@ func (_c *EventRuleCreate) SetNillableEnabled(v *bool) *EventRuleCreate {
 	return _c
 }
 
+// SetNodePattern sets the "node_pattern" field.
+func (_c *EventRuleCreate) SetNodePattern(v string) *EventRuleCreate {
+	_c.mutation.SetNodePattern(v)
+	return _c
+}
+
+// SetNillableNodePattern sets the "node_pattern" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableNodePattern(v *string) *EventRuleCreate {
+	if v != nil {
+		_c.SetNodePattern(*v)
+	}
+	return _c
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (_c *EventRuleCreate) SetHostPattern(v string) *EventRuleCreate {
+	_c.mutation.SetHostPattern(v)
+	return _c
+}
+
+// SetNillableHostPattern sets the "host_pattern" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableHostPattern(v *string) *EventRuleCreate {
+	if v != nil {
+		_c.SetHostPattern(*v)
+	}
+	return _c
+}
+
+// SetRackPattern sets the "rack_pattern" field.
+func (_c *EventRuleCreate) SetRackPattern(v string) *EventRuleCreate {
+	_c.mutation.SetRackPattern(v)
+	return _c
+}
+
+// SetNillableRackPattern sets the "rack_pattern" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableRackPattern(v *string) *EventRuleCreate {
+	if v != nil {
+		_c.SetRackPattern(*v)
+	}
+	return _c
+}
+
+// SetClusterPattern sets the "cluster_pattern" field.
+func (_c *EventRuleCreate) SetClusterPattern(v string) *EventRuleCreate {
+	_c.mutation.SetClusterPattern(v)
+	return _c
+}
+
+// SetNillableClusterPattern sets the "cluster_pattern" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableClusterPattern(v *string) *EventRuleCreate {
+	if v != nil {
+		_c.SetClusterPattern(*v)
+	}
+	return _c
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (_c *EventRuleCreate) SetLabelMatchers(v fieldtype.Labels) *EventRuleCreate {
+	_c.mutation.SetLabelMatchers(v)
+	return _c
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (_c *EventRuleCreate) SetOccurrences(v int) *EventRuleCreate {
+	_c.mutation.SetOccurrences(v)
+	return _c
+}
+
+// SetNillableOccurrences sets the "occurrences" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableOccurrences(v *int) *EventRuleCreate {
+	if v != nil {
+		_c.SetOccurrences(*v)
+	}
+	return _c
+}
+
+// SetReissueSeconds sets the "reissue_seconds" field.
+func (_c *EventRuleCreate) SetReissueSeconds(v int) *EventRuleCreate {
+	_c.mutation.SetReissueSeconds(v)
+	return _c
+}
+
+// SetNillableReissueSeconds sets the "reissue_seconds" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableReissueSeconds(v *int) *EventRuleCreate {
+	if v != nil {
+		_c.SetReissueSeconds(*v)
+	}
+	return _c
+}
+
+// SetGroupBy sets the "group_by" field.
+func (_c *EventRuleCreate) SetGroupBy(v []string) *EventRuleCreate {
+	_c.mutation.SetGroupBy(v)
+	return _c
+}
+
+// SetGroupIntervalSeconds sets the "group_interval_seconds" field.
+func (_c *EventRuleCreate) SetGroupIntervalSeconds(v int) *EventRuleCreate {
+	_c.mutation.SetGroupIntervalSeconds(v)
+	return _c
+}
+
+// SetNillableGroupIntervalSeconds sets the "group_interval_seconds" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableGroupIntervalSeconds(v *int) *EventRuleCreate {
+	if v != nil {
+		_c.SetGroupIntervalSeconds(*v)
+	}
+	return _c
+}
+
+// SetHookSecret sets the "hook_secret" field.
+func (_c *EventRuleCreate) SetHookSecret(v string) *EventRuleCreate {
+	_c.mutation.SetHookSecret(v)
+	return _c
+}
+
+// SetNillableHookSecret sets the "hook_secret" field if the given value is not nil.
+func (_c *EventRuleCreate) SetNillableHookSecret(v *string) *EventRuleCreate {
+	if v != nil {
+		_c.SetHookSecret(*v)
+	}
+	return _c
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_c *EventRuleCreate) AddDeliveryIDs(ids ...int) *EventRuleCreate {
+	_c.mutation.AddDeliveryIDs(ids...)
+	return _c
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_c *EventRuleCreate) AddDeliveries(v ...*HookDelivery) *EventRuleCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddDeliveryIDs(ids...)
+}
+
 // Mutation returns the EventRuleMutation object of the builder.
 func (_c *EventRuleCreate) Mutation() *EventRuleMutation {
 	return _c.mutation
@@ -254,6 +395,34 @@ func (_c *EventRuleCreate) defaults() error {
 	if _, ok := _c.mutation.Enabled(); !ok {
 		v := eventrule.DefaultEnabled
 		_c.mutation.SetEnabled(v)
+	}
+	if _, ok := _c.mutation.NodePattern(); !ok {
+		v := eventrule.DefaultNodePattern
+		_c.mutation.SetNodePattern(v)
+	}
+	if _, ok := _c.mutation.HostPattern(); !ok {
+		v := eventrule.DefaultHostPattern
+		_c.mutation.SetHostPattern(v)
+	}
+	if _, ok := _c.mutation.RackPattern(); !ok {
+		v := eventrule.DefaultRackPattern
+		_c.mutation.SetRackPattern(v)
+	}
+	if _, ok := _c.mutation.ClusterPattern(); !ok {
+		v := eventrule.DefaultClusterPattern
+		_c.mutation.SetClusterPattern(v)
+	}
+	if _, ok := _c.mutation.Occurrences(); !ok {
+		v := eventrule.DefaultOccurrences
+		_c.mutation.SetOccurrences(v)
+	}
+	if _, ok := _c.mutation.ReissueSeconds(); !ok {
+		v := eventrule.DefaultReissueSeconds
+		_c.mutation.SetReissueSeconds(v)
+	}
+	if _, ok := _c.mutation.GroupIntervalSeconds(); !ok {
+		v := eventrule.DefaultGroupIntervalSeconds
+		_c.mutation.SetGroupIntervalSeconds(v)
 	}
 	return nil
 }
@@ -334,6 +503,72 @@ func (_c *EventRuleCreate) check() error {
 	if _, ok := _c.mutation.Enabled(); !ok {
 		return &ValidationError{Name: "enabled", err: errors.New(`ent: missing required field "EventRule.enabled"`)}
 	}
+	if _, ok := _c.mutation.NodePattern(); !ok {
+		return &ValidationError{Name: "node_pattern", err: errors.New(`ent: missing required field "EventRule.node_pattern"`)}
+	}
+	if v, ok := _c.mutation.NodePattern(); ok {
+		if err := eventrule.NodePatternValidator(v); err != nil {
+			return &ValidationError{Name: "node_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.node_pattern": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.HostPattern(); !ok {
+		return &ValidationError{Name: "host_pattern", err: errors.New(`ent: missing required field "EventRule.host_pattern"`)}
+	}
+	if v, ok := _c.mutation.HostPattern(); ok {
+		if err := eventrule.HostPatternValidator(v); err != nil {
+			return &ValidationError{Name: "host_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.host_pattern": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.RackPattern(); !ok {
+		return &ValidationError{Name: "rack_pattern", err: errors.New(`ent: missing required field "EventRule.rack_pattern"`)}
+	}
+	if v, ok := _c.mutation.RackPattern(); ok {
+		if err := eventrule.RackPatternValidator(v); err != nil {
+			return &ValidationError{Name: "rack_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.rack_pattern": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ClusterPattern(); !ok {
+		return &ValidationError{Name: "cluster_pattern", err: errors.New(`ent: missing required field "EventRule.cluster_pattern"`)}
+	}
+	if v, ok := _c.mutation.ClusterPattern(); ok {
+		if err := eventrule.ClusterPatternValidator(v); err != nil {
+			return &ValidationError{Name: "cluster_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.cluster_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.LabelMatchers(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "label_matchers", err: fmt.Errorf(`ent: validator failed for field "EventRule.label_matchers": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Occurrences(); !ok {
+		return &ValidationError{Name: "occurrences", err: errors.New(`ent: missing required field "EventRule.occurrences"`)}
+	}
+	if v, ok := _c.mutation.Occurrences(); ok {
+		if err := eventrule.OccurrencesValidator(v); err != nil {
+			return &ValidationError{Name: "occurrences", err: fmt.Errorf(`ent: validator failed for field "EventRule.occurrences": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ReissueSeconds(); !ok {
+		return &ValidationError{Name: "reissue_seconds", err: errors.New(`ent: missing required field "EventRule.reissue_seconds"`)}
+	}
+	if v, ok := _c.mutation.ReissueSeconds(); ok {
+		if err := eventrule.ReissueSecondsValidator(v); err != nil {
+			return &ValidationError{Name: "reissue_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.reissue_seconds": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.GroupIntervalSeconds(); !ok {
+		return &ValidationError{Name: "group_interval_seconds", err: errors.New(`ent: missing required field "EventRule.group_interval_seconds"`)}
+	}
+	if v, ok := _c.mutation.GroupIntervalSeconds(); ok {
+		if err := eventrule.GroupIntervalSecondsValidator(v); err != nil {
+			return &ValidationError{Name: "group_interval_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.group_interval_seconds": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.HookSecret(); ok {
+		if err := eventrule.HookSecretValidator(v); err != nil {
+			return &ValidationError{Name: "hook_secret", err: fmt.Errorf(`ent: validator failed for field "EventRule.hook_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -412,6 +647,62 @@ func (_c *EventRuleCreate) createSpec() (*EventRule, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Enabled(); ok {
 		_spec.SetField(eventrule.FieldEnabled, field.TypeBool, value)
 		_node.Enabled = value
+	}
+	if value, ok := _c.mutation.NodePattern(); ok {
+		_spec.SetField(eventrule.FieldNodePattern, field.TypeString, value)
+		_node.NodePattern = value
+	}
+	if value, ok := _c.mutation.HostPattern(); ok {
+		_spec.SetField(eventrule.FieldHostPattern, field.TypeString, value)
+		_node.HostPattern = value
+	}
+	if value, ok := _c.mutation.RackPattern(); ok {
+		_spec.SetField(eventrule.FieldRackPattern, field.TypeString, value)
+		_node.RackPattern = value
+	}
+	if value, ok := _c.mutation.ClusterPattern(); ok {
+		_spec.SetField(eventrule.FieldClusterPattern, field.TypeString, value)
+		_node.ClusterPattern = value
+	}
+	if value, ok := _c.mutation.LabelMatchers(); ok {
+		_spec.SetField(eventrule.FieldLabelMatchers, field.TypeJSON, value)
+		_node.LabelMatchers = value
+	}
+	if value, ok := _c.mutation.Occurrences(); ok {
+		_spec.SetField(eventrule.FieldOccurrences, field.TypeInt, value)
+		_node.Occurrences = value
+	}
+	if value, ok := _c.mutation.ReissueSeconds(); ok {
+		_spec.SetField(eventrule.FieldReissueSeconds, field.TypeInt, value)
+		_node.ReissueSeconds = value
+	}
+	if value, ok := _c.mutation.GroupBy(); ok {
+		_spec.SetField(eventrule.FieldGroupBy, field.TypeJSON, value)
+		_node.GroupBy = value
+	}
+	if value, ok := _c.mutation.GroupIntervalSeconds(); ok {
+		_spec.SetField(eventrule.FieldGroupIntervalSeconds, field.TypeInt, value)
+		_node.GroupIntervalSeconds = value
+	}
+	if value, ok := _c.mutation.HookSecret(); ok {
+		_spec.SetField(eventrule.FieldHookSecret, field.TypeString, value)
+		_node.HookSecret = value
+	}
+	if nodes := _c.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
 }
@@ -648,6 +939,162 @@ func (u *EventRuleUpsert) SetEnabled(v bool) *EventRuleUpsert {
 // UpdateEnabled sets the "enabled" field to the value that was provided on create.
 func (u *EventRuleUpsert) UpdateEnabled() *EventRuleUpsert {
 	u.SetExcluded(eventrule.FieldEnabled)
+	return u
+}
+
+// SetNodePattern sets the "node_pattern" field.
+func (u *EventRuleUpsert) SetNodePattern(v string) *EventRuleUpsert {
+	u.Set(eventrule.FieldNodePattern, v)
+	return u
+}
+
+// UpdateNodePattern sets the "node_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateNodePattern() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldNodePattern)
+	return u
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (u *EventRuleUpsert) SetHostPattern(v string) *EventRuleUpsert {
+	u.Set(eventrule.FieldHostPattern, v)
+	return u
+}
+
+// UpdateHostPattern sets the "host_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateHostPattern() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldHostPattern)
+	return u
+}
+
+// SetRackPattern sets the "rack_pattern" field.
+func (u *EventRuleUpsert) SetRackPattern(v string) *EventRuleUpsert {
+	u.Set(eventrule.FieldRackPattern, v)
+	return u
+}
+
+// UpdateRackPattern sets the "rack_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateRackPattern() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldRackPattern)
+	return u
+}
+
+// SetClusterPattern sets the "cluster_pattern" field.
+func (u *EventRuleUpsert) SetClusterPattern(v string) *EventRuleUpsert {
+	u.Set(eventrule.FieldClusterPattern, v)
+	return u
+}
+
+// UpdateClusterPattern sets the "cluster_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateClusterPattern() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldClusterPattern)
+	return u
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (u *EventRuleUpsert) SetLabelMatchers(v fieldtype.Labels) *EventRuleUpsert {
+	u.Set(eventrule.FieldLabelMatchers, v)
+	return u
+}
+
+// UpdateLabelMatchers sets the "label_matchers" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateLabelMatchers() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldLabelMatchers)
+	return u
+}
+
+// ClearLabelMatchers clears the value of the "label_matchers" field.
+func (u *EventRuleUpsert) ClearLabelMatchers() *EventRuleUpsert {
+	u.SetNull(eventrule.FieldLabelMatchers)
+	return u
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (u *EventRuleUpsert) SetOccurrences(v int) *EventRuleUpsert {
+	u.Set(eventrule.FieldOccurrences, v)
+	return u
+}
+
+// UpdateOccurrences sets the "occurrences" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateOccurrences() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldOccurrences)
+	return u
+}
+
+// AddOccurrences adds v to the "occurrences" field.
+func (u *EventRuleUpsert) AddOccurrences(v int) *EventRuleUpsert {
+	u.Add(eventrule.FieldOccurrences, v)
+	return u
+}
+
+// SetReissueSeconds sets the "reissue_seconds" field.
+func (u *EventRuleUpsert) SetReissueSeconds(v int) *EventRuleUpsert {
+	u.Set(eventrule.FieldReissueSeconds, v)
+	return u
+}
+
+// UpdateReissueSeconds sets the "reissue_seconds" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateReissueSeconds() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldReissueSeconds)
+	return u
+}
+
+// AddReissueSeconds adds v to the "reissue_seconds" field.
+func (u *EventRuleUpsert) AddReissueSeconds(v int) *EventRuleUpsert {
+	u.Add(eventrule.FieldReissueSeconds, v)
+	return u
+}
+
+// SetGroupBy sets the "group_by" field.
+func (u *EventRuleUpsert) SetGroupBy(v []string) *EventRuleUpsert {
+	u.Set(eventrule.FieldGroupBy, v)
+	return u
+}
+
+// UpdateGroupBy sets the "group_by" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateGroupBy() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldGroupBy)
+	return u
+}
+
+// ClearGroupBy clears the value of the "group_by" field.
+func (u *EventRuleUpsert) ClearGroupBy() *EventRuleUpsert {
+	u.SetNull(eventrule.FieldGroupBy)
+	return u
+}
+
+// SetGroupIntervalSeconds sets the "group_interval_seconds" field.
+func (u *EventRuleUpsert) SetGroupIntervalSeconds(v int) *EventRuleUpsert {
+	u.Set(eventrule.FieldGroupIntervalSeconds, v)
+	return u
+}
+
+// UpdateGroupIntervalSeconds sets the "group_interval_seconds" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateGroupIntervalSeconds() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldGroupIntervalSeconds)
+	return u
+}
+
+// AddGroupIntervalSeconds adds v to the "group_interval_seconds" field.
+func (u *EventRuleUpsert) AddGroupIntervalSeconds(v int) *EventRuleUpsert {
+	u.Add(eventrule.FieldGroupIntervalSeconds, v)
+	return u
+}
+
+// SetHookSecret sets the "hook_secret" field.
+func (u *EventRuleUpsert) SetHookSecret(v string) *EventRuleUpsert {
+	u.Set(eventrule.FieldHookSecret, v)
+	return u
+}
+
+// UpdateHookSecret sets the "hook_secret" field to the value that was provided on create.
+func (u *EventRuleUpsert) UpdateHookSecret() *EventRuleUpsert {
+	u.SetExcluded(eventrule.FieldHookSecret)
+	return u
+}
+
+// ClearHookSecret clears the value of the "hook_secret" field.
+func (u *EventRuleUpsert) ClearHookSecret() *EventRuleUpsert {
+	u.SetNull(eventrule.FieldHookSecret)
 	return u
 }
 
@@ -910,6 +1357,188 @@ func (u *EventRuleUpsertOne) SetEnabled(v bool) *EventRuleUpsertOne {
 func (u *EventRuleUpsertOne) UpdateEnabled() *EventRuleUpsertOne {
 	return u.Update(func(s *EventRuleUpsert) {
 		s.UpdateEnabled()
+	})
+}
+
+// SetNodePattern sets the "node_pattern" field.
+func (u *EventRuleUpsertOne) SetNodePattern(v string) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetNodePattern(v)
+	})
+}
+
+// UpdateNodePattern sets the "node_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateNodePattern() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateNodePattern()
+	})
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (u *EventRuleUpsertOne) SetHostPattern(v string) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetHostPattern(v)
+	})
+}
+
+// UpdateHostPattern sets the "host_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateHostPattern() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateHostPattern()
+	})
+}
+
+// SetRackPattern sets the "rack_pattern" field.
+func (u *EventRuleUpsertOne) SetRackPattern(v string) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetRackPattern(v)
+	})
+}
+
+// UpdateRackPattern sets the "rack_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateRackPattern() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateRackPattern()
+	})
+}
+
+// SetClusterPattern sets the "cluster_pattern" field.
+func (u *EventRuleUpsertOne) SetClusterPattern(v string) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetClusterPattern(v)
+	})
+}
+
+// UpdateClusterPattern sets the "cluster_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateClusterPattern() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateClusterPattern()
+	})
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (u *EventRuleUpsertOne) SetLabelMatchers(v fieldtype.Labels) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetLabelMatchers(v)
+	})
+}
+
+// UpdateLabelMatchers sets the "label_matchers" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateLabelMatchers() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateLabelMatchers()
+	})
+}
+
+// ClearLabelMatchers clears the value of the "label_matchers" field.
+func (u *EventRuleUpsertOne) ClearLabelMatchers() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.ClearLabelMatchers()
+	})
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (u *EventRuleUpsertOne) SetOccurrences(v int) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetOccurrences(v)
+	})
+}
+
+// AddOccurrences adds v to the "occurrences" field.
+func (u *EventRuleUpsertOne) AddOccurrences(v int) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.AddOccurrences(v)
+	})
+}
+
+// UpdateOccurrences sets the "occurrences" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateOccurrences() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateOccurrences()
+	})
+}
+
+// SetReissueSeconds sets the "reissue_seconds" field.
+func (u *EventRuleUpsertOne) SetReissueSeconds(v int) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetReissueSeconds(v)
+	})
+}
+
+// AddReissueSeconds adds v to the "reissue_seconds" field.
+func (u *EventRuleUpsertOne) AddReissueSeconds(v int) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.AddReissueSeconds(v)
+	})
+}
+
+// UpdateReissueSeconds sets the "reissue_seconds" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateReissueSeconds() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateReissueSeconds()
+	})
+}
+
+// SetGroupBy sets the "group_by" field.
+func (u *EventRuleUpsertOne) SetGroupBy(v []string) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetGroupBy(v)
+	})
+}
+
+// UpdateGroupBy sets the "group_by" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateGroupBy() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateGroupBy()
+	})
+}
+
+// ClearGroupBy clears the value of the "group_by" field.
+func (u *EventRuleUpsertOne) ClearGroupBy() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.ClearGroupBy()
+	})
+}
+
+// SetGroupIntervalSeconds sets the "group_interval_seconds" field.
+func (u *EventRuleUpsertOne) SetGroupIntervalSeconds(v int) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetGroupIntervalSeconds(v)
+	})
+}
+
+// AddGroupIntervalSeconds adds v to the "group_interval_seconds" field.
+func (u *EventRuleUpsertOne) AddGroupIntervalSeconds(v int) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.AddGroupIntervalSeconds(v)
+	})
+}
+
+// UpdateGroupIntervalSeconds sets the "group_interval_seconds" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateGroupIntervalSeconds() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateGroupIntervalSeconds()
+	})
+}
+
+// SetHookSecret sets the "hook_secret" field.
+func (u *EventRuleUpsertOne) SetHookSecret(v string) *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetHookSecret(v)
+	})
+}
+
+// UpdateHookSecret sets the "hook_secret" field to the value that was provided on create.
+func (u *EventRuleUpsertOne) UpdateHookSecret() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateHookSecret()
+	})
+}
+
+// ClearHookSecret clears the value of the "hook_secret" field.
+func (u *EventRuleUpsertOne) ClearHookSecret() *EventRuleUpsertOne {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.ClearHookSecret()
 	})
 }
 
@@ -1338,6 +1967,188 @@ func (u *EventRuleUpsertBulk) SetEnabled(v bool) *EventRuleUpsertBulk {
 func (u *EventRuleUpsertBulk) UpdateEnabled() *EventRuleUpsertBulk {
 	return u.Update(func(s *EventRuleUpsert) {
 		s.UpdateEnabled()
+	})
+}
+
+// SetNodePattern sets the "node_pattern" field.
+func (u *EventRuleUpsertBulk) SetNodePattern(v string) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetNodePattern(v)
+	})
+}
+
+// UpdateNodePattern sets the "node_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateNodePattern() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateNodePattern()
+	})
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (u *EventRuleUpsertBulk) SetHostPattern(v string) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetHostPattern(v)
+	})
+}
+
+// UpdateHostPattern sets the "host_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateHostPattern() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateHostPattern()
+	})
+}
+
+// SetRackPattern sets the "rack_pattern" field.
+func (u *EventRuleUpsertBulk) SetRackPattern(v string) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetRackPattern(v)
+	})
+}
+
+// UpdateRackPattern sets the "rack_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateRackPattern() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateRackPattern()
+	})
+}
+
+// SetClusterPattern sets the "cluster_pattern" field.
+func (u *EventRuleUpsertBulk) SetClusterPattern(v string) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetClusterPattern(v)
+	})
+}
+
+// UpdateClusterPattern sets the "cluster_pattern" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateClusterPattern() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateClusterPattern()
+	})
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (u *EventRuleUpsertBulk) SetLabelMatchers(v fieldtype.Labels) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetLabelMatchers(v)
+	})
+}
+
+// UpdateLabelMatchers sets the "label_matchers" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateLabelMatchers() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateLabelMatchers()
+	})
+}
+
+// ClearLabelMatchers clears the value of the "label_matchers" field.
+func (u *EventRuleUpsertBulk) ClearLabelMatchers() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.ClearLabelMatchers()
+	})
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (u *EventRuleUpsertBulk) SetOccurrences(v int) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetOccurrences(v)
+	})
+}
+
+// AddOccurrences adds v to the "occurrences" field.
+func (u *EventRuleUpsertBulk) AddOccurrences(v int) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.AddOccurrences(v)
+	})
+}
+
+// UpdateOccurrences sets the "occurrences" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateOccurrences() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateOccurrences()
+	})
+}
+
+// SetReissueSeconds sets the "reissue_seconds" field.
+func (u *EventRuleUpsertBulk) SetReissueSeconds(v int) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetReissueSeconds(v)
+	})
+}
+
+// AddReissueSeconds adds v to the "reissue_seconds" field.
+func (u *EventRuleUpsertBulk) AddReissueSeconds(v int) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.AddReissueSeconds(v)
+	})
+}
+
+// UpdateReissueSeconds sets the "reissue_seconds" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateReissueSeconds() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateReissueSeconds()
+	})
+}
+
+// SetGroupBy sets the "group_by" field.
+func (u *EventRuleUpsertBulk) SetGroupBy(v []string) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetGroupBy(v)
+	})
+}
+
+// UpdateGroupBy sets the "group_by" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateGroupBy() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateGroupBy()
+	})
+}
+
+// ClearGroupBy clears the value of the "group_by" field.
+func (u *EventRuleUpsertBulk) ClearGroupBy() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.ClearGroupBy()
+	})
+}
+
+// SetGroupIntervalSeconds sets the "group_interval_seconds" field.
+func (u *EventRuleUpsertBulk) SetGroupIntervalSeconds(v int) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetGroupIntervalSeconds(v)
+	})
+}
+
+// AddGroupIntervalSeconds adds v to the "group_interval_seconds" field.
+func (u *EventRuleUpsertBulk) AddGroupIntervalSeconds(v int) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.AddGroupIntervalSeconds(v)
+	})
+}
+
+// UpdateGroupIntervalSeconds sets the "group_interval_seconds" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateGroupIntervalSeconds() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateGroupIntervalSeconds()
+	})
+}
+
+// SetHookSecret sets the "hook_secret" field.
+func (u *EventRuleUpsertBulk) SetHookSecret(v string) *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.SetHookSecret(v)
+	})
+}
+
+// UpdateHookSecret sets the "hook_secret" field to the value that was provided on create.
+func (u *EventRuleUpsertBulk) UpdateHookSecret() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.UpdateHookSecret()
+	})
+}
+
+// ClearHookSecret clears the value of the "hook_secret" field.
+func (u *EventRuleUpsertBulk) ClearHookSecret() *EventRuleUpsertBulk {
+	return u.Update(func(s *EventRuleUpsert) {
+		s.ClearHookSecret()
 	})
 }
 

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -14,18 +15,21 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/eventrule"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/predicate"
 )
 
 // EventRuleQuery is the builder for querying EventRule entities.
 type EventRuleQuery struct {
 	config
-	ctx        *QueryContext
-	order      []eventrule.OrderOption
-	inters     []Interceptor
-	predicates []predicate.EventRule
-	loadTotal  []func(context.Context, []*EventRule) error
-	modifiers  []func(*sql.Selector)
+	ctx                 *QueryContext
+	order               []eventrule.OrderOption
+	inters              []Interceptor
+	predicates          []predicate.EventRule
+	withDeliveries      *HookDeliveryQuery
+	loadTotal           []func(context.Context, []*EventRule) error
+	modifiers           []func(*sql.Selector)
+	withNamedDeliveries map[string]*HookDeliveryQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -60,6 +64,28 @@ func (_q *EventRuleQuery) Unique(unique bool) *EventRuleQuery {
 func (_q *EventRuleQuery) Order(o ...eventrule.OrderOption) *EventRuleQuery {
 	_q.order = append(_q.order, o...)
 	return _q
+}
+
+// QueryDeliveries chains the current query on the "deliveries" edge.
+func (_q *EventRuleQuery) QueryDeliveries() *HookDeliveryQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(eventrule.Table, eventrule.FieldID, selector),
+			sqlgraph.To(hookdelivery.Table, hookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, eventrule.DeliveriesTable, eventrule.DeliveriesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
 }
 
 // First returns the first EventRule entity from the query.
@@ -249,16 +275,28 @@ func (_q *EventRuleQuery) Clone() *EventRuleQuery {
 		return nil
 	}
 	return &EventRuleQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]eventrule.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.EventRule{}, _q.predicates...),
+		config:         _q.config,
+		ctx:            _q.ctx.Clone(),
+		order:          append([]eventrule.OrderOption{}, _q.order...),
+		inters:         append([]Interceptor{}, _q.inters...),
+		predicates:     append([]predicate.EventRule{}, _q.predicates...),
+		withDeliveries: _q.withDeliveries.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
 		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
+}
+
+// WithDeliveries tells the query-builder to eager-load the nodes that are connected to
+// the "deliveries" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *EventRuleQuery) WithDeliveries(opts ...func(*HookDeliveryQuery)) *EventRuleQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withDeliveries = query
+	return _q
 }
 
 // GroupBy is used to group vertices by one or more fields/columns.
@@ -343,8 +381,11 @@ func (_q *EventRuleQuery) prepareQuery(ctx context.Context) error {
 
 func (_q *EventRuleQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*EventRule, error) {
 	var (
-		nodes = []*EventRule{}
-		_spec = _q.querySpec()
+		nodes       = []*EventRule{}
+		_spec       = _q.querySpec()
+		loadedTypes = [1]bool{
+			_q.withDeliveries != nil,
+		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
 		return (*EventRule).scanValues(nil, columns)
@@ -352,6 +393,7 @@ func (_q *EventRuleQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Ev
 	_spec.Assign = func(columns []string, values []any) error {
 		node := &EventRule{config: _q.config}
 		nodes = append(nodes, node)
+		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
 	if len(_q.modifiers) > 0 {
@@ -366,12 +408,58 @@ func (_q *EventRuleQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Ev
 	if len(nodes) == 0 {
 		return nodes, nil
 	}
+	if query := _q.withDeliveries; query != nil {
+		if err := _q.loadDeliveries(ctx, query, nodes,
+			func(n *EventRule) { n.Edges.Deliveries = []*HookDelivery{} },
+			func(n *EventRule, e *HookDelivery) { n.Edges.Deliveries = append(n.Edges.Deliveries, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedDeliveries {
+		if err := _q.loadDeliveries(ctx, query, nodes,
+			func(n *EventRule) { n.appendNamedDeliveries(name) },
+			func(n *EventRule, e *HookDelivery) { n.appendNamedDeliveries(name, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for i := range _q.loadTotal {
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
 	}
 	return nodes, nil
+}
+
+func (_q *EventRuleQuery) loadDeliveries(ctx context.Context, query *HookDeliveryQuery, nodes []*EventRule, init func(*EventRule), assign func(*EventRule, *HookDelivery)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*EventRule)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.HookDelivery(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(eventrule.DeliveriesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.event_rule_deliveries
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "event_rule_deliveries" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "event_rule_deliveries" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
 }
 
 func (_q *EventRuleQuery) sqlCount(ctx context.Context) (int, error) {
@@ -491,6 +579,20 @@ func (_q *EventRuleQuery) ForShare(opts ...sql.LockOption) *EventRuleQuery {
 func (_q *EventRuleQuery) Modify(modifiers ...func(s *sql.Selector)) *EventRuleSelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// WithNamedDeliveries tells the query-builder to eager-load the nodes that are connected to the "deliveries"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *EventRuleQuery) WithNamedDeliveries(name string, opts ...func(*HookDeliveryQuery)) *EventRuleQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedDeliveries == nil {
+		_q.withNamedDeliveries = make(map[string]*HookDeliveryQuery)
+	}
+	_q.withNamedDeliveries[name] = query
+	return _q
 }
 
 // EventRuleGroupBy is the group-by builder for EventRule entities.

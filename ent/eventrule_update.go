@@ -10,9 +10,12 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/eventrule"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // EventRuleUpdate is the builder for updating EventRule entities.
@@ -233,9 +236,214 @@ func (_u *EventRuleUpdate) SetNillableEnabled(v *bool) *EventRuleUpdate {
 	return _u
 }
 
+// SetNodePattern sets the "node_pattern" field.
+func (_u *EventRuleUpdate) SetNodePattern(v string) *EventRuleUpdate {
+	_u.mutation.SetNodePattern(v)
+	return _u
+}
+
+// SetNillableNodePattern sets the "node_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableNodePattern(v *string) *EventRuleUpdate {
+	if v != nil {
+		_u.SetNodePattern(*v)
+	}
+	return _u
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (_u *EventRuleUpdate) SetHostPattern(v string) *EventRuleUpdate {
+	_u.mutation.SetHostPattern(v)
+	return _u
+}
+
+// SetNillableHostPattern sets the "host_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableHostPattern(v *string) *EventRuleUpdate {
+	if v != nil {
+		_u.SetHostPattern(*v)
+	}
+	return _u
+}
+
+// SetRackPattern sets the "rack_pattern" field.
+func (_u *EventRuleUpdate) SetRackPattern(v string) *EventRuleUpdate {
+	_u.mutation.SetRackPattern(v)
+	return _u
+}
+
+// SetNillableRackPattern sets the "rack_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableRackPattern(v *string) *EventRuleUpdate {
+	if v != nil {
+		_u.SetRackPattern(*v)
+	}
+	return _u
+}
+
+// SetClusterPattern sets the "cluster_pattern" field.
+func (_u *EventRuleUpdate) SetClusterPattern(v string) *EventRuleUpdate {
+	_u.mutation.SetClusterPattern(v)
+	return _u
+}
+
+// SetNillableClusterPattern sets the "cluster_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableClusterPattern(v *string) *EventRuleUpdate {
+	if v != nil {
+		_u.SetClusterPattern(*v)
+	}
+	return _u
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (_u *EventRuleUpdate) SetLabelMatchers(v fieldtype.Labels) *EventRuleUpdate {
+	_u.mutation.SetLabelMatchers(v)
+	return _u
+}
+
+// ClearLabelMatchers clears the value of the "label_matchers" field.
+func (_u *EventRuleUpdate) ClearLabelMatchers() *EventRuleUpdate {
+	_u.mutation.ClearLabelMatchers()
+	return _u
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (_u *EventRuleUpdate) SetOccurrences(v int) *EventRuleUpdate {
+	_u.mutation.ResetOccurrences()
+	_u.mutation.SetOccurrences(v)
+	return _u
+}
+
+// SetNillableOccurrences sets the "occurrences" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableOccurrences(v *int) *EventRuleUpdate {
+	if v != nil {
+		_u.SetOccurrences(*v)
+	}
+	return _u
+}
+
+// AddOccurrences adds value to the "occurrences" field.
+func (_u *EventRuleUpdate) AddOccurrences(v int) *EventRuleUpdate {
+	_u.mutation.AddOccurrences(v)
+	return _u
+}
+
+// SetReissueSeconds sets the "reissue_seconds" field.
+func (_u *EventRuleUpdate) SetReissueSeconds(v int) *EventRuleUpdate {
+	_u.mutation.ResetReissueSeconds()
+	_u.mutation.SetReissueSeconds(v)
+	return _u
+}
+
+// SetNillableReissueSeconds sets the "reissue_seconds" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableReissueSeconds(v *int) *EventRuleUpdate {
+	if v != nil {
+		_u.SetReissueSeconds(*v)
+	}
+	return _u
+}
+
+// AddReissueSeconds adds value to the "reissue_seconds" field.
+func (_u *EventRuleUpdate) AddReissueSeconds(v int) *EventRuleUpdate {
+	_u.mutation.AddReissueSeconds(v)
+	return _u
+}
+
+// SetGroupBy sets the "group_by" field.
+func (_u *EventRuleUpdate) SetGroupBy(v []string) *EventRuleUpdate {
+	_u.mutation.SetGroupBy(v)
+	return _u
+}
+
+// AppendGroupBy appends value to the "group_by" field.
+func (_u *EventRuleUpdate) AppendGroupBy(v []string) *EventRuleUpdate {
+	_u.mutation.AppendGroupBy(v)
+	return _u
+}
+
+// ClearGroupBy clears the value of the "group_by" field.
+func (_u *EventRuleUpdate) ClearGroupBy() *EventRuleUpdate {
+	_u.mutation.ClearGroupBy()
+	return _u
+}
+
+// SetGroupIntervalSeconds sets the "group_interval_seconds" field.
+func (_u *EventRuleUpdate) SetGroupIntervalSeconds(v int) *EventRuleUpdate {
+	_u.mutation.ResetGroupIntervalSeconds()
+	_u.mutation.SetGroupIntervalSeconds(v)
+	return _u
+}
+
+// SetNillableGroupIntervalSeconds sets the "group_interval_seconds" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableGroupIntervalSeconds(v *int) *EventRuleUpdate {
+	if v != nil {
+		_u.SetGroupIntervalSeconds(*v)
+	}
+	return _u
+}
+
+// AddGroupIntervalSeconds adds value to the "group_interval_seconds" field.
+func (_u *EventRuleUpdate) AddGroupIntervalSeconds(v int) *EventRuleUpdate {
+	_u.mutation.AddGroupIntervalSeconds(v)
+	return _u
+}
+
+// SetHookSecret sets the "hook_secret" field.
+func (_u *EventRuleUpdate) SetHookSecret(v string) *EventRuleUpdate {
+	_u.mutation.SetHookSecret(v)
+	return _u
+}
+
+// SetNillableHookSecret sets the "hook_secret" field if the given value is not nil.
+func (_u *EventRuleUpdate) SetNillableHookSecret(v *string) *EventRuleUpdate {
+	if v != nil {
+		_u.SetHookSecret(*v)
+	}
+	return _u
+}
+
+// ClearHookSecret clears the value of the "hook_secret" field.
+func (_u *EventRuleUpdate) ClearHookSecret() *EventRuleUpdate {
+	_u.mutation.ClearHookSecret()
+	return _u
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_u *EventRuleUpdate) AddDeliveryIDs(ids ...int) *EventRuleUpdate {
+	_u.mutation.AddDeliveryIDs(ids...)
+	return _u
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_u *EventRuleUpdate) AddDeliveries(v ...*HookDelivery) *EventRuleUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddDeliveryIDs(ids...)
+}
+
 // Mutation returns the EventRuleMutation object of the builder.
 func (_u *EventRuleUpdate) Mutation() *EventRuleMutation {
 	return _u.mutation
+}
+
+// ClearDeliveries clears all "deliveries" edges to the HookDelivery entity.
+func (_u *EventRuleUpdate) ClearDeliveries() *EventRuleUpdate {
+	_u.mutation.ClearDeliveries()
+	return _u
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to HookDelivery entities by IDs.
+func (_u *EventRuleUpdate) RemoveDeliveryIDs(ids ...int) *EventRuleUpdate {
+	_u.mutation.RemoveDeliveryIDs(ids...)
+	return _u
+}
+
+// RemoveDeliveries removes "deliveries" edges to HookDelivery entities.
+func (_u *EventRuleUpdate) RemoveDeliveries(v ...*HookDelivery) *EventRuleUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveDeliveryIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -332,6 +540,51 @@ func (_u *EventRuleUpdate) check() error {
 			return &ValidationError{Name: "aggregate_window_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.aggregate_window_seconds": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.NodePattern(); ok {
+		if err := eventrule.NodePatternValidator(v); err != nil {
+			return &ValidationError{Name: "node_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.node_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.HostPattern(); ok {
+		if err := eventrule.HostPatternValidator(v); err != nil {
+			return &ValidationError{Name: "host_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.host_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RackPattern(); ok {
+		if err := eventrule.RackPatternValidator(v); err != nil {
+			return &ValidationError{Name: "rack_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.rack_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ClusterPattern(); ok {
+		if err := eventrule.ClusterPatternValidator(v); err != nil {
+			return &ValidationError{Name: "cluster_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.cluster_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LabelMatchers(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "label_matchers", err: fmt.Errorf(`ent: validator failed for field "EventRule.label_matchers": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Occurrences(); ok {
+		if err := eventrule.OccurrencesValidator(v); err != nil {
+			return &ValidationError{Name: "occurrences", err: fmt.Errorf(`ent: validator failed for field "EventRule.occurrences": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReissueSeconds(); ok {
+		if err := eventrule.ReissueSecondsValidator(v); err != nil {
+			return &ValidationError{Name: "reissue_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.reissue_seconds": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.GroupIntervalSeconds(); ok {
+		if err := eventrule.GroupIntervalSecondsValidator(v); err != nil {
+			return &ValidationError{Name: "group_interval_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.group_interval_seconds": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.HookSecret(); ok {
+		if err := eventrule.HookSecretValidator(v); err != nil {
+			return &ValidationError{Name: "hook_secret", err: fmt.Errorf(`ent: validator failed for field "EventRule.hook_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -409,6 +662,104 @@ func (_u *EventRuleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Enabled(); ok {
 		_spec.SetField(eventrule.FieldEnabled, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.NodePattern(); ok {
+		_spec.SetField(eventrule.FieldNodePattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HostPattern(); ok {
+		_spec.SetField(eventrule.FieldHostPattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.RackPattern(); ok {
+		_spec.SetField(eventrule.FieldRackPattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ClusterPattern(); ok {
+		_spec.SetField(eventrule.FieldClusterPattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.LabelMatchers(); ok {
+		_spec.SetField(eventrule.FieldLabelMatchers, field.TypeJSON, value)
+	}
+	if _u.mutation.LabelMatchersCleared() {
+		_spec.ClearField(eventrule.FieldLabelMatchers, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Occurrences(); ok {
+		_spec.SetField(eventrule.FieldOccurrences, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedOccurrences(); ok {
+		_spec.AddField(eventrule.FieldOccurrences, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ReissueSeconds(); ok {
+		_spec.SetField(eventrule.FieldReissueSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReissueSeconds(); ok {
+		_spec.AddField(eventrule.FieldReissueSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.GroupBy(); ok {
+		_spec.SetField(eventrule.FieldGroupBy, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGroupBy(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, eventrule.FieldGroupBy, value)
+		})
+	}
+	if _u.mutation.GroupByCleared() {
+		_spec.ClearField(eventrule.FieldGroupBy, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.GroupIntervalSeconds(); ok {
+		_spec.SetField(eventrule.FieldGroupIntervalSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedGroupIntervalSeconds(); ok {
+		_spec.AddField(eventrule.FieldGroupIntervalSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.HookSecret(); ok {
+		_spec.SetField(eventrule.FieldHookSecret, field.TypeString, value)
+	}
+	if _u.mutation.HookSecretCleared() {
+		_spec.ClearField(eventrule.FieldHookSecret, field.TypeString)
+	}
+	if _u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedDeliveriesIDs(); len(nodes) > 0 && !_u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -636,9 +987,214 @@ func (_u *EventRuleUpdateOne) SetNillableEnabled(v *bool) *EventRuleUpdateOne {
 	return _u
 }
 
+// SetNodePattern sets the "node_pattern" field.
+func (_u *EventRuleUpdateOne) SetNodePattern(v string) *EventRuleUpdateOne {
+	_u.mutation.SetNodePattern(v)
+	return _u
+}
+
+// SetNillableNodePattern sets the "node_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableNodePattern(v *string) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetNodePattern(*v)
+	}
+	return _u
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (_u *EventRuleUpdateOne) SetHostPattern(v string) *EventRuleUpdateOne {
+	_u.mutation.SetHostPattern(v)
+	return _u
+}
+
+// SetNillableHostPattern sets the "host_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableHostPattern(v *string) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetHostPattern(*v)
+	}
+	return _u
+}
+
+// SetRackPattern sets the "rack_pattern" field.
+func (_u *EventRuleUpdateOne) SetRackPattern(v string) *EventRuleUpdateOne {
+	_u.mutation.SetRackPattern(v)
+	return _u
+}
+
+// SetNillableRackPattern sets the "rack_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableRackPattern(v *string) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetRackPattern(*v)
+	}
+	return _u
+}
+
+// SetClusterPattern sets the "cluster_pattern" field.
+func (_u *EventRuleUpdateOne) SetClusterPattern(v string) *EventRuleUpdateOne {
+	_u.mutation.SetClusterPattern(v)
+	return _u
+}
+
+// SetNillableClusterPattern sets the "cluster_pattern" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableClusterPattern(v *string) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetClusterPattern(*v)
+	}
+	return _u
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (_u *EventRuleUpdateOne) SetLabelMatchers(v fieldtype.Labels) *EventRuleUpdateOne {
+	_u.mutation.SetLabelMatchers(v)
+	return _u
+}
+
+// ClearLabelMatchers clears the value of the "label_matchers" field.
+func (_u *EventRuleUpdateOne) ClearLabelMatchers() *EventRuleUpdateOne {
+	_u.mutation.ClearLabelMatchers()
+	return _u
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (_u *EventRuleUpdateOne) SetOccurrences(v int) *EventRuleUpdateOne {
+	_u.mutation.ResetOccurrences()
+	_u.mutation.SetOccurrences(v)
+	return _u
+}
+
+// SetNillableOccurrences sets the "occurrences" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableOccurrences(v *int) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetOccurrences(*v)
+	}
+	return _u
+}
+
+// AddOccurrences adds value to the "occurrences" field.
+func (_u *EventRuleUpdateOne) AddOccurrences(v int) *EventRuleUpdateOne {
+	_u.mutation.AddOccurrences(v)
+	return _u
+}
+
+// SetReissueSeconds sets the "reissue_seconds" field.
+func (_u *EventRuleUpdateOne) SetReissueSeconds(v int) *EventRuleUpdateOne {
+	_u.mutation.ResetReissueSeconds()
+	_u.mutation.SetReissueSeconds(v)
+	return _u
+}
+
+// SetNillableReissueSeconds sets the "reissue_seconds" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableReissueSeconds(v *int) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetReissueSeconds(*v)
+	}
+	return _u
+}
+
+// AddReissueSeconds adds value to the "reissue_seconds" field.
+func (_u *EventRuleUpdateOne) AddReissueSeconds(v int) *EventRuleUpdateOne {
+	_u.mutation.AddReissueSeconds(v)
+	return _u
+}
+
+// SetGroupBy sets the "group_by" field.
+func (_u *EventRuleUpdateOne) SetGroupBy(v []string) *EventRuleUpdateOne {
+	_u.mutation.SetGroupBy(v)
+	return _u
+}
+
+// AppendGroupBy appends value to the "group_by" field.
+func (_u *EventRuleUpdateOne) AppendGroupBy(v []string) *EventRuleUpdateOne {
+	_u.mutation.AppendGroupBy(v)
+	return _u
+}
+
+// ClearGroupBy clears the value of the "group_by" field.
+func (_u *EventRuleUpdateOne) ClearGroupBy() *EventRuleUpdateOne {
+	_u.mutation.ClearGroupBy()
+	return _u
+}
+
+// SetGroupIntervalSeconds sets the "group_interval_seconds" field.
+func (_u *EventRuleUpdateOne) SetGroupIntervalSeconds(v int) *EventRuleUpdateOne {
+	_u.mutation.ResetGroupIntervalSeconds()
+	_u.mutation.SetGroupIntervalSeconds(v)
+	return _u
+}
+
+// SetNillableGroupIntervalSeconds sets the "group_interval_seconds" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableGroupIntervalSeconds(v *int) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetGroupIntervalSeconds(*v)
+	}
+	return _u
+}
+
+// AddGroupIntervalSeconds adds value to the "group_interval_seconds" field.
+func (_u *EventRuleUpdateOne) AddGroupIntervalSeconds(v int) *EventRuleUpdateOne {
+	_u.mutation.AddGroupIntervalSeconds(v)
+	return _u
+}
+
+// SetHookSecret sets the "hook_secret" field.
+func (_u *EventRuleUpdateOne) SetHookSecret(v string) *EventRuleUpdateOne {
+	_u.mutation.SetHookSecret(v)
+	return _u
+}
+
+// SetNillableHookSecret sets the "hook_secret" field if the given value is not nil.
+func (_u *EventRuleUpdateOne) SetNillableHookSecret(v *string) *EventRuleUpdateOne {
+	if v != nil {
+		_u.SetHookSecret(*v)
+	}
+	return _u
+}
+
+// ClearHookSecret clears the value of the "hook_secret" field.
+func (_u *EventRuleUpdateOne) ClearHookSecret() *EventRuleUpdateOne {
+	_u.mutation.ClearHookSecret()
+	return _u
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_u *EventRuleUpdateOne) AddDeliveryIDs(ids ...int) *EventRuleUpdateOne {
+	_u.mutation.AddDeliveryIDs(ids...)
+	return _u
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_u *EventRuleUpdateOne) AddDeliveries(v ...*HookDelivery) *EventRuleUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddDeliveryIDs(ids...)
+}
+
 // Mutation returns the EventRuleMutation object of the builder.
 func (_u *EventRuleUpdateOne) Mutation() *EventRuleMutation {
 	return _u.mutation
+}
+
+// ClearDeliveries clears all "deliveries" edges to the HookDelivery entity.
+func (_u *EventRuleUpdateOne) ClearDeliveries() *EventRuleUpdateOne {
+	_u.mutation.ClearDeliveries()
+	return _u
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to HookDelivery entities by IDs.
+func (_u *EventRuleUpdateOne) RemoveDeliveryIDs(ids ...int) *EventRuleUpdateOne {
+	_u.mutation.RemoveDeliveryIDs(ids...)
+	return _u
+}
+
+// RemoveDeliveries removes "deliveries" edges to HookDelivery entities.
+func (_u *EventRuleUpdateOne) RemoveDeliveries(v ...*HookDelivery) *EventRuleUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveDeliveryIDs(ids...)
 }
 
 // Where appends a list predicates to the EventRuleUpdate builder.
@@ -748,6 +1304,51 @@ func (_u *EventRuleUpdateOne) check() error {
 			return &ValidationError{Name: "aggregate_window_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.aggregate_window_seconds": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.NodePattern(); ok {
+		if err := eventrule.NodePatternValidator(v); err != nil {
+			return &ValidationError{Name: "node_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.node_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.HostPattern(); ok {
+		if err := eventrule.HostPatternValidator(v); err != nil {
+			return &ValidationError{Name: "host_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.host_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RackPattern(); ok {
+		if err := eventrule.RackPatternValidator(v); err != nil {
+			return &ValidationError{Name: "rack_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.rack_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ClusterPattern(); ok {
+		if err := eventrule.ClusterPatternValidator(v); err != nil {
+			return &ValidationError{Name: "cluster_pattern", err: fmt.Errorf(`ent: validator failed for field "EventRule.cluster_pattern": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LabelMatchers(); ok {
+		if err := v.Validate(); err != nil {
+			return &ValidationError{Name: "label_matchers", err: fmt.Errorf(`ent: validator failed for field "EventRule.label_matchers": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Occurrences(); ok {
+		if err := eventrule.OccurrencesValidator(v); err != nil {
+			return &ValidationError{Name: "occurrences", err: fmt.Errorf(`ent: validator failed for field "EventRule.occurrences": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReissueSeconds(); ok {
+		if err := eventrule.ReissueSecondsValidator(v); err != nil {
+			return &ValidationError{Name: "reissue_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.reissue_seconds": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.GroupIntervalSeconds(); ok {
+		if err := eventrule.GroupIntervalSecondsValidator(v); err != nil {
+			return &ValidationError{Name: "group_interval_seconds", err: fmt.Errorf(`ent: validator failed for field "EventRule.group_interval_seconds": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.HookSecret(); ok {
+		if err := eventrule.HookSecretValidator(v); err != nil {
+			return &ValidationError{Name: "hook_secret", err: fmt.Errorf(`ent: validator failed for field "EventRule.hook_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -842,6 +1443,104 @@ func (_u *EventRuleUpdateOne) sqlSave(ctx context.Context) (_node *EventRule, er
 	}
 	if value, ok := _u.mutation.Enabled(); ok {
 		_spec.SetField(eventrule.FieldEnabled, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.NodePattern(); ok {
+		_spec.SetField(eventrule.FieldNodePattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HostPattern(); ok {
+		_spec.SetField(eventrule.FieldHostPattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.RackPattern(); ok {
+		_spec.SetField(eventrule.FieldRackPattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ClusterPattern(); ok {
+		_spec.SetField(eventrule.FieldClusterPattern, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.LabelMatchers(); ok {
+		_spec.SetField(eventrule.FieldLabelMatchers, field.TypeJSON, value)
+	}
+	if _u.mutation.LabelMatchersCleared() {
+		_spec.ClearField(eventrule.FieldLabelMatchers, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Occurrences(); ok {
+		_spec.SetField(eventrule.FieldOccurrences, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedOccurrences(); ok {
+		_spec.AddField(eventrule.FieldOccurrences, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ReissueSeconds(); ok {
+		_spec.SetField(eventrule.FieldReissueSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReissueSeconds(); ok {
+		_spec.AddField(eventrule.FieldReissueSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.GroupBy(); ok {
+		_spec.SetField(eventrule.FieldGroupBy, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGroupBy(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, eventrule.FieldGroupBy, value)
+		})
+	}
+	if _u.mutation.GroupByCleared() {
+		_spec.ClearField(eventrule.FieldGroupBy, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.GroupIntervalSeconds(); ok {
+		_spec.SetField(eventrule.FieldGroupIntervalSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedGroupIntervalSeconds(); ok {
+		_spec.AddField(eventrule.FieldGroupIntervalSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.HookSecret(); ok {
+		_spec.SetField(eventrule.FieldHookSecret, field.TypeString, value)
+	}
+	if _u.mutation.HookSecretCleared() {
+		_spec.ClearField(eventrule.FieldHookSecret, field.TypeString)
+	}
+	if _u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedDeliveriesIDs(); len(nodes) > 0 && !_u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   eventrule.DeliveriesTable,
+			Columns: []string{eventrule.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &EventRule{config: _u.config}

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -23,11 +24,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -47,6 +50,8 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -254,6 +259,128 @@ func (_q *AlertQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 			}
 			_q.withHost = query
 
+		case "rack":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&RackClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, rackImplementors)...); err != nil {
+				return err
+			}
+			_q.withRack = query
+
+		case "powerZone":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&PowerZoneClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, powerzoneImplementors)...); err != nil {
+				return err
+			}
+			_q.withPowerZone = query
+
+		case "suppressedBy":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AlertClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, alertImplementors)...); err != nil {
+				return err
+			}
+			_q.withSuppressedBy = query
+
+		case "suppresses":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AlertClient{config: _q.config}).Query()
+			)
+			args := newAlertPaginateArgs(fieldArgs(ctx, new(AlertWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newAlertPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Alert) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"alert_suppresses"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(alert.SuppressesColumn), ids...))
+						})
+						if err := query.GroupBy(alert.SuppressesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Alert) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Suppresses)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, alertImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(alert.SuppressesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedSuppresses(alias, func(wq *AlertQuery) {
+				*wq = *query
+			})
+
 		case "events":
 			var (
 				alias = field.Alias
@@ -297,10 +424,10 @@ func (_q *AlertQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[2] == nil {
-								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[2][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -308,10 +435,10 @@ func (_q *AlertQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Alert) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Events)
-							if nodes[i].Edges.totalCount[2] == nil {
-								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[2][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -340,6 +467,95 @@ func (_q *AlertQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 				query = pager.applyOrder(query)
 			}
 			_q.WithNamedEvents(alias, func(wq *EventQuery) {
+				*wq = *query
+			})
+
+		case "deliveries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&HookDeliveryClient{config: _q.config}).Query()
+			)
+			args := newHookDeliveryPaginateArgs(fieldArgs(ctx, new(HookDeliveryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newHookDeliveryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Alert) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"alert_deliveries"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(alert.DeliveriesColumn), ids...))
+						})
+						if err := query.GroupBy(alert.DeliveriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[7][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Alert) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Deliveries)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[7][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, hookdeliveryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(alert.DeliveriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedDeliveries(alias, func(wq *HookDeliveryQuery) {
 				*wq = *query
 			})
 		case "createdAt":
@@ -401,6 +617,26 @@ func (_q *AlertQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 			if _, ok := fieldSeen[alert.FieldClosedBy]; !ok {
 				selectedFields = append(selectedFields, alert.FieldClosedBy)
 				fieldSeen[alert.FieldClosedBy] = struct{}{}
+			}
+		case "acknowledgedAt":
+			if _, ok := fieldSeen[alert.FieldAcknowledgedAt]; !ok {
+				selectedFields = append(selectedFields, alert.FieldAcknowledgedAt)
+				fieldSeen[alert.FieldAcknowledgedAt] = struct{}{}
+			}
+		case "acknowledgedBy":
+			if _, ok := fieldSeen[alert.FieldAcknowledgedBy]; !ok {
+				selectedFields = append(selectedFields, alert.FieldAcknowledgedBy)
+				fieldSeen[alert.FieldAcknowledgedBy] = struct{}{}
+			}
+		case "labels":
+			if _, ok := fieldSeen[alert.FieldLabels]; !ok {
+				selectedFields = append(selectedFields, alert.FieldLabels)
+				fieldSeen[alert.FieldLabels] = struct{}{}
+			}
+		case "source":
+			if _, ok := fieldSeen[alert.FieldSource]; !ok {
+				selectedFields = append(selectedFields, alert.FieldSource)
+				fieldSeen[alert.FieldSource] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -558,6 +794,11 @@ func (_q *AssignmentQuery) collectField(ctx context.Context, oneNode bool, opCtx
 			if _, ok := fieldSeen[assignment.FieldVMID]; !ok {
 				selectedFields = append(selectedFields, assignment.FieldVMID)
 				fieldSeen[assignment.FieldVMID] = struct{}{}
+			}
+		case "configDrive":
+			if _, ok := fieldSeen[assignment.FieldConfigDrive]; !ok {
+				selectedFields = append(selectedFields, assignment.FieldConfigDrive)
+				fieldSeen[assignment.FieldConfigDrive] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -892,6 +1133,95 @@ func (_q *AvailabilityZoneQuery) collectField(ctx context.Context, oneNode bool,
 			_q.WithNamedNodes(alias, func(wq *ComputeNodeQuery) {
 				*wq = *query
 			})
+
+		case "virtualMachines":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&VirtualMachineClient{config: _q.config}).Query()
+			)
+			args := newVirtualMachinePaginateArgs(fieldArgs(ctx, new(VirtualMachineWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newVirtualMachinePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*AvailabilityZone) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"availability_zone_virtual_machines"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(availabilityzone.VirtualMachinesColumn), ids...))
+						})
+						if err := query.GroupBy(availabilityzone.VirtualMachinesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*AvailabilityZone) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.VirtualMachines)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, virtualmachineImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(availabilityzone.VirtualMachinesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedVirtualMachines(alias, func(wq *VirtualMachineQuery) {
+				*wq = *query
+			})
 		case "createdAt":
 			if _, ok := fieldSeen[availabilityzone.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, availabilityzone.FieldCreatedAt)
@@ -971,6 +1301,417 @@ func newAvailabilityZonePaginateArgs(rv map[string]any) *availabilityzonePaginat
 	}
 	if v, ok := rv[whereField].(*AvailabilityZoneWhereInput); ok {
 		args.opts = append(args.opts, WithAvailabilityZoneFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *CheckQuery) CollectFields(ctx context.Context, satisfies ...string) (*CheckQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *CheckQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(check.Columns))
+		selectedFields = []string{check.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "nodes":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ComputeNodeClient{config: _q.config}).Query()
+			)
+			args := newComputeNodePaginateArgs(fieldArgs(ctx, new(ComputeNodeWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newComputeNodePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Check) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"check_nodes"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(check.NodesColumn), ids...))
+						})
+						if err := query.GroupBy(check.NodesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Check) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Nodes)
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, computenodeImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(check.NodesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedNodes(alias, func(wq *ComputeNodeQuery) {
+				*wq = *query
+			})
+
+		case "clusters":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ClusterClient{config: _q.config}).Query()
+			)
+			args := newClusterPaginateArgs(fieldArgs(ctx, new(ClusterWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newClusterPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Check) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"check_clusters"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(check.ClustersColumn), ids...))
+						})
+						if err := query.GroupBy(check.ClustersColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Check) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Clusters)
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, clusterImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(check.ClustersColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedClusters(alias, func(wq *ClusterQuery) {
+				*wq = *query
+			})
+
+		case "events":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&EventClient{config: _q.config}).Query()
+			)
+			args := newEventPaginateArgs(fieldArgs(ctx, new(EventWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newEventPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Check) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"check_events"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(check.EventsColumn), ids...))
+						})
+						if err := query.GroupBy(check.EventsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Check) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Events)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, eventImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(check.EventsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedEvents(alias, func(wq *EventQuery) {
+				*wq = *query
+			})
+		case "createdAt":
+			if _, ok := fieldSeen[check.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, check.FieldCreatedAt)
+				fieldSeen[check.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[check.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, check.FieldUpdatedAt)
+				fieldSeen[check.FieldUpdatedAt] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[check.FieldName]; !ok {
+				selectedFields = append(selectedFields, check.FieldName)
+				fieldSeen[check.FieldName] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[check.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, check.FieldDescription)
+				fieldSeen[check.FieldDescription] = struct{}{}
+			}
+		case "builtin":
+			if _, ok := fieldSeen[check.FieldBuiltin]; !ok {
+				selectedFields = append(selectedFields, check.FieldBuiltin)
+				fieldSeen[check.FieldBuiltin] = struct{}{}
+			}
+		case "command":
+			if _, ok := fieldSeen[check.FieldCommand]; !ok {
+				selectedFields = append(selectedFields, check.FieldCommand)
+				fieldSeen[check.FieldCommand] = struct{}{}
+			}
+		case "intervalSeconds":
+			if _, ok := fieldSeen[check.FieldIntervalSeconds]; !ok {
+				selectedFields = append(selectedFields, check.FieldIntervalSeconds)
+				fieldSeen[check.FieldIntervalSeconds] = struct{}{}
+			}
+		case "timeoutSeconds":
+			if _, ok := fieldSeen[check.FieldTimeoutSeconds]; !ok {
+				selectedFields = append(selectedFields, check.FieldTimeoutSeconds)
+				fieldSeen[check.FieldTimeoutSeconds] = struct{}{}
+			}
+		case "occurrences":
+			if _, ok := fieldSeen[check.FieldOccurrences]; !ok {
+				selectedFields = append(selectedFields, check.FieldOccurrences)
+				fieldSeen[check.FieldOccurrences] = struct{}{}
+			}
+		case "reissueDurationSeconds":
+			if _, ok := fieldSeen[check.FieldReissueDurationSeconds]; !ok {
+				selectedFields = append(selectedFields, check.FieldReissueDurationSeconds)
+				fieldSeen[check.FieldReissueDurationSeconds] = struct{}{}
+			}
+		case "labelSelector":
+			if _, ok := fieldSeen[check.FieldLabelSelector]; !ok {
+				selectedFields = append(selectedFields, check.FieldLabelSelector)
+				fieldSeen[check.FieldLabelSelector] = struct{}{}
+			}
+		case "enabled":
+			if _, ok := fieldSeen[check.FieldEnabled]; !ok {
+				selectedFields = append(selectedFields, check.FieldEnabled)
+				fieldSeen[check.FieldEnabled] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type checkPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []CheckPaginateOption
+}
+
+func newCheckPaginateArgs(rv map[string]any) *checkPaginateArgs {
+	args := &checkPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &CheckOrder{Field: &CheckOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithCheckOrder(order))
+			}
+		case *CheckOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithCheckOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*CheckWhereInput); ok {
+		args.opts = append(args.opts, WithCheckFilter(v.Filter))
 	}
 	return args
 }
@@ -1197,6 +1938,95 @@ func (_q *ClusterQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				*wq = *query
 			})
 
+		case "events":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&EventClient{config: _q.config}).Query()
+			)
+			args := newEventPaginateArgs(fieldArgs(ctx, new(EventWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newEventPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Cluster) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"cluster_events"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(cluster.EventsColumn), ids...))
+						})
+						if err := query.GroupBy(cluster.EventsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[4][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Cluster) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Events)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[4][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, eventImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(cluster.EventsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedEvents(alias, func(wq *EventQuery) {
+				*wq = *query
+			})
+
 		case "maintainers":
 			var (
 				alias = field.Alias
@@ -1244,10 +2074,10 @@ func (_q *ClusterQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -1255,10 +2085,10 @@ func (_q *ClusterQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Cluster) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Maintainers)
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -1337,10 +2167,10 @@ func (_q *ClusterQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -1348,10 +2178,10 @@ func (_q *ClusterQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Cluster) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.MaintainerGroups)
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -3366,6 +4196,28 @@ func (_q *EventQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 				return err
 			}
 			_q.withAlert = query
+
+		case "check":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CheckClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, checkImplementors)...); err != nil {
+				return err
+			}
+			_q.withCheck = query
+
+		case "cluster":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ClusterClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, clusterImplementors)...); err != nil {
+				return err
+			}
+			_q.withCluster = query
 		case "createdAt":
 			if _, ok := fieldSeen[event.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, event.FieldCreatedAt)
@@ -3420,6 +4272,21 @@ func (_q *EventQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 			if _, ok := fieldSeen[event.FieldLastSeenAt]; !ok {
 				selectedFields = append(selectedFields, event.FieldLastSeenAt)
 				fieldSeen[event.FieldLastSeenAt] = struct{}{}
+			}
+		case "labels":
+			if _, ok := fieldSeen[event.FieldLabels]; !ok {
+				selectedFields = append(selectedFields, event.FieldLabels)
+				fieldSeen[event.FieldLabels] = struct{}{}
+			}
+		case "processedAt":
+			if _, ok := fieldSeen[event.FieldProcessedAt]; !ok {
+				selectedFields = append(selectedFields, event.FieldProcessedAt)
+				fieldSeen[event.FieldProcessedAt] = struct{}{}
+			}
+		case "outcome":
+			if _, ok := fieldSeen[event.FieldOutcome]; !ok {
+				selectedFields = append(selectedFields, event.FieldOutcome)
+				fieldSeen[event.FieldOutcome] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -3505,6 +4372,95 @@ func (_q *EventRuleQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 	)
 	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
 		switch field.Name {
+
+		case "deliveries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&HookDeliveryClient{config: _q.config}).Query()
+			)
+			args := newHookDeliveryPaginateArgs(fieldArgs(ctx, new(HookDeliveryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newHookDeliveryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*EventRule) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"event_rule_deliveries"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(eventrule.DeliveriesColumn), ids...))
+						})
+						if err := query.GroupBy(eventrule.DeliveriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*EventRule) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Deliveries)
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, hookdeliveryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(eventrule.DeliveriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedDeliveries(alias, func(wq *HookDeliveryQuery) {
+				*wq = *query
+			})
 		case "createdAt":
 			if _, ok := fieldSeen[eventrule.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, eventrule.FieldCreatedAt)
@@ -3569,6 +4525,51 @@ func (_q *EventRuleQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 			if _, ok := fieldSeen[eventrule.FieldEnabled]; !ok {
 				selectedFields = append(selectedFields, eventrule.FieldEnabled)
 				fieldSeen[eventrule.FieldEnabled] = struct{}{}
+			}
+		case "nodePattern":
+			if _, ok := fieldSeen[eventrule.FieldNodePattern]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldNodePattern)
+				fieldSeen[eventrule.FieldNodePattern] = struct{}{}
+			}
+		case "hostPattern":
+			if _, ok := fieldSeen[eventrule.FieldHostPattern]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldHostPattern)
+				fieldSeen[eventrule.FieldHostPattern] = struct{}{}
+			}
+		case "rackPattern":
+			if _, ok := fieldSeen[eventrule.FieldRackPattern]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldRackPattern)
+				fieldSeen[eventrule.FieldRackPattern] = struct{}{}
+			}
+		case "clusterPattern":
+			if _, ok := fieldSeen[eventrule.FieldClusterPattern]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldClusterPattern)
+				fieldSeen[eventrule.FieldClusterPattern] = struct{}{}
+			}
+		case "labelMatchers":
+			if _, ok := fieldSeen[eventrule.FieldLabelMatchers]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldLabelMatchers)
+				fieldSeen[eventrule.FieldLabelMatchers] = struct{}{}
+			}
+		case "occurrences":
+			if _, ok := fieldSeen[eventrule.FieldOccurrences]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldOccurrences)
+				fieldSeen[eventrule.FieldOccurrences] = struct{}{}
+			}
+		case "reissueSeconds":
+			if _, ok := fieldSeen[eventrule.FieldReissueSeconds]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldReissueSeconds)
+				fieldSeen[eventrule.FieldReissueSeconds] = struct{}{}
+			}
+		case "groupBy":
+			if _, ok := fieldSeen[eventrule.FieldGroupBy]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldGroupBy)
+				fieldSeen[eventrule.FieldGroupBy] = struct{}{}
+			}
+		case "groupIntervalSeconds":
+			if _, ok := fieldSeen[eventrule.FieldGroupIntervalSeconds]; !ok {
+				selectedFields = append(selectedFields, eventrule.FieldGroupIntervalSeconds)
+				fieldSeen[eventrule.FieldGroupIntervalSeconds] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -4415,6 +5416,178 @@ func newGlobalServicePaginateArgs(rv map[string]any) *globalservicePaginateArgs 
 	}
 	if v, ok := rv[whereField].(*GlobalServiceWhereInput); ok {
 		args.opts = append(args.opts, WithGlobalServiceFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *HookDeliveryQuery) CollectFields(ctx context.Context, satisfies ...string) (*HookDeliveryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *HookDeliveryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(hookdelivery.Columns))
+		selectedFields = []string{hookdelivery.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "rule":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&EventRuleClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, eventruleImplementors)...); err != nil {
+				return err
+			}
+			_q.withRule = query
+
+		case "alert":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AlertClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, alertImplementors)...); err != nil {
+				return err
+			}
+			_q.withAlert = query
+
+		case "maintainerGroup":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&MaintainerGroupClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, maintainergroupImplementors)...); err != nil {
+				return err
+			}
+			_q.withMaintainerGroup = query
+		case "createdAt":
+			if _, ok := fieldSeen[hookdelivery.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldCreatedAt)
+				fieldSeen[hookdelivery.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[hookdelivery.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldUpdatedAt)
+				fieldSeen[hookdelivery.FieldUpdatedAt] = struct{}{}
+			}
+		case "url":
+			if _, ok := fieldSeen[hookdelivery.FieldURL]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldURL)
+				fieldSeen[hookdelivery.FieldURL] = struct{}{}
+			}
+		case "idempotencyKey":
+			if _, ok := fieldSeen[hookdelivery.FieldIdempotencyKey]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldIdempotencyKey)
+				fieldSeen[hookdelivery.FieldIdempotencyKey] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[hookdelivery.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldStatus)
+				fieldSeen[hookdelivery.FieldStatus] = struct{}{}
+			}
+		case "attempts":
+			if _, ok := fieldSeen[hookdelivery.FieldAttempts]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldAttempts)
+				fieldSeen[hookdelivery.FieldAttempts] = struct{}{}
+			}
+		case "responseStatus":
+			if _, ok := fieldSeen[hookdelivery.FieldResponseStatus]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldResponseStatus)
+				fieldSeen[hookdelivery.FieldResponseStatus] = struct{}{}
+			}
+		case "lastError":
+			if _, ok := fieldSeen[hookdelivery.FieldLastError]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldLastError)
+				fieldSeen[hookdelivery.FieldLastError] = struct{}{}
+			}
+		case "payload":
+			if _, ok := fieldSeen[hookdelivery.FieldPayload]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldPayload)
+				fieldSeen[hookdelivery.FieldPayload] = struct{}{}
+			}
+		case "deliveredAt":
+			if _, ok := fieldSeen[hookdelivery.FieldDeliveredAt]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldDeliveredAt)
+				fieldSeen[hookdelivery.FieldDeliveredAt] = struct{}{}
+			}
+		case "lastAttemptAt":
+			if _, ok := fieldSeen[hookdelivery.FieldLastAttemptAt]; !ok {
+				selectedFields = append(selectedFields, hookdelivery.FieldLastAttemptAt)
+				fieldSeen[hookdelivery.FieldLastAttemptAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type hookdeliveryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []HookDeliveryPaginateOption
+}
+
+func newHookDeliveryPaginateArgs(rv map[string]any) *hookdeliveryPaginateArgs {
+	args := &hookdeliveryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &HookDeliveryOrder{Field: &HookDeliveryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithHookDeliveryOrder(order))
+			}
+		case *HookDeliveryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithHookDeliveryOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*HookDeliveryWhereInput); ok {
+		args.opts = append(args.opts, WithHookDeliveryFilter(v.Filter))
 	}
 	return args
 }
@@ -6139,6 +7312,16 @@ func (_q *ImageQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 				selectedFields = append(selectedFields, image.FieldStatus)
 				fieldSeen[image.FieldStatus] = struct{}{}
 			}
+		case "statusReason":
+			if _, ok := fieldSeen[image.FieldStatusReason]; !ok {
+				selectedFields = append(selectedFields, image.FieldStatusReason)
+				fieldSeen[image.FieldStatusReason] = struct{}{}
+			}
+		case "sizeBytes":
+			if _, ok := fieldSeen[image.FieldSizeBytes]; !ok {
+				selectedFields = append(selectedFields, image.FieldSizeBytes)
+				fieldSeen[image.FieldSizeBytes] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:
@@ -6198,6 +7381,142 @@ func newImagePaginateArgs(rv map[string]any) *imagePaginateArgs {
 	}
 	if v, ok := rv[whereField].(*ImageWhereInput); ok {
 		args.opts = append(args.opts, WithImageFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *JoinTokenQuery) CollectFields(ctx context.Context, satisfies ...string) (*JoinTokenQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *JoinTokenQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(jointoken.Columns))
+		selectedFields = []string{jointoken.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "cluster":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ClusterClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, clusterImplementors)...); err != nil {
+				return err
+			}
+			_q.withCluster = query
+
+		case "node":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ComputeNodeClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, computenodeImplementors)...); err != nil {
+				return err
+			}
+			_q.withNode = query
+		case "createdAt":
+			if _, ok := fieldSeen[jointoken.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, jointoken.FieldCreatedAt)
+				fieldSeen[jointoken.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[jointoken.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, jointoken.FieldUpdatedAt)
+				fieldSeen[jointoken.FieldUpdatedAt] = struct{}{}
+			}
+		case "prefix":
+			if _, ok := fieldSeen[jointoken.FieldPrefix]; !ok {
+				selectedFields = append(selectedFields, jointoken.FieldPrefix)
+				fieldSeen[jointoken.FieldPrefix] = struct{}{}
+			}
+		case "nodeName":
+			if _, ok := fieldSeen[jointoken.FieldNodeName]; !ok {
+				selectedFields = append(selectedFields, jointoken.FieldNodeName)
+				fieldSeen[jointoken.FieldNodeName] = struct{}{}
+			}
+		case "expiresAt":
+			if _, ok := fieldSeen[jointoken.FieldExpiresAt]; !ok {
+				selectedFields = append(selectedFields, jointoken.FieldExpiresAt)
+				fieldSeen[jointoken.FieldExpiresAt] = struct{}{}
+			}
+		case "usedAt":
+			if _, ok := fieldSeen[jointoken.FieldUsedAt]; !ok {
+				selectedFields = append(selectedFields, jointoken.FieldUsedAt)
+				fieldSeen[jointoken.FieldUsedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type jointokenPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []JoinTokenPaginateOption
+}
+
+func newJoinTokenPaginateArgs(rv map[string]any) *jointokenPaginateArgs {
+	args := &jointokenPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &JoinTokenOrder{Field: &JoinTokenOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithJoinTokenOrder(order))
+			}
+		case *JoinTokenOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithJoinTokenOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*JoinTokenWhereInput); ok {
+		args.opts = append(args.opts, WithJoinTokenFilter(v.Filter))
 	}
 	return args
 }
@@ -6868,6 +8187,11 @@ func (_q *LoadBalancerQuery) collectField(ctx context.Context, oneNode bool, opC
 			if _, ok := fieldSeen[loadbalancer.FieldStatus]; !ok {
 				selectedFields = append(selectedFields, loadbalancer.FieldStatus)
 				fieldSeen[loadbalancer.FieldStatus] = struct{}{}
+			}
+		case "statusReason":
+			if _, ok := fieldSeen[loadbalancer.FieldStatusReason]; !ok {
+				selectedFields = append(selectedFields, loadbalancer.FieldStatusReason)
+				fieldSeen[loadbalancer.FieldStatusReason] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -8012,6 +9336,95 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 				*wq = *query
 			})
 
+		case "deliveries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&HookDeliveryClient{config: _q.config}).Query()
+			)
+			args := newHookDeliveryPaginateArgs(fieldArgs(ctx, new(HookDeliveryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newHookDeliveryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*MaintainerGroup) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"maintainer_group_deliveries"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(maintainergroup.DeliveriesColumn), ids...))
+						})
+						if err := query.GroupBy(maintainergroup.DeliveriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*MaintainerGroup) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Deliveries)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, hookdeliveryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(maintainergroup.DeliveriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedDeliveries(alias, func(wq *HookDeliveryQuery) {
+				*wq = *query
+			})
+
 		case "hosts":
 			var (
 				alias = field.Alias
@@ -8059,10 +9472,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[2] == nil {
-								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[2][alias] = n
+							nodes[i].Edges.totalCount[3][alias] = n
 						}
 						return nil
 					})
@@ -8070,10 +9483,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*MaintainerGroup) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Hosts)
-							if nodes[i].Edges.totalCount[2] == nil {
-								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[2][alias] = n
+							nodes[i].Edges.totalCount[3][alias] = n
 						}
 						return nil
 					})
@@ -8152,10 +9565,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[3] == nil {
-								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[3][alias] = n
+							nodes[i].Edges.totalCount[4][alias] = n
 						}
 						return nil
 					})
@@ -8163,10 +9576,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*MaintainerGroup) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Racks)
-							if nodes[i].Edges.totalCount[3] == nil {
-								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[3][alias] = n
+							nodes[i].Edges.totalCount[4][alias] = n
 						}
 						return nil
 					})
@@ -8245,10 +9658,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -8256,10 +9669,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*MaintainerGroup) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Nodes)
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[5][alias] = n
 						}
 						return nil
 					})
@@ -8338,10 +9751,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -8349,10 +9762,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*MaintainerGroup) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Clusters)
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -8431,10 +9844,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[6] == nil {
-								nodes[i].Edges.totalCount[6] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[6][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -8442,10 +9855,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*MaintainerGroup) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.VirtualMachines)
-							if nodes[i].Edges.totalCount[6] == nil {
-								nodes[i].Edges.totalCount[6] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[6][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -8524,10 +9937,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[7] == nil {
-								nodes[i].Edges.totalCount[7] = make(map[string]int)
+							if nodes[i].Edges.totalCount[8] == nil {
+								nodes[i].Edges.totalCount[8] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[7][alias] = n
+							nodes[i].Edges.totalCount[8][alias] = n
 						}
 						return nil
 					})
@@ -8535,10 +9948,10 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*MaintainerGroup) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.KubernetesClusters)
-							if nodes[i].Edges.totalCount[7] == nil {
-								nodes[i].Edges.totalCount[7] = make(map[string]int)
+							if nodes[i].Edges.totalCount[8] == nil {
+								nodes[i].Edges.totalCount[8] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[7][alias] = n
+							nodes[i].Edges.totalCount[8][alias] = n
 						}
 						return nil
 					})
@@ -8593,6 +10006,11 @@ func (_q *MaintainerGroupQuery) collectField(ctx context.Context, oneNode bool, 
 			if _, ok := fieldSeen[maintainergroup.FieldStatus]; !ok {
 				selectedFields = append(selectedFields, maintainergroup.FieldStatus)
 				fieldSeen[maintainergroup.FieldStatus] = struct{}{}
+			}
+		case "webhookURL":
+			if _, ok := fieldSeen[maintainergroup.FieldWebhookURL]; !ok {
+				selectedFields = append(selectedFields, maintainergroup.FieldWebhookURL)
+				fieldSeen[maintainergroup.FieldWebhookURL] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -9343,6 +10761,11 @@ func (_q *NetworkQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 			if _, ok := fieldSeen[network.FieldPurpose]; !ok {
 				selectedFields = append(selectedFields, network.FieldPurpose)
 				fieldSeen[network.FieldPurpose] = struct{}{}
+			}
+		case "dnsServers":
+			if _, ok := fieldSeen[network.FieldDNSServers]; !ok {
+				selectedFields = append(selectedFields, network.FieldDNSServers)
+				fieldSeen[network.FieldDNSServers] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -10523,6 +11946,95 @@ func (_q *PowerZoneQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 			_q.WithNamedHosts(alias, func(wq *HostQuery) {
 				*wq = *query
 			})
+
+		case "alerts":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AlertClient{config: _q.config}).Query()
+			)
+			args := newAlertPaginateArgs(fieldArgs(ctx, new(AlertWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newAlertPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*PowerZone) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"power_zone_alerts"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(powerzone.AlertsColumn), ids...))
+						})
+						if err := query.GroupBy(powerzone.AlertsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*PowerZone) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Alerts)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, alertImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(powerzone.AlertsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedAlerts(alias, func(wq *AlertQuery) {
+				*wq = *query
+			})
 		case "createdAt":
 			if _, ok := fieldSeen[powerzone.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, powerzone.FieldCreatedAt)
@@ -11213,6 +12725,95 @@ func (_q *RackQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				*wq = *query
 			})
 
+		case "alerts":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AlertClient{config: _q.config}).Query()
+			)
+			args := newAlertPaginateArgs(fieldArgs(ctx, new(AlertWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newAlertPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Rack) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"rack_alerts"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(rack.AlertsColumn), ids...))
+						})
+						if err := query.GroupBy(rack.AlertsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Rack) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Alerts)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, alertImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(rack.AlertsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedAlerts(alias, func(wq *AlertQuery) {
+				*wq = *query
+			})
+
 		case "maintainers":
 			var (
 				alias = field.Alias
@@ -11260,10 +12861,10 @@ func (_q *RackQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -11271,10 +12872,10 @@ func (_q *RackQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Rack) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Maintainers)
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -11353,10 +12954,10 @@ func (_q *RackQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[6] == nil {
-								nodes[i].Edges.totalCount[6] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[6][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -11364,10 +12965,10 @@ func (_q *RackQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Rack) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.MaintainerGroups)
-							if nodes[i].Edges.totalCount[6] == nil {
-								nodes[i].Edges.totalCount[6] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[6][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -12525,6 +14126,19 @@ func (_q *RegionServiceQuery) collectField(ctx context.Context, oneNode bool, op
 			}
 			_q.withLoadBalancer = query
 
+		case "networks":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&NetworkClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, networkImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedNetworks(alias, func(wq *NetworkQuery) {
+				*wq = *query
+			})
+
 		case "virtualMachines":
 			var (
 				alias = field.Alias
@@ -12568,10 +14182,10 @@ func (_q *RegionServiceQuery) collectField(ctx context.Context, oneNode bool, op
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[6] == nil {
-								nodes[i].Edges.totalCount[6] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[6][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -12579,10 +14193,10 @@ func (_q *RegionServiceQuery) collectField(ctx context.Context, oneNode bool, op
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*RegionService) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.VirtualMachines)
-							if nodes[i].Edges.totalCount[6] == nil {
-								nodes[i].Edges.totalCount[6] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[6][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -12647,6 +14261,11 @@ func (_q *RegionServiceQuery) collectField(ctx context.Context, oneNode bool, op
 			if _, ok := fieldSeen[regionservice.FieldAllowPartial]; !ok {
 				selectedFields = append(selectedFields, regionservice.FieldAllowPartial)
 				fieldSeen[regionservice.FieldAllowPartial] = struct{}{}
+			}
+		case "loadBalanced":
+			if _, ok := fieldSeen[regionservice.FieldLoadBalanced]; !ok {
+				selectedFields = append(selectedFields, regionservice.FieldLoadBalanced)
+				fieldSeen[regionservice.FieldLoadBalanced] = struct{}{}
 			}
 		case "status":
 			if _, ok := fieldSeen[regionservice.FieldStatus]; !ok {
@@ -12869,6 +14488,235 @@ func newRoleBindingPaginateArgs(rv map[string]any) *rolebindingPaginateArgs {
 }
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *SSHKeyQuery) CollectFields(ctx context.Context, satisfies ...string) (*SSHKeyQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *SSHKeyQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(sshkey.Columns))
+		selectedFields = []string{sshkey.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "tenant":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&TenantClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, tenantImplementors)...); err != nil {
+				return err
+			}
+			_q.withTenant = query
+
+		case "user":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&UserClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, userImplementors)...); err != nil {
+				return err
+			}
+			_q.withUser = query
+
+		case "virtualMachines":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&VirtualMachineClient{config: _q.config}).Query()
+			)
+			args := newVirtualMachinePaginateArgs(fieldArgs(ctx, new(VirtualMachineWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newVirtualMachinePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*SSHKey) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"ssh_key_id"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							joinT := sql.Table(sshkey.VirtualMachinesTable)
+							s.Join(joinT).On(s.C(virtualmachine.FieldID), joinT.C(sshkey.VirtualMachinesPrimaryKey[0]))
+							s.Where(sql.InValues(joinT.C(sshkey.VirtualMachinesPrimaryKey[1]), ids...))
+							s.Select(joinT.C(sshkey.VirtualMachinesPrimaryKey[1]), sql.Count("*"))
+							s.GroupBy(joinT.C(sshkey.VirtualMachinesPrimaryKey[1]))
+						})
+						if err := query.Select().Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*SSHKey) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.VirtualMachines)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, virtualmachineImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(sshkey.VirtualMachinesPrimaryKey[1], limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedVirtualMachines(alias, func(wq *VirtualMachineQuery) {
+				*wq = *query
+			})
+		case "createdAt":
+			if _, ok := fieldSeen[sshkey.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, sshkey.FieldCreatedAt)
+				fieldSeen[sshkey.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[sshkey.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, sshkey.FieldUpdatedAt)
+				fieldSeen[sshkey.FieldUpdatedAt] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[sshkey.FieldName]; !ok {
+				selectedFields = append(selectedFields, sshkey.FieldName)
+				fieldSeen[sshkey.FieldName] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[sshkey.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, sshkey.FieldDescription)
+				fieldSeen[sshkey.FieldDescription] = struct{}{}
+			}
+		case "publicKey":
+			if _, ok := fieldSeen[sshkey.FieldPublicKey]; !ok {
+				selectedFields = append(selectedFields, sshkey.FieldPublicKey)
+				fieldSeen[sshkey.FieldPublicKey] = struct{}{}
+			}
+		case "fingerprint":
+			if _, ok := fieldSeen[sshkey.FieldFingerprint]; !ok {
+				selectedFields = append(selectedFields, sshkey.FieldFingerprint)
+				fieldSeen[sshkey.FieldFingerprint] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type sshkeyPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []SSHKeyPaginateOption
+}
+
+func newSSHKeyPaginateArgs(rv map[string]any) *sshkeyPaginateArgs {
+	args := &sshkeyPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &SSHKeyOrder{Field: &SSHKeyOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithSSHKeyOrder(order))
+			}
+		case *SSHKeyOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithSSHKeyOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*SSHKeyWhereInput); ok {
+		args.opts = append(args.opts, WithSSHKeyFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *ServiceMeshQuery) CollectFields(ctx context.Context, satisfies ...string) (*ServiceMeshQuery, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -13067,6 +14915,140 @@ func newServiceMeshPaginateArgs(rv map[string]any) *servicemeshPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*ServiceMeshWhereInput); ok {
 		args.opts = append(args.opts, WithServiceMeshFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *SilenceQuery) CollectFields(ctx context.Context, satisfies ...string) (*SilenceQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *SilenceQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(silence.Columns))
+		selectedFields = []string{silence.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "createdAt":
+			if _, ok := fieldSeen[silence.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, silence.FieldCreatedAt)
+				fieldSeen[silence.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[silence.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, silence.FieldUpdatedAt)
+				fieldSeen[silence.FieldUpdatedAt] = struct{}{}
+			}
+		case "checkNamePattern":
+			if _, ok := fieldSeen[silence.FieldCheckNamePattern]; !ok {
+				selectedFields = append(selectedFields, silence.FieldCheckNamePattern)
+				fieldSeen[silence.FieldCheckNamePattern] = struct{}{}
+			}
+		case "nodePattern":
+			if _, ok := fieldSeen[silence.FieldNodePattern]; !ok {
+				selectedFields = append(selectedFields, silence.FieldNodePattern)
+				fieldSeen[silence.FieldNodePattern] = struct{}{}
+			}
+		case "hostPattern":
+			if _, ok := fieldSeen[silence.FieldHostPattern]; !ok {
+				selectedFields = append(selectedFields, silence.FieldHostPattern)
+				fieldSeen[silence.FieldHostPattern] = struct{}{}
+			}
+		case "labelMatchers":
+			if _, ok := fieldSeen[silence.FieldLabelMatchers]; !ok {
+				selectedFields = append(selectedFields, silence.FieldLabelMatchers)
+				fieldSeen[silence.FieldLabelMatchers] = struct{}{}
+			}
+		case "startsAt":
+			if _, ok := fieldSeen[silence.FieldStartsAt]; !ok {
+				selectedFields = append(selectedFields, silence.FieldStartsAt)
+				fieldSeen[silence.FieldStartsAt] = struct{}{}
+			}
+		case "endsAt":
+			if _, ok := fieldSeen[silence.FieldEndsAt]; !ok {
+				selectedFields = append(selectedFields, silence.FieldEndsAt)
+				fieldSeen[silence.FieldEndsAt] = struct{}{}
+			}
+		case "createdBy":
+			if _, ok := fieldSeen[silence.FieldCreatedBy]; !ok {
+				selectedFields = append(selectedFields, silence.FieldCreatedBy)
+				fieldSeen[silence.FieldCreatedBy] = struct{}{}
+			}
+		case "comment":
+			if _, ok := fieldSeen[silence.FieldComment]; !ok {
+				selectedFields = append(selectedFields, silence.FieldComment)
+				fieldSeen[silence.FieldComment] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type silencePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []SilencePaginateOption
+}
+
+func newSilencePaginateArgs(rv map[string]any) *silencePaginateArgs {
+	args := &silencePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &SilenceOrder{Field: &SilenceOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithSilenceOrder(order))
+			}
+		case *SilenceOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithSilenceOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*SilenceWhereInput); ok {
+		args.opts = append(args.opts, WithSilenceFilter(v.Filter))
 	}
 	return args
 }
@@ -14253,6 +16235,106 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			_q.WithNamedRoleBindings(alias, func(wq *RoleBindingQuery) {
 				*wq = *query
 			})
+
+		case "sshKeys":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SSHKeyClient{config: _q.config}).Query()
+			)
+			args := newSSHKeyPaginateArgs(fieldArgs(ctx, new(SSHKeyWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newSSHKeyPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Tenant) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"tenant_ssh_keys"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(tenant.SSHKeysColumn), ids...))
+						})
+						if err := query.GroupBy(tenant.SSHKeysColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[13] == nil {
+								nodes[i].Edges.totalCount[13] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[13][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Tenant) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.SSHKeys)
+							if nodes[i].Edges.totalCount[13] == nil {
+								nodes[i].Edges.totalCount[13] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[13][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, sshkeyImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(tenant.SSHKeysColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedSSHKeys(alias, func(wq *SSHKeyQuery) {
+				*wq = *query
+			})
+
+		case "defaultVMNetwork":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&NetworkClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, networkImplementors)...); err != nil {
+				return err
+			}
+			_q.withDefaultVMNetwork = query
 		case "createdAt":
 			if _, ok := fieldSeen[tenant.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, tenant.FieldCreatedAt)
@@ -14888,6 +16970,95 @@ func (_q *UserQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 			_q.WithNamedRoleBindings(alias, func(wq *RoleBindingQuery) {
 				*wq = *query
 			})
+
+		case "sshKeys":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SSHKeyClient{config: _q.config}).Query()
+			)
+			args := newSSHKeyPaginateArgs(fieldArgs(ctx, new(SSHKeyWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newSSHKeyPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*User) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"user_ssh_keys"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(user.SSHKeysColumn), ids...))
+						})
+						if err := query.GroupBy(user.SSHKeysColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*User) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.SSHKeys)
+							if nodes[i].Edges.totalCount[5] == nil {
+								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[5][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, sshkeyImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(user.SSHKeysColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedSSHKeys(alias, func(wq *SSHKeyQuery) {
+				*wq = *query
+			})
 		case "createdAt":
 			if _, ok := fieldSeen[user.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, user.FieldCreatedAt)
@@ -15052,6 +17223,17 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 			}
 			_q.withImage = query
 
+		case "availabilityZone":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AvailabilityZoneClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, availabilityzoneImplementors)...); err != nil {
+				return err
+			}
+			_q.withAvailabilityZone = query
+
 		case "cluster":
 			var (
 				alias = field.Alias
@@ -15139,10 +17321,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[8] == nil {
-								nodes[i].Edges.totalCount[8] = make(map[string]int)
+							if nodes[i].Edges.totalCount[9] == nil {
+								nodes[i].Edges.totalCount[9] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[8][alias] = n
+							nodes[i].Edges.totalCount[9][alias] = n
 						}
 						return nil
 					})
@@ -15150,10 +17332,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Ports)
-							if nodes[i].Edges.totalCount[8] == nil {
-								nodes[i].Edges.totalCount[8] = make(map[string]int)
+							if nodes[i].Edges.totalCount[9] == nil {
+								nodes[i].Edges.totalCount[9] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[8][alias] = n
+							nodes[i].Edges.totalCount[9][alias] = n
 						}
 						return nil
 					})
@@ -15228,10 +17410,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[9] == nil {
-								nodes[i].Edges.totalCount[9] = make(map[string]int)
+							if nodes[i].Edges.totalCount[10] == nil {
+								nodes[i].Edges.totalCount[10] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[9][alias] = n
+							nodes[i].Edges.totalCount[10][alias] = n
 						}
 						return nil
 					})
@@ -15239,10 +17421,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Volumes)
-							if nodes[i].Edges.totalCount[9] == nil {
-								nodes[i].Edges.totalCount[9] = make(map[string]int)
+							if nodes[i].Edges.totalCount[10] == nil {
+								nodes[i].Edges.totalCount[10] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[9][alias] = n
+							nodes[i].Edges.totalCount[10][alias] = n
 						}
 						return nil
 					})
@@ -15317,10 +17499,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[10] == nil {
-								nodes[i].Edges.totalCount[10] = make(map[string]int)
+							if nodes[i].Edges.totalCount[11] == nil {
+								nodes[i].Edges.totalCount[11] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[10][alias] = n
+							nodes[i].Edges.totalCount[11][alias] = n
 						}
 						return nil
 					})
@@ -15328,10 +17510,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Assignments)
-							if nodes[i].Edges.totalCount[10] == nil {
-								nodes[i].Edges.totalCount[10] = make(map[string]int)
+							if nodes[i].Edges.totalCount[11] == nil {
+								nodes[i].Edges.totalCount[11] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[10][alias] = n
+							nodes[i].Edges.totalCount[11][alias] = n
 						}
 						return nil
 					})
@@ -15360,6 +17542,32 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 				query = pager.applyOrder(query)
 			}
 			_q.WithNamedAssignments(alias, func(wq *AssignmentQuery) {
+				*wq = *query
+			})
+
+		case "networks":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&NetworkClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, networkImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedNetworks(alias, func(wq *NetworkQuery) {
+				*wq = *query
+			})
+
+		case "sshKeys":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SSHKeyClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, sshkeyImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedSSHKeys(alias, func(wq *SSHKeyQuery) {
 				*wq = *query
 			})
 
@@ -15410,10 +17618,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[11] == nil {
-								nodes[i].Edges.totalCount[11] = make(map[string]int)
+							if nodes[i].Edges.totalCount[14] == nil {
+								nodes[i].Edges.totalCount[14] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[11][alias] = n
+							nodes[i].Edges.totalCount[14][alias] = n
 						}
 						return nil
 					})
@@ -15421,10 +17629,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Maintainers)
-							if nodes[i].Edges.totalCount[11] == nil {
-								nodes[i].Edges.totalCount[11] = make(map[string]int)
+							if nodes[i].Edges.totalCount[14] == nil {
+								nodes[i].Edges.totalCount[14] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[11][alias] = n
+							nodes[i].Edges.totalCount[14][alias] = n
 						}
 						return nil
 					})
@@ -15503,10 +17711,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[12] == nil {
-								nodes[i].Edges.totalCount[12] = make(map[string]int)
+							if nodes[i].Edges.totalCount[15] == nil {
+								nodes[i].Edges.totalCount[15] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[12][alias] = n
+							nodes[i].Edges.totalCount[15][alias] = n
 						}
 						return nil
 					})
@@ -15514,10 +17722,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.MaintainerGroups)
-							if nodes[i].Edges.totalCount[12] == nil {
-								nodes[i].Edges.totalCount[12] = make(map[string]int)
+							if nodes[i].Edges.totalCount[15] == nil {
+								nodes[i].Edges.totalCount[15] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[12][alias] = n
+							nodes[i].Edges.totalCount[15][alias] = n
 						}
 						return nil
 					})
@@ -15613,6 +17821,11 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 				selectedFields = append(selectedFields, virtualmachine.FieldMaxRevisionHistory)
 				fieldSeen[virtualmachine.FieldMaxRevisionHistory] = struct{}{}
 			}
+		case "revisionHistory":
+			if _, ok := fieldSeen[virtualmachine.FieldRevisionHistory]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldRevisionHistory)
+				fieldSeen[virtualmachine.FieldRevisionHistory] = struct{}{}
+			}
 		case "allocatedVcpus":
 			if _, ok := fieldSeen[virtualmachine.FieldAllocatedVcpus]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedVcpus)
@@ -15627,6 +17840,11 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 			if _, ok := fieldSeen[virtualmachine.FieldAllocatedDiskGB]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedDiskGB)
 				fieldSeen[virtualmachine.FieldAllocatedDiskGB] = struct{}{}
+			}
+		case "userData":
+			if _, ok := fieldSeen[virtualmachine.FieldUserData]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldUserData)
+				fieldSeen[virtualmachine.FieldUserData] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -15849,6 +18067,11 @@ func (_q *VolumeQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, volume.FieldName)
 				fieldSeen[volume.FieldName] = struct{}{}
 			}
+		case "description":
+			if _, ok := fieldSeen[volume.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, volume.FieldDescription)
+				fieldSeen[volume.FieldDescription] = struct{}{}
+			}
 		case "sizeGB":
 			if _, ok := fieldSeen[volume.FieldSizeGB]; !ok {
 				selectedFields = append(selectedFields, volume.FieldSizeGB)
@@ -15868,6 +18091,11 @@ func (_q *VolumeQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			if _, ok := fieldSeen[volume.FieldStatus]; !ok {
 				selectedFields = append(selectedFields, volume.FieldStatus)
 				fieldSeen[volume.FieldStatus] = struct{}{}
+			}
+		case "statusReason":
+			if _, ok := fieldSeen[volume.FieldStatusReason]; !ok {
+				selectedFields = append(selectedFields, volume.FieldStatusReason)
+				fieldSeen[volume.FieldStatusReason] = struct{}{}
 			}
 		case "id":
 		case "__typename":

@@ -40,6 +40,51 @@ func (_m *Alert) Host(ctx context.Context) (*Host, error) {
 	return result, MaskNotFound(err)
 }
 
+func (_m *Alert) Rack(ctx context.Context) (*Rack, error) {
+	result, err := _m.Edges.RackOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryRack().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Alert) PowerZone(ctx context.Context) (*PowerZone, error) {
+	result, err := _m.Edges.PowerZoneOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryPowerZone().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Alert) SuppressedBy(ctx context.Context) (*Alert, error) {
+	result, err := _m.Edges.SuppressedByOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySuppressedBy().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Alert) Suppresses(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AlertOrder, where *AlertWhereInput,
+) (*AlertConnection, error) {
+	opts := []AlertPaginateOption{
+		WithAlertOrder(orderBy),
+		WithAlertFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	if nodes, err := _m.NamedSuppresses(alias); err == nil || hasTotalCount {
+		pager, err := newAlertPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &AlertConnection{Edges: []*AlertEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySuppresses().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Alert) Events(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *EventOrder, where *EventWhereInput,
 ) (*EventConnection, error) {
@@ -48,7 +93,7 @@ func (_m *Alert) Events(
 		WithEventFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedEvents(alias); err == nil || hasTotalCount {
 		pager, err := newEventPager(opts, last != nil)
 		if err != nil {
@@ -59,6 +104,27 @@ func (_m *Alert) Events(
 		return conn, nil
 	}
 	return _m.QueryEvents().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Alert) Deliveries(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *HookDeliveryOrder, where *HookDeliveryWhereInput,
+) (*HookDeliveryConnection, error) {
+	opts := []HookDeliveryPaginateOption{
+		WithHookDeliveryOrder(orderBy),
+		WithHookDeliveryFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
+	if nodes, err := _m.NamedDeliveries(alias); err == nil || hasTotalCount {
+		pager, err := newHookDeliveryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &HookDeliveryConnection{Edges: []*HookDeliveryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryDeliveries().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *Assignment) Node(ctx context.Context) (*ComputeNode, error) {
@@ -112,6 +178,90 @@ func (_m *AvailabilityZone) Nodes(
 		return conn, nil
 	}
 	return _m.QueryNodes().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *AvailabilityZone) VirtualMachines(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *VirtualMachineOrder, where *VirtualMachineWhereInput,
+) (*VirtualMachineConnection, error) {
+	opts := []VirtualMachinePaginateOption{
+		WithVirtualMachineOrder(orderBy),
+		WithVirtualMachineFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedVirtualMachines(alias); err == nil || hasTotalCount {
+		pager, err := newVirtualMachinePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &VirtualMachineConnection{Edges: []*VirtualMachineEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Check) Nodes(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *ComputeNodeOrder, where *ComputeNodeWhereInput,
+) (*ComputeNodeConnection, error) {
+	opts := []ComputeNodePaginateOption{
+		WithComputeNodeOrder(orderBy),
+		WithComputeNodeFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedNodes(alias); err == nil || hasTotalCount {
+		pager, err := newComputeNodePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &ComputeNodeConnection{Edges: []*ComputeNodeEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryNodes().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Check) Clusters(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *ClusterOrder, where *ClusterWhereInput,
+) (*ClusterConnection, error) {
+	opts := []ClusterPaginateOption{
+		WithClusterOrder(orderBy),
+		WithClusterFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[1][alias]
+	if nodes, err := _m.NamedClusters(alias); err == nil || hasTotalCount {
+		pager, err := newClusterPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &ClusterConnection{Edges: []*ClusterEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryClusters().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Check) Events(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *EventOrder, where *EventWhereInput,
+) (*EventConnection, error) {
+	opts := []EventPaginateOption{
+		WithEventOrder(orderBy),
+		WithEventFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedEvents(alias); err == nil || hasTotalCount {
+		pager, err := newEventPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &EventConnection{Edges: []*EventEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryEvents().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *Cluster) Region(ctx context.Context) (*Region, error) {
@@ -172,6 +322,27 @@ func (_m *Cluster) VirtualMachines(
 	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Cluster) Events(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *EventOrder, where *EventWhereInput,
+) (*EventConnection, error) {
+	opts := []EventPaginateOption{
+		WithEventOrder(orderBy),
+		WithEventFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	if nodes, err := _m.NamedEvents(alias); err == nil || hasTotalCount {
+		pager, err := newEventPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &EventConnection{Edges: []*EventEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryEvents().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Cluster) Maintainers(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *MaintainerOrder, where *MaintainerWhereInput,
 ) (*MaintainerConnection, error) {
@@ -180,7 +351,7 @@ func (_m *Cluster) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -201,7 +372,7 @@ func (_m *Cluster) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {
@@ -606,6 +777,43 @@ func (_m *Event) Alert(ctx context.Context) (*Alert, error) {
 	return result, MaskNotFound(err)
 }
 
+func (_m *Event) Check(ctx context.Context) (*Check, error) {
+	result, err := _m.Edges.CheckOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCheck().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Event) Cluster(ctx context.Context) (*Cluster, error) {
+	result, err := _m.Edges.ClusterOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCluster().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *EventRule) Deliveries(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *HookDeliveryOrder, where *HookDeliveryWhereInput,
+) (*HookDeliveryConnection, error) {
+	opts := []HookDeliveryPaginateOption{
+		WithHookDeliveryOrder(orderBy),
+		WithHookDeliveryFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedDeliveries(alias); err == nil || hasTotalCount {
+		pager, err := newHookDeliveryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &HookDeliveryConnection{Edges: []*HookDeliveryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryDeliveries().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Flavor) Provider(ctx context.Context) (*Provider, error) {
 	result, err := _m.Edges.ProviderOrErr()
 	if IsNotLoaded(err) {
@@ -712,6 +920,30 @@ func (_m *GlobalService) RegionServices(
 		return conn, nil
 	}
 	return _m.QueryRegionServices().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *HookDelivery) Rule(ctx context.Context) (*EventRule, error) {
+	result, err := _m.Edges.RuleOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryRule().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *HookDelivery) Alert(ctx context.Context) (*Alert, error) {
+	result, err := _m.Edges.AlertOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAlert().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *HookDelivery) MaintainerGroup(ctx context.Context) (*MaintainerGroup, error) {
+	result, err := _m.Edges.MaintainerGroupOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryMaintainerGroup().Only(ctx)
+	}
+	return result, MaskNotFound(err)
 }
 
 func (_m *Host) Rack(ctx context.Context) (*Rack, error) {
@@ -1015,6 +1247,22 @@ func (_m *Image) RegionServices(
 		return conn, nil
 	}
 	return _m.QueryRegionServices().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *JoinToken) Cluster(ctx context.Context) (*Cluster, error) {
+	result, err := _m.Edges.ClusterOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCluster().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *JoinToken) Node(ctx context.Context) (*ComputeNode, error) {
+	result, err := _m.Edges.NodeOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNode().Only(ctx)
+	}
+	return result, MaskNotFound(err)
 }
 
 func (_m *KubernetesCluster) Tenant(ctx context.Context) (*Tenant, error) {
@@ -1370,6 +1618,27 @@ func (_m *MaintainerGroup) Members(
 	return _m.QueryMembers().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *MaintainerGroup) Deliveries(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *HookDeliveryOrder, where *HookDeliveryWhereInput,
+) (*HookDeliveryConnection, error) {
+	opts := []HookDeliveryPaginateOption{
+		WithHookDeliveryOrder(orderBy),
+		WithHookDeliveryFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedDeliveries(alias); err == nil || hasTotalCount {
+		pager, err := newHookDeliveryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &HookDeliveryConnection{Edges: []*HookDeliveryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryDeliveries().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *MaintainerGroup) Hosts(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *HostOrder, where *HostWhereInput,
 ) (*HostConnection, error) {
@@ -1378,7 +1647,7 @@ func (_m *MaintainerGroup) Hosts(
 		WithHostFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
 	if nodes, err := _m.NamedHosts(alias); err == nil || hasTotalCount {
 		pager, err := newHostPager(opts, last != nil)
 		if err != nil {
@@ -1399,7 +1668,7 @@ func (_m *MaintainerGroup) Racks(
 		WithRackFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
 	if nodes, err := _m.NamedRacks(alias); err == nil || hasTotalCount {
 		pager, err := newRackPager(opts, last != nil)
 		if err != nil {
@@ -1420,7 +1689,7 @@ func (_m *MaintainerGroup) Nodes(
 		WithComputeNodeFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
 	if nodes, err := _m.NamedNodes(alias); err == nil || hasTotalCount {
 		pager, err := newComputeNodePager(opts, last != nil)
 		if err != nil {
@@ -1441,7 +1710,7 @@ func (_m *MaintainerGroup) Clusters(
 		WithClusterFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedClusters(alias); err == nil || hasTotalCount {
 		pager, err := newClusterPager(opts, last != nil)
 		if err != nil {
@@ -1462,7 +1731,7 @@ func (_m *MaintainerGroup) VirtualMachines(
 		WithVirtualMachineFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedVirtualMachines(alias); err == nil || hasTotalCount {
 		pager, err := newVirtualMachinePager(opts, last != nil)
 		if err != nil {
@@ -1483,7 +1752,7 @@ func (_m *MaintainerGroup) KubernetesClusters(
 		WithKubernetesClusterFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
 	if nodes, err := _m.NamedKubernetesClusters(alias); err == nil || hasTotalCount {
 		pager, err := newKubernetesClusterPager(opts, last != nil)
 		if err != nil {
@@ -1860,6 +2129,27 @@ func (_m *PowerZone) Hosts(
 	return _m.QueryHosts().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *PowerZone) Alerts(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AlertOrder, where *AlertWhereInput,
+) (*AlertConnection, error) {
+	opts := []AlertPaginateOption{
+		WithAlertOrder(orderBy),
+		WithAlertFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	if nodes, err := _m.NamedAlerts(alias); err == nil || hasTotalCount {
+		pager, err := newAlertPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &AlertConnection{Edges: []*AlertEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryAlerts().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Provider) Nodes(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *ComputeNodeOrder, where *ComputeNodeWhereInput,
 ) (*ComputeNodeConnection, error) {
@@ -1971,6 +2261,27 @@ func (_m *Rack) Hosts(
 	return _m.QueryHosts().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Rack) Alerts(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AlertOrder, where *AlertWhereInput,
+) (*AlertConnection, error) {
+	opts := []AlertPaginateOption{
+		WithAlertOrder(orderBy),
+		WithAlertFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	if nodes, err := _m.NamedAlerts(alias); err == nil || hasTotalCount {
+		pager, err := newAlertPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &AlertConnection{Edges: []*AlertEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryAlerts().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Rack) Maintainers(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *MaintainerOrder, where *MaintainerWhereInput,
 ) (*MaintainerConnection, error) {
@@ -1979,7 +2290,7 @@ func (_m *Rack) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -2000,7 +2311,7 @@ func (_m *Rack) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {
@@ -2237,6 +2548,18 @@ func (_m *RegionService) LoadBalancer(ctx context.Context) (*LoadBalancer, error
 	return result, MaskNotFound(err)
 }
 
+func (_m *RegionService) Networks(ctx context.Context) (result []*Network, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedNetworks(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.NetworksOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNetworks().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *RegionService) VirtualMachines(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *VirtualMachineOrder, where *VirtualMachineWhereInput,
 ) (*VirtualMachineConnection, error) {
@@ -2245,7 +2568,7 @@ func (_m *RegionService) VirtualMachines(
 		WithVirtualMachineFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedVirtualMachines(alias); err == nil || hasTotalCount {
 		pager, err := newVirtualMachinePager(opts, last != nil)
 		if err != nil {
@@ -2280,6 +2603,43 @@ func (_m *RoleBinding) Node(ctx context.Context) (*ComputeNode, error) {
 		result, err = _m.QueryNode().Only(ctx)
 	}
 	return result, MaskNotFound(err)
+}
+
+func (_m *SSHKey) Tenant(ctx context.Context) (*Tenant, error) {
+	result, err := _m.Edges.TenantOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryTenant().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *SSHKey) User(ctx context.Context) (*User, error) {
+	result, err := _m.Edges.UserOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryUser().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *SSHKey) VirtualMachines(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *VirtualMachineOrder, where *VirtualMachineWhereInput,
+) (*VirtualMachineConnection, error) {
+	opts := []VirtualMachinePaginateOption{
+		WithVirtualMachineOrder(orderBy),
+		WithVirtualMachineFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedVirtualMachines(alias); err == nil || hasTotalCount {
+		pager, err := newVirtualMachinePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &VirtualMachineConnection{Edges: []*VirtualMachineEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *ServiceMesh) KubernetesClusters(
@@ -2576,6 +2936,35 @@ func (_m *Tenant) RoleBindings(
 	return _m.QueryRoleBindings().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Tenant) SSHKeys(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SSHKeyOrder, where *SSHKeyWhereInput,
+) (*SSHKeyConnection, error) {
+	opts := []SSHKeyPaginateOption{
+		WithSSHKeyOrder(orderBy),
+		WithSSHKeyFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
+	if nodes, err := _m.NamedSSHKeys(alias); err == nil || hasTotalCount {
+		pager, err := newSSHKeyPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SSHKeyConnection{Edges: []*SSHKeyEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySSHKeys().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Tenant) DefaultVMNetwork(ctx context.Context) (*Network, error) {
+	result, err := _m.Edges.DefaultVMNetworkOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryDefaultVMNetwork().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
 func (_m *UsageRecord) Tenant(ctx context.Context) (*Tenant, error) {
 	result, err := _m.Edges.TenantOrErr()
 	if IsNotLoaded(err) {
@@ -2676,6 +3065,27 @@ func (_m *User) RoleBindings(
 	return _m.QueryRoleBindings().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *User) SSHKeys(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SSHKeyOrder, where *SSHKeyWhereInput,
+) (*SSHKeyConnection, error) {
+	opts := []SSHKeyPaginateOption{
+		WithSSHKeyOrder(orderBy),
+		WithSSHKeyFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	if nodes, err := _m.NamedSSHKeys(alias); err == nil || hasTotalCount {
+		pager, err := newSSHKeyPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SSHKeyConnection{Edges: []*SSHKeyEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySSHKeys().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *VirtualMachine) Tenant(ctx context.Context) (*Tenant, error) {
 	result, err := _m.Edges.TenantOrErr()
 	if IsNotLoaded(err) {
@@ -2704,6 +3114,14 @@ func (_m *VirtualMachine) Image(ctx context.Context) (*Image, error) {
 	result, err := _m.Edges.ImageOrErr()
 	if IsNotLoaded(err) {
 		result, err = _m.QueryImage().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *VirtualMachine) AvailabilityZone(ctx context.Context) (*AvailabilityZone, error) {
+	result, err := _m.Edges.AvailabilityZoneOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAvailabilityZone().Only(ctx)
 	}
 	return result, MaskNotFound(err)
 }
@@ -2748,7 +3166,7 @@ func (_m *VirtualMachine) Ports(
 		WithPortFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
 	if nodes, err := _m.NamedPorts(alias); err == nil || hasTotalCount {
 		pager, err := newPortPager(opts, last != nil)
 		if err != nil {
@@ -2769,7 +3187,7 @@ func (_m *VirtualMachine) Volumes(
 		WithVolumeFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
 	if nodes, err := _m.NamedVolumes(alias); err == nil || hasTotalCount {
 		pager, err := newVolumePager(opts, last != nil)
 		if err != nil {
@@ -2790,7 +3208,7 @@ func (_m *VirtualMachine) Assignments(
 		WithAssignmentFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
 	if nodes, err := _m.NamedAssignments(alias); err == nil || hasTotalCount {
 		pager, err := newAssignmentPager(opts, last != nil)
 		if err != nil {
@@ -2803,6 +3221,30 @@ func (_m *VirtualMachine) Assignments(
 	return _m.QueryAssignments().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *VirtualMachine) Networks(ctx context.Context) (result []*Network, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedNetworks(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.NetworksOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNetworks().All(ctx)
+	}
+	return result, err
+}
+
+func (_m *VirtualMachine) SSHKeys(ctx context.Context) (result []*SSHKey, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedSSHKeys(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.SSHKeysOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySSHKeys().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *VirtualMachine) Maintainers(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *MaintainerOrder, where *MaintainerWhereInput,
 ) (*MaintainerConnection, error) {
@@ -2811,7 +3253,7 @@ func (_m *VirtualMachine) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -2832,7 +3274,7 @@ func (_m *VirtualMachine) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[15][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {

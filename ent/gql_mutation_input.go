@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/eventrule"
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/globalservice"
@@ -43,6 +44,8 @@ type CreateAlertInput struct {
 	ClosedBy    *string
 	NodeID      *int
 	HostID      *int
+	RackID      *int
+	PowerZoneID *int
 	EventIDs    []int
 }
 
@@ -70,6 +73,12 @@ func (i *CreateAlertInput) Mutate(m *AlertMutation) {
 	}
 	if v := i.HostID; v != nil {
 		m.SetHostID(*v)
+	}
+	if v := i.RackID; v != nil {
+		m.SetRackID(*v)
+	}
+	if v := i.PowerZoneID; v != nil {
+		m.SetPowerZoneID(*v)
 	}
 	if v := i.EventIDs; len(v) > 0 {
 		m.AddEventIDs(v...)
@@ -99,6 +108,10 @@ type UpdateAlertInput struct {
 	NodeID           *int
 	ClearHost        bool
 	HostID           *int
+	ClearRack        bool
+	RackID           *int
+	ClearPowerZone   bool
+	PowerZoneID      *int
 	ClearEvents      bool
 	AddEventIDs      []int
 	RemoveEventIDs   []int
@@ -150,6 +163,18 @@ func (i *UpdateAlertInput) Mutate(m *AlertMutation) {
 	}
 	if v := i.HostID; v != nil {
 		m.SetHostID(*v)
+	}
+	if i.ClearRack {
+		m.ClearRack()
+	}
+	if v := i.RackID; v != nil {
+		m.SetRackID(*v)
+	}
+	if i.ClearPowerZone {
+		m.ClearPowerZone()
+	}
+	if v := i.PowerZoneID; v != nil {
+		m.SetPowerZoneID(*v)
 	}
 	if i.ClearEvents {
 		m.ClearEvents()
@@ -244,6 +269,166 @@ func (c *AvailabilityZoneUpdate) SetInput(i UpdateAvailabilityZoneInput) *Availa
 
 // SetInput applies the change-set in the UpdateAvailabilityZoneInput on the AvailabilityZoneUpdateOne builder.
 func (c *AvailabilityZoneUpdateOne) SetInput(i UpdateAvailabilityZoneInput) *AvailabilityZoneUpdateOne {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// CreateCheckInput represents a mutation input for creating checks.
+type CreateCheckInput struct {
+	Name                   string
+	Description            *string
+	Builtin                *check.Builtin
+	Command                *string
+	IntervalSeconds        *int
+	TimeoutSeconds         *int
+	Occurrences            *int
+	ReissueDurationSeconds *int
+	LabelSelector          fieldtype.Labels
+	Enabled                *bool
+	NodeIDs                []int
+	ClusterIDs             []int
+}
+
+// Mutate applies the CreateCheckInput on the CheckMutation builder.
+func (i *CreateCheckInput) Mutate(m *CheckMutation) {
+	m.SetName(i.Name)
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+	if v := i.Builtin; v != nil {
+		m.SetBuiltin(*v)
+	}
+	if v := i.Command; v != nil {
+		m.SetCommand(*v)
+	}
+	if v := i.IntervalSeconds; v != nil {
+		m.SetIntervalSeconds(*v)
+	}
+	if v := i.TimeoutSeconds; v != nil {
+		m.SetTimeoutSeconds(*v)
+	}
+	if v := i.Occurrences; v != nil {
+		m.SetOccurrences(*v)
+	}
+	if v := i.ReissueDurationSeconds; v != nil {
+		m.SetReissueDurationSeconds(*v)
+	}
+	if v := i.LabelSelector; v != nil {
+		m.SetLabelSelector(v)
+	}
+	if v := i.Enabled; v != nil {
+		m.SetEnabled(*v)
+	}
+	if v := i.NodeIDs; len(v) > 0 {
+		m.AddNodeIDs(v...)
+	}
+	if v := i.ClusterIDs; len(v) > 0 {
+		m.AddClusterIDs(v...)
+	}
+}
+
+// SetInput applies the change-set in the CreateCheckInput on the CheckCreate builder.
+func (c *CheckCreate) SetInput(i CreateCheckInput) *CheckCreate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// UpdateCheckInput represents a mutation input for updating checks.
+type UpdateCheckInput struct {
+	Name                   *string
+	ClearDescription       bool
+	Description            *string
+	ClearBuiltin           bool
+	Builtin                *check.Builtin
+	ClearCommand           bool
+	Command                *string
+	IntervalSeconds        *int
+	TimeoutSeconds         *int
+	Occurrences            *int
+	ReissueDurationSeconds *int
+	ClearLabelSelector     bool
+	LabelSelector          fieldtype.Labels
+	Enabled                *bool
+	ClearNodes             bool
+	AddNodeIDs             []int
+	RemoveNodeIDs          []int
+	ClearClusters          bool
+	AddClusterIDs          []int
+	RemoveClusterIDs       []int
+}
+
+// Mutate applies the UpdateCheckInput on the CheckMutation builder.
+func (i *UpdateCheckInput) Mutate(m *CheckMutation) {
+	if v := i.Name; v != nil {
+		m.SetName(*v)
+	}
+	if i.ClearDescription {
+		m.ClearDescription()
+	}
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+	if i.ClearBuiltin {
+		m.ClearBuiltin()
+	}
+	if v := i.Builtin; v != nil {
+		m.SetBuiltin(*v)
+	}
+	if i.ClearCommand {
+		m.ClearCommand()
+	}
+	if v := i.Command; v != nil {
+		m.SetCommand(*v)
+	}
+	if v := i.IntervalSeconds; v != nil {
+		m.SetIntervalSeconds(*v)
+	}
+	if v := i.TimeoutSeconds; v != nil {
+		m.SetTimeoutSeconds(*v)
+	}
+	if v := i.Occurrences; v != nil {
+		m.SetOccurrences(*v)
+	}
+	if v := i.ReissueDurationSeconds; v != nil {
+		m.SetReissueDurationSeconds(*v)
+	}
+	if i.ClearLabelSelector {
+		m.ClearLabelSelector()
+	}
+	if v := i.LabelSelector; v != nil {
+		m.SetLabelSelector(v)
+	}
+	if v := i.Enabled; v != nil {
+		m.SetEnabled(*v)
+	}
+	if i.ClearNodes {
+		m.ClearNodes()
+	}
+	if v := i.AddNodeIDs; len(v) > 0 {
+		m.AddNodeIDs(v...)
+	}
+	if v := i.RemoveNodeIDs; len(v) > 0 {
+		m.RemoveNodeIDs(v...)
+	}
+	if i.ClearClusters {
+		m.ClearClusters()
+	}
+	if v := i.AddClusterIDs; len(v) > 0 {
+		m.AddClusterIDs(v...)
+	}
+	if v := i.RemoveClusterIDs; len(v) > 0 {
+		m.RemoveClusterIDs(v...)
+	}
+}
+
+// SetInput applies the change-set in the UpdateCheckInput on the CheckUpdate builder.
+func (c *CheckUpdate) SetInput(i UpdateCheckInput) *CheckUpdate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// SetInput applies the change-set in the UpdateCheckInput on the CheckUpdateOne builder.
+func (c *CheckUpdateOne) SetInput(i UpdateCheckInput) *CheckUpdateOne {
 	i.Mutate(c.Mutation())
 	return c
 }
@@ -967,6 +1152,16 @@ type CreateEventRuleInput struct {
 	HookURL                *string
 	AggregateWindowSeconds *int
 	Enabled                *bool
+	NodePattern            *string
+	HostPattern            *string
+	RackPattern            *string
+	ClusterPattern         *string
+	LabelMatchers          fieldtype.Labels
+	Occurrences            *int
+	ReissueSeconds         *int
+	GroupBy                []string
+	GroupIntervalSeconds   *int
+	HookSecret             *string
 }
 
 // Mutate applies the CreateEventRuleInput on the EventRuleMutation builder.
@@ -1000,6 +1195,36 @@ func (i *CreateEventRuleInput) Mutate(m *EventRuleMutation) {
 	if v := i.Enabled; v != nil {
 		m.SetEnabled(*v)
 	}
+	if v := i.NodePattern; v != nil {
+		m.SetNodePattern(*v)
+	}
+	if v := i.HostPattern; v != nil {
+		m.SetHostPattern(*v)
+	}
+	if v := i.RackPattern; v != nil {
+		m.SetRackPattern(*v)
+	}
+	if v := i.ClusterPattern; v != nil {
+		m.SetClusterPattern(*v)
+	}
+	if v := i.LabelMatchers; v != nil {
+		m.SetLabelMatchers(v)
+	}
+	if v := i.Occurrences; v != nil {
+		m.SetOccurrences(*v)
+	}
+	if v := i.ReissueSeconds; v != nil {
+		m.SetReissueSeconds(*v)
+	}
+	if v := i.GroupBy; v != nil {
+		m.SetGroupBy(v)
+	}
+	if v := i.GroupIntervalSeconds; v != nil {
+		m.SetGroupIntervalSeconds(*v)
+	}
+	if v := i.HookSecret; v != nil {
+		m.SetHookSecret(*v)
+	}
 }
 
 // SetInput applies the change-set in the CreateEventRuleInput on the EventRuleCreate builder.
@@ -1026,6 +1251,20 @@ type UpdateEventRuleInput struct {
 	HookURL                *string
 	AggregateWindowSeconds *int
 	Enabled                *bool
+	NodePattern            *string
+	HostPattern            *string
+	RackPattern            *string
+	ClusterPattern         *string
+	ClearLabelMatchers     bool
+	LabelMatchers          fieldtype.Labels
+	Occurrences            *int
+	ReissueSeconds         *int
+	ClearGroupBy           bool
+	GroupBy                []string
+	AppendGroupBy          []string
+	GroupIntervalSeconds   *int
+	ClearHookSecret        bool
+	HookSecret             *string
 }
 
 // Mutate applies the UpdateEventRuleInput on the EventRuleMutation builder.
@@ -1077,6 +1316,48 @@ func (i *UpdateEventRuleInput) Mutate(m *EventRuleMutation) {
 	}
 	if v := i.Enabled; v != nil {
 		m.SetEnabled(*v)
+	}
+	if v := i.NodePattern; v != nil {
+		m.SetNodePattern(*v)
+	}
+	if v := i.HostPattern; v != nil {
+		m.SetHostPattern(*v)
+	}
+	if v := i.RackPattern; v != nil {
+		m.SetRackPattern(*v)
+	}
+	if v := i.ClusterPattern; v != nil {
+		m.SetClusterPattern(*v)
+	}
+	if i.ClearLabelMatchers {
+		m.ClearLabelMatchers()
+	}
+	if v := i.LabelMatchers; v != nil {
+		m.SetLabelMatchers(v)
+	}
+	if v := i.Occurrences; v != nil {
+		m.SetOccurrences(*v)
+	}
+	if v := i.ReissueSeconds; v != nil {
+		m.SetReissueSeconds(*v)
+	}
+	if i.ClearGroupBy {
+		m.ClearGroupBy()
+	}
+	if v := i.GroupBy; v != nil {
+		m.SetGroupBy(v)
+	}
+	if i.AppendGroupBy != nil {
+		m.AppendGroupBy(i.GroupBy)
+	}
+	if v := i.GroupIntervalSeconds; v != nil {
+		m.SetGroupIntervalSeconds(*v)
+	}
+	if i.ClearHookSecret {
+		m.ClearHookSecret()
+	}
+	if v := i.HookSecret; v != nil {
+		m.SetHookSecret(*v)
 	}
 }
 
@@ -2195,7 +2476,6 @@ type CreateImageInput struct {
 	Source            string
 	Format            *image.Format
 	Checksum          *string
-	Status            *image.Status
 	VirtualMachineIDs []int
 	RegionServiceIDs  []int
 }
@@ -2230,9 +2510,6 @@ func (i *CreateImageInput) Mutate(m *ImageMutation) {
 	}
 	if v := i.Checksum; v != nil {
 		m.SetChecksum(*v)
-	}
-	if v := i.Status; v != nil {
-		m.SetStatus(*v)
 	}
 	if v := i.VirtualMachineIDs; len(v) > 0 {
 		m.AddVirtualMachineIDs(v...)
@@ -2929,6 +3206,8 @@ type CreateMaintainerGroupInput struct {
 	Name                 string
 	Description          *string
 	Status               *maintainergroup.Status
+	WebhookURL           *string
+	WebhookSecret        *string
 	AdminID              *int
 	MemberIDs            []int
 	HostIDs              []int
@@ -2947,6 +3226,12 @@ func (i *CreateMaintainerGroupInput) Mutate(m *MaintainerGroupMutation) {
 	}
 	if v := i.Status; v != nil {
 		m.SetStatus(*v)
+	}
+	if v := i.WebhookURL; v != nil {
+		m.SetWebhookURL(*v)
+	}
+	if v := i.WebhookSecret; v != nil {
+		m.SetWebhookSecret(*v)
 	}
 	if v := i.AdminID; v != nil {
 		m.SetAdminID(*v)
@@ -2986,6 +3271,10 @@ type UpdateMaintainerGroupInput struct {
 	ClearDescription           bool
 	Description                *string
 	Status                     *maintainergroup.Status
+	ClearWebhookURL            bool
+	WebhookURL                 *string
+	ClearWebhookSecret         bool
+	WebhookSecret              *string
 	ClearAdmin                 bool
 	AdminID                    *int
 	ClearMembers               bool
@@ -3024,6 +3313,18 @@ func (i *UpdateMaintainerGroupInput) Mutate(m *MaintainerGroupMutation) {
 	}
 	if v := i.Status; v != nil {
 		m.SetStatus(*v)
+	}
+	if i.ClearWebhookURL {
+		m.ClearWebhookURL()
+	}
+	if v := i.WebhookURL; v != nil {
+		m.SetWebhookURL(*v)
+	}
+	if i.ClearWebhookSecret {
+		m.ClearWebhookSecret()
+	}
+	if v := i.WebhookSecret; v != nil {
+		m.SetWebhookSecret(*v)
 	}
 	if i.ClearAdmin {
 		m.ClearAdmin()
@@ -3258,6 +3559,7 @@ type CreateNetworkInput struct {
 	Vlan          *int
 	Gateway       *string
 	Purpose       *network.Purpose
+	DNSServers    []string
 	DatacenterID  *int
 	NetworkZoneID *int
 	TenantID      *int
@@ -3281,6 +3583,9 @@ func (i *CreateNetworkInput) Mutate(m *NetworkMutation) {
 	}
 	if v := i.Purpose; v != nil {
 		m.SetPurpose(*v)
+	}
+	if v := i.DNSServers; v != nil {
+		m.SetDNSServers(v)
 	}
 	if v := i.DatacenterID; v != nil {
 		m.SetDatacenterID(*v)
@@ -3319,6 +3624,9 @@ type UpdateNetworkInput struct {
 	ClearGateway       bool
 	Gateway            *string
 	Purpose            *network.Purpose
+	ClearDNSServers    bool
+	DNSServers         []string
+	AppendDNSServers   []string
 	ClearDatacenter    bool
 	DatacenterID       *int
 	ClearNetworkZone   bool
@@ -3364,6 +3672,15 @@ func (i *UpdateNetworkInput) Mutate(m *NetworkMutation) {
 	}
 	if v := i.Purpose; v != nil {
 		m.SetPurpose(*v)
+	}
+	if i.ClearDNSServers {
+		m.ClearDNSServers()
+	}
+	if v := i.DNSServers; v != nil {
+		m.SetDNSServers(v)
+	}
+	if i.AppendDNSServers != nil {
+		m.AppendDNSServers(i.DNSServers)
 	}
 	if i.ClearDatacenter {
 		m.ClearDatacenter()
@@ -4553,12 +4870,14 @@ type CreateRegionServiceInput struct {
 	Replicas        *int
 	SchedulePolicy  *fieldtype.SchedulePolicy
 	AllowPartial    *bool
+	LoadBalanced    *bool
 	TenantID        int
 	RegionID        int
 	FlavorID        *int
 	ImageID         *int
 	GlobalServiceID *int
 	LoadBalancerID  *int
+	NetworkIDs      []int
 }
 
 // Mutate applies the CreateRegionServiceInput on the RegionServiceMutation builder.
@@ -4576,6 +4895,9 @@ func (i *CreateRegionServiceInput) Mutate(m *RegionServiceMutation) {
 	if v := i.AllowPartial; v != nil {
 		m.SetAllowPartial(*v)
 	}
+	if v := i.LoadBalanced; v != nil {
+		m.SetLoadBalanced(*v)
+	}
 	m.SetTenantID(i.TenantID)
 	m.SetRegionID(i.RegionID)
 	if v := i.FlavorID; v != nil {
@@ -4589,6 +4911,9 @@ func (i *CreateRegionServiceInput) Mutate(m *RegionServiceMutation) {
 	}
 	if v := i.LoadBalancerID; v != nil {
 		m.SetLoadBalancerID(*v)
+	}
+	if v := i.NetworkIDs; len(v) > 0 {
+		m.AddNetworkIDs(v...)
 	}
 }
 
@@ -4662,6 +4987,68 @@ func (c *RegionServiceUpdate) SetInput(i UpdateRegionServiceInput) *RegionServic
 
 // SetInput applies the change-set in the UpdateRegionServiceInput on the RegionServiceUpdateOne builder.
 func (c *RegionServiceUpdateOne) SetInput(i UpdateRegionServiceInput) *RegionServiceUpdateOne {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// CreateSSHKeyInput represents a mutation input for creating sshkeys.
+type CreateSSHKeyInput struct {
+	Name        string
+	Description *string
+	PublicKey   string
+	TenantID    *int
+	UserID      *int
+}
+
+// Mutate applies the CreateSSHKeyInput on the SSHKeyMutation builder.
+func (i *CreateSSHKeyInput) Mutate(m *SSHKeyMutation) {
+	m.SetName(i.Name)
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+	m.SetPublicKey(i.PublicKey)
+	if v := i.TenantID; v != nil {
+		m.SetTenantID(*v)
+	}
+	if v := i.UserID; v != nil {
+		m.SetUserID(*v)
+	}
+}
+
+// SetInput applies the change-set in the CreateSSHKeyInput on the SSHKeyCreate builder.
+func (c *SSHKeyCreate) SetInput(i CreateSSHKeyInput) *SSHKeyCreate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// UpdateSSHKeyInput represents a mutation input for updating sshkeys.
+type UpdateSSHKeyInput struct {
+	Name             *string
+	ClearDescription bool
+	Description      *string
+}
+
+// Mutate applies the UpdateSSHKeyInput on the SSHKeyMutation builder.
+func (i *UpdateSSHKeyInput) Mutate(m *SSHKeyMutation) {
+	if v := i.Name; v != nil {
+		m.SetName(*v)
+	}
+	if i.ClearDescription {
+		m.ClearDescription()
+	}
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+}
+
+// SetInput applies the change-set in the UpdateSSHKeyInput on the SSHKeyUpdate builder.
+func (c *SSHKeyUpdate) SetInput(i UpdateSSHKeyInput) *SSHKeyUpdate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// SetInput applies the change-set in the UpdateSSHKeyInput on the SSHKeyUpdateOne builder.
+func (c *SSHKeyUpdateOne) SetInput(i UpdateSSHKeyInput) *SSHKeyUpdateOne {
 	i.Mutate(c.Mutation())
 	return c
 }
@@ -4750,6 +5137,96 @@ func (c *ServiceMeshUpdateOne) SetInput(i UpdateServiceMeshInput) *ServiceMeshUp
 	return c
 }
 
+// CreateSilenceInput represents a mutation input for creating silences.
+type CreateSilenceInput struct {
+	CheckNamePattern *string
+	NodePattern      *string
+	HostPattern      *string
+	LabelMatchers    fieldtype.Labels
+	StartsAt         *time.Time
+	EndsAt           time.Time
+	Comment          string
+}
+
+// Mutate applies the CreateSilenceInput on the SilenceMutation builder.
+func (i *CreateSilenceInput) Mutate(m *SilenceMutation) {
+	if v := i.CheckNamePattern; v != nil {
+		m.SetCheckNamePattern(*v)
+	}
+	if v := i.NodePattern; v != nil {
+		m.SetNodePattern(*v)
+	}
+	if v := i.HostPattern; v != nil {
+		m.SetHostPattern(*v)
+	}
+	if v := i.LabelMatchers; v != nil {
+		m.SetLabelMatchers(v)
+	}
+	if v := i.StartsAt; v != nil {
+		m.SetStartsAt(*v)
+	}
+	m.SetEndsAt(i.EndsAt)
+	m.SetComment(i.Comment)
+}
+
+// SetInput applies the change-set in the CreateSilenceInput on the SilenceCreate builder.
+func (c *SilenceCreate) SetInput(i CreateSilenceInput) *SilenceCreate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// UpdateSilenceInput represents a mutation input for updating silences.
+type UpdateSilenceInput struct {
+	CheckNamePattern   *string
+	NodePattern        *string
+	HostPattern        *string
+	ClearLabelMatchers bool
+	LabelMatchers      fieldtype.Labels
+	StartsAt           *time.Time
+	EndsAt             *time.Time
+	Comment            *string
+}
+
+// Mutate applies the UpdateSilenceInput on the SilenceMutation builder.
+func (i *UpdateSilenceInput) Mutate(m *SilenceMutation) {
+	if v := i.CheckNamePattern; v != nil {
+		m.SetCheckNamePattern(*v)
+	}
+	if v := i.NodePattern; v != nil {
+		m.SetNodePattern(*v)
+	}
+	if v := i.HostPattern; v != nil {
+		m.SetHostPattern(*v)
+	}
+	if i.ClearLabelMatchers {
+		m.ClearLabelMatchers()
+	}
+	if v := i.LabelMatchers; v != nil {
+		m.SetLabelMatchers(v)
+	}
+	if v := i.StartsAt; v != nil {
+		m.SetStartsAt(*v)
+	}
+	if v := i.EndsAt; v != nil {
+		m.SetEndsAt(*v)
+	}
+	if v := i.Comment; v != nil {
+		m.SetComment(*v)
+	}
+}
+
+// SetInput applies the change-set in the UpdateSilenceInput on the SilenceUpdate builder.
+func (c *SilenceUpdate) SetInput(i UpdateSilenceInput) *SilenceUpdate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// SetInput applies the change-set in the UpdateSilenceInput on the SilenceUpdateOne builder.
+func (c *SilenceUpdateOne) SetInput(i UpdateSilenceInput) *SilenceUpdateOne {
+	i.Mutate(c.Mutation())
+	return c
+}
+
 // CreateTenantInput represents a mutation input for creating tenants.
 type CreateTenantInput struct {
 	Name                 string
@@ -4769,6 +5246,8 @@ type CreateTenantInput struct {
 	UsageRecordIDs       []int
 	APITokenIDs          []int
 	RoleBindingIDs       []int
+	SSHKeyIDs            []int
+	DefaultVMNetworkID   *int
 }
 
 // Mutate applies the CreateTenantInput on the TenantMutation builder.
@@ -4821,6 +5300,12 @@ func (i *CreateTenantInput) Mutate(m *TenantMutation) {
 	}
 	if v := i.RoleBindingIDs; len(v) > 0 {
 		m.AddRoleBindingIDs(v...)
+	}
+	if v := i.SSHKeyIDs; len(v) > 0 {
+		m.AddSSHKeyIDs(v...)
+	}
+	if v := i.DefaultVMNetworkID; v != nil {
+		m.SetDefaultVMNetworkID(*v)
 	}
 }
 
@@ -4877,6 +5362,11 @@ type UpdateTenantInput struct {
 	ClearRoleBindings          bool
 	AddRoleBindingIDs          []int
 	RemoveRoleBindingIDs       []int
+	ClearSSHKeys               bool
+	AddSSHKeyIDs               []int
+	RemoveSSHKeyIDs            []int
+	ClearDefaultVMNetwork      bool
+	DefaultVMNetworkID         *int
 }
 
 // Mutate applies the UpdateTenantInput on the TenantMutation builder.
@@ -5016,6 +5506,21 @@ func (i *UpdateTenantInput) Mutate(m *TenantMutation) {
 	if v := i.RemoveRoleBindingIDs; len(v) > 0 {
 		m.RemoveRoleBindingIDs(v...)
 	}
+	if i.ClearSSHKeys {
+		m.ClearSSHKeys()
+	}
+	if v := i.AddSSHKeyIDs; len(v) > 0 {
+		m.AddSSHKeyIDs(v...)
+	}
+	if v := i.RemoveSSHKeyIDs; len(v) > 0 {
+		m.RemoveSSHKeyIDs(v...)
+	}
+	if i.ClearDefaultVMNetwork {
+		m.ClearDefaultVMNetwork()
+	}
+	if v := i.DefaultVMNetworkID; v != nil {
+		m.SetDefaultVMNetworkID(*v)
+	}
 }
 
 // SetInput applies the change-set in the UpdateTenantInput on the TenantUpdate builder.
@@ -5041,6 +5546,7 @@ type CreateUserInput struct {
 	MaintainerID   *int
 	NoticeIDs      []int
 	RoleBindingIDs []int
+	SSHKeyIDs      []int
 }
 
 // Mutate applies the CreateUserInput on the UserMutation builder.
@@ -5069,6 +5575,9 @@ func (i *CreateUserInput) Mutate(m *UserMutation) {
 	}
 	if v := i.RoleBindingIDs; len(v) > 0 {
 		m.AddRoleBindingIDs(v...)
+	}
+	if v := i.SSHKeyIDs; len(v) > 0 {
+		m.AddSSHKeyIDs(v...)
 	}
 }
 
@@ -5100,6 +5609,9 @@ type UpdateUserInput struct {
 	ClearRoleBindings    bool
 	AddRoleBindingIDs    []int
 	RemoveRoleBindingIDs []int
+	ClearSSHKeys         bool
+	AddSSHKeyIDs         []int
+	RemoveSSHKeyIDs      []int
 }
 
 // Mutate applies the UpdateUserInput on the UserMutation builder.
@@ -5164,6 +5676,15 @@ func (i *UpdateUserInput) Mutate(m *UserMutation) {
 	if v := i.RemoveRoleBindingIDs; len(v) > 0 {
 		m.RemoveRoleBindingIDs(v...)
 	}
+	if i.ClearSSHKeys {
+		m.ClearSSHKeys()
+	}
+	if v := i.AddSSHKeyIDs; len(v) > 0 {
+		m.AddSSHKeyIDs(v...)
+	}
+	if v := i.RemoveSSHKeyIDs; len(v) > 0 {
+		m.RemoveSSHKeyIDs(v...)
+	}
 }
 
 // SetInput applies the change-set in the UpdateUserInput on the UserUpdate builder.
@@ -5187,14 +5708,18 @@ type CreateVirtualMachineInput struct {
 	Labels              fieldtype.Labels
 	SchedulePolicy      *fieldtype.SchedulePolicy
 	MaxRevisionHistory  *int
+	UserData            *string
 	TenantID            int
 	RegionID            int
 	FlavorID            int
 	ImageID             *int
+	AvailabilityZoneID  *int
 	KubernetesClusterID *int
 	PortIDs             []int
 	VolumeIDs           []int
 	AssignmentIDs       []int
+	NetworkIDs          []int
+	SSHKeyIDs           []int
 	MaintainerIDs       []int
 	MaintainerGroupIDs  []int
 }
@@ -5220,11 +5745,17 @@ func (i *CreateVirtualMachineInput) Mutate(m *VirtualMachineMutation) {
 	if v := i.MaxRevisionHistory; v != nil {
 		m.SetMaxRevisionHistory(*v)
 	}
+	if v := i.UserData; v != nil {
+		m.SetUserData(*v)
+	}
 	m.SetTenantID(i.TenantID)
 	m.SetRegionID(i.RegionID)
 	m.SetFlavorID(i.FlavorID)
 	if v := i.ImageID; v != nil {
 		m.SetImageID(*v)
+	}
+	if v := i.AvailabilityZoneID; v != nil {
+		m.SetAvailabilityZoneID(*v)
 	}
 	if v := i.KubernetesClusterID; v != nil {
 		m.SetKubernetesClusterID(*v)
@@ -5237,6 +5768,12 @@ func (i *CreateVirtualMachineInput) Mutate(m *VirtualMachineMutation) {
 	}
 	if v := i.AssignmentIDs; len(v) > 0 {
 		m.AddAssignmentIDs(v...)
+	}
+	if v := i.NetworkIDs; len(v) > 0 {
+		m.AddNetworkIDs(v...)
+	}
+	if v := i.SSHKeyIDs; len(v) > 0 {
+		m.AddSSHKeyIDs(v...)
 	}
 	if v := i.MaintainerIDs; len(v) > 0 {
 		m.AddMaintainerIDs(v...)
@@ -5391,11 +5928,10 @@ func (c *VirtualMachineUpdateOne) SetInput(i UpdateVirtualMachineInput) *Virtual
 // CreateVolumeInput represents a mutation input for creating volumes.
 type CreateVolumeInput struct {
 	Name             string
+	Description      *string
 	SizeGB           int64
 	Type             *volume.Type
-	StoragePool      *string
 	TenantID         int
-	NodeID           *int
 	VirtualMachineID *int
 	AssignmentIDs    []int
 }
@@ -5403,17 +5939,14 @@ type CreateVolumeInput struct {
 // Mutate applies the CreateVolumeInput on the VolumeMutation builder.
 func (i *CreateVolumeInput) Mutate(m *VolumeMutation) {
 	m.SetName(i.Name)
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
 	m.SetSizeGB(i.SizeGB)
 	if v := i.Type; v != nil {
 		m.SetType(*v)
 	}
-	if v := i.StoragePool; v != nil {
-		m.SetStoragePool(*v)
-	}
 	m.SetTenantID(i.TenantID)
-	if v := i.NodeID; v != nil {
-		m.SetNodeID(*v)
-	}
 	if v := i.VirtualMachineID; v != nil {
 		m.SetVirtualMachineID(*v)
 	}
@@ -5431,15 +5964,8 @@ func (c *VolumeCreate) SetInput(i CreateVolumeInput) *VolumeCreate {
 // UpdateVolumeInput represents a mutation input for updating volumes.
 type UpdateVolumeInput struct {
 	Name                *string
-	SizeGB              *int64
-	Type                *volume.Type
-	ClearStoragePool    bool
-	StoragePool         *string
-	TenantID            *int
-	ClearNode           bool
-	NodeID              *int
-	ClearVirtualMachine bool
-	VirtualMachineID    *int
+	ClearDescription    bool
+	Description         *string
 	ClearAssignments    bool
 	AddAssignmentIDs    []int
 	RemoveAssignmentIDs []int
@@ -5450,32 +5976,11 @@ func (i *UpdateVolumeInput) Mutate(m *VolumeMutation) {
 	if v := i.Name; v != nil {
 		m.SetName(*v)
 	}
-	if v := i.SizeGB; v != nil {
-		m.SetSizeGB(*v)
+	if i.ClearDescription {
+		m.ClearDescription()
 	}
-	if v := i.Type; v != nil {
-		m.SetType(*v)
-	}
-	if i.ClearStoragePool {
-		m.ClearStoragePool()
-	}
-	if v := i.StoragePool; v != nil {
-		m.SetStoragePool(*v)
-	}
-	if v := i.TenantID; v != nil {
-		m.SetTenantID(*v)
-	}
-	if i.ClearNode {
-		m.ClearNode()
-	}
-	if v := i.NodeID; v != nil {
-		m.SetNodeID(*v)
-	}
-	if i.ClearVirtualMachine {
-		m.ClearVirtualMachine()
-	}
-	if v := i.VirtualMachineID; v != nil {
-		m.SetVirtualMachineID(*v)
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
 	}
 	if i.ClearAssignments {
 		m.ClearAssignments()

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -23,12 +24,14 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/internal"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -48,6 +51,8 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -84,6 +89,11 @@ var availabilityzoneImplementors = []string{"AvailabilityZone", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*AvailabilityZone) IsNode() {}
+
+var checkImplementors = []string{"Check", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Check) IsNode() {}
 
 var clusterImplementors = []string{"Cluster", "Node"}
 
@@ -125,6 +135,11 @@ var globalserviceImplementors = []string{"GlobalService", "Node"}
 // IsNode implements the Node interface check for GQLGen.
 func (*GlobalService) IsNode() {}
 
+var hookdeliveryImplementors = []string{"HookDelivery", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*HookDelivery) IsNode() {}
+
 var hostImplementors = []string{"Host", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
@@ -149,6 +164,11 @@ var imageImplementors = []string{"Image", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Image) IsNode() {}
+
+var jointokenImplementors = []string{"JoinToken", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*JoinToken) IsNode() {}
 
 var kubernetesclusterImplementors = []string{"KubernetesCluster", "Node"}
 
@@ -240,10 +260,20 @@ var rolebindingImplementors = []string{"RoleBinding", "Node"}
 // IsNode implements the Node interface check for GQLGen.
 func (*RoleBinding) IsNode() {}
 
+var sshkeyImplementors = []string{"SSHKey", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*SSHKey) IsNode() {}
+
 var servicemeshImplementors = []string{"ServiceMesh", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*ServiceMesh) IsNode() {}
+
+var silenceImplementors = []string{"Silence", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Silence) IsNode() {}
 
 var tenantImplementors = []string{"Tenant", "Node"}
 
@@ -392,6 +422,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			}
 		}
 		return query.Only(ctx)
+	case check.Table:
+		query := c.Check.Query().
+			Where(check.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, checkImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case cluster.Table:
 		query := c.Cluster.Query().
 			Where(cluster.ID(id))
@@ -464,6 +503,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			}
 		}
 		return query.Only(ctx)
+	case hookdelivery.Table:
+		query := c.HookDelivery.Query().
+			Where(hookdelivery.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, hookdeliveryImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case host.Table:
 		query := c.Host.Query().
 			Where(host.ID(id))
@@ -505,6 +553,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(image.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, imageImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case jointoken.Table:
+		query := c.JoinToken.Query().
+			Where(jointoken.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, jointokenImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -671,11 +728,29 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			}
 		}
 		return query.Only(ctx)
+	case sshkey.Table:
+		query := c.SSHKey.Query().
+			Where(sshkey.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, sshkeyImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case servicemesh.Table:
 		query := c.ServiceMesh.Query().
 			Where(servicemesh.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, servicemeshImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case silence.Table:
+		query := c.Silence.Query().
+			Where(silence.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, silenceImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -878,6 +953,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 				*noder = node
 			}
 		}
+	case check.Table:
+		query := c.Check.Query().
+			Where(check.IDIn(ids...))
+		query, err := query.CollectFields(ctx, checkImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case cluster.Table:
 		query := c.Cluster.Query().
 			Where(cluster.IDIn(ids...))
@@ -1006,6 +1097,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 				*noder = node
 			}
 		}
+	case hookdelivery.Table:
+		query := c.HookDelivery.Query().
+			Where(hookdelivery.IDIn(ids...))
+		query, err := query.CollectFields(ctx, hookdeliveryImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case host.Table:
 		query := c.Host.Query().
 			Where(host.IDIn(ids...))
@@ -1074,6 +1181,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Image.Query().
 			Where(image.IDIn(ids...))
 		query, err := query.CollectFields(ctx, imageImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case jointoken.Table:
+		query := c.JoinToken.Query().
+			Where(jointoken.IDIn(ids...))
+		query, err := query.CollectFields(ctx, jointokenImplementors...)
 		if err != nil {
 			return nil, err
 		}
@@ -1374,10 +1497,42 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 				*noder = node
 			}
 		}
+	case sshkey.Table:
+		query := c.SSHKey.Query().
+			Where(sshkey.IDIn(ids...))
+		query, err := query.CollectFields(ctx, sshkeyImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case servicemesh.Table:
 		query := c.ServiceMesh.Query().
 			Where(servicemesh.IDIn(ids...))
 		query, err := query.CollectFields(ctx, servicemeshImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case silence.Table:
+		query := c.Silence.Query().
+			Where(silence.IDIn(ids...))
+		query, err := query.CollectFields(ctx, silenceImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -28,11 +29,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -52,6 +55,8 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -1902,6 +1907,338 @@ func (_m *AvailabilityZone) ToEdge(order *AvailabilityZoneOrder) *AvailabilityZo
 		order = DefaultAvailabilityZoneOrder
 	}
 	return &AvailabilityZoneEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// CheckEdge is the edge representation of Check.
+type CheckEdge struct {
+	Node   *Check `json:"node"`
+	Cursor Cursor `json:"cursor"`
+}
+
+// CheckConnection is the connection containing edges to Check.
+type CheckConnection struct {
+	Edges      []*CheckEdge `json:"edges"`
+	PageInfo   PageInfo     `json:"pageInfo"`
+	TotalCount int          `json:"totalCount"`
+}
+
+func (c *CheckConnection) build(nodes []*Check, pager *checkPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Check
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Check {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Check {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*CheckEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &CheckEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// CheckPaginateOption enables pagination customization.
+type CheckPaginateOption func(*checkPager) error
+
+// WithCheckOrder configures pagination ordering.
+func WithCheckOrder(order *CheckOrder) CheckPaginateOption {
+	if order == nil {
+		order = DefaultCheckOrder
+	}
+	o := *order
+	return func(pager *checkPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultCheckOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithCheckFilter configures pagination filter.
+func WithCheckFilter(filter func(*CheckQuery) (*CheckQuery, error)) CheckPaginateOption {
+	return func(pager *checkPager) error {
+		if filter == nil {
+			return errors.New("CheckQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type checkPager struct {
+	reverse bool
+	order   *CheckOrder
+	filter  func(*CheckQuery) (*CheckQuery, error)
+}
+
+func newCheckPager(opts []CheckPaginateOption, reverse bool) (*checkPager, error) {
+	pager := &checkPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultCheckOrder
+	}
+	return pager, nil
+}
+
+func (p *checkPager) applyFilter(query *CheckQuery) (*CheckQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *checkPager) toCursor(_m *Check) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *checkPager) applyCursors(query *CheckQuery, after, before *Cursor) (*CheckQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultCheckOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *checkPager) applyOrder(query *CheckQuery) *CheckQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultCheckOrder.Field {
+		query = query.Order(DefaultCheckOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *checkPager) orderExpr(query *CheckQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultCheckOrder.Field {
+			b.Comma().Ident(DefaultCheckOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Check.
+func (_m *CheckQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...CheckPaginateOption,
+) (*CheckConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newCheckPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &CheckConnection{Edges: []*CheckEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// CheckOrderFieldCreatedAt orders Check by created_at.
+	CheckOrderFieldCreatedAt = &CheckOrderField{
+		Value: func(_m *Check) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: check.FieldCreatedAt,
+		toTerm: check.ByCreatedAt,
+		toCursor: func(_m *Check) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// CheckOrderFieldUpdatedAt orders Check by updated_at.
+	CheckOrderFieldUpdatedAt = &CheckOrderField{
+		Value: func(_m *Check) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: check.FieldUpdatedAt,
+		toTerm: check.ByUpdatedAt,
+		toCursor: func(_m *Check) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// CheckOrderFieldName orders Check by name.
+	CheckOrderFieldName = &CheckOrderField{
+		Value: func(_m *Check) (ent.Value, error) {
+			return _m.Name, nil
+		},
+		column: check.FieldName,
+		toTerm: check.ByName,
+		toCursor: func(_m *Check) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Name,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f CheckOrderField) String() string {
+	var str string
+	switch f.column {
+	case CheckOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case CheckOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case CheckOrderFieldName.column:
+		str = "NAME"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f CheckOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *CheckOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("CheckOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *CheckOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *CheckOrderFieldUpdatedAt
+	case "NAME":
+		*f = *CheckOrderFieldName
+	default:
+		return fmt.Errorf("%s is not a valid CheckOrderField", str)
+	}
+	return nil
+}
+
+// CheckOrderField defines the ordering field of Check.
+type CheckOrderField struct {
+	// Value extracts the ordering value from the given Check.
+	Value    func(*Check) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) check.OrderOption
+	toCursor func(*Check) Cursor
+}
+
+// CheckOrder defines the ordering of Check.
+type CheckOrder struct {
+	Direction OrderDirection   `json:"direction"`
+	Field     *CheckOrderField `json:"field"`
+}
+
+// DefaultCheckOrder is the default ordering of Check.
+var DefaultCheckOrder = &CheckOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &CheckOrderField{
+		Value: func(_m *Check) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: check.FieldID,
+		toTerm: check.ByID,
+		toCursor: func(_m *Check) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Check into CheckEdge.
+func (_m *Check) ToEdge(order *CheckOrder) *CheckEdge {
+	if order == nil {
+		order = DefaultCheckOrder
+	}
+	return &CheckEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}
@@ -4743,6 +5080,356 @@ func (_m *GlobalService) ToEdge(order *GlobalServiceOrder) *GlobalServiceEdge {
 	}
 }
 
+// HookDeliveryEdge is the edge representation of HookDelivery.
+type HookDeliveryEdge struct {
+	Node   *HookDelivery `json:"node"`
+	Cursor Cursor        `json:"cursor"`
+}
+
+// HookDeliveryConnection is the connection containing edges to HookDelivery.
+type HookDeliveryConnection struct {
+	Edges      []*HookDeliveryEdge `json:"edges"`
+	PageInfo   PageInfo            `json:"pageInfo"`
+	TotalCount int                 `json:"totalCount"`
+}
+
+func (c *HookDeliveryConnection) build(nodes []*HookDelivery, pager *hookdeliveryPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *HookDelivery
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *HookDelivery {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *HookDelivery {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*HookDeliveryEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &HookDeliveryEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// HookDeliveryPaginateOption enables pagination customization.
+type HookDeliveryPaginateOption func(*hookdeliveryPager) error
+
+// WithHookDeliveryOrder configures pagination ordering.
+func WithHookDeliveryOrder(order *HookDeliveryOrder) HookDeliveryPaginateOption {
+	if order == nil {
+		order = DefaultHookDeliveryOrder
+	}
+	o := *order
+	return func(pager *hookdeliveryPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultHookDeliveryOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithHookDeliveryFilter configures pagination filter.
+func WithHookDeliveryFilter(filter func(*HookDeliveryQuery) (*HookDeliveryQuery, error)) HookDeliveryPaginateOption {
+	return func(pager *hookdeliveryPager) error {
+		if filter == nil {
+			return errors.New("HookDeliveryQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type hookdeliveryPager struct {
+	reverse bool
+	order   *HookDeliveryOrder
+	filter  func(*HookDeliveryQuery) (*HookDeliveryQuery, error)
+}
+
+func newHookDeliveryPager(opts []HookDeliveryPaginateOption, reverse bool) (*hookdeliveryPager, error) {
+	pager := &hookdeliveryPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultHookDeliveryOrder
+	}
+	return pager, nil
+}
+
+func (p *hookdeliveryPager) applyFilter(query *HookDeliveryQuery) (*HookDeliveryQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *hookdeliveryPager) toCursor(_m *HookDelivery) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *hookdeliveryPager) applyCursors(query *HookDeliveryQuery, after, before *Cursor) (*HookDeliveryQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultHookDeliveryOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *hookdeliveryPager) applyOrder(query *HookDeliveryQuery) *HookDeliveryQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultHookDeliveryOrder.Field {
+		query = query.Order(DefaultHookDeliveryOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *hookdeliveryPager) orderExpr(query *HookDeliveryQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultHookDeliveryOrder.Field {
+			b.Comma().Ident(DefaultHookDeliveryOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to HookDelivery.
+func (_m *HookDeliveryQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...HookDeliveryPaginateOption,
+) (*HookDeliveryConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newHookDeliveryPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &HookDeliveryConnection{Edges: []*HookDeliveryEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// HookDeliveryOrderFieldCreatedAt orders HookDelivery by created_at.
+	HookDeliveryOrderFieldCreatedAt = &HookDeliveryOrderField{
+		Value: func(_m *HookDelivery) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: hookdelivery.FieldCreatedAt,
+		toTerm: hookdelivery.ByCreatedAt,
+		toCursor: func(_m *HookDelivery) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// HookDeliveryOrderFieldUpdatedAt orders HookDelivery by updated_at.
+	HookDeliveryOrderFieldUpdatedAt = &HookDeliveryOrderField{
+		Value: func(_m *HookDelivery) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: hookdelivery.FieldUpdatedAt,
+		toTerm: hookdelivery.ByUpdatedAt,
+		toCursor: func(_m *HookDelivery) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// HookDeliveryOrderFieldStatus orders HookDelivery by status.
+	HookDeliveryOrderFieldStatus = &HookDeliveryOrderField{
+		Value: func(_m *HookDelivery) (ent.Value, error) {
+			return _m.Status, nil
+		},
+		column: hookdelivery.FieldStatus,
+		toTerm: hookdelivery.ByStatus,
+		toCursor: func(_m *HookDelivery) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Status,
+			}
+		},
+	}
+	// HookDeliveryOrderFieldDeliveredAt orders HookDelivery by delivered_at.
+	HookDeliveryOrderFieldDeliveredAt = &HookDeliveryOrderField{
+		Value: func(_m *HookDelivery) (ent.Value, error) {
+			return _m.DeliveredAt, nil
+		},
+		column: hookdelivery.FieldDeliveredAt,
+		toTerm: hookdelivery.ByDeliveredAt,
+		toCursor: func(_m *HookDelivery) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.DeliveredAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f HookDeliveryOrderField) String() string {
+	var str string
+	switch f.column {
+	case HookDeliveryOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case HookDeliveryOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case HookDeliveryOrderFieldStatus.column:
+		str = "STATUS"
+	case HookDeliveryOrderFieldDeliveredAt.column:
+		str = "DELIVERED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f HookDeliveryOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *HookDeliveryOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("HookDeliveryOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *HookDeliveryOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *HookDeliveryOrderFieldUpdatedAt
+	case "STATUS":
+		*f = *HookDeliveryOrderFieldStatus
+	case "DELIVERED_AT":
+		*f = *HookDeliveryOrderFieldDeliveredAt
+	default:
+		return fmt.Errorf("%s is not a valid HookDeliveryOrderField", str)
+	}
+	return nil
+}
+
+// HookDeliveryOrderField defines the ordering field of HookDelivery.
+type HookDeliveryOrderField struct {
+	// Value extracts the ordering value from the given HookDelivery.
+	Value    func(*HookDelivery) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) hookdelivery.OrderOption
+	toCursor func(*HookDelivery) Cursor
+}
+
+// HookDeliveryOrder defines the ordering of HookDelivery.
+type HookDeliveryOrder struct {
+	Direction OrderDirection          `json:"direction"`
+	Field     *HookDeliveryOrderField `json:"field"`
+}
+
+// DefaultHookDeliveryOrder is the default ordering of HookDelivery.
+var DefaultHookDeliveryOrder = &HookDeliveryOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &HookDeliveryOrderField{
+		Value: func(_m *HookDelivery) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: hookdelivery.FieldID,
+		toTerm: hookdelivery.ByID,
+		toCursor: func(_m *HookDelivery) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts HookDelivery into HookDeliveryEdge.
+func (_m *HookDelivery) ToEdge(order *HookDeliveryOrder) *HookDeliveryEdge {
+	if order == nil {
+		order = DefaultHookDeliveryOrder
+	}
+	return &HookDeliveryEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
 // HostEdge is the edge representation of Host.
 type HostEdge struct {
 	Node   *Host  `json:"node"`
@@ -6524,6 +7211,338 @@ func (_m *Image) ToEdge(order *ImageOrder) *ImageEdge {
 		order = DefaultImageOrder
 	}
 	return &ImageEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// JoinTokenEdge is the edge representation of JoinToken.
+type JoinTokenEdge struct {
+	Node   *JoinToken `json:"node"`
+	Cursor Cursor     `json:"cursor"`
+}
+
+// JoinTokenConnection is the connection containing edges to JoinToken.
+type JoinTokenConnection struct {
+	Edges      []*JoinTokenEdge `json:"edges"`
+	PageInfo   PageInfo         `json:"pageInfo"`
+	TotalCount int              `json:"totalCount"`
+}
+
+func (c *JoinTokenConnection) build(nodes []*JoinToken, pager *jointokenPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *JoinToken
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *JoinToken {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *JoinToken {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*JoinTokenEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &JoinTokenEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// JoinTokenPaginateOption enables pagination customization.
+type JoinTokenPaginateOption func(*jointokenPager) error
+
+// WithJoinTokenOrder configures pagination ordering.
+func WithJoinTokenOrder(order *JoinTokenOrder) JoinTokenPaginateOption {
+	if order == nil {
+		order = DefaultJoinTokenOrder
+	}
+	o := *order
+	return func(pager *jointokenPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultJoinTokenOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithJoinTokenFilter configures pagination filter.
+func WithJoinTokenFilter(filter func(*JoinTokenQuery) (*JoinTokenQuery, error)) JoinTokenPaginateOption {
+	return func(pager *jointokenPager) error {
+		if filter == nil {
+			return errors.New("JoinTokenQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type jointokenPager struct {
+	reverse bool
+	order   *JoinTokenOrder
+	filter  func(*JoinTokenQuery) (*JoinTokenQuery, error)
+}
+
+func newJoinTokenPager(opts []JoinTokenPaginateOption, reverse bool) (*jointokenPager, error) {
+	pager := &jointokenPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultJoinTokenOrder
+	}
+	return pager, nil
+}
+
+func (p *jointokenPager) applyFilter(query *JoinTokenQuery) (*JoinTokenQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *jointokenPager) toCursor(_m *JoinToken) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *jointokenPager) applyCursors(query *JoinTokenQuery, after, before *Cursor) (*JoinTokenQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultJoinTokenOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *jointokenPager) applyOrder(query *JoinTokenQuery) *JoinTokenQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultJoinTokenOrder.Field {
+		query = query.Order(DefaultJoinTokenOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *jointokenPager) orderExpr(query *JoinTokenQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultJoinTokenOrder.Field {
+			b.Comma().Ident(DefaultJoinTokenOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to JoinToken.
+func (_m *JoinTokenQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...JoinTokenPaginateOption,
+) (*JoinTokenConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newJoinTokenPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &JoinTokenConnection{Edges: []*JoinTokenEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// JoinTokenOrderFieldCreatedAt orders JoinToken by created_at.
+	JoinTokenOrderFieldCreatedAt = &JoinTokenOrderField{
+		Value: func(_m *JoinToken) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: jointoken.FieldCreatedAt,
+		toTerm: jointoken.ByCreatedAt,
+		toCursor: func(_m *JoinToken) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// JoinTokenOrderFieldUpdatedAt orders JoinToken by updated_at.
+	JoinTokenOrderFieldUpdatedAt = &JoinTokenOrderField{
+		Value: func(_m *JoinToken) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: jointoken.FieldUpdatedAt,
+		toTerm: jointoken.ByUpdatedAt,
+		toCursor: func(_m *JoinToken) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// JoinTokenOrderFieldExpiresAt orders JoinToken by expires_at.
+	JoinTokenOrderFieldExpiresAt = &JoinTokenOrderField{
+		Value: func(_m *JoinToken) (ent.Value, error) {
+			return _m.ExpiresAt, nil
+		},
+		column: jointoken.FieldExpiresAt,
+		toTerm: jointoken.ByExpiresAt,
+		toCursor: func(_m *JoinToken) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.ExpiresAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f JoinTokenOrderField) String() string {
+	var str string
+	switch f.column {
+	case JoinTokenOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case JoinTokenOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case JoinTokenOrderFieldExpiresAt.column:
+		str = "EXPIRES_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f JoinTokenOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *JoinTokenOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("JoinTokenOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *JoinTokenOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *JoinTokenOrderFieldUpdatedAt
+	case "EXPIRES_AT":
+		*f = *JoinTokenOrderFieldExpiresAt
+	default:
+		return fmt.Errorf("%s is not a valid JoinTokenOrderField", str)
+	}
+	return nil
+}
+
+// JoinTokenOrderField defines the ordering field of JoinToken.
+type JoinTokenOrderField struct {
+	// Value extracts the ordering value from the given JoinToken.
+	Value    func(*JoinToken) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) jointoken.OrderOption
+	toCursor func(*JoinToken) Cursor
+}
+
+// JoinTokenOrder defines the ordering of JoinToken.
+type JoinTokenOrder struct {
+	Direction OrderDirection       `json:"direction"`
+	Field     *JoinTokenOrderField `json:"field"`
+}
+
+// DefaultJoinTokenOrder is the default ordering of JoinToken.
+var DefaultJoinTokenOrder = &JoinTokenOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &JoinTokenOrderField{
+		Value: func(_m *JoinToken) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: jointoken.FieldID,
+		toTerm: jointoken.ByID,
+		toCursor: func(_m *JoinToken) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts JoinToken into JoinTokenEdge.
+func (_m *JoinToken) ToEdge(order *JoinTokenOrder) *JoinTokenEdge {
+	if order == nil {
+		order = DefaultJoinTokenOrder
+	}
+	return &JoinTokenEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}
@@ -12829,6 +13848,338 @@ func (_m *RoleBinding) ToEdge(order *RoleBindingOrder) *RoleBindingEdge {
 	}
 }
 
+// SSHKeyEdge is the edge representation of SSHKey.
+type SSHKeyEdge struct {
+	Node   *SSHKey `json:"node"`
+	Cursor Cursor  `json:"cursor"`
+}
+
+// SSHKeyConnection is the connection containing edges to SSHKey.
+type SSHKeyConnection struct {
+	Edges      []*SSHKeyEdge `json:"edges"`
+	PageInfo   PageInfo      `json:"pageInfo"`
+	TotalCount int           `json:"totalCount"`
+}
+
+func (c *SSHKeyConnection) build(nodes []*SSHKey, pager *sshkeyPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *SSHKey
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *SSHKey {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *SSHKey {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SSHKeyEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SSHKeyEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SSHKeyPaginateOption enables pagination customization.
+type SSHKeyPaginateOption func(*sshkeyPager) error
+
+// WithSSHKeyOrder configures pagination ordering.
+func WithSSHKeyOrder(order *SSHKeyOrder) SSHKeyPaginateOption {
+	if order == nil {
+		order = DefaultSSHKeyOrder
+	}
+	o := *order
+	return func(pager *sshkeyPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSSHKeyOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSSHKeyFilter configures pagination filter.
+func WithSSHKeyFilter(filter func(*SSHKeyQuery) (*SSHKeyQuery, error)) SSHKeyPaginateOption {
+	return func(pager *sshkeyPager) error {
+		if filter == nil {
+			return errors.New("SSHKeyQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type sshkeyPager struct {
+	reverse bool
+	order   *SSHKeyOrder
+	filter  func(*SSHKeyQuery) (*SSHKeyQuery, error)
+}
+
+func newSSHKeyPager(opts []SSHKeyPaginateOption, reverse bool) (*sshkeyPager, error) {
+	pager := &sshkeyPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSSHKeyOrder
+	}
+	return pager, nil
+}
+
+func (p *sshkeyPager) applyFilter(query *SSHKeyQuery) (*SSHKeyQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *sshkeyPager) toCursor(_m *SSHKey) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *sshkeyPager) applyCursors(query *SSHKeyQuery, after, before *Cursor) (*SSHKeyQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSSHKeyOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *sshkeyPager) applyOrder(query *SSHKeyQuery) *SSHKeyQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSSHKeyOrder.Field {
+		query = query.Order(DefaultSSHKeyOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *sshkeyPager) orderExpr(query *SSHKeyQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSSHKeyOrder.Field {
+			b.Comma().Ident(DefaultSSHKeyOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to SSHKey.
+func (_m *SSHKeyQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SSHKeyPaginateOption,
+) (*SSHKeyConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSSHKeyPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SSHKeyConnection{Edges: []*SSHKeyEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// SSHKeyOrderFieldCreatedAt orders SSHKey by created_at.
+	SSHKeyOrderFieldCreatedAt = &SSHKeyOrderField{
+		Value: func(_m *SSHKey) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: sshkey.FieldCreatedAt,
+		toTerm: sshkey.ByCreatedAt,
+		toCursor: func(_m *SSHKey) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// SSHKeyOrderFieldUpdatedAt orders SSHKey by updated_at.
+	SSHKeyOrderFieldUpdatedAt = &SSHKeyOrderField{
+		Value: func(_m *SSHKey) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: sshkey.FieldUpdatedAt,
+		toTerm: sshkey.ByUpdatedAt,
+		toCursor: func(_m *SSHKey) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// SSHKeyOrderFieldName orders SSHKey by name.
+	SSHKeyOrderFieldName = &SSHKeyOrderField{
+		Value: func(_m *SSHKey) (ent.Value, error) {
+			return _m.Name, nil
+		},
+		column: sshkey.FieldName,
+		toTerm: sshkey.ByName,
+		toCursor: func(_m *SSHKey) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Name,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f SSHKeyOrderField) String() string {
+	var str string
+	switch f.column {
+	case SSHKeyOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case SSHKeyOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case SSHKeyOrderFieldName.column:
+		str = "NAME"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f SSHKeyOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *SSHKeyOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("SSHKeyOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *SSHKeyOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *SSHKeyOrderFieldUpdatedAt
+	case "NAME":
+		*f = *SSHKeyOrderFieldName
+	default:
+		return fmt.Errorf("%s is not a valid SSHKeyOrderField", str)
+	}
+	return nil
+}
+
+// SSHKeyOrderField defines the ordering field of SSHKey.
+type SSHKeyOrderField struct {
+	// Value extracts the ordering value from the given SSHKey.
+	Value    func(*SSHKey) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) sshkey.OrderOption
+	toCursor func(*SSHKey) Cursor
+}
+
+// SSHKeyOrder defines the ordering of SSHKey.
+type SSHKeyOrder struct {
+	Direction OrderDirection    `json:"direction"`
+	Field     *SSHKeyOrderField `json:"field"`
+}
+
+// DefaultSSHKeyOrder is the default ordering of SSHKey.
+var DefaultSSHKeyOrder = &SSHKeyOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SSHKeyOrderField{
+		Value: func(_m *SSHKey) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: sshkey.FieldID,
+		toTerm: sshkey.ByID,
+		toCursor: func(_m *SSHKey) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts SSHKey into SSHKeyEdge.
+func (_m *SSHKey) ToEdge(order *SSHKeyOrder) *SSHKeyEdge {
+	if order == nil {
+		order = DefaultSSHKeyOrder
+	}
+	return &SSHKeyEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
 // ServiceMeshEdge is the edge representation of ServiceMesh.
 type ServiceMeshEdge struct {
 	Node   *ServiceMesh `json:"node"`
@@ -13156,6 +14507,356 @@ func (_m *ServiceMesh) ToEdge(order *ServiceMeshOrder) *ServiceMeshEdge {
 		order = DefaultServiceMeshOrder
 	}
 	return &ServiceMeshEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// SilenceEdge is the edge representation of Silence.
+type SilenceEdge struct {
+	Node   *Silence `json:"node"`
+	Cursor Cursor   `json:"cursor"`
+}
+
+// SilenceConnection is the connection containing edges to Silence.
+type SilenceConnection struct {
+	Edges      []*SilenceEdge `json:"edges"`
+	PageInfo   PageInfo       `json:"pageInfo"`
+	TotalCount int            `json:"totalCount"`
+}
+
+func (c *SilenceConnection) build(nodes []*Silence, pager *silencePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Silence
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Silence {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Silence {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SilenceEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SilenceEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SilencePaginateOption enables pagination customization.
+type SilencePaginateOption func(*silencePager) error
+
+// WithSilenceOrder configures pagination ordering.
+func WithSilenceOrder(order *SilenceOrder) SilencePaginateOption {
+	if order == nil {
+		order = DefaultSilenceOrder
+	}
+	o := *order
+	return func(pager *silencePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSilenceOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSilenceFilter configures pagination filter.
+func WithSilenceFilter(filter func(*SilenceQuery) (*SilenceQuery, error)) SilencePaginateOption {
+	return func(pager *silencePager) error {
+		if filter == nil {
+			return errors.New("SilenceQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type silencePager struct {
+	reverse bool
+	order   *SilenceOrder
+	filter  func(*SilenceQuery) (*SilenceQuery, error)
+}
+
+func newSilencePager(opts []SilencePaginateOption, reverse bool) (*silencePager, error) {
+	pager := &silencePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSilenceOrder
+	}
+	return pager, nil
+}
+
+func (p *silencePager) applyFilter(query *SilenceQuery) (*SilenceQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *silencePager) toCursor(_m *Silence) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *silencePager) applyCursors(query *SilenceQuery, after, before *Cursor) (*SilenceQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSilenceOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *silencePager) applyOrder(query *SilenceQuery) *SilenceQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSilenceOrder.Field {
+		query = query.Order(DefaultSilenceOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *silencePager) orderExpr(query *SilenceQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSilenceOrder.Field {
+			b.Comma().Ident(DefaultSilenceOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Silence.
+func (_m *SilenceQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SilencePaginateOption,
+) (*SilenceConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSilencePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SilenceConnection{Edges: []*SilenceEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// SilenceOrderFieldCreatedAt orders Silence by created_at.
+	SilenceOrderFieldCreatedAt = &SilenceOrderField{
+		Value: func(_m *Silence) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: silence.FieldCreatedAt,
+		toTerm: silence.ByCreatedAt,
+		toCursor: func(_m *Silence) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// SilenceOrderFieldUpdatedAt orders Silence by updated_at.
+	SilenceOrderFieldUpdatedAt = &SilenceOrderField{
+		Value: func(_m *Silence) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: silence.FieldUpdatedAt,
+		toTerm: silence.ByUpdatedAt,
+		toCursor: func(_m *Silence) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// SilenceOrderFieldStartsAt orders Silence by starts_at.
+	SilenceOrderFieldStartsAt = &SilenceOrderField{
+		Value: func(_m *Silence) (ent.Value, error) {
+			return _m.StartsAt, nil
+		},
+		column: silence.FieldStartsAt,
+		toTerm: silence.ByStartsAt,
+		toCursor: func(_m *Silence) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.StartsAt,
+			}
+		},
+	}
+	// SilenceOrderFieldEndsAt orders Silence by ends_at.
+	SilenceOrderFieldEndsAt = &SilenceOrderField{
+		Value: func(_m *Silence) (ent.Value, error) {
+			return _m.EndsAt, nil
+		},
+		column: silence.FieldEndsAt,
+		toTerm: silence.ByEndsAt,
+		toCursor: func(_m *Silence) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.EndsAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f SilenceOrderField) String() string {
+	var str string
+	switch f.column {
+	case SilenceOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case SilenceOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case SilenceOrderFieldStartsAt.column:
+		str = "STARTS_AT"
+	case SilenceOrderFieldEndsAt.column:
+		str = "ENDS_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f SilenceOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *SilenceOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("SilenceOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *SilenceOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *SilenceOrderFieldUpdatedAt
+	case "STARTS_AT":
+		*f = *SilenceOrderFieldStartsAt
+	case "ENDS_AT":
+		*f = *SilenceOrderFieldEndsAt
+	default:
+		return fmt.Errorf("%s is not a valid SilenceOrderField", str)
+	}
+	return nil
+}
+
+// SilenceOrderField defines the ordering field of Silence.
+type SilenceOrderField struct {
+	// Value extracts the ordering value from the given Silence.
+	Value    func(*Silence) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) silence.OrderOption
+	toCursor func(*Silence) Cursor
+}
+
+// SilenceOrder defines the ordering of Silence.
+type SilenceOrder struct {
+	Direction OrderDirection     `json:"direction"`
+	Field     *SilenceOrderField `json:"field"`
+}
+
+// DefaultSilenceOrder is the default ordering of Silence.
+var DefaultSilenceOrder = &SilenceOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SilenceOrderField{
+		Value: func(_m *Silence) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: silence.FieldID,
+		toTerm: silence.ByID,
+		toCursor: func(_m *Silence) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Silence into SilenceEdge.
+func (_m *Silence) ToEdge(order *SilenceOrder) *SilenceEdge {
+	if order == nil {
+		order = DefaultSilenceOrder
+	}
+	return &SilenceEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

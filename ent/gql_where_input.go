@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -20,11 +21,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -45,6 +48,8 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -715,6 +720,52 @@ type AlertWhereInput struct {
 	ClosedByEqualFold    *string  `json:"closedByEqualFold,omitempty"`
 	ClosedByContainsFold *string  `json:"closedByContainsFold,omitempty"`
 
+	// "acknowledged_at" field predicates.
+	AcknowledgedAt       *time.Time  `json:"acknowledgedAt,omitempty"`
+	AcknowledgedAtNEQ    *time.Time  `json:"acknowledgedAtNEQ,omitempty"`
+	AcknowledgedAtIn     []time.Time `json:"acknowledgedAtIn,omitempty"`
+	AcknowledgedAtNotIn  []time.Time `json:"acknowledgedAtNotIn,omitempty"`
+	AcknowledgedAtGT     *time.Time  `json:"acknowledgedAtGT,omitempty"`
+	AcknowledgedAtGTE    *time.Time  `json:"acknowledgedAtGTE,omitempty"`
+	AcknowledgedAtLT     *time.Time  `json:"acknowledgedAtLT,omitempty"`
+	AcknowledgedAtLTE    *time.Time  `json:"acknowledgedAtLTE,omitempty"`
+	AcknowledgedAtIsNil  bool        `json:"acknowledgedAtIsNil,omitempty"`
+	AcknowledgedAtNotNil bool        `json:"acknowledgedAtNotNil,omitempty"`
+
+	// "acknowledged_by" field predicates.
+	AcknowledgedBy             *string  `json:"acknowledgedBy,omitempty"`
+	AcknowledgedByNEQ          *string  `json:"acknowledgedByNEQ,omitempty"`
+	AcknowledgedByIn           []string `json:"acknowledgedByIn,omitempty"`
+	AcknowledgedByNotIn        []string `json:"acknowledgedByNotIn,omitempty"`
+	AcknowledgedByGT           *string  `json:"acknowledgedByGT,omitempty"`
+	AcknowledgedByGTE          *string  `json:"acknowledgedByGTE,omitempty"`
+	AcknowledgedByLT           *string  `json:"acknowledgedByLT,omitempty"`
+	AcknowledgedByLTE          *string  `json:"acknowledgedByLTE,omitempty"`
+	AcknowledgedByContains     *string  `json:"acknowledgedByContains,omitempty"`
+	AcknowledgedByHasPrefix    *string  `json:"acknowledgedByHasPrefix,omitempty"`
+	AcknowledgedByHasSuffix    *string  `json:"acknowledgedByHasSuffix,omitempty"`
+	AcknowledgedByIsNil        bool     `json:"acknowledgedByIsNil,omitempty"`
+	AcknowledgedByNotNil       bool     `json:"acknowledgedByNotNil,omitempty"`
+	AcknowledgedByEqualFold    *string  `json:"acknowledgedByEqualFold,omitempty"`
+	AcknowledgedByContainsFold *string  `json:"acknowledgedByContainsFold,omitempty"`
+
+	// "source" field predicates.
+	Source             *string  `json:"source,omitempty"`
+	SourceNEQ          *string  `json:"sourceNEQ,omitempty"`
+	SourceIn           []string `json:"sourceIn,omitempty"`
+	SourceNotIn        []string `json:"sourceNotIn,omitempty"`
+	SourceGT           *string  `json:"sourceGT,omitempty"`
+	SourceGTE          *string  `json:"sourceGTE,omitempty"`
+	SourceLT           *string  `json:"sourceLT,omitempty"`
+	SourceLTE          *string  `json:"sourceLTE,omitempty"`
+	SourceContains     *string  `json:"sourceContains,omitempty"`
+	SourceHasPrefix    *string  `json:"sourceHasPrefix,omitempty"`
+	SourceHasSuffix    *string  `json:"sourceHasSuffix,omitempty"`
+	SourceIsNil        bool     `json:"sourceIsNil,omitempty"`
+	SourceNotNil       bool     `json:"sourceNotNil,omitempty"`
+	SourceEqualFold    *string  `json:"sourceEqualFold,omitempty"`
+	SourceContainsFold *string  `json:"sourceContainsFold,omitempty"`
+
 	// "node" edge predicates.
 	HasNode     *bool                    `json:"hasNode,omitempty"`
 	HasNodeWith []*ComputeNodeWhereInput `json:"hasNodeWith,omitempty"`
@@ -723,9 +774,29 @@ type AlertWhereInput struct {
 	HasHost     *bool             `json:"hasHost,omitempty"`
 	HasHostWith []*HostWhereInput `json:"hasHostWith,omitempty"`
 
+	// "rack" edge predicates.
+	HasRack     *bool             `json:"hasRack,omitempty"`
+	HasRackWith []*RackWhereInput `json:"hasRackWith,omitempty"`
+
+	// "power_zone" edge predicates.
+	HasPowerZone     *bool                  `json:"hasPowerZone,omitempty"`
+	HasPowerZoneWith []*PowerZoneWhereInput `json:"hasPowerZoneWith,omitempty"`
+
+	// "suppressed_by" edge predicates.
+	HasSuppressedBy     *bool              `json:"hasSuppressedBy,omitempty"`
+	HasSuppressedByWith []*AlertWhereInput `json:"hasSuppressedByWith,omitempty"`
+
+	// "suppresses" edge predicates.
+	HasSuppresses     *bool              `json:"hasSuppresses,omitempty"`
+	HasSuppressesWith []*AlertWhereInput `json:"hasSuppressesWith,omitempty"`
+
 	// "events" edge predicates.
 	HasEvents     *bool              `json:"hasEvents,omitempty"`
 	HasEventsWith []*EventWhereInput `json:"hasEventsWith,omitempty"`
+
+	// "deliveries" edge predicates.
+	HasDeliveries     *bool                     `json:"hasDeliveries,omitempty"`
+	HasDeliveriesWith []*HookDeliveryWhereInput `json:"hasDeliveriesWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -1171,6 +1242,126 @@ func (i *AlertWhereInput) P() (predicate.Alert, error) {
 	if i.ClosedByContainsFold != nil {
 		predicates = append(predicates, alert.ClosedByContainsFold(*i.ClosedByContainsFold))
 	}
+	if i.AcknowledgedAt != nil {
+		predicates = append(predicates, alert.AcknowledgedAtEQ(*i.AcknowledgedAt))
+	}
+	if i.AcknowledgedAtNEQ != nil {
+		predicates = append(predicates, alert.AcknowledgedAtNEQ(*i.AcknowledgedAtNEQ))
+	}
+	if len(i.AcknowledgedAtIn) > 0 {
+		predicates = append(predicates, alert.AcknowledgedAtIn(i.AcknowledgedAtIn...))
+	}
+	if len(i.AcknowledgedAtNotIn) > 0 {
+		predicates = append(predicates, alert.AcknowledgedAtNotIn(i.AcknowledgedAtNotIn...))
+	}
+	if i.AcknowledgedAtGT != nil {
+		predicates = append(predicates, alert.AcknowledgedAtGT(*i.AcknowledgedAtGT))
+	}
+	if i.AcknowledgedAtGTE != nil {
+		predicates = append(predicates, alert.AcknowledgedAtGTE(*i.AcknowledgedAtGTE))
+	}
+	if i.AcknowledgedAtLT != nil {
+		predicates = append(predicates, alert.AcknowledgedAtLT(*i.AcknowledgedAtLT))
+	}
+	if i.AcknowledgedAtLTE != nil {
+		predicates = append(predicates, alert.AcknowledgedAtLTE(*i.AcknowledgedAtLTE))
+	}
+	if i.AcknowledgedAtIsNil {
+		predicates = append(predicates, alert.AcknowledgedAtIsNil())
+	}
+	if i.AcknowledgedAtNotNil {
+		predicates = append(predicates, alert.AcknowledgedAtNotNil())
+	}
+	if i.AcknowledgedBy != nil {
+		predicates = append(predicates, alert.AcknowledgedByEQ(*i.AcknowledgedBy))
+	}
+	if i.AcknowledgedByNEQ != nil {
+		predicates = append(predicates, alert.AcknowledgedByNEQ(*i.AcknowledgedByNEQ))
+	}
+	if len(i.AcknowledgedByIn) > 0 {
+		predicates = append(predicates, alert.AcknowledgedByIn(i.AcknowledgedByIn...))
+	}
+	if len(i.AcknowledgedByNotIn) > 0 {
+		predicates = append(predicates, alert.AcknowledgedByNotIn(i.AcknowledgedByNotIn...))
+	}
+	if i.AcknowledgedByGT != nil {
+		predicates = append(predicates, alert.AcknowledgedByGT(*i.AcknowledgedByGT))
+	}
+	if i.AcknowledgedByGTE != nil {
+		predicates = append(predicates, alert.AcknowledgedByGTE(*i.AcknowledgedByGTE))
+	}
+	if i.AcknowledgedByLT != nil {
+		predicates = append(predicates, alert.AcknowledgedByLT(*i.AcknowledgedByLT))
+	}
+	if i.AcknowledgedByLTE != nil {
+		predicates = append(predicates, alert.AcknowledgedByLTE(*i.AcknowledgedByLTE))
+	}
+	if i.AcknowledgedByContains != nil {
+		predicates = append(predicates, alert.AcknowledgedByContains(*i.AcknowledgedByContains))
+	}
+	if i.AcknowledgedByHasPrefix != nil {
+		predicates = append(predicates, alert.AcknowledgedByHasPrefix(*i.AcknowledgedByHasPrefix))
+	}
+	if i.AcknowledgedByHasSuffix != nil {
+		predicates = append(predicates, alert.AcknowledgedByHasSuffix(*i.AcknowledgedByHasSuffix))
+	}
+	if i.AcknowledgedByIsNil {
+		predicates = append(predicates, alert.AcknowledgedByIsNil())
+	}
+	if i.AcknowledgedByNotNil {
+		predicates = append(predicates, alert.AcknowledgedByNotNil())
+	}
+	if i.AcknowledgedByEqualFold != nil {
+		predicates = append(predicates, alert.AcknowledgedByEqualFold(*i.AcknowledgedByEqualFold))
+	}
+	if i.AcknowledgedByContainsFold != nil {
+		predicates = append(predicates, alert.AcknowledgedByContainsFold(*i.AcknowledgedByContainsFold))
+	}
+	if i.Source != nil {
+		predicates = append(predicates, alert.SourceEQ(*i.Source))
+	}
+	if i.SourceNEQ != nil {
+		predicates = append(predicates, alert.SourceNEQ(*i.SourceNEQ))
+	}
+	if len(i.SourceIn) > 0 {
+		predicates = append(predicates, alert.SourceIn(i.SourceIn...))
+	}
+	if len(i.SourceNotIn) > 0 {
+		predicates = append(predicates, alert.SourceNotIn(i.SourceNotIn...))
+	}
+	if i.SourceGT != nil {
+		predicates = append(predicates, alert.SourceGT(*i.SourceGT))
+	}
+	if i.SourceGTE != nil {
+		predicates = append(predicates, alert.SourceGTE(*i.SourceGTE))
+	}
+	if i.SourceLT != nil {
+		predicates = append(predicates, alert.SourceLT(*i.SourceLT))
+	}
+	if i.SourceLTE != nil {
+		predicates = append(predicates, alert.SourceLTE(*i.SourceLTE))
+	}
+	if i.SourceContains != nil {
+		predicates = append(predicates, alert.SourceContains(*i.SourceContains))
+	}
+	if i.SourceHasPrefix != nil {
+		predicates = append(predicates, alert.SourceHasPrefix(*i.SourceHasPrefix))
+	}
+	if i.SourceHasSuffix != nil {
+		predicates = append(predicates, alert.SourceHasSuffix(*i.SourceHasSuffix))
+	}
+	if i.SourceIsNil {
+		predicates = append(predicates, alert.SourceIsNil())
+	}
+	if i.SourceNotNil {
+		predicates = append(predicates, alert.SourceNotNil())
+	}
+	if i.SourceEqualFold != nil {
+		predicates = append(predicates, alert.SourceEqualFold(*i.SourceEqualFold))
+	}
+	if i.SourceContainsFold != nil {
+		predicates = append(predicates, alert.SourceContainsFold(*i.SourceContainsFold))
+	}
 
 	if i.HasNode != nil {
 		p := alert.HasNode()
@@ -1208,6 +1399,78 @@ func (i *AlertWhereInput) P() (predicate.Alert, error) {
 		}
 		predicates = append(predicates, alert.HasHostWith(with...))
 	}
+	if i.HasRack != nil {
+		p := alert.HasRack()
+		if !*i.HasRack {
+			p = alert.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRackWith) > 0 {
+		with := make([]predicate.Rack, 0, len(i.HasRackWith))
+		for _, w := range i.HasRackWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRackWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, alert.HasRackWith(with...))
+	}
+	if i.HasPowerZone != nil {
+		p := alert.HasPowerZone()
+		if !*i.HasPowerZone {
+			p = alert.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasPowerZoneWith) > 0 {
+		with := make([]predicate.PowerZone, 0, len(i.HasPowerZoneWith))
+		for _, w := range i.HasPowerZoneWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasPowerZoneWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, alert.HasPowerZoneWith(with...))
+	}
+	if i.HasSuppressedBy != nil {
+		p := alert.HasSuppressedBy()
+		if !*i.HasSuppressedBy {
+			p = alert.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSuppressedByWith) > 0 {
+		with := make([]predicate.Alert, 0, len(i.HasSuppressedByWith))
+		for _, w := range i.HasSuppressedByWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSuppressedByWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, alert.HasSuppressedByWith(with...))
+	}
+	if i.HasSuppresses != nil {
+		p := alert.HasSuppresses()
+		if !*i.HasSuppresses {
+			p = alert.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSuppressesWith) > 0 {
+		with := make([]predicate.Alert, 0, len(i.HasSuppressesWith))
+		for _, w := range i.HasSuppressesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSuppressesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, alert.HasSuppressesWith(with...))
+	}
 	if i.HasEvents != nil {
 		p := alert.HasEvents()
 		if !*i.HasEvents {
@@ -1225,6 +1488,24 @@ func (i *AlertWhereInput) P() (predicate.Alert, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, alert.HasEventsWith(with...))
+	}
+	if i.HasDeliveries != nil {
+		p := alert.HasDeliveries()
+		if !*i.HasDeliveries {
+			p = alert.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDeliveriesWith) > 0 {
+		with := make([]predicate.HookDelivery, 0, len(i.HasDeliveriesWith))
+		for _, w := range i.HasDeliveriesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDeliveriesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, alert.HasDeliveriesWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -1340,6 +1621,23 @@ type AssignmentWhereInput struct {
 	VMIDLTE    *int  `json:"vmIDLTE,omitempty"`
 	VMIDIsNil  bool  `json:"vmIDIsNil,omitempty"`
 	VMIDNotNil bool  `json:"vmIDNotNil,omitempty"`
+
+	// "config_drive" field predicates.
+	ConfigDrive             *string  `json:"configDrive,omitempty"`
+	ConfigDriveNEQ          *string  `json:"configDriveNEQ,omitempty"`
+	ConfigDriveIn           []string `json:"configDriveIn,omitempty"`
+	ConfigDriveNotIn        []string `json:"configDriveNotIn,omitempty"`
+	ConfigDriveGT           *string  `json:"configDriveGT,omitempty"`
+	ConfigDriveGTE          *string  `json:"configDriveGTE,omitempty"`
+	ConfigDriveLT           *string  `json:"configDriveLT,omitempty"`
+	ConfigDriveLTE          *string  `json:"configDriveLTE,omitempty"`
+	ConfigDriveContains     *string  `json:"configDriveContains,omitempty"`
+	ConfigDriveHasPrefix    *string  `json:"configDriveHasPrefix,omitempty"`
+	ConfigDriveHasSuffix    *string  `json:"configDriveHasSuffix,omitempty"`
+	ConfigDriveIsNil        bool     `json:"configDriveIsNil,omitempty"`
+	ConfigDriveNotNil       bool     `json:"configDriveNotNil,omitempty"`
+	ConfigDriveEqualFold    *string  `json:"configDriveEqualFold,omitempty"`
+	ConfigDriveContainsFold *string  `json:"configDriveContainsFold,omitempty"`
 
 	// "node" edge predicates.
 	HasNode     *bool                    `json:"hasNode,omitempty"`
@@ -1664,6 +1962,51 @@ func (i *AssignmentWhereInput) P() (predicate.Assignment, error) {
 	}
 	if i.VMIDNotNil {
 		predicates = append(predicates, assignment.VMIDNotNil())
+	}
+	if i.ConfigDrive != nil {
+		predicates = append(predicates, assignment.ConfigDriveEQ(*i.ConfigDrive))
+	}
+	if i.ConfigDriveNEQ != nil {
+		predicates = append(predicates, assignment.ConfigDriveNEQ(*i.ConfigDriveNEQ))
+	}
+	if len(i.ConfigDriveIn) > 0 {
+		predicates = append(predicates, assignment.ConfigDriveIn(i.ConfigDriveIn...))
+	}
+	if len(i.ConfigDriveNotIn) > 0 {
+		predicates = append(predicates, assignment.ConfigDriveNotIn(i.ConfigDriveNotIn...))
+	}
+	if i.ConfigDriveGT != nil {
+		predicates = append(predicates, assignment.ConfigDriveGT(*i.ConfigDriveGT))
+	}
+	if i.ConfigDriveGTE != nil {
+		predicates = append(predicates, assignment.ConfigDriveGTE(*i.ConfigDriveGTE))
+	}
+	if i.ConfigDriveLT != nil {
+		predicates = append(predicates, assignment.ConfigDriveLT(*i.ConfigDriveLT))
+	}
+	if i.ConfigDriveLTE != nil {
+		predicates = append(predicates, assignment.ConfigDriveLTE(*i.ConfigDriveLTE))
+	}
+	if i.ConfigDriveContains != nil {
+		predicates = append(predicates, assignment.ConfigDriveContains(*i.ConfigDriveContains))
+	}
+	if i.ConfigDriveHasPrefix != nil {
+		predicates = append(predicates, assignment.ConfigDriveHasPrefix(*i.ConfigDriveHasPrefix))
+	}
+	if i.ConfigDriveHasSuffix != nil {
+		predicates = append(predicates, assignment.ConfigDriveHasSuffix(*i.ConfigDriveHasSuffix))
+	}
+	if i.ConfigDriveIsNil {
+		predicates = append(predicates, assignment.ConfigDriveIsNil())
+	}
+	if i.ConfigDriveNotNil {
+		predicates = append(predicates, assignment.ConfigDriveNotNil())
+	}
+	if i.ConfigDriveEqualFold != nil {
+		predicates = append(predicates, assignment.ConfigDriveEqualFold(*i.ConfigDriveEqualFold))
+	}
+	if i.ConfigDriveContainsFold != nil {
+		predicates = append(predicates, assignment.ConfigDriveContainsFold(*i.ConfigDriveContainsFold))
 	}
 
 	if i.HasNode != nil {
@@ -2460,6 +2803,10 @@ type AvailabilityZoneWhereInput struct {
 	// "nodes" edge predicates.
 	HasNodes     *bool                    `json:"hasNodes,omitempty"`
 	HasNodesWith []*ComputeNodeWhereInput `json:"hasNodesWith,omitempty"`
+
+	// "virtual_machines" edge predicates.
+	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
+	HasVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasVirtualMachinesWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -2726,6 +3073,24 @@ func (i *AvailabilityZoneWhereInput) P() (predicate.AvailabilityZone, error) {
 		}
 		predicates = append(predicates, availabilityzone.HasNodesWith(with...))
 	}
+	if i.HasVirtualMachines != nil {
+		p := availabilityzone.HasVirtualMachines()
+		if !*i.HasVirtualMachines {
+			p = availabilityzone.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasVirtualMachinesWith) > 0 {
+		with := make([]predicate.VirtualMachine, 0, len(i.HasVirtualMachinesWith))
+		for _, w := range i.HasVirtualMachinesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasVirtualMachinesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, availabilityzone.HasVirtualMachinesWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyAvailabilityZoneWhereInput
@@ -2733,6 +3098,614 @@ func (i *AvailabilityZoneWhereInput) P() (predicate.AvailabilityZone, error) {
 		return predicates[0], nil
 	default:
 		return availabilityzone.And(predicates...), nil
+	}
+}
+
+// CheckWhereInput represents a where input for filtering Check queries.
+type CheckWhereInput struct {
+	Predicates []predicate.Check  `json:"-"`
+	Not        *CheckWhereInput   `json:"not,omitempty"`
+	Or         []*CheckWhereInput `json:"or,omitempty"`
+	And        []*CheckWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "builtin" field predicates.
+	Builtin       *check.Builtin  `json:"builtin,omitempty"`
+	BuiltinNEQ    *check.Builtin  `json:"builtinNEQ,omitempty"`
+	BuiltinIn     []check.Builtin `json:"builtinIn,omitempty"`
+	BuiltinNotIn  []check.Builtin `json:"builtinNotIn,omitempty"`
+	BuiltinIsNil  bool            `json:"builtinIsNil,omitempty"`
+	BuiltinNotNil bool            `json:"builtinNotNil,omitempty"`
+
+	// "command" field predicates.
+	Command             *string  `json:"command,omitempty"`
+	CommandNEQ          *string  `json:"commandNEQ,omitempty"`
+	CommandIn           []string `json:"commandIn,omitempty"`
+	CommandNotIn        []string `json:"commandNotIn,omitempty"`
+	CommandGT           *string  `json:"commandGT,omitempty"`
+	CommandGTE          *string  `json:"commandGTE,omitempty"`
+	CommandLT           *string  `json:"commandLT,omitempty"`
+	CommandLTE          *string  `json:"commandLTE,omitempty"`
+	CommandContains     *string  `json:"commandContains,omitempty"`
+	CommandHasPrefix    *string  `json:"commandHasPrefix,omitempty"`
+	CommandHasSuffix    *string  `json:"commandHasSuffix,omitempty"`
+	CommandIsNil        bool     `json:"commandIsNil,omitempty"`
+	CommandNotNil       bool     `json:"commandNotNil,omitempty"`
+	CommandEqualFold    *string  `json:"commandEqualFold,omitempty"`
+	CommandContainsFold *string  `json:"commandContainsFold,omitempty"`
+
+	// "interval_seconds" field predicates.
+	IntervalSeconds      *int  `json:"intervalSeconds,omitempty"`
+	IntervalSecondsNEQ   *int  `json:"intervalSecondsNEQ,omitempty"`
+	IntervalSecondsIn    []int `json:"intervalSecondsIn,omitempty"`
+	IntervalSecondsNotIn []int `json:"intervalSecondsNotIn,omitempty"`
+	IntervalSecondsGT    *int  `json:"intervalSecondsGT,omitempty"`
+	IntervalSecondsGTE   *int  `json:"intervalSecondsGTE,omitempty"`
+	IntervalSecondsLT    *int  `json:"intervalSecondsLT,omitempty"`
+	IntervalSecondsLTE   *int  `json:"intervalSecondsLTE,omitempty"`
+
+	// "timeout_seconds" field predicates.
+	TimeoutSeconds      *int  `json:"timeoutSeconds,omitempty"`
+	TimeoutSecondsNEQ   *int  `json:"timeoutSecondsNEQ,omitempty"`
+	TimeoutSecondsIn    []int `json:"timeoutSecondsIn,omitempty"`
+	TimeoutSecondsNotIn []int `json:"timeoutSecondsNotIn,omitempty"`
+	TimeoutSecondsGT    *int  `json:"timeoutSecondsGT,omitempty"`
+	TimeoutSecondsGTE   *int  `json:"timeoutSecondsGTE,omitempty"`
+	TimeoutSecondsLT    *int  `json:"timeoutSecondsLT,omitempty"`
+	TimeoutSecondsLTE   *int  `json:"timeoutSecondsLTE,omitempty"`
+
+	// "occurrences" field predicates.
+	Occurrences      *int  `json:"occurrences,omitempty"`
+	OccurrencesNEQ   *int  `json:"occurrencesNEQ,omitempty"`
+	OccurrencesIn    []int `json:"occurrencesIn,omitempty"`
+	OccurrencesNotIn []int `json:"occurrencesNotIn,omitempty"`
+	OccurrencesGT    *int  `json:"occurrencesGT,omitempty"`
+	OccurrencesGTE   *int  `json:"occurrencesGTE,omitempty"`
+	OccurrencesLT    *int  `json:"occurrencesLT,omitempty"`
+	OccurrencesLTE   *int  `json:"occurrencesLTE,omitempty"`
+
+	// "reissue_duration_seconds" field predicates.
+	ReissueDurationSeconds      *int  `json:"reissueDurationSeconds,omitempty"`
+	ReissueDurationSecondsNEQ   *int  `json:"reissueDurationSecondsNEQ,omitempty"`
+	ReissueDurationSecondsIn    []int `json:"reissueDurationSecondsIn,omitempty"`
+	ReissueDurationSecondsNotIn []int `json:"reissueDurationSecondsNotIn,omitempty"`
+	ReissueDurationSecondsGT    *int  `json:"reissueDurationSecondsGT,omitempty"`
+	ReissueDurationSecondsGTE   *int  `json:"reissueDurationSecondsGTE,omitempty"`
+	ReissueDurationSecondsLT    *int  `json:"reissueDurationSecondsLT,omitempty"`
+	ReissueDurationSecondsLTE   *int  `json:"reissueDurationSecondsLTE,omitempty"`
+
+	// "enabled" field predicates.
+	Enabled    *bool `json:"enabled,omitempty"`
+	EnabledNEQ *bool `json:"enabledNEQ,omitempty"`
+
+	// "nodes" edge predicates.
+	HasNodes     *bool                    `json:"hasNodes,omitempty"`
+	HasNodesWith []*ComputeNodeWhereInput `json:"hasNodesWith,omitempty"`
+
+	// "clusters" edge predicates.
+	HasClusters     *bool                `json:"hasClusters,omitempty"`
+	HasClustersWith []*ClusterWhereInput `json:"hasClustersWith,omitempty"`
+
+	// "events" edge predicates.
+	HasEvents     *bool              `json:"hasEvents,omitempty"`
+	HasEventsWith []*EventWhereInput `json:"hasEventsWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *CheckWhereInput) AddPredicates(predicates ...predicate.Check) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the CheckWhereInput filter on the CheckQuery builder.
+func (i *CheckWhereInput) Filter(q *CheckQuery) (*CheckQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyCheckWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyCheckWhereInput is returned in case the CheckWhereInput is empty.
+var ErrEmptyCheckWhereInput = errors.New("ent: empty predicate CheckWhereInput")
+
+// P returns a predicate for filtering checks.
+// An error is returned if the input is empty or invalid.
+func (i *CheckWhereInput) P() (predicate.Check, error) {
+	var predicates []predicate.Check
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, check.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Check, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, check.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Check, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, check.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, check.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, check.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, check.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, check.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, check.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, check.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, check.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, check.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, check.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, check.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, check.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, check.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, check.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, check.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, check.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, check.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, check.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, check.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, check.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, check.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, check.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, check.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, check.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, check.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, check.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, check.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, check.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, check.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, check.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, check.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, check.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, check.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, check.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, check.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, check.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, check.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, check.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, check.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, check.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, check.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, check.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, check.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, check.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, check.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, check.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, check.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, check.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, check.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, check.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, check.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, check.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, check.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Builtin != nil {
+		predicates = append(predicates, check.BuiltinEQ(*i.Builtin))
+	}
+	if i.BuiltinNEQ != nil {
+		predicates = append(predicates, check.BuiltinNEQ(*i.BuiltinNEQ))
+	}
+	if len(i.BuiltinIn) > 0 {
+		predicates = append(predicates, check.BuiltinIn(i.BuiltinIn...))
+	}
+	if len(i.BuiltinNotIn) > 0 {
+		predicates = append(predicates, check.BuiltinNotIn(i.BuiltinNotIn...))
+	}
+	if i.BuiltinIsNil {
+		predicates = append(predicates, check.BuiltinIsNil())
+	}
+	if i.BuiltinNotNil {
+		predicates = append(predicates, check.BuiltinNotNil())
+	}
+	if i.Command != nil {
+		predicates = append(predicates, check.CommandEQ(*i.Command))
+	}
+	if i.CommandNEQ != nil {
+		predicates = append(predicates, check.CommandNEQ(*i.CommandNEQ))
+	}
+	if len(i.CommandIn) > 0 {
+		predicates = append(predicates, check.CommandIn(i.CommandIn...))
+	}
+	if len(i.CommandNotIn) > 0 {
+		predicates = append(predicates, check.CommandNotIn(i.CommandNotIn...))
+	}
+	if i.CommandGT != nil {
+		predicates = append(predicates, check.CommandGT(*i.CommandGT))
+	}
+	if i.CommandGTE != nil {
+		predicates = append(predicates, check.CommandGTE(*i.CommandGTE))
+	}
+	if i.CommandLT != nil {
+		predicates = append(predicates, check.CommandLT(*i.CommandLT))
+	}
+	if i.CommandLTE != nil {
+		predicates = append(predicates, check.CommandLTE(*i.CommandLTE))
+	}
+	if i.CommandContains != nil {
+		predicates = append(predicates, check.CommandContains(*i.CommandContains))
+	}
+	if i.CommandHasPrefix != nil {
+		predicates = append(predicates, check.CommandHasPrefix(*i.CommandHasPrefix))
+	}
+	if i.CommandHasSuffix != nil {
+		predicates = append(predicates, check.CommandHasSuffix(*i.CommandHasSuffix))
+	}
+	if i.CommandIsNil {
+		predicates = append(predicates, check.CommandIsNil())
+	}
+	if i.CommandNotNil {
+		predicates = append(predicates, check.CommandNotNil())
+	}
+	if i.CommandEqualFold != nil {
+		predicates = append(predicates, check.CommandEqualFold(*i.CommandEqualFold))
+	}
+	if i.CommandContainsFold != nil {
+		predicates = append(predicates, check.CommandContainsFold(*i.CommandContainsFold))
+	}
+	if i.IntervalSeconds != nil {
+		predicates = append(predicates, check.IntervalSecondsEQ(*i.IntervalSeconds))
+	}
+	if i.IntervalSecondsNEQ != nil {
+		predicates = append(predicates, check.IntervalSecondsNEQ(*i.IntervalSecondsNEQ))
+	}
+	if len(i.IntervalSecondsIn) > 0 {
+		predicates = append(predicates, check.IntervalSecondsIn(i.IntervalSecondsIn...))
+	}
+	if len(i.IntervalSecondsNotIn) > 0 {
+		predicates = append(predicates, check.IntervalSecondsNotIn(i.IntervalSecondsNotIn...))
+	}
+	if i.IntervalSecondsGT != nil {
+		predicates = append(predicates, check.IntervalSecondsGT(*i.IntervalSecondsGT))
+	}
+	if i.IntervalSecondsGTE != nil {
+		predicates = append(predicates, check.IntervalSecondsGTE(*i.IntervalSecondsGTE))
+	}
+	if i.IntervalSecondsLT != nil {
+		predicates = append(predicates, check.IntervalSecondsLT(*i.IntervalSecondsLT))
+	}
+	if i.IntervalSecondsLTE != nil {
+		predicates = append(predicates, check.IntervalSecondsLTE(*i.IntervalSecondsLTE))
+	}
+	if i.TimeoutSeconds != nil {
+		predicates = append(predicates, check.TimeoutSecondsEQ(*i.TimeoutSeconds))
+	}
+	if i.TimeoutSecondsNEQ != nil {
+		predicates = append(predicates, check.TimeoutSecondsNEQ(*i.TimeoutSecondsNEQ))
+	}
+	if len(i.TimeoutSecondsIn) > 0 {
+		predicates = append(predicates, check.TimeoutSecondsIn(i.TimeoutSecondsIn...))
+	}
+	if len(i.TimeoutSecondsNotIn) > 0 {
+		predicates = append(predicates, check.TimeoutSecondsNotIn(i.TimeoutSecondsNotIn...))
+	}
+	if i.TimeoutSecondsGT != nil {
+		predicates = append(predicates, check.TimeoutSecondsGT(*i.TimeoutSecondsGT))
+	}
+	if i.TimeoutSecondsGTE != nil {
+		predicates = append(predicates, check.TimeoutSecondsGTE(*i.TimeoutSecondsGTE))
+	}
+	if i.TimeoutSecondsLT != nil {
+		predicates = append(predicates, check.TimeoutSecondsLT(*i.TimeoutSecondsLT))
+	}
+	if i.TimeoutSecondsLTE != nil {
+		predicates = append(predicates, check.TimeoutSecondsLTE(*i.TimeoutSecondsLTE))
+	}
+	if i.Occurrences != nil {
+		predicates = append(predicates, check.OccurrencesEQ(*i.Occurrences))
+	}
+	if i.OccurrencesNEQ != nil {
+		predicates = append(predicates, check.OccurrencesNEQ(*i.OccurrencesNEQ))
+	}
+	if len(i.OccurrencesIn) > 0 {
+		predicates = append(predicates, check.OccurrencesIn(i.OccurrencesIn...))
+	}
+	if len(i.OccurrencesNotIn) > 0 {
+		predicates = append(predicates, check.OccurrencesNotIn(i.OccurrencesNotIn...))
+	}
+	if i.OccurrencesGT != nil {
+		predicates = append(predicates, check.OccurrencesGT(*i.OccurrencesGT))
+	}
+	if i.OccurrencesGTE != nil {
+		predicates = append(predicates, check.OccurrencesGTE(*i.OccurrencesGTE))
+	}
+	if i.OccurrencesLT != nil {
+		predicates = append(predicates, check.OccurrencesLT(*i.OccurrencesLT))
+	}
+	if i.OccurrencesLTE != nil {
+		predicates = append(predicates, check.OccurrencesLTE(*i.OccurrencesLTE))
+	}
+	if i.ReissueDurationSeconds != nil {
+		predicates = append(predicates, check.ReissueDurationSecondsEQ(*i.ReissueDurationSeconds))
+	}
+	if i.ReissueDurationSecondsNEQ != nil {
+		predicates = append(predicates, check.ReissueDurationSecondsNEQ(*i.ReissueDurationSecondsNEQ))
+	}
+	if len(i.ReissueDurationSecondsIn) > 0 {
+		predicates = append(predicates, check.ReissueDurationSecondsIn(i.ReissueDurationSecondsIn...))
+	}
+	if len(i.ReissueDurationSecondsNotIn) > 0 {
+		predicates = append(predicates, check.ReissueDurationSecondsNotIn(i.ReissueDurationSecondsNotIn...))
+	}
+	if i.ReissueDurationSecondsGT != nil {
+		predicates = append(predicates, check.ReissueDurationSecondsGT(*i.ReissueDurationSecondsGT))
+	}
+	if i.ReissueDurationSecondsGTE != nil {
+		predicates = append(predicates, check.ReissueDurationSecondsGTE(*i.ReissueDurationSecondsGTE))
+	}
+	if i.ReissueDurationSecondsLT != nil {
+		predicates = append(predicates, check.ReissueDurationSecondsLT(*i.ReissueDurationSecondsLT))
+	}
+	if i.ReissueDurationSecondsLTE != nil {
+		predicates = append(predicates, check.ReissueDurationSecondsLTE(*i.ReissueDurationSecondsLTE))
+	}
+	if i.Enabled != nil {
+		predicates = append(predicates, check.EnabledEQ(*i.Enabled))
+	}
+	if i.EnabledNEQ != nil {
+		predicates = append(predicates, check.EnabledNEQ(*i.EnabledNEQ))
+	}
+
+	if i.HasNodes != nil {
+		p := check.HasNodes()
+		if !*i.HasNodes {
+			p = check.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNodesWith) > 0 {
+		with := make([]predicate.ComputeNode, 0, len(i.HasNodesWith))
+		for _, w := range i.HasNodesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNodesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, check.HasNodesWith(with...))
+	}
+	if i.HasClusters != nil {
+		p := check.HasClusters()
+		if !*i.HasClusters {
+			p = check.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasClustersWith) > 0 {
+		with := make([]predicate.Cluster, 0, len(i.HasClustersWith))
+		for _, w := range i.HasClustersWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasClustersWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, check.HasClustersWith(with...))
+	}
+	if i.HasEvents != nil {
+		p := check.HasEvents()
+		if !*i.HasEvents {
+			p = check.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasEventsWith) > 0 {
+		with := make([]predicate.Event, 0, len(i.HasEventsWith))
+		for _, w := range i.HasEventsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasEventsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, check.HasEventsWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyCheckWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return check.And(predicates...), nil
 	}
 }
 
@@ -2830,6 +3803,10 @@ type ClusterWhereInput struct {
 	// "virtual_machines" edge predicates.
 	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
 	HasVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasVirtualMachinesWith,omitempty"`
+
+	// "events" edge predicates.
+	HasEvents     *bool              `json:"hasEvents,omitempty"`
+	HasEventsWith []*EventWhereInput `json:"hasEventsWith,omitempty"`
 
 	// "maintainers" edge predicates.
 	HasMaintainers     *bool                   `json:"hasMaintainers,omitempty"`
@@ -3163,6 +4140,24 @@ func (i *ClusterWhereInput) P() (predicate.Cluster, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, cluster.HasVirtualMachinesWith(with...))
+	}
+	if i.HasEvents != nil {
+		p := cluster.HasEvents()
+		if !*i.HasEvents {
+			p = cluster.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasEventsWith) > 0 {
+		with := make([]predicate.Event, 0, len(i.HasEventsWith))
+		for _, w := range i.HasEventsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasEventsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, cluster.HasEventsWith(with...))
 	}
 	if i.HasMaintainers != nil {
 		p := cluster.HasMaintainers()
@@ -5534,6 +6529,35 @@ type EventWhereInput struct {
 	LastSeenAtLT    *time.Time  `json:"lastSeenAtLT,omitempty"`
 	LastSeenAtLTE   *time.Time  `json:"lastSeenAtLTE,omitempty"`
 
+	// "processed_at" field predicates.
+	ProcessedAt       *time.Time  `json:"processedAt,omitempty"`
+	ProcessedAtNEQ    *time.Time  `json:"processedAtNEQ,omitempty"`
+	ProcessedAtIn     []time.Time `json:"processedAtIn,omitempty"`
+	ProcessedAtNotIn  []time.Time `json:"processedAtNotIn,omitempty"`
+	ProcessedAtGT     *time.Time  `json:"processedAtGT,omitempty"`
+	ProcessedAtGTE    *time.Time  `json:"processedAtGTE,omitempty"`
+	ProcessedAtLT     *time.Time  `json:"processedAtLT,omitempty"`
+	ProcessedAtLTE    *time.Time  `json:"processedAtLTE,omitempty"`
+	ProcessedAtIsNil  bool        `json:"processedAtIsNil,omitempty"`
+	ProcessedAtNotNil bool        `json:"processedAtNotNil,omitempty"`
+
+	// "outcome" field predicates.
+	Outcome             *string  `json:"outcome,omitempty"`
+	OutcomeNEQ          *string  `json:"outcomeNEQ,omitempty"`
+	OutcomeIn           []string `json:"outcomeIn,omitempty"`
+	OutcomeNotIn        []string `json:"outcomeNotIn,omitempty"`
+	OutcomeGT           *string  `json:"outcomeGT,omitempty"`
+	OutcomeGTE          *string  `json:"outcomeGTE,omitempty"`
+	OutcomeLT           *string  `json:"outcomeLT,omitempty"`
+	OutcomeLTE          *string  `json:"outcomeLTE,omitempty"`
+	OutcomeContains     *string  `json:"outcomeContains,omitempty"`
+	OutcomeHasPrefix    *string  `json:"outcomeHasPrefix,omitempty"`
+	OutcomeHasSuffix    *string  `json:"outcomeHasSuffix,omitempty"`
+	OutcomeIsNil        bool     `json:"outcomeIsNil,omitempty"`
+	OutcomeNotNil       bool     `json:"outcomeNotNil,omitempty"`
+	OutcomeEqualFold    *string  `json:"outcomeEqualFold,omitempty"`
+	OutcomeContainsFold *string  `json:"outcomeContainsFold,omitempty"`
+
 	// "node" edge predicates.
 	HasNode     *bool                    `json:"hasNode,omitempty"`
 	HasNodeWith []*ComputeNodeWhereInput `json:"hasNodeWith,omitempty"`
@@ -5545,6 +6569,14 @@ type EventWhereInput struct {
 	// "alert" edge predicates.
 	HasAlert     *bool              `json:"hasAlert,omitempty"`
 	HasAlertWith []*AlertWhereInput `json:"hasAlertWith,omitempty"`
+
+	// "check" edge predicates.
+	HasCheck     *bool              `json:"hasCheck,omitempty"`
+	HasCheckWith []*CheckWhereInput `json:"hasCheckWith,omitempty"`
+
+	// "cluster" edge predicates.
+	HasCluster     *bool                `json:"hasCluster,omitempty"`
+	HasClusterWith []*ClusterWhereInput `json:"hasClusterWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -5933,6 +6965,81 @@ func (i *EventWhereInput) P() (predicate.Event, error) {
 	if i.LastSeenAtLTE != nil {
 		predicates = append(predicates, event.LastSeenAtLTE(*i.LastSeenAtLTE))
 	}
+	if i.ProcessedAt != nil {
+		predicates = append(predicates, event.ProcessedAtEQ(*i.ProcessedAt))
+	}
+	if i.ProcessedAtNEQ != nil {
+		predicates = append(predicates, event.ProcessedAtNEQ(*i.ProcessedAtNEQ))
+	}
+	if len(i.ProcessedAtIn) > 0 {
+		predicates = append(predicates, event.ProcessedAtIn(i.ProcessedAtIn...))
+	}
+	if len(i.ProcessedAtNotIn) > 0 {
+		predicates = append(predicates, event.ProcessedAtNotIn(i.ProcessedAtNotIn...))
+	}
+	if i.ProcessedAtGT != nil {
+		predicates = append(predicates, event.ProcessedAtGT(*i.ProcessedAtGT))
+	}
+	if i.ProcessedAtGTE != nil {
+		predicates = append(predicates, event.ProcessedAtGTE(*i.ProcessedAtGTE))
+	}
+	if i.ProcessedAtLT != nil {
+		predicates = append(predicates, event.ProcessedAtLT(*i.ProcessedAtLT))
+	}
+	if i.ProcessedAtLTE != nil {
+		predicates = append(predicates, event.ProcessedAtLTE(*i.ProcessedAtLTE))
+	}
+	if i.ProcessedAtIsNil {
+		predicates = append(predicates, event.ProcessedAtIsNil())
+	}
+	if i.ProcessedAtNotNil {
+		predicates = append(predicates, event.ProcessedAtNotNil())
+	}
+	if i.Outcome != nil {
+		predicates = append(predicates, event.OutcomeEQ(*i.Outcome))
+	}
+	if i.OutcomeNEQ != nil {
+		predicates = append(predicates, event.OutcomeNEQ(*i.OutcomeNEQ))
+	}
+	if len(i.OutcomeIn) > 0 {
+		predicates = append(predicates, event.OutcomeIn(i.OutcomeIn...))
+	}
+	if len(i.OutcomeNotIn) > 0 {
+		predicates = append(predicates, event.OutcomeNotIn(i.OutcomeNotIn...))
+	}
+	if i.OutcomeGT != nil {
+		predicates = append(predicates, event.OutcomeGT(*i.OutcomeGT))
+	}
+	if i.OutcomeGTE != nil {
+		predicates = append(predicates, event.OutcomeGTE(*i.OutcomeGTE))
+	}
+	if i.OutcomeLT != nil {
+		predicates = append(predicates, event.OutcomeLT(*i.OutcomeLT))
+	}
+	if i.OutcomeLTE != nil {
+		predicates = append(predicates, event.OutcomeLTE(*i.OutcomeLTE))
+	}
+	if i.OutcomeContains != nil {
+		predicates = append(predicates, event.OutcomeContains(*i.OutcomeContains))
+	}
+	if i.OutcomeHasPrefix != nil {
+		predicates = append(predicates, event.OutcomeHasPrefix(*i.OutcomeHasPrefix))
+	}
+	if i.OutcomeHasSuffix != nil {
+		predicates = append(predicates, event.OutcomeHasSuffix(*i.OutcomeHasSuffix))
+	}
+	if i.OutcomeIsNil {
+		predicates = append(predicates, event.OutcomeIsNil())
+	}
+	if i.OutcomeNotNil {
+		predicates = append(predicates, event.OutcomeNotNil())
+	}
+	if i.OutcomeEqualFold != nil {
+		predicates = append(predicates, event.OutcomeEqualFold(*i.OutcomeEqualFold))
+	}
+	if i.OutcomeContainsFold != nil {
+		predicates = append(predicates, event.OutcomeContainsFold(*i.OutcomeContainsFold))
+	}
 
 	if i.HasNode != nil {
 		p := event.HasNode()
@@ -5987,6 +7094,42 @@ func (i *EventWhereInput) P() (predicate.Event, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, event.HasAlertWith(with...))
+	}
+	if i.HasCheck != nil {
+		p := event.HasCheck()
+		if !*i.HasCheck {
+			p = event.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCheckWith) > 0 {
+		with := make([]predicate.Check, 0, len(i.HasCheckWith))
+		for _, w := range i.HasCheckWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCheckWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, event.HasCheckWith(with...))
+	}
+	if i.HasCluster != nil {
+		p := event.HasCluster()
+		if !*i.HasCluster {
+			p = event.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasClusterWith) > 0 {
+		with := make([]predicate.Cluster, 0, len(i.HasClusterWith))
+		for _, w := range i.HasClusterWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasClusterWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, event.HasClusterWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -6152,6 +7295,100 @@ type EventRuleWhereInput struct {
 	// "enabled" field predicates.
 	Enabled    *bool `json:"enabled,omitempty"`
 	EnabledNEQ *bool `json:"enabledNEQ,omitempty"`
+
+	// "node_pattern" field predicates.
+	NodePattern             *string  `json:"nodePattern,omitempty"`
+	NodePatternNEQ          *string  `json:"nodePatternNEQ,omitempty"`
+	NodePatternIn           []string `json:"nodePatternIn,omitempty"`
+	NodePatternNotIn        []string `json:"nodePatternNotIn,omitempty"`
+	NodePatternGT           *string  `json:"nodePatternGT,omitempty"`
+	NodePatternGTE          *string  `json:"nodePatternGTE,omitempty"`
+	NodePatternLT           *string  `json:"nodePatternLT,omitempty"`
+	NodePatternLTE          *string  `json:"nodePatternLTE,omitempty"`
+	NodePatternContains     *string  `json:"nodePatternContains,omitempty"`
+	NodePatternHasPrefix    *string  `json:"nodePatternHasPrefix,omitempty"`
+	NodePatternHasSuffix    *string  `json:"nodePatternHasSuffix,omitempty"`
+	NodePatternEqualFold    *string  `json:"nodePatternEqualFold,omitempty"`
+	NodePatternContainsFold *string  `json:"nodePatternContainsFold,omitempty"`
+
+	// "host_pattern" field predicates.
+	HostPattern             *string  `json:"hostPattern,omitempty"`
+	HostPatternNEQ          *string  `json:"hostPatternNEQ,omitempty"`
+	HostPatternIn           []string `json:"hostPatternIn,omitempty"`
+	HostPatternNotIn        []string `json:"hostPatternNotIn,omitempty"`
+	HostPatternGT           *string  `json:"hostPatternGT,omitempty"`
+	HostPatternGTE          *string  `json:"hostPatternGTE,omitempty"`
+	HostPatternLT           *string  `json:"hostPatternLT,omitempty"`
+	HostPatternLTE          *string  `json:"hostPatternLTE,omitempty"`
+	HostPatternContains     *string  `json:"hostPatternContains,omitempty"`
+	HostPatternHasPrefix    *string  `json:"hostPatternHasPrefix,omitempty"`
+	HostPatternHasSuffix    *string  `json:"hostPatternHasSuffix,omitempty"`
+	HostPatternEqualFold    *string  `json:"hostPatternEqualFold,omitempty"`
+	HostPatternContainsFold *string  `json:"hostPatternContainsFold,omitempty"`
+
+	// "rack_pattern" field predicates.
+	RackPattern             *string  `json:"rackPattern,omitempty"`
+	RackPatternNEQ          *string  `json:"rackPatternNEQ,omitempty"`
+	RackPatternIn           []string `json:"rackPatternIn,omitempty"`
+	RackPatternNotIn        []string `json:"rackPatternNotIn,omitempty"`
+	RackPatternGT           *string  `json:"rackPatternGT,omitempty"`
+	RackPatternGTE          *string  `json:"rackPatternGTE,omitempty"`
+	RackPatternLT           *string  `json:"rackPatternLT,omitempty"`
+	RackPatternLTE          *string  `json:"rackPatternLTE,omitempty"`
+	RackPatternContains     *string  `json:"rackPatternContains,omitempty"`
+	RackPatternHasPrefix    *string  `json:"rackPatternHasPrefix,omitempty"`
+	RackPatternHasSuffix    *string  `json:"rackPatternHasSuffix,omitempty"`
+	RackPatternEqualFold    *string  `json:"rackPatternEqualFold,omitempty"`
+	RackPatternContainsFold *string  `json:"rackPatternContainsFold,omitempty"`
+
+	// "cluster_pattern" field predicates.
+	ClusterPattern             *string  `json:"clusterPattern,omitempty"`
+	ClusterPatternNEQ          *string  `json:"clusterPatternNEQ,omitempty"`
+	ClusterPatternIn           []string `json:"clusterPatternIn,omitempty"`
+	ClusterPatternNotIn        []string `json:"clusterPatternNotIn,omitempty"`
+	ClusterPatternGT           *string  `json:"clusterPatternGT,omitempty"`
+	ClusterPatternGTE          *string  `json:"clusterPatternGTE,omitempty"`
+	ClusterPatternLT           *string  `json:"clusterPatternLT,omitempty"`
+	ClusterPatternLTE          *string  `json:"clusterPatternLTE,omitempty"`
+	ClusterPatternContains     *string  `json:"clusterPatternContains,omitempty"`
+	ClusterPatternHasPrefix    *string  `json:"clusterPatternHasPrefix,omitempty"`
+	ClusterPatternHasSuffix    *string  `json:"clusterPatternHasSuffix,omitempty"`
+	ClusterPatternEqualFold    *string  `json:"clusterPatternEqualFold,omitempty"`
+	ClusterPatternContainsFold *string  `json:"clusterPatternContainsFold,omitempty"`
+
+	// "occurrences" field predicates.
+	Occurrences      *int  `json:"occurrences,omitempty"`
+	OccurrencesNEQ   *int  `json:"occurrencesNEQ,omitempty"`
+	OccurrencesIn    []int `json:"occurrencesIn,omitempty"`
+	OccurrencesNotIn []int `json:"occurrencesNotIn,omitempty"`
+	OccurrencesGT    *int  `json:"occurrencesGT,omitempty"`
+	OccurrencesGTE   *int  `json:"occurrencesGTE,omitempty"`
+	OccurrencesLT    *int  `json:"occurrencesLT,omitempty"`
+	OccurrencesLTE   *int  `json:"occurrencesLTE,omitempty"`
+
+	// "reissue_seconds" field predicates.
+	ReissueSeconds      *int  `json:"reissueSeconds,omitempty"`
+	ReissueSecondsNEQ   *int  `json:"reissueSecondsNEQ,omitempty"`
+	ReissueSecondsIn    []int `json:"reissueSecondsIn,omitempty"`
+	ReissueSecondsNotIn []int `json:"reissueSecondsNotIn,omitempty"`
+	ReissueSecondsGT    *int  `json:"reissueSecondsGT,omitempty"`
+	ReissueSecondsGTE   *int  `json:"reissueSecondsGTE,omitempty"`
+	ReissueSecondsLT    *int  `json:"reissueSecondsLT,omitempty"`
+	ReissueSecondsLTE   *int  `json:"reissueSecondsLTE,omitempty"`
+
+	// "group_interval_seconds" field predicates.
+	GroupIntervalSeconds      *int  `json:"groupIntervalSeconds,omitempty"`
+	GroupIntervalSecondsNEQ   *int  `json:"groupIntervalSecondsNEQ,omitempty"`
+	GroupIntervalSecondsIn    []int `json:"groupIntervalSecondsIn,omitempty"`
+	GroupIntervalSecondsNotIn []int `json:"groupIntervalSecondsNotIn,omitempty"`
+	GroupIntervalSecondsGT    *int  `json:"groupIntervalSecondsGT,omitempty"`
+	GroupIntervalSecondsGTE   *int  `json:"groupIntervalSecondsGTE,omitempty"`
+	GroupIntervalSecondsLT    *int  `json:"groupIntervalSecondsLT,omitempty"`
+	GroupIntervalSecondsLTE   *int  `json:"groupIntervalSecondsLTE,omitempty"`
+
+	// "deliveries" edge predicates.
+	HasDeliveries     *bool                     `json:"hasDeliveries,omitempty"`
+	HasDeliveriesWith []*HookDeliveryWhereInput `json:"hasDeliveriesWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -6585,7 +7822,253 @@ func (i *EventRuleWhereInput) P() (predicate.EventRule, error) {
 	if i.EnabledNEQ != nil {
 		predicates = append(predicates, eventrule.EnabledNEQ(*i.EnabledNEQ))
 	}
+	if i.NodePattern != nil {
+		predicates = append(predicates, eventrule.NodePatternEQ(*i.NodePattern))
+	}
+	if i.NodePatternNEQ != nil {
+		predicates = append(predicates, eventrule.NodePatternNEQ(*i.NodePatternNEQ))
+	}
+	if len(i.NodePatternIn) > 0 {
+		predicates = append(predicates, eventrule.NodePatternIn(i.NodePatternIn...))
+	}
+	if len(i.NodePatternNotIn) > 0 {
+		predicates = append(predicates, eventrule.NodePatternNotIn(i.NodePatternNotIn...))
+	}
+	if i.NodePatternGT != nil {
+		predicates = append(predicates, eventrule.NodePatternGT(*i.NodePatternGT))
+	}
+	if i.NodePatternGTE != nil {
+		predicates = append(predicates, eventrule.NodePatternGTE(*i.NodePatternGTE))
+	}
+	if i.NodePatternLT != nil {
+		predicates = append(predicates, eventrule.NodePatternLT(*i.NodePatternLT))
+	}
+	if i.NodePatternLTE != nil {
+		predicates = append(predicates, eventrule.NodePatternLTE(*i.NodePatternLTE))
+	}
+	if i.NodePatternContains != nil {
+		predicates = append(predicates, eventrule.NodePatternContains(*i.NodePatternContains))
+	}
+	if i.NodePatternHasPrefix != nil {
+		predicates = append(predicates, eventrule.NodePatternHasPrefix(*i.NodePatternHasPrefix))
+	}
+	if i.NodePatternHasSuffix != nil {
+		predicates = append(predicates, eventrule.NodePatternHasSuffix(*i.NodePatternHasSuffix))
+	}
+	if i.NodePatternEqualFold != nil {
+		predicates = append(predicates, eventrule.NodePatternEqualFold(*i.NodePatternEqualFold))
+	}
+	if i.NodePatternContainsFold != nil {
+		predicates = append(predicates, eventrule.NodePatternContainsFold(*i.NodePatternContainsFold))
+	}
+	if i.HostPattern != nil {
+		predicates = append(predicates, eventrule.HostPatternEQ(*i.HostPattern))
+	}
+	if i.HostPatternNEQ != nil {
+		predicates = append(predicates, eventrule.HostPatternNEQ(*i.HostPatternNEQ))
+	}
+	if len(i.HostPatternIn) > 0 {
+		predicates = append(predicates, eventrule.HostPatternIn(i.HostPatternIn...))
+	}
+	if len(i.HostPatternNotIn) > 0 {
+		predicates = append(predicates, eventrule.HostPatternNotIn(i.HostPatternNotIn...))
+	}
+	if i.HostPatternGT != nil {
+		predicates = append(predicates, eventrule.HostPatternGT(*i.HostPatternGT))
+	}
+	if i.HostPatternGTE != nil {
+		predicates = append(predicates, eventrule.HostPatternGTE(*i.HostPatternGTE))
+	}
+	if i.HostPatternLT != nil {
+		predicates = append(predicates, eventrule.HostPatternLT(*i.HostPatternLT))
+	}
+	if i.HostPatternLTE != nil {
+		predicates = append(predicates, eventrule.HostPatternLTE(*i.HostPatternLTE))
+	}
+	if i.HostPatternContains != nil {
+		predicates = append(predicates, eventrule.HostPatternContains(*i.HostPatternContains))
+	}
+	if i.HostPatternHasPrefix != nil {
+		predicates = append(predicates, eventrule.HostPatternHasPrefix(*i.HostPatternHasPrefix))
+	}
+	if i.HostPatternHasSuffix != nil {
+		predicates = append(predicates, eventrule.HostPatternHasSuffix(*i.HostPatternHasSuffix))
+	}
+	if i.HostPatternEqualFold != nil {
+		predicates = append(predicates, eventrule.HostPatternEqualFold(*i.HostPatternEqualFold))
+	}
+	if i.HostPatternContainsFold != nil {
+		predicates = append(predicates, eventrule.HostPatternContainsFold(*i.HostPatternContainsFold))
+	}
+	if i.RackPattern != nil {
+		predicates = append(predicates, eventrule.RackPatternEQ(*i.RackPattern))
+	}
+	if i.RackPatternNEQ != nil {
+		predicates = append(predicates, eventrule.RackPatternNEQ(*i.RackPatternNEQ))
+	}
+	if len(i.RackPatternIn) > 0 {
+		predicates = append(predicates, eventrule.RackPatternIn(i.RackPatternIn...))
+	}
+	if len(i.RackPatternNotIn) > 0 {
+		predicates = append(predicates, eventrule.RackPatternNotIn(i.RackPatternNotIn...))
+	}
+	if i.RackPatternGT != nil {
+		predicates = append(predicates, eventrule.RackPatternGT(*i.RackPatternGT))
+	}
+	if i.RackPatternGTE != nil {
+		predicates = append(predicates, eventrule.RackPatternGTE(*i.RackPatternGTE))
+	}
+	if i.RackPatternLT != nil {
+		predicates = append(predicates, eventrule.RackPatternLT(*i.RackPatternLT))
+	}
+	if i.RackPatternLTE != nil {
+		predicates = append(predicates, eventrule.RackPatternLTE(*i.RackPatternLTE))
+	}
+	if i.RackPatternContains != nil {
+		predicates = append(predicates, eventrule.RackPatternContains(*i.RackPatternContains))
+	}
+	if i.RackPatternHasPrefix != nil {
+		predicates = append(predicates, eventrule.RackPatternHasPrefix(*i.RackPatternHasPrefix))
+	}
+	if i.RackPatternHasSuffix != nil {
+		predicates = append(predicates, eventrule.RackPatternHasSuffix(*i.RackPatternHasSuffix))
+	}
+	if i.RackPatternEqualFold != nil {
+		predicates = append(predicates, eventrule.RackPatternEqualFold(*i.RackPatternEqualFold))
+	}
+	if i.RackPatternContainsFold != nil {
+		predicates = append(predicates, eventrule.RackPatternContainsFold(*i.RackPatternContainsFold))
+	}
+	if i.ClusterPattern != nil {
+		predicates = append(predicates, eventrule.ClusterPatternEQ(*i.ClusterPattern))
+	}
+	if i.ClusterPatternNEQ != nil {
+		predicates = append(predicates, eventrule.ClusterPatternNEQ(*i.ClusterPatternNEQ))
+	}
+	if len(i.ClusterPatternIn) > 0 {
+		predicates = append(predicates, eventrule.ClusterPatternIn(i.ClusterPatternIn...))
+	}
+	if len(i.ClusterPatternNotIn) > 0 {
+		predicates = append(predicates, eventrule.ClusterPatternNotIn(i.ClusterPatternNotIn...))
+	}
+	if i.ClusterPatternGT != nil {
+		predicates = append(predicates, eventrule.ClusterPatternGT(*i.ClusterPatternGT))
+	}
+	if i.ClusterPatternGTE != nil {
+		predicates = append(predicates, eventrule.ClusterPatternGTE(*i.ClusterPatternGTE))
+	}
+	if i.ClusterPatternLT != nil {
+		predicates = append(predicates, eventrule.ClusterPatternLT(*i.ClusterPatternLT))
+	}
+	if i.ClusterPatternLTE != nil {
+		predicates = append(predicates, eventrule.ClusterPatternLTE(*i.ClusterPatternLTE))
+	}
+	if i.ClusterPatternContains != nil {
+		predicates = append(predicates, eventrule.ClusterPatternContains(*i.ClusterPatternContains))
+	}
+	if i.ClusterPatternHasPrefix != nil {
+		predicates = append(predicates, eventrule.ClusterPatternHasPrefix(*i.ClusterPatternHasPrefix))
+	}
+	if i.ClusterPatternHasSuffix != nil {
+		predicates = append(predicates, eventrule.ClusterPatternHasSuffix(*i.ClusterPatternHasSuffix))
+	}
+	if i.ClusterPatternEqualFold != nil {
+		predicates = append(predicates, eventrule.ClusterPatternEqualFold(*i.ClusterPatternEqualFold))
+	}
+	if i.ClusterPatternContainsFold != nil {
+		predicates = append(predicates, eventrule.ClusterPatternContainsFold(*i.ClusterPatternContainsFold))
+	}
+	if i.Occurrences != nil {
+		predicates = append(predicates, eventrule.OccurrencesEQ(*i.Occurrences))
+	}
+	if i.OccurrencesNEQ != nil {
+		predicates = append(predicates, eventrule.OccurrencesNEQ(*i.OccurrencesNEQ))
+	}
+	if len(i.OccurrencesIn) > 0 {
+		predicates = append(predicates, eventrule.OccurrencesIn(i.OccurrencesIn...))
+	}
+	if len(i.OccurrencesNotIn) > 0 {
+		predicates = append(predicates, eventrule.OccurrencesNotIn(i.OccurrencesNotIn...))
+	}
+	if i.OccurrencesGT != nil {
+		predicates = append(predicates, eventrule.OccurrencesGT(*i.OccurrencesGT))
+	}
+	if i.OccurrencesGTE != nil {
+		predicates = append(predicates, eventrule.OccurrencesGTE(*i.OccurrencesGTE))
+	}
+	if i.OccurrencesLT != nil {
+		predicates = append(predicates, eventrule.OccurrencesLT(*i.OccurrencesLT))
+	}
+	if i.OccurrencesLTE != nil {
+		predicates = append(predicates, eventrule.OccurrencesLTE(*i.OccurrencesLTE))
+	}
+	if i.ReissueSeconds != nil {
+		predicates = append(predicates, eventrule.ReissueSecondsEQ(*i.ReissueSeconds))
+	}
+	if i.ReissueSecondsNEQ != nil {
+		predicates = append(predicates, eventrule.ReissueSecondsNEQ(*i.ReissueSecondsNEQ))
+	}
+	if len(i.ReissueSecondsIn) > 0 {
+		predicates = append(predicates, eventrule.ReissueSecondsIn(i.ReissueSecondsIn...))
+	}
+	if len(i.ReissueSecondsNotIn) > 0 {
+		predicates = append(predicates, eventrule.ReissueSecondsNotIn(i.ReissueSecondsNotIn...))
+	}
+	if i.ReissueSecondsGT != nil {
+		predicates = append(predicates, eventrule.ReissueSecondsGT(*i.ReissueSecondsGT))
+	}
+	if i.ReissueSecondsGTE != nil {
+		predicates = append(predicates, eventrule.ReissueSecondsGTE(*i.ReissueSecondsGTE))
+	}
+	if i.ReissueSecondsLT != nil {
+		predicates = append(predicates, eventrule.ReissueSecondsLT(*i.ReissueSecondsLT))
+	}
+	if i.ReissueSecondsLTE != nil {
+		predicates = append(predicates, eventrule.ReissueSecondsLTE(*i.ReissueSecondsLTE))
+	}
+	if i.GroupIntervalSeconds != nil {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsEQ(*i.GroupIntervalSeconds))
+	}
+	if i.GroupIntervalSecondsNEQ != nil {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsNEQ(*i.GroupIntervalSecondsNEQ))
+	}
+	if len(i.GroupIntervalSecondsIn) > 0 {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsIn(i.GroupIntervalSecondsIn...))
+	}
+	if len(i.GroupIntervalSecondsNotIn) > 0 {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsNotIn(i.GroupIntervalSecondsNotIn...))
+	}
+	if i.GroupIntervalSecondsGT != nil {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsGT(*i.GroupIntervalSecondsGT))
+	}
+	if i.GroupIntervalSecondsGTE != nil {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsGTE(*i.GroupIntervalSecondsGTE))
+	}
+	if i.GroupIntervalSecondsLT != nil {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsLT(*i.GroupIntervalSecondsLT))
+	}
+	if i.GroupIntervalSecondsLTE != nil {
+		predicates = append(predicates, eventrule.GroupIntervalSecondsLTE(*i.GroupIntervalSecondsLTE))
+	}
 
+	if i.HasDeliveries != nil {
+		p := eventrule.HasDeliveries()
+		if !*i.HasDeliveries {
+			p = eventrule.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDeliveriesWith) > 0 {
+		with := make([]predicate.HookDelivery, 0, len(i.HasDeliveriesWith))
+		for _, w := range i.HasDeliveriesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDeliveriesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, eventrule.HasDeliveriesWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyEventRuleWhereInput
@@ -8219,6 +9702,666 @@ func (i *GlobalServiceWhereInput) P() (predicate.GlobalService, error) {
 		return predicates[0], nil
 	default:
 		return globalservice.And(predicates...), nil
+	}
+}
+
+// HookDeliveryWhereInput represents a where input for filtering HookDelivery queries.
+type HookDeliveryWhereInput struct {
+	Predicates []predicate.HookDelivery  `json:"-"`
+	Not        *HookDeliveryWhereInput   `json:"not,omitempty"`
+	Or         []*HookDeliveryWhereInput `json:"or,omitempty"`
+	And        []*HookDeliveryWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "url" field predicates.
+	URL             *string  `json:"url,omitempty"`
+	URLNEQ          *string  `json:"urlNEQ,omitempty"`
+	URLIn           []string `json:"urlIn,omitempty"`
+	URLNotIn        []string `json:"urlNotIn,omitempty"`
+	URLGT           *string  `json:"urlGT,omitempty"`
+	URLGTE          *string  `json:"urlGTE,omitempty"`
+	URLLT           *string  `json:"urlLT,omitempty"`
+	URLLTE          *string  `json:"urlLTE,omitempty"`
+	URLContains     *string  `json:"urlContains,omitempty"`
+	URLHasPrefix    *string  `json:"urlHasPrefix,omitempty"`
+	URLHasSuffix    *string  `json:"urlHasSuffix,omitempty"`
+	URLEqualFold    *string  `json:"urlEqualFold,omitempty"`
+	URLContainsFold *string  `json:"urlContainsFold,omitempty"`
+
+	// "idempotency_key" field predicates.
+	IdempotencyKey             *string  `json:"idempotencyKey,omitempty"`
+	IdempotencyKeyNEQ          *string  `json:"idempotencyKeyNEQ,omitempty"`
+	IdempotencyKeyIn           []string `json:"idempotencyKeyIn,omitempty"`
+	IdempotencyKeyNotIn        []string `json:"idempotencyKeyNotIn,omitempty"`
+	IdempotencyKeyGT           *string  `json:"idempotencyKeyGT,omitempty"`
+	IdempotencyKeyGTE          *string  `json:"idempotencyKeyGTE,omitempty"`
+	IdempotencyKeyLT           *string  `json:"idempotencyKeyLT,omitempty"`
+	IdempotencyKeyLTE          *string  `json:"idempotencyKeyLTE,omitempty"`
+	IdempotencyKeyContains     *string  `json:"idempotencyKeyContains,omitempty"`
+	IdempotencyKeyHasPrefix    *string  `json:"idempotencyKeyHasPrefix,omitempty"`
+	IdempotencyKeyHasSuffix    *string  `json:"idempotencyKeyHasSuffix,omitempty"`
+	IdempotencyKeyEqualFold    *string  `json:"idempotencyKeyEqualFold,omitempty"`
+	IdempotencyKeyContainsFold *string  `json:"idempotencyKeyContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status      *hookdelivery.Status  `json:"status,omitempty"`
+	StatusNEQ   *hookdelivery.Status  `json:"statusNEQ,omitempty"`
+	StatusIn    []hookdelivery.Status `json:"statusIn,omitempty"`
+	StatusNotIn []hookdelivery.Status `json:"statusNotIn,omitempty"`
+
+	// "attempts" field predicates.
+	Attempts      *int  `json:"attempts,omitempty"`
+	AttemptsNEQ   *int  `json:"attemptsNEQ,omitempty"`
+	AttemptsIn    []int `json:"attemptsIn,omitempty"`
+	AttemptsNotIn []int `json:"attemptsNotIn,omitempty"`
+	AttemptsGT    *int  `json:"attemptsGT,omitempty"`
+	AttemptsGTE   *int  `json:"attemptsGTE,omitempty"`
+	AttemptsLT    *int  `json:"attemptsLT,omitempty"`
+	AttemptsLTE   *int  `json:"attemptsLTE,omitempty"`
+
+	// "response_status" field predicates.
+	ResponseStatus       *int  `json:"responseStatus,omitempty"`
+	ResponseStatusNEQ    *int  `json:"responseStatusNEQ,omitempty"`
+	ResponseStatusIn     []int `json:"responseStatusIn,omitempty"`
+	ResponseStatusNotIn  []int `json:"responseStatusNotIn,omitempty"`
+	ResponseStatusGT     *int  `json:"responseStatusGT,omitempty"`
+	ResponseStatusGTE    *int  `json:"responseStatusGTE,omitempty"`
+	ResponseStatusLT     *int  `json:"responseStatusLT,omitempty"`
+	ResponseStatusLTE    *int  `json:"responseStatusLTE,omitempty"`
+	ResponseStatusIsNil  bool  `json:"responseStatusIsNil,omitempty"`
+	ResponseStatusNotNil bool  `json:"responseStatusNotNil,omitempty"`
+
+	// "last_error" field predicates.
+	LastError             *string  `json:"lastError,omitempty"`
+	LastErrorNEQ          *string  `json:"lastErrorNEQ,omitempty"`
+	LastErrorIn           []string `json:"lastErrorIn,omitempty"`
+	LastErrorNotIn        []string `json:"lastErrorNotIn,omitempty"`
+	LastErrorGT           *string  `json:"lastErrorGT,omitempty"`
+	LastErrorGTE          *string  `json:"lastErrorGTE,omitempty"`
+	LastErrorLT           *string  `json:"lastErrorLT,omitempty"`
+	LastErrorLTE          *string  `json:"lastErrorLTE,omitempty"`
+	LastErrorContains     *string  `json:"lastErrorContains,omitempty"`
+	LastErrorHasPrefix    *string  `json:"lastErrorHasPrefix,omitempty"`
+	LastErrorHasSuffix    *string  `json:"lastErrorHasSuffix,omitempty"`
+	LastErrorIsNil        bool     `json:"lastErrorIsNil,omitempty"`
+	LastErrorNotNil       bool     `json:"lastErrorNotNil,omitempty"`
+	LastErrorEqualFold    *string  `json:"lastErrorEqualFold,omitempty"`
+	LastErrorContainsFold *string  `json:"lastErrorContainsFold,omitempty"`
+
+	// "payload" field predicates.
+	Payload             *string  `json:"payload,omitempty"`
+	PayloadNEQ          *string  `json:"payloadNEQ,omitempty"`
+	PayloadIn           []string `json:"payloadIn,omitempty"`
+	PayloadNotIn        []string `json:"payloadNotIn,omitempty"`
+	PayloadGT           *string  `json:"payloadGT,omitempty"`
+	PayloadGTE          *string  `json:"payloadGTE,omitempty"`
+	PayloadLT           *string  `json:"payloadLT,omitempty"`
+	PayloadLTE          *string  `json:"payloadLTE,omitempty"`
+	PayloadContains     *string  `json:"payloadContains,omitempty"`
+	PayloadHasPrefix    *string  `json:"payloadHasPrefix,omitempty"`
+	PayloadHasSuffix    *string  `json:"payloadHasSuffix,omitempty"`
+	PayloadEqualFold    *string  `json:"payloadEqualFold,omitempty"`
+	PayloadContainsFold *string  `json:"payloadContainsFold,omitempty"`
+
+	// "delivered_at" field predicates.
+	DeliveredAt       *time.Time  `json:"deliveredAt,omitempty"`
+	DeliveredAtNEQ    *time.Time  `json:"deliveredAtNEQ,omitempty"`
+	DeliveredAtIn     []time.Time `json:"deliveredAtIn,omitempty"`
+	DeliveredAtNotIn  []time.Time `json:"deliveredAtNotIn,omitempty"`
+	DeliveredAtGT     *time.Time  `json:"deliveredAtGT,omitempty"`
+	DeliveredAtGTE    *time.Time  `json:"deliveredAtGTE,omitempty"`
+	DeliveredAtLT     *time.Time  `json:"deliveredAtLT,omitempty"`
+	DeliveredAtLTE    *time.Time  `json:"deliveredAtLTE,omitempty"`
+	DeliveredAtIsNil  bool        `json:"deliveredAtIsNil,omitempty"`
+	DeliveredAtNotNil bool        `json:"deliveredAtNotNil,omitempty"`
+
+	// "last_attempt_at" field predicates.
+	LastAttemptAt       *time.Time  `json:"lastAttemptAt,omitempty"`
+	LastAttemptAtNEQ    *time.Time  `json:"lastAttemptAtNEQ,omitempty"`
+	LastAttemptAtIn     []time.Time `json:"lastAttemptAtIn,omitempty"`
+	LastAttemptAtNotIn  []time.Time `json:"lastAttemptAtNotIn,omitempty"`
+	LastAttemptAtGT     *time.Time  `json:"lastAttemptAtGT,omitempty"`
+	LastAttemptAtGTE    *time.Time  `json:"lastAttemptAtGTE,omitempty"`
+	LastAttemptAtLT     *time.Time  `json:"lastAttemptAtLT,omitempty"`
+	LastAttemptAtLTE    *time.Time  `json:"lastAttemptAtLTE,omitempty"`
+	LastAttemptAtIsNil  bool        `json:"lastAttemptAtIsNil,omitempty"`
+	LastAttemptAtNotNil bool        `json:"lastAttemptAtNotNil,omitempty"`
+
+	// "rule" edge predicates.
+	HasRule     *bool                  `json:"hasRule,omitempty"`
+	HasRuleWith []*EventRuleWhereInput `json:"hasRuleWith,omitempty"`
+
+	// "alert" edge predicates.
+	HasAlert     *bool              `json:"hasAlert,omitempty"`
+	HasAlertWith []*AlertWhereInput `json:"hasAlertWith,omitempty"`
+
+	// "maintainer_group" edge predicates.
+	HasMaintainerGroup     *bool                        `json:"hasMaintainerGroup,omitempty"`
+	HasMaintainerGroupWith []*MaintainerGroupWhereInput `json:"hasMaintainerGroupWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *HookDeliveryWhereInput) AddPredicates(predicates ...predicate.HookDelivery) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the HookDeliveryWhereInput filter on the HookDeliveryQuery builder.
+func (i *HookDeliveryWhereInput) Filter(q *HookDeliveryQuery) (*HookDeliveryQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyHookDeliveryWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyHookDeliveryWhereInput is returned in case the HookDeliveryWhereInput is empty.
+var ErrEmptyHookDeliveryWhereInput = errors.New("ent: empty predicate HookDeliveryWhereInput")
+
+// P returns a predicate for filtering hookdeliveries.
+// An error is returned if the input is empty or invalid.
+func (i *HookDeliveryWhereInput) P() (predicate.HookDelivery, error) {
+	var predicates []predicate.HookDelivery
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, hookdelivery.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.HookDelivery, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, hookdelivery.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.HookDelivery, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, hookdelivery.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, hookdelivery.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, hookdelivery.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, hookdelivery.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, hookdelivery.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, hookdelivery.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, hookdelivery.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, hookdelivery.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, hookdelivery.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, hookdelivery.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, hookdelivery.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, hookdelivery.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, hookdelivery.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, hookdelivery.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, hookdelivery.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, hookdelivery.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, hookdelivery.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, hookdelivery.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, hookdelivery.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, hookdelivery.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, hookdelivery.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, hookdelivery.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.URL != nil {
+		predicates = append(predicates, hookdelivery.URLEQ(*i.URL))
+	}
+	if i.URLNEQ != nil {
+		predicates = append(predicates, hookdelivery.URLNEQ(*i.URLNEQ))
+	}
+	if len(i.URLIn) > 0 {
+		predicates = append(predicates, hookdelivery.URLIn(i.URLIn...))
+	}
+	if len(i.URLNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.URLNotIn(i.URLNotIn...))
+	}
+	if i.URLGT != nil {
+		predicates = append(predicates, hookdelivery.URLGT(*i.URLGT))
+	}
+	if i.URLGTE != nil {
+		predicates = append(predicates, hookdelivery.URLGTE(*i.URLGTE))
+	}
+	if i.URLLT != nil {
+		predicates = append(predicates, hookdelivery.URLLT(*i.URLLT))
+	}
+	if i.URLLTE != nil {
+		predicates = append(predicates, hookdelivery.URLLTE(*i.URLLTE))
+	}
+	if i.URLContains != nil {
+		predicates = append(predicates, hookdelivery.URLContains(*i.URLContains))
+	}
+	if i.URLHasPrefix != nil {
+		predicates = append(predicates, hookdelivery.URLHasPrefix(*i.URLHasPrefix))
+	}
+	if i.URLHasSuffix != nil {
+		predicates = append(predicates, hookdelivery.URLHasSuffix(*i.URLHasSuffix))
+	}
+	if i.URLEqualFold != nil {
+		predicates = append(predicates, hookdelivery.URLEqualFold(*i.URLEqualFold))
+	}
+	if i.URLContainsFold != nil {
+		predicates = append(predicates, hookdelivery.URLContainsFold(*i.URLContainsFold))
+	}
+	if i.IdempotencyKey != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyEQ(*i.IdempotencyKey))
+	}
+	if i.IdempotencyKeyNEQ != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyNEQ(*i.IdempotencyKeyNEQ))
+	}
+	if len(i.IdempotencyKeyIn) > 0 {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyIn(i.IdempotencyKeyIn...))
+	}
+	if len(i.IdempotencyKeyNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyNotIn(i.IdempotencyKeyNotIn...))
+	}
+	if i.IdempotencyKeyGT != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyGT(*i.IdempotencyKeyGT))
+	}
+	if i.IdempotencyKeyGTE != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyGTE(*i.IdempotencyKeyGTE))
+	}
+	if i.IdempotencyKeyLT != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyLT(*i.IdempotencyKeyLT))
+	}
+	if i.IdempotencyKeyLTE != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyLTE(*i.IdempotencyKeyLTE))
+	}
+	if i.IdempotencyKeyContains != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyContains(*i.IdempotencyKeyContains))
+	}
+	if i.IdempotencyKeyHasPrefix != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyHasPrefix(*i.IdempotencyKeyHasPrefix))
+	}
+	if i.IdempotencyKeyHasSuffix != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyHasSuffix(*i.IdempotencyKeyHasSuffix))
+	}
+	if i.IdempotencyKeyEqualFold != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyEqualFold(*i.IdempotencyKeyEqualFold))
+	}
+	if i.IdempotencyKeyContainsFold != nil {
+		predicates = append(predicates, hookdelivery.IdempotencyKeyContainsFold(*i.IdempotencyKeyContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, hookdelivery.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, hookdelivery.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, hookdelivery.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.Attempts != nil {
+		predicates = append(predicates, hookdelivery.AttemptsEQ(*i.Attempts))
+	}
+	if i.AttemptsNEQ != nil {
+		predicates = append(predicates, hookdelivery.AttemptsNEQ(*i.AttemptsNEQ))
+	}
+	if len(i.AttemptsIn) > 0 {
+		predicates = append(predicates, hookdelivery.AttemptsIn(i.AttemptsIn...))
+	}
+	if len(i.AttemptsNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.AttemptsNotIn(i.AttemptsNotIn...))
+	}
+	if i.AttemptsGT != nil {
+		predicates = append(predicates, hookdelivery.AttemptsGT(*i.AttemptsGT))
+	}
+	if i.AttemptsGTE != nil {
+		predicates = append(predicates, hookdelivery.AttemptsGTE(*i.AttemptsGTE))
+	}
+	if i.AttemptsLT != nil {
+		predicates = append(predicates, hookdelivery.AttemptsLT(*i.AttemptsLT))
+	}
+	if i.AttemptsLTE != nil {
+		predicates = append(predicates, hookdelivery.AttemptsLTE(*i.AttemptsLTE))
+	}
+	if i.ResponseStatus != nil {
+		predicates = append(predicates, hookdelivery.ResponseStatusEQ(*i.ResponseStatus))
+	}
+	if i.ResponseStatusNEQ != nil {
+		predicates = append(predicates, hookdelivery.ResponseStatusNEQ(*i.ResponseStatusNEQ))
+	}
+	if len(i.ResponseStatusIn) > 0 {
+		predicates = append(predicates, hookdelivery.ResponseStatusIn(i.ResponseStatusIn...))
+	}
+	if len(i.ResponseStatusNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.ResponseStatusNotIn(i.ResponseStatusNotIn...))
+	}
+	if i.ResponseStatusGT != nil {
+		predicates = append(predicates, hookdelivery.ResponseStatusGT(*i.ResponseStatusGT))
+	}
+	if i.ResponseStatusGTE != nil {
+		predicates = append(predicates, hookdelivery.ResponseStatusGTE(*i.ResponseStatusGTE))
+	}
+	if i.ResponseStatusLT != nil {
+		predicates = append(predicates, hookdelivery.ResponseStatusLT(*i.ResponseStatusLT))
+	}
+	if i.ResponseStatusLTE != nil {
+		predicates = append(predicates, hookdelivery.ResponseStatusLTE(*i.ResponseStatusLTE))
+	}
+	if i.ResponseStatusIsNil {
+		predicates = append(predicates, hookdelivery.ResponseStatusIsNil())
+	}
+	if i.ResponseStatusNotNil {
+		predicates = append(predicates, hookdelivery.ResponseStatusNotNil())
+	}
+	if i.LastError != nil {
+		predicates = append(predicates, hookdelivery.LastErrorEQ(*i.LastError))
+	}
+	if i.LastErrorNEQ != nil {
+		predicates = append(predicates, hookdelivery.LastErrorNEQ(*i.LastErrorNEQ))
+	}
+	if len(i.LastErrorIn) > 0 {
+		predicates = append(predicates, hookdelivery.LastErrorIn(i.LastErrorIn...))
+	}
+	if len(i.LastErrorNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.LastErrorNotIn(i.LastErrorNotIn...))
+	}
+	if i.LastErrorGT != nil {
+		predicates = append(predicates, hookdelivery.LastErrorGT(*i.LastErrorGT))
+	}
+	if i.LastErrorGTE != nil {
+		predicates = append(predicates, hookdelivery.LastErrorGTE(*i.LastErrorGTE))
+	}
+	if i.LastErrorLT != nil {
+		predicates = append(predicates, hookdelivery.LastErrorLT(*i.LastErrorLT))
+	}
+	if i.LastErrorLTE != nil {
+		predicates = append(predicates, hookdelivery.LastErrorLTE(*i.LastErrorLTE))
+	}
+	if i.LastErrorContains != nil {
+		predicates = append(predicates, hookdelivery.LastErrorContains(*i.LastErrorContains))
+	}
+	if i.LastErrorHasPrefix != nil {
+		predicates = append(predicates, hookdelivery.LastErrorHasPrefix(*i.LastErrorHasPrefix))
+	}
+	if i.LastErrorHasSuffix != nil {
+		predicates = append(predicates, hookdelivery.LastErrorHasSuffix(*i.LastErrorHasSuffix))
+	}
+	if i.LastErrorIsNil {
+		predicates = append(predicates, hookdelivery.LastErrorIsNil())
+	}
+	if i.LastErrorNotNil {
+		predicates = append(predicates, hookdelivery.LastErrorNotNil())
+	}
+	if i.LastErrorEqualFold != nil {
+		predicates = append(predicates, hookdelivery.LastErrorEqualFold(*i.LastErrorEqualFold))
+	}
+	if i.LastErrorContainsFold != nil {
+		predicates = append(predicates, hookdelivery.LastErrorContainsFold(*i.LastErrorContainsFold))
+	}
+	if i.Payload != nil {
+		predicates = append(predicates, hookdelivery.PayloadEQ(*i.Payload))
+	}
+	if i.PayloadNEQ != nil {
+		predicates = append(predicates, hookdelivery.PayloadNEQ(*i.PayloadNEQ))
+	}
+	if len(i.PayloadIn) > 0 {
+		predicates = append(predicates, hookdelivery.PayloadIn(i.PayloadIn...))
+	}
+	if len(i.PayloadNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.PayloadNotIn(i.PayloadNotIn...))
+	}
+	if i.PayloadGT != nil {
+		predicates = append(predicates, hookdelivery.PayloadGT(*i.PayloadGT))
+	}
+	if i.PayloadGTE != nil {
+		predicates = append(predicates, hookdelivery.PayloadGTE(*i.PayloadGTE))
+	}
+	if i.PayloadLT != nil {
+		predicates = append(predicates, hookdelivery.PayloadLT(*i.PayloadLT))
+	}
+	if i.PayloadLTE != nil {
+		predicates = append(predicates, hookdelivery.PayloadLTE(*i.PayloadLTE))
+	}
+	if i.PayloadContains != nil {
+		predicates = append(predicates, hookdelivery.PayloadContains(*i.PayloadContains))
+	}
+	if i.PayloadHasPrefix != nil {
+		predicates = append(predicates, hookdelivery.PayloadHasPrefix(*i.PayloadHasPrefix))
+	}
+	if i.PayloadHasSuffix != nil {
+		predicates = append(predicates, hookdelivery.PayloadHasSuffix(*i.PayloadHasSuffix))
+	}
+	if i.PayloadEqualFold != nil {
+		predicates = append(predicates, hookdelivery.PayloadEqualFold(*i.PayloadEqualFold))
+	}
+	if i.PayloadContainsFold != nil {
+		predicates = append(predicates, hookdelivery.PayloadContainsFold(*i.PayloadContainsFold))
+	}
+	if i.DeliveredAt != nil {
+		predicates = append(predicates, hookdelivery.DeliveredAtEQ(*i.DeliveredAt))
+	}
+	if i.DeliveredAtNEQ != nil {
+		predicates = append(predicates, hookdelivery.DeliveredAtNEQ(*i.DeliveredAtNEQ))
+	}
+	if len(i.DeliveredAtIn) > 0 {
+		predicates = append(predicates, hookdelivery.DeliveredAtIn(i.DeliveredAtIn...))
+	}
+	if len(i.DeliveredAtNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.DeliveredAtNotIn(i.DeliveredAtNotIn...))
+	}
+	if i.DeliveredAtGT != nil {
+		predicates = append(predicates, hookdelivery.DeliveredAtGT(*i.DeliveredAtGT))
+	}
+	if i.DeliveredAtGTE != nil {
+		predicates = append(predicates, hookdelivery.DeliveredAtGTE(*i.DeliveredAtGTE))
+	}
+	if i.DeliveredAtLT != nil {
+		predicates = append(predicates, hookdelivery.DeliveredAtLT(*i.DeliveredAtLT))
+	}
+	if i.DeliveredAtLTE != nil {
+		predicates = append(predicates, hookdelivery.DeliveredAtLTE(*i.DeliveredAtLTE))
+	}
+	if i.DeliveredAtIsNil {
+		predicates = append(predicates, hookdelivery.DeliveredAtIsNil())
+	}
+	if i.DeliveredAtNotNil {
+		predicates = append(predicates, hookdelivery.DeliveredAtNotNil())
+	}
+	if i.LastAttemptAt != nil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtEQ(*i.LastAttemptAt))
+	}
+	if i.LastAttemptAtNEQ != nil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtNEQ(*i.LastAttemptAtNEQ))
+	}
+	if len(i.LastAttemptAtIn) > 0 {
+		predicates = append(predicates, hookdelivery.LastAttemptAtIn(i.LastAttemptAtIn...))
+	}
+	if len(i.LastAttemptAtNotIn) > 0 {
+		predicates = append(predicates, hookdelivery.LastAttemptAtNotIn(i.LastAttemptAtNotIn...))
+	}
+	if i.LastAttemptAtGT != nil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtGT(*i.LastAttemptAtGT))
+	}
+	if i.LastAttemptAtGTE != nil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtGTE(*i.LastAttemptAtGTE))
+	}
+	if i.LastAttemptAtLT != nil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtLT(*i.LastAttemptAtLT))
+	}
+	if i.LastAttemptAtLTE != nil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtLTE(*i.LastAttemptAtLTE))
+	}
+	if i.LastAttemptAtIsNil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtIsNil())
+	}
+	if i.LastAttemptAtNotNil {
+		predicates = append(predicates, hookdelivery.LastAttemptAtNotNil())
+	}
+
+	if i.HasRule != nil {
+		p := hookdelivery.HasRule()
+		if !*i.HasRule {
+			p = hookdelivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRuleWith) > 0 {
+		with := make([]predicate.EventRule, 0, len(i.HasRuleWith))
+		for _, w := range i.HasRuleWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRuleWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, hookdelivery.HasRuleWith(with...))
+	}
+	if i.HasAlert != nil {
+		p := hookdelivery.HasAlert()
+		if !*i.HasAlert {
+			p = hookdelivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAlertWith) > 0 {
+		with := make([]predicate.Alert, 0, len(i.HasAlertWith))
+		for _, w := range i.HasAlertWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAlertWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, hookdelivery.HasAlertWith(with...))
+	}
+	if i.HasMaintainerGroup != nil {
+		p := hookdelivery.HasMaintainerGroup()
+		if !*i.HasMaintainerGroup {
+			p = hookdelivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasMaintainerGroupWith) > 0 {
+		with := make([]predicate.MaintainerGroup, 0, len(i.HasMaintainerGroupWith))
+		for _, w := range i.HasMaintainerGroupWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasMaintainerGroupWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, hookdelivery.HasMaintainerGroupWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyHookDeliveryWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return hookdelivery.And(predicates...), nil
 	}
 }
 
@@ -10793,6 +12936,33 @@ type ImageWhereInput struct {
 	StatusIn    []image.Status `json:"statusIn,omitempty"`
 	StatusNotIn []image.Status `json:"statusNotIn,omitempty"`
 
+	// "status_reason" field predicates.
+	StatusReason             *string  `json:"statusReason,omitempty"`
+	StatusReasonNEQ          *string  `json:"statusReasonNEQ,omitempty"`
+	StatusReasonIn           []string `json:"statusReasonIn,omitempty"`
+	StatusReasonNotIn        []string `json:"statusReasonNotIn,omitempty"`
+	StatusReasonGT           *string  `json:"statusReasonGT,omitempty"`
+	StatusReasonGTE          *string  `json:"statusReasonGTE,omitempty"`
+	StatusReasonLT           *string  `json:"statusReasonLT,omitempty"`
+	StatusReasonLTE          *string  `json:"statusReasonLTE,omitempty"`
+	StatusReasonContains     *string  `json:"statusReasonContains,omitempty"`
+	StatusReasonHasPrefix    *string  `json:"statusReasonHasPrefix,omitempty"`
+	StatusReasonHasSuffix    *string  `json:"statusReasonHasSuffix,omitempty"`
+	StatusReasonIsNil        bool     `json:"statusReasonIsNil,omitempty"`
+	StatusReasonNotNil       bool     `json:"statusReasonNotNil,omitempty"`
+	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
+	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
+
+	// "size_bytes" field predicates.
+	SizeBytes      *int64  `json:"sizeBytes,omitempty"`
+	SizeBytesNEQ   *int64  `json:"sizeBytesNEQ,omitempty"`
+	SizeBytesIn    []int64 `json:"sizeBytesIn,omitempty"`
+	SizeBytesNotIn []int64 `json:"sizeBytesNotIn,omitempty"`
+	SizeBytesGT    *int64  `json:"sizeBytesGT,omitempty"`
+	SizeBytesGTE   *int64  `json:"sizeBytesGTE,omitempty"`
+	SizeBytesLT    *int64  `json:"sizeBytesLT,omitempty"`
+	SizeBytesLTE   *int64  `json:"sizeBytesLTE,omitempty"`
+
 	// "virtual_machines" edge predicates.
 	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
 	HasVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasVirtualMachinesWith,omitempty"`
@@ -11311,6 +13481,75 @@ func (i *ImageWhereInput) P() (predicate.Image, error) {
 	if len(i.StatusNotIn) > 0 {
 		predicates = append(predicates, image.StatusNotIn(i.StatusNotIn...))
 	}
+	if i.StatusReason != nil {
+		predicates = append(predicates, image.StatusReasonEQ(*i.StatusReason))
+	}
+	if i.StatusReasonNEQ != nil {
+		predicates = append(predicates, image.StatusReasonNEQ(*i.StatusReasonNEQ))
+	}
+	if len(i.StatusReasonIn) > 0 {
+		predicates = append(predicates, image.StatusReasonIn(i.StatusReasonIn...))
+	}
+	if len(i.StatusReasonNotIn) > 0 {
+		predicates = append(predicates, image.StatusReasonNotIn(i.StatusReasonNotIn...))
+	}
+	if i.StatusReasonGT != nil {
+		predicates = append(predicates, image.StatusReasonGT(*i.StatusReasonGT))
+	}
+	if i.StatusReasonGTE != nil {
+		predicates = append(predicates, image.StatusReasonGTE(*i.StatusReasonGTE))
+	}
+	if i.StatusReasonLT != nil {
+		predicates = append(predicates, image.StatusReasonLT(*i.StatusReasonLT))
+	}
+	if i.StatusReasonLTE != nil {
+		predicates = append(predicates, image.StatusReasonLTE(*i.StatusReasonLTE))
+	}
+	if i.StatusReasonContains != nil {
+		predicates = append(predicates, image.StatusReasonContains(*i.StatusReasonContains))
+	}
+	if i.StatusReasonHasPrefix != nil {
+		predicates = append(predicates, image.StatusReasonHasPrefix(*i.StatusReasonHasPrefix))
+	}
+	if i.StatusReasonHasSuffix != nil {
+		predicates = append(predicates, image.StatusReasonHasSuffix(*i.StatusReasonHasSuffix))
+	}
+	if i.StatusReasonIsNil {
+		predicates = append(predicates, image.StatusReasonIsNil())
+	}
+	if i.StatusReasonNotNil {
+		predicates = append(predicates, image.StatusReasonNotNil())
+	}
+	if i.StatusReasonEqualFold != nil {
+		predicates = append(predicates, image.StatusReasonEqualFold(*i.StatusReasonEqualFold))
+	}
+	if i.StatusReasonContainsFold != nil {
+		predicates = append(predicates, image.StatusReasonContainsFold(*i.StatusReasonContainsFold))
+	}
+	if i.SizeBytes != nil {
+		predicates = append(predicates, image.SizeBytesEQ(*i.SizeBytes))
+	}
+	if i.SizeBytesNEQ != nil {
+		predicates = append(predicates, image.SizeBytesNEQ(*i.SizeBytesNEQ))
+	}
+	if len(i.SizeBytesIn) > 0 {
+		predicates = append(predicates, image.SizeBytesIn(i.SizeBytesIn...))
+	}
+	if len(i.SizeBytesNotIn) > 0 {
+		predicates = append(predicates, image.SizeBytesNotIn(i.SizeBytesNotIn...))
+	}
+	if i.SizeBytesGT != nil {
+		predicates = append(predicates, image.SizeBytesGT(*i.SizeBytesGT))
+	}
+	if i.SizeBytesGTE != nil {
+		predicates = append(predicates, image.SizeBytesGTE(*i.SizeBytesGTE))
+	}
+	if i.SizeBytesLT != nil {
+		predicates = append(predicates, image.SizeBytesLT(*i.SizeBytesLT))
+	}
+	if i.SizeBytesLTE != nil {
+		predicates = append(predicates, image.SizeBytesLTE(*i.SizeBytesLTE))
+	}
 
 	if i.HasVirtualMachines != nil {
 		p := image.HasVirtualMachines()
@@ -11355,6 +13594,434 @@ func (i *ImageWhereInput) P() (predicate.Image, error) {
 		return predicates[0], nil
 	default:
 		return image.And(predicates...), nil
+	}
+}
+
+// JoinTokenWhereInput represents a where input for filtering JoinToken queries.
+type JoinTokenWhereInput struct {
+	Predicates []predicate.JoinToken  `json:"-"`
+	Not        *JoinTokenWhereInput   `json:"not,omitempty"`
+	Or         []*JoinTokenWhereInput `json:"or,omitempty"`
+	And        []*JoinTokenWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "prefix" field predicates.
+	Prefix             *string  `json:"prefix,omitempty"`
+	PrefixNEQ          *string  `json:"prefixNEQ,omitempty"`
+	PrefixIn           []string `json:"prefixIn,omitempty"`
+	PrefixNotIn        []string `json:"prefixNotIn,omitempty"`
+	PrefixGT           *string  `json:"prefixGT,omitempty"`
+	PrefixGTE          *string  `json:"prefixGTE,omitempty"`
+	PrefixLT           *string  `json:"prefixLT,omitempty"`
+	PrefixLTE          *string  `json:"prefixLTE,omitempty"`
+	PrefixContains     *string  `json:"prefixContains,omitempty"`
+	PrefixHasPrefix    *string  `json:"prefixHasPrefix,omitempty"`
+	PrefixHasSuffix    *string  `json:"prefixHasSuffix,omitempty"`
+	PrefixEqualFold    *string  `json:"prefixEqualFold,omitempty"`
+	PrefixContainsFold *string  `json:"prefixContainsFold,omitempty"`
+
+	// "node_name" field predicates.
+	NodeName             *string  `json:"nodeName,omitempty"`
+	NodeNameNEQ          *string  `json:"nodeNameNEQ,omitempty"`
+	NodeNameIn           []string `json:"nodeNameIn,omitempty"`
+	NodeNameNotIn        []string `json:"nodeNameNotIn,omitempty"`
+	NodeNameGT           *string  `json:"nodeNameGT,omitempty"`
+	NodeNameGTE          *string  `json:"nodeNameGTE,omitempty"`
+	NodeNameLT           *string  `json:"nodeNameLT,omitempty"`
+	NodeNameLTE          *string  `json:"nodeNameLTE,omitempty"`
+	NodeNameContains     *string  `json:"nodeNameContains,omitempty"`
+	NodeNameHasPrefix    *string  `json:"nodeNameHasPrefix,omitempty"`
+	NodeNameHasSuffix    *string  `json:"nodeNameHasSuffix,omitempty"`
+	NodeNameIsNil        bool     `json:"nodeNameIsNil,omitempty"`
+	NodeNameNotNil       bool     `json:"nodeNameNotNil,omitempty"`
+	NodeNameEqualFold    *string  `json:"nodeNameEqualFold,omitempty"`
+	NodeNameContainsFold *string  `json:"nodeNameContainsFold,omitempty"`
+
+	// "expires_at" field predicates.
+	ExpiresAt      *time.Time  `json:"expiresAt,omitempty"`
+	ExpiresAtNEQ   *time.Time  `json:"expiresAtNEQ,omitempty"`
+	ExpiresAtIn    []time.Time `json:"expiresAtIn,omitempty"`
+	ExpiresAtNotIn []time.Time `json:"expiresAtNotIn,omitempty"`
+	ExpiresAtGT    *time.Time  `json:"expiresAtGT,omitempty"`
+	ExpiresAtGTE   *time.Time  `json:"expiresAtGTE,omitempty"`
+	ExpiresAtLT    *time.Time  `json:"expiresAtLT,omitempty"`
+	ExpiresAtLTE   *time.Time  `json:"expiresAtLTE,omitempty"`
+
+	// "used_at" field predicates.
+	UsedAt       *time.Time  `json:"usedAt,omitempty"`
+	UsedAtNEQ    *time.Time  `json:"usedAtNEQ,omitempty"`
+	UsedAtIn     []time.Time `json:"usedAtIn,omitempty"`
+	UsedAtNotIn  []time.Time `json:"usedAtNotIn,omitempty"`
+	UsedAtGT     *time.Time  `json:"usedAtGT,omitempty"`
+	UsedAtGTE    *time.Time  `json:"usedAtGTE,omitempty"`
+	UsedAtLT     *time.Time  `json:"usedAtLT,omitempty"`
+	UsedAtLTE    *time.Time  `json:"usedAtLTE,omitempty"`
+	UsedAtIsNil  bool        `json:"usedAtIsNil,omitempty"`
+	UsedAtNotNil bool        `json:"usedAtNotNil,omitempty"`
+
+	// "cluster" edge predicates.
+	HasCluster     *bool                `json:"hasCluster,omitempty"`
+	HasClusterWith []*ClusterWhereInput `json:"hasClusterWith,omitempty"`
+
+	// "node" edge predicates.
+	HasNode     *bool                    `json:"hasNode,omitempty"`
+	HasNodeWith []*ComputeNodeWhereInput `json:"hasNodeWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *JoinTokenWhereInput) AddPredicates(predicates ...predicate.JoinToken) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the JoinTokenWhereInput filter on the JoinTokenQuery builder.
+func (i *JoinTokenWhereInput) Filter(q *JoinTokenQuery) (*JoinTokenQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyJoinTokenWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyJoinTokenWhereInput is returned in case the JoinTokenWhereInput is empty.
+var ErrEmptyJoinTokenWhereInput = errors.New("ent: empty predicate JoinTokenWhereInput")
+
+// P returns a predicate for filtering jointokens.
+// An error is returned if the input is empty or invalid.
+func (i *JoinTokenWhereInput) P() (predicate.JoinToken, error) {
+	var predicates []predicate.JoinToken
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, jointoken.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.JoinToken, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, jointoken.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.JoinToken, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, jointoken.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, jointoken.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, jointoken.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, jointoken.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, jointoken.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, jointoken.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, jointoken.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, jointoken.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, jointoken.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, jointoken.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, jointoken.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, jointoken.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, jointoken.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, jointoken.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, jointoken.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, jointoken.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, jointoken.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, jointoken.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, jointoken.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, jointoken.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, jointoken.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, jointoken.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, jointoken.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, jointoken.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, jointoken.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Prefix != nil {
+		predicates = append(predicates, jointoken.PrefixEQ(*i.Prefix))
+	}
+	if i.PrefixNEQ != nil {
+		predicates = append(predicates, jointoken.PrefixNEQ(*i.PrefixNEQ))
+	}
+	if len(i.PrefixIn) > 0 {
+		predicates = append(predicates, jointoken.PrefixIn(i.PrefixIn...))
+	}
+	if len(i.PrefixNotIn) > 0 {
+		predicates = append(predicates, jointoken.PrefixNotIn(i.PrefixNotIn...))
+	}
+	if i.PrefixGT != nil {
+		predicates = append(predicates, jointoken.PrefixGT(*i.PrefixGT))
+	}
+	if i.PrefixGTE != nil {
+		predicates = append(predicates, jointoken.PrefixGTE(*i.PrefixGTE))
+	}
+	if i.PrefixLT != nil {
+		predicates = append(predicates, jointoken.PrefixLT(*i.PrefixLT))
+	}
+	if i.PrefixLTE != nil {
+		predicates = append(predicates, jointoken.PrefixLTE(*i.PrefixLTE))
+	}
+	if i.PrefixContains != nil {
+		predicates = append(predicates, jointoken.PrefixContains(*i.PrefixContains))
+	}
+	if i.PrefixHasPrefix != nil {
+		predicates = append(predicates, jointoken.PrefixHasPrefix(*i.PrefixHasPrefix))
+	}
+	if i.PrefixHasSuffix != nil {
+		predicates = append(predicates, jointoken.PrefixHasSuffix(*i.PrefixHasSuffix))
+	}
+	if i.PrefixEqualFold != nil {
+		predicates = append(predicates, jointoken.PrefixEqualFold(*i.PrefixEqualFold))
+	}
+	if i.PrefixContainsFold != nil {
+		predicates = append(predicates, jointoken.PrefixContainsFold(*i.PrefixContainsFold))
+	}
+	if i.NodeName != nil {
+		predicates = append(predicates, jointoken.NodeNameEQ(*i.NodeName))
+	}
+	if i.NodeNameNEQ != nil {
+		predicates = append(predicates, jointoken.NodeNameNEQ(*i.NodeNameNEQ))
+	}
+	if len(i.NodeNameIn) > 0 {
+		predicates = append(predicates, jointoken.NodeNameIn(i.NodeNameIn...))
+	}
+	if len(i.NodeNameNotIn) > 0 {
+		predicates = append(predicates, jointoken.NodeNameNotIn(i.NodeNameNotIn...))
+	}
+	if i.NodeNameGT != nil {
+		predicates = append(predicates, jointoken.NodeNameGT(*i.NodeNameGT))
+	}
+	if i.NodeNameGTE != nil {
+		predicates = append(predicates, jointoken.NodeNameGTE(*i.NodeNameGTE))
+	}
+	if i.NodeNameLT != nil {
+		predicates = append(predicates, jointoken.NodeNameLT(*i.NodeNameLT))
+	}
+	if i.NodeNameLTE != nil {
+		predicates = append(predicates, jointoken.NodeNameLTE(*i.NodeNameLTE))
+	}
+	if i.NodeNameContains != nil {
+		predicates = append(predicates, jointoken.NodeNameContains(*i.NodeNameContains))
+	}
+	if i.NodeNameHasPrefix != nil {
+		predicates = append(predicates, jointoken.NodeNameHasPrefix(*i.NodeNameHasPrefix))
+	}
+	if i.NodeNameHasSuffix != nil {
+		predicates = append(predicates, jointoken.NodeNameHasSuffix(*i.NodeNameHasSuffix))
+	}
+	if i.NodeNameIsNil {
+		predicates = append(predicates, jointoken.NodeNameIsNil())
+	}
+	if i.NodeNameNotNil {
+		predicates = append(predicates, jointoken.NodeNameNotNil())
+	}
+	if i.NodeNameEqualFold != nil {
+		predicates = append(predicates, jointoken.NodeNameEqualFold(*i.NodeNameEqualFold))
+	}
+	if i.NodeNameContainsFold != nil {
+		predicates = append(predicates, jointoken.NodeNameContainsFold(*i.NodeNameContainsFold))
+	}
+	if i.ExpiresAt != nil {
+		predicates = append(predicates, jointoken.ExpiresAtEQ(*i.ExpiresAt))
+	}
+	if i.ExpiresAtNEQ != nil {
+		predicates = append(predicates, jointoken.ExpiresAtNEQ(*i.ExpiresAtNEQ))
+	}
+	if len(i.ExpiresAtIn) > 0 {
+		predicates = append(predicates, jointoken.ExpiresAtIn(i.ExpiresAtIn...))
+	}
+	if len(i.ExpiresAtNotIn) > 0 {
+		predicates = append(predicates, jointoken.ExpiresAtNotIn(i.ExpiresAtNotIn...))
+	}
+	if i.ExpiresAtGT != nil {
+		predicates = append(predicates, jointoken.ExpiresAtGT(*i.ExpiresAtGT))
+	}
+	if i.ExpiresAtGTE != nil {
+		predicates = append(predicates, jointoken.ExpiresAtGTE(*i.ExpiresAtGTE))
+	}
+	if i.ExpiresAtLT != nil {
+		predicates = append(predicates, jointoken.ExpiresAtLT(*i.ExpiresAtLT))
+	}
+	if i.ExpiresAtLTE != nil {
+		predicates = append(predicates, jointoken.ExpiresAtLTE(*i.ExpiresAtLTE))
+	}
+	if i.UsedAt != nil {
+		predicates = append(predicates, jointoken.UsedAtEQ(*i.UsedAt))
+	}
+	if i.UsedAtNEQ != nil {
+		predicates = append(predicates, jointoken.UsedAtNEQ(*i.UsedAtNEQ))
+	}
+	if len(i.UsedAtIn) > 0 {
+		predicates = append(predicates, jointoken.UsedAtIn(i.UsedAtIn...))
+	}
+	if len(i.UsedAtNotIn) > 0 {
+		predicates = append(predicates, jointoken.UsedAtNotIn(i.UsedAtNotIn...))
+	}
+	if i.UsedAtGT != nil {
+		predicates = append(predicates, jointoken.UsedAtGT(*i.UsedAtGT))
+	}
+	if i.UsedAtGTE != nil {
+		predicates = append(predicates, jointoken.UsedAtGTE(*i.UsedAtGTE))
+	}
+	if i.UsedAtLT != nil {
+		predicates = append(predicates, jointoken.UsedAtLT(*i.UsedAtLT))
+	}
+	if i.UsedAtLTE != nil {
+		predicates = append(predicates, jointoken.UsedAtLTE(*i.UsedAtLTE))
+	}
+	if i.UsedAtIsNil {
+		predicates = append(predicates, jointoken.UsedAtIsNil())
+	}
+	if i.UsedAtNotNil {
+		predicates = append(predicates, jointoken.UsedAtNotNil())
+	}
+
+	if i.HasCluster != nil {
+		p := jointoken.HasCluster()
+		if !*i.HasCluster {
+			p = jointoken.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasClusterWith) > 0 {
+		with := make([]predicate.Cluster, 0, len(i.HasClusterWith))
+		for _, w := range i.HasClusterWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasClusterWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, jointoken.HasClusterWith(with...))
+	}
+	if i.HasNode != nil {
+		p := jointoken.HasNode()
+		if !*i.HasNode {
+			p = jointoken.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNodeWith) > 0 {
+		with := make([]predicate.ComputeNode, 0, len(i.HasNodeWith))
+		for _, w := range i.HasNodeWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNodeWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, jointoken.HasNodeWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyJoinTokenWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return jointoken.And(predicates...), nil
 	}
 }
 
@@ -12520,6 +15187,23 @@ type LoadBalancerWhereInput struct {
 	StatusIn    []loadbalancer.Status `json:"statusIn,omitempty"`
 	StatusNotIn []loadbalancer.Status `json:"statusNotIn,omitempty"`
 
+	// "status_reason" field predicates.
+	StatusReason             *string  `json:"statusReason,omitempty"`
+	StatusReasonNEQ          *string  `json:"statusReasonNEQ,omitempty"`
+	StatusReasonIn           []string `json:"statusReasonIn,omitempty"`
+	StatusReasonNotIn        []string `json:"statusReasonNotIn,omitempty"`
+	StatusReasonGT           *string  `json:"statusReasonGT,omitempty"`
+	StatusReasonGTE          *string  `json:"statusReasonGTE,omitempty"`
+	StatusReasonLT           *string  `json:"statusReasonLT,omitempty"`
+	StatusReasonLTE          *string  `json:"statusReasonLTE,omitempty"`
+	StatusReasonContains     *string  `json:"statusReasonContains,omitempty"`
+	StatusReasonHasPrefix    *string  `json:"statusReasonHasPrefix,omitempty"`
+	StatusReasonHasSuffix    *string  `json:"statusReasonHasSuffix,omitempty"`
+	StatusReasonIsNil        bool     `json:"statusReasonIsNil,omitempty"`
+	StatusReasonNotNil       bool     `json:"statusReasonNotNil,omitempty"`
+	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
+	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -12738,6 +15422,51 @@ func (i *LoadBalancerWhereInput) P() (predicate.LoadBalancer, error) {
 	}
 	if len(i.StatusNotIn) > 0 {
 		predicates = append(predicates, loadbalancer.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusReason != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonEQ(*i.StatusReason))
+	}
+	if i.StatusReasonNEQ != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonNEQ(*i.StatusReasonNEQ))
+	}
+	if len(i.StatusReasonIn) > 0 {
+		predicates = append(predicates, loadbalancer.StatusReasonIn(i.StatusReasonIn...))
+	}
+	if len(i.StatusReasonNotIn) > 0 {
+		predicates = append(predicates, loadbalancer.StatusReasonNotIn(i.StatusReasonNotIn...))
+	}
+	if i.StatusReasonGT != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonGT(*i.StatusReasonGT))
+	}
+	if i.StatusReasonGTE != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonGTE(*i.StatusReasonGTE))
+	}
+	if i.StatusReasonLT != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonLT(*i.StatusReasonLT))
+	}
+	if i.StatusReasonLTE != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonLTE(*i.StatusReasonLTE))
+	}
+	if i.StatusReasonContains != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonContains(*i.StatusReasonContains))
+	}
+	if i.StatusReasonHasPrefix != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonHasPrefix(*i.StatusReasonHasPrefix))
+	}
+	if i.StatusReasonHasSuffix != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonHasSuffix(*i.StatusReasonHasSuffix))
+	}
+	if i.StatusReasonIsNil {
+		predicates = append(predicates, loadbalancer.StatusReasonIsNil())
+	}
+	if i.StatusReasonNotNil {
+		predicates = append(predicates, loadbalancer.StatusReasonNotNil())
+	}
+	if i.StatusReasonEqualFold != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonEqualFold(*i.StatusReasonEqualFold))
+	}
+	if i.StatusReasonContainsFold != nil {
+		predicates = append(predicates, loadbalancer.StatusReasonContainsFold(*i.StatusReasonContainsFold))
 	}
 
 	if i.HasTenant != nil {
@@ -13479,6 +16208,23 @@ type MaintainerGroupWhereInput struct {
 	StatusIn    []maintainergroup.Status `json:"statusIn,omitempty"`
 	StatusNotIn []maintainergroup.Status `json:"statusNotIn,omitempty"`
 
+	// "webhook_url" field predicates.
+	WebhookURL             *string  `json:"webhookURL,omitempty"`
+	WebhookURLNEQ          *string  `json:"webhookURLNEQ,omitempty"`
+	WebhookURLIn           []string `json:"webhookURLIn,omitempty"`
+	WebhookURLNotIn        []string `json:"webhookURLNotIn,omitempty"`
+	WebhookURLGT           *string  `json:"webhookURLGT,omitempty"`
+	WebhookURLGTE          *string  `json:"webhookURLGTE,omitempty"`
+	WebhookURLLT           *string  `json:"webhookURLLT,omitempty"`
+	WebhookURLLTE          *string  `json:"webhookURLLTE,omitempty"`
+	WebhookURLContains     *string  `json:"webhookURLContains,omitempty"`
+	WebhookURLHasPrefix    *string  `json:"webhookURLHasPrefix,omitempty"`
+	WebhookURLHasSuffix    *string  `json:"webhookURLHasSuffix,omitempty"`
+	WebhookURLIsNil        bool     `json:"webhookURLIsNil,omitempty"`
+	WebhookURLNotNil       bool     `json:"webhookURLNotNil,omitempty"`
+	WebhookURLEqualFold    *string  `json:"webhookURLEqualFold,omitempty"`
+	WebhookURLContainsFold *string  `json:"webhookURLContainsFold,omitempty"`
+
 	// "admin" edge predicates.
 	HasAdmin     *bool                   `json:"hasAdmin,omitempty"`
 	HasAdminWith []*MaintainerWhereInput `json:"hasAdminWith,omitempty"`
@@ -13486,6 +16232,10 @@ type MaintainerGroupWhereInput struct {
 	// "members" edge predicates.
 	HasMembers     *bool                   `json:"hasMembers,omitempty"`
 	HasMembersWith []*MaintainerWhereInput `json:"hasMembersWith,omitempty"`
+
+	// "deliveries" edge predicates.
+	HasDeliveries     *bool                     `json:"hasDeliveries,omitempty"`
+	HasDeliveriesWith []*HookDeliveryWhereInput `json:"hasDeliveriesWith,omitempty"`
 
 	// "hosts" edge predicates.
 	HasHosts     *bool             `json:"hasHosts,omitempty"`
@@ -13751,6 +16501,51 @@ func (i *MaintainerGroupWhereInput) P() (predicate.MaintainerGroup, error) {
 	if len(i.StatusNotIn) > 0 {
 		predicates = append(predicates, maintainergroup.StatusNotIn(i.StatusNotIn...))
 	}
+	if i.WebhookURL != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLEQ(*i.WebhookURL))
+	}
+	if i.WebhookURLNEQ != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLNEQ(*i.WebhookURLNEQ))
+	}
+	if len(i.WebhookURLIn) > 0 {
+		predicates = append(predicates, maintainergroup.WebhookURLIn(i.WebhookURLIn...))
+	}
+	if len(i.WebhookURLNotIn) > 0 {
+		predicates = append(predicates, maintainergroup.WebhookURLNotIn(i.WebhookURLNotIn...))
+	}
+	if i.WebhookURLGT != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLGT(*i.WebhookURLGT))
+	}
+	if i.WebhookURLGTE != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLGTE(*i.WebhookURLGTE))
+	}
+	if i.WebhookURLLT != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLLT(*i.WebhookURLLT))
+	}
+	if i.WebhookURLLTE != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLLTE(*i.WebhookURLLTE))
+	}
+	if i.WebhookURLContains != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLContains(*i.WebhookURLContains))
+	}
+	if i.WebhookURLHasPrefix != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLHasPrefix(*i.WebhookURLHasPrefix))
+	}
+	if i.WebhookURLHasSuffix != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLHasSuffix(*i.WebhookURLHasSuffix))
+	}
+	if i.WebhookURLIsNil {
+		predicates = append(predicates, maintainergroup.WebhookURLIsNil())
+	}
+	if i.WebhookURLNotNil {
+		predicates = append(predicates, maintainergroup.WebhookURLNotNil())
+	}
+	if i.WebhookURLEqualFold != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLEqualFold(*i.WebhookURLEqualFold))
+	}
+	if i.WebhookURLContainsFold != nil {
+		predicates = append(predicates, maintainergroup.WebhookURLContainsFold(*i.WebhookURLContainsFold))
+	}
 
 	if i.HasAdmin != nil {
 		p := maintainergroup.HasAdmin()
@@ -13787,6 +16582,24 @@ func (i *MaintainerGroupWhereInput) P() (predicate.MaintainerGroup, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, maintainergroup.HasMembersWith(with...))
+	}
+	if i.HasDeliveries != nil {
+		p := maintainergroup.HasDeliveries()
+		if !*i.HasDeliveries {
+			p = maintainergroup.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDeliveriesWith) > 0 {
+		with := make([]predicate.HookDelivery, 0, len(i.HasDeliveriesWith))
+		for _, w := range i.HasDeliveriesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDeliveriesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, maintainergroup.HasDeliveriesWith(with...))
 	}
 	if i.HasHosts != nil {
 		p := maintainergroup.HasHosts()
@@ -16746,6 +19559,10 @@ type PowerZoneWhereInput struct {
 	// "hosts" edge predicates.
 	HasHosts     *bool             `json:"hasHosts,omitempty"`
 	HasHostsWith []*HostWhereInput `json:"hasHostsWith,omitempty"`
+
+	// "alerts" edge predicates.
+	HasAlerts     *bool              `json:"hasAlerts,omitempty"`
+	HasAlertsWith []*AlertWhereInput `json:"hasAlertsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -17029,6 +19846,24 @@ func (i *PowerZoneWhereInput) P() (predicate.PowerZone, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, powerzone.HasHostsWith(with...))
+	}
+	if i.HasAlerts != nil {
+		p := powerzone.HasAlerts()
+		if !*i.HasAlerts {
+			p = powerzone.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAlertsWith) > 0 {
+		with := make([]predicate.Alert, 0, len(i.HasAlertsWith))
+		for _, w := range i.HasAlertsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAlertsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, powerzone.HasAlertsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -18046,6 +20881,10 @@ type RackWhereInput struct {
 	HasHosts     *bool             `json:"hasHosts,omitempty"`
 	HasHostsWith []*HostWhereInput `json:"hasHostsWith,omitempty"`
 
+	// "alerts" edge predicates.
+	HasAlerts     *bool              `json:"hasAlerts,omitempty"`
+	HasAlertsWith []*AlertWhereInput `json:"hasAlertsWith,omitempty"`
+
 	// "maintainers" edge predicates.
 	HasMaintainers     *bool                   `json:"hasMaintainers,omitempty"`
 	HasMaintainersWith []*MaintainerWhereInput `json:"hasMaintainersWith,omitempty"`
@@ -18483,6 +21322,24 @@ func (i *RackWhereInput) P() (predicate.Rack, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, rack.HasHostsWith(with...))
+	}
+	if i.HasAlerts != nil {
+		p := rack.HasAlerts()
+		if !*i.HasAlerts {
+			p = rack.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAlertsWith) > 0 {
+		with := make([]predicate.Alert, 0, len(i.HasAlertsWith))
+		for _, w := range i.HasAlertsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAlertsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, rack.HasAlertsWith(with...))
 	}
 	if i.HasMaintainers != nil {
 		p := rack.HasMaintainers()
@@ -19445,6 +22302,10 @@ type RegionServiceWhereInput struct {
 	AllowPartial    *bool `json:"allowPartial,omitempty"`
 	AllowPartialNEQ *bool `json:"allowPartialNEQ,omitempty"`
 
+	// "load_balanced" field predicates.
+	LoadBalanced    *bool `json:"loadBalanced,omitempty"`
+	LoadBalancedNEQ *bool `json:"loadBalancedNEQ,omitempty"`
+
 	// "status" field predicates.
 	Status      *regionservice.Status  `json:"status,omitempty"`
 	StatusNEQ   *regionservice.Status  `json:"statusNEQ,omitempty"`
@@ -19501,6 +22362,10 @@ type RegionServiceWhereInput struct {
 	// "load_balancer" edge predicates.
 	HasLoadBalancer     *bool                     `json:"hasLoadBalancer,omitempty"`
 	HasLoadBalancerWith []*LoadBalancerWhereInput `json:"hasLoadBalancerWith,omitempty"`
+
+	// "networks" edge predicates.
+	HasNetworks     *bool                `json:"hasNetworks,omitempty"`
+	HasNetworksWith []*NetworkWhereInput `json:"hasNetworksWith,omitempty"`
 
 	// "virtual_machines" edge predicates.
 	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
@@ -19764,6 +22629,12 @@ func (i *RegionServiceWhereInput) P() (predicate.RegionService, error) {
 	if i.AllowPartialNEQ != nil {
 		predicates = append(predicates, regionservice.AllowPartialNEQ(*i.AllowPartialNEQ))
 	}
+	if i.LoadBalanced != nil {
+		predicates = append(predicates, regionservice.LoadBalancedEQ(*i.LoadBalanced))
+	}
+	if i.LoadBalancedNEQ != nil {
+		predicates = append(predicates, regionservice.LoadBalancedNEQ(*i.LoadBalancedNEQ))
+	}
 	if i.Status != nil {
 		predicates = append(predicates, regionservice.StatusEQ(*i.Status))
 	}
@@ -19953,6 +22824,24 @@ func (i *RegionServiceWhereInput) P() (predicate.RegionService, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, regionservice.HasLoadBalancerWith(with...))
+	}
+	if i.HasNetworks != nil {
+		p := regionservice.HasNetworks()
+		if !*i.HasNetworks {
+			p = regionservice.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNetworksWith) > 0 {
+		with := make([]predicate.Network, 0, len(i.HasNetworksWith))
+		for _, w := range i.HasNetworksWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNetworksWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, regionservice.HasNetworksWith(with...))
 	}
 	if i.HasVirtualMachines != nil {
 		p := regionservice.HasVirtualMachines()
@@ -20374,6 +23263,442 @@ func (i *RoleBindingWhereInput) P() (predicate.RoleBinding, error) {
 	}
 }
 
+// SSHKeyWhereInput represents a where input for filtering SSHKey queries.
+type SSHKeyWhereInput struct {
+	Predicates []predicate.SSHKey  `json:"-"`
+	Not        *SSHKeyWhereInput   `json:"not,omitempty"`
+	Or         []*SSHKeyWhereInput `json:"or,omitempty"`
+	And        []*SSHKeyWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "fingerprint" field predicates.
+	Fingerprint             *string  `json:"fingerprint,omitempty"`
+	FingerprintNEQ          *string  `json:"fingerprintNEQ,omitempty"`
+	FingerprintIn           []string `json:"fingerprintIn,omitempty"`
+	FingerprintNotIn        []string `json:"fingerprintNotIn,omitempty"`
+	FingerprintGT           *string  `json:"fingerprintGT,omitempty"`
+	FingerprintGTE          *string  `json:"fingerprintGTE,omitempty"`
+	FingerprintLT           *string  `json:"fingerprintLT,omitempty"`
+	FingerprintLTE          *string  `json:"fingerprintLTE,omitempty"`
+	FingerprintContains     *string  `json:"fingerprintContains,omitempty"`
+	FingerprintHasPrefix    *string  `json:"fingerprintHasPrefix,omitempty"`
+	FingerprintHasSuffix    *string  `json:"fingerprintHasSuffix,omitempty"`
+	FingerprintIsNil        bool     `json:"fingerprintIsNil,omitempty"`
+	FingerprintNotNil       bool     `json:"fingerprintNotNil,omitempty"`
+	FingerprintEqualFold    *string  `json:"fingerprintEqualFold,omitempty"`
+	FingerprintContainsFold *string  `json:"fingerprintContainsFold,omitempty"`
+
+	// "tenant" edge predicates.
+	HasTenant     *bool               `json:"hasTenant,omitempty"`
+	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
+
+	// "user" edge predicates.
+	HasUser     *bool             `json:"hasUser,omitempty"`
+	HasUserWith []*UserWhereInput `json:"hasUserWith,omitempty"`
+
+	// "virtual_machines" edge predicates.
+	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
+	HasVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasVirtualMachinesWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SSHKeyWhereInput) AddPredicates(predicates ...predicate.SSHKey) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SSHKeyWhereInput filter on the SSHKeyQuery builder.
+func (i *SSHKeyWhereInput) Filter(q *SSHKeyQuery) (*SSHKeyQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySSHKeyWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySSHKeyWhereInput is returned in case the SSHKeyWhereInput is empty.
+var ErrEmptySSHKeyWhereInput = errors.New("ent: empty predicate SSHKeyWhereInput")
+
+// P returns a predicate for filtering sshkeys.
+// An error is returned if the input is empty or invalid.
+func (i *SSHKeyWhereInput) P() (predicate.SSHKey, error) {
+	var predicates []predicate.SSHKey
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, sshkey.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.SSHKey, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, sshkey.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.SSHKey, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, sshkey.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, sshkey.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, sshkey.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, sshkey.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, sshkey.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, sshkey.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, sshkey.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, sshkey.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, sshkey.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, sshkey.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, sshkey.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, sshkey.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, sshkey.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, sshkey.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, sshkey.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, sshkey.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, sshkey.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, sshkey.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, sshkey.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, sshkey.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, sshkey.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, sshkey.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, sshkey.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, sshkey.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, sshkey.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, sshkey.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, sshkey.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, sshkey.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, sshkey.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, sshkey.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, sshkey.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, sshkey.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, sshkey.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, sshkey.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, sshkey.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, sshkey.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, sshkey.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, sshkey.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, sshkey.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, sshkey.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, sshkey.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, sshkey.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, sshkey.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, sshkey.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, sshkey.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, sshkey.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, sshkey.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, sshkey.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, sshkey.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, sshkey.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, sshkey.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, sshkey.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, sshkey.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Fingerprint != nil {
+		predicates = append(predicates, sshkey.FingerprintEQ(*i.Fingerprint))
+	}
+	if i.FingerprintNEQ != nil {
+		predicates = append(predicates, sshkey.FingerprintNEQ(*i.FingerprintNEQ))
+	}
+	if len(i.FingerprintIn) > 0 {
+		predicates = append(predicates, sshkey.FingerprintIn(i.FingerprintIn...))
+	}
+	if len(i.FingerprintNotIn) > 0 {
+		predicates = append(predicates, sshkey.FingerprintNotIn(i.FingerprintNotIn...))
+	}
+	if i.FingerprintGT != nil {
+		predicates = append(predicates, sshkey.FingerprintGT(*i.FingerprintGT))
+	}
+	if i.FingerprintGTE != nil {
+		predicates = append(predicates, sshkey.FingerprintGTE(*i.FingerprintGTE))
+	}
+	if i.FingerprintLT != nil {
+		predicates = append(predicates, sshkey.FingerprintLT(*i.FingerprintLT))
+	}
+	if i.FingerprintLTE != nil {
+		predicates = append(predicates, sshkey.FingerprintLTE(*i.FingerprintLTE))
+	}
+	if i.FingerprintContains != nil {
+		predicates = append(predicates, sshkey.FingerprintContains(*i.FingerprintContains))
+	}
+	if i.FingerprintHasPrefix != nil {
+		predicates = append(predicates, sshkey.FingerprintHasPrefix(*i.FingerprintHasPrefix))
+	}
+	if i.FingerprintHasSuffix != nil {
+		predicates = append(predicates, sshkey.FingerprintHasSuffix(*i.FingerprintHasSuffix))
+	}
+	if i.FingerprintIsNil {
+		predicates = append(predicates, sshkey.FingerprintIsNil())
+	}
+	if i.FingerprintNotNil {
+		predicates = append(predicates, sshkey.FingerprintNotNil())
+	}
+	if i.FingerprintEqualFold != nil {
+		predicates = append(predicates, sshkey.FingerprintEqualFold(*i.FingerprintEqualFold))
+	}
+	if i.FingerprintContainsFold != nil {
+		predicates = append(predicates, sshkey.FingerprintContainsFold(*i.FingerprintContainsFold))
+	}
+
+	if i.HasTenant != nil {
+		p := sshkey.HasTenant()
+		if !*i.HasTenant {
+			p = sshkey.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasTenantWith) > 0 {
+		with := make([]predicate.Tenant, 0, len(i.HasTenantWith))
+		for _, w := range i.HasTenantWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasTenantWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sshkey.HasTenantWith(with...))
+	}
+	if i.HasUser != nil {
+		p := sshkey.HasUser()
+		if !*i.HasUser {
+			p = sshkey.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasUserWith) > 0 {
+		with := make([]predicate.User, 0, len(i.HasUserWith))
+		for _, w := range i.HasUserWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasUserWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sshkey.HasUserWith(with...))
+	}
+	if i.HasVirtualMachines != nil {
+		p := sshkey.HasVirtualMachines()
+		if !*i.HasVirtualMachines {
+			p = sshkey.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasVirtualMachinesWith) > 0 {
+		with := make([]predicate.VirtualMachine, 0, len(i.HasVirtualMachinesWith))
+		for _, w := range i.HasVirtualMachinesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasVirtualMachinesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sshkey.HasVirtualMachinesWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySSHKeyWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return sshkey.And(predicates...), nil
+	}
+}
+
 // ServiceMeshWhereInput represents a where input for filtering ServiceMesh queries.
 type ServiceMeshWhereInput struct {
 	Predicates []predicate.ServiceMesh  `json:"-"`
@@ -20740,6 +24065,544 @@ func (i *ServiceMeshWhereInput) P() (predicate.ServiceMesh, error) {
 	}
 }
 
+// SilenceWhereInput represents a where input for filtering Silence queries.
+type SilenceWhereInput struct {
+	Predicates []predicate.Silence  `json:"-"`
+	Not        *SilenceWhereInput   `json:"not,omitempty"`
+	Or         []*SilenceWhereInput `json:"or,omitempty"`
+	And        []*SilenceWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "check_name_pattern" field predicates.
+	CheckNamePattern             *string  `json:"checkNamePattern,omitempty"`
+	CheckNamePatternNEQ          *string  `json:"checkNamePatternNEQ,omitempty"`
+	CheckNamePatternIn           []string `json:"checkNamePatternIn,omitempty"`
+	CheckNamePatternNotIn        []string `json:"checkNamePatternNotIn,omitempty"`
+	CheckNamePatternGT           *string  `json:"checkNamePatternGT,omitempty"`
+	CheckNamePatternGTE          *string  `json:"checkNamePatternGTE,omitempty"`
+	CheckNamePatternLT           *string  `json:"checkNamePatternLT,omitempty"`
+	CheckNamePatternLTE          *string  `json:"checkNamePatternLTE,omitempty"`
+	CheckNamePatternContains     *string  `json:"checkNamePatternContains,omitempty"`
+	CheckNamePatternHasPrefix    *string  `json:"checkNamePatternHasPrefix,omitempty"`
+	CheckNamePatternHasSuffix    *string  `json:"checkNamePatternHasSuffix,omitempty"`
+	CheckNamePatternEqualFold    *string  `json:"checkNamePatternEqualFold,omitempty"`
+	CheckNamePatternContainsFold *string  `json:"checkNamePatternContainsFold,omitempty"`
+
+	// "node_pattern" field predicates.
+	NodePattern             *string  `json:"nodePattern,omitempty"`
+	NodePatternNEQ          *string  `json:"nodePatternNEQ,omitempty"`
+	NodePatternIn           []string `json:"nodePatternIn,omitempty"`
+	NodePatternNotIn        []string `json:"nodePatternNotIn,omitempty"`
+	NodePatternGT           *string  `json:"nodePatternGT,omitempty"`
+	NodePatternGTE          *string  `json:"nodePatternGTE,omitempty"`
+	NodePatternLT           *string  `json:"nodePatternLT,omitempty"`
+	NodePatternLTE          *string  `json:"nodePatternLTE,omitempty"`
+	NodePatternContains     *string  `json:"nodePatternContains,omitempty"`
+	NodePatternHasPrefix    *string  `json:"nodePatternHasPrefix,omitempty"`
+	NodePatternHasSuffix    *string  `json:"nodePatternHasSuffix,omitempty"`
+	NodePatternEqualFold    *string  `json:"nodePatternEqualFold,omitempty"`
+	NodePatternContainsFold *string  `json:"nodePatternContainsFold,omitempty"`
+
+	// "host_pattern" field predicates.
+	HostPattern             *string  `json:"hostPattern,omitempty"`
+	HostPatternNEQ          *string  `json:"hostPatternNEQ,omitempty"`
+	HostPatternIn           []string `json:"hostPatternIn,omitempty"`
+	HostPatternNotIn        []string `json:"hostPatternNotIn,omitempty"`
+	HostPatternGT           *string  `json:"hostPatternGT,omitempty"`
+	HostPatternGTE          *string  `json:"hostPatternGTE,omitempty"`
+	HostPatternLT           *string  `json:"hostPatternLT,omitempty"`
+	HostPatternLTE          *string  `json:"hostPatternLTE,omitempty"`
+	HostPatternContains     *string  `json:"hostPatternContains,omitempty"`
+	HostPatternHasPrefix    *string  `json:"hostPatternHasPrefix,omitempty"`
+	HostPatternHasSuffix    *string  `json:"hostPatternHasSuffix,omitempty"`
+	HostPatternEqualFold    *string  `json:"hostPatternEqualFold,omitempty"`
+	HostPatternContainsFold *string  `json:"hostPatternContainsFold,omitempty"`
+
+	// "starts_at" field predicates.
+	StartsAt      *time.Time  `json:"startsAt,omitempty"`
+	StartsAtNEQ   *time.Time  `json:"startsAtNEQ,omitempty"`
+	StartsAtIn    []time.Time `json:"startsAtIn,omitempty"`
+	StartsAtNotIn []time.Time `json:"startsAtNotIn,omitempty"`
+	StartsAtGT    *time.Time  `json:"startsAtGT,omitempty"`
+	StartsAtGTE   *time.Time  `json:"startsAtGTE,omitempty"`
+	StartsAtLT    *time.Time  `json:"startsAtLT,omitempty"`
+	StartsAtLTE   *time.Time  `json:"startsAtLTE,omitempty"`
+
+	// "ends_at" field predicates.
+	EndsAt      *time.Time  `json:"endsAt,omitempty"`
+	EndsAtNEQ   *time.Time  `json:"endsAtNEQ,omitempty"`
+	EndsAtIn    []time.Time `json:"endsAtIn,omitempty"`
+	EndsAtNotIn []time.Time `json:"endsAtNotIn,omitempty"`
+	EndsAtGT    *time.Time  `json:"endsAtGT,omitempty"`
+	EndsAtGTE   *time.Time  `json:"endsAtGTE,omitempty"`
+	EndsAtLT    *time.Time  `json:"endsAtLT,omitempty"`
+	EndsAtLTE   *time.Time  `json:"endsAtLTE,omitempty"`
+
+	// "created_by" field predicates.
+	CreatedBy             *string  `json:"createdBy,omitempty"`
+	CreatedByNEQ          *string  `json:"createdByNEQ,omitempty"`
+	CreatedByIn           []string `json:"createdByIn,omitempty"`
+	CreatedByNotIn        []string `json:"createdByNotIn,omitempty"`
+	CreatedByGT           *string  `json:"createdByGT,omitempty"`
+	CreatedByGTE          *string  `json:"createdByGTE,omitempty"`
+	CreatedByLT           *string  `json:"createdByLT,omitempty"`
+	CreatedByLTE          *string  `json:"createdByLTE,omitempty"`
+	CreatedByContains     *string  `json:"createdByContains,omitempty"`
+	CreatedByHasPrefix    *string  `json:"createdByHasPrefix,omitempty"`
+	CreatedByHasSuffix    *string  `json:"createdByHasSuffix,omitempty"`
+	CreatedByIsNil        bool     `json:"createdByIsNil,omitempty"`
+	CreatedByNotNil       bool     `json:"createdByNotNil,omitempty"`
+	CreatedByEqualFold    *string  `json:"createdByEqualFold,omitempty"`
+	CreatedByContainsFold *string  `json:"createdByContainsFold,omitempty"`
+
+	// "comment" field predicates.
+	Comment             *string  `json:"comment,omitempty"`
+	CommentNEQ          *string  `json:"commentNEQ,omitempty"`
+	CommentIn           []string `json:"commentIn,omitempty"`
+	CommentNotIn        []string `json:"commentNotIn,omitempty"`
+	CommentGT           *string  `json:"commentGT,omitempty"`
+	CommentGTE          *string  `json:"commentGTE,omitempty"`
+	CommentLT           *string  `json:"commentLT,omitempty"`
+	CommentLTE          *string  `json:"commentLTE,omitempty"`
+	CommentContains     *string  `json:"commentContains,omitempty"`
+	CommentHasPrefix    *string  `json:"commentHasPrefix,omitempty"`
+	CommentHasSuffix    *string  `json:"commentHasSuffix,omitempty"`
+	CommentEqualFold    *string  `json:"commentEqualFold,omitempty"`
+	CommentContainsFold *string  `json:"commentContainsFold,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SilenceWhereInput) AddPredicates(predicates ...predicate.Silence) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SilenceWhereInput filter on the SilenceQuery builder.
+func (i *SilenceWhereInput) Filter(q *SilenceQuery) (*SilenceQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySilenceWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySilenceWhereInput is returned in case the SilenceWhereInput is empty.
+var ErrEmptySilenceWhereInput = errors.New("ent: empty predicate SilenceWhereInput")
+
+// P returns a predicate for filtering silences.
+// An error is returned if the input is empty or invalid.
+func (i *SilenceWhereInput) P() (predicate.Silence, error) {
+	var predicates []predicate.Silence
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, silence.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Silence, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, silence.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Silence, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, silence.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, silence.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, silence.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, silence.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, silence.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, silence.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, silence.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, silence.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, silence.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, silence.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, silence.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, silence.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, silence.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, silence.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, silence.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, silence.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, silence.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, silence.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, silence.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, silence.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, silence.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, silence.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, silence.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, silence.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, silence.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.CheckNamePattern != nil {
+		predicates = append(predicates, silence.CheckNamePatternEQ(*i.CheckNamePattern))
+	}
+	if i.CheckNamePatternNEQ != nil {
+		predicates = append(predicates, silence.CheckNamePatternNEQ(*i.CheckNamePatternNEQ))
+	}
+	if len(i.CheckNamePatternIn) > 0 {
+		predicates = append(predicates, silence.CheckNamePatternIn(i.CheckNamePatternIn...))
+	}
+	if len(i.CheckNamePatternNotIn) > 0 {
+		predicates = append(predicates, silence.CheckNamePatternNotIn(i.CheckNamePatternNotIn...))
+	}
+	if i.CheckNamePatternGT != nil {
+		predicates = append(predicates, silence.CheckNamePatternGT(*i.CheckNamePatternGT))
+	}
+	if i.CheckNamePatternGTE != nil {
+		predicates = append(predicates, silence.CheckNamePatternGTE(*i.CheckNamePatternGTE))
+	}
+	if i.CheckNamePatternLT != nil {
+		predicates = append(predicates, silence.CheckNamePatternLT(*i.CheckNamePatternLT))
+	}
+	if i.CheckNamePatternLTE != nil {
+		predicates = append(predicates, silence.CheckNamePatternLTE(*i.CheckNamePatternLTE))
+	}
+	if i.CheckNamePatternContains != nil {
+		predicates = append(predicates, silence.CheckNamePatternContains(*i.CheckNamePatternContains))
+	}
+	if i.CheckNamePatternHasPrefix != nil {
+		predicates = append(predicates, silence.CheckNamePatternHasPrefix(*i.CheckNamePatternHasPrefix))
+	}
+	if i.CheckNamePatternHasSuffix != nil {
+		predicates = append(predicates, silence.CheckNamePatternHasSuffix(*i.CheckNamePatternHasSuffix))
+	}
+	if i.CheckNamePatternEqualFold != nil {
+		predicates = append(predicates, silence.CheckNamePatternEqualFold(*i.CheckNamePatternEqualFold))
+	}
+	if i.CheckNamePatternContainsFold != nil {
+		predicates = append(predicates, silence.CheckNamePatternContainsFold(*i.CheckNamePatternContainsFold))
+	}
+	if i.NodePattern != nil {
+		predicates = append(predicates, silence.NodePatternEQ(*i.NodePattern))
+	}
+	if i.NodePatternNEQ != nil {
+		predicates = append(predicates, silence.NodePatternNEQ(*i.NodePatternNEQ))
+	}
+	if len(i.NodePatternIn) > 0 {
+		predicates = append(predicates, silence.NodePatternIn(i.NodePatternIn...))
+	}
+	if len(i.NodePatternNotIn) > 0 {
+		predicates = append(predicates, silence.NodePatternNotIn(i.NodePatternNotIn...))
+	}
+	if i.NodePatternGT != nil {
+		predicates = append(predicates, silence.NodePatternGT(*i.NodePatternGT))
+	}
+	if i.NodePatternGTE != nil {
+		predicates = append(predicates, silence.NodePatternGTE(*i.NodePatternGTE))
+	}
+	if i.NodePatternLT != nil {
+		predicates = append(predicates, silence.NodePatternLT(*i.NodePatternLT))
+	}
+	if i.NodePatternLTE != nil {
+		predicates = append(predicates, silence.NodePatternLTE(*i.NodePatternLTE))
+	}
+	if i.NodePatternContains != nil {
+		predicates = append(predicates, silence.NodePatternContains(*i.NodePatternContains))
+	}
+	if i.NodePatternHasPrefix != nil {
+		predicates = append(predicates, silence.NodePatternHasPrefix(*i.NodePatternHasPrefix))
+	}
+	if i.NodePatternHasSuffix != nil {
+		predicates = append(predicates, silence.NodePatternHasSuffix(*i.NodePatternHasSuffix))
+	}
+	if i.NodePatternEqualFold != nil {
+		predicates = append(predicates, silence.NodePatternEqualFold(*i.NodePatternEqualFold))
+	}
+	if i.NodePatternContainsFold != nil {
+		predicates = append(predicates, silence.NodePatternContainsFold(*i.NodePatternContainsFold))
+	}
+	if i.HostPattern != nil {
+		predicates = append(predicates, silence.HostPatternEQ(*i.HostPattern))
+	}
+	if i.HostPatternNEQ != nil {
+		predicates = append(predicates, silence.HostPatternNEQ(*i.HostPatternNEQ))
+	}
+	if len(i.HostPatternIn) > 0 {
+		predicates = append(predicates, silence.HostPatternIn(i.HostPatternIn...))
+	}
+	if len(i.HostPatternNotIn) > 0 {
+		predicates = append(predicates, silence.HostPatternNotIn(i.HostPatternNotIn...))
+	}
+	if i.HostPatternGT != nil {
+		predicates = append(predicates, silence.HostPatternGT(*i.HostPatternGT))
+	}
+	if i.HostPatternGTE != nil {
+		predicates = append(predicates, silence.HostPatternGTE(*i.HostPatternGTE))
+	}
+	if i.HostPatternLT != nil {
+		predicates = append(predicates, silence.HostPatternLT(*i.HostPatternLT))
+	}
+	if i.HostPatternLTE != nil {
+		predicates = append(predicates, silence.HostPatternLTE(*i.HostPatternLTE))
+	}
+	if i.HostPatternContains != nil {
+		predicates = append(predicates, silence.HostPatternContains(*i.HostPatternContains))
+	}
+	if i.HostPatternHasPrefix != nil {
+		predicates = append(predicates, silence.HostPatternHasPrefix(*i.HostPatternHasPrefix))
+	}
+	if i.HostPatternHasSuffix != nil {
+		predicates = append(predicates, silence.HostPatternHasSuffix(*i.HostPatternHasSuffix))
+	}
+	if i.HostPatternEqualFold != nil {
+		predicates = append(predicates, silence.HostPatternEqualFold(*i.HostPatternEqualFold))
+	}
+	if i.HostPatternContainsFold != nil {
+		predicates = append(predicates, silence.HostPatternContainsFold(*i.HostPatternContainsFold))
+	}
+	if i.StartsAt != nil {
+		predicates = append(predicates, silence.StartsAtEQ(*i.StartsAt))
+	}
+	if i.StartsAtNEQ != nil {
+		predicates = append(predicates, silence.StartsAtNEQ(*i.StartsAtNEQ))
+	}
+	if len(i.StartsAtIn) > 0 {
+		predicates = append(predicates, silence.StartsAtIn(i.StartsAtIn...))
+	}
+	if len(i.StartsAtNotIn) > 0 {
+		predicates = append(predicates, silence.StartsAtNotIn(i.StartsAtNotIn...))
+	}
+	if i.StartsAtGT != nil {
+		predicates = append(predicates, silence.StartsAtGT(*i.StartsAtGT))
+	}
+	if i.StartsAtGTE != nil {
+		predicates = append(predicates, silence.StartsAtGTE(*i.StartsAtGTE))
+	}
+	if i.StartsAtLT != nil {
+		predicates = append(predicates, silence.StartsAtLT(*i.StartsAtLT))
+	}
+	if i.StartsAtLTE != nil {
+		predicates = append(predicates, silence.StartsAtLTE(*i.StartsAtLTE))
+	}
+	if i.EndsAt != nil {
+		predicates = append(predicates, silence.EndsAtEQ(*i.EndsAt))
+	}
+	if i.EndsAtNEQ != nil {
+		predicates = append(predicates, silence.EndsAtNEQ(*i.EndsAtNEQ))
+	}
+	if len(i.EndsAtIn) > 0 {
+		predicates = append(predicates, silence.EndsAtIn(i.EndsAtIn...))
+	}
+	if len(i.EndsAtNotIn) > 0 {
+		predicates = append(predicates, silence.EndsAtNotIn(i.EndsAtNotIn...))
+	}
+	if i.EndsAtGT != nil {
+		predicates = append(predicates, silence.EndsAtGT(*i.EndsAtGT))
+	}
+	if i.EndsAtGTE != nil {
+		predicates = append(predicates, silence.EndsAtGTE(*i.EndsAtGTE))
+	}
+	if i.EndsAtLT != nil {
+		predicates = append(predicates, silence.EndsAtLT(*i.EndsAtLT))
+	}
+	if i.EndsAtLTE != nil {
+		predicates = append(predicates, silence.EndsAtLTE(*i.EndsAtLTE))
+	}
+	if i.CreatedBy != nil {
+		predicates = append(predicates, silence.CreatedByEQ(*i.CreatedBy))
+	}
+	if i.CreatedByNEQ != nil {
+		predicates = append(predicates, silence.CreatedByNEQ(*i.CreatedByNEQ))
+	}
+	if len(i.CreatedByIn) > 0 {
+		predicates = append(predicates, silence.CreatedByIn(i.CreatedByIn...))
+	}
+	if len(i.CreatedByNotIn) > 0 {
+		predicates = append(predicates, silence.CreatedByNotIn(i.CreatedByNotIn...))
+	}
+	if i.CreatedByGT != nil {
+		predicates = append(predicates, silence.CreatedByGT(*i.CreatedByGT))
+	}
+	if i.CreatedByGTE != nil {
+		predicates = append(predicates, silence.CreatedByGTE(*i.CreatedByGTE))
+	}
+	if i.CreatedByLT != nil {
+		predicates = append(predicates, silence.CreatedByLT(*i.CreatedByLT))
+	}
+	if i.CreatedByLTE != nil {
+		predicates = append(predicates, silence.CreatedByLTE(*i.CreatedByLTE))
+	}
+	if i.CreatedByContains != nil {
+		predicates = append(predicates, silence.CreatedByContains(*i.CreatedByContains))
+	}
+	if i.CreatedByHasPrefix != nil {
+		predicates = append(predicates, silence.CreatedByHasPrefix(*i.CreatedByHasPrefix))
+	}
+	if i.CreatedByHasSuffix != nil {
+		predicates = append(predicates, silence.CreatedByHasSuffix(*i.CreatedByHasSuffix))
+	}
+	if i.CreatedByIsNil {
+		predicates = append(predicates, silence.CreatedByIsNil())
+	}
+	if i.CreatedByNotNil {
+		predicates = append(predicates, silence.CreatedByNotNil())
+	}
+	if i.CreatedByEqualFold != nil {
+		predicates = append(predicates, silence.CreatedByEqualFold(*i.CreatedByEqualFold))
+	}
+	if i.CreatedByContainsFold != nil {
+		predicates = append(predicates, silence.CreatedByContainsFold(*i.CreatedByContainsFold))
+	}
+	if i.Comment != nil {
+		predicates = append(predicates, silence.CommentEQ(*i.Comment))
+	}
+	if i.CommentNEQ != nil {
+		predicates = append(predicates, silence.CommentNEQ(*i.CommentNEQ))
+	}
+	if len(i.CommentIn) > 0 {
+		predicates = append(predicates, silence.CommentIn(i.CommentIn...))
+	}
+	if len(i.CommentNotIn) > 0 {
+		predicates = append(predicates, silence.CommentNotIn(i.CommentNotIn...))
+	}
+	if i.CommentGT != nil {
+		predicates = append(predicates, silence.CommentGT(*i.CommentGT))
+	}
+	if i.CommentGTE != nil {
+		predicates = append(predicates, silence.CommentGTE(*i.CommentGTE))
+	}
+	if i.CommentLT != nil {
+		predicates = append(predicates, silence.CommentLT(*i.CommentLT))
+	}
+	if i.CommentLTE != nil {
+		predicates = append(predicates, silence.CommentLTE(*i.CommentLTE))
+	}
+	if i.CommentContains != nil {
+		predicates = append(predicates, silence.CommentContains(*i.CommentContains))
+	}
+	if i.CommentHasPrefix != nil {
+		predicates = append(predicates, silence.CommentHasPrefix(*i.CommentHasPrefix))
+	}
+	if i.CommentHasSuffix != nil {
+		predicates = append(predicates, silence.CommentHasSuffix(*i.CommentHasSuffix))
+	}
+	if i.CommentEqualFold != nil {
+		predicates = append(predicates, silence.CommentEqualFold(*i.CommentEqualFold))
+	}
+	if i.CommentContainsFold != nil {
+		predicates = append(predicates, silence.CommentContainsFold(*i.CommentContainsFold))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySilenceWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return silence.And(predicates...), nil
+	}
+}
+
 // TenantWhereInput represents a where input for filtering Tenant queries.
 type TenantWhereInput struct {
 	Predicates []predicate.Tenant  `json:"-"`
@@ -20883,6 +24746,14 @@ type TenantWhereInput struct {
 	// "role_bindings" edge predicates.
 	HasRoleBindings     *bool                    `json:"hasRoleBindings,omitempty"`
 	HasRoleBindingsWith []*RoleBindingWhereInput `json:"hasRoleBindingsWith,omitempty"`
+
+	// "ssh_keys" edge predicates.
+	HasSSHKeys     *bool               `json:"hasSSHKeys,omitempty"`
+	HasSSHKeysWith []*SSHKeyWhereInput `json:"hasSSHKeysWith,omitempty"`
+
+	// "default_vm_network" edge predicates.
+	HasDefaultVMNetwork     *bool                `json:"hasDefaultVMNetwork,omitempty"`
+	HasDefaultVMNetworkWith []*NetworkWhereInput `json:"hasDefaultVMNetworkWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -21403,6 +25274,42 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, tenant.HasRoleBindingsWith(with...))
+	}
+	if i.HasSSHKeys != nil {
+		p := tenant.HasSSHKeys()
+		if !*i.HasSSHKeys {
+			p = tenant.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSSHKeysWith) > 0 {
+		with := make([]predicate.SSHKey, 0, len(i.HasSSHKeysWith))
+		for _, w := range i.HasSSHKeysWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSSHKeysWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, tenant.HasSSHKeysWith(with...))
+	}
+	if i.HasDefaultVMNetwork != nil {
+		p := tenant.HasDefaultVMNetwork()
+		if !*i.HasDefaultVMNetwork {
+			p = tenant.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDefaultVMNetworkWith) > 0 {
+		with := make([]predicate.Network, 0, len(i.HasDefaultVMNetworkWith))
+		for _, w := range i.HasDefaultVMNetworkWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDefaultVMNetworkWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, tenant.HasDefaultVMNetworkWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -22169,6 +26076,10 @@ type UserWhereInput struct {
 	// "role_bindings" edge predicates.
 	HasRoleBindings     *bool                    `json:"hasRoleBindings,omitempty"`
 	HasRoleBindingsWith []*RoleBindingWhereInput `json:"hasRoleBindingsWith,omitempty"`
+
+	// "ssh_keys" edge predicates.
+	HasSSHKeys     *bool               `json:"hasSSHKeys,omitempty"`
+	HasSSHKeysWith []*SSHKeyWhereInput `json:"hasSSHKeysWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -22576,6 +26487,24 @@ func (i *UserWhereInput) P() (predicate.User, error) {
 		}
 		predicates = append(predicates, user.HasRoleBindingsWith(with...))
 	}
+	if i.HasSSHKeys != nil {
+		p := user.HasSSHKeys()
+		if !*i.HasSSHKeys {
+			p = user.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSSHKeysWith) > 0 {
+		with := make([]predicate.SSHKey, 0, len(i.HasSSHKeysWith))
+		for _, w := range i.HasSSHKeysWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSSHKeysWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, user.HasSSHKeysWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyUserWhereInput
@@ -22766,6 +26695,10 @@ type VirtualMachineWhereInput struct {
 	HasImage     *bool              `json:"hasImage,omitempty"`
 	HasImageWith []*ImageWhereInput `json:"hasImageWith,omitempty"`
 
+	// "availability_zone" edge predicates.
+	HasAvailabilityZone     *bool                         `json:"hasAvailabilityZone,omitempty"`
+	HasAvailabilityZoneWith []*AvailabilityZoneWhereInput `json:"hasAvailabilityZoneWith,omitempty"`
+
 	// "cluster" edge predicates.
 	HasCluster     *bool                `json:"hasCluster,omitempty"`
 	HasClusterWith []*ClusterWhereInput `json:"hasClusterWith,omitempty"`
@@ -22793,6 +26726,14 @@ type VirtualMachineWhereInput struct {
 	// "assignments" edge predicates.
 	HasAssignments     *bool                   `json:"hasAssignments,omitempty"`
 	HasAssignmentsWith []*AssignmentWhereInput `json:"hasAssignmentsWith,omitempty"`
+
+	// "networks" edge predicates.
+	HasNetworks     *bool                `json:"hasNetworks,omitempty"`
+	HasNetworksWith []*NetworkWhereInput `json:"hasNetworksWith,omitempty"`
+
+	// "ssh_keys" edge predicates.
+	HasSSHKeys     *bool               `json:"hasSSHKeys,omitempty"`
+	HasSSHKeysWith []*SSHKeyWhereInput `json:"hasSSHKeysWith,omitempty"`
 
 	// "maintainers" edge predicates.
 	HasMaintainers     *bool                   `json:"hasMaintainers,omitempty"`
@@ -23328,6 +27269,24 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 		}
 		predicates = append(predicates, virtualmachine.HasImageWith(with...))
 	}
+	if i.HasAvailabilityZone != nil {
+		p := virtualmachine.HasAvailabilityZone()
+		if !*i.HasAvailabilityZone {
+			p = virtualmachine.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAvailabilityZoneWith) > 0 {
+		with := make([]predicate.AvailabilityZone, 0, len(i.HasAvailabilityZoneWith))
+		for _, w := range i.HasAvailabilityZoneWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAvailabilityZoneWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, virtualmachine.HasAvailabilityZoneWith(with...))
+	}
 	if i.HasCluster != nil {
 		p := virtualmachine.HasCluster()
 		if !*i.HasCluster {
@@ -23454,6 +27413,42 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 		}
 		predicates = append(predicates, virtualmachine.HasAssignmentsWith(with...))
 	}
+	if i.HasNetworks != nil {
+		p := virtualmachine.HasNetworks()
+		if !*i.HasNetworks {
+			p = virtualmachine.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNetworksWith) > 0 {
+		with := make([]predicate.Network, 0, len(i.HasNetworksWith))
+		for _, w := range i.HasNetworksWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNetworksWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, virtualmachine.HasNetworksWith(with...))
+	}
+	if i.HasSSHKeys != nil {
+		p := virtualmachine.HasSSHKeys()
+		if !*i.HasSSHKeys {
+			p = virtualmachine.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSSHKeysWith) > 0 {
+		with := make([]predicate.SSHKey, 0, len(i.HasSSHKeysWith))
+		for _, w := range i.HasSSHKeysWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSSHKeysWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, virtualmachine.HasSSHKeysWith(with...))
+	}
 	if i.HasMaintainers != nil {
 		p := virtualmachine.HasMaintainers()
 		if !*i.HasMaintainers {
@@ -23552,6 +27547,23 @@ type VolumeWhereInput struct {
 	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
 	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
 
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
 	// "size_gb" field predicates.
 	SizeGB      *int64  `json:"sizeGB,omitempty"`
 	SizeGBNEQ   *int64  `json:"sizeGBNEQ,omitempty"`
@@ -23590,6 +27602,23 @@ type VolumeWhereInput struct {
 	StatusNEQ   *volume.Status  `json:"statusNEQ,omitempty"`
 	StatusIn    []volume.Status `json:"statusIn,omitempty"`
 	StatusNotIn []volume.Status `json:"statusNotIn,omitempty"`
+
+	// "status_reason" field predicates.
+	StatusReason             *string  `json:"statusReason,omitempty"`
+	StatusReasonNEQ          *string  `json:"statusReasonNEQ,omitempty"`
+	StatusReasonIn           []string `json:"statusReasonIn,omitempty"`
+	StatusReasonNotIn        []string `json:"statusReasonNotIn,omitempty"`
+	StatusReasonGT           *string  `json:"statusReasonGT,omitempty"`
+	StatusReasonGTE          *string  `json:"statusReasonGTE,omitempty"`
+	StatusReasonLT           *string  `json:"statusReasonLT,omitempty"`
+	StatusReasonLTE          *string  `json:"statusReasonLTE,omitempty"`
+	StatusReasonContains     *string  `json:"statusReasonContains,omitempty"`
+	StatusReasonHasPrefix    *string  `json:"statusReasonHasPrefix,omitempty"`
+	StatusReasonHasSuffix    *string  `json:"statusReasonHasSuffix,omitempty"`
+	StatusReasonIsNil        bool     `json:"statusReasonIsNil,omitempty"`
+	StatusReasonNotNil       bool     `json:"statusReasonNotNil,omitempty"`
+	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
+	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
 
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
@@ -23790,6 +27819,51 @@ func (i *VolumeWhereInput) P() (predicate.Volume, error) {
 	if i.NameContainsFold != nil {
 		predicates = append(predicates, volume.NameContainsFold(*i.NameContainsFold))
 	}
+	if i.Description != nil {
+		predicates = append(predicates, volume.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, volume.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, volume.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, volume.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, volume.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, volume.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, volume.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, volume.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, volume.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, volume.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, volume.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, volume.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, volume.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, volume.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, volume.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
 	if i.SizeGB != nil {
 		predicates = append(predicates, volume.SizeGBEQ(*i.SizeGB))
 	}
@@ -23882,6 +27956,51 @@ func (i *VolumeWhereInput) P() (predicate.Volume, error) {
 	}
 	if len(i.StatusNotIn) > 0 {
 		predicates = append(predicates, volume.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusReason != nil {
+		predicates = append(predicates, volume.StatusReasonEQ(*i.StatusReason))
+	}
+	if i.StatusReasonNEQ != nil {
+		predicates = append(predicates, volume.StatusReasonNEQ(*i.StatusReasonNEQ))
+	}
+	if len(i.StatusReasonIn) > 0 {
+		predicates = append(predicates, volume.StatusReasonIn(i.StatusReasonIn...))
+	}
+	if len(i.StatusReasonNotIn) > 0 {
+		predicates = append(predicates, volume.StatusReasonNotIn(i.StatusReasonNotIn...))
+	}
+	if i.StatusReasonGT != nil {
+		predicates = append(predicates, volume.StatusReasonGT(*i.StatusReasonGT))
+	}
+	if i.StatusReasonGTE != nil {
+		predicates = append(predicates, volume.StatusReasonGTE(*i.StatusReasonGTE))
+	}
+	if i.StatusReasonLT != nil {
+		predicates = append(predicates, volume.StatusReasonLT(*i.StatusReasonLT))
+	}
+	if i.StatusReasonLTE != nil {
+		predicates = append(predicates, volume.StatusReasonLTE(*i.StatusReasonLTE))
+	}
+	if i.StatusReasonContains != nil {
+		predicates = append(predicates, volume.StatusReasonContains(*i.StatusReasonContains))
+	}
+	if i.StatusReasonHasPrefix != nil {
+		predicates = append(predicates, volume.StatusReasonHasPrefix(*i.StatusReasonHasPrefix))
+	}
+	if i.StatusReasonHasSuffix != nil {
+		predicates = append(predicates, volume.StatusReasonHasSuffix(*i.StatusReasonHasSuffix))
+	}
+	if i.StatusReasonIsNil {
+		predicates = append(predicates, volume.StatusReasonIsNil())
+	}
+	if i.StatusReasonNotNil {
+		predicates = append(predicates, volume.StatusReasonNotNil())
+	}
+	if i.StatusReasonEqualFold != nil {
+		predicates = append(predicates, volume.StatusReasonEqualFold(*i.StatusReasonEqualFold))
+	}
+	if i.StatusReasonContainsFold != nil {
+		predicates = append(predicates, volume.StatusReasonContainsFold(*i.StatusReasonContainsFold))
 	}
 
 	if i.HasTenant != nil {

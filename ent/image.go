@@ -37,14 +37,18 @@ type Image struct {
 	MinMemoryMB int64 `json:"min_memory_mb,omitempty"`
 	// SizeGB holds the value of the "size_gb" field.
 	SizeGB int64 `json:"size_gb,omitempty"`
-	// URL or path the node agent fetches
+	// http(s) URL the server fetches the bytes from, or "upload" for bytes sent to PUT /images/{id}/data
 	Source string `json:"source,omitempty"`
 	// Format holds the value of the "format" field.
 	Format image.Format `json:"format,omitempty"`
-	// sha256:<hex>
+	// sha256:<hex>; when given, the bytes must match it on arrival, else it is set from them
 	Checksum string `json:"checksum,omitempty"`
 	// Status holds the value of the "status" field.
 	Status image.Status `json:"status,omitempty"`
+	// why the image is in its status (ERROR: what went wrong)
+	StatusReason string `json:"status_reason,omitempty"`
+	// size of the stored bytes; 0 until the image is ACTIVE
+	SizeBytes int64 `json:"size_bytes,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ImageQuery when eager-loading is set.
 	Edges        ImageEdges `json:"edges"`
@@ -90,9 +94,9 @@ func (*Image) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case image.FieldID, image.FieldMinVcpus, image.FieldMinMemoryMB, image.FieldSizeGB:
+		case image.FieldID, image.FieldMinVcpus, image.FieldMinMemoryMB, image.FieldSizeGB, image.FieldSizeBytes:
 			values[i] = new(sql.NullInt64)
-		case image.FieldName, image.FieldDescription, image.FieldOsType, image.FieldOsName, image.FieldOsVersion, image.FieldSource, image.FieldFormat, image.FieldChecksum, image.FieldStatus:
+		case image.FieldName, image.FieldDescription, image.FieldOsType, image.FieldOsName, image.FieldOsVersion, image.FieldSource, image.FieldFormat, image.FieldChecksum, image.FieldStatus, image.FieldStatusReason:
 			values[i] = new(sql.NullString)
 		case image.FieldCreatedAt, image.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -201,6 +205,18 @@ func (_m *Image) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Status = image.Status(value.String)
 			}
+		case image.FieldStatusReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field status_reason", values[i])
+			} else if value.Valid {
+				_m.StatusReason = value.String
+			}
+		case image.FieldSizeBytes:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field size_bytes", values[i])
+			} else if value.Valid {
+				_m.SizeBytes = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -288,6 +304,12 @@ func (_m *Image) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("status_reason=")
+	builder.WriteString(_m.StatusReason)
+	builder.WriteString(", ")
+	builder.WriteString("size_bytes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.SizeBytes))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -204,6 +204,34 @@ func (_c *ImageCreate) SetNillableStatus(v *image.Status) *ImageCreate {
 	return _c
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_c *ImageCreate) SetStatusReason(v string) *ImageCreate {
+	_c.mutation.SetStatusReason(v)
+	return _c
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_c *ImageCreate) SetNillableStatusReason(v *string) *ImageCreate {
+	if v != nil {
+		_c.SetStatusReason(*v)
+	}
+	return _c
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (_c *ImageCreate) SetSizeBytes(v int64) *ImageCreate {
+	_c.mutation.SetSizeBytes(v)
+	return _c
+}
+
+// SetNillableSizeBytes sets the "size_bytes" field if the given value is not nil.
+func (_c *ImageCreate) SetNillableSizeBytes(v *int64) *ImageCreate {
+	if v != nil {
+		_c.SetSizeBytes(*v)
+	}
+	return _c
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_c *ImageCreate) AddVirtualMachineIDs(ids ...int) *ImageCreate {
 	_c.mutation.AddVirtualMachineIDs(ids...)
@@ -309,6 +337,10 @@ func (_c *ImageCreate) defaults() error {
 		v := image.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.SizeBytes(); !ok {
+		v := image.DefaultSizeBytes
+		_c.mutation.SetSizeBytes(v)
+	}
 	return nil
 }
 
@@ -404,6 +436,19 @@ func (_c *ImageCreate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Image.status": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.StatusReason(); ok {
+		if err := image.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "Image.status_reason": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.SizeBytes(); !ok {
+		return &ValidationError{Name: "size_bytes", err: errors.New(`ent: missing required field "Image.size_bytes"`)}
+	}
+	if v, ok := _c.mutation.SizeBytes(); ok {
+		if err := image.SizeBytesValidator(v); err != nil {
+			return &ValidationError{Name: "size_bytes", err: fmt.Errorf(`ent: validator failed for field "Image.size_bytes": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -486,6 +531,14 @@ func (_c *ImageCreate) createSpec() (*Image, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(image.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.StatusReason(); ok {
+		_spec.SetField(image.FieldStatusReason, field.TypeString, value)
+		_node.StatusReason = value
+	}
+	if value, ok := _c.mutation.SizeBytes(); ok {
+		_spec.SetField(image.FieldSizeBytes, field.TypeInt64, value)
+		_node.SizeBytes = value
 	}
 	if nodes := _c.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -769,6 +822,42 @@ func (u *ImageUpsert) UpdateStatus() *ImageUpsert {
 	return u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (u *ImageUpsert) SetStatusReason(v string) *ImageUpsert {
+	u.Set(image.FieldStatusReason, v)
+	return u
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *ImageUpsert) UpdateStatusReason() *ImageUpsert {
+	u.SetExcluded(image.FieldStatusReason)
+	return u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *ImageUpsert) ClearStatusReason() *ImageUpsert {
+	u.SetNull(image.FieldStatusReason)
+	return u
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (u *ImageUpsert) SetSizeBytes(v int64) *ImageUpsert {
+	u.Set(image.FieldSizeBytes, v)
+	return u
+}
+
+// UpdateSizeBytes sets the "size_bytes" field to the value that was provided on create.
+func (u *ImageUpsert) UpdateSizeBytes() *ImageUpsert {
+	u.SetExcluded(image.FieldSizeBytes)
+	return u
+}
+
+// AddSizeBytes adds v to the "size_bytes" field.
+func (u *ImageUpsert) AddSizeBytes(v int64) *ImageUpsert {
+	u.Add(image.FieldSizeBytes, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -1042,6 +1131,48 @@ func (u *ImageUpsertOne) SetStatus(v image.Status) *ImageUpsertOne {
 func (u *ImageUpsertOne) UpdateStatus() *ImageUpsertOne {
 	return u.Update(func(s *ImageUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *ImageUpsertOne) SetStatusReason(v string) *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *ImageUpsertOne) UpdateStatusReason() *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *ImageUpsertOne) ClearStatusReason() *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.ClearStatusReason()
+	})
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (u *ImageUpsertOne) SetSizeBytes(v int64) *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetSizeBytes(v)
+	})
+}
+
+// AddSizeBytes adds v to the "size_bytes" field.
+func (u *ImageUpsertOne) AddSizeBytes(v int64) *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.AddSizeBytes(v)
+	})
+}
+
+// UpdateSizeBytes sets the "size_bytes" field to the value that was provided on create.
+func (u *ImageUpsertOne) UpdateSizeBytes() *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateSizeBytes()
 	})
 }
 
@@ -1484,6 +1615,48 @@ func (u *ImageUpsertBulk) SetStatus(v image.Status) *ImageUpsertBulk {
 func (u *ImageUpsertBulk) UpdateStatus() *ImageUpsertBulk {
 	return u.Update(func(s *ImageUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *ImageUpsertBulk) SetStatusReason(v string) *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *ImageUpsertBulk) UpdateStatusReason() *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *ImageUpsertBulk) ClearStatusReason() *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.ClearStatusReason()
+	})
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (u *ImageUpsertBulk) SetSizeBytes(v int64) *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetSizeBytes(v)
+	})
+}
+
+// AddSizeBytes adds v to the "size_bytes" field.
+func (u *ImageUpsertBulk) AddSizeBytes(v int64) *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.AddSizeBytes(v)
+	})
+}
+
+// UpdateSizeBytes sets the "size_bytes" field to the value that was provided on create.
+func (u *ImageUpsertBulk) UpdateSizeBytes() *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateSizeBytes()
 	})
 }
 

@@ -250,6 +250,47 @@ func (_u *ImageUpdate) SetNillableStatus(v *image.Status) *ImageUpdate {
 	return _u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_u *ImageUpdate) SetStatusReason(v string) *ImageUpdate {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *ImageUpdate) SetNillableStatusReason(v *string) *ImageUpdate {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *ImageUpdate) ClearStatusReason() *ImageUpdate {
+	_u.mutation.ClearStatusReason()
+	return _u
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (_u *ImageUpdate) SetSizeBytes(v int64) *ImageUpdate {
+	_u.mutation.ResetSizeBytes()
+	_u.mutation.SetSizeBytes(v)
+	return _u
+}
+
+// SetNillableSizeBytes sets the "size_bytes" field if the given value is not nil.
+func (_u *ImageUpdate) SetNillableSizeBytes(v *int64) *ImageUpdate {
+	if v != nil {
+		_u.SetSizeBytes(*v)
+	}
+	return _u
+}
+
+// AddSizeBytes adds value to the "size_bytes" field.
+func (_u *ImageUpdate) AddSizeBytes(v int64) *ImageUpdate {
+	_u.mutation.AddSizeBytes(v)
+	return _u
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *ImageUpdate) AddVirtualMachineIDs(ids ...int) *ImageUpdate {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -431,6 +472,16 @@ func (_u *ImageUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Image.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := image.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "Image.status_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.SizeBytes(); ok {
+		if err := image.SizeBytesValidator(v); err != nil {
+			return &ValidationError{Name: "size_bytes", err: fmt.Errorf(`ent: validator failed for field "Image.size_bytes": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -511,6 +562,18 @@ func (_u *ImageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(image.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(image.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(image.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.SizeBytes(); ok {
+		_spec.SetField(image.FieldSizeBytes, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSizeBytes(); ok {
+		_spec.AddField(image.FieldSizeBytes, field.TypeInt64, value)
 	}
 	if _u.mutation.VirtualMachinesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -843,6 +906,47 @@ func (_u *ImageUpdateOne) SetNillableStatus(v *image.Status) *ImageUpdateOne {
 	return _u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_u *ImageUpdateOne) SetStatusReason(v string) *ImageUpdateOne {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *ImageUpdateOne) SetNillableStatusReason(v *string) *ImageUpdateOne {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *ImageUpdateOne) ClearStatusReason() *ImageUpdateOne {
+	_u.mutation.ClearStatusReason()
+	return _u
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (_u *ImageUpdateOne) SetSizeBytes(v int64) *ImageUpdateOne {
+	_u.mutation.ResetSizeBytes()
+	_u.mutation.SetSizeBytes(v)
+	return _u
+}
+
+// SetNillableSizeBytes sets the "size_bytes" field if the given value is not nil.
+func (_u *ImageUpdateOne) SetNillableSizeBytes(v *int64) *ImageUpdateOne {
+	if v != nil {
+		_u.SetSizeBytes(*v)
+	}
+	return _u
+}
+
+// AddSizeBytes adds value to the "size_bytes" field.
+func (_u *ImageUpdateOne) AddSizeBytes(v int64) *ImageUpdateOne {
+	_u.mutation.AddSizeBytes(v)
+	return _u
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *ImageUpdateOne) AddVirtualMachineIDs(ids ...int) *ImageUpdateOne {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -1037,6 +1141,16 @@ func (_u *ImageUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Image.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := image.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "Image.status_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.SizeBytes(); ok {
+		if err := image.SizeBytesValidator(v); err != nil {
+			return &ValidationError{Name: "size_bytes", err: fmt.Errorf(`ent: validator failed for field "Image.size_bytes": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1134,6 +1248,18 @@ func (_u *ImageUpdateOne) sqlSave(ctx context.Context) (_node *Image, err error)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(image.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(image.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(image.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.SizeBytes(); ok {
+		_spec.SetField(image.FieldSizeBytes, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSizeBytes(); ok {
+		_spec.AddField(image.FieldSizeBytes, field.TypeInt64, value)
 	}
 	if _u.mutation.VirtualMachinesCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -28,8 +28,10 @@ type LoadBalancer struct {
 	Name string `json:"name,omitempty"`
 	// Algorithm holds the value of the "algorithm" field.
 	Algorithm loadbalancer.Algorithm `json:"algorithm,omitempty"`
-	// Status holds the value of the "status" field.
+	// NOT_REALIZED: recorded with its VIP, but no node forwards traffic for it yet
 	Status loadbalancer.Status `json:"status,omitempty"`
+	// StatusReason holds the value of the "status_reason" field.
+	StatusReason string `json:"status_reason,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the LoadBalancerQuery when eager-loading is set.
 	Edges                        LoadBalancerEdges `json:"edges"`
@@ -93,7 +95,7 @@ func (*LoadBalancer) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case loadbalancer.FieldID:
 			values[i] = new(sql.NullInt64)
-		case loadbalancer.FieldName, loadbalancer.FieldAlgorithm, loadbalancer.FieldStatus:
+		case loadbalancer.FieldName, loadbalancer.FieldAlgorithm, loadbalancer.FieldStatus, loadbalancer.FieldStatusReason:
 			values[i] = new(sql.NullString)
 		case loadbalancer.FieldCreatedAt, loadbalancer.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -151,6 +153,12 @@ func (_m *LoadBalancer) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = loadbalancer.Status(value.String)
+			}
+		case loadbalancer.FieldStatusReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field status_reason", values[i])
+			} else if value.Valid {
+				_m.StatusReason = value.String
 			}
 		case loadbalancer.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -231,6 +239,9 @@ func (_m *LoadBalancer) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("status_reason=")
+	builder.WriteString(_m.StatusReason)
 	builder.WriteByte(')')
 	return builder.String()
 }

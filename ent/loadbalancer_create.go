@@ -87,6 +87,20 @@ func (_c *LoadBalancerCreate) SetNillableStatus(v *loadbalancer.Status) *LoadBal
 	return _c
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_c *LoadBalancerCreate) SetStatusReason(v string) *LoadBalancerCreate {
+	_c.mutation.SetStatusReason(v)
+	return _c
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_c *LoadBalancerCreate) SetNillableStatusReason(v *string) *LoadBalancerCreate {
+	if v != nil {
+		_c.SetStatusReason(*v)
+	}
+	return _c
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_c *LoadBalancerCreate) SetTenantID(id int) *LoadBalancerCreate {
 	_c.mutation.SetTenantID(id)
@@ -230,6 +244,11 @@ func (_c *LoadBalancerCreate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.StatusReason(); ok {
+		if err := loadbalancer.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status_reason": %w`, err)}
+		}
+	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "LoadBalancer.tenant"`)}
 	}
@@ -279,6 +298,10 @@ func (_c *LoadBalancerCreate) createSpec() (*LoadBalancer, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(loadbalancer.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.StatusReason(); ok {
+		_spec.SetField(loadbalancer.FieldStatusReason, field.TypeString, value)
+		_node.StatusReason = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -430,6 +453,24 @@ func (u *LoadBalancerUpsert) UpdateStatus() *LoadBalancerUpsert {
 	return u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (u *LoadBalancerUpsert) SetStatusReason(v string) *LoadBalancerUpsert {
+	u.Set(loadbalancer.FieldStatusReason, v)
+	return u
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *LoadBalancerUpsert) UpdateStatusReason() *LoadBalancerUpsert {
+	u.SetExcluded(loadbalancer.FieldStatusReason)
+	return u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *LoadBalancerUpsert) ClearStatusReason() *LoadBalancerUpsert {
+	u.SetNull(loadbalancer.FieldStatusReason)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -528,6 +569,27 @@ func (u *LoadBalancerUpsertOne) SetStatus(v loadbalancer.Status) *LoadBalancerUp
 func (u *LoadBalancerUpsertOne) UpdateStatus() *LoadBalancerUpsertOne {
 	return u.Update(func(s *LoadBalancerUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *LoadBalancerUpsertOne) SetStatusReason(v string) *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *LoadBalancerUpsertOne) UpdateStatusReason() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *LoadBalancerUpsertOne) ClearStatusReason() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearStatusReason()
 	})
 }
 
@@ -795,6 +857,27 @@ func (u *LoadBalancerUpsertBulk) SetStatus(v loadbalancer.Status) *LoadBalancerU
 func (u *LoadBalancerUpsertBulk) UpdateStatus() *LoadBalancerUpsertBulk {
 	return u.Update(func(s *LoadBalancerUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *LoadBalancerUpsertBulk) SetStatusReason(v string) *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *LoadBalancerUpsertBulk) UpdateStatusReason() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *LoadBalancerUpsertBulk) ClearStatusReason() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearStatusReason()
 	})
 }
 

@@ -80,6 +80,26 @@ func (_u *LoadBalancerUpdate) SetNillableStatus(v *loadbalancer.Status) *LoadBal
 	return _u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_u *LoadBalancerUpdate) SetStatusReason(v string) *LoadBalancerUpdate {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *LoadBalancerUpdate) SetNillableStatusReason(v *string) *LoadBalancerUpdate {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *LoadBalancerUpdate) ClearStatusReason() *LoadBalancerUpdate {
+	_u.mutation.ClearStatusReason()
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *LoadBalancerUpdate) SetTenantID(id int) *LoadBalancerUpdate {
 	_u.mutation.SetTenantID(id)
@@ -211,6 +231,11 @@ func (_u *LoadBalancerUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := loadbalancer.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status_reason": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "LoadBalancer.tenant"`)
 	}
@@ -246,6 +271,12 @@ func (_u *LoadBalancerUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(loadbalancer.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(loadbalancer.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(loadbalancer.FieldStatusReason, field.TypeString)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -404,6 +435,26 @@ func (_u *LoadBalancerUpdateOne) SetNillableStatus(v *loadbalancer.Status) *Load
 	return _u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_u *LoadBalancerUpdateOne) SetStatusReason(v string) *LoadBalancerUpdateOne {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *LoadBalancerUpdateOne) SetNillableStatusReason(v *string) *LoadBalancerUpdateOne {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *LoadBalancerUpdateOne) ClearStatusReason() *LoadBalancerUpdateOne {
+	_u.mutation.ClearStatusReason()
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *LoadBalancerUpdateOne) SetTenantID(id int) *LoadBalancerUpdateOne {
 	_u.mutation.SetTenantID(id)
@@ -548,6 +599,11 @@ func (_u *LoadBalancerUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := loadbalancer.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status_reason": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "LoadBalancer.tenant"`)
 	}
@@ -600,6 +656,12 @@ func (_u *LoadBalancerUpdateOne) sqlSave(ctx context.Context) (_node *LoadBalanc
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(loadbalancer.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(loadbalancer.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(loadbalancer.FieldStatusReason, field.TypeString)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{

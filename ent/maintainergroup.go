@@ -28,6 +28,10 @@ type MaintainerGroup struct {
 	Description string `json:"description,omitempty"`
 	// Status holds the value of the "status" field.
 	Status maintainergroup.Status `json:"status,omitempty"`
+	// alerts on the resources the group is responsible for are POSTed here (package alerting)
+	WebhookURL string `json:"webhook_url,omitempty"`
+	// HMAC-SHA256 key of the group's hook bodies (X-VirtFlow-Signature); write-only
+	WebhookSecret string `json:"-"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MaintainerGroupQuery when eager-loading is set.
 	Edges                          MaintainerGroupEdges `json:"edges"`
@@ -41,6 +45,8 @@ type MaintainerGroupEdges struct {
 	Admin *Maintainer `json:"admin,omitempty"`
 	// Members holds the value of the members edge.
 	Members []*Maintainer `json:"members,omitempty"`
+	// Deliveries holds the value of the deliveries edge.
+	Deliveries []*HookDelivery `json:"deliveries,omitempty"`
 	// Hosts holds the value of the hosts edge.
 	Hosts []*Host `json:"hosts,omitempty"`
 	// Racks holds the value of the racks edge.
@@ -55,11 +61,12 @@ type MaintainerGroupEdges struct {
 	KubernetesClusters []*KubernetesCluster `json:"kubernetes_clusters,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [8]bool
+	loadedTypes [9]bool
 	// totalCount holds the count of the edges above.
-	totalCount [8]map[string]int
+	totalCount [9]map[string]int
 
 	namedMembers            map[string][]*Maintainer
+	namedDeliveries         map[string][]*HookDelivery
 	namedHosts              map[string][]*Host
 	namedRacks              map[string][]*Rack
 	namedNodes              map[string][]*ComputeNode
@@ -88,10 +95,19 @@ func (e MaintainerGroupEdges) MembersOrErr() ([]*Maintainer, error) {
 	return nil, &NotLoadedError{edge: "members"}
 }
 
+// DeliveriesOrErr returns the Deliveries value or an error if the edge
+// was not loaded in eager-loading.
+func (e MaintainerGroupEdges) DeliveriesOrErr() ([]*HookDelivery, error) {
+	if e.loadedTypes[2] {
+		return e.Deliveries, nil
+	}
+	return nil, &NotLoadedError{edge: "deliveries"}
+}
+
 // HostsOrErr returns the Hosts value or an error if the edge
 // was not loaded in eager-loading.
 func (e MaintainerGroupEdges) HostsOrErr() ([]*Host, error) {
-	if e.loadedTypes[2] {
+	if e.loadedTypes[3] {
 		return e.Hosts, nil
 	}
 	return nil, &NotLoadedError{edge: "hosts"}
@@ -100,7 +116,7 @@ func (e MaintainerGroupEdges) HostsOrErr() ([]*Host, error) {
 // RacksOrErr returns the Racks value or an error if the edge
 // was not loaded in eager-loading.
 func (e MaintainerGroupEdges) RacksOrErr() ([]*Rack, error) {
-	if e.loadedTypes[3] {
+	if e.loadedTypes[4] {
 		return e.Racks, nil
 	}
 	return nil, &NotLoadedError{edge: "racks"}
@@ -109,7 +125,7 @@ func (e MaintainerGroupEdges) RacksOrErr() ([]*Rack, error) {
 // NodesOrErr returns the Nodes value or an error if the edge
 // was not loaded in eager-loading.
 func (e MaintainerGroupEdges) NodesOrErr() ([]*ComputeNode, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[5] {
 		return e.Nodes, nil
 	}
 	return nil, &NotLoadedError{edge: "nodes"}
@@ -118,7 +134,7 @@ func (e MaintainerGroupEdges) NodesOrErr() ([]*ComputeNode, error) {
 // ClustersOrErr returns the Clusters value or an error if the edge
 // was not loaded in eager-loading.
 func (e MaintainerGroupEdges) ClustersOrErr() ([]*Cluster, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.Clusters, nil
 	}
 	return nil, &NotLoadedError{edge: "clusters"}
@@ -127,7 +143,7 @@ func (e MaintainerGroupEdges) ClustersOrErr() ([]*Cluster, error) {
 // VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
 // was not loaded in eager-loading.
 func (e MaintainerGroupEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[7] {
 		return e.VirtualMachines, nil
 	}
 	return nil, &NotLoadedError{edge: "virtual_machines"}
@@ -136,7 +152,7 @@ func (e MaintainerGroupEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) 
 // KubernetesClustersOrErr returns the KubernetesClusters value or an error if the edge
 // was not loaded in eager-loading.
 func (e MaintainerGroupEdges) KubernetesClustersOrErr() ([]*KubernetesCluster, error) {
-	if e.loadedTypes[7] {
+	if e.loadedTypes[8] {
 		return e.KubernetesClusters, nil
 	}
 	return nil, &NotLoadedError{edge: "kubernetes_clusters"}
@@ -149,7 +165,7 @@ func (*MaintainerGroup) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case maintainergroup.FieldID:
 			values[i] = new(sql.NullInt64)
-		case maintainergroup.FieldName, maintainergroup.FieldDescription, maintainergroup.FieldStatus:
+		case maintainergroup.FieldName, maintainergroup.FieldDescription, maintainergroup.FieldStatus, maintainergroup.FieldWebhookURL, maintainergroup.FieldWebhookSecret:
 			values[i] = new(sql.NullString)
 		case maintainergroup.FieldCreatedAt, maintainergroup.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -206,6 +222,18 @@ func (_m *MaintainerGroup) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Status = maintainergroup.Status(value.String)
 			}
+		case maintainergroup.FieldWebhookURL:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field webhook_url", values[i])
+			} else if value.Valid {
+				_m.WebhookURL = value.String
+			}
+		case maintainergroup.FieldWebhookSecret:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field webhook_secret", values[i])
+			} else if value.Valid {
+				_m.WebhookSecret = value.String
+			}
 		case maintainergroup.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field maintainer_administered_groups", value)
@@ -234,6 +262,11 @@ func (_m *MaintainerGroup) QueryAdmin() *MaintainerQuery {
 // QueryMembers queries the "members" edge of the MaintainerGroup entity.
 func (_m *MaintainerGroup) QueryMembers() *MaintainerQuery {
 	return NewMaintainerGroupClient(_m.config).QueryMembers(_m)
+}
+
+// QueryDeliveries queries the "deliveries" edge of the MaintainerGroup entity.
+func (_m *MaintainerGroup) QueryDeliveries() *HookDeliveryQuery {
+	return NewMaintainerGroupClient(_m.config).QueryDeliveries(_m)
 }
 
 // QueryHosts queries the "hosts" edge of the MaintainerGroup entity.
@@ -303,6 +336,11 @@ func (_m *MaintainerGroup) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("webhook_url=")
+	builder.WriteString(_m.WebhookURL)
+	builder.WriteString(", ")
+	builder.WriteString("webhook_secret=<sensitive>")
 	builder.WriteByte(')')
 	return builder.String()
 }
@@ -328,6 +366,30 @@ func (_m *MaintainerGroup) appendNamedMembers(name string, edges ...*Maintainer)
 		_m.Edges.namedMembers[name] = []*Maintainer{}
 	} else {
 		_m.Edges.namedMembers[name] = append(_m.Edges.namedMembers[name], edges...)
+	}
+}
+
+// NamedDeliveries returns the Deliveries named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *MaintainerGroup) NamedDeliveries(name string) ([]*HookDelivery, error) {
+	if _m.Edges.namedDeliveries == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedDeliveries[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *MaintainerGroup) appendNamedDeliveries(name string, edges ...*HookDelivery) {
+	if _m.Edges.namedDeliveries == nil {
+		_m.Edges.namedDeliveries = make(map[string][]*HookDelivery)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedDeliveries[name] = []*HookDelivery{}
+	} else {
+		_m.Edges.namedDeliveries[name] = append(_m.Edges.namedDeliveries[name], edges...)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
@@ -91,6 +92,34 @@ func (_c *MaintainerGroupCreate) SetNillableStatus(v *maintainergroup.Status) *M
 	return _c
 }
 
+// SetWebhookURL sets the "webhook_url" field.
+func (_c *MaintainerGroupCreate) SetWebhookURL(v string) *MaintainerGroupCreate {
+	_c.mutation.SetWebhookURL(v)
+	return _c
+}
+
+// SetNillableWebhookURL sets the "webhook_url" field if the given value is not nil.
+func (_c *MaintainerGroupCreate) SetNillableWebhookURL(v *string) *MaintainerGroupCreate {
+	if v != nil {
+		_c.SetWebhookURL(*v)
+	}
+	return _c
+}
+
+// SetWebhookSecret sets the "webhook_secret" field.
+func (_c *MaintainerGroupCreate) SetWebhookSecret(v string) *MaintainerGroupCreate {
+	_c.mutation.SetWebhookSecret(v)
+	return _c
+}
+
+// SetNillableWebhookSecret sets the "webhook_secret" field if the given value is not nil.
+func (_c *MaintainerGroupCreate) SetNillableWebhookSecret(v *string) *MaintainerGroupCreate {
+	if v != nil {
+		_c.SetWebhookSecret(*v)
+	}
+	return _c
+}
+
 // SetAdminID sets the "admin" edge to the Maintainer entity by ID.
 func (_c *MaintainerGroupCreate) SetAdminID(id int) *MaintainerGroupCreate {
 	_c.mutation.SetAdminID(id)
@@ -123,6 +152,21 @@ func (_c *MaintainerGroupCreate) AddMembers(v ...*Maintainer) *MaintainerGroupCr
 		ids[i] = v[i].ID
 	}
 	return _c.AddMemberIDs(ids...)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_c *MaintainerGroupCreate) AddDeliveryIDs(ids ...int) *MaintainerGroupCreate {
+	_c.mutation.AddDeliveryIDs(ids...)
+	return _c
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_c *MaintainerGroupCreate) AddDeliveries(v ...*HookDelivery) *MaintainerGroupCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddDeliveryIDs(ids...)
 }
 
 // AddHostIDs adds the "hosts" edge to the Host entity by IDs.
@@ -302,6 +346,16 @@ func (_c *MaintainerGroupCreate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.status": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.WebhookURL(); ok {
+		if err := maintainergroup.WebhookURLValidator(v); err != nil {
+			return &ValidationError{Name: "webhook_url", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.webhook_url": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.WebhookSecret(); ok {
+		if err := maintainergroup.WebhookSecretValidator(v); err != nil {
+			return &ValidationError{Name: "webhook_secret", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.webhook_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -349,6 +403,14 @@ func (_c *MaintainerGroupCreate) createSpec() (*MaintainerGroup, *sqlgraph.Creat
 		_spec.SetField(maintainergroup.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
 	}
+	if value, ok := _c.mutation.WebhookURL(); ok {
+		_spec.SetField(maintainergroup.FieldWebhookURL, field.TypeString, value)
+		_node.WebhookURL = value
+	}
+	if value, ok := _c.mutation.WebhookSecret(); ok {
+		_spec.SetField(maintainergroup.FieldWebhookSecret, field.TypeString, value)
+		_node.WebhookSecret = value
+	}
 	if nodes := _c.mutation.AdminIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -375,6 +437,22 @@ func (_c *MaintainerGroupCreate) createSpec() (*MaintainerGroup, *sqlgraph.Creat
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(maintainer.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -584,6 +662,42 @@ func (u *MaintainerGroupUpsert) UpdateStatus() *MaintainerGroupUpsert {
 	return u
 }
 
+// SetWebhookURL sets the "webhook_url" field.
+func (u *MaintainerGroupUpsert) SetWebhookURL(v string) *MaintainerGroupUpsert {
+	u.Set(maintainergroup.FieldWebhookURL, v)
+	return u
+}
+
+// UpdateWebhookURL sets the "webhook_url" field to the value that was provided on create.
+func (u *MaintainerGroupUpsert) UpdateWebhookURL() *MaintainerGroupUpsert {
+	u.SetExcluded(maintainergroup.FieldWebhookURL)
+	return u
+}
+
+// ClearWebhookURL clears the value of the "webhook_url" field.
+func (u *MaintainerGroupUpsert) ClearWebhookURL() *MaintainerGroupUpsert {
+	u.SetNull(maintainergroup.FieldWebhookURL)
+	return u
+}
+
+// SetWebhookSecret sets the "webhook_secret" field.
+func (u *MaintainerGroupUpsert) SetWebhookSecret(v string) *MaintainerGroupUpsert {
+	u.Set(maintainergroup.FieldWebhookSecret, v)
+	return u
+}
+
+// UpdateWebhookSecret sets the "webhook_secret" field to the value that was provided on create.
+func (u *MaintainerGroupUpsert) UpdateWebhookSecret() *MaintainerGroupUpsert {
+	u.SetExcluded(maintainergroup.FieldWebhookSecret)
+	return u
+}
+
+// ClearWebhookSecret clears the value of the "webhook_secret" field.
+func (u *MaintainerGroupUpsert) ClearWebhookSecret() *MaintainerGroupUpsert {
+	u.SetNull(maintainergroup.FieldWebhookSecret)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -689,6 +803,48 @@ func (u *MaintainerGroupUpsertOne) SetStatus(v maintainergroup.Status) *Maintain
 func (u *MaintainerGroupUpsertOne) UpdateStatus() *MaintainerGroupUpsertOne {
 	return u.Update(func(s *MaintainerGroupUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetWebhookURL sets the "webhook_url" field.
+func (u *MaintainerGroupUpsertOne) SetWebhookURL(v string) *MaintainerGroupUpsertOne {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.SetWebhookURL(v)
+	})
+}
+
+// UpdateWebhookURL sets the "webhook_url" field to the value that was provided on create.
+func (u *MaintainerGroupUpsertOne) UpdateWebhookURL() *MaintainerGroupUpsertOne {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.UpdateWebhookURL()
+	})
+}
+
+// ClearWebhookURL clears the value of the "webhook_url" field.
+func (u *MaintainerGroupUpsertOne) ClearWebhookURL() *MaintainerGroupUpsertOne {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.ClearWebhookURL()
+	})
+}
+
+// SetWebhookSecret sets the "webhook_secret" field.
+func (u *MaintainerGroupUpsertOne) SetWebhookSecret(v string) *MaintainerGroupUpsertOne {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.SetWebhookSecret(v)
+	})
+}
+
+// UpdateWebhookSecret sets the "webhook_secret" field to the value that was provided on create.
+func (u *MaintainerGroupUpsertOne) UpdateWebhookSecret() *MaintainerGroupUpsertOne {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.UpdateWebhookSecret()
+	})
+}
+
+// ClearWebhookSecret clears the value of the "webhook_secret" field.
+func (u *MaintainerGroupUpsertOne) ClearWebhookSecret() *MaintainerGroupUpsertOne {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.ClearWebhookSecret()
 	})
 }
 
@@ -963,6 +1119,48 @@ func (u *MaintainerGroupUpsertBulk) SetStatus(v maintainergroup.Status) *Maintai
 func (u *MaintainerGroupUpsertBulk) UpdateStatus() *MaintainerGroupUpsertBulk {
 	return u.Update(func(s *MaintainerGroupUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetWebhookURL sets the "webhook_url" field.
+func (u *MaintainerGroupUpsertBulk) SetWebhookURL(v string) *MaintainerGroupUpsertBulk {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.SetWebhookURL(v)
+	})
+}
+
+// UpdateWebhookURL sets the "webhook_url" field to the value that was provided on create.
+func (u *MaintainerGroupUpsertBulk) UpdateWebhookURL() *MaintainerGroupUpsertBulk {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.UpdateWebhookURL()
+	})
+}
+
+// ClearWebhookURL clears the value of the "webhook_url" field.
+func (u *MaintainerGroupUpsertBulk) ClearWebhookURL() *MaintainerGroupUpsertBulk {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.ClearWebhookURL()
+	})
+}
+
+// SetWebhookSecret sets the "webhook_secret" field.
+func (u *MaintainerGroupUpsertBulk) SetWebhookSecret(v string) *MaintainerGroupUpsertBulk {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.SetWebhookSecret(v)
+	})
+}
+
+// UpdateWebhookSecret sets the "webhook_secret" field to the value that was provided on create.
+func (u *MaintainerGroupUpsertBulk) UpdateWebhookSecret() *MaintainerGroupUpsertBulk {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.UpdateWebhookSecret()
+	})
+}
+
+// ClearWebhookSecret clears the value of the "webhook_secret" field.
+func (u *MaintainerGroupUpsertBulk) ClearWebhookSecret() *MaintainerGroupUpsertBulk {
+	return u.Update(func(s *MaintainerGroupUpsert) {
+		s.ClearWebhookSecret()
 	})
 }
 

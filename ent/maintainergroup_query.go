@@ -16,6 +16,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
@@ -34,6 +35,7 @@ type MaintainerGroupQuery struct {
 	predicates                  []predicate.MaintainerGroup
 	withAdmin                   *MaintainerQuery
 	withMembers                 *MaintainerQuery
+	withDeliveries              *HookDeliveryQuery
 	withHosts                   *HostQuery
 	withRacks                   *RackQuery
 	withNodes                   *ComputeNodeQuery
@@ -44,6 +46,7 @@ type MaintainerGroupQuery struct {
 	loadTotal                   []func(context.Context, []*MaintainerGroup) error
 	modifiers                   []func(*sql.Selector)
 	withNamedMembers            map[string]*MaintainerQuery
+	withNamedDeliveries         map[string]*HookDeliveryQuery
 	withNamedHosts              map[string]*HostQuery
 	withNamedRacks              map[string]*RackQuery
 	withNamedNodes              map[string]*ComputeNodeQuery
@@ -123,6 +126,28 @@ func (_q *MaintainerGroupQuery) QueryMembers() *MaintainerQuery {
 			sqlgraph.From(maintainergroup.Table, maintainergroup.FieldID, selector),
 			sqlgraph.To(maintainer.Table, maintainer.FieldID),
 			sqlgraph.Edge(sqlgraph.M2M, false, maintainergroup.MembersTable, maintainergroup.MembersPrimaryKey...),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryDeliveries chains the current query on the "deliveries" edge.
+func (_q *MaintainerGroupQuery) QueryDeliveries() *HookDeliveryQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(maintainergroup.Table, maintainergroup.FieldID, selector),
+			sqlgraph.To(hookdelivery.Table, hookdelivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, maintainergroup.DeliveriesTable, maintainergroup.DeliveriesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -456,6 +481,7 @@ func (_q *MaintainerGroupQuery) Clone() *MaintainerGroupQuery {
 		predicates:             append([]predicate.MaintainerGroup{}, _q.predicates...),
 		withAdmin:              _q.withAdmin.Clone(),
 		withMembers:            _q.withMembers.Clone(),
+		withDeliveries:         _q.withDeliveries.Clone(),
 		withHosts:              _q.withHosts.Clone(),
 		withRacks:              _q.withRacks.Clone(),
 		withNodes:              _q.withNodes.Clone(),
@@ -488,6 +514,17 @@ func (_q *MaintainerGroupQuery) WithMembers(opts ...func(*MaintainerQuery)) *Mai
 		opt(query)
 	}
 	_q.withMembers = query
+	return _q
+}
+
+// WithDeliveries tells the query-builder to eager-load the nodes that are connected to
+// the "deliveries" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *MaintainerGroupQuery) WithDeliveries(opts ...func(*HookDeliveryQuery)) *MaintainerGroupQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withDeliveries = query
 	return _q
 }
 
@@ -642,9 +679,10 @@ func (_q *MaintainerGroupQuery) sqlAll(ctx context.Context, hooks ...queryHook) 
 		nodes       = []*MaintainerGroup{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [8]bool{
+		loadedTypes = [9]bool{
 			_q.withAdmin != nil,
 			_q.withMembers != nil,
+			_q.withDeliveries != nil,
 			_q.withHosts != nil,
 			_q.withRacks != nil,
 			_q.withNodes != nil,
@@ -690,6 +728,13 @@ func (_q *MaintainerGroupQuery) sqlAll(ctx context.Context, hooks ...queryHook) 
 		if err := _q.loadMembers(ctx, query, nodes,
 			func(n *MaintainerGroup) { n.Edges.Members = []*Maintainer{} },
 			func(n *MaintainerGroup, e *Maintainer) { n.Edges.Members = append(n.Edges.Members, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withDeliveries; query != nil {
+		if err := _q.loadDeliveries(ctx, query, nodes,
+			func(n *MaintainerGroup) { n.Edges.Deliveries = []*HookDelivery{} },
+			func(n *MaintainerGroup, e *HookDelivery) { n.Edges.Deliveries = append(n.Edges.Deliveries, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -743,6 +788,13 @@ func (_q *MaintainerGroupQuery) sqlAll(ctx context.Context, hooks ...queryHook) 
 		if err := _q.loadMembers(ctx, query, nodes,
 			func(n *MaintainerGroup) { n.appendNamedMembers(name) },
 			func(n *MaintainerGroup, e *Maintainer) { n.appendNamedMembers(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedDeliveries {
+		if err := _q.loadDeliveries(ctx, query, nodes,
+			func(n *MaintainerGroup) { n.appendNamedDeliveries(name) },
+			func(n *MaintainerGroup, e *HookDelivery) { n.appendNamedDeliveries(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -886,6 +938,37 @@ func (_q *MaintainerGroupQuery) loadMembers(ctx context.Context, query *Maintain
 		for kn := range nodes {
 			assign(kn, n)
 		}
+	}
+	return nil
+}
+func (_q *MaintainerGroupQuery) loadDeliveries(ctx context.Context, query *HookDeliveryQuery, nodes []*MaintainerGroup, init func(*MaintainerGroup), assign func(*MaintainerGroup, *HookDelivery)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*MaintainerGroup)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.HookDelivery(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(maintainergroup.DeliveriesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.maintainer_group_deliveries
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "maintainer_group_deliveries" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "maintainer_group_deliveries" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
 	}
 	return nil
 }
@@ -1386,6 +1469,20 @@ func (_q *MaintainerGroupQuery) WithNamedMembers(name string, opts ...func(*Main
 		_q.withNamedMembers = make(map[string]*MaintainerQuery)
 	}
 	_q.withNamedMembers[name] = query
+	return _q
+}
+
+// WithNamedDeliveries tells the query-builder to eager-load the nodes that are connected to the "deliveries"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *MaintainerGroupQuery) WithNamedDeliveries(name string, opts ...func(*HookDeliveryQuery)) *MaintainerGroupQuery {
+	query := (&HookDeliveryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedDeliveries == nil {
+		_q.withNamedDeliveries = make(map[string]*HookDeliveryQuery)
+	}
+	_q.withNamedDeliveries[name] = query
 	return _q
 }
 

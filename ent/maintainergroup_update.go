@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
@@ -90,6 +91,46 @@ func (_u *MaintainerGroupUpdate) SetNillableStatus(v *maintainergroup.Status) *M
 	return _u
 }
 
+// SetWebhookURL sets the "webhook_url" field.
+func (_u *MaintainerGroupUpdate) SetWebhookURL(v string) *MaintainerGroupUpdate {
+	_u.mutation.SetWebhookURL(v)
+	return _u
+}
+
+// SetNillableWebhookURL sets the "webhook_url" field if the given value is not nil.
+func (_u *MaintainerGroupUpdate) SetNillableWebhookURL(v *string) *MaintainerGroupUpdate {
+	if v != nil {
+		_u.SetWebhookURL(*v)
+	}
+	return _u
+}
+
+// ClearWebhookURL clears the value of the "webhook_url" field.
+func (_u *MaintainerGroupUpdate) ClearWebhookURL() *MaintainerGroupUpdate {
+	_u.mutation.ClearWebhookURL()
+	return _u
+}
+
+// SetWebhookSecret sets the "webhook_secret" field.
+func (_u *MaintainerGroupUpdate) SetWebhookSecret(v string) *MaintainerGroupUpdate {
+	_u.mutation.SetWebhookSecret(v)
+	return _u
+}
+
+// SetNillableWebhookSecret sets the "webhook_secret" field if the given value is not nil.
+func (_u *MaintainerGroupUpdate) SetNillableWebhookSecret(v *string) *MaintainerGroupUpdate {
+	if v != nil {
+		_u.SetWebhookSecret(*v)
+	}
+	return _u
+}
+
+// ClearWebhookSecret clears the value of the "webhook_secret" field.
+func (_u *MaintainerGroupUpdate) ClearWebhookSecret() *MaintainerGroupUpdate {
+	_u.mutation.ClearWebhookSecret()
+	return _u
+}
+
 // SetAdminID sets the "admin" edge to the Maintainer entity by ID.
 func (_u *MaintainerGroupUpdate) SetAdminID(id int) *MaintainerGroupUpdate {
 	_u.mutation.SetAdminID(id)
@@ -122,6 +163,21 @@ func (_u *MaintainerGroupUpdate) AddMembers(v ...*Maintainer) *MaintainerGroupUp
 		ids[i] = v[i].ID
 	}
 	return _u.AddMemberIDs(ids...)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_u *MaintainerGroupUpdate) AddDeliveryIDs(ids ...int) *MaintainerGroupUpdate {
+	_u.mutation.AddDeliveryIDs(ids...)
+	return _u
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_u *MaintainerGroupUpdate) AddDeliveries(v ...*HookDelivery) *MaintainerGroupUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddDeliveryIDs(ids...)
 }
 
 // AddHostIDs adds the "hosts" edge to the Host entity by IDs.
@@ -244,6 +300,27 @@ func (_u *MaintainerGroupUpdate) RemoveMembers(v ...*Maintainer) *MaintainerGrou
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveMemberIDs(ids...)
+}
+
+// ClearDeliveries clears all "deliveries" edges to the HookDelivery entity.
+func (_u *MaintainerGroupUpdate) ClearDeliveries() *MaintainerGroupUpdate {
+	_u.mutation.ClearDeliveries()
+	return _u
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to HookDelivery entities by IDs.
+func (_u *MaintainerGroupUpdate) RemoveDeliveryIDs(ids ...int) *MaintainerGroupUpdate {
+	_u.mutation.RemoveDeliveryIDs(ids...)
+	return _u
+}
+
+// RemoveDeliveries removes "deliveries" edges to HookDelivery entities.
+func (_u *MaintainerGroupUpdate) RemoveDeliveries(v ...*HookDelivery) *MaintainerGroupUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveDeliveryIDs(ids...)
 }
 
 // ClearHosts clears all "hosts" edges to the Host entity.
@@ -431,6 +508,16 @@ func (_u *MaintainerGroupUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.WebhookURL(); ok {
+		if err := maintainergroup.WebhookURLValidator(v); err != nil {
+			return &ValidationError{Name: "webhook_url", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.webhook_url": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.WebhookSecret(); ok {
+		if err := maintainergroup.WebhookSecretValidator(v); err != nil {
+			return &ValidationError{Name: "webhook_secret", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.webhook_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -466,6 +553,18 @@ func (_u *MaintainerGroupUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(maintainergroup.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.WebhookURL(); ok {
+		_spec.SetField(maintainergroup.FieldWebhookURL, field.TypeString, value)
+	}
+	if _u.mutation.WebhookURLCleared() {
+		_spec.ClearField(maintainergroup.FieldWebhookURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.WebhookSecret(); ok {
+		_spec.SetField(maintainergroup.FieldWebhookSecret, field.TypeString, value)
+	}
+	if _u.mutation.WebhookSecretCleared() {
+		_spec.ClearField(maintainergroup.FieldWebhookSecret, field.TypeString)
 	}
 	if _u.mutation.AdminCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -534,6 +633,51 @@ func (_u *MaintainerGroupUpdate) sqlSave(ctx context.Context) (_node int, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(maintainer.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedDeliveriesIDs(); len(nodes) > 0 && !_u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -887,6 +1031,46 @@ func (_u *MaintainerGroupUpdateOne) SetNillableStatus(v *maintainergroup.Status)
 	return _u
 }
 
+// SetWebhookURL sets the "webhook_url" field.
+func (_u *MaintainerGroupUpdateOne) SetWebhookURL(v string) *MaintainerGroupUpdateOne {
+	_u.mutation.SetWebhookURL(v)
+	return _u
+}
+
+// SetNillableWebhookURL sets the "webhook_url" field if the given value is not nil.
+func (_u *MaintainerGroupUpdateOne) SetNillableWebhookURL(v *string) *MaintainerGroupUpdateOne {
+	if v != nil {
+		_u.SetWebhookURL(*v)
+	}
+	return _u
+}
+
+// ClearWebhookURL clears the value of the "webhook_url" field.
+func (_u *MaintainerGroupUpdateOne) ClearWebhookURL() *MaintainerGroupUpdateOne {
+	_u.mutation.ClearWebhookURL()
+	return _u
+}
+
+// SetWebhookSecret sets the "webhook_secret" field.
+func (_u *MaintainerGroupUpdateOne) SetWebhookSecret(v string) *MaintainerGroupUpdateOne {
+	_u.mutation.SetWebhookSecret(v)
+	return _u
+}
+
+// SetNillableWebhookSecret sets the "webhook_secret" field if the given value is not nil.
+func (_u *MaintainerGroupUpdateOne) SetNillableWebhookSecret(v *string) *MaintainerGroupUpdateOne {
+	if v != nil {
+		_u.SetWebhookSecret(*v)
+	}
+	return _u
+}
+
+// ClearWebhookSecret clears the value of the "webhook_secret" field.
+func (_u *MaintainerGroupUpdateOne) ClearWebhookSecret() *MaintainerGroupUpdateOne {
+	_u.mutation.ClearWebhookSecret()
+	return _u
+}
+
 // SetAdminID sets the "admin" edge to the Maintainer entity by ID.
 func (_u *MaintainerGroupUpdateOne) SetAdminID(id int) *MaintainerGroupUpdateOne {
 	_u.mutation.SetAdminID(id)
@@ -919,6 +1103,21 @@ func (_u *MaintainerGroupUpdateOne) AddMembers(v ...*Maintainer) *MaintainerGrou
 		ids[i] = v[i].ID
 	}
 	return _u.AddMemberIDs(ids...)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by IDs.
+func (_u *MaintainerGroupUpdateOne) AddDeliveryIDs(ids ...int) *MaintainerGroupUpdateOne {
+	_u.mutation.AddDeliveryIDs(ids...)
+	return _u
+}
+
+// AddDeliveries adds the "deliveries" edges to the HookDelivery entity.
+func (_u *MaintainerGroupUpdateOne) AddDeliveries(v ...*HookDelivery) *MaintainerGroupUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddDeliveryIDs(ids...)
 }
 
 // AddHostIDs adds the "hosts" edge to the Host entity by IDs.
@@ -1041,6 +1240,27 @@ func (_u *MaintainerGroupUpdateOne) RemoveMembers(v ...*Maintainer) *MaintainerG
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveMemberIDs(ids...)
+}
+
+// ClearDeliveries clears all "deliveries" edges to the HookDelivery entity.
+func (_u *MaintainerGroupUpdateOne) ClearDeliveries() *MaintainerGroupUpdateOne {
+	_u.mutation.ClearDeliveries()
+	return _u
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to HookDelivery entities by IDs.
+func (_u *MaintainerGroupUpdateOne) RemoveDeliveryIDs(ids ...int) *MaintainerGroupUpdateOne {
+	_u.mutation.RemoveDeliveryIDs(ids...)
+	return _u
+}
+
+// RemoveDeliveries removes "deliveries" edges to HookDelivery entities.
+func (_u *MaintainerGroupUpdateOne) RemoveDeliveries(v ...*HookDelivery) *MaintainerGroupUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveDeliveryIDs(ids...)
 }
 
 // ClearHosts clears all "hosts" edges to the Host entity.
@@ -1241,6 +1461,16 @@ func (_u *MaintainerGroupUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.WebhookURL(); ok {
+		if err := maintainergroup.WebhookURLValidator(v); err != nil {
+			return &ValidationError{Name: "webhook_url", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.webhook_url": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.WebhookSecret(); ok {
+		if err := maintainergroup.WebhookSecretValidator(v); err != nil {
+			return &ValidationError{Name: "webhook_secret", err: fmt.Errorf(`ent: validator failed for field "MaintainerGroup.webhook_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1293,6 +1523,18 @@ func (_u *MaintainerGroupUpdateOne) sqlSave(ctx context.Context) (_node *Maintai
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(maintainergroup.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.WebhookURL(); ok {
+		_spec.SetField(maintainergroup.FieldWebhookURL, field.TypeString, value)
+	}
+	if _u.mutation.WebhookURLCleared() {
+		_spec.ClearField(maintainergroup.FieldWebhookURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.WebhookSecret(); ok {
+		_spec.SetField(maintainergroup.FieldWebhookSecret, field.TypeString, value)
+	}
+	if _u.mutation.WebhookSecretCleared() {
+		_spec.ClearField(maintainergroup.FieldWebhookSecret, field.TypeString)
 	}
 	if _u.mutation.AdminCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1361,6 +1603,51 @@ func (_u *MaintainerGroupUpdateOne) sqlSave(ctx context.Context) (_node *Maintai
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(maintainer.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedDeliveriesIDs(); len(nodes) > 0 && !_u.mutation.DeliveriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   maintainergroup.DeliveriesTable,
+			Columns: []string{maintainergroup.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(hookdelivery.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

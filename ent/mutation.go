@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -24,11 +25,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -49,8 +52,11 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -72,6 +78,7 @@ const (
 	TypeAssignment        = "Assignment"
 	TypeAuditLog          = "AuditLog"
 	TypeAvailabilityZone  = "AvailabilityZone"
+	TypeCheck             = "Check"
 	TypeCluster           = "Cluster"
 	TypeComputeNode       = "ComputeNode"
 	TypeDatacenter        = "Datacenter"
@@ -80,11 +87,13 @@ const (
 	TypeFlavor            = "Flavor"
 	TypeFloor             = "Floor"
 	TypeGlobalService     = "GlobalService"
+	TypeHookDelivery      = "HookDelivery"
 	TypeHost              = "Host"
 	TypeHostGroup         = "HostGroup"
 	TypeIPAddress         = "IPAddress"
 	TypeIPRange           = "IPRange"
 	TypeImage             = "Image"
+	TypeJoinToken         = "JoinToken"
 	TypeKubernetesCluster = "KubernetesCluster"
 	TypeLink              = "Link"
 	TypeLoadBalancer      = "LoadBalancer"
@@ -104,7 +113,10 @@ const (
 	TypeRegion            = "Region"
 	TypeRegionService     = "RegionService"
 	TypeRoleBinding       = "RoleBinding"
+	TypeRuleState         = "RuleState"
+	TypeSSHKey            = "SSHKey"
 	TypeServiceMesh       = "ServiceMesh"
+	TypeSilence           = "Silence"
 	TypeTenant            = "Tenant"
 	TypeUsageRecord       = "UsageRecord"
 	TypeUser              = "User"
@@ -1203,33 +1215,49 @@ func (m *APITokenMutation) ResetEdge(name string) error {
 // AlertMutation represents an operation that mutates the Alert nodes in the graph.
 type AlertMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *int
-	created_at     *time.Time
-	updated_at     *time.Time
-	name           *string
-	severity       *alert.Severity
-	status         *alert.Status
-	message        *string
-	fingerprint    *string
-	occurrences    *int
-	addoccurrences *int
-	first_seen_at  *time.Time
-	last_seen_at   *time.Time
-	closed_at      *time.Time
-	closed_by      *string
-	clearedFields  map[string]struct{}
-	node           *int
-	clearednode    bool
-	host           *int
-	clearedhost    bool
-	events         map[int]struct{}
-	removedevents  map[int]struct{}
-	clearedevents  bool
-	done           bool
-	oldValue       func(context.Context) (*Alert, error)
-	predicates     []predicate.Alert
+	op                   Op
+	typ                  string
+	id                   *int
+	created_at           *time.Time
+	updated_at           *time.Time
+	name                 *string
+	severity             *alert.Severity
+	status               *alert.Status
+	message              *string
+	fingerprint          *string
+	occurrences          *int
+	addoccurrences       *int
+	first_seen_at        *time.Time
+	last_seen_at         *time.Time
+	closed_at            *time.Time
+	closed_by            *string
+	acknowledged_at      *time.Time
+	acknowledged_by      *string
+	labels               *fieldtype.Labels
+	source               *string
+	clearedFields        map[string]struct{}
+	node                 *int
+	clearednode          bool
+	host                 *int
+	clearedhost          bool
+	rack                 *int
+	clearedrack          bool
+	power_zone           *int
+	clearedpower_zone    bool
+	suppressed_by        *int
+	clearedsuppressed_by bool
+	suppresses           map[int]struct{}
+	removedsuppresses    map[int]struct{}
+	clearedsuppresses    bool
+	events               map[int]struct{}
+	removedevents        map[int]struct{}
+	clearedevents        bool
+	deliveries           map[int]struct{}
+	removeddeliveries    map[int]struct{}
+	cleareddeliveries    bool
+	done                 bool
+	oldValue             func(context.Context) (*Alert, error)
+	predicates           []predicate.Alert
 }
 
 var _ ent.Mutation = (*AlertMutation)(nil)
@@ -1834,6 +1862,202 @@ func (m *AlertMutation) ResetClosedBy() {
 	delete(m.clearedFields, alert.FieldClosedBy)
 }
 
+// SetAcknowledgedAt sets the "acknowledged_at" field.
+func (m *AlertMutation) SetAcknowledgedAt(t time.Time) {
+	m.acknowledged_at = &t
+}
+
+// AcknowledgedAt returns the value of the "acknowledged_at" field in the mutation.
+func (m *AlertMutation) AcknowledgedAt() (r time.Time, exists bool) {
+	v := m.acknowledged_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAcknowledgedAt returns the old "acknowledged_at" field's value of the Alert entity.
+// If the Alert object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertMutation) OldAcknowledgedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAcknowledgedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAcknowledgedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAcknowledgedAt: %w", err)
+	}
+	return oldValue.AcknowledgedAt, nil
+}
+
+// ClearAcknowledgedAt clears the value of the "acknowledged_at" field.
+func (m *AlertMutation) ClearAcknowledgedAt() {
+	m.acknowledged_at = nil
+	m.clearedFields[alert.FieldAcknowledgedAt] = struct{}{}
+}
+
+// AcknowledgedAtCleared returns if the "acknowledged_at" field was cleared in this mutation.
+func (m *AlertMutation) AcknowledgedAtCleared() bool {
+	_, ok := m.clearedFields[alert.FieldAcknowledgedAt]
+	return ok
+}
+
+// ResetAcknowledgedAt resets all changes to the "acknowledged_at" field.
+func (m *AlertMutation) ResetAcknowledgedAt() {
+	m.acknowledged_at = nil
+	delete(m.clearedFields, alert.FieldAcknowledgedAt)
+}
+
+// SetAcknowledgedBy sets the "acknowledged_by" field.
+func (m *AlertMutation) SetAcknowledgedBy(s string) {
+	m.acknowledged_by = &s
+}
+
+// AcknowledgedBy returns the value of the "acknowledged_by" field in the mutation.
+func (m *AlertMutation) AcknowledgedBy() (r string, exists bool) {
+	v := m.acknowledged_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAcknowledgedBy returns the old "acknowledged_by" field's value of the Alert entity.
+// If the Alert object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertMutation) OldAcknowledgedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAcknowledgedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAcknowledgedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAcknowledgedBy: %w", err)
+	}
+	return oldValue.AcknowledgedBy, nil
+}
+
+// ClearAcknowledgedBy clears the value of the "acknowledged_by" field.
+func (m *AlertMutation) ClearAcknowledgedBy() {
+	m.acknowledged_by = nil
+	m.clearedFields[alert.FieldAcknowledgedBy] = struct{}{}
+}
+
+// AcknowledgedByCleared returns if the "acknowledged_by" field was cleared in this mutation.
+func (m *AlertMutation) AcknowledgedByCleared() bool {
+	_, ok := m.clearedFields[alert.FieldAcknowledgedBy]
+	return ok
+}
+
+// ResetAcknowledgedBy resets all changes to the "acknowledged_by" field.
+func (m *AlertMutation) ResetAcknowledgedBy() {
+	m.acknowledged_by = nil
+	delete(m.clearedFields, alert.FieldAcknowledgedBy)
+}
+
+// SetLabels sets the "labels" field.
+func (m *AlertMutation) SetLabels(f fieldtype.Labels) {
+	m.labels = &f
+}
+
+// Labels returns the value of the "labels" field in the mutation.
+func (m *AlertMutation) Labels() (r fieldtype.Labels, exists bool) {
+	v := m.labels
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLabels returns the old "labels" field's value of the Alert entity.
+// If the Alert object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertMutation) OldLabels(ctx context.Context) (v fieldtype.Labels, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLabels is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLabels requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLabels: %w", err)
+	}
+	return oldValue.Labels, nil
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (m *AlertMutation) ClearLabels() {
+	m.labels = nil
+	m.clearedFields[alert.FieldLabels] = struct{}{}
+}
+
+// LabelsCleared returns if the "labels" field was cleared in this mutation.
+func (m *AlertMutation) LabelsCleared() bool {
+	_, ok := m.clearedFields[alert.FieldLabels]
+	return ok
+}
+
+// ResetLabels resets all changes to the "labels" field.
+func (m *AlertMutation) ResetLabels() {
+	m.labels = nil
+	delete(m.clearedFields, alert.FieldLabels)
+}
+
+// SetSource sets the "source" field.
+func (m *AlertMutation) SetSource(s string) {
+	m.source = &s
+}
+
+// Source returns the value of the "source" field in the mutation.
+func (m *AlertMutation) Source() (r string, exists bool) {
+	v := m.source
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSource returns the old "source" field's value of the Alert entity.
+// If the Alert object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AlertMutation) OldSource(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSource is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSource requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSource: %w", err)
+	}
+	return oldValue.Source, nil
+}
+
+// ClearSource clears the value of the "source" field.
+func (m *AlertMutation) ClearSource() {
+	m.source = nil
+	m.clearedFields[alert.FieldSource] = struct{}{}
+}
+
+// SourceCleared returns if the "source" field was cleared in this mutation.
+func (m *AlertMutation) SourceCleared() bool {
+	_, ok := m.clearedFields[alert.FieldSource]
+	return ok
+}
+
+// ResetSource resets all changes to the "source" field.
+func (m *AlertMutation) ResetSource() {
+	m.source = nil
+	delete(m.clearedFields, alert.FieldSource)
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by id.
 func (m *AlertMutation) SetNodeID(id int) {
 	m.node = &id
@@ -1912,6 +2136,177 @@ func (m *AlertMutation) ResetHost() {
 	m.clearedhost = false
 }
 
+// SetRackID sets the "rack" edge to the Rack entity by id.
+func (m *AlertMutation) SetRackID(id int) {
+	m.rack = &id
+}
+
+// ClearRack clears the "rack" edge to the Rack entity.
+func (m *AlertMutation) ClearRack() {
+	m.clearedrack = true
+}
+
+// RackCleared reports if the "rack" edge to the Rack entity was cleared.
+func (m *AlertMutation) RackCleared() bool {
+	return m.clearedrack
+}
+
+// RackID returns the "rack" edge ID in the mutation.
+func (m *AlertMutation) RackID() (id int, exists bool) {
+	if m.rack != nil {
+		return *m.rack, true
+	}
+	return
+}
+
+// RackIDs returns the "rack" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// RackID instead. It exists only for internal usage by the builders.
+func (m *AlertMutation) RackIDs() (ids []int) {
+	if id := m.rack; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetRack resets all changes to the "rack" edge.
+func (m *AlertMutation) ResetRack() {
+	m.rack = nil
+	m.clearedrack = false
+}
+
+// SetPowerZoneID sets the "power_zone" edge to the PowerZone entity by id.
+func (m *AlertMutation) SetPowerZoneID(id int) {
+	m.power_zone = &id
+}
+
+// ClearPowerZone clears the "power_zone" edge to the PowerZone entity.
+func (m *AlertMutation) ClearPowerZone() {
+	m.clearedpower_zone = true
+}
+
+// PowerZoneCleared reports if the "power_zone" edge to the PowerZone entity was cleared.
+func (m *AlertMutation) PowerZoneCleared() bool {
+	return m.clearedpower_zone
+}
+
+// PowerZoneID returns the "power_zone" edge ID in the mutation.
+func (m *AlertMutation) PowerZoneID() (id int, exists bool) {
+	if m.power_zone != nil {
+		return *m.power_zone, true
+	}
+	return
+}
+
+// PowerZoneIDs returns the "power_zone" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// PowerZoneID instead. It exists only for internal usage by the builders.
+func (m *AlertMutation) PowerZoneIDs() (ids []int) {
+	if id := m.power_zone; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetPowerZone resets all changes to the "power_zone" edge.
+func (m *AlertMutation) ResetPowerZone() {
+	m.power_zone = nil
+	m.clearedpower_zone = false
+}
+
+// SetSuppressedByID sets the "suppressed_by" edge to the Alert entity by id.
+func (m *AlertMutation) SetSuppressedByID(id int) {
+	m.suppressed_by = &id
+}
+
+// ClearSuppressedBy clears the "suppressed_by" edge to the Alert entity.
+func (m *AlertMutation) ClearSuppressedBy() {
+	m.clearedsuppressed_by = true
+}
+
+// SuppressedByCleared reports if the "suppressed_by" edge to the Alert entity was cleared.
+func (m *AlertMutation) SuppressedByCleared() bool {
+	return m.clearedsuppressed_by
+}
+
+// SuppressedByID returns the "suppressed_by" edge ID in the mutation.
+func (m *AlertMutation) SuppressedByID() (id int, exists bool) {
+	if m.suppressed_by != nil {
+		return *m.suppressed_by, true
+	}
+	return
+}
+
+// SuppressedByIDs returns the "suppressed_by" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SuppressedByID instead. It exists only for internal usage by the builders.
+func (m *AlertMutation) SuppressedByIDs() (ids []int) {
+	if id := m.suppressed_by; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSuppressedBy resets all changes to the "suppressed_by" edge.
+func (m *AlertMutation) ResetSuppressedBy() {
+	m.suppressed_by = nil
+	m.clearedsuppressed_by = false
+}
+
+// AddSuppressIDs adds the "suppresses" edge to the Alert entity by ids.
+func (m *AlertMutation) AddSuppressIDs(ids ...int) {
+	if m.suppresses == nil {
+		m.suppresses = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.suppresses[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSuppresses clears the "suppresses" edge to the Alert entity.
+func (m *AlertMutation) ClearSuppresses() {
+	m.clearedsuppresses = true
+}
+
+// SuppressesCleared reports if the "suppresses" edge to the Alert entity was cleared.
+func (m *AlertMutation) SuppressesCleared() bool {
+	return m.clearedsuppresses
+}
+
+// RemoveSuppressIDs removes the "suppresses" edge to the Alert entity by IDs.
+func (m *AlertMutation) RemoveSuppressIDs(ids ...int) {
+	if m.removedsuppresses == nil {
+		m.removedsuppresses = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.suppresses, ids[i])
+		m.removedsuppresses[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSuppresses returns the removed IDs of the "suppresses" edge to the Alert entity.
+func (m *AlertMutation) RemovedSuppressesIDs() (ids []int) {
+	for id := range m.removedsuppresses {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SuppressesIDs returns the "suppresses" edge IDs in the mutation.
+func (m *AlertMutation) SuppressesIDs() (ids []int) {
+	for id := range m.suppresses {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSuppresses resets all changes to the "suppresses" edge.
+func (m *AlertMutation) ResetSuppresses() {
+	m.suppresses = nil
+	m.clearedsuppresses = false
+	m.removedsuppresses = nil
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by ids.
 func (m *AlertMutation) AddEventIDs(ids ...int) {
 	if m.events == nil {
@@ -1966,6 +2361,60 @@ func (m *AlertMutation) ResetEvents() {
 	m.removedevents = nil
 }
 
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by ids.
+func (m *AlertMutation) AddDeliveryIDs(ids ...int) {
+	if m.deliveries == nil {
+		m.deliveries = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.deliveries[ids[i]] = struct{}{}
+	}
+}
+
+// ClearDeliveries clears the "deliveries" edge to the HookDelivery entity.
+func (m *AlertMutation) ClearDeliveries() {
+	m.cleareddeliveries = true
+}
+
+// DeliveriesCleared reports if the "deliveries" edge to the HookDelivery entity was cleared.
+func (m *AlertMutation) DeliveriesCleared() bool {
+	return m.cleareddeliveries
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to the HookDelivery entity by IDs.
+func (m *AlertMutation) RemoveDeliveryIDs(ids ...int) {
+	if m.removeddeliveries == nil {
+		m.removeddeliveries = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.deliveries, ids[i])
+		m.removeddeliveries[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedDeliveries returns the removed IDs of the "deliveries" edge to the HookDelivery entity.
+func (m *AlertMutation) RemovedDeliveriesIDs() (ids []int) {
+	for id := range m.removeddeliveries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// DeliveriesIDs returns the "deliveries" edge IDs in the mutation.
+func (m *AlertMutation) DeliveriesIDs() (ids []int) {
+	for id := range m.deliveries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetDeliveries resets all changes to the "deliveries" edge.
+func (m *AlertMutation) ResetDeliveries() {
+	m.deliveries = nil
+	m.cleareddeliveries = false
+	m.removeddeliveries = nil
+}
+
 // Where appends a list predicates to the AlertMutation builder.
 func (m *AlertMutation) Where(ps ...predicate.Alert) {
 	m.predicates = append(m.predicates, ps...)
@@ -2000,7 +2449,7 @@ func (m *AlertMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AlertMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, alert.FieldCreatedAt)
 	}
@@ -2037,6 +2486,18 @@ func (m *AlertMutation) Fields() []string {
 	if m.closed_by != nil {
 		fields = append(fields, alert.FieldClosedBy)
 	}
+	if m.acknowledged_at != nil {
+		fields = append(fields, alert.FieldAcknowledgedAt)
+	}
+	if m.acknowledged_by != nil {
+		fields = append(fields, alert.FieldAcknowledgedBy)
+	}
+	if m.labels != nil {
+		fields = append(fields, alert.FieldLabels)
+	}
+	if m.source != nil {
+		fields = append(fields, alert.FieldSource)
+	}
 	return fields
 }
 
@@ -2069,6 +2530,14 @@ func (m *AlertMutation) Field(name string) (ent.Value, bool) {
 		return m.ClosedAt()
 	case alert.FieldClosedBy:
 		return m.ClosedBy()
+	case alert.FieldAcknowledgedAt:
+		return m.AcknowledgedAt()
+	case alert.FieldAcknowledgedBy:
+		return m.AcknowledgedBy()
+	case alert.FieldLabels:
+		return m.Labels()
+	case alert.FieldSource:
+		return m.Source()
 	}
 	return nil, false
 }
@@ -2102,6 +2571,14 @@ func (m *AlertMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldClosedAt(ctx)
 	case alert.FieldClosedBy:
 		return m.OldClosedBy(ctx)
+	case alert.FieldAcknowledgedAt:
+		return m.OldAcknowledgedAt(ctx)
+	case alert.FieldAcknowledgedBy:
+		return m.OldAcknowledgedBy(ctx)
+	case alert.FieldLabels:
+		return m.OldLabels(ctx)
+	case alert.FieldSource:
+		return m.OldSource(ctx)
 	}
 	return nil, fmt.Errorf("unknown Alert field %s", name)
 }
@@ -2195,6 +2672,34 @@ func (m *AlertMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetClosedBy(v)
 		return nil
+	case alert.FieldAcknowledgedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAcknowledgedAt(v)
+		return nil
+	case alert.FieldAcknowledgedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAcknowledgedBy(v)
+		return nil
+	case alert.FieldLabels:
+		v, ok := value.(fieldtype.Labels)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLabels(v)
+		return nil
+	case alert.FieldSource:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSource(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Alert field %s", name)
 }
@@ -2252,6 +2757,18 @@ func (m *AlertMutation) ClearedFields() []string {
 	if m.FieldCleared(alert.FieldClosedBy) {
 		fields = append(fields, alert.FieldClosedBy)
 	}
+	if m.FieldCleared(alert.FieldAcknowledgedAt) {
+		fields = append(fields, alert.FieldAcknowledgedAt)
+	}
+	if m.FieldCleared(alert.FieldAcknowledgedBy) {
+		fields = append(fields, alert.FieldAcknowledgedBy)
+	}
+	if m.FieldCleared(alert.FieldLabels) {
+		fields = append(fields, alert.FieldLabels)
+	}
+	if m.FieldCleared(alert.FieldSource) {
+		fields = append(fields, alert.FieldSource)
+	}
 	return fields
 }
 
@@ -2277,6 +2794,18 @@ func (m *AlertMutation) ClearField(name string) error {
 		return nil
 	case alert.FieldClosedBy:
 		m.ClearClosedBy()
+		return nil
+	case alert.FieldAcknowledgedAt:
+		m.ClearAcknowledgedAt()
+		return nil
+	case alert.FieldAcknowledgedBy:
+		m.ClearAcknowledgedBy()
+		return nil
+	case alert.FieldLabels:
+		m.ClearLabels()
+		return nil
+	case alert.FieldSource:
+		m.ClearSource()
 		return nil
 	}
 	return fmt.Errorf("unknown Alert nullable field %s", name)
@@ -2322,21 +2851,48 @@ func (m *AlertMutation) ResetField(name string) error {
 	case alert.FieldClosedBy:
 		m.ResetClosedBy()
 		return nil
+	case alert.FieldAcknowledgedAt:
+		m.ResetAcknowledgedAt()
+		return nil
+	case alert.FieldAcknowledgedBy:
+		m.ResetAcknowledgedBy()
+		return nil
+	case alert.FieldLabels:
+		m.ResetLabels()
+		return nil
+	case alert.FieldSource:
+		m.ResetSource()
+		return nil
 	}
 	return fmt.Errorf("unknown Alert field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AlertMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 8)
 	if m.node != nil {
 		edges = append(edges, alert.EdgeNode)
 	}
 	if m.host != nil {
 		edges = append(edges, alert.EdgeHost)
 	}
+	if m.rack != nil {
+		edges = append(edges, alert.EdgeRack)
+	}
+	if m.power_zone != nil {
+		edges = append(edges, alert.EdgePowerZone)
+	}
+	if m.suppressed_by != nil {
+		edges = append(edges, alert.EdgeSuppressedBy)
+	}
+	if m.suppresses != nil {
+		edges = append(edges, alert.EdgeSuppresses)
+	}
 	if m.events != nil {
 		edges = append(edges, alert.EdgeEvents)
+	}
+	if m.deliveries != nil {
+		edges = append(edges, alert.EdgeDeliveries)
 	}
 	return edges
 }
@@ -2353,9 +2909,33 @@ func (m *AlertMutation) AddedIDs(name string) []ent.Value {
 		if id := m.host; id != nil {
 			return []ent.Value{*id}
 		}
+	case alert.EdgeRack:
+		if id := m.rack; id != nil {
+			return []ent.Value{*id}
+		}
+	case alert.EdgePowerZone:
+		if id := m.power_zone; id != nil {
+			return []ent.Value{*id}
+		}
+	case alert.EdgeSuppressedBy:
+		if id := m.suppressed_by; id != nil {
+			return []ent.Value{*id}
+		}
+	case alert.EdgeSuppresses:
+		ids := make([]ent.Value, 0, len(m.suppresses))
+		for id := range m.suppresses {
+			ids = append(ids, id)
+		}
+		return ids
 	case alert.EdgeEvents:
 		ids := make([]ent.Value, 0, len(m.events))
 		for id := range m.events {
+			ids = append(ids, id)
+		}
+		return ids
+	case alert.EdgeDeliveries:
+		ids := make([]ent.Value, 0, len(m.deliveries))
+		for id := range m.deliveries {
 			ids = append(ids, id)
 		}
 		return ids
@@ -2365,9 +2945,15 @@ func (m *AlertMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AlertMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 8)
+	if m.removedsuppresses != nil {
+		edges = append(edges, alert.EdgeSuppresses)
+	}
 	if m.removedevents != nil {
 		edges = append(edges, alert.EdgeEvents)
+	}
+	if m.removeddeliveries != nil {
+		edges = append(edges, alert.EdgeDeliveries)
 	}
 	return edges
 }
@@ -2376,9 +2962,21 @@ func (m *AlertMutation) RemovedEdges() []string {
 // the given name in this mutation.
 func (m *AlertMutation) RemovedIDs(name string) []ent.Value {
 	switch name {
+	case alert.EdgeSuppresses:
+		ids := make([]ent.Value, 0, len(m.removedsuppresses))
+		for id := range m.removedsuppresses {
+			ids = append(ids, id)
+		}
+		return ids
 	case alert.EdgeEvents:
 		ids := make([]ent.Value, 0, len(m.removedevents))
 		for id := range m.removedevents {
+			ids = append(ids, id)
+		}
+		return ids
+	case alert.EdgeDeliveries:
+		ids := make([]ent.Value, 0, len(m.removeddeliveries))
+		for id := range m.removeddeliveries {
 			ids = append(ids, id)
 		}
 		return ids
@@ -2388,15 +2986,30 @@ func (m *AlertMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AlertMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 8)
 	if m.clearednode {
 		edges = append(edges, alert.EdgeNode)
 	}
 	if m.clearedhost {
 		edges = append(edges, alert.EdgeHost)
 	}
+	if m.clearedrack {
+		edges = append(edges, alert.EdgeRack)
+	}
+	if m.clearedpower_zone {
+		edges = append(edges, alert.EdgePowerZone)
+	}
+	if m.clearedsuppressed_by {
+		edges = append(edges, alert.EdgeSuppressedBy)
+	}
+	if m.clearedsuppresses {
+		edges = append(edges, alert.EdgeSuppresses)
+	}
 	if m.clearedevents {
 		edges = append(edges, alert.EdgeEvents)
+	}
+	if m.cleareddeliveries {
+		edges = append(edges, alert.EdgeDeliveries)
 	}
 	return edges
 }
@@ -2409,8 +3022,18 @@ func (m *AlertMutation) EdgeCleared(name string) bool {
 		return m.clearednode
 	case alert.EdgeHost:
 		return m.clearedhost
+	case alert.EdgeRack:
+		return m.clearedrack
+	case alert.EdgePowerZone:
+		return m.clearedpower_zone
+	case alert.EdgeSuppressedBy:
+		return m.clearedsuppressed_by
+	case alert.EdgeSuppresses:
+		return m.clearedsuppresses
 	case alert.EdgeEvents:
 		return m.clearedevents
+	case alert.EdgeDeliveries:
+		return m.cleareddeliveries
 	}
 	return false
 }
@@ -2424,6 +3047,15 @@ func (m *AlertMutation) ClearEdge(name string) error {
 		return nil
 	case alert.EdgeHost:
 		m.ClearHost()
+		return nil
+	case alert.EdgeRack:
+		m.ClearRack()
+		return nil
+	case alert.EdgePowerZone:
+		m.ClearPowerZone()
+		return nil
+	case alert.EdgeSuppressedBy:
+		m.ClearSuppressedBy()
 		return nil
 	}
 	return fmt.Errorf("unknown Alert unique edge %s", name)
@@ -2439,8 +3071,23 @@ func (m *AlertMutation) ResetEdge(name string) error {
 	case alert.EdgeHost:
 		m.ResetHost()
 		return nil
+	case alert.EdgeRack:
+		m.ResetRack()
+		return nil
+	case alert.EdgePowerZone:
+		m.ResetPowerZone()
+		return nil
+	case alert.EdgeSuppressedBy:
+		m.ResetSuppressedBy()
+		return nil
+	case alert.EdgeSuppresses:
+		m.ResetSuppresses()
+		return nil
 	case alert.EdgeEvents:
 		m.ResetEvents()
+		return nil
+	case alert.EdgeDeliveries:
+		m.ResetDeliveries()
 		return nil
 	}
 	return fmt.Errorf("unknown Alert edge %s", name)
@@ -2462,6 +3109,7 @@ type AssignmentMutation struct {
 	addgeneration          *int64
 	vm_id                  *int
 	addvm_id               *int
+	config_drive           *string
 	clearedFields          map[string]struct{}
 	node                   *int
 	clearednode            bool
@@ -2940,6 +3588,55 @@ func (m *AssignmentMutation) ResetVMID() {
 	delete(m.clearedFields, assignment.FieldVMID)
 }
 
+// SetConfigDrive sets the "config_drive" field.
+func (m *AssignmentMutation) SetConfigDrive(s string) {
+	m.config_drive = &s
+}
+
+// ConfigDrive returns the value of the "config_drive" field in the mutation.
+func (m *AssignmentMutation) ConfigDrive() (r string, exists bool) {
+	v := m.config_drive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfigDrive returns the old "config_drive" field's value of the Assignment entity.
+// If the Assignment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AssignmentMutation) OldConfigDrive(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfigDrive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfigDrive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfigDrive: %w", err)
+	}
+	return oldValue.ConfigDrive, nil
+}
+
+// ClearConfigDrive clears the value of the "config_drive" field.
+func (m *AssignmentMutation) ClearConfigDrive() {
+	m.config_drive = nil
+	m.clearedFields[assignment.FieldConfigDrive] = struct{}{}
+}
+
+// ConfigDriveCleared returns if the "config_drive" field was cleared in this mutation.
+func (m *AssignmentMutation) ConfigDriveCleared() bool {
+	_, ok := m.clearedFields[assignment.FieldConfigDrive]
+	return ok
+}
+
+// ResetConfigDrive resets all changes to the "config_drive" field.
+func (m *AssignmentMutation) ResetConfigDrive() {
+	m.config_drive = nil
+	delete(m.clearedFields, assignment.FieldConfigDrive)
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by id.
 func (m *AssignmentMutation) SetNodeID(id int) {
 	m.node = &id
@@ -3091,7 +3788,7 @@ func (m *AssignmentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AssignmentMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.created_at != nil {
 		fields = append(fields, assignment.FieldCreatedAt)
 	}
@@ -3115,6 +3812,9 @@ func (m *AssignmentMutation) Fields() []string {
 	}
 	if m.vm_id != nil {
 		fields = append(fields, assignment.FieldVMID)
+	}
+	if m.config_drive != nil {
+		fields = append(fields, assignment.FieldConfigDrive)
 	}
 	return fields
 }
@@ -3140,6 +3840,8 @@ func (m *AssignmentMutation) Field(name string) (ent.Value, bool) {
 		return m.Generation()
 	case assignment.FieldVMID:
 		return m.VMID()
+	case assignment.FieldConfigDrive:
+		return m.ConfigDrive()
 	}
 	return nil, false
 }
@@ -3165,6 +3867,8 @@ func (m *AssignmentMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldGeneration(ctx)
 	case assignment.FieldVMID:
 		return m.OldVMID(ctx)
+	case assignment.FieldConfigDrive:
+		return m.OldConfigDrive(ctx)
 	}
 	return nil, fmt.Errorf("unknown Assignment field %s", name)
 }
@@ -3229,6 +3933,13 @@ func (m *AssignmentMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetVMID(v)
+		return nil
+	case assignment.FieldConfigDrive:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfigDrive(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Assignment field %s", name)
@@ -3296,6 +4007,9 @@ func (m *AssignmentMutation) ClearedFields() []string {
 	if m.FieldCleared(assignment.FieldVMID) {
 		fields = append(fields, assignment.FieldVMID)
 	}
+	if m.FieldCleared(assignment.FieldConfigDrive) {
+		fields = append(fields, assignment.FieldConfigDrive)
+	}
 	return fields
 }
 
@@ -3318,6 +4032,9 @@ func (m *AssignmentMutation) ClearField(name string) error {
 		return nil
 	case assignment.FieldVMID:
 		m.ClearVMID()
+		return nil
+	case assignment.FieldConfigDrive:
+		m.ClearConfigDrive()
 		return nil
 	}
 	return fmt.Errorf("unknown Assignment nullable field %s", name)
@@ -3350,6 +4067,9 @@ func (m *AssignmentMutation) ResetField(name string) error {
 		return nil
 	case assignment.FieldVMID:
 		m.ResetVMID()
+		return nil
+	case assignment.FieldConfigDrive:
+		m.ResetConfigDrive()
 		return nil
 	}
 	return fmt.Errorf("unknown Assignment field %s", name)
@@ -4789,22 +5509,25 @@ func (m *AuditLogMutation) ResetEdge(name string) error {
 // AvailabilityZoneMutation represents an operation that mutates the AvailabilityZone nodes in the graph.
 type AvailabilityZoneMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *int
-	created_at    *time.Time
-	updated_at    *time.Time
-	name          *string
-	description   *string
-	clearedFields map[string]struct{}
-	region        *int
-	clearedregion bool
-	nodes         map[int]struct{}
-	removednodes  map[int]struct{}
-	clearednodes  bool
-	done          bool
-	oldValue      func(context.Context) (*AvailabilityZone, error)
-	predicates    []predicate.AvailabilityZone
+	op                      Op
+	typ                     string
+	id                      *int
+	created_at              *time.Time
+	updated_at              *time.Time
+	name                    *string
+	description             *string
+	clearedFields           map[string]struct{}
+	region                  *int
+	clearedregion           bool
+	nodes                   map[int]struct{}
+	removednodes            map[int]struct{}
+	clearednodes            bool
+	virtual_machines        map[int]struct{}
+	removedvirtual_machines map[int]struct{}
+	clearedvirtual_machines bool
+	done                    bool
+	oldValue                func(context.Context) (*AvailabilityZone, error)
+	predicates              []predicate.AvailabilityZone
 }
 
 var _ ent.Mutation = (*AvailabilityZoneMutation)(nil)
@@ -5155,6 +5878,60 @@ func (m *AvailabilityZoneMutation) ResetNodes() {
 	m.removednodes = nil
 }
 
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by ids.
+func (m *AvailabilityZoneMutation) AddVirtualMachineIDs(ids ...int) {
+	if m.virtual_machines == nil {
+		m.virtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.virtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// ClearVirtualMachines clears the "virtual_machines" edge to the VirtualMachine entity.
+func (m *AvailabilityZoneMutation) ClearVirtualMachines() {
+	m.clearedvirtual_machines = true
+}
+
+// VirtualMachinesCleared reports if the "virtual_machines" edge to the VirtualMachine entity was cleared.
+func (m *AvailabilityZoneMutation) VirtualMachinesCleared() bool {
+	return m.clearedvirtual_machines
+}
+
+// RemoveVirtualMachineIDs removes the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (m *AvailabilityZoneMutation) RemoveVirtualMachineIDs(ids ...int) {
+	if m.removedvirtual_machines == nil {
+		m.removedvirtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.virtual_machines, ids[i])
+		m.removedvirtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedVirtualMachines returns the removed IDs of the "virtual_machines" edge to the VirtualMachine entity.
+func (m *AvailabilityZoneMutation) RemovedVirtualMachinesIDs() (ids []int) {
+	for id := range m.removedvirtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// VirtualMachinesIDs returns the "virtual_machines" edge IDs in the mutation.
+func (m *AvailabilityZoneMutation) VirtualMachinesIDs() (ids []int) {
+	for id := range m.virtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetVirtualMachines resets all changes to the "virtual_machines" edge.
+func (m *AvailabilityZoneMutation) ResetVirtualMachines() {
+	m.virtual_machines = nil
+	m.clearedvirtual_machines = false
+	m.removedvirtual_machines = nil
+}
+
 // Where appends a list predicates to the AvailabilityZoneMutation builder.
 func (m *AvailabilityZoneMutation) Where(ps ...predicate.AvailabilityZone) {
 	m.predicates = append(m.predicates, ps...)
@@ -5348,12 +6125,15 @@ func (m *AvailabilityZoneMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AvailabilityZoneMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.region != nil {
 		edges = append(edges, availabilityzone.EdgeRegion)
 	}
 	if m.nodes != nil {
 		edges = append(edges, availabilityzone.EdgeNodes)
+	}
+	if m.virtual_machines != nil {
+		edges = append(edges, availabilityzone.EdgeVirtualMachines)
 	}
 	return edges
 }
@@ -5372,15 +6152,24 @@ func (m *AvailabilityZoneMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case availabilityzone.EdgeVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.virtual_machines))
+		for id := range m.virtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AvailabilityZoneMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.removednodes != nil {
 		edges = append(edges, availabilityzone.EdgeNodes)
+	}
+	if m.removedvirtual_machines != nil {
+		edges = append(edges, availabilityzone.EdgeVirtualMachines)
 	}
 	return edges
 }
@@ -5395,18 +6184,27 @@ func (m *AvailabilityZoneMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case availabilityzone.EdgeVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.removedvirtual_machines))
+		for id := range m.removedvirtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AvailabilityZoneMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedregion {
 		edges = append(edges, availabilityzone.EdgeRegion)
 	}
 	if m.clearednodes {
 		edges = append(edges, availabilityzone.EdgeNodes)
+	}
+	if m.clearedvirtual_machines {
+		edges = append(edges, availabilityzone.EdgeVirtualMachines)
 	}
 	return edges
 }
@@ -5419,6 +6217,8 @@ func (m *AvailabilityZoneMutation) EdgeCleared(name string) bool {
 		return m.clearedregion
 	case availabilityzone.EdgeNodes:
 		return m.clearednodes
+	case availabilityzone.EdgeVirtualMachines:
+		return m.clearedvirtual_machines
 	}
 	return false
 }
@@ -5444,8 +6244,1404 @@ func (m *AvailabilityZoneMutation) ResetEdge(name string) error {
 	case availabilityzone.EdgeNodes:
 		m.ResetNodes()
 		return nil
+	case availabilityzone.EdgeVirtualMachines:
+		m.ResetVirtualMachines()
+		return nil
 	}
 	return fmt.Errorf("unknown AvailabilityZone edge %s", name)
+}
+
+// CheckMutation represents an operation that mutates the Check nodes in the graph.
+type CheckMutation struct {
+	config
+	op                          Op
+	typ                         string
+	id                          *int
+	created_at                  *time.Time
+	updated_at                  *time.Time
+	name                        *string
+	description                 *string
+	builtin                     *check.Builtin
+	command                     *string
+	interval_seconds            *int
+	addinterval_seconds         *int
+	timeout_seconds             *int
+	addtimeout_seconds          *int
+	occurrences                 *int
+	addoccurrences              *int
+	reissue_duration_seconds    *int
+	addreissue_duration_seconds *int
+	label_selector              *fieldtype.Labels
+	enabled                     *bool
+	clearedFields               map[string]struct{}
+	nodes                       map[int]struct{}
+	removednodes                map[int]struct{}
+	clearednodes                bool
+	clusters                    map[int]struct{}
+	removedclusters             map[int]struct{}
+	clearedclusters             bool
+	events                      map[int]struct{}
+	removedevents               map[int]struct{}
+	clearedevents               bool
+	done                        bool
+	oldValue                    func(context.Context) (*Check, error)
+	predicates                  []predicate.Check
+}
+
+var _ ent.Mutation = (*CheckMutation)(nil)
+
+// checkOption allows management of the mutation configuration using functional options.
+type checkOption func(*CheckMutation)
+
+// newCheckMutation creates new mutation for the Check entity.
+func newCheckMutation(c config, op Op, opts ...checkOption) *CheckMutation {
+	m := &CheckMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCheck,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCheckID sets the ID field of the mutation.
+func withCheckID(id int) checkOption {
+	return func(m *CheckMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Check
+		)
+		m.oldValue = func(ctx context.Context) (*Check, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Check.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCheck sets the old Check of the mutation.
+func withCheck(node *Check) checkOption {
+	return func(m *CheckMutation) {
+		m.oldValue = func(context.Context) (*Check, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CheckMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CheckMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CheckMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CheckMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Check.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CheckMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CheckMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CheckMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *CheckMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *CheckMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *CheckMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetName sets the "name" field.
+func (m *CheckMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *CheckMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *CheckMutation) ResetName() {
+	m.name = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *CheckMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *CheckMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *CheckMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[check.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *CheckMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[check.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *CheckMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, check.FieldDescription)
+}
+
+// SetBuiltin sets the "builtin" field.
+func (m *CheckMutation) SetBuiltin(c check.Builtin) {
+	m.builtin = &c
+}
+
+// Builtin returns the value of the "builtin" field in the mutation.
+func (m *CheckMutation) Builtin() (r check.Builtin, exists bool) {
+	v := m.builtin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBuiltin returns the old "builtin" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldBuiltin(ctx context.Context) (v *check.Builtin, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBuiltin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBuiltin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBuiltin: %w", err)
+	}
+	return oldValue.Builtin, nil
+}
+
+// ClearBuiltin clears the value of the "builtin" field.
+func (m *CheckMutation) ClearBuiltin() {
+	m.builtin = nil
+	m.clearedFields[check.FieldBuiltin] = struct{}{}
+}
+
+// BuiltinCleared returns if the "builtin" field was cleared in this mutation.
+func (m *CheckMutation) BuiltinCleared() bool {
+	_, ok := m.clearedFields[check.FieldBuiltin]
+	return ok
+}
+
+// ResetBuiltin resets all changes to the "builtin" field.
+func (m *CheckMutation) ResetBuiltin() {
+	m.builtin = nil
+	delete(m.clearedFields, check.FieldBuiltin)
+}
+
+// SetCommand sets the "command" field.
+func (m *CheckMutation) SetCommand(s string) {
+	m.command = &s
+}
+
+// Command returns the value of the "command" field in the mutation.
+func (m *CheckMutation) Command() (r string, exists bool) {
+	v := m.command
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCommand returns the old "command" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldCommand(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCommand is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCommand requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCommand: %w", err)
+	}
+	return oldValue.Command, nil
+}
+
+// ClearCommand clears the value of the "command" field.
+func (m *CheckMutation) ClearCommand() {
+	m.command = nil
+	m.clearedFields[check.FieldCommand] = struct{}{}
+}
+
+// CommandCleared returns if the "command" field was cleared in this mutation.
+func (m *CheckMutation) CommandCleared() bool {
+	_, ok := m.clearedFields[check.FieldCommand]
+	return ok
+}
+
+// ResetCommand resets all changes to the "command" field.
+func (m *CheckMutation) ResetCommand() {
+	m.command = nil
+	delete(m.clearedFields, check.FieldCommand)
+}
+
+// SetIntervalSeconds sets the "interval_seconds" field.
+func (m *CheckMutation) SetIntervalSeconds(i int) {
+	m.interval_seconds = &i
+	m.addinterval_seconds = nil
+}
+
+// IntervalSeconds returns the value of the "interval_seconds" field in the mutation.
+func (m *CheckMutation) IntervalSeconds() (r int, exists bool) {
+	v := m.interval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIntervalSeconds returns the old "interval_seconds" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldIntervalSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIntervalSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIntervalSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIntervalSeconds: %w", err)
+	}
+	return oldValue.IntervalSeconds, nil
+}
+
+// AddIntervalSeconds adds i to the "interval_seconds" field.
+func (m *CheckMutation) AddIntervalSeconds(i int) {
+	if m.addinterval_seconds != nil {
+		*m.addinterval_seconds += i
+	} else {
+		m.addinterval_seconds = &i
+	}
+}
+
+// AddedIntervalSeconds returns the value that was added to the "interval_seconds" field in this mutation.
+func (m *CheckMutation) AddedIntervalSeconds() (r int, exists bool) {
+	v := m.addinterval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetIntervalSeconds resets all changes to the "interval_seconds" field.
+func (m *CheckMutation) ResetIntervalSeconds() {
+	m.interval_seconds = nil
+	m.addinterval_seconds = nil
+}
+
+// SetTimeoutSeconds sets the "timeout_seconds" field.
+func (m *CheckMutation) SetTimeoutSeconds(i int) {
+	m.timeout_seconds = &i
+	m.addtimeout_seconds = nil
+}
+
+// TimeoutSeconds returns the value of the "timeout_seconds" field in the mutation.
+func (m *CheckMutation) TimeoutSeconds() (r int, exists bool) {
+	v := m.timeout_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeoutSeconds returns the old "timeout_seconds" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldTimeoutSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeoutSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeoutSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeoutSeconds: %w", err)
+	}
+	return oldValue.TimeoutSeconds, nil
+}
+
+// AddTimeoutSeconds adds i to the "timeout_seconds" field.
+func (m *CheckMutation) AddTimeoutSeconds(i int) {
+	if m.addtimeout_seconds != nil {
+		*m.addtimeout_seconds += i
+	} else {
+		m.addtimeout_seconds = &i
+	}
+}
+
+// AddedTimeoutSeconds returns the value that was added to the "timeout_seconds" field in this mutation.
+func (m *CheckMutation) AddedTimeoutSeconds() (r int, exists bool) {
+	v := m.addtimeout_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTimeoutSeconds resets all changes to the "timeout_seconds" field.
+func (m *CheckMutation) ResetTimeoutSeconds() {
+	m.timeout_seconds = nil
+	m.addtimeout_seconds = nil
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (m *CheckMutation) SetOccurrences(i int) {
+	m.occurrences = &i
+	m.addoccurrences = nil
+}
+
+// Occurrences returns the value of the "occurrences" field in the mutation.
+func (m *CheckMutation) Occurrences() (r int, exists bool) {
+	v := m.occurrences
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOccurrences returns the old "occurrences" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldOccurrences(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOccurrences is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOccurrences requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOccurrences: %w", err)
+	}
+	return oldValue.Occurrences, nil
+}
+
+// AddOccurrences adds i to the "occurrences" field.
+func (m *CheckMutation) AddOccurrences(i int) {
+	if m.addoccurrences != nil {
+		*m.addoccurrences += i
+	} else {
+		m.addoccurrences = &i
+	}
+}
+
+// AddedOccurrences returns the value that was added to the "occurrences" field in this mutation.
+func (m *CheckMutation) AddedOccurrences() (r int, exists bool) {
+	v := m.addoccurrences
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOccurrences resets all changes to the "occurrences" field.
+func (m *CheckMutation) ResetOccurrences() {
+	m.occurrences = nil
+	m.addoccurrences = nil
+}
+
+// SetReissueDurationSeconds sets the "reissue_duration_seconds" field.
+func (m *CheckMutation) SetReissueDurationSeconds(i int) {
+	m.reissue_duration_seconds = &i
+	m.addreissue_duration_seconds = nil
+}
+
+// ReissueDurationSeconds returns the value of the "reissue_duration_seconds" field in the mutation.
+func (m *CheckMutation) ReissueDurationSeconds() (r int, exists bool) {
+	v := m.reissue_duration_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReissueDurationSeconds returns the old "reissue_duration_seconds" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldReissueDurationSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReissueDurationSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReissueDurationSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReissueDurationSeconds: %w", err)
+	}
+	return oldValue.ReissueDurationSeconds, nil
+}
+
+// AddReissueDurationSeconds adds i to the "reissue_duration_seconds" field.
+func (m *CheckMutation) AddReissueDurationSeconds(i int) {
+	if m.addreissue_duration_seconds != nil {
+		*m.addreissue_duration_seconds += i
+	} else {
+		m.addreissue_duration_seconds = &i
+	}
+}
+
+// AddedReissueDurationSeconds returns the value that was added to the "reissue_duration_seconds" field in this mutation.
+func (m *CheckMutation) AddedReissueDurationSeconds() (r int, exists bool) {
+	v := m.addreissue_duration_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReissueDurationSeconds resets all changes to the "reissue_duration_seconds" field.
+func (m *CheckMutation) ResetReissueDurationSeconds() {
+	m.reissue_duration_seconds = nil
+	m.addreissue_duration_seconds = nil
+}
+
+// SetLabelSelector sets the "label_selector" field.
+func (m *CheckMutation) SetLabelSelector(f fieldtype.Labels) {
+	m.label_selector = &f
+}
+
+// LabelSelector returns the value of the "label_selector" field in the mutation.
+func (m *CheckMutation) LabelSelector() (r fieldtype.Labels, exists bool) {
+	v := m.label_selector
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLabelSelector returns the old "label_selector" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldLabelSelector(ctx context.Context) (v fieldtype.Labels, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLabelSelector is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLabelSelector requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLabelSelector: %w", err)
+	}
+	return oldValue.LabelSelector, nil
+}
+
+// ClearLabelSelector clears the value of the "label_selector" field.
+func (m *CheckMutation) ClearLabelSelector() {
+	m.label_selector = nil
+	m.clearedFields[check.FieldLabelSelector] = struct{}{}
+}
+
+// LabelSelectorCleared returns if the "label_selector" field was cleared in this mutation.
+func (m *CheckMutation) LabelSelectorCleared() bool {
+	_, ok := m.clearedFields[check.FieldLabelSelector]
+	return ok
+}
+
+// ResetLabelSelector resets all changes to the "label_selector" field.
+func (m *CheckMutation) ResetLabelSelector() {
+	m.label_selector = nil
+	delete(m.clearedFields, check.FieldLabelSelector)
+}
+
+// SetEnabled sets the "enabled" field.
+func (m *CheckMutation) SetEnabled(b bool) {
+	m.enabled = &b
+}
+
+// Enabled returns the value of the "enabled" field in the mutation.
+func (m *CheckMutation) Enabled() (r bool, exists bool) {
+	v := m.enabled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEnabled returns the old "enabled" field's value of the Check entity.
+// If the Check object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CheckMutation) OldEnabled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEnabled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEnabled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEnabled: %w", err)
+	}
+	return oldValue.Enabled, nil
+}
+
+// ResetEnabled resets all changes to the "enabled" field.
+func (m *CheckMutation) ResetEnabled() {
+	m.enabled = nil
+}
+
+// AddNodeIDs adds the "nodes" edge to the ComputeNode entity by ids.
+func (m *CheckMutation) AddNodeIDs(ids ...int) {
+	if m.nodes == nil {
+		m.nodes = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.nodes[ids[i]] = struct{}{}
+	}
+}
+
+// ClearNodes clears the "nodes" edge to the ComputeNode entity.
+func (m *CheckMutation) ClearNodes() {
+	m.clearednodes = true
+}
+
+// NodesCleared reports if the "nodes" edge to the ComputeNode entity was cleared.
+func (m *CheckMutation) NodesCleared() bool {
+	return m.clearednodes
+}
+
+// RemoveNodeIDs removes the "nodes" edge to the ComputeNode entity by IDs.
+func (m *CheckMutation) RemoveNodeIDs(ids ...int) {
+	if m.removednodes == nil {
+		m.removednodes = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.nodes, ids[i])
+		m.removednodes[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedNodes returns the removed IDs of the "nodes" edge to the ComputeNode entity.
+func (m *CheckMutation) RemovedNodesIDs() (ids []int) {
+	for id := range m.removednodes {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// NodesIDs returns the "nodes" edge IDs in the mutation.
+func (m *CheckMutation) NodesIDs() (ids []int) {
+	for id := range m.nodes {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetNodes resets all changes to the "nodes" edge.
+func (m *CheckMutation) ResetNodes() {
+	m.nodes = nil
+	m.clearednodes = false
+	m.removednodes = nil
+}
+
+// AddClusterIDs adds the "clusters" edge to the Cluster entity by ids.
+func (m *CheckMutation) AddClusterIDs(ids ...int) {
+	if m.clusters == nil {
+		m.clusters = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.clusters[ids[i]] = struct{}{}
+	}
+}
+
+// ClearClusters clears the "clusters" edge to the Cluster entity.
+func (m *CheckMutation) ClearClusters() {
+	m.clearedclusters = true
+}
+
+// ClustersCleared reports if the "clusters" edge to the Cluster entity was cleared.
+func (m *CheckMutation) ClustersCleared() bool {
+	return m.clearedclusters
+}
+
+// RemoveClusterIDs removes the "clusters" edge to the Cluster entity by IDs.
+func (m *CheckMutation) RemoveClusterIDs(ids ...int) {
+	if m.removedclusters == nil {
+		m.removedclusters = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.clusters, ids[i])
+		m.removedclusters[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedClusters returns the removed IDs of the "clusters" edge to the Cluster entity.
+func (m *CheckMutation) RemovedClustersIDs() (ids []int) {
+	for id := range m.removedclusters {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ClustersIDs returns the "clusters" edge IDs in the mutation.
+func (m *CheckMutation) ClustersIDs() (ids []int) {
+	for id := range m.clusters {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetClusters resets all changes to the "clusters" edge.
+func (m *CheckMutation) ResetClusters() {
+	m.clusters = nil
+	m.clearedclusters = false
+	m.removedclusters = nil
+}
+
+// AddEventIDs adds the "events" edge to the Event entity by ids.
+func (m *CheckMutation) AddEventIDs(ids ...int) {
+	if m.events == nil {
+		m.events = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.events[ids[i]] = struct{}{}
+	}
+}
+
+// ClearEvents clears the "events" edge to the Event entity.
+func (m *CheckMutation) ClearEvents() {
+	m.clearedevents = true
+}
+
+// EventsCleared reports if the "events" edge to the Event entity was cleared.
+func (m *CheckMutation) EventsCleared() bool {
+	return m.clearedevents
+}
+
+// RemoveEventIDs removes the "events" edge to the Event entity by IDs.
+func (m *CheckMutation) RemoveEventIDs(ids ...int) {
+	if m.removedevents == nil {
+		m.removedevents = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.events, ids[i])
+		m.removedevents[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedEvents returns the removed IDs of the "events" edge to the Event entity.
+func (m *CheckMutation) RemovedEventsIDs() (ids []int) {
+	for id := range m.removedevents {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// EventsIDs returns the "events" edge IDs in the mutation.
+func (m *CheckMutation) EventsIDs() (ids []int) {
+	for id := range m.events {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetEvents resets all changes to the "events" edge.
+func (m *CheckMutation) ResetEvents() {
+	m.events = nil
+	m.clearedevents = false
+	m.removedevents = nil
+}
+
+// Where appends a list predicates to the CheckMutation builder.
+func (m *CheckMutation) Where(ps ...predicate.Check) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CheckMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CheckMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Check, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CheckMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CheckMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Check).
+func (m *CheckMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CheckMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.created_at != nil {
+		fields = append(fields, check.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, check.FieldUpdatedAt)
+	}
+	if m.name != nil {
+		fields = append(fields, check.FieldName)
+	}
+	if m.description != nil {
+		fields = append(fields, check.FieldDescription)
+	}
+	if m.builtin != nil {
+		fields = append(fields, check.FieldBuiltin)
+	}
+	if m.command != nil {
+		fields = append(fields, check.FieldCommand)
+	}
+	if m.interval_seconds != nil {
+		fields = append(fields, check.FieldIntervalSeconds)
+	}
+	if m.timeout_seconds != nil {
+		fields = append(fields, check.FieldTimeoutSeconds)
+	}
+	if m.occurrences != nil {
+		fields = append(fields, check.FieldOccurrences)
+	}
+	if m.reissue_duration_seconds != nil {
+		fields = append(fields, check.FieldReissueDurationSeconds)
+	}
+	if m.label_selector != nil {
+		fields = append(fields, check.FieldLabelSelector)
+	}
+	if m.enabled != nil {
+		fields = append(fields, check.FieldEnabled)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CheckMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case check.FieldCreatedAt:
+		return m.CreatedAt()
+	case check.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case check.FieldName:
+		return m.Name()
+	case check.FieldDescription:
+		return m.Description()
+	case check.FieldBuiltin:
+		return m.Builtin()
+	case check.FieldCommand:
+		return m.Command()
+	case check.FieldIntervalSeconds:
+		return m.IntervalSeconds()
+	case check.FieldTimeoutSeconds:
+		return m.TimeoutSeconds()
+	case check.FieldOccurrences:
+		return m.Occurrences()
+	case check.FieldReissueDurationSeconds:
+		return m.ReissueDurationSeconds()
+	case check.FieldLabelSelector:
+		return m.LabelSelector()
+	case check.FieldEnabled:
+		return m.Enabled()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CheckMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case check.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case check.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case check.FieldName:
+		return m.OldName(ctx)
+	case check.FieldDescription:
+		return m.OldDescription(ctx)
+	case check.FieldBuiltin:
+		return m.OldBuiltin(ctx)
+	case check.FieldCommand:
+		return m.OldCommand(ctx)
+	case check.FieldIntervalSeconds:
+		return m.OldIntervalSeconds(ctx)
+	case check.FieldTimeoutSeconds:
+		return m.OldTimeoutSeconds(ctx)
+	case check.FieldOccurrences:
+		return m.OldOccurrences(ctx)
+	case check.FieldReissueDurationSeconds:
+		return m.OldReissueDurationSeconds(ctx)
+	case check.FieldLabelSelector:
+		return m.OldLabelSelector(ctx)
+	case check.FieldEnabled:
+		return m.OldEnabled(ctx)
+	}
+	return nil, fmt.Errorf("unknown Check field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CheckMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case check.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case check.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case check.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case check.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case check.FieldBuiltin:
+		v, ok := value.(check.Builtin)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBuiltin(v)
+		return nil
+	case check.FieldCommand:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCommand(v)
+		return nil
+	case check.FieldIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIntervalSeconds(v)
+		return nil
+	case check.FieldTimeoutSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeoutSeconds(v)
+		return nil
+	case check.FieldOccurrences:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOccurrences(v)
+		return nil
+	case check.FieldReissueDurationSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReissueDurationSeconds(v)
+		return nil
+	case check.FieldLabelSelector:
+		v, ok := value.(fieldtype.Labels)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLabelSelector(v)
+		return nil
+	case check.FieldEnabled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEnabled(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Check field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CheckMutation) AddedFields() []string {
+	var fields []string
+	if m.addinterval_seconds != nil {
+		fields = append(fields, check.FieldIntervalSeconds)
+	}
+	if m.addtimeout_seconds != nil {
+		fields = append(fields, check.FieldTimeoutSeconds)
+	}
+	if m.addoccurrences != nil {
+		fields = append(fields, check.FieldOccurrences)
+	}
+	if m.addreissue_duration_seconds != nil {
+		fields = append(fields, check.FieldReissueDurationSeconds)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CheckMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case check.FieldIntervalSeconds:
+		return m.AddedIntervalSeconds()
+	case check.FieldTimeoutSeconds:
+		return m.AddedTimeoutSeconds()
+	case check.FieldOccurrences:
+		return m.AddedOccurrences()
+	case check.FieldReissueDurationSeconds:
+		return m.AddedReissueDurationSeconds()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CheckMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case check.FieldIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddIntervalSeconds(v)
+		return nil
+	case check.FieldTimeoutSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTimeoutSeconds(v)
+		return nil
+	case check.FieldOccurrences:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOccurrences(v)
+		return nil
+	case check.FieldReissueDurationSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReissueDurationSeconds(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Check numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CheckMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(check.FieldDescription) {
+		fields = append(fields, check.FieldDescription)
+	}
+	if m.FieldCleared(check.FieldBuiltin) {
+		fields = append(fields, check.FieldBuiltin)
+	}
+	if m.FieldCleared(check.FieldCommand) {
+		fields = append(fields, check.FieldCommand)
+	}
+	if m.FieldCleared(check.FieldLabelSelector) {
+		fields = append(fields, check.FieldLabelSelector)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CheckMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CheckMutation) ClearField(name string) error {
+	switch name {
+	case check.FieldDescription:
+		m.ClearDescription()
+		return nil
+	case check.FieldBuiltin:
+		m.ClearBuiltin()
+		return nil
+	case check.FieldCommand:
+		m.ClearCommand()
+		return nil
+	case check.FieldLabelSelector:
+		m.ClearLabelSelector()
+		return nil
+	}
+	return fmt.Errorf("unknown Check nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CheckMutation) ResetField(name string) error {
+	switch name {
+	case check.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case check.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case check.FieldName:
+		m.ResetName()
+		return nil
+	case check.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case check.FieldBuiltin:
+		m.ResetBuiltin()
+		return nil
+	case check.FieldCommand:
+		m.ResetCommand()
+		return nil
+	case check.FieldIntervalSeconds:
+		m.ResetIntervalSeconds()
+		return nil
+	case check.FieldTimeoutSeconds:
+		m.ResetTimeoutSeconds()
+		return nil
+	case check.FieldOccurrences:
+		m.ResetOccurrences()
+		return nil
+	case check.FieldReissueDurationSeconds:
+		m.ResetReissueDurationSeconds()
+		return nil
+	case check.FieldLabelSelector:
+		m.ResetLabelSelector()
+		return nil
+	case check.FieldEnabled:
+		m.ResetEnabled()
+		return nil
+	}
+	return fmt.Errorf("unknown Check field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CheckMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.nodes != nil {
+		edges = append(edges, check.EdgeNodes)
+	}
+	if m.clusters != nil {
+		edges = append(edges, check.EdgeClusters)
+	}
+	if m.events != nil {
+		edges = append(edges, check.EdgeEvents)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CheckMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case check.EdgeNodes:
+		ids := make([]ent.Value, 0, len(m.nodes))
+		for id := range m.nodes {
+			ids = append(ids, id)
+		}
+		return ids
+	case check.EdgeClusters:
+		ids := make([]ent.Value, 0, len(m.clusters))
+		for id := range m.clusters {
+			ids = append(ids, id)
+		}
+		return ids
+	case check.EdgeEvents:
+		ids := make([]ent.Value, 0, len(m.events))
+		for id := range m.events {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CheckMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.removednodes != nil {
+		edges = append(edges, check.EdgeNodes)
+	}
+	if m.removedclusters != nil {
+		edges = append(edges, check.EdgeClusters)
+	}
+	if m.removedevents != nil {
+		edges = append(edges, check.EdgeEvents)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CheckMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case check.EdgeNodes:
+		ids := make([]ent.Value, 0, len(m.removednodes))
+		for id := range m.removednodes {
+			ids = append(ids, id)
+		}
+		return ids
+	case check.EdgeClusters:
+		ids := make([]ent.Value, 0, len(m.removedclusters))
+		for id := range m.removedclusters {
+			ids = append(ids, id)
+		}
+		return ids
+	case check.EdgeEvents:
+		ids := make([]ent.Value, 0, len(m.removedevents))
+		for id := range m.removedevents {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CheckMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.clearednodes {
+		edges = append(edges, check.EdgeNodes)
+	}
+	if m.clearedclusters {
+		edges = append(edges, check.EdgeClusters)
+	}
+	if m.clearedevents {
+		edges = append(edges, check.EdgeEvents)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CheckMutation) EdgeCleared(name string) bool {
+	switch name {
+	case check.EdgeNodes:
+		return m.clearednodes
+	case check.EdgeClusters:
+		return m.clearedclusters
+	case check.EdgeEvents:
+		return m.clearedevents
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CheckMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Check unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CheckMutation) ResetEdge(name string) error {
+	switch name {
+	case check.EdgeNodes:
+		m.ResetNodes()
+		return nil
+	case check.EdgeClusters:
+		m.ResetClusters()
+		return nil
+	case check.EdgeEvents:
+		m.ResetEvents()
+		return nil
+	}
+	return fmt.Errorf("unknown Check edge %s", name)
 }
 
 // ClusterMutation represents an operation that mutates the Cluster nodes in the graph.
@@ -5472,6 +7668,9 @@ type ClusterMutation struct {
 	virtual_machines         map[int]struct{}
 	removedvirtual_machines  map[int]struct{}
 	clearedvirtual_machines  bool
+	events                   map[int]struct{}
+	removedevents            map[int]struct{}
+	clearedevents            bool
 	maintainers              map[int]struct{}
 	removedmaintainers       map[int]struct{}
 	clearedmaintainers       bool
@@ -6029,6 +8228,60 @@ func (m *ClusterMutation) ResetVirtualMachines() {
 	m.removedvirtual_machines = nil
 }
 
+// AddEventIDs adds the "events" edge to the Event entity by ids.
+func (m *ClusterMutation) AddEventIDs(ids ...int) {
+	if m.events == nil {
+		m.events = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.events[ids[i]] = struct{}{}
+	}
+}
+
+// ClearEvents clears the "events" edge to the Event entity.
+func (m *ClusterMutation) ClearEvents() {
+	m.clearedevents = true
+}
+
+// EventsCleared reports if the "events" edge to the Event entity was cleared.
+func (m *ClusterMutation) EventsCleared() bool {
+	return m.clearedevents
+}
+
+// RemoveEventIDs removes the "events" edge to the Event entity by IDs.
+func (m *ClusterMutation) RemoveEventIDs(ids ...int) {
+	if m.removedevents == nil {
+		m.removedevents = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.events, ids[i])
+		m.removedevents[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedEvents returns the removed IDs of the "events" edge to the Event entity.
+func (m *ClusterMutation) RemovedEventsIDs() (ids []int) {
+	for id := range m.removedevents {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// EventsIDs returns the "events" edge IDs in the mutation.
+func (m *ClusterMutation) EventsIDs() (ids []int) {
+	for id := range m.events {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetEvents resets all changes to the "events" edge.
+func (m *ClusterMutation) ResetEvents() {
+	m.events = nil
+	m.clearedevents = false
+	m.removedevents = nil
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by ids.
 func (m *ClusterMutation) AddMaintainerIDs(ids ...int) {
 	if m.maintainers == nil {
@@ -6385,7 +8638,7 @@ func (m *ClusterMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ClusterMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.region != nil {
 		edges = append(edges, cluster.EdgeRegion)
 	}
@@ -6397,6 +8650,9 @@ func (m *ClusterMutation) AddedEdges() []string {
 	}
 	if m.virtual_machines != nil {
 		edges = append(edges, cluster.EdgeVirtualMachines)
+	}
+	if m.events != nil {
+		edges = append(edges, cluster.EdgeEvents)
 	}
 	if m.maintainers != nil {
 		edges = append(edges, cluster.EdgeMaintainers)
@@ -6431,6 +8687,12 @@ func (m *ClusterMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case cluster.EdgeEvents:
+		ids := make([]ent.Value, 0, len(m.events))
+		for id := range m.events {
+			ids = append(ids, id)
+		}
+		return ids
 	case cluster.EdgeMaintainers:
 		ids := make([]ent.Value, 0, len(m.maintainers))
 		for id := range m.maintainers {
@@ -6449,12 +8711,15 @@ func (m *ClusterMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ClusterMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.removednodes != nil {
 		edges = append(edges, cluster.EdgeNodes)
 	}
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, cluster.EdgeVirtualMachines)
+	}
+	if m.removedevents != nil {
+		edges = append(edges, cluster.EdgeEvents)
 	}
 	if m.removedmaintainers != nil {
 		edges = append(edges, cluster.EdgeMaintainers)
@@ -6481,6 +8746,12 @@ func (m *ClusterMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case cluster.EdgeEvents:
+		ids := make([]ent.Value, 0, len(m.removedevents))
+		for id := range m.removedevents {
+			ids = append(ids, id)
+		}
+		return ids
 	case cluster.EdgeMaintainers:
 		ids := make([]ent.Value, 0, len(m.removedmaintainers))
 		for id := range m.removedmaintainers {
@@ -6499,7 +8770,7 @@ func (m *ClusterMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ClusterMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.clearedregion {
 		edges = append(edges, cluster.EdgeRegion)
 	}
@@ -6511,6 +8782,9 @@ func (m *ClusterMutation) ClearedEdges() []string {
 	}
 	if m.clearedvirtual_machines {
 		edges = append(edges, cluster.EdgeVirtualMachines)
+	}
+	if m.clearedevents {
+		edges = append(edges, cluster.EdgeEvents)
 	}
 	if m.clearedmaintainers {
 		edges = append(edges, cluster.EdgeMaintainers)
@@ -6533,6 +8807,8 @@ func (m *ClusterMutation) EdgeCleared(name string) bool {
 		return m.clearednodes
 	case cluster.EdgeVirtualMachines:
 		return m.clearedvirtual_machines
+	case cluster.EdgeEvents:
+		return m.clearedevents
 	case cluster.EdgeMaintainers:
 		return m.clearedmaintainers
 	case cluster.EdgeMaintainerGroups:
@@ -6570,6 +8846,9 @@ func (m *ClusterMutation) ResetEdge(name string) error {
 		return nil
 	case cluster.EdgeVirtualMachines:
 		m.ResetVirtualMachines()
+		return nil
+	case cluster.EdgeEvents:
+		m.ResetEvents()
 		return nil
 	case cluster.EdgeMaintainers:
 		m.ResetMaintainers()
@@ -11322,6 +13601,9 @@ type EventMutation struct {
 	silenced                    *bool
 	first_seen_at               *time.Time
 	last_seen_at                *time.Time
+	labels                      *fieldtype.Labels
+	processed_at                *time.Time
+	outcome                     *string
 	clearedFields               map[string]struct{}
 	node                        *int
 	clearednode                 bool
@@ -11329,6 +13611,10 @@ type EventMutation struct {
 	clearedhost                 bool
 	alert                       *int
 	clearedalert                bool
+	check                       *int
+	clearedcheck                bool
+	cluster                     *int
+	clearedcluster              bool
 	done                        bool
 	oldValue                    func(context.Context) (*Event, error)
 	predicates                  []predicate.Event
@@ -11894,6 +14180,153 @@ func (m *EventMutation) ResetLastSeenAt() {
 	m.last_seen_at = nil
 }
 
+// SetLabels sets the "labels" field.
+func (m *EventMutation) SetLabels(f fieldtype.Labels) {
+	m.labels = &f
+}
+
+// Labels returns the value of the "labels" field in the mutation.
+func (m *EventMutation) Labels() (r fieldtype.Labels, exists bool) {
+	v := m.labels
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLabels returns the old "labels" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldLabels(ctx context.Context) (v fieldtype.Labels, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLabels is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLabels requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLabels: %w", err)
+	}
+	return oldValue.Labels, nil
+}
+
+// ClearLabels clears the value of the "labels" field.
+func (m *EventMutation) ClearLabels() {
+	m.labels = nil
+	m.clearedFields[event.FieldLabels] = struct{}{}
+}
+
+// LabelsCleared returns if the "labels" field was cleared in this mutation.
+func (m *EventMutation) LabelsCleared() bool {
+	_, ok := m.clearedFields[event.FieldLabels]
+	return ok
+}
+
+// ResetLabels resets all changes to the "labels" field.
+func (m *EventMutation) ResetLabels() {
+	m.labels = nil
+	delete(m.clearedFields, event.FieldLabels)
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (m *EventMutation) SetProcessedAt(t time.Time) {
+	m.processed_at = &t
+}
+
+// ProcessedAt returns the value of the "processed_at" field in the mutation.
+func (m *EventMutation) ProcessedAt() (r time.Time, exists bool) {
+	v := m.processed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProcessedAt returns the old "processed_at" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldProcessedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProcessedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProcessedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProcessedAt: %w", err)
+	}
+	return oldValue.ProcessedAt, nil
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (m *EventMutation) ClearProcessedAt() {
+	m.processed_at = nil
+	m.clearedFields[event.FieldProcessedAt] = struct{}{}
+}
+
+// ProcessedAtCleared returns if the "processed_at" field was cleared in this mutation.
+func (m *EventMutation) ProcessedAtCleared() bool {
+	_, ok := m.clearedFields[event.FieldProcessedAt]
+	return ok
+}
+
+// ResetProcessedAt resets all changes to the "processed_at" field.
+func (m *EventMutation) ResetProcessedAt() {
+	m.processed_at = nil
+	delete(m.clearedFields, event.FieldProcessedAt)
+}
+
+// SetOutcome sets the "outcome" field.
+func (m *EventMutation) SetOutcome(s string) {
+	m.outcome = &s
+}
+
+// Outcome returns the value of the "outcome" field in the mutation.
+func (m *EventMutation) Outcome() (r string, exists bool) {
+	v := m.outcome
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutcome returns the old "outcome" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldOutcome(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutcome is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutcome requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutcome: %w", err)
+	}
+	return oldValue.Outcome, nil
+}
+
+// ClearOutcome clears the value of the "outcome" field.
+func (m *EventMutation) ClearOutcome() {
+	m.outcome = nil
+	m.clearedFields[event.FieldOutcome] = struct{}{}
+}
+
+// OutcomeCleared returns if the "outcome" field was cleared in this mutation.
+func (m *EventMutation) OutcomeCleared() bool {
+	_, ok := m.clearedFields[event.FieldOutcome]
+	return ok
+}
+
+// ResetOutcome resets all changes to the "outcome" field.
+func (m *EventMutation) ResetOutcome() {
+	m.outcome = nil
+	delete(m.clearedFields, event.FieldOutcome)
+}
+
 // SetNodeID sets the "node" edge to the ComputeNode entity by id.
 func (m *EventMutation) SetNodeID(id int) {
 	m.node = &id
@@ -12011,6 +14444,84 @@ func (m *EventMutation) ResetAlert() {
 	m.clearedalert = false
 }
 
+// SetCheckID sets the "check" edge to the Check entity by id.
+func (m *EventMutation) SetCheckID(id int) {
+	m.check = &id
+}
+
+// ClearCheck clears the "check" edge to the Check entity.
+func (m *EventMutation) ClearCheck() {
+	m.clearedcheck = true
+}
+
+// CheckCleared reports if the "check" edge to the Check entity was cleared.
+func (m *EventMutation) CheckCleared() bool {
+	return m.clearedcheck
+}
+
+// CheckID returns the "check" edge ID in the mutation.
+func (m *EventMutation) CheckID() (id int, exists bool) {
+	if m.check != nil {
+		return *m.check, true
+	}
+	return
+}
+
+// CheckIDs returns the "check" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CheckID instead. It exists only for internal usage by the builders.
+func (m *EventMutation) CheckIDs() (ids []int) {
+	if id := m.check; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCheck resets all changes to the "check" edge.
+func (m *EventMutation) ResetCheck() {
+	m.check = nil
+	m.clearedcheck = false
+}
+
+// SetClusterID sets the "cluster" edge to the Cluster entity by id.
+func (m *EventMutation) SetClusterID(id int) {
+	m.cluster = &id
+}
+
+// ClearCluster clears the "cluster" edge to the Cluster entity.
+func (m *EventMutation) ClearCluster() {
+	m.clearedcluster = true
+}
+
+// ClusterCleared reports if the "cluster" edge to the Cluster entity was cleared.
+func (m *EventMutation) ClusterCleared() bool {
+	return m.clearedcluster
+}
+
+// ClusterID returns the "cluster" edge ID in the mutation.
+func (m *EventMutation) ClusterID() (id int, exists bool) {
+	if m.cluster != nil {
+		return *m.cluster, true
+	}
+	return
+}
+
+// ClusterIDs returns the "cluster" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ClusterID instead. It exists only for internal usage by the builders.
+func (m *EventMutation) ClusterIDs() (ids []int) {
+	if id := m.cluster; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCluster resets all changes to the "cluster" edge.
+func (m *EventMutation) ResetCluster() {
+	m.cluster = nil
+	m.clearedcluster = false
+}
+
 // Where appends a list predicates to the EventMutation builder.
 func (m *EventMutation) Where(ps ...predicate.Event) {
 	m.predicates = append(m.predicates, ps...)
@@ -12045,7 +14556,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 14)
 	if m.created_at != nil {
 		fields = append(fields, event.FieldCreatedAt)
 	}
@@ -12079,6 +14590,15 @@ func (m *EventMutation) Fields() []string {
 	if m.last_seen_at != nil {
 		fields = append(fields, event.FieldLastSeenAt)
 	}
+	if m.labels != nil {
+		fields = append(fields, event.FieldLabels)
+	}
+	if m.processed_at != nil {
+		fields = append(fields, event.FieldProcessedAt)
+	}
+	if m.outcome != nil {
+		fields = append(fields, event.FieldOutcome)
+	}
 	return fields
 }
 
@@ -12109,6 +14629,12 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.FirstSeenAt()
 	case event.FieldLastSeenAt:
 		return m.LastSeenAt()
+	case event.FieldLabels:
+		return m.Labels()
+	case event.FieldProcessedAt:
+		return m.ProcessedAt()
+	case event.FieldOutcome:
+		return m.Outcome()
 	}
 	return nil, false
 }
@@ -12140,6 +14666,12 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldFirstSeenAt(ctx)
 	case event.FieldLastSeenAt:
 		return m.OldLastSeenAt(ctx)
+	case event.FieldLabels:
+		return m.OldLabels(ctx)
+	case event.FieldProcessedAt:
+		return m.OldProcessedAt(ctx)
+	case event.FieldOutcome:
+		return m.OldOutcome(ctx)
 	}
 	return nil, fmt.Errorf("unknown Event field %s", name)
 }
@@ -12226,6 +14758,27 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLastSeenAt(v)
 		return nil
+	case event.FieldLabels:
+		v, ok := value.(fieldtype.Labels)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLabels(v)
+		return nil
+	case event.FieldProcessedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProcessedAt(v)
+		return nil
+	case event.FieldOutcome:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutcome(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
 }
@@ -12289,6 +14842,15 @@ func (m *EventMutation) ClearedFields() []string {
 	if m.FieldCleared(event.FieldSource) {
 		fields = append(fields, event.FieldSource)
 	}
+	if m.FieldCleared(event.FieldLabels) {
+		fields = append(fields, event.FieldLabels)
+	}
+	if m.FieldCleared(event.FieldProcessedAt) {
+		fields = append(fields, event.FieldProcessedAt)
+	}
+	if m.FieldCleared(event.FieldOutcome) {
+		fields = append(fields, event.FieldOutcome)
+	}
 	return fields
 }
 
@@ -12308,6 +14870,15 @@ func (m *EventMutation) ClearField(name string) error {
 		return nil
 	case event.FieldSource:
 		m.ClearSource()
+		return nil
+	case event.FieldLabels:
+		m.ClearLabels()
+		return nil
+	case event.FieldProcessedAt:
+		m.ClearProcessedAt()
+		return nil
+	case event.FieldOutcome:
+		m.ClearOutcome()
 		return nil
 	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
@@ -12350,13 +14921,22 @@ func (m *EventMutation) ResetField(name string) error {
 	case event.FieldLastSeenAt:
 		m.ResetLastSeenAt()
 		return nil
+	case event.FieldLabels:
+		m.ResetLabels()
+		return nil
+	case event.FieldProcessedAt:
+		m.ResetProcessedAt()
+		return nil
+	case event.FieldOutcome:
+		m.ResetOutcome()
+		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *EventMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.node != nil {
 		edges = append(edges, event.EdgeNode)
 	}
@@ -12365,6 +14945,12 @@ func (m *EventMutation) AddedEdges() []string {
 	}
 	if m.alert != nil {
 		edges = append(edges, event.EdgeAlert)
+	}
+	if m.check != nil {
+		edges = append(edges, event.EdgeCheck)
+	}
+	if m.cluster != nil {
+		edges = append(edges, event.EdgeCluster)
 	}
 	return edges
 }
@@ -12385,13 +14971,21 @@ func (m *EventMutation) AddedIDs(name string) []ent.Value {
 		if id := m.alert; id != nil {
 			return []ent.Value{*id}
 		}
+	case event.EdgeCheck:
+		if id := m.check; id != nil {
+			return []ent.Value{*id}
+		}
+	case event.EdgeCluster:
+		if id := m.cluster; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *EventMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	return edges
 }
 
@@ -12403,7 +14997,7 @@ func (m *EventMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *EventMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.clearednode {
 		edges = append(edges, event.EdgeNode)
 	}
@@ -12412,6 +15006,12 @@ func (m *EventMutation) ClearedEdges() []string {
 	}
 	if m.clearedalert {
 		edges = append(edges, event.EdgeAlert)
+	}
+	if m.clearedcheck {
+		edges = append(edges, event.EdgeCheck)
+	}
+	if m.clearedcluster {
+		edges = append(edges, event.EdgeCluster)
 	}
 	return edges
 }
@@ -12426,6 +15026,10 @@ func (m *EventMutation) EdgeCleared(name string) bool {
 		return m.clearedhost
 	case event.EdgeAlert:
 		return m.clearedalert
+	case event.EdgeCheck:
+		return m.clearedcheck
+	case event.EdgeCluster:
+		return m.clearedcluster
 	}
 	return false
 }
@@ -12443,6 +15047,12 @@ func (m *EventMutation) ClearEdge(name string) error {
 	case event.EdgeAlert:
 		m.ClearAlert()
 		return nil
+	case event.EdgeCheck:
+		m.ClearCheck()
+		return nil
+	case event.EdgeCluster:
+		m.ClearCluster()
+		return nil
 	}
 	return fmt.Errorf("unknown Event unique edge %s", name)
 }
@@ -12459,6 +15069,12 @@ func (m *EventMutation) ResetEdge(name string) error {
 		return nil
 	case event.EdgeAlert:
 		m.ResetAlert()
+		return nil
+	case event.EdgeCheck:
+		m.ResetCheck()
+		return nil
+	case event.EdgeCluster:
+		m.ResetCluster()
 		return nil
 	}
 	return fmt.Errorf("unknown Event edge %s", name)
@@ -12485,7 +15101,24 @@ type EventRuleMutation struct {
 	aggregate_window_seconds    *int
 	addaggregate_window_seconds *int
 	enabled                     *bool
+	node_pattern                *string
+	host_pattern                *string
+	rack_pattern                *string
+	cluster_pattern             *string
+	label_matchers              *fieldtype.Labels
+	occurrences                 *int
+	addoccurrences              *int
+	reissue_seconds             *int
+	addreissue_seconds          *int
+	group_by                    *[]string
+	appendgroup_by              []string
+	group_interval_seconds      *int
+	addgroup_interval_seconds   *int
+	hook_secret                 *string
 	clearedFields               map[string]struct{}
+	deliveries                  map[int]struct{}
+	removeddeliveries           map[int]struct{}
+	cleareddeliveries           bool
 	done                        bool
 	oldValue                    func(context.Context) (*EventRule, error)
 	predicates                  []predicate.EventRule
@@ -13162,6 +15795,535 @@ func (m *EventRuleMutation) ResetEnabled() {
 	m.enabled = nil
 }
 
+// SetNodePattern sets the "node_pattern" field.
+func (m *EventRuleMutation) SetNodePattern(s string) {
+	m.node_pattern = &s
+}
+
+// NodePattern returns the value of the "node_pattern" field in the mutation.
+func (m *EventRuleMutation) NodePattern() (r string, exists bool) {
+	v := m.node_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNodePattern returns the old "node_pattern" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldNodePattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNodePattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNodePattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNodePattern: %w", err)
+	}
+	return oldValue.NodePattern, nil
+}
+
+// ResetNodePattern resets all changes to the "node_pattern" field.
+func (m *EventRuleMutation) ResetNodePattern() {
+	m.node_pattern = nil
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (m *EventRuleMutation) SetHostPattern(s string) {
+	m.host_pattern = &s
+}
+
+// HostPattern returns the value of the "host_pattern" field in the mutation.
+func (m *EventRuleMutation) HostPattern() (r string, exists bool) {
+	v := m.host_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHostPattern returns the old "host_pattern" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldHostPattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHostPattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHostPattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHostPattern: %w", err)
+	}
+	return oldValue.HostPattern, nil
+}
+
+// ResetHostPattern resets all changes to the "host_pattern" field.
+func (m *EventRuleMutation) ResetHostPattern() {
+	m.host_pattern = nil
+}
+
+// SetRackPattern sets the "rack_pattern" field.
+func (m *EventRuleMutation) SetRackPattern(s string) {
+	m.rack_pattern = &s
+}
+
+// RackPattern returns the value of the "rack_pattern" field in the mutation.
+func (m *EventRuleMutation) RackPattern() (r string, exists bool) {
+	v := m.rack_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRackPattern returns the old "rack_pattern" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldRackPattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRackPattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRackPattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRackPattern: %w", err)
+	}
+	return oldValue.RackPattern, nil
+}
+
+// ResetRackPattern resets all changes to the "rack_pattern" field.
+func (m *EventRuleMutation) ResetRackPattern() {
+	m.rack_pattern = nil
+}
+
+// SetClusterPattern sets the "cluster_pattern" field.
+func (m *EventRuleMutation) SetClusterPattern(s string) {
+	m.cluster_pattern = &s
+}
+
+// ClusterPattern returns the value of the "cluster_pattern" field in the mutation.
+func (m *EventRuleMutation) ClusterPattern() (r string, exists bool) {
+	v := m.cluster_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClusterPattern returns the old "cluster_pattern" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldClusterPattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClusterPattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClusterPattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClusterPattern: %w", err)
+	}
+	return oldValue.ClusterPattern, nil
+}
+
+// ResetClusterPattern resets all changes to the "cluster_pattern" field.
+func (m *EventRuleMutation) ResetClusterPattern() {
+	m.cluster_pattern = nil
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (m *EventRuleMutation) SetLabelMatchers(f fieldtype.Labels) {
+	m.label_matchers = &f
+}
+
+// LabelMatchers returns the value of the "label_matchers" field in the mutation.
+func (m *EventRuleMutation) LabelMatchers() (r fieldtype.Labels, exists bool) {
+	v := m.label_matchers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLabelMatchers returns the old "label_matchers" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldLabelMatchers(ctx context.Context) (v fieldtype.Labels, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLabelMatchers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLabelMatchers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLabelMatchers: %w", err)
+	}
+	return oldValue.LabelMatchers, nil
+}
+
+// ClearLabelMatchers clears the value of the "label_matchers" field.
+func (m *EventRuleMutation) ClearLabelMatchers() {
+	m.label_matchers = nil
+	m.clearedFields[eventrule.FieldLabelMatchers] = struct{}{}
+}
+
+// LabelMatchersCleared returns if the "label_matchers" field was cleared in this mutation.
+func (m *EventRuleMutation) LabelMatchersCleared() bool {
+	_, ok := m.clearedFields[eventrule.FieldLabelMatchers]
+	return ok
+}
+
+// ResetLabelMatchers resets all changes to the "label_matchers" field.
+func (m *EventRuleMutation) ResetLabelMatchers() {
+	m.label_matchers = nil
+	delete(m.clearedFields, eventrule.FieldLabelMatchers)
+}
+
+// SetOccurrences sets the "occurrences" field.
+func (m *EventRuleMutation) SetOccurrences(i int) {
+	m.occurrences = &i
+	m.addoccurrences = nil
+}
+
+// Occurrences returns the value of the "occurrences" field in the mutation.
+func (m *EventRuleMutation) Occurrences() (r int, exists bool) {
+	v := m.occurrences
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOccurrences returns the old "occurrences" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldOccurrences(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOccurrences is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOccurrences requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOccurrences: %w", err)
+	}
+	return oldValue.Occurrences, nil
+}
+
+// AddOccurrences adds i to the "occurrences" field.
+func (m *EventRuleMutation) AddOccurrences(i int) {
+	if m.addoccurrences != nil {
+		*m.addoccurrences += i
+	} else {
+		m.addoccurrences = &i
+	}
+}
+
+// AddedOccurrences returns the value that was added to the "occurrences" field in this mutation.
+func (m *EventRuleMutation) AddedOccurrences() (r int, exists bool) {
+	v := m.addoccurrences
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOccurrences resets all changes to the "occurrences" field.
+func (m *EventRuleMutation) ResetOccurrences() {
+	m.occurrences = nil
+	m.addoccurrences = nil
+}
+
+// SetReissueSeconds sets the "reissue_seconds" field.
+func (m *EventRuleMutation) SetReissueSeconds(i int) {
+	m.reissue_seconds = &i
+	m.addreissue_seconds = nil
+}
+
+// ReissueSeconds returns the value of the "reissue_seconds" field in the mutation.
+func (m *EventRuleMutation) ReissueSeconds() (r int, exists bool) {
+	v := m.reissue_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReissueSeconds returns the old "reissue_seconds" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldReissueSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReissueSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReissueSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReissueSeconds: %w", err)
+	}
+	return oldValue.ReissueSeconds, nil
+}
+
+// AddReissueSeconds adds i to the "reissue_seconds" field.
+func (m *EventRuleMutation) AddReissueSeconds(i int) {
+	if m.addreissue_seconds != nil {
+		*m.addreissue_seconds += i
+	} else {
+		m.addreissue_seconds = &i
+	}
+}
+
+// AddedReissueSeconds returns the value that was added to the "reissue_seconds" field in this mutation.
+func (m *EventRuleMutation) AddedReissueSeconds() (r int, exists bool) {
+	v := m.addreissue_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReissueSeconds resets all changes to the "reissue_seconds" field.
+func (m *EventRuleMutation) ResetReissueSeconds() {
+	m.reissue_seconds = nil
+	m.addreissue_seconds = nil
+}
+
+// SetGroupBy sets the "group_by" field.
+func (m *EventRuleMutation) SetGroupBy(s []string) {
+	m.group_by = &s
+	m.appendgroup_by = nil
+}
+
+// GroupBy returns the value of the "group_by" field in the mutation.
+func (m *EventRuleMutation) GroupBy() (r []string, exists bool) {
+	v := m.group_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGroupBy returns the old "group_by" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldGroupBy(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGroupBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGroupBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGroupBy: %w", err)
+	}
+	return oldValue.GroupBy, nil
+}
+
+// AppendGroupBy adds s to the "group_by" field.
+func (m *EventRuleMutation) AppendGroupBy(s []string) {
+	m.appendgroup_by = append(m.appendgroup_by, s...)
+}
+
+// AppendedGroupBy returns the list of values that were appended to the "group_by" field in this mutation.
+func (m *EventRuleMutation) AppendedGroupBy() ([]string, bool) {
+	if len(m.appendgroup_by) == 0 {
+		return nil, false
+	}
+	return m.appendgroup_by, true
+}
+
+// ClearGroupBy clears the value of the "group_by" field.
+func (m *EventRuleMutation) ClearGroupBy() {
+	m.group_by = nil
+	m.appendgroup_by = nil
+	m.clearedFields[eventrule.FieldGroupBy] = struct{}{}
+}
+
+// GroupByCleared returns if the "group_by" field was cleared in this mutation.
+func (m *EventRuleMutation) GroupByCleared() bool {
+	_, ok := m.clearedFields[eventrule.FieldGroupBy]
+	return ok
+}
+
+// ResetGroupBy resets all changes to the "group_by" field.
+func (m *EventRuleMutation) ResetGroupBy() {
+	m.group_by = nil
+	m.appendgroup_by = nil
+	delete(m.clearedFields, eventrule.FieldGroupBy)
+}
+
+// SetGroupIntervalSeconds sets the "group_interval_seconds" field.
+func (m *EventRuleMutation) SetGroupIntervalSeconds(i int) {
+	m.group_interval_seconds = &i
+	m.addgroup_interval_seconds = nil
+}
+
+// GroupIntervalSeconds returns the value of the "group_interval_seconds" field in the mutation.
+func (m *EventRuleMutation) GroupIntervalSeconds() (r int, exists bool) {
+	v := m.group_interval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGroupIntervalSeconds returns the old "group_interval_seconds" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldGroupIntervalSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGroupIntervalSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGroupIntervalSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGroupIntervalSeconds: %w", err)
+	}
+	return oldValue.GroupIntervalSeconds, nil
+}
+
+// AddGroupIntervalSeconds adds i to the "group_interval_seconds" field.
+func (m *EventRuleMutation) AddGroupIntervalSeconds(i int) {
+	if m.addgroup_interval_seconds != nil {
+		*m.addgroup_interval_seconds += i
+	} else {
+		m.addgroup_interval_seconds = &i
+	}
+}
+
+// AddedGroupIntervalSeconds returns the value that was added to the "group_interval_seconds" field in this mutation.
+func (m *EventRuleMutation) AddedGroupIntervalSeconds() (r int, exists bool) {
+	v := m.addgroup_interval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGroupIntervalSeconds resets all changes to the "group_interval_seconds" field.
+func (m *EventRuleMutation) ResetGroupIntervalSeconds() {
+	m.group_interval_seconds = nil
+	m.addgroup_interval_seconds = nil
+}
+
+// SetHookSecret sets the "hook_secret" field.
+func (m *EventRuleMutation) SetHookSecret(s string) {
+	m.hook_secret = &s
+}
+
+// HookSecret returns the value of the "hook_secret" field in the mutation.
+func (m *EventRuleMutation) HookSecret() (r string, exists bool) {
+	v := m.hook_secret
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHookSecret returns the old "hook_secret" field's value of the EventRule entity.
+// If the EventRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventRuleMutation) OldHookSecret(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHookSecret is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHookSecret requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHookSecret: %w", err)
+	}
+	return oldValue.HookSecret, nil
+}
+
+// ClearHookSecret clears the value of the "hook_secret" field.
+func (m *EventRuleMutation) ClearHookSecret() {
+	m.hook_secret = nil
+	m.clearedFields[eventrule.FieldHookSecret] = struct{}{}
+}
+
+// HookSecretCleared returns if the "hook_secret" field was cleared in this mutation.
+func (m *EventRuleMutation) HookSecretCleared() bool {
+	_, ok := m.clearedFields[eventrule.FieldHookSecret]
+	return ok
+}
+
+// ResetHookSecret resets all changes to the "hook_secret" field.
+func (m *EventRuleMutation) ResetHookSecret() {
+	m.hook_secret = nil
+	delete(m.clearedFields, eventrule.FieldHookSecret)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by ids.
+func (m *EventRuleMutation) AddDeliveryIDs(ids ...int) {
+	if m.deliveries == nil {
+		m.deliveries = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.deliveries[ids[i]] = struct{}{}
+	}
+}
+
+// ClearDeliveries clears the "deliveries" edge to the HookDelivery entity.
+func (m *EventRuleMutation) ClearDeliveries() {
+	m.cleareddeliveries = true
+}
+
+// DeliveriesCleared reports if the "deliveries" edge to the HookDelivery entity was cleared.
+func (m *EventRuleMutation) DeliveriesCleared() bool {
+	return m.cleareddeliveries
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to the HookDelivery entity by IDs.
+func (m *EventRuleMutation) RemoveDeliveryIDs(ids ...int) {
+	if m.removeddeliveries == nil {
+		m.removeddeliveries = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.deliveries, ids[i])
+		m.removeddeliveries[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedDeliveries returns the removed IDs of the "deliveries" edge to the HookDelivery entity.
+func (m *EventRuleMutation) RemovedDeliveriesIDs() (ids []int) {
+	for id := range m.removeddeliveries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// DeliveriesIDs returns the "deliveries" edge IDs in the mutation.
+func (m *EventRuleMutation) DeliveriesIDs() (ids []int) {
+	for id := range m.deliveries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetDeliveries resets all changes to the "deliveries" edge.
+func (m *EventRuleMutation) ResetDeliveries() {
+	m.deliveries = nil
+	m.cleareddeliveries = false
+	m.removeddeliveries = nil
+}
+
 // Where appends a list predicates to the EventRuleMutation builder.
 func (m *EventRuleMutation) Where(ps ...predicate.EventRule) {
 	m.predicates = append(m.predicates, ps...)
@@ -13196,7 +16358,7 @@ func (m *EventRuleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventRuleMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 23)
 	if m.created_at != nil {
 		fields = append(fields, eventrule.FieldCreatedAt)
 	}
@@ -13236,6 +16398,36 @@ func (m *EventRuleMutation) Fields() []string {
 	if m.enabled != nil {
 		fields = append(fields, eventrule.FieldEnabled)
 	}
+	if m.node_pattern != nil {
+		fields = append(fields, eventrule.FieldNodePattern)
+	}
+	if m.host_pattern != nil {
+		fields = append(fields, eventrule.FieldHostPattern)
+	}
+	if m.rack_pattern != nil {
+		fields = append(fields, eventrule.FieldRackPattern)
+	}
+	if m.cluster_pattern != nil {
+		fields = append(fields, eventrule.FieldClusterPattern)
+	}
+	if m.label_matchers != nil {
+		fields = append(fields, eventrule.FieldLabelMatchers)
+	}
+	if m.occurrences != nil {
+		fields = append(fields, eventrule.FieldOccurrences)
+	}
+	if m.reissue_seconds != nil {
+		fields = append(fields, eventrule.FieldReissueSeconds)
+	}
+	if m.group_by != nil {
+		fields = append(fields, eventrule.FieldGroupBy)
+	}
+	if m.group_interval_seconds != nil {
+		fields = append(fields, eventrule.FieldGroupIntervalSeconds)
+	}
+	if m.hook_secret != nil {
+		fields = append(fields, eventrule.FieldHookSecret)
+	}
 	return fields
 }
 
@@ -13270,6 +16462,26 @@ func (m *EventRuleMutation) Field(name string) (ent.Value, bool) {
 		return m.AggregateWindowSeconds()
 	case eventrule.FieldEnabled:
 		return m.Enabled()
+	case eventrule.FieldNodePattern:
+		return m.NodePattern()
+	case eventrule.FieldHostPattern:
+		return m.HostPattern()
+	case eventrule.FieldRackPattern:
+		return m.RackPattern()
+	case eventrule.FieldClusterPattern:
+		return m.ClusterPattern()
+	case eventrule.FieldLabelMatchers:
+		return m.LabelMatchers()
+	case eventrule.FieldOccurrences:
+		return m.Occurrences()
+	case eventrule.FieldReissueSeconds:
+		return m.ReissueSeconds()
+	case eventrule.FieldGroupBy:
+		return m.GroupBy()
+	case eventrule.FieldGroupIntervalSeconds:
+		return m.GroupIntervalSeconds()
+	case eventrule.FieldHookSecret:
+		return m.HookSecret()
 	}
 	return nil, false
 }
@@ -13305,6 +16517,26 @@ func (m *EventRuleMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldAggregateWindowSeconds(ctx)
 	case eventrule.FieldEnabled:
 		return m.OldEnabled(ctx)
+	case eventrule.FieldNodePattern:
+		return m.OldNodePattern(ctx)
+	case eventrule.FieldHostPattern:
+		return m.OldHostPattern(ctx)
+	case eventrule.FieldRackPattern:
+		return m.OldRackPattern(ctx)
+	case eventrule.FieldClusterPattern:
+		return m.OldClusterPattern(ctx)
+	case eventrule.FieldLabelMatchers:
+		return m.OldLabelMatchers(ctx)
+	case eventrule.FieldOccurrences:
+		return m.OldOccurrences(ctx)
+	case eventrule.FieldReissueSeconds:
+		return m.OldReissueSeconds(ctx)
+	case eventrule.FieldGroupBy:
+		return m.OldGroupBy(ctx)
+	case eventrule.FieldGroupIntervalSeconds:
+		return m.OldGroupIntervalSeconds(ctx)
+	case eventrule.FieldHookSecret:
+		return m.OldHookSecret(ctx)
 	}
 	return nil, fmt.Errorf("unknown EventRule field %s", name)
 }
@@ -13405,6 +16637,76 @@ func (m *EventRuleMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEnabled(v)
 		return nil
+	case eventrule.FieldNodePattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNodePattern(v)
+		return nil
+	case eventrule.FieldHostPattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHostPattern(v)
+		return nil
+	case eventrule.FieldRackPattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRackPattern(v)
+		return nil
+	case eventrule.FieldClusterPattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClusterPattern(v)
+		return nil
+	case eventrule.FieldLabelMatchers:
+		v, ok := value.(fieldtype.Labels)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLabelMatchers(v)
+		return nil
+	case eventrule.FieldOccurrences:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOccurrences(v)
+		return nil
+	case eventrule.FieldReissueSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReissueSeconds(v)
+		return nil
+	case eventrule.FieldGroupBy:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGroupBy(v)
+		return nil
+	case eventrule.FieldGroupIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGroupIntervalSeconds(v)
+		return nil
+	case eventrule.FieldHookSecret:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHookSecret(v)
+		return nil
 	}
 	return fmt.Errorf("unknown EventRule field %s", name)
 }
@@ -13419,6 +16721,15 @@ func (m *EventRuleMutation) AddedFields() []string {
 	if m.addaggregate_window_seconds != nil {
 		fields = append(fields, eventrule.FieldAggregateWindowSeconds)
 	}
+	if m.addoccurrences != nil {
+		fields = append(fields, eventrule.FieldOccurrences)
+	}
+	if m.addreissue_seconds != nil {
+		fields = append(fields, eventrule.FieldReissueSeconds)
+	}
+	if m.addgroup_interval_seconds != nil {
+		fields = append(fields, eventrule.FieldGroupIntervalSeconds)
+	}
 	return fields
 }
 
@@ -13431,6 +16742,12 @@ func (m *EventRuleMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPriority()
 	case eventrule.FieldAggregateWindowSeconds:
 		return m.AddedAggregateWindowSeconds()
+	case eventrule.FieldOccurrences:
+		return m.AddedOccurrences()
+	case eventrule.FieldReissueSeconds:
+		return m.AddedReissueSeconds()
+	case eventrule.FieldGroupIntervalSeconds:
+		return m.AddedGroupIntervalSeconds()
 	}
 	return nil, false
 }
@@ -13454,6 +16771,27 @@ func (m *EventRuleMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAggregateWindowSeconds(v)
 		return nil
+	case eventrule.FieldOccurrences:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOccurrences(v)
+		return nil
+	case eventrule.FieldReissueSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReissueSeconds(v)
+		return nil
+	case eventrule.FieldGroupIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGroupIntervalSeconds(v)
+		return nil
 	}
 	return fmt.Errorf("unknown EventRule numeric field %s", name)
 }
@@ -13476,6 +16814,15 @@ func (m *EventRuleMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(eventrule.FieldHookURL) {
 		fields = append(fields, eventrule.FieldHookURL)
+	}
+	if m.FieldCleared(eventrule.FieldLabelMatchers) {
+		fields = append(fields, eventrule.FieldLabelMatchers)
+	}
+	if m.FieldCleared(eventrule.FieldGroupBy) {
+		fields = append(fields, eventrule.FieldGroupBy)
+	}
+	if m.FieldCleared(eventrule.FieldHookSecret) {
+		fields = append(fields, eventrule.FieldHookSecret)
 	}
 	return fields
 }
@@ -13505,6 +16852,15 @@ func (m *EventRuleMutation) ClearField(name string) error {
 		return nil
 	case eventrule.FieldHookURL:
 		m.ClearHookURL()
+		return nil
+	case eventrule.FieldLabelMatchers:
+		m.ClearLabelMatchers()
+		return nil
+	case eventrule.FieldGroupBy:
+		m.ClearGroupBy()
+		return nil
+	case eventrule.FieldHookSecret:
+		m.ClearHookSecret()
 		return nil
 	}
 	return fmt.Errorf("unknown EventRule nullable field %s", name)
@@ -13553,55 +16909,121 @@ func (m *EventRuleMutation) ResetField(name string) error {
 	case eventrule.FieldEnabled:
 		m.ResetEnabled()
 		return nil
+	case eventrule.FieldNodePattern:
+		m.ResetNodePattern()
+		return nil
+	case eventrule.FieldHostPattern:
+		m.ResetHostPattern()
+		return nil
+	case eventrule.FieldRackPattern:
+		m.ResetRackPattern()
+		return nil
+	case eventrule.FieldClusterPattern:
+		m.ResetClusterPattern()
+		return nil
+	case eventrule.FieldLabelMatchers:
+		m.ResetLabelMatchers()
+		return nil
+	case eventrule.FieldOccurrences:
+		m.ResetOccurrences()
+		return nil
+	case eventrule.FieldReissueSeconds:
+		m.ResetReissueSeconds()
+		return nil
+	case eventrule.FieldGroupBy:
+		m.ResetGroupBy()
+		return nil
+	case eventrule.FieldGroupIntervalSeconds:
+		m.ResetGroupIntervalSeconds()
+		return nil
+	case eventrule.FieldHookSecret:
+		m.ResetHookSecret()
+		return nil
 	}
 	return fmt.Errorf("unknown EventRule field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *EventRuleMutation) AddedEdges() []string {
-	edges := make([]string, 0, 0)
+	edges := make([]string, 0, 1)
+	if m.deliveries != nil {
+		edges = append(edges, eventrule.EdgeDeliveries)
+	}
 	return edges
 }
 
 // AddedIDs returns all IDs (to other nodes) that were added for the given edge
 // name in this mutation.
 func (m *EventRuleMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case eventrule.EdgeDeliveries:
+		ids := make([]ent.Value, 0, len(m.deliveries))
+		for id := range m.deliveries {
+			ids = append(ids, id)
+		}
+		return ids
+	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *EventRuleMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 0)
+	edges := make([]string, 0, 1)
+	if m.removeddeliveries != nil {
+		edges = append(edges, eventrule.EdgeDeliveries)
+	}
 	return edges
 }
 
 // RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
 // the given name in this mutation.
 func (m *EventRuleMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case eventrule.EdgeDeliveries:
+		ids := make([]ent.Value, 0, len(m.removeddeliveries))
+		for id := range m.removeddeliveries {
+			ids = append(ids, id)
+		}
+		return ids
+	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *EventRuleMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 0)
+	edges := make([]string, 0, 1)
+	if m.cleareddeliveries {
+		edges = append(edges, eventrule.EdgeDeliveries)
+	}
 	return edges
 }
 
 // EdgeCleared returns a boolean which indicates if the edge with the given name
 // was cleared in this mutation.
 func (m *EventRuleMutation) EdgeCleared(name string) bool {
+	switch name {
+	case eventrule.EdgeDeliveries:
+		return m.cleareddeliveries
+	}
 	return false
 }
 
 // ClearEdge clears the value of the edge with the given name. It returns an error
 // if that edge is not defined in the schema.
 func (m *EventRuleMutation) ClearEdge(name string) error {
+	switch name {
+	}
 	return fmt.Errorf("unknown EventRule unique edge %s", name)
 }
 
 // ResetEdge resets all changes to the edge with the given name in this mutation.
 // It returns an error if the edge is not defined in the schema.
 func (m *EventRuleMutation) ResetEdge(name string) error {
+	switch name {
+	case eventrule.EdgeDeliveries:
+		m.ResetDeliveries()
+		return nil
+	}
 	return fmt.Errorf("unknown EventRule edge %s", name)
 }
 
@@ -17134,6 +20556,1206 @@ func (m *GlobalServiceMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown GlobalService edge %s", name)
+}
+
+// HookDeliveryMutation represents an operation that mutates the HookDelivery nodes in the graph.
+type HookDeliveryMutation struct {
+	config
+	op                      Op
+	typ                     string
+	id                      *int
+	created_at              *time.Time
+	updated_at              *time.Time
+	url                     *string
+	idempotency_key         *string
+	status                  *hookdelivery.Status
+	attempts                *int
+	addattempts             *int
+	response_status         *int
+	addresponse_status      *int
+	last_error              *string
+	payload                 *string
+	delivered_at            *time.Time
+	last_attempt_at         *time.Time
+	clearedFields           map[string]struct{}
+	rule                    *int
+	clearedrule             bool
+	alert                   *int
+	clearedalert            bool
+	maintainer_group        *int
+	clearedmaintainer_group bool
+	done                    bool
+	oldValue                func(context.Context) (*HookDelivery, error)
+	predicates              []predicate.HookDelivery
+}
+
+var _ ent.Mutation = (*HookDeliveryMutation)(nil)
+
+// hookdeliveryOption allows management of the mutation configuration using functional options.
+type hookdeliveryOption func(*HookDeliveryMutation)
+
+// newHookDeliveryMutation creates new mutation for the HookDelivery entity.
+func newHookDeliveryMutation(c config, op Op, opts ...hookdeliveryOption) *HookDeliveryMutation {
+	m := &HookDeliveryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeHookDelivery,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withHookDeliveryID sets the ID field of the mutation.
+func withHookDeliveryID(id int) hookdeliveryOption {
+	return func(m *HookDeliveryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *HookDelivery
+		)
+		m.oldValue = func(ctx context.Context) (*HookDelivery, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().HookDelivery.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withHookDelivery sets the old HookDelivery of the mutation.
+func withHookDelivery(node *HookDelivery) hookdeliveryOption {
+	return func(m *HookDeliveryMutation) {
+		m.oldValue = func(context.Context) (*HookDelivery, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m HookDeliveryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m HookDeliveryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *HookDeliveryMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *HookDeliveryMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().HookDelivery.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *HookDeliveryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *HookDeliveryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *HookDeliveryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *HookDeliveryMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *HookDeliveryMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *HookDeliveryMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetURL sets the "url" field.
+func (m *HookDeliveryMutation) SetURL(s string) {
+	m.url = &s
+}
+
+// URL returns the value of the "url" field in the mutation.
+func (m *HookDeliveryMutation) URL() (r string, exists bool) {
+	v := m.url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldURL returns the old "url" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldURL: %w", err)
+	}
+	return oldValue.URL, nil
+}
+
+// ResetURL resets all changes to the "url" field.
+func (m *HookDeliveryMutation) ResetURL() {
+	m.url = nil
+}
+
+// SetIdempotencyKey sets the "idempotency_key" field.
+func (m *HookDeliveryMutation) SetIdempotencyKey(s string) {
+	m.idempotency_key = &s
+}
+
+// IdempotencyKey returns the value of the "idempotency_key" field in the mutation.
+func (m *HookDeliveryMutation) IdempotencyKey() (r string, exists bool) {
+	v := m.idempotency_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIdempotencyKey returns the old "idempotency_key" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldIdempotencyKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIdempotencyKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIdempotencyKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIdempotencyKey: %w", err)
+	}
+	return oldValue.IdempotencyKey, nil
+}
+
+// ResetIdempotencyKey resets all changes to the "idempotency_key" field.
+func (m *HookDeliveryMutation) ResetIdempotencyKey() {
+	m.idempotency_key = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *HookDeliveryMutation) SetStatus(h hookdelivery.Status) {
+	m.status = &h
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *HookDeliveryMutation) Status() (r hookdelivery.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldStatus(ctx context.Context) (v hookdelivery.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *HookDeliveryMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetAttempts sets the "attempts" field.
+func (m *HookDeliveryMutation) SetAttempts(i int) {
+	m.attempts = &i
+	m.addattempts = nil
+}
+
+// Attempts returns the value of the "attempts" field in the mutation.
+func (m *HookDeliveryMutation) Attempts() (r int, exists bool) {
+	v := m.attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttempts returns the old "attempts" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttempts: %w", err)
+	}
+	return oldValue.Attempts, nil
+}
+
+// AddAttempts adds i to the "attempts" field.
+func (m *HookDeliveryMutation) AddAttempts(i int) {
+	if m.addattempts != nil {
+		*m.addattempts += i
+	} else {
+		m.addattempts = &i
+	}
+}
+
+// AddedAttempts returns the value that was added to the "attempts" field in this mutation.
+func (m *HookDeliveryMutation) AddedAttempts() (r int, exists bool) {
+	v := m.addattempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAttempts resets all changes to the "attempts" field.
+func (m *HookDeliveryMutation) ResetAttempts() {
+	m.attempts = nil
+	m.addattempts = nil
+}
+
+// SetResponseStatus sets the "response_status" field.
+func (m *HookDeliveryMutation) SetResponseStatus(i int) {
+	m.response_status = &i
+	m.addresponse_status = nil
+}
+
+// ResponseStatus returns the value of the "response_status" field in the mutation.
+func (m *HookDeliveryMutation) ResponseStatus() (r int, exists bool) {
+	v := m.response_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResponseStatus returns the old "response_status" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldResponseStatus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResponseStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResponseStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResponseStatus: %w", err)
+	}
+	return oldValue.ResponseStatus, nil
+}
+
+// AddResponseStatus adds i to the "response_status" field.
+func (m *HookDeliveryMutation) AddResponseStatus(i int) {
+	if m.addresponse_status != nil {
+		*m.addresponse_status += i
+	} else {
+		m.addresponse_status = &i
+	}
+}
+
+// AddedResponseStatus returns the value that was added to the "response_status" field in this mutation.
+func (m *HookDeliveryMutation) AddedResponseStatus() (r int, exists bool) {
+	v := m.addresponse_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearResponseStatus clears the value of the "response_status" field.
+func (m *HookDeliveryMutation) ClearResponseStatus() {
+	m.response_status = nil
+	m.addresponse_status = nil
+	m.clearedFields[hookdelivery.FieldResponseStatus] = struct{}{}
+}
+
+// ResponseStatusCleared returns if the "response_status" field was cleared in this mutation.
+func (m *HookDeliveryMutation) ResponseStatusCleared() bool {
+	_, ok := m.clearedFields[hookdelivery.FieldResponseStatus]
+	return ok
+}
+
+// ResetResponseStatus resets all changes to the "response_status" field.
+func (m *HookDeliveryMutation) ResetResponseStatus() {
+	m.response_status = nil
+	m.addresponse_status = nil
+	delete(m.clearedFields, hookdelivery.FieldResponseStatus)
+}
+
+// SetLastError sets the "last_error" field.
+func (m *HookDeliveryMutation) SetLastError(s string) {
+	m.last_error = &s
+}
+
+// LastError returns the value of the "last_error" field in the mutation.
+func (m *HookDeliveryMutation) LastError() (r string, exists bool) {
+	v := m.last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastError returns the old "last_error" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldLastError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastError: %w", err)
+	}
+	return oldValue.LastError, nil
+}
+
+// ClearLastError clears the value of the "last_error" field.
+func (m *HookDeliveryMutation) ClearLastError() {
+	m.last_error = nil
+	m.clearedFields[hookdelivery.FieldLastError] = struct{}{}
+}
+
+// LastErrorCleared returns if the "last_error" field was cleared in this mutation.
+func (m *HookDeliveryMutation) LastErrorCleared() bool {
+	_, ok := m.clearedFields[hookdelivery.FieldLastError]
+	return ok
+}
+
+// ResetLastError resets all changes to the "last_error" field.
+func (m *HookDeliveryMutation) ResetLastError() {
+	m.last_error = nil
+	delete(m.clearedFields, hookdelivery.FieldLastError)
+}
+
+// SetPayload sets the "payload" field.
+func (m *HookDeliveryMutation) SetPayload(s string) {
+	m.payload = &s
+}
+
+// Payload returns the value of the "payload" field in the mutation.
+func (m *HookDeliveryMutation) Payload() (r string, exists bool) {
+	v := m.payload
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayload returns the old "payload" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldPayload(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayload is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayload requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayload: %w", err)
+	}
+	return oldValue.Payload, nil
+}
+
+// ResetPayload resets all changes to the "payload" field.
+func (m *HookDeliveryMutation) ResetPayload() {
+	m.payload = nil
+}
+
+// SetDeliveredAt sets the "delivered_at" field.
+func (m *HookDeliveryMutation) SetDeliveredAt(t time.Time) {
+	m.delivered_at = &t
+}
+
+// DeliveredAt returns the value of the "delivered_at" field in the mutation.
+func (m *HookDeliveryMutation) DeliveredAt() (r time.Time, exists bool) {
+	v := m.delivered_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeliveredAt returns the old "delivered_at" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldDeliveredAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeliveredAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeliveredAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeliveredAt: %w", err)
+	}
+	return oldValue.DeliveredAt, nil
+}
+
+// ClearDeliveredAt clears the value of the "delivered_at" field.
+func (m *HookDeliveryMutation) ClearDeliveredAt() {
+	m.delivered_at = nil
+	m.clearedFields[hookdelivery.FieldDeliveredAt] = struct{}{}
+}
+
+// DeliveredAtCleared returns if the "delivered_at" field was cleared in this mutation.
+func (m *HookDeliveryMutation) DeliveredAtCleared() bool {
+	_, ok := m.clearedFields[hookdelivery.FieldDeliveredAt]
+	return ok
+}
+
+// ResetDeliveredAt resets all changes to the "delivered_at" field.
+func (m *HookDeliveryMutation) ResetDeliveredAt() {
+	m.delivered_at = nil
+	delete(m.clearedFields, hookdelivery.FieldDeliveredAt)
+}
+
+// SetLastAttemptAt sets the "last_attempt_at" field.
+func (m *HookDeliveryMutation) SetLastAttemptAt(t time.Time) {
+	m.last_attempt_at = &t
+}
+
+// LastAttemptAt returns the value of the "last_attempt_at" field in the mutation.
+func (m *HookDeliveryMutation) LastAttemptAt() (r time.Time, exists bool) {
+	v := m.last_attempt_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastAttemptAt returns the old "last_attempt_at" field's value of the HookDelivery entity.
+// If the HookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HookDeliveryMutation) OldLastAttemptAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastAttemptAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastAttemptAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastAttemptAt: %w", err)
+	}
+	return oldValue.LastAttemptAt, nil
+}
+
+// ClearLastAttemptAt clears the value of the "last_attempt_at" field.
+func (m *HookDeliveryMutation) ClearLastAttemptAt() {
+	m.last_attempt_at = nil
+	m.clearedFields[hookdelivery.FieldLastAttemptAt] = struct{}{}
+}
+
+// LastAttemptAtCleared returns if the "last_attempt_at" field was cleared in this mutation.
+func (m *HookDeliveryMutation) LastAttemptAtCleared() bool {
+	_, ok := m.clearedFields[hookdelivery.FieldLastAttemptAt]
+	return ok
+}
+
+// ResetLastAttemptAt resets all changes to the "last_attempt_at" field.
+func (m *HookDeliveryMutation) ResetLastAttemptAt() {
+	m.last_attempt_at = nil
+	delete(m.clearedFields, hookdelivery.FieldLastAttemptAt)
+}
+
+// SetRuleID sets the "rule" edge to the EventRule entity by id.
+func (m *HookDeliveryMutation) SetRuleID(id int) {
+	m.rule = &id
+}
+
+// ClearRule clears the "rule" edge to the EventRule entity.
+func (m *HookDeliveryMutation) ClearRule() {
+	m.clearedrule = true
+}
+
+// RuleCleared reports if the "rule" edge to the EventRule entity was cleared.
+func (m *HookDeliveryMutation) RuleCleared() bool {
+	return m.clearedrule
+}
+
+// RuleID returns the "rule" edge ID in the mutation.
+func (m *HookDeliveryMutation) RuleID() (id int, exists bool) {
+	if m.rule != nil {
+		return *m.rule, true
+	}
+	return
+}
+
+// RuleIDs returns the "rule" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// RuleID instead. It exists only for internal usage by the builders.
+func (m *HookDeliveryMutation) RuleIDs() (ids []int) {
+	if id := m.rule; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetRule resets all changes to the "rule" edge.
+func (m *HookDeliveryMutation) ResetRule() {
+	m.rule = nil
+	m.clearedrule = false
+}
+
+// SetAlertID sets the "alert" edge to the Alert entity by id.
+func (m *HookDeliveryMutation) SetAlertID(id int) {
+	m.alert = &id
+}
+
+// ClearAlert clears the "alert" edge to the Alert entity.
+func (m *HookDeliveryMutation) ClearAlert() {
+	m.clearedalert = true
+}
+
+// AlertCleared reports if the "alert" edge to the Alert entity was cleared.
+func (m *HookDeliveryMutation) AlertCleared() bool {
+	return m.clearedalert
+}
+
+// AlertID returns the "alert" edge ID in the mutation.
+func (m *HookDeliveryMutation) AlertID() (id int, exists bool) {
+	if m.alert != nil {
+		return *m.alert, true
+	}
+	return
+}
+
+// AlertIDs returns the "alert" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AlertID instead. It exists only for internal usage by the builders.
+func (m *HookDeliveryMutation) AlertIDs() (ids []int) {
+	if id := m.alert; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAlert resets all changes to the "alert" edge.
+func (m *HookDeliveryMutation) ResetAlert() {
+	m.alert = nil
+	m.clearedalert = false
+}
+
+// SetMaintainerGroupID sets the "maintainer_group" edge to the MaintainerGroup entity by id.
+func (m *HookDeliveryMutation) SetMaintainerGroupID(id int) {
+	m.maintainer_group = &id
+}
+
+// ClearMaintainerGroup clears the "maintainer_group" edge to the MaintainerGroup entity.
+func (m *HookDeliveryMutation) ClearMaintainerGroup() {
+	m.clearedmaintainer_group = true
+}
+
+// MaintainerGroupCleared reports if the "maintainer_group" edge to the MaintainerGroup entity was cleared.
+func (m *HookDeliveryMutation) MaintainerGroupCleared() bool {
+	return m.clearedmaintainer_group
+}
+
+// MaintainerGroupID returns the "maintainer_group" edge ID in the mutation.
+func (m *HookDeliveryMutation) MaintainerGroupID() (id int, exists bool) {
+	if m.maintainer_group != nil {
+		return *m.maintainer_group, true
+	}
+	return
+}
+
+// MaintainerGroupIDs returns the "maintainer_group" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// MaintainerGroupID instead. It exists only for internal usage by the builders.
+func (m *HookDeliveryMutation) MaintainerGroupIDs() (ids []int) {
+	if id := m.maintainer_group; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetMaintainerGroup resets all changes to the "maintainer_group" edge.
+func (m *HookDeliveryMutation) ResetMaintainerGroup() {
+	m.maintainer_group = nil
+	m.clearedmaintainer_group = false
+}
+
+// Where appends a list predicates to the HookDeliveryMutation builder.
+func (m *HookDeliveryMutation) Where(ps ...predicate.HookDelivery) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the HookDeliveryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *HookDeliveryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.HookDelivery, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *HookDeliveryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *HookDeliveryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (HookDelivery).
+func (m *HookDeliveryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *HookDeliveryMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.created_at != nil {
+		fields = append(fields, hookdelivery.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, hookdelivery.FieldUpdatedAt)
+	}
+	if m.url != nil {
+		fields = append(fields, hookdelivery.FieldURL)
+	}
+	if m.idempotency_key != nil {
+		fields = append(fields, hookdelivery.FieldIdempotencyKey)
+	}
+	if m.status != nil {
+		fields = append(fields, hookdelivery.FieldStatus)
+	}
+	if m.attempts != nil {
+		fields = append(fields, hookdelivery.FieldAttempts)
+	}
+	if m.response_status != nil {
+		fields = append(fields, hookdelivery.FieldResponseStatus)
+	}
+	if m.last_error != nil {
+		fields = append(fields, hookdelivery.FieldLastError)
+	}
+	if m.payload != nil {
+		fields = append(fields, hookdelivery.FieldPayload)
+	}
+	if m.delivered_at != nil {
+		fields = append(fields, hookdelivery.FieldDeliveredAt)
+	}
+	if m.last_attempt_at != nil {
+		fields = append(fields, hookdelivery.FieldLastAttemptAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *HookDeliveryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case hookdelivery.FieldCreatedAt:
+		return m.CreatedAt()
+	case hookdelivery.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case hookdelivery.FieldURL:
+		return m.URL()
+	case hookdelivery.FieldIdempotencyKey:
+		return m.IdempotencyKey()
+	case hookdelivery.FieldStatus:
+		return m.Status()
+	case hookdelivery.FieldAttempts:
+		return m.Attempts()
+	case hookdelivery.FieldResponseStatus:
+		return m.ResponseStatus()
+	case hookdelivery.FieldLastError:
+		return m.LastError()
+	case hookdelivery.FieldPayload:
+		return m.Payload()
+	case hookdelivery.FieldDeliveredAt:
+		return m.DeliveredAt()
+	case hookdelivery.FieldLastAttemptAt:
+		return m.LastAttemptAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *HookDeliveryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case hookdelivery.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case hookdelivery.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case hookdelivery.FieldURL:
+		return m.OldURL(ctx)
+	case hookdelivery.FieldIdempotencyKey:
+		return m.OldIdempotencyKey(ctx)
+	case hookdelivery.FieldStatus:
+		return m.OldStatus(ctx)
+	case hookdelivery.FieldAttempts:
+		return m.OldAttempts(ctx)
+	case hookdelivery.FieldResponseStatus:
+		return m.OldResponseStatus(ctx)
+	case hookdelivery.FieldLastError:
+		return m.OldLastError(ctx)
+	case hookdelivery.FieldPayload:
+		return m.OldPayload(ctx)
+	case hookdelivery.FieldDeliveredAt:
+		return m.OldDeliveredAt(ctx)
+	case hookdelivery.FieldLastAttemptAt:
+		return m.OldLastAttemptAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown HookDelivery field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *HookDeliveryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case hookdelivery.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case hookdelivery.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case hookdelivery.FieldURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetURL(v)
+		return nil
+	case hookdelivery.FieldIdempotencyKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIdempotencyKey(v)
+		return nil
+	case hookdelivery.FieldStatus:
+		v, ok := value.(hookdelivery.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case hookdelivery.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttempts(v)
+		return nil
+	case hookdelivery.FieldResponseStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResponseStatus(v)
+		return nil
+	case hookdelivery.FieldLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastError(v)
+		return nil
+	case hookdelivery.FieldPayload:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayload(v)
+		return nil
+	case hookdelivery.FieldDeliveredAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeliveredAt(v)
+		return nil
+	case hookdelivery.FieldLastAttemptAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastAttemptAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown HookDelivery field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *HookDeliveryMutation) AddedFields() []string {
+	var fields []string
+	if m.addattempts != nil {
+		fields = append(fields, hookdelivery.FieldAttempts)
+	}
+	if m.addresponse_status != nil {
+		fields = append(fields, hookdelivery.FieldResponseStatus)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *HookDeliveryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case hookdelivery.FieldAttempts:
+		return m.AddedAttempts()
+	case hookdelivery.FieldResponseStatus:
+		return m.AddedResponseStatus()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *HookDeliveryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case hookdelivery.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAttempts(v)
+		return nil
+	case hookdelivery.FieldResponseStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddResponseStatus(v)
+		return nil
+	}
+	return fmt.Errorf("unknown HookDelivery numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *HookDeliveryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(hookdelivery.FieldResponseStatus) {
+		fields = append(fields, hookdelivery.FieldResponseStatus)
+	}
+	if m.FieldCleared(hookdelivery.FieldLastError) {
+		fields = append(fields, hookdelivery.FieldLastError)
+	}
+	if m.FieldCleared(hookdelivery.FieldDeliveredAt) {
+		fields = append(fields, hookdelivery.FieldDeliveredAt)
+	}
+	if m.FieldCleared(hookdelivery.FieldLastAttemptAt) {
+		fields = append(fields, hookdelivery.FieldLastAttemptAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *HookDeliveryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *HookDeliveryMutation) ClearField(name string) error {
+	switch name {
+	case hookdelivery.FieldResponseStatus:
+		m.ClearResponseStatus()
+		return nil
+	case hookdelivery.FieldLastError:
+		m.ClearLastError()
+		return nil
+	case hookdelivery.FieldDeliveredAt:
+		m.ClearDeliveredAt()
+		return nil
+	case hookdelivery.FieldLastAttemptAt:
+		m.ClearLastAttemptAt()
+		return nil
+	}
+	return fmt.Errorf("unknown HookDelivery nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *HookDeliveryMutation) ResetField(name string) error {
+	switch name {
+	case hookdelivery.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case hookdelivery.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case hookdelivery.FieldURL:
+		m.ResetURL()
+		return nil
+	case hookdelivery.FieldIdempotencyKey:
+		m.ResetIdempotencyKey()
+		return nil
+	case hookdelivery.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case hookdelivery.FieldAttempts:
+		m.ResetAttempts()
+		return nil
+	case hookdelivery.FieldResponseStatus:
+		m.ResetResponseStatus()
+		return nil
+	case hookdelivery.FieldLastError:
+		m.ResetLastError()
+		return nil
+	case hookdelivery.FieldPayload:
+		m.ResetPayload()
+		return nil
+	case hookdelivery.FieldDeliveredAt:
+		m.ResetDeliveredAt()
+		return nil
+	case hookdelivery.FieldLastAttemptAt:
+		m.ResetLastAttemptAt()
+		return nil
+	}
+	return fmt.Errorf("unknown HookDelivery field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *HookDeliveryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.rule != nil {
+		edges = append(edges, hookdelivery.EdgeRule)
+	}
+	if m.alert != nil {
+		edges = append(edges, hookdelivery.EdgeAlert)
+	}
+	if m.maintainer_group != nil {
+		edges = append(edges, hookdelivery.EdgeMaintainerGroup)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *HookDeliveryMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case hookdelivery.EdgeRule:
+		if id := m.rule; id != nil {
+			return []ent.Value{*id}
+		}
+	case hookdelivery.EdgeAlert:
+		if id := m.alert; id != nil {
+			return []ent.Value{*id}
+		}
+	case hookdelivery.EdgeMaintainerGroup:
+		if id := m.maintainer_group; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *HookDeliveryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *HookDeliveryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *HookDeliveryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.clearedrule {
+		edges = append(edges, hookdelivery.EdgeRule)
+	}
+	if m.clearedalert {
+		edges = append(edges, hookdelivery.EdgeAlert)
+	}
+	if m.clearedmaintainer_group {
+		edges = append(edges, hookdelivery.EdgeMaintainerGroup)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *HookDeliveryMutation) EdgeCleared(name string) bool {
+	switch name {
+	case hookdelivery.EdgeRule:
+		return m.clearedrule
+	case hookdelivery.EdgeAlert:
+		return m.clearedalert
+	case hookdelivery.EdgeMaintainerGroup:
+		return m.clearedmaintainer_group
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *HookDeliveryMutation) ClearEdge(name string) error {
+	switch name {
+	case hookdelivery.EdgeRule:
+		m.ClearRule()
+		return nil
+	case hookdelivery.EdgeAlert:
+		m.ClearAlert()
+		return nil
+	case hookdelivery.EdgeMaintainerGroup:
+		m.ClearMaintainerGroup()
+		return nil
+	}
+	return fmt.Errorf("unknown HookDelivery unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *HookDeliveryMutation) ResetEdge(name string) error {
+	switch name {
+	case hookdelivery.EdgeRule:
+		m.ResetRule()
+		return nil
+	case hookdelivery.EdgeAlert:
+		m.ResetAlert()
+		return nil
+	case hookdelivery.EdgeMaintainerGroup:
+		m.ResetMaintainerGroup()
+		return nil
+	}
+	return fmt.Errorf("unknown HookDelivery edge %s", name)
 }
 
 // HostMutation represents an operation that mutates the Host nodes in the graph.
@@ -22250,6 +26872,9 @@ type ImageMutation struct {
 	format                  *image.Format
 	checksum                *string
 	status                  *image.Status
+	status_reason           *string
+	size_bytes              *int64
+	addsize_bytes           *int64
 	clearedFields           map[string]struct{}
 	virtual_machines        map[int]struct{}
 	removedvirtual_machines map[int]struct{}
@@ -22976,6 +27601,111 @@ func (m *ImageMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (m *ImageMutation) SetStatusReason(s string) {
+	m.status_reason = &s
+}
+
+// StatusReason returns the value of the "status_reason" field in the mutation.
+func (m *ImageMutation) StatusReason() (r string, exists bool) {
+	v := m.status_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusReason returns the old "status_reason" field's value of the Image entity.
+// If the Image object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ImageMutation) OldStatusReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusReason: %w", err)
+	}
+	return oldValue.StatusReason, nil
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (m *ImageMutation) ClearStatusReason() {
+	m.status_reason = nil
+	m.clearedFields[image.FieldStatusReason] = struct{}{}
+}
+
+// StatusReasonCleared returns if the "status_reason" field was cleared in this mutation.
+func (m *ImageMutation) StatusReasonCleared() bool {
+	_, ok := m.clearedFields[image.FieldStatusReason]
+	return ok
+}
+
+// ResetStatusReason resets all changes to the "status_reason" field.
+func (m *ImageMutation) ResetStatusReason() {
+	m.status_reason = nil
+	delete(m.clearedFields, image.FieldStatusReason)
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (m *ImageMutation) SetSizeBytes(i int64) {
+	m.size_bytes = &i
+	m.addsize_bytes = nil
+}
+
+// SizeBytes returns the value of the "size_bytes" field in the mutation.
+func (m *ImageMutation) SizeBytes() (r int64, exists bool) {
+	v := m.size_bytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSizeBytes returns the old "size_bytes" field's value of the Image entity.
+// If the Image object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ImageMutation) OldSizeBytes(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSizeBytes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSizeBytes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSizeBytes: %w", err)
+	}
+	return oldValue.SizeBytes, nil
+}
+
+// AddSizeBytes adds i to the "size_bytes" field.
+func (m *ImageMutation) AddSizeBytes(i int64) {
+	if m.addsize_bytes != nil {
+		*m.addsize_bytes += i
+	} else {
+		m.addsize_bytes = &i
+	}
+}
+
+// AddedSizeBytes returns the value that was added to the "size_bytes" field in this mutation.
+func (m *ImageMutation) AddedSizeBytes() (r int64, exists bool) {
+	v := m.addsize_bytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSizeBytes resets all changes to the "size_bytes" field.
+func (m *ImageMutation) ResetSizeBytes() {
+	m.size_bytes = nil
+	m.addsize_bytes = nil
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by ids.
 func (m *ImageMutation) AddVirtualMachineIDs(ids ...int) {
 	if m.virtual_machines == nil {
@@ -23118,7 +27848,7 @@ func (m *ImageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ImageMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, image.FieldCreatedAt)
 	}
@@ -23161,6 +27891,12 @@ func (m *ImageMutation) Fields() []string {
 	if m.status != nil {
 		fields = append(fields, image.FieldStatus)
 	}
+	if m.status_reason != nil {
+		fields = append(fields, image.FieldStatusReason)
+	}
+	if m.size_bytes != nil {
+		fields = append(fields, image.FieldSizeBytes)
+	}
 	return fields
 }
 
@@ -23197,6 +27933,10 @@ func (m *ImageMutation) Field(name string) (ent.Value, bool) {
 		return m.Checksum()
 	case image.FieldStatus:
 		return m.Status()
+	case image.FieldStatusReason:
+		return m.StatusReason()
+	case image.FieldSizeBytes:
+		return m.SizeBytes()
 	}
 	return nil, false
 }
@@ -23234,6 +27974,10 @@ func (m *ImageMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldChecksum(ctx)
 	case image.FieldStatus:
 		return m.OldStatus(ctx)
+	case image.FieldStatusReason:
+		return m.OldStatusReason(ctx)
+	case image.FieldSizeBytes:
+		return m.OldSizeBytes(ctx)
 	}
 	return nil, fmt.Errorf("unknown Image field %s", name)
 }
@@ -23341,6 +28085,20 @@ func (m *ImageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatus(v)
 		return nil
+	case image.FieldStatusReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusReason(v)
+		return nil
+	case image.FieldSizeBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSizeBytes(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Image field %s", name)
 }
@@ -23358,6 +28116,9 @@ func (m *ImageMutation) AddedFields() []string {
 	if m.addsize_gb != nil {
 		fields = append(fields, image.FieldSizeGB)
 	}
+	if m.addsize_bytes != nil {
+		fields = append(fields, image.FieldSizeBytes)
+	}
 	return fields
 }
 
@@ -23372,6 +28133,8 @@ func (m *ImageMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedMinMemoryMB()
 	case image.FieldSizeGB:
 		return m.AddedSizeGB()
+	case image.FieldSizeBytes:
+		return m.AddedSizeBytes()
 	}
 	return nil, false
 }
@@ -23402,6 +28165,13 @@ func (m *ImageMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddSizeGB(v)
 		return nil
+	case image.FieldSizeBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSizeBytes(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Image numeric field %s", name)
 }
@@ -23421,6 +28191,9 @@ func (m *ImageMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(image.FieldChecksum) {
 		fields = append(fields, image.FieldChecksum)
+	}
+	if m.FieldCleared(image.FieldStatusReason) {
+		fields = append(fields, image.FieldStatusReason)
 	}
 	return fields
 }
@@ -23447,6 +28220,9 @@ func (m *ImageMutation) ClearField(name string) error {
 		return nil
 	case image.FieldChecksum:
 		m.ClearChecksum()
+		return nil
+	case image.FieldStatusReason:
+		m.ClearStatusReason()
 		return nil
 	}
 	return fmt.Errorf("unknown Image nullable field %s", name)
@@ -23497,6 +28273,12 @@ func (m *ImageMutation) ResetField(name string) error {
 		return nil
 	case image.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case image.FieldStatusReason:
+		m.ResetStatusReason()
+		return nil
+	case image.FieldSizeBytes:
+		m.ResetSizeBytes()
 		return nil
 	}
 	return fmt.Errorf("unknown Image field %s", name)
@@ -23610,6 +28392,823 @@ func (m *ImageMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Image edge %s", name)
+}
+
+// JoinTokenMutation represents an operation that mutates the JoinToken nodes in the graph.
+type JoinTokenMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	created_at     *time.Time
+	updated_at     *time.Time
+	token_hash     *string
+	prefix         *string
+	node_name      *string
+	expires_at     *time.Time
+	used_at        *time.Time
+	clearedFields  map[string]struct{}
+	cluster        *int
+	clearedcluster bool
+	node           *int
+	clearednode    bool
+	done           bool
+	oldValue       func(context.Context) (*JoinToken, error)
+	predicates     []predicate.JoinToken
+}
+
+var _ ent.Mutation = (*JoinTokenMutation)(nil)
+
+// jointokenOption allows management of the mutation configuration using functional options.
+type jointokenOption func(*JoinTokenMutation)
+
+// newJoinTokenMutation creates new mutation for the JoinToken entity.
+func newJoinTokenMutation(c config, op Op, opts ...jointokenOption) *JoinTokenMutation {
+	m := &JoinTokenMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeJoinToken,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withJoinTokenID sets the ID field of the mutation.
+func withJoinTokenID(id int) jointokenOption {
+	return func(m *JoinTokenMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *JoinToken
+		)
+		m.oldValue = func(ctx context.Context) (*JoinToken, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().JoinToken.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withJoinToken sets the old JoinToken of the mutation.
+func withJoinToken(node *JoinToken) jointokenOption {
+	return func(m *JoinTokenMutation) {
+		m.oldValue = func(context.Context) (*JoinToken, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m JoinTokenMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m JoinTokenMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *JoinTokenMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *JoinTokenMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().JoinToken.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *JoinTokenMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *JoinTokenMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the JoinToken entity.
+// If the JoinToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JoinTokenMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *JoinTokenMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *JoinTokenMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *JoinTokenMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the JoinToken entity.
+// If the JoinToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JoinTokenMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *JoinTokenMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetTokenHash sets the "token_hash" field.
+func (m *JoinTokenMutation) SetTokenHash(s string) {
+	m.token_hash = &s
+}
+
+// TokenHash returns the value of the "token_hash" field in the mutation.
+func (m *JoinTokenMutation) TokenHash() (r string, exists bool) {
+	v := m.token_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHash returns the old "token_hash" field's value of the JoinToken entity.
+// If the JoinToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JoinTokenMutation) OldTokenHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
+	}
+	return oldValue.TokenHash, nil
+}
+
+// ResetTokenHash resets all changes to the "token_hash" field.
+func (m *JoinTokenMutation) ResetTokenHash() {
+	m.token_hash = nil
+}
+
+// SetPrefix sets the "prefix" field.
+func (m *JoinTokenMutation) SetPrefix(s string) {
+	m.prefix = &s
+}
+
+// Prefix returns the value of the "prefix" field in the mutation.
+func (m *JoinTokenMutation) Prefix() (r string, exists bool) {
+	v := m.prefix
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrefix returns the old "prefix" field's value of the JoinToken entity.
+// If the JoinToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JoinTokenMutation) OldPrefix(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrefix is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrefix requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrefix: %w", err)
+	}
+	return oldValue.Prefix, nil
+}
+
+// ResetPrefix resets all changes to the "prefix" field.
+func (m *JoinTokenMutation) ResetPrefix() {
+	m.prefix = nil
+}
+
+// SetNodeName sets the "node_name" field.
+func (m *JoinTokenMutation) SetNodeName(s string) {
+	m.node_name = &s
+}
+
+// NodeName returns the value of the "node_name" field in the mutation.
+func (m *JoinTokenMutation) NodeName() (r string, exists bool) {
+	v := m.node_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNodeName returns the old "node_name" field's value of the JoinToken entity.
+// If the JoinToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JoinTokenMutation) OldNodeName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNodeName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNodeName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNodeName: %w", err)
+	}
+	return oldValue.NodeName, nil
+}
+
+// ClearNodeName clears the value of the "node_name" field.
+func (m *JoinTokenMutation) ClearNodeName() {
+	m.node_name = nil
+	m.clearedFields[jointoken.FieldNodeName] = struct{}{}
+}
+
+// NodeNameCleared returns if the "node_name" field was cleared in this mutation.
+func (m *JoinTokenMutation) NodeNameCleared() bool {
+	_, ok := m.clearedFields[jointoken.FieldNodeName]
+	return ok
+}
+
+// ResetNodeName resets all changes to the "node_name" field.
+func (m *JoinTokenMutation) ResetNodeName() {
+	m.node_name = nil
+	delete(m.clearedFields, jointoken.FieldNodeName)
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *JoinTokenMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *JoinTokenMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the JoinToken entity.
+// If the JoinToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JoinTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *JoinTokenMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *JoinTokenMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *JoinTokenMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the JoinToken entity.
+// If the JoinToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JoinTokenMutation) OldUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ClearUsedAt clears the value of the "used_at" field.
+func (m *JoinTokenMutation) ClearUsedAt() {
+	m.used_at = nil
+	m.clearedFields[jointoken.FieldUsedAt] = struct{}{}
+}
+
+// UsedAtCleared returns if the "used_at" field was cleared in this mutation.
+func (m *JoinTokenMutation) UsedAtCleared() bool {
+	_, ok := m.clearedFields[jointoken.FieldUsedAt]
+	return ok
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *JoinTokenMutation) ResetUsedAt() {
+	m.used_at = nil
+	delete(m.clearedFields, jointoken.FieldUsedAt)
+}
+
+// SetClusterID sets the "cluster" edge to the Cluster entity by id.
+func (m *JoinTokenMutation) SetClusterID(id int) {
+	m.cluster = &id
+}
+
+// ClearCluster clears the "cluster" edge to the Cluster entity.
+func (m *JoinTokenMutation) ClearCluster() {
+	m.clearedcluster = true
+}
+
+// ClusterCleared reports if the "cluster" edge to the Cluster entity was cleared.
+func (m *JoinTokenMutation) ClusterCleared() bool {
+	return m.clearedcluster
+}
+
+// ClusterID returns the "cluster" edge ID in the mutation.
+func (m *JoinTokenMutation) ClusterID() (id int, exists bool) {
+	if m.cluster != nil {
+		return *m.cluster, true
+	}
+	return
+}
+
+// ClusterIDs returns the "cluster" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ClusterID instead. It exists only for internal usage by the builders.
+func (m *JoinTokenMutation) ClusterIDs() (ids []int) {
+	if id := m.cluster; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCluster resets all changes to the "cluster" edge.
+func (m *JoinTokenMutation) ResetCluster() {
+	m.cluster = nil
+	m.clearedcluster = false
+}
+
+// SetNodeID sets the "node" edge to the ComputeNode entity by id.
+func (m *JoinTokenMutation) SetNodeID(id int) {
+	m.node = &id
+}
+
+// ClearNode clears the "node" edge to the ComputeNode entity.
+func (m *JoinTokenMutation) ClearNode() {
+	m.clearednode = true
+}
+
+// NodeCleared reports if the "node" edge to the ComputeNode entity was cleared.
+func (m *JoinTokenMutation) NodeCleared() bool {
+	return m.clearednode
+}
+
+// NodeID returns the "node" edge ID in the mutation.
+func (m *JoinTokenMutation) NodeID() (id int, exists bool) {
+	if m.node != nil {
+		return *m.node, true
+	}
+	return
+}
+
+// NodeIDs returns the "node" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// NodeID instead. It exists only for internal usage by the builders.
+func (m *JoinTokenMutation) NodeIDs() (ids []int) {
+	if id := m.node; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetNode resets all changes to the "node" edge.
+func (m *JoinTokenMutation) ResetNode() {
+	m.node = nil
+	m.clearednode = false
+}
+
+// Where appends a list predicates to the JoinTokenMutation builder.
+func (m *JoinTokenMutation) Where(ps ...predicate.JoinToken) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the JoinTokenMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *JoinTokenMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.JoinToken, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *JoinTokenMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *JoinTokenMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (JoinToken).
+func (m *JoinTokenMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *JoinTokenMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.created_at != nil {
+		fields = append(fields, jointoken.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, jointoken.FieldUpdatedAt)
+	}
+	if m.token_hash != nil {
+		fields = append(fields, jointoken.FieldTokenHash)
+	}
+	if m.prefix != nil {
+		fields = append(fields, jointoken.FieldPrefix)
+	}
+	if m.node_name != nil {
+		fields = append(fields, jointoken.FieldNodeName)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, jointoken.FieldExpiresAt)
+	}
+	if m.used_at != nil {
+		fields = append(fields, jointoken.FieldUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *JoinTokenMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case jointoken.FieldCreatedAt:
+		return m.CreatedAt()
+	case jointoken.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case jointoken.FieldTokenHash:
+		return m.TokenHash()
+	case jointoken.FieldPrefix:
+		return m.Prefix()
+	case jointoken.FieldNodeName:
+		return m.NodeName()
+	case jointoken.FieldExpiresAt:
+		return m.ExpiresAt()
+	case jointoken.FieldUsedAt:
+		return m.UsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *JoinTokenMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case jointoken.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case jointoken.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case jointoken.FieldTokenHash:
+		return m.OldTokenHash(ctx)
+	case jointoken.FieldPrefix:
+		return m.OldPrefix(ctx)
+	case jointoken.FieldNodeName:
+		return m.OldNodeName(ctx)
+	case jointoken.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case jointoken.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown JoinToken field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *JoinTokenMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case jointoken.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case jointoken.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case jointoken.FieldTokenHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHash(v)
+		return nil
+	case jointoken.FieldPrefix:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrefix(v)
+		return nil
+	case jointoken.FieldNodeName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNodeName(v)
+		return nil
+	case jointoken.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case jointoken.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown JoinToken field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *JoinTokenMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *JoinTokenMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *JoinTokenMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown JoinToken numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *JoinTokenMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(jointoken.FieldNodeName) {
+		fields = append(fields, jointoken.FieldNodeName)
+	}
+	if m.FieldCleared(jointoken.FieldUsedAt) {
+		fields = append(fields, jointoken.FieldUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *JoinTokenMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *JoinTokenMutation) ClearField(name string) error {
+	switch name {
+	case jointoken.FieldNodeName:
+		m.ClearNodeName()
+		return nil
+	case jointoken.FieldUsedAt:
+		m.ClearUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown JoinToken nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *JoinTokenMutation) ResetField(name string) error {
+	switch name {
+	case jointoken.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case jointoken.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case jointoken.FieldTokenHash:
+		m.ResetTokenHash()
+		return nil
+	case jointoken.FieldPrefix:
+		m.ResetPrefix()
+		return nil
+	case jointoken.FieldNodeName:
+		m.ResetNodeName()
+		return nil
+	case jointoken.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case jointoken.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown JoinToken field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *JoinTokenMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.cluster != nil {
+		edges = append(edges, jointoken.EdgeCluster)
+	}
+	if m.node != nil {
+		edges = append(edges, jointoken.EdgeNode)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *JoinTokenMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case jointoken.EdgeCluster:
+		if id := m.cluster; id != nil {
+			return []ent.Value{*id}
+		}
+	case jointoken.EdgeNode:
+		if id := m.node; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *JoinTokenMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *JoinTokenMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *JoinTokenMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedcluster {
+		edges = append(edges, jointoken.EdgeCluster)
+	}
+	if m.clearednode {
+		edges = append(edges, jointoken.EdgeNode)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *JoinTokenMutation) EdgeCleared(name string) bool {
+	switch name {
+	case jointoken.EdgeCluster:
+		return m.clearedcluster
+	case jointoken.EdgeNode:
+		return m.clearednode
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *JoinTokenMutation) ClearEdge(name string) error {
+	switch name {
+	case jointoken.EdgeCluster:
+		m.ClearCluster()
+		return nil
+	case jointoken.EdgeNode:
+		m.ClearNode()
+		return nil
+	}
+	return fmt.Errorf("unknown JoinToken unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *JoinTokenMutation) ResetEdge(name string) error {
+	switch name {
+	case jointoken.EdgeCluster:
+		m.ResetCluster()
+		return nil
+	case jointoken.EdgeNode:
+		m.ResetNode()
+		return nil
+	}
+	return fmt.Errorf("unknown JoinToken edge %s", name)
 }
 
 // KubernetesClusterMutation represents an operation that mutates the KubernetesCluster nodes in the graph.
@@ -25944,6 +31543,7 @@ type LoadBalancerMutation struct {
 	name                  *string
 	algorithm             *loadbalancer.Algorithm
 	status                *loadbalancer.Status
+	status_reason         *string
 	clearedFields         map[string]struct{}
 	tenant                *int
 	clearedtenant         bool
@@ -26234,6 +31834,55 @@ func (m *LoadBalancerMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (m *LoadBalancerMutation) SetStatusReason(s string) {
+	m.status_reason = &s
+}
+
+// StatusReason returns the value of the "status_reason" field in the mutation.
+func (m *LoadBalancerMutation) StatusReason() (r string, exists bool) {
+	v := m.status_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusReason returns the old "status_reason" field's value of the LoadBalancer entity.
+// If the LoadBalancer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LoadBalancerMutation) OldStatusReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusReason: %w", err)
+	}
+	return oldValue.StatusReason, nil
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (m *LoadBalancerMutation) ClearStatusReason() {
+	m.status_reason = nil
+	m.clearedFields[loadbalancer.FieldStatusReason] = struct{}{}
+}
+
+// StatusReasonCleared returns if the "status_reason" field was cleared in this mutation.
+func (m *LoadBalancerMutation) StatusReasonCleared() bool {
+	_, ok := m.clearedFields[loadbalancer.FieldStatusReason]
+	return ok
+}
+
+// ResetStatusReason resets all changes to the "status_reason" field.
+func (m *LoadBalancerMutation) ResetStatusReason() {
+	m.status_reason = nil
+	delete(m.clearedFields, loadbalancer.FieldStatusReason)
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
 func (m *LoadBalancerMutation) SetTenantID(id int) {
 	m.tenant = &id
@@ -26385,7 +32034,7 @@ func (m *LoadBalancerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *LoadBalancerMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.created_at != nil {
 		fields = append(fields, loadbalancer.FieldCreatedAt)
 	}
@@ -26400,6 +32049,9 @@ func (m *LoadBalancerMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, loadbalancer.FieldStatus)
+	}
+	if m.status_reason != nil {
+		fields = append(fields, loadbalancer.FieldStatusReason)
 	}
 	return fields
 }
@@ -26419,6 +32071,8 @@ func (m *LoadBalancerMutation) Field(name string) (ent.Value, bool) {
 		return m.Algorithm()
 	case loadbalancer.FieldStatus:
 		return m.Status()
+	case loadbalancer.FieldStatusReason:
+		return m.StatusReason()
 	}
 	return nil, false
 }
@@ -26438,6 +32092,8 @@ func (m *LoadBalancerMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldAlgorithm(ctx)
 	case loadbalancer.FieldStatus:
 		return m.OldStatus(ctx)
+	case loadbalancer.FieldStatusReason:
+		return m.OldStatusReason(ctx)
 	}
 	return nil, fmt.Errorf("unknown LoadBalancer field %s", name)
 }
@@ -26482,6 +32138,13 @@ func (m *LoadBalancerMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatus(v)
 		return nil
+	case loadbalancer.FieldStatusReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusReason(v)
+		return nil
 	}
 	return fmt.Errorf("unknown LoadBalancer field %s", name)
 }
@@ -26511,7 +32174,11 @@ func (m *LoadBalancerMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *LoadBalancerMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(loadbalancer.FieldStatusReason) {
+		fields = append(fields, loadbalancer.FieldStatusReason)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -26524,6 +32191,11 @@ func (m *LoadBalancerMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *LoadBalancerMutation) ClearField(name string) error {
+	switch name {
+	case loadbalancer.FieldStatusReason:
+		m.ClearStatusReason()
+		return nil
+	}
 	return fmt.Errorf("unknown LoadBalancer nullable field %s", name)
 }
 
@@ -26545,6 +32217,9 @@ func (m *LoadBalancerMutation) ResetField(name string) error {
 		return nil
 	case loadbalancer.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case loadbalancer.FieldStatusReason:
+		m.ResetStatusReason()
 		return nil
 	}
 	return fmt.Errorf("unknown LoadBalancer field %s", name)
@@ -28105,12 +33780,17 @@ type MaintainerGroupMutation struct {
 	name                       *string
 	description                *string
 	status                     *maintainergroup.Status
+	webhook_url                *string
+	webhook_secret             *string
 	clearedFields              map[string]struct{}
 	admin                      *int
 	clearedadmin               bool
 	members                    map[int]struct{}
 	removedmembers             map[int]struct{}
 	clearedmembers             bool
+	deliveries                 map[int]struct{}
+	removeddeliveries          map[int]struct{}
+	cleareddeliveries          bool
 	hosts                      map[int]struct{}
 	removedhosts               map[int]struct{}
 	clearedhosts               bool
@@ -28425,6 +34105,104 @@ func (m *MaintainerGroupMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetWebhookURL sets the "webhook_url" field.
+func (m *MaintainerGroupMutation) SetWebhookURL(s string) {
+	m.webhook_url = &s
+}
+
+// WebhookURL returns the value of the "webhook_url" field in the mutation.
+func (m *MaintainerGroupMutation) WebhookURL() (r string, exists bool) {
+	v := m.webhook_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebhookURL returns the old "webhook_url" field's value of the MaintainerGroup entity.
+// If the MaintainerGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MaintainerGroupMutation) OldWebhookURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebhookURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebhookURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebhookURL: %w", err)
+	}
+	return oldValue.WebhookURL, nil
+}
+
+// ClearWebhookURL clears the value of the "webhook_url" field.
+func (m *MaintainerGroupMutation) ClearWebhookURL() {
+	m.webhook_url = nil
+	m.clearedFields[maintainergroup.FieldWebhookURL] = struct{}{}
+}
+
+// WebhookURLCleared returns if the "webhook_url" field was cleared in this mutation.
+func (m *MaintainerGroupMutation) WebhookURLCleared() bool {
+	_, ok := m.clearedFields[maintainergroup.FieldWebhookURL]
+	return ok
+}
+
+// ResetWebhookURL resets all changes to the "webhook_url" field.
+func (m *MaintainerGroupMutation) ResetWebhookURL() {
+	m.webhook_url = nil
+	delete(m.clearedFields, maintainergroup.FieldWebhookURL)
+}
+
+// SetWebhookSecret sets the "webhook_secret" field.
+func (m *MaintainerGroupMutation) SetWebhookSecret(s string) {
+	m.webhook_secret = &s
+}
+
+// WebhookSecret returns the value of the "webhook_secret" field in the mutation.
+func (m *MaintainerGroupMutation) WebhookSecret() (r string, exists bool) {
+	v := m.webhook_secret
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebhookSecret returns the old "webhook_secret" field's value of the MaintainerGroup entity.
+// If the MaintainerGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MaintainerGroupMutation) OldWebhookSecret(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebhookSecret is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebhookSecret requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebhookSecret: %w", err)
+	}
+	return oldValue.WebhookSecret, nil
+}
+
+// ClearWebhookSecret clears the value of the "webhook_secret" field.
+func (m *MaintainerGroupMutation) ClearWebhookSecret() {
+	m.webhook_secret = nil
+	m.clearedFields[maintainergroup.FieldWebhookSecret] = struct{}{}
+}
+
+// WebhookSecretCleared returns if the "webhook_secret" field was cleared in this mutation.
+func (m *MaintainerGroupMutation) WebhookSecretCleared() bool {
+	_, ok := m.clearedFields[maintainergroup.FieldWebhookSecret]
+	return ok
+}
+
+// ResetWebhookSecret resets all changes to the "webhook_secret" field.
+func (m *MaintainerGroupMutation) ResetWebhookSecret() {
+	m.webhook_secret = nil
+	delete(m.clearedFields, maintainergroup.FieldWebhookSecret)
+}
+
 // SetAdminID sets the "admin" edge to the Maintainer entity by id.
 func (m *MaintainerGroupMutation) SetAdminID(id int) {
 	m.admin = &id
@@ -28516,6 +34294,60 @@ func (m *MaintainerGroupMutation) ResetMembers() {
 	m.members = nil
 	m.clearedmembers = false
 	m.removedmembers = nil
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the HookDelivery entity by ids.
+func (m *MaintainerGroupMutation) AddDeliveryIDs(ids ...int) {
+	if m.deliveries == nil {
+		m.deliveries = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.deliveries[ids[i]] = struct{}{}
+	}
+}
+
+// ClearDeliveries clears the "deliveries" edge to the HookDelivery entity.
+func (m *MaintainerGroupMutation) ClearDeliveries() {
+	m.cleareddeliveries = true
+}
+
+// DeliveriesCleared reports if the "deliveries" edge to the HookDelivery entity was cleared.
+func (m *MaintainerGroupMutation) DeliveriesCleared() bool {
+	return m.cleareddeliveries
+}
+
+// RemoveDeliveryIDs removes the "deliveries" edge to the HookDelivery entity by IDs.
+func (m *MaintainerGroupMutation) RemoveDeliveryIDs(ids ...int) {
+	if m.removeddeliveries == nil {
+		m.removeddeliveries = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.deliveries, ids[i])
+		m.removeddeliveries[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedDeliveries returns the removed IDs of the "deliveries" edge to the HookDelivery entity.
+func (m *MaintainerGroupMutation) RemovedDeliveriesIDs() (ids []int) {
+	for id := range m.removeddeliveries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// DeliveriesIDs returns the "deliveries" edge IDs in the mutation.
+func (m *MaintainerGroupMutation) DeliveriesIDs() (ids []int) {
+	for id := range m.deliveries {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetDeliveries resets all changes to the "deliveries" edge.
+func (m *MaintainerGroupMutation) ResetDeliveries() {
+	m.deliveries = nil
+	m.cleareddeliveries = false
+	m.removeddeliveries = nil
 }
 
 // AddHostIDs adds the "hosts" edge to the Host entity by ids.
@@ -28876,7 +34708,7 @@ func (m *MaintainerGroupMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MaintainerGroupMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, maintainergroup.FieldCreatedAt)
 	}
@@ -28891,6 +34723,12 @@ func (m *MaintainerGroupMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, maintainergroup.FieldStatus)
+	}
+	if m.webhook_url != nil {
+		fields = append(fields, maintainergroup.FieldWebhookURL)
+	}
+	if m.webhook_secret != nil {
+		fields = append(fields, maintainergroup.FieldWebhookSecret)
 	}
 	return fields
 }
@@ -28910,6 +34748,10 @@ func (m *MaintainerGroupMutation) Field(name string) (ent.Value, bool) {
 		return m.Description()
 	case maintainergroup.FieldStatus:
 		return m.Status()
+	case maintainergroup.FieldWebhookURL:
+		return m.WebhookURL()
+	case maintainergroup.FieldWebhookSecret:
+		return m.WebhookSecret()
 	}
 	return nil, false
 }
@@ -28929,6 +34771,10 @@ func (m *MaintainerGroupMutation) OldField(ctx context.Context, name string) (en
 		return m.OldDescription(ctx)
 	case maintainergroup.FieldStatus:
 		return m.OldStatus(ctx)
+	case maintainergroup.FieldWebhookURL:
+		return m.OldWebhookURL(ctx)
+	case maintainergroup.FieldWebhookSecret:
+		return m.OldWebhookSecret(ctx)
 	}
 	return nil, fmt.Errorf("unknown MaintainerGroup field %s", name)
 }
@@ -28973,6 +34819,20 @@ func (m *MaintainerGroupMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatus(v)
 		return nil
+	case maintainergroup.FieldWebhookURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebhookURL(v)
+		return nil
+	case maintainergroup.FieldWebhookSecret:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebhookSecret(v)
+		return nil
 	}
 	return fmt.Errorf("unknown MaintainerGroup field %s", name)
 }
@@ -29006,6 +34866,12 @@ func (m *MaintainerGroupMutation) ClearedFields() []string {
 	if m.FieldCleared(maintainergroup.FieldDescription) {
 		fields = append(fields, maintainergroup.FieldDescription)
 	}
+	if m.FieldCleared(maintainergroup.FieldWebhookURL) {
+		fields = append(fields, maintainergroup.FieldWebhookURL)
+	}
+	if m.FieldCleared(maintainergroup.FieldWebhookSecret) {
+		fields = append(fields, maintainergroup.FieldWebhookSecret)
+	}
 	return fields
 }
 
@@ -29022,6 +34888,12 @@ func (m *MaintainerGroupMutation) ClearField(name string) error {
 	switch name {
 	case maintainergroup.FieldDescription:
 		m.ClearDescription()
+		return nil
+	case maintainergroup.FieldWebhookURL:
+		m.ClearWebhookURL()
+		return nil
+	case maintainergroup.FieldWebhookSecret:
+		m.ClearWebhookSecret()
 		return nil
 	}
 	return fmt.Errorf("unknown MaintainerGroup nullable field %s", name)
@@ -29046,18 +34918,27 @@ func (m *MaintainerGroupMutation) ResetField(name string) error {
 	case maintainergroup.FieldStatus:
 		m.ResetStatus()
 		return nil
+	case maintainergroup.FieldWebhookURL:
+		m.ResetWebhookURL()
+		return nil
+	case maintainergroup.FieldWebhookSecret:
+		m.ResetWebhookSecret()
+		return nil
 	}
 	return fmt.Errorf("unknown MaintainerGroup field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *MaintainerGroupMutation) AddedEdges() []string {
-	edges := make([]string, 0, 8)
+	edges := make([]string, 0, 9)
 	if m.admin != nil {
 		edges = append(edges, maintainergroup.EdgeAdmin)
 	}
 	if m.members != nil {
 		edges = append(edges, maintainergroup.EdgeMembers)
+	}
+	if m.deliveries != nil {
+		edges = append(edges, maintainergroup.EdgeDeliveries)
 	}
 	if m.hosts != nil {
 		edges = append(edges, maintainergroup.EdgeHosts)
@@ -29091,6 +34972,12 @@ func (m *MaintainerGroupMutation) AddedIDs(name string) []ent.Value {
 	case maintainergroup.EdgeMembers:
 		ids := make([]ent.Value, 0, len(m.members))
 		for id := range m.members {
+			ids = append(ids, id)
+		}
+		return ids
+	case maintainergroup.EdgeDeliveries:
+		ids := make([]ent.Value, 0, len(m.deliveries))
+		for id := range m.deliveries {
 			ids = append(ids, id)
 		}
 		return ids
@@ -29136,9 +35023,12 @@ func (m *MaintainerGroupMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *MaintainerGroupMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 8)
+	edges := make([]string, 0, 9)
 	if m.removedmembers != nil {
 		edges = append(edges, maintainergroup.EdgeMembers)
+	}
+	if m.removeddeliveries != nil {
+		edges = append(edges, maintainergroup.EdgeDeliveries)
 	}
 	if m.removedhosts != nil {
 		edges = append(edges, maintainergroup.EdgeHosts)
@@ -29168,6 +35058,12 @@ func (m *MaintainerGroupMutation) RemovedIDs(name string) []ent.Value {
 	case maintainergroup.EdgeMembers:
 		ids := make([]ent.Value, 0, len(m.removedmembers))
 		for id := range m.removedmembers {
+			ids = append(ids, id)
+		}
+		return ids
+	case maintainergroup.EdgeDeliveries:
+		ids := make([]ent.Value, 0, len(m.removeddeliveries))
+		for id := range m.removeddeliveries {
 			ids = append(ids, id)
 		}
 		return ids
@@ -29213,12 +35109,15 @@ func (m *MaintainerGroupMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *MaintainerGroupMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 8)
+	edges := make([]string, 0, 9)
 	if m.clearedadmin {
 		edges = append(edges, maintainergroup.EdgeAdmin)
 	}
 	if m.clearedmembers {
 		edges = append(edges, maintainergroup.EdgeMembers)
+	}
+	if m.cleareddeliveries {
+		edges = append(edges, maintainergroup.EdgeDeliveries)
 	}
 	if m.clearedhosts {
 		edges = append(edges, maintainergroup.EdgeHosts)
@@ -29249,6 +35148,8 @@ func (m *MaintainerGroupMutation) EdgeCleared(name string) bool {
 		return m.clearedadmin
 	case maintainergroup.EdgeMembers:
 		return m.clearedmembers
+	case maintainergroup.EdgeDeliveries:
+		return m.cleareddeliveries
 	case maintainergroup.EdgeHosts:
 		return m.clearedhosts
 	case maintainergroup.EdgeRacks:
@@ -29285,6 +35186,9 @@ func (m *MaintainerGroupMutation) ResetEdge(name string) error {
 		return nil
 	case maintainergroup.EdgeMembers:
 		m.ResetMembers()
+		return nil
+	case maintainergroup.EdgeDeliveries:
+		m.ResetDeliveries()
 		return nil
 	case maintainergroup.EdgeHosts:
 		m.ResetHosts()
@@ -30364,37 +36268,45 @@ func (m *MaintenanceMutation) ResetEdge(name string) error {
 // NetworkMutation represents an operation that mutates the Network nodes in the graph.
 type NetworkMutation struct {
 	config
-	op                  Op
-	typ                 string
-	id                  *int
-	created_at          *time.Time
-	updated_at          *time.Time
-	name                *string
-	description         *string
-	cidr                *string
-	vlan                *int
-	addvlan             *int
-	gateway             *string
-	purpose             *network.Purpose
-	clearedFields       map[string]struct{}
-	datacenter          *int
-	cleareddatacenter   bool
-	network_zone        *int
-	clearednetwork_zone bool
-	tenant              *int
-	clearedtenant       bool
-	ports               map[int]struct{}
-	removedports        map[int]struct{}
-	clearedports        bool
-	ip_addresses        map[int]struct{}
-	removedip_addresses map[int]struct{}
-	clearedip_addresses bool
-	ip_ranges           map[int]struct{}
-	removedip_ranges    map[int]struct{}
-	clearedip_ranges    bool
-	done                bool
-	oldValue            func(context.Context) (*Network, error)
-	predicates          []predicate.Network
+	op                      Op
+	typ                     string
+	id                      *int
+	created_at              *time.Time
+	updated_at              *time.Time
+	name                    *string
+	description             *string
+	cidr                    *string
+	vlan                    *int
+	addvlan                 *int
+	gateway                 *string
+	purpose                 *network.Purpose
+	dns_servers             *[]string
+	appenddns_servers       []string
+	clearedFields           map[string]struct{}
+	datacenter              *int
+	cleareddatacenter       bool
+	network_zone            *int
+	clearednetwork_zone     bool
+	tenant                  *int
+	clearedtenant           bool
+	ports                   map[int]struct{}
+	removedports            map[int]struct{}
+	clearedports            bool
+	ip_addresses            map[int]struct{}
+	removedip_addresses     map[int]struct{}
+	clearedip_addresses     bool
+	ip_ranges               map[int]struct{}
+	removedip_ranges        map[int]struct{}
+	clearedip_ranges        bool
+	virtual_machines        map[int]struct{}
+	removedvirtual_machines map[int]struct{}
+	clearedvirtual_machines bool
+	region_services         map[int]struct{}
+	removedregion_services  map[int]struct{}
+	clearedregion_services  bool
+	done                    bool
+	oldValue                func(context.Context) (*Network, error)
+	predicates              []predicate.Network
 }
 
 var _ ent.Mutation = (*NetworkMutation)(nil)
@@ -30843,6 +36755,71 @@ func (m *NetworkMutation) ResetPurpose() {
 	m.purpose = nil
 }
 
+// SetDNSServers sets the "dns_servers" field.
+func (m *NetworkMutation) SetDNSServers(s []string) {
+	m.dns_servers = &s
+	m.appenddns_servers = nil
+}
+
+// DNSServers returns the value of the "dns_servers" field in the mutation.
+func (m *NetworkMutation) DNSServers() (r []string, exists bool) {
+	v := m.dns_servers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDNSServers returns the old "dns_servers" field's value of the Network entity.
+// If the Network object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NetworkMutation) OldDNSServers(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDNSServers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDNSServers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDNSServers: %w", err)
+	}
+	return oldValue.DNSServers, nil
+}
+
+// AppendDNSServers adds s to the "dns_servers" field.
+func (m *NetworkMutation) AppendDNSServers(s []string) {
+	m.appenddns_servers = append(m.appenddns_servers, s...)
+}
+
+// AppendedDNSServers returns the list of values that were appended to the "dns_servers" field in this mutation.
+func (m *NetworkMutation) AppendedDNSServers() ([]string, bool) {
+	if len(m.appenddns_servers) == 0 {
+		return nil, false
+	}
+	return m.appenddns_servers, true
+}
+
+// ClearDNSServers clears the value of the "dns_servers" field.
+func (m *NetworkMutation) ClearDNSServers() {
+	m.dns_servers = nil
+	m.appenddns_servers = nil
+	m.clearedFields[network.FieldDNSServers] = struct{}{}
+}
+
+// DNSServersCleared returns if the "dns_servers" field was cleared in this mutation.
+func (m *NetworkMutation) DNSServersCleared() bool {
+	_, ok := m.clearedFields[network.FieldDNSServers]
+	return ok
+}
+
+// ResetDNSServers resets all changes to the "dns_servers" field.
+func (m *NetworkMutation) ResetDNSServers() {
+	m.dns_servers = nil
+	m.appenddns_servers = nil
+	delete(m.clearedFields, network.FieldDNSServers)
+}
+
 // SetDatacenterID sets the "datacenter" edge to the Datacenter entity by id.
 func (m *NetworkMutation) SetDatacenterID(id int) {
 	m.datacenter = &id
@@ -31122,6 +37099,114 @@ func (m *NetworkMutation) ResetIPRanges() {
 	m.removedip_ranges = nil
 }
 
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by ids.
+func (m *NetworkMutation) AddVirtualMachineIDs(ids ...int) {
+	if m.virtual_machines == nil {
+		m.virtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.virtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// ClearVirtualMachines clears the "virtual_machines" edge to the VirtualMachine entity.
+func (m *NetworkMutation) ClearVirtualMachines() {
+	m.clearedvirtual_machines = true
+}
+
+// VirtualMachinesCleared reports if the "virtual_machines" edge to the VirtualMachine entity was cleared.
+func (m *NetworkMutation) VirtualMachinesCleared() bool {
+	return m.clearedvirtual_machines
+}
+
+// RemoveVirtualMachineIDs removes the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (m *NetworkMutation) RemoveVirtualMachineIDs(ids ...int) {
+	if m.removedvirtual_machines == nil {
+		m.removedvirtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.virtual_machines, ids[i])
+		m.removedvirtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedVirtualMachines returns the removed IDs of the "virtual_machines" edge to the VirtualMachine entity.
+func (m *NetworkMutation) RemovedVirtualMachinesIDs() (ids []int) {
+	for id := range m.removedvirtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// VirtualMachinesIDs returns the "virtual_machines" edge IDs in the mutation.
+func (m *NetworkMutation) VirtualMachinesIDs() (ids []int) {
+	for id := range m.virtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetVirtualMachines resets all changes to the "virtual_machines" edge.
+func (m *NetworkMutation) ResetVirtualMachines() {
+	m.virtual_machines = nil
+	m.clearedvirtual_machines = false
+	m.removedvirtual_machines = nil
+}
+
+// AddRegionServiceIDs adds the "region_services" edge to the RegionService entity by ids.
+func (m *NetworkMutation) AddRegionServiceIDs(ids ...int) {
+	if m.region_services == nil {
+		m.region_services = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.region_services[ids[i]] = struct{}{}
+	}
+}
+
+// ClearRegionServices clears the "region_services" edge to the RegionService entity.
+func (m *NetworkMutation) ClearRegionServices() {
+	m.clearedregion_services = true
+}
+
+// RegionServicesCleared reports if the "region_services" edge to the RegionService entity was cleared.
+func (m *NetworkMutation) RegionServicesCleared() bool {
+	return m.clearedregion_services
+}
+
+// RemoveRegionServiceIDs removes the "region_services" edge to the RegionService entity by IDs.
+func (m *NetworkMutation) RemoveRegionServiceIDs(ids ...int) {
+	if m.removedregion_services == nil {
+		m.removedregion_services = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.region_services, ids[i])
+		m.removedregion_services[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedRegionServices returns the removed IDs of the "region_services" edge to the RegionService entity.
+func (m *NetworkMutation) RemovedRegionServicesIDs() (ids []int) {
+	for id := range m.removedregion_services {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// RegionServicesIDs returns the "region_services" edge IDs in the mutation.
+func (m *NetworkMutation) RegionServicesIDs() (ids []int) {
+	for id := range m.region_services {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetRegionServices resets all changes to the "region_services" edge.
+func (m *NetworkMutation) ResetRegionServices() {
+	m.region_services = nil
+	m.clearedregion_services = false
+	m.removedregion_services = nil
+}
+
 // Where appends a list predicates to the NetworkMutation builder.
 func (m *NetworkMutation) Where(ps ...predicate.Network) {
 	m.predicates = append(m.predicates, ps...)
@@ -31156,7 +37241,7 @@ func (m *NetworkMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *NetworkMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.created_at != nil {
 		fields = append(fields, network.FieldCreatedAt)
 	}
@@ -31180,6 +37265,9 @@ func (m *NetworkMutation) Fields() []string {
 	}
 	if m.purpose != nil {
 		fields = append(fields, network.FieldPurpose)
+	}
+	if m.dns_servers != nil {
+		fields = append(fields, network.FieldDNSServers)
 	}
 	return fields
 }
@@ -31205,6 +37293,8 @@ func (m *NetworkMutation) Field(name string) (ent.Value, bool) {
 		return m.Gateway()
 	case network.FieldPurpose:
 		return m.Purpose()
+	case network.FieldDNSServers:
+		return m.DNSServers()
 	}
 	return nil, false
 }
@@ -31230,6 +37320,8 @@ func (m *NetworkMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldGateway(ctx)
 	case network.FieldPurpose:
 		return m.OldPurpose(ctx)
+	case network.FieldDNSServers:
+		return m.OldDNSServers(ctx)
 	}
 	return nil, fmt.Errorf("unknown Network field %s", name)
 }
@@ -31295,6 +37387,13 @@ func (m *NetworkMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPurpose(v)
 		return nil
+	case network.FieldDNSServers:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDNSServers(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Network field %s", name)
 }
@@ -31349,6 +37448,9 @@ func (m *NetworkMutation) ClearedFields() []string {
 	if m.FieldCleared(network.FieldGateway) {
 		fields = append(fields, network.FieldGateway)
 	}
+	if m.FieldCleared(network.FieldDNSServers) {
+		fields = append(fields, network.FieldDNSServers)
+	}
 	return fields
 }
 
@@ -31371,6 +37473,9 @@ func (m *NetworkMutation) ClearField(name string) error {
 		return nil
 	case network.FieldGateway:
 		m.ClearGateway()
+		return nil
+	case network.FieldDNSServers:
+		m.ClearDNSServers()
 		return nil
 	}
 	return fmt.Errorf("unknown Network nullable field %s", name)
@@ -31404,13 +37509,16 @@ func (m *NetworkMutation) ResetField(name string) error {
 	case network.FieldPurpose:
 		m.ResetPurpose()
 		return nil
+	case network.FieldDNSServers:
+		m.ResetDNSServers()
+		return nil
 	}
 	return fmt.Errorf("unknown Network field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *NetworkMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 8)
 	if m.datacenter != nil {
 		edges = append(edges, network.EdgeDatacenter)
 	}
@@ -31428,6 +37536,12 @@ func (m *NetworkMutation) AddedEdges() []string {
 	}
 	if m.ip_ranges != nil {
 		edges = append(edges, network.EdgeIPRanges)
+	}
+	if m.virtual_machines != nil {
+		edges = append(edges, network.EdgeVirtualMachines)
+	}
+	if m.region_services != nil {
+		edges = append(edges, network.EdgeRegionServices)
 	}
 	return edges
 }
@@ -31466,13 +37580,25 @@ func (m *NetworkMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case network.EdgeVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.virtual_machines))
+		for id := range m.virtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
+	case network.EdgeRegionServices:
+		ids := make([]ent.Value, 0, len(m.region_services))
+		for id := range m.region_services {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *NetworkMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 8)
 	if m.removedports != nil {
 		edges = append(edges, network.EdgePorts)
 	}
@@ -31481,6 +37607,12 @@ func (m *NetworkMutation) RemovedEdges() []string {
 	}
 	if m.removedip_ranges != nil {
 		edges = append(edges, network.EdgeIPRanges)
+	}
+	if m.removedvirtual_machines != nil {
+		edges = append(edges, network.EdgeVirtualMachines)
+	}
+	if m.removedregion_services != nil {
+		edges = append(edges, network.EdgeRegionServices)
 	}
 	return edges
 }
@@ -31507,13 +37639,25 @@ func (m *NetworkMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case network.EdgeVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.removedvirtual_machines))
+		for id := range m.removedvirtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
+	case network.EdgeRegionServices:
+		ids := make([]ent.Value, 0, len(m.removedregion_services))
+		for id := range m.removedregion_services {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *NetworkMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 8)
 	if m.cleareddatacenter {
 		edges = append(edges, network.EdgeDatacenter)
 	}
@@ -31531,6 +37675,12 @@ func (m *NetworkMutation) ClearedEdges() []string {
 	}
 	if m.clearedip_ranges {
 		edges = append(edges, network.EdgeIPRanges)
+	}
+	if m.clearedvirtual_machines {
+		edges = append(edges, network.EdgeVirtualMachines)
+	}
+	if m.clearedregion_services {
+		edges = append(edges, network.EdgeRegionServices)
 	}
 	return edges
 }
@@ -31551,6 +37701,10 @@ func (m *NetworkMutation) EdgeCleared(name string) bool {
 		return m.clearedip_addresses
 	case network.EdgeIPRanges:
 		return m.clearedip_ranges
+	case network.EdgeVirtualMachines:
+		return m.clearedvirtual_machines
+	case network.EdgeRegionServices:
+		return m.clearedregion_services
 	}
 	return false
 }
@@ -31593,6 +37747,12 @@ func (m *NetworkMutation) ResetEdge(name string) error {
 		return nil
 	case network.EdgeIPRanges:
 		m.ResetIPRanges()
+		return nil
+	case network.EdgeVirtualMachines:
+		m.ResetVirtualMachines()
+		return nil
+	case network.EdgeRegionServices:
+		m.ResetRegionServices()
 		return nil
 	}
 	return fmt.Errorf("unknown Network edge %s", name)
@@ -33315,6 +39475,7 @@ type OutboxTaskMutation struct {
 	attempts      *int
 	addattempts   *int
 	last_error    *string
+	headers       *map[string]string
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*OutboxTask, error)
@@ -33900,6 +40061,55 @@ func (m *OutboxTaskMutation) ResetLastError() {
 	delete(m.clearedFields, outboxtask.FieldLastError)
 }
 
+// SetHeaders sets the "headers" field.
+func (m *OutboxTaskMutation) SetHeaders(value map[string]string) {
+	m.headers = &value
+}
+
+// Headers returns the value of the "headers" field in the mutation.
+func (m *OutboxTaskMutation) Headers() (r map[string]string, exists bool) {
+	v := m.headers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeaders returns the old "headers" field's value of the OutboxTask entity.
+// If the OutboxTask object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxTaskMutation) OldHeaders(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeaders is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeaders requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeaders: %w", err)
+	}
+	return oldValue.Headers, nil
+}
+
+// ClearHeaders clears the value of the "headers" field.
+func (m *OutboxTaskMutation) ClearHeaders() {
+	m.headers = nil
+	m.clearedFields[outboxtask.FieldHeaders] = struct{}{}
+}
+
+// HeadersCleared returns if the "headers" field was cleared in this mutation.
+func (m *OutboxTaskMutation) HeadersCleared() bool {
+	_, ok := m.clearedFields[outboxtask.FieldHeaders]
+	return ok
+}
+
+// ResetHeaders resets all changes to the "headers" field.
+func (m *OutboxTaskMutation) ResetHeaders() {
+	m.headers = nil
+	delete(m.clearedFields, outboxtask.FieldHeaders)
+}
+
 // Where appends a list predicates to the OutboxTaskMutation builder.
 func (m *OutboxTaskMutation) Where(ps ...predicate.OutboxTask) {
 	m.predicates = append(m.predicates, ps...)
@@ -33934,7 +40144,7 @@ func (m *OutboxTaskMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboxTaskMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, outboxtask.FieldCreatedAt)
 	}
@@ -33968,6 +40178,9 @@ func (m *OutboxTaskMutation) Fields() []string {
 	if m.last_error != nil {
 		fields = append(fields, outboxtask.FieldLastError)
 	}
+	if m.headers != nil {
+		fields = append(fields, outboxtask.FieldHeaders)
+	}
 	return fields
 }
 
@@ -33998,6 +40211,8 @@ func (m *OutboxTaskMutation) Field(name string) (ent.Value, bool) {
 		return m.Attempts()
 	case outboxtask.FieldLastError:
 		return m.LastError()
+	case outboxtask.FieldHeaders:
+		return m.Headers()
 	}
 	return nil, false
 }
@@ -34029,6 +40244,8 @@ func (m *OutboxTaskMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldAttempts(ctx)
 	case outboxtask.FieldLastError:
 		return m.OldLastError(ctx)
+	case outboxtask.FieldHeaders:
+		return m.OldHeaders(ctx)
 	}
 	return nil, fmt.Errorf("unknown OutboxTask field %s", name)
 }
@@ -34115,6 +40332,13 @@ func (m *OutboxTaskMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLastError(v)
 		return nil
+	case outboxtask.FieldHeaders:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeaders(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OutboxTask field %s", name)
 }
@@ -34175,6 +40399,9 @@ func (m *OutboxTaskMutation) ClearedFields() []string {
 	if m.FieldCleared(outboxtask.FieldLastError) {
 		fields = append(fields, outboxtask.FieldLastError)
 	}
+	if m.FieldCleared(outboxtask.FieldHeaders) {
+		fields = append(fields, outboxtask.FieldHeaders)
+	}
 	return fields
 }
 
@@ -34203,6 +40430,9 @@ func (m *OutboxTaskMutation) ClearField(name string) error {
 		return nil
 	case outboxtask.FieldLastError:
 		m.ClearLastError()
+		return nil
+	case outboxtask.FieldHeaders:
+		m.ClearHeaders()
 		return nil
 	}
 	return fmt.Errorf("unknown OutboxTask nullable field %s", name)
@@ -34244,6 +40474,9 @@ func (m *OutboxTaskMutation) ResetField(name string) error {
 		return nil
 	case outboxtask.FieldLastError:
 		m.ResetLastError()
+		return nil
+	case outboxtask.FieldHeaders:
+		m.ResetHeaders()
 		return nil
 	}
 	return fmt.Errorf("unknown OutboxTask field %s", name)
@@ -35860,6 +42093,9 @@ type PowerZoneMutation struct {
 	hosts             map[int]struct{}
 	removedhosts      map[int]struct{}
 	clearedhosts      bool
+	alerts            map[int]struct{}
+	removedalerts     map[int]struct{}
+	clearedalerts     bool
 	done              bool
 	oldValue          func(context.Context) (*PowerZone, error)
 	predicates        []predicate.PowerZone
@@ -36267,6 +42503,60 @@ func (m *PowerZoneMutation) ResetHosts() {
 	m.removedhosts = nil
 }
 
+// AddAlertIDs adds the "alerts" edge to the Alert entity by ids.
+func (m *PowerZoneMutation) AddAlertIDs(ids ...int) {
+	if m.alerts == nil {
+		m.alerts = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.alerts[ids[i]] = struct{}{}
+	}
+}
+
+// ClearAlerts clears the "alerts" edge to the Alert entity.
+func (m *PowerZoneMutation) ClearAlerts() {
+	m.clearedalerts = true
+}
+
+// AlertsCleared reports if the "alerts" edge to the Alert entity was cleared.
+func (m *PowerZoneMutation) AlertsCleared() bool {
+	return m.clearedalerts
+}
+
+// RemoveAlertIDs removes the "alerts" edge to the Alert entity by IDs.
+func (m *PowerZoneMutation) RemoveAlertIDs(ids ...int) {
+	if m.removedalerts == nil {
+		m.removedalerts = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.alerts, ids[i])
+		m.removedalerts[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedAlerts returns the removed IDs of the "alerts" edge to the Alert entity.
+func (m *PowerZoneMutation) RemovedAlertsIDs() (ids []int) {
+	for id := range m.removedalerts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// AlertsIDs returns the "alerts" edge IDs in the mutation.
+func (m *PowerZoneMutation) AlertsIDs() (ids []int) {
+	for id := range m.alerts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetAlerts resets all changes to the "alerts" edge.
+func (m *PowerZoneMutation) ResetAlerts() {
+	m.alerts = nil
+	m.clearedalerts = false
+	m.removedalerts = nil
+}
+
 // Where appends a list predicates to the PowerZoneMutation builder.
 func (m *PowerZoneMutation) Where(ps ...predicate.PowerZone) {
 	m.predicates = append(m.predicates, ps...)
@@ -36460,7 +42750,7 @@ func (m *PowerZoneMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *PowerZoneMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.datacenter != nil {
 		edges = append(edges, powerzone.EdgeDatacenter)
 	}
@@ -36469,6 +42759,9 @@ func (m *PowerZoneMutation) AddedEdges() []string {
 	}
 	if m.hosts != nil {
 		edges = append(edges, powerzone.EdgeHosts)
+	}
+	if m.alerts != nil {
+		edges = append(edges, powerzone.EdgeAlerts)
 	}
 	return edges
 }
@@ -36493,18 +42786,27 @@ func (m *PowerZoneMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case powerzone.EdgeAlerts:
+		ids := make([]ent.Value, 0, len(m.alerts))
+		for id := range m.alerts {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *PowerZoneMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removedracks != nil {
 		edges = append(edges, powerzone.EdgeRacks)
 	}
 	if m.removedhosts != nil {
 		edges = append(edges, powerzone.EdgeHosts)
+	}
+	if m.removedalerts != nil {
+		edges = append(edges, powerzone.EdgeAlerts)
 	}
 	return edges
 }
@@ -36525,13 +42827,19 @@ func (m *PowerZoneMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case powerzone.EdgeAlerts:
+		ids := make([]ent.Value, 0, len(m.removedalerts))
+		for id := range m.removedalerts {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *PowerZoneMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.cleareddatacenter {
 		edges = append(edges, powerzone.EdgeDatacenter)
 	}
@@ -36540,6 +42848,9 @@ func (m *PowerZoneMutation) ClearedEdges() []string {
 	}
 	if m.clearedhosts {
 		edges = append(edges, powerzone.EdgeHosts)
+	}
+	if m.clearedalerts {
+		edges = append(edges, powerzone.EdgeAlerts)
 	}
 	return edges
 }
@@ -36554,6 +42865,8 @@ func (m *PowerZoneMutation) EdgeCleared(name string) bool {
 		return m.clearedracks
 	case powerzone.EdgeHosts:
 		return m.clearedhosts
+	case powerzone.EdgeAlerts:
+		return m.clearedalerts
 	}
 	return false
 }
@@ -36581,6 +42894,9 @@ func (m *PowerZoneMutation) ResetEdge(name string) error {
 		return nil
 	case powerzone.EdgeHosts:
 		m.ResetHosts()
+		return nil
+	case powerzone.EdgeAlerts:
+		m.ResetAlerts()
 		return nil
 	}
 	return fmt.Errorf("unknown PowerZone edge %s", name)
@@ -38580,6 +44896,9 @@ type RackMutation struct {
 	hosts                    map[int]struct{}
 	removedhosts             map[int]struct{}
 	clearedhosts             bool
+	alerts                   map[int]struct{}
+	removedalerts            map[int]struct{}
+	clearedalerts            bool
 	maintainers              map[int]struct{}
 	removedmaintainers       map[int]struct{}
 	clearedmaintainers       bool
@@ -39267,6 +45586,60 @@ func (m *RackMutation) ResetHosts() {
 	m.removedhosts = nil
 }
 
+// AddAlertIDs adds the "alerts" edge to the Alert entity by ids.
+func (m *RackMutation) AddAlertIDs(ids ...int) {
+	if m.alerts == nil {
+		m.alerts = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.alerts[ids[i]] = struct{}{}
+	}
+}
+
+// ClearAlerts clears the "alerts" edge to the Alert entity.
+func (m *RackMutation) ClearAlerts() {
+	m.clearedalerts = true
+}
+
+// AlertsCleared reports if the "alerts" edge to the Alert entity was cleared.
+func (m *RackMutation) AlertsCleared() bool {
+	return m.clearedalerts
+}
+
+// RemoveAlertIDs removes the "alerts" edge to the Alert entity by IDs.
+func (m *RackMutation) RemoveAlertIDs(ids ...int) {
+	if m.removedalerts == nil {
+		m.removedalerts = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.alerts, ids[i])
+		m.removedalerts[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedAlerts returns the removed IDs of the "alerts" edge to the Alert entity.
+func (m *RackMutation) RemovedAlertsIDs() (ids []int) {
+	for id := range m.removedalerts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// AlertsIDs returns the "alerts" edge IDs in the mutation.
+func (m *RackMutation) AlertsIDs() (ids []int) {
+	for id := range m.alerts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetAlerts resets all changes to the "alerts" edge.
+func (m *RackMutation) ResetAlerts() {
+	m.alerts = nil
+	m.clearedalerts = false
+	m.removedalerts = nil
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by ids.
 func (m *RackMutation) AddMaintainerIDs(ids ...int) {
 	if m.maintainers == nil {
@@ -39675,7 +46048,7 @@ func (m *RackMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *RackMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.floor != nil {
 		edges = append(edges, rack.EdgeFloor)
 	}
@@ -39690,6 +46063,9 @@ func (m *RackMutation) AddedEdges() []string {
 	}
 	if m.hosts != nil {
 		edges = append(edges, rack.EdgeHosts)
+	}
+	if m.alerts != nil {
+		edges = append(edges, rack.EdgeAlerts)
 	}
 	if m.maintainers != nil {
 		edges = append(edges, rack.EdgeMaintainers)
@@ -39726,6 +46102,12 @@ func (m *RackMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case rack.EdgeAlerts:
+		ids := make([]ent.Value, 0, len(m.alerts))
+		for id := range m.alerts {
+			ids = append(ids, id)
+		}
+		return ids
 	case rack.EdgeMaintainers:
 		ids := make([]ent.Value, 0, len(m.maintainers))
 		for id := range m.maintainers {
@@ -39744,9 +46126,12 @@ func (m *RackMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *RackMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.removedhosts != nil {
 		edges = append(edges, rack.EdgeHosts)
+	}
+	if m.removedalerts != nil {
+		edges = append(edges, rack.EdgeAlerts)
 	}
 	if m.removedmaintainers != nil {
 		edges = append(edges, rack.EdgeMaintainers)
@@ -39764,6 +46149,12 @@ func (m *RackMutation) RemovedIDs(name string) []ent.Value {
 	case rack.EdgeHosts:
 		ids := make([]ent.Value, 0, len(m.removedhosts))
 		for id := range m.removedhosts {
+			ids = append(ids, id)
+		}
+		return ids
+	case rack.EdgeAlerts:
+		ids := make([]ent.Value, 0, len(m.removedalerts))
+		for id := range m.removedalerts {
 			ids = append(ids, id)
 		}
 		return ids
@@ -39785,7 +46176,7 @@ func (m *RackMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *RackMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.clearedfloor {
 		edges = append(edges, rack.EdgeFloor)
 	}
@@ -39800,6 +46191,9 @@ func (m *RackMutation) ClearedEdges() []string {
 	}
 	if m.clearedhosts {
 		edges = append(edges, rack.EdgeHosts)
+	}
+	if m.clearedalerts {
+		edges = append(edges, rack.EdgeAlerts)
 	}
 	if m.clearedmaintainers {
 		edges = append(edges, rack.EdgeMaintainers)
@@ -39824,6 +46218,8 @@ func (m *RackMutation) EdgeCleared(name string) bool {
 		return m.clearedrack_zone
 	case rack.EdgeHosts:
 		return m.clearedhosts
+	case rack.EdgeAlerts:
+		return m.clearedalerts
 	case rack.EdgeMaintainers:
 		return m.clearedmaintainers
 	case rack.EdgeMaintainerGroups:
@@ -39870,6 +46266,9 @@ func (m *RackMutation) ResetEdge(name string) error {
 		return nil
 	case rack.EdgeHosts:
 		m.ResetHosts()
+		return nil
+	case rack.EdgeAlerts:
+		m.ResetAlerts()
 		return nil
 	case rack.EdgeMaintainers:
 		m.ResetMaintainers()
@@ -41712,6 +48111,7 @@ type RegionServiceMutation struct {
 	addreplicas             *int
 	schedule_policy         *fieldtype.SchedulePolicy
 	allow_partial           *bool
+	load_balanced           *bool
 	status                  *regionservice.Status
 	status_reason           *string
 	status_changed_at       *time.Time
@@ -41728,6 +48128,9 @@ type RegionServiceMutation struct {
 	clearedglobal_service   bool
 	load_balancer           *int
 	clearedload_balancer    bool
+	networks                map[int]struct{}
+	removednetworks         map[int]struct{}
+	clearednetworks         bool
 	virtual_machines        map[int]struct{}
 	removedvirtual_machines map[int]struct{}
 	clearedvirtual_machines bool
@@ -42132,6 +48535,42 @@ func (m *RegionServiceMutation) ResetAllowPartial() {
 	m.allow_partial = nil
 }
 
+// SetLoadBalanced sets the "load_balanced" field.
+func (m *RegionServiceMutation) SetLoadBalanced(b bool) {
+	m.load_balanced = &b
+}
+
+// LoadBalanced returns the value of the "load_balanced" field in the mutation.
+func (m *RegionServiceMutation) LoadBalanced() (r bool, exists bool) {
+	v := m.load_balanced
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLoadBalanced returns the old "load_balanced" field's value of the RegionService entity.
+// If the RegionService object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RegionServiceMutation) OldLoadBalanced(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLoadBalanced is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLoadBalanced requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLoadBalanced: %w", err)
+	}
+	return oldValue.LoadBalanced, nil
+}
+
+// ResetLoadBalanced resets all changes to the "load_balanced" field.
+func (m *RegionServiceMutation) ResetLoadBalanced() {
+	m.load_balanced = nil
+}
+
 // SetStatus sets the "status" field.
 func (m *RegionServiceMutation) SetStatus(r regionservice.Status) {
 	m.status = &r
@@ -42487,6 +48926,60 @@ func (m *RegionServiceMutation) ResetLoadBalancer() {
 	m.clearedload_balancer = false
 }
 
+// AddNetworkIDs adds the "networks" edge to the Network entity by ids.
+func (m *RegionServiceMutation) AddNetworkIDs(ids ...int) {
+	if m.networks == nil {
+		m.networks = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.networks[ids[i]] = struct{}{}
+	}
+}
+
+// ClearNetworks clears the "networks" edge to the Network entity.
+func (m *RegionServiceMutation) ClearNetworks() {
+	m.clearednetworks = true
+}
+
+// NetworksCleared reports if the "networks" edge to the Network entity was cleared.
+func (m *RegionServiceMutation) NetworksCleared() bool {
+	return m.clearednetworks
+}
+
+// RemoveNetworkIDs removes the "networks" edge to the Network entity by IDs.
+func (m *RegionServiceMutation) RemoveNetworkIDs(ids ...int) {
+	if m.removednetworks == nil {
+		m.removednetworks = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.networks, ids[i])
+		m.removednetworks[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedNetworks returns the removed IDs of the "networks" edge to the Network entity.
+func (m *RegionServiceMutation) RemovedNetworksIDs() (ids []int) {
+	for id := range m.removednetworks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// NetworksIDs returns the "networks" edge IDs in the mutation.
+func (m *RegionServiceMutation) NetworksIDs() (ids []int) {
+	for id := range m.networks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetNetworks resets all changes to the "networks" edge.
+func (m *RegionServiceMutation) ResetNetworks() {
+	m.networks = nil
+	m.clearednetworks = false
+	m.removednetworks = nil
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by ids.
 func (m *RegionServiceMutation) AddVirtualMachineIDs(ids ...int) {
 	if m.virtual_machines == nil {
@@ -42575,7 +49068,7 @@ func (m *RegionServiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RegionServiceMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, regionservice.FieldCreatedAt)
 	}
@@ -42596,6 +49089,9 @@ func (m *RegionServiceMutation) Fields() []string {
 	}
 	if m.allow_partial != nil {
 		fields = append(fields, regionservice.FieldAllowPartial)
+	}
+	if m.load_balanced != nil {
+		fields = append(fields, regionservice.FieldLoadBalanced)
 	}
 	if m.status != nil {
 		fields = append(fields, regionservice.FieldStatus)
@@ -42628,6 +49124,8 @@ func (m *RegionServiceMutation) Field(name string) (ent.Value, bool) {
 		return m.SchedulePolicy()
 	case regionservice.FieldAllowPartial:
 		return m.AllowPartial()
+	case regionservice.FieldLoadBalanced:
+		return m.LoadBalanced()
 	case regionservice.FieldStatus:
 		return m.Status()
 	case regionservice.FieldStatusReason:
@@ -42657,6 +49155,8 @@ func (m *RegionServiceMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldSchedulePolicy(ctx)
 	case regionservice.FieldAllowPartial:
 		return m.OldAllowPartial(ctx)
+	case regionservice.FieldLoadBalanced:
+		return m.OldLoadBalanced(ctx)
 	case regionservice.FieldStatus:
 		return m.OldStatus(ctx)
 	case regionservice.FieldStatusReason:
@@ -42720,6 +49220,13 @@ func (m *RegionServiceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAllowPartial(v)
+		return nil
+	case regionservice.FieldLoadBalanced:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLoadBalanced(v)
 		return nil
 	case regionservice.FieldStatus:
 		v, ok := value.(regionservice.Status)
@@ -42848,6 +49355,9 @@ func (m *RegionServiceMutation) ResetField(name string) error {
 	case regionservice.FieldAllowPartial:
 		m.ResetAllowPartial()
 		return nil
+	case regionservice.FieldLoadBalanced:
+		m.ResetLoadBalanced()
+		return nil
 	case regionservice.FieldStatus:
 		m.ResetStatus()
 		return nil
@@ -42863,7 +49373,7 @@ func (m *RegionServiceMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *RegionServiceMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.tenant != nil {
 		edges = append(edges, regionservice.EdgeTenant)
 	}
@@ -42881,6 +49391,9 @@ func (m *RegionServiceMutation) AddedEdges() []string {
 	}
 	if m.load_balancer != nil {
 		edges = append(edges, regionservice.EdgeLoadBalancer)
+	}
+	if m.networks != nil {
+		edges = append(edges, regionservice.EdgeNetworks)
 	}
 	if m.virtual_machines != nil {
 		edges = append(edges, regionservice.EdgeVirtualMachines)
@@ -42916,6 +49429,12 @@ func (m *RegionServiceMutation) AddedIDs(name string) []ent.Value {
 		if id := m.load_balancer; id != nil {
 			return []ent.Value{*id}
 		}
+	case regionservice.EdgeNetworks:
+		ids := make([]ent.Value, 0, len(m.networks))
+		for id := range m.networks {
+			ids = append(ids, id)
+		}
+		return ids
 	case regionservice.EdgeVirtualMachines:
 		ids := make([]ent.Value, 0, len(m.virtual_machines))
 		for id := range m.virtual_machines {
@@ -42928,7 +49447,10 @@ func (m *RegionServiceMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *RegionServiceMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
+	if m.removednetworks != nil {
+		edges = append(edges, regionservice.EdgeNetworks)
+	}
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, regionservice.EdgeVirtualMachines)
 	}
@@ -42939,6 +49461,12 @@ func (m *RegionServiceMutation) RemovedEdges() []string {
 // the given name in this mutation.
 func (m *RegionServiceMutation) RemovedIDs(name string) []ent.Value {
 	switch name {
+	case regionservice.EdgeNetworks:
+		ids := make([]ent.Value, 0, len(m.removednetworks))
+		for id := range m.removednetworks {
+			ids = append(ids, id)
+		}
+		return ids
 	case regionservice.EdgeVirtualMachines:
 		ids := make([]ent.Value, 0, len(m.removedvirtual_machines))
 		for id := range m.removedvirtual_machines {
@@ -42951,7 +49479,7 @@ func (m *RegionServiceMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *RegionServiceMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.clearedtenant {
 		edges = append(edges, regionservice.EdgeTenant)
 	}
@@ -42969,6 +49497,9 @@ func (m *RegionServiceMutation) ClearedEdges() []string {
 	}
 	if m.clearedload_balancer {
 		edges = append(edges, regionservice.EdgeLoadBalancer)
+	}
+	if m.clearednetworks {
+		edges = append(edges, regionservice.EdgeNetworks)
 	}
 	if m.clearedvirtual_machines {
 		edges = append(edges, regionservice.EdgeVirtualMachines)
@@ -42992,6 +49523,8 @@ func (m *RegionServiceMutation) EdgeCleared(name string) bool {
 		return m.clearedglobal_service
 	case regionservice.EdgeLoadBalancer:
 		return m.clearedload_balancer
+	case regionservice.EdgeNetworks:
+		return m.clearednetworks
 	case regionservice.EdgeVirtualMachines:
 		return m.clearedvirtual_machines
 	}
@@ -43045,6 +49578,9 @@ func (m *RegionServiceMutation) ResetEdge(name string) error {
 		return nil
 	case regionservice.EdgeLoadBalancer:
 		m.ResetLoadBalancer()
+		return nil
+	case regionservice.EdgeNetworks:
+		m.ResetNetworks()
 		return nil
 	case regionservice.EdgeVirtualMachines:
 		m.ResetVirtualMachines()
@@ -43802,6 +50338,1861 @@ func (m *RoleBindingMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown RoleBinding edge %s", name)
 }
 
+// RuleStateMutation represents an operation that mutates the RuleState nodes in the graph.
+type RuleStateMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *int
+	created_at       *time.Time
+	updated_at       *time.Time
+	rule_id          *int
+	addrule_id       *int
+	key              *string
+	last_status      *string
+	consecutive      *int
+	addconsecutive   *int
+	last_issued_at   *time.Time
+	issued_status    *string
+	pending          *int
+	addpending       *int
+	last_event_id    *int
+	addlast_event_id *int
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*RuleState, error)
+	predicates       []predicate.RuleState
+}
+
+var _ ent.Mutation = (*RuleStateMutation)(nil)
+
+// rulestateOption allows management of the mutation configuration using functional options.
+type rulestateOption func(*RuleStateMutation)
+
+// newRuleStateMutation creates new mutation for the RuleState entity.
+func newRuleStateMutation(c config, op Op, opts ...rulestateOption) *RuleStateMutation {
+	m := &RuleStateMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRuleState,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRuleStateID sets the ID field of the mutation.
+func withRuleStateID(id int) rulestateOption {
+	return func(m *RuleStateMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *RuleState
+		)
+		m.oldValue = func(ctx context.Context) (*RuleState, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().RuleState.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRuleState sets the old RuleState of the mutation.
+func withRuleState(node *RuleState) rulestateOption {
+	return func(m *RuleStateMutation) {
+		m.oldValue = func(context.Context) (*RuleState, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RuleStateMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RuleStateMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RuleStateMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RuleStateMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().RuleState.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *RuleStateMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *RuleStateMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *RuleStateMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *RuleStateMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *RuleStateMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *RuleStateMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetRuleID sets the "rule_id" field.
+func (m *RuleStateMutation) SetRuleID(i int) {
+	m.rule_id = &i
+	m.addrule_id = nil
+}
+
+// RuleID returns the value of the "rule_id" field in the mutation.
+func (m *RuleStateMutation) RuleID() (r int, exists bool) {
+	v := m.rule_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRuleID returns the old "rule_id" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldRuleID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRuleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRuleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRuleID: %w", err)
+	}
+	return oldValue.RuleID, nil
+}
+
+// AddRuleID adds i to the "rule_id" field.
+func (m *RuleStateMutation) AddRuleID(i int) {
+	if m.addrule_id != nil {
+		*m.addrule_id += i
+	} else {
+		m.addrule_id = &i
+	}
+}
+
+// AddedRuleID returns the value that was added to the "rule_id" field in this mutation.
+func (m *RuleStateMutation) AddedRuleID() (r int, exists bool) {
+	v := m.addrule_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRuleID resets all changes to the "rule_id" field.
+func (m *RuleStateMutation) ResetRuleID() {
+	m.rule_id = nil
+	m.addrule_id = nil
+}
+
+// SetKey sets the "key" field.
+func (m *RuleStateMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *RuleStateMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *RuleStateMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetLastStatus sets the "last_status" field.
+func (m *RuleStateMutation) SetLastStatus(s string) {
+	m.last_status = &s
+}
+
+// LastStatus returns the value of the "last_status" field in the mutation.
+func (m *RuleStateMutation) LastStatus() (r string, exists bool) {
+	v := m.last_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastStatus returns the old "last_status" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldLastStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastStatus: %w", err)
+	}
+	return oldValue.LastStatus, nil
+}
+
+// ClearLastStatus clears the value of the "last_status" field.
+func (m *RuleStateMutation) ClearLastStatus() {
+	m.last_status = nil
+	m.clearedFields[rulestate.FieldLastStatus] = struct{}{}
+}
+
+// LastStatusCleared returns if the "last_status" field was cleared in this mutation.
+func (m *RuleStateMutation) LastStatusCleared() bool {
+	_, ok := m.clearedFields[rulestate.FieldLastStatus]
+	return ok
+}
+
+// ResetLastStatus resets all changes to the "last_status" field.
+func (m *RuleStateMutation) ResetLastStatus() {
+	m.last_status = nil
+	delete(m.clearedFields, rulestate.FieldLastStatus)
+}
+
+// SetConsecutive sets the "consecutive" field.
+func (m *RuleStateMutation) SetConsecutive(i int) {
+	m.consecutive = &i
+	m.addconsecutive = nil
+}
+
+// Consecutive returns the value of the "consecutive" field in the mutation.
+func (m *RuleStateMutation) Consecutive() (r int, exists bool) {
+	v := m.consecutive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConsecutive returns the old "consecutive" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldConsecutive(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConsecutive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConsecutive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConsecutive: %w", err)
+	}
+	return oldValue.Consecutive, nil
+}
+
+// AddConsecutive adds i to the "consecutive" field.
+func (m *RuleStateMutation) AddConsecutive(i int) {
+	if m.addconsecutive != nil {
+		*m.addconsecutive += i
+	} else {
+		m.addconsecutive = &i
+	}
+}
+
+// AddedConsecutive returns the value that was added to the "consecutive" field in this mutation.
+func (m *RuleStateMutation) AddedConsecutive() (r int, exists bool) {
+	v := m.addconsecutive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetConsecutive resets all changes to the "consecutive" field.
+func (m *RuleStateMutation) ResetConsecutive() {
+	m.consecutive = nil
+	m.addconsecutive = nil
+}
+
+// SetLastIssuedAt sets the "last_issued_at" field.
+func (m *RuleStateMutation) SetLastIssuedAt(t time.Time) {
+	m.last_issued_at = &t
+}
+
+// LastIssuedAt returns the value of the "last_issued_at" field in the mutation.
+func (m *RuleStateMutation) LastIssuedAt() (r time.Time, exists bool) {
+	v := m.last_issued_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastIssuedAt returns the old "last_issued_at" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldLastIssuedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastIssuedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastIssuedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastIssuedAt: %w", err)
+	}
+	return oldValue.LastIssuedAt, nil
+}
+
+// ClearLastIssuedAt clears the value of the "last_issued_at" field.
+func (m *RuleStateMutation) ClearLastIssuedAt() {
+	m.last_issued_at = nil
+	m.clearedFields[rulestate.FieldLastIssuedAt] = struct{}{}
+}
+
+// LastIssuedAtCleared returns if the "last_issued_at" field was cleared in this mutation.
+func (m *RuleStateMutation) LastIssuedAtCleared() bool {
+	_, ok := m.clearedFields[rulestate.FieldLastIssuedAt]
+	return ok
+}
+
+// ResetLastIssuedAt resets all changes to the "last_issued_at" field.
+func (m *RuleStateMutation) ResetLastIssuedAt() {
+	m.last_issued_at = nil
+	delete(m.clearedFields, rulestate.FieldLastIssuedAt)
+}
+
+// SetIssuedStatus sets the "issued_status" field.
+func (m *RuleStateMutation) SetIssuedStatus(s string) {
+	m.issued_status = &s
+}
+
+// IssuedStatus returns the value of the "issued_status" field in the mutation.
+func (m *RuleStateMutation) IssuedStatus() (r string, exists bool) {
+	v := m.issued_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIssuedStatus returns the old "issued_status" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldIssuedStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIssuedStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIssuedStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIssuedStatus: %w", err)
+	}
+	return oldValue.IssuedStatus, nil
+}
+
+// ClearIssuedStatus clears the value of the "issued_status" field.
+func (m *RuleStateMutation) ClearIssuedStatus() {
+	m.issued_status = nil
+	m.clearedFields[rulestate.FieldIssuedStatus] = struct{}{}
+}
+
+// IssuedStatusCleared returns if the "issued_status" field was cleared in this mutation.
+func (m *RuleStateMutation) IssuedStatusCleared() bool {
+	_, ok := m.clearedFields[rulestate.FieldIssuedStatus]
+	return ok
+}
+
+// ResetIssuedStatus resets all changes to the "issued_status" field.
+func (m *RuleStateMutation) ResetIssuedStatus() {
+	m.issued_status = nil
+	delete(m.clearedFields, rulestate.FieldIssuedStatus)
+}
+
+// SetPending sets the "pending" field.
+func (m *RuleStateMutation) SetPending(i int) {
+	m.pending = &i
+	m.addpending = nil
+}
+
+// Pending returns the value of the "pending" field in the mutation.
+func (m *RuleStateMutation) Pending() (r int, exists bool) {
+	v := m.pending
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPending returns the old "pending" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldPending(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPending is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPending requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPending: %w", err)
+	}
+	return oldValue.Pending, nil
+}
+
+// AddPending adds i to the "pending" field.
+func (m *RuleStateMutation) AddPending(i int) {
+	if m.addpending != nil {
+		*m.addpending += i
+	} else {
+		m.addpending = &i
+	}
+}
+
+// AddedPending returns the value that was added to the "pending" field in this mutation.
+func (m *RuleStateMutation) AddedPending() (r int, exists bool) {
+	v := m.addpending
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPending resets all changes to the "pending" field.
+func (m *RuleStateMutation) ResetPending() {
+	m.pending = nil
+	m.addpending = nil
+}
+
+// SetLastEventID sets the "last_event_id" field.
+func (m *RuleStateMutation) SetLastEventID(i int) {
+	m.last_event_id = &i
+	m.addlast_event_id = nil
+}
+
+// LastEventID returns the value of the "last_event_id" field in the mutation.
+func (m *RuleStateMutation) LastEventID() (r int, exists bool) {
+	v := m.last_event_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastEventID returns the old "last_event_id" field's value of the RuleState entity.
+// If the RuleState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RuleStateMutation) OldLastEventID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastEventID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastEventID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastEventID: %w", err)
+	}
+	return oldValue.LastEventID, nil
+}
+
+// AddLastEventID adds i to the "last_event_id" field.
+func (m *RuleStateMutation) AddLastEventID(i int) {
+	if m.addlast_event_id != nil {
+		*m.addlast_event_id += i
+	} else {
+		m.addlast_event_id = &i
+	}
+}
+
+// AddedLastEventID returns the value that was added to the "last_event_id" field in this mutation.
+func (m *RuleStateMutation) AddedLastEventID() (r int, exists bool) {
+	v := m.addlast_event_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLastEventID resets all changes to the "last_event_id" field.
+func (m *RuleStateMutation) ResetLastEventID() {
+	m.last_event_id = nil
+	m.addlast_event_id = nil
+}
+
+// Where appends a list predicates to the RuleStateMutation builder.
+func (m *RuleStateMutation) Where(ps ...predicate.RuleState) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RuleStateMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RuleStateMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.RuleState, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RuleStateMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RuleStateMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (RuleState).
+func (m *RuleStateMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RuleStateMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, rulestate.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, rulestate.FieldUpdatedAt)
+	}
+	if m.rule_id != nil {
+		fields = append(fields, rulestate.FieldRuleID)
+	}
+	if m.key != nil {
+		fields = append(fields, rulestate.FieldKey)
+	}
+	if m.last_status != nil {
+		fields = append(fields, rulestate.FieldLastStatus)
+	}
+	if m.consecutive != nil {
+		fields = append(fields, rulestate.FieldConsecutive)
+	}
+	if m.last_issued_at != nil {
+		fields = append(fields, rulestate.FieldLastIssuedAt)
+	}
+	if m.issued_status != nil {
+		fields = append(fields, rulestate.FieldIssuedStatus)
+	}
+	if m.pending != nil {
+		fields = append(fields, rulestate.FieldPending)
+	}
+	if m.last_event_id != nil {
+		fields = append(fields, rulestate.FieldLastEventID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RuleStateMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case rulestate.FieldCreatedAt:
+		return m.CreatedAt()
+	case rulestate.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case rulestate.FieldRuleID:
+		return m.RuleID()
+	case rulestate.FieldKey:
+		return m.Key()
+	case rulestate.FieldLastStatus:
+		return m.LastStatus()
+	case rulestate.FieldConsecutive:
+		return m.Consecutive()
+	case rulestate.FieldLastIssuedAt:
+		return m.LastIssuedAt()
+	case rulestate.FieldIssuedStatus:
+		return m.IssuedStatus()
+	case rulestate.FieldPending:
+		return m.Pending()
+	case rulestate.FieldLastEventID:
+		return m.LastEventID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RuleStateMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case rulestate.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case rulestate.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case rulestate.FieldRuleID:
+		return m.OldRuleID(ctx)
+	case rulestate.FieldKey:
+		return m.OldKey(ctx)
+	case rulestate.FieldLastStatus:
+		return m.OldLastStatus(ctx)
+	case rulestate.FieldConsecutive:
+		return m.OldConsecutive(ctx)
+	case rulestate.FieldLastIssuedAt:
+		return m.OldLastIssuedAt(ctx)
+	case rulestate.FieldIssuedStatus:
+		return m.OldIssuedStatus(ctx)
+	case rulestate.FieldPending:
+		return m.OldPending(ctx)
+	case rulestate.FieldLastEventID:
+		return m.OldLastEventID(ctx)
+	}
+	return nil, fmt.Errorf("unknown RuleState field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RuleStateMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case rulestate.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case rulestate.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case rulestate.FieldRuleID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRuleID(v)
+		return nil
+	case rulestate.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case rulestate.FieldLastStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastStatus(v)
+		return nil
+	case rulestate.FieldConsecutive:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConsecutive(v)
+		return nil
+	case rulestate.FieldLastIssuedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastIssuedAt(v)
+		return nil
+	case rulestate.FieldIssuedStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIssuedStatus(v)
+		return nil
+	case rulestate.FieldPending:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPending(v)
+		return nil
+	case rulestate.FieldLastEventID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastEventID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RuleState field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RuleStateMutation) AddedFields() []string {
+	var fields []string
+	if m.addrule_id != nil {
+		fields = append(fields, rulestate.FieldRuleID)
+	}
+	if m.addconsecutive != nil {
+		fields = append(fields, rulestate.FieldConsecutive)
+	}
+	if m.addpending != nil {
+		fields = append(fields, rulestate.FieldPending)
+	}
+	if m.addlast_event_id != nil {
+		fields = append(fields, rulestate.FieldLastEventID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RuleStateMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case rulestate.FieldRuleID:
+		return m.AddedRuleID()
+	case rulestate.FieldConsecutive:
+		return m.AddedConsecutive()
+	case rulestate.FieldPending:
+		return m.AddedPending()
+	case rulestate.FieldLastEventID:
+		return m.AddedLastEventID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RuleStateMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case rulestate.FieldRuleID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRuleID(v)
+		return nil
+	case rulestate.FieldConsecutive:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConsecutive(v)
+		return nil
+	case rulestate.FieldPending:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPending(v)
+		return nil
+	case rulestate.FieldLastEventID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLastEventID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown RuleState numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RuleStateMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(rulestate.FieldLastStatus) {
+		fields = append(fields, rulestate.FieldLastStatus)
+	}
+	if m.FieldCleared(rulestate.FieldLastIssuedAt) {
+		fields = append(fields, rulestate.FieldLastIssuedAt)
+	}
+	if m.FieldCleared(rulestate.FieldIssuedStatus) {
+		fields = append(fields, rulestate.FieldIssuedStatus)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RuleStateMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RuleStateMutation) ClearField(name string) error {
+	switch name {
+	case rulestate.FieldLastStatus:
+		m.ClearLastStatus()
+		return nil
+	case rulestate.FieldLastIssuedAt:
+		m.ClearLastIssuedAt()
+		return nil
+	case rulestate.FieldIssuedStatus:
+		m.ClearIssuedStatus()
+		return nil
+	}
+	return fmt.Errorf("unknown RuleState nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RuleStateMutation) ResetField(name string) error {
+	switch name {
+	case rulestate.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case rulestate.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case rulestate.FieldRuleID:
+		m.ResetRuleID()
+		return nil
+	case rulestate.FieldKey:
+		m.ResetKey()
+		return nil
+	case rulestate.FieldLastStatus:
+		m.ResetLastStatus()
+		return nil
+	case rulestate.FieldConsecutive:
+		m.ResetConsecutive()
+		return nil
+	case rulestate.FieldLastIssuedAt:
+		m.ResetLastIssuedAt()
+		return nil
+	case rulestate.FieldIssuedStatus:
+		m.ResetIssuedStatus()
+		return nil
+	case rulestate.FieldPending:
+		m.ResetPending()
+		return nil
+	case rulestate.FieldLastEventID:
+		m.ResetLastEventID()
+		return nil
+	}
+	return fmt.Errorf("unknown RuleState field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RuleStateMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RuleStateMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RuleStateMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RuleStateMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RuleStateMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RuleStateMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RuleStateMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown RuleState unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RuleStateMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown RuleState edge %s", name)
+}
+
+// SSHKeyMutation represents an operation that mutates the SSHKey nodes in the graph.
+type SSHKeyMutation struct {
+	config
+	op                      Op
+	typ                     string
+	id                      *int
+	created_at              *time.Time
+	updated_at              *time.Time
+	name                    *string
+	description             *string
+	public_key              *string
+	fingerprint             *string
+	clearedFields           map[string]struct{}
+	tenant                  *int
+	clearedtenant           bool
+	user                    *int
+	cleareduser             bool
+	virtual_machines        map[int]struct{}
+	removedvirtual_machines map[int]struct{}
+	clearedvirtual_machines bool
+	done                    bool
+	oldValue                func(context.Context) (*SSHKey, error)
+	predicates              []predicate.SSHKey
+}
+
+var _ ent.Mutation = (*SSHKeyMutation)(nil)
+
+// sshkeyOption allows management of the mutation configuration using functional options.
+type sshkeyOption func(*SSHKeyMutation)
+
+// newSSHKeyMutation creates new mutation for the SSHKey entity.
+func newSSHKeyMutation(c config, op Op, opts ...sshkeyOption) *SSHKeyMutation {
+	m := &SSHKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSSHKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSSHKeyID sets the ID field of the mutation.
+func withSSHKeyID(id int) sshkeyOption {
+	return func(m *SSHKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SSHKey
+		)
+		m.oldValue = func(ctx context.Context) (*SSHKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SSHKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSSHKey sets the old SSHKey of the mutation.
+func withSSHKey(node *SSHKey) sshkeyOption {
+	return func(m *SSHKeyMutation) {
+		m.oldValue = func(context.Context) (*SSHKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SSHKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SSHKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SSHKeyMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SSHKeyMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SSHKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SSHKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SSHKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SSHKey entity.
+// If the SSHKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SSHKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SSHKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SSHKeyMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SSHKeyMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SSHKey entity.
+// If the SSHKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SSHKeyMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SSHKeyMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetName sets the "name" field.
+func (m *SSHKeyMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *SSHKeyMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the SSHKey entity.
+// If the SSHKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SSHKeyMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *SSHKeyMutation) ResetName() {
+	m.name = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *SSHKeyMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *SSHKeyMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the SSHKey entity.
+// If the SSHKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SSHKeyMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *SSHKeyMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[sshkey.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *SSHKeyMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[sshkey.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *SSHKeyMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, sshkey.FieldDescription)
+}
+
+// SetPublicKey sets the "public_key" field.
+func (m *SSHKeyMutation) SetPublicKey(s string) {
+	m.public_key = &s
+}
+
+// PublicKey returns the value of the "public_key" field in the mutation.
+func (m *SSHKeyMutation) PublicKey() (r string, exists bool) {
+	v := m.public_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublicKey returns the old "public_key" field's value of the SSHKey entity.
+// If the SSHKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SSHKeyMutation) OldPublicKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublicKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublicKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublicKey: %w", err)
+	}
+	return oldValue.PublicKey, nil
+}
+
+// ResetPublicKey resets all changes to the "public_key" field.
+func (m *SSHKeyMutation) ResetPublicKey() {
+	m.public_key = nil
+}
+
+// SetFingerprint sets the "fingerprint" field.
+func (m *SSHKeyMutation) SetFingerprint(s string) {
+	m.fingerprint = &s
+}
+
+// Fingerprint returns the value of the "fingerprint" field in the mutation.
+func (m *SSHKeyMutation) Fingerprint() (r string, exists bool) {
+	v := m.fingerprint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFingerprint returns the old "fingerprint" field's value of the SSHKey entity.
+// If the SSHKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SSHKeyMutation) OldFingerprint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFingerprint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFingerprint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFingerprint: %w", err)
+	}
+	return oldValue.Fingerprint, nil
+}
+
+// ClearFingerprint clears the value of the "fingerprint" field.
+func (m *SSHKeyMutation) ClearFingerprint() {
+	m.fingerprint = nil
+	m.clearedFields[sshkey.FieldFingerprint] = struct{}{}
+}
+
+// FingerprintCleared returns if the "fingerprint" field was cleared in this mutation.
+func (m *SSHKeyMutation) FingerprintCleared() bool {
+	_, ok := m.clearedFields[sshkey.FieldFingerprint]
+	return ok
+}
+
+// ResetFingerprint resets all changes to the "fingerprint" field.
+func (m *SSHKeyMutation) ResetFingerprint() {
+	m.fingerprint = nil
+	delete(m.clearedFields, sshkey.FieldFingerprint)
+}
+
+// SetTenantID sets the "tenant" edge to the Tenant entity by id.
+func (m *SSHKeyMutation) SetTenantID(id int) {
+	m.tenant = &id
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *SSHKeyMutation) ClearTenant() {
+	m.clearedtenant = true
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *SSHKeyMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantID returns the "tenant" edge ID in the mutation.
+func (m *SSHKeyMutation) TenantID() (id int, exists bool) {
+	if m.tenant != nil {
+		return *m.tenant, true
+	}
+	return
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *SSHKeyMutation) TenantIDs() (ids []int) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *SSHKeyMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// SetUserID sets the "user" edge to the User entity by id.
+func (m *SSHKeyMutation) SetUserID(id int) {
+	m.user = &id
+}
+
+// ClearUser clears the "user" edge to the User entity.
+func (m *SSHKeyMutation) ClearUser() {
+	m.cleareduser = true
+}
+
+// UserCleared reports if the "user" edge to the User entity was cleared.
+func (m *SSHKeyMutation) UserCleared() bool {
+	return m.cleareduser
+}
+
+// UserID returns the "user" edge ID in the mutation.
+func (m *SSHKeyMutation) UserID() (id int, exists bool) {
+	if m.user != nil {
+		return *m.user, true
+	}
+	return
+}
+
+// UserIDs returns the "user" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// UserID instead. It exists only for internal usage by the builders.
+func (m *SSHKeyMutation) UserIDs() (ids []int) {
+	if id := m.user; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetUser resets all changes to the "user" edge.
+func (m *SSHKeyMutation) ResetUser() {
+	m.user = nil
+	m.cleareduser = false
+}
+
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by ids.
+func (m *SSHKeyMutation) AddVirtualMachineIDs(ids ...int) {
+	if m.virtual_machines == nil {
+		m.virtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.virtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// ClearVirtualMachines clears the "virtual_machines" edge to the VirtualMachine entity.
+func (m *SSHKeyMutation) ClearVirtualMachines() {
+	m.clearedvirtual_machines = true
+}
+
+// VirtualMachinesCleared reports if the "virtual_machines" edge to the VirtualMachine entity was cleared.
+func (m *SSHKeyMutation) VirtualMachinesCleared() bool {
+	return m.clearedvirtual_machines
+}
+
+// RemoveVirtualMachineIDs removes the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (m *SSHKeyMutation) RemoveVirtualMachineIDs(ids ...int) {
+	if m.removedvirtual_machines == nil {
+		m.removedvirtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.virtual_machines, ids[i])
+		m.removedvirtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedVirtualMachines returns the removed IDs of the "virtual_machines" edge to the VirtualMachine entity.
+func (m *SSHKeyMutation) RemovedVirtualMachinesIDs() (ids []int) {
+	for id := range m.removedvirtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// VirtualMachinesIDs returns the "virtual_machines" edge IDs in the mutation.
+func (m *SSHKeyMutation) VirtualMachinesIDs() (ids []int) {
+	for id := range m.virtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetVirtualMachines resets all changes to the "virtual_machines" edge.
+func (m *SSHKeyMutation) ResetVirtualMachines() {
+	m.virtual_machines = nil
+	m.clearedvirtual_machines = false
+	m.removedvirtual_machines = nil
+}
+
+// Where appends a list predicates to the SSHKeyMutation builder.
+func (m *SSHKeyMutation) Where(ps ...predicate.SSHKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SSHKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SSHKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SSHKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SSHKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SSHKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SSHKey).
+func (m *SSHKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SSHKeyMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.created_at != nil {
+		fields = append(fields, sshkey.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, sshkey.FieldUpdatedAt)
+	}
+	if m.name != nil {
+		fields = append(fields, sshkey.FieldName)
+	}
+	if m.description != nil {
+		fields = append(fields, sshkey.FieldDescription)
+	}
+	if m.public_key != nil {
+		fields = append(fields, sshkey.FieldPublicKey)
+	}
+	if m.fingerprint != nil {
+		fields = append(fields, sshkey.FieldFingerprint)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SSHKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sshkey.FieldCreatedAt:
+		return m.CreatedAt()
+	case sshkey.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case sshkey.FieldName:
+		return m.Name()
+	case sshkey.FieldDescription:
+		return m.Description()
+	case sshkey.FieldPublicKey:
+		return m.PublicKey()
+	case sshkey.FieldFingerprint:
+		return m.Fingerprint()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SSHKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sshkey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case sshkey.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case sshkey.FieldName:
+		return m.OldName(ctx)
+	case sshkey.FieldDescription:
+		return m.OldDescription(ctx)
+	case sshkey.FieldPublicKey:
+		return m.OldPublicKey(ctx)
+	case sshkey.FieldFingerprint:
+		return m.OldFingerprint(ctx)
+	}
+	return nil, fmt.Errorf("unknown SSHKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SSHKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sshkey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case sshkey.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case sshkey.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case sshkey.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case sshkey.FieldPublicKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublicKey(v)
+		return nil
+	case sshkey.FieldFingerprint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFingerprint(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SSHKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SSHKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SSHKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SSHKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SSHKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SSHKeyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sshkey.FieldDescription) {
+		fields = append(fields, sshkey.FieldDescription)
+	}
+	if m.FieldCleared(sshkey.FieldFingerprint) {
+		fields = append(fields, sshkey.FieldFingerprint)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SSHKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SSHKeyMutation) ClearField(name string) error {
+	switch name {
+	case sshkey.FieldDescription:
+		m.ClearDescription()
+		return nil
+	case sshkey.FieldFingerprint:
+		m.ClearFingerprint()
+		return nil
+	}
+	return fmt.Errorf("unknown SSHKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SSHKeyMutation) ResetField(name string) error {
+	switch name {
+	case sshkey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case sshkey.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case sshkey.FieldName:
+		m.ResetName()
+		return nil
+	case sshkey.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case sshkey.FieldPublicKey:
+		m.ResetPublicKey()
+		return nil
+	case sshkey.FieldFingerprint:
+		m.ResetFingerprint()
+		return nil
+	}
+	return fmt.Errorf("unknown SSHKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SSHKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.tenant != nil {
+		edges = append(edges, sshkey.EdgeTenant)
+	}
+	if m.user != nil {
+		edges = append(edges, sshkey.EdgeUser)
+	}
+	if m.virtual_machines != nil {
+		edges = append(edges, sshkey.EdgeVirtualMachines)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SSHKeyMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case sshkey.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case sshkey.EdgeUser:
+		if id := m.user; id != nil {
+			return []ent.Value{*id}
+		}
+	case sshkey.EdgeVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.virtual_machines))
+		for id := range m.virtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SSHKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.removedvirtual_machines != nil {
+		edges = append(edges, sshkey.EdgeVirtualMachines)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SSHKeyMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case sshkey.EdgeVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.removedvirtual_machines))
+		for id := range m.removedvirtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SSHKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.clearedtenant {
+		edges = append(edges, sshkey.EdgeTenant)
+	}
+	if m.cleareduser {
+		edges = append(edges, sshkey.EdgeUser)
+	}
+	if m.clearedvirtual_machines {
+		edges = append(edges, sshkey.EdgeVirtualMachines)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SSHKeyMutation) EdgeCleared(name string) bool {
+	switch name {
+	case sshkey.EdgeTenant:
+		return m.clearedtenant
+	case sshkey.EdgeUser:
+		return m.cleareduser
+	case sshkey.EdgeVirtualMachines:
+		return m.clearedvirtual_machines
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SSHKeyMutation) ClearEdge(name string) error {
+	switch name {
+	case sshkey.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case sshkey.EdgeUser:
+		m.ClearUser()
+		return nil
+	}
+	return fmt.Errorf("unknown SSHKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SSHKeyMutation) ResetEdge(name string) error {
+	switch name {
+	case sshkey.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case sshkey.EdgeUser:
+		m.ResetUser()
+		return nil
+	case sshkey.EdgeVirtualMachines:
+		m.ResetVirtualMachines()
+		return nil
+	}
+	return fmt.Errorf("unknown SSHKey edge %s", name)
+}
+
 // ServiceMeshMutation represents an operation that mutates the ServiceMesh nodes in the graph.
 type ServiceMeshMutation struct {
 	config
@@ -44513,6 +52904,859 @@ func (m *ServiceMeshMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown ServiceMesh edge %s", name)
 }
 
+// SilenceMutation represents an operation that mutates the Silence nodes in the graph.
+type SilenceMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int
+	created_at         *time.Time
+	updated_at         *time.Time
+	check_name_pattern *string
+	node_pattern       *string
+	host_pattern       *string
+	label_matchers     *fieldtype.Labels
+	starts_at          *time.Time
+	ends_at            *time.Time
+	created_by         *string
+	comment            *string
+	clearedFields      map[string]struct{}
+	done               bool
+	oldValue           func(context.Context) (*Silence, error)
+	predicates         []predicate.Silence
+}
+
+var _ ent.Mutation = (*SilenceMutation)(nil)
+
+// silenceOption allows management of the mutation configuration using functional options.
+type silenceOption func(*SilenceMutation)
+
+// newSilenceMutation creates new mutation for the Silence entity.
+func newSilenceMutation(c config, op Op, opts ...silenceOption) *SilenceMutation {
+	m := &SilenceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSilence,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSilenceID sets the ID field of the mutation.
+func withSilenceID(id int) silenceOption {
+	return func(m *SilenceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Silence
+		)
+		m.oldValue = func(ctx context.Context) (*Silence, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Silence.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSilence sets the old Silence of the mutation.
+func withSilence(node *Silence) silenceOption {
+	return func(m *SilenceMutation) {
+		m.oldValue = func(context.Context) (*Silence, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SilenceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SilenceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SilenceMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SilenceMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Silence.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SilenceMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SilenceMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SilenceMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SilenceMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SilenceMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SilenceMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetCheckNamePattern sets the "check_name_pattern" field.
+func (m *SilenceMutation) SetCheckNamePattern(s string) {
+	m.check_name_pattern = &s
+}
+
+// CheckNamePattern returns the value of the "check_name_pattern" field in the mutation.
+func (m *SilenceMutation) CheckNamePattern() (r string, exists bool) {
+	v := m.check_name_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckNamePattern returns the old "check_name_pattern" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldCheckNamePattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckNamePattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckNamePattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckNamePattern: %w", err)
+	}
+	return oldValue.CheckNamePattern, nil
+}
+
+// ResetCheckNamePattern resets all changes to the "check_name_pattern" field.
+func (m *SilenceMutation) ResetCheckNamePattern() {
+	m.check_name_pattern = nil
+}
+
+// SetNodePattern sets the "node_pattern" field.
+func (m *SilenceMutation) SetNodePattern(s string) {
+	m.node_pattern = &s
+}
+
+// NodePattern returns the value of the "node_pattern" field in the mutation.
+func (m *SilenceMutation) NodePattern() (r string, exists bool) {
+	v := m.node_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNodePattern returns the old "node_pattern" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldNodePattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNodePattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNodePattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNodePattern: %w", err)
+	}
+	return oldValue.NodePattern, nil
+}
+
+// ResetNodePattern resets all changes to the "node_pattern" field.
+func (m *SilenceMutation) ResetNodePattern() {
+	m.node_pattern = nil
+}
+
+// SetHostPattern sets the "host_pattern" field.
+func (m *SilenceMutation) SetHostPattern(s string) {
+	m.host_pattern = &s
+}
+
+// HostPattern returns the value of the "host_pattern" field in the mutation.
+func (m *SilenceMutation) HostPattern() (r string, exists bool) {
+	v := m.host_pattern
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHostPattern returns the old "host_pattern" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldHostPattern(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHostPattern is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHostPattern requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHostPattern: %w", err)
+	}
+	return oldValue.HostPattern, nil
+}
+
+// ResetHostPattern resets all changes to the "host_pattern" field.
+func (m *SilenceMutation) ResetHostPattern() {
+	m.host_pattern = nil
+}
+
+// SetLabelMatchers sets the "label_matchers" field.
+func (m *SilenceMutation) SetLabelMatchers(f fieldtype.Labels) {
+	m.label_matchers = &f
+}
+
+// LabelMatchers returns the value of the "label_matchers" field in the mutation.
+func (m *SilenceMutation) LabelMatchers() (r fieldtype.Labels, exists bool) {
+	v := m.label_matchers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLabelMatchers returns the old "label_matchers" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldLabelMatchers(ctx context.Context) (v fieldtype.Labels, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLabelMatchers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLabelMatchers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLabelMatchers: %w", err)
+	}
+	return oldValue.LabelMatchers, nil
+}
+
+// ClearLabelMatchers clears the value of the "label_matchers" field.
+func (m *SilenceMutation) ClearLabelMatchers() {
+	m.label_matchers = nil
+	m.clearedFields[silence.FieldLabelMatchers] = struct{}{}
+}
+
+// LabelMatchersCleared returns if the "label_matchers" field was cleared in this mutation.
+func (m *SilenceMutation) LabelMatchersCleared() bool {
+	_, ok := m.clearedFields[silence.FieldLabelMatchers]
+	return ok
+}
+
+// ResetLabelMatchers resets all changes to the "label_matchers" field.
+func (m *SilenceMutation) ResetLabelMatchers() {
+	m.label_matchers = nil
+	delete(m.clearedFields, silence.FieldLabelMatchers)
+}
+
+// SetStartsAt sets the "starts_at" field.
+func (m *SilenceMutation) SetStartsAt(t time.Time) {
+	m.starts_at = &t
+}
+
+// StartsAt returns the value of the "starts_at" field in the mutation.
+func (m *SilenceMutation) StartsAt() (r time.Time, exists bool) {
+	v := m.starts_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartsAt returns the old "starts_at" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldStartsAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartsAt: %w", err)
+	}
+	return oldValue.StartsAt, nil
+}
+
+// ResetStartsAt resets all changes to the "starts_at" field.
+func (m *SilenceMutation) ResetStartsAt() {
+	m.starts_at = nil
+}
+
+// SetEndsAt sets the "ends_at" field.
+func (m *SilenceMutation) SetEndsAt(t time.Time) {
+	m.ends_at = &t
+}
+
+// EndsAt returns the value of the "ends_at" field in the mutation.
+func (m *SilenceMutation) EndsAt() (r time.Time, exists bool) {
+	v := m.ends_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndsAt returns the old "ends_at" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldEndsAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndsAt: %w", err)
+	}
+	return oldValue.EndsAt, nil
+}
+
+// ResetEndsAt resets all changes to the "ends_at" field.
+func (m *SilenceMutation) ResetEndsAt() {
+	m.ends_at = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *SilenceMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *SilenceMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldCreatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ClearCreatedBy clears the value of the "created_by" field.
+func (m *SilenceMutation) ClearCreatedBy() {
+	m.created_by = nil
+	m.clearedFields[silence.FieldCreatedBy] = struct{}{}
+}
+
+// CreatedByCleared returns if the "created_by" field was cleared in this mutation.
+func (m *SilenceMutation) CreatedByCleared() bool {
+	_, ok := m.clearedFields[silence.FieldCreatedBy]
+	return ok
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *SilenceMutation) ResetCreatedBy() {
+	m.created_by = nil
+	delete(m.clearedFields, silence.FieldCreatedBy)
+}
+
+// SetComment sets the "comment" field.
+func (m *SilenceMutation) SetComment(s string) {
+	m.comment = &s
+}
+
+// Comment returns the value of the "comment" field in the mutation.
+func (m *SilenceMutation) Comment() (r string, exists bool) {
+	v := m.comment
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldComment returns the old "comment" field's value of the Silence entity.
+// If the Silence object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SilenceMutation) OldComment(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldComment is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldComment requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldComment: %w", err)
+	}
+	return oldValue.Comment, nil
+}
+
+// ResetComment resets all changes to the "comment" field.
+func (m *SilenceMutation) ResetComment() {
+	m.comment = nil
+}
+
+// Where appends a list predicates to the SilenceMutation builder.
+func (m *SilenceMutation) Where(ps ...predicate.Silence) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SilenceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SilenceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Silence, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SilenceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SilenceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Silence).
+func (m *SilenceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SilenceMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, silence.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, silence.FieldUpdatedAt)
+	}
+	if m.check_name_pattern != nil {
+		fields = append(fields, silence.FieldCheckNamePattern)
+	}
+	if m.node_pattern != nil {
+		fields = append(fields, silence.FieldNodePattern)
+	}
+	if m.host_pattern != nil {
+		fields = append(fields, silence.FieldHostPattern)
+	}
+	if m.label_matchers != nil {
+		fields = append(fields, silence.FieldLabelMatchers)
+	}
+	if m.starts_at != nil {
+		fields = append(fields, silence.FieldStartsAt)
+	}
+	if m.ends_at != nil {
+		fields = append(fields, silence.FieldEndsAt)
+	}
+	if m.created_by != nil {
+		fields = append(fields, silence.FieldCreatedBy)
+	}
+	if m.comment != nil {
+		fields = append(fields, silence.FieldComment)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SilenceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case silence.FieldCreatedAt:
+		return m.CreatedAt()
+	case silence.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case silence.FieldCheckNamePattern:
+		return m.CheckNamePattern()
+	case silence.FieldNodePattern:
+		return m.NodePattern()
+	case silence.FieldHostPattern:
+		return m.HostPattern()
+	case silence.FieldLabelMatchers:
+		return m.LabelMatchers()
+	case silence.FieldStartsAt:
+		return m.StartsAt()
+	case silence.FieldEndsAt:
+		return m.EndsAt()
+	case silence.FieldCreatedBy:
+		return m.CreatedBy()
+	case silence.FieldComment:
+		return m.Comment()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SilenceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case silence.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case silence.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case silence.FieldCheckNamePattern:
+		return m.OldCheckNamePattern(ctx)
+	case silence.FieldNodePattern:
+		return m.OldNodePattern(ctx)
+	case silence.FieldHostPattern:
+		return m.OldHostPattern(ctx)
+	case silence.FieldLabelMatchers:
+		return m.OldLabelMatchers(ctx)
+	case silence.FieldStartsAt:
+		return m.OldStartsAt(ctx)
+	case silence.FieldEndsAt:
+		return m.OldEndsAt(ctx)
+	case silence.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case silence.FieldComment:
+		return m.OldComment(ctx)
+	}
+	return nil, fmt.Errorf("unknown Silence field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SilenceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case silence.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case silence.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case silence.FieldCheckNamePattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckNamePattern(v)
+		return nil
+	case silence.FieldNodePattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNodePattern(v)
+		return nil
+	case silence.FieldHostPattern:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHostPattern(v)
+		return nil
+	case silence.FieldLabelMatchers:
+		v, ok := value.(fieldtype.Labels)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLabelMatchers(v)
+		return nil
+	case silence.FieldStartsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartsAt(v)
+		return nil
+	case silence.FieldEndsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndsAt(v)
+		return nil
+	case silence.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case silence.FieldComment:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetComment(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Silence field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SilenceMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SilenceMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SilenceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Silence numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SilenceMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(silence.FieldLabelMatchers) {
+		fields = append(fields, silence.FieldLabelMatchers)
+	}
+	if m.FieldCleared(silence.FieldCreatedBy) {
+		fields = append(fields, silence.FieldCreatedBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SilenceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SilenceMutation) ClearField(name string) error {
+	switch name {
+	case silence.FieldLabelMatchers:
+		m.ClearLabelMatchers()
+		return nil
+	case silence.FieldCreatedBy:
+		m.ClearCreatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown Silence nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SilenceMutation) ResetField(name string) error {
+	switch name {
+	case silence.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case silence.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case silence.FieldCheckNamePattern:
+		m.ResetCheckNamePattern()
+		return nil
+	case silence.FieldNodePattern:
+		m.ResetNodePattern()
+		return nil
+	case silence.FieldHostPattern:
+		m.ResetHostPattern()
+		return nil
+	case silence.FieldLabelMatchers:
+		m.ResetLabelMatchers()
+		return nil
+	case silence.FieldStartsAt:
+		m.ResetStartsAt()
+		return nil
+	case silence.FieldEndsAt:
+		m.ResetEndsAt()
+		return nil
+	case silence.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case silence.FieldComment:
+		m.ResetComment()
+		return nil
+	}
+	return fmt.Errorf("unknown Silence field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SilenceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SilenceMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SilenceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SilenceMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SilenceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SilenceMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SilenceMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Silence unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SilenceMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Silence edge %s", name)
+}
+
 // TenantMutation represents an operation that mutates the Tenant nodes in the graph.
 type TenantMutation struct {
 	config
@@ -44565,6 +53809,11 @@ type TenantMutation struct {
 	role_bindings              map[int]struct{}
 	removedrole_bindings       map[int]struct{}
 	clearedrole_bindings       bool
+	ssh_keys                   map[int]struct{}
+	removedssh_keys            map[int]struct{}
+	clearedssh_keys            bool
+	default_vm_network         *int
+	cleareddefault_vm_network  bool
 	done                       bool
 	oldValue                   func(context.Context) (*Tenant, error)
 	predicates                 []predicate.Tenant
@@ -45612,6 +54861,99 @@ func (m *TenantMutation) ResetRoleBindings() {
 	m.removedrole_bindings = nil
 }
 
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by ids.
+func (m *TenantMutation) AddSSHKeyIDs(ids ...int) {
+	if m.ssh_keys == nil {
+		m.ssh_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.ssh_keys[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSSHKeys clears the "ssh_keys" edge to the SSHKey entity.
+func (m *TenantMutation) ClearSSHKeys() {
+	m.clearedssh_keys = true
+}
+
+// SSHKeysCleared reports if the "ssh_keys" edge to the SSHKey entity was cleared.
+func (m *TenantMutation) SSHKeysCleared() bool {
+	return m.clearedssh_keys
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to the SSHKey entity by IDs.
+func (m *TenantMutation) RemoveSSHKeyIDs(ids ...int) {
+	if m.removedssh_keys == nil {
+		m.removedssh_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.ssh_keys, ids[i])
+		m.removedssh_keys[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSSHKeys returns the removed IDs of the "ssh_keys" edge to the SSHKey entity.
+func (m *TenantMutation) RemovedSSHKeysIDs() (ids []int) {
+	for id := range m.removedssh_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SSHKeysIDs returns the "ssh_keys" edge IDs in the mutation.
+func (m *TenantMutation) SSHKeysIDs() (ids []int) {
+	for id := range m.ssh_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSSHKeys resets all changes to the "ssh_keys" edge.
+func (m *TenantMutation) ResetSSHKeys() {
+	m.ssh_keys = nil
+	m.clearedssh_keys = false
+	m.removedssh_keys = nil
+}
+
+// SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by id.
+func (m *TenantMutation) SetDefaultVMNetworkID(id int) {
+	m.default_vm_network = &id
+}
+
+// ClearDefaultVMNetwork clears the "default_vm_network" edge to the Network entity.
+func (m *TenantMutation) ClearDefaultVMNetwork() {
+	m.cleareddefault_vm_network = true
+}
+
+// DefaultVMNetworkCleared reports if the "default_vm_network" edge to the Network entity was cleared.
+func (m *TenantMutation) DefaultVMNetworkCleared() bool {
+	return m.cleareddefault_vm_network
+}
+
+// DefaultVMNetworkID returns the "default_vm_network" edge ID in the mutation.
+func (m *TenantMutation) DefaultVMNetworkID() (id int, exists bool) {
+	if m.default_vm_network != nil {
+		return *m.default_vm_network, true
+	}
+	return
+}
+
+// DefaultVMNetworkIDs returns the "default_vm_network" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// DefaultVMNetworkID instead. It exists only for internal usage by the builders.
+func (m *TenantMutation) DefaultVMNetworkIDs() (ids []int) {
+	if id := m.default_vm_network; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetDefaultVMNetwork resets all changes to the "default_vm_network" edge.
+func (m *TenantMutation) ResetDefaultVMNetwork() {
+	m.default_vm_network = nil
+	m.cleareddefault_vm_network = false
+}
+
 // Where appends a list predicates to the TenantMutation builder.
 func (m *TenantMutation) Where(ps ...predicate.Tenant) {
 	m.predicates = append(m.predicates, ps...)
@@ -45845,7 +55187,7 @@ func (m *TenantMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *TenantMutation) AddedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 15)
 	if m.members != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -45884,6 +55226,12 @@ func (m *TenantMutation) AddedEdges() []string {
 	}
 	if m.role_bindings != nil {
 		edges = append(edges, tenant.EdgeRoleBindings)
+	}
+	if m.ssh_keys != nil {
+		edges = append(edges, tenant.EdgeSSHKeys)
+	}
+	if m.default_vm_network != nil {
+		edges = append(edges, tenant.EdgeDefaultVMNetwork)
 	}
 	return edges
 }
@@ -45970,13 +55318,23 @@ func (m *TenantMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case tenant.EdgeSSHKeys:
+		ids := make([]ent.Value, 0, len(m.ssh_keys))
+		for id := range m.ssh_keys {
+			ids = append(ids, id)
+		}
+		return ids
+	case tenant.EdgeDefaultVMNetwork:
+		if id := m.default_vm_network; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *TenantMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 15)
 	if m.removedmembers != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -46015,6 +55373,9 @@ func (m *TenantMutation) RemovedEdges() []string {
 	}
 	if m.removedrole_bindings != nil {
 		edges = append(edges, tenant.EdgeRoleBindings)
+	}
+	if m.removedssh_keys != nil {
+		edges = append(edges, tenant.EdgeSSHKeys)
 	}
 	return edges
 }
@@ -46101,13 +55462,19 @@ func (m *TenantMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case tenant.EdgeSSHKeys:
+		ids := make([]ent.Value, 0, len(m.removedssh_keys))
+		for id := range m.removedssh_keys {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *TenantMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 15)
 	if m.clearedmembers {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -46147,6 +55514,12 @@ func (m *TenantMutation) ClearedEdges() []string {
 	if m.clearedrole_bindings {
 		edges = append(edges, tenant.EdgeRoleBindings)
 	}
+	if m.clearedssh_keys {
+		edges = append(edges, tenant.EdgeSSHKeys)
+	}
+	if m.cleareddefault_vm_network {
+		edges = append(edges, tenant.EdgeDefaultVMNetwork)
+	}
 	return edges
 }
 
@@ -46180,6 +55553,10 @@ func (m *TenantMutation) EdgeCleared(name string) bool {
 		return m.clearedapi_tokens
 	case tenant.EdgeRoleBindings:
 		return m.clearedrole_bindings
+	case tenant.EdgeSSHKeys:
+		return m.clearedssh_keys
+	case tenant.EdgeDefaultVMNetwork:
+		return m.cleareddefault_vm_network
 	}
 	return false
 }
@@ -46188,6 +55565,9 @@ func (m *TenantMutation) EdgeCleared(name string) bool {
 // if that edge is not defined in the schema.
 func (m *TenantMutation) ClearEdge(name string) error {
 	switch name {
+	case tenant.EdgeDefaultVMNetwork:
+		m.ClearDefaultVMNetwork()
+		return nil
 	}
 	return fmt.Errorf("unknown Tenant unique edge %s", name)
 }
@@ -46234,6 +55614,12 @@ func (m *TenantMutation) ResetEdge(name string) error {
 		return nil
 	case tenant.EdgeRoleBindings:
 		m.ResetRoleBindings()
+		return nil
+	case tenant.EdgeSSHKeys:
+		m.ResetSSHKeys()
+		return nil
+	case tenant.EdgeDefaultVMNetwork:
+		m.ResetDefaultVMNetwork()
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant edge %s", name)
@@ -47382,6 +56768,9 @@ type UserMutation struct {
 	role_bindings        map[int]struct{}
 	removedrole_bindings map[int]struct{}
 	clearedrole_bindings bool
+	ssh_keys             map[int]struct{}
+	removedssh_keys      map[int]struct{}
+	clearedssh_keys      bool
 	done                 bool
 	oldValue             func(context.Context) (*User, error)
 	predicates           []predicate.User
@@ -48080,6 +57469,60 @@ func (m *UserMutation) ResetRoleBindings() {
 	m.removedrole_bindings = nil
 }
 
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by ids.
+func (m *UserMutation) AddSSHKeyIDs(ids ...int) {
+	if m.ssh_keys == nil {
+		m.ssh_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.ssh_keys[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSSHKeys clears the "ssh_keys" edge to the SSHKey entity.
+func (m *UserMutation) ClearSSHKeys() {
+	m.clearedssh_keys = true
+}
+
+// SSHKeysCleared reports if the "ssh_keys" edge to the SSHKey entity was cleared.
+func (m *UserMutation) SSHKeysCleared() bool {
+	return m.clearedssh_keys
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to the SSHKey entity by IDs.
+func (m *UserMutation) RemoveSSHKeyIDs(ids ...int) {
+	if m.removedssh_keys == nil {
+		m.removedssh_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.ssh_keys, ids[i])
+		m.removedssh_keys[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSSHKeys returns the removed IDs of the "ssh_keys" edge to the SSHKey entity.
+func (m *UserMutation) RemovedSSHKeysIDs() (ids []int) {
+	for id := range m.removedssh_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SSHKeysIDs returns the "ssh_keys" edge IDs in the mutation.
+func (m *UserMutation) SSHKeysIDs() (ids []int) {
+	for id := range m.ssh_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSSHKeys resets all changes to the "ssh_keys" edge.
+func (m *UserMutation) ResetSSHKeys() {
+	m.ssh_keys = nil
+	m.clearedssh_keys = false
+	m.removedssh_keys = nil
+}
+
 // Where appends a list predicates to the UserMutation builder.
 func (m *UserMutation) Where(ps ...predicate.User) {
 	m.predicates = append(m.predicates, ps...)
@@ -48359,7 +57802,7 @@ func (m *UserMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *UserMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.api_tokens != nil {
 		edges = append(edges, user.EdgeAPITokens)
 	}
@@ -48374,6 +57817,9 @@ func (m *UserMutation) AddedEdges() []string {
 	}
 	if m.role_bindings != nil {
 		edges = append(edges, user.EdgeRoleBindings)
+	}
+	if m.ssh_keys != nil {
+		edges = append(edges, user.EdgeSSHKeys)
 	}
 	return edges
 }
@@ -48410,13 +57856,19 @@ func (m *UserMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case user.EdgeSSHKeys:
+		ids := make([]ent.Value, 0, len(m.ssh_keys))
+		for id := range m.ssh_keys {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *UserMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.removedapi_tokens != nil {
 		edges = append(edges, user.EdgeAPITokens)
 	}
@@ -48428,6 +57880,9 @@ func (m *UserMutation) RemovedEdges() []string {
 	}
 	if m.removedrole_bindings != nil {
 		edges = append(edges, user.EdgeRoleBindings)
+	}
+	if m.removedssh_keys != nil {
+		edges = append(edges, user.EdgeSSHKeys)
 	}
 	return edges
 }
@@ -48460,13 +57915,19 @@ func (m *UserMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case user.EdgeSSHKeys:
+		ids := make([]ent.Value, 0, len(m.removedssh_keys))
+		for id := range m.removedssh_keys {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *UserMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.clearedapi_tokens {
 		edges = append(edges, user.EdgeAPITokens)
 	}
@@ -48481,6 +57942,9 @@ func (m *UserMutation) ClearedEdges() []string {
 	}
 	if m.clearedrole_bindings {
 		edges = append(edges, user.EdgeRoleBindings)
+	}
+	if m.clearedssh_keys {
+		edges = append(edges, user.EdgeSSHKeys)
 	}
 	return edges
 }
@@ -48499,6 +57963,8 @@ func (m *UserMutation) EdgeCleared(name string) bool {
 		return m.clearednotices
 	case user.EdgeRoleBindings:
 		return m.clearedrole_bindings
+	case user.EdgeSSHKeys:
+		return m.clearedssh_keys
 	}
 	return false
 }
@@ -48533,6 +57999,9 @@ func (m *UserMutation) ResetEdge(name string) error {
 	case user.EdgeRoleBindings:
 		m.ResetRoleBindings()
 		return nil
+	case user.EdgeSSHKeys:
+		m.ResetSSHKeys()
+		return nil
 	}
 	return fmt.Errorf("unknown User edge %s", name)
 }
@@ -48558,12 +58027,15 @@ type VirtualMachineMutation struct {
 	addrevision               *int
 	max_revision_history      *int
 	addmax_revision_history   *int
+	revision_history          *[]fieldtype.VMRevision
+	appendrevision_history    []fieldtype.VMRevision
 	allocated_vcpus           *int
 	addallocated_vcpus        *int
 	allocated_memory_mb       *int64
 	addallocated_memory_mb    *int64
 	allocated_disk_gb         *int64
 	addallocated_disk_gb      *int64
+	user_data                 *string
 	clearedFields             map[string]struct{}
 	tenant                    *int
 	clearedtenant             bool
@@ -48573,6 +58045,8 @@ type VirtualMachineMutation struct {
 	clearedflavor             bool
 	image                     *int
 	clearedimage              bool
+	availability_zone         *int
+	clearedavailability_zone  bool
 	cluster                   *int
 	clearedcluster            bool
 	node                      *int
@@ -48590,6 +58064,12 @@ type VirtualMachineMutation struct {
 	assignments               map[int]struct{}
 	removedassignments        map[int]struct{}
 	clearedassignments        bool
+	networks                  map[int]struct{}
+	removednetworks           map[int]struct{}
+	clearednetworks           bool
+	ssh_keys                  map[int]struct{}
+	removedssh_keys           map[int]struct{}
+	clearedssh_keys           bool
 	maintainers               map[int]struct{}
 	removedmaintainers        map[int]struct{}
 	clearedmaintainers        bool
@@ -49259,6 +58739,71 @@ func (m *VirtualMachineMutation) ResetMaxRevisionHistory() {
 	m.addmax_revision_history = nil
 }
 
+// SetRevisionHistory sets the "revision_history" field.
+func (m *VirtualMachineMutation) SetRevisionHistory(fr []fieldtype.VMRevision) {
+	m.revision_history = &fr
+	m.appendrevision_history = nil
+}
+
+// RevisionHistory returns the value of the "revision_history" field in the mutation.
+func (m *VirtualMachineMutation) RevisionHistory() (r []fieldtype.VMRevision, exists bool) {
+	v := m.revision_history
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevisionHistory returns the old "revision_history" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldRevisionHistory(ctx context.Context) (v []fieldtype.VMRevision, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevisionHistory is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevisionHistory requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevisionHistory: %w", err)
+	}
+	return oldValue.RevisionHistory, nil
+}
+
+// AppendRevisionHistory adds fr to the "revision_history" field.
+func (m *VirtualMachineMutation) AppendRevisionHistory(fr []fieldtype.VMRevision) {
+	m.appendrevision_history = append(m.appendrevision_history, fr...)
+}
+
+// AppendedRevisionHistory returns the list of values that were appended to the "revision_history" field in this mutation.
+func (m *VirtualMachineMutation) AppendedRevisionHistory() ([]fieldtype.VMRevision, bool) {
+	if len(m.appendrevision_history) == 0 {
+		return nil, false
+	}
+	return m.appendrevision_history, true
+}
+
+// ClearRevisionHistory clears the value of the "revision_history" field.
+func (m *VirtualMachineMutation) ClearRevisionHistory() {
+	m.revision_history = nil
+	m.appendrevision_history = nil
+	m.clearedFields[virtualmachine.FieldRevisionHistory] = struct{}{}
+}
+
+// RevisionHistoryCleared returns if the "revision_history" field was cleared in this mutation.
+func (m *VirtualMachineMutation) RevisionHistoryCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldRevisionHistory]
+	return ok
+}
+
+// ResetRevisionHistory resets all changes to the "revision_history" field.
+func (m *VirtualMachineMutation) ResetRevisionHistory() {
+	m.revision_history = nil
+	m.appendrevision_history = nil
+	delete(m.clearedFields, virtualmachine.FieldRevisionHistory)
+}
+
 // SetAllocatedVcpus sets the "allocated_vcpus" field.
 func (m *VirtualMachineMutation) SetAllocatedVcpus(i int) {
 	m.allocated_vcpus = &i
@@ -49427,6 +58972,55 @@ func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
 	m.addallocated_disk_gb = nil
 }
 
+// SetUserData sets the "user_data" field.
+func (m *VirtualMachineMutation) SetUserData(s string) {
+	m.user_data = &s
+}
+
+// UserData returns the value of the "user_data" field in the mutation.
+func (m *VirtualMachineMutation) UserData() (r string, exists bool) {
+	v := m.user_data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserData returns the old "user_data" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldUserData(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserData: %w", err)
+	}
+	return oldValue.UserData, nil
+}
+
+// ClearUserData clears the value of the "user_data" field.
+func (m *VirtualMachineMutation) ClearUserData() {
+	m.user_data = nil
+	m.clearedFields[virtualmachine.FieldUserData] = struct{}{}
+}
+
+// UserDataCleared returns if the "user_data" field was cleared in this mutation.
+func (m *VirtualMachineMutation) UserDataCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldUserData]
+	return ok
+}
+
+// ResetUserData resets all changes to the "user_data" field.
+func (m *VirtualMachineMutation) ResetUserData() {
+	m.user_data = nil
+	delete(m.clearedFields, virtualmachine.FieldUserData)
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
 func (m *VirtualMachineMutation) SetTenantID(id int) {
 	m.tenant = &id
@@ -49581,6 +59175,45 @@ func (m *VirtualMachineMutation) ImageIDs() (ids []int) {
 func (m *VirtualMachineMutation) ResetImage() {
 	m.image = nil
 	m.clearedimage = false
+}
+
+// SetAvailabilityZoneID sets the "availability_zone" edge to the AvailabilityZone entity by id.
+func (m *VirtualMachineMutation) SetAvailabilityZoneID(id int) {
+	m.availability_zone = &id
+}
+
+// ClearAvailabilityZone clears the "availability_zone" edge to the AvailabilityZone entity.
+func (m *VirtualMachineMutation) ClearAvailabilityZone() {
+	m.clearedavailability_zone = true
+}
+
+// AvailabilityZoneCleared reports if the "availability_zone" edge to the AvailabilityZone entity was cleared.
+func (m *VirtualMachineMutation) AvailabilityZoneCleared() bool {
+	return m.clearedavailability_zone
+}
+
+// AvailabilityZoneID returns the "availability_zone" edge ID in the mutation.
+func (m *VirtualMachineMutation) AvailabilityZoneID() (id int, exists bool) {
+	if m.availability_zone != nil {
+		return *m.availability_zone, true
+	}
+	return
+}
+
+// AvailabilityZoneIDs returns the "availability_zone" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AvailabilityZoneID instead. It exists only for internal usage by the builders.
+func (m *VirtualMachineMutation) AvailabilityZoneIDs() (ids []int) {
+	if id := m.availability_zone; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAvailabilityZone resets all changes to the "availability_zone" edge.
+func (m *VirtualMachineMutation) ResetAvailabilityZone() {
+	m.availability_zone = nil
+	m.clearedavailability_zone = false
 }
 
 // SetClusterID sets the "cluster" edge to the Cluster entity by id.
@@ -49901,6 +59534,114 @@ func (m *VirtualMachineMutation) ResetAssignments() {
 	m.removedassignments = nil
 }
 
+// AddNetworkIDs adds the "networks" edge to the Network entity by ids.
+func (m *VirtualMachineMutation) AddNetworkIDs(ids ...int) {
+	if m.networks == nil {
+		m.networks = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.networks[ids[i]] = struct{}{}
+	}
+}
+
+// ClearNetworks clears the "networks" edge to the Network entity.
+func (m *VirtualMachineMutation) ClearNetworks() {
+	m.clearednetworks = true
+}
+
+// NetworksCleared reports if the "networks" edge to the Network entity was cleared.
+func (m *VirtualMachineMutation) NetworksCleared() bool {
+	return m.clearednetworks
+}
+
+// RemoveNetworkIDs removes the "networks" edge to the Network entity by IDs.
+func (m *VirtualMachineMutation) RemoveNetworkIDs(ids ...int) {
+	if m.removednetworks == nil {
+		m.removednetworks = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.networks, ids[i])
+		m.removednetworks[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedNetworks returns the removed IDs of the "networks" edge to the Network entity.
+func (m *VirtualMachineMutation) RemovedNetworksIDs() (ids []int) {
+	for id := range m.removednetworks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// NetworksIDs returns the "networks" edge IDs in the mutation.
+func (m *VirtualMachineMutation) NetworksIDs() (ids []int) {
+	for id := range m.networks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetNetworks resets all changes to the "networks" edge.
+func (m *VirtualMachineMutation) ResetNetworks() {
+	m.networks = nil
+	m.clearednetworks = false
+	m.removednetworks = nil
+}
+
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by ids.
+func (m *VirtualMachineMutation) AddSSHKeyIDs(ids ...int) {
+	if m.ssh_keys == nil {
+		m.ssh_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.ssh_keys[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSSHKeys clears the "ssh_keys" edge to the SSHKey entity.
+func (m *VirtualMachineMutation) ClearSSHKeys() {
+	m.clearedssh_keys = true
+}
+
+// SSHKeysCleared reports if the "ssh_keys" edge to the SSHKey entity was cleared.
+func (m *VirtualMachineMutation) SSHKeysCleared() bool {
+	return m.clearedssh_keys
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to the SSHKey entity by IDs.
+func (m *VirtualMachineMutation) RemoveSSHKeyIDs(ids ...int) {
+	if m.removedssh_keys == nil {
+		m.removedssh_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.ssh_keys, ids[i])
+		m.removedssh_keys[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSSHKeys returns the removed IDs of the "ssh_keys" edge to the SSHKey entity.
+func (m *VirtualMachineMutation) RemovedSSHKeysIDs() (ids []int) {
+	for id := range m.removedssh_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SSHKeysIDs returns the "ssh_keys" edge IDs in the mutation.
+func (m *VirtualMachineMutation) SSHKeysIDs() (ids []int) {
+	for id := range m.ssh_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSSHKeys resets all changes to the "ssh_keys" edge.
+func (m *VirtualMachineMutation) ResetSSHKeys() {
+	m.ssh_keys = nil
+	m.clearedssh_keys = false
+	m.removedssh_keys = nil
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by ids.
 func (m *VirtualMachineMutation) AddMaintainerIDs(ids ...int) {
 	if m.maintainers == nil {
@@ -50043,7 +59784,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 18)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -50083,6 +59824,9 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.max_revision_history != nil {
 		fields = append(fields, virtualmachine.FieldMaxRevisionHistory)
 	}
+	if m.revision_history != nil {
+		fields = append(fields, virtualmachine.FieldRevisionHistory)
+	}
 	if m.allocated_vcpus != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedVcpus)
 	}
@@ -50091,6 +59835,9 @@ func (m *VirtualMachineMutation) Fields() []string {
 	}
 	if m.allocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
+	}
+	if m.user_data != nil {
+		fields = append(fields, virtualmachine.FieldUserData)
 	}
 	return fields
 }
@@ -50126,12 +59873,16 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.Revision()
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.MaxRevisionHistory()
+	case virtualmachine.FieldRevisionHistory:
+		return m.RevisionHistory()
 	case virtualmachine.FieldAllocatedVcpus:
 		return m.AllocatedVcpus()
 	case virtualmachine.FieldAllocatedMemoryMB:
 		return m.AllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AllocatedDiskGB()
+	case virtualmachine.FieldUserData:
+		return m.UserData()
 	}
 	return nil, false
 }
@@ -50167,12 +59918,16 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldRevision(ctx)
 	case virtualmachine.FieldMaxRevisionHistory:
 		return m.OldMaxRevisionHistory(ctx)
+	case virtualmachine.FieldRevisionHistory:
+		return m.OldRevisionHistory(ctx)
 	case virtualmachine.FieldAllocatedVcpus:
 		return m.OldAllocatedVcpus(ctx)
 	case virtualmachine.FieldAllocatedMemoryMB:
 		return m.OldAllocatedMemoryMB(ctx)
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.OldAllocatedDiskGB(ctx)
+	case virtualmachine.FieldUserData:
+		return m.OldUserData(ctx)
 	}
 	return nil, fmt.Errorf("unknown VirtualMachine field %s", name)
 }
@@ -50273,6 +60028,13 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetMaxRevisionHistory(v)
 		return nil
+	case virtualmachine.FieldRevisionHistory:
+		v, ok := value.([]fieldtype.VMRevision)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevisionHistory(v)
+		return nil
 	case virtualmachine.FieldAllocatedVcpus:
 		v, ok := value.(int)
 		if !ok {
@@ -50293,6 +60055,13 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAllocatedDiskGB(v)
+		return nil
+	case virtualmachine.FieldUserData:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserData(v)
 		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine field %s", name)
@@ -50399,6 +60168,12 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	if m.FieldCleared(virtualmachine.FieldSchedulePolicy) {
 		fields = append(fields, virtualmachine.FieldSchedulePolicy)
 	}
+	if m.FieldCleared(virtualmachine.FieldRevisionHistory) {
+		fields = append(fields, virtualmachine.FieldRevisionHistory)
+	}
+	if m.FieldCleared(virtualmachine.FieldUserData) {
+		fields = append(fields, virtualmachine.FieldUserData)
+	}
 	return fields
 }
 
@@ -50424,6 +60199,12 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 		return nil
 	case virtualmachine.FieldSchedulePolicy:
 		m.ClearSchedulePolicy()
+		return nil
+	case virtualmachine.FieldRevisionHistory:
+		m.ClearRevisionHistory()
+		return nil
+	case virtualmachine.FieldUserData:
+		m.ClearUserData()
 		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine nullable field %s", name)
@@ -50472,6 +60253,9 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 	case virtualmachine.FieldMaxRevisionHistory:
 		m.ResetMaxRevisionHistory()
 		return nil
+	case virtualmachine.FieldRevisionHistory:
+		m.ResetRevisionHistory()
+		return nil
 	case virtualmachine.FieldAllocatedVcpus:
 		m.ResetAllocatedVcpus()
 		return nil
@@ -50481,13 +60265,16 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 	case virtualmachine.FieldAllocatedDiskGB:
 		m.ResetAllocatedDiskGB()
 		return nil
+	case virtualmachine.FieldUserData:
+		m.ResetUserData()
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *VirtualMachineMutation) AddedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 16)
 	if m.tenant != nil {
 		edges = append(edges, virtualmachine.EdgeTenant)
 	}
@@ -50499,6 +60286,9 @@ func (m *VirtualMachineMutation) AddedEdges() []string {
 	}
 	if m.image != nil {
 		edges = append(edges, virtualmachine.EdgeImage)
+	}
+	if m.availability_zone != nil {
+		edges = append(edges, virtualmachine.EdgeAvailabilityZone)
 	}
 	if m.cluster != nil {
 		edges = append(edges, virtualmachine.EdgeCluster)
@@ -50520,6 +60310,12 @@ func (m *VirtualMachineMutation) AddedEdges() []string {
 	}
 	if m.assignments != nil {
 		edges = append(edges, virtualmachine.EdgeAssignments)
+	}
+	if m.networks != nil {
+		edges = append(edges, virtualmachine.EdgeNetworks)
+	}
+	if m.ssh_keys != nil {
+		edges = append(edges, virtualmachine.EdgeSSHKeys)
 	}
 	if m.maintainers != nil {
 		edges = append(edges, virtualmachine.EdgeMaintainers)
@@ -50548,6 +60344,10 @@ func (m *VirtualMachineMutation) AddedIDs(name string) []ent.Value {
 		}
 	case virtualmachine.EdgeImage:
 		if id := m.image; id != nil {
+			return []ent.Value{*id}
+		}
+	case virtualmachine.EdgeAvailabilityZone:
+		if id := m.availability_zone; id != nil {
 			return []ent.Value{*id}
 		}
 	case virtualmachine.EdgeCluster:
@@ -50584,6 +60384,18 @@ func (m *VirtualMachineMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case virtualmachine.EdgeNetworks:
+		ids := make([]ent.Value, 0, len(m.networks))
+		for id := range m.networks {
+			ids = append(ids, id)
+		}
+		return ids
+	case virtualmachine.EdgeSSHKeys:
+		ids := make([]ent.Value, 0, len(m.ssh_keys))
+		for id := range m.ssh_keys {
+			ids = append(ids, id)
+		}
+		return ids
 	case virtualmachine.EdgeMaintainers:
 		ids := make([]ent.Value, 0, len(m.maintainers))
 		for id := range m.maintainers {
@@ -50602,7 +60414,7 @@ func (m *VirtualMachineMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *VirtualMachineMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 16)
 	if m.removedports != nil {
 		edges = append(edges, virtualmachine.EdgePorts)
 	}
@@ -50611,6 +60423,12 @@ func (m *VirtualMachineMutation) RemovedEdges() []string {
 	}
 	if m.removedassignments != nil {
 		edges = append(edges, virtualmachine.EdgeAssignments)
+	}
+	if m.removednetworks != nil {
+		edges = append(edges, virtualmachine.EdgeNetworks)
+	}
+	if m.removedssh_keys != nil {
+		edges = append(edges, virtualmachine.EdgeSSHKeys)
 	}
 	if m.removedmaintainers != nil {
 		edges = append(edges, virtualmachine.EdgeMaintainers)
@@ -50643,6 +60461,18 @@ func (m *VirtualMachineMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case virtualmachine.EdgeNetworks:
+		ids := make([]ent.Value, 0, len(m.removednetworks))
+		for id := range m.removednetworks {
+			ids = append(ids, id)
+		}
+		return ids
+	case virtualmachine.EdgeSSHKeys:
+		ids := make([]ent.Value, 0, len(m.removedssh_keys))
+		for id := range m.removedssh_keys {
+			ids = append(ids, id)
+		}
+		return ids
 	case virtualmachine.EdgeMaintainers:
 		ids := make([]ent.Value, 0, len(m.removedmaintainers))
 		for id := range m.removedmaintainers {
@@ -50661,7 +60491,7 @@ func (m *VirtualMachineMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *VirtualMachineMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 16)
 	if m.clearedtenant {
 		edges = append(edges, virtualmachine.EdgeTenant)
 	}
@@ -50673,6 +60503,9 @@ func (m *VirtualMachineMutation) ClearedEdges() []string {
 	}
 	if m.clearedimage {
 		edges = append(edges, virtualmachine.EdgeImage)
+	}
+	if m.clearedavailability_zone {
+		edges = append(edges, virtualmachine.EdgeAvailabilityZone)
 	}
 	if m.clearedcluster {
 		edges = append(edges, virtualmachine.EdgeCluster)
@@ -50695,6 +60528,12 @@ func (m *VirtualMachineMutation) ClearedEdges() []string {
 	if m.clearedassignments {
 		edges = append(edges, virtualmachine.EdgeAssignments)
 	}
+	if m.clearednetworks {
+		edges = append(edges, virtualmachine.EdgeNetworks)
+	}
+	if m.clearedssh_keys {
+		edges = append(edges, virtualmachine.EdgeSSHKeys)
+	}
 	if m.clearedmaintainers {
 		edges = append(edges, virtualmachine.EdgeMaintainers)
 	}
@@ -50716,6 +60555,8 @@ func (m *VirtualMachineMutation) EdgeCleared(name string) bool {
 		return m.clearedflavor
 	case virtualmachine.EdgeImage:
 		return m.clearedimage
+	case virtualmachine.EdgeAvailabilityZone:
+		return m.clearedavailability_zone
 	case virtualmachine.EdgeCluster:
 		return m.clearedcluster
 	case virtualmachine.EdgeNode:
@@ -50730,6 +60571,10 @@ func (m *VirtualMachineMutation) EdgeCleared(name string) bool {
 		return m.clearedvolumes
 	case virtualmachine.EdgeAssignments:
 		return m.clearedassignments
+	case virtualmachine.EdgeNetworks:
+		return m.clearednetworks
+	case virtualmachine.EdgeSSHKeys:
+		return m.clearedssh_keys
 	case virtualmachine.EdgeMaintainers:
 		return m.clearedmaintainers
 	case virtualmachine.EdgeMaintainerGroups:
@@ -50753,6 +60598,9 @@ func (m *VirtualMachineMutation) ClearEdge(name string) error {
 		return nil
 	case virtualmachine.EdgeImage:
 		m.ClearImage()
+		return nil
+	case virtualmachine.EdgeAvailabilityZone:
+		m.ClearAvailabilityZone()
 		return nil
 	case virtualmachine.EdgeCluster:
 		m.ClearCluster()
@@ -50786,6 +60634,9 @@ func (m *VirtualMachineMutation) ResetEdge(name string) error {
 	case virtualmachine.EdgeImage:
 		m.ResetImage()
 		return nil
+	case virtualmachine.EdgeAvailabilityZone:
+		m.ResetAvailabilityZone()
+		return nil
 	case virtualmachine.EdgeCluster:
 		m.ResetCluster()
 		return nil
@@ -50807,6 +60658,12 @@ func (m *VirtualMachineMutation) ResetEdge(name string) error {
 	case virtualmachine.EdgeAssignments:
 		m.ResetAssignments()
 		return nil
+	case virtualmachine.EdgeNetworks:
+		m.ResetNetworks()
+		return nil
+	case virtualmachine.EdgeSSHKeys:
+		m.ResetSSHKeys()
+		return nil
 	case virtualmachine.EdgeMaintainers:
 		m.ResetMaintainers()
 		return nil
@@ -50826,11 +60683,13 @@ type VolumeMutation struct {
 	created_at             *time.Time
 	updated_at             *time.Time
 	name                   *string
+	description            *string
 	size_gb                *int64
 	addsize_gb             *int64
 	_type                  *volume.Type
 	storage_pool           *string
 	status                 *volume.Status
+	status_reason          *string
 	clearedFields          map[string]struct{}
 	tenant                 *int
 	clearedtenant          bool
@@ -51052,6 +60911,55 @@ func (m *VolumeMutation) ResetName() {
 	m.name = nil
 }
 
+// SetDescription sets the "description" field.
+func (m *VolumeMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *VolumeMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Volume entity.
+// If the Volume object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VolumeMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *VolumeMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[volume.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *VolumeMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[volume.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *VolumeMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, volume.FieldDescription)
+}
+
 // SetSizeGB sets the "size_gb" field.
 func (m *VolumeMutation) SetSizeGB(i int64) {
 	m.size_gb = &i
@@ -51227,6 +61135,55 @@ func (m *VolumeMutation) OldStatus(ctx context.Context) (v volume.Status, err er
 // ResetStatus resets all changes to the "status" field.
 func (m *VolumeMutation) ResetStatus() {
 	m.status = nil
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (m *VolumeMutation) SetStatusReason(s string) {
+	m.status_reason = &s
+}
+
+// StatusReason returns the value of the "status_reason" field in the mutation.
+func (m *VolumeMutation) StatusReason() (r string, exists bool) {
+	v := m.status_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusReason returns the old "status_reason" field's value of the Volume entity.
+// If the Volume object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VolumeMutation) OldStatusReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusReason: %w", err)
+	}
+	return oldValue.StatusReason, nil
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (m *VolumeMutation) ClearStatusReason() {
+	m.status_reason = nil
+	m.clearedFields[volume.FieldStatusReason] = struct{}{}
+}
+
+// StatusReasonCleared returns if the "status_reason" field was cleared in this mutation.
+func (m *VolumeMutation) StatusReasonCleared() bool {
+	_, ok := m.clearedFields[volume.FieldStatusReason]
+	return ok
+}
+
+// ResetStatusReason resets all changes to the "status_reason" field.
+func (m *VolumeMutation) ResetStatusReason() {
+	m.status_reason = nil
+	delete(m.clearedFields, volume.FieldStatusReason)
 }
 
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
@@ -51434,7 +61391,7 @@ func (m *VolumeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VolumeMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 9)
 	if m.created_at != nil {
 		fields = append(fields, volume.FieldCreatedAt)
 	}
@@ -51443,6 +61400,9 @@ func (m *VolumeMutation) Fields() []string {
 	}
 	if m.name != nil {
 		fields = append(fields, volume.FieldName)
+	}
+	if m.description != nil {
+		fields = append(fields, volume.FieldDescription)
 	}
 	if m.size_gb != nil {
 		fields = append(fields, volume.FieldSizeGB)
@@ -51455,6 +61415,9 @@ func (m *VolumeMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, volume.FieldStatus)
+	}
+	if m.status_reason != nil {
+		fields = append(fields, volume.FieldStatusReason)
 	}
 	return fields
 }
@@ -51470,6 +61433,8 @@ func (m *VolumeMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case volume.FieldName:
 		return m.Name()
+	case volume.FieldDescription:
+		return m.Description()
 	case volume.FieldSizeGB:
 		return m.SizeGB()
 	case volume.FieldType:
@@ -51478,6 +61443,8 @@ func (m *VolumeMutation) Field(name string) (ent.Value, bool) {
 		return m.StoragePool()
 	case volume.FieldStatus:
 		return m.Status()
+	case volume.FieldStatusReason:
+		return m.StatusReason()
 	}
 	return nil, false
 }
@@ -51493,6 +61460,8 @@ func (m *VolumeMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldUpdatedAt(ctx)
 	case volume.FieldName:
 		return m.OldName(ctx)
+	case volume.FieldDescription:
+		return m.OldDescription(ctx)
 	case volume.FieldSizeGB:
 		return m.OldSizeGB(ctx)
 	case volume.FieldType:
@@ -51501,6 +61470,8 @@ func (m *VolumeMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldStoragePool(ctx)
 	case volume.FieldStatus:
 		return m.OldStatus(ctx)
+	case volume.FieldStatusReason:
+		return m.OldStatusReason(ctx)
 	}
 	return nil, fmt.Errorf("unknown Volume field %s", name)
 }
@@ -51531,6 +61502,13 @@ func (m *VolumeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetName(v)
 		return nil
+	case volume.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
 	case volume.FieldSizeGB:
 		v, ok := value.(int64)
 		if !ok {
@@ -51558,6 +61536,13 @@ func (m *VolumeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case volume.FieldStatusReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusReason(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Volume field %s", name)
@@ -51604,8 +61589,14 @@ func (m *VolumeMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *VolumeMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(volume.FieldDescription) {
+		fields = append(fields, volume.FieldDescription)
+	}
 	if m.FieldCleared(volume.FieldStoragePool) {
 		fields = append(fields, volume.FieldStoragePool)
+	}
+	if m.FieldCleared(volume.FieldStatusReason) {
+		fields = append(fields, volume.FieldStatusReason)
 	}
 	return fields
 }
@@ -51621,8 +61612,14 @@ func (m *VolumeMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *VolumeMutation) ClearField(name string) error {
 	switch name {
+	case volume.FieldDescription:
+		m.ClearDescription()
+		return nil
 	case volume.FieldStoragePool:
 		m.ClearStoragePool()
+		return nil
+	case volume.FieldStatusReason:
+		m.ClearStatusReason()
 		return nil
 	}
 	return fmt.Errorf("unknown Volume nullable field %s", name)
@@ -51641,6 +61638,9 @@ func (m *VolumeMutation) ResetField(name string) error {
 	case volume.FieldName:
 		m.ResetName()
 		return nil
+	case volume.FieldDescription:
+		m.ResetDescription()
+		return nil
 	case volume.FieldSizeGB:
 		m.ResetSizeGB()
 		return nil
@@ -51652,6 +61652,9 @@ func (m *VolumeMutation) ResetField(name string) error {
 		return nil
 	case volume.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case volume.FieldStatusReason:
+		m.ResetStatusReason()
 		return nil
 	}
 	return fmt.Errorf("unknown Volume field %s", name)

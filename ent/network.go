@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ type Network struct {
 	Gateway string `json:"gateway,omitempty"`
 	// Purpose holds the value of the "purpose" field.
 	Purpose network.Purpose `json:"purpose,omitempty"`
+	// name servers a VM on the network is told to use (its config drive's network-config)
+	DNSServers []string `json:"dns_servers,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the NetworkQuery when eager-loading is set.
 	Edges                 NetworkEdges `json:"edges"`
@@ -59,15 +62,21 @@ type NetworkEdges struct {
 	IPAddresses []*IPAddress `json:"ip_addresses,omitempty"`
 	// IPRanges holds the value of the ip_ranges edge.
 	IPRanges []*IPRange `json:"ip_ranges,omitempty"`
+	// the VMs created on the network (their NICs are its ports)
+	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
+	// the region services whose replicas are created on the network
+	RegionServices []*RegionService `json:"region_services,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
 	totalCount [6]map[string]int
 
-	namedPorts       map[string][]*Port
-	namedIPAddresses map[string][]*IPAddress
-	namedIPRanges    map[string][]*IPRange
+	namedPorts           map[string][]*Port
+	namedIPAddresses     map[string][]*IPAddress
+	namedIPRanges        map[string][]*IPRange
+	namedVirtualMachines map[string][]*VirtualMachine
+	namedRegionServices  map[string][]*RegionService
 }
 
 // DatacenterOrErr returns the Datacenter value or an error if the edge
@@ -130,11 +139,31 @@ func (e NetworkEdges) IPRangesOrErr() ([]*IPRange, error) {
 	return nil, &NotLoadedError{edge: "ip_ranges"}
 }
 
+// VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
+// was not loaded in eager-loading.
+func (e NetworkEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
+	if e.loadedTypes[6] {
+		return e.VirtualMachines, nil
+	}
+	return nil, &NotLoadedError{edge: "virtual_machines"}
+}
+
+// RegionServicesOrErr returns the RegionServices value or an error if the edge
+// was not loaded in eager-loading.
+func (e NetworkEdges) RegionServicesOrErr() ([]*RegionService, error) {
+	if e.loadedTypes[7] {
+		return e.RegionServices, nil
+	}
+	return nil, &NotLoadedError{edge: "region_services"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Network) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case network.FieldDNSServers:
+			values[i] = new([]byte)
 		case network.FieldID, network.FieldVlan:
 			values[i] = new(sql.NullInt64)
 		case network.FieldName, network.FieldDescription, network.FieldCidr, network.FieldGateway, network.FieldPurpose:
@@ -216,6 +245,14 @@ func (_m *Network) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Purpose = network.Purpose(value.String)
 			}
+		case network.FieldDNSServers:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field dns_servers", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.DNSServers); err != nil {
+					return fmt.Errorf("unmarshal field dns_servers: %w", err)
+				}
+			}
 		case network.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field datacenter_networks", value)
@@ -280,6 +317,16 @@ func (_m *Network) QueryIPRanges() *IPRangeQuery {
 	return NewNetworkClient(_m.config).QueryIPRanges(_m)
 }
 
+// QueryVirtualMachines queries the "virtual_machines" edge of the Network entity.
+func (_m *Network) QueryVirtualMachines() *VirtualMachineQuery {
+	return NewNetworkClient(_m.config).QueryVirtualMachines(_m)
+}
+
+// QueryRegionServices queries the "region_services" edge of the Network entity.
+func (_m *Network) QueryRegionServices() *RegionServiceQuery {
+	return NewNetworkClient(_m.config).QueryRegionServices(_m)
+}
+
 // Update returns a builder for updating this Network.
 // Note that you need to call Network.Unwrap() before calling this method if this Network
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -326,6 +373,9 @@ func (_m *Network) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("purpose=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Purpose))
+	builder.WriteString(", ")
+	builder.WriteString("dns_servers=")
+	builder.WriteString(fmt.Sprintf("%v", _m.DNSServers))
 	builder.WriteByte(')')
 	return builder.String()
 }
@@ -399,6 +449,54 @@ func (_m *Network) appendNamedIPRanges(name string, edges ...*IPRange) {
 		_m.Edges.namedIPRanges[name] = []*IPRange{}
 	} else {
 		_m.Edges.namedIPRanges[name] = append(_m.Edges.namedIPRanges[name], edges...)
+	}
+}
+
+// NamedVirtualMachines returns the VirtualMachines named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Network) NamedVirtualMachines(name string) ([]*VirtualMachine, error) {
+	if _m.Edges.namedVirtualMachines == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedVirtualMachines[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Network) appendNamedVirtualMachines(name string, edges ...*VirtualMachine) {
+	if _m.Edges.namedVirtualMachines == nil {
+		_m.Edges.namedVirtualMachines = make(map[string][]*VirtualMachine)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedVirtualMachines[name] = []*VirtualMachine{}
+	} else {
+		_m.Edges.namedVirtualMachines[name] = append(_m.Edges.namedVirtualMachines[name], edges...)
+	}
+}
+
+// NamedRegionServices returns the RegionServices named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Network) NamedRegionServices(name string) ([]*RegionService, error) {
+	if _m.Edges.namedRegionServices == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedRegionServices[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Network) appendNamedRegionServices(name string, edges ...*RegionService) {
+	if _m.Edges.namedRegionServices == nil {
+		_m.Edges.namedRegionServices = make(map[string][]*RegionService)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedRegionServices[name] = []*RegionService{}
+	} else {
+		_m.Edges.namedRegionServices[name] = append(_m.Edges.namedRegionServices[name], edges...)
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/port"
+	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/tenant"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // NetworkCreate is the builder for creating a Network entity.
@@ -124,6 +126,12 @@ func (_c *NetworkCreate) SetNillablePurpose(v *network.Purpose) *NetworkCreate {
 	return _c
 }
 
+// SetDNSServers sets the "dns_servers" field.
+func (_c *NetworkCreate) SetDNSServers(v []string) *NetworkCreate {
+	_c.mutation.SetDNSServers(v)
+	return _c
+}
+
 // SetDatacenterID sets the "datacenter" edge to the Datacenter entity by ID.
 func (_c *NetworkCreate) SetDatacenterID(id int) *NetworkCreate {
 	_c.mutation.SetDatacenterID(id)
@@ -224,6 +232,36 @@ func (_c *NetworkCreate) AddIPRanges(v ...*IPRange) *NetworkCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddIPRangeIDs(ids...)
+}
+
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (_c *NetworkCreate) AddVirtualMachineIDs(ids ...int) *NetworkCreate {
+	_c.mutation.AddVirtualMachineIDs(ids...)
+	return _c
+}
+
+// AddVirtualMachines adds the "virtual_machines" edges to the VirtualMachine entity.
+func (_c *NetworkCreate) AddVirtualMachines(v ...*VirtualMachine) *NetworkCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddVirtualMachineIDs(ids...)
+}
+
+// AddRegionServiceIDs adds the "region_services" edge to the RegionService entity by IDs.
+func (_c *NetworkCreate) AddRegionServiceIDs(ids ...int) *NetworkCreate {
+	_c.mutation.AddRegionServiceIDs(ids...)
+	return _c
+}
+
+// AddRegionServices adds the "region_services" edges to the RegionService entity.
+func (_c *NetworkCreate) AddRegionServices(v ...*RegionService) *NetworkCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddRegionServiceIDs(ids...)
 }
 
 // Mutation returns the NetworkMutation object of the builder.
@@ -390,6 +428,10 @@ func (_c *NetworkCreate) createSpec() (*Network, *sqlgraph.CreateSpec) {
 		_spec.SetField(network.FieldPurpose, field.TypeEnum, value)
 		_node.Purpose = value
 	}
+	if value, ok := _c.mutation.DNSServers(); ok {
+		_spec.SetField(network.FieldDNSServers, field.TypeJSON, value)
+		_node.DNSServers = value
+	}
 	if nodes := _c.mutation.DatacenterIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -482,6 +524,38 @@ func (_c *NetworkCreate) createSpec() (*Network, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.RegionServicesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -646,6 +720,24 @@ func (u *NetworkUpsert) SetPurpose(v network.Purpose) *NetworkUpsert {
 // UpdatePurpose sets the "purpose" field to the value that was provided on create.
 func (u *NetworkUpsert) UpdatePurpose() *NetworkUpsert {
 	u.SetExcluded(network.FieldPurpose)
+	return u
+}
+
+// SetDNSServers sets the "dns_servers" field.
+func (u *NetworkUpsert) SetDNSServers(v []string) *NetworkUpsert {
+	u.Set(network.FieldDNSServers, v)
+	return u
+}
+
+// UpdateDNSServers sets the "dns_servers" field to the value that was provided on create.
+func (u *NetworkUpsert) UpdateDNSServers() *NetworkUpsert {
+	u.SetExcluded(network.FieldDNSServers)
+	return u
+}
+
+// ClearDNSServers clears the value of the "dns_servers" field.
+func (u *NetworkUpsert) ClearDNSServers() *NetworkUpsert {
+	u.SetNull(network.FieldDNSServers)
 	return u
 }
 
@@ -817,6 +909,27 @@ func (u *NetworkUpsertOne) SetPurpose(v network.Purpose) *NetworkUpsertOne {
 func (u *NetworkUpsertOne) UpdatePurpose() *NetworkUpsertOne {
 	return u.Update(func(s *NetworkUpsert) {
 		s.UpdatePurpose()
+	})
+}
+
+// SetDNSServers sets the "dns_servers" field.
+func (u *NetworkUpsertOne) SetDNSServers(v []string) *NetworkUpsertOne {
+	return u.Update(func(s *NetworkUpsert) {
+		s.SetDNSServers(v)
+	})
+}
+
+// UpdateDNSServers sets the "dns_servers" field to the value that was provided on create.
+func (u *NetworkUpsertOne) UpdateDNSServers() *NetworkUpsertOne {
+	return u.Update(func(s *NetworkUpsert) {
+		s.UpdateDNSServers()
+	})
+}
+
+// ClearDNSServers clears the value of the "dns_servers" field.
+func (u *NetworkUpsertOne) ClearDNSServers() *NetworkUpsertOne {
+	return u.Update(func(s *NetworkUpsert) {
+		s.ClearDNSServers()
 	})
 }
 
@@ -1154,6 +1267,27 @@ func (u *NetworkUpsertBulk) SetPurpose(v network.Purpose) *NetworkUpsertBulk {
 func (u *NetworkUpsertBulk) UpdatePurpose() *NetworkUpsertBulk {
 	return u.Update(func(s *NetworkUpsert) {
 		s.UpdatePurpose()
+	})
+}
+
+// SetDNSServers sets the "dns_servers" field.
+func (u *NetworkUpsertBulk) SetDNSServers(v []string) *NetworkUpsertBulk {
+	return u.Update(func(s *NetworkUpsert) {
+		s.SetDNSServers(v)
+	})
+}
+
+// UpdateDNSServers sets the "dns_servers" field to the value that was provided on create.
+func (u *NetworkUpsertBulk) UpdateDNSServers() *NetworkUpsertBulk {
+	return u.Update(func(s *NetworkUpsert) {
+		s.UpdateDNSServers()
+	})
+}
+
+// ClearDNSServers clears the value of the "dns_servers" field.
+func (u *NetworkUpsertBulk) ClearDNSServers() *NetworkUpsertBulk {
+	return u.Update(func(s *NetworkUpsert) {
+		s.ClearDNSServers()
 	})
 }
 

@@ -21,28 +21,34 @@ import (
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/tenant"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // NetworkQuery is the builder for querying Network entities.
 type NetworkQuery struct {
 	config
-	ctx                  *QueryContext
-	order                []network.OrderOption
-	inters               []Interceptor
-	predicates           []predicate.Network
-	withDatacenter       *DatacenterQuery
-	withNetworkZone      *NetworkZoneQuery
-	withTenant           *TenantQuery
-	withPorts            *PortQuery
-	withIPAddresses      *IPAddressQuery
-	withIPRanges         *IPRangeQuery
-	withFKs              bool
-	loadTotal            []func(context.Context, []*Network) error
-	modifiers            []func(*sql.Selector)
-	withNamedPorts       map[string]*PortQuery
-	withNamedIPAddresses map[string]*IPAddressQuery
-	withNamedIPRanges    map[string]*IPRangeQuery
+	ctx                      *QueryContext
+	order                    []network.OrderOption
+	inters                   []Interceptor
+	predicates               []predicate.Network
+	withDatacenter           *DatacenterQuery
+	withNetworkZone          *NetworkZoneQuery
+	withTenant               *TenantQuery
+	withPorts                *PortQuery
+	withIPAddresses          *IPAddressQuery
+	withIPRanges             *IPRangeQuery
+	withVirtualMachines      *VirtualMachineQuery
+	withRegionServices       *RegionServiceQuery
+	withFKs                  bool
+	loadTotal                []func(context.Context, []*Network) error
+	modifiers                []func(*sql.Selector)
+	withNamedPorts           map[string]*PortQuery
+	withNamedIPAddresses     map[string]*IPAddressQuery
+	withNamedIPRanges        map[string]*IPRangeQuery
+	withNamedVirtualMachines map[string]*VirtualMachineQuery
+	withNamedRegionServices  map[string]*RegionServiceQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -204,6 +210,50 @@ func (_q *NetworkQuery) QueryIPRanges() *IPRangeQuery {
 			sqlgraph.From(network.Table, network.FieldID, selector),
 			sqlgraph.To(iprange.Table, iprange.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, network.IPRangesTable, network.IPRangesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryVirtualMachines chains the current query on the "virtual_machines" edge.
+func (_q *NetworkQuery) QueryVirtualMachines() *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(network.Table, network.FieldID, selector),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, network.VirtualMachinesTable, network.VirtualMachinesPrimaryKey...),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryRegionServices chains the current query on the "region_services" edge.
+func (_q *NetworkQuery) QueryRegionServices() *RegionServiceQuery {
+	query := (&RegionServiceClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(network.Table, network.FieldID, selector),
+			sqlgraph.To(regionservice.Table, regionservice.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, network.RegionServicesTable, network.RegionServicesPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -398,17 +448,19 @@ func (_q *NetworkQuery) Clone() *NetworkQuery {
 		return nil
 	}
 	return &NetworkQuery{
-		config:          _q.config,
-		ctx:             _q.ctx.Clone(),
-		order:           append([]network.OrderOption{}, _q.order...),
-		inters:          append([]Interceptor{}, _q.inters...),
-		predicates:      append([]predicate.Network{}, _q.predicates...),
-		withDatacenter:  _q.withDatacenter.Clone(),
-		withNetworkZone: _q.withNetworkZone.Clone(),
-		withTenant:      _q.withTenant.Clone(),
-		withPorts:       _q.withPorts.Clone(),
-		withIPAddresses: _q.withIPAddresses.Clone(),
-		withIPRanges:    _q.withIPRanges.Clone(),
+		config:              _q.config,
+		ctx:                 _q.ctx.Clone(),
+		order:               append([]network.OrderOption{}, _q.order...),
+		inters:              append([]Interceptor{}, _q.inters...),
+		predicates:          append([]predicate.Network{}, _q.predicates...),
+		withDatacenter:      _q.withDatacenter.Clone(),
+		withNetworkZone:     _q.withNetworkZone.Clone(),
+		withTenant:          _q.withTenant.Clone(),
+		withPorts:           _q.withPorts.Clone(),
+		withIPAddresses:     _q.withIPAddresses.Clone(),
+		withIPRanges:        _q.withIPRanges.Clone(),
+		withVirtualMachines: _q.withVirtualMachines.Clone(),
+		withRegionServices:  _q.withRegionServices.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -479,6 +531,28 @@ func (_q *NetworkQuery) WithIPRanges(opts ...func(*IPRangeQuery)) *NetworkQuery 
 		opt(query)
 	}
 	_q.withIPRanges = query
+	return _q
+}
+
+// WithVirtualMachines tells the query-builder to eager-load the nodes that are connected to
+// the "virtual_machines" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *NetworkQuery) WithVirtualMachines(opts ...func(*VirtualMachineQuery)) *NetworkQuery {
+	query := (&VirtualMachineClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withVirtualMachines = query
+	return _q
+}
+
+// WithRegionServices tells the query-builder to eager-load the nodes that are connected to
+// the "region_services" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *NetworkQuery) WithRegionServices(opts ...func(*RegionServiceQuery)) *NetworkQuery {
+	query := (&RegionServiceClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRegionServices = query
 	return _q
 }
 
@@ -567,13 +641,15 @@ func (_q *NetworkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Netw
 		nodes       = []*Network{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [8]bool{
 			_q.withDatacenter != nil,
 			_q.withNetworkZone != nil,
 			_q.withTenant != nil,
 			_q.withPorts != nil,
 			_q.withIPAddresses != nil,
 			_q.withIPRanges != nil,
+			_q.withVirtualMachines != nil,
+			_q.withRegionServices != nil,
 		}
 	)
 	if _q.withDatacenter != nil || _q.withNetworkZone != nil || _q.withTenant != nil {
@@ -642,6 +718,20 @@ func (_q *NetworkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Netw
 			return nil, err
 		}
 	}
+	if query := _q.withVirtualMachines; query != nil {
+		if err := _q.loadVirtualMachines(ctx, query, nodes,
+			func(n *Network) { n.Edges.VirtualMachines = []*VirtualMachine{} },
+			func(n *Network, e *VirtualMachine) { n.Edges.VirtualMachines = append(n.Edges.VirtualMachines, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withRegionServices; query != nil {
+		if err := _q.loadRegionServices(ctx, query, nodes,
+			func(n *Network) { n.Edges.RegionServices = []*RegionService{} },
+			func(n *Network, e *RegionService) { n.Edges.RegionServices = append(n.Edges.RegionServices, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedPorts {
 		if err := _q.loadPorts(ctx, query, nodes,
 			func(n *Network) { n.appendNamedPorts(name) },
@@ -660,6 +750,20 @@ func (_q *NetworkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Netw
 		if err := _q.loadIPRanges(ctx, query, nodes,
 			func(n *Network) { n.appendNamedIPRanges(name) },
 			func(n *Network, e *IPRange) { n.appendNamedIPRanges(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedVirtualMachines {
+		if err := _q.loadVirtualMachines(ctx, query, nodes,
+			func(n *Network) { n.appendNamedVirtualMachines(name) },
+			func(n *Network, e *VirtualMachine) { n.appendNamedVirtualMachines(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedRegionServices {
+		if err := _q.loadRegionServices(ctx, query, nodes,
+			func(n *Network) { n.appendNamedRegionServices(name) },
+			func(n *Network, e *RegionService) { n.appendNamedRegionServices(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -860,6 +964,128 @@ func (_q *NetworkQuery) loadIPRanges(ctx context.Context, query *IPRangeQuery, n
 	}
 	return nil
 }
+func (_q *NetworkQuery) loadVirtualMachines(ctx context.Context, query *VirtualMachineQuery, nodes []*Network, init func(*Network), assign func(*Network, *VirtualMachine)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*Network)
+	nids := make(map[int]map[*Network]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(network.VirtualMachinesTable)
+		s.Join(joinT).On(s.C(virtualmachine.FieldID), joinT.C(network.VirtualMachinesPrimaryKey[0]))
+		s.Where(sql.InValues(joinT.C(network.VirtualMachinesPrimaryKey[1]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(network.VirtualMachinesPrimaryKey[1]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*Network]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*VirtualMachine](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "virtual_machines" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
+	}
+	return nil
+}
+func (_q *NetworkQuery) loadRegionServices(ctx context.Context, query *RegionServiceQuery, nodes []*Network, init func(*Network), assign func(*Network, *RegionService)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*Network)
+	nids := make(map[int]map[*Network]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(network.RegionServicesTable)
+		s.Join(joinT).On(s.C(regionservice.FieldID), joinT.C(network.RegionServicesPrimaryKey[0]))
+		s.Where(sql.InValues(joinT.C(network.RegionServicesPrimaryKey[1]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(network.RegionServicesPrimaryKey[1]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*Network]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*RegionService](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "region_services" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
+	}
+	return nil
+}
 
 func (_q *NetworkQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -1019,6 +1245,34 @@ func (_q *NetworkQuery) WithNamedIPRanges(name string, opts ...func(*IPRangeQuer
 		_q.withNamedIPRanges = make(map[string]*IPRangeQuery)
 	}
 	_q.withNamedIPRanges[name] = query
+	return _q
+}
+
+// WithNamedVirtualMachines tells the query-builder to eager-load the nodes that are connected to the "virtual_machines"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *NetworkQuery) WithNamedVirtualMachines(name string, opts ...func(*VirtualMachineQuery)) *NetworkQuery {
+	query := (&VirtualMachineClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedVirtualMachines == nil {
+		_q.withNamedVirtualMachines = make(map[string]*VirtualMachineQuery)
+	}
+	_q.withNamedVirtualMachines[name] = query
+	return _q
+}
+
+// WithNamedRegionServices tells the query-builder to eager-load the nodes that are connected to the "region_services"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *NetworkQuery) WithNamedRegionServices(name string, opts ...func(*RegionServiceQuery)) *NetworkQuery {
+	query := (&RegionServiceClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedRegionServices == nil {
+		_q.withNamedRegionServices = make(map[string]*RegionServiceQuery)
+	}
+	_q.withNamedRegionServices[name] = query
 	return _q
 }
 

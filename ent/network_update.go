@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/ipaddress"
@@ -18,7 +19,9 @@ import (
 	"github.com/virtflow/virtflow/ent/networkzone"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/tenant"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // NetworkUpdate is the builder for updating Network entities.
@@ -150,6 +153,24 @@ func (_u *NetworkUpdate) SetNillablePurpose(v *network.Purpose) *NetworkUpdate {
 	return _u
 }
 
+// SetDNSServers sets the "dns_servers" field.
+func (_u *NetworkUpdate) SetDNSServers(v []string) *NetworkUpdate {
+	_u.mutation.SetDNSServers(v)
+	return _u
+}
+
+// AppendDNSServers appends value to the "dns_servers" field.
+func (_u *NetworkUpdate) AppendDNSServers(v []string) *NetworkUpdate {
+	_u.mutation.AppendDNSServers(v)
+	return _u
+}
+
+// ClearDNSServers clears the value of the "dns_servers" field.
+func (_u *NetworkUpdate) ClearDNSServers() *NetworkUpdate {
+	_u.mutation.ClearDNSServers()
+	return _u
+}
+
 // SetDatacenterID sets the "datacenter" edge to the Datacenter entity by ID.
 func (_u *NetworkUpdate) SetDatacenterID(id int) *NetworkUpdate {
 	_u.mutation.SetDatacenterID(id)
@@ -252,6 +273,36 @@ func (_u *NetworkUpdate) AddIPRanges(v ...*IPRange) *NetworkUpdate {
 	return _u.AddIPRangeIDs(ids...)
 }
 
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (_u *NetworkUpdate) AddVirtualMachineIDs(ids ...int) *NetworkUpdate {
+	_u.mutation.AddVirtualMachineIDs(ids...)
+	return _u
+}
+
+// AddVirtualMachines adds the "virtual_machines" edges to the VirtualMachine entity.
+func (_u *NetworkUpdate) AddVirtualMachines(v ...*VirtualMachine) *NetworkUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddVirtualMachineIDs(ids...)
+}
+
+// AddRegionServiceIDs adds the "region_services" edge to the RegionService entity by IDs.
+func (_u *NetworkUpdate) AddRegionServiceIDs(ids ...int) *NetworkUpdate {
+	_u.mutation.AddRegionServiceIDs(ids...)
+	return _u
+}
+
+// AddRegionServices adds the "region_services" edges to the RegionService entity.
+func (_u *NetworkUpdate) AddRegionServices(v ...*RegionService) *NetworkUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRegionServiceIDs(ids...)
+}
+
 // Mutation returns the NetworkMutation object of the builder.
 func (_u *NetworkUpdate) Mutation() *NetworkMutation {
 	return _u.mutation
@@ -336,6 +387,48 @@ func (_u *NetworkUpdate) RemoveIPRanges(v ...*IPRange) *NetworkUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveIPRangeIDs(ids...)
+}
+
+// ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
+func (_u *NetworkUpdate) ClearVirtualMachines() *NetworkUpdate {
+	_u.mutation.ClearVirtualMachines()
+	return _u
+}
+
+// RemoveVirtualMachineIDs removes the "virtual_machines" edge to VirtualMachine entities by IDs.
+func (_u *NetworkUpdate) RemoveVirtualMachineIDs(ids ...int) *NetworkUpdate {
+	_u.mutation.RemoveVirtualMachineIDs(ids...)
+	return _u
+}
+
+// RemoveVirtualMachines removes "virtual_machines" edges to VirtualMachine entities.
+func (_u *NetworkUpdate) RemoveVirtualMachines(v ...*VirtualMachine) *NetworkUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveVirtualMachineIDs(ids...)
+}
+
+// ClearRegionServices clears all "region_services" edges to the RegionService entity.
+func (_u *NetworkUpdate) ClearRegionServices() *NetworkUpdate {
+	_u.mutation.ClearRegionServices()
+	return _u
+}
+
+// RemoveRegionServiceIDs removes the "region_services" edge to RegionService entities by IDs.
+func (_u *NetworkUpdate) RemoveRegionServiceIDs(ids ...int) *NetworkUpdate {
+	_u.mutation.RemoveRegionServiceIDs(ids...)
+	return _u
+}
+
+// RemoveRegionServices removes "region_services" edges to RegionService entities.
+func (_u *NetworkUpdate) RemoveRegionServices(v ...*RegionService) *NetworkUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRegionServiceIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -465,6 +558,17 @@ func (_u *NetworkUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Purpose(); ok {
 		_spec.SetField(network.FieldPurpose, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.DNSServers(); ok {
+		_spec.SetField(network.FieldDNSServers, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedDNSServers(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, network.FieldDNSServers, value)
+		})
+	}
+	if _u.mutation.DNSServersCleared() {
+		_spec.ClearField(network.FieldDNSServers, field.TypeJSON)
 	}
 	if _u.mutation.DatacenterCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -688,6 +792,96 @@ func (_u *NetworkUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedVirtualMachinesIDs(); len(nodes) > 0 && !_u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RegionServicesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRegionServicesIDs(); len(nodes) > 0 && !_u.mutation.RegionServicesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RegionServicesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -825,6 +1019,24 @@ func (_u *NetworkUpdateOne) SetNillablePurpose(v *network.Purpose) *NetworkUpdat
 	return _u
 }
 
+// SetDNSServers sets the "dns_servers" field.
+func (_u *NetworkUpdateOne) SetDNSServers(v []string) *NetworkUpdateOne {
+	_u.mutation.SetDNSServers(v)
+	return _u
+}
+
+// AppendDNSServers appends value to the "dns_servers" field.
+func (_u *NetworkUpdateOne) AppendDNSServers(v []string) *NetworkUpdateOne {
+	_u.mutation.AppendDNSServers(v)
+	return _u
+}
+
+// ClearDNSServers clears the value of the "dns_servers" field.
+func (_u *NetworkUpdateOne) ClearDNSServers() *NetworkUpdateOne {
+	_u.mutation.ClearDNSServers()
+	return _u
+}
+
 // SetDatacenterID sets the "datacenter" edge to the Datacenter entity by ID.
 func (_u *NetworkUpdateOne) SetDatacenterID(id int) *NetworkUpdateOne {
 	_u.mutation.SetDatacenterID(id)
@@ -927,6 +1139,36 @@ func (_u *NetworkUpdateOne) AddIPRanges(v ...*IPRange) *NetworkUpdateOne {
 	return _u.AddIPRangeIDs(ids...)
 }
 
+// AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
+func (_u *NetworkUpdateOne) AddVirtualMachineIDs(ids ...int) *NetworkUpdateOne {
+	_u.mutation.AddVirtualMachineIDs(ids...)
+	return _u
+}
+
+// AddVirtualMachines adds the "virtual_machines" edges to the VirtualMachine entity.
+func (_u *NetworkUpdateOne) AddVirtualMachines(v ...*VirtualMachine) *NetworkUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddVirtualMachineIDs(ids...)
+}
+
+// AddRegionServiceIDs adds the "region_services" edge to the RegionService entity by IDs.
+func (_u *NetworkUpdateOne) AddRegionServiceIDs(ids ...int) *NetworkUpdateOne {
+	_u.mutation.AddRegionServiceIDs(ids...)
+	return _u
+}
+
+// AddRegionServices adds the "region_services" edges to the RegionService entity.
+func (_u *NetworkUpdateOne) AddRegionServices(v ...*RegionService) *NetworkUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRegionServiceIDs(ids...)
+}
+
 // Mutation returns the NetworkMutation object of the builder.
 func (_u *NetworkUpdateOne) Mutation() *NetworkMutation {
 	return _u.mutation
@@ -1011,6 +1253,48 @@ func (_u *NetworkUpdateOne) RemoveIPRanges(v ...*IPRange) *NetworkUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveIPRangeIDs(ids...)
+}
+
+// ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
+func (_u *NetworkUpdateOne) ClearVirtualMachines() *NetworkUpdateOne {
+	_u.mutation.ClearVirtualMachines()
+	return _u
+}
+
+// RemoveVirtualMachineIDs removes the "virtual_machines" edge to VirtualMachine entities by IDs.
+func (_u *NetworkUpdateOne) RemoveVirtualMachineIDs(ids ...int) *NetworkUpdateOne {
+	_u.mutation.RemoveVirtualMachineIDs(ids...)
+	return _u
+}
+
+// RemoveVirtualMachines removes "virtual_machines" edges to VirtualMachine entities.
+func (_u *NetworkUpdateOne) RemoveVirtualMachines(v ...*VirtualMachine) *NetworkUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveVirtualMachineIDs(ids...)
+}
+
+// ClearRegionServices clears all "region_services" edges to the RegionService entity.
+func (_u *NetworkUpdateOne) ClearRegionServices() *NetworkUpdateOne {
+	_u.mutation.ClearRegionServices()
+	return _u
+}
+
+// RemoveRegionServiceIDs removes the "region_services" edge to RegionService entities by IDs.
+func (_u *NetworkUpdateOne) RemoveRegionServiceIDs(ids ...int) *NetworkUpdateOne {
+	_u.mutation.RemoveRegionServiceIDs(ids...)
+	return _u
+}
+
+// RemoveRegionServices removes "region_services" edges to RegionService entities.
+func (_u *NetworkUpdateOne) RemoveRegionServices(v ...*RegionService) *NetworkUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRegionServiceIDs(ids...)
 }
 
 // Where appends a list predicates to the NetworkUpdate builder.
@@ -1171,6 +1455,17 @@ func (_u *NetworkUpdateOne) sqlSave(ctx context.Context) (_node *Network, err er
 	if value, ok := _u.mutation.Purpose(); ok {
 		_spec.SetField(network.FieldPurpose, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.DNSServers(); ok {
+		_spec.SetField(network.FieldDNSServers, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedDNSServers(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, network.FieldDNSServers, value)
+		})
+	}
+	if _u.mutation.DNSServersCleared() {
+		_spec.ClearField(network.FieldDNSServers, field.TypeJSON)
+	}
 	if _u.mutation.DatacenterCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1386,6 +1681,96 @@ func (_u *NetworkUpdateOne) sqlSave(ctx context.Context) (_node *Network, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(iprange.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedVirtualMachinesIDs(); len(nodes) > 0 && !_u.mutation.VirtualMachinesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.VirtualMachinesTable,
+			Columns: network.VirtualMachinesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RegionServicesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRegionServicesIDs(); len(nodes) > 0 && !_u.mutation.RegionServicesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RegionServicesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   network.RegionServicesTable,
+			Columns: network.RegionServicesPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -38,7 +39,9 @@ type OutboxTask struct {
 	// relay attempts
 	Attempts int `json:"attempts,omitempty"`
 	// LastError holds the value of the "last_error" field.
-	LastError    string `json:"last_error,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	// Asynq task headers: the W3C trace context of the request that recorded the task, so its trace continues in the worker
+	Headers      map[string]string `json:"headers,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -47,7 +50,7 @@ func (*OutboxTask) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case outboxtask.FieldPayload:
+		case outboxtask.FieldPayload, outboxtask.FieldHeaders:
 			values[i] = new([]byte)
 		case outboxtask.FieldID, outboxtask.FieldAttempts:
 			values[i] = new(sql.NullInt64)
@@ -145,6 +148,14 @@ func (_m *OutboxTask) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LastError = value.String
 			}
+		case outboxtask.FieldHeaders:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field headers", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Headers); err != nil {
+					return fmt.Errorf("unmarshal field headers: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -219,6 +230,9 @@ func (_m *OutboxTask) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("last_error=")
 	builder.WriteString(_m.LastError)
+	builder.WriteString(", ")
+	builder.WriteString("headers=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Headers))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -160,6 +160,12 @@ func (_c *OutboxTaskCreate) SetNillableLastError(v *string) *OutboxTaskCreate {
 	return _c
 }
 
+// SetHeaders sets the "headers" field.
+func (_c *OutboxTaskCreate) SetHeaders(v map[string]string) *OutboxTaskCreate {
+	_c.mutation.SetHeaders(v)
+	return _c
+}
+
 // Mutation returns the OutboxTaskMutation object of the builder.
 func (_c *OutboxTaskCreate) Mutation() *OutboxTaskMutation {
 	return _c.mutation
@@ -344,6 +350,10 @@ func (_c *OutboxTaskCreate) createSpec() (*OutboxTask, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LastError(); ok {
 		_spec.SetField(outboxtask.FieldLastError, field.TypeString, value)
 		_node.LastError = value
+	}
+	if value, ok := _c.mutation.Headers(); ok {
+		_spec.SetField(outboxtask.FieldHeaders, field.TypeJSON, value)
+		_node.Headers = value
 	}
 	return _node, _spec
 }
@@ -550,6 +560,24 @@ func (u *OutboxTaskUpsert) UpdateLastError() *OutboxTaskUpsert {
 // ClearLastError clears the value of the "last_error" field.
 func (u *OutboxTaskUpsert) ClearLastError() *OutboxTaskUpsert {
 	u.SetNull(outboxtask.FieldLastError)
+	return u
+}
+
+// SetHeaders sets the "headers" field.
+func (u *OutboxTaskUpsert) SetHeaders(v map[string]string) *OutboxTaskUpsert {
+	u.Set(outboxtask.FieldHeaders, v)
+	return u
+}
+
+// UpdateHeaders sets the "headers" field to the value that was provided on create.
+func (u *OutboxTaskUpsert) UpdateHeaders() *OutboxTaskUpsert {
+	u.SetExcluded(outboxtask.FieldHeaders)
+	return u
+}
+
+// ClearHeaders clears the value of the "headers" field.
+func (u *OutboxTaskUpsert) ClearHeaders() *OutboxTaskUpsert {
+	u.SetNull(outboxtask.FieldHeaders)
 	return u
 }
 
@@ -777,6 +805,27 @@ func (u *OutboxTaskUpsertOne) UpdateLastError() *OutboxTaskUpsertOne {
 func (u *OutboxTaskUpsertOne) ClearLastError() *OutboxTaskUpsertOne {
 	return u.Update(func(s *OutboxTaskUpsert) {
 		s.ClearLastError()
+	})
+}
+
+// SetHeaders sets the "headers" field.
+func (u *OutboxTaskUpsertOne) SetHeaders(v map[string]string) *OutboxTaskUpsertOne {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.SetHeaders(v)
+	})
+}
+
+// UpdateHeaders sets the "headers" field to the value that was provided on create.
+func (u *OutboxTaskUpsertOne) UpdateHeaders() *OutboxTaskUpsertOne {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.UpdateHeaders()
+	})
+}
+
+// ClearHeaders clears the value of the "headers" field.
+func (u *OutboxTaskUpsertOne) ClearHeaders() *OutboxTaskUpsertOne {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.ClearHeaders()
 	})
 }
 
@@ -1170,6 +1219,27 @@ func (u *OutboxTaskUpsertBulk) UpdateLastError() *OutboxTaskUpsertBulk {
 func (u *OutboxTaskUpsertBulk) ClearLastError() *OutboxTaskUpsertBulk {
 	return u.Update(func(s *OutboxTaskUpsert) {
 		s.ClearLastError()
+	})
+}
+
+// SetHeaders sets the "headers" field.
+func (u *OutboxTaskUpsertBulk) SetHeaders(v map[string]string) *OutboxTaskUpsertBulk {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.SetHeaders(v)
+	})
+}
+
+// UpdateHeaders sets the "headers" field to the value that was provided on create.
+func (u *OutboxTaskUpsertBulk) UpdateHeaders() *OutboxTaskUpsertBulk {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.UpdateHeaders()
+	})
+}
+
+// ClearHeaders clears the value of the "headers" field.
+func (u *OutboxTaskUpsertBulk) ClearHeaders() *OutboxTaskUpsertBulk {
+	return u.Update(func(s *OutboxTaskUpsert) {
+		s.ClearHeaders()
 	})
 }
 

@@ -190,6 +190,18 @@ func (_u *OutboxTaskUpdate) ClearLastError() *OutboxTaskUpdate {
 	return _u
 }
 
+// SetHeaders sets the "headers" field.
+func (_u *OutboxTaskUpdate) SetHeaders(v map[string]string) *OutboxTaskUpdate {
+	_u.mutation.SetHeaders(v)
+	return _u
+}
+
+// ClearHeaders clears the value of the "headers" field.
+func (_u *OutboxTaskUpdate) ClearHeaders() *OutboxTaskUpdate {
+	_u.mutation.ClearHeaders()
+	return _u
+}
+
 // Mutation returns the OutboxTaskMutation object of the builder.
 func (_u *OutboxTaskUpdate) Mutation() *OutboxTaskMutation {
 	return _u.mutation
@@ -332,6 +344,12 @@ func (_u *OutboxTaskUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	}
 	if _u.mutation.LastErrorCleared() {
 		_spec.ClearField(outboxtask.FieldLastError, field.TypeString)
+	}
+	if value, ok := _u.mutation.Headers(); ok {
+		_spec.SetField(outboxtask.FieldHeaders, field.TypeJSON, value)
+	}
+	if _u.mutation.HeadersCleared() {
+		_spec.ClearField(outboxtask.FieldHeaders, field.TypeJSON)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -516,6 +534,18 @@ func (_u *OutboxTaskUpdateOne) ClearLastError() *OutboxTaskUpdateOne {
 	return _u
 }
 
+// SetHeaders sets the "headers" field.
+func (_u *OutboxTaskUpdateOne) SetHeaders(v map[string]string) *OutboxTaskUpdateOne {
+	_u.mutation.SetHeaders(v)
+	return _u
+}
+
+// ClearHeaders clears the value of the "headers" field.
+func (_u *OutboxTaskUpdateOne) ClearHeaders() *OutboxTaskUpdateOne {
+	_u.mutation.ClearHeaders()
+	return _u
+}
+
 // Mutation returns the OutboxTaskMutation object of the builder.
 func (_u *OutboxTaskUpdateOne) Mutation() *OutboxTaskMutation {
 	return _u.mutation
@@ -688,6 +718,12 @@ func (_u *OutboxTaskUpdateOne) sqlSave(ctx context.Context) (_node *OutboxTask, 
 	}
 	if _u.mutation.LastErrorCleared() {
 		_spec.ClearField(outboxtask.FieldLastError, field.TypeString)
+	}
+	if value, ok := _u.mutation.Headers(); ok {
+		_spec.SetField(outboxtask.FieldHeaders, field.TypeJSON, value)
+	}
+	if _u.mutation.HeadersCleared() {
+		_spec.ClearField(outboxtask.FieldHeaders, field.TypeJSON)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &OutboxTask{config: _u.config}

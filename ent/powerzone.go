@@ -41,14 +41,17 @@ type PowerZoneEdges struct {
 	Racks []*Rack `json:"racks,omitempty"`
 	// Hosts holds the value of the hosts edge.
 	Hosts []*Host `json:"hosts,omitempty"`
+	// Alerts holds the value of the alerts edge.
+	Alerts []*Alert `json:"alerts,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [4]map[string]int
 
-	namedRacks map[string][]*Rack
-	namedHosts map[string][]*Host
+	namedRacks  map[string][]*Rack
+	namedHosts  map[string][]*Host
+	namedAlerts map[string][]*Alert
 }
 
 // DatacenterOrErr returns the Datacenter value or an error if the edge
@@ -78,6 +81,15 @@ func (e PowerZoneEdges) HostsOrErr() ([]*Host, error) {
 		return e.Hosts, nil
 	}
 	return nil, &NotLoadedError{edge: "hosts"}
+}
+
+// AlertsOrErr returns the Alerts value or an error if the edge
+// was not loaded in eager-loading.
+func (e PowerZoneEdges) AlertsOrErr() ([]*Alert, error) {
+	if e.loadedTypes[3] {
+		return e.Alerts, nil
+	}
+	return nil, &NotLoadedError{edge: "alerts"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -173,6 +185,11 @@ func (_m *PowerZone) QueryHosts() *HostQuery {
 	return NewPowerZoneClient(_m.config).QueryHosts(_m)
 }
 
+// QueryAlerts queries the "alerts" edge of the PowerZone entity.
+func (_m *PowerZone) QueryAlerts() *AlertQuery {
+	return NewPowerZoneClient(_m.config).QueryAlerts(_m)
+}
+
 // Update returns a builder for updating this PowerZone.
 // Note that you need to call PowerZone.Unwrap() before calling this method if this PowerZone
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -256,6 +273,30 @@ func (_m *PowerZone) appendNamedHosts(name string, edges ...*Host) {
 		_m.Edges.namedHosts[name] = []*Host{}
 	} else {
 		_m.Edges.namedHosts[name] = append(_m.Edges.namedHosts[name], edges...)
+	}
+}
+
+// NamedAlerts returns the Alerts named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *PowerZone) NamedAlerts(name string) ([]*Alert, error) {
+	if _m.Edges.namedAlerts == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedAlerts[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *PowerZone) appendNamedAlerts(name string, edges ...*Alert) {
+	if _m.Edges.namedAlerts == nil {
+		_m.Edges.namedAlerts = make(map[string][]*Alert)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedAlerts[name] = []*Alert{}
+	} else {
+		_m.Edges.namedAlerts[name] = append(_m.Edges.namedAlerts[name], edges...)
 	}
 }
 

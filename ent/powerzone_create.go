@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/powerzone"
@@ -112,6 +113,21 @@ func (_c *PowerZoneCreate) AddHosts(v ...*Host) *PowerZoneCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddHostIDs(ids...)
+}
+
+// AddAlertIDs adds the "alerts" edge to the Alert entity by IDs.
+func (_c *PowerZoneCreate) AddAlertIDs(ids ...int) *PowerZoneCreate {
+	_c.mutation.AddAlertIDs(ids...)
+	return _c
+}
+
+// AddAlerts adds the "alerts" edges to the Alert entity.
+func (_c *PowerZoneCreate) AddAlerts(v ...*Alert) *PowerZoneCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddAlertIDs(ids...)
 }
 
 // Mutation returns the PowerZoneMutation object of the builder.
@@ -277,6 +293,22 @@ func (_c *PowerZoneCreate) createSpec() (*PowerZone, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(host.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.AlertsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

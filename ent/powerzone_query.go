@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/powerzone"
@@ -24,18 +25,20 @@ import (
 // PowerZoneQuery is the builder for querying PowerZone entities.
 type PowerZoneQuery struct {
 	config
-	ctx            *QueryContext
-	order          []powerzone.OrderOption
-	inters         []Interceptor
-	predicates     []predicate.PowerZone
-	withDatacenter *DatacenterQuery
-	withRacks      *RackQuery
-	withHosts      *HostQuery
-	withFKs        bool
-	loadTotal      []func(context.Context, []*PowerZone) error
-	modifiers      []func(*sql.Selector)
-	withNamedRacks map[string]*RackQuery
-	withNamedHosts map[string]*HostQuery
+	ctx             *QueryContext
+	order           []powerzone.OrderOption
+	inters          []Interceptor
+	predicates      []predicate.PowerZone
+	withDatacenter  *DatacenterQuery
+	withRacks       *RackQuery
+	withHosts       *HostQuery
+	withAlerts      *AlertQuery
+	withFKs         bool
+	loadTotal       []func(context.Context, []*PowerZone) error
+	modifiers       []func(*sql.Selector)
+	withNamedRacks  map[string]*RackQuery
+	withNamedHosts  map[string]*HostQuery
+	withNamedAlerts map[string]*AlertQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -131,6 +134,28 @@ func (_q *PowerZoneQuery) QueryHosts() *HostQuery {
 			sqlgraph.From(powerzone.Table, powerzone.FieldID, selector),
 			sqlgraph.To(host.Table, host.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, powerzone.HostsTable, powerzone.HostsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryAlerts chains the current query on the "alerts" edge.
+func (_q *PowerZoneQuery) QueryAlerts() *AlertQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(powerzone.Table, powerzone.FieldID, selector),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, powerzone.AlertsTable, powerzone.AlertsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -333,6 +358,7 @@ func (_q *PowerZoneQuery) Clone() *PowerZoneQuery {
 		withDatacenter: _q.withDatacenter.Clone(),
 		withRacks:      _q.withRacks.Clone(),
 		withHosts:      _q.withHosts.Clone(),
+		withAlerts:     _q.withAlerts.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -370,6 +396,17 @@ func (_q *PowerZoneQuery) WithHosts(opts ...func(*HostQuery)) *PowerZoneQuery {
 		opt(query)
 	}
 	_q.withHosts = query
+	return _q
+}
+
+// WithAlerts tells the query-builder to eager-load the nodes that are connected to
+// the "alerts" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *PowerZoneQuery) WithAlerts(opts ...func(*AlertQuery)) *PowerZoneQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withAlerts = query
 	return _q
 }
 
@@ -458,10 +495,11 @@ func (_q *PowerZoneQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Po
 		nodes       = []*PowerZone{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withDatacenter != nil,
 			_q.withRacks != nil,
 			_q.withHosts != nil,
+			_q.withAlerts != nil,
 		}
 	)
 	if _q.withDatacenter != nil {
@@ -511,6 +549,13 @@ func (_q *PowerZoneQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Po
 			return nil, err
 		}
 	}
+	if query := _q.withAlerts; query != nil {
+		if err := _q.loadAlerts(ctx, query, nodes,
+			func(n *PowerZone) { n.Edges.Alerts = []*Alert{} },
+			func(n *PowerZone, e *Alert) { n.Edges.Alerts = append(n.Edges.Alerts, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedRacks {
 		if err := _q.loadRacks(ctx, query, nodes,
 			func(n *PowerZone) { n.appendNamedRacks(name) },
@@ -522,6 +567,13 @@ func (_q *PowerZoneQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Po
 		if err := _q.loadHosts(ctx, query, nodes,
 			func(n *PowerZone) { n.appendNamedHosts(name) },
 			func(n *PowerZone, e *Host) { n.appendNamedHosts(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedAlerts {
+		if err := _q.loadAlerts(ctx, query, nodes,
+			func(n *PowerZone) { n.appendNamedAlerts(name) },
+			func(n *PowerZone, e *Alert) { n.appendNamedAlerts(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -622,6 +674,37 @@ func (_q *PowerZoneQuery) loadHosts(ctx context.Context, query *HostQuery, nodes
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "power_zone_hosts" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *PowerZoneQuery) loadAlerts(ctx context.Context, query *AlertQuery, nodes []*PowerZone, init func(*PowerZone), assign func(*PowerZone, *Alert)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*PowerZone)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Alert(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(powerzone.AlertsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.power_zone_alerts
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "power_zone_alerts" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "power_zone_alerts" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -772,6 +855,20 @@ func (_q *PowerZoneQuery) WithNamedHosts(name string, opts ...func(*HostQuery)) 
 		_q.withNamedHosts = make(map[string]*HostQuery)
 	}
 	_q.withNamedHosts[name] = query
+	return _q
+}
+
+// WithNamedAlerts tells the query-builder to eager-load the nodes that are connected to the "alerts"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *PowerZoneQuery) WithNamedAlerts(name string, opts ...func(*AlertQuery)) *PowerZoneQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedAlerts == nil {
+		_q.withNamedAlerts = make(map[string]*AlertQuery)
+	}
+	_q.withNamedAlerts[name] = query
 	return _q
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/powerzone"
@@ -113,6 +114,21 @@ func (_u *PowerZoneUpdate) AddHosts(v ...*Host) *PowerZoneUpdate {
 	return _u.AddHostIDs(ids...)
 }
 
+// AddAlertIDs adds the "alerts" edge to the Alert entity by IDs.
+func (_u *PowerZoneUpdate) AddAlertIDs(ids ...int) *PowerZoneUpdate {
+	_u.mutation.AddAlertIDs(ids...)
+	return _u
+}
+
+// AddAlerts adds the "alerts" edges to the Alert entity.
+func (_u *PowerZoneUpdate) AddAlerts(v ...*Alert) *PowerZoneUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAlertIDs(ids...)
+}
+
 // Mutation returns the PowerZoneMutation object of the builder.
 func (_u *PowerZoneUpdate) Mutation() *PowerZoneMutation {
 	return _u.mutation
@@ -164,6 +180,27 @@ func (_u *PowerZoneUpdate) RemoveHosts(v ...*Host) *PowerZoneUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveHostIDs(ids...)
+}
+
+// ClearAlerts clears all "alerts" edges to the Alert entity.
+func (_u *PowerZoneUpdate) ClearAlerts() *PowerZoneUpdate {
+	_u.mutation.ClearAlerts()
+	return _u
+}
+
+// RemoveAlertIDs removes the "alerts" edge to Alert entities by IDs.
+func (_u *PowerZoneUpdate) RemoveAlertIDs(ids ...int) *PowerZoneUpdate {
+	_u.mutation.RemoveAlertIDs(ids...)
+	return _u
+}
+
+// RemoveAlerts removes "alerts" edges to Alert entities.
+func (_u *PowerZoneUpdate) RemoveAlerts(v ...*Alert) *PowerZoneUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAlertIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -375,6 +412,51 @@ func (_u *PowerZoneUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAlertsIDs(); len(nodes) > 0 && !_u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AlertsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -478,6 +560,21 @@ func (_u *PowerZoneUpdateOne) AddHosts(v ...*Host) *PowerZoneUpdateOne {
 	return _u.AddHostIDs(ids...)
 }
 
+// AddAlertIDs adds the "alerts" edge to the Alert entity by IDs.
+func (_u *PowerZoneUpdateOne) AddAlertIDs(ids ...int) *PowerZoneUpdateOne {
+	_u.mutation.AddAlertIDs(ids...)
+	return _u
+}
+
+// AddAlerts adds the "alerts" edges to the Alert entity.
+func (_u *PowerZoneUpdateOne) AddAlerts(v ...*Alert) *PowerZoneUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAlertIDs(ids...)
+}
+
 // Mutation returns the PowerZoneMutation object of the builder.
 func (_u *PowerZoneUpdateOne) Mutation() *PowerZoneMutation {
 	return _u.mutation
@@ -529,6 +626,27 @@ func (_u *PowerZoneUpdateOne) RemoveHosts(v ...*Host) *PowerZoneUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveHostIDs(ids...)
+}
+
+// ClearAlerts clears all "alerts" edges to the Alert entity.
+func (_u *PowerZoneUpdateOne) ClearAlerts() *PowerZoneUpdateOne {
+	_u.mutation.ClearAlerts()
+	return _u
+}
+
+// RemoveAlertIDs removes the "alerts" edge to Alert entities by IDs.
+func (_u *PowerZoneUpdateOne) RemoveAlertIDs(ids ...int) *PowerZoneUpdateOne {
+	_u.mutation.RemoveAlertIDs(ids...)
+	return _u
+}
+
+// RemoveAlerts removes "alerts" edges to Alert entities.
+func (_u *PowerZoneUpdateOne) RemoveAlerts(v ...*Alert) *PowerZoneUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAlertIDs(ids...)
 }
 
 // Where appends a list predicates to the PowerZoneUpdate builder.
@@ -763,6 +881,51 @@ func (_u *PowerZoneUpdateOne) sqlSave(ctx context.Context) (_node *PowerZone, er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(host.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAlertsIDs(); len(nodes) > 0 && !_u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AlertsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   powerzone.AlertsTable,
+			Columns: []string{powerzone.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

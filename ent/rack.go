@@ -59,17 +59,20 @@ type RackEdges struct {
 	RackZone *RackZone `json:"rack_zone,omitempty"`
 	// mounted by setting the host's rack and position
 	Hosts []*Host `json:"hosts,omitempty"`
+	// Alerts holds the value of the alerts edge.
+	Alerts []*Alert `json:"alerts,omitempty"`
 	// Maintainers holds the value of the maintainers edge.
 	Maintainers []*Maintainer `json:"maintainers,omitempty"`
 	// MaintainerGroups holds the value of the maintainer_groups edge.
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
-	totalCount [7]map[string]int
+	totalCount [8]map[string]int
 
 	namedHosts            map[string][]*Host
+	namedAlerts           map[string][]*Alert
 	namedMaintainers      map[string][]*Maintainer
 	namedMaintainerGroups map[string][]*MaintainerGroup
 }
@@ -127,10 +130,19 @@ func (e RackEdges) HostsOrErr() ([]*Host, error) {
 	return nil, &NotLoadedError{edge: "hosts"}
 }
 
+// AlertsOrErr returns the Alerts value or an error if the edge
+// was not loaded in eager-loading.
+func (e RackEdges) AlertsOrErr() ([]*Alert, error) {
+	if e.loadedTypes[5] {
+		return e.Alerts, nil
+	}
+	return nil, &NotLoadedError{edge: "alerts"}
+}
+
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e RackEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -139,7 +151,7 @@ func (e RackEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e RackEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[7] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -299,6 +311,11 @@ func (_m *Rack) QueryHosts() *HostQuery {
 	return NewRackClient(_m.config).QueryHosts(_m)
 }
 
+// QueryAlerts queries the "alerts" edge of the Rack entity.
+func (_m *Rack) QueryAlerts() *AlertQuery {
+	return NewRackClient(_m.config).QueryAlerts(_m)
+}
+
 // QueryMaintainers queries the "maintainers" edge of the Rack entity.
 func (_m *Rack) QueryMaintainers() *MaintainerQuery {
 	return NewRackClient(_m.config).QueryMaintainers(_m)
@@ -380,6 +397,30 @@ func (_m *Rack) appendNamedHosts(name string, edges ...*Host) {
 		_m.Edges.namedHosts[name] = []*Host{}
 	} else {
 		_m.Edges.namedHosts[name] = append(_m.Edges.namedHosts[name], edges...)
+	}
+}
+
+// NamedAlerts returns the Alerts named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Rack) NamedAlerts(name string) ([]*Alert, error) {
+	if _m.Edges.namedAlerts == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedAlerts[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Rack) appendNamedAlerts(name string, edges ...*Alert) {
+	if _m.Edges.namedAlerts == nil {
+		_m.Edges.namedAlerts = make(map[string][]*Alert)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedAlerts[name] = []*Alert{}
+	} else {
+		_m.Edges.namedAlerts[name] = append(_m.Edges.namedAlerts[name], edges...)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/maintainer"
@@ -214,6 +215,21 @@ func (_c *RackCreate) AddHosts(v ...*Host) *RackCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddHostIDs(ids...)
+}
+
+// AddAlertIDs adds the "alerts" edge to the Alert entity by IDs.
+func (_c *RackCreate) AddAlertIDs(ids ...int) *RackCreate {
+	_c.mutation.AddAlertIDs(ids...)
+	return _c
+}
+
+// AddAlerts adds the "alerts" edges to the Alert entity.
+func (_c *RackCreate) AddAlerts(v ...*Alert) *RackCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddAlertIDs(ids...)
 }
 
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
@@ -494,6 +510,22 @@ func (_c *RackCreate) createSpec() (*Rack, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(host.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.AlertsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/maintainer"
@@ -37,12 +38,14 @@ type RackQuery struct {
 	withNetworkZone           *NetworkZoneQuery
 	withRackZone              *RackZoneQuery
 	withHosts                 *HostQuery
+	withAlerts                *AlertQuery
 	withMaintainers           *MaintainerQuery
 	withMaintainerGroups      *MaintainerGroupQuery
 	withFKs                   bool
 	loadTotal                 []func(context.Context, []*Rack) error
 	modifiers                 []func(*sql.Selector)
 	withNamedHosts            map[string]*HostQuery
+	withNamedAlerts           map[string]*AlertQuery
 	withNamedMaintainers      map[string]*MaintainerQuery
 	withNamedMaintainerGroups map[string]*MaintainerGroupQuery
 	// intermediate query (i.e. traversal path).
@@ -184,6 +187,28 @@ func (_q *RackQuery) QueryHosts() *HostQuery {
 			sqlgraph.From(rack.Table, rack.FieldID, selector),
 			sqlgraph.To(host.Table, host.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, rack.HostsTable, rack.HostsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryAlerts chains the current query on the "alerts" edge.
+func (_q *RackQuery) QueryAlerts() *AlertQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(rack.Table, rack.FieldID, selector),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, rack.AlertsTable, rack.AlertsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -432,6 +457,7 @@ func (_q *RackQuery) Clone() *RackQuery {
 		withNetworkZone:      _q.withNetworkZone.Clone(),
 		withRackZone:         _q.withRackZone.Clone(),
 		withHosts:            _q.withHosts.Clone(),
+		withAlerts:           _q.withAlerts.Clone(),
 		withMaintainers:      _q.withMaintainers.Clone(),
 		withMaintainerGroups: _q.withMaintainerGroups.Clone(),
 		// clone intermediate query.
@@ -493,6 +519,17 @@ func (_q *RackQuery) WithHosts(opts ...func(*HostQuery)) *RackQuery {
 		opt(query)
 	}
 	_q.withHosts = query
+	return _q
+}
+
+// WithAlerts tells the query-builder to eager-load the nodes that are connected to
+// the "alerts" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *RackQuery) WithAlerts(opts ...func(*AlertQuery)) *RackQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withAlerts = query
 	return _q
 }
 
@@ -603,12 +640,13 @@ func (_q *RackQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Rack, e
 		nodes       = []*Rack{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [8]bool{
 			_q.withFloor != nil,
 			_q.withPowerZone != nil,
 			_q.withNetworkZone != nil,
 			_q.withRackZone != nil,
 			_q.withHosts != nil,
+			_q.withAlerts != nil,
 			_q.withMaintainers != nil,
 			_q.withMaintainerGroups != nil,
 		}
@@ -671,6 +709,13 @@ func (_q *RackQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Rack, e
 			return nil, err
 		}
 	}
+	if query := _q.withAlerts; query != nil {
+		if err := _q.loadAlerts(ctx, query, nodes,
+			func(n *Rack) { n.Edges.Alerts = []*Alert{} },
+			func(n *Rack, e *Alert) { n.Edges.Alerts = append(n.Edges.Alerts, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withMaintainers; query != nil {
 		if err := _q.loadMaintainers(ctx, query, nodes,
 			func(n *Rack) { n.Edges.Maintainers = []*Maintainer{} },
@@ -689,6 +734,13 @@ func (_q *RackQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Rack, e
 		if err := _q.loadHosts(ctx, query, nodes,
 			func(n *Rack) { n.appendNamedHosts(name) },
 			func(n *Rack, e *Host) { n.appendNamedHosts(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedAlerts {
+		if err := _q.loadAlerts(ctx, query, nodes,
+			func(n *Rack) { n.appendNamedAlerts(name) },
+			func(n *Rack, e *Alert) { n.appendNamedAlerts(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -868,6 +920,37 @@ func (_q *RackQuery) loadHosts(ctx context.Context, query *HostQuery, nodes []*R
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "rack_hosts" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *RackQuery) loadAlerts(ctx context.Context, query *AlertQuery, nodes []*Rack, init func(*Rack), assign func(*Rack, *Alert)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Rack)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Alert(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(rack.AlertsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.rack_alerts
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "rack_alerts" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "rack_alerts" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1126,6 +1209,20 @@ func (_q *RackQuery) WithNamedHosts(name string, opts ...func(*HostQuery)) *Rack
 		_q.withNamedHosts = make(map[string]*HostQuery)
 	}
 	_q.withNamedHosts[name] = query
+	return _q
+}
+
+// WithNamedAlerts tells the query-builder to eager-load the nodes that are connected to the "alerts"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *RackQuery) WithNamedAlerts(name string, opts ...func(*AlertQuery)) *RackQuery {
+	query := (&AlertClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedAlerts == nil {
+		_q.withNamedAlerts = make(map[string]*AlertQuery)
+	}
+	_q.withNamedAlerts[name] = query
 	return _q
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/maintainer"
@@ -241,6 +242,21 @@ func (_u *RackUpdate) AddHosts(v ...*Host) *RackUpdate {
 	return _u.AddHostIDs(ids...)
 }
 
+// AddAlertIDs adds the "alerts" edge to the Alert entity by IDs.
+func (_u *RackUpdate) AddAlertIDs(ids ...int) *RackUpdate {
+	_u.mutation.AddAlertIDs(ids...)
+	return _u
+}
+
+// AddAlerts adds the "alerts" edges to the Alert entity.
+func (_u *RackUpdate) AddAlerts(v ...*Alert) *RackUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAlertIDs(ids...)
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
 func (_u *RackUpdate) AddMaintainerIDs(ids ...int) *RackUpdate {
 	_u.mutation.AddMaintainerIDs(ids...)
@@ -319,6 +335,27 @@ func (_u *RackUpdate) RemoveHosts(v ...*Host) *RackUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveHostIDs(ids...)
+}
+
+// ClearAlerts clears all "alerts" edges to the Alert entity.
+func (_u *RackUpdate) ClearAlerts() *RackUpdate {
+	_u.mutation.ClearAlerts()
+	return _u
+}
+
+// RemoveAlertIDs removes the "alerts" edge to Alert entities by IDs.
+func (_u *RackUpdate) RemoveAlertIDs(ids ...int) *RackUpdate {
+	_u.mutation.RemoveAlertIDs(ids...)
+	return _u
+}
+
+// RemoveAlerts removes "alerts" edges to Alert entities.
+func (_u *RackUpdate) RemoveAlerts(v ...*Alert) *RackUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAlertIDs(ids...)
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -658,6 +695,51 @@ func (_u *RackUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAlertsIDs(); len(nodes) > 0 && !_u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AlertsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.MaintainersCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2M,
@@ -975,6 +1057,21 @@ func (_u *RackUpdateOne) AddHosts(v ...*Host) *RackUpdateOne {
 	return _u.AddHostIDs(ids...)
 }
 
+// AddAlertIDs adds the "alerts" edge to the Alert entity by IDs.
+func (_u *RackUpdateOne) AddAlertIDs(ids ...int) *RackUpdateOne {
+	_u.mutation.AddAlertIDs(ids...)
+	return _u
+}
+
+// AddAlerts adds the "alerts" edges to the Alert entity.
+func (_u *RackUpdateOne) AddAlerts(v ...*Alert) *RackUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAlertIDs(ids...)
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
 func (_u *RackUpdateOne) AddMaintainerIDs(ids ...int) *RackUpdateOne {
 	_u.mutation.AddMaintainerIDs(ids...)
@@ -1053,6 +1150,27 @@ func (_u *RackUpdateOne) RemoveHosts(v ...*Host) *RackUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveHostIDs(ids...)
+}
+
+// ClearAlerts clears all "alerts" edges to the Alert entity.
+func (_u *RackUpdateOne) ClearAlerts() *RackUpdateOne {
+	_u.mutation.ClearAlerts()
+	return _u
+}
+
+// RemoveAlertIDs removes the "alerts" edge to Alert entities by IDs.
+func (_u *RackUpdateOne) RemoveAlertIDs(ids ...int) *RackUpdateOne {
+	_u.mutation.RemoveAlertIDs(ids...)
+	return _u
+}
+
+// RemoveAlerts removes "alerts" edges to Alert entities.
+func (_u *RackUpdateOne) RemoveAlerts(v ...*Alert) *RackUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAlertIDs(ids...)
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -1415,6 +1533,51 @@ func (_u *RackUpdateOne) sqlSave(ctx context.Context) (_node *Rack, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(host.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAlertsIDs(); len(nodes) > 0 && !_u.mutation.AlertsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AlertsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   rack.AlertsTable,
+			Columns: []string{rack.AlertsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(alert.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -39,6 +39,8 @@ type RegionService struct {
 	SchedulePolicy fieldtype.SchedulePolicy `json:"schedule_policy,omitempty"`
 	// place as many replicas as fit instead of none
 	AllowPartial bool `json:"allow_partial,omitempty"`
+	// create a load balancer with a VIP with the service (deleted with it)
+	LoadBalanced bool `json:"load_balanced,omitempty"`
 	// Status holds the value of the "status" field.
 	Status regionservice.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
@@ -70,14 +72,17 @@ type RegionServiceEdges struct {
 	GlobalService *GlobalService `json:"global_service,omitempty"`
 	// LoadBalancer holds the value of the load_balancer edge.
 	LoadBalancer *LoadBalancer `json:"load_balancer,omitempty"`
+	// the networks every replica is created on; empty means the tenant's default VM network
+	Networks []*Network `json:"networks,omitempty"`
 	// the replicas, created and removed by placement only
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
-	totalCount [7]map[string]int
+	totalCount [8]map[string]int
 
+	namedNetworks        map[string][]*Network
 	namedVirtualMachines map[string][]*VirtualMachine
 }
 
@@ -147,10 +152,19 @@ func (e RegionServiceEdges) LoadBalancerOrErr() (*LoadBalancer, error) {
 	return nil, &NotLoadedError{edge: "load_balancer"}
 }
 
+// NetworksOrErr returns the Networks value or an error if the edge
+// was not loaded in eager-loading.
+func (e RegionServiceEdges) NetworksOrErr() ([]*Network, error) {
+	if e.loadedTypes[6] {
+		return e.Networks, nil
+	}
+	return nil, &NotLoadedError{edge: "networks"}
+}
+
 // VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
 // was not loaded in eager-loading.
 func (e RegionServiceEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[7] {
 		return e.VirtualMachines, nil
 	}
 	return nil, &NotLoadedError{edge: "virtual_machines"}
@@ -163,7 +177,7 @@ func (*RegionService) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case regionservice.FieldSchedulePolicy:
 			values[i] = new([]byte)
-		case regionservice.FieldAllowPartial:
+		case regionservice.FieldAllowPartial, regionservice.FieldLoadBalanced:
 			values[i] = new(sql.NullBool)
 		case regionservice.FieldID, regionservice.FieldReplicas:
 			values[i] = new(sql.NullInt64)
@@ -245,6 +259,12 @@ func (_m *RegionService) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field allow_partial", values[i])
 			} else if value.Valid {
 				_m.AllowPartial = value.Bool
+			}
+		case regionservice.FieldLoadBalanced:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field load_balanced", values[i])
+			} else if value.Valid {
+				_m.LoadBalanced = value.Bool
 			}
 		case regionservice.FieldStatus:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -342,6 +362,11 @@ func (_m *RegionService) QueryLoadBalancer() *LoadBalancerQuery {
 	return NewRegionServiceClient(_m.config).QueryLoadBalancer(_m)
 }
 
+// QueryNetworks queries the "networks" edge of the RegionService entity.
+func (_m *RegionService) QueryNetworks() *NetworkQuery {
+	return NewRegionServiceClient(_m.config).QueryNetworks(_m)
+}
+
 // QueryVirtualMachines queries the "virtual_machines" edge of the RegionService entity.
 func (_m *RegionService) QueryVirtualMachines() *VirtualMachineQuery {
 	return NewRegionServiceClient(_m.config).QueryVirtualMachines(_m)
@@ -391,6 +416,9 @@ func (_m *RegionService) String() string {
 	builder.WriteString("allow_partial=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllowPartial))
 	builder.WriteString(", ")
+	builder.WriteString("load_balanced=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LoadBalanced))
+	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
 	builder.WriteString(", ")
@@ -401,6 +429,30 @@ func (_m *RegionService) String() string {
 	builder.WriteString(_m.StatusChangedAt.Format(time.ANSIC))
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedNetworks returns the Networks named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *RegionService) NamedNetworks(name string) ([]*Network, error) {
+	if _m.Edges.namedNetworks == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedNetworks[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *RegionService) appendNamedNetworks(name string, edges ...*Network) {
+	if _m.Edges.namedNetworks == nil {
+		_m.Edges.namedNetworks = make(map[string][]*Network)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedNetworks[name] = []*Network{}
+	} else {
+		_m.Edges.namedNetworks[name] = append(_m.Edges.namedNetworks[name], edges...)
+	}
 }
 
 // NamedVirtualMachines returns the VirtualMachines named value or an error if the edge was not

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
@@ -116,6 +117,20 @@ func (_c *RegionServiceCreate) SetAllowPartial(v bool) *RegionServiceCreate {
 func (_c *RegionServiceCreate) SetNillableAllowPartial(v *bool) *RegionServiceCreate {
 	if v != nil {
 		_c.SetAllowPartial(*v)
+	}
+	return _c
+}
+
+// SetLoadBalanced sets the "load_balanced" field.
+func (_c *RegionServiceCreate) SetLoadBalanced(v bool) *RegionServiceCreate {
+	_c.mutation.SetLoadBalanced(v)
+	return _c
+}
+
+// SetNillableLoadBalanced sets the "load_balanced" field if the given value is not nil.
+func (_c *RegionServiceCreate) SetNillableLoadBalanced(v *bool) *RegionServiceCreate {
+	if v != nil {
+		_c.SetLoadBalanced(*v)
 	}
 	return _c
 }
@@ -260,6 +275,21 @@ func (_c *RegionServiceCreate) SetLoadBalancer(v *LoadBalancer) *RegionServiceCr
 	return _c.SetLoadBalancerID(v.ID)
 }
 
+// AddNetworkIDs adds the "networks" edge to the Network entity by IDs.
+func (_c *RegionServiceCreate) AddNetworkIDs(ids ...int) *RegionServiceCreate {
+	_c.mutation.AddNetworkIDs(ids...)
+	return _c
+}
+
+// AddNetworks adds the "networks" edges to the Network entity.
+func (_c *RegionServiceCreate) AddNetworks(v ...*Network) *RegionServiceCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddNetworkIDs(ids...)
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_c *RegionServiceCreate) AddVirtualMachineIDs(ids ...int) *RegionServiceCreate {
 	_c.mutation.AddVirtualMachineIDs(ids...)
@@ -334,6 +364,10 @@ func (_c *RegionServiceCreate) defaults() error {
 		v := regionservice.DefaultAllowPartial
 		_c.mutation.SetAllowPartial(v)
 	}
+	if _, ok := _c.mutation.LoadBalanced(); !ok {
+		v := regionservice.DefaultLoadBalanced
+		_c.mutation.SetLoadBalanced(v)
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		v := regionservice.DefaultStatus
 		_c.mutation.SetStatus(v)
@@ -384,6 +418,9 @@ func (_c *RegionServiceCreate) check() error {
 	}
 	if _, ok := _c.mutation.AllowPartial(); !ok {
 		return &ValidationError{Name: "allow_partial", err: errors.New(`ent: missing required field "RegionService.allow_partial"`)}
+	}
+	if _, ok := _c.mutation.LoadBalanced(); !ok {
+		return &ValidationError{Name: "load_balanced", err: errors.New(`ent: missing required field "RegionService.load_balanced"`)}
 	}
 	if _, ok := _c.mutation.Status(); !ok {
 		return &ValidationError{Name: "status", err: errors.New(`ent: missing required field "RegionService.status"`)}
@@ -461,6 +498,10 @@ func (_c *RegionServiceCreate) createSpec() (*RegionService, *sqlgraph.CreateSpe
 	if value, ok := _c.mutation.AllowPartial(); ok {
 		_spec.SetField(regionservice.FieldAllowPartial, field.TypeBool, value)
 		_node.AllowPartial = value
+	}
+	if value, ok := _c.mutation.LoadBalanced(); ok {
+		_spec.SetField(regionservice.FieldLoadBalanced, field.TypeBool, value)
+		_node.LoadBalanced = value
 	}
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(regionservice.FieldStatus, field.TypeEnum, value)
@@ -568,6 +609,22 @@ func (_c *RegionServiceCreate) createSpec() (*RegionService, *sqlgraph.CreateSpe
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.NetworksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -730,6 +787,18 @@ func (u *RegionServiceUpsert) SetAllowPartial(v bool) *RegionServiceUpsert {
 // UpdateAllowPartial sets the "allow_partial" field to the value that was provided on create.
 func (u *RegionServiceUpsert) UpdateAllowPartial() *RegionServiceUpsert {
 	u.SetExcluded(regionservice.FieldAllowPartial)
+	return u
+}
+
+// SetLoadBalanced sets the "load_balanced" field.
+func (u *RegionServiceUpsert) SetLoadBalanced(v bool) *RegionServiceUpsert {
+	u.Set(regionservice.FieldLoadBalanced, v)
+	return u
+}
+
+// UpdateLoadBalanced sets the "load_balanced" field to the value that was provided on create.
+func (u *RegionServiceUpsert) UpdateLoadBalanced() *RegionServiceUpsert {
+	u.SetExcluded(regionservice.FieldLoadBalanced)
 	return u
 }
 
@@ -922,6 +991,20 @@ func (u *RegionServiceUpsertOne) SetAllowPartial(v bool) *RegionServiceUpsertOne
 func (u *RegionServiceUpsertOne) UpdateAllowPartial() *RegionServiceUpsertOne {
 	return u.Update(func(s *RegionServiceUpsert) {
 		s.UpdateAllowPartial()
+	})
+}
+
+// SetLoadBalanced sets the "load_balanced" field.
+func (u *RegionServiceUpsertOne) SetLoadBalanced(v bool) *RegionServiceUpsertOne {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.SetLoadBalanced(v)
+	})
+}
+
+// UpdateLoadBalanced sets the "load_balanced" field to the value that was provided on create.
+func (u *RegionServiceUpsertOne) UpdateLoadBalanced() *RegionServiceUpsertOne {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.UpdateLoadBalanced()
 	})
 }
 
@@ -1287,6 +1370,20 @@ func (u *RegionServiceUpsertBulk) SetAllowPartial(v bool) *RegionServiceUpsertBu
 func (u *RegionServiceUpsertBulk) UpdateAllowPartial() *RegionServiceUpsertBulk {
 	return u.Update(func(s *RegionServiceUpsert) {
 		s.UpdateAllowPartial()
+	})
+}
+
+// SetLoadBalanced sets the "load_balanced" field.
+func (u *RegionServiceUpsertBulk) SetLoadBalanced(v bool) *RegionServiceUpsertBulk {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.SetLoadBalanced(v)
+	})
+}
+
+// UpdateLoadBalanced sets the "load_balanced" field to the value that was provided on create.
+func (u *RegionServiceUpsertBulk) UpdateLoadBalanced() *RegionServiceUpsertBulk {
+	return u.Update(func(s *RegionServiceUpsert) {
+		s.UpdateLoadBalanced()
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -38,10 +39,12 @@ type RegionServiceQuery struct {
 	withImage                *ImageQuery
 	withGlobalService        *GlobalServiceQuery
 	withLoadBalancer         *LoadBalancerQuery
+	withNetworks             *NetworkQuery
 	withVirtualMachines      *VirtualMachineQuery
 	withFKs                  bool
 	loadTotal                []func(context.Context, []*RegionService) error
 	modifiers                []func(*sql.Selector)
+	withNamedNetworks        map[string]*NetworkQuery
 	withNamedVirtualMachines map[string]*VirtualMachineQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -204,6 +207,28 @@ func (_q *RegionServiceQuery) QueryLoadBalancer() *LoadBalancerQuery {
 			sqlgraph.From(regionservice.Table, regionservice.FieldID, selector),
 			sqlgraph.To(loadbalancer.Table, loadbalancer.FieldID),
 			sqlgraph.Edge(sqlgraph.O2O, false, regionservice.LoadBalancerTable, regionservice.LoadBalancerColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryNetworks chains the current query on the "networks" edge.
+func (_q *RegionServiceQuery) QueryNetworks() *NetworkQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(regionservice.Table, regionservice.FieldID, selector),
+			sqlgraph.To(network.Table, network.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, regionservice.NetworksTable, regionservice.NetworksPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -431,6 +456,7 @@ func (_q *RegionServiceQuery) Clone() *RegionServiceQuery {
 		withImage:           _q.withImage.Clone(),
 		withGlobalService:   _q.withGlobalService.Clone(),
 		withLoadBalancer:    _q.withLoadBalancer.Clone(),
+		withNetworks:        _q.withNetworks.Clone(),
 		withVirtualMachines: _q.withVirtualMachines.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
@@ -502,6 +528,17 @@ func (_q *RegionServiceQuery) WithLoadBalancer(opts ...func(*LoadBalancerQuery))
 		opt(query)
 	}
 	_q.withLoadBalancer = query
+	return _q
+}
+
+// WithNetworks tells the query-builder to eager-load the nodes that are connected to
+// the "networks" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *RegionServiceQuery) WithNetworks(opts ...func(*NetworkQuery)) *RegionServiceQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withNetworks = query
 	return _q
 }
 
@@ -601,13 +638,14 @@ func (_q *RegionServiceQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([
 		nodes       = []*RegionService{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [8]bool{
 			_q.withTenant != nil,
 			_q.withRegion != nil,
 			_q.withFlavor != nil,
 			_q.withImage != nil,
 			_q.withGlobalService != nil,
 			_q.withLoadBalancer != nil,
+			_q.withNetworks != nil,
 			_q.withVirtualMachines != nil,
 		}
 	)
@@ -674,12 +712,26 @@ func (_q *RegionServiceQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([
 			return nil, err
 		}
 	}
+	if query := _q.withNetworks; query != nil {
+		if err := _q.loadNetworks(ctx, query, nodes,
+			func(n *RegionService) { n.Edges.Networks = []*Network{} },
+			func(n *RegionService, e *Network) { n.Edges.Networks = append(n.Edges.Networks, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withVirtualMachines; query != nil {
 		if err := _q.loadVirtualMachines(ctx, query, nodes,
 			func(n *RegionService) { n.Edges.VirtualMachines = []*VirtualMachine{} },
 			func(n *RegionService, e *VirtualMachine) {
 				n.Edges.VirtualMachines = append(n.Edges.VirtualMachines, e)
 			}); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedNetworks {
+		if err := _q.loadNetworks(ctx, query, nodes,
+			func(n *RegionService) { n.appendNamedNetworks(name) },
+			func(n *RegionService, e *Network) { n.appendNamedNetworks(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -886,6 +938,67 @@ func (_q *RegionServiceQuery) loadLoadBalancer(ctx context.Context, query *LoadB
 	}
 	return nil
 }
+func (_q *RegionServiceQuery) loadNetworks(ctx context.Context, query *NetworkQuery, nodes []*RegionService, init func(*RegionService), assign func(*RegionService, *Network)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*RegionService)
+	nids := make(map[int]map[*RegionService]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(regionservice.NetworksTable)
+		s.Join(joinT).On(s.C(network.FieldID), joinT.C(regionservice.NetworksPrimaryKey[1]))
+		s.Where(sql.InValues(joinT.C(regionservice.NetworksPrimaryKey[0]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(regionservice.NetworksPrimaryKey[0]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*RegionService]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*Network](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "networks" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
+	}
+	return nil
+}
 func (_q *RegionServiceQuery) loadVirtualMachines(ctx context.Context, query *VirtualMachineQuery, nodes []*RegionService, init func(*RegionService), assign func(*RegionService, *VirtualMachine)) error {
 	fks := make([]driver.Value, 0, len(nodes))
 	nodeids := make(map[int]*RegionService)
@@ -1035,6 +1148,20 @@ func (_q *RegionServiceQuery) ForShare(opts ...sql.LockOption) *RegionServiceQue
 func (_q *RegionServiceQuery) Modify(modifiers ...func(s *sql.Selector)) *RegionServiceSelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// WithNamedNetworks tells the query-builder to eager-load the nodes that are connected to the "networks"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *RegionServiceQuery) WithNamedNetworks(name string, opts ...func(*NetworkQuery)) *RegionServiceQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedNetworks == nil {
+		_q.withNamedNetworks = make(map[string]*NetworkQuery)
+	}
+	_q.withNamedNetworks[name] = query
+	return _q
 }
 
 // WithNamedVirtualMachines tells the query-builder to eager-load the nodes that are connected to the "virtual_machines"

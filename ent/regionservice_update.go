@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -128,6 +129,20 @@ func (_u *RegionServiceUpdate) SetAllowPartial(v bool) *RegionServiceUpdate {
 func (_u *RegionServiceUpdate) SetNillableAllowPartial(v *bool) *RegionServiceUpdate {
 	if v != nil {
 		_u.SetAllowPartial(*v)
+	}
+	return _u
+}
+
+// SetLoadBalanced sets the "load_balanced" field.
+func (_u *RegionServiceUpdate) SetLoadBalanced(v bool) *RegionServiceUpdate {
+	_u.mutation.SetLoadBalanced(v)
+	return _u
+}
+
+// SetNillableLoadBalanced sets the "load_balanced" field if the given value is not nil.
+func (_u *RegionServiceUpdate) SetNillableLoadBalanced(v *bool) *RegionServiceUpdate {
+	if v != nil {
+		_u.SetLoadBalanced(*v)
 	}
 	return _u
 }
@@ -278,6 +293,21 @@ func (_u *RegionServiceUpdate) SetLoadBalancer(v *LoadBalancer) *RegionServiceUp
 	return _u.SetLoadBalancerID(v.ID)
 }
 
+// AddNetworkIDs adds the "networks" edge to the Network entity by IDs.
+func (_u *RegionServiceUpdate) AddNetworkIDs(ids ...int) *RegionServiceUpdate {
+	_u.mutation.AddNetworkIDs(ids...)
+	return _u
+}
+
+// AddNetworks adds the "networks" edges to the Network entity.
+func (_u *RegionServiceUpdate) AddNetworks(v ...*Network) *RegionServiceUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddNetworkIDs(ids...)
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *RegionServiceUpdate) AddVirtualMachineIDs(ids ...int) *RegionServiceUpdate {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -332,6 +362,27 @@ func (_u *RegionServiceUpdate) ClearGlobalService() *RegionServiceUpdate {
 func (_u *RegionServiceUpdate) ClearLoadBalancer() *RegionServiceUpdate {
 	_u.mutation.ClearLoadBalancer()
 	return _u
+}
+
+// ClearNetworks clears all "networks" edges to the Network entity.
+func (_u *RegionServiceUpdate) ClearNetworks() *RegionServiceUpdate {
+	_u.mutation.ClearNetworks()
+	return _u
+}
+
+// RemoveNetworkIDs removes the "networks" edge to Network entities by IDs.
+func (_u *RegionServiceUpdate) RemoveNetworkIDs(ids ...int) *RegionServiceUpdate {
+	_u.mutation.RemoveNetworkIDs(ids...)
+	return _u
+}
+
+// RemoveNetworks removes "networks" edges to Network entities.
+func (_u *RegionServiceUpdate) RemoveNetworks(v ...*Network) *RegionServiceUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveNetworkIDs(ids...)
 }
 
 // ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
@@ -482,6 +533,9 @@ func (_u *RegionServiceUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	}
 	if value, ok := _u.mutation.AllowPartial(); ok {
 		_spec.SetField(regionservice.FieldAllowPartial, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.LoadBalanced(); ok {
+		_spec.SetField(regionservice.FieldLoadBalanced, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(regionservice.FieldStatus, field.TypeEnum, value)
@@ -669,6 +723,51 @@ func (_u *RegionServiceUpdate) sqlSave(ctx context.Context) (_node int, err erro
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedNetworksIDs(); len(nodes) > 0 && !_u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.NetworksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.VirtualMachinesCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -831,6 +930,20 @@ func (_u *RegionServiceUpdateOne) SetNillableAllowPartial(v *bool) *RegionServic
 	return _u
 }
 
+// SetLoadBalanced sets the "load_balanced" field.
+func (_u *RegionServiceUpdateOne) SetLoadBalanced(v bool) *RegionServiceUpdateOne {
+	_u.mutation.SetLoadBalanced(v)
+	return _u
+}
+
+// SetNillableLoadBalanced sets the "load_balanced" field if the given value is not nil.
+func (_u *RegionServiceUpdateOne) SetNillableLoadBalanced(v *bool) *RegionServiceUpdateOne {
+	if v != nil {
+		_u.SetLoadBalanced(*v)
+	}
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *RegionServiceUpdateOne) SetStatus(v regionservice.Status) *RegionServiceUpdateOne {
 	_u.mutation.SetStatus(v)
@@ -977,6 +1090,21 @@ func (_u *RegionServiceUpdateOne) SetLoadBalancer(v *LoadBalancer) *RegionServic
 	return _u.SetLoadBalancerID(v.ID)
 }
 
+// AddNetworkIDs adds the "networks" edge to the Network entity by IDs.
+func (_u *RegionServiceUpdateOne) AddNetworkIDs(ids ...int) *RegionServiceUpdateOne {
+	_u.mutation.AddNetworkIDs(ids...)
+	return _u
+}
+
+// AddNetworks adds the "networks" edges to the Network entity.
+func (_u *RegionServiceUpdateOne) AddNetworks(v ...*Network) *RegionServiceUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddNetworkIDs(ids...)
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *RegionServiceUpdateOne) AddVirtualMachineIDs(ids ...int) *RegionServiceUpdateOne {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -1031,6 +1159,27 @@ func (_u *RegionServiceUpdateOne) ClearGlobalService() *RegionServiceUpdateOne {
 func (_u *RegionServiceUpdateOne) ClearLoadBalancer() *RegionServiceUpdateOne {
 	_u.mutation.ClearLoadBalancer()
 	return _u
+}
+
+// ClearNetworks clears all "networks" edges to the Network entity.
+func (_u *RegionServiceUpdateOne) ClearNetworks() *RegionServiceUpdateOne {
+	_u.mutation.ClearNetworks()
+	return _u
+}
+
+// RemoveNetworkIDs removes the "networks" edge to Network entities by IDs.
+func (_u *RegionServiceUpdateOne) RemoveNetworkIDs(ids ...int) *RegionServiceUpdateOne {
+	_u.mutation.RemoveNetworkIDs(ids...)
+	return _u
+}
+
+// RemoveNetworks removes "networks" edges to Network entities.
+func (_u *RegionServiceUpdateOne) RemoveNetworks(v ...*Network) *RegionServiceUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveNetworkIDs(ids...)
 }
 
 // ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
@@ -1212,6 +1361,9 @@ func (_u *RegionServiceUpdateOne) sqlSave(ctx context.Context) (_node *RegionSer
 	if value, ok := _u.mutation.AllowPartial(); ok {
 		_spec.SetField(regionservice.FieldAllowPartial, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.LoadBalanced(); ok {
+		_spec.SetField(regionservice.FieldLoadBalanced, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(regionservice.FieldStatus, field.TypeEnum, value)
 	}
@@ -1391,6 +1543,51 @@ func (_u *RegionServiceUpdateOne) sqlSave(ctx context.Context) (_node *RegionSer
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedNetworksIDs(); len(nodes) > 0 && !_u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.NetworksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   regionservice.NetworksTable,
+			Columns: regionservice.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -22,11 +23,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -46,7 +49,10 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -121,7 +127,7 @@ func (c *APITokenClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Alert with the given id unless records on its events edges
+// SafeDelete deletes the Alert with the given id unless records on its suppresses events deliveries edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -132,10 +138,20 @@ func (c *AlertClient) SafeDelete(ctx context.Context, id int) error {
 		return err
 	}
 	var deps []Dependent
+	if n, err := c.Query().Where(alert.ID(id)).QuerySuppresses().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count suppresses of Alert %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "suppresses", Count: n})
+	}
 	if n, err := c.Query().Where(alert.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count events of Alert %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "events", Count: n})
+	}
+	if n, err := c.Query().Where(alert.ID(id)).QueryDeliveries().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count deliveries of Alert %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "deliveries", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Alert", ID: id, Dependents: deps}
@@ -252,7 +268,7 @@ func (c *AuditLogClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the AvailabilityZone with the given id unless records on its nodes edges
+// SafeDelete deletes the AvailabilityZone with the given id unless records on its nodes virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -267,6 +283,11 @@ func (c *AvailabilityZoneClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count nodes of AvailabilityZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "nodes", Count: n})
+	}
+	if n, err := c.Query().Where(availabilityzone.ID(id)).QueryVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count virtual_machines of AvailabilityZone %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "AvailabilityZone", ID: id, Dependents: deps}
@@ -299,7 +320,64 @@ func (c *AvailabilityZoneClient) authorizeDelete(ctx context.Context, id int) er
 	return nil
 }
 
-// SafeDelete deletes the Cluster with the given id unless records on its nodes virtualMachines edges
+// SafeDelete deletes the Check with the given id unless records on its nodes clusters events edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *CheckClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if n, err := c.Query().Where(check.ID(id)).QueryNodes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count nodes of Check %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "nodes", Count: n})
+	}
+	if n, err := c.Query().Where(check.ID(id)).QueryClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count clusters of Check %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "clusters", Count: n})
+	}
+	if n, err := c.Query().Where(check.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count events of Check %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "events", Count: n})
+	}
+	if len(deps) > 0 {
+		return &DependentsError{Type: "Check", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the Check privacy policy for deleting id without deleting it.
+func (c *CheckClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(check.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{check.Label}
+	}
+	m := newCheckMutation(c.config, OpDeleteOne, withCheckID(id))
+	if check.Policy != nil {
+		if err := check.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, check.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{check.Label}
+		}
+	}
+	return nil
+}
+
+// SafeDelete deletes the Cluster with the given id unless records on its nodes virtualMachines events edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -319,6 +397,11 @@ func (c *ClusterClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count virtual_machines of Cluster %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
+	}
+	if n, err := c.Query().Where(cluster.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count events of Cluster %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "events", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Cluster", ID: id, Dependents: deps}
@@ -537,7 +620,7 @@ func (c *EventClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the EventRule with the given id unless records on its edges
+// SafeDelete deletes the EventRule with the given id unless records on its deliveries edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -548,6 +631,11 @@ func (c *EventRuleClient) SafeDelete(ctx context.Context, id int) error {
 		return err
 	}
 	var deps []Dependent
+	if n, err := c.Query().Where(eventrule.ID(id)).QueryDeliveries().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count deliveries of EventRule %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "deliveries", Count: n})
+	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "EventRule", ID: id, Dependents: deps}
 	}
@@ -720,6 +808,48 @@ func (c *GlobalServiceClient) authorizeDelete(ctx context.Context, id int) error
 		}
 		if !exists {
 			return &NotFoundError{globalservice.Label}
+		}
+	}
+	return nil
+}
+
+// SafeDelete deletes the HookDelivery with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *HookDeliveryClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "HookDelivery", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the HookDelivery privacy policy for deleting id without deleting it.
+func (c *HookDeliveryClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(hookdelivery.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{hookdelivery.Label}
+	}
+	m := newHookDeliveryMutation(c.config, OpDeleteOne, withHookDeliveryID(id))
+	if hookdelivery.Policy != nil {
+		if err := hookdelivery.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, hookdelivery.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{hookdelivery.Label}
 		}
 	}
 	return nil
@@ -970,6 +1100,48 @@ func (c *ImageClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
+// SafeDelete deletes the JoinToken with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *JoinTokenClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "JoinToken", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the JoinToken privacy policy for deleting id without deleting it.
+func (c *JoinTokenClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(jointoken.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{jointoken.Label}
+	}
+	m := newJoinTokenMutation(c.config, OpDeleteOne, withJoinTokenID(id))
+	if jointoken.Policy != nil {
+		if err := jointoken.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, jointoken.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{jointoken.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the KubernetesCluster with the given id unless records on its virtualMachines edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -1158,7 +1330,7 @@ func (c *MaintainerClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the MaintainerGroup with the given id unless records on its edges
+// SafeDelete deletes the MaintainerGroup with the given id unless records on its deliveries edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -1169,6 +1341,11 @@ func (c *MaintainerGroupClient) SafeDelete(ctx context.Context, id int) error {
 		return err
 	}
 	var deps []Dependent
+	if n, err := c.Query().Where(maintainergroup.ID(id)).QueryDeliveries().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count deliveries of MaintainerGroup %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "deliveries", Count: n})
+	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "MaintainerGroup", ID: id, Dependents: deps}
 	}
@@ -1502,7 +1679,7 @@ func (c *PortClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the PowerZone with the given id unless records on its racks hosts edges
+// SafeDelete deletes the PowerZone with the given id unless records on its racks hosts alerts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -1522,6 +1699,11 @@ func (c *PowerZoneClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count hosts of PowerZone %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "hosts", Count: n})
+	}
+	if n, err := c.Query().Where(powerzone.ID(id)).QueryAlerts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count alerts of PowerZone %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "alerts", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "PowerZone", ID: id, Dependents: deps}
@@ -1643,7 +1825,7 @@ func (c *QuotaClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Rack with the given id unless records on its hosts edges
+// SafeDelete deletes the Rack with the given id unless records on its hosts alerts edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -1658,6 +1840,11 @@ func (c *RackClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count hosts of Rack %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "hosts", Count: n})
+	}
+	if n, err := c.Query().Where(rack.ID(id)).QueryAlerts().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count alerts of Rack %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "alerts", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Rack", ID: id, Dependents: deps}
@@ -1908,6 +2095,90 @@ func (c *RoleBindingClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
+// SafeDelete deletes the RuleState with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *RuleStateClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "RuleState", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the RuleState privacy policy for deleting id without deleting it.
+func (c *RuleStateClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(rulestate.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{rulestate.Label}
+	}
+	m := newRuleStateMutation(c.config, OpDeleteOne, withRuleStateID(id))
+	if rulestate.Policy != nil {
+		if err := rulestate.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, rulestate.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{rulestate.Label}
+		}
+	}
+	return nil
+}
+
+// SafeDelete deletes the SSHKey with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *SSHKeyClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "SSHKey", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the SSHKey privacy policy for deleting id without deleting it.
+func (c *SSHKeyClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(sshkey.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{sshkey.Label}
+	}
+	m := newSSHKeyMutation(c.config, OpDeleteOne, withSSHKeyID(id))
+	if sshkey.Policy != nil {
+		if err := sshkey.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, sshkey.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{sshkey.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the ServiceMesh with the given id unless records on its kubernetesClusters edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -1955,7 +2226,49 @@ func (c *ServiceMeshClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings edges
+// SafeDelete deletes the Silence with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *SilenceClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "Silence", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the Silence privacy policy for deleting id without deleting it.
+func (c *SilenceClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(silence.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{silence.Label}
+	}
+	m := newSilenceMutation(c.config, OpDeleteOne, withSilenceID(id))
+	if silence.Policy != nil {
+		if err := silence.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, silence.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{silence.Label}
+		}
+	}
+	return nil
+}
+
+// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings sshKeys edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -2025,6 +2338,11 @@ func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count role_bindings of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
+	}
+	if n, err := c.Query().Where(tenant.ID(id)).QuerySSHKeys().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count ssh_keys of Tenant %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "sshKeys", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Tenant", ID: id, Dependents: deps}
@@ -2099,7 +2417,7 @@ func (c *UsageRecordClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the User with the given id unless records on its apiTokens maintainer notices roleBindings edges
+// SafeDelete deletes the User with the given id unless records on its apiTokens maintainer notices roleBindings sshKeys edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -2129,6 +2447,11 @@ func (c *UserClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count role_bindings of User %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "roleBindings", Count: n})
+	}
+	if n, err := c.Query().Where(user.ID(id)).QuerySSHKeys().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count ssh_keys of User %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "sshKeys", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "User", ID: id, Dependents: deps}

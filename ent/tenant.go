@@ -9,6 +9,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/tenant"
 )
 
@@ -31,8 +32,9 @@ type Tenant struct {
 	Status tenant.Status `json:"status,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TenantQuery when eager-loading is set.
-	Edges        TenantEdges `json:"edges"`
-	selectValues sql.SelectValues
+	Edges                     TenantEdges `json:"edges"`
+	tenant_default_vm_network *int
+	selectValues              sql.SelectValues
 }
 
 // TenantEdges holds the relations/edges for other nodes in the graph.
@@ -63,11 +65,15 @@ type TenantEdges struct {
 	APITokens []*APIToken `json:"api_tokens,omitempty"`
 	// RoleBindings holds the value of the role_bindings edge.
 	RoleBindings []*RoleBinding `json:"role_bindings,omitempty"`
+	// SSHKeys holds the value of the ssh_keys edge.
+	SSHKeys []*SSHKey `json:"ssh_keys,omitempty"`
+	// the network a VM of the tenant is attached to when its request names none (createVirtualMachine networkIDs, createRegionService networkIDs); without it such a VM has no NIC
+	DefaultVMNetwork *Network `json:"default_vm_network,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [13]bool
+	loadedTypes [15]bool
 	// totalCount holds the count of the edges above.
-	totalCount [13]map[string]int
+	totalCount [15]map[string]int
 
 	namedMembers            map[string][]*User
 	namedQuotas             map[string][]*Quota
@@ -82,6 +88,7 @@ type TenantEdges struct {
 	namedUsageRecords       map[string][]*UsageRecord
 	namedAPITokens          map[string][]*APIToken
 	namedRoleBindings       map[string][]*RoleBinding
+	namedSSHKeys            map[string][]*SSHKey
 }
 
 // MembersOrErr returns the Members value or an error if the edge
@@ -201,6 +208,26 @@ func (e TenantEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
 	return nil, &NotLoadedError{edge: "role_bindings"}
 }
 
+// SSHKeysOrErr returns the SSHKeys value or an error if the edge
+// was not loaded in eager-loading.
+func (e TenantEdges) SSHKeysOrErr() ([]*SSHKey, error) {
+	if e.loadedTypes[13] {
+		return e.SSHKeys, nil
+	}
+	return nil, &NotLoadedError{edge: "ssh_keys"}
+}
+
+// DefaultVMNetworkOrErr returns the DefaultVMNetwork value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e TenantEdges) DefaultVMNetworkOrErr() (*Network, error) {
+	if e.DefaultVMNetwork != nil {
+		return e.DefaultVMNetwork, nil
+	} else if e.loadedTypes[14] {
+		return nil, &NotFoundError{label: network.Label}
+	}
+	return nil, &NotLoadedError{edge: "default_vm_network"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Tenant) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -212,6 +239,8 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullString)
 		case tenant.FieldCreatedAt, tenant.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
+		case tenant.ForeignKeys[0]: // tenant_default_vm_network
+			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -268,6 +297,13 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = tenant.Status(value.String)
+			}
+		case tenant.ForeignKeys[0]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field tenant_default_vm_network", value)
+			} else if value.Valid {
+				_m.tenant_default_vm_network = new(int)
+				*_m.tenant_default_vm_network = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -345,6 +381,16 @@ func (_m *Tenant) QueryAPITokens() *APITokenQuery {
 // QueryRoleBindings queries the "role_bindings" edge of the Tenant entity.
 func (_m *Tenant) QueryRoleBindings() *RoleBindingQuery {
 	return NewTenantClient(_m.config).QueryRoleBindings(_m)
+}
+
+// QuerySSHKeys queries the "ssh_keys" edge of the Tenant entity.
+func (_m *Tenant) QuerySSHKeys() *SSHKeyQuery {
+	return NewTenantClient(_m.config).QuerySSHKeys(_m)
+}
+
+// QueryDefaultVMNetwork queries the "default_vm_network" edge of the Tenant entity.
+func (_m *Tenant) QueryDefaultVMNetwork() *NetworkQuery {
+	return NewTenantClient(_m.config).QueryDefaultVMNetwork(_m)
 }
 
 // Update returns a builder for updating this Tenant.
@@ -700,6 +746,30 @@ func (_m *Tenant) appendNamedRoleBindings(name string, edges ...*RoleBinding) {
 		_m.Edges.namedRoleBindings[name] = []*RoleBinding{}
 	} else {
 		_m.Edges.namedRoleBindings[name] = append(_m.Edges.namedRoleBindings[name], edges...)
+	}
+}
+
+// NamedSSHKeys returns the SSHKeys named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Tenant) NamedSSHKeys(name string) ([]*SSHKey, error) {
+	if _m.Edges.namedSSHKeys == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSSHKeys[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Tenant) appendNamedSSHKeys(name string, edges ...*SSHKey) {
+	if _m.Edges.namedSSHKeys == nil {
+		_m.Edges.namedSSHKeys = make(map[string][]*SSHKey)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSSHKeys[name] = []*SSHKey{}
+	} else {
+		_m.Edges.namedSSHKeys[name] = append(_m.Edges.namedSSHKeys[name], edges...)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -304,6 +305,40 @@ func (_c *TenantCreate) AddRoleBindings(v ...*RoleBinding) *TenantCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddRoleBindingIDs(ids...)
+}
+
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_c *TenantCreate) AddSSHKeyIDs(ids ...int) *TenantCreate {
+	_c.mutation.AddSSHKeyIDs(ids...)
+	return _c
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_c *TenantCreate) AddSSHKeys(v ...*SSHKey) *TenantCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSSHKeyIDs(ids...)
+}
+
+// SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID.
+func (_c *TenantCreate) SetDefaultVMNetworkID(id int) *TenantCreate {
+	_c.mutation.SetDefaultVMNetworkID(id)
+	return _c
+}
+
+// SetNillableDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID if the given value is not nil.
+func (_c *TenantCreate) SetNillableDefaultVMNetworkID(id *int) *TenantCreate {
+	if id != nil {
+		_c = _c.SetDefaultVMNetworkID(*id)
+	}
+	return _c
+}
+
+// SetDefaultVMNetwork sets the "default_vm_network" edge to the Network entity.
+func (_c *TenantCreate) SetDefaultVMNetwork(v *Network) *TenantCreate {
+	return _c.SetDefaultVMNetworkID(v.ID)
 }
 
 // Mutation returns the TenantMutation object of the builder.
@@ -655,6 +690,39 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 		for _, k := range nodes {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.DefaultVMNetworkIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   tenant.DefaultVMNetworkTable,
+			Columns: []string{tenant.DefaultVMNetworkColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.tenant_default_vm_network = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -51,6 +52,9 @@ type TenantQuery struct {
 	withUsageRecords            *UsageRecordQuery
 	withAPITokens               *APITokenQuery
 	withRoleBindings            *RoleBindingQuery
+	withSSHKeys                 *SSHKeyQuery
+	withDefaultVMNetwork        *NetworkQuery
+	withFKs                     bool
 	loadTotal                   []func(context.Context, []*Tenant) error
 	modifiers                   []func(*sql.Selector)
 	withNamedMembers            map[string]*UserQuery
@@ -66,6 +70,7 @@ type TenantQuery struct {
 	withNamedUsageRecords       map[string]*UsageRecordQuery
 	withNamedAPITokens          map[string]*APITokenQuery
 	withNamedRoleBindings       map[string]*RoleBindingQuery
+	withNamedSSHKeys            map[string]*SSHKeyQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -388,6 +393,50 @@ func (_q *TenantQuery) QueryRoleBindings() *RoleBindingQuery {
 	return query
 }
 
+// QuerySSHKeys chains the current query on the "ssh_keys" edge.
+func (_q *TenantQuery) QuerySSHKeys() *SSHKeyQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, selector),
+			sqlgraph.To(sshkey.Table, sshkey.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.SSHKeysTable, tenant.SSHKeysColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryDefaultVMNetwork chains the current query on the "default_vm_network" edge.
+func (_q *TenantQuery) QueryDefaultVMNetwork() *NetworkQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, selector),
+			sqlgraph.To(network.Table, network.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, tenant.DefaultVMNetworkTable, tenant.DefaultVMNetworkColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
 // First returns the first Tenant entity from the query.
 // Returns a *NotFoundError when no Tenant was found.
 func (_q *TenantQuery) First(ctx context.Context) (*Tenant, error) {
@@ -593,6 +642,8 @@ func (_q *TenantQuery) Clone() *TenantQuery {
 		withUsageRecords:       _q.withUsageRecords.Clone(),
 		withAPITokens:          _q.withAPITokens.Clone(),
 		withRoleBindings:       _q.withRoleBindings.Clone(),
+		withSSHKeys:            _q.withSSHKeys.Clone(),
+		withDefaultVMNetwork:   _q.withDefaultVMNetwork.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -743,6 +794,28 @@ func (_q *TenantQuery) WithRoleBindings(opts ...func(*RoleBindingQuery)) *Tenant
 	return _q
 }
 
+// WithSSHKeys tells the query-builder to eager-load the nodes that are connected to
+// the "ssh_keys" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithSSHKeys(opts ...func(*SSHKeyQuery)) *TenantQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSSHKeys = query
+	return _q
+}
+
+// WithDefaultVMNetwork tells the query-builder to eager-load the nodes that are connected to
+// the "default_vm_network" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithDefaultVMNetwork(opts ...func(*NetworkQuery)) *TenantQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withDefaultVMNetwork = query
+	return _q
+}
+
 // GroupBy is used to group vertices by one or more fields/columns.
 // It is often used with aggregate functions, like: count, max, mean, min, sum.
 //
@@ -826,8 +899,9 @@ func (_q *TenantQuery) prepareQuery(ctx context.Context) error {
 func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenant, error) {
 	var (
 		nodes       = []*Tenant{}
+		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [13]bool{
+		loadedTypes = [15]bool{
 			_q.withMembers != nil,
 			_q.withQuotas != nil,
 			_q.withVirtualMachines != nil,
@@ -841,8 +915,16 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 			_q.withUsageRecords != nil,
 			_q.withAPITokens != nil,
 			_q.withRoleBindings != nil,
+			_q.withSSHKeys != nil,
+			_q.withDefaultVMNetwork != nil,
 		}
 	)
+	if _q.withDefaultVMNetwork != nil {
+		withFKs = true
+	}
+	if withFKs {
+		_spec.Node.Columns = append(_spec.Node.Columns, tenant.ForeignKeys...)
+	}
 	_spec.ScanValues = func(columns []string) ([]any, error) {
 		return (*Tenant).scanValues(nil, columns)
 	}
@@ -957,6 +1039,19 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 			return nil, err
 		}
 	}
+	if query := _q.withSSHKeys; query != nil {
+		if err := _q.loadSSHKeys(ctx, query, nodes,
+			func(n *Tenant) { n.Edges.SSHKeys = []*SSHKey{} },
+			func(n *Tenant, e *SSHKey) { n.Edges.SSHKeys = append(n.Edges.SSHKeys, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withDefaultVMNetwork; query != nil {
+		if err := _q.loadDefaultVMNetwork(ctx, query, nodes, nil,
+			func(n *Tenant, e *Network) { n.Edges.DefaultVMNetwork = e }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedMembers {
 		if err := _q.loadMembers(ctx, query, nodes,
 			func(n *Tenant) { n.appendNamedMembers(name) },
@@ -1045,6 +1140,13 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 		if err := _q.loadRoleBindings(ctx, query, nodes,
 			func(n *Tenant) { n.appendNamedRoleBindings(name) },
 			func(n *Tenant, e *RoleBinding) { n.appendNamedRoleBindings(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSSHKeys {
+		if err := _q.loadSSHKeys(ctx, query, nodes,
+			func(n *Tenant) { n.appendNamedSSHKeys(name) },
+			func(n *Tenant, e *SSHKey) { n.appendNamedSSHKeys(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1489,6 +1591,69 @@ func (_q *TenantQuery) loadRoleBindings(ctx context.Context, query *RoleBindingQ
 	}
 	return nil
 }
+func (_q *TenantQuery) loadSSHKeys(ctx context.Context, query *SSHKeyQuery, nodes []*Tenant, init func(*Tenant), assign func(*Tenant, *SSHKey)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Tenant)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.SSHKey(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(tenant.SSHKeysColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.tenant_ssh_keys
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "tenant_ssh_keys" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "tenant_ssh_keys" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *TenantQuery) loadDefaultVMNetwork(ctx context.Context, query *NetworkQuery, nodes []*Tenant, init func(*Tenant), assign func(*Tenant, *Network)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Tenant)
+	for i := range nodes {
+		if nodes[i].tenant_default_vm_network == nil {
+			continue
+		}
+		fk := *nodes[i].tenant_default_vm_network
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(network.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "tenant_default_vm_network" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
 
 func (_q *TenantQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -1788,6 +1953,20 @@ func (_q *TenantQuery) WithNamedRoleBindings(name string, opts ...func(*RoleBind
 		_q.withNamedRoleBindings = make(map[string]*RoleBindingQuery)
 	}
 	_q.withNamedRoleBindings[name] = query
+	return _q
+}
+
+// WithNamedSSHKeys tells the query-builder to eager-load the nodes that are connected to the "ssh_keys"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithNamedSSHKeys(name string, opts ...func(*SSHKeyQuery)) *TenantQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSSHKeys == nil {
+		_q.withNamedSSHKeys = make(map[string]*SSHKeyQuery)
+	}
+	_q.withNamedSSHKeys[name] = query
 	return _q
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -311,6 +312,40 @@ func (_u *TenantUpdate) AddRoleBindings(v ...*RoleBinding) *TenantUpdate {
 	return _u.AddRoleBindingIDs(ids...)
 }
 
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_u *TenantUpdate) AddSSHKeyIDs(ids ...int) *TenantUpdate {
+	_u.mutation.AddSSHKeyIDs(ids...)
+	return _u
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_u *TenantUpdate) AddSSHKeys(v ...*SSHKey) *TenantUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSSHKeyIDs(ids...)
+}
+
+// SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID.
+func (_u *TenantUpdate) SetDefaultVMNetworkID(id int) *TenantUpdate {
+	_u.mutation.SetDefaultVMNetworkID(id)
+	return _u
+}
+
+// SetNillableDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID if the given value is not nil.
+func (_u *TenantUpdate) SetNillableDefaultVMNetworkID(id *int) *TenantUpdate {
+	if id != nil {
+		_u = _u.SetDefaultVMNetworkID(*id)
+	}
+	return _u
+}
+
+// SetDefaultVMNetwork sets the "default_vm_network" edge to the Network entity.
+func (_u *TenantUpdate) SetDefaultVMNetwork(v *Network) *TenantUpdate {
+	return _u.SetDefaultVMNetworkID(v.ID)
+}
+
 // Mutation returns the TenantMutation object of the builder.
 func (_u *TenantUpdate) Mutation() *TenantMutation {
 	return _u.mutation
@@ -587,6 +622,33 @@ func (_u *TenantUpdate) RemoveRoleBindings(v ...*RoleBinding) *TenantUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRoleBindingIDs(ids...)
+}
+
+// ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
+func (_u *TenantUpdate) ClearSSHKeys() *TenantUpdate {
+	_u.mutation.ClearSSHKeys()
+	return _u
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to SSHKey entities by IDs.
+func (_u *TenantUpdate) RemoveSSHKeyIDs(ids ...int) *TenantUpdate {
+	_u.mutation.RemoveSSHKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSSHKeys removes "ssh_keys" edges to SSHKey entities.
+func (_u *TenantUpdate) RemoveSSHKeys(v ...*SSHKey) *TenantUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSSHKeyIDs(ids...)
+}
+
+// ClearDefaultVMNetwork clears the "default_vm_network" edge to the Network entity.
+func (_u *TenantUpdate) ClearDefaultVMNetwork() *TenantUpdate {
+	_u.mutation.ClearDefaultVMNetwork()
+	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -1280,6 +1342,80 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSSHKeysIDs(); len(nodes) > 0 && !_u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.DefaultVMNetworkCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   tenant.DefaultVMNetworkTable,
+			Columns: []string{tenant.DefaultVMNetworkColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DefaultVMNetworkIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   tenant.DefaultVMNetworkTable,
+			Columns: []string{tenant.DefaultVMNetworkColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1571,6 +1707,40 @@ func (_u *TenantUpdateOne) AddRoleBindings(v ...*RoleBinding) *TenantUpdateOne {
 	return _u.AddRoleBindingIDs(ids...)
 }
 
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_u *TenantUpdateOne) AddSSHKeyIDs(ids ...int) *TenantUpdateOne {
+	_u.mutation.AddSSHKeyIDs(ids...)
+	return _u
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_u *TenantUpdateOne) AddSSHKeys(v ...*SSHKey) *TenantUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSSHKeyIDs(ids...)
+}
+
+// SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID.
+func (_u *TenantUpdateOne) SetDefaultVMNetworkID(id int) *TenantUpdateOne {
+	_u.mutation.SetDefaultVMNetworkID(id)
+	return _u
+}
+
+// SetNillableDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableDefaultVMNetworkID(id *int) *TenantUpdateOne {
+	if id != nil {
+		_u = _u.SetDefaultVMNetworkID(*id)
+	}
+	return _u
+}
+
+// SetDefaultVMNetwork sets the "default_vm_network" edge to the Network entity.
+func (_u *TenantUpdateOne) SetDefaultVMNetwork(v *Network) *TenantUpdateOne {
+	return _u.SetDefaultVMNetworkID(v.ID)
+}
+
 // Mutation returns the TenantMutation object of the builder.
 func (_u *TenantUpdateOne) Mutation() *TenantMutation {
 	return _u.mutation
@@ -1847,6 +2017,33 @@ func (_u *TenantUpdateOne) RemoveRoleBindings(v ...*RoleBinding) *TenantUpdateOn
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRoleBindingIDs(ids...)
+}
+
+// ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
+func (_u *TenantUpdateOne) ClearSSHKeys() *TenantUpdateOne {
+	_u.mutation.ClearSSHKeys()
+	return _u
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to SSHKey entities by IDs.
+func (_u *TenantUpdateOne) RemoveSSHKeyIDs(ids ...int) *TenantUpdateOne {
+	_u.mutation.RemoveSSHKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSSHKeys removes "ssh_keys" edges to SSHKey entities.
+func (_u *TenantUpdateOne) RemoveSSHKeys(v ...*SSHKey) *TenantUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSSHKeyIDs(ids...)
+}
+
+// ClearDefaultVMNetwork clears the "default_vm_network" edge to the Network entity.
+func (_u *TenantUpdateOne) ClearDefaultVMNetwork() *TenantUpdateOne {
+	_u.mutation.ClearDefaultVMNetwork()
+	return _u
 }
 
 // Where appends a list predicates to the TenantUpdate builder.
@@ -2563,6 +2760,80 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSSHKeysIDs(); len(nodes) > 0 && !_u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SSHKeysTable,
+			Columns: []string{tenant.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.DefaultVMNetworkCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   tenant.DefaultVMNetworkTable,
+			Columns: []string{tenant.DefaultVMNetworkColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.DefaultVMNetworkIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   tenant.DefaultVMNetworkTable,
+			Columns: []string{tenant.DefaultVMNetworkColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -22,6 +22,8 @@ type Tx struct {
 	AuditLog *AuditLogClient
 	// AvailabilityZone is the client for interacting with the AvailabilityZone builders.
 	AvailabilityZone *AvailabilityZoneClient
+	// Check is the client for interacting with the Check builders.
+	Check *CheckClient
 	// Cluster is the client for interacting with the Cluster builders.
 	Cluster *ClusterClient
 	// ComputeNode is the client for interacting with the ComputeNode builders.
@@ -38,6 +40,8 @@ type Tx struct {
 	Floor *FloorClient
 	// GlobalService is the client for interacting with the GlobalService builders.
 	GlobalService *GlobalServiceClient
+	// HookDelivery is the client for interacting with the HookDelivery builders.
+	HookDelivery *HookDeliveryClient
 	// Host is the client for interacting with the Host builders.
 	Host *HostClient
 	// HostGroup is the client for interacting with the HostGroup builders.
@@ -48,6 +52,8 @@ type Tx struct {
 	IPRange *IPRangeClient
 	// Image is the client for interacting with the Image builders.
 	Image *ImageClient
+	// JoinToken is the client for interacting with the JoinToken builders.
+	JoinToken *JoinTokenClient
 	// KubernetesCluster is the client for interacting with the KubernetesCluster builders.
 	KubernetesCluster *KubernetesClusterClient
 	// Link is the client for interacting with the Link builders.
@@ -86,8 +92,14 @@ type Tx struct {
 	RegionService *RegionServiceClient
 	// RoleBinding is the client for interacting with the RoleBinding builders.
 	RoleBinding *RoleBindingClient
+	// RuleState is the client for interacting with the RuleState builders.
+	RuleState *RuleStateClient
+	// SSHKey is the client for interacting with the SSHKey builders.
+	SSHKey *SSHKeyClient
 	// ServiceMesh is the client for interacting with the ServiceMesh builders.
 	ServiceMesh *ServiceMeshClient
+	// Silence is the client for interacting with the Silence builders.
+	Silence *SilenceClient
 	// Tenant is the client for interacting with the Tenant builders.
 	Tenant *TenantClient
 	// UsageRecord is the client for interacting with the UsageRecord builders.
@@ -234,6 +246,7 @@ func (tx *Tx) init() {
 	tx.Assignment = NewAssignmentClient(tx.config)
 	tx.AuditLog = NewAuditLogClient(tx.config)
 	tx.AvailabilityZone = NewAvailabilityZoneClient(tx.config)
+	tx.Check = NewCheckClient(tx.config)
 	tx.Cluster = NewClusterClient(tx.config)
 	tx.ComputeNode = NewComputeNodeClient(tx.config)
 	tx.Datacenter = NewDatacenterClient(tx.config)
@@ -242,11 +255,13 @@ func (tx *Tx) init() {
 	tx.Flavor = NewFlavorClient(tx.config)
 	tx.Floor = NewFloorClient(tx.config)
 	tx.GlobalService = NewGlobalServiceClient(tx.config)
+	tx.HookDelivery = NewHookDeliveryClient(tx.config)
 	tx.Host = NewHostClient(tx.config)
 	tx.HostGroup = NewHostGroupClient(tx.config)
 	tx.IPAddress = NewIPAddressClient(tx.config)
 	tx.IPRange = NewIPRangeClient(tx.config)
 	tx.Image = NewImageClient(tx.config)
+	tx.JoinToken = NewJoinTokenClient(tx.config)
 	tx.KubernetesCluster = NewKubernetesClusterClient(tx.config)
 	tx.Link = NewLinkClient(tx.config)
 	tx.LoadBalancer = NewLoadBalancerClient(tx.config)
@@ -266,7 +281,10 @@ func (tx *Tx) init() {
 	tx.Region = NewRegionClient(tx.config)
 	tx.RegionService = NewRegionServiceClient(tx.config)
 	tx.RoleBinding = NewRoleBindingClient(tx.config)
+	tx.RuleState = NewRuleStateClient(tx.config)
+	tx.SSHKey = NewSSHKeyClient(tx.config)
 	tx.ServiceMesh = NewServiceMeshClient(tx.config)
+	tx.Silence = NewSilenceClient(tx.config)
 	tx.Tenant = NewTenantClient(tx.config)
 	tx.UsageRecord = NewUsageRecordClient(tx.config)
 	tx.User = NewUserClient(tx.config)

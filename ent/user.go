@@ -52,16 +52,19 @@ type UserEdges struct {
 	Notices []*Notice `json:"notices,omitempty"`
 	// RoleBindings holds the value of the role_bindings edge.
 	RoleBindings []*RoleBinding `json:"role_bindings,omitempty"`
+	// SSHKeys holds the value of the ssh_keys edge.
+	SSHKeys []*SSHKey `json:"ssh_keys,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 	// totalCount holds the count of the edges above.
-	totalCount [5]map[string]int
+	totalCount [6]map[string]int
 
 	namedAPITokens    map[string][]*APIToken
 	namedTenants      map[string][]*Tenant
 	namedNotices      map[string][]*Notice
 	namedRoleBindings map[string][]*RoleBinding
+	namedSSHKeys      map[string][]*SSHKey
 }
 
 // APITokensOrErr returns the APITokens value or an error if the edge
@@ -109,6 +112,15 @@ func (e UserEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
 		return e.RoleBindings, nil
 	}
 	return nil, &NotLoadedError{edge: "role_bindings"}
+}
+
+// SSHKeysOrErr returns the SSHKeys value or an error if the edge
+// was not loaded in eager-loading.
+func (e UserEdges) SSHKeysOrErr() ([]*SSHKey, error) {
+	if e.loadedTypes[5] {
+		return e.SSHKeys, nil
+	}
+	return nil, &NotLoadedError{edge: "ssh_keys"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -228,6 +240,11 @@ func (_m *User) QueryNotices() *NoticeQuery {
 // QueryRoleBindings queries the "role_bindings" edge of the User entity.
 func (_m *User) QueryRoleBindings() *RoleBindingQuery {
 	return NewUserClient(_m.config).QueryRoleBindings(_m)
+}
+
+// QuerySSHKeys queries the "ssh_keys" edge of the User entity.
+func (_m *User) QuerySSHKeys() *SSHKeyQuery {
+	return NewUserClient(_m.config).QuerySSHKeys(_m)
 }
 
 // Update returns a builder for updating this User.
@@ -374,6 +391,30 @@ func (_m *User) appendNamedRoleBindings(name string, edges ...*RoleBinding) {
 		_m.Edges.namedRoleBindings[name] = []*RoleBinding{}
 	} else {
 		_m.Edges.namedRoleBindings[name] = append(_m.Edges.namedRoleBindings[name], edges...)
+	}
+}
+
+// NamedSSHKeys returns the SSHKeys named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *User) NamedSSHKeys(name string) ([]*SSHKey, error) {
+	if _m.Edges.namedSSHKeys == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSSHKeys[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *User) appendNamedSSHKeys(name string, edges ...*SSHKey) {
+	if _m.Edges.namedSSHKeys == nil {
+		_m.Edges.namedSSHKeys = make(map[string][]*SSHKey)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSSHKeys[name] = []*SSHKey{}
+	} else {
+		_m.Edges.namedSSHKeys[name] = append(_m.Edges.namedSSHKeys[name], edges...)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/notice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/user"
 )
@@ -208,6 +209,21 @@ func (_c *UserCreate) AddRoleBindings(v ...*RoleBinding) *UserCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddRoleBindingIDs(ids...)
+}
+
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_c *UserCreate) AddSSHKeyIDs(ids ...int) *UserCreate {
+	_c.mutation.AddSSHKeyIDs(ids...)
+	return _c
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_c *UserCreate) AddSSHKeys(v ...*SSHKey) *UserCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSSHKeyIDs(ids...)
 }
 
 // Mutation returns the UserMutation object of the builder.
@@ -434,6 +450,22 @@ func (_c *UserCreate) createSpec() (*User, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

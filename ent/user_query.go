@@ -19,6 +19,7 @@ import (
 	"github.com/virtflow/virtflow/ent/notice"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/user"
 )
@@ -35,12 +36,14 @@ type UserQuery struct {
 	withMaintainer        *MaintainerQuery
 	withNotices           *NoticeQuery
 	withRoleBindings      *RoleBindingQuery
+	withSSHKeys           *SSHKeyQuery
 	loadTotal             []func(context.Context, []*User) error
 	modifiers             []func(*sql.Selector)
 	withNamedAPITokens    map[string]*APITokenQuery
 	withNamedTenants      map[string]*TenantQuery
 	withNamedNotices      map[string]*NoticeQuery
 	withNamedRoleBindings map[string]*RoleBindingQuery
+	withNamedSSHKeys      map[string]*SSHKeyQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -180,6 +183,28 @@ func (_q *UserQuery) QueryRoleBindings() *RoleBindingQuery {
 			sqlgraph.From(user.Table, user.FieldID, selector),
 			sqlgraph.To(rolebinding.Table, rolebinding.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, user.RoleBindingsTable, user.RoleBindingsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySSHKeys chains the current query on the "ssh_keys" edge.
+func (_q *UserQuery) QuerySSHKeys() *SSHKeyQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(user.Table, user.FieldID, selector),
+			sqlgraph.To(sshkey.Table, sshkey.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, user.SSHKeysTable, user.SSHKeysColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -384,6 +409,7 @@ func (_q *UserQuery) Clone() *UserQuery {
 		withMaintainer:   _q.withMaintainer.Clone(),
 		withNotices:      _q.withNotices.Clone(),
 		withRoleBindings: _q.withRoleBindings.Clone(),
+		withSSHKeys:      _q.withSSHKeys.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -443,6 +469,17 @@ func (_q *UserQuery) WithRoleBindings(opts ...func(*RoleBindingQuery)) *UserQuer
 		opt(query)
 	}
 	_q.withRoleBindings = query
+	return _q
+}
+
+// WithSSHKeys tells the query-builder to eager-load the nodes that are connected to
+// the "ssh_keys" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *UserQuery) WithSSHKeys(opts ...func(*SSHKeyQuery)) *UserQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSSHKeys = query
 	return _q
 }
 
@@ -530,12 +567,13 @@ func (_q *UserQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*User, e
 	var (
 		nodes       = []*User{}
 		_spec       = _q.querySpec()
-		loadedTypes = [5]bool{
+		loadedTypes = [6]bool{
 			_q.withAPITokens != nil,
 			_q.withTenants != nil,
 			_q.withMaintainer != nil,
 			_q.withNotices != nil,
 			_q.withRoleBindings != nil,
+			_q.withSSHKeys != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -593,6 +631,13 @@ func (_q *UserQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*User, e
 			return nil, err
 		}
 	}
+	if query := _q.withSSHKeys; query != nil {
+		if err := _q.loadSSHKeys(ctx, query, nodes,
+			func(n *User) { n.Edges.SSHKeys = []*SSHKey{} },
+			func(n *User, e *SSHKey) { n.Edges.SSHKeys = append(n.Edges.SSHKeys, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedAPITokens {
 		if err := _q.loadAPITokens(ctx, query, nodes,
 			func(n *User) { n.appendNamedAPITokens(name) },
@@ -618,6 +663,13 @@ func (_q *UserQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*User, e
 		if err := _q.loadRoleBindings(ctx, query, nodes,
 			func(n *User) { n.appendNamedRoleBindings(name) },
 			func(n *User, e *RoleBinding) { n.appendNamedRoleBindings(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSSHKeys {
+		if err := _q.loadSSHKeys(ctx, query, nodes,
+			func(n *User) { n.appendNamedSSHKeys(name) },
+			func(n *User, e *SSHKey) { n.appendNamedSSHKeys(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -811,6 +863,37 @@ func (_q *UserQuery) loadRoleBindings(ctx context.Context, query *RoleBindingQue
 	}
 	return nil
 }
+func (_q *UserQuery) loadSSHKeys(ctx context.Context, query *SSHKeyQuery, nodes []*User, init func(*User), assign func(*User, *SSHKey)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*User)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.SSHKey(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(user.SSHKeysColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.user_ssh_keys
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "user_ssh_keys" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "user_ssh_keys" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 
 func (_q *UserQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -984,6 +1067,20 @@ func (_q *UserQuery) WithNamedRoleBindings(name string, opts ...func(*RoleBindin
 		_q.withNamedRoleBindings = make(map[string]*RoleBindingQuery)
 	}
 	_q.withNamedRoleBindings[name] = query
+	return _q
+}
+
+// WithNamedSSHKeys tells the query-builder to eager-load the nodes that are connected to the "ssh_keys"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *UserQuery) WithNamedSSHKeys(name string, opts ...func(*SSHKeyQuery)) *UserQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSSHKeys == nil {
+		_q.withNamedSSHKeys = make(map[string]*SSHKeyQuery)
+	}
+	_q.withNamedSSHKeys[name] = query
 	return _q
 }
 

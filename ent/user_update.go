@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent/notice"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/user"
 )
@@ -227,6 +228,21 @@ func (_u *UserUpdate) AddRoleBindings(v ...*RoleBinding) *UserUpdate {
 	return _u.AddRoleBindingIDs(ids...)
 }
 
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_u *UserUpdate) AddSSHKeyIDs(ids ...int) *UserUpdate {
+	_u.mutation.AddSSHKeyIDs(ids...)
+	return _u
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_u *UserUpdate) AddSSHKeys(v ...*SSHKey) *UserUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSSHKeyIDs(ids...)
+}
+
 // Mutation returns the UserMutation object of the builder.
 func (_u *UserUpdate) Mutation() *UserMutation {
 	return _u.mutation
@@ -320,6 +336,27 @@ func (_u *UserUpdate) RemoveRoleBindings(v ...*RoleBinding) *UserUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRoleBindingIDs(ids...)
+}
+
+// ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
+func (_u *UserUpdate) ClearSSHKeys() *UserUpdate {
+	_u.mutation.ClearSSHKeys()
+	return _u
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to SSHKey entities by IDs.
+func (_u *UserUpdate) RemoveSSHKeyIDs(ids ...int) *UserUpdate {
+	_u.mutation.RemoveSSHKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSSHKeys removes "ssh_keys" edges to SSHKey entities.
+func (_u *UserUpdate) RemoveSSHKeys(v ...*SSHKey) *UserUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSSHKeyIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -649,6 +686,51 @@ func (_u *UserUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSSHKeysIDs(); len(nodes) > 0 && !_u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -864,6 +946,21 @@ func (_u *UserUpdateOne) AddRoleBindings(v ...*RoleBinding) *UserUpdateOne {
 	return _u.AddRoleBindingIDs(ids...)
 }
 
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_u *UserUpdateOne) AddSSHKeyIDs(ids ...int) *UserUpdateOne {
+	_u.mutation.AddSSHKeyIDs(ids...)
+	return _u
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_u *UserUpdateOne) AddSSHKeys(v ...*SSHKey) *UserUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSSHKeyIDs(ids...)
+}
+
 // Mutation returns the UserMutation object of the builder.
 func (_u *UserUpdateOne) Mutation() *UserMutation {
 	return _u.mutation
@@ -957,6 +1054,27 @@ func (_u *UserUpdateOne) RemoveRoleBindings(v ...*RoleBinding) *UserUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRoleBindingIDs(ids...)
+}
+
+// ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
+func (_u *UserUpdateOne) ClearSSHKeys() *UserUpdateOne {
+	_u.mutation.ClearSSHKeys()
+	return _u
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to SSHKey entities by IDs.
+func (_u *UserUpdateOne) RemoveSSHKeyIDs(ids ...int) *UserUpdateOne {
+	_u.mutation.RemoveSSHKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSSHKeys removes "ssh_keys" edges to SSHKey entities.
+func (_u *UserUpdateOne) RemoveSSHKeys(v ...*SSHKey) *UserUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSSHKeyIDs(ids...)
 }
 
 // Where appends a list predicates to the UserUpdate builder.
@@ -1309,6 +1427,51 @@ func (_u *UserUpdateOne) sqlSave(ctx context.Context) (_node *User, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(rolebinding.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSSHKeysIDs(); len(nodes) > 0 && !_u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   user.SSHKeysTable,
+			Columns: []string{user.SSHKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

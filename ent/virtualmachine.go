@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"github.com/virtflow/virtflow/ent/availabilityzone"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -53,15 +54,20 @@ type VirtualMachine struct {
 	Revision int `json:"revision,omitempty"`
 	// MaxRevisionHistory holds the value of the "max_revision_history" field.
 	MaxRevisionHistory int `json:"max_revision_history,omitempty"`
+	// the spec at each earlier revision, newest last, at most max_revision_history entries
+	RevisionHistory []fieldtype.VMRevision `json:"revision_history,omitempty"`
 	// what placement charged the node and the quota; released exactly on delete
 	AllocatedVcpus int `json:"allocated_vcpus,omitempty"`
 	// AllocatedMemoryMB holds the value of the "allocated_memory_mb" field.
 	AllocatedMemoryMB int64 `json:"allocated_memory_mb,omitempty"`
 	// AllocatedDiskGB holds the value of the "allocated_disk_gb" field.
 	AllocatedDiskGB int64 `json:"allocated_disk_gb,omitempty"`
+	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
+	UserData string `json:"user_data,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the VirtualMachineQuery when eager-loading is set.
 	Edges                               VirtualMachineEdges `json:"edges"`
+	availability_zone_virtual_machines  *int
 	cluster_virtual_machines            *int
 	compute_node_virtual_machines       *int
 	flavor_virtual_machines             *int
@@ -83,6 +89,8 @@ type VirtualMachineEdges struct {
 	Flavor *Flavor `json:"flavor,omitempty"`
 	// Image holds the value of the image edge.
 	Image *Image `json:"image,omitempty"`
+	// chosen at create (placement keeps the VM in it) or else the zone of the node it was placed on
+	AvailabilityZone *AvailabilityZone `json:"availability_zone,omitempty"`
 	// set by the scheduler
 	Cluster *Cluster `json:"cluster,omitempty"`
 	// set by the scheduler; moved only by a drain
@@ -97,19 +105,25 @@ type VirtualMachineEdges struct {
 	Volumes []*Volume `json:"volumes,omitempty"`
 	// Assignments holds the value of the assignments edge.
 	Assignments []*Assignment `json:"assignments,omitempty"`
+	// the networks the VM was created on (one NIC, a port with its MAC and address, on each); empty means the tenant's default VM network
+	Networks []*Network `json:"networks,omitempty"`
+	// public keys for the image's default user, on the VM's config drive
+	SSHKeys []*SSHKey `json:"ssh_keys,omitempty"`
 	// Maintainers holds the value of the maintainers edge.
 	Maintainers []*Maintainer `json:"maintainers,omitempty"`
 	// MaintainerGroups holds the value of the maintainer_groups edge.
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [13]bool
+	loadedTypes [16]bool
 	// totalCount holds the count of the edges above.
-	totalCount [13]map[string]int
+	totalCount [16]map[string]int
 
 	namedPorts            map[string][]*Port
 	namedVolumes          map[string][]*Volume
 	namedAssignments      map[string][]*Assignment
+	namedNetworks         map[string][]*Network
+	namedSSHKeys          map[string][]*SSHKey
 	namedMaintainers      map[string][]*Maintainer
 	namedMaintainerGroups map[string][]*MaintainerGroup
 }
@@ -158,12 +172,23 @@ func (e VirtualMachineEdges) ImageOrErr() (*Image, error) {
 	return nil, &NotLoadedError{edge: "image"}
 }
 
+// AvailabilityZoneOrErr returns the AvailabilityZone value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e VirtualMachineEdges) AvailabilityZoneOrErr() (*AvailabilityZone, error) {
+	if e.AvailabilityZone != nil {
+		return e.AvailabilityZone, nil
+	} else if e.loadedTypes[4] {
+		return nil, &NotFoundError{label: availabilityzone.Label}
+	}
+	return nil, &NotLoadedError{edge: "availability_zone"}
+}
+
 // ClusterOrErr returns the Cluster value or an error if the edge
 // was not loaded in eager-loading, or loaded but was not found.
 func (e VirtualMachineEdges) ClusterOrErr() (*Cluster, error) {
 	if e.Cluster != nil {
 		return e.Cluster, nil
-	} else if e.loadedTypes[4] {
+	} else if e.loadedTypes[5] {
 		return nil, &NotFoundError{label: cluster.Label}
 	}
 	return nil, &NotLoadedError{edge: "cluster"}
@@ -174,7 +199,7 @@ func (e VirtualMachineEdges) ClusterOrErr() (*Cluster, error) {
 func (e VirtualMachineEdges) NodeOrErr() (*ComputeNode, error) {
 	if e.Node != nil {
 		return e.Node, nil
-	} else if e.loadedTypes[5] {
+	} else if e.loadedTypes[6] {
 		return nil, &NotFoundError{label: computenode.Label}
 	}
 	return nil, &NotLoadedError{edge: "node"}
@@ -185,7 +210,7 @@ func (e VirtualMachineEdges) NodeOrErr() (*ComputeNode, error) {
 func (e VirtualMachineEdges) KubernetesClusterOrErr() (*KubernetesCluster, error) {
 	if e.KubernetesCluster != nil {
 		return e.KubernetesCluster, nil
-	} else if e.loadedTypes[6] {
+	} else if e.loadedTypes[7] {
 		return nil, &NotFoundError{label: kubernetescluster.Label}
 	}
 	return nil, &NotLoadedError{edge: "kubernetes_cluster"}
@@ -196,7 +221,7 @@ func (e VirtualMachineEdges) KubernetesClusterOrErr() (*KubernetesCluster, error
 func (e VirtualMachineEdges) RegionServiceOrErr() (*RegionService, error) {
 	if e.RegionService != nil {
 		return e.RegionService, nil
-	} else if e.loadedTypes[7] {
+	} else if e.loadedTypes[8] {
 		return nil, &NotFoundError{label: regionservice.Label}
 	}
 	return nil, &NotLoadedError{edge: "region_service"}
@@ -205,7 +230,7 @@ func (e VirtualMachineEdges) RegionServiceOrErr() (*RegionService, error) {
 // PortsOrErr returns the Ports value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) PortsOrErr() ([]*Port, error) {
-	if e.loadedTypes[8] {
+	if e.loadedTypes[9] {
 		return e.Ports, nil
 	}
 	return nil, &NotLoadedError{edge: "ports"}
@@ -214,7 +239,7 @@ func (e VirtualMachineEdges) PortsOrErr() ([]*Port, error) {
 // VolumesOrErr returns the Volumes value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) VolumesOrErr() ([]*Volume, error) {
-	if e.loadedTypes[9] {
+	if e.loadedTypes[10] {
 		return e.Volumes, nil
 	}
 	return nil, &NotLoadedError{edge: "volumes"}
@@ -223,16 +248,34 @@ func (e VirtualMachineEdges) VolumesOrErr() ([]*Volume, error) {
 // AssignmentsOrErr returns the Assignments value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) AssignmentsOrErr() ([]*Assignment, error) {
-	if e.loadedTypes[10] {
+	if e.loadedTypes[11] {
 		return e.Assignments, nil
 	}
 	return nil, &NotLoadedError{edge: "assignments"}
 }
 
+// NetworksOrErr returns the Networks value or an error if the edge
+// was not loaded in eager-loading.
+func (e VirtualMachineEdges) NetworksOrErr() ([]*Network, error) {
+	if e.loadedTypes[12] {
+		return e.Networks, nil
+	}
+	return nil, &NotLoadedError{edge: "networks"}
+}
+
+// SSHKeysOrErr returns the SSHKeys value or an error if the edge
+// was not loaded in eager-loading.
+func (e VirtualMachineEdges) SSHKeysOrErr() ([]*SSHKey, error) {
+	if e.loadedTypes[13] {
+		return e.SSHKeys, nil
+	}
+	return nil, &NotLoadedError{edge: "ssh_keys"}
+}
+
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[11] {
+	if e.loadedTypes[14] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -241,7 +284,7 @@ func (e VirtualMachineEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[12] {
+	if e.loadedTypes[15] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -252,29 +295,31 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy:
+		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy, virtualmachine.FieldRevisionHistory:
 			values[i] = new([]byte)
 		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB:
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason:
+		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldUserData:
 			values[i] = new(sql.NullString)
 		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt:
 			values[i] = new(sql.NullTime)
-		case virtualmachine.ForeignKeys[0]: // cluster_virtual_machines
+		case virtualmachine.ForeignKeys[0]: // availability_zone_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[1]: // compute_node_virtual_machines
+		case virtualmachine.ForeignKeys[1]: // cluster_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[2]: // flavor_virtual_machines
+		case virtualmachine.ForeignKeys[2]: // compute_node_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[3]: // image_virtual_machines
+		case virtualmachine.ForeignKeys[3]: // flavor_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[4]: // kubernetes_cluster_virtual_machines
+		case virtualmachine.ForeignKeys[4]: // image_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[5]: // region_virtual_machines
+		case virtualmachine.ForeignKeys[5]: // kubernetes_cluster_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[6]: // region_service_virtual_machines
+		case virtualmachine.ForeignKeys[6]: // region_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[7]: // tenant_virtual_machines
+		case virtualmachine.ForeignKeys[7]: // region_service_virtual_machines
+			values[i] = new(sql.NullInt64)
+		case virtualmachine.ForeignKeys[8]: // tenant_virtual_machines
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -379,6 +424,14 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.MaxRevisionHistory = int(value.Int64)
 			}
+		case virtualmachine.FieldRevisionHistory:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field revision_history", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.RevisionHistory); err != nil {
+					return fmt.Errorf("unmarshal field revision_history: %w", err)
+				}
+			}
 		case virtualmachine.FieldAllocatedVcpus:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field allocated_vcpus", values[i])
@@ -397,56 +450,69 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.AllocatedDiskGB = value.Int64
 			}
+		case virtualmachine.FieldUserData:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field user_data", values[i])
+			} else if value.Valid {
+				_m.UserData = value.String
+			}
 		case virtualmachine.ForeignKeys[0]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field availability_zone_virtual_machines", value)
+			} else if value.Valid {
+				_m.availability_zone_virtual_machines = new(int)
+				*_m.availability_zone_virtual_machines = int(value.Int64)
+			}
+		case virtualmachine.ForeignKeys[1]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field cluster_virtual_machines", value)
 			} else if value.Valid {
 				_m.cluster_virtual_machines = new(int)
 				*_m.cluster_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[1]:
+		case virtualmachine.ForeignKeys[2]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field compute_node_virtual_machines", value)
 			} else if value.Valid {
 				_m.compute_node_virtual_machines = new(int)
 				*_m.compute_node_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[2]:
+		case virtualmachine.ForeignKeys[3]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field flavor_virtual_machines", value)
 			} else if value.Valid {
 				_m.flavor_virtual_machines = new(int)
 				*_m.flavor_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[3]:
+		case virtualmachine.ForeignKeys[4]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field image_virtual_machines", value)
 			} else if value.Valid {
 				_m.image_virtual_machines = new(int)
 				*_m.image_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[4]:
+		case virtualmachine.ForeignKeys[5]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field kubernetes_cluster_virtual_machines", value)
 			} else if value.Valid {
 				_m.kubernetes_cluster_virtual_machines = new(int)
 				*_m.kubernetes_cluster_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[5]:
+		case virtualmachine.ForeignKeys[6]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_virtual_machines", value)
 			} else if value.Valid {
 				_m.region_virtual_machines = new(int)
 				*_m.region_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[6]:
+		case virtualmachine.ForeignKeys[7]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_service_virtual_machines", value)
 			} else if value.Valid {
 				_m.region_service_virtual_machines = new(int)
 				*_m.region_service_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[7]:
+		case virtualmachine.ForeignKeys[8]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field tenant_virtual_machines", value)
 			} else if value.Valid {
@@ -486,6 +552,11 @@ func (_m *VirtualMachine) QueryImage() *ImageQuery {
 	return NewVirtualMachineClient(_m.config).QueryImage(_m)
 }
 
+// QueryAvailabilityZone queries the "availability_zone" edge of the VirtualMachine entity.
+func (_m *VirtualMachine) QueryAvailabilityZone() *AvailabilityZoneQuery {
+	return NewVirtualMachineClient(_m.config).QueryAvailabilityZone(_m)
+}
+
 // QueryCluster queries the "cluster" edge of the VirtualMachine entity.
 func (_m *VirtualMachine) QueryCluster() *ClusterQuery {
 	return NewVirtualMachineClient(_m.config).QueryCluster(_m)
@@ -519,6 +590,16 @@ func (_m *VirtualMachine) QueryVolumes() *VolumeQuery {
 // QueryAssignments queries the "assignments" edge of the VirtualMachine entity.
 func (_m *VirtualMachine) QueryAssignments() *AssignmentQuery {
 	return NewVirtualMachineClient(_m.config).QueryAssignments(_m)
+}
+
+// QueryNetworks queries the "networks" edge of the VirtualMachine entity.
+func (_m *VirtualMachine) QueryNetworks() *NetworkQuery {
+	return NewVirtualMachineClient(_m.config).QueryNetworks(_m)
+}
+
+// QuerySSHKeys queries the "ssh_keys" edge of the VirtualMachine entity.
+func (_m *VirtualMachine) QuerySSHKeys() *SSHKeyQuery {
+	return NewVirtualMachineClient(_m.config).QuerySSHKeys(_m)
 }
 
 // QueryMaintainers queries the "maintainers" edge of the VirtualMachine entity.
@@ -593,6 +674,9 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString("max_revision_history=")
 	builder.WriteString(fmt.Sprintf("%v", _m.MaxRevisionHistory))
 	builder.WriteString(", ")
+	builder.WriteString("revision_history=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RevisionHistory))
+	builder.WriteString(", ")
 	builder.WriteString("allocated_vcpus=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedVcpus))
 	builder.WriteString(", ")
@@ -601,6 +685,9 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("allocated_disk_gb=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedDiskGB))
+	builder.WriteString(", ")
+	builder.WriteString("user_data=")
+	builder.WriteString(_m.UserData)
 	builder.WriteByte(')')
 	return builder.String()
 }
@@ -674,6 +761,54 @@ func (_m *VirtualMachine) appendNamedAssignments(name string, edges ...*Assignme
 		_m.Edges.namedAssignments[name] = []*Assignment{}
 	} else {
 		_m.Edges.namedAssignments[name] = append(_m.Edges.namedAssignments[name], edges...)
+	}
+}
+
+// NamedNetworks returns the Networks named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *VirtualMachine) NamedNetworks(name string) ([]*Network, error) {
+	if _m.Edges.namedNetworks == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedNetworks[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *VirtualMachine) appendNamedNetworks(name string, edges ...*Network) {
+	if _m.Edges.namedNetworks == nil {
+		_m.Edges.namedNetworks = make(map[string][]*Network)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedNetworks[name] = []*Network{}
+	} else {
+		_m.Edges.namedNetworks[name] = append(_m.Edges.namedNetworks[name], edges...)
+	}
+}
+
+// NamedSSHKeys returns the SSHKeys named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *VirtualMachine) NamedSSHKeys(name string) ([]*SSHKey, error) {
+	if _m.Edges.namedSSHKeys == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSSHKeys[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *VirtualMachine) appendNamedSSHKeys(name string, edges ...*SSHKey) {
+	if _m.Edges.namedSSHKeys == nil {
+		_m.Edges.namedSSHKeys = make(map[string][]*SSHKey)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSSHKeys[name] = []*SSHKey{}
+	} else {
+		_m.Edges.namedSSHKeys[name] = append(_m.Edges.namedSSHKeys[name], edges...)
 	}
 }
 

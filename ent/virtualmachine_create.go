@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/availabilityzone"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -19,10 +20,12 @@ import (
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -202,6 +205,12 @@ func (_c *VirtualMachineCreate) SetNillableMaxRevisionHistory(v *int) *VirtualMa
 	return _c
 }
 
+// SetRevisionHistory sets the "revision_history" field.
+func (_c *VirtualMachineCreate) SetRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineCreate {
+	_c.mutation.SetRevisionHistory(v)
+	return _c
+}
+
 // SetAllocatedVcpus sets the "allocated_vcpus" field.
 func (_c *VirtualMachineCreate) SetAllocatedVcpus(v int) *VirtualMachineCreate {
 	_c.mutation.SetAllocatedVcpus(v)
@@ -240,6 +249,20 @@ func (_c *VirtualMachineCreate) SetAllocatedDiskGB(v int64) *VirtualMachineCreat
 func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMachineCreate {
 	if v != nil {
 		_c.SetAllocatedDiskGB(*v)
+	}
+	return _c
+}
+
+// SetUserData sets the "user_data" field.
+func (_c *VirtualMachineCreate) SetUserData(v string) *VirtualMachineCreate {
+	_c.mutation.SetUserData(v)
+	return _c
+}
+
+// SetNillableUserData sets the "user_data" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableUserData(v *string) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetUserData(*v)
 	}
 	return _c
 }
@@ -294,6 +317,25 @@ func (_c *VirtualMachineCreate) SetNillableImageID(id *int) *VirtualMachineCreat
 // SetImage sets the "image" edge to the Image entity.
 func (_c *VirtualMachineCreate) SetImage(v *Image) *VirtualMachineCreate {
 	return _c.SetImageID(v.ID)
+}
+
+// SetAvailabilityZoneID sets the "availability_zone" edge to the AvailabilityZone entity by ID.
+func (_c *VirtualMachineCreate) SetAvailabilityZoneID(id int) *VirtualMachineCreate {
+	_c.mutation.SetAvailabilityZoneID(id)
+	return _c
+}
+
+// SetNillableAvailabilityZoneID sets the "availability_zone" edge to the AvailabilityZone entity by ID if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAvailabilityZoneID(id *int) *VirtualMachineCreate {
+	if id != nil {
+		_c = _c.SetAvailabilityZoneID(*id)
+	}
+	return _c
+}
+
+// SetAvailabilityZone sets the "availability_zone" edge to the AvailabilityZone entity.
+func (_c *VirtualMachineCreate) SetAvailabilityZone(v *AvailabilityZone) *VirtualMachineCreate {
+	return _c.SetAvailabilityZoneID(v.ID)
 }
 
 // SetClusterID sets the "cluster" edge to the Cluster entity by ID.
@@ -415,6 +457,36 @@ func (_c *VirtualMachineCreate) AddAssignments(v ...*Assignment) *VirtualMachine
 		ids[i] = v[i].ID
 	}
 	return _c.AddAssignmentIDs(ids...)
+}
+
+// AddNetworkIDs adds the "networks" edge to the Network entity by IDs.
+func (_c *VirtualMachineCreate) AddNetworkIDs(ids ...int) *VirtualMachineCreate {
+	_c.mutation.AddNetworkIDs(ids...)
+	return _c
+}
+
+// AddNetworks adds the "networks" edges to the Network entity.
+func (_c *VirtualMachineCreate) AddNetworks(v ...*Network) *VirtualMachineCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddNetworkIDs(ids...)
+}
+
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_c *VirtualMachineCreate) AddSSHKeyIDs(ids ...int) *VirtualMachineCreate {
+	_c.mutation.AddSSHKeyIDs(ids...)
+	return _c
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_c *VirtualMachineCreate) AddSSHKeys(v ...*SSHKey) *VirtualMachineCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSSHKeyIDs(ids...)
 }
 
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
@@ -643,6 +715,11 @@ func (_c *VirtualMachineCreate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.UserData(); ok {
+		if err := virtualmachine.UserDataValidator(v); err != nil {
+			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
+		}
+	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "VirtualMachine.tenant"`)}
 	}
@@ -731,6 +808,10 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 		_spec.SetField(virtualmachine.FieldMaxRevisionHistory, field.TypeInt, value)
 		_node.MaxRevisionHistory = value
 	}
+	if value, ok := _c.mutation.RevisionHistory(); ok {
+		_spec.SetField(virtualmachine.FieldRevisionHistory, field.TypeJSON, value)
+		_node.RevisionHistory = value
+	}
 	if value, ok := _c.mutation.AllocatedVcpus(); ok {
 		_spec.SetField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
 		_node.AllocatedVcpus = value
@@ -742,6 +823,10 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.AllocatedDiskGB(); ok {
 		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 		_node.AllocatedDiskGB = value
+	}
+	if value, ok := _c.mutation.UserData(); ok {
+		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
+		_node.UserData = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -809,6 +894,23 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.image_virtual_machines = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.AvailabilityZoneIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.AvailabilityZoneTable,
+			Columns: []string{virtualmachine.AvailabilityZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(availabilityzone.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.availability_zone_virtual_machines = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	if nodes := _c.mutation.ClusterIDs(); len(nodes) > 0 {
@@ -920,6 +1022,38 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.NetworksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -1191,6 +1325,24 @@ func (u *VirtualMachineUpsert) AddMaxRevisionHistory(v int) *VirtualMachineUpser
 	return u
 }
 
+// SetRevisionHistory sets the "revision_history" field.
+func (u *VirtualMachineUpsert) SetRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldRevisionHistory, v)
+	return u
+}
+
+// UpdateRevisionHistory sets the "revision_history" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateRevisionHistory() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldRevisionHistory)
+	return u
+}
+
+// ClearRevisionHistory clears the value of the "revision_history" field.
+func (u *VirtualMachineUpsert) ClearRevisionHistory() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldRevisionHistory)
+	return u
+}
+
 // SetAllocatedVcpus sets the "allocated_vcpus" field.
 func (u *VirtualMachineUpsert) SetAllocatedVcpus(v int) *VirtualMachineUpsert {
 	u.Set(virtualmachine.FieldAllocatedVcpus, v)
@@ -1242,6 +1394,24 @@ func (u *VirtualMachineUpsert) UpdateAllocatedDiskGB() *VirtualMachineUpsert {
 // AddAllocatedDiskGB adds v to the "allocated_disk_gb" field.
 func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert {
 	u.Add(virtualmachine.FieldAllocatedDiskGB, v)
+	return u
+}
+
+// SetUserData sets the "user_data" field.
+func (u *VirtualMachineUpsert) SetUserData(v string) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldUserData, v)
+	return u
+}
+
+// UpdateUserData sets the "user_data" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateUserData() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldUserData)
+	return u
+}
+
+// ClearUserData clears the value of the "user_data" field.
+func (u *VirtualMachineUpsert) ClearUserData() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldUserData)
 	return u
 }
 
@@ -1500,6 +1670,27 @@ func (u *VirtualMachineUpsertOne) UpdateMaxRevisionHistory() *VirtualMachineUpse
 	})
 }
 
+// SetRevisionHistory sets the "revision_history" field.
+func (u *VirtualMachineUpsertOne) SetRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetRevisionHistory(v)
+	})
+}
+
+// UpdateRevisionHistory sets the "revision_history" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateRevisionHistory() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateRevisionHistory()
+	})
+}
+
+// ClearRevisionHistory clears the value of the "revision_history" field.
+func (u *VirtualMachineUpsertOne) ClearRevisionHistory() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearRevisionHistory()
+	})
+}
+
 // SetAllocatedVcpus sets the "allocated_vcpus" field.
 func (u *VirtualMachineUpsertOne) SetAllocatedVcpus(v int) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
@@ -1560,6 +1751,27 @@ func (u *VirtualMachineUpsertOne) AddAllocatedDiskGB(v int64) *VirtualMachineUps
 func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetUserData sets the "user_data" field.
+func (u *VirtualMachineUpsertOne) SetUserData(v string) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetUserData(v)
+	})
+}
+
+// UpdateUserData sets the "user_data" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateUserData() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateUserData()
+	})
+}
+
+// ClearUserData clears the value of the "user_data" field.
+func (u *VirtualMachineUpsertOne) ClearUserData() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearUserData()
 	})
 }
 
@@ -1984,6 +2196,27 @@ func (u *VirtualMachineUpsertBulk) UpdateMaxRevisionHistory() *VirtualMachineUps
 	})
 }
 
+// SetRevisionHistory sets the "revision_history" field.
+func (u *VirtualMachineUpsertBulk) SetRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetRevisionHistory(v)
+	})
+}
+
+// UpdateRevisionHistory sets the "revision_history" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateRevisionHistory() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateRevisionHistory()
+	})
+}
+
+// ClearRevisionHistory clears the value of the "revision_history" field.
+func (u *VirtualMachineUpsertBulk) ClearRevisionHistory() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearRevisionHistory()
+	})
+}
+
 // SetAllocatedVcpus sets the "allocated_vcpus" field.
 func (u *VirtualMachineUpsertBulk) SetAllocatedVcpus(v int) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
@@ -2044,6 +2277,27 @@ func (u *VirtualMachineUpsertBulk) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetUserData sets the "user_data" field.
+func (u *VirtualMachineUpsertBulk) SetUserData(v string) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetUserData(v)
+	})
+}
+
+// UpdateUserData sets the "user_data" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateUserData() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateUserData()
+	})
+}
+
+// ClearUserData clears the value of the "user_data" field.
+func (u *VirtualMachineUpsertBulk) ClearUserData() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearUserData()
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/availabilityzone"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -22,10 +23,12 @@ import (
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -42,6 +45,7 @@ type VirtualMachineQuery struct {
 	withRegion                *RegionQuery
 	withFlavor                *FlavorQuery
 	withImage                 *ImageQuery
+	withAvailabilityZone      *AvailabilityZoneQuery
 	withCluster               *ClusterQuery
 	withNode                  *ComputeNodeQuery
 	withKubernetesCluster     *KubernetesClusterQuery
@@ -49,6 +53,8 @@ type VirtualMachineQuery struct {
 	withPorts                 *PortQuery
 	withVolumes               *VolumeQuery
 	withAssignments           *AssignmentQuery
+	withNetworks              *NetworkQuery
+	withSSHKeys               *SSHKeyQuery
 	withMaintainers           *MaintainerQuery
 	withMaintainerGroups      *MaintainerGroupQuery
 	withFKs                   bool
@@ -57,6 +63,8 @@ type VirtualMachineQuery struct {
 	withNamedPorts            map[string]*PortQuery
 	withNamedVolumes          map[string]*VolumeQuery
 	withNamedAssignments      map[string]*AssignmentQuery
+	withNamedNetworks         map[string]*NetworkQuery
+	withNamedSSHKeys          map[string]*SSHKeyQuery
 	withNamedMaintainers      map[string]*MaintainerQuery
 	withNamedMaintainerGroups map[string]*MaintainerGroupQuery
 	// intermediate query (i.e. traversal path).
@@ -176,6 +184,28 @@ func (_q *VirtualMachineQuery) QueryImage() *ImageQuery {
 			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
 			sqlgraph.To(image.Table, image.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, virtualmachine.ImageTable, virtualmachine.ImageColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryAvailabilityZone chains the current query on the "availability_zone" edge.
+func (_q *VirtualMachineQuery) QueryAvailabilityZone() *AvailabilityZoneQuery {
+	query := (&AvailabilityZoneClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
+			sqlgraph.To(availabilityzone.Table, availabilityzone.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, virtualmachine.AvailabilityZoneTable, virtualmachine.AvailabilityZoneColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -330,6 +360,50 @@ func (_q *VirtualMachineQuery) QueryAssignments() *AssignmentQuery {
 			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
 			sqlgraph.To(assignment.Table, assignment.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.AssignmentsTable, virtualmachine.AssignmentsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryNetworks chains the current query on the "networks" edge.
+func (_q *VirtualMachineQuery) QueryNetworks() *NetworkQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
+			sqlgraph.To(network.Table, network.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, virtualmachine.NetworksTable, virtualmachine.NetworksPrimaryKey...),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySSHKeys chains the current query on the "ssh_keys" edge.
+func (_q *VirtualMachineQuery) QuerySSHKeys() *SSHKeyQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
+			sqlgraph.To(sshkey.Table, sshkey.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, virtualmachine.SSHKeysTable, virtualmachine.SSHKeysPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -577,6 +651,7 @@ func (_q *VirtualMachineQuery) Clone() *VirtualMachineQuery {
 		withRegion:            _q.withRegion.Clone(),
 		withFlavor:            _q.withFlavor.Clone(),
 		withImage:             _q.withImage.Clone(),
+		withAvailabilityZone:  _q.withAvailabilityZone.Clone(),
 		withCluster:           _q.withCluster.Clone(),
 		withNode:              _q.withNode.Clone(),
 		withKubernetesCluster: _q.withKubernetesCluster.Clone(),
@@ -584,6 +659,8 @@ func (_q *VirtualMachineQuery) Clone() *VirtualMachineQuery {
 		withPorts:             _q.withPorts.Clone(),
 		withVolumes:           _q.withVolumes.Clone(),
 		withAssignments:       _q.withAssignments.Clone(),
+		withNetworks:          _q.withNetworks.Clone(),
+		withSSHKeys:           _q.withSSHKeys.Clone(),
 		withMaintainers:       _q.withMaintainers.Clone(),
 		withMaintainerGroups:  _q.withMaintainerGroups.Clone(),
 		// clone intermediate query.
@@ -634,6 +711,17 @@ func (_q *VirtualMachineQuery) WithImage(opts ...func(*ImageQuery)) *VirtualMach
 		opt(query)
 	}
 	_q.withImage = query
+	return _q
+}
+
+// WithAvailabilityZone tells the query-builder to eager-load the nodes that are connected to
+// the "availability_zone" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithAvailabilityZone(opts ...func(*AvailabilityZoneQuery)) *VirtualMachineQuery {
+	query := (&AvailabilityZoneClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withAvailabilityZone = query
 	return _q
 }
 
@@ -711,6 +799,28 @@ func (_q *VirtualMachineQuery) WithAssignments(opts ...func(*AssignmentQuery)) *
 		opt(query)
 	}
 	_q.withAssignments = query
+	return _q
+}
+
+// WithNetworks tells the query-builder to eager-load the nodes that are connected to
+// the "networks" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithNetworks(opts ...func(*NetworkQuery)) *VirtualMachineQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withNetworks = query
+	return _q
+}
+
+// WithSSHKeys tells the query-builder to eager-load the nodes that are connected to
+// the "ssh_keys" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithSSHKeys(opts ...func(*SSHKeyQuery)) *VirtualMachineQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSSHKeys = query
 	return _q
 }
 
@@ -821,11 +931,12 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 		nodes       = []*VirtualMachine{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [13]bool{
+		loadedTypes = [16]bool{
 			_q.withTenant != nil,
 			_q.withRegion != nil,
 			_q.withFlavor != nil,
 			_q.withImage != nil,
+			_q.withAvailabilityZone != nil,
 			_q.withCluster != nil,
 			_q.withNode != nil,
 			_q.withKubernetesCluster != nil,
@@ -833,11 +944,13 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			_q.withPorts != nil,
 			_q.withVolumes != nil,
 			_q.withAssignments != nil,
+			_q.withNetworks != nil,
+			_q.withSSHKeys != nil,
 			_q.withMaintainers != nil,
 			_q.withMaintainerGroups != nil,
 		}
 	)
-	if _q.withTenant != nil || _q.withRegion != nil || _q.withFlavor != nil || _q.withImage != nil || _q.withCluster != nil || _q.withNode != nil || _q.withKubernetesCluster != nil || _q.withRegionService != nil {
+	if _q.withTenant != nil || _q.withRegion != nil || _q.withFlavor != nil || _q.withImage != nil || _q.withAvailabilityZone != nil || _q.withCluster != nil || _q.withNode != nil || _q.withKubernetesCluster != nil || _q.withRegionService != nil {
 		withFKs = true
 	}
 	if withFKs {
@@ -888,6 +1001,12 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			return nil, err
 		}
 	}
+	if query := _q.withAvailabilityZone; query != nil {
+		if err := _q.loadAvailabilityZone(ctx, query, nodes, nil,
+			func(n *VirtualMachine, e *AvailabilityZone) { n.Edges.AvailabilityZone = e }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withCluster; query != nil {
 		if err := _q.loadCluster(ctx, query, nodes, nil,
 			func(n *VirtualMachine, e *Cluster) { n.Edges.Cluster = e }); err != nil {
@@ -933,6 +1052,20 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			return nil, err
 		}
 	}
+	if query := _q.withNetworks; query != nil {
+		if err := _q.loadNetworks(ctx, query, nodes,
+			func(n *VirtualMachine) { n.Edges.Networks = []*Network{} },
+			func(n *VirtualMachine, e *Network) { n.Edges.Networks = append(n.Edges.Networks, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withSSHKeys; query != nil {
+		if err := _q.loadSSHKeys(ctx, query, nodes,
+			func(n *VirtualMachine) { n.Edges.SSHKeys = []*SSHKey{} },
+			func(n *VirtualMachine, e *SSHKey) { n.Edges.SSHKeys = append(n.Edges.SSHKeys, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withMaintainers; query != nil {
 		if err := _q.loadMaintainers(ctx, query, nodes,
 			func(n *VirtualMachine) { n.Edges.Maintainers = []*Maintainer{} },
@@ -967,6 +1100,20 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 		if err := _q.loadAssignments(ctx, query, nodes,
 			func(n *VirtualMachine) { n.appendNamedAssignments(name) },
 			func(n *VirtualMachine, e *Assignment) { n.appendNamedAssignments(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedNetworks {
+		if err := _q.loadNetworks(ctx, query, nodes,
+			func(n *VirtualMachine) { n.appendNamedNetworks(name) },
+			func(n *VirtualMachine, e *Network) { n.appendNamedNetworks(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSSHKeys {
+		if err := _q.loadSSHKeys(ctx, query, nodes,
+			func(n *VirtualMachine) { n.appendNamedSSHKeys(name) },
+			func(n *VirtualMachine, e *SSHKey) { n.appendNamedSSHKeys(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1113,6 +1260,38 @@ func (_q *VirtualMachineQuery) loadImage(ctx context.Context, query *ImageQuery,
 		nodes, ok := nodeids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected foreign-key "image_virtual_machines" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *VirtualMachineQuery) loadAvailabilityZone(ctx context.Context, query *AvailabilityZoneQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *AvailabilityZone)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*VirtualMachine)
+	for i := range nodes {
+		if nodes[i].availability_zone_virtual_machines == nil {
+			continue
+		}
+		fk := *nodes[i].availability_zone_virtual_machines
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(availabilityzone.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "availability_zone_virtual_machines" returned %v`, n.ID)
 		}
 		for i := range nodes {
 			assign(nodes[i], n)
@@ -1338,6 +1517,128 @@ func (_q *VirtualMachineQuery) loadAssignments(ctx context.Context, query *Assig
 			return fmt.Errorf(`unexpected referenced foreign-key "virtual_machine_assignments" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
+	}
+	return nil
+}
+func (_q *VirtualMachineQuery) loadNetworks(ctx context.Context, query *NetworkQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *Network)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*VirtualMachine)
+	nids := make(map[int]map[*VirtualMachine]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(virtualmachine.NetworksTable)
+		s.Join(joinT).On(s.C(network.FieldID), joinT.C(virtualmachine.NetworksPrimaryKey[1]))
+		s.Where(sql.InValues(joinT.C(virtualmachine.NetworksPrimaryKey[0]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(virtualmachine.NetworksPrimaryKey[0]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*VirtualMachine]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*Network](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "networks" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
+	}
+	return nil
+}
+func (_q *VirtualMachineQuery) loadSSHKeys(ctx context.Context, query *SSHKeyQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *SSHKey)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*VirtualMachine)
+	nids := make(map[int]map[*VirtualMachine]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(virtualmachine.SSHKeysTable)
+		s.Join(joinT).On(s.C(sshkey.FieldID), joinT.C(virtualmachine.SSHKeysPrimaryKey[1]))
+		s.Where(sql.InValues(joinT.C(virtualmachine.SSHKeysPrimaryKey[0]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(virtualmachine.SSHKeysPrimaryKey[0]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*VirtualMachine]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*SSHKey](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "ssh_keys" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
 	}
 	return nil
 }
@@ -1622,6 +1923,34 @@ func (_q *VirtualMachineQuery) WithNamedAssignments(name string, opts ...func(*A
 		_q.withNamedAssignments = make(map[string]*AssignmentQuery)
 	}
 	_q.withNamedAssignments[name] = query
+	return _q
+}
+
+// WithNamedNetworks tells the query-builder to eager-load the nodes that are connected to the "networks"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithNamedNetworks(name string, opts ...func(*NetworkQuery)) *VirtualMachineQuery {
+	query := (&NetworkClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedNetworks == nil {
+		_q.withNamedNetworks = make(map[string]*NetworkQuery)
+	}
+	_q.withNamedNetworks[name] = query
+	return _q
+}
+
+// WithNamedSSHKeys tells the query-builder to eager-load the nodes that are connected to the "ssh_keys"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithNamedSSHKeys(name string, opts ...func(*SSHKeyQuery)) *VirtualMachineQuery {
+	query := (&SSHKeyClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSSHKeys == nil {
+		_q.withNamedSSHKeys = make(map[string]*SSHKeyQuery)
+	}
+	_q.withNamedSSHKeys[name] = query
 	return _q
 }
 

@@ -10,8 +10,10 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/availabilityzone"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -19,11 +21,13 @@ import (
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -233,6 +237,24 @@ func (_u *VirtualMachineUpdate) AddMaxRevisionHistory(v int) *VirtualMachineUpda
 	return _u
 }
 
+// SetRevisionHistory sets the "revision_history" field.
+func (_u *VirtualMachineUpdate) SetRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineUpdate {
+	_u.mutation.SetRevisionHistory(v)
+	return _u
+}
+
+// AppendRevisionHistory appends value to the "revision_history" field.
+func (_u *VirtualMachineUpdate) AppendRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineUpdate {
+	_u.mutation.AppendRevisionHistory(v)
+	return _u
+}
+
+// ClearRevisionHistory clears the value of the "revision_history" field.
+func (_u *VirtualMachineUpdate) ClearRevisionHistory() *VirtualMachineUpdate {
+	_u.mutation.ClearRevisionHistory()
+	return _u
+}
+
 // SetAllocatedVcpus sets the "allocated_vcpus" field.
 func (_u *VirtualMachineUpdate) SetAllocatedVcpus(v int) *VirtualMachineUpdate {
 	_u.mutation.ResetAllocatedVcpus()
@@ -296,6 +318,26 @@ func (_u *VirtualMachineUpdate) AddAllocatedDiskGB(v int64) *VirtualMachineUpdat
 	return _u
 }
 
+// SetUserData sets the "user_data" field.
+func (_u *VirtualMachineUpdate) SetUserData(v string) *VirtualMachineUpdate {
+	_u.mutation.SetUserData(v)
+	return _u
+}
+
+// SetNillableUserData sets the "user_data" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableUserData(v *string) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetUserData(*v)
+	}
+	return _u
+}
+
+// ClearUserData clears the value of the "user_data" field.
+func (_u *VirtualMachineUpdate) ClearUserData() *VirtualMachineUpdate {
+	_u.mutation.ClearUserData()
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *VirtualMachineUpdate) SetTenantID(id int) *VirtualMachineUpdate {
 	_u.mutation.SetTenantID(id)
@@ -346,6 +388,25 @@ func (_u *VirtualMachineUpdate) SetNillableImageID(id *int) *VirtualMachineUpdat
 // SetImage sets the "image" edge to the Image entity.
 func (_u *VirtualMachineUpdate) SetImage(v *Image) *VirtualMachineUpdate {
 	return _u.SetImageID(v.ID)
+}
+
+// SetAvailabilityZoneID sets the "availability_zone" edge to the AvailabilityZone entity by ID.
+func (_u *VirtualMachineUpdate) SetAvailabilityZoneID(id int) *VirtualMachineUpdate {
+	_u.mutation.SetAvailabilityZoneID(id)
+	return _u
+}
+
+// SetNillableAvailabilityZoneID sets the "availability_zone" edge to the AvailabilityZone entity by ID if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableAvailabilityZoneID(id *int) *VirtualMachineUpdate {
+	if id != nil {
+		_u = _u.SetAvailabilityZoneID(*id)
+	}
+	return _u
+}
+
+// SetAvailabilityZone sets the "availability_zone" edge to the AvailabilityZone entity.
+func (_u *VirtualMachineUpdate) SetAvailabilityZone(v *AvailabilityZone) *VirtualMachineUpdate {
+	return _u.SetAvailabilityZoneID(v.ID)
 }
 
 // SetClusterID sets the "cluster" edge to the Cluster entity by ID.
@@ -469,6 +530,36 @@ func (_u *VirtualMachineUpdate) AddAssignments(v ...*Assignment) *VirtualMachine
 	return _u.AddAssignmentIDs(ids...)
 }
 
+// AddNetworkIDs adds the "networks" edge to the Network entity by IDs.
+func (_u *VirtualMachineUpdate) AddNetworkIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.AddNetworkIDs(ids...)
+	return _u
+}
+
+// AddNetworks adds the "networks" edges to the Network entity.
+func (_u *VirtualMachineUpdate) AddNetworks(v ...*Network) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddNetworkIDs(ids...)
+}
+
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_u *VirtualMachineUpdate) AddSSHKeyIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.AddSSHKeyIDs(ids...)
+	return _u
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_u *VirtualMachineUpdate) AddSSHKeys(v ...*SSHKey) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSSHKeyIDs(ids...)
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
 func (_u *VirtualMachineUpdate) AddMaintainerIDs(ids ...int) *VirtualMachineUpdate {
 	_u.mutation.AddMaintainerIDs(ids...)
@@ -525,6 +616,12 @@ func (_u *VirtualMachineUpdate) ClearFlavor() *VirtualMachineUpdate {
 // ClearImage clears the "image" edge to the Image entity.
 func (_u *VirtualMachineUpdate) ClearImage() *VirtualMachineUpdate {
 	_u.mutation.ClearImage()
+	return _u
+}
+
+// ClearAvailabilityZone clears the "availability_zone" edge to the AvailabilityZone entity.
+func (_u *VirtualMachineUpdate) ClearAvailabilityZone() *VirtualMachineUpdate {
+	_u.mutation.ClearAvailabilityZone()
 	return _u
 }
 
@@ -613,6 +710,48 @@ func (_u *VirtualMachineUpdate) RemoveAssignments(v ...*Assignment) *VirtualMach
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveAssignmentIDs(ids...)
+}
+
+// ClearNetworks clears all "networks" edges to the Network entity.
+func (_u *VirtualMachineUpdate) ClearNetworks() *VirtualMachineUpdate {
+	_u.mutation.ClearNetworks()
+	return _u
+}
+
+// RemoveNetworkIDs removes the "networks" edge to Network entities by IDs.
+func (_u *VirtualMachineUpdate) RemoveNetworkIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.RemoveNetworkIDs(ids...)
+	return _u
+}
+
+// RemoveNetworks removes "networks" edges to Network entities.
+func (_u *VirtualMachineUpdate) RemoveNetworks(v ...*Network) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveNetworkIDs(ids...)
+}
+
+// ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
+func (_u *VirtualMachineUpdate) ClearSSHKeys() *VirtualMachineUpdate {
+	_u.mutation.ClearSSHKeys()
+	return _u
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to SSHKey entities by IDs.
+func (_u *VirtualMachineUpdate) RemoveSSHKeyIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.RemoveSSHKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSSHKeys removes "ssh_keys" edges to SSHKey entities.
+func (_u *VirtualMachineUpdate) RemoveSSHKeys(v ...*SSHKey) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSSHKeyIDs(ids...)
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -766,6 +905,11 @@ func (_u *VirtualMachineUpdate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.UserData(); ok {
+		if err := virtualmachine.UserDataValidator(v); err != nil {
+			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "VirtualMachine.tenant"`)
 	}
@@ -850,6 +994,17 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if value, ok := _u.mutation.AddedMaxRevisionHistory(); ok {
 		_spec.AddField(virtualmachine.FieldMaxRevisionHistory, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.RevisionHistory(); ok {
+		_spec.SetField(virtualmachine.FieldRevisionHistory, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedRevisionHistory(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, virtualmachine.FieldRevisionHistory, value)
+		})
+	}
+	if _u.mutation.RevisionHistoryCleared() {
+		_spec.ClearField(virtualmachine.FieldRevisionHistory, field.TypeJSON)
+	}
 	if value, ok := _u.mutation.AllocatedVcpus(); ok {
 		_spec.SetField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
 	}
@@ -867,6 +1022,12 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UserData(); ok {
+		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
+	}
+	if _u.mutation.UserDataCleared() {
+		_spec.ClearField(virtualmachine.FieldUserData, field.TypeString)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -977,6 +1138,35 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AvailabilityZoneCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.AvailabilityZoneTable,
+			Columns: []string{virtualmachine.AvailabilityZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(availabilityzone.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AvailabilityZoneIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.AvailabilityZoneTable,
+			Columns: []string{virtualmachine.AvailabilityZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(availabilityzone.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -1228,6 +1418,96 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedNetworksIDs(); len(nodes) > 0 && !_u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.NetworksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSSHKeysIDs(); len(nodes) > 0 && !_u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -1537,6 +1817,24 @@ func (_u *VirtualMachineUpdateOne) AddMaxRevisionHistory(v int) *VirtualMachineU
 	return _u
 }
 
+// SetRevisionHistory sets the "revision_history" field.
+func (_u *VirtualMachineUpdateOne) SetRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineUpdateOne {
+	_u.mutation.SetRevisionHistory(v)
+	return _u
+}
+
+// AppendRevisionHistory appends value to the "revision_history" field.
+func (_u *VirtualMachineUpdateOne) AppendRevisionHistory(v []fieldtype.VMRevision) *VirtualMachineUpdateOne {
+	_u.mutation.AppendRevisionHistory(v)
+	return _u
+}
+
+// ClearRevisionHistory clears the value of the "revision_history" field.
+func (_u *VirtualMachineUpdateOne) ClearRevisionHistory() *VirtualMachineUpdateOne {
+	_u.mutation.ClearRevisionHistory()
+	return _u
+}
+
 // SetAllocatedVcpus sets the "allocated_vcpus" field.
 func (_u *VirtualMachineUpdateOne) SetAllocatedVcpus(v int) *VirtualMachineUpdateOne {
 	_u.mutation.ResetAllocatedVcpus()
@@ -1600,6 +1898,26 @@ func (_u *VirtualMachineUpdateOne) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 	return _u
 }
 
+// SetUserData sets the "user_data" field.
+func (_u *VirtualMachineUpdateOne) SetUserData(v string) *VirtualMachineUpdateOne {
+	_u.mutation.SetUserData(v)
+	return _u
+}
+
+// SetNillableUserData sets the "user_data" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableUserData(v *string) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetUserData(*v)
+	}
+	return _u
+}
+
+// ClearUserData clears the value of the "user_data" field.
+func (_u *VirtualMachineUpdateOne) ClearUserData() *VirtualMachineUpdateOne {
+	_u.mutation.ClearUserData()
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *VirtualMachineUpdateOne) SetTenantID(id int) *VirtualMachineUpdateOne {
 	_u.mutation.SetTenantID(id)
@@ -1650,6 +1968,25 @@ func (_u *VirtualMachineUpdateOne) SetNillableImageID(id *int) *VirtualMachineUp
 // SetImage sets the "image" edge to the Image entity.
 func (_u *VirtualMachineUpdateOne) SetImage(v *Image) *VirtualMachineUpdateOne {
 	return _u.SetImageID(v.ID)
+}
+
+// SetAvailabilityZoneID sets the "availability_zone" edge to the AvailabilityZone entity by ID.
+func (_u *VirtualMachineUpdateOne) SetAvailabilityZoneID(id int) *VirtualMachineUpdateOne {
+	_u.mutation.SetAvailabilityZoneID(id)
+	return _u
+}
+
+// SetNillableAvailabilityZoneID sets the "availability_zone" edge to the AvailabilityZone entity by ID if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableAvailabilityZoneID(id *int) *VirtualMachineUpdateOne {
+	if id != nil {
+		_u = _u.SetAvailabilityZoneID(*id)
+	}
+	return _u
+}
+
+// SetAvailabilityZone sets the "availability_zone" edge to the AvailabilityZone entity.
+func (_u *VirtualMachineUpdateOne) SetAvailabilityZone(v *AvailabilityZone) *VirtualMachineUpdateOne {
+	return _u.SetAvailabilityZoneID(v.ID)
 }
 
 // SetClusterID sets the "cluster" edge to the Cluster entity by ID.
@@ -1773,6 +2110,36 @@ func (_u *VirtualMachineUpdateOne) AddAssignments(v ...*Assignment) *VirtualMach
 	return _u.AddAssignmentIDs(ids...)
 }
 
+// AddNetworkIDs adds the "networks" edge to the Network entity by IDs.
+func (_u *VirtualMachineUpdateOne) AddNetworkIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.AddNetworkIDs(ids...)
+	return _u
+}
+
+// AddNetworks adds the "networks" edges to the Network entity.
+func (_u *VirtualMachineUpdateOne) AddNetworks(v ...*Network) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddNetworkIDs(ids...)
+}
+
+// AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
+func (_u *VirtualMachineUpdateOne) AddSSHKeyIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.AddSSHKeyIDs(ids...)
+	return _u
+}
+
+// AddSSHKeys adds the "ssh_keys" edges to the SSHKey entity.
+func (_u *VirtualMachineUpdateOne) AddSSHKeys(v ...*SSHKey) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSSHKeyIDs(ids...)
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
 func (_u *VirtualMachineUpdateOne) AddMaintainerIDs(ids ...int) *VirtualMachineUpdateOne {
 	_u.mutation.AddMaintainerIDs(ids...)
@@ -1829,6 +2196,12 @@ func (_u *VirtualMachineUpdateOne) ClearFlavor() *VirtualMachineUpdateOne {
 // ClearImage clears the "image" edge to the Image entity.
 func (_u *VirtualMachineUpdateOne) ClearImage() *VirtualMachineUpdateOne {
 	_u.mutation.ClearImage()
+	return _u
+}
+
+// ClearAvailabilityZone clears the "availability_zone" edge to the AvailabilityZone entity.
+func (_u *VirtualMachineUpdateOne) ClearAvailabilityZone() *VirtualMachineUpdateOne {
+	_u.mutation.ClearAvailabilityZone()
 	return _u
 }
 
@@ -1917,6 +2290,48 @@ func (_u *VirtualMachineUpdateOne) RemoveAssignments(v ...*Assignment) *VirtualM
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveAssignmentIDs(ids...)
+}
+
+// ClearNetworks clears all "networks" edges to the Network entity.
+func (_u *VirtualMachineUpdateOne) ClearNetworks() *VirtualMachineUpdateOne {
+	_u.mutation.ClearNetworks()
+	return _u
+}
+
+// RemoveNetworkIDs removes the "networks" edge to Network entities by IDs.
+func (_u *VirtualMachineUpdateOne) RemoveNetworkIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.RemoveNetworkIDs(ids...)
+	return _u
+}
+
+// RemoveNetworks removes "networks" edges to Network entities.
+func (_u *VirtualMachineUpdateOne) RemoveNetworks(v ...*Network) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveNetworkIDs(ids...)
+}
+
+// ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
+func (_u *VirtualMachineUpdateOne) ClearSSHKeys() *VirtualMachineUpdateOne {
+	_u.mutation.ClearSSHKeys()
+	return _u
+}
+
+// RemoveSSHKeyIDs removes the "ssh_keys" edge to SSHKey entities by IDs.
+func (_u *VirtualMachineUpdateOne) RemoveSSHKeyIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.RemoveSSHKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSSHKeys removes "ssh_keys" edges to SSHKey entities.
+func (_u *VirtualMachineUpdateOne) RemoveSSHKeys(v ...*SSHKey) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSSHKeyIDs(ids...)
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -2083,6 +2498,11 @@ func (_u *VirtualMachineUpdateOne) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.UserData(); ok {
+		if err := virtualmachine.UserDataValidator(v); err != nil {
+			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "VirtualMachine.tenant"`)
 	}
@@ -2184,6 +2604,17 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	if value, ok := _u.mutation.AddedMaxRevisionHistory(); ok {
 		_spec.AddField(virtualmachine.FieldMaxRevisionHistory, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.RevisionHistory(); ok {
+		_spec.SetField(virtualmachine.FieldRevisionHistory, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedRevisionHistory(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, virtualmachine.FieldRevisionHistory, value)
+		})
+	}
+	if _u.mutation.RevisionHistoryCleared() {
+		_spec.ClearField(virtualmachine.FieldRevisionHistory, field.TypeJSON)
+	}
 	if value, ok := _u.mutation.AllocatedVcpus(); ok {
 		_spec.SetField(virtualmachine.FieldAllocatedVcpus, field.TypeInt, value)
 	}
@@ -2201,6 +2632,12 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UserData(); ok {
+		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
+	}
+	if _u.mutation.UserDataCleared() {
+		_spec.ClearField(virtualmachine.FieldUserData, field.TypeString)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -2311,6 +2748,35 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AvailabilityZoneCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.AvailabilityZoneTable,
+			Columns: []string{virtualmachine.AvailabilityZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(availabilityzone.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AvailabilityZoneIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.AvailabilityZoneTable,
+			Columns: []string{virtualmachine.AvailabilityZoneColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(availabilityzone.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -2562,6 +3028,96 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedNetworksIDs(); len(nodes) > 0 && !_u.mutation.NetworksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.NetworksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.NetworksTable,
+			Columns: virtualmachine.NetworksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSSHKeysIDs(); len(nodes) > 0 && !_u.mutation.SSHKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SSHKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: false,
+			Table:   virtualmachine.SSHKeysTable,
+			Columns: virtualmachine.SSHKeysPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

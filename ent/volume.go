@@ -26,14 +26,18 @@ type Volume struct {
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
+	// Description holds the value of the "description" field.
+	Description string `json:"description,omitempty"`
 	// SizeGB holds the value of the "size_gb" field.
 	SizeGB int64 `json:"size_gb,omitempty"`
-	// Type holds the value of the "type" field.
+	// the storage the seed names (HDD, SSD, NVMe); the volume is created in the storage pool its node's agent keeps for that type
 	Type volume.Type `json:"type,omitempty"`
-	// StoragePool holds the value of the "storage_pool" field.
+	// the node's storage pool holding the volume, set when it is placed
 	StoragePool string `json:"storage_pool,omitempty"`
-	// Status holds the value of the "status" field.
+	// PENDING until first attached (a volume lives on the node of the first VM it is attached to), CREATING while that node's agent creates it, AVAILABLE on the node and unattached, ATTACHING/DETACHING until the VM's domain has it or not, ATTACHED, DELETING until its data is gone
 	Status volume.Status `json:"status,omitempty"`
+	// what is happening to the volume, e.g. that an attach takes effect at the VM's next start
+	StatusReason string `json:"status_reason,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the VolumeQuery when eager-loading is set.
 	Edges                   VolumeEdges `json:"edges"`
@@ -49,7 +53,7 @@ type VolumeEdges struct {
 	Tenant *Tenant `json:"tenant,omitempty"`
 	// Node holds the value of the node edge.
 	Node *ComputeNode `json:"node,omitempty"`
-	// VirtualMachine holds the value of the virtual_machine edge.
+	// the VM it is attached to (or being attached to or detached from); attachVolume and detachVolume change it
 	VirtualMachine *VirtualMachine `json:"virtual_machine,omitempty"`
 	// Assignments holds the value of the assignments edge.
 	Assignments []*Assignment `json:"assignments,omitempty"`
@@ -111,7 +115,7 @@ func (*Volume) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case volume.FieldID, volume.FieldSizeGB:
 			values[i] = new(sql.NullInt64)
-		case volume.FieldName, volume.FieldType, volume.FieldStoragePool, volume.FieldStatus:
+		case volume.FieldName, volume.FieldDescription, volume.FieldType, volume.FieldStoragePool, volume.FieldStatus, volume.FieldStatusReason:
 			values[i] = new(sql.NullString)
 		case volume.FieldCreatedAt, volume.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -160,6 +164,12 @@ func (_m *Volume) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Name = value.String
 			}
+		case volume.FieldDescription:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field description", values[i])
+			} else if value.Valid {
+				_m.Description = value.String
+			}
 		case volume.FieldSizeGB:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field size_gb", values[i])
@@ -183,6 +193,12 @@ func (_m *Volume) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = volume.Status(value.String)
+			}
+		case volume.FieldStatusReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field status_reason", values[i])
+			} else if value.Valid {
+				_m.StatusReason = value.String
 			}
 		case volume.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -270,6 +286,9 @@ func (_m *Volume) String() string {
 	builder.WriteString("name=")
 	builder.WriteString(_m.Name)
 	builder.WriteString(", ")
+	builder.WriteString("description=")
+	builder.WriteString(_m.Description)
+	builder.WriteString(", ")
 	builder.WriteString("size_gb=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SizeGB))
 	builder.WriteString(", ")
@@ -281,6 +300,9 @@ func (_m *Volume) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("status_reason=")
+	builder.WriteString(_m.StatusReason)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -60,6 +60,20 @@ func (_c *VolumeCreate) SetName(v string) *VolumeCreate {
 	return _c
 }
 
+// SetDescription sets the "description" field.
+func (_c *VolumeCreate) SetDescription(v string) *VolumeCreate {
+	_c.mutation.SetDescription(v)
+	return _c
+}
+
+// SetNillableDescription sets the "description" field if the given value is not nil.
+func (_c *VolumeCreate) SetNillableDescription(v *string) *VolumeCreate {
+	if v != nil {
+		_c.SetDescription(*v)
+	}
+	return _c
+}
+
 // SetSizeGB sets the "size_gb" field.
 func (_c *VolumeCreate) SetSizeGB(v int64) *VolumeCreate {
 	_c.mutation.SetSizeGB(v)
@@ -104,6 +118,20 @@ func (_c *VolumeCreate) SetStatus(v volume.Status) *VolumeCreate {
 func (_c *VolumeCreate) SetNillableStatus(v *volume.Status) *VolumeCreate {
 	if v != nil {
 		_c.SetStatus(*v)
+	}
+	return _c
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (_c *VolumeCreate) SetStatusReason(v string) *VolumeCreate {
+	_c.mutation.SetStatusReason(v)
+	return _c
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_c *VolumeCreate) SetNillableStatusReason(v *string) *VolumeCreate {
+	if v != nil {
+		_c.SetStatusReason(*v)
 	}
 	return _c
 }
@@ -250,6 +278,11 @@ func (_c *VolumeCreate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Volume.name": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.Description(); ok {
+		if err := volume.DescriptionValidator(v); err != nil {
+			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Volume.description": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.SizeGB(); !ok {
 		return &ValidationError{Name: "size_gb", err: errors.New(`ent: missing required field "Volume.size_gb"`)}
 	}
@@ -277,6 +310,11 @@ func (_c *VolumeCreate) check() error {
 	if v, ok := _c.mutation.Status(); ok {
 		if err := volume.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Volume.status": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.StatusReason(); ok {
+		if err := volume.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "Volume.status_reason": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -321,6 +359,10 @@ func (_c *VolumeCreate) createSpec() (*Volume, *sqlgraph.CreateSpec) {
 		_spec.SetField(volume.FieldName, field.TypeString, value)
 		_node.Name = value
 	}
+	if value, ok := _c.mutation.Description(); ok {
+		_spec.SetField(volume.FieldDescription, field.TypeString, value)
+		_node.Description = value
+	}
 	if value, ok := _c.mutation.SizeGB(); ok {
 		_spec.SetField(volume.FieldSizeGB, field.TypeInt64, value)
 		_node.SizeGB = value
@@ -336,6 +378,10 @@ func (_c *VolumeCreate) createSpec() (*Volume, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(volume.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.StatusReason(); ok {
+		_spec.SetField(volume.FieldStatusReason, field.TypeString, value)
+		_node.StatusReason = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -480,6 +526,24 @@ func (u *VolumeUpsert) UpdateName() *VolumeUpsert {
 	return u
 }
 
+// SetDescription sets the "description" field.
+func (u *VolumeUpsert) SetDescription(v string) *VolumeUpsert {
+	u.Set(volume.FieldDescription, v)
+	return u
+}
+
+// UpdateDescription sets the "description" field to the value that was provided on create.
+func (u *VolumeUpsert) UpdateDescription() *VolumeUpsert {
+	u.SetExcluded(volume.FieldDescription)
+	return u
+}
+
+// ClearDescription clears the value of the "description" field.
+func (u *VolumeUpsert) ClearDescription() *VolumeUpsert {
+	u.SetNull(volume.FieldDescription)
+	return u
+}
+
 // SetSizeGB sets the "size_gb" field.
 func (u *VolumeUpsert) SetSizeGB(v int64) *VolumeUpsert {
 	u.Set(volume.FieldSizeGB, v)
@@ -537,6 +601,24 @@ func (u *VolumeUpsert) SetStatus(v volume.Status) *VolumeUpsert {
 // UpdateStatus sets the "status" field to the value that was provided on create.
 func (u *VolumeUpsert) UpdateStatus() *VolumeUpsert {
 	u.SetExcluded(volume.FieldStatus)
+	return u
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *VolumeUpsert) SetStatusReason(v string) *VolumeUpsert {
+	u.Set(volume.FieldStatusReason, v)
+	return u
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *VolumeUpsert) UpdateStatusReason() *VolumeUpsert {
+	u.SetExcluded(volume.FieldStatusReason)
+	return u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *VolumeUpsert) ClearStatusReason() *VolumeUpsert {
+	u.SetNull(volume.FieldStatusReason)
 	return u
 }
 
@@ -613,6 +695,27 @@ func (u *VolumeUpsertOne) UpdateName() *VolumeUpsertOne {
 	})
 }
 
+// SetDescription sets the "description" field.
+func (u *VolumeUpsertOne) SetDescription(v string) *VolumeUpsertOne {
+	return u.Update(func(s *VolumeUpsert) {
+		s.SetDescription(v)
+	})
+}
+
+// UpdateDescription sets the "description" field to the value that was provided on create.
+func (u *VolumeUpsertOne) UpdateDescription() *VolumeUpsertOne {
+	return u.Update(func(s *VolumeUpsert) {
+		s.UpdateDescription()
+	})
+}
+
+// ClearDescription clears the value of the "description" field.
+func (u *VolumeUpsertOne) ClearDescription() *VolumeUpsertOne {
+	return u.Update(func(s *VolumeUpsert) {
+		s.ClearDescription()
+	})
+}
+
 // SetSizeGB sets the "size_gb" field.
 func (u *VolumeUpsertOne) SetSizeGB(v int64) *VolumeUpsertOne {
 	return u.Update(func(s *VolumeUpsert) {
@@ -680,6 +783,27 @@ func (u *VolumeUpsertOne) SetStatus(v volume.Status) *VolumeUpsertOne {
 func (u *VolumeUpsertOne) UpdateStatus() *VolumeUpsertOne {
 	return u.Update(func(s *VolumeUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *VolumeUpsertOne) SetStatusReason(v string) *VolumeUpsertOne {
+	return u.Update(func(s *VolumeUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *VolumeUpsertOne) UpdateStatusReason() *VolumeUpsertOne {
+	return u.Update(func(s *VolumeUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *VolumeUpsertOne) ClearStatusReason() *VolumeUpsertOne {
+	return u.Update(func(s *VolumeUpsert) {
+		s.ClearStatusReason()
 	})
 }
 
@@ -922,6 +1046,27 @@ func (u *VolumeUpsertBulk) UpdateName() *VolumeUpsertBulk {
 	})
 }
 
+// SetDescription sets the "description" field.
+func (u *VolumeUpsertBulk) SetDescription(v string) *VolumeUpsertBulk {
+	return u.Update(func(s *VolumeUpsert) {
+		s.SetDescription(v)
+	})
+}
+
+// UpdateDescription sets the "description" field to the value that was provided on create.
+func (u *VolumeUpsertBulk) UpdateDescription() *VolumeUpsertBulk {
+	return u.Update(func(s *VolumeUpsert) {
+		s.UpdateDescription()
+	})
+}
+
+// ClearDescription clears the value of the "description" field.
+func (u *VolumeUpsertBulk) ClearDescription() *VolumeUpsertBulk {
+	return u.Update(func(s *VolumeUpsert) {
+		s.ClearDescription()
+	})
+}
+
 // SetSizeGB sets the "size_gb" field.
 func (u *VolumeUpsertBulk) SetSizeGB(v int64) *VolumeUpsertBulk {
 	return u.Update(func(s *VolumeUpsert) {
@@ -989,6 +1134,27 @@ func (u *VolumeUpsertBulk) SetStatus(v volume.Status) *VolumeUpsertBulk {
 func (u *VolumeUpsertBulk) UpdateStatus() *VolumeUpsertBulk {
 	return u.Update(func(s *VolumeUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *VolumeUpsertBulk) SetStatusReason(v string) *VolumeUpsertBulk {
+	return u.Update(func(s *VolumeUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *VolumeUpsertBulk) UpdateStatusReason() *VolumeUpsertBulk {
+	return u.Update(func(s *VolumeUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *VolumeUpsertBulk) ClearStatusReason() *VolumeUpsertBulk {
+	return u.Update(func(s *VolumeUpsert) {
+		s.ClearStatusReason()
 	})
 }
 

@@ -53,6 +53,26 @@ func (_u *VolumeUpdate) SetNillableName(v *string) *VolumeUpdate {
 	return _u
 }
 
+// SetDescription sets the "description" field.
+func (_u *VolumeUpdate) SetDescription(v string) *VolumeUpdate {
+	_u.mutation.SetDescription(v)
+	return _u
+}
+
+// SetNillableDescription sets the "description" field if the given value is not nil.
+func (_u *VolumeUpdate) SetNillableDescription(v *string) *VolumeUpdate {
+	if v != nil {
+		_u.SetDescription(*v)
+	}
+	return _u
+}
+
+// ClearDescription clears the value of the "description" field.
+func (_u *VolumeUpdate) ClearDescription() *VolumeUpdate {
+	_u.mutation.ClearDescription()
+	return _u
+}
+
 // SetSizeGB sets the "size_gb" field.
 func (_u *VolumeUpdate) SetSizeGB(v int64) *VolumeUpdate {
 	_u.mutation.ResetSizeGB()
@@ -119,6 +139,26 @@ func (_u *VolumeUpdate) SetNillableStatus(v *volume.Status) *VolumeUpdate {
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (_u *VolumeUpdate) SetStatusReason(v string) *VolumeUpdate {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *VolumeUpdate) SetNillableStatusReason(v *string) *VolumeUpdate {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *VolumeUpdate) ClearStatusReason() *VolumeUpdate {
+	_u.mutation.ClearStatusReason()
 	return _u
 }
 
@@ -279,6 +319,11 @@ func (_u *VolumeUpdate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Volume.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Description(); ok {
+		if err := volume.DescriptionValidator(v); err != nil {
+			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Volume.description": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.SizeGB(); ok {
 		if err := volume.SizeGBValidator(v); err != nil {
 			return &ValidationError{Name: "size_gb", err: fmt.Errorf(`ent: validator failed for field "Volume.size_gb": %w`, err)}
@@ -297,6 +342,11 @@ func (_u *VolumeUpdate) check() error {
 	if v, ok := _u.mutation.Status(); ok {
 		if err := volume.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Volume.status": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := volume.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "Volume.status_reason": %w`, err)}
 		}
 	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
@@ -329,6 +379,12 @@ func (_u *VolumeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(volume.FieldName, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Description(); ok {
+		_spec.SetField(volume.FieldDescription, field.TypeString, value)
+	}
+	if _u.mutation.DescriptionCleared() {
+		_spec.ClearField(volume.FieldDescription, field.TypeString)
+	}
 	if value, ok := _u.mutation.SizeGB(); ok {
 		_spec.SetField(volume.FieldSizeGB, field.TypeInt64, value)
 	}
@@ -346,6 +402,12 @@ func (_u *VolumeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(volume.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(volume.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(volume.FieldStatusReason, field.TypeString)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -521,6 +583,26 @@ func (_u *VolumeUpdateOne) SetNillableName(v *string) *VolumeUpdateOne {
 	return _u
 }
 
+// SetDescription sets the "description" field.
+func (_u *VolumeUpdateOne) SetDescription(v string) *VolumeUpdateOne {
+	_u.mutation.SetDescription(v)
+	return _u
+}
+
+// SetNillableDescription sets the "description" field if the given value is not nil.
+func (_u *VolumeUpdateOne) SetNillableDescription(v *string) *VolumeUpdateOne {
+	if v != nil {
+		_u.SetDescription(*v)
+	}
+	return _u
+}
+
+// ClearDescription clears the value of the "description" field.
+func (_u *VolumeUpdateOne) ClearDescription() *VolumeUpdateOne {
+	_u.mutation.ClearDescription()
+	return _u
+}
+
 // SetSizeGB sets the "size_gb" field.
 func (_u *VolumeUpdateOne) SetSizeGB(v int64) *VolumeUpdateOne {
 	_u.mutation.ResetSizeGB()
@@ -587,6 +669,26 @@ func (_u *VolumeUpdateOne) SetNillableStatus(v *volume.Status) *VolumeUpdateOne 
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (_u *VolumeUpdateOne) SetStatusReason(v string) *VolumeUpdateOne {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *VolumeUpdateOne) SetNillableStatusReason(v *string) *VolumeUpdateOne {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *VolumeUpdateOne) ClearStatusReason() *VolumeUpdateOne {
+	_u.mutation.ClearStatusReason()
 	return _u
 }
 
@@ -760,6 +862,11 @@ func (_u *VolumeUpdateOne) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Volume.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Description(); ok {
+		if err := volume.DescriptionValidator(v); err != nil {
+			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Volume.description": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.SizeGB(); ok {
 		if err := volume.SizeGBValidator(v); err != nil {
 			return &ValidationError{Name: "size_gb", err: fmt.Errorf(`ent: validator failed for field "Volume.size_gb": %w`, err)}
@@ -778,6 +885,11 @@ func (_u *VolumeUpdateOne) check() error {
 	if v, ok := _u.mutation.Status(); ok {
 		if err := volume.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Volume.status": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := volume.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "Volume.status_reason": %w`, err)}
 		}
 	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
@@ -827,6 +939,12 @@ func (_u *VolumeUpdateOne) sqlSave(ctx context.Context) (_node *Volume, err erro
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(volume.FieldName, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Description(); ok {
+		_spec.SetField(volume.FieldDescription, field.TypeString, value)
+	}
+	if _u.mutation.DescriptionCleared() {
+		_spec.ClearField(volume.FieldDescription, field.TypeString)
+	}
 	if value, ok := _u.mutation.SizeGB(); ok {
 		_spec.SetField(volume.FieldSizeGB, field.TypeInt64, value)
 	}
@@ -844,6 +962,12 @@ func (_u *VolumeUpdateOne) sqlSave(ctx context.Context) (_node *Volume, err erro
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(volume.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(volume.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(volume.FieldStatusReason, field.TypeString)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -46,6 +46,12 @@ func Provision(ctx context.Context, c *ent.Client, ids *identity.Service, nodeID
 // runs the fleet until ctx ends: what `server --demo` does so that demo nodes heartbeat and
 // their VMs become ACTIVE. Operations take a few hundred milliseconds and never fail.
 func RunDemo(ctx context.Context, c *ent.Client, ids *identity.Service, apiURL string, log *slog.Logger) error {
+	return RunDemoNotify(ctx, c, ids, apiURL, log, nil)
+}
+
+// RunDemoNotify is RunDemo calling started, when not nil, with the number of simulated nodes
+// once every agent was given its token and the fleet starts.
+func RunDemoNotify(ctx context.Context, c *ent.Client, ids *identity.Service, apiURL string, log *slog.Logger, started func(nodes int)) error {
 	nodes, err := Provision(ctx, c, ids, nil)
 	if err != nil {
 		return err
@@ -60,6 +66,9 @@ func RunDemo(ctx context.Context, c *ent.Client, ids *identity.Service, apiURL s
 		return err
 	}
 	log.Info("simulated fleet started", "nodes", f.Size(), "api", apiURL)
+	if started != nil {
+		started(f.Size())
+	}
 	return f.Run(ctx)
 }
 

@@ -10,9 +10,38 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/graph/model"
+	"github.com/virtflow/virtflow/livestatus"
 )
 
 // CloseAlert is the resolver for the closeAlert field.
 func (r *mutationResolver) CloseAlert(ctx context.Context, id int) (*ent.Alert, error) {
 	return alerting.Close(ctx, r.ent(ctx), id)
+}
+
+// AcknowledgeAlert is the resolver for the acknowledgeAlert field.
+func (r *mutationResolver) AcknowledgeAlert(ctx context.Context, id int) (*ent.Alert, error) {
+	return alerting.Acknowledge(ctx, r.ent(ctx), id)
+}
+
+// ReportEvents is the resolver for the reportEvents field.
+func (r *mutationResolver) ReportEvents(ctx context.Context, input []*model.ReportEventInput) ([]*ent.Event, error) {
+	in := make([]alerting.EventInput, len(input))
+	for i, e := range input {
+		in[i] = alerting.EventInput{NodeID: e.NodeID, CheckName: e.CheckName, Status: e.Status, CheckID: e.CheckID, Labels: e.Labels}
+		if e.Output != nil {
+			in[i].Output = *e.Output
+		}
+	}
+	return alerting.Report(ctx, r.ent(ctx), in)
+}
+
+// ChecksForNode is the resolver for the checksForNode field.
+func (r *queryResolver) ChecksForNode(ctx context.Context, nodeID int) ([]*ent.Check, error) {
+	return alerting.ChecksForNode(ctx, r.ent(ctx), nodeID)
+}
+
+// AlertChanged is the resolver for the alertChanged field.
+func (r *subscriptionResolver) AlertChanged(ctx context.Context, id *int) (<-chan *ent.Alert, error) {
+	return livestatus.Alerts(ctx, r.client, id)
 }

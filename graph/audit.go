@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/graph/model"
 	"github.com/virtflow/virtflow/identity"
 )
 
@@ -64,6 +65,10 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	if tok, ok := entry.Subject.(*ent.APIToken); ok && authz.FromContext(ctx) == nil && tok.Edges.Owner != nil {
 		// login: nobody was signed in yet; the actor is who signed in.
 		entry.Actor, entry.ActorID = tok.Edges.Owner.Username, tok.Edges.Owner.ID
+	}
+	if reg, ok := res.(*model.RegisterNodePayload); ok && reg.APIToken != nil && reg.APIToken.Edges.Owner != nil {
+		// registerNode: signed in by its join token only; the actor is the node's agent.
+		entry.Actor, entry.ActorID = reg.APIToken.Edges.Owner.Username, reg.APIToken.Edges.Owner.ID
 	}
 	if err := audit.Write(ctx, client, entry); err != nil {
 		return nil, err

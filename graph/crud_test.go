@@ -91,6 +91,22 @@ var crudCases = map[string]crudCase{
 		defaults: map[string]any{"priority": 100, "enabled": true, "aggregateWindowSeconds": 0},
 		update:   set("priority", 10, "enabled", false, "hookURL", "https://hooks.example.com/x"),
 	},
+	"Check": {
+		create: func(*fx) map[string]any {
+			return map[string]any{"name": uniq("disk"), "command": "/usr/lib/nagios/plugins/check_disk -w 10%", "intervalSeconds": 30}
+		},
+		defaults: map[string]any{"timeoutSeconds": 10, "occurrences": 1, "enabled": true, "reissueDurationSeconds": 3600},
+		update:   set("intervalSeconds", 120, "enabled", false),
+	},
+	"Silence": {
+		create: func(*fx) map[string]any {
+			return map[string]any{"nodePattern": uniq("node-r1") + "-*", "startsAt": "2030-01-01T00:00:00Z", "endsAt": "2030-01-02T00:00:00Z",
+				"comment": "kernel update"}
+		},
+		where:    by("nodePattern"),
+		defaults: map[string]any{"checkNamePattern": "*", "hostPattern": "*"},
+		update:   set("comment", "kernel update, extended", "endsAt", "2030-01-03T00:00:00Z"),
+	},
 	"Flavor": {
 		create: func(f *fx) map[string]any {
 			return map[string]any{"name": uniq("m1-small"), "vcpus": 2, "memoryMB": 4096, "providerID": f.Provider()}
@@ -151,8 +167,9 @@ var crudCases = map[string]crudCase{
 		create: func(*fx) map[string]any {
 			return map[string]any{"name": uniq("noble"), "source": "https://cloud-images.example.com/noble.img", "osName": "Ubuntu"}
 		},
-		defaults: map[string]any{"osType": "LINUX", "format": "QCOW2", "status": "ACTIVE", "minVcpus": 1, "minMemoryMB": 512},
-		update:   set("status", "DEPRECATED", "checksum", "sha256:00"),
+		// A new image waits for its bytes (fetched from the URL by the worker): PENDING.
+		defaults: map[string]any{"osType": "LINUX", "format": "QCOW2", "status": "PENDING", "minVcpus": 1, "minMemoryMB": 512},
+		update:   set("description", "noble cloud image", "checksum", "sha256:"+strings.Repeat("ab", 32)),
 	},
 	"KubernetesCluster": {
 		create: func(f *fx) map[string]any {
@@ -307,12 +324,19 @@ var crudCases = map[string]crudCase{
 		defaults: map[string]any{"type": "GENERAL", "bootDevice": "DISK", "status": "INITIALIZING", "revision": 1, "maxRevisionHistory": 10},
 		update:   set("description", "web server", "maxRevisionHistory", 20),
 	},
+	"SSHKey": {
+		create: func(f *fx) map[string]any {
+			return map[string]any{"name": uniq("key"), "tenantID": f.Tenant(),
+				"publicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"}
+		},
+		update: set("description", "deploy key"),
+	},
 	"Volume": {
 		create: func(f *fx) map[string]any {
 			return map[string]any{"name": uniq("vol"), "sizeGB": 10, "tenantID": f.Tenant()}
 		},
 		defaults: map[string]any{"type": "SSD", "status": "PENDING"},
-		update:   set("sizeGB", 20, "storagePool", "ceph-ssd"),
+		update:   set("description", "scratch space"), // size, type and pool are fixed once created (no resize yet)
 	},
 }
 
@@ -448,13 +472,28 @@ func TestCRUDCoversEveryCreateMutation(t *testing.T) {
 
 // identityMutations are domain mutations whose names look like CRUD but are not: tokens are
 // made by package identity (and tested there and in authz/authztest), never through inputs.
-var identityMutations = map[string]bool{"createAPIToken": true}
+var identityMutations = map[string]bool{"createAPIToken": true, "createJoinToken": true}
 
 // readOnlyCase creates a row of a type that has no GraphQL mutations directly through the ent
 // client and says how to find it and what to read back.
 type readOnlyCase func(t *testing.T, c *ent.Client, f *fx) (id int, where, want map[string]any)
 
 var readOnlyCases = map[string]readOnlyCase{
+	"HookDelivery": func(t *testing.T, c *ent.Client, f *fx) (int, map[string]any, map[string]any) {
+		key := uniq("rule:1:event:1")
+		d := c.HookDelivery.Create().SetURL("https://hooks.example.com/x").SetIdempotencyKey(key).SetPayload("{}").
+			SetAttempts(2).SetResponseStatus(500).SaveX(gqltest.System())
+		return d.ID, map[string]any{"idempotencyKey": key},
+			map[string]any{"idempotencyKey": key, "url": "https://hooks.example.com/x", "status": "PENDING", "attempts": 2, "responseStatus": 500}
+	},
+	"JoinToken": func(t *testing.T, c *ent.Client, f *fx) (int, map[string]any, map[string]any) {
+		cluster := f.Cluster()
+		prefix := uniq("vf_j")
+		jt := c.JoinToken.Create().SetTokenHash(uniq("hash")).SetPrefix(prefix).SetNodeName("joined").
+			SetClusterID(atoi(t, cluster)).SetExpiresAt(time.Now().Add(time.Hour)).SaveX(gqltest.System())
+		return jt.ID, map[string]any{"prefix": prefix},
+			map[string]any{"prefix": prefix, "nodeName": "joined", "usedAt": nil, "cluster": map[string]any{"id": cluster}}
+	},
 	"APIToken": func(t *testing.T, c *ent.Client, f *fx) (int, map[string]any, map[string]any) {
 		owner := f.User()
 		name := uniq("ci-token")

@@ -9,13 +9,15 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
+	"github.com/virtflow/virtflow/imagestore"
 )
 
 // CreateAlert is the resolver for the createAlert field.
 func (r *mutationResolver) CreateAlert(ctx context.Context, input ent.CreateAlertInput) (*ent.Alert, error) {
-	return r.ent(ctx).Alert.Create().SetInput(input).Save(ctx)
+	return alerting.Create(ctx, r.ent(ctx), input)
 }
 
 // UpdateAlert is the resolver for the updateAlert field.
@@ -41,6 +43,21 @@ func (r *mutationResolver) UpdateAvailabilityZone(ctx context.Context, id int, i
 // DeleteAvailabilityZone is the resolver for the deleteAvailabilityZone field.
 func (r *mutationResolver) DeleteAvailabilityZone(ctx context.Context, id int) (int, error) {
 	return id, r.ent(ctx).AvailabilityZone.SafeDelete(ctx, id)
+}
+
+// CreateCheck is the resolver for the createCheck field.
+func (r *mutationResolver) CreateCheck(ctx context.Context, input ent.CreateCheckInput) (*ent.Check, error) {
+	return r.ent(ctx).Check.Create().SetInput(input).Save(ctx)
+}
+
+// UpdateCheck is the resolver for the updateCheck field.
+func (r *mutationResolver) UpdateCheck(ctx context.Context, id int, input ent.UpdateCheckInput) (*ent.Check, error) {
+	return r.ent(ctx).Check.UpdateOneID(id).SetInput(input).Save(ctx)
+}
+
+// DeleteCheck is the resolver for the deleteCheck field.
+func (r *mutationResolver) DeleteCheck(ctx context.Context, id int) (int, error) {
+	return id, r.ent(ctx).Check.SafeDelete(ctx, id)
 }
 
 // CreateCluster is the resolver for the createCluster field.
@@ -210,12 +227,12 @@ func (r *mutationResolver) DeleteIPRange(ctx context.Context, id int) (int, erro
 
 // CreateImage is the resolver for the createImage field.
 func (r *mutationResolver) CreateImage(ctx context.Context, input ent.CreateImageInput) (*ent.Image, error) {
-	return r.ent(ctx).Image.Create().SetInput(input).Save(ctx)
+	return imagestore.Create(ctx, r.ent(ctx), input)
 }
 
 // UpdateImage is the resolver for the updateImage field.
 func (r *mutationResolver) UpdateImage(ctx context.Context, id int, input ent.UpdateImageInput) (*ent.Image, error) {
-	return r.ent(ctx).Image.UpdateOneID(id).SetInput(input).Save(ctx)
+	return imagestore.Update(ctx, r.ent(ctx), id, input)
 }
 
 // DeleteImage is the resolver for the deleteImage field.
@@ -478,6 +495,21 @@ func (r *mutationResolver) DeleteRegionService(ctx context.Context, id int) (int
 	return id, r.provision.DeleteService(ctx, r.ent(ctx), id)
 }
 
+// CreateSSHKey is the resolver for the createSSHKey field.
+func (r *mutationResolver) CreateSSHKey(ctx context.Context, input ent.CreateSSHKeyInput) (*ent.SSHKey, error) {
+	return r.ent(ctx).SSHKey.Create().SetInput(input).Save(ctx)
+}
+
+// UpdateSSHKey is the resolver for the updateSSHKey field.
+func (r *mutationResolver) UpdateSSHKey(ctx context.Context, id int, input ent.UpdateSSHKeyInput) (*ent.SSHKey, error) {
+	return r.ent(ctx).SSHKey.UpdateOneID(id).SetInput(input).Save(ctx)
+}
+
+// DeleteSSHKey is the resolver for the deleteSSHKey field.
+func (r *mutationResolver) DeleteSSHKey(ctx context.Context, id int) (int, error) {
+	return id, r.ent(ctx).SSHKey.SafeDelete(ctx, id)
+}
+
 // CreateServiceMesh is the resolver for the createServiceMesh field.
 func (r *mutationResolver) CreateServiceMesh(ctx context.Context, input ent.CreateServiceMeshInput) (*ent.ServiceMesh, error) {
 	return r.ent(ctx).ServiceMesh.Create().SetInput(input).Save(ctx)
@@ -491,6 +523,21 @@ func (r *mutationResolver) UpdateServiceMesh(ctx context.Context, id int, input 
 // DeleteServiceMesh is the resolver for the deleteServiceMesh field.
 func (r *mutationResolver) DeleteServiceMesh(ctx context.Context, id int) (int, error) {
 	return id, r.ent(ctx).ServiceMesh.SafeDelete(ctx, id)
+}
+
+// CreateSilence is the resolver for the createSilence field.
+func (r *mutationResolver) CreateSilence(ctx context.Context, input ent.CreateSilenceInput) (*ent.Silence, error) {
+	return r.ent(ctx).Silence.Create().SetInput(input).Save(ctx)
+}
+
+// UpdateSilence is the resolver for the updateSilence field.
+func (r *mutationResolver) UpdateSilence(ctx context.Context, id int, input ent.UpdateSilenceInput) (*ent.Silence, error) {
+	return r.ent(ctx).Silence.UpdateOneID(id).SetInput(input).Save(ctx)
+}
+
+// DeleteSilence is the resolver for the deleteSilence field.
+func (r *mutationResolver) DeleteSilence(ctx context.Context, id int) (int, error) {
+	return id, r.ent(ctx).Silence.SafeDelete(ctx, id)
 }
 
 // CreateTenant is the resolver for the createTenant field.
@@ -510,7 +557,7 @@ func (r *mutationResolver) DeleteTenant(ctx context.Context, id int) (int, error
 
 // CreateUser is the resolver for the createUser field.
 func (r *mutationResolver) CreateUser(ctx context.Context, input ent.CreateUserInput) (*ent.User, error) {
-	return r.ent(ctx).User.Create().SetInput(input).Save(ctx)
+	return r.identity.CreateUser(ctx, input) // admins, or tenant admins within their tenants
 }
 
 // UpdateUser is the resolver for the updateUser field.
@@ -530,7 +577,7 @@ func (r *mutationResolver) CreateVirtualMachine(ctx context.Context, input ent.C
 
 // UpdateVirtualMachine is the resolver for the updateVirtualMachine field.
 func (r *mutationResolver) UpdateVirtualMachine(ctx context.Context, id int, input ent.UpdateVirtualMachineInput) (*ent.VirtualMachine, error) {
-	return r.ent(ctx).VirtualMachine.UpdateOneID(id).SetInput(input).Save(ctx)
+	return r.provision.UpdateVM(ctx, r.ent(ctx), id, input)
 }
 
 // DeleteVirtualMachine is the resolver for the deleteVirtualMachine field.
@@ -540,7 +587,7 @@ func (r *mutationResolver) DeleteVirtualMachine(ctx context.Context, id int, for
 
 // CreateVolume is the resolver for the createVolume field.
 func (r *mutationResolver) CreateVolume(ctx context.Context, input ent.CreateVolumeInput) (*ent.Volume, error) {
-	return r.ent(ctx).Volume.Create().SetInput(input).Save(ctx)
+	return r.provision.CreateVolume(ctx, r.ent(ctx), input)
 }
 
 // UpdateVolume is the resolver for the updateVolume field.
@@ -550,7 +597,7 @@ func (r *mutationResolver) UpdateVolume(ctx context.Context, id int, input ent.U
 
 // DeleteVolume is the resolver for the deleteVolume field.
 func (r *mutationResolver) DeleteVolume(ctx context.Context, id int) (int, error) {
-	return id, r.ent(ctx).Volume.SafeDelete(ctx, id)
+	return id, r.provision.DeleteVolume(ctx, r.ent(ctx), id)
 }
 
 // Node is the resolver for the node field.
@@ -586,6 +633,11 @@ func (r *queryResolver) AuditLogs(ctx context.Context, after *entgql.Cursor[int]
 // AvailabilityZones is the resolver for the availabilityZones field.
 func (r *queryResolver) AvailabilityZones(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AvailabilityZoneOrder, where *ent.AvailabilityZoneWhereInput) (*ent.AvailabilityZoneConnection, error) {
 	return r.client.AvailabilityZone.Query().Paginate(ctx, after, first, before, last, ent.WithAvailabilityZoneOrder(orderBy), ent.WithAvailabilityZoneFilter(where.Filter))
+}
+
+// Checks is the resolver for the checks field.
+func (r *queryResolver) Checks(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CheckOrder, where *ent.CheckWhereInput) (*ent.CheckConnection, error) {
+	return r.client.Check.Query().Paginate(ctx, after, first, before, last, ent.WithCheckOrder(orderBy), ent.WithCheckFilter(where.Filter))
 }
 
 // Clusters is the resolver for the clusters field.
@@ -628,6 +680,11 @@ func (r *queryResolver) GlobalServices(ctx context.Context, after *entgql.Cursor
 	return r.client.GlobalService.Query().Paginate(ctx, after, first, before, last, ent.WithGlobalServiceOrder(orderBy), ent.WithGlobalServiceFilter(where.Filter))
 }
 
+// HookDeliveries is the resolver for the hookDeliveries field.
+func (r *queryResolver) HookDeliveries(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.HookDeliveryOrder, where *ent.HookDeliveryWhereInput) (*ent.HookDeliveryConnection, error) {
+	return r.client.HookDelivery.Query().Paginate(ctx, after, first, before, last, ent.WithHookDeliveryOrder(orderBy), ent.WithHookDeliveryFilter(where.Filter))
+}
+
 // Hosts is the resolver for the hosts field.
 func (r *queryResolver) Hosts(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.HostOrder, where *ent.HostWhereInput) (*ent.HostConnection, error) {
 	return r.client.Host.Query().Paginate(ctx, after, first, before, last, ent.WithHostOrder(orderBy), ent.WithHostFilter(where.Filter))
@@ -651,6 +708,11 @@ func (r *queryResolver) IPRanges(ctx context.Context, after *entgql.Cursor[int],
 // Images is the resolver for the images field.
 func (r *queryResolver) Images(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ImageOrder, where *ent.ImageWhereInput) (*ent.ImageConnection, error) {
 	return r.client.Image.Query().Paginate(ctx, after, first, before, last, ent.WithImageOrder(orderBy), ent.WithImageFilter(where.Filter))
+}
+
+// JoinTokens is the resolver for the joinTokens field.
+func (r *queryResolver) JoinTokens(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JoinTokenOrder, where *ent.JoinTokenWhereInput) (*ent.JoinTokenConnection, error) {
+	return r.client.JoinToken.Query().Paginate(ctx, after, first, before, last, ent.WithJoinTokenOrder(orderBy), ent.WithJoinTokenFilter(where.Filter))
 }
 
 // KubernetesClusters is the resolver for the kubernetesClusters field.
@@ -743,9 +805,19 @@ func (r *queryResolver) RoleBindings(ctx context.Context, after *entgql.Cursor[i
 	return r.client.RoleBinding.Query().Paginate(ctx, after, first, before, last, ent.WithRoleBindingOrder(orderBy), ent.WithRoleBindingFilter(where.Filter))
 }
 
+// SSHKeys is the resolver for the sshKeys field.
+func (r *queryResolver) SSHKeys(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SSHKeyOrder, where *ent.SSHKeyWhereInput) (*ent.SSHKeyConnection, error) {
+	return r.client.SSHKey.Query().Paginate(ctx, after, first, before, last, ent.WithSSHKeyOrder(orderBy), ent.WithSSHKeyFilter(where.Filter))
+}
+
 // ServiceMeshes is the resolver for the serviceMeshes field.
 func (r *queryResolver) ServiceMeshes(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ServiceMeshOrder, where *ent.ServiceMeshWhereInput) (*ent.ServiceMeshConnection, error) {
 	return r.client.ServiceMesh.Query().Paginate(ctx, after, first, before, last, ent.WithServiceMeshOrder(orderBy), ent.WithServiceMeshFilter(where.Filter))
+}
+
+// Silences is the resolver for the silences field.
+func (r *queryResolver) Silences(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SilenceOrder, where *ent.SilenceWhereInput) (*ent.SilenceConnection, error) {
+	return r.client.Silence.Query().Paginate(ctx, after, first, before, last, ent.WithSilenceOrder(orderBy), ent.WithSilenceFilter(where.Filter))
 }
 
 // Tenants is the resolver for the tenants field.

@@ -31,6 +31,11 @@ func (r *mutationResolver) SetQuota(ctx context.Context, input model.SetQuotaInp
 	return placement.SetQuota(ctx, r.ent(ctx), in)
 }
 
+// ResizeVirtualMachine is the resolver for the resizeVirtualMachine field.
+func (r *mutationResolver) ResizeVirtualMachine(ctx context.Context, id int, flavorID int) (*ent.VirtualMachine, error) {
+	return r.provision.Resize(ctx, r.ent(ctx), id, flavorID)
+}
+
 // ExplainPlacement is the resolver for the explainPlacement field.
 func (r *queryResolver) ExplainPlacement(ctx context.Context, input model.PlacementRequestInput) (*placement.Explanation, error) {
 	in := placement.ExplainInput{TenantID: input.TenantID, RegionID: input.RegionID, FlavorID: input.FlavorID}
@@ -45,6 +50,9 @@ func (r *queryResolver) ExplainPlacement(ctx context.Context, input model.Placem
 	}
 	if input.RegionServiceID != nil {
 		in.RegionServiceID = *input.RegionServiceID
+	}
+	if input.AvailabilityZoneID != nil {
+		in.AvailabilityZoneID = *input.AvailabilityZoneID
 	}
 	return r.provision.Placer().Explain(ctx, r.client, in)
 }

@@ -276,14 +276,28 @@ func TestPlacementPolicies(t *testing.T) {
 				t.Errorf("hard affinity tier=silver placed on a %s node", tier)
 			}
 			if tier := labelOf(createVM(t, env, vmIn(s, flavor, map[string]any{"schedulePolicy": map[string]any{
-				"nodeLabelHardAntiAffinities": map[string]any{"tier": "silver"}}}))); tier != "gold" {
-				t.Errorf("hard anti-affinity tier=silver placed on a %s node", tier)
+				"nodeLabelHardExclusions": map[string]any{"tier": "silver"}}}))); tier != "gold" {
+				t.Errorf("hard exclusion tier=silver placed on a %s node", tier)
 			}
 		}
 		e := tryVM(t, env, vmIn(s, flavor, map[string]any{"schedulePolicy": map[string]any{
 			"nodeLabelHardAffinities": map[string]any{"tier": "bronze"}}})).ExpectError(t, "NO_CAPACITY", "")
 		if reasons(e)["NodeLabelHardAffinity"] != float64(8) {
 			t.Errorf("reasons %v, want NodeLabelHardAffinity: 8", reasons(e))
+		}
+		// Anti-affinity spreads by the key: two replicas on two tiers, a third has none left.
+		spread := map[string]any{"nodeLabelHardAntiAffinities": map[string]any{"tier": ""}}
+		svc := createService(t, env, svcIn(s, flavor, 2, spread))
+		tiers := map[string]bool{}
+		for _, vm := range svc.vms() {
+			tiers[labelOf(vm)] = true
+		}
+		if len(tiers) != 2 {
+			t.Errorf("hard anti-affinity by tier: replicas on tiers %v, want gold and silver", tiers)
+		}
+		e = scale(t, env, svc.ID, 3).ExpectError(t, "NO_CAPACITY", "")
+		if reasons(e)["NodeLabelHardAntiAffinity"] != float64(8) {
+			t.Errorf("third replica over two tiers: reasons %v, want NodeLabelHardAntiAffinity: 8", reasons(e))
 		}
 	})
 
@@ -296,9 +310,9 @@ func TestPlacementPolicies(t *testing.T) {
 		}
 		for range 4 {
 			vm := createVM(t, env, vmIn(s, flavor, map[string]any{"schedulePolicy": map[string]any{
-				"nodeLabelSoftAntiAffinities": map[string]any{"tier": "gold"}}}))
+				"nodeLabelSoftExclusions": map[string]any{"tier": "gold"}}}))
 			if n := nodeOf(t, s, vm.Node.ID); slices.Index(s.Nodes, n)%2 == 0 {
-				t.Errorf("soft anti-affinity tier=gold placed on gold node %s while silver ones have room", vm.Node.Name)
+				t.Errorf("soft exclusion tier=gold placed on gold node %s while silver ones have room", vm.Node.Name)
 			}
 		}
 	})
@@ -402,8 +416,8 @@ func TestCreateVirtualMachinePlaces(t *testing.T) {
 	flavor := flavorOf(f)
 	vm := createVM(t, env, vmIn(s, flavor))
 	if vm.Status != "INITIALIZING" || vm.Node.ID == "" || vm.Cluster.ID != gqltest.ID(s.Cluster) ||
-		!strings.Contains(vm.StatusReason, "placed on node "+vm.Node.Name) {
-		t.Errorf("createVirtualMachine answered %+v; want INITIALIZING, placed on a node of cluster %d", vm, s.Cluster)
+		vm.StatusReason != "placed; waiting to be provisioned" || strings.Contains(vm.StatusReason, vm.Node.Name) {
+		t.Errorf("createVirtualMachine answered %+v; want INITIALIZING, placed on a node of cluster %d, a reason not naming it", vm, s.Cluster)
 	}
 	books(t, s)
 
@@ -884,7 +898,7 @@ func TestTenantMemberPlaces(t *testing.T) {
 	}
 	member.MustDo(t, `mutation($in: CreateVirtualMachineInput!) { createVirtualMachine(input: $in) { id status statusReason } }`,
 		map[string]any{"in": vmIn(s, flavor)}, &out)
-	if out.CreateVirtualMachine.Status != "INITIALIZING" || !strings.HasPrefix(out.CreateVirtualMachine.StatusReason, "placed on node") {
+	if out.CreateVirtualMachine.Status != "INITIALIZING" || !strings.HasPrefix(out.CreateVirtualMachine.StatusReason, "placed;") {
 		t.Errorf("member's VM: %+v", out.CreateVirtualMachine)
 	}
 	books(t, s)

@@ -33,6 +33,16 @@ func (r *mutationResolver) RebootVirtualMachine(ctx context.Context, id int) (*e
 	return r.provision.Reboot(ctx, r.ent(ctx), id)
 }
 
+// AttachVolume is the resolver for the attachVolume field.
+func (r *mutationResolver) AttachVolume(ctx context.Context, id int, virtualMachineID int) (*ent.Volume, error) {
+	return r.provision.AttachVolume(ctx, r.ent(ctx), id, virtualMachineID)
+}
+
+// DetachVolume is the resolver for the detachVolume field.
+func (r *mutationResolver) DetachVolume(ctx context.Context, id int) (*ent.Volume, error) {
+	return r.provision.DetachVolume(ctx, r.ent(ctx), id)
+}
+
 // ReportNodeStatus is the resolver for the reportNodeStatus field.
 func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.NodeStatusInput) (*ent.ComputeNode, error) {
 	n, changed, err := nodestatus.Apply(ctx, r.ent(ctx), nodestatus.Report{
@@ -49,7 +59,7 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 // ReportAssignmentStatus is the resolver for the reportAssignmentStatus field.
 func (r *mutationResolver) ReportAssignmentStatus(ctx context.Context, input model.AssignmentStatusInput) (*ent.Assignment, error) {
 	return r.provision.ApplyReport(ctx, r.ent(ctx), provision.Report{ID: input.ID, Generation: int64(input.Generation),
-		Status: input.Status, ObservedState: input.ObservedState, Reason: input.Reason})
+		Status: input.Status, ObservedState: input.ObservedState, Reason: input.Reason, VolumeIDs: input.VolumeIDs})
 }
 
 // CordonNode is the resolver for the cordonNode field.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/identity"
@@ -21,6 +22,7 @@ type Resolver struct {
 	identity  *identity.Service
 	provision *provision.Service
 	now       func() time.Time
+	requestID apierr.RequestIDFunc
 }
 
 // NewSchema builds the executable GraphQL schema over an ent client and the identity service,
@@ -34,12 +36,15 @@ func NewSchema(client *ent.Client, ids *identity.Service) graphql.ExecutableSche
 // newSchema builds the executable schema over client with the services of opts; a nil
 // Provision or Clock takes DefaultOptions'.
 func newSchema(client *ent.Client, opts Options) graphql.ExecutableSchema {
-	r := &Resolver{client: client, identity: opts.Identity, provision: opts.Provision, now: opts.Clock}
+	r := &Resolver{client: client, identity: opts.Identity, provision: opts.Provision, now: opts.Clock, requestID: opts.RequestID}
 	if r.provision == nil {
 		r.provision = provision.New(provision.Config{Clock: opts.Clock})
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if r.requestID == nil {
+		r.requestID = func(context.Context) string { return "" }
 	}
 	cfg := generated.Config{Resolvers: r}
 	cfg.Complexity.Query.NetworkDiagram = networkDiagramComplexity

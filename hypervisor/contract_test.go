@@ -280,6 +280,15 @@ func runContract(t *testing.T, open func(t *testing.T) Hypervisor) {
 		}
 	})
 
+	t.Run("Storage", func(t *testing.T) {
+		runStorageContract(t, open, func(h Hypervisor, name string) (string, error) {
+			if l, ok := h.(*Libvirt); ok {
+				return l.DomainXML(testCtx(t), name)
+			}
+			return "", nil
+		})
+	})
+
 	t.Run("Closed", func(t *testing.T) {
 		h := open(t)
 		must(t, "Close", h.Close())

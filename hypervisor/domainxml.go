@@ -72,6 +72,29 @@ func setMetadata(d *libvirtxml.Domain, m metadata) error {
 	return nil
 }
 
+// cpuPeriodMicros is the CFS period of a CPU-time limit (<cputune><period>), 100 ms.
+const cpuPeriodMicros = 100000
+
+// cpuList renders sorted CPU numbers as a libvirt cpuset, ranges collapsed: "0-3,6".
+func cpuList(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
 // domainOf maps a normalized spec to libvirt's domain structure.
 func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 	d := &libvirtxml.Domain{
@@ -93,8 +116,19 @@ func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 	for _, b := range n.Boot {
 		d.OS.BootDevices = append(d.OS.BootDevices, libvirtxml.DomainBootDevice{Dev: string(b)})
 	}
+	if len(n.SharedCPUs) > 0 {
+		d.VCPU.CPUSet = cpuList(n.SharedCPUs)
+	}
+	if n.CPUQuotaPercent > 0 {
+		d.CPUTune = &libvirtxml.DomainCPUTune{
+			Period: &libvirtxml.DomainCPUTunePeriod{Value: cpuPeriodMicros},
+			Quota:  &libvirtxml.DomainCPUTuneQuota{Value: int64(n.CPUQuotaPercent) * cpuPeriodMicros / 100},
+		}
+	}
 	if len(n.PinnedCPUs) > 0 {
-		d.CPUTune = &libvirtxml.DomainCPUTune{}
+		if d.CPUTune == nil {
+			d.CPUTune = &libvirtxml.DomainCPUTune{}
+		}
 		for i, c := range n.PinnedCPUs {
 			d.CPUTune.VCPUPin = append(d.CPUTune.VCPUPin,
 				libvirtxml.DomainCPUTuneVCPUPin{VCPU: uint(i), CPUSet: strconv.Itoa(c)})
@@ -108,21 +142,7 @@ func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 		dev := prefix + diskLetters(used[prefix])
 		used[prefix]++
 		scsi = scsi || disk.Bus == "scsi"
-		src := &libvirtxml.DomainDiskSource{}
-		if strings.HasPrefix(disk.Path, "/dev/") {
-			src.Block = &libvirtxml.DomainDiskSourceBlock{Dev: disk.Path}
-		} else {
-			src.File = &libvirtxml.DomainDiskSourceFile{File: disk.Path}
-		}
-		dd := libvirtxml.DomainDisk{
-			Device: disk.Device,
-			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: disk.Format},
-			Source: src,
-			Target: &libvirtxml.DomainDiskTarget{Dev: dev, Bus: disk.Bus},
-		}
-		if disk.ReadOnly {
-			dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
-		}
+		dd := diskElement(disk, dev)
 		d.Devices.Disks = append(d.Devices.Disks, dd)
 	}
 	if scsi {
@@ -164,4 +184,33 @@ func diskLetters(i int) string {
 		s = string(rune('a'+(i-1)%26)) + s
 	}
 	return s
+}
+
+// diskElement is the domain XML element of disk on target dev (e.g. vdb).
+func diskElement(disk Disk, dev string) libvirtxml.DomainDisk {
+	src := &libvirtxml.DomainDiskSource{}
+	if strings.HasPrefix(disk.Path, "/dev/") {
+		src.Block = &libvirtxml.DomainDiskSourceBlock{Dev: disk.Path}
+	} else {
+		src.File = &libvirtxml.DomainDiskSourceFile{File: disk.Path}
+	}
+	dd := libvirtxml.DomainDisk{
+		Device: disk.Device,
+		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: disk.Format},
+		Source: src,
+		Target: &libvirtxml.DomainDiskTarget{Dev: dev, Bus: disk.Bus},
+	}
+	if disk.ReadOnly {
+		dd.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+	}
+	if b := disk.Backing; b != nil {
+		dd.BackingStore = &libvirtxml.DomainDiskBackingStore{
+			Format: &libvirtxml.DomainDiskFormat{Type: b.Format},
+			Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: b.Path}},
+		}
+	}
+	if disk.IOPS > 0 || disk.MBps > 0 {
+		dd.IOTune = &libvirtxml.DomainDiskIOTune{TotalIopsSec: uint64(disk.IOPS), TotalBytesSec: uint64(disk.MBps) * 1_000_000}
+	}
+	return dd
 }

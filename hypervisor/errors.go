@@ -15,6 +15,9 @@ var (
 	ErrConflict = errors.New("domain conflict")
 	// ErrClosed is returned by every operation after Close.
 	ErrClosed = errors.New("hypervisor closed")
+	// ErrUnsupported is returned by AttachDisk and DetachDisk when the hypervisor cannot
+	// change the devices of a running domain (libvirt's test driver, for one).
+	ErrUnsupported = errors.New("not supported by this hypervisor")
 	// ErrInjected is the failure the [Simulated] hypervisor injects at its failure rate.
 	ErrInjected = errors.New("simulated failure")
 )
@@ -22,12 +25,20 @@ var (
 // NotFoundError says that the named domain does not exist. errors.Is(err, ErrNotFound) holds
 // for it.
 type NotFoundError struct {
-	// Name is the domain's name.
+	// Name is the domain's name (or the pool's, or pool/volume).
 	Name string
+	// Kind is what is missing: "domain" when empty, "pool" or "volume".
+	Kind string
 }
 
 // Error implements error.
-func (e *NotFoundError) Error() string { return fmt.Sprintf("domain %s not found", e.Name) }
+func (e *NotFoundError) Error() string {
+	kind := e.Kind
+	if kind == "" {
+		kind = "domain"
+	}
+	return fmt.Sprintf("%s %s not found", kind, e.Name)
+}
 
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

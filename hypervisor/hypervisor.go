@@ -46,6 +46,23 @@ type Hypervisor interface {
 	// host are not listed.
 	List(ctx context.Context) ([]Domain, error)
 
+	// Storage keeps the node's cached images, root disks and volumes.
+	Storage
+	// Disks returns the domain's disks as they are now: the running instance's while it
+	// runs (hot-plugged ones included), its definition's otherwise. Only Path, Format, Bus
+	// and Device are filled in.
+	Disks(ctx context.Context, name string) ([]Disk, error)
+	// AttachDisk plugs disk into the running domain (hot-plug) without changing its
+	// definition (Define does that), on the first free target of its bus. A disk it has
+	// already (same Path) or a domain that does not run is left alone. It fails with
+	// ErrUnsupported when the hypervisor cannot hot-plug: the disk then comes with the
+	// definition at the domain's next cold start.
+	AttachDisk(ctx context.Context, name string, disk Disk) error
+	// DetachDisk unplugs the disk with the given path from the running domain (hot-unplug),
+	// like AttachDisk; a disk it does not have is not an error. With a real guest the unplug
+	// completes when the guest releases the device.
+	DetachDisk(ctx context.Context, name, path string) error
+
 	// Capacity returns what the host has: logical CPUs and memory.
 	Capacity(ctx context.Context) (Capacity, error)
 

@@ -42,6 +42,7 @@ type Simulated struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
 	domains map[string]*simDomain
+	storage simStorage
 	closed  bool
 }
 
@@ -49,6 +50,7 @@ type Simulated struct {
 type simDomain struct {
 	spec  DomainSpec // normalized
 	state DomainState
+	live  []Disk // the running instance's disks: the definition's at its start, then hot-plugged
 }
 
 var _ Hypervisor = (*Simulated)(nil)
@@ -191,7 +193,11 @@ func (s *Simulated) setState(ctx context.Context, op, name string, delay time.Du
 	if err != nil {
 		return err
 	}
+	was := d.state
 	d.state = next(d.state)
+	if d.state.Active() && !was.Active() {
+		d.live = slices.Clone(d.spec.Disks) // a cold start boots the definition
+	}
 	return nil
 }
 

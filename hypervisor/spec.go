@@ -57,42 +57,31 @@ func (s DomainSpec) normalize() (DomainSpec, error) {
 			seen[c] = true
 		}
 		n.PinnedCPUs = slices.Clone(s.PinnedCPUs)
+		n.SharedCPUs = nil
 	} else {
 		n.PinnedCPUs = nil
+		for _, c := range s.SharedCPUs {
+			if c < 0 {
+				return n, invalidSpec("shared CPU %d: must not be negative", c)
+			}
+		}
+		n.SharedCPUs = slices.Compact(slices.Sorted(slices.Values(s.SharedCPUs)))
+		if len(n.SharedCPUs) == 0 {
+			n.SharedCPUs = nil
+		}
+	}
+	if s.CPUQuotaPercent < 0 || s.CPUQuotaPercent > 100 {
+		return n, invalidSpec("CPU quota %d%%: want 0 to 100", s.CPUQuotaPercent)
+	}
+	if s.CPUQuotaPercent == 100 {
+		n.CPUQuotaPercent = 0
 	}
 
-	n.Disks = nil
-	for i, d := range s.Disks {
-		if d.Path == "" || !filepath.IsAbs(d.Path) || strings.ContainsAny(d.Path, "\x00\n") {
-			return n, invalidSpec("disk %d: path %q must be absolute", i, d.Path)
-		}
-		if d.Format == "" {
-			d.Format = "qcow2"
-		}
-		if d.Format != "qcow2" && d.Format != "raw" {
-			return n, invalidSpec("disk %d: format %q: want qcow2 or raw", i, d.Format)
-		}
-		if d.Bus == "" {
-			d.Bus = "virtio"
-		}
-		if _, ok := diskBusPrefix[d.Bus]; !ok {
-			return n, invalidSpec("disk %d: bus %q: want virtio, scsi, sata or ide", i, d.Bus)
-		}
-		if d.Device == "" {
-			d.Device = "disk"
-		}
-		switch d.Device {
-		case "disk":
-		case "cdrom":
-			d.ReadOnly = true
-			if d.Bus == "virtio" {
-				return n, invalidSpec("disk %d: a cdrom cannot be on the virtio bus (use sata, scsi or ide)", i)
-			}
-		default:
-			return n, invalidSpec("disk %d: device %q: want disk or cdrom", i, d.Device)
-		}
-		n.Disks = append(n.Disks, d)
+	disks, err := s.normalizeDisks()
+	if err != nil {
+		return n, err
 	}
+	n.Disks = disks
 
 	n.NICs = nil
 	macs := map[string]bool{}
@@ -160,4 +149,61 @@ func (s DomainSpec) normalize() (DomainSpec, error) {
 func (s DomainSpec) Validate() error {
 	_, err := s.normalize()
 	return err
+}
+
+// normalizeDisks validates the spec's disks and fills in their defaults; errors match
+// ErrInvalidSpec.
+func (s DomainSpec) normalizeDisks() ([]Disk, error) {
+	var out []Disk
+	for i, d := range s.Disks {
+		if d.Path == "" || !filepath.IsAbs(d.Path) || strings.ContainsAny(d.Path, "\x00\n") {
+			return nil, invalidSpec("disk %d: path %q must be absolute", i, d.Path)
+		}
+		if d.Format == "" {
+			d.Format = "qcow2"
+		}
+		if d.Format != "qcow2" && d.Format != "raw" {
+			return nil, invalidSpec("disk %d: format %q: want qcow2 or raw", i, d.Format)
+		}
+		if d.Bus == "" {
+			d.Bus = "virtio"
+		}
+		if _, ok := diskBusPrefix[d.Bus]; !ok {
+			return nil, invalidSpec("disk %d: bus %q: want virtio, scsi, sata or ide", i, d.Bus)
+		}
+		if d.Device == "" {
+			d.Device = "disk"
+		}
+		switch d.Device {
+		case "disk":
+		case "cdrom":
+			d.ReadOnly = true
+			if d.Bus == "virtio" {
+				return nil, invalidSpec("disk %d: a cdrom cannot be on the virtio bus (use sata, scsi or ide)", i)
+			}
+		default:
+			return nil, invalidSpec("disk %d: device %q: want disk or cdrom", i, d.Device)
+		}
+		if d.Backing != nil {
+			b := *d.Backing
+			if d.Format != "qcow2" {
+				return nil, invalidSpec("disk %d: only a qcow2 disk has a backing file", i)
+			}
+			if b.Path == "" || !filepath.IsAbs(b.Path) || strings.ContainsAny(b.Path, "\x00\n") {
+				return nil, invalidSpec("disk %d: backing path %q must be absolute", i, b.Path)
+			}
+			if b.Format == "" {
+				b.Format = "qcow2"
+			}
+			if b.Format != "qcow2" && b.Format != "raw" {
+				return nil, invalidSpec("disk %d: backing format %q: want qcow2 or raw", i, b.Format)
+			}
+			d.Backing = &b
+		}
+		if d.IOPS < 0 || d.MBps < 0 {
+			return nil, invalidSpec("disk %d: IO limits %d IOPS, %d MB/s: must not be negative", i, d.IOPS, d.MBps)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

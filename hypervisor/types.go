@@ -20,6 +20,14 @@ type DomainSpec struct {
 	// vCPU (vCPU i runs on PinnedCPUs[i]); the CPUs must be distinct. Empty means the vCPUs
 	// float over the host's CPUs.
 	PinnedCPUs []int
+	// SharedCPUs, for a domain without PinnedCPUs, lists the host CPUs its vCPUs may float
+	// over (<vcpu cpuset>): the node's CPUs not pinned to a dedicated VM, so shared VMs
+	// stay off them. Empty means every host CPU. Ignored with PinnedCPUs.
+	SharedCPUs []int
+	// CPUQuotaPercent, between 1 and 99, caps each vCPU at that share of a host CPU's time
+	// (a shared flavor's CPU-time limit): <cputune> period 100000 µs and quota
+	// percent × 1000 µs. 0 or 100 means no limit.
+	CPUQuotaPercent int
 
 	// Disks in order; none makes a diskless domain (network boot, or a test).
 	Disks []Disk
@@ -45,6 +53,12 @@ type Disk struct {
 	Device string
 	// ReadOnly attaches the disk read-only (a CD-ROM always is).
 	ReadOnly bool
+	// Backing, for a qcow2 overlay, names its backing file, written into the domain XML as
+	// the disk's backingStore (a root disk over a cached image).
+	Backing *Backing
+	// IOPS and MBps limit the disk's total I/O operations and megabytes (10^6 bytes) per
+	// second (<iotune>, the flavor's IO limits); 0 means unlimited.
+	IOPS, MBps int
 }
 
 // NIC is one network interface of a domain, plugged into either a host bridge or a libvirt

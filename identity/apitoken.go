@@ -31,7 +31,8 @@ type CreateTokenInput struct {
 	ExpiresAt *time.Time
 	// AllowedCIDRs restricts the networks the token may be used from (e.g. 10.0.0.0/8).
 	AllowedCIDRs []string
-	// UserID makes the token for another user; admins only.
+	// UserID makes the token for another user: admins, or a tenant admin when TenantID is a
+	// tenant it administers.
 	UserID *int
 }
 
@@ -49,8 +50,12 @@ func (s *Service) CreateAPIToken(ctx context.Context, in CreateTokenInput) (stri
 	}
 	ownerID := v.UserID
 	if in.UserID != nil && *in.UserID != v.UserID {
-		if !v.Can("APIToken", authz.ActWrite) {
-			return "", nil, apierr.Forbidden("only admins may create tokens for other users")
+		// Admins make tokens for anyone; a tenant admin for a user of its tenant, scoped to
+		// that tenant (the owner must hold a role there, checked below), so the token carries
+		// only the owner's roles in the tenant.
+		tenantAdmin := in.TenantID != nil && slices.Contains(tenantsAdministered(v), *in.TenantID)
+		if !v.Can("APIToken", authz.ActWrite) && !tenantAdmin {
+			return "", nil, apierr.Forbidden("only admins may create tokens for other users, and tenant admins for users of their tenant (name the tenant)")
 		}
 		ownerID = *in.UserID
 	}

@@ -2,8 +2,11 @@ package identity
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -38,10 +41,9 @@ const invalidToken = "invalid or expired token"
 // token's last_used_at is written at most once a minute, by a single conditional UPDATE (never
 // read-then-write: concurrent requests cannot both write it).
 //
-// Each call costs two SELECTs whatever the owner holds — the token joined with its owner (and
-// the id of the owner's active maintainer), then the owner's bindings, with the maintainer's
-// groups in a UNION ALL only when there is a maintainer (see lookupToken and lookupGrants) —
-// plus that UPDATE once a minute. A refused token costs the first SELECT only.
+// Each call costs one SELECT whatever the owner holds — the token joined with its owner, the
+// owner's bindings, active maintainer and that maintainer's active groups aggregated into one
+// JSON column by a correlated subquery (see lookupToken) — plus that UPDATE once a minute.
 func (s *Service) Authenticate(ctx context.Context, token, sourceIP string) (*authz.Viewer, error) {
 	v, _, err := s.authenticate(ctx, token, sourceIP)
 	return v, err
@@ -108,23 +110,19 @@ func (s *Service) authenticateHash(ctx context.Context, c *Credential) (*authz.V
 	if t.TenantID != nil {
 		scope = authz.TenantDomain(*t.TenantID)
 	}
-	maintainerID := 0 // lookupGrants reads the maintainer's groups only when there is one
-	if scope == "" && t.MaintainerID != nil {
-		maintainerID = *t.MaintainerID
-	}
-	grants, err := s.lookupGrants(sys, *t.OwnerID, scope, maintainerID)
+	grants, err := t.grants()
 	if err != nil {
-		return nil, fmt.Errorf("identity: look up roles of token %d: %w", t.ID, err)
+		return nil, fmt.Errorf("identity: roles of token %d: %w", t.ID, err)
 	}
 	for _, g := range grants {
 		switch g.Kind {
 		case grantBinding:
-			// lookupGrants already kept only the token's tenant; checked again all the same.
+			// grantsSQL already kept only the token's tenant; checked again all the same.
 			if scope == "" || g.Domain == scope {
 				v.Bindings = append(v.Bindings, authz.Binding{Role: authz.RoleFromEnum(g.Role), Domain: g.Domain})
 			}
 		// Being a maintainer is a platform matter, outside what a tenant-scoped token may do:
-		// lookupGrants returns no maintainer rows for one, and they are ignored if it did.
+		// grantsSQL returns no maintainer rows for one, and they are ignored if it did.
 		case grantMaintainer:
 			if scope == "" {
 				v.MaintainerID = g.ID
@@ -156,18 +154,15 @@ type tokenRow struct {
 	LastUsedAt   *time.Time `sql:"last_used_at"`
 	RevokedAt    *time.Time `sql:"revoked_at"`
 	TenantID     *int       `sql:"tenant_id"`
+	// Grants is a JSON array of [kind, role, domain, id] arrays, one per grantRow, or NULL
+	// when the owner holds nothing.
+	Grants *string `sql:"grants"`
 	// The owner's columns are NULL when the token has no owner (LEFT JOIN).
 	OwnerID     *int    `sql:"owner_id"`
 	OwnerName   *string `sql:"owner_name"`
 	OwnerStatus *string `sql:"owner_status"`
-	// MaintainerID is the owner's maintainer when it is ACTIVE, else NULL.
-	MaintainerID *int `sql:"maintainer_id"`
 }
 
-// lookupToken reads the token whose hash is hash, with its owner's name and status, its
-// tenant's key and the id of the owner's maintainer if that is ACTIVE, in one SELECT: the
-// api_tokens row LEFT JOIN users, the maintainer a scalar subquery (maintainers.user is
-// unique). It returns a NotFoundError when no token has that hash.
 // Credential is what a request authenticated with, kept in its context (CredentialFromContext)
 // so that a long-lived connection can authenticate again (Reauthenticate): the hash of its
 // token, never the token itself, and its source address.
@@ -204,6 +199,10 @@ func (s *Service) Reauthenticate(ctx context.Context, c *Credential) (*authz.Vie
 	return v, again.ExpiresAt, nil
 }
 
+// lookupToken reads the token whose hash is hash, with its owner's name and status, its
+// tenant's key and everything the owner holds (grantsSQL), in one SELECT: the api_tokens row
+// LEFT JOIN users with the grants a correlated scalar subquery. It returns a
+// NotFoundError when no token has that hash.
 func (s *Service) lookupToken(ctx context.Context, hash string) (*tokenRow, error) {
 	var rows []tokenRow
 	err := s.db(ctx).APIToken.Query().
@@ -226,12 +225,7 @@ func (s *Service) lookupToken(ctx context.Context, hash string) (*tokenRow, erro
 				sql.As(u.C(user.FieldUsername), "owner_name"),
 				sql.As(u.C(user.FieldStatus), "owner_status"),
 			)
-			m := sql.Dialect(q.Dialect()).Table(maintainer.Table).As("m")
-			q.AppendSelectExprAs(sql.Dialect(q.Dialect()).Select(m.C(maintainer.FieldID)).From(m).
-				Where(sql.And(
-					sql.ColumnsEQ(m.C(maintainer.UserColumn), u.C(user.FieldID)),
-					sql.EQ(m.C(maintainer.FieldStatus), maintainer.StatusActive.String()),
-				)), "maintainer_id")
+			q.AppendSelectExprAs(sql.Raw(grantsSQL(q.Dialect(), t.C(apitoken.TenantColumn), u.C(user.FieldID))), "grants")
 		}).
 		Scan(ctx, &rows)
 	switch {
@@ -245,14 +239,14 @@ func (s *Service) lookupToken(ctx context.Context, hash string) (*tokenRow, erro
 	return &rows[0], nil
 }
 
-// The kinds of row lookupGrants returns.
+// The kinds of grant lookupToken reads.
 const (
 	grantBinding    = "binding"
 	grantMaintainer = "maintainer"
 	grantGroup      = "group"
 )
 
-// grantRow is one row of lookupGrants: a role binding (Role, Domain), the owner's maintainer
+// grantRow is one element of the grants lookupToken reads: a role binding (Role, Domain), the owner's maintainer
 // or one of its groups (ID).
 type grantRow struct {
 	Kind   string `sql:"kind"`
@@ -261,75 +255,73 @@ type grantRow struct {
 	ID     int    `sql:"id"`
 }
 
-// lookupGrants reads, in one SELECT, what user uid holds: its role bindings (only those in
-// domain scope unless scope is empty) and, when maintainerID is set (lookupToken found the
-// owner's maintainer ACTIVE, for an unscoped token), that maintainer's ACTIVE groups and the
-// maintainer itself if it is still ACTIVE. The statement is
+// grantsSQL is the correlated scalar subquery of lookupToken that aggregates, as a JSON array
+// of [kind, role, domain, id], what the owner (ownerID, a column of the outer query) holds:
 //
-//	SELECT 'binding', role, domain, id FROM role_bindings WHERE user = uid [AND domain = scope]
-//
-// or, for a maintainer, a UNION ALL of it with
-//
-//	SELECT 'maintainer', '', '', m.id FROM maintainers m WHERE user = uid AND m ACTIVE
+//	SELECT 'binding', role, domain, id FROM role_bindings WHERE user = owner
+//	  AND (token.tenant IS NULL OR domain = 'tenant:' || token.tenant)
+//	UNION ALL SELECT 'maintainer', '', '', m.id FROM maintainers m
+//	  WHERE token.tenant IS NULL AND m.user = owner AND m ACTIVE
 //	UNION ALL SELECT 'group', '', '', g.id FROM maintainer_groups g JOIN members JOIN maintainers m
-//	  WHERE m.user = uid AND m ACTIVE AND g ACTIVE
+//	  WHERE token.tenant IS NULL AND m.user = owner AND m ACTIVE AND g ACTIVE
 //
-// its rows ordered by kind and id. Nearly every token (node agents, tenants' tokens) belongs to
-// no maintainer, and the single-table statement costs PostgreSQL a fraction of the UNION's
-// planning; a maintainer's rows are read, and its status checked again, in the same statement
-// as its bindings.
-func (s *Service) lookupGrants(ctx context.Context, uid int, scope string, maintainerID int) ([]grantRow, error) {
-	var rows []grantRow
-	err := s.db(ctx).RoleBinding.Query().
-		Modify(func(q *sql.Selector) {
-			rb := q.Table()
-			q.Select()
-			q.AppendSelectExprAs(sql.Raw("'"+grantBinding+"'"), "kind")
-			q.AppendSelectAs(rb.C(rolebinding.FieldRole), "role")
-			q.AppendSelectAs(rb.C(rolebinding.FieldDomain), "domain")
-			q.AppendSelectAs(rb.C(rolebinding.FieldID), "id")
-			q.Where(sql.EQ(rb.C(rolebinding.UserColumn), uid))
-			if scope != "" {
-				q.Where(sql.EQ(rb.C(rolebinding.FieldDomain), scope))
-			}
-			if scope != "" || maintainerID == 0 {
-				q.OrderBy("kind", "id")
-				return
-			}
-			b := sql.Dialect(q.Dialect())
-			// The owner's maintainer, when active.
-			m := b.Table(maintainer.Table).As("m")
-			q.UnionAll(b.Select().
-				AppendSelectExprAs(sql.Raw("'"+grantMaintainer+"'"), "kind").
-				AppendSelectExprAs(sql.Raw("''"), "role").
-				AppendSelectExprAs(sql.Raw("''"), "domain").
-				AppendSelectAs(m.C(maintainer.FieldID), "id").
-				From(m).
-				Where(sql.And(
-					sql.EQ(m.C(maintainer.UserColumn), uid),
-					sql.EQ(m.C(maintainer.FieldStatus), maintainer.StatusActive.String()),
-				)))
-			// Its active groups, through the membership table.
-			gm := b.Table(maintainer.GroupsTable).As("gm")
-			mm := b.Table(maintainer.Table).As("mm")
-			g := b.Table(maintainergroup.Table).As("g")
-			q.UnionAll(b.Select().
-				AppendSelectExprAs(sql.Raw("'"+grantGroup+"'"), "kind").
-				AppendSelectExprAs(sql.Raw("''"), "role").
-				AppendSelectExprAs(sql.Raw("''"), "domain").
-				AppendSelectAs(g.C(maintainergroup.FieldID), "id").
-				From(g).
-				Join(gm).On(gm.C(maintainergroup.MembersPrimaryKey[0]), g.C(maintainergroup.FieldID)).
-				Join(mm).On(mm.C(maintainer.FieldID), gm.C(maintainergroup.MembersPrimaryKey[1])).
-				Where(sql.And(
-					sql.EQ(mm.C(maintainer.UserColumn), uid),
-					sql.EQ(mm.C(maintainer.FieldStatus), maintainer.StatusActive.String()),
-					sql.EQ(g.C(maintainergroup.FieldStatus), maintainergroup.StatusActive.String()),
-				)))
-			q.OrderBy("kind", "id")
-		}).
-		Scan(ctx, &rows)
-	return rows, err
+// so a tenant-scoped token (tenantCol not NULL) gets only its tenant's bindings and nothing of
+// the maintainer, as before. The aggregate is json_agg on PostgreSQL and json_group_array on
+// SQLite; rows come in no particular order (grants sorts them).
+func grantsSQL(dialect, tenantCol, ownerID string) string {
+	b := &sql.Builder{}
+	b.SetDialect(dialect)
+	q := b.Quote
+	agg, arr := "json_agg", "json_build_array"
+	if dialect != "postgres" {
+		agg, arr = "json_group_array", "json_array"
+	}
+	tenantPrefix := strings.TrimSuffix(authz.TenantDomain(0), "0")
+	active := "'" + maintainer.StatusActive.String() + "'"
+	groupActive := "'" + maintainergroup.StatusActive.String() + "'"
+	return fmt.Sprintf("(SELECT %[1]s(%[2]s(x.kind, x.role, x.domain, x.id)) FROM ("+
+		"SELECT '%[3]s' AS kind, rb.%[4]s AS role, rb.%[5]s AS domain, rb.%[6]s AS id FROM %[7]s rb "+
+		"WHERE rb.%[8]s = %[9]s AND (%[10]s IS NULL OR rb.%[5]s = '%[11]s' || %[10]s) "+
+		"UNION ALL SELECT '%[12]s', '', '', m.%[6]s FROM %[13]s m "+
+		"WHERE %[10]s IS NULL AND m.%[14]s = %[9]s AND m.%[15]s = %[16]s "+
+		"UNION ALL SELECT '%[17]s', '', '', g.%[6]s FROM %[18]s g "+
+		"JOIN %[19]s gm ON gm.%[20]s = g.%[6]s JOIN %[13]s mm ON mm.%[6]s = gm.%[21]s "+
+		"WHERE %[10]s IS NULL AND mm.%[14]s = %[9]s AND mm.%[15]s = %[16]s AND g.%[15]s = %[22]s) x)",
+		agg, arr,
+		grantBinding, q(rolebinding.FieldRole), q(rolebinding.FieldDomain), q(rolebinding.FieldID), q(rolebinding.Table),
+		q(rolebinding.UserColumn), ownerID, tenantCol, tenantPrefix,
+		grantMaintainer, q(maintainer.Table), q(maintainer.UserColumn), q(maintainer.FieldStatus), active,
+		grantGroup, q(maintainergroup.Table), q(maintainergroup.MembersTable),
+		q(maintainergroup.MembersPrimaryKey[0]), q(maintainergroup.MembersPrimaryKey[1]), groupActive)
+}
+
+// grants decodes the row's Grants, ordered by kind and id.
+func (t *tokenRow) grants() ([]grantRow, error) {
+	if t.Grants == nil {
+		return nil, nil
+	}
+	var raw [][]any
+	if err := json.Unmarshal([]byte(*t.Grants), &raw); err != nil {
+		return nil, err
+	}
+	out := make([]grantRow, 0, len(raw))
+	for _, r := range raw {
+		if len(r) != 4 {
+			return nil, fmt.Errorf("grant row %v", r)
+		}
+		kind, _ := r[0].(string)
+		role, _ := r[1].(string)
+		domain, _ := r[2].(string)
+		id, _ := r[3].(float64)
+		out = append(out, grantRow{Kind: kind, Role: role, Domain: domain, ID: int(id)})
+	}
+	slices.SortFunc(out, func(a, b grantRow) int {
+		if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+			return c
+		}
+		return a.ID - b.ID
+	})
+	return out, nil
 }
 
 func deref(s *string) string {

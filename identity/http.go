@@ -26,8 +26,9 @@ func SourceIP(ctx context.Context) string {
 	return ip
 }
 
-// Middleware authenticates requests. It stores the client address (the host of RemoteAddr;
-// X-Forwarded-For is not trusted) in the context for SourceIP, then:
+// Middleware authenticates requests. It stores the client address (the host of RemoteAddr,
+// which httpapi.RealIP sets from X-Forwarded-For behind trusted proxies only) in the context
+// for SourceIP, then:
 //
 //   - without an Authorization header, passes the request on with no viewer: the API answers
 //     UNAUTHENTICATED to everything but login;

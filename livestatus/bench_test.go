@@ -21,8 +21,9 @@ import (
 // 1,000 subscribers of virtualMachineStatusChanged in one process, re-reading the VM with
 // their viewer, and one status change per iteration, committed in a transaction. It
 // reports the latency from the commit to each subscriber holding the re-read VM (p50, p99,
-// max, in ms) — the path a GraphQL subscription takes, minus the websocket write. With one
-// viewer the re-read is shared; with 1,000 viewers each subscriber reads for itself.
+// max, in ms) — the path a GraphQL subscription takes, minus the websocket write. The
+// 1,000 viewers are distinct but hold the same permissions, so they share one re-read per
+// event (readScopeKey); viewers whose permissions differ would each read for themselves.
 func BenchmarkDelivery1000(b *testing.B) {
 	for _, viewers := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("viewers=%d", viewers), func(b *testing.B) { benchDelivery(b, 1000, viewers) })

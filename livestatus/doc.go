@@ -4,7 +4,7 @@
 //   - event.go: the Event published for each change ({type, id, tenantID, clusterID,
 //     nodeID}) and the Redis channel it travels on.
 //   - publish.go: an ent hook (Install) that notices status changes of VMs, compute nodes
-//     and region services, and any change of an assignment, and publishes them after the
+//     and region services, and any change of an assignment or an alert, and publishes them after the
 //     transaction commits (tx.OnCommit), or right after the mutation outside a transaction.
 //     A rolled-back change is never published.
 //   - hub.go: one Redis subscription per process (Hub), fanned out to the local

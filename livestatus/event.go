@@ -15,6 +15,8 @@ const (
 	ComputeNode    Type = "ComputeNode"
 	RegionService  Type = "RegionService"
 	Assignment     Type = "Assignment"
+	// Alert is any change of an alert (raised, repeated, acknowledged, resolved, closed).
+	Alert Type = "Alert"
 	// Credentials says that what a user's tokens grant may have changed (a token revoked,
 	// a role binding removed, the user disabled); ID is the user's id. Connections of that
 	// user authenticate again (Hub.WatchCredentials).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -26,6 +27,7 @@ var watched = map[string][]string{
 		computenode.FieldCordonReason, computenode.FieldDrainState, computenode.FieldDrainMessage},
 	string(RegionService): {regionservice.FieldStatus, regionservice.FieldStatusReason},
 	string(Assignment):    nil,
+	string(Alert):         nil,
 }
 
 // watchedEdges are edges whose change is published too: a VM moved to another node.
@@ -228,6 +230,9 @@ func route(ctx context.Context, c *ent.Client, typ Type, ids []int) ([]Event, er
 	case Assignment:
 		err = c.Assignment.Query().Where(assignment.IDIn(ids...)).
 			Modify(cols("", "", assignment.NodeColumn)).Scan(ctx, &rows)
+	case Alert:
+		err = c.Alert.Query().Where(alert.IDIn(ids...)).
+			Modify(cols("", "", alert.NodeColumn)).Scan(ctx, &rows)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("livestatus: route %s events: %w", typ, err)

@@ -2,6 +2,8 @@ package livestatus
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/virtflow/virtflow/authz"
@@ -69,4 +71,26 @@ func (s *sharedReads) forget(seq uint64) {
 func viewerKey(v *authz.Viewer) string {
 	return fmt.Sprintf("%t|%s|%d|%d|%t|%v|%d|%v", v.IsSystem(), v.Name, v.UserID, v.TokenID, v.ReadOnly,
 		v.Bindings, v.MaintainerID, v.MaintainerGroupIDs)
+}
+
+// readScopeKey identifies what a viewer may read of entity type typ, for sharing the re-read
+// of an event among subscribers: viewers with the same permissions (system or not, read-only
+// or not, the same role bindings in any order, the same maintainer and groups) read the same
+// rows, whoever they are and whatever token they used, so 1,000 viewers holding the same
+// roles cost one query per event, not 1,000. Where reads depend on the user as well
+// (authz.SelfScoped: users, tokens, role bindings, notices), the user is part of the key.
+func readScopeKey(v *authz.Viewer, typ string) string {
+	bindings := make([]string, len(v.Bindings))
+	for i, b := range v.Bindings {
+		bindings[i] = string(b.Role) + "@" + b.Domain
+	}
+	slices.Sort(bindings)
+	groups := slices.Clone(v.MaintainerGroupIDs)
+	slices.Sort(groups)
+	user := 0
+	if authz.SelfScoped(typ) {
+		user = v.UserID
+	}
+	return fmt.Sprintf("%s|%t|%t|%d|%s|%d|%v", typ, v.IsSystem(), v.ReadOnly, user, strings.Join(bindings, ","),
+		v.MaintainerID, groups)
 }

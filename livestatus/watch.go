@@ -8,6 +8,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -38,7 +39,7 @@ func VirtualMachines(ctx context.Context, c *ent.Client, f VMFilter) (<-chan *en
 	if err := mayRead(c.VirtualMachine.Query().Where(virtualmachine.ID(0)).Exist(ctx)); err != nil {
 		return nil, err
 	}
-	return watch(ctx, func(e Event) bool {
+	return watch(ctx, string(VirtualMachine), func(e Event) bool {
 		return e.Type == VirtualMachine && is(f.ID, e.ID) && is(f.TenantID, e.TenantID) && is(f.ClusterID, e.ClusterID)
 	}, c.VirtualMachine.Get, func(v *ent.VirtualMachine) version { return version{v.ID, v.UpdatedAt} })
 }
@@ -49,7 +50,7 @@ func Nodes(ctx context.Context, c *ent.Client, f NodeFilter) (<-chan *ent.Comput
 	if err := mayRead(c.ComputeNode.Query().Where(computenode.ID(0)).Exist(ctx)); err != nil {
 		return nil, err
 	}
-	return watch(ctx, func(e Event) bool {
+	return watch(ctx, string(ComputeNode), func(e Event) bool {
 		return e.Type == ComputeNode && is(f.ID, e.ID) && is(f.ClusterID, e.ClusterID)
 	}, c.ComputeNode.Get, func(n *ent.ComputeNode) version { return version{n.ID, n.UpdatedAt} })
 }
@@ -60,7 +61,7 @@ func RegionServices(ctx context.Context, c *ent.Client, f ServiceFilter) (<-chan
 	if err := mayRead(c.RegionService.Query().Where(regionservice.ID(0)).Exist(ctx)); err != nil {
 		return nil, err
 	}
-	return watch(ctx, func(e Event) bool {
+	return watch(ctx, string(RegionService), func(e Event) bool {
 		return e.Type == RegionService && is(f.ID, e.ID) && is(f.TenantID, e.TenantID)
 	}, c.RegionService.Get, func(s *ent.RegionService) version { return version{s.ID, s.UpdatedAt} })
 }
@@ -76,8 +77,20 @@ func Assignments(ctx context.Context, c *ent.Client, nodeID int) (<-chan *ent.As
 	if !ok {
 		return nil, apierr.NotFound("compute node %d not found", nodeID)
 	}
-	return watch(ctx, func(e Event) bool { return e.Type == Assignment && e.NodeID == nodeID }, c.Assignment.Get,
+	return watch(ctx, string(Assignment), func(e Event) bool { return e.Type == Assignment && e.NodeID == nodeID }, c.Assignment.Get,
 		func(a *ent.Assignment) version { return version{a.ID, a.UpdatedAt} })
+}
+
+// Alerts streams the alerts (alert id, or all) whenever one is raised, repeated,
+// acknowledged, resolved or closed, as the viewer in ctx may read them — a tenant member
+// only the FATAL alerts that affect its tenants, a maintainer what it may read — until ctx
+// ends.
+func Alerts(ctx context.Context, c *ent.Client, id *int) (<-chan *ent.Alert, error) {
+	if err := mayRead(c.Alert.Query().Where(alert.ID(0)).Exist(ctx)); err != nil {
+		return nil, err
+	}
+	return watch(ctx, string(Alert), func(e Event) bool { return e.Type == Alert && is(id, e.ID) }, c.Alert.Get,
+		func(a *ent.Alert) version { return version{a.ID, a.UpdatedAt} })
 }
 
 // version identifies one state of a record: its id and when it was last written.
@@ -87,14 +100,15 @@ type version struct {
 }
 
 // watch subscribes to the hub of ctx and sends, for every matching event, the record as
-// the viewer of ctx reads it now (once per event and viewer, shared by that viewer's
-// subscriptions); records the viewer may not read (or that are gone) are skipped.
+// the viewer of ctx reads it now (once per event and permission scope, shared by the
+// subscriptions of every viewer with the same permissions on typ, the entity's type name:
+// readScopeKey); records the viewer may not read (or that are gone) are skipped.
 //
 // A state is delivered once: events are re-read, so two changes committed close together
 // (or two mutations of one record in one transaction) can both read the latest state, and
 // a record whose updated_at is the one last sent is not sent again. The channel closes
 // when ctx ends.
-func watch[T any](ctx context.Context, match func(Event) bool, load func(context.Context, int) (T, error), ver func(T) version) (<-chan T, error) {
+func watch[T any](ctx context.Context, typ string, match func(Event) bool, load func(context.Context, int) (T, error), ver func(T) version) (<-chan T, error) {
 	hub := FromContext(ctx)
 	if hub == nil {
 		return nil, ErrNoHub
@@ -103,7 +117,7 @@ func watch[T any](ctx context.Context, match func(Event) bool, load func(context
 	if viewer == nil {
 		return nil, apierr.Unauthenticated("sign in: send Authorization: Bearer <token> in connection_init")
 	}
-	key := viewerKey(viewer)
+	key := readScopeKey(viewer, typ)
 	events := hub.Subscribe(ctx, match)
 	out := make(chan T, 1)
 	go func() {

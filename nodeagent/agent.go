@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtflow/virtflow/hypervisor"
 )
@@ -56,9 +57,22 @@ type Config struct {
 	Attempts   int
 	RetryDelay time.Duration
 
-	// DiskDir, when set, is where root disks live: <DiskDir>/vf-<vm id>.qcow2 is attached
-	// to a VM with an image or a disk. Empty makes diskless domains (network boot).
+	// DiskDir, when set, is where the root disks of VMs without an image live:
+	// <DiskDir>/vf-<vm id>.qcow2 is attached to a VM with a flavor disk. Empty makes such
+	// VMs diskless (network boot). A VM with an image gets an overlay in Pool instead.
 	DiskDir string
+	// Pool is the libvirt storage pool (a directory pool, created if missing, at PoolPath)
+	// holding the node's cached images and the VMs' root disks: DefaultPool and
+	// DefaultPoolPath when empty.
+	Pool     string
+	PoolPath string
+	// CacheDir holds image downloads in progress and the record of the images cached in
+	// the pool; a new temporary directory when empty (the cache is then trusted for this
+	// run only: a restarted agent uploads images again).
+	CacheDir string
+	// ConfigDriveDir is where the VMs' config drives (<domain>-cidata.iso) are built;
+	// DiskDir when empty, else a directory under the system's temporary directory.
+	ConfigDriveDir string
 	// DefaultNetwork is the libvirt network of a port without a VLAN (DefaultNetwork when
 	// empty); BridgeFormat names the host bridge of a VLAN (DefaultBridgeFormat when empty).
 	DefaultNetwork string
@@ -70,9 +84,17 @@ type Config struct {
 	// AgentVersion is reported with each heartbeat; Version when empty.
 	AgentVersion string
 
+	// CheckTick and CheckRefresh pace the node's checks (RunChecks): DefaultCheckTick and
+	// DefaultCheckRefresh when zero. NoChecks turns them off.
+	CheckTick, CheckRefresh time.Duration
+	NoChecks                bool
+
 	// NoSubscription turns off the assignmentChanged subscription: changes are then picked
 	// up by the periodic resync only.
 	NoSubscription bool
+
+	// Tracer, when set, traces the agent's GraphQL requests (telemetry.FromEnv's provider).
+	Tracer trace.TracerProvider
 
 	// Log receives the agent's logs; slog.Default() when nil.
 	Log *slog.Logger
@@ -86,6 +108,7 @@ type Agent struct {
 	cfg    Config
 	api    *Client
 	hv     hypervisor.Hypervisor
+	images *imageCache
 	log    *slog.Logger
 	nodeID string
 
@@ -135,14 +158,27 @@ func New(cfg Config) (*Agent, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	images, err := newImageCache(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Agent{
 		cfg:      cfg,
-		api:      &Client{URL: cfg.APIURL, Token: cfg.Token, HTTP: cfg.HTTPClient},
+		api:      &Client{URL: cfg.APIURL, Token: cfg.Token, HTTP: cfg.HTTPClient, Tracer: tracer(cfg.Tracer)},
 		hv:       cfg.Hypervisor,
+		images:   images,
 		log:      log,
 		nodeID:   cfg.NodeID,
 		reported: map[string]AssignmentReport{},
 	}, nil
+}
+
+// tracer is the agent's tracer from tp, nil when tp is nil.
+func tracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		return nil
+	}
+	return tp.Tracer("github.com/virtflow/virtflow/nodeagent")
 }
 
 // NodeID returns the node the agent works for (known once Run has started).
@@ -179,6 +215,10 @@ func (ag *Agent) Run(ctx context.Context) error {
 	wg.Add(2)
 	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.HeartbeatInterval, nil, "heartbeat", ag.Heartbeat) }()
 	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.ResyncInterval, kicks, "resync", ag.Resync) }()
+	if !ag.cfg.NoChecks {
+		wg.Add(1)
+		go func() { defer wg.Done(); ag.RunChecks(ctx) }()
+	}
 	if !ag.cfg.NoSubscription {
 		wg.Add(1)
 		go func() { defer wg.Done(); ag.watch(ctx, kick) }()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // The agent's queries and mutations are in operations.graphql; genqlient generates their
@@ -19,6 +20,10 @@ type AssignmentReport struct {
 	Status        string // APPLIED or FAILED
 	ObservedState string
 	Reason        string
+	// Volumes says whether VolumeIDs is reported (for a VM's assignment): the ids of the
+	// volumes its domain has now, comma-separated in ascending order ("" for none).
+	Volumes   bool
+	VolumeIDs string
 }
 
 // ErrNoNode is returned when the token does not identify exactly one node.
@@ -72,6 +77,12 @@ func (c *Client) reportAssignment(ctx context.Context, r AssignmentReport) error
 	in := AssignmentStatusInput{Id: r.ID, Generation: int(r.Generation), Status: AssignmentStatus(r.Status), ObservedState: &r.ObservedState}
 	if r.Reason != "" {
 		in.Reason = &r.Reason
+	}
+	if r.Volumes {
+		in.VolumeIDs = []string{}
+		if r.VolumeIDs != "" {
+			in.VolumeIDs = strings.Split(r.VolumeIDs, ",")
+		}
 	}
 	if _, err := reportAssignmentStatus(ctx, c, in); err != nil {
 		return fmt.Errorf("report assignment %s: %w", r.ID, err)

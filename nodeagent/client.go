@@ -10,6 +10,11 @@ import (
 	"strings"
 
 	"github.com/Khan/genqlient/graphql"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/virtflow/virtflow/internal/telemetry"
 )
 
 // Client is a small GraphQL-over-HTTP client carrying the agent's bearer token. It implements
@@ -18,6 +23,9 @@ type Client struct {
 	URL   string
 	Token string
 	HTTP  *http.Client
+	// Tracer, when set, makes a client span of every request and sends its trace context
+	// (traceparent), so the server's spans join the agent's trace.
+	Tracer trace.Tracer
 }
 
 // GraphQLError is one entry of a GraphQL response's errors.
@@ -57,7 +65,17 @@ func (c *Client) MakeRequest(ctx context.Context, req *graphql.Request, resp *gr
 		return err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Authorization", "Bearer "+c.Token)
+	if c.Token != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if c.Tracer != nil {
+		var span trace.Span
+		ctx, span = c.Tracer.Start(ctx, "graphql "+req.OpName, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("graphql.operation.name", req.OpName)))
+		defer span.End()
+		telemetry.Propagator().Inject(ctx, propagation.HeaderCarrier(hreq.Header))
+		hreq = hreq.WithContext(ctx)
+	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient

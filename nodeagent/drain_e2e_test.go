@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,11 +90,8 @@ func startFleet(t *testing.T, nodes int) *fleetStack {
 	}
 	// The node monitor (the drain's driver) ticks every second with a 10 s threshold.
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second,
-		RedisURL:          strings.TrimSuffix(testdb.RedisURL(), "/") + "/" + strconv.Itoa(1+rand.IntN(15)),
+		RedisURL:          testdb.PrivateRedis(t), // a Redis of its own, as startStack's
 		NodeNotReadyAfter: 10 * time.Second, NodeDownAfter: 20 * time.Second}
-	if strings.Count(testdb.RedisURL(), "/") > 2 {
-		cfg.RedisURL = testdb.RedisURL()
-	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "e2e"))
 	ready, serverDone, workerDone := make(chan string, 1), make(chan error, 1), make(chan error, 1)

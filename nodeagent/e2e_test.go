@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,15 +59,13 @@ func startStack(t *testing.T, notReadyAfter time.Duration) *stack {
 	}
 
 	// The admin secret is gqltest's: another secret would retire it (and gqltest the other).
-	// Redis is shared by every test package: a database of its own (a random one of 1-15)
-	// keeps other packages' workers away from this test's queues.
+	// A Redis of the test's own: the shared one keeps other packages' queues and, across
+	// runs, stale task ids that a fresh database's outbox ids collide with (the relay then
+	// takes its task for enqueued already, and it never runs).
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second,
-		RedisURL: strings.TrimSuffix(testdb.RedisURL(), "/") + "/" + strconv.Itoa(1+rand.IntN(15)), NodeNotReadyAfter: notReadyAfter}
+		RedisURL: testdb.PrivateRedis(t), NodeNotReadyAfter: notReadyAfter, ImageDir: t.TempDir()}
 	if notReadyAfter > 0 {
 		cfg.NodeDownAfter = 100 * notReadyAfter
-	}
-	if strings.Count(testdb.RedisURL(), "/") > 2 {
-		cfg.RedisURL = testdb.RedisURL() // a database chosen by the environment already
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "e2e"))

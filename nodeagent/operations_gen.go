@@ -11,6 +11,23 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// AssignedVolume includes the requested fields of the GraphQL type Volume.
+type AssignedVolume struct {
+	Id     string `json:"id"`
+	SizeGB int64  `json:"sizeGB"`
+	// the storage the seed names (HDD, SSD, NVMe); the volume is created in the storage pool its node's agent keeps for that type
+	Type VolumeType `json:"type"`
+}
+
+// GetId returns AssignedVolume.Id, and is useful for accessing the field via an interface.
+func (v *AssignedVolume) GetId() string { return v.Id }
+
+// GetSizeGB returns AssignedVolume.SizeGB, and is useful for accessing the field via an interface.
+func (v *AssignedVolume) GetSizeGB() int64 { return v.SizeGB }
+
+// GetType returns AssignedVolume.Type, and is useful for accessing the field via an interface.
+func (v *AssignedVolume) GetType() VolumeType { return v.Type }
+
 // Assignment is one assignment of the agent's node, with its VM. vmID is on the assignment
 // itself: the agent reads it even when it may no longer read the VM (moved to another node by
 // a drain, or deleted with force), which is when it must remove the domain.
@@ -22,7 +39,10 @@ type Assignment struct {
 	// bumped on every change of the desired state
 	Generation int64 `json:"generation"`
 	// the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain
-	VmID           *int            `json:"vmID"`
+	VmID *int `json:"vmID"`
+	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it
+	ConfigDrive    *string         `json:"configDrive"`
+	Volume         *AssignedVolume `json:"volume"`
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
 
@@ -43,6 +63,12 @@ func (v *Assignment) GetGeneration() int64 { return v.Generation }
 
 // GetVmID returns Assignment.VmID, and is useful for accessing the field via an interface.
 func (v *Assignment) GetVmID() *int { return v.VmID }
+
+// GetConfigDrive returns Assignment.ConfigDrive, and is useful for accessing the field via an interface.
+func (v *Assignment) GetConfigDrive() *string { return v.ConfigDrive }
+
+// GetVolume returns Assignment.Volume, and is useful for accessing the field via an interface.
+func (v *Assignment) GetVolume() *AssignedVolume { return v.Volume }
 
 // GetVirtualMachine returns Assignment.VirtualMachine, and is useful for accessing the field via an interface.
 func (v *Assignment) GetVirtualMachine() *VirtualMachine { return v.VirtualMachine }
@@ -87,6 +113,10 @@ type AssignmentStatusInput struct {
 	// what the hypervisor says, e.g. running, shutoff, absent
 	ObservedState *string `json:"observedState"`
 	Reason        *string `json:"reason"`
+	// For a VM's assignment: the volumes its domain has now (the running instance's disks while it
+	// runs, its definition's otherwise). The API moves the VM's ATTACHING volumes listed here to
+	// ATTACHED and its DETACHING volumes not listed to AVAILABLE. Left out: volumes unchanged.
+	VolumeIDs []string `json:"volumeIDs"`
 }
 
 // GetId returns AssignmentStatusInput.Id, and is useful for accessing the field via an interface.
@@ -104,12 +134,51 @@ func (v *AssignmentStatusInput) GetObservedState() *string { return v.ObservedSt
 // GetReason returns AssignmentStatusInput.Reason, and is useful for accessing the field via an interface.
 func (v *AssignmentStatusInput) GetReason() *string { return v.Reason }
 
+// GetVolumeIDs returns AssignmentStatusInput.VolumeIDs, and is useful for accessing the field via an interface.
+func (v *AssignmentStatusInput) GetVolumeIDs() []string { return v.VolumeIDs }
+
+// CheckBuiltin is enum for the field builtin
+type CheckBuiltin string
+
+const (
+	CheckBuiltinLibvirtdReachable CheckBuiltin = "LIBVIRTD_REACHABLE"
+	CheckBuiltinStoragePoolFree   CheckBuiltin = "STORAGE_POOL_FREE"
+	CheckBuiltinDomainStateDrift  CheckBuiltin = "DOMAIN_STATE_DRIFT"
+	CheckBuiltinNicLink           CheckBuiltin = "NIC_LINK"
+)
+
+var AllCheckBuiltin = []CheckBuiltin{
+	CheckBuiltinLibvirtdReachable,
+	CheckBuiltinStoragePoolFree,
+	CheckBuiltinDomainStateDrift,
+	CheckBuiltinNicLink,
+}
+
+// EventStatus is enum for the field status
+type EventStatus string
+
+const (
+	EventStatusSuccess  EventStatus = "SUCCESS"
+	EventStatusWarning  EventStatus = "WARNING"
+	EventStatusCritical EventStatus = "CRITICAL"
+)
+
+var AllEventStatus = []EventStatus{
+	EventStatusSuccess,
+	EventStatusWarning,
+	EventStatusCritical,
+}
+
 // Flavor includes the requested fields of the GraphQL type Flavor.
 type Flavor struct {
 	Vcpus     int             `json:"vcpus"`
 	MemoryMB  int64           `json:"memoryMB"`
 	DiskGB    int64           `json:"diskGB"`
 	CpuPolicy FlavorCPUPolicy `json:"cpuPolicy"`
+	// CPU-time limit per vCPU for shared flavors
+	CpuLimitPercent int  `json:"cpuLimitPercent"`
+	DiskIopsLimit   *int `json:"diskIopsLimit"`
+	DiskMbpsLimit   *int `json:"diskMbpsLimit"`
 }
 
 // GetVcpus returns Flavor.Vcpus, and is useful for accessing the field via an interface.
@@ -123,6 +192,15 @@ func (v *Flavor) GetDiskGB() int64 { return v.DiskGB }
 
 // GetCpuPolicy returns Flavor.CpuPolicy, and is useful for accessing the field via an interface.
 func (v *Flavor) GetCpuPolicy() FlavorCPUPolicy { return v.CpuPolicy }
+
+// GetCpuLimitPercent returns Flavor.CpuLimitPercent, and is useful for accessing the field via an interface.
+func (v *Flavor) GetCpuLimitPercent() int { return v.CpuLimitPercent }
+
+// GetDiskIopsLimit returns Flavor.DiskIopsLimit, and is useful for accessing the field via an interface.
+func (v *Flavor) GetDiskIopsLimit() *int { return v.DiskIopsLimit }
+
+// GetDiskMbpsLimit returns Flavor.DiskMbpsLimit, and is useful for accessing the field via an interface.
+func (v *Flavor) GetDiskMbpsLimit() *int { return v.DiskMbpsLimit }
 
 // FlavorCPUPolicy is enum for the field cpu_policy
 type FlavorCPUPolicy string
@@ -140,9 +218,14 @@ var AllFlavorCPUPolicy = []FlavorCPUPolicy{
 // Image includes the requested fields of the GraphQL type Image.
 type Image struct {
 	Id string `json:"id"`
-	// URL or path the node agent fetches
+	// http(s) URL the server fetches the bytes from, or "upload" for bytes sent to PUT /images/{id}/data
 	Source string      `json:"source"`
 	Format ImageFormat `json:"format"`
+	Status ImageStatus `json:"status"`
+	// sha256:<hex>; when given, the bytes must match it on arrival, else it is set from them
+	Checksum *string `json:"checksum"`
+	// size of the stored bytes; 0 until the image is ACTIVE
+	SizeBytes int64 `json:"sizeBytes"`
 }
 
 // GetId returns Image.Id, and is useful for accessing the field via an interface.
@@ -153,6 +236,15 @@ func (v *Image) GetSource() string { return v.Source }
 
 // GetFormat returns Image.Format, and is useful for accessing the field via an interface.
 func (v *Image) GetFormat() ImageFormat { return v.Format }
+
+// GetStatus returns Image.Status, and is useful for accessing the field via an interface.
+func (v *Image) GetStatus() ImageStatus { return v.Status }
+
+// GetChecksum returns Image.Checksum, and is useful for accessing the field via an interface.
+func (v *Image) GetChecksum() *string { return v.Checksum }
+
+// GetSizeBytes returns Image.SizeBytes, and is useful for accessing the field via an interface.
+func (v *Image) GetSizeBytes() int64 { return v.SizeBytes }
 
 // ImageFormat is enum for the field format
 type ImageFormat string
@@ -167,6 +259,25 @@ var AllImageFormat = []ImageFormat{
 	ImageFormatQcow2,
 	ImageFormatRaw,
 	ImageFormatIso,
+}
+
+// ImageStatus is enum for the field status
+type ImageStatus string
+
+const (
+	ImageStatusPending     ImageStatus = "PENDING"
+	ImageStatusDownloading ImageStatus = "DOWNLOADING"
+	ImageStatusActive      ImageStatus = "ACTIVE"
+	ImageStatusError       ImageStatus = "ERROR"
+	ImageStatusDeprecated  ImageStatus = "DEPRECATED"
+)
+
+var AllImageStatus = []ImageStatus{
+	ImageStatusPending,
+	ImageStatusDownloading,
+	ImageStatusActive,
+	ImageStatusError,
+	ImageStatusDeprecated,
 }
 
 type NodeStatusInput struct {
@@ -206,6 +317,69 @@ func (v *NodeStatusInput) GetMessage() *string { return v.Message }
 
 // GetRequestCordon returns NodeStatusInput.RequestCordon, and is useful for accessing the field via an interface.
 func (v *NodeStatusInput) GetRequestCordon() *bool { return v.RequestCordon }
+
+// What a registering node agent tells about its host.
+type RegisterNodeInput struct {
+	// The host's name (a slug): the Host record it matches or creates, when the token names a cluster.
+	Hostname         string  `json:"hostname"`
+	CpuCapacity      *int    `json:"cpuCapacity"`
+	MemoryCapacityMB *int    `json:"memoryCapacityMB"`
+	DiskCapacityGB   *int    `json:"diskCapacityGB"`
+	OsName           *string `json:"osName"`
+	OsVersion        *string `json:"osVersion"`
+	AgentVersion     *string `json:"agentVersion"`
+}
+
+// GetHostname returns RegisterNodeInput.Hostname, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetHostname() string { return v.Hostname }
+
+// GetCpuCapacity returns RegisterNodeInput.CpuCapacity, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetCpuCapacity() *int { return v.CpuCapacity }
+
+// GetMemoryCapacityMB returns RegisterNodeInput.MemoryCapacityMB, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetMemoryCapacityMB() *int { return v.MemoryCapacityMB }
+
+// GetDiskCapacityGB returns RegisterNodeInput.DiskCapacityGB, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetDiskCapacityGB() *int { return v.DiskCapacityGB }
+
+// GetOsName returns RegisterNodeInput.OsName, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetOsName() *string { return v.OsName }
+
+// GetOsVersion returns RegisterNodeInput.OsVersion, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetOsVersion() *string { return v.OsVersion }
+
+// GetAgentVersion returns RegisterNodeInput.AgentVersion, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetAgentVersion() *string { return v.AgentVersion }
+
+// One check result.
+type ReportEventInput struct {
+	NodeID    string      `json:"nodeID"`
+	CheckName string      `json:"checkName"`
+	Status    EventStatus `json:"status"`
+	// the first line of the check's output
+	Output *string `json:"output"`
+	// the check this result comes from, when it is a Check
+	CheckID *string            `json:"checkID"`
+	Labels  *map[string]string `json:"labels"`
+}
+
+// GetNodeID returns ReportEventInput.NodeID, and is useful for accessing the field via an interface.
+func (v *ReportEventInput) GetNodeID() string { return v.NodeID }
+
+// GetCheckName returns ReportEventInput.CheckName, and is useful for accessing the field via an interface.
+func (v *ReportEventInput) GetCheckName() string { return v.CheckName }
+
+// GetStatus returns ReportEventInput.Status, and is useful for accessing the field via an interface.
+func (v *ReportEventInput) GetStatus() EventStatus { return v.Status }
+
+// GetOutput returns ReportEventInput.Output, and is useful for accessing the field via an interface.
+func (v *ReportEventInput) GetOutput() *string { return v.Output }
+
+// GetCheckID returns ReportEventInput.CheckID, and is useful for accessing the field via an interface.
+func (v *ReportEventInput) GetCheckID() *string { return v.CheckID }
+
+// GetLabels returns ReportEventInput.Labels, and is useful for accessing the field via an interface.
+func (v *ReportEventInput) GetLabels() *map[string]string { return v.Labels }
 
 // VMPort includes the requested fields of the GraphQL type Port.
 type VMPort struct {
@@ -249,13 +423,61 @@ type VMPorts struct {
 // GetEdges returns VMPorts.Edges, and is useful for accessing the field via an interface.
 func (v *VMPorts) GetEdges() []*VMPortEdge { return v.Edges }
 
+// VMVolume includes the requested fields of the GraphQL type Volume.
+type VMVolume struct {
+	Id     string `json:"id"`
+	SizeGB int64  `json:"sizeGB"`
+	// the storage the seed names (HDD, SSD, NVMe); the volume is created in the storage pool its node's agent keeps for that type
+	Type VolumeType `json:"type"`
+	// PENDING until first attached (a volume lives on the node of the first VM it is attached to), CREATING while that node's agent creates it, AVAILABLE on the node and unattached, ATTACHING/DETACHING until the VM's domain has it or not, ATTACHED, DELETING until its data is gone
+	Status VolumeStatus `json:"status"`
+}
+
+// GetId returns VMVolume.Id, and is useful for accessing the field via an interface.
+func (v *VMVolume) GetId() string { return v.Id }
+
+// GetSizeGB returns VMVolume.SizeGB, and is useful for accessing the field via an interface.
+func (v *VMVolume) GetSizeGB() int64 { return v.SizeGB }
+
+// GetType returns VMVolume.Type, and is useful for accessing the field via an interface.
+func (v *VMVolume) GetType() VolumeType { return v.Type }
+
+// GetStatus returns VMVolume.Status, and is useful for accessing the field via an interface.
+func (v *VMVolume) GetStatus() VolumeStatus { return v.Status }
+
+// VMVolumeEdge includes the requested fields of the GraphQL type VolumeEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type VMVolumeEdge struct {
+	// The item at the end of the edge.
+	Node *VMVolume `json:"node"`
+}
+
+// GetNode returns VMVolumeEdge.Node, and is useful for accessing the field via an interface.
+func (v *VMVolumeEdge) GetNode() *VMVolume { return v.Node }
+
+// VMVolumes includes the requested fields of the GraphQL type VolumeConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type VMVolumes struct {
+	// A list of edges.
+	Edges []*VMVolumeEdge `json:"edges"`
+}
+
+// GetEdges returns VMVolumes.Edges, and is useful for accessing the field via an interface.
+func (v *VMVolumes) GetEdges() []*VMVolumeEdge { return v.Edges }
+
 // VirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
 type VirtualMachine struct {
-	Id     string  `json:"id"`
-	Name   string  `json:"name"`
-	Flavor Flavor  `json:"flavor"`
-	Image  *Image  `json:"image"`
-	Ports  VMPorts `json:"ports"`
+	Id         string                   `json:"id"`
+	Name       string                   `json:"name"`
+	BootDevice VirtualMachineBootDevice `json:"bootDevice"`
+	Flavor     Flavor                   `json:"flavor"`
+	Image      *Image                   `json:"image"`
+	Volumes    VMVolumes                `json:"volumes"`
+	Ports      VMPorts                  `json:"ports"`
 }
 
 // GetId returns VirtualMachine.Id, and is useful for accessing the field via an interface.
@@ -264,14 +486,75 @@ func (v *VirtualMachine) GetId() string { return v.Id }
 // GetName returns VirtualMachine.Name, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetName() string { return v.Name }
 
+// GetBootDevice returns VirtualMachine.BootDevice, and is useful for accessing the field via an interface.
+func (v *VirtualMachine) GetBootDevice() VirtualMachineBootDevice { return v.BootDevice }
+
 // GetFlavor returns VirtualMachine.Flavor, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetFlavor() Flavor { return v.Flavor }
 
 // GetImage returns VirtualMachine.Image, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetImage() *Image { return v.Image }
 
+// GetVolumes returns VirtualMachine.Volumes, and is useful for accessing the field via an interface.
+func (v *VirtualMachine) GetVolumes() VMVolumes { return v.Volumes }
+
 // GetPorts returns VirtualMachine.Ports, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetPorts() VMPorts { return v.Ports }
+
+// VirtualMachineBootDevice is enum for the field boot_device
+type VirtualMachineBootDevice string
+
+const (
+	VirtualMachineBootDeviceDisk   VirtualMachineBootDevice = "DISK"
+	VirtualMachineBootDeviceCdrom  VirtualMachineBootDevice = "CDROM"
+	VirtualMachineBootDeviceFloppy VirtualMachineBootDevice = "FLOPPY"
+)
+
+var AllVirtualMachineBootDevice = []VirtualMachineBootDevice{
+	VirtualMachineBootDeviceDisk,
+	VirtualMachineBootDeviceCdrom,
+	VirtualMachineBootDeviceFloppy,
+}
+
+// VolumeStatus is enum for the field status
+type VolumeStatus string
+
+const (
+	VolumeStatusPending   VolumeStatus = "PENDING"
+	VolumeStatusCreating  VolumeStatus = "CREATING"
+	VolumeStatusAvailable VolumeStatus = "AVAILABLE"
+	VolumeStatusAttaching VolumeStatus = "ATTACHING"
+	VolumeStatusAttached  VolumeStatus = "ATTACHED"
+	VolumeStatusDetaching VolumeStatus = "DETACHING"
+	VolumeStatusDeleting  VolumeStatus = "DELETING"
+	VolumeStatusError     VolumeStatus = "ERROR"
+)
+
+var AllVolumeStatus = []VolumeStatus{
+	VolumeStatusPending,
+	VolumeStatusCreating,
+	VolumeStatusAvailable,
+	VolumeStatusAttaching,
+	VolumeStatusAttached,
+	VolumeStatusDetaching,
+	VolumeStatusDeleting,
+	VolumeStatusError,
+}
+
+// VolumeType is enum for the field type
+type VolumeType string
+
+const (
+	VolumeTypeHdd  VolumeType = "HDD"
+	VolumeTypeSsd  VolumeType = "SSD"
+	VolumeTypeNvme VolumeType = "NVME"
+)
+
+var AllVolumeType = []VolumeType{
+	VolumeTypeHdd,
+	VolumeTypeSsd,
+	VolumeTypeNvme,
+}
 
 // __assignmentChangedInput is used internally by genqlient
 type __assignmentChangedInput struct {
@@ -293,6 +576,26 @@ func (v *__assignmentsPageInput) GetNode() string { return v.Node }
 // GetAfter returns __assignmentsPageInput.After, and is useful for accessing the field via an interface.
 func (v *__assignmentsPageInput) GetAfter() *string { return v.After }
 
+// __checksForNodeInput is used internally by genqlient
+type __checksForNodeInput struct {
+	Node string `json:"node"`
+}
+
+// GetNode returns __checksForNodeInput.Node, and is useful for accessing the field via an interface.
+func (v *__checksForNodeInput) GetNode() string { return v.Node }
+
+// __registerNodeInput is used internally by genqlient
+type __registerNodeInput struct {
+	JoinToken string            `json:"joinToken"`
+	Input     RegisterNodeInput `json:"input"`
+}
+
+// GetJoinToken returns __registerNodeInput.JoinToken, and is useful for accessing the field via an interface.
+func (v *__registerNodeInput) GetJoinToken() string { return v.JoinToken }
+
+// GetInput returns __registerNodeInput.Input, and is useful for accessing the field via an interface.
+func (v *__registerNodeInput) GetInput() RegisterNodeInput { return v.Input }
+
 // __reportAssignmentStatusInput is used internally by genqlient
 type __reportAssignmentStatusInput struct {
 	In AssignmentStatusInput `json:"in"`
@@ -300,6 +603,14 @@ type __reportAssignmentStatusInput struct {
 
 // GetIn returns __reportAssignmentStatusInput.In, and is useful for accessing the field via an interface.
 func (v *__reportAssignmentStatusInput) GetIn() AssignmentStatusInput { return v.In }
+
+// __reportEventsInput is used internally by genqlient
+type __reportEventsInput struct {
+	Input []ReportEventInput `json:"input"`
+}
+
+// GetInput returns __reportEventsInput.Input, and is useful for accessing the field via an interface.
+func (v *__reportEventsInput) GetInput() []ReportEventInput { return v.Input }
 
 // __reportNodeStatusInput is used internally by genqlient
 type __reportNodeStatusInput struct {
@@ -341,6 +652,7 @@ func (v *assignmentChangedResponse) GetAssignmentChanged() assignmentChangedAssi
 // assignmentsPageNodeAssignment
 // assignmentsPageNodeAuditLog
 // assignmentsPageNodeAvailabilityZone
+// assignmentsPageNodeCheck
 // assignmentsPageNodeCluster
 // assignmentsPageNodeComputeNode
 // assignmentsPageNodeDatacenter
@@ -349,11 +661,13 @@ func (v *assignmentChangedResponse) GetAssignmentChanged() assignmentChangedAssi
 // assignmentsPageNodeFlavor
 // assignmentsPageNodeFloor
 // assignmentsPageNodeGlobalService
+// assignmentsPageNodeHookDelivery
 // assignmentsPageNodeHost
 // assignmentsPageNodeHostGroup
 // assignmentsPageNodeIPAddress
 // assignmentsPageNodeIPRange
 // assignmentsPageNodeImage
+// assignmentsPageNodeJoinToken
 // assignmentsPageNodeKubernetesCluster
 // assignmentsPageNodeLink
 // assignmentsPageNodeLoadBalancer
@@ -372,7 +686,9 @@ func (v *assignmentChangedResponse) GetAssignmentChanged() assignmentChangedAssi
 // assignmentsPageNodeRegion
 // assignmentsPageNodeRegionService
 // assignmentsPageNodeRoleBinding
+// assignmentsPageNodeSSHKey
 // assignmentsPageNodeServiceMesh
+// assignmentsPageNodeSilence
 // assignmentsPageNodeTenant
 // assignmentsPageNodeUsageRecord
 // assignmentsPageNodeUser
@@ -393,6 +709,7 @@ func (v *assignmentsPageNodeAlert) implementsGraphQLInterfaceassignmentsPageNode
 func (v *assignmentsPageNodeAssignment) implementsGraphQLInterfaceassignmentsPageNode()        {}
 func (v *assignmentsPageNodeAuditLog) implementsGraphQLInterfaceassignmentsPageNode()          {}
 func (v *assignmentsPageNodeAvailabilityZone) implementsGraphQLInterfaceassignmentsPageNode()  {}
+func (v *assignmentsPageNodeCheck) implementsGraphQLInterfaceassignmentsPageNode()             {}
 func (v *assignmentsPageNodeCluster) implementsGraphQLInterfaceassignmentsPageNode()           {}
 func (v *assignmentsPageNodeComputeNode) implementsGraphQLInterfaceassignmentsPageNode()       {}
 func (v *assignmentsPageNodeDatacenter) implementsGraphQLInterfaceassignmentsPageNode()        {}
@@ -401,11 +718,13 @@ func (v *assignmentsPageNodeEventRule) implementsGraphQLInterfaceassignmentsPage
 func (v *assignmentsPageNodeFlavor) implementsGraphQLInterfaceassignmentsPageNode()            {}
 func (v *assignmentsPageNodeFloor) implementsGraphQLInterfaceassignmentsPageNode()             {}
 func (v *assignmentsPageNodeGlobalService) implementsGraphQLInterfaceassignmentsPageNode()     {}
+func (v *assignmentsPageNodeHookDelivery) implementsGraphQLInterfaceassignmentsPageNode()      {}
 func (v *assignmentsPageNodeHost) implementsGraphQLInterfaceassignmentsPageNode()              {}
 func (v *assignmentsPageNodeHostGroup) implementsGraphQLInterfaceassignmentsPageNode()         {}
 func (v *assignmentsPageNodeIPAddress) implementsGraphQLInterfaceassignmentsPageNode()         {}
 func (v *assignmentsPageNodeIPRange) implementsGraphQLInterfaceassignmentsPageNode()           {}
 func (v *assignmentsPageNodeImage) implementsGraphQLInterfaceassignmentsPageNode()             {}
+func (v *assignmentsPageNodeJoinToken) implementsGraphQLInterfaceassignmentsPageNode()         {}
 func (v *assignmentsPageNodeKubernetesCluster) implementsGraphQLInterfaceassignmentsPageNode() {}
 func (v *assignmentsPageNodeLink) implementsGraphQLInterfaceassignmentsPageNode()              {}
 func (v *assignmentsPageNodeLoadBalancer) implementsGraphQLInterfaceassignmentsPageNode()      {}
@@ -424,7 +743,9 @@ func (v *assignmentsPageNodeRackZone) implementsGraphQLInterfaceassignmentsPageN
 func (v *assignmentsPageNodeRegion) implementsGraphQLInterfaceassignmentsPageNode()            {}
 func (v *assignmentsPageNodeRegionService) implementsGraphQLInterfaceassignmentsPageNode()     {}
 func (v *assignmentsPageNodeRoleBinding) implementsGraphQLInterfaceassignmentsPageNode()       {}
+func (v *assignmentsPageNodeSSHKey) implementsGraphQLInterfaceassignmentsPageNode()            {}
 func (v *assignmentsPageNodeServiceMesh) implementsGraphQLInterfaceassignmentsPageNode()       {}
+func (v *assignmentsPageNodeSilence) implementsGraphQLInterfaceassignmentsPageNode()           {}
 func (v *assignmentsPageNodeTenant) implementsGraphQLInterfaceassignmentsPageNode()            {}
 func (v *assignmentsPageNodeUsageRecord) implementsGraphQLInterfaceassignmentsPageNode()       {}
 func (v *assignmentsPageNodeUser) implementsGraphQLInterfaceassignmentsPageNode()              {}
@@ -460,6 +781,9 @@ func __unmarshalassignmentsPageNode(b []byte, v *assignmentsPageNode) error {
 	case "AvailabilityZone":
 		*v = new(assignmentsPageNodeAvailabilityZone)
 		return json.Unmarshal(b, *v)
+	case "Check":
+		*v = new(assignmentsPageNodeCheck)
+		return json.Unmarshal(b, *v)
 	case "Cluster":
 		*v = new(assignmentsPageNodeCluster)
 		return json.Unmarshal(b, *v)
@@ -484,6 +808,9 @@ func __unmarshalassignmentsPageNode(b []byte, v *assignmentsPageNode) error {
 	case "GlobalService":
 		*v = new(assignmentsPageNodeGlobalService)
 		return json.Unmarshal(b, *v)
+	case "HookDelivery":
+		*v = new(assignmentsPageNodeHookDelivery)
+		return json.Unmarshal(b, *v)
 	case "Host":
 		*v = new(assignmentsPageNodeHost)
 		return json.Unmarshal(b, *v)
@@ -498,6 +825,9 @@ func __unmarshalassignmentsPageNode(b []byte, v *assignmentsPageNode) error {
 		return json.Unmarshal(b, *v)
 	case "Image":
 		*v = new(assignmentsPageNodeImage)
+		return json.Unmarshal(b, *v)
+	case "JoinToken":
+		*v = new(assignmentsPageNodeJoinToken)
 		return json.Unmarshal(b, *v)
 	case "KubernetesCluster":
 		*v = new(assignmentsPageNodeKubernetesCluster)
@@ -553,8 +883,14 @@ func __unmarshalassignmentsPageNode(b []byte, v *assignmentsPageNode) error {
 	case "RoleBinding":
 		*v = new(assignmentsPageNodeRoleBinding)
 		return json.Unmarshal(b, *v)
+	case "SSHKey":
+		*v = new(assignmentsPageNodeSSHKey)
+		return json.Unmarshal(b, *v)
 	case "ServiceMesh":
 		*v = new(assignmentsPageNodeServiceMesh)
+		return json.Unmarshal(b, *v)
+	case "Silence":
+		*v = new(assignmentsPageNodeSilence)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(assignmentsPageNodeTenant)
@@ -624,6 +960,14 @@ func __marshalassignmentsPageNode(v *assignmentsPageNode) ([]byte, error) {
 			*assignmentsPageNodeAvailabilityZone
 		}{typename, v}
 		return json.Marshal(result)
+	case *assignmentsPageNodeCheck:
+		typename = "Check"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeCheck
+		}{typename, v}
+		return json.Marshal(result)
 	case *assignmentsPageNodeCluster:
 		typename = "Cluster"
 
@@ -688,6 +1032,14 @@ func __marshalassignmentsPageNode(v *assignmentsPageNode) ([]byte, error) {
 			*assignmentsPageNodeGlobalService
 		}{typename, v}
 		return json.Marshal(result)
+	case *assignmentsPageNodeHookDelivery:
+		typename = "HookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeHookDelivery
+		}{typename, v}
+		return json.Marshal(result)
 	case *assignmentsPageNodeHost:
 		typename = "Host"
 
@@ -726,6 +1078,14 @@ func __marshalassignmentsPageNode(v *assignmentsPageNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*assignmentsPageNodeImage
+		}{typename, v}
+		return json.Marshal(result)
+	case *assignmentsPageNodeJoinToken:
+		typename = "JoinToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeJoinToken
 		}{typename, v}
 		return json.Marshal(result)
 	case *assignmentsPageNodeKubernetesCluster:
@@ -872,12 +1232,28 @@ func __marshalassignmentsPageNode(v *assignmentsPageNode) ([]byte, error) {
 			*assignmentsPageNodeRoleBinding
 		}{typename, v}
 		return json.Marshal(result)
+	case *assignmentsPageNodeSSHKey:
+		typename = "SSHKey"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
 	case *assignmentsPageNodeServiceMesh:
 		typename = "ServiceMesh"
 
 		result := struct {
 			TypeName string `json:"__typename"`
 			*assignmentsPageNodeServiceMesh
+		}{typename, v}
+		return json.Marshal(result)
+	case *assignmentsPageNodeSilence:
+		typename = "Silence"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeSilence
 		}{typename, v}
 		return json.Marshal(result)
 	case *assignmentsPageNodeTenant:
@@ -967,6 +1343,14 @@ type assignmentsPageNodeAvailabilityZone struct {
 
 // GetTypename returns assignmentsPageNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// assignmentsPageNodeCheck includes the requested fields of the GraphQL type Check.
+type assignmentsPageNodeCheck struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeCheck.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeCheck) GetTypename() *string { return v.Typename }
 
 // assignmentsPageNodeCluster includes the requested fields of the GraphQL type Cluster.
 type assignmentsPageNodeCluster struct {
@@ -1060,6 +1444,16 @@ func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssig
 	return v.Assignment.VmID
 }
 
+// GetConfigDrive returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.ConfigDrive, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetConfigDrive() *string {
+	return v.Assignment.ConfigDrive
+}
+
+// GetVolume returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.Volume, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetVolume() *AssignedVolume {
+	return v.Assignment.Volume
+}
+
 // GetVirtualMachine returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.VirtualMachine, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetVirtualMachine() *VirtualMachine {
 	return v.Assignment.VirtualMachine
@@ -1103,6 +1497,10 @@ type __premarshalassignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEd
 
 	VmID *int `json:"vmID"`
 
+	ConfigDrive *string `json:"configDrive"`
+
+	Volume *AssignedVolume `json:"volume"`
+
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
 
@@ -1123,6 +1521,8 @@ func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssig
 	retval.ObservedState = v.Assignment.ObservedState
 	retval.Generation = v.Assignment.Generation
 	retval.VmID = v.Assignment.VmID
+	retval.ConfigDrive = v.Assignment.ConfigDrive
+	retval.Volume = v.Assignment.Volume
 	retval.VirtualMachine = v.Assignment.VirtualMachine
 	return &retval, nil
 }
@@ -1197,6 +1597,14 @@ type assignmentsPageNodeGlobalService struct {
 // GetTypename returns assignmentsPageNodeGlobalService.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeGlobalService) GetTypename() *string { return v.Typename }
 
+// assignmentsPageNodeHookDelivery includes the requested fields of the GraphQL type HookDelivery.
+type assignmentsPageNodeHookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeHookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeHookDelivery) GetTypename() *string { return v.Typename }
+
 // assignmentsPageNodeHost includes the requested fields of the GraphQL type Host.
 type assignmentsPageNodeHost struct {
 	Typename *string `json:"__typename"`
@@ -1236,6 +1644,14 @@ type assignmentsPageNodeImage struct {
 
 // GetTypename returns assignmentsPageNodeImage.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeImage) GetTypename() *string { return v.Typename }
+
+// assignmentsPageNodeJoinToken includes the requested fields of the GraphQL type JoinToken.
+type assignmentsPageNodeJoinToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeJoinToken.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeJoinToken) GetTypename() *string { return v.Typename }
 
 // assignmentsPageNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
 type assignmentsPageNodeKubernetesCluster struct {
@@ -1381,6 +1797,14 @@ type assignmentsPageNodeRoleBinding struct {
 // GetTypename returns assignmentsPageNodeRoleBinding.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeRoleBinding) GetTypename() *string { return v.Typename }
 
+// assignmentsPageNodeSSHKey includes the requested fields of the GraphQL type SSHKey.
+type assignmentsPageNodeSSHKey struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeSSHKey.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeSSHKey) GetTypename() *string { return v.Typename }
+
 // assignmentsPageNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
 type assignmentsPageNodeServiceMesh struct {
 	Typename *string `json:"__typename"`
@@ -1388,6 +1812,14 @@ type assignmentsPageNodeServiceMesh struct {
 
 // GetTypename returns assignmentsPageNodeServiceMesh.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeServiceMesh) GetTypename() *string { return v.Typename }
+
+// assignmentsPageNodeSilence includes the requested fields of the GraphQL type Silence.
+type assignmentsPageNodeSilence struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeSilence.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeSilence) GetTypename() *string { return v.Typename }
 
 // assignmentsPageNodeTenant includes the requested fields of the GraphQL type Tenant.
 type assignmentsPageNodeTenant struct {
@@ -1504,6 +1936,57 @@ func (v *assignmentsPageResponse) __premarshalJSON() (*__premarshalassignmentsPa
 	return &retval, nil
 }
 
+// checksForNodeChecksForNodeCheck includes the requested fields of the GraphQL type Check.
+type checksForNodeChecksForNodeCheck struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+	// a check built into the agent; command is then ignored
+	Builtin *CheckBuiltin `json:"builtin"`
+	// run by the agent without a shell, split on spaces
+	Command         *string `json:"command"`
+	IntervalSeconds int     `json:"intervalSeconds"`
+	TimeoutSeconds  int     `json:"timeoutSeconds"`
+	// consecutive failures before the agent reports a non-OK status
+	Occurrences int  `json:"occurrences"`
+	Enabled     bool `json:"enabled"`
+}
+
+// GetId returns checksForNodeChecksForNodeCheck.Id, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetId() string { return v.Id }
+
+// GetName returns checksForNodeChecksForNodeCheck.Name, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetName() string { return v.Name }
+
+// GetBuiltin returns checksForNodeChecksForNodeCheck.Builtin, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetBuiltin() *CheckBuiltin { return v.Builtin }
+
+// GetCommand returns checksForNodeChecksForNodeCheck.Command, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetCommand() *string { return v.Command }
+
+// GetIntervalSeconds returns checksForNodeChecksForNodeCheck.IntervalSeconds, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetIntervalSeconds() int { return v.IntervalSeconds }
+
+// GetTimeoutSeconds returns checksForNodeChecksForNodeCheck.TimeoutSeconds, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetTimeoutSeconds() int { return v.TimeoutSeconds }
+
+// GetOccurrences returns checksForNodeChecksForNodeCheck.Occurrences, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetOccurrences() int { return v.Occurrences }
+
+// GetEnabled returns checksForNodeChecksForNodeCheck.Enabled, and is useful for accessing the field via an interface.
+func (v *checksForNodeChecksForNodeCheck) GetEnabled() bool { return v.Enabled }
+
+// checksForNodeResponse is returned by checksForNode on success.
+type checksForNodeResponse struct {
+	// The checks a node runs: those naming the node or its cluster, and those whose label
+	// selector its labels match. A node agent may ask for its own node only.
+	ChecksForNode []checksForNodeChecksForNodeCheck `json:"checksForNode"`
+}
+
+// GetChecksForNode returns checksForNodeResponse.ChecksForNode, and is useful for accessing the field via an interface.
+func (v *checksForNodeResponse) GetChecksForNode() []checksForNodeChecksForNodeCheck {
+	return v.ChecksForNode
+}
+
 // discoverNodeComputeNodesComputeNodeConnection includes the requested fields of the GraphQL type ComputeNodeConnection.
 // The GraphQL type's documentation follows.
 //
@@ -1552,6 +2035,50 @@ func (v *discoverNodeResponse) GetComputeNodes() discoverNodeComputeNodesCompute
 	return v.ComputeNodes
 }
 
+// registerNodeRegisterNodeRegisterNodePayload includes the requested fields of the GraphQL type RegisterNodePayload.
+// The GraphQL type's documentation follows.
+//
+// The node a join token registered and its agent's own credential, returned exactly once.
+type registerNodeRegisterNodeRegisterNodePayload struct {
+	// The node's AGENT token, to send as `Authorization: Bearer <token>` from now on.
+	Token string                                                     `json:"token"`
+	Node  registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode `json:"node"`
+}
+
+// GetToken returns registerNodeRegisterNodeRegisterNodePayload.Token, and is useful for accessing the field via an interface.
+func (v *registerNodeRegisterNodeRegisterNodePayload) GetToken() string { return v.Token }
+
+// GetNode returns registerNodeRegisterNodeRegisterNodePayload.Node, and is useful for accessing the field via an interface.
+func (v *registerNodeRegisterNodeRegisterNodePayload) GetNode() registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode {
+	return v.Node
+}
+
+// registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode.Id, and is useful for accessing the field via an interface.
+func (v *registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode) GetId() string { return v.Id }
+
+// GetName returns registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode.Name, and is useful for accessing the field via an interface.
+func (v *registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode) GetName() string { return v.Name }
+
+// registerNodeResponse is returned by registerNode on success.
+type registerNodeResponse struct {
+	// Registers a node agent with a join token (no other credential needed): binds the token's
+	// node, or creates one in its cluster for the host, and returns the node's AGENT token. The
+	// token is consumed: of two registrations with one token, exactly one succeeds. A used,
+	// expired or unknown token is UNAUTHENTICATED with extensions.reason USED, EXPIRED or UNKNOWN.
+	RegisterNode registerNodeRegisterNodeRegisterNodePayload `json:"registerNode"`
+}
+
+// GetRegisterNode returns registerNodeResponse.RegisterNode, and is useful for accessing the field via an interface.
+func (v *registerNodeResponse) GetRegisterNode() registerNodeRegisterNodeRegisterNodePayload {
+	return v.RegisterNode
+}
+
 // reportAssignmentStatusReportAssignmentStatusAssignment includes the requested fields of the GraphQL type Assignment.
 type reportAssignmentStatusReportAssignmentStatusAssignment struct {
 	Id string `json:"id"`
@@ -1569,6 +2096,27 @@ type reportAssignmentStatusResponse struct {
 // GetReportAssignmentStatus returns reportAssignmentStatusResponse.ReportAssignmentStatus, and is useful for accessing the field via an interface.
 func (v *reportAssignmentStatusResponse) GetReportAssignmentStatus() reportAssignmentStatusReportAssignmentStatusAssignment {
 	return v.ReportAssignmentStatus
+}
+
+// reportEventsReportEventsEvent includes the requested fields of the GraphQL type Event.
+type reportEventsReportEventsEvent struct {
+	Id string `json:"id"`
+}
+
+// GetId returns reportEventsReportEventsEvent.Id, and is useful for accessing the field via an interface.
+func (v *reportEventsReportEventsEvent) GetId() string { return v.Id }
+
+// reportEventsResponse is returned by reportEvents on success.
+type reportEventsResponse struct {
+	// Node agent (or an operator): check results in one batch, at most 1,000. An agent may only
+	// report events of its own node. Each event is stored, then the event rules run on it in the
+	// workers (durably: a worker dying loses nothing).
+	ReportEvents []reportEventsReportEventsEvent `json:"reportEvents"`
+}
+
+// GetReportEvents returns reportEventsResponse.ReportEvents, and is useful for accessing the field via an interface.
+func (v *reportEventsResponse) GetReportEvents() []reportEventsReportEventsEvent {
+	return v.ReportEvents
 }
 
 // reportNodeStatusReportNodeStatusComputeNode includes the requested fields of the GraphQL type ComputeNode.
@@ -1676,19 +2224,42 @@ fragment Assignment on Assignment {
 	observedState
 	generation
 	vmID
+	configDrive
+	volume {
+		id
+		sizeGB
+		type
+	}
 	virtualMachine {
 		id
 		name
+		bootDevice
 		flavor {
 			vcpus
 			memoryMB
 			diskGB
 			cpuPolicy
+			cpuLimitPercent
+			diskIopsLimit
+			diskMbpsLimit
 		}
 		image {
 			id
 			source
 			format
+			status
+			checksum
+			sizeBytes
+		}
+		volumes(first: 32) {
+			edges {
+				node {
+					id
+					sizeGB
+					type
+					status
+				}
+			}
 		}
 		ports(first: 32) {
 			edges {
@@ -1720,6 +2291,48 @@ func assignmentsPage(
 	}
 
 	data_ = &assignmentsPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by checksForNode.
+const checksForNode_Operation = `
+query checksForNode ($node: ID!) {
+	checksForNode(nodeID: $node) {
+		id
+		name
+		builtin
+		command
+		intervalSeconds
+		timeoutSeconds
+		occurrences
+		enabled
+	}
+}
+`
+
+// checksForNode reads the checks the node runs (assigned to it, its cluster or its labels).
+func checksForNode(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	node string,
+) (data_ *checksForNodeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "checksForNode",
+		Query:  checksForNode_Operation,
+		Variables: &__checksForNodeInput{
+			Node: node,
+		},
+	}
+
+	data_ = &checksForNodeResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -1766,6 +2379,48 @@ func discoverNode(
 	return data_, err_
 }
 
+// The mutation executed by registerNode.
+const registerNode_Operation = `
+mutation registerNode ($joinToken: String!, $input: RegisterNodeInput!) {
+	registerNode(joinToken: $joinToken, input: $input) {
+		token
+		node {
+			id
+			name
+		}
+	}
+}
+`
+
+// registerNode exchanges a one-time join token for the node's own agent token (sent without
+// any Authorization header: the join token is the credential).
+func registerNode(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	joinToken string,
+	input RegisterNodeInput,
+) (data_ *registerNodeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "registerNode",
+		Query:  registerNode_Operation,
+		Variables: &__registerNodeInput{
+			JoinToken: joinToken,
+			Input:     input,
+		},
+	}
+
+	data_ = &registerNodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by reportAssignmentStatus.
 const reportAssignmentStatus_Operation = `
 mutation reportAssignmentStatus ($in: AssignmentStatusInput!) {
@@ -1789,6 +2444,41 @@ func reportAssignmentStatus(
 	}
 
 	data_ = &reportAssignmentStatusResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by reportEvents.
+const reportEvents_Operation = `
+mutation reportEvents ($input: [ReportEventInput!]!) {
+	reportEvents(input: $input) {
+		id
+	}
+}
+`
+
+// reportEvents sends a batch of check results.
+func reportEvents(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input []ReportEventInput,
+) (data_ *reportEventsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "reportEvents",
+		Query:  reportEvents_Operation,
+		Variables: &__reportEventsInput{
+			Input: input,
+		},
+	}
+
+	data_ = &reportEventsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -22,7 +22,7 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	}
 	name := hypervisor.DomainName(vmID)
 	log := ag.log.With("assignment", a.Id, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
-	err := ag.apply(ctx, a, name, dom, pinned, pinErr)
+	note, err := ag.apply(ctx, a, name, dom, pinned, pinErr)
 	b := newBackOff(ag.cfg.RetryDelay, 30*time.Second)
 	for attempt := 1; err != nil && attempt < ag.cfg.Attempts && retriable(err, pinErr) && ctx.Err() == nil; attempt++ {
 		// Every operation is idempotent: try again from what the hypervisor has now, so
@@ -33,7 +33,7 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 		case <-time.After(b.NextBackOff()):
 		}
 		if dom, err = ag.lookup(ctx, vmID); err == nil {
-			err = ag.apply(ctx, a, name, dom, pinned, pinErr)
+			note, err = ag.apply(ctx, a, name, dom, pinned, pinErr)
 		}
 	}
 	if ctx.Err() != nil {
@@ -52,23 +52,44 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 		return
 	}
 	log.Info("assignment applied", "observed", obs)
-	ag.report(ctx, a, "APPLIED", obs, "", true)
+	r := AssignmentReport{Status: "APPLIED", ObservedState: obs, Reason: note}
+	if a.DesiredState != "ABSENT" {
+		// Which volumes the domain has now: what moves them to ATTACHED or AVAILABLE.
+		if ids, err := ag.domainVolumes(ctx, name); err == nil {
+			r.Volumes, r.VolumeIDs = true, ids
+		} else {
+			log.Warn("cannot list the domain's disks", "err", err)
+		}
+	}
+	ag.send(ctx, a, r, true)
 }
 
-// apply drives the hypervisor towards a's desired state.
-func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hypervisor.Domain, pinned []int, pinErr error) error {
+// apply drives the hypervisor towards a's desired state. The note it returns goes into
+// the report's reason (a volume change that waits for the VM's next start).
+func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hypervisor.Domain, pinned []int, pinErr error) (string, error) {
+	var spec *hypervisor.DomainSpec // the definition written, nil when left as it was
 	define := func() error {
 		if pinErr != nil {
 			return pinErr
 		}
-		if dom != nil && dom.Generation == a.Generation {
-			return nil // the domain already has this generation's definition
+		if dom != nil && dom.Generation == a.Generation && a.Status != "PENDING" {
+			// The domain already has this generation's definition. A PENDING assignment at
+			// the domain's generation had its volumes changed: define it again (Define
+			// leaves an identical spec alone).
+			return nil
 		}
-		spec, err := ag.specFor(a, pinned)
+		s, err := ag.specFor(a, pinned)
 		if err != nil {
 			return fmt.Errorf("build domain: %w", err)
 		}
-		return ag.hv.Define(ctx, spec)
+		if err := ag.imageDisks(ctx, a, &s); err != nil {
+			return err
+		}
+		if err := ag.volumeDisks(ctx, a, &s); err != nil {
+			return err
+		}
+		spec = &s
+		return ag.hv.Define(ctx, s)
 	}
 	switch a.DesiredState {
 	case "RUNNING":
@@ -77,29 +98,43 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 			// contract). Reboot first, then record the generation, so that an agent that dies
 			// in between reboots again rather than not at all.
 			if err := ag.hv.Reboot(ctx, name); err != nil {
-				return fmt.Errorf("reboot: %w", err)
+				return "", fmt.Errorf("reboot: %w", err)
 			}
 		}
 		if err := define(); err != nil {
-			return err
+			return "", err
 		}
-		return ag.hv.Start(ctx, name)
+		if spec != nil && dom != nil && dom.State.Active() {
+			// Running already: the volumes attached or detached meanwhile are hot-plugged.
+			if note, err := ag.syncVolumes(ctx, name, *spec); err != nil || note != "" {
+				return note, err
+			}
+		}
+		return "", ag.hv.Start(ctx, name)
 	case "STOPPED":
 		if err := define(); err != nil {
-			return err
+			return "", err
 		}
 		sctx, cancel := context.WithTimeout(ctx, ag.cfg.ShutdownTimeout)
 		err := ag.hv.Shutdown(sctx, name)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			ag.log.Info("guest did not shut down in time; powering off", "domain", name, "err", err)
-			return ag.hv.Stop(ctx, name)
+			return "", ag.hv.Stop(ctx, name)
 		}
-		return err
+		return "", err
 	case "ABSENT":
-		return ag.hv.Undefine(ctx, name)
+		if err := ag.hv.Undefine(ctx, name); err != nil {
+			return "", err
+		}
+		if id, ok := hypervisor.ParseDomainName(name); ok {
+			if err := ag.removeDisks(ctx, id); err != nil {
+				return "", err
+			}
+		}
+		return "", ag.removeConfigDrive(name)
 	}
-	return fmt.Errorf("unknown desired state %q", a.DesiredState)
+	return "", fmt.Errorf("unknown desired state %q", a.DesiredState)
 }
 
 // settled reports whether dom is already what a asks for, at a's generation.
@@ -108,9 +143,9 @@ func settled(a Assignment, dom *hypervisor.Domain) bool {
 	case "ABSENT":
 		return dom == nil
 	case "RUNNING":
-		return dom != nil && dom.Generation == a.Generation && dom.State == hypervisor.StateRunning
+		return a.Status != "PENDING" && dom != nil && dom.Generation == a.Generation && dom.State == hypervisor.StateRunning
 	case "STOPPED":
-		return dom != nil && dom.Generation == a.Generation && !dom.State.Active()
+		return a.Status != "PENDING" && dom != nil && dom.Generation == a.Generation && !dom.State.Active()
 	}
 	return false
 }
@@ -128,7 +163,13 @@ func observed(dom *hypervisor.Domain) string {
 // assignment is reported once, not on every resync. After work (a reboot ends where it
 // began: running) the report always goes, whatever the API shows.
 func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason string, acted bool) {
-	r := AssignmentReport{ID: a.Id, Generation: a.Generation, Status: status, ObservedState: obs, Reason: reason}
+	ag.send(ctx, a, AssignmentReport{Status: status, ObservedState: obs, Reason: reason}, acted)
+}
+
+// send is report with the whole report r (its ID and Generation are a's).
+func (ag *Agent) send(ctx context.Context, a Assignment, r AssignmentReport, acted bool) {
+	r.ID, r.Generation = a.Id, a.Generation
+	status, obs := r.Status, r.ObservedState
 	if !acted && status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
 		return
 	}

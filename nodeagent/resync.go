@@ -29,12 +29,21 @@ func (ag *Agent) Resync(ctx context.Context) error {
 	}
 	var pins map[string][]int
 	var pinErrs map[string]error
+	var shared []int // the CPUs shared VMs float over: none pinned (nil: all)
 	if slices.ContainsFunc(as, dedicated) {
 		c, err := ag.hv.Capacity(ctx)
 		if err != nil {
 			return fmt.Errorf("read host capacity: %w", err)
 		}
 		pins, pinErrs = pinCPUs(as, c.VCPUs, ag.cfg.ReservedCPUs)
+		shared = sharedCPUs(pins, c.VCPUs)
+	}
+
+	// Volumes first, one by one (quick): a VM's domain then finds its volumes in the pool.
+	for _, a := range as {
+		if a.Volume != nil {
+			ag.realizeVolume(ctx, a)
+		}
 	}
 
 	sem := make(chan struct{}, ag.cfg.Parallelism)
@@ -42,7 +51,7 @@ func (ag *Agent) Resync(ctx context.Context) error {
 	for _, a := range as {
 		id, ok, err := assignedVM(a)
 		if !ok {
-			continue // volume assignments are not realized by the agent yet
+			continue // a volume's assignment: realized above
 		}
 		if err != nil {
 			ag.report(ctx, a, "FAILED", "unknown", err.Error(), true)
@@ -62,7 +71,11 @@ func (ag *Agent) Resync(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ag.realize(ctx, a, id, dom, pins[a.Id], pinErrs[a.Id])
+			cpus := pins[a.Id]
+			if !dedicated(a) {
+				cpus = shared
+			}
+			ag.realize(ctx, a, id, dom, cpus, pinErrs[a.Id])
 		}()
 	}
 	wg.Wait()

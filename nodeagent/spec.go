@@ -7,9 +7,11 @@ import (
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
-// specFor builds the domain spec of a's VM at a's generation. pinned lists the host CPUs of a
-// dedicated flavor's vCPUs (nil for a shared flavor).
-func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, error) {
+// specFor builds the domain spec of a's VM at a's generation. cpus lists, for a dedicated
+// flavor, the host CPUs its vCPUs are pinned to; for a shared flavor, the host CPUs it may
+// float over (those no dedicated VM of the node is pinned to; nil for all). A shared
+// flavor's CPU-time limit becomes a CPU quota, the flavor's IO limits the root disk's.
+func (ag *Agent) specFor(a Assignment, cpus []int) (hypervisor.DomainSpec, error) {
 	vm := a.VirtualMachine
 	if vm == nil {
 		return hypervisor.DomainSpec{}, fmt.Errorf("assignment %s asks for %s but its VM is not on this node: %w",
@@ -24,15 +26,18 @@ func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, err
 		Generation: a.Generation,
 		VCPUs:      vm.Flavor.Vcpus,
 		MemoryMiB:  vm.Flavor.MemoryMB,
-		PinnedCPUs: pinned,
 	}
-	if ag.cfg.DiskDir != "" && (vm.Flavor.DiskGB > 0 || vm.Image != nil) {
-		// The root disk is prepared on the host (from the image) by what provisions volumes;
-		// the agent only attaches it.
+	if dedicated(a) {
+		spec.PinnedCPUs = cpus
+	} else {
+		spec.SharedCPUs = cpus
+		spec.CPUQuotaPercent = vm.Flavor.CpuLimitPercent
+	}
+	if ag.cfg.DiskDir != "" && vm.Flavor.DiskGB > 0 && vm.Image == nil {
+		// A VM without an image: its root disk is prepared on the host by whoever provides
+		// it; the agent only attaches it. A VM with an image gets its disks from imageDisks.
 		d := hypervisor.Disk{Path: filepath.Join(ag.cfg.DiskDir, hypervisor.DomainName(id)+".qcow2")}
-		if vm.Image != nil && vm.Image.Format == ImageFormatIso {
-			d = hypervisor.Disk{Path: filepath.Join(ag.cfg.DiskDir, hypervisor.DomainName(id)+".iso"), Format: "raw", Bus: "sata", Device: "cdrom"}
-		}
+		d.IOPS, d.MBps = deref(vm.Flavor.DiskIopsLimit), deref(vm.Flavor.DiskMbpsLimit)
 		spec.Disks = append(spec.Disks, d)
 	}
 	for _, e := range vm.Ports.Edges {
@@ -52,6 +57,9 @@ func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, err
 		}
 		spec.NICs = append(spec.NICs, nic)
 	}
+	if err := ag.addGuestConfig(&spec, a); err != nil {
+		return spec, err
+	}
 	if err := spec.Validate(); err != nil {
 		return spec, err
 	}
@@ -61,6 +69,37 @@ func (ag *Agent) specFor(a Assignment, pinned []int) (hypervisor.DomainSpec, err
 // dedicated reports whether a's VM has a dedicated CPU policy (its vCPUs are pinned).
 func dedicated(a Assignment) bool {
 	return a.VirtualMachine != nil && a.VirtualMachine.Flavor.CpuPolicy == FlavorCPUPolicyDedicated
+}
+
+// deref is *p, 0 for nil (an unset limit).
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// sharedCPUs are the host CPUs (0..hostCPUs-1) no dedicated VM is pinned to: where shared
+// VMs run, so they never compete with pinned vCPUs. Nil when nothing is pinned.
+func sharedCPUs(pins map[string][]int, hostCPUs int) []int {
+	if len(pins) == 0 {
+		return nil
+	}
+	taken := make([]bool, hostCPUs)
+	for _, cpus := range pins {
+		for _, c := range cpus {
+			if c >= 0 && c < hostCPUs {
+				taken[c] = true
+			}
+		}
+	}
+	var out []int
+	for c, t := range taken {
+		if !t {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // pinCPUs hands out host CPUs to the dedicated VMs among as, in VM id order so that the

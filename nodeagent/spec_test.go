@@ -90,3 +90,34 @@ func TestSettled(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedFlavorLimits: a shared VM floats over the CPUs no dedicated VM is pinned to,
+// with its flavor's CPU-time limit as a quota and its IO limits on the root disk.
+func TestSharedFlavorLimits(t *testing.T) {
+	as := []Assignment{
+		vmAssignment("a1", "10", 2, "DEDICATED", "RUNNING"),
+		vmAssignment("a2", "20", 2, "SHARED", "RUNNING"),
+	}
+	pins, _ := pinCPUs(as, 8, 2)
+	shared := sharedCPUs(pins, 8)
+	if !slices.Equal(shared, []int{0, 1, 4, 5, 6, 7}) {
+		t.Fatalf("shared CPUs %v, want all but the pinned 2-3", shared)
+	}
+	if sharedCPUs(nil, 8) != nil {
+		t.Error("nothing pinned: shared VMs should float over every CPU")
+	}
+	ag := &Agent{cfg: Config{DiskDir: "/var/lib/virtflow/disks"}}
+	a := as[1]
+	iops, mbps := 300, 50
+	a.VirtualMachine.Flavor.DiskGB = 10
+	a.VirtualMachine.Flavor.CpuLimitPercent = 40
+	a.VirtualMachine.Flavor.DiskIopsLimit, a.VirtualMachine.Flavor.DiskMbpsLimit = &iops, &mbps
+	spec, err := ag.specFor(a, shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.PinnedCPUs != nil || !slices.Equal(spec.SharedCPUs, shared) || spec.CPUQuotaPercent != 40 ||
+		len(spec.Disks) != 1 || spec.Disks[0].IOPS != 300 || spec.Disks[0].MBps != 50 {
+		t.Fatalf("spec %+v", spec)
+	}
+}

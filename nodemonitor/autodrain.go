@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
@@ -49,8 +50,9 @@ func (m *Monitor) autoDrain(ctx context.Context, now time.Time) (int, error) {
 				Subject: rep.Node, Before: node, After: rep.Node}); err != nil {
 				return false, err
 			}
-			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(event.StatusWarning).SetSource("nodemonitor").
-				SetOutput(out).SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID).Exec(ctx)
+			_, err = alerting.Record(ctx, c, c.Event.Create().SetCheckName(EventCheck).SetStatus(event.StatusWarning).SetSource("nodemonitor").
+				SetOutput(out).SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID))
+			return true, err
 		})
 		if err != nil {
 			m.log.Error("auto-drain", "node", node.Name, "err", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/drain"
 	"github.com/virtflow/virtflow/ent"
@@ -34,6 +35,9 @@ type Config struct {
 	// Placer places the VMs an automatic drain moves: internal/app passes the process's
 	// (provision.Service.Placer); nil means placement.New with default settings.
 	Placer *placement.Placer
+	// WarrantyWindow is how long before a host's warranty ends its lifecycle alert is
+	// raised (default alerting.DefaultWarrantyWindow); looked at once an hour.
+	WarrantyWindow time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -59,13 +63,15 @@ func (c Config) withDefaults() Config {
 }
 
 // EventCheck is the check name of the Event rows the monitor files.
-const EventCheck = "node-heartbeat"
+const EventCheck = alerting.NodeHeartbeatCheck
 
 // Monitor checks node heartbeats; see the package documentation.
 type Monitor struct {
 	client *ent.Client
 	cfg    Config
 	log    *slog.Logger
+	// warrantyAt is when the warranties were last looked at (by the leader's loop only).
+	warrantyAt time.Time
 }
 
 // New returns a monitor over client.
@@ -100,6 +106,10 @@ type Result struct {
 	NotReady, Down, Cordoned, Drained, DrainsFinished int
 	// Restored counts the VMs back from UNKNOWN because their node is READY again.
 	Restored int
+	// Clusters counts the cross-cluster watch's events (a cluster dead, or back).
+	Clusters int
+	// Warranties counts the lifecycle alerts raised for warranties about to end.
+	Warranties int
 }
 
 // Tick runs every check once at the monitor's clock.
@@ -127,6 +137,15 @@ func (m *Monitor) Tick(ctx context.Context) (Result, error) {
 	}
 	if r.Restored, err = provision.RestoreKnown(ctx, m.client, now); err != nil {
 		return r, err
+	}
+	if r.Clusters, err = m.watchClusters(ctx, now); err != nil {
+		return r, err
+	}
+	if now.Sub(m.warrantyAt) >= time.Hour {
+		if r.Warranties, err = alerting.WarrantyAlerts(ctx, m.client, now, m.cfg.WarrantyWindow); err != nil {
+			return r, err
+		}
+		m.warrantyAt = now
 	}
 	return r, nil
 }
@@ -163,9 +182,10 @@ func (m *Monitor) mark(ctx context.Context, now time.Time, after time.Duration, 
 					return false, err
 				}
 			}
-			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(severity).SetSource("nodemonitor").
+			_, err = alerting.Record(ctx, c, c.Event.Create().SetCheckName(EventCheck).SetStatus(severity).SetSource("nodemonitor").
 				SetOutput(fmt.Sprintf("node %s is %s: %s", node.Name, to, reason)).
-				SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID).Exec(ctx)
+				SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID))
+			return true, err
 		})
 		if err != nil {
 			return n, fmt.Errorf("mark node %s %s: %w", node.Name, to, err)
@@ -206,9 +226,10 @@ func (m *Monitor) autoCordon(ctx context.Context, now time.Time) (int, error) {
 			if err := auditNode(ctx, c, "autoCordonNode", node); err != nil {
 				return false, err
 			}
-			return true, c.Event.Create().SetCheckName(EventCheck).SetStatus(event.StatusWarning).SetSource("nodemonitor").
+			_, err = alerting.Record(ctx, c, c.Event.Create().SetCheckName(EventCheck).SetStatus(event.StatusWarning).SetSource("nodemonitor").
 				SetOutput(fmt.Sprintf("node %s %s", node.Name, reason)).
-				SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID).Exec(ctx)
+				SetFirstSeenAt(now).SetLastSeenAt(now).SetNodeID(node.ID))
+			return true, err
 		})
 		if err != nil {
 			return n, fmt.Errorf("auto-cordon node %s: %w", node.Name, err)

@@ -9,9 +9,11 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
@@ -147,6 +149,16 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("record heartbeat of node %d: %w", r.NodeID, err)
+	}
+	if status == computenode.StatusReady && node.Status != computenode.StatusReady {
+		// Back from NOT_READY or DOWN: a SUCCESS for the node monitor's check, so the rules
+		// resolve what its silence raised.
+		_, err := alerting.Record(ctx, c, c.Event.Create().SetCheckName(alerting.NodeHeartbeatCheck).
+			SetStatus(event.StatusSuccess).SetSource("heartbeat").SetNodeID(r.NodeID).
+			SetOutput(fmt.Sprintf("node is READY again (was %s)", node.Status)).SetFirstSeenAt(r.At).SetLastSeenAt(r.At))
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	return n, changed, nil
 }

@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/outboxtask"
+	"github.com/virtflow/virtflow/internal/telemetry"
 )
 
 // DefaultQueue is the queue of tasks that name none.
@@ -32,6 +35,17 @@ type Task struct {
 	Delay time.Duration
 }
 
+// traceHeaders is the W3C trace context of ctx's span, to carry the trace from the request
+// that records a task to the worker that runs it; nil when ctx has no span (tracing off).
+func traceHeaders(ctx context.Context) map[string]string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	h := propagation.MapCarrier{}
+	telemetry.Propagator().Inject(ctx, h)
+	return h
+}
+
 // system is ctx acting as the outbox: no role may touch the outbox table.
 func system(ctx context.Context) context.Context { return authz.SystemContext(ctx, "outbox") }
 
@@ -48,6 +62,9 @@ func Enqueue(ctx context.Context, client *ent.Client, t Task) error {
 	}
 	c := client.OutboxTask.Create().SetKind(t.Kind).SetQueue(t.Queue).SetPayload(t.Payload).
 		SetAvailableAt(time.Now().Add(t.Delay))
+	if h := traceHeaders(ctx); h != nil {
+		c.SetHeaders(h)
+	}
 	var err error
 	if t.DedupKey != "" {
 		err = c.SetDedupKey(t.DedupKey).

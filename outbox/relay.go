@@ -12,14 +12,22 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/cenkalti/backoff/v5"
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/hook"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
+
+// tracerName names the relay's tracer.
+const tracerName = "github.com/virtflow/virtflow/outbox"
 
 // Config tunes a Relay; zero fields take their defaults.
 type Config struct {
@@ -51,6 +59,9 @@ type Config struct {
 	EnqueueTimeout time.Duration
 	// Logger receives the relay's logs; nil discards them.
 	Logger *slog.Logger
+	// Tracer makes the relay's spans: one per task that carries a trace context, a child
+	// of the request that recorded it and the parent of the worker's span (nil: none).
+	Tracer trace.TracerProvider
 	// Clock says which rows are due, dates their dispatch and places the Verify and Purge
 	// cutoffs (default time.Now); tests move it to make delayed tasks due. The relay's own
 	// pace (Poll, Verify, the purge every minute) follows the wall clock.
@@ -84,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.Tracer == nil {
+		c.Tracer = noop.NewTracerProvider()
 	}
 	return c
 }
@@ -265,7 +279,21 @@ func (r *Relay) enqueue(ctx context.Context, client *asynq.Client, row *ent.Outb
 	opts = append(opts, asynq.TaskID(TaskID(row)), asynq.Queue(row.Queue), asynq.Retention(r.cfg.Retention))
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.EnqueueTimeout)
 	defer cancel()
-	_, err := client.EnqueueContext(ctx, asynq.NewTask(row.Kind, row.Payload), opts...)
+	var headers map[string]string
+	if len(row.Headers) > 0 {
+		// Continue the trace of the request that recorded the task, and hand it on.
+		var span trace.Span
+		ctx, span = r.cfg.Tracer.Tracer(tracerName).Start(
+			telemetry.Propagator().Extract(ctx, propagation.MapCarrier(row.Headers)),
+			"outbox relay "+row.Kind, trace.WithSpanKind(trace.SpanKindProducer),
+			trace.WithAttributes(attribute.String("messaging.system", "asynq"),
+				attribute.String("messaging.destination.name", row.Queue),
+				attribute.String("messaging.message.id", TaskID(row))))
+		defer span.End()
+		headers = map[string]string{}
+		telemetry.Propagator().Inject(ctx, propagation.MapCarrier(headers))
+	}
+	_, err := client.EnqueueContext(ctx, asynq.NewTaskWithHeaders(row.Kind, row.Payload, headers), opts...)
 	switch {
 	case err == nil:
 		return true, nil

@@ -68,7 +68,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 			nodes[p.NodeID] = n
 		}
 		n.add(r.Flavor)
-		if q, ok := snap.quotas[info.hostGroupID]; ok {
+		if q, ok := snap.quotas[scheduler.QuotaKey{TenantID: r.TenantID, HostGroupID: info.hostGroupID}]; ok {
 			u := quotas[q.id]
 			if u == nil {
 				u = &quotaUsage{cores: q.groupCores}
@@ -98,7 +98,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 			return rollback(lockBusy)
 		}
 		n, err := t.c.ComputeNode.Update().Where(computenode.ID(id), nodeFits(u)).
-			AddCPUAllocated(u.cpu).AddMemoryAllocatedMB(u.mem).AddDiskAllocatedGB(u.disk).Save(sys)
+			AddCPUAllocated(u.cpu).AddMemoryAllocatedMB(u.mem).AddDiskAllocatedGB(u.disk).Save(withRows(sys, snap.reserved, id))
 		if err != nil {
 			return committed, fmt.Errorf("allocate on node %d: %w", id, err)
 		}
@@ -125,7 +125,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 			q.Where(quotaFits(u))
 		}
 		n, err := q.
-			AddUsedVcpus(u.cpu).AddUsedMemoryMB(u.mem).AddUsedStorageGB(u.disk).Save(sys)
+			AddUsedVcpus(u.cpu).AddUsedMemoryMB(u.mem).AddUsedStorageGB(u.disk).Save(withRows(sys, snap.reserved, id))
 		if err != nil {
 			return committed, fmt.Errorf("use quota %d: %w", id, err)
 		}

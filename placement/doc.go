@@ -30,6 +30,17 @@
 //     thread by thread, so this is what is left of entirely free cores. The commit re-checks
 //     exactly this in SQL.
 //
+// # Snapshot cache (cache.go, cachehook.go)
+//
+// Servers and workers keep each region's snapshot in memory (Snapshots, made in
+// internal/app and given as Config.Snapshots), so that a placement reads no nodes in its
+// write transaction: the cache follows committed changes through events on Redis (changed
+// nodes and quotas are read again, one query each; anything else reloads the region), is
+// read in full after a reconnect and every MaxAge, and reserves each decision until its
+// commit so that concurrent placements of one process spread. It is never trusted to
+// refuse: a request that fits nowhere in it is decided again on a snapshot loaded in the
+// transaction. Being behind costs a retry, never an overcommit (next section).
+//
 // # Commit (commit.go, locks.go)
 //
 // A decision is applied with conditional UPDATEs that the database re-checks: a node row is

@@ -30,6 +30,8 @@ type ExplainInput struct {
 	// RegionServiceID explains a scale-up of the service: its replicas count for zone
 	// rules and spreading.
 	RegionServiceID int
+	// AvailabilityZoneID, when set, keeps the group in that zone of the region.
+	AvailabilityZoneID int
 }
 
 // Explanation says where a request would go and why, or why it fits nowhere. The GraphQL
@@ -50,6 +52,17 @@ type Explanation struct {
 	// Nodes explains every node of the chosen cluster in the last round of the decision,
 	// or, when nothing fits, every node of every cluster tried.
 	Nodes []NodeResult
+	// Spread shows, per label key of the policy's anti-affinities and value, how many VMs
+	// of the group (running replicas and those placed) are on nodes with that value. Empty
+	// for viewers who may not read the compute fabric.
+	Spread []LabelSpread
+}
+
+// LabelSpread is the group's VMs on nodes with one value of a label key the policy
+// spreads over (GraphQL LabelSpread).
+type LabelSpread struct {
+	Key, Mode, Value string
+	VMs, Nodes       int
 }
 
 // Choice is where one VM of the group would go.
@@ -104,6 +117,12 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 	}
 	req := Request{TenantID: in.TenantID, RegionID: in.RegionID, Flavor: f, Count: in.Count,
 		Policy: in.Policy, AllowPartial: in.AllowPartial}
+	if in.AvailabilityZoneID != 0 {
+		id := in.AvailabilityZoneID
+		if req.AvailabilityZone, err = chosenZone(ctx, c, &id, in.RegionID); err != nil {
+			return nil, err
+		}
+	}
 	if in.RegionServiceID != 0 {
 		if err := visible(ctx, c.RegionService.Query().Where(regionservice.ID(in.RegionServiceID)).Exist,
 			"region service", in.RegionServiceID); err != nil {
@@ -135,7 +154,7 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 	cfg.Quiet, cfg.CompactExplain = false, false
 	d, err := scheduler.Schedule(&snap.Snapshot, req.scheduler(), cfg)
 
-	out := &Explanation{}
+	out := &Explanation{Spread: []LabelSpread{}}
 	var nodeIDs []int
 	var rejected []scheduler.NodeResult // when nothing fits: every node of every cluster tried
 	var npe *scheduler.NoPlacementError
@@ -183,6 +202,13 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 	if err != nil {
 		return nil, err
 	}
+	var placedIDs []int
+	if out.Placeable {
+		for _, pl := range d.Placements {
+			placedIDs = append(placedIDs, pl.NodeID)
+		}
+	}
+	out.Spread = spread(&snap.Snapshot, in.Policy, req.GroupNodeIDs, placedIDs)
 	if out.Placeable {
 		if out.Cluster, err = c.Cluster.Query().Where(cluster.ID(d.ClusterID)).Only(ctx); err != nil {
 			return nil, fmt.Errorf("read cluster %d: %w", d.ClusterID, err)
@@ -199,6 +225,36 @@ func (p *Placer) Explain(ctx context.Context, c *ent.Client, in ExplainInput) (*
 		}
 	}
 	return out, nil
+}
+
+// spread counts, per label key the policy spreads over (HARD, then SOFT) and per value,
+// the group's VMs (running, then placed) and the region's nodes with that value.
+func spread(s *scheduler.Snapshot, pol fieldtype.SchedulePolicy, running, placed []int) []LabelSpread {
+	byID := make(map[int]*scheduler.Node, len(s.Nodes))
+	for i := range s.Nodes {
+		byID[s.Nodes[i].ID] = &s.Nodes[i]
+	}
+	out := []LabelSpread{}
+	for _, m := range []struct {
+		mode string
+		keys fieldtype.Labels
+	}{{"HARD", pol.NodeLabelHardAntiAffinities}, {"SOFT", pol.NodeLabelSoftAntiAffinities}} {
+		for _, key := range sortedStringKeys(m.keys) {
+			vms, nodes := map[string]int{}, map[string]int{}
+			for i := range s.Nodes {
+				nodes[s.Nodes[i].Labels[key]]++
+			}
+			for _, id := range slices.Concat(running, placed) {
+				if n := byID[id]; n != nil {
+					vms[n.Labels[key]]++
+				}
+			}
+			for _, v := range sortedStringKeys(nodes) {
+				out = append(out, LabelSpread{Key: key, Mode: m.mode, Value: v, VMs: vms[v], Nodes: nodes[v]})
+			}
+		}
+	}
+	return out
 }
 
 // visible returns NOT_FOUND naming what when the viewer in ctx cannot see it.

@@ -54,6 +54,17 @@ func (l *lockSet) hold(k rowKey) {
 	}
 }
 
+// wrote reports whether the transaction holds a node or quota row: it wrote one (and may
+// have put it back).
+func (l *lockSet) wrote() bool {
+	for k := range l.held {
+		if k.class == classNode || k.class == classQuota {
+			return true
+		}
+	}
+	return false
+}
+
 // outOfOrder reports whether taking k now would wait against the lock order: the
 // transaction already holds a row that comes after k.
 func (l *lockSet) outOfOrder(k rowKey) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/scheduler"
@@ -19,6 +20,26 @@ type Placed struct {
 	Attempts int
 }
 
+// placedNodes are the nodes of a decision's placements.
+func placedNodes(d scheduler.Decision) []int {
+	ids := make([]int, len(d.Placements))
+	for i, p := range d.Placements {
+		ids[i] = p.NodeID
+	}
+	return ids
+}
+
+// quotaIDs are the IDs of a tenant's quota rows in the snapshot.
+func (s *Snapshot) quotaIDs(tenantID int) []int {
+	var ids []int
+	for k, q := range s.quotas {
+		if k.TenantID == tenantID {
+			ids = append(ids, q.id)
+		}
+	}
+	return ids
+}
+
 // NodeName returns the name of a node of the snapshot.
 func (p *Placed) NodeName(id int) string { return p.Snapshot.nodes[id].name }
 
@@ -26,28 +47,61 @@ func (p *Placed) NodeName(id int) string { return p.Snapshot.nodes[id].name }
 // allocations and quota usage. It decides again on a fresh snapshot when a row changed
 // under the decision, at most MaxAttempts times. Creating the VMs themselves is the
 // caller's part of the same transaction.
-func (p *Placer) place(ctx context.Context, t *txn, req Request) (*Placed, error) {
+func (p *Placer) place(ctx context.Context, t *txn, req Request) (placed *Placed, err error) {
+	if p.cfg.Observe != nil {
+		start := time.Now()
+		defer func() { p.cfg.Observe(time.Since(start), err) }()
+	}
 	r := req.scheduler()
 	cfg := p.commitConfig()
 	if req.Move {
 		cfg = withoutQuota(cfg)
 	}
 	var last outcome
+	// Decide on a snapshot loaded in the transaction without a cache, when the transaction
+	// holds rows it wrote (an earlier placement of the same mutation: the cache must not
+	// read them uncommitted), and for a move: the drain cordoned the VM's node in this very
+	// transaction, which no cache can know yet, and the commit does not re-check cordons.
+	fresh := p.cfg.Snapshots == nil || t.locks.wrote() || req.Move
 	for attempt := 1; attempt <= p.cfg.MaxAttempts; attempt++ {
-		snap, err := Load(ctx, t.c, req.TenantID, req.RegionID)
-		if err != nil {
-			return nil, collision(err)
+		var snap *Snapshot
+		var d scheduler.Decision
+		var err error
+		if !fresh {
+			d, snap, err = p.cfg.Snapshots.decide(ctx, t.c, req.TenantID, req.RegionID, r, cfg)
+			var npe *scheduler.NoPlacementError
+			switch {
+			case errors.Is(err, errNotCached):
+				fresh = true
+			case errors.As(err, &npe):
+				// A cached snapshot may be behind: only a fresh one may refuse.
+				fresh = true
+			case err != nil && !errors.Is(err, scheduler.ErrInvalidRequest):
+				return nil, collision(err)
+			}
 		}
-		d, err := scheduler.Schedule(&snap.Snapshot, r, cfg)
+		if fresh {
+			snap, err = Load(ctx, t.c, req.TenantID, req.RegionID)
+			if err != nil {
+				return nil, collision(err)
+			}
+			d, err = scheduler.Schedule(&snap.Snapshot, r, cfg)
+		}
 		if err != nil {
 			return nil, scheduleError(err)
 		}
 		last, err = t.commit(ctx, snap, r, d, !req.Move)
 		if err != nil {
+			if p.cfg.Snapshots != nil {
+				p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), snap.quotaIDs(req.TenantID))
+			}
 			return nil, collision(err)
 		}
 		if last == committed {
 			return &Placed{Decision: d, Snapshot: snap, Attempts: attempt}, nil
+		}
+		if p.cfg.Snapshots != nil {
+			p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), snap.quotaIDs(req.TenantID))
 		}
 		if err := sleep(ctx, attempt); err != nil {
 			return nil, err

@@ -22,9 +22,15 @@ type Config struct {
 	// removes, in the same transaction (provision.New sets it: the provisioning pipeline
 	// deletes a VM realized on its node asynchronously).
 	ReplicaRemover ReplicaRemover
+	// Snapshots, when set, is the process's cache of region snapshots (NewSnapshots): a
+	// placement decides on it instead of loading its region in the transaction.
+	Snapshots *Snapshots
 	// Clock dates the status of what placement creates or changes (default time.Now);
 	// provision.New passes the provisioning Service's.
 	Clock func() time.Time
+	// Observe, when set, is told how long each placement took (deciding and committing,
+	// retries included) and its error, nil when placed (metrics.Placement.Observe).
+	Observe func(d time.Duration, err error)
 }
 
 // ReplicaRemover takes over the removal of region-service replica vm through client: it

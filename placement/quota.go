@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/tenant"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
 // QuotaInput sets a tenant's quota in a host group; nil limits keep their value (or take
@@ -39,6 +40,12 @@ func SetQuota(ctx context.Context, c *ent.Client, in QuotaInput) (*ent.Quota, er
 	case in.StorageGB != nil && *in.StorageGB < 0:
 		return nil, apierr.Validation("storageGB", "storageGB must not be negative (0 is unlimited)")
 	}
+	existed, err := c.Quota.Query().Where(func(s *sql.Selector) {
+		s.Where(sql.And(sql.EQ(s.C(quota.TenantColumn), in.TenantID), sql.EQ(s.C(quota.HostGroupColumn), in.HostGroupID)))
+	}).Exist(authz.Unrestricted(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("read quota: %w", err)
+	}
 	create := c.Quota.Create().SetTenantID(in.TenantID).SetHostGroupID(in.HostGroupID).
 		SetNillableCPUPercent(in.CPUPercent).SetNillableVcpus(in.VCPUs).
 		SetNillableMemoryMB(in.MemoryMB).SetNillableStorageGB(in.StorageGB)
@@ -61,7 +68,73 @@ func SetQuota(ctx context.Context, c *ent.Client, in QuotaInput) (*ent.Quota, er
 	if err != nil {
 		return nil, err
 	}
+	if !existed {
+		if err := countExisting(ctx, c, in.TenantID, in.HostGroupID, id); err != nil {
+			return nil, err
+		}
+	}
 	return c.Quota.Get(ctx, id)
+}
+
+// countExisting charges a new quota (id, the tenant's in host group group) with the VMs the
+// tenant already has in the group, created before the quota was set: those on nodes that
+// now count in this group (hostGroupFor). A VM that counted in another of the tenant's
+// quotas until now (its host is in both groups, this one the lower) moves its usage here.
+// It acts as the system: setting the quota was allowed, this is its bookkeeping. Run it in
+// the transaction of the quota's insert (every GraphQL mutation has one), so placements
+// in the meantime wait on the quota row.
+func countExisting(ctx context.Context, c *ent.Client, tenantID, group, id int) error {
+	sys := system(ctx)
+	held, err := allocations(sys, c, func(s *sql.Selector) {
+		s.Where(sql.And(sql.EQ(s.C(virtualmachine.TenantColumn), tenantID), sql.NotNull(s.C(virtualmachine.NodeColumn))))
+	})
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	quotas, err := loadQuotas(sys, c, tenantID)
+	if err != nil {
+		return err
+	}
+	before, after, quotaOf := map[int]bool{}, map[int]bool{}, map[int]int{}
+	for _, q := range quotas {
+		after[q.GroupID], quotaOf[q.GroupID] = true, q.ID
+		if q.GroupID != group {
+			before[q.GroupID] = true
+		}
+	}
+	nodeIDs := make([]int, 0, len(held))
+	for _, a := range held {
+		nodeIDs = append(nodeIDs, a.Node)
+	}
+	groups, err := nodeGroups(sys, c, nodeIDs)
+	if err != nil {
+		return err
+	}
+	var add usage
+	from := map[int]*usage{} // quota id → usage moving away from it
+	for _, a := range held {
+		if hostGroupFor(groups[a.Node], after) != group {
+			continue
+		}
+		add.add(a.flavor())
+		if g := hostGroupFor(groups[a.Node], before); before[g] {
+			if from[quotaOf[g]] == nil {
+				from[quotaOf[g]] = &usage{}
+			}
+			from[quotaOf[g]].add(a.flavor())
+		}
+	}
+	if err := c.Quota.UpdateOneID(id).AddUsedVcpus(add.cpu).AddUsedMemoryMB(add.mem).
+		AddUsedStorageGB(add.disk).Exec(sys); err != nil {
+		return fmt.Errorf("count existing VMs in quota %d: %w", id, err)
+	}
+	for qid, u := range from {
+		if err := c.Quota.UpdateOneID(qid).AddUsedVcpus(-u.cpu).AddUsedMemoryMB(-u.mem).
+			AddUsedStorageGB(-u.disk).Exec(sys); err != nil {
+			return fmt.Errorf("move usage out of quota %d: %w", qid, err)
+		}
+	}
+	return nil
 }
 
 // Usage is a tenant's quota in a host group with what it uses; the GraphQL type QuotaUsage

@@ -23,6 +23,8 @@ type Request struct {
 	// GroupNodeIDs are the nodes of the group's VMs that already run (a region service's
 	// replicas), once per VM: zone rules and spreading count them.
 	GroupNodeIDs []int
+	// AvailabilityZone, when set, is the name of the zone the group must stay in.
+	AvailabilityZone string
 	// Move says the VMs exist already and only change node (Placer.Move): the tenant's
 	// quota is neither checked nor able to refuse; what the VM held is given back after.
 	Move bool
@@ -36,10 +38,11 @@ func (r Request) scheduler() scheduler.Request {
 		Region:   regionKey(r.RegionID),
 		Flavor: scheduler.Flavor{VCPUs: f.Vcpus, MemoryMB: f.MemoryMB, DiskGB: f.DiskGB,
 			Dedicated: f.CPUPolicy == flavor.CPUPolicyDedicated},
-		Count:        r.Count,
-		Policy:       policy(r.Policy),
-		AllowPartial: r.AllowPartial,
-		GroupNodeIDs: r.GroupNodeIDs,
+		Count:            r.Count,
+		Policy:           policy(r.Policy),
+		AllowPartial:     r.AllowPartial,
+		GroupNodeIDs:     r.GroupNodeIDs,
+		AvailabilityZone: r.AvailabilityZone,
 	}
 	if p := f.Edges.Provider; p != nil {
 		out.Provider = p.Name
@@ -57,6 +60,8 @@ func policy(p fieldtype.SchedulePolicy) scheduler.Policy {
 		NodeLabelHardAntiAffinities: p.NodeLabelHardAntiAffinities,
 		NodeLabelSoftAffinities:     p.NodeLabelSoftAffinities,
 		NodeLabelSoftAntiAffinities: p.NodeLabelSoftAntiAffinities,
+		NodeLabelHardExclusions:     p.NodeLabelHardExclusions,
+		NodeLabelSoftExclusions:     p.NodeLabelSoftExclusions,
 	}
 	for _, z := range p.Zones {
 		out.Zones = append(out.Zones, scheduler.ZoneRule{Kind: z.Kind, Mode: z.Mode, Zone: z.Zone})

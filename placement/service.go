@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -40,12 +41,27 @@ func (p *Placer) CreateService(ctx context.Context, client *ent.Client, input en
 		return nil, apierr.Validation("flavorID", "a region service with replicas needs a flavor")
 	}
 	var svc *ent.RegionService
+	netIDs := input.NetworkIDs // linked by placement once checked (networksFor), as for a VM
+	input.NetworkIDs = nil
 	own, err := inTx(ctx, client, func(t *txn) error {
 		created, err := t.c.RegionService.Create().SetInput(input).SetStatusChangedAt(p.cfg.Clock()).Save(ctx)
 		if err != nil {
 			return err
 		}
+		if len(netIDs) > 0 {
+			if _, err := networksFor(ctx, t.c, input.TenantID, input.RegionID, netIDs, "networkIDs"); err != nil {
+				return err
+			}
+			if err := t.c.RegionService.UpdateOne(created).AddNetworkIDs(netIDs...).Exec(system(ctx)); err != nil {
+				return err
+			}
+		}
 		svc = created
+		if created.LoadBalanced {
+			if _, err := t.createLoadBalancer(ctx, created, input.TenantID, input.RegionID); err != nil {
+				return err
+			}
+		}
 		if replicas == 0 {
 			return nil
 		}
@@ -174,6 +190,9 @@ func (p *Placer) deleteService(ctx context.Context, t *txn, id int, running []re
 			SetStatusChangedAt(p.cfg.Clock()).
 			SetStatusReason(fmt.Sprintf("deleting: waiting for %d replicas to be removed from their nodes", taken)).Exec(system(ctx))
 	}
+	if err := t.deleteLoadBalancers(ctx, id); err != nil {
+		return err
+	}
 	return t.c.RegionService.SafeDelete(ctx, id)
 }
 
@@ -209,6 +228,9 @@ func (p *Placer) deleteReplicas(ctx context.Context, t *txn, rs []replica) (take
 	if err != nil {
 		return 0, err
 	}
+	if err := t.releaseNICs(ctx, ids); err != nil {
+		return 0, err
+	}
 	for _, id := range ids {
 		if err := t.c.VirtualMachine.SafeDelete(ctx, id); err != nil {
 			return 0, err
@@ -229,6 +251,10 @@ func (t *txn) settleReplicas(ctx context.Context, id int) error {
 		return err
 	}
 	if n == 0 {
+		// Its load balancer and VIP go with it (they used to block the delete: CONFLICT).
+		if err := t.deleteLoadBalancers(ctx, id); err != nil {
+			return err
+		}
 		return t.c.RegionService.SafeDelete(sys, id)
 	}
 	return t.c.RegionService.UpdateOneID(id).SetReplicas(n).Exec(sys)
@@ -272,7 +298,7 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 			SetLabels(fieldtype.Labels{ServiceLabel: svc.Name}).SetSchedulePolicy(svc.policy()).
 			SetRegionServiceID(svc.ID).SetNodeID(pl.NodeID).SetClusterID(d.ClusterID).
 			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
-			SetStatusReason(fmt.Sprintf("placed on node %s; waiting to be provisioned", placed.NodeName(pl.NodeID)))
+			SetStatusReason("placed; waiting to be provisioned")
 		if svc.Image != 0 {
 			b.SetImageID(svc.Image)
 		}
@@ -280,8 +306,25 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 	}
 	// As the system: the viewer may not link nodes; its right to change the service was
 	// checked when the service was created or updated.
-	if _, err := t.c.VirtualMachine.CreateBulk(builders...).Save(system(ctx)); err != nil {
+	vms, err := t.c.VirtualMachine.CreateBulk(builders...).Save(system(ctx))
+	if err != nil {
 		return 0, fmt.Errorf("create replicas of %s: %w", svc.Name, err)
+	}
+	netIDs, err := t.c.RegionService.Query().Where(regionservice.ID(svc.ID)).QueryNetworks().
+		Order(network.ByID()).IDs(authz.Unrestricted(ctx))
+	if err != nil {
+		return 0, fmt.Errorf("networks of region service %s: %w", svc.Name, err)
+	}
+	nets, err := networksFor(ctx, t.c, svc.Tenant, svc.Region, netIDs, "networkIDs")
+	if err != nil {
+		return 0, err
+	}
+	ids := make([]int, len(vms))
+	for i, vm := range vms {
+		ids[i] = vm.ID
+	}
+	if err := t.attachNICs(ctx, ids, nets, "networkIDs"); err != nil {
+		return 0, err
 	}
 	return len(running) + len(d.Placements), nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
+	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/scheduler"
 )
 
@@ -32,8 +33,15 @@ type Snapshot struct {
 	scheduler.Snapshot
 	TenantID, RegionID int
 
-	nodes  map[int]nodeInfo  // by node ID
-	quotas map[int]quotaInfo // by host group ID: the tenant's quota in it
+	nodes  map[int]nodeInfo                 // by node ID
+	quotas map[scheduler.QuotaKey]quotaInfo // a tenant's quota in a host group
+	// multiGroup says that some node's host is in more than one host group: which group
+	// the node counts in then depends on the tenant (hostGroupFor), so the snapshot is
+	// only valid for TenantID.
+	multiGroup bool
+	// reserved says that the decision made on this snapshot (a view of the cache's) was
+	// reserved in the cache already (Snapshots.decide).
+	reserved bool
 }
 
 // nodeInfo is what the commit needs of a node beyond scheduler.Node.
@@ -42,6 +50,7 @@ type nodeInfo struct {
 	clusterID      int
 	hostGroupID    int
 	threadsPerCore int
+	azID           int // its availability zone, 0 when none
 }
 
 // quotaInfo is the tenant's quota row in a host group and the group's physical cores.
@@ -60,9 +69,16 @@ func regionKey(id int) string { return strconv.Itoa(id) }
 // isolation each query sees what was committed when it started; the commit re-checks
 // anything that matters.
 func Load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot, error) {
+	return load(ctx, c, tenantID, regionID)
+}
+
+// load is Load; with tenantID 0 it reads the quotas of every tenant in the host groups of
+// the region's nodes instead of one tenant's (the cached snapshot of Snapshots, valid for
+// every tenant unless multiGroup).
+func load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot, error) {
 	ctx = authz.Unrestricted(ctx)
 	s := &Snapshot{TenantID: tenantID, RegionID: regionID,
-		nodes: map[int]nodeInfo{}, quotas: map[int]quotaInfo{}}
+		nodes: map[int]nodeInfo{}, quotas: map[scheduler.QuotaKey]quotaInfo{}}
 	s.Quotas = map[scheduler.QuotaKey]scheduler.Quota{}
 
 	clusters, err := c.Cluster.Query().
@@ -74,6 +90,10 @@ func Load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot
 	}
 	if len(clusters) == 0 {
 		return s, nil
+	}
+	regionClosed, err := c.Region.Query().Where(region.ID(regionID), region.StatusEQ(region.StatusClosed)).Exist(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("status of region %d: %w", regionID, err)
 	}
 	clusterIDs := make([]int, len(clusters))
 	for i, cl := range clusters {
@@ -94,13 +114,23 @@ func Load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	quotas, err := loadQuotas(ctx, c, tenantID)
+	var quotas []quotaRow
+	if tenantID != 0 {
+		quotas, err = loadQuotas(ctx, c, tenantID)
+	} else {
+		quotas, err = loadGroupQuotas(ctx, c, groups)
+	}
 	if err != nil {
 		return nil, err
 	}
 	withQuota := map[int]bool{}
 	for _, q := range quotas {
 		withQuota[q.GroupID] = true
+	}
+	for _, gs := range groups {
+		if len(gs) > 1 {
+			s.multiGroup = true
+		}
 	}
 
 	s.Nodes = make([]scheduler.Node, 0, len(rows))
@@ -123,9 +153,10 @@ func Load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot
 			MemoryMB: r.MemoryMB, MemoryAllocatedMB: r.MemoryAllocatedMB,
 			DiskGB: r.DiskGB, DiskAllocatedGB: r.DiskAllocatedGB,
 			DedicatedCoresFree: dedicatedFree(r.CPUCapacity, r.CPUAllocated, t),
+			Lifecycle:          lifecycle(regionClosed, r.HostLifecycle, r.RackStatus),
 		}
 		s.Nodes = append(s.Nodes, n)
-		s.nodes[r.ID] = nodeInfo{name: r.Name, clusterID: r.ClusterID, hostGroupID: n.HostGroupID, threadsPerCore: t}
+		s.nodes[r.ID] = nodeInfo{name: r.Name, clusterID: r.ClusterID, hostGroupID: n.HostGroupID, threadsPerCore: t, azID: r.AZID}
 	}
 
 	if len(quotas) > 0 {
@@ -138,16 +169,38 @@ func Load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot
 			return nil, err
 		}
 		for _, q := range quotas {
-			s.quotas[q.GroupID] = quotaInfo{id: q.ID, groupCores: cores[q.GroupID]}
-			s.Quotas[scheduler.QuotaKey{TenantID: tenantID, HostGroupID: q.GroupID}] = scheduler.Quota{
-				VCPUs: q.VCPUs, UsedVCPUs: q.UsedVCPUs,
-				CPUPercent: q.CPUPercent, GroupCores: cores[q.GroupID],
-				MemoryMB: q.MemoryMB, UsedMemoryMB: q.UsedMemoryMB,
-				StorageGB: q.StorageGB, UsedStorageGB: q.UsedStorageGB,
-			}
+			s.setQuota(q, cores[q.GroupID])
 		}
 	}
 	return s, nil
+}
+
+// setQuota puts a quota row into the snapshot, with its group's physical cores.
+func (s *Snapshot) setQuota(q quotaRow, cores int) {
+	k := scheduler.QuotaKey{TenantID: q.TenantID, HostGroupID: q.GroupID}
+	s.quotas[k] = quotaInfo{id: q.ID, groupCores: cores}
+	s.Quotas[k] = scheduler.Quota{
+		VCPUs: q.VCPUs, UsedVCPUs: q.UsedVCPUs,
+		CPUPercent: q.CPUPercent, GroupCores: cores,
+		MemoryMB: q.MemoryMB, UsedMemoryMB: q.UsedMemoryMB,
+		StorageGB: q.StorageGB, UsedStorageGB: q.UsedStorageGB,
+	}
+}
+
+// lifecycle is why a node takes no new VMs, from its region's status, its host's lifecycle
+// and its rack's status; empty when it may.
+func lifecycle(regionClosed bool, hostLifecycle, rackStatus string) scheduler.Code {
+	switch {
+	case regionClosed:
+		return scheduler.LifecycleRegionClosed
+	case hostLifecycle == host.LifecycleRetired.String():
+		return scheduler.LifecycleHostRetired
+	case hostLifecycle == host.LifecycleMaintenance.String():
+		return scheduler.LifecycleHostMaintenance
+	case rackStatus == rack.StatusDecommissioning.String():
+		return scheduler.LifecycleRackDecommissioning
+	}
+	return ""
 }
 
 // threadsPerCore is a host's hardware threads per physical core, 1 when unknown.
@@ -197,7 +250,10 @@ type nodeRow struct {
 	DiskGB            int64  `sql:"disk_capacity_gb"`
 	DiskAllocatedGB   int64  `sql:"disk_allocated_gb"`
 	ClusterID         int    `sql:"cluster_id"`
+	HostLifecycle     string `sql:"host_lifecycle"`
+	RackStatus        string `sql:"-"`
 	AZ                string `sql:"az"`
+	AZID              int    `sql:"az_id"`
 	Cores             int    `sql:"cores"`
 	Threads           int    `sql:"threads"`
 	Rack              int    `sql:"rack_id"`
@@ -217,6 +273,7 @@ type rackRow struct {
 	Power   int    `sql:"power"`
 	Network int    `sql:"network"`
 	Rack    int    `sql:"rack"`
+	Status  string `sql:"status"`
 }
 
 // loadNodes reads the nodes of the clusters with their host's cores, threads and zones and
@@ -239,12 +296,14 @@ func loadNodes(ctx context.Context, c *ent.Client, clusterIDs []int) ([]nodeRow,
 				computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB)...)
 			s.AppendSelectAs(s.C(computenode.ClusterColumn), "cluster_id")
 			s.AppendSelectAs(az.C(availabilityzone.FieldName), "az")
+			s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, 0)", az.C(availabilityzone.FieldID))), "az_id")
 			s.AppendSelectAs(h.C(host.FieldCPUCores), "cores")
 			s.AppendSelectAs(h.C(host.FieldCPUThreads), "threads")
 			s.AppendSelectAs(h.C(host.RackColumn), "rack_id")
 			s.AppendSelectAs(h.C(host.PowerZoneColumn), "host_power")
 			s.AppendSelectAs(h.C(host.NetworkZoneColumn), "host_network")
 			s.AppendSelectAs(h.C(host.RackZoneColumn), "host_rack")
+			s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, '')", h.C(host.FieldLifecycle))), "host_lifecycle")
 			s.OrderBy(s.C(computenode.FieldID))
 		}).Scan(ctx, &rows)
 	if err != nil {
@@ -266,6 +325,7 @@ func loadNodes(ctx context.Context, c *ent.Client, clusterIDs []int) ([]nodeRow,
 			s.AppendSelectAs(s.C(rack.PowerZoneColumn), "power")
 			s.AppendSelectAs(s.C(rack.NetworkZoneColumn), "network")
 			s.AppendSelectAs(s.C(rack.RackZoneColumn), "rack")
+			s.AppendSelectAs(s.C(rack.FieldStatus), "status")
 		}).Scan(ctx, &racks)
 		if err != nil {
 			return nil, fmt.Errorf("load racks of nodes: %w", err)
@@ -313,6 +373,7 @@ func loadNodes(ctx context.Context, c *ent.Client, clusterIDs []int) ([]nodeRow,
 		r.PowerZone = powerNames[pick(r.HostPower, rk.Power)]
 		r.NetworkZone = networkNames[pick(r.HostNetwork, rk.Network)]
 		r.RackZone = rackNames[pick(r.HostRack, rk.Rack)]
+		r.RackStatus = rk.Status
 		if r.RackZone == "" && mounted {
 			r.RackZone = rk.Floor + "/" + rk.Name
 		}
@@ -423,6 +484,28 @@ func loadQuotas(ctx context.Context, c *ent.Client, tenantID int) ([]quotaRow, e
 		Modify(selectQuotaRow).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("load quotas of tenant %d: %w", tenantID, err)
+	}
+	return rows, nil
+}
+
+// loadGroupQuotas reads the quotas of every tenant in the host groups of groups (node →
+// its host's groups).
+func loadGroupQuotas(ctx context.Context, c *ent.Client, groups map[int][]int) ([]quotaRow, error) {
+	ids := map[int]bool{}
+	for _, gs := range groups {
+		for _, g := range gs {
+			ids[g] = true
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []quotaRow
+	err := c.Quota.Query().
+		Where(func(s *sql.Selector) { s.Where(sql.InInts(s.C(quota.HostGroupColumn), sortedKeys(ids)...)) }).
+		Modify(selectQuotaRow).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("load quotas of host groups: %w", err)
 	}
 	return rows, nil
 }

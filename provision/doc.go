@@ -3,9 +3,44 @@
 // its next state. It never talks to a hypervisor: it writes Assignments, and the node agent
 // of each node realizes them and reports back through reportAssignmentStatus.
 //
+// # The VM data path, in one walk
+//
+// Each step exists because it does work the others cannot:
+//
+//  1. Mutation (createVirtualMachine, requests.go). Checks the request, and answers at once
+//     what can be explained at once: a bad flavor, network or key is VALIDATION, no room is
+//     NO_CAPACITY or QUOTA_EXCEEDED with the placement explanation, a full network is
+//     RESOURCE_EXHAUSTED naming it. Runs as the viewer, in one transaction with its audit row.
+//  2. Placement (package placement, same transaction). Chooses the node and charges it and the
+//     tenant's quota, and gives the VM its NICs: a port per network with a MAC and an address
+//     from IPAM. One transaction, so a VM never exists without its node, quota or addresses,
+//     and a refused VM leaves nothing behind. It records vm:create in the outbox (package
+//     outbox) in the same transaction, so the task survives a crash after commit.
+//  3. Provisioning task (vm:create on the VM's region queue, handlers.go and prepare.go). The
+//     slow, retried work between "placed" and "realized", Nova-conductor style: wait until
+//     the VM's image is ready on the server (ACTIVE or DEPRECATED; ERROR fails the VM naming
+//     the image; PENDING or DOWNLOADING waits without using up retries, see ErrNotReady),
+//     render the config drive (RenderConfigDrive: instance-id, host name, user-data, each NIC's
+//     addresses, gateway and DNS, SSH keys: rows the agent may not read), then write the
+//     Assignment carrying the drive. (Volumes are placed on the VM's node when attached and
+//     created there by assignments of their own: volumes.go.)
+//     It is a task, not part of the mutation, because waiting for an image can take minutes
+//     and must survive worker restarts.
+//  4. Assignment (ent Assignment). The one record a node's agent reads: desired state,
+//     generation, the VM, its config drive. Every later request (start, stop, reboot, delete)
+//     is a new generation of it, written by its own task.
+//  5. Agent (package nodeagent). Realizes the newest generation on its hypervisor: defines
+//     the domain with its disks, the NICs of the VM's ports and the cidata CD-ROM it builds
+//     from the assignment's drive, boots it from bootDevice, starts, stops or removes it.
+//  6. Report (reportAssignmentStatus, report.go). The agent's outcome moves the VM to its
+//     next state (ACTIVE, STOPPED, ERROR, or deleted, which releases node, quota and
+//     addresses through placement).
+//  7. Subscription (virtualMachineStatusChanged). Every status change is published after
+//     commit, so dashboards and clients follow the walk live, across server replicas.
+//
 // # States (status, with statusReason always saying what is happening)
 //
-//	createVirtualMachine   INITIALIZING (placed; vm:create enqueued)  --vm:create-->  CREATING
+//	createVirtualMachine   INITIALIZING (placed, addresses given; vm:create enqueued)  --vm:create (prepared)-->  CREATING
 //	startVirtualMachine    STOPPED | ERROR            -> STARTING   --agent APPLIED running--> ACTIVE
 //	stopVirtualMachine     ACTIVE | ERROR             -> STOPPING   --agent APPLIED stopped--> STOPPED
 //	rebootVirtualMachine   ACTIVE                     -> REBOOTING  --agent APPLIED running--> ACTIVE
@@ -31,6 +66,18 @@
 // so each node's agent still removes the leftover domain and its report then deletes the
 // assignment. A VM in the middle of a drain's move (no assignment on its new node yet) is
 // deleted at once the same way.
+//
+// # Volumes (volumes.go)
+//
+// A volume lives on the node of the first VM it is attached to: attachVolume (or
+// createVolume with a VM) charges that node's disk and the tenant's storage quota
+// (placement.ChargeVolume) and gives the volume an assignment of its own, which the agent
+// realizes by creating it in its pool (desired RUNNING) or deleting it with its data
+// (ABSENT; the report then deletes the row and gives the charge back). Attach and detach set
+// the VM's assignment back to PENDING at the same generation (a new generation of a running
+// VM would be a reboot); the agent redefines the domain, hot-plugs where it can, and reports
+// the volumes the domain has now (volumeIDs), which alone moves ATTACHING to ATTACHED and
+// DETACHING to AVAILABLE.
 //
 // # Region services (servicestatus.go)
 //
@@ -97,6 +144,11 @@
 // [Reconciler] finds VMs that stayed in a transitional state past a deadline (10 min by
 // default): an INITIALIZING VM whose vm:create never ran is enqueued again (at most
 // [ReconcileConfig.MaxRequeue] times), everything else is moved to ERROR with a reason that
-// names the node and what it was waiting for. ERROR is retryable: start, stop and delete
-// accept an ERROR VM.
+// says what it was waiting for. VM status reasons are read by tenants, so they never name a
+// physical node (operators read the VM's node and assignments). ERROR is retryable: start,
+// stop and delete accept an ERROR VM.
+//
+// [Service.Resize] changes a STOPPED VM's flavor (resizeVirtualMachine): a new assignment
+// generation on the same node, or on a cold move the old node's assignment ABSENT and a
+// new STOPPED one on the new node.
 package provision

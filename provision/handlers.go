@@ -77,7 +77,23 @@ func (h *Handlers) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		}
 	}
 	_, err = dbtx.Run(ctx, h.Client, func(c *ent.Client) error { return h.apply(ctx, c, act, p) })
+	if errors.Is(err, ErrNotReady) {
+		h.waiting(ctx, p.VM, err)
+	}
 	return err
+}
+
+// waiting records on a VM that vm:create waits for something not ready yet (its image),
+// in a transaction of its own: the task's was rolled back.
+func (h *Handlers) waiting(ctx context.Context, id int, cause error) {
+	reason := truncate.String(fmt.Sprintf("waiting to be provisioned: %v", cause), maxReason)
+	err := h.Client.VirtualMachine.Update().
+		Where(virtualmachine.ID(id), virtualmachine.StatusIn(virtualmachine.StatusInitializing, virtualmachine.StatusCreating)).
+		SetStatusReason(reason).Exec(system(ctx))
+	if err != nil {
+		h.log().Warn("could not record what a VM waits for", "vm", id, "err", err)
+	}
+	h.log().Info("VM not ready to provision; will look again", "vm", id, "reason", cause)
 }
 
 // apply sets the VM's assignment for act, in the task's transaction.
@@ -108,7 +124,11 @@ func (h *Handlers) apply(ctx context.Context, c *ent.Client, act action, p Paylo
 	}
 	switch {
 	case a == nil && create:
-		a, err = c.Assignment.Create().SetNodeID(node.ID).SetVirtualMachineID(vm.ID).
+		var drive string
+		if drive, err = h.prepare(ctx, c, vm); err != nil {
+			return err
+		}
+		a, err = c.Assignment.Create().SetNodeID(node.ID).SetVirtualMachineID(vm.ID).SetConfigDrive(drive).
 			SetDesiredState(act.desired).SetGeneration(1).SetStatus(assignment.StatusPending).Save(sys)
 	case a == nil:
 		return fmt.Errorf("VM %s has no assignment on node %s to %s: %w", vm.Name, node.Name, act.verb, asynq.SkipRetry)
@@ -121,13 +141,18 @@ func (h *Handlers) apply(ctx context.Context, c *ent.Client, act action, p Paylo
 	if err != nil {
 		return fmt.Errorf("set assignment of VM %d: %w", p.VM, err)
 	}
-	reason := fmt.Sprintf("waiting for node %s to %s it (assignment generation %d)", node.Name, act.verb, a.Generation)
+	reason := fmt.Sprintf("waiting for its node to %s it (assignment generation %d)", act.verb, a.Generation)
 	u := c.VirtualMachine.UpdateOne(vm).SetStatusReason(reason)
 	if vm.Status != act.pending {
 		u.SetStatus(act.pending).SetStatusChangedAt(h.now())
 	}
 	if err := u.Exec(sys); err != nil {
 		return fmt.Errorf("update VM %d: %w", p.VM, err)
+	}
+	if vm.Status != act.pending {
+		if err := auditVM(ctx, c, audit.Worker, "assignVirtualMachine", vm); err != nil {
+			return err
+		}
 	}
 	if err := settleService(ctx, c, vm.ID, h.now()); err != nil {
 		return err

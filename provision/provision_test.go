@@ -3,6 +3,8 @@ package provision_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/internal/infra"
@@ -141,6 +144,19 @@ func TestRequestReportDelete(t *testing.T) {
 	got := f.vm(t, vm.ID)
 	if got.Status != virtualmachine.StatusActive || !got.StatusChangedAt.Equal(f.clock) {
 		t.Fatalf("after APPLIED: %s at %s; want ACTIVE at the service's clock %s", got.Status, got.StatusChangedAt, f.clock)
+	}
+	// Both transitions are in the VM's audit rows, the VM's timeline: the worker's and the agent's.
+	rows := f.c.AuditLog.Query().Where(auditlog.ObjectType("VirtualMachine"), auditlog.ObjectID(vm.ID)).
+		Order(auditlog.ByID()).AllX(f.ctx)
+	var transitions []string
+	for _, r := range rows {
+		var before, after struct{ Status string }
+		_ = json.Unmarshal(r.Before, &before)
+		_ = json.Unmarshal(r.After, &after)
+		transitions = append(transitions, fmt.Sprintf("%s %s→%s", r.Action, before.Status, after.Status))
+	}
+	if want := []string{"assignVirtualMachine INITIALIZING→CREATING", "reportAssignmentStatus CREATING→ACTIVE"}; !slices.Equal(transitions, want) {
+		t.Fatalf("VM audit rows %q, want %q", transitions, want)
 	}
 
 	// A report whose reason has a multi-byte character across every cut: the row is stored

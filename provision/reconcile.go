@@ -125,10 +125,6 @@ func retryOrFail(ctx context.Context, c *ent.Client, cfg ReconcileConfig, vm *en
 	sys := system(ctx)
 	update := c.VirtualMachine.Update().Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(vm.Status),
 		virtualmachine.StatusChangedAt(vm.StatusChangedAt)).SetStatusChangedAt(now)
-	node := "(none)"
-	if vm.Edges.Node != nil {
-		node = vm.Edges.Node.Name
-	}
 	if vm.Status == virtualmachine.StatusInitializing && len(vm.Edges.Assignments) == 0 && vm.Edges.Node != nil {
 		for k := 1; k <= cfg.MaxRequeue; k++ {
 			key := fmt.Sprintf("%s:%d:requeue:%d", TypeVMCreate, vm.ID, k)
@@ -156,8 +152,8 @@ func retryOrFail(ctx context.Context, c *ent.Client, cfg ReconcileConfig, vm *en
 	reason := fmt.Sprintf("stuck %s for more than %s", vm.Status, cfg.Deadline)
 	if len(vm.Edges.Assignments) > 0 {
 		a := vm.Edges.Assignments[0]
-		reason += fmt.Sprintf(": node %s did not report (assignment generation %d wants %s, is %s)",
-			node, a.Generation, a.DesiredState, a.Status)
+		reason += fmt.Sprintf(": its node did not report (assignment generation %d wants %s, is %s)",
+			a.Generation, a.DesiredState, a.Status)
 	} else {
 		reason += ": no worker took the request"
 	}
@@ -177,7 +173,8 @@ func retryOrFail(ctx context.Context, c *ent.Client, cfg ReconcileConfig, vm *en
 }
 
 // auditVM writes the audit row of actor's change to a VM through c, the transaction of the
-// change: before is the VM as it was, the after image is read back.
+// change: before is the VM as it was, the after image is read back. An empty actor is the
+// viewer of ctx (a node agent reporting).
 func auditVM(ctx context.Context, c *ent.Client, actor audit.SystemActor, action string, before *ent.VirtualMachine) error {
 	after, err := c.VirtualMachine.Get(system(ctx), before.ID)
 	if err != nil {

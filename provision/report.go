@@ -19,6 +19,9 @@ type Report struct {
 	Status        assignment.Status
 	ObservedState *string // what the hypervisor says: running, shut-off, absent…
 	Reason        *string // what went wrong, or what is going on
+	// VolumeIDs, for a VM's assignment, are the volumes its domain has now; nil when the
+	// agent did not say (then the VM's volumes keep their state).
+	VolumeIDs []int
 }
 
 // waiting lists, per desired state, the VM states in which a report about that desired
@@ -62,6 +65,12 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 		return client.Assignment.Get(ctx, a.ID)
 	}
 	sys := system(ctx)
+	// As the system: the agent may not read the tenant's volume.
+	if v, err := client.Assignment.QueryVolume(a).WithTenant().Only(sys); err == nil {
+		return s.applyVolumeReport(ctx, client, a, v, r)
+	} else if !ent.IsNotFound(err) {
+		return nil, err
+	}
 	vm, err := client.Assignment.QueryVirtualMachine(a).WithNode().Only(sys)
 	if ent.IsNotFound(err) {
 		// The VM was deleted with force: its leftover domain is gone now, and so goes this
@@ -83,6 +92,11 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 		// watches this assignment; the VM's status follows its new node.
 		return client.Assignment.Get(ctx, a.ID)
 	}
+	if r.VolumeIDs != nil {
+		if err := applyVolumeIDs(ctx, client, vm, r.VolumeIDs, why); err != nil {
+			return nil, err
+		}
+	}
 	if !slices.Contains(waiting[a.DesiredState], vm.Status) {
 		return client.Assignment.Get(ctx, a.ID)
 	}
@@ -91,24 +105,24 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	if vm.Status == virtualmachine.StatusRebooting && a.Status == assignment.StatusApplied && r.Status == assignment.StatusApplied {
 		return client.Assignment.Get(ctx, a.ID)
 	}
-	node := a.Edges.Node.Name
+	// Tenants read these reasons: they never name the node (operators see the node edge).
 	var status virtualmachine.Status
 	var reason string
 	switch r.Status {
 	case assignment.StatusApplied:
 		switch a.DesiredState {
 		case assignment.DesiredStateRunning:
-			status, reason = virtualmachine.StatusActive, "running on node "+node
+			status, reason = virtualmachine.StatusActive, "running"
 		case assignment.DesiredStateStopped:
-			status, reason = virtualmachine.StatusStopped, "stopped on node "+node
+			status, reason = virtualmachine.StatusStopped, "stopped"
 		case assignment.DesiredStateAbsent:
 			return a, s.finalize(ctx, client, a, vm)
 		}
 	case assignment.StatusFailed:
 		status = virtualmachine.StatusError
-		reason = fmt.Sprintf("node %s could not make it %s: %s", node, a.DesiredState, orUnknown(why))
+		reason = fmt.Sprintf("its node could not make it %s: %s", a.DesiredState, orUnknown(why))
 	case assignment.StatusApplying:
-		status, reason = vm.Status, fmt.Sprintf("node %s is working on it (generation %d)", node, a.Generation)
+		status, reason = vm.Status, fmt.Sprintf("its node is working on it (generation %d)", a.Generation)
 		if why != "" {
 			reason += ": " + why
 		}
@@ -122,6 +136,13 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	}
 	if err := u.Exec(sys); err != nil {
 		return nil, fmt.Errorf("update VM %d: %w", vm.ID, err)
+	}
+	if status != vm.Status {
+		// The VM's timeline (its audit rows) shows the transition, the reason and the node
+		// agent that reported it.
+		if err := auditVM(ctx, client, "", "reportAssignmentStatus", vm); err != nil {
+			return nil, err
+		}
 	}
 	if err := settleService(ctx, client, vm.ID, s.now()); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/ent/volume"
 	"github.com/virtflow/virtflow/outbox"
 )
 
@@ -22,15 +23,56 @@ func system(ctx context.Context) context.Context { return authz.SystemContext(ct
 
 // CreateVM creates and places the VM of input (placement.Placer.CreateVM: INITIALIZING on
 // its node) and records its vm:create task, all in client's transaction.
+// The volumes input.VolumeIDs names are attached to the placed VM (AttachVolumes), in the
+// same transaction.
 func (s *Service) CreateVM(ctx context.Context, client *ent.Client, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
+	vols := input.VolumeIDs
+	input.VolumeIDs = nil
 	vm, err := s.placer.CreateVM(ctx, client, input)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.AttachVolumes(ctx, client, vols, vm.ID, "volumeIDs"); err != nil {
 		return nil, err
 	}
 	if err := enqueueCreate(ctx, client, vm.ID, true); err != nil {
 		return nil, err
 	}
 	return vm, nil
+}
+
+// UpdateVM applies updateVirtualMachine's input as the viewer, in client's transaction; the
+// volumes it adds are attached (AttachVolumes) and those it removes detached (DetachVolume),
+// so that the input's volume edges follow the same rules as attachVolume and detachVolume.
+func (s *Service) UpdateVM(ctx context.Context, client *ent.Client, id int, input ent.UpdateVirtualMachineInput) (*ent.VirtualMachine, error) {
+	add, remove, clear := input.AddVolumeIDs, input.RemoveVolumeIDs, input.ClearVolumes
+	input.AddVolumeIDs, input.RemoveVolumeIDs, input.ClearVolumes = nil, nil, false
+	vm, err := client.VirtualMachine.UpdateOneID(id).SetInput(input).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if clear {
+		ids, err := client.VirtualMachine.QueryVolumes(vm).IDs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		remove = append(remove, ids...)
+	}
+	if len(remove) > 0 {
+		// Only the VM's own volumes: removing another VM's volume is not this VM's to do.
+		if remove, err = client.Volume.Query().Where(volume.IDIn(remove...), volume.HasVirtualMachineWith(virtualmachine.ID(id))).IDs(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range remove {
+		if _, err := s.DetachVolume(ctx, client, v); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.AttachVolumes(ctx, client, add, id, "addVolumeIDs"); err != nil {
+		return nil, err
+	}
+	return client.VirtualMachine.Get(ctx, id)
 }
 
 // CreateService creates a region service and its replicas (placement.Placer.CreateService)

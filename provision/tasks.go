@@ -2,6 +2,7 @@ package provision
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,7 +39,12 @@ func TaskOptions(kind string) []asynq.Option {
 
 // RetryDelay is the backoff between attempts of a provisioning task: 1 s, 2 s, 4 s … up to
 // one minute.
-func RetryDelay(n int, _ error, _ *asynq.Task) time.Duration {
+//
+// A task that found something not ready yet (ErrNotReady) looks again after NotReadyDelay.
+func RetryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	if errors.Is(err, ErrNotReady) {
+		return NotReadyDelay
+	}
 	return min(time.Second<<min(n, 6), time.Minute)
 }
 

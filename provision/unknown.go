@@ -70,7 +70,7 @@ func RestoreKnown(ctx context.Context, client *ent.Client, now time.Time) (int, 
 		}
 		n, err := client.VirtualMachine.Update().Where(virtualmachine.ID(vm.ID), virtualmachine.StatusEQ(virtualmachine.StatusUnknown)).
 			SetStatus(status).SetStatusChangedAt(now).
-			SetStatusReason(fmt.Sprintf("node %s is back: %s as its agent last reported", vm.Edges.Node.Name, status)).Save(sys)
+			SetStatusReason(fmt.Sprintf("its node is back: %s as its agent last reported", status)).Save(sys)
 		if err != nil {
 			return changed, fmt.Errorf("restore VM %s: %w", vm.Name, err)
 		}

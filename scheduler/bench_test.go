@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"testing"
@@ -10,9 +11,12 @@ import (
 // benchFleet is 5,000 hosts in one cluster: 125 racks of 40, 25 power zones (5 racks
 // each), 25 network zones striped across racks so they do not line up with them, 3 AZs
 // and 5 host groups; every host 20% full.
-func benchFleet() *Snapshot {
+func benchFleet() *Snapshot { return fleetOf(5000) }
+
+// fleetOf is benchFleet's layout with n hosts.
+func fleetOf(n int) *Snapshot {
 	s := &Snapshot{Clusters: []Cluster{{ID: 1, Name: "c1", Region: "eu", Weight: 1}}}
-	s.Nodes = make([]Node, 5000)
+	s.Nodes = make([]Node, n)
 	for i := range s.Nodes {
 		rack := i / 40
 		power := rack / 5
@@ -133,6 +137,48 @@ func runModes(b *testing.B, setup func() *Snapshot, reqs []Request, cfg Config) 
 		b.Run(sampling.name+"/explain", func(b *testing.B) { runWorkload(b, setup, reqs, c) })
 		c.Quiet = true
 		b.Run(sampling.name+"/quiet", func(b *testing.B) { runWorkload(b, setup, reqs, c) })
+	}
+}
+
+// BenchmarkDecisionFleetSize: a single-VM decision as placement commits it (DefaultConfig,
+// Quiet) on fleets of 100 to 20,000 hosts, the snapshot reused between decisions as the
+// placement snapshot cache does (its index built once); p50-ns and p99-ns per decision
+// (Schedule and Apply). Issue 18 asks that the latency not depend on the fleet's size by
+// more than 2×.
+//
+//	go test ./scheduler -run '^$' -bench DecisionFleetSize -benchtime 3x
+func BenchmarkDecisionFleetSize(b *testing.B) {
+	reqs := make([]Request, 1000)
+	for i := range reqs {
+		reqs[i] = Request{TenantID: 1 + i%50, Region: "eu", Provider: "libvirt", Flavor: benchFlavors[i%4]}
+	}
+	cfg := DefaultConfig()
+	cfg.Quiet = true
+	for _, n := range []int{100, 1000, 5000, 20000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			s := fleetOf(n)
+			for i := range s.Nodes { // roomy enough for every run's decisions on 100 nodes
+				s.Nodes[i].CPUCapacity, s.Nodes[i].MemoryMB, s.Nodes[i].DiskGB = 1<<20, 1<<40, 1<<30
+			}
+			var times []time.Duration
+			for range b.N {
+				for _, r := range reqs {
+					t0 := time.Now()
+					d, err := Schedule(s, r, cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Apply(r, d); err != nil {
+						b.Fatal(err)
+					}
+					times = append(times, time.Since(t0))
+				}
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }
 

@@ -36,9 +36,9 @@ type Config struct {
 // DefaultFilters returns the standard filter chain, cheapest first, Quota last.
 func DefaultFilters() []Filter {
 	return []Filter{
-		Ready{}, Schedulable{}, Provider{}, NodeName{},
-		NodeLabelHardAffinity{}, NodeLabelHardAntiAffinity{},
-		CPUFit{}, MemoryFit{}, DiskFit{}, ZonePolicy{}, QuotaFit{},
+		Ready{}, Schedulable{}, Lifecycle{}, Provider{}, AvailabilityZone{}, NodeName{},
+		NodeLabelHardAffinity{}, NodeLabelExclusion{},
+		CPUFit{}, MemoryFit{}, DiskFit{}, ZonePolicy{}, NodeLabelHardAntiAffinity{}, QuotaFit{},
 	}
 }
 
@@ -53,6 +53,7 @@ func DefaultConfig() Config {
 	return Config{Weights: map[string]float64{
 		"NodeLabelSoftAffinity":     2,
 		"NodeLabelSoftAntiAffinity": 2,
+		"NodeLabelSoftExclusion":    2,
 		"SpreadAZ":                  1,
 		"LeastAllocated":            1,
 	}}
@@ -75,7 +76,7 @@ func BinpackConfig() Config {
 // scorerByName returns the built-in scorer Config.Weights calls name, if there is one. The
 // set is fixed: a new scorer is added here, not registered from another package's init().
 func scorerByName(name string) (Scorer, bool) {
-	for _, s := range []Scorer{NodeLabelSoftAffinity{}, NodeLabelSoftAntiAffinity{}, SpreadAZ{}, LeastAllocated{}, MostAllocated{}} {
+	for _, s := range []Scorer{NodeLabelSoftAffinity{}, NodeLabelSoftAntiAffinity{}, NodeLabelSoftExclusion{}, SpreadAZ{}, LeastAllocated{}, MostAllocated{}} {
 		if s.Name() == name {
 			return s, true
 		}

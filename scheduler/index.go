@@ -47,6 +47,16 @@ type index struct {
 
 	namesOnce sync.Once
 	names     map[string][]int32 // node name → positions
+
+	valuesMu sync.Mutex
+	values   map[string]labelValues // label key → each node's value of it
+}
+
+// labelValues numbers the values of one label key: per position the id of the node's
+// value (0 when the node lacks the key), and how many distinct values there are.
+type labelValues struct {
+	ids []int32
+	n   int
 }
 
 // Zone kinds as small integers (the order of index.zone).
@@ -223,6 +233,36 @@ func (ix *index) withLabel(s *Snapshot, p labelPair) []int32 {
 		}
 	})
 	return ix.labels[p]
+}
+
+// valuesOf returns, per position, the id (1..n) of the node's value of label key, 0 when
+// the node has no such label, and n.
+func (ix *index) valuesOf(s *Snapshot, key string) labelValues {
+	ix.valuesMu.Lock()
+	defer ix.valuesMu.Unlock()
+	if v, ok := ix.values[key]; ok {
+		return v
+	}
+	if ix.values == nil {
+		ix.values = map[string]labelValues{}
+	}
+	byValue := map[string]int32{}
+	v := labelValues{ids: make([]int32, len(s.Nodes))}
+	for i := range s.Nodes {
+		val, ok := s.Nodes[i].Labels[key]
+		if !ok {
+			continue
+		}
+		id, seen := byValue[val]
+		if !seen {
+			v.n++
+			id = int32(v.n)
+			byValue[val] = id
+		}
+		v.ids[i] = id
+	}
+	ix.values[key] = v
+	return v
 }
 
 // named returns the positions of the nodes with this name.

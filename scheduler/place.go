@@ -84,10 +84,12 @@ type attempt struct {
 	zoneSeen  int
 	zoneRes   []uint8 // per view: ZonePolicy's cached verdict (zoneUnknown when stale)
 
-	provOK   []bool       // per provider set: has the requested provider
-	labelCnt [4][]int32   // per position: matched pairs of hardAff, hardAnti, softAff, softAnti
-	labelTab [2][]float64 // soft label scores by matched count (softAff, softAnti)
-	nameOK   []bool       // per position: named by Policy.NodeNames
+	provOK   []bool         // per provider set: has the requested provider
+	labelCnt [4][]int32     // per position: matched pairs of hardAff, hardExcl, softAff, softExcl
+	labelTab [2][]float64   // soft label scores by matched count (softAff, softExcl)
+	spread   [2]spreadState // label anti-affinity: hard, soft
+	wantAZ   int32          // AvailabilityZone: the AZ id to stay in, -1 for none that exists
+	nameOK   []bool         // per position: named by Policy.NodeNames
 
 	hgVerdict []knownStatus // QuotaFit per dense host group
 	hgStamp   []uint32
@@ -469,9 +471,9 @@ func (a *attempt) decision(cfg *Config) Decision {
 // Slots of attempt.labelCnt.
 const (
 	labelHardAff = iota
-	labelHardAnti
+	labelHardExcl
 	labelSoftAff
-	labelSoftAnti
+	labelSoftExcl
 )
 
 // countLabels counts, per node position, how many of the pairs the node carries.

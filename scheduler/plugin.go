@@ -1,5 +1,7 @@
 package scheduler
 
+import "slices"
+
 // MaxScore is the highest score a Scorer gives; scores are 0..MaxScore.
 const MaxScore = 100.0
 
@@ -80,7 +82,9 @@ type state struct {
 	quota    []hostGroupQuota // quota usage including the group's placed VMs
 
 	// The policy's label maps as slices.
-	hardAff, hardAnti, softAff, softAnti []labelPair
+	hardAff, hardExcl, softAff, softExcl []labelPair
+	// The topology keys the group spreads over (the anti-affinity maps' keys), sorted.
+	hardSpread, softSpread []string
 }
 
 type hostGroupQuota struct {
@@ -101,11 +105,25 @@ func pairs(m map[string]string) []labelPair {
 	return out
 }
 
+// keys returns the map's keys, sorted (nil when there are none).
+func keys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // init fills the label pairs and the existing group members from the request.
 func (st *state) init() {
 	p := &st.Request.Policy
-	st.hardAff, st.hardAnti = pairs(p.NodeLabelHardAffinities), pairs(p.NodeLabelHardAntiAffinities)
-	st.softAff, st.softAnti = pairs(p.NodeLabelSoftAffinities), pairs(p.NodeLabelSoftAntiAffinities)
+	st.hardAff, st.hardExcl = pairs(p.NodeLabelHardAffinities), pairs(p.NodeLabelHardExclusions)
+	st.softAff, st.softExcl = pairs(p.NodeLabelSoftAffinities), pairs(p.NodeLabelSoftExclusions)
+	st.hardSpread, st.softSpread = keys(p.NodeLabelHardAntiAffinities), keys(p.NodeLabelSoftAntiAffinities)
 	st.group = st.group[:0]
 	if len(st.Request.GroupNodeIDs) > 0 {
 		ix := st.Snapshot.index()

@@ -34,6 +34,11 @@ type Node struct {
 	PowerZone, RackZone, NetworkZone string
 	HostGroupID                      int
 
+	// Lifecycle is empty for a node that may take new VMs, else the reason it may not
+	// (LifecycleRegionClosed etc.), which the Lifecycle filter reports. Like Ready and
+	// Schedulable it is read afresh by every decision.
+	Lifecycle Code
+
 	CPUCapacity, CPUAllocated   int
 	MemoryMB, MemoryAllocatedMB int64
 	DiskGB, DiskAllocatedGB     int64
@@ -72,6 +77,8 @@ type Request struct {
 	Region   string
 	Provider string
 	Flavor   Flavor
+	// AvailabilityZone, when set, keeps the group in the AZ of this name.
+	AvailabilityZone string
 	// Count is the size of the group (e.g. a region service); 0 means 1.
 	Count  int
 	Policy Policy
@@ -108,7 +115,11 @@ type ZoneRule struct {
 }
 
 // Policy mirrors fieldtype.SchedulePolicy: which clusters and nodes qualify and which are
-// preferred. Label maps require (or forbid) key=value pairs on the node.
+// preferred. The affinity maps require (hard) or prefer (soft) key=value pairs on the
+// node; the anti-affinity maps spread the group over the values of each key (a topology
+// key, as in Kubernetes' pod anti-affinity; the map's values are not used): hard puts
+// each VM of the group on a node with a different value, soft as evenly as it can. The
+// exclusion maps forbid (hard) or avoid (soft) nodes carrying a key=value pair.
 type Policy struct {
 	ClusterNames                []string
 	ClusterLabels               map[string]string
@@ -117,8 +128,18 @@ type Policy struct {
 	NodeLabelHardAntiAffinities map[string]string
 	NodeLabelSoftAffinities     map[string]string
 	NodeLabelSoftAntiAffinities map[string]string
+	NodeLabelHardExclusions     map[string]string
+	NodeLabelSoftExclusions     map[string]string
 	Zones                       []ZoneRule
 }
+
+// Reasons a node takes no new VMs whatever the request (Node.Lifecycle).
+const (
+	LifecycleRegionClosed        Code = "REGION_CLOSED"
+	LifecycleHostRetired         Code = "HOST_RETIRED"
+	LifecycleHostMaintenance     Code = "HOST_MAINTENANCE"
+	LifecycleRackDecommissioning Code = "RACK_DECOMMISSIONING"
+)
 
 // Decision is the outcome of Schedule: where each VM goes and why.
 type Decision struct {

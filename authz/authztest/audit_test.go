@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/ent/volume"
 	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
@@ -30,7 +31,7 @@ const (
 // tenantTagged are the types whose audit rows name their tenant (graph.tenantOf: a Tenant,
 // and records with a tenant edge), so that tenant admins see them.
 var tenantTagged = []string{"Tenant", "APIToken", "GlobalService", "KubernetesCluster", "LoadBalancer", "Network", "Notice",
-	"Quota", "RegionService", "RoleBinding", "UsageRecord", "VirtualMachine", "Volume"}
+	"Quota", "RegionService", "RoleBinding", "SSHKey", "UsageRecord", "VirtualMachine", "Volume"}
 
 // auditWant is the audit row a successful mutation should leave.
 type auditWant struct {
@@ -142,6 +143,35 @@ func auditRunners() map[string]auditRun {
 		want.secrets = append(want.secrets, p.Token, identity.HashToken(p.Token))
 		return want
 	}
+	runs["createJoinToken"] = func(t *testing.T, w *world, rid string) auditWant {
+		out := asAdmin(t, w, rid, `mutation($in: CreateJoinTokenInput!) { createJoinToken(input: $in) { token joinToken { id } } }`,
+			map[string]any{"in": map[string]any{"clusterID": gid(w.cluster)}})
+		var p struct{ Token string }
+		_ = json.Unmarshal(out["createJoinToken"], &p)
+		want := adminWant(w, "JoinToken", idOf(t, out["createJoinToken"], "joinToken", "id"), 0, false, true)
+		want.secrets = append(want.secrets, p.Token, identity.HashToken(p.Token))
+		return want
+	}
+	runs["registerNode"] = func(t *testing.T, w *world, rid string) auditWant {
+		node := w.newNode(0)
+		plain, _, err := w.env.Identity.CreateJoinToken(w.ctx, identity.CreateJoinTokenInput{NodeID: &node})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := send(t, w.env.Handler, call{query: `mutation($t: String!) { registerNode(joinToken: $t, input: {hostname: "audited"}) { token node { id } apiToken { id } } }`,
+			vars: map[string]any{"t": plain}, requestID: rid, remoteAddr: clientAddr})
+		var out struct {
+			RegisterNode struct {
+				Token    string
+				APIToken struct{ ID string }
+			}
+		}
+		mustData(t, r, &out)
+		agent := w.c.User.Query().Where(user.Username(identity.AgentUsername(node))).OnlyX(w.ctx)
+		// The one who acts is the node's agent, signed in by its join token.
+		return auditWant{actor: agent.Username, actorID: agent.ID, objectType: "ComputeNode", objectID: node, after: true,
+			secrets: []string{plain, identity.HashToken(plain), out.RegisterNode.Token, identity.HashToken(out.RegisterNode.Token)}}
+	}
 	runs["revokeAPIToken"] = func(t *testing.T, w *world, rid string) auditWant {
 		plain, id := w.mintToken(w.newUser("revokee", w.tenantA), tokenOpts{tenant: w.tenantA})
 		asAdmin(t, w, rid, `mutation($id: ID!) { revokeAPIToken(id: $id) { id revokedAt } }`, map[string]any{"id": gid(id)})
@@ -178,6 +208,16 @@ func auditRunners() map[string]auditRun {
 		out := asAdmin(t, w, rid, `mutation($in: AllocateIPAddressInput!) { allocateIPAddress(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"networkID": gid(w.netA), "address": w.nextIP()}})
 		return adminWant(w, "IPAddress", idOf(t, out["allocateIPAddress"], "id"), 0, false, true)
+	}
+	// A bulk import writes one row per record it creates: one device here.
+	runs["importDCIM"] = func(t *testing.T, w *world, rid string) auditWant {
+		out := asAdmin(t, w, rid, `mutation($c: String!) { importDCIM(kind: HOSTS, csv: $c, dryRun: false) { rows { id } } }`,
+			map[string]any{"c": "name,kind\n" + uniq("imported") + ",server\n"})
+		var res struct{ Rows []json.RawMessage }
+		if err := json.Unmarshal(out["importDCIM"], &res); err != nil || len(res.Rows) != 1 {
+			t.Fatalf("importDCIM = %s (%v)", out["importDCIM"], err)
+		}
+		return adminWant(w, "Host", idOf(t, res.Rows[0], "id"), 0, false, true)
 	}
 	runs["releaseIPAddress"] = func(t *testing.T, w *world, rid string) auditWant {
 		id := w.c.IPAddress.Create().SetAddress(w.nextIP()).SetNetworkID(w.netA).SaveX(w.ctx).ID
@@ -254,10 +294,48 @@ func auditRunners() map[string]auditRun {
 			return adminWant(w, "VirtualMachine", id, w.tenantA, true, true)
 		}
 	}
+	runs["resizeVirtualMachine"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := powered(w, virtualmachine.StatusStopped, assignment.DesiredStateStopped)
+		f := w.c.Flavor.Create().SetName(uniq("flavor")).SetVcpus(1).SetMemoryMB(512).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($id: ID!, $f: ID!) { resizeVirtualMachine(id: $id, flavorID: $f) { id revision } }`,
+			map[string]any{"id": gid(id), "f": gid(f)})
+		return adminWant(w, "VirtualMachine", id, w.tenantA, true, true)
+	}
+	// Volumes: attached to a VM on a node with disk to hold them, detached again.
+	volumeAndVM := func(w *world) (vol, vm int) {
+		node := w.newNode(w.m1)
+		w.c.ComputeNode.UpdateOneID(node).SetDiskCapacityGB(100).ExecX(w.ctx)
+		vm = w.newVM(w.tenantA, node)
+		vol = w.c.Volume.Create().SetName(uniq("vol")).SetSizeGB(1).SetTenantID(w.tenantA).SaveX(w.ctx).ID
+		return vol, vm
+	}
+	runs["attachVolume"] = func(t *testing.T, w *world, rid string) auditWant {
+		vol, vm := volumeAndVM(w)
+		asAdmin(t, w, rid, `mutation($id: ID!, $vm: ID!) { attachVolume(id: $id, virtualMachineID: $vm) { id status } }`,
+			map[string]any{"id": gid(vol), "vm": gid(vm)})
+		return adminWant(w, "Volume", vol, w.tenantA, true, true)
+	}
+	runs["detachVolume"] = func(t *testing.T, w *world, rid string) auditWant {
+		vol, vm := volumeAndVM(w)
+		w.c.Volume.UpdateOneID(vol).SetVirtualMachineID(vm).SetStatus(volume.StatusAttaching).ExecX(w.ctx)
+		asAdmin(t, w, rid, `mutation($id: ID!) { detachVolume(id: $id) { id status } }`, map[string]any{"id": gid(vol)})
+		return adminWant(w, "Volume", vol, w.tenantA, true, true)
+	}
 	runs["closeAlert"] = func(t *testing.T, w *world, rid string) auditWant {
 		id := w.c.Alert.Create().SetName(uniq("alert")).SetSeverity(alert.SeverityWarning).SetHostID(w.hostM).SaveX(w.ctx).ID
 		asAdmin(t, w, rid, `mutation($id: ID!) { closeAlert(id: $id) { id status } }`, map[string]any{"id": gid(id)})
 		return adminWant(w, "Alert", id, 0, true, true)
+	}
+	runs["acknowledgeAlert"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.c.Alert.Create().SetName(uniq("alert")).SetSeverity(alert.SeverityWarning).SetHostID(w.hostM).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($id: ID!) { acknowledgeAlert(id: $id) { id acknowledgedBy } }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "Alert", id, 0, true, true)
+	}
+	runs["reportEvents"] = func(t *testing.T, w *world, rid string) auditWant {
+		asAdmin(t, w, rid, `mutation($in: [ReportEventInput!]!) { reportEvents(input: $in) { id } }`,
+			map[string]any{"in": []any{map[string]any{"nodeID": gid(w.node1), "checkName": "disk", "status": "WARNING"}}})
+		// A batch: one row for the call, naming no single object.
+		return adminWant(w, "", 0, 0, false, false)
 	}
 	runs["reportAssignmentStatus"] = func(t *testing.T, w *world, rid string) auditWant {
 		id := w.c.Assignment.Create().SetNodeID(w.node1).SaveX(w.ctx).ID

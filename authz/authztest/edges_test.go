@@ -166,10 +166,14 @@ func (v *viewer) mayLink(f edgeInput, o owner) bool {
 }
 
 // reference reports whether f's edge is, for v, a reference that needs only read access:
-// the record's own foreign key into the catalog, a user, v's own tenant or node, or a tenant
-// named by a record v writes in full.
+// the record's own foreign key into the catalog, a user, v's own tenant or node, a tenant
+// named by a record v writes in full, or the networks a new VM or region service is created
+// on (placement checks them, as a reference: a tenant attaches VMs to networks it reads).
 func (v *viewer) reference(f edgeInput) bool {
 	e := f.info
+	if f.op == "create" && f.edge == "networks" && (f.src == "VirtualMachine" || f.src == "RegionService") {
+		return true
+	}
 	return e.Unique && e.OwnFK && (slices.Contains(catalog, e.Target) || e.Target == "User" ||
 		e.Target == "Tenant" && (v.platformMay(authz.ActWrite, f.src) || v.tenantRole != "" && policyModel[v.tenantRole].may(authz.ActWrite, f.src)) ||
 		e.Target == "ComputeNode" && v.agentNode != 0 && policyModel[authz.RoleAgent].may(authz.ActWrite, f.src))
@@ -462,6 +466,8 @@ func TestEdgeChecksCostConstantStatements(t *testing.T) {
 	ids := &identity.Service{Client: db.Client, Redis: w.env.Identity.Redis, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := gqltest.NewHandler(db, ids, graph.DefaultOptions())
 	member := w.viewer("tenant-member")
+	// Attaching places the volumes on the VM's node: give it the disk for them.
+	w.c.ComputeNode.UpdateOneID(w.node1).SetDiskCapacityGB(1 << 20).ExecX(w.ctx)
 
 	attach := func(count int) int64 {
 		vm := w.newVM(w.tenantA, w.node1)

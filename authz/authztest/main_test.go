@@ -415,20 +415,20 @@ var (
 	catalog         = []string{"Region", "AvailabilityZone", "Flavor", "Image", "ServiceMesh", "Provider"}
 	topology        = []string{"Datacenter", "Floor", "Rack", "PowerZone", "NetworkZone", "RackZone", "Host", "HostGroup", "Port", "Link", "Network", "IPAddress", "IPRange"}
 	compute         = []string{"Cluster", "ComputeNode", "Assignment"}
-	operations      = []string{"Event", "EventRule", "Alert", "Maintenance", "Notice"}
+	operations      = []string{"Event", "EventRule", "Alert", "Maintenance", "Notice", "Check", "Silence", "HookDelivery"}
 	tenancy         = []string{"Tenant", "Quota", "UsageRecord"}
-	tenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster"}
+	tenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey"}
 	maintainers     = []string{"Maintainer", "MaintainerGroup"}
 	maintained      = []string{"Host", "Rack", "ComputeNode", "Cluster", "VirtualMachine", "KubernetesCluster", "Alert"}
 
 	// tenantScoped are the types whose rows belong to tenants (authz.tenantScope); a tenant
 	// role that reads or writes one sees or changes only its tenants' rows.
 	tenantScoped = []string{"Tenant", "User", "AuditLog", "Notice", "Alert", "Port", "IPAddress", "VirtualMachine", "Volume",
-		"LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "Quota", "UsageRecord", "Network", "APIToken", "RoleBinding"}
+		"LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "Quota", "UsageRecord", "Network", "APIToken", "RoleBinding", "SSHKey"}
 	// nodeScoped are the types whose rows belong to nodes (authz.nodeScope).
 	nodeScoped = []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Event", "Port", "IPAddress"}
 	// selfScoped are the types every user reads its own rows of (authz.selfScope).
-	selfScoped = []string{"User", "APIToken", "RoleBinding", "Notice"}
+	selfScoped = []string{"User", "APIToken", "RoleBinding", "Notice", "SSHKey"}
 )
 
 func cat(groups ...[]string) []string {

@@ -8,13 +8,25 @@
 // Configuration (flag, or environment variable):
 //
 //	--api-url          VIRTFLOW_API_URL          GraphQL endpoint (http://127.0.0.1:8080/query)
-//	--token            VIRTFLOW_AGENT_TOKEN      the node's agent token (required)
+//	--token            VIRTFLOW_AGENT_TOKEN      the node's agent token
+//	--credential-file  VIRTFLOW_CREDENTIAL_FILE  where the agent token is kept (/var/lib/virtflow/agent/token, 0600)
+//	--join-token       VIRTFLOW_JOIN_TOKEN       one-time join token: registers the node when there is no credential yet
+//	--hostname         VIRTFLOW_HOSTNAME         the host's name when the join token makes a new node (the system's)
 //	--node-id          VIRTFLOW_NODE_ID          the ComputeNode id; empty: the one the token may read
 //	--libvirt-socket   VIRTFLOW_LIBVIRT_SOCKET   libvirtd socket (/run/libvirt/libvirt-sock)
 //	--libvirt-uri      VIRTFLOW_LIBVIRT_URI      libvirt URI (qemu:///system)
 //	--simulate         VIRTFLOW_SIMULATE=true    use an in-memory simulated hypervisor instead
-//	--disk-dir         VIRTFLOW_DISK_DIR         where root disks vf-<vm id>.qcow2 are (empty: diskless)
+//	--config-drive-dir VIRTFLOW_CONFIG_DRIVE_DIR where the config drives <domain>-cidata.iso are built
+//	--disk-dir         VIRTFLOW_DISK_DIR         where root disks of VMs without an image are (empty: diskless)
+//	--pool             VIRTFLOW_POOL             libvirt storage pool of cached images and root disks (virtflow)
+//	--pool-path        VIRTFLOW_POOL_PATH        its directory when the agent creates it (/var/lib/virtflow/pool)
+//	--cache-dir        VIRTFLOW_CACHE_DIR        image downloads in progress and the cache's records (/var/lib/virtflow/agent)
 //	--heartbeat, --resync                        intervals (10s, 30s)
+//
+// The agent needs its node's agent token: --token, or the one in --credential-file, or, on a
+// new host, a one-time --join-token (createJoinToken) with which it registers its node
+// (registerNode) and stores the token it receives in --credential-file for its next starts.
+// Traces of its GraphQL requests are exported by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 package main
 
 import (
@@ -29,6 +41,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/hypervisor"
+	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/nodeagent"
 )
 
@@ -36,8 +49,15 @@ func main() {
 	cfg := nodeagent.Config{}
 	flag.StringVar(&cfg.APIURL, "api-url", envOr("VIRTFLOW_API_URL", "http://127.0.0.1:8080/query"), "GraphQL endpoint of the VirtFlow API (VIRTFLOW_API_URL)")
 	flag.StringVar(&cfg.Token, "token", os.Getenv("VIRTFLOW_AGENT_TOKEN"), "agent token of this node (VIRTFLOW_AGENT_TOKEN)")
+	credFile := flag.String("credential-file", envOr("VIRTFLOW_CREDENTIAL_FILE", "/var/lib/virtflow/agent/token"), "file keeping the agent token, written 0600 after registering with a join token (VIRTFLOW_CREDENTIAL_FILE)")
+	joinToken := flag.String("join-token", os.Getenv("VIRTFLOW_JOIN_TOKEN"), "one-time join token to register the node with when there is no agent token yet (VIRTFLOW_JOIN_TOKEN)")
+	hostname := flag.String("hostname", os.Getenv("VIRTFLOW_HOSTNAME"), "the host's name when a join token makes a new node; the system's hostname when empty (VIRTFLOW_HOSTNAME)")
 	flag.StringVar(&cfg.NodeID, "node-id", os.Getenv("VIRTFLOW_NODE_ID"), "ComputeNode id; empty discovers it from the token (VIRTFLOW_NODE_ID)")
-	flag.StringVar(&cfg.DiskDir, "disk-dir", os.Getenv("VIRTFLOW_DISK_DIR"), "directory of the VMs' root disks vf-<vm id>.qcow2; empty makes diskless domains (VIRTFLOW_DISK_DIR)")
+	flag.StringVar(&cfg.ConfigDriveDir, "config-drive-dir", os.Getenv("VIRTFLOW_CONFIG_DRIVE_DIR"), "directory of the VMs' config drives <domain>-cidata.iso; empty: --disk-dir, else a temporary directory (VIRTFLOW_CONFIG_DRIVE_DIR)")
+	flag.StringVar(&cfg.DiskDir, "disk-dir", os.Getenv("VIRTFLOW_DISK_DIR"), "directory of the root disks vf-<vm id>.qcow2 of VMs without an image; empty makes them diskless (VIRTFLOW_DISK_DIR)")
+	flag.StringVar(&cfg.Pool, "pool", envOr("VIRTFLOW_POOL", nodeagent.DefaultPool), "libvirt storage pool of cached images and root disks (VIRTFLOW_POOL)")
+	flag.StringVar(&cfg.PoolPath, "pool-path", envOr("VIRTFLOW_POOL_PATH", nodeagent.DefaultPoolPath), "directory of the pool when the agent creates it (VIRTFLOW_POOL_PATH)")
+	flag.StringVar(&cfg.CacheDir, "cache-dir", envOr("VIRTFLOW_CACHE_DIR", "/var/lib/virtflow/agent"), "image downloads in progress and the image cache's records (VIRTFLOW_CACHE_DIR)")
 	flag.DurationVar(&cfg.HeartbeatInterval, "heartbeat", nodeagent.DefaultHeartbeatInterval, "heartbeat interval")
 	flag.DurationVar(&cfg.ResyncInterval, "resync", nodeagent.DefaultResyncInterval, "full resync interval")
 	socket := flag.String("libvirt-socket", envOr("VIRTFLOW_LIBVIRT_SOCKET", hypervisor.DefaultSocket), "libvirtd socket (VIRTFLOW_LIBVIRT_SOCKET)")
@@ -46,19 +66,33 @@ func main() {
 	flag.Parse()
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("component", "nodeagent")
-	if err := run(cfg, *socket, *uri, *simulate, log); err != nil {
+	enroll := nodeagent.Enrollment{APIURL: cfg.APIURL, CredentialFile: *credFile, JoinToken: *joinToken, Hostname: *hostname}
+	if err := run(cfg, enroll, *socket, *uri, *simulate, log); err != nil {
 		log.Error("node agent failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-// run connects to the hypervisor and runs the agent until SIGINT or SIGTERM.
-func run(cfg nodeagent.Config, socket, uri string, simulate bool, log *slog.Logger) error {
+// run connects to the hypervisor, obtains the agent token (enroll) and runs the agent until
+// SIGINT or SIGTERM.
+func run(cfg nodeagent.Config, enroll nodeagent.Enrollment, socket, uri string, simulate bool, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if cfg.Token == "" {
-		return fmt.Errorf("no agent token: set --token or VIRTFLOW_AGENT_TOKEN")
+	if cfg.Token == "" && enroll.JoinToken == "" {
+		if _, err := os.Stat(enroll.CredentialFile); err != nil {
+			return nodeagent.ErrNoCredential
+		}
 	}
+	tr, err := telemetry.FromEnv(ctx, "virtflow-nodeagent", nodeagent.Version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tr.Shutdown(sctx)
+	}()
+	cfg.Tracer = tr.Provider
 	var hv hypervisor.Hypervisor
 	if simulate {
 		s, err := hypervisor.NewSimulated(hypervisor.SimulatedConfig{})
@@ -76,6 +110,20 @@ func run(cfg nodeagent.Config, socket, uri string, simulate bool, log *slog.Logg
 		hv = l
 	}
 	defer hv.Close()
+	if cfg.Token == "" {
+		enroll.Hypervisor, enroll.ReservedCPUs = hv, cfg.ReservedCPUs
+		token, nodeID, err := nodeagent.Enroll(ctx, enroll)
+		if err != nil {
+			return err
+		}
+		cfg.Token = token
+		if cfg.NodeID == "" {
+			cfg.NodeID = nodeID
+		}
+		if nodeID != "" {
+			log.Info("node registered with the join token; agent token stored", "node", nodeID, "credential_file", enroll.CredentialFile)
+		}
+	}
 	cfg.Hypervisor = hv
 	cfg.Log = log
 	ag, err := nodeagent.New(cfg)

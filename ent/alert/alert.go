@@ -42,12 +42,30 @@ const (
 	FieldClosedAt = "closed_at"
 	// FieldClosedBy holds the string denoting the closed_by field in the database.
 	FieldClosedBy = "closed_by"
+	// FieldAcknowledgedAt holds the string denoting the acknowledged_at field in the database.
+	FieldAcknowledgedAt = "acknowledged_at"
+	// FieldAcknowledgedBy holds the string denoting the acknowledged_by field in the database.
+	FieldAcknowledgedBy = "acknowledged_by"
+	// FieldLabels holds the string denoting the labels field in the database.
+	FieldLabels = "labels"
+	// FieldSource holds the string denoting the source field in the database.
+	FieldSource = "source"
 	// EdgeNode holds the string denoting the node edge name in mutations.
 	EdgeNode = "node"
 	// EdgeHost holds the string denoting the host edge name in mutations.
 	EdgeHost = "host"
+	// EdgeRack holds the string denoting the rack edge name in mutations.
+	EdgeRack = "rack"
+	// EdgePowerZone holds the string denoting the power_zone edge name in mutations.
+	EdgePowerZone = "power_zone"
+	// EdgeSuppressedBy holds the string denoting the suppressed_by edge name in mutations.
+	EdgeSuppressedBy = "suppressed_by"
+	// EdgeSuppresses holds the string denoting the suppresses edge name in mutations.
+	EdgeSuppresses = "suppresses"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
 	EdgeEvents = "events"
+	// EdgeDeliveries holds the string denoting the deliveries edge name in mutations.
+	EdgeDeliveries = "deliveries"
 	// Table holds the table name of the alert in the database.
 	Table = "alerts"
 	// NodeTable is the table that holds the node relation/edge.
@@ -64,6 +82,28 @@ const (
 	HostInverseTable = "hosts"
 	// HostColumn is the table column denoting the host relation/edge.
 	HostColumn = "host_alerts"
+	// RackTable is the table that holds the rack relation/edge.
+	RackTable = "alerts"
+	// RackInverseTable is the table name for the Rack entity.
+	// It exists in this package in order to avoid circular dependency with the "rack" package.
+	RackInverseTable = "racks"
+	// RackColumn is the table column denoting the rack relation/edge.
+	RackColumn = "rack_alerts"
+	// PowerZoneTable is the table that holds the power_zone relation/edge.
+	PowerZoneTable = "alerts"
+	// PowerZoneInverseTable is the table name for the PowerZone entity.
+	// It exists in this package in order to avoid circular dependency with the "powerzone" package.
+	PowerZoneInverseTable = "power_zones"
+	// PowerZoneColumn is the table column denoting the power_zone relation/edge.
+	PowerZoneColumn = "power_zone_alerts"
+	// SuppressedByTable is the table that holds the suppressed_by relation/edge.
+	SuppressedByTable = "alerts"
+	// SuppressedByColumn is the table column denoting the suppressed_by relation/edge.
+	SuppressedByColumn = "alert_suppresses"
+	// SuppressesTable is the table that holds the suppresses relation/edge.
+	SuppressesTable = "alerts"
+	// SuppressesColumn is the table column denoting the suppresses relation/edge.
+	SuppressesColumn = "alert_suppresses"
 	// EventsTable is the table that holds the events relation/edge.
 	EventsTable = "events"
 	// EventsInverseTable is the table name for the Event entity.
@@ -71,6 +111,13 @@ const (
 	EventsInverseTable = "events"
 	// EventsColumn is the table column denoting the events relation/edge.
 	EventsColumn = "alert_events"
+	// DeliveriesTable is the table that holds the deliveries relation/edge.
+	DeliveriesTable = "hook_deliveries"
+	// DeliveriesInverseTable is the table name for the HookDelivery entity.
+	// It exists in this package in order to avoid circular dependency with the "hookdelivery" package.
+	DeliveriesInverseTable = "hook_deliveries"
+	// DeliveriesColumn is the table column denoting the deliveries relation/edge.
+	DeliveriesColumn = "alert_deliveries"
 )
 
 // Columns holds all SQL columns for alert fields.
@@ -88,13 +135,20 @@ var Columns = []string{
 	FieldLastSeenAt,
 	FieldClosedAt,
 	FieldClosedBy,
+	FieldAcknowledgedAt,
+	FieldAcknowledgedBy,
+	FieldLabels,
+	FieldSource,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "alerts"
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
+	"alert_suppresses",
 	"compute_node_alerts",
 	"host_alerts",
+	"power_zone_alerts",
+	"rack_alerts",
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -142,6 +196,10 @@ var (
 	DefaultLastSeenAt func() time.Time
 	// ClosedByValidator is a validator for the "closed_by" field. It is called by the builders before save.
 	ClosedByValidator func(string) error
+	// AcknowledgedByValidator is a validator for the "acknowledged_by" field. It is called by the builders before save.
+	AcknowledgedByValidator func(string) error
+	// SourceValidator is a validator for the "source" field. It is called by the builders before save.
+	SourceValidator func(string) error
 )
 
 // Severity defines the type for the "severity" enum field.
@@ -262,6 +320,21 @@ func ByClosedBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClosedBy, opts...).ToFunc()
 }
 
+// ByAcknowledgedAt orders the results by the acknowledged_at field.
+func ByAcknowledgedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAcknowledgedAt, opts...).ToFunc()
+}
+
+// ByAcknowledgedBy orders the results by the acknowledged_by field.
+func ByAcknowledgedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAcknowledgedBy, opts...).ToFunc()
+}
+
+// BySource orders the results by the source field.
+func BySource(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSource, opts...).ToFunc()
+}
+
 // ByNodeField orders the results by node field.
 func ByNodeField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -273,6 +346,41 @@ func ByNodeField(field string, opts ...sql.OrderTermOption) OrderOption {
 func ByHostField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newHostStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByRackField orders the results by rack field.
+func ByRackField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRackStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByPowerZoneField orders the results by power_zone field.
+func ByPowerZoneField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newPowerZoneStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// BySuppressedByField orders the results by suppressed_by field.
+func BySuppressedByField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSuppressedByStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// BySuppressesCount orders the results by suppresses count.
+func BySuppressesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSuppressesStep(), opts...)
+	}
+}
+
+// BySuppresses orders the results by suppresses terms.
+func BySuppresses(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSuppressesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
 
@@ -289,6 +397,20 @@ func ByEvents(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newEventsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByDeliveriesCount orders the results by deliveries count.
+func ByDeliveriesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newDeliveriesStep(), opts...)
+	}
+}
+
+// ByDeliveries orders the results by deliveries terms.
+func ByDeliveries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newDeliveriesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newNodeStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -303,11 +425,46 @@ func newHostStep() *sqlgraph.Step {
 		sqlgraph.Edge(sqlgraph.M2O, true, HostTable, HostColumn),
 	)
 }
+func newRackStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RackInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, RackTable, RackColumn),
+	)
+}
+func newPowerZoneStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(PowerZoneInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, PowerZoneTable, PowerZoneColumn),
+	)
+}
+func newSuppressedByStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(Table, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, SuppressedByTable, SuppressedByColumn),
+	)
+}
+func newSuppressesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(Table, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SuppressesTable, SuppressesColumn),
+	)
+}
 func newEventsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(EventsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
+	)
+}
+func newDeliveriesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(DeliveriesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, DeliveriesTable, DeliveriesColumn),
 	)
 }
 

@@ -105,6 +105,21 @@ func ClosedBy(v string) predicate.Alert {
 	return predicate.Alert(sql.FieldEQ(FieldClosedBy, v))
 }
 
+// AcknowledgedAt applies equality check predicate on the "acknowledged_at" field. It's identical to AcknowledgedAtEQ.
+func AcknowledgedAt(v time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldEQ(FieldAcknowledgedAt, v))
+}
+
+// AcknowledgedBy applies equality check predicate on the "acknowledged_by" field. It's identical to AcknowledgedByEQ.
+func AcknowledgedBy(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldEQ(FieldAcknowledgedBy, v))
+}
+
+// Source applies equality check predicate on the "source" field. It's identical to SourceEQ.
+func Source(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldEQ(FieldSource, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Alert {
 	return predicate.Alert(sql.FieldEQ(FieldCreatedAt, v))
@@ -685,6 +700,216 @@ func ClosedByContainsFold(v string) predicate.Alert {
 	return predicate.Alert(sql.FieldContainsFold(FieldClosedBy, v))
 }
 
+// AcknowledgedAtEQ applies the EQ predicate on the "acknowledged_at" field.
+func AcknowledgedAtEQ(v time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldEQ(FieldAcknowledgedAt, v))
+}
+
+// AcknowledgedAtNEQ applies the NEQ predicate on the "acknowledged_at" field.
+func AcknowledgedAtNEQ(v time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldNEQ(FieldAcknowledgedAt, v))
+}
+
+// AcknowledgedAtIn applies the In predicate on the "acknowledged_at" field.
+func AcknowledgedAtIn(vs ...time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldIn(FieldAcknowledgedAt, vs...))
+}
+
+// AcknowledgedAtNotIn applies the NotIn predicate on the "acknowledged_at" field.
+func AcknowledgedAtNotIn(vs ...time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldNotIn(FieldAcknowledgedAt, vs...))
+}
+
+// AcknowledgedAtGT applies the GT predicate on the "acknowledged_at" field.
+func AcknowledgedAtGT(v time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldGT(FieldAcknowledgedAt, v))
+}
+
+// AcknowledgedAtGTE applies the GTE predicate on the "acknowledged_at" field.
+func AcknowledgedAtGTE(v time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldGTE(FieldAcknowledgedAt, v))
+}
+
+// AcknowledgedAtLT applies the LT predicate on the "acknowledged_at" field.
+func AcknowledgedAtLT(v time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldLT(FieldAcknowledgedAt, v))
+}
+
+// AcknowledgedAtLTE applies the LTE predicate on the "acknowledged_at" field.
+func AcknowledgedAtLTE(v time.Time) predicate.Alert {
+	return predicate.Alert(sql.FieldLTE(FieldAcknowledgedAt, v))
+}
+
+// AcknowledgedAtIsNil applies the IsNil predicate on the "acknowledged_at" field.
+func AcknowledgedAtIsNil() predicate.Alert {
+	return predicate.Alert(sql.FieldIsNull(FieldAcknowledgedAt))
+}
+
+// AcknowledgedAtNotNil applies the NotNil predicate on the "acknowledged_at" field.
+func AcknowledgedAtNotNil() predicate.Alert {
+	return predicate.Alert(sql.FieldNotNull(FieldAcknowledgedAt))
+}
+
+// AcknowledgedByEQ applies the EQ predicate on the "acknowledged_by" field.
+func AcknowledgedByEQ(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldEQ(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByNEQ applies the NEQ predicate on the "acknowledged_by" field.
+func AcknowledgedByNEQ(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldNEQ(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByIn applies the In predicate on the "acknowledged_by" field.
+func AcknowledgedByIn(vs ...string) predicate.Alert {
+	return predicate.Alert(sql.FieldIn(FieldAcknowledgedBy, vs...))
+}
+
+// AcknowledgedByNotIn applies the NotIn predicate on the "acknowledged_by" field.
+func AcknowledgedByNotIn(vs ...string) predicate.Alert {
+	return predicate.Alert(sql.FieldNotIn(FieldAcknowledgedBy, vs...))
+}
+
+// AcknowledgedByGT applies the GT predicate on the "acknowledged_by" field.
+func AcknowledgedByGT(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldGT(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByGTE applies the GTE predicate on the "acknowledged_by" field.
+func AcknowledgedByGTE(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldGTE(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByLT applies the LT predicate on the "acknowledged_by" field.
+func AcknowledgedByLT(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldLT(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByLTE applies the LTE predicate on the "acknowledged_by" field.
+func AcknowledgedByLTE(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldLTE(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByContains applies the Contains predicate on the "acknowledged_by" field.
+func AcknowledgedByContains(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldContains(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByHasPrefix applies the HasPrefix predicate on the "acknowledged_by" field.
+func AcknowledgedByHasPrefix(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldHasPrefix(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByHasSuffix applies the HasSuffix predicate on the "acknowledged_by" field.
+func AcknowledgedByHasSuffix(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldHasSuffix(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByIsNil applies the IsNil predicate on the "acknowledged_by" field.
+func AcknowledgedByIsNil() predicate.Alert {
+	return predicate.Alert(sql.FieldIsNull(FieldAcknowledgedBy))
+}
+
+// AcknowledgedByNotNil applies the NotNil predicate on the "acknowledged_by" field.
+func AcknowledgedByNotNil() predicate.Alert {
+	return predicate.Alert(sql.FieldNotNull(FieldAcknowledgedBy))
+}
+
+// AcknowledgedByEqualFold applies the EqualFold predicate on the "acknowledged_by" field.
+func AcknowledgedByEqualFold(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldEqualFold(FieldAcknowledgedBy, v))
+}
+
+// AcknowledgedByContainsFold applies the ContainsFold predicate on the "acknowledged_by" field.
+func AcknowledgedByContainsFold(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldContainsFold(FieldAcknowledgedBy, v))
+}
+
+// LabelsIsNil applies the IsNil predicate on the "labels" field.
+func LabelsIsNil() predicate.Alert {
+	return predicate.Alert(sql.FieldIsNull(FieldLabels))
+}
+
+// LabelsNotNil applies the NotNil predicate on the "labels" field.
+func LabelsNotNil() predicate.Alert {
+	return predicate.Alert(sql.FieldNotNull(FieldLabels))
+}
+
+// SourceEQ applies the EQ predicate on the "source" field.
+func SourceEQ(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldEQ(FieldSource, v))
+}
+
+// SourceNEQ applies the NEQ predicate on the "source" field.
+func SourceNEQ(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldNEQ(FieldSource, v))
+}
+
+// SourceIn applies the In predicate on the "source" field.
+func SourceIn(vs ...string) predicate.Alert {
+	return predicate.Alert(sql.FieldIn(FieldSource, vs...))
+}
+
+// SourceNotIn applies the NotIn predicate on the "source" field.
+func SourceNotIn(vs ...string) predicate.Alert {
+	return predicate.Alert(sql.FieldNotIn(FieldSource, vs...))
+}
+
+// SourceGT applies the GT predicate on the "source" field.
+func SourceGT(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldGT(FieldSource, v))
+}
+
+// SourceGTE applies the GTE predicate on the "source" field.
+func SourceGTE(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldGTE(FieldSource, v))
+}
+
+// SourceLT applies the LT predicate on the "source" field.
+func SourceLT(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldLT(FieldSource, v))
+}
+
+// SourceLTE applies the LTE predicate on the "source" field.
+func SourceLTE(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldLTE(FieldSource, v))
+}
+
+// SourceContains applies the Contains predicate on the "source" field.
+func SourceContains(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldContains(FieldSource, v))
+}
+
+// SourceHasPrefix applies the HasPrefix predicate on the "source" field.
+func SourceHasPrefix(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldHasPrefix(FieldSource, v))
+}
+
+// SourceHasSuffix applies the HasSuffix predicate on the "source" field.
+func SourceHasSuffix(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldHasSuffix(FieldSource, v))
+}
+
+// SourceIsNil applies the IsNil predicate on the "source" field.
+func SourceIsNil() predicate.Alert {
+	return predicate.Alert(sql.FieldIsNull(FieldSource))
+}
+
+// SourceNotNil applies the NotNil predicate on the "source" field.
+func SourceNotNil() predicate.Alert {
+	return predicate.Alert(sql.FieldNotNull(FieldSource))
+}
+
+// SourceEqualFold applies the EqualFold predicate on the "source" field.
+func SourceEqualFold(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldEqualFold(FieldSource, v))
+}
+
+// SourceContainsFold applies the ContainsFold predicate on the "source" field.
+func SourceContainsFold(v string) predicate.Alert {
+	return predicate.Alert(sql.FieldContainsFold(FieldSource, v))
+}
+
 // HasNode applies the HasEdge predicate on the "node" edge.
 func HasNode() predicate.Alert {
 	return predicate.Alert(func(s *sql.Selector) {
@@ -731,6 +956,98 @@ func HasHostWith(preds ...predicate.Host) predicate.Alert {
 	})
 }
 
+// HasRack applies the HasEdge predicate on the "rack" edge.
+func HasRack() predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, RackTable, RackColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasRackWith applies the HasEdge predicate on the "rack" edge with a given conditions (other predicates).
+func HasRackWith(preds ...predicate.Rack) predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := newRackStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasPowerZone applies the HasEdge predicate on the "power_zone" edge.
+func HasPowerZone() predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, PowerZoneTable, PowerZoneColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasPowerZoneWith applies the HasEdge predicate on the "power_zone" edge with a given conditions (other predicates).
+func HasPowerZoneWith(preds ...predicate.PowerZone) predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := newPowerZoneStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasSuppressedBy applies the HasEdge predicate on the "suppressed_by" edge.
+func HasSuppressedBy() predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, SuppressedByTable, SuppressedByColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSuppressedByWith applies the HasEdge predicate on the "suppressed_by" edge with a given conditions (other predicates).
+func HasSuppressedByWith(preds ...predicate.Alert) predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := newSuppressedByStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasSuppresses applies the HasEdge predicate on the "suppresses" edge.
+func HasSuppresses() predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SuppressesTable, SuppressesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSuppressesWith applies the HasEdge predicate on the "suppresses" edge with a given conditions (other predicates).
+func HasSuppressesWith(preds ...predicate.Alert) predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := newSuppressesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasEvents applies the HasEdge predicate on the "events" edge.
 func HasEvents() predicate.Alert {
 	return predicate.Alert(func(s *sql.Selector) {
@@ -746,6 +1063,29 @@ func HasEvents() predicate.Alert {
 func HasEventsWith(preds ...predicate.Event) predicate.Alert {
 	return predicate.Alert(func(s *sql.Selector) {
 		step := newEventsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasDeliveries applies the HasEdge predicate on the "deliveries" edge.
+func HasDeliveries() predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, DeliveriesTable, DeliveriesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasDeliveriesWith applies the HasEdge predicate on the "deliveries" edge with a given conditions (other predicates).
+func HasDeliveriesWith(preds ...predicate.HookDelivery) predicate.Alert {
+	return predicate.Alert(func(s *sql.Selector) {
+		step := newDeliveriesStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

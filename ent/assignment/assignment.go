@@ -34,6 +34,8 @@ const (
 	FieldGeneration = "generation"
 	// FieldVMID holds the string denoting the vm_id field in the database.
 	FieldVMID = "vm_id"
+	// FieldConfigDrive holds the string denoting the config_drive field in the database.
+	FieldConfigDrive = "config_drive"
 	// EdgeNode holds the string denoting the node edge name in mutations.
 	EdgeNode = "node"
 	// EdgeVirtualMachine holds the string denoting the virtual_machine edge name in mutations.
@@ -76,6 +78,7 @@ var Columns = []string{
 	FieldObservedState,
 	FieldGeneration,
 	FieldVMID,
+	FieldConfigDrive,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "assignments"
@@ -226,6 +229,11 @@ func ByGeneration(opts ...sql.OrderTermOption) OrderOption {
 // ByVMID orders the results by the vm_id field.
 func ByVMID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldVMID, opts...).ToFunc()
+}
+
+// ByConfigDrive orders the results by the config_drive field.
+func ByConfigDrive(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldConfigDrive, opts...).ToFunc()
 }
 
 // ByNodeField orders the results by node field.

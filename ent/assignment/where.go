@@ -85,6 +85,11 @@ func VMID(v int) predicate.Assignment {
 	return predicate.Assignment(sql.FieldEQ(FieldVMID, v))
 }
 
+// ConfigDrive applies equality check predicate on the "config_drive" field. It's identical to ConfigDriveEQ.
+func ConfigDrive(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldEQ(FieldConfigDrive, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Assignment {
 	return predicate.Assignment(sql.FieldEQ(FieldCreatedAt, v))
@@ -443,6 +448,81 @@ func VMIDIsNil() predicate.Assignment {
 // VMIDNotNil applies the NotNil predicate on the "vm_id" field.
 func VMIDNotNil() predicate.Assignment {
 	return predicate.Assignment(sql.FieldNotNull(FieldVMID))
+}
+
+// ConfigDriveEQ applies the EQ predicate on the "config_drive" field.
+func ConfigDriveEQ(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldEQ(FieldConfigDrive, v))
+}
+
+// ConfigDriveNEQ applies the NEQ predicate on the "config_drive" field.
+func ConfigDriveNEQ(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldNEQ(FieldConfigDrive, v))
+}
+
+// ConfigDriveIn applies the In predicate on the "config_drive" field.
+func ConfigDriveIn(vs ...string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldIn(FieldConfigDrive, vs...))
+}
+
+// ConfigDriveNotIn applies the NotIn predicate on the "config_drive" field.
+func ConfigDriveNotIn(vs ...string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldNotIn(FieldConfigDrive, vs...))
+}
+
+// ConfigDriveGT applies the GT predicate on the "config_drive" field.
+func ConfigDriveGT(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldGT(FieldConfigDrive, v))
+}
+
+// ConfigDriveGTE applies the GTE predicate on the "config_drive" field.
+func ConfigDriveGTE(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldGTE(FieldConfigDrive, v))
+}
+
+// ConfigDriveLT applies the LT predicate on the "config_drive" field.
+func ConfigDriveLT(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldLT(FieldConfigDrive, v))
+}
+
+// ConfigDriveLTE applies the LTE predicate on the "config_drive" field.
+func ConfigDriveLTE(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldLTE(FieldConfigDrive, v))
+}
+
+// ConfigDriveContains applies the Contains predicate on the "config_drive" field.
+func ConfigDriveContains(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldContains(FieldConfigDrive, v))
+}
+
+// ConfigDriveHasPrefix applies the HasPrefix predicate on the "config_drive" field.
+func ConfigDriveHasPrefix(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldHasPrefix(FieldConfigDrive, v))
+}
+
+// ConfigDriveHasSuffix applies the HasSuffix predicate on the "config_drive" field.
+func ConfigDriveHasSuffix(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldHasSuffix(FieldConfigDrive, v))
+}
+
+// ConfigDriveIsNil applies the IsNil predicate on the "config_drive" field.
+func ConfigDriveIsNil() predicate.Assignment {
+	return predicate.Assignment(sql.FieldIsNull(FieldConfigDrive))
+}
+
+// ConfigDriveNotNil applies the NotNil predicate on the "config_drive" field.
+func ConfigDriveNotNil() predicate.Assignment {
+	return predicate.Assignment(sql.FieldNotNull(FieldConfigDrive))
+}
+
+// ConfigDriveEqualFold applies the EqualFold predicate on the "config_drive" field.
+func ConfigDriveEqualFold(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldEqualFold(FieldConfigDrive, v))
+}
+
+// ConfigDriveContainsFold applies the ContainsFold predicate on the "config_drive" field.
+func ConfigDriveContainsFold(v string) predicate.Assignment {
+	return predicate.Assignment(sql.FieldContainsFold(FieldConfigDrive, v))
 }
 
 // HasNode applies the HasEdge predicate on the "node" edge.

@@ -27,6 +27,8 @@ const (
 	EdgeRegion = "region"
 	// EdgeNodes holds the string denoting the nodes edge name in mutations.
 	EdgeNodes = "nodes"
+	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
+	EdgeVirtualMachines = "virtual_machines"
 	// Table holds the table name of the availabilityzone in the database.
 	Table = "availability_zones"
 	// RegionTable is the table that holds the region relation/edge.
@@ -43,6 +45,13 @@ const (
 	NodesInverseTable = "compute_nodes"
 	// NodesColumn is the table column denoting the nodes relation/edge.
 	NodesColumn = "availability_zone_nodes"
+	// VirtualMachinesTable is the table that holds the virtual_machines relation/edge.
+	VirtualMachinesTable = "virtual_machines"
+	// VirtualMachinesInverseTable is the table name for the VirtualMachine entity.
+	// It exists in this package in order to avoid circular dependency with the "virtualmachine" package.
+	VirtualMachinesInverseTable = "virtual_machines"
+	// VirtualMachinesColumn is the table column denoting the virtual_machines relation/edge.
+	VirtualMachinesColumn = "availability_zone_virtual_machines"
 )
 
 // Columns holds all SQL columns for availabilityzone fields.
@@ -143,6 +152,20 @@ func ByNodes(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newNodesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByVirtualMachinesCount orders the results by virtual_machines count.
+func ByVirtualMachinesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newVirtualMachinesStep(), opts...)
+	}
+}
+
+// ByVirtualMachines orders the results by virtual_machines terms.
+func ByVirtualMachines(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newVirtualMachinesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newRegionStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -155,5 +178,12 @@ func newNodesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(NodesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, NodesTable, NodesColumn),
+	)
+}
+func newVirtualMachinesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(VirtualMachinesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, VirtualMachinesTable, VirtualMachinesColumn),
 	)
 }

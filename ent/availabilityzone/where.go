@@ -341,6 +341,29 @@ func HasNodesWith(preds ...predicate.ComputeNode) predicate.AvailabilityZone {
 	})
 }
 
+// HasVirtualMachines applies the HasEdge predicate on the "virtual_machines" edge.
+func HasVirtualMachines() predicate.AvailabilityZone {
+	return predicate.AvailabilityZone(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, VirtualMachinesTable, VirtualMachinesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasVirtualMachinesWith applies the HasEdge predicate on the "virtual_machines" edge with a given conditions (other predicates).
+func HasVirtualMachinesWith(preds ...predicate.VirtualMachine) predicate.AvailabilityZone {
+	return predicate.AvailabilityZone(func(s *sql.Selector) {
+		step := newVirtualMachinesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.AvailabilityZone) predicate.AvailabilityZone {
 	return predicate.AvailabilityZone(sql.AndPredicates(predicates...))

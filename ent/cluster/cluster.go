@@ -35,6 +35,8 @@ const (
 	EdgeNodes = "nodes"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
 	EdgeVirtualMachines = "virtual_machines"
+	// EdgeEvents holds the string denoting the events edge name in mutations.
+	EdgeEvents = "events"
 	// EdgeMaintainers holds the string denoting the maintainers edge name in mutations.
 	EdgeMaintainers = "maintainers"
 	// EdgeMaintainerGroups holds the string denoting the maintainer_groups edge name in mutations.
@@ -69,6 +71,13 @@ const (
 	VirtualMachinesInverseTable = "virtual_machines"
 	// VirtualMachinesColumn is the table column denoting the virtual_machines relation/edge.
 	VirtualMachinesColumn = "cluster_virtual_machines"
+	// EventsTable is the table that holds the events relation/edge.
+	EventsTable = "events"
+	// EventsInverseTable is the table name for the Event entity.
+	// It exists in this package in order to avoid circular dependency with the "event" package.
+	EventsInverseTable = "events"
+	// EventsColumn is the table column denoting the events relation/edge.
+	EventsColumn = "cluster_events"
 	// MaintainersTable is the table that holds the maintainers relation/edge. The primary key declared below.
 	MaintainersTable = "maintainer_clusters"
 	// MaintainersInverseTable is the table name for the Maintainer entity.
@@ -95,6 +104,7 @@ var Columns = []string{
 // ForeignKeys holds the SQL foreign-keys that are owned by the "clusters"
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
+	"check_clusters",
 	"datacenter_clusters",
 	"region_clusters",
 }
@@ -222,6 +232,20 @@ func ByVirtualMachines(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByEventsCount orders the results by events count.
+func ByEventsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newEventsStep(), opts...)
+	}
+}
+
+// ByEvents orders the results by events terms.
+func ByEvents(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newEventsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByMaintainersCount orders the results by maintainers count.
 func ByMaintainersCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -275,6 +299,13 @@ func newVirtualMachinesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(VirtualMachinesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, VirtualMachinesTable, VirtualMachinesColumn),
+	)
+}
+func newEventsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(EventsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
 	)
 }
 func newMaintainersStep() *sqlgraph.Step {

@@ -442,6 +442,29 @@ func HasVirtualMachinesWith(preds ...predicate.VirtualMachine) predicate.Cluster
 	})
 }
 
+// HasEvents applies the HasEdge predicate on the "events" edge.
+func HasEvents() predicate.Cluster {
+	return predicate.Cluster(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasEventsWith applies the HasEdge predicate on the "events" edge with a given conditions (other predicates).
+func HasEventsWith(preds ...predicate.Event) predicate.Cluster {
+	return predicate.Cluster(func(s *sql.Selector) {
+		step := newEventsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasMaintainers applies the HasEdge predicate on the "maintainers" edge.
 func HasMaintainers() predicate.Cluster {
 	return predicate.Cluster(func(s *sql.Selector) {

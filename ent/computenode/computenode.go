@@ -221,6 +221,7 @@ var Columns = []string{
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
 	"availability_zone_nodes",
+	"check_nodes",
 	"cluster_nodes",
 	"host_node",
 }

@@ -40,12 +40,22 @@ const (
 	FieldFirstSeenAt = "first_seen_at"
 	// FieldLastSeenAt holds the string denoting the last_seen_at field in the database.
 	FieldLastSeenAt = "last_seen_at"
+	// FieldLabels holds the string denoting the labels field in the database.
+	FieldLabels = "labels"
+	// FieldProcessedAt holds the string denoting the processed_at field in the database.
+	FieldProcessedAt = "processed_at"
+	// FieldOutcome holds the string denoting the outcome field in the database.
+	FieldOutcome = "outcome"
 	// EdgeNode holds the string denoting the node edge name in mutations.
 	EdgeNode = "node"
 	// EdgeHost holds the string denoting the host edge name in mutations.
 	EdgeHost = "host"
 	// EdgeAlert holds the string denoting the alert edge name in mutations.
 	EdgeAlert = "alert"
+	// EdgeCheck holds the string denoting the check edge name in mutations.
+	EdgeCheck = "check"
+	// EdgeCluster holds the string denoting the cluster edge name in mutations.
+	EdgeCluster = "cluster"
 	// Table holds the table name of the event in the database.
 	Table = "events"
 	// NodeTable is the table that holds the node relation/edge.
@@ -69,6 +79,20 @@ const (
 	AlertInverseTable = "alerts"
 	// AlertColumn is the table column denoting the alert relation/edge.
 	AlertColumn = "alert_events"
+	// CheckTable is the table that holds the check relation/edge.
+	CheckTable = "events"
+	// CheckInverseTable is the table name for the Check entity.
+	// It exists in this package in order to avoid circular dependency with the "check" package.
+	CheckInverseTable = "checks"
+	// CheckColumn is the table column denoting the check relation/edge.
+	CheckColumn = "check_events"
+	// ClusterTable is the table that holds the cluster relation/edge.
+	ClusterTable = "events"
+	// ClusterInverseTable is the table name for the Cluster entity.
+	// It exists in this package in order to avoid circular dependency with the "cluster" package.
+	ClusterInverseTable = "clusters"
+	// ClusterColumn is the table column denoting the cluster relation/edge.
+	ClusterColumn = "cluster_events"
 )
 
 // Columns holds all SQL columns for event fields.
@@ -85,12 +109,17 @@ var Columns = []string{
 	FieldSilenced,
 	FieldFirstSeenAt,
 	FieldLastSeenAt,
+	FieldLabels,
+	FieldProcessedAt,
+	FieldOutcome,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "events"
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
 	"alert_events",
+	"check_events",
+	"cluster_events",
 	"compute_node_events",
 	"host_events",
 }
@@ -144,6 +173,8 @@ var (
 	DefaultFirstSeenAt func() time.Time
 	// DefaultLastSeenAt holds the default value on creation for the "last_seen_at" field.
 	DefaultLastSeenAt func() time.Time
+	// OutcomeValidator is a validator for the "outcome" field. It is called by the builders before save.
+	OutcomeValidator func(string) error
 )
 
 // Status defines the type for the "status" enum field.
@@ -233,6 +264,16 @@ func ByLastSeenAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLastSeenAt, opts...).ToFunc()
 }
 
+// ByProcessedAt orders the results by the processed_at field.
+func ByProcessedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProcessedAt, opts...).ToFunc()
+}
+
+// ByOutcome orders the results by the outcome field.
+func ByOutcome(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOutcome, opts...).ToFunc()
+}
+
 // ByNodeField orders the results by node field.
 func ByNodeField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -251,6 +292,20 @@ func ByHostField(field string, opts ...sql.OrderTermOption) OrderOption {
 func ByAlertField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newAlertStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByCheckField orders the results by check field.
+func ByCheckField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newCheckStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByClusterField orders the results by cluster field.
+func ByClusterField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newClusterStep(), sql.OrderByField(field, opts...))
 	}
 }
 func newNodeStep() *sqlgraph.Step {
@@ -272,6 +327,20 @@ func newAlertStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(AlertInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, true, AlertTable, AlertColumn),
+	)
+}
+func newCheckStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(CheckInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, CheckTable, CheckColumn),
+	)
+}
+func newClusterStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ClusterInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, ClusterTable, ClusterColumn),
 	)
 }
 

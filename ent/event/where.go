@@ -105,6 +105,16 @@ func LastSeenAt(v time.Time) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldLastSeenAt, v))
 }
 
+// ProcessedAt applies equality check predicate on the "processed_at" field. It's identical to ProcessedAtEQ.
+func ProcessedAt(v time.Time) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldProcessedAt, v))
+}
+
+// Outcome applies equality check predicate on the "outcome" field. It's identical to OutcomeEQ.
+func Outcome(v string) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldOutcome, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldCreatedAt, v))
@@ -590,6 +600,141 @@ func LastSeenAtLTE(v time.Time) predicate.Event {
 	return predicate.Event(sql.FieldLTE(FieldLastSeenAt, v))
 }
 
+// LabelsIsNil applies the IsNil predicate on the "labels" field.
+func LabelsIsNil() predicate.Event {
+	return predicate.Event(sql.FieldIsNull(FieldLabels))
+}
+
+// LabelsNotNil applies the NotNil predicate on the "labels" field.
+func LabelsNotNil() predicate.Event {
+	return predicate.Event(sql.FieldNotNull(FieldLabels))
+}
+
+// ProcessedAtEQ applies the EQ predicate on the "processed_at" field.
+func ProcessedAtEQ(v time.Time) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldProcessedAt, v))
+}
+
+// ProcessedAtNEQ applies the NEQ predicate on the "processed_at" field.
+func ProcessedAtNEQ(v time.Time) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldProcessedAt, v))
+}
+
+// ProcessedAtIn applies the In predicate on the "processed_at" field.
+func ProcessedAtIn(vs ...time.Time) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldProcessedAt, vs...))
+}
+
+// ProcessedAtNotIn applies the NotIn predicate on the "processed_at" field.
+func ProcessedAtNotIn(vs ...time.Time) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldProcessedAt, vs...))
+}
+
+// ProcessedAtGT applies the GT predicate on the "processed_at" field.
+func ProcessedAtGT(v time.Time) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldProcessedAt, v))
+}
+
+// ProcessedAtGTE applies the GTE predicate on the "processed_at" field.
+func ProcessedAtGTE(v time.Time) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldProcessedAt, v))
+}
+
+// ProcessedAtLT applies the LT predicate on the "processed_at" field.
+func ProcessedAtLT(v time.Time) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldProcessedAt, v))
+}
+
+// ProcessedAtLTE applies the LTE predicate on the "processed_at" field.
+func ProcessedAtLTE(v time.Time) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldProcessedAt, v))
+}
+
+// ProcessedAtIsNil applies the IsNil predicate on the "processed_at" field.
+func ProcessedAtIsNil() predicate.Event {
+	return predicate.Event(sql.FieldIsNull(FieldProcessedAt))
+}
+
+// ProcessedAtNotNil applies the NotNil predicate on the "processed_at" field.
+func ProcessedAtNotNil() predicate.Event {
+	return predicate.Event(sql.FieldNotNull(FieldProcessedAt))
+}
+
+// OutcomeEQ applies the EQ predicate on the "outcome" field.
+func OutcomeEQ(v string) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldOutcome, v))
+}
+
+// OutcomeNEQ applies the NEQ predicate on the "outcome" field.
+func OutcomeNEQ(v string) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldOutcome, v))
+}
+
+// OutcomeIn applies the In predicate on the "outcome" field.
+func OutcomeIn(vs ...string) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldOutcome, vs...))
+}
+
+// OutcomeNotIn applies the NotIn predicate on the "outcome" field.
+func OutcomeNotIn(vs ...string) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldOutcome, vs...))
+}
+
+// OutcomeGT applies the GT predicate on the "outcome" field.
+func OutcomeGT(v string) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldOutcome, v))
+}
+
+// OutcomeGTE applies the GTE predicate on the "outcome" field.
+func OutcomeGTE(v string) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldOutcome, v))
+}
+
+// OutcomeLT applies the LT predicate on the "outcome" field.
+func OutcomeLT(v string) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldOutcome, v))
+}
+
+// OutcomeLTE applies the LTE predicate on the "outcome" field.
+func OutcomeLTE(v string) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldOutcome, v))
+}
+
+// OutcomeContains applies the Contains predicate on the "outcome" field.
+func OutcomeContains(v string) predicate.Event {
+	return predicate.Event(sql.FieldContains(FieldOutcome, v))
+}
+
+// OutcomeHasPrefix applies the HasPrefix predicate on the "outcome" field.
+func OutcomeHasPrefix(v string) predicate.Event {
+	return predicate.Event(sql.FieldHasPrefix(FieldOutcome, v))
+}
+
+// OutcomeHasSuffix applies the HasSuffix predicate on the "outcome" field.
+func OutcomeHasSuffix(v string) predicate.Event {
+	return predicate.Event(sql.FieldHasSuffix(FieldOutcome, v))
+}
+
+// OutcomeIsNil applies the IsNil predicate on the "outcome" field.
+func OutcomeIsNil() predicate.Event {
+	return predicate.Event(sql.FieldIsNull(FieldOutcome))
+}
+
+// OutcomeNotNil applies the NotNil predicate on the "outcome" field.
+func OutcomeNotNil() predicate.Event {
+	return predicate.Event(sql.FieldNotNull(FieldOutcome))
+}
+
+// OutcomeEqualFold applies the EqualFold predicate on the "outcome" field.
+func OutcomeEqualFold(v string) predicate.Event {
+	return predicate.Event(sql.FieldEqualFold(FieldOutcome, v))
+}
+
+// OutcomeContainsFold applies the ContainsFold predicate on the "outcome" field.
+func OutcomeContainsFold(v string) predicate.Event {
+	return predicate.Event(sql.FieldContainsFold(FieldOutcome, v))
+}
+
 // HasNode applies the HasEdge predicate on the "node" edge.
 func HasNode() predicate.Event {
 	return predicate.Event(func(s *sql.Selector) {
@@ -651,6 +796,52 @@ func HasAlert() predicate.Event {
 func HasAlertWith(preds ...predicate.Alert) predicate.Event {
 	return predicate.Event(func(s *sql.Selector) {
 		step := newAlertStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasCheck applies the HasEdge predicate on the "check" edge.
+func HasCheck() predicate.Event {
+	return predicate.Event(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, CheckTable, CheckColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasCheckWith applies the HasEdge predicate on the "check" edge with a given conditions (other predicates).
+func HasCheckWith(preds ...predicate.Check) predicate.Event {
+	return predicate.Event(func(s *sql.Selector) {
+		step := newCheckStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasCluster applies the HasEdge predicate on the "cluster" edge.
+func HasCluster() predicate.Event {
+	return predicate.Event(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, ClusterTable, ClusterColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasClusterWith applies the HasEdge predicate on the "cluster" edge with a given conditions (other predicates).
+func HasClusterWith(preds ...predicate.Cluster) predicate.Event {
+	return predicate.Event(func(s *sql.Selector) {
+		step := newClusterStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

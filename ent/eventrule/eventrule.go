@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 )
 
 const (
@@ -43,8 +44,37 @@ const (
 	FieldAggregateWindowSeconds = "aggregate_window_seconds"
 	// FieldEnabled holds the string denoting the enabled field in the database.
 	FieldEnabled = "enabled"
+	// FieldNodePattern holds the string denoting the node_pattern field in the database.
+	FieldNodePattern = "node_pattern"
+	// FieldHostPattern holds the string denoting the host_pattern field in the database.
+	FieldHostPattern = "host_pattern"
+	// FieldRackPattern holds the string denoting the rack_pattern field in the database.
+	FieldRackPattern = "rack_pattern"
+	// FieldClusterPattern holds the string denoting the cluster_pattern field in the database.
+	FieldClusterPattern = "cluster_pattern"
+	// FieldLabelMatchers holds the string denoting the label_matchers field in the database.
+	FieldLabelMatchers = "label_matchers"
+	// FieldOccurrences holds the string denoting the occurrences field in the database.
+	FieldOccurrences = "occurrences"
+	// FieldReissueSeconds holds the string denoting the reissue_seconds field in the database.
+	FieldReissueSeconds = "reissue_seconds"
+	// FieldGroupBy holds the string denoting the group_by field in the database.
+	FieldGroupBy = "group_by"
+	// FieldGroupIntervalSeconds holds the string denoting the group_interval_seconds field in the database.
+	FieldGroupIntervalSeconds = "group_interval_seconds"
+	// FieldHookSecret holds the string denoting the hook_secret field in the database.
+	FieldHookSecret = "hook_secret"
+	// EdgeDeliveries holds the string denoting the deliveries edge name in mutations.
+	EdgeDeliveries = "deliveries"
 	// Table holds the table name of the eventrule in the database.
 	Table = "event_rules"
+	// DeliveriesTable is the table that holds the deliveries relation/edge.
+	DeliveriesTable = "hook_deliveries"
+	// DeliveriesInverseTable is the table name for the HookDelivery entity.
+	// It exists in this package in order to avoid circular dependency with the "hookdelivery" package.
+	DeliveriesInverseTable = "hook_deliveries"
+	// DeliveriesColumn is the table column denoting the deliveries relation/edge.
+	DeliveriesColumn = "event_rule_deliveries"
 )
 
 // Columns holds all SQL columns for eventrule fields.
@@ -63,6 +93,16 @@ var Columns = []string{
 	FieldHookURL,
 	FieldAggregateWindowSeconds,
 	FieldEnabled,
+	FieldNodePattern,
+	FieldHostPattern,
+	FieldRackPattern,
+	FieldClusterPattern,
+	FieldLabelMatchers,
+	FieldOccurrences,
+	FieldReissueSeconds,
+	FieldGroupBy,
+	FieldGroupIntervalSeconds,
+	FieldHookSecret,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -109,6 +149,36 @@ var (
 	AggregateWindowSecondsValidator func(int) error
 	// DefaultEnabled holds the default value on creation for the "enabled" field.
 	DefaultEnabled bool
+	// DefaultNodePattern holds the default value on creation for the "node_pattern" field.
+	DefaultNodePattern string
+	// NodePatternValidator is a validator for the "node_pattern" field. It is called by the builders before save.
+	NodePatternValidator func(string) error
+	// DefaultHostPattern holds the default value on creation for the "host_pattern" field.
+	DefaultHostPattern string
+	// HostPatternValidator is a validator for the "host_pattern" field. It is called by the builders before save.
+	HostPatternValidator func(string) error
+	// DefaultRackPattern holds the default value on creation for the "rack_pattern" field.
+	DefaultRackPattern string
+	// RackPatternValidator is a validator for the "rack_pattern" field. It is called by the builders before save.
+	RackPatternValidator func(string) error
+	// DefaultClusterPattern holds the default value on creation for the "cluster_pattern" field.
+	DefaultClusterPattern string
+	// ClusterPatternValidator is a validator for the "cluster_pattern" field. It is called by the builders before save.
+	ClusterPatternValidator func(string) error
+	// DefaultOccurrences holds the default value on creation for the "occurrences" field.
+	DefaultOccurrences int
+	// OccurrencesValidator is a validator for the "occurrences" field. It is called by the builders before save.
+	OccurrencesValidator func(int) error
+	// DefaultReissueSeconds holds the default value on creation for the "reissue_seconds" field.
+	DefaultReissueSeconds int
+	// ReissueSecondsValidator is a validator for the "reissue_seconds" field. It is called by the builders before save.
+	ReissueSecondsValidator func(int) error
+	// DefaultGroupIntervalSeconds holds the default value on creation for the "group_interval_seconds" field.
+	DefaultGroupIntervalSeconds int
+	// GroupIntervalSecondsValidator is a validator for the "group_interval_seconds" field. It is called by the builders before save.
+	GroupIntervalSecondsValidator func(int) error
+	// HookSecretValidator is a validator for the "hook_secret" field. It is called by the builders before save.
+	HookSecretValidator func(string) error
 )
 
 // Kind defines the type for the "kind" enum field.
@@ -279,6 +349,67 @@ func ByAggregateWindowSeconds(opts ...sql.OrderTermOption) OrderOption {
 // ByEnabled orders the results by the enabled field.
 func ByEnabled(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEnabled, opts...).ToFunc()
+}
+
+// ByNodePattern orders the results by the node_pattern field.
+func ByNodePattern(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNodePattern, opts...).ToFunc()
+}
+
+// ByHostPattern orders the results by the host_pattern field.
+func ByHostPattern(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHostPattern, opts...).ToFunc()
+}
+
+// ByRackPattern orders the results by the rack_pattern field.
+func ByRackPattern(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRackPattern, opts...).ToFunc()
+}
+
+// ByClusterPattern orders the results by the cluster_pattern field.
+func ByClusterPattern(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClusterPattern, opts...).ToFunc()
+}
+
+// ByOccurrences orders the results by the occurrences field.
+func ByOccurrences(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOccurrences, opts...).ToFunc()
+}
+
+// ByReissueSeconds orders the results by the reissue_seconds field.
+func ByReissueSeconds(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReissueSeconds, opts...).ToFunc()
+}
+
+// ByGroupIntervalSeconds orders the results by the group_interval_seconds field.
+func ByGroupIntervalSeconds(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGroupIntervalSeconds, opts...).ToFunc()
+}
+
+// ByHookSecret orders the results by the hook_secret field.
+func ByHookSecret(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHookSecret, opts...).ToFunc()
+}
+
+// ByDeliveriesCount orders the results by deliveries count.
+func ByDeliveriesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newDeliveriesStep(), opts...)
+	}
+}
+
+// ByDeliveries orders the results by deliveries terms.
+func ByDeliveries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newDeliveriesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+func newDeliveriesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(DeliveriesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, DeliveriesTable, DeliveriesColumn),
+	)
 }
 
 // MarshalGQL implements graphql.Marshaler interface.

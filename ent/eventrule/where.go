@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/virtflow/virtflow/ent/predicate"
 )
 
@@ -97,6 +98,46 @@ func AggregateWindowSeconds(v int) predicate.EventRule {
 // Enabled applies equality check predicate on the "enabled" field. It's identical to EnabledEQ.
 func Enabled(v bool) predicate.EventRule {
 	return predicate.EventRule(sql.FieldEQ(FieldEnabled, v))
+}
+
+// NodePattern applies equality check predicate on the "node_pattern" field. It's identical to NodePatternEQ.
+func NodePattern(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldNodePattern, v))
+}
+
+// HostPattern applies equality check predicate on the "host_pattern" field. It's identical to HostPatternEQ.
+func HostPattern(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldHostPattern, v))
+}
+
+// RackPattern applies equality check predicate on the "rack_pattern" field. It's identical to RackPatternEQ.
+func RackPattern(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldRackPattern, v))
+}
+
+// ClusterPattern applies equality check predicate on the "cluster_pattern" field. It's identical to ClusterPatternEQ.
+func ClusterPattern(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldClusterPattern, v))
+}
+
+// Occurrences applies equality check predicate on the "occurrences" field. It's identical to OccurrencesEQ.
+func Occurrences(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldOccurrences, v))
+}
+
+// ReissueSeconds applies equality check predicate on the "reissue_seconds" field. It's identical to ReissueSecondsEQ.
+func ReissueSeconds(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldReissueSeconds, v))
+}
+
+// GroupIntervalSeconds applies equality check predicate on the "group_interval_seconds" field. It's identical to GroupIntervalSecondsEQ.
+func GroupIntervalSeconds(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldGroupIntervalSeconds, v))
+}
+
+// HookSecret applies equality check predicate on the "hook_secret" field. It's identical to HookSecretEQ.
+func HookSecret(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldHookSecret, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -657,6 +698,504 @@ func EnabledEQ(v bool) predicate.EventRule {
 // EnabledNEQ applies the NEQ predicate on the "enabled" field.
 func EnabledNEQ(v bool) predicate.EventRule {
 	return predicate.EventRule(sql.FieldNEQ(FieldEnabled, v))
+}
+
+// NodePatternEQ applies the EQ predicate on the "node_pattern" field.
+func NodePatternEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldNodePattern, v))
+}
+
+// NodePatternNEQ applies the NEQ predicate on the "node_pattern" field.
+func NodePatternNEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldNodePattern, v))
+}
+
+// NodePatternIn applies the In predicate on the "node_pattern" field.
+func NodePatternIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldNodePattern, vs...))
+}
+
+// NodePatternNotIn applies the NotIn predicate on the "node_pattern" field.
+func NodePatternNotIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldNodePattern, vs...))
+}
+
+// NodePatternGT applies the GT predicate on the "node_pattern" field.
+func NodePatternGT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldNodePattern, v))
+}
+
+// NodePatternGTE applies the GTE predicate on the "node_pattern" field.
+func NodePatternGTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldNodePattern, v))
+}
+
+// NodePatternLT applies the LT predicate on the "node_pattern" field.
+func NodePatternLT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldNodePattern, v))
+}
+
+// NodePatternLTE applies the LTE predicate on the "node_pattern" field.
+func NodePatternLTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldNodePattern, v))
+}
+
+// NodePatternContains applies the Contains predicate on the "node_pattern" field.
+func NodePatternContains(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContains(FieldNodePattern, v))
+}
+
+// NodePatternHasPrefix applies the HasPrefix predicate on the "node_pattern" field.
+func NodePatternHasPrefix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasPrefix(FieldNodePattern, v))
+}
+
+// NodePatternHasSuffix applies the HasSuffix predicate on the "node_pattern" field.
+func NodePatternHasSuffix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasSuffix(FieldNodePattern, v))
+}
+
+// NodePatternEqualFold applies the EqualFold predicate on the "node_pattern" field.
+func NodePatternEqualFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEqualFold(FieldNodePattern, v))
+}
+
+// NodePatternContainsFold applies the ContainsFold predicate on the "node_pattern" field.
+func NodePatternContainsFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContainsFold(FieldNodePattern, v))
+}
+
+// HostPatternEQ applies the EQ predicate on the "host_pattern" field.
+func HostPatternEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldHostPattern, v))
+}
+
+// HostPatternNEQ applies the NEQ predicate on the "host_pattern" field.
+func HostPatternNEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldHostPattern, v))
+}
+
+// HostPatternIn applies the In predicate on the "host_pattern" field.
+func HostPatternIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldHostPattern, vs...))
+}
+
+// HostPatternNotIn applies the NotIn predicate on the "host_pattern" field.
+func HostPatternNotIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldHostPattern, vs...))
+}
+
+// HostPatternGT applies the GT predicate on the "host_pattern" field.
+func HostPatternGT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldHostPattern, v))
+}
+
+// HostPatternGTE applies the GTE predicate on the "host_pattern" field.
+func HostPatternGTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldHostPattern, v))
+}
+
+// HostPatternLT applies the LT predicate on the "host_pattern" field.
+func HostPatternLT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldHostPattern, v))
+}
+
+// HostPatternLTE applies the LTE predicate on the "host_pattern" field.
+func HostPatternLTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldHostPattern, v))
+}
+
+// HostPatternContains applies the Contains predicate on the "host_pattern" field.
+func HostPatternContains(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContains(FieldHostPattern, v))
+}
+
+// HostPatternHasPrefix applies the HasPrefix predicate on the "host_pattern" field.
+func HostPatternHasPrefix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasPrefix(FieldHostPattern, v))
+}
+
+// HostPatternHasSuffix applies the HasSuffix predicate on the "host_pattern" field.
+func HostPatternHasSuffix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasSuffix(FieldHostPattern, v))
+}
+
+// HostPatternEqualFold applies the EqualFold predicate on the "host_pattern" field.
+func HostPatternEqualFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEqualFold(FieldHostPattern, v))
+}
+
+// HostPatternContainsFold applies the ContainsFold predicate on the "host_pattern" field.
+func HostPatternContainsFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContainsFold(FieldHostPattern, v))
+}
+
+// RackPatternEQ applies the EQ predicate on the "rack_pattern" field.
+func RackPatternEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldRackPattern, v))
+}
+
+// RackPatternNEQ applies the NEQ predicate on the "rack_pattern" field.
+func RackPatternNEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldRackPattern, v))
+}
+
+// RackPatternIn applies the In predicate on the "rack_pattern" field.
+func RackPatternIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldRackPattern, vs...))
+}
+
+// RackPatternNotIn applies the NotIn predicate on the "rack_pattern" field.
+func RackPatternNotIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldRackPattern, vs...))
+}
+
+// RackPatternGT applies the GT predicate on the "rack_pattern" field.
+func RackPatternGT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldRackPattern, v))
+}
+
+// RackPatternGTE applies the GTE predicate on the "rack_pattern" field.
+func RackPatternGTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldRackPattern, v))
+}
+
+// RackPatternLT applies the LT predicate on the "rack_pattern" field.
+func RackPatternLT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldRackPattern, v))
+}
+
+// RackPatternLTE applies the LTE predicate on the "rack_pattern" field.
+func RackPatternLTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldRackPattern, v))
+}
+
+// RackPatternContains applies the Contains predicate on the "rack_pattern" field.
+func RackPatternContains(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContains(FieldRackPattern, v))
+}
+
+// RackPatternHasPrefix applies the HasPrefix predicate on the "rack_pattern" field.
+func RackPatternHasPrefix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasPrefix(FieldRackPattern, v))
+}
+
+// RackPatternHasSuffix applies the HasSuffix predicate on the "rack_pattern" field.
+func RackPatternHasSuffix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasSuffix(FieldRackPattern, v))
+}
+
+// RackPatternEqualFold applies the EqualFold predicate on the "rack_pattern" field.
+func RackPatternEqualFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEqualFold(FieldRackPattern, v))
+}
+
+// RackPatternContainsFold applies the ContainsFold predicate on the "rack_pattern" field.
+func RackPatternContainsFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContainsFold(FieldRackPattern, v))
+}
+
+// ClusterPatternEQ applies the EQ predicate on the "cluster_pattern" field.
+func ClusterPatternEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldClusterPattern, v))
+}
+
+// ClusterPatternNEQ applies the NEQ predicate on the "cluster_pattern" field.
+func ClusterPatternNEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldClusterPattern, v))
+}
+
+// ClusterPatternIn applies the In predicate on the "cluster_pattern" field.
+func ClusterPatternIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldClusterPattern, vs...))
+}
+
+// ClusterPatternNotIn applies the NotIn predicate on the "cluster_pattern" field.
+func ClusterPatternNotIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldClusterPattern, vs...))
+}
+
+// ClusterPatternGT applies the GT predicate on the "cluster_pattern" field.
+func ClusterPatternGT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldClusterPattern, v))
+}
+
+// ClusterPatternGTE applies the GTE predicate on the "cluster_pattern" field.
+func ClusterPatternGTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldClusterPattern, v))
+}
+
+// ClusterPatternLT applies the LT predicate on the "cluster_pattern" field.
+func ClusterPatternLT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldClusterPattern, v))
+}
+
+// ClusterPatternLTE applies the LTE predicate on the "cluster_pattern" field.
+func ClusterPatternLTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldClusterPattern, v))
+}
+
+// ClusterPatternContains applies the Contains predicate on the "cluster_pattern" field.
+func ClusterPatternContains(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContains(FieldClusterPattern, v))
+}
+
+// ClusterPatternHasPrefix applies the HasPrefix predicate on the "cluster_pattern" field.
+func ClusterPatternHasPrefix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasPrefix(FieldClusterPattern, v))
+}
+
+// ClusterPatternHasSuffix applies the HasSuffix predicate on the "cluster_pattern" field.
+func ClusterPatternHasSuffix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasSuffix(FieldClusterPattern, v))
+}
+
+// ClusterPatternEqualFold applies the EqualFold predicate on the "cluster_pattern" field.
+func ClusterPatternEqualFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEqualFold(FieldClusterPattern, v))
+}
+
+// ClusterPatternContainsFold applies the ContainsFold predicate on the "cluster_pattern" field.
+func ClusterPatternContainsFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContainsFold(FieldClusterPattern, v))
+}
+
+// LabelMatchersIsNil applies the IsNil predicate on the "label_matchers" field.
+func LabelMatchersIsNil() predicate.EventRule {
+	return predicate.EventRule(sql.FieldIsNull(FieldLabelMatchers))
+}
+
+// LabelMatchersNotNil applies the NotNil predicate on the "label_matchers" field.
+func LabelMatchersNotNil() predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotNull(FieldLabelMatchers))
+}
+
+// OccurrencesEQ applies the EQ predicate on the "occurrences" field.
+func OccurrencesEQ(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldOccurrences, v))
+}
+
+// OccurrencesNEQ applies the NEQ predicate on the "occurrences" field.
+func OccurrencesNEQ(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldOccurrences, v))
+}
+
+// OccurrencesIn applies the In predicate on the "occurrences" field.
+func OccurrencesIn(vs ...int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldOccurrences, vs...))
+}
+
+// OccurrencesNotIn applies the NotIn predicate on the "occurrences" field.
+func OccurrencesNotIn(vs ...int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldOccurrences, vs...))
+}
+
+// OccurrencesGT applies the GT predicate on the "occurrences" field.
+func OccurrencesGT(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldOccurrences, v))
+}
+
+// OccurrencesGTE applies the GTE predicate on the "occurrences" field.
+func OccurrencesGTE(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldOccurrences, v))
+}
+
+// OccurrencesLT applies the LT predicate on the "occurrences" field.
+func OccurrencesLT(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldOccurrences, v))
+}
+
+// OccurrencesLTE applies the LTE predicate on the "occurrences" field.
+func OccurrencesLTE(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldOccurrences, v))
+}
+
+// ReissueSecondsEQ applies the EQ predicate on the "reissue_seconds" field.
+func ReissueSecondsEQ(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldReissueSeconds, v))
+}
+
+// ReissueSecondsNEQ applies the NEQ predicate on the "reissue_seconds" field.
+func ReissueSecondsNEQ(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldReissueSeconds, v))
+}
+
+// ReissueSecondsIn applies the In predicate on the "reissue_seconds" field.
+func ReissueSecondsIn(vs ...int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldReissueSeconds, vs...))
+}
+
+// ReissueSecondsNotIn applies the NotIn predicate on the "reissue_seconds" field.
+func ReissueSecondsNotIn(vs ...int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldReissueSeconds, vs...))
+}
+
+// ReissueSecondsGT applies the GT predicate on the "reissue_seconds" field.
+func ReissueSecondsGT(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldReissueSeconds, v))
+}
+
+// ReissueSecondsGTE applies the GTE predicate on the "reissue_seconds" field.
+func ReissueSecondsGTE(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldReissueSeconds, v))
+}
+
+// ReissueSecondsLT applies the LT predicate on the "reissue_seconds" field.
+func ReissueSecondsLT(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldReissueSeconds, v))
+}
+
+// ReissueSecondsLTE applies the LTE predicate on the "reissue_seconds" field.
+func ReissueSecondsLTE(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldReissueSeconds, v))
+}
+
+// GroupByIsNil applies the IsNil predicate on the "group_by" field.
+func GroupByIsNil() predicate.EventRule {
+	return predicate.EventRule(sql.FieldIsNull(FieldGroupBy))
+}
+
+// GroupByNotNil applies the NotNil predicate on the "group_by" field.
+func GroupByNotNil() predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotNull(FieldGroupBy))
+}
+
+// GroupIntervalSecondsEQ applies the EQ predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsEQ(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldGroupIntervalSeconds, v))
+}
+
+// GroupIntervalSecondsNEQ applies the NEQ predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsNEQ(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldGroupIntervalSeconds, v))
+}
+
+// GroupIntervalSecondsIn applies the In predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsIn(vs ...int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldGroupIntervalSeconds, vs...))
+}
+
+// GroupIntervalSecondsNotIn applies the NotIn predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsNotIn(vs ...int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldGroupIntervalSeconds, vs...))
+}
+
+// GroupIntervalSecondsGT applies the GT predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsGT(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldGroupIntervalSeconds, v))
+}
+
+// GroupIntervalSecondsGTE applies the GTE predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsGTE(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldGroupIntervalSeconds, v))
+}
+
+// GroupIntervalSecondsLT applies the LT predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsLT(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldGroupIntervalSeconds, v))
+}
+
+// GroupIntervalSecondsLTE applies the LTE predicate on the "group_interval_seconds" field.
+func GroupIntervalSecondsLTE(v int) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldGroupIntervalSeconds, v))
+}
+
+// HookSecretEQ applies the EQ predicate on the "hook_secret" field.
+func HookSecretEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEQ(FieldHookSecret, v))
+}
+
+// HookSecretNEQ applies the NEQ predicate on the "hook_secret" field.
+func HookSecretNEQ(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNEQ(FieldHookSecret, v))
+}
+
+// HookSecretIn applies the In predicate on the "hook_secret" field.
+func HookSecretIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldIn(FieldHookSecret, vs...))
+}
+
+// HookSecretNotIn applies the NotIn predicate on the "hook_secret" field.
+func HookSecretNotIn(vs ...string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotIn(FieldHookSecret, vs...))
+}
+
+// HookSecretGT applies the GT predicate on the "hook_secret" field.
+func HookSecretGT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGT(FieldHookSecret, v))
+}
+
+// HookSecretGTE applies the GTE predicate on the "hook_secret" field.
+func HookSecretGTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldGTE(FieldHookSecret, v))
+}
+
+// HookSecretLT applies the LT predicate on the "hook_secret" field.
+func HookSecretLT(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLT(FieldHookSecret, v))
+}
+
+// HookSecretLTE applies the LTE predicate on the "hook_secret" field.
+func HookSecretLTE(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldLTE(FieldHookSecret, v))
+}
+
+// HookSecretContains applies the Contains predicate on the "hook_secret" field.
+func HookSecretContains(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContains(FieldHookSecret, v))
+}
+
+// HookSecretHasPrefix applies the HasPrefix predicate on the "hook_secret" field.
+func HookSecretHasPrefix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasPrefix(FieldHookSecret, v))
+}
+
+// HookSecretHasSuffix applies the HasSuffix predicate on the "hook_secret" field.
+func HookSecretHasSuffix(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldHasSuffix(FieldHookSecret, v))
+}
+
+// HookSecretIsNil applies the IsNil predicate on the "hook_secret" field.
+func HookSecretIsNil() predicate.EventRule {
+	return predicate.EventRule(sql.FieldIsNull(FieldHookSecret))
+}
+
+// HookSecretNotNil applies the NotNil predicate on the "hook_secret" field.
+func HookSecretNotNil() predicate.EventRule {
+	return predicate.EventRule(sql.FieldNotNull(FieldHookSecret))
+}
+
+// HookSecretEqualFold applies the EqualFold predicate on the "hook_secret" field.
+func HookSecretEqualFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldEqualFold(FieldHookSecret, v))
+}
+
+// HookSecretContainsFold applies the ContainsFold predicate on the "hook_secret" field.
+func HookSecretContainsFold(v string) predicate.EventRule {
+	return predicate.EventRule(sql.FieldContainsFold(FieldHookSecret, v))
+}
+
+// HasDeliveries applies the HasEdge predicate on the "deliveries" edge.
+func HasDeliveries() predicate.EventRule {
+	return predicate.EventRule(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, DeliveriesTable, DeliveriesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasDeliveriesWith applies the HasEdge predicate on the "deliveries" edge with a given conditions (other predicates).
+func HasDeliveriesWith(preds ...predicate.HookDelivery) predicate.EventRule {
+	return predicate.EventRule(func(s *sql.Selector) {
+		step := newDeliveriesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
 }
 
 // And groups predicates with the AND operator between them.

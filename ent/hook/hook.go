@@ -69,6 +69,18 @@ func (f AvailabilityZoneFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.V
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AvailabilityZoneMutation", m)
 }
 
+// The CheckFunc type is an adapter to allow the use of ordinary
+// function as Check mutator.
+type CheckFunc func(context.Context, *ent.CheckMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CheckFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CheckMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CheckMutation", m)
+}
+
 // The ClusterFunc type is an adapter to allow the use of ordinary
 // function as Cluster mutator.
 type ClusterFunc func(context.Context, *ent.ClusterMutation) (ent.Value, error)
@@ -165,6 +177,18 @@ func (f GlobalServiceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Valu
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.GlobalServiceMutation", m)
 }
 
+// The HookDeliveryFunc type is an adapter to allow the use of ordinary
+// function as HookDelivery mutator.
+type HookDeliveryFunc func(context.Context, *ent.HookDeliveryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f HookDeliveryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.HookDeliveryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.HookDeliveryMutation", m)
+}
+
 // The HostFunc type is an adapter to allow the use of ordinary
 // function as Host mutator.
 type HostFunc func(context.Context, *ent.HostMutation) (ent.Value, error)
@@ -223,6 +247,18 @@ func (f ImageFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ImageMutation", m)
+}
+
+// The JoinTokenFunc type is an adapter to allow the use of ordinary
+// function as JoinToken mutator.
+type JoinTokenFunc func(context.Context, *ent.JoinTokenMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f JoinTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.JoinTokenMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.JoinTokenMutation", m)
 }
 
 // The KubernetesClusterFunc type is an adapter to allow the use of ordinary
@@ -453,6 +489,30 @@ func (f RoleBindingFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RoleBindingMutation", m)
 }
 
+// The RuleStateFunc type is an adapter to allow the use of ordinary
+// function as RuleState mutator.
+type RuleStateFunc func(context.Context, *ent.RuleStateMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RuleStateFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RuleStateMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RuleStateMutation", m)
+}
+
+// The SSHKeyFunc type is an adapter to allow the use of ordinary
+// function as SSHKey mutator.
+type SSHKeyFunc func(context.Context, *ent.SSHKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SSHKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SSHKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SSHKeyMutation", m)
+}
+
 // The ServiceMeshFunc type is an adapter to allow the use of ordinary
 // function as ServiceMesh mutator.
 type ServiceMeshFunc func(context.Context, *ent.ServiceMeshMutation) (ent.Value, error)
@@ -463,6 +523,18 @@ func (f ServiceMeshFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ServiceMeshMutation", m)
+}
+
+// The SilenceFunc type is an adapter to allow the use of ordinary
+// function as Silence mutator.
+type SilenceFunc func(context.Context, *ent.SilenceMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SilenceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SilenceMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SilenceMutation", m)
 }
 
 // The TenantFunc type is an adapter to allow the use of ordinary

@@ -46,6 +46,10 @@ const (
 	FieldChecksum = "checksum"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldStatusReason holds the string denoting the status_reason field in the database.
+	FieldStatusReason = "status_reason"
+	// FieldSizeBytes holds the string denoting the size_bytes field in the database.
+	FieldSizeBytes = "size_bytes"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
 	EdgeVirtualMachines = "virtual_machines"
 	// EdgeRegionServices holds the string denoting the region_services edge name in mutations.
@@ -85,6 +89,8 @@ var Columns = []string{
 	FieldFormat,
 	FieldChecksum,
 	FieldStatus,
+	FieldStatusReason,
+	FieldSizeBytes,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -135,6 +141,12 @@ var (
 	SourceValidator func(string) error
 	// ChecksumValidator is a validator for the "checksum" field. It is called by the builders before save.
 	ChecksumValidator func(string) error
+	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	StatusReasonValidator func(string) error
+	// DefaultSizeBytes holds the default value on creation for the "size_bytes" field.
+	DefaultSizeBytes int64
+	// SizeBytesValidator is a validator for the "size_bytes" field. It is called by the builders before save.
+	SizeBytesValidator func(int64) error
 )
 
 // OsType defines the type for the "os_type" enum field.
@@ -194,13 +206,16 @@ func FormatValidator(f Format) error {
 // Status defines the type for the "status" enum field.
 type Status string
 
-// StatusActive is the default value of the Status enum.
-const DefaultStatus = StatusActive
+// StatusPending is the default value of the Status enum.
+const DefaultStatus = StatusPending
 
 // Status values.
 const (
-	StatusActive     Status = "ACTIVE"
-	StatusDeprecated Status = "DEPRECATED"
+	StatusPending     Status = "PENDING"
+	StatusDownloading Status = "DOWNLOADING"
+	StatusActive      Status = "ACTIVE"
+	StatusError       Status = "ERROR"
+	StatusDeprecated  Status = "DEPRECATED"
 )
 
 func (s Status) String() string {
@@ -210,7 +225,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusActive, StatusDeprecated:
+	case StatusPending, StatusDownloading, StatusActive, StatusError, StatusDeprecated:
 		return nil
 	default:
 		return fmt.Errorf("image: invalid enum value for status field: %q", s)
@@ -293,6 +308,16 @@ func ByChecksum(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByStatusReason orders the results by the status_reason field.
+func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
+}
+
+// BySizeBytes orders the results by the size_bytes field.
+func BySizeBytes(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSizeBytes, opts...).ToFunc()
 }
 
 // ByVirtualMachinesCount orders the results by virtual_machines count.

@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -21,11 +22,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -46,7 +49,10 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -243,6 +249,33 @@ func (f TraverseAvailabilityZone) Traverse(ctx context.Context, q ent.Query) err
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.AvailabilityZoneQuery", q)
+}
+
+// The CheckFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CheckFunc func(context.Context, *ent.CheckQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CheckFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CheckQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CheckQuery", q)
+}
+
+// The TraverseCheck type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCheck func(context.Context, *ent.CheckQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCheck) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCheck) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CheckQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CheckQuery", q)
 }
 
 // The ClusterFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -461,6 +494,33 @@ func (f TraverseGlobalService) Traverse(ctx context.Context, q ent.Query) error 
 	return fmt.Errorf("unexpected query type %T. expect *ent.GlobalServiceQuery", q)
 }
 
+// The HookDeliveryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type HookDeliveryFunc func(context.Context, *ent.HookDeliveryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f HookDeliveryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.HookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.HookDeliveryQuery", q)
+}
+
+// The TraverseHookDelivery type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseHookDelivery func(context.Context, *ent.HookDeliveryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseHookDelivery) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseHookDelivery) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.HookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.HookDeliveryQuery", q)
+}
+
 // The HostFunc type is an adapter to allow the use of ordinary function as a Querier.
 type HostFunc func(context.Context, *ent.HostQuery) (ent.Value, error)
 
@@ -594,6 +654,33 @@ func (f TraverseImage) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.ImageQuery", q)
+}
+
+// The JoinTokenFunc type is an adapter to allow the use of ordinary function as a Querier.
+type JoinTokenFunc func(context.Context, *ent.JoinTokenQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f JoinTokenFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.JoinTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.JoinTokenQuery", q)
+}
+
+// The TraverseJoinToken type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseJoinToken func(context.Context, *ent.JoinTokenQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseJoinToken) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseJoinToken) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.JoinTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.JoinTokenQuery", q)
 }
 
 // The KubernetesClusterFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -1109,6 +1196,60 @@ func (f TraverseRoleBinding) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.RoleBindingQuery", q)
 }
 
+// The RuleStateFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RuleStateFunc func(context.Context, *ent.RuleStateQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RuleStateFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RuleStateQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RuleStateQuery", q)
+}
+
+// The TraverseRuleState type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRuleState func(context.Context, *ent.RuleStateQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRuleState) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRuleState) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RuleStateQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RuleStateQuery", q)
+}
+
+// The SSHKeyFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SSHKeyFunc func(context.Context, *ent.SSHKeyQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SSHKeyFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SSHKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SSHKeyQuery", q)
+}
+
+// The TraverseSSHKey type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSSHKey func(context.Context, *ent.SSHKeyQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSSHKey) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSSHKey) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SSHKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SSHKeyQuery", q)
+}
+
 // The ServiceMeshFunc type is an adapter to allow the use of ordinary function as a Querier.
 type ServiceMeshFunc func(context.Context, *ent.ServiceMeshQuery) (ent.Value, error)
 
@@ -1134,6 +1275,33 @@ func (f TraverseServiceMesh) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.ServiceMeshQuery", q)
+}
+
+// The SilenceFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SilenceFunc func(context.Context, *ent.SilenceQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SilenceFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SilenceQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SilenceQuery", q)
+}
+
+// The TraverseSilence type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSilence func(context.Context, *ent.SilenceQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSilence) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSilence) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SilenceQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SilenceQuery", q)
 }
 
 // The TenantFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -1284,6 +1452,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.AuditLogQuery, predicate.AuditLog, auditlog.OrderOption]{typ: ent.TypeAuditLog, tq: q}, nil
 	case *ent.AvailabilityZoneQuery:
 		return &query[*ent.AvailabilityZoneQuery, predicate.AvailabilityZone, availabilityzone.OrderOption]{typ: ent.TypeAvailabilityZone, tq: q}, nil
+	case *ent.CheckQuery:
+		return &query[*ent.CheckQuery, predicate.Check, check.OrderOption]{typ: ent.TypeCheck, tq: q}, nil
 	case *ent.ClusterQuery:
 		return &query[*ent.ClusterQuery, predicate.Cluster, cluster.OrderOption]{typ: ent.TypeCluster, tq: q}, nil
 	case *ent.ComputeNodeQuery:
@@ -1300,6 +1470,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.FloorQuery, predicate.Floor, floor.OrderOption]{typ: ent.TypeFloor, tq: q}, nil
 	case *ent.GlobalServiceQuery:
 		return &query[*ent.GlobalServiceQuery, predicate.GlobalService, globalservice.OrderOption]{typ: ent.TypeGlobalService, tq: q}, nil
+	case *ent.HookDeliveryQuery:
+		return &query[*ent.HookDeliveryQuery, predicate.HookDelivery, hookdelivery.OrderOption]{typ: ent.TypeHookDelivery, tq: q}, nil
 	case *ent.HostQuery:
 		return &query[*ent.HostQuery, predicate.Host, host.OrderOption]{typ: ent.TypeHost, tq: q}, nil
 	case *ent.HostGroupQuery:
@@ -1310,6 +1482,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.IPRangeQuery, predicate.IPRange, iprange.OrderOption]{typ: ent.TypeIPRange, tq: q}, nil
 	case *ent.ImageQuery:
 		return &query[*ent.ImageQuery, predicate.Image, image.OrderOption]{typ: ent.TypeImage, tq: q}, nil
+	case *ent.JoinTokenQuery:
+		return &query[*ent.JoinTokenQuery, predicate.JoinToken, jointoken.OrderOption]{typ: ent.TypeJoinToken, tq: q}, nil
 	case *ent.KubernetesClusterQuery:
 		return &query[*ent.KubernetesClusterQuery, predicate.KubernetesCluster, kubernetescluster.OrderOption]{typ: ent.TypeKubernetesCluster, tq: q}, nil
 	case *ent.LinkQuery:
@@ -1348,8 +1522,14 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RegionServiceQuery, predicate.RegionService, regionservice.OrderOption]{typ: ent.TypeRegionService, tq: q}, nil
 	case *ent.RoleBindingQuery:
 		return &query[*ent.RoleBindingQuery, predicate.RoleBinding, rolebinding.OrderOption]{typ: ent.TypeRoleBinding, tq: q}, nil
+	case *ent.RuleStateQuery:
+		return &query[*ent.RuleStateQuery, predicate.RuleState, rulestate.OrderOption]{typ: ent.TypeRuleState, tq: q}, nil
+	case *ent.SSHKeyQuery:
+		return &query[*ent.SSHKeyQuery, predicate.SSHKey, sshkey.OrderOption]{typ: ent.TypeSSHKey, tq: q}, nil
 	case *ent.ServiceMeshQuery:
 		return &query[*ent.ServiceMeshQuery, predicate.ServiceMesh, servicemesh.OrderOption]{typ: ent.TypeServiceMesh, tq: q}, nil
+	case *ent.SilenceQuery:
+		return &query[*ent.SilenceQuery, predicate.Silence, silence.OrderOption]{typ: ent.TypeSilence, tq: q}, nil
 	case *ent.TenantQuery:
 		return &query[*ent.TenantQuery, predicate.Tenant, tenant.OrderOption]{typ: ent.TypeTenant, tq: q}, nil
 	case *ent.UsageRecordQuery:

@@ -28,6 +28,8 @@ const (
 	FieldAlgorithm = "algorithm"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldStatusReason holds the string denoting the status_reason field in the database.
+	FieldStatusReason = "status_reason"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeRegionService holds the string denoting the region_service edge name in mutations.
@@ -67,6 +69,7 @@ var Columns = []string{
 	FieldName,
 	FieldAlgorithm,
 	FieldStatus,
+	FieldStatusReason,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "load_balancers"
@@ -107,6 +110,8 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	StatusReasonValidator func(string) error
 )
 
 // Algorithm defines the type for the "algorithm" enum field.
@@ -145,6 +150,7 @@ const DefaultStatus = StatusInitializing
 // Status values.
 const (
 	StatusInitializing Status = "INITIALIZING"
+	StatusNotRealized  Status = "NOT_REALIZED"
 	StatusActive       Status = "ACTIVE"
 	StatusDeleting     Status = "DELETING"
 	StatusError        Status = "ERROR"
@@ -157,7 +163,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusInitializing, StatusActive, StatusDeleting, StatusError:
+	case StatusInitializing, StatusNotRealized, StatusActive, StatusDeleting, StatusError:
 		return nil
 	default:
 		return fmt.Errorf("loadbalancer: invalid enum value for status field: %q", s)
@@ -195,6 +201,11 @@ func ByAlgorithm(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByStatusReason orders the results by the status_reason field.
+func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -70,6 +70,11 @@ func Name(v string) predicate.LoadBalancer {
 	return predicate.LoadBalancer(sql.FieldEQ(FieldName, v))
 }
 
+// StatusReason applies equality check predicate on the "status_reason" field. It's identical to StatusReasonEQ.
+func StatusReason(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldEQ(FieldStatusReason, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.LoadBalancer {
 	return predicate.LoadBalancer(sql.FieldEQ(FieldCreatedAt, v))
@@ -253,6 +258,81 @@ func StatusIn(vs ...Status) predicate.LoadBalancer {
 // StatusNotIn applies the NotIn predicate on the "status" field.
 func StatusNotIn(vs ...Status) predicate.LoadBalancer {
 	return predicate.LoadBalancer(sql.FieldNotIn(FieldStatus, vs...))
+}
+
+// StatusReasonEQ applies the EQ predicate on the "status_reason" field.
+func StatusReasonEQ(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldEQ(FieldStatusReason, v))
+}
+
+// StatusReasonNEQ applies the NEQ predicate on the "status_reason" field.
+func StatusReasonNEQ(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNEQ(FieldStatusReason, v))
+}
+
+// StatusReasonIn applies the In predicate on the "status_reason" field.
+func StatusReasonIn(vs ...string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldIn(FieldStatusReason, vs...))
+}
+
+// StatusReasonNotIn applies the NotIn predicate on the "status_reason" field.
+func StatusReasonNotIn(vs ...string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNotIn(FieldStatusReason, vs...))
+}
+
+// StatusReasonGT applies the GT predicate on the "status_reason" field.
+func StatusReasonGT(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldGT(FieldStatusReason, v))
+}
+
+// StatusReasonGTE applies the GTE predicate on the "status_reason" field.
+func StatusReasonGTE(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldGTE(FieldStatusReason, v))
+}
+
+// StatusReasonLT applies the LT predicate on the "status_reason" field.
+func StatusReasonLT(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldLT(FieldStatusReason, v))
+}
+
+// StatusReasonLTE applies the LTE predicate on the "status_reason" field.
+func StatusReasonLTE(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldLTE(FieldStatusReason, v))
+}
+
+// StatusReasonContains applies the Contains predicate on the "status_reason" field.
+func StatusReasonContains(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldContains(FieldStatusReason, v))
+}
+
+// StatusReasonHasPrefix applies the HasPrefix predicate on the "status_reason" field.
+func StatusReasonHasPrefix(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldHasPrefix(FieldStatusReason, v))
+}
+
+// StatusReasonHasSuffix applies the HasSuffix predicate on the "status_reason" field.
+func StatusReasonHasSuffix(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldHasSuffix(FieldStatusReason, v))
+}
+
+// StatusReasonIsNil applies the IsNil predicate on the "status_reason" field.
+func StatusReasonIsNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldIsNull(FieldStatusReason))
+}
+
+// StatusReasonNotNil applies the NotNil predicate on the "status_reason" field.
+func StatusReasonNotNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNotNull(FieldStatusReason))
+}
+
+// StatusReasonEqualFold applies the EqualFold predicate on the "status_reason" field.
+func StatusReasonEqualFold(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldEqualFold(FieldStatusReason, v))
+}
+
+// StatusReasonContainsFold applies the ContainsFold predicate on the "status_reason" field.
+func StatusReasonContainsFold(v string) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldContainsFold(FieldStatusReason, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -28,10 +28,16 @@ const (
 	FieldDescription = "description"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldWebhookURL holds the string denoting the webhook_url field in the database.
+	FieldWebhookURL = "webhook_url"
+	// FieldWebhookSecret holds the string denoting the webhook_secret field in the database.
+	FieldWebhookSecret = "webhook_secret"
 	// EdgeAdmin holds the string denoting the admin edge name in mutations.
 	EdgeAdmin = "admin"
 	// EdgeMembers holds the string denoting the members edge name in mutations.
 	EdgeMembers = "members"
+	// EdgeDeliveries holds the string denoting the deliveries edge name in mutations.
+	EdgeDeliveries = "deliveries"
 	// EdgeHosts holds the string denoting the hosts edge name in mutations.
 	EdgeHosts = "hosts"
 	// EdgeRacks holds the string denoting the racks edge name in mutations.
@@ -58,6 +64,13 @@ const (
 	// MembersInverseTable is the table name for the Maintainer entity.
 	// It exists in this package in order to avoid circular dependency with the "maintainer" package.
 	MembersInverseTable = "maintainers"
+	// DeliveriesTable is the table that holds the deliveries relation/edge.
+	DeliveriesTable = "hook_deliveries"
+	// DeliveriesInverseTable is the table name for the HookDelivery entity.
+	// It exists in this package in order to avoid circular dependency with the "hookdelivery" package.
+	DeliveriesInverseTable = "hook_deliveries"
+	// DeliveriesColumn is the table column denoting the deliveries relation/edge.
+	DeliveriesColumn = "maintainer_group_deliveries"
 	// HostsTable is the table that holds the hosts relation/edge. The primary key declared below.
 	HostsTable = "maintainer_group_hosts"
 	// HostsInverseTable is the table name for the Host entity.
@@ -98,6 +111,8 @@ var Columns = []string{
 	FieldName,
 	FieldDescription,
 	FieldStatus,
+	FieldWebhookURL,
+	FieldWebhookSecret,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "maintainer_groups"
@@ -163,6 +178,10 @@ var (
 	NameValidator func(string) error
 	// DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	DescriptionValidator func(string) error
+	// WebhookURLValidator is a validator for the "webhook_url" field. It is called by the builders before save.
+	WebhookURLValidator func(string) error
+	// WebhookSecretValidator is a validator for the "webhook_secret" field. It is called by the builders before save.
+	WebhookSecretValidator func(string) error
 )
 
 // Status defines the type for the "status" enum field.
@@ -224,6 +243,16 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
 }
 
+// ByWebhookURL orders the results by the webhook_url field.
+func ByWebhookURL(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWebhookURL, opts...).ToFunc()
+}
+
+// ByWebhookSecret orders the results by the webhook_secret field.
+func ByWebhookSecret(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWebhookSecret, opts...).ToFunc()
+}
+
 // ByAdminField orders the results by admin field.
 func ByAdminField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -242,6 +271,20 @@ func ByMembersCount(opts ...sql.OrderTermOption) OrderOption {
 func ByMembers(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newMembersStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByDeliveriesCount orders the results by deliveries count.
+func ByDeliveriesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newDeliveriesStep(), opts...)
+	}
+}
+
+// ByDeliveries orders the results by deliveries terms.
+func ByDeliveries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newDeliveriesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
 
@@ -340,6 +383,13 @@ func newMembersStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(MembersInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2M, false, MembersTable, MembersPrimaryKey...),
+	)
+}
+func newDeliveriesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(DeliveriesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, DeliveriesTable, DeliveriesColumn),
 	)
 }
 func newHostsStep() *sqlgraph.Step {

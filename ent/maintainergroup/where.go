@@ -75,6 +75,16 @@ func Description(v string) predicate.MaintainerGroup {
 	return predicate.MaintainerGroup(sql.FieldEQ(FieldDescription, v))
 }
 
+// WebhookURL applies equality check predicate on the "webhook_url" field. It's identical to WebhookURLEQ.
+func WebhookURL(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldEQ(FieldWebhookURL, v))
+}
+
+// WebhookSecret applies equality check predicate on the "webhook_secret" field. It's identical to WebhookSecretEQ.
+func WebhookSecret(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldEQ(FieldWebhookSecret, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.MaintainerGroup {
 	return predicate.MaintainerGroup(sql.FieldEQ(FieldCreatedAt, v))
@@ -315,6 +325,156 @@ func StatusNotIn(vs ...Status) predicate.MaintainerGroup {
 	return predicate.MaintainerGroup(sql.FieldNotIn(FieldStatus, vs...))
 }
 
+// WebhookURLEQ applies the EQ predicate on the "webhook_url" field.
+func WebhookURLEQ(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldEQ(FieldWebhookURL, v))
+}
+
+// WebhookURLNEQ applies the NEQ predicate on the "webhook_url" field.
+func WebhookURLNEQ(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldNEQ(FieldWebhookURL, v))
+}
+
+// WebhookURLIn applies the In predicate on the "webhook_url" field.
+func WebhookURLIn(vs ...string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldIn(FieldWebhookURL, vs...))
+}
+
+// WebhookURLNotIn applies the NotIn predicate on the "webhook_url" field.
+func WebhookURLNotIn(vs ...string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldNotIn(FieldWebhookURL, vs...))
+}
+
+// WebhookURLGT applies the GT predicate on the "webhook_url" field.
+func WebhookURLGT(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldGT(FieldWebhookURL, v))
+}
+
+// WebhookURLGTE applies the GTE predicate on the "webhook_url" field.
+func WebhookURLGTE(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldGTE(FieldWebhookURL, v))
+}
+
+// WebhookURLLT applies the LT predicate on the "webhook_url" field.
+func WebhookURLLT(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldLT(FieldWebhookURL, v))
+}
+
+// WebhookURLLTE applies the LTE predicate on the "webhook_url" field.
+func WebhookURLLTE(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldLTE(FieldWebhookURL, v))
+}
+
+// WebhookURLContains applies the Contains predicate on the "webhook_url" field.
+func WebhookURLContains(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldContains(FieldWebhookURL, v))
+}
+
+// WebhookURLHasPrefix applies the HasPrefix predicate on the "webhook_url" field.
+func WebhookURLHasPrefix(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldHasPrefix(FieldWebhookURL, v))
+}
+
+// WebhookURLHasSuffix applies the HasSuffix predicate on the "webhook_url" field.
+func WebhookURLHasSuffix(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldHasSuffix(FieldWebhookURL, v))
+}
+
+// WebhookURLIsNil applies the IsNil predicate on the "webhook_url" field.
+func WebhookURLIsNil() predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldIsNull(FieldWebhookURL))
+}
+
+// WebhookURLNotNil applies the NotNil predicate on the "webhook_url" field.
+func WebhookURLNotNil() predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldNotNull(FieldWebhookURL))
+}
+
+// WebhookURLEqualFold applies the EqualFold predicate on the "webhook_url" field.
+func WebhookURLEqualFold(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldEqualFold(FieldWebhookURL, v))
+}
+
+// WebhookURLContainsFold applies the ContainsFold predicate on the "webhook_url" field.
+func WebhookURLContainsFold(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldContainsFold(FieldWebhookURL, v))
+}
+
+// WebhookSecretEQ applies the EQ predicate on the "webhook_secret" field.
+func WebhookSecretEQ(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldEQ(FieldWebhookSecret, v))
+}
+
+// WebhookSecretNEQ applies the NEQ predicate on the "webhook_secret" field.
+func WebhookSecretNEQ(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldNEQ(FieldWebhookSecret, v))
+}
+
+// WebhookSecretIn applies the In predicate on the "webhook_secret" field.
+func WebhookSecretIn(vs ...string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldIn(FieldWebhookSecret, vs...))
+}
+
+// WebhookSecretNotIn applies the NotIn predicate on the "webhook_secret" field.
+func WebhookSecretNotIn(vs ...string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldNotIn(FieldWebhookSecret, vs...))
+}
+
+// WebhookSecretGT applies the GT predicate on the "webhook_secret" field.
+func WebhookSecretGT(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldGT(FieldWebhookSecret, v))
+}
+
+// WebhookSecretGTE applies the GTE predicate on the "webhook_secret" field.
+func WebhookSecretGTE(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldGTE(FieldWebhookSecret, v))
+}
+
+// WebhookSecretLT applies the LT predicate on the "webhook_secret" field.
+func WebhookSecretLT(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldLT(FieldWebhookSecret, v))
+}
+
+// WebhookSecretLTE applies the LTE predicate on the "webhook_secret" field.
+func WebhookSecretLTE(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldLTE(FieldWebhookSecret, v))
+}
+
+// WebhookSecretContains applies the Contains predicate on the "webhook_secret" field.
+func WebhookSecretContains(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldContains(FieldWebhookSecret, v))
+}
+
+// WebhookSecretHasPrefix applies the HasPrefix predicate on the "webhook_secret" field.
+func WebhookSecretHasPrefix(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldHasPrefix(FieldWebhookSecret, v))
+}
+
+// WebhookSecretHasSuffix applies the HasSuffix predicate on the "webhook_secret" field.
+func WebhookSecretHasSuffix(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldHasSuffix(FieldWebhookSecret, v))
+}
+
+// WebhookSecretIsNil applies the IsNil predicate on the "webhook_secret" field.
+func WebhookSecretIsNil() predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldIsNull(FieldWebhookSecret))
+}
+
+// WebhookSecretNotNil applies the NotNil predicate on the "webhook_secret" field.
+func WebhookSecretNotNil() predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldNotNull(FieldWebhookSecret))
+}
+
+// WebhookSecretEqualFold applies the EqualFold predicate on the "webhook_secret" field.
+func WebhookSecretEqualFold(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldEqualFold(FieldWebhookSecret, v))
+}
+
+// WebhookSecretContainsFold applies the ContainsFold predicate on the "webhook_secret" field.
+func WebhookSecretContainsFold(v string) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(sql.FieldContainsFold(FieldWebhookSecret, v))
+}
+
 // HasAdmin applies the HasEdge predicate on the "admin" edge.
 func HasAdmin() predicate.MaintainerGroup {
 	return predicate.MaintainerGroup(func(s *sql.Selector) {
@@ -353,6 +513,29 @@ func HasMembers() predicate.MaintainerGroup {
 func HasMembersWith(preds ...predicate.Maintainer) predicate.MaintainerGroup {
 	return predicate.MaintainerGroup(func(s *sql.Selector) {
 		step := newMembersStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasDeliveries applies the HasEdge predicate on the "deliveries" edge.
+func HasDeliveries() predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, DeliveriesTable, DeliveriesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasDeliveriesWith applies the HasEdge predicate on the "deliveries" edge with a given conditions (other predicates).
+func HasDeliveriesWith(preds ...predicate.HookDelivery) predicate.MaintainerGroup {
+	return predicate.MaintainerGroup(func(s *sql.Selector) {
+		step := newDeliveriesStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -68,8 +68,15 @@ var (
 		{Name: "last_seen_at", Type: field.TypeTime},
 		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "closed_by", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "acknowledged_at", Type: field.TypeTime, Nullable: true},
+		{Name: "acknowledged_by", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "labels", Type: field.TypeJSON, Nullable: true},
+		{Name: "source", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "alert_suppresses", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_alerts", Type: field.TypeInt, Nullable: true},
 		{Name: "host_alerts", Type: field.TypeInt, Nullable: true},
+		{Name: "power_zone_alerts", Type: field.TypeInt, Nullable: true},
+		{Name: "rack_alerts", Type: field.TypeInt, Nullable: true},
 	}
 	// AlertsTable holds the schema information for the "alerts" table.
 	AlertsTable = &schema.Table{
@@ -78,15 +85,33 @@ var (
 		PrimaryKey: []*schema.Column{AlertsColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
+				Symbol:     "alerts_alerts_suppresses",
+				Columns:    []*schema.Column{AlertsColumns[17]},
+				RefColumns: []*schema.Column{AlertsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
 				Symbol:     "alerts_compute_nodes_alerts",
-				Columns:    []*schema.Column{AlertsColumns[13]},
+				Columns:    []*schema.Column{AlertsColumns[18]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "alerts_hosts_alerts",
-				Columns:    []*schema.Column{AlertsColumns[14]},
+				Columns:    []*schema.Column{AlertsColumns[19]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "alerts_power_zones_alerts",
+				Columns:    []*schema.Column{AlertsColumns[20]},
+				RefColumns: []*schema.Column{PowerZonesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "alerts_racks_alerts",
+				Columns:    []*schema.Column{AlertsColumns[21]},
+				RefColumns: []*schema.Column{RacksColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 		},
@@ -102,9 +127,12 @@ var (
 				Columns: []*schema.Column{AlertsColumns[5], AlertsColumns[4]},
 			},
 			{
-				Name:    "alert_fingerprint",
-				Unique:  false,
+				Name:    "alert_open_fingerprint",
+				Unique:  true,
 				Columns: []*schema.Column{AlertsColumns[7]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "status = 'OPEN' AND fingerprint IS NOT NULL AND fingerprint <> ''",
+				},
 			},
 		},
 	}
@@ -119,6 +147,7 @@ var (
 		{Name: "observed_state", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "generation", Type: field.TypeInt64, Default: 1},
 		{Name: "vm_id", Type: field.TypeInt, Nullable: true},
+		{Name: "config_drive", Type: field.TypeString, Nullable: true, Size: 2147483647},
 		{Name: "compute_node_assignments", Type: field.TypeInt},
 		{Name: "virtual_machine_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "volume_assignments", Type: field.TypeInt, Nullable: true},
@@ -131,19 +160,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "assignments_compute_nodes_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[9]},
+				Columns:    []*schema.Column{AssignmentsColumns[10]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "assignments_virtual_machines_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[10]},
+				Columns:    []*schema.Column{AssignmentsColumns[11]},
 				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "assignments_volumes_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[11]},
+				Columns:    []*schema.Column{AssignmentsColumns[12]},
 				RefColumns: []*schema.Column{VolumesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -241,6 +270,35 @@ var (
 			},
 		},
 	}
+	// ChecksColumns holds the columns for the "checks" table.
+	ChecksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString, Unique: true, Size: 128},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
+		{Name: "builtin", Type: field.TypeEnum, Nullable: true, Enums: []string{"LIBVIRTD_REACHABLE", "STORAGE_POOL_FREE", "DOMAIN_STATE_DRIFT", "NIC_LINK"}},
+		{Name: "command", Type: field.TypeString, Nullable: true, Size: 4096},
+		{Name: "interval_seconds", Type: field.TypeInt, Default: 60},
+		{Name: "timeout_seconds", Type: field.TypeInt, Default: 10},
+		{Name: "occurrences", Type: field.TypeInt, Default: 1},
+		{Name: "reissue_duration_seconds", Type: field.TypeInt, Default: 3600},
+		{Name: "label_selector", Type: field.TypeJSON, Nullable: true},
+		{Name: "enabled", Type: field.TypeBool, Default: true},
+	}
+	// ChecksTable holds the schema information for the "checks" table.
+	ChecksTable = &schema.Table{
+		Name:       "checks",
+		Columns:    ChecksColumns,
+		PrimaryKey: []*schema.Column{ChecksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "check_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{ChecksColumns[1]},
+			},
+		},
+	}
 	// ClustersColumns holds the columns for the "clusters" table.
 	ClustersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -250,6 +308,7 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "weight", Type: field.TypeInt, Default: 100},
+		{Name: "check_clusters", Type: field.TypeInt, Nullable: true},
 		{Name: "datacenter_clusters", Type: field.TypeInt},
 		{Name: "region_clusters", Type: field.TypeInt},
 	}
@@ -260,14 +319,20 @@ var (
 		PrimaryKey: []*schema.Column{ClustersColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
-				Symbol:     "clusters_datacenters_clusters",
+				Symbol:     "clusters_checks_clusters",
 				Columns:    []*schema.Column{ClustersColumns[7]},
+				RefColumns: []*schema.Column{ChecksColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "clusters_datacenters_clusters",
+				Columns:    []*schema.Column{ClustersColumns[8]},
 				RefColumns: []*schema.Column{DatacentersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "clusters_regions_clusters",
-				Columns:    []*schema.Column{ClustersColumns[8]},
+				Columns:    []*schema.Column{ClustersColumns[9]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -311,6 +376,7 @@ var (
 		{Name: "auto_drain_interval_seconds", Type: field.TypeInt, Default: 1800},
 		{Name: "alerts_enabled", Type: field.TypeBool, Default: true},
 		{Name: "availability_zone_nodes", Type: field.TypeInt, Nullable: true},
+		{Name: "check_nodes", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_nodes", Type: field.TypeInt},
 		{Name: "host_node", Type: field.TypeInt, Unique: true},
 	}
@@ -327,14 +393,20 @@ var (
 				OnDelete:   schema.SetNull,
 			},
 			{
-				Symbol:     "compute_nodes_clusters_nodes",
+				Symbol:     "compute_nodes_checks_nodes",
 				Columns:    []*schema.Column{ComputeNodesColumns[29]},
+				RefColumns: []*schema.Column{ChecksColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "compute_nodes_clusters_nodes",
+				Columns:    []*schema.Column{ComputeNodesColumns[30]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[30]},
+				Columns:    []*schema.Column{ComputeNodesColumns[31]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -348,7 +420,7 @@ var (
 			{
 				Name:    "computenode_cluster_nodes",
 				Unique:  false,
-				Columns: []*schema.Column{ComputeNodesColumns[29]},
+				Columns: []*schema.Column{ComputeNodesColumns[30]},
 			},
 		},
 	}
@@ -402,7 +474,12 @@ var (
 		{Name: "silenced", Type: field.TypeBool, Default: false},
 		{Name: "first_seen_at", Type: field.TypeTime},
 		{Name: "last_seen_at", Type: field.TypeTime},
+		{Name: "labels", Type: field.TypeJSON, Nullable: true},
+		{Name: "processed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "outcome", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "alert_events", Type: field.TypeInt, Nullable: true},
+		{Name: "check_events", Type: field.TypeInt, Nullable: true},
+		{Name: "cluster_events", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_events", Type: field.TypeInt, Nullable: true},
 		{Name: "host_events", Type: field.TypeInt, Nullable: true},
 	}
@@ -414,19 +491,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "events_alerts_events",
-				Columns:    []*schema.Column{EventsColumns[12]},
+				Columns:    []*schema.Column{EventsColumns[15]},
 				RefColumns: []*schema.Column{AlertsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
+				Symbol:     "events_checks_events",
+				Columns:    []*schema.Column{EventsColumns[16]},
+				RefColumns: []*schema.Column{ChecksColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "events_clusters_events",
+				Columns:    []*schema.Column{EventsColumns[17]},
+				RefColumns: []*schema.Column{ClustersColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
 				Symbol:     "events_compute_nodes_events",
-				Columns:    []*schema.Column{EventsColumns[13]},
+				Columns:    []*schema.Column{EventsColumns[18]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "events_hosts_events",
-				Columns:    []*schema.Column{EventsColumns[14]},
+				Columns:    []*schema.Column{EventsColumns[19]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -465,6 +554,16 @@ var (
 		{Name: "hook_url", Type: field.TypeString, Nullable: true, Size: 2048},
 		{Name: "aggregate_window_seconds", Type: field.TypeInt, Default: 0},
 		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "node_pattern", Type: field.TypeString, Size: 256, Default: "*"},
+		{Name: "host_pattern", Type: field.TypeString, Size: 256, Default: "*"},
+		{Name: "rack_pattern", Type: field.TypeString, Size: 256, Default: "*"},
+		{Name: "cluster_pattern", Type: field.TypeString, Size: 256, Default: "*"},
+		{Name: "label_matchers", Type: field.TypeJSON, Nullable: true},
+		{Name: "occurrences", Type: field.TypeInt, Default: 1},
+		{Name: "reissue_seconds", Type: field.TypeInt, Default: 0},
+		{Name: "group_by", Type: field.TypeJSON, Nullable: true},
+		{Name: "group_interval_seconds", Type: field.TypeInt, Default: 300},
+		{Name: "hook_secret", Type: field.TypeString, Nullable: true, Size: 256},
 	}
 	// EventRulesTable holds the schema information for the "event_rules" table.
 	EventRulesTable = &schema.Table{
@@ -593,6 +692,62 @@ var (
 				Name:    "globalservice_name_tenant_global_services",
 				Unique:  true,
 				Columns: []*schema.Column{GlobalServicesColumns[3], GlobalServicesColumns[8]},
+			},
+		},
+	}
+	// HookDeliveriesColumns holds the columns for the "hook_deliveries" table.
+	HookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "url", Type: field.TypeString, Size: 2048},
+		{Name: "idempotency_key", Type: field.TypeString, Unique: true, Size: 256},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "DELIVERED", "FAILED"}, Default: "PENDING"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "response_status", Type: field.TypeInt, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "payload", Type: field.TypeString, Size: 1048576},
+		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "alert_deliveries", Type: field.TypeInt, Nullable: true},
+		{Name: "event_rule_deliveries", Type: field.TypeInt, Nullable: true},
+		{Name: "maintainer_group_deliveries", Type: field.TypeInt, Nullable: true},
+	}
+	// HookDeliveriesTable holds the schema information for the "hook_deliveries" table.
+	HookDeliveriesTable = &schema.Table{
+		Name:       "hook_deliveries",
+		Columns:    HookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{HookDeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "hook_deliveries_alerts_deliveries",
+				Columns:    []*schema.Column{HookDeliveriesColumns[12]},
+				RefColumns: []*schema.Column{AlertsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "hook_deliveries_event_rules_deliveries",
+				Columns:    []*schema.Column{HookDeliveriesColumns[13]},
+				RefColumns: []*schema.Column{EventRulesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "hook_deliveries_maintainer_groups_deliveries",
+				Columns:    []*schema.Column{HookDeliveriesColumns[14]},
+				RefColumns: []*schema.Column{MaintainerGroupsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "hookdelivery_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{HookDeliveriesColumns[1]},
+			},
+			{
+				Name:    "hookdelivery_status",
+				Unique:  false,
+				Columns: []*schema.Column{HookDeliveriesColumns[5]},
 			},
 		},
 	}
@@ -801,7 +956,9 @@ var (
 		{Name: "source", Type: field.TypeString, Size: 2048},
 		{Name: "format", Type: field.TypeEnum, Enums: []string{"QCOW2", "RAW", "ISO"}, Default: "QCOW2"},
 		{Name: "checksum", Type: field.TypeString, Nullable: true, Size: 128},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"ACTIVE", "DEPRECATED"}, Default: "ACTIVE"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "DOWNLOADING", "ACTIVE", "ERROR", "DEPRECATED"}, Default: "PENDING"},
+		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "size_bytes", Type: field.TypeInt64, Default: 0},
 	}
 	// ImagesTable holds the schema information for the "images" table.
 	ImagesTable = &schema.Table{
@@ -813,6 +970,46 @@ var (
 				Name:    "image_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{ImagesColumns[1]},
+			},
+		},
+	}
+	// JoinTokensColumns holds the columns for the "join_tokens" table.
+	JoinTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "token_hash", Type: field.TypeString, Unique: true},
+		{Name: "prefix", Type: field.TypeString, Size: 16},
+		{Name: "node_name", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "join_token_cluster", Type: field.TypeInt, Nullable: true},
+		{Name: "join_token_node", Type: field.TypeInt, Nullable: true},
+	}
+	// JoinTokensTable holds the schema information for the "join_tokens" table.
+	JoinTokensTable = &schema.Table{
+		Name:       "join_tokens",
+		Columns:    JoinTokensColumns,
+		PrimaryKey: []*schema.Column{JoinTokensColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "join_tokens_clusters_cluster",
+				Columns:    []*schema.Column{JoinTokensColumns[8]},
+				RefColumns: []*schema.Column{ClustersColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "join_tokens_compute_nodes_node",
+				Columns:    []*schema.Column{JoinTokensColumns[9]},
+				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "jointoken_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{JoinTokensColumns[1]},
 			},
 		},
 	}
@@ -919,7 +1116,8 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString, Size: 128},
 		{Name: "algorithm", Type: field.TypeEnum, Enums: []string{"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_HASH"}, Default: "ROUND_ROBIN"},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "ACTIVE", "DELETING", "ERROR"}, Default: "INITIALIZING"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "NOT_REALIZED", "ACTIVE", "DELETING", "ERROR"}, Default: "INITIALIZING"},
+		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "region_service_load_balancer", Type: field.TypeInt, Unique: true, Nullable: true},
 		{Name: "tenant_load_balancers", Type: field.TypeInt},
 	}
@@ -931,13 +1129,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "load_balancers_region_services_load_balancer",
-				Columns:    []*schema.Column{LoadBalancersColumns[6]},
+				Columns:    []*schema.Column{LoadBalancersColumns[7]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "load_balancers_tenants_load_balancers",
-				Columns:    []*schema.Column{LoadBalancersColumns[7]},
+				Columns:    []*schema.Column{LoadBalancersColumns[8]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -951,7 +1149,7 @@ var (
 			{
 				Name:    "loadbalancer_name_tenant_load_balancers",
 				Unique:  true,
-				Columns: []*schema.Column{LoadBalancersColumns[3], LoadBalancersColumns[7]},
+				Columns: []*schema.Column{LoadBalancersColumns[3], LoadBalancersColumns[8]},
 			},
 		},
 	}
@@ -995,6 +1193,8 @@ var (
 		{Name: "name", Type: field.TypeString, Unique: true, Size: 128},
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"ACTIVE", "INACTIVE"}, Default: "ACTIVE"},
+		{Name: "webhook_url", Type: field.TypeString, Nullable: true, Size: 2048},
+		{Name: "webhook_secret", Type: field.TypeString, Nullable: true, Size: 256},
 		{Name: "maintainer_administered_groups", Type: field.TypeInt, Nullable: true},
 	}
 	// MaintainerGroupsTable holds the schema information for the "maintainer_groups" table.
@@ -1005,7 +1205,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "maintainer_groups_maintainers_administered_groups",
-				Columns:    []*schema.Column{MaintainerGroupsColumns[6]},
+				Columns:    []*schema.Column{MaintainerGroupsColumns[8]},
 				RefColumns: []*schema.Column{MaintainersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -1064,6 +1264,7 @@ var (
 		{Name: "vlan", Type: field.TypeInt, Nullable: true},
 		{Name: "gateway", Type: field.TypeString, Nullable: true},
 		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"MANAGEMENT", "SERVICE", "VM", "STORAGE"}, Default: "VM"},
+		{Name: "dns_servers", Type: field.TypeJSON, Nullable: true},
 		{Name: "datacenter_networks", Type: field.TypeInt, Nullable: true},
 		{Name: "network_zone_networks", Type: field.TypeInt, Nullable: true},
 		{Name: "tenant_networks", Type: field.TypeInt, Nullable: true},
@@ -1076,19 +1277,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "networks_datacenters_networks",
-				Columns:    []*schema.Column{NetworksColumns[9]},
+				Columns:    []*schema.Column{NetworksColumns[10]},
 				RefColumns: []*schema.Column{DatacentersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "networks_network_zones_networks",
-				Columns:    []*schema.Column{NetworksColumns[10]},
+				Columns:    []*schema.Column{NetworksColumns[11]},
 				RefColumns: []*schema.Column{NetworkZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "networks_tenants_networks",
-				Columns:    []*schema.Column{NetworksColumns[11]},
+				Columns:    []*schema.Column{NetworksColumns[12]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -1191,6 +1392,7 @@ var (
 		{Name: "acked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
 		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "headers", Type: field.TypeJSON, Nullable: true},
 	}
 	// OutboxTasksTable holds the schema information for the "outbox_tasks" table.
 	OutboxTasksTable = &schema.Table{
@@ -1510,6 +1712,7 @@ var (
 		{Name: "replicas", Type: field.TypeInt, Default: 1},
 		{Name: "schedule_policy", Type: field.TypeJSON, Nullable: true},
 		{Name: "allow_partial", Type: field.TypeBool, Default: false},
+		{Name: "load_balanced", Type: field.TypeBool, Default: false},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "CREATING", "ACTIVE", "UPDATING", "DELETING", "DELETED", "ERROR"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "status_changed_at", Type: field.TypeTime},
@@ -1527,31 +1730,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "region_services_flavors_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[11]},
+				Columns:    []*schema.Column{RegionServicesColumns[12]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "region_services_global_services_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[12]},
+				Columns:    []*schema.Column{RegionServicesColumns[13]},
 				RefColumns: []*schema.Column{GlobalServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "region_services_images_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[13]},
+				Columns:    []*schema.Column{RegionServicesColumns[14]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "region_services_regions_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[14]},
+				Columns:    []*schema.Column{RegionServicesColumns[15]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "region_services_tenants_region_services",
-				Columns:    []*schema.Column{RegionServicesColumns[15]},
+				Columns:    []*schema.Column{RegionServicesColumns[16]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1565,7 +1768,7 @@ var (
 			{
 				Name:    "regionservice_name_tenant_region_services",
 				Unique:  true,
-				Columns: []*schema.Column{RegionServicesColumns[3], RegionServicesColumns[15]},
+				Columns: []*schema.Column{RegionServicesColumns[3], RegionServicesColumns[16]},
 			},
 		},
 	}
@@ -1624,6 +1827,87 @@ var (
 			},
 		},
 	}
+	// RuleStatesColumns holds the columns for the "rule_states" table.
+	RuleStatesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "rule_id", Type: field.TypeInt},
+		{Name: "key", Type: field.TypeString, Size: 512},
+		{Name: "last_status", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "consecutive", Type: field.TypeInt, Default: 0},
+		{Name: "last_issued_at", Type: field.TypeTime, Nullable: true},
+		{Name: "issued_status", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "pending", Type: field.TypeInt, Default: 0},
+		{Name: "last_event_id", Type: field.TypeInt, Default: 0},
+	}
+	// RuleStatesTable holds the schema information for the "rule_states" table.
+	RuleStatesTable = &schema.Table{
+		Name:       "rule_states",
+		Columns:    RuleStatesColumns,
+		PrimaryKey: []*schema.Column{RuleStatesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "rulestate_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RuleStatesColumns[1]},
+			},
+			{
+				Name:    "rulestate_rule_id_key",
+				Unique:  true,
+				Columns: []*schema.Column{RuleStatesColumns[3], RuleStatesColumns[4]},
+			},
+		},
+	}
+	// SSHKeysColumns holds the columns for the "ssh_keys" table.
+	SSHKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString, Size: 64},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
+		{Name: "public_key", Type: field.TypeString, Size: 16384},
+		{Name: "fingerprint", Type: field.TypeString, Nullable: true},
+		{Name: "tenant_ssh_keys", Type: field.TypeInt, Nullable: true},
+		{Name: "user_ssh_keys", Type: field.TypeInt, Nullable: true},
+	}
+	// SSHKeysTable holds the schema information for the "ssh_keys" table.
+	SSHKeysTable = &schema.Table{
+		Name:       "ssh_keys",
+		Columns:    SSHKeysColumns,
+		PrimaryKey: []*schema.Column{SSHKeysColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "ssh_keys_tenants_ssh_keys",
+				Columns:    []*schema.Column{SSHKeysColumns[7]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "ssh_keys_users_ssh_keys",
+				Columns:    []*schema.Column{SSHKeysColumns[8]},
+				RefColumns: []*schema.Column{UsersColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sshkey_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SSHKeysColumns[1]},
+			},
+			{
+				Name:    "sshkey_name_tenant_ssh_keys",
+				Unique:  true,
+				Columns: []*schema.Column{SSHKeysColumns[3], SSHKeysColumns[7]},
+			},
+			{
+				Name:    "sshkey_name_user_ssh_keys",
+				Unique:  true,
+				Columns: []*schema.Column{SSHKeysColumns[3], SSHKeysColumns[8]},
+			},
+		},
+	}
 	// ServiceMeshesColumns holds the columns for the "service_meshes" table.
 	ServiceMeshesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -1647,6 +1931,38 @@ var (
 			},
 		},
 	}
+	// SilencesColumns holds the columns for the "silences" table.
+	SilencesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "check_name_pattern", Type: field.TypeString, Size: 256, Default: "*"},
+		{Name: "node_pattern", Type: field.TypeString, Size: 256, Default: "*"},
+		{Name: "host_pattern", Type: field.TypeString, Size: 256, Default: "*"},
+		{Name: "label_matchers", Type: field.TypeJSON, Nullable: true},
+		{Name: "starts_at", Type: field.TypeTime},
+		{Name: "ends_at", Type: field.TypeTime},
+		{Name: "created_by", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "comment", Type: field.TypeString, Size: 4096},
+	}
+	// SilencesTable holds the schema information for the "silences" table.
+	SilencesTable = &schema.Table{
+		Name:       "silences",
+		Columns:    SilencesColumns,
+		PrimaryKey: []*schema.Column{SilencesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "silence_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SilencesColumns[1]},
+			},
+			{
+				Name:    "silence_ends_at",
+				Unique:  false,
+				Columns: []*schema.Column{SilencesColumns[8]},
+			},
+		},
+	}
 	// TenantsColumns holds the columns for the "tenants" table.
 	TenantsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -1656,12 +1972,21 @@ var (
 		{Name: "display_name", Type: field.TypeString, Nullable: true, Size: 128},
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"ACTIVE", "SUSPENDED"}, Default: "ACTIVE"},
+		{Name: "tenant_default_vm_network", Type: field.TypeInt, Nullable: true},
 	}
 	// TenantsTable holds the schema information for the "tenants" table.
 	TenantsTable = &schema.Table{
 		Name:       "tenants",
 		Columns:    TenantsColumns,
 		PrimaryKey: []*schema.Column{TenantsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "tenants_networks_default_vm_network",
+				Columns:    []*schema.Column{TenantsColumns[7]},
+				RefColumns: []*schema.Column{NetworksColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
 		Indexes: []*schema.Index{
 			{
 				Name:    "tenant_created_at",
@@ -1753,9 +2078,12 @@ var (
 		{Name: "schedule_policy", Type: field.TypeJSON, Nullable: true},
 		{Name: "revision", Type: field.TypeInt, Default: 1},
 		{Name: "max_revision_history", Type: field.TypeInt, Default: 10},
+		{Name: "revision_history", Type: field.TypeJSON, Nullable: true},
 		{Name: "allocated_vcpus", Type: field.TypeInt, Default: 0},
 		{Name: "allocated_memory_mb", Type: field.TypeInt64, Default: 0},
 		{Name: "allocated_disk_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "user_data", Type: field.TypeString, Nullable: true, Size: 65536},
+		{Name: "availability_zone_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "flavor_virtual_machines", Type: field.TypeInt},
@@ -1772,50 +2100,56 @@ var (
 		PrimaryKey: []*schema.Column{VirtualMachinesColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
+				Symbol:     "virtual_machines_availability_zones_virtual_machines",
+				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
+				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[17]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[18]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[25]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[26]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[27]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1829,7 +2163,7 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[24]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[27]},
 			},
 			{
 				Name:    "virtualmachine_status",
@@ -1839,12 +2173,12 @@ var (
 			{
 				Name:    "virtualmachine_compute_node_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[18]},
+				Columns: []*schema.Column{VirtualMachinesColumns[21]},
 			},
 			{
 				Name:    "virtualmachine_region_service_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[23]},
+				Columns: []*schema.Column{VirtualMachinesColumns[26]},
 			},
 		},
 	}
@@ -1854,10 +2188,12 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString, Size: 128},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "size_gb", Type: field.TypeInt64},
 		{Name: "type", Type: field.TypeEnum, Enums: []string{"HDD", "SSD", "NVME"}, Default: "SSD"},
 		{Name: "storage_pool", Type: field.TypeString, Nullable: true, Size: 128},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "AVAILABLE", "ATTACHED", "DELETING", "ERROR"}, Default: "PENDING"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "CREATING", "AVAILABLE", "ATTACHING", "ATTACHED", "DETACHING", "DELETING", "ERROR"}, Default: "PENDING"},
+		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "compute_node_volumes", Type: field.TypeInt, Nullable: true},
 		{Name: "tenant_volumes", Type: field.TypeInt},
 		{Name: "virtual_machine_volumes", Type: field.TypeInt, Nullable: true},
@@ -1870,19 +2206,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "volumes_compute_nodes_volumes",
-				Columns:    []*schema.Column{VolumesColumns[8]},
+				Columns:    []*schema.Column{VolumesColumns[10]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "volumes_tenants_volumes",
-				Columns:    []*schema.Column{VolumesColumns[9]},
+				Columns:    []*schema.Column{VolumesColumns[11]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "volumes_virtual_machines_volumes",
-				Columns:    []*schema.Column{VolumesColumns[10]},
+				Columns:    []*schema.Column{VolumesColumns[12]},
 				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -1896,7 +2232,7 @@ var (
 			{
 				Name:    "volume_name_tenant_volumes",
 				Unique:  true,
-				Columns: []*schema.Column{VolumesColumns[3], VolumesColumns[9]},
+				Columns: []*schema.Column{VolumesColumns[3], VolumesColumns[11]},
 			},
 		},
 	}
@@ -2325,6 +2661,31 @@ var (
 			},
 		},
 	}
+	// RegionServiceNetworksColumns holds the columns for the "region_service_networks" table.
+	RegionServiceNetworksColumns = []*schema.Column{
+		{Name: "region_service_id", Type: field.TypeInt},
+		{Name: "network_id", Type: field.TypeInt},
+	}
+	// RegionServiceNetworksTable holds the schema information for the "region_service_networks" table.
+	RegionServiceNetworksTable = &schema.Table{
+		Name:       "region_service_networks",
+		Columns:    RegionServiceNetworksColumns,
+		PrimaryKey: []*schema.Column{RegionServiceNetworksColumns[0], RegionServiceNetworksColumns[1]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "region_service_networks_region_service_id",
+				Columns:    []*schema.Column{RegionServiceNetworksColumns[0]},
+				RefColumns: []*schema.Column{RegionServicesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "region_service_networks_network_id",
+				Columns:    []*schema.Column{RegionServiceNetworksColumns[1]},
+				RefColumns: []*schema.Column{NetworksColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
 	// TenantMembersColumns holds the columns for the "tenant_members" table.
 	TenantMembersColumns = []*schema.Column{
 		{Name: "tenant_id", Type: field.TypeInt},
@@ -2350,6 +2711,56 @@ var (
 			},
 		},
 	}
+	// VirtualMachineNetworksColumns holds the columns for the "virtual_machine_networks" table.
+	VirtualMachineNetworksColumns = []*schema.Column{
+		{Name: "virtual_machine_id", Type: field.TypeInt},
+		{Name: "network_id", Type: field.TypeInt},
+	}
+	// VirtualMachineNetworksTable holds the schema information for the "virtual_machine_networks" table.
+	VirtualMachineNetworksTable = &schema.Table{
+		Name:       "virtual_machine_networks",
+		Columns:    VirtualMachineNetworksColumns,
+		PrimaryKey: []*schema.Column{VirtualMachineNetworksColumns[0], VirtualMachineNetworksColumns[1]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "virtual_machine_networks_virtual_machine_id",
+				Columns:    []*schema.Column{VirtualMachineNetworksColumns[0]},
+				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "virtual_machine_networks_network_id",
+				Columns:    []*schema.Column{VirtualMachineNetworksColumns[1]},
+				RefColumns: []*schema.Column{NetworksColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
+	// VirtualMachineSSHKeysColumns holds the columns for the "virtual_machine_ssh_keys" table.
+	VirtualMachineSSHKeysColumns = []*schema.Column{
+		{Name: "virtual_machine_id", Type: field.TypeInt},
+		{Name: "ssh_key_id", Type: field.TypeInt},
+	}
+	// VirtualMachineSSHKeysTable holds the schema information for the "virtual_machine_ssh_keys" table.
+	VirtualMachineSSHKeysTable = &schema.Table{
+		Name:       "virtual_machine_ssh_keys",
+		Columns:    VirtualMachineSSHKeysColumns,
+		PrimaryKey: []*schema.Column{VirtualMachineSSHKeysColumns[0], VirtualMachineSSHKeysColumns[1]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "virtual_machine_ssh_keys_virtual_machine_id",
+				Columns:    []*schema.Column{VirtualMachineSSHKeysColumns[0]},
+				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "virtual_machine_ssh_keys_ssh_key_id",
+				Columns:    []*schema.Column{VirtualMachineSSHKeysColumns[1]},
+				RefColumns: []*schema.Column{SSHKeysColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APITokensTable,
@@ -2357,6 +2768,7 @@ var (
 		AssignmentsTable,
 		AuditLogsTable,
 		AvailabilityZonesTable,
+		ChecksTable,
 		ClustersTable,
 		ComputeNodesTable,
 		DatacentersTable,
@@ -2365,11 +2777,13 @@ var (
 		FlavorsTable,
 		FloorsTable,
 		GlobalServicesTable,
+		HookDeliveriesTable,
 		HostsTable,
 		HostGroupsTable,
 		IPAddressesTable,
 		IPRangesTable,
 		ImagesTable,
+		JoinTokensTable,
 		KubernetesClustersTable,
 		LinksTable,
 		LoadBalancersTable,
@@ -2389,7 +2803,10 @@ var (
 		RegionsTable,
 		RegionServicesTable,
 		RoleBindingsTable,
+		RuleStatesTable,
+		SSHKeysTable,
 		ServiceMeshesTable,
+		SilencesTable,
 		TenantsTable,
 		UsageRecordsTable,
 		UsersTable,
@@ -2412,7 +2829,10 @@ var (
 		MaintainerGroupKubernetesClustersTable,
 		MaintenanceHostsTable,
 		MaintenanceNodesTable,
+		RegionServiceNetworksTable,
 		TenantMembersTable,
+		VirtualMachineNetworksTable,
+		VirtualMachineSSHKeysTable,
 	}
 )
 
@@ -2422,8 +2842,11 @@ func init() {
 	APITokensTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(0),
 	}
-	AlertsTable.ForeignKeys[0].RefTable = ComputeNodesTable
-	AlertsTable.ForeignKeys[1].RefTable = HostsTable
+	AlertsTable.ForeignKeys[0].RefTable = AlertsTable
+	AlertsTable.ForeignKeys[1].RefTable = ComputeNodesTable
+	AlertsTable.ForeignKeys[2].RefTable = HostsTable
+	AlertsTable.ForeignKeys[3].RefTable = PowerZonesTable
+	AlertsTable.ForeignKeys[4].RefTable = RacksTable
 	AlertsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(4294967296),
 	}
@@ -2440,14 +2863,19 @@ func init() {
 	AvailabilityZonesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(17179869184),
 	}
-	ClustersTable.ForeignKeys[0].RefTable = DatacentersTable
-	ClustersTable.ForeignKeys[1].RefTable = RegionsTable
+	ChecksTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(184683593728),
+	}
+	ClustersTable.ForeignKeys[0].RefTable = ChecksTable
+	ClustersTable.ForeignKeys[1].RefTable = DatacentersTable
+	ClustersTable.ForeignKeys[2].RefTable = RegionsTable
 	ClustersTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(21474836480),
 	}
 	ComputeNodesTable.ForeignKeys[0].RefTable = AvailabilityZonesTable
-	ComputeNodesTable.ForeignKeys[1].RefTable = ClustersTable
-	ComputeNodesTable.ForeignKeys[2].RefTable = HostsTable
+	ComputeNodesTable.ForeignKeys[1].RefTable = ChecksTable
+	ComputeNodesTable.ForeignKeys[2].RefTable = ClustersTable
+	ComputeNodesTable.ForeignKeys[3].RefTable = HostsTable
 	ComputeNodesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(25769803776),
 	}
@@ -2456,8 +2884,10 @@ func init() {
 		IncrementStart: func(i int) *int { return &i }(30064771072),
 	}
 	EventsTable.ForeignKeys[0].RefTable = AlertsTable
-	EventsTable.ForeignKeys[1].RefTable = ComputeNodesTable
-	EventsTable.ForeignKeys[2].RefTable = HostsTable
+	EventsTable.ForeignKeys[1].RefTable = ChecksTable
+	EventsTable.ForeignKeys[2].RefTable = ClustersTable
+	EventsTable.ForeignKeys[3].RefTable = ComputeNodesTable
+	EventsTable.ForeignKeys[4].RefTable = HostsTable
 	EventsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(34359738368),
 	}
@@ -2475,6 +2905,12 @@ func init() {
 	GlobalServicesTable.ForeignKeys[0].RefTable = TenantsTable
 	GlobalServicesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(51539607552),
+	}
+	HookDeliveriesTable.ForeignKeys[0].RefTable = AlertsTable
+	HookDeliveriesTable.ForeignKeys[1].RefTable = EventRulesTable
+	HookDeliveriesTable.ForeignKeys[2].RefTable = MaintainerGroupsTable
+	HookDeliveriesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(188978561024),
 	}
 	HostsTable.ForeignKeys[0].RefTable = NetworkZonesTable
 	HostsTable.ForeignKeys[1].RefTable = PowerZonesTable
@@ -2498,6 +2934,11 @@ func init() {
 	}
 	ImagesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(68719476736),
+	}
+	JoinTokensTable.ForeignKeys[0].RefTable = ClustersTable
+	JoinTokensTable.ForeignKeys[1].RefTable = ComputeNodesTable
+	JoinTokensTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(206158430208),
 	}
 	KubernetesClustersTable.ForeignKeys[0].RefTable = RegionsTable
 	KubernetesClustersTable.ForeignKeys[1].RefTable = ServiceMeshesTable
@@ -2592,9 +3033,21 @@ func init() {
 	RoleBindingsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(171798691840),
 	}
+	RuleStatesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(193273528320),
+	}
+	SSHKeysTable.ForeignKeys[0].RefTable = TenantsTable
+	SSHKeysTable.ForeignKeys[1].RefTable = UsersTable
+	SSHKeysTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(197568495616),
+	}
 	ServiceMeshesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(146028888064),
 	}
+	SilencesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(201863462912),
+	}
+	TenantsTable.ForeignKeys[0].RefTable = NetworksTable
 	TenantsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(150323855360),
 	}
@@ -2605,14 +3058,15 @@ func init() {
 	UsersTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(158913789952),
 	}
-	VirtualMachinesTable.ForeignKeys[0].RefTable = ClustersTable
-	VirtualMachinesTable.ForeignKeys[1].RefTable = ComputeNodesTable
-	VirtualMachinesTable.ForeignKeys[2].RefTable = FlavorsTable
-	VirtualMachinesTable.ForeignKeys[3].RefTable = ImagesTable
-	VirtualMachinesTable.ForeignKeys[4].RefTable = KubernetesClustersTable
-	VirtualMachinesTable.ForeignKeys[5].RefTable = RegionsTable
-	VirtualMachinesTable.ForeignKeys[6].RefTable = RegionServicesTable
-	VirtualMachinesTable.ForeignKeys[7].RefTable = TenantsTable
+	VirtualMachinesTable.ForeignKeys[0].RefTable = AvailabilityZonesTable
+	VirtualMachinesTable.ForeignKeys[1].RefTable = ClustersTable
+	VirtualMachinesTable.ForeignKeys[2].RefTable = ComputeNodesTable
+	VirtualMachinesTable.ForeignKeys[3].RefTable = FlavorsTable
+	VirtualMachinesTable.ForeignKeys[4].RefTable = ImagesTable
+	VirtualMachinesTable.ForeignKeys[5].RefTable = KubernetesClustersTable
+	VirtualMachinesTable.ForeignKeys[6].RefTable = RegionsTable
+	VirtualMachinesTable.ForeignKeys[7].RefTable = RegionServicesTable
+	VirtualMachinesTable.ForeignKeys[8].RefTable = TenantsTable
 	VirtualMachinesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(163208757248),
 	}
@@ -2656,6 +3110,12 @@ func init() {
 	MaintenanceHostsTable.ForeignKeys[1].RefTable = HostsTable
 	MaintenanceNodesTable.ForeignKeys[0].RefTable = MaintenancesTable
 	MaintenanceNodesTable.ForeignKeys[1].RefTable = ComputeNodesTable
+	RegionServiceNetworksTable.ForeignKeys[0].RefTable = RegionServicesTable
+	RegionServiceNetworksTable.ForeignKeys[1].RefTable = NetworksTable
 	TenantMembersTable.ForeignKeys[0].RefTable = TenantsTable
 	TenantMembersTable.ForeignKeys[1].RefTable = UsersTable
+	VirtualMachineNetworksTable.ForeignKeys[0].RefTable = VirtualMachinesTable
+	VirtualMachineNetworksTable.ForeignKeys[1].RefTable = NetworksTable
+	VirtualMachineSSHKeysTable.ForeignKeys[0].RefTable = VirtualMachinesTable
+	VirtualMachineSSHKeysTable.ForeignKeys[1].RefTable = SSHKeysTable
 }

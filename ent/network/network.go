@@ -34,6 +34,8 @@ const (
 	FieldGateway = "gateway"
 	// FieldPurpose holds the string denoting the purpose field in the database.
 	FieldPurpose = "purpose"
+	// FieldDNSServers holds the string denoting the dns_servers field in the database.
+	FieldDNSServers = "dns_servers"
 	// EdgeDatacenter holds the string denoting the datacenter edge name in mutations.
 	EdgeDatacenter = "datacenter"
 	// EdgeNetworkZone holds the string denoting the network_zone edge name in mutations.
@@ -46,6 +48,10 @@ const (
 	EdgeIPAddresses = "ip_addresses"
 	// EdgeIPRanges holds the string denoting the ip_ranges edge name in mutations.
 	EdgeIPRanges = "ip_ranges"
+	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
+	EdgeVirtualMachines = "virtual_machines"
+	// EdgeRegionServices holds the string denoting the region_services edge name in mutations.
+	EdgeRegionServices = "region_services"
 	// Table holds the table name of the network in the database.
 	Table = "networks"
 	// DatacenterTable is the table that holds the datacenter relation/edge.
@@ -90,6 +96,16 @@ const (
 	IPRangesInverseTable = "ip_ranges"
 	// IPRangesColumn is the table column denoting the ip_ranges relation/edge.
 	IPRangesColumn = "network_ip_ranges"
+	// VirtualMachinesTable is the table that holds the virtual_machines relation/edge. The primary key declared below.
+	VirtualMachinesTable = "virtual_machine_networks"
+	// VirtualMachinesInverseTable is the table name for the VirtualMachine entity.
+	// It exists in this package in order to avoid circular dependency with the "virtualmachine" package.
+	VirtualMachinesInverseTable = "virtual_machines"
+	// RegionServicesTable is the table that holds the region_services relation/edge. The primary key declared below.
+	RegionServicesTable = "region_service_networks"
+	// RegionServicesInverseTable is the table name for the RegionService entity.
+	// It exists in this package in order to avoid circular dependency with the "regionservice" package.
+	RegionServicesInverseTable = "region_services"
 )
 
 // Columns holds all SQL columns for network fields.
@@ -103,6 +119,7 @@ var Columns = []string{
 	FieldVlan,
 	FieldGateway,
 	FieldPurpose,
+	FieldDNSServers,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "networks"
@@ -112,6 +129,15 @@ var ForeignKeys = []string{
 	"network_zone_networks",
 	"tenant_networks",
 }
+
+var (
+	// VirtualMachinesPrimaryKey and VirtualMachinesColumn2 are the table columns denoting the
+	// primary key for the virtual_machines relation (M2M).
+	VirtualMachinesPrimaryKey = []string{"virtual_machine_id", "network_id"}
+	// RegionServicesPrimaryKey and RegionServicesColumn2 are the table columns denoting the
+	// primary key for the region_services relation (M2M).
+	RegionServicesPrimaryKey = []string{"region_service_id", "network_id"}
+)
 
 // ValidColumn reports if the column name is valid (part of the table columns).
 func ValidColumn(column string) bool {
@@ -292,6 +318,34 @@ func ByIPRanges(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newIPRangesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByVirtualMachinesCount orders the results by virtual_machines count.
+func ByVirtualMachinesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newVirtualMachinesStep(), opts...)
+	}
+}
+
+// ByVirtualMachines orders the results by virtual_machines terms.
+func ByVirtualMachines(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newVirtualMachinesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByRegionServicesCount orders the results by region_services count.
+func ByRegionServicesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newRegionServicesStep(), opts...)
+	}
+}
+
+// ByRegionServices orders the results by region_services terms.
+func ByRegionServices(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRegionServicesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newDatacenterStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -332,6 +386,20 @@ func newIPRangesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(IPRangesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, IPRangesTable, IPRangesColumn),
+	)
+}
+func newVirtualMachinesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(VirtualMachinesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, true, VirtualMachinesTable, VirtualMachinesPrimaryKey...),
+	)
+}
+func newRegionServicesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RegionServicesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, true, RegionServicesTable, RegionServicesPrimaryKey...),
 	)
 }
 

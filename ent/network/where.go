@@ -520,6 +520,16 @@ func PurposeNotIn(vs ...Purpose) predicate.Network {
 	return predicate.Network(sql.FieldNotIn(FieldPurpose, vs...))
 }
 
+// DNSServersIsNil applies the IsNil predicate on the "dns_servers" field.
+func DNSServersIsNil() predicate.Network {
+	return predicate.Network(sql.FieldIsNull(FieldDNSServers))
+}
+
+// DNSServersNotNil applies the NotNil predicate on the "dns_servers" field.
+func DNSServersNotNil() predicate.Network {
+	return predicate.Network(sql.FieldNotNull(FieldDNSServers))
+}
+
 // HasDatacenter applies the HasEdge predicate on the "datacenter" edge.
 func HasDatacenter() predicate.Network {
 	return predicate.Network(func(s *sql.Selector) {
@@ -650,6 +660,52 @@ func HasIPRanges() predicate.Network {
 func HasIPRangesWith(preds ...predicate.IPRange) predicate.Network {
 	return predicate.Network(func(s *sql.Selector) {
 		step := newIPRangesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasVirtualMachines applies the HasEdge predicate on the "virtual_machines" edge.
+func HasVirtualMachines() predicate.Network {
+	return predicate.Network(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, VirtualMachinesTable, VirtualMachinesPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasVirtualMachinesWith applies the HasEdge predicate on the "virtual_machines" edge with a given conditions (other predicates).
+func HasVirtualMachinesWith(preds ...predicate.VirtualMachine) predicate.Network {
+	return predicate.Network(func(s *sql.Selector) {
+		step := newVirtualMachinesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasRegionServices applies the HasEdge predicate on the "region_services" edge.
+func HasRegionServices() predicate.Network {
+	return predicate.Network(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, RegionServicesTable, RegionServicesPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasRegionServicesWith applies the HasEdge predicate on the "region_services" edge with a given conditions (other predicates).
+func HasRegionServicesWith(preds ...predicate.RegionService) predicate.Network {
+	return predicate.Network(func(s *sql.Selector) {
+		step := newRegionServicesStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

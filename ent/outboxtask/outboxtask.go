@@ -36,6 +36,8 @@ const (
 	FieldAttempts = "attempts"
 	// FieldLastError holds the string denoting the last_error field in the database.
 	FieldLastError = "last_error"
+	// FieldHeaders holds the string denoting the headers field in the database.
+	FieldHeaders = "headers"
 	// Table holds the table name of the outboxtask in the database.
 	Table = "outbox_tasks"
 )
@@ -54,6 +56,7 @@ var Columns = []string{
 	FieldAckedAt,
 	FieldAttempts,
 	FieldLastError,
+	FieldHeaders,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

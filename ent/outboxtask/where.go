@@ -699,6 +699,16 @@ func LastErrorContainsFold(v string) predicate.OutboxTask {
 	return predicate.OutboxTask(sql.FieldContainsFold(FieldLastError, v))
 }
 
+// HeadersIsNil applies the IsNil predicate on the "headers" field.
+func HeadersIsNil() predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldIsNull(FieldHeaders))
+}
+
+// HeadersNotNil applies the NotNil predicate on the "headers" field.
+func HeadersNotNil() predicate.OutboxTask {
+	return predicate.OutboxTask(sql.FieldNotNull(FieldHeaders))
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.OutboxTask) predicate.OutboxTask {
 	return predicate.OutboxTask(sql.AndPredicates(predicates...))

@@ -364,6 +364,29 @@ func HasHostsWith(preds ...predicate.Host) predicate.PowerZone {
 	})
 }
 
+// HasAlerts applies the HasEdge predicate on the "alerts" edge.
+func HasAlerts() predicate.PowerZone {
+	return predicate.PowerZone(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, AlertsTable, AlertsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasAlertsWith applies the HasEdge predicate on the "alerts" edge with a given conditions (other predicates).
+func HasAlertsWith(preds ...predicate.Alert) predicate.PowerZone {
+	return predicate.PowerZone(func(s *sql.Selector) {
+		step := newAlertsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.PowerZone) predicate.PowerZone {
 	return predicate.PowerZone(sql.AndPredicates(predicates...))

@@ -21,6 +21,9 @@ type AuditLog func(*sql.Selector)
 // AvailabilityZone is the predicate function for availabilityzone builders.
 type AvailabilityZone func(*sql.Selector)
 
+// Check is the predicate function for check builders.
+type Check func(*sql.Selector)
+
 // Cluster is the predicate function for cluster builders.
 type Cluster func(*sql.Selector)
 
@@ -45,6 +48,9 @@ type Floor func(*sql.Selector)
 // GlobalService is the predicate function for globalservice builders.
 type GlobalService func(*sql.Selector)
 
+// HookDelivery is the predicate function for hookdelivery builders.
+type HookDelivery func(*sql.Selector)
+
 // Host is the predicate function for host builders.
 type Host func(*sql.Selector)
 
@@ -59,6 +65,9 @@ type IPRange func(*sql.Selector)
 
 // Image is the predicate function for image builders.
 type Image func(*sql.Selector)
+
+// JoinToken is the predicate function for jointoken builders.
+type JoinToken func(*sql.Selector)
 
 // KubernetesCluster is the predicate function for kubernetescluster builders.
 type KubernetesCluster func(*sql.Selector)
@@ -117,8 +126,17 @@ type RegionService func(*sql.Selector)
 // RoleBinding is the predicate function for rolebinding builders.
 type RoleBinding func(*sql.Selector)
 
+// RuleState is the predicate function for rulestate builders.
+type RuleState func(*sql.Selector)
+
+// SSHKey is the predicate function for sshkey builders.
+type SSHKey func(*sql.Selector)
+
 // ServiceMesh is the predicate function for servicemesh builders.
 type ServiceMesh func(*sql.Selector)
+
+// Silence is the predicate function for silence builders.
+type Silence func(*sql.Selector)
 
 // Tenant is the predicate function for tenant builders.
 type Tenant func(*sql.Selector)

@@ -231,6 +231,30 @@ func (f AvailabilityZoneMutationRuleFunc) EvalMutation(ctx context.Context, m en
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.AvailabilityZoneMutation", m)
 }
 
+// The CheckQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CheckQueryRuleFunc func(context.Context, *ent.CheckQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CheckQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CheckQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CheckQuery", q)
+}
+
+// The CheckMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CheckMutationRuleFunc func(context.Context, *ent.CheckMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CheckMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CheckMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CheckMutation", m)
+}
+
 // The ClusterQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type ClusterQueryRuleFunc func(context.Context, *ent.ClusterQuery) error
@@ -423,6 +447,30 @@ func (f GlobalServiceMutationRuleFunc) EvalMutation(ctx context.Context, m ent.M
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.GlobalServiceMutation", m)
 }
 
+// The HookDeliveryQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type HookDeliveryQueryRuleFunc func(context.Context, *ent.HookDeliveryQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f HookDeliveryQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.HookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.HookDeliveryQuery", q)
+}
+
+// The HookDeliveryMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type HookDeliveryMutationRuleFunc func(context.Context, *ent.HookDeliveryMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f HookDeliveryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.HookDeliveryMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.HookDeliveryMutation", m)
+}
+
 // The HostQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type HostQueryRuleFunc func(context.Context, *ent.HostQuery) error
@@ -541,6 +589,30 @@ func (f ImageMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation)
 		return f(ctx, m)
 	}
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ImageMutation", m)
+}
+
+// The JoinTokenQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type JoinTokenQueryRuleFunc func(context.Context, *ent.JoinTokenQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f JoinTokenQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.JoinTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.JoinTokenQuery", q)
+}
+
+// The JoinTokenMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type JoinTokenMutationRuleFunc func(context.Context, *ent.JoinTokenMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f JoinTokenMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.JoinTokenMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.JoinTokenMutation", m)
 }
 
 // The KubernetesClusterQueryRuleFunc type is an adapter to allow the use of ordinary
@@ -999,6 +1071,54 @@ func (f RoleBindingMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mut
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RoleBindingMutation", m)
 }
 
+// The RuleStateQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RuleStateQueryRuleFunc func(context.Context, *ent.RuleStateQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RuleStateQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RuleStateQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RuleStateQuery", q)
+}
+
+// The RuleStateMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type RuleStateMutationRuleFunc func(context.Context, *ent.RuleStateMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f RuleStateMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.RuleStateMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RuleStateMutation", m)
+}
+
+// The SSHKeyQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SSHKeyQueryRuleFunc func(context.Context, *ent.SSHKeyQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SSHKeyQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SSHKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SSHKeyQuery", q)
+}
+
+// The SSHKeyMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SSHKeyMutationRuleFunc func(context.Context, *ent.SSHKeyMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SSHKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SSHKeyMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SSHKeyMutation", m)
+}
+
 // The ServiceMeshQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type ServiceMeshQueryRuleFunc func(context.Context, *ent.ServiceMeshQuery) error
@@ -1021,6 +1141,30 @@ func (f ServiceMeshMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mut
 		return f(ctx, m)
 	}
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ServiceMeshMutation", m)
+}
+
+// The SilenceQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SilenceQueryRuleFunc func(context.Context, *ent.SilenceQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SilenceQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SilenceQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SilenceQuery", q)
+}
+
+// The SilenceMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SilenceMutationRuleFunc func(context.Context, *ent.SilenceMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SilenceMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SilenceMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SilenceMutation", m)
 }
 
 // The TenantQueryRuleFunc type is an adapter to allow the use of ordinary
@@ -1188,6 +1332,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.AvailabilityZoneQuery:
 		return q.Filter(), nil
+	case *ent.CheckQuery:
+		return q.Filter(), nil
 	case *ent.ClusterQuery:
 		return q.Filter(), nil
 	case *ent.ComputeNodeQuery:
@@ -1204,6 +1350,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.GlobalServiceQuery:
 		return q.Filter(), nil
+	case *ent.HookDeliveryQuery:
+		return q.Filter(), nil
 	case *ent.HostQuery:
 		return q.Filter(), nil
 	case *ent.HostGroupQuery:
@@ -1213,6 +1361,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	case *ent.IPRangeQuery:
 		return q.Filter(), nil
 	case *ent.ImageQuery:
+		return q.Filter(), nil
+	case *ent.JoinTokenQuery:
 		return q.Filter(), nil
 	case *ent.KubernetesClusterQuery:
 		return q.Filter(), nil
@@ -1252,7 +1402,13 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.RoleBindingQuery:
 		return q.Filter(), nil
+	case *ent.RuleStateQuery:
+		return q.Filter(), nil
+	case *ent.SSHKeyQuery:
+		return q.Filter(), nil
 	case *ent.ServiceMeshQuery:
+		return q.Filter(), nil
+	case *ent.SilenceQuery:
 		return q.Filter(), nil
 	case *ent.TenantQuery:
 		return q.Filter(), nil
@@ -1281,6 +1437,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.AvailabilityZoneMutation:
 		return m.Filter(), nil
+	case *ent.CheckMutation:
+		return m.Filter(), nil
 	case *ent.ClusterMutation:
 		return m.Filter(), nil
 	case *ent.ComputeNodeMutation:
@@ -1297,6 +1455,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.GlobalServiceMutation:
 		return m.Filter(), nil
+	case *ent.HookDeliveryMutation:
+		return m.Filter(), nil
 	case *ent.HostMutation:
 		return m.Filter(), nil
 	case *ent.HostGroupMutation:
@@ -1306,6 +1466,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.IPRangeMutation:
 		return m.Filter(), nil
 	case *ent.ImageMutation:
+		return m.Filter(), nil
+	case *ent.JoinTokenMutation:
 		return m.Filter(), nil
 	case *ent.KubernetesClusterMutation:
 		return m.Filter(), nil
@@ -1345,7 +1507,13 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.RoleBindingMutation:
 		return m.Filter(), nil
+	case *ent.RuleStateMutation:
+		return m.Filter(), nil
+	case *ent.SSHKeyMutation:
+		return m.Filter(), nil
 	case *ent.ServiceMeshMutation:
+		return m.Filter(), nil
+	case *ent.SilenceMutation:
 		return m.Filter(), nil
 	case *ent.TenantMutation:
 		return m.Filter(), nil

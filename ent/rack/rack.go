@@ -44,6 +44,8 @@ const (
 	EdgeRackZone = "rack_zone"
 	// EdgeHosts holds the string denoting the hosts edge name in mutations.
 	EdgeHosts = "hosts"
+	// EdgeAlerts holds the string denoting the alerts edge name in mutations.
+	EdgeAlerts = "alerts"
 	// EdgeMaintainers holds the string denoting the maintainers edge name in mutations.
 	EdgeMaintainers = "maintainers"
 	// EdgeMaintainerGroups holds the string denoting the maintainer_groups edge name in mutations.
@@ -85,6 +87,13 @@ const (
 	HostsInverseTable = "hosts"
 	// HostsColumn is the table column denoting the hosts relation/edge.
 	HostsColumn = "rack_hosts"
+	// AlertsTable is the table that holds the alerts relation/edge.
+	AlertsTable = "alerts"
+	// AlertsInverseTable is the table name for the Alert entity.
+	// It exists in this package in order to avoid circular dependency with the "alert" package.
+	AlertsInverseTable = "alerts"
+	// AlertsColumn is the table column denoting the alerts relation/edge.
+	AlertsColumn = "rack_alerts"
 	// MaintainersTable is the table that holds the maintainers relation/edge. The primary key declared below.
 	MaintainersTable = "maintainer_racks"
 	// MaintainersInverseTable is the table name for the Maintainer entity.
@@ -289,6 +298,20 @@ func ByHosts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByAlertsCount orders the results by alerts count.
+func ByAlertsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newAlertsStep(), opts...)
+	}
+}
+
+// ByAlerts orders the results by alerts terms.
+func ByAlerts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newAlertsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByMaintainersCount orders the results by maintainers count.
 func ByMaintainersCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -349,6 +372,13 @@ func newHostsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(HostsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, HostsTable, HostsColumn),
+	)
+}
+func newAlertsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(AlertsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, AlertsTable, AlertsColumn),
 	)
 }
 func newMaintainersStep() *sqlgraph.Step {

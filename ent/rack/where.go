@@ -610,6 +610,29 @@ func HasHostsWith(preds ...predicate.Host) predicate.Rack {
 	})
 }
 
+// HasAlerts applies the HasEdge predicate on the "alerts" edge.
+func HasAlerts() predicate.Rack {
+	return predicate.Rack(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, AlertsTable, AlertsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasAlertsWith applies the HasEdge predicate on the "alerts" edge with a given conditions (other predicates).
+func HasAlertsWith(preds ...predicate.Alert) predicate.Rack {
+	return predicate.Rack(func(s *sql.Selector) {
+		step := newAlertsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasMaintainers applies the HasEdge predicate on the "maintainers" edge.
 func HasMaintainers() predicate.Rack {
 	return predicate.Rack(func(s *sql.Selector) {

@@ -32,6 +32,8 @@ const (
 	FieldSchedulePolicy = "schedule_policy"
 	// FieldAllowPartial holds the string denoting the allow_partial field in the database.
 	FieldAllowPartial = "allow_partial"
+	// FieldLoadBalanced holds the string denoting the load_balanced field in the database.
+	FieldLoadBalanced = "load_balanced"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
 	// FieldStatusReason holds the string denoting the status_reason field in the database.
@@ -50,6 +52,8 @@ const (
 	EdgeGlobalService = "global_service"
 	// EdgeLoadBalancer holds the string denoting the load_balancer edge name in mutations.
 	EdgeLoadBalancer = "load_balancer"
+	// EdgeNetworks holds the string denoting the networks edge name in mutations.
+	EdgeNetworks = "networks"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
 	EdgeVirtualMachines = "virtual_machines"
 	// Table holds the table name of the regionservice in the database.
@@ -96,6 +100,11 @@ const (
 	LoadBalancerInverseTable = "load_balancers"
 	// LoadBalancerColumn is the table column denoting the load_balancer relation/edge.
 	LoadBalancerColumn = "region_service_load_balancer"
+	// NetworksTable is the table that holds the networks relation/edge. The primary key declared below.
+	NetworksTable = "region_service_networks"
+	// NetworksInverseTable is the table name for the Network entity.
+	// It exists in this package in order to avoid circular dependency with the "network" package.
+	NetworksInverseTable = "networks"
 	// VirtualMachinesTable is the table that holds the virtual_machines relation/edge.
 	VirtualMachinesTable = "virtual_machines"
 	// VirtualMachinesInverseTable is the table name for the VirtualMachine entity.
@@ -115,6 +124,7 @@ var Columns = []string{
 	FieldReplicas,
 	FieldSchedulePolicy,
 	FieldAllowPartial,
+	FieldLoadBalanced,
 	FieldStatus,
 	FieldStatusReason,
 	FieldStatusChangedAt,
@@ -129,6 +139,12 @@ var ForeignKeys = []string{
 	"region_region_services",
 	"tenant_region_services",
 }
+
+var (
+	// NetworksPrimaryKey and NetworksColumn2 are the table columns denoting the
+	// primary key for the networks relation (M2M).
+	NetworksPrimaryKey = []string{"region_service_id", "network_id"}
+)
 
 // ValidColumn reports if the column name is valid (part of the table columns).
 func ValidColumn(column string) bool {
@@ -169,6 +185,8 @@ var (
 	ReplicasValidator func(int) error
 	// DefaultAllowPartial holds the default value on creation for the "allow_partial" field.
 	DefaultAllowPartial bool
+	// DefaultLoadBalanced holds the default value on creation for the "load_balanced" field.
+	DefaultLoadBalanced bool
 	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	StatusReasonValidator func(string) error
 	// DefaultStatusChangedAt holds the default value on creation for the "status_changed_at" field.
@@ -244,6 +262,11 @@ func ByAllowPartial(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAllowPartial, opts...).ToFunc()
 }
 
+// ByLoadBalanced orders the results by the load_balanced field.
+func ByLoadBalanced(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLoadBalanced, opts...).ToFunc()
+}
+
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
@@ -301,6 +324,20 @@ func ByLoadBalancerField(field string, opts ...sql.OrderTermOption) OrderOption 
 	}
 }
 
+// ByNetworksCount orders the results by networks count.
+func ByNetworksCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newNetworksStep(), opts...)
+	}
+}
+
+// ByNetworks orders the results by networks terms.
+func ByNetworks(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newNetworksStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByVirtualMachinesCount orders the results by virtual_machines count.
 func ByVirtualMachinesCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -354,6 +391,13 @@ func newLoadBalancerStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(LoadBalancerInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2O, false, LoadBalancerTable, LoadBalancerColumn),
+	)
+}
+func newNetworksStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(NetworksInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, false, NetworksTable, NetworksPrimaryKey...),
 	)
 }
 func newVirtualMachinesStep() *sqlgraph.Step {

@@ -85,6 +85,11 @@ func AllowPartial(v bool) predicate.RegionService {
 	return predicate.RegionService(sql.FieldEQ(FieldAllowPartial, v))
 }
 
+// LoadBalanced applies equality check predicate on the "load_balanced" field. It's identical to LoadBalancedEQ.
+func LoadBalanced(v bool) predicate.RegionService {
+	return predicate.RegionService(sql.FieldEQ(FieldLoadBalanced, v))
+}
+
 // StatusReason applies equality check predicate on the "status_reason" field. It's identical to StatusReasonEQ.
 func StatusReason(v string) predicate.RegionService {
 	return predicate.RegionService(sql.FieldEQ(FieldStatusReason, v))
@@ -375,6 +380,16 @@ func AllowPartialNEQ(v bool) predicate.RegionService {
 	return predicate.RegionService(sql.FieldNEQ(FieldAllowPartial, v))
 }
 
+// LoadBalancedEQ applies the EQ predicate on the "load_balanced" field.
+func LoadBalancedEQ(v bool) predicate.RegionService {
+	return predicate.RegionService(sql.FieldEQ(FieldLoadBalanced, v))
+}
+
+// LoadBalancedNEQ applies the NEQ predicate on the "load_balanced" field.
+func LoadBalancedNEQ(v bool) predicate.RegionService {
+	return predicate.RegionService(sql.FieldNEQ(FieldLoadBalanced, v))
+}
+
 // StatusEQ applies the EQ predicate on the "status" field.
 func StatusEQ(v Status) predicate.RegionService {
 	return predicate.RegionService(sql.FieldEQ(FieldStatus, v))
@@ -640,6 +655,29 @@ func HasLoadBalancer() predicate.RegionService {
 func HasLoadBalancerWith(preds ...predicate.LoadBalancer) predicate.RegionService {
 	return predicate.RegionService(func(s *sql.Selector) {
 		step := newLoadBalancerStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasNetworks applies the HasEdge predicate on the "networks" edge.
+func HasNetworks() predicate.RegionService {
+	return predicate.RegionService(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, NetworksTable, NetworksPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasNetworksWith applies the HasEdge predicate on the "networks" edge with a given conditions (other predicates).
+func HasNetworksWith(preds ...predicate.Network) predicate.RegionService {
+	return predicate.RegionService(func(s *sql.Selector) {
+		step := newNetworksStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -19,11 +20,13 @@ import (
 	"github.com/virtflow/virtflow/ent/flavor"
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/globalservice"
+	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
+	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/link"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -43,8 +46,11 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/schema"
 	"github.com/virtflow/virtflow/ent/servicemesh"
+	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
 	"github.com/virtflow/virtflow/ent/user"
@@ -195,6 +201,14 @@ func init() {
 	alertDescClosedBy := alertFields[9].Descriptor()
 	// alert.ClosedByValidator is a validator for the "closed_by" field. It is called by the builders before save.
 	alert.ClosedByValidator = alertDescClosedBy.Validators[0].(func(string) error)
+	// alertDescAcknowledgedBy is the schema descriptor for acknowledged_by field.
+	alertDescAcknowledgedBy := alertFields[11].Descriptor()
+	// alert.AcknowledgedByValidator is a validator for the "acknowledged_by" field. It is called by the builders before save.
+	alert.AcknowledgedByValidator = alertDescAcknowledgedBy.Validators[0].(func(string) error)
+	// alertDescSource is the schema descriptor for source field.
+	alertDescSource := alertFields[13].Descriptor()
+	// alert.SourceValidator is a validator for the "source" field. It is called by the builders before save.
+	alert.SourceValidator = alertDescSource.Validators[0].(func(string) error)
 	assignmentMixin := schema.Assignment{}.Mixin()
 	assignment.Policy = privacy.NewPolicies(assignmentMixin[1], schema.Assignment{})
 	assignment.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -315,6 +329,88 @@ func init() {
 	availabilityzoneDescDescription := availabilityzoneFields[1].Descriptor()
 	// availabilityzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	availabilityzone.DescriptionValidator = availabilityzoneDescDescription.Validators[0].(func(string) error)
+	checkMixin := schema.Check{}.Mixin()
+	check.Policy = privacy.NewPolicies(checkMixin[1], schema.Check{})
+	check.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := check.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	checkHooks := schema.Check{}.Hooks()
+
+	check.Hooks[1] = checkHooks[0]
+	checkMixinFields0 := checkMixin[0].Fields()
+	_ = checkMixinFields0
+	checkFields := schema.Check{}.Fields()
+	_ = checkFields
+	// checkDescCreatedAt is the schema descriptor for created_at field.
+	checkDescCreatedAt := checkMixinFields0[0].Descriptor()
+	// check.DefaultCreatedAt holds the default value on creation for the created_at field.
+	check.DefaultCreatedAt = checkDescCreatedAt.Default.(func() time.Time)
+	// checkDescUpdatedAt is the schema descriptor for updated_at field.
+	checkDescUpdatedAt := checkMixinFields0[1].Descriptor()
+	// check.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	check.DefaultUpdatedAt = checkDescUpdatedAt.Default.(func() time.Time)
+	// check.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	check.UpdateDefaultUpdatedAt = checkDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// checkDescName is the schema descriptor for name field.
+	checkDescName := checkFields[0].Descriptor()
+	// check.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	check.NameValidator = func() func(string) error {
+		validators := checkDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// checkDescDescription is the schema descriptor for description field.
+	checkDescDescription := checkFields[1].Descriptor()
+	// check.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	check.DescriptionValidator = checkDescDescription.Validators[0].(func(string) error)
+	// checkDescCommand is the schema descriptor for command field.
+	checkDescCommand := checkFields[3].Descriptor()
+	// check.CommandValidator is a validator for the "command" field. It is called by the builders before save.
+	check.CommandValidator = checkDescCommand.Validators[0].(func(string) error)
+	// checkDescIntervalSeconds is the schema descriptor for interval_seconds field.
+	checkDescIntervalSeconds := checkFields[4].Descriptor()
+	// check.DefaultIntervalSeconds holds the default value on creation for the interval_seconds field.
+	check.DefaultIntervalSeconds = checkDescIntervalSeconds.Default.(int)
+	// check.IntervalSecondsValidator is a validator for the "interval_seconds" field. It is called by the builders before save.
+	check.IntervalSecondsValidator = checkDescIntervalSeconds.Validators[0].(func(int) error)
+	// checkDescTimeoutSeconds is the schema descriptor for timeout_seconds field.
+	checkDescTimeoutSeconds := checkFields[5].Descriptor()
+	// check.DefaultTimeoutSeconds holds the default value on creation for the timeout_seconds field.
+	check.DefaultTimeoutSeconds = checkDescTimeoutSeconds.Default.(int)
+	// check.TimeoutSecondsValidator is a validator for the "timeout_seconds" field. It is called by the builders before save.
+	check.TimeoutSecondsValidator = checkDescTimeoutSeconds.Validators[0].(func(int) error)
+	// checkDescOccurrences is the schema descriptor for occurrences field.
+	checkDescOccurrences := checkFields[6].Descriptor()
+	// check.DefaultOccurrences holds the default value on creation for the occurrences field.
+	check.DefaultOccurrences = checkDescOccurrences.Default.(int)
+	// check.OccurrencesValidator is a validator for the "occurrences" field. It is called by the builders before save.
+	check.OccurrencesValidator = checkDescOccurrences.Validators[0].(func(int) error)
+	// checkDescReissueDurationSeconds is the schema descriptor for reissue_duration_seconds field.
+	checkDescReissueDurationSeconds := checkFields[7].Descriptor()
+	// check.DefaultReissueDurationSeconds holds the default value on creation for the reissue_duration_seconds field.
+	check.DefaultReissueDurationSeconds = checkDescReissueDurationSeconds.Default.(int)
+	// check.ReissueDurationSecondsValidator is a validator for the "reissue_duration_seconds" field. It is called by the builders before save.
+	check.ReissueDurationSecondsValidator = checkDescReissueDurationSeconds.Validators[0].(func(int) error)
+	// checkDescEnabled is the schema descriptor for enabled field.
+	checkDescEnabled := checkFields[9].Descriptor()
+	// check.DefaultEnabled holds the default value on creation for the enabled field.
+	check.DefaultEnabled = checkDescEnabled.Default.(bool)
 	clusterMixin := schema.Cluster{}.Mixin()
 	cluster.Policy = privacy.NewPolicies(clusterMixin[1], schema.Cluster{})
 	cluster.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -668,6 +764,10 @@ func init() {
 	eventDescLastSeenAt := eventFields[8].Descriptor()
 	// event.DefaultLastSeenAt holds the default value on creation for the last_seen_at field.
 	event.DefaultLastSeenAt = eventDescLastSeenAt.Default.(func() time.Time)
+	// eventDescOutcome is the schema descriptor for outcome field.
+	eventDescOutcome := eventFields[11].Descriptor()
+	// event.OutcomeValidator is a validator for the "outcome" field. It is called by the builders before save.
+	event.OutcomeValidator = eventDescOutcome.Validators[0].(func(string) error)
 	eventruleMixin := schema.EventRule{}.Mixin()
 	eventrule.Policy = privacy.NewPolicies(eventruleMixin[1], schema.EventRule{})
 	eventrule.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -755,6 +855,52 @@ func init() {
 	eventruleDescEnabled := eventruleFields[10].Descriptor()
 	// eventrule.DefaultEnabled holds the default value on creation for the enabled field.
 	eventrule.DefaultEnabled = eventruleDescEnabled.Default.(bool)
+	// eventruleDescNodePattern is the schema descriptor for node_pattern field.
+	eventruleDescNodePattern := eventruleFields[11].Descriptor()
+	// eventrule.DefaultNodePattern holds the default value on creation for the node_pattern field.
+	eventrule.DefaultNodePattern = eventruleDescNodePattern.Default.(string)
+	// eventrule.NodePatternValidator is a validator for the "node_pattern" field. It is called by the builders before save.
+	eventrule.NodePatternValidator = eventruleDescNodePattern.Validators[0].(func(string) error)
+	// eventruleDescHostPattern is the schema descriptor for host_pattern field.
+	eventruleDescHostPattern := eventruleFields[12].Descriptor()
+	// eventrule.DefaultHostPattern holds the default value on creation for the host_pattern field.
+	eventrule.DefaultHostPattern = eventruleDescHostPattern.Default.(string)
+	// eventrule.HostPatternValidator is a validator for the "host_pattern" field. It is called by the builders before save.
+	eventrule.HostPatternValidator = eventruleDescHostPattern.Validators[0].(func(string) error)
+	// eventruleDescRackPattern is the schema descriptor for rack_pattern field.
+	eventruleDescRackPattern := eventruleFields[13].Descriptor()
+	// eventrule.DefaultRackPattern holds the default value on creation for the rack_pattern field.
+	eventrule.DefaultRackPattern = eventruleDescRackPattern.Default.(string)
+	// eventrule.RackPatternValidator is a validator for the "rack_pattern" field. It is called by the builders before save.
+	eventrule.RackPatternValidator = eventruleDescRackPattern.Validators[0].(func(string) error)
+	// eventruleDescClusterPattern is the schema descriptor for cluster_pattern field.
+	eventruleDescClusterPattern := eventruleFields[14].Descriptor()
+	// eventrule.DefaultClusterPattern holds the default value on creation for the cluster_pattern field.
+	eventrule.DefaultClusterPattern = eventruleDescClusterPattern.Default.(string)
+	// eventrule.ClusterPatternValidator is a validator for the "cluster_pattern" field. It is called by the builders before save.
+	eventrule.ClusterPatternValidator = eventruleDescClusterPattern.Validators[0].(func(string) error)
+	// eventruleDescOccurrences is the schema descriptor for occurrences field.
+	eventruleDescOccurrences := eventruleFields[16].Descriptor()
+	// eventrule.DefaultOccurrences holds the default value on creation for the occurrences field.
+	eventrule.DefaultOccurrences = eventruleDescOccurrences.Default.(int)
+	// eventrule.OccurrencesValidator is a validator for the "occurrences" field. It is called by the builders before save.
+	eventrule.OccurrencesValidator = eventruleDescOccurrences.Validators[0].(func(int) error)
+	// eventruleDescReissueSeconds is the schema descriptor for reissue_seconds field.
+	eventruleDescReissueSeconds := eventruleFields[17].Descriptor()
+	// eventrule.DefaultReissueSeconds holds the default value on creation for the reissue_seconds field.
+	eventrule.DefaultReissueSeconds = eventruleDescReissueSeconds.Default.(int)
+	// eventrule.ReissueSecondsValidator is a validator for the "reissue_seconds" field. It is called by the builders before save.
+	eventrule.ReissueSecondsValidator = eventruleDescReissueSeconds.Validators[0].(func(int) error)
+	// eventruleDescGroupIntervalSeconds is the schema descriptor for group_interval_seconds field.
+	eventruleDescGroupIntervalSeconds := eventruleFields[19].Descriptor()
+	// eventrule.DefaultGroupIntervalSeconds holds the default value on creation for the group_interval_seconds field.
+	eventrule.DefaultGroupIntervalSeconds = eventruleDescGroupIntervalSeconds.Default.(int)
+	// eventrule.GroupIntervalSecondsValidator is a validator for the "group_interval_seconds" field. It is called by the builders before save.
+	eventrule.GroupIntervalSecondsValidator = eventruleDescGroupIntervalSeconds.Validators[0].(func(int) error)
+	// eventruleDescHookSecret is the schema descriptor for hook_secret field.
+	eventruleDescHookSecret := eventruleFields[20].Descriptor()
+	// eventrule.HookSecretValidator is a validator for the "hook_secret" field. It is called by the builders before save.
+	eventrule.HookSecretValidator = eventruleDescHookSecret.Validators[0].(func(string) error)
 	flavorMixin := schema.Flavor{}.Mixin()
 	flavor.Policy = privacy.NewPolicies(flavorMixin[1], schema.Flavor{})
 	flavor.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -953,6 +1099,80 @@ func init() {
 	globalserviceDescFqdn := globalserviceFields[3].Descriptor()
 	// globalservice.FqdnValidator is a validator for the "fqdn" field. It is called by the builders before save.
 	globalservice.FqdnValidator = globalserviceDescFqdn.Validators[0].(func(string) error)
+	hookdeliveryMixin := schema.HookDelivery{}.Mixin()
+	hookdelivery.Policy = privacy.NewPolicies(hookdeliveryMixin[1], schema.HookDelivery{})
+	hookdelivery.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := hookdelivery.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	hookdeliveryMixinFields0 := hookdeliveryMixin[0].Fields()
+	_ = hookdeliveryMixinFields0
+	hookdeliveryFields := schema.HookDelivery{}.Fields()
+	_ = hookdeliveryFields
+	// hookdeliveryDescCreatedAt is the schema descriptor for created_at field.
+	hookdeliveryDescCreatedAt := hookdeliveryMixinFields0[0].Descriptor()
+	// hookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	hookdelivery.DefaultCreatedAt = hookdeliveryDescCreatedAt.Default.(func() time.Time)
+	// hookdeliveryDescUpdatedAt is the schema descriptor for updated_at field.
+	hookdeliveryDescUpdatedAt := hookdeliveryMixinFields0[1].Descriptor()
+	// hookdelivery.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	hookdelivery.DefaultUpdatedAt = hookdeliveryDescUpdatedAt.Default.(func() time.Time)
+	// hookdelivery.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	hookdelivery.UpdateDefaultUpdatedAt = hookdeliveryDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// hookdeliveryDescURL is the schema descriptor for url field.
+	hookdeliveryDescURL := hookdeliveryFields[0].Descriptor()
+	// hookdelivery.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	hookdelivery.URLValidator = func() func(string) error {
+		validators := hookdeliveryDescURL.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(url string) error {
+			for _, fn := range fns {
+				if err := fn(url); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// hookdeliveryDescIdempotencyKey is the schema descriptor for idempotency_key field.
+	hookdeliveryDescIdempotencyKey := hookdeliveryFields[1].Descriptor()
+	// hookdelivery.IdempotencyKeyValidator is a validator for the "idempotency_key" field. It is called by the builders before save.
+	hookdelivery.IdempotencyKeyValidator = func() func(string) error {
+		validators := hookdeliveryDescIdempotencyKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(idempotency_key string) error {
+			for _, fn := range fns {
+				if err := fn(idempotency_key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// hookdeliveryDescAttempts is the schema descriptor for attempts field.
+	hookdeliveryDescAttempts := hookdeliveryFields[3].Descriptor()
+	// hookdelivery.DefaultAttempts holds the default value on creation for the attempts field.
+	hookdelivery.DefaultAttempts = hookdeliveryDescAttempts.Default.(int)
+	// hookdelivery.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	hookdelivery.AttemptsValidator = hookdeliveryDescAttempts.Validators[0].(func(int) error)
+	// hookdeliveryDescLastError is the schema descriptor for last_error field.
+	hookdeliveryDescLastError := hookdeliveryFields[5].Descriptor()
+	// hookdelivery.LastErrorValidator is a validator for the "last_error" field. It is called by the builders before save.
+	hookdelivery.LastErrorValidator = hookdeliveryDescLastError.Validators[0].(func(string) error)
+	// hookdeliveryDescPayload is the schema descriptor for payload field.
+	hookdeliveryDescPayload := hookdeliveryFields[6].Descriptor()
+	// hookdelivery.PayloadValidator is a validator for the "payload" field. It is called by the builders before save.
+	hookdelivery.PayloadValidator = hookdeliveryDescPayload.Validators[0].(func(string) error)
 	hostMixin := schema.Host{}.Mixin()
 	host.Policy = privacy.NewPolicies(hostMixin[1], schema.Host{})
 	host.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -1331,6 +1551,66 @@ func init() {
 	imageDescChecksum := imageFields[10].Descriptor()
 	// image.ChecksumValidator is a validator for the "checksum" field. It is called by the builders before save.
 	image.ChecksumValidator = imageDescChecksum.Validators[0].(func(string) error)
+	// imageDescStatusReason is the schema descriptor for status_reason field.
+	imageDescStatusReason := imageFields[12].Descriptor()
+	// image.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	image.StatusReasonValidator = imageDescStatusReason.Validators[0].(func(string) error)
+	// imageDescSizeBytes is the schema descriptor for size_bytes field.
+	imageDescSizeBytes := imageFields[13].Descriptor()
+	// image.DefaultSizeBytes holds the default value on creation for the size_bytes field.
+	image.DefaultSizeBytes = imageDescSizeBytes.Default.(int64)
+	// image.SizeBytesValidator is a validator for the "size_bytes" field. It is called by the builders before save.
+	image.SizeBytesValidator = imageDescSizeBytes.Validators[0].(func(int64) error)
+	jointokenMixin := schema.JoinToken{}.Mixin()
+	jointoken.Policy = privacy.NewPolicies(jointokenMixin[1], schema.JoinToken{})
+	jointoken.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := jointoken.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	jointokenMixinFields0 := jointokenMixin[0].Fields()
+	_ = jointokenMixinFields0
+	jointokenFields := schema.JoinToken{}.Fields()
+	_ = jointokenFields
+	// jointokenDescCreatedAt is the schema descriptor for created_at field.
+	jointokenDescCreatedAt := jointokenMixinFields0[0].Descriptor()
+	// jointoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	jointoken.DefaultCreatedAt = jointokenDescCreatedAt.Default.(func() time.Time)
+	// jointokenDescUpdatedAt is the schema descriptor for updated_at field.
+	jointokenDescUpdatedAt := jointokenMixinFields0[1].Descriptor()
+	// jointoken.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	jointoken.DefaultUpdatedAt = jointokenDescUpdatedAt.Default.(func() time.Time)
+	// jointoken.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	jointoken.UpdateDefaultUpdatedAt = jointokenDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// jointokenDescTokenHash is the schema descriptor for token_hash field.
+	jointokenDescTokenHash := jointokenFields[0].Descriptor()
+	// jointoken.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
+	jointoken.TokenHashValidator = jointokenDescTokenHash.Validators[0].(func(string) error)
+	// jointokenDescPrefix is the schema descriptor for prefix field.
+	jointokenDescPrefix := jointokenFields[1].Descriptor()
+	// jointoken.PrefixValidator is a validator for the "prefix" field. It is called by the builders before save.
+	jointoken.PrefixValidator = func() func(string) error {
+		validators := jointokenDescPrefix.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(prefix string) error {
+			for _, fn := range fns {
+				if err := fn(prefix); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// jointokenDescNodeName is the schema descriptor for node_name field.
+	jointokenDescNodeName := jointokenFields[2].Descriptor()
+	// jointoken.NodeNameValidator is a validator for the "node_name" field. It is called by the builders before save.
+	jointoken.NodeNameValidator = jointokenDescNodeName.Validators[0].(func(string) error)
 	kubernetesclusterMixin := schema.KubernetesCluster{}.Mixin()
 	kubernetescluster.Policy = privacy.NewPolicies(kubernetesclusterMixin[1], schema.KubernetesCluster{})
 	kubernetescluster.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -1494,6 +1774,10 @@ func init() {
 			return nil
 		}
 	}()
+	// loadbalancerDescStatusReason is the schema descriptor for status_reason field.
+	loadbalancerDescStatusReason := loadbalancerFields[3].Descriptor()
+	// loadbalancer.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	loadbalancer.StatusReasonValidator = loadbalancerDescStatusReason.Validators[0].(func(string) error)
 	maintainerMixin := schema.Maintainer{}.Mixin()
 	maintainer.Policy = privacy.NewPolicies(maintainerMixin[1], schema.Maintainer{})
 	maintainer.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -1605,6 +1889,28 @@ func init() {
 	maintainergroupDescDescription := maintainergroupFields[1].Descriptor()
 	// maintainergroup.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	maintainergroup.DescriptionValidator = maintainergroupDescDescription.Validators[0].(func(string) error)
+	// maintainergroupDescWebhookURL is the schema descriptor for webhook_url field.
+	maintainergroupDescWebhookURL := maintainergroupFields[3].Descriptor()
+	// maintainergroup.WebhookURLValidator is a validator for the "webhook_url" field. It is called by the builders before save.
+	maintainergroup.WebhookURLValidator = func() func(string) error {
+		validators := maintainergroupDescWebhookURL.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(webhook_url string) error {
+			for _, fn := range fns {
+				if err := fn(webhook_url); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// maintainergroupDescWebhookSecret is the schema descriptor for webhook_secret field.
+	maintainergroupDescWebhookSecret := maintainergroupFields[4].Descriptor()
+	// maintainergroup.WebhookSecretValidator is a validator for the "webhook_secret" field. It is called by the builders before save.
+	maintainergroup.WebhookSecretValidator = maintainergroupDescWebhookSecret.Validators[0].(func(string) error)
 	maintenanceMixin := schema.Maintenance{}.Mixin()
 	maintenance.Policy = privacy.NewPolicies(maintenanceMixin[1], schema.Maintenance{})
 	maintenance.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2372,12 +2678,16 @@ func init() {
 	regionserviceDescAllowPartial := regionserviceFields[4].Descriptor()
 	// regionservice.DefaultAllowPartial holds the default value on creation for the allow_partial field.
 	regionservice.DefaultAllowPartial = regionserviceDescAllowPartial.Default.(bool)
+	// regionserviceDescLoadBalanced is the schema descriptor for load_balanced field.
+	regionserviceDescLoadBalanced := regionserviceFields[5].Descriptor()
+	// regionservice.DefaultLoadBalanced holds the default value on creation for the load_balanced field.
+	regionservice.DefaultLoadBalanced = regionserviceDescLoadBalanced.Default.(bool)
 	// regionserviceDescStatusReason is the schema descriptor for status_reason field.
-	regionserviceDescStatusReason := regionserviceFields[6].Descriptor()
+	regionserviceDescStatusReason := regionserviceFields[7].Descriptor()
 	// regionservice.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	regionservice.StatusReasonValidator = regionserviceDescStatusReason.Validators[0].(func(string) error)
 	// regionserviceDescStatusChangedAt is the schema descriptor for status_changed_at field.
-	regionserviceDescStatusChangedAt := regionserviceFields[7].Descriptor()
+	regionserviceDescStatusChangedAt := regionserviceFields[8].Descriptor()
 	// regionservice.DefaultStatusChangedAt holds the default value on creation for the status_changed_at field.
 	regionservice.DefaultStatusChangedAt = regionserviceDescStatusChangedAt.Default.(func() time.Time)
 	rolebindingMixin := schema.RoleBinding{}.Mixin()
@@ -2408,6 +2718,141 @@ func init() {
 	rolebindingDescDomain := rolebindingFields[1].Descriptor()
 	// rolebinding.DomainValidator is a validator for the "domain" field. It is called by the builders before save.
 	rolebinding.DomainValidator = rolebindingDescDomain.Validators[0].(func(string) error)
+	rulestateMixin := schema.RuleState{}.Mixin()
+	rulestate.Policy = privacy.NewPolicies(rulestateMixin[1], schema.RuleState{})
+	rulestate.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rulestate.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rulestateMixinFields0 := rulestateMixin[0].Fields()
+	_ = rulestateMixinFields0
+	rulestateFields := schema.RuleState{}.Fields()
+	_ = rulestateFields
+	// rulestateDescCreatedAt is the schema descriptor for created_at field.
+	rulestateDescCreatedAt := rulestateMixinFields0[0].Descriptor()
+	// rulestate.DefaultCreatedAt holds the default value on creation for the created_at field.
+	rulestate.DefaultCreatedAt = rulestateDescCreatedAt.Default.(func() time.Time)
+	// rulestateDescUpdatedAt is the schema descriptor for updated_at field.
+	rulestateDescUpdatedAt := rulestateMixinFields0[1].Descriptor()
+	// rulestate.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	rulestate.DefaultUpdatedAt = rulestateDescUpdatedAt.Default.(func() time.Time)
+	// rulestate.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	rulestate.UpdateDefaultUpdatedAt = rulestateDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// rulestateDescKey is the schema descriptor for key field.
+	rulestateDescKey := rulestateFields[1].Descriptor()
+	// rulestate.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	rulestate.KeyValidator = func() func(string) error {
+		validators := rulestateDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// rulestateDescLastStatus is the schema descriptor for last_status field.
+	rulestateDescLastStatus := rulestateFields[2].Descriptor()
+	// rulestate.LastStatusValidator is a validator for the "last_status" field. It is called by the builders before save.
+	rulestate.LastStatusValidator = rulestateDescLastStatus.Validators[0].(func(string) error)
+	// rulestateDescConsecutive is the schema descriptor for consecutive field.
+	rulestateDescConsecutive := rulestateFields[3].Descriptor()
+	// rulestate.DefaultConsecutive holds the default value on creation for the consecutive field.
+	rulestate.DefaultConsecutive = rulestateDescConsecutive.Default.(int)
+	// rulestate.ConsecutiveValidator is a validator for the "consecutive" field. It is called by the builders before save.
+	rulestate.ConsecutiveValidator = rulestateDescConsecutive.Validators[0].(func(int) error)
+	// rulestateDescIssuedStatus is the schema descriptor for issued_status field.
+	rulestateDescIssuedStatus := rulestateFields[5].Descriptor()
+	// rulestate.IssuedStatusValidator is a validator for the "issued_status" field. It is called by the builders before save.
+	rulestate.IssuedStatusValidator = rulestateDescIssuedStatus.Validators[0].(func(string) error)
+	// rulestateDescPending is the schema descriptor for pending field.
+	rulestateDescPending := rulestateFields[6].Descriptor()
+	// rulestate.DefaultPending holds the default value on creation for the pending field.
+	rulestate.DefaultPending = rulestateDescPending.Default.(int)
+	// rulestate.PendingValidator is a validator for the "pending" field. It is called by the builders before save.
+	rulestate.PendingValidator = rulestateDescPending.Validators[0].(func(int) error)
+	// rulestateDescLastEventID is the schema descriptor for last_event_id field.
+	rulestateDescLastEventID := rulestateFields[7].Descriptor()
+	// rulestate.DefaultLastEventID holds the default value on creation for the last_event_id field.
+	rulestate.DefaultLastEventID = rulestateDescLastEventID.Default.(int)
+	// rulestate.LastEventIDValidator is a validator for the "last_event_id" field. It is called by the builders before save.
+	rulestate.LastEventIDValidator = rulestateDescLastEventID.Validators[0].(func(int) error)
+	sshkeyMixin := schema.SSHKey{}.Mixin()
+	sshkey.Policy = privacy.NewPolicies(sshkeyMixin[1], schema.SSHKey{})
+	sshkey.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := sshkey.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	sshkeyHooks := schema.SSHKey{}.Hooks()
+
+	sshkey.Hooks[1] = sshkeyHooks[0]
+	sshkeyMixinFields0 := sshkeyMixin[0].Fields()
+	_ = sshkeyMixinFields0
+	sshkeyFields := schema.SSHKey{}.Fields()
+	_ = sshkeyFields
+	// sshkeyDescCreatedAt is the schema descriptor for created_at field.
+	sshkeyDescCreatedAt := sshkeyMixinFields0[0].Descriptor()
+	// sshkey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sshkey.DefaultCreatedAt = sshkeyDescCreatedAt.Default.(func() time.Time)
+	// sshkeyDescUpdatedAt is the schema descriptor for updated_at field.
+	sshkeyDescUpdatedAt := sshkeyMixinFields0[1].Descriptor()
+	// sshkey.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	sshkey.DefaultUpdatedAt = sshkeyDescUpdatedAt.Default.(func() time.Time)
+	// sshkey.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	sshkey.UpdateDefaultUpdatedAt = sshkeyDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// sshkeyDescName is the schema descriptor for name field.
+	sshkeyDescName := sshkeyFields[0].Descriptor()
+	// sshkey.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	sshkey.NameValidator = func() func(string) error {
+		validators := sshkeyDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sshkeyDescDescription is the schema descriptor for description field.
+	sshkeyDescDescription := sshkeyFields[1].Descriptor()
+	// sshkey.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	sshkey.DescriptionValidator = sshkeyDescDescription.Validators[0].(func(string) error)
+	// sshkeyDescPublicKey is the schema descriptor for public_key field.
+	sshkeyDescPublicKey := sshkeyFields[2].Descriptor()
+	// sshkey.PublicKeyValidator is a validator for the "public_key" field. It is called by the builders before save.
+	sshkey.PublicKeyValidator = func() func(string) error {
+		validators := sshkeyDescPublicKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(public_key string) error {
+			for _, fn := range fns {
+				if err := fn(public_key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	servicemeshMixin := schema.ServiceMesh{}.Mixin()
 	servicemesh.Policy = privacy.NewPolicies(servicemeshMixin[1], schema.ServiceMesh{})
 	servicemesh.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2455,6 +2900,81 @@ func init() {
 	servicemeshDescDescription := servicemeshFields[1].Descriptor()
 	// servicemesh.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	servicemesh.DescriptionValidator = servicemeshDescDescription.Validators[0].(func(string) error)
+	silenceMixin := schema.Silence{}.Mixin()
+	silence.Policy = privacy.NewPolicies(silenceMixin[1], schema.Silence{})
+	silence.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := silence.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	silenceHooks := schema.Silence{}.Hooks()
+
+	silence.Hooks[1] = silenceHooks[0]
+
+	silence.Hooks[2] = silenceHooks[1]
+
+	silence.Hooks[3] = silenceHooks[2]
+	silenceMixinFields0 := silenceMixin[0].Fields()
+	_ = silenceMixinFields0
+	silenceFields := schema.Silence{}.Fields()
+	_ = silenceFields
+	// silenceDescCreatedAt is the schema descriptor for created_at field.
+	silenceDescCreatedAt := silenceMixinFields0[0].Descriptor()
+	// silence.DefaultCreatedAt holds the default value on creation for the created_at field.
+	silence.DefaultCreatedAt = silenceDescCreatedAt.Default.(func() time.Time)
+	// silenceDescUpdatedAt is the schema descriptor for updated_at field.
+	silenceDescUpdatedAt := silenceMixinFields0[1].Descriptor()
+	// silence.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	silence.DefaultUpdatedAt = silenceDescUpdatedAt.Default.(func() time.Time)
+	// silence.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	silence.UpdateDefaultUpdatedAt = silenceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// silenceDescCheckNamePattern is the schema descriptor for check_name_pattern field.
+	silenceDescCheckNamePattern := silenceFields[0].Descriptor()
+	// silence.DefaultCheckNamePattern holds the default value on creation for the check_name_pattern field.
+	silence.DefaultCheckNamePattern = silenceDescCheckNamePattern.Default.(string)
+	// silence.CheckNamePatternValidator is a validator for the "check_name_pattern" field. It is called by the builders before save.
+	silence.CheckNamePatternValidator = silenceDescCheckNamePattern.Validators[0].(func(string) error)
+	// silenceDescNodePattern is the schema descriptor for node_pattern field.
+	silenceDescNodePattern := silenceFields[1].Descriptor()
+	// silence.DefaultNodePattern holds the default value on creation for the node_pattern field.
+	silence.DefaultNodePattern = silenceDescNodePattern.Default.(string)
+	// silence.NodePatternValidator is a validator for the "node_pattern" field. It is called by the builders before save.
+	silence.NodePatternValidator = silenceDescNodePattern.Validators[0].(func(string) error)
+	// silenceDescHostPattern is the schema descriptor for host_pattern field.
+	silenceDescHostPattern := silenceFields[2].Descriptor()
+	// silence.DefaultHostPattern holds the default value on creation for the host_pattern field.
+	silence.DefaultHostPattern = silenceDescHostPattern.Default.(string)
+	// silence.HostPatternValidator is a validator for the "host_pattern" field. It is called by the builders before save.
+	silence.HostPatternValidator = silenceDescHostPattern.Validators[0].(func(string) error)
+	// silenceDescStartsAt is the schema descriptor for starts_at field.
+	silenceDescStartsAt := silenceFields[4].Descriptor()
+	// silence.DefaultStartsAt holds the default value on creation for the starts_at field.
+	silence.DefaultStartsAt = silenceDescStartsAt.Default.(func() time.Time)
+	// silenceDescCreatedBy is the schema descriptor for created_by field.
+	silenceDescCreatedBy := silenceFields[6].Descriptor()
+	// silence.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	silence.CreatedByValidator = silenceDescCreatedBy.Validators[0].(func(string) error)
+	// silenceDescComment is the schema descriptor for comment field.
+	silenceDescComment := silenceFields[7].Descriptor()
+	// silence.CommentValidator is a validator for the "comment" field. It is called by the builders before save.
+	silence.CommentValidator = func() func(string) error {
+		validators := silenceDescComment.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(comment string) error {
+			for _, fn := range fns {
+				if err := fn(comment); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	tenantMixin := schema.Tenant{}.Mixin()
 	tenant.Policy = privacy.NewPolicies(tenantMixin[1], schema.Tenant{})
 	tenant.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2609,6 +3129,8 @@ func init() {
 	virtualmachine.Hooks[1] = virtualmachineHooks[0]
 
 	virtualmachine.Hooks[2] = virtualmachineHooks[1]
+
+	virtualmachine.Hooks[3] = virtualmachineHooks[2]
 	virtualmachineMixinFields0 := virtualmachineMixin[0].Fields()
 	_ = virtualmachineMixinFields0
 	virtualmachineFields := schema.VirtualMachine{}.Fields()
@@ -2667,23 +3189,27 @@ func init() {
 	// virtualmachine.MaxRevisionHistoryValidator is a validator for the "max_revision_history" field. It is called by the builders before save.
 	virtualmachine.MaxRevisionHistoryValidator = virtualmachineDescMaxRevisionHistory.Validators[0].(func(int) error)
 	// virtualmachineDescAllocatedVcpus is the schema descriptor for allocated_vcpus field.
-	virtualmachineDescAllocatedVcpus := virtualmachineFields[11].Descriptor()
+	virtualmachineDescAllocatedVcpus := virtualmachineFields[12].Descriptor()
 	// virtualmachine.DefaultAllocatedVcpus holds the default value on creation for the allocated_vcpus field.
 	virtualmachine.DefaultAllocatedVcpus = virtualmachineDescAllocatedVcpus.Default.(int)
 	// virtualmachine.AllocatedVcpusValidator is a validator for the "allocated_vcpus" field. It is called by the builders before save.
 	virtualmachine.AllocatedVcpusValidator = virtualmachineDescAllocatedVcpus.Validators[0].(func(int) error)
 	// virtualmachineDescAllocatedMemoryMB is the schema descriptor for allocated_memory_mb field.
-	virtualmachineDescAllocatedMemoryMB := virtualmachineFields[12].Descriptor()
+	virtualmachineDescAllocatedMemoryMB := virtualmachineFields[13].Descriptor()
 	// virtualmachine.DefaultAllocatedMemoryMB holds the default value on creation for the allocated_memory_mb field.
 	virtualmachine.DefaultAllocatedMemoryMB = virtualmachineDescAllocatedMemoryMB.Default.(int64)
 	// virtualmachine.AllocatedMemoryMBValidator is a validator for the "allocated_memory_mb" field. It is called by the builders before save.
 	virtualmachine.AllocatedMemoryMBValidator = virtualmachineDescAllocatedMemoryMB.Validators[0].(func(int64) error)
 	// virtualmachineDescAllocatedDiskGB is the schema descriptor for allocated_disk_gb field.
-	virtualmachineDescAllocatedDiskGB := virtualmachineFields[13].Descriptor()
+	virtualmachineDescAllocatedDiskGB := virtualmachineFields[14].Descriptor()
 	// virtualmachine.DefaultAllocatedDiskGB holds the default value on creation for the allocated_disk_gb field.
 	virtualmachine.DefaultAllocatedDiskGB = virtualmachineDescAllocatedDiskGB.Default.(int64)
 	// virtualmachine.AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	virtualmachine.AllocatedDiskGBValidator = virtualmachineDescAllocatedDiskGB.Validators[0].(func(int64) error)
+	// virtualmachineDescUserData is the schema descriptor for user_data field.
+	virtualmachineDescUserData := virtualmachineFields[15].Descriptor()
+	// virtualmachine.UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
+	virtualmachine.UserDataValidator = virtualmachineDescUserData.Validators[0].(func(string) error)
 	volumeMixin := schema.Volume{}.Mixin()
 	volume.Policy = privacy.NewPolicies(volumeMixin[1], schema.Volume{})
 	volume.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2727,14 +3253,22 @@ func init() {
 			return nil
 		}
 	}()
+	// volumeDescDescription is the schema descriptor for description field.
+	volumeDescDescription := volumeFields[1].Descriptor()
+	// volume.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	volume.DescriptionValidator = volumeDescDescription.Validators[0].(func(string) error)
 	// volumeDescSizeGB is the schema descriptor for size_gb field.
-	volumeDescSizeGB := volumeFields[1].Descriptor()
+	volumeDescSizeGB := volumeFields[2].Descriptor()
 	// volume.SizeGBValidator is a validator for the "size_gb" field. It is called by the builders before save.
 	volume.SizeGBValidator = volumeDescSizeGB.Validators[0].(func(int64) error)
 	// volumeDescStoragePool is the schema descriptor for storage_pool field.
-	volumeDescStoragePool := volumeFields[3].Descriptor()
+	volumeDescStoragePool := volumeFields[4].Descriptor()
 	// volume.StoragePoolValidator is a validator for the "storage_pool" field. It is called by the builders before save.
 	volume.StoragePoolValidator = volumeDescStoragePool.Validators[0].(func(string) error)
+	// volumeDescStatusReason is the schema descriptor for status_reason field.
+	volumeDescStatusReason := volumeFields[6].Descriptor()
+	// volume.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	volume.StatusReasonValidator = volumeDescStatusReason.Validators[0].(func(string) error)
 }
 
 const (

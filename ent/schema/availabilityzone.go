@@ -27,6 +27,9 @@ func (AvailabilityZone) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("region", Region.Type).Ref("availability_zones").Unique().Required(),
 		edge.To("nodes", ComputeNode.Type).Annotations(entgql.RelayConnection()),
+		// A VM's zone is chosen at its create, not by editing the zone.
+		edge.To("virtual_machines", VirtualMachine.Type).
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 	}
 }
 

@@ -36,6 +36,8 @@ func (Cluster) Edges() []ent.Edge {
 		edge.From("datacenter", Datacenter.Type).Ref("clusters").Unique().Required(),
 		edge.To("nodes", ComputeNode.Type).Annotations(entgql.RelayConnection()),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+		edge.To("events", Event.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 	}, maintainedBy("clusters")...)
 }
 

@@ -9,6 +9,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // Event is the result of a check run by a node agent or a plugin. A repeat of the same check
@@ -33,6 +35,13 @@ func (Event) Fields() []ent.Field {
 		field.Bool("silenced").Default(false),
 		field.Time("first_seen_at").Default(time.Now),
 		field.Time("last_seen_at").Default(time.Now).Annotations(entgql.OrderField("LAST_SEEN_AT")),
+		field.JSON("labels", fieldtype.Labels{}).Optional().Comment("labels the reporter attached (matched by rules)"),
+		field.Time("processed_at").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)).
+			Comment("set once the rules ran on it (package alerting)"),
+		field.String("outcome").Optional().MaxLen(1024).
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)).
+			Comment("what the rules did with it, e.g. silenced by rule x, alert 12 raised"),
 	}
 }
 
@@ -42,6 +51,9 @@ func (Event) Edges() []ent.Edge {
 		edge.From("node", ComputeNode.Type).Ref("events").Unique(),
 		edge.From("host", Host.Type).Ref("events").Unique(),
 		edge.From("alert", Alert.Type).Ref("events").Unique(),
+		edge.From("check", Check.Type).Ref("events").Unique(),
+		edge.From("cluster", Cluster.Type).Ref("events").Unique().
+			Comment("a whole cluster's event, e.g. cluster-heartbeat from the cross-cluster watch"),
 	}
 }
 

@@ -6,7 +6,10 @@ import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
 // EventRule decides what happens to events, in priority order (lowest first): FILTER drops
@@ -32,8 +35,33 @@ func (EventRule) Fields() []ent.Field {
 		field.Enum("action").NamedValues(enumValues("CreateAlert", "ResolveAlert", "CallHook")...).Optional().Nillable(),
 		field.Enum("alert_severity").NamedValues(enumValues("Fatal", "Critical", "Warning")...).Optional().Nillable(),
 		field.String("hook_url").Optional().MaxLen(2048).Validate(validHTTPURL),
-		field.Int("aggregate_window_seconds").Default(0).NonNegative(),
+		field.Int("aggregate_window_seconds").Default(0).NonNegative().
+			Comment("Aggregate: group wait, how long the first event of a group waits for the others"),
 		field.Bool("enabled").Default(true),
+		field.String("node_pattern").Default("*").MaxLen(256).Comment("glob on the event's node name"),
+		field.String("host_pattern").Default("*").MaxLen(256).Comment("glob on the event's host name (or its node's host)"),
+		field.String("rack_pattern").Default("*").MaxLen(256).Comment("glob on the rack of the event's host"),
+		field.String("cluster_pattern").Default("*").MaxLen(256).Comment("glob on the cluster of the event's node"),
+		field.JSON("label_matchers", fieldtype.Labels{}).Optional().
+			Comment("every label must equal (value * matches any value) the event's or its node's label"),
+		field.Int("occurrences").Default(1).Range(1, 10000).
+			Comment("consecutive events of the same status before the rule acts (flapping suppression)"),
+		field.Int("reissue_seconds").Default(0).NonNegative().
+			Comment("once the rule acted for a fingerprint, repeats are ignored for this long"),
+		field.Strings("group_by").Optional().
+			Comment("Aggregate: event attributes that make a group (check, status, node, host, rack, cluster, label:<key>)"),
+		field.Int("group_interval_seconds").Default(300).NonNegative().
+			Comment("Aggregate: minimum time between two notifications of one group"),
+		field.String("hook_secret").Optional().Sensitive().MaxLen(256).
+			Annotations(entgql.Skip(entgql.SkipType | entgql.SkipWhereInput | entgql.SkipOrderField)).
+			Comment("HMAC-SHA256 key of hook bodies (X-VirtFlow-Signature); write-only"),
+	}
+}
+
+// Edges of the EventRule.
+func (EventRule) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("deliveries", HookDelivery.Type).Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 	}
 }
 

@@ -8,7 +8,11 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// Image is a boot image: OS, minimum CPU and memory, where it comes from and its format.
+// Image is a boot image: OS, minimum CPU and memory, where its bytes come from (an http(s)
+// URL the server fetches, or an upload through PUT /images/{id}/data), their format, size and
+// sha256, and a status that says whether the server holds them (package imagestore):
+// PENDING (waiting for bytes) → DOWNLOADING (bytes arriving) → ACTIVE (stored and verified),
+// or ERROR with the reason; DEPRECATED images keep their bytes but are not offered for new VMs.
 type Image struct {
 	ent.Schema
 }
@@ -27,10 +31,19 @@ func (Image) Fields() []ent.Field {
 		field.Int("min_vcpus").Default(1).Positive(),
 		field.Int64("min_memory_mb").Default(512).Positive(),
 		field.Int64("size_gb").Default(0).NonNegative(),
-		field.String("source").NotEmpty().MaxLen(2048).Comment("URL or path the node agent fetches"),
+		field.String("source").NotEmpty().MaxLen(2048).
+			Comment(`http(s) URL the server fetches the bytes from, or "upload" for bytes sent to PUT /images/{id}/data`),
 		field.Enum("format").NamedValues(enumValues("Qcow2", "Raw", "Iso")...).Default("QCOW2"),
-		field.String("checksum").Optional().MaxLen(128).Comment("sha256:<hex>"),
-		field.Enum("status").NamedValues(enumValues("Active", "Deprecated")...).Default("ACTIVE"),
+		field.String("checksum").Optional().MaxLen(128).
+			Comment("sha256:<hex>; when given, the bytes must match it on arrival, else it is set from them"),
+		field.Enum("status").NamedValues(enumValues("Pending", "Downloading", "Active", "Error", "Deprecated")...).
+			Default("PENDING").Annotations(entgql.Skip(entgql.SkipMutationCreateInput)),
+		field.String("status_reason").Optional().MaxLen(1024).
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)).
+			Comment("why the image is in its status (ERROR: what went wrong)"),
+		field.Int64("size_bytes").Default(0).NonNegative().
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)).
+			Comment("size of the stored bytes; 0 until the image is ACTIVE"),
 	}
 }
 

@@ -22,8 +22,11 @@ func (LoadBalancer) Fields() []ent.Field {
 	return []ent.Field{
 		slugField(),
 		field.Enum("algorithm").NamedValues(enumValues("RoundRobin", "LeastConnections", "SourceHash")...).Default("ROUND_ROBIN"),
-		field.Enum("status").NamedValues(enumValues("Initializing", "Active", "Deleting", "Error")...).
-			Default("INITIALIZING").Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)),
+		field.Enum("status").NamedValues(enumValues("Initializing", "NotRealized", "Active", "Deleting", "Error")...).
+			Default("INITIALIZING").Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)).
+			Comment("NOT_REALIZED: recorded with its VIP, but no node forwards traffic for it yet"),
+		field.String("status_reason").Optional().MaxLen(1024).
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)),
 	}
 }
 

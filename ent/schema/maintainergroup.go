@@ -23,6 +23,11 @@ func (MaintainerGroup) Fields() []ent.Field {
 		uniqueSlugField(),
 		descriptionField(),
 		field.Enum("status").NamedValues(enumValues("Active", "Inactive")...).Default("ACTIVE"),
+		field.String("webhook_url").Optional().MaxLen(2048).Validate(validHTTPURL).
+			Comment("alerts on the resources the group is responsible for are POSTed here (package alerting)"),
+		field.String("webhook_secret").Optional().Sensitive().MaxLen(256).
+			Annotations(entgql.Skip(entgql.SkipType | entgql.SkipWhereInput | entgql.SkipOrderField)).
+			Comment("HMAC-SHA256 key of the group's hook bodies (X-VirtFlow-Signature); write-only"),
 	}
 }
 
@@ -31,6 +36,8 @@ func (MaintainerGroup) Edges() []ent.Edge {
 	return append([]ent.Edge{
 		edge.From("admin", Maintainer.Type).Ref("administered_groups").Unique(),
 		edge.To("members", Maintainer.Type).Annotations(entgql.RelayConnection()),
+		edge.To("deliveries", HookDelivery.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 	}, responsibilities()...)
 }
 

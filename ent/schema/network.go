@@ -33,6 +33,8 @@ func (Network) Fields() []ent.Field {
 		field.String("gateway").Optional().Validate(validAddr),
 		field.Enum("purpose").NamedValues(enumValues("Management", "Service", "Vm", "Storage")...).
 			Default("VM").Annotations(entgql.OrderField("PURPOSE")),
+		field.Strings("dns_servers").Optional().
+			Comment("name servers a VM on the network is told to use (its config drive's network-config)"),
 	}
 }
 
@@ -45,6 +47,10 @@ func (Network) Edges() []ent.Edge {
 		edge.To("ports", Port.Type).Annotations(entgql.RelayConnection()),
 		edge.To("ip_addresses", IPAddress.Type).Annotations(entgql.RelayConnection()),
 		edge.To("ip_ranges", IPRange.Type).Annotations(entgql.RelayConnection()),
+		edge.From("virtual_machines", VirtualMachine.Type).Ref("networks").Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("the VMs created on the network (their NICs are its ports)"),
+		edge.From("region_services", RegionService.Type).Ref("networks").Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("the region services whose replicas are created on the network"),
 	}
 }
 

@@ -36,6 +36,8 @@ func (OutboxTask) Fields() []ent.Field {
 			Comment("set once a worker finished the task (done, or failed for good); until then the relay keeps it in Redis"),
 		field.Int("attempts").Default(0).NonNegative().Comment("relay attempts"),
 		field.String("last_error").Optional().MaxLen(1024),
+		field.JSON("headers", map[string]string{}).Optional().
+			Comment("Asynq task headers: the W3C trace context of the request that recorded the task, so its trace continues in the worker"),
 	}
 }
 

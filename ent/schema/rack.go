@@ -44,6 +44,8 @@ func (Rack) Edges() []ent.Edge {
 		edge.To("hosts", Host.Type).Annotations(entgql.RelayConnection(),
 			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)).
 			Comment("mounted by setting the host's rack and position"),
+		edge.To("alerts", Alert.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 	}, maintainedBy("racks")...)
 }
 

@@ -33,6 +33,8 @@ func (RegionService) Fields() []ent.Field {
 			Comment("changed through scaleRegionService"),
 		field.JSON("schedule_policy", fieldtype.SchedulePolicy{}).Optional(),
 		field.Bool("allow_partial").Default(false).Comment("place as many replicas as fit instead of none"),
+		field.Bool("load_balanced").Default(false).Annotations(entgql.Skip(entgql.SkipMutationUpdateInput)).
+			Comment("create a load balancer with a VIP with the service (deleted with it)"),
 		field.Enum("status").NamedValues(enumValues("Initializing", "Creating", "Active", "Updating", "Deleting", "Deleted", "Error")...).
 			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
@@ -52,6 +54,8 @@ func (RegionService) Edges() []ent.Edge {
 		edge.From("image", Image.Type).Ref("region_services").Unique(),
 		edge.From("global_service", GlobalService.Type).Ref("region_services").Unique(),
 		edge.To("load_balancer", LoadBalancer.Type).Unique(),
+		edge.To("networks", Network.Type).Annotations(fixed).
+			Comment("the networks every replica is created on; empty means the tenant's default VM network"),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection(),
 			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)).
 			Comment("the replicas, created and removed by placement only"),

@@ -42,6 +42,9 @@ func (Tenant) Edges() []ent.Edge {
 		edge.To("usage_records", UsageRecord.Type).Annotations(entgql.RelayConnection()),
 		edge.To("api_tokens", APIToken.Type).Annotations(entgql.RelayConnection()),
 		edge.To("role_bindings", RoleBinding.Type).Annotations(entgql.RelayConnection()),
+		edge.To("ssh_keys", SSHKey.Type).Annotations(entgql.RelayConnection()),
+		edge.To("default_vm_network", Network.Type).Unique().
+			Comment("the network a VM of the tenant is attached to when its request names none (createVirtualMachine networkIDs, createRegionService networkIDs); without it such a VM has no NIC"),
 	}
 }
 

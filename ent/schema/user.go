@@ -42,6 +42,7 @@ func (User) Edges() []ent.Edge {
 		edge.To("maintainer", Maintainer.Type).Unique(),
 		edge.To("notices", Notice.Type).Annotations(entgql.RelayConnection()),
 		edge.To("role_bindings", RoleBinding.Type).Annotations(entgql.RelayConnection()),
+		edge.To("ssh_keys", SSHKey.Type).Annotations(entgql.RelayConnection()),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
+	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 
@@ -42,10 +43,15 @@ func (VirtualMachine) Fields() []ent.Field {
 		field.JSON("schedule_policy", fieldtype.SchedulePolicy{}).Optional(),
 		field.Int("revision").Default(1).Positive().Annotations(system),
 		field.Int("max_revision_history").Default(10).Range(1, 100),
+		field.JSON("revision_history", []fieldtype.VMRevision{}).Optional().Annotations(system).
+			Comment("the spec at each earlier revision, newest last, at most max_revision_history entries"),
 		field.Int("allocated_vcpus").Default(0).NonNegative().Annotations(system).
 			Comment("what placement charged the node and the quota; released exactly on delete"),
 		field.Int64("allocated_memory_mb").Default(0).NonNegative().Annotations(system),
 		field.Int64("allocated_disk_gb").Default(0).NonNegative().Annotations(system),
+		field.Text("user_data").Optional().MaxLen(65536).
+			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
+			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),
 	}
 }
 
@@ -59,6 +65,8 @@ func (VirtualMachine) Edges() []ent.Edge {
 		edge.From("region", Region.Type).Ref("virtual_machines").Unique().Required().Annotations(fixedAtCreate),
 		edge.From("flavor", Flavor.Type).Ref("virtual_machines").Unique().Required().Annotations(fixedAtCreate),
 		edge.From("image", Image.Type).Ref("virtual_machines").Unique(),
+		edge.From("availability_zone", AvailabilityZone.Type).Ref("virtual_machines").Unique().Annotations(fixedAtCreate).
+			Comment("chosen at create (placement keeps the VM in it) or else the zone of the node it was placed on"),
 		edge.From("cluster", Cluster.Type).Ref("virtual_machines").Unique().Annotations(placedBySchedulerEdge).
 			Comment("set by the scheduler"),
 		edge.From("node", ComputeNode.Type).Ref("virtual_machines").Unique().Annotations(placedBySchedulerEdge).
@@ -69,6 +77,10 @@ func (VirtualMachine) Edges() []ent.Edge {
 		edge.To("ports", Port.Type).Annotations(entgql.RelayConnection()),
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
 		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
+		edge.To("networks", Network.Type).Annotations(fixedAtCreate).
+			Comment("the networks the VM was created on (one NIC, a port with its MAC and address, on each); empty means the tenant's default VM network"),
+		edge.To("ssh_keys", SSHKey.Type).Annotations(fixedAtCreate).
+			Comment("public keys for the image's default user, on the VM's config drive"),
 	}, maintainedBy("virtual_machines")...)
 }
 
@@ -90,5 +102,6 @@ func (VirtualMachine) Hooks() []ent.Hook {
 	return []ent.Hook{
 		validateLabels(),
 		validatePolicy(),
+		validateField("user_data", "userData", configdrive.ValidateUserData),
 	}
 }

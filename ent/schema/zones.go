@@ -25,6 +25,8 @@ func (PowerZone) Edges() []ent.Edge {
 		edge.From("datacenter", Datacenter.Type).Ref("power_zones").Unique().Required(),
 		edge.To("racks", Rack.Type).Annotations(entgql.RelayConnection()),
 		edge.To("hosts", Host.Type).Annotations(entgql.RelayConnection()),
+		edge.To("alerts", Alert.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 	}
 }
 

@@ -56,6 +56,10 @@ const (
 	EdgeAPITokens = "api_tokens"
 	// EdgeRoleBindings holds the string denoting the role_bindings edge name in mutations.
 	EdgeRoleBindings = "role_bindings"
+	// EdgeSSHKeys holds the string denoting the ssh_keys edge name in mutations.
+	EdgeSSHKeys = "ssh_keys"
+	// EdgeDefaultVMNetwork holds the string denoting the default_vm_network edge name in mutations.
+	EdgeDefaultVMNetwork = "default_vm_network"
 	// Table holds the table name of the tenant in the database.
 	Table = "tenants"
 	// MembersTable is the table that holds the members relation/edge. The primary key declared below.
@@ -147,6 +151,20 @@ const (
 	RoleBindingsInverseTable = "role_bindings"
 	// RoleBindingsColumn is the table column denoting the role_bindings relation/edge.
 	RoleBindingsColumn = "tenant_role_bindings"
+	// SSHKeysTable is the table that holds the ssh_keys relation/edge.
+	SSHKeysTable = "ssh_keys"
+	// SSHKeysInverseTable is the table name for the SSHKey entity.
+	// It exists in this package in order to avoid circular dependency with the "sshkey" package.
+	SSHKeysInverseTable = "ssh_keys"
+	// SSHKeysColumn is the table column denoting the ssh_keys relation/edge.
+	SSHKeysColumn = "tenant_ssh_keys"
+	// DefaultVMNetworkTable is the table that holds the default_vm_network relation/edge.
+	DefaultVMNetworkTable = "tenants"
+	// DefaultVMNetworkInverseTable is the table name for the Network entity.
+	// It exists in this package in order to avoid circular dependency with the "network" package.
+	DefaultVMNetworkInverseTable = "networks"
+	// DefaultVMNetworkColumn is the table column denoting the default_vm_network relation/edge.
+	DefaultVMNetworkColumn = "tenant_default_vm_network"
 )
 
 // Columns holds all SQL columns for tenant fields.
@@ -160,6 +178,12 @@ var Columns = []string{
 	FieldStatus,
 }
 
+// ForeignKeys holds the SQL foreign-keys that are owned by the "tenants"
+// table and are not defined as standalone fields in the schema.
+var ForeignKeys = []string{
+	"tenant_default_vm_network",
+}
+
 var (
 	// MembersPrimaryKey and MembersColumn2 are the table columns denoting the
 	// primary key for the members relation (M2M).
@@ -170,6 +194,11 @@ var (
 func ValidColumn(column string) bool {
 	for i := range Columns {
 		if column == Columns[i] {
+			return true
+		}
+	}
+	for i := range ForeignKeys {
+		if column == ForeignKeys[i] {
 			return true
 		}
 	}
@@ -443,6 +472,27 @@ func ByRoleBindings(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newRoleBindingsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// BySSHKeysCount orders the results by ssh_keys count.
+func BySSHKeysCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSSHKeysStep(), opts...)
+	}
+}
+
+// BySSHKeys orders the results by ssh_keys terms.
+func BySSHKeys(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSSHKeysStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByDefaultVMNetworkField orders the results by default_vm_network field.
+func ByDefaultVMNetworkField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newDefaultVMNetworkStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newMembersStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -532,6 +582,20 @@ func newRoleBindingsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(RoleBindingsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
+	)
+}
+func newSSHKeysStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SSHKeysInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SSHKeysTable, SSHKeysColumn),
+	)
+}
+func newDefaultVMNetworkStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(DefaultVMNetworkInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, false, DefaultVMNetworkTable, DefaultVMNetworkColumn),
 	)
 }
 

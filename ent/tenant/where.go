@@ -694,6 +694,52 @@ func HasRoleBindingsWith(preds ...predicate.RoleBinding) predicate.Tenant {
 	})
 }
 
+// HasSSHKeys applies the HasEdge predicate on the "ssh_keys" edge.
+func HasSSHKeys() predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SSHKeysTable, SSHKeysColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSSHKeysWith applies the HasEdge predicate on the "ssh_keys" edge with a given conditions (other predicates).
+func HasSSHKeysWith(preds ...predicate.SSHKey) predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := newSSHKeysStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasDefaultVMNetwork applies the HasEdge predicate on the "default_vm_network" edge.
+func HasDefaultVMNetwork() predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, DefaultVMNetworkTable, DefaultVMNetworkColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasDefaultVMNetworkWith applies the HasEdge predicate on the "default_vm_network" edge with a given conditions (other predicates).
+func HasDefaultVMNetworkWith(preds ...predicate.Network) predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := newDefaultVMNetworkStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Tenant) predicate.Tenant {
 	return predicate.Tenant(sql.AndPredicates(predicates...))

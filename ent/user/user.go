@@ -44,6 +44,8 @@ const (
 	EdgeNotices = "notices"
 	// EdgeRoleBindings holds the string denoting the role_bindings edge name in mutations.
 	EdgeRoleBindings = "role_bindings"
+	// EdgeSSHKeys holds the string denoting the ssh_keys edge name in mutations.
+	EdgeSSHKeys = "ssh_keys"
 	// Table holds the table name of the user in the database.
 	Table = "users"
 	// APITokensTable is the table that holds the api_tokens relation/edge.
@@ -79,6 +81,13 @@ const (
 	RoleBindingsInverseTable = "role_bindings"
 	// RoleBindingsColumn is the table column denoting the role_bindings relation/edge.
 	RoleBindingsColumn = "user_role_bindings"
+	// SSHKeysTable is the table that holds the ssh_keys relation/edge.
+	SSHKeysTable = "ssh_keys"
+	// SSHKeysInverseTable is the table name for the SSHKey entity.
+	// It exists in this package in order to avoid circular dependency with the "sshkey" package.
+	SSHKeysInverseTable = "ssh_keys"
+	// SSHKeysColumn is the table column denoting the ssh_keys relation/edge.
+	SSHKeysColumn = "user_ssh_keys"
 )
 
 // Columns holds all SQL columns for user fields.
@@ -268,6 +277,20 @@ func ByRoleBindings(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newRoleBindingsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// BySSHKeysCount orders the results by ssh_keys count.
+func BySSHKeysCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSSHKeysStep(), opts...)
+	}
+}
+
+// BySSHKeys orders the results by ssh_keys terms.
+func BySSHKeys(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSSHKeysStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newAPITokensStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -301,6 +324,13 @@ func newRoleBindingsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(RoleBindingsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, RoleBindingsTable, RoleBindingsColumn),
+	)
+}
+func newSSHKeysStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SSHKeysInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SSHKeysTable, SSHKeysColumn),
 	)
 }
 

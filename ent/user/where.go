@@ -645,6 +645,29 @@ func HasRoleBindingsWith(preds ...predicate.RoleBinding) predicate.User {
 	})
 }
 
+// HasSSHKeys applies the HasEdge predicate on the "ssh_keys" edge.
+func HasSSHKeys() predicate.User {
+	return predicate.User(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SSHKeysTable, SSHKeysColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSSHKeysWith applies the HasEdge predicate on the "ssh_keys" edge with a given conditions (other predicates).
+func HasSSHKeysWith(preds ...predicate.SSHKey) predicate.User {
+	return predicate.User(func(s *sql.Selector) {
+		step := newSSHKeysStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.User) predicate.User {
 	return predicate.User(sql.AndPredicates(predicates...))

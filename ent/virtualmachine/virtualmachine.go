@@ -44,12 +44,16 @@ const (
 	FieldRevision = "revision"
 	// FieldMaxRevisionHistory holds the string denoting the max_revision_history field in the database.
 	FieldMaxRevisionHistory = "max_revision_history"
+	// FieldRevisionHistory holds the string denoting the revision_history field in the database.
+	FieldRevisionHistory = "revision_history"
 	// FieldAllocatedVcpus holds the string denoting the allocated_vcpus field in the database.
 	FieldAllocatedVcpus = "allocated_vcpus"
 	// FieldAllocatedMemoryMB holds the string denoting the allocated_memory_mb field in the database.
 	FieldAllocatedMemoryMB = "allocated_memory_mb"
 	// FieldAllocatedDiskGB holds the string denoting the allocated_disk_gb field in the database.
 	FieldAllocatedDiskGB = "allocated_disk_gb"
+	// FieldUserData holds the string denoting the user_data field in the database.
+	FieldUserData = "user_data"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeRegion holds the string denoting the region edge name in mutations.
@@ -58,6 +62,8 @@ const (
 	EdgeFlavor = "flavor"
 	// EdgeImage holds the string denoting the image edge name in mutations.
 	EdgeImage = "image"
+	// EdgeAvailabilityZone holds the string denoting the availability_zone edge name in mutations.
+	EdgeAvailabilityZone = "availability_zone"
 	// EdgeCluster holds the string denoting the cluster edge name in mutations.
 	EdgeCluster = "cluster"
 	// EdgeNode holds the string denoting the node edge name in mutations.
@@ -72,6 +78,10 @@ const (
 	EdgeVolumes = "volumes"
 	// EdgeAssignments holds the string denoting the assignments edge name in mutations.
 	EdgeAssignments = "assignments"
+	// EdgeNetworks holds the string denoting the networks edge name in mutations.
+	EdgeNetworks = "networks"
+	// EdgeSSHKeys holds the string denoting the ssh_keys edge name in mutations.
+	EdgeSSHKeys = "ssh_keys"
 	// EdgeMaintainers holds the string denoting the maintainers edge name in mutations.
 	EdgeMaintainers = "maintainers"
 	// EdgeMaintainerGroups holds the string denoting the maintainer_groups edge name in mutations.
@@ -106,6 +116,13 @@ const (
 	ImageInverseTable = "images"
 	// ImageColumn is the table column denoting the image relation/edge.
 	ImageColumn = "image_virtual_machines"
+	// AvailabilityZoneTable is the table that holds the availability_zone relation/edge.
+	AvailabilityZoneTable = "virtual_machines"
+	// AvailabilityZoneInverseTable is the table name for the AvailabilityZone entity.
+	// It exists in this package in order to avoid circular dependency with the "availabilityzone" package.
+	AvailabilityZoneInverseTable = "availability_zones"
+	// AvailabilityZoneColumn is the table column denoting the availability_zone relation/edge.
+	AvailabilityZoneColumn = "availability_zone_virtual_machines"
 	// ClusterTable is the table that holds the cluster relation/edge.
 	ClusterTable = "virtual_machines"
 	// ClusterInverseTable is the table name for the Cluster entity.
@@ -155,6 +172,16 @@ const (
 	AssignmentsInverseTable = "assignments"
 	// AssignmentsColumn is the table column denoting the assignments relation/edge.
 	AssignmentsColumn = "virtual_machine_assignments"
+	// NetworksTable is the table that holds the networks relation/edge. The primary key declared below.
+	NetworksTable = "virtual_machine_networks"
+	// NetworksInverseTable is the table name for the Network entity.
+	// It exists in this package in order to avoid circular dependency with the "network" package.
+	NetworksInverseTable = "networks"
+	// SSHKeysTable is the table that holds the ssh_keys relation/edge. The primary key declared below.
+	SSHKeysTable = "virtual_machine_ssh_keys"
+	// SSHKeysInverseTable is the table name for the SSHKey entity.
+	// It exists in this package in order to avoid circular dependency with the "sshkey" package.
+	SSHKeysInverseTable = "ssh_keys"
 	// MaintainersTable is the table that holds the maintainers relation/edge. The primary key declared below.
 	MaintainersTable = "maintainer_virtual_machines"
 	// MaintainersInverseTable is the table name for the Maintainer entity.
@@ -183,14 +210,17 @@ var Columns = []string{
 	FieldSchedulePolicy,
 	FieldRevision,
 	FieldMaxRevisionHistory,
+	FieldRevisionHistory,
 	FieldAllocatedVcpus,
 	FieldAllocatedMemoryMB,
 	FieldAllocatedDiskGB,
+	FieldUserData,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "virtual_machines"
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
+	"availability_zone_virtual_machines",
 	"cluster_virtual_machines",
 	"compute_node_virtual_machines",
 	"flavor_virtual_machines",
@@ -202,6 +232,12 @@ var ForeignKeys = []string{
 }
 
 var (
+	// NetworksPrimaryKey and NetworksColumn2 are the table columns denoting the
+	// primary key for the networks relation (M2M).
+	NetworksPrimaryKey = []string{"virtual_machine_id", "network_id"}
+	// SSHKeysPrimaryKey and SSHKeysColumn2 are the table columns denoting the
+	// primary key for the ssh_keys relation (M2M).
+	SSHKeysPrimaryKey = []string{"virtual_machine_id", "ssh_key_id"}
 	// MaintainersPrimaryKey and MaintainersColumn2 are the table columns denoting the
 	// primary key for the maintainers relation (M2M).
 	MaintainersPrimaryKey = []string{"maintainer_id", "virtual_machine_id"}
@@ -231,7 +267,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
-	Hooks  [3]ent.Hook
+	Hooks  [4]ent.Hook
 	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
@@ -267,6 +303,8 @@ var (
 	DefaultAllocatedDiskGB int64
 	// AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	AllocatedDiskGBValidator func(int64) error
+	// UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
+	UserDataValidator func(string) error
 )
 
 // Type defines the type for the "type" enum field.
@@ -438,6 +476,11 @@ func ByAllocatedDiskGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAllocatedDiskGB, opts...).ToFunc()
 }
 
+// ByUserData orders the results by the user_data field.
+func ByUserData(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUserData, opts...).ToFunc()
+}
+
 // ByTenantField orders the results by tenant field.
 func ByTenantField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -463,6 +506,13 @@ func ByFlavorField(field string, opts ...sql.OrderTermOption) OrderOption {
 func ByImageField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newImageStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByAvailabilityZoneField orders the results by availability_zone field.
+func ByAvailabilityZoneField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newAvailabilityZoneStep(), sql.OrderByField(field, opts...))
 	}
 }
 
@@ -536,6 +586,34 @@ func ByAssignments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByNetworksCount orders the results by networks count.
+func ByNetworksCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newNetworksStep(), opts...)
+	}
+}
+
+// ByNetworks orders the results by networks terms.
+func ByNetworks(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newNetworksStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// BySSHKeysCount orders the results by ssh_keys count.
+func BySSHKeysCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSSHKeysStep(), opts...)
+	}
+}
+
+// BySSHKeys orders the results by ssh_keys terms.
+func BySSHKeys(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSSHKeysStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByMaintainersCount orders the results by maintainers count.
 func ByMaintainersCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -591,6 +669,13 @@ func newImageStep() *sqlgraph.Step {
 		sqlgraph.Edge(sqlgraph.M2O, true, ImageTable, ImageColumn),
 	)
 }
+func newAvailabilityZoneStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(AvailabilityZoneInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, AvailabilityZoneTable, AvailabilityZoneColumn),
+	)
+}
 func newClusterStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -638,6 +723,20 @@ func newAssignmentsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(AssignmentsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, AssignmentsTable, AssignmentsColumn),
+	)
+}
+func newNetworksStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(NetworksInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, false, NetworksTable, NetworksPrimaryKey...),
+	)
+}
+func newSSHKeysStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SSHKeysInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, false, SSHKeysTable, SSHKeysPrimaryKey...),
 	)
 }
 func newMaintainersStep() *sqlgraph.Step {

@@ -110,6 +110,11 @@ func AllocatedDiskGB(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedDiskGB, v))
 }
 
+// UserData applies equality check predicate on the "user_data" field. It's identical to UserDataEQ.
+func UserData(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldUserData, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldCreatedAt, v))
@@ -605,6 +610,16 @@ func MaxRevisionHistoryLTE(v int) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldLTE(FieldMaxRevisionHistory, v))
 }
 
+// RevisionHistoryIsNil applies the IsNil predicate on the "revision_history" field.
+func RevisionHistoryIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldRevisionHistory))
+}
+
+// RevisionHistoryNotNil applies the NotNil predicate on the "revision_history" field.
+func RevisionHistoryNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldRevisionHistory))
+}
+
 // AllocatedVcpusEQ applies the EQ predicate on the "allocated_vcpus" field.
 func AllocatedVcpusEQ(v int) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedVcpus, v))
@@ -725,6 +740,81 @@ func AllocatedDiskGBLTE(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldLTE(FieldAllocatedDiskGB, v))
 }
 
+// UserDataEQ applies the EQ predicate on the "user_data" field.
+func UserDataEQ(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldUserData, v))
+}
+
+// UserDataNEQ applies the NEQ predicate on the "user_data" field.
+func UserDataNEQ(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldUserData, v))
+}
+
+// UserDataIn applies the In predicate on the "user_data" field.
+func UserDataIn(vs ...string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldUserData, vs...))
+}
+
+// UserDataNotIn applies the NotIn predicate on the "user_data" field.
+func UserDataNotIn(vs ...string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldUserData, vs...))
+}
+
+// UserDataGT applies the GT predicate on the "user_data" field.
+func UserDataGT(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldUserData, v))
+}
+
+// UserDataGTE applies the GTE predicate on the "user_data" field.
+func UserDataGTE(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldUserData, v))
+}
+
+// UserDataLT applies the LT predicate on the "user_data" field.
+func UserDataLT(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldUserData, v))
+}
+
+// UserDataLTE applies the LTE predicate on the "user_data" field.
+func UserDataLTE(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldUserData, v))
+}
+
+// UserDataContains applies the Contains predicate on the "user_data" field.
+func UserDataContains(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldContains(FieldUserData, v))
+}
+
+// UserDataHasPrefix applies the HasPrefix predicate on the "user_data" field.
+func UserDataHasPrefix(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldHasPrefix(FieldUserData, v))
+}
+
+// UserDataHasSuffix applies the HasSuffix predicate on the "user_data" field.
+func UserDataHasSuffix(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldHasSuffix(FieldUserData, v))
+}
+
+// UserDataIsNil applies the IsNil predicate on the "user_data" field.
+func UserDataIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldUserData))
+}
+
+// UserDataNotNil applies the NotNil predicate on the "user_data" field.
+func UserDataNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldUserData))
+}
+
+// UserDataEqualFold applies the EqualFold predicate on the "user_data" field.
+func UserDataEqualFold(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEqualFold(FieldUserData, v))
+}
+
+// UserDataContainsFold applies the ContainsFold predicate on the "user_data" field.
+func UserDataContainsFold(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldContainsFold(FieldUserData, v))
+}
+
 // HasTenant applies the HasEdge predicate on the "tenant" edge.
 func HasTenant() predicate.VirtualMachine {
 	return predicate.VirtualMachine(func(s *sql.Selector) {
@@ -809,6 +899,29 @@ func HasImage() predicate.VirtualMachine {
 func HasImageWith(preds ...predicate.Image) predicate.VirtualMachine {
 	return predicate.VirtualMachine(func(s *sql.Selector) {
 		step := newImageStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasAvailabilityZone applies the HasEdge predicate on the "availability_zone" edge.
+func HasAvailabilityZone() predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, AvailabilityZoneTable, AvailabilityZoneColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasAvailabilityZoneWith applies the HasEdge predicate on the "availability_zone" edge with a given conditions (other predicates).
+func HasAvailabilityZoneWith(preds ...predicate.AvailabilityZone) predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := newAvailabilityZoneStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)
@@ -970,6 +1083,52 @@ func HasAssignments() predicate.VirtualMachine {
 func HasAssignmentsWith(preds ...predicate.Assignment) predicate.VirtualMachine {
 	return predicate.VirtualMachine(func(s *sql.Selector) {
 		step := newAssignmentsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasNetworks applies the HasEdge predicate on the "networks" edge.
+func HasNetworks() predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, NetworksTable, NetworksPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasNetworksWith applies the HasEdge predicate on the "networks" edge with a given conditions (other predicates).
+func HasNetworksWith(preds ...predicate.Network) predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := newNetworksStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasSSHKeys applies the HasEdge predicate on the "ssh_keys" edge.
+func HasSSHKeys() predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, false, SSHKeysTable, SSHKeysPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSSHKeysWith applies the HasEdge predicate on the "ssh_keys" edge with a given conditions (other predicates).
+func HasSSHKeysWith(preds ...predicate.SSHKey) predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := newSSHKeysStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

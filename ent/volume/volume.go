@@ -24,6 +24,8 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
+	// FieldDescription holds the string denoting the description field in the database.
+	FieldDescription = "description"
 	// FieldSizeGB holds the string denoting the size_gb field in the database.
 	FieldSizeGB = "size_gb"
 	// FieldType holds the string denoting the type field in the database.
@@ -32,6 +34,8 @@ const (
 	FieldStoragePool = "storage_pool"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldStatusReason holds the string denoting the status_reason field in the database.
+	FieldStatusReason = "status_reason"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeNode holds the string denoting the node edge name in mutations.
@@ -78,10 +82,12 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldName,
+	FieldDescription,
 	FieldSizeGB,
 	FieldType,
 	FieldStoragePool,
 	FieldStatus,
+	FieldStatusReason,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "volumes"
@@ -123,10 +129,14 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	DescriptionValidator func(string) error
 	// SizeGBValidator is a validator for the "size_gb" field. It is called by the builders before save.
 	SizeGBValidator func(int64) error
 	// StoragePoolValidator is a validator for the "storage_pool" field. It is called by the builders before save.
 	StoragePoolValidator func(string) error
+	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	StatusReasonValidator func(string) error
 )
 
 // Type defines the type for the "type" enum field.
@@ -165,8 +175,11 @@ const DefaultStatus = StatusPending
 // Status values.
 const (
 	StatusPending   Status = "PENDING"
+	StatusCreating  Status = "CREATING"
 	StatusAvailable Status = "AVAILABLE"
+	StatusAttaching Status = "ATTACHING"
 	StatusAttached  Status = "ATTACHED"
+	StatusDetaching Status = "DETACHING"
 	StatusDeleting  Status = "DELETING"
 	StatusError     Status = "ERROR"
 )
@@ -178,7 +191,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusPending, StatusAvailable, StatusAttached, StatusDeleting, StatusError:
+	case StatusPending, StatusCreating, StatusAvailable, StatusAttaching, StatusAttached, StatusDetaching, StatusDeleting, StatusError:
 		return nil
 	default:
 		return fmt.Errorf("volume: invalid enum value for status field: %q", s)
@@ -208,6 +221,11 @@ func ByName(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldName, opts...).ToFunc()
 }
 
+// ByDescription orders the results by the description field.
+func ByDescription(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDescription, opts...).ToFunc()
+}
+
 // BySizeGB orders the results by the size_gb field.
 func BySizeGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSizeGB, opts...).ToFunc()
@@ -226,6 +244,11 @@ func ByStoragePool(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByStatusReason orders the results by the status_reason field.
+func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -8,6 +8,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
@@ -40,6 +41,10 @@ type AssignmentStatusInput struct {
 	// what the hypervisor says, e.g. running, shutoff, absent
 	ObservedState *string `json:"observedState,omitempty"`
 	Reason        *string `json:"reason,omitempty"`
+	// For a VM's assignment: the volumes its domain has now (the running instance's disks while it
+	// runs, its definition's otherwise). The API moves the VM's ATTACHING volumes listed here to
+	// ATTACHED and its DETACHING volumes not listed to AVAILABLE. Left out: volumes unchanged.
+	VolumeIDs []int `json:"volumeIDs,omitempty"`
 }
 
 type BuildFabricInput struct {
@@ -77,6 +82,18 @@ type CreateAPITokenInput struct {
 	AllowedCIDRs []string `json:"allowedCIDRs,omitempty"`
 	// Admins only: create the token for another user.
 	UserID *int `json:"userID,omitempty"`
+}
+
+// A one-time, expiring join token, for one node agent to register its node (admins).
+type CreateJoinTokenInput struct {
+	// Seconds until the token expires: 1 hour when omitted, at most 7 days.
+	ExpiresInSeconds *int `json:"expiresInSeconds,omitempty"`
+	// An existing compute node the registering agent binds to.
+	NodeID *int `json:"nodeID,omitempty"`
+	// A cluster in which the registering host becomes a new compute node (when nodeID is omitted).
+	ClusterID *int `json:"clusterID,omitempty"`
+	// Name of the node created in clusterID; the registering host's name when omitted.
+	NodeName *string `json:"nodeName,omitempty"`
 }
 
 type DrainReport struct {
@@ -118,6 +135,13 @@ type GrantRoleInput struct {
 	NodeID   *int             `json:"nodeID,omitempty"`
 }
 
+// A join token, returned exactly once. Give it to the node agent (--join-token).
+type JoinTokenPayload struct {
+	// The secret: it is not stored and cannot be shown again.
+	Token     string         `json:"token"`
+	JoinToken *ent.JoinToken `json:"joinToken"`
+}
+
 type NodeStatusInput struct {
 	NodeID int `json:"nodeID"`
 	// vCPUs offered to VMs
@@ -142,6 +166,8 @@ type PlacementRequestInput struct {
 	AllowPartial   *bool                     `json:"allowPartial,omitempty"`
 	// explain a scale-up: existing replicas of this service count for zone rules
 	RegionServiceID *int `json:"regionServiceID,omitempty"`
+	// keep the group in this availability zone (as createVirtualMachine's availabilityZoneID)
+	AvailabilityZoneID *int `json:"availabilityZoneID,omitempty"`
 }
 
 type PrefixUtilization struct {
@@ -157,6 +183,38 @@ type PrefixUtilization struct {
 	Free     float64 `json:"free"`
 	// (allocated + reserved) / usable × 100
 	PercentUsed float64 `json:"percentUsed"`
+}
+
+// What a registering node agent tells about its host.
+type RegisterNodeInput struct {
+	// The host's name (a slug): the Host record it matches or creates, when the token names a cluster.
+	Hostname         string  `json:"hostname"`
+	CPUCapacity      *int    `json:"cpuCapacity,omitempty"`
+	MemoryCapacityMb *int    `json:"memoryCapacityMB,omitempty"`
+	DiskCapacityGb   *int    `json:"diskCapacityGB,omitempty"`
+	OsName           *string `json:"osName,omitempty"`
+	OsVersion        *string `json:"osVersion,omitempty"`
+	AgentVersion     *string `json:"agentVersion,omitempty"`
+}
+
+// The node a join token registered and its agent's own credential, returned exactly once.
+type RegisterNodePayload struct {
+	// The node's AGENT token, to send as `Authorization: Bearer <token>` from now on.
+	Token    string           `json:"token"`
+	Node     *ent.ComputeNode `json:"node"`
+	APIToken *ent.APIToken    `json:"apiToken"`
+}
+
+// One check result.
+type ReportEventInput struct {
+	NodeID    int          `json:"nodeID"`
+	CheckName string       `json:"checkName"`
+	Status    event.Status `json:"status"`
+	// the first line of the check's output
+	Output *string `json:"output,omitempty"`
+	// the check this result comes from, when it is a Check
+	CheckID *int             `json:"checkID,omitempty"`
+	Labels  fieldtype.Labels `json:"labels,omitempty"`
 }
 
 type SetQuotaInput struct {

@@ -69,11 +69,18 @@ type running struct {
 // start runs RunServer in the background and waits until it serves.
 func start(t *testing.T, cfg config.Config) *running {
 	t.Helper()
+	return startWith(t, cfg, app.Options{})
+}
+
+// startWith is start through RunServerWith with o (its Ready is set here).
+func startWith(t *testing.T, cfg config.Config, o app.Options) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(authz.SystemContext(context.Background(), "test"))
 	r := &running{cancel: cancel, done: make(chan error, 1), log: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ready := make(chan string, 1)
-	go func() { r.done <- app.RunServer(ctx, cfg, log, func(addr string) { ready <- addr }) }()
+	o.Ready = func(addr string) { ready <- addr }
+	go func() { r.done <- app.RunServerWith(ctx, cfg, log, o) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -9,8 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/version"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
@@ -18,13 +21,23 @@ import (
 
 // Main is the body of a VirtFlow command: it reads the configuration (exit status 2 when it
 // is wrong), runs run until SIGINT or SIGTERM, and exits with status 1 when run fails.
+//
+// `name migrate` applies the database migrations and exits (RunMigrate); `name probe URL`
+// is a health check (Probe).
 func Main(name string, run func(ctx context.Context, cfg config.Config, log *slog.Logger) error) {
+	if code, ok := subcommand(name); ok {
+		os.Exit(code)
+	}
 	cfg, err := config.FromOS(name)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, err)
 		}
 		os.Exit(2)
+	}
+	if cfg.Version {
+		fmt.Println(name, version.Get())
+		os.Exit(0)
 	}
 	log := cfg.Logger(os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -37,10 +50,23 @@ func Main(name string, run func(ctx context.Context, cfg config.Config, log *slo
 }
 
 // provisioning is the process's provisioning service: placement as the settings ask
-// (strategy, scorer weights, required quotas). The resolvers place through it, the node
-// monitor's automatic drains through its Placer.
-func provisioning(cfg config.Config) *provision.Service {
-	return provision.New(provision.Config{Placement: placement.Config{Scheduler: cfg.Scheduler()}})
+// (strategy, scorer weights, required quotas), deciding on the process's snapshot cache,
+// each placement told to observe (the placement metrics). The resolvers place through it,
+// the node monitor's automatic drains through its Placer.
+func provisioning(cfg config.Config, snaps *placement.Snapshots, observe func(time.Duration, error)) *provision.Service {
+	return provision.New(provision.Config{Placement: placement.Config{Scheduler: cfg.Scheduler(), Snapshots: snaps, Observe: observe}})
+}
+
+// snapshots is the process's cache of region placement snapshots over db, kept current by
+// the change events of every process through redis until ctx ends. It hooks db.Client, so
+// it is made before the client is in use.
+func snapshots(ctx context.Context, db *infra.Database, redis *infra.Redis, log *slog.Logger) (*placement.Snapshots, error) {
+	s := placement.NewSnapshots(placement.SnapshotsConfig{Client: db.Client, Redis: redis.Client,
+		Log: log.With("component", "placement")})
+	if err := s.Run(ctx); err != nil {
+		return nil, fmt.Errorf("placement snapshot cache: %w", err)
+	}
+	return s, nil
 }
 
 // nodeMonitor is the node monitor's configuration with the process's Placer and clock.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -19,18 +20,45 @@ import (
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/httpapi"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/telemetry"
+	"github.com/virtflow/virtflow/internal/version"
 	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/worker"
 )
 
 // RunServer runs the API server described by cfg until ctx ends. In embedded mode (no
 // DATABASE_URL) it also runs the worker in the same process. ready, if not nil, receives the
-// listening address once requests are served.
+// listening address once requests are served. Traces are exported as the OTEL_* environment
+// says (telemetry.FromEnv).
 func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr string)) error {
+	tr, err := telemetry.FromEnv(ctx, "virtflow-server", version.Get().Version)
+	if err != nil {
+		return err
+	}
+	defer flushTraces(tr, log)
+	return RunServerWith(ctx, cfg, log, Options{Ready: ready, Tracing: tr})
+}
+
+// Options are what RunServerWith and RunWorkerWith take beside the configuration.
+type Options struct {
+	// Ready, if not nil, receives the listening address once requests are served.
+	Ready func(addr string)
+	// Tracing is the process's tracer provider (telemetry.Off when nil); the caller shuts
+	// it down.
+	Tracing *telemetry.Tracing
+}
+
+// RunServerWith is RunServer with the tracing given.
+func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o Options) error {
 	start := time.Now()
-	prov := provisioning(cfg)
-	db, err := infra.OpenDatabase(ctx, cfg.DatabaseURL, cfg.DataDir)
+	ready := o.Ready
+	tr := o.Tracing
+	if tr == nil {
+		tr = telemetry.Off()
+	}
+	db, err := infra.OpenDatabaseWith(ctx, cfg.DatabaseURL, cfg.DataDir, infra.OpenOptions{Log: log, Tracing: tr})
 	if err != nil {
 		return err
 	}
@@ -46,16 +74,24 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 
 	// Live status: publish status changes once committed; serve them to subscriptions.
 	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
+	snaps, err := snapshots(ctx, db, redis, log)
+	if err != nil {
+		return err
+	}
 	// Every server relays the outbox (safe with any number of relays); made here, before the
 	// client is in use, because it hooks the client to be woken by commits.
-	rl := relay(db, redis, log)
+	rl := relay(db, redis, tr, log)
+	reg := registry(db, redis, log)
+	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe)
 	hub := livestatus.NewHub(redis.Client, log.With("component", "livestatus"))
 	if err := hub.Start(ctx); err != nil {
 		return err
 	}
+	metrics.Subscriptions(reg, hub.Subscribers)
 
 	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: log.With("component", "identity")}
-	if err := bootstrapAdmin(ctx, ids, db.Client, cfg.AdminToken, log); err != nil {
+	oneTimeToken, err := bootstrapAdmin(ctx, ids, db.Client, cfg.AdminToken, log)
+	if err != nil {
 		return err
 	}
 
@@ -68,26 +104,40 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 		log.Info("demo datacenter loaded", "already_loaded", stats.AlreadyLoaded, "duration_ms", time.Since(t).Milliseconds())
 	}
 
+	images, err := imageStore(cfg, db, log)
+	if err != nil {
+		return err
+	}
+	if err := adoptImages(ctx, images, db, cfg.Demo, log); err != nil {
+		return err
+	}
+
 	opts := graph.DefaultOptions()
 	opts.Provision = prov
 	opts.Introspection = cfg.Introspection
 	opts.Live = hub
 	handler := httpapi.New(httpapi.Deps{
 		Client:   db.Client,
+		Registry: reg,
 		Logger:   log,
 		GraphQL:  opts,
 		Checks:   map[string]httpapi.Checker{"database": db, "redis": redis},
 		Identity: ids,
+		Images:   images,
 	})
 	// The Asynq web UI for platform admins; everything else is the API's.
 	root := http.NewServeMux()
-	root.Handle(worker.MonitorPath+"/", worker.Monitor(redis.Asynq, ids.Middleware))
+	root.Handle(worker.MonitorPath+"/", worker.MonitorWithSessions(redis.Asynq, ids.Middleware))
 	root.Handle("/", handler)
+	trusted, err := httpapi.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: httpapi.RealIP(trusted, telemetry.HTTPHandler(tr, root)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -112,7 +162,7 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 				return
 			}
 			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4, Clock: prov.Clock(),
-				Reconcile: rec, Log: log.With("component", "worker")}
+				Reconcile: rec, Images: images, Log: log.With("component", "worker"), Tracer: tr.Provider}
 			if err := worker.Run(ctx, wcfg); err != nil {
 				errc <- err
 			}
@@ -137,8 +187,15 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 	if ready != nil {
 		ready(addr)
 	}
+	showToken := func() {
+		if oneTimeToken != "" {
+			showAdminToken(os.Stderr, oneTimeToken, displayAddr(addr), cfg.LogFormat == "json", log)
+		}
+	}
 	if cfg.Demo {
-		startDemoFleet(ctx, &wg, db, ids, addr, log)
+		startDemoFleet(ctx, &wg, db, ids, addr, log, showToken)
+	} else {
+		showToken()
 	}
 
 	select {
@@ -162,17 +219,51 @@ func RunServer(ctx context.Context, cfg config.Config, log *slog.Logger, ready f
 // startDemoFleet runs, with --demo, a simulated node agent for every compute node (package
 // fleet) against this server's own HTTP address, until ctx ends. A fleet that cannot start
 // is logged, not fatal: the API works without it.
-func startDemoFleet(ctx context.Context, wg *sync.WaitGroup, db *infra.Database, ids *identity.Service, addr string, log *slog.Logger) {
-	host, port, err := net.SplitHostPort(addr)
-	if err == nil && (host == "" || net.ParseIP(host).IsUnspecified()) {
-		addr = net.JoinHostPort("127.0.0.1", port)
-	}
+//
+// The simulated agents and the tokens issued to them log at warning and above only: their
+// start is one line, and started runs once the fleet is up.
+func startDemoFleet(ctx context.Context, wg *sync.WaitGroup, db *infra.Database, ids *identity.Service, addr string, log *slog.Logger, started func()) {
+	addr = displayAddr(addr)
+	quiet := slog.New(minLevel{Handler: log.Handler(), min: slog.LevelWarn}).With("component", "fleet")
+	fleetIDs := *ids
+	fleetIDs.Log = quiet
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		l := log.With("component", "fleet")
-		if err := fleet.RunDemo(ctx, db.Client, ids, "http://"+addr+"/query", l); err != nil && ctx.Err() == nil {
-			l.Error("simulated fleet stopped", "err", err)
+		err := fleet.RunDemoNotify(ctx, db.Client, &fleetIDs, "http://"+addr+"/query", quiet, func(nodes int) {
+			log.Info("simulated fleet running: one agent per demo compute node, logging warnings only", "component", "fleet", "nodes", nodes)
+			started()
+		})
+		if err != nil && ctx.Err() == nil {
+			quiet.Error("simulated fleet stopped", "err", err)
+			started()
 		}
 	}()
+}
+
+// displayAddr is addr with an unspecified host (":8080", "0.0.0.0:8080") made 127.0.0.1.
+func displayAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || net.ParseIP(host).IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
+// minLevel is a slog handler dropping records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(as), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
 }

@@ -5,14 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/virtflow/virtflow/audit"
+	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/internal/httpapi"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/telemetry"
+	"github.com/virtflow/virtflow/internal/version"
 	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
@@ -45,6 +56,21 @@ const EnvWorkerQueues = "VIRTFLOW_WORKER_QUEUES"
 // workers may run side by side; VIRTFLOW_WORKER_QUEUES limits one to some regions' queues,
 // VIRTFLOW_RECONCILE_DEADLINE sets how long a VM may stay in a transitional state.
 func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	tr, err := telemetry.FromEnv(ctx, "virtflow-worker", version.Get().Version)
+	if err != nil {
+		return err
+	}
+	defer flushTraces(tr, log)
+	return RunWorkerWith(ctx, cfg, log, Options{Tracing: tr})
+}
+
+// RunWorkerWith is RunWorker with the tracing given; Options.Ready receives the address of
+// its operations endpoint.
+func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o Options) error {
+	tr := o.Tracing
+	if tr == nil {
+		tr = telemetry.Off()
+	}
 	if cfg.Embedded() || cfg.RedisURL == "" {
 		return errors.New("a standalone worker needs DATABASE_URL and REDIS_URL; without them `go run ./cmd/server` runs the worker in-process")
 	}
@@ -52,7 +78,7 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	db, err := infra.OpenDatabase(ctx, cfg.DatabaseURL, cfg.DataDir)
+	db, err := infra.OpenDatabaseWith(ctx, cfg.DatabaseURL, cfg.DataDir, infra.OpenOptions{Log: log, Tracing: tr})
 	if err != nil {
 		return err
 	}
@@ -62,11 +88,39 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer redis.Close()
-	rl := relay(db, redis, log) // before the client is in use: it hooks the client
+	rl := relay(db, redis, tr, log) // before the client is in use: it hooks the client
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	snaps, err := snapshots(ctx, db, redis, log) // hooks the client too
+	if err != nil {
+		return err
+	}
+	// Operations surface: health, readiness, metrics and version on --addr.
+	reg := registry(db, redis, log)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: httpapi.Ops(httpapi.OpsDeps{
+		Logger: log, Registry: reg, Checks: map[string]httpapi.Checker{"database": db, "redis": redis}})}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("worker http", "err", err)
+		}
+	}()
+	defer func() {
+		sctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("worker serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
+	if o.Ready != nil {
+		o.Ready(ln.Addr().String())
+	}
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -76,19 +130,48 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	// Live status and the node monitor: status changes made here reach subscribers on every
 	// server; the monitor runs in the one worker holding its lease.
 	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
+	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe)
 	wg.Add(1)
-	prov := provisioning(cfg)
 	go func() {
 		defer wg.Done()
 		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov), log.With("component", "nodemonitor"))
 	}()
+	images, err := imageStore(cfg, db, log)
+	if err != nil {
+		return err
+	}
 	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Clock: prov.Clock(),
-		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Log: log})
+		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Images: images, Log: log, Tracer: tr.Provider})
 }
 
 // relay is the outbox relay of a process: from its database to its Redis, with the
 // provisioning tasks' retry and timeout options, woken by the commits of db.Client.
-func relay(db *infra.Database, redis *infra.Redis, log *slog.Logger) *outbox.Relay {
-	return outbox.NewRelay(db.Client, redis.Asynq, outbox.Config{Dialect: db.Dialect, Options: provision.TaskOptions,
-		Logger: log.With("component", "outbox")})
+func relay(db *infra.Database, redis *infra.Redis, tr *telemetry.Tracing, log *slog.Logger) *outbox.Relay {
+	return outbox.NewRelay(db.Client, redis.Asynq, outbox.Config{Dialect: db.Dialect, Options: taskOptions,
+		Logger: log.With("component", "outbox"), Tracer: tr.Provider})
+}
+
+// flushTraces exports the spans still buffered when a process stops.
+func flushTraces(tr *telemetry.Tracing, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		log.Warn("flush traces", "err", err)
+	}
+}
+
+// taskOptions are the Asynq options of every task kind the outbox relays.
+func taskOptions(kind string) []asynq.Option {
+	if o := imagestore.TaskOptions(kind); o != nil {
+		return o
+	}
+	return provision.TaskOptions(kind)
+}
+
+// registry is a process's Prometheus registry: Go runtime, process and the domain metrics.
+func registry(db *infra.Database, redis *infra.Redis, log *slog.Logger) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		metrics.New(db.Client, redis.Asynq, log.With("component", "metrics")))
+	return reg
 }

@@ -4,11 +4,14 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +50,34 @@ type Config struct {
 	// DOWN. Agents heartbeat every 10 s, so NOT_READY needs at least a few missed beats.
 	NodeNotReadyAfter time.Duration
 	NodeDownAfter     time.Duration
+	// ImageDir (--image-dir, VIRTFLOW_IMAGE_DIR) is where the server and the workers keep
+	// image bytes; <data-dir>/images when empty. Every server and worker of an installation
+	// must see the same directory.
+	ImageDir string
+	// ImageMaxBytes (--image-max-bytes, VIRTFLOW_IMAGE_MAX_BYTES) bounds one image, uploaded
+	// or fetched: 64 GiB by default.
+	ImageMaxBytes int64
+	// Version (--version) asks the command to print its version and exit.
+	Version bool
+	// TrustedProxies (--trusted-proxies, VIRTFLOW_TRUSTED_PROXIES, e.g. "10.0.0.0/8,192.0.2.7")
+	// are the load balancers whose X-Forwarded-For is believed, so that login rate limits,
+	// token CIDRs and audit rows see the client's address.
+	TrustedProxies string
+}
+
+// ImageDirectory is the directory of image bytes: ImageDir, or <DataDir>/images, or, for a
+// configuration built without Load and without either (tests), a directory in the
+// temporary directory named for the database, so that the server and workers of one
+// database share it and those of another do not.
+func (c Config) ImageDirectory() string {
+	switch {
+	case c.ImageDir != "":
+		return c.ImageDir
+	case c.DataDir != "":
+		return filepath.Join(c.DataDir, "images")
+	}
+	sum := sha256.Sum256([]byte(c.DatabaseURL))
+	return filepath.Join(os.TempDir(), "virtflow-images-"+hex.EncodeToString(sum[:8]))
 }
 
 // NodeMonitor is the node monitor configuration the settings ask for.
@@ -108,25 +139,47 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if err != nil {
 		return c, err
 	}
+	maxImage, err := strconv.ParseInt(envOr(getenv, "VIRTFLOW_IMAGE_MAX_BYTES", strconv.FormatInt(64<<30, 10)), 10, 64)
+	if err != nil {
+		return c, fmt.Errorf("VIRTFLOW_IMAGE_MAX_BYTES: want a number of bytes: %w", err)
+	}
 	weights := envOr(getenv, "VIRTFLOW_SCORER_WEIGHTS", "")
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")
-	fs.StringVar(&c.Addr, "addr", envOr(getenv, "VIRTFLOW_ADDR", ":8080"), "listen address (VIRTFLOW_ADDR)")
-	fs.StringVar(&c.DataDir, "data-dir", envOr(getenv, "VIRTFLOW_DATA_DIR", "./data"), "directory of the embedded SQLite database (VIRTFLOW_DATA_DIR)")
-	fs.BoolVar(&c.Demo, "demo", demo, "load the demo datacenter at start; loading twice changes nothing (VIRTFLOW_DEMO)")
+	addr, addrHelp := ":8080", "listen address (VIRTFLOW_ADDR)"
+	if name == "worker" {
+		addr, addrHelp = ":8081", "listen address of /metrics, /healthz, /readyz and /version (VIRTFLOW_ADDR)"
+	}
+	fs.StringVar(&c.Addr, "addr", envOr(getenv, "VIRTFLOW_ADDR", addr), addrHelp)
+	c.DataDir = envOr(getenv, "VIRTFLOW_DATA_DIR", "./data")
+	c.Demo, c.Introspection = demo, introspection
+	// The worker has no embedded database, demo or GraphQL: it lists only its own flags.
+	if name != "worker" {
+		fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded SQLite database (VIRTFLOW_DATA_DIR)")
+		fs.BoolVar(&c.Demo, "demo", demo, "load the demo datacenter at start; loading twice changes nothing (VIRTFLOW_DEMO)")
+		fs.BoolVar(&c.Introspection, "introspection", introspection, "allow GraphQL introspection; switch off in production if wanted (VIRTFLOW_INTROSPECTION)")
+	}
+	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
+	if name != "worker" {
+		fs.StringVar(&c.TrustedProxies, "trusted-proxies", getenv("VIRTFLOW_TRUSTED_PROXIES"), "addresses and CIDRs of load balancers whose X-Forwarded-For is trusted, comma-separated (VIRTFLOW_TRUSTED_PROXIES)")
+	}
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (VIRTFLOW_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", envOr(getenv, "VIRTFLOW_LOG_FORMAT", "text"), "log format: text or json (VIRTFLOW_LOG_FORMAT)")
-	fs.BoolVar(&c.Introspection, "introspection", introspection, "allow GraphQL introspection; switch off in production if wanted (VIRTFLOW_INTROSPECTION)")
 	fs.DurationVar(&c.AuditRetention, "audit-retention", retention, "how long to keep audit rows, e.g. 8760h; 0 keeps them forever (VIRTFLOW_AUDIT_RETENTION)")
 	fs.StringVar(&c.Placement, "placement", envOr(getenv, "VIRTFLOW_PLACEMENT", "spread"), "VM placement: spread or binpack (VIRTFLOW_PLACEMENT)")
 	fs.StringVar(&weights, "scorer-weights", weights, "placement scorer weights, e.g. SpreadAZ=2,LeastAllocated=1; 0 switches one off (VIRTFLOW_SCORER_WEIGHTS)")
 	fs.BoolVar(&c.RequireQuota, "require-quota", requireQuota, "refuse placements where the tenant has no quota (VIRTFLOW_REQUIRE_QUOTA)")
 	fs.DurationVar(&c.NodeNotReadyAfter, "node-not-ready-after", notReady, "heartbeat silence after which a node is NOT_READY (VIRTFLOW_NODE_NOT_READY_AFTER)")
 	fs.DurationVar(&c.NodeDownAfter, "node-down-after", down, "heartbeat silence after which a node is DOWN (VIRTFLOW_NODE_DOWN_AFTER)")
+	fs.StringVar(&c.ImageDir, "image-dir", getenv("VIRTFLOW_IMAGE_DIR"), "directory of image bytes, shared by servers and workers; <data-dir>/images when empty (VIRTFLOW_IMAGE_DIR)")
+	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", maxImage, "largest image accepted, uploaded or fetched, in bytes (VIRTFLOW_IMAGE_MAX_BYTES)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if c.NodeNotReadyAfter <= 0 || c.NodeDownAfter <= c.NodeNotReadyAfter {
 		return c, fmt.Errorf("--node-not-ready-after (%s) must be positive and less than --node-down-after (%s)", c.NodeNotReadyAfter, c.NodeDownAfter)
+	}
+	if c.ImageMaxBytes <= 0 {
+		return c, fmt.Errorf("--image-max-bytes %d: want a positive number of bytes", c.ImageMaxBytes)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))

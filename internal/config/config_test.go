@@ -42,9 +42,13 @@ func TestDefaults(t *testing.T) {
 
 		NodeNotReadyAfter: 50 * time.Second,
 		NodeDownAfter:     5 * time.Minute,
+		ImageMaxBytes:     64 << 30,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults = %+v\nwant      %+v", c, want)
+	}
+	if got := c.ImageDirectory(); got != "data/images" {
+		t.Errorf("ImageDirectory() = %q, want data/images under the data directory", got)
 	}
 	if !c.Embedded() {
 		t.Errorf("Embedded() = false with no DATABASE_URL")
@@ -216,5 +220,21 @@ func TestLogger(t *testing.T) {
 		} else if !strings.Contains(out, "msg=shown") {
 			t.Errorf("text logger wrote %q", out)
 		}
+	}
+}
+
+func TestImageSettings(t *testing.T) {
+	c, _, err := load(t, []string{"--image-dir", "/srv/images", "--image-max-bytes", "1048576"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ImageDirectory() != "/srv/images" || c.ImageMaxBytes != 1<<20 {
+		t.Fatalf("image settings: dir %q max %d", c.ImageDirectory(), c.ImageMaxBytes)
+	}
+	if _, _, err := load(t, nil, map[string]string{"VIRTFLOW_IMAGE_MAX_BYTES": "lots"}); err == nil {
+		t.Fatal("a non-numeric VIRTFLOW_IMAGE_MAX_BYTES was accepted")
+	}
+	if _, _, err := load(t, []string{"--image-max-bytes", "0"}, nil); err == nil {
+		t.Fatal("--image-max-bytes 0 was accepted")
 	}
 }

@@ -67,6 +67,8 @@ func statusOf(c apierr.Code) int {
 		return http.StatusUnauthorized
 	case apierr.CodeForbidden:
 		return http.StatusForbidden
+	case apierr.CodeConflict:
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

@@ -85,11 +85,11 @@ func observe(route string, log *slog.Logger, m *httpMetrics, next http.Handler) 
 		}
 		m.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.code)).Inc()
 		m.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+		// Requests log at debug: at info a fleet's heartbeats alone would drown the log.
+		// Server errors stay visible.
 		level := slog.LevelDebug
 		if rec.code >= 500 {
 			level = slog.LevelError
-		} else if route == "/query" {
-			level = slog.LevelInfo
 		}
 		log.Log(r.Context(), level, "http request", "method", r.Method, "path", r.URL.Path, "status", rec.code,
 			"duration_ms", elapsed.Milliseconds(), "request_id", RequestID(r.Context()), "remote", r.RemoteAddr)

@@ -8,10 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/frontend"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/playground"
 )
 
@@ -29,6 +31,8 @@ type Deps struct {
 	Registry *prometheus.Registry
 	// Identity authenticates bearer tokens on /query.
 	Identity *identity.Service
+	// Images holds image bytes: /images/{id}/data is served when it is set.
+	Images *imagestore.Store
 }
 
 // New returns the handler of every VirtFlow path.
@@ -51,9 +55,37 @@ func New(d Deps) http.Handler {
 	route("/playground", "/playground", pg)
 	route("/playground/", "/playground", pg)
 	route("GET /api/racks/{id}/elevation.svg", "/api/racks/elevation.svg", d.Identity.Middleware(elevationSVG(d.Client, d.Logger)))
+	if d.Images != nil {
+		route("GET /images/{id}/data", "/images/data", d.Identity.Middleware(imageData(d.Images, d.Logger)))
+		route("PUT /images/{id}/data", "/images/data", d.Identity.Middleware(imageUpload(d.Images, d.Logger)))
+	}
+	route("POST "+alerting.AlertmanagerPath, alerting.AlertmanagerPath, d.Identity.Middleware(alerting.AlertmanagerHandler(d.Client, d.Logger)))
 	route("GET /healthz", "/healthz", http.HandlerFunc(healthz))
 	route("GET /readyz", "/readyz", readyz(d.Checks))
 	route("GET /metrics", "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	route("GET /version", "/version", http.HandlerFunc(versionHandler))
 	route("/", "/", frontend.Handler())
-	return withRequestID(mux)
+	return withRequestID(securityHeaders(compress(mux)))
+}
+
+// OpsDeps are what a process without the API (the worker) serves on its --addr.
+type OpsDeps struct {
+	Logger *slog.Logger
+	// Checks are pinged by /readyz, by name.
+	Checks map[string]Checker
+	// Registry holds the process's metrics, served on /metrics.
+	Registry *prometheus.Registry
+}
+
+// Ops returns the operations surface of a process without the API: /healthz, /readyz,
+// /metrics and /version.
+func Ops(d OpsDeps) http.Handler {
+	m := newHTTPMetrics(d.Registry)
+	mux := http.NewServeMux()
+	route := func(pattern, name string, h http.Handler) { mux.Handle(pattern, observe(name, d.Logger, m, h)) }
+	route("GET /healthz", "/healthz", http.HandlerFunc(healthz))
+	route("GET /readyz", "/readyz", readyz(d.Checks))
+	route("GET /metrics", "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry}))
+	route("GET /version", "/version", http.HandlerFunc(versionHandler))
+	return withRequestID(securityHeaders(compress(mux)))
 }

@@ -4,19 +4,34 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/lib/pq"  // PostgreSQL driver "postgres"
+	sqlschema "entgo.io/ent/dialect/sql/schema"
+	"github.com/XSAM/otelsql"
+	_ "github.com/lib/pq" // PostgreSQL driver "postgres"
+	"go.opentelemetry.io/otel/attribute"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/migrate"
 	_ "github.com/virtflow/virtflow/ent/runtime" // ent hooks and defaults
+	"github.com/virtflow/virtflow/ent/schema"
+	"github.com/virtflow/virtflow/internal/telemetry"
+	"github.com/virtflow/virtflow/migrations"
 )
+
+// MigrateOptions are the options of VirtFlow's automatic migration: foreign keys, each with
+// an index (schema.IndexForeignKeys).
+func MigrateOptions() []sqlschema.MigrateOption {
+	return []sqlschema.MigrateOption{migrate.WithForeignKeys(true), sqlschema.WithHooks(schema.IndexForeignKeys)}
+}
 
 // Database is an open ent client and the *sql.DB beneath it.
 type Database struct {
@@ -32,12 +47,45 @@ func (d *Database) Close() error { return d.Client.Close() }
 func (d *Database) Ping(ctx context.Context) error { return d.DB.PingContext(ctx) }
 
 // OpenDatabase opens PostgreSQL when databaseURL is set, otherwise the SQLite file
-// virtflow.db in dataDir (created if missing), and migrates the schema.
-//
-// Migration is ent's automatic migration: it creates missing tables, columns and indexes and
-// never drops anything, so upgrading keeps data. Versioned migration files (ent's migrate with
-// Atlas) are planned; see README "Upgrades".
+// virtflow.db in dataDir (created if missing), and migrates the schema, logging nothing.
 func OpenDatabase(ctx context.Context, databaseURL, dataDir string) (*Database, error) {
+	return OpenDatabaseWith(ctx, databaseURL, dataDir, OpenOptions{})
+}
+
+// OpenOptions tune OpenDatabaseWith.
+type OpenOptions struct {
+	// Log receives the migrations applied; nil logs nothing.
+	Log *slog.Logger
+	// NoMigrate leaves the schema alone (the caller migrates, or checks).
+	NoMigrate bool
+	// Tracing, when enabled, traces every statement (otelsql): a span per query and
+	// transaction, the child of the request or task that ran it. Off or nil: the driver is
+	// used as it is.
+	Tracing *telemetry.Tracing
+}
+
+// openSQL opens driver at dsn, through otelsql when tracing is on.
+func openSQL(driver, dsn string, tr *telemetry.Tracing, system attribute.KeyValue) (*sql.DB, error) {
+	if tr == nil || !tr.Enabled() {
+		return sql.Open(driver, dsn)
+	}
+	return otelsql.Open(driver, dsn,
+		otelsql.WithTracerProvider(tr.Provider),
+		otelsql.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelsql.WithAttributes(system),
+		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true, OmitConnectorConnect: true}))
+}
+
+// OpenDatabaseWith is OpenDatabase with options.
+//
+// PostgreSQL is migrated by the versioned migrations of package migrations, under an advisory
+// lock, so processes starting together migrate once. The embedded SQLite database, a single
+// process's, is migrated by ent's automatic migration, which creates missing tables, columns
+// and indexes and never drops anything.
+func OpenDatabaseWith(ctx context.Context, databaseURL, dataDir string, o OpenOptions) (*Database, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	var (
 		db  *sql.DB
 		drv string
@@ -45,7 +93,7 @@ func OpenDatabase(ctx context.Context, databaseURL, dataDir string) (*Database, 
 	)
 	if databaseURL != "" {
 		drv = dialect.Postgres
-		db, err = sql.Open("postgres", databaseURL)
+		db, err = openSQL("postgres", databaseURL, o.Tracing, semconv.DBSystemPostgreSQL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -65,7 +113,7 @@ func OpenDatabase(ctx context.Context, databaseURL, dataDir string) (*Database, 
 		// WAL lets readers run beside the writer; immediate transactions and a busy timeout
 		// make concurrent writers wait their turn instead of failing.
 		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err = sql.Open("sqlite", dsn)
+		db, err = openSQL("sqlite", dsn, o.Tracing, semconv.DBSystemSqlite)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 		}
@@ -78,9 +126,29 @@ func OpenDatabase(ctx context.Context, databaseURL, dataDir string) (*Database, 
 		return nil, fmt.Errorf("connect to %s database: %w", drv, err)
 	}
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(drv, db)))
-	if err := client.Schema.Create(ctx, migrate.WithForeignKeys(true)); err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("migrate schema: %w", err)
+	if !o.NoMigrate {
+		if err := migrateSchema(ctx, client, db, drv, o.Log); err != nil {
+			_ = client.Close()
+			return nil, err
+		}
 	}
 	return &Database{Client: client, DB: db, Dialect: drv}, nil
+}
+
+func migrateSchema(ctx context.Context, client *ent.Client, db *sql.DB, drv string, log *slog.Logger) error {
+	if drv == dialect.SQLite {
+		if err := client.Schema.Create(ctx, MigrateOptions()...); err != nil {
+			return fmt.Errorf("migrate schema: %w", err)
+		}
+		return nil
+	}
+	res, err := migrations.Apply(ctx, db, log)
+	if err != nil {
+		return err
+	}
+	if len(res.Applied) > 0 || res.Baselined != "" {
+		log.Info("database migrated", "version", res.Current, "applied", len(res.Applied), "baseline", res.Baselined,
+			"took", res.Took.Round(time.Millisecond))
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package infra
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -13,8 +14,10 @@ import (
 // Redis is a connection to the Redis that carries the task queue and pub/sub, and the
 // in-process server behind it when none was configured.
 type Redis struct {
-	Client   *redis.Client
-	Asynq    asynq.RedisClientOpt
+	Client *redis.Client
+	// Asynq reaches the same Redis for the task queue: a asynq.RedisClientOpt, or a
+	// asynq.RedisFailoverClientOpt behind Sentinel.
+	Asynq    asynq.RedisConnOpt
 	embedded *miniredis.Miniredis
 }
 
@@ -36,6 +39,12 @@ func (r *Redis) Close() error {
 // OpenRedis connects to url, or starts an in-process Redis on a loopback port when url is
 // empty. The in-process Redis keeps nothing across restarts; work is not lost with it because
 // the database, not Redis, is the record of what was accepted.
+//
+// A URL with a master_name parameter names a Sentinel-managed master instead, e.g.
+// redis://sentinel-a:26379/0?master_name=virtflow&addr=sentinel-b:26379&addr=sentinel-c:26379
+// (go-redis' failover URL: the host and each addr are Sentinels; the user and password are
+// the Sentinels' and, unless the master has its own, the master's). Clients then follow
+// failovers to the new master.
 func OpenRedis(ctx context.Context, url string) (*Redis, error) {
 	var mr *miniredis.Miniredis
 	if url == "" {
@@ -45,21 +54,48 @@ func OpenRedis(ctx context.Context, url string) (*Redis, error) {
 		}
 		url = "redis://" + mr.Addr()
 	}
-	opts, err := redis.ParseURL(url)
+	r, where, err := redisClient(url)
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	r := &Redis{
-		Client: redis.NewClient(opts),
-		Asynq: asynq.RedisClientOpt{Addr: opts.Addr, Username: opts.Username, Password: opts.Password,
-			DB: opts.DB, TLSConfig: opts.TLSConfig},
-		embedded: mr,
-	}
+	r.embedded = mr
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := r.Ping(pingCtx); err != nil {
 		_ = r.Close()
-		return nil, fmt.Errorf("connect to redis at %s: %w", opts.Addr, err)
+		return nil, fmt.Errorf("connect to redis at %s: %w", where, err)
 	}
 	return r, nil
+}
+
+// redisClient builds the clients of url, and says where it points for error messages.
+func redisClient(raw string) (*Redis, string, error) {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	if u.Query().Get("master_name") != "" {
+		fo, err := redis.ParseFailoverURL(raw)
+		if err != nil {
+			return nil, "", err
+		}
+		if fo.Username == "" && fo.Password == "" {
+			fo.Username, fo.Password = fo.SentinelUsername, fo.SentinelPassword
+		}
+		return &Redis{
+			Client: redis.NewFailoverClient(fo),
+			Asynq: asynq.RedisFailoverClientOpt{MasterName: fo.MasterName, SentinelAddrs: fo.SentinelAddrs,
+				SentinelUsername: fo.SentinelUsername, SentinelPassword: fo.SentinelPassword,
+				Username: fo.Username, Password: fo.Password, DB: fo.DB, TLSConfig: fo.TLSConfig},
+		}, fmt.Sprintf("master %s of sentinels %v", fo.MasterName, fo.SentinelAddrs), nil
+	}
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	return &Redis{
+		Client: redis.NewClient(opts),
+		Asynq: asynq.RedisClientOpt{Addr: opts.Addr, Username: opts.Username, Password: opts.Password,
+			DB: opts.DB, TLSConfig: opts.TLSConfig},
+	}, opts.Addr, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/ent/volume"
 )
 
 // Spec is the shape of a site. Racks are numbered from 0; rack i is in power zone
@@ -292,6 +293,21 @@ func (s *Site) Check(ctx context.Context) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Volumes created on the site's nodes count in their node's disk and their tenant's quota.
+	vols, err := s.c.Volume.Query().Where(volume.HasNodeWith(computenode.IDIn(nodeIDs...))).WithNode().WithTenant().All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	volByNode, volByTenant := map[int]int64{}, map[int]int64{}
+	for _, v := range vols {
+		volByNode[v.Edges.Node.ID] += v.SizeGB
+		volByTenant[v.Edges.Tenant.ID] += v.SizeGB
+	}
+	for id, gb := range volByNode {
+		n := byNode[id]
+		n.Disk += gb
+		byNode[id] = n
+	}
 	nodes, err := s.c.ComputeNode.Query().Where(computenode.IDIn(nodeIDs...)).All(ctx)
 	if err != nil {
 		return nil, err
@@ -312,6 +328,11 @@ func (s *Site) Check(ctx context.Context) ([]Violation, error) {
 	byTenant, err := sums(virtualmachine.TenantColumn)
 	if err != nil {
 		return nil, err
+	}
+	for id, gb := range volByTenant {
+		t := byTenant[id]
+		t.Disk += gb
+		byTenant[id] = t
 	}
 	quotas, err := s.c.Quota.Query().Where(quota.HasHostGroupWith(hostgroup.ID(s.HostGroup))).WithTenant().All(ctx)
 	if err != nil {

@@ -42,6 +42,22 @@ async function pointAt(page, graph, id) {
   return { x, y };
 }
 
+/** The groups the map drew (lib/network/group.ts): the network and how many members each stands for. */
+async function groupsOn(page) {
+  return page.getByTestId('group-expand').evaluateAll((els) => els.map((e) => ({ hub: e.dataset.hub, members: Number(e.dataset.members) })));
+}
+
+/** What was drawn is the API's diagram, a group node standing for the members of its network. */
+function assertDrawn(g, api, groups) {
+  const hidden = groups.reduce((n, x) => n + x.members, 0);
+  assert.equal(g.nodeCount, api.nodes.length - hidden + groups.length, 'nodes drawn = API nodes, with groups');
+  for (const x of groups) assert.ok(g.ids.nodes.includes(`group:${x.hub}`), `group of ${x.hub} drawn`);
+  if (groups.length > 0) return;
+  assert.equal(g.edgeCount, api.edges.length, 'edges drawn = API edges');
+  assert.deepEqual([...g.ids.nodes].sort(), api.nodes.map((n) => n.id).sort());
+  assert.deepEqual([...g.ids.edges].sort(), api.edges.map((e) => e.id).sort());
+}
+
 export const tests = [
   {
     name: 'network map from a server draws the API diagram; click selects, hover shows ports',
@@ -59,10 +75,7 @@ export const tests = [
       const nodeIds = new Set(api.nodes.map((n) => n.id));
       const edges = api.edges.filter((e) => nodeIds.has(e.source) && nodeIds.has(e.target));
       assert.equal(edges.length, api.edges.length, 'the API returns no dangling edges');
-      assert.equal(g.nodeCount, nodeIds.size, 'nodes drawn = API nodes');
-      assert.equal(g.edgeCount, api.edges.length, 'edges drawn = API edges');
-      assert.deepEqual([...g.ids.nodes].sort(), [...nodeIds].sort());
-      assert.deepEqual([...g.ids.edges].sort(), api.edges.map((e) => e.id).sort());
+      assertDrawn(g, api, await groupsOn(page));
       if (api.truncated) await page.getByText('Truncated:').waitFor();
 
       // the start is selected at first: its panel lists its ports
@@ -94,8 +107,7 @@ export const tests = [
       await page.waitForURL((u) => u.searchParams.get('from') === peer.id);
       const again = await drawn(page, peer.id);
       const api2 = (await asked2).networkDiagram;
-      assert.equal(again.nodeCount, api2.nodes.length, 'after re-centering, nodes drawn = API nodes');
-      assert.equal(again.edgeCount, api2.edges.length, 'after re-centering, edges drawn = API edges');
+      assertDrawn(again, api2, await groupsOn(page));
       await page.context().close();
     },
   },
@@ -133,6 +145,41 @@ export const tests = [
       await ctx.screenshot(page, 'path-trace');
       await page.getByRole('link', { name: 'Show on the network map' }).click();
       await page.waitForURL('**/network?from=*');
+      await page.context().close();
+    },
+  },
+  {
+    name: 'a network’s many members are one node that expands on click',
+    async run(ctx) {
+      const host = await demoServer(ctx);
+      const asked = ctx.gql(DIAGRAM, { from: host.id, depth: 2 });
+      const page = await ctx.page();
+      await page.goto(`/network?from=${host.id}&depth=2`);
+      const g = await drawn(page, host.id);
+      const groups = await groupsOn(page);
+      assert.ok(groups.length > 0, 'at depth 2 a network of many servers is grouped');
+      const api = (await asked).networkDiagram;
+      console.log(`     grouped: ${g.nodeCount} nodes, ${g.edgeCount} edges drawn for the API's ${api.nodes.length} and ${api.edges.length}`);
+      assert.ok(g.nodeCount < api.nodes.length / 2, `grouped: ${g.nodeCount} nodes drawn of ${api.nodes.length}`);
+      await page.getByRole('button', { name: 'Fit all' }).click();
+      const at = await pointAt(page, g.graph, `group:${groups[0].hub}`);
+      await page.mouse.click(at.x, at.y);
+      await page.waitForFunction(
+        (n) => {
+          const el = document.querySelector('[data-testid="network-graph"]');
+          return el?.getAttribute('data-ready') === 'true' && Number(el.getAttribute('data-node-count')) > n;
+        },
+        g.nodeCount,
+        { timeout: 40_000 },
+      );
+      const after = await drawn(page, host.id);
+      const left = await groupsOn(page);
+      assert.ok(!left.some((x) => x.hub === groups[0].hub), 'the expanded network is no longer grouped');
+      assertDrawn(after, api, left);
+      // the network is selected: its panel lists it
+      const hub = api.nodes.find((n) => n.id === groups[0].hub);
+      await page.getByRole('region', { name: 'Selected node' }).getByRole('heading', { name: hub.name }).waitFor();
+      await ctx.screenshot(page, 'network-group-expanded');
       await page.context().close();
     },
   },

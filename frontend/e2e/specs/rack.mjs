@@ -30,7 +30,7 @@ async function findRack(ctx) {
 }
 
 const ELEVATION = `query($id: ID!) { rackElevation(id: $id) { rack { id name height floorName datacenterName }
-  devices { id name model position height face fullDepth kind node { id status vmCount } } } }`;
+  devices { id name model position height face fullDepth kind role node { id status vmCount } } } }`;
 
 export const tests = [
   {
@@ -80,6 +80,12 @@ export const tests = [
       await tip.getByText(server.model, { exact: false }).first().waitFor();
       assert.match(await tip.innerText(), /vCPU \d+\/\d+/);
       await ctx.screenshot(page, 'rack-elevation');
+      // coloured by role, as NetBox does: network gear by its fabric role, other devices by kind
+      await page.getByLabel('role', { exact: true }).check();
+      const byRole = await devices.evaluateAll((els) => Object.fromEntries(els.map((e) => [e.getAttribute('data-name'), e.getAttribute('data-state')])));
+      assert.deepEqual(byRole, Object.fromEntries(api.devices.map((d) => [d.name, d.role ?? d.kind])), 'devices coloured by role');
+      await ctx.screenshot(page, 'rack-elevation-roles');
+      await page.getByLabel('compute node state').check();
 
       // click through to the host page: its ports as the API has them
       await el.click();

@@ -62,6 +62,13 @@ export const tests = [
       assert.equal(api.node.status, 'ACTIVE');
       assert.equal((await page.getByTestId('vm-node').innerText()).trim(), api.node.node.name);
       await ctx.screenshot(page, 'vm-active');
+      // Its status timeline, newest first: created (by the admin), sent to its node by the
+      // worker, reported ACTIVE by the node's agent, each with who did it.
+      const tl = Date.now();
+      await page.locator('[data-testid="timeline-step"][data-to="ACTIVE"]').waitFor();
+      console.log(`     timeline shows ACTIVE ${Date.now() - tl} ms after the status`);
+      const steps = await page.getByTestId('timeline-step').evaluateAll((els) => els.map((e) => e.getAttribute('data-to')));
+      assert.deepEqual(steps, ['ACTIVE', 'CREATING', 'INITIALIZING'], 'the VM page shows its status timeline');
 
       // In the list (reached without a reload), with its status; then stop it from its row.
       await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Virtual machines' }).click();
@@ -216,6 +223,44 @@ export const tests = [
       await page.getByRole('link', { name: mine.edges[0].node.name, exact: true }).click();
       await page.getByRole('heading', { name: mine.edges[0].node.name }).waitFor();
       assert.equal(await page.getByRole('alert').count(), 0, 'the VM page shows an error to the tenant member');
+      await page.context().close();
+    },
+  },
+  {
+    name: 'vms: a VM created with a volume from the form has it ATTACHED; detach it on the VM page',
+    async run(ctx) {
+      const d = await demo(ctx);
+      const name = 'e2e-vol-' + Date.now().toString(36);
+      const page = await ctx.page();
+      await page.goto('/vms/new');
+      await fillForm(page, { name, tenant: d.tenant.name, region: d.region.name, flavorID: d.flavor.id, image: d.image.name });
+      await page.getByRole('button', { name: 'Add a volume' }).click();
+      await page.getByLabel('Volume 1 size (GiB)').fill('3');
+      await page.getByRole('button', { name: 'Create VM' }).click();
+      await page.waitForURL(/\/vms\/\d+$/);
+      const id = page.url().split('/').pop();
+      const volumes = page.getByRole('region', { name: 'Volumes' });
+      // ATTACHED only once the node's agent reported the domain has it; the page follows the VM's events.
+      await page.locator('h1 [data-status="ACTIVE"]').waitFor({ timeout: 30_000 });
+      const row = volumes.getByRole('row', { name: new RegExp(`${name}-vol1`) });
+      await row.locator('[data-status="ATTACHED"]').waitFor({ timeout: 30_000 }).catch(async () => {
+        await page.reload();
+        await row.locator('[data-status="ATTACHED"]').waitFor({ timeout: 20_000 });
+      });
+      const api = await ctx.gql('query($id: ID!) { node(id: $id) { ... on VirtualMachine { volumes { edges { node { id name sizeGB status } } } } } }', { id });
+      const vol = api.node.volumes.edges[0].node;
+      assert.equal(vol.name, `${name}-vol1`);
+      assert.equal(vol.sizeGB, 3);
+      assert.equal(vol.status, 'ATTACHED');
+      await ctx.screenshot(page, 'vm-volume');
+      await row.getByRole('button', { name: `Detach ${name}-vol1` }).click();
+      // Detached: off the VM's list, AVAILABLE in the API (data kept).
+      for (let i = 0; i < 100; i++) {
+        const v = await ctx.gql('query($id: ID!) { node(id: $id) { ... on Volume { status } } }', { id: vol.id });
+        if (v.node.status === 'AVAILABLE') break;
+        assert.ok(i < 99, `volume still ${v.node.status} after detach`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
       await page.context().close();
     },
   },

@@ -1,5 +1,6 @@
 // Cursor pagination over entgql connections (first/after forward, last/before backward).
 import { useState } from 'react';
+import { formatNumber } from '../lib/format';
 
 /** The variables of a page: pass them straight into a connection query. */
 export interface PageVars {
@@ -38,7 +39,7 @@ export function Pager({ pageInfo, total, pager }: { pageInfo?: PageInfo | null; 
       <button type="button" disabled={!pageInfo.hasNextPage} onClick={() => pager.next(pageInfo)}>
         Next ›
       </button>
-      {total !== undefined && <span className="muted">{total} in all</span>}
+      {total !== undefined && <span className="muted">{formatNumber(total)} in all</span>}
     </div>
   );
 }

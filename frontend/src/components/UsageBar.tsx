@@ -14,7 +14,7 @@ export function UsageBar({ used, total, unit = '', size, label }: { used: number
   return (
     <div className="usage" title={`${text} (${formatNumber(pct)} %)`}>
       {label && <span className="usage-label">{label}</span>}
-      <span className="usage-track" role="meter" aria-valuemin={0} aria-valuemax={total} aria-valuenow={used}>
+      <span className="usage-track" role="meter" aria-label={label ? `${label}: ${text}` : text} aria-valuemin={0} aria-valuemax={total} aria-valuenow={used}>
         <span className={`usage-fill usage-${tone}`} style={{ width: `${pct}%` }} />
       </span>
       <span className="usage-text">{text}</span>

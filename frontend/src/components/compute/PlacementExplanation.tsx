@@ -18,6 +18,7 @@ export const PlacementExplanationFragment = graphql(`
     cluster { id name }
     placements { node { id name } score }
     rejections { filter code count }
+    spread { key mode value vms nodes }
     nodes {
       node { id name }
       rejectedBy
@@ -56,6 +57,28 @@ export function PlacementExplanation({ explanation: x }: { explanation: Placemen
       {x.message && <p>{x.message}</p>}
       {nothingTried && <p className="muted">No node was considered: the region has no cluster the policy allows.</p>}
       {x.unplaced > 0 && <p>{x.unplaced} VM(s) of the group could not be placed.</p>}
+      {x.spread.length > 0 && (
+        <table className="placement-spread" aria-label="Label spread">
+          <thead>
+            <tr>
+              <th>Spread over</th>
+              <th>Value</th>
+              <th>VMs of the group</th>
+              <th>Nodes</th>
+            </tr>
+          </thead>
+          <tbody>
+            {x.spread.map((sp) => (
+              <tr key={`${sp.mode}/${sp.key}/${sp.value}`}>
+                <td><code>{sp.key}</code> ({sp.mode === 'HARD' ? 'one per value' : 'evenly'})</td>
+                <td>{sp.value || <span className="muted">no label</span>}</td>
+                <td>{sp.vms}</td>
+                <td>{sp.nodes}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       {countsOnly && !nothingTried && <p data-testid="placement-summary">{summarizeRejections(x.rejections).text}</p>}
       {!countsOnly && <details>
         <summary data-testid="placement-summary">{s.text}</summary>

@@ -13,9 +13,11 @@ interface Props {
 const labelFields: { key: keyof PolicyForm; label: string }[] = [
   { key: 'clusterLabels', label: 'Cluster labels' },
   { key: 'hardAffinities', label: 'Node labels required' },
-  { key: 'hardAntiAffinities', label: 'Node labels forbidden' },
+  { key: 'hardAntiAffinities', label: 'Spread over label keys, one VM per value (anti-affinity)' },
   { key: 'softAffinities', label: 'Node labels preferred' },
-  { key: 'softAntiAffinities', label: 'Node labels avoided' },
+  { key: 'softAntiAffinities', label: 'Spread over label keys, evenly (soft anti-affinity)' },
+  { key: 'hardExclusions', label: 'Node labels forbidden' },
+  { key: 'softExclusions', label: 'Node labels avoided' },
 ];
 
 /** The schedule policy fieldset. */

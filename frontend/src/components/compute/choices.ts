@@ -11,6 +11,7 @@ const ChoicesDocument = graphql(`
     regions(first: 100, orderBy: { field: NAME }) { edges { node { id name } } }
     flavors(first: 200, orderBy: { field: NAME }, where: { disabled: false }) { edges { node { id name vcpus memoryMB diskGB } } }
     images(first: 200, orderBy: { field: NAME }) { edges { node { id name status } } }
+    availabilityZones(first: 200, orderBy: { field: NAME }) { edges { node { id name region { id } } } }
   }
 `);
 
@@ -36,6 +37,7 @@ export function useChoices() {
     regions: nodes(data?.regions),
     flavors: nodes(data?.flavors),
     images: nodes(data?.images),
+    zones: nodes(data?.availabilityZones),
     clusters: nodes(clusterResult.data?.clusters),
   };
 }

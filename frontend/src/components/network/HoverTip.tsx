@@ -19,7 +19,7 @@ export function HoverTip({ hover, diagram }: { hover: Hover; diagram: Diagram })
       );
     return (
       <div className="tooltip" style={style} role="tooltip">
-        <strong>{e.kind === 'LINK' ? 'Cable' : 'Attachment'}</strong>
+        <strong>{e.kind === 'LINK' ? 'Cable' : e.kind === 'RUNS_ON' ? 'Runs on' : 'Attachment'}</strong>
         <div>{e.label}</div>
         {end(e.sourcePort)}
         {end(e.targetPort)}

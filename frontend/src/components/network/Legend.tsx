@@ -11,6 +11,7 @@ const items: [string, string][] = [
   ['Server', palette.host],
   ['VM', palette.vm],
   ['Network', palette.network],
+  ['Group of a network’s members (click to expand)', '#dbe6fb'],
 ];
 
 /** Colour and line keys for the graph. */

@@ -6,6 +6,7 @@ import { useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Problem } from '../Problem';
 import { Loading } from '../Loading';
+import { formatNumber } from '../../lib/format';
 
 const PickerDocument = graphql(`
   query NetworkStartPicker($hosts: HostWhereInput, $networks: NetworkWhereInput) {
@@ -55,7 +56,7 @@ export function StartPicker({ depth }: { depth: number }) {
       {data && (
         <div className="netpicker-results">
           <div>
-            <h3>{q ? 'Hosts and devices' : 'Gateways and spines'} <span className="muted small">({data.hosts.totalCount})</span></h3>
+            <h3>{q ? 'Hosts and devices' : 'Gateways and spines'} <span className="muted small">({formatNumber(data.hosts.totalCount)})</span></h3>
             {hosts.length === 0 ? (
               <p className="muted">No host matches “{q}”.</p>
             ) : (
@@ -70,7 +71,7 @@ export function StartPicker({ depth }: { depth: number }) {
             )}
           </div>
           <div>
-            <h3>Networks <span className="muted small">({data.networks.totalCount})</span></h3>
+            <h3>Networks <span className="muted small">({formatNumber(data.networks.totalCount)})</span></h3>
             {networks.length === 0 ? (
               <p className="muted">No network matches “{q}”.</p>
             ) : (

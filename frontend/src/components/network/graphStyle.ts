@@ -46,6 +46,19 @@ export const graphStyle: StylesheetJson = [
     selector: 'node.kind-network',
     style: { shape: 'barrel', 'background-color': palette.network, width: 90, height: 22, 'font-weight': 600 },
   },
+  {
+    selector: 'node.kind-group',
+    style: {
+      shape: 'round-rectangle',
+      'background-color': '#dbe6fb',
+      'border-color': palette.host,
+      'border-width': 2,
+      'border-style': 'dashed',
+      width: 70,
+      height: 34,
+      'font-weight': 600,
+    },
+  },
   { selector: 'node.role-gateway-router', style: { 'background-color': palette.gateway, width: 46, height: 38 } },
   { selector: 'node.role-floor-spine', style: { 'background-color': palette.floorSpine } },
   { selector: 'node.role-floor-leaf', style: { 'background-color': palette.floorLeaf } },
@@ -78,6 +91,7 @@ export const graphStyle: StylesheetJson = [
     },
   },
   { selector: 'edge.attachment', style: { 'line-style': 'dashed', 'line-color': '#b3a5d9', width: 1 } },
+  { selector: 'edge.runs-on', style: { 'line-style': 'dotted', 'line-color': '#7aa874', width: 1.5 } },
   { selector: 'edge.show-label, edge.near, edge.hover', style: { label: 'data(label)' } },
   { selector: 'edge.hover, edge.near', style: { 'line-color': '#2458d6', width: 2.5, 'z-index': 10, color: '#1b3f96' } },
 ];

@@ -1,6 +1,7 @@
 // What a maintainer or group is responsible for: per kind (racks, hosts, nodes, ...) the count and
 // the first few, each linking to its page.
 import { Link } from 'react-router';
+import { formatNumber } from '../../lib/format';
 
 interface Conn {
   totalCount: number;
@@ -35,7 +36,7 @@ export function Responsibilities({ of }: { of: ResponsibilityKinds }) {
         const items = c.edges?.flatMap((e) => (e?.node ? [e.node] : [])) ?? [];
         return (
           <li key={k.key}>
-            <strong>{k.label} ({c.totalCount}):</strong>{' '}
+            <strong>{k.label} ({formatNumber(c.totalCount)}):</strong>{' '}
             {items.map((it, i) => (
               <span key={it.id}>
                 {i > 0 && ', '}

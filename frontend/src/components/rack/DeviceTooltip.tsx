@@ -2,7 +2,7 @@
 // VMs, alerts and maintainers.
 import { unitRange } from '../../lib/rack/layout';
 import { nodeSwatch } from '../../lib/rack/colors';
-import { formatSizeOf } from '../../lib/format';
+import { formatSizeOf, formatNumber } from '../../lib/format';
 import { alertText, type ElevationDeviceView } from './types';
 
 export function DeviceTooltipBody({ d }: { d: ElevationDeviceView }) {
@@ -27,7 +27,7 @@ export function DeviceTooltipBody({ d }: { d: ElevationDeviceView }) {
           <div>
             vCPU {n.cpuAllocated}/{n.cpuCapacity} · memory {formatSizeOf(n.memoryAllocatedMB, n.memoryCapacityMB, 'MiB')}
           </div>
-          <div>VMs: {n.vmCount}</div>
+          <div>VMs: {formatNumber(n.vmCount)}</div>
         </>
       ) : (
         <div>No compute node</div>

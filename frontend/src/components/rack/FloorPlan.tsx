@@ -49,7 +49,7 @@ export function FloorPlan({ racks, colourBy, onOpen }: Props) {
 
   return (
     <div className="floor-plan">
-      <svg width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Floor plan" data-testid="floor-plan">
+      <svg width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="group" aria-label="Floor plan" data-testid="floor-plan">
         {Array.from({ length: layout.columns }, (_, i) => (
           <text key={i} x={g.left + i * (g.rackWidth + g.gapX) + g.rackWidth / 2} y={g.top - 10} textAnchor="middle" className="floor-col-label">
             {i + 1}

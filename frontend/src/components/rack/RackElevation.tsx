@@ -1,9 +1,10 @@
 // A rack drawn as SVG: front and rear side by side, U numbers on the side (U1 at the bottom),
-// every device at its units on the face(s) it occupies, coloured by its compute node's state.
+// every device at its units on the face(s) it occupies, coloured by its compute node's state
+// or, as NetBox does, by its role.
 // Hover shows the device's tooltip; click (or Enter) calls onOpen with the device.
 import { useMemo, useState, type KeyboardEvent, type MouseEvent } from 'react';
 import { layoutRack, shortDeviceName, unitNumbers, type DeviceRect, type Face } from '../../lib/rack/layout';
-import { alertSwatch, nodeSwatch } from '../../lib/rack/colors';
+import { alertSwatch, nodeSwatch, roleSwatch } from '../../lib/rack/colors';
 import { Tooltip, type TipAt } from './Tooltip';
 import { DeviceTooltipBody } from './DeviceTooltip';
 import type { ElevationDeviceView } from './types';
@@ -22,10 +23,28 @@ interface Props {
   height: number;
   devices: readonly ElevationDeviceView[];
   onOpen(d: ElevationDeviceView): void;
+  /** When set, free units are buttons: clicking one picks it (mounting a device there). */
+  onPickUnit?(unit: number, face: Face): void;
+  /** Units to highlight as the device being placed. */
+  picked?: { unit: number; height: number; face: Face } | null;
+  /** Colour devices by their compute node's state (default) or by their role. */
+  colorBy?: 'state' | 'role';
 }
 
-export function RackElevation({ rackName, height, devices, onOpen }: Props) {
+/** The units taken on each face by devices with a position. */
+function takenUnits(devices: readonly ElevationDeviceView[]): Record<Face, Set<number>> {
+  const taken: Record<Face, Set<number>> = { FRONT: new Set(), REAR: new Set() };
+  for (const d of devices) {
+    if (!d.position) continue;
+    const faces: Face[] = d.fullDepth ? ['FRONT', 'REAR'] : [d.face];
+    for (const f of faces) for (let u = d.position; u < d.position + d.height; u++) taken[f].add(u);
+  }
+  return taken;
+}
+
+export function RackElevation({ rackName, height, devices, onOpen, onPickUnit, picked, colorBy = 'state' }: Props) {
   const layout = useMemo(() => layoutRack(height, devices, UNIT), [height, devices]);
+  const taken = useMemo(() => takenUnits(devices), [devices]);
   const [tip, setTip] = useState<{ d: ElevationDeviceView; at: TipAt } | null>(null);
   const width = FACE_W * 2 + GAP;
   const svgH = HEAD + layout.pixelHeight + RAIL * 2 + 4;
@@ -42,6 +61,31 @@ export function RackElevation({ rackName, height, devices, onOpen }: Props) {
         {unitNumbers(height).map((u, i) => (
           <g key={u}>
             <rect x={slotX} y={top + i * UNIT} width={SLOT} height={UNIT} className={u % 2 ? 'rack-slot' : 'rack-slot rack-slot-alt'} />
+            {picked && picked.face === f && u >= picked.unit && u < picked.unit + picked.height && (
+              <rect x={slotX + 1} y={top + i * UNIT} width={SLOT - 2} height={UNIT} className="rack-slot-picked" data-testid="picked-unit" />
+            )}
+            {onPickUnit && !taken[f].has(u) && (
+              <rect
+                x={slotX}
+                y={top + i * UNIT}
+                width={SLOT}
+                height={UNIT}
+                className="rack-slot-free"
+                role="button"
+                tabIndex={0}
+                aria-label={`Mount at U${u} ${f === 'FRONT' ? 'front' : 'rear'}`}
+                data-testid="free-unit"
+                data-unit={u}
+                data-face={f}
+                onClick={() => onPickUnit(u, f)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' || e.key === ' ') {
+                    e.preventDefault();
+                    onPickUnit(u, f);
+                  }
+                }}
+              />
+            )}
             <text x={GUTTER - 5} y={top + i * UNIT + UNIT / 2} className="rack-unit-no" textAnchor="end" dominantBaseline="central">
               {u}
             </text>
@@ -54,7 +98,7 @@ export function RackElevation({ rackName, height, devices, onOpen }: Props) {
 
   function device(r: DeviceRect<ElevationDeviceView>, slotX: number, top: number) {
     const d = r.device;
-    const sw = nodeSwatch(d.node);
+    const sw = colorBy === 'role' ? roleSwatch(d) : nodeSwatch(d.node);
     const alert = d.alerts.worst ? alertSwatch(d.alerts.worst) : null;
     const y = top + r.y;
     const show = (e: MouseEvent) => setTip({ d, at: { x: e.clientX, y: e.clientY } });
@@ -107,7 +151,7 @@ export function RackElevation({ rackName, height, devices, onOpen }: Props) {
 
   return (
     <div className="rack-elevation">
-      <svg width={width} height={svgH} viewBox={`0 0 ${width} ${svgH}`} role="img" aria-label={`Elevation of ${rackName}`} data-testid="rack-elevation">
+      <svg width={width} height={svgH} viewBox={`0 0 ${width} ${svgH}`} role="group" aria-label={`Elevation of ${rackName}`} data-testid="rack-elevation">
         {face('FRONT', layout.front, 0)}
         {face('REAR', layout.rear, FACE_W + GAP)}
       </svg>

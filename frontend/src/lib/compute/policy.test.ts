@@ -43,3 +43,21 @@ describe('describePolicy', () => {
     ).toEqual(['Clusters: c1', 'Preferred node labels: ssd=yes', 'Zones: rack anti-affinity']);
   });
 });
+
+describe('label spread and exclusions', () => {
+  it('sends anti-affinity as topology keys and exclusions as label pairs', () => {
+    const p = buildPolicy({ ...emptyPolicy, hardAntiAffinities: 'topology/rack, power', softAntiAffinities: 'az', hardExclusions: 'gen=old', softExclusions: 'noisy=yes' });
+    expect(p).toEqual({
+      nodeLabelHardAntiAffinities: { 'topology/rack': '', power: '' },
+      nodeLabelSoftAntiAffinities: { az: '' },
+      nodeLabelHardExclusions: { gen: 'old' },
+      nodeLabelSoftExclusions: { noisy: 'yes' },
+    });
+    expect(describePolicy(p)).toEqual([
+      'Spread over (one per value): topology/rack, power',
+      'Spread over (evenly): az',
+      'Forbidden node labels: gen=old',
+      'Avoided node labels: noisy=yes',
+    ]);
+  });
+});

@@ -14,9 +14,15 @@ export interface PolicyForm {
   clusterLabels: string;
   nodeNames: string;
   hardAffinities: string;
+  /** Label keys to spread the group over, one VM per value ("rack, power"). */
   hardAntiAffinities: string;
   softAffinities: string;
+  /** Label keys to spread the group over as evenly as possible. */
   softAntiAffinities: string;
+  /** "never on nodes with key=value" */
+  hardExclusions: string;
+  /** "rather not on nodes with key=value" */
+  softExclusions: string;
   zones: ZoneRuleRow[];
 }
 
@@ -28,6 +34,8 @@ export const emptyPolicy: PolicyForm = {
   hardAntiAffinities: '',
   softAffinities: '',
   softAntiAffinities: '',
+  hardExclusions: '',
+  softExclusions: '',
   zones: [],
 };
 
@@ -40,6 +48,8 @@ export interface SchedulePolicyValue {
   nodeLabelHardAntiAffinities?: Record<string, string>;
   nodeLabelSoftAffinities?: Record<string, string>;
   nodeLabelSoftAntiAffinities?: Record<string, string>;
+  nodeLabelHardExclusions?: Record<string, string>;
+  nodeLabelSoftExclusions?: Record<string, string>;
   zones?: { kind: string; mode: string; zone?: string }[];
 }
 
@@ -63,6 +73,11 @@ export function parseList(text: string): string[] {
 
 const nonEmpty = (o: Record<string, string>) => (Object.keys(o).length > 0 ? o : undefined);
 
+/** "rack, power" as the API's anti-affinity map: each key a topology key, values unused. */
+export function spreadKeys(text: string): Record<string, string> {
+  return Object.fromEntries(parseList(text).map((k) => [k, '']));
+}
+
 /** The policy to send, or undefined when the form sets no rule. Throws on a malformed label list. */
 export function buildPolicy(f: PolicyForm): SchedulePolicyValue | undefined {
   const p: SchedulePolicyValue = {};
@@ -74,9 +89,11 @@ export function buildPolicy(f: PolicyForm): SchedulePolicyValue | undefined {
   const nodes = parseList(f.nodeNames);
   if (nodes.length) p.nodeNames = nodes;
   set('nodeLabelHardAffinities', nonEmpty(parseLabels(f.hardAffinities)));
-  set('nodeLabelHardAntiAffinities', nonEmpty(parseLabels(f.hardAntiAffinities)));
+  set('nodeLabelHardAntiAffinities', nonEmpty(spreadKeys(f.hardAntiAffinities)));
   set('nodeLabelSoftAffinities', nonEmpty(parseLabels(f.softAffinities)));
-  set('nodeLabelSoftAntiAffinities', nonEmpty(parseLabels(f.softAntiAffinities)));
+  set('nodeLabelSoftAntiAffinities', nonEmpty(spreadKeys(f.softAntiAffinities)));
+  set('nodeLabelHardExclusions', nonEmpty(parseLabels(f.hardExclusions)));
+  set('nodeLabelSoftExclusions', nonEmpty(parseLabels(f.softExclusions)));
   if (f.zones.length) {
     p.zones = f.zones.map((z) => (z.zone.trim() ? { kind: z.kind, mode: z.mode, zone: z.zone.trim() } : { kind: z.kind, mode: z.mode }));
   }
@@ -106,9 +123,15 @@ export function describePolicy(p: object | null | undefined): string[] {
   labels('clusterLabels', 'Cluster labels');
   list('nodeNames', 'Nodes');
   labels('nodeLabelHardAffinities', 'Required node labels');
-  labels('nodeLabelHardAntiAffinities', 'Forbidden node labels');
+  const keys = (k: string, label: string) => {
+    const v = q[k] as Record<string, string> | null | undefined;
+    if (v && Object.keys(v).length) out.push(`${label}: ${Object.keys(v).join(', ')}`);
+  };
+  keys('nodeLabelHardAntiAffinities', 'Spread over (one per value)');
   labels('nodeLabelSoftAffinities', 'Preferred node labels');
-  labels('nodeLabelSoftAntiAffinities', 'Avoided node labels');
+  keys('nodeLabelSoftAntiAffinities', 'Spread over (evenly)');
+  labels('nodeLabelHardExclusions', 'Forbidden node labels');
+  labels('nodeLabelSoftExclusions', 'Avoided node labels');
   const zones = q.zones as { kind: string; mode: string; zone?: string | null }[] | null | undefined;
   if (zones?.length) {
     out.push(`Zones: ${zones.map((z) => `${z.kind.toLowerCase()} ${z.mode.toLowerCase().replace('_', '-')}${z.zone ? ` ${z.zone}` : ''}`).join('; ')}`);

@@ -2,7 +2,7 @@
 // (classes by kind and fabric role, short wrapped labels, a rank from gateways down to
 // networks), one edge per link or attachment (port names as label, parallel edges numbered),
 // and drops edges whose ends are not in the diagram, counting them.
-import type { Diagram, DiagramEdge, DiagramNode, PortEnd } from './types';
+import type { Diagram, DiagramEdge, DiagramNode, NodeKind, PortEnd } from './types';
 
 /** Fabric tiers from the top of the drawing (0) to the bottom. */
 const roleRank: Record<string, number> = {
@@ -16,6 +16,8 @@ const roleRank: Record<string, number> = {
 /** The tier of a node: gateways on top, then spines and leaves, servers, VMs, networks last. */
 export function rankOf(n: Pick<DiagramNode, 'kind' | 'role'>): number {
   if (n.role && n.role in roleRank) return roleRank[n.role];
+  // a group is drawn in the tier of the members it stands for (its role is their kind)
+  if (n.kind === 'GROUP') return rankOf({ kind: (n.role ?? 'HOST') as NodeKind });
   switch (n.kind) {
     case 'SWITCH':
     case 'ROUTER':
@@ -97,6 +99,7 @@ function nodeLabel(n: DiagramNode, prefix: string): string {
 /** The text drawn on an edge: the port names at its ends. */
 export function edgeLabel(e: Pick<DiagramEdge, 'kind' | 'sourcePort' | 'targetPort'>): string {
   if (e.kind === 'ATTACHMENT') return e.sourcePort?.name ?? '';
+  if (e.kind === 'RUNS_ON') return 'runs on';
   const a = e.sourcePort?.name ?? '?';
   const b = e.targetPort?.name ?? '?';
   return `${a} – ${b}`;
@@ -152,7 +155,7 @@ export function toElements(d: Diagram, startId?: string): Elements {
     const index = pairSeen.get(key) ?? 0;
     pairSeen.set(key, index + 1);
     const count = pairCount.get(key) ?? 1;
-    const classes = [e.kind === 'LINK' ? 'link' : 'attachment'];
+    const classes = [e.kind === 'LINK' ? 'link' : e.kind === 'RUNS_ON' ? 'runs-on' : 'attachment'];
     if (count > 1) classes.push('parallel');
     return {
       data: { id: e.id, source, target, kind: e.kind, label: edgeLabel(e), parallelIndex: index, parallelCount: count },

@@ -1,8 +1,9 @@
 // The network diagram and path trace as the API returns them (graph/diagram.graphqls), as plain
 // interfaces so the pure code here does not depend on the generated GraphQL types.
 
-export type NodeKind = 'HOST' | 'SWITCH' | 'ROUTER' | 'VM' | 'NETWORK';
-export type EdgeKind = 'LINK' | 'ATTACHMENT';
+/** GROUP: a node of the map standing for many members of one network (lib/network/group.ts). */
+export type NodeKind = 'HOST' | 'SWITCH' | 'ROUTER' | 'VM' | 'NETWORK' | 'GROUP';
+export type EdgeKind = 'LINK' | 'ATTACHMENT' | 'RUNS_ON';
 
 export interface PortEnd {
   id: string;

@@ -11,6 +11,7 @@ const paths: Record<string, string> = {
   VirtualMachine: '/vms/',
   RegionService: '/services/',
   Tenant: '/tenants/',
+  Network: '/ipam/networks/',
 };
 
 /** The page of a resource, or null when the dashboard has none for its type. */

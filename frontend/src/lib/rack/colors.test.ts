@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alertSwatch, nodeSwatch, occupancySwatch, textOn } from './colors';
+import { alertSwatch, nodeSwatch, occupancySwatch, roleSwatch, roleSwatches, textOn } from './colors';
 
 describe('nodeSwatch', () => {
   it('colours by node state', () => {
@@ -42,5 +42,17 @@ describe('alertSwatch', () => {
     expect(alertSwatch('CRITICAL').key).toBe('CRITICAL');
     expect(alertSwatch('FATAL').key).toBe('FATAL');
     expect(textOn(alertSwatch('FATAL'))).toBe('#ffffff');
+  });
+});
+
+describe('roleSwatch', () => {
+  it('colours network gear by role and other devices by kind', () => {
+    expect(roleSwatch({ role: 'RACK_LEAF', kind: 'SWITCH' }).key).toBe('RACK_LEAF');
+    expect(roleSwatch({ role: null, kind: 'SWITCH' }).key).toBe('SWITCH');
+    expect(roleSwatch({ kind: 'PDU' }).key).toBe('PDU');
+    expect(roleSwatch({ kind: 'SPACESHIP' }).key).toBe('OTHER');
+  });
+  it('keeps every fill readable with dark text', () => {
+    for (const s of Object.values(roleSwatches)) expect(textOn(s)).toBe('#1d2430');
   });
 });

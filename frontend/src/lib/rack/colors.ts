@@ -69,3 +69,26 @@ export const alertSwatches: Record<string, Swatch> = {
 export function alertSwatch(worst: string | null | undefined): Swatch {
   return (worst && alertSwatches[worst]) || alertSwatches.none;
 }
+
+/**
+ * Device roles as NetBox colours them: network gear by its fabric role (the API's HostRole),
+ * other devices by kind. VirtFlow's roles are a fixed enum, so the palette is fixed here rather
+ * than a colour field per role; fills are light so the device name stays readable.
+ */
+export const roleSwatches: Record<string, Swatch> = {
+  GATEWAY_ROUTER: { key: 'GATEWAY_ROUTER', label: 'Gateway router', fill: '#f6d5e6', stroke: '#b0306f' },
+  FLOOR_SPINE: { key: 'FLOOR_SPINE', label: 'Floor spine', fill: '#e3d9f7', stroke: '#6a3fc0' },
+  FLOOR_LEAF: { key: 'FLOOR_LEAF', label: 'Floor leaf', fill: '#d6e4fb', stroke: '#2d62c4' },
+  RACK_SPINE: { key: 'RACK_SPINE', label: 'Rack spine', fill: '#cfeef3', stroke: '#137a8c' },
+  RACK_LEAF: { key: 'RACK_LEAF', label: 'Rack leaf', fill: '#d3f0dd', stroke: '#1f8a4c' },
+  SERVER: { key: 'SERVER', label: 'Server', fill: '#e9edf2', stroke: '#5b6b80' },
+  SWITCH: { key: 'SWITCH', label: 'Switch (no role)', fill: '#dff3f0', stroke: '#2c8f80' },
+  ROUTER: { key: 'ROUTER', label: 'Router (no role)', fill: '#f9e0d9', stroke: '#b5502d' },
+  PDU: { key: 'PDU', label: 'PDU', fill: '#fbefc9', stroke: '#a87a00' },
+  OTHER: { key: 'OTHER', label: 'Other', fill: '#eeeeee', stroke: '#777777' },
+};
+
+/** The swatch of a device by its role, or by its kind when it has no role. */
+export function roleSwatch(d: { role?: string | null; kind: string }): Swatch {
+  return (d.role && roleSwatches[d.role]) || roleSwatches[d.kind] || roleSwatches.OTHER;
+}

@@ -1,5 +1,6 @@
-// Alerts: filters (severity, status, last seen) in the URL, pages of 25, newest first, and
-// resolving an open alert (closeAlert: the server records when and by whom). A tenant member sees
+// Alerts: filters (severity, status, last seen) in the URL, pages of 25, newest first,
+// acknowledging an open alert (acknowledgeAlert) and resolving it (closeAlert); the server
+// records when and by whom for both. A tenant member sees
 // the fatal alerts of the nodes running their VMs, without the node or host (which they may not read).
 import { Link } from 'react-router';
 import { useMutation, useQuery } from 'urql';
@@ -23,9 +24,11 @@ const AlertsDocument = graphql(`
       pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
       edges {
         node {
-          id name severity status message occurrences firstSeenAt lastSeenAt closedAt closedBy
+          id name severity status message occurrences firstSeenAt lastSeenAt closedAt closedBy acknowledgedAt acknowledgedBy
           node @include(if: $infra) { id name }
           host @include(if: $infra) { id name }
+          source
+          suppressedBy @include(if: $infra) { id name }
         }
       }
     }
@@ -38,6 +41,12 @@ const ResolveDocument = graphql(`
   }
 `);
 
+const AcknowledgeDocument = graphql(`
+  mutation AcknowledgeAlert($id: ID!) {
+    acknowledgeAlert(id: $id) { id acknowledgedAt acknowledgedBy }
+  }
+`);
+
 export default function AlertsPage() {
   const pager = usePager(25);
   const f = useParamFilters(pager.reset);
@@ -45,13 +54,16 @@ export default function AlertsPage() {
   const severity = f.get('severity');
   const status = f.get('status');
   const since = f.get('since');
+  const only = f.get('id');
   const where: AlertWhereInput = {};
+  if (only) where.id = only;
   if (severity) where.severity = severity as AlertSeverity;
   if (status) where.status = status as AlertStatus;
   const start = windowStart(since);
   if (start) where.lastSeenAtGTE = start;
   const [{ data, error, fetching }] = useQuery({ query: AlertsDocument, variables: { ...pager.vars, where, infra }, pause: !known });
   const [resolve, doResolve] = useMutation(ResolveDocument);
+  const [ack, doAck] = useMutation(AcknowledgeDocument);
 
   function onResolve(id: string, name: string) {
     if (!window.confirm(`Resolve the alert "${name}"?`)) return;
@@ -82,7 +94,7 @@ export default function AlertsPage() {
         </label>
         <WindowSelect label="Last seen" value={since} onChange={(v) => f.set('since', v)} />
       </div>
-      <Problem error={error ?? resolve.error} />
+      <Problem error={error ?? resolve.error ?? ack.error} />
       {!data && fetching && <Loading />}
       {data && rows.length === 0 && <p className="muted">No alerts match these filters.</p>}
       {rows.length > 0 && (
@@ -103,14 +115,31 @@ export default function AlertsPage() {
                   {a.host && <div>host <Link to={`/hosts/${a.host.id}`}>{a.host.name}</Link></div>}
                   {!infra && <span className="muted">a node running your VMs</span>}
                   {infra && !a.node && !a.host && <span className="muted">—</span>}
+                  {a.suppressedBy && (
+                    <div className="small" data-testid="suppressed-by">
+                      suppressed by <Link to={`/alerts?id=${a.suppressedBy.id}`}>{a.suppressedBy.name}</Link>
+                    </div>
+                  )}
+                  {a.source && <div className="muted">from {a.source}</div>}
                 </td>
                 <td>
                   <StatusBadge status={a.status} />
                   {a.status === 'CLOSED' && <div className="small muted">{a.closedBy ? `by ${a.closedBy} ` : ''}<RelTime iso={a.closedAt} /></div>}
+                  {a.status === 'OPEN' && a.acknowledgedAt && (
+                    <div className="small muted">acknowledged by {a.acknowledgedBy} <RelTime iso={a.acknowledgedAt} /></div>
+                  )}
                 </td>
                 <td className="num">{a.occurrences}×</td>
                 <td className="nowrap"><RelTime iso={a.lastSeenAt} /></td>
-                <td>{a.status === 'OPEN' && infra && <button type="button" disabled={resolve.fetching} onClick={() => onResolve(a.id, a.name)}>Resolve</button>}</td>
+                <td className="nowrap">
+                  {a.status === 'OPEN' && infra && !a.acknowledgedAt && (
+                    <button type="button" disabled={ack.fetching} onClick={() => doAck({ id: a.id })}>Acknowledge</button>
+                  )}{' '}
+                  {a.status === 'OPEN' && infra && <button type="button" disabled={resolve.fetching} onClick={() => onResolve(a.id, a.name)}>Resolve</button>}{' '}
+                  {a.status === 'OPEN' && infra && (a.node || a.host) && (
+                    <Link to={`/silences?${new URLSearchParams(a.node ? { node: a.node.name } : { host: a.host?.name ?? '*' })}`}>Silence</Link>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -11,6 +11,8 @@ import { UsageBar } from '../../components/UsageBar';
 import { VirtualRack, VirtualRackLegend } from '../../components/compute/VirtualRack';
 import { applyNodeEvent, applyVMEvent, countByStatus, type RackNode } from '../../lib/compute/rack';
 import '../../components/compute/compute.css';
+import { HistoryLink } from '../../components/dcim/HistoryLink';
+import { formatNumber } from '../../lib/format';
 
 const ClusterViewDocument = graphql(`
   query ClusterView($id: ID!) {
@@ -97,12 +99,13 @@ export default function ClusterPage() {
       <div className="breadcrumbs"><Link to="/clusters">Clusters</Link><span>{cluster.name}</span></div>
       <div className="spread">
         <h1>{cluster.name} <span className="muted small">virtual rack</span></h1>
+        <HistoryLink type="Cluster" id={cluster.id} />
         <span className="muted small"><span className={`live-dot${liveError ? ' off' : ''}`} />{liveError ? 'not live' : 'live'}</span>
       </div>
       <Problem error={liveError} title="Live updates stopped" />
       <div className="grid">
         <div className="card">
-          <div className="stat" data-testid="vm-total">{vmTotal} VMs</div>
+          <div className="stat" data-testid="vm-total">{formatNumber(vmTotal)} VMs</div>
           <div className="muted">
             on {cap.nodes} nodes ({cap.readyNodes} ready) ·{' '}
             {Object.entries(counts).map(([s, c]) => `${c} ${s.toLowerCase()}`).join(', ') || 'none'}

@@ -6,6 +6,7 @@ import { Loading } from '../../components/Loading';
 import { Pager, usePager } from '../../components/Pager';
 import { Problem } from '../../components/Problem';
 import { formatLabels } from '../../lib/compute/policy';
+import { formatNumber } from '../../lib/format';
 
 const ClustersDocument = graphql(`
   query Clusters($first: Int, $after: Cursor, $last: Int, $before: Cursor) {
@@ -44,8 +45,8 @@ export default function ClustersPage() {
                 <td><Link to={`/clusters/${c.id}`}>{c.name}</Link></td>
                 <td>{c.region.name}</td>
                 <td><Link to={`/datacenters/${c.datacenter.id}`}>{c.datacenter.name}</Link></td>
-                <td>{c.nodes.totalCount}</td>
-                <td>{c.virtualMachines.totalCount}</td>
+                <td>{formatNumber(c.nodes.totalCount)}</td>
+                <td>{formatNumber(c.virtualMachines.totalCount)}</td>
                 <td className="small">{formatLabels(c.labels) || '—'}</td>
               </tr>
             ))}

@@ -1,18 +1,25 @@
 // /datacenters/<id>: the datacenter's floors with capacity bars and rack counts (datacenterView),
 // each linking to /floors/<id>, and its clusters.
-import { Link, useParams } from 'react-router';
-import { useQuery } from 'urql';
+import { Link, useNavigate, useParams } from 'react-router';
+import { useMutation, useQuery } from 'urql';
 import { Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
 import { StatusBadge } from '../../components/StatusBadge';
 import { UsageBar } from '../../components/UsageBar';
 import { DatacenterCapacityDocument } from './DatacentersPage';
 import { sumFloors } from './capacity';
+import { HistoryLink } from '../../components/dcim/HistoryLink';
+import { DeleteControl } from '../../components/dcim/DeleteControl';
+import { NewFloorForm } from '../../components/dcim/forms';
+import { DeleteDatacenterDocument } from '../../components/dcim/deletes';
 import './datacenters.css';
+import { formatNumber } from '../../lib/format';
 
 export default function DatacenterPage() {
   const { id = '' } = useParams();
+  const navigate = useNavigate();
   const [{ data, error, fetching }] = useQuery({ query: DatacenterCapacityDocument, variables: { id } });
+  const [, deleteDatacenter] = useMutation(DeleteDatacenterDocument);
   const v = data?.datacenterView;
   if (!v) {
     return (
@@ -34,7 +41,11 @@ export default function DatacenterPage() {
         <span>{v.regionName ?? 'no region'}</span>
         <span>{v.name}</span>
       </nav>
-      <h1>{v.name}</h1>
+      <div className="row">
+        <h1>{v.name}</h1>
+        <HistoryLink type="Datacenter" id={v.id} />
+        <DeleteControl what={`datacenter ${v.name}`} onDelete={() => deleteDatacenter({ id: v.id })} onDone={() => navigate('/datacenters')} />
+      </div>
       <Problem error={error} />
       <p className="muted">
         {v.floors.length} floors · {s.racks} racks · {s.hosts} devices · {s.readyNodes}/{s.nodes} compute nodes ready
@@ -65,6 +76,9 @@ export default function DatacenterPage() {
           ))}
         </div>
       )}
+      <div style={{ marginTop: '1rem', maxWidth: 560 }}>
+        <NewFloorForm datacenterID={v.id} onDone={(floorID) => navigate(`/floors/${floorID}`)} />
+      </div>
       <h2>Clusters</h2>
       {v.clusters.length === 0 ? (
         <p className="muted">No clusters in this datacenter.</p>
@@ -88,7 +102,7 @@ export default function DatacenterPage() {
                 <td>
                   {c.capacity.readyNodes}/{c.capacity.nodes}
                 </td>
-                <td>{c.vmCount}</td>
+                <td>{formatNumber(c.vmCount)}</td>
                 <td>
                   <UsageBar used={c.capacity.cpuAllocated} total={c.capacity.cpuCapacity} />
                 </td>

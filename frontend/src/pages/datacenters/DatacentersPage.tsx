@@ -1,12 +1,14 @@
 // /datacenters: every region with its datacenters and their capacity (datacenterView per
 // datacenter), each linking to /datacenters/<id>.
-import { Link } from 'react-router';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
 import { UsageBar } from '../../components/UsageBar';
 import { sumFloors } from './capacity';
+import { NewDatacenterForm } from '../../components/dcim/forms';
 import './datacenters.css';
 
 const RegionsDocument = graphql(`
@@ -79,9 +81,19 @@ function DatacenterCard({ id, name, building, phase }: { id: string; name: strin
 export default function DatacentersPage() {
   const [{ data, error, fetching }] = useQuery({ query: RegionsDocument });
   const regions = data?.regions.edges?.flatMap((e) => (e?.node ? [e.node] : [])) ?? [];
+  const navigate = useNavigate();
+  const [adding, setAdding] = useState(false);
   return (
     <div>
-      <h1>Datacenters</h1>
+      <div className="row">
+        <h1>Datacenters</h1>
+        {regions.length > 0 && (
+          <button type="button" onClick={() => setAdding(!adding)} aria-expanded={adding}>
+            New datacenter
+          </button>
+        )}
+      </div>
+      {adding && <NewDatacenterForm regions={regions} onDone={(dcID) => navigate(`/datacenters/${dcID}`)} />}
       <Problem error={error} />
       {fetching && !data && <Loading />}
       {data && regions.length === 0 && <p className="muted">No regions are visible to you.</p>}

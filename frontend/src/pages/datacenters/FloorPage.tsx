@@ -2,7 +2,7 @@
 // open alert (a toggle), with a legend and a table of the racks; click a rack for /racks/<id>.
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { useQuery } from 'urql';
+import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
@@ -10,7 +10,12 @@ import { FloorPlan, type FloorColouring } from '../../components/rack/FloorPlan'
 import { Legend } from '../../components/rack/Legend';
 import { alertSwatches, occupancyBands } from '../../lib/rack/colors';
 import { fromCounts } from '../../lib/rack/occupancy';
+import { HistoryLink } from '../../components/dcim/HistoryLink';
+import { DeleteControl } from '../../components/dcim/DeleteControl';
+import { NewRackForm } from '../../components/dcim/forms';
+import { DeleteFloorDocument } from '../../components/dcim/deletes';
 import './datacenters.css';
+import { formatNumber } from '../../lib/format';
 
 
 const FloorDocument = graphql(`
@@ -37,6 +42,7 @@ export default function FloorPage() {
   const navigate = useNavigate();
   const [colourBy, setColourBy] = useState<FloorColouring>('occupancy');
   const [{ data, error, fetching }] = useQuery({ query: FloorDocument, variables: { id } });
+  const [, deleteFloor] = useMutation(DeleteFloorDocument);
   const v = data?.floorView;
   if (!v) {
     return (
@@ -61,7 +67,11 @@ export default function FloorPage() {
         <span>{v.name}</span>
       </nav>
       <div className="spread">
-        <h1>{v.name}</h1>
+        <div className="row">
+          <h1>{v.name}</h1>
+          <HistoryLink type="Floor" id={v.id} />
+          <DeleteControl what={`floor ${v.name}`} onDelete={() => deleteFloor({ id: v.id })} onDone={() => navigate(`/datacenters/${v.datacenterID}`)} />
+        </div>
         <div className="tabs" role="tablist" aria-label="Colour racks by">
           <button type="button" role="tab" aria-selected={colourBy === 'occupancy'} onClick={() => setColourBy('occupancy')}>
             Occupancy
@@ -73,7 +83,7 @@ export default function FloorPage() {
       </div>
       <Problem error={error} />
       <p className="muted">
-        {v.racks.length} racks · {used}/{total} units used ({fromCounts(used, total).percent} %)
+        {formatNumber(v.racks.length)} racks · {formatNumber(used)}/{formatNumber(total)} units used ({fromCounts(used, total).percent} %)
       </p>
       {v.racks.length === 0 ? (
         <p className="muted">This floor has no racks.</p>
@@ -83,6 +93,9 @@ export default function FloorPage() {
           <FloorPlan racks={v.racks} colourBy={colourBy} onOpen={(r) => navigate(`/racks/${r.rack.id}`)} />
         </div>
       )}
+      <div style={{ marginTop: '1rem', maxWidth: 760 }}>
+        <NewRackForm floorID={v.id} onDone={(rackID) => navigate(`/racks/${rackID}`)} />
+      </div>
     </div>
   );
 }

@@ -1,7 +1,8 @@
 // /hosts/<id>: a physical device (node(id:) as Host): its place in the rack, its ports with
 // link peers and addresses, its compute node with the VMs on it, maintainers and groups.
 import { Link, useNavigate, useParams } from 'react-router';
-import { useQuery } from 'urql';
+import { useState } from 'react';
+import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import type { HostPageQuery } from '../../gql/graphql';
 import { Problem } from '../../components/Problem';
@@ -10,6 +11,10 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { UsageBar } from '../../components/UsageBar';
 import { unitRange } from '../../lib/rack/layout';
 import { formatNumber, formatSize } from '../../lib/format';
+import { HistoryLink } from '../../components/dcim/HistoryLink';
+import { DeleteControl } from '../../components/dcim/DeleteControl';
+import { CableForm, EditHostForm, NewPortForm } from '../../components/dcim/forms';
+import { DeleteHostDocument, DeleteLinkDocument } from '../../components/dcim/deletes';
 import './datacenters.css';
 
 const HostDocument = graphql(`
@@ -94,7 +99,8 @@ function peer(p: PortNode) {
   return null;
 }
 
-function Ports({ host }: { host: Host }) {
+function Ports({ host, onChanged }: { host: Host; onChanged(): void }) {
+  const [unlink, deleteLink] = useMutation(DeleteLinkDocument);
   const ports = nodes(host.ports.edges);
   if (ports.length === 0) return <p className="muted">This device has no ports.</p>;
   return (
@@ -137,6 +143,23 @@ function Ports({ host }: { host: Host }) {
               <td>{ips.length ? ips.map((a) => a.address).join(', ') : <span className="muted">none</span>}</td>
               <td>
                 <Link to={`/network/trace/${p.id}`}>Trace</Link>
+                {pe && (
+                  <>
+                    {' '}
+                    <button
+                      type="button"
+                      className="link"
+                      disabled={unlink.fetching}
+                      aria-label={`Disconnect ${p.name}`}
+                      onClick={async () => {
+                        const r = await deleteLink({ id: pe.link.id });
+                        if (!r.error) onChanged();
+                      }}
+                    >
+                      Disconnect
+                    </button>
+                  </>
+                )}
               </td>
             </tr>
           );
@@ -144,6 +167,11 @@ function Ports({ host }: { host: Host }) {
       </tbody>
     </table>
   );
+}
+
+/** The ports of host with no cable yet. */
+function freePorts(host: Host) {
+  return nodes(host.ports.edges).filter((p) => !p.linkA && !p.linkB);
 }
 
 function ComputeNode({ node }: { node: NonNullable<Host['node']> }) {
@@ -165,7 +193,7 @@ function ComputeNode({ node }: { node: NonNullable<Host['node']> }) {
         <UsageBar label="Memory" used={node.memoryAllocatedMB} total={node.memoryCapacityMB} size="MiB" />
         <UsageBar label="Disk" used={node.diskAllocatedGB} total={node.diskCapacityGB} size="GiB" />
       </div>
-      <h3>Virtual machines ({node.virtualMachines.totalCount})</h3>
+      <h3>Virtual machines ({formatNumber(node.virtualMachines.totalCount)})</h3>
       {vms.length === 0 ? (
         <p className="muted small">No VM runs on this node.</p>
       ) : (
@@ -174,7 +202,7 @@ function ComputeNode({ node }: { node: NonNullable<Host['node']> }) {
             <li key={vm.id}>
               <Link to={`/vms/${vm.id}`}>{vm.name}</Link> <StatusBadge status={vm.status} />{' '}
               <span className="muted">
-                {vm.allocatedVcpus} vCPU, {formatSize(vm.allocatedMemoryMB, 'MiB')} · <Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link>
+                {formatNumber(vm.allocatedVcpus)} vCPU, {formatSize(vm.allocatedMemoryMB, 'MiB')} · <Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link>
               </span>
             </li>
           ))}
@@ -187,7 +215,10 @@ function ComputeNode({ node }: { node: NonNullable<Host['node']> }) {
 export default function HostPage() {
   const { id = '' } = useParams();
   const navigate = useNavigate();
-  const [{ data, error, fetching }] = useQuery({ query: HostDocument, variables: { id } });
+  const [{ data, error, fetching }, refetch] = useQuery({ query: HostDocument, variables: { id } });
+  const [, deleteHost] = useMutation(DeleteHostDocument);
+  const [editing, setEditing] = useState(false);
+  const refresh = () => refetch({ requestPolicy: 'network-only' });
   const n = data?.node;
   const host = n && n.__typename === 'Host' ? (n as Host) : null;
   if (!host) {
@@ -225,9 +256,20 @@ export default function HostPage() {
           <h1>{host.name}</h1>
           <StatusBadge status={host.lifecycle === 'ACTIVE' ? 'ACTIVE' : host.lifecycle} />
         </div>
-        <button type="button" className="primary" onClick={() => navigate(`/network?from=${encodeURIComponent(host.id)}`)}>
-          Network map
-        </button>
+        <div className="row">
+          <HistoryLink type="Host" id={host.id} />
+          <button type="button" onClick={() => setEditing(!editing)} aria-expanded={editing}>
+            Edit device
+          </button>
+          <DeleteControl
+            what={`device ${host.name}`}
+            onDelete={() => deleteHost({ id: host.id })}
+            onDone={() => navigate(rack ? `/racks/${rack.id}` : '/datacenters')}
+          />
+          <button type="button" className="primary" onClick={() => navigate(`/network?from=${encodeURIComponent(host.id)}`)}>
+            Network map
+          </button>
+        </div>
       </div>
       <Problem error={error} />
       <div className="host-grid">
@@ -285,8 +327,13 @@ export default function HostPage() {
           </div>
         )}
       </div>
-      <h2>Ports ({host.ports.totalCount})</h2>
-      <Ports host={host} />
+      <h2>Ports ({formatNumber(host.ports.totalCount)})</h2>
+      <Ports host={host} onChanged={refresh} />
+      <div className="grid dcim-forms" style={{ marginTop: '1rem' }}>
+        <NewPortForm hostID={host.id} onDone={refresh} />
+        <CableForm ports={freePorts(host)} onDone={(portID) => navigate(`/network/trace/${portID}`)} />
+      </div>
+      {editing && <EditHostForm host={host} onDone={refresh} />}
     </div>
   );
 }

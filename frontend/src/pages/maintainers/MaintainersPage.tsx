@@ -7,6 +7,7 @@ import { Loading } from '../../components/Loading';
 import { StatusBadge } from '../../components/StatusBadge';
 import { Responsibilities } from '../../components/ops/Responsibilities';
 import '../../components/ops/ops.css';
+import { formatNumber } from '../../lib/format';
 
 const MaintainersDocument = graphql(`
   query MaintainersPage {
@@ -53,7 +54,7 @@ export default function MaintainersPage() {
   return (
     <div>
       <h1>Maintainers</h1>
-      <h2>Groups ({data.maintainerGroups.totalCount})</h2>
+      <h2>Groups ({formatNumber(data.maintainerGroups.totalCount)})</h2>
       {groups.length === 0 ? <p className="muted">No maintainer groups.</p> : (
         <table className="ops-table" aria-label="Maintainer groups">
           <thead><tr><th>Group</th><th>Admin</th><th>Members</th><th>Responsible for</th></tr></thead>
@@ -72,7 +73,7 @@ export default function MaintainersPage() {
           </tbody>
         </table>
       )}
-      <h2>People ({data.maintainers.totalCount})</h2>
+      <h2>People ({formatNumber(data.maintainers.totalCount)})</h2>
       {people.length === 0 ? <p className="muted">No maintainers.</p> : (
         <table className="ops-table" aria-label="Maintainers">
           <thead><tr><th>Maintainer</th><th>Account</th><th>Groups</th><th>Directly responsible for</th></tr></thead>

@@ -15,6 +15,7 @@ import { HoverTip } from '../../components/network/HoverTip';
 import { Legend } from '../../components/network/Legend';
 import { StartPicker } from '../../components/network/StartPicker';
 import { portsOf } from '../../lib/network/elements';
+import { groupDiagram } from '../../lib/network/group';
 import type { Diagram } from '../../lib/network/types';
 import './network.css';
 
@@ -73,10 +74,24 @@ function DiagramView({ from, depth }: { from: string; depth: number }) {
   const [selected, setSelected] = useState<string | null>(from);
   const [hover, setHover] = useState<Hover | null>(null);
   const [dropped, setDropped] = useState(0);
-  const diagram = data?.networkDiagram as Diagram | undefined;
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const full = data?.networkDiagram as Diagram | undefined;
+  // a network's many members are one group node until it is expanded (lib/network/group.ts)
+  const grouped = useMemo(() => (full ? groupDiagram(full, expanded, from) : null), [full, expanded, from]);
+  const diagram = grouped?.diagram;
+  const groups = grouped?.groups ?? [];
+  const expand = (hub: string) => {
+    setExpanded(new Set([...expanded, hub]));
+    setSelected(hub);
+  };
+  const select = (id: string | null) => {
+    const g = groups.find((x) => x.id === id);
+    if (g) expand(g.hub);
+    else setSelected(id);
+  };
   const start = diagram?.nodes.find((n) => n.id === from);
   const node = diagram?.nodes.find((n) => n.id === selected) ?? null;
-  const ports = useMemo(() => (diagram && node ? portsOf(diagram, node.id) : []), [diagram, node]);
+  const ports = useMemo(() => (full && node ? portsOf(full, node.id) : []), [full, node]);
 
   if (error && !diagram) return <Problem error={error} title="The network map could not be drawn" />;
   if (!diagram) return fetching ? <Loading what="Loading the network diagram" /> : null;
@@ -85,7 +100,7 @@ function DiagramView({ from, depth }: { from: string; depth: number }) {
     <>
       <div className="row netmap-info">
         <span>
-          From <strong>{start?.name ?? from}</strong> · {diagram.nodes.length} nodes · {diagram.edges.length} edges
+          From <strong>{start?.name ?? from}</strong> · {full?.nodes.length} nodes · {full?.edges.length} edges
         </span>
         <Link to="/network">Choose another start</Link>
         {fetching && <span className="muted small">refreshing…</span>}
@@ -97,6 +112,21 @@ function DiagramView({ from, depth }: { from: string; depth: number }) {
           edge of this map. Raise the depth or re-center on a node to see further.
         </Message>
       )}
+      {(groups.length > 0 || expanded.size > 0) && (
+        <div className="row netmap-groups" data-testid="netmap-groups">
+          {groups.map((g) => (
+            <button key={g.id} type="button" data-testid="group-expand" data-hub={g.hub} data-members={g.members.length} onClick={() => expand(g.hub)}>
+              Expand {g.label} of {g.hubName}
+            </button>
+          ))}
+          {expanded.size > 0 && (
+            <button type="button" onClick={() => setExpanded(new Set())}>
+              Group large networks again
+            </button>
+          )}
+          <span className="muted small">A dashed node stands for a network’s many members; click it to draw them.</span>
+        </div>
+      )}
       {dropped > 0 && <Message kind="error">{dropped} edges were left out because one of their ends is not in the diagram.</Message>}
       {diagram.nodes.length === 0 ? (
         <Message kind="info">There is nothing to draw around this start.</Message>
@@ -106,7 +136,7 @@ function DiagramView({ from, depth }: { from: string; depth: number }) {
             diagram={diagram}
             startId={from}
             selectedId={selected}
-            onSelect={setSelected}
+            onSelect={select}
             onHover={setHover}
             onDrawn={(d) => setDropped(d.dropped)}
           />

@@ -13,11 +13,12 @@ import { NodeActions } from '../../components/ops/NodeActions';
 import { DrainProgressPanel } from '../../components/ops/DrainProgressPanel';
 import { useLiveNodes } from '../../components/ops/useLiveNodes';
 import { schedulingLabel } from '../../lib/ops/drain';
-import { formatDateTime, formatSize } from '../../lib/format';
+import { formatDateTime, formatSize, formatNumber } from '../../lib/format';
 import { overlay } from '../../lib/ops/live';
 import { vmStatusTitle } from '../../lib/compute/vmStatus';
 import { useAuth } from '../../api/auth';
 import '../../components/ops/ops.css';
+import { HistoryLink } from '../../components/dcim/HistoryLink';
 
 const NodeDocument = graphql(`
   query NodeDetails($id: ID!) {
@@ -63,6 +64,7 @@ export default function NodePage() {
       <div className="breadcrumbs"><Link to="/nodes">Nodes</Link><Link to={`/clusters/${n.cluster.id}`}>{n.cluster.name}</Link></div>
       <div className="spread">
         <h1>{n.name}</h1>
+        <HistoryLink type="ComputeNode" id={n.id} />
         <div className="row">
           <StatusBadge status={n.status} title={n.statusReason} />
           <span data-testid="node-scheduling"><StatusBadge status={sched === 'SCHEDULABLE' ? 'OK' : sched} title={n.cordonReason} />{sched === 'SCHEDULABLE' && <span className="muted small"> schedulable</span>}</span>
@@ -91,7 +93,7 @@ export default function NodePage() {
           <DrainProgressPanel node={n} />
         </section>
       </div>
-      <h2>Virtual machines on this node ({n.virtualMachines.totalCount})</h2>
+      <h2>Virtual machines on this node ({formatNumber(n.virtualMachines.totalCount)})</h2>
       {vms.length === 0 ? (
         <p className="muted">No VMs are placed on this node.</p>
       ) : (
@@ -103,7 +105,7 @@ export default function NodePage() {
                 <td><Link to={`/vms/${v.id}`}>{v.name}</Link></td>
                 <td><StatusBadge status={v.status} title={vmStatusTitle(v.status)} /></td>
                 <td><Link to={`/tenants/${v.tenant.id}`}>{v.tenant.name}</Link></td>
-                <td className="num">{v.allocatedVcpus}</td>
+                <td className="num">{formatNumber(v.allocatedVcpus)}</td>
                 <td className="num">{formatSize(v.allocatedMemoryMB, 'MiB')}</td>
               </tr>
             ))}

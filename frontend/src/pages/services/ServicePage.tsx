@@ -23,7 +23,7 @@ const ServiceDocument = graphql(`
         createdAt
         schedulePolicy {
           clusterNames clusterLabels nodeNames nodeLabelHardAffinities nodeLabelHardAntiAffinities
-          nodeLabelSoftAffinities nodeLabelSoftAntiAffinities zones { kind mode zone }
+          nodeLabelSoftAffinities nodeLabelSoftAntiAffinities nodeLabelHardExclusions nodeLabelSoftExclusions zones { kind mode zone }
         }
         globalService { id name }
         loadBalancer { id name }

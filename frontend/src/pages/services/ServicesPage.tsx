@@ -15,7 +15,7 @@ import { useListFilters } from '../../components/compute/listFilters';
 import { CreateServiceForm } from '../../components/compute/CreateServiceForm';
 import { useServiceEvents } from '../../components/compute/serviceLive';
 import { mergeEvents, unknownIds } from '../../lib/compute/live';
-import { formatDateTime } from '../../lib/format';
+import { formatDateTime, formatNumber } from '../../lib/format';
 import '../../components/compute/compute.css';
 
 const ServicesDocument = graphql(`
@@ -98,7 +98,7 @@ export default function ServicesPage() {
               <tr key={s.id} data-service-id={s.id}>
                 <td><Link to={`/services/${s.id}`}>{s.name}</Link></td>
                 <td><StatusBadge status={s.status} title={s.statusReason} /></td>
-                <td>{s.virtualMachines.totalCount} / {s.replicas}</td>
+                <td>{formatNumber(s.virtualMachines.totalCount)} / {formatNumber(s.replicas)}</td>
                 <td><Link to={`/tenants/${s.tenant.id}`}>{s.tenant.name}</Link></td>
                 <td>{s.region.name}</td>
                 <td>{s.flavor?.name ?? '—'}</td>

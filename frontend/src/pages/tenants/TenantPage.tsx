@@ -10,6 +10,8 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { QuotaUsageTable } from '../../components/ops/QuotaUsageTable';
 import { SetQuotaForm } from '../../components/ops/SetQuotaForm';
 import '../../components/ops/ops.css';
+import { HistoryLink } from '../../components/dcim/HistoryLink';
+import { formatNumber } from '../../lib/format';
 
 const TenantDocument = graphql(`
   query TenantDetails($id: ID!) {
@@ -40,13 +42,14 @@ export default function TenantPage() {
       <div className="breadcrumbs"><Link to="/tenants">Tenants</Link><span>{t.name}</span></div>
       <div className="spread">
         <h1>{t.displayName || t.name}</h1>
+        <HistoryLink type="Tenant" id={t.id} />
         <StatusBadge status={t.status} />
       </div>
       {t.description && <p>{t.description}</p>}
       <div className="count-row">
-        <Link className="count-tile count-busy" to={`/vms?tenant=${t.id}`}><span className="count-n">{t.virtualMachines.totalCount}</span><span className="count-label">virtual machines</span></Link>
-        <Link className="count-tile count-busy" to={`/services?tenant=${t.id}`}><span className="count-n">{t.regionServices.totalCount}</span><span className="count-label">region services</span></Link>
-        <div className="count-tile"><span className="count-n">{t.members.totalCount}</span><span className="count-label">members</span></div>
+        <Link className="count-tile count-busy" to={`/vms?tenant=${t.id}`}><span className="count-n">{formatNumber(t.virtualMachines.totalCount)}</span><span className="count-label">virtual machines</span></Link>
+        <Link className="count-tile count-busy" to={`/services?tenant=${t.id}`}><span className="count-n">{formatNumber(t.regionServices.totalCount)}</span><span className="count-label">region services</span></Link>
+        <div className="count-tile"><span className="count-n">{formatNumber(t.members.totalCount)}</span><span className="count-label">members</span></div>
       </div>
       <h2>Quotas</h2>
       <QuotaUsageTable tenantID={t.id} />

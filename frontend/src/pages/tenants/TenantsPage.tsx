@@ -7,7 +7,10 @@ import { Problem } from '../../components/Problem';
 import { Loading } from '../../components/Loading';
 import { Pager, usePager } from '../../components/Pager';
 import { StatusBadge } from '../../components/StatusBadge';
+import { NewTenantForm } from './NewTenantForm';
+import { useInfraAccess } from '../../components/compute/access';
 import '../../components/ops/ops.css';
+import { formatNumber } from '../../lib/format';
 
 const TenantsDocument = graphql(`
   query TenantsList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: TenantWhereInput) {
@@ -32,9 +35,19 @@ export default function TenantsPage() {
   const [name, setName] = useState('');
   const [{ data, error, fetching }] = useQuery({ query: TenantsDocument, variables: { ...pager.vars, where: name ? { nameContains: name } : {} } });
   const rows = data?.tenants.edges?.flatMap((e) => (e?.node ? [e.node] : [])) ?? [];
+  const { infra } = useInfraAccess();
+  const [adding, setAdding] = useState(false);
   return (
     <div>
-      <h1>Tenants &amp; quotas</h1>
+      <div className="row">
+        <h1>Tenants &amp; quotas</h1>
+        {infra && (
+          <button type="button" onClick={() => setAdding(!adding)} aria-expanded={adding}>
+            New tenant
+          </button>
+        )}
+      </div>
+      {adding && <NewTenantForm />}
       <div className="filters" role="search">
         <label>
           Name contains
@@ -60,9 +73,9 @@ export default function TenantsPage() {
                     {members.length === 0 ? <span className="muted">none</span> : members.map((m) => m.username).join(', ')}
                     {t.members.totalCount > members.length && <span className="muted"> and {t.members.totalCount - members.length} more</span>}
                   </td>
-                  <td className="num"><Link to={`/vms?tenant=${t.id}`}>{t.virtualMachines.totalCount}</Link></td>
-                  <td className="num"><Link to={`/services?tenant=${t.id}`}>{t.regionServices.totalCount}</Link></td>
-                  <td className="num">{t.quotas.totalCount}</td>
+                  <td className="num"><Link to={`/vms?tenant=${t.id}`}>{formatNumber(t.virtualMachines.totalCount)}</Link></td>
+                  <td className="num"><Link to={`/services?tenant=${t.id}`}>{formatNumber(t.regionServices.totalCount)}</Link></td>
+                  <td className="num">{formatNumber(t.quotas.totalCount)}</td>
                 </tr>
               );
             })}

@@ -1,5 +1,5 @@
-// /vms/new: the create-VM form (name, tenant, region, flavor, image, type, boot device, labels
-// and schedule policy). On success it goes to the VM; on failure it shows the API's problem
+// /vms/new: the create-VM form (name, tenant, region, availability zone, flavor, image, type, boot device, labels,
+// networks, SSH keys, user-data, new volumes and schedule policy). On success it goes to the VM; on failure it shows the API's problem
 // and explainPlacement's answer for the same request.
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
@@ -13,12 +13,20 @@ import { ChoiceSelect } from '../../components/ChoiceSelect';
 import { describeFlavor, describeImage, imageUnusable, useChoices } from '../../components/compute/choices';
 import { ExplainDocument, PlacementExplanation } from '../../components/compute/PlacementExplanation';
 import { SchedulePolicyFields } from '../../components/compute/SchedulePolicyFields';
+import { GuestFields, emptyGuest, maxUserData, type GuestForm } from '../../components/compute/GuestFields';
+import { VolumeFields, type NewVolume } from '../../components/compute/VolumeFields';
 import { buildPolicy, emptyPolicy, parseLabels, type PolicyForm } from '../../lib/compute/policy';
 import '../../components/compute/compute.css';
 
 const CreateVMDocument = graphql(`
   mutation CreateVM($input: CreateVirtualMachineInput!) {
     createVirtualMachine(input: $input) { id name status }
+  }
+`);
+
+const CreateVolumeDocument = graphql(`
+  mutation CreateVMVolume($input: CreateVolumeInput!) {
+    createVolume(input: $input) { id status }
   }
 `);
 
@@ -36,16 +44,22 @@ export default function CreateVMPage() {
   const [regionID, setRegion] = useState('');
   const [flavorID, setFlavor] = useState('');
   const [imageID, setImage] = useState('');
+  const [zoneID, setZone] = useState('');
   const [type, setType] = useState<VirtualMachineType>('GENERAL');
   const [bootDevice, setBoot] = useState<VirtualMachineBootDevice>('DISK');
   const [labels, setLabels] = useState('');
   const [policy, setPolicy] = useState<PolicyForm>(emptyPolicy);
+  const [guest, setGuest] = useState<GuestForm>(emptyGuest);
+  const [volumes, setVolumes] = useState<NewVolume[]>([]);
+  const [volumeError, setVolumeError] = useState<CombinedError | null>(null);
+  const [, doCreateVolume] = useMutation(CreateVolumeDocument);
   const [formError, setFormError] = useState('');
   const [explanation, setExplanation] = useState<PlacementExplanationFieldsFragment | null>(null);
   const [explainError, setExplainError] = useState<CombinedError | null>(null);
   const [explaining, setExplaining] = useState(false);
 
   const regionClusters = choices.clusters.filter((c) => !regionID || c.region.id === regionID);
+  const regionZones = choices.zones.filter((z) => z.region.id === regionID);
 
   /** The request as the API takes it, or null (with a message) when the form is incomplete. */
   function request(): CreateVirtualMachineInput | null {
@@ -59,6 +73,16 @@ export default function CreateVMPage() {
       const input: CreateVirtualMachineInput = { name: name.trim(), tenantID, regionID, flavorID, type, bootDevice };
       if (description.trim()) input.description = description.trim();
       if (imageID) input.imageID = imageID;
+      if (guest.networkIDs.length) input.networkIDs = guest.networkIDs;
+      if (guest.sshKeyIDs.length) input.sshKeyIDs = guest.sshKeyIDs;
+      if (guest.userData.trim()) {
+        if (new TextEncoder().encode(guest.userData).length > maxUserData) {
+          setFormError('User-data: at most 64 KiB.');
+          return null;
+        }
+        input.userData = guest.userData;
+      }
+      if (zoneID) input.availabilityZoneID = zoneID;
       if (Object.keys(l).length) input.labels = l;
       const p = buildPolicy(policy);
       if (p) input.schedulePolicy = p;
@@ -72,7 +96,7 @@ export default function CreateVMPage() {
   async function explain(input: CreateVirtualMachineInput) {
     setExplaining(true);
     const r = await client
-      .query(ExplainDocument, { input: { tenantID: input.tenantID, regionID: input.regionID, flavorID: input.flavorID, count: 1, schedulePolicy: input.schedulePolicy } }, { requestPolicy: 'network-only' })
+      .query(ExplainDocument, { input: { tenantID: input.tenantID, regionID: input.regionID, flavorID: input.flavorID, count: 1, schedulePolicy: input.schedulePolicy, availabilityZoneID: input.availabilityZoneID } }, { requestPolicy: 'network-only' })
       .toPromise();
     setExplaining(false);
     setExplanation(r.data?.explainPlacement ?? null);
@@ -86,8 +110,17 @@ export default function CreateVMPage() {
     const input = request();
     if (!input) return;
     const r = await doCreate({ input });
-    if (r.data?.createVirtualMachine) {
-      navigate(`/vms/${r.data.createVirtualMachine.id}`);
+    const vm = r.data?.createVirtualMachine;
+    if (vm) {
+      // The volumes go with the VM once it exists (on its node, attached after the root disk).
+      for (const [i, v] of volumes.entries()) {
+        const vr = await doCreateVolume({ input: { name: `${vm.name}-vol${i + 1}`, sizeGB: Number(v.sizeGB), type: v.type, tenantID: tenantID, virtualMachineID: vm.id } });
+        if (vr.error) {
+          setVolumeError(vr.error);
+          return;
+        }
+      }
+      navigate(`/vms/${vm.id}`);
       return;
     }
     // Whatever failed (no capacity, quota, validation), show why the request fits where it does or nowhere.
@@ -109,7 +142,8 @@ export default function CreateVMPage() {
             <input value={name} onChange={(e) => setName(e.target.value)} required autoFocus />
           </label>
           <ChoiceSelect label="Tenant" value={tenantID} onChange={setTenant} options={choices.tenants} empty="choose…" required />
-          <ChoiceSelect label="Region" value={regionID} onChange={(id) => { setRegion(id); setPolicy({ ...policy, clusterNames: [] }); }} options={choices.regions} empty="choose…" required />
+          <ChoiceSelect label="Region" value={regionID} onChange={(id) => { setRegion(id); setZone(''); setPolicy({ ...policy, clusterNames: [] }); }} options={choices.regions} empty="choose…" required />
+          <ChoiceSelect label="Availability zone" value={zoneID} onChange={setZone} options={regionZones} empty="any" />
           <ChoiceSelect label="Flavor" value={flavorID} onChange={setFlavor} options={choices.flavors} empty="choose…" required describe={describeFlavor} />
           <ChoiceSelect label="Image" value={imageID} onChange={setImage} options={choices.images} empty="none" describe={describeImage} disabled={imageUnusable} />
           <label>
@@ -133,6 +167,8 @@ export default function CreateVMPage() {
             <input value={description} onChange={(e) => setDescription(e.target.value)} />
           </label>
         </div>
+        <GuestFields tenantID={tenantID} value={guest} onChange={setGuest} />
+        <VolumeFields value={volumes} onChange={setVolumes} />
         <SchedulePolicyFields value={policy} onChange={setPolicy} clusters={regionClusters} />
         <div className="form-actions">
           <button type="submit" className="primary" disabled={create.fetching}>{create.fetching ? 'Creating…' : 'Create VM'}</button>
@@ -151,6 +187,12 @@ export default function CreateVMPage() {
       </form>
       {formError && <Message kind="error">{formError}</Message>}
       <Problem error={create.error} title="The VM was not created" />
+      {volumeError && create.data?.createVirtualMachine && (
+        <>
+          <Problem error={volumeError} title="The VM was created, but a volume was not" />
+          <p><Link to={`/vms/${create.data.createVirtualMachine.id}`}>Go to the VM</Link></p>
+        </>
+      )}
       {explaining && <Loading what="Explaining the placement" />}
       <Problem error={explainError} title="The placement could not be explained" />
       {explanation && <PlacementExplanation explanation={explanation} />}

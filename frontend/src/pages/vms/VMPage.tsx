@@ -8,12 +8,15 @@ import { Loading } from '../../components/Loading';
 import { Problem } from '../../components/Problem';
 import { StatusBadge } from '../../components/StatusBadge';
 import { VMActions } from '../../components/compute/VMActions';
+import { ResizeVM } from '../../components/compute/ResizeVM';
+import { VMVolumes } from '../../components/compute/VMVolumes';
+import { VMTimeline } from '../../components/compute/VMTimeline';
 import { useVMEvents } from '../../components/compute/vmLive';
 import { useInfraAccess } from '../../components/compute/access';
 import { withEvent } from '../../lib/compute/live';
 import { describePolicy, formatLabels } from '../../lib/compute/policy';
 import { vmStatusTitle } from '../../lib/compute/vmStatus';
-import { formatDateTime, formatSize } from '../../lib/format';
+import { formatDateTime, formatSize, formatNumber } from '../../lib/format';
 import '../../components/compute/compute.css';
 
 const VMDocument = graphql(`
@@ -27,9 +30,11 @@ const VMDocument = graphql(`
         labels
         revision
         createdAt
+        availabilityZone { id name }
+        revisionHistory { revision flavorName vcpus memoryMB createdAt }
         schedulePolicy {
           clusterNames clusterLabels nodeNames nodeLabelHardAffinities nodeLabelHardAntiAffinities
-          nodeLabelSoftAffinities nodeLabelSoftAntiAffinities zones { kind mode zone }
+          nodeLabelSoftAffinities nodeLabelSoftAntiAffinities nodeLabelHardExclusions nodeLabelSoftExclusions zones { kind mode zone }
         }
         region { id name }
         image { id name osName osVersion }
@@ -96,6 +101,7 @@ export default function VMPage() {
           <dl className="dl">
             <dt>Tenant</dt><dd><Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link></dd>
             <dt>Region</dt><dd>{vm.region.name}</dd>
+            <dt>Zone</dt><dd data-testid="vm-zone">{vm.availabilityZone?.name ?? '—'}</dd>
             {infra && <><dt>Cluster</dt><dd>{vm.cluster ? <Link to={`/clusters/${vm.cluster.id}`}>{vm.cluster.name}</Link> : '—'}</dd>
             <dt>Node</dt><dd data-testid="vm-node">{vm.node ? <Link to={`/nodes/${vm.node.id}`}>{vm.node.name}</Link> : 'not placed'}</dd></>}
             {vm.regionService && <><dt>Service</dt><dd><Link to={`/services/${vm.regionService.id}`}>{vm.regionService.name}</Link></dd></>}
@@ -104,11 +110,12 @@ export default function VMPage() {
         <section className="card">
           <h3>Resources</h3>
           <dl className="dl">
-            <dt>Flavor</dt><dd>{vm.flavor.name} ({vm.flavor.vcpus} vCPU, {formatSize(vm.flavor.memoryMB, 'MiB')})</dd>
+            <dt>Flavor</dt><dd>{vm.flavor.name} ({formatNumber(vm.flavor.vcpus)} vCPU, {formatSize(vm.flavor.memoryMB, 'MiB')})</dd>
             <dt>Image</dt><dd>{vm.image ? `${vm.image.name}${vm.image.osName ? ` (${vm.image.osName} ${vm.image.osVersion ?? ''})` : ''}` : 'none'}</dd>
-            <dt>Allocated</dt><dd>{vm.allocatedVcpus} vCPU · {formatSize(vm.allocatedMemoryMB, 'MiB')} · {formatSize(vm.allocatedDiskGB, 'GiB')} disk</dd>
+            <dt>Allocated</dt><dd>{formatNumber(vm.allocatedVcpus)} vCPU · {formatSize(vm.allocatedMemoryMB, 'MiB')} · {formatSize(vm.allocatedDiskGB, 'GiB')} disk</dd>
             <dt>Type</dt><dd>{vm.type.toLowerCase()} · boot from {vm.bootDevice.toLowerCase()}</dd>
           </dl>
+          {!vm.regionService && <ResizeVM id={vm.id} status={vm.status} flavorID={vm.flavor.id} />}
         </section>
         <section className="card">
           <h3>Record</h3>
@@ -117,12 +124,14 @@ export default function VMPage() {
             <dt>Created</dt><dd>{formatDateTime(vm.createdAt)}</dd>
             <dt>Status since</dt><dd>{formatDateTime(vm.statusChangedAt)}</dd>
             <dt>Revision</dt><dd>{vm.revision}</dd>
+            {(vm.revisionHistory ?? []).length > 0 && <><dt>Earlier</dt><dd className="small">{(vm.revisionHistory ?? []).map((h) => `r${h.revision}: ${h.flavorName} (${h.vcpus} vCPU)`).join(' · ')}</dd></>}
             <dt>Labels</dt><dd>{formatLabels(vm.labels) || '—'}</dd>
             {vm.description && <><dt>Description</dt><dd>{vm.description}</dd></>}
           </dl>
         </section>
       </div>
 
+      <VMTimeline id={vm.id} status={vm.status} />
       {infra && <h2>Assignment</h2>}
       {!infra ? null : assignments.length === 0 ? (
         <p className="muted">No assignment yet: the VM has not been handed to a node agent.</p>
@@ -163,6 +172,8 @@ export default function VMPage() {
           </tbody>
         </table>
       )}
+
+      <VMVolumes vmID={vm.id} tenantID={vm.tenant.id} refreshKey={latest} />
 
       <h2>Schedule policy</h2>
       {policy.length === 0 ? (

@@ -1,1 +1,0 @@
-import{a as e}from"./index-CX8f7bI1.js";function t(t){let[n,r]=e();return{get:e=>n.get(e)??``,set(e,i){let a=new URLSearchParams(n);i?a.set(e,i):a.delete(e),r(a,{replace:!0}),t?.()}}}export{t};

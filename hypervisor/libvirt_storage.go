@@ -1,0 +1,306 @@
+package hypervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/digitalocean/go-libvirt"
+	"libvirt.org/go/libvirtxml"
+)
+
+// lookupPool finds a pool by name.
+func lookupPool(c *libvirt.Libvirt, name string) (libvirt.StoragePool, error) {
+	p, err := c.StoragePoolLookupByName(name)
+	if isCode(err, libvirt.ErrNoStoragePool) {
+		return p, poolNotFound(name)
+	}
+	return p, err
+}
+
+// lookupVolume finds a volume of a pool by name.
+func lookupVolume(c *libvirt.Libvirt, pool, name string) (libvirt.StorageVol, error) {
+	p, err := lookupPool(c, pool)
+	if err != nil {
+		return libvirt.StorageVol{}, err
+	}
+	v, err := c.StorageVolLookupByName(p, name)
+	if isCode(err, libvirt.ErrNoStorageVol) {
+		return v, volumeNotFound(pool, name)
+	}
+	return v, err
+}
+
+// EnsurePool makes the directory pool exist and run; see [Storage.EnsurePool].
+func (h *Libvirt) EnsurePool(ctx context.Context, spec PoolSpec) error {
+	if err := spec.validate(); err != nil {
+		return err
+	}
+	return h.do(ctx, func(c *libvirt.Libvirt) error {
+		p, err := lookupPool(c, spec.Name)
+		if err != nil && !isNotFound(err) {
+			return fmt.Errorf("look up pool %s: %w", spec.Name, err)
+		}
+		if err != nil {
+			doc, err := (&libvirtxml.StoragePool{Type: "dir", Name: spec.Name,
+				Target: &libvirtxml.StoragePoolTarget{Path: spec.Path}}).Marshal()
+			if err != nil {
+				return err
+			}
+			if p, err = c.StoragePoolDefineXML(doc, 0); err != nil {
+				return fmt.Errorf("define pool %s: %w", spec.Name, err)
+			}
+			// Build makes the directory; an existing one is fine.
+			if err := c.StoragePoolBuild(p, 0); err != nil && !isCode(err, libvirt.ErrStoragePoolBuilt, libvirt.ErrNoSupport) {
+				return fmt.Errorf("build pool %s: %w", spec.Name, err)
+			}
+			if err := c.StoragePoolSetAutostart(p, 1); err != nil && !isCode(err, libvirt.ErrNoSupport) {
+				return fmt.Errorf("autostart pool %s: %w", spec.Name, err)
+			}
+		}
+		active, err := c.StoragePoolIsActive(p)
+		if err != nil {
+			return fmt.Errorf("pool %s: %w", spec.Name, err)
+		}
+		if active == 0 {
+			if err := c.StoragePoolCreate(p, 0); err != nil && !isCode(err, libvirt.ErrOperationInvalid) {
+				return fmt.Errorf("start pool %s: %w", spec.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// CreateVolume creates a volume or returns the existing one; see [Storage.CreateVolume].
+func (h *Libvirt) CreateVolume(ctx context.Context, pool string, spec VolumeSpec) (Volume, error) {
+	n, err := spec.normalize()
+	if err != nil {
+		return Volume{}, err
+	}
+	x := &libvirtxml.StorageVolume{
+		Name:     n.Name,
+		Capacity: &libvirtxml.StorageVolumeSize{Unit: "bytes", Value: uint64(n.CapacityBytes)},
+		Target:   &libvirtxml.StorageVolumeTarget{Format: &libvirtxml.StorageVolumeTargetFormat{Type: n.Format}},
+	}
+	if n.Format == "raw" {
+		// Sparse: a raw volume takes room only as it is written.
+		x.Allocation = &libvirtxml.StorageVolumeSize{Unit: "bytes", Value: 0}
+	}
+	if n.Backing != nil {
+		x.BackingStore = &libvirtxml.StorageVolumeBackingStore{Path: n.Backing.Path,
+			Format: &libvirtxml.StorageVolumeTargetFormat{Type: n.Backing.Format}}
+	}
+	doc, err := x.Marshal()
+	if err != nil {
+		return Volume{}, err
+	}
+	var out Volume
+	err = h.do(ctx, func(c *libvirt.Libvirt) error {
+		p, err := lookupPool(c, pool)
+		if err != nil {
+			return err
+		}
+		v, err := c.StorageVolLookupByName(p, n.Name)
+		if isCode(err, libvirt.ErrNoStorageVol) {
+			v, err = c.StorageVolCreateXML(p, doc, 0)
+			if isCode(err, libvirt.ErrStorageVolExist) { // created meanwhile
+				v, err = c.StorageVolLookupByName(p, n.Name)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create volume %s/%s: %w", pool, n.Name, err)
+		}
+		out, err = describeVolume(c, v)
+		return err
+	})
+	return out, err
+}
+
+// describeVolume reads a volume's path, sizes, format and backing file.
+func describeVolume(c *libvirt.Libvirt, v libvirt.StorageVol) (Volume, error) {
+	doc, err := c.StorageVolGetXMLDesc(v, 0)
+	if isCode(err, libvirt.ErrNoStorageVol) {
+		return Volume{}, volumeNotFound(v.Pool, v.Name)
+	}
+	if err != nil {
+		return Volume{}, fmt.Errorf("read volume %s/%s: %w", v.Pool, v.Name, err)
+	}
+	var x libvirtxml.StorageVolume
+	if err := x.Unmarshal(doc); err != nil {
+		return Volume{}, fmt.Errorf("parse volume %s/%s: %w", v.Pool, v.Name, err)
+	}
+	out := Volume{Name: v.Name, Path: v.Key}
+	if x.Target != nil {
+		if x.Target.Path != "" {
+			out.Path = x.Target.Path
+		}
+		if x.Target.Format != nil {
+			out.Format = x.Target.Format.Type
+		}
+	}
+	if x.Capacity != nil {
+		out.CapacityBytes = int64(scaleBytes(x.Capacity))
+	}
+	if x.Allocation != nil {
+		out.AllocationBytes = int64(scaleBytes(x.Allocation))
+	}
+	if b := x.BackingStore; b != nil && b.Path != "" {
+		out.Backing = &Backing{Path: b.Path}
+		if b.Format != nil {
+			out.Backing.Format = b.Format.Type
+		}
+	}
+	return out, nil
+}
+
+// scaleBytes returns a libvirt size in bytes (libvirt writes "bytes" in what it returns;
+// other units are read for safety).
+func scaleBytes(s *libvirtxml.StorageVolumeSize) uint64 {
+	switch strings.ToLower(s.Unit) {
+	case "", "b", "bytes":
+		return s.Value
+	case "k", "kib":
+		return s.Value << 10
+	case "m", "mib":
+		return s.Value << 20
+	case "g", "gib":
+		return s.Value << 30
+	case "kb":
+		return s.Value * 1000
+	case "mb":
+		return s.Value * 1000 * 1000
+	case "gb":
+		return s.Value * 1000 * 1000 * 1000
+	}
+	return s.Value
+}
+
+// UploadVolume writes r into the volume; see [Storage.UploadVolume].
+func (h *Libvirt) UploadVolume(ctx context.Context, pool, name string, r io.Reader, length int64) error {
+	c, err := h.client(ctx)
+	if err != nil {
+		return err
+	}
+	// Not through do: r cannot be read twice, so a lost connection is the caller's to retry.
+	v, err := lookupVolume(c, pool, name)
+	if err != nil {
+		return err
+	}
+	err = c.StorageVolUpload(v, r, 0, uint64(length), 0)
+	if isCode(err, libvirt.ErrNoSupport) && h.domainType == DomainTypeTest {
+		// libvirt's test driver keeps volumes in memory without their bytes and cannot
+		// upload: read r to its end, as the Simulated hypervisor does, so that the agent's
+		// path is the same on it.
+		n, cerr := io.Copy(io.Discard, io.LimitReader(r, length))
+		if cerr == nil && n != length {
+			cerr = fmt.Errorf("%d of %d bytes", n, length)
+		}
+		if cerr != nil {
+			return fmt.Errorf("upload volume %s/%s: %w", pool, name, cerr)
+		}
+		return nil
+	}
+	if err != nil {
+		if connectionLost(c, err) {
+			h.drop(c)
+		}
+		return fmt.Errorf("upload volume %s/%s: %w", pool, name, err)
+	}
+	return nil
+}
+
+// Volume returns a volume; see [Storage.Volume].
+func (h *Libvirt) Volume(ctx context.Context, pool, name string) (Volume, error) {
+	var out Volume
+	err := h.do(ctx, func(c *libvirt.Libvirt) error {
+		v, err := lookupVolume(c, pool, name)
+		if err != nil {
+			return err
+		}
+		out, err = describeVolume(c, v)
+		return err
+	})
+	return out, err
+}
+
+// ListVolumes returns the volumes of a pool; see [Storage.ListVolumes].
+func (h *Libvirt) ListVolumes(ctx context.Context, pool string) ([]Volume, error) {
+	var out []Volume
+	err := h.do(ctx, func(c *libvirt.Libvirt) error {
+		out = out[:0]
+		p, err := lookupPool(c, pool)
+		if err != nil {
+			return err
+		}
+		vols, _, err := c.StoragePoolListAllVolumes(p, 1, 0)
+		if err != nil {
+			return fmt.Errorf("list volumes of %s: %w", pool, err)
+		}
+		for _, v := range vols {
+			d, err := describeVolume(c, v)
+			if isNotFound(err) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Volume) int { return strings.Compare(a.Name, b.Name) })
+	return out, err
+}
+
+// DeleteVolume deletes a volume and its data; see [Storage.DeleteVolume].
+func (h *Libvirt) DeleteVolume(ctx context.Context, pool, name string) error {
+	err := h.do(ctx, func(c *libvirt.Libvirt) error {
+		v, err := lookupVolume(c, pool, name)
+		if err != nil {
+			return err
+		}
+		if err := c.StorageVolDelete(v, 0); err != nil && !isCode(err, libvirt.ErrNoStorageVol) {
+			return fmt.Errorf("delete volume %s/%s: %w", pool, name, err)
+		}
+		return nil
+	})
+	if isNotFound(err) {
+		return nil // the volume, or its whole pool, is gone already
+	}
+	return err
+}
+
+// isNotFound reports whether err is a *NotFoundError.
+func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// DeletePool stops and removes a pool's definition, deleting its volumes first (for tests
+// and for decommissioning a node). A missing pool is not an error.
+func (h *Libvirt) DeletePool(ctx context.Context, name string) error {
+	err := h.do(ctx, func(c *libvirt.Libvirt) error {
+		p, err := lookupPool(c, name)
+		if err != nil {
+			return err
+		}
+		if vols, _, err := c.StoragePoolListAllVolumes(p, 1, 0); err == nil {
+			for _, v := range vols {
+				if err := c.StorageVolDelete(v, 0); err != nil && !isCode(err, libvirt.ErrNoStorageVol) {
+					return fmt.Errorf("delete volume %s/%s: %w", name, v.Name, err)
+				}
+			}
+		}
+		if err := c.StoragePoolDestroy(p); err != nil && !isCode(err, libvirt.ErrOperationInvalid) {
+			return fmt.Errorf("stop pool %s: %w", name, err)
+		}
+		if err := c.StoragePoolUndefine(p); err != nil && !isCode(err, libvirt.ErrNoStoragePool) {
+			return fmt.Errorf("undefine pool %s: %w", name, err)
+		}
+		return nil
+	})
+	if isNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,140 @@
+package hypervisor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// poolDeleter removes a pool: both implementations have it, for tests and decommissioning.
+type poolDeleter interface {
+	DeletePool(ctx context.Context, name string) error
+}
+
+// testPool makes a fresh pool under dir on h and removes it when the test ends.
+func testPool(t *testing.T, h Hypervisor, dir string) PoolSpec {
+	t.Helper()
+	spec := PoolSpec{Name: fmt.Sprintf("vf-test-%d", newVMID()), Path: dir}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := h.(poolDeleter).DeletePool(ctx, spec.Name); err != nil && !errors.Is(err, ErrClosed) {
+			t.Errorf("cleanup: DeletePool(%s): %v", spec.Name, err)
+		}
+	})
+	return spec
+}
+
+// runStorageContract checks the behaviour every Storage promises. open returns a
+// hypervisor that is closed when the test ends; domainXML, when not nil, reads a domain's
+// XML back (to see the overlay's backing store in it), or "" where there is none.
+func runStorageContract(t *testing.T, open func(t *testing.T) Hypervisor, domainXML func(h Hypervisor, name string) (string, error)) {
+	t.Run("ImageOverlayLifecycle", func(t *testing.T) {
+		h := open(t)
+		ctx := testCtx(t)
+		pool := testPool(t, h, t.TempDir()+"/pool")
+		must(t, "EnsurePool", h.EnsurePool(ctx, pool))
+		must(t, "EnsurePool again", h.EnsurePool(ctx, pool))
+
+		const size = 1 << 20
+		data := bytes.Repeat([]byte("virtflow"), size/8)
+		base, err := h.CreateVolume(ctx, pool.Name, VolumeSpec{Name: "image-1-abc", Format: "raw", CapacityBytes: size})
+		must(t, "CreateVolume base", err)
+		if base.Path == "" || base.Format != "raw" || base.CapacityBytes != size {
+			t.Fatalf("base volume %+v", base)
+		}
+		must(t, "UploadVolume", h.UploadVolume(ctx, pool.Name, base.Name, bytes.NewReader(data), size))
+		again, err := h.CreateVolume(ctx, pool.Name, VolumeSpec{Name: "image-1-abc", Format: "raw", CapacityBytes: 2 * size})
+		must(t, "CreateVolume base again", err)
+		if again.Path != base.Path || again.CapacityBytes != size {
+			t.Fatalf("CreateVolume of an existing name changed it: %+v, was %+v", again, base)
+		}
+
+		overlay, err := h.CreateVolume(ctx, pool.Name, VolumeSpec{Name: "vf-1-root", CapacityBytes: 4 * size,
+			Backing: &Backing{Path: base.Path, Format: "raw"}})
+		must(t, "CreateVolume overlay", err)
+		if overlay.Format != "qcow2" || overlay.CapacityBytes != 4*size || overlay.Backing == nil || overlay.Backing.Path != base.Path {
+			t.Fatalf("overlay volume %+v (backing %+v), want qcow2 of %d over %s", overlay, overlay.Backing, 4*size, base.Path)
+		}
+		vols, err := h.ListVolumes(ctx, pool.Name)
+		must(t, "ListVolumes", err)
+		if len(vols) != 2 || vols[0].Name != "image-1-abc" || vols[1].Name != "vf-1-root" {
+			t.Fatalf("ListVolumes = %+v, want the image and the overlay", vols)
+		}
+
+		// A domain on the overlay names its backing file.
+		spec := smallSpec()
+		spec.Disks = []Disk{{Path: overlay.Path, Backing: &Backing{Path: base.Path, Format: "raw"}}}
+		cleanupDomain(t, h, spec.Name())
+		must(t, "Define with an overlay disk", h.Define(ctx, spec))
+		if x, err := domainXML(h, spec.Name()); err != nil || x != "" {
+			must(t, "DomainXML", err)
+			if !strings.Contains(x, overlay.Path) || !strings.Contains(x, "<backingStore") || !strings.Contains(x, base.Path) {
+				t.Fatalf("domain XML lacks the overlay %s backed by %s:\n%s", overlay.Path, base.Path, x)
+			}
+		}
+		must(t, "Undefine", h.Undefine(ctx, spec.Name()))
+
+		for range 2 {
+			must(t, "DeleteVolume overlay", h.DeleteVolume(ctx, pool.Name, overlay.Name))
+		}
+		if _, err := h.Volume(ctx, pool.Name, overlay.Name); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Volume after DeleteVolume: err = %v, want ErrNotFound", err)
+		}
+		must(t, "DeleteVolume base", h.DeleteVolume(ctx, pool.Name, base.Name))
+		vols, err = h.ListVolumes(ctx, pool.Name)
+		must(t, "ListVolumes", err)
+		if len(vols) != 0 {
+			t.Fatalf("volumes left in the pool: %+v", vols)
+		}
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		h := open(t)
+		ctx := testCtx(t)
+		if _, err := h.Volume(ctx, fmt.Sprintf("vf-missing-%d", newVMID()), "x"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Volume in a missing pool: err = %v, want ErrNotFound", err)
+		}
+		pool := testPool(t, h, t.TempDir()+"/pool")
+		must(t, "EnsurePool", h.EnsurePool(ctx, pool))
+		for _, bad := range []VolumeSpec{
+			{Name: "../escape", CapacityBytes: 1},
+			{Name: "ok", CapacityBytes: 0},
+			{Name: "ok", Format: "vmdk", CapacityBytes: 1},
+			{Name: "ok", Format: "raw", CapacityBytes: 1, Backing: &Backing{Path: "/x"}},
+			{Name: "ok", CapacityBytes: 1, Backing: &Backing{Path: "relative"}},
+		} {
+			if _, err := h.CreateVolume(ctx, pool.Name, bad); !errors.Is(err, ErrInvalidSpec) {
+				t.Errorf("CreateVolume(%+v): err = %v, want ErrInvalidSpec", bad, err)
+			}
+		}
+		if _, err := h.Volume(ctx, pool.Name, "nothing"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Volume of a missing volume: err = %v, want ErrNotFound", err)
+		}
+		must(t, "DeleteVolume of a missing volume", h.DeleteVolume(ctx, pool.Name, "nothing"))
+		if err := h.EnsurePool(ctx, PoolSpec{Name: "p", Path: "relative"}); !errors.Is(err, ErrInvalidSpec) {
+			t.Errorf("EnsurePool with a relative path: err = %v, want ErrInvalidSpec", err)
+		}
+	})
+}
+
+// TestLibvirtQEMUStorage runs the storage contract against qemu:///system: a real directory
+// pool under a temporary directory, volumes made by libvirt (qemu-img for the overlay).
+func TestLibvirtQEMUStorage(t *testing.T) {
+	socket := libvirtSocket(t)
+	open := func(t *testing.T) Hypervisor {
+		h, err := NewLibvirt(testCtx(t), LibvirtConfig{Socket: socket, URI: "qemu:///system", DomainType: DomainTypeQEMU})
+		if err != nil {
+			t.Fatalf("NewLibvirt(qemu:///system): %v", err)
+		}
+		t.Cleanup(func() { _ = h.Close() })
+		return h
+	}
+	runStorageContract(t, open, func(h Hypervisor, name string) (string, error) {
+		return h.(*Libvirt).DomainXML(testCtx(t), name)
+	})
+}

@@ -1,0 +1,104 @@
+package nodeagent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/virtflow/virtflow/configdrive"
+	"github.com/virtflow/virtflow/hypervisor"
+)
+
+// configDriveDir is where the agent keeps the VMs' config drives: ConfigDriveDir, else
+// DiskDir, else a directory under the system's temporary directory.
+func (ag *Agent) configDriveDir() string {
+	switch {
+	case ag.cfg.ConfigDriveDir != "":
+		return ag.cfg.ConfigDriveDir
+	case ag.cfg.DiskDir != "":
+		return ag.cfg.DiskDir
+	}
+	return filepath.Join(os.TempDir(), "virtflow-cidata")
+}
+
+// ConfigDrivePath is the file of the config drive of the domain named name in dir.
+func ConfigDrivePath(dir, name string) string { return filepath.Join(dir, name+"-cidata.iso") }
+
+// configDrive builds the NoCloud config drive of a's VM (the configDrive the provisioning task
+// rendered on the assignment) into its file, replacing the file atomically, and returns the
+// CD-ROM that attaches it read-only on the SATA bus. It runs on every define, that is for
+// every new generation of the assignment, so the drive always says what the VM's spec says.
+// An assignment without a config drive gets none (nil).
+func (ag *Agent) configDrive(a Assignment, name string) (*hypervisor.Disk, error) {
+	if a.ConfigDrive == nil || *a.ConfigDrive == "" {
+		return nil, nil
+	}
+	var spec configdrive.Spec
+	if err := json.Unmarshal([]byte(*a.ConfigDrive), &spec); err != nil {
+		return nil, fmt.Errorf("config drive of assignment %s: %v: %w", a.Id, err, hypervisor.ErrInvalidSpec)
+	}
+	dir := ag.configDriveDir()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("config drive directory: %w", err)
+	}
+	path := ConfigDrivePath(dir, name)
+	tmp, err := os.CreateTemp(dir, name+"-cidata-*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("config drive: %w", err)
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	if err := configdrive.Build(tmp, spec); err != nil {
+		_ = tmp.Close()
+		return nil, fmt.Errorf("build config drive: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		_ = tmp.Close()
+		return nil, fmt.Errorf("config drive: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("config drive: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, fmt.Errorf("config drive: %w", err)
+	}
+	return &hypervisor.Disk{Path: path, Format: "raw", Bus: "sata", Device: "cdrom", ReadOnly: true}, nil
+}
+
+// removeConfigDrive deletes the config drive of the domain named name, if there is one.
+func (ag *Agent) removeConfigDrive(name string) error {
+	err := os.Remove(ConfigDrivePath(ag.configDriveDir(), name))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove config drive: %w", err)
+	}
+	return nil
+}
+
+// addGuestConfig adds what the VM's guest is configured from: the config drive CD-ROM and
+// the boot order of the VM's bootDevice.
+func (ag *Agent) addGuestConfig(spec *hypervisor.DomainSpec, a Assignment) error {
+	drive, err := ag.configDrive(a, spec.Name())
+	if err != nil {
+		return err
+	}
+	if drive != nil {
+		spec.Disks = append(spec.Disks, *drive)
+	}
+	spec.Boot = bootOrder(string(a.VirtualMachine.BootDevice))
+	return nil
+}
+
+// bootOrder is the boot order of a VM's bootDevice (DISK, CDROM, FLOPPY); nil leaves the
+// hypervisor's default (the first disk).
+func bootOrder(dev string) []hypervisor.BootDevice {
+	switch dev {
+	case "CDROM":
+		return []hypervisor.BootDevice{hypervisor.BootCDROM, hypervisor.BootDisk}
+	case "FLOPPY":
+		return []hypervisor.BootDevice{hypervisor.BootFloppy, hypervisor.BootDisk}
+	case "DISK":
+		return []hypervisor.BootDevice{hypervisor.BootDisk}
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+)
+
+// Resized is what Resize did to a VM.
+type Resized struct {
+	VM *ent.VirtualMachine
+	// Moved is set when the node the VM was on could not take the new size and the VM was
+	// placed on another node (From → To, node ids).
+	Moved    bool
+	From, To int
+	// Changed is false when the VM already had the flavor (nothing was written).
+	Changed bool
+}
+
+// Resize changes a STOPPED VM's flavor as the viewer in ctx, in the caller's transaction
+// (or one of its own): what the VM held is given back, then the new size is placed on its
+// own node if that node still fits it, otherwise anywhere its policy allows (a cold move,
+// re-placed like a drain re-places). The tenant's quota is checked as for a new VM after
+// the old size was given back, which is checking the difference. The image's minimum vCPUs
+// and memory must fit the new flavor (VALIDATION on flavorID). The VM's revision grows by
+// one and the spec it had is appended to revision_history, which keeps the newest
+// max_revision_history entries. The caller tells the node's agent (provision.Service.Resize).
+func (p *Placer) Resize(ctx context.Context, client *ent.Client, vmID, flavorID int) (*Resized, error) {
+	var out *Resized
+	own, err := inTx(ctx, client, func(t *txn) error {
+		if ok, err := t.c.VirtualMachine.Query().Where(virtualmachine.ID(vmID)).Exist(ctx); err != nil {
+			return err
+		} else if !ok {
+			return apierr.NotFound("virtual machine %d not found", vmID)
+		}
+		sys := system(ctx)
+		vm, err := t.c.VirtualMachine.Query().Where(virtualmachine.ID(vmID)).
+			WithTenant(func(q *ent.TenantQuery) { q.Select("id") }).
+			WithRegion(func(q *ent.RegionQuery) { q.Select("id") }).
+			WithFlavor().WithNode().WithAvailabilityZone().
+			WithImage(func(q *ent.ImageQuery) { q.Select("id") }).
+			WithRegionService(func(q *ent.RegionServiceQuery) { q.Select("id") }).
+			Only(sys)
+		if err != nil {
+			return fmt.Errorf("load VM %d: %w", vmID, err)
+		}
+		if svc := vm.Edges.RegionService; svc != nil {
+			return apierr.Validation("id", "virtual machine %s is a replica of a region service: its size is the service's", vm.Name)
+		}
+		f, err := loadFlavor(ctx, t.c, flavorID, "flavorID")
+		if err != nil {
+			return err
+		}
+		if vm.Edges.Flavor != nil && vm.Edges.Flavor.ID == f.ID {
+			out = &Resized{VM: vm}
+			return nil
+		}
+		if f.Disabled {
+			return apierr.Validation("flavorID", "flavor %s is disabled for new VMs", f.Name)
+		}
+		if vm.Status != virtualmachine.StatusStopped {
+			return apierr.Validation("id", "virtual machine %s is %s: stop it before resizing", vm.Name, vm.Status)
+		}
+		if img := vm.Edges.Image; img != nil {
+			if err := imageFits(ctx, t.c, img.ID, f); err != nil {
+				return err
+			}
+		}
+		from := vm.Edges.Node
+		if from == nil {
+			return apierr.Validation("id", "virtual machine %s is not placed on a node", vm.Name)
+		}
+		// The viewer's write first: it checks the viewer may change the VM.
+		history := append(vm.RevisionHistory, fieldtype.VMRevision{Revision: vm.Revision,
+			FlavorID: vm.Edges.Flavor.ID, FlavorName: vm.Edges.Flavor.Name, VCPUs: vm.AllocatedVcpus,
+			MemoryMB: vm.AllocatedMemoryMB, DiskGB: vm.AllocatedDiskGB, CreatedAt: vm.UpdatedAt})
+		if keep := vm.MaxRevisionHistory; len(history) > keep {
+			history = history[len(history)-keep:]
+		}
+		if err := t.c.VirtualMachine.UpdateOneID(vmID).AddRevision(1).SetRevisionHistory(history).Exec(ctx); err != nil {
+			return err
+		}
+		if err := t.take(ctx, rowKey{classVM, vmID}); err != nil {
+			return err
+		}
+		held, err := allocations(ctx, t.c, func(s *sql.Selector) { s.Where(sql.EQ(s.C(virtualmachine.FieldID), vmID)) })
+		if err != nil {
+			return err
+		}
+		if err := t.release(ctx, held); err != nil {
+			return err
+		}
+		req := Request{TenantID: vm.Edges.Tenant.ID, RegionID: vm.Edges.Region.ID, Flavor: f, Count: 1,
+			Policy: vm.SchedulePolicy}
+		if az := vm.Edges.AvailabilityZone; az != nil {
+			req.AvailabilityZone = az.Name
+		}
+		here := req
+		here.Policy.NodeNames = []string{from.Name}
+		placed, err := p.place(ctx, t, here)
+		if e, ok := apierr.As(err); ok && e.Code == apierr.CodeNoCapacity {
+			placed, err = p.place(ctx, t, req) // the node is full: anywhere else
+		}
+		if err != nil {
+			return err
+		}
+		to := placed.Decision.Placements[0].NodeID
+		reason := fmt.Sprintf("resized from flavor %s to %s; stopped", vm.Edges.Flavor.Name, f.Name)
+		if to != from.ID {
+			reason = fmt.Sprintf("resized from flavor %s to %s and moved to another node (its node had no room); stopped", vm.Edges.Flavor.Name, f.Name)
+		}
+		updated, err := t.c.VirtualMachine.UpdateOneID(vmID).SetFlavorID(f.ID).
+			SetNodeID(to).SetClusterID(placed.Decision.ClusterID).
+			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
+			SetStatusReason(reason).Save(sys)
+		if err != nil {
+			return fmt.Errorf("resize VM %d: %w", vmID, err)
+		}
+		out = &Resized{VM: updated, Changed: true, Moved: to != from.ID, From: from.ID, To: to}
+		return nil
+	})
+	if err != nil {
+		return nil, collision(err)
+	}
+	if own {
+		out.VM = out.VM.Unwrap()
+	}
+	return out, nil
+}

@@ -1,0 +1,25 @@
+-- The writes of one createVirtualMachine placement (Placer.CreateVM), for pgbench: insert
+-- the VM, the conditional updates of a node and the tenant's quota (as commit.go sends
+-- them), set the VM's node and cluster. BenchmarkCreateVMRegion5000 passes the variables.
+\set node random(:min_node, :max_node)
+\set quota :min_quota + (:client_id % :tenants)
+\set tenant :min_tenant + (:client_id % :tenants)
+BEGIN;
+INSERT INTO virtual_machines (created_at, updated_at, name, type, boot_device, status, status_changed_at,
+  revision, max_revision_history, allocated_vcpus, allocated_memory_mb, allocated_disk_gb,
+  tenant_virtual_machines, region_virtual_machines, flavor_virtual_machines)
+VALUES (now(), now(), 'pgbench-' || gen_random_uuid()::text, 'GENERAL', 'DISK', 'INITIALIZING', now(),
+  1, 10, 0, 0, 0, :tenant, :region, :flavor) RETURNING id \gset vm_
+UPDATE compute_nodes SET updated_at = now(), cpu_allocated = COALESCE(cpu_allocated, 0) + 1,
+  memory_allocated_mb = COALESCE(memory_allocated_mb, 0) + 512, disk_allocated_gb = COALESCE(disk_allocated_gb, 0) + 1
+WHERE id = :node AND cpu_allocated + 1 <= cpu_capacity AND memory_allocated_mb + 512 <= memory_capacity_mb
+  AND disk_allocated_gb + 1 <= disk_capacity_gb;
+UPDATE quota SET updated_at = now(), used_vcpus = COALESCE(used_vcpus, 0) + 1,
+  used_memory_mb = COALESCE(used_memory_mb, 0) + 512, used_storage_gb = COALESCE(used_storage_gb, 0) + 1
+WHERE id = :quota AND (vcpus = 0 OR used_vcpus + 1 <= vcpus) AND (memory_mb = 0 OR used_memory_mb + 512 <= memory_mb)
+  AND (storage_gb = 0 OR used_storage_gb + 1 <= storage_gb);
+UPDATE virtual_machines SET updated_at = now(), status_reason = 'placed; waiting to be provisioned',
+  allocated_vcpus = 1, allocated_memory_mb = 512, allocated_disk_gb = 1,
+  cluster_virtual_machines = :cluster, compute_node_virtual_machines = :node
+WHERE id = :vm_id;
+COMMIT;

@@ -1,0 +1,69 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
+)
+
+// Resize changes a STOPPED VM's flavor (placement.Placer.Resize) and tells the agents, in
+// client's transaction. On the same node the VM's assignment there gets a new generation
+// (still STOPPED), so the agent defines the domain afresh at the new size. Moved to another
+// node, the old node's assignment becomes desired ABSENT (its agent removes the stopped
+// domain) and the new node gets a STOPPED assignment with a generation above every earlier
+// one: the domain is defined there from the VM's image. The VM is stopped throughout, so two
+// copies never run. A VM never realized on a node only changes in the database: its
+// pending vm:create task creates it at the new size.
+func (s *Service) Resize(ctx context.Context, client *ent.Client, id, flavorID int) (*ent.VirtualMachine, error) {
+	r, err := s.placer.Resize(ctx, client, id, flavorID)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Changed {
+		return client.VirtualMachine.Get(ctx, id)
+	}
+	sys := system(ctx)
+	onVM := assignment.HasVirtualMachineWith(virtualmachine.ID(id))
+	if !r.Moved {
+		if _, err := client.Assignment.Update().
+			Where(onVM, assignment.HasNodeWith(computenode.ID(r.From)), assignment.DesiredStateNEQ(assignment.DesiredStateAbsent)).
+			AddGeneration(1).SetStatus(assignment.StatusPending).SetStatusReason("resized: define the domain at the new size").
+			Save(sys); err != nil {
+			return nil, fmt.Errorf("resize VM %d on its node: %w", id, err)
+		}
+		return client.VirtualMachine.Get(ctx, id)
+	}
+	realized, err := client.Assignment.Query().Where(onVM).Exist(sys)
+	if err != nil {
+		return nil, fmt.Errorf("assignments of VM %d: %w", id, err)
+	}
+	if !realized {
+		return client.VirtualMachine.Get(ctx, id)
+	}
+	if _, err := client.Assignment.Update().
+		Where(onVM, assignment.HasNodeWith(computenode.ID(r.From)), assignment.DesiredStateNEQ(assignment.DesiredStateAbsent)).
+		SetDesiredState(assignment.DesiredStateAbsent).SetStatus(assignment.StatusPending).
+		SetStatusReason("VM resized onto another node").AddGeneration(1).Save(sys); err != nil {
+		return nil, fmt.Errorf("retire VM %d on its old node: %w", id, err)
+	}
+	var gens []struct {
+		Max int64 `sql:"max"`
+	}
+	if err := client.Assignment.Query().Where(onVM).Aggregate(ent.Max(assignment.FieldGeneration)).Scan(sys, &gens); err != nil {
+		return nil, fmt.Errorf("generations of VM %d: %w", id, err)
+	}
+	next := int64(1)
+	if len(gens) > 0 {
+		next = gens[0].Max + 1
+	}
+	if err := client.Assignment.Create().SetNodeID(r.To).SetVirtualMachineID(id).
+		SetDesiredState(assignment.DesiredStateStopped).SetStatus(assignment.StatusPending).SetGeneration(next).
+		SetStatusReason("VM resized onto this node").Exec(sys); err != nil {
+		return nil, fmt.Errorf("assign VM %d to its new node: %w", id, err)
+	}
+	return client.VirtualMachine.Get(ctx, id)
+}
