@@ -1,10 +1,13 @@
 // The status timeline of a VM: its transitions from the audit log (who, when, from what to
-// what, and why), newest first, read again whenever the VM's status changes.
+// what, and why), newest first, read again whenever the VM's status changes. The audit log is
+// read by administrators and tenant admins only; for anyone else (a tenant member) the API
+// answers FORBIDDEN and the page simply has no timeline, rather than an error box.
 import { useEffect } from 'react';
 import { Link } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Problem } from '../Problem';
+import { problems } from '../../api/errors';
 import { StatusBadge } from '../StatusBadge';
 import { statusTimeline } from '../../lib/compute/timeline';
 import { formatDateTime } from '../../lib/format';
@@ -25,6 +28,8 @@ export function VMTimeline({ id, status }: { id: string; status: string }) {
   }, [status, reexecute]);
   const rows = (data?.auditLogs.edges ?? []).flatMap((e) => (e?.node ? [e.node] : []));
   const steps = statusTimeline(rows).reverse();
+  if (!data && !error) return null;
+  if (problems(error).some((p) => p.code === 'FORBIDDEN')) return null;
   return (
     <section className="card" aria-labelledby="vm-timeline">
       <div className="spread">
