@@ -1,16 +1,24 @@
 //go:build ignore
 
 // Command gqlgen generates the executable schema (graph/generated) from gqlgen.yml, as
-// `gqlgen generate` does, with one plugin: serialModelFields. Run it through `go generate ./...`
-// from the repository root (see generate.go).
+// `gqlgen generate` does, with one plugin: serialModelFields, and a rewrite of its output:
+// rewrite. Run it through `go generate ./...` from the repository root (see generate.go).
 package main
 
 import (
+	"fmt"
+	"go/format"
 	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
 
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen"
 	"github.com/99designs/gqlgen/codegen/config"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 func main() {
@@ -18,8 +26,18 @@ func main() {
 	if err != nil {
 		log.Fatalf("loading gqlgen.yml: %v", err)
 	}
-	if err := api.Generate(cfg, api.AddPlugin(serialModelFields{})); err != nil {
+	// gqlgen type-checks the package it writes into: remove the previous run's list helper,
+	// which the fresh generated.go does not call until rewrite changes it.
+	helper := filepath.Join(filepath.Dir(cfg.Exec.Filename), "exec_gen.go")
+	if err := os.Remove(helper); err != nil && !os.IsNotExist(err) {
+		log.Fatalf("removing %s: %v", helper, err)
+	}
+	plugin := &serialModelFields{concurrent: map[string]bool{}, intercepted: map[string]bool{}, direct: map[string]bool{}}
+	if err := api.Generate(cfg, api.AddPlugin(plugin)); err != nil {
 		log.Fatalf("running gqlgen: %v", err)
+	}
+	if err := rewrite(cfg.Exec.Filename, helper, plugin); err != nil {
+		log.Fatalf("rewriting %s: %v", cfg.Exec.Filename, err)
 	}
 }
 
@@ -31,11 +49,27 @@ func main() {
 // edges is 8,000 goroutines, each growing its stack, to read slices already in memory.
 // Objects with resolvers (custom fields that may do real work) keep gqlgen's concurrency, as
 // do the root types (Mutation is serial already).
-type serialModelFields struct{}
+//
+// It also records, in concurrent, the fields gqlgen runs in a goroutine of their own (resolvers,
+// and methods taking a context on objects that have resolvers): "Type.field", and for an
+// interface's field, when any implementation runs it so.
+//
+// And it records, in intercepted, the generated field functions (_Type_field) that get the
+// operation's field middleware (gqlexec.Intercept): root fields, resolvers, methods of the
+// models and fields with a `where` argument; struct fields, which only copy a value and cannot
+// fail, run without one.
+//
+// The other fields of a scalar or enum type, struct fields of the models, are recorded in
+// direct: they are marshalled straight from the struct (see rewrite).
+type serialModelFields struct {
+	concurrent  map[string]bool
+	intercepted map[string]bool
+	direct      map[string]bool
+}
 
-func (serialModelFields) Name() string { return "serialmodelfields" }
+func (*serialModelFields) Name() string { return "serialmodelfields" }
 
-func (serialModelFields) GenerateCode(data *codegen.Data) error {
+func (p *serialModelFields) GenerateCode(data *codegen.Data) error {
 	for _, o := range data.Objects {
 		if o.Root {
 			continue
@@ -48,5 +82,247 @@ func (serialModelFields) GenerateCode(data *codegen.Data) error {
 			o.DisableConcurrency = true
 		}
 	}
+	for _, o := range data.Objects {
+		for _, f := range o.Fields {
+			where := false
+			for _, a := range f.Args {
+				where = where || a.Name == "where"
+			}
+			switch kind := f.TypeReference.Definition.Kind; {
+			case o.Root || f.IsResolver || f.IsMethod() || where:
+				p.intercepted["_"+o.Name+"_"+f.Name] = true
+			case kind == ast.Scalar || kind == ast.Enum:
+				p.direct["_"+o.Name+"_"+f.Name] = true
+			}
+			if !f.IsConcurrent() {
+				continue
+			}
+			p.concurrent[o.Name+"."+f.Name] = true
+			for _, i := range o.Implements {
+				p.concurrent[i.Name+"."+f.Name] = true
+			}
+		}
+	}
 	return nil
+}
+
+// listMarshaler matches the first line of a generated list marshaller (marshalORackEdge2ᚕᚖ…
+// marshals [RackEdge]).
+var listMarshaler = regexp.MustCompile(`^func \(ec \*executionContext\) marshal[NO][A-Za-z0-9_]+2ᚕ`)
+
+// fieldFunc matches the first line of a generated field function and captures its name
+// (_Rack_hosts).
+var fieldFunc = regexp.MustCompile(`^func \(ec \*executionContext\) (_[A-Za-z0-9_]+)\(ctx context\.Context, field graphql\.CollectedField`)
+
+// directField matches a whole generated field function that resolves a struct field of the
+// model and marshals a scalar: $1 its name, $2 the model, $3 the struct field, $4 the
+// marshaller.
+var directField = regexp.MustCompile(`func \(ec \*executionContext\) (_[A-Za-z0-9_]+)\(ctx context\.Context, field graphql\.CollectedField, obj ([^)\n]+)\) \(ret graphql\.Marshaler\) \{
+	return graphql\.ResolveField\(
+		ctx,
+		ec\.OperationContext,
+		field,
+		func\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{
+			return ec\.fieldContext_[A-Za-z0-9_]+\(ctx, field\)
+		\},
+		func\(ctx context\.Context\) \(any, error\) \{
+			return (obj\.[A-Za-z0-9_]+), nil
+		\},
+		nil,
+		func\(ctx context\.Context, selections ast\.SelectionSet, v [^\n]+\) graphql\.Marshaler \{
+			return (ec\.marshal[^(\n]+)\(ctx, selections, v\)
+		\},
+		true,
+		(?:true|false),
+	\)
+\}`)
+
+// objectFunc matches a whole generated object marshaller (up to its closing brace in the
+// first column).
+var objectFunc = regexp.MustCompile(`(?ms)^func \(ec \*executionContext\) _[A-Za-z0-9_]+\(ctx context\.Context, sel ast\.SelectionSet, obj [^\n]*\{\n.*?\n\}`)
+
+// deferredGroup matches the end of every generated object marshaller: it registers the
+// object's @defer fragments, computing the object's path even when there are none.
+var deferredGroup = regexp.MustCompile(`(?m)^\tatomic\.AddInt32\(&ec\.Deferred, int32\(min\(len\(deferLabelToView\), math\.MaxInt32\)\)\)\n\n\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n(?:\t\t[^\n]*\n)*\t\}\)\n`)
+
+// noChildren matches the error every scalar field's context is built with, allocated anew for
+// each field of each object.
+var noChildren = regexp.MustCompile(`errors\.New\("field of type ([^"]*) does not have child fields"\)`)
+
+// rewrite changes three things gqlgen's templates offer no switch for in the executable schema
+// in file, and writes what the changed code calls to helper (exec_gen.go beside it):
+//   - the direct fields marshal their struct field at once, without gqlgen's field context,
+//     middleware and result boxing (five allocations per field of every object of a list):
+//     a struct field cannot fail, panic or have children; what differs is only that an error
+//     in marshalling its value (which the scalars VirtFlow binds never report) would name the
+//     object's path rather than the field's;
+//   - only the intercepted fields run inside the operation's field middleware
+//     (gqlexec.Intercept as their middleware chain; the handler registers no gqlgen field
+//     interceptor, which would wrap every field in closures);
+//   - every list of objects is marshalled through ec.marshalList: a list whose selection
+//     reaches none of the concurrent fields is marshalled element after element
+//     (gqlexec.MarshalSlice) instead of by MarshalSliceConcurrently, which starts a goroutine
+//     per element (only lists of scalars get a loop from gqlgen);
+//   - an object returns gqlexec.Object, which writes its JSON without the allocations of
+//     FieldSet.MarshalGQL;
+//   - an object none of whose fields can be deferred builds no deferred field set; the others
+//     register their deferred group only when the query deferred something (gqlgen computed
+//     and allocated the path of every object of every response for it);
+//   - the scalar fields' "does not have child fields" errors are allocated once.
+//
+// Each rewrite fails generation when its pattern is no longer found, so that a gqlgen upgrade
+// that changes the templates is noticed.
+func rewrite(file, helper string, plugin *serialModelFields) error {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(src), "\n")
+	inList, inIntercepted, lists, intercepted := false, false, 0, 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "func ") {
+			inList = listMarshaler.MatchString(l)
+			m := fieldFunc.FindStringSubmatch(l)
+			inIntercepted = m != nil && plugin.intercepted[m[1]]
+			continue
+		}
+		if inIntercepted && l == "\t\tnil," {
+			lines[i] = "\t\tgqlexec.Intercept,"
+			inIntercepted = false
+			intercepted++
+			continue
+		}
+		if inList && strings.Contains(l, "graphql.MarshalSliceConcurrently(ctx, ") {
+			lines[i] = strings.Replace(l, "graphql.MarshalSliceConcurrently(ctx, ", "ec.marshalList(ctx, sel, ", 1)
+			lists++
+		}
+	}
+	code := strings.Replace(strings.Join(lines, "\n"), "import (\n", "import (\n\t\"github.com/virtflow/virtflow/graph/gqlexec\"\n", 1)
+
+	direct := 0
+	code = directField.ReplaceAllStringFunc(code, func(m string) string {
+		g := directField.FindStringSubmatch(m)
+		if !plugin.direct[g[1]] {
+			return m
+		}
+		direct++
+		return fmt.Sprintf("func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n\treturn %s(ctx, field.Selections, %s)\n}", g[1], g[2], g[4], g[3])
+	})
+
+	objects, undeferred := 0, 0
+	code = objectFunc.ReplaceAllStringFunc(code, func(f string) string {
+		if !strings.HasSuffix(f, "\n\treturn out\n}") {
+			return f
+		}
+		objects++
+		f = strings.TrimSuffix(f, "\n\treturn out\n}") + "\n\treturn gqlexec.Object(fields, out.Values)\n}"
+		if strings.Contains(f, "deferredFieldSet.AddField") {
+			return f
+		}
+		// No field of this object can be deferred (only concurrent fields are): drop the
+		// deferred field set, its views and their registration, allocated for every object.
+		before := f
+		f = strings.Replace(f, "\tdeferredFieldSet := graphql.NewFieldSet(nil)\n\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n", "", 1)
+		f = deferredGroup.ReplaceAllString(f, "")
+		if f != before && !strings.Contains(f, "deferLabelToView") && !strings.Contains(f, "deferredFieldSet") {
+			undeferred++
+			return f
+		}
+		return before
+	})
+
+	groups := 0
+	code = deferredGroup.ReplaceAllStringFunc(code, func(m string) string {
+		groups++
+		var b strings.Builder
+		b.WriteString("\tif len(deferLabelToView) > 0 {\n")
+		for _, l := range strings.Split(strings.TrimSuffix(m, "\n"), "\n") {
+			if l != "" {
+				b.WriteString("\t" + l)
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\t}\n")
+		return b.String()
+	})
+
+	types := map[string]bool{}
+	for _, m := range noChildren.FindAllStringSubmatch(code, -1) {
+		types[m[1]] = true
+	}
+	names := sortedKeys(types)
+	index := map[string]int{}
+	for i, t := range names {
+		index[t] = i
+	}
+	code = noChildren.ReplaceAllStringFunc(code, func(m string) string {
+		return fmt.Sprintf("errNoChildren[%d]", index[noChildren.FindStringSubmatch(m)[1]])
+	})
+	if lists == 0 || groups == 0 || len(names) == 0 || intercepted != len(plugin.intercepted) || direct == 0 || objects == 0 || undeferred == 0 {
+		return fmt.Errorf("gqlgen's output changed: %d list marshallers, %d deferred groups, %d scalar errors, %d of %d intercepted and %d of %d direct fields, %d objects (%d undeferred) found",
+			lists, groups, len(names), intercepted, len(plugin.intercepted), direct, len(plugin.direct), objects, undeferred)
+	}
+	formatted, err := format.Source([]byte(code))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, formatted, 0o644); err != nil {
+		return err
+	}
+
+	var b strings.Builder
+	b.WriteString(`// Code generated by graph/gqlgen.go, DO NOT EDIT.
+
+package generated
+
+import (
+	"context"
+	"errors"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/virtflow/virtflow/graph/gqlexec"
+)
+
+// concurrentFields are the fields gqlgen resolves in a goroutine of their own.
+var concurrentFields = gqlexec.Fields{
+`)
+	for _, k := range sortedKeys(plugin.concurrent) {
+		fmt.Fprintf(&b, "\t%q: true,\n", k)
+	}
+	b.WriteString(`}
+
+// marshalList marshals a list of objects serially when sel reaches no concurrent field, and
+// concurrently (one goroutine per element, as gqlgen does) when it does.
+func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSet, length int, workerLimit int64,
+	omitPanicHandler bool, marshalElement func(ctx context.Context, i int) graphql.Marshaler) graphql.Array {
+	if concurrentFields.Reached(sel) {
+		return graphql.MarshalSliceConcurrently(ctx, length, workerLimit, omitPanicHandler, marshalElement)
+	}
+	return gqlexec.MarshalSlice(ctx, length, omitPanicHandler, marshalElement)
+}
+
+// errNoChildren are the errors of scalar fields asked for child fields, one per type.
+var errNoChildren = [...]error{
+`)
+	for _, t := range names {
+		fmt.Fprintf(&b, "\terrors.New(%q),\n", "field of type "+t+" does not have child fields")
+	}
+	b.WriteString("}\n")
+	out, err := format.Source([]byte(b.String()))
+	if err != nil {
+		return err
+	}
+	log.Printf("gqlgen: %d objects (%d without deferred sets), %d of %d struct fields direct, %d fields intercepted, %d list marshallers choose serial or concurrent by their selection, %d deferred groups guarded, %d scalar errors shared",
+		objects, undeferred, direct, len(plugin.direct), intercepted, lists, groups, len(names))
+	return os.WriteFile(helper, out, 0o644)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

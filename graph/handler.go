@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/graph/gqlexec"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/provision"
@@ -100,7 +101,12 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 			return next(livestatus.NewContext(ctx, opts.Live))
 		})
 	}
-	srv.AroundFields(fieldInterceptor(auditor{client: client, requestID: opts.RequestID}))
+	// The field middleware runs only around the fields that need it (gqlexec.Intercept, given
+	// to them by graph/gqlgen.go), not around every field as srv.AroundFields would.
+	fields := fieldInterceptor(auditor{client: client, requestID: opts.RequestID})
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		return next(gqlexec.WithFieldMiddleware(ctx, fields))
+	})
 	srv.SetErrorPresenter(apierr.Presenter(opts.Logger, opts.RequestID))
 	srv.SetRecoverFunc(apierr.Recover(opts.Logger, opts.RequestID))
 	return withWebsocketClose(srv)
@@ -108,10 +114,11 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 
 var _ graphql.ExecutableSchema = pagedComplexity{}
 
-// fieldInterceptor is the one field middleware, run around every field: markResolverErrors
-// outside whereGuard outside the auditor, but the where guard and the auditor only on the
-// fields they apply to — a field with a `where` argument, a Mutation root field — so the
-// thousands of plain fields of a large list pay one function call and one context lookup.
+// fieldInterceptor is the one field middleware: markResolverErrors outside whereGuard outside
+// the auditor, the where guard and the auditor only on the fields they apply to — a field with
+// a `where` argument, a Mutation root field. It runs around root fields, resolvers, model
+// methods and fields with a `where` argument (gqlexec.Intercept); the thousands of struct
+// fields of a large list, which cannot fail, run without it.
 func fieldInterceptor(a auditor) graphql.FieldMiddleware {
 	return func(ctx context.Context, next graphql.Resolver) (any, error) {
 		fc := graphql.GetFieldContext(ctx)
