@@ -23,7 +23,7 @@ type Host implements Node { id: ID! name: String! load: Float! }
 func selection(t *testing.T, query string) ast.SelectionSet {
 	t.Helper()
 	schema := gqlparser.MustLoadSchema(&ast.Source{Input: testSchema})
-	doc, errs := gqlparser.LoadQuery(schema, query)
+	doc, errs := gqlparser.LoadQueryWithRules(schema, query, nil) // nil: the default rules
 	if errs != nil {
 		t.Fatalf("query %q: %v", query, errs)
 	}
