@@ -32,7 +32,7 @@ func main() {
 	if err := os.Remove(helper); err != nil && !os.IsNotExist(err) {
 		log.Fatalf("removing %s: %v", helper, err)
 	}
-	plugin := &serialModelFields{concurrent: map[string]bool{}, intercepted: map[string]bool{}, direct: map[string]bool{}}
+	plugin := &serialModelFields{concurrent: map[string]bool{}, intercepted: map[string]bool{}, direct: map[string]bool{}, marked: map[string]bool{}}
 	if err := api.Generate(cfg, api.AddPlugin(plugin)); err != nil {
 		log.Fatalf("running gqlgen: %v", err)
 	}
@@ -61,10 +61,15 @@ func main() {
 //
 // The other fields of a scalar or enum type, struct fields of the models, are recorded in
 // direct: they are marshalled straight from the struct (see rewrite).
+//
+// The methods of the models that take no argument (ent's edges) are recorded in marked: the
+// field middleware would only mark their errors as a resolver's, which their resolver
+// closure does itself (gqlexec.Marked) instead.
 type serialModelFields struct {
 	concurrent  map[string]bool
 	intercepted map[string]bool
 	direct      map[string]bool
+	marked      map[string]bool
 }
 
 func (*serialModelFields) Name() string { return "serialmodelfields" }
@@ -89,6 +94,11 @@ func (p *serialModelFields) GenerateCode(data *codegen.Data) error {
 				where = where || a.Name == "where"
 			}
 			switch kind := f.TypeReference.Definition.Kind; {
+			case !o.Root && !f.IsResolver && f.IsMethod() && len(f.Args) == 0:
+				// A model's edge method: the middleware would only mark its errors.
+				if !f.NoErr {
+					p.marked["_"+o.Name+"_"+f.Name] = true
+				}
 			case o.Root || f.IsResolver || f.IsMethod() || where:
 				p.intercepted["_"+o.Name+"_"+f.Name] = true
 			case kind == ast.Scalar || kind == ast.Enum:
@@ -141,6 +151,9 @@ var directField = regexp.MustCompile(`func \(ec \*executionContext\) (_[A-Za-z0-
 // first column).
 var objectFunc = regexp.MustCompile(`(?ms)^func \(ec \*executionContext\) _[A-Za-z0-9_]+\(ctx context\.Context, sel ast\.SelectionSet, obj [^\n]*\{\n.*?\n\}`)
 
+// methodCall matches the line of a field's resolver closure that calls a model's method.
+var methodCall = regexp.MustCompile(`^(\t\t\treturn )(obj\.[A-Za-z0-9_]+\(ctx\))$`)
+
 // deferredGroup matches the end of every generated object marshaller: it registers the
 // object's @defer fragments, computing the object's path even when there are none.
 var deferredGroup = regexp.MustCompile(`(?m)^\tatomic\.AddInt32\(&ec\.Deferred, int32\(min\(len\(deferLabelToView\), math\.MaxInt32\)\)\)\n\n\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n(?:\t\t[^\n]*\n)*\t\}\)\n`)
@@ -156,6 +169,7 @@ var noChildren = regexp.MustCompile(`errors\.New\("field of type ([^"]*) does no
 //     a struct field cannot fail, panic or have children; what differs is only that an error
 //     in marshalling its value (which the scalars VirtFlow binds never report) would name the
 //     object's path rather than the field's;
+//   - the marked fields mark their own errors (gqlexec.Marked) and run without middleware;
 //   - only the intercepted fields run inside the operation's field middleware
 //     (gqlexec.Intercept as their middleware chain; the handler registers no gqlgen field
 //     interceptor, which would wrap every field in closures);
@@ -178,12 +192,19 @@ func rewrite(file, helper string, plugin *serialModelFields) error {
 		return err
 	}
 	lines := strings.Split(string(src), "\n")
-	inList, inIntercepted, lists, intercepted := false, false, 0, 0
+	inList, inIntercepted, inMarked, lists, intercepted, marked := false, false, false, 0, 0, 0
 	for i, l := range lines {
 		if strings.HasPrefix(l, "func ") {
 			inList = listMarshaler.MatchString(l)
 			m := fieldFunc.FindStringSubmatch(l)
 			inIntercepted = m != nil && plugin.intercepted[m[1]]
+			inMarked = m != nil && plugin.marked[m[1]]
+			continue
+		}
+		if inMarked && methodCall.MatchString(l) {
+			lines[i] = methodCall.ReplaceAllString(l, "${1}gqlexec.Marked(${2})")
+			inMarked = false
+			marked++
 			continue
 		}
 		if inIntercepted && l == "\t\tnil," {
@@ -258,9 +279,12 @@ func rewrite(file, helper string, plugin *serialModelFields) error {
 	code = noChildren.ReplaceAllStringFunc(code, func(m string) string {
 		return fmt.Sprintf("errNoChildren[%d]", index[noChildren.FindStringSubmatch(m)[1]])
 	})
-	if lists == 0 || groups == 0 || len(names) == 0 || intercepted != len(plugin.intercepted) || direct == 0 || objects == 0 || undeferred == 0 {
-		return fmt.Errorf("gqlgen's output changed: %d list marshallers, %d deferred groups, %d scalar errors, %d of %d intercepted and %d of %d direct fields, %d objects (%d undeferred) found",
-			lists, groups, len(names), intercepted, len(plugin.intercepted), direct, len(plugin.direct), objects, undeferred)
+	if lists == 0 || groups == 0 || len(names) == 0 || intercepted != len(plugin.intercepted) || marked != len(plugin.marked) ||
+		direct == 0 || objects == 0 || undeferred == 0 {
+		return fmt.Errorf("gqlgen's output changed: %d list marshallers, %d deferred groups, %d scalar errors, "+
+			"%d of %d intercepted, %d of %d marked and %d of %d direct fields, %d objects (%d undeferred) found",
+			lists, groups, len(names), intercepted, len(plugin.intercepted), marked, len(plugin.marked),
+			direct, len(plugin.direct), objects, undeferred)
 	}
 	formatted, err := format.Source([]byte(code))
 	if err != nil {
@@ -313,8 +337,8 @@ var errNoChildren = [...]error{
 	if err != nil {
 		return err
 	}
-	log.Printf("gqlgen: %d objects (%d without deferred sets), %d of %d struct fields direct, %d fields intercepted, %d list marshallers choose serial or concurrent by their selection, %d deferred groups guarded, %d scalar errors shared",
-		objects, undeferred, direct, len(plugin.direct), intercepted, lists, groups, len(names))
+	log.Printf("gqlgen: %d objects (%d without deferred sets), %d of %d struct fields direct, %d fields intercepted, %d edges marked, %d list marshallers choose serial or concurrent by their selection, %d deferred groups guarded, %d scalar errors shared",
+		objects, undeferred, direct, len(plugin.direct), intercepted, marked, lists, groups, len(names))
 	return os.WriteFile(helper, out, 0o644)
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/virtflow/virtflow/apierr"
 )
 
 // Fields is a set of "Type.field" names: the fields gqlgen resolves in a goroutine of their
@@ -133,4 +135,15 @@ func (o object) MarshalGQL(w io.Writer) {
 		o.values[i].MarshalGQL(w)
 	}
 	_, _ = io.WriteString(w, "}")
+}
+
+// Marked returns a model method's result as a field resolver does, its error marked as a
+// resolver's (apierr.FromResolver) as the field middleware would mark it: graph/gqlgen.go
+// gives it to the methods without arguments (ent's edges), which need nothing else of the
+// middleware.
+func Marked[T any](v T, err error) (any, error) {
+	if err != nil {
+		return v, apierr.FromResolver(err)
+	}
+	return v, nil
 }

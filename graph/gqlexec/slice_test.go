@@ -3,6 +3,7 @@ package gqlexec
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -121,5 +122,20 @@ func TestObjectWritesEachNameOnce(t *testing.T) {
 	o.MarshalGQL(&out)
 	if want := `{"id":"7","name":"r1","row":null}`; out.String() != want {
 		t.Errorf("marshalled %s, want %s", out.String(), want)
+	}
+}
+
+func TestMarkedTagsErrorsAsAResolver(t *testing.T) {
+	type rack struct{ name string }
+	if v, err := Marked(&rack{"r1"}, nil); err != nil || v.(*rack).name != "r1" {
+		t.Errorf("Marked(value, nil) = %v, %v; want the value and no error", v, err)
+	}
+	cause := errors.New("database gone")
+	_, err := Marked((*rack)(nil), cause)
+	if !errors.Is(err, cause) || err.Error() == "" {
+		t.Errorf("Marked(nil, err) = %v; want err, marked", err)
+	}
+	if fmt.Sprintf("%T", err) == fmt.Sprintf("%T", cause) {
+		t.Errorf("Marked returned the error unmarked (%T)", err)
 	}
 }
