@@ -93,7 +93,14 @@ func (p *Publisher) credentialHook(ctx context.Context, next ent.Mutator, m muta
 	for _, u := range users {
 		events = append(events, Event{Type: Credentials, ID: u})
 	}
-	p.afterCommit(ctx, m, events)
+	if len(events) == 0 {
+		return v, nil
+	}
+	if tx, err := m.Tx(); err == nil {
+		p.pendingIn(tx).addEvents(events)
+	} else {
+		p.Publish(context.WithoutCancel(ctx), events...)
+	}
 	return v, nil
 }
 

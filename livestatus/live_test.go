@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -322,5 +323,47 @@ func TestCredentialWatch(t *testing.T) {
 	flush()
 	if n := otherChecks.Load() - before; n != 0 {
 		t.Errorf("the bystander re-authenticated %d times for others' changes", n)
+	}
+}
+
+// TestOneEventPerRowAndTransaction: a transaction's changes are routed and published when it
+// commits, one event per changed row however often the row changed; a rolled-back
+// transaction publishes nothing.
+func TestOneEventPerRowAndTransaction(t *testing.T) {
+	s := newStack(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Subscribed before anything is created: every event below arrives, in order.
+	events := s.hub.Subscribe(ctx, func(e livestatus.Event) bool { return e.Type == livestatus.VirtualMachine })
+	vm, other, marker := s.vm(t), s.vm(t), s.vm(t)
+	for _, want := range []int{vm.ID, other.ID, marker.ID} {
+		if e := receive(t, events); e.ID != want {
+			t.Fatalf("creation event for VM %d, want %d", e.ID, want)
+		}
+	}
+
+	tx, err := s.c.Tx(sys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.VirtualMachine.UpdateOneID(vm.ID).SetStatus(virtualmachine.StatusActive).ExecX(sys())
+	_ = tx.Rollback()
+	s.inTx(t, func(tx *ent.Tx) {
+		tx.VirtualMachine.UpdateOneID(vm.ID).SetStatus(virtualmachine.StatusActive).ExecX(sys())
+		tx.VirtualMachine.UpdateOneID(other.ID).SetStatus(virtualmachine.StatusActive).ExecX(sys())
+		tx.VirtualMachine.UpdateOneID(vm.ID).SetStatusReason("running").ExecX(sys())
+	})
+	s.c.VirtualMachine.UpdateOneID(marker.ID).SetStatus(virtualmachine.StatusActive).ExecX(sys())
+
+	var got []int
+	for e := receive(t, events); e.ID != marker.ID; e = receive(t, events) {
+		if e.TenantID == 0 {
+			t.Errorf("event for VM %d without its tenant: %+v", e.ID, e)
+		}
+		got = append(got, e.ID)
+	}
+	slices.Sort(got)
+	if want := []int{vm.ID, other.ID}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events for VMs %v before the marker, want %v (one per row, none for the rollback)", got, want)
 	}
 }

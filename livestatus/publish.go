@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -44,6 +45,7 @@ type Publisher struct {
 	Channel string
 	rdb     redis.UniversalClient
 	log     *slog.Logger
+	txs     sync.Map // ent.Tx.Key() → *pending: the open transactions with changes to publish
 }
 
 // Install registers the publishing hook on client (and so on every transaction opened from
@@ -99,28 +101,72 @@ func (p *Publisher) hook(next ent.Mutator) ent.Mutator {
 		if len(ids) == 0 {
 			return v, nil
 		}
+		if tx, err := mm.Tx(); err == nil {
+			p.pendingIn(tx).add(Type(m.Type()), ids)
+			return v, nil
+		}
 		events, err := route(authz.Unrestricted(ctx), mm.Client(), Type(m.Type()), ids)
 		if err != nil {
 			return nil, err
 		}
-		p.afterCommit(ctx, mm, events)
+		p.Publish(context.WithoutCancel(ctx), events...)
 		return v, nil
 	})
 }
 
-// afterCommit publishes events once the transaction of m commits, or at once when m runs
-// outside a transaction.
-func (p *Publisher) afterCommit(ctx context.Context, m mutation, events []Event) {
-	if len(events) == 0 {
-		return
+// pending are the rows a transaction changed, by type, routed and published when it
+// commits: a row changed twice (a VM created, then placed) is read and published once.
+type pending struct {
+	mu    sync.Mutex
+	rows  map[Type][]int
+	keys  []Type  // in order of first change
+	ready []Event // events routed already (Credentials)
+}
+
+func (q *pending) addEvents(events []Event) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ready = append(q.ready, events...)
+}
+
+func (q *pending) add(typ Type, ids []int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.rows[typ]; !ok {
+		q.keys = append(q.keys, typ)
 	}
-	tx, err := m.Tx()
-	if err != nil {
-		p.Publish(context.WithoutCancel(ctx), events...)
-		return
+	for _, id := range ids {
+		if !slices.Contains(q.rows[typ], id) {
+			q.rows[typ] = append(q.rows[typ], id)
+		}
+	}
+}
+
+// pendingIn returns the pending rows of tx, registering on its first change the hooks that
+// route them (one query per type, inside the transaction, just before it commits) and
+// publish the events once it committed, or forget them when it rolls back.
+func (p *Publisher) pendingIn(tx *ent.Tx) *pending {
+	q := &pending{rows: map[Type][]int{}}
+	key := tx.Key() // every mutation's Tx() is a new *ent.Tx of the same transaction
+	if prior, loaded := p.txs.LoadOrStore(key, q); loaded {
+		return prior.(*pending)
 	}
 	tx.OnCommit(func(next ent.Committer) ent.Committer {
 		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			defer p.txs.Delete(key)
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			events := q.ready
+			for _, typ := range q.keys {
+				// Publishing is best effort, as after the commit: a failed read costs the
+				// events of that type (subscribers recover by reading), never the commit.
+				e, err := route(authz.Unrestricted(ctx), tx.Client(), typ, q.rows[typ])
+				if err != nil {
+					p.log.Warn("route status events", "type", typ, "err", err)
+					continue
+				}
+				events = append(events, e...)
+			}
 			if err := next.Commit(ctx, tx); err != nil {
 				return err
 			}
@@ -128,6 +174,13 @@ func (p *Publisher) afterCommit(ctx context.Context, m mutation, events []Event)
 			return nil
 		})
 	})
+	tx.OnRollback(func(next ent.Rollbacker) ent.Rollbacker {
+		return ent.RollbackFunc(func(ctx context.Context, tx *ent.Tx) error {
+			p.txs.Delete(key)
+			return next.Rollback(ctx, tx)
+		})
+	})
+	return q
 }
 
 // relevant reports whether m is a create, or an update of a watched field or edge, of a
@@ -194,8 +247,8 @@ type routeRow struct {
 	Node    int `sql:"node_id"`
 }
 
-// route reads the tenant, cluster and node of the changed rows, in one query, through the
-// mutation's own client (inside its transaction).
+// route reads the tenant, cluster and node of the changed rows, in one query, through c (the
+// transaction's client, just before it commits, or the mutation's own).
 func route(ctx context.Context, c *ent.Client, typ Type, ids []int) ([]Event, error) {
 	cols := func(tenant, cluster, node string) func(*sql.Selector) {
 		return func(s *sql.Selector) {
