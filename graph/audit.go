@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"reflect"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -62,6 +63,10 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	if entry.Subject == nil && before != nil {
 		entry.Subject, entry.TenantID = before, beforeTenant
 	}
+	if strings.HasPrefix(action, "create") {
+		// A create stores the tenant its input names: taken from there, not read back.
+		entry.TenantID = inputTenant(fc.Args["input"])
+	}
 	if tok, ok := entry.Subject.(*ent.APIToken); ok && authz.FromContext(ctx) == nil && tok.Edges.Owner != nil {
 		// login: nobody was signed in yet; the actor is who signed in.
 		entry.Actor, entry.ActorID = tok.Edges.Owner.Username, tok.Edges.Owner.ID
@@ -116,4 +121,22 @@ func afterOf(res any) any {
 		return res
 	}
 	return nil
+}
+
+// inputTenant returns the TenantID (int or *int) of a create mutation's input struct, or 0.
+func inputTenant(input any) int {
+	v := reflect.Indirect(reflect.ValueOf(input))
+	if v.Kind() != reflect.Struct {
+		return 0
+	}
+	f := v.FieldByName("TenantID")
+	switch {
+	case !f.IsValid():
+		return 0
+	case f.Kind() == reflect.Int:
+		return int(f.Int())
+	case f.Kind() == reflect.Pointer && !f.IsNil() && f.Elem().Kind() == reflect.Int:
+		return int(f.Elem().Int())
+	}
+	return 0
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/placement/placementtest"
 	"github.com/virtflow/virtflow/provision"
@@ -31,7 +32,8 @@ const createStatementBudget = 12
 // TestCreateVirtualMachineStatements counts the statements of createVirtualMachine through
 // the whole API — authentication, the mutation's transaction, placement on the process's
 // snapshot cache (the conditional updates of the node and the quota), the audit row, the
-// provisioning task — as a server wired by internal/app sends them, and fails above the
+// provisioning task, the live-status routing of the changed VM — as a server wired by
+// internal/app sends them, and fails above the
 // budget. The count is the same for a region of 8 nodes and
 // one of 168.
 func TestCreateVirtualMachineStatements(t *testing.T) {
@@ -58,6 +60,9 @@ func TestCreateVirtualMachineStatements(t *testing.T) {
 	}
 	db := *env.DB
 	db.Client = client
+	// As internal/app wires a server: the live-status publisher routes the transaction's
+	// changed rows just before it commits.
+	livestatus.Install(client, rdb, slog.New(slog.NewTextHandler(io.Discard, nil))).Channel = "virtflow:test:" + uniq("statements")
 	ids := &identity.Service{Client: client, Redis: rdb, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	gopts := graph.DefaultOptions()
 	gopts.Provision = provision.New(provision.Config{Placement: placement.Config{Snapshots: snaps}})
