@@ -108,7 +108,8 @@ type object struct {
 // (graph/gqlgen.go rewrites `return out`): the same JSON, written without the map of
 // written names and the copy of every field that FieldSet.MarshalGQL allocates per object.
 // CollectFields merges the fields of one response name, so names are unique; a repeated one
-// is still written once, as FieldSet does.
+// is still written once, as FieldSet does. A field without a value (deferred with @defer)
+// is left out of the payload.
 func Object(fields []graphql.CollectedField, values []graphql.Marshaler) graphql.Marshaler {
 	return object{fields: fields, values: values}
 }
@@ -116,18 +117,23 @@ func Object(fields []graphql.CollectedField, values []graphql.Marshaler) graphql
 // MarshalGQL implements graphql.Marshaler.
 func (o object) MarshalGQL(w io.Writer) {
 	_, _ = io.WriteString(w, "{")
+	first := true
 	for i := range o.fields {
+		if o.values[i] == nil {
+			continue // deferred (@defer): delivered later, not in this payload
+		}
 		alias := o.fields[i].Alias
 		repeated := false
 		for j := range i {
-			repeated = repeated || o.fields[j].Alias == alias
+			repeated = repeated || (o.fields[j].Alias == alias && o.values[j] != nil)
 		}
 		if repeated {
 			continue
 		}
-		if i > 0 {
+		if !first {
 			_, _ = io.WriteString(w, ",")
 		}
+		first = false
 		// A response name is a GraphQL name ([_A-Za-z][_0-9A-Za-z]*): nothing to escape.
 		_, _ = io.WriteString(w, `"`)
 		_, _ = io.WriteString(w, alias)

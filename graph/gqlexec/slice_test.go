@@ -115,8 +115,8 @@ func TestObjectWritesEachNameOnce(t *testing.T) {
 		return graphql.CollectedField{Field: &ast.Field{Alias: alias, Name: alias}}
 	}
 	o := Object(
-		[]graphql.CollectedField{field("id"), field("name"), field("id"), field("row")},
-		[]graphql.Marshaler{graphql.MarshalString("7"), graphql.MarshalString("r1"), graphql.MarshalString("7"), graphql.Null},
+		[]graphql.CollectedField{field("later"), field("id"), field("name"), field("id"), field("row")},
+		[]graphql.Marshaler{nil, graphql.MarshalString("7"), graphql.MarshalString("r1"), graphql.MarshalString("7"), graphql.Null},
 	)
 	var out bytes.Buffer
 	o.MarshalGQL(&out)
