@@ -5,6 +5,7 @@ package gqlexec
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -86,14 +87,20 @@ func WithFieldMiddleware(ctx context.Context, mw graphql.FieldMiddleware) contex
 	return context.WithValue(ctx, middlewareKey{}, mw)
 }
 
+// ErrNoMiddleware refuses a field that needs the field middleware in an operation run
+// without one (a handler other than graph.NewHandler's): the where guard and the auditor
+// live in it, so such a field fails closed rather than run unguarded.
+var ErrNoMiddleware = errors.New("the GraphQL handler installed no field middleware: field refused")
+
 // Intercept is the middleware chain graph/gqlgen.go gives the fields that may fail or whose
 // arguments matter — root fields, resolvers, methods of the models, fields with a `where`
 // argument — and not the struct fields, which only copy a value: it runs next inside the
-// operation's field middleware (WithFieldMiddleware), or alone when there is none.
+// operation's field middleware (WithFieldMiddleware), and refuses the field
+// (ErrNoMiddleware) when the operation has none.
 func Intercept(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 	mw, _ := ctx.Value(middlewareKey{}).(graphql.FieldMiddleware)
 	if mw == nil {
-		return next
+		return func(context.Context) (any, error) { return nil, ErrNoMiddleware }
 	}
 	return func(ctx context.Context) (any, error) { return mw(ctx, next) }
 }

@@ -95,8 +95,8 @@ func TestMarshalSlicePanicNullsTheListWithAnError(t *testing.T) {
 
 func TestIntercept(t *testing.T) {
 	next := func(context.Context) (any, error) { return "value", nil }
-	if res, _ := Intercept(context.Background(), next)(context.Background()); res != "value" {
-		t.Errorf("without middleware: %v, want the resolver's value", res)
+	if res, err := Intercept(context.Background(), next)(context.Background()); !errors.Is(err, ErrNoMiddleware) || res != nil {
+		t.Errorf("without middleware: %v, %v; want the field refused with ErrNoMiddleware", res, err)
 	}
 	var calls int
 	mw := graphql.FieldMiddleware(func(ctx context.Context, next graphql.Resolver) (any, error) {
