@@ -63,8 +63,9 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	if entry.Subject == nil && before != nil {
 		entry.Subject, entry.TenantID = before, beforeTenant
 	}
-	if strings.HasPrefix(action, "create") {
-		// A create stores the tenant its input names: taken from there, not read back.
+	if _, owned := entry.Subject.(interface{ QueryTenant() *ent.TenantQuery }); owned && strings.HasPrefix(action, "create") {
+		// A create stores the tenant its input names: taken from there rather than read back
+		// (audit.TenantOf), for the records that have a tenant; 0 leaves it to TenantOf.
 		entry.TenantID = inputTenant(fc.Args["input"])
 	}
 	if tok, ok := entry.Subject.(*ent.APIToken); ok && authz.FromContext(ctx) == nil && tok.Edges.Owner != nil {
