@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -268,10 +267,7 @@ func TestClassifyPostgresReal(t *testing.T) {
 	defer cancel()
 	dsn, drop, err := testdb.Create(ctx)
 	if err != nil {
-		if os.Getenv(testdb.EnvSkipPostgres) == "1" {
-			t.Skipf("PostgreSQL unavailable: %v", err)
-		}
-		t.Fatalf("create test database: %v", err)
+		testdb.Unavailable(t, err)
 	}
 	t.Cleanup(drop)
 	db, err := infra.OpenDatabase(ctx, dsn, "")

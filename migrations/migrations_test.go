@@ -266,7 +266,7 @@ func BenchmarkApplyFresh(b *testing.B) {
 		b.StopTimer()
 		dsn, drop, err := testdb.Create(context.Background())
 		if err != nil {
-			b.Skip("PostgreSQL:", err)
+			testdb.Unavailable(b, err)
 		}
 		db, _ := sql.Open("postgres", dsn)
 		b.StartTimer()

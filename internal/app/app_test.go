@@ -298,10 +298,7 @@ func TestRunServerPostgresAndRedis(t *testing.T) {
 	defer cancel()
 	dsn, drop, err := testdb.Create(ctx)
 	if err != nil {
-		if os.Getenv(testdb.EnvSkipPostgres) == "1" {
-			t.Skipf("PostgreSQL unavailable: %v", err)
-		}
-		t.Fatalf("create test database: %v", err)
+		testdb.Unavailable(t, err)
 	}
 	t.Cleanup(drop)
 	vars := map[string]string{"DATABASE_URL": dsn, "REDIS_URL": testdb.RedisURL()}

@@ -72,7 +72,7 @@ func TestSentinelFailoverLosesNoCreate(t *testing.T) {
 	defer cancel()
 	dsn, drop, err := testdb.Create(ctx)
 	if err != nil {
-		t.Fatalf("create test database (PostgreSQL): %v", err)
+		testdb.Unavailable(t, err)
 	}
 	t.Cleanup(drop)
 	redisURL := fmt.Sprintf("redis://%s/0?master_name=%s&addr=%s&addr=%s", sentinels[0], sentinelMaster, sentinels[1], sentinels[2])

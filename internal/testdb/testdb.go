@@ -216,13 +216,20 @@ func New(tb testing.TB) string {
 	defer cancel()
 	dsn, drop, err := Create(ctx)
 	if err != nil {
-		if skipAllowed() {
-			tb.Skipf("PostgreSQL unavailable and %s=1: %v", EnvSkipPostgres, err)
-		}
-		tb.Fatalf("%v (set $%s, or %s=1 to skip)", err, EnvPostgres, EnvSkipPostgres)
+		Unavailable(tb, err)
 	}
 	tb.Cleanup(drop)
 	return dsn
+}
+
+// Unavailable ends a test that could not get a database from Create: skipped when
+// EnvSkipPostgres allows it (naming PostgreSQL as the missing part), failed otherwise.
+func Unavailable(tb testing.TB, err error) {
+	tb.Helper()
+	if skipAllowed() {
+		tb.Skipf("PostgreSQL unavailable and %s=1: %v", EnvSkipPostgres, err)
+	}
+	tb.Fatalf("%v (set $%s, or %s=1 to skip)", err, EnvPostgres, EnvSkipPostgres)
 }
 
 // DropStale drops the databases named like Create's whose embedded creation
