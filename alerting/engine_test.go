@@ -387,6 +387,10 @@ func TestNodeDownAlertAndHook(t *testing.T) {
 		if len(hooks.received()) < 1 {
 			return fmt.Errorf("no hook yet")
 		}
+		// The hook server answers before the worker records its answer.
+		if d, err := c.HookDelivery.Query().Only(ctx); err != nil || d.Status == hookdelivery.StatusPending {
+			return fmt.Errorf("delivery not recorded yet (%v)", err)
+		}
 		return nil
 	})
 	if raised.Severity != alert.SeverityCritical || c.Alert.QueryNode(raised).OnlyIDX(ctx) != down.ID {

@@ -3,6 +3,7 @@ package infra
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,7 +14,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	sqlschema "entgo.io/ent/dialect/sql/schema"
 	"github.com/XSAM/otelsql"
-	_ "github.com/lib/pq" // PostgreSQL driver "postgres"
+	"github.com/lib/pq"
 	"go.opentelemetry.io/otel/attribute"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
@@ -23,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/migrate"
 	_ "github.com/virtflow/virtflow/ent/runtime" // ent hooks and defaults
 	"github.com/virtflow/virtflow/ent/schema"
+	"github.com/virtflow/virtflow/internal/stmtcache"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/migrations"
 )
@@ -64,16 +66,34 @@ type OpenOptions struct {
 	Tracing *telemetry.Tracing
 }
 
-// openSQL opens driver at dsn, through otelsql when tracing is on.
-func openSQL(driver, dsn string, tr *telemetry.Tracing, system attribute.KeyValue) (*sql.DB, error) {
-	if tr == nil || !tr.Enabled() {
-		return sql.Open(driver, dsn)
+// openSQL opens driver at dsn, through otelsql when tracing is on. PostgreSQL connections
+// keep their parameterized statements prepared (package stmtcache): one round trip per
+// statement instead of lib/pq's two.
+func openSQL(driverName, dsn string, tr *telemetry.Tracing, system attribute.KeyValue) (*sql.DB, error) {
+	var connector driver.Connector
+	if driverName == "postgres" {
+		pc, err := pq.NewConnector(dsn)
+		if err != nil {
+			return nil, err
+		}
+		connector = &stmtcache.Connector{Base: pc}
 	}
-	return otelsql.Open(driver, dsn,
+	if tr == nil || !tr.Enabled() {
+		if connector != nil {
+			return sql.OpenDB(connector), nil
+		}
+		return sql.Open(driverName, dsn)
+	}
+	opts := []otelsql.Option{
 		otelsql.WithTracerProvider(tr.Provider),
 		otelsql.WithMeterProvider(metricnoop.NewMeterProvider()),
 		otelsql.WithAttributes(system),
-		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true, OmitConnectorConnect: true}))
+		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true, OmitConnectorConnect: true}),
+	}
+	if connector != nil {
+		return otelsql.OpenDB(connector, opts...), nil
+	}
+	return otelsql.Open(driverName, dsn, opts...)
 }
 
 // OpenDatabaseWith is OpenDatabase with options.
