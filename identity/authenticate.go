@@ -37,8 +37,8 @@ const invalidToken = "invalid or expired token"
 // The viewer holds the owner's role bindings (only those in the token's tenant when the token
 // is scoped to one), is read-only when the token is, and carries the maintainer the owner is
 // linked to and its groups (active ones only, and not for tenant-scoped tokens). The database
-// is read on every call, so revocations and role changes apply to the very next request. The
-// token's last_used_at is written at most once a minute, by a single conditional UPDATE (never
+// is read on every call unless Service.Cache holds the token (see ViewerCache: revocations
+// and role changes still apply to the very next request). The token's last_used_at is written at most once a minute, by a single conditional UPDATE (never
 // read-then-write: concurrent requests cannot both write it).
 //
 // Each call costs one SELECT whatever the owner holds — the token joined with its owner, the
@@ -74,16 +74,31 @@ func (s *Service) authenticateHash(ctx context.Context, c *Credential) (*authz.V
 		return nil, apierr.Unauthenticated(invalidToken)
 	}
 	sys := system(ctx)
-	t, err := s.lookupToken(sys, hash)
-	switch {
-	case ent.IsNotFound(err):
-		// The hash of an unknown token reveals nothing of it and correlates repeated tries.
-		return refuse("unknown token", "token_hash", hash[:12])
-	case err != nil:
-		return nil, fmt.Errorf("identity: look up token: %w", err)
-	}
-
 	now := s.now()
+	var cache *ViewerCache
+	if !c.fresh {
+		cache = s.Cache
+	}
+	e, cached := cache.get(hash, now)
+	if !cached {
+		gen := cache.generation()
+		t, err := s.lookupToken(sys, hash)
+		switch {
+		case ent.IsNotFound(err):
+			// The hash of an unknown token reveals nothing of it and correlates repeated tries.
+			return refuse("unknown token", "token_hash", hash[:12])
+		case err != nil:
+			return nil, fmt.Errorf("identity: look up token: %w", err)
+		}
+		grants, err := t.grants()
+		if err != nil {
+			return nil, fmt.Errorf("identity: roles of token %d: %w", t.ID, err)
+		}
+		e = cachedToken{row: *t, grants: grants, read: now}
+		cache.put(hash, gen, e)
+	}
+	t := &e.row
+
 	attrs := []any{"token_id", t.ID, "prefix", t.Prefix, "kind", t.Kind}
 	switch {
 	case t.RevokedAt != nil:
@@ -110,11 +125,7 @@ func (s *Service) authenticateHash(ctx context.Context, c *Credential) (*authz.V
 	if t.TenantID != nil {
 		scope = authz.TenantDomain(*t.TenantID)
 	}
-	grants, err := t.grants()
-	if err != nil {
-		return nil, fmt.Errorf("identity: roles of token %d: %w", t.ID, err)
-	}
-	for _, g := range grants {
+	for _, g := range e.grants {
 		switch g.Kind {
 		case grantBinding:
 			// grantsSQL already kept only the token's tenant; checked again all the same.
@@ -138,6 +149,7 @@ func (s *Service) authenticateHash(ctx context.Context, c *Credential) (*authz.V
 	// round trip is saved. The UPDATE's own condition decides in every other case.
 	if t.LastUsedAt == nil || t.LastUsedAt.Before(now.Add(-LastUsedGranularity)) {
 		s.touch(sys, t.ID, now)
+		cache.touched(hash, now)
 	}
 	return v, nil
 }
@@ -168,6 +180,8 @@ type tokenRow struct {
 // token, never the token itself, and its source address.
 type Credential struct {
 	hash, sourceIP string
+	// fresh reads the database, never Service.Cache (Reauthenticate).
+	fresh bool
 	// ExpiresAt is when the token expires, as last read; nil when it never does.
 	ExpiresAt *time.Time
 }
@@ -186,12 +200,12 @@ func CredentialFromContext(ctx context.Context) *Credential {
 	return c
 }
 
-// Reauthenticate authenticates c again, reading the database as Authenticate does: the
+// Reauthenticate authenticates c again, reading the database (never the cache): the
 // viewer c stands for now and when its token expires, or UNAUTHENTICATED once the token is
 // revoked or expired or its owner disabled. A websocket connection calls it when its
 // owner's credentials change (a Credentials event) and when its token expires.
 func (s *Service) Reauthenticate(ctx context.Context, c *Credential) (*authz.Viewer, *time.Time, error) {
-	again := &Credential{hash: c.hash, sourceIP: c.sourceIP}
+	again := &Credential{hash: c.hash, sourceIP: c.sourceIP, fresh: true}
 	v, err := s.authenticateHash(ctx, again)
 	if err != nil {
 		return nil, nil, err

@@ -34,6 +34,10 @@ type Service struct {
 	// RateLimitPrefix starts the Redis keys of the login rate limiter
 	// (DefaultRateLimitPrefix when empty); tests use their own.
 	RateLimitPrefix string
+	// Cache, when set, spares Authenticate the database for a token it read moments ago;
+	// it must receive the process's Credentials events (livestatus.Hub.Listeners). Nil
+	// reads the database on every call.
+	Cache *ViewerCache
 }
 
 func (s *Service) now() time.Time {

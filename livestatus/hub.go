@@ -2,10 +2,14 @@ package livestatus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
+	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,6 +21,12 @@ const subscriberBuffer = 256
 type Hub struct {
 	// Channel is the channel subscribed to (default Channel); set it before Start.
 	Channel string
+	// Listeners learn of every Credentials event before any subscriber does, and of every
+	// moment the subscription was lost or confirmed again; set them before Start.
+	Listeners []CredentialsListener
+	// HealthCheck is how long the subscription may stay silent before the hub pings Redis
+	// to learn whether it is still there (DefaultHealthCheck when zero).
+	HealthCheck time.Duration
 
 	rdb redis.UniversalClient
 	log *slog.Logger
@@ -40,36 +50,116 @@ func NewHub(rdb redis.UniversalClient, log *slog.Logger) *Hub {
 	return &Hub{Channel: Channel, rdb: rdb, log: log, subs: map[*subscriber]struct{}{}, reads: newSharedReads()}
 }
 
+// DefaultHealthCheck is how long a hub's subscription may stay silent before the hub pings.
+const DefaultHealthCheck = 3 * time.Second
+
+// CredentialsListener is told by a Hub of every Credentials event, and of every moment the
+// hub may have missed some (identity.ViewerCache).
+type CredentialsListener interface {
+	// ForgetUser: what the user's tokens grant may have changed.
+	ForgetUser(user int)
+	// SubscriptionChanged: the subscription was confirmed (live) or lost; events published
+	// in between were missed.
+	SubscriptionChanged(live bool)
+}
+
 // Start subscribes to h.Channel and returns once Redis confirmed the subscription; events
-// are then dispatched until ctx ends. go-redis re-subscribes by itself after a lost
-// connection (events published meanwhile are missed).
+// are then dispatched until ctx ends. A lost subscription (an error, or a ping unanswered
+// for a HealthCheck period) is replaced by a new one, retried with backoff; events
+// published meanwhile are missed, and the hub tells its Listeners when the subscription is
+// lost and when it is confirmed again.
 func (h *Hub) Start(ctx context.Context) error {
 	ps := h.rdb.Subscribe(ctx, h.Channel)
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
 		return fmt.Errorf("subscribe to %s: %w", h.Channel, err)
 	}
-	msgs := ps.Channel(redis.WithChannelSize(1024))
-	go func() {
-		defer ps.Close()
+	h.subscription(true)
+	go h.run(ctx, ps)
+	return nil
+}
+
+// run dispatches the messages of ps and of the subscriptions that replace it, until ctx
+// ends.
+func (h *Hub) run(ctx context.Context, ps *redis.PubSub) {
+	for {
+		err := h.receive(ctx, ps)
+		_ = ps.Close()
+		h.subscription(false)
+		if ctx.Err() != nil {
+			return
+		}
+		h.log.Warn("livestatus: subscription lost; events are missed until it is back", "err", err)
+		retry := backoff.NewExponentialBackOff()
+		retry.InitialInterval, retry.MaxInterval = 100*time.Millisecond, 5*time.Second
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case m, ok := <-msgs:
-				if !ok {
-					return
-				}
-				if e, ok := decode(m.Payload); ok {
-					h.dispatch(e)
-				}
+			case <-time.After(retry.NextBackOff()):
+			}
+			ps = h.rdb.Subscribe(ctx, h.Channel)
+			if _, err := ps.ReceiveTimeout(ctx, h.healthCheck()); err == nil {
+				break
+			}
+			_ = ps.Close()
+		}
+		h.subscription(true)
+		h.log.Info("livestatus: subscription back")
+	}
+}
+
+func (h *Hub) healthCheck() time.Duration {
+	if h.HealthCheck > 0 {
+		return h.HealthCheck
+	}
+	return DefaultHealthCheck
+}
+
+// receive dispatches the messages of ps until ctx ends or the subscription is lost: an
+// error, or a ping (sent after a silent HealthCheck period) left unanswered for another.
+func (h *Hub) receive(ctx context.Context, ps *redis.PubSub) error {
+	pinged := false
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, h.healthCheck())
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var ne net.Error
+		switch {
+		case err != nil && errors.As(err, &ne) && ne.Timeout() && !pinged:
+			if err := ps.Ping(ctx); err != nil {
+				return err
+			}
+			pinged = true
+			continue
+		case err != nil && errors.As(err, &ne) && ne.Timeout():
+			return errors.New("no answer to a ping")
+		case err != nil:
+			return err
+		}
+		pinged = false
+		if m, ok := msg.(*redis.Message); ok {
+			if e, ok := decode(m.Payload); ok {
+				h.dispatch(e)
 			}
 		}
-	}()
-	return nil
+	}
+}
+
+// subscription tells the listeners that the subscription was confirmed or lost.
+func (h *Hub) subscription(live bool) {
+	for _, l := range h.Listeners {
+		l.SubscriptionChanged(live)
+	}
 }
 
 func (h *Hub) dispatch(e Event) {
+	if e.Type == Credentials {
+		for _, l := range h.Listeners {
+			l.ForgetUser(e.ID)
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seq++

@@ -83,13 +83,17 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	rl := relay(db, redis, tr, log)
 	reg := registry(db, redis, log)
 	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe)
+	// Authentication keeps what it read of a token for a few seconds; the hub's Credentials
+	// events (from every replica, through Redis) drop it at once when it changes.
+	viewers := &identity.ViewerCache{}
 	hub := livestatus.NewHub(redis.Client, log.With("component", "livestatus"))
+	hub.Listeners = []livestatus.CredentialsListener{viewers}
 	if err := hub.Start(ctx); err != nil {
 		return err
 	}
 	metrics.Subscriptions(reg, hub.Subscribers)
 
-	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: log.With("component", "identity")}
+	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: log.With("component", "identity"), Cache: viewers}
 	oneTimeToken, err := bootstrapAdmin(ctx, ids, db.Client, cfg.AdminToken, log)
 	if err != nil {
 		return err
