@@ -434,7 +434,7 @@ func (s *Snapshots) refreshNodes(ctx context.Context, c *ent.Client, rc *regionC
 	if rc.snap != snap {
 		return true, nil // read in full meanwhile
 	}
-	relabelled := false
+	relabelled, cpuChanged := false, false
 	for _, r := range rows {
 		n := &snap.Nodes[rc.pos[r.ID]]
 		if r.ClusterID != n.ClusterID {
@@ -451,6 +451,9 @@ func (s *Snapshots) refreshNodes(ctx context.Context, c *ent.Client, rc *regionC
 		}
 		n.Ready = r.Status == computenode.StatusReady.String()
 		n.Schedulable = r.Schedulable
+		// The scheduler keeps per-AZ CPU sums; a commit of this process was applied to
+		// them already (decide), so only a change made elsewhere needs a recount.
+		cpuChanged = cpuChanged || n.CPUCapacity != r.CPUCapacity || n.CPUAllocated != r.CPUAllocated
 		n.CPUCapacity, n.CPUAllocated = r.CPUCapacity, r.CPUAllocated
 		n.MemoryMB, n.MemoryAllocatedMB = r.MemoryMB, r.MemoryAllocatedMB
 		n.DiskGB, n.DiskAllocatedGB = r.DiskGB, r.DiskAllocatedGB
@@ -458,6 +461,8 @@ func (s *Snapshots) refreshNodes(ctx context.Context, c *ent.Client, rc *regionC
 	}
 	if relabelled {
 		snap.Invalidate() // labels are indexed
+	} else if cpuChanged {
+		snap.AllocationsChanged()
 	}
 	return true, nil
 }

@@ -6,9 +6,10 @@ import "fmt"
 // database: each placement adds the flavor to its node's allocations (and takes dedicated
 // cores for a dedicated flavor) and to the tenant's quota use in the node's host group,
 // when the snapshot has a quota entry for it. It keeps a cached snapshot warm between
-// decisions. It fails, changing nothing, if a placement names a node that is not in the
-// snapshot. Apply writes the snapshot: do not call it concurrently with Schedule on the
-// same snapshot.
+// decisions: it also updates the per-AZ CPU sums the snapshot's index keeps, so no
+// AllocationsChanged call is needed after it. It fails, changing nothing, if a placement
+// names a node that is not in the snapshot. Apply writes the snapshot: do not call it
+// concurrently with Schedule on the same snapshot.
 func (s *Snapshot) Apply(r Request, d Decision) error {
 	if len(d.Placements) == 0 {
 		return nil
@@ -27,6 +28,7 @@ func (s *Snapshot) Apply(r Request, d Decision) error {
 	for _, i := range pos {
 		n := &s.Nodes[i]
 		n.CPUAllocated += f.VCPUs
+		ix.addUsedCPU(i, f.VCPUs)
 		n.MemoryAllocatedMB += f.MemoryMB
 		n.DiskAllocatedGB += f.DiskGB
 		if f.Dedicated {

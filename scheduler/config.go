@@ -29,8 +29,18 @@ type Config struct {
 	// every node is evaluated. Where a round starts is derived from the cluster's
 	// allocations (and continues where the previous round of the group stopped), so
 	// decisions stay deterministic while successive ones look at different nodes. Nodes
-	// not looked at are explained as Skipped.
+	// not looked at are explained as Skipped. With MaxNodesToScore, the smaller of the
+	// two applies.
 	ScoreSampleRatio float64
+	// MaxNodesToScore, when positive, makes each round stop looking once it has found
+	// that many feasible nodes, whatever the size of the cluster, so that the work of a
+	// decision does not grow with the fleet (kube-scheduler scores at least 100 feasible
+	// nodes). It samples like ScoreSampleRatio: where a round starts is derived from the
+	// cluster's allocations, the nodes are looked at interleaved across the cluster's AZs
+	// (so that SpreadAZ sees every AZ in any sample), and if fewer nodes are feasible
+	// every node is looked at, so sampling never turns a placement into a failure. 0
+	// means no limit.
+	MaxNodesToScore int
 }
 
 // DefaultFilters returns the standard filter chain, cheapest first, Quota last.
@@ -48,7 +58,14 @@ var (
 	defaultFiltersRequired = withRequiredQuota(DefaultFilters())
 )
 
+// DefaultMaxNodesToScore is DefaultConfig's MaxNodesToScore: kube-scheduler's floor of
+// feasible nodes to score. A decision on 20,000 nodes then takes about 1.4× one on 100
+// (BenchmarkDecisionFleetSize; 1.6× with 128, 2.7× with 256).
+const DefaultMaxNodesToScore = 100
+
 // DefaultConfig spreads: soft label preferences first, then AZ spread and free capacity.
+// Each round scores at most DefaultMaxNodesToScore feasible nodes (set MaxNodesToScore to
+// 0 to score every feasible node).
 func DefaultConfig() Config {
 	return Config{Weights: map[string]float64{
 		"NodeLabelSoftAffinity":     2,
@@ -56,7 +73,7 @@ func DefaultConfig() Config {
 		"NodeLabelSoftExclusion":    2,
 		"SpreadAZ":                  1,
 		"LeastAllocated":            1,
-	}}
+	}, MaxNodesToScore: DefaultMaxNodesToScore}
 }
 
 // Validate reports a weight given to a scorer that does not exist.

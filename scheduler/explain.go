@@ -42,8 +42,8 @@ func (e *Explanation) Len() int { return len(e.pos) }
 // NodeID returns the ID of the i-th node explained.
 func (e *Explanation) NodeID(i int) int { return e.ids[e.pos[i]] }
 
-// Skipped reports whether the i-th node was not evaluated: with Config.ScoreSampleRatio
-// the round stopped once it had found enough feasible nodes.
+// Skipped reports whether the i-th node was not evaluated: with Config.MaxNodesToScore
+// or Config.ScoreSampleRatio the round stopped once it had found enough feasible nodes.
 func (e *Explanation) Skipped(i int) bool { return e.res[i] == resSkipped }
 
 // Rejected returns the filter that rejected the i-th node and why; ok is false when the
@@ -112,15 +112,18 @@ func (e *Explanation) Nodes() []NodeResult {
 }
 
 // explanation copies the last round's results out of the attempt's pooled buffers:
-// a few flat copies, nothing per node.
+// a few flat copies, nothing allocated per node. The nodes the round did not look at are
+// recorded as skipped; what the buffers hold for them, the statuses of the nodes not
+// rejected and the dense scores of the nodes not scored are left out (zeros), so the
+// explanation only depends on the inputs.
 func (a *attempt) explanation() *Explanation {
 	k := len(a.pos)
 	e := &Explanation{
 		Scorers: make([]string, len(a.scorers)),
 		ids:     a.ix.ids,
 		pos:     a.pos,
-		res:     slices.Clone(a.res[:k]),
-		sid:     slices.Clone(a.sid[:k]),
+		res:     make([]int32, k),
+		sid:     make([]uint16, k),
 		filters: make([]string, len(a.filters)),
 		scores:  make([][]float64, len(a.scorers)),
 		coded:   make([]codedColumn, len(a.scorers)),
@@ -129,6 +132,9 @@ func (a *attempt) explanation() *Explanation {
 	}
 	for j, s := range a.scorers {
 		e.Scorers[j] = s.Name()
+	}
+	for i, f := range a.filters {
+		e.filters[i] = f.Name()
 	}
 	dense := 0
 	for _, j := range a.sOn {
@@ -142,15 +148,47 @@ func (a *attempt) explanation() *Explanation {
 			dense++
 		}
 	}
-	cols := make([]float64, 0, dense*k) // one allocation for every dense column
+	var denseBuf, fromBuf [8][]float64
+	denseCols, from := denseBuf[:0], fromBuf[:0]
+	cols := make([]float64, dense*k) // one allocation for every dense column
 	for _, j := range a.sOn {
 		if e.coded[j].table == nil {
-			cols = append(cols, a.cols[j*k:(j+1)*k]...)
-			e.scores[j] = cols[len(cols)-k:]
+			i := len(denseCols)
+			e.scores[j] = cols[i*k : (i+1)*k : (i+1)*k]
+			denseCols, from = append(denseCols, e.scores[j]), append(from, a.cols[j*k:(j+1)*k])
 		}
 	}
-	for i, f := range a.filters {
-		e.filters[i] = f.Name()
+	if a.lazy {
+		// Most nodes were not looked at: copy what the round found, node by node.
+		for c := range e.res {
+			r := a.result(int32(c))
+			e.res[c] = r
+			switch {
+			case r == resPassed:
+				for i, col := range denseCols {
+					col[c] = from[i][c]
+				}
+			case r >= 0:
+				e.sid[c] = a.sid[c]
+			}
+		}
+		return e
+	}
+	// Every node was looked at: copy wholesale, then clear what was not scored.
+	copy(e.res, a.res[:k])
+	for i, col := range denseCols {
+		copy(col, from[i])
+	}
+	for c, r := range e.res {
+		if r == resPassed {
+			continue
+		}
+		if r >= 0 {
+			e.sid[c] = a.sid[c]
+		}
+		for _, col := range denseCols {
+			col[c] = 0
+		}
 	}
 	return e
 }

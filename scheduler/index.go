@@ -1,20 +1,27 @@
 package scheduler
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"weak"
 )
 
 // index is what Schedule derives once per Snapshot from the nodes' static attributes
 // (ID, Name, ClusterID, Providers, Labels, AvailabilityZone, zones, HostGroupID), so a
 // decision compares small integers instead of strings and looks nothing up per node.
-// Allocations, Ready, Schedulable, Clusters and Quotas are never indexed: every decision
-// reads them afresh, which is what lets Snapshot.Apply keep a cached snapshot warm.
+// Ready, Schedulable, Clusters and Quotas are never indexed, and a node's own
+// allocations and capacities are read afresh by every decision from the nodes it looks
+// at. The one thing the index keeps of the allocations is the sum of the CPU capacity and
+// allocations per cluster and AZ (what SpreadAZ and the sample's start read), so that a
+// decision need not visit every node: Snapshot.Apply keeps the sums current, and
+// Snapshot.AllocationsChanged marks them for a recount after an edit in place.
 //
-// Positions ("pos") are indexes into Snapshot.Nodes.
+// Positions ("pos") are indexes into Snapshot.Nodes; views are indexes into a cluster's
+// list of positions.
 type index struct {
 	first *Node // &Nodes[0] when built: a replaced Nodes slice is detected
 	n     int
@@ -22,6 +29,16 @@ type index struct {
 	ids      []int           // per position: the node's ID
 	clusters map[int][]int32 // cluster ID → positions of its nodes, ascending
 	local    []int32         // per position: its index in its cluster's list
+
+	cl        []*clusterInfo // per cluster, in order of first appearance
+	clusterIx map[int]int32  // cluster ID → index in cl
+	clusterOf []int32        // per position: its cluster's index in cl
+	azSlot    []int32        // per position: index of its AZ in its cluster's clusterInfo.azs
+
+	// cpuStale says the AZ sums (clusterInfo.azs) must be recounted from the nodes before
+	// they are read (Snapshot.AllocationsChanged); cpuMu serializes the recount.
+	cpuStale atomic.Bool
+	cpuMu    sync.Mutex
 
 	az      []int32 // per position: AZ id (every name, "" included, gets one)
 	azNames []string
@@ -50,6 +67,23 @@ type index struct {
 
 	valuesMu sync.Mutex
 	values   map[string]labelValues // label key → each node's value of it
+}
+
+// clusterInfo is what the index keeps per cluster besides its positions.
+type clusterInfo struct {
+	pos []int32 // positions of its nodes, ascending (as index.clusters)
+	// azs holds the CPU capacity and allocations of the cluster's nodes per AZ, in the
+	// order the AZs first appear; maintained by Snapshot.Apply, recounted when stale.
+	azs []azCPU
+
+	visitOnce sync.Once
+	visit     []int32 // the views interleaved across the cluster's AZs (visitOrder)
+}
+
+// azCPU is the CPU of one AZ's nodes in one cluster.
+type azCPU struct {
+	az             int32 // AZ id
+	capacity, used int   // sums of CPUCapacity and CPUAllocated
 }
 
 // labelValues numbers the values of one label key: per position the id of the node's
@@ -111,13 +145,15 @@ func (in *interner) id(s string) int32 {
 
 func buildIndex(s *Snapshot) *index {
 	n := len(s.Nodes)
-	ix := &index{n: n, clusters: map[int][]int32{}}
+	ix := &index{n: n, clusters: map[int][]int32{}, clusterIx: map[int]int32{}}
 	if n > 0 {
 		ix.first = &s.Nodes[0]
 	}
 	ix.az = make([]int32, n)
 	ix.ids = make([]int, n)
 	ix.local = make([]int32, n)
+	ix.clusterOf = make([]int32, n)
+	ix.azSlot = make([]int32, n)
 	ix.hg = make([]int32, n)
 	ix.prov = make([]int32, n)
 	for k := range ix.zone {
@@ -130,7 +166,9 @@ func buildIndex(s *Snapshot) *index {
 	}
 	hgs := map[int]int32{}
 	provs := newInterner(0)
-	lastCluster, lastList := 0, []int32(nil)
+	lastCluster, lastList, lastCI := 0, []int32(nil), int32(0)
+	slots := map[[2]int32]int32{} // (cluster index, AZ id) → slot in the cluster's azs
+	lastAZ, lastSlot := int32(-1), int32(0)
 	for i := range s.Nodes {
 		nd := &s.Nodes[i]
 		p := int32(i)
@@ -139,11 +177,30 @@ func buildIndex(s *Snapshot) *index {
 				ix.clusters[lastCluster] = lastList
 			}
 			lastCluster, lastList = nd.ClusterID, ix.clusters[nd.ClusterID]
+			ci, ok := ix.clusterIx[nd.ClusterID]
+			if !ok {
+				ci = int32(len(ix.cl))
+				ix.clusterIx[nd.ClusterID] = ci
+				ix.cl = append(ix.cl, &clusterInfo{})
+			}
+			lastCI, lastAZ = ci, -1
 		}
 		ix.ids[i] = nd.ID
 		ix.local[i] = int32(len(lastList))
 		lastList = append(lastList, p)
 		ix.az[i] = azs.id(nd.AvailabilityZone)
+		ix.clusterOf[i] = lastCI
+		if az := ix.az[i]; az != lastAZ {
+			slot, ok := slots[[2]int32{lastCI, az}]
+			if !ok {
+				ci := ix.cl[lastCI]
+				slot = int32(len(ci.azs))
+				slots[[2]int32{lastCI, az}] = slot
+				ci.azs = append(ci.azs, azCPU{az: az})
+			}
+			lastAZ, lastSlot = az, slot
+		}
+		ix.azSlot[i] = lastSlot
 		for k, z := range [numZoneKinds]string{nd.PowerZone, nd.RackZone, nd.NetworkZone} {
 			if z != "" {
 				ix.zone[k][i] = zones[k].id(z)
@@ -164,12 +221,101 @@ func buildIndex(s *Snapshot) *index {
 	if lastList != nil {
 		ix.clusters[lastCluster] = lastList
 	}
+	for id, ci := range ix.clusterIx {
+		ix.cl[ci].pos = ix.clusters[id]
+	}
+	ix.sumCPU(s)
 	ix.azNames = azs.names
 	for k := range zones {
 		ix.zoneIDs[k] = zones[k].ids
 		ix.nzones[k] = len(zones[k].names)
 	}
 	return ix
+}
+
+// sumCPU counts the CPU capacity and allocations of every cluster's AZs from the nodes.
+func (ix *index) sumCPU(s *Snapshot) {
+	for _, ci := range ix.cl {
+		for i := range ci.azs {
+			ci.azs[i].capacity, ci.azs[i].used = 0, 0
+		}
+	}
+	for i := range s.Nodes {
+		z := &ix.cl[ix.clusterOf[i]].azs[ix.azSlot[i]]
+		z.capacity += s.Nodes[i].CPUCapacity
+		z.used += s.Nodes[i].CPUAllocated
+	}
+}
+
+// cluster returns what the index keeps of the cluster with this ID, nil when it has no
+// nodes.
+func (ix *index) cluster(id int) *clusterInfo {
+	ci, ok := ix.clusterIx[id]
+	if !ok {
+		return nil
+	}
+	return ix.cl[ci]
+}
+
+// azCPU returns the cluster's CPU per AZ, recounted first when it is stale. Decisions
+// may call it concurrently.
+func (ix *index) azCPU(s *Snapshot, ci *clusterInfo) []azCPU {
+	if ix.cpuStale.Load() {
+		ix.cpuMu.Lock()
+		if ix.cpuStale.Load() {
+			ix.sumCPU(s)
+			ix.cpuStale.Store(false)
+		}
+		ix.cpuMu.Unlock()
+	}
+	return ci.azs
+}
+
+// addUsedCPU counts vcpus more allocated on the node at position p (Snapshot.Apply).
+// Stale sums are left alone: the recount will see the node.
+func (ix *index) addUsedCPU(p int32, vcpus int) {
+	if !ix.cpuStale.Load() {
+		ix.cl[ix.clusterOf[p]].azs[ix.azSlot[p]].used += vcpus
+	}
+}
+
+// visitOrder returns the cluster's views in the order a sampled round looks at them:
+// interleaved across its AZs in proportion to their sizes (round robin when they are
+// equal), each AZ's views in ascending order, so that any run of consecutive entries
+// holds every AZ in its share, wherever operators put the AZs in Snapshot.Nodes (rack by
+// rack, one AZ after the other). It is kube-scheduler's nodeTree idea; built on first
+// use.
+func (ix *index) visitOrder(ci *clusterInfo) []int32 {
+	ci.visitOnce.Do(func() {
+		size := make([]int64, len(ci.azs))
+		for _, p := range ci.pos {
+			size[ix.azSlot[p]]++
+		}
+		// The j-th view of an AZ of n views goes at (2j+1)/2n of the way: sort by that
+		// fraction, ties by AZ slot.
+		type entry struct {
+			num, den   int64
+			slot, view int32
+		}
+		seen := make([]int64, len(ci.azs))
+		entries := make([]entry, len(ci.pos))
+		for c, p := range ci.pos {
+			slot := ix.azSlot[p]
+			entries[c] = entry{num: 2*seen[slot] + 1, den: 2 * size[slot], slot: slot, view: int32(c)}
+			seen[slot]++
+		}
+		slices.SortFunc(entries, func(a, b entry) int {
+			if d := cmp.Compare(a.num*b.den, b.num*a.den); d != 0 {
+				return d
+			}
+			return cmp.Compare(a.slot, b.slot)
+		})
+		ci.visit = make([]int32, len(entries))
+		for i, e := range entries {
+			ci.visit[i] = e.view
+		}
+	})
+	return ci.visit
 }
 
 // providerKey is a node's provider list as one string, to intern the list.
@@ -312,8 +458,24 @@ func (ix *index) current(s *Snapshot) bool {
 // the nodes' static attributes (ID, Name, ClusterID, Providers, Labels,
 // AvailabilityZone, PowerZone, RackZone, NetworkZone, HostGroupID) on first use and
 // rebuilds the index by itself when Nodes is replaced or changes length; call Invalidate
-// after editing one of those attributes in place. Allocations, Ready, Schedulable,
-// Clusters and Quotas are read afresh by every decision and need no call.
+// after editing one of those attributes in place. Ready, Schedulable, Lifecycle,
+// Clusters and Quotas are read afresh by every decision and need no call. Allocations
+// and capacities need AllocationsChanged after an edit in place, unless made by Apply.
 func (s *Snapshot) Invalidate() {
 	indexes.Delete(weak.Make(s))
+}
+
+// AllocationsChanged tells Schedule that nodes' allocations or capacities were edited in
+// place other than by Apply (on this Snapshot value: Apply on another Snapshot sharing
+// the same Nodes counts as an edit in place for this one). A decision reads the
+// allocations and capacities of the nodes it looks at afresh, but keeps the sums of CPU
+// capacity and allocations per cluster and AZ with the snapshot's index, which Apply
+// maintains; after this call the next decision recounts them from the nodes, once.
+// Without it, stale sums only bias scoring (SpreadAZ) and which nodes a sampled round
+// looks at, never which nodes are feasible: the filters read the nodes. Do not call it
+// concurrently with Schedule or Apply on the same snapshot.
+func (s *Snapshot) AllocationsChanged() {
+	if v, ok := indexes.Load(weak.Make(s)); ok {
+		v.(*index).cpuStale.Store(true)
+	}
 }

@@ -6,9 +6,14 @@ import (
 )
 
 // chunk is how many candidate nodes go through the filters and scorers at a time: small
-// enough for the working lists to stay in L1, and the granularity at which sampling
-// (Config.ScoreSampleRatio) stops.
+// enough for the working lists to stay in L1. A sampled round (Config.ScoreSampleRatio,
+// Config.MaxNodesToScore) sizes its chunks by the feasible nodes it still misses
+// (nextChunk), at least minChunk.
 const chunk = 256
+
+// minChunk is the smallest chunk of a sampled round (but for the cluster's last nodes):
+// the chunks that finish a sample do not shrink to a node or two.
+const minChunk = 32
 
 // minSampled is the fewest feasible nodes a sampled round looks for (kube-scheduler's
 // minFeasibleNodesToFind).
@@ -22,15 +27,34 @@ const (
 
 // attempt is the placement of a group in one cluster, VM by VM. Its buffers are pooled:
 // a Decision never points into them.
+//
+// Nothing of it is initialised per node up front when the round samples: a view's
+// entries (hot, and fresh and scored when incremental) are filled the first time a round
+// of the attempt looks at it, which seen[c] == epoch records, and its result (res, sid)
+// is valid only if the last round looked at it, which visitedAt[c] == roundEpoch
+// records (read it through result). Without sampling every round looks at every node,
+// so the views are filled up front and every result is valid.
 type attempt struct {
 	cluster *Cluster
 	st      state
 	ix      *index
-	pos     []int32 // positions in Snapshot.Nodes of the cluster's nodes (the index's)
+	ci      *clusterInfo // the index's record of the cluster (nil when it has no nodes)
+	pos     []int32      // positions in Snapshot.Nodes of the cluster's nodes (the index's)
 	// hot is what the plugins read of each node, by its index in pos (a "view"):
 	// allocations including the group's VMs placed so far, and capacities; compact and
 	// pointer-free. The Snapshot itself is never written.
 	hot []nodeHot
+
+	// pooled: release returns the attempt to the pool.
+	pooled bool
+	// lazy: views are filled when first looked at (the rounds sample).
+	lazy bool
+	// epoch numbers the attempt among those this buffer served; seen[c] == epoch once
+	// view c is filled. roundEpoch numbers the rounds likewise; visitedAt[c] ==
+	// roundEpoch when the last round looked at view c. Both counters skip 0, and the
+	// stamps are cleared when one wraps around.
+	epoch, roundEpoch uint32
+	seen, visitedAt   []uint32
 
 	filters []Filter
 	scorers []weighted
@@ -51,12 +75,15 @@ type attempt struct {
 	scored      []bool // the stable scorers' columns are current
 
 	// sample is how many feasible nodes a round looks for (all when >= len(pos));
-	// start is where the next round starts looking.
+	// start is where the next round starts looking, in visit: the order of the views
+	// when sampling (the index's visitOrder), nil otherwise.
 	sample, start int
+	visit         []int32
 
-	// Results of the last round (one VM), per view: res is resPassed, resSkipped or the
-	// rejecting filter's index, with its status id in sid (an index of knownStatuses);
-	// cols holds the scores, scorer-major (cols[j*len(pos)+c]); totals the weighted sums.
+	// Results of the last round (one VM), per view: res is resPassed or the rejecting
+	// filter's index, with its status id in sid (an index of knownStatuses), for the
+	// views the round looked at (see result); cols holds the scores, scorer-major
+	// (cols[j*len(pos)+c]); totals the weighted sums.
 	res    []int32
 	sid    []uint16
 	cols   []float64
@@ -117,10 +144,10 @@ func grow[T any](s []T, n int) []T {
 // testNoIncremental is a test switch: re-evaluate everything every round.
 var testNoIncremental bool
 
-// tryCluster places as many VMs of the group as fit in cluster c. Release the attempt
-// when done with it.
-func tryCluster(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) *attempt {
-	a := newAttempt(s, ix, r, c, filters, scorers, cfg)
+// tryCluster places as many VMs of the group as fit in cluster c, with attempt a (fresh
+// from the pool, or new). Release the attempt when done with it.
+func tryCluster(a *attempt, s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) *attempt {
+	a.init(s, ix, r, c, filters, scorers, cfg)
 	for range r.Count {
 		best := a.round()
 		if best < 0 {
@@ -133,11 +160,27 @@ func tryCluster(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 	return a
 }
 
-// newAttempt readies the placement of the group in cluster c: the nodes' scratch copy
-// and the prepared plugins.
-func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) *attempt {
+// pooledAttempt takes an attempt from the pool.
+func pooledAttempt() *attempt {
 	a := attempts.Get().(*attempt)
+	a.pooled = true
+	return a
+}
+
+// newAttempt readies the placement of the group in cluster c with an attempt from the
+// pool.
+func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) *attempt {
+	a := pooledAttempt()
+	a.init(s, ix, r, c, filters, scorers, cfg)
+	return a
+}
+
+// init readies the placement of the group in cluster c: the AZ loads, the prepared
+// plugins, the sample and, unless the rounds sample, the nodes' scratch copy. Its work
+// does not grow with the cluster's nodes when the rounds sample.
+func (a *attempt) init(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters []Filter, scorers []weighted, cfg *Config) {
 	a.cluster, a.ix, a.pos = c.Cluster, ix, c.pos
+	a.ci = ix.cluster(c.ID)
 	a.st = state{Snapshot: s, Request: r, placed: a.st.placed[:0], group: a.st.group[:0], quota: a.st.quota[:0]}
 	a.st.init()
 	a.gen = 1
@@ -146,20 +189,32 @@ func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 	a.reasons = nil
 
 	k := len(a.pos)
-	a.initHot(s)
+	a.sample, a.start, a.visit = k, 0, nil
+	if n := sampleSize(cfg, k); n < k {
+		a.sample, a.visit = n, ix.visitOrder(a.ci)
+	}
+	a.lazy = a.sample < k
+	a.incremental = r.Count > 1 && !testNoIncremental
+	a.hot = grow(a.hot, k)
 	a.res = grow(a.res, k)
 	a.sid = grow(a.sid, k)
 	a.totals = grow(a.totals, k)
 	a.cols = grow(a.cols, k*len(scorers))
 	a.cand = grow(a.cand, chunk)
 	a.need = grow(a.need, chunk)
-	a.incremental = r.Count > 1 && !testNoIncremental
 	if a.incremental {
 		a.stableRes = grow(a.stableRes, k)
 		a.fresh = grow(a.fresh, k)
-		clear(a.fresh)
 		a.scored = grow(a.scored, k)
-		clear(a.scored)
+	}
+	a.initAZLoads(s)
+	if a.lazy {
+		a.seen = grow(a.seen, k)
+		a.visitedAt = grow(a.visitedAt, k)
+		nextEpoch(&a.epoch, a.seen)
+		nextEpoch(&a.roundEpoch, a.visitedAt) // no result is valid before the first round
+	} else {
+		a.initHot(s)
 	}
 
 	a.filters, a.fStable, a.fRest = filters, a.fStable[:0], a.fRest[:0]
@@ -177,14 +232,15 @@ func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 	for j, w := range scorers {
 		col := a.cols[j*k : (j+1)*k]
 		// A scorer that gives every node 0 is not run, and adds nothing to totals (unless
-		// its weight is not finite: then its zeros still count).
+		// its weight is not finite: then its zeros still count, so its column is cleared;
+		// otherwise nothing reads it).
 		active := w.prepareScorer(a)
 		a.sActive = append(a.sActive, active)
 		if !active {
-			clear(col)
 			if !math.IsInf(w.weight, 0) && !math.IsNaN(w.weight) {
 				continue
 			}
+			clear(col)
 		}
 		a.sOn, a.weights, a.colsOn = append(a.sOn, j), append(a.weights, w.weight), append(a.colsOn, col)
 		switch {
@@ -196,50 +252,91 @@ func newAttempt(s *Snapshot, ix *index, r *Request, c clusterCandidate, filters 
 		}
 	}
 
-	a.sample, a.start = k, 0
-	if ratio := cfg.ScoreSampleRatio; ratio > 0 && ratio < 1 && k > 0 {
-		a.sample = max(int(math.Ceil(ratio*float64(k))), min(minSampled, k))
+	if a.lazy {
 		a.start = sampleStart(a.azLoads, r, k)
 	}
-	return a
 }
 
-// initHot reads the cluster's nodes' allocations and capacities afresh into a.hot and
-// sums the AZ loads.
-func (a *attempt) initHot(s *Snapshot) {
+// sampleSize is how many feasible nodes a round looks for in a cluster of k nodes: k
+// (all) unless Config.ScoreSampleRatio or Config.MaxNodesToScore is set.
+func sampleSize(cfg *Config, k int) int {
+	n := k
+	if ratio := cfg.ScoreSampleRatio; ratio > 0 && ratio < 1 {
+		n = max(int(math.Ceil(ratio*float64(k))), min(minSampled, k))
+	}
+	if m := cfg.MaxNodesToScore; m > 0 {
+		n = min(n, m)
+	}
+	return n
+}
+
+// nextEpoch moves an epoch counter on, for a new attempt or round. When it wraps around,
+// every stamp (the whole array, which later grows may reslice) is cleared and the
+// counter restarts at 1, so that no stamp left from before equals it.
+func nextEpoch(epoch *uint32, stamps []uint32) {
+	if *epoch++; *epoch == 0 {
+		clear(stamps[:cap(stamps)])
+		*epoch = 1
+	}
+}
+
+// initAZLoads fills a.azLoads with the cluster's CPU per AZ, kept by the index.
+func (a *attempt) initAZLoads(s *Snapshot) {
 	ix := a.ix
-	a.hot = grow(a.hot, len(a.pos))
 	a.azLoads = grow(a.azLoads, len(ix.azNames))
 	for i := range a.azLoads {
 		a.azLoads[i] = azLoad{name: ix.azNames[i]}
 	}
-	nodes, azOf, hot := s.Nodes, ix.az, a.hot
-	// Sum AZ loads over runs of nodes of one AZ, not through memory node by node.
-	curAZ, capacity, used := int32(-1), 0, 0
-	var l *azLoad
+	if a.ci == nil {
+		return
+	}
+	for _, z := range ix.azCPU(s, a.ci) {
+		l := &a.azLoads[z.az]
+		l.capacity, l.used = z.capacity, z.used
+	}
+}
+
+// initHot reads every node of the cluster's allocations and capacities afresh into
+// a.hot (when every round looks at every node anyway), and readies the incremental
+// memos.
+func (a *attempt) initHot(s *Snapshot) {
+	nodes, azOf, hot := s.Nodes, a.ix.az, a.hot
 	for c, p := range a.pos {
 		n := &nodes[p]
-		az := azOf[p]
-		if az != curAZ {
-			if l != nil {
-				l.capacity += capacity
-				l.used += used
-			}
-			curAZ, capacity, used, l = az, 0, 0, &a.azLoads[az]
-		}
-		capacity += n.CPUCapacity
-		used += n.CPUAllocated
 		// Field by field: a composite literal goes through the stack, and reading it back
 		// in wide moves stalls store forwarding.
 		h := &hot[c]
 		h.memUsed, h.memCap, h.diskUsed, h.diskCap = n.MemoryAllocatedMB, n.MemoryMB, n.DiskAllocatedGB, n.DiskGB
 		h.cpuUsed, h.cpuCap, h.dedFree = int64(n.CPUAllocated), int64(n.CPUCapacity), int64(n.DedicatedCoresFree)
-		h.azID, h.ready, h.schedulable = az, n.Ready, n.Schedulable
+		h.azID, h.ready, h.schedulable = azOf[p], n.Ready, n.Schedulable
 	}
-	if l != nil {
-		l.capacity += capacity
-		l.used += used
+	if a.incremental {
+		clear(a.fresh)
+		clear(a.scored)
 	}
+}
+
+// load fills view c (lazy attempts): its allocations and capacities from the snapshot,
+// and stale incremental memos.
+func (a *attempt) load(c int32) {
+	p := a.pos[c]
+	n, h := &a.st.Snapshot.Nodes[p], &a.hot[c]
+	h.memUsed, h.memCap, h.diskUsed, h.diskCap = n.MemoryAllocatedMB, n.MemoryMB, n.DiskAllocatedGB, n.DiskGB
+	h.cpuUsed, h.cpuCap, h.dedFree = int64(n.CPUAllocated), int64(n.CPUCapacity), int64(n.DedicatedCoresFree)
+	h.azID, h.ready, h.schedulable = a.ix.az[p], n.Ready, n.Schedulable
+	if a.incremental {
+		a.fresh[c], a.scored[c] = false, false
+	}
+	a.seen[c] = a.epoch
+}
+
+// result is view c's outcome in the last round: resPassed, the index of the filter that
+// rejected it (its status in a.sid[c]), or resSkipped when the round did not look at it.
+func (a *attempt) result(c int32) int32 {
+	if a.lazy && a.visitedAt[c] != a.roundEpoch {
+		return resSkipped
+	}
+	return a.res[c]
 }
 
 // sampleStart derives where sampling starts from the cluster's allocations and the
@@ -262,11 +359,14 @@ func sampleStart(loads []azLoad, r *Request, k int) int {
 	return int(h % uint64(k))
 }
 
-// release returns the attempt's buffers to the pool.
+// release returns the attempt's buffers to the pool (if it came from there).
 func (a *attempt) release() {
-	a.cluster, a.ix, a.pos, a.filters, a.scorers, a.placements = nil, nil, nil, nil, nil, nil
+	a.cluster, a.ix, a.ci, a.pos, a.visit, a.filters, a.scorers, a.placements = nil, nil, nil, nil, nil, nil, nil, nil
 	a.st.Snapshot, a.st.Request = nil, nil
-	attempts.Put(a)
+	if a.pooled {
+		a.pooled = false
+		attempts.Put(a)
+	}
 }
 
 // reject records that filter fi refused view c with a known status. It is kept out
@@ -281,6 +381,9 @@ func (a *attempt) reject(c int32, fi int, id uint16) {
 // place records the next VM of the group on view c: its allocations, the tenant's
 // quota use and the AZ load.
 func (a *attempt) place(c int32) {
+	if a.lazy && a.seen[c] != a.epoch {
+		a.load(c)
+	}
 	f, h := a.st.Request.Flavor, &a.hot[c]
 	h.cpuUsed += int64(f.VCPUs)
 	h.memUsed += f.MemoryMB
@@ -301,29 +404,46 @@ func (a *attempt) place(c int32) {
 // round evaluates the nodes for the next VM and returns the index of the best, or -1.
 // Ties go to the lowest node ID. Nodes go through the filter chain a chunk at a time,
 // each filter over the whole chunk; survivors are scored likewise. With sampling, the
-// round stops after the chunk where enough feasible nodes were found.
+// round looks at the views in the interleaved order a.visit, from a.start on, and
+// stops once enough feasible nodes were found.
 func (a *attempt) round() int {
 	k := len(a.pos)
-	if a.sample < k {
-		for i := range a.res {
-			a.res[i] = resSkipped
-		}
+	if a.lazy {
+		nextEpoch(&a.roundEpoch, a.visitedAt)
 	}
 	best, bestTotal, bestID := -1, 0.0, 0
-	ids, pos := a.ix.ids, a.pos
+	ids, pos, visit := a.ix.ids, a.pos, a.visit
 	found, visited := 0, 0
 	for visited < k && found < a.sample {
 		n := min(chunk, k-visited)
-		cand := a.cand[:n]
-		c := a.start + visited
-		if c >= k {
-			c -= k
+		if a.lazy {
+			n = min(nextChunk(a.sample-found, found, visited), k-visited)
 		}
-		for i := range cand {
-			cand[i] = int32(c)
-			a.res[c] = resPassed
-			if c++; c == k {
-				c = 0
+		cand := a.cand[:n]
+		i := a.start + visited
+		if i >= k {
+			i -= k
+		}
+		if a.lazy {
+			seen, visitedAt, epoch, round := a.seen, a.visitedAt, a.epoch, a.roundEpoch
+			for j := range cand {
+				c := visit[i]
+				if seen[c] != epoch {
+					a.load(c)
+				}
+				cand[j] = c
+				a.res[c], visitedAt[c] = resPassed, round
+				if i++; i == k {
+					i = 0
+				}
+			}
+		} else {
+			for j := range cand {
+				cand[j] = int32(i)
+				a.res[i] = resPassed
+				if i++; i == k {
+					i = 0
+				}
 			}
 		}
 		visited += n
@@ -340,10 +460,26 @@ func (a *attempt) round() int {
 			}
 		}
 	}
-	if a.sample < k {
+	if a.lazy {
 		a.start = (a.start + visited) % k
 	}
 	return best
+}
+
+// nextChunk is how many nodes the next chunk of a sampled round looks at, when need
+// feasible nodes are still missing and found were found among the visited looked at so
+// far: as many as should yield need at the rate so far (need itself at first, as if all
+// were feasible, and a whole chunk while none was), at least minChunk, at most chunk.
+func nextChunk(need, found, visited int) int {
+	n := need
+	switch {
+	case visited == 0:
+	case found == 0:
+		n = chunk
+	default:
+		n = (need*visited + found - 1) / found
+	}
+	return min(max(n, minChunk), chunk)
 }
 
 // filter runs the chain over a chunk and returns the survivors. Stable verdicts of
@@ -364,7 +500,7 @@ func (a *attempt) filter(cand []int32) []int32 {
 		out := cand[:0]
 		for _, c := range cand {
 			if !a.fresh[c] {
-				a.fresh[c], a.stableRes[c] = true, a.res[c]
+				a.fresh[c], a.stableRes[c] = true, a.result(c)
 			}
 			if r := a.stableRes[c]; r != resPassed {
 				a.res[c] = r // its status is still the one recorded then
@@ -441,10 +577,11 @@ func (a *attempt) score(cand []int32) {
 	}
 }
 
+// countRejections counts the last round's rejections per filter name.
 func (a *attempt) countRejections() map[string]int {
 	out := map[string]int{}
-	for _, j := range a.res {
-		if j >= 0 {
+	for c := range a.pos {
+		if j := a.result(int32(c)); j >= 0 {
 			out[a.filters[j].Name()]++
 		}
 	}

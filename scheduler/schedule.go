@@ -13,6 +13,12 @@ import (
 // that takes the whole group wins. With AllowPartial and no such cluster, the cluster
 // that took the most VMs wins. Otherwise the error is a *NoPlacementError.
 func Schedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
+	return schedule(s, r, cfg, pooledAttempt)
+}
+
+// schedule is Schedule with the attempts taken from get (the pool, or new ones for a
+// test that must not share buffers).
+func schedule(s *Snapshot, r Request, cfg Config, get func() *attempt) (Decision, error) {
 	if r.Count == 0 {
 		r.Count = 1
 	}
@@ -32,7 +38,7 @@ func Schedule(s *Snapshot, r Request, cfg Config) (Decision, error) {
 	var failed []*Explanation // of every cluster tried, unless Quiet
 	quotaBlocked := false
 	for _, c := range clusters {
-		a := tryCluster(s, ix, &r, c, filters, scorers, &cfg)
+		a := tryCluster(get(), s, ix, &r, c, filters, scorers, &cfg)
 		if len(a.st.placed) == r.Count {
 			d := a.decision(&cfg)
 			a.release()

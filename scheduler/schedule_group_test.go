@@ -162,6 +162,9 @@ func TestScheduleSampling(t *testing.T) {
 	s := fleet(2000)
 	cfg := DefaultConfig()
 	cfg.ScoreSampleRatio = 0.1
+	// The ratio alone: DefaultConfig's MaxNodesToScore (100) would cap the sample below
+	// the 10% of 2,000 this test expects.
+	cfg.MaxNodesToScore = 0
 	r := Request{Flavor: smallFlavor(), Count: 3, Policy: Policy{Zones: []ZoneRule{{Kind: ZoneRack, Mode: ZoneAntiAffinity}}}}
 	d, err := Schedule(s, r, cfg)
 	if err != nil {

@@ -27,6 +27,7 @@ func (SpreadAZ) prepareScorer(a *attempt) bool {
 	a.azMembers = grow(a.azMembers, n)
 	clear(a.azMembers)
 	a.azScore = grow(a.azScore, n)
+	clear(a.azScore) // the explanation's table: nothing left from another decision
 	a.azStamp = grow(a.azStamp, n)
 	clear(a.azStamp)
 	a.azSeen = 0

@@ -2,6 +2,10 @@ package scheduler
 
 // Snapshot is the immutable view of the fleet a decision is made against. Schedule never
 // modifies it; committing a Decision (and re-checking it under a lock) is the caller's job.
+// A snapshot kept between decisions may be updated in place: Apply commits a decision to
+// it; after editing nodes otherwise, call Invalidate (static attributes) or
+// AllocationsChanged (allocations and capacities), since Schedule keeps an index of the
+// snapshot.
 type Snapshot struct {
 	Clusters []Cluster
 	Nodes    []Node
@@ -39,6 +43,9 @@ type Node struct {
 	// Schedulable it is read afresh by every decision.
 	Lifecycle Code
 
+	// Capacities and allocations are read afresh from the nodes a decision looks at, but
+	// the CPU ones are also summed per cluster and AZ with the snapshot's index: edit
+	// them in place through Apply, or call Snapshot.AllocationsChanged after.
 	CPUCapacity, CPUAllocated   int
 	MemoryMB, MemoryAllocatedMB int64
 	DiskGB, DiskAllocatedGB     int64
@@ -164,7 +171,8 @@ type Placement struct {
 
 // NodeResult explains one node: Rejected names the filter that refused it (Code and
 // Reason say why); otherwise Scores holds each scorer's 0..MaxScore result and Total
-// their weighted sum. Skipped nodes were not evaluated (Config.ScoreSampleRatio).
+// their weighted sum. Skipped nodes were not evaluated (Config.MaxNodesToScore,
+// Config.ScoreSampleRatio).
 type NodeResult struct {
 	NodeID   int
 	Rejected string
