@@ -125,27 +125,50 @@ var listMarshaler = regexp.MustCompile(`^func \(ec \*executionContext\) marshal[
 var fieldFunc = regexp.MustCompile(`^func \(ec \*executionContext\) (_[A-Za-z0-9_]+)\(ctx context\.Context, field graphql\.CollectedField`)
 
 // directField matches a whole generated field function that resolves a struct field of the
-// model and marshals a scalar: $1 its name, $2 the model, $3 the struct field, $4 the
-// marshaller.
+// model: $1 its name, $2 the model, $3 the field context function, $4 the struct field, $5
+// the type of its value, $6 the marshaller, $7 nonNull.
 var directField = regexp.MustCompile(`func \(ec \*executionContext\) (_[A-Za-z0-9_]+)\(ctx context\.Context, field graphql\.CollectedField, obj ([^)\n]+)\) \(ret graphql\.Marshaler\) \{
 	return graphql\.ResolveField\(
 		ctx,
 		ec\.OperationContext,
 		field,
 		func\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{
-			return ec\.fieldContext_[A-Za-z0-9_]+\(ctx, field\)
+			return (ec\.fieldContext_[A-Za-z0-9_]+)\(ctx, field\)
 		\},
 		func\(ctx context\.Context\) \(any, error\) \{
 			return (obj\.[A-Za-z0-9_]+), nil
+		\},
+		nil,
+		func\(ctx context\.Context, selections ast\.SelectionSet, v ([^\n]+)\) graphql\.Marshaler \{
+			return (ec\.marshal[^(\n]+)\(ctx, selections, v\)
+		\},
+		true,
+		(true|false),
+	\)
+\}`)
+
+// markedEdge matches a whole field function that resolves a model's method through
+// gqlexec.Marked (after the line rewrite): $1 its name, $2 the model, $3 the field context
+// function, $4 the method, $5 the marshaller, $6 nonNull.
+var markedEdge = regexp.MustCompile(`func \(ec \*executionContext\) (_[A-Za-z0-9_]+)\(ctx context\.Context, field graphql\.CollectedField, obj ([^)\n]+)\) \(ret graphql\.Marshaler\) \{
+(	return graphql\.ResolveField\(
+		ctx,
+		ec\.OperationContext,
+		field,
+		func\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{
+			return (ec\.fieldContext_[A-Za-z0-9_]+)\(ctx, field\)
+		\},
+		func\(ctx context\.Context\) \(any, error\) \{
+			return gqlexec\.Marked\((obj\.[A-Za-z0-9_]+)\(ctx\)\)
 		\},
 		nil,
 		func\(ctx context\.Context, selections ast\.SelectionSet, v [^\n]+\) graphql\.Marshaler \{
 			return (ec\.marshal[^(\n]+)\(ctx, selections, v\)
 		\},
 		true,
-		(?:true|false),
+		(true|false),
 	\)
-\}`)
+)\}`)
 
 // objectFunc matches a whole generated object marshaller (up to its closing brace in the
 // first column).
@@ -164,12 +187,14 @@ var noChildren = regexp.MustCompile(`errors\.New\("field of type ([^"]*) does no
 
 // rewrite changes three things gqlgen's templates offer no switch for in the executable schema
 // in file, and writes what the changed code calls to helper (exec_gen.go beside it):
-//   - the direct fields marshal their struct field at once, without gqlgen's field context,
+//   - struct fields holding objects resolve through gqlexec.Edge (a field context, no
+//     closures); the direct fields marshal their struct field at once, without gqlgen's field context,
 //     middleware and result boxing (five allocations per field of every object of a list):
 //     a struct field cannot fail, panic or have children; what differs is only that an error
 //     in marshalling its value (which the scalars VirtFlow binds never report) would name the
 //     object's path rather than the field's;
 //   - the marked fields mark their own errors (gqlexec.Marked) and run without middleware;
+//     in queries they resolve through gqlexec.Edge, without ResolveField's closures;
 //   - only the intercepted fields run inside the operation's field middleware
 //     (gqlexec.Intercept as their middleware chain; the handler registers no gqlgen field
 //     interceptor, which would wrap every field in closures);
@@ -178,7 +203,8 @@ var noChildren = regexp.MustCompile(`errors\.New\("field of type ([^"]*) does no
 //     (gqlexec.MarshalSlice) instead of by MarshalSliceConcurrently, which starts a goroutine
 //     per element (only lists of scalars get a loop from gqlgen);
 //   - an object returns gqlexec.Object, which writes its JSON without the allocations of
-//     FieldSet.MarshalGQL;
+//     FieldSet.MarshalGQL, and collects its fields through the operation's
+//     gqlexec.FieldsCache (a field of executionContext);
 //   - an object none of whose fields can be deferred builds no deferred field set; the others
 //     register their deferred group only when the query deferred something (gqlgen computed
 //     and allocated the path of every object of every response for it);
@@ -220,15 +246,43 @@ func rewrite(file, helper string, plugin *serialModelFields) error {
 	}
 	code := strings.Replace(strings.Join(lines, "\n"), "import (\n", "import (\n\t\"github.com/virtflow/virtflow/graph/gqlexec\"\n", 1)
 
-	direct := 0
+	direct, structObjects := 0, 0
 	code = directField.ReplaceAllStringFunc(code, func(m string) string {
 		g := directField.FindStringSubmatch(m)
 		if !plugin.direct[g[1]] {
-			return m
+			// A struct field holding objects (a connection's edges, an edge's node): it
+			// cannot fail either, but its children need its field context.
+			structObjects++
+			return fmt.Sprintf("func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n"+
+				"\tfc, err := %s(ctx, field)\n\tif err != nil {\n\t\treturn graphql.Null\n\t}\n"+
+				"\treturn gqlexec.Edge(ctx, ec.OperationContext, fc, func(context.Context) (%s, error) { return %s, nil }, %s, %s)\n}",
+				g[1], g[2], g[3], g[5], g[4], g[6], g[7])
 		}
 		direct++
-		return fmt.Sprintf("func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n\treturn %s(ctx, field.Selections, %s)\n}", g[1], g[2], g[4], g[3])
+		return fmt.Sprintf("func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n\treturn %s(ctx, field.Selections, %s)\n}", g[1], g[2], g[6], g[4])
 	})
+
+	edges := 0
+	code = markedEdge.ReplaceAllStringFunc(code, func(m string) string {
+		g := markedEdge.FindStringSubmatch(m)
+		edges++
+		return fmt.Sprintf("func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n"+
+			"\tif ec.OperationContext.Operation.Operation == ast.Mutation {\n%s\t}\n"+
+			"\tfc, err := %s(ctx, field)\n\tif err != nil {\n\t\treturn graphql.Null\n\t}\n"+
+			"\treturn gqlexec.Edge(ctx, ec.OperationContext, fc, %s, %s, %s)\n}",
+			g[1], g[2], g[3], g[4], g[5], g[6], g[7])
+	})
+
+	// Objects collect their fields through the operation's gqlexec.FieldsCache.
+	collects := strings.Count(code, "graphql.CollectFields(ec.OperationContext, sel, ")
+	code = strings.ReplaceAll(code, "graphql.CollectFields(ec.OperationContext, sel, ", "ec.fields.Collect(ec.OperationContext, sel, ")
+	const ecType = "type executionContext struct {\n\t*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]\n}"
+	const ecInit = "\treturn &executionContext{\n\t\tExecutionContextState: "
+	if strings.Count(code, ecType) != 1 || strings.Count(code, ecInit) != 1 {
+		return fmt.Errorf("gqlgen's output changed: executionContext not found")
+	}
+	code = strings.Replace(code, ecType, strings.TrimSuffix(ecType, "}")+"\tfields *gqlexec.FieldsCache\n}", 1)
+	code = strings.Replace(code, ecInit, "\treturn &executionContext{\n\t\tfields: new(gqlexec.FieldsCache),\n\t\tExecutionContextState: ", 1)
 
 	objects, undeferred := 0, 0
 	code = objectFunc.ReplaceAllStringFunc(code, func(f string) string {
@@ -280,10 +334,10 @@ func rewrite(file, helper string, plugin *serialModelFields) error {
 		return fmt.Sprintf("errNoChildren[%d]", index[noChildren.FindStringSubmatch(m)[1]])
 	})
 	if lists == 0 || groups == 0 || len(names) == 0 || intercepted != len(plugin.intercepted) || marked != len(plugin.marked) ||
-		direct == 0 || objects == 0 || undeferred == 0 {
+		edges != marked || direct == 0 || structObjects == 0 || objects == 0 || undeferred == 0 || collects == 0 {
 		return fmt.Errorf("gqlgen's output changed: %d list marshallers, %d deferred groups, %d scalar errors, "+
-			"%d of %d intercepted, %d of %d marked and %d of %d direct fields, %d objects (%d undeferred) found",
-			lists, groups, len(names), intercepted, len(plugin.intercepted), marked, len(plugin.marked),
+			"%d of %d intercepted, %d of %d marked (%d edges) and %d of %d direct fields, %d objects (%d undeferred) found",
+			lists, groups, len(names), intercepted, len(plugin.intercepted), marked, len(plugin.marked), edges,
 			direct, len(plugin.direct), objects, undeferred)
 	}
 	formatted, err := format.Source([]byte(code))
@@ -337,8 +391,8 @@ var errNoChildren = [...]error{
 	if err != nil {
 		return err
 	}
-	log.Printf("gqlgen: %d objects (%d without deferred sets), %d of %d struct fields direct, %d fields intercepted, %d edges marked, %d list marshallers choose serial or concurrent by their selection, %d deferred groups guarded, %d scalar errors shared",
-		objects, undeferred, direct, len(plugin.direct), intercepted, marked, lists, groups, len(names))
+	log.Printf("gqlgen: %d objects (%d without deferred sets), %d of %d struct fields direct, %d struct fields of objects, %d fields intercepted, %d edges marked, %d list marshallers choose serial or concurrent by their selection, %d deferred groups guarded, %d scalar errors shared",
+		objects, undeferred, direct, len(plugin.direct), structObjects, intercepted, marked, lists, groups, len(names))
 	return os.WriteFile(helper, out, 0o644)
 }
 

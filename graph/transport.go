@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -33,7 +34,9 @@ func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		writeRefusal(w, http.StatusBadRequest, apierr.CodeBadRequest, "could not read the request body")
 		return
 	}
-	if err := decodeStrict(body, &graphql.RawParams{}); err != nil {
+	start := graphql.Now()
+	params := &graphql.RawParams{}
+	if err := decodeStrict(body, params); err != nil {
 		if tooDeep(err) {
 			writeRefusal(w, http.StatusBadRequest, apierr.CodeQueryTooLarge, "the request body is nested too deeply (variables nest at most a few dozen levels)", "limit", "inputDepth")
 			return
@@ -41,8 +44,97 @@ func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		writeRefusal(w, http.StatusBadRequest, apierr.CodeBadRequest, "the request body is not a GraphQL request: "+jsonProblem(err))
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	t.POST.Do(w, r, exec)
+	if !acceptsJSON(r.Header.Get("Accept")) {
+		// application/graphql-response+json: gqlgen's own status codes for it.
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		t.POST.Do(w, r, exec)
+		return
+	}
+	// What transport.POST does for application/json, with the parameters decoded above
+	// (not a second time) and the response written by writeResponse.
+	ctx := r.Context()
+	w.Header().Set("Content-Type", "application/json")
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	rc, opErr := exec.CreateOperationContext(ctx, params)
+	if opErr != nil {
+		if errcode.GetErrorKind(opErr) == errcode.KindProtocol {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+		}
+		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, rc)
+	writeResponse(w, responses(ctx))
+}
+
+// acceptsJSON reports whether a request with this Accept header gets application/json from
+// transport.POST (no header, or */*, application/* or application/json before
+// application/graphql-response+json).
+func acceptsJSON(accept string) bool {
+	if accept == "" {
+		return true
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		mediaType, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mediaType {
+		case "*/*", "application/*", "application/json":
+			return true
+		case "application/graphql-response+json":
+			return false
+		}
+	}
+	return false
+}
+
+// writeResponse writes resp as json.Marshal does, but copies resp.Data, which gqlgen's
+// marshallers produced, as it is: json.Marshal scans and compacts a json.RawMessage byte by
+// byte, a tenth of the CPU of a response listing 1,000 hosts.
+func writeResponse(w io.Writer, resp *graphql.Response) {
+	if resp == nil {
+		_, _ = io.WriteString(w, "null")
+		return
+	}
+	var b bytes.Buffer
+	b.Grow(len(resp.Data) + 64)
+	b.WriteByte('{')
+	field := func(name string, v any) {
+		enc, err := json.Marshal(v)
+		if err != nil {
+			panic(fmt.Errorf("marshal the response's %s: %w", name, err))
+		}
+		b.WriteString(`"` + name + `":`)
+		b.Write(enc)
+		b.WriteByte(',')
+	}
+	if len(resp.Errors) > 0 {
+		field("errors", resp.Errors)
+	}
+	b.WriteString(`"data":`)
+	if resp.Data == nil {
+		b.WriteString("null")
+	} else {
+		b.Write(resp.Data)
+	}
+	b.WriteByte(',')
+	if resp.Label != "" {
+		field("label", resp.Label)
+	}
+	if len(resp.Path) > 0 {
+		field("path", resp.Path)
+	}
+	if resp.HasNext != nil {
+		field("hasNext", resp.HasNext)
+	}
+	if len(resp.Extensions) > 0 {
+		field("extensions", resp.Extensions)
+	}
+	out := b.Bytes()
+	out[len(out)-1] = '}'
+	_, _ = w.Write(out)
 }
 
 // getQuery is transport.GET with its parameters checked before gqlgen reads them.
