@@ -204,8 +204,10 @@ var noChildren = regexp.MustCompile(`errors\.New\("field of type ([^"]*) does no
 //     per element (only lists of scalars get a loop from gqlgen);
 //   - an object returns gqlexec.Object, which writes its JSON without the allocations of
 //     FieldSet.MarshalGQL, and collects its fields through the operation's
-//     gqlexec.FieldsCache (a field of executionContext);
-//   - an object none of whose fields can be deferred builds no deferred field set; the others
+//     gqlexec.FieldsCache (a field of executionContext), through which fields also parse
+//     their arguments once per operation rather than once per object;
+//   - an object none of whose fields can be deferred builds no deferred field set (and, when
+//     none resolves concurrently either, builds a gqlexec.Result instead of a FieldSet); the others
 //     register their deferred group only when the query deferred something (gqlgen computed
 //     and allocated the path of every object of every response for it);
 //   - the scalar fields' "does not have child fields" errors are allocated once.
@@ -284,7 +286,12 @@ func rewrite(file, helper string, plugin *serialModelFields) error {
 	code = strings.Replace(code, ecType, strings.TrimSuffix(ecType, "}")+"\tfields *gqlexec.FieldsCache\n}", 1)
 	code = strings.Replace(code, ecInit, "\treturn &executionContext{\n\t\tfields: new(gqlexec.FieldsCache),\n\t\tExecutionContextState: ", 1)
 
-	objects, undeferred := 0, 0
+	// Fields parse their arguments once per operation (gqlexec.FieldsCache.Args).
+	argsCall := regexp.MustCompile(`if fc\.Args, err = (ec\.field_[A-Za-z0-9_]+_args)\(ctx, field\.ArgumentMap\(ec\.Variables\)\); err != nil \{`)
+	sharedArgs := len(argsCall.FindAllString(code, -1))
+	code = argsCall.ReplaceAllString(code, "if fc.Args, err = ec.fields.Args(field, func() (map[string]any, error) {\n\t\treturn ${1}(ctx, field.ArgumentMap(ec.Variables))\n\t}); err != nil {")
+
+	objects, undeferred, results := 0, 0, 0
 	code = objectFunc.ReplaceAllStringFunc(code, func(f string) string {
 		if !strings.HasSuffix(f, "\n\treturn out\n}") {
 			return f
@@ -301,6 +308,14 @@ func rewrite(file, helper string, plugin *serialModelFields) error {
 		f = deferredGroup.ReplaceAllString(f, "")
 		if f != before && !strings.Contains(f, "deferLabelToView") && !strings.Contains(f, "deferredFieldSet") {
 			undeferred++
+			if !strings.Contains(f, "out.Concurrently(") && strings.Count(f, "\tout := graphql.NewFieldSet(fields)\n") == 1 &&
+				strings.Count(f, "\tout.Dispatch(ctx)\n") == 1 {
+				// Nothing concurrent, nothing deferred: one gqlexec.Result per object.
+				results++
+				f = strings.Replace(f, "\tout := graphql.NewFieldSet(fields)\n", "\tout := gqlexec.NewResult(fields)\n", 1)
+				f = strings.Replace(f, "\tout.Dispatch(ctx)\n", "", 1)
+				f = strings.TrimSuffix(f, "\n\treturn gqlexec.Object(fields, out.Values)\n}") + "\n\treturn out\n}"
+			}
 			return f
 		}
 		return before
@@ -334,7 +349,7 @@ func rewrite(file, helper string, plugin *serialModelFields) error {
 		return fmt.Sprintf("errNoChildren[%d]", index[noChildren.FindStringSubmatch(m)[1]])
 	})
 	if lists == 0 || groups == 0 || len(names) == 0 || intercepted != len(plugin.intercepted) || marked != len(plugin.marked) ||
-		edges != marked || direct == 0 || structObjects == 0 || objects == 0 || undeferred == 0 || collects == 0 {
+		edges != marked || direct == 0 || structObjects == 0 || objects == 0 || undeferred == 0 || collects == 0 || sharedArgs == 0 || results == 0 {
 		return fmt.Errorf("gqlgen's output changed: %d list marshallers, %d deferred groups, %d scalar errors, "+
 			"%d of %d intercepted, %d of %d marked (%d edges) and %d of %d direct fields, %d objects (%d undeferred) found",
 			lists, groups, len(names), intercepted, len(plugin.intercepted), marked, len(plugin.marked), edges,
@@ -391,8 +406,8 @@ var errNoChildren = [...]error{
 	if err != nil {
 		return err
 	}
-	log.Printf("gqlgen: %d objects (%d without deferred sets), %d of %d struct fields direct, %d struct fields of objects, %d fields intercepted, %d edges marked, %d list marshallers choose serial or concurrent by their selection, %d deferred groups guarded, %d scalar errors shared",
-		objects, undeferred, direct, len(plugin.direct), structObjects, intercepted, marked, lists, groups, len(names))
+	log.Printf("gqlgen: %d objects (%d without deferred sets, %d built as one gqlexec.Result), %d of %d struct fields direct, %d struct fields of objects, %d fields intercepted, %d edges marked, %d list marshallers choose serial or concurrent by their selection, %d deferred groups guarded, %d scalar errors shared",
+		objects, undeferred, results, direct, len(plugin.direct), structObjects, intercepted, marked, lists, groups, len(names))
 	return os.WriteFile(helper, out, 0o644)
 }
 

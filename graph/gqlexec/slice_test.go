@@ -139,3 +139,35 @@ func TestMarkedTagsErrorsAsAResolver(t *testing.T) {
 		t.Errorf("Marked returned the error unmarked (%T)", err)
 	}
 }
+
+// TestFieldsCacheArgs: a field's arguments are parsed once per operation and shared, unless
+// they hold a `where` or `input` object, which the where guard scopes per field context.
+func TestFieldsCacheArgs(t *testing.T) {
+	type where struct{ Name string }
+	var c FieldsCache
+	parses := 0
+	field := graphql.CollectedField{Field: &ast.Field{Name: "hostGroups"}}
+	parse := func(args map[string]any) func() (map[string]any, error) {
+		return func() (map[string]any, error) { parses++; return args, nil }
+	}
+	first := 10
+	for range 3 {
+		if _, err := c.Args(field, parse(map[string]any{"first": &first, "where": (*where)(nil)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if parses != 1 {
+		t.Fatalf("arguments without a where object parsed %d times, want once", parses)
+	}
+	other := graphql.CollectedField{Field: &ast.Field{Name: "maintainers"}}
+	parses = 0
+	for range 3 {
+		args, _ := c.Args(other, parse(map[string]any{"where": &where{Name: "x"}}))
+		if args["where"].(*where).Name != "x" {
+			t.Fatal("where lost")
+		}
+	}
+	if parses != 3 {
+		t.Fatalf("arguments with a where object parsed %d times, want every time", parses)
+	}
+}
