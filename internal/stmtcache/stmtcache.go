@@ -59,8 +59,8 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	cn := &conn{baseConn: b}
 	cn.stmts, err = simplelru.NewLRU(size, func(_ string, st driver.Stmt) {
-		if cn.closing {
-			return // the session's end frees its statements, or the server refused it
+		if cn.keepOnServer {
+			return // the session's end frees it (Close, drop)
 		}
 		// A failed close leaves the connection broken (lib/pq marks it bad), and
 		// database/sql then discards it with every statement it held.
@@ -93,8 +93,10 @@ type baseConn interface {
 // from one goroutine at a time, so the cache needs no lock.
 type conn struct {
 	baseConn
-	stmts   *simplelru.LRU[string, driver.Stmt]
-	closing bool
+	stmts *simplelru.LRU[string, driver.Stmt]
+	// keepOnServer makes an eviction forget a statement without closing it on the server:
+	// the connection is closing, or the server no longer accepts the statement.
+	keepOnServer bool
 }
 
 var (
@@ -139,9 +141,9 @@ func (c *conn) drop(query string, err error) {
 	if errors.As(err, &pe) && (pe.Code == "26000" || pe.Code == "0A000") {
 		// No Close: in a failed transaction it would fail too, and the session's end
 		// frees the name.
-		c.closing = true
+		c.keepOnServer = true
 		c.stmts.Remove(query)
-		c.closing = false
+		c.keepOnServer = false
 	}
 }
 
@@ -179,7 +181,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 
 // Close implements driver.Conn. The server frees the connection's statements with it.
 func (c *conn) Close() error {
-	c.closing = true
+	c.keepOnServer = true
 	c.stmts.Purge()
 	return c.baseConn.Close()
 }
