@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/placement"
 )
 
 // CreateAlert is the resolver for the createAlert field.
@@ -422,12 +423,12 @@ func (r *mutationResolver) DeleteProvider(ctx context.Context, id int) (int, err
 
 // CreateQuota is the resolver for the createQuota field.
 func (r *mutationResolver) CreateQuota(ctx context.Context, input ent.CreateQuotaInput) (*ent.Quota, error) {
-	return r.ent(ctx).Quota.Create().SetInput(input).Save(ctx)
+	return placement.CreateQuota(ctx, r.ent(ctx), input)
 }
 
 // UpdateQuota is the resolver for the updateQuota field.
 func (r *mutationResolver) UpdateQuota(ctx context.Context, id int, input ent.UpdateQuotaInput) (*ent.Quota, error) {
-	return r.ent(ctx).Quota.UpdateOneID(id).SetInput(input).Save(ctx)
+	return placement.UpdateQuota(ctx, r.ent(ctx), id, input)
 }
 
 // DeleteQuota is the resolver for the deleteQuota field.

@@ -7,7 +7,10 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/scheduler"
@@ -52,15 +55,18 @@ const (
 
 // commit applies the decision's placements to the nodes and the tenant's quotas, each row
 // only if it still has room (see the package comment); with checkQuota false (a move) the
-// quota rows are charged whatever their limits. On anything but committed, the rows this
-// attempt changed are put back and the caller decides again.
-func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d scheduler.Decision, checkQuota bool) (outcome, error) {
+// quota rows are charged whatever their limits. Which quota each node counts in, and its
+// group's cores, are read in the transaction (quotasOf), after the node rows are taken,
+// whatever the snapshot knows: a snapshot from a cache that has not seen a quota yet must
+// not let a placement past it. With requireQuota, a node in no quota of the tenant refuses.
+// On anything but committed, the rows this attempt changed are put back and the caller
+// decides again; quotaIDs are the quota rows the attempt found (for the cache to read again).
+func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d scheduler.Decision, checkQuota, requireQuota bool) (o outcome, quotaIDs []int, err error) {
 	nodes := map[int]*nodeUsage{}
-	quotas := map[int]*quotaUsage{}
 	for _, p := range d.Placements {
 		info, ok := snap.nodes[p.NodeID]
 		if !ok {
-			return nodeMissed, nil
+			return nodeMissed, nil, nil
 		}
 		n := nodes[p.NodeID]
 		if n == nil {
@@ -68,24 +74,16 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 			nodes[p.NodeID] = n
 		}
 		n.add(r.Flavor)
-		if q, ok := snap.quotas[scheduler.QuotaKey{TenantID: r.TenantID, HostGroupID: info.hostGroupID}]; ok {
-			u := quotas[q.id]
-			if u == nil {
-				u = &quotaUsage{cores: q.groupCores}
-				quotas[q.id] = u
-			}
-			u.add(r.Flavor)
-		}
 	}
 
 	var undo []func(context.Context) error
-	rollback := func(o outcome) (outcome, error) {
+	rollback := func(o outcome) (outcome, []int, error) {
 		for i := len(undo) - 1; i >= 0; i-- {
 			if err := undo[i](ctx); err != nil {
-				return o, err
+				return o, quotaIDs, err
 			}
 		}
-		return o, nil
+		return o, quotaIDs, nil
 	}
 	sys := system(ctx)
 	for _, id := range sortedKeys(nodes) {
@@ -93,14 +91,14 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		k := rowKey{classNode, id}
 		if busy, err := t.prepareWrite(ctx, k); err != nil || busy {
 			if err != nil {
-				return committed, err
+				return committed, nil, err
 			}
 			return rollback(lockBusy)
 		}
 		n, err := t.c.ComputeNode.Update().Where(computenode.ID(id), nodeFits(u)).
 			AddCPUAllocated(u.cpu).AddMemoryAllocatedMB(u.mem).AddDiskAllocatedGB(u.disk).Save(withRows(sys, snap.reserved, id))
 		if err != nil {
-			return committed, fmt.Errorf("allocate on node %d: %w", id, err)
+			return committed, nil, fmt.Errorf("allocate on node %d: %w", id, err)
 		}
 		if n == 0 {
 			return rollback(nodeFull)
@@ -111,12 +109,35 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 				AddCPUAllocated(-u.cpu).AddMemoryAllocatedMB(-u.mem).AddDiskAllocatedGB(-u.disk).Exec(system(ctx))
 		})
 	}
+	// The quota rows, read now: a SetQuota that committed while this transaction waited for
+	// a node row is seen (SetQuota takes the group's node rows before it writes the quota).
+	applies, err := quotasOf(sys, t.c, r.TenantID, sortedKeys(nodes))
+	if err != nil {
+		return committed, nil, err
+	}
+	quotas := map[int]*quotaUsage{}
+	for _, p := range d.Placements {
+		q, ok := applies[p.NodeID]
+		if !ok {
+			if checkQuota && requireQuota {
+				return rollback(quotaFull)
+			}
+			continue
+		}
+		u := quotas[q.QuotaID]
+		if u == nil {
+			u = &quotaUsage{cores: q.Cores}
+			quotas[q.QuotaID] = u
+			quotaIDs = append(quotaIDs, q.QuotaID)
+		}
+		u.add(r.Flavor)
+	}
 	for _, id := range sortedKeys(quotas) {
 		u := quotas[id]
 		k := rowKey{classQuota, id}
 		if busy, err := t.prepareWrite(ctx, k); err != nil || busy {
 			if err != nil {
-				return committed, err
+				return committed, nil, err
 			}
 			return rollback(lockBusy)
 		}
@@ -124,10 +145,12 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		if checkQuota {
 			q.Where(quotaFits(u))
 		}
+		// Reserved in this process's cache only when the decision's snapshot knew the row.
+		_, known := snap.quotas[scheduler.QuotaKey{TenantID: r.TenantID, HostGroupID: groupOf(applies, id)}]
 		n, err := q.
-			AddUsedVcpus(u.cpu).AddUsedMemoryMB(u.mem).AddUsedStorageGB(u.disk).Save(withRows(sys, snap.reserved, id))
+			AddUsedVcpus(u.cpu).AddUsedMemoryMB(u.mem).AddUsedStorageGB(u.disk).Save(withRows(sys, snap.reserved && known, id))
 		if err != nil {
-			return committed, fmt.Errorf("use quota %d: %w", id, err)
+			return committed, nil, fmt.Errorf("use quota %d: %w", id, err)
 		}
 		if n == 0 {
 			return rollback(quotaFull)
@@ -138,7 +161,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 				AddUsedVcpus(-u.cpu).AddUsedMemoryMB(-u.mem).AddUsedStorageGB(-u.disk).Exec(system(ctx))
 		})
 	}
-	return committed, nil
+	return committed, quotaIDs, nil
 }
 
 func sortedKeys[V any](m map[int]V) []int {
@@ -148,6 +171,59 @@ func sortedKeys[V any](m map[int]V) []int {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// nodeQuota is the tenant's quota row a node counts in, with the row's host group and the
+// group's physical cores.
+type nodeQuota struct {
+	NodeID  int `sql:"node_id"`
+	QuotaID int `sql:"quota_id"`
+	GroupID int `sql:"group_id"`
+	Cores   int `sql:"cores"`
+}
+
+// quotasOf reads, in one query, the quota of the tenant that each of the nodes counts in:
+// the lowest-id host group of the node's host that has a quota for the tenant
+// (hostGroupFor), with that group's cores. Nodes in no such group are absent.
+func quotasOf(ctx context.Context, c *ent.Client, tenantID int, nodeIDs []int) (map[int]nodeQuota, error) {
+	var rows []nodeQuota
+	err := c.HostGroup.Query().Modify(func(s *sql.Selector) {
+		hgh, cn := sql.Table(hostgroup.HostsTable).As("hgh"), sql.Table(computenode.Table).As("cn")
+		q := sql.Table(quota.Table).As("q")
+		s.Join(hgh).On(s.C(hostgroup.FieldID), hgh.C(hostgroup.HostsPrimaryKey[0]))
+		s.Join(cn).On(hgh.C(hostgroup.HostsPrimaryKey[1]), cn.C(computenode.HostColumn))
+		s.Join(q).On(q.C(quota.HostGroupColumn), s.C(hostgroup.FieldID))
+		s.Where(sql.And(sql.InInts(cn.C(computenode.FieldID), nodeIDs...), sql.EQ(q.C(quota.TenantColumn), tenantID)))
+		s.Select()
+		s.AppendSelectAs(cn.C(computenode.FieldID), "node_id")
+		s.AppendSelectAs(q.C(quota.FieldID), "quota_id")
+		s.AppendSelectAs(s.C(hostgroup.FieldID), "group_id")
+		s.AppendSelectExprAs(sql.Expr(fmt.Sprintf(
+			"(SELECT COALESCE(SUM(h.%s), 0) FROM %s AS x JOIN %s AS h ON x.%s = h.%s WHERE x.%s = %s)",
+			host.FieldCPUCores, hostgroup.HostsTable, host.Table, hostgroup.HostsPrimaryKey[1], host.FieldID,
+			hostgroup.HostsPrimaryKey[0], s.C(hostgroup.FieldID))), "cores")
+		s.OrderBy(cn.C(computenode.FieldID), s.C(hostgroup.FieldID))
+	}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("read quotas of nodes: %w", err)
+	}
+	out := make(map[int]nodeQuota, len(nodeIDs))
+	for _, r := range rows {
+		if _, ok := out[r.NodeID]; !ok { // the lowest group first
+			out[r.NodeID] = r
+		}
+	}
+	return out, nil
+}
+
+// groupOf is the host group of quota id among applies, 0 when absent.
+func groupOf(applies map[int]nodeQuota, id int) int {
+	for _, q := range applies {
+		if q.QuotaID == id {
+			return q.GroupID
+		}
+	}
+	return 0
 }
 
 // fits is the SQL condition "used + n <= limit".

@@ -90,10 +90,11 @@ func (p *Placer) place(ctx context.Context, t *txn, req Request) (placed *Placed
 		if err != nil {
 			return nil, scheduleError(err)
 		}
-		last, err = t.commit(ctx, snap, r, d, !req.Move)
+		var quotaIDs []int
+		last, quotaIDs, err = t.commit(ctx, snap, r, d, !req.Move, p.cfg.Scheduler.RequireQuota)
 		if err != nil {
 			if p.cfg.Snapshots != nil {
-				p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), snap.quotaIDs(req.TenantID))
+				p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), append(snap.quotaIDs(req.TenantID), quotaIDs...))
 			}
 			return nil, collision(err)
 		}
@@ -101,7 +102,7 @@ func (p *Placer) place(ctx context.Context, t *txn, req Request) (placed *Placed
 			return &Placed{Decision: d, Snapshot: snap, Attempts: attempt}, nil
 		}
 		if p.cfg.Snapshots != nil {
-			p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), snap.quotaIDs(req.TenantID))
+			p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), append(snap.quotaIDs(req.TenantID), quotaIDs...))
 		}
 		if err := sleep(ctx, attempt); err != nil {
 			return nil, err

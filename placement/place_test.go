@@ -114,7 +114,7 @@ func TestCommitRechecks(t *testing.T) {
 		var o outcome
 		_, err := inTx(ctx, c, func(t *txn) error {
 			var err error
-			o, err = t.commit(ctx, snap, req, d, true)
+			o, _, err = t.commit(ctx, snap, req, d, true, false)
 			return err
 		})
 		if err != nil {
@@ -158,6 +158,27 @@ func TestCommitRechecks(t *testing.T) {
 	}
 	if got := c.Quota.GetX(ctx, q.ID); got.UsedVcpus != 4 || got.UsedMemoryMB != 2048 {
 		t.Errorf("quota uses %d vCPUs, %d MB; want 4, 2048", got.UsedVcpus, got.UsedMemoryMB)
+	}
+
+	// A quota the snapshot does not know (set after the decision, as a cache that has not
+	// heard of it yet would have it) is still read, checked and charged by the commit.
+	c.ComputeNode.Update().Where(computenode.IDIn(s.Nodes[0].ID, s.Nodes[1].ID)).SetCPUAllocated(0).
+		SetMemoryAllocatedMB(0).SetDiskAllocatedGB(0).ExecX(ctx)
+	c.Quota.DeleteOneID(q.ID).ExecX(ctx)
+	snap, d = decide()
+	if len(snap.quotas) != 0 {
+		t.Fatalf("snapshot knows %d quotas; want none", len(snap.quotas))
+	}
+	q2 := c.Quota.Create().SetTenantID(s.Tenant).SetHostGroupID(s.HostGroup).SetMemoryMB(1024).SaveX(ctx)
+	if o := commit(snap, d); o != quotaFull {
+		t.Fatalf("commit past a quota the snapshot did not know: outcome %d, want quotaFull", o)
+	}
+	c.Quota.UpdateOneID(q2.ID).SetMemoryMB(0).SetCPUPercent(100).ExecX(ctx)
+	if o := commit(snap, d); o != committed {
+		t.Fatalf("outcome %d, want committed", o)
+	}
+	if got := c.Quota.GetX(ctx, q2.ID); got.UsedVcpus != 4 || got.UsedMemoryMB != 2048 || got.UsedStorageGB != 20 {
+		t.Errorf("quota unknown to the snapshot uses %d vCPUs, %d MB, %d GB; want 4, 2048, 20", got.UsedVcpus, got.UsedMemoryMB, got.UsedStorageGB)
 	}
 }
 

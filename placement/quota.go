@@ -6,11 +6,13 @@ import (
 	"math"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/tenant"
@@ -30,15 +32,11 @@ type QuotaInput struct {
 // in one statement (an upsert on the quota's unique tenant and host group), so concurrent
 // calls cannot create two. Usage is left as it is; a limit below it stops new placements.
 func SetQuota(ctx context.Context, c *ent.Client, in QuotaInput) (*ent.Quota, error) {
-	switch {
-	case in.CPUPercent != nil && (math.IsNaN(*in.CPUPercent) || *in.CPUPercent < 0 || *in.CPUPercent > 100):
-		return nil, apierr.Validation("cpuPercent", "cpuPercent must be between 0 and 100")
-	case in.VCPUs != nil && *in.VCPUs < 0:
-		return nil, apierr.Validation("vcpus", "vcpus must not be negative (0 is unlimited)")
-	case in.MemoryMB != nil && *in.MemoryMB < 0:
-		return nil, apierr.Validation("memoryMB", "memoryMB must not be negative (0 is unlimited)")
-	case in.StorageGB != nil && *in.StorageGB < 0:
-		return nil, apierr.Validation("storageGB", "storageGB must not be negative (0 is unlimited)")
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	if err := lockGroupNodes(ctx, c, in.HostGroupID); err != nil {
+		return nil, err
 	}
 	existed, err := c.Quota.Query().Where(func(s *sql.Selector) {
 		s.Where(sql.And(sql.EQ(s.C(quota.TenantColumn), in.TenantID), sql.EQ(s.C(quota.HostGroupColumn), in.HostGroupID)))
@@ -74,6 +72,88 @@ func SetQuota(ctx context.Context, c *ent.Client, in QuotaInput) (*ent.Quota, er
 		}
 	}
 	return c.Quota.Get(ctx, id)
+}
+
+// CreateQuota is createQuota: SetQuota's rules for a quota that must be new (a second quota
+// of the tenant in the group is CONFLICT, from the unique index), so that a quota made
+// through the generic mutation is charged with the tenant's VMs too.
+func CreateQuota(ctx context.Context, c *ent.Client, in ent.CreateQuotaInput) (*ent.Quota, error) {
+	qi := QuotaInput{TenantID: in.TenantID, HostGroupID: in.HostGroupID, CPUPercent: in.CPUPercent,
+		VCPUs: in.Vcpus, MemoryMB: in.MemoryMB, StorageGB: in.StorageGB}
+	if err := qi.validate(); err != nil {
+		return nil, err
+	}
+	if err := lockGroupNodes(ctx, c, in.HostGroupID); err != nil {
+		return nil, err
+	}
+	q, err := c.Quota.Create().SetInput(in).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := countExisting(ctx, c, in.TenantID, in.HostGroupID, q.ID); err != nil {
+		return nil, err
+	}
+	return c.Quota.Get(ctx, q.ID)
+}
+
+// UpdateQuota is updateQuota: its limits may change, not its tenant or host group (the
+// usage it holds belongs to them: delete it and set a new one instead).
+func UpdateQuota(ctx context.Context, c *ent.Client, id int, in ent.UpdateQuotaInput) (*ent.Quota, error) {
+	cur, err := c.Quota.Query().Where(quota.ID(id)).WithTenant(func(q *ent.TenantQuery) { q.Select(tenant.FieldID) }).
+		WithHostGroup(func(q *ent.HostGroupQuery) { q.Select(hostgroup.FieldID) }).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if in.TenantID != nil && (cur.Edges.Tenant == nil || *in.TenantID != cur.Edges.Tenant.ID) {
+		return nil, apierr.Validation("tenantID", "a quota's tenant cannot change: delete the quota and set a new one")
+	}
+	if in.HostGroupID != nil && (cur.Edges.HostGroup == nil || *in.HostGroupID != cur.Edges.HostGroup.ID) {
+		return nil, apierr.Validation("hostGroupID", "a quota's host group cannot change: delete the quota and set a new one")
+	}
+	qi := QuotaInput{CPUPercent: in.CPUPercent, VCPUs: in.Vcpus, MemoryMB: in.MemoryMB, StorageGB: in.StorageGB}
+	if err := qi.validate(); err != nil {
+		return nil, err
+	}
+	in.TenantID, in.HostGroupID = nil, nil
+	return c.Quota.UpdateOneID(id).SetInput(in).Save(ctx)
+}
+
+// lockGroupNodes locks the compute nodes of the host group's hosts (SELECT … FOR NO KEY
+// UPDATE, in id order as placements take them; nothing on SQLite, whose writers run one at
+// a time) before a quota of the group is created. A placement writes its node rows before
+// it reads which quotas apply (commit), so either it waits here and then sees the new quota,
+// or the quota waits for it and countExisting then counts its VM: no VM escapes a quota set
+// while it is placed.
+func lockGroupNodes(ctx context.Context, c *ent.Client, group int) error {
+	_, err := c.ComputeNode.Query().Modify(func(s *sql.Selector) {
+		hgh := sql.Table(hostgroup.HostsTable).As("hgh")
+		s.Join(hgh).On(s.C(computenode.HostColumn), hgh.C(hostgroup.HostsPrimaryKey[1]))
+		s.Where(sql.EQ(hgh.C(hostgroup.HostsPrimaryKey[0]), group))
+		s.Select(s.C(computenode.FieldID))
+		s.OrderBy(s.C(computenode.FieldID))
+		if s.Dialect() != dialect.SQLite {
+			s.For(sql.LockNoKeyUpdate, sql.WithLockTables(computenode.Table))
+		}
+	}).Strings(authz.Unrestricted(ctx))
+	if err != nil {
+		return fmt.Errorf("lock the nodes of host group %d: %w", group, err)
+	}
+	return nil
+}
+
+// validate checks the limits that are set.
+func (in QuotaInput) validate() error {
+	switch {
+	case in.CPUPercent != nil && (math.IsNaN(*in.CPUPercent) || *in.CPUPercent < 0 || *in.CPUPercent > 100):
+		return apierr.Validation("cpuPercent", "cpuPercent must be between 0 and 100")
+	case in.VCPUs != nil && *in.VCPUs < 0:
+		return apierr.Validation("vcpus", "vcpus must not be negative (0 is unlimited)")
+	case in.MemoryMB != nil && *in.MemoryMB < 0:
+		return apierr.Validation("memoryMB", "memoryMB must not be negative (0 is unlimited)")
+	case in.StorageGB != nil && *in.StorageGB < 0:
+		return apierr.Validation("storageGB", "storageGB must not be negative (0 is unlimited)")
+	}
+	return nil
 }
 
 // countExisting charges a new quota (id, the tenant's in host group group) with the VMs the

@@ -348,8 +348,33 @@ func (s *Site) Check(ctx context.Context) ([]Violation, error) {
 			out = append(out, Violation(fmt.Sprintf("quota of tenant %s over its limit: %d of %d vCPUs",
 				q.Edges.Tenant.Name, q.UsedVcpus, q.Vcpus)))
 		}
+		if q.MemoryMB > 0 && q.UsedMemoryMB > q.MemoryMB {
+			out = append(out, Violation(fmt.Sprintf("quota of tenant %s over its limit: %d of %d MB",
+				q.Edges.Tenant.Name, q.UsedMemoryMB, q.MemoryMB)))
+		}
+		if q.StorageGB > 0 && q.UsedStorageGB > q.StorageGB {
+			out = append(out, Violation(fmt.Sprintf("quota of tenant %s over its limit: %d of %d GB",
+				q.Edges.Tenant.Name, q.UsedStorageGB, q.StorageGB)))
+		}
+		if cores := s.GroupCores(ctx); q.CPUPercent > 0 && cores > 0 && float64(q.UsedVcpus)*100 > q.CPUPercent*float64(cores) {
+			out = append(out, Violation(fmt.Sprintf("quota of tenant %s over its limit: %d vCPUs over %g%% of %d cores",
+				q.Edges.Tenant.Name, q.UsedVcpus, q.CPUPercent, cores)))
+		}
 	}
 	return out, nil
+}
+
+// GroupCores is the physical cores of the hosts of the site's host group (0 on error).
+func (s *Site) GroupCores(ctx context.Context) int {
+	hs, err := s.c.Host.Query().Where(host.HasHostGroupsWith(hostgroup.ID(s.HostGroup))).All(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, h := range hs {
+		n += h.CPUCores
+	}
+	return n
 }
 
 // RackSharing returns, for every region service with VMs on the site, the racks that hold
