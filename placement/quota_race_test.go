@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
