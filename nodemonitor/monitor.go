@@ -30,6 +30,9 @@ type Config struct {
 	DownAfter time.Duration
 	// LeaseTTL is the leader lease period: a dead leader is replaced within it (default 15 s).
 	LeaseTTL time.Duration
+	// LeaseKey is the Redis key of the lease (LeaseKey when empty; the deployment's
+	// namespaced key in internal/app).
+	LeaseKey string
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
 	// Placer places the VMs an automatic drain moves: internal/app passes the process's
@@ -82,7 +85,11 @@ func New(client *ent.Client, cfg Config, log *slog.Logger) *Monitor {
 // Run runs the monitor while this process holds the lease in rdb, until ctx ends.
 func Run(ctx context.Context, client *ent.Client, rdb redis.UniversalClient, cfg Config, log *slog.Logger) {
 	m := New(client, cfg, log)
-	NewLease(rdb, LeaseKey, m.cfg.LeaseTTL, log).Run(ctx, m.Loop)
+	key := cfg.LeaseKey
+	if key == "" {
+		key = LeaseKey
+	}
+	NewLease(rdb, key, m.cfg.LeaseTTL, log).Run(ctx, m.Loop)
 }
 
 // Loop ticks every Interval until ctx ends; errors are logged and the next tick tries again.

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/version"
+	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
@@ -62,17 +63,30 @@ func provisioning(cfg config.Config, snaps *placement.Snapshots, observe func(ti
 // it is made before the client is in use.
 func snapshots(ctx context.Context, db *infra.Database, redis *infra.Redis, log *slog.Logger) (*placement.Snapshots, error) {
 	s := placement.NewSnapshots(placement.SnapshotsConfig{Client: db.Client, Redis: redis.Client,
-		Log: log.With("component", "placement")})
+		Channel: redis.Key("placement"), Log: log.With("component", "placement")})
 	if err := s.Run(ctx); err != nil {
 		return nil, fmt.Errorf("placement snapshot cache: %w", err)
 	}
 	return s, nil
 }
 
-// nodeMonitor is the node monitor's configuration with the process's Placer and clock.
-func nodeMonitor(cfg config.Config, prov *provision.Service) nodemonitor.Config {
+// nodeMonitor is the node monitor's configuration with the process's Placer and clock, and
+// the deployment's lease key.
+func nodeMonitor(cfg config.Config, prov *provision.Service, redis *infra.Redis) nodemonitor.Config {
 	c := cfg.NodeMonitor()
 	c.Placer = prov.Placer()
 	c.Now = prov.Clock()
+	c.LeaseKey = redis.Key("nodemonitor:leader")
 	return c
+}
+
+// openRedis connects to the configured Redis with the deployment's namespace.
+func openRedis(ctx context.Context, cfg config.Config) (*infra.Redis, error) {
+	return infra.OpenRedisNamespace(ctx, cfg.RedisURL, cfg.RedisNamespace)
+}
+
+// installLiveStatus makes db's client publish status changes, once committed, on the
+// deployment's live channel.
+func installLiveStatus(db *infra.Database, redis *infra.Redis, log *slog.Logger) {
+	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus")).Channel = redis.Key("live")
 }

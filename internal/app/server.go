@@ -58,14 +58,15 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if tr == nil {
 		tr = telemetry.Off()
 	}
-	db, err := infra.OpenDatabaseWith(ctx, cfg.DatabaseURL, cfg.DataDir, infra.OpenOptions{Log: log, Tracing: tr})
+	db, err := infra.OpenDatabaseWith(ctx, cfg.DatabaseURL, cfg.DataDir, infra.OpenOptions{Log: log, Tracing: tr,
+		MaxConns: cfg.DBMaxConns, NoStatementCache: !cfg.DBStatementCache})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	log.Info("database ready", "dialect", db.Dialect, "embedded", cfg.Embedded(), "data_dir", cfg.DataDir)
 
-	redis, err := infra.OpenRedis(ctx, cfg.RedisURL)
+	redis, err := openRedis(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	log.Info("redis ready", "embedded", redis.Embedded())
 
 	// Live status: publish status changes once committed; serve them to subscriptions.
-	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
+	installLiveStatus(db, redis, log)
 	snaps, err := snapshots(ctx, db, redis, log)
 	if err != nil {
 		return err
@@ -87,13 +88,15 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	// events (from every replica, through Redis) drop it at once when it changes.
 	viewers := &identity.ViewerCache{}
 	hub := livestatus.NewHub(redis.Client, log.With("component", "livestatus"))
+	hub.Channel = redis.Key("live")
 	hub.Listeners = []livestatus.CredentialsListener{viewers}
 	if err := hub.Start(ctx); err != nil {
 		return err
 	}
 	metrics.Subscriptions(reg, hub.Subscribers)
 
-	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: log.With("component", "identity"), Cache: viewers}
+	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: log.With("component", "identity"), Cache: viewers,
+		RateLimitPrefix: redis.Key("login:")}
 	oneTimeToken, err := bootstrapAdmin(ctx, ids, db.Client, cfg.AdminToken, log)
 	if err != nil {
 		return err
@@ -175,7 +178,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov), log.With("component", "nodemonitor"))
+			nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov, redis), log.With("component", "nodemonitor"))
 		}()
 	}
 	wg.Add(1)

@@ -22,7 +22,6 @@ import (
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/internal/version"
-	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/outbox"
@@ -78,12 +77,13 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if err != nil {
 		return err
 	}
-	db, err := infra.OpenDatabaseWith(ctx, cfg.DatabaseURL, cfg.DataDir, infra.OpenOptions{Log: log, Tracing: tr})
+	db, err := infra.OpenDatabaseWith(ctx, cfg.DatabaseURL, cfg.DataDir, infra.OpenOptions{Log: log, Tracing: tr,
+		MaxConns: cfg.DBMaxConns, NoStatementCache: !cfg.DBStatementCache})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	redis, err := infra.OpenRedis(ctx, cfg.RedisURL)
+	redis, err := openRedis(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -129,12 +129,12 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	go func() { defer wg.Done(); rl.Run(ctx) }()
 	// Live status and the node monitor: status changes made here reach subscribers on every
 	// server; the monitor runs in the one worker holding its lease.
-	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus"))
+	installLiveStatus(db, redis, log)
 	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov), log.With("component", "nodemonitor"))
+		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov, redis), log.With("component", "nodemonitor"))
 	}()
 	images, err := imageStore(cfg, db, log)
 	if err != nil {
@@ -172,6 +172,8 @@ func taskOptions(kind string) []asynq.Option {
 func registry(db *infra.Database, redis *infra.Redis, log *slog.Logger) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		// go_sql_*{db_name="virtflow"}: the pool's size, use and waits (saturation).
+		collectors.NewDBStatsCollector(db.DB, "virtflow"),
 		metrics.New(db.Client, redis.Asynq, log.With("component", "metrics")))
 	return reg
 }

@@ -57,6 +57,18 @@ type Config struct {
 	// ImageMaxBytes (--image-max-bytes, VIRTFLOW_IMAGE_MAX_BYTES) bounds one image, uploaded
 	// or fetched: 64 GiB by default.
 	ImageMaxBytes int64
+	// DBMaxConns (--db-max-conns, VIRTFLOW_DB_MAX_CONNS) is the most PostgreSQL connections
+	// the process opens: by default 16 for a server and 8 for a worker, so that two of each
+	// stay at half of PostgreSQL's default max_connections of 100.
+	DBMaxConns int
+	// DBStatementCache (--db-statement-cache, VIRTFLOW_DB_STATEMENT_CACHE, default true) keeps
+	// each connection's statements prepared (named, per connection); switch it off behind a
+	// PgBouncer in transaction mode older than 1.21 (see the README's "Scaling out").
+	DBStatementCache bool
+	// RedisNamespace (--redis-namespace, VIRTFLOW_REDIS_NAMESPACE) sets apart the Redis
+	// channels and keys of one deployment from another's on the same Redis server; empty: named
+	// after the Redis database number of REDIS_URL (see infra.Redis.Namespace).
+	RedisNamespace string
 	// Version (--version) asks the command to print its version and exit.
 	Version bool
 	// TrustedProxies (--trusted-proxies, VIRTFLOW_TRUSTED_PROXIES, e.g. "10.0.0.0/8,192.0.2.7")
@@ -143,6 +155,19 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if err != nil {
 		return c, fmt.Errorf("VIRTFLOW_IMAGE_MAX_BYTES: want a number of bytes: %w", err)
 	}
+	maxConns := 16
+	if name == "worker" {
+		maxConns = 8
+	}
+	if v := getenv("VIRTFLOW_DB_MAX_CONNS"); v != "" {
+		if maxConns, err = strconv.Atoi(v); err != nil {
+			return c, fmt.Errorf("VIRTFLOW_DB_MAX_CONNS: want a number of connections: %w", err)
+		}
+	}
+	stmtCache, err := envBool(getenv, "VIRTFLOW_DB_STATEMENT_CACHE", true)
+	if err != nil {
+		return c, err
+	}
 	weights := envOr(getenv, "VIRTFLOW_SCORER_WEIGHTS", "")
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")
 	addr, addrHelp := ":8080", "listen address (VIRTFLOW_ADDR)"
@@ -172,8 +197,17 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	fs.DurationVar(&c.NodeDownAfter, "node-down-after", down, "heartbeat silence after which a node is DOWN (VIRTFLOW_NODE_DOWN_AFTER)")
 	fs.StringVar(&c.ImageDir, "image-dir", getenv("VIRTFLOW_IMAGE_DIR"), "directory of image bytes, shared by servers and workers; <data-dir>/images when empty (VIRTFLOW_IMAGE_DIR)")
 	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", maxImage, "largest image accepted, uploaded or fetched, in bytes (VIRTFLOW_IMAGE_MAX_BYTES)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", maxConns, "most PostgreSQL connections this process opens (VIRTFLOW_DB_MAX_CONNS)")
+	fs.BoolVar(&c.DBStatementCache, "db-statement-cache", stmtCache, "keep statements prepared per PostgreSQL connection; false behind PgBouncer in transaction mode before 1.21 (VIRTFLOW_DB_STATEMENT_CACHE)")
+	fs.StringVar(&c.RedisNamespace, "redis-namespace", getenv("VIRTFLOW_REDIS_NAMESPACE"), "name setting this deployment's Redis channels and keys apart; default from REDIS_URL's database (VIRTFLOW_REDIS_NAMESPACE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.DBMaxConns < 1 {
+		return c, fmt.Errorf("--db-max-conns %d: want at least 1", c.DBMaxConns)
+	}
+	if c.RedisNamespace != "" && !validNamespace(c.RedisNamespace) {
+		return c, fmt.Errorf("--redis-namespace %q: want letters, digits, '-' and '_' only", c.RedisNamespace)
 	}
 	if c.NodeNotReadyAfter <= 0 || c.NodeDownAfter <= c.NodeNotReadyAfter {
 		return c, fmt.Errorf("--node-not-ready-after (%s) must be positive and less than --node-down-after (%s)", c.NodeNotReadyAfter, c.NodeDownAfter)
@@ -239,6 +273,16 @@ func envBool(getenv func(string) string, key string, def bool) (bool, error) {
 		return def, fmt.Errorf("%s=%q: want true or false", key, v)
 	}
 	return b, nil
+}
+
+// validNamespace reports whether ns is a Redis namespace: ASCII letters, digits, '-' and '_'.
+func validNamespace(ns string) bool {
+	for _, r := range ns {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return len(ns) <= 64
 }
 
 // parseWeights reads "Name=2,Other=0.5" into a map; empty gives nil.

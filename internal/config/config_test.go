@@ -43,6 +43,8 @@ func TestDefaults(t *testing.T) {
 		NodeNotReadyAfter: 50 * time.Second,
 		NodeDownAfter:     5 * time.Minute,
 		ImageMaxBytes:     64 << 30,
+		DBMaxConns:        16,
+		DBStatementCache:  true,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults = %+v\nwant      %+v", c, want)
@@ -73,6 +75,10 @@ func TestEnvironment(t *testing.T) {
 			return w["SpreadAZ"] == 3 && !soft && w["LeastAllocated"] == 1
 		}},
 		{"VIRTFLOW_REQUIRE_QUOTA", map[string]string{"VIRTFLOW_REQUIRE_QUOTA": "true"}, func(c config.Config) bool { return c.Scheduler().RequireQuota }},
+		{"server pool by default", nil, func(c config.Config) bool { return c.DBMaxConns == 16 && c.DBStatementCache }},
+		{"VIRTFLOW_DB_MAX_CONNS", map[string]string{"VIRTFLOW_DB_MAX_CONNS": "5"}, func(c config.Config) bool { return c.DBMaxConns == 5 }},
+		{"VIRTFLOW_DB_STATEMENT_CACHE=false", map[string]string{"VIRTFLOW_DB_STATEMENT_CACHE": "false"}, func(c config.Config) bool { return !c.DBStatementCache }},
+		{"VIRTFLOW_REDIS_NAMESPACE", map[string]string{"VIRTFLOW_REDIS_NAMESPACE": "prod-eu"}, func(c config.Config) bool { return c.RedisNamespace == "prod-eu" }},
 		{"VIRTFLOW_DEMO=true", map[string]string{"VIRTFLOW_DEMO": "true"}, func(c config.Config) bool { return c.Demo }},
 		{"VIRTFLOW_DEMO=1", map[string]string{"VIRTFLOW_DEMO": "1"}, func(c config.Config) bool { return c.Demo }},
 		{"VIRTFLOW_DEMO=false", map[string]string{"VIRTFLOW_DEMO": "false"}, func(c config.Config) bool { return !c.Demo }},
@@ -156,6 +162,9 @@ func TestBadValues(t *testing.T) {
 		{"bad log level env", nil, map[string]string{"VIRTFLOW_LOG_LEVEL": "verbose"}, []string{"verbose", "debug, info, warn or error"}},
 		{"bad log level flag", []string{"--log-level", "loud"}, nil, []string{"loud"}},
 		{"bad log format", []string{"--log-format", "xml"}, nil, []string{"xml", "text or json"}},
+		{"bad pool size", nil, map[string]string{"VIRTFLOW_DB_MAX_CONNS": "many"}, []string{"VIRTFLOW_DB_MAX_CONNS", "number"}},
+		{"zero pool size", []string{"--db-max-conns", "0"}, nil, []string{"db-max-conns", "at least 1"}},
+		{"bad redis namespace", nil, map[string]string{"VIRTFLOW_REDIS_NAMESPACE": "a:b"}, []string{"redis-namespace", "a:b"}},
 		{"DATABASE_URL not postgres", nil, map[string]string{"DATABASE_URL": "mysql://root@db/vf"}, []string{"DATABASE_URL", "postgres://"}},
 		{"DATABASE_URL a bare host", nil, map[string]string{"DATABASE_URL": "db.internal:5432"}, []string{"DATABASE_URL"}},
 		{"bad node threshold", nil, map[string]string{"VIRTFLOW_NODE_NOT_READY_AFTER": "soon"}, []string{"VIRTFLOW_NODE_NOT_READY_AFTER", "soon"}},

@@ -48,6 +48,18 @@ func (d *Database) Close() error { return d.Client.Close() }
 // Ping checks the database answers.
 func (d *Database) Ping(ctx context.Context) error { return d.DB.PingContext(ctx) }
 
+// Report is the state of the connection pool for /readyz: its size, the connections in use
+// and idle, how often and how long requests waited for one, and whether it is saturated
+// (every connection in use: the next request waits).
+func (d *Database) Report() map[string]any {
+	s := d.DB.Stats()
+	return map[string]any{
+		"maxOpen": s.MaxOpenConnections, "open": s.OpenConnections, "inUse": s.InUse, "idle": s.Idle,
+		"waitCount": s.WaitCount, "waitSeconds": s.WaitDuration.Seconds(),
+		"saturated": s.MaxOpenConnections > 0 && s.InUse >= s.MaxOpenConnections,
+	}
+}
+
 // OpenDatabase opens PostgreSQL when databaseURL is set, otherwise the SQLite file
 // virtflow.db in dataDir (created if missing), and migrates the schema, logging nothing.
 func OpenDatabase(ctx context.Context, databaseURL, dataDir string) (*Database, error) {
@@ -64,19 +76,31 @@ type OpenOptions struct {
 	// transaction, the child of the request or task that ran it. Off or nil: the driver is
 	// used as it is.
 	Tracing *telemetry.Tracing
+	// MaxConns bounds the PostgreSQL pool (DefaultMaxConns when 0); every connection is kept
+	// idle once opened.
+	MaxConns int
+	// NoStatementCache sends statements as lib/pq does, unprepared (for PgBouncer in
+	// transaction mode before 1.21, which cannot keep a connection's named statements).
+	NoStatementCache bool
 }
+
+// DefaultMaxConns is the PostgreSQL pool of a process that does not choose one (tests, tools).
+const DefaultMaxConns = 16
 
 // openSQL opens driver at dsn, through otelsql when tracing is on. PostgreSQL connections
 // keep their parameterized statements prepared (package stmtcache): one round trip per
 // statement instead of lib/pq's two.
-func openSQL(driverName, dsn string, tr *telemetry.Tracing, system attribute.KeyValue) (*sql.DB, error) {
+func openSQL(driverName, dsn string, tr *telemetry.Tracing, system attribute.KeyValue, noStmtCache bool) (*sql.DB, error) {
 	var connector driver.Connector
 	if driverName == "postgres" {
 		pc, err := pq.NewConnector(dsn)
 		if err != nil {
 			return nil, err
 		}
-		connector = &stmtcache.Connector{Base: pc}
+		connector = pc
+		if !noStmtCache {
+			connector = &stmtcache.Connector{Base: pc}
+		}
 	}
 	if tr == nil || !tr.Enabled() {
 		if connector != nil {
@@ -113,16 +137,21 @@ func OpenDatabaseWith(ctx context.Context, databaseURL, dataDir string, o OpenOp
 	)
 	if databaseURL != "" {
 		drv = dialect.Postgres
-		db, err = openSQL("postgres", databaseURL, o.Tracing, semconv.DBSystemPostgreSQL)
+		db, err = openSQL("postgres", databaseURL, o.Tracing, semconv.DBSystemPostgreSQL, o.NoStatementCache)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		// As many idle connections as open ones: under a burst (5,000 node agents
 		// heartbeating) a pool that keeps fewer closes connections only to open them again a
 		// moment later, and every new PostgreSQL backend is a fork plus cold catalog caches.
-		// 32 stays well under PostgreSQL's default max_connections of 100.
-		db.SetMaxOpenConns(32)
-		db.SetMaxIdleConns(32)
+		// The size is the process's (config: 16 for a server, 8 for a worker), so that
+		// replicas add up under PostgreSQL's max_connections.
+		n := o.MaxConns
+		if n <= 0 {
+			n = DefaultMaxConns
+		}
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	} else {
 		drv = dialect.SQLite
@@ -133,7 +162,7 @@ func OpenDatabaseWith(ctx context.Context, databaseURL, dataDir string, o OpenOp
 		// WAL lets readers run beside the writer; immediate transactions and a busy timeout
 		// make concurrent writers wait their turn instead of failing.
 		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err = openSQL("sqlite", dsn, o.Tracing, semconv.DBSystemSqlite)
+		db, err = openSQL("sqlite", dsn, o.Tracing, semconv.DBSystemSqlite, true)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 		}

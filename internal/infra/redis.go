@@ -17,8 +17,28 @@ type Redis struct {
 	Client *redis.Client
 	// Asynq reaches the same Redis for the task queue: a asynq.RedisClientOpt, or a
 	// asynq.RedisFailoverClientOpt behind Sentinel.
-	Asynq    asynq.RedisConnOpt
-	embedded *miniredis.Miniredis
+	Asynq asynq.RedisConnOpt
+	// Namespace sets this deployment's channels and keys apart from another's on the same
+	// Redis server (Key). Pub/sub channels are shared by every database of a Redis server, so
+	// without it two deployments on databases 0 and 1 would hear each other's live-status,
+	// placement and credential events.
+	Namespace string
+	db        int
+	embedded  *miniredis.Miniredis
+}
+
+// Key is the name of a channel or key of this deployment: "virtflow:" + name on database 0
+// with no namespace set (the names of earlier versions), otherwise
+// "virtflow:<namespace>:" + name, the namespace defaulting to "db<N>" for database N.
+func (r *Redis) Key(name string) string {
+	ns := r.Namespace
+	if ns == "" && r.db != 0 {
+		ns = fmt.Sprintf("db%d", r.db)
+	}
+	if ns == "" {
+		return "virtflow:" + name
+	}
+	return "virtflow:" + ns + ":" + name
 }
 
 // Embedded reports whether this Redis runs inside the process.
@@ -45,7 +65,13 @@ func (r *Redis) Close() error {
 // (go-redis' failover URL: the host and each addr are Sentinels; the user and password are
 // the Sentinels' and, unless the master has its own, the master's). Clients then follow
 // failovers to the new master.
-func OpenRedis(ctx context.Context, url string) (*Redis, error) {
+//
+// Channel and key names come from Key: see Namespace; OpenRedisNamespace sets it.
+func OpenRedis(ctx context.Context, url string) (*Redis, error) { return OpenRedisNamespace(ctx, url, "") }
+
+// OpenRedisNamespace is OpenRedis with the deployment's namespace (config's RedisNamespace;
+// empty: named after the database number).
+func OpenRedisNamespace(ctx context.Context, url, namespace string) (*Redis, error) {
 	var mr *miniredis.Miniredis
 	if url == "" {
 		var err error
@@ -58,7 +84,7 @@ func OpenRedis(ctx context.Context, url string) (*Redis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	r.embedded = mr
+	r.embedded, r.Namespace = mr, namespace
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := r.Ping(pingCtx); err != nil {
@@ -87,6 +113,7 @@ func redisClient(raw string) (*Redis, string, error) {
 			Asynq: asynq.RedisFailoverClientOpt{MasterName: fo.MasterName, SentinelAddrs: fo.SentinelAddrs,
 				SentinelUsername: fo.SentinelUsername, SentinelPassword: fo.SentinelPassword,
 				Username: fo.Username, Password: fo.Password, DB: fo.DB, TLSConfig: fo.TLSConfig},
+			db: fo.DB,
 		}, fmt.Sprintf("master %s of sentinels %v", fo.MasterName, fo.SentinelAddrs), nil
 	}
 	opts, err := redis.ParseURL(raw)
@@ -97,5 +124,6 @@ func redisClient(raw string) (*Redis, string, error) {
 		Client: redis.NewClient(opts),
 		Asynq: asynq.RedisClientOpt{Addr: opts.Addr, Username: opts.Username, Password: opts.Password,
 			DB: opts.DB, TLSConfig: opts.TLSConfig},
+		db: opts.DB,
 	}, opts.Addr, nil
 }
