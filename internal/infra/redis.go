@@ -67,7 +67,9 @@ func (r *Redis) Close() error {
 // failovers to the new master.
 //
 // Channel and key names come from Key: see Namespace; OpenRedisNamespace sets it.
-func OpenRedis(ctx context.Context, url string) (*Redis, error) { return OpenRedisNamespace(ctx, url, "") }
+func OpenRedis(ctx context.Context, url string) (*Redis, error) {
+	return OpenRedisNamespace(ctx, url, "")
+}
 
 // OpenRedisNamespace is OpenRedis with the deployment's namespace (config's RedisNamespace;
 // empty: named after the database number).
