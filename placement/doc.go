@@ -46,7 +46,11 @@
 // A decision is applied with conditional UPDATEs that the database re-checks: a node row is
 // only incremented when the new allocation still fits its capacity (and, for a dedicated
 // flavor, its whole free cores), a quota row only when every non-zero limit still holds
-// (vCPUs, CPU percent of the group's cores, memory, storage). PostgreSQL re-evaluates the
+// (vCPUs, CPU percent of the group's cores, memory, storage). Which quota row each node
+// counts in, and the group's cores, are read in the transaction after the node rows are
+// written (quotasOf), never taken from the snapshot: a cache that has not heard of a quota
+// yet cannot let a placement past it. SetQuota locks the group's node rows before it writes
+// a new quota, so a concurrent placement is either counted by it or sees it. PostgreSQL re-evaluates the
 // condition on the newest row version after waiting for a concurrent writer, so two
 // transactions can never both take the last capacity. Rows are written in one global lock
 // order — region service, VM, compute nodes by id, quotas by id — so concurrent placements
