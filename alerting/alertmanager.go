@@ -168,6 +168,14 @@ type AMResult struct {
 type amTarget struct {
 	name                        string
 	node, host, rack, powerZone int
+	// cause: an alert on it is a cause of suppression (isCause, known without a query).
+	cause bool
+}
+
+// hostIsCause reports whether an alert on h is a cause (isCause): a PDU, a switch or
+// router, or a host with a fabric role.
+func hostIsCause(h *ent.Host) bool {
+	return h != nil && (h.Kind == host.KindPdu || h.Kind == host.KindSwitch || h.Kind == host.KindRouter || h.Role != nil)
 }
 
 // Receive applies an Alertmanager webhook in one transaction: a firing alert is raised (or
@@ -206,6 +214,15 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 		if err != nil {
 			return err
 		}
+		// The open alerts the batch resolves, read at once with what says whether each is
+		// a cause. Valid until the batch itself changes them: an alert raised or a cause
+		// reconciled earlier in the batch sends the resolves after it the one-by-one way.
+		open, err := loadAMOpen(sys, c, w)
+		if err != nil {
+			return err
+		}
+		touched, reconciled := map[string]bool{}, false
+		actx, actor := auditActor(ctx)
 		for i, a := range w.Alerts {
 			if a.Labels == nil {
 				a.Labels = map[string]string{}
@@ -217,10 +234,18 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 			}
 			fp := "alertmanager:" + amFingerprint(a)
 			if a.Status == "resolved" {
-				n, id, err := Resolve(ctx, c, fp, "alertmanager", time.Now())
+				var n, id int
+				var err error
+				fresh := !touched[fp] && !reconciled
+				if als := open[fp]; fresh && len(als) > 0 {
+					n, id, err = closeOpen(actx, actor, c, als, "alertmanager", time.Now())
+				} else if !fresh {
+					n, id, err = Resolve(ctx, c, fp, "alertmanager", time.Now())
+				}
 				if err != nil {
 					return err
 				}
+				touched[fp] = true
 				res.Resolved += n
 				res.Alerts = append(res.Alerts, id)
 				if n > 0 {
@@ -229,7 +254,14 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 							return err
 						}
 					}
-					if err := AfterChange(sys, c, id); err != nil {
+					if fresh {
+						if amIsCause(open[fp][0]) {
+							reconciled = true
+							if _, err := Reconcile(sys, c); err != nil {
+								return err
+							}
+						}
+					} else if err := AfterChange(sys, c, id); err != nil {
 						return err
 					}
 				}
@@ -261,19 +293,19 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 			if err != nil {
 				return err
 			}
+			touched[fp] = true
 			res.Alerts = append(res.Alerts, al.ID)
 			if !created {
 				res.Repeated++
 				continue
 			}
 			res.Raised++
-			// Only a cause (an alert on a failure domain) changes suppression: then
-			// reconcile, and read the suppressors again for the alerts after it.
-			cause, err := isCause(sys, c, al.ID)
-			if err != nil {
-				return err
-			}
+			// Only a cause (an alert on a failure domain; a new alert suppresses nothing
+			// yet) changes suppression: then reconcile, and read the suppressors again for
+			// the alerts after it.
+			cause := t.cause
 			if cause {
+				reconciled = true
 				if _, err := Reconcile(sys, c); err != nil {
 					return err
 				}
@@ -332,6 +364,47 @@ type amIndex struct {
 	zones map[string]int
 }
 
+// loadAMOpen reads the open alerts the resolved alerts of w close, by fingerprint, with
+// the edges amIsCause reads.
+func loadAMOpen(ctx context.Context, c *ent.Client, w AMWebhook) (map[string][]*ent.Alert, error) {
+	var fps []string
+	for _, a := range w.Alerts {
+		if a.Status == "resolved" {
+			if a.Labels == nil {
+				a.Labels = map[string]string{}
+			}
+			merged := make(map[string]string, len(a.Labels)+len(w.CommonLabels))
+			for k, v := range w.CommonLabels {
+				merged[k] = v
+			}
+			for k, v := range a.Labels {
+				merged[k] = v
+			}
+			a.Labels = merged
+			fps = append(fps, "alertmanager:"+amFingerprint(a))
+		}
+	}
+	out := map[string][]*ent.Alert{}
+	if len(fps) == 0 {
+		return out, nil
+	}
+	als, err := c.Alert.Query().Where(alert.FingerprintIn(fps...), alert.StatusEQ(alert.StatusOpen)).
+		WithHost().WithRack(func(q *ent.RackQuery) { q.Select("id") }).WithPowerZone(func(q *ent.PowerZoneQuery) { q.Select("id") }).
+		WithSuppresses(func(q *ent.AlertQuery) { q.Select("id") }).Order(ent.Asc(alert.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range als {
+		out[a.Fingerprint] = append(out[a.Fingerprint], a)
+	}
+	return out, nil
+}
+
+// amIsCause is isCause of an alert read by loadAMOpen, without a query.
+func amIsCause(a *ent.Alert) bool {
+	return a.Edges.Rack != nil || a.Edges.PowerZone != nil || len(a.Edges.Suppresses) > 0 || hostIsCause(a.Edges.Host)
+}
+
 // loadAMIndex reads the objects the labels of w's alerts name (see Receive).
 func loadAMIndex(ctx context.Context, c *ent.Client, w AMWebhook) (*amIndex, error) {
 	idx := &amIndex{hosts: map[string]*ent.Host{}, nodes: map[string]*ent.ComputeNode{}, racks: map[string]int{}, zones: map[string]int{}}
@@ -375,7 +448,7 @@ func loadAMIndex(ctx context.Context, c *ent.Client, w AMWebhook) (*amIndex, err
 				idx.hosts[h.Name] = h
 			}
 		}
-		ns, err := c.ComputeNode.Query().Where(computenode.NameIn(names...)).WithHost(func(q *ent.HostQuery) { q.Select("id") }).All(ctx)
+		ns, err := c.ComputeNode.Query().Where(computenode.NameIn(names...)).WithHost().All(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -425,7 +498,7 @@ func (idx *amIndex) locate(l map[string]string) amTarget {
 			continue
 		}
 		if h := idx.hosts[n]; h != nil {
-			t.name, t.host = h.Name, h.ID
+			t.name, t.host, t.cause = h.Name, h.ID, hostIsCause(h)
 			if h.Edges.Node != nil {
 				t.node = h.Edges.Node.ID
 			}
@@ -433,18 +506,18 @@ func (idx *amIndex) locate(l map[string]string) amTarget {
 		}
 		if nd := idx.nodes[n]; nd != nil {
 			t.name, t.node = nd.Name, nd.ID
-			if nd.Edges.Host != nil {
-				t.host = nd.Edges.Host.ID
+			if h := nd.Edges.Host; h != nil {
+				t.host, t.cause = h.ID, hostIsCause(h)
 			}
 			return t
 		}
 	}
 	if n := l["rack"]; n != "" && idx.racks[n] != 0 {
-		t.name, t.rack = n, idx.racks[n]
+		t.name, t.rack, t.cause = n, idx.racks[n], true
 		return t
 	}
 	if n := l["power_zone"]; n != "" && idx.zones[n] != 0 {
-		t.name, t.powerZone = n, idx.zones[n]
+		t.name, t.powerZone, t.cause = n, idx.zones[n], true
 		return t
 	}
 	return t
