@@ -188,7 +188,9 @@ func (e *Engine) secret(d *ent.HookDelivery) (string, error) {
 func (e *Engine) post(ctx context.Context, d *ent.HookDelivery) (int, error) {
 	hc := e.HTTP
 	if hc == nil {
+		// A client for this request only: keep no idle connection behind.
 		hc = HookClient(egress.MustParse(""))
+		hc.Transport.(*http.Transport).DisableKeepAlives = true
 	}
 	secret, err := e.secret(d)
 	if err != nil {
