@@ -5,13 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
@@ -19,6 +22,7 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/internal/dbtx"
@@ -27,6 +31,104 @@ import (
 
 // AlertmanagerPath is where the server receives Prometheus Alertmanager's webhooks.
 const AlertmanagerPath = "/hooks/alertmanager"
+
+// Limits of the Alertmanager receiver. A webhook over MaxAMBody or with more than
+// MaxAMAlerts alerts is refused with 413 (in Alertmanager's webhook_config, max_alerts:
+// 1000 keeps every POST under the count; the alerts beyond it are counted in
+// truncatedAlerts); a label or annotation over its limit, or a string holding NUL (which
+// PostgreSQL text cannot store) with 400 VALIDATION naming the field. The body must be
+// UTF-8.
+const (
+	MaxAMBody            = 4 << 20
+	MaxAMAlerts          = 1000
+	MaxAMLabels          = 64 // per alert, common labels included
+	MaxAMLabelName       = 128
+	MaxAMLabelValue      = 1024
+	MaxAMAnnotations     = 32
+	MaxAMAnnotationValue = 16 << 10
+	maxAMShort           = 1024 // status, fingerprint, receiver, groupKey, URLs
+)
+
+// CodePayloadTooLarge is the code of a webhook refused for its size or its alert count.
+const CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+
+// errTooManyAlerts refuses a webhook over MaxAMAlerts (413).
+type errTooManyAlerts struct{ n int }
+
+func (e errTooManyAlerts) Error() string {
+	return fmt.Sprintf("%d alerts in one webhook: at most %d are accepted (set max_alerts: %d in Alertmanager's webhook_config)",
+		e.n, MaxAMAlerts, MaxAMAlerts)
+}
+
+// ValidateAMWebhook checks w against the receiver's limits before anything is stored: an
+// errTooManyAlerts, or VALIDATION naming the first field out of bounds.
+func ValidateAMWebhook(w AMWebhook) error {
+	if len(w.Alerts) > MaxAMAlerts {
+		return errTooManyAlerts{len(w.Alerts)}
+	}
+	if err := checkAMStrings("", map[string]string{"version": w.Version, "groupKey": w.GroupKey, "status": w.Status,
+		"receiver": w.Receiver, "externalURL": w.ExternalURL}, maxAMShort, maxAMShort); err != nil {
+		return err
+	}
+	for name, m := range map[string]map[string]string{"groupLabels": w.GroupLabels, "commonLabels": w.CommonLabels} {
+		if err := checkAMLabels(name, m); err != nil {
+			return err
+		}
+	}
+	if err := checkAMAnnotations("commonAnnotations", w.CommonAnnotations); err != nil {
+		return err
+	}
+	for i, a := range w.Alerts {
+		f := fmt.Sprintf("alerts[%d]", i)
+		if err := checkAMStrings(f+".", map[string]string{"status": a.Status, "fingerprint": a.Fingerprint,
+			"generatorURL": a.GeneratorURL}, maxAMShort, maxAMShort); err != nil {
+			return err
+		}
+		if err := checkAMLabels(f+".labels", a.Labels); err != nil {
+			return err
+		}
+		if n := len(a.Labels) + len(w.CommonLabels); n > MaxAMLabels {
+			return apierr.Validation(f+".labels", "%d labels (common labels included): at most %d", n, MaxAMLabels)
+		}
+		if err := checkAMAnnotations(f+".annotations", a.Annotations); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkAMLabels(field string, m map[string]string) error {
+	if len(m) > MaxAMLabels {
+		return apierr.Validation(field, "%d labels: at most %d", len(m), MaxAMLabels)
+	}
+	return checkAMStrings(field+".", m, MaxAMLabelName, MaxAMLabelValue)
+}
+
+func checkAMAnnotations(field string, m map[string]string) error {
+	if len(m) > MaxAMAnnotations {
+		return apierr.Validation(field, "%d annotations: at most %d", len(m), MaxAMAnnotations)
+	}
+	return checkAMStrings(field+".", m, MaxAMLabelName, MaxAMAnnotationValue)
+}
+
+// checkAMStrings refuses a key or value of m over its limit, or holding NUL or invalid
+// UTF-8; field prefixes the key in the error.
+func checkAMStrings(prefix string, m map[string]string, maxKey, maxValue int) error {
+	for k, v := range m {
+		name := prefix + truncate.String(k, 64)
+		switch {
+		case len(k) > maxKey:
+			return apierr.Validation(name, "name of %d bytes: at most %d", len(k), maxKey)
+		case len(v) > maxValue:
+			return apierr.Validation(name, "%d bytes: at most %d", len(v), maxValue)
+		case strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0):
+			return apierr.Validation(strings.ReplaceAll(name, "\x00", "\\0"), "holds a NUL character, which cannot be stored")
+		case !utf8.ValidString(k) || !utf8.ValidString(v):
+			return apierr.Validation(name, "is not valid UTF-8")
+		}
+	}
+	return nil
+}
 
 // AMWebhook is the body Prometheus Alertmanager POSTs to a webhook receiver (version "4";
 // https://prometheus.io/docs/alerting/latest/configuration/#webhook_config).
@@ -66,6 +168,14 @@ type AMResult struct {
 type amTarget struct {
 	name                        string
 	node, host, rack, powerZone int
+	// cause: an alert on it is a cause of suppression (isCause, known without a query).
+	cause bool
+}
+
+// hostIsCause reports whether an alert on h is a cause (isCause): a PDU, a switch or
+// router, or a host with a fabric role.
+func hostIsCause(h *ent.Host) bool {
+	return h != nil && (h.Kind == host.KindPdu || h.Kind == host.KindSwitch || h.Kind == host.KindRouter || h.Role != nil)
 }
 
 // Receive applies an Alertmanager webhook in one transaction: a firing alert is raised (or
@@ -81,7 +191,10 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 		return res, apierr.Forbidden("only operators may post Alertmanager alerts")
 	}
 	if w.Version != "4" {
-		return res, apierr.Validation("version", "Alertmanager webhook version %q is not supported (want \"4\")", w.Version)
+		return res, apierr.Validation("version", "Alertmanager webhook version %q is not supported (want \"4\")", truncate.String(w.Version, 32))
+	}
+	if err := ValidateAMWebhook(w); err != nil {
+		return res, err
 	}
 	_, err := dbtx.Run(ctx, client, func(c *ent.Client) error {
 		res = AMResult{}
@@ -90,6 +203,26 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 		if err != nil {
 			return err
 		}
+		// What the batch needs from the database is read once for all its alerts: the
+		// objects its labels name, and whether any group would be routed to at all.
+		idx, err := loadAMIndex(sys, c, w)
+		if err != nil {
+			return err
+		}
+		routes, err := c.MaintainerGroup.Query().Where(maintainergroup.StatusEQ(maintainergroup.StatusActive),
+			maintainergroup.WebhookURLNEQ("")).Exist(sys)
+		if err != nil {
+			return err
+		}
+		// The open alerts the batch resolves, read at once with what says whether each is
+		// a cause. Valid until the batch itself changes them: an alert raised or a cause
+		// reconciled earlier in the batch sends the resolves after it the one-by-one way.
+		open, err := loadAMOpen(sys, c, w)
+		if err != nil {
+			return err
+		}
+		touched, reconciled := map[string]bool{}, false
+		actx, actor := auditActor(ctx)
 		for i, a := range w.Alerts {
 			if a.Labels == nil {
 				a.Labels = map[string]string{}
@@ -101,29 +234,43 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 			}
 			fp := "alertmanager:" + amFingerprint(a)
 			if a.Status == "resolved" {
-				n, id, err := Resolve(ctx, c, fp, "alertmanager", time.Now())
+				var n, id int
+				var err error
+				fresh := !touched[fp] && !reconciled
+				if als := open[fp]; fresh && len(als) > 0 {
+					n, id, err = closeOpen(actx, actor, c, als, "alertmanager", time.Now())
+				} else if !fresh {
+					n, id, err = Resolve(ctx, c, fp, "alertmanager", time.Now())
+				}
 				if err != nil {
 					return err
 				}
+				touched[fp] = true
 				res.Resolved += n
 				res.Alerts = append(res.Alerts, id)
 				if n > 0 {
-					if _, err := Route(sys, c, id, true); err != nil {
-						return err
+					if routes {
+						if _, err := Route(sys, c, id, true); err != nil {
+							return err
+						}
 					}
-					if err := AfterChange(sys, c, id); err != nil {
+					if fresh {
+						if amIsCause(open[fp][0]) {
+							reconciled = true
+							if _, err := Reconcile(sys, c); err != nil {
+								return err
+							}
+						}
+					} else if err := AfterChange(sys, c, id); err != nil {
 						return err
 					}
 				}
 				continue
 			}
 			if a.Status != "firing" {
-				return apierr.Validation(fmt.Sprintf("alerts[%d].status", i), "want firing or resolved, got %q", a.Status)
+				return apierr.Validation(fmt.Sprintf("alerts[%d].status", i), "want firing or resolved, got %q", truncate.String(a.Status, 32))
 			}
-			t, err := amLocate(sys, c, a.Labels)
-			if err != nil {
-				return err
-			}
+			t := idx.locate(a.Labels)
 			name := a.Labels["alertname"]
 			if name == "" {
 				name = "alertmanager"
@@ -146,20 +293,32 @@ func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, er
 			if err != nil {
 				return err
 			}
+			touched[fp] = true
 			res.Alerts = append(res.Alerts, al.ID)
 			if !created {
 				res.Repeated++
 				continue
 			}
 			res.Raised++
-			if err := AfterChange(sys, c, al.ID); err != nil {
-				return err
+			// Only a cause (an alert on a failure domain; a new alert suppresses nothing
+			// yet) changes suppression: then reconcile, and read the suppressors again for
+			// the alerts after it.
+			cause := t.cause
+			if cause {
+				reconciled = true
+				if _, err := Reconcile(sys, c); err != nil {
+					return err
+				}
 			}
-			if _, err := Route(sys, c, al.ID, false); err != nil {
-				return err
+			if routes {
+				if _, err := Route(sys, c, al.ID, false); err != nil {
+					return err
+				}
 			}
-			if sup, err = LoadSuppressors(sys, c); err != nil {
-				return err
+			if cause {
+				if sup, err = LoadSuppressors(sys, c); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -195,50 +354,173 @@ func amSeverity(s string) alert.Severity {
 	return alert.SeverityWarning
 }
 
-// amLocate finds the object the labels name (see Receive).
-func amLocate(ctx context.Context, c *ent.Client, l map[string]string) (amTarget, error) {
+// amIndex holds the objects a webhook's labels may name, read in a few statements for the
+// whole batch: name → host, node, rack, power zone (a name held by two objects of one kind
+// maps to nothing: it is ignored, as it is not unique).
+type amIndex struct {
+	hosts map[string]*ent.Host
+	nodes map[string]*ent.ComputeNode
+	racks map[string]int
+	zones map[string]int
+}
+
+// loadAMOpen reads the open alerts the resolved alerts of w close, by fingerprint, with
+// the edges amIsCause reads.
+func loadAMOpen(ctx context.Context, c *ent.Client, w AMWebhook) (map[string][]*ent.Alert, error) {
+	var fps []string
+	for _, a := range w.Alerts {
+		if a.Status == "resolved" {
+			if a.Labels == nil {
+				a.Labels = map[string]string{}
+			}
+			merged := make(map[string]string, len(a.Labels)+len(w.CommonLabels))
+			for k, v := range w.CommonLabels {
+				merged[k] = v
+			}
+			for k, v := range a.Labels {
+				merged[k] = v
+			}
+			a.Labels = merged
+			fps = append(fps, "alertmanager:"+amFingerprint(a))
+		}
+	}
+	out := map[string][]*ent.Alert{}
+	if len(fps) == 0 {
+		return out, nil
+	}
+	als, err := c.Alert.Query().Where(alert.FingerprintIn(fps...), alert.StatusEQ(alert.StatusOpen)).
+		WithHost().WithRack(func(q *ent.RackQuery) { q.Select("id") }).WithPowerZone(func(q *ent.PowerZoneQuery) { q.Select("id") }).
+		WithSuppresses(func(q *ent.AlertQuery) { q.Select("id") }).Order(ent.Asc(alert.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range als {
+		out[a.Fingerprint] = append(out[a.Fingerprint], a)
+	}
+	return out, nil
+}
+
+// amIsCause is isCause of an alert read by loadAMOpen, without a query.
+func amIsCause(a *ent.Alert) bool {
+	return a.Edges.Rack != nil || a.Edges.PowerZone != nil || len(a.Edges.Suppresses) > 0 || hostIsCause(a.Edges.Host)
+}
+
+// loadAMIndex reads the objects the labels of w's alerts name (see Receive).
+func loadAMIndex(ctx context.Context, c *ent.Client, w AMWebhook) (*amIndex, error) {
+	idx := &amIndex{hosts: map[string]*ent.Host{}, nodes: map[string]*ent.ComputeNode{}, racks: map[string]int{}, zones: map[string]int{}}
+	machines, racks, zones := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	label := func(a AMAlert, k string) string {
+		if v, ok := a.Labels[k]; ok {
+			return v
+		}
+		return w.CommonLabels[k]
+	}
+	for _, a := range w.Alerts {
+		for _, n := range []string{label(a, "host"), label(a, "node"), label(a, "pdu"), stripPort(label(a, "instance"))} {
+			if n != "" {
+				machines[n] = true
+			}
+		}
+		if n := label(a, "rack"); n != "" {
+			racks[n] = true
+		}
+		if n := label(a, "power_zone"); n != "" {
+			zones[n] = true
+		}
+	}
+	keys := func(m map[string]bool) []string {
+		out := make([]string, 0, len(m))
+		for k := range m {
+			out = append(out, k)
+		}
+		return out
+	}
+	if len(machines) > 0 {
+		names := keys(machines)
+		hs, err := c.Host.Query().Where(host.NameIn(names...)).WithNode(func(q *ent.ComputeNodeQuery) { q.Select("id") }).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			if _, dup := idx.hosts[h.Name]; dup {
+				idx.hosts[h.Name] = nil
+			} else {
+				idx.hosts[h.Name] = h
+			}
+		}
+		ns, err := c.ComputeNode.Query().Where(computenode.NameIn(names...)).WithHost().All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range ns {
+			if _, dup := idx.nodes[n.Name]; dup {
+				idx.nodes[n.Name] = nil
+			} else {
+				idx.nodes[n.Name] = n
+			}
+		}
+	}
+	if len(racks) > 0 {
+		rs, err := c.Rack.Query().Where(rack.NameIn(keys(racks)...)).Select(rack.FieldID, rack.FieldName).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if _, dup := idx.racks[r.Name]; dup {
+				idx.racks[r.Name] = 0
+			} else {
+				idx.racks[r.Name] = r.ID
+			}
+		}
+	}
+	if len(zones) > 0 {
+		zs, err := c.PowerZone.Query().Where(powerzone.NameIn(keys(zones)...)).Select(powerzone.FieldID, powerzone.FieldName).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, z := range zs {
+			if _, dup := idx.zones[z.Name]; dup {
+				idx.zones[z.Name] = 0
+			} else {
+				idx.zones[z.Name] = z.ID
+			}
+		}
+	}
+	return idx, nil
+}
+
+// locate finds the object the labels name (see Receive): host, node, pdu and instance as
+// a host or a node, then rack, then power_zone.
+func (idx *amIndex) locate(l map[string]string) amTarget {
 	var t amTarget
-	names := []string{l["host"], l["node"], l["pdu"], stripPort(l["instance"])}
-	for _, n := range names {
+	for _, n := range []string{l["host"], l["node"], l["pdu"], stripPort(l["instance"])} {
 		if n == "" {
 			continue
 		}
-		if h, err := c.Host.Query().Where(host.Name(n)).WithNode(func(q *ent.ComputeNodeQuery) { q.Select("id") }).Only(ctx); err == nil {
-			t.name, t.host = h.Name, h.ID
+		if h := idx.hosts[n]; h != nil {
+			t.name, t.host, t.cause = h.Name, h.ID, hostIsCause(h)
 			if h.Edges.Node != nil {
 				t.node = h.Edges.Node.ID
 			}
-			return t, nil
-		} else if !ent.IsNotFound(err) && !ent.IsNotSingular(err) {
-			return t, err
+			return t
 		}
-		if nd, err := c.ComputeNode.Query().Where(computenode.Name(n)).WithHost(func(q *ent.HostQuery) { q.Select("id") }).Only(ctx); err == nil {
+		if nd := idx.nodes[n]; nd != nil {
 			t.name, t.node = nd.Name, nd.ID
-			if nd.Edges.Host != nil {
-				t.host = nd.Edges.Host.ID
+			if h := nd.Edges.Host; h != nil {
+				t.host, t.cause = h.ID, hostIsCause(h)
 			}
-			return t, nil
-		} else if !ent.IsNotFound(err) && !ent.IsNotSingular(err) {
-			return t, err
+			return t
 		}
 	}
-	if n := l["rack"]; n != "" {
-		if id, err := c.Rack.Query().Where(rack.Name(n)).OnlyID(ctx); err == nil {
-			t.name, t.rack = n, id
-			return t, nil
-		} else if !ent.IsNotFound(err) && !ent.IsNotSingular(err) {
-			return t, err
-		}
+	if n := l["rack"]; n != "" && idx.racks[n] != 0 {
+		t.name, t.rack, t.cause = n, idx.racks[n], true
+		return t
 	}
-	if n := l["power_zone"]; n != "" {
-		if id, err := c.PowerZone.Query().Where(powerzone.Name(n)).OnlyID(ctx); err == nil {
-			t.name, t.powerZone = n, id
-			return t, nil
-		} else if !ent.IsNotFound(err) && !ent.IsNotSingular(err) {
-			return t, err
-		}
+	if n := l["power_zone"]; n != "" && idx.zones[n] != 0 {
+		t.name, t.powerZone, t.cause = n, idx.zones[n], true
+		return t
 	}
-	return t, nil
+	return t
 }
 
 // stripPort drops a :port from an instance label (host:9100, [::1]:9100).
@@ -260,20 +542,36 @@ func AlertmanagerHandler(client *ent.Client, log *slog.Logger) http.Handler {
 			writeJSONError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "a bearer token is required")
 			return
 		}
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxAMBody))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeJSONError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+				fmt.Sprintf("the body is over %d bytes: send fewer alerts per webhook (max_alerts in Alertmanager's webhook_config)", MaxAMBody))
+			return
+		case err != nil:
+			writeJSONError(w, http.StatusBadRequest, string(apierr.CodeBadRequest), "reading the body: "+err.Error())
+			return
+		case !utf8.Valid(raw):
+			writeJSONError(w, http.StatusBadRequest, string(apierr.CodeBadRequest), "the body is not UTF-8")
+			return
+		}
 		var body AMWebhook
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20))
-		if err := dec.Decode(&body); err != nil {
-			writeJSONError(w, http.StatusBadRequest, "BAD_REQUEST", "body is not an Alertmanager webhook: "+err.Error())
+		if err := json.Unmarshal(raw, &body); err != nil {
+			writeJSONError(w, http.StatusBadRequest, string(apierr.CodeBadRequest), "body is not an Alertmanager webhook: "+truncate.String(err.Error(), 200))
 			return
 		}
 		res, err := Receive(r.Context(), client, body)
 		if err != nil {
 			ae, ok := apierr.As(err)
+			var many errTooManyAlerts
 			switch {
+			case errors.As(err, &many):
+				writeJSONError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, many.Error())
 			case ok && ae.Code == apierr.CodeForbidden:
 				writeJSONError(w, http.StatusForbidden, string(ae.Code), ae.Message)
 			case ok:
-				writeJSONError(w, http.StatusBadRequest, string(ae.Code), ae.Message)
+				writeJSONErrorField(w, http.StatusBadRequest, string(ae.Code), ae.Field, ae.Message)
 			default:
 				if log != nil {
 					log.Error("alertmanager webhook", "err", err)
@@ -288,7 +586,16 @@ func AlertmanagerHandler(client *ent.Client, log *slog.Logger) http.Handler {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSONErrorField(w, status, code, "", msg)
+}
+
+// writeJSONErrorField answers {"error", "code", "field"} (field only when not empty).
+func writeJSONErrorField(w http.ResponseWriter, status int, code, field, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": msg, "code": code})
+	body := map[string]any{"error": msg, "code": code}
+	if field != "" {
+		body["field"] = field
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/rowlock"
+	"github.com/virtflow/virtflow/internal/secrets"
 	"github.com/virtflow/virtflow/internal/truncate"
 	"github.com/virtflow/virtflow/outbox"
 )
@@ -35,8 +36,12 @@ import (
 type Engine struct {
 	// Client is the database (not a transaction).
 	Client *ent.Client
-	// HTTP delivers hooks (default: a client with a 10 s timeout).
+	// HTTP delivers hooks (default: HookClient of the default egress policy). A client given
+	// here should be HookClient of the process's policy.
 	HTTP *http.Client
+	// Secrets opens the sealed hook secrets (Install seals them); without it only secrets
+	// stored in clear (before sealing) can sign.
+	Secrets *secrets.Keyring
 	// Clock dates what the engine writes (default time.Now).
 	Clock func() time.Time
 	// Log receives what the engine does; nil discards it.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/event"
@@ -27,6 +28,7 @@ import (
 	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/poll"
+	"github.com/virtflow/virtflow/internal/secrets"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/nodestatus"
@@ -46,12 +48,26 @@ func site(tb testing.TB, nodes int) (*infra.Database, *placementtest.Site) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = db.Close() })
+	alerting.Install(db.Client, testEgress(), testKeys())
 	s, err := placementtest.Build(placementtest.Ctx(), db.Client, placementtest.Spec{Racks: 1, HostsPerRack: nodes, CPU: 8,
 		MemoryMB: 8192, DiskGB: 100, Cores: 4})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return db, s
+}
+
+// testEgress is the tests' egress policy: the default one, plus the loopback address the
+// tests' hook servers (httptest) listen on.
+func testEgress() *egress.Policy { return egress.MustParse("127.0.0.1/32") }
+
+// testKeys seals the tests' hook secrets (a fixed key: every client of a test shares it).
+func testKeys() *secrets.Keyring {
+	k, err := secrets.NewKeyring([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return k
 }
 
 func sys() context.Context { return authz.SystemContext(context.Background(), "test") }
@@ -329,7 +345,7 @@ func worker(c *ent.Client, rd asynq.RedisConnOpt) *asynq.Server {
 		DelayedTaskCheckInterval: 100 * time.Millisecond, TaskCheckInterval: 100 * time.Millisecond /* as worker.TaskCheckInterval */, ShutdownTimeout: time.Millisecond})
 	mux := asynq.NewServeMux()
 	mux.Use(outbox.Acknowledge(c, nil))
-	(&alerting.Engine{Client: c, Log: quiet()}).Register(mux)
+	(&alerting.Engine{Client: c, Log: quiet(), HTTP: alerting.HookClient(testEgress()), Secrets: testKeys()}).Register(mux)
 	if err := srv.Start(mux); err != nil {
 		panic(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,9 +16,11 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/hookdelivery"
+	"github.com/virtflow/virtflow/internal/secrets"
 	"github.com/virtflow/virtflow/internal/truncate"
 	"github.com/virtflow/virtflow/outbox"
 )
@@ -140,7 +143,8 @@ func (e *Engine) deliver(ctx context.Context, id int) error {
 	} else {
 		u.SetLastError(truncate.String(sendErr.Error(), 1024))
 		retried, _ := asynq.GetRetryCount(ctx)
-		if maxRetry, ok := asynq.GetMaxRetry(ctx); ok && retried >= maxRetry {
+		if maxRetry, ok := asynq.GetMaxRetry(ctx); (ok && retried >= maxRetry) || errors.Is(sendErr, egress.ErrDenied) {
+			// A denied address stays denied: no retry.
 			u.SetStatus(hookdelivery.StatusFailed)
 		}
 	}
@@ -150,13 +154,47 @@ func (e *Engine) deliver(ctx context.Context, id int) error {
 	if sendErr != nil {
 		e.log().Warn("hook delivery failed", "delivery", id, "url", d.URL, "err", sendErr)
 	}
+	if errors.Is(sendErr, egress.ErrDenied) {
+		return fmt.Errorf("%w: %w", sendErr, asynq.SkipRetry)
+	}
 	return sendErr
+}
+
+// HookTimeout bounds one hook request, redirects included.
+const HookTimeout = 10 * time.Second
+
+// HookClient is the client hooks are POSTed with under the egress policy p: HookTimeout,
+// the policy's redirect rules, and the signature dropped on a redirect to another host.
+func HookClient(p *egress.Policy) *http.Client { return p.Client(HookTimeout, HeaderSignature) }
+
+// secret is the signing key of delivery d in clear ("" for none).
+func (e *Engine) secret(d *ent.HookDelivery) (string, error) {
+	stored, purpose := "", ""
+	if r := d.Edges.Rule; r != nil && r.HookSecret != "" {
+		stored, purpose = r.HookSecret, PurposeHookSecret
+	}
+	if g := d.Edges.MaintainerGroup; g != nil && g.WebhookSecret != "" {
+		stored, purpose = g.WebhookSecret, PurposeWebhookSecret
+	}
+	if stored == "" || !secrets.IsSealed(stored) {
+		return stored, nil
+	}
+	if e.Secrets == nil {
+		return "", fmt.Errorf("the hook secret is sealed and this worker has no secret key (VIRTFLOW_SECRET_KEY)")
+	}
+	return e.Secrets.Open(stored, purpose)
 }
 
 func (e *Engine) post(ctx context.Context, d *ent.HookDelivery) (int, error) {
 	hc := e.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: 10 * time.Second}
+		// A client for this request only: keep no idle connection behind.
+		hc = HookClient(egress.MustParse(""))
+		hc.Transport.(*http.Transport).DisableKeepAlives = true
+	}
+	secret, err := e.secret(d)
+	if err != nil {
+		return 0, fmt.Errorf("sign hook: %w", err)
 	}
 	body := []byte(d.Payload)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
@@ -167,11 +205,8 @@ func (e *Engine) post(ctx context.Context, d *ent.HookDelivery) (int, error) {
 	req.Header.Set("User-Agent", "VirtFlow-Hook/1")
 	req.Header.Set(HeaderIdempotency, d.IdempotencyKey)
 	req.Header.Set(HeaderDelivery, strconv.Itoa(d.ID))
-	if r := d.Edges.Rule; r != nil && r.HookSecret != "" {
-		req.Header.Set(HeaderSignature, Sign(r.HookSecret, body))
-	}
-	if g := d.Edges.MaintainerGroup; g != nil && g.WebhookSecret != "" {
-		req.Header.Set(HeaderSignature, Sign(g.WebhookSecret, body))
+	if secret != "" {
+		req.Header.Set(HeaderSignature, Sign(secret, body))
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -107,7 +107,17 @@ func Resolve(ctx context.Context, c *ent.Client, fp, by string, at time.Time) (i
 	if err != nil || len(open) == 0 {
 		return 0, 0, err
 	}
+	return closeOpen(actx, sys, c, open, by, at)
+}
+
+// closeOpen closes the open alerts read by Resolve (their edges, if loaded, are not
+// audited), audited as sys in actx.
+func closeOpen(actx context.Context, sys audit.SystemActor, c *ent.Client, open []*ent.Alert, by string, at time.Time) (int, int, error) {
+	ctx := system(actx)
 	for _, before := range open {
+		b := *before
+		b.Edges = ent.AlertEdges{}
+		before = &b
 		after, err := c.Alert.UpdateOne(before).SetStatus(alert.StatusClosed).SetClosedAt(at).SetClosedBy(by).Save(ctx)
 		if err != nil {
 			return 0, 0, fmt.Errorf("resolve alert %d: %w", before.ID, err)

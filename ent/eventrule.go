@@ -63,7 +63,7 @@ type EventRule struct {
 	GroupBy []string `json:"group_by,omitempty"`
 	// Aggregate: minimum time between two notifications of one group
 	GroupIntervalSeconds int `json:"group_interval_seconds,omitempty"`
-	// HMAC-SHA256 key of hook bodies (X-VirtFlow-Signature); write-only
+	// HMAC-SHA256 key of hook bodies (X-VirtFlow-Signature); write-only; stored sealed (internal/secrets), at most 256 bytes in clear
 	HookSecret string `json:"-"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the EventRuleQuery when eager-loading is set.

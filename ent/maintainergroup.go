@@ -30,7 +30,7 @@ type MaintainerGroup struct {
 	Status maintainergroup.Status `json:"status,omitempty"`
 	// alerts on the resources the group is responsible for are POSTed here (package alerting)
 	WebhookURL string `json:"webhook_url,omitempty"`
-	// HMAC-SHA256 key of the group's hook bodies (X-VirtFlow-Signature); write-only
+	// HMAC-SHA256 key of the group's hook bodies (X-VirtFlow-Signature); write-only; stored sealed (internal/secrets), at most 256 bytes in clear
 	WebhookSecret string `json:"-"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MaintainerGroupQuery when eager-loading is set.

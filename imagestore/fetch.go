@@ -13,6 +13,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/outbox"
@@ -108,6 +109,13 @@ func (s *Store) Fetch(ctx context.Context, id int, last bool) error {
 			return err
 		}
 		return fmt.Errorf("image %d: source is not an http(s) URL: %w", id, errPermanent)
+	case s.cfg.Egress.CheckURL(img.Source) != nil:
+		// A row stored before the policy, or under a wider allow list.
+		reason := "source refused by the egress policy: " + s.cfg.Egress.CheckURL(img.Source).Error()
+		if _, err := s.record(ctx, id, change{status: image.StatusError, reason: reason}, "fetchImage", true); err != nil {
+			return err
+		}
+		return fmt.Errorf("image %d: %s: %w", id, reason, errPermanent)
 	}
 	if img.Status != image.StatusDownloading {
 		if img, err = s.record(ctx, id, change{status: image.StatusDownloading, reason: "fetching " + img.Source}, "fetchImage", true); err != nil {
@@ -159,6 +167,11 @@ func (s *Store) download(ctx context.Context, img *ent.Image) error {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(have, 10)+"-")
 	}
 	resp, err := s.cfg.HTTP.Do(req)
+	if errors.Is(err, egress.ErrDenied) {
+		// The name resolved (or redirected) to an address the policy denies: another
+		// attempt would be refused too.
+		return fmt.Errorf("fetch %s: %w: %w", img.Source, err, errPermanent)
+	}
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", img.Source, err)
 	}

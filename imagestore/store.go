@@ -19,6 +19,7 @@ import (
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/audit"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/internal/dbtx"
@@ -40,8 +41,11 @@ type Config struct {
 	Dir string
 	// MaxBytes bounds an image's size, uploaded or fetched; DefaultMaxBytes when zero.
 	MaxBytes int64
-	// HTTP fetches URL sources; a client without an overall timeout when nil (the task's
-	// timeout bounds a fetch).
+	// Egress is the policy URL sources are fetched under (package egress); the default
+	// policy (public addresses only) when nil.
+	Egress *egress.Policy
+	// HTTP fetches URL sources; when nil, Egress's client without an overall timeout (the
+	// task's timeout bounds a fetch). A client given here should dial under Egress too.
 	HTTP *http.Client
 	// Log receives the store's logs; discarded when nil.
 	Log *slog.Logger
@@ -67,8 +71,11 @@ func New(client *ent.Client, cfg Config) (*Store, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
+	if cfg.Egress == nil {
+		cfg.Egress = egress.MustParse("")
+	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{}
+		cfg.HTTP = cfg.Egress.Client(0)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -99,6 +106,7 @@ func (s *Store) lock(id int) func() {
 }
 
 // ValidateSource checks an image's source: an http(s) URL with a host, or SourceUpload.
+// Whether the server may connect to the URL is the egress policy's (SourceHook, Fetch).
 func ValidateSource(source string) error {
 	if source == SourceUpload {
 		return nil

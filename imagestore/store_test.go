@@ -22,6 +22,7 @@ import (
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/image"
@@ -48,7 +49,8 @@ func newEnv(t *testing.T, maxBytes int64) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	s, err := imagestore.New(db.Client, imagestore.Config{Dir: t.TempDir(), MaxBytes: maxBytes})
+	// The tests' sources are local HTTP servers: the operator's allow list lets them through.
+	s, err := imagestore.New(db.Client, imagestore.Config{Dir: t.TempDir(), MaxBytes: maxBytes, Egress: egress.MustParse("127.0.0.1/32")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,8 @@ func startStack(t *testing.T, notReadyAfter time.Duration) *stack {
 	// runs, stale task ids that a fresh database's outbox ids collide with (the relay then
 	// takes its task for enqueued already, and it never runs).
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second,
-		RedisURL: testdb.PrivateRedis(t), NodeNotReadyAfter: notReadyAfter, ImageDir: t.TempDir()}
+		RedisURL: testdb.PrivateRedis(t), NodeNotReadyAfter: notReadyAfter, ImageDir: t.TempDir(),
+		EgressAllow: "127.0.0.1/32"} // image sources in these tests are local HTTP servers
 	if notReadyAfter > 0 {
 		cfg.NodeDownAfter = 100 * notReadyAfter
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/internal/secrets"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -74,9 +75,11 @@ type Config struct {
 	Images *imagestore.Store
 	// Log receives the worker's logs.
 	Log *slog.Logger
-	// HookClient delivers the event rules' hooks (alerting.Engine.HTTP); nil uses a
-	// client with a 10 s timeout.
+	// HookClient delivers the event rules' hooks (alerting.Engine.HTTP); nil uses
+	// alerting.HookClient of the default egress policy.
 	HookClient *http.Client
+	// Secrets opens the sealed hook secrets (alerting.Engine.Secrets).
+	Secrets *secrets.Keyring
 	// Tracer makes a span of every task that carries a trace context (nil: none).
 	Tracer trace.TracerProvider
 }
@@ -130,7 +133,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer func() { <-done }()
 
 	h := &provision.Handlers{Client: cfg.Client, Log: cfg.Log, Fault: cfg.Fault, Clock: cfg.Clock}
-	rules := &alerting.Engine{Client: cfg.Client, HTTP: cfg.HookClient, Clock: cfg.Clock, Log: cfg.Log.With("component", "alerting")}
+	rules := &alerting.Engine{Client: cfg.Client, HTTP: cfg.HookClient, Secrets: cfg.Secrets, Clock: cfg.Clock, Log: cfg.Log.With("component", "alerting")}
 	taskFailed := alerting.TaskFailed(cfg.Client)
 	failed := func(ctx context.Context, t *asynq.Task, err error) {
 		h.Failed(ctx, t, err)

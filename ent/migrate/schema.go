@@ -563,7 +563,7 @@ var (
 		{Name: "reissue_seconds", Type: field.TypeInt, Default: 0},
 		{Name: "group_by", Type: field.TypeJSON, Nullable: true},
 		{Name: "group_interval_seconds", Type: field.TypeInt, Default: 300},
-		{Name: "hook_secret", Type: field.TypeString, Nullable: true, Size: 256},
+		{Name: "hook_secret", Type: field.TypeString, Nullable: true, Size: 512},
 	}
 	// EventRulesTable holds the schema information for the "event_rules" table.
 	EventRulesTable = &schema.Table{
@@ -1194,7 +1194,7 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"ACTIVE", "INACTIVE"}, Default: "ACTIVE"},
 		{Name: "webhook_url", Type: field.TypeString, Nullable: true, Size: 2048},
-		{Name: "webhook_secret", Type: field.TypeString, Nullable: true, Size: 256},
+		{Name: "webhook_secret", Type: field.TypeString, Nullable: true, Size: 512},
 		{Name: "maintainer_administered_groups", Type: field.TypeInt, Nullable: true},
 	}
 	// MaintainerGroupsTable holds the schema information for the "maintainer_groups" table.

@@ -52,9 +52,9 @@ func (EventRule) Fields() []ent.Field {
 			Comment("Aggregate: event attributes that make a group (check, status, node, host, rack, cluster, label:<key>)"),
 		field.Int("group_interval_seconds").Default(300).NonNegative().
 			Comment("Aggregate: minimum time between two notifications of one group"),
-		field.String("hook_secret").Optional().Sensitive().MaxLen(256).
+		field.String("hook_secret").Optional().Sensitive().MaxLen(512).
 			Annotations(entgql.Skip(entgql.SkipType | entgql.SkipWhereInput | entgql.SkipOrderField)).
-			Comment("HMAC-SHA256 key of hook bodies (X-VirtFlow-Signature); write-only"),
+			Comment("HMAC-SHA256 key of hook bodies (X-VirtFlow-Signature); write-only; stored sealed (internal/secrets), at most 256 bytes in clear"),
 	}
 }
 

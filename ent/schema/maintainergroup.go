@@ -25,9 +25,9 @@ func (MaintainerGroup) Fields() []ent.Field {
 		field.Enum("status").NamedValues(enumValues("Active", "Inactive")...).Default("ACTIVE"),
 		field.String("webhook_url").Optional().MaxLen(2048).Validate(validHTTPURL).
 			Comment("alerts on the resources the group is responsible for are POSTed here (package alerting)"),
-		field.String("webhook_secret").Optional().Sensitive().MaxLen(256).
+		field.String("webhook_secret").Optional().Sensitive().MaxLen(512).
 			Annotations(entgql.Skip(entgql.SkipType | entgql.SkipWhereInput | entgql.SkipOrderField)).
-			Comment("HMAC-SHA256 key of the group's hook bodies (X-VirtFlow-Signature); write-only"),
+			Comment("HMAC-SHA256 key of the group's hook bodies (X-VirtFlow-Signature); write-only; stored sealed (internal/secrets), at most 256 bytes in clear"),
 	}
 }
 

@@ -17,9 +17,9 @@ import (
 const DemoImageBytes = 1 << 20
 
 // imageStore opens the image store the configuration names.
-func imageStore(cfg config.Config, db *infra.Database, log *slog.Logger) (*imagestore.Store, error) {
+func imageStore(cfg config.Config, db *infra.Database, g guards, log *slog.Logger) (*imagestore.Store, error) {
 	return imagestore.New(db.Client, imagestore.Config{Dir: cfg.ImageDirectory(), MaxBytes: cfg.ImageMaxBytes,
-		Log: log.With("component", "imagestore")})
+		Egress: g.egress, Log: log.With("component", "imagestore")})
 }
 
 // adoptImages brings stored images to a true status at startup (imagestore.Store.Adopt)

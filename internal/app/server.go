@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/demo"
@@ -79,6 +80,11 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if err != nil {
 		return err
 	}
+	// The egress policy's and the sealed secrets' write rules hook the client too.
+	g, err := openGuards(ctx, cfg, db, log)
+	if err != nil {
+		return err
+	}
 	// Every server relays the outbox (safe with any number of relays); made here, before the
 	// client is in use, because it hooks the client to be woken by commits.
 	rl := relay(db, redis, tr, log)
@@ -111,7 +117,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		log.Info("demo datacenter loaded", "already_loaded", stats.AlreadyLoaded, "duration_ms", time.Since(t).Milliseconds())
 	}
 
-	images, err := imageStore(cfg, db, log)
+	images, err := imageStore(cfg, db, g, log)
 	if err != nil {
 		return err
 	}
@@ -169,7 +175,8 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 				return
 			}
 			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4, Clock: prov.Clock(),
-				Reconcile: rec, Images: images, Log: log.With("component", "worker"), Tracer: tr.Provider}
+				Reconcile: rec, Images: images, Log: log.With("component", "worker"), Tracer: tr.Provider,
+				HookClient: alerting.HookClient(g.egress), Secrets: g.secrets}
 			if err := worker.Run(ctx, wcfg); err != nil {
 				errc <- err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/config"
@@ -97,6 +98,10 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if err != nil {
 		return err
 	}
+	g, err := openGuards(ctx, cfg, db, log) // and so do these
+	if err != nil {
+		return err
+	}
 	// Operations surface: health, readiness, metrics and version on --addr.
 	reg := registry(db, redis, log)
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -136,12 +141,13 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		defer wg.Done()
 		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov, redis), log.With("component", "nodemonitor"))
 	}()
-	images, err := imageStore(cfg, db, log)
+	images, err := imageStore(cfg, db, g, log)
 	if err != nil {
 		return err
 	}
 	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Clock: prov.Clock(),
-		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Images: images, Log: log, Tracer: tr.Provider})
+		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Images: images, Log: log, Tracer: tr.Provider,
+		HookClient: alerting.HookClient(g.egress), Secrets: g.secrets})
 }
 
 // relay is the outbox relay of a process: from its database to its Redis, with the

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/virtflow/virtflow/egress"
+	"github.com/virtflow/virtflow/internal/secrets"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/scheduler"
 )
@@ -75,6 +77,29 @@ type Config struct {
 	// are the load balancers whose X-Forwarded-For is believed, so that login rate limits,
 	// token CIDRs and audit rows see the client's address.
 	TrustedProxies string
+	// EgressAllow (--egress-allow, VIRTFLOW_EGRESS_ALLOW, e.g. "10.0.0.0/8,images.internal")
+	// lists the CIDRs and host names besides public addresses that image sources and hooks
+	// may connect to (package egress); empty allows public addresses only.
+	EgressAllow string
+	// SecretKey (VIRTFLOW_SECRET_KEY, 32 bytes as 64 hex digits or base64; no flag, so that
+	// it is not in the process list) seals the secrets stored in the database (package
+	// internal/secrets). Empty: the key kept in SecretKeyFile, made on first start.
+	SecretKey string
+	// OldSecretKeys (VIRTFLOW_SECRET_KEYS_OLD, comma-separated) still open what they sealed,
+	// after a rotation; values are re-sealed under SecretKey at startup.
+	OldSecretKeys []string
+}
+
+// SecretKeyFile is where the secret key is kept when SecretKey is empty:
+// <DataDir>/secret.key (mode 0600), or, for a configuration built without Load and
+// without DataDir (tests), a file in the temporary directory named for the database, so
+// that the server and workers of one database share it.
+func (c Config) SecretKeyFile() string {
+	if c.DataDir != "" {
+		return filepath.Join(c.DataDir, "secret.key")
+	}
+	sum := sha256.Sum256([]byte(c.DatabaseURL))
+	return filepath.Join(os.TempDir(), "virtflow-secret-"+hex.EncodeToString(sum[:8])+".key")
 }
 
 // ImageDirectory is the directory of image bytes: ImageDir, or <DataDir>/images, or, for a
@@ -126,6 +151,12 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		RedisURL:      getenv("REDIS_URL"),
 		AdminToken:    getenv("VIRTFLOW_ADMIN_TOKEN"),
 		ShutdownGrace: 15 * time.Second,
+		SecretKey:     getenv("VIRTFLOW_SECRET_KEY"),
+	}
+	for _, k := range strings.Split(getenv("VIRTFLOW_SECRET_KEYS_OLD"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			c.OldSecretKeys = append(c.OldSecretKeys, k)
+		}
 	}
 	demo, err := envBool(getenv, "VIRTFLOW_DEMO", false)
 	if err != nil {
@@ -200,6 +231,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", maxConns, "most PostgreSQL connections this process opens (VIRTFLOW_DB_MAX_CONNS)")
 	fs.BoolVar(&c.DBStatementCache, "db-statement-cache", stmtCache, "keep statements prepared per PostgreSQL connection; false behind PgBouncer in transaction mode before 1.21 (VIRTFLOW_DB_STATEMENT_CACHE)")
 	fs.StringVar(&c.RedisNamespace, "redis-namespace", getenv("VIRTFLOW_REDIS_NAMESPACE"), "name setting this deployment's Redis channels and keys apart; default from REDIS_URL's database (VIRTFLOW_REDIS_NAMESPACE)")
+	fs.StringVar(&c.EgressAllow, "egress-allow", getenv("VIRTFLOW_EGRESS_ALLOW"), "CIDRs and host names beside public addresses that image sources and hooks may reach, comma-separated (VIRTFLOW_EGRESS_ALLOW)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -235,6 +267,19 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if err := c.Scheduler().Validate(); err != nil {
 		return c, fmt.Errorf("scorer weights: %w", err)
+	}
+	if _, err := egress.Parse(c.EgressAllow); err != nil {
+		return c, err
+	}
+	if c.SecretKey != "" {
+		if _, err := secrets.ParseKey(c.SecretKey); err != nil {
+			return c, fmt.Errorf("VIRTFLOW_SECRET_KEY: %w", err)
+		}
+	}
+	for _, k := range c.OldSecretKeys {
+		if _, err := secrets.ParseKey(k); err != nil {
+			return c, fmt.Errorf("VIRTFLOW_SECRET_KEYS_OLD: %w", err)
+		}
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		return c, fmt.Errorf("DATABASE_URL must be a postgres:// URL")

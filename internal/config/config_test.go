@@ -247,3 +247,26 @@ func TestImageSettings(t *testing.T) {
 		t.Fatal("--image-max-bytes 0 was accepted")
 	}
 }
+
+// TestEgressAndSecretSettings: the egress allow list and the secret keys are read from the
+// environment (the allow list also from its flag) and refused when malformed.
+func TestEgressAndSecretSettings(t *testing.T) {
+	key := strings.Repeat("ab", 32)
+	c, _, err := load(t, []string{"--egress-allow", "10.0.0.0/8,images.internal"},
+		map[string]string{"VIRTFLOW_SECRET_KEY": key, "VIRTFLOW_SECRET_KEYS_OLD": " " + key + " ,"})
+	if err != nil || c.EgressAllow != "10.0.0.0/8,images.internal" || c.SecretKey != key || len(c.OldSecretKeys) != 1 {
+		t.Fatalf("Load: %+v, %v", c, err)
+	}
+	if c.SecretKeyFile() != "data/secret.key" {
+		t.Errorf("SecretKeyFile %q", c.SecretKeyFile())
+	}
+	for name, vars := range map[string]map[string]string{
+		"allow list": {"VIRTFLOW_EGRESS_ALLOW": "10.0.0.0/33"},
+		"key":        {"VIRTFLOW_SECRET_KEY": "too-short"},
+		"old key":    {"VIRTFLOW_SECRET_KEYS_OLD": "nope"},
+	} {
+		if _, _, err := load(t, nil, vars); err == nil {
+			t.Errorf("bad %s accepted", name)
+		}
+	}
+}

@@ -15,12 +15,17 @@ import (
 	"os"
 	"testing"
 
+	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/httpapi"
 	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/secrets"
 )
 
 // AdminToken is the bearer token of the admin user every Env bootstraps.
@@ -70,6 +75,20 @@ func open(tb testing.TB, dsn, dir string) *Env {
 		tb.Fatalf("start redis: %v", err)
 	}
 	tb.Cleanup(func() { _ = redis.Close() })
+	// The write rules of production (internal/app): the default egress policy, and hook
+	// secrets sealed under the key a server of this database would use (config's
+	// SecretKeyFile), so that a server and workers started on it open them.
+	keyFile := config.Config{DatabaseURL: dsn, DataDir: dir}.SecretKeyFile()
+	key, _, err := secrets.LoadKeyFile(keyFile)
+	if err != nil {
+		tb.Fatalf("secret key: %v", err)
+	}
+	keys, err := secrets.NewKeyring(key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	imagestore.Install(db.Client, egress.MustParse(""))
+	alerting.Install(db.Client, egress.MustParse(""), keys)
 	ids := &identity.Service{Client: db.Client, Redis: redis.Client, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := ids.EnsureAdminToken(ctx, AdminToken); err != nil {
 		tb.Fatalf("bootstrap admin token: %v", err)

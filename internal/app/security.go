@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/virtflow/virtflow/alerting"
+	"github.com/virtflow/virtflow/egress"
+	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/secrets"
+)
+
+// guards are the egress policy and the secret keyring of a process.
+type guards struct {
+	egress  *egress.Policy
+	secrets *secrets.Keyring
+}
+
+// openGuards reads the egress allow list and the secret keys of cfg (VIRTFLOW_SECRET_KEY,
+// else the key file under the data directory, made on first start), installs their write
+// rules on db.Client (before the client is in use) and seals the hook secrets still
+// stored in clear or under an old key.
+func openGuards(ctx context.Context, cfg config.Config, db *infra.Database, log *slog.Logger) (guards, error) {
+	var g guards
+	var err error
+	if g.egress, err = egress.Parse(cfg.EgressAllow); err != nil {
+		return g, err
+	}
+	var primary []byte
+	if cfg.SecretKey != "" {
+		if primary, err = secrets.ParseKey(cfg.SecretKey); err != nil {
+			return g, fmt.Errorf("VIRTFLOW_SECRET_KEY: %w", err)
+		}
+	} else {
+		path := cfg.SecretKeyFile()
+		var created bool
+		if primary, created, err = secrets.LoadKeyFile(path); err != nil {
+			return g, err
+		}
+		if created {
+			log.Info("secret key made: it seals the secrets stored in the database; back it up with the data", "file", path)
+		}
+		if !cfg.Embedded() {
+			log.Warn("VIRTFLOW_SECRET_KEY is not set: using the key file of this process; every server and worker of the installation must share one key", "file", path)
+		}
+	}
+	var old [][]byte
+	for _, s := range cfg.OldSecretKeys {
+		k, err := secrets.ParseKey(s)
+		if err != nil {
+			return g, fmt.Errorf("VIRTFLOW_SECRET_KEYS_OLD: %w", err)
+		}
+		old = append(old, k)
+	}
+	if g.secrets, err = secrets.NewKeyring(primary, old...); err != nil {
+		return g, err
+	}
+	imagestore.Install(db.Client, g.egress)
+	alerting.Install(db.Client, g.egress, g.secrets)
+	n, err := alerting.SealStored(ctx, db.Client, g.secrets)
+	if err != nil {
+		return g, err
+	}
+	if n > 0 {
+		log.Info("hook secrets sealed", "rows", n)
+	}
+	return g, nil
+}
