@@ -193,3 +193,15 @@ func mayUnlinkAll(ctx context.Context, m ent.Mutation, c *entgen.Client, v *View
 	}
 	return nil
 }
+
+// MayWrite reports whether the viewer of ctx may update or delete every record of typ
+// (an ent type name: "Volume") in ids, by the WriteScope its own update would get, in one
+// query. A domain check uses it before it says anything about records it read as the
+// system: an error names only what the viewer may change (issue 23).
+func MayWrite(ctx context.Context, c *entgen.Client, typ string, ids ...int) (bool, error) {
+	v := FromContext(ctx)
+	if v == nil {
+		return false, nil
+	}
+	return mayLink(ctx, c, v, typ, true, ids)
+}
