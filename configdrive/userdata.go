@@ -2,22 +2,21 @@ package configdrive
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/configdrive/yamllimit"
 )
 
 // Limits on the YAML of a user-data, checked by [ValidateUserData] (the API, at create
 // and update), and by [Render] and [Build] (the provisioning worker and the node agent),
-// on the parsed node tree before anything is decoded or encoded. Aliases are never
-// expanded: they count for the nodes they would expand to, so a "billion laughs" document
-// of a few hundred bytes is refused at once.
+// on the parsed node tree before anything is decoded or encoded (package yamllimit).
+// Aliases are never expanded: they count for the nodes they would expand to, so a "billion
+// laughs" document of a few hundred bytes is refused at once.
 const (
 	// MaxUserDataDepth is the deepest nesting of mappings and sequences, aliases
 	// counted as the nodes they stand for.
@@ -27,12 +26,14 @@ const (
 	MaxUserDataNodes = 20_000
 	// MaxUserDataAliases is the number of aliases (*name) the document may hold.
 	MaxUserDataAliases = 256
-	// maxBracketDepth bounds the nesting of "[" and "{" counted over the raw text before
-	// it is parsed (quotes and comments included, so an over-estimate): a document past
-	// it cannot be within MaxUserDataDepth, and refusing it up front keeps the parser
-	// from building a tree thousands of levels deep first.
-	maxBracketDepth = 1000
 )
+
+// userDataLimits are the limits above, with a raw bracket nesting far above the depth
+// (brackets in scripts and comments count too).
+func userDataLimits() yamllimit.Limits {
+	return yamllimit.Limits{MaxDepth: MaxUserDataDepth, MaxNodes: MaxUserDataNodes,
+		MaxAliases: MaxUserDataAliases, MaxBracketDepth: 1000}
+}
 
 // sudoAll is the sudo rule of a User with Sudo set.
 const sudoAll = "ALL=(ALL) NOPASSWD:ALL"
@@ -94,26 +95,15 @@ func parseCloudConfig(userData string) (*document, error) {
 	if strings.TrimSpace(userData) == "" {
 		return empty, nil
 	}
-	if bracketDepth(userData) > maxBracketDepth {
-		return nil, apierr.Validation("userData", "nests more than %d levels", MaxUserDataDepth)
-	}
-	dec := yaml.NewDecoder(strings.NewReader(userData))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return empty, nil
-		}
-		return nil, apierr.Validation("userData", "is not valid YAML: %s", oneLine(err))
-	}
-	var next yaml.Node
-	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
-		return nil, apierr.Validation("userData", "must hold one YAML document")
-	}
-	aliased, err := checkLimits(&root)
+	parsed, err := yamllimit.Parse(userData, userDataLimits())
 	if err != nil {
-		return nil, err
+		return nil, apierr.Validation("userData", "%v", err)
 	}
-	d := &document{root: &root, aliased: aliased}
+	if parsed.Root == nil {
+		return empty, nil
+	}
+	root := parsed.Root
+	d := &document{root: root, aliased: parsed.Aliased}
 	if len(root.Content) != 1 {
 		return empty, nil
 	}
@@ -132,98 +122,6 @@ func parseCloudConfig(userData string) (*document, error) {
 		return nil, apierr.Validation("userData", "must be a YAML mapping of cloud-config keys, not a %s", kindName(n))
 	}
 	return d, nil
-}
-
-// bracketDepth is the deepest nesting of "[" and "{" in s, counting every bracket
-// (quoted, commented or not): never less than the depth of its flow collections.
-func bracketDepth(s string) int {
-	depth, deepest := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[', '{':
-			depth++
-			deepest = max(deepest, depth)
-		case ']', '}':
-			depth = max(0, depth-1)
-		}
-	}
-	return deepest
-}
-
-// shape is what a node amounts to once its aliases are expanded.
-type shape struct{ nodes, height int }
-
-// limitWalk checks a node tree against the limits, counting each alias as the nodes it
-// stands for (measured once per anchored node, so the walk is linear in the text).
-type limitWalk struct {
-	nodes, aliases int
-	measured       map[*yaml.Node]shape
-	open           map[*yaml.Node]bool
-	aliased        map[*yaml.Node]bool
-}
-
-// checkLimits walks root and returns the nodes aliases refer to, or a VALIDATION error
-// on userData when the document is deeper, larger or has more aliases than allowed.
-func checkLimits(root *yaml.Node) (map[*yaml.Node]bool, error) {
-	w := &limitWalk{measured: map[*yaml.Node]shape{}, open: map[*yaml.Node]bool{}, aliased: map[*yaml.Node]bool{}}
-	if _, err := w.walk(root, 0); err != nil {
-		return nil, err
-	}
-	return w.aliased, nil
-}
-
-func (w *limitWalk) walk(n *yaml.Node, depth int) (shape, error) {
-	if n.Kind == yaml.AliasNode {
-		w.aliases++
-		if w.aliases > MaxUserDataAliases {
-			return shape{}, apierr.Validation("userData", "has more than %d YAML aliases", MaxUserDataAliases)
-		}
-		t := n.Alias
-		if t == nil || w.open[t] {
-			return shape{}, apierr.Validation("userData", "alias *%s refers to a node that contains it", n.Value)
-		}
-		s, ok := w.measured[t]
-		if !ok {
-			return shape{}, apierr.Validation("userData", "alias *%s refers to no anchor before it", n.Value)
-		}
-		w.aliased[t] = true
-		return s, w.add(s, depth)
-	}
-	if n.Kind == yaml.DocumentNode {
-		depth-- // the document is not a level of nesting
-	}
-	if n.Anchor != "" {
-		w.open[n] = true
-		defer delete(w.open, n)
-	}
-	s := shape{nodes: 1, height: 1}
-	if err := w.add(s, depth); err != nil {
-		return shape{}, err
-	}
-	for _, c := range n.Content {
-		cs, err := w.walk(c, depth+1)
-		if err != nil {
-			return shape{}, err
-		}
-		s.nodes += cs.nodes
-		s.height = max(s.height, cs.height+1)
-	}
-	if n.Anchor != "" {
-		w.measured[n] = s
-	}
-	return s, nil
-}
-
-// add counts s, found at depth, against the limits.
-func (w *limitWalk) add(s shape, depth int) error {
-	if depth+s.height > MaxUserDataDepth {
-		return apierr.Validation("userData", "nests more than %d levels", MaxUserDataDepth)
-	}
-	w.nodes += s.nodes
-	if w.nodes > MaxUserDataNodes {
-		return apierr.Validation("userData", "has more than %d YAML nodes (aliases counted as what they stand for)", MaxUserDataNodes)
-	}
-	return nil
 }
 
 // kindName names a node's kind for an error.
@@ -254,12 +152,6 @@ func stripHeader(root *yaml.Node) {
 			strip(&top.Content[0].HeadComment)
 		}
 	}
-}
-
-// oneLine keeps the first line of a YAML error (the rest is a source excerpt).
-func oneLine(err error) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
-	return s
 }
 
 // resolve follows an alias to the node it stands for.
