@@ -98,7 +98,7 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 		if vmField != "virtualMachineID" {
 			return nil, apierr.Forbidden("%s names a volume you may not attach", vmField)
 		}
-		return nil, apierr.Forbidden("you may not attach volume %v", ids)
+		return nil, apierr.NotFound("volume %v not found", ids) // as an update outside the write scope
 	}
 	vols, err := client.Volume.Query().Where(volume.IDIn(visible...)).WithTenant().WithNode().
 		WithVirtualMachine().All(sys)
@@ -367,7 +367,7 @@ func loadVolume(ctx context.Context, client *ent.Client, id int) (*ent.Volume, e
 	if ok, err := authz.MayWrite(ctx, client, "Volume", id); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, apierr.Forbidden("you may not change volume %d", id)
+		return nil, apierr.NotFound("volume %d not found", id) // as an update outside the write scope
 	}
 	return client.Volume.Query().Where(volume.ID(id)).WithTenant().WithNode().
 		WithVirtualMachine(func(q *ent.VirtualMachineQuery) { q.WithNode() }).Only(system(ctx))

@@ -48,6 +48,16 @@ func TestErrorsNameNoUnreadableRecords(t *testing.T) {
 		map[string]any{"id": gid(bVol.ID), "vm": gid(mine)}), "FORBIDDEN", "NOT_FOUND")
 	check("maintainer: deleteVolume(B's volume)", w.do(t, maint,
 		`mutation($id: ID!) { deleteVolume(id: $id) }`, map[string]any{"id": gid(bVol.ID)}), "FORBIDDEN", "NOT_FOUND")
+	// The VM's id is the request's own; its name and state are not said.
+	secrets = []string{bVM.Name, bVol.Name, string(bVM.Status)}
+	for _, action := range []string{"stopVirtualMachine", "rebootVirtualMachine", "deleteVirtualMachine"} {
+		sel := " { id }"
+		if action == "deleteVirtualMachine" {
+			sel = ""
+		}
+		check("maintainer: "+action+"(B's VM)", w.do(t, maint, `mutation($id: ID!) { `+action+`(id: $id)`+sel+` }`,
+			map[string]any{"id": gid(bVM.ID)}), "FORBIDDEN", "NOT_FOUND")
+	}
 	if got := c.Volume.GetX(ctx, bVol.ID); got.Status != volume.StatusAttached {
 		t.Errorf("B's volume is %s after the refused calls", got.Status)
 	}
