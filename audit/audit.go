@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -37,8 +39,45 @@ type Entry struct {
 	ActorID int
 }
 
-// secretKeys are JSON keys whose values never reach the audit log.
-var secretKeys = map[string]bool{"token": true, "password": true, "tokenHash": true, "token_hash": true, "passwordHash": true, "password_hash": true}
+// The audit log's redaction rule, applied by key to every JSON object of an entry's
+// Before and After images (ent records with their edges, mutation payloads), whatever
+// record they belong to. Keys are compared normalized: lower case, without "_" and "-", so
+// user_data, userData and UserData are one key.
+//
+//   - digestKeys hold what a tenant wrote and may carry secrets (user-data, and the config
+//     drive an assignment carries it in): the row keeps "[redacted: <size> bytes,
+//     sha256:<hex>]", enough to tell two versions apart and to check a copy, never the text.
+//   - secretKeys, and keys ending in "secret" or "password", hold secrets (token
+//     plaintexts and hashes, passwords, hook and webhook secrets): the row keeps
+//     "[redacted]" only, since a hash of a short secret could be guessed back.
+//
+// ent's Sensitive fields never reach JSON at all; this rule also covers the fields that
+// are not Sensitive because the API returns them (user-data) and the payloads of
+// mutations (a new token's plaintext).
+var (
+	digestKeys = map[string]bool{"userdata": true, "configdrive": true}
+	secretKeys = map[string]bool{"token": true, "tokenhash": true, "password": true, "passwordhash": true}
+)
+
+// Redacted is the placeholder of a secret in audit rows.
+const Redacted = "[redacted]"
+
+// normalKey is key in lower case without "_" and "-".
+func normalKey(key string) string {
+	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(key))
+}
+
+// isSecretKey reports whether the value under key is a secret of the redaction rule.
+func isSecretKey(key string) bool {
+	k := normalKey(key)
+	return secretKeys[k] || strings.HasSuffix(k, "secret") || strings.HasSuffix(k, "password")
+}
+
+// Digest is how a value under a digest key reads in audit rows: its size and SHA-256.
+func Digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("[redacted: %d bytes, sha256:%s]", len(s), hex.EncodeToString(sum[:]))
+}
 
 // Write records e for the viewer of ctx (or e.System) with client, which must be the
 // transaction's client so that the row commits or rolls back with the change. It is the
@@ -178,14 +217,33 @@ func redacted(v any) (fieldtype.JSON, error) {
 // set (ent gives such fields a plain time.Time, and omitempty does not omit a struct).
 const zeroTime = "0001-01-01T00:00:00Z"
 
-// scrub redacts secrets in doc and drops unset times, which would read as year 1.
+// scrub applies the redaction rule (see digestKeys) to doc and drops unset times, which
+// would read as year 1.
 func scrub(doc any) {
 	switch d := doc.(type) {
 	case map[string]any:
 		for k, v := range d {
-			if secretKeys[k] || strings.HasSuffix(strings.ToLower(k), "secret") {
-				d[k] = "[redacted]"
+			if v == nil || v == "" {
+				continue // nothing to hide; an empty value stays readable as such
+			}
+			if digestKeys[normalKey(k)] {
+				if s, ok := v.(string); ok {
+					d[k] = Digest(s)
+				} else {
+					raw, _ := json.Marshal(v) // decoded from JSON: encodes again
+					d[k] = Digest(string(raw))
+				}
 				continue
+			}
+			if _, str := v.(string); str && isSecretKey(k) {
+				d[k] = Redacted
+				continue
+			}
+			if isSecretKey(k) {
+				if _, nested := v.(map[string]any); !nested {
+					d[k] = Redacted // a number or list under a secret key
+					continue
+				}
 			}
 			if v == zeroTime {
 				delete(d, k)

@@ -193,3 +193,25 @@ func mayUnlinkAll(ctx context.Context, m ent.Mutation, c *entgen.Client, v *View
 	}
 	return nil
 }
+
+// MayWrite reports whether the viewer of ctx may update or delete every record of typ
+// (an ent type name: "Volume") in ids, by the WriteScope its own update would get, in one
+// query. A viewer who may change no record of typ at all gets WriteScope's error
+// (FORBIDDEN, UNAUTHENTICATED) as the error; one whose scope leaves some of ids out gets
+// false, which callers answer with NOT_FOUND, as an update outside the scope is. A domain
+// check uses it before it says anything about records it read as the system: an error
+// names only what the viewer may change (issue 23).
+func MayWrite(ctx context.Context, c *entgen.Client, typ string, ids ...int) (bool, error) {
+	p, all, err := WriteScope(FromContext(ctx), typ)
+	switch {
+	case err != nil:
+		return false, err
+	case all:
+		return true, nil
+	}
+	n, err := c.CountWhere(ctx, typ, ids, p)
+	if err != nil {
+		return false, fmt.Errorf("check %s %v: %w", typ, ids, err)
+	}
+	return n == len(ids), nil
+}

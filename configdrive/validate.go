@@ -8,8 +8,11 @@ import (
 )
 
 // ValidateUserData checks a request's user-data the way [Render] does (at most
-// [MaxUserData] bytes, a "#cloud-config" first line, a YAML mapping), so an API can refuse
-// bad input at once instead of when the drive is built. A failure is VALIDATION on userData.
+// [MaxUserData] bytes, a "#cloud-config" first line, one YAML mapping within
+// [MaxUserDataDepth], [MaxUserDataNodes] and [MaxUserDataAliases]), and merges a
+// placeholder SSH key and user into it, so an API can refuse bad input at once (a users:
+// that is not a list, keys under an anchor others alias) instead of when the drive is
+// built. A failure is VALIDATION on userData.
 func ValidateUserData(userData string) error {
 	if userData == "" {
 		return nil
@@ -17,7 +20,9 @@ func ValidateUserData(userData string) error {
 	if err := validate(Spec{InstanceID: "check", Hostname: "check", UserData: userData}); err != nil {
 		return err
 	}
-	if _, err := renderUserData(Spec{UserData: userData}); err != nil {
+	const placeholder = "virtflow-check"
+	if _, err := renderUserData(Spec{UserData: userData, SSHKeys: []string{placeholder},
+		Users: []User{{Name: placeholder, Groups: []string{placeholder}, SSHKeys: []string{placeholder}, Sudo: true}}}); err != nil {
 		return err
 	}
 	return nil

@@ -13,7 +13,8 @@ import (
 )
 
 // Export writes kind's records that the viewer of ctx may read as CSV, with the columns Import
-// reads (all of them, required first), so the file imports again as it is.
+// reads (all of them, required first), so the file imports again as it is. Text cells a
+// spreadsheet would read as a formula get a leading quote (escape.go), which Import removes.
 func Export(ctx context.Context, client *ent.Client, kind FileKind) (string, error) {
 	s, ok := specs[kind]
 	if !ok {
@@ -37,6 +38,7 @@ func Export(ctx context.Context, client *ent.Client, kind FileKind) (string, err
 	if err != nil {
 		return "", err
 	}
+	escapeRows(s.columns(), s.numeric, rows)
 	var b strings.Builder
 	w := csv.NewWriter(&b)
 	_ = w.Write(s.columns())

@@ -195,15 +195,18 @@ type planned struct {
 type spec struct {
 	required []string
 	optional []string
-	check    func(ctx context.Context, c *ent.Client, recs []record) ([]*planned, error)
+	// numeric are the columns holding numbers, which Export writes and Import reads
+	// without formula escaping (escape.go).
+	numeric []string
+	check   func(ctx context.Context, c *ent.Client, recs []record) ([]*planned, error)
 }
 
 func (s spec) columns() []string { return append(slices.Clone(s.required), s.optional...) }
 
 var specs = map[FileKind]spec{
-	Hosts:  {required: hostRequired, optional: hostOptional, check: checkHosts},
-	Ports:  {required: portRequired, optional: portOptional, check: checkPorts},
-	Cables: {required: cableRequired, optional: cableOptional, check: checkCables},
+	Hosts:  {required: hostRequired, optional: hostOptional, numeric: []string{"position", "height"}, check: checkHosts},
+	Ports:  {required: portRequired, optional: portOptional, numeric: []string{"speed_mbps", "mtu", "vlan"}, check: checkPorts},
+	Cables: {required: cableRequired, optional: cableOptional, numeric: []string{"length_m"}, check: checkCables},
 }
 
 // parse reads the header and the data rows. Column names are matched without regard to case
@@ -257,7 +260,11 @@ func parse(data string, s spec) ([]record, error) {
 				}
 				continue
 			}
-			rec.values[cols[i]] = strings.TrimSpace(f)
+			v := strings.TrimSpace(f)
+			if !contains(s.numeric, cols[i]) {
+				v = unescapeCell(v)
+			}
+			rec.values[cols[i]] = v
 		}
 		recs = append(recs, rec)
 	}

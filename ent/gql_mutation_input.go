@@ -3416,8 +3416,6 @@ type CreateMaintenanceInput struct {
 	Status       *maintenance.Status
 	StartsAt     time.Time
 	EndsAt       *time.Time
-	OpenedBy     *string
-	Automatic    *bool
 	MaintainerID *int
 	HostIDs      []int
 	NodeIDs      []int
@@ -3435,12 +3433,6 @@ func (i *CreateMaintenanceInput) Mutate(m *MaintenanceMutation) {
 	m.SetStartsAt(i.StartsAt)
 	if v := i.EndsAt; v != nil {
 		m.SetEndsAt(*v)
-	}
-	if v := i.OpenedBy; v != nil {
-		m.SetOpenedBy(*v)
-	}
-	if v := i.Automatic; v != nil {
-		m.SetAutomatic(*v)
 	}
 	if v := i.MaintainerID; v != nil {
 		m.SetMaintainerID(*v)
@@ -3468,9 +3460,6 @@ type UpdateMaintenanceInput struct {
 	StartsAt         *time.Time
 	ClearEndsAt      bool
 	EndsAt           *time.Time
-	ClearOpenedBy    bool
-	OpenedBy         *string
-	Automatic        *bool
 	ClearMaintainer  bool
 	MaintainerID     *int
 	ClearHosts       bool
@@ -3503,15 +3492,6 @@ func (i *UpdateMaintenanceInput) Mutate(m *MaintenanceMutation) {
 	}
 	if v := i.EndsAt; v != nil {
 		m.SetEndsAt(*v)
-	}
-	if i.ClearOpenedBy {
-		m.ClearOpenedBy()
-	}
-	if v := i.OpenedBy; v != nil {
-		m.SetOpenedBy(*v)
-	}
-	if v := i.Automatic; v != nil {
-		m.SetAutomatic(*v)
 	}
 	if i.ClearMaintainer {
 		m.ClearMaintainer()

@@ -32,7 +32,7 @@ type Maintenance struct {
 	StartsAt time.Time `json:"starts_at,omitempty"`
 	// EndsAt holds the value of the "ends_at" field.
 	EndsAt *time.Time `json:"ends_at,omitempty"`
-	// OpenedBy holds the value of the "opened_by" field.
+	// who opened it: the viewer, or the component that opened it on its own
 	OpenedBy string `json:"opened_by,omitempty"`
 	// opened by the system, e.g. for a drain
 	Automatic bool `json:"automatic,omitempty"`

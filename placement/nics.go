@@ -70,10 +70,12 @@ func networksFor(ctx context.Context, c *ent.Client, tenantID, regionID int, req
 		switch {
 		case n == nil:
 			return nil, apierr.Validation(field, "network %d does not exist", id)
+		case n.Edges.Tenant != nil && n.Edges.Tenant.ID != tenantID:
+			// Another tenant's (read as the system): refused before anything about it is
+			// said, and not named (errors name only records the viewer may read).
+			return nil, apierr.Validation(field, "network %d does not exist", id)
 		case n.Purpose != network.PurposeVm:
 			return nil, apierr.Validation(field, "network %s is a %s network; VMs go on VM networks", n.Name, n.Purpose)
-		case n.Edges.Tenant != nil && n.Edges.Tenant.ID != tenantID:
-			return nil, apierr.Validation(field, "network %d does not exist", id) // another tenant's: not named
 		case n.Edges.Datacenter != nil && n.Edges.Datacenter.Edges.Region != nil && n.Edges.Datacenter.Edges.Region.ID != regionID:
 			return nil, apierr.Validation(field, "network %s is not in the VM's region", n.Name)
 		}

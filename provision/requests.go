@@ -150,11 +150,19 @@ func (s *Service) Reboot(ctx context.Context, client *ent.Client, id int) (*ent.
 	return s.request(ctx, client, id, actions[TypeVMReboot])
 }
 
-// loadVM reads the VM as the viewer (NOT_FOUND when it may not see it) with its node and
-// its assignment on that node.
+// loadVM reads the VM as the viewer (NOT_FOUND when it may not see or not change it) with
+// its node and its assignment on that node.
 func loadVM(ctx context.Context, client *ent.Client, id int) (*ent.VirtualMachine, *ent.Assignment, error) {
 	// Visible to the viewer? Then its node, which tenants may not read, as the system.
 	if ok, err := client.VirtualMachine.Query().Where(virtualmachine.ID(id)).Exist(ctx); err != nil {
+		return nil, nil, err
+	} else if !ok {
+		return nil, nil, apierr.NotFound("virtual machine %d not found", id)
+	}
+	// Every caller changes it: nothing about its state is said to a viewer who may read it
+	// but not change it (attachedError's rule); NOT_FOUND, as an update outside the viewer's
+	// write scope is.
+	if ok, err := authz.MayWrite(ctx, client, "VirtualMachine", id); err != nil {
 		return nil, nil, err
 	} else if !ok {
 		return nil, nil, apierr.NotFound("virtual machine %d not found", id)

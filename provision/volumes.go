@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -89,6 +90,16 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 		}
 		return nil, apierr.NotFound("volume %v not found", ids)
 	}
+	// Nothing is said about a volume the viewer may not change (its VM, its tenant, its
+	// state): errors name only what the viewer may change (attachedError).
+	if ok, err := authz.MayWrite(ctx, client, "Volume", visible...); err != nil {
+		return nil, err
+	} else if !ok {
+		if vmField != "virtualMachineID" {
+			return nil, apierr.Forbidden("%s names a volume you may not attach", vmField)
+		}
+		return nil, apierr.NotFound("volume %v not found", ids) // as an update outside the write scope
+	}
 	vols, err := client.Volume.Query().Where(volume.IDIn(visible...)).WithTenant().WithNode().
 		WithVirtualMachine().All(sys)
 	if err != nil {
@@ -115,15 +126,16 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 	var attach []int
 	var charge int64
 	for _, v := range vols {
+		if v.Edges.Tenant.ID != vm.Edges.Tenant.ID {
+			// Linking records of two tenants is refused like every cross-tenant edge, before
+			// anything about the volume's other records is said, and naming none of them.
+			return nil, apierr.Forbidden("%s: volume %d belongs to another tenant than the VM", vmField, v.ID)
+		}
 		if cur := v.Edges.VirtualMachine; cur != nil {
 			if cur.ID == vmID && v.Status != volume.StatusDetaching {
 				continue
 			}
-			return nil, apierr.Validation("id", "volume %s is %s VM %s: detach it first", v.Name, attachedWord(v.Status), cur.Name)
-		}
-		if v.Edges.Tenant.ID != vm.Edges.Tenant.ID {
-			// Linking records of two tenants is refused like every cross-tenant edge.
-			return nil, apierr.Forbidden("%s: VM %s belongs to another tenant than volume %s", vmField, vm.Name, v.Name)
+			return nil, attachedError(ctx, client, v)
 		}
 		switch v.Status {
 		case volume.StatusPending, volume.StatusCreating, volume.StatusAvailable:
@@ -230,8 +242,8 @@ func (s *Service) DeleteVolume(ctx context.Context, client *ent.Client, id int) 
 	if err != nil {
 		return err
 	}
-	if vm := v.Edges.VirtualMachine; vm != nil {
-		return apierr.Validation("id", "volume %s is %s VM %s: detach it first", v.Name, attachedWord(v.Status), vm.Name)
+	if v.Edges.VirtualMachine != nil {
+		return attachedError(ctx, client, v)
 	}
 	if v.Status == volume.StatusDeleting {
 		return nil
@@ -329,6 +341,21 @@ func applyVolumeIDs(ctx context.Context, client *ent.Client, vm *ent.VirtualMach
 
 // loadVolume reads volume id, which the viewer must be able to read, with its tenant, node
 // and VM (with its node).
+// attachedError refuses a change to volume v (read as the system, with its VM) because it
+// is attached. Errors name only records the viewer may read (issue 23: one rule for the
+// volume, VM, network and address paths): a record reached as the system is named after
+// the viewer's own read of it succeeds; otherwise the refusal is FORBIDDEN, as reading it
+// would be, and names neither the VM nor the volume (only the id the request gave).
+func attachedError(ctx context.Context, client *ent.Client, v *ent.Volume) error {
+	vm := v.Edges.VirtualMachine
+	if ok, err := client.VirtualMachine.Query().Where(virtualmachine.ID(vm.ID)).Exist(ctx); err != nil {
+		return err
+	} else if !ok {
+		return apierr.Forbidden("volume %d is attached to a VM you may not read", v.ID)
+	}
+	return apierr.Validation("id", "volume %s is %s VM %s: detach it first", v.Name, attachedWord(v.Status), vm.Name)
+}
+
 func loadVolume(ctx context.Context, client *ent.Client, id int) (*ent.Volume, error) {
 	// As the viewer first: whether the viewer may read it at all. Its node and its VM's node
 	// (which tenants may not read) then as the system.
@@ -336,6 +363,11 @@ func loadVolume(ctx context.Context, client *ent.Client, id int) (*ent.Volume, e
 		return nil, err
 	} else if !ok {
 		return nil, apierr.NotFound("volume %d not found", id)
+	}
+	if ok, err := authz.MayWrite(ctx, client, "Volume", id); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, apierr.NotFound("volume %d not found", id) // as an update outside the write scope
 	}
 	return client.Volume.Query().Where(volume.ID(id)).WithTenant().WithNode().
 		WithVirtualMachine(func(q *ent.VirtualMachineQuery) { q.WithNode() }).Only(system(ctx))

@@ -17,6 +17,9 @@ type Maintenance struct {
 // Mixin of the Maintenance.
 func (Maintenance) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}} }
 
+// serverSet keeps a field out of the create and update inputs: the server sets it.
+var serverSet = entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)
+
 // Fields of the Maintenance.
 func (Maintenance) Fields() []ent.Field {
 	return []ent.Field{
@@ -26,8 +29,12 @@ func (Maintenance) Fields() []ent.Field {
 			Annotations(entgql.OrderField("STATUS")),
 		field.Time("starts_at").Annotations(entgql.OrderField("STARTS_AT")),
 		field.Time("ends_at").Optional().Nillable().Annotations(entgql.OrderField("ENDS_AT")),
-		field.String("opened_by").Optional().MaxLen(128),
-		field.Bool("automatic").Default(false).Comment("opened by the system, e.g. for a drain"),
+		// Both are the server's: the viewer who opened it (hook byViewer) and whether the
+		// system did (drains set it); no client input sets them.
+		field.String("opened_by").Optional().MaxLen(128).Annotations(serverSet).
+			Comment("who opened it: the viewer, or the component that opened it on its own"),
+		field.Bool("automatic").Default(false).Annotations(serverSet).
+			Comment("opened by the system, e.g. for a drain"),
 	}
 }
 
