@@ -99,22 +99,25 @@ func CreateQuota(ctx context.Context, c *ent.Client, in ent.CreateQuotaInput) (*
 // UpdateQuota is updateQuota: its limits may change, not its tenant or host group (the
 // usage it holds belongs to them: delete it and set a new one instead).
 func UpdateQuota(ctx context.Context, c *ent.Client, id int, in ent.UpdateQuotaInput) (*ent.Quota, error) {
-	cur, err := c.Quota.Query().Where(quota.ID(id)).WithTenant(func(q *ent.TenantQuery) { q.Select(tenant.FieldID) }).
-		WithHostGroup(func(q *ent.HostGroupQuery) { q.Select(hostgroup.FieldID) }).Only(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if in.TenantID != nil && (cur.Edges.Tenant == nil || *in.TenantID != cur.Edges.Tenant.ID) {
-		return nil, apierr.Validation("tenantID", "a quota's tenant cannot change: delete the quota and set a new one")
-	}
-	if in.HostGroupID != nil && (cur.Edges.HostGroup == nil || *in.HostGroupID != cur.Edges.HostGroup.ID) {
-		return nil, apierr.Validation("hostGroupID", "a quota's host group cannot change: delete the quota and set a new one")
-	}
 	qi := QuotaInput{CPUPercent: in.CPUPercent, VCPUs: in.Vcpus, MemoryMB: in.MemoryMB, StorageGB: in.StorageGB}
 	if err := qi.validate(); err != nil {
 		return nil, err
 	}
-	in.TenantID, in.HostGroupID = nil, nil
+	if in.TenantID != nil || in.HostGroupID != nil {
+		// Read as the viewer: one who may not read the quota learns nothing here.
+		cur, err := c.Quota.Query().Where(quota.ID(id)).WithTenant(func(q *ent.TenantQuery) { q.Select(tenant.FieldID) }).
+			WithHostGroup(func(q *ent.HostGroupQuery) { q.Select(hostgroup.FieldID) }).Only(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if in.TenantID != nil && (cur.Edges.Tenant == nil || *in.TenantID != cur.Edges.Tenant.ID) {
+			return nil, apierr.Validation("tenantID", "a quota's tenant cannot change: delete the quota and set a new one")
+		}
+		if in.HostGroupID != nil && (cur.Edges.HostGroup == nil || *in.HostGroupID != cur.Edges.HostGroup.ID) {
+			return nil, apierr.Validation("hostGroupID", "a quota's host group cannot change: delete the quota and set a new one")
+		}
+		in.TenantID, in.HostGroupID = nil, nil
+	}
 	return c.Quota.UpdateOneID(id).SetInput(in).Save(ctx)
 }
 

@@ -243,3 +243,24 @@ func fitsQuota(q *ent.Quota, cores int, f *ent.Flavor) bool {
 	return ok(int64(q.Vcpus), int64(q.UsedVcpus), int64(f.Vcpus)) && percentOK &&
 		ok(q.MemoryMB, q.UsedMemoryMB, f.MemoryMB) && ok(q.StorageGB, q.UsedStorageGB, f.DiskGB)
 }
+
+// TestUpdateQuotaKeepsItsOwner: updateQuota changes limits, never the tenant or host group
+// whose usage the quota holds.
+func TestUpdateQuotaKeepsItsOwner(t *testing.T) {
+	db := openPostgres(t)
+	ctx, c := placementtest.Ctx(), db.Client
+	s := build(t, c, placementtest.Spec{Racks: 1, HostsPerRack: 1, CPU: 8, MemoryMB: 8192, DiskGB: 100, Cores: 4})
+	q, err := s.Quota(ctx, s.Tenant, 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := c.Tenant.Create().SetName(s.Prefix + "-other").SaveX(ctx)
+	_, err = UpdateQuota(ctx, c, q.ID, ent.UpdateQuotaInput{TenantID: &other.ID})
+	if e := expectCode(t, err, apierr.CodeValidation); e.Field != "tenantID" {
+		t.Errorf("field %q; want tenantID", e.Field)
+	}
+	got, err := UpdateQuota(ctx, c, q.ID, ent.UpdateQuotaInput{TenantID: &s.Tenant, Vcpus: new(6)})
+	if err != nil || got.Vcpus != 6 {
+		t.Fatalf("update of the limit with the same tenant: %v, %+v", err, got)
+	}
+}
