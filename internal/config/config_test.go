@@ -43,6 +43,11 @@ func TestDefaults(t *testing.T) {
 		NodeNotReadyAfter: 50 * time.Second,
 		NodeDownAfter:     5 * time.Minute,
 		ImageMaxBytes:     64 << 30,
+
+		HTTPReadHeaderTimeout: 10 * time.Second,
+		HTTPBodyTimeout:       30 * time.Second,
+		HTTPIdleTimeout:       2 * time.Minute,
+		UploadIdleTimeout:     time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults = %+v\nwant      %+v", c, want)
