@@ -149,9 +149,10 @@ func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:
 
 // TestStalledUploadDoesNotBlock: an upload that stalls holds its image for at most
 // --upload-idle-timeout (1 s here): meanwhile a second upload is refused at once (409, not
-// left waiting on a lock), the stalled one is cut, and then the second succeeds.
+// left waiting on a lock), the stalled one is cut, and then the second succeeds. An upload
+// that is slow but steady completes, however much longer than both timeouts it takes.
 func TestStalledUploadDoesNotBlock(t *testing.T) {
-	srv := startPostgres(t, []string{"--upload-idle-timeout", "1s", "--http-body-timeout", "30s"}, nil)
+	srv := startPostgres(t, []string{"--upload-idle-timeout", "1s", "--http-body-timeout", "1s"}, nil)
 	id := srv.uploadImage(t, "stalled")
 	stalled := make(chan string, 1)
 	began := time.Now()
@@ -194,6 +195,32 @@ func TestStalledUploadDoesNotBlock(t *testing.T) {
 	t.Logf("second upload accepted %v after the first stalled", took)
 	if got := srv.stored(t, id); got != sha(second) {
 		t.Fatalf("stored sha256 %s, want the second upload's %s", got, sha(second))
+	}
+
+	// Slow but steady: 2 KiB every 200 ms for 3 s.
+	steady := srv.uploadImage(t, "steady")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 15*128)
+	pr, pw := io.Pipe()
+	go func() {
+		for off := 0; off < len(data); off += 2048 {
+			time.Sleep(200 * time.Millisecond)
+			if _, err := pw.Write(data[off:min(off+2048, len(data))]); err != nil {
+				return
+			}
+		}
+		pw.Close()
+	}()
+	req, _ := http.NewRequest(http.MethodPut, srv.url("/images/"+steady+"/data"), pr)
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	t0 := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	t.Logf("steady upload of %d bytes took %v: %s", len(data), time.Since(t0), resp.Status)
+	if resp.StatusCode != http.StatusOK || srv.stored(t, steady) != sha(data) {
+		t.Fatalf("slow but steady upload: %s", resp.Status)
 	}
 }
 

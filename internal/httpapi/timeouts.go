@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -26,8 +25,9 @@ type bodyKey struct{}
 // it slower (a slow-loris) has its read cut and its connection closed, instead of holding a
 // server goroutine, and whatever the handler holds, for as long as it likes. A handler that
 // takes long bodies (an image upload) switches its request to an idle deadline with
-// [PaceBody]. The deadline is lifted once the body has been read, so a slow handler's own
-// work is not cut; websocket upgrades (subscriptions) have no body and are left alone.
+// [PaceBody]. The deadline ends with the body (net/http lifts it once the body has been
+// read), so a slow handler's own work is not cut; websocket upgrades (subscriptions) have
+// no body and are left alone.
 //
 // It must wrap the handler the http.Server calls, so that the read deadline reaches the
 // connection (http.ResponseController).
@@ -58,38 +58,29 @@ func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 // BodyDeadline it does nothing.
 func PaceBody(r *http.Request, idle time.Duration) {
 	b, ok := r.Context().Value(bodyKey{}).(*deadlineBody)
-	if !ok || idle <= 0 || b.done {
+	if !ok || idle <= 0 {
 		return
 	}
 	b.idle = idle
 	b.push(time.Now())
 }
 
-// deadlineBody is a request body whose reads move the connection's read deadline: with
-// idle set, forward while bytes arrive; at the end of the body it is lifted.
+// deadlineBody is a request body whose reads, with idle set, move the connection's read
+// deadline forward while bytes arrive.
 type deadlineBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
 	idle time.Duration // 0: the deadline set at the start holds
 	last time.Time     // when the deadline was last pushed
-	done bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err != nil && !errors.Is(err, io.EOF):
-		// Cut (or broken): the deadline stays, so that the server, which drains what is
-		// left of a small body before answering, does not wait on the client either.
-	case err != nil:
-		// The body is over: lift the deadline so that the server's check for a closed
-		// connection, which reads on, does not cancel a slow handler's context.
-		if !b.done {
-			b.done = true
-			_ = b.rc.SetReadDeadline(time.Time{})
-		}
-	case b.idle > 0 && n > 0:
-		// Pushing costs a little: do it when an eighth of the idle time has passed.
+	// Pushing costs a little: do it when an eighth of the idle time has passed. Once the
+	// body is over, net/http lifts the deadline itself (its check for a closed connection
+	// reads on without one); a cut body keeps it, so that the server, which drains what is
+	// left of a small body before answering, does not wait on the client either.
+	if b.idle > 0 && n > 0 && err == nil {
 		if now := time.Now(); now.Sub(b.last) >= b.idle/8 {
 			b.push(now)
 		}
