@@ -27,6 +27,13 @@ import (
 // environment given.
 func startPostgres(t *testing.T, args []string, env map[string]string) *running {
 	t.Helper()
+	return startPostgresN(t, 1, args, env)[0]
+}
+
+// startPostgresN runs n servers on one fresh PostgreSQL database and one image directory,
+// as the replicas of one installation.
+func startPostgresN(t *testing.T, n int, args []string, env map[string]string) []*running {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(authz.SystemContext(context.Background(), "test"), time.Minute)
 	defer cancel()
 	dsn, drop, err := testdb.Create(ctx)
@@ -38,8 +45,13 @@ func startPostgres(t *testing.T, args []string, env map[string]string) *running 
 	for k, v := range env {
 		vars[k] = v
 	}
-	return start(t, loadConfig(t, append([]string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--image-dir", t.TempDir()}, args...), vars))
+	images := t.TempDir()
+	var out []*running
+	for range n {
+		out = append(out, start(t, loadConfig(t, append([]string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
+			"--image-dir", images}, args...), vars)))
+	}
+	return out
 }
 
 // trickle opens a raw connection to the server and sends a request with headers head and a
@@ -225,10 +237,12 @@ func TestStalledUploadDoesNotBlock(t *testing.T) {
 }
 
 // TestConcurrentUploadsNeverMix: two clients upload different bytes to one image, in
-// resumable chunks, interleaved: the database admits one upload at a time, the other gets
-// 409, and the image's bytes are entirely the winner's, never a mix.
+// resumable chunks, interleaved, through two servers of one installation: the database
+// admits one upload at a time, the other gets 409, and the image's bytes are entirely the
+// winner's, never a mix.
 func TestConcurrentUploadsNeverMix(t *testing.T) {
-	srv := startPostgres(t, nil, nil)
+	servers := startPostgresN(t, 2, nil, nil)
+	srv, other := servers[0], servers[1] // A uploads through srv, B through other
 	const size = 256 << 10
 	a, b := bytes.Repeat([]byte{'a'}, size), bytes.Repeat([]byte{'b'}, size)
 	half := size / 2
@@ -245,14 +259,14 @@ func TestConcurrentUploadsNeverMix(t *testing.T) {
 			t.Fatal("A's first chunk answered no Upload-ID")
 		}
 		// B starts over with its own first half, then asks what arrived: refused, both.
-		if resp, body := srv.put(t, id, b[:half], map[string]string{"Content-Range": chunk(0, half)}); resp.StatusCode != http.StatusConflict {
+		if resp, body := other.put(t, id, b[:half], map[string]string{"Content-Range": chunk(0, half)}); resp.StatusCode != http.StatusConflict {
 			t.Fatalf("B's first chunk while A uploads: %s %s, want 409", resp.Status, body)
 		}
-		if resp, body := srv.put(t, id, nil, map[string]string{"Content-Range": fmt.Sprintf("bytes */%d", size)}); resp.StatusCode != http.StatusConflict {
+		if resp, body := other.put(t, id, nil, map[string]string{"Content-Range": fmt.Sprintf("bytes */%d", size)}); resp.StatusCode != http.StatusConflict {
 			t.Fatalf("B's status query while A uploads: %s %s, want 409", resp.Status, body)
 		}
 		// B sends A's next chunk without A's id: refused.
-		if resp, body := srv.put(t, id, b[half:], map[string]string{"Content-Range": chunk(half, size)}); resp.StatusCode < 400 {
+		if resp, body := other.put(t, id, b[half:], map[string]string{"Content-Range": chunk(half, size)}); resp.StatusCode < 400 {
 			t.Fatalf("B's second half without A's Upload-ID: %s %s, want a refusal", resp.Status, body)
 		}
 		// A resumes: asks, then sends the rest.
@@ -272,9 +286,9 @@ func TestConcurrentUploadsNeverMix(t *testing.T) {
 	// Whole bodies at once: exactly one wins, and the bytes are all its own.
 	id := srv.uploadImage(t, "race-whole")
 	codes := make(chan int, 2)
-	for _, body := range [][]byte{a, b} {
+	for i, body := range [][]byte{a, b} {
 		go func() {
-			resp, _ := srv.put(t, id, body, nil)
+			resp, _ := servers[i].put(t, id, body, nil)
 			codes <- resp.StatusCode
 		}()
 	}
