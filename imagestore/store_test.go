@@ -442,3 +442,40 @@ func apierrCode(err error) apierr.Code {
 	}
 	return ""
 }
+
+// TestUploadSessionLapses: an upload whose client went quiet holds the image for UploadIdle
+// only; then another upload starts over, and the first one can neither continue nor
+// complete the image, so the bytes are all the second's.
+func TestUploadSessionLapses(t *testing.T) {
+	e := newEnv(t, 0)
+	now := time.Now()
+	s, err := imagestore.New(e.client, imagestore.Config{Dir: t.TempDir(), UploadIdle: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := e.newImage(t, imagestore.SourceUpload, image.FormatRaw, "")
+	a, b := bytes.Repeat([]byte{'a'}, 1000), bytes.Repeat([]byte{'b'}, 1000)
+	cr := func(start, end int) imagestore.ContentRange {
+		return imagestore.ContentRange{Set: true, Start: int64(start), End: int64(end - 1), Total: 1000}
+	}
+	pa, err := s.Receive(admin(), img.ID, bytes.NewReader(a[:500]), cr(0, 500), "")
+	if err != nil || pa.UploadID == "" {
+		t.Fatalf("A's first chunk: %+v, %v", pa, err)
+	}
+	now = now.Add(59 * time.Second)
+	if _, err := s.Receive(admin(), img.ID, bytes.NewReader(b), imagestore.ContentRange{}, ""); apierrCode(err) != apierr.CodeConflict {
+		t.Fatalf("B before A's session lapsed: err = %v, want CONFLICT", err)
+	}
+	now = now.Add(2 * time.Second) // 61 s without a byte from A
+	pb, err := s.Receive(admin(), img.ID, bytes.NewReader(b[:500]), cr(0, 500), "")
+	if err != nil || pb.UploadID == "" || pb.UploadID == pa.UploadID {
+		t.Fatalf("B after A's session lapsed: %+v, %v", pb, err)
+	}
+	if _, err := s.Receive(admin(), img.ID, bytes.NewReader(a[500:]), cr(500, 1000), pa.UploadID); apierrCode(err) != apierr.CodeConflict {
+		t.Fatalf("A's last chunk after its session lapsed: err = %v, want CONFLICT", err)
+	}
+	done, err := s.Receive(admin(), img.ID, bytes.NewReader(b[500:]), cr(500, 1000), pb.UploadID)
+	if err != nil || done.IsIncomplete() || done.Image.Checksum != sum(b) {
+		t.Fatalf("B's last chunk: %+v, %v; want ACTIVE with B's checksum", done, err)
+	}
+}

@@ -3,6 +3,7 @@ package imagestore
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -171,6 +172,9 @@ func (s *Store) Receive(ctx context.Context, id int, body io.Reader, cr ContentR
 		return Progress{Received: have, Total: cr.Total, UploadID: sid}, nil
 	}
 	ch, err := s.verify(img, part)
+	if errors.Is(err, os.ErrNotExist) {
+		return Progress{}, errLost(id) // a new upload, after this one lapsed, removed its bytes
+	}
 	if err != nil {
 		return Progress{}, err
 	}
