@@ -243,11 +243,6 @@ func (s *Store) record(ctx context.Context, id int, ch change, action string, sy
 			}
 			u.ClearUploadID().ClearUploadExpiresAt()
 		}
-		if ch.commit != nil {
-			if err := ch.commit(); err != nil {
-				return err
-			}
-		}
 		if ch.status == image.StatusActive {
 			u.SetSizeBytes(ch.size).SetChecksum(ch.checksum)
 		}
@@ -264,7 +259,14 @@ func (s *Store) record(ctx context.Context, id int, ch change, action string, sy
 		if system {
 			e.System = audit.Worker
 		}
-		return audit.Write(ctx, tx, e)
+		if err := audit.Write(ctx, tx, e); err != nil {
+			return err
+		}
+		if ch.commit != nil {
+			// Last, still under the row lock: what fails before leaves the bytes alone.
+			return ch.commit()
+		}
+		return nil
 	})
 	return out, err
 }
