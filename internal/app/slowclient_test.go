@@ -174,18 +174,25 @@ func TestStalledUploadDoesNotBlock(t *testing.T) {
 		stalled <- status
 	}()
 	second := bytes.Repeat([]byte("second upload "), 10_000)
-	// While the stalled upload holds the image, another is refused without waiting.
+	// Once the stalled upload holds the image, another is refused without waiting.
 	poll.Until(t, 5*time.Second, func() error {
-		t0 := time.Now()
-		resp, body := srv.put(t, id, second, nil)
-		if resp.StatusCode != http.StatusConflict {
-			return fmt.Errorf("second upload while the first stalls: %s %s, want 409", resp.Status, body)
-		}
-		if d := time.Since(t0); d > 500*time.Millisecond {
-			return poll.Stop(fmt.Errorf("the refusal took %v: it waited", d))
+		var out struct{ Node struct{ Status string } }
+		srv.mustQuery(t, `query($id: ID!) { node(id: $id) { ... on Image { status } } }`, map[string]any{"id": id}, &out)
+		if out.Node.Status != "DOWNLOADING" {
+			return fmt.Errorf("image %s is %s, want DOWNLOADING once the first upload started", id, out.Node.Status)
 		}
 		return nil
 	})
+	t0 := time.Now()
+	resp, body := srv.put(t, id, second, nil)
+	refused := time.Since(t0)
+	t.Logf("second upload while the first stalls: %s after %v", resp.Status, refused)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("second upload while the first stalls: %s %s, want 409", resp.Status, body)
+	}
+	if refused > 500*time.Millisecond {
+		t.Errorf("the refusal took %v: it waited", refused)
+	}
 	select {
 	case status := <-stalled:
 		t.Logf("stalled upload cut after %v: %q", time.Since(began), status)
@@ -224,8 +231,9 @@ func TestStalledUploadDoesNotBlock(t *testing.T) {
 	}()
 	req, _ := http.NewRequest(http.MethodPut, srv.url("/images/"+steady+"/data"), pr)
 	req.Header.Set("Authorization", "Bearer "+testAdminToken)
-	t0 := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	t0 = time.Now()
+	var err error
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
