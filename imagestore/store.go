@@ -232,6 +232,9 @@ func (s *Store) record(ctx context.Context, id int, ch change, action string, sy
 		now := s.cfg.Now()
 		u := tx.Image.UpdateOneID(id).SetStatus(ch.status).SetStatusReason(truncate.String(ch.reason, 1024))
 		switch {
+		case ch.claim != "" && (before.Status == image.StatusActive || before.Status == image.StatusDeprecated):
+			// Checked again under the lock: an upload that completed meanwhile is final.
+			return apierr.Conflict("image %d is %s: its bytes have arrived already; create a new image for other bytes", id, before.Status)
 		case ch.claim != "":
 			if sessionLive(before, now) && (ch.owner == "" || *before.UploadID != ch.owner) {
 				return s.errBusy(id)
