@@ -6010,6 +6010,175 @@ func (v *RebootVMResponse) GetRebootVirtualMachine() RebootVMRebootVirtualMachin
 	return v.RebootVirtualMachine
 }
 
+// ReenrollComputeNodeReenrollComputeNodeReenrollPayload includes the requested fields of the GraphQL type ReenrollPayload.
+// The GraphQL type's documentation follows.
+//
+// A node being re-enrolled: its old agent's tokens are revoked; the join token is returned exactly once.
+type ReenrollComputeNodeReenrollComputeNodeReenrollPayload struct {
+	Node ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode `json:"node"`
+	// The join token's secret, bound to the node: give it to the new agent (--join-token).
+	Token     string                                                         `json:"token"`
+	JoinToken ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken `json:"joinToken"`
+	// How many tokens of the replaced agent were revoked.
+	RevokedTokens int `json:"revokedTokens"`
+}
+
+// GetNode returns ReenrollComputeNodeReenrollComputeNodeReenrollPayload.Node, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayload) GetNode() ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode {
+	return v.Node
+}
+
+// GetToken returns ReenrollComputeNodeReenrollComputeNodeReenrollPayload.Token, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayload) GetToken() string { return v.Token }
+
+// GetJoinToken returns ReenrollComputeNodeReenrollComputeNodeReenrollPayload.JoinToken, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayload) GetJoinToken() ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken {
+	return v.JoinToken
+}
+
+// GetRevokedTokens returns ReenrollComputeNodeReenrollComputeNodeReenrollPayload.RevokedTokens, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayload) GetRevokedTokens() int {
+	return v.RevokedTokens
+}
+
+// ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken includes the requested fields of the GraphQL type JoinToken.
+type ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken struct {
+	Id string `json:"id"`
+	// first characters of the token, to recognise it
+	Prefix    string    `json:"prefix"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// GetId returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken.Id, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken) GetId() string { return v.Id }
+
+// GetPrefix returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken.Prefix, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken) GetPrefix() string {
+	return v.Prefix
+}
+
+// GetExpiresAt returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadJoinToken) GetExpiresAt() time.Time {
+	return v.ExpiresAt
+}
+
+// ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode struct {
+	NodeFields `json:"-"`
+}
+
+// GetId returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.Id, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetId() string {
+	return v.NodeFields.Id
+}
+
+// GetName returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.Name, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetName() string {
+	return v.NodeFields.Name
+}
+
+// GetStatus returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.Status, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetStatus() ComputeNodeStatus {
+	return v.NodeFields.Status
+}
+
+// GetSchedulable returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.Schedulable, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetSchedulable() bool {
+	return v.NodeFields.Schedulable
+}
+
+// GetCordonReason returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.CordonReason, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetCordonReason() *string {
+	return v.NodeFields.CordonReason
+}
+
+// GetDrainState returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.DrainState, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetDrainState() *ComputeNodeDrainState {
+	return v.NodeFields.DrainState
+}
+
+// GetDrainMessage returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.DrainMessage, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetDrainMessage() *string {
+	return v.NodeFields.DrainMessage
+}
+
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.NodeFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status ComputeNodeStatus `json:"status"`
+
+	Schedulable bool `json:"schedulable"`
+
+	CordonReason *string `json:"cordonReason"`
+
+	DrainState *ComputeNodeDrainState `json:"drainState"`
+
+	DrainMessage *string `json:"drainMessage"`
+}
+
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) __premarshalJSON() (*__premarshalReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode, error) {
+	var retval __premarshalReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode
+
+	retval.Id = v.NodeFields.Id
+	retval.Name = v.NodeFields.Name
+	retval.Status = v.NodeFields.Status
+	retval.Schedulable = v.NodeFields.Schedulable
+	retval.CordonReason = v.NodeFields.CordonReason
+	retval.DrainState = v.NodeFields.DrainState
+	retval.DrainMessage = v.NodeFields.DrainMessage
+	return &retval, nil
+}
+
+// ReenrollComputeNodeResponse is returned by ReenrollComputeNode on success.
+type ReenrollComputeNodeResponse struct {
+	// Re-enrolls an existing compute node (operators and admins): revokes its agent's tokens at
+	// once (the replaced agent no longer authenticates), cancels its unused join tokens, and
+	// returns a one-time join token bound to the node for the new agent (--join-token). A
+	// cluster join token never takes over an existing node: registering a host that has one is
+	// CONFLICT on field hostname.
+	ReenrollComputeNode ReenrollComputeNodeReenrollComputeNodeReenrollPayload `json:"reenrollComputeNode"`
+}
+
+// GetReenrollComputeNode returns ReenrollComputeNodeResponse.ReenrollComputeNode, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeResponse) GetReenrollComputeNode() ReenrollComputeNodeReenrollComputeNodeReenrollPayload {
+	return v.ReenrollComputeNode
+}
+
 // RegionServiceFields includes the GraphQL fields of RegionService requested by the fragment RegionServiceFields.
 type RegionServiceFields struct {
 	Id          string  `json:"id"`
@@ -10195,6 +10364,18 @@ type __RebootVMInput struct {
 // GetId returns __RebootVMInput.Id, and is useful for accessing the field via an interface.
 func (v *__RebootVMInput) GetId() string { return v.Id }
 
+// __ReenrollComputeNodeInput is used internally by genqlient
+type __ReenrollComputeNodeInput struct {
+	Id               string `json:"id"`
+	ExpiresInSeconds *int   `json:"expiresInSeconds"`
+}
+
+// GetId returns __ReenrollComputeNodeInput.Id, and is useful for accessing the field via an interface.
+func (v *__ReenrollComputeNodeInput) GetId() string { return v.Id }
+
+// GetExpiresInSeconds returns __ReenrollComputeNodeInput.ExpiresInSeconds, and is useful for accessing the field via an interface.
+func (v *__ReenrollComputeNodeInput) GetExpiresInSeconds() *int { return v.ExpiresInSeconds }
+
 // __ReleaseIPAddressInput is used internally by genqlient
 type __ReleaseIPAddressInput struct {
 	Id string `json:"id"`
@@ -12531,6 +12712,60 @@ func RebootVM(
 	}
 
 	data_ = &RebootVMResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ReenrollComputeNode.
+const ReenrollComputeNode_Operation = `
+mutation ReenrollComputeNode ($id: ID!, $expiresInSeconds: Int) {
+	reenrollComputeNode(id: $id, expiresInSeconds: $expiresInSeconds) {
+		node {
+			... NodeFields
+		}
+		token
+		joinToken {
+			id
+			prefix
+			expiresAt
+		}
+		revokedTokens
+	}
+}
+fragment NodeFields on ComputeNode {
+	id
+	name
+	status
+	schedulable
+	cordonReason
+	drainState
+	drainMessage
+}
+`
+
+func ReenrollComputeNode(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	expiresInSeconds *int,
+) (data_ *ReenrollComputeNodeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ReenrollComputeNode",
+		Query:  ReenrollComputeNode_Operation,
+		Variables: &__ReenrollComputeNodeInput{
+			Id:               id,
+			ExpiresInSeconds: expiresInSeconds,
+		},
+	}
+
+	data_ = &ReenrollComputeNodeResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

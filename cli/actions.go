@@ -221,13 +221,14 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 func runNode(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("node cordon|uncordon|drain NODE_ID")
+		return usagef("node cordon|uncordon|drain|reenroll NODE_ID")
 	}
 	verb, args := args[0], args[1:]
 	fs := flag.NewFlagSet("node "+verb, flag.ContinueOnError)
 	reason := fs.String("reason", "", "why (cordon)")
 	timeout := fs.Int("timeout", 1800, "drain: seconds before the drain fails, naming stuck VMs")
 	force := fs.Bool("force", false, "drain: the node is fenced; recreate its VMs elsewhere at once")
+	expires := fs.Int("expires", 3600, "reenroll: seconds the new agent's join token lasts")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -270,8 +271,21 @@ func runNode(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintf(a.io.Stdout, "cannot move %s (%s): %s\n", u.VirtualMachine.Name, u.VirtualMachine.Id, u.Reason)
 		}
 		return nil
+	case "reenroll":
+		// The old agent's tokens are revoked now; the join token is shown only here.
+		r, err := apiclient.ReenrollComputeNode(ctx, c, id, expires)
+		if err != nil {
+			return err
+		}
+		if a.output != "table" {
+			return a.show(r.ReenrollComputeNode, nil)
+		}
+		p := r.ReenrollComputeNode
+		fmt.Fprintf(a.io.Stdout, "node %s: %d agent token(s) revoked\njoin token (expires %s, shown once): %s\n"+
+			"start the new agent with --join-token <that token>\n", p.Node.Name, p.RevokedTokens, p.JoinToken.ExpiresAt, p.Token)
+		return nil
 	}
-	return usagef("node cordon|uncordon|drain NODE_ID")
+	return usagef("node cordon|uncordon|drain|reenroll NODE_ID")
 }
 
 // ---------------------------------------------------------------- watch

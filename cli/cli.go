@@ -47,7 +47,7 @@ func commands() map[string]command {
 		"describe":  {"describe TYPE ID   (fields and edges)", runDescribe},
 		"types":     {"types   (the types get, list and describe know)", runTypes},
 		"vm":        {"vm create|start|stop|reboot|delete ...", runVM},
-		"node":      {"node cordon|uncordon|drain NODE_ID ...", runNode},
+		"node":      {"node cordon|uncordon|drain|reenroll NODE_ID ...", runNode},
 		"watch":     {"watch vms|nodes|regionservices [--id ID] [--tenant ID] [--count N]", runWatch},
 		"inventory": {"inventory --list | --host NAME   (Ansible dynamic inventory)", runInventory},
 	}

@@ -177,6 +177,9 @@ func TestCLI(t *testing.T) {
 		t.Errorf("node drain:\n%s", out)
 	}
 	r.must("node", "uncordon", node)
+	if out := r.must("node", "reenroll", node); !strings.Contains(out, "join token") || !strings.Contains(out, "vf_") {
+		t.Errorf("node reenroll:\n%s", out)
+	}
 
 	// Errors: a missing object, an unknown type, a bad output.
 	if _, errs, code := r.run(ctx, "", "vm", "start", "999999999"); code != 1 || !strings.Contains(errs, "NOT_FOUND") {

@@ -48,8 +48,8 @@ type Unmovable struct {
 // A node that reported once and is not READY now cannot confirm anything: draining it is
 // VALIDATION on field force unless force is set, which says the node is fenced or an operator accepts that a
 // VM may run twice; a forced drain recreates the VMs without waiting. Draining a node
-// that is draining returns the running drain (no second maintenance record); with force
-// it also makes that drain forced.
+// that is draining returns the running drain (no second maintenance record, also when the
+// calls race: the database admits one); with force it also makes that drain forced.
 func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, timeout time.Duration, force bool, now time.Time) (*Report, error) {
 	n, err := loadNode(ctx, c, id)
 	if err != nil {
@@ -71,11 +71,22 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	if n.Schedulable || reason == "" {
 		reason = fmt.Sprintf("draining (by %s)", who)
 	}
-	// Cordon first: placement then never chooses this node for the VMs it moves.
-	if err := c.ComputeNode.UpdateOneID(id).SetSchedulable(false).SetCordonReason(reason).
+	// Cordon first: placement then never chooses this node for the VMs it moves. The
+	// update is conditional, so the database lets one drain per node start: a concurrent
+	// drainNode waits on the node's row, finds it DRAINING and answers with that drain.
+	started, err := c.ComputeNode.Update().
+		Where(computenode.ID(id), computenode.Or(computenode.DrainStateIsNil(), computenode.DrainStateNEQ(computenode.DrainStateDraining))).
+		SetSchedulable(false).SetCordonReason(reason).
 		SetDrainState(computenode.DrainStateDraining).SetDrainDeadline(now.Add(timeout)).SetDrainForced(force).
-		SetDrainMessage("starting").Exec(sys); err != nil {
+		SetDrainMessage("starting").Save(sys)
+	if err != nil {
 		return nil, fmt.Errorf("cordon node %s: %w", n.Name, err)
+	}
+	if started == 0 {
+		if n, err = loadNode(ctx, c, id); err != nil {
+			return nil, err
+		}
+		return running(ctx, c, n, force, now)
 	}
 	title := "Drain of node " + n.Name
 	if force {

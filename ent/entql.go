@@ -545,22 +545,24 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Image",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			image.FieldCreatedAt:    {Type: field.TypeTime, Column: image.FieldCreatedAt},
-			image.FieldUpdatedAt:    {Type: field.TypeTime, Column: image.FieldUpdatedAt},
-			image.FieldName:         {Type: field.TypeString, Column: image.FieldName},
-			image.FieldDescription:  {Type: field.TypeString, Column: image.FieldDescription},
-			image.FieldOsType:       {Type: field.TypeEnum, Column: image.FieldOsType},
-			image.FieldOsName:       {Type: field.TypeString, Column: image.FieldOsName},
-			image.FieldOsVersion:    {Type: field.TypeString, Column: image.FieldOsVersion},
-			image.FieldMinVcpus:     {Type: field.TypeInt, Column: image.FieldMinVcpus},
-			image.FieldMinMemoryMB:  {Type: field.TypeInt64, Column: image.FieldMinMemoryMB},
-			image.FieldSizeGB:       {Type: field.TypeInt64, Column: image.FieldSizeGB},
-			image.FieldSource:       {Type: field.TypeString, Column: image.FieldSource},
-			image.FieldFormat:       {Type: field.TypeEnum, Column: image.FieldFormat},
-			image.FieldChecksum:     {Type: field.TypeString, Column: image.FieldChecksum},
-			image.FieldStatus:       {Type: field.TypeEnum, Column: image.FieldStatus},
-			image.FieldStatusReason: {Type: field.TypeString, Column: image.FieldStatusReason},
-			image.FieldSizeBytes:    {Type: field.TypeInt64, Column: image.FieldSizeBytes},
+			image.FieldCreatedAt:       {Type: field.TypeTime, Column: image.FieldCreatedAt},
+			image.FieldUpdatedAt:       {Type: field.TypeTime, Column: image.FieldUpdatedAt},
+			image.FieldName:            {Type: field.TypeString, Column: image.FieldName},
+			image.FieldDescription:     {Type: field.TypeString, Column: image.FieldDescription},
+			image.FieldOsType:          {Type: field.TypeEnum, Column: image.FieldOsType},
+			image.FieldOsName:          {Type: field.TypeString, Column: image.FieldOsName},
+			image.FieldOsVersion:       {Type: field.TypeString, Column: image.FieldOsVersion},
+			image.FieldMinVcpus:        {Type: field.TypeInt, Column: image.FieldMinVcpus},
+			image.FieldMinMemoryMB:     {Type: field.TypeInt64, Column: image.FieldMinMemoryMB},
+			image.FieldSizeGB:          {Type: field.TypeInt64, Column: image.FieldSizeGB},
+			image.FieldSource:          {Type: field.TypeString, Column: image.FieldSource},
+			image.FieldFormat:          {Type: field.TypeEnum, Column: image.FieldFormat},
+			image.FieldChecksum:        {Type: field.TypeString, Column: image.FieldChecksum},
+			image.FieldStatus:          {Type: field.TypeEnum, Column: image.FieldStatus},
+			image.FieldStatusReason:    {Type: field.TypeString, Column: image.FieldStatusReason},
+			image.FieldSizeBytes:       {Type: field.TypeInt64, Column: image.FieldSizeBytes},
+			image.FieldUploadID:        {Type: field.TypeString, Column: image.FieldUploadID},
+			image.FieldUploadExpiresAt: {Type: field.TypeTime, Column: image.FieldUploadExpiresAt},
 		},
 	}
 	graph.Nodes[20] = &sqlgraph.Node{
@@ -6952,6 +6954,16 @@ func (f *ImageFilter) WhereStatusReason(p entql.StringP) {
 // WhereSizeBytes applies the entql int64 predicate on the size_bytes field.
 func (f *ImageFilter) WhereSizeBytes(p entql.Int64P) {
 	f.Where(p.Field(image.FieldSizeBytes))
+}
+
+// WhereUploadID applies the entql string predicate on the upload_id field.
+func (f *ImageFilter) WhereUploadID(p entql.StringP) {
+	f.Where(p.Field(image.FieldUploadID))
+}
+
+// WhereUploadExpiresAt applies the entql time.Time predicate on the upload_expires_at field.
+func (f *ImageFilter) WhereUploadExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(image.FieldUploadExpiresAt))
 }
 
 // WhereHasVirtualMachines applies a predicate to check if query has an edge virtual_machines.

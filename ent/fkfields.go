@@ -387,6 +387,8 @@ var graphQLFieldNames = func() map[string]string {
 		{"status", "status"},
 		{"status_reason", "statusReason"},
 		{"size_bytes", "sizeBytes"},
+		{"upload_id", "uploadID"},
+		{"upload_expires_at", "uploadExpiresAt"},
 		{"created_at", "createdAt"},
 		{"updated_at", "updatedAt"},
 		{"token_hash", "tokenHash"},

@@ -49,6 +49,10 @@ type Image struct {
 	StatusReason string `json:"status_reason,omitempty"`
 	// size of the stored bytes; 0 until the image is ACTIVE
 	SizeBytes int64 `json:"size_bytes,omitempty"`
+	// the upload in progress (Upload-ID header); only its client sends more bytes
+	UploadID *string `json:"-"`
+	// the upload in progress lapses when its client sends nothing until then
+	UploadExpiresAt *time.Time `json:"upload_expires_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ImageQuery when eager-loading is set.
 	Edges        ImageEdges `json:"edges"`
@@ -96,9 +100,9 @@ func (*Image) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case image.FieldID, image.FieldMinVcpus, image.FieldMinMemoryMB, image.FieldSizeGB, image.FieldSizeBytes:
 			values[i] = new(sql.NullInt64)
-		case image.FieldName, image.FieldDescription, image.FieldOsType, image.FieldOsName, image.FieldOsVersion, image.FieldSource, image.FieldFormat, image.FieldChecksum, image.FieldStatus, image.FieldStatusReason:
+		case image.FieldName, image.FieldDescription, image.FieldOsType, image.FieldOsName, image.FieldOsVersion, image.FieldSource, image.FieldFormat, image.FieldChecksum, image.FieldStatus, image.FieldStatusReason, image.FieldUploadID:
 			values[i] = new(sql.NullString)
-		case image.FieldCreatedAt, image.FieldUpdatedAt:
+		case image.FieldCreatedAt, image.FieldUpdatedAt, image.FieldUploadExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -217,6 +221,20 @@ func (_m *Image) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SizeBytes = value.Int64
 			}
+		case image.FieldUploadID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field upload_id", values[i])
+			} else if value.Valid {
+				_m.UploadID = new(string)
+				*_m.UploadID = value.String
+			}
+		case image.FieldUploadExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field upload_expires_at", values[i])
+			} else if value.Valid {
+				_m.UploadExpiresAt = new(time.Time)
+				*_m.UploadExpiresAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -310,6 +328,13 @@ func (_m *Image) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("size_bytes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SizeBytes))
+	builder.WriteString(", ")
+	builder.WriteString("upload_id=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.UploadExpiresAt; v != nil {
+		builder.WriteString("upload_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

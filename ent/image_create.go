@@ -232,6 +232,34 @@ func (_c *ImageCreate) SetNillableSizeBytes(v *int64) *ImageCreate {
 	return _c
 }
 
+// SetUploadID sets the "upload_id" field.
+func (_c *ImageCreate) SetUploadID(v string) *ImageCreate {
+	_c.mutation.SetUploadID(v)
+	return _c
+}
+
+// SetNillableUploadID sets the "upload_id" field if the given value is not nil.
+func (_c *ImageCreate) SetNillableUploadID(v *string) *ImageCreate {
+	if v != nil {
+		_c.SetUploadID(*v)
+	}
+	return _c
+}
+
+// SetUploadExpiresAt sets the "upload_expires_at" field.
+func (_c *ImageCreate) SetUploadExpiresAt(v time.Time) *ImageCreate {
+	_c.mutation.SetUploadExpiresAt(v)
+	return _c
+}
+
+// SetNillableUploadExpiresAt sets the "upload_expires_at" field if the given value is not nil.
+func (_c *ImageCreate) SetNillableUploadExpiresAt(v *time.Time) *ImageCreate {
+	if v != nil {
+		_c.SetUploadExpiresAt(*v)
+	}
+	return _c
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_c *ImageCreate) AddVirtualMachineIDs(ids ...int) *ImageCreate {
 	_c.mutation.AddVirtualMachineIDs(ids...)
@@ -449,6 +477,11 @@ func (_c *ImageCreate) check() error {
 			return &ValidationError{Name: "size_bytes", err: fmt.Errorf(`ent: validator failed for field "Image.size_bytes": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.UploadID(); ok {
+		if err := image.UploadIDValidator(v); err != nil {
+			return &ValidationError{Name: "upload_id", err: fmt.Errorf(`ent: validator failed for field "Image.upload_id": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -539,6 +572,14 @@ func (_c *ImageCreate) createSpec() (*Image, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SizeBytes(); ok {
 		_spec.SetField(image.FieldSizeBytes, field.TypeInt64, value)
 		_node.SizeBytes = value
+	}
+	if value, ok := _c.mutation.UploadID(); ok {
+		_spec.SetField(image.FieldUploadID, field.TypeString, value)
+		_node.UploadID = &value
+	}
+	if value, ok := _c.mutation.UploadExpiresAt(); ok {
+		_spec.SetField(image.FieldUploadExpiresAt, field.TypeTime, value)
+		_node.UploadExpiresAt = &value
 	}
 	if nodes := _c.mutation.VirtualMachinesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -858,6 +899,42 @@ func (u *ImageUpsert) AddSizeBytes(v int64) *ImageUpsert {
 	return u
 }
 
+// SetUploadID sets the "upload_id" field.
+func (u *ImageUpsert) SetUploadID(v string) *ImageUpsert {
+	u.Set(image.FieldUploadID, v)
+	return u
+}
+
+// UpdateUploadID sets the "upload_id" field to the value that was provided on create.
+func (u *ImageUpsert) UpdateUploadID() *ImageUpsert {
+	u.SetExcluded(image.FieldUploadID)
+	return u
+}
+
+// ClearUploadID clears the value of the "upload_id" field.
+func (u *ImageUpsert) ClearUploadID() *ImageUpsert {
+	u.SetNull(image.FieldUploadID)
+	return u
+}
+
+// SetUploadExpiresAt sets the "upload_expires_at" field.
+func (u *ImageUpsert) SetUploadExpiresAt(v time.Time) *ImageUpsert {
+	u.Set(image.FieldUploadExpiresAt, v)
+	return u
+}
+
+// UpdateUploadExpiresAt sets the "upload_expires_at" field to the value that was provided on create.
+func (u *ImageUpsert) UpdateUploadExpiresAt() *ImageUpsert {
+	u.SetExcluded(image.FieldUploadExpiresAt)
+	return u
+}
+
+// ClearUploadExpiresAt clears the value of the "upload_expires_at" field.
+func (u *ImageUpsert) ClearUploadExpiresAt() *ImageUpsert {
+	u.SetNull(image.FieldUploadExpiresAt)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -1173,6 +1250,48 @@ func (u *ImageUpsertOne) AddSizeBytes(v int64) *ImageUpsertOne {
 func (u *ImageUpsertOne) UpdateSizeBytes() *ImageUpsertOne {
 	return u.Update(func(s *ImageUpsert) {
 		s.UpdateSizeBytes()
+	})
+}
+
+// SetUploadID sets the "upload_id" field.
+func (u *ImageUpsertOne) SetUploadID(v string) *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetUploadID(v)
+	})
+}
+
+// UpdateUploadID sets the "upload_id" field to the value that was provided on create.
+func (u *ImageUpsertOne) UpdateUploadID() *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateUploadID()
+	})
+}
+
+// ClearUploadID clears the value of the "upload_id" field.
+func (u *ImageUpsertOne) ClearUploadID() *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.ClearUploadID()
+	})
+}
+
+// SetUploadExpiresAt sets the "upload_expires_at" field.
+func (u *ImageUpsertOne) SetUploadExpiresAt(v time.Time) *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetUploadExpiresAt(v)
+	})
+}
+
+// UpdateUploadExpiresAt sets the "upload_expires_at" field to the value that was provided on create.
+func (u *ImageUpsertOne) UpdateUploadExpiresAt() *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateUploadExpiresAt()
+	})
+}
+
+// ClearUploadExpiresAt clears the value of the "upload_expires_at" field.
+func (u *ImageUpsertOne) ClearUploadExpiresAt() *ImageUpsertOne {
+	return u.Update(func(s *ImageUpsert) {
+		s.ClearUploadExpiresAt()
 	})
 }
 
@@ -1657,6 +1776,48 @@ func (u *ImageUpsertBulk) AddSizeBytes(v int64) *ImageUpsertBulk {
 func (u *ImageUpsertBulk) UpdateSizeBytes() *ImageUpsertBulk {
 	return u.Update(func(s *ImageUpsert) {
 		s.UpdateSizeBytes()
+	})
+}
+
+// SetUploadID sets the "upload_id" field.
+func (u *ImageUpsertBulk) SetUploadID(v string) *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetUploadID(v)
+	})
+}
+
+// UpdateUploadID sets the "upload_id" field to the value that was provided on create.
+func (u *ImageUpsertBulk) UpdateUploadID() *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateUploadID()
+	})
+}
+
+// ClearUploadID clears the value of the "upload_id" field.
+func (u *ImageUpsertBulk) ClearUploadID() *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.ClearUploadID()
+	})
+}
+
+// SetUploadExpiresAt sets the "upload_expires_at" field.
+func (u *ImageUpsertBulk) SetUploadExpiresAt(v time.Time) *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.SetUploadExpiresAt(v)
+	})
+}
+
+// UpdateUploadExpiresAt sets the "upload_expires_at" field to the value that was provided on create.
+func (u *ImageUpsertBulk) UpdateUploadExpiresAt() *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.UpdateUploadExpiresAt()
+	})
+}
+
+// ClearUploadExpiresAt clears the value of the "upload_expires_at" field.
+func (u *ImageUpsertBulk) ClearUploadExpiresAt() *ImageUpsertBulk {
+	return u.Update(func(s *ImageUpsert) {
+		s.ClearUploadExpiresAt()
 	})
 }
 

@@ -291,6 +291,46 @@ func (_u *ImageUpdate) AddSizeBytes(v int64) *ImageUpdate {
 	return _u
 }
 
+// SetUploadID sets the "upload_id" field.
+func (_u *ImageUpdate) SetUploadID(v string) *ImageUpdate {
+	_u.mutation.SetUploadID(v)
+	return _u
+}
+
+// SetNillableUploadID sets the "upload_id" field if the given value is not nil.
+func (_u *ImageUpdate) SetNillableUploadID(v *string) *ImageUpdate {
+	if v != nil {
+		_u.SetUploadID(*v)
+	}
+	return _u
+}
+
+// ClearUploadID clears the value of the "upload_id" field.
+func (_u *ImageUpdate) ClearUploadID() *ImageUpdate {
+	_u.mutation.ClearUploadID()
+	return _u
+}
+
+// SetUploadExpiresAt sets the "upload_expires_at" field.
+func (_u *ImageUpdate) SetUploadExpiresAt(v time.Time) *ImageUpdate {
+	_u.mutation.SetUploadExpiresAt(v)
+	return _u
+}
+
+// SetNillableUploadExpiresAt sets the "upload_expires_at" field if the given value is not nil.
+func (_u *ImageUpdate) SetNillableUploadExpiresAt(v *time.Time) *ImageUpdate {
+	if v != nil {
+		_u.SetUploadExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearUploadExpiresAt clears the value of the "upload_expires_at" field.
+func (_u *ImageUpdate) ClearUploadExpiresAt() *ImageUpdate {
+	_u.mutation.ClearUploadExpiresAt()
+	return _u
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *ImageUpdate) AddVirtualMachineIDs(ids ...int) *ImageUpdate {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -482,6 +522,11 @@ func (_u *ImageUpdate) check() error {
 			return &ValidationError{Name: "size_bytes", err: fmt.Errorf(`ent: validator failed for field "Image.size_bytes": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.UploadID(); ok {
+		if err := image.UploadIDValidator(v); err != nil {
+			return &ValidationError{Name: "upload_id", err: fmt.Errorf(`ent: validator failed for field "Image.upload_id": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -574,6 +619,18 @@ func (_u *ImageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedSizeBytes(); ok {
 		_spec.AddField(image.FieldSizeBytes, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UploadID(); ok {
+		_spec.SetField(image.FieldUploadID, field.TypeString, value)
+	}
+	if _u.mutation.UploadIDCleared() {
+		_spec.ClearField(image.FieldUploadID, field.TypeString)
+	}
+	if value, ok := _u.mutation.UploadExpiresAt(); ok {
+		_spec.SetField(image.FieldUploadExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.UploadExpiresAtCleared() {
+		_spec.ClearField(image.FieldUploadExpiresAt, field.TypeTime)
 	}
 	if _u.mutation.VirtualMachinesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -947,6 +1004,46 @@ func (_u *ImageUpdateOne) AddSizeBytes(v int64) *ImageUpdateOne {
 	return _u
 }
 
+// SetUploadID sets the "upload_id" field.
+func (_u *ImageUpdateOne) SetUploadID(v string) *ImageUpdateOne {
+	_u.mutation.SetUploadID(v)
+	return _u
+}
+
+// SetNillableUploadID sets the "upload_id" field if the given value is not nil.
+func (_u *ImageUpdateOne) SetNillableUploadID(v *string) *ImageUpdateOne {
+	if v != nil {
+		_u.SetUploadID(*v)
+	}
+	return _u
+}
+
+// ClearUploadID clears the value of the "upload_id" field.
+func (_u *ImageUpdateOne) ClearUploadID() *ImageUpdateOne {
+	_u.mutation.ClearUploadID()
+	return _u
+}
+
+// SetUploadExpiresAt sets the "upload_expires_at" field.
+func (_u *ImageUpdateOne) SetUploadExpiresAt(v time.Time) *ImageUpdateOne {
+	_u.mutation.SetUploadExpiresAt(v)
+	return _u
+}
+
+// SetNillableUploadExpiresAt sets the "upload_expires_at" field if the given value is not nil.
+func (_u *ImageUpdateOne) SetNillableUploadExpiresAt(v *time.Time) *ImageUpdateOne {
+	if v != nil {
+		_u.SetUploadExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearUploadExpiresAt clears the value of the "upload_expires_at" field.
+func (_u *ImageUpdateOne) ClearUploadExpiresAt() *ImageUpdateOne {
+	_u.mutation.ClearUploadExpiresAt()
+	return _u
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *ImageUpdateOne) AddVirtualMachineIDs(ids ...int) *ImageUpdateOne {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -1151,6 +1248,11 @@ func (_u *ImageUpdateOne) check() error {
 			return &ValidationError{Name: "size_bytes", err: fmt.Errorf(`ent: validator failed for field "Image.size_bytes": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.UploadID(); ok {
+		if err := image.UploadIDValidator(v); err != nil {
+			return &ValidationError{Name: "upload_id", err: fmt.Errorf(`ent: validator failed for field "Image.upload_id": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1260,6 +1362,18 @@ func (_u *ImageUpdateOne) sqlSave(ctx context.Context) (_node *Image, err error)
 	}
 	if value, ok := _u.mutation.AddedSizeBytes(); ok {
 		_spec.AddField(image.FieldSizeBytes, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UploadID(); ok {
+		_spec.SetField(image.FieldUploadID, field.TypeString, value)
+	}
+	if _u.mutation.UploadIDCleared() {
+		_spec.ClearField(image.FieldUploadID, field.TypeString)
+	}
+	if value, ok := _u.mutation.UploadExpiresAt(); ok {
+		_spec.SetField(image.FieldUploadExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.UploadExpiresAtCleared() {
+		_spec.ClearField(image.FieldUploadExpiresAt, field.TypeTime)
 	}
 	if _u.mutation.VirtualMachinesCleared() {
 		edge := &sqlgraph.EdgeSpec{

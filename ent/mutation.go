@@ -26875,6 +26875,8 @@ type ImageMutation struct {
 	status_reason           *string
 	size_bytes              *int64
 	addsize_bytes           *int64
+	upload_id               *string
+	upload_expires_at       *time.Time
 	clearedFields           map[string]struct{}
 	virtual_machines        map[int]struct{}
 	removedvirtual_machines map[int]struct{}
@@ -27706,6 +27708,104 @@ func (m *ImageMutation) ResetSizeBytes() {
 	m.addsize_bytes = nil
 }
 
+// SetUploadID sets the "upload_id" field.
+func (m *ImageMutation) SetUploadID(s string) {
+	m.upload_id = &s
+}
+
+// UploadID returns the value of the "upload_id" field in the mutation.
+func (m *ImageMutation) UploadID() (r string, exists bool) {
+	v := m.upload_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUploadID returns the old "upload_id" field's value of the Image entity.
+// If the Image object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ImageMutation) OldUploadID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUploadID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUploadID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUploadID: %w", err)
+	}
+	return oldValue.UploadID, nil
+}
+
+// ClearUploadID clears the value of the "upload_id" field.
+func (m *ImageMutation) ClearUploadID() {
+	m.upload_id = nil
+	m.clearedFields[image.FieldUploadID] = struct{}{}
+}
+
+// UploadIDCleared returns if the "upload_id" field was cleared in this mutation.
+func (m *ImageMutation) UploadIDCleared() bool {
+	_, ok := m.clearedFields[image.FieldUploadID]
+	return ok
+}
+
+// ResetUploadID resets all changes to the "upload_id" field.
+func (m *ImageMutation) ResetUploadID() {
+	m.upload_id = nil
+	delete(m.clearedFields, image.FieldUploadID)
+}
+
+// SetUploadExpiresAt sets the "upload_expires_at" field.
+func (m *ImageMutation) SetUploadExpiresAt(t time.Time) {
+	m.upload_expires_at = &t
+}
+
+// UploadExpiresAt returns the value of the "upload_expires_at" field in the mutation.
+func (m *ImageMutation) UploadExpiresAt() (r time.Time, exists bool) {
+	v := m.upload_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUploadExpiresAt returns the old "upload_expires_at" field's value of the Image entity.
+// If the Image object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ImageMutation) OldUploadExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUploadExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUploadExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUploadExpiresAt: %w", err)
+	}
+	return oldValue.UploadExpiresAt, nil
+}
+
+// ClearUploadExpiresAt clears the value of the "upload_expires_at" field.
+func (m *ImageMutation) ClearUploadExpiresAt() {
+	m.upload_expires_at = nil
+	m.clearedFields[image.FieldUploadExpiresAt] = struct{}{}
+}
+
+// UploadExpiresAtCleared returns if the "upload_expires_at" field was cleared in this mutation.
+func (m *ImageMutation) UploadExpiresAtCleared() bool {
+	_, ok := m.clearedFields[image.FieldUploadExpiresAt]
+	return ok
+}
+
+// ResetUploadExpiresAt resets all changes to the "upload_expires_at" field.
+func (m *ImageMutation) ResetUploadExpiresAt() {
+	m.upload_expires_at = nil
+	delete(m.clearedFields, image.FieldUploadExpiresAt)
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by ids.
 func (m *ImageMutation) AddVirtualMachineIDs(ids ...int) {
 	if m.virtual_machines == nil {
@@ -27848,7 +27948,7 @@ func (m *ImageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ImageMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 18)
 	if m.created_at != nil {
 		fields = append(fields, image.FieldCreatedAt)
 	}
@@ -27897,6 +27997,12 @@ func (m *ImageMutation) Fields() []string {
 	if m.size_bytes != nil {
 		fields = append(fields, image.FieldSizeBytes)
 	}
+	if m.upload_id != nil {
+		fields = append(fields, image.FieldUploadID)
+	}
+	if m.upload_expires_at != nil {
+		fields = append(fields, image.FieldUploadExpiresAt)
+	}
 	return fields
 }
 
@@ -27937,6 +28043,10 @@ func (m *ImageMutation) Field(name string) (ent.Value, bool) {
 		return m.StatusReason()
 	case image.FieldSizeBytes:
 		return m.SizeBytes()
+	case image.FieldUploadID:
+		return m.UploadID()
+	case image.FieldUploadExpiresAt:
+		return m.UploadExpiresAt()
 	}
 	return nil, false
 }
@@ -27978,6 +28088,10 @@ func (m *ImageMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldStatusReason(ctx)
 	case image.FieldSizeBytes:
 		return m.OldSizeBytes(ctx)
+	case image.FieldUploadID:
+		return m.OldUploadID(ctx)
+	case image.FieldUploadExpiresAt:
+		return m.OldUploadExpiresAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Image field %s", name)
 }
@@ -28099,6 +28213,20 @@ func (m *ImageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSizeBytes(v)
 		return nil
+	case image.FieldUploadID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUploadID(v)
+		return nil
+	case image.FieldUploadExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUploadExpiresAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Image field %s", name)
 }
@@ -28195,6 +28323,12 @@ func (m *ImageMutation) ClearedFields() []string {
 	if m.FieldCleared(image.FieldStatusReason) {
 		fields = append(fields, image.FieldStatusReason)
 	}
+	if m.FieldCleared(image.FieldUploadID) {
+		fields = append(fields, image.FieldUploadID)
+	}
+	if m.FieldCleared(image.FieldUploadExpiresAt) {
+		fields = append(fields, image.FieldUploadExpiresAt)
+	}
 	return fields
 }
 
@@ -28223,6 +28357,12 @@ func (m *ImageMutation) ClearField(name string) error {
 		return nil
 	case image.FieldStatusReason:
 		m.ClearStatusReason()
+		return nil
+	case image.FieldUploadID:
+		m.ClearUploadID()
+		return nil
+	case image.FieldUploadExpiresAt:
+		m.ClearUploadExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Image nullable field %s", name)
@@ -28279,6 +28419,12 @@ func (m *ImageMutation) ResetField(name string) error {
 		return nil
 	case image.FieldSizeBytes:
 		m.ResetSizeBytes()
+		return nil
+	case image.FieldUploadID:
+		m.ResetUploadID()
+		return nil
+	case image.FieldUploadExpiresAt:
+		m.ResetUploadExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Image field %s", name)

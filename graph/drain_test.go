@@ -2,7 +2,9 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -271,6 +273,47 @@ func TestDrainNode(t *testing.T) {
 	}
 	if st := env.Client.Maintenance.GetX(ctx, atoi(t, m.ID)).Status; st != maintenance.StatusClosed {
 		t.Errorf("maintenance after uncordon: %s, want CLOSED", st)
+	}
+}
+
+// TestConcurrentDrainNode: five drainNode calls at once open one maintenance record, and
+// every call answers with it (the database admits one drain per node).
+func TestConcurrentDrainNode(t *testing.T) {
+	env, _ := newEnv(t)
+	d := newDrainSite(t, env)
+	node0 := d.s.Nodes[0].ID
+	const calls = 5
+	ids := make([]string, calls)
+	errs := make([]string, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			var out struct{ DrainNode drainReport }
+			r := env.Do(t, drainNodeCall, map[string]any{"id": gqltest.ID(node0), "timeout": 600})
+			if len(r.Errors) > 0 {
+				errs[i] = r.ErrorsString()
+				return
+			}
+			if err := json.Unmarshal(r.Data, &out); err != nil {
+				errs[i] = err.Error()
+				return
+			}
+			ids[i] = out.DrainNode.Maintenance.ID
+		})
+	}
+	wg.Wait()
+	for i := range calls {
+		if errs[i] != "" {
+			t.Fatalf("call %d: %s", i, errs[i])
+		}
+		if ids[i] == "" || ids[i] != ids[0] {
+			t.Errorf("call %d answered maintenance %q, call 0 %q: want one drain", i, ids[i], ids[0])
+		}
+	}
+	n := env.Client.Maintenance.Query().Where(maintenance.Automatic(true), maintenance.HasNodesWith(computenode.ID(node0))).
+		CountX(gqltest.System())
+	if n != 1 {
+		t.Fatalf("%d maintenance records for node %d after %d concurrent drains, want 1", n, node0, calls)
 	}
 }
 

@@ -44,3 +44,22 @@ func (r *mutationResolver) RegisterNode(ctx context.Context, joinToken string, i
 	}
 	return &model.RegisterNodePayload{Token: plain, Node: node, APIToken: tok}, nil
 }
+
+// ReenrollComputeNode is the resolver for the reenrollComputeNode field.
+func (r *mutationResolver) ReenrollComputeNode(ctx context.Context, id int, expiresInSeconds *int) (*model.ReenrollPayload, error) {
+	ttl := identity.DefaultJoinTokenTTL
+	if expiresInSeconds != nil {
+		if ttl = time.Duration(*expiresInSeconds) * time.Second; ttl == 0 {
+			ttl = -1 // 0 is not "the default" when said explicitly
+		}
+	}
+	plain, jt, revoked, err := r.identity.ReenrollNode(ctx, id, ttl)
+	if err != nil {
+		return nil, err
+	}
+	node, err := r.ent(ctx).ComputeNode.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ReenrollPayload{Node: node, Token: plain, JoinToken: jt, RevokedTokens: revoked}, nil
+}

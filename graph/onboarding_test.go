@@ -2,10 +2,12 @@ package graph_test
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -214,5 +216,93 @@ func TestJoinTokenConcurrentRegistrations(t *testing.T) {
 	cid := atoi(t, clusterID)
 	if n := env.Client.Cluster.GetX(gqltest.System(), cid).QueryNodes().CountX(gqltest.System()); n != 1 {
 		t.Fatalf("cluster has %d nodes after the race, want 1", n)
+	}
+}
+
+const reenrollNode = `mutation($id: ID!) { reenrollComputeNode(id: $id) { token joinToken { id prefix expiresAt usedAt } } }`
+
+// registerHost registers a new host in cluster clusterID with a fresh cluster join token and
+// returns what registerNode answered.
+func registerHost(t *testing.T, env *gqltest.Env, clusterID, host string) registeredOut {
+	t.Helper()
+	var jt joinTokenOut
+	env.MustDo(t, createJoinToken, map[string]any{"in": map[string]any{"clusterID": clusterID}}, &jt)
+	var reg registeredOut
+	env.As("").MustDo(t, registerNode, map[string]any{"t": jt.CreateJoinToken.Token, "in": map[string]any{"hostname": host}}, &reg)
+	return reg
+}
+
+// TestClusterJoinTokenCannotTakeOverNode: a cluster join token and the host name of an
+// existing node give no credential for that node: CONFLICT on hostname, saying nothing about
+// the node; the node's agent keeps working and the join token stays unspent.
+func TestClusterJoinTokenCannotTakeOverNode(t *testing.T) {
+	env, f := newEnv(t)
+	clusterID := f.Cluster()
+	host := uniq("hv")
+	first := registerHost(t, env, clusterID, host).RegisterNode
+
+	for _, cluster := range []string{clusterID, f.Cluster()} { // the node's cluster, and another
+		var jt joinTokenOut
+		env.MustDo(t, createJoinToken, map[string]any{"in": map[string]any{"clusterID": cluster}}, &jt)
+		r := env.As("").Do(t, registerNode, map[string]any{"t": jt.CreateJoinToken.Token, "in": map[string]any{"hostname": host}})
+		e := r.ExpectError(t, "CONFLICT", "hostname")
+		if r.Data != nil && string(r.Data) != "null" {
+			t.Errorf("refused registration answered data %s", r.Data)
+		}
+		if strings.Contains(e.Message, first.Node.Name) || strings.Contains(e.Message, first.Node.ID) {
+			t.Errorf("refusal %q names the existing node", e.Message)
+		}
+		// Not spent: the same token registers a new host.
+		var reg registeredOut
+		env.As("").MustDo(t, registerNode, map[string]any{"t": jt.CreateJoinToken.Token, "in": map[string]any{"hostname": uniq("hv")}}, &reg)
+		if reg.RegisterNode.Node.ID == first.Node.ID {
+			t.Fatalf("the cluster join token bound the existing node %s", first.Node.ID)
+		}
+	}
+	var hb struct{ ReportNodeStatus reportedNode }
+	env.As(first.Token).MustDo(t, reportNodeStatus, map[string]any{"in": map[string]any{"nodeID": first.Node.ID, "healthy": true}}, &hb)
+	live := env.Client.APIToken.Query().Where(apitoken.KindEQ(apitoken.KindAgent), apitoken.RevokedAtIsNil(),
+		apitoken.HasOwnerWith(user.Username(identity.AgentUsername(atoi(t, first.Node.ID))))).CountX(gqltest.System())
+	if live != 1 {
+		t.Fatalf("%d live agent tokens for the node, want 1 (its own agent's)", live)
+	}
+}
+
+// TestReenrollComputeNode: an operator re-enrolls a node: the old agent token stops
+// authenticating at that moment, the returned join token registers the new agent for the
+// same node, and the act is audited. Viewers and tenant members may not.
+func TestReenrollComputeNode(t *testing.T) {
+	env, f := newEnv(t)
+	tenant, _ := strconv.Atoi(f.Tenant())
+	old := registerHost(t, env, f.Cluster(), uniq("hv")).RegisterNode
+	id := old.Node.ID
+
+	env.As(roleToken(t, env, authz.RoleViewer, 0, 0)).Do(t, reenrollNode, map[string]any{"id": id}).ExpectError(t, "FORBIDDEN", "")
+	env.As(memberToken(t, env, tenant)).Do(t, reenrollNode, map[string]any{"id": id}).ExpectError(t, "FORBIDDEN", "")
+	env.As(old.Token).MustDo(t, `{ me { id } }`, nil, nil) // refusals revoke nothing
+
+	operator := roleToken(t, env, authz.RoleOperator, 0, 0)
+	var out struct {
+		ReenrollComputeNode struct {
+			Token     string
+			JoinToken struct{ ID string }
+		}
+	}
+	env.As(operator).MustDo(t, reenrollNode, map[string]any{"id": id}, &out)
+	env.As(old.Token).Do(t, `{ me { id } }`, nil).ExpectError(t, "UNAUTHENTICATED", "")
+
+	var reg registeredOut
+	env.As("").MustDo(t, registerNode, map[string]any{"t": out.ReenrollComputeNode.Token, "in": map[string]any{"hostname": uniq("new-hv")}}, &reg)
+	if reg.RegisterNode.Node.ID != id {
+		t.Fatalf("re-enrolled agent registered node %s, want %s", reg.RegisterNode.Node.ID, id)
+	}
+	var hb struct{ ReportNodeStatus reportedNode }
+	env.As(reg.RegisterNode.Token).MustDo(t, reportNodeStatus, map[string]any{"in": map[string]any{"nodeID": id, "healthy": true}}, &hb)
+	env.As(old.Token).Do(t, reportNodeStatus, map[string]any{"in": map[string]any{"nodeID": id, "healthy": true}}).
+		ExpectError(t, "UNAUTHENTICATED", "")
+
+	ctx := gqltest.System()
+	if n := env.Client.AuditLog.Query().Where(auditlog.Action("reenrollComputeNode")).CountX(ctx); n != 1 {
+		t.Errorf("%d audit rows of reenrollComputeNode, want 1", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/jointoken"
+	"github.com/virtflow/virtflow/ent/user"
 )
 
 // Join token limits.
@@ -59,6 +60,11 @@ func (s *Service) CreateJoinToken(ctx context.Context, in CreateJoinTokenInput) 
 	if !v.Can("JoinToken", authz.ActWrite) {
 		return "", nil, apierr.Forbidden("only admins may create join tokens")
 	}
+	return s.createJoinToken(ctx, v, in)
+}
+
+// createJoinToken is CreateJoinToken once the viewer v may.
+func (s *Service) createJoinToken(ctx context.Context, v *authz.Viewer, in CreateJoinTokenInput) (string, *ent.JoinToken, error) {
 	ttl := in.ExpiresIn
 	if ttl == 0 {
 		ttl = DefaultJoinTokenTTL
@@ -191,11 +197,11 @@ func (s *Service) RegisterNode(ctx context.Context, joinToken string, in Registe
 	return plain, tok, node, nil
 }
 
-// joinCluster finds or creates the node of host in.Hostname in cluster clusterID: the host's
-// node when it already has one there (an agent re-registering after a reinstall), else a new
-// node named name (the host's name when empty) on the host, which is created when missing.
+// joinCluster creates the node of host in.Hostname in cluster clusterID, named name (the
+// host's name when empty), on the host, which is created when missing. A host that already
+// has a node is a CONFLICT on field hostname: re-enrolling it takes ReenrollNode.
 func (s *Service) joinCluster(sys context.Context, db *ent.Client, clusterID int, name string, in RegisterNodeInput) (*ent.ComputeNode, error) {
-	h, err := db.Host.Query().Where(host.Name(in.Hostname)).WithNode(func(q *ent.ComputeNodeQuery) { q.WithCluster() }).Only(sys)
+	h, err := db.Host.Query().Where(host.Name(in.Hostname)).WithNode().Only(sys)
 	switch {
 	case ent.IsNotFound(err):
 		if h, err = db.Host.Create().SetName(in.Hostname).SetKind(host.KindServer).Save(sys); err != nil {
@@ -206,10 +212,14 @@ func (s *Service) joinCluster(sys context.Context, db *ent.Client, clusterID int
 	case h.Kind != host.KindServer:
 		return nil, apierr.Validation("hostname", "host %s is a %s, not a server", h.Name, h.Kind)
 	case h.Edges.Node != nil:
-		if c := h.Edges.Node.Edges.Cluster; c == nil || c.ID != clusterID {
-			return nil, apierr.Conflict("host %s is already node %s of another cluster", h.Name, h.Edges.Node.Name)
-		}
-		return h.Edges.Node, nil
+		// A cluster join token only creates nodes. Handing this host's node to whoever
+		// holds one would give the newcomer the node's assignments (tenant user-data
+		// included) next to the agent that runs it: re-enrolling a node is an operator's
+		// act (ReenrollNode). Nothing about the node is said to the unauthenticated caller.
+		e := apierr.Conflict("this host name already has a compute node: a cluster join token only creates new nodes; " +
+			"to re-enroll an existing node, an operator calls reenrollComputeNode and gives its join token to the agent")
+		e.Field = "hostname"
+		return nil, e
 	}
 	if name == "" {
 		name = in.Hostname
@@ -243,4 +253,47 @@ func refuseJoin(reason, format string, args ...any) error {
 	e.Field = "joinToken"
 	e.Extra = map[string]any{"reason": reason}
 	return e
+}
+
+// ReenrollNode prepares compute node nodeID for a new agent, as an operator's or admin's
+// act: it revokes at once every token of the node's agent user (the replaced agent stops
+// authenticating from its next request), cancels the node's unused join tokens, and returns a
+// one-time join token bound to the node (lasting ttl, DefaultJoinTokenTTL when zero) for
+// the new agent's registerNode, plaintext and row. It returns how many agent tokens it
+// revoked. To anyone who may not change nodes the node does not exist, or is FORBIDDEN
+// when they may read it.
+func (s *Service) ReenrollNode(ctx context.Context, nodeID int, ttl time.Duration) (string, *ent.JoinToken, int, error) {
+	v, err := writer(ctx)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	if _, err := s.db(ctx).ComputeNode.Get(ctx, nodeID); ent.IsNotFound(err) {
+		return "", nil, 0, apierr.NotFound("node %d not found", nodeID)
+	} else if err != nil {
+		return "", nil, 0, fmt.Errorf("identity: read node %d: %w", nodeID, err)
+	}
+	if !v.Can("ComputeNode", authz.ActWrite) {
+		return "", nil, 0, apierr.Forbidden("only operators and admins may re-enroll a node")
+	}
+	sys := system(ctx)
+	db := s.db(ctx)
+	now := s.now()
+	revoked, err := db.APIToken.Update().
+		Where(apitoken.HasOwnerWith(user.Username(AgentUsername(nodeID))), apitoken.RevokedAtIsNil()).
+		SetRevokedAt(now).Save(sys)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("identity: revoke the agent tokens of node %d: %w", nodeID, err)
+	}
+	if _, err := db.JoinToken.Update().
+		Where(jointoken.HasNodeWith(computenode.ID(nodeID)), jointoken.UsedAtIsNil(), jointoken.ExpiresAtGT(now)).
+		SetExpiresAt(now).Save(sys); err != nil {
+		return "", nil, 0, fmt.Errorf("identity: cancel the join tokens of node %d: %w", nodeID, err)
+	}
+	plain, jt, err := s.createJoinToken(ctx, v, CreateJoinTokenInput{NodeID: &nodeID, ExpiresIn: ttl})
+	if err != nil {
+		return "", nil, 0, err
+	}
+	s.log().InfoContext(ctx, "identity: node re-enrollment started", "node_id", nodeID, "by", v.Name,
+		"agent_tokens_revoked", revoked, "join_token_id", jt.ID)
+	return plain, jt, revoked, nil
 }

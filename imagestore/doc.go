@@ -10,7 +10,8 @@
 // after a failed attempt, and Asynq retries it with backoff until the last attempt sets
 // ERROR. An image whose source is "upload" receives its bytes through
 // PUT /images/{id}/data (see Receive): one request, or chunks with Content-Range that can
-// be resumed after an interruption. Either way the bytes go to <Dir>/<id>.part, are
+// be resumed after an interruption. Either way the bytes go to a part file
+// (<Dir>/<id>.<session>.part: one per upload session, "fetch" or "import"), are
 // verified on arrival (sha256 against the image's checksum when one was given, else the
 // checksum is recorded from them; size against the configured limit; qcow2 magic against
 // the format) and renamed to <Dir>/<id>.img.
@@ -20,6 +21,9 @@
 // transaction: as the uploading viewer, or as the worker system actor.
 //
 // The directory is shared by every server and worker process of an installation (one
-// host, or a shared filesystem); concurrent uploads of one image are serialized per
-// process only.
+// host, or a shared filesystem). One upload of an image runs at a time, whichever server
+// receives it: the upload session (Image.upload_id and upload_expires_at) is claimed,
+// renewed and ended by row updates in the database, never by a lock held while a client
+// sends; a session lapses after Config.UploadIdle without bytes, and only the session
+// holding the image completes it.
 package imagestore

@@ -82,6 +82,10 @@ func (s *Store) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	return err
 }
 
+// fetchSession names the part file of a fetch (one worker at a time fetches an image: the
+// task's unique id and the store's lock).
+const fetchSession = "fetch"
+
 // errPermanent marks a fetch failure that another attempt will not fix (recorded as ERROR).
 var errPermanent = errors.New("image fetch failed for good")
 
@@ -124,7 +128,7 @@ func (s *Store) Fetch(ctx context.Context, id int, last bool) error {
 	}
 	ferr := s.download(ctx, img)
 	if ferr == nil {
-		ch, err := s.verify(img)
+		ch, err := s.verify(img, s.partPath(id, fetchSession))
 		if err != nil {
 			return err
 		}
@@ -141,7 +145,7 @@ func (s *Store) Fetch(ctx context.Context, id int, last bool) error {
 		return ferr // cancelled or timed out: the next attempt resumes
 	}
 	if errors.Is(ferr, errPermanent) || last {
-		_ = os.Remove(s.partPath(id))
+		_ = os.Remove(s.partPath(id, fetchSession))
 		if _, err := s.record(ctx, id, change{status: image.StatusError, reason: ferr.Error()}, "fetchImage", true); err != nil {
 			return err
 		}
@@ -154,7 +158,7 @@ func (s *Store) Fetch(ctx context.Context, id int, last bool) error {
 // download appends the source's bytes to the image's .part file, asking for the rest only
 // when an earlier attempt left some (a server that ignores Range sends everything again).
 func (s *Store) download(ctx context.Context, img *ent.Image) error {
-	part := s.partPath(img.ID)
+	part := s.partPath(img.ID, fetchSession)
 	have := int64(0)
 	if st, err := os.Stat(part); err == nil {
 		have = st.Size()

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/audit"
@@ -23,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/internal/rowlock"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
 
@@ -31,6 +33,9 @@ const SourceUpload = "upload"
 
 // DefaultMaxBytes bounds an image's size when Config.MaxBytes is zero: 64 GiB.
 const DefaultMaxBytes int64 = 64 << 30
+
+// DefaultUploadIdle is Config.UploadIdle when zero.
+const DefaultUploadIdle = time.Minute
 
 // qcow2Magic starts every qcow2 file.
 var qcow2Magic = []byte{'Q', 'F', 'I', 0xfb}
@@ -49,6 +54,12 @@ type Config struct {
 	HTTP *http.Client
 	// Log receives the store's logs; discarded when nil.
 	Log *slog.Logger
+	// UploadIdle is how long an upload session outlives its client's last byte: until then
+	// no other client may upload the image (CONFLICT), after it anyone may start over.
+	// DefaultUploadIdle when zero.
+	UploadIdle time.Duration
+	// Now is the clock of upload sessions; time.Now when nil.
+	Now func() time.Time
 }
 
 // Store keeps image bytes in a directory and records their arrival on the Image rows.
@@ -57,7 +68,7 @@ type Store struct {
 	cfg    Config
 
 	mu    sync.Mutex
-	locks map[int]*sync.Mutex // per image: one writer at a time in this process
+	locks map[int]*sync.Mutex // per image: one Import at a time in this process
 }
 
 // New returns the store of cfg.Dir, creating the directory.
@@ -80,6 +91,12 @@ func New(client *ent.Client, cfg Config) (*Store, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.UploadIdle <= 0 {
+		cfg.UploadIdle = DefaultUploadIdle
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Store{client: client, cfg: cfg, locks: map[int]*sync.Mutex{}}, nil
 }
 
@@ -89,10 +106,27 @@ func (s *Store) MaxBytes() int64 { return s.cfg.MaxBytes }
 // Path is where the verified bytes of image id are.
 func (s *Store) Path(id int) string { return filepath.Join(s.cfg.Dir, strconv.Itoa(id)+".img") }
 
-// partPath is where the bytes of image id gather until they are verified.
-func (s *Store) partPath(id int) string { return filepath.Join(s.cfg.Dir, strconv.Itoa(id)+".part") }
+// UploadIdle is how long an upload session outlives its client's last byte.
+func (s *Store) UploadIdle() time.Duration { return s.cfg.UploadIdle }
 
-// lock serializes the writers of image id in this process; call the returned unlock.
+// partPath is where the bytes of upload session sid of image id gather until they are
+// verified: one file per session, so that bytes of two clients never meet in one file.
+func (s *Store) partPath(id int, sid string) string {
+	return filepath.Join(s.cfg.Dir, strconv.Itoa(id)+"."+sid+".part")
+}
+
+// removeParts removes the gathered bytes of every session of image id but keep's.
+func (s *Store) removeParts(id int, keep string) {
+	old, _ := filepath.Glob(filepath.Join(s.cfg.Dir, strconv.Itoa(id)+".*part"))
+	for _, p := range old {
+		if p != keep {
+			_ = os.Remove(p)
+		}
+	}
+}
+
+// lock serializes the Imports of image id in this process (they read local files, never a
+// client); call the returned unlock.
 func (s *Store) lock(id int) func() {
 	s.mu.Lock()
 	l, ok := s.locks[id]
@@ -162,6 +196,34 @@ type change struct {
 	checksum string // set with status ACTIVE
 	format   *image.Format
 	source   string // set when not empty
+
+	// claim starts upload session claim, refused as CONFLICT while a live session other
+	// than owner holds the image.
+	claim string
+	// owner is the upload session the change belongs to: when set (and claim is not), the
+	// change is refused as CONFLICT unless that session still holds the image, and the
+	// session ends with it.
+	owner string
+	// commit runs in the transaction once the change is allowed (moving verified bytes
+	// into place); its error rolls the change back.
+	commit func() error
+}
+
+// sessionLive reports whether an upload session holds img at now.
+func sessionLive(img *ent.Image, now time.Time) bool {
+	return img.UploadID != nil && img.UploadExpiresAt != nil && now.Before(*img.UploadExpiresAt)
+}
+
+// errBusy is the CONFLICT of an upload while another holds the image.
+func (s *Store) errBusy(id int) error {
+	return apierr.Conflict("image %d is being uploaded by another client: one upload at a time; "+
+		"retry once it ends or after %s without bytes from it", id, s.cfg.UploadIdle)
+}
+
+// errLost is the CONFLICT of an upload whose session ended (it lapsed and another started).
+func errLost(id int) error {
+	return apierr.Conflict("this upload of image %d is no longer the one in progress (it lapsed, "+
+		"or another replaced it): start over from byte 0 without an Upload-ID", id)
 }
 
 // record writes ch on image id and audits it, in one transaction, acting as the viewer of
@@ -169,11 +231,29 @@ type change struct {
 func (s *Store) record(ctx context.Context, id int, ch change, action string, system bool) (*ent.Image, error) {
 	var out *ent.Image
 	_, err := dbtx.Run(ctx, s.client, func(tx *ent.Client) error {
-		before, err := tx.Image.Get(ctx, id)
+		// The row lock orders concurrent changes of one image: upload sessions are
+		// claimed, checked and ended under it, never while waiting on a client.
+		before, err := tx.Image.Query().Where(image.ID(id)).Modify(rowlock.ForUpdate).Only(ctx)
 		if err != nil {
 			return err
 		}
+		now := s.cfg.Now()
 		u := tx.Image.UpdateOneID(id).SetStatus(ch.status).SetStatusReason(truncate.String(ch.reason, 1024))
+		switch {
+		case ch.claim != "" && (before.Status == image.StatusActive || before.Status == image.StatusDeprecated):
+			// Checked again under the lock: an upload that completed meanwhile is final.
+			return apierr.Conflict("image %d is %s: its bytes have arrived already; create a new image for other bytes", id, before.Status)
+		case ch.claim != "":
+			if sessionLive(before, now) && (ch.owner == "" || *before.UploadID != ch.owner) {
+				return s.errBusy(id)
+			}
+			u.SetUploadID(ch.claim).SetUploadExpiresAt(now.Add(s.cfg.UploadIdle))
+		case ch.owner != "":
+			if before.UploadID == nil || *before.UploadID != ch.owner {
+				return errLost(id)
+			}
+			u.ClearUploadID().ClearUploadExpiresAt()
+		}
 		if ch.status == image.StatusActive {
 			u.SetSizeBytes(ch.size).SetChecksum(ch.checksum)
 		}
@@ -190,16 +270,22 @@ func (s *Store) record(ctx context.Context, id int, ch change, action string, sy
 		if system {
 			e.System = audit.Worker
 		}
-		return audit.Write(ctx, tx, e)
+		if err := audit.Write(ctx, tx, e); err != nil {
+			return err
+		}
+		if ch.commit != nil {
+			// Last, still under the row lock: what fails before leaves the bytes alone.
+			return ch.commit()
+		}
+		return nil
 	})
 	return out, err
 }
 
-// verify checks the gathered bytes of img (the .part file, complete), moves them into
-// place and returns the change to record: ACTIVE, or ERROR with what did not match (the
-// bytes are then removed).
-func (s *Store) verify(img *ent.Image) (change, error) {
-	part := s.partPath(img.ID)
+// verify checks the gathered bytes of img (the part file, complete) and returns the change
+// to record: ACTIVE, whose commit moves them into place, or ERROR with what did not match
+// (the bytes are then removed).
+func (s *Store) verify(img *ent.Image, part string) (change, error) {
 	f, err := os.Open(part)
 	if err != nil {
 		return change{}, fmt.Errorf("open received bytes of image %d: %w", img.ID, err)
@@ -238,10 +324,13 @@ func (s *Store) verify(img *ent.Image) (change, error) {
 		// can name a backing file on the host: refuse rather than guess.
 		return fail("format %s, but the bytes are a qcow2 image: create it with format QCOW2", img.Format)
 	}
-	if err := os.Rename(part, s.Path(img.ID)); err != nil {
-		return change{}, fmt.Errorf("store image %d: %w", img.ID, err)
+	move := func() error {
+		if err := os.Rename(part, s.Path(img.ID)); err != nil {
+			return fmt.Errorf("store image %d: %w", img.ID, err)
+		}
+		return nil
 	}
-	return change{status: image.StatusActive, size: size, checksum: sum}, nil
+	return change{status: image.StatusActive, size: size, checksum: sum, commit: move}, nil
 }
 
 // Open returns the stored bytes of image id for the viewer of ctx (its privacy rules
@@ -279,7 +368,8 @@ func (s *Store) Import(ctx context.Context, id int, r io.Reader, format image.Fo
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Create(s.partPath(id))
+	part := s.partPath(id, "import")
+	f, err := os.Create(part)
 	if err != nil {
 		return nil, fmt.Errorf("import image %d: %w", id, err)
 	}
@@ -291,7 +381,7 @@ func (s *Store) Import(ctx context.Context, id int, r io.Reader, format image.Fo
 		return nil, fmt.Errorf("import image %d: %w", id, err)
 	}
 	img.Format = format
-	ch, err := s.verify(img)
+	ch, err := s.verify(img, part)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ func TestUploadWhole(t *testing.T) {
 	if _, _, err := e.store.Open(e.ctx, img.ID); apierrCode(err) != apierr.CodeConflict {
 		t.Fatalf("Open of a PENDING image: err = %v, want CONFLICT", err)
 	}
-	p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{})
+	p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestUploadWhole(t *testing.T) {
 		t.Fatalf("audit rows of the upload: %d, %v; want DOWNLOADING and ACTIVE", n, err)
 	}
 	// An ACTIVE image takes no more bytes.
-	if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}); apierrCode(err) != apierr.CodeConflict {
+	if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}, ""); apierrCode(err) != apierr.CodeConflict {
 		t.Fatalf("second upload: err = %v, want CONFLICT", err)
 	}
 }
@@ -164,22 +164,36 @@ func TestUploadChunksResume(t *testing.T) {
 		}
 		return c
 	}
-	p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data[:400_000]), cr(fmt.Sprintf("bytes 0-399999/%d", total)))
+	p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data[:400_000]), cr(fmt.Sprintf("bytes 0-399999/%d", total)), "")
 	if err != nil || !p.IsIncomplete() || p.Received != 400_000 {
 		t.Fatalf("first chunk: %+v, %v", p, err)
 	}
 	if got := e.get(t, img.ID).Status; got != image.StatusDownloading {
 		t.Fatalf("during the upload the image is %s, want DOWNLOADING", got)
 	}
+	uid := p.UploadID
+	if uid == "" {
+		t.Fatal("the first chunk's answer names no upload session")
+	}
+	// Another client may neither continue this upload nor start over while it runs.
+	if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data[400_000:]), cr(fmt.Sprintf("bytes 400000-%d/%d", total-1, total)), ""); apierrCode(err) != apierr.CodeValidation {
+		t.Fatalf("a later chunk without the upload id: err = %v, want VALIDATION", err)
+	}
+	if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}, ""); apierrCode(err) != apierr.CodeConflict {
+		t.Fatalf("a second upload while one runs: err = %v, want CONFLICT", err)
+	}
+	if _, err := e.store.Receive(admin(), img.ID, http.NoBody, cr(fmt.Sprintf("bytes */%d", total)), "someone-else"); apierrCode(err) != apierr.CodeConflict {
+		t.Fatalf("a status query with another upload id: err = %v, want CONFLICT", err)
+	}
 	// The connection breaks: the client asks how much arrived and resumes from there.
-	if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data[500_000:]), cr(fmt.Sprintf("bytes 500000-%d/%d", total-1, total))); apierrCode(err) != apierr.CodeConflict {
+	if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data[500_000:]), cr(fmt.Sprintf("bytes 500000-%d/%d", total-1, total)), uid); apierrCode(err) != apierr.CodeConflict {
 		t.Fatalf("a chunk past the received bytes: err = %v, want CONFLICT", err)
 	}
-	p, err = e.store.Receive(admin(), img.ID, http.NoBody, cr(fmt.Sprintf("bytes */%d", total)))
+	p, err = e.store.Receive(admin(), img.ID, http.NoBody, cr(fmt.Sprintf("bytes */%d", total)), uid)
 	if err != nil || p.Received != 400_000 {
 		t.Fatalf("status query: %+v, %v; want 400000 received", p, err)
 	}
-	p, err = e.store.Receive(admin(), img.ID, bytes.NewReader(data[p.Received:]), cr(fmt.Sprintf("bytes %d-%d/%d", p.Received, total-1, total)))
+	p, err = e.store.Receive(admin(), img.ID, bytes.NewReader(data[p.Received:]), cr(fmt.Sprintf("bytes %d-%d/%d", p.Received, total-1, total)), uid)
 	if err != nil || p.IsIncomplete() {
 		t.Fatalf("last chunk: %+v, %v", p, err)
 	}
@@ -197,7 +211,7 @@ func TestUploadRefused(t *testing.T) {
 
 	t.Run("checksum mismatch", func(t *testing.T) {
 		img := e.newImage(t, imagestore.SourceUpload, image.FormatQcow2, sum([]byte("other bytes")))
-		p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{})
+		p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,38 +225,38 @@ func TestUploadRefused(t *testing.T) {
 		if _, err := e.client.Image.UpdateOneID(img.ID).SetChecksum(sum(data)).Save(e.ctx); err != nil {
 			t.Fatal(err)
 		}
-		p, err = e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{})
+		p, err = e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}, "")
 		if err != nil || p.Image.Status != image.StatusActive {
 			t.Fatalf("upload after fixing the checksum: %+v, %v", p.Image, err)
 		}
 	})
 	t.Run("not qcow2", func(t *testing.T) {
 		img := e.newImage(t, imagestore.SourceUpload, image.FormatQcow2, "")
-		p, err := e.store.Receive(admin(), img.ID, strings.NewReader("plain text, no qcow2 header"), imagestore.ContentRange{})
+		p, err := e.store.Receive(admin(), img.ID, strings.NewReader("plain text, no qcow2 header"), imagestore.ContentRange{}, "")
 		if err != nil || p.Image.Status != image.StatusError || !strings.Contains(p.Image.StatusReason, "not a qcow2") {
 			t.Fatalf("%+v, %v; want ERROR not a qcow2 image", p.Image, err)
 		}
 	})
 	t.Run("qcow2 declared raw", func(t *testing.T) {
 		img := e.newImage(t, imagestore.SourceUpload, image.FormatRaw, "")
-		p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{})
+		p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}, "")
 		if err != nil || p.Image.Status != image.StatusError {
 			t.Fatalf("%+v, %v; want ERROR", p.Image, err)
 		}
 	})
 	t.Run("too large", func(t *testing.T) {
 		img := e.newImage(t, imagestore.SourceUpload, image.FormatQcow2, "")
-		if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(qcow2Bytes(10)), imagestore.ContentRange{Set: true, Start: 0, End: 9, Total: 200_000}); apierrCode(err) != apierr.CodeValidation {
+		if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(qcow2Bytes(10)), imagestore.ContentRange{Set: true, Start: 0, End: 9, Total: 200_000}, ""); apierrCode(err) != apierr.CodeValidation {
 			t.Fatalf("Content-Range over the limit: err = %v, want VALIDATION", err)
 		}
-		p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(qcow2Bytes(150_000)), imagestore.ContentRange{})
+		p, err := e.store.Receive(admin(), img.ID, bytes.NewReader(qcow2Bytes(150_000)), imagestore.ContentRange{}, "")
 		if err != nil || p.Image.Status != image.StatusError || !strings.Contains(p.Image.StatusReason, "limit") {
 			t.Fatalf("%+v, %v; want ERROR over the limit", p.Image, err)
 		}
 	})
 	t.Run("not an upload image", func(t *testing.T) {
 		img := e.newImage(t, "https://images.example.com/x.qcow2", image.FormatQcow2, "")
-		if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}); apierrCode(err) != apierr.CodeValidation {
+		if _, err := e.store.Receive(admin(), img.ID, bytes.NewReader(data), imagestore.ContentRange{}, ""); apierrCode(err) != apierr.CodeValidation {
 			t.Fatalf("err = %v, want VALIDATION", err)
 		}
 	})
@@ -250,7 +264,7 @@ func TestUploadRefused(t *testing.T) {
 		img := e.newImage(t, imagestore.SourceUpload, image.FormatQcow2, "")
 		reader := authz.NewContext(context.Background(), &authz.Viewer{Name: "reader", UserID: 2,
 			Bindings: []authz.Binding{{Role: authz.RoleViewer, Domain: authz.Platform}}})
-		_, err := e.store.Receive(reader, img.ID, bytes.NewReader(data), imagestore.ContentRange{})
+		_, err := e.store.Receive(reader, img.ID, bytes.NewReader(data), imagestore.ContentRange{}, "")
 		if apierrCode(err) != apierr.CodeForbidden {
 			t.Fatalf("err = %v, want FORBIDDEN", err)
 		}
@@ -429,4 +443,41 @@ func apierrCode(err error) apierr.Code {
 		return e.Code
 	}
 	return ""
+}
+
+// TestUploadSessionLapses: an upload whose client went quiet holds the image for UploadIdle
+// only; then another upload starts over, and the first one can neither continue nor
+// complete the image, so the bytes are all the second's.
+func TestUploadSessionLapses(t *testing.T) {
+	e := newEnv(t, 0)
+	now := time.Now()
+	s, err := imagestore.New(e.client, imagestore.Config{Dir: t.TempDir(), UploadIdle: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := e.newImage(t, imagestore.SourceUpload, image.FormatRaw, "")
+	a, b := bytes.Repeat([]byte{'a'}, 1000), bytes.Repeat([]byte{'b'}, 1000)
+	cr := func(start, end int) imagestore.ContentRange {
+		return imagestore.ContentRange{Set: true, Start: int64(start), End: int64(end - 1), Total: 1000}
+	}
+	pa, err := s.Receive(admin(), img.ID, bytes.NewReader(a[:500]), cr(0, 500), "")
+	if err != nil || pa.UploadID == "" {
+		t.Fatalf("A's first chunk: %+v, %v", pa, err)
+	}
+	now = now.Add(59 * time.Second)
+	if _, err := s.Receive(admin(), img.ID, bytes.NewReader(b), imagestore.ContentRange{}, ""); apierrCode(err) != apierr.CodeConflict {
+		t.Fatalf("B before A's session lapsed: err = %v, want CONFLICT", err)
+	}
+	now = now.Add(2 * time.Second) // 61 s without a byte from A
+	pb, err := s.Receive(admin(), img.ID, bytes.NewReader(b[:500]), cr(0, 500), "")
+	if err != nil || pb.UploadID == "" || pb.UploadID == pa.UploadID {
+		t.Fatalf("B after A's session lapsed: %+v, %v", pb, err)
+	}
+	if _, err := s.Receive(admin(), img.ID, bytes.NewReader(a[500:]), cr(500, 1000), pa.UploadID); apierrCode(err) != apierr.CodeConflict {
+		t.Fatalf("A's last chunk after its session lapsed: err = %v, want CONFLICT", err)
+	}
+	done, err := s.Receive(admin(), img.ID, bytes.NewReader(b[500:]), cr(500, 1000), pb.UploadID)
+	if err != nil || done.IsIncomplete() || done.Image.Checksum != sum(b) {
+		t.Fatalf("B's last chunk: %+v, %v; want ACTIVE with B's checksum", done, err)
+	}
 }

@@ -58,7 +58,9 @@ func exposed(t *testing.T) (map[string]bool, []byte) {
 		GraphQL: graph.DefaultOptions()})
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil)) // one request: HTTP series exist
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+gqltest.AdminToken) // /metrics needs a token
+	h.ServeHTTP(rec, req)
 	body := rec.Body.Bytes()
 	names := map[string]bool{}
 	for _, n := range metricName.FindAllString(string(body), -1) {

@@ -35,17 +35,27 @@ type Enrollment struct {
 // ErrNoCredential is Enroll's error when there is neither a credential file nor a join token.
 var ErrNoCredential = errors.New("nodeagent: no agent token: give --token, a --credential-file holding one, or a --join-token")
 
-// Enroll returns the agent token of this node: the one in e.CredentialFile when it exists,
-// else a new one from registerNode with e.JoinToken, which it stores in e.CredentialFile
+// Enroll returns the agent token of this node: the one in e.CredentialFile when it exists
+// (and, when a join token is given too, the server still accepts it: a re-enrolled node's old
+// token is refused, and the join token registers anew), else a new one from registerNode with e.JoinToken, which it stores in e.CredentialFile
 // (mode 0600, written to a temporary file and renamed, so a crash never leaves half a token)
 // before returning it with the node's id. A join token is spent by the registration: an agent
 // that restarts uses the file.
 func Enroll(ctx context.Context, e Enrollment) (token, nodeID string, err error) {
+	hc := e.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: RequestTimeout}
+	}
 	if e.CredentialFile != "" {
 		b, err := os.ReadFile(e.CredentialFile)
 		switch {
 		case err == nil && strings.TrimSpace(string(b)) != "":
-			return strings.TrimSpace(string(b)), "", nil
+			stored := strings.TrimSpace(string(b))
+			if e.JoinToken == "" || !revoked(ctx, &Client{URL: e.APIURL, HTTP: hc, Token: stored}) {
+				return stored, "", nil
+			}
+			// An operator re-enrolled the node (reenrollComputeNode revoked the stored
+			// token) and gave this agent a join token: register with it.
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return "", "", fmt.Errorf("nodeagent: read credential: %w", err)
 		}
@@ -71,10 +81,6 @@ func Enroll(ctx context.Context, e Enrollment) (token, nodeID string, err error)
 			cpus, mem := max(c.VCPUs-e.ReservedCPUs, 0), int(c.MemoryMiB)
 			in.CpuCapacity, in.MemoryCapacityMB = &cpus, &mem
 		}
-	}
-	hc := e.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: RequestTimeout}
 	}
 	anon := &Client{URL: e.APIURL, HTTP: hc} // no bearer: the join token is the credential
 	resp, err := registerNode(ctx, anon, e.JoinToken, in)
@@ -111,4 +117,20 @@ func writeSecret(path, secret string) error {
 		return fmt.Errorf("nodeagent: write credential %s: %w", path, err)
 	}
 	return nil
+}
+
+// revoked reports whether the server refuses c's token as UNAUTHENTICATED (revoked, e.g. by
+// reenrollComputeNode). Any other failure (the server unreachable) is not taken for one.
+func revoked(ctx context.Context, c *Client) bool {
+	_, err := discoverNode(ctx, c)
+	var apiErr *Error
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	for _, e := range apiErr.Errors {
+		if e.Code() == "UNAUTHENTICATED" {
+			return true
+		}
+	}
+	return false
 }

@@ -73,6 +73,18 @@ func TestEnrollWithJoinToken(t *testing.T) {
 	if err != nil || again != token || againNode != "" {
 		t.Fatalf("second start: token %q node %q err %v; want the stored token", again, againNode, err)
 	}
+	// An operator re-enrolls the node: the stored token is revoked, and the agent given the
+	// new join token registers again for the same node.
+	var re struct{ ReenrollComputeNode struct{ Token string } }
+	admin.MustDo(t, `mutation($id: ID!) { reenrollComputeNode(id: $id) { token } }`, map[string]any{"id": nodeID}, &re)
+	e.JoinToken = re.ReenrollComputeNode.Token
+	fresh, freshNode, err := nodeagent.Enroll(context.Background(), e)
+	if err != nil || fresh == token || freshNode != nodeID {
+		t.Fatalf("after re-enrollment: token %q (old %q) node %q err %v; want a new token for node %s", fresh, token, freshNode, err, nodeID)
+	}
+	if b, _ := os.ReadFile(file); strings.TrimSpace(string(b)) != fresh {
+		t.Errorf("credential file holds %q, want the new agent token", b)
+	}
 	// Without the file, the spent join token is refused.
 	e.CredentialFile = filepath.Join(t.TempDir(), "token")
 	var apiErr *nodeagent.Error

@@ -51,16 +51,21 @@ func uploadImage(t *testing.T, api *nodeagent.Client, base string, format string
 	id := created.CreateImage.ID
 	url := strings.TrimSuffix(base, "/query") + "/images/" + id + "/data"
 	half := len(data) / 2
+	uploadID := "" // the first answer names the upload; the next chunk sends it back
 	for i, chunk := range [][2]int{{0, half}, {half, len(data)}} {
 		req, _ := http.NewRequest(http.MethodPut, url, bytes.NewReader(data[chunk[0]:chunk[1]]))
 		req.Header.Set("Authorization", "Bearer "+api.Token)
 		req.Header.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", chunk[0], chunk[1]-1, len(data)))
+		if uploadID != "" {
+			req.Header.Set("Upload-ID", uploadID)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		uploadID = resp.Header.Get("Upload-ID")
 		want := http.StatusPermanentRedirect
 		if i == 1 {
 			want = http.StatusOK

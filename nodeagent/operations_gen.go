@@ -320,7 +320,8 @@ func (v *NodeStatusInput) GetRequestCordon() *bool { return v.RequestCordon }
 
 // What a registering node agent tells about its host.
 type RegisterNodeInput struct {
-	// The host's name (a slug): the Host record it matches or creates, when the token names a cluster.
+	// The host's name (a slug): the Host record it matches or creates, when the token names a
+	// cluster. A host that already has a compute node is CONFLICT: see reenrollComputeNode.
 	Hostname         string  `json:"hostname"`
 	CpuCapacity      *int    `json:"cpuCapacity"`
 	MemoryCapacityMB *int    `json:"memoryCapacityMB"`

@@ -152,6 +152,16 @@ func auditRunners() map[string]auditRun {
 		want.secrets = append(want.secrets, p.Token, identity.HashToken(p.Token))
 		return want
 	}
+	runs["reenrollComputeNode"] = func(t *testing.T, w *world, rid string) auditWant {
+		node := w.newNode(0)
+		out := asAdmin(t, w, rid, `mutation($id: ID!) { reenrollComputeNode(id: $id) { token joinToken { id } } }`,
+			map[string]any{"id": gid(node)})
+		var p struct{ Token string }
+		_ = json.Unmarshal(out["reenrollComputeNode"], &p)
+		want := adminWant(w, "ComputeNode", node, 0, true, true)
+		want.secrets = append(want.secrets, p.Token, identity.HashToken(p.Token))
+		return want
+	}
 	runs["registerNode"] = func(t *testing.T, w *world, rid string) auditWant {
 		node := w.newNode(0)
 		plain, _, err := w.env.Identity.CreateJoinToken(w.ctx, identity.CreateJoinTokenInput{NodeID: &node})

@@ -10,7 +10,7 @@
 //	--api-url          VIRTFLOW_API_URL          GraphQL endpoint (http://127.0.0.1:8080/query)
 //	--token            VIRTFLOW_AGENT_TOKEN      the node's agent token
 //	--credential-file  VIRTFLOW_CREDENTIAL_FILE  where the agent token is kept (/var/lib/virtflow/agent/token, 0600)
-//	--join-token       VIRTFLOW_JOIN_TOKEN       one-time join token: registers the node when there is no credential yet
+//	--join-token       VIRTFLOW_JOIN_TOKEN       one-time join token: registers the node when there is no credential yet, or the stored one was revoked (reenrollComputeNode)
 //	--hostname         VIRTFLOW_HOSTNAME         the host's name when the join token makes a new node (the system's)
 //	--node-id          VIRTFLOW_NODE_ID          the ComputeNode id; empty: the one the token may read
 //	--libvirt-socket   VIRTFLOW_LIBVIRT_SOCKET   libvirtd socket (/run/libvirt/libvirt-sock)
@@ -26,6 +26,8 @@
 // The agent needs its node's agent token: --token, or the one in --credential-file, or, on a
 // new host, a one-time --join-token (createJoinToken) with which it registers its node
 // (registerNode) and stores the token it receives in --credential-file for its next starts.
+// After an operator's reenrollComputeNode, the join token it returned replaces a stored token
+// the server now refuses.
 // Traces of its GraphQL requests are exported by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 package main
 
@@ -50,7 +52,7 @@ func main() {
 	flag.StringVar(&cfg.APIURL, "api-url", envOr("VIRTFLOW_API_URL", "http://127.0.0.1:8080/query"), "GraphQL endpoint of the VirtFlow API (VIRTFLOW_API_URL)")
 	flag.StringVar(&cfg.Token, "token", os.Getenv("VIRTFLOW_AGENT_TOKEN"), "agent token of this node (VIRTFLOW_AGENT_TOKEN)")
 	credFile := flag.String("credential-file", envOr("VIRTFLOW_CREDENTIAL_FILE", "/var/lib/virtflow/agent/token"), "file keeping the agent token, written 0600 after registering with a join token (VIRTFLOW_CREDENTIAL_FILE)")
-	joinToken := flag.String("join-token", os.Getenv("VIRTFLOW_JOIN_TOKEN"), "one-time join token to register the node with when there is no agent token yet (VIRTFLOW_JOIN_TOKEN)")
+	joinToken := flag.String("join-token", os.Getenv("VIRTFLOW_JOIN_TOKEN"), "one-time join token to register the node with when there is no agent token yet, or the stored one was revoked by a re-enrollment (VIRTFLOW_JOIN_TOKEN)")
 	hostname := flag.String("hostname", os.Getenv("VIRTFLOW_HOSTNAME"), "the host's name when a join token makes a new node; the system's hostname when empty (VIRTFLOW_HOSTNAME)")
 	flag.StringVar(&cfg.NodeID, "node-id", os.Getenv("VIRTFLOW_NODE_ID"), "ComputeNode id; empty discovers it from the token (VIRTFLOW_NODE_ID)")
 	flag.StringVar(&cfg.ConfigDriveDir, "config-drive-dir", os.Getenv("VIRTFLOW_CONFIG_DRIVE_DIR"), "directory of the VMs' config drives <domain>-cidata.iso; empty: --disk-dir, else a temporary directory (VIRTFLOW_CONFIG_DRIVE_DIR)")

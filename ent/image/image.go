@@ -50,6 +50,10 @@ const (
 	FieldStatusReason = "status_reason"
 	// FieldSizeBytes holds the string denoting the size_bytes field in the database.
 	FieldSizeBytes = "size_bytes"
+	// FieldUploadID holds the string denoting the upload_id field in the database.
+	FieldUploadID = "upload_id"
+	// FieldUploadExpiresAt holds the string denoting the upload_expires_at field in the database.
+	FieldUploadExpiresAt = "upload_expires_at"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
 	EdgeVirtualMachines = "virtual_machines"
 	// EdgeRegionServices holds the string denoting the region_services edge name in mutations.
@@ -91,6 +95,8 @@ var Columns = []string{
 	FieldStatus,
 	FieldStatusReason,
 	FieldSizeBytes,
+	FieldUploadID,
+	FieldUploadExpiresAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -147,6 +153,8 @@ var (
 	DefaultSizeBytes int64
 	// SizeBytesValidator is a validator for the "size_bytes" field. It is called by the builders before save.
 	SizeBytesValidator func(int64) error
+	// UploadIDValidator is a validator for the "upload_id" field. It is called by the builders before save.
+	UploadIDValidator func(string) error
 )
 
 // OsType defines the type for the "os_type" enum field.
@@ -318,6 +326,16 @@ func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
 // BySizeBytes orders the results by the size_bytes field.
 func BySizeBytes(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSizeBytes, opts...).ToFunc()
+}
+
+// ByUploadID orders the results by the upload_id field.
+func ByUploadID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUploadID, opts...).ToFunc()
+}
+
+// ByUploadExpiresAt orders the results by the upload_expires_at field.
+func ByUploadExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUploadExpiresAt, opts...).ToFunc()
 }
 
 // ByVirtualMachinesCount orders the results by virtual_machines count.

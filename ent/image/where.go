@@ -120,6 +120,16 @@ func SizeBytes(v int64) predicate.Image {
 	return predicate.Image(sql.FieldEQ(FieldSizeBytes, v))
 }
 
+// UploadID applies equality check predicate on the "upload_id" field. It's identical to UploadIDEQ.
+func UploadID(v string) predicate.Image {
+	return predicate.Image(sql.FieldEQ(FieldUploadID, v))
+}
+
+// UploadExpiresAt applies equality check predicate on the "upload_expires_at" field. It's identical to UploadExpiresAtEQ.
+func UploadExpiresAt(v time.Time) predicate.Image {
+	return predicate.Image(sql.FieldEQ(FieldUploadExpiresAt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Image {
 	return predicate.Image(sql.FieldEQ(FieldCreatedAt, v))
@@ -923,6 +933,131 @@ func SizeBytesLT(v int64) predicate.Image {
 // SizeBytesLTE applies the LTE predicate on the "size_bytes" field.
 func SizeBytesLTE(v int64) predicate.Image {
 	return predicate.Image(sql.FieldLTE(FieldSizeBytes, v))
+}
+
+// UploadIDEQ applies the EQ predicate on the "upload_id" field.
+func UploadIDEQ(v string) predicate.Image {
+	return predicate.Image(sql.FieldEQ(FieldUploadID, v))
+}
+
+// UploadIDNEQ applies the NEQ predicate on the "upload_id" field.
+func UploadIDNEQ(v string) predicate.Image {
+	return predicate.Image(sql.FieldNEQ(FieldUploadID, v))
+}
+
+// UploadIDIn applies the In predicate on the "upload_id" field.
+func UploadIDIn(vs ...string) predicate.Image {
+	return predicate.Image(sql.FieldIn(FieldUploadID, vs...))
+}
+
+// UploadIDNotIn applies the NotIn predicate on the "upload_id" field.
+func UploadIDNotIn(vs ...string) predicate.Image {
+	return predicate.Image(sql.FieldNotIn(FieldUploadID, vs...))
+}
+
+// UploadIDGT applies the GT predicate on the "upload_id" field.
+func UploadIDGT(v string) predicate.Image {
+	return predicate.Image(sql.FieldGT(FieldUploadID, v))
+}
+
+// UploadIDGTE applies the GTE predicate on the "upload_id" field.
+func UploadIDGTE(v string) predicate.Image {
+	return predicate.Image(sql.FieldGTE(FieldUploadID, v))
+}
+
+// UploadIDLT applies the LT predicate on the "upload_id" field.
+func UploadIDLT(v string) predicate.Image {
+	return predicate.Image(sql.FieldLT(FieldUploadID, v))
+}
+
+// UploadIDLTE applies the LTE predicate on the "upload_id" field.
+func UploadIDLTE(v string) predicate.Image {
+	return predicate.Image(sql.FieldLTE(FieldUploadID, v))
+}
+
+// UploadIDContains applies the Contains predicate on the "upload_id" field.
+func UploadIDContains(v string) predicate.Image {
+	return predicate.Image(sql.FieldContains(FieldUploadID, v))
+}
+
+// UploadIDHasPrefix applies the HasPrefix predicate on the "upload_id" field.
+func UploadIDHasPrefix(v string) predicate.Image {
+	return predicate.Image(sql.FieldHasPrefix(FieldUploadID, v))
+}
+
+// UploadIDHasSuffix applies the HasSuffix predicate on the "upload_id" field.
+func UploadIDHasSuffix(v string) predicate.Image {
+	return predicate.Image(sql.FieldHasSuffix(FieldUploadID, v))
+}
+
+// UploadIDIsNil applies the IsNil predicate on the "upload_id" field.
+func UploadIDIsNil() predicate.Image {
+	return predicate.Image(sql.FieldIsNull(FieldUploadID))
+}
+
+// UploadIDNotNil applies the NotNil predicate on the "upload_id" field.
+func UploadIDNotNil() predicate.Image {
+	return predicate.Image(sql.FieldNotNull(FieldUploadID))
+}
+
+// UploadIDEqualFold applies the EqualFold predicate on the "upload_id" field.
+func UploadIDEqualFold(v string) predicate.Image {
+	return predicate.Image(sql.FieldEqualFold(FieldUploadID, v))
+}
+
+// UploadIDContainsFold applies the ContainsFold predicate on the "upload_id" field.
+func UploadIDContainsFold(v string) predicate.Image {
+	return predicate.Image(sql.FieldContainsFold(FieldUploadID, v))
+}
+
+// UploadExpiresAtEQ applies the EQ predicate on the "upload_expires_at" field.
+func UploadExpiresAtEQ(v time.Time) predicate.Image {
+	return predicate.Image(sql.FieldEQ(FieldUploadExpiresAt, v))
+}
+
+// UploadExpiresAtNEQ applies the NEQ predicate on the "upload_expires_at" field.
+func UploadExpiresAtNEQ(v time.Time) predicate.Image {
+	return predicate.Image(sql.FieldNEQ(FieldUploadExpiresAt, v))
+}
+
+// UploadExpiresAtIn applies the In predicate on the "upload_expires_at" field.
+func UploadExpiresAtIn(vs ...time.Time) predicate.Image {
+	return predicate.Image(sql.FieldIn(FieldUploadExpiresAt, vs...))
+}
+
+// UploadExpiresAtNotIn applies the NotIn predicate on the "upload_expires_at" field.
+func UploadExpiresAtNotIn(vs ...time.Time) predicate.Image {
+	return predicate.Image(sql.FieldNotIn(FieldUploadExpiresAt, vs...))
+}
+
+// UploadExpiresAtGT applies the GT predicate on the "upload_expires_at" field.
+func UploadExpiresAtGT(v time.Time) predicate.Image {
+	return predicate.Image(sql.FieldGT(FieldUploadExpiresAt, v))
+}
+
+// UploadExpiresAtGTE applies the GTE predicate on the "upload_expires_at" field.
+func UploadExpiresAtGTE(v time.Time) predicate.Image {
+	return predicate.Image(sql.FieldGTE(FieldUploadExpiresAt, v))
+}
+
+// UploadExpiresAtLT applies the LT predicate on the "upload_expires_at" field.
+func UploadExpiresAtLT(v time.Time) predicate.Image {
+	return predicate.Image(sql.FieldLT(FieldUploadExpiresAt, v))
+}
+
+// UploadExpiresAtLTE applies the LTE predicate on the "upload_expires_at" field.
+func UploadExpiresAtLTE(v time.Time) predicate.Image {
+	return predicate.Image(sql.FieldLTE(FieldUploadExpiresAt, v))
+}
+
+// UploadExpiresAtIsNil applies the IsNil predicate on the "upload_expires_at" field.
+func UploadExpiresAtIsNil() predicate.Image {
+	return predicate.Image(sql.FieldIsNull(FieldUploadExpiresAt))
+}
+
+// UploadExpiresAtNotNil applies the NotNil predicate on the "upload_expires_at" field.
+func UploadExpiresAtNotNil() predicate.Image {
+	return predicate.Image(sql.FieldNotNull(FieldUploadExpiresAt))
 }
 
 // HasVirtualMachines applies the HasEdge predicate on the "virtual_machines" edge.

@@ -959,6 +959,8 @@ var (
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "DOWNLOADING", "ACTIVE", "ERROR", "DEPRECATED"}, Default: "PENDING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "size_bytes", Type: field.TypeInt64, Default: 0},
+		{Name: "upload_id", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "upload_expires_at", Type: field.TypeTime, Nullable: true},
 	}
 	// ImagesTable holds the schema information for the "images" table.
 	ImagesTable = &schema.Table{

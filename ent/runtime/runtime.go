@@ -1561,6 +1561,10 @@ func init() {
 	image.DefaultSizeBytes = imageDescSizeBytes.Default.(int64)
 	// image.SizeBytesValidator is a validator for the "size_bytes" field. It is called by the builders before save.
 	image.SizeBytesValidator = imageDescSizeBytes.Validators[0].(func(int64) error)
+	// imageDescUploadID is the schema descriptor for upload_id field.
+	imageDescUploadID := imageFields[14].Descriptor()
+	// image.UploadIDValidator is a validator for the "upload_id" field. It is called by the builders before save.
+	image.UploadIDValidator = imageDescUploadID.Validators[0].(func(string) error)
 	jointokenMixin := schema.JoinToken{}.Mixin()
 	jointoken.Policy = privacy.NewPolicies(jointokenMixin[1], schema.JoinToken{})
 	jointoken.Hooks[0] = func(next ent.Mutator) ent.Mutator {

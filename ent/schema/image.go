@@ -44,6 +44,13 @@ func (Image) Fields() []ent.Field {
 		field.Int64("size_bytes").Default(0).NonNegative().
 			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)).
 			Comment("size of the stored bytes; 0 until the image is ACTIVE"),
+		// The upload session: one upload at a time per image, whichever server receives it.
+		field.String("upload_id").Optional().Nillable().MaxLen(64).Sensitive().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("the upload in progress (Upload-ID header); only its client sends more bytes"),
+		field.Time("upload_expires_at").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("the upload in progress lapses when its client sends nothing until then"),
 	}
 }
 

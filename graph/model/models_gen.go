@@ -185,9 +185,20 @@ type PrefixUtilization struct {
 	PercentUsed float64 `json:"percentUsed"`
 }
 
+// A node being re-enrolled: its old agent's tokens are revoked; the join token is returned exactly once.
+type ReenrollPayload struct {
+	Node *ent.ComputeNode `json:"node"`
+	// The join token's secret, bound to the node: give it to the new agent (--join-token).
+	Token     string         `json:"token"`
+	JoinToken *ent.JoinToken `json:"joinToken"`
+	// How many tokens of the replaced agent were revoked.
+	RevokedTokens int `json:"revokedTokens"`
+}
+
 // What a registering node agent tells about its host.
 type RegisterNodeInput struct {
-	// The host's name (a slug): the Host record it matches or creates, when the token names a cluster.
+	// The host's name (a slug): the Host record it matches or creates, when the token names a
+	// cluster. A host that already has a compute node is CONFLICT: see reenrollComputeNode.
 	Hostname         string  `json:"hostname"`
 	CPUCapacity      *int    `json:"cpuCapacity,omitempty"`
 	MemoryCapacityMb *int    `json:"memoryCapacityMB,omitempty"`

@@ -19,7 +19,7 @@ const DemoImageBytes = 1 << 20
 // imageStore opens the image store the configuration names.
 func imageStore(cfg config.Config, db *infra.Database, g guards, log *slog.Logger) (*imagestore.Store, error) {
 	return imagestore.New(db.Client, imagestore.Config{Dir: cfg.ImageDirectory(), MaxBytes: cfg.ImageMaxBytes,
-		Egress: g.egress, Log: log.With("component", "imagestore")})
+		Egress: g.egress, UploadIdle: cfg.UploadIdleTimeout, Log: log.With("component", "imagestore")})
 }
 
 // adoptImages brings stored images to a true status at startup (imagestore.Store.Adopt)

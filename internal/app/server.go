@@ -137,6 +137,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		Checks:   map[string]httpapi.Checker{"database": db, "redis": redis},
 		Identity: ids,
 		Images:   images,
+		Metrics:  httpapi.MetricsAccess{Elsewhere: cfg.MetricsAddr != "", Token: cfg.MetricsToken},
 	})
 	// The Asynq web UI for platform admins; everything else is the API's.
 	root := http.NewServeMux()
@@ -150,12 +151,23 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: httpapi.RealIP(trusted, telemetry.HTTPHandler(tr, root)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Slow clients: headers, bodies (uploads by idle time) and idle connections are bounded;
+	// the body deadline wraps everything, to reach the connection itself.
+	srv := httpServer(cfg, httpapi.BodyDeadline(cfg.HTTPBodyTimeout, httpapi.RealIP(trusted, telemetry.HTTPHandler(tr, root))))
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
+		}
+		metricsSrv = httpServer(cfg, httpapi.MetricsHandler(reg, cfg.MetricsToken))
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -195,6 +207,16 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 			errc <- fmt.Errorf("serve http: %w", err)
 		}
 	}()
+	if metricsSrv != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := metricsSrv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("serve metrics: %w", err)
+			}
+		}()
+		log.Info("metrics served on their own address", "metrics_addr", metricsLn.Addr().String())
+	}
 	addr := ln.Addr().String()
 	log.Info("virtflow server ready", "addr", addr, "startup_ms", time.Since(start).Milliseconds(),
 		"graphql", "/query", "playground", "/playground")
@@ -223,9 +245,26 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if serr := srv.Shutdown(shutdownCtx); serr != nil {
 		log.Warn("http shutdown", "err", serr)
 	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutdownCtx)
+	}
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// httpServer is an http.Server of h with the timeouts of cfg (zero ones take httpapi's
+// defaults, for configurations built without config.Load).
+func httpServer(cfg config.Config, h http.Handler) *http.Server {
+	or := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
+	return &http.Server{Handler: h,
+		ReadHeaderTimeout: or(cfg.HTTPReadHeaderTimeout, httpapi.DefaultReadHeaderTimeout),
+		IdleTimeout:       or(cfg.HTTPIdleTimeout, httpapi.DefaultIdleTimeout)}
 }
 
 // --- simulated fleet (--demo) ---

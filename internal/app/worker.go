@@ -108,8 +108,8 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: httpapi.Ops(httpapi.OpsDeps{
-		Logger: log, Registry: reg, Checks: map[string]httpapi.Checker{"database": db, "redis": redis}})}
+	srv := httpServer(cfg, httpapi.Ops(httpapi.OpsDeps{Logger: log, Registry: reg, MetricsToken: cfg.MetricsToken,
+		Checks: map[string]httpapi.Checker{"database": db, "redis": redis}}))
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

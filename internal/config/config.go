@@ -88,6 +88,25 @@ type Config struct {
 	// OldSecretKeys (VIRTFLOW_SECRET_KEYS_OLD, comma-separated) still open what they sealed,
 	// after a rotation; values are re-sealed under SecretKey at startup.
 	OldSecretKeys []string
+	// HTTPReadHeaderTimeout (--http-read-header-timeout, VIRTFLOW_HTTP_READ_HEADER_TIMEOUT,
+	// 10 s), HTTPBodyTimeout (--http-body-timeout, VIRTFLOW_HTTP_BODY_TIMEOUT, 30 s: the time
+	// a whole request body may take, image uploads aside) and HTTPIdleTimeout
+	// (--http-idle-timeout, VIRTFLOW_HTTP_IDLE_TIMEOUT, 2 min: a keep-alive connection's wait
+	// for its next request) bound slow clients.
+	HTTPReadHeaderTimeout time.Duration
+	HTTPBodyTimeout       time.Duration
+	HTTPIdleTimeout       time.Duration
+	// UploadIdleTimeout (--upload-idle-timeout, VIRTFLOW_UPLOAD_IDLE_TIMEOUT, 60 s) cuts an
+	// image upload that sends no byte for that long, however long the whole upload takes;
+	// its upload session lapses after the same time, and another client may start over.
+	UploadIdleTimeout time.Duration
+	// MetricsAddr (--metrics-addr, VIRTFLOW_METRICS_ADDR) serves /metrics on an address of
+	// its own, and only there. Without it /metrics on --addr needs a token.
+	MetricsAddr string
+	// MetricsToken (VIRTFLOW_METRICS_TOKEN) is a bearer token that reads /metrics (wherever
+	// it is served; an operator's or admin's API token also does on --addr). Set, it is
+	// also required on --metrics-addr and on the worker's address.
+	MetricsToken string
 }
 
 // SecretKeyFile is where the secret key is kept when SecretKey is empty:
@@ -199,6 +218,27 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if err != nil {
 		return c, err
 	}
+	timeouts := map[string]*time.Duration{}
+	for _, t := range []struct {
+		flag, env string
+		def       time.Duration
+		to        *time.Duration
+		help      string
+	}{
+		{"http-read-header-timeout", "VIRTFLOW_HTTP_READ_HEADER_TIMEOUT", 10 * time.Second, &c.HTTPReadHeaderTimeout, "time a client may take to send a request's headers"},
+		{"http-body-timeout", "VIRTFLOW_HTTP_BODY_TIMEOUT", 30 * time.Second, &c.HTTPBodyTimeout, "time a client may take to send a whole request body (image uploads aside)"},
+		{"http-idle-timeout", "VIRTFLOW_HTTP_IDLE_TIMEOUT", 2 * time.Minute, &c.HTTPIdleTimeout, "time a keep-alive connection waits for its next request"},
+		{"upload-idle-timeout", "VIRTFLOW_UPLOAD_IDLE_TIMEOUT", time.Minute, &c.UploadIdleTimeout, "an image upload sending no byte for this long is cut and its session lapses"},
+	} {
+		d, err := envDuration(getenv, t.env, t.def)
+		if err != nil {
+			return c, err
+		}
+		fs.DurationVar(t.to, t.flag, d, t.help+" ("+t.env+")")
+		timeouts["--"+t.flag] = t.to
+	}
+	c.MetricsToken = getenv("VIRTFLOW_METRICS_TOKEN")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", getenv("VIRTFLOW_METRICS_ADDR"), "serve /metrics only on this address (VIRTFLOW_METRICS_ADDR); without it /metrics on --addr needs VIRTFLOW_METRICS_TOKEN or an operator's token")
 	weights := envOr(getenv, "VIRTFLOW_SCORER_WEIGHTS", "")
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")
 	addr, addrHelp := ":8080", "listen address (VIRTFLOW_ADDR)"
@@ -243,6 +283,11 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if c.NodeNotReadyAfter <= 0 || c.NodeDownAfter <= c.NodeNotReadyAfter {
 		return c, fmt.Errorf("--node-not-ready-after (%s) must be positive and less than --node-down-after (%s)", c.NodeNotReadyAfter, c.NodeDownAfter)
+	}
+	for name, d := range timeouts {
+		if *d <= 0 {
+			return c, fmt.Errorf("%s %s: want a positive duration", name, *d)
+		}
 	}
 	if c.ImageMaxBytes <= 0 {
 		return c, fmt.Errorf("--image-max-bytes %d: want a positive number of bytes", c.ImageMaxBytes)

@@ -45,6 +45,11 @@ func TestDefaults(t *testing.T) {
 		ImageMaxBytes:     64 << 30,
 		DBMaxConns:        16,
 		DBStatementCache:  true,
+
+		HTTPReadHeaderTimeout: 10 * time.Second,
+		HTTPBodyTimeout:       30 * time.Second,
+		HTTPIdleTimeout:       2 * time.Minute,
+		UploadIdleTimeout:     time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults = %+v\nwant      %+v", c, want)

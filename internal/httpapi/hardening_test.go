@@ -157,3 +157,29 @@ func TestOpsSurface(t *testing.T) {
 		t.Errorf("/metrics lacks the request counter:\n%.500s", body)
 	}
 }
+
+// TestOpsMetricsToken: with a metrics token the worker's /metrics answers only it; its
+// health and readiness stay open for probes.
+func TestOpsMetricsToken(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(httpapi.Ops(httpapi.OpsDeps{Logger: slog.New(slog.DiscardHandler), Registry: reg,
+		MetricsToken: "ops-metrics-token"}))
+	defer srv.Close()
+	for _, c := range []struct {
+		path, token string
+		want        int
+	}{{"/metrics", "", 401}, {"/metrics", "wrong", 401}, {"/metrics", "ops-metrics-token", 200}, {"/healthz", "", 200}} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+c.path, nil)
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("GET %s with %q: %d, want %d", c.path, c.token, resp.StatusCode, c.want)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 
 	"github.com/virtflow/virtflow/apierr"
@@ -71,10 +73,16 @@ func imageData(store *imagestore.Store, log *slog.Logger) http.Handler {
 	})
 }
 
+// UploadIDHeader names an upload session of PUT /images/{id}/data: answered with every
+// incomplete upload, sent back with its later chunks and status queries.
+const UploadIDHeader = "Upload-ID"
+
 // imageUpload serves PUT /images/{id}/data: an image's bytes, whole or in chunks with
 // Content-Range (imagestore.Store.Receive). A complete upload answers 200 with the image's
 // status; an incomplete one 308 with Range: bytes=0-<last byte received> (Google's
-// resumable upload convention), which "Content-Range: bytes */<total>" also asks for.
+// resumable upload convention), which "Content-Range: bytes */<total>" also asks for, and
+// the Upload-ID the later chunks carry. Another client's upload of the image while this one
+// runs is 409; a body that stalls for the store's UploadIdle is cut (408).
 func imageUpload(store *imagestore.Store, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := imageID(w, r)
@@ -86,10 +94,22 @@ func imageUpload(store *imagestore.Store, log *slog.Logger) http.Handler {
 			imageError(w, r, log, err)
 			return
 		}
+		// A large image takes long: cut the body when it stalls, not after a fixed time.
+		PaceBody(r, store.UploadIdle())
 		body := http.MaxBytesReader(w, r.Body, store.MaxBytes()+1)
-		p, err := store.Receive(r.Context(), id, body, cr)
+		p, err := store.Receive(r.Context(), id, body, cr, r.Header.Get(UploadIDHeader))
 		if p.Received > 0 {
 			w.Header().Set("Range", fmt.Sprintf("bytes=0-%d", p.Received-1))
+		}
+		if p.UploadID != "" && p.IsIncomplete() {
+			w.Header().Set(UploadIDHeader, p.UploadID)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The client stalled: its session lapses after the same time without bytes.
+			w.Header().Set("Connection", "close")
+			writeAPIError(w, http.StatusRequestTimeout, apierr.Validation("body",
+				"no bytes for %s: the upload was cut; resume it with its Upload-ID", store.UploadIdle()))
+			return
 		}
 		if err != nil {
 			imageError(w, r, log, err)

@@ -33,6 +33,9 @@ type Deps struct {
 	Identity *identity.Service
 	// Images holds image bytes: /images/{id}/data is served when it is set.
 	Images *imagestore.Store
+	// Metrics says who reads /metrics: by default a bearer token (Metrics.Token, or an
+	// operator's or admin's API token).
+	Metrics MetricsAccess
 }
 
 // New returns the handler of every VirtFlow path.
@@ -62,7 +65,11 @@ func New(d Deps) http.Handler {
 	route("POST "+alerting.AlertmanagerPath, alerting.AlertmanagerPath, d.Identity.Middleware(alerting.AlertmanagerHandler(d.Client, d.Logger)))
 	route("GET /healthz", "/healthz", http.HandlerFunc(healthz))
 	route("GET /readyz", "/readyz", readyz(d.Checks))
-	route("GET /metrics", "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if d.Metrics.Elsewhere {
+		route("/metrics", "/metrics", http.NotFoundHandler()) // served on --metrics-addr only
+	} else {
+		route("GET /metrics", "/metrics", metricsGuard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), d.Metrics.Token, d.Identity))
+	}
 	route("GET /version", "/version", http.HandlerFunc(versionHandler))
 	route("/", "/", frontend.Handler())
 	return withRequestID(securityHeaders(compress(mux)))
@@ -75,17 +82,19 @@ type OpsDeps struct {
 	Checks map[string]Checker
 	// Registry holds the process's metrics, served on /metrics.
 	Registry *prometheus.Registry
+	// MetricsToken, when set, is the bearer token /metrics requires.
+	MetricsToken string
 }
 
 // Ops returns the operations surface of a process without the API: /healthz, /readyz,
-// /metrics and /version.
+// /metrics (with OpsDeps.MetricsToken when set) and /version.
 func Ops(d OpsDeps) http.Handler {
 	m := newHTTPMetrics(d.Registry)
 	mux := http.NewServeMux()
 	route := func(pattern, name string, h http.Handler) { mux.Handle(pattern, observe(name, d.Logger, m, h)) }
 	route("GET /healthz", "/healthz", http.HandlerFunc(healthz))
 	route("GET /readyz", "/readyz", readyz(d.Checks))
-	route("GET /metrics", "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry}))
+	route("GET /metrics", "/metrics", metricsGuard(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry}), d.MetricsToken, nil))
 	route("GET /version", "/version", http.HandlerFunc(versionHandler))
 	return withRequestID(securityHeaders(compress(mux)))
 }

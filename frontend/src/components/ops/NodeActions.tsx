@@ -1,4 +1,5 @@
 // Cordon (with a reason), uncordon and drain a node; the drain's report is shown below the buttons.
+// Re-enroll its agent: the old agent's token is revoked and a one-time join token shown.
 // A node that is not READY cannot confirm its VMs stopped: it is drained with force, once fenced.
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
@@ -30,6 +31,12 @@ const DrainDocument = graphql(`
   }
 `);
 
+const ReenrollDocument = graphql(`
+  mutation ReenrollComputeNode($id: ID!) {
+    reenrollComputeNode(id: $id) { token revokedTokens joinToken { id prefix expiresAt } }
+  }
+`);
+
 export function NodeActions({ node }: { node: { id: string; name: string; status: string; schedulable: boolean; drainState?: string | null } }) {
   const [reason, setReason] = useState('');
   const [timeoutMin, setTimeoutMin] = useState('30');
@@ -37,7 +44,14 @@ export function NodeActions({ node }: { node: { id: string; name: string; status
   const [cordon, doCordon] = useMutation(CordonDocument);
   const [uncordon, doUncordon] = useMutation(UncordonDocument);
   const [drain, doDrain] = useMutation(DrainDocument);
-  const busy = cordon.fetching || uncordon.fetching || drain.fetching;
+  const [reenroll, doReenroll] = useMutation(ReenrollDocument);
+  const busy = cordon.fetching || uncordon.fetching || drain.fetching || reenroll.fetching;
+  async function submitReenroll() {
+    if (!window.confirm(`Re-enroll the agent of ${node.name}? Its current agent token is revoked now: that agent stops working. ` +
+      'You get a one-time join token for the new agent (--join-token).')) return;
+    await doReenroll({ id: node.id });
+  }
+  const joinToken = reenroll.data?.reenrollComputeNode;
 
   function submitCordon(e: FormEvent) {
     e.preventDefault();
@@ -84,7 +98,17 @@ export function NodeActions({ node }: { node: { id: string; name: string; status
           </button>
         )}
       </div>
-      <Problem error={cordon.error ?? uncordon.error ?? drain.error} />
+      <div className="actions" style={{ marginTop: '.75rem' }}>
+        <button type="button" disabled={busy} onClick={submitReenroll}
+          title="Revoke this node's agent token and make a join token for a new agent">Re-enroll agent</button>
+      </div>
+      {joinToken && (
+        <p className="small" role="status">
+          {joinToken.revokedTokens} agent token(s) revoked. Join token for the new agent (shown once, expires {joinToken.joinToken.expiresAt}):{' '}
+          <code>{joinToken.token}</code>
+        </p>
+      )}
+      <Problem error={cordon.error ?? uncordon.error ?? drain.error ?? reenroll.error} />
       {report && <DrainReportView report={report} />}
       {report?.maintenance && (
         <p className="small">Maintenance record: <Link to={`/maintenance?id=${report.maintenance.id}`}>{report.maintenance.title}</Link></p>

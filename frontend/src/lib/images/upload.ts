@@ -35,8 +35,15 @@ async function errorOf(resp: Response): Promise<Error> {
 }
 
 /**
+ * The Upload-ID of each image's upload started from this page: the server admits one upload
+ * per image at a time and takes later chunks only with the id its first answer gave.
+ */
+const uploadIds = new Map<string, string>();
+
+/**
  * Sends file as image id's bytes, chunk by chunk, calling onProgress with the bytes the server
  * has; it first asks how much arrived already, so calling it again after a failure resumes.
+ * While another client uploads the image the server answers 409, which is thrown.
  */
 export async function uploadImage(id: string, file: Blob, onProgress: (sent: number, total: number) => void): Promise<UploadResult> {
   const url = `/images/${encodeURIComponent(id)}/data`;
@@ -45,7 +52,16 @@ export async function uploadImage(id: string, file: Blob, onProgress: (sent: num
   if (t) auth.Authorization = `Bearer ${t}`;
   const total = file.size;
   if (total === 0) throw new Error('the file is empty');
-  const probe = await fetch(url, { method: 'PUT', headers: { ...auth, 'Content-Range': `bytes */${total}` } });
+  const session = (): Record<string, string> => {
+    const u = uploadIds.get(id);
+    return u ? { 'Upload-ID': u } : {};
+  };
+  let probe = await fetch(url, { method: 'PUT', headers: { ...auth, ...session(), 'Content-Range': `bytes */${total}` } });
+  if (probe.status === 409 && uploadIds.has(id)) {
+    // Our earlier upload lapsed: start over.
+    uploadIds.delete(id);
+    probe = await fetch(url, { method: 'PUT', headers: { ...auth, 'Content-Range': `bytes */${total}` } });
+  }
   if (probe.status !== 308 && !probe.ok) throw await errorOf(probe);
   let offset = probe.status === 308 ? resumeOffset(probe.headers.get('Range')) : 0;
   onProgress(offset, total);
@@ -53,14 +69,17 @@ export async function uploadImage(id: string, file: Blob, onProgress: (sent: num
     const end = Math.min(offset + CHUNK_BYTES, total);
     const resp = await fetch(url, {
       method: 'PUT',
-      headers: { ...auth, 'Content-Range': contentRange(offset, end, total) },
+      headers: { ...auth, ...session(), 'Content-Range': contentRange(offset, end, total) },
       body: file.slice(offset, end),
     });
     if (resp.ok) {
+      uploadIds.delete(id);
       onProgress(total, total);
       return (await resp.json()) as UploadResult;
     }
     if (resp.status !== 308) throw await errorOf(resp);
+    const u = resp.headers.get('Upload-ID');
+    if (u) uploadIds.set(id, u);
     offset = resumeOffset(resp.headers.get('Range'));
     onProgress(offset, total);
   }
