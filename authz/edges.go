@@ -141,10 +141,16 @@ func mayLink(ctx context.Context, c *entgen.Client, v *Viewer, typ string, write
 		scope = WriteScope
 	}
 	p, all, err := scope(v, typ)
-	switch {
-	case err != nil:
+	if err != nil {
 		return false, nil
-	case all:
+	}
+	return allInScope(ctx, c, typ, ids, p, all)
+}
+
+// allInScope reports whether every record of typ in ids matches the scope p (every record
+// does when all), in one query.
+func allInScope(ctx context.Context, c *entgen.Client, typ string, ids []int, p entql.P, all bool) (bool, error) {
+	if all {
 		return true, nil
 	}
 	n, err := c.CountWhere(ctx, typ, ids, p)
@@ -203,15 +209,8 @@ func mayUnlinkAll(ctx context.Context, m ent.Mutation, c *entgen.Client, v *View
 // names only what the viewer may change (issue 23).
 func MayWrite(ctx context.Context, c *entgen.Client, typ string, ids ...int) (bool, error) {
 	p, all, err := WriteScope(FromContext(ctx), typ)
-	switch {
-	case err != nil:
-		return false, err
-	case all:
-		return true, nil
-	}
-	n, err := c.CountWhere(ctx, typ, ids, p)
 	if err != nil {
-		return false, fmt.Errorf("check %s %v: %w", typ, ids, err)
+		return false, err
 	}
-	return n == len(ids), nil
+	return allInScope(ctx, c, typ, ids, p, all)
 }
