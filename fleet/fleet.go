@@ -83,6 +83,7 @@ func New(cfg Config) (*Fleet, error) {
 			HeartbeatInterval: cfg.HeartbeatInterval, ResyncInterval: cfg.ResyncInterval, Parallelism: cfg.Parallelism,
 			Attempts: cfg.Attempts, RetryDelay: cfg.RetryDelay,
 			DiskCapacityGB: n.DiskGB, AgentVersion: nodeagent.Version + "-simulated",
+			Facts: &nodeagent.HostFacts{}, // a simulated node keeps the OS it was given, not this host's
 			Log: cfg.Log.With("simulated", true), OnReport: cfg.OnReport,
 		})
 		if err != nil {

@@ -99,7 +99,7 @@ func Enroll(ctx context.Context, e Enrollment) (token, nodeID string, err error)
 		if r, err := readHostReport(ctx, e.Hypervisor, ensure, pool.Name, e.ReservedCPUs, e.DiskCapacityGB, facts); err == nil {
 			in.CpuCapacity, in.MemoryCapacityMB, in.DiskCapacityGB = &r.CPUs, &r.MemoryMB, r.DiskGB
 			in.DomainType, in.Providers = r.DomainType, r.Providers
-			in.OsName, in.OsVersion, in.KernelVersion = &r.Facts.OSName, &r.Facts.OSVersion, &r.Facts.KernelVersion
+			in.OsName, in.OsVersion, in.KernelVersion = r.Facts.pointers()
 		}
 	}
 	anon := &Client{URL: e.APIURL, HTTP: hc} // no bearer: the join token is the credential

@@ -14,7 +14,9 @@ import (
 
 // HostFacts is what the agent tells about its host besides capacity: read once at start
 // (they change only with a reboot) and sent at registration and in every heartbeat, where
-// the server writes them only when they differ from its record.
+// the server writes them only when they differ from its record. An empty fact is not sent
+// (the record keeps its value): a simulated fleet passes empty facts so that its nodes keep
+// theirs.
 type HostFacts struct {
 	// OSName and OSVersion are os-release's NAME and VERSION (VERSION_ID when VERSION is
 	// missing), e.g. "Debian GNU/Linux", "12 (bookworm)".
@@ -132,5 +134,17 @@ func readHostReport(ctx context.Context, hv hypervisor.Hypervisor, ensurePool fu
 func (r hostReport) fill(s *NodeStatusInput) {
 	s.CpuCapacity, s.MemoryCapacityMB, s.DiskCapacityGB = &r.CPUs, &r.MemoryMB, r.DiskGB
 	s.DomainType, s.Providers = r.DomainType, r.Providers
-	s.OsName, s.OsVersion, s.KernelVersion = &r.Facts.OSName, &r.Facts.OSVersion, &r.Facts.KernelVersion
+	s.OsName, s.OsVersion, s.KernelVersion = r.Facts.pointers()
+}
+
+// pointers returns the facts for the API: an empty one (not read, or not to be reported)
+// is nil, which leaves the server's record as it is.
+func (f HostFacts) pointers() (osName, osVersion, kernel *string) {
+	p := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return p(f.OSName), p(f.OSVersion), p(f.KernelVersion)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/testdb"
@@ -60,9 +61,10 @@ func TestEnrolledNodeTakesVMWithDisk(t *testing.T) {
 			var jt struct{ CreateJoinToken struct{ Token string } }
 			admin.MustDo(t, `mutation($n: ID!) { createJoinToken(input: {nodeID: $n, expiresInSeconds: 300}) { token } }`,
 				map[string]any{"n": gqltest.ID(node)}, &jt)
-			_, nodeID, err := nodeagent.Enroll(context.Background(), nodeagent.Enrollment{APIURL: srv.URL + "/query",
+			pool := uniq("pool")
+			token, nodeID, err := nodeagent.Enroll(context.Background(), nodeagent.Enrollment{APIURL: srv.URL + "/query",
 				CredentialFile: t.TempDir() + "/token", JoinToken: jt.CreateJoinToken.Token, Hostname: uniq("host"),
-				Hypervisor: hv, Pool: uniq("pool"), PoolPath: t.TempDir()})
+				Hypervisor: hv, Pool: pool, PoolPath: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,10 +74,32 @@ func TestEnrolledNodeTakesVMWithDisk(t *testing.T) {
 			n := c.ComputeNode.Query().Where(computenode.ID(node)).WithProviders().OnlyX(ctx)
 			t.Logf("registered: disk %d GB, OS %q %q, kernel %q, domain type %q, %d providers",
 				n.DiskCapacityGB, n.OsName, n.OsVersion, n.KernelVersion, n.DomainType, len(n.Edges.Providers))
-			if n.DiskCapacityGB < 20 || n.OsName == "" || n.KernelVersion == "" || n.DomainType != tc.domainType ||
-				len(n.Edges.Providers) != 1 || n.Edges.Providers[0].ID != site.Provider {
+			linked := false // every VM-on-libvirt provider of the catalog (the package's database has several sites)
+			for _, p := range n.Edges.Providers {
+				linked = linked || p.ID == site.Provider
+				if p.Kind != provider.KindVirtualMachine || p.Driver != provider.DriverLibvirt {
+					t.Errorf("node linked to provider %s (%s on %s)", p.Name, p.Kind, p.Driver)
+				}
+			}
+			if n.DiskCapacityGB < 20 || n.OsName == "" || n.KernelVersion == "" || n.DomainType != tc.domainType || !linked {
 				t.Fatalf("after registering: disk %d GB, OS %q, kernel %q, domain type %q, providers %v",
 					n.DiskCapacityGB, n.OsName, n.KernelVersion, n.DomainType, n.Edges.Providers)
+			}
+			// A heartbeat, under the agent's own token, reports the same: what an operator
+			// undid by hand comes back.
+			c.ComputeNode.UpdateOneID(node).SetDiskCapacityGB(0).ClearProviders().ClearOsName().ExecX(ctx)
+			ag, err := nodeagent.New(nodeagent.Config{APIURL: srv.URL + "/query", Token: token, NodeID: nodeID, Hypervisor: hv,
+				Log: quiet(), NoChecks: true, NoSubscription: true, Pool: pool, PoolPath: t.TempDir(), CacheDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ag.Heartbeat(context.Background()); err != nil {
+				t.Fatalf("heartbeat: %v", err)
+			}
+			if n2 := c.ComputeNode.Query().Where(computenode.ID(node)).WithProviders().OnlyX(ctx); n2.DiskCapacityGB != n.DiskCapacityGB ||
+				n2.OsName != n.OsName || len(n2.Edges.Providers) != len(n.Edges.Providers) {
+				t.Fatalf("after a heartbeat: disk %d GB, OS %q, %d providers; want %d, %q, %d",
+					n2.DiskCapacityGB, n2.OsName, len(n2.Edges.Providers), n.DiskCapacityGB, n.OsName, len(n.Edges.Providers))
 			}
 			if err := create("after"); err != nil {
 				t.Fatalf("a VM with a disk on the enrolled node: %v", err)

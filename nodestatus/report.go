@@ -12,6 +12,7 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
@@ -141,14 +142,13 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 		}
 	}
 	if r.Providers != nil {
-		add, remove, err := providerChanges(ctx, c, r.NodeID, r.Providers)
+		// The node was read above under the caller's privacy (an agent reads only its own);
+		// the provider catalog, which an agent may not read, is matched as the system.
+		linked, err := linkProviders(authz.SystemContext(ctx, "nodestatus: provider links"), c, r.NodeID, r.Providers)
 		if err != nil {
 			return nil, false, err
 		}
-		if len(add)+len(remove) > 0 {
-			u.AddProviderIDs(add...).RemoveProviderIDs(remove...)
-			changed = true
-		}
+		changed = changed || linked
 	}
 	below := belowAllocated(node, r)
 	msg := ""
@@ -353,13 +353,23 @@ func providerChanges(ctx context.Context, c *ent.Client, nodeID int, offers []Pr
 	return add, remove, nil
 }
 
-// LinkProviders links node nodeID to exactly the providers offers match (registerNode).
+// LinkProviders links node nodeID to exactly the providers offers match (registerNode). ctx
+// must allow reading providers and writing the node (the system's).
 func LinkProviders(ctx context.Context, c *ent.Client, nodeID int, offers []ProviderOffer) error {
+	_, err := linkProviders(ctx, c, nodeID, offers)
+	return err
+}
+
+// linkProviders is LinkProviders, also saying whether any link changed.
+func linkProviders(ctx context.Context, c *ent.Client, nodeID int, offers []ProviderOffer) (bool, error) {
 	add, remove, err := providerChanges(ctx, c, nodeID, offers)
 	if err != nil || len(add)+len(remove) == 0 {
-		return err
+		return false, err
 	}
-	return c.ComputeNode.UpdateOneID(nodeID).AddProviderIDs(add...).RemoveProviderIDs(remove...).Exec(ctx)
+	if err := c.ComputeNode.UpdateOneID(nodeID).AddProviderIDs(add...).RemoveProviderIDs(remove...).Exec(ctx); err != nil {
+		return false, fmt.Errorf("link providers of node %d: %w", nodeID, err)
+	}
+	return true, nil
 }
 
 // belowAllocated says which capacities r lowers below what node has allocated, as they

@@ -123,7 +123,7 @@ func TestApplyFacts(t *testing.T) {
 	report := func(disk int, os string, offers []nodestatus.ProviderOffer) nodestatus.Report {
 		return nodestatus.Report{NodeID: node, Healthy: true, CPUCapacity: num(8), MemoryCapacityMB: num(16384),
 			DiskCapacityGB: num(disk), OSName: str("Debian GNU/Linux"), OSVersion: str(os),
-			KernelVersion: str("6.1.0-56-amd64"), DomainType: str("qemu"), Providers: offers}
+			KernelVersion: str("6.1.0-56-amd64"), DomainType: str("qemu"), Providers: offers, IDOnly: true}
 	}
 	warnings := func() int {
 		return c.Event.Query().Where(event.CheckName(nodestatus.CapacityCheck), event.HasNodeWith(computenode.ID(node))).CountX(ctx)
@@ -151,12 +151,17 @@ func TestApplyFacts(t *testing.T) {
 			if step.before != nil {
 				step.before()
 			}
-			_, changed, err := nodestatus.Apply(ctx, c, step.r)
+			got, changed, err := nodestatus.Apply(ctx, c, step.r)
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
 			if changed != step.wantChanged {
 				t.Errorf("changed = %v, want %v", changed, step.wantChanged)
+			}
+			// With IDOnly, only the routine heartbeat's single UPDATE returns a node without
+			// its name: an unchanged report must take it.
+			if fast := got.Name == ""; fast != !step.wantChanged {
+				t.Errorf("took the routine one-statement path: %v, want %v", fast, !step.wantChanged)
 			}
 			n := c.ComputeNode.Query().Where(computenode.ID(node)).WithProviders().OnlyX(ctx)
 			if n.DiskCapacityGB != int64(*step.r.DiskCapacityGB) || n.OsName != "Debian GNU/Linux" || n.OsVersion != *step.r.OSVersion ||
