@@ -98,3 +98,23 @@ func TestQEMUProbeOnThisHost(t *testing.T) {
 		})
 	}
 }
+
+// TestLibvirtAutoFallsBackToQEMU: a Libvirt on qemu:///system in auto mode whose KVM probe
+// fails defines qemu domains and says why; one whose probe passes defines kvm domains.
+func TestLibvirtAutoFallsBackToQEMU(t *testing.T) {
+	socket := libvirtSocket(t)
+	for _, tc := range []struct {
+		probe error
+		want  string
+	}{{probe: errors.New("hung"), want: DomainTypeQEMU}, {want: DomainTypeKVM}} {
+		p := &fakeProbe{err: tc.probe}
+		h, err := NewLibvirt(testCtx(t), LibvirtConfig{Socket: socket, URI: "qemu:///system", DomainType: DomainTypeAuto, KVMProbe: p})
+		if err != nil {
+			t.Fatalf("NewLibvirt(qemu:///system): %v", err)
+		}
+		_ = h.Close()
+		if h.DomainType() != tc.want || p.calls != 1 || h.DomainTypeReason() == "" {
+			t.Errorf("probe %v: domain type %q (reason %q) after %d probes; want %q after one", tc.probe, h.DomainType(), h.DomainTypeReason(), p.calls, tc.want)
+		}
+	}
+}
