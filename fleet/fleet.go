@@ -83,8 +83,9 @@ func New(cfg Config) (*Fleet, error) {
 			HeartbeatInterval: cfg.HeartbeatInterval, ResyncInterval: cfg.ResyncInterval, Parallelism: cfg.Parallelism,
 			Attempts: cfg.Attempts, RetryDelay: cfg.RetryDelay,
 			DiskCapacityGB: n.DiskGB, AgentVersion: nodeagent.Version + "-simulated",
-			Facts: &nodeagent.HostFacts{}, // a simulated node keeps the OS it was given, not this host's
-			Log:   cfg.Log.With("simulated", true), OnReport: cfg.OnReport,
+			Log: cfg.Log.With("simulated", true), OnReport: cfg.OnReport,
+			// A simulated node keeps the OS it was given, not this host's.
+			Facts: &nodeagent.HostFacts{},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("agent of node %d: %w", n.ID, err)
