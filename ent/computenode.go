@@ -62,6 +62,10 @@ type ComputeNode struct {
 	OsName string `json:"os_name,omitempty"`
 	// OsVersion holds the value of the "os_version" field.
 	OsVersion string `json:"os_version,omitempty"`
+	// the host's kernel release (uname -r), as its node agent reports it
+	KernelVersion string `json:"kernel_version,omitempty"`
+	// the libvirt domain type the node agent defines VMs with: kvm, qemu (software emulation), test or simulated
+	DomainType string `json:"domain_type,omitempty"`
 	// AgentVersion holds the value of the "agent_version" field.
 	AgentVersion string `json:"agent_version,omitempty"`
 	// LastHeartbeatAt holds the value of the "last_heartbeat_at" field.
@@ -266,7 +270,7 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case computenode.FieldID, computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB, computenode.FieldDiskCapacityGB, computenode.FieldCPUAllocated, computenode.FieldMemoryAllocatedMB, computenode.FieldDiskAllocatedGB, computenode.FieldAutoCordonIntervalSeconds, computenode.FieldAutoDrainIntervalSeconds:
 			values[i] = new(sql.NullInt64)
-		case computenode.FieldName, computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldCordonReason, computenode.FieldDrainState, computenode.FieldDrainMessage, computenode.FieldOsName, computenode.FieldOsVersion, computenode.FieldAgentVersion:
+		case computenode.FieldName, computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldCordonReason, computenode.FieldDrainState, computenode.FieldDrainMessage, computenode.FieldOsName, computenode.FieldOsVersion, computenode.FieldKernelVersion, computenode.FieldDomainType, computenode.FieldAgentVersion:
 			values[i] = new(sql.NullString)
 		case computenode.FieldCreatedAt, computenode.FieldUpdatedAt, computenode.FieldDrainDeadline, computenode.FieldLastHeartbeatAt:
 			values[i] = new(sql.NullTime)
@@ -422,6 +426,18 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field os_version", values[i])
 			} else if value.Valid {
 				_m.OsVersion = value.String
+			}
+		case computenode.FieldKernelVersion:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field kernel_version", values[i])
+			} else if value.Valid {
+				_m.KernelVersion = value.String
+			}
+		case computenode.FieldDomainType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field domain_type", values[i])
+			} else if value.Valid {
+				_m.DomainType = value.String
 			}
 		case computenode.FieldAgentVersion:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -658,6 +674,12 @@ func (_m *ComputeNode) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("os_version=")
 	builder.WriteString(_m.OsVersion)
+	builder.WriteString(", ")
+	builder.WriteString("kernel_version=")
+	builder.WriteString(_m.KernelVersion)
+	builder.WriteString(", ")
+	builder.WriteString("domain_type=")
+	builder.WriteString(_m.DomainType)
 	builder.WriteString(", ")
 	builder.WriteString("agent_version=")
 	builder.WriteString(_m.AgentVersion)

@@ -300,6 +300,34 @@ func (_c *ComputeNodeCreate) SetNillableOsVersion(v *string) *ComputeNodeCreate 
 	return _c
 }
 
+// SetKernelVersion sets the "kernel_version" field.
+func (_c *ComputeNodeCreate) SetKernelVersion(v string) *ComputeNodeCreate {
+	_c.mutation.SetKernelVersion(v)
+	return _c
+}
+
+// SetNillableKernelVersion sets the "kernel_version" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableKernelVersion(v *string) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetKernelVersion(*v)
+	}
+	return _c
+}
+
+// SetDomainType sets the "domain_type" field.
+func (_c *ComputeNodeCreate) SetDomainType(v string) *ComputeNodeCreate {
+	_c.mutation.SetDomainType(v)
+	return _c
+}
+
+// SetNillableDomainType sets the "domain_type" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableDomainType(v *string) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetDomainType(*v)
+	}
+	return _c
+}
+
 // SetAgentVersion sets the "agent_version" field.
 func (_c *ComputeNodeCreate) SetAgentVersion(v string) *ComputeNodeCreate {
 	_c.mutation.SetAgentVersion(v)
@@ -812,6 +840,16 @@ func (_c *ComputeNodeCreate) check() error {
 			return &ValidationError{Name: "os_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.os_version": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.KernelVersion(); ok {
+		if err := computenode.KernelVersionValidator(v); err != nil {
+			return &ValidationError{Name: "kernel_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.kernel_version": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.DomainType(); ok {
+		if err := computenode.DomainTypeValidator(v); err != nil {
+			return &ValidationError{Name: "domain_type", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.domain_type": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.AgentVersion(); ok {
 		if err := computenode.AgentVersionValidator(v); err != nil {
 			return &ValidationError{Name: "agent_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.agent_version": %w`, err)}
@@ -954,6 +992,14 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.OsVersion(); ok {
 		_spec.SetField(computenode.FieldOsVersion, field.TypeString, value)
 		_node.OsVersion = value
+	}
+	if value, ok := _c.mutation.KernelVersion(); ok {
+		_spec.SetField(computenode.FieldKernelVersion, field.TypeString, value)
+		_node.KernelVersion = value
+	}
+	if value, ok := _c.mutation.DomainType(); ok {
+		_spec.SetField(computenode.FieldDomainType, field.TypeString, value)
+		_node.DomainType = value
 	}
 	if value, ok := _c.mutation.AgentVersion(); ok {
 		_spec.SetField(computenode.FieldAgentVersion, field.TypeString, value)
@@ -1558,6 +1604,42 @@ func (u *ComputeNodeUpsert) ClearOsVersion() *ComputeNodeUpsert {
 	return u
 }
 
+// SetKernelVersion sets the "kernel_version" field.
+func (u *ComputeNodeUpsert) SetKernelVersion(v string) *ComputeNodeUpsert {
+	u.Set(computenode.FieldKernelVersion, v)
+	return u
+}
+
+// UpdateKernelVersion sets the "kernel_version" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateKernelVersion() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldKernelVersion)
+	return u
+}
+
+// ClearKernelVersion clears the value of the "kernel_version" field.
+func (u *ComputeNodeUpsert) ClearKernelVersion() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldKernelVersion)
+	return u
+}
+
+// SetDomainType sets the "domain_type" field.
+func (u *ComputeNodeUpsert) SetDomainType(v string) *ComputeNodeUpsert {
+	u.Set(computenode.FieldDomainType, v)
+	return u
+}
+
+// UpdateDomainType sets the "domain_type" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateDomainType() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldDomainType)
+	return u
+}
+
+// ClearDomainType clears the value of the "domain_type" field.
+func (u *ComputeNodeUpsert) ClearDomainType() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldDomainType)
+	return u
+}
+
 // SetAgentVersion sets the "agent_version" field.
 func (u *ComputeNodeUpsert) SetAgentVersion(v string) *ComputeNodeUpsert {
 	u.Set(computenode.FieldAgentVersion, v)
@@ -2072,6 +2154,48 @@ func (u *ComputeNodeUpsertOne) UpdateOsVersion() *ComputeNodeUpsertOne {
 func (u *ComputeNodeUpsertOne) ClearOsVersion() *ComputeNodeUpsertOne {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.ClearOsVersion()
+	})
+}
+
+// SetKernelVersion sets the "kernel_version" field.
+func (u *ComputeNodeUpsertOne) SetKernelVersion(v string) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetKernelVersion(v)
+	})
+}
+
+// UpdateKernelVersion sets the "kernel_version" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateKernelVersion() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateKernelVersion()
+	})
+}
+
+// ClearKernelVersion clears the value of the "kernel_version" field.
+func (u *ComputeNodeUpsertOne) ClearKernelVersion() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearKernelVersion()
+	})
+}
+
+// SetDomainType sets the "domain_type" field.
+func (u *ComputeNodeUpsertOne) SetDomainType(v string) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDomainType(v)
+	})
+}
+
+// UpdateDomainType sets the "domain_type" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateDomainType() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDomainType()
+	})
+}
+
+// ClearDomainType clears the value of the "domain_type" field.
+func (u *ComputeNodeUpsertOne) ClearDomainType() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDomainType()
 	})
 }
 
@@ -2773,6 +2897,48 @@ func (u *ComputeNodeUpsertBulk) UpdateOsVersion() *ComputeNodeUpsertBulk {
 func (u *ComputeNodeUpsertBulk) ClearOsVersion() *ComputeNodeUpsertBulk {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.ClearOsVersion()
+	})
+}
+
+// SetKernelVersion sets the "kernel_version" field.
+func (u *ComputeNodeUpsertBulk) SetKernelVersion(v string) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetKernelVersion(v)
+	})
+}
+
+// UpdateKernelVersion sets the "kernel_version" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateKernelVersion() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateKernelVersion()
+	})
+}
+
+// ClearKernelVersion clears the value of the "kernel_version" field.
+func (u *ComputeNodeUpsertBulk) ClearKernelVersion() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearKernelVersion()
+	})
+}
+
+// SetDomainType sets the "domain_type" field.
+func (u *ComputeNodeUpsertBulk) SetDomainType(v string) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDomainType(v)
+	})
+}
+
+// UpdateDomainType sets the "domain_type" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateDomainType() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDomainType()
+	})
+}
+
+// ClearDomainType clears the value of the "domain_type" field.
+func (u *ComputeNodeUpsertBulk) ClearDomainType() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDomainType()
 	})
 }
 

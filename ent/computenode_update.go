@@ -383,6 +383,46 @@ func (_u *ComputeNodeUpdate) ClearOsVersion() *ComputeNodeUpdate {
 	return _u
 }
 
+// SetKernelVersion sets the "kernel_version" field.
+func (_u *ComputeNodeUpdate) SetKernelVersion(v string) *ComputeNodeUpdate {
+	_u.mutation.SetKernelVersion(v)
+	return _u
+}
+
+// SetNillableKernelVersion sets the "kernel_version" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableKernelVersion(v *string) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetKernelVersion(*v)
+	}
+	return _u
+}
+
+// ClearKernelVersion clears the value of the "kernel_version" field.
+func (_u *ComputeNodeUpdate) ClearKernelVersion() *ComputeNodeUpdate {
+	_u.mutation.ClearKernelVersion()
+	return _u
+}
+
+// SetDomainType sets the "domain_type" field.
+func (_u *ComputeNodeUpdate) SetDomainType(v string) *ComputeNodeUpdate {
+	_u.mutation.SetDomainType(v)
+	return _u
+}
+
+// SetNillableDomainType sets the "domain_type" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableDomainType(v *string) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetDomainType(*v)
+	}
+	return _u
+}
+
+// ClearDomainType clears the value of the "domain_type" field.
+func (_u *ComputeNodeUpdate) ClearDomainType() *ComputeNodeUpdate {
+	_u.mutation.ClearDomainType()
+	return _u
+}
+
 // SetAgentVersion sets the "agent_version" field.
 func (_u *ComputeNodeUpdate) SetAgentVersion(v string) *ComputeNodeUpdate {
 	_u.mutation.SetAgentVersion(v)
@@ -1050,6 +1090,16 @@ func (_u *ComputeNodeUpdate) check() error {
 			return &ValidationError{Name: "os_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.os_version": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.KernelVersion(); ok {
+		if err := computenode.KernelVersionValidator(v); err != nil {
+			return &ValidationError{Name: "kernel_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.kernel_version": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.DomainType(); ok {
+		if err := computenode.DomainTypeValidator(v); err != nil {
+			return &ValidationError{Name: "domain_type", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.domain_type": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.AgentVersion(); ok {
 		if err := computenode.AgentVersionValidator(v); err != nil {
 			return &ValidationError{Name: "agent_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.agent_version": %w`, err)}
@@ -1190,6 +1240,18 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if _u.mutation.OsVersionCleared() {
 		_spec.ClearField(computenode.FieldOsVersion, field.TypeString)
+	}
+	if value, ok := _u.mutation.KernelVersion(); ok {
+		_spec.SetField(computenode.FieldKernelVersion, field.TypeString, value)
+	}
+	if _u.mutation.KernelVersionCleared() {
+		_spec.ClearField(computenode.FieldKernelVersion, field.TypeString)
+	}
+	if value, ok := _u.mutation.DomainType(); ok {
+		_spec.SetField(computenode.FieldDomainType, field.TypeString, value)
+	}
+	if _u.mutation.DomainTypeCleared() {
+		_spec.ClearField(computenode.FieldDomainType, field.TypeString)
 	}
 	if value, ok := _u.mutation.AgentVersion(); ok {
 		_spec.SetField(computenode.FieldAgentVersion, field.TypeString, value)
@@ -2123,6 +2185,46 @@ func (_u *ComputeNodeUpdateOne) ClearOsVersion() *ComputeNodeUpdateOne {
 	return _u
 }
 
+// SetKernelVersion sets the "kernel_version" field.
+func (_u *ComputeNodeUpdateOne) SetKernelVersion(v string) *ComputeNodeUpdateOne {
+	_u.mutation.SetKernelVersion(v)
+	return _u
+}
+
+// SetNillableKernelVersion sets the "kernel_version" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableKernelVersion(v *string) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetKernelVersion(*v)
+	}
+	return _u
+}
+
+// ClearKernelVersion clears the value of the "kernel_version" field.
+func (_u *ComputeNodeUpdateOne) ClearKernelVersion() *ComputeNodeUpdateOne {
+	_u.mutation.ClearKernelVersion()
+	return _u
+}
+
+// SetDomainType sets the "domain_type" field.
+func (_u *ComputeNodeUpdateOne) SetDomainType(v string) *ComputeNodeUpdateOne {
+	_u.mutation.SetDomainType(v)
+	return _u
+}
+
+// SetNillableDomainType sets the "domain_type" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableDomainType(v *string) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetDomainType(*v)
+	}
+	return _u
+}
+
+// ClearDomainType clears the value of the "domain_type" field.
+func (_u *ComputeNodeUpdateOne) ClearDomainType() *ComputeNodeUpdateOne {
+	_u.mutation.ClearDomainType()
+	return _u
+}
+
 // SetAgentVersion sets the "agent_version" field.
 func (_u *ComputeNodeUpdateOne) SetAgentVersion(v string) *ComputeNodeUpdateOne {
 	_u.mutation.SetAgentVersion(v)
@@ -2803,6 +2905,16 @@ func (_u *ComputeNodeUpdateOne) check() error {
 			return &ValidationError{Name: "os_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.os_version": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.KernelVersion(); ok {
+		if err := computenode.KernelVersionValidator(v); err != nil {
+			return &ValidationError{Name: "kernel_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.kernel_version": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.DomainType(); ok {
+		if err := computenode.DomainTypeValidator(v); err != nil {
+			return &ValidationError{Name: "domain_type", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.domain_type": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.AgentVersion(); ok {
 		if err := computenode.AgentVersionValidator(v); err != nil {
 			return &ValidationError{Name: "agent_version", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.agent_version": %w`, err)}
@@ -2960,6 +3072,18 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 	}
 	if _u.mutation.OsVersionCleared() {
 		_spec.ClearField(computenode.FieldOsVersion, field.TypeString)
+	}
+	if value, ok := _u.mutation.KernelVersion(); ok {
+		_spec.SetField(computenode.FieldKernelVersion, field.TypeString, value)
+	}
+	if _u.mutation.KernelVersionCleared() {
+		_spec.ClearField(computenode.FieldKernelVersion, field.TypeString)
+	}
+	if value, ok := _u.mutation.DomainType(); ok {
+		_spec.SetField(computenode.FieldDomainType, field.TypeString, value)
+	}
+	if _u.mutation.DomainTypeCleared() {
+		_spec.ClearField(computenode.FieldDomainType, field.TypeString)
 	}
 	if value, ok := _u.mutation.AgentVersion(); ok {
 		_spec.SetField(computenode.FieldAgentVersion, field.TypeString, value)

@@ -256,6 +256,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldDiskAllocatedGB:           {Type: field.TypeInt64, Column: computenode.FieldDiskAllocatedGB},
 			computenode.FieldOsName:                    {Type: field.TypeString, Column: computenode.FieldOsName},
 			computenode.FieldOsVersion:                 {Type: field.TypeString, Column: computenode.FieldOsVersion},
+			computenode.FieldKernelVersion:             {Type: field.TypeString, Column: computenode.FieldKernelVersion},
+			computenode.FieldDomainType:                {Type: field.TypeString, Column: computenode.FieldDomainType},
 			computenode.FieldAgentVersion:              {Type: field.TypeString, Column: computenode.FieldAgentVersion},
 			computenode.FieldLastHeartbeatAt:           {Type: field.TypeTime, Column: computenode.FieldLastHeartbeatAt},
 			computenode.FieldAutoCordon:                {Type: field.TypeBool, Column: computenode.FieldAutoCordon},
@@ -4973,6 +4975,16 @@ func (f *ComputeNodeFilter) WhereOsName(p entql.StringP) {
 // WhereOsVersion applies the entql string predicate on the os_version field.
 func (f *ComputeNodeFilter) WhereOsVersion(p entql.StringP) {
 	f.Where(p.Field(computenode.FieldOsVersion))
+}
+
+// WhereKernelVersion applies the entql string predicate on the kernel_version field.
+func (f *ComputeNodeFilter) WhereKernelVersion(p entql.StringP) {
+	f.Where(p.Field(computenode.FieldKernelVersion))
+}
+
+// WhereDomainType applies the entql string predicate on the domain_type field.
+func (f *ComputeNodeFilter) WhereDomainType(p entql.StringP) {
+	f.Where(p.Field(computenode.FieldDomainType))
 }
 
 // WhereAgentVersion applies the entql string predicate on the agent_version field.

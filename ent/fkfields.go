@@ -238,6 +238,8 @@ var graphQLFieldNames = func() map[string]string {
 		{"disk_allocated_gb", "diskAllocatedGB"},
 		{"os_name", "osName"},
 		{"os_version", "osVersion"},
+		{"kernel_version", "kernelVersion"},
+		{"domain_type", "domainType"},
 		{"agent_version", "agentVersion"},
 		{"last_heartbeat_at", "lastHeartbeatAt"},
 		{"auto_cordon", "autoCordon"},

@@ -3365,6 +3365,16 @@ func (_q *ComputeNodeQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, computenode.FieldOsVersion)
 				fieldSeen[computenode.FieldOsVersion] = struct{}{}
 			}
+		case "kernelVersion":
+			if _, ok := fieldSeen[computenode.FieldKernelVersion]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldKernelVersion)
+				fieldSeen[computenode.FieldKernelVersion] = struct{}{}
+			}
+		case "domainType":
+			if _, ok := fieldSeen[computenode.FieldDomainType]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldDomainType)
+				fieldSeen[computenode.FieldDomainType] = struct{}{}
+			}
 		case "agentVersion":
 			if _, ok := fieldSeen[computenode.FieldAgentVersion]; !ok {
 				selectedFields = append(selectedFields, computenode.FieldAgentVersion)

@@ -4436,6 +4436,40 @@ type ComputeNodeWhereInput struct {
 	OsVersionEqualFold    *string  `json:"osVersionEqualFold,omitempty"`
 	OsVersionContainsFold *string  `json:"osVersionContainsFold,omitempty"`
 
+	// "kernel_version" field predicates.
+	KernelVersion             *string  `json:"kernelVersion,omitempty"`
+	KernelVersionNEQ          *string  `json:"kernelVersionNEQ,omitempty"`
+	KernelVersionIn           []string `json:"kernelVersionIn,omitempty"`
+	KernelVersionNotIn        []string `json:"kernelVersionNotIn,omitempty"`
+	KernelVersionGT           *string  `json:"kernelVersionGT,omitempty"`
+	KernelVersionGTE          *string  `json:"kernelVersionGTE,omitempty"`
+	KernelVersionLT           *string  `json:"kernelVersionLT,omitempty"`
+	KernelVersionLTE          *string  `json:"kernelVersionLTE,omitempty"`
+	KernelVersionContains     *string  `json:"kernelVersionContains,omitempty"`
+	KernelVersionHasPrefix    *string  `json:"kernelVersionHasPrefix,omitempty"`
+	KernelVersionHasSuffix    *string  `json:"kernelVersionHasSuffix,omitempty"`
+	KernelVersionIsNil        bool     `json:"kernelVersionIsNil,omitempty"`
+	KernelVersionNotNil       bool     `json:"kernelVersionNotNil,omitempty"`
+	KernelVersionEqualFold    *string  `json:"kernelVersionEqualFold,omitempty"`
+	KernelVersionContainsFold *string  `json:"kernelVersionContainsFold,omitempty"`
+
+	// "domain_type" field predicates.
+	DomainType             *string  `json:"domainType,omitempty"`
+	DomainTypeNEQ          *string  `json:"domainTypeNEQ,omitempty"`
+	DomainTypeIn           []string `json:"domainTypeIn,omitempty"`
+	DomainTypeNotIn        []string `json:"domainTypeNotIn,omitempty"`
+	DomainTypeGT           *string  `json:"domainTypeGT,omitempty"`
+	DomainTypeGTE          *string  `json:"domainTypeGTE,omitempty"`
+	DomainTypeLT           *string  `json:"domainTypeLT,omitempty"`
+	DomainTypeLTE          *string  `json:"domainTypeLTE,omitempty"`
+	DomainTypeContains     *string  `json:"domainTypeContains,omitempty"`
+	DomainTypeHasPrefix    *string  `json:"domainTypeHasPrefix,omitempty"`
+	DomainTypeHasSuffix    *string  `json:"domainTypeHasSuffix,omitempty"`
+	DomainTypeIsNil        bool     `json:"domainTypeIsNil,omitempty"`
+	DomainTypeNotNil       bool     `json:"domainTypeNotNil,omitempty"`
+	DomainTypeEqualFold    *string  `json:"domainTypeEqualFold,omitempty"`
+	DomainTypeContainsFold *string  `json:"domainTypeContainsFold,omitempty"`
+
 	// "agent_version" field predicates.
 	AgentVersion             *string  `json:"agentVersion,omitempty"`
 	AgentVersionNEQ          *string  `json:"agentVersionNEQ,omitempty"`
@@ -5172,6 +5206,96 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 	}
 	if i.OsVersionContainsFold != nil {
 		predicates = append(predicates, computenode.OsVersionContainsFold(*i.OsVersionContainsFold))
+	}
+	if i.KernelVersion != nil {
+		predicates = append(predicates, computenode.KernelVersionEQ(*i.KernelVersion))
+	}
+	if i.KernelVersionNEQ != nil {
+		predicates = append(predicates, computenode.KernelVersionNEQ(*i.KernelVersionNEQ))
+	}
+	if len(i.KernelVersionIn) > 0 {
+		predicates = append(predicates, computenode.KernelVersionIn(i.KernelVersionIn...))
+	}
+	if len(i.KernelVersionNotIn) > 0 {
+		predicates = append(predicates, computenode.KernelVersionNotIn(i.KernelVersionNotIn...))
+	}
+	if i.KernelVersionGT != nil {
+		predicates = append(predicates, computenode.KernelVersionGT(*i.KernelVersionGT))
+	}
+	if i.KernelVersionGTE != nil {
+		predicates = append(predicates, computenode.KernelVersionGTE(*i.KernelVersionGTE))
+	}
+	if i.KernelVersionLT != nil {
+		predicates = append(predicates, computenode.KernelVersionLT(*i.KernelVersionLT))
+	}
+	if i.KernelVersionLTE != nil {
+		predicates = append(predicates, computenode.KernelVersionLTE(*i.KernelVersionLTE))
+	}
+	if i.KernelVersionContains != nil {
+		predicates = append(predicates, computenode.KernelVersionContains(*i.KernelVersionContains))
+	}
+	if i.KernelVersionHasPrefix != nil {
+		predicates = append(predicates, computenode.KernelVersionHasPrefix(*i.KernelVersionHasPrefix))
+	}
+	if i.KernelVersionHasSuffix != nil {
+		predicates = append(predicates, computenode.KernelVersionHasSuffix(*i.KernelVersionHasSuffix))
+	}
+	if i.KernelVersionIsNil {
+		predicates = append(predicates, computenode.KernelVersionIsNil())
+	}
+	if i.KernelVersionNotNil {
+		predicates = append(predicates, computenode.KernelVersionNotNil())
+	}
+	if i.KernelVersionEqualFold != nil {
+		predicates = append(predicates, computenode.KernelVersionEqualFold(*i.KernelVersionEqualFold))
+	}
+	if i.KernelVersionContainsFold != nil {
+		predicates = append(predicates, computenode.KernelVersionContainsFold(*i.KernelVersionContainsFold))
+	}
+	if i.DomainType != nil {
+		predicates = append(predicates, computenode.DomainTypeEQ(*i.DomainType))
+	}
+	if i.DomainTypeNEQ != nil {
+		predicates = append(predicates, computenode.DomainTypeNEQ(*i.DomainTypeNEQ))
+	}
+	if len(i.DomainTypeIn) > 0 {
+		predicates = append(predicates, computenode.DomainTypeIn(i.DomainTypeIn...))
+	}
+	if len(i.DomainTypeNotIn) > 0 {
+		predicates = append(predicates, computenode.DomainTypeNotIn(i.DomainTypeNotIn...))
+	}
+	if i.DomainTypeGT != nil {
+		predicates = append(predicates, computenode.DomainTypeGT(*i.DomainTypeGT))
+	}
+	if i.DomainTypeGTE != nil {
+		predicates = append(predicates, computenode.DomainTypeGTE(*i.DomainTypeGTE))
+	}
+	if i.DomainTypeLT != nil {
+		predicates = append(predicates, computenode.DomainTypeLT(*i.DomainTypeLT))
+	}
+	if i.DomainTypeLTE != nil {
+		predicates = append(predicates, computenode.DomainTypeLTE(*i.DomainTypeLTE))
+	}
+	if i.DomainTypeContains != nil {
+		predicates = append(predicates, computenode.DomainTypeContains(*i.DomainTypeContains))
+	}
+	if i.DomainTypeHasPrefix != nil {
+		predicates = append(predicates, computenode.DomainTypeHasPrefix(*i.DomainTypeHasPrefix))
+	}
+	if i.DomainTypeHasSuffix != nil {
+		predicates = append(predicates, computenode.DomainTypeHasSuffix(*i.DomainTypeHasSuffix))
+	}
+	if i.DomainTypeIsNil {
+		predicates = append(predicates, computenode.DomainTypeIsNil())
+	}
+	if i.DomainTypeNotNil {
+		predicates = append(predicates, computenode.DomainTypeNotNil())
+	}
+	if i.DomainTypeEqualFold != nil {
+		predicates = append(predicates, computenode.DomainTypeEqualFold(*i.DomainTypeEqualFold))
+	}
+	if i.DomainTypeContainsFold != nil {
+		predicates = append(predicates, computenode.DomainTypeContainsFold(*i.DomainTypeContainsFold))
 	}
 	if i.AgentVersion != nil {
 		predicates = append(predicates, computenode.AgentVersionEQ(*i.AgentVersion))

@@ -8892,6 +8892,8 @@ type ComputeNodeMutation struct {
 	adddisk_allocated_gb            *int64
 	os_name                         *string
 	os_version                      *string
+	kernel_version                  *string
+	domain_type                     *string
 	agent_version                   *string
 	last_heartbeat_at               *time.Time
 	auto_cordon                     *bool
@@ -9985,6 +9987,104 @@ func (m *ComputeNodeMutation) ResetOsVersion() {
 	delete(m.clearedFields, computenode.FieldOsVersion)
 }
 
+// SetKernelVersion sets the "kernel_version" field.
+func (m *ComputeNodeMutation) SetKernelVersion(s string) {
+	m.kernel_version = &s
+}
+
+// KernelVersion returns the value of the "kernel_version" field in the mutation.
+func (m *ComputeNodeMutation) KernelVersion() (r string, exists bool) {
+	v := m.kernel_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKernelVersion returns the old "kernel_version" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldKernelVersion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKernelVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKernelVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKernelVersion: %w", err)
+	}
+	return oldValue.KernelVersion, nil
+}
+
+// ClearKernelVersion clears the value of the "kernel_version" field.
+func (m *ComputeNodeMutation) ClearKernelVersion() {
+	m.kernel_version = nil
+	m.clearedFields[computenode.FieldKernelVersion] = struct{}{}
+}
+
+// KernelVersionCleared returns if the "kernel_version" field was cleared in this mutation.
+func (m *ComputeNodeMutation) KernelVersionCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldKernelVersion]
+	return ok
+}
+
+// ResetKernelVersion resets all changes to the "kernel_version" field.
+func (m *ComputeNodeMutation) ResetKernelVersion() {
+	m.kernel_version = nil
+	delete(m.clearedFields, computenode.FieldKernelVersion)
+}
+
+// SetDomainType sets the "domain_type" field.
+func (m *ComputeNodeMutation) SetDomainType(s string) {
+	m.domain_type = &s
+}
+
+// DomainType returns the value of the "domain_type" field in the mutation.
+func (m *ComputeNodeMutation) DomainType() (r string, exists bool) {
+	v := m.domain_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDomainType returns the old "domain_type" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldDomainType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDomainType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDomainType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDomainType: %w", err)
+	}
+	return oldValue.DomainType, nil
+}
+
+// ClearDomainType clears the value of the "domain_type" field.
+func (m *ComputeNodeMutation) ClearDomainType() {
+	m.domain_type = nil
+	m.clearedFields[computenode.FieldDomainType] = struct{}{}
+}
+
+// DomainTypeCleared returns if the "domain_type" field was cleared in this mutation.
+func (m *ComputeNodeMutation) DomainTypeCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldDomainType]
+	return ok
+}
+
+// ResetDomainType resets all changes to the "domain_type" field.
+func (m *ComputeNodeMutation) ResetDomainType() {
+	m.domain_type = nil
+	delete(m.clearedFields, computenode.FieldDomainType)
+}
+
 // SetAgentVersion sets the "agent_version" field.
 func (m *ComputeNodeMutation) SetAgentVersion(s string) {
 	m.agent_version = &s
@@ -10994,7 +11094,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 27)
+	fields := make([]string, 0, 29)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -11054,6 +11154,12 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.os_version != nil {
 		fields = append(fields, computenode.FieldOsVersion)
+	}
+	if m.kernel_version != nil {
+		fields = append(fields, computenode.FieldKernelVersion)
+	}
+	if m.domain_type != nil {
+		fields = append(fields, computenode.FieldDomainType)
 	}
 	if m.agent_version != nil {
 		fields = append(fields, computenode.FieldAgentVersion)
@@ -11124,6 +11230,10 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.OsName()
 	case computenode.FieldOsVersion:
 		return m.OsVersion()
+	case computenode.FieldKernelVersion:
+		return m.KernelVersion()
+	case computenode.FieldDomainType:
+		return m.DomainType()
 	case computenode.FieldAgentVersion:
 		return m.AgentVersion()
 	case computenode.FieldLastHeartbeatAt:
@@ -11187,6 +11297,10 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldOsName(ctx)
 	case computenode.FieldOsVersion:
 		return m.OldOsVersion(ctx)
+	case computenode.FieldKernelVersion:
+		return m.OldKernelVersion(ctx)
+	case computenode.FieldDomainType:
+		return m.OldDomainType(ctx)
 	case computenode.FieldAgentVersion:
 		return m.OldAgentVersion(ctx)
 	case computenode.FieldLastHeartbeatAt:
@@ -11349,6 +11463,20 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetOsVersion(v)
+		return nil
+	case computenode.FieldKernelVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKernelVersion(v)
+		return nil
+	case computenode.FieldDomainType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDomainType(v)
 		return nil
 	case computenode.FieldAgentVersion:
 		v, ok := value.(string)
@@ -11552,6 +11680,12 @@ func (m *ComputeNodeMutation) ClearedFields() []string {
 	if m.FieldCleared(computenode.FieldOsVersion) {
 		fields = append(fields, computenode.FieldOsVersion)
 	}
+	if m.FieldCleared(computenode.FieldKernelVersion) {
+		fields = append(fields, computenode.FieldKernelVersion)
+	}
+	if m.FieldCleared(computenode.FieldDomainType) {
+		fields = append(fields, computenode.FieldDomainType)
+	}
 	if m.FieldCleared(computenode.FieldAgentVersion) {
 		fields = append(fields, computenode.FieldAgentVersion)
 	}
@@ -11595,6 +11729,12 @@ func (m *ComputeNodeMutation) ClearField(name string) error {
 		return nil
 	case computenode.FieldOsVersion:
 		m.ClearOsVersion()
+		return nil
+	case computenode.FieldKernelVersion:
+		m.ClearKernelVersion()
+		return nil
+	case computenode.FieldDomainType:
+		m.ClearDomainType()
 		return nil
 	case computenode.FieldAgentVersion:
 		m.ClearAgentVersion()
@@ -11669,6 +11809,12 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldOsVersion:
 		m.ResetOsVersion()
+		return nil
+	case computenode.FieldKernelVersion:
+		m.ResetKernelVersion()
+		return nil
+	case computenode.FieldDomainType:
+		m.ResetDomainType()
 		return nil
 	case computenode.FieldAgentVersion:
 		m.ResetAgentVersion()

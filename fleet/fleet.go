@@ -84,6 +84,8 @@ func New(cfg Config) (*Fleet, error) {
 			Attempts: cfg.Attempts, RetryDelay: cfg.RetryDelay,
 			DiskCapacityGB: n.DiskGB, AgentVersion: nodeagent.Version + "-simulated",
 			Log: cfg.Log.With("simulated", true), OnReport: cfg.OnReport,
+			// A simulated node keeps the OS it was given, not this host's.
+			Facts: &nodeagent.HostFacts{},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("agent of node %d: %w", n.ID, err)

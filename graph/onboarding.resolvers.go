@@ -37,7 +37,8 @@ func (r *mutationResolver) RegisterNode(ctx context.Context, joinToken string, i
 	plain, tok, node, err := r.identity.RegisterNode(ctx, joinToken, identity.RegisterNodeInput{
 		Hostname: input.Hostname, CPUCapacity: input.CPUCapacity, MemoryCapacityMB: int64Ptr(input.MemoryCapacityMb),
 		DiskCapacityGB: int64Ptr(input.DiskCapacityGb), OSName: input.OsName, OSVersion: input.OsVersion,
-		AgentVersion: input.AgentVersion,
+		AgentVersion: input.AgentVersion, KernelVersion: input.KernelVersion, DomainType: input.DomainType,
+		Providers: providerOffers(input.Providers),
 	})
 	if err != nil {
 		return nil, err

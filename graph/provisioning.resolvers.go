@@ -49,6 +49,8 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 		NodeID: input.NodeID, CPUCapacity: input.CPUCapacity, MemoryCapacityMB: input.MemoryCapacityMb,
 		DiskCapacityGB: input.DiskCapacityGb, AgentVersion: input.AgentVersion, Healthy: input.Healthy,
 		Message: input.Message, RequestCordon: input.RequestCordon, IDOnly: selectsOnlyID(ctx), At: r.now(),
+		OSName: input.OsName, OSVersion: input.OsVersion, KernelVersion: input.KernelVersion, DomainType: input.DomainType,
+		Providers: providerOffers(input.Providers),
 	})
 	if err == nil && !changed {
 		skipAudit(ctx) // a routine heartbeat: only last_heartbeat_at moved

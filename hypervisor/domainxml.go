@@ -16,6 +16,8 @@ const (
 	DomainTypeTest = "test"
 	// DomainTypeKVM is QEMU with hardware virtualization (/dev/kvm).
 	DomainTypeKVM = "kvm"
+	// DomainTypeSimulated is what the simulated hypervisor reports; no domain XML has it.
+	DomainTypeSimulated = "simulated"
 	// DomainTypeQEMU is QEMU emulating the CPU (TCG): slow, but needs no /dev/kvm.
 	DomainTypeQEMU = "qemu"
 )

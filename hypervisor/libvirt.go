@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -35,10 +33,13 @@ type LibvirtConfig struct {
 	Socket string
 	// URI is the libvirt driver to open through the daemon; DefaultURI when empty.
 	URI string
-	// DomainType overrides the type of the domains defined: DomainTypeTest, DomainTypeKVM or
-	// DomainTypeQEMU. Empty chooses from the URI: test for test:///…, and for qemu:///… kvm
-	// when /dev/kvm exists, else qemu.
+	// DomainType is the type of the domains defined: DomainTypeTest, DomainTypeKVM or
+	// DomainTypeQEMU, or DomainTypeAuto (also when empty), which chooses from the URI: test
+	// for test:///…, and for qemu:///… kvm when KVMProbe says KVM really runs a guest, else
+	// qemu (see ChooseDomainType).
 	DomainType string
+	// KVMProbe is auto's probe for qemu:///… URIs; QEMUProbe{} when nil.
+	KVMProbe KVMProber
 	// DialTimeout bounds connecting to the socket; DefaultDialTimeout when zero.
 	DialTimeout time.Duration
 	// PollInterval is how often Shutdown checks whether the domain is off yet;
@@ -55,8 +56,9 @@ type LibvirtConfig struct {
 // go-libvirt calls cannot be interrupted: ctx is checked before each call to libvirtd and while
 // Shutdown waits, not during a call.
 type Libvirt struct {
-	cfg        LibvirtConfig
-	domainType string
+	cfg              LibvirtConfig
+	domainType       string
+	domainTypeReason string
 
 	mu     sync.Mutex
 	conn   *libvirt.Libvirt // nil before the first connection and after a drop
@@ -80,11 +82,14 @@ func NewLibvirt(ctx context.Context, cfg LibvirtConfig) (*Libvirt, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
-	dt, err := domainTypeFor(cfg.URI, cfg.DomainType)
+	if cfg.KVMProbe == nil {
+		cfg.KVMProbe = QEMUProbe{}
+	}
+	dt, reason, err := ChooseDomainType(ctx, cfg.URI, cfg.DomainType, cfg.KVMProbe)
 	if err != nil {
 		return nil, err
 	}
-	h := &Libvirt{cfg: cfg, domainType: dt}
+	h := &Libvirt{cfg: cfg, domainType: dt, domainTypeReason: reason}
 	if _, err := h.client(ctx); err != nil {
 		return nil, err
 	}
@@ -94,30 +99,8 @@ func NewLibvirt(ctx context.Context, cfg LibvirtConfig) (*Libvirt, error) {
 // DomainType returns the type of the domains this hypervisor defines.
 func (h *Libvirt) DomainType() string { return h.domainType }
 
-// domainTypeFor returns the domain type for a connection URI, or override when set.
-func domainTypeFor(uri, override string) (string, error) {
-	switch override {
-	case DomainTypeTest, DomainTypeKVM, DomainTypeQEMU:
-		return override, nil
-	case "":
-	default:
-		return "", fmt.Errorf("domain type %q: want test, kvm or qemu", override)
-	}
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", fmt.Errorf("libvirt URI %q: %w", uri, err)
-	}
-	switch u.Scheme {
-	case "test":
-		return DomainTypeTest, nil
-	case "qemu":
-		if _, err := os.Stat("/dev/kvm"); err == nil {
-			return DomainTypeKVM, nil
-		}
-		return DomainTypeQEMU, nil
-	}
-	return "", fmt.Errorf("libvirt URI %q: only test:// and qemu:// drivers are supported", uri)
-}
+// DomainTypeReason says why DomainType was chosen (the probe's result under auto).
+func (h *Libvirt) DomainTypeReason() string { return h.domainTypeReason }
 
 // client returns the open connection, connecting first when there is none or it dropped.
 func (h *Libvirt) client(ctx context.Context) (*libvirt.Libvirt, error) {

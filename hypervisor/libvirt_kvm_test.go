@@ -23,13 +23,13 @@ func TestLibvirtQEMUBootsDisklessDomain(t *testing.T) {
 	socket := libvirtSocket(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	h, err := NewLibvirt(ctx, LibvirtConfig{Socket: socket, URI: "qemu:///system"})
+	h, err := NewLibvirt(ctx, LibvirtConfig{Socket: socket, URI: "qemu:///system", DomainType: DomainTypeKVM})
 	if err != nil {
 		t.Fatalf("NewLibvirt(qemu:///system): %v", err)
 	}
 	defer h.Close()
 	if h.DomainType() != DomainTypeKVM {
-		t.Fatalf("DomainType() = %q with /dev/kvm present, want kvm", h.DomainType())
+		t.Fatalf("DomainType() = %q with --domain-type kvm, want kvm", h.DomainType())
 	}
 
 	spec := DomainSpec{VMID: newVMID(), Generation: 1, VCPUs: 1, MemoryMiB: 64}

@@ -34,6 +34,25 @@ func lookupVolume(c *libvirt.Libvirt, pool, name string) (libvirt.StorageVol, er
 	return v, err
 }
 
+// PoolInfo returns the pool's size as libvirt reports it (StoragePoolGetInfo); see
+// [Storage.PoolInfo].
+func (h *Libvirt) PoolInfo(ctx context.Context, pool string) (PoolInfo, error) {
+	var info PoolInfo
+	err := h.do(ctx, func(c *libvirt.Libvirt) error {
+		p, err := lookupPool(c, pool)
+		if err != nil {
+			return err
+		}
+		_, capacity, alloc, avail, err := c.StoragePoolGetInfo(p)
+		if err != nil {
+			return fmt.Errorf("read pool %s: %w", pool, err)
+		}
+		info = PoolInfo{CapacityBytes: int64(capacity), AllocationBytes: int64(alloc), AvailableBytes: int64(avail)}
+		return nil
+	})
+	return info, err
+}
+
 // EnsurePool makes the directory pool exist and run; see [Storage.EnsurePool].
 func (h *Libvirt) EnsurePool(ctx context.Context, spec PoolSpec) error {
 	if err := spec.validate(); err != nil {

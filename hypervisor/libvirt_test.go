@@ -364,29 +364,6 @@ func TestLibvirtUnreachable(t *testing.T) {
 	}
 }
 
-func TestDomainTypeFor(t *testing.T) {
-	_, kvmErr := os.Stat("/dev/kvm")
-	qemuWant := DomainTypeQEMU
-	if kvmErr == nil {
-		qemuWant = DomainTypeKVM
-	}
-	for _, tc := range []struct {
-		uri, override, want string
-		wantErr             bool
-	}{
-		{uri: "test:///default", want: DomainTypeTest},
-		{uri: "qemu:///system", want: qemuWant},
-		{uri: "qemu:///system", override: DomainTypeQEMU, want: DomainTypeQEMU},
-		{uri: "xen:///system", wantErr: true},
-		{uri: "qemu:///system", override: "lxc", wantErr: true},
-	} {
-		got, err := domainTypeFor(tc.uri, tc.override)
-		if (err != nil) != tc.wantErr || got != tc.want {
-			t.Errorf("domainTypeFor(%q, %q) = %q, %v; want %q (error %v)", tc.uri, tc.override, got, err, tc.want, tc.wantErr)
-		}
-	}
-}
-
 // TestConnectionLost classifies errors: libvirtd's answers and VirtFlow's own errors never
 // trigger a reconnect.
 func TestConnectionLost(t *testing.T) {

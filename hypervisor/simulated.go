@@ -19,6 +19,9 @@ type OperationDelays struct {
 type SimulatedConfig struct {
 	// Capacity is what the simulated host reports; 64 vCPUs and 256 GiB when zero.
 	Capacity Capacity
+	// PoolCapacityBytes is the size every simulated storage pool reports (PoolInfo);
+	// DefaultSimulatedPoolCapacity when zero.
+	PoolCapacityBytes int64
 	// Delays are the simulated durations of the operations.
 	Delays OperationDelays
 	// FailureRate is the probability (0 to 1) that an operation changing a domain (Define,
@@ -31,6 +34,12 @@ type SimulatedConfig struct {
 	// Sleep waits d or until ctx is done; a test passes a fake clock here. Nil uses a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
+
+// DefaultSimulatedPoolCapacity is the size of a simulated storage pool: 2 TiB.
+const DefaultSimulatedPoolCapacity = 2 << 40
+
+// DomainType returns DomainTypeSimulated: what a simulated node reports as its domain type.
+func (s *Simulated) DomainType() string { return DomainTypeSimulated }
 
 // Simulated is an in-memory [Hypervisor] for --demo, development and benchmarks of a
 // simulated fleet: domains exist only in the process, and operations take the configured
@@ -62,6 +71,9 @@ func NewSimulated(cfg SimulatedConfig) (*Simulated, error) {
 	}
 	if cfg.Capacity == (Capacity{}) {
 		cfg.Capacity = Capacity{VCPUs: 64, MemoryMiB: 256 * 1024}
+	}
+	if cfg.PoolCapacityBytes <= 0 {
+		cfg.PoolCapacityBytes = DefaultSimulatedPoolCapacity
 	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep

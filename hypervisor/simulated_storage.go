@@ -30,6 +30,25 @@ func (s *Simulated) pool(name string) (*simPool, error) {
 	return p, nil
 }
 
+// PoolInfo returns the configured size of a simulated pool (SimulatedConfig.PoolCapacityBytes)
+// and what its volumes take; see [Storage.PoolInfo].
+func (s *Simulated) PoolInfo(ctx context.Context, pool string) (PoolInfo, error) {
+	if err := s.begin(ctx, "read pool", pool, 0, false); err != nil {
+		return PoolInfo{}, err
+	}
+	defer s.mu.Unlock()
+	p, err := s.pool(pool)
+	if err != nil {
+		return PoolInfo{}, err
+	}
+	info := PoolInfo{CapacityBytes: s.cfg.PoolCapacityBytes}
+	for _, v := range p.vols {
+		info.AllocationBytes += v.AllocationBytes
+	}
+	info.AvailableBytes = max(info.CapacityBytes-info.AllocationBytes, 0)
+	return info, nil
+}
+
 // EnsurePool creates the pool in memory; see [Storage.EnsurePool].
 func (s *Simulated) EnsurePool(ctx context.Context, spec PoolSpec) error {
 	if err := spec.validate(); err != nil {

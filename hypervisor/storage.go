@@ -35,6 +35,13 @@ type Storage interface {
 
 	// DeleteVolume deletes the volume and its data. A missing volume is not an error.
 	DeleteVolume(ctx context.Context, pool, name string) error
+	// PoolInfo returns the size of pool: what the node can give its VMs' disks.
+	PoolInfo(ctx context.Context, pool string) (PoolInfo, error)
+}
+
+// PoolInfo is the size of a storage pool, in bytes: the filesystem of a directory pool.
+type PoolInfo struct {
+	CapacityBytes, AllocationBytes, AvailableBytes int64
 }
 
 // PoolSpec describes a directory storage pool.

@@ -99,8 +99,15 @@ func runStorageContract(t *testing.T, open func(t *testing.T) Hypervisor, domain
 		if _, err := h.Volume(ctx, fmt.Sprintf("vf-missing-%d", newVMID()), "x"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Volume in a missing pool: err = %v, want ErrNotFound", err)
 		}
+		if _, err := h.PoolInfo(ctx, fmt.Sprintf("vf-missing-%d", newVMID())); !errors.Is(err, ErrNotFound) {
+			t.Errorf("PoolInfo of a missing pool: err = %v, want ErrNotFound", err)
+		}
 		pool := testPool(t, h, t.TempDir()+"/pool")
 		must(t, "EnsurePool", h.EnsurePool(ctx, pool))
+		// The node reports this as its disk capacity.
+		if info, err := h.PoolInfo(ctx, pool.Name); err != nil || info.CapacityBytes <= 0 || info.AvailableBytes > info.CapacityBytes {
+			t.Errorf("PoolInfo = %+v, %v; want a positive capacity", info, err)
+		}
 		for _, bad := range []VolumeSpec{
 			{Name: "../escape", CapacityBytes: 1},
 			{Name: "ok", CapacityBytes: 0},

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/jointoken"
 	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/nodestatus"
 )
 
 // Join token limits.
@@ -119,6 +120,9 @@ type RegisterNodeInput struct {
 	MemoryCapacityMB                *int64
 	DiskCapacityGB                  *int64
 	OSName, OSVersion, AgentVersion *string
+	KernelVersion, DomainType       *string
+	// Providers is what the node offers (nodestatus.LinkProviders); nil links none.
+	Providers []nodestatus.ProviderOffer
 }
 
 // RegisterNode spends the join token joinToken: it binds the token's node, or creates a node
@@ -177,9 +181,16 @@ func (s *Service) RegisterNode(ctx context.Context, joinToken string, in Registe
 		SetNillableDiskCapacityGB(in.DiskCapacityGB).
 		SetNillableOsName(in.OSName).
 		SetNillableOsVersion(in.OSVersion).
-		SetNillableAgentVersion(in.AgentVersion)
+		SetNillableAgentVersion(in.AgentVersion).
+		SetNillableKernelVersion(in.KernelVersion).
+		SetNillableDomainType(in.DomainType)
 	if err := upd.Exec(sys); err != nil {
 		return "", nil, nil, fmt.Errorf("identity: update node %d: %w", node.ID, err)
+	}
+	if in.Providers != nil {
+		if err := nodestatus.LinkProviders(sys, db, node.ID, in.Providers); err != nil {
+			return "", nil, nil, fmt.Errorf("identity: link providers of node %d: %w", node.ID, err)
+		}
 	}
 	// The caller has no viewer to read edges with later: hand the node over with its
 	// cluster and host.
@@ -242,6 +253,16 @@ func (in RegisterNodeInput) validate() error {
 		return apierr.Validation("memoryCapacityMB", "must not be negative")
 	case in.DiskCapacityGB != nil && *in.DiskCapacityGB < 0:
 		return apierr.Validation("diskCapacityGB", "must not be negative")
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"agentVersion", in.AgentVersion, 64}, {"osName", in.OSName, 64}, {"osVersion", in.OSVersion, 64},
+		{"kernelVersion", in.KernelVersion, 128}, {"domainType", in.DomainType, 16}} {
+		if f.v != nil && len(*f.v) > f.max {
+			return apierr.Validation(f.name, "at most %d characters", f.max)
+		}
 	}
 	return nil
 }

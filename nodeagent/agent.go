@@ -79,8 +79,11 @@ type Config struct {
 	BridgeFormat   string
 	// ReservedCPUs are the host CPUs (0 to ReservedCPUs-1) never pinned to a VM.
 	ReservedCPUs int
-	// DiskCapacityGB, when set, is reported as the node's disk capacity.
+	// DiskCapacityGB, when set, is reported as the node's disk capacity instead of the
+	// size of Pool.
 	DiskCapacityGB int
+	// Facts are the host's OS and kernel as reported; ReadHostFacts("") when nil.
+	Facts *HostFacts
 	// AgentVersion is reported with each heartbeat; Version when empty.
 	AgentVersion string
 
@@ -109,6 +112,7 @@ type Agent struct {
 	api    *Client
 	hv     hypervisor.Hypervisor
 	images *imageCache
+	facts  HostFacts
 	log    *slog.Logger
 	nodeID string
 
@@ -162,7 +166,12 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	facts := ReadHostFacts("")
+	if cfg.Facts != nil {
+		facts = *cfg.Facts
+	}
 	return &Agent{
+		facts:    facts,
 		cfg:      cfg,
 		api:      &Client{URL: cfg.APIURL, Token: cfg.Token, HTTP: cfg.HTTPClient, Tracer: tracer(cfg.Tracer)},
 		hv:       cfg.Hypervisor,

@@ -28,6 +28,13 @@ type Enrollment struct {
 	Hypervisor hypervisor.Hypervisor
 	// ReservedCPUs are left out of the capacity reported, as in Config.
 	ReservedCPUs int
+	// Pool is the storage pool whose size is reported as disk capacity (DefaultPool when
+	// empty; it is created at PoolPath, DefaultPoolPath when empty, if missing), unless
+	// DiskCapacityGB is set.
+	Pool, PoolPath string
+	DiskCapacityGB int
+	// Facts are the host's OS and kernel; ReadHostFacts("") when nil.
+	Facts *HostFacts
 	// HTTPClient sends the request (a client with RequestTimeout when nil).
 	HTTPClient *http.Client
 }
@@ -77,9 +84,22 @@ func Enroll(ctx context.Context, e Enrollment) (token, nodeID string, err error)
 	version := Version
 	in.AgentVersion = &version
 	if e.Hypervisor != nil {
-		if c, err := e.Hypervisor.Capacity(ctx); err == nil {
-			cpus, mem := max(c.VCPUs-e.ReservedCPUs, 0), int(c.MemoryMiB)
-			in.CpuCapacity, in.MemoryCapacityMB = &cpus, &mem
+		facts := ReadHostFacts("")
+		if e.Facts != nil {
+			facts = *e.Facts
+		}
+		pool := hypervisor.PoolSpec{Name: e.Pool, Path: e.PoolPath}
+		if pool.Name == "" {
+			pool.Name = DefaultPool
+		}
+		if pool.Path == "" {
+			pool.Path = DefaultPoolPath
+		}
+		ensure := func(ctx context.Context) error { return e.Hypervisor.EnsurePool(ctx, pool) }
+		if r, err := readHostReport(ctx, e.Hypervisor, ensure, pool.Name, e.ReservedCPUs, e.DiskCapacityGB, facts); err == nil {
+			in.CpuCapacity, in.MemoryCapacityMB, in.DiskCapacityGB = &r.CPUs, &r.MemoryMB, r.DiskGB
+			in.DomainType, in.Providers = r.DomainType, r.Providers
+			in.OsName, in.OsVersion, in.KernelVersion = r.Facts.pointers()
 		}
 	}
 	anon := &Client{URL: e.APIURL, HTTP: hc} // no bearer: the join token is the credential

@@ -292,6 +292,16 @@ type NodeStatusInput struct {
 	Message *string `json:"message"`
 	// the node asks to be cordoned (e.g. failing hardware)
 	RequestCordon *bool `json:"requestCordon"`
+	// the host's operating system (os-release NAME, VERSION); null leaves the recorded one
+	OsName    *string `json:"osName"`
+	OsVersion *string `json:"osVersion"`
+	// the host's kernel release (uname -r)
+	KernelVersion *string `json:"kernelVersion"`
+	// the libvirt domain type the agent defines VMs with (kvm, qemu, test, simulated)
+	DomainType *string `json:"domainType"`
+	// What the node offers: the node is linked to every Provider of a listed kind and driver, and
+	// unlinked from the others. Null leaves the links as they are.
+	Providers []ProviderOfferInput `json:"providers"`
 }
 
 // GetNodeID returns NodeStatusInput.NodeID, and is useful for accessing the field via an interface.
@@ -318,6 +328,79 @@ func (v *NodeStatusInput) GetMessage() *string { return v.Message }
 // GetRequestCordon returns NodeStatusInput.RequestCordon, and is useful for accessing the field via an interface.
 func (v *NodeStatusInput) GetRequestCordon() *bool { return v.RequestCordon }
 
+// GetOsName returns NodeStatusInput.OsName, and is useful for accessing the field via an interface.
+func (v *NodeStatusInput) GetOsName() *string { return v.OsName }
+
+// GetOsVersion returns NodeStatusInput.OsVersion, and is useful for accessing the field via an interface.
+func (v *NodeStatusInput) GetOsVersion() *string { return v.OsVersion }
+
+// GetKernelVersion returns NodeStatusInput.KernelVersion, and is useful for accessing the field via an interface.
+func (v *NodeStatusInput) GetKernelVersion() *string { return v.KernelVersion }
+
+// GetDomainType returns NodeStatusInput.DomainType, and is useful for accessing the field via an interface.
+func (v *NodeStatusInput) GetDomainType() *string { return v.DomainType }
+
+// GetProviders returns NodeStatusInput.Providers, and is useful for accessing the field via an interface.
+func (v *NodeStatusInput) GetProviders() []ProviderOfferInput { return v.Providers }
+
+// ProviderDriver is enum for the field driver
+type ProviderDriver string
+
+const (
+	ProviderDriverLibvirt ProviderDriver = "LIBVIRT"
+	ProviderDriverDocker  ProviderDriver = "DOCKER"
+	ProviderDriverVpp     ProviderDriver = "VPP"
+	ProviderDriverXdp     ProviderDriver = "XDP"
+	ProviderDriverEtcd    ProviderDriver = "ETCD"
+)
+
+var AllProviderDriver = []ProviderDriver{
+	ProviderDriverLibvirt,
+	ProviderDriverDocker,
+	ProviderDriverVpp,
+	ProviderDriverXdp,
+	ProviderDriverEtcd,
+}
+
+// ProviderKind is enum for the field kind
+type ProviderKind string
+
+const (
+	ProviderKindVirtualMachine           ProviderKind = "VIRTUAL_MACHINE"
+	ProviderKindPod                      ProviderKind = "POD"
+	ProviderKindVirtualMachineDeployment ProviderKind = "VIRTUAL_MACHINE_DEPLOYMENT"
+	ProviderKindPodDeployment            ProviderKind = "POD_DEPLOYMENT"
+	ProviderKindConfigMap                ProviderKind = "CONFIG_MAP"
+	ProviderKindSecret                   ProviderKind = "SECRET"
+	ProviderKindLoadBalancer             ProviderKind = "LOAD_BALANCER"
+	ProviderKindCi                       ProviderKind = "CI"
+	ProviderKindCd                       ProviderKind = "CD"
+)
+
+var AllProviderKind = []ProviderKind{
+	ProviderKindVirtualMachine,
+	ProviderKindPod,
+	ProviderKindVirtualMachineDeployment,
+	ProviderKindPodDeployment,
+	ProviderKindConfigMap,
+	ProviderKindSecret,
+	ProviderKindLoadBalancer,
+	ProviderKindCi,
+	ProviderKindCd,
+}
+
+// A kind of resource a node agent realizes, and the driver that realizes it.
+type ProviderOfferInput struct {
+	Kind   ProviderKind   `json:"kind"`
+	Driver ProviderDriver `json:"driver"`
+}
+
+// GetKind returns ProviderOfferInput.Kind, and is useful for accessing the field via an interface.
+func (v *ProviderOfferInput) GetKind() ProviderKind { return v.Kind }
+
+// GetDriver returns ProviderOfferInput.Driver, and is useful for accessing the field via an interface.
+func (v *ProviderOfferInput) GetDriver() ProviderDriver { return v.Driver }
+
 // What a registering node agent tells about its host.
 type RegisterNodeInput struct {
 	// The host's name (a slug): the Host record it matches or creates, when the token names a
@@ -329,6 +412,12 @@ type RegisterNodeInput struct {
 	OsName           *string `json:"osName"`
 	OsVersion        *string `json:"osVersion"`
 	AgentVersion     *string `json:"agentVersion"`
+	// the host's kernel release (uname -r)
+	KernelVersion *string `json:"kernelVersion"`
+	// the libvirt domain type the agent defines VMs with (kvm, qemu, test, simulated)
+	DomainType *string `json:"domainType"`
+	// what the node offers, as in NodeStatusInput.providers
+	Providers []ProviderOfferInput `json:"providers"`
 }
 
 // GetHostname returns RegisterNodeInput.Hostname, and is useful for accessing the field via an interface.
@@ -351,6 +440,15 @@ func (v *RegisterNodeInput) GetOsVersion() *string { return v.OsVersion }
 
 // GetAgentVersion returns RegisterNodeInput.AgentVersion, and is useful for accessing the field via an interface.
 func (v *RegisterNodeInput) GetAgentVersion() *string { return v.AgentVersion }
+
+// GetKernelVersion returns RegisterNodeInput.KernelVersion, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetKernelVersion() *string { return v.KernelVersion }
+
+// GetDomainType returns RegisterNodeInput.DomainType, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetDomainType() *string { return v.DomainType }
+
+// GetProviders returns RegisterNodeInput.Providers, and is useful for accessing the field via an interface.
+func (v *RegisterNodeInput) GetProviders() []ProviderOfferInput { return v.Providers }
 
 // One check result.
 type ReportEventInput struct {

@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,10 +12,12 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
 
@@ -26,6 +29,12 @@ type Report struct {
 	MemoryCapacityMB *int
 	DiskCapacityGB   *int
 	AgentVersion     *string
+	// OSName, OSVersion, KernelVersion and DomainType are the host's facts as the agent
+	// reads them; nil leaves the recorded ones.
+	OSName, OSVersion, KernelVersion, DomainType *string
+	// Providers is what the node offers: the node is linked to every Provider of a listed
+	// kind and driver and unlinked from the others. Nil leaves the links as they are.
+	Providers []ProviderOffer
 	// Healthy marks the node READY; false marks it NOT_READY with Message as the reason.
 	Healthy bool
 	Message *string
@@ -40,6 +49,16 @@ type Report struct {
 	// internal/app or a test); zero means time.Now().
 	At time.Time
 }
+
+// ProviderOffer is a kind of resource the node realizes and the driver that realizes it.
+type ProviderOffer struct {
+	Kind   provider.Kind
+	Driver provider.Driver
+}
+
+// CapacityCheck is the check name of the warning event recorded when an agent reports a
+// capacity below what is already allocated on its node.
+const CapacityCheck = "node-capacity"
 
 // maxReason is the size in bytes of the status and cordon reason columns (ent/schema).
 const maxReason = 1024
@@ -81,7 +100,9 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 	node, err := c.ComputeNode.Query().Where(computenode.ID(r.NodeID)).
 		Select(computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldSchedulable,
 			computenode.FieldAutoCordon, computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB,
-			computenode.FieldDiskCapacityGB, computenode.FieldAgentVersion).Only(ctx)
+			computenode.FieldDiskCapacityGB, computenode.FieldAgentVersion, computenode.FieldCPUAllocated,
+			computenode.FieldMemoryAllocatedMB, computenode.FieldDiskAllocatedGB, computenode.FieldOsName,
+			computenode.FieldOsVersion, computenode.FieldKernelVersion, computenode.FieldDomainType).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, false, apierr.NotFound("compute node %d not found", r.NodeID)
 	}
@@ -107,6 +128,29 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 		u.SetAgentVersion(*r.AgentVersion)
 		changed = true
 	}
+	for _, f := range []struct {
+		v   *string
+		old string
+		set func(string) *ent.ComputeNodeUpdateOne
+	}{
+		{r.OSName, node.OsName, u.SetOsName}, {r.OSVersion, node.OsVersion, u.SetOsVersion},
+		{r.KernelVersion, node.KernelVersion, u.SetKernelVersion}, {r.DomainType, node.DomainType, u.SetDomainType},
+	} {
+		if f.v != nil && *f.v != f.old {
+			f.set(*f.v)
+			changed = true
+		}
+	}
+	if r.Providers != nil {
+		// The node was read above under the caller's privacy (an agent reads only its own);
+		// the provider catalog, which an agent may not read, is matched as the system.
+		linked, err := linkProviders(authz.SystemContext(ctx, "nodestatus: provider links"), c, r.NodeID, r.Providers)
+		if err != nil {
+			return nil, false, err
+		}
+		changed = changed || linked
+	}
+	below := belowAllocated(node, r)
 	msg := ""
 	if r.Message != nil {
 		msg = strings.TrimSpace(*r.Message)
@@ -149,6 +193,17 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("record heartbeat of node %d: %w", r.NodeID, err)
+	}
+	if below != "" {
+		// The capacity is recorded as the host has it (the scheduler then places nothing
+		// more), and an operator is told: VMs already there hold more than the host has.
+		_, err := alerting.Record(ctx, c, c.Event.Create().SetCheckName(CapacityCheck).
+			SetStatus(event.StatusWarning).SetSource("heartbeat").SetNodeID(r.NodeID).
+			SetOutput(truncate.String("the node agent reports less capacity than is allocated: "+below, maxReason)).
+			SetFirstSeenAt(r.At).SetLastSeenAt(r.At))
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	if status == computenode.StatusReady && node.Status != computenode.StatusReady {
 		// Back from NOT_READY or DOWN: a SUCCESS for the node monitor's check, so the rules
@@ -205,12 +260,27 @@ func routine(ctx context.Context, c *ent.Client, r Report) (bool, error) {
 	if r.DiskCapacityGB != nil {
 		where = append(where, computenode.DiskCapacityGB(int64(*r.DiskCapacityGB)))
 	}
-	if r.AgentVersion != nil {
-		if *r.AgentVersion == "" {
-			where = append(where, computenode.Or(computenode.AgentVersionIsNil(), computenode.AgentVersion("")))
-		} else {
-			where = append(where, computenode.AgentVersion(*r.AgentVersion))
+	for _, f := range []struct {
+		v     *string
+		isNil func() predicate.ComputeNode
+		eq    func(string) predicate.ComputeNode
+	}{
+		{r.AgentVersion, computenode.AgentVersionIsNil, computenode.AgentVersion},
+		{r.OSName, computenode.OsNameIsNil, computenode.OsName},
+		{r.OSVersion, computenode.OsVersionIsNil, computenode.OsVersion},
+		{r.KernelVersion, computenode.KernelVersionIsNil, computenode.KernelVersion},
+		{r.DomainType, computenode.DomainTypeIsNil, computenode.DomainType},
+	} {
+		switch {
+		case f.v == nil:
+		case *f.v == "":
+			where = append(where, computenode.Or(f.isNil(), f.eq("")))
+		default:
+			where = append(where, f.eq(*f.v))
 		}
+	}
+	if r.Providers != nil {
+		where = append(where, providersLinked(r.Providers))
 	}
 	n, err := c.ComputeNode.Update().Where(where...).SetLastHeartbeatAt(r.At).
 		Modify(func(u *sql.UpdateBuilder) {
@@ -225,6 +295,99 @@ func routine(ctx context.Context, c *ent.Client, r Report) (bool, error) {
 	return n == 1, nil
 }
 
+// offerMatch is the predicate on the providers table of the offers: kind and driver of one
+// of them.
+func offerMatch(t *sql.SelectTable, offers []ProviderOffer) *sql.Predicate {
+	ors := make([]*sql.Predicate, 0, len(offers))
+	for _, o := range offers {
+		ors = append(ors, sql.And(sql.EQ(t.C(provider.FieldKind), o.Kind), sql.EQ(t.C(provider.FieldDriver), o.Driver)))
+	}
+	if len(ors) == 0 {
+		return sql.False()
+	}
+	return sql.Or(ors...)
+}
+
+// providersLinked matches a node linked to exactly the providers the offers match: none
+// linked that no offer matches, none matched that is not linked. The routine heartbeat's
+// UPDATE carries it, so unchanged providers cost no write and no extra statement.
+func providersLinked(offers []ProviderOffer) predicate.ComputeNode {
+	return func(s *sql.Selector) {
+		links := sql.Table(computenode.ProvidersTable)
+		p := sql.Table(provider.Table)
+		linked := sql.Select(links.C(computenode.ProvidersPrimaryKey[1])).From(links).
+			Where(sql.ColumnsEQ(links.C(computenode.ProvidersPrimaryKey[0]), s.C(computenode.FieldID)))
+		extra := sql.Select(p.C(provider.FieldID)).From(p).
+			Where(sql.And(sql.In(p.C(provider.FieldID), linked), sql.Not(offerMatch(p, offers))))
+		p2 := sql.Table(provider.Table).As("p2")
+		links2 := sql.Table(computenode.ProvidersTable).As("l2")
+		linked2 := sql.Select(links2.C(computenode.ProvidersPrimaryKey[1])).From(links2).
+			Where(sql.ColumnsEQ(links2.C(computenode.ProvidersPrimaryKey[0]), s.C(computenode.FieldID)))
+		missing := sql.Select(p2.C(provider.FieldID)).From(p2).
+			Where(sql.And(offerMatch(p2, offers), sql.NotIn(p2.C(provider.FieldID), linked2)))
+		s.Where(sql.And(sql.Not(sql.Exists(extra)), sql.Not(sql.Exists(missing))))
+	}
+}
+
+// providerChanges returns the providers to link to the node and to unlink from it so that
+// it is linked to exactly those the offers match.
+func providerChanges(ctx context.Context, c *ent.Client, nodeID int, offers []ProviderOffer) (add, remove []int, err error) {
+	want, err := c.Provider.Query().Where(func(s *sql.Selector) { s.Where(offerMatch(s.Table(), offers)) }).IDs(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read providers: %w", err)
+	}
+	have, err := c.ComputeNode.Query().Where(computenode.ID(nodeID)).QueryProviders().IDs(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read providers of node %d: %w", nodeID, err)
+	}
+	for _, id := range want {
+		if !slices.Contains(have, id) {
+			add = append(add, id)
+		}
+	}
+	for _, id := range have {
+		if !slices.Contains(want, id) {
+			remove = append(remove, id)
+		}
+	}
+	return add, remove, nil
+}
+
+// LinkProviders links node nodeID to exactly the providers offers match (registerNode). ctx
+// must allow reading providers and writing the node (the system's).
+func LinkProviders(ctx context.Context, c *ent.Client, nodeID int, offers []ProviderOffer) error {
+	_, err := linkProviders(ctx, c, nodeID, offers)
+	return err
+}
+
+// linkProviders is LinkProviders, also saying whether any link changed.
+func linkProviders(ctx context.Context, c *ent.Client, nodeID int, offers []ProviderOffer) (bool, error) {
+	add, remove, err := providerChanges(ctx, c, nodeID, offers)
+	if err != nil || len(add)+len(remove) == 0 {
+		return false, err
+	}
+	if err := c.ComputeNode.UpdateOneID(nodeID).AddProviderIDs(add...).RemoveProviderIDs(remove...).Exec(ctx); err != nil {
+		return false, fmt.Errorf("link providers of node %d: %w", nodeID, err)
+	}
+	return true, nil
+}
+
+// belowAllocated says which capacities r lowers below what node has allocated, as they
+// change ("" when none): such a report is recorded, with a warning event.
+func belowAllocated(node *ent.ComputeNode, r Report) string {
+	var out []string
+	if r.CPUCapacity != nil && *r.CPUCapacity != node.CPUCapacity && *r.CPUCapacity < node.CPUAllocated {
+		out = append(out, fmt.Sprintf("%d vCPUs (%d allocated)", *r.CPUCapacity, node.CPUAllocated))
+	}
+	if r.MemoryCapacityMB != nil && int64(*r.MemoryCapacityMB) != node.MemoryCapacityMB && int64(*r.MemoryCapacityMB) < node.MemoryAllocatedMB {
+		out = append(out, fmt.Sprintf("%d MB of memory (%d MB allocated)", *r.MemoryCapacityMB, node.MemoryAllocatedMB))
+	}
+	if r.DiskCapacityGB != nil && int64(*r.DiskCapacityGB) != node.DiskCapacityGB && int64(*r.DiskCapacityGB) < node.DiskAllocatedGB {
+		out = append(out, fmt.Sprintf("%d GB of disk (%d GB allocated)", *r.DiskCapacityGB, node.DiskAllocatedGB))
+	}
+	return strings.Join(out, ", ")
+}
+
 // validate checks the numbers of r; errors name the GraphQL input fields.
 func (r Report) validate() error {
 	for _, f := range []struct {
@@ -235,8 +398,15 @@ func (r Report) validate() error {
 			return apierr.Validation(f.name, "must not be negative")
 		}
 	}
-	if r.AgentVersion != nil && len(*r.AgentVersion) > 64 {
-		return apierr.Validation("agentVersion", "at most 64 characters")
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"agentVersion", r.AgentVersion, 64}, {"osName", r.OSName, 64}, {"osVersion", r.OSVersion, 64},
+		{"kernelVersion", r.KernelVersion, 128}, {"domainType", r.DomainType, 16}} {
+		if f.v != nil && len(*f.v) > f.max {
+			return apierr.Validation(f.name, "at most %d characters", f.max)
+		}
 	}
 	return nil
 }

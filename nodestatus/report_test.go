@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/nodestatus"
@@ -93,5 +95,92 @@ func TestApply(t *testing.T) {
 	// Another node's heartbeat id that does not exist is NOT_FOUND, not a silent no-op.
 	if _, _, err := nodestatus.Apply(ctx, c, nodestatus.Report{NodeID: node + 1_000_000, Healthy: true}); err == nil {
 		t.Fatal("a heartbeat for a node that does not exist succeeded")
+	}
+}
+
+// TestApplyFacts records what an agent reports about its host: disk capacity, OS, kernel,
+// domain type and providers. An unchanged report changes nothing; providers are linked by
+// kind and driver; a disk capacity below what is allocated is recorded with one warning
+// event.
+func TestApplyFacts(t *testing.T) {
+	ctx := placementtest.Ctx()
+	db, err := infra.OpenDatabase(ctx, testdb.DSN(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	c := db.Client
+	site, err := placementtest.Build(ctx, c, placementtest.Spec{Racks: 1, HostsPerRack: 1, CPU: 8, MemoryMB: 16384, Providers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := site.Nodes[0].ID
+	c.ComputeNode.UpdateOneID(node).ClearProviders().ExecX(ctx)
+	docker := c.Provider.Create().SetName("pods").SetKind(provider.KindPod).SetDriver(provider.DriverDocker).SaveX(ctx)
+	str := func(s string) *string { return &s }
+	num := func(n int) *int { return &n }
+	vm := []nodestatus.ProviderOffer{{Kind: provider.KindVirtualMachine, Driver: provider.DriverLibvirt}}
+	report := func(disk int, os string, offers []nodestatus.ProviderOffer) nodestatus.Report {
+		return nodestatus.Report{NodeID: node, Healthy: true, CPUCapacity: num(8), MemoryCapacityMB: num(16384),
+			DiskCapacityGB: num(disk), OSName: str("Debian GNU/Linux"), OSVersion: str(os),
+			KernelVersion: str("6.1.0-56-amd64"), DomainType: str("qemu"), Providers: offers, IDOnly: true}
+	}
+	warnings := func() int {
+		return c.Event.Query().Where(event.CheckName(nodestatus.CapacityCheck), event.HasNodeWith(computenode.ID(node))).CountX(ctx)
+	}
+	for _, step := range []struct {
+		name        string
+		r           nodestatus.Report
+		before      func()
+		wantChanged bool
+		wantProv    []int
+		wantEvents  int
+	}{
+		{name: "first report", r: report(200, "12 (bookworm)", vm), wantChanged: true, wantProv: []int{site.Provider}},
+		{name: "the same again", r: report(200, "12 (bookworm)", vm), wantProv: []int{site.Provider}},
+		{name: "an operator links another provider", r: report(200, "12 (bookworm)", vm), wantChanged: true, wantProv: []int{site.Provider},
+			before: func() { c.ComputeNode.UpdateOneID(node).AddProviderIDs(docker.ID).ExecX(ctx) }},
+		{name: "providers not reported: links kept", r: report(200, "12 (bookworm)", nil), wantProv: []int{site.Provider}},
+		{name: "OS upgraded", r: report(200, "13 (trixie)", vm), wantChanged: true, wantProv: []int{site.Provider}},
+		{name: "disk below what is allocated", r: report(100, "13 (trixie)", vm), wantChanged: true, wantProv: []int{site.Provider}, wantEvents: 1,
+			before: func() { c.ComputeNode.UpdateOneID(node).SetDiskAllocatedGB(150).ExecX(ctx) }},
+		{name: "the same low disk: no second event", r: report(100, "13 (trixie)", vm), wantProv: []int{site.Provider}, wantEvents: 1},
+		{name: "no VM provider offered", r: report(100, "13 (trixie)", []nodestatus.ProviderOffer{}), wantChanged: true, wantEvents: 1},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			if step.before != nil {
+				step.before()
+			}
+			got, changed, err := nodestatus.Apply(ctx, c, step.r)
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if changed != step.wantChanged {
+				t.Errorf("changed = %v, want %v", changed, step.wantChanged)
+			}
+			// With IDOnly, only the routine heartbeat's single UPDATE returns a node without
+			// its name: an unchanged report must take it.
+			if fast := got.Name == ""; fast != !step.wantChanged {
+				t.Errorf("took the routine one-statement path: %v, want %v", fast, !step.wantChanged)
+			}
+			n := c.ComputeNode.Query().Where(computenode.ID(node)).WithProviders().OnlyX(ctx)
+			if n.DiskCapacityGB != int64(*step.r.DiskCapacityGB) || n.OsName != "Debian GNU/Linux" || n.OsVersion != *step.r.OSVersion ||
+				n.KernelVersion != "6.1.0-56-amd64" || n.DomainType != "qemu" {
+				t.Errorf("node disk %d, os %q %q, kernel %q, domain type %q: not the report", n.DiskCapacityGB, n.OsName, n.OsVersion, n.KernelVersion, n.DomainType)
+			}
+			var prov []int
+			for _, p := range n.Edges.Providers {
+				prov = append(prov, p.ID)
+			}
+			if len(prov) != len(step.wantProv) || (len(prov) > 0 && prov[0] != step.wantProv[0]) {
+				t.Errorf("providers %v, want %v", prov, step.wantProv)
+			}
+			if got := warnings(); got != step.wantEvents {
+				t.Errorf("%d capacity warnings, want %d", got, step.wantEvents)
+			}
+		})
+	}
+	if _, _, err := nodestatus.Apply(ctx, c, nodestatus.Report{NodeID: node, Healthy: true, OSName: str(strings.Repeat("x", 65))}); err == nil {
+		t.Error("an OS name of 65 characters was accepted")
 	}
 }

@@ -15,6 +15,8 @@
 //	--node-id          VIRTFLOW_NODE_ID          the ComputeNode id; empty: the one the token may read
 //	--libvirt-socket   VIRTFLOW_LIBVIRT_SOCKET   libvirtd socket (/run/libvirt/libvirt-sock)
 //	--libvirt-uri      VIRTFLOW_LIBVIRT_URI      libvirt URI (qemu:///system)
+//	--domain-type      VIRTFLOW_DOMAIN_TYPE      auto, kvm or qemu (auto: kvm only when a probe guest really boots under KVM)
+//	--kvm-probe-timeout VIRTFLOW_KVM_PROBE_TIMEOUT how long auto's probe may take (20s)
 //	--simulate         VIRTFLOW_SIMULATE=true    use an in-memory simulated hypervisor instead
 //	--config-drive-dir VIRTFLOW_CONFIG_DRIVE_DIR where the config drives <domain>-cidata.iso are built
 //	--disk-dir         VIRTFLOW_DISK_DIR         where root disks of VMs without an image are (empty: diskless)
@@ -64,12 +66,16 @@ func main() {
 	flag.DurationVar(&cfg.ResyncInterval, "resync", nodeagent.DefaultResyncInterval, "full resync interval")
 	socket := flag.String("libvirt-socket", envOr("VIRTFLOW_LIBVIRT_SOCKET", hypervisor.DefaultSocket), "libvirtd socket (VIRTFLOW_LIBVIRT_SOCKET)")
 	uri := flag.String("libvirt-uri", envOr("VIRTFLOW_LIBVIRT_URI", hypervisor.DefaultURI), "libvirt connection URI (VIRTFLOW_LIBVIRT_URI)")
+	domainType := flag.String("domain-type", envOr("VIRTFLOW_DOMAIN_TYPE", hypervisor.DomainTypeAuto), "libvirt domain type of the VMs: auto (kvm when a probe guest boots under KVM, else qemu), kvm or qemu (VIRTFLOW_DOMAIN_TYPE)")
+	probeTimeout := flag.Duration("kvm-probe-timeout", envDuration("VIRTFLOW_KVM_PROBE_TIMEOUT", hypervisor.DefaultKVMProbeTimeout), "how long --domain-type auto's KVM probe may take (VIRTFLOW_KVM_PROBE_TIMEOUT)")
 	simulate := flag.Bool("simulate", envBool("VIRTFLOW_SIMULATE"), "use a simulated in-memory hypervisor instead of libvirt (VIRTFLOW_SIMULATE)")
 	flag.Parse()
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("component", "nodeagent")
 	enroll := nodeagent.Enrollment{APIURL: cfg.APIURL, CredentialFile: *credFile, JoinToken: *joinToken, Hostname: *hostname}
-	if err := run(cfg, enroll, *socket, *uri, *simulate, log); err != nil {
+	lcfg := hypervisor.LibvirtConfig{Socket: *socket, URI: *uri, DomainType: *domainType,
+		KVMProbe: hypervisor.QEMUProbe{Timeout: *probeTimeout}}
+	if err := run(cfg, enroll, lcfg, *simulate, log); err != nil {
 		log.Error("node agent failed", "err", err)
 		os.Exit(1)
 	}
@@ -77,7 +83,7 @@ func main() {
 
 // run connects to the hypervisor, obtains the agent token (enroll) and runs the agent until
 // SIGINT or SIGTERM.
-func run(cfg nodeagent.Config, enroll nodeagent.Enrollment, socket, uri string, simulate bool, log *slog.Logger) error {
+func run(cfg nodeagent.Config, enroll nodeagent.Enrollment, lcfg hypervisor.LibvirtConfig, simulate bool, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cfg.Token == "" && enroll.JoinToken == "" {
@@ -103,17 +109,24 @@ func run(cfg nodeagent.Config, enroll nodeagent.Enrollment, socket, uri string, 
 		}
 		hv = s
 	} else {
-		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		l, err := hypervisor.NewLibvirt(dctx, hypervisor.LibvirtConfig{Socket: socket, URI: uri})
+		// The KVM probe of --domain-type auto runs inside NewLibvirt, within its own timeout.
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second+lcfg.KVMProbe.(hypervisor.QEMUProbe).Timeout)
+		l, err := hypervisor.NewLibvirt(dctx, lcfg)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("connect to libvirt %s at %s: %w", uri, socket, err)
+			return fmt.Errorf("connect to libvirt %s at %s: %w", lcfg.URI, lcfg.Socket, err)
+		}
+		if l.DomainType() == hypervisor.DomainTypeQEMU && lcfg.DomainType != hypervisor.DomainTypeQEMU {
+			log.Warn("VMs run in software emulation (domain type qemu)", "reason", l.DomainTypeReason())
+		} else {
+			log.Info("domain type chosen", "domain_type", l.DomainType(), "reason", l.DomainTypeReason())
 		}
 		hv = l
 	}
 	defer hv.Close()
 	if cfg.Token == "" {
 		enroll.Hypervisor, enroll.ReservedCPUs = hv, cfg.ReservedCPUs
+		enroll.Pool, enroll.PoolPath, enroll.DiskCapacityGB = cfg.Pool, cfg.PoolPath, cfg.DiskCapacityGB
 		token, nodeID, err := nodeagent.Enroll(ctx, enroll)
 		if err != nil {
 			return err
@@ -138,6 +151,13 @@ func run(cfg nodeagent.Config, enroll nodeagent.Enrollment, socket, uri string, 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
 	}
 	return def
 }

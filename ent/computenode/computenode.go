@@ -58,6 +58,10 @@ const (
 	FieldOsName = "os_name"
 	// FieldOsVersion holds the string denoting the os_version field in the database.
 	FieldOsVersion = "os_version"
+	// FieldKernelVersion holds the string denoting the kernel_version field in the database.
+	FieldKernelVersion = "kernel_version"
+	// FieldDomainType holds the string denoting the domain_type field in the database.
+	FieldDomainType = "domain_type"
 	// FieldAgentVersion holds the string denoting the agent_version field in the database.
 	FieldAgentVersion = "agent_version"
 	// FieldLastHeartbeatAt holds the string denoting the last_heartbeat_at field in the database.
@@ -208,6 +212,8 @@ var Columns = []string{
 	FieldDiskAllocatedGB,
 	FieldOsName,
 	FieldOsVersion,
+	FieldKernelVersion,
+	FieldDomainType,
 	FieldAgentVersion,
 	FieldLastHeartbeatAt,
 	FieldAutoCordon,
@@ -310,6 +316,10 @@ var (
 	OsNameValidator func(string) error
 	// OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
 	OsVersionValidator func(string) error
+	// KernelVersionValidator is a validator for the "kernel_version" field. It is called by the builders before save.
+	KernelVersionValidator func(string) error
+	// DomainTypeValidator is a validator for the "domain_type" field. It is called by the builders before save.
+	DomainTypeValidator func(string) error
 	// AgentVersionValidator is a validator for the "agent_version" field. It is called by the builders before save.
 	AgentVersionValidator func(string) error
 	// DefaultAutoCordon holds the default value on creation for the "auto_cordon" field.
@@ -481,6 +491,16 @@ func ByOsName(opts ...sql.OrderTermOption) OrderOption {
 // ByOsVersion orders the results by the os_version field.
 func ByOsVersion(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldOsVersion, opts...).ToFunc()
+}
+
+// ByKernelVersion orders the results by the kernel_version field.
+func ByKernelVersion(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldKernelVersion, opts...).ToFunc()
+}
+
+// ByDomainType orders the results by the domain_type field.
+func ByDomainType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDomainType, opts...).ToFunc()
 }
 
 // ByAgentVersion orders the results by the agent_version field.

@@ -140,6 +140,16 @@ func OsVersion(v string) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldOsVersion, v))
 }
 
+// KernelVersion applies equality check predicate on the "kernel_version" field. It's identical to KernelVersionEQ.
+func KernelVersion(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldKernelVersion, v))
+}
+
+// DomainType applies equality check predicate on the "domain_type" field. It's identical to DomainTypeEQ.
+func DomainType(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDomainType, v))
+}
+
 // AgentVersion applies equality check predicate on the "agent_version" field. It's identical to AgentVersionEQ.
 func AgentVersion(v string) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldAgentVersion, v))
@@ -1063,6 +1073,156 @@ func OsVersionEqualFold(v string) predicate.ComputeNode {
 // OsVersionContainsFold applies the ContainsFold predicate on the "os_version" field.
 func OsVersionContainsFold(v string) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldContainsFold(FieldOsVersion, v))
+}
+
+// KernelVersionEQ applies the EQ predicate on the "kernel_version" field.
+func KernelVersionEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldKernelVersion, v))
+}
+
+// KernelVersionNEQ applies the NEQ predicate on the "kernel_version" field.
+func KernelVersionNEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldKernelVersion, v))
+}
+
+// KernelVersionIn applies the In predicate on the "kernel_version" field.
+func KernelVersionIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldKernelVersion, vs...))
+}
+
+// KernelVersionNotIn applies the NotIn predicate on the "kernel_version" field.
+func KernelVersionNotIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldKernelVersion, vs...))
+}
+
+// KernelVersionGT applies the GT predicate on the "kernel_version" field.
+func KernelVersionGT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGT(FieldKernelVersion, v))
+}
+
+// KernelVersionGTE applies the GTE predicate on the "kernel_version" field.
+func KernelVersionGTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGTE(FieldKernelVersion, v))
+}
+
+// KernelVersionLT applies the LT predicate on the "kernel_version" field.
+func KernelVersionLT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLT(FieldKernelVersion, v))
+}
+
+// KernelVersionLTE applies the LTE predicate on the "kernel_version" field.
+func KernelVersionLTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLTE(FieldKernelVersion, v))
+}
+
+// KernelVersionContains applies the Contains predicate on the "kernel_version" field.
+func KernelVersionContains(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContains(FieldKernelVersion, v))
+}
+
+// KernelVersionHasPrefix applies the HasPrefix predicate on the "kernel_version" field.
+func KernelVersionHasPrefix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasPrefix(FieldKernelVersion, v))
+}
+
+// KernelVersionHasSuffix applies the HasSuffix predicate on the "kernel_version" field.
+func KernelVersionHasSuffix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasSuffix(FieldKernelVersion, v))
+}
+
+// KernelVersionIsNil applies the IsNil predicate on the "kernel_version" field.
+func KernelVersionIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldKernelVersion))
+}
+
+// KernelVersionNotNil applies the NotNil predicate on the "kernel_version" field.
+func KernelVersionNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldKernelVersion))
+}
+
+// KernelVersionEqualFold applies the EqualFold predicate on the "kernel_version" field.
+func KernelVersionEqualFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEqualFold(FieldKernelVersion, v))
+}
+
+// KernelVersionContainsFold applies the ContainsFold predicate on the "kernel_version" field.
+func KernelVersionContainsFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContainsFold(FieldKernelVersion, v))
+}
+
+// DomainTypeEQ applies the EQ predicate on the "domain_type" field.
+func DomainTypeEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldDomainType, v))
+}
+
+// DomainTypeNEQ applies the NEQ predicate on the "domain_type" field.
+func DomainTypeNEQ(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldDomainType, v))
+}
+
+// DomainTypeIn applies the In predicate on the "domain_type" field.
+func DomainTypeIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldDomainType, vs...))
+}
+
+// DomainTypeNotIn applies the NotIn predicate on the "domain_type" field.
+func DomainTypeNotIn(vs ...string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldDomainType, vs...))
+}
+
+// DomainTypeGT applies the GT predicate on the "domain_type" field.
+func DomainTypeGT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGT(FieldDomainType, v))
+}
+
+// DomainTypeGTE applies the GTE predicate on the "domain_type" field.
+func DomainTypeGTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGTE(FieldDomainType, v))
+}
+
+// DomainTypeLT applies the LT predicate on the "domain_type" field.
+func DomainTypeLT(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLT(FieldDomainType, v))
+}
+
+// DomainTypeLTE applies the LTE predicate on the "domain_type" field.
+func DomainTypeLTE(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLTE(FieldDomainType, v))
+}
+
+// DomainTypeContains applies the Contains predicate on the "domain_type" field.
+func DomainTypeContains(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContains(FieldDomainType, v))
+}
+
+// DomainTypeHasPrefix applies the HasPrefix predicate on the "domain_type" field.
+func DomainTypeHasPrefix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasPrefix(FieldDomainType, v))
+}
+
+// DomainTypeHasSuffix applies the HasSuffix predicate on the "domain_type" field.
+func DomainTypeHasSuffix(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldHasSuffix(FieldDomainType, v))
+}
+
+// DomainTypeIsNil applies the IsNil predicate on the "domain_type" field.
+func DomainTypeIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldDomainType))
+}
+
+// DomainTypeNotNil applies the NotNil predicate on the "domain_type" field.
+func DomainTypeNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldDomainType))
+}
+
+// DomainTypeEqualFold applies the EqualFold predicate on the "domain_type" field.
+func DomainTypeEqualFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEqualFold(FieldDomainType, v))
+}
+
+// DomainTypeContainsFold applies the ContainsFold predicate on the "domain_type" field.
+func DomainTypeContainsFold(v string) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldContainsFold(FieldDomainType, v))
 }
 
 // AgentVersionEQ applies the EQ predicate on the "agent_version" field.

@@ -368,6 +368,8 @@ var (
 		{Name: "disk_allocated_gb", Type: field.TypeInt64, Default: 0},
 		{Name: "os_name", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "os_version", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "kernel_version", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "domain_type", Type: field.TypeString, Nullable: true, Size: 16},
 		{Name: "agent_version", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "last_heartbeat_at", Type: field.TypeTime, Nullable: true},
 		{Name: "auto_cordon", Type: field.TypeBool, Default: false},
@@ -388,25 +390,25 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "compute_nodes_availability_zones_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[28]},
+				Columns:    []*schema.Column{ComputeNodesColumns[30]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "compute_nodes_checks_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[29]},
+				Columns:    []*schema.Column{ComputeNodesColumns[31]},
 				RefColumns: []*schema.Column{ChecksColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "compute_nodes_clusters_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[30]},
+				Columns:    []*schema.Column{ComputeNodesColumns[32]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[31]},
+				Columns:    []*schema.Column{ComputeNodesColumns[33]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -420,7 +422,7 @@ var (
 			{
 				Name:    "computenode_cluster_nodes",
 				Unique:  false,
-				Columns: []*schema.Column{ComputeNodesColumns[30]},
+				Columns: []*schema.Column{ComputeNodesColumns[32]},
 			},
 		},
 	}

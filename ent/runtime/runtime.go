@@ -577,32 +577,40 @@ func init() {
 	computenodeDescOsVersion := computenodeFields[17].Descriptor()
 	// computenode.OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
 	computenode.OsVersionValidator = computenodeDescOsVersion.Validators[0].(func(string) error)
+	// computenodeDescKernelVersion is the schema descriptor for kernel_version field.
+	computenodeDescKernelVersion := computenodeFields[18].Descriptor()
+	// computenode.KernelVersionValidator is a validator for the "kernel_version" field. It is called by the builders before save.
+	computenode.KernelVersionValidator = computenodeDescKernelVersion.Validators[0].(func(string) error)
+	// computenodeDescDomainType is the schema descriptor for domain_type field.
+	computenodeDescDomainType := computenodeFields[19].Descriptor()
+	// computenode.DomainTypeValidator is a validator for the "domain_type" field. It is called by the builders before save.
+	computenode.DomainTypeValidator = computenodeDescDomainType.Validators[0].(func(string) error)
 	// computenodeDescAgentVersion is the schema descriptor for agent_version field.
-	computenodeDescAgentVersion := computenodeFields[18].Descriptor()
+	computenodeDescAgentVersion := computenodeFields[20].Descriptor()
 	// computenode.AgentVersionValidator is a validator for the "agent_version" field. It is called by the builders before save.
 	computenode.AgentVersionValidator = computenodeDescAgentVersion.Validators[0].(func(string) error)
 	// computenodeDescAutoCordon is the schema descriptor for auto_cordon field.
-	computenodeDescAutoCordon := computenodeFields[20].Descriptor()
+	computenodeDescAutoCordon := computenodeFields[22].Descriptor()
 	// computenode.DefaultAutoCordon holds the default value on creation for the auto_cordon field.
 	computenode.DefaultAutoCordon = computenodeDescAutoCordon.Default.(bool)
 	// computenodeDescAutoCordonIntervalSeconds is the schema descriptor for auto_cordon_interval_seconds field.
-	computenodeDescAutoCordonIntervalSeconds := computenodeFields[21].Descriptor()
+	computenodeDescAutoCordonIntervalSeconds := computenodeFields[23].Descriptor()
 	// computenode.DefaultAutoCordonIntervalSeconds holds the default value on creation for the auto_cordon_interval_seconds field.
 	computenode.DefaultAutoCordonIntervalSeconds = computenodeDescAutoCordonIntervalSeconds.Default.(int)
 	// computenode.AutoCordonIntervalSecondsValidator is a validator for the "auto_cordon_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoCordonIntervalSecondsValidator = computenodeDescAutoCordonIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAutoDrain is the schema descriptor for auto_drain field.
-	computenodeDescAutoDrain := computenodeFields[22].Descriptor()
+	computenodeDescAutoDrain := computenodeFields[24].Descriptor()
 	// computenode.DefaultAutoDrain holds the default value on creation for the auto_drain field.
 	computenode.DefaultAutoDrain = computenodeDescAutoDrain.Default.(bool)
 	// computenodeDescAutoDrainIntervalSeconds is the schema descriptor for auto_drain_interval_seconds field.
-	computenodeDescAutoDrainIntervalSeconds := computenodeFields[23].Descriptor()
+	computenodeDescAutoDrainIntervalSeconds := computenodeFields[25].Descriptor()
 	// computenode.DefaultAutoDrainIntervalSeconds holds the default value on creation for the auto_drain_interval_seconds field.
 	computenode.DefaultAutoDrainIntervalSeconds = computenodeDescAutoDrainIntervalSeconds.Default.(int)
 	// computenode.AutoDrainIntervalSecondsValidator is a validator for the "auto_drain_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoDrainIntervalSecondsValidator = computenodeDescAutoDrainIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAlertsEnabled is the schema descriptor for alerts_enabled field.
-	computenodeDescAlertsEnabled := computenodeFields[24].Descriptor()
+	computenodeDescAlertsEnabled := computenodeFields[26].Descriptor()
 	// computenode.DefaultAlertsEnabled holds the default value on creation for the alerts_enabled field.
 	computenode.DefaultAlertsEnabled = computenodeDescAlertsEnabled.Default.(bool)
 	datacenterMixin := schema.Datacenter{}.Mixin()

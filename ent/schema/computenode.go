@@ -49,6 +49,10 @@ func (ComputeNode) Fields() []ent.Field {
 		field.Int64("disk_allocated_gb").Default(0).NonNegative().Annotations(system),
 		field.String("os_name").Optional().MaxLen(64).Comment("e.g. Ubuntu"),
 		field.String("os_version").Optional().MaxLen(64),
+		field.String("kernel_version").Optional().MaxLen(128).Annotations(system).
+			Comment("the host's kernel release (uname -r), as its node agent reports it"),
+		field.String("domain_type").Optional().MaxLen(16).Annotations(system).
+			Comment("the libvirt domain type the node agent defines VMs with: kvm, qemu (software emulation), test or simulated"),
 		field.String("agent_version").Optional().MaxLen(64).Annotations(system),
 		field.Time("last_heartbeat_at").Optional().Nillable().Annotations(entgql.OrderField("LAST_HEARTBEAT_AT"), system),
 		field.Bool("auto_cordon").Default(false),

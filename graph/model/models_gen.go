@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
@@ -154,6 +155,16 @@ type NodeStatusInput struct {
 	Message *string `json:"message,omitempty"`
 	// the node asks to be cordoned (e.g. failing hardware)
 	RequestCordon *bool `json:"requestCordon,omitempty"`
+	// the host's operating system (os-release NAME, VERSION); null leaves the recorded one
+	OsName    *string `json:"osName,omitempty"`
+	OsVersion *string `json:"osVersion,omitempty"`
+	// the host's kernel release (uname -r)
+	KernelVersion *string `json:"kernelVersion,omitempty"`
+	// the libvirt domain type the agent defines VMs with (kvm, qemu, test, simulated)
+	DomainType *string `json:"domainType,omitempty"`
+	// What the node offers: the node is linked to every Provider of a listed kind and driver, and
+	// unlinked from the others. Null leaves the links as they are.
+	Providers []*ProviderOfferInput `json:"providers,omitempty"`
 }
 
 type PlacementRequestInput struct {
@@ -185,6 +196,12 @@ type PrefixUtilization struct {
 	PercentUsed float64 `json:"percentUsed"`
 }
 
+// A kind of resource a node agent realizes, and the driver that realizes it.
+type ProviderOfferInput struct {
+	Kind   provider.Kind   `json:"kind"`
+	Driver provider.Driver `json:"driver"`
+}
+
 // A node being re-enrolled: its old agent's tokens are revoked; the join token is returned exactly once.
 type ReenrollPayload struct {
 	Node *ent.ComputeNode `json:"node"`
@@ -206,6 +223,12 @@ type RegisterNodeInput struct {
 	OsName           *string `json:"osName,omitempty"`
 	OsVersion        *string `json:"osVersion,omitempty"`
 	AgentVersion     *string `json:"agentVersion,omitempty"`
+	// the host's kernel release (uname -r)
+	KernelVersion *string `json:"kernelVersion,omitempty"`
+	// the libvirt domain type the agent defines VMs with (kvm, qemu, test, simulated)
+	DomainType *string `json:"domainType,omitempty"`
+	// what the node offers, as in NodeStatusInput.providers
+	Providers []*ProviderOfferInput `json:"providers,omitempty"`
 }
 
 // The node a join token registered and its agent's own credential, returned exactly once.
