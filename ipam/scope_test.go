@@ -31,12 +31,12 @@ func TestScopeOverlap(t *testing.T) {
 				})
 				return err
 			}
-			cidrs := []string{"10.70.0.0/24", "10.70.0.0/24", "10.70.0.0/16", "10.70.0.128/25",
-				"10.0.0.0/8", "10.70.0.64/26", "10.70.0.0/23", "10.70.0.0/24"}
+			cidrs := []string{"10.70.0.0/24", "10.70.0.0/24", "10.70.0.0/16", "10.70.0.0/25",
+				"10.0.0.0/8", "10.70.0.64/26", "10.70.0.0/23", "10.70.0.64/27"}
 			var (
 				wg    sync.WaitGroup
 				mu    sync.Mutex
-				ok    int
+				ok    []string
 				other []error
 			)
 			for _, cidr := range cidrs {
@@ -45,7 +45,7 @@ func TestScopeOverlap(t *testing.T) {
 					mu.Lock()
 					defer mu.Unlock()
 					if err == nil {
-						ok++
+						ok = append(ok, cidr)
 						return
 					}
 					if e, isAPI := apierr.As(err); !isAPI || e.Code != apierr.CodeConflict || e.Field != "cidr" {
@@ -58,8 +58,8 @@ func TestScopeOverlap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok != 1 || len(other) > 0 || n != 1 {
-				t.Fatalf("%d created, other errors %v, scope holds %d; want exactly one", ok, other, n)
+			if len(ok) != 1 || len(other) > 0 || n != 1 {
+				t.Fatalf("created %v, other errors %v, scope holds %d; want exactly one", ok, other, n)
 			}
 			if err := create("10.70.0.0/24", uniq("vrf")); err != nil {
 				t.Fatalf("the same prefix in another scope: %v", err)
