@@ -922,7 +922,9 @@ type CreateNetworkInput struct {
 	Name        string  `json:"name"`
 	Description *string `json:"description"`
 	// prefix in CIDR notation, e.g. 10.1.0.0/24
-	Cidr    string          `json:"cidr"`
+	Cidr string `json:"cidr"`
+	// routing scope (VRF) of the prefix: prefixes of one scope never overlap; the same prefix may exist in two scopes
+	Vrf     *string         `json:"vrf"`
 	Vlan    *int            `json:"vlan"`
 	Gateway *string         `json:"gateway"`
 	Purpose *NetworkPurpose `json:"purpose"`
@@ -944,6 +946,9 @@ func (v *CreateNetworkInput) GetDescription() *string { return v.Description }
 
 // GetCidr returns CreateNetworkInput.Cidr, and is useful for accessing the field via an interface.
 func (v *CreateNetworkInput) GetCidr() string { return v.Cidr }
+
+// GetVrf returns CreateNetworkInput.Vrf, and is useful for accessing the field via an interface.
+func (v *CreateNetworkInput) GetVrf() *string { return v.Vrf }
 
 // GetVlan returns CreateNetworkInput.Vlan, and is useful for accessing the field via an interface.
 func (v *CreateNetworkInput) GetVlan() *int { return v.Vlan }
@@ -6318,6 +6323,9 @@ var AllRegionStatus = []RegionStatus{
 // ReleaseIPAddressResponse is returned by ReleaseIPAddress on success.
 type ReleaseIPAddressResponse struct {
 	// Release an address: its record is deleted and the address becomes free. Returns its id.
+	// An address in use by a VM that is not DELETED is released with its VM; releasing it before
+	// is CONFLICT on id unless force is true, which only operators and admins may pass
+	// (FORBIDDEN on force for anyone else). A load balancer's VIP is never released here.
 	ReleaseIPAddress string `json:"releaseIPAddress"`
 }
 
@@ -7747,7 +7755,9 @@ type UpdateNetworkInput struct {
 	Description      *string `json:"description"`
 	ClearDescription *bool   `json:"clearDescription"`
 	// prefix in CIDR notation, e.g. 10.1.0.0/24
-	Cidr         *string         `json:"cidr"`
+	Cidr *string `json:"cidr"`
+	// routing scope (VRF) of the prefix: prefixes of one scope never overlap; the same prefix may exist in two scopes
+	Vrf          *string         `json:"vrf"`
 	Vlan         *int            `json:"vlan"`
 	ClearVlan    *bool           `json:"clearVlan"`
 	Gateway      *string         `json:"gateway"`
@@ -7785,6 +7795,9 @@ func (v *UpdateNetworkInput) GetClearDescription() *bool { return v.ClearDescrip
 
 // GetCidr returns UpdateNetworkInput.Cidr, and is useful for accessing the field via an interface.
 func (v *UpdateNetworkInput) GetCidr() *string { return v.Cidr }
+
+// GetVrf returns UpdateNetworkInput.Vrf, and is useful for accessing the field via an interface.
+func (v *UpdateNetworkInput) GetVrf() *string { return v.Vrf }
 
 // GetVlan returns UpdateNetworkInput.Vlan, and is useful for accessing the field via an interface.
 func (v *UpdateNetworkInput) GetVlan() *int { return v.Vlan }

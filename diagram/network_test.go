@@ -54,7 +54,7 @@ func buildSmallNet(t *testing.T, c *ent.Client) *smallNet {
 	n.cidr = fmt.Sprintf("10.%d.1.0/24", 100+seq.Add(1)%150)
 	base := strings.TrimSuffix(n.cidr, "0/24")
 	n.n1 = c.Network.Create().SetName(p + "n1").SetCidr(n.cidr).SetVlan(100).SetTenant(n.tenant).SaveX(ctx)
-	n.n2 = c.Network.Create().SetName(p + "n2").SetCidr("192.168.200.0/24").SetVlan(200).SaveX(ctx)
+	n.n2 = c.Network.Create().SetName(p + "n2").SetCidr("192.168.200.0/24").SetVrf(p).SetVlan(200).SaveX(ctx)
 
 	n.aEth0 = c.Port.Create().SetName("eth0").SetHost(n.a).SetMAC(mac()).SaveX(ctx)
 	bEth0 := c.Port.Create().SetName("eth0").SetHost(n.b).SaveX(ctx)
@@ -270,7 +270,7 @@ func TestNetworkDiagramSizeLimit(t *testing.T) {
 	reg := c.Region.Create().SetName(p + "region").SaveX(ctx)
 	tn := c.Tenant.Create().SetName(p + "t").SaveX(ctx)
 	fv := c.Flavor.Create().SetName(p + "f").SetVcpus(1).SetMemoryMB(1024).SaveX(ctx)
-	nw := c.Network.Create().SetName(p + "net").SetCidr("172.16.0.0/16").SaveX(ctx)
+	nw := c.Network.Create().SetName(p + "net").SetCidr("172.16.0.0/16").SetVrf(p).SaveX(ctx)
 	const vms = diagram.MaxNodes + 50
 	vb := make([]*ent.VirtualMachineCreate, vms)
 	for i := range vb {

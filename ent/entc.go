@@ -39,6 +39,7 @@ func main() {
 			gen.FeatureIntercept,
 			gen.FeaturePrivacy,
 			gen.FeatureEntQL,
+			gen.FeatureExecQuery, // Client.ExecContext: ipam's per-scope advisory lock
 		},
 	}, entc.Extensions(ex), entc.TemplateDir("./ent/template"))
 	if err != nil {

@@ -727,6 +727,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			network.FieldName:        {Type: field.TypeString, Column: network.FieldName},
 			network.FieldDescription: {Type: field.TypeString, Column: network.FieldDescription},
 			network.FieldCidr:        {Type: field.TypeString, Column: network.FieldCidr},
+			network.FieldVrf:         {Type: field.TypeString, Column: network.FieldVrf},
 			network.FieldVlan:        {Type: field.TypeInt, Column: network.FieldVlan},
 			network.FieldGateway:     {Type: field.TypeString, Column: network.FieldGateway},
 			network.FieldPurpose:     {Type: field.TypeEnum, Column: network.FieldPurpose},
@@ -8104,6 +8105,11 @@ func (f *NetworkFilter) WhereDescription(p entql.StringP) {
 // WhereCidr applies the entql string predicate on the cidr field.
 func (f *NetworkFilter) WhereCidr(p entql.StringP) {
 	f.Where(p.Field(network.FieldCidr))
+}
+
+// WhereVrf applies the entql string predicate on the vrf field.
+func (f *NetworkFilter) WhereVrf(p entql.StringP) {
+	f.Where(p.Field(network.FieldVrf))
 }
 
 // WhereVlan applies the entql int predicate on the vlan field.

@@ -449,6 +449,7 @@ var graphQLFieldNames = func() map[string]string {
 		{"name", "name"},
 		{"description", "description"},
 		{"cidr", "cidr"},
+		{"vrf", "vrf"},
 		{"vlan", "vlan"},
 		{"gateway", "gateway"},
 		{"purpose", "purpose"},

@@ -10757,6 +10757,11 @@ func (_q *NetworkQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, network.FieldCidr)
 				fieldSeen[network.FieldCidr] = struct{}{}
 			}
+		case "vrf":
+			if _, ok := fieldSeen[network.FieldVrf]; !ok {
+				selectedFields = append(selectedFields, network.FieldVrf)
+				fieldSeen[network.FieldVrf] = struct{}{}
+			}
 		case "vlan":
 			if _, ok := fieldSeen[network.FieldVlan]; !ok {
 				selectedFields = append(selectedFields, network.FieldVlan)

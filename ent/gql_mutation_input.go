@@ -3536,6 +3536,7 @@ type CreateNetworkInput struct {
 	Name          string
 	Description   *string
 	Cidr          string
+	Vrf           *string
 	Vlan          *int
 	Gateway       *string
 	Purpose       *network.Purpose
@@ -3555,6 +3556,9 @@ func (i *CreateNetworkInput) Mutate(m *NetworkMutation) {
 		m.SetDescription(*v)
 	}
 	m.SetCidr(i.Cidr)
+	if v := i.Vrf; v != nil {
+		m.SetVrf(*v)
+	}
 	if v := i.Vlan; v != nil {
 		m.SetVlan(*v)
 	}
@@ -3599,6 +3603,7 @@ type UpdateNetworkInput struct {
 	ClearDescription   bool
 	Description        *string
 	Cidr               *string
+	Vrf                *string
 	ClearVlan          bool
 	Vlan               *int
 	ClearGateway       bool
@@ -3637,6 +3642,9 @@ func (i *UpdateNetworkInput) Mutate(m *NetworkMutation) {
 	}
 	if v := i.Cidr; v != nil {
 		m.SetCidr(*v)
+	}
+	if v := i.Vrf; v != nil {
+		m.SetVrf(*v)
 	}
 	if i.ClearVlan {
 		m.ClearVlan()

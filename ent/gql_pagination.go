@@ -9931,6 +9931,20 @@ var (
 			}
 		},
 	}
+	// NetworkOrderFieldVrf orders Network by vrf.
+	NetworkOrderFieldVrf = &NetworkOrderField{
+		Value: func(_m *Network) (ent.Value, error) {
+			return _m.Vrf, nil
+		},
+		column: network.FieldVrf,
+		toTerm: network.ByVrf,
+		toCursor: func(_m *Network) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Vrf,
+			}
+		},
+	}
 	// NetworkOrderFieldVlan orders Network by vlan.
 	NetworkOrderFieldVlan = &NetworkOrderField{
 		Value: func(_m *Network) (ent.Value, error) {
@@ -9973,6 +9987,8 @@ func (f NetworkOrderField) String() string {
 		str = "NAME"
 	case NetworkOrderFieldCidr.column:
 		str = "CIDR"
+	case NetworkOrderFieldVrf.column:
+		str = "VRF"
 	case NetworkOrderFieldVlan.column:
 		str = "VLAN"
 	case NetworkOrderFieldPurpose.column:
@@ -10001,6 +10017,8 @@ func (f *NetworkOrderField) UnmarshalGQL(v interface{}) error {
 		*f = *NetworkOrderFieldName
 	case "CIDR":
 		*f = *NetworkOrderFieldCidr
+	case "VRF":
+		*f = *NetworkOrderFieldVrf
 	case "VLAN":
 		*f = *NetworkOrderFieldVlan
 	case "PURPOSE":

@@ -17467,6 +17467,21 @@ type NetworkWhereInput struct {
 	CidrEqualFold    *string  `json:"cidrEqualFold,omitempty"`
 	CidrContainsFold *string  `json:"cidrContainsFold,omitempty"`
 
+	// "vrf" field predicates.
+	Vrf             *string  `json:"vrf,omitempty"`
+	VrfNEQ          *string  `json:"vrfNEQ,omitempty"`
+	VrfIn           []string `json:"vrfIn,omitempty"`
+	VrfNotIn        []string `json:"vrfNotIn,omitempty"`
+	VrfGT           *string  `json:"vrfGT,omitempty"`
+	VrfGTE          *string  `json:"vrfGTE,omitempty"`
+	VrfLT           *string  `json:"vrfLT,omitempty"`
+	VrfLTE          *string  `json:"vrfLTE,omitempty"`
+	VrfContains     *string  `json:"vrfContains,omitempty"`
+	VrfHasPrefix    *string  `json:"vrfHasPrefix,omitempty"`
+	VrfHasSuffix    *string  `json:"vrfHasSuffix,omitempty"`
+	VrfEqualFold    *string  `json:"vrfEqualFold,omitempty"`
+	VrfContainsFold *string  `json:"vrfContainsFold,omitempty"`
+
 	// "vlan" field predicates.
 	Vlan       *int  `json:"vlan,omitempty"`
 	VlanNEQ    *int  `json:"vlanNEQ,omitempty"`
@@ -17792,6 +17807,45 @@ func (i *NetworkWhereInput) P() (predicate.Network, error) {
 	}
 	if i.CidrContainsFold != nil {
 		predicates = append(predicates, network.CidrContainsFold(*i.CidrContainsFold))
+	}
+	if i.Vrf != nil {
+		predicates = append(predicates, network.VrfEQ(*i.Vrf))
+	}
+	if i.VrfNEQ != nil {
+		predicates = append(predicates, network.VrfNEQ(*i.VrfNEQ))
+	}
+	if len(i.VrfIn) > 0 {
+		predicates = append(predicates, network.VrfIn(i.VrfIn...))
+	}
+	if len(i.VrfNotIn) > 0 {
+		predicates = append(predicates, network.VrfNotIn(i.VrfNotIn...))
+	}
+	if i.VrfGT != nil {
+		predicates = append(predicates, network.VrfGT(*i.VrfGT))
+	}
+	if i.VrfGTE != nil {
+		predicates = append(predicates, network.VrfGTE(*i.VrfGTE))
+	}
+	if i.VrfLT != nil {
+		predicates = append(predicates, network.VrfLT(*i.VrfLT))
+	}
+	if i.VrfLTE != nil {
+		predicates = append(predicates, network.VrfLTE(*i.VrfLTE))
+	}
+	if i.VrfContains != nil {
+		predicates = append(predicates, network.VrfContains(*i.VrfContains))
+	}
+	if i.VrfHasPrefix != nil {
+		predicates = append(predicates, network.VrfHasPrefix(*i.VrfHasPrefix))
+	}
+	if i.VrfHasSuffix != nil {
+		predicates = append(predicates, network.VrfHasSuffix(*i.VrfHasSuffix))
+	}
+	if i.VrfEqualFold != nil {
+		predicates = append(predicates, network.VrfEqualFold(*i.VrfEqualFold))
+	}
+	if i.VrfContainsFold != nil {
+		predicates = append(predicates, network.VrfContainsFold(*i.VrfContainsFold))
 	}
 	if i.Vlan != nil {
 		predicates = append(predicates, network.VlanEQ(*i.Vlan))

@@ -36568,6 +36568,7 @@ type NetworkMutation struct {
 	name                    *string
 	description             *string
 	cidr                    *string
+	vrf                     *string
 	vlan                    *int
 	addvlan                 *int
 	gateway                 *string
@@ -36890,6 +36891,42 @@ func (m *NetworkMutation) OldCidr(ctx context.Context) (v string, err error) {
 // ResetCidr resets all changes to the "cidr" field.
 func (m *NetworkMutation) ResetCidr() {
 	m.cidr = nil
+}
+
+// SetVrf sets the "vrf" field.
+func (m *NetworkMutation) SetVrf(s string) {
+	m.vrf = &s
+}
+
+// Vrf returns the value of the "vrf" field in the mutation.
+func (m *NetworkMutation) Vrf() (r string, exists bool) {
+	v := m.vrf
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVrf returns the old "vrf" field's value of the Network entity.
+// If the Network object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NetworkMutation) OldVrf(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVrf is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVrf requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVrf: %w", err)
+	}
+	return oldValue.Vrf, nil
+}
+
+// ResetVrf resets all changes to the "vrf" field.
+func (m *NetworkMutation) ResetVrf() {
+	m.vrf = nil
 }
 
 // SetVlan sets the "vlan" field.
@@ -37533,7 +37570,7 @@ func (m *NetworkMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *NetworkMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.created_at != nil {
 		fields = append(fields, network.FieldCreatedAt)
 	}
@@ -37548,6 +37585,9 @@ func (m *NetworkMutation) Fields() []string {
 	}
 	if m.cidr != nil {
 		fields = append(fields, network.FieldCidr)
+	}
+	if m.vrf != nil {
+		fields = append(fields, network.FieldVrf)
 	}
 	if m.vlan != nil {
 		fields = append(fields, network.FieldVlan)
@@ -37579,6 +37619,8 @@ func (m *NetworkMutation) Field(name string) (ent.Value, bool) {
 		return m.Description()
 	case network.FieldCidr:
 		return m.Cidr()
+	case network.FieldVrf:
+		return m.Vrf()
 	case network.FieldVlan:
 		return m.Vlan()
 	case network.FieldGateway:
@@ -37606,6 +37648,8 @@ func (m *NetworkMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDescription(ctx)
 	case network.FieldCidr:
 		return m.OldCidr(ctx)
+	case network.FieldVrf:
+		return m.OldVrf(ctx)
 	case network.FieldVlan:
 		return m.OldVlan(ctx)
 	case network.FieldGateway:
@@ -37657,6 +37701,13 @@ func (m *NetworkMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCidr(v)
+		return nil
+	case network.FieldVrf:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVrf(v)
 		return nil
 	case network.FieldVlan:
 		v, ok := value.(int)
@@ -37791,6 +37842,9 @@ func (m *NetworkMutation) ResetField(name string) error {
 		return nil
 	case network.FieldCidr:
 		m.ResetCidr()
+		return nil
+	case network.FieldVrf:
+		m.ResetVrf()
 		return nil
 	case network.FieldVlan:
 		m.ResetVlan()

@@ -31,6 +31,8 @@ type Network struct {
 	Description string `json:"description,omitempty"`
 	// prefix in CIDR notation, e.g. 10.1.0.0/24
 	Cidr string `json:"cidr,omitempty"`
+	// routing scope (VRF) of the prefix: prefixes of one scope never overlap; the same prefix may exist in two scopes
+	Vrf string `json:"vrf,omitempty"`
 	// Vlan holds the value of the "vlan" field.
 	Vlan int `json:"vlan,omitempty"`
 	// Gateway holds the value of the "gateway" field.
@@ -166,7 +168,7 @@ func (*Network) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case network.FieldID, network.FieldVlan:
 			values[i] = new(sql.NullInt64)
-		case network.FieldName, network.FieldDescription, network.FieldCidr, network.FieldGateway, network.FieldPurpose:
+		case network.FieldName, network.FieldDescription, network.FieldCidr, network.FieldVrf, network.FieldGateway, network.FieldPurpose:
 			values[i] = new(sql.NullString)
 		case network.FieldCreatedAt, network.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -226,6 +228,12 @@ func (_m *Network) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field cidr", values[i])
 			} else if value.Valid {
 				_m.Cidr = value.String
+			}
+		case network.FieldVrf:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field vrf", values[i])
+			} else if value.Valid {
+				_m.Vrf = value.String
 			}
 		case network.FieldVlan:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -364,6 +372,9 @@ func (_m *Network) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("cidr=")
 	builder.WriteString(_m.Cidr)
+	builder.WriteString(", ")
+	builder.WriteString("vrf=")
+	builder.WriteString(_m.Vrf)
 	builder.WriteString(", ")
 	builder.WriteString("vlan=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Vlan))

@@ -84,6 +84,20 @@ func (_c *NetworkCreate) SetCidr(v string) *NetworkCreate {
 	return _c
 }
 
+// SetVrf sets the "vrf" field.
+func (_c *NetworkCreate) SetVrf(v string) *NetworkCreate {
+	_c.mutation.SetVrf(v)
+	return _c
+}
+
+// SetNillableVrf sets the "vrf" field if the given value is not nil.
+func (_c *NetworkCreate) SetNillableVrf(v *string) *NetworkCreate {
+	if v != nil {
+		_c.SetVrf(*v)
+	}
+	return _c
+}
+
 // SetVlan sets the "vlan" field.
 func (_c *NetworkCreate) SetVlan(v int) *NetworkCreate {
 	_c.mutation.SetVlan(v)
@@ -315,6 +329,10 @@ func (_c *NetworkCreate) defaults() error {
 		v := network.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.Vrf(); !ok {
+		v := network.DefaultVrf
+		_c.mutation.SetVrf(v)
+	}
 	if _, ok := _c.mutation.Purpose(); !ok {
 		v := network.DefaultPurpose
 		_c.mutation.SetPurpose(v)
@@ -349,6 +367,14 @@ func (_c *NetworkCreate) check() error {
 	if v, ok := _c.mutation.Cidr(); ok {
 		if err := network.CidrValidator(v); err != nil {
 			return &ValidationError{Name: "cidr", err: fmt.Errorf(`ent: validator failed for field "Network.cidr": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Vrf(); !ok {
+		return &ValidationError{Name: "vrf", err: errors.New(`ent: missing required field "Network.vrf"`)}
+	}
+	if v, ok := _c.mutation.Vrf(); ok {
+		if err := network.VrfValidator(v); err != nil {
+			return &ValidationError{Name: "vrf", err: fmt.Errorf(`ent: validator failed for field "Network.vrf": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.Vlan(); ok {
@@ -415,6 +441,10 @@ func (_c *NetworkCreate) createSpec() (*Network, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Cidr(); ok {
 		_spec.SetField(network.FieldCidr, field.TypeString, value)
 		_node.Cidr = value
+	}
+	if value, ok := _c.mutation.Vrf(); ok {
+		_spec.SetField(network.FieldVrf, field.TypeString, value)
+		_node.Vrf = value
 	}
 	if value, ok := _c.mutation.Vlan(); ok {
 		_spec.SetField(network.FieldVlan, field.TypeInt, value)
@@ -669,6 +699,18 @@ func (u *NetworkUpsert) UpdateCidr() *NetworkUpsert {
 	return u
 }
 
+// SetVrf sets the "vrf" field.
+func (u *NetworkUpsert) SetVrf(v string) *NetworkUpsert {
+	u.Set(network.FieldVrf, v)
+	return u
+}
+
+// UpdateVrf sets the "vrf" field to the value that was provided on create.
+func (u *NetworkUpsert) UpdateVrf() *NetworkUpsert {
+	u.SetExcluded(network.FieldVrf)
+	return u
+}
+
 // SetVlan sets the "vlan" field.
 func (u *NetworkUpsert) SetVlan(v int) *NetworkUpsert {
 	u.Set(network.FieldVlan, v)
@@ -846,6 +888,20 @@ func (u *NetworkUpsertOne) SetCidr(v string) *NetworkUpsertOne {
 func (u *NetworkUpsertOne) UpdateCidr() *NetworkUpsertOne {
 	return u.Update(func(s *NetworkUpsert) {
 		s.UpdateCidr()
+	})
+}
+
+// SetVrf sets the "vrf" field.
+func (u *NetworkUpsertOne) SetVrf(v string) *NetworkUpsertOne {
+	return u.Update(func(s *NetworkUpsert) {
+		s.SetVrf(v)
+	})
+}
+
+// UpdateVrf sets the "vrf" field to the value that was provided on create.
+func (u *NetworkUpsertOne) UpdateVrf() *NetworkUpsertOne {
+	return u.Update(func(s *NetworkUpsert) {
+		s.UpdateVrf()
 	})
 }
 
@@ -1204,6 +1260,20 @@ func (u *NetworkUpsertBulk) SetCidr(v string) *NetworkUpsertBulk {
 func (u *NetworkUpsertBulk) UpdateCidr() *NetworkUpsertBulk {
 	return u.Update(func(s *NetworkUpsert) {
 		s.UpdateCidr()
+	})
+}
+
+// SetVrf sets the "vrf" field.
+func (u *NetworkUpsertBulk) SetVrf(v string) *NetworkUpsertBulk {
+	return u.Update(func(s *NetworkUpsert) {
+		s.SetVrf(v)
+	})
+}
+
+// UpdateVrf sets the "vrf" field to the value that was provided on create.
+func (u *NetworkUpsertBulk) UpdateVrf() *NetworkUpsertBulk {
+	return u.Update(func(s *NetworkUpsert) {
+		s.UpdateVrf()
 	})
 }
 

@@ -92,6 +92,20 @@ func (_u *NetworkUpdate) SetNillableCidr(v *string) *NetworkUpdate {
 	return _u
 }
 
+// SetVrf sets the "vrf" field.
+func (_u *NetworkUpdate) SetVrf(v string) *NetworkUpdate {
+	_u.mutation.SetVrf(v)
+	return _u
+}
+
+// SetNillableVrf sets the "vrf" field if the given value is not nil.
+func (_u *NetworkUpdate) SetNillableVrf(v *string) *NetworkUpdate {
+	if v != nil {
+		_u.SetVrf(*v)
+	}
+	return _u
+}
+
 // SetVlan sets the "vlan" field.
 func (_u *NetworkUpdate) SetVlan(v int) *NetworkUpdate {
 	_u.mutation.ResetVlan()
@@ -490,6 +504,11 @@ func (_u *NetworkUpdate) check() error {
 			return &ValidationError{Name: "cidr", err: fmt.Errorf(`ent: validator failed for field "Network.cidr": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Vrf(); ok {
+		if err := network.VrfValidator(v); err != nil {
+			return &ValidationError{Name: "vrf", err: fmt.Errorf(`ent: validator failed for field "Network.vrf": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Vlan(); ok {
 		if err := network.VlanValidator(v); err != nil {
 			return &ValidationError{Name: "vlan", err: fmt.Errorf(`ent: validator failed for field "Network.vlan": %w`, err)}
@@ -540,6 +559,9 @@ func (_u *NetworkUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Cidr(); ok {
 		_spec.SetField(network.FieldCidr, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Vrf(); ok {
+		_spec.SetField(network.FieldVrf, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Vlan(); ok {
 		_spec.SetField(network.FieldVlan, field.TypeInt, value)
@@ -958,6 +980,20 @@ func (_u *NetworkUpdateOne) SetNillableCidr(v *string) *NetworkUpdateOne {
 	return _u
 }
 
+// SetVrf sets the "vrf" field.
+func (_u *NetworkUpdateOne) SetVrf(v string) *NetworkUpdateOne {
+	_u.mutation.SetVrf(v)
+	return _u
+}
+
+// SetNillableVrf sets the "vrf" field if the given value is not nil.
+func (_u *NetworkUpdateOne) SetNillableVrf(v *string) *NetworkUpdateOne {
+	if v != nil {
+		_u.SetVrf(*v)
+	}
+	return _u
+}
+
 // SetVlan sets the "vlan" field.
 func (_u *NetworkUpdateOne) SetVlan(v int) *NetworkUpdateOne {
 	_u.mutation.ResetVlan()
@@ -1369,6 +1405,11 @@ func (_u *NetworkUpdateOne) check() error {
 			return &ValidationError{Name: "cidr", err: fmt.Errorf(`ent: validator failed for field "Network.cidr": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Vrf(); ok {
+		if err := network.VrfValidator(v); err != nil {
+			return &ValidationError{Name: "vrf", err: fmt.Errorf(`ent: validator failed for field "Network.vrf": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Vlan(); ok {
 		if err := network.VlanValidator(v); err != nil {
 			return &ValidationError{Name: "vlan", err: fmt.Errorf(`ent: validator failed for field "Network.vlan": %w`, err)}
@@ -1436,6 +1477,9 @@ func (_u *NetworkUpdateOne) sqlSave(ctx context.Context) (_node *Network, err er
 	}
 	if value, ok := _u.mutation.Cidr(); ok {
 		_spec.SetField(network.FieldCidr, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Vrf(); ok {
+		_spec.SetField(network.FieldVrf, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Vlan(); ok {
 		_spec.SetField(network.FieldVlan, field.TypeInt, value)

@@ -150,8 +150,10 @@ func (f *fx) PowerZone(extra ...map[string]any) string {
 	return f.create("PowerZone", in)
 }
 
+// Network creates a network, in a routing scope (vrf) of its own unless extra names one, so
+// that tests may reuse prefixes (prefixes of one scope must not overlap).
 func (f *fx) Network(extra ...map[string]any) string {
-	return f.create("Network", input(map[string]any{"name": uniq("net"), "cidr": uniqCIDR()}, extra))
+	return f.create("Network", input(map[string]any{"name": uniq("net"), "cidr": uniqCIDR(), "vrf": uniq("vrf")}, extra))
 }
 
 // --- compute ---

@@ -19,8 +19,8 @@ func (r *mutationResolver) AllocateIPAddress(ctx context.Context, input model.Al
 }
 
 // ReleaseIPAddress is the resolver for the releaseIPAddress field.
-func (r *mutationResolver) ReleaseIPAddress(ctx context.Context, id int) (int, error) {
-	return ipam.Release(ctx, r.ent(ctx), id)
+func (r *mutationResolver) ReleaseIPAddress(ctx context.Context, id int, force *bool) (int, error) {
+	return ipam.Release(ctx, r.ent(ctx), id, force != nil && *force)
 }
 
 // Utilization is the resolver for the utilization field.

@@ -63,7 +63,7 @@ func TestServiceLoadBalancerLifecycle(t *testing.T) {
 	env, f := newEnv(t)
 	s := site(t, env)
 	flavor := flavorOf(f)
-	env.Client.Network.Create().SetName(uniq("svcnet")).SetCidr("10.88.0.0/24").SetPurpose(network.PurposeService).
+	env.Client.Network.Create().SetName(uniq("svcnet")).SetCidr("10.88.0.0/24").SetVrf(uniq("vrf")).SetPurpose(network.PurposeService).
 		SetDatacenterID(s.Datacenter).ExecX(gqltest.System())
 	var out struct {
 		CreateRegionService struct {

@@ -28,11 +28,13 @@ func TestAllocateNext(t *testing.T) {
 		{name: "/30", cidr: "10.0.0.0/30", gateway: "10.0.0.1", want: []string{"10.0.0.2", ""}},
 		{name: "/31 uses both addresses", cidr: "10.0.0.0/31", want: []string{"10.0.0.0", "10.0.0.1", ""}},
 		{name: "/32", cidr: "192.0.2.7/32", want: []string{"192.0.2.7", ""}},
-		{name: "IPv6 /64", cidr: "2001:db8::/64", gateway: "2001:db8::1", want: []string{"2001:db8::", "2001:db8::2"}},
-		{name: "IPv6 /64 past a range", cidr: "2001:db8::/64", ranges: []string{"2001:db8::-2001:db8::ffff"},
+		{name: "IPv6 /64 skips the subnet-router anycast address", cidr: "2001:db8::/64", want: []string{"2001:db8::1", "2001:db8::2"}},
+		{name: "IPv6 /64 with a gateway", cidr: "2001:db8::/64", gateway: "2001:db8::1", want: []string{"2001:db8::2", "2001:db8::3"}},
+		{name: "IPv6 /127 uses both addresses", cidr: "2001:db8:7::/127", want: []string{"2001:db8:7::", "2001:db8:7::1", ""}},
+		{name: "IPv6 /64 past a range", cidr: "2001:db8::/64", ranges: []string{"2001:db8::1-2001:db8::ffff"},
 			want: []string{"2001:db8::1:0"}},
 		{name: "IPv6 /64 nearly full, without walking it", cidr: "2001:db8:1::/64",
-			ranges: []string{"2001:db8:1::-2001:db8:1::ffff:ffff:ffff:fffe"}, want: []string{"2001:db8:1:0:ffff:ffff:ffff:ffff", ""}},
+			ranges: []string{"2001:db8:1::1-2001:db8:1::ffff:ffff:ffff:fffe"}, want: []string{"2001:db8:1:0:ffff:ffff:ffff:ffff", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,7 +232,7 @@ func TestRelease(t *testing.T) {
 	_, err := ipam.Allocate(f.ctx, f.c, ipam.Request{NetworkID: n.ID})
 	expectAPIError(t, err, apierr.CodeExhausted, "networkID")
 
-	if id, err := ipam.Release(f.ctx, f.c, ids[1]); err != nil || id != ids[1] {
+	if id, err := ipam.Release(f.ctx, f.c, ids[1], false); err != nil || id != ids[1] {
 		t.Fatalf("release = %d, %v", id, err)
 	}
 	ip, err := ipam.Allocate(f.ctx, f.c, ipam.Request{NetworkID: n.ID})
@@ -241,7 +243,7 @@ func TestRelease(t *testing.T) {
 		t.Errorf("after releasing 10.5.0.3 the next allocation got %s, want 10.5.0.3 again", ip.Address)
 	}
 
-	_, err = ipam.Release(f.ctx, f.c, ids[1]) // already gone
+	_, err = ipam.Release(f.ctx, f.c, ids[1], false) // already gone
 	expectAPIError(t, err, apierr.CodeNotFound, "")
 
 	t.Run("a VIP is not released", func(t *testing.T) {
@@ -251,7 +253,7 @@ func TestRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = ipam.Release(f.ctx, f.c, vip.ID)
+		_, err = ipam.Release(f.ctx, f.c, vip.ID, false)
 		e := expectAPIError(t, err, apierr.CodeConflict, "id")
 		if !strings.Contains(e.Message, lb.Name) {
 			t.Errorf("message %q does not name the load balancer %s", e.Message, lb.Name)
@@ -262,7 +264,7 @@ func TestRelease(t *testing.T) {
 		if err := f.c.LoadBalancer.UpdateOne(lb).ClearVip().Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ipam.Release(f.ctx, f.c, vip.ID); err != nil {
+		if _, err := ipam.Release(f.ctx, f.c, vip.ID, false); err != nil {
 			t.Fatalf("release after clearing the VIP: %v", err)
 		}
 		if f.count(n) != 0 {
@@ -277,7 +279,7 @@ func TestRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ipam.Release(f.ctx, f.c, ip.ID); err != nil {
+		if _, err := ipam.Release(f.ctx, f.c, ip.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		if c, _ := p.QueryIPAddresses().Count(f.ctx); c != 0 {

@@ -16,10 +16,15 @@ import (
 
 // Usable reports why addr cannot be a host address of prefix, or nil: it must lie inside the
 // prefix and, in IPv4 prefixes of /30 and wider, be neither the network nor the broadcast
-// address.
+// address; in IPv6 prefixes of /126 and wider it must not be the subnet-router anycast address
+// (all host bits zero, RFC 4291 2.6.1), which every router of the link answers. IPv6 /127 (RFC
+// 6164) and /128 use every address.
 func Usable(prefix netip.Prefix, addr netip.Addr) error {
 	if !prefix.Contains(addr) {
 		return fmt.Errorf("%s is outside %s", addr, prefix)
+	}
+	if addr.Is6() && prefix.Bits() <= 126 && addr == prefix.Masked().Addr() {
+		return fmt.Errorf("%s is the subnet-router anycast address of %s", addr, prefix)
 	}
 	if addr.Is4() && prefix.Bits() <= 30 {
 		if addr == prefix.Addr() {
@@ -41,22 +46,25 @@ func Broadcast(p netip.Prefix) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
 
-// NetworkHook keeps a network's gateway a usable address of its prefix, and refuses to
+// NetworkHook keeps a network's gateway a usable address of its prefix, refuses a prefix that
+// overlaps another network's in the same routing scope (see checkScope), and refuses to
 // change a prefix so that existing addresses or reserved ranges would fall outside it.
 func NetworkHook() ent.Hook {
 	return hook.On(func(next ent.Mutator) ent.Mutator {
 		return hook.NetworkFunc(func(ctx context.Context, m *ent.NetworkMutation) (ent.Value, error) {
 			cidr, cidrSet := m.Cidr()
 			gw, gwSet := m.Gateway()
-			if !cidrSet && !gwSet {
+			vrf, vrfSet := m.Vrf()
+			if !cidrSet && !gwSet && !vrfSet {
 				return next.Mutate(ctx, m)
 			}
 			if m.Op().Is(ent.OpUpdate) {
-				return nil, apierr.Validation("cidr", "prefix and gateway can only be changed one network at a time")
+				return nil, apierr.Validation("cidr", "prefix, gateway and vrf can only be changed one network at a time")
 			}
+			var self int
 			if m.Op().Is(ent.OpUpdateOne) {
-				id, _ := m.ID()
-				old, err := m.Client().Network.Get(authz.Unrestricted(ctx), id)
+				self, _ = m.ID()
+				old, err := m.Client().Network.Get(authz.Unrestricted(ctx), self)
 				if err != nil {
 					return nil, err
 				}
@@ -66,6 +74,12 @@ func NetworkHook() ent.Hook {
 				if !gwSet && !m.GatewayCleared() {
 					gw = old.Gateway
 				}
+				if !vrfSet {
+					vrf = old.Vrf
+				}
+			}
+			if vrf == "" {
+				vrf = DefaultVRF
 			}
 			prefix, err := netip.ParsePrefix(cidr)
 			if err != nil {
@@ -78,6 +92,11 @@ func NetworkHook() ent.Hook {
 				}
 				if err := Usable(prefix, addr); err != nil {
 					return nil, apierr.Validation("gateway", "%v", err)
+				}
+			}
+			if cidrSet || vrfSet {
+				if err := checkScope(ctx, m.Client(), self, vrf, prefix); err != nil {
+					return nil, err
 				}
 			}
 			if cidrSet && m.Op().Is(ent.OpUpdateOne) {

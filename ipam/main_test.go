@@ -38,10 +38,11 @@ func newFixture(t testing.TB) *fixture {
 	return &fixture{t: t, env: env, c: env.Client, ctx: gqltest.System()}
 }
 
-// network creates a network with prefix cidr and gateway gw ("" for none).
+// network creates a network with prefix cidr and gateway gw ("" for none), in a routing scope
+// (vrf) of its own, so that tests may reuse prefixes without overlapping each other.
 func (f *fixture) network(cidr, gw string) *ent.Network {
 	f.t.Helper()
-	create := f.c.Network.Create().SetName(uniq("net")).SetCidr(cidr)
+	create := f.c.Network.Create().SetName(uniq("net")).SetCidr(cidr).SetVrf(uniq("vrf"))
 	if gw != "" {
 		create.SetGateway(gw)
 	}

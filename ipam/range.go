@@ -100,12 +100,16 @@ func lastAddr(p netip.Prefix) netip.Addr {
 }
 
 // hostRange returns the host addresses of p: the whole prefix, less the network and broadcast
-// addresses of IPv4 prefixes of /30 and wider (the addresses Usable accepts).
+// addresses of IPv4 prefixes of /30 and wider and the subnet-router anycast address of IPv6
+// prefixes of /126 and wider (the addresses Usable accepts).
 func hostRange(p netip.Prefix) Range {
 	p = p.Masked()
 	s := Range{First: p.Addr(), Last: lastAddr(p)}
 	if p.Addr().Is4() && p.Bits() <= 30 {
 		s.First, s.Last = s.First.Next(), s.Last.Prev()
+	}
+	if p.Addr().Is6() && p.Bits() <= 126 {
+		s.First = s.First.Next() // the subnet-router anycast address (RFC 4291 2.6.1)
 	}
 	return s
 }

@@ -63,8 +63,8 @@ func TestSpaceNext(t *testing.T) {
 		{name: "/32 full", prefix: "10.1.2.3/32", addrs: []string{"10.1.2.3"}},
 		{name: "top of the IPv4 space", prefix: "255.255.255.255/32", want: "255.255.255.255"},
 		{name: "top of the IPv4 space, full", prefix: "255.255.255.255/32", addrs: []string{"255.255.255.255"}},
-		{name: "IPv6 /64 starts at the prefix", prefix: "2001:db8::/64", want: "2001:db8::"},
-		{name: "IPv6 gateway and range", prefix: "2001:db8::/64", gateway: "2001:db8::1", addrs: []string{"2001:db8::"}, ranges: []string{"2001:db8::2-2001:db8::ffff"}, want: "2001:db8::1:0"},
+		{name: "IPv6 /64 starts after the subnet-router anycast address", prefix: "2001:db8::/64", want: "2001:db8::1"},
+		{name: "IPv6 gateway and range", prefix: "2001:db8::/64", gateway: "2001:db8::1", addrs: []string{"2001:db8::2"}, ranges: []string{"2001:db8::3-2001:db8::ffff"}, want: "2001:db8::1:0"},
 		{name: "IPv6 /64 all but the last address taken, without walking 2^64",
 			prefix: "2001:db8::/64", ranges: []string{"2001:db8::-2001:db8::ffff:ffff:ffff:fffe"}, want: "2001:db8::ffff:ffff:ffff:ffff"},
 		{name: "IPv6 /64 full", prefix: "2001:db8::/64", ranges: []string{"2001:db8::-2001:db8::ffff:ffff:ffff:ffff"}},
@@ -114,11 +114,11 @@ func TestSpaceFree(t *testing.T) {
 	}
 	v6 := testSpace(t, "2001:db8::/64", "2001:db8::1", nil, nil)
 	got := v6.free(10)
-	if len(got) != 2 || got[0].String() != "2001:db8::" || got[1].String() != "2001:db8::2–2001:db8::ffff:ffff:ffff:ffff" {
+	if len(got) != 1 || got[0].String() != "2001:db8::2–2001:db8::ffff:ffff:ffff:ffff" {
 		t.Fatalf("free of an IPv6 /64 with a gateway = %v", got)
 	}
-	if got[1].Size() != math.Exp2(64)-2 {
-		t.Errorf("size of %s = %v, want 2^64-2", got[1], got[1].Size())
+	if got[0].Size() != math.Exp2(64)-2 {
+		t.Errorf("size of %s = %v, want 2^64-2", got[0], got[0].Size())
 	}
 }
 
@@ -163,7 +163,7 @@ func TestSpaceUsage(t *testing.T) {
 		},
 		{
 			name: "IPv6 /120", prefix: "2001:db8::/120", gateway: "2001:db8::1", ranges: []string{"2001:db8::80-2001:db8::ff"},
-			want: Usage{Prefix: "2001:db8::/120", Size: 256, Usable: 256, Allocated: 1, Reserved: 128, Free: 127, PercentUsed: 129.0 / 256 * 100},
+			want: Usage{Prefix: "2001:db8::/120", Size: 256, Usable: 255, Allocated: 1, Reserved: 128, Free: 126, PercentUsed: 129.0 / 255 * 100},
 		},
 	}
 	for _, tt := range tests {
@@ -180,7 +180,7 @@ func TestSpaceUsage(t *testing.T) {
 
 	t.Run("IPv6 /64", func(t *testing.T) {
 		got := testSpace(t, "2001:db8::/64", "2001:db8::1", []string{"2001:db8::2"}, nil).usage()
-		if got.Size != math.Exp2(64) || got.Usable != math.Exp2(64) || got.Allocated != 2 || got.Free <= 0 || got.PercentUsed <= 0 {
+		if got.Size != math.Exp2(64) || got.Usable != math.Exp2(64)-1 || got.Allocated != 2 || got.Free <= 0 || got.PercentUsed <= 0 {
 			t.Errorf("usage = %+v", got)
 		}
 	})
@@ -225,7 +225,8 @@ func TestHostRange(t *testing.T) {
 		"10.0.0.0/30":     "10.0.0.1–10.0.0.2",
 		"10.0.0.0/31":     "10.0.0.0–10.0.0.1",
 		"10.0.0.9/32":     "10.0.0.9",
-		"2001:db8::/64":   "2001:db8::–2001:db8::ffff:ffff:ffff:ffff",
+		"2001:db8::/64":   "2001:db8::1–2001:db8::ffff:ffff:ffff:ffff",
+		"2001:db8::/126":  "2001:db8::1–2001:db8::3",
 		"2001:db8::/127":  "2001:db8::–2001:db8::1",
 		"2001:db8::1/128": "2001:db8::1",
 	} {

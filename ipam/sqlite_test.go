@@ -24,7 +24,7 @@ func TestAllocateSQLite(t *testing.T) {
 	}
 	_, err = ipam.Allocate(f.ctx, f.c, ipam.Request{NetworkID: n.ID, Address: ptr("10.30.0.10")})
 	expectAPIError(t, err, apierr.CodeConflict, "address")
-	if _, err := ipam.Release(f.ctx, f.c, ip.ID); err != nil {
+	if _, err := ipam.Release(f.ctx, f.c, ip.ID, false); err != nil {
 		t.Fatal(err)
 	}
 

@@ -19,7 +19,10 @@ func TestUsable(t *testing.T) {
 		{"10.0.0.0/32", "10.0.0.0", true},
 		{"10.0.0.0/22", "10.0.3.255", false},
 		{"10.0.0.0/22", "10.0.3.254", true},
-		{"2001:db8::/64", "2001:db8::", true},
+		{"2001:db8::/64", "2001:db8::", false}, // subnet-router anycast
+		{"2001:db8::/64", "2001:db8::1", true},
+		{"2001:db8::/127", "2001:db8::", true}, // RFC 6164 point-to-point: both usable
+		{"2001:db8::1/128", "2001:db8::1", true},
 		{"2001:db8::/64", "2001:db9::1", false},
 	}
 	for _, tt := range tests {

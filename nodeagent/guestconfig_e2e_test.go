@@ -49,7 +49,7 @@ func TestGuestConfigEndToEnd(t *testing.T) {
 	var nets []string
 	for i, cidr := range []string{"10.61.0.0/24", "10.62.0.0/24"} {
 		gw := strings.TrimSuffix(cidr, "0/24") + "1"
-		n, err := st.env.Client.Network.Create().SetName(site.Prefix + "-net" + strconv.Itoa(i)).SetCidr(cidr).
+		n, err := st.env.Client.Network.Create().SetName(site.Prefix + "-net" + strconv.Itoa(i)).SetCidr(cidr).SetVrf(site.Prefix).
 			SetGateway(gw).SetDNSServers([]string{"192.0.2.53"}).SetDatacenterID(site.Datacenter).Save(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -50,7 +50,7 @@ func TestVolumesEndToEnd(t *testing.T) {
 	// Two networks, an SSH key and user-data: everything a VM can be given at once.
 	var nets []string
 	for i, cidr := range []string{"10.63.0.0/24", "10.64.0.0/24"} {
-		n, err := st.env.Client.Network.Create().SetName(site.Prefix + "-vnet" + strconv.Itoa(i)).SetCidr(cidr).
+		n, err := st.env.Client.Network.Create().SetName(site.Prefix + "-vnet" + strconv.Itoa(i)).SetCidr(cidr).SetVrf(site.Prefix).
 			SetGateway(strings.TrimSuffix(cidr, "0/24") + "1").SetDatacenterID(site.Datacenter).Save(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -320,7 +320,7 @@ func TestServiceLoadBalancer(t *testing.T) {
 	if e := expectCode(t, err, apierr.CodeValidation); e.Field != "loadBalanced" {
 		t.Errorf("without a SERVICE network: field %q", e.Field)
 	}
-	net := c.Network.Create().SetName(s.Prefix + "-svc").SetCidr("10.77.0.0/24").SetPurpose(network.PurposeService).
+	net := c.Network.Create().SetName(s.Prefix + "-svc").SetCidr("10.77.0.0/24").SetVrf(s.Prefix).SetPurpose(network.PurposeService).
 		SetDatacenterID(s.Datacenter).SaveX(ctx)
 	svc, err := p.CreateService(ctx, c, in)
 	if err != nil {

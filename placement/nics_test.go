@@ -18,7 +18,7 @@ import (
 // vmNetwork creates a VM network of the site's datacenter.
 func vmNetwork(tb testing.TB, s *placementtest.Site, c *ent.Client, name, cidr, gateway string) *ent.Network {
 	tb.Helper()
-	n, err := c.Network.Create().SetName(s.Prefix + "-" + name).SetCidr(cidr).SetGateway(gateway).
+	n, err := c.Network.Create().SetName(s.Prefix + "-" + name).SetCidr(cidr).SetVrf(s.Prefix).SetGateway(gateway).
 		SetDatacenterID(s.Datacenter).SetDNSServers([]string{"192.0.2.53"}).Save(placementtest.Ctx())
 	if err != nil {
 		tb.Fatal(err)

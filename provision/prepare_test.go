@@ -23,7 +23,7 @@ import (
 // user-data, ready for the agent; the image it waits for is ACTIVE.
 func TestCreateRendersConfigDrive(t *testing.T) {
 	f := newFixture(t)
-	n, err := f.c.Network.Create().SetName(f.site.Prefix + "-vmnet").SetCidr("10.70.0.0/24").SetGateway("10.70.0.1").
+	n, err := f.c.Network.Create().SetName(f.site.Prefix + "-vmnet").SetCidr("10.70.0.0/24").SetVrf(f.site.Prefix).SetGateway("10.70.0.1").
 		SetDNSServers([]string{"192.0.2.53"}).SetDatacenterID(f.site.Datacenter).Save(f.ctx)
 	if err != nil {
 		t.Fatal(err)

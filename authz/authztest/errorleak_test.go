@@ -63,7 +63,7 @@ func TestErrorsNameNoUnreadableRecords(t *testing.T) {
 	}
 
 	// A tenant member of A naming B's management network for a new VM.
-	bNet := c.Network.Create().SetName(uniq("b-secret-net")).SetCidr("10.201.0.0/16").SetTenantID(w.tenantB).
+	bNet := c.Network.Create().SetName(uniq("b-secret-net")).SetCidr("10.201.0.0/16").SetVrf(uniq("vrf")).SetTenantID(w.tenantB).
 		SetPurpose("MANAGEMENT").SaveX(ctx)
 	secrets = append(secrets, bNet.Name)
 	check("member: createVirtualMachine(networkIDs: [B's network])", w.do(t, w.viewer("tenant-member"),

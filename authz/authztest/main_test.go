@@ -30,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/user"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
@@ -187,8 +188,11 @@ type world struct {
 	spare                                                              int // a Ready node with room, where GraphQL creates place VMs
 	vm1                                                                int // tenant A's VM on N1
 	vmPort                                                             int // a port of vm1
-	netA                                                               int // tenant A's network, 10.200.0.0/16
-	ipNext                                                             atomic.Int64
+	// gonePort is a NIC of a DELETED VM of tenant A on node1: the matrix's addresses hang on
+	// it, since an address a live VM uses cannot be deleted (ipam.BoundHook).
+	gonePort int
+	netA     int // tenant A's network, 10.200.0.0/16
+	ipNext   atomic.Int64
 
 	adminID, adminTokenID int
 	viewers               []*viewer
@@ -224,7 +228,10 @@ func newWorld(tb testing.TB) *world {
 		SetCPUCapacity(1 << 20).SetMemoryCapacityMB(1 << 40).SetDiskCapacityGB(1 << 40).ExecX(ctx)
 	w.vm1 = w.newVM(w.tenantA, w.node1)
 	w.vmPort = c.Port.Create().SetName(uniq("vnic")).SetVirtualMachineID(w.vm1).SaveX(ctx).ID
-	w.netA = c.Network.Create().SetName(uniq("net-a")).SetCidr("10.200.0.0/16").SetTenantID(w.tenantA).SaveX(ctx).ID
+	gone := w.newVM(w.tenantA, w.node1)
+	c.VirtualMachine.UpdateOneID(gone).SetStatus(virtualmachine.StatusDeleted).ExecX(ctx)
+	w.gonePort = c.Port.Create().SetName(uniq("vnic")).SetVirtualMachineID(gone).SaveX(ctx).ID
+	w.netA = c.Network.Create().SetName(uniq("net-a")).SetCidr("10.200.0.0/16").SetVrf(uniq("vrf")).SetTenantID(w.tenantA).SaveX(ctx).ID
 
 	admin := c.User.Query().Where(user.Username(identity.AdminUsername)).OnlyX(ctx)
 	w.adminID = admin.ID
@@ -262,7 +269,7 @@ func (w *world) ownerOf(id int) owner {
 		return owner{node: id}
 	case w.vm1:
 		return owner{tenant: w.tenantA, node: w.node1, maintainer: w.m1}
-	case w.vmPort:
+	case w.vmPort, w.gonePort:
 		return owner{tenant: w.tenantA, node: w.node1}
 	case w.netA:
 		return owner{tenant: w.tenantA}

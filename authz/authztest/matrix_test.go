@@ -235,11 +235,11 @@ var entities = map[string]entity{
 	},
 	"IPAddress": {
 		make: func(w *world) (int, owner) {
-			id := w.c.IPAddress.Create().SetAddress(w.nextIP()).SetNetworkID(w.netA).SetPortID(w.vmPort).SaveX(w.ctx).ID
+			id := w.c.IPAddress.Create().SetAddress(w.nextIP()).SetNetworkID(w.netA).SetPortID(w.gonePort).SaveX(w.ctx).ID
 			return id, owner{tenant: w.tenantA, node: w.node1}
 		},
 		parentType: "Port", parentField: "ipAddresses",
-		parent: func(w *world, _ int) (int, owner) { return w.vmPort, w.ownerOf(w.vmPort) },
+		parent: func(w *world, _ int) (int, owner) { return w.gonePort, w.ownerOf(w.gonePort) },
 		update: map[string]any{"description": "updated"},
 		create: func(w *world) (map[string]any, owner) {
 			return map[string]any{"address": w.nextIP(), "networkID": gid(w.netA)}, owner{}

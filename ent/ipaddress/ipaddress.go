@@ -101,7 +101,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
-	Hooks  [2]ent.Hook
+	Hooks  [3]ent.Hook
 	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time

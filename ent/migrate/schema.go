@@ -1265,6 +1265,7 @@ var (
 		{Name: "name", Type: field.TypeString, Unique: true, Size: 128},
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "cidr", Type: field.TypeString},
+		{Name: "vrf", Type: field.TypeString, Size: 64, Default: "global"},
 		{Name: "vlan", Type: field.TypeInt, Nullable: true},
 		{Name: "gateway", Type: field.TypeString, Nullable: true},
 		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"MANAGEMENT", "SERVICE", "VM", "STORAGE"}, Default: "VM"},
@@ -1281,19 +1282,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "networks_datacenters_networks",
-				Columns:    []*schema.Column{NetworksColumns[10]},
+				Columns:    []*schema.Column{NetworksColumns[11]},
 				RefColumns: []*schema.Column{DatacentersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "networks_network_zones_networks",
-				Columns:    []*schema.Column{NetworksColumns[11]},
+				Columns:    []*schema.Column{NetworksColumns[12]},
 				RefColumns: []*schema.Column{NetworkZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "networks_tenants_networks",
-				Columns:    []*schema.Column{NetworksColumns[12]},
+				Columns:    []*schema.Column{NetworksColumns[13]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},

@@ -28,6 +28,8 @@ const (
 	FieldDescription = "description"
 	// FieldCidr holds the string denoting the cidr field in the database.
 	FieldCidr = "cidr"
+	// FieldVrf holds the string denoting the vrf field in the database.
+	FieldVrf = "vrf"
 	// FieldVlan holds the string denoting the vlan field in the database.
 	FieldVlan = "vlan"
 	// FieldGateway holds the string denoting the gateway field in the database.
@@ -116,6 +118,7 @@ var Columns = []string{
 	FieldName,
 	FieldDescription,
 	FieldCidr,
+	FieldVrf,
 	FieldVlan,
 	FieldGateway,
 	FieldPurpose,
@@ -174,6 +177,10 @@ var (
 	DescriptionValidator func(string) error
 	// CidrValidator is a validator for the "cidr" field. It is called by the builders before save.
 	CidrValidator func(string) error
+	// DefaultVrf holds the default value on creation for the "vrf" field.
+	DefaultVrf string
+	// VrfValidator is a validator for the "vrf" field. It is called by the builders before save.
+	VrfValidator func(string) error
 	// VlanValidator is a validator for the "vlan" field. It is called by the builders before save.
 	VlanValidator func(int) error
 	// GatewayValidator is a validator for the "gateway" field. It is called by the builders before save.
@@ -239,6 +246,11 @@ func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 // ByCidr orders the results by the cidr field.
 func ByCidr(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCidr, opts...).ToFunc()
+}
+
+// ByVrf orders the results by the vrf field.
+func ByVrf(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldVrf, opts...).ToFunc()
 }
 
 // ByVlan orders the results by the vlan field.

@@ -80,6 +80,11 @@ func Cidr(v string) predicate.Network {
 	return predicate.Network(sql.FieldEQ(FieldCidr, v))
 }
 
+// Vrf applies equality check predicate on the "vrf" field. It's identical to VrfEQ.
+func Vrf(v string) predicate.Network {
+	return predicate.Network(sql.FieldEQ(FieldVrf, v))
+}
+
 // Vlan applies equality check predicate on the "vlan" field. It's identical to VlanEQ.
 func Vlan(v int) predicate.Network {
 	return predicate.Network(sql.FieldEQ(FieldVlan, v))
@@ -373,6 +378,71 @@ func CidrEqualFold(v string) predicate.Network {
 // CidrContainsFold applies the ContainsFold predicate on the "cidr" field.
 func CidrContainsFold(v string) predicate.Network {
 	return predicate.Network(sql.FieldContainsFold(FieldCidr, v))
+}
+
+// VrfEQ applies the EQ predicate on the "vrf" field.
+func VrfEQ(v string) predicate.Network {
+	return predicate.Network(sql.FieldEQ(FieldVrf, v))
+}
+
+// VrfNEQ applies the NEQ predicate on the "vrf" field.
+func VrfNEQ(v string) predicate.Network {
+	return predicate.Network(sql.FieldNEQ(FieldVrf, v))
+}
+
+// VrfIn applies the In predicate on the "vrf" field.
+func VrfIn(vs ...string) predicate.Network {
+	return predicate.Network(sql.FieldIn(FieldVrf, vs...))
+}
+
+// VrfNotIn applies the NotIn predicate on the "vrf" field.
+func VrfNotIn(vs ...string) predicate.Network {
+	return predicate.Network(sql.FieldNotIn(FieldVrf, vs...))
+}
+
+// VrfGT applies the GT predicate on the "vrf" field.
+func VrfGT(v string) predicate.Network {
+	return predicate.Network(sql.FieldGT(FieldVrf, v))
+}
+
+// VrfGTE applies the GTE predicate on the "vrf" field.
+func VrfGTE(v string) predicate.Network {
+	return predicate.Network(sql.FieldGTE(FieldVrf, v))
+}
+
+// VrfLT applies the LT predicate on the "vrf" field.
+func VrfLT(v string) predicate.Network {
+	return predicate.Network(sql.FieldLT(FieldVrf, v))
+}
+
+// VrfLTE applies the LTE predicate on the "vrf" field.
+func VrfLTE(v string) predicate.Network {
+	return predicate.Network(sql.FieldLTE(FieldVrf, v))
+}
+
+// VrfContains applies the Contains predicate on the "vrf" field.
+func VrfContains(v string) predicate.Network {
+	return predicate.Network(sql.FieldContains(FieldVrf, v))
+}
+
+// VrfHasPrefix applies the HasPrefix predicate on the "vrf" field.
+func VrfHasPrefix(v string) predicate.Network {
+	return predicate.Network(sql.FieldHasPrefix(FieldVrf, v))
+}
+
+// VrfHasSuffix applies the HasSuffix predicate on the "vrf" field.
+func VrfHasSuffix(v string) predicate.Network {
+	return predicate.Network(sql.FieldHasSuffix(FieldVrf, v))
+}
+
+// VrfEqualFold applies the EqualFold predicate on the "vrf" field.
+func VrfEqualFold(v string) predicate.Network {
+	return predicate.Network(sql.FieldEqualFold(FieldVrf, v))
+}
+
+// VrfContainsFold applies the ContainsFold predicate on the "vrf" field.
+func VrfContainsFold(v string) predicate.Network {
+	return predicate.Network(sql.FieldContainsFold(FieldVrf, v))
 }
 
 // VlanEQ applies the EQ predicate on the "vlan" field.

@@ -1357,6 +1357,8 @@ func init() {
 	ipaddressHooks := schema.IPAddress{}.Hooks()
 
 	ipaddress.Hooks[1] = ipaddressHooks[0]
+
+	ipaddress.Hooks[2] = ipaddressHooks[1]
 	ipaddressMixinFields0 := ipaddressMixin[0].Fields()
 	_ = ipaddressMixinFields0
 	ipaddressFields := schema.IPAddress{}.Fields()
@@ -2050,12 +2052,32 @@ func init() {
 			return nil
 		}
 	}()
+	// networkDescVrf is the schema descriptor for vrf field.
+	networkDescVrf := networkFields[3].Descriptor()
+	// network.DefaultVrf holds the default value on creation for the vrf field.
+	network.DefaultVrf = networkDescVrf.Default.(string)
+	// network.VrfValidator is a validator for the "vrf" field. It is called by the builders before save.
+	network.VrfValidator = func() func(string) error {
+		validators := networkDescVrf.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(vrf string) error {
+			for _, fn := range fns {
+				if err := fn(vrf); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	// networkDescVlan is the schema descriptor for vlan field.
-	networkDescVlan := networkFields[3].Descriptor()
+	networkDescVlan := networkFields[4].Descriptor()
 	// network.VlanValidator is a validator for the "vlan" field. It is called by the builders before save.
 	network.VlanValidator = networkDescVlan.Validators[0].(func(int) error)
 	// networkDescGateway is the schema descriptor for gateway field.
-	networkDescGateway := networkFields[4].Descriptor()
+	networkDescGateway := networkFields[5].Descriptor()
 	// network.GatewayValidator is a validator for the "gateway" field. It is called by the builders before save.
 	network.GatewayValidator = networkDescGateway.Validators[0].(func(string) error)
 	networkzoneMixin := schema.NetworkZone{}.Mixin()

@@ -54,5 +54,6 @@ func (IPAddress) Annotations() []schema.Annotation { return editable("ipAddresse
 func (IPAddress) Hooks() []ent.Hook {
 	return []ent.Hook{
 		ipam.AddressHook(),
+		ipam.BoundHook(),
 	}
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // Network is an IP prefix (IPv4 now, IPv6 accepted) with its VLAN, gateway and purpose. The
-// prefix must be canonical (no host bits) and the gateway inside it (checked by a hook in
-// package ipam).
+// prefix must be canonical (no host bits), the gateway inside it, and it must not overlap another
+// network's prefix in the same routing scope, vrf (checked by a hook in package ipam).
 type Network struct {
 	ent.Schema
 }
@@ -29,6 +29,8 @@ func (Network) Fields() []ent.Field {
 		descriptionField(),
 		field.String("cidr").NotEmpty().Validate(validPrefix).Annotations(entgql.OrderField("CIDR")).
 			Comment("prefix in CIDR notation, e.g. 10.1.0.0/24"),
+		field.String("vrf").Default(ipam.DefaultVRF).NotEmpty().MaxLen(64).Annotations(entgql.OrderField("VRF")).
+			Comment("routing scope (VRF) of the prefix: prefixes of one scope never overlap; the same prefix may exist in two scopes"),
 		field.Int("vlan").Optional().Range(1, 4094).Annotations(entgql.OrderField("VLAN")),
 		field.String("gateway").Optional().Validate(validAddr),
 		field.Enum("purpose").NamedValues(enumValues("Management", "Service", "Vm", "Storage")...).

@@ -40,7 +40,7 @@ const NetworkDocument = graphql(`
               status
               dnsName
               description
-              port { id name host { id name } virtualMachine { id name } }
+              port { id name host { id name } virtualMachine { id name status } }
               loadBalancer { id name }
             }
           }
@@ -222,6 +222,12 @@ function BindControl({ id, onDone }: { id: string; onDone(): void }) {
   );
 }
 
+/** inUseByVM tells whether a VM that is not deleted uses the address (on one of its NICs). */
+function inUseByVM(a: { port?: { virtualMachine?: { status: string } | null } | null }): boolean {
+  const vm = a.port?.virtualMachine;
+  return !!vm && vm.status !== 'DELETED';
+}
+
 export default function NetworkPage() {
   const { id = '' } = useParams();
   const [{ data, error, fetching }, refetch] = useQuery({ query: NetworkDocument, variables: { id } });
@@ -376,21 +382,29 @@ export default function NetworkPage() {
                   <div className="row">
                     <BindControl id={a.id} onDone={refresh} />
                     <HistoryLink type="IPAddress" id={a.id} />
-                    <button
-                      type="button"
-                      className="link"
-                      aria-label={`Release ${a.address}`}
-                      disabled={released.fetching}
-                      onClick={async () => {
-                        const r = await release({ id: a.id });
-                        if (!r.error) {
-                          setNote(`Released ${a.address}.`);
-                          refresh();
-                        }
-                      }}
-                    >
-                      Release
-                    </button>
+                    {inUseByVM(a) ? (
+                      // The API refuses (CONFLICT) to release an address a VM uses: it goes with
+                      // the VM, or an operator forces it through the API.
+                      <span className="muted small" data-testid="in-use" title="Released when its VM is deleted">
+                        in use by its VM
+                      </span>
+                    ) : (
+                      <button
+                        type="button"
+                        className="link"
+                        aria-label={`Release ${a.address}`}
+                        disabled={released.fetching}
+                        onClick={async () => {
+                          const r = await release({ id: a.id });
+                          if (!r.error) {
+                            setNote(`Released ${a.address}.`);
+                            refresh();
+                          }
+                        }}
+                      >
+                        Release
+                      </button>
+                    )}
                   </div>
                 </td>
               </tr>
