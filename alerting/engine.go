@@ -247,7 +247,8 @@ type plan struct {
 	matched  []*ent.EventRule
 }
 
-// A FILTER never drops a recovery: a SUCCESS whose fingerprint is in rec (an open alert, or
+// planFor is what the rules make of ev. A FILTER never drops a recovery: a SUCCESS whose
+// fingerprint is in rec (an open alert, or
 // an ACTION rule that last acted on a failure of it) goes on to the other rules, so that
 // "drop successful checks" keeps the one success that resolves an alert or sends the
 // recovery hook.
