@@ -5,6 +5,7 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/ent/alert"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/eventrule"
 	"github.com/virtflow/virtflow/ent/hookdelivery"
@@ -83,5 +84,32 @@ func TestOccurrencesPerEvent(t *testing.T) {
 	}
 	if a := c.Alert.Query().OnlyX(ctx); a.Occurrences != 5 {
 		t.Fatalf("after 5 events: occurrences %d, want 5", a.Occurrences)
+	}
+}
+
+// TestChecksShareNodes: two checks may name the same node and the same cluster (a node runs
+// every check naming it); the same check twice is still refused by its unique name.
+func TestChecksShareNodes(t *testing.T) {
+	db, s := site(t, 1)
+	c, ctx := db.Client, sys()
+	n := s.Nodes[0]
+	cl := c.ComputeNode.Query().Where(computenode.ID(n.ID)).QueryCluster().OnlyX(ctx)
+	for _, name := range []string{"disk", "ntp"} {
+		if _, err := c.Check.Create().SetName(name).SetCommand("/bin/true").AddNodeIDs(n.ID).AddClusterIDs(cl.ID).Save(ctx); err != nil {
+			t.Fatalf("check %s naming node %s and its cluster: %v", name, n.Name, err)
+		}
+	}
+	got, err := alerting.ChecksForNode(ctx, c, n.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "disk" || got[1].Name != "ntp" {
+		t.Errorf("checks for the node: %v, want disk and ntp", got)
+	}
+	if k := c.Check.Query().QueryNodes().CountX(ctx); k != 1 {
+		t.Errorf("the checks name %d distinct nodes, want 1", k)
+	}
+	if _, err := c.Check.Create().SetName("disk").SetCommand("/bin/true").AddNodeIDs(n.ID).Save(ctx); err == nil {
+		t.Error("a second check named disk was stored")
 	}
 }
