@@ -276,8 +276,9 @@ func planFor(ev *ent.Event, en *env, rec map[string]bool) plan {
 }
 
 // recoverable returns the fingerprints of the chunk's SUCCESS events (those in todo) that
-// would recover something: an open alert with that fingerprint, or an ACTION rule whose
-// state for it last acted on a failure (two statements, none without a SUCCESS).
+// would recover something: an open alert with that fingerprint, or an ACTION rule a
+// SUCCESS can match whose state for it last acted on a failure (two statements, none
+// without a SUCCESS).
 func recoverable(ctx context.Context, c *ent.Client, chunk []*ent.Event, todo map[int]bool, en *env) (map[string]bool, error) {
 	rec := map[string]bool{}
 	var fps []string
@@ -294,10 +295,23 @@ func recoverable(ctx context.Context, c *ent.Client, chunk []*ent.Event, todo ma
 	if err != nil {
 		return nil, fmt.Errorf("open alerts of recoveries: %w", err)
 	}
-	failed, err := c.RuleState.Query().Where(rulestate.KeyIn(fps...), rulestate.IssuedStatusNEQ(""),
-		rulestate.IssuedStatusNEQ(string(event.StatusSuccess))).Select(rulestate.FieldKey).Strings(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("rule states of recoveries: %w", err)
+	// Only rules a SUCCESS can reach recover: an ACTION rule matching CRITICAL only keeps
+	// its last failure forever, and must not keep every later SUCCESS from the filter.
+	var rules []int
+	for _, r := range en.rules {
+		if r.Kind == eventrule.KindAction && r.Action != nil &&
+			(r.StatusMatch == nil || *r.StatusMatch == eventrule.StatusMatchSuccess) {
+			rules = append(rules, r.ID)
+		}
+	}
+	var failed []string
+	if len(rules) > 0 {
+		failed, err = c.RuleState.Query().Where(rulestate.RuleIDIn(rules...), rulestate.KeyIn(fps...),
+			rulestate.IssuedStatusNEQ(""), rulestate.IssuedStatusNEQ(string(event.StatusSuccess))).
+			Select(rulestate.FieldKey).Strings(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("rule states of recoveries: %w", err)
+		}
 	}
 	for _, fp := range append(open, failed...) {
 		rec[fp] = true
