@@ -182,7 +182,9 @@ func hostIsCause(h *ent.Host) bool {
 // repeated) with fingerprint alertmanager:<Alertmanager's fingerprint>, a resolved one
 // resolves it. Labels name the object: host, node and instance (without its port) are
 // looked up as a host or a node name, pdu as a host, rack as a rack and power_zone as a
-// power zone (a name that is not unique is ignored); severity fatal/page, critical and
+// power zone; rack and power zone names repeat across floors and datacenters, so the labels
+// datacenter and floor (names) choose among them (a name still naming several, or none,
+// is ignored); severity fatal/page, critical and
 // anything else map to FATAL, CRITICAL and WARNING; the summary (or description)
 // annotation is the message. The viewer of ctx must be allowed to write alerts.
 func Receive(ctx context.Context, client *ent.Client, w AMWebhook) (AMResult, error) {
@@ -360,8 +362,36 @@ func amSeverity(s string) alert.Severity {
 type amIndex struct {
 	hosts map[string]*ent.Host
 	nodes map[string]*ent.ComputeNode
-	racks map[string]int
-	zones map[string]int
+	// racks and zones hold every rack and power zone of a name, with where it is: names
+	// repeat across floors and datacenters, and the datacenter and floor labels choose.
+	racks map[string][]placed
+	zones map[string][]placed
+}
+
+// placed is a rack or power zone and the names of its datacenter and floor ("" for a
+// power zone's floor).
+type placed struct {
+	id        int
+	dc, floor string
+}
+
+// pick returns the one of cands in the datacenter and floor the labels name (labels
+// datacenter and floor; an absent label matches any), or 0 when none or several are.
+func pick(cands []placed, l map[string]string) int {
+	id, n := 0, 0
+	for _, c := range cands {
+		if dc := l["datacenter"]; dc != "" && dc != c.dc {
+			continue
+		}
+		if fl := l["floor"]; fl != "" && c.floor != "" && fl != c.floor {
+			continue
+		}
+		id, n = c.id, n+1
+	}
+	if n != 1 {
+		return 0
+	}
+	return id
 }
 
 // loadAMOpen reads the open alerts the resolved alerts of w close, by fingerprint, with
@@ -407,7 +437,7 @@ func amIsCause(a *ent.Alert) bool {
 
 // loadAMIndex reads the objects the labels of w's alerts name (see Receive).
 func loadAMIndex(ctx context.Context, c *ent.Client, w AMWebhook) (*amIndex, error) {
-	idx := &amIndex{hosts: map[string]*ent.Host{}, nodes: map[string]*ent.ComputeNode{}, racks: map[string]int{}, zones: map[string]int{}}
+	idx := &amIndex{hosts: map[string]*ent.Host{}, nodes: map[string]*ent.ComputeNode{}, racks: map[string][]placed{}, zones: map[string][]placed{}}
 	machines, racks, zones := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	label := func(a AMAlert, k string) string {
 		if v, ok := a.Labels[k]; ok {
@@ -461,29 +491,34 @@ func loadAMIndex(ctx context.Context, c *ent.Client, w AMWebhook) (*amIndex, err
 		}
 	}
 	if len(racks) > 0 {
-		rs, err := c.Rack.Query().Where(rack.NameIn(keys(racks)...)).Select(rack.FieldID, rack.FieldName).All(ctx)
+		rs, err := c.Rack.Query().Where(rack.NameIn(keys(racks)...)).
+			WithFloor(func(q *ent.FloorQuery) { q.WithDatacenter() }).All(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range rs {
-			if _, dup := idx.racks[r.Name]; dup {
-				idx.racks[r.Name] = 0
-			} else {
-				idx.racks[r.Name] = r.ID
+			p := placed{id: r.ID}
+			if f := r.Edges.Floor; f != nil {
+				p.floor = f.Name
+				if f.Edges.Datacenter != nil {
+					p.dc = f.Edges.Datacenter.Name
+				}
 			}
+			idx.racks[r.Name] = append(idx.racks[r.Name], p)
 		}
 	}
 	if len(zones) > 0 {
-		zs, err := c.PowerZone.Query().Where(powerzone.NameIn(keys(zones)...)).Select(powerzone.FieldID, powerzone.FieldName).All(ctx)
+		zs, err := c.PowerZone.Query().Where(powerzone.NameIn(keys(zones)...)).
+			WithDatacenter().All(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, z := range zs {
-			if _, dup := idx.zones[z.Name]; dup {
-				idx.zones[z.Name] = 0
-			} else {
-				idx.zones[z.Name] = z.ID
+			p := placed{id: z.ID}
+			if z.Edges.Datacenter != nil {
+				p.dc = z.Edges.Datacenter.Name
 			}
+			idx.zones[z.Name] = append(idx.zones[z.Name], p)
 		}
 	}
 	return idx, nil
@@ -512,13 +547,17 @@ func (idx *amIndex) locate(l map[string]string) amTarget {
 			return t
 		}
 	}
-	if n := l["rack"]; n != "" && idx.racks[n] != 0 {
-		t.name, t.rack, t.cause = n, idx.racks[n], true
-		return t
+	if n := l["rack"]; n != "" {
+		if id := pick(idx.racks[n], l); id != 0 {
+			t.name, t.rack, t.cause = n, id, true
+			return t
+		}
 	}
-	if n := l["power_zone"]; n != "" && idx.zones[n] != 0 {
-		t.name, t.powerZone, t.cause = n, idx.zones[n], true
-		return t
+	if n := l["power_zone"]; n != "" {
+		if id := pick(idx.zones[n], l); id != 0 {
+			t.name, t.powerZone, t.cause = n, id, true
+			return t
+		}
 	}
 	return t
 }

@@ -11,7 +11,10 @@
 //
 // Rules (EventRule) run in the seed's order of kinds, then by priority:
 //
-//   - FILTER: a matching event is dropped (deleted).
+//   - FILTER: a matching event is dropped (deleted) — except a recovery: a SUCCESS whose
+//     fingerprint has an open alert, or whose ACTION rule last acted on a failure, goes on
+//     to the other rules, so a filter on SUCCESS never keeps an alert open or swallows a
+//     recovery hook.
 //   - SILENCE: a matching event is kept, flagged silenced, and nothing acts on it. Explicit
 //     silences (Silence rows between startsAt and endsAt, at most 30 days), an open
 //     maintenance of the event's node or host, and a cordoned or draining node silence the
@@ -29,7 +32,7 @@
 // optional status, and label equalities (node labels overlaid by the event's).
 //
 // Alerts are deduplicated by the database: a unique partial index allows one OPEN alert per
-// fingerprint (check + node or host), and [Raise] is an upsert that counts a repeat
+// fingerprint (check + node or host), and [Raise] is an upsert that counts a repeat (once per event, however many rules match)
 // (occurrences, lastSeenAt) — two workers racing give one alert counting two. Raised and
 // resolved alerts are audited as system:worker.
 //

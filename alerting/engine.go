@@ -192,13 +192,21 @@ func (e *Engine) processChunk(ctx context.Context, c *ent.Client, en *env, chunk
 	for _, id := range open {
 		todo[id] = true
 	}
+	rec, err := recoverable(ctx, c, chunk, todo, en)
+	if err != nil {
+		return err
+	}
 	plans := make([]plan, 0, len(open))
 	keys := map[stateKey]bool{}
 	for _, ev := range chunk {
 		if !todo[ev.ID] {
 			continue
 		}
-		p := planFor(ev, en)
+		p := planFor(ev, en, rec)
+		if !p.filtered && failing(p.s.Status) {
+			// A SUCCESS later in the chunk may recover what this failure opens.
+			rec[p.s.Fingerprint()] = true
+		}
 		if !p.filtered && p.silenced == "" {
 			for _, r := range p.matched {
 				if k, ok := stateKeyOf(r, p.s); ok {
@@ -239,14 +247,23 @@ type plan struct {
 	matched  []*ent.EventRule
 }
 
-func planFor(ev *ent.Event, en *env) plan {
+// planFor is what the rules make of ev. A FILTER never drops a recovery: a SUCCESS whose
+// fingerprint is in rec (an open alert, or
+// an ACTION rule that last acted on a failure of it) goes on to the other rules, so that
+// "drop successful checks" keeps the one success that resolves an alert or sends the
+// recovery hook.
+func planFor(ev *ent.Event, en *env, rec map[string]bool) plan {
 	p := plan{ev: ev, s: subjectOf(ev, en)}
 	p.silenced = whySilenced(p.s, en)
+	recovery := !failing(p.s.Status) && rec[p.s.Fingerprint()]
 	for _, r := range en.rules {
 		if !Matches(r, p.s) {
 			continue
 		}
 		if r.Kind == eventrule.KindFilter {
+			if recovery {
+				continue
+			}
 			p.filtered = true
 			return p
 		}
@@ -256,6 +273,50 @@ func planFor(ev *ent.Event, en *env) plan {
 		p.matched = append(p.matched, r)
 	}
 	return p
+}
+
+// recoverable returns the fingerprints of the chunk's SUCCESS events (those in todo) that
+// would recover something: an open alert with that fingerprint, or an ACTION rule a
+// SUCCESS can match whose state for it last acted on a failure (two statements, none
+// without a SUCCESS).
+func recoverable(ctx context.Context, c *ent.Client, chunk []*ent.Event, todo map[int]bool, en *env) (map[string]bool, error) {
+	rec := map[string]bool{}
+	var fps []string
+	for _, ev := range chunk {
+		if todo[ev.ID] && ev.Status == event.StatusSuccess {
+			fps = append(fps, subjectOf(ev, en).Fingerprint())
+		}
+	}
+	if len(fps) == 0 {
+		return rec, nil
+	}
+	open, err := c.Alert.Query().Where(alert.StatusEQ(alert.StatusOpen), alert.FingerprintIn(fps...)).
+		Select(alert.FieldFingerprint).Strings(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open alerts of recoveries: %w", err)
+	}
+	// Only rules a SUCCESS can reach recover: an ACTION rule matching CRITICAL only keeps
+	// its last failure forever, and must not keep every later SUCCESS from the filter.
+	var rules []int
+	for _, r := range en.rules {
+		if r.Kind == eventrule.KindAction && r.Action != nil &&
+			(r.StatusMatch == nil || *r.StatusMatch == eventrule.StatusMatchSuccess) {
+			rules = append(rules, r.ID)
+		}
+	}
+	var failed []string
+	if len(rules) > 0 {
+		failed, err = c.RuleState.Query().Where(rulestate.RuleIDIn(rules...), rulestate.KeyIn(fps...),
+			rulestate.IssuedStatusNEQ(""), rulestate.IssuedStatusNEQ(string(event.StatusSuccess))).
+			Select(rulestate.FieldKey).Strings(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("rule states of recoveries: %w", err)
+		}
+	}
+	for _, fp := range append(open, failed...) {
+		rec[fp] = true
+	}
+	return rec, nil
 }
 
 // subjectOf reads what rules match on from an event loaded with its node (host, rack,
@@ -403,8 +464,12 @@ func (e *Engine) act(ctx context.Context, c *ent.Client, en *env, sts *states, r
 			return e.resolve(ctx, c, en, sts, fp, "rule:"+r.Name, now)
 		}
 		if oa := sts.alerts[fp]; oa != nil {
-			// A repeat of an open alert: counted here, written once for the chunk.
-			oa.add++
+			// A repeat of an open alert: counted here, written once for the chunk; once per
+			// event however many rules raise it.
+			if oa.event != ev.ID {
+				oa.add++
+				oa.event = ev.ID
+			}
 			oa.at, oa.message, oa.severity = now, ev.Output, severityOf(r, s.Status)
 			return fmt.Sprintf("alert %d repeated", oa.id), oa.id, nil
 		}
@@ -414,7 +479,7 @@ func (e *Engine) act(ctx context.Context, c *ent.Client, en *env, sts *states, r
 		if err != nil {
 			return "", 0, err
 		}
-		sts.alerts[fp] = &openAlert{id: a.ID}
+		sts.alerts[fp] = &openAlert{id: a.ID, event: ev.ID}
 		if created {
 			if err := e.afterChange(ctx, c, en, a.ID); err != nil {
 				return "", 0, err

@@ -42,8 +42,11 @@ type states struct {
 
 // openAlert is an open alert and the repeats the chunk counted on it.
 type openAlert struct {
-	id       int
-	add      int
+	id  int
+	add int
+	// event is the last event counted on the alert: an event that several CREATE_ALERT
+	// rules match counts once (occurrences count events, not rules).
+	event    int
 	at       time.Time
 	message  string
 	severity alert.Severity

@@ -22,7 +22,9 @@ import (
 //   - a switch or router (kind SWITCH or ROUTER, or any fabric role) carries the hosts that
 //     can no longer reach a gateway router (role GATEWAY_ROUTER) over the cables when it is
 //     gone — a server cabled to two rack-leaf routers survives the loss of one; without any
-//     gateway router in the graph, the hosts cabled to that switch alone;
+//     gateway router in the graph, the hosts cabled to that switch alone; switches that
+//     alert at once count together, so a server whose every upstream switch alerts is
+//     suppressed too (by the oldest of those alerts);
 //   - a rack holds the hosts mounted in it.
 //
 // Reconcile recomputes the whole relation at once whenever a cause opens or closes, so a
@@ -85,12 +87,12 @@ func loadTopo(ctx context.Context, c *ent.Client) (*topo, error) {
 }
 
 // reach is the set of hosts reachable over the cables from the gateway routers without
-// passing through gone.
-func (t *topo) reach(gone int) map[int]bool {
+// passing through the hosts of gone.
+func (t *topo) reach(gone map[int]bool) map[int]bool {
 	seen := map[int]bool{}
 	var queue []int
 	for id, h := range t.hosts {
-		if h.gateway && id != gone {
+		if h.gateway && !gone[id] {
 			seen[id] = true
 			queue = append(queue, id)
 		}
@@ -99,7 +101,7 @@ func (t *topo) reach(gone int) map[int]bool {
 		x := queue[0]
 		queue = queue[1:]
 		for _, y := range t.adj[x] {
-			if y != gone && !seen[y] {
+			if !gone[y] && !seen[y] {
 				seen[y] = true
 				queue = append(queue, y)
 			}
@@ -154,17 +156,23 @@ func (t *topo) dependents(c cause) []int {
 
 // networkDependents are the hosts cut off from every gateway router when switch sw is gone.
 func (t *topo) networkDependents(sw int) []int {
+	return t.cutOff(map[int]bool{sw: true})
+}
+
+// cutOff are the hosts (not in gone) cut off from every gateway router when all the
+// switches of gone are: a server whose every upstream switch is gone. Without a gateway
+// in the graph, the hosts whose every cable ends at a switch of gone.
+func (t *topo) cutOff(gone map[int]bool) []int {
 	var out []int
-	before := t.reach(0)
+	before := t.reach(nil)
 	if len(before) == 0 {
-		// No gateway in the graph: the hosts whose every cable ends at sw.
 		for id, peers := range t.adj {
-			if id == sw || len(peers) == 0 {
+			if gone[id] || len(peers) == 0 {
 				continue
 			}
 			only := true
 			for _, p := range peers {
-				only = only && p == sw
+				only = only && gone[p]
 			}
 			if only {
 				out = append(out, id)
@@ -172,9 +180,9 @@ func (t *topo) networkDependents(sw int) []int {
 		}
 		return out
 	}
-	after := t.reach(sw)
+	after := t.reach(gone)
 	for id := range before {
-		if id != sw && !after[id] {
+		if !gone[id] && !after[id] {
 			out = append(out, id)
 		}
 	}
@@ -248,6 +256,36 @@ func LoadSuppressors(ctx context.Context, c *ent.Client) (Suppressors, error) {
 				continue // h's own alert suppresses this cause: no cycle
 			}
 			by[h] = cs.alert
+		}
+	}
+	// Switches that are down together: a host none of them cuts off alone (a server cabled
+	// to two leaves) may be cut off by all of them at once. It is suppressed by the oldest
+	// cause among the gone switches it is cabled to (else the oldest gone switch).
+	gone := map[int]bool{}
+	var oldest int
+	for _, cs := range causes {
+		if h := t.hosts[cs.pd]; h != nil && h.network {
+			gone[cs.pd] = true
+			if oldest == 0 {
+				oldest = cs.alert
+			}
+		}
+	}
+	if len(gone) > 1 {
+		for _, h := range t.cutOff(gone) {
+			if _, ok := by[h]; ok {
+				continue
+			}
+			by[h] = oldest
+			best := 0
+			for _, p := range t.adj[h] {
+				if a := hostCause[p]; gone[p] && a != 0 && (best == 0 || a < best) {
+					best = a
+				}
+			}
+			if best != 0 {
+				by[h] = best
+			}
 		}
 	}
 	return by, nil

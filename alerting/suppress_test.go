@@ -195,11 +195,29 @@ func TestSwitchSuppressesOnlySingleHomed(t *testing.T) {
 	if len(got) != 3 || got[0] != "single0" || got[2] != "single2" {
 		t.Fatalf("suppressed by leaf1's alert: %v, want single0..2 only", got)
 	}
+	// Both upstream switches of the dual-homed servers alert: they are cut off too, and
+	// suppressed by the older of the two alerts; closing one releases them again.
+	cause2 := raise(leaf2, "link")
+	for _, d := range dual {
+		a := c.Alert.Query().Where(alert.HasHostWith(host.ID(d.ID)), alert.StatusEQ(alert.StatusOpen)).
+			WithSuppressedBy().OnlyX(ctx)
+		if a.Edges.SuppressedBy == nil || a.Edges.SuppressedBy.ID != cause.ID {
+			t.Errorf("%s with both leaves alerting: suppressed by %v, want leaf1's alert %d", d.Name, a.Edges.SuppressedBy, cause.ID)
+		}
+	}
 	if _, err := alerting.Close(ctx, c, cause.ID); err != nil {
 		t.Fatal(err)
 	}
+	got = c.Alert.Query().Where(alert.HasSuppressedByWith(alert.ID(cause2.ID))).QueryHost().Order(ent.Asc(host.FieldName)).
+		Select(host.FieldName).StringsX(ctx)
+	if len(got) != 0 {
+		t.Errorf("with leaf1 back, suppressed by leaf2's alert: %v, want none", got)
+	}
+	if _, err := alerting.Close(ctx, c, cause2.ID); err != nil {
+		t.Fatal(err)
+	}
 	if n := c.Alert.Query().Where(alert.StatusEQ(alert.StatusOpen), alert.HasSuppressedBy()).CountX(ctx); n != 0 {
-		t.Errorf("%d alerts still suppressed after the switch alert was closed", n)
+		t.Errorf("%d alerts still suppressed after the switch alerts were closed", n)
 	}
 }
 

@@ -385,6 +385,7 @@ func (l *loader) load(ctx context.Context) error {
 		{"tenancy", l.loadTenancy},
 		{"maintainers", l.loadMaintainers},
 		{"virtual machines", l.loadVMs},
+		{"default networks", l.loadDefaultNetworks},
 		{"operations", l.loadOperations},
 	}
 	for _, s := range steps {
@@ -1068,6 +1069,20 @@ func (l *loader) loadVMs(ctx context.Context) error {
 	return err
 }
 
+// loadDefaultNetworks gives every tenant a default VM network, the VM network of the first
+// floor it has a quota on, so a VM created without networks (the dashboard form's default)
+// gets a NIC and an address from IPAM there. It runs after the demo's own VMs, whose ports
+// and addresses are written above.
+func (l *loader) loadDefaultNetworks(ctx context.Context) error {
+	for _, t := range tenants {
+		if err := l.c.Tenant.UpdateOne(l.tenants[t.name]).SetDefaultVMNetworkID(l.floors[t.floors[0]].vmNet.ID).
+			Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func appLabel(name string) string {
 	// acme-web-01 → web
 	parts := []byte(name)
@@ -1094,14 +1109,21 @@ func (l *loader) loadOperations(ctx context.Context) error {
 		return err
 	}
 	if _, err := l.c.EventRule.CreateBulk(
-		l.c.EventRule.Create().SetName("drop-successful-checks").SetKind(eventrule.KindFilter).SetPriority(10).
-			SetStatusMatch(eventrule.StatusMatchSuccess).SetDescription("successful checks are not stored"),
+		l.c.EventRule.Create().SetName("drop-routine-successes").SetKind(eventrule.KindFilter).SetPriority(10).
+			SetStatusMatch(eventrule.StatusMatchSuccess).
+			SetDescription("successful checks with nothing to recover are not stored (a SUCCESS that resolves an alert or recovers a hook is kept)"),
 		l.c.EventRule.Create().SetName("aggregate-warnings").SetKind(eventrule.KindAggregate).SetPriority(50).
 			SetStatusMatch(eventrule.StatusMatchWarning).SetAggregateWindowSeconds(300).
 			SetDescription("group warnings of the same check for five minutes before acting"),
 		l.c.EventRule.Create().SetName("alert-on-critical").SetKind(eventrule.KindAction).SetPriority(100).
 			SetStatusMatch(eventrule.StatusMatchCritical).SetAction(eventrule.ActionCreateAlert).
 			SetAlertSeverity(eventrule.AlertSeverityCritical).SetDescription("every critical check result opens an alert"),
+		l.c.EventRule.Create().SetName("resolve-on-success").SetKind(eventrule.KindAction).SetPriority(100).
+			SetStatusMatch(eventrule.StatusMatchSuccess).SetAction(eventrule.ActionResolveAlert).
+			SetDescription("a check that succeeds again resolves its open alert"),
+		l.c.EventRule.Create().SetName("notify-on-call").SetKind(eventrule.KindAction).SetPriority(200).
+			SetAction(eventrule.ActionCallHook).SetHookURL("https://hooks.example.com/virtflow").SetEnabled(false).
+			SetDescription("failures and their recoveries to the on-call webhook; set your URL and enable it"),
 	).Save(ctx); err != nil {
 		return err
 	}

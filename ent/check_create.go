@@ -445,10 +445,10 @@ func (_c *CheckCreate) createSpec() (*Check, *sqlgraph.CreateSpec) {
 	}
 	if nodes := _c.mutation.NodesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -461,10 +461,10 @@ func (_c *CheckCreate) createSpec() (*Check, *sqlgraph.CreateSpec) {
 	}
 	if nodes := _c.mutation.ClustersIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),

@@ -505,10 +505,10 @@ func (_u *CheckUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -518,10 +518,10 @@ func (_u *CheckUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if nodes := _u.mutation.RemovedNodesIDs(); len(nodes) > 0 && !_u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -534,10 +534,10 @@ func (_u *CheckUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if nodes := _u.mutation.NodesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -550,10 +550,10 @@ func (_u *CheckUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ClustersCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
@@ -563,10 +563,10 @@ func (_u *CheckUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if nodes := _u.mutation.RemovedClustersIDs(); len(nodes) > 0 && !_u.mutation.ClustersCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
@@ -579,10 +579,10 @@ func (_u *CheckUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if nodes := _u.mutation.ClustersIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
@@ -1162,10 +1162,10 @@ func (_u *CheckUpdateOne) sqlSave(ctx context.Context) (_node *Check, err error)
 	}
 	if _u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -1175,10 +1175,10 @@ func (_u *CheckUpdateOne) sqlSave(ctx context.Context) (_node *Check, err error)
 	}
 	if nodes := _u.mutation.RemovedNodesIDs(); len(nodes) > 0 && !_u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -1191,10 +1191,10 @@ func (_u *CheckUpdateOne) sqlSave(ctx context.Context) (_node *Check, err error)
 	}
 	if nodes := _u.mutation.NodesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -1207,10 +1207,10 @@ func (_u *CheckUpdateOne) sqlSave(ctx context.Context) (_node *Check, err error)
 	}
 	if _u.mutation.ClustersCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
@@ -1220,10 +1220,10 @@ func (_u *CheckUpdateOne) sqlSave(ctx context.Context) (_node *Check, err error)
 	}
 	if nodes := _u.mutation.RemovedClustersIDs(); len(nodes) > 0 && !_u.mutation.ClustersCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),
@@ -1236,10 +1236,10 @@ func (_u *CheckUpdateOne) sqlSave(ctx context.Context) (_node *Check, err error)
 	}
 	if nodes := _u.mutation.ClustersIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(cluster.FieldID, field.TypeInt),

@@ -1649,7 +1649,7 @@ func (c *CheckClient) QueryNodes(_m *Check) *ComputeNodeQuery {
 		step := sqlgraph.NewStep(
 			sqlgraph.From(check.Table, check.FieldID, id),
 			sqlgraph.To(computenode.Table, computenode.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, check.NodesTable, check.NodesColumn),
+			sqlgraph.Edge(sqlgraph.M2M, false, check.NodesTable, check.NodesPrimaryKey...),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -1665,7 +1665,7 @@ func (c *CheckClient) QueryClusters(_m *Check) *ClusterQuery {
 		step := sqlgraph.NewStep(
 			sqlgraph.From(check.Table, check.FieldID, id),
 			sqlgraph.To(cluster.Table, cluster.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, check.ClustersTable, check.ClustersColumn),
+			sqlgraph.Edge(sqlgraph.M2M, false, check.ClustersTable, check.ClustersPrimaryKey...),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -1864,6 +1864,22 @@ func (c *ClusterClient) QueryNodes(_m *Cluster) *ComputeNodeQuery {
 			sqlgraph.From(cluster.Table, cluster.FieldID, id),
 			sqlgraph.To(computenode.Table, computenode.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, cluster.NodesTable, cluster.NodesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryChecks queries the checks edge of a Cluster.
+func (c *ClusterClient) QueryChecks(_m *Cluster) *CheckQuery {
+	query := (&CheckClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(cluster.Table, cluster.FieldID, id),
+			sqlgraph.To(check.Table, check.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, cluster.ChecksTable, cluster.ChecksPrimaryKey...),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -2126,6 +2142,22 @@ func (c *ComputeNodeClient) QueryProviders(_m *ComputeNode) *ProviderQuery {
 			sqlgraph.From(computenode.Table, computenode.FieldID, id),
 			sqlgraph.To(provider.Table, provider.FieldID),
 			sqlgraph.Edge(sqlgraph.M2M, false, computenode.ProvidersTable, computenode.ProvidersPrimaryKey...),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryChecks queries the checks edge of a ComputeNode.
+func (c *ComputeNodeClient) QueryChecks(_m *ComputeNode) *CheckQuery {
+	query := (&CheckClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, id),
+			sqlgraph.To(check.Table, check.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, computenode.ChecksTable, computenode.ChecksPrimaryKey...),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil

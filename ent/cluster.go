@@ -36,7 +36,6 @@ type Cluster struct {
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ClusterQuery when eager-loading is set.
 	Edges               ClusterEdges `json:"edges"`
-	check_clusters      *int
 	datacenter_clusters *int
 	region_clusters     *int
 	selectValues        sql.SelectValues
@@ -50,6 +49,8 @@ type ClusterEdges struct {
 	Datacenter *Datacenter `json:"datacenter,omitempty"`
 	// Nodes holds the value of the nodes edge.
 	Nodes []*ComputeNode `json:"nodes,omitempty"`
+	// the checks naming this cluster (a cluster may be named by several checks)
+	Checks []*Check `json:"checks,omitempty"`
 	// VirtualMachines holds the value of the virtual_machines edge.
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// Events holds the value of the events edge.
@@ -60,11 +61,12 @@ type ClusterEdges struct {
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
-	totalCount [7]map[string]int
+	totalCount [8]map[string]int
 
 	namedNodes            map[string][]*ComputeNode
+	namedChecks           map[string][]*Check
 	namedVirtualMachines  map[string][]*VirtualMachine
 	namedEvents           map[string][]*Event
 	namedMaintainers      map[string][]*Maintainer
@@ -102,10 +104,19 @@ func (e ClusterEdges) NodesOrErr() ([]*ComputeNode, error) {
 	return nil, &NotLoadedError{edge: "nodes"}
 }
 
+// ChecksOrErr returns the Checks value or an error if the edge
+// was not loaded in eager-loading.
+func (e ClusterEdges) ChecksOrErr() ([]*Check, error) {
+	if e.loadedTypes[3] {
+		return e.Checks, nil
+	}
+	return nil, &NotLoadedError{edge: "checks"}
+}
+
 // VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
 // was not loaded in eager-loading.
 func (e ClusterEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
-	if e.loadedTypes[3] {
+	if e.loadedTypes[4] {
 		return e.VirtualMachines, nil
 	}
 	return nil, &NotLoadedError{edge: "virtual_machines"}
@@ -114,7 +125,7 @@ func (e ClusterEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e ClusterEdges) EventsOrErr() ([]*Event, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[5] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
@@ -123,7 +134,7 @@ func (e ClusterEdges) EventsOrErr() ([]*Event, error) {
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e ClusterEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -132,7 +143,7 @@ func (e ClusterEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e ClusterEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[7] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -151,11 +162,9 @@ func (*Cluster) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullString)
 		case cluster.FieldCreatedAt, cluster.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
-		case cluster.ForeignKeys[0]: // check_clusters
+		case cluster.ForeignKeys[0]: // datacenter_clusters
 			values[i] = new(sql.NullInt64)
-		case cluster.ForeignKeys[1]: // datacenter_clusters
-			values[i] = new(sql.NullInt64)
-		case cluster.ForeignKeys[2]: // region_clusters
+		case cluster.ForeignKeys[1]: // region_clusters
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -218,19 +227,12 @@ func (_m *Cluster) assignValues(columns []string, values []any) error {
 			}
 		case cluster.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for edge-field check_clusters", value)
-			} else if value.Valid {
-				_m.check_clusters = new(int)
-				*_m.check_clusters = int(value.Int64)
-			}
-		case cluster.ForeignKeys[1]:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field datacenter_clusters", value)
 			} else if value.Valid {
 				_m.datacenter_clusters = new(int)
 				*_m.datacenter_clusters = int(value.Int64)
 			}
-		case cluster.ForeignKeys[2]:
+		case cluster.ForeignKeys[1]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_clusters", value)
 			} else if value.Valid {
@@ -263,6 +265,11 @@ func (_m *Cluster) QueryDatacenter() *DatacenterQuery {
 // QueryNodes queries the "nodes" edge of the Cluster entity.
 func (_m *Cluster) QueryNodes() *ComputeNodeQuery {
 	return NewClusterClient(_m.config).QueryNodes(_m)
+}
+
+// QueryChecks queries the "checks" edge of the Cluster entity.
+func (_m *Cluster) QueryChecks() *CheckQuery {
+	return NewClusterClient(_m.config).QueryChecks(_m)
 }
 
 // QueryVirtualMachines queries the "virtual_machines" edge of the Cluster entity.
@@ -350,6 +357,30 @@ func (_m *Cluster) appendNamedNodes(name string, edges ...*ComputeNode) {
 		_m.Edges.namedNodes[name] = []*ComputeNode{}
 	} else {
 		_m.Edges.namedNodes[name] = append(_m.Edges.namedNodes[name], edges...)
+	}
+}
+
+// NamedChecks returns the Checks named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Cluster) NamedChecks(name string) ([]*Check, error) {
+	if _m.Edges.namedChecks == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedChecks[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Cluster) appendNamedChecks(name string, edges ...*Check) {
+	if _m.Edges.namedChecks == nil {
+		_m.Edges.namedChecks = make(map[string][]*Check)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedChecks[name] = []*Check{}
+	} else {
+		_m.Edges.namedChecks[name] = append(_m.Edges.namedChecks[name], edges...)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -133,6 +134,21 @@ func (_c *ClusterCreate) AddNodes(v ...*ComputeNode) *ClusterCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddNodeIDs(ids...)
+}
+
+// AddCheckIDs adds the "checks" edge to the Check entity by IDs.
+func (_c *ClusterCreate) AddCheckIDs(ids ...int) *ClusterCreate {
+	_c.mutation.AddCheckIDs(ids...)
+	return _c
+}
+
+// AddChecks adds the "checks" edges to the Check entity.
+func (_c *ClusterCreate) AddChecks(v ...*Check) *ClusterCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddCheckIDs(ids...)
 }
 
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
@@ -387,6 +403,22 @@ func (_c *ClusterCreate) createSpec() (*Cluster, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ChecksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -35,6 +36,7 @@ type ClusterQuery struct {
 	withRegion                *RegionQuery
 	withDatacenter            *DatacenterQuery
 	withNodes                 *ComputeNodeQuery
+	withChecks                *CheckQuery
 	withVirtualMachines       *VirtualMachineQuery
 	withEvents                *EventQuery
 	withMaintainers           *MaintainerQuery
@@ -43,6 +45,7 @@ type ClusterQuery struct {
 	loadTotal                 []func(context.Context, []*Cluster) error
 	modifiers                 []func(*sql.Selector)
 	withNamedNodes            map[string]*ComputeNodeQuery
+	withNamedChecks           map[string]*CheckQuery
 	withNamedVirtualMachines  map[string]*VirtualMachineQuery
 	withNamedEvents           map[string]*EventQuery
 	withNamedMaintainers      map[string]*MaintainerQuery
@@ -142,6 +145,28 @@ func (_q *ClusterQuery) QueryNodes() *ComputeNodeQuery {
 			sqlgraph.From(cluster.Table, cluster.FieldID, selector),
 			sqlgraph.To(computenode.Table, computenode.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, cluster.NodesTable, cluster.NodesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryChecks chains the current query on the "checks" edge.
+func (_q *ClusterQuery) QueryChecks() *CheckQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(cluster.Table, cluster.FieldID, selector),
+			sqlgraph.To(check.Table, check.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, cluster.ChecksTable, cluster.ChecksPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -432,6 +457,7 @@ func (_q *ClusterQuery) Clone() *ClusterQuery {
 		withRegion:           _q.withRegion.Clone(),
 		withDatacenter:       _q.withDatacenter.Clone(),
 		withNodes:            _q.withNodes.Clone(),
+		withChecks:           _q.withChecks.Clone(),
 		withVirtualMachines:  _q.withVirtualMachines.Clone(),
 		withEvents:           _q.withEvents.Clone(),
 		withMaintainers:      _q.withMaintainers.Clone(),
@@ -473,6 +499,17 @@ func (_q *ClusterQuery) WithNodes(opts ...func(*ComputeNodeQuery)) *ClusterQuery
 		opt(query)
 	}
 	_q.withNodes = query
+	return _q
+}
+
+// WithChecks tells the query-builder to eager-load the nodes that are connected to
+// the "checks" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ClusterQuery) WithChecks(opts ...func(*CheckQuery)) *ClusterQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withChecks = query
 	return _q
 }
 
@@ -605,10 +642,11 @@ func (_q *ClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Clus
 		nodes       = []*Cluster{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [8]bool{
 			_q.withRegion != nil,
 			_q.withDatacenter != nil,
 			_q.withNodes != nil,
+			_q.withChecks != nil,
 			_q.withVirtualMachines != nil,
 			_q.withEvents != nil,
 			_q.withMaintainers != nil,
@@ -661,6 +699,13 @@ func (_q *ClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Clus
 			return nil, err
 		}
 	}
+	if query := _q.withChecks; query != nil {
+		if err := _q.loadChecks(ctx, query, nodes,
+			func(n *Cluster) { n.Edges.Checks = []*Check{} },
+			func(n *Cluster, e *Check) { n.Edges.Checks = append(n.Edges.Checks, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withVirtualMachines; query != nil {
 		if err := _q.loadVirtualMachines(ctx, query, nodes,
 			func(n *Cluster) { n.Edges.VirtualMachines = []*VirtualMachine{} },
@@ -693,6 +738,13 @@ func (_q *ClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Clus
 		if err := _q.loadNodes(ctx, query, nodes,
 			func(n *Cluster) { n.appendNamedNodes(name) },
 			func(n *Cluster, e *ComputeNode) { n.appendNamedNodes(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedChecks {
+		if err := _q.loadChecks(ctx, query, nodes,
+			func(n *Cluster) { n.appendNamedChecks(name) },
+			func(n *Cluster, e *Check) { n.appendNamedChecks(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -824,6 +876,67 @@ func (_q *ClusterQuery) loadNodes(ctx context.Context, query *ComputeNodeQuery, 
 			return fmt.Errorf(`unexpected referenced foreign-key "cluster_nodes" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
+	}
+	return nil
+}
+func (_q *ClusterQuery) loadChecks(ctx context.Context, query *CheckQuery, nodes []*Cluster, init func(*Cluster), assign func(*Cluster, *Check)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*Cluster)
+	nids := make(map[int]map[*Cluster]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(cluster.ChecksTable)
+		s.Join(joinT).On(s.C(check.FieldID), joinT.C(cluster.ChecksPrimaryKey[0]))
+		s.Where(sql.InValues(joinT.C(cluster.ChecksPrimaryKey[1]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(cluster.ChecksPrimaryKey[1]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*Cluster]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*Check](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "checks" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
 	}
 	return nil
 }
@@ -1142,6 +1255,20 @@ func (_q *ClusterQuery) WithNamedNodes(name string, opts ...func(*ComputeNodeQue
 		_q.withNamedNodes = make(map[string]*ComputeNodeQuery)
 	}
 	_q.withNamedNodes[name] = query
+	return _q
+}
+
+// WithNamedChecks tells the query-builder to eager-load the nodes that are connected to the "checks"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ClusterQuery) WithNamedChecks(name string, opts ...func(*CheckQuery)) *ClusterQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedChecks == nil {
+		_q.withNamedChecks = make(map[string]*CheckQuery)
+	}
+	_q.withNamedChecks[name] = query
 	return _q
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/datacenter"
@@ -147,6 +148,21 @@ func (_u *ClusterUpdate) AddNodes(v ...*ComputeNode) *ClusterUpdate {
 	return _u.AddNodeIDs(ids...)
 }
 
+// AddCheckIDs adds the "checks" edge to the Check entity by IDs.
+func (_u *ClusterUpdate) AddCheckIDs(ids ...int) *ClusterUpdate {
+	_u.mutation.AddCheckIDs(ids...)
+	return _u
+}
+
+// AddChecks adds the "checks" edges to the Check entity.
+func (_u *ClusterUpdate) AddChecks(v ...*Check) *ClusterUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCheckIDs(ids...)
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *ClusterUpdate) AddVirtualMachineIDs(ids ...int) *ClusterUpdate {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -243,6 +259,27 @@ func (_u *ClusterUpdate) RemoveNodes(v ...*ComputeNode) *ClusterUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNodeIDs(ids...)
+}
+
+// ClearChecks clears all "checks" edges to the Check entity.
+func (_u *ClusterUpdate) ClearChecks() *ClusterUpdate {
+	_u.mutation.ClearChecks()
+	return _u
+}
+
+// RemoveCheckIDs removes the "checks" edge to Check entities by IDs.
+func (_u *ClusterUpdate) RemoveCheckIDs(ids ...int) *ClusterUpdate {
+	_u.mutation.RemoveCheckIDs(ids...)
+	return _u
+}
+
+// RemoveChecks removes "checks" edges to Check entities.
+func (_u *ClusterUpdate) RemoveChecks(v ...*Check) *ClusterUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCheckIDs(ids...)
 }
 
 // ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
@@ -540,6 +577,51 @@ func (_u *ClusterUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedChecksIDs(); len(nodes) > 0 && !_u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ChecksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -859,6 +941,21 @@ func (_u *ClusterUpdateOne) AddNodes(v ...*ComputeNode) *ClusterUpdateOne {
 	return _u.AddNodeIDs(ids...)
 }
 
+// AddCheckIDs adds the "checks" edge to the Check entity by IDs.
+func (_u *ClusterUpdateOne) AddCheckIDs(ids ...int) *ClusterUpdateOne {
+	_u.mutation.AddCheckIDs(ids...)
+	return _u
+}
+
+// AddChecks adds the "checks" edges to the Check entity.
+func (_u *ClusterUpdateOne) AddChecks(v ...*Check) *ClusterUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCheckIDs(ids...)
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by IDs.
 func (_u *ClusterUpdateOne) AddVirtualMachineIDs(ids ...int) *ClusterUpdateOne {
 	_u.mutation.AddVirtualMachineIDs(ids...)
@@ -955,6 +1052,27 @@ func (_u *ClusterUpdateOne) RemoveNodes(v ...*ComputeNode) *ClusterUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNodeIDs(ids...)
+}
+
+// ClearChecks clears all "checks" edges to the Check entity.
+func (_u *ClusterUpdateOne) ClearChecks() *ClusterUpdateOne {
+	_u.mutation.ClearChecks()
+	return _u
+}
+
+// RemoveCheckIDs removes the "checks" edge to Check entities by IDs.
+func (_u *ClusterUpdateOne) RemoveCheckIDs(ids ...int) *ClusterUpdateOne {
+	_u.mutation.RemoveCheckIDs(ids...)
+	return _u
+}
+
+// RemoveChecks removes "checks" edges to Check entities.
+func (_u *ClusterUpdateOne) RemoveChecks(v ...*Check) *ClusterUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCheckIDs(ids...)
 }
 
 // ClearVirtualMachines clears all "virtual_machines" edges to the VirtualMachine entity.
@@ -1282,6 +1400,51 @@ func (_u *ClusterUpdateOne) sqlSave(ctx context.Context) (_node *Cluster, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedChecksIDs(); len(nodes) > 0 && !_u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ChecksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

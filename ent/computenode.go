@@ -84,7 +84,6 @@ type ComputeNode struct {
 	// The values are being populated by the ComputeNodeQuery when eager-loading is set.
 	Edges                   ComputeNodeEdges `json:"edges"`
 	availability_zone_nodes *int
-	check_nodes             *int
 	cluster_nodes           *int
 	host_node               *int
 	selectValues            sql.SelectValues
@@ -100,6 +99,8 @@ type ComputeNodeEdges struct {
 	AvailabilityZone *AvailabilityZone `json:"availability_zone,omitempty"`
 	// Providers holds the value of the providers edge.
 	Providers []*Provider `json:"providers,omitempty"`
+	// the checks naming this node (a node may be named by several checks)
+	Checks []*Check `json:"checks,omitempty"`
 	// Assignments holds the value of the assignments edge.
 	Assignments []*Assignment `json:"assignments,omitempty"`
 	// VirtualMachines holds the value of the virtual_machines edge.
@@ -120,11 +121,12 @@ type ComputeNodeEdges struct {
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [13]bool
+	loadedTypes [14]bool
 	// totalCount holds the count of the edges above.
-	totalCount [13]map[string]int
+	totalCount [14]map[string]int
 
 	namedProviders        map[string][]*Provider
+	namedChecks           map[string][]*Check
 	namedAssignments      map[string][]*Assignment
 	namedVirtualMachines  map[string][]*VirtualMachine
 	namedVolumes          map[string][]*Volume
@@ -178,10 +180,19 @@ func (e ComputeNodeEdges) ProvidersOrErr() ([]*Provider, error) {
 	return nil, &NotLoadedError{edge: "providers"}
 }
 
+// ChecksOrErr returns the Checks value or an error if the edge
+// was not loaded in eager-loading.
+func (e ComputeNodeEdges) ChecksOrErr() ([]*Check, error) {
+	if e.loadedTypes[4] {
+		return e.Checks, nil
+	}
+	return nil, &NotLoadedError{edge: "checks"}
+}
+
 // AssignmentsOrErr returns the Assignments value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) AssignmentsOrErr() ([]*Assignment, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[5] {
 		return e.Assignments, nil
 	}
 	return nil, &NotLoadedError{edge: "assignments"}
@@ -190,7 +201,7 @@ func (e ComputeNodeEdges) AssignmentsOrErr() ([]*Assignment, error) {
 // VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.VirtualMachines, nil
 	}
 	return nil, &NotLoadedError{edge: "virtual_machines"}
@@ -199,7 +210,7 @@ func (e ComputeNodeEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
 // VolumesOrErr returns the Volumes value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) VolumesOrErr() ([]*Volume, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[7] {
 		return e.Volumes, nil
 	}
 	return nil, &NotLoadedError{edge: "volumes"}
@@ -208,7 +219,7 @@ func (e ComputeNodeEdges) VolumesOrErr() ([]*Volume, error) {
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) EventsOrErr() ([]*Event, error) {
-	if e.loadedTypes[7] {
+	if e.loadedTypes[8] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
@@ -217,7 +228,7 @@ func (e ComputeNodeEdges) EventsOrErr() ([]*Event, error) {
 // AlertsOrErr returns the Alerts value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) AlertsOrErr() ([]*Alert, error) {
-	if e.loadedTypes[8] {
+	if e.loadedTypes[9] {
 		return e.Alerts, nil
 	}
 	return nil, &NotLoadedError{edge: "alerts"}
@@ -226,7 +237,7 @@ func (e ComputeNodeEdges) AlertsOrErr() ([]*Alert, error) {
 // RoleBindingsOrErr returns the RoleBindings value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
-	if e.loadedTypes[9] {
+	if e.loadedTypes[10] {
 		return e.RoleBindings, nil
 	}
 	return nil, &NotLoadedError{edge: "role_bindings"}
@@ -235,7 +246,7 @@ func (e ComputeNodeEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
 // MaintenancesOrErr returns the Maintenances value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
-	if e.loadedTypes[10] {
+	if e.loadedTypes[11] {
 		return e.Maintenances, nil
 	}
 	return nil, &NotLoadedError{edge: "maintenances"}
@@ -244,7 +255,7 @@ func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[11] {
+	if e.loadedTypes[12] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -253,7 +264,7 @@ func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[12] {
+	if e.loadedTypes[13] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -276,11 +287,9 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullTime)
 		case computenode.ForeignKeys[0]: // availability_zone_nodes
 			values[i] = new(sql.NullInt64)
-		case computenode.ForeignKeys[1]: // check_nodes
+		case computenode.ForeignKeys[1]: // cluster_nodes
 			values[i] = new(sql.NullInt64)
-		case computenode.ForeignKeys[2]: // cluster_nodes
-			values[i] = new(sql.NullInt64)
-		case computenode.ForeignKeys[3]: // host_node
+		case computenode.ForeignKeys[2]: // host_node
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -491,19 +500,12 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 			}
 		case computenode.ForeignKeys[1]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for edge-field check_nodes", value)
-			} else if value.Valid {
-				_m.check_nodes = new(int)
-				*_m.check_nodes = int(value.Int64)
-			}
-		case computenode.ForeignKeys[2]:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field cluster_nodes", value)
 			} else if value.Valid {
 				_m.cluster_nodes = new(int)
 				*_m.cluster_nodes = int(value.Int64)
 			}
-		case computenode.ForeignKeys[3]:
+		case computenode.ForeignKeys[2]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field host_node", value)
 			} else if value.Valid {
@@ -541,6 +543,11 @@ func (_m *ComputeNode) QueryAvailabilityZone() *AvailabilityZoneQuery {
 // QueryProviders queries the "providers" edge of the ComputeNode entity.
 func (_m *ComputeNode) QueryProviders() *ProviderQuery {
 	return NewComputeNodeClient(_m.config).QueryProviders(_m)
+}
+
+// QueryChecks queries the "checks" edge of the ComputeNode entity.
+func (_m *ComputeNode) QueryChecks() *CheckQuery {
+	return NewComputeNodeClient(_m.config).QueryChecks(_m)
 }
 
 // QueryAssignments queries the "assignments" edge of the ComputeNode entity.
@@ -728,6 +735,30 @@ func (_m *ComputeNode) appendNamedProviders(name string, edges ...*Provider) {
 		_m.Edges.namedProviders[name] = []*Provider{}
 	} else {
 		_m.Edges.namedProviders[name] = append(_m.Edges.namedProviders[name], edges...)
+	}
+}
+
+// NamedChecks returns the Checks named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *ComputeNode) NamedChecks(name string) ([]*Check, error) {
+	if _m.Edges.namedChecks == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedChecks[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *ComputeNode) appendNamedChecks(name string, edges ...*Check) {
+	if _m.Edges.namedChecks == nil {
+		_m.Edges.namedChecks = make(map[string][]*Check)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedChecks[name] = []*Check{}
+	} else {
+		_m.Edges.namedChecks[name] = append(_m.Edges.namedChecks[name], edges...)
 	}
 }
 

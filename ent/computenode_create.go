@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
@@ -480,6 +481,21 @@ func (_c *ComputeNodeCreate) AddProviders(v ...*Provider) *ComputeNodeCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddProviderIDs(ids...)
+}
+
+// AddCheckIDs adds the "checks" edge to the Check entity by IDs.
+func (_c *ComputeNodeCreate) AddCheckIDs(ids ...int) *ComputeNodeCreate {
+	_c.mutation.AddCheckIDs(ids...)
+	return _c
+}
+
+// AddChecks adds the "checks" edges to the Check entity.
+func (_c *ComputeNodeCreate) AddChecks(v ...*Check) *ComputeNodeCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddCheckIDs(ids...)
 }
 
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
@@ -1089,6 +1105,22 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(provider.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ChecksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

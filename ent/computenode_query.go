@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
@@ -42,6 +43,7 @@ type ComputeNodeQuery struct {
 	withCluster               *ClusterQuery
 	withAvailabilityZone      *AvailabilityZoneQuery
 	withProviders             *ProviderQuery
+	withChecks                *CheckQuery
 	withAssignments           *AssignmentQuery
 	withVirtualMachines       *VirtualMachineQuery
 	withVolumes               *VolumeQuery
@@ -55,6 +57,7 @@ type ComputeNodeQuery struct {
 	loadTotal                 []func(context.Context, []*ComputeNode) error
 	modifiers                 []func(*sql.Selector)
 	withNamedProviders        map[string]*ProviderQuery
+	withNamedChecks           map[string]*CheckQuery
 	withNamedAssignments      map[string]*AssignmentQuery
 	withNamedVirtualMachines  map[string]*VirtualMachineQuery
 	withNamedVolumes          map[string]*VolumeQuery
@@ -181,6 +184,28 @@ func (_q *ComputeNodeQuery) QueryProviders() *ProviderQuery {
 			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
 			sqlgraph.To(provider.Table, provider.FieldID),
 			sqlgraph.Edge(sqlgraph.M2M, false, computenode.ProvidersTable, computenode.ProvidersPrimaryKey...),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryChecks chains the current query on the "checks" edge.
+func (_q *ComputeNodeQuery) QueryChecks() *CheckQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
+			sqlgraph.To(check.Table, check.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, computenode.ChecksTable, computenode.ChecksPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -582,6 +607,7 @@ func (_q *ComputeNodeQuery) Clone() *ComputeNodeQuery {
 		withCluster:          _q.withCluster.Clone(),
 		withAvailabilityZone: _q.withAvailabilityZone.Clone(),
 		withProviders:        _q.withProviders.Clone(),
+		withChecks:           _q.withChecks.Clone(),
 		withAssignments:      _q.withAssignments.Clone(),
 		withVirtualMachines:  _q.withVirtualMachines.Clone(),
 		withVolumes:          _q.withVolumes.Clone(),
@@ -639,6 +665,17 @@ func (_q *ComputeNodeQuery) WithProviders(opts ...func(*ProviderQuery)) *Compute
 		opt(query)
 	}
 	_q.withProviders = query
+	return _q
+}
+
+// WithChecks tells the query-builder to eager-load the nodes that are connected to
+// the "checks" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithChecks(opts ...func(*CheckQuery)) *ComputeNodeQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withChecks = query
 	return _q
 }
 
@@ -826,11 +863,12 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		nodes       = []*ComputeNode{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [13]bool{
+		loadedTypes = [14]bool{
 			_q.withHost != nil,
 			_q.withCluster != nil,
 			_q.withAvailabilityZone != nil,
 			_q.withProviders != nil,
+			_q.withChecks != nil,
 			_q.withAssignments != nil,
 			_q.withVirtualMachines != nil,
 			_q.withVolumes != nil,
@@ -891,6 +929,13 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		if err := _q.loadProviders(ctx, query, nodes,
 			func(n *ComputeNode) { n.Edges.Providers = []*Provider{} },
 			func(n *ComputeNode, e *Provider) { n.Edges.Providers = append(n.Edges.Providers, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withChecks; query != nil {
+		if err := _q.loadChecks(ctx, query, nodes,
+			func(n *ComputeNode) { n.Edges.Checks = []*Check{} },
+			func(n *ComputeNode, e *Check) { n.Edges.Checks = append(n.Edges.Checks, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -963,6 +1008,13 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		if err := _q.loadProviders(ctx, query, nodes,
 			func(n *ComputeNode) { n.appendNamedProviders(name) },
 			func(n *ComputeNode, e *Provider) { n.appendNamedProviders(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedChecks {
+		if err := _q.loadChecks(ctx, query, nodes,
+			func(n *ComputeNode) { n.appendNamedChecks(name) },
+			func(n *ComputeNode, e *Check) { n.appendNamedChecks(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1187,6 +1239,67 @@ func (_q *ComputeNodeQuery) loadProviders(ctx context.Context, query *ProviderQu
 		nodes, ok := nids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected "providers" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
+	}
+	return nil
+}
+func (_q *ComputeNodeQuery) loadChecks(ctx context.Context, query *CheckQuery, nodes []*ComputeNode, init func(*ComputeNode), assign func(*ComputeNode, *Check)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*ComputeNode)
+	nids := make(map[int]map[*ComputeNode]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(computenode.ChecksTable)
+		s.Join(joinT).On(s.C(check.FieldID), joinT.C(computenode.ChecksPrimaryKey[0]))
+		s.Where(sql.InValues(joinT.C(computenode.ChecksPrimaryKey[1]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(computenode.ChecksPrimaryKey[1]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*ComputeNode]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*Check](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "checks" node returned %v`, n.ID)
 		}
 		for kn := range nodes {
 			assign(kn, n)
@@ -1694,6 +1807,20 @@ func (_q *ComputeNodeQuery) WithNamedProviders(name string, opts ...func(*Provid
 		_q.withNamedProviders = make(map[string]*ProviderQuery)
 	}
 	_q.withNamedProviders[name] = query
+	return _q
+}
+
+// WithNamedChecks tells the query-builder to eager-load the nodes that are connected to the "checks"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithNamedChecks(name string, opts ...func(*CheckQuery)) *ComputeNodeQuery {
+	query := (&CheckClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedChecks == nil {
+		_q.withNamedChecks = make(map[string]*CheckQuery)
+	}
+	_q.withNamedChecks[name] = query
 	return _q
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
@@ -603,6 +604,21 @@ func (_u *ComputeNodeUpdate) AddProviders(v ...*Provider) *ComputeNodeUpdate {
 	return _u.AddProviderIDs(ids...)
 }
 
+// AddCheckIDs adds the "checks" edge to the Check entity by IDs.
+func (_u *ComputeNodeUpdate) AddCheckIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.AddCheckIDs(ids...)
+	return _u
+}
+
+// AddChecks adds the "checks" edges to the Check entity.
+func (_u *ComputeNodeUpdate) AddChecks(v ...*Check) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCheckIDs(ids...)
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
 func (_u *ComputeNodeUpdate) AddAssignmentIDs(ids ...int) *ComputeNodeUpdate {
 	_u.mutation.AddAssignmentIDs(ids...)
@@ -780,6 +796,27 @@ func (_u *ComputeNodeUpdate) RemoveProviders(v ...*Provider) *ComputeNodeUpdate 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveProviderIDs(ids...)
+}
+
+// ClearChecks clears all "checks" edges to the Check entity.
+func (_u *ComputeNodeUpdate) ClearChecks() *ComputeNodeUpdate {
+	_u.mutation.ClearChecks()
+	return _u
+}
+
+// RemoveCheckIDs removes the "checks" edge to Check entities by IDs.
+func (_u *ComputeNodeUpdate) RemoveCheckIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.RemoveCheckIDs(ids...)
+	return _u
+}
+
+// RemoveChecks removes "checks" edges to Check entities.
+func (_u *ComputeNodeUpdate) RemoveChecks(v ...*Check) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCheckIDs(ids...)
 }
 
 // ClearAssignments clears all "assignments" edges to the Assignment entity.
@@ -1411,6 +1448,51 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(provider.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedChecksIDs(); len(nodes) > 0 && !_u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ChecksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -2405,6 +2487,21 @@ func (_u *ComputeNodeUpdateOne) AddProviders(v ...*Provider) *ComputeNodeUpdateO
 	return _u.AddProviderIDs(ids...)
 }
 
+// AddCheckIDs adds the "checks" edge to the Check entity by IDs.
+func (_u *ComputeNodeUpdateOne) AddCheckIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.AddCheckIDs(ids...)
+	return _u
+}
+
+// AddChecks adds the "checks" edges to the Check entity.
+func (_u *ComputeNodeUpdateOne) AddChecks(v ...*Check) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCheckIDs(ids...)
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
 func (_u *ComputeNodeUpdateOne) AddAssignmentIDs(ids ...int) *ComputeNodeUpdateOne {
 	_u.mutation.AddAssignmentIDs(ids...)
@@ -2582,6 +2679,27 @@ func (_u *ComputeNodeUpdateOne) RemoveProviders(v ...*Provider) *ComputeNodeUpda
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveProviderIDs(ids...)
+}
+
+// ClearChecks clears all "checks" edges to the Check entity.
+func (_u *ComputeNodeUpdateOne) ClearChecks() *ComputeNodeUpdateOne {
+	_u.mutation.ClearChecks()
+	return _u
+}
+
+// RemoveCheckIDs removes the "checks" edge to Check entities by IDs.
+func (_u *ComputeNodeUpdateOne) RemoveCheckIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.RemoveCheckIDs(ids...)
+	return _u
+}
+
+// RemoveChecks removes "checks" edges to Check entities.
+func (_u *ComputeNodeUpdateOne) RemoveChecks(v ...*Check) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCheckIDs(ids...)
 }
 
 // ClearAssignments clears all "assignments" edges to the Assignment entity.
@@ -3243,6 +3361,51 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(provider.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedChecksIDs(); len(nodes) > 0 && !_u.mutation.ChecksCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ChecksIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -1373,10 +1373,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 	graph.MustAddE(
 		"nodes",
 		&sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.NodesTable,
-			Columns: []string{check.NodesColumn},
+			Columns: check.NodesPrimaryKey,
 			Bidi:    false,
 		},
 		"Check",
@@ -1385,10 +1385,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 	graph.MustAddE(
 		"clusters",
 		&sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   check.ClustersTable,
-			Columns: []string{check.ClustersColumn},
+			Columns: check.ClustersPrimaryKey,
 			Bidi:    false,
 		},
 		"Check",
@@ -1441,6 +1441,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Cluster",
 		"ComputeNode",
+	)
+	graph.MustAddE(
+		"checks",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   cluster.ChecksTable,
+			Columns: cluster.ChecksPrimaryKey,
+			Bidi:    false,
+		},
+		"Cluster",
+		"Check",
 	)
 	graph.MustAddE(
 		"virtual_machines",
@@ -1537,6 +1549,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"ComputeNode",
 		"Provider",
+	)
+	graph.MustAddE(
+		"checks",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.ChecksTable,
+			Columns: computenode.ChecksPrimaryKey,
+			Bidi:    false,
+		},
+		"ComputeNode",
+		"Check",
 	)
 	graph.MustAddE(
 		"assignments",
@@ -4782,6 +4806,20 @@ func (f *ClusterFilter) WhereHasNodesWith(preds ...predicate.ComputeNode) {
 	})))
 }
 
+// WhereHasChecks applies a predicate to check if query has an edge checks.
+func (f *ClusterFilter) WhereHasChecks() {
+	f.Where(entql.HasEdge("checks"))
+}
+
+// WhereHasChecksWith applies a predicate to check if query has an edge checks with a given conditions (other predicates).
+func (f *ClusterFilter) WhereHasChecksWith(preds ...predicate.Check) {
+	f.Where(entql.HasEdgeWith("checks", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasVirtualMachines applies a predicate to check if query has an edge virtual_machines.
 func (f *ClusterFilter) WhereHasVirtualMachines() {
 	f.Where(entql.HasEdge("virtual_machines"))
@@ -5073,6 +5111,20 @@ func (f *ComputeNodeFilter) WhereHasProviders() {
 // WhereHasProvidersWith applies a predicate to check if query has an edge providers with a given conditions (other predicates).
 func (f *ComputeNodeFilter) WhereHasProvidersWith(preds ...predicate.Provider) {
 	f.Where(entql.HasEdgeWith("providers", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasChecks applies a predicate to check if query has an edge checks.
+func (f *ComputeNodeFilter) WhereHasChecks() {
+	f.Where(entql.HasEdge("checks"))
+}
+
+// WhereHasChecksWith applies a predicate to check if query has an edge checks with a given conditions (other predicates).
+func (f *ComputeNodeFilter) WhereHasChecksWith(preds ...predicate.Check) {
+	f.Where(entql.HasEdgeWith("checks", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

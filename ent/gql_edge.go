@@ -301,6 +301,18 @@ func (_m *Cluster) Nodes(
 	return _m.QueryNodes().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Cluster) Checks(ctx context.Context) (result []*Check, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedChecks(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.ChecksOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryChecks().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *Cluster) VirtualMachines(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *VirtualMachineOrder, where *VirtualMachineWhereInput,
 ) (*VirtualMachineConnection, error) {
@@ -309,7 +321,7 @@ func (_m *Cluster) VirtualMachines(
 		WithVirtualMachineFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
 	if nodes, err := _m.NamedVirtualMachines(alias); err == nil || hasTotalCount {
 		pager, err := newVirtualMachinePager(opts, last != nil)
 		if err != nil {
@@ -330,7 +342,7 @@ func (_m *Cluster) Events(
 		WithEventFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
 	if nodes, err := _m.NamedEvents(alias); err == nil || hasTotalCount {
 		pager, err := newEventPager(opts, last != nil)
 		if err != nil {
@@ -351,7 +363,7 @@ func (_m *Cluster) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -372,7 +384,7 @@ func (_m *Cluster) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {
@@ -430,6 +442,18 @@ func (_m *ComputeNode) Providers(
 	return _m.QueryProviders().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *ComputeNode) Checks(ctx context.Context) (result []*Check, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedChecks(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.ChecksOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryChecks().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *ComputeNode) Assignments(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AssignmentOrder, where *AssignmentWhereInput,
 ) (*AssignmentConnection, error) {
@@ -438,7 +462,7 @@ func (_m *ComputeNode) Assignments(
 		WithAssignmentFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
 	if nodes, err := _m.NamedAssignments(alias); err == nil || hasTotalCount {
 		pager, err := newAssignmentPager(opts, last != nil)
 		if err != nil {
@@ -459,7 +483,7 @@ func (_m *ComputeNode) VirtualMachines(
 		WithVirtualMachineFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedVirtualMachines(alias); err == nil || hasTotalCount {
 		pager, err := newVirtualMachinePager(opts, last != nil)
 		if err != nil {
@@ -480,7 +504,7 @@ func (_m *ComputeNode) Volumes(
 		WithVolumeFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedVolumes(alias); err == nil || hasTotalCount {
 		pager, err := newVolumePager(opts, last != nil)
 		if err != nil {
@@ -501,7 +525,7 @@ func (_m *ComputeNode) Events(
 		WithEventFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
 	if nodes, err := _m.NamedEvents(alias); err == nil || hasTotalCount {
 		pager, err := newEventPager(opts, last != nil)
 		if err != nil {
@@ -522,7 +546,7 @@ func (_m *ComputeNode) Alerts(
 		WithAlertFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
 	if nodes, err := _m.NamedAlerts(alias); err == nil || hasTotalCount {
 		pager, err := newAlertPager(opts, last != nil)
 		if err != nil {
@@ -543,7 +567,7 @@ func (_m *ComputeNode) RoleBindings(
 		WithRoleBindingFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
 	if nodes, err := _m.NamedRoleBindings(alias); err == nil || hasTotalCount {
 		pager, err := newRoleBindingPager(opts, last != nil)
 		if err != nil {
@@ -564,7 +588,7 @@ func (_m *ComputeNode) Maintenances(
 		WithMaintenanceFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
 	if nodes, err := _m.NamedMaintenances(alias); err == nil || hasTotalCount {
 		pager, err := newMaintenancePager(opts, last != nil)
 		if err != nil {
@@ -585,7 +609,7 @@ func (_m *ComputeNode) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -606,7 +630,7 @@ func (_m *ComputeNode) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {

@@ -3800,6 +3800,10 @@ type ClusterWhereInput struct {
 	HasNodes     *bool                    `json:"hasNodes,omitempty"`
 	HasNodesWith []*ComputeNodeWhereInput `json:"hasNodesWith,omitempty"`
 
+	// "checks" edge predicates.
+	HasChecks     *bool              `json:"hasChecks,omitempty"`
+	HasChecksWith []*CheckWhereInput `json:"hasChecksWith,omitempty"`
+
 	// "virtual_machines" edge predicates.
 	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
 	HasVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasVirtualMachinesWith,omitempty"`
@@ -4122,6 +4126,24 @@ func (i *ClusterWhereInput) P() (predicate.Cluster, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, cluster.HasNodesWith(with...))
+	}
+	if i.HasChecks != nil {
+		p := cluster.HasChecks()
+		if !*i.HasChecks {
+			p = cluster.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasChecksWith) > 0 {
+		with := make([]predicate.Check, 0, len(i.HasChecksWith))
+		for _, w := range i.HasChecksWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasChecksWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, cluster.HasChecksWith(with...))
 	}
 	if i.HasVirtualMachines != nil {
 		p := cluster.HasVirtualMachines()
@@ -4546,6 +4568,10 @@ type ComputeNodeWhereInput struct {
 	// "providers" edge predicates.
 	HasProviders     *bool                 `json:"hasProviders,omitempty"`
 	HasProvidersWith []*ProviderWhereInput `json:"hasProvidersWith,omitempty"`
+
+	// "checks" edge predicates.
+	HasChecks     *bool              `json:"hasChecks,omitempty"`
+	HasChecksWith []*CheckWhereInput `json:"hasChecksWith,omitempty"`
 
 	// "assignments" edge predicates.
 	HasAssignments     *bool                   `json:"hasAssignments,omitempty"`
@@ -5510,6 +5536,24 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, computenode.HasProvidersWith(with...))
+	}
+	if i.HasChecks != nil {
+		p := computenode.HasChecks()
+		if !*i.HasChecks {
+			p = computenode.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasChecksWith) > 0 {
+		with := make([]predicate.Check, 0, len(i.HasChecksWith))
+		for _, w := range i.HasChecksWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasChecksWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, computenode.HasChecksWith(with...))
 	}
 	if i.HasAssignments != nil {
 		p := computenode.HasAssignments()

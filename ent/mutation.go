@@ -7665,6 +7665,9 @@ type ClusterMutation struct {
 	nodes                    map[int]struct{}
 	removednodes             map[int]struct{}
 	clearednodes             bool
+	checks                   map[int]struct{}
+	removedchecks            map[int]struct{}
+	clearedchecks            bool
 	virtual_machines         map[int]struct{}
 	removedvirtual_machines  map[int]struct{}
 	clearedvirtual_machines  bool
@@ -8174,6 +8177,60 @@ func (m *ClusterMutation) ResetNodes() {
 	m.removednodes = nil
 }
 
+// AddCheckIDs adds the "checks" edge to the Check entity by ids.
+func (m *ClusterMutation) AddCheckIDs(ids ...int) {
+	if m.checks == nil {
+		m.checks = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.checks[ids[i]] = struct{}{}
+	}
+}
+
+// ClearChecks clears the "checks" edge to the Check entity.
+func (m *ClusterMutation) ClearChecks() {
+	m.clearedchecks = true
+}
+
+// ChecksCleared reports if the "checks" edge to the Check entity was cleared.
+func (m *ClusterMutation) ChecksCleared() bool {
+	return m.clearedchecks
+}
+
+// RemoveCheckIDs removes the "checks" edge to the Check entity by IDs.
+func (m *ClusterMutation) RemoveCheckIDs(ids ...int) {
+	if m.removedchecks == nil {
+		m.removedchecks = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.checks, ids[i])
+		m.removedchecks[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedChecks returns the removed IDs of the "checks" edge to the Check entity.
+func (m *ClusterMutation) RemovedChecksIDs() (ids []int) {
+	for id := range m.removedchecks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ChecksIDs returns the "checks" edge IDs in the mutation.
+func (m *ClusterMutation) ChecksIDs() (ids []int) {
+	for id := range m.checks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetChecks resets all changes to the "checks" edge.
+func (m *ClusterMutation) ResetChecks() {
+	m.checks = nil
+	m.clearedchecks = false
+	m.removedchecks = nil
+}
+
 // AddVirtualMachineIDs adds the "virtual_machines" edge to the VirtualMachine entity by ids.
 func (m *ClusterMutation) AddVirtualMachineIDs(ids ...int) {
 	if m.virtual_machines == nil {
@@ -8638,7 +8695,7 @@ func (m *ClusterMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ClusterMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.region != nil {
 		edges = append(edges, cluster.EdgeRegion)
 	}
@@ -8647,6 +8704,9 @@ func (m *ClusterMutation) AddedEdges() []string {
 	}
 	if m.nodes != nil {
 		edges = append(edges, cluster.EdgeNodes)
+	}
+	if m.checks != nil {
+		edges = append(edges, cluster.EdgeChecks)
 	}
 	if m.virtual_machines != nil {
 		edges = append(edges, cluster.EdgeVirtualMachines)
@@ -8681,6 +8741,12 @@ func (m *ClusterMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case cluster.EdgeChecks:
+		ids := make([]ent.Value, 0, len(m.checks))
+		for id := range m.checks {
+			ids = append(ids, id)
+		}
+		return ids
 	case cluster.EdgeVirtualMachines:
 		ids := make([]ent.Value, 0, len(m.virtual_machines))
 		for id := range m.virtual_machines {
@@ -8711,9 +8777,12 @@ func (m *ClusterMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ClusterMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.removednodes != nil {
 		edges = append(edges, cluster.EdgeNodes)
+	}
+	if m.removedchecks != nil {
+		edges = append(edges, cluster.EdgeChecks)
 	}
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, cluster.EdgeVirtualMachines)
@@ -8737,6 +8806,12 @@ func (m *ClusterMutation) RemovedIDs(name string) []ent.Value {
 	case cluster.EdgeNodes:
 		ids := make([]ent.Value, 0, len(m.removednodes))
 		for id := range m.removednodes {
+			ids = append(ids, id)
+		}
+		return ids
+	case cluster.EdgeChecks:
+		ids := make([]ent.Value, 0, len(m.removedchecks))
+		for id := range m.removedchecks {
 			ids = append(ids, id)
 		}
 		return ids
@@ -8770,7 +8845,7 @@ func (m *ClusterMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ClusterMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.clearedregion {
 		edges = append(edges, cluster.EdgeRegion)
 	}
@@ -8779,6 +8854,9 @@ func (m *ClusterMutation) ClearedEdges() []string {
 	}
 	if m.clearednodes {
 		edges = append(edges, cluster.EdgeNodes)
+	}
+	if m.clearedchecks {
+		edges = append(edges, cluster.EdgeChecks)
 	}
 	if m.clearedvirtual_machines {
 		edges = append(edges, cluster.EdgeVirtualMachines)
@@ -8805,6 +8883,8 @@ func (m *ClusterMutation) EdgeCleared(name string) bool {
 		return m.cleareddatacenter
 	case cluster.EdgeNodes:
 		return m.clearednodes
+	case cluster.EdgeChecks:
+		return m.clearedchecks
 	case cluster.EdgeVirtualMachines:
 		return m.clearedvirtual_machines
 	case cluster.EdgeEvents:
@@ -8843,6 +8923,9 @@ func (m *ClusterMutation) ResetEdge(name string) error {
 		return nil
 	case cluster.EdgeNodes:
 		m.ResetNodes()
+		return nil
+	case cluster.EdgeChecks:
+		m.ResetChecks()
 		return nil
 	case cluster.EdgeVirtualMachines:
 		m.ResetVirtualMachines()
@@ -8913,6 +8996,9 @@ type ComputeNodeMutation struct {
 	providers                       map[int]struct{}
 	removedproviders                map[int]struct{}
 	clearedproviders                bool
+	checks                          map[int]struct{}
+	removedchecks                   map[int]struct{}
+	clearedchecks                   bool
 	assignments                     map[int]struct{}
 	removedassignments              map[int]struct{}
 	clearedassignments              bool
@@ -10574,6 +10660,60 @@ func (m *ComputeNodeMutation) ResetProviders() {
 	m.removedproviders = nil
 }
 
+// AddCheckIDs adds the "checks" edge to the Check entity by ids.
+func (m *ComputeNodeMutation) AddCheckIDs(ids ...int) {
+	if m.checks == nil {
+		m.checks = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.checks[ids[i]] = struct{}{}
+	}
+}
+
+// ClearChecks clears the "checks" edge to the Check entity.
+func (m *ComputeNodeMutation) ClearChecks() {
+	m.clearedchecks = true
+}
+
+// ChecksCleared reports if the "checks" edge to the Check entity was cleared.
+func (m *ComputeNodeMutation) ChecksCleared() bool {
+	return m.clearedchecks
+}
+
+// RemoveCheckIDs removes the "checks" edge to the Check entity by IDs.
+func (m *ComputeNodeMutation) RemoveCheckIDs(ids ...int) {
+	if m.removedchecks == nil {
+		m.removedchecks = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.checks, ids[i])
+		m.removedchecks[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedChecks returns the removed IDs of the "checks" edge to the Check entity.
+func (m *ComputeNodeMutation) RemovedChecksIDs() (ids []int) {
+	for id := range m.removedchecks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ChecksIDs returns the "checks" edge IDs in the mutation.
+func (m *ComputeNodeMutation) ChecksIDs() (ids []int) {
+	for id := range m.checks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetChecks resets all changes to the "checks" edge.
+func (m *ComputeNodeMutation) ResetChecks() {
+	m.checks = nil
+	m.clearedchecks = false
+	m.removedchecks = nil
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by ids.
 func (m *ComputeNodeMutation) AddAssignmentIDs(ids ...int) {
 	if m.assignments == nil {
@@ -11843,7 +11983,7 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ComputeNodeMutation) AddedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 14)
 	if m.host != nil {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -11855,6 +11995,9 @@ func (m *ComputeNodeMutation) AddedEdges() []string {
 	}
 	if m.providers != nil {
 		edges = append(edges, computenode.EdgeProviders)
+	}
+	if m.checks != nil {
+		edges = append(edges, computenode.EdgeChecks)
 	}
 	if m.assignments != nil {
 		edges = append(edges, computenode.EdgeAssignments)
@@ -11905,6 +12048,12 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 	case computenode.EdgeProviders:
 		ids := make([]ent.Value, 0, len(m.providers))
 		for id := range m.providers {
+			ids = append(ids, id)
+		}
+		return ids
+	case computenode.EdgeChecks:
+		ids := make([]ent.Value, 0, len(m.checks))
+		for id := range m.checks {
 			ids = append(ids, id)
 		}
 		return ids
@@ -11968,9 +12117,12 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ComputeNodeMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 14)
 	if m.removedproviders != nil {
 		edges = append(edges, computenode.EdgeProviders)
+	}
+	if m.removedchecks != nil {
+		edges = append(edges, computenode.EdgeChecks)
 	}
 	if m.removedassignments != nil {
 		edges = append(edges, computenode.EdgeAssignments)
@@ -12009,6 +12161,12 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 	case computenode.EdgeProviders:
 		ids := make([]ent.Value, 0, len(m.removedproviders))
 		for id := range m.removedproviders {
+			ids = append(ids, id)
+		}
+		return ids
+	case computenode.EdgeChecks:
+		ids := make([]ent.Value, 0, len(m.removedchecks))
+		for id := range m.removedchecks {
 			ids = append(ids, id)
 		}
 		return ids
@@ -12072,7 +12230,7 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ComputeNodeMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 13)
+	edges := make([]string, 0, 14)
 	if m.clearedhost {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -12084,6 +12242,9 @@ func (m *ComputeNodeMutation) ClearedEdges() []string {
 	}
 	if m.clearedproviders {
 		edges = append(edges, computenode.EdgeProviders)
+	}
+	if m.clearedchecks {
+		edges = append(edges, computenode.EdgeChecks)
 	}
 	if m.clearedassignments {
 		edges = append(edges, computenode.EdgeAssignments)
@@ -12127,6 +12288,8 @@ func (m *ComputeNodeMutation) EdgeCleared(name string) bool {
 		return m.clearedavailability_zone
 	case computenode.EdgeProviders:
 		return m.clearedproviders
+	case computenode.EdgeChecks:
+		return m.clearedchecks
 	case computenode.EdgeAssignments:
 		return m.clearedassignments
 	case computenode.EdgeVirtualMachines:
@@ -12181,6 +12344,9 @@ func (m *ComputeNodeMutation) ResetEdge(name string) error {
 		return nil
 	case computenode.EdgeProviders:
 		m.ResetProviders()
+		return nil
+	case computenode.EdgeChecks:
+		m.ResetChecks()
 		return nil
 	case computenode.EdgeAssignments:
 		m.ResetAssignments()

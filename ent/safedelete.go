@@ -320,7 +320,7 @@ func (c *AvailabilityZoneClient) authorizeDelete(ctx context.Context, id int) er
 	return nil
 }
 
-// SafeDelete deletes the Check with the given id unless records on its nodes clusters events edges
+// SafeDelete deletes the Check with the given id unless records on its events edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -331,16 +331,6 @@ func (c *CheckClient) SafeDelete(ctx context.Context, id int) error {
 		return err
 	}
 	var deps []Dependent
-	if n, err := c.Query().Where(check.ID(id)).QueryNodes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
-		return fmt.Errorf("count nodes of Check %v: %w", id, err)
-	} else if n > 0 {
-		deps = append(deps, Dependent{Edge: "nodes", Count: n})
-	}
-	if n, err := c.Query().Where(check.ID(id)).QueryClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
-		return fmt.Errorf("count clusters of Check %v: %w", id, err)
-	} else if n > 0 {
-		deps = append(deps, Dependent{Edge: "clusters", Count: n})
-	}
 	if n, err := c.Query().Where(check.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count events of Check %v: %w", id, err)
 	} else if n > 0 {

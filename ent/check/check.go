@@ -50,20 +50,16 @@ const (
 	EdgeEvents = "events"
 	// Table holds the table name of the check in the database.
 	Table = "checks"
-	// NodesTable is the table that holds the nodes relation/edge.
-	NodesTable = "compute_nodes"
+	// NodesTable is the table that holds the nodes relation/edge. The primary key declared below.
+	NodesTable = "check_nodes"
 	// NodesInverseTable is the table name for the ComputeNode entity.
 	// It exists in this package in order to avoid circular dependency with the "computenode" package.
 	NodesInverseTable = "compute_nodes"
-	// NodesColumn is the table column denoting the nodes relation/edge.
-	NodesColumn = "check_nodes"
-	// ClustersTable is the table that holds the clusters relation/edge.
-	ClustersTable = "clusters"
+	// ClustersTable is the table that holds the clusters relation/edge. The primary key declared below.
+	ClustersTable = "check_clusters"
 	// ClustersInverseTable is the table name for the Cluster entity.
 	// It exists in this package in order to avoid circular dependency with the "cluster" package.
 	ClustersInverseTable = "clusters"
-	// ClustersColumn is the table column denoting the clusters relation/edge.
-	ClustersColumn = "check_clusters"
 	// EventsTable is the table that holds the events relation/edge.
 	EventsTable = "events"
 	// EventsInverseTable is the table name for the Event entity.
@@ -89,6 +85,15 @@ var Columns = []string{
 	FieldLabelSelector,
 	FieldEnabled,
 }
+
+var (
+	// NodesPrimaryKey and NodesColumn2 are the table columns denoting the
+	// primary key for the nodes relation (M2M).
+	NodesPrimaryKey = []string{"check_id", "compute_node_id"}
+	// ClustersPrimaryKey and ClustersColumn2 are the table columns denoting the
+	// primary key for the clusters relation (M2M).
+	ClustersPrimaryKey = []string{"check_id", "cluster_id"}
+)
 
 // ValidColumn reports if the column name is valid (part of the table columns).
 func ValidColumn(column string) bool {
@@ -273,14 +278,14 @@ func newNodesStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(NodesInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2M, false, NodesTable, NodesColumn),
+		sqlgraph.Edge(sqlgraph.M2M, false, NodesTable, NodesPrimaryKey...),
 	)
 }
 func newClustersStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ClustersInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2M, false, ClustersTable, ClustersColumn),
+		sqlgraph.Edge(sqlgraph.M2M, false, ClustersTable, ClustersPrimaryKey...),
 	)
 }
 func newEventsStep() *sqlgraph.Step {

@@ -33,6 +33,8 @@ const (
 	EdgeDatacenter = "datacenter"
 	// EdgeNodes holds the string denoting the nodes edge name in mutations.
 	EdgeNodes = "nodes"
+	// EdgeChecks holds the string denoting the checks edge name in mutations.
+	EdgeChecks = "checks"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
 	EdgeVirtualMachines = "virtual_machines"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
@@ -64,6 +66,11 @@ const (
 	NodesInverseTable = "compute_nodes"
 	// NodesColumn is the table column denoting the nodes relation/edge.
 	NodesColumn = "cluster_nodes"
+	// ChecksTable is the table that holds the checks relation/edge. The primary key declared below.
+	ChecksTable = "check_clusters"
+	// ChecksInverseTable is the table name for the Check entity.
+	// It exists in this package in order to avoid circular dependency with the "check" package.
+	ChecksInverseTable = "checks"
 	// VirtualMachinesTable is the table that holds the virtual_machines relation/edge.
 	VirtualMachinesTable = "virtual_machines"
 	// VirtualMachinesInverseTable is the table name for the VirtualMachine entity.
@@ -104,12 +111,14 @@ var Columns = []string{
 // ForeignKeys holds the SQL foreign-keys that are owned by the "clusters"
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
-	"check_clusters",
 	"datacenter_clusters",
 	"region_clusters",
 }
 
 var (
+	// ChecksPrimaryKey and ChecksColumn2 are the table columns denoting the
+	// primary key for the checks relation (M2M).
+	ChecksPrimaryKey = []string{"check_id", "cluster_id"}
 	// MaintainersPrimaryKey and MaintainersColumn2 are the table columns denoting the
 	// primary key for the maintainers relation (M2M).
 	MaintainersPrimaryKey = []string{"maintainer_id", "cluster_id"}
@@ -218,6 +227,20 @@ func ByNodes(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByChecksCount orders the results by checks count.
+func ByChecksCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newChecksStep(), opts...)
+	}
+}
+
+// ByChecks orders the results by checks terms.
+func ByChecks(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newChecksStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByVirtualMachinesCount orders the results by virtual_machines count.
 func ByVirtualMachinesCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -292,6 +315,13 @@ func newNodesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(NodesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, NodesTable, NodesColumn),
+	)
+}
+func newChecksStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ChecksInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, true, ChecksTable, ChecksPrimaryKey...),
 	)
 }
 func newVirtualMachinesStep() *sqlgraph.Step {

@@ -419,6 +419,29 @@ func HasNodesWith(preds ...predicate.ComputeNode) predicate.Cluster {
 	})
 }
 
+// HasChecks applies the HasEdge predicate on the "checks" edge.
+func HasChecks() predicate.Cluster {
+	return predicate.Cluster(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, ChecksTable, ChecksPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasChecksWith applies the HasEdge predicate on the "checks" edge with a given conditions (other predicates).
+func HasChecksWith(preds ...predicate.Check) predicate.Cluster {
+	return predicate.Cluster(func(s *sql.Selector) {
+		step := newChecksStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasVirtualMachines applies the HasEdge predicate on the "virtual_machines" edge.
 func HasVirtualMachines() predicate.Cluster {
 	return predicate.Cluster(func(s *sql.Selector) {

@@ -84,6 +84,8 @@ const (
 	EdgeAvailabilityZone = "availability_zone"
 	// EdgeProviders holds the string denoting the providers edge name in mutations.
 	EdgeProviders = "providers"
+	// EdgeChecks holds the string denoting the checks edge name in mutations.
+	EdgeChecks = "checks"
 	// EdgeAssignments holds the string denoting the assignments edge name in mutations.
 	EdgeAssignments = "assignments"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
@@ -130,6 +132,11 @@ const (
 	// ProvidersInverseTable is the table name for the Provider entity.
 	// It exists in this package in order to avoid circular dependency with the "provider" package.
 	ProvidersInverseTable = "providers"
+	// ChecksTable is the table that holds the checks relation/edge. The primary key declared below.
+	ChecksTable = "check_nodes"
+	// ChecksInverseTable is the table name for the Check entity.
+	// It exists in this package in order to avoid circular dependency with the "check" package.
+	ChecksInverseTable = "checks"
 	// AssignmentsTable is the table that holds the assignments relation/edge.
 	AssignmentsTable = "assignments"
 	// AssignmentsInverseTable is the table name for the Assignment entity.
@@ -227,7 +234,6 @@ var Columns = []string{
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
 	"availability_zone_nodes",
-	"check_nodes",
 	"cluster_nodes",
 	"host_node",
 }
@@ -236,6 +242,9 @@ var (
 	// ProvidersPrimaryKey and ProvidersColumn2 are the table columns denoting the
 	// primary key for the providers relation (M2M).
 	ProvidersPrimaryKey = []string{"compute_node_id", "provider_id"}
+	// ChecksPrimaryKey and ChecksColumn2 are the table columns denoting the
+	// primary key for the checks relation (M2M).
+	ChecksPrimaryKey = []string{"check_id", "compute_node_id"}
 	// MaintenancesPrimaryKey and MaintenancesColumn2 are the table columns denoting the
 	// primary key for the maintenances relation (M2M).
 	MaintenancesPrimaryKey = []string{"maintenance_id", "compute_node_id"}
@@ -573,6 +582,20 @@ func ByProviders(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByChecksCount orders the results by checks count.
+func ByChecksCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newChecksStep(), opts...)
+	}
+}
+
+// ByChecks orders the results by checks terms.
+func ByChecks(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newChecksStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByAssignmentsCount orders the results by assignments count.
 func ByAssignmentsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -724,6 +747,13 @@ func newProvidersStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ProvidersInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2M, false, ProvidersTable, ProvidersPrimaryKey...),
+	)
+}
+func newChecksStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ChecksInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, true, ChecksTable, ChecksPrimaryKey...),
 	)
 }
 func newAssignmentsStep() *sqlgraph.Step {

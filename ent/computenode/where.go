@@ -1552,6 +1552,29 @@ func HasProvidersWith(preds ...predicate.Provider) predicate.ComputeNode {
 	})
 }
 
+// HasChecks applies the HasEdge predicate on the "checks" edge.
+func HasChecks() predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, ChecksTable, ChecksPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasChecksWith applies the HasEdge predicate on the "checks" edge with a given conditions (other predicates).
+func HasChecksWith(preds ...predicate.Check) predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := newChecksStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasAssignments applies the HasEdge predicate on the "assignments" edge.
 func HasAssignments() predicate.ComputeNode {
 	return predicate.ComputeNode(func(s *sql.Selector) {

@@ -308,7 +308,6 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "weight", Type: field.TypeInt, Default: 100},
-		{Name: "check_clusters", Type: field.TypeInt, Nullable: true},
 		{Name: "datacenter_clusters", Type: field.TypeInt},
 		{Name: "region_clusters", Type: field.TypeInt},
 	}
@@ -319,20 +318,14 @@ var (
 		PrimaryKey: []*schema.Column{ClustersColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
-				Symbol:     "clusters_checks_clusters",
-				Columns:    []*schema.Column{ClustersColumns[7]},
-				RefColumns: []*schema.Column{ChecksColumns[0]},
-				OnDelete:   schema.SetNull,
-			},
-			{
 				Symbol:     "clusters_datacenters_clusters",
-				Columns:    []*schema.Column{ClustersColumns[8]},
+				Columns:    []*schema.Column{ClustersColumns[7]},
 				RefColumns: []*schema.Column{DatacentersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "clusters_regions_clusters",
-				Columns:    []*schema.Column{ClustersColumns[9]},
+				Columns:    []*schema.Column{ClustersColumns[8]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -378,7 +371,6 @@ var (
 		{Name: "auto_drain_interval_seconds", Type: field.TypeInt, Default: 1800},
 		{Name: "alerts_enabled", Type: field.TypeBool, Default: true},
 		{Name: "availability_zone_nodes", Type: field.TypeInt, Nullable: true},
-		{Name: "check_nodes", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_nodes", Type: field.TypeInt},
 		{Name: "host_node", Type: field.TypeInt, Unique: true},
 	}
@@ -395,20 +387,14 @@ var (
 				OnDelete:   schema.SetNull,
 			},
 			{
-				Symbol:     "compute_nodes_checks_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[31]},
-				RefColumns: []*schema.Column{ChecksColumns[0]},
-				OnDelete:   schema.SetNull,
-			},
-			{
 				Symbol:     "compute_nodes_clusters_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[32]},
+				Columns:    []*schema.Column{ComputeNodesColumns[31]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[33]},
+				Columns:    []*schema.Column{ComputeNodesColumns[32]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -422,7 +408,7 @@ var (
 			{
 				Name:    "computenode_cluster_nodes",
 				Unique:  false,
-				Columns: []*schema.Column{ComputeNodesColumns[32]},
+				Columns: []*schema.Column{ComputeNodesColumns[31]},
 			},
 		},
 	}
@@ -2241,6 +2227,56 @@ var (
 			},
 		},
 	}
+	// CheckNodesColumns holds the columns for the "check_nodes" table.
+	CheckNodesColumns = []*schema.Column{
+		{Name: "check_id", Type: field.TypeInt},
+		{Name: "compute_node_id", Type: field.TypeInt},
+	}
+	// CheckNodesTable holds the schema information for the "check_nodes" table.
+	CheckNodesTable = &schema.Table{
+		Name:       "check_nodes",
+		Columns:    CheckNodesColumns,
+		PrimaryKey: []*schema.Column{CheckNodesColumns[0], CheckNodesColumns[1]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "check_nodes_check_id",
+				Columns:    []*schema.Column{CheckNodesColumns[0]},
+				RefColumns: []*schema.Column{ChecksColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "check_nodes_compute_node_id",
+				Columns:    []*schema.Column{CheckNodesColumns[1]},
+				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
+	// CheckClustersColumns holds the columns for the "check_clusters" table.
+	CheckClustersColumns = []*schema.Column{
+		{Name: "check_id", Type: field.TypeInt},
+		{Name: "cluster_id", Type: field.TypeInt},
+	}
+	// CheckClustersTable holds the schema information for the "check_clusters" table.
+	CheckClustersTable = &schema.Table{
+		Name:       "check_clusters",
+		Columns:    CheckClustersColumns,
+		PrimaryKey: []*schema.Column{CheckClustersColumns[0], CheckClustersColumns[1]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "check_clusters_check_id",
+				Columns:    []*schema.Column{CheckClustersColumns[0]},
+				RefColumns: []*schema.Column{ChecksColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "check_clusters_cluster_id",
+				Columns:    []*schema.Column{CheckClustersColumns[1]},
+				RefColumns: []*schema.Column{ClustersColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
 	// ComputeNodeProvidersColumns holds the columns for the "compute_node_providers" table.
 	ComputeNodeProvidersColumns = []*schema.Column{
 		{Name: "compute_node_id", Type: field.TypeInt},
@@ -2817,6 +2853,8 @@ var (
 		UsersTable,
 		VirtualMachinesTable,
 		VolumesTable,
+		CheckNodesTable,
+		CheckClustersTable,
 		ComputeNodeProvidersTable,
 		HostGroupHostsTable,
 		MaintainerHostsTable,
@@ -2871,16 +2909,14 @@ func init() {
 	ChecksTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(184683593728),
 	}
-	ClustersTable.ForeignKeys[0].RefTable = ChecksTable
-	ClustersTable.ForeignKeys[1].RefTable = DatacentersTable
-	ClustersTable.ForeignKeys[2].RefTable = RegionsTable
+	ClustersTable.ForeignKeys[0].RefTable = DatacentersTable
+	ClustersTable.ForeignKeys[1].RefTable = RegionsTable
 	ClustersTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(21474836480),
 	}
 	ComputeNodesTable.ForeignKeys[0].RefTable = AvailabilityZonesTable
-	ComputeNodesTable.ForeignKeys[1].RefTable = ChecksTable
-	ComputeNodesTable.ForeignKeys[2].RefTable = ClustersTable
-	ComputeNodesTable.ForeignKeys[3].RefTable = HostsTable
+	ComputeNodesTable.ForeignKeys[1].RefTable = ClustersTable
+	ComputeNodesTable.ForeignKeys[2].RefTable = HostsTable
 	ComputeNodesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(25769803776),
 	}
@@ -3081,6 +3117,10 @@ func init() {
 	VolumesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(167503724544),
 	}
+	CheckNodesTable.ForeignKeys[0].RefTable = ChecksTable
+	CheckNodesTable.ForeignKeys[1].RefTable = ComputeNodesTable
+	CheckClustersTable.ForeignKeys[0].RefTable = ChecksTable
+	CheckClustersTable.ForeignKeys[1].RefTable = ClustersTable
 	ComputeNodeProvidersTable.ForeignKeys[0].RefTable = ComputeNodesTable
 	ComputeNodeProvidersTable.ForeignKeys[1].RefTable = ProvidersTable
 	HostGroupHostsTable.ForeignKeys[0].RefTable = HostGroupsTable

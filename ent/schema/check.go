@@ -14,7 +14,8 @@ import (
 // command whose exit code is the status (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN) and whose
 // first output line is the message — or one of the built-in checks. It applies to the nodes
 // and clusters it names and to the nodes whose labels match its selector; the agents report
-// the results as events (reportEvents).
+// the results as events (reportEvents). Several checks may name one node or cluster (the
+// edges are many-to-many); a check's name stays unique, so the same check twice is refused.
 type Check struct {
 	ent.Schema
 }

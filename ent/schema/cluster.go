@@ -35,6 +35,8 @@ func (Cluster) Edges() []ent.Edge {
 		edge.From("region", Region.Type).Ref("clusters").Unique().Required(),
 		edge.From("datacenter", Datacenter.Type).Ref("clusters").Unique().Required(),
 		edge.To("nodes", ComputeNode.Type).Annotations(entgql.RelayConnection()),
+		edge.From("checks", Check.Type).Ref("clusters").Comment("the checks naming this cluster (a cluster may be named by several checks)").
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("events", Event.Type).Annotations(entgql.RelayConnection(),
 			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),

@@ -70,6 +70,8 @@ func (ComputeNode) Edges() []ent.Edge {
 		edge.From("cluster", Cluster.Type).Ref("nodes").Unique().Required(),
 		edge.From("availability_zone", AvailabilityZone.Type).Ref("nodes").Unique(),
 		edge.To("providers", Provider.Type).Annotations(entgql.RelayConnection()),
+		edge.From("checks", Check.Type).Ref("nodes").Comment("the checks naming this node (a node may be named by several checks)").
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)),
 		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),

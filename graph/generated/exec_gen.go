@@ -29,6 +29,7 @@ var concurrentFields = gqlexec.Fields{
 	"Node.ports":                               true,
 	"Node.tenant":                              true,
 	"Node.utilization":                         true,
+	"Query.activeNotices":                      true,
 	"Query.alerts":                             true,
 	"Query.apiTokens":                          true,
 	"Query.assignments":                        true,

@@ -44,6 +44,9 @@ export const tests = [
       await page.goto('/vms/new');
       await fillForm(page, { name, tenant: d.tenant.name, region: d.region.name, flavorID: d.flavor.id, image: d.image.name });
       console.log(`     form filled in ${Date.now() - tForm} ms`);
+      // No network chosen: the form names the tenant's default VM network the NIC goes on.
+      const note = await page.getByRole('note').filter({ hasText: "the tenant's default VM network" }).innerText();
+      assert.match(note, /NIC on \S+-vm \(172\.16\./, 'the form names the default VM network');
       await ctx.screenshot(page, 'vm-create');
       await page.evaluate(() => { window.__e2eNoReload = 'still here'; });
       const tCreate = Date.now();

@@ -1,7 +1,8 @@
 // The guest part of the create-VM form: the networks the VM gets a NIC (MAC and address) on,
 // the SSH keys for the image's default user, and cloud-config user-data, all put on the VM's
 // config drive. Networks and keys are those the viewer may read: shared VM networks and the
-// tenant's own, the tenant's keys and the viewer's own.
+// tenant's own, the tenant's keys and the viewer's own. With no network chosen the form says
+// which default VM network the VM lands on, or that the tenant has none (no NIC).
 import { useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Problem } from '../Problem';
@@ -14,6 +15,9 @@ const GuestChoicesDocument = graphql(`
     }
     sshKeys(first: 200, orderBy: { field: NAME, direction: ASC }) {
       edges { node { id name fingerprint tenant { id } } }
+    }
+    tenants(first: 200) {
+      edges { node { id defaultVMNetwork { id name cidr } } }
     }
   }
 `);
@@ -40,6 +44,8 @@ export function GuestFields({ tenantID, value, onChange }: { tenantID: string; v
   const networks = (data?.networks.edges ?? []).flatMap((e) => (e?.node ? [e.node] : [])).filter(forTenant);
   const keys = (data?.sshKeys.edges ?? []).flatMap((e) => (e?.node ? [e.node] : [])).filter(forTenant);
   const size = new TextEncoder().encode(value.userData).length;
+  const tenant = (data?.tenants.edges ?? []).find((e) => e?.node?.id === tenantID)?.node;
+  const fallback = tenant?.defaultVMNetwork;
   return (
     <fieldset className="fields" aria-label="Guest">
       <legend>Guest: networks, SSH keys, user-data</legend>
@@ -49,6 +55,9 @@ export function GuestFields({ tenantID, value, onChange }: { tenantID: string; v
         <select multiple value={value.networkIDs} onChange={(e) => onChange({ ...value, networkIDs: selected(e) })} aria-label="Networks">
           {networks.map((n) => <option key={n.id} value={n.id}>{n.name} ({n.cidr})</option>)}
         </select>
+        {tenantID && data && value.networkIDs.length === 0 && (fallback
+          ? <span className="muted small" role="note">No network chosen: the VM gets a NIC on {fallback.name} ({fallback.cidr}), the tenant's default VM network.</span>
+          : <span className="small" role="status"><strong>No NIC:</strong> this tenant has no default VM network: choose a network, or the VM gets no NIC and no address.</span>)}
       </label>
       <label>
         SSH keys
