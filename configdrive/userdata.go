@@ -31,7 +31,7 @@ const (
 // userDataLimits are the limits above, with a raw bracket nesting far above the depth
 // (brackets in scripts and comments count too).
 func userDataLimits() yamllimit.Limits {
-	return yamllimit.Limits{MaxDepth: MaxUserDataDepth, MaxNodes: MaxUserDataNodes,
+	return yamllimit.Limits{MaxBytes: MaxUserData, MaxDepth: MaxUserDataDepth, MaxNodes: MaxUserDataNodes,
 		MaxAliases: MaxUserDataAliases, MaxBracketDepth: 1000}
 }
 

@@ -20,6 +20,9 @@ import (
 
 // Limits bound a document.
 type Limits struct {
+	// MaxBytes is the longest text Parse reads at all (0: no bound of its own, for callers
+	// that bound the text before).
+	MaxBytes int
 	// MaxDepth is the deepest nesting of mappings and sequences, aliases counted as the
 	// nodes they stand for.
 	MaxDepth int
@@ -47,6 +50,9 @@ type Document struct {
 // a sentence what is wrong ("is not valid YAML: …", "nests more than 64 levels"), for the
 // caller to report against its field.
 func Parse(text string, l Limits) (*Document, error) {
+	if l.MaxBytes > 0 && len(text) > l.MaxBytes {
+		return nil, fmt.Errorf("is %d bytes, at most %d are allowed", len(text), l.MaxBytes)
+	}
 	if bracketDepth(text) > l.MaxBracketDepth {
 		return nil, fmt.Errorf("nests more than %d levels", l.MaxDepth)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var limits = Limits{MaxDepth: 64, MaxNodes: 20_000, MaxAliases: 256, MaxBracketDepth: 1000}
+var limits = Limits{MaxBytes: 64 << 10, MaxDepth: 64, MaxNodes: 20_000, MaxAliases: 256, MaxBracketDepth: 1000}
 
 // bomb is a "billion laughs" document expanding to 9^levels scalars.
 func bomb(levels int) string {
@@ -34,6 +34,7 @@ func TestParse(t *testing.T) {
 		{"self", "a: &a [*a]\n", "contains it"},
 		{"two documents", "a: 1\n---\nb: 2\n", "one YAML document"},
 		{"bad", "a: [1\n", "not valid YAML"},
+		{"too long", "x: \"" + strings.Repeat("a", 70000) + "\"\n", "bytes, at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.text, limits)
