@@ -292,6 +292,32 @@ func (h *Libvirt) DeleteVolume(ctx context.Context, pool, name string) error {
 	return err
 }
 
+// GrowVolume grows a volume; see [Storage.GrowVolume]. libvirt resizes a file volume of a
+// directory pool with qemu-img (qcow2) or by extending the file (raw).
+func (h *Libvirt) GrowVolume(ctx context.Context, pool, name string, capacityBytes int64) (Volume, error) {
+	var out Volume
+	err := h.do(ctx, func(c *libvirt.Libvirt) error {
+		v, err := lookupVolume(c, pool, name)
+		if err != nil {
+			return err
+		}
+		cur, err := describeVolume(c, v)
+		if err != nil {
+			return err
+		}
+		if cur.CapacityBytes >= capacityBytes {
+			out = cur
+			return nil
+		}
+		if err := c.StorageVolResize(v, uint64(capacityBytes), 0); err != nil {
+			return fmt.Errorf("grow volume %s/%s to %d bytes: %w", pool, name, capacityBytes, err)
+		}
+		out, err = describeVolume(c, v)
+		return err
+	})
+	return out, err
+}
+
 // isNotFound reports whether err is a *NotFoundError.
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
