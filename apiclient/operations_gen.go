@@ -2731,7 +2731,9 @@ func (v *DrainNodeDrainNodeDrainReportUnmovableUnmovableVMVirtualMachine) GetNam
 type DrainNodeResponse struct {
 	// Cordon a node and move its VMs elsewhere, cold: each VM is stopped and removed on the node,
 	// then created again on another (from its image: there are no persistent disks yet), so no
-	// VM ever runs twice. VMs that cannot move are listed first with the reason. Opens a
+	// VM ever runs twice; a moving VM reads MOVING until its new copy runs. VMs that cannot move
+	// are listed first with the reason, also on the node (drainUnmovable), and not waited for:
+	// once the others moved the drain ends FAILED naming them. Opens a
 	// Maintenance record; progress is on the node (drainState, drainMessage) and fails loudly,
 	// naming the stuck VMs, after timeoutSeconds. Moving does not count against the tenants'
 	// quotas. Draining a node that is draining returns the running drain.
@@ -6425,7 +6427,8 @@ func (v *SSHKeyFieldsTenant) GetId() string { return v.Id }
 // ScaleRegionServiceResponse is returned by ScaleRegionService on success.
 type ScaleRegionServiceResponse struct {
 	// Set a region service's replicas: up places the new VMs as a group next to the existing
-	// ones, down removes VMs from the end; 0 deletes the service.
+	// ones, in their cluster (a service never spans two clusters: NO_CAPACITY on replicas naming
+	// the cluster when it has no room), down removes VMs from the end; 0 deletes the service.
 	ScaleRegionService *ScaleRegionServiceScaleRegionService `json:"scaleRegionService"`
 }
 
