@@ -325,6 +325,11 @@ func (v *CordonNodeCordonNodeComputeNode) GetDrainState() *ComputeNodeDrainState
 // GetDrainMessage returns CordonNodeCordonNodeComputeNode.DrainMessage, and is useful for accessing the field via an interface.
 func (v *CordonNodeCordonNodeComputeNode) GetDrainMessage() *string { return v.NodeFields.DrainMessage }
 
+// GetDrainUnmovable returns CordonNodeCordonNodeComputeNode.DrainUnmovable, and is useful for accessing the field via an interface.
+func (v *CordonNodeCordonNodeComputeNode) GetDrainUnmovable() []NodeFieldsDrainUnmovableDrainUnmovableVM {
+	return v.NodeFields.DrainUnmovable
+}
+
 func (v *CordonNodeCordonNodeComputeNode) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -364,6 +369,8 @@ type __premarshalCordonNodeCordonNodeComputeNode struct {
 	DrainState *ComputeNodeDrainState `json:"drainState"`
 
 	DrainMessage *string `json:"drainMessage"`
+
+	DrainUnmovable []NodeFieldsDrainUnmovableDrainUnmovableVM `json:"drainUnmovable"`
 }
 
 func (v *CordonNodeCordonNodeComputeNode) MarshalJSON() ([]byte, error) {
@@ -384,6 +391,7 @@ func (v *CordonNodeCordonNodeComputeNode) __premarshalJSON() (*__premarshalCordo
 	retval.CordonReason = v.NodeFields.CordonReason
 	retval.DrainState = v.NodeFields.DrainState
 	retval.DrainMessage = v.NodeFields.DrainMessage
+	retval.DrainUnmovable = v.NodeFields.DrainUnmovable
 	return &retval, nil
 }
 
@@ -2621,6 +2629,11 @@ func (v *DrainNodeDrainNodeDrainReportNodeComputeNode) GetDrainMessage() *string
 	return v.NodeFields.DrainMessage
 }
 
+// GetDrainUnmovable returns DrainNodeDrainNodeDrainReportNodeComputeNode.DrainUnmovable, and is useful for accessing the field via an interface.
+func (v *DrainNodeDrainNodeDrainReportNodeComputeNode) GetDrainUnmovable() []NodeFieldsDrainUnmovableDrainUnmovableVM {
+	return v.NodeFields.DrainUnmovable
+}
+
 func (v *DrainNodeDrainNodeDrainReportNodeComputeNode) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -2660,6 +2673,8 @@ type __premarshalDrainNodeDrainNodeDrainReportNodeComputeNode struct {
 	DrainState *ComputeNodeDrainState `json:"drainState"`
 
 	DrainMessage *string `json:"drainMessage"`
+
+	DrainUnmovable []NodeFieldsDrainUnmovableDrainUnmovableVM `json:"drainUnmovable"`
 }
 
 func (v *DrainNodeDrainNodeDrainReportNodeComputeNode) MarshalJSON() ([]byte, error) {
@@ -2680,6 +2695,7 @@ func (v *DrainNodeDrainNodeDrainReportNodeComputeNode) __premarshalJSON() (*__pr
 	retval.CordonReason = v.NodeFields.CordonReason
 	retval.DrainState = v.NodeFields.DrainState
 	retval.DrainMessage = v.NodeFields.DrainMessage
+	retval.DrainUnmovable = v.NodeFields.DrainUnmovable
 	return &retval, nil
 }
 
@@ -2715,7 +2731,9 @@ func (v *DrainNodeDrainNodeDrainReportUnmovableUnmovableVMVirtualMachine) GetNam
 type DrainNodeResponse struct {
 	// Cordon a node and move its VMs elsewhere, cold: each VM is stopped and removed on the node,
 	// then created again on another (from its image: there are no persistent disks yet), so no
-	// VM ever runs twice. VMs that cannot move are listed first with the reason. Opens a
+	// VM ever runs twice; a moving VM reads MOVING until its new copy runs. VMs that cannot move
+	// are listed first with the reason, also on the node (drainUnmovable), and not waited for:
+	// once the others moved the drain ends FAILED naming them. Opens a
 	// Maintenance record; progress is on the node (drainState, drainMessage) and fails loudly,
 	// naming the stuck VMs, after timeoutSeconds. Moving does not count against the tenants'
 	// quotas. Draining a node that is draining returns the running drain.
@@ -5215,7 +5233,7 @@ func (v *InventoryPageVirtualMachinesVirtualMachineConnectionEdgesVirtualMachine
 type InventoryPageVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
-	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns
+	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns. MOVING while a drain or a resize moves it to another node: no copy runs until its new node reports it (ACTIVE or STOPPED, as before the move)
 	Status VirtualMachineStatus                                                                                `json:"status"`
 	Labels *map[string]string                                                                                  `json:"labels"`
 	Tenant InventoryPageVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachineTenant `json:"tenant"`
@@ -5666,6 +5684,8 @@ type NodeFields struct {
 	DrainState *ComputeNodeDrainState `json:"drainState"`
 	// what the drain is doing, or the VMs it could not move
 	DrainMessage *string `json:"drainMessage"`
+	// the VMs the last drain could not move and why, listed when it started: the drain does not wait for them and ends FAILED once the others moved
+	DrainUnmovable []NodeFieldsDrainUnmovableDrainUnmovableVM `json:"drainUnmovable"`
 }
 
 // GetId returns NodeFields.Id, and is useful for accessing the field via an interface.
@@ -5688,6 +5708,31 @@ func (v *NodeFields) GetDrainState() *ComputeNodeDrainState { return v.DrainStat
 
 // GetDrainMessage returns NodeFields.DrainMessage, and is useful for accessing the field via an interface.
 func (v *NodeFields) GetDrainMessage() *string { return v.DrainMessage }
+
+// GetDrainUnmovable returns NodeFields.DrainUnmovable, and is useful for accessing the field via an interface.
+func (v *NodeFields) GetDrainUnmovable() []NodeFieldsDrainUnmovableDrainUnmovableVM {
+	return v.DrainUnmovable
+}
+
+// NodeFieldsDrainUnmovableDrainUnmovableVM includes the requested fields of the GraphQL type DrainUnmovableVM.
+// The GraphQL type's documentation follows.
+//
+// A VM the last drain of a node could not move (ComputeNode.drainUnmovable).
+type NodeFieldsDrainUnmovableDrainUnmovableVM struct {
+	VmID   string `json:"vmID"`
+	VmName string `json:"vmName"`
+	// why it stays: pinned, volumes stored on the node, or no room elsewhere in its cluster
+	Reason string `json:"reason"`
+}
+
+// GetVmID returns NodeFieldsDrainUnmovableDrainUnmovableVM.VmID, and is useful for accessing the field via an interface.
+func (v *NodeFieldsDrainUnmovableDrainUnmovableVM) GetVmID() string { return v.VmID }
+
+// GetVmName returns NodeFieldsDrainUnmovableDrainUnmovableVM.VmName, and is useful for accessing the field via an interface.
+func (v *NodeFieldsDrainUnmovableDrainUnmovableVM) GetVmName() string { return v.VmName }
+
+// GetReason returns NodeFieldsDrainUnmovableDrainUnmovableVM.Reason, and is useful for accessing the field via an interface.
+func (v *NodeFieldsDrainUnmovableDrainUnmovableVM) GetReason() string { return v.Reason }
 
 // PortFields includes the GraphQL fields of Port requested by the fragment PortFields.
 type PortFields struct {
@@ -6107,6 +6152,11 @@ func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) G
 	return v.NodeFields.DrainMessage
 }
 
+// GetDrainUnmovable returns ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode.DrainUnmovable, and is useful for accessing the field via an interface.
+func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) GetDrainUnmovable() []NodeFieldsDrainUnmovableDrainUnmovableVM {
+	return v.NodeFields.DrainUnmovable
+}
+
 func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -6146,6 +6196,8 @@ type __premarshalReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComput
 	DrainState *ComputeNodeDrainState `json:"drainState"`
 
 	DrainMessage *string `json:"drainMessage"`
+
+	DrainUnmovable []NodeFieldsDrainUnmovableDrainUnmovableVM `json:"drainUnmovable"`
 }
 
 func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) MarshalJSON() ([]byte, error) {
@@ -6166,6 +6218,7 @@ func (v *ReenrollComputeNodeReenrollComputeNodeReenrollPayloadNodeComputeNode) _
 	retval.CordonReason = v.NodeFields.CordonReason
 	retval.DrainState = v.NodeFields.DrainState
 	retval.DrainMessage = v.NodeFields.DrainMessage
+	retval.DrainUnmovable = v.NodeFields.DrainUnmovable
 	return &retval, nil
 }
 
@@ -6374,7 +6427,8 @@ func (v *SSHKeyFieldsTenant) GetId() string { return v.Id }
 // ScaleRegionServiceResponse is returned by ScaleRegionService on success.
 type ScaleRegionServiceResponse struct {
 	// Set a region service's replicas: up places the new VMs as a group next to the existing
-	// ones, down removes VMs from the end; 0 deletes the service.
+	// ones, in their cluster (a service never spans two clusters: NO_CAPACITY on replicas naming
+	// the cluster when it has no room), down removes VMs from the end; 0 deletes the service.
 	ScaleRegionService *ScaleRegionServiceScaleRegionService `json:"scaleRegionService"`
 }
 
@@ -6980,6 +7034,11 @@ func (v *UncordonNodeUncordonNodeComputeNode) GetDrainMessage() *string {
 	return v.NodeFields.DrainMessage
 }
 
+// GetDrainUnmovable returns UncordonNodeUncordonNodeComputeNode.DrainUnmovable, and is useful for accessing the field via an interface.
+func (v *UncordonNodeUncordonNodeComputeNode) GetDrainUnmovable() []NodeFieldsDrainUnmovableDrainUnmovableVM {
+	return v.NodeFields.DrainUnmovable
+}
+
 func (v *UncordonNodeUncordonNodeComputeNode) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -7019,6 +7078,8 @@ type __premarshalUncordonNodeUncordonNodeComputeNode struct {
 	DrainState *ComputeNodeDrainState `json:"drainState"`
 
 	DrainMessage *string `json:"drainMessage"`
+
+	DrainUnmovable []NodeFieldsDrainUnmovableDrainUnmovableVM `json:"drainUnmovable"`
 }
 
 func (v *UncordonNodeUncordonNodeComputeNode) MarshalJSON() ([]byte, error) {
@@ -7039,6 +7100,7 @@ func (v *UncordonNodeUncordonNodeComputeNode) __premarshalJSON() (*__premarshalU
 	retval.CordonReason = v.NodeFields.CordonReason
 	retval.DrainState = v.NodeFields.DrainState
 	retval.DrainMessage = v.NodeFields.DrainMessage
+	retval.DrainUnmovable = v.NodeFields.DrainUnmovable
 	return &retval, nil
 }
 
@@ -9574,7 +9636,7 @@ type VMFields struct {
 	Name        string             `json:"name"`
 	Description *string            `json:"description"`
 	Type        VirtualMachineType `json:"type"`
-	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns
+	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns. MOVING while a drain or a resize moves it to another node: no copy runs until its new node reports it (ACTIVE or STOPPED, as before the move)
 	Status       VirtualMachineStatus `json:"status"`
 	StatusReason *string              `json:"statusReason"`
 	Labels       *map[string]string   `json:"labels"`
@@ -9741,6 +9803,7 @@ const (
 	VirtualMachineStatusDeleted      VirtualMachineStatus = "DELETED"
 	VirtualMachineStatusError        VirtualMachineStatus = "ERROR"
 	VirtualMachineStatusUnknown      VirtualMachineStatus = "UNKNOWN"
+	VirtualMachineStatusMoving       VirtualMachineStatus = "MOVING"
 )
 
 var AllVirtualMachineStatus = []VirtualMachineStatus{
@@ -9756,6 +9819,7 @@ var AllVirtualMachineStatus = []VirtualMachineStatus{
 	VirtualMachineStatusDeleted,
 	VirtualMachineStatusError,
 	VirtualMachineStatusUnknown,
+	VirtualMachineStatusMoving,
 }
 
 // VirtualMachineType is enum for the field type
@@ -9961,7 +10025,7 @@ func (v *WatchVMsResponse) GetVirtualMachineStatusChanged() WatchVMsVirtualMachi
 type WatchVMsVirtualMachineStatusChangedVirtualMachine struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
-	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns
+	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns. MOVING while a drain or a resize moves it to another node: no copy runs until its new node reports it (ACTIVE or STOPPED, as before the move)
 	Status       VirtualMachineStatus `json:"status"`
 	StatusReason *string              `json:"statusReason"`
 }
@@ -10722,6 +10786,11 @@ fragment NodeFields on ComputeNode {
 	cordonReason
 	drainState
 	drainMessage
+	drainUnmovable {
+		vmID
+		vmName
+		reason
+	}
 }
 `
 
@@ -11730,6 +11799,11 @@ fragment NodeFields on ComputeNode {
 	cordonReason
 	drainState
 	drainMessage
+	drainUnmovable {
+		vmID
+		vmName
+		reason
+	}
 }
 `
 
@@ -12760,6 +12834,11 @@ fragment NodeFields on ComputeNode {
 	cordonReason
 	drainState
 	drainMessage
+	drainUnmovable {
+		vmID
+		vmName
+		reason
+	}
 }
 `
 
@@ -13036,6 +13115,11 @@ fragment NodeFields on ComputeNode {
 	cordonReason
 	drainState
 	drainMessage
+	drainUnmovable {
+		vmID
+		vmName
+		reason
+	}
 }
 `
 

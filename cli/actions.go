@@ -270,6 +270,9 @@ func runNode(ctx context.Context, a *app, args []string) error {
 		for _, u := range d.Unmovable {
 			fmt.Fprintf(a.io.Stdout, "cannot move %s (%s): %s\n", u.VirtualMachine.Name, u.VirtualMachine.Id, u.Reason)
 		}
+		if m := d.Node.DrainMessage; m != nil && *m != "" {
+			fmt.Fprintf(a.io.Stdout, "drain: %s\n", *m)
+		}
 		return nil
 	case "reenroll":
 		// The old agent's tokens are revoked now; the join token is shown only here.

@@ -27,7 +27,15 @@
 //   - progress.go: Progress runs every draining node's drain one step: recreate the VMs
 //     whose old copies are gone; DRAINED (maintenance closed, torn-down assignments
 //     removed) once no VM is left on the node and every moved VM is assigned on its new
-//     node; FAILED past the deadline, naming the stuck VMs in drainMessage.
+//     node; FAILED at once when only the VMs listed as unmovable (drainUnmovable, recorded
+//     when the drain started) are left, otherwise past the deadline, naming the stuck VMs
+//     in drainMessage.
+//
+// A moved VM reads MOVING from retire until its new node reports the new copy (ACTIVE, or
+// STOPPED for a VM that was stopped: state_after_move); its zone, cluster and node are the
+// new node's from the move's transaction on (placement.Placer.Move). The new node's
+// assignment is written by placement.AssignOnNode: one per VM and node, taking over a
+// leftover one.
 //
 // # Silent nodes and force
 //

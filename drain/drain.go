@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/maintenance"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 	"github.com/virtflow/virtflow/placement"
@@ -43,7 +44,9 @@ type Unmovable struct {
 // first the VMs that cannot move and why, and moves the others cold: placement.Placer.Move
 // re-places each (without charging its tenant's quota again), then retire asks the node's
 // agent to remove the old copy; the node monitor's Progress recreates it on its new node once
-// the agent confirmed, and later marks the drain DRAINED or FAILED.
+// the agent confirmed, and later marks the drain DRAINED or FAILED. The VMs that cannot
+// move are recorded up front (drainUnmovable) and not waited for: once every other VM has
+// moved, the drain ends FAILED at once, naming them, instead of at its deadline.
 //
 // A node that reported once and is not READY now cannot confirm anything: draining it is
 // VALIDATION on field force unless force is set, which says the node is fenced or an operator accepts that a
@@ -129,7 +132,7 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 		if err != nil {
 			return nil, fmt.Errorf("move VM %s: %w", vm.Name, err)
 		}
-		moved, err := retire(sys, c, vm, mv)
+		moved, err := retire(sys, c, vm, mv, now)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +143,11 @@ func Drain(ctx context.Context, c *ent.Client, p *placement.Placer, id int, time
 	if err := c.Maintenance.UpdateOne(m).SetDescription(clip(msg, 4096)).Exec(sys); err != nil {
 		return nil, fmt.Errorf("describe maintenance %d: %w", m.ID, err)
 	}
-	if err := c.ComputeNode.UpdateOneID(id).SetDrainMessage(clip(msg, 4096)).Exec(sys); err != nil {
+	unmovable := make([]fieldtype.DrainUnmovable, len(rep.Unmovable))
+	for i, u := range rep.Unmovable {
+		unmovable[i] = fieldtype.DrainUnmovable{VMID: u.VM.ID, VMName: u.VM.Name, Reason: clip(u.Reason, 1024)}
+	}
+	if err := c.ComputeNode.UpdateOneID(id).SetDrainMessage(clip(msg, 4096)).SetDrainUnmovable(unmovable).Exec(sys); err != nil {
 		return nil, fmt.Errorf("record drain progress: %w", err)
 	}
 	// A node with nothing left to wait for is drained at once (and a forced drain recreates
@@ -200,8 +207,16 @@ func running(ctx context.Context, c *ent.Client, n *ent.ComputeNode, force bool,
 	if err != nil {
 		return nil, fmt.Errorf("VMs of node %s: %w", n.Name, err)
 	}
+	listed := map[int]string{}
+	for _, u := range n.DrainUnmovable {
+		listed[u.VMID] = u.Reason
+	}
 	for _, vm := range stay {
-		rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: "still on the node: see the node's drainMessage"})
+		why, ok := listed[vm.ID]
+		if !ok {
+			why = "still on the node: see the node's drainMessage"
+		}
+		rep.Unmovable = append(rep.Unmovable, Unmovable{VM: vm, Reason: why})
 	}
 	if rep.Node, err = c.ComputeNode.Get(ctx, n.ID); err != nil {
 		return nil, err

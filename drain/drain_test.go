@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/quota"
+	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/internal/infra"
@@ -258,5 +259,70 @@ func TestSilentNodeNeedsForce(t *testing.T) {
 		if old.DesiredState != assignment.DesiredStateAbsent || old.Status == assignment.StatusApplied {
 			t.Errorf("VM %s: old assignment %s/%s, want ABSENT still pending for the node's agent", vm.Name, old.DesiredState, old.Status)
 		}
+	}
+}
+
+// TestDrainKeepsReplicasInTheirCluster: a drain moves a region service's replica only
+// within the service's cluster (a service never spans two clusters): with no room left
+// there the replica is listed up front as unmovable (drainUnmovable), although another
+// cluster has room, and the drain ends FAILED at once instead of at its deadline.
+func TestDrainKeepsReplicasInTheirCluster(t *testing.T) {
+	db, err := infra.OpenDatabase(context.Background(), testdb.DSN(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	c := db.Client
+	ctx := placementtest.Ctx()
+	// The service's cluster: two nodes with room for one replica each.
+	s, err := placementtest.Build(ctx, c, placementtest.Spec{Racks: 1, HostsPerRack: 2, CPU: 2, MemoryMB: 4096, DiskGB: 100, Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Cluster.UpdateOneID(s.Cluster).SetWeight(100).ExecX(ctx)
+	other, err := s.AddCluster(ctx, "other", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddNodes(ctx, other, placementtest.Spec{Racks: 1, HostsPerRack: 1, CPU: 64, MemoryMB: 65536, DiskGB: 1000, Cores: 32}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Flavor(ctx, 2, 1024, 10, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := placement.New(placement.Config{})
+	svc, err := p.CreateService(ctx, c, ent.CreateRegionServiceInput{Name: "pinned-cluster", TenantID: s.Tenant, RegionID: s.Region,
+		FlavorID: &f.ID, Replicas: new(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas := c.VirtualMachine.Query().Where(virtualmachine.HasRegionServiceWith(regionservice.ID(svc.ID))).WithNode().AllX(ctx)
+	if len(replicas) != 2 {
+		t.Fatalf("%d replicas, want 2", len(replicas))
+	}
+	node := replicas[0].Edges.Node.ID
+	tx, err := c.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := drain.Drain(ctx, tx.Client(), p, node, time.Hour, false, time.Now())
+	if err != nil {
+		_ = tx.Rollback()
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Moving) != 0 || len(rep.Unmovable) != 1 || rep.Unmovable[0].VM.ID != replicas[0].ID {
+		t.Fatalf("drain moving %d, unmovable %+v; want the replica unmovable (its cluster is full)", len(rep.Moving), rep.Unmovable)
+	}
+	n := c.ComputeNode.GetX(ctx, node)
+	if n.DrainState == nil || *n.DrainState != computenode.DrainStateFailed || len(n.DrainUnmovable) != 1 ||
+		n.DrainUnmovable[0].VMID != replicas[0].ID {
+		t.Errorf("node after the drain: state %v, unmovable %+v; want FAILED at once listing the replica", n.DrainState, n.DrainUnmovable)
+	}
+	if got := c.VirtualMachine.Query().Where(virtualmachine.ID(replicas[0].ID)).QueryCluster().OnlyIDX(ctx); got != s.Cluster {
+		t.Errorf("the replica is in cluster %d, want its service's %d", got, s.Cluster)
 	}
 }

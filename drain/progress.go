@@ -19,8 +19,9 @@ import (
 
 // Progress moves every draining node's drain on once, each in a transaction of its own
 // (see progressNode): it recreates on their new nodes the VMs whose old copies are gone, and
-// marks a drain DRAINED (its maintenance closed, the torn-down assignments removed) or, past
-// its deadline, FAILED, naming the stuck VMs in drainMessage (the maintenance stays open for
+// marks a drain DRAINED (its maintenance closed, the torn-down assignments removed) or
+// FAILED: at once when only the VMs it listed as unmovable are left, otherwise past its
+// deadline, naming the stuck VMs in drainMessage (the maintenance stays open for
 // an operator). A drain's end is audited (system:drain). It returns how many drains
 // finished. The node monitor's tick runs it: it is the one driver of drain progress (see
 // the package documentation).
@@ -96,12 +97,42 @@ func progressNode(ctx context.Context, c *ent.Client, id int, now time.Time) (do
 		}
 	}
 	left, err := c.VirtualMachine.Query().Where(virtualmachine.HasNodeWith(computenode.ID(id))).
-		Order(ent.Asc(virtualmachine.FieldID)).Select(virtualmachine.FieldName).Strings(ctx)
+		Order(ent.Asc(virtualmachine.FieldID)).Select(virtualmachine.FieldID, virtualmachine.FieldName).All(ctx)
 	if err != nil {
 		return false, err
 	}
-	waiting := waitingFor(left, teardown)
+	// The VMs the drain listed as unmovable when it started are not waited for.
+	unmovable := map[int]string{}
+	for _, u := range n.DrainUnmovable {
+		unmovable[u.VMID] = u.VMName
+	}
+	var stuck []string
+	for _, vm := range left {
+		if _, ok := unmovable[vm.ID]; ok {
+			stuck = append(stuck, vm.Name)
+		}
+	}
+	names := make([]string, 0, len(left))
+	for _, vm := range left {
+		names = append(names, vm.Name)
+	}
+	waiting := waitingFor(names, teardown)
 	switch {
+	case len(stuck) > 0 && len(stuck) == len(left) && len(teardown) == 0:
+		// Only what cannot move is left, and every moved VM is assigned on its new node:
+		// there is nothing to wait for. The node stays cordoned; the retired assignments
+		// the agent applied are removed as for a finished drain.
+		if _, err := c.Assignment.Delete().Where(retired, assignment.StatusEQ(assignment.StatusApplied),
+			assignment.HasVirtualMachineWith(virtualmachine.HasNodeWith(computenode.IDNEQ(id)))).Exec(ctx); err != nil {
+			return false, fmt.Errorf("remove torn-down assignments: %w", err)
+		}
+		msg := clip(fmt.Sprintf("drain failed: %d VM(s) cannot move (see drainUnmovable): %s; every other VM moved off the node",
+			len(stuck), strings.Join(stuck, ", ")), 4096)
+		if err := c.ComputeNode.UpdateOneID(id).SetDrainState(computenode.DrainStateFailed).
+			SetDrainMessage(msg).Exec(ctx); err != nil {
+			return false, err
+		}
+		return true, noteMaintenance(ctx, c, id, msg)
 	case waiting == "":
 		// Every moved VM is assigned on its new node: the retired assignments its agent
 		// applied have served their purpose. Unapplied ones (a forced drain) stay for the

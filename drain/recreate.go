@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -18,9 +19,10 @@ import (
 // may no longer read the VM itself. Nothing is assigned on the new node yet: [recreate]
 // does that once the old copy is confirmed gone (see progressNode). A VM without any
 // assignment was never created on a hypervisor: its pending vm:create task creates it on
-// the new node, so only its reason changes. c is the caller's transactional client, ctx
-// the system's.
-func retire(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *placement.Moved) (*ent.VirtualMachine, error) {
+// the new node, so only its reason changes. A realized VM reads MOVING from now until its
+// new node reports the new copy (ACTIVE or STOPPED, as it was: state_after_move). c is the
+// caller's transactional client, ctx the system's.
+func retire(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *placement.Moved, now time.Time) (*ent.VirtualMachine, error) {
 	realized, err := c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).Exist(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("assignments of VM %s: %w", vm.Name, err)
@@ -38,9 +40,17 @@ func retire(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *plac
 		AddGeneration(1).Save(ctx); err != nil {
 		return nil, fmt.Errorf("retire assignment of VM %s on node %s: %w", vm.Name, mv.FromName, err)
 	}
-	return c.VirtualMachine.UpdateOneID(vm.ID).
-		SetStatusReason(clip(fmt.Sprintf("moving from node %s to node %s (drain): stopping it on %s first", mv.FromName, mv.ToName, mv.FromName), 1024)).
-		Save(ctx)
+	u := c.VirtualMachine.UpdateOneID(vm.ID).
+		SetStatusReason(clip(fmt.Sprintf("moving from node %s to node %s (drain): stopping it on %s first", mv.FromName, mv.ToName, mv.FromName), 1024))
+	if vm.Status != virtualmachine.StatusMoving {
+		// MOVING until the new node reports the new copy in the state this one had.
+		after := virtualmachine.StateAfterMoveRunning
+		if vm.Status == virtualmachine.StatusStopped || vm.Status == virtualmachine.StatusStopping {
+			after = virtualmachine.StateAfterMoveStopped
+		}
+		u.SetStatus(virtualmachine.StatusMoving).SetStatusChangedAt(now).SetStateAfterMove(after)
+	}
+	return u.Save(ctx)
 }
 
 // recreate is the second half of a cold move: the VM's old copy on node from is gone (or
@@ -49,33 +59,16 @@ func retire(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, mv *plac
 // one of the VM. The new node's agent builds the domain afresh from the VM's image.
 func recreate(ctx context.Context, c *ent.Client, vm *ent.VirtualMachine, from *ent.ComputeNode) error {
 	to := vm.Edges.Node
-	var gens []struct {
-		Max int64 `sql:"max"`
-	}
-	if err := c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).
-		Aggregate(ent.Max(assignment.FieldGeneration)).Scan(ctx, &gens); err != nil {
-		return fmt.Errorf("generations of VM %s: %w", vm.Name, err)
-	}
-	next := int64(1)
-	if len(gens) > 0 {
-		next = gens[0].Max + 1
-	}
 	desired := assignment.DesiredStateRunning
-	if vm.Status == virtualmachine.StatusStopped {
+	switch {
+	case vm.StateAfterMove != nil && *vm.StateAfterMove == virtualmachine.StateAfterMoveStopped,
+		vm.StateAfterMove == nil && vm.Status == virtualmachine.StatusStopped:
 		desired = assignment.DesiredStateStopped
 	}
-	// The config drive the provisioning task rendered goes with the VM (the newest one).
-	var drive string
-	if prev, err := c.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID))).
-		Order(ent.Desc(assignment.FieldGeneration)).First(ctx); err == nil {
-		drive = prev.ConfigDrive
-	} else if !ent.IsNotFound(err) {
-		return fmt.Errorf("config drive of VM %s: %w", vm.Name, err)
-	}
-	if err := c.Assignment.Create().SetNodeID(to.ID).SetVirtualMachineID(vm.ID).SetDesiredState(desired).SetConfigDrive(drive).
-		SetStatus(assignment.StatusPending).SetGeneration(next).
-		SetStatusReason(fmt.Sprintf("recreate VM moved from node %s by a drain", from.Name)).
-		Exec(ctx); err != nil {
+	// One assignment per VM and node: a leftover one on the new node is taken over, and
+	// the config drive the provisioning task rendered goes with the VM (the newest one).
+	if _, err := placement.AssignOnNode(ctx, c, vm.ID, to.ID, desired,
+		fmt.Sprintf("recreate VM moved from node %s by a drain", from.Name)); err != nil {
 		return fmt.Errorf("assign VM %s to node %s: %w", vm.Name, to.Name, err)
 	}
 	return c.VirtualMachine.UpdateOneID(vm.ID).

@@ -169,6 +169,12 @@ func (_c *ComputeNodeCreate) SetNillableDrainDeadline(v *time.Time) *ComputeNode
 	return _c
 }
 
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (_c *ComputeNodeCreate) SetDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeCreate {
+	_c.mutation.SetDrainUnmovable(v)
+	return _c
+}
+
 // SetDrainForced sets the "drain_forced" field.
 func (_c *ComputeNodeCreate) SetDrainForced(v bool) *ComputeNodeCreate {
 	_c.mutation.SetDrainForced(v)
@@ -969,6 +975,10 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 		_spec.SetField(computenode.FieldDrainDeadline, field.TypeTime, value)
 		_node.DrainDeadline = &value
 	}
+	if value, ok := _c.mutation.DrainUnmovable(); ok {
+		_spec.SetField(computenode.FieldDrainUnmovable, field.TypeJSON, value)
+		_node.DrainUnmovable = value
+	}
 	if value, ok := _c.mutation.DrainForced(); ok {
 		_spec.SetField(computenode.FieldDrainForced, field.TypeBool, value)
 		_node.DrainForced = value
@@ -1459,6 +1469,24 @@ func (u *ComputeNodeUpsert) UpdateDrainDeadline() *ComputeNodeUpsert {
 // ClearDrainDeadline clears the value of the "drain_deadline" field.
 func (u *ComputeNodeUpsert) ClearDrainDeadline() *ComputeNodeUpsert {
 	u.SetNull(computenode.FieldDrainDeadline)
+	return u
+}
+
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (u *ComputeNodeUpsert) SetDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeUpsert {
+	u.Set(computenode.FieldDrainUnmovable, v)
+	return u
+}
+
+// UpdateDrainUnmovable sets the "drain_unmovable" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateDrainUnmovable() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldDrainUnmovable)
+	return u
+}
+
+// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
+func (u *ComputeNodeUpsert) ClearDrainUnmovable() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldDrainUnmovable)
 	return u
 }
 
@@ -1983,6 +2011,27 @@ func (u *ComputeNodeUpsertOne) UpdateDrainDeadline() *ComputeNodeUpsertOne {
 func (u *ComputeNodeUpsertOne) ClearDrainDeadline() *ComputeNodeUpsertOne {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.ClearDrainDeadline()
+	})
+}
+
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (u *ComputeNodeUpsertOne) SetDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainUnmovable(v)
+	})
+}
+
+// UpdateDrainUnmovable sets the "drain_unmovable" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateDrainUnmovable() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainUnmovable()
+	})
+}
+
+// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
+func (u *ComputeNodeUpsertOne) ClearDrainUnmovable() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainUnmovable()
 	})
 }
 
@@ -2726,6 +2775,27 @@ func (u *ComputeNodeUpsertBulk) UpdateDrainDeadline() *ComputeNodeUpsertBulk {
 func (u *ComputeNodeUpsertBulk) ClearDrainDeadline() *ComputeNodeUpsertBulk {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.ClearDrainDeadline()
+	})
+}
+
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (u *ComputeNodeUpsertBulk) SetDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetDrainUnmovable(v)
+	})
+}
+
+// UpdateDrainUnmovable sets the "drain_unmovable" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateDrainUnmovable() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateDrainUnmovable()
+	})
+}
+
+// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
+func (u *ComputeNodeUpsertBulk) ClearDrainUnmovable() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearDrainUnmovable()
 	})
 }
 

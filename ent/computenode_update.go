@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -189,6 +190,24 @@ func (_u *ComputeNodeUpdate) SetNillableDrainDeadline(v *time.Time) *ComputeNode
 // ClearDrainDeadline clears the value of the "drain_deadline" field.
 func (_u *ComputeNodeUpdate) ClearDrainDeadline() *ComputeNodeUpdate {
 	_u.mutation.ClearDrainDeadline()
+	return _u
+}
+
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (_u *ComputeNodeUpdate) SetDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeUpdate {
+	_u.mutation.SetDrainUnmovable(v)
+	return _u
+}
+
+// AppendDrainUnmovable appends value to the "drain_unmovable" field.
+func (_u *ComputeNodeUpdate) AppendDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeUpdate {
+	_u.mutation.AppendDrainUnmovable(v)
+	return _u
+}
+
+// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
+func (_u *ComputeNodeUpdate) ClearDrainUnmovable() *ComputeNodeUpdate {
+	_u.mutation.ClearDrainUnmovable()
 	return _u
 }
 
@@ -1221,6 +1240,17 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.DrainDeadlineCleared() {
 		_spec.ClearField(computenode.FieldDrainDeadline, field.TypeTime)
 	}
+	if value, ok := _u.mutation.DrainUnmovable(); ok {
+		_spec.SetField(computenode.FieldDrainUnmovable, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedDrainUnmovable(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, computenode.FieldDrainUnmovable, value)
+		})
+	}
+	if _u.mutation.DrainUnmovableCleared() {
+		_spec.ClearField(computenode.FieldDrainUnmovable, field.TypeJSON)
+	}
 	if value, ok := _u.mutation.DrainForced(); ok {
 		_spec.SetField(computenode.FieldDrainForced, field.TypeBool, value)
 	}
@@ -2072,6 +2102,24 @@ func (_u *ComputeNodeUpdateOne) SetNillableDrainDeadline(v *time.Time) *ComputeN
 // ClearDrainDeadline clears the value of the "drain_deadline" field.
 func (_u *ComputeNodeUpdateOne) ClearDrainDeadline() *ComputeNodeUpdateOne {
 	_u.mutation.ClearDrainDeadline()
+	return _u
+}
+
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (_u *ComputeNodeUpdateOne) SetDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeUpdateOne {
+	_u.mutation.SetDrainUnmovable(v)
+	return _u
+}
+
+// AppendDrainUnmovable appends value to the "drain_unmovable" field.
+func (_u *ComputeNodeUpdateOne) AppendDrainUnmovable(v []fieldtype.DrainUnmovable) *ComputeNodeUpdateOne {
+	_u.mutation.AppendDrainUnmovable(v)
+	return _u
+}
+
+// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
+func (_u *ComputeNodeUpdateOne) ClearDrainUnmovable() *ComputeNodeUpdateOne {
+	_u.mutation.ClearDrainUnmovable()
 	return _u
 }
 
@@ -3133,6 +3181,17 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 	}
 	if _u.mutation.DrainDeadlineCleared() {
 		_spec.ClearField(computenode.FieldDrainDeadline, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DrainUnmovable(); ok {
+		_spec.SetField(computenode.FieldDrainUnmovable, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedDrainUnmovable(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, computenode.FieldDrainUnmovable, value)
+		})
+	}
+	if _u.mutation.DrainUnmovableCleared() {
+		_spec.ClearField(computenode.FieldDrainUnmovable, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.DrainForced(); ok {
 		_spec.SetField(computenode.FieldDrainForced, field.TypeBool, value)

@@ -246,6 +246,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldDrainState:                {Type: field.TypeEnum, Column: computenode.FieldDrainState},
 			computenode.FieldDrainMessage:              {Type: field.TypeString, Column: computenode.FieldDrainMessage},
 			computenode.FieldDrainDeadline:             {Type: field.TypeTime, Column: computenode.FieldDrainDeadline},
+			computenode.FieldDrainUnmovable:            {Type: field.TypeJSON, Column: computenode.FieldDrainUnmovable},
 			computenode.FieldDrainForced:               {Type: field.TypeBool, Column: computenode.FieldDrainForced},
 			computenode.FieldLabels:                    {Type: field.TypeJSON, Column: computenode.FieldLabels},
 			computenode.FieldCPUCapacity:               {Type: field.TypeInt, Column: computenode.FieldCPUCapacity},
@@ -1136,24 +1137,26 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "VirtualMachine",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			virtualmachine.FieldCreatedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldCreatedAt},
-			virtualmachine.FieldUpdatedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldUpdatedAt},
-			virtualmachine.FieldName:               {Type: field.TypeString, Column: virtualmachine.FieldName},
-			virtualmachine.FieldDescription:        {Type: field.TypeString, Column: virtualmachine.FieldDescription},
-			virtualmachine.FieldType:               {Type: field.TypeEnum, Column: virtualmachine.FieldType},
-			virtualmachine.FieldBootDevice:         {Type: field.TypeEnum, Column: virtualmachine.FieldBootDevice},
-			virtualmachine.FieldStatus:             {Type: field.TypeEnum, Column: virtualmachine.FieldStatus},
-			virtualmachine.FieldStatusReason:       {Type: field.TypeString, Column: virtualmachine.FieldStatusReason},
-			virtualmachine.FieldStatusChangedAt:    {Type: field.TypeTime, Column: virtualmachine.FieldStatusChangedAt},
-			virtualmachine.FieldLabels:             {Type: field.TypeJSON, Column: virtualmachine.FieldLabels},
-			virtualmachine.FieldSchedulePolicy:     {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
-			virtualmachine.FieldRevision:           {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
-			virtualmachine.FieldMaxRevisionHistory: {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
-			virtualmachine.FieldRevisionHistory:    {Type: field.TypeJSON, Column: virtualmachine.FieldRevisionHistory},
-			virtualmachine.FieldAllocatedVcpus:     {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
-			virtualmachine.FieldAllocatedMemoryMB:  {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
-			virtualmachine.FieldAllocatedDiskGB:    {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
-			virtualmachine.FieldUserData:           {Type: field.TypeString, Column: virtualmachine.FieldUserData},
+			virtualmachine.FieldCreatedAt:              {Type: field.TypeTime, Column: virtualmachine.FieldCreatedAt},
+			virtualmachine.FieldUpdatedAt:              {Type: field.TypeTime, Column: virtualmachine.FieldUpdatedAt},
+			virtualmachine.FieldName:                   {Type: field.TypeString, Column: virtualmachine.FieldName},
+			virtualmachine.FieldDescription:            {Type: field.TypeString, Column: virtualmachine.FieldDescription},
+			virtualmachine.FieldType:                   {Type: field.TypeEnum, Column: virtualmachine.FieldType},
+			virtualmachine.FieldBootDevice:             {Type: field.TypeEnum, Column: virtualmachine.FieldBootDevice},
+			virtualmachine.FieldStatus:                 {Type: field.TypeEnum, Column: virtualmachine.FieldStatus},
+			virtualmachine.FieldStatusReason:           {Type: field.TypeString, Column: virtualmachine.FieldStatusReason},
+			virtualmachine.FieldStatusChangedAt:        {Type: field.TypeTime, Column: virtualmachine.FieldStatusChangedAt},
+			virtualmachine.FieldLabels:                 {Type: field.TypeJSON, Column: virtualmachine.FieldLabels},
+			virtualmachine.FieldSchedulePolicy:         {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
+			virtualmachine.FieldRevision:               {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
+			virtualmachine.FieldMaxRevisionHistory:     {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
+			virtualmachine.FieldRevisionHistory:        {Type: field.TypeJSON, Column: virtualmachine.FieldRevisionHistory},
+			virtualmachine.FieldAllocatedVcpus:         {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
+			virtualmachine.FieldAllocatedMemoryMB:      {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
+			virtualmachine.FieldAllocatedDiskGB:        {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
+			virtualmachine.FieldStateAfterMove:         {Type: field.TypeEnum, Column: virtualmachine.FieldStateAfterMove},
+			virtualmachine.FieldAvailabilityZoneChosen: {Type: field.TypeBool, Column: virtualmachine.FieldAvailabilityZoneChosen},
+			virtualmachine.FieldUserData:               {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
 	graph.Nodes[48] = &sqlgraph.Node{
@@ -4964,6 +4967,11 @@ func (f *ComputeNodeFilter) WhereDrainMessage(p entql.StringP) {
 // WhereDrainDeadline applies the entql time.Time predicate on the drain_deadline field.
 func (f *ComputeNodeFilter) WhereDrainDeadline(p entql.TimeP) {
 	f.Where(p.Field(computenode.FieldDrainDeadline))
+}
+
+// WhereDrainUnmovable applies the entql json.RawMessage predicate on the drain_unmovable field.
+func (f *ComputeNodeFilter) WhereDrainUnmovable(p entql.BytesP) {
+	f.Where(p.Field(computenode.FieldDrainUnmovable))
 }
 
 // WhereDrainForced applies the entql bool predicate on the drain_forced field.
@@ -10963,6 +10971,16 @@ func (f *VirtualMachineFilter) WhereAllocatedMemoryMB(p entql.Int64P) {
 // WhereAllocatedDiskGB applies the entql int64 predicate on the allocated_disk_gb field.
 func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
 	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
+}
+
+// WhereStateAfterMove applies the entql string predicate on the state_after_move field.
+func (f *VirtualMachineFilter) WhereStateAfterMove(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldStateAfterMove))
+}
+
+// WhereAvailabilityZoneChosen applies the entql bool predicate on the availability_zone_chosen field.
+func (f *VirtualMachineFilter) WhereAvailabilityZoneChosen(p entql.BoolP) {
+	f.Where(p.Field(virtualmachine.FieldAvailabilityZoneChosen))
 }
 
 // WhereUserData applies the entql string predicate on the user_data field.

@@ -3349,6 +3349,11 @@ func (_q *ComputeNodeQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, computenode.FieldDrainDeadline)
 				fieldSeen[computenode.FieldDrainDeadline] = struct{}{}
 			}
+		case "drainUnmovable":
+			if _, ok := fieldSeen[computenode.FieldDrainUnmovable]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldDrainUnmovable)
+				fieldSeen[computenode.FieldDrainUnmovable] = struct{}{}
+			}
 		case "drainForced":
 			if _, ok := fieldSeen[computenode.FieldDrainForced]; !ok {
 				selectedFields = append(selectedFields, computenode.FieldDrainForced)
@@ -17889,6 +17894,11 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 			if _, ok := fieldSeen[virtualmachine.FieldAllocatedDiskGB]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedDiskGB)
 				fieldSeen[virtualmachine.FieldAllocatedDiskGB] = struct{}{}
+			}
+		case "availabilityZoneChosen":
+			if _, ok := fieldSeen[virtualmachine.FieldAvailabilityZoneChosen]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAvailabilityZoneChosen)
+				fieldSeen[virtualmachine.FieldAvailabilityZoneChosen] = struct{}{}
 			}
 		case "userData":
 			if _, ok := fieldSeen[virtualmachine.FieldUserData]; !ok {

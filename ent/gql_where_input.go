@@ -26901,6 +26901,10 @@ type VirtualMachineWhereInput struct {
 	AllocatedDiskGBLT    *int64  `json:"allocatedDiskGBLT,omitempty"`
 	AllocatedDiskGBLTE   *int64  `json:"allocatedDiskGBLTE,omitempty"`
 
+	// "availability_zone_chosen" field predicates.
+	AvailabilityZoneChosen    *bool `json:"availabilityZoneChosen,omitempty"`
+	AvailabilityZoneChosenNEQ *bool `json:"availabilityZoneChosenNEQ,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -27417,6 +27421,12 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	}
 	if i.AllocatedDiskGBLTE != nil {
 		predicates = append(predicates, virtualmachine.AllocatedDiskGBLTE(*i.AllocatedDiskGBLTE))
+	}
+	if i.AvailabilityZoneChosen != nil {
+		predicates = append(predicates, virtualmachine.AvailabilityZoneChosenEQ(*i.AvailabilityZoneChosen))
+	}
+	if i.AvailabilityZoneChosenNEQ != nil {
+		predicates = append(predicates, virtualmachine.AvailabilityZoneChosenNEQ(*i.AvailabilityZoneChosenNEQ))
 	}
 
 	if i.HasTenant != nil {

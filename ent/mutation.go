@@ -8959,6 +8959,8 @@ type ComputeNodeMutation struct {
 	drain_state                     *computenode.DrainState
 	drain_message                   *string
 	drain_deadline                  *time.Time
+	drain_unmovable                 *[]fieldtype.DrainUnmovable
+	appenddrain_unmovable           []fieldtype.DrainUnmovable
 	drain_forced                    *bool
 	labels                          *fieldtype.Labels
 	cpu_capacity                    *int
@@ -9552,6 +9554,71 @@ func (m *ComputeNodeMutation) DrainDeadlineCleared() bool {
 func (m *ComputeNodeMutation) ResetDrainDeadline() {
 	m.drain_deadline = nil
 	delete(m.clearedFields, computenode.FieldDrainDeadline)
+}
+
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (m *ComputeNodeMutation) SetDrainUnmovable(fu []fieldtype.DrainUnmovable) {
+	m.drain_unmovable = &fu
+	m.appenddrain_unmovable = nil
+}
+
+// DrainUnmovable returns the value of the "drain_unmovable" field in the mutation.
+func (m *ComputeNodeMutation) DrainUnmovable() (r []fieldtype.DrainUnmovable, exists bool) {
+	v := m.drain_unmovable
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrainUnmovable returns the old "drain_unmovable" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldDrainUnmovable(ctx context.Context) (v []fieldtype.DrainUnmovable, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrainUnmovable is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrainUnmovable requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrainUnmovable: %w", err)
+	}
+	return oldValue.DrainUnmovable, nil
+}
+
+// AppendDrainUnmovable adds fu to the "drain_unmovable" field.
+func (m *ComputeNodeMutation) AppendDrainUnmovable(fu []fieldtype.DrainUnmovable) {
+	m.appenddrain_unmovable = append(m.appenddrain_unmovable, fu...)
+}
+
+// AppendedDrainUnmovable returns the list of values that were appended to the "drain_unmovable" field in this mutation.
+func (m *ComputeNodeMutation) AppendedDrainUnmovable() ([]fieldtype.DrainUnmovable, bool) {
+	if len(m.appenddrain_unmovable) == 0 {
+		return nil, false
+	}
+	return m.appenddrain_unmovable, true
+}
+
+// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
+func (m *ComputeNodeMutation) ClearDrainUnmovable() {
+	m.drain_unmovable = nil
+	m.appenddrain_unmovable = nil
+	m.clearedFields[computenode.FieldDrainUnmovable] = struct{}{}
+}
+
+// DrainUnmovableCleared returns if the "drain_unmovable" field was cleared in this mutation.
+func (m *ComputeNodeMutation) DrainUnmovableCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldDrainUnmovable]
+	return ok
+}
+
+// ResetDrainUnmovable resets all changes to the "drain_unmovable" field.
+func (m *ComputeNodeMutation) ResetDrainUnmovable() {
+	m.drain_unmovable = nil
+	m.appenddrain_unmovable = nil
+	delete(m.clearedFields, computenode.FieldDrainUnmovable)
 }
 
 // SetDrainForced sets the "drain_forced" field.
@@ -11234,7 +11301,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 30)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -11264,6 +11331,9 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.drain_deadline != nil {
 		fields = append(fields, computenode.FieldDrainDeadline)
+	}
+	if m.drain_unmovable != nil {
+		fields = append(fields, computenode.FieldDrainUnmovable)
 	}
 	if m.drain_forced != nil {
 		fields = append(fields, computenode.FieldDrainForced)
@@ -11350,6 +11420,8 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.DrainMessage()
 	case computenode.FieldDrainDeadline:
 		return m.DrainDeadline()
+	case computenode.FieldDrainUnmovable:
+		return m.DrainUnmovable()
 	case computenode.FieldDrainForced:
 		return m.DrainForced()
 	case computenode.FieldLabels:
@@ -11417,6 +11489,8 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldDrainMessage(ctx)
 	case computenode.FieldDrainDeadline:
 		return m.OldDrainDeadline(ctx)
+	case computenode.FieldDrainUnmovable:
+		return m.OldDrainUnmovable(ctx)
 	case computenode.FieldDrainForced:
 		return m.OldDrainForced(ctx)
 	case computenode.FieldLabels:
@@ -11533,6 +11607,13 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDrainDeadline(v)
+		return nil
+	case computenode.FieldDrainUnmovable:
+		v, ok := value.([]fieldtype.DrainUnmovable)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrainUnmovable(v)
 		return nil
 	case computenode.FieldDrainForced:
 		v, ok := value.(bool)
@@ -11811,6 +11892,9 @@ func (m *ComputeNodeMutation) ClearedFields() []string {
 	if m.FieldCleared(computenode.FieldDrainDeadline) {
 		fields = append(fields, computenode.FieldDrainDeadline)
 	}
+	if m.FieldCleared(computenode.FieldDrainUnmovable) {
+		fields = append(fields, computenode.FieldDrainUnmovable)
+	}
 	if m.FieldCleared(computenode.FieldLabels) {
 		fields = append(fields, computenode.FieldLabels)
 	}
@@ -11860,6 +11944,9 @@ func (m *ComputeNodeMutation) ClearField(name string) error {
 		return nil
 	case computenode.FieldDrainDeadline:
 		m.ClearDrainDeadline()
+		return nil
+	case computenode.FieldDrainUnmovable:
+		m.ClearDrainUnmovable()
 		return nil
 	case computenode.FieldLabels:
 		m.ClearLabels()
@@ -11919,6 +12006,9 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldDrainDeadline:
 		m.ResetDrainDeadline()
+		return nil
+	case computenode.FieldDrainUnmovable:
+		m.ResetDrainUnmovable()
 		return nil
 	case computenode.FieldDrainForced:
 		m.ResetDrainForced()
@@ -58547,6 +58637,8 @@ type VirtualMachineMutation struct {
 	addallocated_memory_mb    *int64
 	allocated_disk_gb         *int64
 	addallocated_disk_gb      *int64
+	state_after_move          *virtualmachine.StateAfterMove
+	availability_zone_chosen  *bool
 	user_data                 *string
 	clearedFields             map[string]struct{}
 	tenant                    *int
@@ -59484,6 +59576,91 @@ func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
 	m.addallocated_disk_gb = nil
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (m *VirtualMachineMutation) SetStateAfterMove(vam virtualmachine.StateAfterMove) {
+	m.state_after_move = &vam
+}
+
+// StateAfterMove returns the value of the "state_after_move" field in the mutation.
+func (m *VirtualMachineMutation) StateAfterMove() (r virtualmachine.StateAfterMove, exists bool) {
+	v := m.state_after_move
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStateAfterMove returns the old "state_after_move" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldStateAfterMove(ctx context.Context) (v *virtualmachine.StateAfterMove, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStateAfterMove is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStateAfterMove requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStateAfterMove: %w", err)
+	}
+	return oldValue.StateAfterMove, nil
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (m *VirtualMachineMutation) ClearStateAfterMove() {
+	m.state_after_move = nil
+	m.clearedFields[virtualmachine.FieldStateAfterMove] = struct{}{}
+}
+
+// StateAfterMoveCleared returns if the "state_after_move" field was cleared in this mutation.
+func (m *VirtualMachineMutation) StateAfterMoveCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldStateAfterMove]
+	return ok
+}
+
+// ResetStateAfterMove resets all changes to the "state_after_move" field.
+func (m *VirtualMachineMutation) ResetStateAfterMove() {
+	m.state_after_move = nil
+	delete(m.clearedFields, virtualmachine.FieldStateAfterMove)
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (m *VirtualMachineMutation) SetAvailabilityZoneChosen(b bool) {
+	m.availability_zone_chosen = &b
+}
+
+// AvailabilityZoneChosen returns the value of the "availability_zone_chosen" field in the mutation.
+func (m *VirtualMachineMutation) AvailabilityZoneChosen() (r bool, exists bool) {
+	v := m.availability_zone_chosen
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAvailabilityZoneChosen returns the old "availability_zone_chosen" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAvailabilityZoneChosen(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAvailabilityZoneChosen is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAvailabilityZoneChosen requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAvailabilityZoneChosen: %w", err)
+	}
+	return oldValue.AvailabilityZoneChosen, nil
+}
+
+// ResetAvailabilityZoneChosen resets all changes to the "availability_zone_chosen" field.
+func (m *VirtualMachineMutation) ResetAvailabilityZoneChosen() {
+	m.availability_zone_chosen = nil
+}
+
 // SetUserData sets the "user_data" field.
 func (m *VirtualMachineMutation) SetUserData(s string) {
 	m.user_data = &s
@@ -60296,7 +60473,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 20)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -60348,6 +60525,12 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.allocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
+	if m.state_after_move != nil {
+		fields = append(fields, virtualmachine.FieldStateAfterMove)
+	}
+	if m.availability_zone_chosen != nil {
+		fields = append(fields, virtualmachine.FieldAvailabilityZoneChosen)
+	}
 	if m.user_data != nil {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -60393,6 +60576,10 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.AllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AllocatedDiskGB()
+	case virtualmachine.FieldStateAfterMove:
+		return m.StateAfterMove()
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		return m.AvailabilityZoneChosen()
 	case virtualmachine.FieldUserData:
 		return m.UserData()
 	}
@@ -60438,6 +60625,10 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldAllocatedMemoryMB(ctx)
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.OldAllocatedDiskGB(ctx)
+	case virtualmachine.FieldStateAfterMove:
+		return m.OldStateAfterMove(ctx)
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		return m.OldAvailabilityZoneChosen(ctx)
 	case virtualmachine.FieldUserData:
 		return m.OldUserData(ctx)
 	}
@@ -60568,6 +60759,20 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAllocatedDiskGB(v)
 		return nil
+	case virtualmachine.FieldStateAfterMove:
+		v, ok := value.(virtualmachine.StateAfterMove)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStateAfterMove(v)
+		return nil
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAvailabilityZoneChosen(v)
+		return nil
 	case virtualmachine.FieldUserData:
 		v, ok := value.(string)
 		if !ok {
@@ -60683,6 +60888,9 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	if m.FieldCleared(virtualmachine.FieldRevisionHistory) {
 		fields = append(fields, virtualmachine.FieldRevisionHistory)
 	}
+	if m.FieldCleared(virtualmachine.FieldStateAfterMove) {
+		fields = append(fields, virtualmachine.FieldStateAfterMove)
+	}
 	if m.FieldCleared(virtualmachine.FieldUserData) {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -60714,6 +60922,9 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 		return nil
 	case virtualmachine.FieldRevisionHistory:
 		m.ClearRevisionHistory()
+		return nil
+	case virtualmachine.FieldStateAfterMove:
+		m.ClearStateAfterMove()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ClearUserData()
@@ -60776,6 +60987,12 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 		return nil
 	case virtualmachine.FieldAllocatedDiskGB:
 		m.ResetAllocatedDiskGB()
+		return nil
+	case virtualmachine.FieldStateAfterMove:
+		m.ResetStateAfterMove()
+		return nil
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		m.ResetAvailabilityZoneChosen()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ResetUserData()

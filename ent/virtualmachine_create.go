@@ -253,6 +253,34 @@ func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMac
 	return _c
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (_c *VirtualMachineCreate) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineCreate {
+	_c.mutation.SetStateAfterMove(v)
+	return _c
+}
+
+// SetNillableStateAfterMove sets the "state_after_move" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableStateAfterMove(v *virtualmachine.StateAfterMove) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetStateAfterMove(*v)
+	}
+	return _c
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (_c *VirtualMachineCreate) SetAvailabilityZoneChosen(v bool) *VirtualMachineCreate {
+	_c.mutation.SetAvailabilityZoneChosen(v)
+	return _c
+}
+
+// SetNillableAvailabilityZoneChosen sets the "availability_zone_chosen" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAvailabilityZoneChosen(v *bool) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAvailabilityZoneChosen(*v)
+	}
+	return _c
+}
+
 // SetUserData sets the "user_data" field.
 func (_c *VirtualMachineCreate) SetUserData(v string) *VirtualMachineCreate {
 	_c.mutation.SetUserData(v)
@@ -609,6 +637,10 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultAllocatedDiskGB
 		_c.mutation.SetAllocatedDiskGB(v)
 	}
+	if _, ok := _c.mutation.AvailabilityZoneChosen(); !ok {
+		v := virtualmachine.DefaultAvailabilityZoneChosen
+		_c.mutation.SetAvailabilityZoneChosen(v)
+	}
 	return nil
 }
 
@@ -714,6 +746,14 @@ func (_c *VirtualMachineCreate) check() error {
 		if err := virtualmachine.AllocatedDiskGBValidator(v); err != nil {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
+	}
+	if v, ok := _c.mutation.StateAfterMove(); ok {
+		if err := virtualmachine.StateAfterMoveValidator(v); err != nil {
+			return &ValidationError{Name: "state_after_move", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.state_after_move": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AvailabilityZoneChosen(); !ok {
+		return &ValidationError{Name: "availability_zone_chosen", err: errors.New(`ent: missing required field "VirtualMachine.availability_zone_chosen"`)}
 	}
 	if v, ok := _c.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
@@ -823,6 +863,14 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.AllocatedDiskGB(); ok {
 		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 		_node.AllocatedDiskGB = value
+	}
+	if value, ok := _c.mutation.StateAfterMove(); ok {
+		_spec.SetField(virtualmachine.FieldStateAfterMove, field.TypeEnum, value)
+		_node.StateAfterMove = &value
+	}
+	if value, ok := _c.mutation.AvailabilityZoneChosen(); ok {
+		_spec.SetField(virtualmachine.FieldAvailabilityZoneChosen, field.TypeBool, value)
+		_node.AvailabilityZoneChosen = value
 	}
 	if value, ok := _c.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1397,6 +1445,36 @@ func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert
 	return u
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (u *VirtualMachineUpsert) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldStateAfterMove, v)
+	return u
+}
+
+// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateStateAfterMove() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldStateAfterMove)
+	return u
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (u *VirtualMachineUpsert) ClearStateAfterMove() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldStateAfterMove)
+	return u
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (u *VirtualMachineUpsert) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAvailabilityZoneChosen, v)
+	return u
+}
+
+// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAvailabilityZoneChosen() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAvailabilityZoneChosen)
+	return u
+}
+
 // SetUserData sets the "user_data" field.
 func (u *VirtualMachineUpsert) SetUserData(v string) *VirtualMachineUpsert {
 	u.Set(virtualmachine.FieldUserData, v)
@@ -1751,6 +1829,41 @@ func (u *VirtualMachineUpsertOne) AddAllocatedDiskGB(v int64) *VirtualMachineUps
 func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetStateAfterMove sets the "state_after_move" field.
+func (u *VirtualMachineUpsertOne) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStateAfterMove(v)
+	})
+}
+
+// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateStateAfterMove() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStateAfterMove()
+	})
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (u *VirtualMachineUpsertOne) ClearStateAfterMove() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearStateAfterMove()
+	})
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (u *VirtualMachineUpsertOne) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAvailabilityZoneChosen(v)
+	})
+}
+
+// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAvailabilityZoneChosen() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAvailabilityZoneChosen()
 	})
 }
 
@@ -2277,6 +2390,41 @@ func (u *VirtualMachineUpsertBulk) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetStateAfterMove sets the "state_after_move" field.
+func (u *VirtualMachineUpsertBulk) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStateAfterMove(v)
+	})
+}
+
+// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateStateAfterMove() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStateAfterMove()
+	})
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (u *VirtualMachineUpsertBulk) ClearStateAfterMove() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearStateAfterMove()
+	})
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (u *VirtualMachineUpsertBulk) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAvailabilityZoneChosen(v)
+	})
+}
+
+// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAvailabilityZoneChosen() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAvailabilityZoneChosen()
 	})
 }
 

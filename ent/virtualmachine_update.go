@@ -318,6 +318,40 @@ func (_u *VirtualMachineUpdate) AddAllocatedDiskGB(v int64) *VirtualMachineUpdat
 	return _u
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (_u *VirtualMachineUpdate) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpdate {
+	_u.mutation.SetStateAfterMove(v)
+	return _u
+}
+
+// SetNillableStateAfterMove sets the "state_after_move" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableStateAfterMove(v *virtualmachine.StateAfterMove) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetStateAfterMove(*v)
+	}
+	return _u
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (_u *VirtualMachineUpdate) ClearStateAfterMove() *VirtualMachineUpdate {
+	_u.mutation.ClearStateAfterMove()
+	return _u
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (_u *VirtualMachineUpdate) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpdate {
+	_u.mutation.SetAvailabilityZoneChosen(v)
+	return _u
+}
+
+// SetNillableAvailabilityZoneChosen sets the "availability_zone_chosen" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableAvailabilityZoneChosen(v *bool) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetAvailabilityZoneChosen(*v)
+	}
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdate) SetUserData(v string) *VirtualMachineUpdate {
 	_u.mutation.SetUserData(v)
@@ -905,6 +939,11 @@ func (_u *VirtualMachineUpdate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StateAfterMove(); ok {
+		if err := virtualmachine.StateAfterMoveValidator(v); err != nil {
+			return &ValidationError{Name: "state_after_move", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.state_after_move": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
 			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
@@ -1022,6 +1061,15 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StateAfterMove(); ok {
+		_spec.SetField(virtualmachine.FieldStateAfterMove, field.TypeEnum, value)
+	}
+	if _u.mutation.StateAfterMoveCleared() {
+		_spec.ClearField(virtualmachine.FieldStateAfterMove, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.AvailabilityZoneChosen(); ok {
+		_spec.SetField(virtualmachine.FieldAvailabilityZoneChosen, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1898,6 +1946,40 @@ func (_u *VirtualMachineUpdateOne) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 	return _u
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (_u *VirtualMachineUpdateOne) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpdateOne {
+	_u.mutation.SetStateAfterMove(v)
+	return _u
+}
+
+// SetNillableStateAfterMove sets the "state_after_move" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableStateAfterMove(v *virtualmachine.StateAfterMove) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetStateAfterMove(*v)
+	}
+	return _u
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (_u *VirtualMachineUpdateOne) ClearStateAfterMove() *VirtualMachineUpdateOne {
+	_u.mutation.ClearStateAfterMove()
+	return _u
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (_u *VirtualMachineUpdateOne) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpdateOne {
+	_u.mutation.SetAvailabilityZoneChosen(v)
+	return _u
+}
+
+// SetNillableAvailabilityZoneChosen sets the "availability_zone_chosen" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableAvailabilityZoneChosen(v *bool) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetAvailabilityZoneChosen(*v)
+	}
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdateOne) SetUserData(v string) *VirtualMachineUpdateOne {
 	_u.mutation.SetUserData(v)
@@ -2498,6 +2580,11 @@ func (_u *VirtualMachineUpdateOne) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StateAfterMove(); ok {
+		if err := virtualmachine.StateAfterMoveValidator(v); err != nil {
+			return &ValidationError{Name: "state_after_move", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.state_after_move": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
 			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
@@ -2632,6 +2719,15 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StateAfterMove(); ok {
+		_spec.SetField(virtualmachine.FieldStateAfterMove, field.TypeEnum, value)
+	}
+	if _u.mutation.StateAfterMoveCleared() {
+		_spec.ClearField(virtualmachine.FieldStateAfterMove, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.AvailabilityZoneChosen(); ok {
+		_spec.SetField(virtualmachine.FieldAvailabilityZoneChosen, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)

@@ -292,6 +292,70 @@ func (h *Libvirt) DeleteVolume(ctx context.Context, pool, name string) error {
 	return err
 }
 
+// GrowVolume grows a volume; see [Storage.GrowVolume]. libvirt resizes a file volume of a
+// directory pool with qemu-img (qcow2) or by extending the file (raw).
+func (h *Libvirt) GrowVolume(ctx context.Context, pool, name string, capacityBytes int64) (Volume, error) {
+	var out Volume
+	err := h.do(ctx, func(c *libvirt.Libvirt) error {
+		v, err := lookupVolume(c, pool, name)
+		if err != nil {
+			return err
+		}
+		cur, err := describeVolume(c, v)
+		if err != nil {
+			return err
+		}
+		if cur.CapacityBytes >= capacityBytes {
+			out = cur
+			return nil
+		}
+		err = c.StorageVolResize(v, uint64(capacityBytes), 0)
+		if isCode(err, libvirt.ErrNoSupport) && h.domainType == DomainTypeTest {
+			// libvirt's test driver keeps volumes in memory without their bytes and cannot
+			// resize: the volume is made again at the new size, same format and backing,
+			// which on it is the same thing, so that the agent's path is the same there.
+			return h.recreateVolume(c, pool, cur, capacityBytes, &out)
+		}
+		if err != nil {
+			return fmt.Errorf("grow volume %s/%s to %d bytes: %w", pool, name, capacityBytes, unsupported(err))
+		}
+		out, err = describeVolume(c, v)
+		return err
+	})
+	return out, err
+}
+
+// recreateVolume replaces the test driver's volume cur with one of capacityBytes (see
+// GrowVolume) and describes it into out.
+func (h *Libvirt) recreateVolume(c *libvirt.Libvirt, pool string, cur Volume, capacityBytes int64, out *Volume) error {
+	v, err := lookupVolume(c, pool, cur.Name)
+	if err != nil {
+		return err
+	}
+	if err := c.StorageVolDelete(v, 0); err != nil {
+		return fmt.Errorf("grow volume %s/%s: %w", pool, cur.Name, err)
+	}
+	x := &libvirtxml.StorageVolume{Name: cur.Name,
+		Capacity: &libvirtxml.StorageVolumeSize{Unit: "bytes", Value: uint64(capacityBytes)},
+		Target:   &libvirtxml.StorageVolumeTarget{Format: &libvirtxml.StorageVolumeTargetFormat{Type: cur.Format}}}
+	if b := cur.Backing; b != nil {
+		x.BackingStore = &libvirtxml.StorageVolumeBackingStore{Path: b.Path, Format: &libvirtxml.StorageVolumeTargetFormat{Type: b.Format}}
+	}
+	doc, err := x.Marshal()
+	if err != nil {
+		return err
+	}
+	p, err := lookupPool(c, pool)
+	if err != nil {
+		return err
+	}
+	if v, err = c.StorageVolCreateXML(p, doc, 0); err != nil {
+		return fmt.Errorf("grow volume %s/%s: %w", pool, cur.Name, err)
+	}
+	*out, err = describeVolume(c, v)
+	return err
+}
+
 // isNotFound reports whether err is a *NotFoundError.
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 

@@ -170,6 +170,24 @@ func (s *Simulated) DeleteVolume(ctx context.Context, pool, name string) error {
 	return nil
 }
 
+// GrowVolume grows a simulated volume; see [Storage.GrowVolume].
+func (s *Simulated) GrowVolume(ctx context.Context, pool, name string, capacityBytes int64) (Volume, error) {
+	if err := s.begin(ctx, "grow volume", pool+"/"+name, s.cfg.Delays.Define, true); err != nil {
+		return Volume{}, err
+	}
+	defer s.mu.Unlock()
+	p, err := s.pool(pool)
+	if err != nil {
+		return Volume{}, err
+	}
+	v, ok := p.vols[name]
+	if !ok {
+		return Volume{}, volumeNotFound(pool, name)
+	}
+	v.CapacityBytes = max(v.CapacityBytes, capacityBytes)
+	return cloneVolume(v), nil
+}
+
 // cloneVolume copies v so that callers never share the simulated state.
 func cloneVolume(v *Volume) Volume {
 	c := *v

@@ -35,6 +35,10 @@ type Storage interface {
 
 	// DeleteVolume deletes the volume and its data. A missing volume is not an error.
 	DeleteVolume(ctx context.Context, pool, name string) error
+	// GrowVolume makes the volume at least capacityBytes large as the guest sees it (a
+	// qcow2 overlay grows like `qemu-img resize`) and returns it. A volume as large or
+	// larger is left as it is: volumes never shrink.
+	GrowVolume(ctx context.Context, pool, name string, capacityBytes int64) (Volume, error)
 	// PoolInfo returns the size of pool: what the node can give its VMs' disks.
 	PoolInfo(ctx context.Context, pool string) (PoolInfo, error)
 }

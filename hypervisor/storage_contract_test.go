@@ -3,8 +3,11 @@ package hypervisor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +96,39 @@ func runStorageContract(t *testing.T, open func(t *testing.T) Hypervisor, domain
 		}
 	})
 
+	t.Run("GrowOverlay", func(t *testing.T) {
+		// A resized VM's root disk grows (issue 24); it never shrinks.
+		h := open(t)
+		ctx := testCtx(t)
+		pool := testPool(t, h, t.TempDir()+"/pool")
+		must(t, "EnsurePool", h.EnsurePool(ctx, pool))
+		const size = 1 << 20
+		base, err := h.CreateVolume(ctx, pool.Name, VolumeSpec{Name: "image-2-abc", Format: "raw", CapacityBytes: size})
+		must(t, "CreateVolume base", err)
+		overlay, err := h.CreateVolume(ctx, pool.Name, VolumeSpec{Name: "vf-2-root", CapacityBytes: 2 * size,
+			Backing: &Backing{Path: base.Path, Format: "raw"}})
+		must(t, "CreateVolume overlay", err)
+		grown, err := h.GrowVolume(ctx, pool.Name, overlay.Name, 8*size)
+		must(t, "GrowVolume", err)
+		if grown.CapacityBytes != 8*size || grown.Format != "qcow2" || grown.Path != overlay.Path {
+			t.Fatalf("grown overlay %+v, want qcow2 of %d at %s", grown, 8*size, overlay.Path)
+		}
+		if got, err := h.Volume(ctx, pool.Name, overlay.Name); err != nil || got.CapacityBytes != 8*size || got.Backing == nil {
+			t.Fatalf("Volume after GrowVolume = %+v, %v; want %d bytes, still backed by the image", got, err, 8*size)
+		}
+		if vs, ok := qemuImgVirtualSize(t, overlay.Path); ok && vs != 8*size {
+			t.Errorf("qemu-img info: virtual size %d, want %d", vs, 8*size)
+		}
+		same, err := h.GrowVolume(ctx, pool.Name, overlay.Name, 4*size)
+		must(t, "GrowVolume smaller", err)
+		if same.CapacityBytes != 8*size {
+			t.Errorf("GrowVolume to a smaller size shrank the volume to %d", same.CapacityBytes)
+		}
+		if _, err := h.GrowVolume(ctx, pool.Name, "nothing", size); !errors.Is(err, ErrNotFound) {
+			t.Errorf("GrowVolume of a missing volume: err = %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("Errors", func(t *testing.T) {
 		h := open(t)
 		ctx := testCtx(t)
@@ -127,6 +163,30 @@ func runStorageContract(t *testing.T, open func(t *testing.T) Hypervisor, domain
 			t.Errorf("EnsurePool with a relative path: err = %v, want ErrInvalidSpec", err)
 		}
 	})
+}
+
+// qemuImgVirtualSize reads a disk file's virtual size with the real qemu-img; ok is false
+// where there is no such file (a simulated pool) or no qemu-img.
+func qemuImgVirtualSize(t *testing.T, path string) (int64, bool) {
+	t.Helper()
+	bin, err := exec.LookPath("qemu-img")
+	if err != nil {
+		return 0, false
+	}
+	if _, err := os.Stat(path); err != nil {
+		return 0, false
+	}
+	out, err := exec.Command(bin, "info", "-U", "--output=json", path).Output()
+	if err != nil {
+		t.Fatalf("qemu-img info %s: %v", path, err)
+	}
+	var info struct {
+		VirtualSize int64 `json:"virtual-size"`
+	}
+	if err := json.Unmarshal(out, &info); err != nil {
+		t.Fatalf("qemu-img info: %v: %s", err, out)
+	}
+	return info.VirtualSize, true
 }
 
 // TestLibvirtQEMUStorage runs the storage contract against qemu:///system: a real directory

@@ -99,6 +99,13 @@ type Config struct {
 	// Tracer, when set, traces the agent's GraphQL requests (telemetry.FromEnv's provider).
 	Tracer trace.TracerProvider
 
+	// FlapLimit power changes of one domain within FlapWindow make it flapping (see
+	// flapGuard): DefaultFlapLimit and DefaultFlapWindow when zero. Clock is the flap
+	// guard's time (time.Now when nil; tests pass their own).
+	FlapLimit  int
+	FlapWindow time.Duration
+	Clock      func() time.Time
+
 	// Log receives the agent's logs; slog.Default() when nil.
 	Log *slog.Logger
 	// OnReport, when set, is called after each assignment report with the error of sending
@@ -115,6 +122,7 @@ type Agent struct {
 	facts  HostFacts
 	log    *slog.Logger
 	nodeID string
+	flaps  *flapGuard
 
 	mu       sync.Mutex
 	reported map[string]AssignmentReport // last report sent per assignment, to send each once
@@ -178,6 +186,7 @@ func New(cfg Config) (*Agent, error) {
 		images:   images,
 		log:      log,
 		nodeID:   cfg.NodeID,
+		flaps:    newFlapGuard(cfg.FlapLimit, cfg.FlapWindow, cfg.Clock),
 		reported: map[string]AssignmentReport{},
 	}, nil
 }

@@ -276,7 +276,7 @@ func rootVolumeName(vmID int64) string { return hypervisor.DomainName(vmID) + "-
 
 // rootDisk returns the root disk of VM vmID on image img: a qcow2 overlay volume backed by
 // the node's cached copy of the image, as large as the flavor's disk (or the image, when
-// that is larger). An ISO image is attached as a CD-ROM instead, beside an empty root disk
+// that is larger); an overlay smaller than that (the VM was resized) is grown. An ISO image is attached as a CD-ROM instead, beside an empty root disk
 // of the flavor's size when it has one. It also says whether the image was cached already.
 func (ag *Agent) rootDisks(ctx context.Context, vmID int64, img *Image, diskGB int64) ([]hypervisor.Disk, bool, error) {
 	ci, hit, err := ag.images.ensure(ctx, img)
@@ -291,6 +291,11 @@ func (ag *Agent) rootDisks(ctx context.Context, vmID int64, img *Image, diskGB i
 			if err != nil {
 				return nil, hit, fmt.Errorf("root disk: %w", err)
 			}
+			if v.CapacityBytes < diskGB<<30 {
+				if v, err = ag.hv.GrowVolume(ctx, pool, v.Name, diskGB<<30); err != nil {
+					return nil, hit, fmt.Errorf("grow root disk to %d GiB: %w", diskGB, err)
+				}
+			}
 			disks = append([]hypervisor.Disk{{Path: v.Path}}, disks...)
 		}
 		return disks, hit, nil
@@ -300,6 +305,13 @@ func (ag *Agent) rootDisks(ctx context.Context, vmID int64, img *Image, diskGB i
 	v, err := ag.hv.CreateVolume(ctx, pool, hypervisor.VolumeSpec{Name: rootVolumeName(vmID), CapacityBytes: size, Backing: backing})
 	if err != nil {
 		return nil, hit, fmt.Errorf("root disk: %w", err)
+	}
+	if v.CapacityBytes < size {
+		// The VM was resized to a flavor with a larger disk: the overlay grows with it (the
+		// guest grows its partition and file system, e.g. cloud-init's growpart).
+		if v, err = ag.hv.GrowVolume(ctx, pool, v.Name, size); err != nil {
+			return nil, hit, fmt.Errorf("grow root disk to %d GiB: %w", diskGB, err)
+		}
 	}
 	return []hypervisor.Disk{{Path: v.Path, Format: "qcow2", Backing: backing}}, hit, nil
 }

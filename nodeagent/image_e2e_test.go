@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/gqltest"
@@ -212,6 +214,38 @@ func TestImageCacheAndOverlayOnLibvirt(t *testing.T) {
 		if !strings.Contains(x, root.Path) || !strings.Contains(x, "<backingStore") || !strings.Contains(x, imageVol.Path) {
 			t.Fatalf("domain of VM %s lacks the overlay %s over %s:\n%s", id, root.Path, imageVol.Path, x)
 		}
+	}
+
+	// Issue 24: a resize to a flavor with a larger disk grows the root disk's overlay (it
+	// stayed 10 GiB while 20 were charged); a smaller disk is refused.
+	fl20, err := site.Flavor(ctx, 1, 512, 20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstID, _ := strconv.Atoi(first)
+	if err := api.Do(ctx, `mutation($id: ID!) { stopVirtualMachine(id: $id) { id } }`, map[string]any{"id": first}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the first VM STOPPED", func() bool {
+		return st.env.Client.VirtualMachine.GetX(ctx, firstID).Status == virtualmachine.StatusStopped
+	})
+	began := time.Now()
+	if err := api.Do(ctx, `mutation($id: ID!, $f: ID!) { resizeVirtualMachine(id: $id, flavorID: $f) { id } }`,
+		map[string]any{"id": first, "f": gqltest.ID(fl20.ID)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the root disk grown to 20 GiB", func() bool {
+		v, err := hv.Volume(ctx, pool, rootOf(first))
+		return err == nil && v.CapacityBytes == 20<<30 && v.Backing != nil && v.Backing.Path == imageVol.Path
+	})
+	eventually(t, "the resized domain's assignment APPLIED", func() bool {
+		a := st.env.Client.Assignment.Query().Where(assignment.VMID(firstID)).OnlyX(ctx)
+		return a.Status == assignment.StatusApplied
+	})
+	t.Logf("resize 10 → 20 GiB root disk (stopped VM, same node): overlay grown and domain redefined after %s", time.Since(began).Round(time.Millisecond))
+	if err := api.Do(ctx, `mutation($id: ID!, $f: ID!) { resizeVirtualMachine(id: $id, flavorID: $f) { id } }`,
+		map[string]any{"id": first, "f": gqltest.ID(fl.ID)}, nil); err == nil || !strings.Contains(err.Error(), "only grows") {
+		t.Errorf("resize back to a 10 GiB disk: %v, want VALIDATION saying a root disk only grows", err)
 	}
 
 	for _, id := range []string{first, second} {

@@ -22,6 +22,11 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	}
 	name := hypervisor.DomainName(vmID)
 	log := ag.log.With("assignment", a.Id, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
+	if until, ok := ag.flaps.holding(vmID); ok && a.DesiredState != "ABSENT" {
+		// Backed off: the domain flapped. Removing it is always allowed.
+		ag.report(ctx, a, "FAILED", observed(dom), ag.flaps.flapReason(name, ag.flaps.limit, until), false)
+		return
+	}
 	note, err := ag.apply(ctx, a, name, dom, pinned, pinErr)
 	b := newBackOff(ag.cfg.RetryDelay, 30*time.Second)
 	for attempt := 1; err != nil && attempt < ag.cfg.Attempts && retriable(err, pinErr) && ctx.Err() == nil; attempt++ {
@@ -45,6 +50,17 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 		obs = observedAbsent
 	} else if serr != nil {
 		obs = string(hypervisor.StateUnknown)
+	}
+	if a.Status != "PENDING" && dom != nil && serr == nil && dom.State.Active() != state.Active() {
+		// The agent changed the power state of a domain for an assignment it had applied
+		// already (drift: not a new request, which comes PENDING): counted for the flap guard.
+		if until, n, flapping := ag.flaps.changed(vmID); flapping {
+			reason := ag.flaps.flapReason(name, n, until)
+			log.Warn("domain flapping: backing off", "changes", n, "until", until)
+			ag.flapEvent(ctx, vmID, name, reason)
+			ag.report(ctx, a, "FAILED", obs, reason, true)
+			return
+		}
 	}
 	if err != nil {
 		log.Warn("assignment failed", "err", err, "observed", obs)

@@ -33,6 +33,8 @@ type Moved struct {
 // the new node is in another one). The VM's current node must be cordoned, which keeps it
 // out of the decision. It acts as the system: the caller authorizes.
 //
+// The VM's zone, cluster and node change together (moves.go).
+//
 // When no other node fits the error is NO_CAPACITY and nothing was written, so the caller
 // may go on with other VMs in the same transaction.
 func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved, error) {
@@ -43,7 +45,7 @@ func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved
 			WithTenant(func(q *ent.TenantQuery) { q.Select("id") }).
 			WithRegion(func(q *ent.RegionQuery) { q.Select("id") }).
 			WithFlavor(func(q *ent.FlavorQuery) { q.Select("id") }).
-			WithNode().
+			WithNode().WithAvailabilityZone().
 			WithRegionService(func(q *ent.RegionServiceQuery) { q.Select("id") }).
 			Only(sys)
 		if ent.IsNotFound(err) {
@@ -82,6 +84,9 @@ func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved
 				return err
 			}
 		}
+		if err := moveScope(ctx, t.c, vm, &req); err != nil {
+			return err
+		}
 		placed, err := p.place(ctx, t, req)
 		if err != nil {
 			return err
@@ -90,10 +95,11 @@ func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved
 		if err := t.release(ctx, held); err != nil {
 			return err
 		}
-		moved, err := t.c.VirtualMachine.UpdateOneID(vmID).
+		u := t.c.VirtualMachine.UpdateOneID(vmID).
 			SetNodeID(to).SetClusterID(placed.Decision.ClusterID).
-			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
-			Save(sys)
+			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB)
+		setZone(u, vm, placed.zoneOf(to))
+		moved, err := u.Save(sys)
 		if err != nil {
 			return fmt.Errorf("move VM %d: %w", vmID, err)
 		}

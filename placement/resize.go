@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"entgo.io/ent/dialect/sql"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/ent/volume"
 )
 
 // Resized is what Resize did to a VM.
@@ -26,7 +28,10 @@ type Resized struct {
 // Resize changes a STOPPED VM's flavor as the viewer in ctx, in the caller's transaction
 // (or one of its own): what the VM held is given back, then the new size is placed on its
 // own node if that node still fits it, otherwise anywhere its policy allows (a cold move,
-// re-placed like a drain re-places). The tenant's quota is checked as for a new VM after
+// re-placed like a drain re-places, moving zone, cluster and node together: moves.go). A
+// VM with volumes is only resized in place: volumes are stored on its node and do not move
+// (NO_CAPACITY on flavorID naming them). A root disk only grows: a flavor with a smaller
+// disk is VALIDATION on flavorID. The tenant's quota is checked as for a new VM after
 // the old size was given back, which is checking the difference. The image's minimum vCPUs
 // and memory must fit the new flavor (VALIDATION on flavorID). The VM's revision grows by
 // one and the spec it had is appended to revision_history, which keeps the newest
@@ -72,6 +77,17 @@ func (p *Placer) Resize(ctx context.Context, client *ent.Client, vmID, flavorID 
 				return err
 			}
 		}
+		if f.DiskGB < vm.AllocatedDiskGB {
+			// The root disk grows with the flavor (the node's agent resizes the overlay);
+			// a file system on it cannot be shrunk safely from outside the guest.
+			return apierr.Validation("flavorID", "flavor %s has a %d GB root disk, smaller than the %d GB virtual machine %s has: a root disk only grows",
+				f.Name, f.DiskGB, vm.AllocatedDiskGB, vm.Name)
+		}
+		vols, err := t.c.Volume.Query().Where(volume.HasVirtualMachineWith(virtualmachine.ID(vmID))).
+			Order(ent.Asc(volume.FieldID)).Select(volume.FieldName).Strings(sys)
+		if err != nil {
+			return fmt.Errorf("volumes of VM %d: %w", vmID, err)
+		}
 		from := vm.Edges.Node
 		if from == nil {
 			return apierr.Validation("id", "virtual machine %s is not placed on a node", vm.Name)
@@ -98,13 +114,21 @@ func (p *Placer) Resize(ctx context.Context, client *ent.Client, vmID, flavorID 
 		}
 		req := Request{TenantID: vm.Edges.Tenant.ID, RegionID: vm.Edges.Region.ID, Flavor: f, Count: 1,
 			Policy: vm.SchedulePolicy}
-		if az := vm.Edges.AvailabilityZone; az != nil {
-			req.AvailabilityZone = az.Name
+		if err := moveScope(ctx, t.c, vm, &req); err != nil {
+			return err
 		}
 		here := req
 		here.Policy.NodeNames = []string{from.Name}
 		placed, err := p.place(ctx, t, here)
 		if e, ok := apierr.As(err); ok && e.Code == apierr.CodeNoCapacity {
+			if len(vols) > 0 {
+				// Volumes are files in the node's storage pool and no path copies them to
+				// another node: the VM may only be resized where it is.
+				return &apierr.Error{Code: apierr.CodeNoCapacity, Field: "flavorID", Message: fmt.Sprintf(
+					"virtual machine %s cannot leave its node, which has no room for flavor %s: its volume(s) %s are stored on that node and volumes do not move between nodes; "+
+						"choose a flavor that fits the node (an in-place resize), or detach the volumes (their data stays on the node) to resize it onto another node: %s",
+					vm.Name, f.Name, strings.Join(vols, ", "), e.Message)}
+			}
 			placed, err = p.place(ctx, t, req) // the node is full: anywhere else
 		}
 		if err != nil {
@@ -115,10 +139,12 @@ func (p *Placer) Resize(ctx context.Context, client *ent.Client, vmID, flavorID 
 		if to != from.ID {
 			reason = fmt.Sprintf("resized from flavor %s to %s and moved to another node (its node had no room); stopped", vm.Edges.Flavor.Name, f.Name)
 		}
-		updated, err := t.c.VirtualMachine.UpdateOneID(vmID).SetFlavorID(f.ID).
+		u := t.c.VirtualMachine.UpdateOneID(vmID).SetFlavorID(f.ID).
 			SetNodeID(to).SetClusterID(placed.Decision.ClusterID).
 			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
-			SetStatusReason(reason).Save(sys)
+			SetStatusReason(reason)
+		setZone(u, vm, placed.zoneOf(to))
+		updated, err := u.Save(sys)
 		if err != nil {
 			return fmt.Errorf("resize VM %d: %w", vmID, err)
 		}

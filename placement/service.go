@@ -282,8 +282,23 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 		}
 		next = max(next, r.number()+1)
 	}
+	pol := svc.policy()
+	// A service never spans two clusters (SPEC.md §4, seed 001: no scheduling across
+	// clusters): new replicas go to the cluster of the running ones or nowhere.
+	home, err := serviceCluster(ctx, t.c, svc.ID, 0)
+	if err != nil {
+		return 0, err
+	}
+	if home != "" {
+		pol.ClusterNames = []string{home}
+	}
 	placed, err := p.place(ctx, t, Request{TenantID: svc.Tenant, RegionID: svc.Region, Flavor: f,
-		Count: want - len(running), Policy: svc.policy(), AllowPartial: svc.AllowPartial, GroupNodeIDs: group})
+		Count: want - len(running), Policy: pol, AllowPartial: svc.AllowPartial, GroupNodeIDs: group})
+	if e, ok := apierr.As(err); ok && e.Code == apierr.CodeNoCapacity && home != "" {
+		return 0, &apierr.Error{Code: apierr.CodeNoCapacity, Field: "replicas", Extra: e.Extra, Message: fmt.Sprintf(
+			"region service %s cannot grow to %d replicas: its cluster %s has no room for %d more, and a service never spans two clusters: %s",
+			svc.Name, want, home, want-len(running), e.Message)}
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -81,6 +81,8 @@ func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.Cre
 			if zone := placed.Snapshot.nodes[at].azID; zone != 0 {
 				upd.SetAvailabilityZoneID(zone)
 			}
+		} else {
+			upd.SetAvailabilityZoneChosen(true)
 		}
 		vm, err = upd.Save(system(ctx))
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
@@ -28,9 +29,10 @@ type Report struct {
 // state moves the VM.
 var waiting = map[assignment.DesiredState][]virtualmachine.Status{
 	assignment.DesiredStateRunning: {virtualmachine.StatusCreating, virtualmachine.StatusStarting,
-		virtualmachine.StatusRebooting, virtualmachine.StatusActive, virtualmachine.StatusError, virtualmachine.StatusUnknown},
+		virtualmachine.StatusRebooting, virtualmachine.StatusActive, virtualmachine.StatusError, virtualmachine.StatusUnknown,
+		virtualmachine.StatusMoving},
 	assignment.DesiredStateStopped: {virtualmachine.StatusStopping, virtualmachine.StatusStopped, virtualmachine.StatusError,
-		virtualmachine.StatusUnknown},
+		virtualmachine.StatusUnknown, virtualmachine.StatusMoving},
 	assignment.DesiredStateAbsent: {virtualmachine.StatusDeleting},
 }
 
@@ -88,9 +90,21 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 		return nil, err
 	}
 	if vm.Edges.Node == nil || vm.Edges.Node.ID != a.Edges.Node.ID {
-		// The old copy of a VM moved to another node by a drain: the drain (package drain)
-		// watches this assignment; the VM's status follows its new node.
-		return client.Assignment.Get(ctx, a.ID)
+		// The old copy of a VM moved to another node (a drain or a resize); the VM's status
+		// follows its new node. Once gone, the old assignment has served its purpose as soon
+		// as the VM is assigned on its new node (a drain that waits for this report to
+		// recreate the VM still needs it until then): it is deleted, so that nothing is left
+		// that a later move back to this node could revive.
+		out, err := client.Assignment.Get(ctx, a.ID)
+		if err != nil || a.DesiredState != assignment.DesiredStateAbsent || r.Status != assignment.StatusApplied || vm.Edges.Node == nil {
+			return out, err
+		}
+		assigned, err := client.Assignment.Query().Where(assignment.HasVirtualMachineWith(virtualmachine.ID(vm.ID)),
+			assignment.HasNodeWith(computenode.ID(vm.Edges.Node.ID))).Exist(sys)
+		if err != nil || !assigned {
+			return out, err
+		}
+		return out, client.Assignment.DeleteOneID(a.ID).Exec(sys)
 	}
 	if r.VolumeIDs != nil {
 		if err := applyVolumeIDs(ctx, client, vm, r.VolumeIDs, why); err != nil {
@@ -115,6 +129,9 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 			status, reason = virtualmachine.StatusActive, "running"
 		case assignment.DesiredStateStopped:
 			status, reason = virtualmachine.StatusStopped, "stopped"
+			if vm.Status == virtualmachine.StatusMoving {
+				reason = "stopped on its new node"
+			}
 		case assignment.DesiredStateAbsent:
 			return a, s.finalize(ctx, client, a, vm)
 		}
@@ -129,8 +146,14 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	default:
 		return client.Assignment.Get(ctx, a.ID)
 	}
+	if vm.Status == virtualmachine.StatusMoving && status == vm.Status && r.Status == assignment.StatusApplying {
+		reason = "moving: " + reason
+	}
 	reason = truncate.String(reason, maxReason)
 	u := client.VirtualMachine.UpdateOne(vm).SetStatusReason(reason)
+	if status != virtualmachine.StatusMoving {
+		u.ClearStateAfterMove()
+	}
 	if status != vm.Status {
 		u.SetStatus(status).SetStatusChangedAt(s.now())
 	}

@@ -31,8 +31,10 @@ import (
 // moves ATTACHING to ATTACHED and DETACHING to AVAILABLE: a volume the hypervisor could not
 // hot-plug stays ATTACHING, its reason saying it takes effect at the VM's next start.
 //
-// Volumes stay on their node: a VM with volumes does not move in a drain (it is listed as
-// unmovable), and a volume attaches only to VMs on its node. Deleting a VM detaches its
+// Volumes stay on their node: they are files in its storage pool and nothing copies them
+// between nodes. So a VM with volumes does not move in a drain (it is listed as unmovable),
+// is resized only in place (placement.Placer.Resize refuses a move naming the volumes), and
+// a volume attaches only to VMs on its node. Deleting a VM detaches its
 // volumes and keeps their data (AVAILABLE); deleting a volume deletes its data.
 
 // pendingReason is the status reason of a volume not yet attached to any VM.

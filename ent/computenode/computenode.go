@@ -38,6 +38,8 @@ const (
 	FieldDrainMessage = "drain_message"
 	// FieldDrainDeadline holds the string denoting the drain_deadline field in the database.
 	FieldDrainDeadline = "drain_deadline"
+	// FieldDrainUnmovable holds the string denoting the drain_unmovable field in the database.
+	FieldDrainUnmovable = "drain_unmovable"
 	// FieldDrainForced holds the string denoting the drain_forced field in the database.
 	FieldDrainForced = "drain_forced"
 	// FieldLabels holds the string denoting the labels field in the database.
@@ -209,6 +211,7 @@ var Columns = []string{
 	FieldDrainState,
 	FieldDrainMessage,
 	FieldDrainDeadline,
+	FieldDrainUnmovable,
 	FieldDrainForced,
 	FieldLabels,
 	FieldCPUCapacity,

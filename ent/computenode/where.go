@@ -665,6 +665,16 @@ func DrainDeadlineNotNil() predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldNotNull(FieldDrainDeadline))
 }
 
+// DrainUnmovableIsNil applies the IsNil predicate on the "drain_unmovable" field.
+func DrainUnmovableIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldDrainUnmovable))
+}
+
+// DrainUnmovableNotNil applies the NotNil predicate on the "drain_unmovable" field.
+func DrainUnmovableNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldDrainUnmovable))
+}
+
 // DrainForcedEQ applies the EQ predicate on the "drain_forced" field.
 func DrainForcedEQ(v bool) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldDrainForced, v))

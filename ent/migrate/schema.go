@@ -188,6 +188,19 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{AssignmentsColumns[4]},
 			},
+			{
+				Name:    "assignment_vm_node",
+				Unique:  true,
+				Columns: []*schema.Column{AssignmentsColumns[8], AssignmentsColumns[10]},
+			},
+			{
+				Name:    "assignment_vm_live",
+				Unique:  true,
+				Columns: []*schema.Column{AssignmentsColumns[8]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "vm_id IS NOT NULL AND desired_state <> 'ABSENT'",
+				},
+			},
 		},
 	}
 	// AuditLogsColumns holds the columns for the "audit_logs" table.
@@ -351,6 +364,7 @@ var (
 		{Name: "drain_state", Type: field.TypeEnum, Nullable: true, Enums: []string{"DRAINING", "DRAINED", "FAILED"}},
 		{Name: "drain_message", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "drain_deadline", Type: field.TypeTime, Nullable: true},
+		{Name: "drain_unmovable", Type: field.TypeJSON, Nullable: true},
 		{Name: "drain_forced", Type: field.TypeBool, Default: false},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "cpu_capacity", Type: field.TypeInt, Default: 0},
@@ -382,19 +396,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "compute_nodes_availability_zones_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[30]},
+				Columns:    []*schema.Column{ComputeNodesColumns[31]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "compute_nodes_clusters_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[31]},
+				Columns:    []*schema.Column{ComputeNodesColumns[32]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[32]},
+				Columns:    []*schema.Column{ComputeNodesColumns[33]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -408,7 +422,7 @@ var (
 			{
 				Name:    "computenode_cluster_nodes",
 				Unique:  false,
-				Columns: []*schema.Column{ComputeNodesColumns[31]},
+				Columns: []*schema.Column{ComputeNodesColumns[32]},
 			},
 		},
 	}
@@ -2062,7 +2076,7 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "type", Type: field.TypeEnum, Enums: []string{"CONTROL_PLANE", "WORKER", "MANAGEMENT", "GENERAL"}, Default: "GENERAL"},
 		{Name: "boot_device", Type: field.TypeEnum, Enums: []string{"DISK", "CDROM", "FLOPPY"}, Default: "DISK"},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "SCHEDULED", "CREATING", "ACTIVE", "STARTING", "STOPPING", "STOPPED", "REBOOTING", "DELETING", "DELETED", "ERROR", "UNKNOWN"}, Default: "INITIALIZING"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "SCHEDULED", "CREATING", "ACTIVE", "STARTING", "STOPPING", "STOPPED", "REBOOTING", "DELETING", "DELETED", "ERROR", "UNKNOWN", "MOVING"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "status_changed_at", Type: field.TypeTime},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
@@ -2073,6 +2087,8 @@ var (
 		{Name: "allocated_vcpus", Type: field.TypeInt, Default: 0},
 		{Name: "allocated_memory_mb", Type: field.TypeInt64, Default: 0},
 		{Name: "allocated_disk_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "state_after_move", Type: field.TypeEnum, Nullable: true, Enums: []string{"RUNNING", "STOPPED"}},
+		{Name: "availability_zone_chosen", Type: field.TypeBool, Default: false},
 		{Name: "user_data", Type: field.TypeString, Nullable: true, Size: 65536},
 		{Name: "availability_zone_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_virtual_machines", Type: field.TypeInt, Nullable: true},
@@ -2092,55 +2108,55 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "virtual_machines_availability_zones_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[25]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[26]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[25]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[27]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[26]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[28]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[27]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[29]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -2154,7 +2170,7 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[27]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[29]},
 			},
 			{
 				Name:    "virtualmachine_status",
@@ -2164,12 +2180,12 @@ var (
 			{
 				Name:    "virtualmachine_compute_node_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[21]},
+				Columns: []*schema.Column{VirtualMachinesColumns[23]},
 			},
 			{
 				Name:    "virtualmachine_region_service_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[26]},
+				Columns: []*schema.Column{VirtualMachinesColumns[28]},
 			},
 		},
 	}

@@ -3,6 +3,7 @@ package schema
 import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -43,9 +44,16 @@ func (Assignment) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the Assignment.
+// Indexes of the Assignment: the database allows one assignment per VM and node, and one
+// live (not desired ABSENT) assignment per VM, so that no node's agent is ever told to run a
+// VM twice and no path can revive a leftover assignment beside the current one (issue 24).
 func (Assignment) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("status")}
+	return []ent.Index{
+		index.Fields("status"),
+		index.Fields("vm_id").Edges("node").Unique().StorageKey("assignment_vm_node"),
+		index.Fields("vm_id").Unique().StorageKey("assignment_vm_live").
+			Annotations(entsql.IndexWhere("vm_id IS NOT NULL AND desired_state <> 'ABSENT'")),
+	}
 }
 
 // Hooks of the Assignment.

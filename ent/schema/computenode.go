@@ -38,6 +38,8 @@ func (ComputeNode) Fields() []ent.Field {
 		field.String("drain_message").Optional().MaxLen(4096).Annotations(system).
 			Comment("what the drain is doing, or the VMs it could not move"),
 		field.Time("drain_deadline").Optional().Nillable().Annotations(system),
+		field.JSON("drain_unmovable", []fieldtype.DrainUnmovable{}).Optional().Annotations(system).
+			Comment("the VMs the last drain could not move and why, listed when it started: the drain does not wait for them and ends FAILED once the others moved"),
 		field.Bool("drain_forced").Default(false).Annotations(system).
 			Comment("the drain was started with force (the node is fenced or an operator said so): its VMs are recreated elsewhere without waiting for the node to confirm their old copies are gone"),
 		field.JSON("labels", fieldtype.Labels{}).Optional(),

@@ -33,9 +33,9 @@ func (VirtualMachine) Fields() []ent.Field {
 		field.Enum("type").NamedValues(enumValues("ControlPlane", "Worker", "Management", "General")...).Default("GENERAL"),
 		field.Enum("boot_device").NamedValues(enumValues("Disk", "Cdrom", "Floppy")...).Default("DISK"),
 		field.Enum("status").NamedValues(enumValues("Initializing", "Scheduled", "Creating", "Active", "Starting",
-			"Stopping", "Stopped", "Rebooting", "Deleting", "Deleted", "Error", "Unknown")...).
+			"Stopping", "Stopped", "Rebooting", "Deleting", "Deleted", "Error", "Unknown", "Moving")...).
 			Default("INITIALIZING").Annotations(entgql.OrderField("STATUS"), system).
-			Comment("UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns"),
+			Comment("UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns. MOVING while a drain or a resize moves it to another node: no copy runs until its new node reports it (ACTIVE or STOPPED, as before the move)"),
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
 		field.Time("status_changed_at").Default(time.Now).Annotations(entgql.OrderField("STATUS_CHANGED_AT"), system).
 			Comment("when status last changed; the reconcile loop retries or fails what stays in a transitional state too long"),
@@ -49,6 +49,11 @@ func (VirtualMachine) Fields() []ent.Field {
 			Comment("what placement charged the node and the quota; released exactly on delete"),
 		field.Int64("allocated_memory_mb").Default(0).NonNegative().Annotations(system),
 		field.Int64("allocated_disk_gb").Default(0).NonNegative().Annotations(system),
+		field.Enum("state_after_move").NamedValues(enumValues("Running", "Stopped")...).Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("while MOVING: the power state the VM had before the move, which its new node's assignment asks for"),
+		field.Bool("availability_zone_chosen").Default(false).Annotations(system).
+			Comment("the tenant chose availability_zone at create: moves and resizes keep the VM in it; otherwise the zone follows the node the VM is on"),
 		field.Text("user_data").Optional().MaxLen(65536).
 			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
 			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),

@@ -110,6 +110,11 @@ func AllocatedDiskGB(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedDiskGB, v))
 }
 
+// AvailabilityZoneChosen applies equality check predicate on the "availability_zone_chosen" field. It's identical to AvailabilityZoneChosenEQ.
+func AvailabilityZoneChosen(v bool) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAvailabilityZoneChosen, v))
+}
+
 // UserData applies equality check predicate on the "user_data" field. It's identical to UserDataEQ.
 func UserData(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldUserData, v))
@@ -738,6 +743,46 @@ func AllocatedDiskGBLT(v int64) predicate.VirtualMachine {
 // AllocatedDiskGBLTE applies the LTE predicate on the "allocated_disk_gb" field.
 func AllocatedDiskGBLTE(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldLTE(FieldAllocatedDiskGB, v))
+}
+
+// StateAfterMoveEQ applies the EQ predicate on the "state_after_move" field.
+func StateAfterMoveEQ(v StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldStateAfterMove, v))
+}
+
+// StateAfterMoveNEQ applies the NEQ predicate on the "state_after_move" field.
+func StateAfterMoveNEQ(v StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldStateAfterMove, v))
+}
+
+// StateAfterMoveIn applies the In predicate on the "state_after_move" field.
+func StateAfterMoveIn(vs ...StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldStateAfterMove, vs...))
+}
+
+// StateAfterMoveNotIn applies the NotIn predicate on the "state_after_move" field.
+func StateAfterMoveNotIn(vs ...StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldStateAfterMove, vs...))
+}
+
+// StateAfterMoveIsNil applies the IsNil predicate on the "state_after_move" field.
+func StateAfterMoveIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldStateAfterMove))
+}
+
+// StateAfterMoveNotNil applies the NotNil predicate on the "state_after_move" field.
+func StateAfterMoveNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldStateAfterMove))
+}
+
+// AvailabilityZoneChosenEQ applies the EQ predicate on the "availability_zone_chosen" field.
+func AvailabilityZoneChosenEQ(v bool) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAvailabilityZoneChosen, v))
+}
+
+// AvailabilityZoneChosenNEQ applies the NEQ predicate on the "availability_zone_chosen" field.
+func AvailabilityZoneChosenNEQ(v bool) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldAvailabilityZoneChosen, v))
 }
 
 // UserDataEQ applies the EQ predicate on the "user_data" field.

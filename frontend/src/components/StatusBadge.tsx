@@ -2,7 +2,7 @@
 
 const tone: Record<string, string> = {
   ACTIVE: 'ok', READY: 'ok', RUNNING: 'ok', OK: 'ok', RESOLVED: 'ok', COMPLETED: 'ok', ALLOCATED: 'ok',
-  INITIALIZING: 'busy', CREATING: 'busy', STARTING: 'busy', STOPPING: 'busy', REBOOTING: 'busy',
+  INITIALIZING: 'busy', CREATING: 'busy', STARTING: 'busy', STOPPING: 'busy', REBOOTING: 'busy', MOVING: 'busy',
   DELETING: 'busy', SCALING: 'busy', PENDING: 'busy', IN_PROGRESS: 'busy', DRAINING: 'busy', RESERVED: 'busy',
   UPDATING: 'busy', SCHEDULED: 'busy', DOWNLOADING: 'busy', DEPRECATED: 'idle',
   STOPPED: 'idle', SHUTOFF: 'idle', UNKNOWN: 'unknown', CORDONED: 'warn', ACKNOWLEDGED: 'warn',

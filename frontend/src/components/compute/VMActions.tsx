@@ -14,7 +14,7 @@ const DeleteDocument = graphql(`mutation DeleteVM($id: ID!, $force: Boolean) { d
 
 /** Which actions make sense in a status (the server has the last word); UNKNOWN allows only delete. */
 export function allowedActions(status: string) {
-  const busy = ['INITIALIZING', 'SCHEDULED', 'CREATING', 'STARTING', 'STOPPING', 'REBOOTING', 'DELETING', 'DELETED'].includes(status);
+  const busy = ['INITIALIZING', 'SCHEDULED', 'CREATING', 'STARTING', 'STOPPING', 'REBOOTING', 'MOVING', 'DELETING', 'DELETED'].includes(status);
   return {
     start: status === 'STOPPED' || status === 'ERROR',
     stop: status === 'ACTIVE' || status === 'ERROR',

@@ -1,8 +1,9 @@
 // The node's drain progress from its drain fields: state, message and time left before it fails.
-import { drainProgress } from '../../lib/ops/drain';
+import { Link } from 'react-router';
+import { drainProgress, type DrainFields } from '../../lib/ops/drain';
 import { StatusBadge } from '../StatusBadge';
 
-export function DrainProgressPanel({ node }: { node: { drainState?: string | null; drainMessage?: string | null; drainDeadline?: string | null } }) {
+export function DrainProgressPanel({ node }: { node: DrainFields }) {
   const p = drainProgress(node);
   if (!p.state) return null;
   return (
@@ -11,6 +12,16 @@ export function DrainProgressPanel({ node }: { node: { drainState?: string | nul
       {p.message && <span>{p.message}</span>}
       {p.secondsLeft !== null && <span className="muted"> · fails in {Math.ceil(p.secondsLeft / 60)} min if not done</span>}
       {p.active && <span className="muted"> · updating every 2 s</span>}
+      {p.unmovable.length > 0 && (
+        <div data-testid="drain-unmovable">
+          <strong>Cannot move ({p.unmovable.length}):</strong>
+          <ul>
+            {p.unmovable.map((u) => (
+              <li key={u.vmID}><Link to={`/vms/${u.vmID}`}>{u.vmName}</Link>: {u.reason}</li>
+            ))}
+          </ul>
+        </div>
+      )}
     </div>
   );
 }

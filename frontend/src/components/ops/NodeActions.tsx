@@ -23,7 +23,7 @@ const UncordonDocument = graphql(`
 const DrainDocument = graphql(`
   mutation DrainNode($id: ID!, $timeoutSeconds: Int, $force: Boolean) {
     drainNode(id: $id, timeoutSeconds: $timeoutSeconds, force: $force) {
-      node { id updatedAt schedulable cordonReason drainState drainMessage drainDeadline drainForced }
+      node { id updatedAt schedulable cordonReason drainState drainMessage drainDeadline drainUnmovable { vmID vmName reason } drainForced }
       maintenance { id title status startsAt }
       unmovable { reason virtualMachine { id name status } }
       moving { id name status }

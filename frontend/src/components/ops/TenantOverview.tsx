@@ -13,7 +13,7 @@ const TenantCountsDocument = graphql(`
   query OverviewTenantCounts($tenantID: ID!) {
     vms: virtualMachines(where: { statusNEQ: DELETED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
     active: virtualMachines(where: { status: ACTIVE, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
-    busy: virtualMachines(where: { statusIn: [INITIALIZING, SCHEDULED, CREATING, STARTING, STOPPING, REBOOTING, DELETING], hasTenantWith: [{ id: $tenantID }] }) { totalCount }
+    busy: virtualMachines(where: { statusIn: [INITIALIZING, SCHEDULED, CREATING, STARTING, STOPPING, REBOOTING, MOVING, DELETING], hasTenantWith: [{ id: $tenantID }] }) { totalCount }
     stopped: virtualMachines(where: { status: STOPPED, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
     failed: virtualMachines(where: { status: ERROR, hasTenantWith: [{ id: $tenantID }] }) { totalCount }
     unknown: virtualMachines(where: { status: UNKNOWN, hasTenantWith: [{ id: $tenantID }] }) { totalCount }

@@ -7,7 +7,7 @@ import type { LiveNodeStatusSubscription } from '../../gql/graphql';
 const LiveNodeStatusDocument = graphql(`
   subscription LiveNodeStatus($id: ID, $clusterID: ID) {
     nodeStatusChanged(id: $id, clusterID: $clusterID) {
-      id updatedAt status statusReason schedulable cordonReason drainState drainMessage drainDeadline lastHeartbeatAt
+      id updatedAt status statusReason schedulable cordonReason drainState drainMessage drainDeadline drainUnmovable { vmID vmName reason } lastHeartbeatAt
       cpuCapacity cpuAllocated memoryCapacityMB memoryAllocatedMB diskCapacityGB diskAllocatedGB
     }
   }

@@ -5,11 +5,11 @@
 /** The VM statuses other than DELETED, in the order the status filter offers them. */
 export const vmStatuses = [
   'INITIALIZING', 'SCHEDULED', 'CREATING', 'ACTIVE', 'STARTING', 'STOPPING', 'STOPPED',
-  'REBOOTING', 'DELETING', 'ERROR', 'UNKNOWN',
+  'REBOOTING', 'MOVING', 'DELETING', 'ERROR', 'UNKNOWN',
 ] as const;
 
 /** The statuses of a VM waiting on its node's agent (the overview's "in progress"). */
-export const vmBusyStatuses = ['INITIALIZING', 'SCHEDULED', 'CREATING', 'STARTING', 'STOPPING', 'REBOOTING', 'DELETING'] as const;
+export const vmBusyStatuses = ['INITIALIZING', 'SCHEDULED', 'CREATING', 'STARTING', 'STOPPING', 'REBOOTING', 'MOVING', 'DELETING'] as const;
 
 /** Why a VM reads UNKNOWN: shown as its badge's tooltip and next to force delete. */
 export const unknownExplanation = 'node DOWN: state unknown';

@@ -1,9 +1,17 @@
 // Drain progress of a node, from its drain fields (drainState, drainMessage, drainDeadline).
 
+/** A VM the drain could not move (ComputeNode.drainUnmovable), listed when it started. */
+export interface DrainUnmovableVM {
+  vmID: string;
+  vmName: string;
+  reason: string;
+}
+
 export interface DrainFields {
   drainState?: string | null;
   drainMessage?: string | null;
   drainDeadline?: string | null;
+  drainUnmovable?: DrainUnmovableVM[] | null;
 }
 
 export interface DrainProgress {
@@ -13,6 +21,8 @@ export interface DrainProgress {
   message: string;
   /** seconds until the drain fails, null when not draining or no deadline */
   secondsLeft: number | null;
+  /** the VMs the drain cannot move and why (it does not wait for them) */
+  unmovable: DrainUnmovableVM[];
 }
 
 /** What the page shows about a node's drain at time now. */
@@ -24,7 +34,7 @@ export function drainProgress(n: DrainFields, now: number = Date.now()): DrainPr
     const t = Date.parse(n.drainDeadline);
     if (!Number.isNaN(t)) secondsLeft = Math.max(0, Math.round((t - now) / 1000));
   }
-  return { state, active, message: n.drainMessage ?? '', secondsLeft };
+  return { state, active, message: n.drainMessage ?? '', secondsLeft, unmovable: n.drainUnmovable ?? [] };
 }
 
 /** The state a node is in for people: cordoned / draining / drained on top of its status. */

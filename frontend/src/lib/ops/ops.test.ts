@@ -65,10 +65,16 @@ describe('drain', () => {
   const now = Date.parse('2026-11-21T12:00:00Z');
   it('reports progress while draining', () => {
     const p = drainProgress({ drainState: 'DRAINING', drainMessage: 'moving 3 VMs', drainDeadline: '2026-11-21T12:10:00Z' }, now);
-    expect(p).toEqual({ state: 'DRAINING', active: true, message: 'moving 3 VMs', secondsLeft: 600 });
+    expect(p).toEqual({ state: 'DRAINING', active: true, message: 'moving 3 VMs', secondsLeft: 600, unmovable: [] });
+  });
+  it('lists the VMs a drain cannot move', () => {
+    const u = [{ vmID: '7', vmName: 'db', reason: '1 volume(s) attached' }];
+    const p = drainProgress({ drainState: 'FAILED', drainMessage: 'drain failed: 1 VM(s) cannot move', drainUnmovable: u }, now);
+    expect(p.unmovable).toEqual(u);
+    expect(p.active).toBe(false);
   });
   it('treats an empty drain state as never drained', () => {
-    expect(drainProgress({ drainState: '' }, now)).toEqual({ state: null, active: false, message: '', secondsLeft: null });
+    expect(drainProgress({ drainState: '' }, now)).toEqual({ state: null, active: false, message: '', secondsLeft: null, unmovable: [] });
   });
   it('labels scheduling', () => {
     expect(schedulingLabel({ schedulable: true })).toBe('SCHEDULABLE');

@@ -25,7 +25,7 @@ const NodeDocument = graphql(`
     node(id: $id) {
       __typename
       ... on ComputeNode {
-        id updatedAt name status statusReason schedulable cordonReason drainState drainMessage drainDeadline
+        id updatedAt name status statusReason schedulable cordonReason drainState drainMessage drainDeadline drainUnmovable { vmID vmName reason }
         lastHeartbeatAt agentVersion osName osVersion
         cpuCapacity cpuAllocated memoryCapacityMB memoryAllocatedMB diskCapacityGB diskAllocatedGB
         host { id name }
