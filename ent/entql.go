@@ -254,6 +254,9 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldCPUAllocated:              {Type: field.TypeInt, Column: computenode.FieldCPUAllocated},
 			computenode.FieldMemoryAllocatedMB:         {Type: field.TypeInt64, Column: computenode.FieldMemoryAllocatedMB},
 			computenode.FieldDiskAllocatedGB:           {Type: field.TypeInt64, Column: computenode.FieldDiskAllocatedGB},
+			computenode.FieldReservedCpus:              {Type: field.TypeInt, Column: computenode.FieldReservedCpus},
+			computenode.FieldNumaNodes:                 {Type: field.TypeJSON, Column: computenode.FieldNumaNodes},
+			computenode.FieldExclusiveMask:             {Type: field.TypeInt64, Column: computenode.FieldExclusiveMask},
 			computenode.FieldOsName:                    {Type: field.TypeString, Column: computenode.FieldOsName},
 			computenode.FieldOsVersion:                 {Type: field.TypeString, Column: computenode.FieldOsVersion},
 			computenode.FieldKernelVersion:             {Type: field.TypeString, Column: computenode.FieldKernelVersion},
@@ -376,6 +379,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			flavor.FieldDiskIopsLimit:     {Type: field.TypeInt, Column: flavor.FieldDiskIopsLimit},
 			flavor.FieldDiskMbpsLimit:     {Type: field.TypeInt, Column: flavor.FieldDiskMbpsLimit},
 			flavor.FieldNetworkMbpsLimit:  {Type: field.TypeInt, Column: flavor.FieldNetworkMbpsLimit},
+			flavor.FieldExclusive:         {Type: field.TypeEnum, Column: flavor.FieldExclusive},
 			flavor.FieldPricePerHour:      {Type: field.TypeFloat64, Column: flavor.FieldPricePerHour},
 			flavor.FieldPricesByHostModel: {Type: field.TypeJSON, Column: flavor.FieldPricesByHostModel},
 			flavor.FieldDisabled:          {Type: field.TypeBool, Column: flavor.FieldDisabled},
@@ -1153,6 +1157,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldAllocatedVcpus:     {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
 			virtualmachine.FieldAllocatedMemoryMB:  {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
 			virtualmachine.FieldAllocatedDiskGB:    {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
+			virtualmachine.FieldExclusiveMask:      {Type: field.TypeInt64, Column: virtualmachine.FieldExclusiveMask},
+			virtualmachine.FieldNumaNode:           {Type: field.TypeInt, Column: virtualmachine.FieldNumaNode},
 			virtualmachine.FieldUserData:           {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
@@ -5006,6 +5012,21 @@ func (f *ComputeNodeFilter) WhereDiskAllocatedGB(p entql.Int64P) {
 	f.Where(p.Field(computenode.FieldDiskAllocatedGB))
 }
 
+// WhereReservedCpus applies the entql int predicate on the reserved_cpus field.
+func (f *ComputeNodeFilter) WhereReservedCpus(p entql.IntP) {
+	f.Where(p.Field(computenode.FieldReservedCpus))
+}
+
+// WhereNumaNodes applies the entql json.RawMessage predicate on the numa_nodes field.
+func (f *ComputeNodeFilter) WhereNumaNodes(p entql.BytesP) {
+	f.Where(p.Field(computenode.FieldNumaNodes))
+}
+
+// WhereExclusiveMask applies the entql int64 predicate on the exclusive_mask field.
+func (f *ComputeNodeFilter) WhereExclusiveMask(p entql.Int64P) {
+	f.Where(p.Field(computenode.FieldExclusiveMask))
+}
+
 // WhereOsName applies the entql string predicate on the os_name field.
 func (f *ComputeNodeFilter) WhereOsName(p entql.StringP) {
 	f.Where(p.Field(computenode.FieldOsName))
@@ -5892,6 +5913,11 @@ func (f *FlavorFilter) WhereDiskMbpsLimit(p entql.IntP) {
 // WhereNetworkMbpsLimit applies the entql int predicate on the network_mbps_limit field.
 func (f *FlavorFilter) WhereNetworkMbpsLimit(p entql.IntP) {
 	f.Where(p.Field(flavor.FieldNetworkMbpsLimit))
+}
+
+// WhereExclusive applies the entql string predicate on the exclusive field.
+func (f *FlavorFilter) WhereExclusive(p entql.StringP) {
+	f.Where(p.Field(flavor.FieldExclusive))
 }
 
 // WherePricePerHour applies the entql float64 predicate on the price_per_hour field.
@@ -10963,6 +10989,16 @@ func (f *VirtualMachineFilter) WhereAllocatedMemoryMB(p entql.Int64P) {
 // WhereAllocatedDiskGB applies the entql int64 predicate on the allocated_disk_gb field.
 func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
 	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
+}
+
+// WhereExclusiveMask applies the entql int64 predicate on the exclusive_mask field.
+func (f *VirtualMachineFilter) WhereExclusiveMask(p entql.Int64P) {
+	f.Where(p.Field(virtualmachine.FieldExclusiveMask))
+}
+
+// WhereNumaNode applies the entql int predicate on the numa_node field.
+func (f *VirtualMachineFilter) WhereNumaNode(p entql.IntP) {
+	f.Where(p.Field(virtualmachine.FieldNumaNode))
 }
 
 // WhereUserData applies the entql string predicate on the user_data field.

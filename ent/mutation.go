@@ -8973,6 +8973,12 @@ type ComputeNodeMutation struct {
 	addmemory_allocated_mb          *int64
 	disk_allocated_gb               *int64
 	adddisk_allocated_gb            *int64
+	reserved_cpus                   *int
+	addreserved_cpus                *int
+	numa_nodes                      *[]fieldtype.NUMANode
+	appendnuma_nodes                []fieldtype.NUMANode
+	exclusive_mask                  *int64
+	addexclusive_mask               *int64
 	os_name                         *string
 	os_version                      *string
 	kernel_version                  *string
@@ -9973,6 +9979,183 @@ func (m *ComputeNodeMutation) AddedDiskAllocatedGB() (r int64, exists bool) {
 func (m *ComputeNodeMutation) ResetDiskAllocatedGB() {
 	m.disk_allocated_gb = nil
 	m.adddisk_allocated_gb = nil
+}
+
+// SetReservedCpus sets the "reserved_cpus" field.
+func (m *ComputeNodeMutation) SetReservedCpus(i int) {
+	m.reserved_cpus = &i
+	m.addreserved_cpus = nil
+}
+
+// ReservedCpus returns the value of the "reserved_cpus" field in the mutation.
+func (m *ComputeNodeMutation) ReservedCpus() (r int, exists bool) {
+	v := m.reserved_cpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReservedCpus returns the old "reserved_cpus" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldReservedCpus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReservedCpus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReservedCpus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReservedCpus: %w", err)
+	}
+	return oldValue.ReservedCpus, nil
+}
+
+// AddReservedCpus adds i to the "reserved_cpus" field.
+func (m *ComputeNodeMutation) AddReservedCpus(i int) {
+	if m.addreserved_cpus != nil {
+		*m.addreserved_cpus += i
+	} else {
+		m.addreserved_cpus = &i
+	}
+}
+
+// AddedReservedCpus returns the value that was added to the "reserved_cpus" field in this mutation.
+func (m *ComputeNodeMutation) AddedReservedCpus() (r int, exists bool) {
+	v := m.addreserved_cpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReservedCpus resets all changes to the "reserved_cpus" field.
+func (m *ComputeNodeMutation) ResetReservedCpus() {
+	m.reserved_cpus = nil
+	m.addreserved_cpus = nil
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (m *ComputeNodeMutation) SetNumaNodes(fn []fieldtype.NUMANode) {
+	m.numa_nodes = &fn
+	m.appendnuma_nodes = nil
+}
+
+// NumaNodes returns the value of the "numa_nodes" field in the mutation.
+func (m *ComputeNodeMutation) NumaNodes() (r []fieldtype.NUMANode, exists bool) {
+	v := m.numa_nodes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumaNodes returns the old "numa_nodes" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldNumaNodes(ctx context.Context) (v []fieldtype.NUMANode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumaNodes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumaNodes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumaNodes: %w", err)
+	}
+	return oldValue.NumaNodes, nil
+}
+
+// AppendNumaNodes adds fn to the "numa_nodes" field.
+func (m *ComputeNodeMutation) AppendNumaNodes(fn []fieldtype.NUMANode) {
+	m.appendnuma_nodes = append(m.appendnuma_nodes, fn...)
+}
+
+// AppendedNumaNodes returns the list of values that were appended to the "numa_nodes" field in this mutation.
+func (m *ComputeNodeMutation) AppendedNumaNodes() ([]fieldtype.NUMANode, bool) {
+	if len(m.appendnuma_nodes) == 0 {
+		return nil, false
+	}
+	return m.appendnuma_nodes, true
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (m *ComputeNodeMutation) ClearNumaNodes() {
+	m.numa_nodes = nil
+	m.appendnuma_nodes = nil
+	m.clearedFields[computenode.FieldNumaNodes] = struct{}{}
+}
+
+// NumaNodesCleared returns if the "numa_nodes" field was cleared in this mutation.
+func (m *ComputeNodeMutation) NumaNodesCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldNumaNodes]
+	return ok
+}
+
+// ResetNumaNodes resets all changes to the "numa_nodes" field.
+func (m *ComputeNodeMutation) ResetNumaNodes() {
+	m.numa_nodes = nil
+	m.appendnuma_nodes = nil
+	delete(m.clearedFields, computenode.FieldNumaNodes)
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (m *ComputeNodeMutation) SetExclusiveMask(i int64) {
+	m.exclusive_mask = &i
+	m.addexclusive_mask = nil
+}
+
+// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
+func (m *ComputeNodeMutation) ExclusiveMask() (r int64, exists bool) {
+	v := m.exclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusiveMask returns the old "exclusive_mask" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
+	}
+	return oldValue.ExclusiveMask, nil
+}
+
+// AddExclusiveMask adds i to the "exclusive_mask" field.
+func (m *ComputeNodeMutation) AddExclusiveMask(i int64) {
+	if m.addexclusive_mask != nil {
+		*m.addexclusive_mask += i
+	} else {
+		m.addexclusive_mask = &i
+	}
+}
+
+// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
+func (m *ComputeNodeMutation) AddedExclusiveMask() (r int64, exists bool) {
+	v := m.addexclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
+func (m *ComputeNodeMutation) ResetExclusiveMask() {
+	m.exclusive_mask = nil
+	m.addexclusive_mask = nil
 }
 
 // SetOsName sets the "os_name" field.
@@ -11234,7 +11417,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 32)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -11288,6 +11471,15 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.disk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
+	}
+	if m.reserved_cpus != nil {
+		fields = append(fields, computenode.FieldReservedCpus)
+	}
+	if m.numa_nodes != nil {
+		fields = append(fields, computenode.FieldNumaNodes)
+	}
+	if m.exclusive_mask != nil {
+		fields = append(fields, computenode.FieldExclusiveMask)
 	}
 	if m.os_name != nil {
 		fields = append(fields, computenode.FieldOsName)
@@ -11366,6 +11558,12 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.MemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.DiskAllocatedGB()
+	case computenode.FieldReservedCpus:
+		return m.ReservedCpus()
+	case computenode.FieldNumaNodes:
+		return m.NumaNodes()
+	case computenode.FieldExclusiveMask:
+		return m.ExclusiveMask()
 	case computenode.FieldOsName:
 		return m.OsName()
 	case computenode.FieldOsVersion:
@@ -11433,6 +11631,12 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldMemoryAllocatedMB(ctx)
 	case computenode.FieldDiskAllocatedGB:
 		return m.OldDiskAllocatedGB(ctx)
+	case computenode.FieldReservedCpus:
+		return m.OldReservedCpus(ctx)
+	case computenode.FieldNumaNodes:
+		return m.OldNumaNodes(ctx)
+	case computenode.FieldExclusiveMask:
+		return m.OldExclusiveMask(ctx)
 	case computenode.FieldOsName:
 		return m.OldOsName(ctx)
 	case computenode.FieldOsVersion:
@@ -11590,6 +11794,27 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDiskAllocatedGB(v)
 		return nil
+	case computenode.FieldReservedCpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReservedCpus(v)
+		return nil
+	case computenode.FieldNumaNodes:
+		v, ok := value.([]fieldtype.NUMANode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumaNodes(v)
+		return nil
+	case computenode.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusiveMask(v)
+		return nil
 	case computenode.FieldOsName:
 		v, ok := value.(string)
 		if !ok {
@@ -11693,6 +11918,12 @@ func (m *ComputeNodeMutation) AddedFields() []string {
 	if m.adddisk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
 	}
+	if m.addreserved_cpus != nil {
+		fields = append(fields, computenode.FieldReservedCpus)
+	}
+	if m.addexclusive_mask != nil {
+		fields = append(fields, computenode.FieldExclusiveMask)
+	}
 	if m.addauto_cordon_interval_seconds != nil {
 		fields = append(fields, computenode.FieldAutoCordonIntervalSeconds)
 	}
@@ -11719,6 +11950,10 @@ func (m *ComputeNodeMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedMemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.AddedDiskAllocatedGB()
+	case computenode.FieldReservedCpus:
+		return m.AddedReservedCpus()
+	case computenode.FieldExclusiveMask:
+		return m.AddedExclusiveMask()
 	case computenode.FieldAutoCordonIntervalSeconds:
 		return m.AddedAutoCordonIntervalSeconds()
 	case computenode.FieldAutoDrainIntervalSeconds:
@@ -11774,6 +12009,20 @@ func (m *ComputeNodeMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddDiskAllocatedGB(v)
 		return nil
+	case computenode.FieldReservedCpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReservedCpus(v)
+		return nil
+	case computenode.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExclusiveMask(v)
+		return nil
 	case computenode.FieldAutoCordonIntervalSeconds:
 		v, ok := value.(int)
 		if !ok {
@@ -11813,6 +12062,9 @@ func (m *ComputeNodeMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(computenode.FieldLabels) {
 		fields = append(fields, computenode.FieldLabels)
+	}
+	if m.FieldCleared(computenode.FieldNumaNodes) {
+		fields = append(fields, computenode.FieldNumaNodes)
 	}
 	if m.FieldCleared(computenode.FieldOsName) {
 		fields = append(fields, computenode.FieldOsName)
@@ -11863,6 +12115,9 @@ func (m *ComputeNodeMutation) ClearField(name string) error {
 		return nil
 	case computenode.FieldLabels:
 		m.ClearLabels()
+		return nil
+	case computenode.FieldNumaNodes:
+		m.ClearNumaNodes()
 		return nil
 	case computenode.FieldOsName:
 		m.ClearOsName()
@@ -11943,6 +12198,15 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldDiskAllocatedGB:
 		m.ResetDiskAllocatedGB()
+		return nil
+	case computenode.FieldReservedCpus:
+		m.ResetReservedCpus()
+		return nil
+	case computenode.FieldNumaNodes:
+		m.ResetNumaNodes()
+		return nil
+	case computenode.FieldExclusiveMask:
+		m.ResetExclusiveMask()
 		return nil
 	case computenode.FieldOsName:
 		m.ResetOsName()
@@ -17364,6 +17628,7 @@ type FlavorMutation struct {
 	adddisk_mbps_limit         *int
 	network_mbps_limit         *int
 	addnetwork_mbps_limit      *int
+	exclusive                  *flavor.Exclusive
 	price_per_hour             *float64
 	addprice_per_hour          *float64
 	prices_by_host_model       *[]fieldtype.ModelPrice
@@ -18108,6 +18373,42 @@ func (m *FlavorMutation) ResetNetworkMbpsLimit() {
 	delete(m.clearedFields, flavor.FieldNetworkMbpsLimit)
 }
 
+// SetExclusive sets the "exclusive" field.
+func (m *FlavorMutation) SetExclusive(f flavor.Exclusive) {
+	m.exclusive = &f
+}
+
+// Exclusive returns the value of the "exclusive" field in the mutation.
+func (m *FlavorMutation) Exclusive() (r flavor.Exclusive, exists bool) {
+	v := m.exclusive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusive returns the old "exclusive" field's value of the Flavor entity.
+// If the Flavor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FlavorMutation) OldExclusive(ctx context.Context) (v flavor.Exclusive, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusive: %w", err)
+	}
+	return oldValue.Exclusive, nil
+}
+
+// ResetExclusive resets all changes to the "exclusive" field.
+func (m *FlavorMutation) ResetExclusive() {
+	m.exclusive = nil
+}
+
 // SetPricePerHour sets the "price_per_hour" field.
 func (m *FlavorMutation) SetPricePerHour(f float64) {
 	m.price_per_hour = &f
@@ -18446,7 +18747,7 @@ func (m *FlavorMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *FlavorMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, flavor.FieldCreatedAt)
 	}
@@ -18482,6 +18783,9 @@ func (m *FlavorMutation) Fields() []string {
 	}
 	if m.network_mbps_limit != nil {
 		fields = append(fields, flavor.FieldNetworkMbpsLimit)
+	}
+	if m.exclusive != nil {
+		fields = append(fields, flavor.FieldExclusive)
 	}
 	if m.price_per_hour != nil {
 		fields = append(fields, flavor.FieldPricePerHour)
@@ -18524,6 +18828,8 @@ func (m *FlavorMutation) Field(name string) (ent.Value, bool) {
 		return m.DiskMbpsLimit()
 	case flavor.FieldNetworkMbpsLimit:
 		return m.NetworkMbpsLimit()
+	case flavor.FieldExclusive:
+		return m.Exclusive()
 	case flavor.FieldPricePerHour:
 		return m.PricePerHour()
 	case flavor.FieldPricesByHostModel:
@@ -18563,6 +18869,8 @@ func (m *FlavorMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldDiskMbpsLimit(ctx)
 	case flavor.FieldNetworkMbpsLimit:
 		return m.OldNetworkMbpsLimit(ctx)
+	case flavor.FieldExclusive:
+		return m.OldExclusive(ctx)
 	case flavor.FieldPricePerHour:
 		return m.OldPricePerHour(ctx)
 	case flavor.FieldPricesByHostModel:
@@ -18661,6 +18969,13 @@ func (m *FlavorMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetNetworkMbpsLimit(v)
+		return nil
+	case flavor.FieldExclusive:
+		v, ok := value.(flavor.Exclusive)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusive(v)
 		return nil
 	case flavor.FieldPricePerHour:
 		v, ok := value.(float64)
@@ -18899,6 +19214,9 @@ func (m *FlavorMutation) ResetField(name string) error {
 		return nil
 	case flavor.FieldNetworkMbpsLimit:
 		m.ResetNetworkMbpsLimit()
+		return nil
+	case flavor.FieldExclusive:
+		m.ResetExclusive()
 		return nil
 	case flavor.FieldPricePerHour:
 		m.ResetPricePerHour()
@@ -58547,6 +58865,10 @@ type VirtualMachineMutation struct {
 	addallocated_memory_mb    *int64
 	allocated_disk_gb         *int64
 	addallocated_disk_gb      *int64
+	exclusive_mask            *int64
+	addexclusive_mask         *int64
+	numa_node                 *int
+	addnuma_node              *int
 	user_data                 *string
 	clearedFields             map[string]struct{}
 	tenant                    *int
@@ -59484,6 +59806,132 @@ func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
 	m.addallocated_disk_gb = nil
 }
 
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (m *VirtualMachineMutation) SetExclusiveMask(i int64) {
+	m.exclusive_mask = &i
+	m.addexclusive_mask = nil
+}
+
+// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
+func (m *VirtualMachineMutation) ExclusiveMask() (r int64, exists bool) {
+	v := m.exclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusiveMask returns the old "exclusive_mask" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
+	}
+	return oldValue.ExclusiveMask, nil
+}
+
+// AddExclusiveMask adds i to the "exclusive_mask" field.
+func (m *VirtualMachineMutation) AddExclusiveMask(i int64) {
+	if m.addexclusive_mask != nil {
+		*m.addexclusive_mask += i
+	} else {
+		m.addexclusive_mask = &i
+	}
+}
+
+// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
+func (m *VirtualMachineMutation) AddedExclusiveMask() (r int64, exists bool) {
+	v := m.addexclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
+func (m *VirtualMachineMutation) ResetExclusiveMask() {
+	m.exclusive_mask = nil
+	m.addexclusive_mask = nil
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (m *VirtualMachineMutation) SetNumaNode(i int) {
+	m.numa_node = &i
+	m.addnuma_node = nil
+}
+
+// NumaNode returns the value of the "numa_node" field in the mutation.
+func (m *VirtualMachineMutation) NumaNode() (r int, exists bool) {
+	v := m.numa_node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumaNode returns the old "numa_node" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldNumaNode(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumaNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumaNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumaNode: %w", err)
+	}
+	return oldValue.NumaNode, nil
+}
+
+// AddNumaNode adds i to the "numa_node" field.
+func (m *VirtualMachineMutation) AddNumaNode(i int) {
+	if m.addnuma_node != nil {
+		*m.addnuma_node += i
+	} else {
+		m.addnuma_node = &i
+	}
+}
+
+// AddedNumaNode returns the value that was added to the "numa_node" field in this mutation.
+func (m *VirtualMachineMutation) AddedNumaNode() (r int, exists bool) {
+	v := m.addnuma_node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (m *VirtualMachineMutation) ClearNumaNode() {
+	m.numa_node = nil
+	m.addnuma_node = nil
+	m.clearedFields[virtualmachine.FieldNumaNode] = struct{}{}
+}
+
+// NumaNodeCleared returns if the "numa_node" field was cleared in this mutation.
+func (m *VirtualMachineMutation) NumaNodeCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldNumaNode]
+	return ok
+}
+
+// ResetNumaNode resets all changes to the "numa_node" field.
+func (m *VirtualMachineMutation) ResetNumaNode() {
+	m.numa_node = nil
+	m.addnuma_node = nil
+	delete(m.clearedFields, virtualmachine.FieldNumaNode)
+}
+
 // SetUserData sets the "user_data" field.
 func (m *VirtualMachineMutation) SetUserData(s string) {
 	m.user_data = &s
@@ -60296,7 +60744,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 20)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -60348,6 +60796,12 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.allocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
+	if m.exclusive_mask != nil {
+		fields = append(fields, virtualmachine.FieldExclusiveMask)
+	}
+	if m.numa_node != nil {
+		fields = append(fields, virtualmachine.FieldNumaNode)
+	}
 	if m.user_data != nil {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -60393,6 +60847,10 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.AllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AllocatedDiskGB()
+	case virtualmachine.FieldExclusiveMask:
+		return m.ExclusiveMask()
+	case virtualmachine.FieldNumaNode:
+		return m.NumaNode()
 	case virtualmachine.FieldUserData:
 		return m.UserData()
 	}
@@ -60438,6 +60896,10 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldAllocatedMemoryMB(ctx)
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.OldAllocatedDiskGB(ctx)
+	case virtualmachine.FieldExclusiveMask:
+		return m.OldExclusiveMask(ctx)
+	case virtualmachine.FieldNumaNode:
+		return m.OldNumaNode(ctx)
 	case virtualmachine.FieldUserData:
 		return m.OldUserData(ctx)
 	}
@@ -60568,6 +61030,20 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAllocatedDiskGB(v)
 		return nil
+	case virtualmachine.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusiveMask(v)
+		return nil
+	case virtualmachine.FieldNumaNode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumaNode(v)
+		return nil
 	case virtualmachine.FieldUserData:
 		v, ok := value.(string)
 		if !ok {
@@ -60598,6 +61074,12 @@ func (m *VirtualMachineMutation) AddedFields() []string {
 	if m.addallocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
+	if m.addexclusive_mask != nil {
+		fields = append(fields, virtualmachine.FieldExclusiveMask)
+	}
+	if m.addnuma_node != nil {
+		fields = append(fields, virtualmachine.FieldNumaNode)
+	}
 	return fields
 }
 
@@ -60616,6 +61098,10 @@ func (m *VirtualMachineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AddedAllocatedDiskGB()
+	case virtualmachine.FieldExclusiveMask:
+		return m.AddedExclusiveMask()
+	case virtualmachine.FieldNumaNode:
+		return m.AddedNumaNode()
 	}
 	return nil, false
 }
@@ -60660,6 +61146,20 @@ func (m *VirtualMachineMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAllocatedDiskGB(v)
 		return nil
+	case virtualmachine.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExclusiveMask(v)
+		return nil
+	case virtualmachine.FieldNumaNode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNumaNode(v)
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine numeric field %s", name)
 }
@@ -60682,6 +61182,9 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(virtualmachine.FieldRevisionHistory) {
 		fields = append(fields, virtualmachine.FieldRevisionHistory)
+	}
+	if m.FieldCleared(virtualmachine.FieldNumaNode) {
+		fields = append(fields, virtualmachine.FieldNumaNode)
 	}
 	if m.FieldCleared(virtualmachine.FieldUserData) {
 		fields = append(fields, virtualmachine.FieldUserData)
@@ -60714,6 +61217,9 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 		return nil
 	case virtualmachine.FieldRevisionHistory:
 		m.ClearRevisionHistory()
+		return nil
+	case virtualmachine.FieldNumaNode:
+		m.ClearNumaNode()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ClearUserData()
@@ -60776,6 +61282,12 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 		return nil
 	case virtualmachine.FieldAllocatedDiskGB:
 		m.ResetAllocatedDiskGB()
+		return nil
+	case virtualmachine.FieldExclusiveMask:
+		m.ResetExclusiveMask()
+		return nil
+	case virtualmachine.FieldNumaNode:
+		m.ResetNumaNode()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ResetUserData()

@@ -62,6 +62,10 @@ type VirtualMachine struct {
 	AllocatedMemoryMB int64 `json:"allocated_memory_mb,omitempty"`
 	// AllocatedDiskGB holds the value of the "allocated_disk_gb" field.
 	AllocatedDiskGB int64 `json:"allocated_disk_gb,omitempty"`
+	// what an exclusive flavor's VM holds of its node's exclusive_mask; released with the VM
+	ExclusiveMask int64 `json:"exclusive_mask,omitempty"`
+	// the NUMA node a NUMA_NODE flavor's VM owns on its node
+	NumaNode *int `json:"numa_node,omitempty"`
 	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
 	UserData string `json:"user_data,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -297,7 +301,7 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy, virtualmachine.FieldRevisionHistory:
 			values[i] = new([]byte)
-		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB:
+		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB, virtualmachine.FieldExclusiveMask, virtualmachine.FieldNumaNode:
 			values[i] = new(sql.NullInt64)
 		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldUserData:
 			values[i] = new(sql.NullString)
@@ -449,6 +453,19 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field allocated_disk_gb", values[i])
 			} else if value.Valid {
 				_m.AllocatedDiskGB = value.Int64
+			}
+		case virtualmachine.FieldExclusiveMask:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field exclusive_mask", values[i])
+			} else if value.Valid {
+				_m.ExclusiveMask = value.Int64
+			}
+		case virtualmachine.FieldNumaNode:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field numa_node", values[i])
+			} else if value.Valid {
+				_m.NumaNode = new(int)
+				*_m.NumaNode = int(value.Int64)
 			}
 		case virtualmachine.FieldUserData:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -685,6 +702,14 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("allocated_disk_gb=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedDiskGB))
+	builder.WriteString(", ")
+	builder.WriteString("exclusive_mask=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ExclusiveMask))
+	builder.WriteString(", ")
+	if v := _m.NumaNode; v != nil {
+		builder.WriteString("numa_node=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("user_data=")
 	builder.WriteString(_m.UserData)

@@ -253,6 +253,34 @@ func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMac
 	return _c
 }
 
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_c *VirtualMachineCreate) SetExclusiveMask(v int64) *VirtualMachineCreate {
+	_c.mutation.SetExclusiveMask(v)
+	return _c
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableExclusiveMask(v *int64) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetExclusiveMask(*v)
+	}
+	return _c
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (_c *VirtualMachineCreate) SetNumaNode(v int) *VirtualMachineCreate {
+	_c.mutation.SetNumaNode(v)
+	return _c
+}
+
+// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableNumaNode(v *int) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetNumaNode(*v)
+	}
+	return _c
+}
+
 // SetUserData sets the "user_data" field.
 func (_c *VirtualMachineCreate) SetUserData(v string) *VirtualMachineCreate {
 	_c.mutation.SetUserData(v)
@@ -609,6 +637,10 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultAllocatedDiskGB
 		_c.mutation.SetAllocatedDiskGB(v)
 	}
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		v := virtualmachine.DefaultExclusiveMask
+		_c.mutation.SetExclusiveMask(v)
+	}
 	return nil
 }
 
@@ -713,6 +745,19 @@ func (_c *VirtualMachineCreate) check() error {
 	if v, ok := _c.mutation.AllocatedDiskGB(); ok {
 		if err := virtualmachine.AllocatedDiskGBValidator(v); err != nil {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		return &ValidationError{Name: "exclusive_mask", err: errors.New(`ent: missing required field "VirtualMachine.exclusive_mask"`)}
+	}
+	if v, ok := _c.mutation.ExclusiveMask(); ok {
+		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.NumaNode(); ok {
+		if err := virtualmachine.NumaNodeValidator(v); err != nil {
+			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.UserData(); ok {
@@ -823,6 +868,14 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.AllocatedDiskGB(); ok {
 		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 		_node.AllocatedDiskGB = value
+	}
+	if value, ok := _c.mutation.ExclusiveMask(); ok {
+		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+		_node.ExclusiveMask = value
+	}
+	if value, ok := _c.mutation.NumaNode(); ok {
+		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+		_node.NumaNode = &value
 	}
 	if value, ok := _c.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1397,6 +1450,48 @@ func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert
 	return u
 }
 
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsert) SetExclusiveMask(v int64) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldExclusiveMask, v)
+	return u
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateExclusiveMask() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldExclusiveMask)
+	return u
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsert) AddExclusiveMask(v int64) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldExclusiveMask, v)
+	return u
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsert) SetNumaNode(v int) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldNumaNode, v)
+	return u
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateNumaNode() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldNumaNode)
+	return u
+}
+
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsert) AddNumaNode(v int) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldNumaNode, v)
+	return u
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsert) ClearNumaNode() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldNumaNode)
+	return u
+}
+
 // SetUserData sets the "user_data" field.
 func (u *VirtualMachineUpsert) SetUserData(v string) *VirtualMachineUpsert {
 	u.Set(virtualmachine.FieldUserData, v)
@@ -1751,6 +1846,55 @@ func (u *VirtualMachineUpsertOne) AddAllocatedDiskGB(v int64) *VirtualMachineUps
 func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsertOne) SetExclusiveMask(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetExclusiveMask(v)
+	})
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsertOne) AddExclusiveMask(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddExclusiveMask(v)
+	})
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateExclusiveMask() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateExclusiveMask()
+	})
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsertOne) SetNumaNode(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetNumaNode(v)
+	})
+}
+
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsertOne) AddNumaNode(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddNumaNode(v)
+	})
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateNumaNode() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateNumaNode()
+	})
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsertOne) ClearNumaNode() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearNumaNode()
 	})
 }
 
@@ -2277,6 +2421,55 @@ func (u *VirtualMachineUpsertBulk) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsertBulk) SetExclusiveMask(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetExclusiveMask(v)
+	})
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsertBulk) AddExclusiveMask(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddExclusiveMask(v)
+	})
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateExclusiveMask() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateExclusiveMask()
+	})
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) SetNumaNode(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetNumaNode(v)
+	})
+}
+
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) AddNumaNode(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddNumaNode(v)
+	})
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateNumaNode() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateNumaNode()
+	})
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) ClearNumaNode() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearNumaNode()
 	})
 }
 

@@ -318,6 +318,54 @@ func (_u *VirtualMachineUpdate) AddAllocatedDiskGB(v int64) *VirtualMachineUpdat
 	return _u
 }
 
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_u *VirtualMachineUpdate) SetExclusiveMask(v int64) *VirtualMachineUpdate {
+	_u.mutation.ResetExclusiveMask()
+	_u.mutation.SetExclusiveMask(v)
+	return _u
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableExclusiveMask(v *int64) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetExclusiveMask(*v)
+	}
+	return _u
+}
+
+// AddExclusiveMask adds value to the "exclusive_mask" field.
+func (_u *VirtualMachineUpdate) AddExclusiveMask(v int64) *VirtualMachineUpdate {
+	_u.mutation.AddExclusiveMask(v)
+	return _u
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (_u *VirtualMachineUpdate) SetNumaNode(v int) *VirtualMachineUpdate {
+	_u.mutation.ResetNumaNode()
+	_u.mutation.SetNumaNode(v)
+	return _u
+}
+
+// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableNumaNode(v *int) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetNumaNode(*v)
+	}
+	return _u
+}
+
+// AddNumaNode adds value to the "numa_node" field.
+func (_u *VirtualMachineUpdate) AddNumaNode(v int) *VirtualMachineUpdate {
+	_u.mutation.AddNumaNode(v)
+	return _u
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (_u *VirtualMachineUpdate) ClearNumaNode() *VirtualMachineUpdate {
+	_u.mutation.ClearNumaNode()
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdate) SetUserData(v string) *VirtualMachineUpdate {
 	_u.mutation.SetUserData(v)
@@ -905,6 +953,16 @@ func (_u *VirtualMachineUpdate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ExclusiveMask(); ok {
+		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NumaNode(); ok {
+		if err := virtualmachine.NumaNodeValidator(v); err != nil {
+			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
 			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
@@ -1022,6 +1080,21 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ExclusiveMask(); ok {
+		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
+		_spec.AddField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NumaNode(); ok {
+		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNumaNode(); ok {
+		_spec.AddField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if _u.mutation.NumaNodeCleared() {
+		_spec.ClearField(virtualmachine.FieldNumaNode, field.TypeInt)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1898,6 +1971,54 @@ func (_u *VirtualMachineUpdateOne) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 	return _u
 }
 
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_u *VirtualMachineUpdateOne) SetExclusiveMask(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.ResetExclusiveMask()
+	_u.mutation.SetExclusiveMask(v)
+	return _u
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableExclusiveMask(v *int64) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetExclusiveMask(*v)
+	}
+	return _u
+}
+
+// AddExclusiveMask adds value to the "exclusive_mask" field.
+func (_u *VirtualMachineUpdateOne) AddExclusiveMask(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.AddExclusiveMask(v)
+	return _u
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (_u *VirtualMachineUpdateOne) SetNumaNode(v int) *VirtualMachineUpdateOne {
+	_u.mutation.ResetNumaNode()
+	_u.mutation.SetNumaNode(v)
+	return _u
+}
+
+// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableNumaNode(v *int) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetNumaNode(*v)
+	}
+	return _u
+}
+
+// AddNumaNode adds value to the "numa_node" field.
+func (_u *VirtualMachineUpdateOne) AddNumaNode(v int) *VirtualMachineUpdateOne {
+	_u.mutation.AddNumaNode(v)
+	return _u
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (_u *VirtualMachineUpdateOne) ClearNumaNode() *VirtualMachineUpdateOne {
+	_u.mutation.ClearNumaNode()
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdateOne) SetUserData(v string) *VirtualMachineUpdateOne {
 	_u.mutation.SetUserData(v)
@@ -2498,6 +2619,16 @@ func (_u *VirtualMachineUpdateOne) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ExclusiveMask(); ok {
+		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NumaNode(); ok {
+		if err := virtualmachine.NumaNodeValidator(v); err != nil {
+			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
 			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
@@ -2632,6 +2763,21 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ExclusiveMask(); ok {
+		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
+		_spec.AddField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NumaNode(); ok {
+		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNumaNode(); ok {
+		_spec.AddField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if _u.mutation.NumaNodeCleared() {
+		_spec.ClearField(virtualmachine.FieldNumaNode, field.TypeInt)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)

@@ -396,6 +396,8 @@ type nodeState struct {
 	MemoryAllocatedMB int64  `sql:"memory_allocated_mb"`
 	DiskGB            int64  `sql:"disk_capacity_gb"`
 	DiskAllocatedGB   int64  `sql:"disk_allocated_gb"`
+	ExclusiveMask     int64  `sql:"exclusive_mask"`
+	NUMANodes         []byte `sql:"numa_nodes"`
 	ClusterID         int    `sql:"cluster_id"`
 }
 
@@ -420,7 +422,8 @@ func (s *Snapshots) refreshNodes(ctx context.Context, c *ent.Client, rc *regionC
 		q.Select(q.Columns(computenode.FieldID, computenode.FieldStatus, computenode.FieldSchedulable,
 			computenode.FieldLabels, computenode.FieldCPUCapacity, computenode.FieldCPUAllocated,
 			computenode.FieldMemoryCapacityMB, computenode.FieldMemoryAllocatedMB,
-			computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB)...)
+			computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB,
+			computenode.FieldExclusiveMask, computenode.FieldNumaNodes)...)
 		q.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, 0)", q.C(computenode.ClusterColumn))), "cluster_id")
 	}).Scan(ctx, &rows)
 	if err != nil {
@@ -458,6 +461,11 @@ func (s *Snapshots) refreshNodes(ctx context.Context, c *ent.Client, rc *regionC
 		n.MemoryMB, n.MemoryAllocatedMB = r.MemoryMB, r.MemoryAllocatedMB
 		n.DiskGB, n.DiskAllocatedGB = r.DiskGB, r.DiskAllocatedGB
 		n.DedicatedCoresFree = dedicatedFree(r.CPUCapacity, r.CPUAllocated, snap.nodes[r.ID].threadsPerCore)
+		numa, err := numaNodes(r.NUMANodes)
+		if err != nil {
+			return false, fmt.Errorf("NUMA nodes of node %d: %w", r.ID, err)
+		}
+		n.ExclusiveMask, n.NUMANodes = r.ExclusiveMask, numa
 	}
 	if relabelled {
 		snap.Invalidate() // labels are indexed

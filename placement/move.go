@@ -90,9 +90,11 @@ func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved
 		if err := t.release(ctx, held); err != nil {
 			return err
 		}
+		mask, numa := placed.HeldBy(to)
 		moved, err := t.c.VirtualMachine.UpdateOneID(vmID).
 			SetNodeID(to).SetClusterID(placed.Decision.ClusterID).
 			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
+			SetExclusiveMask(mask).SetNillableNumaNode(numa).
 			Save(sys)
 		if err != nil {
 			return fmt.Errorf("move VM %d: %w", vmID, err)

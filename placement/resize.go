@@ -115,9 +115,11 @@ func (p *Placer) Resize(ctx context.Context, client *ent.Client, vmID, flavorID 
 		if to != from.ID {
 			reason = fmt.Sprintf("resized from flavor %s to %s and moved to another node (its node had no room); stopped", vm.Edges.Flavor.Name, f.Name)
 		}
+		mask, numa := placed.HeldBy(to)
 		updated, err := t.c.VirtualMachine.UpdateOneID(vmID).SetFlavorID(f.ID).
 			SetNodeID(to).SetClusterID(placed.Decision.ClusterID).
 			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
+			SetExclusiveMask(mask).SetNillableNumaNode(numa).
 			SetStatusReason(reason).Save(sys)
 		if err != nil {
 			return fmt.Errorf("resize VM %d: %w", vmID, err)

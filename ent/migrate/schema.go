@@ -359,6 +359,9 @@ var (
 		{Name: "cpu_allocated", Type: field.TypeInt, Default: 0},
 		{Name: "memory_allocated_mb", Type: field.TypeInt64, Default: 0},
 		{Name: "disk_allocated_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "reserved_cpus", Type: field.TypeInt, Default: 0},
+		{Name: "numa_nodes", Type: field.TypeJSON, Nullable: true},
+		{Name: "exclusive_mask", Type: field.TypeInt64, Default: 0},
 		{Name: "os_name", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "os_version", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "kernel_version", Type: field.TypeString, Nullable: true, Size: 128},
@@ -382,19 +385,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "compute_nodes_availability_zones_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[30]},
+				Columns:    []*schema.Column{ComputeNodesColumns[33]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "compute_nodes_clusters_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[31]},
+				Columns:    []*schema.Column{ComputeNodesColumns[34]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[32]},
+				Columns:    []*schema.Column{ComputeNodesColumns[35]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -408,7 +411,7 @@ var (
 			{
 				Name:    "computenode_cluster_nodes",
 				Unique:  false,
-				Columns: []*schema.Column{ComputeNodesColumns[31]},
+				Columns: []*schema.Column{ComputeNodesColumns[34]},
 			},
 		},
 	}
@@ -581,6 +584,7 @@ var (
 		{Name: "disk_iops_limit", Type: field.TypeInt, Nullable: true},
 		{Name: "disk_mbps_limit", Type: field.TypeInt, Nullable: true},
 		{Name: "network_mbps_limit", Type: field.TypeInt, Nullable: true},
+		{Name: "exclusive", Type: field.TypeEnum, Enums: []string{"NONE", "HOST", "NUMA_NODE"}, Default: "NONE"},
 		{Name: "price_per_hour", Type: field.TypeFloat64, Default: 0},
 		{Name: "prices_by_host_model", Type: field.TypeJSON, Nullable: true},
 		{Name: "disabled", Type: field.TypeBool, Default: false},
@@ -594,7 +598,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "flavors_providers_flavors",
-				Columns:    []*schema.Column{FlavorsColumns[16]},
+				Columns:    []*schema.Column{FlavorsColumns[17]},
 				RefColumns: []*schema.Column{ProvidersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -2073,6 +2077,8 @@ var (
 		{Name: "allocated_vcpus", Type: field.TypeInt, Default: 0},
 		{Name: "allocated_memory_mb", Type: field.TypeInt64, Default: 0},
 		{Name: "allocated_disk_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "exclusive_mask", Type: field.TypeInt64, Default: 0},
+		{Name: "numa_node", Type: field.TypeInt, Nullable: true},
 		{Name: "user_data", Type: field.TypeString, Nullable: true, Size: 65536},
 		{Name: "availability_zone_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_virtual_machines", Type: field.TypeInt, Nullable: true},
@@ -2092,55 +2098,55 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "virtual_machines_availability_zones_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[19]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[20]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[21]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[22]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[23]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[25]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[24]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[26]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[25]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[27]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[26]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[28]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[27]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[29]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -2154,7 +2160,7 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[27]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[29]},
 			},
 			{
 				Name:    "virtualmachine_status",
@@ -2164,12 +2170,12 @@ var (
 			{
 				Name:    "virtualmachine_compute_node_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[21]},
+				Columns: []*schema.Column{VirtualMachinesColumns[23]},
 			},
 			{
 				Name:    "virtualmachine_region_service_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[26]},
+				Columns: []*schema.Column{VirtualMachinesColumns[28]},
 			},
 		},
 	}

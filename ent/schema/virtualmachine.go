@@ -49,6 +49,10 @@ func (VirtualMachine) Fields() []ent.Field {
 			Comment("what placement charged the node and the quota; released exactly on delete"),
 		field.Int64("allocated_memory_mb").Default(0).NonNegative().Annotations(system),
 		field.Int64("allocated_disk_gb").Default(0).NonNegative().Annotations(system),
+		field.Int64("exclusive_mask").Default(0).NonNegative().Annotations(system).
+			Comment("what an exclusive flavor's VM holds of its node's exclusive_mask; released with the VM"),
+		field.Int("numa_node").Optional().Nillable().NonNegative().Annotations(system).
+			Comment("the NUMA node a NUMA_NODE flavor's VM owns on its node"),
 		field.Text("user_data").Optional().MaxLen(65536).
 			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
 			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),

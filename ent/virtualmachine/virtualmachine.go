@@ -52,6 +52,10 @@ const (
 	FieldAllocatedMemoryMB = "allocated_memory_mb"
 	// FieldAllocatedDiskGB holds the string denoting the allocated_disk_gb field in the database.
 	FieldAllocatedDiskGB = "allocated_disk_gb"
+	// FieldExclusiveMask holds the string denoting the exclusive_mask field in the database.
+	FieldExclusiveMask = "exclusive_mask"
+	// FieldNumaNode holds the string denoting the numa_node field in the database.
+	FieldNumaNode = "numa_node"
 	// FieldUserData holds the string denoting the user_data field in the database.
 	FieldUserData = "user_data"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -214,6 +218,8 @@ var Columns = []string{
 	FieldAllocatedVcpus,
 	FieldAllocatedMemoryMB,
 	FieldAllocatedDiskGB,
+	FieldExclusiveMask,
+	FieldNumaNode,
 	FieldUserData,
 }
 
@@ -303,6 +309,12 @@ var (
 	DefaultAllocatedDiskGB int64
 	// AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	AllocatedDiskGBValidator func(int64) error
+	// DefaultExclusiveMask holds the default value on creation for the "exclusive_mask" field.
+	DefaultExclusiveMask int64
+	// ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
+	ExclusiveMaskValidator func(int64) error
+	// NumaNodeValidator is a validator for the "numa_node" field. It is called by the builders before save.
+	NumaNodeValidator func(int) error
 	// UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	UserDataValidator func(string) error
 )
@@ -474,6 +486,16 @@ func ByAllocatedMemoryMB(opts ...sql.OrderTermOption) OrderOption {
 // ByAllocatedDiskGB orders the results by the allocated_disk_gb field.
 func ByAllocatedDiskGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAllocatedDiskGB, opts...).ToFunc()
+}
+
+// ByExclusiveMask orders the results by the exclusive_mask field.
+func ByExclusiveMask(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExclusiveMask, opts...).ToFunc()
+}
+
+// ByNumaNode orders the results by the numa_node field.
+func ByNumaNode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNumaNode, opts...).ToFunc()
 }
 
 // ByUserData orders the results by the user_data field.
