@@ -2,8 +2,10 @@ package hypervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/digitalocean/go-libvirt"
 	"libvirt.org/go/libvirtxml"
@@ -27,21 +29,50 @@ func (h *Libvirt) SetCPUAffinity(ctx context.Context, name string, cpus []int) e
 		if err != nil {
 			return err
 		}
-		flags := libvirt.DomainAffectConfig
-		if st.Active() {
-			flags |= libvirt.DomainAffectLive
-		}
 		n, err := c.DomainGetVcpusFlags(d, uint32(libvirt.DomainAffectConfig))
 		if err != nil {
 			return notFound(err, name)
 		}
-		for v := range uint32(n) {
-			if err := c.DomainPinVcpuFlags(d, v, cpumap, uint32(flags)); err != nil {
-				return fmt.Errorf("pin vCPU %d: %w", v, unsupported(err))
+		// The running instance and the definition, one at a time: some drivers (libvirt's
+		// test driver) take only one of them per call. A driver that cannot change one of
+		// them is fine as long as it changes the other; the emulator pin is best effort
+		// where the driver has none.
+		impacts := []libvirt.DomainModificationImpact{libvirt.DomainAffectConfig}
+		if st.Active() {
+			impacts = append([]libvirt.DomainModificationImpact{libvirt.DomainAffectLive}, impacts...)
+		}
+		done := 0
+		var firstErr error
+		for i := 0; i < len(impacts); i++ {
+			impact := impacts[i]
+			err := func() error {
+				for v := range uint32(n) {
+					if err := c.DomainPinVcpuFlags(d, v, cpumap, uint32(impact)); err != nil {
+						return fmt.Errorf("pin vCPU %d: %w", v, unsupportedFlags(err))
+					}
+				}
+				if err := c.DomainPinEmulator(d, cpumap, impact); err != nil && !errors.Is(unsupportedFlags(err), ErrUnsupported) {
+					return fmt.Errorf("pin emulator: %w", err)
+				}
+				return nil
+			}()
+			switch {
+			case err == nil:
+				done++
+			case errors.Is(err, ErrUnsupported):
+				if firstErr == nil {
+					firstErr = err
+				}
+			default:
+				return err
+			}
+			if i == len(impacts)-1 && done == 0 && impact != libvirt.DomainAffectCurrent {
+				// Neither flag taken (the test driver): the domain's current state.
+				impacts = append(impacts, libvirt.DomainAffectCurrent)
 			}
 		}
-		if err := c.DomainPinEmulator(d, cpumap, flags); err != nil {
-			return fmt.Errorf("pin emulator: %w", unsupported(err))
+		if done == 0 {
+			return firstErr
 		}
 		return nil
 	}))
@@ -81,6 +112,15 @@ func (h *Libvirt) CPUAffinity(ctx context.Context, name string) ([][]int, error)
 		return nil
 	})
 	return out, wrap("get CPU affinity of", name, err)
+}
+
+// unsupportedFlags is unsupported, also for a driver's "unsupported flags" (an invalid
+// argument, as virCheckFlags reports it).
+func unsupportedFlags(err error) error {
+	if isCode(err, libvirt.ErrInvalidArg) && strings.Contains(err.Error(), "unsupported flags") {
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return unsupported(err)
 }
 
 // cpuMap is libvirt's bitmap of cpus over hostCPUs CPUs; empty cpus sets every bit.

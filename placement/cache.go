@@ -294,11 +294,22 @@ func (s *Snapshots) decide(ctx context.Context, c *ent.Client, tenantID, regionI
 	// instead of queueing on this one's row lock.
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	// An exclusive NUMA_NODE placement's NUMA node is chosen now, from the nodes the view
+	// has not got.
+	cells := numaCells(&snap.Snapshot, r, d, func(id int) (int, bool) { i, ok := rc.pos[id]; return int(i), ok })
 	reserved := rc.snap == snap && snap.Apply(r, d) == nil
+	if reserved {
+		// The exclusive bits go with the reservation (a refresh reads them again).
+		for _, p := range d.Placements {
+			if i, ok := rc.pos[p.NodeID]; ok {
+				snap.Nodes[i].ExclusiveMask |= takeOf(r.Flavor, cells, p.NodeID)
+			}
+		}
+	}
 	// The view commit reads: the node facts never change in a loaded snapshot; the
 	// tenant's quota rows are copied, since refreshes change the map.
 	view := &Snapshot{TenantID: tenantID, RegionID: regionID, nodes: snap.nodes,
-		quotas: map[scheduler.QuotaKey]quotaInfo{}, reserved: reserved}
+		quotas: map[scheduler.QuotaKey]quotaInfo{}, reserved: reserved, cells: cells}
 	for k, q := range snap.quotas {
 		if k.TenantID == tenantID {
 			view.quotas[k] = q

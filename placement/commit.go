@@ -89,11 +89,11 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		case scheduler.ExclusiveHost:
 			n.take = scheduler.ExclusiveHostBit
 		case scheduler.ExclusiveNUMANode:
-			i, ok := snap.pos(p.NodeID)
-			if !ok {
-				return nodeMissed, nil, nil, nil
+			cells := snap.cells
+			if cells == nil {
+				cells = numaCells(&snap.Snapshot, r, d, snap.pos)
 			}
-			cell, ok := scheduler.FreeNUMANode(r.Flavor, &snap.Nodes[i])
+			cell, ok := cells[p.NodeID]
 			if !ok {
 				return nodeFull, nil, nil, nil
 			}
@@ -127,10 +127,13 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		if err != nil {
 			return committed, nil, nil, fmt.Errorf("allocate on node %d: %w", id, err)
 		}
+		// Held either way: an UPDATE that waited for a concurrent one and then found its
+		// condition false keeps the row locked (PostgreSQL locks the newest version before
+		// it re-checks), so later rows of this transaction must respect the lock order.
+		t.locks.hold(k)
 		if n == 0 {
 			return rollback(nodeFull)
 		}
-		t.locks.hold(k)
 		if u.take != 0 {
 			if held == nil {
 				held = map[int]int64{}
@@ -285,6 +288,37 @@ func nodeFits(u *nodeUsage) predicate.ComputeNode {
 			}))
 		}
 	}
+}
+
+// numaCells chooses, for an exclusive NUMA_NODE request, the NUMA node each placement takes
+// on its node (scheduler.FreeNUMANode on the decision's snapshot; pos finds a node in
+// s.Nodes); nil for other requests.
+func numaCells(s *scheduler.Snapshot, r scheduler.Request, d scheduler.Decision, pos func(int) (int, bool)) map[int]int {
+	if r.Flavor.Exclusive != scheduler.ExclusiveNUMANode {
+		return nil
+	}
+	cells := map[int]int{}
+	for _, p := range d.Placements {
+		if i, ok := pos(p.NodeID); ok {
+			if cell, ok := scheduler.FreeNUMANode(r.Flavor, &s.Nodes[i]); ok {
+				cells[p.NodeID] = cell
+			}
+		}
+	}
+	return cells
+}
+
+// takeOf is the exclusive_mask bit a VM of f placed on node takes (cells from numaCells).
+func takeOf(f scheduler.Flavor, cells map[int]int, node int) int64 {
+	switch f.Exclusive {
+	case scheduler.ExclusiveHost:
+		return scheduler.ExclusiveHostBit
+	case scheduler.ExclusiveNUMANode:
+		if cell, ok := cells[node]; ok {
+			return scheduler.NUMABit(cell)
+		}
+	}
+	return 0
 }
 
 // exclusiveFits is the exclusivity half of nodeFits, the rule of scheduler.ExclusiveFit:

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -119,7 +120,7 @@ func TestExclusiveFlavors(t *testing.T) {
 		t.Fatalf("NUMA VMs on NUMA nodes %v and %v: want 0 and 1", n1.NumaNode, n2.NumaNode)
 	}
 	for _, f := range []*ent.Flavor{numa, shared, host} {
-		if _, err := create(f, "extra-"+string(f.Exclusive)); !isCode(err, apierr.CodeNoCapacity) {
+		if _, err := create(f, "extra-"+strings.ToLower(strings.ReplaceAll(string(f.Exclusive), "_", "-"))); !isCode(err, apierr.CodeNoCapacity) {
 			t.Errorf("a %s VM on a full site: err %v, want NO_CAPACITY", f.Exclusive, err)
 		}
 	}
@@ -160,7 +161,8 @@ func TestExclusiveRace(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		flavors := []*ent.Flavor{host, numa, shared, numa, host, shared, numa, host}
+		// Each round puts another kind first, so each kind wins some of the nodes.
+		flavors := [][]*ent.Flavor{{numa, host, shared, numa}, {host, numa, shared, numa}, {shared, numa, numa, host}}[round]
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		placed := map[flavor.Exclusive]int{}

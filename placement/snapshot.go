@@ -43,6 +43,9 @@ type Snapshot struct {
 	// reserved says that the decision made on this snapshot (a view of the cache's) was
 	// reserved in the cache already (Snapshots.decide).
 	reserved bool
+	// cells, in a view of the cache's, is the NUMA node an exclusive NUMA_NODE decision
+	// takes on each of its nodes (numaCells), chosen when the decision was made.
+	cells map[int]int
 }
 
 // nodeInfo is what the commit needs of a node beyond scheduler.Node.
@@ -553,7 +556,8 @@ func groupCores(ctx context.Context, c *ent.Client, groupIDs []int) (map[int]int
 	return out, nil
 }
 
-// pos is the index in s.Nodes of node id (a linear search: only exclusive placements ask).
+// pos is the index in s.Nodes of node id (a linear search: only exclusive placements of a
+// snapshot loaded without the cache ask).
 func (s *Snapshot) pos(id int) (int, bool) {
 	for i := range s.Nodes {
 		if s.Nodes[i].ID == id {
