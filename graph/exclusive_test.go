@@ -44,8 +44,9 @@ func TestExclusiveFlavorsGraphQL(t *testing.T) {
 	if fl.Node.Exclusive != "NONE" {
 		t.Errorf("default exclusive %q, want NONE", fl.Node.Exclusive)
 	}
-	host := flavorOf(f, map[string]any{"vcpus": 16, "memoryMB": 60000, "exclusive": "HOST"})
-	numa := flavorOf(f, map[string]any{"vcpus": 8, "memoryMB": 30000})
+	// Smaller than the nodes, so that only exclusivity keeps the shared VM out.
+	host := flavorOf(f, map[string]any{"vcpus": 8, "memoryMB": 30000, "exclusive": "HOST"})
+	numa := flavorOf(f, map[string]any{"vcpus": 4, "memoryMB": 16000})
 	f.update("Flavor", numa, map[string]any{"exclusive": "NUMA_NODE"})
 	env.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Flavor { exclusive } } }`, map[string]any{"id": numa}, &fl)
 	if fl.Node.Exclusive != "NUMA_NODE" {
