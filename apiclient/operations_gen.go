@@ -2509,6 +2509,15 @@ type CreateVolumeResponse struct {
 // GetCreateVolume returns CreateVolumeResponse.CreateVolume, and is useful for accessing the field via an interface.
 func (v *CreateVolumeResponse) GetCreateVolume() CreateVolumeCreateVolume { return v.CreateVolume }
 
+// DeleteFlavorResponse is returned by DeleteFlavor on success.
+type DeleteFlavorResponse struct {
+	// Deletes the Flavor with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
+	DeleteFlavor string `json:"deleteFlavor"`
+}
+
+// GetDeleteFlavor returns DeleteFlavorResponse.DeleteFlavor, and is useful for accessing the field via an interface.
+func (v *DeleteFlavorResponse) GetDeleteFlavor() string { return v.DeleteFlavor }
+
 // DeleteHostResponse is returned by DeleteHost on success.
 type DeleteHostResponse struct {
 	// Deletes the Host with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
@@ -3343,6 +3352,152 @@ func (v *GPUInput) GetCount() int { return v.Count }
 
 // GetMemoryMB returns GPUInput.MemoryMB, and is useful for accessing the field via an interface.
 func (v *GPUInput) GetMemoryMB() int { return v.MemoryMB }
+
+// GetFlavorFlavorsFlavorConnection includes the requested fields of the GraphQL type FlavorConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GetFlavorFlavorsFlavorConnection struct {
+	// A list of edges.
+	Edges []*GetFlavorFlavorsFlavorConnectionEdgesFlavorEdge `json:"edges"`
+}
+
+// GetEdges returns GetFlavorFlavorsFlavorConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnection) GetEdges() []*GetFlavorFlavorsFlavorConnectionEdgesFlavorEdge {
+	return v.Edges
+}
+
+// GetFlavorFlavorsFlavorConnectionEdgesFlavorEdge includes the requested fields of the GraphQL type FlavorEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GetFlavorFlavorsFlavorConnectionEdgesFlavorEdge struct {
+	// The item at the end of the edge.
+	Node *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor `json:"node"`
+}
+
+// GetNode returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdge.Node, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdge) GetNode() *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor {
+	return v.Node
+}
+
+// GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor includes the requested fields of the GraphQL type Flavor.
+type GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor struct {
+	FlavorFields `json:"-"`
+}
+
+// GetId returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.Id, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetId() string {
+	return v.FlavorFields.Id
+}
+
+// GetName returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.Name, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetName() string {
+	return v.FlavorFields.Name
+}
+
+// GetVcpus returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.Vcpus, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetVcpus() int {
+	return v.FlavorFields.Vcpus
+}
+
+// GetMemoryMB returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.MemoryMB, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetMemoryMB() int64 {
+	return v.FlavorFields.MemoryMB
+}
+
+// GetDiskGB returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.DiskGB, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetDiskGB() int64 {
+	return v.FlavorFields.DiskGB
+}
+
+// GetCpuPolicy returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.CpuPolicy, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetCpuPolicy() FlavorCPUPolicy {
+	return v.FlavorFields.CpuPolicy
+}
+
+// GetNetworkMbpsLimit returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.NetworkMbpsLimit, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetNetworkMbpsLimit() *int {
+	return v.FlavorFields.NetworkMbpsLimit
+}
+
+// GetExclusive returns GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor.Exclusive, and is useful for accessing the field via an interface.
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) GetExclusive() FlavorExclusive {
+	return v.FlavorFields.Exclusive
+}
+
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.FlavorFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Vcpus int `json:"vcpus"`
+
+	MemoryMB int64 `json:"memoryMB"`
+
+	DiskGB int64 `json:"diskGB"`
+
+	CpuPolicy FlavorCPUPolicy `json:"cpuPolicy"`
+
+	NetworkMbpsLimit *int `json:"networkMbpsLimit"`
+
+	Exclusive FlavorExclusive `json:"exclusive"`
+}
+
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor) __premarshalJSON() (*__premarshalGetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor, error) {
+	var retval __premarshalGetFlavorFlavorsFlavorConnectionEdgesFlavorEdgeNodeFlavor
+
+	retval.Id = v.FlavorFields.Id
+	retval.Name = v.FlavorFields.Name
+	retval.Vcpus = v.FlavorFields.Vcpus
+	retval.MemoryMB = v.FlavorFields.MemoryMB
+	retval.DiskGB = v.FlavorFields.DiskGB
+	retval.CpuPolicy = v.FlavorFields.CpuPolicy
+	retval.NetworkMbpsLimit = v.FlavorFields.NetworkMbpsLimit
+	retval.Exclusive = v.FlavorFields.Exclusive
+	return &retval, nil
+}
+
+// GetFlavorResponse is returned by GetFlavor on success.
+type GetFlavorResponse struct {
+	Flavors GetFlavorFlavorsFlavorConnection `json:"flavors"`
+}
+
+// GetFlavors returns GetFlavorResponse.Flavors, and is useful for accessing the field via an interface.
+func (v *GetFlavorResponse) GetFlavors() GetFlavorFlavorsFlavorConnection { return v.Flavors }
 
 // GetHostHostsHostConnection includes the requested fields of the GraphQL type HostConnection.
 // The GraphQL type's documentation follows.
@@ -10608,6 +10763,14 @@ type __CreateVolumeInput struct {
 // GetInput returns __CreateVolumeInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateVolumeInput) GetInput() CreateVolumeInput { return v.Input }
 
+// __DeleteFlavorInput is used internally by genqlient
+type __DeleteFlavorInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteFlavorInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteFlavorInput) GetId() string { return v.Id }
+
 // __DeleteHostInput is used internally by genqlient
 type __DeleteHostInput struct {
 	Id string `json:"id"`
@@ -10755,6 +10918,14 @@ type __FindRegionsInput struct {
 
 // GetName returns __FindRegionsInput.Name, and is useful for accessing the field via an interface.
 func (v *__FindRegionsInput) GetName() *string { return v.Name }
+
+// __GetFlavorInput is used internally by genqlient
+type __GetFlavorInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetFlavorInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetFlavorInput) GetId() string { return v.Id }
 
 // __GetHostInput is used internally by genqlient
 type __GetHostInput struct {
@@ -11847,6 +12018,38 @@ func CreateVolume(
 	return data_, err_
 }
 
+// The mutation executed by DeleteFlavor.
+const DeleteFlavor_Operation = `
+mutation DeleteFlavor ($id: ID!) {
+	deleteFlavor(id: $id)
+}
+`
+
+func DeleteFlavor(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteFlavorResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteFlavor",
+		Query:  DeleteFlavor_Operation,
+		Variables: &__DeleteFlavorInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteFlavorResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by DeleteHost.
 const DeleteHost_Operation = `
 mutation DeleteHost ($id: ID!) {
@@ -12477,6 +12680,54 @@ func FindRegions(
 	}
 
 	data_ = &FindRegionsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by GetFlavor.
+const GetFlavor_Operation = `
+query GetFlavor ($id: ID!) {
+	flavors(where: {id:$id}) {
+		edges {
+			node {
+				... FlavorFields
+			}
+		}
+	}
+}
+fragment FlavorFields on Flavor {
+	id
+	name
+	vcpus
+	memoryMB
+	diskGB
+	cpuPolicy
+	networkMbpsLimit
+	exclusive
+}
+`
+
+func GetFlavor(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetFlavorResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetFlavor",
+		Query:  GetFlavor_Operation,
+		Variables: &__GetFlavorInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetFlavorResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
