@@ -96,6 +96,19 @@ func TestCLI(t *testing.T) {
 		t.Errorf("list hosts (table):\n%s", out)
 	}
 
+	// Whole-machine flavors: created HOST, changed to NUMA_NODE; a bad value is a usage error.
+	var fl struct{ ID, Exclusive string }
+	if err := json.Unmarshal([]byte(r.must("flavor", "create", "--name", "cli-metal", "--vcpus", "2", "--memory-mb", "1024",
+		"--exclusive", "HOST", "-o", "json")), &fl); err != nil || fl.Exclusive != "HOST" {
+		t.Fatalf("flavor create --exclusive HOST: %+v %v", fl, err)
+	}
+	if err := json.Unmarshal([]byte(r.must("flavor", "set", fl.ID, "--exclusive", "NUMA_NODE", "-o", "json")), &fl); err != nil || fl.Exclusive != "NUMA_NODE" {
+		t.Fatalf("flavor set --exclusive NUMA_NODE: %+v %v", fl, err)
+	}
+	if _, _, code := r.run(ctx, "", "flavor", "set", fl.ID, "--exclusive", "SOCKET"); code != 2 {
+		t.Errorf("flavor set --exclusive SOCKET: exit %d, want 2", code)
+	}
+
 	// A network for the VM, so that it has an address for the inventory.
 	c, err := apiclient.New(st.URL, st.AdminToken)
 	if err != nil {

@@ -58,7 +58,8 @@ type NIC struct {
 	// Addresses are static addresses in CIDR notation (192.0.2.10/24, 2001:db8::10/64).
 	// None means DHCP.
 	Addresses []string
-	// Gateways are default gateways, at most one IPv4 and one IPv6 address.
+	// Gateways are default gateways, at most one IPv4 and one IPv6 address. Only the first
+	// NIC's are used: the guest has one default route per family.
 	Gateways []string
 	// DNS are the name servers' addresses.
 	DNS []string
@@ -253,7 +254,9 @@ func renderMetaData(in Spec) ([]byte, error) {
 }
 
 // renderNetworkConfig writes a version 2 network-config: ethernets eth0, eth1, ... in
-// the order of nics, each matched by MAC and renamed to its key.
+// the order of nics, each matched by MAC and renamed to its key. Only the first (primary)
+// NIC gets default routes (its gateways); the others get none, and take no routes from
+// DHCP either: a second NIC never adds a second default route.
 func renderNetworkConfig(nics []NIC) ([]byte, error) {
 	ethernets := yaml.MapSlice{}
 	for i, n := range nics {
@@ -263,8 +266,12 @@ func renderNetworkConfig(nics []NIC) ([]byte, error) {
 			{Key: "match", Value: yaml.MapSlice{{Key: "macaddress", Value: hw.String()}}},
 			{Key: "set-name", Value: name},
 		}
+		primary := i == 0
 		if len(n.Addresses) == 0 {
 			eth = append(eth, yaml.MapItem{Key: "dhcp4", Value: true})
+			if !primary {
+				eth = append(eth, yaml.MapItem{Key: "dhcp4-overrides", Value: yaml.MapSlice{{Key: "use-routes", Value: false}}})
+			}
 		} else {
 			addrs := make([]string, len(n.Addresses))
 			for j, a := range n.Addresses {
@@ -274,6 +281,9 @@ func renderNetworkConfig(nics []NIC) ([]byte, error) {
 		}
 		var routes []yaml.MapSlice
 		for _, g := range n.Gateways {
+			if !primary {
+				break
+			}
 			ip := netip.MustParseAddr(g).Unmap()
 			to := "0.0.0.0/0"
 			if ip.Is6() {

@@ -153,11 +153,57 @@ ethernets:
       macaddress: 52:54:00:aa:bb:02
     set-name: eth1
     dhcp4: true
+    dhcp4-overrides:
+      use-routes: false
 `
 	gotYAML, _ := yaml.Marshal(decode(t, files[FileNetworkConfig]))
 	wantYAML, _ := yaml.Marshal(decode(t, []byte(want)))
 	if string(gotYAML) != string(wantYAML) {
 		t.Errorf("network-config:\n%s\nwant:\n%s", files[FileNetworkConfig], want)
+	}
+}
+
+// TestSecondNICNoDefaultRoute: two NICs with static addresses and a gateway each give one
+// default route per family, on the first NIC; the second gets its addresses only.
+func TestSecondNICNoDefaultRoute(t *testing.T) {
+	spec := fullSpec(t)
+	spec.NICs = []NIC{
+		{MAC: "52:54:00:aa:bb:01", Addresses: []string{"192.0.2.10/24"}, Gateways: []string{"192.0.2.1"}},
+		{MAC: "52:54:00:aa:bb:02", Addresses: []string{"198.51.100.10/24", "2001:db8:1::10/64"},
+			Gateways: []string{"198.51.100.1", "2001:db8:1::1"}},
+	}
+	files, err := Render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Ethernets map[string]struct {
+			Addresses []string `yaml:"addresses"`
+			Routes    []struct {
+				To  string `yaml:"to"`
+				Via string `yaml:"via"`
+			} `yaml:"routes"`
+		} `yaml:"ethernets"`
+	}
+	if err := yaml.Unmarshal(files[FileNetworkConfig], &doc); err != nil {
+		t.Fatal(err)
+	}
+	defaults := 0
+	for name, eth := range doc.Ethernets {
+		for _, r := range eth.Routes {
+			if r.To == "0.0.0.0/0" || r.To == "::/0" {
+				defaults++
+				if name != "eth0" || r.Via != "192.0.2.1" {
+					t.Errorf("default route %s via %s on %s: want only via 192.0.2.1 on eth0", r.To, r.Via, name)
+				}
+			}
+		}
+	}
+	if defaults != 1 {
+		t.Errorf("%d default routes, want 1:\n%s", defaults, files[FileNetworkConfig])
+	}
+	if got := doc.Ethernets["eth1"].Addresses; len(got) != 2 {
+		t.Errorf("eth1 addresses %v: the second NIC keeps its addresses", got)
 	}
 }
 

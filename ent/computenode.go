@@ -42,8 +42,6 @@ type ComputeNode struct {
 	DrainMessage string `json:"drain_message,omitempty"`
 	// DrainDeadline holds the value of the "drain_deadline" field.
 	DrainDeadline *time.Time `json:"drain_deadline,omitempty"`
-	// the VMs the last drain could not move and why, listed when it started: the drain does not wait for them and ends FAILED once the others moved
-	DrainUnmovable []fieldtype.DrainUnmovable `json:"drain_unmovable,omitempty"`
 	// the drain was started with force (the node is fenced or an operator said so): its VMs are recreated elsewhere without waiting for the node to confirm their old copies are gone
 	DrainForced bool `json:"drain_forced,omitempty"`
 	// Labels holds the value of the "labels" field.
@@ -60,6 +58,12 @@ type ComputeNode struct {
 	MemoryAllocatedMB int64 `json:"memory_allocated_mb,omitempty"`
 	// DiskAllocatedGB holds the value of the "disk_allocated_gb" field.
 	DiskAllocatedGB int64 `json:"disk_allocated_gb,omitempty"`
+	// host CPUs the agent keeps for the host (never given to VMs; not in cpu_capacity)
+	ReservedCpus int `json:"reserved_cpus,omitempty"`
+	// the host's NUMA nodes as its agent reports them, with their CPUs and memory
+	NumaNodes []fieldtype.NUMANode `json:"numa_nodes,omitempty"`
+	// what exclusive VMs hold: bit 0 the whole host, bit i+1 NUMA node i; placement sets it in the commit
+	ExclusiveMask int64 `json:"exclusive_mask,omitempty"`
 	// e.g. Ubuntu
 	OsName string `json:"os_name,omitempty"`
 	// OsVersion holds the value of the "os_version" field.
@@ -277,11 +281,11 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case computenode.FieldDrainUnmovable, computenode.FieldLabels:
+		case computenode.FieldLabels, computenode.FieldNumaNodes:
 			values[i] = new([]byte)
 		case computenode.FieldSchedulable, computenode.FieldDrainForced, computenode.FieldAutoCordon, computenode.FieldAutoDrain, computenode.FieldAlertsEnabled:
 			values[i] = new(sql.NullBool)
-		case computenode.FieldID, computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB, computenode.FieldDiskCapacityGB, computenode.FieldCPUAllocated, computenode.FieldMemoryAllocatedMB, computenode.FieldDiskAllocatedGB, computenode.FieldAutoCordonIntervalSeconds, computenode.FieldAutoDrainIntervalSeconds:
+		case computenode.FieldID, computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB, computenode.FieldDiskCapacityGB, computenode.FieldCPUAllocated, computenode.FieldMemoryAllocatedMB, computenode.FieldDiskAllocatedGB, computenode.FieldReservedCpus, computenode.FieldExclusiveMask, computenode.FieldAutoCordonIntervalSeconds, computenode.FieldAutoDrainIntervalSeconds:
 			values[i] = new(sql.NullInt64)
 		case computenode.FieldName, computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldCordonReason, computenode.FieldDrainState, computenode.FieldDrainMessage, computenode.FieldOsName, computenode.FieldOsVersion, computenode.FieldKernelVersion, computenode.FieldDomainType, computenode.FieldAgentVersion:
 			values[i] = new(sql.NullString)
@@ -376,14 +380,6 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 				_m.DrainDeadline = new(time.Time)
 				*_m.DrainDeadline = value.Time
 			}
-		case computenode.FieldDrainUnmovable:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field drain_unmovable", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.DrainUnmovable); err != nil {
-					return fmt.Errorf("unmarshal field drain_unmovable: %w", err)
-				}
-			}
 		case computenode.FieldDrainForced:
 			if value, ok := values[i].(*sql.NullBool); !ok {
 				return fmt.Errorf("unexpected type %T for field drain_forced", values[i])
@@ -433,6 +429,26 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field disk_allocated_gb", values[i])
 			} else if value.Valid {
 				_m.DiskAllocatedGB = value.Int64
+			}
+		case computenode.FieldReservedCpus:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field reserved_cpus", values[i])
+			} else if value.Valid {
+				_m.ReservedCpus = int(value.Int64)
+			}
+		case computenode.FieldNumaNodes:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field numa_nodes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.NumaNodes); err != nil {
+					return fmt.Errorf("unmarshal field numa_nodes: %w", err)
+				}
+			}
+		case computenode.FieldExclusiveMask:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field exclusive_mask", values[i])
+			} else if value.Valid {
+				_m.ExclusiveMask = value.Int64
 			}
 		case computenode.FieldOsName:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -662,9 +678,6 @@ func (_m *ComputeNode) String() string {
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")
-	builder.WriteString("drain_unmovable=")
-	builder.WriteString(fmt.Sprintf("%v", _m.DrainUnmovable))
-	builder.WriteString(", ")
 	builder.WriteString("drain_forced=")
 	builder.WriteString(fmt.Sprintf("%v", _m.DrainForced))
 	builder.WriteString(", ")
@@ -688,6 +701,15 @@ func (_m *ComputeNode) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("disk_allocated_gb=")
 	builder.WriteString(fmt.Sprintf("%v", _m.DiskAllocatedGB))
+	builder.WriteString(", ")
+	builder.WriteString("reserved_cpus=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReservedCpus))
+	builder.WriteString(", ")
+	builder.WriteString("numa_nodes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NumaNodes))
+	builder.WriteString(", ")
+	builder.WriteString("exclusive_mask=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ExclusiveMask))
 	builder.WriteString(", ")
 	builder.WriteString("os_name=")
 	builder.WriteString(_m.OsName)

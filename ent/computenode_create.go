@@ -279,6 +279,40 @@ func (_c *ComputeNodeCreate) SetNillableDiskAllocatedGB(v *int64) *ComputeNodeCr
 	return _c
 }
 
+// SetReservedCpus sets the "reserved_cpus" field.
+func (_c *ComputeNodeCreate) SetReservedCpus(v int) *ComputeNodeCreate {
+	_c.mutation.SetReservedCpus(v)
+	return _c
+}
+
+// SetNillableReservedCpus sets the "reserved_cpus" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableReservedCpus(v *int) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetReservedCpus(*v)
+	}
+	return _c
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (_c *ComputeNodeCreate) SetNumaNodes(v []fieldtype.NUMANode) *ComputeNodeCreate {
+	_c.mutation.SetNumaNodes(v)
+	return _c
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_c *ComputeNodeCreate) SetExclusiveMask(v int64) *ComputeNodeCreate {
+	_c.mutation.SetExclusiveMask(v)
+	return _c
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_c *ComputeNodeCreate) SetNillableExclusiveMask(v *int64) *ComputeNodeCreate {
+	if v != nil {
+		_c.SetExclusiveMask(*v)
+	}
+	return _c
+}
+
 // SetOsName sets the "os_name" field.
 func (_c *ComputeNodeCreate) SetOsName(v string) *ComputeNodeCreate {
 	_c.mutation.SetOsName(v)
@@ -726,6 +760,14 @@ func (_c *ComputeNodeCreate) defaults() error {
 		v := computenode.DefaultDiskAllocatedGB
 		_c.mutation.SetDiskAllocatedGB(v)
 	}
+	if _, ok := _c.mutation.ReservedCpus(); !ok {
+		v := computenode.DefaultReservedCpus
+		_c.mutation.SetReservedCpus(v)
+	}
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		v := computenode.DefaultExclusiveMask
+		_c.mutation.SetExclusiveMask(v)
+	}
 	if _, ok := _c.mutation.AutoCordon(); !ok {
 		v := computenode.DefaultAutoCordon
 		_c.mutation.SetAutoCordon(v)
@@ -850,6 +892,22 @@ func (_c *ComputeNodeCreate) check() error {
 	if v, ok := _c.mutation.DiskAllocatedGB(); ok {
 		if err := computenode.DiskAllocatedGBValidator(v); err != nil {
 			return &ValidationError{Name: "disk_allocated_gb", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.disk_allocated_gb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ReservedCpus(); !ok {
+		return &ValidationError{Name: "reserved_cpus", err: errors.New(`ent: missing required field "ComputeNode.reserved_cpus"`)}
+	}
+	if v, ok := _c.mutation.ReservedCpus(); ok {
+		if err := computenode.ReservedCpusValidator(v); err != nil {
+			return &ValidationError{Name: "reserved_cpus", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.reserved_cpus": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		return &ValidationError{Name: "exclusive_mask", err: errors.New(`ent: missing required field "ComputeNode.exclusive_mask"`)}
+	}
+	if v, ok := _c.mutation.ExclusiveMask(); ok {
+		if err := computenode.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.exclusive_mask": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.OsName(); ok {
@@ -1010,6 +1068,18 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DiskAllocatedGB(); ok {
 		_spec.SetField(computenode.FieldDiskAllocatedGB, field.TypeInt64, value)
 		_node.DiskAllocatedGB = value
+	}
+	if value, ok := _c.mutation.ReservedCpus(); ok {
+		_spec.SetField(computenode.FieldReservedCpus, field.TypeInt, value)
+		_node.ReservedCpus = value
+	}
+	if value, ok := _c.mutation.NumaNodes(); ok {
+		_spec.SetField(computenode.FieldNumaNodes, field.TypeJSON, value)
+		_node.NumaNodes = value
+	}
+	if value, ok := _c.mutation.ExclusiveMask(); ok {
+		_spec.SetField(computenode.FieldExclusiveMask, field.TypeInt64, value)
+		_node.ExclusiveMask = value
 	}
 	if value, ok := _c.mutation.OsName(); ok {
 		_spec.SetField(computenode.FieldOsName, field.TypeString, value)
@@ -1628,6 +1698,60 @@ func (u *ComputeNodeUpsert) AddDiskAllocatedGB(v int64) *ComputeNodeUpsert {
 	return u
 }
 
+// SetReservedCpus sets the "reserved_cpus" field.
+func (u *ComputeNodeUpsert) SetReservedCpus(v int) *ComputeNodeUpsert {
+	u.Set(computenode.FieldReservedCpus, v)
+	return u
+}
+
+// UpdateReservedCpus sets the "reserved_cpus" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateReservedCpus() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldReservedCpus)
+	return u
+}
+
+// AddReservedCpus adds v to the "reserved_cpus" field.
+func (u *ComputeNodeUpsert) AddReservedCpus(v int) *ComputeNodeUpsert {
+	u.Add(computenode.FieldReservedCpus, v)
+	return u
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (u *ComputeNodeUpsert) SetNumaNodes(v []fieldtype.NUMANode) *ComputeNodeUpsert {
+	u.Set(computenode.FieldNumaNodes, v)
+	return u
+}
+
+// UpdateNumaNodes sets the "numa_nodes" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateNumaNodes() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldNumaNodes)
+	return u
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (u *ComputeNodeUpsert) ClearNumaNodes() *ComputeNodeUpsert {
+	u.SetNull(computenode.FieldNumaNodes)
+	return u
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *ComputeNodeUpsert) SetExclusiveMask(v int64) *ComputeNodeUpsert {
+	u.Set(computenode.FieldExclusiveMask, v)
+	return u
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *ComputeNodeUpsert) UpdateExclusiveMask() *ComputeNodeUpsert {
+	u.SetExcluded(computenode.FieldExclusiveMask)
+	return u
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *ComputeNodeUpsert) AddExclusiveMask(v int64) *ComputeNodeUpsert {
+	u.Add(computenode.FieldExclusiveMask, v)
+	return u
+}
+
 // SetOsName sets the "os_name" field.
 func (u *ComputeNodeUpsert) SetOsName(v string) *ComputeNodeUpsert {
 	u.Set(computenode.FieldOsName, v)
@@ -2193,6 +2317,69 @@ func (u *ComputeNodeUpsertOne) AddDiskAllocatedGB(v int64) *ComputeNodeUpsertOne
 func (u *ComputeNodeUpsertOne) UpdateDiskAllocatedGB() *ComputeNodeUpsertOne {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.UpdateDiskAllocatedGB()
+	})
+}
+
+// SetReservedCpus sets the "reserved_cpus" field.
+func (u *ComputeNodeUpsertOne) SetReservedCpus(v int) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetReservedCpus(v)
+	})
+}
+
+// AddReservedCpus adds v to the "reserved_cpus" field.
+func (u *ComputeNodeUpsertOne) AddReservedCpus(v int) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.AddReservedCpus(v)
+	})
+}
+
+// UpdateReservedCpus sets the "reserved_cpus" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateReservedCpus() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateReservedCpus()
+	})
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (u *ComputeNodeUpsertOne) SetNumaNodes(v []fieldtype.NUMANode) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetNumaNodes(v)
+	})
+}
+
+// UpdateNumaNodes sets the "numa_nodes" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateNumaNodes() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateNumaNodes()
+	})
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (u *ComputeNodeUpsertOne) ClearNumaNodes() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearNumaNodes()
+	})
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *ComputeNodeUpsertOne) SetExclusiveMask(v int64) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetExclusiveMask(v)
+	})
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *ComputeNodeUpsertOne) AddExclusiveMask(v int64) *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.AddExclusiveMask(v)
+	})
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *ComputeNodeUpsertOne) UpdateExclusiveMask() *ComputeNodeUpsertOne {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateExclusiveMask()
 	})
 }
 
@@ -2957,6 +3144,69 @@ func (u *ComputeNodeUpsertBulk) AddDiskAllocatedGB(v int64) *ComputeNodeUpsertBu
 func (u *ComputeNodeUpsertBulk) UpdateDiskAllocatedGB() *ComputeNodeUpsertBulk {
 	return u.Update(func(s *ComputeNodeUpsert) {
 		s.UpdateDiskAllocatedGB()
+	})
+}
+
+// SetReservedCpus sets the "reserved_cpus" field.
+func (u *ComputeNodeUpsertBulk) SetReservedCpus(v int) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetReservedCpus(v)
+	})
+}
+
+// AddReservedCpus adds v to the "reserved_cpus" field.
+func (u *ComputeNodeUpsertBulk) AddReservedCpus(v int) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.AddReservedCpus(v)
+	})
+}
+
+// UpdateReservedCpus sets the "reserved_cpus" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateReservedCpus() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateReservedCpus()
+	})
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (u *ComputeNodeUpsertBulk) SetNumaNodes(v []fieldtype.NUMANode) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetNumaNodes(v)
+	})
+}
+
+// UpdateNumaNodes sets the "numa_nodes" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateNumaNodes() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateNumaNodes()
+	})
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (u *ComputeNodeUpsertBulk) ClearNumaNodes() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.ClearNumaNodes()
+	})
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *ComputeNodeUpsertBulk) SetExclusiveMask(v int64) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.SetExclusiveMask(v)
+	})
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *ComputeNodeUpsertBulk) AddExclusiveMask(v int64) *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.AddExclusiveMask(v)
+	})
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *ComputeNodeUpsertBulk) UpdateExclusiveMask() *ComputeNodeUpsertBulk {
+	return u.Update(func(s *ComputeNodeUpsert) {
+		s.UpdateExclusiveMask()
 	})
 }
 

@@ -363,6 +363,66 @@ func (_u *ComputeNodeUpdate) AddDiskAllocatedGB(v int64) *ComputeNodeUpdate {
 	return _u
 }
 
+// SetReservedCpus sets the "reserved_cpus" field.
+func (_u *ComputeNodeUpdate) SetReservedCpus(v int) *ComputeNodeUpdate {
+	_u.mutation.ResetReservedCpus()
+	_u.mutation.SetReservedCpus(v)
+	return _u
+}
+
+// SetNillableReservedCpus sets the "reserved_cpus" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableReservedCpus(v *int) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetReservedCpus(*v)
+	}
+	return _u
+}
+
+// AddReservedCpus adds value to the "reserved_cpus" field.
+func (_u *ComputeNodeUpdate) AddReservedCpus(v int) *ComputeNodeUpdate {
+	_u.mutation.AddReservedCpus(v)
+	return _u
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (_u *ComputeNodeUpdate) SetNumaNodes(v []fieldtype.NUMANode) *ComputeNodeUpdate {
+	_u.mutation.SetNumaNodes(v)
+	return _u
+}
+
+// AppendNumaNodes appends value to the "numa_nodes" field.
+func (_u *ComputeNodeUpdate) AppendNumaNodes(v []fieldtype.NUMANode) *ComputeNodeUpdate {
+	_u.mutation.AppendNumaNodes(v)
+	return _u
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (_u *ComputeNodeUpdate) ClearNumaNodes() *ComputeNodeUpdate {
+	_u.mutation.ClearNumaNodes()
+	return _u
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_u *ComputeNodeUpdate) SetExclusiveMask(v int64) *ComputeNodeUpdate {
+	_u.mutation.ResetExclusiveMask()
+	_u.mutation.SetExclusiveMask(v)
+	return _u
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_u *ComputeNodeUpdate) SetNillableExclusiveMask(v *int64) *ComputeNodeUpdate {
+	if v != nil {
+		_u.SetExclusiveMask(*v)
+	}
+	return _u
+}
+
+// AddExclusiveMask adds value to the "exclusive_mask" field.
+func (_u *ComputeNodeUpdate) AddExclusiveMask(v int64) *ComputeNodeUpdate {
+	_u.mutation.AddExclusiveMask(v)
+	return _u
+}
+
 // SetOsName sets the "os_name" field.
 func (_u *ComputeNodeUpdate) SetOsName(v string) *ComputeNodeUpdate {
 	_u.mutation.SetOsName(v)
@@ -1136,6 +1196,16 @@ func (_u *ComputeNodeUpdate) check() error {
 			return &ValidationError{Name: "disk_allocated_gb", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.disk_allocated_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ReservedCpus(); ok {
+		if err := computenode.ReservedCpusValidator(v); err != nil {
+			return &ValidationError{Name: "reserved_cpus", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.reserved_cpus": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ExclusiveMask(); ok {
+		if err := computenode.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.exclusive_mask": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.OsName(); ok {
 		if err := computenode.OsNameValidator(v); err != nil {
 			return &ValidationError{Name: "os_name", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.os_name": %w`, err)}
@@ -1295,6 +1365,29 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if value, ok := _u.mutation.AddedDiskAllocatedGB(); ok {
 		_spec.AddField(computenode.FieldDiskAllocatedGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ReservedCpus(); ok {
+		_spec.SetField(computenode.FieldReservedCpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReservedCpus(); ok {
+		_spec.AddField(computenode.FieldReservedCpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.NumaNodes(); ok {
+		_spec.SetField(computenode.FieldNumaNodes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedNumaNodes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, computenode.FieldNumaNodes, value)
+		})
+	}
+	if _u.mutation.NumaNodesCleared() {
+		_spec.ClearField(computenode.FieldNumaNodes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ExclusiveMask(); ok {
+		_spec.SetField(computenode.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
+		_spec.AddField(computenode.FieldExclusiveMask, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.OsName(); ok {
 		_spec.SetField(computenode.FieldOsName, field.TypeString, value)
@@ -2275,6 +2368,66 @@ func (_u *ComputeNodeUpdateOne) AddDiskAllocatedGB(v int64) *ComputeNodeUpdateOn
 	return _u
 }
 
+// SetReservedCpus sets the "reserved_cpus" field.
+func (_u *ComputeNodeUpdateOne) SetReservedCpus(v int) *ComputeNodeUpdateOne {
+	_u.mutation.ResetReservedCpus()
+	_u.mutation.SetReservedCpus(v)
+	return _u
+}
+
+// SetNillableReservedCpus sets the "reserved_cpus" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableReservedCpus(v *int) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetReservedCpus(*v)
+	}
+	return _u
+}
+
+// AddReservedCpus adds value to the "reserved_cpus" field.
+func (_u *ComputeNodeUpdateOne) AddReservedCpus(v int) *ComputeNodeUpdateOne {
+	_u.mutation.AddReservedCpus(v)
+	return _u
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (_u *ComputeNodeUpdateOne) SetNumaNodes(v []fieldtype.NUMANode) *ComputeNodeUpdateOne {
+	_u.mutation.SetNumaNodes(v)
+	return _u
+}
+
+// AppendNumaNodes appends value to the "numa_nodes" field.
+func (_u *ComputeNodeUpdateOne) AppendNumaNodes(v []fieldtype.NUMANode) *ComputeNodeUpdateOne {
+	_u.mutation.AppendNumaNodes(v)
+	return _u
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (_u *ComputeNodeUpdateOne) ClearNumaNodes() *ComputeNodeUpdateOne {
+	_u.mutation.ClearNumaNodes()
+	return _u
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_u *ComputeNodeUpdateOne) SetExclusiveMask(v int64) *ComputeNodeUpdateOne {
+	_u.mutation.ResetExclusiveMask()
+	_u.mutation.SetExclusiveMask(v)
+	return _u
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_u *ComputeNodeUpdateOne) SetNillableExclusiveMask(v *int64) *ComputeNodeUpdateOne {
+	if v != nil {
+		_u.SetExclusiveMask(*v)
+	}
+	return _u
+}
+
+// AddExclusiveMask adds value to the "exclusive_mask" field.
+func (_u *ComputeNodeUpdateOne) AddExclusiveMask(v int64) *ComputeNodeUpdateOne {
+	_u.mutation.AddExclusiveMask(v)
+	return _u
+}
+
 // SetOsName sets the "os_name" field.
 func (_u *ComputeNodeUpdateOne) SetOsName(v string) *ComputeNodeUpdateOne {
 	_u.mutation.SetOsName(v)
@@ -3061,6 +3214,16 @@ func (_u *ComputeNodeUpdateOne) check() error {
 			return &ValidationError{Name: "disk_allocated_gb", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.disk_allocated_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ReservedCpus(); ok {
+		if err := computenode.ReservedCpusValidator(v); err != nil {
+			return &ValidationError{Name: "reserved_cpus", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.reserved_cpus": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ExclusiveMask(); ok {
+		if err := computenode.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.exclusive_mask": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.OsName(); ok {
 		if err := computenode.OsNameValidator(v); err != nil {
 			return &ValidationError{Name: "os_name", err: fmt.Errorf(`ent: validator failed for field "ComputeNode.os_name": %w`, err)}
@@ -3237,6 +3400,29 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 	}
 	if value, ok := _u.mutation.AddedDiskAllocatedGB(); ok {
 		_spec.AddField(computenode.FieldDiskAllocatedGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ReservedCpus(); ok {
+		_spec.SetField(computenode.FieldReservedCpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReservedCpus(); ok {
+		_spec.AddField(computenode.FieldReservedCpus, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.NumaNodes(); ok {
+		_spec.SetField(computenode.FieldNumaNodes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedNumaNodes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, computenode.FieldNumaNodes, value)
+		})
+	}
+	if _u.mutation.NumaNodesCleared() {
+		_spec.ClearField(computenode.FieldNumaNodes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ExclusiveMask(); ok {
+		_spec.SetField(computenode.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
+		_spec.AddField(computenode.FieldExclusiveMask, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.OsName(); ok {
 		_spec.SetField(computenode.FieldOsName, field.TypeString, value)

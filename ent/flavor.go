@@ -42,8 +42,10 @@ type Flavor struct {
 	DiskIopsLimit int `json:"disk_iops_limit,omitempty"`
 	// DiskMbpsLimit holds the value of the "disk_mbps_limit" field.
 	DiskMbpsLimit int `json:"disk_mbps_limit,omitempty"`
-	// NetworkMbpsLimit holds the value of the "network_mbps_limit" field.
+	// bandwidth limit of each NIC, in and out, in megabits per second (<bandwidth> in the domain)
 	NetworkMbpsLimit int `json:"network_mbps_limit,omitempty"`
+	// NONE shares hosts; HOST takes a whole host, NUMA_NODE one NUMA node of a host, alone and without CPU/IO limits
+	Exclusive flavor.Exclusive `json:"exclusive,omitempty"`
 	// PricePerHour holds the value of the "price_per_hour" field.
 	PricePerHour float64 `json:"price_per_hour,omitempty"`
 	// PricesByHostModel holds the value of the "prices_by_host_model" field.
@@ -117,7 +119,7 @@ func (*Flavor) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullFloat64)
 		case flavor.FieldID, flavor.FieldVcpus, flavor.FieldMemoryMB, flavor.FieldDiskGB, flavor.FieldCPULimitPercent, flavor.FieldDiskIopsLimit, flavor.FieldDiskMbpsLimit, flavor.FieldNetworkMbpsLimit:
 			values[i] = new(sql.NullInt64)
-		case flavor.FieldName, flavor.FieldDescription, flavor.FieldCPUPolicy:
+		case flavor.FieldName, flavor.FieldDescription, flavor.FieldCPUPolicy, flavor.FieldExclusive:
 			values[i] = new(sql.NullString)
 		case flavor.FieldCreatedAt, flavor.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -215,6 +217,12 @@ func (_m *Flavor) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field network_mbps_limit", values[i])
 			} else if value.Valid {
 				_m.NetworkMbpsLimit = int(value.Int64)
+			}
+		case flavor.FieldExclusive:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field exclusive", values[i])
+			} else if value.Valid {
+				_m.Exclusive = flavor.Exclusive(value.String)
 			}
 		case flavor.FieldPricePerHour:
 			if value, ok := values[i].(*sql.NullFloat64); !ok {
@@ -329,6 +337,9 @@ func (_m *Flavor) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("network_mbps_limit=")
 	builder.WriteString(fmt.Sprintf("%v", _m.NetworkMbpsLimit))
+	builder.WriteString(", ")
+	builder.WriteString("exclusive=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Exclusive))
 	builder.WriteString(", ")
 	builder.WriteString("price_per_hour=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PricePerHour))

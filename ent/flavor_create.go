@@ -170,6 +170,20 @@ func (_c *FlavorCreate) SetNillableNetworkMbpsLimit(v *int) *FlavorCreate {
 	return _c
 }
 
+// SetExclusive sets the "exclusive" field.
+func (_c *FlavorCreate) SetExclusive(v flavor.Exclusive) *FlavorCreate {
+	_c.mutation.SetExclusive(v)
+	return _c
+}
+
+// SetNillableExclusive sets the "exclusive" field if the given value is not nil.
+func (_c *FlavorCreate) SetNillableExclusive(v *flavor.Exclusive) *FlavorCreate {
+	if v != nil {
+		_c.SetExclusive(*v)
+	}
+	return _c
+}
+
 // SetPricePerHour sets the "price_per_hour" field.
 func (_c *FlavorCreate) SetPricePerHour(v float64) *FlavorCreate {
 	_c.mutation.SetPricePerHour(v)
@@ -316,6 +330,10 @@ func (_c *FlavorCreate) defaults() error {
 		v := flavor.DefaultCPULimitPercent
 		_c.mutation.SetCPULimitPercent(v)
 	}
+	if _, ok := _c.mutation.Exclusive(); !ok {
+		v := flavor.DefaultExclusive
+		_c.mutation.SetExclusive(v)
+	}
 	if _, ok := _c.mutation.PricePerHour(); !ok {
 		v := flavor.DefaultPricePerHour
 		_c.mutation.SetPricePerHour(v)
@@ -403,6 +421,14 @@ func (_c *FlavorCreate) check() error {
 			return &ValidationError{Name: "network_mbps_limit", err: fmt.Errorf(`ent: validator failed for field "Flavor.network_mbps_limit": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.Exclusive(); !ok {
+		return &ValidationError{Name: "exclusive", err: errors.New(`ent: missing required field "Flavor.exclusive"`)}
+	}
+	if v, ok := _c.mutation.Exclusive(); ok {
+		if err := flavor.ExclusiveValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive", err: fmt.Errorf(`ent: validator failed for field "Flavor.exclusive": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.PricePerHour(); !ok {
 		return &ValidationError{Name: "price_per_hour", err: errors.New(`ent: missing required field "Flavor.price_per_hour"`)}
 	}
@@ -488,6 +514,10 @@ func (_c *FlavorCreate) createSpec() (*Flavor, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.NetworkMbpsLimit(); ok {
 		_spec.SetField(flavor.FieldNetworkMbpsLimit, field.TypeInt, value)
 		_node.NetworkMbpsLimit = value
+	}
+	if value, ok := _c.mutation.Exclusive(); ok {
+		_spec.SetField(flavor.FieldExclusive, field.TypeEnum, value)
+		_node.Exclusive = value
 	}
 	if value, ok := _c.mutation.PricePerHour(); ok {
 		_spec.SetField(flavor.FieldPricePerHour, field.TypeFloat64, value)
@@ -797,6 +827,18 @@ func (u *FlavorUpsert) AddNetworkMbpsLimit(v int) *FlavorUpsert {
 // ClearNetworkMbpsLimit clears the value of the "network_mbps_limit" field.
 func (u *FlavorUpsert) ClearNetworkMbpsLimit() *FlavorUpsert {
 	u.SetNull(flavor.FieldNetworkMbpsLimit)
+	return u
+}
+
+// SetExclusive sets the "exclusive" field.
+func (u *FlavorUpsert) SetExclusive(v flavor.Exclusive) *FlavorUpsert {
+	u.Set(flavor.FieldExclusive, v)
+	return u
+}
+
+// UpdateExclusive sets the "exclusive" field to the value that was provided on create.
+func (u *FlavorUpsert) UpdateExclusive() *FlavorUpsert {
+	u.SetExcluded(flavor.FieldExclusive)
 	return u
 }
 
@@ -1121,6 +1163,20 @@ func (u *FlavorUpsertOne) UpdateNetworkMbpsLimit() *FlavorUpsertOne {
 func (u *FlavorUpsertOne) ClearNetworkMbpsLimit() *FlavorUpsertOne {
 	return u.Update(func(s *FlavorUpsert) {
 		s.ClearNetworkMbpsLimit()
+	})
+}
+
+// SetExclusive sets the "exclusive" field.
+func (u *FlavorUpsertOne) SetExclusive(v flavor.Exclusive) *FlavorUpsertOne {
+	return u.Update(func(s *FlavorUpsert) {
+		s.SetExclusive(v)
+	})
+}
+
+// UpdateExclusive sets the "exclusive" field to the value that was provided on create.
+func (u *FlavorUpsertOne) UpdateExclusive() *FlavorUpsertOne {
+	return u.Update(func(s *FlavorUpsert) {
+		s.UpdateExclusive()
 	})
 }
 
@@ -1619,6 +1675,20 @@ func (u *FlavorUpsertBulk) UpdateNetworkMbpsLimit() *FlavorUpsertBulk {
 func (u *FlavorUpsertBulk) ClearNetworkMbpsLimit() *FlavorUpsertBulk {
 	return u.Update(func(s *FlavorUpsert) {
 		s.ClearNetworkMbpsLimit()
+	})
+}
+
+// SetExclusive sets the "exclusive" field.
+func (u *FlavorUpsertBulk) SetExclusive(v flavor.Exclusive) *FlavorUpsertBulk {
+	return u.Update(func(s *FlavorUpsert) {
+		s.SetExclusive(v)
+	})
+}
+
+// UpdateExclusive sets the "exclusive" field to the value that was provided on create.
+func (u *FlavorUpsertBulk) UpdateExclusive() *FlavorUpsertBulk {
+	return u.Update(func(s *FlavorUpsert) {
+		s.UpdateExclusive()
 	})
 }
 

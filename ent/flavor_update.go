@@ -253,6 +253,20 @@ func (_u *FlavorUpdate) ClearNetworkMbpsLimit() *FlavorUpdate {
 	return _u
 }
 
+// SetExclusive sets the "exclusive" field.
+func (_u *FlavorUpdate) SetExclusive(v flavor.Exclusive) *FlavorUpdate {
+	_u.mutation.SetExclusive(v)
+	return _u
+}
+
+// SetNillableExclusive sets the "exclusive" field if the given value is not nil.
+func (_u *FlavorUpdate) SetNillableExclusive(v *flavor.Exclusive) *FlavorUpdate {
+	if v != nil {
+		_u.SetExclusive(*v)
+	}
+	return _u
+}
+
 // SetPricePerHour sets the "price_per_hour" field.
 func (_u *FlavorUpdate) SetPricePerHour(v float64) *FlavorUpdate {
 	_u.mutation.ResetPricePerHour()
@@ -502,6 +516,11 @@ func (_u *FlavorUpdate) check() error {
 			return &ValidationError{Name: "network_mbps_limit", err: fmt.Errorf(`ent: validator failed for field "Flavor.network_mbps_limit": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Exclusive(); ok {
+		if err := flavor.ExclusiveValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive", err: fmt.Errorf(`ent: validator failed for field "Flavor.exclusive": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.PricePerHour(); ok {
 		if err := flavor.PricePerHourValidator(v); err != nil {
 			return &ValidationError{Name: "price_per_hour", err: fmt.Errorf(`ent: validator failed for field "Flavor.price_per_hour": %w`, err)}
@@ -593,6 +612,9 @@ func (_u *FlavorUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.NetworkMbpsLimitCleared() {
 		_spec.ClearField(flavor.FieldNetworkMbpsLimit, field.TypeInt)
+	}
+	if value, ok := _u.mutation.Exclusive(); ok {
+		_spec.SetField(flavor.FieldExclusive, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.PricePerHour(); ok {
 		_spec.SetField(flavor.FieldPricePerHour, field.TypeFloat64, value)
@@ -974,6 +996,20 @@ func (_u *FlavorUpdateOne) ClearNetworkMbpsLimit() *FlavorUpdateOne {
 	return _u
 }
 
+// SetExclusive sets the "exclusive" field.
+func (_u *FlavorUpdateOne) SetExclusive(v flavor.Exclusive) *FlavorUpdateOne {
+	_u.mutation.SetExclusive(v)
+	return _u
+}
+
+// SetNillableExclusive sets the "exclusive" field if the given value is not nil.
+func (_u *FlavorUpdateOne) SetNillableExclusive(v *flavor.Exclusive) *FlavorUpdateOne {
+	if v != nil {
+		_u.SetExclusive(*v)
+	}
+	return _u
+}
+
 // SetPricePerHour sets the "price_per_hour" field.
 func (_u *FlavorUpdateOne) SetPricePerHour(v float64) *FlavorUpdateOne {
 	_u.mutation.ResetPricePerHour()
@@ -1236,6 +1272,11 @@ func (_u *FlavorUpdateOne) check() error {
 			return &ValidationError{Name: "network_mbps_limit", err: fmt.Errorf(`ent: validator failed for field "Flavor.network_mbps_limit": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Exclusive(); ok {
+		if err := flavor.ExclusiveValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive", err: fmt.Errorf(`ent: validator failed for field "Flavor.exclusive": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.PricePerHour(); ok {
 		if err := flavor.PricePerHourValidator(v); err != nil {
 			return &ValidationError{Name: "price_per_hour", err: fmt.Errorf(`ent: validator failed for field "Flavor.price_per_hour": %w`, err)}
@@ -1344,6 +1385,9 @@ func (_u *FlavorUpdateOne) sqlSave(ctx context.Context) (_node *Flavor, err erro
 	}
 	if _u.mutation.NetworkMbpsLimitCleared() {
 		_spec.ClearField(flavor.FieldNetworkMbpsLimit, field.TypeInt)
+	}
+	if value, ok := _u.mutation.Exclusive(); ok {
+		_spec.SetField(flavor.FieldExclusive, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.PricePerHour(); ok {
 		_spec.SetField(flavor.FieldPricePerHour, field.TypeFloat64, value)

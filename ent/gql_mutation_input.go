@@ -1385,6 +1385,7 @@ type CreateFlavorInput struct {
 	DiskIopsLimit     *int
 	DiskMbpsLimit     *int
 	NetworkMbpsLimit  *int
+	Exclusive         *flavor.Exclusive
 	PricePerHour      *float64
 	PricesByHostModel []fieldtype.ModelPrice
 	Disabled          *bool
@@ -1418,6 +1419,9 @@ func (i *CreateFlavorInput) Mutate(m *FlavorMutation) {
 	}
 	if v := i.NetworkMbpsLimit; v != nil {
 		m.SetNetworkMbpsLimit(*v)
+	}
+	if v := i.Exclusive; v != nil {
+		m.SetExclusive(*v)
 	}
 	if v := i.PricePerHour; v != nil {
 		m.SetPricePerHour(*v)
@@ -1461,6 +1465,7 @@ type UpdateFlavorInput struct {
 	DiskMbpsLimit           *int
 	ClearNetworkMbpsLimit   bool
 	NetworkMbpsLimit        *int
+	Exclusive               *flavor.Exclusive
 	PricePerHour            *float64
 	ClearPricesByHostModel  bool
 	PricesByHostModel       []fieldtype.ModelPrice
@@ -1519,6 +1524,9 @@ func (i *UpdateFlavorInput) Mutate(m *FlavorMutation) {
 	}
 	if v := i.NetworkMbpsLimit; v != nil {
 		m.SetNetworkMbpsLimit(*v)
+	}
+	if v := i.Exclusive; v != nil {
+		m.SetExclusive(*v)
 	}
 	if v := i.PricePerHour; v != nil {
 		m.SetPricePerHour(*v)

@@ -8959,8 +8959,6 @@ type ComputeNodeMutation struct {
 	drain_state                     *computenode.DrainState
 	drain_message                   *string
 	drain_deadline                  *time.Time
-	drain_unmovable                 *[]fieldtype.DrainUnmovable
-	appenddrain_unmovable           []fieldtype.DrainUnmovable
 	drain_forced                    *bool
 	labels                          *fieldtype.Labels
 	cpu_capacity                    *int
@@ -8975,6 +8973,12 @@ type ComputeNodeMutation struct {
 	addmemory_allocated_mb          *int64
 	disk_allocated_gb               *int64
 	adddisk_allocated_gb            *int64
+	reserved_cpus                   *int
+	addreserved_cpus                *int
+	numa_nodes                      *[]fieldtype.NUMANode
+	appendnuma_nodes                []fieldtype.NUMANode
+	exclusive_mask                  *int64
+	addexclusive_mask               *int64
 	os_name                         *string
 	os_version                      *string
 	kernel_version                  *string
@@ -9556,71 +9560,6 @@ func (m *ComputeNodeMutation) ResetDrainDeadline() {
 	delete(m.clearedFields, computenode.FieldDrainDeadline)
 }
 
-// SetDrainUnmovable sets the "drain_unmovable" field.
-func (m *ComputeNodeMutation) SetDrainUnmovable(fu []fieldtype.DrainUnmovable) {
-	m.drain_unmovable = &fu
-	m.appenddrain_unmovable = nil
-}
-
-// DrainUnmovable returns the value of the "drain_unmovable" field in the mutation.
-func (m *ComputeNodeMutation) DrainUnmovable() (r []fieldtype.DrainUnmovable, exists bool) {
-	v := m.drain_unmovable
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDrainUnmovable returns the old "drain_unmovable" field's value of the ComputeNode entity.
-// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ComputeNodeMutation) OldDrainUnmovable(ctx context.Context) (v []fieldtype.DrainUnmovable, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDrainUnmovable is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDrainUnmovable requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDrainUnmovable: %w", err)
-	}
-	return oldValue.DrainUnmovable, nil
-}
-
-// AppendDrainUnmovable adds fu to the "drain_unmovable" field.
-func (m *ComputeNodeMutation) AppendDrainUnmovable(fu []fieldtype.DrainUnmovable) {
-	m.appenddrain_unmovable = append(m.appenddrain_unmovable, fu...)
-}
-
-// AppendedDrainUnmovable returns the list of values that were appended to the "drain_unmovable" field in this mutation.
-func (m *ComputeNodeMutation) AppendedDrainUnmovable() ([]fieldtype.DrainUnmovable, bool) {
-	if len(m.appenddrain_unmovable) == 0 {
-		return nil, false
-	}
-	return m.appenddrain_unmovable, true
-}
-
-// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
-func (m *ComputeNodeMutation) ClearDrainUnmovable() {
-	m.drain_unmovable = nil
-	m.appenddrain_unmovable = nil
-	m.clearedFields[computenode.FieldDrainUnmovable] = struct{}{}
-}
-
-// DrainUnmovableCleared returns if the "drain_unmovable" field was cleared in this mutation.
-func (m *ComputeNodeMutation) DrainUnmovableCleared() bool {
-	_, ok := m.clearedFields[computenode.FieldDrainUnmovable]
-	return ok
-}
-
-// ResetDrainUnmovable resets all changes to the "drain_unmovable" field.
-func (m *ComputeNodeMutation) ResetDrainUnmovable() {
-	m.drain_unmovable = nil
-	m.appenddrain_unmovable = nil
-	delete(m.clearedFields, computenode.FieldDrainUnmovable)
-}
-
 // SetDrainForced sets the "drain_forced" field.
 func (m *ComputeNodeMutation) SetDrainForced(b bool) {
 	m.drain_forced = &b
@@ -10040,6 +9979,183 @@ func (m *ComputeNodeMutation) AddedDiskAllocatedGB() (r int64, exists bool) {
 func (m *ComputeNodeMutation) ResetDiskAllocatedGB() {
 	m.disk_allocated_gb = nil
 	m.adddisk_allocated_gb = nil
+}
+
+// SetReservedCpus sets the "reserved_cpus" field.
+func (m *ComputeNodeMutation) SetReservedCpus(i int) {
+	m.reserved_cpus = &i
+	m.addreserved_cpus = nil
+}
+
+// ReservedCpus returns the value of the "reserved_cpus" field in the mutation.
+func (m *ComputeNodeMutation) ReservedCpus() (r int, exists bool) {
+	v := m.reserved_cpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReservedCpus returns the old "reserved_cpus" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldReservedCpus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReservedCpus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReservedCpus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReservedCpus: %w", err)
+	}
+	return oldValue.ReservedCpus, nil
+}
+
+// AddReservedCpus adds i to the "reserved_cpus" field.
+func (m *ComputeNodeMutation) AddReservedCpus(i int) {
+	if m.addreserved_cpus != nil {
+		*m.addreserved_cpus += i
+	} else {
+		m.addreserved_cpus = &i
+	}
+}
+
+// AddedReservedCpus returns the value that was added to the "reserved_cpus" field in this mutation.
+func (m *ComputeNodeMutation) AddedReservedCpus() (r int, exists bool) {
+	v := m.addreserved_cpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReservedCpus resets all changes to the "reserved_cpus" field.
+func (m *ComputeNodeMutation) ResetReservedCpus() {
+	m.reserved_cpus = nil
+	m.addreserved_cpus = nil
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (m *ComputeNodeMutation) SetNumaNodes(fn []fieldtype.NUMANode) {
+	m.numa_nodes = &fn
+	m.appendnuma_nodes = nil
+}
+
+// NumaNodes returns the value of the "numa_nodes" field in the mutation.
+func (m *ComputeNodeMutation) NumaNodes() (r []fieldtype.NUMANode, exists bool) {
+	v := m.numa_nodes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumaNodes returns the old "numa_nodes" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldNumaNodes(ctx context.Context) (v []fieldtype.NUMANode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumaNodes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumaNodes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumaNodes: %w", err)
+	}
+	return oldValue.NumaNodes, nil
+}
+
+// AppendNumaNodes adds fn to the "numa_nodes" field.
+func (m *ComputeNodeMutation) AppendNumaNodes(fn []fieldtype.NUMANode) {
+	m.appendnuma_nodes = append(m.appendnuma_nodes, fn...)
+}
+
+// AppendedNumaNodes returns the list of values that were appended to the "numa_nodes" field in this mutation.
+func (m *ComputeNodeMutation) AppendedNumaNodes() ([]fieldtype.NUMANode, bool) {
+	if len(m.appendnuma_nodes) == 0 {
+		return nil, false
+	}
+	return m.appendnuma_nodes, true
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (m *ComputeNodeMutation) ClearNumaNodes() {
+	m.numa_nodes = nil
+	m.appendnuma_nodes = nil
+	m.clearedFields[computenode.FieldNumaNodes] = struct{}{}
+}
+
+// NumaNodesCleared returns if the "numa_nodes" field was cleared in this mutation.
+func (m *ComputeNodeMutation) NumaNodesCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldNumaNodes]
+	return ok
+}
+
+// ResetNumaNodes resets all changes to the "numa_nodes" field.
+func (m *ComputeNodeMutation) ResetNumaNodes() {
+	m.numa_nodes = nil
+	m.appendnuma_nodes = nil
+	delete(m.clearedFields, computenode.FieldNumaNodes)
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (m *ComputeNodeMutation) SetExclusiveMask(i int64) {
+	m.exclusive_mask = &i
+	m.addexclusive_mask = nil
+}
+
+// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
+func (m *ComputeNodeMutation) ExclusiveMask() (r int64, exists bool) {
+	v := m.exclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusiveMask returns the old "exclusive_mask" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
+	}
+	return oldValue.ExclusiveMask, nil
+}
+
+// AddExclusiveMask adds i to the "exclusive_mask" field.
+func (m *ComputeNodeMutation) AddExclusiveMask(i int64) {
+	if m.addexclusive_mask != nil {
+		*m.addexclusive_mask += i
+	} else {
+		m.addexclusive_mask = &i
+	}
+}
+
+// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
+func (m *ComputeNodeMutation) AddedExclusiveMask() (r int64, exists bool) {
+	v := m.addexclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
+func (m *ComputeNodeMutation) ResetExclusiveMask() {
+	m.exclusive_mask = nil
+	m.addexclusive_mask = nil
 }
 
 // SetOsName sets the "os_name" field.
@@ -11301,7 +11417,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 30)
+	fields := make([]string, 0, 32)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -11332,9 +11448,6 @@ func (m *ComputeNodeMutation) Fields() []string {
 	if m.drain_deadline != nil {
 		fields = append(fields, computenode.FieldDrainDeadline)
 	}
-	if m.drain_unmovable != nil {
-		fields = append(fields, computenode.FieldDrainUnmovable)
-	}
 	if m.drain_forced != nil {
 		fields = append(fields, computenode.FieldDrainForced)
 	}
@@ -11358,6 +11471,15 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.disk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
+	}
+	if m.reserved_cpus != nil {
+		fields = append(fields, computenode.FieldReservedCpus)
+	}
+	if m.numa_nodes != nil {
+		fields = append(fields, computenode.FieldNumaNodes)
+	}
+	if m.exclusive_mask != nil {
+		fields = append(fields, computenode.FieldExclusiveMask)
 	}
 	if m.os_name != nil {
 		fields = append(fields, computenode.FieldOsName)
@@ -11420,8 +11542,6 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.DrainMessage()
 	case computenode.FieldDrainDeadline:
 		return m.DrainDeadline()
-	case computenode.FieldDrainUnmovable:
-		return m.DrainUnmovable()
 	case computenode.FieldDrainForced:
 		return m.DrainForced()
 	case computenode.FieldLabels:
@@ -11438,6 +11558,12 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.MemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.DiskAllocatedGB()
+	case computenode.FieldReservedCpus:
+		return m.ReservedCpus()
+	case computenode.FieldNumaNodes:
+		return m.NumaNodes()
+	case computenode.FieldExclusiveMask:
+		return m.ExclusiveMask()
 	case computenode.FieldOsName:
 		return m.OsName()
 	case computenode.FieldOsVersion:
@@ -11489,8 +11615,6 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldDrainMessage(ctx)
 	case computenode.FieldDrainDeadline:
 		return m.OldDrainDeadline(ctx)
-	case computenode.FieldDrainUnmovable:
-		return m.OldDrainUnmovable(ctx)
 	case computenode.FieldDrainForced:
 		return m.OldDrainForced(ctx)
 	case computenode.FieldLabels:
@@ -11507,6 +11631,12 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldMemoryAllocatedMB(ctx)
 	case computenode.FieldDiskAllocatedGB:
 		return m.OldDiskAllocatedGB(ctx)
+	case computenode.FieldReservedCpus:
+		return m.OldReservedCpus(ctx)
+	case computenode.FieldNumaNodes:
+		return m.OldNumaNodes(ctx)
+	case computenode.FieldExclusiveMask:
+		return m.OldExclusiveMask(ctx)
 	case computenode.FieldOsName:
 		return m.OldOsName(ctx)
 	case computenode.FieldOsVersion:
@@ -11608,13 +11738,6 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDrainDeadline(v)
 		return nil
-	case computenode.FieldDrainUnmovable:
-		v, ok := value.([]fieldtype.DrainUnmovable)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDrainUnmovable(v)
-		return nil
 	case computenode.FieldDrainForced:
 		v, ok := value.(bool)
 		if !ok {
@@ -11670,6 +11793,27 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDiskAllocatedGB(v)
+		return nil
+	case computenode.FieldReservedCpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReservedCpus(v)
+		return nil
+	case computenode.FieldNumaNodes:
+		v, ok := value.([]fieldtype.NUMANode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumaNodes(v)
+		return nil
+	case computenode.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusiveMask(v)
 		return nil
 	case computenode.FieldOsName:
 		v, ok := value.(string)
@@ -11774,6 +11918,12 @@ func (m *ComputeNodeMutation) AddedFields() []string {
 	if m.adddisk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
 	}
+	if m.addreserved_cpus != nil {
+		fields = append(fields, computenode.FieldReservedCpus)
+	}
+	if m.addexclusive_mask != nil {
+		fields = append(fields, computenode.FieldExclusiveMask)
+	}
 	if m.addauto_cordon_interval_seconds != nil {
 		fields = append(fields, computenode.FieldAutoCordonIntervalSeconds)
 	}
@@ -11800,6 +11950,10 @@ func (m *ComputeNodeMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedMemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.AddedDiskAllocatedGB()
+	case computenode.FieldReservedCpus:
+		return m.AddedReservedCpus()
+	case computenode.FieldExclusiveMask:
+		return m.AddedExclusiveMask()
 	case computenode.FieldAutoCordonIntervalSeconds:
 		return m.AddedAutoCordonIntervalSeconds()
 	case computenode.FieldAutoDrainIntervalSeconds:
@@ -11855,6 +12009,20 @@ func (m *ComputeNodeMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddDiskAllocatedGB(v)
 		return nil
+	case computenode.FieldReservedCpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReservedCpus(v)
+		return nil
+	case computenode.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExclusiveMask(v)
+		return nil
 	case computenode.FieldAutoCordonIntervalSeconds:
 		v, ok := value.(int)
 		if !ok {
@@ -11892,11 +12060,11 @@ func (m *ComputeNodeMutation) ClearedFields() []string {
 	if m.FieldCleared(computenode.FieldDrainDeadline) {
 		fields = append(fields, computenode.FieldDrainDeadline)
 	}
-	if m.FieldCleared(computenode.FieldDrainUnmovable) {
-		fields = append(fields, computenode.FieldDrainUnmovable)
-	}
 	if m.FieldCleared(computenode.FieldLabels) {
 		fields = append(fields, computenode.FieldLabels)
+	}
+	if m.FieldCleared(computenode.FieldNumaNodes) {
+		fields = append(fields, computenode.FieldNumaNodes)
 	}
 	if m.FieldCleared(computenode.FieldOsName) {
 		fields = append(fields, computenode.FieldOsName)
@@ -11945,11 +12113,11 @@ func (m *ComputeNodeMutation) ClearField(name string) error {
 	case computenode.FieldDrainDeadline:
 		m.ClearDrainDeadline()
 		return nil
-	case computenode.FieldDrainUnmovable:
-		m.ClearDrainUnmovable()
-		return nil
 	case computenode.FieldLabels:
 		m.ClearLabels()
+		return nil
+	case computenode.FieldNumaNodes:
+		m.ClearNumaNodes()
 		return nil
 	case computenode.FieldOsName:
 		m.ClearOsName()
@@ -12007,9 +12175,6 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 	case computenode.FieldDrainDeadline:
 		m.ResetDrainDeadline()
 		return nil
-	case computenode.FieldDrainUnmovable:
-		m.ResetDrainUnmovable()
-		return nil
 	case computenode.FieldDrainForced:
 		m.ResetDrainForced()
 		return nil
@@ -12033,6 +12198,15 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldDiskAllocatedGB:
 		m.ResetDiskAllocatedGB()
+		return nil
+	case computenode.FieldReservedCpus:
+		m.ResetReservedCpus()
+		return nil
+	case computenode.FieldNumaNodes:
+		m.ResetNumaNodes()
+		return nil
+	case computenode.FieldExclusiveMask:
+		m.ResetExclusiveMask()
 		return nil
 	case computenode.FieldOsName:
 		m.ResetOsName()
@@ -17454,6 +17628,7 @@ type FlavorMutation struct {
 	adddisk_mbps_limit         *int
 	network_mbps_limit         *int
 	addnetwork_mbps_limit      *int
+	exclusive                  *flavor.Exclusive
 	price_per_hour             *float64
 	addprice_per_hour          *float64
 	prices_by_host_model       *[]fieldtype.ModelPrice
@@ -18198,6 +18373,42 @@ func (m *FlavorMutation) ResetNetworkMbpsLimit() {
 	delete(m.clearedFields, flavor.FieldNetworkMbpsLimit)
 }
 
+// SetExclusive sets the "exclusive" field.
+func (m *FlavorMutation) SetExclusive(f flavor.Exclusive) {
+	m.exclusive = &f
+}
+
+// Exclusive returns the value of the "exclusive" field in the mutation.
+func (m *FlavorMutation) Exclusive() (r flavor.Exclusive, exists bool) {
+	v := m.exclusive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusive returns the old "exclusive" field's value of the Flavor entity.
+// If the Flavor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FlavorMutation) OldExclusive(ctx context.Context) (v flavor.Exclusive, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusive: %w", err)
+	}
+	return oldValue.Exclusive, nil
+}
+
+// ResetExclusive resets all changes to the "exclusive" field.
+func (m *FlavorMutation) ResetExclusive() {
+	m.exclusive = nil
+}
+
 // SetPricePerHour sets the "price_per_hour" field.
 func (m *FlavorMutation) SetPricePerHour(f float64) {
 	m.price_per_hour = &f
@@ -18536,7 +18747,7 @@ func (m *FlavorMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *FlavorMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, flavor.FieldCreatedAt)
 	}
@@ -18572,6 +18783,9 @@ func (m *FlavorMutation) Fields() []string {
 	}
 	if m.network_mbps_limit != nil {
 		fields = append(fields, flavor.FieldNetworkMbpsLimit)
+	}
+	if m.exclusive != nil {
+		fields = append(fields, flavor.FieldExclusive)
 	}
 	if m.price_per_hour != nil {
 		fields = append(fields, flavor.FieldPricePerHour)
@@ -18614,6 +18828,8 @@ func (m *FlavorMutation) Field(name string) (ent.Value, bool) {
 		return m.DiskMbpsLimit()
 	case flavor.FieldNetworkMbpsLimit:
 		return m.NetworkMbpsLimit()
+	case flavor.FieldExclusive:
+		return m.Exclusive()
 	case flavor.FieldPricePerHour:
 		return m.PricePerHour()
 	case flavor.FieldPricesByHostModel:
@@ -18653,6 +18869,8 @@ func (m *FlavorMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldDiskMbpsLimit(ctx)
 	case flavor.FieldNetworkMbpsLimit:
 		return m.OldNetworkMbpsLimit(ctx)
+	case flavor.FieldExclusive:
+		return m.OldExclusive(ctx)
 	case flavor.FieldPricePerHour:
 		return m.OldPricePerHour(ctx)
 	case flavor.FieldPricesByHostModel:
@@ -18751,6 +18969,13 @@ func (m *FlavorMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetNetworkMbpsLimit(v)
+		return nil
+	case flavor.FieldExclusive:
+		v, ok := value.(flavor.Exclusive)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusive(v)
 		return nil
 	case flavor.FieldPricePerHour:
 		v, ok := value.(float64)
@@ -18989,6 +19214,9 @@ func (m *FlavorMutation) ResetField(name string) error {
 		return nil
 	case flavor.FieldNetworkMbpsLimit:
 		m.ResetNetworkMbpsLimit()
+		return nil
+	case flavor.FieldExclusive:
+		m.ResetExclusive()
 		return nil
 	case flavor.FieldPricePerHour:
 		m.ResetPricePerHour()
@@ -58637,8 +58865,10 @@ type VirtualMachineMutation struct {
 	addallocated_memory_mb    *int64
 	allocated_disk_gb         *int64
 	addallocated_disk_gb      *int64
-	state_after_move          *virtualmachine.StateAfterMove
-	availability_zone_chosen  *bool
+	exclusive_mask            *int64
+	addexclusive_mask         *int64
+	numa_node                 *int
+	addnuma_node              *int
 	user_data                 *string
 	clearedFields             map[string]struct{}
 	tenant                    *int
@@ -59576,89 +59806,130 @@ func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
 	m.addallocated_disk_gb = nil
 }
 
-// SetStateAfterMove sets the "state_after_move" field.
-func (m *VirtualMachineMutation) SetStateAfterMove(vam virtualmachine.StateAfterMove) {
-	m.state_after_move = &vam
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (m *VirtualMachineMutation) SetExclusiveMask(i int64) {
+	m.exclusive_mask = &i
+	m.addexclusive_mask = nil
 }
 
-// StateAfterMove returns the value of the "state_after_move" field in the mutation.
-func (m *VirtualMachineMutation) StateAfterMove() (r virtualmachine.StateAfterMove, exists bool) {
-	v := m.state_after_move
+// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
+func (m *VirtualMachineMutation) ExclusiveMask() (r int64, exists bool) {
+	v := m.exclusive_mask
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldStateAfterMove returns the old "state_after_move" field's value of the VirtualMachine entity.
+// OldExclusiveMask returns the old "exclusive_mask" field's value of the VirtualMachine entity.
 // If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *VirtualMachineMutation) OldStateAfterMove(ctx context.Context) (v *virtualmachine.StateAfterMove, err error) {
+func (m *VirtualMachineMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldStateAfterMove is only allowed on UpdateOne operations")
+		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldStateAfterMove requires an ID field in the mutation")
+		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldStateAfterMove: %w", err)
+		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
 	}
-	return oldValue.StateAfterMove, nil
+	return oldValue.ExclusiveMask, nil
 }
 
-// ClearStateAfterMove clears the value of the "state_after_move" field.
-func (m *VirtualMachineMutation) ClearStateAfterMove() {
-	m.state_after_move = nil
-	m.clearedFields[virtualmachine.FieldStateAfterMove] = struct{}{}
+// AddExclusiveMask adds i to the "exclusive_mask" field.
+func (m *VirtualMachineMutation) AddExclusiveMask(i int64) {
+	if m.addexclusive_mask != nil {
+		*m.addexclusive_mask += i
+	} else {
+		m.addexclusive_mask = &i
+	}
 }
 
-// StateAfterMoveCleared returns if the "state_after_move" field was cleared in this mutation.
-func (m *VirtualMachineMutation) StateAfterMoveCleared() bool {
-	_, ok := m.clearedFields[virtualmachine.FieldStateAfterMove]
+// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
+func (m *VirtualMachineMutation) AddedExclusiveMask() (r int64, exists bool) {
+	v := m.addexclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
+func (m *VirtualMachineMutation) ResetExclusiveMask() {
+	m.exclusive_mask = nil
+	m.addexclusive_mask = nil
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (m *VirtualMachineMutation) SetNumaNode(i int) {
+	m.numa_node = &i
+	m.addnuma_node = nil
+}
+
+// NumaNode returns the value of the "numa_node" field in the mutation.
+func (m *VirtualMachineMutation) NumaNode() (r int, exists bool) {
+	v := m.numa_node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumaNode returns the old "numa_node" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldNumaNode(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumaNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumaNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumaNode: %w", err)
+	}
+	return oldValue.NumaNode, nil
+}
+
+// AddNumaNode adds i to the "numa_node" field.
+func (m *VirtualMachineMutation) AddNumaNode(i int) {
+	if m.addnuma_node != nil {
+		*m.addnuma_node += i
+	} else {
+		m.addnuma_node = &i
+	}
+}
+
+// AddedNumaNode returns the value that was added to the "numa_node" field in this mutation.
+func (m *VirtualMachineMutation) AddedNumaNode() (r int, exists bool) {
+	v := m.addnuma_node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (m *VirtualMachineMutation) ClearNumaNode() {
+	m.numa_node = nil
+	m.addnuma_node = nil
+	m.clearedFields[virtualmachine.FieldNumaNode] = struct{}{}
+}
+
+// NumaNodeCleared returns if the "numa_node" field was cleared in this mutation.
+func (m *VirtualMachineMutation) NumaNodeCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldNumaNode]
 	return ok
 }
 
-// ResetStateAfterMove resets all changes to the "state_after_move" field.
-func (m *VirtualMachineMutation) ResetStateAfterMove() {
-	m.state_after_move = nil
-	delete(m.clearedFields, virtualmachine.FieldStateAfterMove)
-}
-
-// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
-func (m *VirtualMachineMutation) SetAvailabilityZoneChosen(b bool) {
-	m.availability_zone_chosen = &b
-}
-
-// AvailabilityZoneChosen returns the value of the "availability_zone_chosen" field in the mutation.
-func (m *VirtualMachineMutation) AvailabilityZoneChosen() (r bool, exists bool) {
-	v := m.availability_zone_chosen
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldAvailabilityZoneChosen returns the old "availability_zone_chosen" field's value of the VirtualMachine entity.
-// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *VirtualMachineMutation) OldAvailabilityZoneChosen(ctx context.Context) (v bool, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldAvailabilityZoneChosen is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldAvailabilityZoneChosen requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldAvailabilityZoneChosen: %w", err)
-	}
-	return oldValue.AvailabilityZoneChosen, nil
-}
-
-// ResetAvailabilityZoneChosen resets all changes to the "availability_zone_chosen" field.
-func (m *VirtualMachineMutation) ResetAvailabilityZoneChosen() {
-	m.availability_zone_chosen = nil
+// ResetNumaNode resets all changes to the "numa_node" field.
+func (m *VirtualMachineMutation) ResetNumaNode() {
+	m.numa_node = nil
+	m.addnuma_node = nil
+	delete(m.clearedFields, virtualmachine.FieldNumaNode)
 }
 
 // SetUserData sets the "user_data" field.
@@ -60525,11 +60796,11 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.allocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
-	if m.state_after_move != nil {
-		fields = append(fields, virtualmachine.FieldStateAfterMove)
+	if m.exclusive_mask != nil {
+		fields = append(fields, virtualmachine.FieldExclusiveMask)
 	}
-	if m.availability_zone_chosen != nil {
-		fields = append(fields, virtualmachine.FieldAvailabilityZoneChosen)
+	if m.numa_node != nil {
+		fields = append(fields, virtualmachine.FieldNumaNode)
 	}
 	if m.user_data != nil {
 		fields = append(fields, virtualmachine.FieldUserData)
@@ -60576,10 +60847,10 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.AllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AllocatedDiskGB()
-	case virtualmachine.FieldStateAfterMove:
-		return m.StateAfterMove()
-	case virtualmachine.FieldAvailabilityZoneChosen:
-		return m.AvailabilityZoneChosen()
+	case virtualmachine.FieldExclusiveMask:
+		return m.ExclusiveMask()
+	case virtualmachine.FieldNumaNode:
+		return m.NumaNode()
 	case virtualmachine.FieldUserData:
 		return m.UserData()
 	}
@@ -60625,10 +60896,10 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldAllocatedMemoryMB(ctx)
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.OldAllocatedDiskGB(ctx)
-	case virtualmachine.FieldStateAfterMove:
-		return m.OldStateAfterMove(ctx)
-	case virtualmachine.FieldAvailabilityZoneChosen:
-		return m.OldAvailabilityZoneChosen(ctx)
+	case virtualmachine.FieldExclusiveMask:
+		return m.OldExclusiveMask(ctx)
+	case virtualmachine.FieldNumaNode:
+		return m.OldNumaNode(ctx)
 	case virtualmachine.FieldUserData:
 		return m.OldUserData(ctx)
 	}
@@ -60759,19 +61030,19 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAllocatedDiskGB(v)
 		return nil
-	case virtualmachine.FieldStateAfterMove:
-		v, ok := value.(virtualmachine.StateAfterMove)
+	case virtualmachine.FieldExclusiveMask:
+		v, ok := value.(int64)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetStateAfterMove(v)
+		m.SetExclusiveMask(v)
 		return nil
-	case virtualmachine.FieldAvailabilityZoneChosen:
-		v, ok := value.(bool)
+	case virtualmachine.FieldNumaNode:
+		v, ok := value.(int)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetAvailabilityZoneChosen(v)
+		m.SetNumaNode(v)
 		return nil
 	case virtualmachine.FieldUserData:
 		v, ok := value.(string)
@@ -60803,6 +61074,12 @@ func (m *VirtualMachineMutation) AddedFields() []string {
 	if m.addallocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
+	if m.addexclusive_mask != nil {
+		fields = append(fields, virtualmachine.FieldExclusiveMask)
+	}
+	if m.addnuma_node != nil {
+		fields = append(fields, virtualmachine.FieldNumaNode)
+	}
 	return fields
 }
 
@@ -60821,6 +61098,10 @@ func (m *VirtualMachineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AddedAllocatedDiskGB()
+	case virtualmachine.FieldExclusiveMask:
+		return m.AddedExclusiveMask()
+	case virtualmachine.FieldNumaNode:
+		return m.AddedNumaNode()
 	}
 	return nil, false
 }
@@ -60865,6 +61146,20 @@ func (m *VirtualMachineMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAllocatedDiskGB(v)
 		return nil
+	case virtualmachine.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExclusiveMask(v)
+		return nil
+	case virtualmachine.FieldNumaNode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNumaNode(v)
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine numeric field %s", name)
 }
@@ -60888,8 +61183,8 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	if m.FieldCleared(virtualmachine.FieldRevisionHistory) {
 		fields = append(fields, virtualmachine.FieldRevisionHistory)
 	}
-	if m.FieldCleared(virtualmachine.FieldStateAfterMove) {
-		fields = append(fields, virtualmachine.FieldStateAfterMove)
+	if m.FieldCleared(virtualmachine.FieldNumaNode) {
+		fields = append(fields, virtualmachine.FieldNumaNode)
 	}
 	if m.FieldCleared(virtualmachine.FieldUserData) {
 		fields = append(fields, virtualmachine.FieldUserData)
@@ -60923,8 +61218,8 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 	case virtualmachine.FieldRevisionHistory:
 		m.ClearRevisionHistory()
 		return nil
-	case virtualmachine.FieldStateAfterMove:
-		m.ClearStateAfterMove()
+	case virtualmachine.FieldNumaNode:
+		m.ClearNumaNode()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ClearUserData()
@@ -60988,11 +61283,11 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 	case virtualmachine.FieldAllocatedDiskGB:
 		m.ResetAllocatedDiskGB()
 		return nil
-	case virtualmachine.FieldStateAfterMove:
-		m.ResetStateAfterMove()
+	case virtualmachine.FieldExclusiveMask:
+		m.ResetExclusiveMask()
 		return nil
-	case virtualmachine.FieldAvailabilityZoneChosen:
-		m.ResetAvailabilityZoneChosen()
+	case virtualmachine.FieldNumaNode:
+		m.ResetNumaNode()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ResetUserData()

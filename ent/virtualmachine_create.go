@@ -253,30 +253,30 @@ func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMac
 	return _c
 }
 
-// SetStateAfterMove sets the "state_after_move" field.
-func (_c *VirtualMachineCreate) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineCreate {
-	_c.mutation.SetStateAfterMove(v)
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_c *VirtualMachineCreate) SetExclusiveMask(v int64) *VirtualMachineCreate {
+	_c.mutation.SetExclusiveMask(v)
 	return _c
 }
 
-// SetNillableStateAfterMove sets the "state_after_move" field if the given value is not nil.
-func (_c *VirtualMachineCreate) SetNillableStateAfterMove(v *virtualmachine.StateAfterMove) *VirtualMachineCreate {
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableExclusiveMask(v *int64) *VirtualMachineCreate {
 	if v != nil {
-		_c.SetStateAfterMove(*v)
+		_c.SetExclusiveMask(*v)
 	}
 	return _c
 }
 
-// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
-func (_c *VirtualMachineCreate) SetAvailabilityZoneChosen(v bool) *VirtualMachineCreate {
-	_c.mutation.SetAvailabilityZoneChosen(v)
+// SetNumaNode sets the "numa_node" field.
+func (_c *VirtualMachineCreate) SetNumaNode(v int) *VirtualMachineCreate {
+	_c.mutation.SetNumaNode(v)
 	return _c
 }
 
-// SetNillableAvailabilityZoneChosen sets the "availability_zone_chosen" field if the given value is not nil.
-func (_c *VirtualMachineCreate) SetNillableAvailabilityZoneChosen(v *bool) *VirtualMachineCreate {
+// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableNumaNode(v *int) *VirtualMachineCreate {
 	if v != nil {
-		_c.SetAvailabilityZoneChosen(*v)
+		_c.SetNumaNode(*v)
 	}
 	return _c
 }
@@ -637,9 +637,9 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultAllocatedDiskGB
 		_c.mutation.SetAllocatedDiskGB(v)
 	}
-	if _, ok := _c.mutation.AvailabilityZoneChosen(); !ok {
-		v := virtualmachine.DefaultAvailabilityZoneChosen
-		_c.mutation.SetAvailabilityZoneChosen(v)
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		v := virtualmachine.DefaultExclusiveMask
+		_c.mutation.SetExclusiveMask(v)
 	}
 	return nil
 }
@@ -747,13 +747,18 @@ func (_c *VirtualMachineCreate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
-	if v, ok := _c.mutation.StateAfterMove(); ok {
-		if err := virtualmachine.StateAfterMoveValidator(v); err != nil {
-			return &ValidationError{Name: "state_after_move", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.state_after_move": %w`, err)}
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		return &ValidationError{Name: "exclusive_mask", err: errors.New(`ent: missing required field "VirtualMachine.exclusive_mask"`)}
+	}
+	if v, ok := _c.mutation.ExclusiveMask(); ok {
+		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
 		}
 	}
-	if _, ok := _c.mutation.AvailabilityZoneChosen(); !ok {
-		return &ValidationError{Name: "availability_zone_chosen", err: errors.New(`ent: missing required field "VirtualMachine.availability_zone_chosen"`)}
+	if v, ok := _c.mutation.NumaNode(); ok {
+		if err := virtualmachine.NumaNodeValidator(v); err != nil {
+			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+		}
 	}
 	if v, ok := _c.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
@@ -864,13 +869,13 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 		_node.AllocatedDiskGB = value
 	}
-	if value, ok := _c.mutation.StateAfterMove(); ok {
-		_spec.SetField(virtualmachine.FieldStateAfterMove, field.TypeEnum, value)
-		_node.StateAfterMove = &value
+	if value, ok := _c.mutation.ExclusiveMask(); ok {
+		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+		_node.ExclusiveMask = value
 	}
-	if value, ok := _c.mutation.AvailabilityZoneChosen(); ok {
-		_spec.SetField(virtualmachine.FieldAvailabilityZoneChosen, field.TypeBool, value)
-		_node.AvailabilityZoneChosen = value
+	if value, ok := _c.mutation.NumaNode(); ok {
+		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+		_node.NumaNode = &value
 	}
 	if value, ok := _c.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1445,33 +1450,45 @@ func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert
 	return u
 }
 
-// SetStateAfterMove sets the "state_after_move" field.
-func (u *VirtualMachineUpsert) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsert {
-	u.Set(virtualmachine.FieldStateAfterMove, v)
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsert) SetExclusiveMask(v int64) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldExclusiveMask, v)
 	return u
 }
 
-// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
-func (u *VirtualMachineUpsert) UpdateStateAfterMove() *VirtualMachineUpsert {
-	u.SetExcluded(virtualmachine.FieldStateAfterMove)
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateExclusiveMask() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldExclusiveMask)
 	return u
 }
 
-// ClearStateAfterMove clears the value of the "state_after_move" field.
-func (u *VirtualMachineUpsert) ClearStateAfterMove() *VirtualMachineUpsert {
-	u.SetNull(virtualmachine.FieldStateAfterMove)
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsert) AddExclusiveMask(v int64) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldExclusiveMask, v)
 	return u
 }
 
-// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
-func (u *VirtualMachineUpsert) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsert {
-	u.Set(virtualmachine.FieldAvailabilityZoneChosen, v)
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsert) SetNumaNode(v int) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldNumaNode, v)
 	return u
 }
 
-// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
-func (u *VirtualMachineUpsert) UpdateAvailabilityZoneChosen() *VirtualMachineUpsert {
-	u.SetExcluded(virtualmachine.FieldAvailabilityZoneChosen)
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateNumaNode() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldNumaNode)
+	return u
+}
+
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsert) AddNumaNode(v int) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldNumaNode, v)
+	return u
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsert) ClearNumaNode() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldNumaNode)
 	return u
 }
 
@@ -1832,38 +1849,52 @@ func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertO
 	})
 }
 
-// SetStateAfterMove sets the "state_after_move" field.
-func (u *VirtualMachineUpsertOne) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsertOne {
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsertOne) SetExclusiveMask(v int64) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetStateAfterMove(v)
+		s.SetExclusiveMask(v)
 	})
 }
 
-// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
-func (u *VirtualMachineUpsertOne) UpdateStateAfterMove() *VirtualMachineUpsertOne {
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsertOne) AddExclusiveMask(v int64) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateStateAfterMove()
+		s.AddExclusiveMask(v)
 	})
 }
 
-// ClearStateAfterMove clears the value of the "state_after_move" field.
-func (u *VirtualMachineUpsertOne) ClearStateAfterMove() *VirtualMachineUpsertOne {
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateExclusiveMask() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.ClearStateAfterMove()
+		s.UpdateExclusiveMask()
 	})
 }
 
-// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
-func (u *VirtualMachineUpsertOne) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsertOne {
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsertOne) SetNumaNode(v int) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetAvailabilityZoneChosen(v)
+		s.SetNumaNode(v)
 	})
 }
 
-// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
-func (u *VirtualMachineUpsertOne) UpdateAvailabilityZoneChosen() *VirtualMachineUpsertOne {
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsertOne) AddNumaNode(v int) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateAvailabilityZoneChosen()
+		s.AddNumaNode(v)
+	})
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateNumaNode() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateNumaNode()
+	})
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsertOne) ClearNumaNode() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearNumaNode()
 	})
 }
 
@@ -2393,38 +2424,52 @@ func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsert
 	})
 }
 
-// SetStateAfterMove sets the "state_after_move" field.
-func (u *VirtualMachineUpsertBulk) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsertBulk {
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsertBulk) SetExclusiveMask(v int64) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetStateAfterMove(v)
+		s.SetExclusiveMask(v)
 	})
 }
 
-// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
-func (u *VirtualMachineUpsertBulk) UpdateStateAfterMove() *VirtualMachineUpsertBulk {
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsertBulk) AddExclusiveMask(v int64) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateStateAfterMove()
+		s.AddExclusiveMask(v)
 	})
 }
 
-// ClearStateAfterMove clears the value of the "state_after_move" field.
-func (u *VirtualMachineUpsertBulk) ClearStateAfterMove() *VirtualMachineUpsertBulk {
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateExclusiveMask() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.ClearStateAfterMove()
+		s.UpdateExclusiveMask()
 	})
 }
 
-// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
-func (u *VirtualMachineUpsertBulk) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsertBulk {
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) SetNumaNode(v int) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetAvailabilityZoneChosen(v)
+		s.SetNumaNode(v)
 	})
 }
 
-// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
-func (u *VirtualMachineUpsertBulk) UpdateAvailabilityZoneChosen() *VirtualMachineUpsertBulk {
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) AddNumaNode(v int) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateAvailabilityZoneChosen()
+		s.AddNumaNode(v)
+	})
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateNumaNode() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateNumaNode()
+	})
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) ClearNumaNode() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearNumaNode()
 	})
 }
 

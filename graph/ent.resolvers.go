@@ -852,11 +852,15 @@ func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResol
 // Network returns generated.NetworkResolver implementation.
 func (r *Resolver) Network() generated.NetworkResolver { return &networkResolver{r} }
 
+// Port returns generated.PortResolver implementation.
+func (r *Resolver) Port() generated.PortResolver { return &portResolver{r} }
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
 	mutationResolver struct{ *Resolver }
 	networkResolver  struct{ *Resolver }
+	portResolver     struct{ *Resolver }
 	queryResolver    struct{ *Resolver }
 )

@@ -47,6 +47,7 @@ func (r *mutationResolver) DetachVolume(ctx context.Context, id int) (*ent.Volum
 func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.NodeStatusInput) (*ent.ComputeNode, error) {
 	n, changed, err := nodestatus.Apply(ctx, r.ent(ctx), nodestatus.Report{
 		NodeID: input.NodeID, CPUCapacity: input.CPUCapacity, MemoryCapacityMB: input.MemoryCapacityMb,
+		ReservedCPUs: input.ReservedCPUs, NUMANodes: derefAll(input.NumaNodes),
 		DiskCapacityGB: input.DiskCapacityGb, AgentVersion: input.AgentVersion, Healthy: input.Healthy,
 		Message: input.Message, RequestCordon: input.RequestCordon, IDOnly: selectsOnlyID(ctx), At: r.now(),
 		OSName: input.OsName, OSVersion: input.OsVersion, KernelVersion: input.KernelVersion, DomainType: input.DomainType,
@@ -89,6 +90,11 @@ func (r *mutationResolver) DrainNode(ctx context.Context, id int, timeoutSeconds
 		out.Unmovable = append(out.Unmovable, &model.UnmovableVM{VirtualMachine: u.VM, Reason: u.Reason})
 	}
 	return out, nil
+}
+
+// NetworkID is the resolver for the networkID field.
+func (r *portResolver) NetworkID(ctx context.Context, obj *ent.Port) (*int, error) {
+	return portNetworkID(ctx, obj)
 }
 
 // VirtualMachineStatusChanged is the resolver for the virtualMachineStatusChanged field.

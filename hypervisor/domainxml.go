@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -136,6 +137,23 @@ func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 				libvirtxml.DomainCPUTuneVCPUPin{VCPU: uint(i), CPUSet: strconv.Itoa(c)})
 		}
 	}
+	// The emulator threads (QEMU's I/O and main loop) stay where the vCPUs are: on a
+	// dedicated VM's own CPUs, or within the shared set, never on another VM's pinned CPUs
+	// or the host's reserved ones.
+	if emu := n.PinnedCPUs; len(emu) > 0 || len(n.SharedCPUs) > 0 {
+		if len(emu) == 0 {
+			emu = n.SharedCPUs
+		}
+		if d.CPUTune == nil {
+			d.CPUTune = &libvirtxml.DomainCPUTune{}
+		}
+		d.CPUTune.EmulatorPin = &libvirtxml.DomainCPUTuneEmulatorPin{CPUSet: cpuList(slices.Sorted(slices.Values(emu)))}
+	}
+	if n.NUMANode != nil {
+		d.NUMATune = &libvirtxml.DomainNUMATune{
+			Memory: &libvirtxml.DomainNUMATuneMemory{Mode: "strict", Nodeset: strconv.Itoa(*n.NUMANode)},
+		}
+	}
 
 	used := map[string]int{} // target prefix -> disks so far
 	scsi := false
@@ -161,11 +179,20 @@ func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 		} else {
 			src.Network = &libvirtxml.DomainInterfaceSourceNetwork{Network: nic.Network}
 		}
-		d.Devices.Interfaces = append(d.Devices.Interfaces, libvirtxml.DomainInterface{
+		iface := libvirtxml.DomainInterface{
 			MAC:    &libvirtxml.DomainInterfaceMAC{Address: nic.MAC},
 			Source: src,
 			Model:  &libvirtxml.DomainInterfaceModel{Type: nic.Model},
-		})
+		}
+		if nic.BandwidthMbps > 0 {
+			// libvirt's average is in kilobytes (1024 bytes) per second.
+			kBps := nicKBps(nic.BandwidthMbps)
+			iface.Bandwidth = &libvirtxml.DomainInterfaceBandwidth{
+				Inbound:  &libvirtxml.DomainInterfaceBandwidthParams{Average: &kBps},
+				Outbound: &libvirtxml.DomainInterfaceBandwidthParams{Average: &kBps},
+			}
+		}
+		d.Devices.Interfaces = append(d.Devices.Interfaces, iface)
 	}
 
 	if domainType != DomainTypeTest {
@@ -177,6 +204,12 @@ func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 		}}
 	}
 	return d
+}
+
+// nicKBps is mbps megabits (10^6 bits) per second in libvirt's bandwidth unit, kibibytes per
+// second, rounded down but at least 1.
+func nicKBps(mbps int) int {
+	return max(int(int64(mbps)*1_000_000/8/1024), 1)
 }
 
 // diskLetters returns the suffix of the i-th disk's target name: a…z, aa…zz, like Linux.

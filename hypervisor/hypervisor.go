@@ -63,8 +63,13 @@ type Hypervisor interface {
 	// completes when the guest releases the device.
 	DetachDisk(ctx context.Context, name, path string) error
 
-	// Capacity returns what the host has: logical CPUs and memory.
+	// Capacity returns what the host has: logical CPUs, memory and NUMA nodes.
 	Capacity(ctx context.Context) (Capacity, error)
+
+	// SetCPUAffinity confines the domain's vCPUs and emulator threads to the host CPUs
+	// cpus, on the running instance at once and in its definition (empty: every CPU). The
+	// agent moves running shared VMs off the CPUs a dedicated VM is pinned to with it.
+	SetCPUAffinity(ctx context.Context, name string, cpus []int) error
 
 	// Close releases the connection. Domains keep running. Calls after Close fail with
 	// ErrClosed.

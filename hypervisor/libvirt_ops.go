@@ -350,7 +350,7 @@ func (h *Libvirt) List(ctx context.Context) ([]Domain, error) {
 	return out, nil
 }
 
-// Capacity returns the host's logical CPUs and memory; see [Hypervisor.Capacity].
+// Capacity returns the host's logical CPUs, memory and NUMA nodes; see [Hypervisor.Capacity].
 func (h *Libvirt) Capacity(ctx context.Context) (Capacity, error) {
 	var cp Capacity
 	err := h.do(ctx, func(c *libvirt.Libvirt) error {
@@ -359,7 +359,8 @@ func (h *Libvirt) Capacity(ctx context.Context) (Capacity, error) {
 			return fmt.Errorf("get node info: %w", err)
 		}
 		cp = Capacity{VCPUs: int(cpus), MemoryMiB: int64(memKiB / 1024)}
-		return nil
+		cp.NUMANodes, err = numaNodes(c)
+		return err
 	})
 	return cp, err
 }

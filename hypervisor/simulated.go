@@ -69,7 +69,7 @@ func NewSimulated(cfg SimulatedConfig) (*Simulated, error) {
 	if cfg.FailureRate < 0 || cfg.FailureRate > 1 {
 		return nil, fmt.Errorf("simulated hypervisor: failure rate %v: want 0 to 1", cfg.FailureRate)
 	}
-	if cfg.Capacity == (Capacity{}) {
+	if cfg.Capacity.VCPUs == 0 && cfg.Capacity.MemoryMiB == 0 {
 		cfg.Capacity = Capacity{VCPUs: 64, MemoryMiB: 256 * 1024}
 	}
 	if cfg.PoolCapacityBytes <= 0 {
@@ -258,6 +258,23 @@ func (s *Simulated) Capacity(context.Context) (Capacity, error) {
 		return Capacity{}, err
 	}
 	return s.cfg.Capacity, nil
+}
+
+// SetCPUAffinity records cpus as the domain's shared CPU set (its spec's SharedCPUs), as
+// if the running instance and its definition had been re-pinned; see
+// [Hypervisor.SetCPUAffinity].
+func (s *Simulated) SetCPUAffinity(_ context.Context, name string, cpus []int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	d, err := s.get(name)
+	if err != nil {
+		return err
+	}
+	d.spec.SharedCPUs = slices.Clone(cpus)
+	return nil
 }
 
 // Crash marks a domain crashed, as if its guest had died: for tests and demos of the agent's

@@ -70,6 +70,13 @@ func (s DomainSpec) normalize() (DomainSpec, error) {
 			n.SharedCPUs = nil
 		}
 	}
+	if s.NUMANode != nil {
+		if *s.NUMANode < 0 {
+			return n, invalidSpec("NUMA node %d: must not be negative", *s.NUMANode)
+		}
+		v := *s.NUMANode
+		n.NUMANode = &v
+	}
 	if s.CPUQuotaPercent < 0 || s.CPUQuotaPercent > 100 {
 		return n, invalidSpec("CPU quota %d%%: want 0 to 100", s.CPUQuotaPercent)
 	}
@@ -103,6 +110,9 @@ func (s DomainSpec) normalize() (DomainSpec, error) {
 		}
 		if !nameRE.MatchString(nic.Model) {
 			return n, invalidSpec("NIC %d: model %q", i, nic.Model)
+		}
+		if nic.BandwidthMbps < 0 {
+			return n, invalidSpec("NIC %d: bandwidth %d Mbit/s: must not be negative", i, nic.BandwidthMbps)
 		}
 		switch {
 		case nic.Bridge != "" && nic.Network != "":

@@ -24,6 +24,10 @@ type DomainSpec struct {
 	// over (<vcpu cpuset>): the node's CPUs not pinned to a dedicated VM, so shared VMs
 	// stay off them. Empty means every host CPU. Ignored with PinnedCPUs.
 	SharedCPUs []int
+	// NUMANode, when set, binds the guest's memory to that host NUMA node
+	// (<numatune><memory mode='strict'>): an exclusive NUMA_NODE flavor, whose vCPUs are
+	// pinned to the node's CPUs too.
+	NUMANode *int
 	// CPUQuotaPercent, between 1 and 99, caps each vCPU at that share of a host CPU's time
 	// (a shared flavor's CPU-time limit): <cputune> period 100000 µs and quota
 	// percent × 1000 µs. 0 or 100 means no limit.
@@ -73,6 +77,9 @@ type NIC struct {
 	Bridge string
 	// Network names a libvirt network (e.g. "default").
 	Network string
+	// BandwidthMbps limits the interface in each direction to that many megabits per second
+	// (<bandwidth> inbound and outbound average, the flavor's network limit); 0: no limit.
+	BandwidthMbps int
 }
 
 // BootDevice is a device class the firmware boots from.
@@ -130,5 +137,15 @@ type Capacity struct {
 	// VCPUs is the number of logical CPUs of the host.
 	VCPUs int
 	// MemoryMiB is the host's memory in MiB.
+	MemoryMiB int64
+	// NUMANodes are the host's NUMA nodes (cells) with their CPUs and memory, as libvirt's
+	// capabilities list them; empty when the hypervisor does not say.
+	NUMANodes []NUMANode
+}
+
+// NUMANode is one NUMA node (cell) of the host.
+type NUMANode struct {
+	ID        int
+	CPUs      []int
 	MemoryMiB int64
 }

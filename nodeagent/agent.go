@@ -11,6 +11,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
@@ -24,7 +25,6 @@ const (
 	DefaultAttempts          = 3
 	DefaultRetryDelay        = time.Second
 	DefaultNetwork           = "default"
-	DefaultBridgeFormat      = "br-vlan%d"
 	Version                  = "0.6.0"
 )
 
@@ -73,11 +73,15 @@ type Config struct {
 	// ConfigDriveDir is where the VMs' config drives (<domain>-cidata.iso) are built;
 	// DiskDir when empty, else a directory under the system's temporary directory.
 	ConfigDriveDir string
-	// DefaultNetwork is the libvirt network of a port without a VLAN (DefaultNetwork when
-	// empty); BridgeFormat names the host bridge of a VLAN (DefaultBridgeFormat when empty).
+	// DefaultNetwork is the libvirt network of a port of no network (DefaultNetwork when
+	// empty). A port of a network goes to the network's bridge, hostnet.BridgeName.
 	DefaultNetwork string
-	BridgeFormat   string
-	// ReservedCPUs are the host CPUs (0 to ReservedCPUs-1) never pinned to a VM.
+	// Networks, when set, creates the bridge (and VLAN interface) of each network a VM of the
+	// node needs before the VM starts, and removes those it created once no VM needs them
+	// (hostnet.Manager). Nil leaves host networking to the operator: the bridges must exist.
+	Networks HostNetworks
+	// ReservedCPUs are the host CPUs (0 to ReservedCPUs-1) kept for the host: never pinned to
+	// a VM, outside the shared set, and not in the capacity reported.
 	ReservedCPUs int
 	// DiskCapacityGB, when set, is reported as the node's disk capacity instead of the
 	// size of Pool.
@@ -126,6 +130,17 @@ type Agent struct {
 
 	mu       sync.Mutex
 	reported map[string]AssignmentReport // last report sent per assignment, to send each once
+	affinity map[string]string           // shared CPU set last applied to each running domain
+	numaSent string                      // the NUMA nodes last reported (fmt.Sprint)
+}
+
+// HostNetworks creates and removes the host side of the VMs' networks: *hostnet.Manager.
+type HostNetworks interface {
+	// Ensure makes the network's bridge (and VLAN interface) exist and returns its name.
+	Ensure(n hostnet.Network) (string, error)
+	// Prune removes what it created for networks whose bridges are not in keep, unless in
+	// use, and returns what it removed.
+	Prune(keep []string) ([]string, error)
 }
 
 // New checks cfg and returns an agent; it does not contact anything yet.
@@ -160,9 +175,6 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.DefaultNetwork == "" {
 		cfg.DefaultNetwork = DefaultNetwork
 	}
-	if cfg.BridgeFormat == "" {
-		cfg.BridgeFormat = DefaultBridgeFormat
-	}
 	if cfg.AgentVersion == "" {
 		cfg.AgentVersion = Version
 	}
@@ -188,6 +200,7 @@ func New(cfg Config) (*Agent, error) {
 		nodeID:   cfg.NodeID,
 		flaps:    newFlapGuard(cfg.FlapLimit, cfg.FlapWindow, cfg.Clock),
 		reported: map[string]AssignmentReport{},
+		affinity: map[string]string{},
 	}, nil
 }
 

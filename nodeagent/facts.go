@@ -97,6 +97,9 @@ type hostReport struct {
 	DomainType *string
 	Providers  []ProviderOfferInput
 	Facts      HostFacts
+	// Reserved is how many CPUs are kept for the host; NUMA the host's NUMA nodes.
+	Reserved int
+	NUMA     []NUMANodeInput
 }
 
 // readHostReport reads the host's capacity from hv: CPUs (less reserved) and memory, and
@@ -109,9 +112,12 @@ func readHostReport(ctx context.Context, hv hypervisor.Hypervisor, ensurePool fu
 	if err != nil {
 		return hostReport{}, err
 	}
-	r := hostReport{CPUs: max(c.VCPUs-reserved, 0), MemoryMB: int(c.MemoryMiB), Facts: facts,
+	r := hostReport{CPUs: max(c.VCPUs-reserved, 0), MemoryMB: int(c.MemoryMiB), Facts: facts, Reserved: reserved,
 		// Both hypervisors realize VMs as libvirt would: the simulated one stands in for it.
 		Providers: []ProviderOfferInput{{Kind: ProviderKindVirtualMachine, Driver: ProviderDriverLibvirt}}}
+	for _, n := range c.NUMANodes {
+		r.NUMA = append(r.NUMA, NUMANodeInput{Id: n.ID, Cpus: n.CPUs, MemoryMB: int(n.MemoryMiB)})
+	}
 	if d, ok := hv.(interface{ DomainType() string }); ok {
 		t := d.DomainType()
 		r.DomainType = &t
@@ -134,6 +140,7 @@ func readHostReport(ctx context.Context, hv hypervisor.Hypervisor, ensurePool fu
 func (r hostReport) fill(s *NodeStatusInput) {
 	s.CpuCapacity, s.MemoryCapacityMB, s.DiskCapacityGB = &r.CPUs, &r.MemoryMB, r.DiskGB
 	s.DomainType, s.Providers = r.DomainType, r.Providers
+	s.ReservedCPUs = &r.Reserved
 	s.OsName, s.OsVersion, s.KernelVersion = r.Facts.pointers()
 }
 

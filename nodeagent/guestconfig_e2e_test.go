@@ -8,17 +8,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kdomanski/iso9660"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/fleet"
+	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/nodeagent"
@@ -29,7 +33,10 @@ import (
 // into the assignment) and the agent on libvirtd's test driver: the domain has both
 // interfaces with the MACs of the VM's ports, the cidata CD-ROM (read-only, SATA) and boots
 // from the CD-ROM; the ISO's files say what the VM is and Debian's cloud-init accepts its
-// user-data and network-config. Deleting the VM releases its addresses and the drive.
+// user-data and network-config. Each network has its own bridge (hostnet.BridgeName), which
+// the agent creates (in a network namespace of the test's) before the domain starts and
+// removes once the VM is gone; only the first NIC gets a default route. Deleting the VM
+// releases its addresses and the drive.
 func TestGuestConfigEndToEnd(t *testing.T) {
 	st := startStack(t, 0)
 	ctx, hv, site := gqltest.System(), st.hv, st.site
@@ -39,14 +46,17 @@ func TestGuestConfigEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	nsh := testNamespace(t)
 	ag, err := nodeagent.New(nodeagent.Config{APIURL: st.base, Token: tok, Hypervisor: hv, Log: st.log,
-		HeartbeatInterval: time.Second, ResyncInterval: time.Hour, RetryDelay: 10 * time.Millisecond, ConfigDriveDir: driveDir})
+		HeartbeatInterval: time.Second, ResyncInterval: time.Hour, RetryDelay: 10 * time.Millisecond, ConfigDriveDir: driveDir,
+		Networks: hostnet.New(nsh, "")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = ag.Run(st.runCtx) }()
 
 	var nets []string
+	var bridges []string
 	for i, cidr := range []string{"10.61.0.0/24", "10.62.0.0/24"} {
 		gw := strings.TrimSuffix(cidr, "0/24") + "1"
 		n, err := st.env.Client.Network.Create().SetName(site.Prefix + "-net" + strconv.Itoa(i)).SetCidr(cidr).SetVrf(site.Prefix).
@@ -55,6 +65,7 @@ func TestGuestConfigEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		nets = append(nets, gqltest.ID(n.ID))
+		bridges = append(bridges, hostnet.BridgeName(int64(n.ID)))
 	}
 	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
 	pub, _ := ssh.NewPublicKey(priv.Public())
@@ -132,6 +143,22 @@ func TestGuestConfigEndToEnd(t *testing.T) {
 			t.Errorf("port %s has %d addresses, want 1", p.Node.Name, len(p.Node.IPAddresses.Edges))
 		}
 	}
+	// Two networks, two bridges: each interface is in its network's own bridge, which the
+	// agent created.
+	if bridges[0] == bridges[1] {
+		t.Fatalf("two networks share bridge %s", bridges[0])
+	}
+	for _, b := range bridges {
+		if !strings.Contains(xml, "<source bridge='"+b+"'/>") {
+			t.Errorf("domain XML has no interface in bridge %s:\n%s", b, xml)
+		}
+		if l, err := nsh.LinkByName(b); err != nil || l.Type() != "bridge" {
+			t.Errorf("bridge %s not created: %v", b, err)
+		}
+	}
+	if strings.Contains(xml, "br-vlan") {
+		t.Errorf("domain XML names a br-vlan bridge:\n%s", xml)
+	}
 	iso := nodeagent.ConfigDrivePath(driveDir, name)
 	for _, want := range []string{"<disk type='file' device='cdrom'>", "<source file='" + iso + "'", "<readonly/>", "bus='sata'", "<boot dev='cdrom'/>"} {
 		if !strings.Contains(xml, want) {
@@ -153,6 +180,9 @@ func TestGuestConfigEndToEnd(t *testing.T) {
 		}
 	}
 	cloudInitAccepts(t, files)
+	if nc := string(files["network-config"]); strings.Count(nc, "0.0.0.0/0") != 1 {
+		t.Errorf("network-config has %d default routes, want 1 (the first NIC's): %s", strings.Count(nc, "0.0.0.0/0"), nc)
+	}
 
 	if err := api.Do(ctx, `mutation($id: ID!) { deleteVirtualMachine(id: $id) }`, map[string]any{"id": id}, nil); err != nil {
 		t.Fatal(err)
@@ -162,6 +192,45 @@ func TestGuestConfigEndToEnd(t *testing.T) {
 		return err == nil && n == 0
 	})
 	eventually(t, "the config drive removed", func() bool { _, err := os.Stat(iso); return os.IsNotExist(err) })
+	eventually(t, "the networks' bridges removed", func() bool {
+		for _, b := range bridges {
+			if _, err := nsh.LinkByName(b); err == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// testNamespace returns a netlink handle in a new network namespace of the test's own (gone
+// when the test ends), where the agent builds its bridges: the host's interfaces are never
+// touched. It needs root (CAP_SYS_ADMIN); without it the test is skipped, naming that.
+func testNamespace(t *testing.T) *netlink.Handle {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("creating a network namespace needs root")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	ns, err := netns.New()
+	if err != nil {
+		t.Fatalf("new network namespace: %v", err)
+	}
+	if err := netns.Set(orig); err != nil {
+		t.Fatalf("back to the original namespace: %v", err)
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		ns.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(); ns.Close() })
+	return h
 }
 
 // readDrive reads the files of a config drive image.

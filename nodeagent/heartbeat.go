@@ -20,5 +20,22 @@ func (ag *Agent) Heartbeat(ctx context.Context) error {
 		return ag.api.reportNode(ctx, s)
 	}
 	r.fill(&s)
-	return ag.api.reportNode(ctx, s)
+	// The NUMA nodes go with the first heartbeat and when they change: a heartbeat
+	// without them stays routine (a single UPDATE) on the server.
+	numa := fmt.Sprint(r.NUMA)
+	ag.mu.Lock()
+	send := len(r.NUMA) > 0 && ag.numaSent != numa
+	ag.mu.Unlock()
+	if send {
+		s.NumaNodes = r.NUMA
+	}
+	if err := ag.api.reportNode(ctx, s); err != nil {
+		return err
+	}
+	if send {
+		ag.mu.Lock()
+		ag.numaSent = numa
+		ag.mu.Unlock()
+	}
+	return nil
 }

@@ -126,6 +126,9 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 				return note, err
 			}
 		}
+		if err := ag.ensureNetworks(a); err != nil {
+			return "", err
+		}
 		return "", ag.hv.Start(ctx, name)
 	case "STOPPED":
 		if err := define(); err != nil {

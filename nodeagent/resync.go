@@ -29,15 +29,18 @@ func (ag *Agent) Resync(ctx context.Context) error {
 	}
 	var pins map[string][]int
 	var pinErrs map[string]error
-	var shared []int // the CPUs shared VMs float over: none pinned (nil: all)
-	if slices.ContainsFunc(as, dedicated) {
+	var shared []int // the CPUs shared VMs float over: none reserved or pinned (nil: all)
+	if ag.cfg.ReservedCPUs > 0 || slices.ContainsFunc(as, dedicated) || slices.ContainsFunc(as, exclusive) {
 		c, err := ag.hv.Capacity(ctx)
 		if err != nil {
 			return fmt.Errorf("read host capacity: %w", err)
 		}
-		pins, pinErrs = pinCPUs(as, c.VCPUs, ag.cfg.ReservedCPUs)
-		shared = sharedCPUs(pins, c.VCPUs)
+		pins, pinErrs = pinCPUs(as, c.VCPUs, ag.cfg.ReservedCPUs, c.NUMANodes)
+		shared = sharedCPUs(pins, c.VCPUs, ag.cfg.ReservedCPUs)
 	}
+	// Running shared VMs leave the CPUs a dedicated VM is (about to be) pinned to before
+	// that VM starts below.
+	ag.confineShared(ctx, as, byVM, shared)
 
 	// Volumes first, one by one (quick): a VM's domain then finds its volumes in the pool.
 	for _, a := range as {
@@ -71,15 +74,50 @@ func (ag *Agent) Resync(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			cpus := pins[a.Id]
-			if !dedicated(a) {
+			cpus, ok := pins[a.Id]
+			if !ok {
 				cpus = shared
 			}
 			ag.realize(ctx, a, id, dom, cpus, pinErrs[a.Id])
 		}()
 	}
 	wg.Wait()
+	ag.pruneNetworks(as)
 	return nil
+}
+
+// confineShared moves the running domains of shared VMs onto the shared CPU set when the set
+// changed since the agent last applied it (a dedicated VM came or went): live and in the
+// definition (Hypervisor.SetCPUAffinity). Failures are logged and tried again next resync.
+func (ag *Agent) confineShared(ctx context.Context, as []Assignment, byVM map[int64]hypervisor.Domain, shared []int) {
+	want := fmt.Sprint(shared)
+	for _, a := range as {
+		if a.VirtualMachine == nil || dedicated(a) || a.DesiredState == "ABSENT" ||
+			a.VirtualMachine.Flavor.Exclusive == FlavorExclusiveNumaNode {
+			continue
+		}
+		id, ok, err := assignedVM(a)
+		if !ok || err != nil {
+			continue
+		}
+		dom, ok := byVM[id]
+		if !ok || !dom.State.Active() {
+			continue // defined with the current set when it next starts
+		}
+		ag.mu.Lock()
+		done := ag.affinity[dom.Name] == want
+		ag.mu.Unlock()
+		if done {
+			continue
+		}
+		if err := ag.hv.SetCPUAffinity(ctx, dom.Name, shared); err != nil {
+			ag.log.Warn("cannot confine a shared VM to the shared CPUs", "domain", dom.Name, "cpus", want, "err", err)
+			continue
+		}
+		ag.mu.Lock()
+		ag.affinity[dom.Name] = want
+		ag.mu.Unlock()
+	}
 }
 
 // assignedVM is the VM id of an assignment: the one on the assignment (vmID), else its VM's.

@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/provider"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
 
@@ -29,6 +31,10 @@ type Report struct {
 	MemoryCapacityMB *int
 	DiskCapacityGB   *int
 	AgentVersion     *string
+	// ReservedCPUs is how many host CPUs the agent keeps for the host (not in CPUCapacity);
+	// NUMANodes the host's NUMA nodes. Nil leaves the recorded ones.
+	ReservedCPUs *int
+	NUMANodes    []fieldtype.NUMANode
 	// OSName, OSVersion, KernelVersion and DomainType are the host's facts as the agent
 	// reads them; nil leaves the recorded ones.
 	OSName, OSVersion, KernelVersion, DomainType *string
@@ -102,7 +108,8 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 			computenode.FieldAutoCordon, computenode.FieldCPUCapacity, computenode.FieldMemoryCapacityMB,
 			computenode.FieldDiskCapacityGB, computenode.FieldAgentVersion, computenode.FieldCPUAllocated,
 			computenode.FieldMemoryAllocatedMB, computenode.FieldDiskAllocatedGB, computenode.FieldOsName,
-			computenode.FieldOsVersion, computenode.FieldKernelVersion, computenode.FieldDomainType).Only(ctx)
+			computenode.FieldOsVersion, computenode.FieldKernelVersion, computenode.FieldDomainType,
+			computenode.FieldReservedCpus, computenode.FieldNumaNodes).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, false, apierr.NotFound("compute node %d not found", r.NodeID)
 	}
@@ -126,6 +133,20 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 	}
 	if r.AgentVersion != nil && *r.AgentVersion != node.AgentVersion {
 		u.SetAgentVersion(*r.AgentVersion)
+		changed = true
+	}
+	if r.ReservedCPUs != nil && *r.ReservedCPUs != node.ReservedCpus {
+		if *r.ReservedCPUs < 0 {
+			return nil, false, apierr.Validation("reservedCPUs", "must not be negative")
+		}
+		u.SetReservedCpus(*r.ReservedCPUs)
+		changed = true
+	}
+	if r.NUMANodes != nil && !reflect.DeepEqual(r.NUMANodes, node.NumaNodes) {
+		if err := fieldtype.ValidateNUMANodes(r.NUMANodes); err != nil {
+			return nil, false, apierr.Validation("numaNodes", "%v", err)
+		}
+		u.SetNumaNodes(r.NUMANodes)
 		changed = true
 	}
 	for _, f := range []struct {
@@ -243,8 +264,8 @@ func Apply(ctx context.Context, c *ent.Client, r Report) (*ent.ComputeNode, bool
 // before NOT_READY. Transactions that change anything else (a status, a capacity, a cordon, an
 // audit row) never reach this clause and commit durably.
 func routine(ctx context.Context, c *ent.Client, r Report) (bool, error) {
-	if !r.Healthy || (r.RequestCordon != nil && *r.RequestCordon) {
-		return false, nil
+	if !r.Healthy || (r.RequestCordon != nil && *r.RequestCordon) || r.NUMANodes != nil {
+		return false, nil // NUMA nodes come with the first heartbeat and changes only
 	}
 	where := []predicate.ComputeNode{
 		computenode.ID(r.NodeID),
@@ -259,6 +280,9 @@ func routine(ctx context.Context, c *ent.Client, r Report) (bool, error) {
 	}
 	if r.DiskCapacityGB != nil {
 		where = append(where, computenode.DiskCapacityGB(int64(*r.DiskCapacityGB)))
+	}
+	if r.ReservedCPUs != nil {
+		where = append(where, computenode.ReservedCpus(*r.ReservedCPUs))
 	}
 	for _, f := range []struct {
 		v     *string

@@ -294,11 +294,22 @@ func (s *Snapshots) decide(ctx context.Context, c *ent.Client, tenantID, regionI
 	// instead of queueing on this one's row lock.
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	// An exclusive NUMA_NODE placement's NUMA node is chosen now, from the nodes the view
+	// has not got.
+	cells := numaCells(&snap.Snapshot, r, d, func(id int) (int, bool) { i, ok := rc.pos[id]; return int(i), ok })
 	reserved := rc.snap == snap && snap.Apply(r, d) == nil
+	if reserved {
+		// The exclusive bits go with the reservation (a refresh reads them again).
+		for _, p := range d.Placements {
+			if i, ok := rc.pos[p.NodeID]; ok {
+				snap.Nodes[i].ExclusiveMask |= takeOf(r.Flavor, cells, p.NodeID)
+			}
+		}
+	}
 	// The view commit reads: the node facts never change in a loaded snapshot; the
 	// tenant's quota rows are copied, since refreshes change the map.
 	view := &Snapshot{TenantID: tenantID, RegionID: regionID, nodes: snap.nodes,
-		quotas: map[scheduler.QuotaKey]quotaInfo{}, reserved: reserved}
+		quotas: map[scheduler.QuotaKey]quotaInfo{}, reserved: reserved, cells: cells}
 	for k, q := range snap.quotas {
 		if k.TenantID == tenantID {
 			view.quotas[k] = q
@@ -396,6 +407,8 @@ type nodeState struct {
 	MemoryAllocatedMB int64  `sql:"memory_allocated_mb"`
 	DiskGB            int64  `sql:"disk_capacity_gb"`
 	DiskAllocatedGB   int64  `sql:"disk_allocated_gb"`
+	ExclusiveMask     int64  `sql:"exclusive_mask"`
+	NUMANodes         []byte `sql:"numa_nodes"`
 	ClusterID         int    `sql:"cluster_id"`
 }
 
@@ -420,7 +433,8 @@ func (s *Snapshots) refreshNodes(ctx context.Context, c *ent.Client, rc *regionC
 		q.Select(q.Columns(computenode.FieldID, computenode.FieldStatus, computenode.FieldSchedulable,
 			computenode.FieldLabels, computenode.FieldCPUCapacity, computenode.FieldCPUAllocated,
 			computenode.FieldMemoryCapacityMB, computenode.FieldMemoryAllocatedMB,
-			computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB)...)
+			computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB,
+			computenode.FieldExclusiveMask, computenode.FieldNumaNodes)...)
 		q.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, 0)", q.C(computenode.ClusterColumn))), "cluster_id")
 	}).Scan(ctx, &rows)
 	if err != nil {
@@ -458,6 +472,11 @@ func (s *Snapshots) refreshNodes(ctx context.Context, c *ent.Client, rc *regionC
 		n.MemoryMB, n.MemoryAllocatedMB = r.MemoryMB, r.MemoryAllocatedMB
 		n.DiskGB, n.DiskAllocatedGB = r.DiskGB, r.DiskAllocatedGB
 		n.DedicatedCoresFree = dedicatedFree(r.CPUCapacity, r.CPUAllocated, snap.nodes[r.ID].threadsPerCore)
+		numa, err := numaNodes(r.NUMANodes)
+		if err != nil {
+			return false, fmt.Errorf("NUMA nodes of node %d: %w", r.ID, err)
+		}
+		n.ExclusiveMask, n.NUMANodes = r.ExclusiveMask, numa
 	}
 	if relabelled {
 		snap.Invalidate() // labels are indexed

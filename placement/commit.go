@@ -33,6 +33,10 @@ type nodeUsage struct {
 	usage
 	dedicated bool
 	threads   int
+	// exclusive is the flavor's exclusivity; take is the bit of exclusive_mask it takes
+	// (ExclusiveHostBit or a NUMA node's NUMABit; 0 for a shared flavor).
+	exclusive scheduler.Exclusivity
+	take      int64
 }
 
 // quotaUsage is what a commit adds to a quota row; cores is the host group's physical
@@ -61,29 +65,50 @@ const (
 // not let a placement past it. With requireQuota, a node in no quota of the tenant refuses.
 // On anything but committed, the rows this attempt changed are put back and the caller
 // decides again; quotaIDs are the quota rows the attempt found (for the cache to read again).
-func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d scheduler.Decision, checkQuota, requireQuota bool) (o outcome, quotaIDs []int, err error) {
+//
+// An exclusive flavor's VM takes a bit of its node's exclusive_mask in the same conditional
+// update (nodeFits): the whole host, only when nothing is allocated or held there; a NUMA
+// node, only when no other exclusive VM holds it or the host and the host holds no shared
+// VM. A shared flavor's VM needs a mask of 0. held returns the bit taken per node.
+func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d scheduler.Decision, checkQuota, requireQuota bool) (o outcome, quotaIDs []int, held map[int]int64, err error) {
 	nodes := map[int]*nodeUsage{}
 	for _, p := range d.Placements {
 		info, ok := snap.nodes[p.NodeID]
 		if !ok {
-			return nodeMissed, nil, nil
+			return nodeMissed, nil, nil, nil
 		}
 		n := nodes[p.NodeID]
 		if n == nil {
-			n = &nodeUsage{dedicated: r.Flavor.Dedicated, threads: info.threadsPerCore}
+			n = &nodeUsage{dedicated: r.Flavor.Dedicated, threads: info.threadsPerCore, exclusive: r.Flavor.Exclusive}
 			nodes[p.NodeID] = n
+		} else if r.Flavor.Exclusive != scheduler.ExclusiveNone {
+			return nodeFull, nil, nil, nil // one exclusive VM per node and decision
 		}
 		n.add(r.Flavor)
+		switch r.Flavor.Exclusive {
+		case scheduler.ExclusiveHost:
+			n.take = scheduler.ExclusiveHostBit
+		case scheduler.ExclusiveNUMANode:
+			cells := snap.cells
+			if cells == nil {
+				cells = numaCells(&snap.Snapshot, r, d, snap.pos)
+			}
+			cell, ok := cells[p.NodeID]
+			if !ok {
+				return nodeFull, nil, nil, nil
+			}
+			n.take = scheduler.NUMABit(cell)
+		}
 	}
 
 	var undo []func(context.Context) error
-	rollback := func(o outcome) (outcome, []int, error) {
+	rollback := func(o outcome) (outcome, []int, map[int]int64, error) {
 		for i := len(undo) - 1; i >= 0; i-- {
 			if err := undo[i](ctx); err != nil {
-				return o, quotaIDs, err
+				return o, quotaIDs, nil, err
 			}
 		}
-		return o, quotaIDs, nil
+		return o, quotaIDs, nil, nil
 	}
 	sys := system(ctx)
 	for _, id := range sortedKeys(nodes) {
@@ -91,29 +116,40 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		k := rowKey{classNode, id}
 		if busy, err := t.prepareWrite(ctx, k); err != nil || busy {
 			if err != nil {
-				return committed, nil, err
+				return committed, nil, nil, err
 			}
 			return rollback(lockBusy)
 		}
+		// The bit taken is not set (nodeFits), so adding it sets it.
 		n, err := t.c.ComputeNode.Update().Where(computenode.ID(id), nodeFits(u)).
-			AddCPUAllocated(u.cpu).AddMemoryAllocatedMB(u.mem).AddDiskAllocatedGB(u.disk).Save(withRows(sys, snap.reserved, id))
+			AddCPUAllocated(u.cpu).AddMemoryAllocatedMB(u.mem).AddDiskAllocatedGB(u.disk).AddExclusiveMask(u.take).
+			Save(withRows(sys, snap.reserved, id))
 		if err != nil {
-			return committed, nil, fmt.Errorf("allocate on node %d: %w", id, err)
+			return committed, nil, nil, fmt.Errorf("allocate on node %d: %w", id, err)
 		}
+		// Held either way: an UPDATE that waited for a concurrent one and then found its
+		// condition false keeps the row locked (PostgreSQL locks the newest version before
+		// it re-checks), so later rows of this transaction must respect the lock order.
+		t.locks.hold(k)
 		if n == 0 {
 			return rollback(nodeFull)
 		}
-		t.locks.hold(k)
+		if u.take != 0 {
+			if held == nil {
+				held = map[int]int64{}
+			}
+			held[id] = u.take
+		}
 		undo = append(undo, func(ctx context.Context) error {
 			return t.c.ComputeNode.UpdateOneID(id).
-				AddCPUAllocated(-u.cpu).AddMemoryAllocatedMB(-u.mem).AddDiskAllocatedGB(-u.disk).Exec(system(ctx))
+				AddCPUAllocated(-u.cpu).AddMemoryAllocatedMB(-u.mem).AddDiskAllocatedGB(-u.disk).AddExclusiveMask(-u.take).Exec(system(ctx))
 		})
 	}
 	// The quota rows, read now: a SetQuota that committed while this transaction waited for
 	// a node row is seen (SetQuota takes the group's node rows before it writes the quota).
 	applies, err := quotasOf(sys, t.c, r.TenantID, sortedKeys(nodes))
 	if err != nil {
-		return committed, nil, err
+		return committed, nil, nil, err
 	}
 	quotas := map[int]*quotaUsage{}
 	for _, p := range d.Placements {
@@ -137,7 +173,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		k := rowKey{classQuota, id}
 		if busy, err := t.prepareWrite(ctx, k); err != nil || busy {
 			if err != nil {
-				return committed, nil, err
+				return committed, nil, nil, err
 			}
 			return rollback(lockBusy)
 		}
@@ -150,7 +186,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		n, err := q.
 			AddUsedVcpus(u.cpu).AddUsedMemoryMB(u.mem).AddUsedStorageGB(u.disk).Save(withRows(sys, snap.reserved && known, id))
 		if err != nil {
-			return committed, nil, fmt.Errorf("use quota %d: %w", id, err)
+			return committed, nil, nil, fmt.Errorf("use quota %d: %w", id, err)
 		}
 		if n == 0 {
 			return rollback(quotaFull)
@@ -161,7 +197,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 				AddUsedVcpus(-u.cpu).AddUsedMemoryMB(-u.mem).AddUsedStorageGB(-u.disk).Exec(system(ctx))
 		})
 	}
-	return committed, quotaIDs, nil
+	return committed, quotaIDs, held, nil
 }
 
 func sortedKeys[V any](m map[int]V) []int {
@@ -243,6 +279,7 @@ func nodeFits(u *nodeUsage) predicate.ComputeNode {
 			fits(s.C(computenode.FieldMemoryAllocatedMB), u.mem, s.C(computenode.FieldMemoryCapacityMB)),
 			fits(s.C(computenode.FieldDiskAllocatedGB), u.disk, s.C(computenode.FieldDiskCapacityGB)),
 		))
+		s.Where(exclusiveFits(s, u))
 		if u.dedicated {
 			s.Where(sql.P(func(b *sql.Builder) {
 				b.WriteString("((").WriteString(s.C(computenode.FieldCPUCapacity)).WriteOp(sql.OpSub).
@@ -251,6 +288,57 @@ func nodeFits(u *nodeUsage) predicate.ComputeNode {
 			}))
 		}
 	}
+}
+
+// numaCells chooses, for an exclusive NUMA_NODE request, the NUMA node each placement takes
+// on its node (scheduler.FreeNUMANode on the decision's snapshot; pos finds a node in
+// s.Nodes); nil for other requests.
+func numaCells(s *scheduler.Snapshot, r scheduler.Request, d scheduler.Decision, pos func(int) (int, bool)) map[int]int {
+	if r.Flavor.Exclusive != scheduler.ExclusiveNUMANode {
+		return nil
+	}
+	cells := map[int]int{}
+	for _, p := range d.Placements {
+		if i, ok := pos(p.NodeID); ok {
+			if cell, ok := scheduler.FreeNUMANode(r.Flavor, &s.Nodes[i]); ok {
+				cells[p.NodeID] = cell
+			}
+		}
+	}
+	return cells
+}
+
+// takeOf is the exclusive_mask bit a VM of f placed on node takes (cells from numaCells).
+func takeOf(f scheduler.Flavor, cells map[int]int, node int) int64 {
+	switch f.Exclusive {
+	case scheduler.ExclusiveHost:
+		return scheduler.ExclusiveHostBit
+	case scheduler.ExclusiveNUMANode:
+		if cell, ok := cells[node]; ok {
+			return scheduler.NUMABit(cell)
+		}
+	}
+	return 0
+}
+
+// exclusiveFits is the exclusivity half of nodeFits, the rule of scheduler.ExclusiveFit:
+// a shared flavor needs exclusive_mask = 0; HOST needs it 0 and nothing allocated; a NUMA
+// node's bit needs neither it nor the host's bit set, and a node holding nothing exclusive
+// must hold nothing at all (no shared VM shares a host with NUMA_NODE VMs).
+func exclusiveFits(s *sql.Selector, u *nodeUsage) *sql.Predicate {
+	mask := s.C(computenode.FieldExclusiveMask)
+	empty := sql.And(sql.EQ(s.C(computenode.FieldCPUAllocated), 0), sql.EQ(s.C(computenode.FieldMemoryAllocatedMB), 0),
+		sql.EQ(s.C(computenode.FieldDiskAllocatedGB), 0))
+	switch u.exclusive {
+	case scheduler.ExclusiveHost:
+		return sql.And(sql.EQ(mask, 0), empty)
+	case scheduler.ExclusiveNUMANode:
+		free := sql.P(func(b *sql.Builder) {
+			b.WriteString("(").WriteString(mask).WriteString(" & ").Arg(scheduler.ExclusiveHostBit | u.take).WriteString(") = 0")
+		})
+		return sql.And(free, sql.Or(sql.NEQ(mask, 0), empty))
+	}
+	return sql.EQ(mask, 0)
 }
 
 // quotaFits keeps a quota row only if every non-zero limit still holds with u added: vCPUs,

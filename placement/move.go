@@ -95,9 +95,12 @@ func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved
 		if err := t.release(ctx, held); err != nil {
 			return err
 		}
+		mask, numa := placed.HeldBy(to)
 		u := t.c.VirtualMachine.UpdateOneID(vmID).
 			SetNodeID(to).SetClusterID(placed.Decision.ClusterID).
-			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB)
+			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
+			SetExclusiveMask(mask)
+		setNUMANode(u, numa)
 		setZone(u, vm, placed.zoneOf(to))
 		moved, err := u.Save(sys)
 		if err != nil {

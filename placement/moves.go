@@ -74,6 +74,16 @@ func setZone(u *ent.VirtualMachineUpdateOne, vm *ent.VirtualMachine, zone int) {
 	u.SetAvailabilityZoneID(zone)
 }
 
+// setNUMANode records the NUMA node a whole-NUMA-node VM owns on its new node, or clears
+// it when the VM owns none there.
+func setNUMANode(u *ent.VirtualMachineUpdateOne, numa *int) {
+	if numa == nil {
+		u.ClearNumaNode()
+		return
+	}
+	u.SetNumaNode(*numa)
+}
+
 // AssignOnNode tells node's agent what to do with VM vm (desired state, the reason the
 // agent and operators read) through c, as the system: the VM's assignment there gets a
 // generation above every earlier one of the VM and the VM's newest config drive. The

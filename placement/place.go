@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -18,6 +19,20 @@ type Placed struct {
 	Snapshot *Snapshot
 	// Attempts is how many decisions it took (1 unless rows changed under it).
 	Attempts int
+	// Held is, per node, what an exclusive flavor's VM took of its exclusive_mask (0 for a
+	// shared flavor): the VM records it (HeldBy) and gives it back on release.
+	Held map[int]int64
+}
+
+// HeldBy is what the VM placed on node holds of its exclusive_mask, and the NUMA node it
+// owns (nil unless an exclusive NUMA_NODE flavor).
+func (p *Placed) HeldBy(node int) (mask int64, numa *int) {
+	mask = p.Held[node]
+	if mask != 0 && mask != scheduler.ExclusiveHostBit {
+		n := bits.TrailingZeros64(uint64(mask)) - 1
+		numa = &n
+	}
+	return mask, numa
 }
 
 // placedNodes are the nodes of a decision's placements.
@@ -91,7 +106,8 @@ func (p *Placer) place(ctx context.Context, t *txn, req Request) (placed *Placed
 			return nil, scheduleError(err)
 		}
 		var quotaIDs []int
-		last, quotaIDs, err = t.commit(ctx, snap, r, d, !req.Move, p.cfg.Scheduler.RequireQuota)
+		var held map[int]int64
+		last, quotaIDs, held, err = t.commit(ctx, snap, r, d, !req.Move, p.cfg.Scheduler.RequireQuota)
 		if err != nil {
 			if p.cfg.Snapshots != nil {
 				p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), append(snap.quotaIDs(req.TenantID), quotaIDs...))
@@ -99,7 +115,7 @@ func (p *Placer) place(ctx context.Context, t *txn, req Request) (placed *Placed
 			return nil, collision(err)
 		}
 		if last == committed {
-			return &Placed{Decision: d, Snapshot: snap, Attempts: attempt}, nil
+			return &Placed{Decision: d, Snapshot: snap, Attempts: attempt, Held: held}, nil
 		}
 		if p.cfg.Snapshots != nil {
 			p.cfg.Snapshots.invalidate(req.RegionID, placedNodes(d), append(snap.quotaIDs(req.TenantID), quotaIDs...))

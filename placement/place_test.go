@@ -114,7 +114,7 @@ func TestCommitRechecks(t *testing.T) {
 		var o outcome
 		_, err := inTx(ctx, c, func(t *txn) error {
 			var err error
-			o, _, err = t.commit(ctx, snap, req, d, true, false)
+			o, _, _, err = t.commit(ctx, snap, req, d, true, false)
 			return err
 		})
 		if err != nil {

@@ -28,6 +28,8 @@ type allocation struct {
 	MemoryMB  int64  `sql:"memory_mb"`
 	DiskGB    int64  `sql:"disk_gb"`
 	CPUPolicy string `sql:"cpu_policy"`
+	// Exclusive is what the VM holds of its node's exclusive_mask.
+	Exclusive int64 `sql:"exclusive_mask"`
 }
 
 func (a allocation) flavor() scheduler.Flavor {
@@ -48,6 +50,7 @@ func allocations(ctx context.Context, c *ent.Client, where func(*sql.Selector)) 
 		s.AppendSelectAs(s.C(virtualmachine.FieldAllocatedVcpus), "vcpus")
 		s.AppendSelectAs(s.C(virtualmachine.FieldAllocatedMemoryMB), "memory_mb")
 		s.AppendSelectAs(s.C(virtualmachine.FieldAllocatedDiskGB), "disk_gb")
+		s.AppendSelectAs(s.C(virtualmachine.FieldExclusiveMask), "exclusive_mask")
 		s.AppendSelect(f.C(flavor.FieldCPUPolicy))
 		s.OrderBy(s.C(virtualmachine.FieldID))
 	}).Scan(authz.Unrestricted(ctx), &out)
@@ -61,6 +64,7 @@ func allocations(ctx context.Context, c *ent.Client, where func(*sql.Selector)) 
 // order, never below zero. The VMs are deleted (or being deleted) in the same transaction.
 func (t *txn) release(ctx context.Context, as []allocation) error {
 	nodes := map[int]*usage{}
+	masks := map[int]int64{} // the exclusive_mask bits given back per node
 	var nodeIDs []int
 	tenants := map[int]bool{}
 	for _, a := range as {
@@ -72,6 +76,7 @@ func (t *txn) release(ctx context.Context, as []allocation) error {
 			nodeIDs = append(nodeIDs, a.Node)
 		}
 		nodes[a.Node].add(a.flavor())
+		masks[a.Node] |= a.Exclusive
 		tenants[a.Tenant] = true
 	}
 	if len(nodes) == 0 {
@@ -122,6 +127,9 @@ func (t *txn) release(ctx context.Context, as []allocation) error {
 			b.Set(computenode.FieldCPUAllocated, minus(computenode.FieldCPUAllocated, u.cpu))
 			b.Set(computenode.FieldMemoryAllocatedMB, minus(computenode.FieldMemoryAllocatedMB, u.mem))
 			b.Set(computenode.FieldDiskAllocatedGB, minus(computenode.FieldDiskAllocatedGB, u.disk))
+			if m := masks[id]; m != 0 {
+				b.Set(computenode.FieldExclusiveMask, clearBits(computenode.FieldExclusiveMask, m))
+			}
 		}).Exec(sys)
 		if err != nil && !ent.IsNotFound(err) {
 			return fmt.Errorf("free node %d: %w", id, err)
@@ -152,6 +160,13 @@ func minus(col string, n any) sql.Querier {
 	return sql.ExprFunc(func(b *sql.Builder) {
 		b.WriteString("CASE WHEN ").Ident(col).WriteOp(sql.OpGT).Arg(n).
 			WriteString(" THEN ").Ident(col).WriteOp(sql.OpSub).Arg(n).WriteString(" ELSE 0 END")
+	})
+}
+
+// clearBits is "col & ~mask": the exclusive_mask with the bits of mask cleared.
+func clearBits(col string, mask int64) sql.Querier {
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(col).WriteString(" & ").Arg(^mask)
 	})
 }
 

@@ -37,7 +37,7 @@ func (r Request) scheduler() scheduler.Request {
 		TenantID: r.TenantID,
 		Region:   regionKey(r.RegionID),
 		Flavor: scheduler.Flavor{VCPUs: f.Vcpus, MemoryMB: f.MemoryMB, DiskGB: f.DiskGB,
-			Dedicated: f.CPUPolicy == flavor.CPUPolicyDedicated},
+			Dedicated: f.CPUPolicy == flavor.CPUPolicyDedicated, Exclusive: exclusivity(f.Exclusive)},
 		Count:            r.Count,
 		Policy:           policy(r.Policy),
 		AllowPartial:     r.AllowPartial,
@@ -80,4 +80,15 @@ func loadFlavor(ctx context.Context, c *ent.Client, id int, field string) (*ent.
 		return nil, fmt.Errorf("load flavor %d: %w", id, err)
 	}
 	return f, nil
+}
+
+// exclusivity maps a flavor's exclusive field to the scheduler's.
+func exclusivity(e flavor.Exclusive) scheduler.Exclusivity {
+	switch e {
+	case flavor.ExclusiveHost:
+		return scheduler.ExclusiveHost
+	case flavor.ExclusiveNumaNode:
+		return scheduler.ExclusiveNUMANode
+	}
+	return scheduler.ExclusiveNone
 }

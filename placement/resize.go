@@ -139,10 +139,13 @@ func (p *Placer) Resize(ctx context.Context, client *ent.Client, vmID, flavorID 
 		if to != from.ID {
 			reason = fmt.Sprintf("resized from flavor %s to %s and moved to another node (its node had no room); stopped", vm.Edges.Flavor.Name, f.Name)
 		}
+		mask, numa := placed.HeldBy(to)
 		u := t.c.VirtualMachine.UpdateOneID(vmID).SetFlavorID(f.ID).
 			SetNodeID(to).SetClusterID(placed.Decision.ClusterID).
 			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
+			SetExclusiveMask(mask).
 			SetStatusReason(reason)
+		setNUMANode(u, numa)
 		setZone(u, vm, placed.zoneOf(to))
 		updated, err := u.Save(sys)
 		if err != nil {

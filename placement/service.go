@@ -306,6 +306,7 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 	builders := make([]*ent.VirtualMachineCreate, len(d.Placements))
 	for i, pl := range d.Placements {
 		n := next + i
+		mask, numa := placed.HeldBy(pl.NodeID)
 		b := t.c.VirtualMachine.Create().SetStatusChangedAt(p.cfg.Clock()).
 			SetName(fmt.Sprintf("%s-%d", svc.Name, n)).
 			SetDescription(fmt.Sprintf("replica %d of region service %s", n, svc.Name)).
@@ -313,6 +314,7 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 			SetLabels(fieldtype.Labels{ServiceLabel: svc.Name}).SetSchedulePolicy(svc.policy()).
 			SetRegionServiceID(svc.ID).SetNodeID(pl.NodeID).SetClusterID(d.ClusterID).
 			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
+			SetExclusiveMask(mask).SetNillableNumaNode(numa).
 			SetStatusReason("placed; waiting to be provisioned")
 		if svc.Image != 0 {
 			b.SetImageID(svc.Image)

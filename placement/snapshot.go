@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/scheduler"
 )
 
@@ -42,6 +43,9 @@ type Snapshot struct {
 	// reserved says that the decision made on this snapshot (a view of the cache's) was
 	// reserved in the cache already (Snapshots.decide).
 	reserved bool
+	// cells, in a view of the cache's, is the NUMA node an exclusive NUMA_NODE decision
+	// takes on each of its nodes (numaCells), chosen when the decision was made.
+	cells map[int]int
 }
 
 // nodeInfo is what the commit needs of a node beyond scheduler.Node.
@@ -142,7 +146,12 @@ func load(ctx context.Context, c *ent.Client, tenantID, regionID int) (*Snapshot
 			}
 		}
 		t := threadsPerCore(r.Cores, r.Threads)
+		numa, err := numaNodes(r.NUMANodes)
+		if err != nil {
+			return nil, fmt.Errorf("NUMA nodes of node %d: %w", r.ID, err)
+		}
 		n := scheduler.Node{
+			ExclusiveMask: r.ExclusiveMask, NUMANodes: numa,
 			ID: r.ID, Name: r.Name, ClusterID: r.ClusterID,
 			Ready:       r.Status == computenode.StatusReady.String(),
 			Schedulable: r.Schedulable,
@@ -249,6 +258,8 @@ type nodeRow struct {
 	MemoryAllocatedMB int64  `sql:"memory_allocated_mb"`
 	DiskGB            int64  `sql:"disk_capacity_gb"`
 	DiskAllocatedGB   int64  `sql:"disk_allocated_gb"`
+	ExclusiveMask     int64  `sql:"exclusive_mask"`
+	NUMANodes         []byte `sql:"numa_nodes"`
 	ClusterID         int    `sql:"cluster_id"`
 	HostLifecycle     string `sql:"host_lifecycle"`
 	RackStatus        string `sql:"-"`
@@ -293,7 +304,8 @@ func loadNodes(ctx context.Context, c *ent.Client, clusterIDs []int) ([]nodeRow,
 				computenode.FieldSchedulable, computenode.FieldLabels,
 				computenode.FieldCPUCapacity, computenode.FieldCPUAllocated,
 				computenode.FieldMemoryCapacityMB, computenode.FieldMemoryAllocatedMB,
-				computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB)...)
+				computenode.FieldDiskCapacityGB, computenode.FieldDiskAllocatedGB,
+				computenode.FieldExclusiveMask, computenode.FieldNumaNodes)...)
 			s.AppendSelectAs(s.C(computenode.ClusterColumn), "cluster_id")
 			s.AppendSelectAs(az.C(availabilityzone.FieldName), "az")
 			s.AppendSelectExprAs(sql.Expr(fmt.Sprintf("COALESCE(%s, 0)", az.C(availabilityzone.FieldID))), "az_id")
@@ -540,6 +552,33 @@ func groupCores(ctx context.Context, c *ent.Client, groupIDs []int) (map[int]int
 	out := make(map[int]int, len(rows))
 	for _, r := range rows {
 		out[r.GroupID] = r.Cores
+	}
+	return out, nil
+}
+
+// pos is the index in s.Nodes of node id (a linear search: only exclusive placements of a
+// snapshot loaded without the cache ask).
+func (s *Snapshot) pos(id int) (int, bool) {
+	for i := range s.Nodes {
+		if s.Nodes[i].ID == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// numaNodes decodes a node's numa_nodes column for the scheduler.
+func numaNodes(raw []byte) ([]scheduler.NUMANode, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var ns []fieldtype.NUMANode
+	if err := json.Unmarshal(raw, &ns); err != nil {
+		return nil, err
+	}
+	out := make([]scheduler.NUMANode, len(ns))
+	for i, n := range ns {
+		out[i] = scheduler.NUMANode{ID: n.ID, CPUs: len(n.CPUs), MemoryMB: n.MemoryMB}
 	}
 	return out, nil
 }

@@ -72,9 +72,11 @@ func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.Cre
 			return err
 		}
 		at := placed.Decision.Placements[0].NodeID
+		mask, numa := placed.HeldBy(at)
 		upd := t.c.VirtualMachine.UpdateOne(created).
 			SetNodeID(at).SetClusterID(placed.Decision.ClusterID).
 			SetAllocatedVcpus(f.Vcpus).SetAllocatedMemoryMB(f.MemoryMB).SetAllocatedDiskGB(f.DiskGB).
+			SetExclusiveMask(mask).SetNillableNumaNode(numa).
 			// Tenants read the reason: it never names the node (operators see the node edge).
 			SetStatusReason("placed; waiting to be provisioned")
 		if input.AvailabilityZoneID == nil {

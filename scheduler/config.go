@@ -48,7 +48,7 @@ func DefaultFilters() []Filter {
 	return []Filter{
 		Ready{}, Schedulable{}, Lifecycle{}, Provider{}, AvailabilityZone{}, NodeName{},
 		NodeLabelHardAffinity{}, NodeLabelExclusion{},
-		CPUFit{}, MemoryFit{}, DiskFit{}, ZonePolicy{}, NodeLabelHardAntiAffinity{}, QuotaFit{},
+		CPUFit{}, MemoryFit{}, DiskFit{}, Exclusive{}, ZonePolicy{}, NodeLabelHardAntiAffinity{}, QuotaFit{},
 	}
 }
 

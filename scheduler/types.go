@@ -50,7 +50,36 @@ type Node struct {
 	MemoryMB, MemoryAllocatedMB int64
 	DiskGB, DiskAllocatedGB     int64
 	DedicatedCoresFree          int
+
+	// ExclusiveMask is what exclusive VMs hold of the node (ExclusiveHostBit, NUMABit)
+	// and NUMANodes its NUMA nodes as its agent reported them.
+	ExclusiveMask int64
+	NUMANodes     []NUMANode
 }
+
+// NUMANode is one NUMA node of a node: its id, how many CPUs it has and its memory.
+type NUMANode struct {
+	ID       int
+	CPUs     int
+	MemoryMB int64
+}
+
+// ExclusiveHostBit is the bit of Node.ExclusiveMask an exclusive HOST VM holds.
+const ExclusiveHostBit int64 = 1
+
+// NUMABit is the bit of Node.ExclusiveMask an exclusive NUMA_NODE VM on NUMA node id holds.
+func NUMABit(id int) int64 { return 1 << (uint(id) + 1) }
+
+// Exclusivity is what a flavor takes of a node alone: nothing (shared), the whole host or
+// one NUMA node.
+type Exclusivity uint8
+
+// Exclusivities.
+const (
+	ExclusiveNone Exclusivity = iota
+	ExclusiveHost
+	ExclusiveNUMANode
+)
 
 // QuotaKey identifies a tenant's quota in one host group.
 type QuotaKey struct {
@@ -76,6 +105,8 @@ type Flavor struct {
 	MemoryMB  int64
 	DiskGB    int64
 	Dedicated bool // needs pinned cores (Node.DedicatedCoresFree)
+	// Exclusive takes the whole node or one NUMA node of it, alone (filter Exclusive).
+	Exclusive Exclusivity
 }
 
 // Request asks for Count VMs of one flavor, placed together in one cluster.

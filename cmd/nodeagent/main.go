@@ -24,6 +24,9 @@
 //	--pool-path        VIRTFLOW_POOL_PATH        its directory when the agent creates it (/var/lib/virtflow/pool)
 //	--cache-dir        VIRTFLOW_CACHE_DIR        image downloads in progress and the cache's records (/var/lib/virtflow/agent)
 //	--heartbeat, --resync                        intervals (10s, 30s)
+//	--reserved-cpus    VIRTFLOW_RESERVED_CPUS    host CPUs 0..N-1 kept for the host (0)
+//	--uplink           VIRTFLOW_UPLINK           interface carrying networks' VLANs (none)
+//	--manage-networks  VIRTFLOW_MANAGE_NETWORKS  create/remove the networks' bridges vfbr-<id> (true)
 //
 // The agent needs its node's agent token: --token, or the one in --credential-file, or, on a
 // new host, a one-time --join-token (createJoinToken) with which it registers its node
@@ -44,6 +47,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
+	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/nodeagent"
@@ -69,7 +75,18 @@ func main() {
 	domainType := flag.String("domain-type", envOr("VIRTFLOW_DOMAIN_TYPE", hypervisor.DomainTypeAuto), "libvirt domain type of the VMs: auto (kvm when a probe guest boots under KVM, else qemu), kvm or qemu (VIRTFLOW_DOMAIN_TYPE)")
 	probeTimeout := flag.Duration("kvm-probe-timeout", envDuration("VIRTFLOW_KVM_PROBE_TIMEOUT", hypervisor.DefaultKVMProbeTimeout), "how long --domain-type auto's KVM probe may take (VIRTFLOW_KVM_PROBE_TIMEOUT)")
 	simulate := flag.Bool("simulate", envBool("VIRTFLOW_SIMULATE"), "use a simulated in-memory hypervisor instead of libvirt (VIRTFLOW_SIMULATE)")
+	flag.IntVar(&cfg.ReservedCPUs, "reserved-cpus", envInt("VIRTFLOW_RESERVED_CPUS", 0), "host CPUs 0..N-1 kept for the host: no VM runs on them and they are not offered as capacity (VIRTFLOW_RESERVED_CPUS)")
+	uplink := flag.String("uplink", os.Getenv("VIRTFLOW_UPLINK"), "host interface carrying the VLANs of networks with a VLAN: the agent adds a VLAN interface vfvlan<id> of it to the network's bridge; empty keeps networks on the node (VIRTFLOW_UPLINK)")
+	manageNet := flag.Bool("manage-networks", envBoolDefault("VIRTFLOW_MANAGE_NETWORKS", true), "create the bridge vfbr-<network> (and VLAN interface) each VM's networks need and remove those the agent created once unused; false leaves them to the operator (VIRTFLOW_MANAGE_NETWORKS)")
 	flag.Parse()
+	if *manageNet && !*simulate {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "netlink:", err)
+			os.Exit(1)
+		}
+		cfg.Networks = hostnet.New(h, *uplink)
+	}
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("component", "nodeagent")
 	enroll := nodeagent.Enrollment{APIURL: cfg.APIURL, CredentialFile: *credFile, JoinToken: *joinToken, Hostname: *hostname}
@@ -165,4 +182,18 @@ func envDuration(key string, def time.Duration) time.Duration {
 func envBool(key string) bool {
 	b, _ := strconv.ParseBool(os.Getenv(key))
 	return b
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
+}
+
+func envBoolDefault(key string, def bool) bool {
+	if b, err := strconv.ParseBool(os.Getenv(key)); err == nil {
+		return b
+	}
+	return def
 }

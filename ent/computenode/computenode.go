@@ -56,6 +56,12 @@ const (
 	FieldMemoryAllocatedMB = "memory_allocated_mb"
 	// FieldDiskAllocatedGB holds the string denoting the disk_allocated_gb field in the database.
 	FieldDiskAllocatedGB = "disk_allocated_gb"
+	// FieldReservedCpus holds the string denoting the reserved_cpus field in the database.
+	FieldReservedCpus = "reserved_cpus"
+	// FieldNumaNodes holds the string denoting the numa_nodes field in the database.
+	FieldNumaNodes = "numa_nodes"
+	// FieldExclusiveMask holds the string denoting the exclusive_mask field in the database.
+	FieldExclusiveMask = "exclusive_mask"
 	// FieldOsName holds the string denoting the os_name field in the database.
 	FieldOsName = "os_name"
 	// FieldOsVersion holds the string denoting the os_version field in the database.
@@ -220,6 +226,9 @@ var Columns = []string{
 	FieldCPUAllocated,
 	FieldMemoryAllocatedMB,
 	FieldDiskAllocatedGB,
+	FieldReservedCpus,
+	FieldNumaNodes,
+	FieldExclusiveMask,
 	FieldOsName,
 	FieldOsVersion,
 	FieldKernelVersion,
@@ -324,6 +333,14 @@ var (
 	DefaultDiskAllocatedGB int64
 	// DiskAllocatedGBValidator is a validator for the "disk_allocated_gb" field. It is called by the builders before save.
 	DiskAllocatedGBValidator func(int64) error
+	// DefaultReservedCpus holds the default value on creation for the "reserved_cpus" field.
+	DefaultReservedCpus int
+	// ReservedCpusValidator is a validator for the "reserved_cpus" field. It is called by the builders before save.
+	ReservedCpusValidator func(int) error
+	// DefaultExclusiveMask holds the default value on creation for the "exclusive_mask" field.
+	DefaultExclusiveMask int64
+	// ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
+	ExclusiveMaskValidator func(int64) error
 	// OsNameValidator is a validator for the "os_name" field. It is called by the builders before save.
 	OsNameValidator func(string) error
 	// OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
@@ -493,6 +510,16 @@ func ByMemoryAllocatedMB(opts ...sql.OrderTermOption) OrderOption {
 // ByDiskAllocatedGB orders the results by the disk_allocated_gb field.
 func ByDiskAllocatedGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDiskAllocatedGB, opts...).ToFunc()
+}
+
+// ByReservedCpus orders the results by the reserved_cpus field.
+func ByReservedCpus(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReservedCpus, opts...).ToFunc()
+}
+
+// ByExclusiveMask orders the results by the exclusive_mask field.
+func ByExclusiveMask(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExclusiveMask, opts...).ToFunc()
 }
 
 // ByOsName orders the results by the os_name field.

@@ -130,6 +130,16 @@ func DiskAllocatedGB(v int64) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldDiskAllocatedGB, v))
 }
 
+// ReservedCpus applies equality check predicate on the "reserved_cpus" field. It's identical to ReservedCpusEQ.
+func ReservedCpus(v int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldReservedCpus, v))
+}
+
+// ExclusiveMask applies equality check predicate on the "exclusive_mask" field. It's identical to ExclusiveMaskEQ.
+func ExclusiveMask(v int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldExclusiveMask, v))
+}
+
 // OsName applies equality check predicate on the "os_name" field. It's identical to OsNameEQ.
 func OsName(v string) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldEQ(FieldOsName, v))
@@ -933,6 +943,96 @@ func DiskAllocatedGBLT(v int64) predicate.ComputeNode {
 // DiskAllocatedGBLTE applies the LTE predicate on the "disk_allocated_gb" field.
 func DiskAllocatedGBLTE(v int64) predicate.ComputeNode {
 	return predicate.ComputeNode(sql.FieldLTE(FieldDiskAllocatedGB, v))
+}
+
+// ReservedCpusEQ applies the EQ predicate on the "reserved_cpus" field.
+func ReservedCpusEQ(v int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldReservedCpus, v))
+}
+
+// ReservedCpusNEQ applies the NEQ predicate on the "reserved_cpus" field.
+func ReservedCpusNEQ(v int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldReservedCpus, v))
+}
+
+// ReservedCpusIn applies the In predicate on the "reserved_cpus" field.
+func ReservedCpusIn(vs ...int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldReservedCpus, vs...))
+}
+
+// ReservedCpusNotIn applies the NotIn predicate on the "reserved_cpus" field.
+func ReservedCpusNotIn(vs ...int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldReservedCpus, vs...))
+}
+
+// ReservedCpusGT applies the GT predicate on the "reserved_cpus" field.
+func ReservedCpusGT(v int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGT(FieldReservedCpus, v))
+}
+
+// ReservedCpusGTE applies the GTE predicate on the "reserved_cpus" field.
+func ReservedCpusGTE(v int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGTE(FieldReservedCpus, v))
+}
+
+// ReservedCpusLT applies the LT predicate on the "reserved_cpus" field.
+func ReservedCpusLT(v int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLT(FieldReservedCpus, v))
+}
+
+// ReservedCpusLTE applies the LTE predicate on the "reserved_cpus" field.
+func ReservedCpusLTE(v int) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLTE(FieldReservedCpus, v))
+}
+
+// NumaNodesIsNil applies the IsNil predicate on the "numa_nodes" field.
+func NumaNodesIsNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIsNull(FieldNumaNodes))
+}
+
+// NumaNodesNotNil applies the NotNil predicate on the "numa_nodes" field.
+func NumaNodesNotNil() predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotNull(FieldNumaNodes))
+}
+
+// ExclusiveMaskEQ applies the EQ predicate on the "exclusive_mask" field.
+func ExclusiveMaskEQ(v int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldEQ(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskNEQ applies the NEQ predicate on the "exclusive_mask" field.
+func ExclusiveMaskNEQ(v int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNEQ(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskIn applies the In predicate on the "exclusive_mask" field.
+func ExclusiveMaskIn(vs ...int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldIn(FieldExclusiveMask, vs...))
+}
+
+// ExclusiveMaskNotIn applies the NotIn predicate on the "exclusive_mask" field.
+func ExclusiveMaskNotIn(vs ...int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldNotIn(FieldExclusiveMask, vs...))
+}
+
+// ExclusiveMaskGT applies the GT predicate on the "exclusive_mask" field.
+func ExclusiveMaskGT(v int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGT(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskGTE applies the GTE predicate on the "exclusive_mask" field.
+func ExclusiveMaskGTE(v int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldGTE(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskLT applies the LT predicate on the "exclusive_mask" field.
+func ExclusiveMaskLT(v int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLT(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskLTE applies the LTE predicate on the "exclusive_mask" field.
+func ExclusiveMaskLTE(v int64) predicate.ComputeNode {
+	return predicate.ComputeNode(sql.FieldLTE(FieldExclusiveMask, v))
 }
 
 // OsNameEQ applies the EQ predicate on the "os_name" field.

@@ -42,6 +42,8 @@ const (
 	FieldDiskMbpsLimit = "disk_mbps_limit"
 	// FieldNetworkMbpsLimit holds the string denoting the network_mbps_limit field in the database.
 	FieldNetworkMbpsLimit = "network_mbps_limit"
+	// FieldExclusive holds the string denoting the exclusive field in the database.
+	FieldExclusive = "exclusive"
 	// FieldPricePerHour holds the string denoting the price_per_hour field in the database.
 	FieldPricePerHour = "price_per_hour"
 	// FieldPricesByHostModel holds the string denoting the prices_by_host_model field in the database.
@@ -94,6 +96,7 @@ var Columns = []string{
 	FieldDiskIopsLimit,
 	FieldDiskMbpsLimit,
 	FieldNetworkMbpsLimit,
+	FieldExclusive,
 	FieldPricePerHour,
 	FieldPricesByHostModel,
 	FieldDisabled,
@@ -190,6 +193,33 @@ func CPUPolicyValidator(cp CPUPolicy) error {
 	}
 }
 
+// Exclusive defines the type for the "exclusive" enum field.
+type Exclusive string
+
+// ExclusiveNone is the default value of the Exclusive enum.
+const DefaultExclusive = ExclusiveNone
+
+// Exclusive values.
+const (
+	ExclusiveNone     Exclusive = "NONE"
+	ExclusiveHost     Exclusive = "HOST"
+	ExclusiveNumaNode Exclusive = "NUMA_NODE"
+)
+
+func (e Exclusive) String() string {
+	return string(e)
+}
+
+// ExclusiveValidator is a validator for the "exclusive" field enum values. It is called by the builders before save.
+func ExclusiveValidator(e Exclusive) error {
+	switch e {
+	case ExclusiveNone, ExclusiveHost, ExclusiveNumaNode:
+		return nil
+	default:
+		return fmt.Errorf("flavor: invalid enum value for exclusive field: %q", e)
+	}
+}
+
 // OrderOption defines the ordering options for the Flavor queries.
 type OrderOption func(*sql.Selector)
 
@@ -256,6 +286,11 @@ func ByDiskMbpsLimit(opts ...sql.OrderTermOption) OrderOption {
 // ByNetworkMbpsLimit orders the results by the network_mbps_limit field.
 func ByNetworkMbpsLimit(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldNetworkMbpsLimit, opts...).ToFunc()
+}
+
+// ByExclusive orders the results by the exclusive field.
+func ByExclusive(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExclusive, opts...).ToFunc()
 }
 
 // ByPricePerHour orders the results by the price_per_hour field.
@@ -338,6 +373,24 @@ func (e *CPUPolicy) UnmarshalGQL(val interface{}) error {
 	*e = CPUPolicy(str)
 	if err := CPUPolicyValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid CPUPolicy", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e Exclusive) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *Exclusive) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = Exclusive(str)
+	if err := ExclusiveValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid Exclusive", str)
 	}
 	return nil
 }

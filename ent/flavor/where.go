@@ -670,6 +670,26 @@ func NetworkMbpsLimitNotNil() predicate.Flavor {
 	return predicate.Flavor(sql.FieldNotNull(FieldNetworkMbpsLimit))
 }
 
+// ExclusiveEQ applies the EQ predicate on the "exclusive" field.
+func ExclusiveEQ(v Exclusive) predicate.Flavor {
+	return predicate.Flavor(sql.FieldEQ(FieldExclusive, v))
+}
+
+// ExclusiveNEQ applies the NEQ predicate on the "exclusive" field.
+func ExclusiveNEQ(v Exclusive) predicate.Flavor {
+	return predicate.Flavor(sql.FieldNEQ(FieldExclusive, v))
+}
+
+// ExclusiveIn applies the In predicate on the "exclusive" field.
+func ExclusiveIn(vs ...Exclusive) predicate.Flavor {
+	return predicate.Flavor(sql.FieldIn(FieldExclusive, vs...))
+}
+
+// ExclusiveNotIn applies the NotIn predicate on the "exclusive" field.
+func ExclusiveNotIn(vs ...Exclusive) predicate.Flavor {
+	return predicate.Flavor(sql.FieldNotIn(FieldExclusive, vs...))
+}
+
 // PricePerHourEQ applies the EQ predicate on the "price_per_hour" field.
 func PricePerHourEQ(v float64) predicate.Flavor {
 	return predicate.Flavor(sql.FieldEQ(FieldPricePerHour, v))

@@ -49,6 +49,12 @@ func (ComputeNode) Fields() []ent.Field {
 		field.Int("cpu_allocated").Default(0).NonNegative().Annotations(system),
 		field.Int64("memory_allocated_mb").Default(0).NonNegative().Annotations(system),
 		field.Int64("disk_allocated_gb").Default(0).NonNegative().Annotations(system),
+		field.Int("reserved_cpus").Default(0).NonNegative().Annotations(system).
+			Comment("host CPUs the agent keeps for the host (never given to VMs; not in cpu_capacity)"),
+		field.JSON("numa_nodes", []fieldtype.NUMANode{}).Optional().Annotations(system).
+			Comment("the host's NUMA nodes as its agent reports them, with their CPUs and memory"),
+		field.Int64("exclusive_mask").Default(0).NonNegative().Annotations(system).
+			Comment("what exclusive VMs hold: bit 0 the whole host, bit i+1 NUMA node i; placement sets it in the commit"),
 		field.String("os_name").Optional().MaxLen(64).Comment("e.g. Ubuntu"),
 		field.String("os_version").Optional().MaxLen(64),
 		field.String("kernel_version").Optional().MaxLen(128).Annotations(system).

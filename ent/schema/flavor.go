@@ -11,8 +11,9 @@ import (
 )
 
 // Flavor is a VM size: vCPUs, memory and disk, a CPU policy (shared with a CPU-time limit, or
-// dedicated pinned cores, which cost more), IO limits and the hourly price, optionally per host
-// model.
+// dedicated pinned cores, which cost more), IO and network limits and the hourly price,
+// optionally per host model. An exclusive flavor (HOST, NUMA_NODE) is a whole machine or one
+// NUMA node of it: no other VM shares it, and it runs without limits.
 type Flavor struct {
 	ent.Schema
 }
@@ -32,7 +33,10 @@ func (Flavor) Fields() []ent.Field {
 		field.Int("cpu_limit_percent").Default(100).Range(1, 100).Comment("CPU-time limit per vCPU for shared flavors"),
 		field.Int("disk_iops_limit").Optional().NonNegative(),
 		field.Int("disk_mbps_limit").Optional().NonNegative(),
-		field.Int("network_mbps_limit").Optional().NonNegative(),
+		field.Int("network_mbps_limit").Optional().NonNegative().
+			Comment("bandwidth limit of each NIC, in and out, in megabits per second (<bandwidth> in the domain)"),
+		field.Enum("exclusive").NamedValues(enumValues("None", "Host", "NumaNode")...).Default("NONE").
+			Comment("NONE shares hosts; HOST takes a whole host, NUMA_NODE one NUMA node of a host, alone and without CPU/IO limits"),
 		field.Float("price_per_hour").Default(0).Min(0).Annotations(entgql.OrderField("PRICE_PER_HOUR")),
 		field.JSON("prices_by_host_model", []fieldtype.ModelPrice{}).Optional(),
 		field.Bool("disabled").Default(false).Comment("hidden from new requests; existing VMs keep it"),

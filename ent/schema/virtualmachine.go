@@ -54,6 +54,10 @@ func (VirtualMachine) Fields() []ent.Field {
 			Comment("while MOVING: the power state the VM had before the move, which its new node's assignment asks for"),
 		field.Bool("availability_zone_chosen").Default(false).Annotations(system).
 			Comment("the tenant chose availability_zone at create: moves and resizes keep the VM in it; otherwise the zone follows the node the VM is on"),
+		field.Int64("exclusive_mask").Default(0).NonNegative().Annotations(system).
+			Comment("what an exclusive flavor's VM holds of its node's exclusive_mask; released with the VM"),
+		field.Int("numa_node").Optional().Nillable().NonNegative().Annotations(system).
+			Comment("the NUMA node a NUMA_NODE flavor's VM owns on its node"),
 		field.Text("user_data").Optional().MaxLen(65536).
 			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
 			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),

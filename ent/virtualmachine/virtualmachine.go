@@ -52,10 +52,10 @@ const (
 	FieldAllocatedMemoryMB = "allocated_memory_mb"
 	// FieldAllocatedDiskGB holds the string denoting the allocated_disk_gb field in the database.
 	FieldAllocatedDiskGB = "allocated_disk_gb"
-	// FieldStateAfterMove holds the string denoting the state_after_move field in the database.
-	FieldStateAfterMove = "state_after_move"
-	// FieldAvailabilityZoneChosen holds the string denoting the availability_zone_chosen field in the database.
-	FieldAvailabilityZoneChosen = "availability_zone_chosen"
+	// FieldExclusiveMask holds the string denoting the exclusive_mask field in the database.
+	FieldExclusiveMask = "exclusive_mask"
+	// FieldNumaNode holds the string denoting the numa_node field in the database.
+	FieldNumaNode = "numa_node"
 	// FieldUserData holds the string denoting the user_data field in the database.
 	FieldUserData = "user_data"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -218,8 +218,8 @@ var Columns = []string{
 	FieldAllocatedVcpus,
 	FieldAllocatedMemoryMB,
 	FieldAllocatedDiskGB,
-	FieldStateAfterMove,
-	FieldAvailabilityZoneChosen,
+	FieldExclusiveMask,
+	FieldNumaNode,
 	FieldUserData,
 }
 
@@ -309,8 +309,12 @@ var (
 	DefaultAllocatedDiskGB int64
 	// AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	AllocatedDiskGBValidator func(int64) error
-	// DefaultAvailabilityZoneChosen holds the default value on creation for the "availability_zone_chosen" field.
-	DefaultAvailabilityZoneChosen bool
+	// DefaultExclusiveMask holds the default value on creation for the "exclusive_mask" field.
+	DefaultExclusiveMask int64
+	// ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
+	ExclusiveMaskValidator func(int64) error
+	// NumaNodeValidator is a validator for the "numa_node" field. It is called by the builders before save.
+	NumaNodeValidator func(int) error
 	// UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	UserDataValidator func(string) error
 )
@@ -390,7 +394,6 @@ const (
 	StatusDeleted      Status = "DELETED"
 	StatusError        Status = "ERROR"
 	StatusUnknown      Status = "UNKNOWN"
-	StatusMoving       Status = "MOVING"
 )
 
 func (s Status) String() string {
@@ -400,33 +403,10 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusInitializing, StatusScheduled, StatusCreating, StatusActive, StatusStarting, StatusStopping, StatusStopped, StatusRebooting, StatusDeleting, StatusDeleted, StatusError, StatusUnknown, StatusMoving:
+	case StatusInitializing, StatusScheduled, StatusCreating, StatusActive, StatusStarting, StatusStopping, StatusStopped, StatusRebooting, StatusDeleting, StatusDeleted, StatusError, StatusUnknown:
 		return nil
 	default:
 		return fmt.Errorf("virtualmachine: invalid enum value for status field: %q", s)
-	}
-}
-
-// StateAfterMove defines the type for the "state_after_move" enum field.
-type StateAfterMove string
-
-// StateAfterMove values.
-const (
-	StateAfterMoveRunning StateAfterMove = "RUNNING"
-	StateAfterMoveStopped StateAfterMove = "STOPPED"
-)
-
-func (sam StateAfterMove) String() string {
-	return string(sam)
-}
-
-// StateAfterMoveValidator is a validator for the "state_after_move" field enum values. It is called by the builders before save.
-func StateAfterMoveValidator(sam StateAfterMove) error {
-	switch sam {
-	case StateAfterMoveRunning, StateAfterMoveStopped:
-		return nil
-	default:
-		return fmt.Errorf("virtualmachine: invalid enum value for state_after_move field: %q", sam)
 	}
 }
 
@@ -508,14 +488,14 @@ func ByAllocatedDiskGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAllocatedDiskGB, opts...).ToFunc()
 }
 
-// ByStateAfterMove orders the results by the state_after_move field.
-func ByStateAfterMove(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldStateAfterMove, opts...).ToFunc()
+// ByExclusiveMask orders the results by the exclusive_mask field.
+func ByExclusiveMask(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExclusiveMask, opts...).ToFunc()
 }
 
-// ByAvailabilityZoneChosen orders the results by the availability_zone_chosen field.
-func ByAvailabilityZoneChosen(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldAvailabilityZoneChosen, opts...).ToFunc()
+// ByNumaNode orders the results by the numa_node field.
+func ByNumaNode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNumaNode, opts...).ToFunc()
 }
 
 // ByUserData orders the results by the user_data field.
@@ -846,24 +826,6 @@ func (e *Status) UnmarshalGQL(val interface{}) error {
 	*e = Status(str)
 	if err := StatusValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Status", str)
-	}
-	return nil
-}
-
-// MarshalGQL implements graphql.Marshaler interface.
-func (e StateAfterMove) MarshalGQL(w io.Writer) {
-	io.WriteString(w, strconv.Quote(e.String()))
-}
-
-// UnmarshalGQL implements graphql.Unmarshaler interface.
-func (e *StateAfterMove) UnmarshalGQL(val interface{}) error {
-	str, ok := val.(string)
-	if !ok {
-		return fmt.Errorf("enum %T must be a string", val)
-	}
-	*e = StateAfterMove(str)
-	if err := StateAfterMoveValidator(*e); err != nil {
-		return fmt.Errorf("%s is not a valid StateAfterMove", str)
 	}
 	return nil
 }

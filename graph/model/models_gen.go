@@ -146,11 +146,15 @@ type JoinTokenPayload struct {
 type NodeStatusInput struct {
 	NodeID int `json:"nodeID"`
 	// vCPUs offered to VMs
-	CPUCapacity      *int    `json:"cpuCapacity,omitempty"`
-	MemoryCapacityMb *int    `json:"memoryCapacityMB,omitempty"`
-	DiskCapacityGb   *int    `json:"diskCapacityGB,omitempty"`
-	AgentVersion     *string `json:"agentVersion,omitempty"`
-	Healthy          bool    `json:"healthy"`
+	CPUCapacity *int `json:"cpuCapacity,omitempty"`
+	// host CPUs kept for the host (the agent's --reserved-cpus), not in cpuCapacity
+	ReservedCPUs *int `json:"reservedCPUs,omitempty"`
+	// the host's NUMA nodes with their CPUs and memory; null leaves the recorded ones
+	NumaNodes        []*fieldtype.NUMANode `json:"numaNodes,omitempty"`
+	MemoryCapacityMb *int                  `json:"memoryCapacityMB,omitempty"`
+	DiskCapacityGb   *int                  `json:"diskCapacityGB,omitempty"`
+	AgentVersion     *string               `json:"agentVersion,omitempty"`
+	Healthy          bool                  `json:"healthy"`
 	// what is wrong when not healthy
 	Message *string `json:"message,omitempty"`
 	// the node asks to be cordoned (e.g. failing hardware)

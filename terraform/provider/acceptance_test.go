@@ -152,6 +152,14 @@ resource "virtflow_ip_address" "a" {
   description = "tf address ${count.index}"
 }
 
+resource "virtflow_flavor" "metal" {
+  name               = "tf-metal-half"
+  vcpus              = 8
+  memory_mb          = 32768
+  exclusive          = "NUMA_NODE"
+  network_mbps_limit = 1000
+}
+
 resource "virtflow_ssh_key" "k" {
   name       = "tf-key"
   public_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq2m1o0Ue5n0dQ5xXbX3X9iQ6v7xwO8s0Wq0CkYpT3C tf@example"
@@ -244,6 +252,17 @@ func TestTerraformApplyPlanImportDestroy(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNetwork(t, c, vms, addresses)
+	var fl struct {
+		Flavors struct {
+			Edges []struct{ Node struct{ Exclusive string } }
+		}
+	}
+	if err := c.Do(context.Background(), `{ flavors(where: {name: "tf-metal-half"}) { edges { node { exclusive } } } }`, nil, &fl); err != nil {
+		t.Fatal(err)
+	}
+	if len(fl.Flavors.Edges) != 1 || fl.Flavors.Edges[0].Node.Exclusive != "NUMA_NODE" {
+		t.Errorf("virtflow_flavor.metal: %+v, want exclusive NUMA_NODE", fl)
+	}
 
 	began = time.Now()
 	r.planClean("after apply")
@@ -252,7 +271,7 @@ func TestTerraformApplyPlanImportDestroy(t *testing.T) {
 	// Import: forget one resource of every kind and import it by id.
 	state := r.must("show", "-json")
 	for _, addr := range []string{"virtflow_tenant.t", "virtflow_quota.q", "virtflow_network.n", "virtflow_ip_address.a[7]",
-		"virtflow_ssh_key.k", "virtflow_virtual_machine.vm[3]", "virtflow_volume.v", "virtflow_region_service.s",
+		"virtflow_ssh_key.k", "virtflow_flavor.metal", "virtflow_virtual_machine.vm[3]", "virtflow_volume.v", "virtflow_region_service.s",
 		"virtflow_rack.r", "virtflow_host.h[1]", "virtflow_port.p[0]", "virtflow_cable.c"} {
 		id := resourceID(t, state, addr)
 		r.must("state", "rm", "-no-color", addr)

@@ -457,3 +457,78 @@ func regionServiceResource() resource.Resource {
 		},
 	})
 }
+
+// ---------------------------------------------------------------- virtflow_flavor
+
+type flavorModel struct {
+	ID               types.String `tfsdk:"id"`
+	Name             types.String `tfsdk:"name"`
+	VCPUs            types.Int64  `tfsdk:"vcpus"`
+	MemoryMB         types.Int64  `tfsdk:"memory_mb"`
+	DiskGB           types.Int64  `tfsdk:"disk_gb"`
+	CPUPolicy        types.String `tfsdk:"cpu_policy"`
+	NetworkMbpsLimit types.Int64  `tfsdk:"network_mbps_limit"`
+	Exclusive        types.String `tfsdk:"exclusive"`
+}
+
+func (m *flavorModel) set(f *apiclient.FlavorFields) {
+	m.ID, m.Name = types.StringValue(f.Id), types.StringValue(f.Name)
+	m.VCPUs, m.MemoryMB, m.DiskGB = types.Int64Value(int64(f.Vcpus)), types.Int64Value(f.MemoryMB), types.Int64Value(f.DiskGB)
+	m.CPUPolicy, m.Exclusive = types.StringValue(string(f.CpuPolicy)), types.StringValue(string(f.Exclusive))
+	m.NetworkMbpsLimit = intv(f.NetworkMbpsLimit)
+}
+
+func flavorResource() resource.Resource {
+	return newResource(crud[flavorModel]{
+		name: "flavor",
+		schema: schema.Schema{Description: "A VM size. exclusive HOST offers a whole machine as one VM, NUMA_NODE one NUMA node of it, alone and without limits.", Attributes: map[string]schema.Attribute{
+			"id":                 idAttribute(),
+			"name":               stringAttr("Name, unique.", required),
+			"vcpus":              intAttr("vCPUs.", required, replace),
+			"memory_mb":          intAttr("Memory in MB.", required, replace),
+			"disk_gb":            intAttr("Root disk in GB.", optional, computed, replace),
+			"cpu_policy":         stringAttr("SHARED or DEDICATED.", optional, computed, replace),
+			"network_mbps_limit": intAttr("Bandwidth limit of each NIC in Mbit/s."),
+			"exclusive":          stringAttr("NONE, HOST or NUMA_NODE.", optional, computed),
+		}},
+		fields: map[string]string{"memoryMB": "memory_mb", "diskGB": "disk_gb", "cpuPolicy": "cpu_policy", "networkMbpsLimit": "network_mbps_limit"},
+		id:     func(m *flavorModel) string { return m.ID.ValueString() },
+		create: func(ctx context.Context, c *apiclient.Client, m *flavorModel) error {
+			r, err := apiclient.CreateFlavor(ctx, c, apiclient.CreateFlavorInput{Name: m.Name.ValueString(),
+				Vcpus: int(m.VCPUs.ValueInt64()), MemoryMB: int(m.MemoryMB.ValueInt64()), DiskGB: intPtr(m.DiskGB),
+				CpuPolicy: enumPtr[apiclient.FlavorCPUPolicy](m.CPUPolicy), NetworkMbpsLimit: intPtr(m.NetworkMbpsLimit),
+				Exclusive: enumPtr[apiclient.FlavorExclusive](m.Exclusive)})
+			if err != nil {
+				return err
+			}
+			m.set(&r.CreateFlavor.FlavorFields)
+			return nil
+		},
+		read: func(ctx context.Context, c *apiclient.Client, m *flavorModel) (bool, error) {
+			r, err := apiclient.GetFlavor(ctx, c, m.ID.ValueString())
+			if err != nil || len(r.Flavors.Edges) == 0 || r.Flavors.Edges[0].Node == nil {
+				return false, err
+			}
+			m.set(&r.Flavors.Edges[0].Node.FlavorFields)
+			return true, nil
+		},
+		update: func(ctx context.Context, c *apiclient.Client, p, s *flavorModel) error {
+			in := apiclient.UpdateFlavorInput{Name: strPtr(p.Name), NetworkMbpsLimit: intPtr(p.NetworkMbpsLimit),
+				Exclusive: enumPtr[apiclient.FlavorExclusive](p.Exclusive)}
+			if p.NetworkMbpsLimit.IsNull() && !s.NetworkMbpsLimit.IsNull() {
+				t := true
+				in.ClearNetworkMbpsLimit = &t
+			}
+			r, err := apiclient.UpdateFlavor(ctx, c, s.ID.ValueString(), in)
+			if err != nil {
+				return err
+			}
+			p.set(&r.UpdateFlavor.FlavorFields)
+			return nil
+		},
+		delete: func(ctx context.Context, c *apiclient.Client, s *flavorModel) error {
+			_, err := apiclient.DeleteFlavor(ctx, c, s.ID.ValueString())
+			return err
+		},
+	})
+}

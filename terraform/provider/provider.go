@@ -111,6 +111,7 @@ func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource
 		ipAddressResource,
 		sshKeyResource,
 		virtualMachineResource,
+		flavorResource,
 		volumeResource,
 		regionServiceResource,
 		rackResource,

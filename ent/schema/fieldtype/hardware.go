@@ -85,3 +85,36 @@ func ValidatePrices(ps []ModelPrice) error {
 	}
 	return nil
 }
+
+// NUMANode is one NUMA node (cell) of a host as its agent reads it from libvirt's
+// capabilities: its id, the host CPUs in it and its memory.
+type NUMANode struct {
+	ID       int   `json:"id"`
+	CPUs     []int `json:"cpus"`
+	MemoryMB int64 `json:"memoryMB"`
+}
+
+// ValidateNUMANodes rejects NUMA nodes with a negative or repeated id, no CPUs, a CPU in two
+// nodes or negative memory, and more than 62 nodes (exclusive_mask keeps one bit per node).
+func ValidateNUMANodes(ns []NUMANode) error {
+	if len(ns) > 62 {
+		return fmt.Errorf("%d NUMA nodes: at most 62", len(ns))
+	}
+	ids, cpus := map[int]bool{}, map[int]bool{}
+	for i, n := range ns {
+		if n.ID < 0 || n.ID > 61 || ids[n.ID] {
+			return fmt.Errorf("NUMA node %d: id %d is negative, above 61 or repeated", i, n.ID)
+		}
+		ids[n.ID] = true
+		if len(n.CPUs) == 0 || n.MemoryMB < 0 {
+			return fmt.Errorf("NUMA node %d: needs CPUs and non-negative memory", n.ID)
+		}
+		for _, c := range n.CPUs {
+			if c < 0 || cpus[c] {
+				return fmt.Errorf("NUMA node %d: CPU %d is negative or in another node", n.ID, c)
+			}
+			cpus[c] = true
+		}
+	}
+	return nil
+}

@@ -4,12 +4,13 @@ import { useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { useInfraAccess } from './access';
 import { formatSize } from '../../lib/format';
+import { exclusiveLabel } from '../../lib/compute/flavor';
 
 const ChoicesDocument = graphql(`
   query ComputeChoices {
     tenants(first: 200, orderBy: { field: NAME }) { edges { node { id name } } }
     regions(first: 100, orderBy: { field: NAME }) { edges { node { id name } } }
-    flavors(first: 200, orderBy: { field: NAME }, where: { disabled: false }) { edges { node { id name vcpus memoryMB diskGB } } }
+    flavors(first: 200, orderBy: { field: NAME }, where: { disabled: false }) { edges { node { id name vcpus memoryMB diskGB exclusive } } }
     images(first: 200, orderBy: { field: NAME }) { edges { node { id name status } } }
     availabilityZones(first: 200, orderBy: { field: NAME }) { edges { node { id name region { id } } } }
   }
@@ -45,9 +46,13 @@ export function useChoices() {
 /** The nodes of a connection's edges (skipping nulls). */
 export { nodes as edgeNodes };
 
-/** How a flavor is offered in the create forms: name, vCPUs, memory and disk. */
-export function describeFlavor(f: { name: string; vcpus: number; memoryMB: number; diskGB: number }): string {
-  return `${f.name} — ${f.vcpus} vCPU, ${formatSize(f.memoryMB, 'MiB')}, ${formatSize(f.diskGB, 'GiB')}`;
+/**
+ * How a flavor is offered in the create forms: name, vCPUs, memory and disk, and for a
+ * whole-machine flavor what it takes alone (see exclusiveLabel).
+ */
+export function describeFlavor(f: { name: string; vcpus: number; memoryMB: number; diskGB: number; exclusive?: string }): string {
+  const alone = exclusiveLabel(f.exclusive);
+  return `${f.name} — ${f.vcpus} vCPU, ${formatSize(f.memoryMB, 'MiB')}, ${formatSize(f.diskGB, 'GiB')}${alone ? ` — ${alone}` : ''}`;
 }
 
 /** How an image is offered: its name, with its status when it cannot be used yet. */
