@@ -1136,24 +1136,31 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "VirtualMachine",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			virtualmachine.FieldCreatedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldCreatedAt},
-			virtualmachine.FieldUpdatedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldUpdatedAt},
-			virtualmachine.FieldName:               {Type: field.TypeString, Column: virtualmachine.FieldName},
-			virtualmachine.FieldDescription:        {Type: field.TypeString, Column: virtualmachine.FieldDescription},
-			virtualmachine.FieldType:               {Type: field.TypeEnum, Column: virtualmachine.FieldType},
-			virtualmachine.FieldBootDevice:         {Type: field.TypeEnum, Column: virtualmachine.FieldBootDevice},
-			virtualmachine.FieldStatus:             {Type: field.TypeEnum, Column: virtualmachine.FieldStatus},
-			virtualmachine.FieldStatusReason:       {Type: field.TypeString, Column: virtualmachine.FieldStatusReason},
-			virtualmachine.FieldStatusChangedAt:    {Type: field.TypeTime, Column: virtualmachine.FieldStatusChangedAt},
-			virtualmachine.FieldLabels:             {Type: field.TypeJSON, Column: virtualmachine.FieldLabels},
-			virtualmachine.FieldSchedulePolicy:     {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
-			virtualmachine.FieldRevision:           {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
-			virtualmachine.FieldMaxRevisionHistory: {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
-			virtualmachine.FieldRevisionHistory:    {Type: field.TypeJSON, Column: virtualmachine.FieldRevisionHistory},
-			virtualmachine.FieldAllocatedVcpus:     {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
-			virtualmachine.FieldAllocatedMemoryMB:  {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
-			virtualmachine.FieldAllocatedDiskGB:    {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
-			virtualmachine.FieldUserData:           {Type: field.TypeString, Column: virtualmachine.FieldUserData},
+			virtualmachine.FieldCreatedAt:                {Type: field.TypeTime, Column: virtualmachine.FieldCreatedAt},
+			virtualmachine.FieldUpdatedAt:                {Type: field.TypeTime, Column: virtualmachine.FieldUpdatedAt},
+			virtualmachine.FieldName:                     {Type: field.TypeString, Column: virtualmachine.FieldName},
+			virtualmachine.FieldDescription:              {Type: field.TypeString, Column: virtualmachine.FieldDescription},
+			virtualmachine.FieldType:                     {Type: field.TypeEnum, Column: virtualmachine.FieldType},
+			virtualmachine.FieldBootDevice:               {Type: field.TypeEnum, Column: virtualmachine.FieldBootDevice},
+			virtualmachine.FieldStatus:                   {Type: field.TypeEnum, Column: virtualmachine.FieldStatus},
+			virtualmachine.FieldStatusReason:             {Type: field.TypeString, Column: virtualmachine.FieldStatusReason},
+			virtualmachine.FieldStatusChangedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldStatusChangedAt},
+			virtualmachine.FieldLabels:                   {Type: field.TypeJSON, Column: virtualmachine.FieldLabels},
+			virtualmachine.FieldSchedulePolicy:           {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
+			virtualmachine.FieldRevision:                 {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
+			virtualmachine.FieldMaxRevisionHistory:       {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
+			virtualmachine.FieldRevisionHistory:          {Type: field.TypeJSON, Column: virtualmachine.FieldRevisionHistory},
+			virtualmachine.FieldAllocatedVcpus:           {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
+			virtualmachine.FieldAllocatedMemoryMB:        {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
+			virtualmachine.FieldAllocatedDiskGB:          {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
+			virtualmachine.FieldGuestState:               {Type: field.TypeEnum, Column: virtualmachine.FieldGuestState},
+			virtualmachine.FieldGuestStateChangedAt:      {Type: field.TypeTime, Column: virtualmachine.FieldGuestStateChangedAt},
+			virtualmachine.FieldGuestReadyAt:             {Type: field.TypeTime, Column: virtualmachine.FieldGuestReadyAt},
+			virtualmachine.FieldGuestHostname:            {Type: field.TypeString, Column: virtualmachine.FieldGuestHostname},
+			virtualmachine.FieldGuestAddresses:           {Type: field.TypeJSON, Column: virtualmachine.FieldGuestAddresses},
+			virtualmachine.FieldGuestCredentialHash:      {Type: field.TypeString, Column: virtualmachine.FieldGuestCredentialHash},
+			virtualmachine.FieldGuestCredentialExpiresAt: {Type: field.TypeTime, Column: virtualmachine.FieldGuestCredentialExpiresAt},
+			virtualmachine.FieldUserData:                 {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
 	graph.Nodes[48] = &sqlgraph.Node{
@@ -10963,6 +10970,41 @@ func (f *VirtualMachineFilter) WhereAllocatedMemoryMB(p entql.Int64P) {
 // WhereAllocatedDiskGB applies the entql int64 predicate on the allocated_disk_gb field.
 func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
 	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
+}
+
+// WhereGuestState applies the entql string predicate on the guest_state field.
+func (f *VirtualMachineFilter) WhereGuestState(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldGuestState))
+}
+
+// WhereGuestStateChangedAt applies the entql time.Time predicate on the guest_state_changed_at field.
+func (f *VirtualMachineFilter) WhereGuestStateChangedAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldGuestStateChangedAt))
+}
+
+// WhereGuestReadyAt applies the entql time.Time predicate on the guest_ready_at field.
+func (f *VirtualMachineFilter) WhereGuestReadyAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldGuestReadyAt))
+}
+
+// WhereGuestHostname applies the entql string predicate on the guest_hostname field.
+func (f *VirtualMachineFilter) WhereGuestHostname(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldGuestHostname))
+}
+
+// WhereGuestAddresses applies the entql json.RawMessage predicate on the guest_addresses field.
+func (f *VirtualMachineFilter) WhereGuestAddresses(p entql.BytesP) {
+	f.Where(p.Field(virtualmachine.FieldGuestAddresses))
+}
+
+// WhereGuestCredentialHash applies the entql string predicate on the guest_credential_hash field.
+func (f *VirtualMachineFilter) WhereGuestCredentialHash(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldGuestCredentialHash))
+}
+
+// WhereGuestCredentialExpiresAt applies the entql time.Time predicate on the guest_credential_expires_at field.
+func (f *VirtualMachineFilter) WhereGuestCredentialExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldGuestCredentialExpiresAt))
 }
 
 // WhereUserData applies the entql string predicate on the user_data field.

@@ -17890,6 +17890,31 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedDiskGB)
 				fieldSeen[virtualmachine.FieldAllocatedDiskGB] = struct{}{}
 			}
+		case "guestState":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestState]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestState)
+				fieldSeen[virtualmachine.FieldGuestState] = struct{}{}
+			}
+		case "guestStateChangedAt":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestStateChangedAt]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestStateChangedAt)
+				fieldSeen[virtualmachine.FieldGuestStateChangedAt] = struct{}{}
+			}
+		case "guestReadyAt":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestReadyAt]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestReadyAt)
+				fieldSeen[virtualmachine.FieldGuestReadyAt] = struct{}{}
+			}
+		case "guestHostname":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestHostname]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestHostname)
+				fieldSeen[virtualmachine.FieldGuestHostname] = struct{}{}
+			}
+		case "guestAddresses":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestAddresses]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestAddresses)
+				fieldSeen[virtualmachine.FieldGuestAddresses] = struct{}{}
+			}
 		case "userData":
 			if _, ok := fieldSeen[virtualmachine.FieldUserData]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldUserData)

@@ -26901,6 +26901,53 @@ type VirtualMachineWhereInput struct {
 	AllocatedDiskGBLT    *int64  `json:"allocatedDiskGBLT,omitempty"`
 	AllocatedDiskGBLTE   *int64  `json:"allocatedDiskGBLTE,omitempty"`
 
+	// "guest_state" field predicates.
+	GuestState      *virtualmachine.GuestState  `json:"guestState,omitempty"`
+	GuestStateNEQ   *virtualmachine.GuestState  `json:"guestStateNEQ,omitempty"`
+	GuestStateIn    []virtualmachine.GuestState `json:"guestStateIn,omitempty"`
+	GuestStateNotIn []virtualmachine.GuestState `json:"guestStateNotIn,omitempty"`
+
+	// "guest_state_changed_at" field predicates.
+	GuestStateChangedAt       *time.Time  `json:"guestStateChangedAt,omitempty"`
+	GuestStateChangedAtNEQ    *time.Time  `json:"guestStateChangedAtNEQ,omitempty"`
+	GuestStateChangedAtIn     []time.Time `json:"guestStateChangedAtIn,omitempty"`
+	GuestStateChangedAtNotIn  []time.Time `json:"guestStateChangedAtNotIn,omitempty"`
+	GuestStateChangedAtGT     *time.Time  `json:"guestStateChangedAtGT,omitempty"`
+	GuestStateChangedAtGTE    *time.Time  `json:"guestStateChangedAtGTE,omitempty"`
+	GuestStateChangedAtLT     *time.Time  `json:"guestStateChangedAtLT,omitempty"`
+	GuestStateChangedAtLTE    *time.Time  `json:"guestStateChangedAtLTE,omitempty"`
+	GuestStateChangedAtIsNil  bool        `json:"guestStateChangedAtIsNil,omitempty"`
+	GuestStateChangedAtNotNil bool        `json:"guestStateChangedAtNotNil,omitempty"`
+
+	// "guest_ready_at" field predicates.
+	GuestReadyAt       *time.Time  `json:"guestReadyAt,omitempty"`
+	GuestReadyAtNEQ    *time.Time  `json:"guestReadyAtNEQ,omitempty"`
+	GuestReadyAtIn     []time.Time `json:"guestReadyAtIn,omitempty"`
+	GuestReadyAtNotIn  []time.Time `json:"guestReadyAtNotIn,omitempty"`
+	GuestReadyAtGT     *time.Time  `json:"guestReadyAtGT,omitempty"`
+	GuestReadyAtGTE    *time.Time  `json:"guestReadyAtGTE,omitempty"`
+	GuestReadyAtLT     *time.Time  `json:"guestReadyAtLT,omitempty"`
+	GuestReadyAtLTE    *time.Time  `json:"guestReadyAtLTE,omitempty"`
+	GuestReadyAtIsNil  bool        `json:"guestReadyAtIsNil,omitempty"`
+	GuestReadyAtNotNil bool        `json:"guestReadyAtNotNil,omitempty"`
+
+	// "guest_hostname" field predicates.
+	GuestHostname             *string  `json:"guestHostname,omitempty"`
+	GuestHostnameNEQ          *string  `json:"guestHostnameNEQ,omitempty"`
+	GuestHostnameIn           []string `json:"guestHostnameIn,omitempty"`
+	GuestHostnameNotIn        []string `json:"guestHostnameNotIn,omitempty"`
+	GuestHostnameGT           *string  `json:"guestHostnameGT,omitempty"`
+	GuestHostnameGTE          *string  `json:"guestHostnameGTE,omitempty"`
+	GuestHostnameLT           *string  `json:"guestHostnameLT,omitempty"`
+	GuestHostnameLTE          *string  `json:"guestHostnameLTE,omitempty"`
+	GuestHostnameContains     *string  `json:"guestHostnameContains,omitempty"`
+	GuestHostnameHasPrefix    *string  `json:"guestHostnameHasPrefix,omitempty"`
+	GuestHostnameHasSuffix    *string  `json:"guestHostnameHasSuffix,omitempty"`
+	GuestHostnameIsNil        bool     `json:"guestHostnameIsNil,omitempty"`
+	GuestHostnameNotNil       bool     `json:"guestHostnameNotNil,omitempty"`
+	GuestHostnameEqualFold    *string  `json:"guestHostnameEqualFold,omitempty"`
+	GuestHostnameContainsFold *string  `json:"guestHostnameContainsFold,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -27417,6 +27464,123 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	}
 	if i.AllocatedDiskGBLTE != nil {
 		predicates = append(predicates, virtualmachine.AllocatedDiskGBLTE(*i.AllocatedDiskGBLTE))
+	}
+	if i.GuestState != nil {
+		predicates = append(predicates, virtualmachine.GuestStateEQ(*i.GuestState))
+	}
+	if i.GuestStateNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestStateNEQ(*i.GuestStateNEQ))
+	}
+	if len(i.GuestStateIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateIn(i.GuestStateIn...))
+	}
+	if len(i.GuestStateNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateNotIn(i.GuestStateNotIn...))
+	}
+	if i.GuestStateChangedAt != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtEQ(*i.GuestStateChangedAt))
+	}
+	if i.GuestStateChangedAtNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtNEQ(*i.GuestStateChangedAtNEQ))
+	}
+	if len(i.GuestStateChangedAtIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtIn(i.GuestStateChangedAtIn...))
+	}
+	if len(i.GuestStateChangedAtNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtNotIn(i.GuestStateChangedAtNotIn...))
+	}
+	if i.GuestStateChangedAtGT != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtGT(*i.GuestStateChangedAtGT))
+	}
+	if i.GuestStateChangedAtGTE != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtGTE(*i.GuestStateChangedAtGTE))
+	}
+	if i.GuestStateChangedAtLT != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtLT(*i.GuestStateChangedAtLT))
+	}
+	if i.GuestStateChangedAtLTE != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtLTE(*i.GuestStateChangedAtLTE))
+	}
+	if i.GuestStateChangedAtIsNil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtIsNil())
+	}
+	if i.GuestStateChangedAtNotNil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtNotNil())
+	}
+	if i.GuestReadyAt != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtEQ(*i.GuestReadyAt))
+	}
+	if i.GuestReadyAtNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtNEQ(*i.GuestReadyAtNEQ))
+	}
+	if len(i.GuestReadyAtIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestReadyAtIn(i.GuestReadyAtIn...))
+	}
+	if len(i.GuestReadyAtNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestReadyAtNotIn(i.GuestReadyAtNotIn...))
+	}
+	if i.GuestReadyAtGT != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtGT(*i.GuestReadyAtGT))
+	}
+	if i.GuestReadyAtGTE != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtGTE(*i.GuestReadyAtGTE))
+	}
+	if i.GuestReadyAtLT != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtLT(*i.GuestReadyAtLT))
+	}
+	if i.GuestReadyAtLTE != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtLTE(*i.GuestReadyAtLTE))
+	}
+	if i.GuestReadyAtIsNil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtIsNil())
+	}
+	if i.GuestReadyAtNotNil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtNotNil())
+	}
+	if i.GuestHostname != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameEQ(*i.GuestHostname))
+	}
+	if i.GuestHostnameNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameNEQ(*i.GuestHostnameNEQ))
+	}
+	if len(i.GuestHostnameIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestHostnameIn(i.GuestHostnameIn...))
+	}
+	if len(i.GuestHostnameNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestHostnameNotIn(i.GuestHostnameNotIn...))
+	}
+	if i.GuestHostnameGT != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameGT(*i.GuestHostnameGT))
+	}
+	if i.GuestHostnameGTE != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameGTE(*i.GuestHostnameGTE))
+	}
+	if i.GuestHostnameLT != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameLT(*i.GuestHostnameLT))
+	}
+	if i.GuestHostnameLTE != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameLTE(*i.GuestHostnameLTE))
+	}
+	if i.GuestHostnameContains != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameContains(*i.GuestHostnameContains))
+	}
+	if i.GuestHostnameHasPrefix != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameHasPrefix(*i.GuestHostnameHasPrefix))
+	}
+	if i.GuestHostnameHasSuffix != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameHasSuffix(*i.GuestHostnameHasSuffix))
+	}
+	if i.GuestHostnameIsNil {
+		predicates = append(predicates, virtualmachine.GuestHostnameIsNil())
+	}
+	if i.GuestHostnameNotNil {
+		predicates = append(predicates, virtualmachine.GuestHostnameNotNil())
+	}
+	if i.GuestHostnameEqualFold != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameEqualFold(*i.GuestHostnameEqualFold))
+	}
+	if i.GuestHostnameContainsFold != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameContainsFold(*i.GuestHostnameContainsFold))
 	}
 
 	if i.HasTenant != nil {

@@ -58521,76 +58521,84 @@ func (m *UserMutation) ResetEdge(name string) error {
 // VirtualMachineMutation represents an operation that mutates the VirtualMachine nodes in the graph.
 type VirtualMachineMutation struct {
 	config
-	op                        Op
-	typ                       string
-	id                        *int
-	created_at                *time.Time
-	updated_at                *time.Time
-	name                      *string
-	description               *string
-	_type                     *virtualmachine.Type
-	boot_device               *virtualmachine.BootDevice
-	status                    *virtualmachine.Status
-	status_reason             *string
-	status_changed_at         *time.Time
-	labels                    *fieldtype.Labels
-	schedule_policy           *fieldtype.SchedulePolicy
-	revision                  *int
-	addrevision               *int
-	max_revision_history      *int
-	addmax_revision_history   *int
-	revision_history          *[]fieldtype.VMRevision
-	appendrevision_history    []fieldtype.VMRevision
-	allocated_vcpus           *int
-	addallocated_vcpus        *int
-	allocated_memory_mb       *int64
-	addallocated_memory_mb    *int64
-	allocated_disk_gb         *int64
-	addallocated_disk_gb      *int64
-	user_data                 *string
-	clearedFields             map[string]struct{}
-	tenant                    *int
-	clearedtenant             bool
-	region                    *int
-	clearedregion             bool
-	flavor                    *int
-	clearedflavor             bool
-	image                     *int
-	clearedimage              bool
-	availability_zone         *int
-	clearedavailability_zone  bool
-	cluster                   *int
-	clearedcluster            bool
-	node                      *int
-	clearednode               bool
-	kubernetes_cluster        *int
-	clearedkubernetes_cluster bool
-	region_service            *int
-	clearedregion_service     bool
-	ports                     map[int]struct{}
-	removedports              map[int]struct{}
-	clearedports              bool
-	volumes                   map[int]struct{}
-	removedvolumes            map[int]struct{}
-	clearedvolumes            bool
-	assignments               map[int]struct{}
-	removedassignments        map[int]struct{}
-	clearedassignments        bool
-	networks                  map[int]struct{}
-	removednetworks           map[int]struct{}
-	clearednetworks           bool
-	ssh_keys                  map[int]struct{}
-	removedssh_keys           map[int]struct{}
-	clearedssh_keys           bool
-	maintainers               map[int]struct{}
-	removedmaintainers        map[int]struct{}
-	clearedmaintainers        bool
-	maintainer_groups         map[int]struct{}
-	removedmaintainer_groups  map[int]struct{}
-	clearedmaintainer_groups  bool
-	done                      bool
-	oldValue                  func(context.Context) (*VirtualMachine, error)
-	predicates                []predicate.VirtualMachine
+	op                          Op
+	typ                         string
+	id                          *int
+	created_at                  *time.Time
+	updated_at                  *time.Time
+	name                        *string
+	description                 *string
+	_type                       *virtualmachine.Type
+	boot_device                 *virtualmachine.BootDevice
+	status                      *virtualmachine.Status
+	status_reason               *string
+	status_changed_at           *time.Time
+	labels                      *fieldtype.Labels
+	schedule_policy             *fieldtype.SchedulePolicy
+	revision                    *int
+	addrevision                 *int
+	max_revision_history        *int
+	addmax_revision_history     *int
+	revision_history            *[]fieldtype.VMRevision
+	appendrevision_history      []fieldtype.VMRevision
+	allocated_vcpus             *int
+	addallocated_vcpus          *int
+	allocated_memory_mb         *int64
+	addallocated_memory_mb      *int64
+	allocated_disk_gb           *int64
+	addallocated_disk_gb        *int64
+	guest_state                 *virtualmachine.GuestState
+	guest_state_changed_at      *time.Time
+	guest_ready_at              *time.Time
+	guest_hostname              *string
+	guest_addresses             *[]string
+	appendguest_addresses       []string
+	guest_credential_hash       *string
+	guest_credential_expires_at *time.Time
+	user_data                   *string
+	clearedFields               map[string]struct{}
+	tenant                      *int
+	clearedtenant               bool
+	region                      *int
+	clearedregion               bool
+	flavor                      *int
+	clearedflavor               bool
+	image                       *int
+	clearedimage                bool
+	availability_zone           *int
+	clearedavailability_zone    bool
+	cluster                     *int
+	clearedcluster              bool
+	node                        *int
+	clearednode                 bool
+	kubernetes_cluster          *int
+	clearedkubernetes_cluster   bool
+	region_service              *int
+	clearedregion_service       bool
+	ports                       map[int]struct{}
+	removedports                map[int]struct{}
+	clearedports                bool
+	volumes                     map[int]struct{}
+	removedvolumes              map[int]struct{}
+	clearedvolumes              bool
+	assignments                 map[int]struct{}
+	removedassignments          map[int]struct{}
+	clearedassignments          bool
+	networks                    map[int]struct{}
+	removednetworks             map[int]struct{}
+	clearednetworks             bool
+	ssh_keys                    map[int]struct{}
+	removedssh_keys             map[int]struct{}
+	clearedssh_keys             bool
+	maintainers                 map[int]struct{}
+	removedmaintainers          map[int]struct{}
+	clearedmaintainers          bool
+	maintainer_groups           map[int]struct{}
+	removedmaintainer_groups    map[int]struct{}
+	clearedmaintainer_groups    bool
+	done                        bool
+	oldValue                    func(context.Context) (*VirtualMachine, error)
+	predicates                  []predicate.VirtualMachine
 }
 
 var _ ent.Mutation = (*VirtualMachineMutation)(nil)
@@ -59484,6 +59492,352 @@ func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
 	m.addallocated_disk_gb = nil
 }
 
+// SetGuestState sets the "guest_state" field.
+func (m *VirtualMachineMutation) SetGuestState(vs virtualmachine.GuestState) {
+	m.guest_state = &vs
+}
+
+// GuestState returns the value of the "guest_state" field in the mutation.
+func (m *VirtualMachineMutation) GuestState() (r virtualmachine.GuestState, exists bool) {
+	v := m.guest_state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestState returns the old "guest_state" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestState(ctx context.Context) (v virtualmachine.GuestState, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestState: %w", err)
+	}
+	return oldValue.GuestState, nil
+}
+
+// ResetGuestState resets all changes to the "guest_state" field.
+func (m *VirtualMachineMutation) ResetGuestState() {
+	m.guest_state = nil
+}
+
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (m *VirtualMachineMutation) SetGuestStateChangedAt(t time.Time) {
+	m.guest_state_changed_at = &t
+}
+
+// GuestStateChangedAt returns the value of the "guest_state_changed_at" field in the mutation.
+func (m *VirtualMachineMutation) GuestStateChangedAt() (r time.Time, exists bool) {
+	v := m.guest_state_changed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestStateChangedAt returns the old "guest_state_changed_at" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestStateChangedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestStateChangedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestStateChangedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestStateChangedAt: %w", err)
+	}
+	return oldValue.GuestStateChangedAt, nil
+}
+
+// ClearGuestStateChangedAt clears the value of the "guest_state_changed_at" field.
+func (m *VirtualMachineMutation) ClearGuestStateChangedAt() {
+	m.guest_state_changed_at = nil
+	m.clearedFields[virtualmachine.FieldGuestStateChangedAt] = struct{}{}
+}
+
+// GuestStateChangedAtCleared returns if the "guest_state_changed_at" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestStateChangedAtCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestStateChangedAt]
+	return ok
+}
+
+// ResetGuestStateChangedAt resets all changes to the "guest_state_changed_at" field.
+func (m *VirtualMachineMutation) ResetGuestStateChangedAt() {
+	m.guest_state_changed_at = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestStateChangedAt)
+}
+
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (m *VirtualMachineMutation) SetGuestReadyAt(t time.Time) {
+	m.guest_ready_at = &t
+}
+
+// GuestReadyAt returns the value of the "guest_ready_at" field in the mutation.
+func (m *VirtualMachineMutation) GuestReadyAt() (r time.Time, exists bool) {
+	v := m.guest_ready_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestReadyAt returns the old "guest_ready_at" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestReadyAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestReadyAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestReadyAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestReadyAt: %w", err)
+	}
+	return oldValue.GuestReadyAt, nil
+}
+
+// ClearGuestReadyAt clears the value of the "guest_ready_at" field.
+func (m *VirtualMachineMutation) ClearGuestReadyAt() {
+	m.guest_ready_at = nil
+	m.clearedFields[virtualmachine.FieldGuestReadyAt] = struct{}{}
+}
+
+// GuestReadyAtCleared returns if the "guest_ready_at" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestReadyAtCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestReadyAt]
+	return ok
+}
+
+// ResetGuestReadyAt resets all changes to the "guest_ready_at" field.
+func (m *VirtualMachineMutation) ResetGuestReadyAt() {
+	m.guest_ready_at = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestReadyAt)
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (m *VirtualMachineMutation) SetGuestHostname(s string) {
+	m.guest_hostname = &s
+}
+
+// GuestHostname returns the value of the "guest_hostname" field in the mutation.
+func (m *VirtualMachineMutation) GuestHostname() (r string, exists bool) {
+	v := m.guest_hostname
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestHostname returns the old "guest_hostname" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestHostname(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestHostname is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestHostname requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestHostname: %w", err)
+	}
+	return oldValue.GuestHostname, nil
+}
+
+// ClearGuestHostname clears the value of the "guest_hostname" field.
+func (m *VirtualMachineMutation) ClearGuestHostname() {
+	m.guest_hostname = nil
+	m.clearedFields[virtualmachine.FieldGuestHostname] = struct{}{}
+}
+
+// GuestHostnameCleared returns if the "guest_hostname" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestHostnameCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestHostname]
+	return ok
+}
+
+// ResetGuestHostname resets all changes to the "guest_hostname" field.
+func (m *VirtualMachineMutation) ResetGuestHostname() {
+	m.guest_hostname = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestHostname)
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (m *VirtualMachineMutation) SetGuestAddresses(s []string) {
+	m.guest_addresses = &s
+	m.appendguest_addresses = nil
+}
+
+// GuestAddresses returns the value of the "guest_addresses" field in the mutation.
+func (m *VirtualMachineMutation) GuestAddresses() (r []string, exists bool) {
+	v := m.guest_addresses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestAddresses returns the old "guest_addresses" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestAddresses(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestAddresses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestAddresses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestAddresses: %w", err)
+	}
+	return oldValue.GuestAddresses, nil
+}
+
+// AppendGuestAddresses adds s to the "guest_addresses" field.
+func (m *VirtualMachineMutation) AppendGuestAddresses(s []string) {
+	m.appendguest_addresses = append(m.appendguest_addresses, s...)
+}
+
+// AppendedGuestAddresses returns the list of values that were appended to the "guest_addresses" field in this mutation.
+func (m *VirtualMachineMutation) AppendedGuestAddresses() ([]string, bool) {
+	if len(m.appendguest_addresses) == 0 {
+		return nil, false
+	}
+	return m.appendguest_addresses, true
+}
+
+// ClearGuestAddresses clears the value of the "guest_addresses" field.
+func (m *VirtualMachineMutation) ClearGuestAddresses() {
+	m.guest_addresses = nil
+	m.appendguest_addresses = nil
+	m.clearedFields[virtualmachine.FieldGuestAddresses] = struct{}{}
+}
+
+// GuestAddressesCleared returns if the "guest_addresses" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestAddressesCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestAddresses]
+	return ok
+}
+
+// ResetGuestAddresses resets all changes to the "guest_addresses" field.
+func (m *VirtualMachineMutation) ResetGuestAddresses() {
+	m.guest_addresses = nil
+	m.appendguest_addresses = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestAddresses)
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (m *VirtualMachineMutation) SetGuestCredentialHash(s string) {
+	m.guest_credential_hash = &s
+}
+
+// GuestCredentialHash returns the value of the "guest_credential_hash" field in the mutation.
+func (m *VirtualMachineMutation) GuestCredentialHash() (r string, exists bool) {
+	v := m.guest_credential_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestCredentialHash returns the old "guest_credential_hash" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestCredentialHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestCredentialHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestCredentialHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestCredentialHash: %w", err)
+	}
+	return oldValue.GuestCredentialHash, nil
+}
+
+// ClearGuestCredentialHash clears the value of the "guest_credential_hash" field.
+func (m *VirtualMachineMutation) ClearGuestCredentialHash() {
+	m.guest_credential_hash = nil
+	m.clearedFields[virtualmachine.FieldGuestCredentialHash] = struct{}{}
+}
+
+// GuestCredentialHashCleared returns if the "guest_credential_hash" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestCredentialHashCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestCredentialHash]
+	return ok
+}
+
+// ResetGuestCredentialHash resets all changes to the "guest_credential_hash" field.
+func (m *VirtualMachineMutation) ResetGuestCredentialHash() {
+	m.guest_credential_hash = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestCredentialHash)
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (m *VirtualMachineMutation) SetGuestCredentialExpiresAt(t time.Time) {
+	m.guest_credential_expires_at = &t
+}
+
+// GuestCredentialExpiresAt returns the value of the "guest_credential_expires_at" field in the mutation.
+func (m *VirtualMachineMutation) GuestCredentialExpiresAt() (r time.Time, exists bool) {
+	v := m.guest_credential_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestCredentialExpiresAt returns the old "guest_credential_expires_at" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestCredentialExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestCredentialExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestCredentialExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestCredentialExpiresAt: %w", err)
+	}
+	return oldValue.GuestCredentialExpiresAt, nil
+}
+
+// ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
+func (m *VirtualMachineMutation) ClearGuestCredentialExpiresAt() {
+	m.guest_credential_expires_at = nil
+	m.clearedFields[virtualmachine.FieldGuestCredentialExpiresAt] = struct{}{}
+}
+
+// GuestCredentialExpiresAtCleared returns if the "guest_credential_expires_at" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestCredentialExpiresAtCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestCredentialExpiresAt]
+	return ok
+}
+
+// ResetGuestCredentialExpiresAt resets all changes to the "guest_credential_expires_at" field.
+func (m *VirtualMachineMutation) ResetGuestCredentialExpiresAt() {
+	m.guest_credential_expires_at = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestCredentialExpiresAt)
+}
+
 // SetUserData sets the "user_data" field.
 func (m *VirtualMachineMutation) SetUserData(s string) {
 	m.user_data = &s
@@ -60296,7 +60650,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 25)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -60348,6 +60702,27 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.allocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
+	if m.guest_state != nil {
+		fields = append(fields, virtualmachine.FieldGuestState)
+	}
+	if m.guest_state_changed_at != nil {
+		fields = append(fields, virtualmachine.FieldGuestStateChangedAt)
+	}
+	if m.guest_ready_at != nil {
+		fields = append(fields, virtualmachine.FieldGuestReadyAt)
+	}
+	if m.guest_hostname != nil {
+		fields = append(fields, virtualmachine.FieldGuestHostname)
+	}
+	if m.guest_addresses != nil {
+		fields = append(fields, virtualmachine.FieldGuestAddresses)
+	}
+	if m.guest_credential_hash != nil {
+		fields = append(fields, virtualmachine.FieldGuestCredentialHash)
+	}
+	if m.guest_credential_expires_at != nil {
+		fields = append(fields, virtualmachine.FieldGuestCredentialExpiresAt)
+	}
 	if m.user_data != nil {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -60393,6 +60768,20 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.AllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AllocatedDiskGB()
+	case virtualmachine.FieldGuestState:
+		return m.GuestState()
+	case virtualmachine.FieldGuestStateChangedAt:
+		return m.GuestStateChangedAt()
+	case virtualmachine.FieldGuestReadyAt:
+		return m.GuestReadyAt()
+	case virtualmachine.FieldGuestHostname:
+		return m.GuestHostname()
+	case virtualmachine.FieldGuestAddresses:
+		return m.GuestAddresses()
+	case virtualmachine.FieldGuestCredentialHash:
+		return m.GuestCredentialHash()
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		return m.GuestCredentialExpiresAt()
 	case virtualmachine.FieldUserData:
 		return m.UserData()
 	}
@@ -60438,6 +60827,20 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldAllocatedMemoryMB(ctx)
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.OldAllocatedDiskGB(ctx)
+	case virtualmachine.FieldGuestState:
+		return m.OldGuestState(ctx)
+	case virtualmachine.FieldGuestStateChangedAt:
+		return m.OldGuestStateChangedAt(ctx)
+	case virtualmachine.FieldGuestReadyAt:
+		return m.OldGuestReadyAt(ctx)
+	case virtualmachine.FieldGuestHostname:
+		return m.OldGuestHostname(ctx)
+	case virtualmachine.FieldGuestAddresses:
+		return m.OldGuestAddresses(ctx)
+	case virtualmachine.FieldGuestCredentialHash:
+		return m.OldGuestCredentialHash(ctx)
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		return m.OldGuestCredentialExpiresAt(ctx)
 	case virtualmachine.FieldUserData:
 		return m.OldUserData(ctx)
 	}
@@ -60568,6 +60971,55 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAllocatedDiskGB(v)
 		return nil
+	case virtualmachine.FieldGuestState:
+		v, ok := value.(virtualmachine.GuestState)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestState(v)
+		return nil
+	case virtualmachine.FieldGuestStateChangedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestStateChangedAt(v)
+		return nil
+	case virtualmachine.FieldGuestReadyAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestReadyAt(v)
+		return nil
+	case virtualmachine.FieldGuestHostname:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestHostname(v)
+		return nil
+	case virtualmachine.FieldGuestAddresses:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestAddresses(v)
+		return nil
+	case virtualmachine.FieldGuestCredentialHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestCredentialHash(v)
+		return nil
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestCredentialExpiresAt(v)
+		return nil
 	case virtualmachine.FieldUserData:
 		v, ok := value.(string)
 		if !ok {
@@ -60683,6 +61135,24 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	if m.FieldCleared(virtualmachine.FieldRevisionHistory) {
 		fields = append(fields, virtualmachine.FieldRevisionHistory)
 	}
+	if m.FieldCleared(virtualmachine.FieldGuestStateChangedAt) {
+		fields = append(fields, virtualmachine.FieldGuestStateChangedAt)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestReadyAt) {
+		fields = append(fields, virtualmachine.FieldGuestReadyAt)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestHostname) {
+		fields = append(fields, virtualmachine.FieldGuestHostname)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestAddresses) {
+		fields = append(fields, virtualmachine.FieldGuestAddresses)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestCredentialHash) {
+		fields = append(fields, virtualmachine.FieldGuestCredentialHash)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestCredentialExpiresAt) {
+		fields = append(fields, virtualmachine.FieldGuestCredentialExpiresAt)
+	}
 	if m.FieldCleared(virtualmachine.FieldUserData) {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -60714,6 +61184,24 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 		return nil
 	case virtualmachine.FieldRevisionHistory:
 		m.ClearRevisionHistory()
+		return nil
+	case virtualmachine.FieldGuestStateChangedAt:
+		m.ClearGuestStateChangedAt()
+		return nil
+	case virtualmachine.FieldGuestReadyAt:
+		m.ClearGuestReadyAt()
+		return nil
+	case virtualmachine.FieldGuestHostname:
+		m.ClearGuestHostname()
+		return nil
+	case virtualmachine.FieldGuestAddresses:
+		m.ClearGuestAddresses()
+		return nil
+	case virtualmachine.FieldGuestCredentialHash:
+		m.ClearGuestCredentialHash()
+		return nil
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		m.ClearGuestCredentialExpiresAt()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ClearUserData()
@@ -60776,6 +61264,27 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 		return nil
 	case virtualmachine.FieldAllocatedDiskGB:
 		m.ResetAllocatedDiskGB()
+		return nil
+	case virtualmachine.FieldGuestState:
+		m.ResetGuestState()
+		return nil
+	case virtualmachine.FieldGuestStateChangedAt:
+		m.ResetGuestStateChangedAt()
+		return nil
+	case virtualmachine.FieldGuestReadyAt:
+		m.ResetGuestReadyAt()
+		return nil
+	case virtualmachine.FieldGuestHostname:
+		m.ResetGuestHostname()
+		return nil
+	case virtualmachine.FieldGuestAddresses:
+		m.ResetGuestAddresses()
+		return nil
+	case virtualmachine.FieldGuestCredentialHash:
+		m.ResetGuestCredentialHash()
+		return nil
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		m.ResetGuestCredentialExpiresAt()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ResetUserData()

@@ -11,6 +11,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
@@ -77,6 +78,14 @@ type Config struct {
 	// empty); BridgeFormat names the host bridge of a VLAN (DefaultBridgeFormat when empty).
 	DefaultNetwork string
 	BridgeFormat   string
+	// GuestAPIURL is the URL a VM's guest calls when it is up (written onto its config
+	// drive with a fresh credential; see package guest): the API's URL with the path
+	// /guest/ready when empty, none with "none". It must be reachable from the VMs'
+	// networks, which the API's URL often is not.
+	GuestAPIURL string
+	// OnConfigDrive, when set, is called with what each config drive the agent built says,
+	// its guest credential included: the simulated fleet of --demo plays the guest with it.
+	OnConfigDrive func(spec configdrive.Spec)
 	// ReservedCPUs are the host CPUs (0 to ReservedCPUs-1) never pinned to a VM.
 	ReservedCPUs int
 	// DiskCapacityGB, when set, is reported as the node's disk capacity instead of the

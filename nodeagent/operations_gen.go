@@ -117,6 +117,10 @@ type AssignmentStatusInput struct {
 	// runs, its definition's otherwise). The API moves the VM's ATTACHING volumes listed here to
 	// ATTACHED and its DETACHING volumes not listed to AVAILABLE. Left out: volumes unchanged.
 	VolumeIDs []string `json:"volumeIDs"`
+	// For a running VM: what the QEMU guest agent inside it answered (guest-ping,
+	// guest-network-get-interfaces). Left out when no guest agent answered. The guest agent's
+	// answer is the guest's own word: the VM's guestState becomes READY.
+	GuestAgent *GuestAgentReportInput `json:"guestAgent"`
 }
 
 // GetId returns AssignmentStatusInput.Id, and is useful for accessing the field via an interface.
@@ -136,6 +140,9 @@ func (v *AssignmentStatusInput) GetReason() *string { return v.Reason }
 
 // GetVolumeIDs returns AssignmentStatusInput.VolumeIDs, and is useful for accessing the field via an interface.
 func (v *AssignmentStatusInput) GetVolumeIDs() []string { return v.VolumeIDs }
+
+// GetGuestAgent returns AssignmentStatusInput.GuestAgent, and is useful for accessing the field via an interface.
+func (v *AssignmentStatusInput) GetGuestAgent() *GuestAgentReportInput { return v.GuestAgent }
 
 // CheckBuiltin is enum for the field builtin
 type CheckBuiltin string
@@ -214,6 +221,36 @@ var AllFlavorCPUPolicy = []FlavorCPUPolicy{
 	FlavorCPUPolicyShared,
 	FlavorCPUPolicyDedicated,
 }
+
+// What the QEMU guest agent inside a running VM answered its node's agent.
+type GuestAgentReportInput struct {
+	// the guest's host name (guest-get-host-name)
+	Hostname *string `json:"hostname"`
+	// the guest's addresses (guest-network-get-interfaces), loopback and link-local left out
+	Addresses []string `json:"addresses"`
+}
+
+// GetHostname returns GuestAgentReportInput.Hostname, and is useful for accessing the field via an interface.
+func (v *GuestAgentReportInput) GetHostname() *string { return v.Hostname }
+
+// GetAddresses returns GuestAgentReportInput.Addresses, and is useful for accessing the field via an interface.
+func (v *GuestAgentReportInput) GetAddresses() []string { return v.Addresses }
+
+type GuestCredentialInput struct {
+	AssignmentID string `json:"assignmentID"`
+	// the assignment's generation the drive was built for
+	Generation     int    `json:"generation"`
+	CredentialHash string `json:"credentialHash"`
+}
+
+// GetAssignmentID returns GuestCredentialInput.AssignmentID, and is useful for accessing the field via an interface.
+func (v *GuestCredentialInput) GetAssignmentID() string { return v.AssignmentID }
+
+// GetGeneration returns GuestCredentialInput.Generation, and is useful for accessing the field via an interface.
+func (v *GuestCredentialInput) GetGeneration() int { return v.Generation }
+
+// GetCredentialHash returns GuestCredentialInput.CredentialHash, and is useful for accessing the field via an interface.
+func (v *GuestCredentialInput) GetCredentialHash() string { return v.CredentialHash }
 
 // Image includes the requested fields of the GraphQL type Image.
 type Image struct {
@@ -682,6 +719,14 @@ type __checksForNodeInput struct {
 
 // GetNode returns __checksForNodeInput.Node, and is useful for accessing the field via an interface.
 func (v *__checksForNodeInput) GetNode() string { return v.Node }
+
+// __registerGuestCredentialInput is used internally by genqlient
+type __registerGuestCredentialInput struct {
+	In GuestCredentialInput `json:"in"`
+}
+
+// GetIn returns __registerGuestCredentialInput.In, and is useful for accessing the field via an interface.
+func (v *__registerGuestCredentialInput) GetIn() GuestCredentialInput { return v.In }
 
 // __registerNodeInput is used internally by genqlient
 type __registerNodeInput struct {
@@ -2134,6 +2179,29 @@ func (v *discoverNodeResponse) GetComputeNodes() discoverNodeComputeNodesCompute
 	return v.ComputeNodes
 }
 
+// registerGuestCredentialRegisterGuestCredentialAssignment includes the requested fields of the GraphQL type Assignment.
+type registerGuestCredentialRegisterGuestCredentialAssignment struct {
+	Id string `json:"id"`
+}
+
+// GetId returns registerGuestCredentialRegisterGuestCredentialAssignment.Id, and is useful for accessing the field via an interface.
+func (v *registerGuestCredentialRegisterGuestCredentialAssignment) GetId() string { return v.Id }
+
+// registerGuestCredentialResponse is returned by registerGuestCredential on success.
+type registerGuestCredentialResponse struct {
+	// Node agent: the SHA-256 (64 lower-case hex digits) of the guest credential it wrote onto the
+	// config drive of the assignment's VM at this generation, sent before it starts the domain. The
+	// VM's earlier credential stops working and its guestState starts again at UNKNOWN (the drive
+	// was rebuilt; the guest has not spoken since). The guest presents the credential to
+	// POST /guest/ready (see the README, "Guest readiness").
+	RegisterGuestCredential registerGuestCredentialRegisterGuestCredentialAssignment `json:"registerGuestCredential"`
+}
+
+// GetRegisterGuestCredential returns registerGuestCredentialResponse.RegisterGuestCredential, and is useful for accessing the field via an interface.
+func (v *registerGuestCredentialResponse) GetRegisterGuestCredential() registerGuestCredentialRegisterGuestCredentialAssignment {
+	return v.RegisterGuestCredential
+}
+
 // registerNodeRegisterNodeRegisterNodePayload includes the requested fields of the GraphQL type RegisterNodePayload.
 // The GraphQL type's documentation follows.
 //
@@ -2467,6 +2535,42 @@ func discoverNode(
 	}
 
 	data_ = &discoverNodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by registerGuestCredential.
+const registerGuestCredential_Operation = `
+mutation registerGuestCredential ($in: GuestCredentialInput!) {
+	registerGuestCredential(input: $in) {
+		id
+	}
+}
+`
+
+// registerGuestCredential records the hash of the credential the agent wrote onto a VM's
+// config drive, before the domain starts.
+func registerGuestCredential(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	in GuestCredentialInput,
+) (data_ *registerGuestCredentialResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "registerGuestCredential",
+		Query:  registerGuestCredential_Operation,
+		Variables: &__registerGuestCredentialInput{
+			In: in,
+		},
+	}
+
+	data_ = &registerGuestCredentialResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -11,7 +12,7 @@ import (
 // flavor, the host CPUs its vCPUs are pinned to; for a shared flavor, the host CPUs it may
 // float over (those no dedicated VM of the node is pinned to; nil for all). A shared
 // flavor's CPU-time limit becomes a CPU quota, the flavor's IO limits the root disk's.
-func (ag *Agent) specFor(a Assignment, cpus []int) (hypervisor.DomainSpec, error) {
+func (ag *Agent) specFor(ctx context.Context, a Assignment, cpus []int) (hypervisor.DomainSpec, error) {
 	vm := a.VirtualMachine
 	if vm == nil {
 		return hypervisor.DomainSpec{}, fmt.Errorf("assignment %s asks for %s but its VM is not on this node: %w",
@@ -53,17 +54,27 @@ func (ag *Agent) specFor(a Assignment, cpus []int) (hypervisor.DomainSpec, error
 			nic.Model = *p.Driver
 		}
 		if p.Vlan != nil && ag.cfg.BridgeFormat != "" {
-			nic.Network, nic.Bridge = "", fmt.Sprintf(ag.cfg.BridgeFormat, *p.Vlan)
+			nic.Network, nic.Bridge = "", BridgeName(ag.cfg.BridgeFormat, *p.Vlan)
 		}
 		spec.NICs = append(spec.NICs, nic)
 	}
-	if err := ag.addGuestConfig(&spec, a); err != nil {
+	if err := ag.addGuestConfig(ctx, &spec, a); err != nil {
 		return spec, err
 	}
 	if err := spec.Validate(); err != nil {
 		return spec, err
 	}
 	return spec, nil
+}
+
+// BridgeName is the host bridge a NIC on VLAN vlan is plugged into, for the agent's
+// --bridge-format format (DefaultBridgeFormat when empty). Everything that names such a
+// bridge (the agent, tests that build one) goes through here.
+func BridgeName(format string, vlan int) string {
+	if format == "" {
+		format = DefaultBridgeFormat
+	}
+	return fmt.Sprintf(format, vlan)
 }
 
 // dedicated reports whether a's VM has a dedicated CPU policy (its vCPUs are pinned).

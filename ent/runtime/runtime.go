@@ -3240,8 +3240,16 @@ func init() {
 	virtualmachine.DefaultAllocatedDiskGB = virtualmachineDescAllocatedDiskGB.Default.(int64)
 	// virtualmachine.AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	virtualmachine.AllocatedDiskGBValidator = virtualmachineDescAllocatedDiskGB.Validators[0].(func(int64) error)
+	// virtualmachineDescGuestHostname is the schema descriptor for guest_hostname field.
+	virtualmachineDescGuestHostname := virtualmachineFields[18].Descriptor()
+	// virtualmachine.GuestHostnameValidator is a validator for the "guest_hostname" field. It is called by the builders before save.
+	virtualmachine.GuestHostnameValidator = virtualmachineDescGuestHostname.Validators[0].(func(string) error)
+	// virtualmachineDescGuestCredentialHash is the schema descriptor for guest_credential_hash field.
+	virtualmachineDescGuestCredentialHash := virtualmachineFields[20].Descriptor()
+	// virtualmachine.GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
+	virtualmachine.GuestCredentialHashValidator = virtualmachineDescGuestCredentialHash.Validators[0].(func(string) error)
 	// virtualmachineDescUserData is the schema descriptor for user_data field.
-	virtualmachineDescUserData := virtualmachineFields[15].Descriptor()
+	virtualmachineDescUserData := virtualmachineFields[22].Descriptor()
 	// virtualmachine.UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	virtualmachine.UserDataValidator = virtualmachineDescUserData.Validators[0].(func(string) error)
 	volumeMixin := schema.Volume{}.Mixin()
