@@ -147,7 +147,8 @@ func (s *Service) RegisterCredential(ctx context.Context, c *ent.Client, id int,
 		if err != nil {
 			return err
 		}
-		if v := authz.FromContext(ctx); v == nil || (!v.IsSystem() && !v.Can("Assignment", authz.ActWrite)) {
+		if v := authz.FromContext(ctx); v == nil || (!v.Can("Assignment", authz.ActWrite) &&
+			!slices.Contains(v.Domains("node", "Assignment", authz.ActWrite), a.Edges.Node.ID)) {
 			return apierr.Forbidden("only the node's agent may register a guest credential")
 		}
 		if a.Generation != generation {

@@ -91,7 +91,7 @@ func TestGuestReadyEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	imageID := uploadImage(t, api, st.base, "RAW", data)
-	fl, err := site.Flavor(ctx, 1, 256, 1, false)
+	fl, err := site.Flavor(ctx, 1, 512, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
