@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/internal/rowlock"
 )
 
 // Defaults of Config.
@@ -311,7 +312,7 @@ func (s *Service) ReadyFromAgent(ctx context.Context, c *ent.Client, id int, r R
 func (s *Service) markReady(ctx context.Context, c *ent.Client, id int, host string, addrs []string, action, sourceIP, credential string) (*ent.VirtualMachine, error) {
 	var out *ent.VirtualMachine
 	own, err := dbtx.Run(ctx, c, func(c *ent.Client) error {
-		vm, err := c.VirtualMachine.Query().Where(virtualmachine.ID(id)).ForUpdate().Only(ctx)
+		vm, err := c.VirtualMachine.Query().Where(virtualmachine.ID(id)).Modify(rowlock.ForUpdate).Only(ctx)
 		if err != nil {
 			return fmt.Errorf("read VM %d: %w", id, err)
 		}
