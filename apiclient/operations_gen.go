@@ -1964,6 +1964,20 @@ func (v *CreateVMCreateVirtualMachine) GetStatus() VirtualMachineStatus { return
 // GetStatusReason returns CreateVMCreateVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *CreateVMCreateVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns CreateVMCreateVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns CreateVMCreateVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns CreateVMCreateVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns CreateVMCreateVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns CreateVMCreateVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *CreateVMCreateVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -2038,6 +2052,14 @@ type __premarshalCreateVMCreateVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -2076,6 +2098,10 @@ func (v *CreateVMCreateVirtualMachine) __premarshalJSON() (*__premarshalCreateVM
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -4645,6 +4671,26 @@ func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNode
 	return v.VMFields.StatusReason
 }
 
+// GetGuestState returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestReadyAt() *time.Time {
+	return v.VMFields.GuestReadyAt
+}
+
+// GetGuestHostname returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestHostname() *string {
+	return v.VMFields.GuestHostname
+}
+
+// GetGuestAddresses returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestAddresses() []string {
+	return v.VMFields.GuestAddresses
+}
+
 // GetLabels returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetLabels() *map[string]string {
 	return v.VMFields.Labels
@@ -4733,6 +4779,14 @@ type __premarshalGetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachine
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -4771,6 +4825,10 @@ func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNode
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -5879,6 +5937,20 @@ func (v *RebootVMRebootVirtualMachine) GetStatus() VirtualMachineStatus { return
 // GetStatusReason returns RebootVMRebootVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *RebootVMRebootVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns RebootVMRebootVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns RebootVMRebootVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns RebootVMRebootVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns RebootVMRebootVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns RebootVMRebootVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *RebootVMRebootVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -5953,6 +6025,14 @@ type __premarshalRebootVMRebootVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -5991,6 +6071,10 @@ func (v *RebootVMRebootVirtualMachine) __premarshalJSON() (*__premarshalRebootVM
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -6618,6 +6702,20 @@ func (v *StartVMStartVirtualMachine) GetStatus() VirtualMachineStatus { return v
 // GetStatusReason returns StartVMStartVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *StartVMStartVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns StartVMStartVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns StartVMStartVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns StartVMStartVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns StartVMStartVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns StartVMStartVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *StartVMStartVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -6690,6 +6788,14 @@ type __premarshalStartVMStartVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -6728,6 +6834,10 @@ func (v *StartVMStartVirtualMachine) __premarshalJSON() (*__premarshalStartVMSta
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -6774,6 +6884,20 @@ func (v *StopVMStopVirtualMachine) GetStatus() VirtualMachineStatus { return v.V
 
 // GetStatusReason returns StopVMStopVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *StopVMStopVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
+
+// GetGuestState returns StopVMStopVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns StopVMStopVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns StopVMStopVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns StopVMStopVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
 
 // GetLabels returns StopVMStopVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *StopVMStopVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
@@ -6847,6 +6971,14 @@ type __premarshalStopVMStopVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -6885,6 +7017,10 @@ func (v *StopVMStopVirtualMachine) __premarshalJSON() (*__premarshalStopVMStopVi
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -9182,6 +9318,20 @@ func (v *UpdateVMUpdateVirtualMachine) GetStatus() VirtualMachineStatus { return
 // GetStatusReason returns UpdateVMUpdateVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *UpdateVMUpdateVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns UpdateVMUpdateVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns UpdateVMUpdateVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns UpdateVMUpdateVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns UpdateVMUpdateVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns UpdateVMUpdateVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *UpdateVMUpdateVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -9256,6 +9406,14 @@ type __premarshalUpdateVMUpdateVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -9294,6 +9452,10 @@ func (v *UpdateVMUpdateVirtualMachine) __premarshalJSON() (*__premarshalUpdateVM
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -9577,7 +9739,15 @@ type VMFields struct {
 	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns
 	Status       VirtualMachineStatus `json:"status"`
 	StatusReason *string              `json:"statusReason"`
-	Labels       *map[string]string   `json:"labels"`
+	// what the guest itself said (package guest): BOOTING once its domain runs, READY when the guest (or the QEMU guest agent) reported in, UNREACHABLE when it did not within the deadline; UNKNOWN while the domain does not run
+	GuestState VirtualMachineGuestState `json:"guestState"`
+	// when the guest first reported READY since its domain last started
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+	// the host name the guest reported
+	GuestHostname *string `json:"guestHostname"`
+	// the addresses the guest reported (bare IPs, no prefix length)
+	GuestAddresses []string           `json:"guestAddresses"`
+	Labels         *map[string]string `json:"labels"`
 	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
 	UserData *string        `json:"userData"`
 	Tenant   VMFieldsTenant `json:"tenant"`
@@ -9611,6 +9781,18 @@ func (v *VMFields) GetStatus() VirtualMachineStatus { return v.Status }
 
 // GetStatusReason returns VMFields.StatusReason, and is useful for accessing the field via an interface.
 func (v *VMFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetGuestState returns VMFields.GuestState, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestState() VirtualMachineGuestState { return v.GuestState }
+
+// GetGuestReadyAt returns VMFields.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestReadyAt() *time.Time { return v.GuestReadyAt }
+
+// GetGuestHostname returns VMFields.GuestHostname, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestHostname() *string { return v.GuestHostname }
+
+// GetGuestAddresses returns VMFields.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestAddresses() []string { return v.GuestAddresses }
 
 // GetLabels returns VMFields.Labels, and is useful for accessing the field via an interface.
 func (v *VMFields) GetLabels() *map[string]string { return v.Labels }
@@ -9723,6 +9905,23 @@ var AllVirtualMachineBootDevice = []VirtualMachineBootDevice{
 	VirtualMachineBootDeviceDisk,
 	VirtualMachineBootDeviceCdrom,
 	VirtualMachineBootDeviceFloppy,
+}
+
+// VirtualMachineGuestState is enum for the field guest_state
+type VirtualMachineGuestState string
+
+const (
+	VirtualMachineGuestStateUnknown     VirtualMachineGuestState = "UNKNOWN"
+	VirtualMachineGuestStateBooting     VirtualMachineGuestState = "BOOTING"
+	VirtualMachineGuestStateReady       VirtualMachineGuestState = "READY"
+	VirtualMachineGuestStateUnreachable VirtualMachineGuestState = "UNREACHABLE"
+)
+
+var AllVirtualMachineGuestState = []VirtualMachineGuestState{
+	VirtualMachineGuestStateUnknown,
+	VirtualMachineGuestStateBooting,
+	VirtualMachineGuestStateReady,
+	VirtualMachineGuestStateUnreachable,
 }
 
 // VirtualMachineStatus is enum for the field status
@@ -9964,6 +10163,8 @@ type WatchVMsVirtualMachineStatusChangedVirtualMachine struct {
 	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns
 	Status       VirtualMachineStatus `json:"status"`
 	StatusReason *string              `json:"statusReason"`
+	// what the guest itself said (package guest): BOOTING once its domain runs, READY when the guest (or the QEMU guest agent) reported in, UNREACHABLE when it did not within the deadline; UNKNOWN while the domain does not run
+	GuestState VirtualMachineGuestState `json:"guestState"`
 }
 
 // GetId returns WatchVMsVirtualMachineStatusChangedVirtualMachine.Id, and is useful for accessing the field via an interface.
@@ -9980,6 +10181,11 @@ func (v *WatchVMsVirtualMachineStatusChangedVirtualMachine) GetStatus() VirtualM
 // GetStatusReason returns WatchVMsVirtualMachineStatusChangedVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *WatchVMsVirtualMachineStatusChangedVirtualMachine) GetStatusReason() *string {
 	return v.StatusReason
+}
+
+// GetGuestState returns WatchVMsVirtualMachineStatusChangedVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *WatchVMsVirtualMachineStatusChangedVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.GuestState
 }
 
 type ZoneRuleInput struct {
@@ -11197,6 +11403,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -12477,6 +12687,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -12681,6 +12895,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -12897,6 +13115,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -12966,6 +13188,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -13576,6 +13802,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -13809,6 +14039,7 @@ subscription WatchVMs ($id: ID, $tenantID: ID) {
 		name
 		status
 		statusReason
+		guestState
 	}
 }
 `
