@@ -201,6 +201,14 @@ func TestGuestReadyEndToEnd(t *testing.T) {
 	if !seen["BOOTING"] {
 		t.Errorf("the subscriber never saw BOOTING (saw %v)", seen)
 	}
+	// The domain has the QEMU guest agent's channel; this guest runs no agent, and the
+	// hypervisor says so rather than inventing an answer.
+	if xml, err := hv.DomainXML(ctx, domain); err != nil || !strings.Contains(xml, "name='"+hypervisor.GuestAgentChannel+"'") {
+		t.Errorf("domain XML lacks the guest agent channel %s (%v):\n%s", hypervisor.GuestAgentChannel, err, xml)
+	}
+	if info, err := hv.GuestAgent(ctx, domain); !errors.Is(err, hypervisor.ErrNoGuestAgent) {
+		t.Errorf("GuestAgent of a guest without qemu-ga: %+v, %v; want ErrNoGuestAgent", info, err)
+	}
 
 	if err := api.Do(ctx, `mutation($id: ID!) { deleteVirtualMachine(id: $id) }`, map[string]any{"id": id}, nil); err != nil {
 		t.Fatal(err)

@@ -17,10 +17,10 @@ import (
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/placement/placementtest"
-	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/provision"
 )
 
