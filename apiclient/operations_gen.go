@@ -2152,6 +2152,20 @@ func (v *CreateVMCreateVirtualMachine) GetStatus() VirtualMachineStatus { return
 // GetStatusReason returns CreateVMCreateVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *CreateVMCreateVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns CreateVMCreateVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns CreateVMCreateVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns CreateVMCreateVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns CreateVMCreateVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *CreateVMCreateVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns CreateVMCreateVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *CreateVMCreateVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -2226,6 +2240,14 @@ type __premarshalCreateVMCreateVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -2264,6 +2286,10 @@ func (v *CreateVMCreateVirtualMachine) __premarshalJSON() (*__premarshalCreateVM
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -5064,6 +5090,26 @@ func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNode
 	return v.VMFields.StatusReason
 }
 
+// GetGuestState returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestReadyAt() *time.Time {
+	return v.VMFields.GuestReadyAt
+}
+
+// GetGuestHostname returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestHostname() *string {
+	return v.VMFields.GuestHostname
+}
+
+// GetGuestAddresses returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetGuestAddresses() []string {
+	return v.VMFields.GuestAddresses
+}
+
 // GetLabels returns GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNodeVirtualMachine) GetLabels() *map[string]string {
 	return v.VMFields.Labels
@@ -5152,6 +5198,14 @@ type __premarshalGetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachine
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -5190,6 +5244,10 @@ func (v *GetVMVirtualMachinesVirtualMachineConnectionEdgesVirtualMachineEdgeNode
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -6336,6 +6394,20 @@ func (v *RebootVMRebootVirtualMachine) GetStatus() VirtualMachineStatus { return
 // GetStatusReason returns RebootVMRebootVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *RebootVMRebootVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns RebootVMRebootVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns RebootVMRebootVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns RebootVMRebootVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns RebootVMRebootVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *RebootVMRebootVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns RebootVMRebootVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *RebootVMRebootVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -6410,6 +6482,14 @@ type __premarshalRebootVMRebootVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -6448,6 +6528,10 @@ func (v *RebootVMRebootVirtualMachine) __premarshalJSON() (*__premarshalRebootVM
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -7084,6 +7168,20 @@ func (v *StartVMStartVirtualMachine) GetStatus() VirtualMachineStatus { return v
 // GetStatusReason returns StartVMStartVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *StartVMStartVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns StartVMStartVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns StartVMStartVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns StartVMStartVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns StartVMStartVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *StartVMStartVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns StartVMStartVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *StartVMStartVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -7156,6 +7254,14 @@ type __premarshalStartVMStartVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -7194,6 +7300,10 @@ func (v *StartVMStartVirtualMachine) __premarshalJSON() (*__premarshalStartVMSta
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -7240,6 +7350,20 @@ func (v *StopVMStopVirtualMachine) GetStatus() VirtualMachineStatus { return v.V
 
 // GetStatusReason returns StopVMStopVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *StopVMStopVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
+
+// GetGuestState returns StopVMStopVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns StopVMStopVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns StopVMStopVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns StopVMStopVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *StopVMStopVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
 
 // GetLabels returns StopVMStopVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *StopVMStopVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
@@ -7313,6 +7437,14 @@ type __premarshalStopVMStopVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -7351,6 +7483,10 @@ func (v *StopVMStopVirtualMachine) __premarshalJSON() (*__premarshalStopVMStopVi
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -9882,6 +10018,20 @@ func (v *UpdateVMUpdateVirtualMachine) GetStatus() VirtualMachineStatus { return
 // GetStatusReason returns UpdateVMUpdateVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *UpdateVMUpdateVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
 
+// GetGuestState returns UpdateVMUpdateVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns UpdateVMUpdateVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns UpdateVMUpdateVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns UpdateVMUpdateVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *UpdateVMUpdateVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
 // GetLabels returns UpdateVMUpdateVirtualMachine.Labels, and is useful for accessing the field via an interface.
 func (v *UpdateVMUpdateVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
 
@@ -9956,6 +10106,14 @@ type __premarshalUpdateVMUpdateVirtualMachine struct {
 
 	StatusReason *string `json:"statusReason"`
 
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
 	Labels *map[string]string `json:"labels"`
 
 	UserData *string `json:"userData"`
@@ -9994,6 +10152,10 @@ func (v *UpdateVMUpdateVirtualMachine) __premarshalJSON() (*__premarshalUpdateVM
 	retval.Type = v.VMFields.Type
 	retval.Status = v.VMFields.Status
 	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
 	retval.Labels = v.VMFields.Labels
 	retval.UserData = v.VMFields.UserData
 	retval.Tenant = v.VMFields.Tenant
@@ -10277,7 +10439,15 @@ type VMFields struct {
 	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns. MOVING while a drain or a resize moves it to another node: no copy runs until its new node reports it (ACTIVE or STOPPED, as before the move)
 	Status       VirtualMachineStatus `json:"status"`
 	StatusReason *string              `json:"statusReason"`
-	Labels       *map[string]string   `json:"labels"`
+	// what the guest itself said (package guest): BOOTING once its domain runs, READY when the guest (or the QEMU guest agent) reported in, UNREACHABLE when it did not within the deadline; UNKNOWN while the domain does not run
+	GuestState VirtualMachineGuestState `json:"guestState"`
+	// when the guest first reported READY since its domain last started
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+	// the host name the guest reported
+	GuestHostname *string `json:"guestHostname"`
+	// the addresses the guest reported (bare IPs, no prefix length)
+	GuestAddresses []string           `json:"guestAddresses"`
+	Labels         *map[string]string `json:"labels"`
 	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
 	UserData *string        `json:"userData"`
 	Tenant   VMFieldsTenant `json:"tenant"`
@@ -10311,6 +10481,18 @@ func (v *VMFields) GetStatus() VirtualMachineStatus { return v.Status }
 
 // GetStatusReason returns VMFields.StatusReason, and is useful for accessing the field via an interface.
 func (v *VMFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetGuestState returns VMFields.GuestState, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestState() VirtualMachineGuestState { return v.GuestState }
+
+// GetGuestReadyAt returns VMFields.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestReadyAt() *time.Time { return v.GuestReadyAt }
+
+// GetGuestHostname returns VMFields.GuestHostname, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestHostname() *string { return v.GuestHostname }
+
+// GetGuestAddresses returns VMFields.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *VMFields) GetGuestAddresses() []string { return v.GuestAddresses }
 
 // GetLabels returns VMFields.Labels, and is useful for accessing the field via an interface.
 func (v *VMFields) GetLabels() *map[string]string { return v.Labels }
@@ -10423,6 +10605,23 @@ var AllVirtualMachineBootDevice = []VirtualMachineBootDevice{
 	VirtualMachineBootDeviceDisk,
 	VirtualMachineBootDeviceCdrom,
 	VirtualMachineBootDeviceFloppy,
+}
+
+// VirtualMachineGuestState is enum for the field guest_state
+type VirtualMachineGuestState string
+
+const (
+	VirtualMachineGuestStateUnknown     VirtualMachineGuestState = "UNKNOWN"
+	VirtualMachineGuestStateBooting     VirtualMachineGuestState = "BOOTING"
+	VirtualMachineGuestStateReady       VirtualMachineGuestState = "READY"
+	VirtualMachineGuestStateUnreachable VirtualMachineGuestState = "UNREACHABLE"
+)
+
+var AllVirtualMachineGuestState = []VirtualMachineGuestState{
+	VirtualMachineGuestStateUnknown,
+	VirtualMachineGuestStateBooting,
+	VirtualMachineGuestStateReady,
+	VirtualMachineGuestStateUnreachable,
 }
 
 // VirtualMachineStatus is enum for the field status
@@ -10666,6 +10865,8 @@ type WatchVMsVirtualMachineStatusChangedVirtualMachine struct {
 	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns. MOVING while a drain or a resize moves it to another node: no copy runs until its new node reports it (ACTIVE or STOPPED, as before the move)
 	Status       VirtualMachineStatus `json:"status"`
 	StatusReason *string              `json:"statusReason"`
+	// what the guest itself said (package guest): BOOTING once its domain runs, READY when the guest (or the QEMU guest agent) reported in, UNREACHABLE when it did not within the deadline; UNKNOWN while the domain does not run
+	GuestState VirtualMachineGuestState `json:"guestState"`
 }
 
 // GetId returns WatchVMsVirtualMachineStatusChangedVirtualMachine.Id, and is useful for accessing the field via an interface.
@@ -10682,6 +10883,11 @@ func (v *WatchVMsVirtualMachineStatusChangedVirtualMachine) GetStatus() VirtualM
 // GetStatusReason returns WatchVMsVirtualMachineStatusChangedVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
 func (v *WatchVMsVirtualMachineStatusChangedVirtualMachine) GetStatusReason() *string {
 	return v.StatusReason
+}
+
+// GetGuestState returns WatchVMsVirtualMachineStatusChangedVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *WatchVMsVirtualMachineStatusChangedVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.GuestState
 }
 
 type ZoneRuleInput struct {
@@ -11984,6 +12190,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -13349,6 +13559,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -13553,6 +13767,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -13774,6 +13992,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -13843,6 +14065,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -14504,6 +14730,10 @@ fragment VMFields on VirtualMachine {
 	type
 	status
 	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
 	labels
 	userData
 	tenant {
@@ -14737,6 +14967,7 @@ subscription WatchVMs ($id: ID, $tenantID: ID) {
 		name
 		status
 		statusReason
+		guestState
 	}
 }
 `

@@ -25,10 +25,13 @@ const (
 	Reconcile SystemActor = "reconcile"
 	// Worker sets a VM to ERROR when its provisioning task failed for good.
 	Worker SystemActor = "worker"
+	// Guest records a guest's own report (package guest: READY on its call) and marks a
+	// guest that missed its deadline UNREACHABLE.
+	Guest SystemActor = "guest"
 )
 
 // SystemActors returns every system actor.
-func SystemActors() []SystemActor { return []SystemActor{NodeMonitor, Drain, Reconcile, Worker} }
+func SystemActors() []SystemActor { return []SystemActor{NodeMonitor, Drain, Reconcile, Worker, Guest} }
 
 // Name is the actor of a's audit rows: "system:<component>", the name of a's system viewer.
 func (a SystemActor) Name() string { return authz.System(string(a)).Name }

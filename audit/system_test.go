@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/nodemonitor"
@@ -116,6 +117,21 @@ func TestSystemActorsAudited(t *testing.T) {
 					vmIs(c, vm, virtualmachine.StatusError)
 			},
 			actions: []string{"failVirtualMachine"},
+		},
+		audit.Guest: {
+			table: "virtual_machines",
+			setup: func(t *testing.T, c *ent.Client) (func() error, func() bool) {
+				s := site(t, c, 1)
+				vm := createVM(t, c, s, s.Nodes[0].ID)
+				c.VirtualMachine.UpdateOneID(vm).SetGuestState(virtualmachine.GuestStateBooting).
+					SetGuestStateChangedAt(now.Add(-time.Hour)).ExecX(placementtest.Ctx())
+				g := guest.New(c, guest.Config{Deadline: time.Minute, Now: func() time.Time { return now }})
+				return func() error { _, err := g.Overdue(context.Background()); return err },
+					func() bool {
+						return c.VirtualMachine.GetX(placementtest.Ctx(), vm).GuestState == virtualmachine.GuestStateUnreachable
+					}
+			},
+			actions: []string{"markGuestUnreachable"},
 		},
 	}
 

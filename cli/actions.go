@@ -74,7 +74,8 @@ func runVM(ctx context.Context, a *app, args []string) error {
 	verb, args := args[0], args[1:]
 	fs := flag.NewFlagSet("vm "+verb, flag.ContinueOnError)
 	wait := fs.Bool("wait", false, "wait until the VM reaches its target state (ACTIVE, STOPPED, gone)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "how long --wait waits")
+	waitReady := fs.Bool("wait-ready", false, "create, start, reboot: also wait until the guest says it is up (guestState READY)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long --wait and --wait-ready wait")
 	var in apiclient.CreateVirtualMachineInput
 	var networks, keys stringList
 	var image, zone, userData string
@@ -154,9 +155,14 @@ func runVM(ctx context.Context, a *app, args []string) error {
 	default:
 		return usagef("vm create|start|stop|reboot|delete")
 	}
-	if *wait {
+	if *wait || *waitReady {
 		if err := waitVM(ctx, c, vm.Id, target, *timeout); err != nil {
 			return err
+		}
+		if *waitReady && target == apiclient.VirtualMachineStatusActive {
+			if err := waitGuestReady(ctx, c, vm.Id, *timeout); err != nil {
+				return err
+			}
 		}
 		r, err := apiclient.GetVM(ctx, c, vm.Id)
 		if err != nil {
@@ -166,7 +172,34 @@ func runVM(ctx context.Context, a *app, args []string) error {
 			vm = &r.VirtualMachines.Edges[0].Node.VMFields
 		}
 	}
-	return a.show(vm, []string{"id", "name", "status", "node"})
+	return a.show(vm, []string{"id", "name", "status", "guestState", "node"})
+}
+
+// waitGuestReady polls the VM until its guest says it is up (guestState READY), failing when
+// the guest missed its deadline (UNREACHABLE).
+func waitGuestReady(ctx context.Context, c *apiclient.Client, id string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		r, err := apiclient.GetVM(ctx, c, id)
+		if err != nil {
+			return err
+		}
+		if len(r.VirtualMachines.Edges) == 0 || r.VirtualMachines.Edges[0].Node == nil {
+			return fmt.Errorf("VM %s is gone", id)
+		}
+		switch r.VirtualMachines.Edges[0].Node.GuestState {
+		case apiclient.VirtualMachineGuestStateReady:
+			return nil
+		case apiclient.VirtualMachineGuestStateUnreachable:
+			return fmt.Errorf("the guest of VM %s did not report ready in time (guestState UNREACHABLE)", id)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("VM %s: guest not READY: %w", id, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // waitVM polls the VM until it has status target (an empty target: until it is gone),
@@ -334,8 +367,15 @@ func runWatch(ctx context.Context, a *app, args []string) error {
 		row := ev[key]
 		row["time"] = time.Now().UTC().Format(time.RFC3339)
 		cols := []string{"time", "id", "name", "status", "statusReason"}
+		if _, ok := row["guestState"]; ok {
+			cols = []string{"time", "id", "name", "status", "guestState", "statusReason"}
+		}
 		if a.output == "table" {
-			fmt.Fprintln(a.io.Stdout, strings.Join([]string{cell(row["time"]), cell(row["id"]), cell(row["name"]), cell(row["status"]), cell(row["statusReason"])}, "  "))
+			cells := make([]string, len(cols))
+			for i, col := range cols {
+				cells[i] = cell(row[col])
+			}
+			fmt.Fprintln(a.io.Stdout, strings.Join(cells, "  "))
 		} else if err := a.show(row, cols); err != nil {
 			return err
 		}

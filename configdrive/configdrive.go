@@ -28,6 +28,9 @@ const (
 	FileMetaData      = "meta-data"
 	FileUserData      = "user-data"
 	FileNetworkConfig = "network-config"
+	// FileVendorData holds the readiness call (phone_home and a per-boot script) of a
+	// drive with a ReadyURL and a GuestCredential.
+	FileVendorData = "vendor-data"
 )
 
 // cloudConfigHeader is the first line cloud-init requires of a cloud-config user-data.
@@ -49,6 +52,12 @@ type Spec struct {
 	SSHKeys []string
 	// Users are accounts created in the guest.
 	Users []User
+	// ReadyURL is where the guest says it is up (the server's /guest/ready); set by the
+	// node agent from its --guest-api-url when it builds the drive, never stored.
+	ReadyURL string `json:"-"`
+	// GuestCredential authenticates that call; the node agent makes a fresh one each time
+	// it builds the drive and the server keeps only its hash. Never stored with the spec.
+	GuestCredential string `json:"-"`
 }
 
 // NIC is one network interface of the VM.
@@ -95,7 +104,10 @@ func Build(w io.Writer, in Spec) (err error) {
 			err = fmt.Errorf("config drive: clean up ISO staging: %w", cerr)
 		}
 	}()
-	for _, name := range []string{FileMetaData, FileUserData, FileNetworkConfig} {
+	for _, name := range []string{FileMetaData, FileUserData, FileNetworkConfig, FileVendorData} {
+		if _, ok := files[name]; !ok {
+			continue
+		}
 		if err := iw.AddFile(bytes.NewReader(files[name]), name); err != nil {
 			return fmt.Errorf("config drive: add %s: %w", name, err)
 		}
@@ -124,7 +136,13 @@ func Render(in Spec) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{FileMetaData: meta, FileUserData: user, FileNetworkConfig: network}, nil
+	files := map[string][]byte{FileMetaData: meta, FileUserData: user, FileNetworkConfig: network}
+	if readiness(in) {
+		if files[FileVendorData], err = renderVendorData(in); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }
 
 var (
@@ -136,6 +154,9 @@ var (
 func validate(in Spec) error {
 	if in.InstanceID == "" || strings.ContainsAny(in.InstanceID, "\r\n") || len(in.InstanceID) > 255 {
 		return apierr.Validation("instanceId", "must be 1 to 255 characters on one line")
+	}
+	if err := validReadiness(in); err != nil {
+		return err
 	}
 	if err := validHostname(in.Hostname); err != nil {
 		return apierr.Validation("hostname", "%v", err)
@@ -247,10 +268,14 @@ func marshal(v any) ([]byte, error) {
 }
 
 func renderMetaData(in Spec) ([]byte, error) {
-	return marshal(yaml.MapSlice{
+	doc := yaml.MapSlice{
 		{Key: "instance-id", Value: in.InstanceID},
 		{Key: "local-hostname", Value: in.Hostname},
-	})
+	}
+	if readiness(in) {
+		doc = append(doc, yaml.MapItem{Key: MetaReadyURL, Value: in.ReadyURL}, yaml.MapItem{Key: MetaGuestCredential, Value: in.GuestCredential})
+	}
+	return marshal(doc)
 }
 
 // renderNetworkConfig writes a version 2 network-config: ethernets eth0, eth1, ... in

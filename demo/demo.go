@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -1046,8 +1048,13 @@ func (l *loader) loadVMs(ctx context.Context) error {
 		fs.vmNextIP = fs.vmNextIP.Next()
 		ib[i] = l.c.IPAddress.Create().SetNetworkID(fs.vmNet.ID).SetPortID(ports[i].ID).SetAddress(v.ip.String()).
 			SetStatus(ipaddress.StatusAllocated).SetDNSName(v.def.name + "." + v.tenant.Name + ".vm.virtflow.internal")
+		drive, err := demoConfigDrive(v.vm, ports[i].MAC, v.ip, fs.vmNet)
+		if err != nil {
+			return err
+		}
 		ab[i] = l.c.Assignment.Create().SetNodeID(v.srv.node.ID).SetVirtualMachineID(v.vm.ID).
-			SetDesiredState(assignment.DesiredStateRunning).SetStatus(assignment.StatusApplied).SetObservedState("running")
+			SetDesiredState(assignment.DesiredStateRunning).SetStatus(assignment.StatusApplied).SetObservedState("running").
+			SetConfigDrive(drive)
 		started := l.now.Add(-time.Duration(24*(i%7+1)) * time.Hour)
 		price := l.flavors[v.def.flavor].PricePerHour
 		for _, mp := range l.flavors[v.def.flavor].PricesByHostModel {
@@ -1181,4 +1188,21 @@ func (l *loader) loadOperations(ctx context.Context) error {
 	_, err = l.c.AuditLog.Create().SetActor("system").SetAction("demo.load").SetObjectType("Region").
 		SetObjectID(l.regions[0].ID).Save(ctx)
 	return err
+}
+
+// demoConfigDrive is the config drive of a demo VM (the JSON of a configdrive.Spec, as
+// provision.RenderConfigDrive writes it): its instance-id, name, NIC with its address and
+// the network's gateway. The simulated fleet builds it, with a guest credential, and plays
+// the guest that reads it.
+func demoConfigDrive(vm *ent.VirtualMachine, mac string, ip netip.Addr, n *ent.Network) (string, error) {
+	prefix, err := netip.ParsePrefix(n.Cidr)
+	if err != nil {
+		return "", fmt.Errorf("network %s: %w", n.Name, err)
+	}
+	nic := configdrive.NIC{MAC: mac, Addresses: []string{netip.PrefixFrom(ip, prefix.Bits()).String()}}
+	if n.Gateway != "" {
+		nic.Gateways = []string{n.Gateway}
+	}
+	b, err := json.Marshal(configdrive.Spec{InstanceID: fmt.Sprintf("vm-%d", vm.ID), Hostname: vm.Name, NICs: []configdrive.NIC{nic}})
+	return string(b), err
 }

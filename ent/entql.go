@@ -254,9 +254,6 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldCPUAllocated:              {Type: field.TypeInt, Column: computenode.FieldCPUAllocated},
 			computenode.FieldMemoryAllocatedMB:         {Type: field.TypeInt64, Column: computenode.FieldMemoryAllocatedMB},
 			computenode.FieldDiskAllocatedGB:           {Type: field.TypeInt64, Column: computenode.FieldDiskAllocatedGB},
-			computenode.FieldReservedCpus:              {Type: field.TypeInt, Column: computenode.FieldReservedCpus},
-			computenode.FieldNumaNodes:                 {Type: field.TypeJSON, Column: computenode.FieldNumaNodes},
-			computenode.FieldExclusiveMask:             {Type: field.TypeInt64, Column: computenode.FieldExclusiveMask},
 			computenode.FieldOsName:                    {Type: field.TypeString, Column: computenode.FieldOsName},
 			computenode.FieldOsVersion:                 {Type: field.TypeString, Column: computenode.FieldOsVersion},
 			computenode.FieldKernelVersion:             {Type: field.TypeString, Column: computenode.FieldKernelVersion},
@@ -379,7 +376,6 @@ var schemaGraph = func() *sqlgraph.Schema {
 			flavor.FieldDiskIopsLimit:     {Type: field.TypeInt, Column: flavor.FieldDiskIopsLimit},
 			flavor.FieldDiskMbpsLimit:     {Type: field.TypeInt, Column: flavor.FieldDiskMbpsLimit},
 			flavor.FieldNetworkMbpsLimit:  {Type: field.TypeInt, Column: flavor.FieldNetworkMbpsLimit},
-			flavor.FieldExclusive:         {Type: field.TypeEnum, Column: flavor.FieldExclusive},
 			flavor.FieldPricePerHour:      {Type: field.TypeFloat64, Column: flavor.FieldPricePerHour},
 			flavor.FieldPricesByHostModel: {Type: field.TypeJSON, Column: flavor.FieldPricesByHostModel},
 			flavor.FieldDisabled:          {Type: field.TypeBool, Column: flavor.FieldDisabled},
@@ -1140,26 +1136,31 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "VirtualMachine",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			virtualmachine.FieldCreatedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldCreatedAt},
-			virtualmachine.FieldUpdatedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldUpdatedAt},
-			virtualmachine.FieldName:               {Type: field.TypeString, Column: virtualmachine.FieldName},
-			virtualmachine.FieldDescription:        {Type: field.TypeString, Column: virtualmachine.FieldDescription},
-			virtualmachine.FieldType:               {Type: field.TypeEnum, Column: virtualmachine.FieldType},
-			virtualmachine.FieldBootDevice:         {Type: field.TypeEnum, Column: virtualmachine.FieldBootDevice},
-			virtualmachine.FieldStatus:             {Type: field.TypeEnum, Column: virtualmachine.FieldStatus},
-			virtualmachine.FieldStatusReason:       {Type: field.TypeString, Column: virtualmachine.FieldStatusReason},
-			virtualmachine.FieldStatusChangedAt:    {Type: field.TypeTime, Column: virtualmachine.FieldStatusChangedAt},
-			virtualmachine.FieldLabels:             {Type: field.TypeJSON, Column: virtualmachine.FieldLabels},
-			virtualmachine.FieldSchedulePolicy:     {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
-			virtualmachine.FieldRevision:           {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
-			virtualmachine.FieldMaxRevisionHistory: {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
-			virtualmachine.FieldRevisionHistory:    {Type: field.TypeJSON, Column: virtualmachine.FieldRevisionHistory},
-			virtualmachine.FieldAllocatedVcpus:     {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
-			virtualmachine.FieldAllocatedMemoryMB:  {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
-			virtualmachine.FieldAllocatedDiskGB:    {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
-			virtualmachine.FieldExclusiveMask:      {Type: field.TypeInt64, Column: virtualmachine.FieldExclusiveMask},
-			virtualmachine.FieldNumaNode:           {Type: field.TypeInt, Column: virtualmachine.FieldNumaNode},
-			virtualmachine.FieldUserData:           {Type: field.TypeString, Column: virtualmachine.FieldUserData},
+			virtualmachine.FieldCreatedAt:                {Type: field.TypeTime, Column: virtualmachine.FieldCreatedAt},
+			virtualmachine.FieldUpdatedAt:                {Type: field.TypeTime, Column: virtualmachine.FieldUpdatedAt},
+			virtualmachine.FieldName:                     {Type: field.TypeString, Column: virtualmachine.FieldName},
+			virtualmachine.FieldDescription:              {Type: field.TypeString, Column: virtualmachine.FieldDescription},
+			virtualmachine.FieldType:                     {Type: field.TypeEnum, Column: virtualmachine.FieldType},
+			virtualmachine.FieldBootDevice:               {Type: field.TypeEnum, Column: virtualmachine.FieldBootDevice},
+			virtualmachine.FieldStatus:                   {Type: field.TypeEnum, Column: virtualmachine.FieldStatus},
+			virtualmachine.FieldStatusReason:             {Type: field.TypeString, Column: virtualmachine.FieldStatusReason},
+			virtualmachine.FieldStatusChangedAt:          {Type: field.TypeTime, Column: virtualmachine.FieldStatusChangedAt},
+			virtualmachine.FieldLabels:                   {Type: field.TypeJSON, Column: virtualmachine.FieldLabels},
+			virtualmachine.FieldSchedulePolicy:           {Type: field.TypeJSON, Column: virtualmachine.FieldSchedulePolicy},
+			virtualmachine.FieldRevision:                 {Type: field.TypeInt, Column: virtualmachine.FieldRevision},
+			virtualmachine.FieldMaxRevisionHistory:       {Type: field.TypeInt, Column: virtualmachine.FieldMaxRevisionHistory},
+			virtualmachine.FieldRevisionHistory:          {Type: field.TypeJSON, Column: virtualmachine.FieldRevisionHistory},
+			virtualmachine.FieldAllocatedVcpus:           {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
+			virtualmachine.FieldAllocatedMemoryMB:        {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
+			virtualmachine.FieldAllocatedDiskGB:          {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
+			virtualmachine.FieldGuestState:               {Type: field.TypeEnum, Column: virtualmachine.FieldGuestState},
+			virtualmachine.FieldGuestStateChangedAt:      {Type: field.TypeTime, Column: virtualmachine.FieldGuestStateChangedAt},
+			virtualmachine.FieldGuestReadyAt:             {Type: field.TypeTime, Column: virtualmachine.FieldGuestReadyAt},
+			virtualmachine.FieldGuestHostname:            {Type: field.TypeString, Column: virtualmachine.FieldGuestHostname},
+			virtualmachine.FieldGuestAddresses:           {Type: field.TypeJSON, Column: virtualmachine.FieldGuestAddresses},
+			virtualmachine.FieldGuestCredentialHash:      {Type: field.TypeString, Column: virtualmachine.FieldGuestCredentialHash},
+			virtualmachine.FieldGuestCredentialExpiresAt: {Type: field.TypeTime, Column: virtualmachine.FieldGuestCredentialExpiresAt},
+			virtualmachine.FieldUserData:                 {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
 	graph.Nodes[48] = &sqlgraph.Node{
@@ -5012,21 +5013,6 @@ func (f *ComputeNodeFilter) WhereDiskAllocatedGB(p entql.Int64P) {
 	f.Where(p.Field(computenode.FieldDiskAllocatedGB))
 }
 
-// WhereReservedCpus applies the entql int predicate on the reserved_cpus field.
-func (f *ComputeNodeFilter) WhereReservedCpus(p entql.IntP) {
-	f.Where(p.Field(computenode.FieldReservedCpus))
-}
-
-// WhereNumaNodes applies the entql json.RawMessage predicate on the numa_nodes field.
-func (f *ComputeNodeFilter) WhereNumaNodes(p entql.BytesP) {
-	f.Where(p.Field(computenode.FieldNumaNodes))
-}
-
-// WhereExclusiveMask applies the entql int64 predicate on the exclusive_mask field.
-func (f *ComputeNodeFilter) WhereExclusiveMask(p entql.Int64P) {
-	f.Where(p.Field(computenode.FieldExclusiveMask))
-}
-
 // WhereOsName applies the entql string predicate on the os_name field.
 func (f *ComputeNodeFilter) WhereOsName(p entql.StringP) {
 	f.Where(p.Field(computenode.FieldOsName))
@@ -5913,11 +5899,6 @@ func (f *FlavorFilter) WhereDiskMbpsLimit(p entql.IntP) {
 // WhereNetworkMbpsLimit applies the entql int predicate on the network_mbps_limit field.
 func (f *FlavorFilter) WhereNetworkMbpsLimit(p entql.IntP) {
 	f.Where(p.Field(flavor.FieldNetworkMbpsLimit))
-}
-
-// WhereExclusive applies the entql string predicate on the exclusive field.
-func (f *FlavorFilter) WhereExclusive(p entql.StringP) {
-	f.Where(p.Field(flavor.FieldExclusive))
 }
 
 // WherePricePerHour applies the entql float64 predicate on the price_per_hour field.
@@ -10991,14 +10972,39 @@ func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
 	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
 }
 
-// WhereExclusiveMask applies the entql int64 predicate on the exclusive_mask field.
-func (f *VirtualMachineFilter) WhereExclusiveMask(p entql.Int64P) {
-	f.Where(p.Field(virtualmachine.FieldExclusiveMask))
+// WhereGuestState applies the entql string predicate on the guest_state field.
+func (f *VirtualMachineFilter) WhereGuestState(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldGuestState))
 }
 
-// WhereNumaNode applies the entql int predicate on the numa_node field.
-func (f *VirtualMachineFilter) WhereNumaNode(p entql.IntP) {
-	f.Where(p.Field(virtualmachine.FieldNumaNode))
+// WhereGuestStateChangedAt applies the entql time.Time predicate on the guest_state_changed_at field.
+func (f *VirtualMachineFilter) WhereGuestStateChangedAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldGuestStateChangedAt))
+}
+
+// WhereGuestReadyAt applies the entql time.Time predicate on the guest_ready_at field.
+func (f *VirtualMachineFilter) WhereGuestReadyAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldGuestReadyAt))
+}
+
+// WhereGuestHostname applies the entql string predicate on the guest_hostname field.
+func (f *VirtualMachineFilter) WhereGuestHostname(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldGuestHostname))
+}
+
+// WhereGuestAddresses applies the entql json.RawMessage predicate on the guest_addresses field.
+func (f *VirtualMachineFilter) WhereGuestAddresses(p entql.BytesP) {
+	f.Where(p.Field(virtualmachine.FieldGuestAddresses))
+}
+
+// WhereGuestCredentialHash applies the entql string predicate on the guest_credential_hash field.
+func (f *VirtualMachineFilter) WhereGuestCredentialHash(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldGuestCredentialHash))
+}
+
+// WhereGuestCredentialExpiresAt applies the entql time.Time predicate on the guest_credential_expires_at field.
+func (f *VirtualMachineFilter) WhereGuestCredentialExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldGuestCredentialExpiresAt))
 }
 
 // WhereUserData applies the entql string predicate on the user_data field.

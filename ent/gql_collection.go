@@ -3389,21 +3389,6 @@ func (_q *ComputeNodeQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, computenode.FieldDiskAllocatedGB)
 				fieldSeen[computenode.FieldDiskAllocatedGB] = struct{}{}
 			}
-		case "reservedCpus":
-			if _, ok := fieldSeen[computenode.FieldReservedCpus]; !ok {
-				selectedFields = append(selectedFields, computenode.FieldReservedCpus)
-				fieldSeen[computenode.FieldReservedCpus] = struct{}{}
-			}
-		case "numaNodes":
-			if _, ok := fieldSeen[computenode.FieldNumaNodes]; !ok {
-				selectedFields = append(selectedFields, computenode.FieldNumaNodes)
-				fieldSeen[computenode.FieldNumaNodes] = struct{}{}
-			}
-		case "exclusiveMask":
-			if _, ok := fieldSeen[computenode.FieldExclusiveMask]; !ok {
-				selectedFields = append(selectedFields, computenode.FieldExclusiveMask)
-				fieldSeen[computenode.FieldExclusiveMask] = struct{}{}
-			}
 		case "osName":
 			if _, ok := fieldSeen[computenode.FieldOsName]; !ok {
 				selectedFields = append(selectedFields, computenode.FieldOsName)
@@ -4962,11 +4947,6 @@ func (_q *FlavorQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			if _, ok := fieldSeen[flavor.FieldNetworkMbpsLimit]; !ok {
 				selectedFields = append(selectedFields, flavor.FieldNetworkMbpsLimit)
 				fieldSeen[flavor.FieldNetworkMbpsLimit] = struct{}{}
-			}
-		case "exclusive":
-			if _, ok := fieldSeen[flavor.FieldExclusive]; !ok {
-				selectedFields = append(selectedFields, flavor.FieldExclusive)
-				fieldSeen[flavor.FieldExclusive] = struct{}{}
 			}
 		case "pricePerHour":
 			if _, ok := fieldSeen[flavor.FieldPricePerHour]; !ok {
@@ -17910,15 +17890,30 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedDiskGB)
 				fieldSeen[virtualmachine.FieldAllocatedDiskGB] = struct{}{}
 			}
-		case "exclusiveMask":
-			if _, ok := fieldSeen[virtualmachine.FieldExclusiveMask]; !ok {
-				selectedFields = append(selectedFields, virtualmachine.FieldExclusiveMask)
-				fieldSeen[virtualmachine.FieldExclusiveMask] = struct{}{}
+		case "guestState":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestState]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestState)
+				fieldSeen[virtualmachine.FieldGuestState] = struct{}{}
 			}
-		case "numaNode":
-			if _, ok := fieldSeen[virtualmachine.FieldNumaNode]; !ok {
-				selectedFields = append(selectedFields, virtualmachine.FieldNumaNode)
-				fieldSeen[virtualmachine.FieldNumaNode] = struct{}{}
+		case "guestStateChangedAt":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestStateChangedAt]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestStateChangedAt)
+				fieldSeen[virtualmachine.FieldGuestStateChangedAt] = struct{}{}
+			}
+		case "guestReadyAt":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestReadyAt]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestReadyAt)
+				fieldSeen[virtualmachine.FieldGuestReadyAt] = struct{}{}
+			}
+		case "guestHostname":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestHostname]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestHostname)
+				fieldSeen[virtualmachine.FieldGuestHostname] = struct{}{}
+			}
+		case "guestAddresses":
+			if _, ok := fieldSeen[virtualmachine.FieldGuestAddresses]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldGuestAddresses)
+				fieldSeen[virtualmachine.FieldGuestAddresses] = struct{}{}
 			}
 		case "userData":
 			if _, ok := fieldSeen[virtualmachine.FieldUserData]; !ok {

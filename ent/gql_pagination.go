@@ -16173,6 +16173,34 @@ var (
 			}
 		},
 	}
+	// VirtualMachineOrderFieldGuestState orders VirtualMachine by guest_state.
+	VirtualMachineOrderFieldGuestState = &VirtualMachineOrderField{
+		Value: func(_m *VirtualMachine) (ent.Value, error) {
+			return _m.GuestState, nil
+		},
+		column: virtualmachine.FieldGuestState,
+		toTerm: virtualmachine.ByGuestState,
+		toCursor: func(_m *VirtualMachine) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.GuestState,
+			}
+		},
+	}
+	// VirtualMachineOrderFieldGuestReadyAt orders VirtualMachine by guest_ready_at.
+	VirtualMachineOrderFieldGuestReadyAt = &VirtualMachineOrderField{
+		Value: func(_m *VirtualMachine) (ent.Value, error) {
+			return _m.GuestReadyAt, nil
+		},
+		column: virtualmachine.FieldGuestReadyAt,
+		toTerm: virtualmachine.ByGuestReadyAt,
+		toCursor: func(_m *VirtualMachine) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.GuestReadyAt,
+			}
+		},
+	}
 )
 
 // String implement fmt.Stringer interface.
@@ -16189,6 +16217,10 @@ func (f VirtualMachineOrderField) String() string {
 		str = "STATUS"
 	case VirtualMachineOrderFieldStatusChangedAt.column:
 		str = "STATUS_CHANGED_AT"
+	case VirtualMachineOrderFieldGuestState.column:
+		str = "GUEST_STATE"
+	case VirtualMachineOrderFieldGuestReadyAt.column:
+		str = "GUEST_READY_AT"
 	}
 	return str
 }
@@ -16215,6 +16247,10 @@ func (f *VirtualMachineOrderField) UnmarshalGQL(v interface{}) error {
 		*f = *VirtualMachineOrderFieldStatus
 	case "STATUS_CHANGED_AT":
 		*f = *VirtualMachineOrderFieldStatusChangedAt
+	case "GUEST_STATE":
+		*f = *VirtualMachineOrderFieldGuestState
+	case "GUEST_READY_AT":
+		*f = *VirtualMachineOrderFieldGuestReadyAt
 	default:
 		return fmt.Errorf("%s is not a valid VirtualMachineOrderField", str)
 	}

@@ -4424,26 +4424,6 @@ type ComputeNodeWhereInput struct {
 	DiskAllocatedGBLT    *int64  `json:"diskAllocatedGBLT,omitempty"`
 	DiskAllocatedGBLTE   *int64  `json:"diskAllocatedGBLTE,omitempty"`
 
-	// "reserved_cpus" field predicates.
-	ReservedCpus      *int  `json:"reservedCpus,omitempty"`
-	ReservedCpusNEQ   *int  `json:"reservedCpusNEQ,omitempty"`
-	ReservedCpusIn    []int `json:"reservedCpusIn,omitempty"`
-	ReservedCpusNotIn []int `json:"reservedCpusNotIn,omitempty"`
-	ReservedCpusGT    *int  `json:"reservedCpusGT,omitempty"`
-	ReservedCpusGTE   *int  `json:"reservedCpusGTE,omitempty"`
-	ReservedCpusLT    *int  `json:"reservedCpusLT,omitempty"`
-	ReservedCpusLTE   *int  `json:"reservedCpusLTE,omitempty"`
-
-	// "exclusive_mask" field predicates.
-	ExclusiveMask      *int64  `json:"exclusiveMask,omitempty"`
-	ExclusiveMaskNEQ   *int64  `json:"exclusiveMaskNEQ,omitempty"`
-	ExclusiveMaskIn    []int64 `json:"exclusiveMaskIn,omitempty"`
-	ExclusiveMaskNotIn []int64 `json:"exclusiveMaskNotIn,omitempty"`
-	ExclusiveMaskGT    *int64  `json:"exclusiveMaskGT,omitempty"`
-	ExclusiveMaskGTE   *int64  `json:"exclusiveMaskGTE,omitempty"`
-	ExclusiveMaskLT    *int64  `json:"exclusiveMaskLT,omitempty"`
-	ExclusiveMaskLTE   *int64  `json:"exclusiveMaskLTE,omitempty"`
-
 	// "os_name" field predicates.
 	OsName             *string  `json:"osName,omitempty"`
 	OsNameNEQ          *string  `json:"osNameNEQ,omitempty"`
@@ -5162,54 +5142,6 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 	}
 	if i.DiskAllocatedGBLTE != nil {
 		predicates = append(predicates, computenode.DiskAllocatedGBLTE(*i.DiskAllocatedGBLTE))
-	}
-	if i.ReservedCpus != nil {
-		predicates = append(predicates, computenode.ReservedCpusEQ(*i.ReservedCpus))
-	}
-	if i.ReservedCpusNEQ != nil {
-		predicates = append(predicates, computenode.ReservedCpusNEQ(*i.ReservedCpusNEQ))
-	}
-	if len(i.ReservedCpusIn) > 0 {
-		predicates = append(predicates, computenode.ReservedCpusIn(i.ReservedCpusIn...))
-	}
-	if len(i.ReservedCpusNotIn) > 0 {
-		predicates = append(predicates, computenode.ReservedCpusNotIn(i.ReservedCpusNotIn...))
-	}
-	if i.ReservedCpusGT != nil {
-		predicates = append(predicates, computenode.ReservedCpusGT(*i.ReservedCpusGT))
-	}
-	if i.ReservedCpusGTE != nil {
-		predicates = append(predicates, computenode.ReservedCpusGTE(*i.ReservedCpusGTE))
-	}
-	if i.ReservedCpusLT != nil {
-		predicates = append(predicates, computenode.ReservedCpusLT(*i.ReservedCpusLT))
-	}
-	if i.ReservedCpusLTE != nil {
-		predicates = append(predicates, computenode.ReservedCpusLTE(*i.ReservedCpusLTE))
-	}
-	if i.ExclusiveMask != nil {
-		predicates = append(predicates, computenode.ExclusiveMaskEQ(*i.ExclusiveMask))
-	}
-	if i.ExclusiveMaskNEQ != nil {
-		predicates = append(predicates, computenode.ExclusiveMaskNEQ(*i.ExclusiveMaskNEQ))
-	}
-	if len(i.ExclusiveMaskIn) > 0 {
-		predicates = append(predicates, computenode.ExclusiveMaskIn(i.ExclusiveMaskIn...))
-	}
-	if len(i.ExclusiveMaskNotIn) > 0 {
-		predicates = append(predicates, computenode.ExclusiveMaskNotIn(i.ExclusiveMaskNotIn...))
-	}
-	if i.ExclusiveMaskGT != nil {
-		predicates = append(predicates, computenode.ExclusiveMaskGT(*i.ExclusiveMaskGT))
-	}
-	if i.ExclusiveMaskGTE != nil {
-		predicates = append(predicates, computenode.ExclusiveMaskGTE(*i.ExclusiveMaskGTE))
-	}
-	if i.ExclusiveMaskLT != nil {
-		predicates = append(predicates, computenode.ExclusiveMaskLT(*i.ExclusiveMaskLT))
-	}
-	if i.ExclusiveMaskLTE != nil {
-		predicates = append(predicates, computenode.ExclusiveMaskLTE(*i.ExclusiveMaskLTE))
 	}
 	if i.OsName != nil {
 		predicates = append(predicates, computenode.OsNameEQ(*i.OsName))
@@ -8466,12 +8398,6 @@ type FlavorWhereInput struct {
 	NetworkMbpsLimitIsNil  bool  `json:"networkMbpsLimitIsNil,omitempty"`
 	NetworkMbpsLimitNotNil bool  `json:"networkMbpsLimitNotNil,omitempty"`
 
-	// "exclusive" field predicates.
-	Exclusive      *flavor.Exclusive  `json:"exclusive,omitempty"`
-	ExclusiveNEQ   *flavor.Exclusive  `json:"exclusiveNEQ,omitempty"`
-	ExclusiveIn    []flavor.Exclusive `json:"exclusiveIn,omitempty"`
-	ExclusiveNotIn []flavor.Exclusive `json:"exclusiveNotIn,omitempty"`
-
 	// "price_per_hour" field predicates.
 	PricePerHour      *float64  `json:"pricePerHour,omitempty"`
 	PricePerHourNEQ   *float64  `json:"pricePerHourNEQ,omitempty"`
@@ -8923,18 +8849,6 @@ func (i *FlavorWhereInput) P() (predicate.Flavor, error) {
 	}
 	if i.NetworkMbpsLimitNotNil {
 		predicates = append(predicates, flavor.NetworkMbpsLimitNotNil())
-	}
-	if i.Exclusive != nil {
-		predicates = append(predicates, flavor.ExclusiveEQ(*i.Exclusive))
-	}
-	if i.ExclusiveNEQ != nil {
-		predicates = append(predicates, flavor.ExclusiveNEQ(*i.ExclusiveNEQ))
-	}
-	if len(i.ExclusiveIn) > 0 {
-		predicates = append(predicates, flavor.ExclusiveIn(i.ExclusiveIn...))
-	}
-	if len(i.ExclusiveNotIn) > 0 {
-		predicates = append(predicates, flavor.ExclusiveNotIn(i.ExclusiveNotIn...))
 	}
 	if i.PricePerHour != nil {
 		predicates = append(predicates, flavor.PricePerHourEQ(*i.PricePerHour))
@@ -26987,27 +26901,52 @@ type VirtualMachineWhereInput struct {
 	AllocatedDiskGBLT    *int64  `json:"allocatedDiskGBLT,omitempty"`
 	AllocatedDiskGBLTE   *int64  `json:"allocatedDiskGBLTE,omitempty"`
 
-	// "exclusive_mask" field predicates.
-	ExclusiveMask      *int64  `json:"exclusiveMask,omitempty"`
-	ExclusiveMaskNEQ   *int64  `json:"exclusiveMaskNEQ,omitempty"`
-	ExclusiveMaskIn    []int64 `json:"exclusiveMaskIn,omitempty"`
-	ExclusiveMaskNotIn []int64 `json:"exclusiveMaskNotIn,omitempty"`
-	ExclusiveMaskGT    *int64  `json:"exclusiveMaskGT,omitempty"`
-	ExclusiveMaskGTE   *int64  `json:"exclusiveMaskGTE,omitempty"`
-	ExclusiveMaskLT    *int64  `json:"exclusiveMaskLT,omitempty"`
-	ExclusiveMaskLTE   *int64  `json:"exclusiveMaskLTE,omitempty"`
+	// "guest_state" field predicates.
+	GuestState      *virtualmachine.GuestState  `json:"guestState,omitempty"`
+	GuestStateNEQ   *virtualmachine.GuestState  `json:"guestStateNEQ,omitempty"`
+	GuestStateIn    []virtualmachine.GuestState `json:"guestStateIn,omitempty"`
+	GuestStateNotIn []virtualmachine.GuestState `json:"guestStateNotIn,omitempty"`
 
-	// "numa_node" field predicates.
-	NumaNode       *int  `json:"numaNode,omitempty"`
-	NumaNodeNEQ    *int  `json:"numaNodeNEQ,omitempty"`
-	NumaNodeIn     []int `json:"numaNodeIn,omitempty"`
-	NumaNodeNotIn  []int `json:"numaNodeNotIn,omitempty"`
-	NumaNodeGT     *int  `json:"numaNodeGT,omitempty"`
-	NumaNodeGTE    *int  `json:"numaNodeGTE,omitempty"`
-	NumaNodeLT     *int  `json:"numaNodeLT,omitempty"`
-	NumaNodeLTE    *int  `json:"numaNodeLTE,omitempty"`
-	NumaNodeIsNil  bool  `json:"numaNodeIsNil,omitempty"`
-	NumaNodeNotNil bool  `json:"numaNodeNotNil,omitempty"`
+	// "guest_state_changed_at" field predicates.
+	GuestStateChangedAt       *time.Time  `json:"guestStateChangedAt,omitempty"`
+	GuestStateChangedAtNEQ    *time.Time  `json:"guestStateChangedAtNEQ,omitempty"`
+	GuestStateChangedAtIn     []time.Time `json:"guestStateChangedAtIn,omitempty"`
+	GuestStateChangedAtNotIn  []time.Time `json:"guestStateChangedAtNotIn,omitempty"`
+	GuestStateChangedAtGT     *time.Time  `json:"guestStateChangedAtGT,omitempty"`
+	GuestStateChangedAtGTE    *time.Time  `json:"guestStateChangedAtGTE,omitempty"`
+	GuestStateChangedAtLT     *time.Time  `json:"guestStateChangedAtLT,omitempty"`
+	GuestStateChangedAtLTE    *time.Time  `json:"guestStateChangedAtLTE,omitempty"`
+	GuestStateChangedAtIsNil  bool        `json:"guestStateChangedAtIsNil,omitempty"`
+	GuestStateChangedAtNotNil bool        `json:"guestStateChangedAtNotNil,omitempty"`
+
+	// "guest_ready_at" field predicates.
+	GuestReadyAt       *time.Time  `json:"guestReadyAt,omitempty"`
+	GuestReadyAtNEQ    *time.Time  `json:"guestReadyAtNEQ,omitempty"`
+	GuestReadyAtIn     []time.Time `json:"guestReadyAtIn,omitempty"`
+	GuestReadyAtNotIn  []time.Time `json:"guestReadyAtNotIn,omitempty"`
+	GuestReadyAtGT     *time.Time  `json:"guestReadyAtGT,omitempty"`
+	GuestReadyAtGTE    *time.Time  `json:"guestReadyAtGTE,omitempty"`
+	GuestReadyAtLT     *time.Time  `json:"guestReadyAtLT,omitempty"`
+	GuestReadyAtLTE    *time.Time  `json:"guestReadyAtLTE,omitempty"`
+	GuestReadyAtIsNil  bool        `json:"guestReadyAtIsNil,omitempty"`
+	GuestReadyAtNotNil bool        `json:"guestReadyAtNotNil,omitempty"`
+
+	// "guest_hostname" field predicates.
+	GuestHostname             *string  `json:"guestHostname,omitempty"`
+	GuestHostnameNEQ          *string  `json:"guestHostnameNEQ,omitempty"`
+	GuestHostnameIn           []string `json:"guestHostnameIn,omitempty"`
+	GuestHostnameNotIn        []string `json:"guestHostnameNotIn,omitempty"`
+	GuestHostnameGT           *string  `json:"guestHostnameGT,omitempty"`
+	GuestHostnameGTE          *string  `json:"guestHostnameGTE,omitempty"`
+	GuestHostnameLT           *string  `json:"guestHostnameLT,omitempty"`
+	GuestHostnameLTE          *string  `json:"guestHostnameLTE,omitempty"`
+	GuestHostnameContains     *string  `json:"guestHostnameContains,omitempty"`
+	GuestHostnameHasPrefix    *string  `json:"guestHostnameHasPrefix,omitempty"`
+	GuestHostnameHasSuffix    *string  `json:"guestHostnameHasSuffix,omitempty"`
+	GuestHostnameIsNil        bool     `json:"guestHostnameIsNil,omitempty"`
+	GuestHostnameNotNil       bool     `json:"guestHostnameNotNil,omitempty"`
+	GuestHostnameEqualFold    *string  `json:"guestHostnameEqualFold,omitempty"`
+	GuestHostnameContainsFold *string  `json:"guestHostnameContainsFold,omitempty"`
 
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
@@ -27526,59 +27465,122 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	if i.AllocatedDiskGBLTE != nil {
 		predicates = append(predicates, virtualmachine.AllocatedDiskGBLTE(*i.AllocatedDiskGBLTE))
 	}
-	if i.ExclusiveMask != nil {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskEQ(*i.ExclusiveMask))
+	if i.GuestState != nil {
+		predicates = append(predicates, virtualmachine.GuestStateEQ(*i.GuestState))
 	}
-	if i.ExclusiveMaskNEQ != nil {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskNEQ(*i.ExclusiveMaskNEQ))
+	if i.GuestStateNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestStateNEQ(*i.GuestStateNEQ))
 	}
-	if len(i.ExclusiveMaskIn) > 0 {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskIn(i.ExclusiveMaskIn...))
+	if len(i.GuestStateIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateIn(i.GuestStateIn...))
 	}
-	if len(i.ExclusiveMaskNotIn) > 0 {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskNotIn(i.ExclusiveMaskNotIn...))
+	if len(i.GuestStateNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateNotIn(i.GuestStateNotIn...))
 	}
-	if i.ExclusiveMaskGT != nil {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskGT(*i.ExclusiveMaskGT))
+	if i.GuestStateChangedAt != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtEQ(*i.GuestStateChangedAt))
 	}
-	if i.ExclusiveMaskGTE != nil {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskGTE(*i.ExclusiveMaskGTE))
+	if i.GuestStateChangedAtNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtNEQ(*i.GuestStateChangedAtNEQ))
 	}
-	if i.ExclusiveMaskLT != nil {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskLT(*i.ExclusiveMaskLT))
+	if len(i.GuestStateChangedAtIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtIn(i.GuestStateChangedAtIn...))
 	}
-	if i.ExclusiveMaskLTE != nil {
-		predicates = append(predicates, virtualmachine.ExclusiveMaskLTE(*i.ExclusiveMaskLTE))
+	if len(i.GuestStateChangedAtNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtNotIn(i.GuestStateChangedAtNotIn...))
 	}
-	if i.NumaNode != nil {
-		predicates = append(predicates, virtualmachine.NumaNodeEQ(*i.NumaNode))
+	if i.GuestStateChangedAtGT != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtGT(*i.GuestStateChangedAtGT))
 	}
-	if i.NumaNodeNEQ != nil {
-		predicates = append(predicates, virtualmachine.NumaNodeNEQ(*i.NumaNodeNEQ))
+	if i.GuestStateChangedAtGTE != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtGTE(*i.GuestStateChangedAtGTE))
 	}
-	if len(i.NumaNodeIn) > 0 {
-		predicates = append(predicates, virtualmachine.NumaNodeIn(i.NumaNodeIn...))
+	if i.GuestStateChangedAtLT != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtLT(*i.GuestStateChangedAtLT))
 	}
-	if len(i.NumaNodeNotIn) > 0 {
-		predicates = append(predicates, virtualmachine.NumaNodeNotIn(i.NumaNodeNotIn...))
+	if i.GuestStateChangedAtLTE != nil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtLTE(*i.GuestStateChangedAtLTE))
 	}
-	if i.NumaNodeGT != nil {
-		predicates = append(predicates, virtualmachine.NumaNodeGT(*i.NumaNodeGT))
+	if i.GuestStateChangedAtIsNil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtIsNil())
 	}
-	if i.NumaNodeGTE != nil {
-		predicates = append(predicates, virtualmachine.NumaNodeGTE(*i.NumaNodeGTE))
+	if i.GuestStateChangedAtNotNil {
+		predicates = append(predicates, virtualmachine.GuestStateChangedAtNotNil())
 	}
-	if i.NumaNodeLT != nil {
-		predicates = append(predicates, virtualmachine.NumaNodeLT(*i.NumaNodeLT))
+	if i.GuestReadyAt != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtEQ(*i.GuestReadyAt))
 	}
-	if i.NumaNodeLTE != nil {
-		predicates = append(predicates, virtualmachine.NumaNodeLTE(*i.NumaNodeLTE))
+	if i.GuestReadyAtNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtNEQ(*i.GuestReadyAtNEQ))
 	}
-	if i.NumaNodeIsNil {
-		predicates = append(predicates, virtualmachine.NumaNodeIsNil())
+	if len(i.GuestReadyAtIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestReadyAtIn(i.GuestReadyAtIn...))
 	}
-	if i.NumaNodeNotNil {
-		predicates = append(predicates, virtualmachine.NumaNodeNotNil())
+	if len(i.GuestReadyAtNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestReadyAtNotIn(i.GuestReadyAtNotIn...))
+	}
+	if i.GuestReadyAtGT != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtGT(*i.GuestReadyAtGT))
+	}
+	if i.GuestReadyAtGTE != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtGTE(*i.GuestReadyAtGTE))
+	}
+	if i.GuestReadyAtLT != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtLT(*i.GuestReadyAtLT))
+	}
+	if i.GuestReadyAtLTE != nil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtLTE(*i.GuestReadyAtLTE))
+	}
+	if i.GuestReadyAtIsNil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtIsNil())
+	}
+	if i.GuestReadyAtNotNil {
+		predicates = append(predicates, virtualmachine.GuestReadyAtNotNil())
+	}
+	if i.GuestHostname != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameEQ(*i.GuestHostname))
+	}
+	if i.GuestHostnameNEQ != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameNEQ(*i.GuestHostnameNEQ))
+	}
+	if len(i.GuestHostnameIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestHostnameIn(i.GuestHostnameIn...))
+	}
+	if len(i.GuestHostnameNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.GuestHostnameNotIn(i.GuestHostnameNotIn...))
+	}
+	if i.GuestHostnameGT != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameGT(*i.GuestHostnameGT))
+	}
+	if i.GuestHostnameGTE != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameGTE(*i.GuestHostnameGTE))
+	}
+	if i.GuestHostnameLT != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameLT(*i.GuestHostnameLT))
+	}
+	if i.GuestHostnameLTE != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameLTE(*i.GuestHostnameLTE))
+	}
+	if i.GuestHostnameContains != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameContains(*i.GuestHostnameContains))
+	}
+	if i.GuestHostnameHasPrefix != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameHasPrefix(*i.GuestHostnameHasPrefix))
+	}
+	if i.GuestHostnameHasSuffix != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameHasSuffix(*i.GuestHostnameHasSuffix))
+	}
+	if i.GuestHostnameIsNil {
+		predicates = append(predicates, virtualmachine.GuestHostnameIsNil())
+	}
+	if i.GuestHostnameNotNil {
+		predicates = append(predicates, virtualmachine.GuestHostnameNotNil())
+	}
+	if i.GuestHostnameEqualFold != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameEqualFold(*i.GuestHostnameEqualFold))
+	}
+	if i.GuestHostnameContainsFold != nil {
+		predicates = append(predicates, virtualmachine.GuestHostnameContainsFold(*i.GuestHostnameContainsFold))
 	}
 
 	if i.HasTenant != nil {

@@ -8973,12 +8973,6 @@ type ComputeNodeMutation struct {
 	addmemory_allocated_mb          *int64
 	disk_allocated_gb               *int64
 	adddisk_allocated_gb            *int64
-	reserved_cpus                   *int
-	addreserved_cpus                *int
-	numa_nodes                      *[]fieldtype.NUMANode
-	appendnuma_nodes                []fieldtype.NUMANode
-	exclusive_mask                  *int64
-	addexclusive_mask               *int64
 	os_name                         *string
 	os_version                      *string
 	kernel_version                  *string
@@ -9979,183 +9973,6 @@ func (m *ComputeNodeMutation) AddedDiskAllocatedGB() (r int64, exists bool) {
 func (m *ComputeNodeMutation) ResetDiskAllocatedGB() {
 	m.disk_allocated_gb = nil
 	m.adddisk_allocated_gb = nil
-}
-
-// SetReservedCpus sets the "reserved_cpus" field.
-func (m *ComputeNodeMutation) SetReservedCpus(i int) {
-	m.reserved_cpus = &i
-	m.addreserved_cpus = nil
-}
-
-// ReservedCpus returns the value of the "reserved_cpus" field in the mutation.
-func (m *ComputeNodeMutation) ReservedCpus() (r int, exists bool) {
-	v := m.reserved_cpus
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldReservedCpus returns the old "reserved_cpus" field's value of the ComputeNode entity.
-// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ComputeNodeMutation) OldReservedCpus(ctx context.Context) (v int, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldReservedCpus is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldReservedCpus requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldReservedCpus: %w", err)
-	}
-	return oldValue.ReservedCpus, nil
-}
-
-// AddReservedCpus adds i to the "reserved_cpus" field.
-func (m *ComputeNodeMutation) AddReservedCpus(i int) {
-	if m.addreserved_cpus != nil {
-		*m.addreserved_cpus += i
-	} else {
-		m.addreserved_cpus = &i
-	}
-}
-
-// AddedReservedCpus returns the value that was added to the "reserved_cpus" field in this mutation.
-func (m *ComputeNodeMutation) AddedReservedCpus() (r int, exists bool) {
-	v := m.addreserved_cpus
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ResetReservedCpus resets all changes to the "reserved_cpus" field.
-func (m *ComputeNodeMutation) ResetReservedCpus() {
-	m.reserved_cpus = nil
-	m.addreserved_cpus = nil
-}
-
-// SetNumaNodes sets the "numa_nodes" field.
-func (m *ComputeNodeMutation) SetNumaNodes(fn []fieldtype.NUMANode) {
-	m.numa_nodes = &fn
-	m.appendnuma_nodes = nil
-}
-
-// NumaNodes returns the value of the "numa_nodes" field in the mutation.
-func (m *ComputeNodeMutation) NumaNodes() (r []fieldtype.NUMANode, exists bool) {
-	v := m.numa_nodes
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldNumaNodes returns the old "numa_nodes" field's value of the ComputeNode entity.
-// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ComputeNodeMutation) OldNumaNodes(ctx context.Context) (v []fieldtype.NUMANode, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldNumaNodes is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldNumaNodes requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldNumaNodes: %w", err)
-	}
-	return oldValue.NumaNodes, nil
-}
-
-// AppendNumaNodes adds fn to the "numa_nodes" field.
-func (m *ComputeNodeMutation) AppendNumaNodes(fn []fieldtype.NUMANode) {
-	m.appendnuma_nodes = append(m.appendnuma_nodes, fn...)
-}
-
-// AppendedNumaNodes returns the list of values that were appended to the "numa_nodes" field in this mutation.
-func (m *ComputeNodeMutation) AppendedNumaNodes() ([]fieldtype.NUMANode, bool) {
-	if len(m.appendnuma_nodes) == 0 {
-		return nil, false
-	}
-	return m.appendnuma_nodes, true
-}
-
-// ClearNumaNodes clears the value of the "numa_nodes" field.
-func (m *ComputeNodeMutation) ClearNumaNodes() {
-	m.numa_nodes = nil
-	m.appendnuma_nodes = nil
-	m.clearedFields[computenode.FieldNumaNodes] = struct{}{}
-}
-
-// NumaNodesCleared returns if the "numa_nodes" field was cleared in this mutation.
-func (m *ComputeNodeMutation) NumaNodesCleared() bool {
-	_, ok := m.clearedFields[computenode.FieldNumaNodes]
-	return ok
-}
-
-// ResetNumaNodes resets all changes to the "numa_nodes" field.
-func (m *ComputeNodeMutation) ResetNumaNodes() {
-	m.numa_nodes = nil
-	m.appendnuma_nodes = nil
-	delete(m.clearedFields, computenode.FieldNumaNodes)
-}
-
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (m *ComputeNodeMutation) SetExclusiveMask(i int64) {
-	m.exclusive_mask = &i
-	m.addexclusive_mask = nil
-}
-
-// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
-func (m *ComputeNodeMutation) ExclusiveMask() (r int64, exists bool) {
-	v := m.exclusive_mask
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldExclusiveMask returns the old "exclusive_mask" field's value of the ComputeNode entity.
-// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ComputeNodeMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
-	}
-	return oldValue.ExclusiveMask, nil
-}
-
-// AddExclusiveMask adds i to the "exclusive_mask" field.
-func (m *ComputeNodeMutation) AddExclusiveMask(i int64) {
-	if m.addexclusive_mask != nil {
-		*m.addexclusive_mask += i
-	} else {
-		m.addexclusive_mask = &i
-	}
-}
-
-// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
-func (m *ComputeNodeMutation) AddedExclusiveMask() (r int64, exists bool) {
-	v := m.addexclusive_mask
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
-func (m *ComputeNodeMutation) ResetExclusiveMask() {
-	m.exclusive_mask = nil
-	m.addexclusive_mask = nil
 }
 
 // SetOsName sets the "os_name" field.
@@ -11417,7 +11234,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 32)
+	fields := make([]string, 0, 29)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -11471,15 +11288,6 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.disk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
-	}
-	if m.reserved_cpus != nil {
-		fields = append(fields, computenode.FieldReservedCpus)
-	}
-	if m.numa_nodes != nil {
-		fields = append(fields, computenode.FieldNumaNodes)
-	}
-	if m.exclusive_mask != nil {
-		fields = append(fields, computenode.FieldExclusiveMask)
 	}
 	if m.os_name != nil {
 		fields = append(fields, computenode.FieldOsName)
@@ -11558,12 +11366,6 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.MemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.DiskAllocatedGB()
-	case computenode.FieldReservedCpus:
-		return m.ReservedCpus()
-	case computenode.FieldNumaNodes:
-		return m.NumaNodes()
-	case computenode.FieldExclusiveMask:
-		return m.ExclusiveMask()
 	case computenode.FieldOsName:
 		return m.OsName()
 	case computenode.FieldOsVersion:
@@ -11631,12 +11433,6 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldMemoryAllocatedMB(ctx)
 	case computenode.FieldDiskAllocatedGB:
 		return m.OldDiskAllocatedGB(ctx)
-	case computenode.FieldReservedCpus:
-		return m.OldReservedCpus(ctx)
-	case computenode.FieldNumaNodes:
-		return m.OldNumaNodes(ctx)
-	case computenode.FieldExclusiveMask:
-		return m.OldExclusiveMask(ctx)
 	case computenode.FieldOsName:
 		return m.OldOsName(ctx)
 	case computenode.FieldOsVersion:
@@ -11794,27 +11590,6 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDiskAllocatedGB(v)
 		return nil
-	case computenode.FieldReservedCpus:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetReservedCpus(v)
-		return nil
-	case computenode.FieldNumaNodes:
-		v, ok := value.([]fieldtype.NUMANode)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetNumaNodes(v)
-		return nil
-	case computenode.FieldExclusiveMask:
-		v, ok := value.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetExclusiveMask(v)
-		return nil
 	case computenode.FieldOsName:
 		v, ok := value.(string)
 		if !ok {
@@ -11918,12 +11693,6 @@ func (m *ComputeNodeMutation) AddedFields() []string {
 	if m.adddisk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
 	}
-	if m.addreserved_cpus != nil {
-		fields = append(fields, computenode.FieldReservedCpus)
-	}
-	if m.addexclusive_mask != nil {
-		fields = append(fields, computenode.FieldExclusiveMask)
-	}
 	if m.addauto_cordon_interval_seconds != nil {
 		fields = append(fields, computenode.FieldAutoCordonIntervalSeconds)
 	}
@@ -11950,10 +11719,6 @@ func (m *ComputeNodeMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedMemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.AddedDiskAllocatedGB()
-	case computenode.FieldReservedCpus:
-		return m.AddedReservedCpus()
-	case computenode.FieldExclusiveMask:
-		return m.AddedExclusiveMask()
 	case computenode.FieldAutoCordonIntervalSeconds:
 		return m.AddedAutoCordonIntervalSeconds()
 	case computenode.FieldAutoDrainIntervalSeconds:
@@ -12009,20 +11774,6 @@ func (m *ComputeNodeMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddDiskAllocatedGB(v)
 		return nil
-	case computenode.FieldReservedCpus:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddReservedCpus(v)
-		return nil
-	case computenode.FieldExclusiveMask:
-		v, ok := value.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddExclusiveMask(v)
-		return nil
 	case computenode.FieldAutoCordonIntervalSeconds:
 		v, ok := value.(int)
 		if !ok {
@@ -12062,9 +11813,6 @@ func (m *ComputeNodeMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(computenode.FieldLabels) {
 		fields = append(fields, computenode.FieldLabels)
-	}
-	if m.FieldCleared(computenode.FieldNumaNodes) {
-		fields = append(fields, computenode.FieldNumaNodes)
 	}
 	if m.FieldCleared(computenode.FieldOsName) {
 		fields = append(fields, computenode.FieldOsName)
@@ -12115,9 +11863,6 @@ func (m *ComputeNodeMutation) ClearField(name string) error {
 		return nil
 	case computenode.FieldLabels:
 		m.ClearLabels()
-		return nil
-	case computenode.FieldNumaNodes:
-		m.ClearNumaNodes()
 		return nil
 	case computenode.FieldOsName:
 		m.ClearOsName()
@@ -12198,15 +11943,6 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldDiskAllocatedGB:
 		m.ResetDiskAllocatedGB()
-		return nil
-	case computenode.FieldReservedCpus:
-		m.ResetReservedCpus()
-		return nil
-	case computenode.FieldNumaNodes:
-		m.ResetNumaNodes()
-		return nil
-	case computenode.FieldExclusiveMask:
-		m.ResetExclusiveMask()
 		return nil
 	case computenode.FieldOsName:
 		m.ResetOsName()
@@ -17628,7 +17364,6 @@ type FlavorMutation struct {
 	adddisk_mbps_limit         *int
 	network_mbps_limit         *int
 	addnetwork_mbps_limit      *int
-	exclusive                  *flavor.Exclusive
 	price_per_hour             *float64
 	addprice_per_hour          *float64
 	prices_by_host_model       *[]fieldtype.ModelPrice
@@ -18373,42 +18108,6 @@ func (m *FlavorMutation) ResetNetworkMbpsLimit() {
 	delete(m.clearedFields, flavor.FieldNetworkMbpsLimit)
 }
 
-// SetExclusive sets the "exclusive" field.
-func (m *FlavorMutation) SetExclusive(f flavor.Exclusive) {
-	m.exclusive = &f
-}
-
-// Exclusive returns the value of the "exclusive" field in the mutation.
-func (m *FlavorMutation) Exclusive() (r flavor.Exclusive, exists bool) {
-	v := m.exclusive
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldExclusive returns the old "exclusive" field's value of the Flavor entity.
-// If the Flavor object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *FlavorMutation) OldExclusive(ctx context.Context) (v flavor.Exclusive, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldExclusive is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldExclusive requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldExclusive: %w", err)
-	}
-	return oldValue.Exclusive, nil
-}
-
-// ResetExclusive resets all changes to the "exclusive" field.
-func (m *FlavorMutation) ResetExclusive() {
-	m.exclusive = nil
-}
-
 // SetPricePerHour sets the "price_per_hour" field.
 func (m *FlavorMutation) SetPricePerHour(f float64) {
 	m.price_per_hour = &f
@@ -18747,7 +18446,7 @@ func (m *FlavorMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *FlavorMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, flavor.FieldCreatedAt)
 	}
@@ -18783,9 +18482,6 @@ func (m *FlavorMutation) Fields() []string {
 	}
 	if m.network_mbps_limit != nil {
 		fields = append(fields, flavor.FieldNetworkMbpsLimit)
-	}
-	if m.exclusive != nil {
-		fields = append(fields, flavor.FieldExclusive)
 	}
 	if m.price_per_hour != nil {
 		fields = append(fields, flavor.FieldPricePerHour)
@@ -18828,8 +18524,6 @@ func (m *FlavorMutation) Field(name string) (ent.Value, bool) {
 		return m.DiskMbpsLimit()
 	case flavor.FieldNetworkMbpsLimit:
 		return m.NetworkMbpsLimit()
-	case flavor.FieldExclusive:
-		return m.Exclusive()
 	case flavor.FieldPricePerHour:
 		return m.PricePerHour()
 	case flavor.FieldPricesByHostModel:
@@ -18869,8 +18563,6 @@ func (m *FlavorMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldDiskMbpsLimit(ctx)
 	case flavor.FieldNetworkMbpsLimit:
 		return m.OldNetworkMbpsLimit(ctx)
-	case flavor.FieldExclusive:
-		return m.OldExclusive(ctx)
 	case flavor.FieldPricePerHour:
 		return m.OldPricePerHour(ctx)
 	case flavor.FieldPricesByHostModel:
@@ -18969,13 +18661,6 @@ func (m *FlavorMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetNetworkMbpsLimit(v)
-		return nil
-	case flavor.FieldExclusive:
-		v, ok := value.(flavor.Exclusive)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetExclusive(v)
 		return nil
 	case flavor.FieldPricePerHour:
 		v, ok := value.(float64)
@@ -19214,9 +18899,6 @@ func (m *FlavorMutation) ResetField(name string) error {
 		return nil
 	case flavor.FieldNetworkMbpsLimit:
 		m.ResetNetworkMbpsLimit()
-		return nil
-	case flavor.FieldExclusive:
-		m.ResetExclusive()
 		return nil
 	case flavor.FieldPricePerHour:
 		m.ResetPricePerHour()
@@ -58839,80 +58521,84 @@ func (m *UserMutation) ResetEdge(name string) error {
 // VirtualMachineMutation represents an operation that mutates the VirtualMachine nodes in the graph.
 type VirtualMachineMutation struct {
 	config
-	op                        Op
-	typ                       string
-	id                        *int
-	created_at                *time.Time
-	updated_at                *time.Time
-	name                      *string
-	description               *string
-	_type                     *virtualmachine.Type
-	boot_device               *virtualmachine.BootDevice
-	status                    *virtualmachine.Status
-	status_reason             *string
-	status_changed_at         *time.Time
-	labels                    *fieldtype.Labels
-	schedule_policy           *fieldtype.SchedulePolicy
-	revision                  *int
-	addrevision               *int
-	max_revision_history      *int
-	addmax_revision_history   *int
-	revision_history          *[]fieldtype.VMRevision
-	appendrevision_history    []fieldtype.VMRevision
-	allocated_vcpus           *int
-	addallocated_vcpus        *int
-	allocated_memory_mb       *int64
-	addallocated_memory_mb    *int64
-	allocated_disk_gb         *int64
-	addallocated_disk_gb      *int64
-	exclusive_mask            *int64
-	addexclusive_mask         *int64
-	numa_node                 *int
-	addnuma_node              *int
-	user_data                 *string
-	clearedFields             map[string]struct{}
-	tenant                    *int
-	clearedtenant             bool
-	region                    *int
-	clearedregion             bool
-	flavor                    *int
-	clearedflavor             bool
-	image                     *int
-	clearedimage              bool
-	availability_zone         *int
-	clearedavailability_zone  bool
-	cluster                   *int
-	clearedcluster            bool
-	node                      *int
-	clearednode               bool
-	kubernetes_cluster        *int
-	clearedkubernetes_cluster bool
-	region_service            *int
-	clearedregion_service     bool
-	ports                     map[int]struct{}
-	removedports              map[int]struct{}
-	clearedports              bool
-	volumes                   map[int]struct{}
-	removedvolumes            map[int]struct{}
-	clearedvolumes            bool
-	assignments               map[int]struct{}
-	removedassignments        map[int]struct{}
-	clearedassignments        bool
-	networks                  map[int]struct{}
-	removednetworks           map[int]struct{}
-	clearednetworks           bool
-	ssh_keys                  map[int]struct{}
-	removedssh_keys           map[int]struct{}
-	clearedssh_keys           bool
-	maintainers               map[int]struct{}
-	removedmaintainers        map[int]struct{}
-	clearedmaintainers        bool
-	maintainer_groups         map[int]struct{}
-	removedmaintainer_groups  map[int]struct{}
-	clearedmaintainer_groups  bool
-	done                      bool
-	oldValue                  func(context.Context) (*VirtualMachine, error)
-	predicates                []predicate.VirtualMachine
+	op                          Op
+	typ                         string
+	id                          *int
+	created_at                  *time.Time
+	updated_at                  *time.Time
+	name                        *string
+	description                 *string
+	_type                       *virtualmachine.Type
+	boot_device                 *virtualmachine.BootDevice
+	status                      *virtualmachine.Status
+	status_reason               *string
+	status_changed_at           *time.Time
+	labels                      *fieldtype.Labels
+	schedule_policy             *fieldtype.SchedulePolicy
+	revision                    *int
+	addrevision                 *int
+	max_revision_history        *int
+	addmax_revision_history     *int
+	revision_history            *[]fieldtype.VMRevision
+	appendrevision_history      []fieldtype.VMRevision
+	allocated_vcpus             *int
+	addallocated_vcpus          *int
+	allocated_memory_mb         *int64
+	addallocated_memory_mb      *int64
+	allocated_disk_gb           *int64
+	addallocated_disk_gb        *int64
+	guest_state                 *virtualmachine.GuestState
+	guest_state_changed_at      *time.Time
+	guest_ready_at              *time.Time
+	guest_hostname              *string
+	guest_addresses             *[]string
+	appendguest_addresses       []string
+	guest_credential_hash       *string
+	guest_credential_expires_at *time.Time
+	user_data                   *string
+	clearedFields               map[string]struct{}
+	tenant                      *int
+	clearedtenant               bool
+	region                      *int
+	clearedregion               bool
+	flavor                      *int
+	clearedflavor               bool
+	image                       *int
+	clearedimage                bool
+	availability_zone           *int
+	clearedavailability_zone    bool
+	cluster                     *int
+	clearedcluster              bool
+	node                        *int
+	clearednode                 bool
+	kubernetes_cluster          *int
+	clearedkubernetes_cluster   bool
+	region_service              *int
+	clearedregion_service       bool
+	ports                       map[int]struct{}
+	removedports                map[int]struct{}
+	clearedports                bool
+	volumes                     map[int]struct{}
+	removedvolumes              map[int]struct{}
+	clearedvolumes              bool
+	assignments                 map[int]struct{}
+	removedassignments          map[int]struct{}
+	clearedassignments          bool
+	networks                    map[int]struct{}
+	removednetworks             map[int]struct{}
+	clearednetworks             bool
+	ssh_keys                    map[int]struct{}
+	removedssh_keys             map[int]struct{}
+	clearedssh_keys             bool
+	maintainers                 map[int]struct{}
+	removedmaintainers          map[int]struct{}
+	clearedmaintainers          bool
+	maintainer_groups           map[int]struct{}
+	removedmaintainer_groups    map[int]struct{}
+	clearedmaintainer_groups    bool
+	done                        bool
+	oldValue                    func(context.Context) (*VirtualMachine, error)
+	predicates                  []predicate.VirtualMachine
 }
 
 var _ ent.Mutation = (*VirtualMachineMutation)(nil)
@@ -59806,130 +59492,350 @@ func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
 	m.addallocated_disk_gb = nil
 }
 
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (m *VirtualMachineMutation) SetExclusiveMask(i int64) {
-	m.exclusive_mask = &i
-	m.addexclusive_mask = nil
+// SetGuestState sets the "guest_state" field.
+func (m *VirtualMachineMutation) SetGuestState(vs virtualmachine.GuestState) {
+	m.guest_state = &vs
 }
 
-// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
-func (m *VirtualMachineMutation) ExclusiveMask() (r int64, exists bool) {
-	v := m.exclusive_mask
+// GuestState returns the value of the "guest_state" field in the mutation.
+func (m *VirtualMachineMutation) GuestState() (r virtualmachine.GuestState, exists bool) {
+	v := m.guest_state
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldExclusiveMask returns the old "exclusive_mask" field's value of the VirtualMachine entity.
+// OldGuestState returns the old "guest_state" field's value of the VirtualMachine entity.
 // If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *VirtualMachineMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
+func (m *VirtualMachineMutation) OldGuestState(ctx context.Context) (v virtualmachine.GuestState, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
+		return v, errors.New("OldGuestState is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
+		return v, errors.New("OldGuestState requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
+		return v, fmt.Errorf("querying old value for OldGuestState: %w", err)
 	}
-	return oldValue.ExclusiveMask, nil
+	return oldValue.GuestState, nil
 }
 
-// AddExclusiveMask adds i to the "exclusive_mask" field.
-func (m *VirtualMachineMutation) AddExclusiveMask(i int64) {
-	if m.addexclusive_mask != nil {
-		*m.addexclusive_mask += i
-	} else {
-		m.addexclusive_mask = &i
-	}
+// ResetGuestState resets all changes to the "guest_state" field.
+func (m *VirtualMachineMutation) ResetGuestState() {
+	m.guest_state = nil
 }
 
-// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
-func (m *VirtualMachineMutation) AddedExclusiveMask() (r int64, exists bool) {
-	v := m.addexclusive_mask
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (m *VirtualMachineMutation) SetGuestStateChangedAt(t time.Time) {
+	m.guest_state_changed_at = &t
+}
+
+// GuestStateChangedAt returns the value of the "guest_state_changed_at" field in the mutation.
+func (m *VirtualMachineMutation) GuestStateChangedAt() (r time.Time, exists bool) {
+	v := m.guest_state_changed_at
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
-func (m *VirtualMachineMutation) ResetExclusiveMask() {
-	m.exclusive_mask = nil
-	m.addexclusive_mask = nil
-}
-
-// SetNumaNode sets the "numa_node" field.
-func (m *VirtualMachineMutation) SetNumaNode(i int) {
-	m.numa_node = &i
-	m.addnuma_node = nil
-}
-
-// NumaNode returns the value of the "numa_node" field in the mutation.
-func (m *VirtualMachineMutation) NumaNode() (r int, exists bool) {
-	v := m.numa_node
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldNumaNode returns the old "numa_node" field's value of the VirtualMachine entity.
+// OldGuestStateChangedAt returns the old "guest_state_changed_at" field's value of the VirtualMachine entity.
 // If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *VirtualMachineMutation) OldNumaNode(ctx context.Context) (v *int, err error) {
+func (m *VirtualMachineMutation) OldGuestStateChangedAt(ctx context.Context) (v *time.Time, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldNumaNode is only allowed on UpdateOne operations")
+		return v, errors.New("OldGuestStateChangedAt is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldNumaNode requires an ID field in the mutation")
+		return v, errors.New("OldGuestStateChangedAt requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldNumaNode: %w", err)
+		return v, fmt.Errorf("querying old value for OldGuestStateChangedAt: %w", err)
 	}
-	return oldValue.NumaNode, nil
+	return oldValue.GuestStateChangedAt, nil
 }
 
-// AddNumaNode adds i to the "numa_node" field.
-func (m *VirtualMachineMutation) AddNumaNode(i int) {
-	if m.addnuma_node != nil {
-		*m.addnuma_node += i
-	} else {
-		m.addnuma_node = &i
-	}
+// ClearGuestStateChangedAt clears the value of the "guest_state_changed_at" field.
+func (m *VirtualMachineMutation) ClearGuestStateChangedAt() {
+	m.guest_state_changed_at = nil
+	m.clearedFields[virtualmachine.FieldGuestStateChangedAt] = struct{}{}
 }
 
-// AddedNumaNode returns the value that was added to the "numa_node" field in this mutation.
-func (m *VirtualMachineMutation) AddedNumaNode() (r int, exists bool) {
-	v := m.addnuma_node
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ClearNumaNode clears the value of the "numa_node" field.
-func (m *VirtualMachineMutation) ClearNumaNode() {
-	m.numa_node = nil
-	m.addnuma_node = nil
-	m.clearedFields[virtualmachine.FieldNumaNode] = struct{}{}
-}
-
-// NumaNodeCleared returns if the "numa_node" field was cleared in this mutation.
-func (m *VirtualMachineMutation) NumaNodeCleared() bool {
-	_, ok := m.clearedFields[virtualmachine.FieldNumaNode]
+// GuestStateChangedAtCleared returns if the "guest_state_changed_at" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestStateChangedAtCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestStateChangedAt]
 	return ok
 }
 
-// ResetNumaNode resets all changes to the "numa_node" field.
-func (m *VirtualMachineMutation) ResetNumaNode() {
-	m.numa_node = nil
-	m.addnuma_node = nil
-	delete(m.clearedFields, virtualmachine.FieldNumaNode)
+// ResetGuestStateChangedAt resets all changes to the "guest_state_changed_at" field.
+func (m *VirtualMachineMutation) ResetGuestStateChangedAt() {
+	m.guest_state_changed_at = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestStateChangedAt)
+}
+
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (m *VirtualMachineMutation) SetGuestReadyAt(t time.Time) {
+	m.guest_ready_at = &t
+}
+
+// GuestReadyAt returns the value of the "guest_ready_at" field in the mutation.
+func (m *VirtualMachineMutation) GuestReadyAt() (r time.Time, exists bool) {
+	v := m.guest_ready_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestReadyAt returns the old "guest_ready_at" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestReadyAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestReadyAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestReadyAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestReadyAt: %w", err)
+	}
+	return oldValue.GuestReadyAt, nil
+}
+
+// ClearGuestReadyAt clears the value of the "guest_ready_at" field.
+func (m *VirtualMachineMutation) ClearGuestReadyAt() {
+	m.guest_ready_at = nil
+	m.clearedFields[virtualmachine.FieldGuestReadyAt] = struct{}{}
+}
+
+// GuestReadyAtCleared returns if the "guest_ready_at" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestReadyAtCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestReadyAt]
+	return ok
+}
+
+// ResetGuestReadyAt resets all changes to the "guest_ready_at" field.
+func (m *VirtualMachineMutation) ResetGuestReadyAt() {
+	m.guest_ready_at = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestReadyAt)
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (m *VirtualMachineMutation) SetGuestHostname(s string) {
+	m.guest_hostname = &s
+}
+
+// GuestHostname returns the value of the "guest_hostname" field in the mutation.
+func (m *VirtualMachineMutation) GuestHostname() (r string, exists bool) {
+	v := m.guest_hostname
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestHostname returns the old "guest_hostname" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestHostname(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestHostname is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestHostname requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestHostname: %w", err)
+	}
+	return oldValue.GuestHostname, nil
+}
+
+// ClearGuestHostname clears the value of the "guest_hostname" field.
+func (m *VirtualMachineMutation) ClearGuestHostname() {
+	m.guest_hostname = nil
+	m.clearedFields[virtualmachine.FieldGuestHostname] = struct{}{}
+}
+
+// GuestHostnameCleared returns if the "guest_hostname" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestHostnameCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestHostname]
+	return ok
+}
+
+// ResetGuestHostname resets all changes to the "guest_hostname" field.
+func (m *VirtualMachineMutation) ResetGuestHostname() {
+	m.guest_hostname = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestHostname)
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (m *VirtualMachineMutation) SetGuestAddresses(s []string) {
+	m.guest_addresses = &s
+	m.appendguest_addresses = nil
+}
+
+// GuestAddresses returns the value of the "guest_addresses" field in the mutation.
+func (m *VirtualMachineMutation) GuestAddresses() (r []string, exists bool) {
+	v := m.guest_addresses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestAddresses returns the old "guest_addresses" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestAddresses(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestAddresses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestAddresses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestAddresses: %w", err)
+	}
+	return oldValue.GuestAddresses, nil
+}
+
+// AppendGuestAddresses adds s to the "guest_addresses" field.
+func (m *VirtualMachineMutation) AppendGuestAddresses(s []string) {
+	m.appendguest_addresses = append(m.appendguest_addresses, s...)
+}
+
+// AppendedGuestAddresses returns the list of values that were appended to the "guest_addresses" field in this mutation.
+func (m *VirtualMachineMutation) AppendedGuestAddresses() ([]string, bool) {
+	if len(m.appendguest_addresses) == 0 {
+		return nil, false
+	}
+	return m.appendguest_addresses, true
+}
+
+// ClearGuestAddresses clears the value of the "guest_addresses" field.
+func (m *VirtualMachineMutation) ClearGuestAddresses() {
+	m.guest_addresses = nil
+	m.appendguest_addresses = nil
+	m.clearedFields[virtualmachine.FieldGuestAddresses] = struct{}{}
+}
+
+// GuestAddressesCleared returns if the "guest_addresses" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestAddressesCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestAddresses]
+	return ok
+}
+
+// ResetGuestAddresses resets all changes to the "guest_addresses" field.
+func (m *VirtualMachineMutation) ResetGuestAddresses() {
+	m.guest_addresses = nil
+	m.appendguest_addresses = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestAddresses)
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (m *VirtualMachineMutation) SetGuestCredentialHash(s string) {
+	m.guest_credential_hash = &s
+}
+
+// GuestCredentialHash returns the value of the "guest_credential_hash" field in the mutation.
+func (m *VirtualMachineMutation) GuestCredentialHash() (r string, exists bool) {
+	v := m.guest_credential_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestCredentialHash returns the old "guest_credential_hash" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestCredentialHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestCredentialHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestCredentialHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestCredentialHash: %w", err)
+	}
+	return oldValue.GuestCredentialHash, nil
+}
+
+// ClearGuestCredentialHash clears the value of the "guest_credential_hash" field.
+func (m *VirtualMachineMutation) ClearGuestCredentialHash() {
+	m.guest_credential_hash = nil
+	m.clearedFields[virtualmachine.FieldGuestCredentialHash] = struct{}{}
+}
+
+// GuestCredentialHashCleared returns if the "guest_credential_hash" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestCredentialHashCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestCredentialHash]
+	return ok
+}
+
+// ResetGuestCredentialHash resets all changes to the "guest_credential_hash" field.
+func (m *VirtualMachineMutation) ResetGuestCredentialHash() {
+	m.guest_credential_hash = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestCredentialHash)
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (m *VirtualMachineMutation) SetGuestCredentialExpiresAt(t time.Time) {
+	m.guest_credential_expires_at = &t
+}
+
+// GuestCredentialExpiresAt returns the value of the "guest_credential_expires_at" field in the mutation.
+func (m *VirtualMachineMutation) GuestCredentialExpiresAt() (r time.Time, exists bool) {
+	v := m.guest_credential_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGuestCredentialExpiresAt returns the old "guest_credential_expires_at" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldGuestCredentialExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGuestCredentialExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGuestCredentialExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGuestCredentialExpiresAt: %w", err)
+	}
+	return oldValue.GuestCredentialExpiresAt, nil
+}
+
+// ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
+func (m *VirtualMachineMutation) ClearGuestCredentialExpiresAt() {
+	m.guest_credential_expires_at = nil
+	m.clearedFields[virtualmachine.FieldGuestCredentialExpiresAt] = struct{}{}
+}
+
+// GuestCredentialExpiresAtCleared returns if the "guest_credential_expires_at" field was cleared in this mutation.
+func (m *VirtualMachineMutation) GuestCredentialExpiresAtCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldGuestCredentialExpiresAt]
+	return ok
+}
+
+// ResetGuestCredentialExpiresAt resets all changes to the "guest_credential_expires_at" field.
+func (m *VirtualMachineMutation) ResetGuestCredentialExpiresAt() {
+	m.guest_credential_expires_at = nil
+	delete(m.clearedFields, virtualmachine.FieldGuestCredentialExpiresAt)
 }
 
 // SetUserData sets the "user_data" field.
@@ -60744,7 +60650,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 20)
+	fields := make([]string, 0, 25)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -60796,11 +60702,26 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.allocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
-	if m.exclusive_mask != nil {
-		fields = append(fields, virtualmachine.FieldExclusiveMask)
+	if m.guest_state != nil {
+		fields = append(fields, virtualmachine.FieldGuestState)
 	}
-	if m.numa_node != nil {
-		fields = append(fields, virtualmachine.FieldNumaNode)
+	if m.guest_state_changed_at != nil {
+		fields = append(fields, virtualmachine.FieldGuestStateChangedAt)
+	}
+	if m.guest_ready_at != nil {
+		fields = append(fields, virtualmachine.FieldGuestReadyAt)
+	}
+	if m.guest_hostname != nil {
+		fields = append(fields, virtualmachine.FieldGuestHostname)
+	}
+	if m.guest_addresses != nil {
+		fields = append(fields, virtualmachine.FieldGuestAddresses)
+	}
+	if m.guest_credential_hash != nil {
+		fields = append(fields, virtualmachine.FieldGuestCredentialHash)
+	}
+	if m.guest_credential_expires_at != nil {
+		fields = append(fields, virtualmachine.FieldGuestCredentialExpiresAt)
 	}
 	if m.user_data != nil {
 		fields = append(fields, virtualmachine.FieldUserData)
@@ -60847,10 +60768,20 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.AllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AllocatedDiskGB()
-	case virtualmachine.FieldExclusiveMask:
-		return m.ExclusiveMask()
-	case virtualmachine.FieldNumaNode:
-		return m.NumaNode()
+	case virtualmachine.FieldGuestState:
+		return m.GuestState()
+	case virtualmachine.FieldGuestStateChangedAt:
+		return m.GuestStateChangedAt()
+	case virtualmachine.FieldGuestReadyAt:
+		return m.GuestReadyAt()
+	case virtualmachine.FieldGuestHostname:
+		return m.GuestHostname()
+	case virtualmachine.FieldGuestAddresses:
+		return m.GuestAddresses()
+	case virtualmachine.FieldGuestCredentialHash:
+		return m.GuestCredentialHash()
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		return m.GuestCredentialExpiresAt()
 	case virtualmachine.FieldUserData:
 		return m.UserData()
 	}
@@ -60896,10 +60827,20 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldAllocatedMemoryMB(ctx)
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.OldAllocatedDiskGB(ctx)
-	case virtualmachine.FieldExclusiveMask:
-		return m.OldExclusiveMask(ctx)
-	case virtualmachine.FieldNumaNode:
-		return m.OldNumaNode(ctx)
+	case virtualmachine.FieldGuestState:
+		return m.OldGuestState(ctx)
+	case virtualmachine.FieldGuestStateChangedAt:
+		return m.OldGuestStateChangedAt(ctx)
+	case virtualmachine.FieldGuestReadyAt:
+		return m.OldGuestReadyAt(ctx)
+	case virtualmachine.FieldGuestHostname:
+		return m.OldGuestHostname(ctx)
+	case virtualmachine.FieldGuestAddresses:
+		return m.OldGuestAddresses(ctx)
+	case virtualmachine.FieldGuestCredentialHash:
+		return m.OldGuestCredentialHash(ctx)
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		return m.OldGuestCredentialExpiresAt(ctx)
 	case virtualmachine.FieldUserData:
 		return m.OldUserData(ctx)
 	}
@@ -61030,19 +60971,54 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAllocatedDiskGB(v)
 		return nil
-	case virtualmachine.FieldExclusiveMask:
-		v, ok := value.(int64)
+	case virtualmachine.FieldGuestState:
+		v, ok := value.(virtualmachine.GuestState)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetExclusiveMask(v)
+		m.SetGuestState(v)
 		return nil
-	case virtualmachine.FieldNumaNode:
-		v, ok := value.(int)
+	case virtualmachine.FieldGuestStateChangedAt:
+		v, ok := value.(time.Time)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetNumaNode(v)
+		m.SetGuestStateChangedAt(v)
+		return nil
+	case virtualmachine.FieldGuestReadyAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestReadyAt(v)
+		return nil
+	case virtualmachine.FieldGuestHostname:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestHostname(v)
+		return nil
+	case virtualmachine.FieldGuestAddresses:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestAddresses(v)
+		return nil
+	case virtualmachine.FieldGuestCredentialHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestCredentialHash(v)
+		return nil
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGuestCredentialExpiresAt(v)
 		return nil
 	case virtualmachine.FieldUserData:
 		v, ok := value.(string)
@@ -61074,12 +61050,6 @@ func (m *VirtualMachineMutation) AddedFields() []string {
 	if m.addallocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
-	if m.addexclusive_mask != nil {
-		fields = append(fields, virtualmachine.FieldExclusiveMask)
-	}
-	if m.addnuma_node != nil {
-		fields = append(fields, virtualmachine.FieldNumaNode)
-	}
 	return fields
 }
 
@@ -61098,10 +61068,6 @@ func (m *VirtualMachineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AddedAllocatedDiskGB()
-	case virtualmachine.FieldExclusiveMask:
-		return m.AddedExclusiveMask()
-	case virtualmachine.FieldNumaNode:
-		return m.AddedNumaNode()
 	}
 	return nil, false
 }
@@ -61146,20 +61112,6 @@ func (m *VirtualMachineMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAllocatedDiskGB(v)
 		return nil
-	case virtualmachine.FieldExclusiveMask:
-		v, ok := value.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddExclusiveMask(v)
-		return nil
-	case virtualmachine.FieldNumaNode:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddNumaNode(v)
-		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine numeric field %s", name)
 }
@@ -61183,8 +61135,23 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	if m.FieldCleared(virtualmachine.FieldRevisionHistory) {
 		fields = append(fields, virtualmachine.FieldRevisionHistory)
 	}
-	if m.FieldCleared(virtualmachine.FieldNumaNode) {
-		fields = append(fields, virtualmachine.FieldNumaNode)
+	if m.FieldCleared(virtualmachine.FieldGuestStateChangedAt) {
+		fields = append(fields, virtualmachine.FieldGuestStateChangedAt)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestReadyAt) {
+		fields = append(fields, virtualmachine.FieldGuestReadyAt)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestHostname) {
+		fields = append(fields, virtualmachine.FieldGuestHostname)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestAddresses) {
+		fields = append(fields, virtualmachine.FieldGuestAddresses)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestCredentialHash) {
+		fields = append(fields, virtualmachine.FieldGuestCredentialHash)
+	}
+	if m.FieldCleared(virtualmachine.FieldGuestCredentialExpiresAt) {
+		fields = append(fields, virtualmachine.FieldGuestCredentialExpiresAt)
 	}
 	if m.FieldCleared(virtualmachine.FieldUserData) {
 		fields = append(fields, virtualmachine.FieldUserData)
@@ -61218,8 +61185,23 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 	case virtualmachine.FieldRevisionHistory:
 		m.ClearRevisionHistory()
 		return nil
-	case virtualmachine.FieldNumaNode:
-		m.ClearNumaNode()
+	case virtualmachine.FieldGuestStateChangedAt:
+		m.ClearGuestStateChangedAt()
+		return nil
+	case virtualmachine.FieldGuestReadyAt:
+		m.ClearGuestReadyAt()
+		return nil
+	case virtualmachine.FieldGuestHostname:
+		m.ClearGuestHostname()
+		return nil
+	case virtualmachine.FieldGuestAddresses:
+		m.ClearGuestAddresses()
+		return nil
+	case virtualmachine.FieldGuestCredentialHash:
+		m.ClearGuestCredentialHash()
+		return nil
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		m.ClearGuestCredentialExpiresAt()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ClearUserData()
@@ -61283,11 +61265,26 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 	case virtualmachine.FieldAllocatedDiskGB:
 		m.ResetAllocatedDiskGB()
 		return nil
-	case virtualmachine.FieldExclusiveMask:
-		m.ResetExclusiveMask()
+	case virtualmachine.FieldGuestState:
+		m.ResetGuestState()
 		return nil
-	case virtualmachine.FieldNumaNode:
-		m.ResetNumaNode()
+	case virtualmachine.FieldGuestStateChangedAt:
+		m.ResetGuestStateChangedAt()
+		return nil
+	case virtualmachine.FieldGuestReadyAt:
+		m.ResetGuestReadyAt()
+		return nil
+	case virtualmachine.FieldGuestHostname:
+		m.ResetGuestHostname()
+		return nil
+	case virtualmachine.FieldGuestAddresses:
+		m.ResetGuestAddresses()
+		return nil
+	case virtualmachine.FieldGuestCredentialHash:
+		m.ResetGuestCredentialHash()
+		return nil
+	case virtualmachine.FieldGuestCredentialExpiresAt:
+		m.ResetGuestCredentialExpiresAt()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ResetUserData()

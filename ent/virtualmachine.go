@@ -62,10 +62,20 @@ type VirtualMachine struct {
 	AllocatedMemoryMB int64 `json:"allocated_memory_mb,omitempty"`
 	// AllocatedDiskGB holds the value of the "allocated_disk_gb" field.
 	AllocatedDiskGB int64 `json:"allocated_disk_gb,omitempty"`
-	// what an exclusive flavor's VM holds of its node's exclusive_mask; released with the VM
-	ExclusiveMask int64 `json:"exclusive_mask,omitempty"`
-	// the NUMA node a NUMA_NODE flavor's VM owns on its node
-	NumaNode *int `json:"numa_node,omitempty"`
+	// what the guest itself said (package guest): BOOTING once its domain runs, READY when the guest (or the QEMU guest agent) reported in, UNREACHABLE when it did not within the deadline; UNKNOWN while the domain does not run
+	GuestState virtualmachine.GuestState `json:"guest_state,omitempty"`
+	// when guest_state last changed; a BOOTING guest's deadline counts from here
+	GuestStateChangedAt *time.Time `json:"guest_state_changed_at,omitempty"`
+	// when the guest first reported READY since its domain last started
+	GuestReadyAt *time.Time `json:"guest_ready_at,omitempty"`
+	// the host name the guest reported
+	GuestHostname string `json:"guest_hostname,omitempty"`
+	// the addresses the guest reported (bare IPs, no prefix length)
+	GuestAddresses []string `json:"guest_addresses,omitempty"`
+	// SHA-256 (hex) of the credential on the VM's config drive; the plaintext is only on the drive
+	GuestCredentialHash string `json:"-"`
+	// after this the credential is refused; a rebuilt drive carries a new one
+	GuestCredentialExpiresAt *time.Time `json:"guest_credential_expires_at,omitempty"`
 	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
 	UserData string `json:"user_data,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -299,13 +309,13 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy, virtualmachine.FieldRevisionHistory:
+		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy, virtualmachine.FieldRevisionHistory, virtualmachine.FieldGuestAddresses:
 			values[i] = new([]byte)
-		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB, virtualmachine.FieldExclusiveMask, virtualmachine.FieldNumaNode:
+		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB:
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldUserData:
+		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldGuestState, virtualmachine.FieldGuestHostname, virtualmachine.FieldGuestCredentialHash, virtualmachine.FieldUserData:
 			values[i] = new(sql.NullString)
-		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt:
+		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt, virtualmachine.FieldGuestStateChangedAt, virtualmachine.FieldGuestReadyAt, virtualmachine.FieldGuestCredentialExpiresAt:
 			values[i] = new(sql.NullTime)
 		case virtualmachine.ForeignKeys[0]: // availability_zone_virtual_machines
 			values[i] = new(sql.NullInt64)
@@ -454,18 +464,52 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.AllocatedDiskGB = value.Int64
 			}
-		case virtualmachine.FieldExclusiveMask:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field exclusive_mask", values[i])
+		case virtualmachine.FieldGuestState:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field guest_state", values[i])
 			} else if value.Valid {
-				_m.ExclusiveMask = value.Int64
+				_m.GuestState = virtualmachine.GuestState(value.String)
 			}
-		case virtualmachine.FieldNumaNode:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field numa_node", values[i])
+		case virtualmachine.FieldGuestStateChangedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field guest_state_changed_at", values[i])
 			} else if value.Valid {
-				_m.NumaNode = new(int)
-				*_m.NumaNode = int(value.Int64)
+				_m.GuestStateChangedAt = new(time.Time)
+				*_m.GuestStateChangedAt = value.Time
+			}
+		case virtualmachine.FieldGuestReadyAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field guest_ready_at", values[i])
+			} else if value.Valid {
+				_m.GuestReadyAt = new(time.Time)
+				*_m.GuestReadyAt = value.Time
+			}
+		case virtualmachine.FieldGuestHostname:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field guest_hostname", values[i])
+			} else if value.Valid {
+				_m.GuestHostname = value.String
+			}
+		case virtualmachine.FieldGuestAddresses:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field guest_addresses", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.GuestAddresses); err != nil {
+					return fmt.Errorf("unmarshal field guest_addresses: %w", err)
+				}
+			}
+		case virtualmachine.FieldGuestCredentialHash:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field guest_credential_hash", values[i])
+			} else if value.Valid {
+				_m.GuestCredentialHash = value.String
+			}
+		case virtualmachine.FieldGuestCredentialExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field guest_credential_expires_at", values[i])
+			} else if value.Valid {
+				_m.GuestCredentialExpiresAt = new(time.Time)
+				*_m.GuestCredentialExpiresAt = value.Time
 			}
 		case virtualmachine.FieldUserData:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -703,12 +747,30 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString("allocated_disk_gb=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedDiskGB))
 	builder.WriteString(", ")
-	builder.WriteString("exclusive_mask=")
-	builder.WriteString(fmt.Sprintf("%v", _m.ExclusiveMask))
+	builder.WriteString("guest_state=")
+	builder.WriteString(fmt.Sprintf("%v", _m.GuestState))
 	builder.WriteString(", ")
-	if v := _m.NumaNode; v != nil {
-		builder.WriteString("numa_node=")
-		builder.WriteString(fmt.Sprintf("%v", *v))
+	if v := _m.GuestStateChangedAt; v != nil {
+		builder.WriteString("guest_state_changed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.GuestReadyAt; v != nil {
+		builder.WriteString("guest_ready_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("guest_hostname=")
+	builder.WriteString(_m.GuestHostname)
+	builder.WriteString(", ")
+	builder.WriteString("guest_addresses=")
+	builder.WriteString(fmt.Sprintf("%v", _m.GuestAddresses))
+	builder.WriteString(", ")
+	builder.WriteString("guest_credential_hash=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.GuestCredentialExpiresAt; v != nil {
+		builder.WriteString("guest_credential_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")
 	builder.WriteString("user_data=")

@@ -253,30 +253,92 @@ func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMac
 	return _c
 }
 
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (_c *VirtualMachineCreate) SetExclusiveMask(v int64) *VirtualMachineCreate {
-	_c.mutation.SetExclusiveMask(v)
+// SetGuestState sets the "guest_state" field.
+func (_c *VirtualMachineCreate) SetGuestState(v virtualmachine.GuestState) *VirtualMachineCreate {
+	_c.mutation.SetGuestState(v)
 	return _c
 }
 
-// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
-func (_c *VirtualMachineCreate) SetNillableExclusiveMask(v *int64) *VirtualMachineCreate {
+// SetNillableGuestState sets the "guest_state" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableGuestState(v *virtualmachine.GuestState) *VirtualMachineCreate {
 	if v != nil {
-		_c.SetExclusiveMask(*v)
+		_c.SetGuestState(*v)
 	}
 	return _c
 }
 
-// SetNumaNode sets the "numa_node" field.
-func (_c *VirtualMachineCreate) SetNumaNode(v int) *VirtualMachineCreate {
-	_c.mutation.SetNumaNode(v)
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (_c *VirtualMachineCreate) SetGuestStateChangedAt(v time.Time) *VirtualMachineCreate {
+	_c.mutation.SetGuestStateChangedAt(v)
 	return _c
 }
 
-// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
-func (_c *VirtualMachineCreate) SetNillableNumaNode(v *int) *VirtualMachineCreate {
+// SetNillableGuestStateChangedAt sets the "guest_state_changed_at" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableGuestStateChangedAt(v *time.Time) *VirtualMachineCreate {
 	if v != nil {
-		_c.SetNumaNode(*v)
+		_c.SetGuestStateChangedAt(*v)
+	}
+	return _c
+}
+
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (_c *VirtualMachineCreate) SetGuestReadyAt(v time.Time) *VirtualMachineCreate {
+	_c.mutation.SetGuestReadyAt(v)
+	return _c
+}
+
+// SetNillableGuestReadyAt sets the "guest_ready_at" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableGuestReadyAt(v *time.Time) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetGuestReadyAt(*v)
+	}
+	return _c
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (_c *VirtualMachineCreate) SetGuestHostname(v string) *VirtualMachineCreate {
+	_c.mutation.SetGuestHostname(v)
+	return _c
+}
+
+// SetNillableGuestHostname sets the "guest_hostname" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableGuestHostname(v *string) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetGuestHostname(*v)
+	}
+	return _c
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (_c *VirtualMachineCreate) SetGuestAddresses(v []string) *VirtualMachineCreate {
+	_c.mutation.SetGuestAddresses(v)
+	return _c
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (_c *VirtualMachineCreate) SetGuestCredentialHash(v string) *VirtualMachineCreate {
+	_c.mutation.SetGuestCredentialHash(v)
+	return _c
+}
+
+// SetNillableGuestCredentialHash sets the "guest_credential_hash" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableGuestCredentialHash(v *string) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetGuestCredentialHash(*v)
+	}
+	return _c
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (_c *VirtualMachineCreate) SetGuestCredentialExpiresAt(v time.Time) *VirtualMachineCreate {
+	_c.mutation.SetGuestCredentialExpiresAt(v)
+	return _c
+}
+
+// SetNillableGuestCredentialExpiresAt sets the "guest_credential_expires_at" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableGuestCredentialExpiresAt(v *time.Time) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetGuestCredentialExpiresAt(*v)
 	}
 	return _c
 }
@@ -637,9 +699,9 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultAllocatedDiskGB
 		_c.mutation.SetAllocatedDiskGB(v)
 	}
-	if _, ok := _c.mutation.ExclusiveMask(); !ok {
-		v := virtualmachine.DefaultExclusiveMask
-		_c.mutation.SetExclusiveMask(v)
+	if _, ok := _c.mutation.GuestState(); !ok {
+		v := virtualmachine.DefaultGuestState
+		_c.mutation.SetGuestState(v)
 	}
 	return nil
 }
@@ -747,17 +809,22 @@ func (_c *VirtualMachineCreate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
-	if _, ok := _c.mutation.ExclusiveMask(); !ok {
-		return &ValidationError{Name: "exclusive_mask", err: errors.New(`ent: missing required field "VirtualMachine.exclusive_mask"`)}
+	if _, ok := _c.mutation.GuestState(); !ok {
+		return &ValidationError{Name: "guest_state", err: errors.New(`ent: missing required field "VirtualMachine.guest_state"`)}
 	}
-	if v, ok := _c.mutation.ExclusiveMask(); ok {
-		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
-			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+	if v, ok := _c.mutation.GuestState(); ok {
+		if err := virtualmachine.GuestStateValidator(v); err != nil {
+			return &ValidationError{Name: "guest_state", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_state": %w`, err)}
 		}
 	}
-	if v, ok := _c.mutation.NumaNode(); ok {
-		if err := virtualmachine.NumaNodeValidator(v); err != nil {
-			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+	if v, ok := _c.mutation.GuestHostname(); ok {
+		if err := virtualmachine.GuestHostnameValidator(v); err != nil {
+			return &ValidationError{Name: "guest_hostname", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_hostname": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.GuestCredentialHash(); ok {
+		if err := virtualmachine.GuestCredentialHashValidator(v); err != nil {
+			return &ValidationError{Name: "guest_credential_hash", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_credential_hash": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.UserData(); ok {
@@ -869,13 +936,33 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 		_node.AllocatedDiskGB = value
 	}
-	if value, ok := _c.mutation.ExclusiveMask(); ok {
-		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
-		_node.ExclusiveMask = value
+	if value, ok := _c.mutation.GuestState(); ok {
+		_spec.SetField(virtualmachine.FieldGuestState, field.TypeEnum, value)
+		_node.GuestState = value
 	}
-	if value, ok := _c.mutation.NumaNode(); ok {
-		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
-		_node.NumaNode = &value
+	if value, ok := _c.mutation.GuestStateChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestStateChangedAt, field.TypeTime, value)
+		_node.GuestStateChangedAt = &value
+	}
+	if value, ok := _c.mutation.GuestReadyAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestReadyAt, field.TypeTime, value)
+		_node.GuestReadyAt = &value
+	}
+	if value, ok := _c.mutation.GuestHostname(); ok {
+		_spec.SetField(virtualmachine.FieldGuestHostname, field.TypeString, value)
+		_node.GuestHostname = value
+	}
+	if value, ok := _c.mutation.GuestAddresses(); ok {
+		_spec.SetField(virtualmachine.FieldGuestAddresses, field.TypeJSON, value)
+		_node.GuestAddresses = value
+	}
+	if value, ok := _c.mutation.GuestCredentialHash(); ok {
+		_spec.SetField(virtualmachine.FieldGuestCredentialHash, field.TypeString, value)
+		_node.GuestCredentialHash = value
+	}
+	if value, ok := _c.mutation.GuestCredentialExpiresAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime, value)
+		_node.GuestCredentialExpiresAt = &value
 	}
 	if value, ok := _c.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1450,45 +1537,123 @@ func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert
 	return u
 }
 
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (u *VirtualMachineUpsert) SetExclusiveMask(v int64) *VirtualMachineUpsert {
-	u.Set(virtualmachine.FieldExclusiveMask, v)
+// SetGuestState sets the "guest_state" field.
+func (u *VirtualMachineUpsert) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldGuestState, v)
 	return u
 }
 
-// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
-func (u *VirtualMachineUpsert) UpdateExclusiveMask() *VirtualMachineUpsert {
-	u.SetExcluded(virtualmachine.FieldExclusiveMask)
+// UpdateGuestState sets the "guest_state" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateGuestState() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldGuestState)
 	return u
 }
 
-// AddExclusiveMask adds v to the "exclusive_mask" field.
-func (u *VirtualMachineUpsert) AddExclusiveMask(v int64) *VirtualMachineUpsert {
-	u.Add(virtualmachine.FieldExclusiveMask, v)
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (u *VirtualMachineUpsert) SetGuestStateChangedAt(v time.Time) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldGuestStateChangedAt, v)
 	return u
 }
 
-// SetNumaNode sets the "numa_node" field.
-func (u *VirtualMachineUpsert) SetNumaNode(v int) *VirtualMachineUpsert {
-	u.Set(virtualmachine.FieldNumaNode, v)
+// UpdateGuestStateChangedAt sets the "guest_state_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateGuestStateChangedAt() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldGuestStateChangedAt)
 	return u
 }
 
-// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
-func (u *VirtualMachineUpsert) UpdateNumaNode() *VirtualMachineUpsert {
-	u.SetExcluded(virtualmachine.FieldNumaNode)
+// ClearGuestStateChangedAt clears the value of the "guest_state_changed_at" field.
+func (u *VirtualMachineUpsert) ClearGuestStateChangedAt() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldGuestStateChangedAt)
 	return u
 }
 
-// AddNumaNode adds v to the "numa_node" field.
-func (u *VirtualMachineUpsert) AddNumaNode(v int) *VirtualMachineUpsert {
-	u.Add(virtualmachine.FieldNumaNode, v)
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (u *VirtualMachineUpsert) SetGuestReadyAt(v time.Time) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldGuestReadyAt, v)
 	return u
 }
 
-// ClearNumaNode clears the value of the "numa_node" field.
-func (u *VirtualMachineUpsert) ClearNumaNode() *VirtualMachineUpsert {
-	u.SetNull(virtualmachine.FieldNumaNode)
+// UpdateGuestReadyAt sets the "guest_ready_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateGuestReadyAt() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldGuestReadyAt)
+	return u
+}
+
+// ClearGuestReadyAt clears the value of the "guest_ready_at" field.
+func (u *VirtualMachineUpsert) ClearGuestReadyAt() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldGuestReadyAt)
+	return u
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (u *VirtualMachineUpsert) SetGuestHostname(v string) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldGuestHostname, v)
+	return u
+}
+
+// UpdateGuestHostname sets the "guest_hostname" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateGuestHostname() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldGuestHostname)
+	return u
+}
+
+// ClearGuestHostname clears the value of the "guest_hostname" field.
+func (u *VirtualMachineUpsert) ClearGuestHostname() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldGuestHostname)
+	return u
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (u *VirtualMachineUpsert) SetGuestAddresses(v []string) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldGuestAddresses, v)
+	return u
+}
+
+// UpdateGuestAddresses sets the "guest_addresses" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateGuestAddresses() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldGuestAddresses)
+	return u
+}
+
+// ClearGuestAddresses clears the value of the "guest_addresses" field.
+func (u *VirtualMachineUpsert) ClearGuestAddresses() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldGuestAddresses)
+	return u
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (u *VirtualMachineUpsert) SetGuestCredentialHash(v string) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldGuestCredentialHash, v)
+	return u
+}
+
+// UpdateGuestCredentialHash sets the "guest_credential_hash" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateGuestCredentialHash() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldGuestCredentialHash)
+	return u
+}
+
+// ClearGuestCredentialHash clears the value of the "guest_credential_hash" field.
+func (u *VirtualMachineUpsert) ClearGuestCredentialHash() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldGuestCredentialHash)
+	return u
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (u *VirtualMachineUpsert) SetGuestCredentialExpiresAt(v time.Time) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldGuestCredentialExpiresAt, v)
+	return u
+}
+
+// UpdateGuestCredentialExpiresAt sets the "guest_credential_expires_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateGuestCredentialExpiresAt() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldGuestCredentialExpiresAt)
+	return u
+}
+
+// ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
+func (u *VirtualMachineUpsert) ClearGuestCredentialExpiresAt() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldGuestCredentialExpiresAt)
 	return u
 }
 
@@ -1849,52 +2014,143 @@ func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertO
 	})
 }
 
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (u *VirtualMachineUpsertOne) SetExclusiveMask(v int64) *VirtualMachineUpsertOne {
+// SetGuestState sets the "guest_state" field.
+func (u *VirtualMachineUpsertOne) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetExclusiveMask(v)
+		s.SetGuestState(v)
 	})
 }
 
-// AddExclusiveMask adds v to the "exclusive_mask" field.
-func (u *VirtualMachineUpsertOne) AddExclusiveMask(v int64) *VirtualMachineUpsertOne {
+// UpdateGuestState sets the "guest_state" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateGuestState() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.AddExclusiveMask(v)
+		s.UpdateGuestState()
 	})
 }
 
-// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
-func (u *VirtualMachineUpsertOne) UpdateExclusiveMask() *VirtualMachineUpsertOne {
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (u *VirtualMachineUpsertOne) SetGuestStateChangedAt(v time.Time) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateExclusiveMask()
+		s.SetGuestStateChangedAt(v)
 	})
 }
 
-// SetNumaNode sets the "numa_node" field.
-func (u *VirtualMachineUpsertOne) SetNumaNode(v int) *VirtualMachineUpsertOne {
+// UpdateGuestStateChangedAt sets the "guest_state_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateGuestStateChangedAt() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetNumaNode(v)
+		s.UpdateGuestStateChangedAt()
 	})
 }
 
-// AddNumaNode adds v to the "numa_node" field.
-func (u *VirtualMachineUpsertOne) AddNumaNode(v int) *VirtualMachineUpsertOne {
+// ClearGuestStateChangedAt clears the value of the "guest_state_changed_at" field.
+func (u *VirtualMachineUpsertOne) ClearGuestStateChangedAt() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.AddNumaNode(v)
+		s.ClearGuestStateChangedAt()
 	})
 }
 
-// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
-func (u *VirtualMachineUpsertOne) UpdateNumaNode() *VirtualMachineUpsertOne {
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (u *VirtualMachineUpsertOne) SetGuestReadyAt(v time.Time) *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateNumaNode()
+		s.SetGuestReadyAt(v)
 	})
 }
 
-// ClearNumaNode clears the value of the "numa_node" field.
-func (u *VirtualMachineUpsertOne) ClearNumaNode() *VirtualMachineUpsertOne {
+// UpdateGuestReadyAt sets the "guest_ready_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateGuestReadyAt() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.ClearNumaNode()
+		s.UpdateGuestReadyAt()
+	})
+}
+
+// ClearGuestReadyAt clears the value of the "guest_ready_at" field.
+func (u *VirtualMachineUpsertOne) ClearGuestReadyAt() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestReadyAt()
+	})
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (u *VirtualMachineUpsertOne) SetGuestHostname(v string) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestHostname(v)
+	})
+}
+
+// UpdateGuestHostname sets the "guest_hostname" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateGuestHostname() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestHostname()
+	})
+}
+
+// ClearGuestHostname clears the value of the "guest_hostname" field.
+func (u *VirtualMachineUpsertOne) ClearGuestHostname() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestHostname()
+	})
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (u *VirtualMachineUpsertOne) SetGuestAddresses(v []string) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestAddresses(v)
+	})
+}
+
+// UpdateGuestAddresses sets the "guest_addresses" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateGuestAddresses() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestAddresses()
+	})
+}
+
+// ClearGuestAddresses clears the value of the "guest_addresses" field.
+func (u *VirtualMachineUpsertOne) ClearGuestAddresses() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestAddresses()
+	})
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (u *VirtualMachineUpsertOne) SetGuestCredentialHash(v string) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestCredentialHash(v)
+	})
+}
+
+// UpdateGuestCredentialHash sets the "guest_credential_hash" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateGuestCredentialHash() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestCredentialHash()
+	})
+}
+
+// ClearGuestCredentialHash clears the value of the "guest_credential_hash" field.
+func (u *VirtualMachineUpsertOne) ClearGuestCredentialHash() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestCredentialHash()
+	})
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (u *VirtualMachineUpsertOne) SetGuestCredentialExpiresAt(v time.Time) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestCredentialExpiresAt(v)
+	})
+}
+
+// UpdateGuestCredentialExpiresAt sets the "guest_credential_expires_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateGuestCredentialExpiresAt() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestCredentialExpiresAt()
+	})
+}
+
+// ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
+func (u *VirtualMachineUpsertOne) ClearGuestCredentialExpiresAt() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestCredentialExpiresAt()
 	})
 }
 
@@ -2424,52 +2680,143 @@ func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsert
 	})
 }
 
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (u *VirtualMachineUpsertBulk) SetExclusiveMask(v int64) *VirtualMachineUpsertBulk {
+// SetGuestState sets the "guest_state" field.
+func (u *VirtualMachineUpsertBulk) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetExclusiveMask(v)
+		s.SetGuestState(v)
 	})
 }
 
-// AddExclusiveMask adds v to the "exclusive_mask" field.
-func (u *VirtualMachineUpsertBulk) AddExclusiveMask(v int64) *VirtualMachineUpsertBulk {
+// UpdateGuestState sets the "guest_state" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateGuestState() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.AddExclusiveMask(v)
+		s.UpdateGuestState()
 	})
 }
 
-// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
-func (u *VirtualMachineUpsertBulk) UpdateExclusiveMask() *VirtualMachineUpsertBulk {
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (u *VirtualMachineUpsertBulk) SetGuestStateChangedAt(v time.Time) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateExclusiveMask()
+		s.SetGuestStateChangedAt(v)
 	})
 }
 
-// SetNumaNode sets the "numa_node" field.
-func (u *VirtualMachineUpsertBulk) SetNumaNode(v int) *VirtualMachineUpsertBulk {
+// UpdateGuestStateChangedAt sets the "guest_state_changed_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateGuestStateChangedAt() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.SetNumaNode(v)
+		s.UpdateGuestStateChangedAt()
 	})
 }
 
-// AddNumaNode adds v to the "numa_node" field.
-func (u *VirtualMachineUpsertBulk) AddNumaNode(v int) *VirtualMachineUpsertBulk {
+// ClearGuestStateChangedAt clears the value of the "guest_state_changed_at" field.
+func (u *VirtualMachineUpsertBulk) ClearGuestStateChangedAt() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.AddNumaNode(v)
+		s.ClearGuestStateChangedAt()
 	})
 }
 
-// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
-func (u *VirtualMachineUpsertBulk) UpdateNumaNode() *VirtualMachineUpsertBulk {
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (u *VirtualMachineUpsertBulk) SetGuestReadyAt(v time.Time) *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.UpdateNumaNode()
+		s.SetGuestReadyAt(v)
 	})
 }
 
-// ClearNumaNode clears the value of the "numa_node" field.
-func (u *VirtualMachineUpsertBulk) ClearNumaNode() *VirtualMachineUpsertBulk {
+// UpdateGuestReadyAt sets the "guest_ready_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateGuestReadyAt() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
-		s.ClearNumaNode()
+		s.UpdateGuestReadyAt()
+	})
+}
+
+// ClearGuestReadyAt clears the value of the "guest_ready_at" field.
+func (u *VirtualMachineUpsertBulk) ClearGuestReadyAt() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestReadyAt()
+	})
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (u *VirtualMachineUpsertBulk) SetGuestHostname(v string) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestHostname(v)
+	})
+}
+
+// UpdateGuestHostname sets the "guest_hostname" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateGuestHostname() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestHostname()
+	})
+}
+
+// ClearGuestHostname clears the value of the "guest_hostname" field.
+func (u *VirtualMachineUpsertBulk) ClearGuestHostname() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestHostname()
+	})
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (u *VirtualMachineUpsertBulk) SetGuestAddresses(v []string) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestAddresses(v)
+	})
+}
+
+// UpdateGuestAddresses sets the "guest_addresses" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateGuestAddresses() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestAddresses()
+	})
+}
+
+// ClearGuestAddresses clears the value of the "guest_addresses" field.
+func (u *VirtualMachineUpsertBulk) ClearGuestAddresses() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestAddresses()
+	})
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (u *VirtualMachineUpsertBulk) SetGuestCredentialHash(v string) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestCredentialHash(v)
+	})
+}
+
+// UpdateGuestCredentialHash sets the "guest_credential_hash" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateGuestCredentialHash() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestCredentialHash()
+	})
+}
+
+// ClearGuestCredentialHash clears the value of the "guest_credential_hash" field.
+func (u *VirtualMachineUpsertBulk) ClearGuestCredentialHash() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestCredentialHash()
+	})
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (u *VirtualMachineUpsertBulk) SetGuestCredentialExpiresAt(v time.Time) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetGuestCredentialExpiresAt(v)
+	})
+}
+
+// UpdateGuestCredentialExpiresAt sets the "guest_credential_expires_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateGuestCredentialExpiresAt() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateGuestCredentialExpiresAt()
+	})
+}
+
+// ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
+func (u *VirtualMachineUpsertBulk) ClearGuestCredentialExpiresAt() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearGuestCredentialExpiresAt()
 	})
 }
 

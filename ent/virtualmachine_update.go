@@ -318,51 +318,135 @@ func (_u *VirtualMachineUpdate) AddAllocatedDiskGB(v int64) *VirtualMachineUpdat
 	return _u
 }
 
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (_u *VirtualMachineUpdate) SetExclusiveMask(v int64) *VirtualMachineUpdate {
-	_u.mutation.ResetExclusiveMask()
-	_u.mutation.SetExclusiveMask(v)
+// SetGuestState sets the "guest_state" field.
+func (_u *VirtualMachineUpdate) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpdate {
+	_u.mutation.SetGuestState(v)
 	return _u
 }
 
-// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
-func (_u *VirtualMachineUpdate) SetNillableExclusiveMask(v *int64) *VirtualMachineUpdate {
+// SetNillableGuestState sets the "guest_state" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableGuestState(v *virtualmachine.GuestState) *VirtualMachineUpdate {
 	if v != nil {
-		_u.SetExclusiveMask(*v)
+		_u.SetGuestState(*v)
 	}
 	return _u
 }
 
-// AddExclusiveMask adds value to the "exclusive_mask" field.
-func (_u *VirtualMachineUpdate) AddExclusiveMask(v int64) *VirtualMachineUpdate {
-	_u.mutation.AddExclusiveMask(v)
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (_u *VirtualMachineUpdate) SetGuestStateChangedAt(v time.Time) *VirtualMachineUpdate {
+	_u.mutation.SetGuestStateChangedAt(v)
 	return _u
 }
 
-// SetNumaNode sets the "numa_node" field.
-func (_u *VirtualMachineUpdate) SetNumaNode(v int) *VirtualMachineUpdate {
-	_u.mutation.ResetNumaNode()
-	_u.mutation.SetNumaNode(v)
-	return _u
-}
-
-// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
-func (_u *VirtualMachineUpdate) SetNillableNumaNode(v *int) *VirtualMachineUpdate {
+// SetNillableGuestStateChangedAt sets the "guest_state_changed_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableGuestStateChangedAt(v *time.Time) *VirtualMachineUpdate {
 	if v != nil {
-		_u.SetNumaNode(*v)
+		_u.SetGuestStateChangedAt(*v)
 	}
 	return _u
 }
 
-// AddNumaNode adds value to the "numa_node" field.
-func (_u *VirtualMachineUpdate) AddNumaNode(v int) *VirtualMachineUpdate {
-	_u.mutation.AddNumaNode(v)
+// ClearGuestStateChangedAt clears the value of the "guest_state_changed_at" field.
+func (_u *VirtualMachineUpdate) ClearGuestStateChangedAt() *VirtualMachineUpdate {
+	_u.mutation.ClearGuestStateChangedAt()
 	return _u
 }
 
-// ClearNumaNode clears the value of the "numa_node" field.
-func (_u *VirtualMachineUpdate) ClearNumaNode() *VirtualMachineUpdate {
-	_u.mutation.ClearNumaNode()
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (_u *VirtualMachineUpdate) SetGuestReadyAt(v time.Time) *VirtualMachineUpdate {
+	_u.mutation.SetGuestReadyAt(v)
+	return _u
+}
+
+// SetNillableGuestReadyAt sets the "guest_ready_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableGuestReadyAt(v *time.Time) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetGuestReadyAt(*v)
+	}
+	return _u
+}
+
+// ClearGuestReadyAt clears the value of the "guest_ready_at" field.
+func (_u *VirtualMachineUpdate) ClearGuestReadyAt() *VirtualMachineUpdate {
+	_u.mutation.ClearGuestReadyAt()
+	return _u
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (_u *VirtualMachineUpdate) SetGuestHostname(v string) *VirtualMachineUpdate {
+	_u.mutation.SetGuestHostname(v)
+	return _u
+}
+
+// SetNillableGuestHostname sets the "guest_hostname" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableGuestHostname(v *string) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetGuestHostname(*v)
+	}
+	return _u
+}
+
+// ClearGuestHostname clears the value of the "guest_hostname" field.
+func (_u *VirtualMachineUpdate) ClearGuestHostname() *VirtualMachineUpdate {
+	_u.mutation.ClearGuestHostname()
+	return _u
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (_u *VirtualMachineUpdate) SetGuestAddresses(v []string) *VirtualMachineUpdate {
+	_u.mutation.SetGuestAddresses(v)
+	return _u
+}
+
+// AppendGuestAddresses appends value to the "guest_addresses" field.
+func (_u *VirtualMachineUpdate) AppendGuestAddresses(v []string) *VirtualMachineUpdate {
+	_u.mutation.AppendGuestAddresses(v)
+	return _u
+}
+
+// ClearGuestAddresses clears the value of the "guest_addresses" field.
+func (_u *VirtualMachineUpdate) ClearGuestAddresses() *VirtualMachineUpdate {
+	_u.mutation.ClearGuestAddresses()
+	return _u
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (_u *VirtualMachineUpdate) SetGuestCredentialHash(v string) *VirtualMachineUpdate {
+	_u.mutation.SetGuestCredentialHash(v)
+	return _u
+}
+
+// SetNillableGuestCredentialHash sets the "guest_credential_hash" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableGuestCredentialHash(v *string) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetGuestCredentialHash(*v)
+	}
+	return _u
+}
+
+// ClearGuestCredentialHash clears the value of the "guest_credential_hash" field.
+func (_u *VirtualMachineUpdate) ClearGuestCredentialHash() *VirtualMachineUpdate {
+	_u.mutation.ClearGuestCredentialHash()
+	return _u
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (_u *VirtualMachineUpdate) SetGuestCredentialExpiresAt(v time.Time) *VirtualMachineUpdate {
+	_u.mutation.SetGuestCredentialExpiresAt(v)
+	return _u
+}
+
+// SetNillableGuestCredentialExpiresAt sets the "guest_credential_expires_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableGuestCredentialExpiresAt(v *time.Time) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetGuestCredentialExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
+func (_u *VirtualMachineUpdate) ClearGuestCredentialExpiresAt() *VirtualMachineUpdate {
+	_u.mutation.ClearGuestCredentialExpiresAt()
 	return _u
 }
 
@@ -953,14 +1037,19 @@ func (_u *VirtualMachineUpdate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
-	if v, ok := _u.mutation.ExclusiveMask(); ok {
-		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
-			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+	if v, ok := _u.mutation.GuestState(); ok {
+		if err := virtualmachine.GuestStateValidator(v); err != nil {
+			return &ValidationError{Name: "guest_state", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_state": %w`, err)}
 		}
 	}
-	if v, ok := _u.mutation.NumaNode(); ok {
-		if err := virtualmachine.NumaNodeValidator(v); err != nil {
-			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+	if v, ok := _u.mutation.GuestHostname(); ok {
+		if err := virtualmachine.GuestHostnameValidator(v); err != nil {
+			return &ValidationError{Name: "guest_hostname", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_hostname": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.GuestCredentialHash(); ok {
+		if err := virtualmachine.GuestCredentialHashValidator(v); err != nil {
+			return &ValidationError{Name: "guest_credential_hash", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_credential_hash": %w`, err)}
 		}
 	}
 	if v, ok := _u.mutation.UserData(); ok {
@@ -1081,20 +1170,49 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 	}
-	if value, ok := _u.mutation.ExclusiveMask(); ok {
-		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	if value, ok := _u.mutation.GuestState(); ok {
+		_spec.SetField(virtualmachine.FieldGuestState, field.TypeEnum, value)
 	}
-	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
-		_spec.AddField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	if value, ok := _u.mutation.GuestStateChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestStateChangedAt, field.TypeTime, value)
 	}
-	if value, ok := _u.mutation.NumaNode(); ok {
-		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	if _u.mutation.GuestStateChangedAtCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestStateChangedAt, field.TypeTime)
 	}
-	if value, ok := _u.mutation.AddedNumaNode(); ok {
-		_spec.AddField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	if value, ok := _u.mutation.GuestReadyAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestReadyAt, field.TypeTime, value)
 	}
-	if _u.mutation.NumaNodeCleared() {
-		_spec.ClearField(virtualmachine.FieldNumaNode, field.TypeInt)
+	if _u.mutation.GuestReadyAtCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestReadyAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.GuestHostname(); ok {
+		_spec.SetField(virtualmachine.FieldGuestHostname, field.TypeString, value)
+	}
+	if _u.mutation.GuestHostnameCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestHostname, field.TypeString)
+	}
+	if value, ok := _u.mutation.GuestAddresses(); ok {
+		_spec.SetField(virtualmachine.FieldGuestAddresses, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGuestAddresses(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, virtualmachine.FieldGuestAddresses, value)
+		})
+	}
+	if _u.mutation.GuestAddressesCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestAddresses, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.GuestCredentialHash(); ok {
+		_spec.SetField(virtualmachine.FieldGuestCredentialHash, field.TypeString, value)
+	}
+	if _u.mutation.GuestCredentialHashCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestCredentialHash, field.TypeString)
+	}
+	if value, ok := _u.mutation.GuestCredentialExpiresAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.GuestCredentialExpiresAtCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1971,51 +2089,135 @@ func (_u *VirtualMachineUpdateOne) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 	return _u
 }
 
-// SetExclusiveMask sets the "exclusive_mask" field.
-func (_u *VirtualMachineUpdateOne) SetExclusiveMask(v int64) *VirtualMachineUpdateOne {
-	_u.mutation.ResetExclusiveMask()
-	_u.mutation.SetExclusiveMask(v)
+// SetGuestState sets the "guest_state" field.
+func (_u *VirtualMachineUpdateOne) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpdateOne {
+	_u.mutation.SetGuestState(v)
 	return _u
 }
 
-// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
-func (_u *VirtualMachineUpdateOne) SetNillableExclusiveMask(v *int64) *VirtualMachineUpdateOne {
+// SetNillableGuestState sets the "guest_state" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableGuestState(v *virtualmachine.GuestState) *VirtualMachineUpdateOne {
 	if v != nil {
-		_u.SetExclusiveMask(*v)
+		_u.SetGuestState(*v)
 	}
 	return _u
 }
 
-// AddExclusiveMask adds value to the "exclusive_mask" field.
-func (_u *VirtualMachineUpdateOne) AddExclusiveMask(v int64) *VirtualMachineUpdateOne {
-	_u.mutation.AddExclusiveMask(v)
+// SetGuestStateChangedAt sets the "guest_state_changed_at" field.
+func (_u *VirtualMachineUpdateOne) SetGuestStateChangedAt(v time.Time) *VirtualMachineUpdateOne {
+	_u.mutation.SetGuestStateChangedAt(v)
 	return _u
 }
 
-// SetNumaNode sets the "numa_node" field.
-func (_u *VirtualMachineUpdateOne) SetNumaNode(v int) *VirtualMachineUpdateOne {
-	_u.mutation.ResetNumaNode()
-	_u.mutation.SetNumaNode(v)
-	return _u
-}
-
-// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
-func (_u *VirtualMachineUpdateOne) SetNillableNumaNode(v *int) *VirtualMachineUpdateOne {
+// SetNillableGuestStateChangedAt sets the "guest_state_changed_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableGuestStateChangedAt(v *time.Time) *VirtualMachineUpdateOne {
 	if v != nil {
-		_u.SetNumaNode(*v)
+		_u.SetGuestStateChangedAt(*v)
 	}
 	return _u
 }
 
-// AddNumaNode adds value to the "numa_node" field.
-func (_u *VirtualMachineUpdateOne) AddNumaNode(v int) *VirtualMachineUpdateOne {
-	_u.mutation.AddNumaNode(v)
+// ClearGuestStateChangedAt clears the value of the "guest_state_changed_at" field.
+func (_u *VirtualMachineUpdateOne) ClearGuestStateChangedAt() *VirtualMachineUpdateOne {
+	_u.mutation.ClearGuestStateChangedAt()
 	return _u
 }
 
-// ClearNumaNode clears the value of the "numa_node" field.
-func (_u *VirtualMachineUpdateOne) ClearNumaNode() *VirtualMachineUpdateOne {
-	_u.mutation.ClearNumaNode()
+// SetGuestReadyAt sets the "guest_ready_at" field.
+func (_u *VirtualMachineUpdateOne) SetGuestReadyAt(v time.Time) *VirtualMachineUpdateOne {
+	_u.mutation.SetGuestReadyAt(v)
+	return _u
+}
+
+// SetNillableGuestReadyAt sets the "guest_ready_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableGuestReadyAt(v *time.Time) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetGuestReadyAt(*v)
+	}
+	return _u
+}
+
+// ClearGuestReadyAt clears the value of the "guest_ready_at" field.
+func (_u *VirtualMachineUpdateOne) ClearGuestReadyAt() *VirtualMachineUpdateOne {
+	_u.mutation.ClearGuestReadyAt()
+	return _u
+}
+
+// SetGuestHostname sets the "guest_hostname" field.
+func (_u *VirtualMachineUpdateOne) SetGuestHostname(v string) *VirtualMachineUpdateOne {
+	_u.mutation.SetGuestHostname(v)
+	return _u
+}
+
+// SetNillableGuestHostname sets the "guest_hostname" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableGuestHostname(v *string) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetGuestHostname(*v)
+	}
+	return _u
+}
+
+// ClearGuestHostname clears the value of the "guest_hostname" field.
+func (_u *VirtualMachineUpdateOne) ClearGuestHostname() *VirtualMachineUpdateOne {
+	_u.mutation.ClearGuestHostname()
+	return _u
+}
+
+// SetGuestAddresses sets the "guest_addresses" field.
+func (_u *VirtualMachineUpdateOne) SetGuestAddresses(v []string) *VirtualMachineUpdateOne {
+	_u.mutation.SetGuestAddresses(v)
+	return _u
+}
+
+// AppendGuestAddresses appends value to the "guest_addresses" field.
+func (_u *VirtualMachineUpdateOne) AppendGuestAddresses(v []string) *VirtualMachineUpdateOne {
+	_u.mutation.AppendGuestAddresses(v)
+	return _u
+}
+
+// ClearGuestAddresses clears the value of the "guest_addresses" field.
+func (_u *VirtualMachineUpdateOne) ClearGuestAddresses() *VirtualMachineUpdateOne {
+	_u.mutation.ClearGuestAddresses()
+	return _u
+}
+
+// SetGuestCredentialHash sets the "guest_credential_hash" field.
+func (_u *VirtualMachineUpdateOne) SetGuestCredentialHash(v string) *VirtualMachineUpdateOne {
+	_u.mutation.SetGuestCredentialHash(v)
+	return _u
+}
+
+// SetNillableGuestCredentialHash sets the "guest_credential_hash" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableGuestCredentialHash(v *string) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetGuestCredentialHash(*v)
+	}
+	return _u
+}
+
+// ClearGuestCredentialHash clears the value of the "guest_credential_hash" field.
+func (_u *VirtualMachineUpdateOne) ClearGuestCredentialHash() *VirtualMachineUpdateOne {
+	_u.mutation.ClearGuestCredentialHash()
+	return _u
+}
+
+// SetGuestCredentialExpiresAt sets the "guest_credential_expires_at" field.
+func (_u *VirtualMachineUpdateOne) SetGuestCredentialExpiresAt(v time.Time) *VirtualMachineUpdateOne {
+	_u.mutation.SetGuestCredentialExpiresAt(v)
+	return _u
+}
+
+// SetNillableGuestCredentialExpiresAt sets the "guest_credential_expires_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableGuestCredentialExpiresAt(v *time.Time) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetGuestCredentialExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
+func (_u *VirtualMachineUpdateOne) ClearGuestCredentialExpiresAt() *VirtualMachineUpdateOne {
+	_u.mutation.ClearGuestCredentialExpiresAt()
 	return _u
 }
 
@@ -2619,14 +2821,19 @@ func (_u *VirtualMachineUpdateOne) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
-	if v, ok := _u.mutation.ExclusiveMask(); ok {
-		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
-			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+	if v, ok := _u.mutation.GuestState(); ok {
+		if err := virtualmachine.GuestStateValidator(v); err != nil {
+			return &ValidationError{Name: "guest_state", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_state": %w`, err)}
 		}
 	}
-	if v, ok := _u.mutation.NumaNode(); ok {
-		if err := virtualmachine.NumaNodeValidator(v); err != nil {
-			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+	if v, ok := _u.mutation.GuestHostname(); ok {
+		if err := virtualmachine.GuestHostnameValidator(v); err != nil {
+			return &ValidationError{Name: "guest_hostname", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_hostname": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.GuestCredentialHash(); ok {
+		if err := virtualmachine.GuestCredentialHashValidator(v); err != nil {
+			return &ValidationError{Name: "guest_credential_hash", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_credential_hash": %w`, err)}
 		}
 	}
 	if v, ok := _u.mutation.UserData(); ok {
@@ -2764,20 +2971,49 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 	}
-	if value, ok := _u.mutation.ExclusiveMask(); ok {
-		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	if value, ok := _u.mutation.GuestState(); ok {
+		_spec.SetField(virtualmachine.FieldGuestState, field.TypeEnum, value)
 	}
-	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
-		_spec.AddField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	if value, ok := _u.mutation.GuestStateChangedAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestStateChangedAt, field.TypeTime, value)
 	}
-	if value, ok := _u.mutation.NumaNode(); ok {
-		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	if _u.mutation.GuestStateChangedAtCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestStateChangedAt, field.TypeTime)
 	}
-	if value, ok := _u.mutation.AddedNumaNode(); ok {
-		_spec.AddField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	if value, ok := _u.mutation.GuestReadyAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestReadyAt, field.TypeTime, value)
 	}
-	if _u.mutation.NumaNodeCleared() {
-		_spec.ClearField(virtualmachine.FieldNumaNode, field.TypeInt)
+	if _u.mutation.GuestReadyAtCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestReadyAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.GuestHostname(); ok {
+		_spec.SetField(virtualmachine.FieldGuestHostname, field.TypeString, value)
+	}
+	if _u.mutation.GuestHostnameCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestHostname, field.TypeString)
+	}
+	if value, ok := _u.mutation.GuestAddresses(); ok {
+		_spec.SetField(virtualmachine.FieldGuestAddresses, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGuestAddresses(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, virtualmachine.FieldGuestAddresses, value)
+		})
+	}
+	if _u.mutation.GuestAddressesCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestAddresses, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.GuestCredentialHash(); ok {
+		_spec.SetField(virtualmachine.FieldGuestCredentialHash, field.TypeString, value)
+	}
+	if _u.mutation.GuestCredentialHashCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestCredentialHash, field.TypeString)
+	}
+	if value, ok := _u.mutation.GuestCredentialExpiresAt(); ok {
+		_spec.SetField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.GuestCredentialExpiresAtCleared() {
+		_spec.ClearField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/identity"
 )
@@ -61,6 +63,9 @@ func RunDemoNotify(ctx context.Context, c *ent.Client, ids *identity.Service, ap
 		Nodes:  nodes,
 		Delays: hypervisor.OperationDelays{Define: 100 * ms, Start: 500 * ms, Shutdown: 500 * ms, Stop: 100 * ms, Reboot: 500 * ms, Undefine: 100 * ms},
 		Log:    log,
+		// Every simulated guest boots and reports in, as a real one would when cloud-init is
+		// done, through the endpoint's own function.
+		OnConfigDrive: SimulateGuest(ctx, guest.New(c, guest.Config{}), DemoGuestBoot, log),
 	})
 	if err != nil {
 		return err
@@ -70,6 +75,35 @@ func RunDemoNotify(ctx context.Context, c *ent.Client, ids *identity.Service, ap
 		started(f.Size())
 	}
 	return f.Run(ctx)
+}
+
+// DemoGuestBoot is how long a demo guest takes from its drive being built to its call.
+const DemoGuestBoot = 3 * time.Second
+
+// SimulateGuest returns a config-drive hook (Config.OnConfigDrive) that plays each VM's
+// guest: boot seconds after its drive was built it calls guests.Ready, the function behind
+// POST /guest/ready, with the drive's credential, instance-id, host name and addresses, as a
+// real guest's readiness call does. A call that fails (a drive rebuilt meanwhile rotated the
+// credential) is logged at debug level: the new drive's guest calls again.
+func SimulateGuest(ctx context.Context, guests *guest.Service, boot time.Duration, log *slog.Logger) func(configdrive.Spec) {
+	return func(spec configdrive.Spec) {
+		if spec.GuestCredential == "" {
+			return
+		}
+		var addrs []string
+		for _, n := range spec.NICs {
+			addrs = append(addrs, n.Addresses...)
+		}
+		r := guest.Report{InstanceID: spec.InstanceID, Hostname: spec.Hostname, Addresses: addrs, SourceIP: "simulated"}
+		time.AfterFunc(boot, func() {
+			if ctx.Err() != nil {
+				return
+			}
+			if _, err := guests.Ready(ctx, spec.GuestCredential, r); err != nil {
+				log.Debug("simulated guest's call refused", "instance", spec.InstanceID, "err", err)
+			}
+		})
+	}
 }
 
 // ms keeps the demo's delays readable.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/nodeagent"
 )
@@ -47,6 +48,8 @@ type Config struct {
 	Log *slog.Logger
 	// OnReport is passed to every agent.
 	OnReport func(r nodeagent.AssignmentReport, err error)
+	// OnConfigDrive is passed to every agent: what each config drive built says.
+	OnConfigDrive func(spec configdrive.Spec)
 }
 
 // Fleet is a set of simulated nodes, each with its agent.
@@ -83,7 +86,7 @@ func New(cfg Config) (*Fleet, error) {
 			HeartbeatInterval: cfg.HeartbeatInterval, ResyncInterval: cfg.ResyncInterval, Parallelism: cfg.Parallelism,
 			Attempts: cfg.Attempts, RetryDelay: cfg.RetryDelay,
 			DiskCapacityGB: n.DiskGB, AgentVersion: nodeagent.Version + "-simulated",
-			Log: cfg.Log.With("simulated", true), OnReport: cfg.OnReport,
+			Log: cfg.Log.With("simulated", true), OnReport: cfg.OnReport, OnConfigDrive: cfg.OnConfigDrive,
 			// A simulated node keeps the OS it was given, not this host's.
 			Facts: &nodeagent.HostFacts{},
 		})

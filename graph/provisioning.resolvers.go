@@ -62,7 +62,8 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 // ReportAssignmentStatus is the resolver for the reportAssignmentStatus field.
 func (r *mutationResolver) ReportAssignmentStatus(ctx context.Context, input model.AssignmentStatusInput) (*ent.Assignment, error) {
 	return r.provision.ApplyReport(ctx, r.ent(ctx), provision.Report{ID: input.ID, Generation: int64(input.Generation),
-		Status: input.Status, ObservedState: input.ObservedState, Reason: input.Reason, VolumeIDs: input.VolumeIDs})
+		Status: input.Status, ObservedState: input.ObservedState, Reason: input.Reason, VolumeIDs: input.VolumeIDs,
+		GuestAgent: guestAgentReport(input.GuestAgent)})
 }
 
 // CordonNode is the resolver for the cordonNode field.

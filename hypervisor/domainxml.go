@@ -202,6 +202,11 @@ func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 			Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
 			Target: &libvirtxml.DomainSerialTarget{Port: &zero},
 		}}
+		// The QEMU guest agent's channel: libvirt picks the socket's path.
+		d.Devices.Channels = []libvirtxml.DomainChannel{{
+			Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind"}},
+			Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: GuestAgentChannel}},
+		}}
 	}
 	return d
 }

@@ -18,6 +18,8 @@ var (
 	// ErrUnsupported is returned by AttachDisk and DetachDisk when the hypervisor cannot
 	// change the devices of a running domain (libvirt's test driver, for one).
 	ErrUnsupported = errors.New("not supported by this hypervisor")
+	// ErrNoGuestAgent is returned by GuestAgent when no QEMU guest agent answers.
+	ErrNoGuestAgent = errors.New("no guest agent answers")
 	// ErrInjected is the failure the [Simulated] hypervisor injects at its failure rate.
 	ErrInjected = errors.New("simulated failure")
 )

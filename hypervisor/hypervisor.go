@@ -41,6 +41,12 @@ type Hypervisor interface {
 	// State returns the domain's current state.
 	State(ctx context.Context, name string) (DomainState, error)
 
+	// GuestAgent asks the QEMU guest agent inside the running domain (on the channel
+	// GuestAgentChannel every defined domain has) who the guest is: guest-ping, then its
+	// host name and network interfaces. It fails with ErrNoGuestAgent when no agent answers
+	// (none installed, not started yet, or a hypervisor without guest agents).
+	GuestAgent(ctx context.Context, name string) (GuestInfo, error)
+
 	// List returns the domains VirtFlow manages (those carrying VirtFlow metadata), sorted by
 	// name, with the VM id and generation read back from the hypervisor. Other domains on the
 	// host are not listed.

@@ -59,7 +59,8 @@ type Simulated struct {
 type simDomain struct {
 	spec  DomainSpec // normalized
 	state DomainState
-	live  []Disk // the running instance's disks: the definition's at its start, then hot-plugged
+	live  []Disk     // the running instance's disks: the definition's at its start, then hot-plugged
+	guest *GuestInfo // what its guest agent answers; nil: none
 }
 
 var _ Hypervisor = (*Simulated)(nil)

@@ -23,7 +23,8 @@ import (
 
 // watched are, per entity, the fields whose change is published (nil: any change).
 var watched = map[string][]string{
-	string(VirtualMachine): {virtualmachine.FieldStatus, virtualmachine.FieldStatusReason},
+	string(VirtualMachine): {virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldGuestState,
+		virtualmachine.FieldGuestHostname, virtualmachine.FieldGuestAddresses},
 	string(ComputeNode): {computenode.FieldStatus, computenode.FieldStatusReason, computenode.FieldSchedulable,
 		computenode.FieldCordonReason, computenode.FieldDrainState, computenode.FieldDrainMessage},
 	string(RegionService): {regionservice.FieldStatus, regionservice.FieldStatusReason},

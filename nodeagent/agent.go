@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtflow/virtflow/hostnet"
+	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
@@ -80,6 +81,14 @@ type Config struct {
 	// node needs before the VM starts, and removes those it created once no VM needs them
 	// (hostnet.Manager). Nil leaves host networking to the operator: the bridges must exist.
 	Networks HostNetworks
+	// GuestAPIURL is the URL a VM's guest calls when it is up (written onto its config
+	// drive with a fresh credential; see package guest): the API's URL with the path
+	// /guest/ready when empty, none with "none". It must be reachable from the VMs'
+	// networks, which the API's URL often is not.
+	GuestAPIURL string
+	// OnConfigDrive, when set, is called with what each config drive the agent built says,
+	// its guest credential included: the simulated fleet of --demo plays the guest with it.
+	OnConfigDrive func(spec configdrive.Spec)
 	// ReservedCPUs are the host CPUs (0 to ReservedCPUs-1) kept for the host: never pinned to
 	// a VM, outside the shared set, and not in the capacity reported.
 	ReservedCPUs int

@@ -24,6 +24,11 @@ type AssignmentReport struct {
 	// volumes its domain has now, comma-separated in ascending order ("" for none).
 	Volumes   bool
 	VolumeIDs string
+	// GuestAgent says whether the QEMU guest agent of the running domain answered; then
+	// GuestHostname and GuestAddresses (comma-separated, sorted) are what it said.
+	GuestAgent     bool
+	GuestHostname  string
+	GuestAddresses string
 }
 
 // ErrNoNode is returned when the token does not identify exactly one node.
@@ -84,8 +89,27 @@ func (c *Client) reportAssignment(ctx context.Context, r AssignmentReport) error
 			in.VolumeIDs = strings.Split(r.VolumeIDs, ",")
 		}
 	}
+	if r.GuestAgent {
+		g := &GuestAgentReportInput{Addresses: []string{}}
+		if r.GuestHostname != "" {
+			g.Hostname = &r.GuestHostname
+		}
+		if r.GuestAddresses != "" {
+			g.Addresses = strings.Split(r.GuestAddresses, ",")
+		}
+		in.GuestAgent = g
+	}
 	if _, err := reportAssignmentStatus(ctx, c, in); err != nil {
 		return fmt.Errorf("report assignment %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// registerGuestCredential sends the hash of the guest credential on the drive of
+// assignment id at generation.
+func (c *Client) registerGuestCredential(ctx context.Context, id string, generation int64, hash string) error {
+	if _, err := registerGuestCredential(ctx, c, GuestCredentialInput{AssignmentID: id, Generation: int(generation), CredentialHash: hash}); err != nil {
+		return fmt.Errorf("register guest credential of assignment %s: %w", id, err)
 	}
 	return nil
 }

@@ -1,13 +1,16 @@
 package nodeagent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/virtflow/virtflow/configdrive"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
@@ -30,14 +33,28 @@ func ConfigDrivePath(dir, name string) string { return filepath.Join(dir, name+"
 // rendered on the assignment) into its file, replacing the file atomically, and returns the
 // CD-ROM that attaches it read-only on the SATA bus. It runs on every define, that is for
 // every new generation of the assignment, so the drive always says what the VM's spec says.
+// With a readiness URL (Config.GuestAPIURL) the drive also carries a fresh guest credential,
+// whose hash the agent registers with the API first (package guest).
 // An assignment without a config drive gets none (nil).
-func (ag *Agent) configDrive(a Assignment, name string) (*hypervisor.Disk, error) {
+func (ag *Agent) configDrive(ctx context.Context, a Assignment, name string) (*hypervisor.Disk, error) {
 	if a.ConfigDrive == nil || *a.ConfigDrive == "" {
 		return nil, nil
 	}
 	var spec configdrive.Spec
 	if err := json.Unmarshal([]byte(*a.ConfigDrive), &spec); err != nil {
 		return nil, fmt.Errorf("config drive of assignment %s: %v: %w", a.Id, err, hypervisor.ErrInvalidSpec)
+	}
+	if url := ag.guestReadyURL(); url != "" {
+		// A fresh credential for every drive built: the old one stops working once the
+		// API has the new one's hash, which it has before the domain starts.
+		plain, hash, err := guest.NewCredential()
+		if err != nil {
+			return nil, err
+		}
+		if err := ag.api.registerGuestCredential(ctx, a.Id, a.Generation, hash); err != nil {
+			return nil, err
+		}
+		spec.ReadyURL, spec.GuestCredential = url, plain
 	}
 	dir := ag.configDriveDir()
 	if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -63,7 +80,34 @@ func (ag *Agent) configDrive(a Assignment, name string) (*hypervisor.Disk, error
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return nil, fmt.Errorf("config drive: %w", err)
 	}
+	if ag.cfg.OnConfigDrive != nil {
+		ag.cfg.OnConfigDrive(spec)
+	}
 	return &hypervisor.Disk{Path: path, Format: "raw", Bus: "sata", Device: "cdrom", ReadOnly: true}, nil
+}
+
+// guestReadyURL is the URL on the drive the guest calls when it is up: GuestAPIURL, or
+// else the API's URL with the path /guest/ready; "" with GuestAPIURL "none".
+func (ag *Agent) guestReadyURL() string {
+	return GuestReadyURL(ag.cfg.GuestAPIURL, ag.cfg.APIURL)
+}
+
+// GuestReadyURL is the readiness URL of an agent with --guest-api-url guestURL and --api
+// apiURL: guestURL itself; "" when it is "none"; with guestURL empty, apiURL with its path
+// (/query) replaced by /guest/ready.
+func GuestReadyURL(guestURL, apiURL string) string {
+	switch guestURL {
+	case "none":
+		return ""
+	case "":
+		u, err := url.Parse(apiURL)
+		if err != nil || u.Host == "" {
+			return ""
+		}
+		u.Path, u.RawQuery, u.Fragment = "/guest/ready", "", ""
+		return u.String()
+	}
+	return guestURL
 }
 
 // removeConfigDrive deletes the config drive of the domain named name, if there is one.
@@ -77,8 +121,8 @@ func (ag *Agent) removeConfigDrive(name string) error {
 
 // addGuestConfig adds what the VM's guest is configured from: the config drive CD-ROM and
 // the boot order of the VM's bootDevice.
-func (ag *Agent) addGuestConfig(spec *hypervisor.DomainSpec, a Assignment) error {
-	drive, err := ag.configDrive(a, spec.Name())
+func (ag *Agent) addGuestConfig(ctx context.Context, spec *hypervisor.DomainSpec, a Assignment) error {
+	drive, err := ag.configDrive(ctx, a, spec.Name())
 	if err != nil {
 		return err
 	}

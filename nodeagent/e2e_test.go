@@ -44,7 +44,12 @@ type stack struct {
 // startStack starts the stack; notReadyAfter, when not zero, is the node monitor's threshold.
 func startStack(t *testing.T, notReadyAfter time.Duration) *stack {
 	t.Helper()
-	hv := libvirtTestDriver(t)
+	return startStackOn(t, notReadyAfter, "127.0.0.1:0", libvirtTestDriver(t))
+}
+
+// startStackOn is startStack with the server listening on addr and hv for the agent.
+func startStackOn(t *testing.T, notReadyAfter time.Duration, addr string, hv *hypervisor.Libvirt) *stack {
+	t.Helper()
 	dsn := testdb.DSN(t)
 	env := gqltest.Postgres(t, dsn) // migrates; its client writes the fixtures
 	ctx := gqltest.System()
@@ -62,7 +67,7 @@ func startStack(t *testing.T, notReadyAfter time.Duration) *stack {
 	// A Redis of the test's own: the shared one keeps other packages' queues and, across
 	// runs, stale task ids that a fresh database's outbox ids collide with (the relay then
 	// takes its task for enqueued already, and it never runs).
-	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second,
+	cfg := config.Config{Addr: addr, DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second,
 		RedisURL: testdb.PrivateRedis(t), NodeNotReadyAfter: notReadyAfter, ImageDir: t.TempDir(),
 		EgressAllow: "127.0.0.1/32"} // image sources in these tests are local HTTP servers
 	if notReadyAfter > 0 {
@@ -173,7 +178,7 @@ func TestEndToEndOnLibvirt(t *testing.T) {
 }
 
 // vmStatus is one virtualMachineStatusChanged event.
-type vmStatus struct{ ID, Status, StatusReason string }
+type vmStatus struct{ ID, Status, StatusReason, GuestState string }
 
 // subscribeVMStatus subscribes to virtualMachineStatusChanged over graphql-transport-ws and
 // delivers the events until ctx ends.
@@ -198,7 +203,7 @@ func subscribeVMStatus(t *testing.T, ctx context.Context, httpURL, token string)
 		t.Fatalf("connection_init: %v %+v", err, ack)
 	}
 	if err := wsjson.Write(ctx, conn, msg{ID: "1", Type: "subscribe", Payload: raw(map[string]any{
-		"query": `subscription { virtualMachineStatusChanged { id status statusReason } }`})}); err != nil {
+		"query": `subscription { virtualMachineStatusChanged { id status statusReason guestState } }`})}); err != nil {
 		t.Fatal(err)
 	}
 	out := make(chan vmStatus, 64)

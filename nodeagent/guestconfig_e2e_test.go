@@ -167,8 +167,13 @@ func TestGuestConfigEndToEnd(t *testing.T) {
 	}
 
 	files := readDrive(t, iso)
-	if !strings.Contains(string(files["meta-data"]), "instance-id: vm-"+id) {
-		t.Errorf("meta-data: %s", files["meta-data"])
+	if md := string(files["meta-data"]); !strings.Contains(md, "instance-id: vm-"+id) ||
+		!strings.Contains(md, "virtflow_ready_url: "+strings.TrimSuffix(st.base, "/query")+"/guest/ready") ||
+		!strings.Contains(md, "virtflow_guest_token: vfg_") {
+		t.Errorf("meta-data lacks the instance-id, the readiness URL or the guest credential: %s", md)
+	}
+	if vd := string(files["vendor-data"]); !strings.Contains(vd, "phone_home:") || !strings.Contains(vd, "/guest/ready?token=vfg_") {
+		t.Errorf("vendor-data lacks phone_home with the readiness URL: %s", vd)
 	}
 	if !strings.Contains(string(files["user-data"]), "nginx") || !strings.Contains(string(files["user-data"]), strings.Fields(key)[1]) {
 		t.Errorf("user-data lacks the request's config or the SSH key: %s", files["user-data"])
@@ -289,8 +294,13 @@ func cloudInitAccepts(t *testing.T, files map[string][]byte) {
 		}
 		return string(out)
 	}
-	if out := run("schema", "--config-file", filepath.Join(dir, "user-data")); !strings.Contains(out, "Valid cloud-config") {
-		t.Errorf("cloud-init schema on user-data: %s", out)
+	for _, f := range []string{"user-data", "vendor-data"} {
+		if _, ok := files[f]; !ok {
+			continue
+		}
+		if out := run("schema", "--config-file", filepath.Join(dir, f)); !strings.Contains(out, "Valid cloud-config") {
+			t.Errorf("cloud-init schema on %s: %s", f, out)
+		}
 	}
 	if help, _ := exec.Command(ci, "schema", "--help").CombinedOutput(); strings.Contains(string(help), "--schema-type") {
 		run("schema", "--schema-type", "network-config", "--config-file", filepath.Join(dir, "network-config"))

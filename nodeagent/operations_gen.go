@@ -117,6 +117,10 @@ type AssignmentStatusInput struct {
 	// runs, its definition's otherwise). The API moves the VM's ATTACHING volumes listed here to
 	// ATTACHED and its DETACHING volumes not listed to AVAILABLE. Left out: volumes unchanged.
 	VolumeIDs []string `json:"volumeIDs"`
+	// For a running VM: what the QEMU guest agent inside it answered (guest-ping,
+	// guest-network-get-interfaces). Left out when no guest agent answered. The guest agent's
+	// answer is the guest's own word: the VM's guestState becomes READY.
+	GuestAgent *GuestAgentReportInput `json:"guestAgent"`
 }
 
 // GetId returns AssignmentStatusInput.Id, and is useful for accessing the field via an interface.
@@ -136,6 +140,9 @@ func (v *AssignmentStatusInput) GetReason() *string { return v.Reason }
 
 // GetVolumeIDs returns AssignmentStatusInput.VolumeIDs, and is useful for accessing the field via an interface.
 func (v *AssignmentStatusInput) GetVolumeIDs() []string { return v.VolumeIDs }
+
+// GetGuestAgent returns AssignmentStatusInput.GuestAgent, and is useful for accessing the field via an interface.
+func (v *AssignmentStatusInput) GetGuestAgent() *GuestAgentReportInput { return v.GuestAgent }
 
 // CheckBuiltin is enum for the field builtin
 type CheckBuiltin string
@@ -179,10 +186,6 @@ type Flavor struct {
 	CpuLimitPercent int  `json:"cpuLimitPercent"`
 	DiskIopsLimit   *int `json:"diskIopsLimit"`
 	DiskMbpsLimit   *int `json:"diskMbpsLimit"`
-	// bandwidth limit of each NIC, in and out, in megabits per second (<bandwidth> in the domain)
-	NetworkMbpsLimit *int `json:"networkMbpsLimit"`
-	// NONE shares hosts; HOST takes a whole host, NUMA_NODE one NUMA node of a host, alone and without CPU/IO limits
-	Exclusive FlavorExclusive `json:"exclusive"`
 }
 
 // GetVcpus returns Flavor.Vcpus, and is useful for accessing the field via an interface.
@@ -206,12 +209,6 @@ func (v *Flavor) GetDiskIopsLimit() *int { return v.DiskIopsLimit }
 // GetDiskMbpsLimit returns Flavor.DiskMbpsLimit, and is useful for accessing the field via an interface.
 func (v *Flavor) GetDiskMbpsLimit() *int { return v.DiskMbpsLimit }
 
-// GetNetworkMbpsLimit returns Flavor.NetworkMbpsLimit, and is useful for accessing the field via an interface.
-func (v *Flavor) GetNetworkMbpsLimit() *int { return v.NetworkMbpsLimit }
-
-// GetExclusive returns Flavor.Exclusive, and is useful for accessing the field via an interface.
-func (v *Flavor) GetExclusive() FlavorExclusive { return v.Exclusive }
-
 // FlavorCPUPolicy is enum for the field cpu_policy
 type FlavorCPUPolicy string
 
@@ -225,20 +222,35 @@ var AllFlavorCPUPolicy = []FlavorCPUPolicy{
 	FlavorCPUPolicyDedicated,
 }
 
-// FlavorExclusive is enum for the field exclusive
-type FlavorExclusive string
-
-const (
-	FlavorExclusiveNone     FlavorExclusive = "NONE"
-	FlavorExclusiveHost     FlavorExclusive = "HOST"
-	FlavorExclusiveNumaNode FlavorExclusive = "NUMA_NODE"
-)
-
-var AllFlavorExclusive = []FlavorExclusive{
-	FlavorExclusiveNone,
-	FlavorExclusiveHost,
-	FlavorExclusiveNumaNode,
+// What the QEMU guest agent inside a running VM answered its node's agent.
+type GuestAgentReportInput struct {
+	// the guest's host name (guest-get-host-name)
+	Hostname *string `json:"hostname"`
+	// the guest's addresses (guest-network-get-interfaces), loopback and link-local left out
+	Addresses []string `json:"addresses"`
 }
+
+// GetHostname returns GuestAgentReportInput.Hostname, and is useful for accessing the field via an interface.
+func (v *GuestAgentReportInput) GetHostname() *string { return v.Hostname }
+
+// GetAddresses returns GuestAgentReportInput.Addresses, and is useful for accessing the field via an interface.
+func (v *GuestAgentReportInput) GetAddresses() []string { return v.Addresses }
+
+type GuestCredentialInput struct {
+	AssignmentID string `json:"assignmentID"`
+	// the assignment's generation the drive was built for
+	Generation     int    `json:"generation"`
+	CredentialHash string `json:"credentialHash"`
+}
+
+// GetAssignmentID returns GuestCredentialInput.AssignmentID, and is useful for accessing the field via an interface.
+func (v *GuestCredentialInput) GetAssignmentID() string { return v.AssignmentID }
+
+// GetGeneration returns GuestCredentialInput.Generation, and is useful for accessing the field via an interface.
+func (v *GuestCredentialInput) GetGeneration() int { return v.Generation }
+
+// GetCredentialHash returns GuestCredentialInput.CredentialHash, and is useful for accessing the field via an interface.
+func (v *GuestCredentialInput) GetCredentialHash() string { return v.CredentialHash }
 
 // Image includes the requested fields of the GraphQL type Image.
 type Image struct {
@@ -305,33 +317,14 @@ var AllImageStatus = []ImageStatus{
 	ImageStatusDeprecated,
 }
 
-type NUMANodeInput struct {
-	Id       int   `json:"id"`
-	Cpus     []int `json:"cpus"`
-	MemoryMB int   `json:"memoryMB"`
-}
-
-// GetId returns NUMANodeInput.Id, and is useful for accessing the field via an interface.
-func (v *NUMANodeInput) GetId() int { return v.Id }
-
-// GetCpus returns NUMANodeInput.Cpus, and is useful for accessing the field via an interface.
-func (v *NUMANodeInput) GetCpus() []int { return v.Cpus }
-
-// GetMemoryMB returns NUMANodeInput.MemoryMB, and is useful for accessing the field via an interface.
-func (v *NUMANodeInput) GetMemoryMB() int { return v.MemoryMB }
-
 type NodeStatusInput struct {
 	NodeID string `json:"nodeID"`
 	// vCPUs offered to VMs
-	CpuCapacity *int `json:"cpuCapacity"`
-	// host CPUs kept for the host (the agent's --reserved-cpus), not in cpuCapacity
-	ReservedCPUs *int `json:"reservedCPUs"`
-	// the host's NUMA nodes with their CPUs and memory; null leaves the recorded ones
-	NumaNodes        []NUMANodeInput `json:"numaNodes"`
-	MemoryCapacityMB *int            `json:"memoryCapacityMB"`
-	DiskCapacityGB   *int            `json:"diskCapacityGB"`
-	AgentVersion     *string         `json:"agentVersion"`
-	Healthy          bool            `json:"healthy"`
+	CpuCapacity      *int    `json:"cpuCapacity"`
+	MemoryCapacityMB *int    `json:"memoryCapacityMB"`
+	DiskCapacityGB   *int    `json:"diskCapacityGB"`
+	AgentVersion     *string `json:"agentVersion"`
+	Healthy          bool    `json:"healthy"`
 	// what is wrong when not healthy
 	Message *string `json:"message"`
 	// the node asks to be cordoned (e.g. failing hardware)
@@ -353,12 +346,6 @@ func (v *NodeStatusInput) GetNodeID() string { return v.NodeID }
 
 // GetCpuCapacity returns NodeStatusInput.CpuCapacity, and is useful for accessing the field via an interface.
 func (v *NodeStatusInput) GetCpuCapacity() *int { return v.CpuCapacity }
-
-// GetReservedCPUs returns NodeStatusInput.ReservedCPUs, and is useful for accessing the field via an interface.
-func (v *NodeStatusInput) GetReservedCPUs() *int { return v.ReservedCPUs }
-
-// GetNumaNodes returns NodeStatusInput.NumaNodes, and is useful for accessing the field via an interface.
-func (v *NodeStatusInput) GetNumaNodes() []NUMANodeInput { return v.NumaNodes }
 
 // GetMemoryCapacityMB returns NodeStatusInput.MemoryCapacityMB, and is useful for accessing the field via an interface.
 func (v *NodeStatusInput) GetMemoryCapacityMB() *int { return v.MemoryCapacityMB }
@@ -537,9 +524,6 @@ type VMPort struct {
 	Vlan *int    `json:"vlan"`
 	// NIC model of a VM port, e.g. virtio
 	Driver *string `json:"driver"`
-	// The id of the port's network, readable by whoever reads the port (a node agent names the
-	// network's host bridge after it without reading the network itself).
-	NetworkID *string `json:"networkID"`
 }
 
 // GetMac returns VMPort.Mac, and is useful for accessing the field via an interface.
@@ -550,9 +534,6 @@ func (v *VMPort) GetVlan() *int { return v.Vlan }
 
 // GetDriver returns VMPort.Driver, and is useful for accessing the field via an interface.
 func (v *VMPort) GetDriver() *string { return v.Driver }
-
-// GetNetworkID returns VMPort.NetworkID, and is useful for accessing the field via an interface.
-func (v *VMPort) GetNetworkID() *string { return v.NetworkID }
 
 // VMPortEdge includes the requested fields of the GraphQL type PortEdge.
 // The GraphQL type's documentation follows.
@@ -630,11 +611,9 @@ type VirtualMachine struct {
 	Name       string                   `json:"name"`
 	BootDevice VirtualMachineBootDevice `json:"bootDevice"`
 	Flavor     Flavor                   `json:"flavor"`
-	// the NUMA node a NUMA_NODE flavor's VM owns on its node
-	NumaNode *int      `json:"numaNode"`
-	Image    *Image    `json:"image"`
-	Volumes  VMVolumes `json:"volumes"`
-	Ports    VMPorts   `json:"ports"`
+	Image      *Image                   `json:"image"`
+	Volumes    VMVolumes                `json:"volumes"`
+	Ports      VMPorts                  `json:"ports"`
 }
 
 // GetId returns VirtualMachine.Id, and is useful for accessing the field via an interface.
@@ -648,9 +627,6 @@ func (v *VirtualMachine) GetBootDevice() VirtualMachineBootDevice { return v.Boo
 
 // GetFlavor returns VirtualMachine.Flavor, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetFlavor() Flavor { return v.Flavor }
-
-// GetNumaNode returns VirtualMachine.NumaNode, and is useful for accessing the field via an interface.
-func (v *VirtualMachine) GetNumaNode() *int { return v.NumaNode }
 
 // GetImage returns VirtualMachine.Image, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetImage() *Image { return v.Image }
@@ -743,6 +719,14 @@ type __checksForNodeInput struct {
 
 // GetNode returns __checksForNodeInput.Node, and is useful for accessing the field via an interface.
 func (v *__checksForNodeInput) GetNode() string { return v.Node }
+
+// __registerGuestCredentialInput is used internally by genqlient
+type __registerGuestCredentialInput struct {
+	In GuestCredentialInput `json:"in"`
+}
+
+// GetIn returns __registerGuestCredentialInput.In, and is useful for accessing the field via an interface.
+func (v *__registerGuestCredentialInput) GetIn() GuestCredentialInput { return v.In }
 
 // __registerNodeInput is used internally by genqlient
 type __registerNodeInput struct {
@@ -2195,6 +2179,29 @@ func (v *discoverNodeResponse) GetComputeNodes() discoverNodeComputeNodesCompute
 	return v.ComputeNodes
 }
 
+// registerGuestCredentialRegisterGuestCredentialAssignment includes the requested fields of the GraphQL type Assignment.
+type registerGuestCredentialRegisterGuestCredentialAssignment struct {
+	Id string `json:"id"`
+}
+
+// GetId returns registerGuestCredentialRegisterGuestCredentialAssignment.Id, and is useful for accessing the field via an interface.
+func (v *registerGuestCredentialRegisterGuestCredentialAssignment) GetId() string { return v.Id }
+
+// registerGuestCredentialResponse is returned by registerGuestCredential on success.
+type registerGuestCredentialResponse struct {
+	// Node agent: the SHA-256 (64 lower-case hex digits) of the guest credential it wrote onto the
+	// config drive of the assignment's VM at this generation, sent before it starts the domain. The
+	// VM's earlier credential stops working and its guestState starts again at UNKNOWN (the drive
+	// was rebuilt; the guest has not spoken since). The guest presents the credential to
+	// POST /guest/ready (see the README, "Guest readiness").
+	RegisterGuestCredential registerGuestCredentialRegisterGuestCredentialAssignment `json:"registerGuestCredential"`
+}
+
+// GetRegisterGuestCredential returns registerGuestCredentialResponse.RegisterGuestCredential, and is useful for accessing the field via an interface.
+func (v *registerGuestCredentialResponse) GetRegisterGuestCredential() registerGuestCredentialRegisterGuestCredentialAssignment {
+	return v.RegisterGuestCredential
+}
+
 // registerNodeRegisterNodeRegisterNodePayload includes the requested fields of the GraphQL type RegisterNodePayload.
 // The GraphQL type's documentation follows.
 //
@@ -2402,10 +2409,7 @@ fragment Assignment on Assignment {
 			cpuLimitPercent
 			diskIopsLimit
 			diskMbpsLimit
-			networkMbpsLimit
-			exclusive
 		}
-		numaNode
 		image {
 			id
 			source
@@ -2430,7 +2434,6 @@ fragment Assignment on Assignment {
 					mac
 					vlan
 					driver
-					networkID
 				}
 			}
 		}
@@ -2532,6 +2535,42 @@ func discoverNode(
 	}
 
 	data_ = &discoverNodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by registerGuestCredential.
+const registerGuestCredential_Operation = `
+mutation registerGuestCredential ($in: GuestCredentialInput!) {
+	registerGuestCredential(input: $in) {
+		id
+	}
+}
+`
+
+// registerGuestCredential records the hash of the credential the agent wrote onto a VM's
+// config drive, before the domain starts.
+func registerGuestCredential(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	in GuestCredentialInput,
+) (data_ *registerGuestCredentialResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "registerGuestCredential",
+		Query:  registerGuestCredential_Operation,
+		Variables: &__registerGuestCredentialInput{
+			In: in,
+		},
+	}
+
+	data_ = &registerGuestCredentialResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

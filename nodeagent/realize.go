@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/virtflow/virtflow/hypervisor"
@@ -17,7 +18,9 @@ const observedAbsent = "absent"
 // at a's generation is left alone: that is how a restarted agent avoids doing work twice.
 func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hypervisor.Domain, pinned []int, pinErr error) {
 	if settled(a, dom) {
-		ag.report(ctx, a, "APPLIED", observed(dom), "", false)
+		r := AssignmentReport{Status: "APPLIED", ObservedState: observed(dom)}
+		acted := ag.askGuestAgent(ctx, a, dom, &r)
+		ag.send(ctx, a, r, acted)
 		return
 	}
 	name := hypervisor.DomainName(vmID)
@@ -94,7 +97,7 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 			// leaves an identical spec alone).
 			return nil
 		}
-		s, err := ag.specFor(a, pinned)
+		s, err := ag.specFor(ctx, a, pinned)
 		if err != nil {
 			return fmt.Errorf("build domain: %w", err)
 		}
@@ -167,6 +170,23 @@ func settled(a Assignment, dom *hypervisor.Domain) bool {
 		return a.Status != "PENDING" && dom != nil && dom.Generation == a.Generation && !dom.State.Active()
 	}
 	return false
+}
+
+// askGuestAgent adds to r what the QEMU guest agent of a's running domain answers, if one
+// does, and reports whether it did (such a report goes even when the API shows the
+// assignment settled: the guest agent's word is news; the agent sends it once).
+func (ag *Agent) askGuestAgent(ctx context.Context, a Assignment, dom *hypervisor.Domain, r *AssignmentReport) bool {
+	if a.DesiredState != "RUNNING" || dom == nil || dom.State != hypervisor.StateRunning {
+		return false
+	}
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := ag.hv.GuestAgent(gctx, dom.Name)
+	if err != nil {
+		return false
+	}
+	r.GuestAgent, r.GuestHostname, r.GuestAddresses = true, info.Hostname, strings.Join(info.Addresses, ",")
+	return true
 }
 
 // observed is the observed state of dom as reported to the API.

@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,7 @@ import (
 // bandwidth; an exclusive flavor has none of these limits (it has no neighbour). A port of
 // a network goes to the network's bridge (hostnet.BridgeName), one without a network to
 // the libvirt network DefaultNetwork.
-func (ag *Agent) specFor(a Assignment, cpus []int) (hypervisor.DomainSpec, error) {
+func (ag *Agent) specFor(ctx context.Context, a Assignment, cpus []int) (hypervisor.DomainSpec, error) {
 	vm := a.VirtualMachine
 	if vm == nil {
 		return hypervisor.DomainSpec{}, fmt.Errorf("assignment %s asks for %s but its VM is not on this node: %w",
@@ -78,7 +79,7 @@ func (ag *Agent) specFor(a Assignment, cpus []int) (hypervisor.DomainSpec, error
 		}
 		spec.NICs = append(spec.NICs, nic)
 	}
-	if err := ag.addGuestConfig(&spec, a); err != nil {
+	if err := ag.addGuestConfig(ctx, &spec, a); err != nil {
 		return spec, err
 	}
 	if err := spec.Validate(); err != nil {

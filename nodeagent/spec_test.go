@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -54,7 +55,7 @@ func TestSpecFor(t *testing.T) {
 		nil,
 	)
 	a.VirtualMachine.Flavor.DiskGB = 20
-	spec, err := ag.specFor(a, []int{4, 5})
+	spec, err := ag.specFor(context.Background(), a, []int{4, 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestSpecFor(t *testing.T) {
 	}
 
 	bad := vmAssignment("a2", "43", 0, "SHARED", "RUNNING")
-	if _, err := ag.specFor(bad, nil); !errors.Is(err, hypervisor.ErrInvalidSpec) {
+	if _, err := ag.specFor(context.Background(), bad, nil); !errors.Is(err, hypervisor.ErrInvalidSpec) {
 		t.Fatalf("a flavor without vCPUs: err = %v", err)
 	}
 }
@@ -119,7 +120,7 @@ func TestSharedFlavorLimits(t *testing.T) {
 	a.VirtualMachine.Flavor.DiskGB = 10
 	a.VirtualMachine.Flavor.CpuLimitPercent = 40
 	a.VirtualMachine.Flavor.DiskIopsLimit, a.VirtualMachine.Flavor.DiskMbpsLimit = &iops, &mbps
-	spec, err := ag.specFor(a, shared)
+	spec, err := ag.specFor(context.Background(), a, shared)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
 	"github.com/virtflow/virtflow/placement/placementtest"
@@ -225,5 +226,65 @@ func TestReconcileRequeuesStuckCreate(t *testing.T) {
 	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusError || !strings.Contains(got.StatusReason, "no worker took the request") ||
 		!got.StatusChangedAt.Equal(now) {
 		t.Fatalf("after the requeues: %s %q at %s; want ERROR at the reconciler's clock %s", got.Status, got.StatusReason, got.StatusChangedAt, now)
+	}
+}
+
+// TestGuestStateFollowsReports: a VM whose drive carries a credential becomes BOOTING when
+// its node reports the domain running, READY when the report carries the QEMU guest agent's
+// answer (with its host name and addresses), and UNKNOWN again, without them, when the
+// domain stops. A VM without a credential is never waited for (stays UNKNOWN).
+func TestGuestStateFollowsReports(t *testing.T) {
+	f := newFixture(t)
+	vm := f.create(t, "guest")
+	bare := f.create(t, "bare")
+	f.run(t, provision.TypeVMCreate, vm.ID, 0)
+	f.run(t, provision.TypeVMCreate, bare.ID, 0)
+	a, b := f.assignment(t, vm.ID), f.assignment(t, bare.ID)
+	_, hash, err := guest.NewCredential()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Guest().RegisterCredential(f.ctx, f.c, a.ID, a.Generation, hash); err != nil {
+		t.Fatal(err)
+	}
+	running, shutoff := "running", "shutoff"
+	for _, id := range []int{a.ID, b.ID} {
+		if _, err := f.svc.ApplyReport(f.ctx, f.c, provision.Report{ID: id, Generation: 1, Status: assignment.StatusApplied, ObservedState: &running}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusActive || got.GuestState != virtualmachine.GuestStateBooting {
+		t.Fatalf("after the running report: %s / guest %s; want ACTIVE / BOOTING", got.Status, got.GuestState)
+	}
+	if got := f.vm(t, bare.ID); got.GuestState != virtualmachine.GuestStateUnknown {
+		t.Fatalf("a VM without a credential is guest %s; want UNKNOWN", got.GuestState)
+	}
+	ga := &guest.Report{Hostname: "guest", Addresses: []string{"192.0.2.7", "fe80::1"}}
+	if _, err := f.svc.ApplyReport(f.ctx, f.c, provision.Report{ID: a.ID, Generation: 1, Status: assignment.StatusApplied,
+		ObservedState: &running, GuestAgent: ga}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.vm(t, vm.ID)
+	if got.GuestState != virtualmachine.GuestStateReady || got.GuestHostname != "guest" || !slices.Equal(got.GuestAddresses, []string{"192.0.2.7"}) || got.GuestReadyAt == nil {
+		t.Fatalf("after the guest agent's answer: %s %q %v %v; want READY guest [192.0.2.7]", got.GuestState, got.GuestHostname, got.GuestAddresses, got.GuestReadyAt)
+	}
+	// A later running report without the guest agent keeps READY.
+	if _, err := f.svc.ApplyReport(f.ctx, f.c, provision.Report{ID: a.ID, Generation: 1, Status: assignment.StatusApplied, ObservedState: &running}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.vm(t, vm.ID); got.GuestState != virtualmachine.GuestStateReady {
+		t.Fatalf("a repeated running report moved the guest to %s", got.GuestState)
+	}
+	if _, err := f.svc.Stop(f.ctx, f.c, vm.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, provision.TypeVMStop, vm.ID, 1)
+	a = f.assignment(t, vm.ID)
+	if _, err := f.svc.ApplyReport(f.ctx, f.c, provision.Report{ID: a.ID, Generation: a.Generation, Status: assignment.StatusApplied, ObservedState: &shutoff}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.vm(t, vm.ID); got.Status != virtualmachine.StatusStopped || got.GuestState != virtualmachine.GuestStateUnknown ||
+		got.GuestReadyAt != nil || len(got.GuestAddresses) != 0 {
+		t.Fatalf("after stop: %s / guest %s %v %v; want STOPPED / UNKNOWN with nothing reported", got.Status, got.GuestState, got.GuestReadyAt, got.GuestAddresses)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/truncate"
 )
 
@@ -23,6 +24,9 @@ type Report struct {
 	// VolumeIDs, for a VM's assignment, are the volumes its domain has now; nil when the
 	// agent did not say (then the VM's volumes keep their state).
 	VolumeIDs []int
+	// GuestAgent, for a running VM, is what the QEMU guest agent inside it answered; nil
+	// when none answered.
+	GuestAgent *guest.Report
 }
 
 // waiting lists, per desired state, the VM states in which a report about that desired
@@ -111,13 +115,28 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 			return nil, err
 		}
 	}
+	if out, err := s.applyVMReport(ctx, client, a, vm, r, observed, why); err != nil || out != nil {
+		return out, err // out: the assignment of a finished delete, gone now
+	}
+	// After the status: the guest agent's word is newer than the domain's start.
+	if err := s.applyGuestReport(ctx, client, a, vm, r); err != nil {
+		return nil, err
+	}
+	return client.Assignment.Get(ctx, a.ID)
+}
+
+// applyVMReport moves VM vm (of assignment a, on a's node) for report r as the package
+// documentation says; an APPLIED report of an ABSENT assignment finalizes the delete and
+// returns the assignment as it was (nil otherwise).
+func (s *Service) applyVMReport(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *ent.VirtualMachine, r Report, observed, why string) (*ent.Assignment, error) {
+	sys := system(ctx)
 	if !slices.Contains(waiting[a.DesiredState], vm.Status) {
-		return client.Assignment.Get(ctx, a.ID)
+		return nil, nil
 	}
 	// A reboot's previous generation wanted RUNNING too: an APPLIED report repeated for a
 	// generation already APPLIED comes from before the vm:reboot task bumped it.
 	if vm.Status == virtualmachine.StatusRebooting && a.Status == assignment.StatusApplied && r.Status == assignment.StatusApplied {
-		return client.Assignment.Get(ctx, a.ID)
+		return nil, nil
 	}
 	// Tenants read these reasons: they never name the node (operators see the node edge).
 	var status virtualmachine.Status
@@ -144,7 +163,7 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 			reason += ": " + why
 		}
 	default:
-		return client.Assignment.Get(ctx, a.ID)
+		return nil, nil
 	}
 	if vm.Status == virtualmachine.StatusMoving && status == vm.Status && r.Status == assignment.StatusApplying {
 		reason = "moving: " + reason
@@ -157,10 +176,15 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	if status != vm.Status {
 		u.SetStatus(status).SetStatusChangedAt(s.now())
 	}
+	// The guest's state follows its domain: BOOTING once it runs, UNKNOWN once it stopped.
+	guestChanged := false
+	if r.Status == assignment.StatusApplied && a.DesiredState != assignment.DesiredStateAbsent {
+		guestChanged = s.guest.MarkRunning(vm, u, observed == "running")
+	}
 	if err := u.Exec(sys); err != nil {
 		return nil, fmt.Errorf("update VM %d: %w", vm.ID, err)
 	}
-	if status != vm.Status {
+	if status != vm.Status || guestChanged {
 		// The VM's timeline (its audit rows) shows the transition, the reason and the node
 		// agent that reported it.
 		if err := auditVM(ctx, client, "", "reportAssignmentStatus", vm); err != nil {
@@ -174,7 +198,19 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	if err := enqueueServiceReconcile(ctx, client, vm.ID, s.now()); err != nil {
 		return nil, err
 	}
-	return client.Assignment.Get(ctx, a.ID)
+	return nil, nil
+}
+
+// applyGuestReport records what the QEMU guest agent of the running VM vm answered its
+// node's agent (r.GuestAgent): the guest's own word that it is up.
+func (s *Service) applyGuestReport(ctx context.Context, client *ent.Client, a *ent.Assignment, vm *ent.VirtualMachine, r Report) error {
+	if r.GuestAgent == nil || a.DesiredState != assignment.DesiredStateRunning || deref(r.ObservedState) != "running" {
+		return nil
+	}
+	if err := s.guest.ReadyFromAgent(ctx, client, vm.ID, *r.GuestAgent); err != nil {
+		return fmt.Errorf("guest agent report of VM %d: %w", vm.ID, err)
+	}
+	return nil
 }
 
 func deref(s *string) string {

@@ -19,6 +19,7 @@
 //	--kvm-probe-timeout VIRTFLOW_KVM_PROBE_TIMEOUT how long auto's probe may take (20s)
 //	--simulate         VIRTFLOW_SIMULATE=true    use an in-memory simulated hypervisor instead
 //	--config-drive-dir VIRTFLOW_CONFIG_DRIVE_DIR where the config drives <domain>-cidata.iso are built
+//	--guest-api-url   VIRTFLOW_GUEST_API_URL   URL the guests call when they are up (default: --api with path /guest/ready; "none": no call)
 //	--disk-dir         VIRTFLOW_DISK_DIR         where root disks of VMs without an image are (empty: diskless)
 //	--pool             VIRTFLOW_POOL             libvirt storage pool of cached images and root disks (virtflow)
 //	--pool-path        VIRTFLOW_POOL_PATH        its directory when the agent creates it (/var/lib/virtflow/pool)
@@ -63,6 +64,7 @@ func main() {
 	joinToken := flag.String("join-token", os.Getenv("VIRTFLOW_JOIN_TOKEN"), "one-time join token to register the node with when there is no agent token yet, or the stored one was revoked by a re-enrollment (VIRTFLOW_JOIN_TOKEN)")
 	hostname := flag.String("hostname", os.Getenv("VIRTFLOW_HOSTNAME"), "the host's name when a join token makes a new node; the system's hostname when empty (VIRTFLOW_HOSTNAME)")
 	flag.StringVar(&cfg.NodeID, "node-id", os.Getenv("VIRTFLOW_NODE_ID"), "ComputeNode id; empty discovers it from the token (VIRTFLOW_NODE_ID)")
+	flag.StringVar(&cfg.GuestAPIURL, "guest-api-url", os.Getenv("VIRTFLOW_GUEST_API_URL"), "URL the VMs' guests call when they are up, reachable from the VMs' networks; empty: the --api URL with the path /guest/ready; none: no call (VIRTFLOW_GUEST_API_URL)")
 	flag.StringVar(&cfg.ConfigDriveDir, "config-drive-dir", os.Getenv("VIRTFLOW_CONFIG_DRIVE_DIR"), "directory of the VMs' config drives <domain>-cidata.iso; empty: --disk-dir, else a temporary directory (VIRTFLOW_CONFIG_DRIVE_DIR)")
 	flag.StringVar(&cfg.DiskDir, "disk-dir", os.Getenv("VIRTFLOW_DISK_DIR"), "directory of the root disks vf-<vm id>.qcow2 of VMs without an image; empty makes them diskless (VIRTFLOW_DISK_DIR)")
 	flag.StringVar(&cfg.Pool, "pool", envOr("VIRTFLOW_POOL", nodeagent.DefaultPool), "libvirt storage pool of cached images and root disks (VIRTFLOW_POOL)")

@@ -569,60 +569,48 @@ func init() {
 	computenode.DefaultDiskAllocatedGB = computenodeDescDiskAllocatedGB.Default.(int64)
 	// computenode.DiskAllocatedGBValidator is a validator for the "disk_allocated_gb" field. It is called by the builders before save.
 	computenode.DiskAllocatedGBValidator = computenodeDescDiskAllocatedGB.Validators[0].(func(int64) error)
-	// computenodeDescReservedCpus is the schema descriptor for reserved_cpus field.
-	computenodeDescReservedCpus := computenodeFields[16].Descriptor()
-	// computenode.DefaultReservedCpus holds the default value on creation for the reserved_cpus field.
-	computenode.DefaultReservedCpus = computenodeDescReservedCpus.Default.(int)
-	// computenode.ReservedCpusValidator is a validator for the "reserved_cpus" field. It is called by the builders before save.
-	computenode.ReservedCpusValidator = computenodeDescReservedCpus.Validators[0].(func(int) error)
-	// computenodeDescExclusiveMask is the schema descriptor for exclusive_mask field.
-	computenodeDescExclusiveMask := computenodeFields[18].Descriptor()
-	// computenode.DefaultExclusiveMask holds the default value on creation for the exclusive_mask field.
-	computenode.DefaultExclusiveMask = computenodeDescExclusiveMask.Default.(int64)
-	// computenode.ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
-	computenode.ExclusiveMaskValidator = computenodeDescExclusiveMask.Validators[0].(func(int64) error)
 	// computenodeDescOsName is the schema descriptor for os_name field.
-	computenodeDescOsName := computenodeFields[19].Descriptor()
+	computenodeDescOsName := computenodeFields[16].Descriptor()
 	// computenode.OsNameValidator is a validator for the "os_name" field. It is called by the builders before save.
 	computenode.OsNameValidator = computenodeDescOsName.Validators[0].(func(string) error)
 	// computenodeDescOsVersion is the schema descriptor for os_version field.
-	computenodeDescOsVersion := computenodeFields[20].Descriptor()
+	computenodeDescOsVersion := computenodeFields[17].Descriptor()
 	// computenode.OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
 	computenode.OsVersionValidator = computenodeDescOsVersion.Validators[0].(func(string) error)
 	// computenodeDescKernelVersion is the schema descriptor for kernel_version field.
-	computenodeDescKernelVersion := computenodeFields[21].Descriptor()
+	computenodeDescKernelVersion := computenodeFields[18].Descriptor()
 	// computenode.KernelVersionValidator is a validator for the "kernel_version" field. It is called by the builders before save.
 	computenode.KernelVersionValidator = computenodeDescKernelVersion.Validators[0].(func(string) error)
 	// computenodeDescDomainType is the schema descriptor for domain_type field.
-	computenodeDescDomainType := computenodeFields[22].Descriptor()
+	computenodeDescDomainType := computenodeFields[19].Descriptor()
 	// computenode.DomainTypeValidator is a validator for the "domain_type" field. It is called by the builders before save.
 	computenode.DomainTypeValidator = computenodeDescDomainType.Validators[0].(func(string) error)
 	// computenodeDescAgentVersion is the schema descriptor for agent_version field.
-	computenodeDescAgentVersion := computenodeFields[23].Descriptor()
+	computenodeDescAgentVersion := computenodeFields[20].Descriptor()
 	// computenode.AgentVersionValidator is a validator for the "agent_version" field. It is called by the builders before save.
 	computenode.AgentVersionValidator = computenodeDescAgentVersion.Validators[0].(func(string) error)
 	// computenodeDescAutoCordon is the schema descriptor for auto_cordon field.
-	computenodeDescAutoCordon := computenodeFields[25].Descriptor()
+	computenodeDescAutoCordon := computenodeFields[22].Descriptor()
 	// computenode.DefaultAutoCordon holds the default value on creation for the auto_cordon field.
 	computenode.DefaultAutoCordon = computenodeDescAutoCordon.Default.(bool)
 	// computenodeDescAutoCordonIntervalSeconds is the schema descriptor for auto_cordon_interval_seconds field.
-	computenodeDescAutoCordonIntervalSeconds := computenodeFields[26].Descriptor()
+	computenodeDescAutoCordonIntervalSeconds := computenodeFields[23].Descriptor()
 	// computenode.DefaultAutoCordonIntervalSeconds holds the default value on creation for the auto_cordon_interval_seconds field.
 	computenode.DefaultAutoCordonIntervalSeconds = computenodeDescAutoCordonIntervalSeconds.Default.(int)
 	// computenode.AutoCordonIntervalSecondsValidator is a validator for the "auto_cordon_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoCordonIntervalSecondsValidator = computenodeDescAutoCordonIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAutoDrain is the schema descriptor for auto_drain field.
-	computenodeDescAutoDrain := computenodeFields[27].Descriptor()
+	computenodeDescAutoDrain := computenodeFields[24].Descriptor()
 	// computenode.DefaultAutoDrain holds the default value on creation for the auto_drain field.
 	computenode.DefaultAutoDrain = computenodeDescAutoDrain.Default.(bool)
 	// computenodeDescAutoDrainIntervalSeconds is the schema descriptor for auto_drain_interval_seconds field.
-	computenodeDescAutoDrainIntervalSeconds := computenodeFields[28].Descriptor()
+	computenodeDescAutoDrainIntervalSeconds := computenodeFields[25].Descriptor()
 	// computenode.DefaultAutoDrainIntervalSeconds holds the default value on creation for the auto_drain_interval_seconds field.
 	computenode.DefaultAutoDrainIntervalSeconds = computenodeDescAutoDrainIntervalSeconds.Default.(int)
 	// computenode.AutoDrainIntervalSecondsValidator is a validator for the "auto_drain_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoDrainIntervalSecondsValidator = computenodeDescAutoDrainIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAlertsEnabled is the schema descriptor for alerts_enabled field.
-	computenodeDescAlertsEnabled := computenodeFields[29].Descriptor()
+	computenodeDescAlertsEnabled := computenodeFields[26].Descriptor()
 	// computenode.DefaultAlertsEnabled holds the default value on creation for the alerts_enabled field.
 	computenode.DefaultAlertsEnabled = computenodeDescAlertsEnabled.Default.(bool)
 	datacenterMixin := schema.Datacenter{}.Mixin()
@@ -1004,13 +992,13 @@ func init() {
 	// flavor.NetworkMbpsLimitValidator is a validator for the "network_mbps_limit" field. It is called by the builders before save.
 	flavor.NetworkMbpsLimitValidator = flavorDescNetworkMbpsLimit.Validators[0].(func(int) error)
 	// flavorDescPricePerHour is the schema descriptor for price_per_hour field.
-	flavorDescPricePerHour := flavorFields[11].Descriptor()
+	flavorDescPricePerHour := flavorFields[10].Descriptor()
 	// flavor.DefaultPricePerHour holds the default value on creation for the price_per_hour field.
 	flavor.DefaultPricePerHour = flavorDescPricePerHour.Default.(float64)
 	// flavor.PricePerHourValidator is a validator for the "price_per_hour" field. It is called by the builders before save.
 	flavor.PricePerHourValidator = flavorDescPricePerHour.Validators[0].(func(float64) error)
 	// flavorDescDisabled is the schema descriptor for disabled field.
-	flavorDescDisabled := flavorFields[13].Descriptor()
+	flavorDescDisabled := flavorFields[12].Descriptor()
 	// flavor.DefaultDisabled holds the default value on creation for the disabled field.
 	flavor.DefaultDisabled = flavorDescDisabled.Default.(bool)
 	floorMixin := schema.Floor{}.Mixin()
@@ -3252,18 +3240,16 @@ func init() {
 	virtualmachine.DefaultAllocatedDiskGB = virtualmachineDescAllocatedDiskGB.Default.(int64)
 	// virtualmachine.AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	virtualmachine.AllocatedDiskGBValidator = virtualmachineDescAllocatedDiskGB.Validators[0].(func(int64) error)
-	// virtualmachineDescExclusiveMask is the schema descriptor for exclusive_mask field.
-	virtualmachineDescExclusiveMask := virtualmachineFields[15].Descriptor()
-	// virtualmachine.DefaultExclusiveMask holds the default value on creation for the exclusive_mask field.
-	virtualmachine.DefaultExclusiveMask = virtualmachineDescExclusiveMask.Default.(int64)
-	// virtualmachine.ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
-	virtualmachine.ExclusiveMaskValidator = virtualmachineDescExclusiveMask.Validators[0].(func(int64) error)
-	// virtualmachineDescNumaNode is the schema descriptor for numa_node field.
-	virtualmachineDescNumaNode := virtualmachineFields[16].Descriptor()
-	// virtualmachine.NumaNodeValidator is a validator for the "numa_node" field. It is called by the builders before save.
-	virtualmachine.NumaNodeValidator = virtualmachineDescNumaNode.Validators[0].(func(int) error)
+	// virtualmachineDescGuestHostname is the schema descriptor for guest_hostname field.
+	virtualmachineDescGuestHostname := virtualmachineFields[18].Descriptor()
+	// virtualmachine.GuestHostnameValidator is a validator for the "guest_hostname" field. It is called by the builders before save.
+	virtualmachine.GuestHostnameValidator = virtualmachineDescGuestHostname.Validators[0].(func(string) error)
+	// virtualmachineDescGuestCredentialHash is the schema descriptor for guest_credential_hash field.
+	virtualmachineDescGuestCredentialHash := virtualmachineFields[20].Descriptor()
+	// virtualmachine.GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
+	virtualmachine.GuestCredentialHashValidator = virtualmachineDescGuestCredentialHash.Validators[0].(func(string) error)
 	// virtualmachineDescUserData is the schema descriptor for user_data field.
-	virtualmachineDescUserData := virtualmachineFields[17].Descriptor()
+	virtualmachineDescUserData := virtualmachineFields[22].Descriptor()
 	// virtualmachine.UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	virtualmachine.UserDataValidator = virtualmachineDescUserData.Validators[0].(func(string) error)
 	volumeMixin := schema.Volume{}.Mixin()

@@ -58,6 +58,22 @@ func (VirtualMachine) Fields() []ent.Field {
 			Comment("what an exclusive flavor's VM holds of its node's exclusive_mask; released with the VM"),
 		field.Int("numa_node").Optional().Nillable().NonNegative().Annotations(system).
 			Comment("the NUMA node a NUMA_NODE flavor's VM owns on its node"),
+		field.Enum("guest_state").NamedValues(enumValues("Unknown", "Booting", "Ready", "Unreachable")...).Default("UNKNOWN").
+			Annotations(entgql.OrderField("GUEST_STATE"), system).
+			Comment("what the guest itself said (package guest): BOOTING once its domain runs, READY when the guest (or the QEMU guest agent) reported in, UNREACHABLE when it did not within the deadline; UNKNOWN while the domain does not run"),
+		field.Time("guest_state_changed_at").Optional().Nillable().Annotations(system).
+			Comment("when guest_state last changed; a BOOTING guest's deadline counts from here"),
+		field.Time("guest_ready_at").Optional().Nillable().Annotations(entgql.OrderField("GUEST_READY_AT"), system).
+			Comment("when the guest first reported READY since its domain last started"),
+		field.String("guest_hostname").Optional().MaxLen(255).Annotations(system).
+			Comment("the host name the guest reported"),
+		field.Strings("guest_addresses").Optional().Annotations(system).
+			Comment("the addresses the guest reported (bare IPs, no prefix length)"),
+		field.String("guest_credential_hash").Optional().Sensitive().MaxLen(64).
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("SHA-256 (hex) of the credential on the VM's config drive; the plaintext is only on the drive"),
+		field.Time("guest_credential_expires_at").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("after this the credential is refused; a rebuilt drive carries a new one"),
 		field.Text("user_data").Optional().MaxLen(65536).
 			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
 			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),
@@ -98,6 +114,8 @@ func (VirtualMachine) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("name").Edges("tenant").Unique(),
 		index.Fields("status"),
+		index.Fields("guest_state"),
+		index.Fields("guest_credential_hash").Unique(),
 		index.Edges("node"),
 		index.Edges("region_service"),
 	}

@@ -52,10 +52,20 @@ const (
 	FieldAllocatedMemoryMB = "allocated_memory_mb"
 	// FieldAllocatedDiskGB holds the string denoting the allocated_disk_gb field in the database.
 	FieldAllocatedDiskGB = "allocated_disk_gb"
-	// FieldExclusiveMask holds the string denoting the exclusive_mask field in the database.
-	FieldExclusiveMask = "exclusive_mask"
-	// FieldNumaNode holds the string denoting the numa_node field in the database.
-	FieldNumaNode = "numa_node"
+	// FieldGuestState holds the string denoting the guest_state field in the database.
+	FieldGuestState = "guest_state"
+	// FieldGuestStateChangedAt holds the string denoting the guest_state_changed_at field in the database.
+	FieldGuestStateChangedAt = "guest_state_changed_at"
+	// FieldGuestReadyAt holds the string denoting the guest_ready_at field in the database.
+	FieldGuestReadyAt = "guest_ready_at"
+	// FieldGuestHostname holds the string denoting the guest_hostname field in the database.
+	FieldGuestHostname = "guest_hostname"
+	// FieldGuestAddresses holds the string denoting the guest_addresses field in the database.
+	FieldGuestAddresses = "guest_addresses"
+	// FieldGuestCredentialHash holds the string denoting the guest_credential_hash field in the database.
+	FieldGuestCredentialHash = "guest_credential_hash"
+	// FieldGuestCredentialExpiresAt holds the string denoting the guest_credential_expires_at field in the database.
+	FieldGuestCredentialExpiresAt = "guest_credential_expires_at"
 	// FieldUserData holds the string denoting the user_data field in the database.
 	FieldUserData = "user_data"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -218,8 +228,13 @@ var Columns = []string{
 	FieldAllocatedVcpus,
 	FieldAllocatedMemoryMB,
 	FieldAllocatedDiskGB,
-	FieldExclusiveMask,
-	FieldNumaNode,
+	FieldGuestState,
+	FieldGuestStateChangedAt,
+	FieldGuestReadyAt,
+	FieldGuestHostname,
+	FieldGuestAddresses,
+	FieldGuestCredentialHash,
+	FieldGuestCredentialExpiresAt,
 	FieldUserData,
 }
 
@@ -309,12 +324,10 @@ var (
 	DefaultAllocatedDiskGB int64
 	// AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	AllocatedDiskGBValidator func(int64) error
-	// DefaultExclusiveMask holds the default value on creation for the "exclusive_mask" field.
-	DefaultExclusiveMask int64
-	// ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
-	ExclusiveMaskValidator func(int64) error
-	// NumaNodeValidator is a validator for the "numa_node" field. It is called by the builders before save.
-	NumaNodeValidator func(int) error
+	// GuestHostnameValidator is a validator for the "guest_hostname" field. It is called by the builders before save.
+	GuestHostnameValidator func(string) error
+	// GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
+	GuestCredentialHashValidator func(string) error
 	// UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	UserDataValidator func(string) error
 )
@@ -410,6 +423,34 @@ func StatusValidator(s Status) error {
 	}
 }
 
+// GuestState defines the type for the "guest_state" enum field.
+type GuestState string
+
+// GuestStateUnknown is the default value of the GuestState enum.
+const DefaultGuestState = GuestStateUnknown
+
+// GuestState values.
+const (
+	GuestStateUnknown     GuestState = "UNKNOWN"
+	GuestStateBooting     GuestState = "BOOTING"
+	GuestStateReady       GuestState = "READY"
+	GuestStateUnreachable GuestState = "UNREACHABLE"
+)
+
+func (gs GuestState) String() string {
+	return string(gs)
+}
+
+// GuestStateValidator is a validator for the "guest_state" field enum values. It is called by the builders before save.
+func GuestStateValidator(gs GuestState) error {
+	switch gs {
+	case GuestStateUnknown, GuestStateBooting, GuestStateReady, GuestStateUnreachable:
+		return nil
+	default:
+		return fmt.Errorf("virtualmachine: invalid enum value for guest_state field: %q", gs)
+	}
+}
+
 // OrderOption defines the ordering options for the VirtualMachine queries.
 type OrderOption func(*sql.Selector)
 
@@ -488,14 +529,34 @@ func ByAllocatedDiskGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAllocatedDiskGB, opts...).ToFunc()
 }
 
-// ByExclusiveMask orders the results by the exclusive_mask field.
-func ByExclusiveMask(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldExclusiveMask, opts...).ToFunc()
+// ByGuestState orders the results by the guest_state field.
+func ByGuestState(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGuestState, opts...).ToFunc()
 }
 
-// ByNumaNode orders the results by the numa_node field.
-func ByNumaNode(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldNumaNode, opts...).ToFunc()
+// ByGuestStateChangedAt orders the results by the guest_state_changed_at field.
+func ByGuestStateChangedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGuestStateChangedAt, opts...).ToFunc()
+}
+
+// ByGuestReadyAt orders the results by the guest_ready_at field.
+func ByGuestReadyAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGuestReadyAt, opts...).ToFunc()
+}
+
+// ByGuestHostname orders the results by the guest_hostname field.
+func ByGuestHostname(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGuestHostname, opts...).ToFunc()
+}
+
+// ByGuestCredentialHash orders the results by the guest_credential_hash field.
+func ByGuestCredentialHash(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGuestCredentialHash, opts...).ToFunc()
+}
+
+// ByGuestCredentialExpiresAt orders the results by the guest_credential_expires_at field.
+func ByGuestCredentialExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGuestCredentialExpiresAt, opts...).ToFunc()
 }
 
 // ByUserData orders the results by the user_data field.
@@ -826,6 +887,24 @@ func (e *Status) UnmarshalGQL(val interface{}) error {
 	*e = Status(str)
 	if err := StatusValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Status", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e GuestState) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *GuestState) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = GuestState(str)
+	if err := GuestStateValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid GuestState", str)
 	}
 	return nil
 }

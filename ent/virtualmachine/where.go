@@ -110,14 +110,29 @@ func AllocatedDiskGB(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedDiskGB, v))
 }
 
-// ExclusiveMask applies equality check predicate on the "exclusive_mask" field. It's identical to ExclusiveMaskEQ.
-func ExclusiveMask(v int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldEQ(FieldExclusiveMask, v))
+// GuestStateChangedAt applies equality check predicate on the "guest_state_changed_at" field. It's identical to GuestStateChangedAtEQ.
+func GuestStateChangedAt(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestStateChangedAt, v))
 }
 
-// NumaNode applies equality check predicate on the "numa_node" field. It's identical to NumaNodeEQ.
-func NumaNode(v int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldEQ(FieldNumaNode, v))
+// GuestReadyAt applies equality check predicate on the "guest_ready_at" field. It's identical to GuestReadyAtEQ.
+func GuestReadyAt(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestReadyAt, v))
+}
+
+// GuestHostname applies equality check predicate on the "guest_hostname" field. It's identical to GuestHostnameEQ.
+func GuestHostname(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestHostname, v))
+}
+
+// GuestCredentialHash applies equality check predicate on the "guest_credential_hash" field. It's identical to GuestCredentialHashEQ.
+func GuestCredentialHash(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialExpiresAt applies equality check predicate on the "guest_credential_expires_at" field. It's identical to GuestCredentialExpiresAtEQ.
+func GuestCredentialExpiresAt(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestCredentialExpiresAt, v))
 }
 
 // UserData applies equality check predicate on the "user_data" field. It's identical to UserDataEQ.
@@ -750,94 +765,334 @@ func AllocatedDiskGBLTE(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldLTE(FieldAllocatedDiskGB, v))
 }
 
-// ExclusiveMaskEQ applies the EQ predicate on the "exclusive_mask" field.
-func ExclusiveMaskEQ(v int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldEQ(FieldExclusiveMask, v))
+// GuestStateEQ applies the EQ predicate on the "guest_state" field.
+func GuestStateEQ(v GuestState) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestState, v))
 }
 
-// ExclusiveMaskNEQ applies the NEQ predicate on the "exclusive_mask" field.
-func ExclusiveMaskNEQ(v int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldNEQ(FieldExclusiveMask, v))
+// GuestStateNEQ applies the NEQ predicate on the "guest_state" field.
+func GuestStateNEQ(v GuestState) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldGuestState, v))
 }
 
-// ExclusiveMaskIn applies the In predicate on the "exclusive_mask" field.
-func ExclusiveMaskIn(vs ...int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldIn(FieldExclusiveMask, vs...))
+// GuestStateIn applies the In predicate on the "guest_state" field.
+func GuestStateIn(vs ...GuestState) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldGuestState, vs...))
 }
 
-// ExclusiveMaskNotIn applies the NotIn predicate on the "exclusive_mask" field.
-func ExclusiveMaskNotIn(vs ...int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldNotIn(FieldExclusiveMask, vs...))
+// GuestStateNotIn applies the NotIn predicate on the "guest_state" field.
+func GuestStateNotIn(vs ...GuestState) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldGuestState, vs...))
 }
 
-// ExclusiveMaskGT applies the GT predicate on the "exclusive_mask" field.
-func ExclusiveMaskGT(v int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldGT(FieldExclusiveMask, v))
+// GuestStateChangedAtEQ applies the EQ predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestStateChangedAt, v))
 }
 
-// ExclusiveMaskGTE applies the GTE predicate on the "exclusive_mask" field.
-func ExclusiveMaskGTE(v int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldGTE(FieldExclusiveMask, v))
+// GuestStateChangedAtNEQ applies the NEQ predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtNEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldGuestStateChangedAt, v))
 }
 
-// ExclusiveMaskLT applies the LT predicate on the "exclusive_mask" field.
-func ExclusiveMaskLT(v int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldLT(FieldExclusiveMask, v))
+// GuestStateChangedAtIn applies the In predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldGuestStateChangedAt, vs...))
 }
 
-// ExclusiveMaskLTE applies the LTE predicate on the "exclusive_mask" field.
-func ExclusiveMaskLTE(v int64) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldLTE(FieldExclusiveMask, v))
+// GuestStateChangedAtNotIn applies the NotIn predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtNotIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldGuestStateChangedAt, vs...))
 }
 
-// NumaNodeEQ applies the EQ predicate on the "numa_node" field.
-func NumaNodeEQ(v int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldEQ(FieldNumaNode, v))
+// GuestStateChangedAtGT applies the GT predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtGT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldGuestStateChangedAt, v))
 }
 
-// NumaNodeNEQ applies the NEQ predicate on the "numa_node" field.
-func NumaNodeNEQ(v int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldNEQ(FieldNumaNode, v))
+// GuestStateChangedAtGTE applies the GTE predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtGTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldGuestStateChangedAt, v))
 }
 
-// NumaNodeIn applies the In predicate on the "numa_node" field.
-func NumaNodeIn(vs ...int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldIn(FieldNumaNode, vs...))
+// GuestStateChangedAtLT applies the LT predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtLT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldGuestStateChangedAt, v))
 }
 
-// NumaNodeNotIn applies the NotIn predicate on the "numa_node" field.
-func NumaNodeNotIn(vs ...int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldNotIn(FieldNumaNode, vs...))
+// GuestStateChangedAtLTE applies the LTE predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtLTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldGuestStateChangedAt, v))
 }
 
-// NumaNodeGT applies the GT predicate on the "numa_node" field.
-func NumaNodeGT(v int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldGT(FieldNumaNode, v))
+// GuestStateChangedAtIsNil applies the IsNil predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldGuestStateChangedAt))
 }
 
-// NumaNodeGTE applies the GTE predicate on the "numa_node" field.
-func NumaNodeGTE(v int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldGTE(FieldNumaNode, v))
+// GuestStateChangedAtNotNil applies the NotNil predicate on the "guest_state_changed_at" field.
+func GuestStateChangedAtNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldGuestStateChangedAt))
 }
 
-// NumaNodeLT applies the LT predicate on the "numa_node" field.
-func NumaNodeLT(v int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldLT(FieldNumaNode, v))
+// GuestReadyAtEQ applies the EQ predicate on the "guest_ready_at" field.
+func GuestReadyAtEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestReadyAt, v))
 }
 
-// NumaNodeLTE applies the LTE predicate on the "numa_node" field.
-func NumaNodeLTE(v int) predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldLTE(FieldNumaNode, v))
+// GuestReadyAtNEQ applies the NEQ predicate on the "guest_ready_at" field.
+func GuestReadyAtNEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldGuestReadyAt, v))
 }
 
-// NumaNodeIsNil applies the IsNil predicate on the "numa_node" field.
-func NumaNodeIsNil() predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldIsNull(FieldNumaNode))
+// GuestReadyAtIn applies the In predicate on the "guest_ready_at" field.
+func GuestReadyAtIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldGuestReadyAt, vs...))
 }
 
-// NumaNodeNotNil applies the NotNil predicate on the "numa_node" field.
-func NumaNodeNotNil() predicate.VirtualMachine {
-	return predicate.VirtualMachine(sql.FieldNotNull(FieldNumaNode))
+// GuestReadyAtNotIn applies the NotIn predicate on the "guest_ready_at" field.
+func GuestReadyAtNotIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldGuestReadyAt, vs...))
+}
+
+// GuestReadyAtGT applies the GT predicate on the "guest_ready_at" field.
+func GuestReadyAtGT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldGuestReadyAt, v))
+}
+
+// GuestReadyAtGTE applies the GTE predicate on the "guest_ready_at" field.
+func GuestReadyAtGTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldGuestReadyAt, v))
+}
+
+// GuestReadyAtLT applies the LT predicate on the "guest_ready_at" field.
+func GuestReadyAtLT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldGuestReadyAt, v))
+}
+
+// GuestReadyAtLTE applies the LTE predicate on the "guest_ready_at" field.
+func GuestReadyAtLTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldGuestReadyAt, v))
+}
+
+// GuestReadyAtIsNil applies the IsNil predicate on the "guest_ready_at" field.
+func GuestReadyAtIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldGuestReadyAt))
+}
+
+// GuestReadyAtNotNil applies the NotNil predicate on the "guest_ready_at" field.
+func GuestReadyAtNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldGuestReadyAt))
+}
+
+// GuestHostnameEQ applies the EQ predicate on the "guest_hostname" field.
+func GuestHostnameEQ(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestHostname, v))
+}
+
+// GuestHostnameNEQ applies the NEQ predicate on the "guest_hostname" field.
+func GuestHostnameNEQ(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldGuestHostname, v))
+}
+
+// GuestHostnameIn applies the In predicate on the "guest_hostname" field.
+func GuestHostnameIn(vs ...string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldGuestHostname, vs...))
+}
+
+// GuestHostnameNotIn applies the NotIn predicate on the "guest_hostname" field.
+func GuestHostnameNotIn(vs ...string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldGuestHostname, vs...))
+}
+
+// GuestHostnameGT applies the GT predicate on the "guest_hostname" field.
+func GuestHostnameGT(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldGuestHostname, v))
+}
+
+// GuestHostnameGTE applies the GTE predicate on the "guest_hostname" field.
+func GuestHostnameGTE(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldGuestHostname, v))
+}
+
+// GuestHostnameLT applies the LT predicate on the "guest_hostname" field.
+func GuestHostnameLT(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldGuestHostname, v))
+}
+
+// GuestHostnameLTE applies the LTE predicate on the "guest_hostname" field.
+func GuestHostnameLTE(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldGuestHostname, v))
+}
+
+// GuestHostnameContains applies the Contains predicate on the "guest_hostname" field.
+func GuestHostnameContains(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldContains(FieldGuestHostname, v))
+}
+
+// GuestHostnameHasPrefix applies the HasPrefix predicate on the "guest_hostname" field.
+func GuestHostnameHasPrefix(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldHasPrefix(FieldGuestHostname, v))
+}
+
+// GuestHostnameHasSuffix applies the HasSuffix predicate on the "guest_hostname" field.
+func GuestHostnameHasSuffix(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldHasSuffix(FieldGuestHostname, v))
+}
+
+// GuestHostnameIsNil applies the IsNil predicate on the "guest_hostname" field.
+func GuestHostnameIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldGuestHostname))
+}
+
+// GuestHostnameNotNil applies the NotNil predicate on the "guest_hostname" field.
+func GuestHostnameNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldGuestHostname))
+}
+
+// GuestHostnameEqualFold applies the EqualFold predicate on the "guest_hostname" field.
+func GuestHostnameEqualFold(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEqualFold(FieldGuestHostname, v))
+}
+
+// GuestHostnameContainsFold applies the ContainsFold predicate on the "guest_hostname" field.
+func GuestHostnameContainsFold(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldContainsFold(FieldGuestHostname, v))
+}
+
+// GuestAddressesIsNil applies the IsNil predicate on the "guest_addresses" field.
+func GuestAddressesIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldGuestAddresses))
+}
+
+// GuestAddressesNotNil applies the NotNil predicate on the "guest_addresses" field.
+func GuestAddressesNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldGuestAddresses))
+}
+
+// GuestCredentialHashEQ applies the EQ predicate on the "guest_credential_hash" field.
+func GuestCredentialHashEQ(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashNEQ applies the NEQ predicate on the "guest_credential_hash" field.
+func GuestCredentialHashNEQ(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashIn applies the In predicate on the "guest_credential_hash" field.
+func GuestCredentialHashIn(vs ...string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldGuestCredentialHash, vs...))
+}
+
+// GuestCredentialHashNotIn applies the NotIn predicate on the "guest_credential_hash" field.
+func GuestCredentialHashNotIn(vs ...string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldGuestCredentialHash, vs...))
+}
+
+// GuestCredentialHashGT applies the GT predicate on the "guest_credential_hash" field.
+func GuestCredentialHashGT(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashGTE applies the GTE predicate on the "guest_credential_hash" field.
+func GuestCredentialHashGTE(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashLT applies the LT predicate on the "guest_credential_hash" field.
+func GuestCredentialHashLT(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashLTE applies the LTE predicate on the "guest_credential_hash" field.
+func GuestCredentialHashLTE(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashContains applies the Contains predicate on the "guest_credential_hash" field.
+func GuestCredentialHashContains(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldContains(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashHasPrefix applies the HasPrefix predicate on the "guest_credential_hash" field.
+func GuestCredentialHashHasPrefix(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldHasPrefix(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashHasSuffix applies the HasSuffix predicate on the "guest_credential_hash" field.
+func GuestCredentialHashHasSuffix(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldHasSuffix(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashIsNil applies the IsNil predicate on the "guest_credential_hash" field.
+func GuestCredentialHashIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldGuestCredentialHash))
+}
+
+// GuestCredentialHashNotNil applies the NotNil predicate on the "guest_credential_hash" field.
+func GuestCredentialHashNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldGuestCredentialHash))
+}
+
+// GuestCredentialHashEqualFold applies the EqualFold predicate on the "guest_credential_hash" field.
+func GuestCredentialHashEqualFold(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEqualFold(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialHashContainsFold applies the ContainsFold predicate on the "guest_credential_hash" field.
+func GuestCredentialHashContainsFold(v string) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldContainsFold(FieldGuestCredentialHash, v))
+}
+
+// GuestCredentialExpiresAtEQ applies the EQ predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestCredentialExpiresAt, v))
+}
+
+// GuestCredentialExpiresAtNEQ applies the NEQ predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtNEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldGuestCredentialExpiresAt, v))
+}
+
+// GuestCredentialExpiresAtIn applies the In predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldGuestCredentialExpiresAt, vs...))
+}
+
+// GuestCredentialExpiresAtNotIn applies the NotIn predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtNotIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldGuestCredentialExpiresAt, vs...))
+}
+
+// GuestCredentialExpiresAtGT applies the GT predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtGT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldGuestCredentialExpiresAt, v))
+}
+
+// GuestCredentialExpiresAtGTE applies the GTE predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtGTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldGuestCredentialExpiresAt, v))
+}
+
+// GuestCredentialExpiresAtLT applies the LT predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtLT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldGuestCredentialExpiresAt, v))
+}
+
+// GuestCredentialExpiresAtLTE applies the LTE predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtLTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldGuestCredentialExpiresAt, v))
+}
+
+// GuestCredentialExpiresAtIsNil applies the IsNil predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldGuestCredentialExpiresAt))
+}
+
+// GuestCredentialExpiresAtNotNil applies the NotNil predicate on the "guest_credential_expires_at" field.
+func GuestCredentialExpiresAtNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldGuestCredentialExpiresAt))
 }
 
 // UserDataEQ applies the EQ predicate on the "user_data" field.

@@ -189,6 +189,7 @@ var errNoChildren = [...]error{
 	errors.New("field of type Time does not have child fields"),
 	errors.New("field of type UserStatus does not have child fields"),
 	errors.New("field of type VirtualMachineBootDevice does not have child fields"),
+	errors.New("field of type VirtualMachineGuestState does not have child fields"),
 	errors.New("field of type VirtualMachineStatus does not have child fields"),
 	errors.New("field of type VirtualMachineType does not have child fields"),
 	errors.New("field of type VolumeStatus does not have child fields"),

@@ -46,6 +46,10 @@ type AssignmentStatusInput struct {
 	// runs, its definition's otherwise). The API moves the VM's ATTACHING volumes listed here to
 	// ATTACHED and its DETACHING volumes not listed to AVAILABLE. Left out: volumes unchanged.
 	VolumeIDs []int `json:"volumeIDs,omitempty"`
+	// For a running VM: what the QEMU guest agent inside it answered (guest-ping,
+	// guest-network-get-interfaces). Left out when no guest agent answered. The guest agent's
+	// answer is the guest's own word: the VM's guestState becomes READY.
+	GuestAgent *GuestAgentReportInput `json:"guestAgent,omitempty"`
 }
 
 type BuildFabricInput struct {
@@ -134,6 +138,21 @@ type GrantRoleInput struct {
 	Role     rolebinding.Role `json:"role"`
 	TenantID *int             `json:"tenantID,omitempty"`
 	NodeID   *int             `json:"nodeID,omitempty"`
+}
+
+// What the QEMU guest agent inside a running VM answered its node's agent.
+type GuestAgentReportInput struct {
+	// the guest's host name (guest-get-host-name)
+	Hostname *string `json:"hostname,omitempty"`
+	// the guest's addresses (guest-network-get-interfaces), loopback and link-local left out
+	Addresses []string `json:"addresses"`
+}
+
+type GuestCredentialInput struct {
+	AssignmentID int `json:"assignmentID"`
+	// the assignment's generation the drive was built for
+	Generation     int    `json:"generation"`
+	CredentialHash string `json:"credentialHash"`
 }
 
 // A join token, returned exactly once. Give it to the node agent (--join-token).

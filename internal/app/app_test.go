@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"github.com/virtflow/virtflow/authz"
 	"io"
 	"log/slog"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/virtflow/virtflow/internal/app"
 	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/internal/poll"
 	"github.com/virtflow/virtflow/internal/testdb"
 )
 
@@ -348,6 +351,30 @@ func TestRunServerDemo(t *testing.T) {
 	if counts.Racks.TotalCount == 0 || counts.Hosts.TotalCount == 0 {
 		t.Errorf("demo datacenter has %d racks and %d hosts; want some of each", counts.Racks.TotalCount, counts.Hosts.TotalCount)
 	}
+	// The simulated fleet plays every demo VM's guest: each reaches READY through the
+	// readiness endpoint's own function, with the address its config drive gave it.
+	poll.Until(t, 2*time.Minute, func() error {
+		var vms struct {
+			VirtualMachines struct {
+				Edges []struct {
+					Node struct {
+						Name, Status, GuestState string
+						GuestAddresses           []string
+					}
+				}
+			}
+		}
+		srv.mustQuery(t, `{ virtualMachines(first: 200) { edges { node { name status guestState guestAddresses } } } }`, nil, &vms)
+		if len(vms.VirtualMachines.Edges) == 0 {
+			return errors.New("no demo VMs")
+		}
+		for _, e := range vms.VirtualMachines.Edges {
+			if v := e.Node; v.Status == "ACTIVE" && (v.GuestState != "READY" || len(v.GuestAddresses) == 0) {
+				return fmt.Errorf("demo VM %s is ACTIVE with guest %s, addresses %v", v.Name, v.GuestState, v.GuestAddresses)
+			}
+		}
+		return nil
+	})
 	srv.stop(t)
 
 	// Loading the demo again on the same data changes nothing.

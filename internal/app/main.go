@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/version"
@@ -54,8 +55,16 @@ func Main(name string, run func(ctx context.Context, cfg config.Config, log *slo
 // (strategy, scorer weights, required quotas), deciding on the process's snapshot cache,
 // each placement told to observe (the placement metrics). The resolvers place through it,
 // the node monitor's automatic drains through its Placer.
-func provisioning(cfg config.Config, snaps *placement.Snapshots, observe func(time.Duration, error)) *provision.Service {
-	return provision.New(provision.Config{Placement: placement.Config{Scheduler: cfg.Scheduler(), Snapshots: snaps, Observe: observe}})
+func provisioning(cfg config.Config, snaps *placement.Snapshots, observe func(time.Duration, error), g *guest.Service) *provision.Service {
+	return provision.New(provision.Config{Placement: placement.Config{Scheduler: cfg.Scheduler(), Snapshots: snaps, Observe: observe},
+		Guest: g})
+}
+
+// guestService is the process's recorder of guests' reports (package guest), over db, with
+// its failed-credential counts in redis and the deadline of --guest-ready-deadline.
+func guestService(cfg config.Config, db *infra.Database, redis *infra.Redis) *guest.Service {
+	return guest.New(db.Client, guest.Config{Deadline: cfg.GuestReadyDeadline, Redis: redis.Client,
+		RateLimitPrefix: redis.Key("guest:")})
 }
 
 // snapshots is the process's cache of region placement snapshots over db, kept current by

@@ -89,7 +89,8 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	// client is in use, because it hooks the client to be woken by commits.
 	rl := relay(db, redis, tr, log)
 	reg := registry(db, redis, log)
-	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe)
+	guests := guestService(cfg, db, redis)
+	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe, guests)
 	// Authentication keeps what it read of a token for a few seconds; the hub's Credentials
 	// events (from every replica, through Redis) drop it at once when it changes.
 	viewers := &identity.ViewerCache{}
@@ -137,6 +138,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		Checks:   map[string]httpapi.Checker{"database": db, "redis": redis},
 		Identity: ids,
 		Images:   images,
+		Guest:    guests,
 		Metrics:  httpapi.MetricsAccess{Elsewhere: cfg.MetricsAddr != "", Token: cfg.MetricsToken},
 	})
 	// The Asynq web UI for platform admins; everything else is the API's.
@@ -193,6 +195,9 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 				errc <- err
 			}
 		}()
+		// The guests' deadline is watched here too: this is the only process.
+		wg.Add(1)
+		go func() { defer wg.Done(); guests.Run(ctx, log.With("component", "guest")) }()
 		// The node monitor runs in whichever process holds its lease: here, the only one.
 		wg.Add(1)
 		go func() {

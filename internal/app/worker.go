@@ -135,12 +135,16 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	// Live status and the node monitor: status changes made here reach subscribers on every
 	// server; the monitor runs in the one worker holding its lease.
 	installLiveStatus(db, redis, log)
-	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe)
-	wg.Add(1)
+	guests := guestService(cfg, db, redis)
+	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe, guests)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov, redis), log.With("component", "nodemonitor"))
 	}()
+	// Every worker watches the guests' deadline: each overdue guest is marked (and warned
+	// about) once, by whichever worker's conditional update wins.
+	go func() { defer wg.Done(); guests.Run(ctx, log.With("component", "guest")) }()
 	images, err := imageStore(cfg, db, g, log)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/egress"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/secrets"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/scheduler"
@@ -52,6 +53,10 @@ type Config struct {
 	// DOWN. Agents heartbeat every 10 s, so NOT_READY needs at least a few missed beats.
 	NodeNotReadyAfter time.Duration
 	NodeDownAfter     time.Duration
+	// GuestReadyDeadline (--guest-ready-deadline, VIRTFLOW_GUEST_READY_DEADLINE, default
+	// 10 min) is how long a VM's guest may stay BOOTING after its domain started before it
+	// is UNREACHABLE, with a warning event (package guest).
+	GuestReadyDeadline time.Duration
 	// ImageDir (--image-dir, VIRTFLOW_IMAGE_DIR) is where the server and the workers keep
 	// image bytes; <data-dir>/images when empty. Every server and worker of an installation
 	// must see the same directory.
@@ -266,6 +271,11 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	fs.BoolVar(&c.RequireQuota, "require-quota", requireQuota, "refuse placements where the tenant has no quota (VIRTFLOW_REQUIRE_QUOTA)")
 	fs.DurationVar(&c.NodeNotReadyAfter, "node-not-ready-after", notReady, "heartbeat silence after which a node is NOT_READY (VIRTFLOW_NODE_NOT_READY_AFTER)")
 	fs.DurationVar(&c.NodeDownAfter, "node-down-after", down, "heartbeat silence after which a node is DOWN (VIRTFLOW_NODE_DOWN_AFTER)")
+	guestDeadline, err := envDuration(getenv, "VIRTFLOW_GUEST_READY_DEADLINE", guest.DefaultDeadline)
+	if err != nil {
+		return c, err
+	}
+	fs.DurationVar(&c.GuestReadyDeadline, "guest-ready-deadline", guestDeadline, "time a VM's guest may take to report ready after its domain started before it is UNREACHABLE (VIRTFLOW_GUEST_READY_DEADLINE)")
 	fs.StringVar(&c.ImageDir, "image-dir", getenv("VIRTFLOW_IMAGE_DIR"), "directory of image bytes, shared by servers and workers; <data-dir>/images when empty (VIRTFLOW_IMAGE_DIR)")
 	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", maxImage, "largest image accepted, uploaded or fetched, in bytes (VIRTFLOW_IMAGE_MAX_BYTES)")
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", maxConns, "most PostgreSQL connections this process opens (VIRTFLOW_DB_MAX_CONNS)")
@@ -288,6 +298,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		if *d <= 0 {
 			return c, fmt.Errorf("%s %s: want a positive duration", name, *d)
 		}
+	}
+	if c.GuestReadyDeadline <= 0 {
+		return c, fmt.Errorf("--guest-ready-deadline %s: want a positive duration", c.GuestReadyDeadline)
 	}
 	if c.ImageMaxBytes <= 0 {
 		return c, fmt.Errorf("--image-max-bytes %d: want a positive number of bytes", c.ImageMaxBytes)

@@ -40,11 +40,12 @@ func TestDefaults(t *testing.T) {
 		ShutdownGrace: 15 * time.Second,
 		Placement:     "spread",
 
-		NodeNotReadyAfter: 50 * time.Second,
-		NodeDownAfter:     5 * time.Minute,
-		ImageMaxBytes:     64 << 30,
-		DBMaxConns:        16,
-		DBStatementCache:  true,
+		NodeNotReadyAfter:  50 * time.Second,
+		NodeDownAfter:      5 * time.Minute,
+		GuestReadyDeadline: 10 * time.Minute,
+		ImageMaxBytes:      64 << 30,
+		DBMaxConns:         16,
+		DBStatementCache:   true,
 
 		HTTPReadHeaderTimeout: 10 * time.Second,
 		HTTPBodyTimeout:       30 * time.Second,

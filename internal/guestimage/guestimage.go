@@ -1,11 +1,19 @@
 // Package guestimage builds the smallest Linux guest that proves a VM really boots: the
-// host's Debian kernel (linux-image-amd64) started directly by QEMU, with an initramfs made
-// of a static busybox (busybox-static) and the kernel modules a CD-ROM needs. Its /init
-// mounts the CD-ROM (a VM's config drive), prints the instance-id from its meta-data to
-// the serial console and powers the machine off.
+// host's Debian kernel (linux-image-amd64) with an initramfs made of a static busybox
+// (busybox-static) and the kernel modules a CD-ROM (IDE or SATA) and a NIC (virtio-net or
+// e1000) need. Its /init mounts the CD-ROM (a VM's config drive) and prints the instance-id
+// from its meta-data to the serial console. A drive without a readiness URL (see package
+// configdrive) ends there: the guest powers off. A drive with one makes it a VM's guest: it
+// sets its host name, applies the addresses and default routes of the network-config to
+// the NICs with their MACs, calls the readiness URL with busybox wget and the credential
+// (the one-line call the README documents) and stays up.
 //
-// It serves tests (hypervisor's guest boot test) and needs no network and no disk image:
-// everything comes from the host's packages.
+// The guest boots directly (QEMU's -kernel/-initrd; WriteInitramfs) or from a disk image
+// (WriteBootableImage: an ISO 9660 image with ISOLINUX that BIOSes boot from a CD-ROM or,
+// isohybrid, from a hard disk: what a VM created through the API from an image boots).
+//
+// It serves tests (hypervisor's guest boot test, nodeagent's guest readiness test) and
+// needs no network and no download: everything comes from the host's packages.
 package guestimage
 
 import (
@@ -17,13 +25,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/virtflow/virtflow/configdrive"
+)
+
+// The meta-data keys /init reads the readiness call from.
+const (
+	readyURLKey   = configdrive.MetaReadyURL
+	credentialKey = configdrive.MetaGuestCredential
 )
 
 // CDROMModules are the kernel modules, in load order, that let the guest mount an ISO 9660
-// CD-ROM on the PIIX IDE controller of QEMU's pc machine.
-var CDROMModules = []string{"scsi_common", "scsi_mod", "cdrom", "libata", "ata_piix", "sr_mod", "isofs"}
+// CD-ROM on the PIIX IDE controller of QEMU's pc machine or on an AHCI (SATA) controller.
+var CDROMModules = []string{"scsi_common", "scsi_mod", "cdrom", "libata", "ata_piix", "libahci", "ahci", "sr_mod", "isofs"}
+
+// NICModules are the kernel modules, in load order, of the NIC models a VM's domain has:
+// virtio-net (the default) and e1000. Modules the kernel has built in are left out when
+// the initramfs is written.
+var NICModules = []string{"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
+	"failover", "net_failover", "virtio_net", "e1000"}
 
 // ConsolePrefix starts every line /init prints, so a reader of the console can tell them
 // from the kernel's.
@@ -87,6 +110,21 @@ func (k Kernel) FindModule(name string) (string, error) {
 	return "", fmt.Errorf("module %s not found under %s/kernel", name, k.ModulesDir)
 }
 
+// builtIn reports whether module name is built into k (listed in modules.builtin).
+func (k Kernel) builtIn(name string) bool {
+	b, err := os.ReadFile(filepath.Join(k.ModulesDir, "modules.builtin"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		base := filepath.Base(line)
+		if base == name+".ko" || strings.ReplaceAll(base, "-", "_") == name+".ko" {
+			return true
+		}
+	}
+	return false
+}
+
 // readModule returns a module's uncompressed contents (busybox's insmod loads plain .ko).
 func readModule(path string) ([]byte, error) {
 	var tool string
@@ -118,9 +156,8 @@ func readModule(path string) ([]byte, error) {
 	return out, nil
 }
 
-// initScript is the guest's /init. It loads the modules, waits for /dev/sr0, mounts it,
-// prints the meta-data's instance-id line and powers off. Every step says when it fails,
-// so the console tells what went wrong.
+// initScript is the guest's /init (see the package comment). Every step says when it
+// fails, so the console tells what went wrong. %s is the list of modules to load.
 const initScript = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -133,19 +170,61 @@ for m in %s; do
 done
 i=0
 while [ ! -b /dev/sr0 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
-if mount -t iso9660 -o ro /dev/sr0 /mnt; then
-	say "mounted /dev/sr0 ($(cat /sys/block/sr0/size 2>/dev/null) sectors)"
-	grep '^instance-id:' /mnt/meta-data || say "no instance-id in meta-data"
-else
+if ! mount -t iso9660 -o ro /dev/sr0 /mnt; then
 	say "cannot mount /dev/sr0"
+	say "powering off"
+	poweroff -f
 fi
-say "powering off"
-poweroff -f
+say "mounted /dev/sr0 ($(cat /sys/block/sr0/size 2>/dev/null) sectors)"
+grep '^instance-id:' /mnt/meta-data || say "no instance-id in meta-data"
+meta() { sed -n "s/^$1: *//p" /mnt/meta-data | tr -d "\"'"; }
+url=$(meta ` + readyURLKey + `)
+if [ -z "$url" ]; then
+	say "powering off"
+	poweroff -f
+fi
+iid=$(meta instance-id)
+host=$(meta local-hostname)
+[ -n "$host" ] && hostname "$host"
+ip link set lo up
+# network-config (version 2, as package configdrive writes it): each ethernet's MAC, its
+# addresses (list items with a prefix length) and its default route (via).
+addrs=""
+awk '/macaddress:/ { mac = $2; gsub(/"/, "", mac) }
+	/^ *- / && $2 ~ /\// && mac != "" { print "addr", mac, $2 }
+	/via:/ && mac != "" { v = $2; gsub(/"/, "", v); print "gw", mac, v }' /mnt/network-config > /tmp/net
+while read kind mac arg; do
+	dev=""
+	for n in /sys/class/net/*; do
+		[ "$(cat $n/address)" = "$mac" ] && dev=${n##*/}
+	done
+	if [ -z "$dev" ]; then say "no NIC with MAC $mac"; continue; fi
+	ip link set "$dev" up
+	case $kind in
+	addr) ip addr add "$arg" dev "$dev" && addrs="$addrs${addrs:+,}$arg" && say "$dev ($mac): $arg" ;;
+	gw) ip route add default via "$arg" dev "$dev" 2>/dev/null || say "route via $arg on $dev failed" ;;
+	esac
+done < /tmp/net
+tok=$(meta ` + credentialKey + `)
+umount /mnt
+# The readiness call: the one-liner of the README, with busybox wget.
+i=0
+while [ $i -lt 60 ]; do
+	if wget -q -O /tmp/ready --header "Authorization: Bearer $tok" \
+		--post-data "instance_id=$iid&hostname=$(hostname)&addresses=$addrs" "$url"; then
+		say "ready: $(cat /tmp/ready)"
+		break
+	fi
+	i=$((i+1))
+	sleep 2
+done
+[ $i -lt 60 ] || say "the readiness call failed"
+while :; do sleep 3600; done
 `
 
 // WriteInitramfs writes a gzip'd newc cpio initramfs to w: busybox (a static binary, e.g.
-// /bin/busybox from busybox-static), the CDROMModules of k (uncompressed), /dev/console
-// and the /init described in the package comment.
+// /bin/busybox from busybox-static), the CDROMModules and NICModules of k (uncompressed),
+// /dev/console and the /init described in the package comment.
 func WriteInitramfs(w io.Writer, k Kernel, busybox string) error {
 	bb, err := os.ReadFile(busybox)
 	if err != nil {
@@ -156,15 +235,19 @@ func WriteInitramfs(w io.Writer, k Kernel, busybox string) error {
 	}
 	zw := gzip.NewWriter(w)
 	cw := &cpioWriter{w: zw}
-	for _, d := range []string{"bin", "dev", "lib", "lib/modules", "mnt", "proc", "sys"} {
+	for _, d := range []string{"bin", "dev", "lib", "lib/modules", "mnt", "proc", "sys", "tmp"} {
 		cw.dir(d)
 	}
 	cw.charDev("dev/console", 5, 1)
 	cw.file("bin/busybox", 0o755, bb)
 	cw.symlink("bin/sh", "busybox")
-	for _, m := range CDROMModules {
+	var load []string
+	for _, m := range append(append([]string{}, CDROMModules...), NICModules...) {
 		p, err := k.FindModule(m)
 		if err != nil {
+			if slices.Contains(NICModules, m) && k.builtIn(m) {
+				continue // part of the kernel: nothing to load
+			}
 			return err
 		}
 		b, err := readModule(p)
@@ -172,8 +255,9 @@ func WriteInitramfs(w io.Writer, k Kernel, busybox string) error {
 			return err
 		}
 		cw.file("lib/modules/"+m+".ko", 0o644, b)
+		load = append(load, m)
 	}
-	cw.file("init", 0o755, []byte(fmt.Sprintf(initScript, strings.Join(CDROMModules, " "))))
+	cw.file("init", 0o755, []byte(fmt.Sprintf(initScript, strings.Join(load, " "))))
 	cw.trailer()
 	if cw.err != nil {
 		return fmt.Errorf("write initramfs: %w", cw.err)
@@ -245,3 +329,76 @@ func (c *cpioWriter) charDev(name string, major, minor uint32) {
 	c.entry(name, modeCharDev|0o600, nil, major, minor)
 }
 func (c *cpioWriter) trailer() { c.entry("TRAILER!!!", 0, nil, 0, 0) }
+
+// The ISOLINUX files of Debian's isolinux and syslinux-common packages.
+const (
+	isolinuxBin  = "/usr/lib/ISOLINUX/isolinux.bin"
+	isohybridMBR = "/usr/lib/ISOLINUX/isohdpfx.bin"
+	ldlinux      = "/usr/lib/syslinux/modules/bios/ldlinux.c32"
+)
+
+// BootableImageTools returns an error naming what WriteBootableImage needs and the host
+// lacks: xorriso (package xorriso) and ISOLINUX (packages isolinux and syslinux-common).
+func BootableImageTools() error {
+	if _, err := exec.LookPath("xorriso"); err != nil {
+		return errors.New("no xorriso (apt-get install xorriso)")
+	}
+	for _, f := range []string{isolinuxBin, isohybridMBR, ldlinux} {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("no %s (apt-get install isolinux syslinux-common)", f)
+		}
+	}
+	return nil
+}
+
+// WriteBootableImage writes to path a disk image that boots the guest of the package
+// comment: an isohybrid ISO 9660 image holding k's kernel, the initramfs of WriteInitramfs
+// and ISOLINUX, which starts the kernel with the serial console on ttyS0. BIOSes (QEMU's
+// SeaBIOS) boot it from a hard disk (its MBR) or a CD-ROM; as a VM image it is RAW.
+func WriteBootableImage(path string, k Kernel, busybox string) error {
+	if err := BootableImageTools(); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "virtflow-guestimage-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(filepath.Join(root, "isolinux"), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(root, "initrd.gz"))
+	if err != nil {
+		return err
+	}
+	if err := WriteInitramfs(f, k, busybox); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	copies := map[string]string{k.Image: "vmlinuz", isolinuxBin: "isolinux/isolinux.bin", ldlinux: "isolinux/ldlinux.c32"}
+	for from, to := range copies {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(root, to), b, 0o644); err != nil {
+			return err
+		}
+	}
+	cfg := "SERIAL 0 115200\nDEFAULT guest\nPROMPT 0\nTIMEOUT 0\nLABEL guest\n  KERNEL /vmlinuz\n" +
+		"  APPEND initrd=/initrd.gz console=ttyS0 panic=-1 loglevel=4\n"
+	if err := os.WriteFile(filepath.Join(root, "isolinux", "isolinux.cfg"), []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	out, err := exec.Command("xorriso", "-as", "mkisofs", "-quiet", "-o", path, "-isohybrid-mbr", isohybridMBR,
+		"-b", "isolinux/isolinux.bin", "-c", "isolinux/boot.cat", "-no-emul-boot", "-boot-load-size", "4",
+		"-boot-info-table", "-V", "VFGUEST", "-J", "-r", root).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("xorriso: %v: %s", err, out)
+	}
+	return nil
+}

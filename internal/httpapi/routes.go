@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/frontend"
 	"github.com/virtflow/virtflow/graph"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/playground"
@@ -33,6 +34,8 @@ type Deps struct {
 	Identity *identity.Service
 	// Images holds image bytes: /images/{id}/data is served when it is set.
 	Images *imagestore.Store
+	// Guest records guests' calls to GuestReadyPath; nil serves no such path.
+	Guest *guest.Service
 	// Metrics says who reads /metrics: by default a bearer token (Metrics.Token, or an
 	// operator's or admin's API token).
 	Metrics MetricsAccess
@@ -57,6 +60,10 @@ func New(d Deps) http.Handler {
 	pg := http.StripPrefix("/playground", playground.Handler("VirtFlow GraphiQL", "/query"))
 	route("/playground", "/playground", pg)
 	route("/playground/", "/playground", pg)
+	if d.Guest != nil {
+		// No identity middleware: the guest's credential is not an API token.
+		route("POST "+GuestReadyPath, GuestReadyPath, guestReady(d.Guest, d.Logger))
+	}
 	route("GET /api/racks/{id}/elevation.svg", "/api/racks/elevation.svg", d.Identity.Middleware(elevationSVG(d.Client, d.Logger)))
 	if d.Images != nil {
 		route("GET /images/{id}/data", "/images/data", d.Identity.Middleware(imageData(d.Images, d.Logger)))

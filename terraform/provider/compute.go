@@ -58,6 +58,7 @@ type vmModel struct {
 	UserData           types.String   `tfsdk:"user_data"`
 	Labels             types.Map      `tfsdk:"labels"`
 	Status             types.String   `tfsdk:"status"`
+	GuestState         types.String   `tfsdk:"guest_state"`
 	NodeID             types.String   `tfsdk:"node_id"`
 	Timeouts           timeouts.Value `tfsdk:"timeouts"`
 }
@@ -68,6 +69,7 @@ func (m *vmModel) set(f *apiclient.VMFields) {
 	m.ImageID, m.AvailabilityZoneID, m.NodeID = ref(f.Image), ref(f.AvailabilityZone), ref(f.Node)
 	m.NetworkIDs, m.SSHKeyIDs = idSet(f.Networks), idSet(f.SshKeys)
 	m.UserData, m.Labels, m.Status = str(f.UserData), mapv(f.Labels), types.StringValue(string(f.Status))
+	m.GuestState = types.StringValue(string(f.GuestState))
 }
 
 func getVM(ctx context.Context, c *apiclient.Client, id string) (*apiclient.VMFields, error) {
@@ -99,8 +101,10 @@ func virtualMachineResource() resource.Resource {
 				"user_data":            stringAttr("#cloud-config for the config drive (at most 64 KiB).", optional, replace),
 				"labels":               schema.MapAttribute{ElementType: types.StringType, Optional: true, Description: "Key/value labels."},
 				"status":               stringAttr("Lifecycle status (ACTIVE once running).", computed),
-				"node_id":              stringAttr("The compute node the scheduler placed the VM on.", computed),
-				"timeouts":             timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
+				"guest_state": stringAttr("What the guest itself said: UNKNOWN, BOOTING (the domain runs), READY (the guest reported in "+
+					"through POST /guest/ready or its QEMU guest agent) or UNREACHABLE (it did not within the deadline).", computed),
+				"node_id":  stringAttr("The compute node the scheduler placed the VM on.", computed),
+				"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
 			}},
 		fields: map[string]string{"flavorID": "flavor_id", "userData": "user_data", "sshKeyIDs": "ssh_key_ids", "networkIDs": "network_ids", "availabilityZoneID": "availability_zone_id"},
 		id:     func(m *vmModel) string { return m.ID.ValueString() },

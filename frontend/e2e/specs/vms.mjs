@@ -221,10 +221,12 @@ export const tests = [
       await page.getByText(`${mine.totalCount} in all`).waitFor();
       assert.equal(await page.getByRole('alert').count(), 0, 'the tenant member sees an error');
       assert.equal(await page.getByRole('columnheader', { name: 'Cluster / node' }).count(), 0);
-      const tenants = await page.locator('table[aria-label="Virtual machines"] tbody tr td:nth-child(3)').allInnerTexts();
+      const tenants = await page.locator('table[aria-label="Virtual machines"] tbody tr td:nth-child(4)').allInnerTexts();
       assert.ok(tenants.length > 0 && tenants.every((t) => t.trim() === d.tenant.name));
       await page.getByRole('link', { name: mine.edges[0].node.name, exact: true }).click();
       await page.getByRole('heading', { name: mine.edges[0].node.name }).waitFor();
+      // The guest's own word, beside the domain's status (guestState).
+      await page.getByTestId('vm-guest').locator('[data-status]').waitFor();
       await page.waitForLoadState('networkidle');
       const alerts = await page.getByRole('alert').allInnerTexts();
       assert.deepEqual(alerts, [], 'the VM page shows an error to the tenant member');

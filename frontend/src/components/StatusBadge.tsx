@@ -5,7 +5,7 @@ const tone: Record<string, string> = {
   INITIALIZING: 'busy', CREATING: 'busy', STARTING: 'busy', STOPPING: 'busy', REBOOTING: 'busy', MOVING: 'busy',
   DELETING: 'busy', SCALING: 'busy', PENDING: 'busy', IN_PROGRESS: 'busy', DRAINING: 'busy', RESERVED: 'busy',
   UPDATING: 'busy', SCHEDULED: 'busy', DOWNLOADING: 'busy', DEPRECATED: 'idle',
-  STOPPED: 'idle', SHUTOFF: 'idle', UNKNOWN: 'unknown', CORDONED: 'warn', ACKNOWLEDGED: 'warn',
+  STOPPED: 'idle', SHUTOFF: 'idle', UNKNOWN: 'unknown', BOOTING: 'busy', UNREACHABLE: 'warn', CORDONED: 'warn', ACKNOWLEDGED: 'warn',
   NOT_READY: 'warn', WARNING: 'warn', DEGRADED: 'warn', MINOR: 'warn', MAJOR: 'bad',
   ERROR: 'bad', DOWN: 'bad', FAILED: 'bad', CRITICAL: 'bad', FIRING: 'bad', OPEN: 'bad',
 };

@@ -13,6 +13,10 @@ export const VMEventFragment = graphql(`
     status
     statusReason
     statusChangedAt
+    guestState
+    guestReadyAt
+    guestHostname
+    guestAddresses
     updatedAt
     allocatedVcpus
     allocatedMemoryMB

@@ -42,3 +42,13 @@ export function forceDeleteWarning(vm: { name: string; status: string; node?: { 
 export function drainNeedsForce(nodeStatus: string | null | undefined): boolean {
   return !!nodeStatus && nodeStatus !== 'READY';
 }
+
+/** What a VM's guestState says, for its badge's tooltip: the guest's own word, not the domain's. */
+export function guestStateTitle(state: string | null | undefined): string {
+  switch (state) {
+    case 'BOOTING': return 'the domain runs; the guest has not said it is up yet';
+    case 'READY': return 'the guest said it is up (readiness call or QEMU guest agent)';
+    case 'UNREACHABLE': return 'the guest did not say it is up within its deadline';
+    default: return 'the domain does not run, or its guest was never told how to report';
+  }
+}

@@ -15,7 +15,7 @@ import { useVMEvents } from '../../components/compute/vmLive';
 import { useInfraAccess } from '../../components/compute/access';
 import { withEvent } from '../../lib/compute/live';
 import { describePolicy, formatLabels } from '../../lib/compute/policy';
-import { vmStatusTitle } from '../../lib/compute/vmStatus';
+import { guestStateTitle, vmStatusTitle } from '../../lib/compute/vmStatus';
 import { formatDateTime, formatSize, formatNumber } from '../../lib/format';
 import '../../components/compute/compute.css';
 
@@ -116,6 +116,15 @@ export default function VMPage() {
             <dt>Type</dt><dd>{vm.type.toLowerCase()} · boot from {vm.bootDevice.toLowerCase()}</dd>
           </dl>
           {!vm.regionService && <ResizeVM id={vm.id} status={vm.status} flavorID={vm.flavor.id} />}
+        </section>
+        <section className="card" data-testid="vm-guest">
+          <h3>Guest</h3>
+          <dl className="dl">
+            <dt>State</dt><dd><StatusBadge status={vm.guestState} title={guestStateTitle(vm.guestState)} /> <span className="small muted">{guestStateTitle(vm.guestState)}</span></dd>
+            <dt>Ready since</dt><dd>{vm.guestReadyAt ? formatDateTime(vm.guestReadyAt) : '—'}</dd>
+            <dt>Host name</dt><dd>{vm.guestHostname || '—'}</dd>
+            <dt>Addresses</dt><dd data-testid="guest-addresses">{(vm.guestAddresses ?? []).join(', ') || '—'}</dd>
+          </dl>
         </section>
         <section className="card">
           <h3>Record</h3>

@@ -16,7 +16,7 @@ import { useInfraAccess } from '../../components/compute/access';
 import { VMActions } from '../../components/compute/VMActions';
 import { useVMEvents } from '../../components/compute/vmLive';
 import { mergeEvents, unknownIds } from '../../lib/compute/live';
-import { unknownExplanation, vmStatuses, vmStatusTitle } from '../../lib/compute/vmStatus';
+import { guestStateTitle, unknownExplanation, vmStatuses, vmStatusTitle } from '../../lib/compute/vmStatus';
 import { formatDateTime } from '../../lib/format';
 import '../../components/compute/compute.css';
 
@@ -44,6 +44,8 @@ const orderFields: { value: VirtualMachineOrderField; label: string }[] = [
   { value: 'NAME', label: 'name' },
   { value: 'STATUS', label: 'status' },
   { value: 'STATUS_CHANGED_AT', label: 'status changed' },
+  { value: 'GUEST_STATE', label: 'guest state' },
+  { value: 'GUEST_READY_AT', label: 'guest ready' },
 ];
 
 export default function VMsPage() {
@@ -140,6 +142,7 @@ export default function VMsPage() {
               <tr>
                 <th>Name</th>
                 <th>Status</th>
+                <th>Guest</th>
                 <th>Tenant</th>
                 <th>Region</th>
                 {infra && <th>Cluster / node</th>}
@@ -153,6 +156,7 @@ export default function VMsPage() {
                 <tr key={vm.id} data-vm-id={vm.id}>
                   <td className="nowrap"><Link to={`/vms/${vm.id}`}>{vm.name}</Link></td>
                   <td><StatusBadge status={vm.status} title={vmStatusTitle(vm.status, vm.statusReason)} /></td>
+                  <td data-testid="guest-state"><StatusBadge status={vm.guestState} title={guestStateTitle(vm.guestState)} /></td>
                   <td><Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link></td>
                   <td>{vm.region.name}</td>
                   {infra && <td className="small">
