@@ -42,6 +42,8 @@ type ComputeNode struct {
 	DrainMessage string `json:"drain_message,omitempty"`
 	// DrainDeadline holds the value of the "drain_deadline" field.
 	DrainDeadline *time.Time `json:"drain_deadline,omitempty"`
+	// the VMs the last drain could not move and why, listed when it started: the drain does not wait for them and ends FAILED once the others moved
+	DrainUnmovable []fieldtype.DrainUnmovable `json:"drain_unmovable,omitempty"`
 	// the drain was started with force (the node is fenced or an operator said so): its VMs are recreated elsewhere without waiting for the node to confirm their old copies are gone
 	DrainForced bool `json:"drain_forced,omitempty"`
 	// Labels holds the value of the "labels" field.
@@ -281,7 +283,7 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case computenode.FieldLabels, computenode.FieldNumaNodes:
+		case computenode.FieldDrainUnmovable, computenode.FieldLabels, computenode.FieldNumaNodes:
 			values[i] = new([]byte)
 		case computenode.FieldSchedulable, computenode.FieldDrainForced, computenode.FieldAutoCordon, computenode.FieldAutoDrain, computenode.FieldAlertsEnabled:
 			values[i] = new(sql.NullBool)
@@ -379,6 +381,14 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DrainDeadline = new(time.Time)
 				*_m.DrainDeadline = value.Time
+			}
+		case computenode.FieldDrainUnmovable:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field drain_unmovable", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.DrainUnmovable); err != nil {
+					return fmt.Errorf("unmarshal field drain_unmovable: %w", err)
+				}
 			}
 		case computenode.FieldDrainForced:
 			if value, ok := values[i].(*sql.NullBool); !ok {
@@ -677,6 +687,9 @@ func (_m *ComputeNode) String() string {
 		builder.WriteString("drain_deadline=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("drain_unmovable=")
+	builder.WriteString(fmt.Sprintf("%v", _m.DrainUnmovable))
 	builder.WriteString(", ")
 	builder.WriteString("drain_forced=")
 	builder.WriteString(fmt.Sprintf("%v", _m.DrainForced))

@@ -246,6 +246,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldDrainState:                {Type: field.TypeEnum, Column: computenode.FieldDrainState},
 			computenode.FieldDrainMessage:              {Type: field.TypeString, Column: computenode.FieldDrainMessage},
 			computenode.FieldDrainDeadline:             {Type: field.TypeTime, Column: computenode.FieldDrainDeadline},
+			computenode.FieldDrainUnmovable:            {Type: field.TypeJSON, Column: computenode.FieldDrainUnmovable},
 			computenode.FieldDrainForced:               {Type: field.TypeBool, Column: computenode.FieldDrainForced},
 			computenode.FieldLabels:                    {Type: field.TypeJSON, Column: computenode.FieldLabels},
 			computenode.FieldCPUCapacity:               {Type: field.TypeInt, Column: computenode.FieldCPUCapacity},
@@ -254,6 +255,9 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldCPUAllocated:              {Type: field.TypeInt, Column: computenode.FieldCPUAllocated},
 			computenode.FieldMemoryAllocatedMB:         {Type: field.TypeInt64, Column: computenode.FieldMemoryAllocatedMB},
 			computenode.FieldDiskAllocatedGB:           {Type: field.TypeInt64, Column: computenode.FieldDiskAllocatedGB},
+			computenode.FieldReservedCpus:              {Type: field.TypeInt, Column: computenode.FieldReservedCpus},
+			computenode.FieldNumaNodes:                 {Type: field.TypeJSON, Column: computenode.FieldNumaNodes},
+			computenode.FieldExclusiveMask:             {Type: field.TypeInt64, Column: computenode.FieldExclusiveMask},
 			computenode.FieldOsName:                    {Type: field.TypeString, Column: computenode.FieldOsName},
 			computenode.FieldOsVersion:                 {Type: field.TypeString, Column: computenode.FieldOsVersion},
 			computenode.FieldKernelVersion:             {Type: field.TypeString, Column: computenode.FieldKernelVersion},
@@ -376,6 +380,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			flavor.FieldDiskIopsLimit:     {Type: field.TypeInt, Column: flavor.FieldDiskIopsLimit},
 			flavor.FieldDiskMbpsLimit:     {Type: field.TypeInt, Column: flavor.FieldDiskMbpsLimit},
 			flavor.FieldNetworkMbpsLimit:  {Type: field.TypeInt, Column: flavor.FieldNetworkMbpsLimit},
+			flavor.FieldExclusive:         {Type: field.TypeEnum, Column: flavor.FieldExclusive},
 			flavor.FieldPricePerHour:      {Type: field.TypeFloat64, Column: flavor.FieldPricePerHour},
 			flavor.FieldPricesByHostModel: {Type: field.TypeJSON, Column: flavor.FieldPricesByHostModel},
 			flavor.FieldDisabled:          {Type: field.TypeBool, Column: flavor.FieldDisabled},
@@ -1153,6 +1158,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldAllocatedVcpus:           {Type: field.TypeInt, Column: virtualmachine.FieldAllocatedVcpus},
 			virtualmachine.FieldAllocatedMemoryMB:        {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedMemoryMB},
 			virtualmachine.FieldAllocatedDiskGB:          {Type: field.TypeInt64, Column: virtualmachine.FieldAllocatedDiskGB},
+			virtualmachine.FieldStateAfterMove:           {Type: field.TypeEnum, Column: virtualmachine.FieldStateAfterMove},
+			virtualmachine.FieldAvailabilityZoneChosen:   {Type: field.TypeBool, Column: virtualmachine.FieldAvailabilityZoneChosen},
+			virtualmachine.FieldExclusiveMask:            {Type: field.TypeInt64, Column: virtualmachine.FieldExclusiveMask},
+			virtualmachine.FieldNumaNode:                 {Type: field.TypeInt, Column: virtualmachine.FieldNumaNode},
 			virtualmachine.FieldGuestState:               {Type: field.TypeEnum, Column: virtualmachine.FieldGuestState},
 			virtualmachine.FieldGuestStateChangedAt:      {Type: field.TypeTime, Column: virtualmachine.FieldGuestStateChangedAt},
 			virtualmachine.FieldGuestReadyAt:             {Type: field.TypeTime, Column: virtualmachine.FieldGuestReadyAt},
@@ -4973,6 +4982,11 @@ func (f *ComputeNodeFilter) WhereDrainDeadline(p entql.TimeP) {
 	f.Where(p.Field(computenode.FieldDrainDeadline))
 }
 
+// WhereDrainUnmovable applies the entql json.RawMessage predicate on the drain_unmovable field.
+func (f *ComputeNodeFilter) WhereDrainUnmovable(p entql.BytesP) {
+	f.Where(p.Field(computenode.FieldDrainUnmovable))
+}
+
 // WhereDrainForced applies the entql bool predicate on the drain_forced field.
 func (f *ComputeNodeFilter) WhereDrainForced(p entql.BoolP) {
 	f.Where(p.Field(computenode.FieldDrainForced))
@@ -5011,6 +5025,21 @@ func (f *ComputeNodeFilter) WhereMemoryAllocatedMB(p entql.Int64P) {
 // WhereDiskAllocatedGB applies the entql int64 predicate on the disk_allocated_gb field.
 func (f *ComputeNodeFilter) WhereDiskAllocatedGB(p entql.Int64P) {
 	f.Where(p.Field(computenode.FieldDiskAllocatedGB))
+}
+
+// WhereReservedCpus applies the entql int predicate on the reserved_cpus field.
+func (f *ComputeNodeFilter) WhereReservedCpus(p entql.IntP) {
+	f.Where(p.Field(computenode.FieldReservedCpus))
+}
+
+// WhereNumaNodes applies the entql json.RawMessage predicate on the numa_nodes field.
+func (f *ComputeNodeFilter) WhereNumaNodes(p entql.BytesP) {
+	f.Where(p.Field(computenode.FieldNumaNodes))
+}
+
+// WhereExclusiveMask applies the entql int64 predicate on the exclusive_mask field.
+func (f *ComputeNodeFilter) WhereExclusiveMask(p entql.Int64P) {
+	f.Where(p.Field(computenode.FieldExclusiveMask))
 }
 
 // WhereOsName applies the entql string predicate on the os_name field.
@@ -5899,6 +5928,11 @@ func (f *FlavorFilter) WhereDiskMbpsLimit(p entql.IntP) {
 // WhereNetworkMbpsLimit applies the entql int predicate on the network_mbps_limit field.
 func (f *FlavorFilter) WhereNetworkMbpsLimit(p entql.IntP) {
 	f.Where(p.Field(flavor.FieldNetworkMbpsLimit))
+}
+
+// WhereExclusive applies the entql string predicate on the exclusive field.
+func (f *FlavorFilter) WhereExclusive(p entql.StringP) {
+	f.Where(p.Field(flavor.FieldExclusive))
 }
 
 // WherePricePerHour applies the entql float64 predicate on the price_per_hour field.
@@ -10970,6 +11004,26 @@ func (f *VirtualMachineFilter) WhereAllocatedMemoryMB(p entql.Int64P) {
 // WhereAllocatedDiskGB applies the entql int64 predicate on the allocated_disk_gb field.
 func (f *VirtualMachineFilter) WhereAllocatedDiskGB(p entql.Int64P) {
 	f.Where(p.Field(virtualmachine.FieldAllocatedDiskGB))
+}
+
+// WhereStateAfterMove applies the entql string predicate on the state_after_move field.
+func (f *VirtualMachineFilter) WhereStateAfterMove(p entql.StringP) {
+	f.Where(p.Field(virtualmachine.FieldStateAfterMove))
+}
+
+// WhereAvailabilityZoneChosen applies the entql bool predicate on the availability_zone_chosen field.
+func (f *VirtualMachineFilter) WhereAvailabilityZoneChosen(p entql.BoolP) {
+	f.Where(p.Field(virtualmachine.FieldAvailabilityZoneChosen))
+}
+
+// WhereExclusiveMask applies the entql int64 predicate on the exclusive_mask field.
+func (f *VirtualMachineFilter) WhereExclusiveMask(p entql.Int64P) {
+	f.Where(p.Field(virtualmachine.FieldExclusiveMask))
+}
+
+// WhereNumaNode applies the entql int predicate on the numa_node field.
+func (f *VirtualMachineFilter) WhereNumaNode(p entql.IntP) {
+	f.Where(p.Field(virtualmachine.FieldNumaNode))
 }
 
 // WhereGuestState applies the entql string predicate on the guest_state field.

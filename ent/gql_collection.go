@@ -3349,6 +3349,11 @@ func (_q *ComputeNodeQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, computenode.FieldDrainDeadline)
 				fieldSeen[computenode.FieldDrainDeadline] = struct{}{}
 			}
+		case "drainUnmovable":
+			if _, ok := fieldSeen[computenode.FieldDrainUnmovable]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldDrainUnmovable)
+				fieldSeen[computenode.FieldDrainUnmovable] = struct{}{}
+			}
 		case "drainForced":
 			if _, ok := fieldSeen[computenode.FieldDrainForced]; !ok {
 				selectedFields = append(selectedFields, computenode.FieldDrainForced)
@@ -3388,6 +3393,21 @@ func (_q *ComputeNodeQuery) collectField(ctx context.Context, oneNode bool, opCt
 			if _, ok := fieldSeen[computenode.FieldDiskAllocatedGB]; !ok {
 				selectedFields = append(selectedFields, computenode.FieldDiskAllocatedGB)
 				fieldSeen[computenode.FieldDiskAllocatedGB] = struct{}{}
+			}
+		case "reservedCpus":
+			if _, ok := fieldSeen[computenode.FieldReservedCpus]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldReservedCpus)
+				fieldSeen[computenode.FieldReservedCpus] = struct{}{}
+			}
+		case "numaNodes":
+			if _, ok := fieldSeen[computenode.FieldNumaNodes]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldNumaNodes)
+				fieldSeen[computenode.FieldNumaNodes] = struct{}{}
+			}
+		case "exclusiveMask":
+			if _, ok := fieldSeen[computenode.FieldExclusiveMask]; !ok {
+				selectedFields = append(selectedFields, computenode.FieldExclusiveMask)
+				fieldSeen[computenode.FieldExclusiveMask] = struct{}{}
 			}
 		case "osName":
 			if _, ok := fieldSeen[computenode.FieldOsName]; !ok {
@@ -4947,6 +4967,11 @@ func (_q *FlavorQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			if _, ok := fieldSeen[flavor.FieldNetworkMbpsLimit]; !ok {
 				selectedFields = append(selectedFields, flavor.FieldNetworkMbpsLimit)
 				fieldSeen[flavor.FieldNetworkMbpsLimit] = struct{}{}
+			}
+		case "exclusive":
+			if _, ok := fieldSeen[flavor.FieldExclusive]; !ok {
+				selectedFields = append(selectedFields, flavor.FieldExclusive)
+				fieldSeen[flavor.FieldExclusive] = struct{}{}
 			}
 		case "pricePerHour":
 			if _, ok := fieldSeen[flavor.FieldPricePerHour]; !ok {
@@ -17889,6 +17914,21 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 			if _, ok := fieldSeen[virtualmachine.FieldAllocatedDiskGB]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldAllocatedDiskGB)
 				fieldSeen[virtualmachine.FieldAllocatedDiskGB] = struct{}{}
+			}
+		case "availabilityZoneChosen":
+			if _, ok := fieldSeen[virtualmachine.FieldAvailabilityZoneChosen]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldAvailabilityZoneChosen)
+				fieldSeen[virtualmachine.FieldAvailabilityZoneChosen] = struct{}{}
+			}
+		case "exclusiveMask":
+			if _, ok := fieldSeen[virtualmachine.FieldExclusiveMask]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldExclusiveMask)
+				fieldSeen[virtualmachine.FieldExclusiveMask] = struct{}{}
+			}
+		case "numaNode":
+			if _, ok := fieldSeen[virtualmachine.FieldNumaNode]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldNumaNode)
+				fieldSeen[virtualmachine.FieldNumaNode] = struct{}{}
 			}
 		case "guestState":
 			if _, ok := fieldSeen[virtualmachine.FieldGuestState]; !ok {

@@ -4424,6 +4424,26 @@ type ComputeNodeWhereInput struct {
 	DiskAllocatedGBLT    *int64  `json:"diskAllocatedGBLT,omitempty"`
 	DiskAllocatedGBLTE   *int64  `json:"diskAllocatedGBLTE,omitempty"`
 
+	// "reserved_cpus" field predicates.
+	ReservedCpus      *int  `json:"reservedCpus,omitempty"`
+	ReservedCpusNEQ   *int  `json:"reservedCpusNEQ,omitempty"`
+	ReservedCpusIn    []int `json:"reservedCpusIn,omitempty"`
+	ReservedCpusNotIn []int `json:"reservedCpusNotIn,omitempty"`
+	ReservedCpusGT    *int  `json:"reservedCpusGT,omitempty"`
+	ReservedCpusGTE   *int  `json:"reservedCpusGTE,omitempty"`
+	ReservedCpusLT    *int  `json:"reservedCpusLT,omitempty"`
+	ReservedCpusLTE   *int  `json:"reservedCpusLTE,omitempty"`
+
+	// "exclusive_mask" field predicates.
+	ExclusiveMask      *int64  `json:"exclusiveMask,omitempty"`
+	ExclusiveMaskNEQ   *int64  `json:"exclusiveMaskNEQ,omitempty"`
+	ExclusiveMaskIn    []int64 `json:"exclusiveMaskIn,omitempty"`
+	ExclusiveMaskNotIn []int64 `json:"exclusiveMaskNotIn,omitempty"`
+	ExclusiveMaskGT    *int64  `json:"exclusiveMaskGT,omitempty"`
+	ExclusiveMaskGTE   *int64  `json:"exclusiveMaskGTE,omitempty"`
+	ExclusiveMaskLT    *int64  `json:"exclusiveMaskLT,omitempty"`
+	ExclusiveMaskLTE   *int64  `json:"exclusiveMaskLTE,omitempty"`
+
 	// "os_name" field predicates.
 	OsName             *string  `json:"osName,omitempty"`
 	OsNameNEQ          *string  `json:"osNameNEQ,omitempty"`
@@ -5142,6 +5162,54 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 	}
 	if i.DiskAllocatedGBLTE != nil {
 		predicates = append(predicates, computenode.DiskAllocatedGBLTE(*i.DiskAllocatedGBLTE))
+	}
+	if i.ReservedCpus != nil {
+		predicates = append(predicates, computenode.ReservedCpusEQ(*i.ReservedCpus))
+	}
+	if i.ReservedCpusNEQ != nil {
+		predicates = append(predicates, computenode.ReservedCpusNEQ(*i.ReservedCpusNEQ))
+	}
+	if len(i.ReservedCpusIn) > 0 {
+		predicates = append(predicates, computenode.ReservedCpusIn(i.ReservedCpusIn...))
+	}
+	if len(i.ReservedCpusNotIn) > 0 {
+		predicates = append(predicates, computenode.ReservedCpusNotIn(i.ReservedCpusNotIn...))
+	}
+	if i.ReservedCpusGT != nil {
+		predicates = append(predicates, computenode.ReservedCpusGT(*i.ReservedCpusGT))
+	}
+	if i.ReservedCpusGTE != nil {
+		predicates = append(predicates, computenode.ReservedCpusGTE(*i.ReservedCpusGTE))
+	}
+	if i.ReservedCpusLT != nil {
+		predicates = append(predicates, computenode.ReservedCpusLT(*i.ReservedCpusLT))
+	}
+	if i.ReservedCpusLTE != nil {
+		predicates = append(predicates, computenode.ReservedCpusLTE(*i.ReservedCpusLTE))
+	}
+	if i.ExclusiveMask != nil {
+		predicates = append(predicates, computenode.ExclusiveMaskEQ(*i.ExclusiveMask))
+	}
+	if i.ExclusiveMaskNEQ != nil {
+		predicates = append(predicates, computenode.ExclusiveMaskNEQ(*i.ExclusiveMaskNEQ))
+	}
+	if len(i.ExclusiveMaskIn) > 0 {
+		predicates = append(predicates, computenode.ExclusiveMaskIn(i.ExclusiveMaskIn...))
+	}
+	if len(i.ExclusiveMaskNotIn) > 0 {
+		predicates = append(predicates, computenode.ExclusiveMaskNotIn(i.ExclusiveMaskNotIn...))
+	}
+	if i.ExclusiveMaskGT != nil {
+		predicates = append(predicates, computenode.ExclusiveMaskGT(*i.ExclusiveMaskGT))
+	}
+	if i.ExclusiveMaskGTE != nil {
+		predicates = append(predicates, computenode.ExclusiveMaskGTE(*i.ExclusiveMaskGTE))
+	}
+	if i.ExclusiveMaskLT != nil {
+		predicates = append(predicates, computenode.ExclusiveMaskLT(*i.ExclusiveMaskLT))
+	}
+	if i.ExclusiveMaskLTE != nil {
+		predicates = append(predicates, computenode.ExclusiveMaskLTE(*i.ExclusiveMaskLTE))
 	}
 	if i.OsName != nil {
 		predicates = append(predicates, computenode.OsNameEQ(*i.OsName))
@@ -8398,6 +8466,12 @@ type FlavorWhereInput struct {
 	NetworkMbpsLimitIsNil  bool  `json:"networkMbpsLimitIsNil,omitempty"`
 	NetworkMbpsLimitNotNil bool  `json:"networkMbpsLimitNotNil,omitempty"`
 
+	// "exclusive" field predicates.
+	Exclusive      *flavor.Exclusive  `json:"exclusive,omitempty"`
+	ExclusiveNEQ   *flavor.Exclusive  `json:"exclusiveNEQ,omitempty"`
+	ExclusiveIn    []flavor.Exclusive `json:"exclusiveIn,omitempty"`
+	ExclusiveNotIn []flavor.Exclusive `json:"exclusiveNotIn,omitempty"`
+
 	// "price_per_hour" field predicates.
 	PricePerHour      *float64  `json:"pricePerHour,omitempty"`
 	PricePerHourNEQ   *float64  `json:"pricePerHourNEQ,omitempty"`
@@ -8849,6 +8923,18 @@ func (i *FlavorWhereInput) P() (predicate.Flavor, error) {
 	}
 	if i.NetworkMbpsLimitNotNil {
 		predicates = append(predicates, flavor.NetworkMbpsLimitNotNil())
+	}
+	if i.Exclusive != nil {
+		predicates = append(predicates, flavor.ExclusiveEQ(*i.Exclusive))
+	}
+	if i.ExclusiveNEQ != nil {
+		predicates = append(predicates, flavor.ExclusiveNEQ(*i.ExclusiveNEQ))
+	}
+	if len(i.ExclusiveIn) > 0 {
+		predicates = append(predicates, flavor.ExclusiveIn(i.ExclusiveIn...))
+	}
+	if len(i.ExclusiveNotIn) > 0 {
+		predicates = append(predicates, flavor.ExclusiveNotIn(i.ExclusiveNotIn...))
 	}
 	if i.PricePerHour != nil {
 		predicates = append(predicates, flavor.PricePerHourEQ(*i.PricePerHour))
@@ -26901,6 +26987,32 @@ type VirtualMachineWhereInput struct {
 	AllocatedDiskGBLT    *int64  `json:"allocatedDiskGBLT,omitempty"`
 	AllocatedDiskGBLTE   *int64  `json:"allocatedDiskGBLTE,omitempty"`
 
+	// "availability_zone_chosen" field predicates.
+	AvailabilityZoneChosen    *bool `json:"availabilityZoneChosen,omitempty"`
+	AvailabilityZoneChosenNEQ *bool `json:"availabilityZoneChosenNEQ,omitempty"`
+
+	// "exclusive_mask" field predicates.
+	ExclusiveMask      *int64  `json:"exclusiveMask,omitempty"`
+	ExclusiveMaskNEQ   *int64  `json:"exclusiveMaskNEQ,omitempty"`
+	ExclusiveMaskIn    []int64 `json:"exclusiveMaskIn,omitempty"`
+	ExclusiveMaskNotIn []int64 `json:"exclusiveMaskNotIn,omitempty"`
+	ExclusiveMaskGT    *int64  `json:"exclusiveMaskGT,omitempty"`
+	ExclusiveMaskGTE   *int64  `json:"exclusiveMaskGTE,omitempty"`
+	ExclusiveMaskLT    *int64  `json:"exclusiveMaskLT,omitempty"`
+	ExclusiveMaskLTE   *int64  `json:"exclusiveMaskLTE,omitempty"`
+
+	// "numa_node" field predicates.
+	NumaNode       *int  `json:"numaNode,omitempty"`
+	NumaNodeNEQ    *int  `json:"numaNodeNEQ,omitempty"`
+	NumaNodeIn     []int `json:"numaNodeIn,omitempty"`
+	NumaNodeNotIn  []int `json:"numaNodeNotIn,omitempty"`
+	NumaNodeGT     *int  `json:"numaNodeGT,omitempty"`
+	NumaNodeGTE    *int  `json:"numaNodeGTE,omitempty"`
+	NumaNodeLT     *int  `json:"numaNodeLT,omitempty"`
+	NumaNodeLTE    *int  `json:"numaNodeLTE,omitempty"`
+	NumaNodeIsNil  bool  `json:"numaNodeIsNil,omitempty"`
+	NumaNodeNotNil bool  `json:"numaNodeNotNil,omitempty"`
+
 	// "guest_state" field predicates.
 	GuestState      *virtualmachine.GuestState  `json:"guestState,omitempty"`
 	GuestStateNEQ   *virtualmachine.GuestState  `json:"guestStateNEQ,omitempty"`
@@ -27464,6 +27576,66 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	}
 	if i.AllocatedDiskGBLTE != nil {
 		predicates = append(predicates, virtualmachine.AllocatedDiskGBLTE(*i.AllocatedDiskGBLTE))
+	}
+	if i.AvailabilityZoneChosen != nil {
+		predicates = append(predicates, virtualmachine.AvailabilityZoneChosenEQ(*i.AvailabilityZoneChosen))
+	}
+	if i.AvailabilityZoneChosenNEQ != nil {
+		predicates = append(predicates, virtualmachine.AvailabilityZoneChosenNEQ(*i.AvailabilityZoneChosenNEQ))
+	}
+	if i.ExclusiveMask != nil {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskEQ(*i.ExclusiveMask))
+	}
+	if i.ExclusiveMaskNEQ != nil {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskNEQ(*i.ExclusiveMaskNEQ))
+	}
+	if len(i.ExclusiveMaskIn) > 0 {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskIn(i.ExclusiveMaskIn...))
+	}
+	if len(i.ExclusiveMaskNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskNotIn(i.ExclusiveMaskNotIn...))
+	}
+	if i.ExclusiveMaskGT != nil {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskGT(*i.ExclusiveMaskGT))
+	}
+	if i.ExclusiveMaskGTE != nil {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskGTE(*i.ExclusiveMaskGTE))
+	}
+	if i.ExclusiveMaskLT != nil {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskLT(*i.ExclusiveMaskLT))
+	}
+	if i.ExclusiveMaskLTE != nil {
+		predicates = append(predicates, virtualmachine.ExclusiveMaskLTE(*i.ExclusiveMaskLTE))
+	}
+	if i.NumaNode != nil {
+		predicates = append(predicates, virtualmachine.NumaNodeEQ(*i.NumaNode))
+	}
+	if i.NumaNodeNEQ != nil {
+		predicates = append(predicates, virtualmachine.NumaNodeNEQ(*i.NumaNodeNEQ))
+	}
+	if len(i.NumaNodeIn) > 0 {
+		predicates = append(predicates, virtualmachine.NumaNodeIn(i.NumaNodeIn...))
+	}
+	if len(i.NumaNodeNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.NumaNodeNotIn(i.NumaNodeNotIn...))
+	}
+	if i.NumaNodeGT != nil {
+		predicates = append(predicates, virtualmachine.NumaNodeGT(*i.NumaNodeGT))
+	}
+	if i.NumaNodeGTE != nil {
+		predicates = append(predicates, virtualmachine.NumaNodeGTE(*i.NumaNodeGTE))
+	}
+	if i.NumaNodeLT != nil {
+		predicates = append(predicates, virtualmachine.NumaNodeLT(*i.NumaNodeLT))
+	}
+	if i.NumaNodeLTE != nil {
+		predicates = append(predicates, virtualmachine.NumaNodeLTE(*i.NumaNodeLTE))
+	}
+	if i.NumaNodeIsNil {
+		predicates = append(predicates, virtualmachine.NumaNodeIsNil())
+	}
+	if i.NumaNodeNotNil {
+		predicates = append(predicates, virtualmachine.NumaNodeNotNil())
 	}
 	if i.GuestState != nil {
 		predicates = append(predicates, virtualmachine.GuestStateEQ(*i.GuestState))

@@ -8959,6 +8959,8 @@ type ComputeNodeMutation struct {
 	drain_state                     *computenode.DrainState
 	drain_message                   *string
 	drain_deadline                  *time.Time
+	drain_unmovable                 *[]fieldtype.DrainUnmovable
+	appenddrain_unmovable           []fieldtype.DrainUnmovable
 	drain_forced                    *bool
 	labels                          *fieldtype.Labels
 	cpu_capacity                    *int
@@ -8973,6 +8975,12 @@ type ComputeNodeMutation struct {
 	addmemory_allocated_mb          *int64
 	disk_allocated_gb               *int64
 	adddisk_allocated_gb            *int64
+	reserved_cpus                   *int
+	addreserved_cpus                *int
+	numa_nodes                      *[]fieldtype.NUMANode
+	appendnuma_nodes                []fieldtype.NUMANode
+	exclusive_mask                  *int64
+	addexclusive_mask               *int64
 	os_name                         *string
 	os_version                      *string
 	kernel_version                  *string
@@ -9554,6 +9562,71 @@ func (m *ComputeNodeMutation) ResetDrainDeadline() {
 	delete(m.clearedFields, computenode.FieldDrainDeadline)
 }
 
+// SetDrainUnmovable sets the "drain_unmovable" field.
+func (m *ComputeNodeMutation) SetDrainUnmovable(fu []fieldtype.DrainUnmovable) {
+	m.drain_unmovable = &fu
+	m.appenddrain_unmovable = nil
+}
+
+// DrainUnmovable returns the value of the "drain_unmovable" field in the mutation.
+func (m *ComputeNodeMutation) DrainUnmovable() (r []fieldtype.DrainUnmovable, exists bool) {
+	v := m.drain_unmovable
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrainUnmovable returns the old "drain_unmovable" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldDrainUnmovable(ctx context.Context) (v []fieldtype.DrainUnmovable, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrainUnmovable is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrainUnmovable requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrainUnmovable: %w", err)
+	}
+	return oldValue.DrainUnmovable, nil
+}
+
+// AppendDrainUnmovable adds fu to the "drain_unmovable" field.
+func (m *ComputeNodeMutation) AppendDrainUnmovable(fu []fieldtype.DrainUnmovable) {
+	m.appenddrain_unmovable = append(m.appenddrain_unmovable, fu...)
+}
+
+// AppendedDrainUnmovable returns the list of values that were appended to the "drain_unmovable" field in this mutation.
+func (m *ComputeNodeMutation) AppendedDrainUnmovable() ([]fieldtype.DrainUnmovable, bool) {
+	if len(m.appenddrain_unmovable) == 0 {
+		return nil, false
+	}
+	return m.appenddrain_unmovable, true
+}
+
+// ClearDrainUnmovable clears the value of the "drain_unmovable" field.
+func (m *ComputeNodeMutation) ClearDrainUnmovable() {
+	m.drain_unmovable = nil
+	m.appenddrain_unmovable = nil
+	m.clearedFields[computenode.FieldDrainUnmovable] = struct{}{}
+}
+
+// DrainUnmovableCleared returns if the "drain_unmovable" field was cleared in this mutation.
+func (m *ComputeNodeMutation) DrainUnmovableCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldDrainUnmovable]
+	return ok
+}
+
+// ResetDrainUnmovable resets all changes to the "drain_unmovable" field.
+func (m *ComputeNodeMutation) ResetDrainUnmovable() {
+	m.drain_unmovable = nil
+	m.appenddrain_unmovable = nil
+	delete(m.clearedFields, computenode.FieldDrainUnmovable)
+}
+
 // SetDrainForced sets the "drain_forced" field.
 func (m *ComputeNodeMutation) SetDrainForced(b bool) {
 	m.drain_forced = &b
@@ -9973,6 +10046,183 @@ func (m *ComputeNodeMutation) AddedDiskAllocatedGB() (r int64, exists bool) {
 func (m *ComputeNodeMutation) ResetDiskAllocatedGB() {
 	m.disk_allocated_gb = nil
 	m.adddisk_allocated_gb = nil
+}
+
+// SetReservedCpus sets the "reserved_cpus" field.
+func (m *ComputeNodeMutation) SetReservedCpus(i int) {
+	m.reserved_cpus = &i
+	m.addreserved_cpus = nil
+}
+
+// ReservedCpus returns the value of the "reserved_cpus" field in the mutation.
+func (m *ComputeNodeMutation) ReservedCpus() (r int, exists bool) {
+	v := m.reserved_cpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReservedCpus returns the old "reserved_cpus" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldReservedCpus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReservedCpus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReservedCpus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReservedCpus: %w", err)
+	}
+	return oldValue.ReservedCpus, nil
+}
+
+// AddReservedCpus adds i to the "reserved_cpus" field.
+func (m *ComputeNodeMutation) AddReservedCpus(i int) {
+	if m.addreserved_cpus != nil {
+		*m.addreserved_cpus += i
+	} else {
+		m.addreserved_cpus = &i
+	}
+}
+
+// AddedReservedCpus returns the value that was added to the "reserved_cpus" field in this mutation.
+func (m *ComputeNodeMutation) AddedReservedCpus() (r int, exists bool) {
+	v := m.addreserved_cpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReservedCpus resets all changes to the "reserved_cpus" field.
+func (m *ComputeNodeMutation) ResetReservedCpus() {
+	m.reserved_cpus = nil
+	m.addreserved_cpus = nil
+}
+
+// SetNumaNodes sets the "numa_nodes" field.
+func (m *ComputeNodeMutation) SetNumaNodes(fn []fieldtype.NUMANode) {
+	m.numa_nodes = &fn
+	m.appendnuma_nodes = nil
+}
+
+// NumaNodes returns the value of the "numa_nodes" field in the mutation.
+func (m *ComputeNodeMutation) NumaNodes() (r []fieldtype.NUMANode, exists bool) {
+	v := m.numa_nodes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumaNodes returns the old "numa_nodes" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldNumaNodes(ctx context.Context) (v []fieldtype.NUMANode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumaNodes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumaNodes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumaNodes: %w", err)
+	}
+	return oldValue.NumaNodes, nil
+}
+
+// AppendNumaNodes adds fn to the "numa_nodes" field.
+func (m *ComputeNodeMutation) AppendNumaNodes(fn []fieldtype.NUMANode) {
+	m.appendnuma_nodes = append(m.appendnuma_nodes, fn...)
+}
+
+// AppendedNumaNodes returns the list of values that were appended to the "numa_nodes" field in this mutation.
+func (m *ComputeNodeMutation) AppendedNumaNodes() ([]fieldtype.NUMANode, bool) {
+	if len(m.appendnuma_nodes) == 0 {
+		return nil, false
+	}
+	return m.appendnuma_nodes, true
+}
+
+// ClearNumaNodes clears the value of the "numa_nodes" field.
+func (m *ComputeNodeMutation) ClearNumaNodes() {
+	m.numa_nodes = nil
+	m.appendnuma_nodes = nil
+	m.clearedFields[computenode.FieldNumaNodes] = struct{}{}
+}
+
+// NumaNodesCleared returns if the "numa_nodes" field was cleared in this mutation.
+func (m *ComputeNodeMutation) NumaNodesCleared() bool {
+	_, ok := m.clearedFields[computenode.FieldNumaNodes]
+	return ok
+}
+
+// ResetNumaNodes resets all changes to the "numa_nodes" field.
+func (m *ComputeNodeMutation) ResetNumaNodes() {
+	m.numa_nodes = nil
+	m.appendnuma_nodes = nil
+	delete(m.clearedFields, computenode.FieldNumaNodes)
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (m *ComputeNodeMutation) SetExclusiveMask(i int64) {
+	m.exclusive_mask = &i
+	m.addexclusive_mask = nil
+}
+
+// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
+func (m *ComputeNodeMutation) ExclusiveMask() (r int64, exists bool) {
+	v := m.exclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusiveMask returns the old "exclusive_mask" field's value of the ComputeNode entity.
+// If the ComputeNode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ComputeNodeMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
+	}
+	return oldValue.ExclusiveMask, nil
+}
+
+// AddExclusiveMask adds i to the "exclusive_mask" field.
+func (m *ComputeNodeMutation) AddExclusiveMask(i int64) {
+	if m.addexclusive_mask != nil {
+		*m.addexclusive_mask += i
+	} else {
+		m.addexclusive_mask = &i
+	}
+}
+
+// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
+func (m *ComputeNodeMutation) AddedExclusiveMask() (r int64, exists bool) {
+	v := m.addexclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
+func (m *ComputeNodeMutation) ResetExclusiveMask() {
+	m.exclusive_mask = nil
+	m.addexclusive_mask = nil
 }
 
 // SetOsName sets the "os_name" field.
@@ -11234,7 +11484,7 @@ func (m *ComputeNodeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ComputeNodeMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 33)
 	if m.created_at != nil {
 		fields = append(fields, computenode.FieldCreatedAt)
 	}
@@ -11265,6 +11515,9 @@ func (m *ComputeNodeMutation) Fields() []string {
 	if m.drain_deadline != nil {
 		fields = append(fields, computenode.FieldDrainDeadline)
 	}
+	if m.drain_unmovable != nil {
+		fields = append(fields, computenode.FieldDrainUnmovable)
+	}
 	if m.drain_forced != nil {
 		fields = append(fields, computenode.FieldDrainForced)
 	}
@@ -11288,6 +11541,15 @@ func (m *ComputeNodeMutation) Fields() []string {
 	}
 	if m.disk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
+	}
+	if m.reserved_cpus != nil {
+		fields = append(fields, computenode.FieldReservedCpus)
+	}
+	if m.numa_nodes != nil {
+		fields = append(fields, computenode.FieldNumaNodes)
+	}
+	if m.exclusive_mask != nil {
+		fields = append(fields, computenode.FieldExclusiveMask)
 	}
 	if m.os_name != nil {
 		fields = append(fields, computenode.FieldOsName)
@@ -11350,6 +11612,8 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.DrainMessage()
 	case computenode.FieldDrainDeadline:
 		return m.DrainDeadline()
+	case computenode.FieldDrainUnmovable:
+		return m.DrainUnmovable()
 	case computenode.FieldDrainForced:
 		return m.DrainForced()
 	case computenode.FieldLabels:
@@ -11366,6 +11630,12 @@ func (m *ComputeNodeMutation) Field(name string) (ent.Value, bool) {
 		return m.MemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.DiskAllocatedGB()
+	case computenode.FieldReservedCpus:
+		return m.ReservedCpus()
+	case computenode.FieldNumaNodes:
+		return m.NumaNodes()
+	case computenode.FieldExclusiveMask:
+		return m.ExclusiveMask()
 	case computenode.FieldOsName:
 		return m.OsName()
 	case computenode.FieldOsVersion:
@@ -11417,6 +11687,8 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldDrainMessage(ctx)
 	case computenode.FieldDrainDeadline:
 		return m.OldDrainDeadline(ctx)
+	case computenode.FieldDrainUnmovable:
+		return m.OldDrainUnmovable(ctx)
 	case computenode.FieldDrainForced:
 		return m.OldDrainForced(ctx)
 	case computenode.FieldLabels:
@@ -11433,6 +11705,12 @@ func (m *ComputeNodeMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldMemoryAllocatedMB(ctx)
 	case computenode.FieldDiskAllocatedGB:
 		return m.OldDiskAllocatedGB(ctx)
+	case computenode.FieldReservedCpus:
+		return m.OldReservedCpus(ctx)
+	case computenode.FieldNumaNodes:
+		return m.OldNumaNodes(ctx)
+	case computenode.FieldExclusiveMask:
+		return m.OldExclusiveMask(ctx)
 	case computenode.FieldOsName:
 		return m.OldOsName(ctx)
 	case computenode.FieldOsVersion:
@@ -11534,6 +11812,13 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDrainDeadline(v)
 		return nil
+	case computenode.FieldDrainUnmovable:
+		v, ok := value.([]fieldtype.DrainUnmovable)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrainUnmovable(v)
+		return nil
 	case computenode.FieldDrainForced:
 		v, ok := value.(bool)
 		if !ok {
@@ -11589,6 +11874,27 @@ func (m *ComputeNodeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDiskAllocatedGB(v)
+		return nil
+	case computenode.FieldReservedCpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReservedCpus(v)
+		return nil
+	case computenode.FieldNumaNodes:
+		v, ok := value.([]fieldtype.NUMANode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumaNodes(v)
+		return nil
+	case computenode.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusiveMask(v)
 		return nil
 	case computenode.FieldOsName:
 		v, ok := value.(string)
@@ -11693,6 +11999,12 @@ func (m *ComputeNodeMutation) AddedFields() []string {
 	if m.adddisk_allocated_gb != nil {
 		fields = append(fields, computenode.FieldDiskAllocatedGB)
 	}
+	if m.addreserved_cpus != nil {
+		fields = append(fields, computenode.FieldReservedCpus)
+	}
+	if m.addexclusive_mask != nil {
+		fields = append(fields, computenode.FieldExclusiveMask)
+	}
 	if m.addauto_cordon_interval_seconds != nil {
 		fields = append(fields, computenode.FieldAutoCordonIntervalSeconds)
 	}
@@ -11719,6 +12031,10 @@ func (m *ComputeNodeMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedMemoryAllocatedMB()
 	case computenode.FieldDiskAllocatedGB:
 		return m.AddedDiskAllocatedGB()
+	case computenode.FieldReservedCpus:
+		return m.AddedReservedCpus()
+	case computenode.FieldExclusiveMask:
+		return m.AddedExclusiveMask()
 	case computenode.FieldAutoCordonIntervalSeconds:
 		return m.AddedAutoCordonIntervalSeconds()
 	case computenode.FieldAutoDrainIntervalSeconds:
@@ -11774,6 +12090,20 @@ func (m *ComputeNodeMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddDiskAllocatedGB(v)
 		return nil
+	case computenode.FieldReservedCpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReservedCpus(v)
+		return nil
+	case computenode.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExclusiveMask(v)
+		return nil
 	case computenode.FieldAutoCordonIntervalSeconds:
 		v, ok := value.(int)
 		if !ok {
@@ -11811,8 +12141,14 @@ func (m *ComputeNodeMutation) ClearedFields() []string {
 	if m.FieldCleared(computenode.FieldDrainDeadline) {
 		fields = append(fields, computenode.FieldDrainDeadline)
 	}
+	if m.FieldCleared(computenode.FieldDrainUnmovable) {
+		fields = append(fields, computenode.FieldDrainUnmovable)
+	}
 	if m.FieldCleared(computenode.FieldLabels) {
 		fields = append(fields, computenode.FieldLabels)
+	}
+	if m.FieldCleared(computenode.FieldNumaNodes) {
+		fields = append(fields, computenode.FieldNumaNodes)
 	}
 	if m.FieldCleared(computenode.FieldOsName) {
 		fields = append(fields, computenode.FieldOsName)
@@ -11861,8 +12197,14 @@ func (m *ComputeNodeMutation) ClearField(name string) error {
 	case computenode.FieldDrainDeadline:
 		m.ClearDrainDeadline()
 		return nil
+	case computenode.FieldDrainUnmovable:
+		m.ClearDrainUnmovable()
+		return nil
 	case computenode.FieldLabels:
 		m.ClearLabels()
+		return nil
+	case computenode.FieldNumaNodes:
+		m.ClearNumaNodes()
 		return nil
 	case computenode.FieldOsName:
 		m.ClearOsName()
@@ -11920,6 +12262,9 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 	case computenode.FieldDrainDeadline:
 		m.ResetDrainDeadline()
 		return nil
+	case computenode.FieldDrainUnmovable:
+		m.ResetDrainUnmovable()
+		return nil
 	case computenode.FieldDrainForced:
 		m.ResetDrainForced()
 		return nil
@@ -11943,6 +12288,15 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 		return nil
 	case computenode.FieldDiskAllocatedGB:
 		m.ResetDiskAllocatedGB()
+		return nil
+	case computenode.FieldReservedCpus:
+		m.ResetReservedCpus()
+		return nil
+	case computenode.FieldNumaNodes:
+		m.ResetNumaNodes()
+		return nil
+	case computenode.FieldExclusiveMask:
+		m.ResetExclusiveMask()
 		return nil
 	case computenode.FieldOsName:
 		m.ResetOsName()
@@ -17364,6 +17718,7 @@ type FlavorMutation struct {
 	adddisk_mbps_limit         *int
 	network_mbps_limit         *int
 	addnetwork_mbps_limit      *int
+	exclusive                  *flavor.Exclusive
 	price_per_hour             *float64
 	addprice_per_hour          *float64
 	prices_by_host_model       *[]fieldtype.ModelPrice
@@ -18108,6 +18463,42 @@ func (m *FlavorMutation) ResetNetworkMbpsLimit() {
 	delete(m.clearedFields, flavor.FieldNetworkMbpsLimit)
 }
 
+// SetExclusive sets the "exclusive" field.
+func (m *FlavorMutation) SetExclusive(f flavor.Exclusive) {
+	m.exclusive = &f
+}
+
+// Exclusive returns the value of the "exclusive" field in the mutation.
+func (m *FlavorMutation) Exclusive() (r flavor.Exclusive, exists bool) {
+	v := m.exclusive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusive returns the old "exclusive" field's value of the Flavor entity.
+// If the Flavor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FlavorMutation) OldExclusive(ctx context.Context) (v flavor.Exclusive, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusive: %w", err)
+	}
+	return oldValue.Exclusive, nil
+}
+
+// ResetExclusive resets all changes to the "exclusive" field.
+func (m *FlavorMutation) ResetExclusive() {
+	m.exclusive = nil
+}
+
 // SetPricePerHour sets the "price_per_hour" field.
 func (m *FlavorMutation) SetPricePerHour(f float64) {
 	m.price_per_hour = &f
@@ -18446,7 +18837,7 @@ func (m *FlavorMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *FlavorMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, flavor.FieldCreatedAt)
 	}
@@ -18482,6 +18873,9 @@ func (m *FlavorMutation) Fields() []string {
 	}
 	if m.network_mbps_limit != nil {
 		fields = append(fields, flavor.FieldNetworkMbpsLimit)
+	}
+	if m.exclusive != nil {
+		fields = append(fields, flavor.FieldExclusive)
 	}
 	if m.price_per_hour != nil {
 		fields = append(fields, flavor.FieldPricePerHour)
@@ -18524,6 +18918,8 @@ func (m *FlavorMutation) Field(name string) (ent.Value, bool) {
 		return m.DiskMbpsLimit()
 	case flavor.FieldNetworkMbpsLimit:
 		return m.NetworkMbpsLimit()
+	case flavor.FieldExclusive:
+		return m.Exclusive()
 	case flavor.FieldPricePerHour:
 		return m.PricePerHour()
 	case flavor.FieldPricesByHostModel:
@@ -18563,6 +18959,8 @@ func (m *FlavorMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldDiskMbpsLimit(ctx)
 	case flavor.FieldNetworkMbpsLimit:
 		return m.OldNetworkMbpsLimit(ctx)
+	case flavor.FieldExclusive:
+		return m.OldExclusive(ctx)
 	case flavor.FieldPricePerHour:
 		return m.OldPricePerHour(ctx)
 	case flavor.FieldPricesByHostModel:
@@ -18661,6 +19059,13 @@ func (m *FlavorMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetNetworkMbpsLimit(v)
+		return nil
+	case flavor.FieldExclusive:
+		v, ok := value.(flavor.Exclusive)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusive(v)
 		return nil
 	case flavor.FieldPricePerHour:
 		v, ok := value.(float64)
@@ -18899,6 +19304,9 @@ func (m *FlavorMutation) ResetField(name string) error {
 		return nil
 	case flavor.FieldNetworkMbpsLimit:
 		m.ResetNetworkMbpsLimit()
+		return nil
+	case flavor.FieldExclusive:
+		m.ResetExclusive()
 		return nil
 	case flavor.FieldPricePerHour:
 		m.ResetPricePerHour()
@@ -58547,6 +58955,12 @@ type VirtualMachineMutation struct {
 	addallocated_memory_mb      *int64
 	allocated_disk_gb           *int64
 	addallocated_disk_gb        *int64
+	state_after_move            *virtualmachine.StateAfterMove
+	availability_zone_chosen    *bool
+	exclusive_mask              *int64
+	addexclusive_mask           *int64
+	numa_node                   *int
+	addnuma_node                *int
 	guest_state                 *virtualmachine.GuestState
 	guest_state_changed_at      *time.Time
 	guest_ready_at              *time.Time
@@ -59490,6 +59904,217 @@ func (m *VirtualMachineMutation) AddedAllocatedDiskGB() (r int64, exists bool) {
 func (m *VirtualMachineMutation) ResetAllocatedDiskGB() {
 	m.allocated_disk_gb = nil
 	m.addallocated_disk_gb = nil
+}
+
+// SetStateAfterMove sets the "state_after_move" field.
+func (m *VirtualMachineMutation) SetStateAfterMove(vam virtualmachine.StateAfterMove) {
+	m.state_after_move = &vam
+}
+
+// StateAfterMove returns the value of the "state_after_move" field in the mutation.
+func (m *VirtualMachineMutation) StateAfterMove() (r virtualmachine.StateAfterMove, exists bool) {
+	v := m.state_after_move
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStateAfterMove returns the old "state_after_move" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldStateAfterMove(ctx context.Context) (v *virtualmachine.StateAfterMove, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStateAfterMove is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStateAfterMove requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStateAfterMove: %w", err)
+	}
+	return oldValue.StateAfterMove, nil
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (m *VirtualMachineMutation) ClearStateAfterMove() {
+	m.state_after_move = nil
+	m.clearedFields[virtualmachine.FieldStateAfterMove] = struct{}{}
+}
+
+// StateAfterMoveCleared returns if the "state_after_move" field was cleared in this mutation.
+func (m *VirtualMachineMutation) StateAfterMoveCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldStateAfterMove]
+	return ok
+}
+
+// ResetStateAfterMove resets all changes to the "state_after_move" field.
+func (m *VirtualMachineMutation) ResetStateAfterMove() {
+	m.state_after_move = nil
+	delete(m.clearedFields, virtualmachine.FieldStateAfterMove)
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (m *VirtualMachineMutation) SetAvailabilityZoneChosen(b bool) {
+	m.availability_zone_chosen = &b
+}
+
+// AvailabilityZoneChosen returns the value of the "availability_zone_chosen" field in the mutation.
+func (m *VirtualMachineMutation) AvailabilityZoneChosen() (r bool, exists bool) {
+	v := m.availability_zone_chosen
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAvailabilityZoneChosen returns the old "availability_zone_chosen" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldAvailabilityZoneChosen(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAvailabilityZoneChosen is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAvailabilityZoneChosen requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAvailabilityZoneChosen: %w", err)
+	}
+	return oldValue.AvailabilityZoneChosen, nil
+}
+
+// ResetAvailabilityZoneChosen resets all changes to the "availability_zone_chosen" field.
+func (m *VirtualMachineMutation) ResetAvailabilityZoneChosen() {
+	m.availability_zone_chosen = nil
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (m *VirtualMachineMutation) SetExclusiveMask(i int64) {
+	m.exclusive_mask = &i
+	m.addexclusive_mask = nil
+}
+
+// ExclusiveMask returns the value of the "exclusive_mask" field in the mutation.
+func (m *VirtualMachineMutation) ExclusiveMask() (r int64, exists bool) {
+	v := m.exclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusiveMask returns the old "exclusive_mask" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldExclusiveMask(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusiveMask is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusiveMask requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusiveMask: %w", err)
+	}
+	return oldValue.ExclusiveMask, nil
+}
+
+// AddExclusiveMask adds i to the "exclusive_mask" field.
+func (m *VirtualMachineMutation) AddExclusiveMask(i int64) {
+	if m.addexclusive_mask != nil {
+		*m.addexclusive_mask += i
+	} else {
+		m.addexclusive_mask = &i
+	}
+}
+
+// AddedExclusiveMask returns the value that was added to the "exclusive_mask" field in this mutation.
+func (m *VirtualMachineMutation) AddedExclusiveMask() (r int64, exists bool) {
+	v := m.addexclusive_mask
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetExclusiveMask resets all changes to the "exclusive_mask" field.
+func (m *VirtualMachineMutation) ResetExclusiveMask() {
+	m.exclusive_mask = nil
+	m.addexclusive_mask = nil
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (m *VirtualMachineMutation) SetNumaNode(i int) {
+	m.numa_node = &i
+	m.addnuma_node = nil
+}
+
+// NumaNode returns the value of the "numa_node" field in the mutation.
+func (m *VirtualMachineMutation) NumaNode() (r int, exists bool) {
+	v := m.numa_node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumaNode returns the old "numa_node" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldNumaNode(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumaNode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumaNode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumaNode: %w", err)
+	}
+	return oldValue.NumaNode, nil
+}
+
+// AddNumaNode adds i to the "numa_node" field.
+func (m *VirtualMachineMutation) AddNumaNode(i int) {
+	if m.addnuma_node != nil {
+		*m.addnuma_node += i
+	} else {
+		m.addnuma_node = &i
+	}
+}
+
+// AddedNumaNode returns the value that was added to the "numa_node" field in this mutation.
+func (m *VirtualMachineMutation) AddedNumaNode() (r int, exists bool) {
+	v := m.addnuma_node
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (m *VirtualMachineMutation) ClearNumaNode() {
+	m.numa_node = nil
+	m.addnuma_node = nil
+	m.clearedFields[virtualmachine.FieldNumaNode] = struct{}{}
+}
+
+// NumaNodeCleared returns if the "numa_node" field was cleared in this mutation.
+func (m *VirtualMachineMutation) NumaNodeCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldNumaNode]
+	return ok
+}
+
+// ResetNumaNode resets all changes to the "numa_node" field.
+func (m *VirtualMachineMutation) ResetNumaNode() {
+	m.numa_node = nil
+	m.addnuma_node = nil
+	delete(m.clearedFields, virtualmachine.FieldNumaNode)
 }
 
 // SetGuestState sets the "guest_state" field.
@@ -60650,7 +61275,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 25)
+	fields := make([]string, 0, 29)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -60701,6 +61326,18 @@ func (m *VirtualMachineMutation) Fields() []string {
 	}
 	if m.allocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
+	}
+	if m.state_after_move != nil {
+		fields = append(fields, virtualmachine.FieldStateAfterMove)
+	}
+	if m.availability_zone_chosen != nil {
+		fields = append(fields, virtualmachine.FieldAvailabilityZoneChosen)
+	}
+	if m.exclusive_mask != nil {
+		fields = append(fields, virtualmachine.FieldExclusiveMask)
+	}
+	if m.numa_node != nil {
+		fields = append(fields, virtualmachine.FieldNumaNode)
 	}
 	if m.guest_state != nil {
 		fields = append(fields, virtualmachine.FieldGuestState)
@@ -60768,6 +61405,14 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.AllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AllocatedDiskGB()
+	case virtualmachine.FieldStateAfterMove:
+		return m.StateAfterMove()
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		return m.AvailabilityZoneChosen()
+	case virtualmachine.FieldExclusiveMask:
+		return m.ExclusiveMask()
+	case virtualmachine.FieldNumaNode:
+		return m.NumaNode()
 	case virtualmachine.FieldGuestState:
 		return m.GuestState()
 	case virtualmachine.FieldGuestStateChangedAt:
@@ -60827,6 +61472,14 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldAllocatedMemoryMB(ctx)
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.OldAllocatedDiskGB(ctx)
+	case virtualmachine.FieldStateAfterMove:
+		return m.OldStateAfterMove(ctx)
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		return m.OldAvailabilityZoneChosen(ctx)
+	case virtualmachine.FieldExclusiveMask:
+		return m.OldExclusiveMask(ctx)
+	case virtualmachine.FieldNumaNode:
+		return m.OldNumaNode(ctx)
 	case virtualmachine.FieldGuestState:
 		return m.OldGuestState(ctx)
 	case virtualmachine.FieldGuestStateChangedAt:
@@ -60971,6 +61624,34 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAllocatedDiskGB(v)
 		return nil
+	case virtualmachine.FieldStateAfterMove:
+		v, ok := value.(virtualmachine.StateAfterMove)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStateAfterMove(v)
+		return nil
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAvailabilityZoneChosen(v)
+		return nil
+	case virtualmachine.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusiveMask(v)
+		return nil
+	case virtualmachine.FieldNumaNode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumaNode(v)
+		return nil
 	case virtualmachine.FieldGuestState:
 		v, ok := value.(virtualmachine.GuestState)
 		if !ok {
@@ -61050,6 +61731,12 @@ func (m *VirtualMachineMutation) AddedFields() []string {
 	if m.addallocated_disk_gb != nil {
 		fields = append(fields, virtualmachine.FieldAllocatedDiskGB)
 	}
+	if m.addexclusive_mask != nil {
+		fields = append(fields, virtualmachine.FieldExclusiveMask)
+	}
+	if m.addnuma_node != nil {
+		fields = append(fields, virtualmachine.FieldNumaNode)
+	}
 	return fields
 }
 
@@ -61068,6 +61755,10 @@ func (m *VirtualMachineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAllocatedMemoryMB()
 	case virtualmachine.FieldAllocatedDiskGB:
 		return m.AddedAllocatedDiskGB()
+	case virtualmachine.FieldExclusiveMask:
+		return m.AddedExclusiveMask()
+	case virtualmachine.FieldNumaNode:
+		return m.AddedNumaNode()
 	}
 	return nil, false
 }
@@ -61112,6 +61803,20 @@ func (m *VirtualMachineMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAllocatedDiskGB(v)
 		return nil
+	case virtualmachine.FieldExclusiveMask:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExclusiveMask(v)
+		return nil
+	case virtualmachine.FieldNumaNode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNumaNode(v)
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine numeric field %s", name)
 }
@@ -61134,6 +61839,12 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(virtualmachine.FieldRevisionHistory) {
 		fields = append(fields, virtualmachine.FieldRevisionHistory)
+	}
+	if m.FieldCleared(virtualmachine.FieldStateAfterMove) {
+		fields = append(fields, virtualmachine.FieldStateAfterMove)
+	}
+	if m.FieldCleared(virtualmachine.FieldNumaNode) {
+		fields = append(fields, virtualmachine.FieldNumaNode)
 	}
 	if m.FieldCleared(virtualmachine.FieldGuestStateChangedAt) {
 		fields = append(fields, virtualmachine.FieldGuestStateChangedAt)
@@ -61184,6 +61895,12 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 		return nil
 	case virtualmachine.FieldRevisionHistory:
 		m.ClearRevisionHistory()
+		return nil
+	case virtualmachine.FieldStateAfterMove:
+		m.ClearStateAfterMove()
+		return nil
+	case virtualmachine.FieldNumaNode:
+		m.ClearNumaNode()
 		return nil
 	case virtualmachine.FieldGuestStateChangedAt:
 		m.ClearGuestStateChangedAt()
@@ -61264,6 +61981,18 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 		return nil
 	case virtualmachine.FieldAllocatedDiskGB:
 		m.ResetAllocatedDiskGB()
+		return nil
+	case virtualmachine.FieldStateAfterMove:
+		m.ResetStateAfterMove()
+		return nil
+	case virtualmachine.FieldAvailabilityZoneChosen:
+		m.ResetAvailabilityZoneChosen()
+		return nil
+	case virtualmachine.FieldExclusiveMask:
+		m.ResetExclusiveMask()
+		return nil
+	case virtualmachine.FieldNumaNode:
+		m.ResetNumaNode()
 		return nil
 	case virtualmachine.FieldGuestState:
 		m.ResetGuestState()

@@ -40,7 +40,7 @@ type VirtualMachine struct {
 	Type virtualmachine.Type `json:"type,omitempty"`
 	// BootDevice holds the value of the "boot_device" field.
 	BootDevice virtualmachine.BootDevice `json:"boot_device,omitempty"`
-	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns
+	// UNKNOWN while its node is DOWN: nobody can tell whether it runs; back to the observed state when the node returns. MOVING while a drain or a resize moves it to another node: no copy runs until its new node reports it (ACTIVE or STOPPED, as before the move)
 	Status virtualmachine.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
 	StatusReason string `json:"status_reason,omitempty"`
@@ -62,6 +62,14 @@ type VirtualMachine struct {
 	AllocatedMemoryMB int64 `json:"allocated_memory_mb,omitempty"`
 	// AllocatedDiskGB holds the value of the "allocated_disk_gb" field.
 	AllocatedDiskGB int64 `json:"allocated_disk_gb,omitempty"`
+	// while MOVING: the power state the VM had before the move, which its new node's assignment asks for
+	StateAfterMove *virtualmachine.StateAfterMove `json:"state_after_move,omitempty"`
+	// the tenant chose availability_zone at create: moves and resizes keep the VM in it; otherwise the zone follows the node the VM is on
+	AvailabilityZoneChosen bool `json:"availability_zone_chosen,omitempty"`
+	// what an exclusive flavor's VM holds of its node's exclusive_mask; released with the VM
+	ExclusiveMask int64 `json:"exclusive_mask,omitempty"`
+	// the NUMA node a NUMA_NODE flavor's VM owns on its node
+	NumaNode *int `json:"numa_node,omitempty"`
 	// what the guest itself said (package guest): BOOTING once its domain runs, READY when the guest (or the QEMU guest agent) reported in, UNREACHABLE when it did not within the deadline; UNKNOWN while the domain does not run
 	GuestState virtualmachine.GuestState `json:"guest_state,omitempty"`
 	// when guest_state last changed; a BOOTING guest's deadline counts from here
@@ -311,9 +319,11 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy, virtualmachine.FieldRevisionHistory, virtualmachine.FieldGuestAddresses:
 			values[i] = new([]byte)
-		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB:
+		case virtualmachine.FieldAvailabilityZoneChosen:
+			values[i] = new(sql.NullBool)
+		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB, virtualmachine.FieldExclusiveMask, virtualmachine.FieldNumaNode:
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldGuestState, virtualmachine.FieldGuestHostname, virtualmachine.FieldGuestCredentialHash, virtualmachine.FieldUserData:
+		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldStateAfterMove, virtualmachine.FieldGuestState, virtualmachine.FieldGuestHostname, virtualmachine.FieldGuestCredentialHash, virtualmachine.FieldUserData:
 			values[i] = new(sql.NullString)
 		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt, virtualmachine.FieldGuestStateChangedAt, virtualmachine.FieldGuestReadyAt, virtualmachine.FieldGuestCredentialExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -463,6 +473,32 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field allocated_disk_gb", values[i])
 			} else if value.Valid {
 				_m.AllocatedDiskGB = value.Int64
+			}
+		case virtualmachine.FieldStateAfterMove:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field state_after_move", values[i])
+			} else if value.Valid {
+				_m.StateAfterMove = new(virtualmachine.StateAfterMove)
+				*_m.StateAfterMove = virtualmachine.StateAfterMove(value.String)
+			}
+		case virtualmachine.FieldAvailabilityZoneChosen:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field availability_zone_chosen", values[i])
+			} else if value.Valid {
+				_m.AvailabilityZoneChosen = value.Bool
+			}
+		case virtualmachine.FieldExclusiveMask:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field exclusive_mask", values[i])
+			} else if value.Valid {
+				_m.ExclusiveMask = value.Int64
+			}
+		case virtualmachine.FieldNumaNode:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field numa_node", values[i])
+			} else if value.Valid {
+				_m.NumaNode = new(int)
+				*_m.NumaNode = int(value.Int64)
 			}
 		case virtualmachine.FieldGuestState:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -746,6 +782,22 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("allocated_disk_gb=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AllocatedDiskGB))
+	builder.WriteString(", ")
+	if v := _m.StateAfterMove; v != nil {
+		builder.WriteString("state_after_move=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("availability_zone_chosen=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AvailabilityZoneChosen))
+	builder.WriteString(", ")
+	builder.WriteString("exclusive_mask=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ExclusiveMask))
+	builder.WriteString(", ")
+	if v := _m.NumaNode; v != nil {
+		builder.WriteString("numa_node=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("guest_state=")
 	builder.WriteString(fmt.Sprintf("%v", _m.GuestState))

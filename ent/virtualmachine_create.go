@@ -253,6 +253,62 @@ func (_c *VirtualMachineCreate) SetNillableAllocatedDiskGB(v *int64) *VirtualMac
 	return _c
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (_c *VirtualMachineCreate) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineCreate {
+	_c.mutation.SetStateAfterMove(v)
+	return _c
+}
+
+// SetNillableStateAfterMove sets the "state_after_move" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableStateAfterMove(v *virtualmachine.StateAfterMove) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetStateAfterMove(*v)
+	}
+	return _c
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (_c *VirtualMachineCreate) SetAvailabilityZoneChosen(v bool) *VirtualMachineCreate {
+	_c.mutation.SetAvailabilityZoneChosen(v)
+	return _c
+}
+
+// SetNillableAvailabilityZoneChosen sets the "availability_zone_chosen" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableAvailabilityZoneChosen(v *bool) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetAvailabilityZoneChosen(*v)
+	}
+	return _c
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_c *VirtualMachineCreate) SetExclusiveMask(v int64) *VirtualMachineCreate {
+	_c.mutation.SetExclusiveMask(v)
+	return _c
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableExclusiveMask(v *int64) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetExclusiveMask(*v)
+	}
+	return _c
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (_c *VirtualMachineCreate) SetNumaNode(v int) *VirtualMachineCreate {
+	_c.mutation.SetNumaNode(v)
+	return _c
+}
+
+// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableNumaNode(v *int) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetNumaNode(*v)
+	}
+	return _c
+}
+
 // SetGuestState sets the "guest_state" field.
 func (_c *VirtualMachineCreate) SetGuestState(v virtualmachine.GuestState) *VirtualMachineCreate {
 	_c.mutation.SetGuestState(v)
@@ -699,6 +755,14 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultAllocatedDiskGB
 		_c.mutation.SetAllocatedDiskGB(v)
 	}
+	if _, ok := _c.mutation.AvailabilityZoneChosen(); !ok {
+		v := virtualmachine.DefaultAvailabilityZoneChosen
+		_c.mutation.SetAvailabilityZoneChosen(v)
+	}
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		v := virtualmachine.DefaultExclusiveMask
+		_c.mutation.SetExclusiveMask(v)
+	}
 	if _, ok := _c.mutation.GuestState(); !ok {
 		v := virtualmachine.DefaultGuestState
 		_c.mutation.SetGuestState(v)
@@ -807,6 +871,27 @@ func (_c *VirtualMachineCreate) check() error {
 	if v, ok := _c.mutation.AllocatedDiskGB(); ok {
 		if err := virtualmachine.AllocatedDiskGBValidator(v); err != nil {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.StateAfterMove(); ok {
+		if err := virtualmachine.StateAfterMoveValidator(v); err != nil {
+			return &ValidationError{Name: "state_after_move", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.state_after_move": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AvailabilityZoneChosen(); !ok {
+		return &ValidationError{Name: "availability_zone_chosen", err: errors.New(`ent: missing required field "VirtualMachine.availability_zone_chosen"`)}
+	}
+	if _, ok := _c.mutation.ExclusiveMask(); !ok {
+		return &ValidationError{Name: "exclusive_mask", err: errors.New(`ent: missing required field "VirtualMachine.exclusive_mask"`)}
+	}
+	if v, ok := _c.mutation.ExclusiveMask(); ok {
+		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.NumaNode(); ok {
+		if err := virtualmachine.NumaNodeValidator(v); err != nil {
+			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.GuestState(); !ok {
@@ -935,6 +1020,22 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.AllocatedDiskGB(); ok {
 		_spec.SetField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
 		_node.AllocatedDiskGB = value
+	}
+	if value, ok := _c.mutation.StateAfterMove(); ok {
+		_spec.SetField(virtualmachine.FieldStateAfterMove, field.TypeEnum, value)
+		_node.StateAfterMove = &value
+	}
+	if value, ok := _c.mutation.AvailabilityZoneChosen(); ok {
+		_spec.SetField(virtualmachine.FieldAvailabilityZoneChosen, field.TypeBool, value)
+		_node.AvailabilityZoneChosen = value
+	}
+	if value, ok := _c.mutation.ExclusiveMask(); ok {
+		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+		_node.ExclusiveMask = value
+	}
+	if value, ok := _c.mutation.NumaNode(); ok {
+		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+		_node.NumaNode = &value
 	}
 	if value, ok := _c.mutation.GuestState(); ok {
 		_spec.SetField(virtualmachine.FieldGuestState, field.TypeEnum, value)
@@ -1537,6 +1638,78 @@ func (u *VirtualMachineUpsert) AddAllocatedDiskGB(v int64) *VirtualMachineUpsert
 	return u
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (u *VirtualMachineUpsert) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldStateAfterMove, v)
+	return u
+}
+
+// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateStateAfterMove() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldStateAfterMove)
+	return u
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (u *VirtualMachineUpsert) ClearStateAfterMove() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldStateAfterMove)
+	return u
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (u *VirtualMachineUpsert) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldAvailabilityZoneChosen, v)
+	return u
+}
+
+// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateAvailabilityZoneChosen() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldAvailabilityZoneChosen)
+	return u
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsert) SetExclusiveMask(v int64) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldExclusiveMask, v)
+	return u
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateExclusiveMask() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldExclusiveMask)
+	return u
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsert) AddExclusiveMask(v int64) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldExclusiveMask, v)
+	return u
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsert) SetNumaNode(v int) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldNumaNode, v)
+	return u
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateNumaNode() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldNumaNode)
+	return u
+}
+
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsert) AddNumaNode(v int) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldNumaNode, v)
+	return u
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsert) ClearNumaNode() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldNumaNode)
+	return u
+}
+
 // SetGuestState sets the "guest_state" field.
 func (u *VirtualMachineUpsert) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpsert {
 	u.Set(virtualmachine.FieldGuestState, v)
@@ -2011,6 +2184,90 @@ func (u *VirtualMachineUpsertOne) AddAllocatedDiskGB(v int64) *VirtualMachineUps
 func (u *VirtualMachineUpsertOne) UpdateAllocatedDiskGB() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetStateAfterMove sets the "state_after_move" field.
+func (u *VirtualMachineUpsertOne) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStateAfterMove(v)
+	})
+}
+
+// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateStateAfterMove() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStateAfterMove()
+	})
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (u *VirtualMachineUpsertOne) ClearStateAfterMove() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearStateAfterMove()
+	})
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (u *VirtualMachineUpsertOne) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAvailabilityZoneChosen(v)
+	})
+}
+
+// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateAvailabilityZoneChosen() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAvailabilityZoneChosen()
+	})
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsertOne) SetExclusiveMask(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetExclusiveMask(v)
+	})
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsertOne) AddExclusiveMask(v int64) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddExclusiveMask(v)
+	})
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateExclusiveMask() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateExclusiveMask()
+	})
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsertOne) SetNumaNode(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetNumaNode(v)
+	})
+}
+
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsertOne) AddNumaNode(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddNumaNode(v)
+	})
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateNumaNode() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateNumaNode()
+	})
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsertOne) ClearNumaNode() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearNumaNode()
 	})
 }
 
@@ -2677,6 +2934,90 @@ func (u *VirtualMachineUpsertBulk) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 func (u *VirtualMachineUpsertBulk) UpdateAllocatedDiskGB() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.UpdateAllocatedDiskGB()
+	})
+}
+
+// SetStateAfterMove sets the "state_after_move" field.
+func (u *VirtualMachineUpsertBulk) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetStateAfterMove(v)
+	})
+}
+
+// UpdateStateAfterMove sets the "state_after_move" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateStateAfterMove() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateStateAfterMove()
+	})
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (u *VirtualMachineUpsertBulk) ClearStateAfterMove() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearStateAfterMove()
+	})
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (u *VirtualMachineUpsertBulk) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetAvailabilityZoneChosen(v)
+	})
+}
+
+// UpdateAvailabilityZoneChosen sets the "availability_zone_chosen" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateAvailabilityZoneChosen() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateAvailabilityZoneChosen()
+	})
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (u *VirtualMachineUpsertBulk) SetExclusiveMask(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetExclusiveMask(v)
+	})
+}
+
+// AddExclusiveMask adds v to the "exclusive_mask" field.
+func (u *VirtualMachineUpsertBulk) AddExclusiveMask(v int64) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddExclusiveMask(v)
+	})
+}
+
+// UpdateExclusiveMask sets the "exclusive_mask" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateExclusiveMask() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateExclusiveMask()
+	})
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) SetNumaNode(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetNumaNode(v)
+	})
+}
+
+// AddNumaNode adds v to the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) AddNumaNode(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddNumaNode(v)
+	})
+}
+
+// UpdateNumaNode sets the "numa_node" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateNumaNode() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateNumaNode()
+	})
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (u *VirtualMachineUpsertBulk) ClearNumaNode() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearNumaNode()
 	})
 }
 

@@ -318,6 +318,88 @@ func (_u *VirtualMachineUpdate) AddAllocatedDiskGB(v int64) *VirtualMachineUpdat
 	return _u
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (_u *VirtualMachineUpdate) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpdate {
+	_u.mutation.SetStateAfterMove(v)
+	return _u
+}
+
+// SetNillableStateAfterMove sets the "state_after_move" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableStateAfterMove(v *virtualmachine.StateAfterMove) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetStateAfterMove(*v)
+	}
+	return _u
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (_u *VirtualMachineUpdate) ClearStateAfterMove() *VirtualMachineUpdate {
+	_u.mutation.ClearStateAfterMove()
+	return _u
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (_u *VirtualMachineUpdate) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpdate {
+	_u.mutation.SetAvailabilityZoneChosen(v)
+	return _u
+}
+
+// SetNillableAvailabilityZoneChosen sets the "availability_zone_chosen" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableAvailabilityZoneChosen(v *bool) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetAvailabilityZoneChosen(*v)
+	}
+	return _u
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_u *VirtualMachineUpdate) SetExclusiveMask(v int64) *VirtualMachineUpdate {
+	_u.mutation.ResetExclusiveMask()
+	_u.mutation.SetExclusiveMask(v)
+	return _u
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableExclusiveMask(v *int64) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetExclusiveMask(*v)
+	}
+	return _u
+}
+
+// AddExclusiveMask adds value to the "exclusive_mask" field.
+func (_u *VirtualMachineUpdate) AddExclusiveMask(v int64) *VirtualMachineUpdate {
+	_u.mutation.AddExclusiveMask(v)
+	return _u
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (_u *VirtualMachineUpdate) SetNumaNode(v int) *VirtualMachineUpdate {
+	_u.mutation.ResetNumaNode()
+	_u.mutation.SetNumaNode(v)
+	return _u
+}
+
+// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableNumaNode(v *int) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetNumaNode(*v)
+	}
+	return _u
+}
+
+// AddNumaNode adds value to the "numa_node" field.
+func (_u *VirtualMachineUpdate) AddNumaNode(v int) *VirtualMachineUpdate {
+	_u.mutation.AddNumaNode(v)
+	return _u
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (_u *VirtualMachineUpdate) ClearNumaNode() *VirtualMachineUpdate {
+	_u.mutation.ClearNumaNode()
+	return _u
+}
+
 // SetGuestState sets the "guest_state" field.
 func (_u *VirtualMachineUpdate) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpdate {
 	_u.mutation.SetGuestState(v)
@@ -1037,6 +1119,21 @@ func (_u *VirtualMachineUpdate) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StateAfterMove(); ok {
+		if err := virtualmachine.StateAfterMoveValidator(v); err != nil {
+			return &ValidationError{Name: "state_after_move", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.state_after_move": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ExclusiveMask(); ok {
+		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NumaNode(); ok {
+		if err := virtualmachine.NumaNodeValidator(v); err != nil {
+			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.GuestState(); ok {
 		if err := virtualmachine.GuestStateValidator(v); err != nil {
 			return &ValidationError{Name: "guest_state", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_state": %w`, err)}
@@ -1169,6 +1266,30 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StateAfterMove(); ok {
+		_spec.SetField(virtualmachine.FieldStateAfterMove, field.TypeEnum, value)
+	}
+	if _u.mutation.StateAfterMoveCleared() {
+		_spec.ClearField(virtualmachine.FieldStateAfterMove, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.AvailabilityZoneChosen(); ok {
+		_spec.SetField(virtualmachine.FieldAvailabilityZoneChosen, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ExclusiveMask(); ok {
+		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
+		_spec.AddField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NumaNode(); ok {
+		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNumaNode(); ok {
+		_spec.AddField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if _u.mutation.NumaNodeCleared() {
+		_spec.ClearField(virtualmachine.FieldNumaNode, field.TypeInt)
 	}
 	if value, ok := _u.mutation.GuestState(); ok {
 		_spec.SetField(virtualmachine.FieldGuestState, field.TypeEnum, value)
@@ -2089,6 +2210,88 @@ func (_u *VirtualMachineUpdateOne) AddAllocatedDiskGB(v int64) *VirtualMachineUp
 	return _u
 }
 
+// SetStateAfterMove sets the "state_after_move" field.
+func (_u *VirtualMachineUpdateOne) SetStateAfterMove(v virtualmachine.StateAfterMove) *VirtualMachineUpdateOne {
+	_u.mutation.SetStateAfterMove(v)
+	return _u
+}
+
+// SetNillableStateAfterMove sets the "state_after_move" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableStateAfterMove(v *virtualmachine.StateAfterMove) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetStateAfterMove(*v)
+	}
+	return _u
+}
+
+// ClearStateAfterMove clears the value of the "state_after_move" field.
+func (_u *VirtualMachineUpdateOne) ClearStateAfterMove() *VirtualMachineUpdateOne {
+	_u.mutation.ClearStateAfterMove()
+	return _u
+}
+
+// SetAvailabilityZoneChosen sets the "availability_zone_chosen" field.
+func (_u *VirtualMachineUpdateOne) SetAvailabilityZoneChosen(v bool) *VirtualMachineUpdateOne {
+	_u.mutation.SetAvailabilityZoneChosen(v)
+	return _u
+}
+
+// SetNillableAvailabilityZoneChosen sets the "availability_zone_chosen" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableAvailabilityZoneChosen(v *bool) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetAvailabilityZoneChosen(*v)
+	}
+	return _u
+}
+
+// SetExclusiveMask sets the "exclusive_mask" field.
+func (_u *VirtualMachineUpdateOne) SetExclusiveMask(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.ResetExclusiveMask()
+	_u.mutation.SetExclusiveMask(v)
+	return _u
+}
+
+// SetNillableExclusiveMask sets the "exclusive_mask" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableExclusiveMask(v *int64) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetExclusiveMask(*v)
+	}
+	return _u
+}
+
+// AddExclusiveMask adds value to the "exclusive_mask" field.
+func (_u *VirtualMachineUpdateOne) AddExclusiveMask(v int64) *VirtualMachineUpdateOne {
+	_u.mutation.AddExclusiveMask(v)
+	return _u
+}
+
+// SetNumaNode sets the "numa_node" field.
+func (_u *VirtualMachineUpdateOne) SetNumaNode(v int) *VirtualMachineUpdateOne {
+	_u.mutation.ResetNumaNode()
+	_u.mutation.SetNumaNode(v)
+	return _u
+}
+
+// SetNillableNumaNode sets the "numa_node" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableNumaNode(v *int) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetNumaNode(*v)
+	}
+	return _u
+}
+
+// AddNumaNode adds value to the "numa_node" field.
+func (_u *VirtualMachineUpdateOne) AddNumaNode(v int) *VirtualMachineUpdateOne {
+	_u.mutation.AddNumaNode(v)
+	return _u
+}
+
+// ClearNumaNode clears the value of the "numa_node" field.
+func (_u *VirtualMachineUpdateOne) ClearNumaNode() *VirtualMachineUpdateOne {
+	_u.mutation.ClearNumaNode()
+	return _u
+}
+
 // SetGuestState sets the "guest_state" field.
 func (_u *VirtualMachineUpdateOne) SetGuestState(v virtualmachine.GuestState) *VirtualMachineUpdateOne {
 	_u.mutation.SetGuestState(v)
@@ -2821,6 +3024,21 @@ func (_u *VirtualMachineUpdateOne) check() error {
 			return &ValidationError{Name: "allocated_disk_gb", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.allocated_disk_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StateAfterMove(); ok {
+		if err := virtualmachine.StateAfterMoveValidator(v); err != nil {
+			return &ValidationError{Name: "state_after_move", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.state_after_move": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ExclusiveMask(); ok {
+		if err := virtualmachine.ExclusiveMaskValidator(v); err != nil {
+			return &ValidationError{Name: "exclusive_mask", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.exclusive_mask": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NumaNode(); ok {
+		if err := virtualmachine.NumaNodeValidator(v); err != nil {
+			return &ValidationError{Name: "numa_node", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.numa_node": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.GuestState(); ok {
 		if err := virtualmachine.GuestStateValidator(v); err != nil {
 			return &ValidationError{Name: "guest_state", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_state": %w`, err)}
@@ -2970,6 +3188,30 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if value, ok := _u.mutation.AddedAllocatedDiskGB(); ok {
 		_spec.AddField(virtualmachine.FieldAllocatedDiskGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StateAfterMove(); ok {
+		_spec.SetField(virtualmachine.FieldStateAfterMove, field.TypeEnum, value)
+	}
+	if _u.mutation.StateAfterMoveCleared() {
+		_spec.ClearField(virtualmachine.FieldStateAfterMove, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.AvailabilityZoneChosen(); ok {
+		_spec.SetField(virtualmachine.FieldAvailabilityZoneChosen, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ExclusiveMask(); ok {
+		_spec.SetField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedExclusiveMask(); ok {
+		_spec.AddField(virtualmachine.FieldExclusiveMask, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NumaNode(); ok {
+		_spec.SetField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNumaNode(); ok {
+		_spec.AddField(virtualmachine.FieldNumaNode, field.TypeInt, value)
+	}
+	if _u.mutation.NumaNodeCleared() {
+		_spec.ClearField(virtualmachine.FieldNumaNode, field.TypeInt)
 	}
 	if value, ok := _u.mutation.GuestState(); ok {
 		_spec.SetField(virtualmachine.FieldGuestState, field.TypeEnum, value)

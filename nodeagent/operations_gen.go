@@ -186,6 +186,10 @@ type Flavor struct {
 	CpuLimitPercent int  `json:"cpuLimitPercent"`
 	DiskIopsLimit   *int `json:"diskIopsLimit"`
 	DiskMbpsLimit   *int `json:"diskMbpsLimit"`
+	// bandwidth limit of each NIC, in and out, in megabits per second (<bandwidth> in the domain)
+	NetworkMbpsLimit *int `json:"networkMbpsLimit"`
+	// NONE shares hosts; HOST takes a whole host, NUMA_NODE one NUMA node of a host, alone and without CPU/IO limits
+	Exclusive FlavorExclusive `json:"exclusive"`
 }
 
 // GetVcpus returns Flavor.Vcpus, and is useful for accessing the field via an interface.
@@ -209,6 +213,12 @@ func (v *Flavor) GetDiskIopsLimit() *int { return v.DiskIopsLimit }
 // GetDiskMbpsLimit returns Flavor.DiskMbpsLimit, and is useful for accessing the field via an interface.
 func (v *Flavor) GetDiskMbpsLimit() *int { return v.DiskMbpsLimit }
 
+// GetNetworkMbpsLimit returns Flavor.NetworkMbpsLimit, and is useful for accessing the field via an interface.
+func (v *Flavor) GetNetworkMbpsLimit() *int { return v.NetworkMbpsLimit }
+
+// GetExclusive returns Flavor.Exclusive, and is useful for accessing the field via an interface.
+func (v *Flavor) GetExclusive() FlavorExclusive { return v.Exclusive }
+
 // FlavorCPUPolicy is enum for the field cpu_policy
 type FlavorCPUPolicy string
 
@@ -220,6 +230,21 @@ const (
 var AllFlavorCPUPolicy = []FlavorCPUPolicy{
 	FlavorCPUPolicyShared,
 	FlavorCPUPolicyDedicated,
+}
+
+// FlavorExclusive is enum for the field exclusive
+type FlavorExclusive string
+
+const (
+	FlavorExclusiveNone     FlavorExclusive = "NONE"
+	FlavorExclusiveHost     FlavorExclusive = "HOST"
+	FlavorExclusiveNumaNode FlavorExclusive = "NUMA_NODE"
+)
+
+var AllFlavorExclusive = []FlavorExclusive{
+	FlavorExclusiveNone,
+	FlavorExclusiveHost,
+	FlavorExclusiveNumaNode,
 }
 
 // What the QEMU guest agent inside a running VM answered its node's agent.
@@ -317,14 +342,33 @@ var AllImageStatus = []ImageStatus{
 	ImageStatusDeprecated,
 }
 
+type NUMANodeInput struct {
+	Id       int   `json:"id"`
+	Cpus     []int `json:"cpus"`
+	MemoryMB int   `json:"memoryMB"`
+}
+
+// GetId returns NUMANodeInput.Id, and is useful for accessing the field via an interface.
+func (v *NUMANodeInput) GetId() int { return v.Id }
+
+// GetCpus returns NUMANodeInput.Cpus, and is useful for accessing the field via an interface.
+func (v *NUMANodeInput) GetCpus() []int { return v.Cpus }
+
+// GetMemoryMB returns NUMANodeInput.MemoryMB, and is useful for accessing the field via an interface.
+func (v *NUMANodeInput) GetMemoryMB() int { return v.MemoryMB }
+
 type NodeStatusInput struct {
 	NodeID string `json:"nodeID"`
 	// vCPUs offered to VMs
-	CpuCapacity      *int    `json:"cpuCapacity"`
-	MemoryCapacityMB *int    `json:"memoryCapacityMB"`
-	DiskCapacityGB   *int    `json:"diskCapacityGB"`
-	AgentVersion     *string `json:"agentVersion"`
-	Healthy          bool    `json:"healthy"`
+	CpuCapacity *int `json:"cpuCapacity"`
+	// host CPUs kept for the host (the agent's --reserved-cpus), not in cpuCapacity
+	ReservedCPUs *int `json:"reservedCPUs"`
+	// the host's NUMA nodes with their CPUs and memory; null leaves the recorded ones
+	NumaNodes        []NUMANodeInput `json:"numaNodes"`
+	MemoryCapacityMB *int            `json:"memoryCapacityMB"`
+	DiskCapacityGB   *int            `json:"diskCapacityGB"`
+	AgentVersion     *string         `json:"agentVersion"`
+	Healthy          bool            `json:"healthy"`
 	// what is wrong when not healthy
 	Message *string `json:"message"`
 	// the node asks to be cordoned (e.g. failing hardware)
@@ -346,6 +390,12 @@ func (v *NodeStatusInput) GetNodeID() string { return v.NodeID }
 
 // GetCpuCapacity returns NodeStatusInput.CpuCapacity, and is useful for accessing the field via an interface.
 func (v *NodeStatusInput) GetCpuCapacity() *int { return v.CpuCapacity }
+
+// GetReservedCPUs returns NodeStatusInput.ReservedCPUs, and is useful for accessing the field via an interface.
+func (v *NodeStatusInput) GetReservedCPUs() *int { return v.ReservedCPUs }
+
+// GetNumaNodes returns NodeStatusInput.NumaNodes, and is useful for accessing the field via an interface.
+func (v *NodeStatusInput) GetNumaNodes() []NUMANodeInput { return v.NumaNodes }
 
 // GetMemoryCapacityMB returns NodeStatusInput.MemoryCapacityMB, and is useful for accessing the field via an interface.
 func (v *NodeStatusInput) GetMemoryCapacityMB() *int { return v.MemoryCapacityMB }
@@ -524,6 +574,9 @@ type VMPort struct {
 	Vlan *int    `json:"vlan"`
 	// NIC model of a VM port, e.g. virtio
 	Driver *string `json:"driver"`
+	// The id of the port's network, readable by whoever reads the port (a node agent names the
+	// network's host bridge after it without reading the network itself).
+	NetworkID *string `json:"networkID"`
 }
 
 // GetMac returns VMPort.Mac, and is useful for accessing the field via an interface.
@@ -534,6 +587,9 @@ func (v *VMPort) GetVlan() *int { return v.Vlan }
 
 // GetDriver returns VMPort.Driver, and is useful for accessing the field via an interface.
 func (v *VMPort) GetDriver() *string { return v.Driver }
+
+// GetNetworkID returns VMPort.NetworkID, and is useful for accessing the field via an interface.
+func (v *VMPort) GetNetworkID() *string { return v.NetworkID }
 
 // VMPortEdge includes the requested fields of the GraphQL type PortEdge.
 // The GraphQL type's documentation follows.
@@ -611,9 +667,11 @@ type VirtualMachine struct {
 	Name       string                   `json:"name"`
 	BootDevice VirtualMachineBootDevice `json:"bootDevice"`
 	Flavor     Flavor                   `json:"flavor"`
-	Image      *Image                   `json:"image"`
-	Volumes    VMVolumes                `json:"volumes"`
-	Ports      VMPorts                  `json:"ports"`
+	// the NUMA node a NUMA_NODE flavor's VM owns on its node
+	NumaNode *int      `json:"numaNode"`
+	Image    *Image    `json:"image"`
+	Volumes  VMVolumes `json:"volumes"`
+	Ports    VMPorts   `json:"ports"`
 }
 
 // GetId returns VirtualMachine.Id, and is useful for accessing the field via an interface.
@@ -627,6 +685,9 @@ func (v *VirtualMachine) GetBootDevice() VirtualMachineBootDevice { return v.Boo
 
 // GetFlavor returns VirtualMachine.Flavor, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetFlavor() Flavor { return v.Flavor }
+
+// GetNumaNode returns VirtualMachine.NumaNode, and is useful for accessing the field via an interface.
+func (v *VirtualMachine) GetNumaNode() *int { return v.NumaNode }
 
 // GetImage returns VirtualMachine.Image, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetImage() *Image { return v.Image }
@@ -2409,7 +2470,10 @@ fragment Assignment on Assignment {
 			cpuLimitPercent
 			diskIopsLimit
 			diskMbpsLimit
+			networkMbpsLimit
+			exclusive
 		}
+		numaNode
 		image {
 			id
 			source
@@ -2434,6 +2498,7 @@ fragment Assignment on Assignment {
 					mac
 					vlan
 					driver
+					networkID
 				}
 			}
 		}

@@ -149,7 +149,7 @@ func TestExclusiveFlavorSpec(t *testing.T) {
 		t.Fatalf("pins %v errs %v, want NUMA node 1's CPUs 4-7", pins, errs)
 	}
 	ag := &Agent{cfg: Config{DefaultNetwork: "default"}}
-	spec, err := ag.specFor(a, pins["a1"])
+	spec, err := ag.specFor(context.Background(), a, pins["a1"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,12 +161,12 @@ func TestExclusiveFlavorSpec(t *testing.T) {
 	zero := 0
 	a.VirtualMachine.NumaNode = &zero
 	pins, _ = pinCPUs([]Assignment{a}, 8, 1, numa)
-	if spec, err = ag.specFor(a, pins["a1"]); err != nil || spec.PinnedCPUs != nil || !slices.Equal(spec.SharedCPUs, []int{1, 2, 3}) {
+	if spec, err = ag.specFor(context.Background(), a, pins["a1"]); err != nil || spec.PinnedCPUs != nil || !slices.Equal(spec.SharedCPUs, []int{1, 2, 3}) {
 		t.Fatalf("spec %+v (%v): want floating over 1-3", spec, err)
 	}
 	// A HOST VM is not pinned but has no limits either.
 	a.VirtualMachine.Flavor.Exclusive, a.VirtualMachine.NumaNode = FlavorExclusiveHost, nil
-	if spec, err = ag.specFor(a, []int{1, 2, 3, 4, 5, 6, 7}); err != nil || spec.CPUQuotaPercent != 0 || spec.NUMANode != nil {
+	if spec, err = ag.specFor(context.Background(), a, []int{1, 2, 3, 4, 5, 6, 7}); err != nil || spec.CPUQuotaPercent != 0 || spec.NUMANode != nil {
 		t.Fatalf("HOST spec %+v (%v)", spec, err)
 	}
 }

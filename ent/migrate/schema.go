@@ -188,6 +188,19 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{AssignmentsColumns[4]},
 			},
+			{
+				Name:    "assignment_vm_node",
+				Unique:  true,
+				Columns: []*schema.Column{AssignmentsColumns[8], AssignmentsColumns[10]},
+			},
+			{
+				Name:    "assignment_vm_live",
+				Unique:  true,
+				Columns: []*schema.Column{AssignmentsColumns[8]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "vm_id IS NOT NULL AND desired_state <> 'ABSENT'",
+				},
+			},
 		},
 	}
 	// AuditLogsColumns holds the columns for the "audit_logs" table.
@@ -351,6 +364,7 @@ var (
 		{Name: "drain_state", Type: field.TypeEnum, Nullable: true, Enums: []string{"DRAINING", "DRAINED", "FAILED"}},
 		{Name: "drain_message", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "drain_deadline", Type: field.TypeTime, Nullable: true},
+		{Name: "drain_unmovable", Type: field.TypeJSON, Nullable: true},
 		{Name: "drain_forced", Type: field.TypeBool, Default: false},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "cpu_capacity", Type: field.TypeInt, Default: 0},
@@ -359,6 +373,9 @@ var (
 		{Name: "cpu_allocated", Type: field.TypeInt, Default: 0},
 		{Name: "memory_allocated_mb", Type: field.TypeInt64, Default: 0},
 		{Name: "disk_allocated_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "reserved_cpus", Type: field.TypeInt, Default: 0},
+		{Name: "numa_nodes", Type: field.TypeJSON, Nullable: true},
+		{Name: "exclusive_mask", Type: field.TypeInt64, Default: 0},
 		{Name: "os_name", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "os_version", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "kernel_version", Type: field.TypeString, Nullable: true, Size: 128},
@@ -382,19 +399,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "compute_nodes_availability_zones_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[30]},
+				Columns:    []*schema.Column{ComputeNodesColumns[34]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "compute_nodes_clusters_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[31]},
+				Columns:    []*schema.Column{ComputeNodesColumns[35]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "compute_nodes_hosts_node",
-				Columns:    []*schema.Column{ComputeNodesColumns[32]},
+				Columns:    []*schema.Column{ComputeNodesColumns[36]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -408,7 +425,7 @@ var (
 			{
 				Name:    "computenode_cluster_nodes",
 				Unique:  false,
-				Columns: []*schema.Column{ComputeNodesColumns[31]},
+				Columns: []*schema.Column{ComputeNodesColumns[35]},
 			},
 		},
 	}
@@ -581,6 +598,7 @@ var (
 		{Name: "disk_iops_limit", Type: field.TypeInt, Nullable: true},
 		{Name: "disk_mbps_limit", Type: field.TypeInt, Nullable: true},
 		{Name: "network_mbps_limit", Type: field.TypeInt, Nullable: true},
+		{Name: "exclusive", Type: field.TypeEnum, Enums: []string{"NONE", "HOST", "NUMA_NODE"}, Default: "NONE"},
 		{Name: "price_per_hour", Type: field.TypeFloat64, Default: 0},
 		{Name: "prices_by_host_model", Type: field.TypeJSON, Nullable: true},
 		{Name: "disabled", Type: field.TypeBool, Default: false},
@@ -594,7 +612,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "flavors_providers_flavors",
-				Columns:    []*schema.Column{FlavorsColumns[16]},
+				Columns:    []*schema.Column{FlavorsColumns[17]},
 				RefColumns: []*schema.Column{ProvidersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -2062,7 +2080,7 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "type", Type: field.TypeEnum, Enums: []string{"CONTROL_PLANE", "WORKER", "MANAGEMENT", "GENERAL"}, Default: "GENERAL"},
 		{Name: "boot_device", Type: field.TypeEnum, Enums: []string{"DISK", "CDROM", "FLOPPY"}, Default: "DISK"},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "SCHEDULED", "CREATING", "ACTIVE", "STARTING", "STOPPING", "STOPPED", "REBOOTING", "DELETING", "DELETED", "ERROR", "UNKNOWN"}, Default: "INITIALIZING"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "SCHEDULED", "CREATING", "ACTIVE", "STARTING", "STOPPING", "STOPPED", "REBOOTING", "DELETING", "DELETED", "ERROR", "UNKNOWN", "MOVING"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
 		{Name: "status_changed_at", Type: field.TypeTime},
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
@@ -2073,6 +2091,10 @@ var (
 		{Name: "allocated_vcpus", Type: field.TypeInt, Default: 0},
 		{Name: "allocated_memory_mb", Type: field.TypeInt64, Default: 0},
 		{Name: "allocated_disk_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "state_after_move", Type: field.TypeEnum, Nullable: true, Enums: []string{"RUNNING", "STOPPED"}},
+		{Name: "availability_zone_chosen", Type: field.TypeBool, Default: false},
+		{Name: "exclusive_mask", Type: field.TypeInt64, Default: 0},
+		{Name: "numa_node", Type: field.TypeInt, Nullable: true},
 		{Name: "guest_state", Type: field.TypeEnum, Enums: []string{"UNKNOWN", "BOOTING", "READY", "UNREACHABLE"}, Default: "UNKNOWN"},
 		{Name: "guest_state_changed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "guest_ready_at", Type: field.TypeTime, Nullable: true},
@@ -2099,55 +2121,55 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "virtual_machines_availability_zones_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[26]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[30]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[27]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[31]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[28]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[32]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[29]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[33]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[30]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[34]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[31]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[35]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[32]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[36]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[33]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[37]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[34]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[38]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -2161,7 +2183,7 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[34]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[38]},
 			},
 			{
 				Name:    "virtualmachine_status",
@@ -2171,22 +2193,22 @@ var (
 			{
 				Name:    "virtualmachine_guest_state",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[18]},
+				Columns: []*schema.Column{VirtualMachinesColumns[22]},
 			},
 			{
 				Name:    "virtualmachine_guest_credential_hash",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[23]},
+				Columns: []*schema.Column{VirtualMachinesColumns[27]},
 			},
 			{
 				Name:    "virtualmachine_compute_node_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[28]},
+				Columns: []*schema.Column{VirtualMachinesColumns[32]},
 			},
 			{
 				Name:    "virtualmachine_region_service_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[33]},
+				Columns: []*schema.Column{VirtualMachinesColumns[37]},
 			},
 		},
 	}

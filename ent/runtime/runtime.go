@@ -530,87 +530,99 @@ func init() {
 	// computenode.DrainMessageValidator is a validator for the "drain_message" field. It is called by the builders before save.
 	computenode.DrainMessageValidator = computenodeDescDrainMessage.Validators[0].(func(string) error)
 	// computenodeDescDrainForced is the schema descriptor for drain_forced field.
-	computenodeDescDrainForced := computenodeFields[8].Descriptor()
+	computenodeDescDrainForced := computenodeFields[9].Descriptor()
 	// computenode.DefaultDrainForced holds the default value on creation for the drain_forced field.
 	computenode.DefaultDrainForced = computenodeDescDrainForced.Default.(bool)
 	// computenodeDescCPUCapacity is the schema descriptor for cpu_capacity field.
-	computenodeDescCPUCapacity := computenodeFields[10].Descriptor()
+	computenodeDescCPUCapacity := computenodeFields[11].Descriptor()
 	// computenode.DefaultCPUCapacity holds the default value on creation for the cpu_capacity field.
 	computenode.DefaultCPUCapacity = computenodeDescCPUCapacity.Default.(int)
 	// computenode.CPUCapacityValidator is a validator for the "cpu_capacity" field. It is called by the builders before save.
 	computenode.CPUCapacityValidator = computenodeDescCPUCapacity.Validators[0].(func(int) error)
 	// computenodeDescMemoryCapacityMB is the schema descriptor for memory_capacity_mb field.
-	computenodeDescMemoryCapacityMB := computenodeFields[11].Descriptor()
+	computenodeDescMemoryCapacityMB := computenodeFields[12].Descriptor()
 	// computenode.DefaultMemoryCapacityMB holds the default value on creation for the memory_capacity_mb field.
 	computenode.DefaultMemoryCapacityMB = computenodeDescMemoryCapacityMB.Default.(int64)
 	// computenode.MemoryCapacityMBValidator is a validator for the "memory_capacity_mb" field. It is called by the builders before save.
 	computenode.MemoryCapacityMBValidator = computenodeDescMemoryCapacityMB.Validators[0].(func(int64) error)
 	// computenodeDescDiskCapacityGB is the schema descriptor for disk_capacity_gb field.
-	computenodeDescDiskCapacityGB := computenodeFields[12].Descriptor()
+	computenodeDescDiskCapacityGB := computenodeFields[13].Descriptor()
 	// computenode.DefaultDiskCapacityGB holds the default value on creation for the disk_capacity_gb field.
 	computenode.DefaultDiskCapacityGB = computenodeDescDiskCapacityGB.Default.(int64)
 	// computenode.DiskCapacityGBValidator is a validator for the "disk_capacity_gb" field. It is called by the builders before save.
 	computenode.DiskCapacityGBValidator = computenodeDescDiskCapacityGB.Validators[0].(func(int64) error)
 	// computenodeDescCPUAllocated is the schema descriptor for cpu_allocated field.
-	computenodeDescCPUAllocated := computenodeFields[13].Descriptor()
+	computenodeDescCPUAllocated := computenodeFields[14].Descriptor()
 	// computenode.DefaultCPUAllocated holds the default value on creation for the cpu_allocated field.
 	computenode.DefaultCPUAllocated = computenodeDescCPUAllocated.Default.(int)
 	// computenode.CPUAllocatedValidator is a validator for the "cpu_allocated" field. It is called by the builders before save.
 	computenode.CPUAllocatedValidator = computenodeDescCPUAllocated.Validators[0].(func(int) error)
 	// computenodeDescMemoryAllocatedMB is the schema descriptor for memory_allocated_mb field.
-	computenodeDescMemoryAllocatedMB := computenodeFields[14].Descriptor()
+	computenodeDescMemoryAllocatedMB := computenodeFields[15].Descriptor()
 	// computenode.DefaultMemoryAllocatedMB holds the default value on creation for the memory_allocated_mb field.
 	computenode.DefaultMemoryAllocatedMB = computenodeDescMemoryAllocatedMB.Default.(int64)
 	// computenode.MemoryAllocatedMBValidator is a validator for the "memory_allocated_mb" field. It is called by the builders before save.
 	computenode.MemoryAllocatedMBValidator = computenodeDescMemoryAllocatedMB.Validators[0].(func(int64) error)
 	// computenodeDescDiskAllocatedGB is the schema descriptor for disk_allocated_gb field.
-	computenodeDescDiskAllocatedGB := computenodeFields[15].Descriptor()
+	computenodeDescDiskAllocatedGB := computenodeFields[16].Descriptor()
 	// computenode.DefaultDiskAllocatedGB holds the default value on creation for the disk_allocated_gb field.
 	computenode.DefaultDiskAllocatedGB = computenodeDescDiskAllocatedGB.Default.(int64)
 	// computenode.DiskAllocatedGBValidator is a validator for the "disk_allocated_gb" field. It is called by the builders before save.
 	computenode.DiskAllocatedGBValidator = computenodeDescDiskAllocatedGB.Validators[0].(func(int64) error)
+	// computenodeDescReservedCpus is the schema descriptor for reserved_cpus field.
+	computenodeDescReservedCpus := computenodeFields[17].Descriptor()
+	// computenode.DefaultReservedCpus holds the default value on creation for the reserved_cpus field.
+	computenode.DefaultReservedCpus = computenodeDescReservedCpus.Default.(int)
+	// computenode.ReservedCpusValidator is a validator for the "reserved_cpus" field. It is called by the builders before save.
+	computenode.ReservedCpusValidator = computenodeDescReservedCpus.Validators[0].(func(int) error)
+	// computenodeDescExclusiveMask is the schema descriptor for exclusive_mask field.
+	computenodeDescExclusiveMask := computenodeFields[19].Descriptor()
+	// computenode.DefaultExclusiveMask holds the default value on creation for the exclusive_mask field.
+	computenode.DefaultExclusiveMask = computenodeDescExclusiveMask.Default.(int64)
+	// computenode.ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
+	computenode.ExclusiveMaskValidator = computenodeDescExclusiveMask.Validators[0].(func(int64) error)
 	// computenodeDescOsName is the schema descriptor for os_name field.
-	computenodeDescOsName := computenodeFields[16].Descriptor()
+	computenodeDescOsName := computenodeFields[20].Descriptor()
 	// computenode.OsNameValidator is a validator for the "os_name" field. It is called by the builders before save.
 	computenode.OsNameValidator = computenodeDescOsName.Validators[0].(func(string) error)
 	// computenodeDescOsVersion is the schema descriptor for os_version field.
-	computenodeDescOsVersion := computenodeFields[17].Descriptor()
+	computenodeDescOsVersion := computenodeFields[21].Descriptor()
 	// computenode.OsVersionValidator is a validator for the "os_version" field. It is called by the builders before save.
 	computenode.OsVersionValidator = computenodeDescOsVersion.Validators[0].(func(string) error)
 	// computenodeDescKernelVersion is the schema descriptor for kernel_version field.
-	computenodeDescKernelVersion := computenodeFields[18].Descriptor()
+	computenodeDescKernelVersion := computenodeFields[22].Descriptor()
 	// computenode.KernelVersionValidator is a validator for the "kernel_version" field. It is called by the builders before save.
 	computenode.KernelVersionValidator = computenodeDescKernelVersion.Validators[0].(func(string) error)
 	// computenodeDescDomainType is the schema descriptor for domain_type field.
-	computenodeDescDomainType := computenodeFields[19].Descriptor()
+	computenodeDescDomainType := computenodeFields[23].Descriptor()
 	// computenode.DomainTypeValidator is a validator for the "domain_type" field. It is called by the builders before save.
 	computenode.DomainTypeValidator = computenodeDescDomainType.Validators[0].(func(string) error)
 	// computenodeDescAgentVersion is the schema descriptor for agent_version field.
-	computenodeDescAgentVersion := computenodeFields[20].Descriptor()
+	computenodeDescAgentVersion := computenodeFields[24].Descriptor()
 	// computenode.AgentVersionValidator is a validator for the "agent_version" field. It is called by the builders before save.
 	computenode.AgentVersionValidator = computenodeDescAgentVersion.Validators[0].(func(string) error)
 	// computenodeDescAutoCordon is the schema descriptor for auto_cordon field.
-	computenodeDescAutoCordon := computenodeFields[22].Descriptor()
+	computenodeDescAutoCordon := computenodeFields[26].Descriptor()
 	// computenode.DefaultAutoCordon holds the default value on creation for the auto_cordon field.
 	computenode.DefaultAutoCordon = computenodeDescAutoCordon.Default.(bool)
 	// computenodeDescAutoCordonIntervalSeconds is the schema descriptor for auto_cordon_interval_seconds field.
-	computenodeDescAutoCordonIntervalSeconds := computenodeFields[23].Descriptor()
+	computenodeDescAutoCordonIntervalSeconds := computenodeFields[27].Descriptor()
 	// computenode.DefaultAutoCordonIntervalSeconds holds the default value on creation for the auto_cordon_interval_seconds field.
 	computenode.DefaultAutoCordonIntervalSeconds = computenodeDescAutoCordonIntervalSeconds.Default.(int)
 	// computenode.AutoCordonIntervalSecondsValidator is a validator for the "auto_cordon_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoCordonIntervalSecondsValidator = computenodeDescAutoCordonIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAutoDrain is the schema descriptor for auto_drain field.
-	computenodeDescAutoDrain := computenodeFields[24].Descriptor()
+	computenodeDescAutoDrain := computenodeFields[28].Descriptor()
 	// computenode.DefaultAutoDrain holds the default value on creation for the auto_drain field.
 	computenode.DefaultAutoDrain = computenodeDescAutoDrain.Default.(bool)
 	// computenodeDescAutoDrainIntervalSeconds is the schema descriptor for auto_drain_interval_seconds field.
-	computenodeDescAutoDrainIntervalSeconds := computenodeFields[25].Descriptor()
+	computenodeDescAutoDrainIntervalSeconds := computenodeFields[29].Descriptor()
 	// computenode.DefaultAutoDrainIntervalSeconds holds the default value on creation for the auto_drain_interval_seconds field.
 	computenode.DefaultAutoDrainIntervalSeconds = computenodeDescAutoDrainIntervalSeconds.Default.(int)
 	// computenode.AutoDrainIntervalSecondsValidator is a validator for the "auto_drain_interval_seconds" field. It is called by the builders before save.
 	computenode.AutoDrainIntervalSecondsValidator = computenodeDescAutoDrainIntervalSeconds.Validators[0].(func(int) error)
 	// computenodeDescAlertsEnabled is the schema descriptor for alerts_enabled field.
-	computenodeDescAlertsEnabled := computenodeFields[26].Descriptor()
+	computenodeDescAlertsEnabled := computenodeFields[30].Descriptor()
 	// computenode.DefaultAlertsEnabled holds the default value on creation for the alerts_enabled field.
 	computenode.DefaultAlertsEnabled = computenodeDescAlertsEnabled.Default.(bool)
 	datacenterMixin := schema.Datacenter{}.Mixin()
@@ -992,13 +1004,13 @@ func init() {
 	// flavor.NetworkMbpsLimitValidator is a validator for the "network_mbps_limit" field. It is called by the builders before save.
 	flavor.NetworkMbpsLimitValidator = flavorDescNetworkMbpsLimit.Validators[0].(func(int) error)
 	// flavorDescPricePerHour is the schema descriptor for price_per_hour field.
-	flavorDescPricePerHour := flavorFields[10].Descriptor()
+	flavorDescPricePerHour := flavorFields[11].Descriptor()
 	// flavor.DefaultPricePerHour holds the default value on creation for the price_per_hour field.
 	flavor.DefaultPricePerHour = flavorDescPricePerHour.Default.(float64)
 	// flavor.PricePerHourValidator is a validator for the "price_per_hour" field. It is called by the builders before save.
 	flavor.PricePerHourValidator = flavorDescPricePerHour.Validators[0].(func(float64) error)
 	// flavorDescDisabled is the schema descriptor for disabled field.
-	flavorDescDisabled := flavorFields[12].Descriptor()
+	flavorDescDisabled := flavorFields[13].Descriptor()
 	// flavor.DefaultDisabled holds the default value on creation for the disabled field.
 	flavor.DefaultDisabled = flavorDescDisabled.Default.(bool)
 	floorMixin := schema.Floor{}.Mixin()
@@ -3240,16 +3252,30 @@ func init() {
 	virtualmachine.DefaultAllocatedDiskGB = virtualmachineDescAllocatedDiskGB.Default.(int64)
 	// virtualmachine.AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	virtualmachine.AllocatedDiskGBValidator = virtualmachineDescAllocatedDiskGB.Validators[0].(func(int64) error)
+	// virtualmachineDescAvailabilityZoneChosen is the schema descriptor for availability_zone_chosen field.
+	virtualmachineDescAvailabilityZoneChosen := virtualmachineFields[16].Descriptor()
+	// virtualmachine.DefaultAvailabilityZoneChosen holds the default value on creation for the availability_zone_chosen field.
+	virtualmachine.DefaultAvailabilityZoneChosen = virtualmachineDescAvailabilityZoneChosen.Default.(bool)
+	// virtualmachineDescExclusiveMask is the schema descriptor for exclusive_mask field.
+	virtualmachineDescExclusiveMask := virtualmachineFields[17].Descriptor()
+	// virtualmachine.DefaultExclusiveMask holds the default value on creation for the exclusive_mask field.
+	virtualmachine.DefaultExclusiveMask = virtualmachineDescExclusiveMask.Default.(int64)
+	// virtualmachine.ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
+	virtualmachine.ExclusiveMaskValidator = virtualmachineDescExclusiveMask.Validators[0].(func(int64) error)
+	// virtualmachineDescNumaNode is the schema descriptor for numa_node field.
+	virtualmachineDescNumaNode := virtualmachineFields[18].Descriptor()
+	// virtualmachine.NumaNodeValidator is a validator for the "numa_node" field. It is called by the builders before save.
+	virtualmachine.NumaNodeValidator = virtualmachineDescNumaNode.Validators[0].(func(int) error)
 	// virtualmachineDescGuestHostname is the schema descriptor for guest_hostname field.
-	virtualmachineDescGuestHostname := virtualmachineFields[18].Descriptor()
+	virtualmachineDescGuestHostname := virtualmachineFields[22].Descriptor()
 	// virtualmachine.GuestHostnameValidator is a validator for the "guest_hostname" field. It is called by the builders before save.
 	virtualmachine.GuestHostnameValidator = virtualmachineDescGuestHostname.Validators[0].(func(string) error)
 	// virtualmachineDescGuestCredentialHash is the schema descriptor for guest_credential_hash field.
-	virtualmachineDescGuestCredentialHash := virtualmachineFields[20].Descriptor()
+	virtualmachineDescGuestCredentialHash := virtualmachineFields[24].Descriptor()
 	// virtualmachine.GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
 	virtualmachine.GuestCredentialHashValidator = virtualmachineDescGuestCredentialHash.Validators[0].(func(string) error)
 	// virtualmachineDescUserData is the schema descriptor for user_data field.
-	virtualmachineDescUserData := virtualmachineFields[22].Descriptor()
+	virtualmachineDescUserData := virtualmachineFields[26].Descriptor()
 	// virtualmachine.UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	virtualmachine.UserDataValidator = virtualmachineDescUserData.Validators[0].(func(string) error)
 	volumeMixin := schema.Volume{}.Mixin()

@@ -52,6 +52,14 @@ const (
 	FieldAllocatedMemoryMB = "allocated_memory_mb"
 	// FieldAllocatedDiskGB holds the string denoting the allocated_disk_gb field in the database.
 	FieldAllocatedDiskGB = "allocated_disk_gb"
+	// FieldStateAfterMove holds the string denoting the state_after_move field in the database.
+	FieldStateAfterMove = "state_after_move"
+	// FieldAvailabilityZoneChosen holds the string denoting the availability_zone_chosen field in the database.
+	FieldAvailabilityZoneChosen = "availability_zone_chosen"
+	// FieldExclusiveMask holds the string denoting the exclusive_mask field in the database.
+	FieldExclusiveMask = "exclusive_mask"
+	// FieldNumaNode holds the string denoting the numa_node field in the database.
+	FieldNumaNode = "numa_node"
 	// FieldGuestState holds the string denoting the guest_state field in the database.
 	FieldGuestState = "guest_state"
 	// FieldGuestStateChangedAt holds the string denoting the guest_state_changed_at field in the database.
@@ -228,6 +236,10 @@ var Columns = []string{
 	FieldAllocatedVcpus,
 	FieldAllocatedMemoryMB,
 	FieldAllocatedDiskGB,
+	FieldStateAfterMove,
+	FieldAvailabilityZoneChosen,
+	FieldExclusiveMask,
+	FieldNumaNode,
 	FieldGuestState,
 	FieldGuestStateChangedAt,
 	FieldGuestReadyAt,
@@ -324,6 +336,14 @@ var (
 	DefaultAllocatedDiskGB int64
 	// AllocatedDiskGBValidator is a validator for the "allocated_disk_gb" field. It is called by the builders before save.
 	AllocatedDiskGBValidator func(int64) error
+	// DefaultAvailabilityZoneChosen holds the default value on creation for the "availability_zone_chosen" field.
+	DefaultAvailabilityZoneChosen bool
+	// DefaultExclusiveMask holds the default value on creation for the "exclusive_mask" field.
+	DefaultExclusiveMask int64
+	// ExclusiveMaskValidator is a validator for the "exclusive_mask" field. It is called by the builders before save.
+	ExclusiveMaskValidator func(int64) error
+	// NumaNodeValidator is a validator for the "numa_node" field. It is called by the builders before save.
+	NumaNodeValidator func(int) error
 	// GuestHostnameValidator is a validator for the "guest_hostname" field. It is called by the builders before save.
 	GuestHostnameValidator func(string) error
 	// GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
@@ -407,6 +427,7 @@ const (
 	StatusDeleted      Status = "DELETED"
 	StatusError        Status = "ERROR"
 	StatusUnknown      Status = "UNKNOWN"
+	StatusMoving       Status = "MOVING"
 )
 
 func (s Status) String() string {
@@ -416,10 +437,33 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusInitializing, StatusScheduled, StatusCreating, StatusActive, StatusStarting, StatusStopping, StatusStopped, StatusRebooting, StatusDeleting, StatusDeleted, StatusError, StatusUnknown:
+	case StatusInitializing, StatusScheduled, StatusCreating, StatusActive, StatusStarting, StatusStopping, StatusStopped, StatusRebooting, StatusDeleting, StatusDeleted, StatusError, StatusUnknown, StatusMoving:
 		return nil
 	default:
 		return fmt.Errorf("virtualmachine: invalid enum value for status field: %q", s)
+	}
+}
+
+// StateAfterMove defines the type for the "state_after_move" enum field.
+type StateAfterMove string
+
+// StateAfterMove values.
+const (
+	StateAfterMoveRunning StateAfterMove = "RUNNING"
+	StateAfterMoveStopped StateAfterMove = "STOPPED"
+)
+
+func (sam StateAfterMove) String() string {
+	return string(sam)
+}
+
+// StateAfterMoveValidator is a validator for the "state_after_move" field enum values. It is called by the builders before save.
+func StateAfterMoveValidator(sam StateAfterMove) error {
+	switch sam {
+	case StateAfterMoveRunning, StateAfterMoveStopped:
+		return nil
+	default:
+		return fmt.Errorf("virtualmachine: invalid enum value for state_after_move field: %q", sam)
 	}
 }
 
@@ -527,6 +571,26 @@ func ByAllocatedMemoryMB(opts ...sql.OrderTermOption) OrderOption {
 // ByAllocatedDiskGB orders the results by the allocated_disk_gb field.
 func ByAllocatedDiskGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAllocatedDiskGB, opts...).ToFunc()
+}
+
+// ByStateAfterMove orders the results by the state_after_move field.
+func ByStateAfterMove(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStateAfterMove, opts...).ToFunc()
+}
+
+// ByAvailabilityZoneChosen orders the results by the availability_zone_chosen field.
+func ByAvailabilityZoneChosen(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAvailabilityZoneChosen, opts...).ToFunc()
+}
+
+// ByExclusiveMask orders the results by the exclusive_mask field.
+func ByExclusiveMask(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldExclusiveMask, opts...).ToFunc()
+}
+
+// ByNumaNode orders the results by the numa_node field.
+func ByNumaNode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNumaNode, opts...).ToFunc()
 }
 
 // ByGuestState orders the results by the guest_state field.
@@ -887,6 +951,24 @@ func (e *Status) UnmarshalGQL(val interface{}) error {
 	*e = Status(str)
 	if err := StatusValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Status", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e StateAfterMove) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *StateAfterMove) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = StateAfterMove(str)
+	if err := StateAfterMoveValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid StateAfterMove", str)
 	}
 	return nil
 }

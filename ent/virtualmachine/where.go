@@ -110,6 +110,21 @@ func AllocatedDiskGB(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldAllocatedDiskGB, v))
 }
 
+// AvailabilityZoneChosen applies equality check predicate on the "availability_zone_chosen" field. It's identical to AvailabilityZoneChosenEQ.
+func AvailabilityZoneChosen(v bool) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAvailabilityZoneChosen, v))
+}
+
+// ExclusiveMask applies equality check predicate on the "exclusive_mask" field. It's identical to ExclusiveMaskEQ.
+func ExclusiveMask(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldExclusiveMask, v))
+}
+
+// NumaNode applies equality check predicate on the "numa_node" field. It's identical to NumaNodeEQ.
+func NumaNode(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldNumaNode, v))
+}
+
 // GuestStateChangedAt applies equality check predicate on the "guest_state_changed_at" field. It's identical to GuestStateChangedAtEQ.
 func GuestStateChangedAt(v time.Time) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestStateChangedAt, v))
@@ -763,6 +778,136 @@ func AllocatedDiskGBLT(v int64) predicate.VirtualMachine {
 // AllocatedDiskGBLTE applies the LTE predicate on the "allocated_disk_gb" field.
 func AllocatedDiskGBLTE(v int64) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldLTE(FieldAllocatedDiskGB, v))
+}
+
+// StateAfterMoveEQ applies the EQ predicate on the "state_after_move" field.
+func StateAfterMoveEQ(v StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldStateAfterMove, v))
+}
+
+// StateAfterMoveNEQ applies the NEQ predicate on the "state_after_move" field.
+func StateAfterMoveNEQ(v StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldStateAfterMove, v))
+}
+
+// StateAfterMoveIn applies the In predicate on the "state_after_move" field.
+func StateAfterMoveIn(vs ...StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldStateAfterMove, vs...))
+}
+
+// StateAfterMoveNotIn applies the NotIn predicate on the "state_after_move" field.
+func StateAfterMoveNotIn(vs ...StateAfterMove) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldStateAfterMove, vs...))
+}
+
+// StateAfterMoveIsNil applies the IsNil predicate on the "state_after_move" field.
+func StateAfterMoveIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldStateAfterMove))
+}
+
+// StateAfterMoveNotNil applies the NotNil predicate on the "state_after_move" field.
+func StateAfterMoveNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldStateAfterMove))
+}
+
+// AvailabilityZoneChosenEQ applies the EQ predicate on the "availability_zone_chosen" field.
+func AvailabilityZoneChosenEQ(v bool) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldAvailabilityZoneChosen, v))
+}
+
+// AvailabilityZoneChosenNEQ applies the NEQ predicate on the "availability_zone_chosen" field.
+func AvailabilityZoneChosenNEQ(v bool) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldAvailabilityZoneChosen, v))
+}
+
+// ExclusiveMaskEQ applies the EQ predicate on the "exclusive_mask" field.
+func ExclusiveMaskEQ(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskNEQ applies the NEQ predicate on the "exclusive_mask" field.
+func ExclusiveMaskNEQ(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskIn applies the In predicate on the "exclusive_mask" field.
+func ExclusiveMaskIn(vs ...int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldExclusiveMask, vs...))
+}
+
+// ExclusiveMaskNotIn applies the NotIn predicate on the "exclusive_mask" field.
+func ExclusiveMaskNotIn(vs ...int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldExclusiveMask, vs...))
+}
+
+// ExclusiveMaskGT applies the GT predicate on the "exclusive_mask" field.
+func ExclusiveMaskGT(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskGTE applies the GTE predicate on the "exclusive_mask" field.
+func ExclusiveMaskGTE(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskLT applies the LT predicate on the "exclusive_mask" field.
+func ExclusiveMaskLT(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldExclusiveMask, v))
+}
+
+// ExclusiveMaskLTE applies the LTE predicate on the "exclusive_mask" field.
+func ExclusiveMaskLTE(v int64) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldExclusiveMask, v))
+}
+
+// NumaNodeEQ applies the EQ predicate on the "numa_node" field.
+func NumaNodeEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldNumaNode, v))
+}
+
+// NumaNodeNEQ applies the NEQ predicate on the "numa_node" field.
+func NumaNodeNEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldNumaNode, v))
+}
+
+// NumaNodeIn applies the In predicate on the "numa_node" field.
+func NumaNodeIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldNumaNode, vs...))
+}
+
+// NumaNodeNotIn applies the NotIn predicate on the "numa_node" field.
+func NumaNodeNotIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldNumaNode, vs...))
+}
+
+// NumaNodeGT applies the GT predicate on the "numa_node" field.
+func NumaNodeGT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldNumaNode, v))
+}
+
+// NumaNodeGTE applies the GTE predicate on the "numa_node" field.
+func NumaNodeGTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldNumaNode, v))
+}
+
+// NumaNodeLT applies the LT predicate on the "numa_node" field.
+func NumaNodeLT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldNumaNode, v))
+}
+
+// NumaNodeLTE applies the LTE predicate on the "numa_node" field.
+func NumaNodeLTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldNumaNode, v))
+}
+
+// NumaNodeIsNil applies the IsNil predicate on the "numa_node" field.
+func NumaNodeIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldNumaNode))
+}
+
+// NumaNodeNotNil applies the NotNil predicate on the "numa_node" field.
+func NumaNodeNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldNumaNode))
 }
 
 // GuestStateEQ applies the EQ predicate on the "guest_state" field.

@@ -1,0 +1,1 @@
+var e=`virtflow.token`,t=new Set;function n(){try{return localStorage.getItem(e)}catch{return null}}var r=``;function i(){let e=r;return r=``,e}function a(n,i=``){r=n?``:i;try{n?localStorage.setItem(e,n):localStorage.removeItem(e)}catch{}t.forEach(e=>e(n))}function o(e){return t.add(e),()=>t.delete(e)}export{i,o as n,a as r,n as t};
