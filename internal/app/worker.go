@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/internal/version"
+	"github.com/virtflow/virtflow/metering"
 	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/outbox"
@@ -140,6 +141,13 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	go func() {
 		defer wg.Done()
 		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov, redis), log.With("component", "nodemonitor"))
+	}()
+	// Invoices: a month's become FINAL once it closed and its grace period passed, whether or
+	// not anyone reads them; every worker may try (the database keeps one per tenant and month).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		metering.FinalizeLoop(ctx, db.Client, prov.Clock(), metering.DefaultGrace, 10*time.Minute, log.With("component", "metering"))
 	}()
 	images, err := imageStore(cfg, db, g, log)
 	if err != nil {
