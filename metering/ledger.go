@@ -135,20 +135,27 @@ type Interval struct {
 	Quantity int64
 }
 
-// Open opens the interval of a resource (a volume, an address, a load balancer) at now, in
-// one INSERT.
-func Open(ctx context.Context, c *ent.Client, now time.Time, iv Interval) error {
-	if iv.Quantity == 0 {
-		iv.Quantity = 1
+// Open opens the intervals of resources (volumes, addresses, load balancers) at now, in one
+// INSERT whatever their number.
+func Open(ctx context.Context, c *ent.Client, now time.Time, ivs ...Interval) error {
+	if len(ivs) == 0 {
+		return nil
 	}
 	var a args
+	rows := make([]string, len(ivs))
+	for i, iv := range ivs {
+		if iv.Quantity == 0 {
+			iv.Quantity = 1
+		}
+		rows[i] = fmt.Sprintf("(%s, %s, %s, %s, COALESCE((SELECT %s FROM %s WHERE id = %s), ''), '', 0, 0, '', '', 'NONE', %s, %s, %s)",
+			a.p(iv.TenantID), a.p(string(iv.Kind)), a.p(iv.ResourceID), a.p(iv.Name),
+			region.FieldName, region.Table, a.p(iv.RegionID), a.p(iv.IOClass), a.p(iv.Quantity), a.p(At(now)))
+	}
 	q := fmt.Sprintf(`INSERT INTO %s (tenant_id, kind, resource_id, resource_name, region, flavor, vcpus, memory_mb,
   cpu_policy, host_model, exclusive, io_class, quantity, started_at)
-VALUES (%s, %s, %s, %s, COALESCE((SELECT %s FROM %s WHERE id = %s), ''), '', 0, 0, '', '', 'NONE', %s, %s, %s)`,
-		reservationinterval.Table, a.p(iv.TenantID), a.p(string(iv.Kind)), a.p(iv.ResourceID), a.p(iv.Name),
-		region.FieldName, region.Table, a.p(iv.RegionID), a.p(iv.IOClass), a.p(iv.Quantity), a.p(At(now)))
+VALUES %s`, reservationinterval.Table, strings.Join(rows, ",\n"))
 	if _, err := c.ExecContext(ctx, q, a...); err != nil {
-		return fmt.Errorf("ledger: open interval of %s %d: %w", iv.Kind, iv.ResourceID, err)
+		return fmt.Errorf("ledger: open intervals of %d %s: %w", len(ivs), ivs[0].Kind, err)
 	}
 	return nil
 }

@@ -49,12 +49,10 @@ func (t *txn) createLoadBalancer(ctx context.Context, svc *ent.RegionService, te
 		return nil, err
 	}
 	// The ledger: the load balancer and its VIP are reserved from now on.
-	if err := metering.Open(ctx, t.c, now, metering.Interval{Kind: metering.KindLoadBalancer, ResourceID: lb.ID,
-		Name: lb.Name, TenantID: tenantID, RegionID: regionID}); err != nil {
-		return nil, err
-	}
-	if err := metering.Open(ctx, t.c, now, metering.Interval{Kind: metering.KindIPAddress, ResourceID: vip.ID,
-		Name: vip.Address, TenantID: tenantID, RegionID: regionID, IOClass: "VIP"}); err != nil {
+	if err := metering.Open(ctx, t.c, now,
+		metering.Interval{Kind: metering.KindLoadBalancer, ResourceID: lb.ID, Name: lb.Name, TenantID: tenantID, RegionID: regionID},
+		metering.Interval{Kind: metering.KindIPAddress, ResourceID: vip.ID, Name: vip.Address, TenantID: tenantID, RegionID: regionID, IOClass: "VIP"},
+	); err != nil {
 		return nil, err
 	}
 	return t.c.LoadBalancer.UpdateOne(lb).SetStatus(loadbalancer.StatusNotRealized).

@@ -175,13 +175,10 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 			}
 			creates := make([]*ent.AssignmentCreate, len(fresh))
 			freshIDs := make([]int, len(fresh))
+			reserved := make([]metering.Interval, len(fresh))
 			for i, v := range fresh {
-				// The ledger: the volume's storage is reserved from now on.
-				if err := metering.Open(ctx, client, s.now(), metering.Interval{Kind: metering.KindVolume, ResourceID: v.ID,
-					Name: v.Name, TenantID: vm.Edges.Tenant.ID, RegionID: vm.Edges.Region.ID, IOClass: string(v.Type),
-					Quantity: v.SizeGB}); err != nil {
-					return nil, err
-				}
+				reserved[i] = metering.Interval{Kind: metering.KindVolume, ResourceID: v.ID, Name: v.Name,
+					TenantID: vm.Edges.Tenant.ID, RegionID: vm.Edges.Region.ID, IOClass: string(v.Type), Quantity: v.SizeGB}
 				freshIDs[i] = v.ID
 				creates[i] = client.Assignment.Create().SetNodeID(node).SetVolumeID(v.ID).
 					SetDesiredState(assignment.DesiredStateRunning).SetStatus(assignment.StatusPending).
@@ -189,6 +186,10 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 			}
 			if err := client.Assignment.CreateBulk(creates...).Exec(sys); err != nil {
 				return nil, fmt.Errorf("assign volumes to their node: %w", err)
+			}
+			// The ledger: the volumes' storage is reserved from now on.
+			if err := metering.Open(ctx, client, s.now(), reserved...); err != nil {
+				return nil, err
 			}
 			if err := client.Volume.Update().Where(volume.IDIn(freshIDs...)).SetNodeID(node).Exec(sys); err != nil {
 				return nil, fmt.Errorf("place volumes on their node: %w", err)
