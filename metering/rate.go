@@ -3,7 +3,9 @@ package metering
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/big"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -249,6 +251,7 @@ type Line struct {
 	AmountMicro int64
 	Currency    string
 	numerator   big.Int
+	small       int64 // the part of numerator still in int64
 }
 
 // Report is the usage of a tenant over a time range.
@@ -267,8 +270,11 @@ func Rate(p *Prices, rows []Row, from, to, now int64, groupBy []GroupBy) *Report
 		id   int
 	}
 	lines := map[gk]*Line{}
-	byDay := slices.Contains(groupBy, GroupDay)
-	var buf []int64
+	byDay := slices.Index(groupBy, GroupDay)
+	byResource := slices.Contains(groupBy, GroupResource)
+	days := map[int64]string{} // UTC day names, formatted once
+	parts := make([]string, len(groupBy))
+	var buf, priceCuts []int64
 	tmp := new(big.Int)
 	for i := range rows {
 		r := &rows[i]
@@ -280,19 +286,44 @@ func Rate(p *Prices, rows []Row, from, to, now int64, groupBy []GroupBy) *Report
 		if e <= s {
 			continue
 		}
-		buf = append(buf[:0], s, e)
-		buf = append(buf, p.cuts(r, s, e)...)
-		if byDay {
+		priceCuts = append(priceCuts[:0], p.cuts(r, s, e)...)
+		slices.Sort(priceCuts)
+		buf = append(append(buf[:0], s, e), priceCuts...)
+		if byDay >= 0 {
 			for d := (s/86400 + 1) * 86400; d < e; d += 86400 {
 				buf = append(buf, d)
 			}
 		}
 		slices.Sort(buf)
 		buf = slices.Compact(buf)
+		groupParts(r, groupBy, parts)
+		key := strings.Join(parts, " / ")
+		var rate *big.Int
+		var rate64 int64
+		var fits bool
+		next := 0 // the next price cut
 		for j := 0; j+1 < len(buf); j++ {
 			a, b := buf[j], buf[j+1]
-			k := gk{kind: r.Kind, key: groupKey(r, a, groupBy)}
-			if slices.Contains(groupBy, GroupResource) {
+			// The rate changes only where a price does.
+			if rate == nil || next < len(priceCuts) && a >= priceCuts[next] {
+				for next < len(priceCuts) && priceCuts[next] <= a {
+					next++
+				}
+				rate = p.rate(r, a)
+				rate64, fits = rate.Int64(), rate.IsInt64() && rate.Sign() >= 0
+			}
+			if byDay >= 0 {
+				d := a / 86400
+				name, ok := days[d]
+				if !ok {
+					name = time.Unix(d*86400, 0).UTC().Format(time.DateOnly)
+					days[d] = name
+				}
+				parts[byDay] = name
+				key = strings.Join(parts, " / ")
+			}
+			k := gk{kind: r.Kind, key: key}
+			if byResource {
 				k.id = r.ResourceID
 			}
 			l := lines[k]
@@ -303,16 +334,25 @@ func Rate(p *Prices, rows []Row, from, to, now int64, groupBy []GroupBy) *Report
 			sec := b - a
 			l.Seconds += sec
 			l.UnitSeconds += sec * r.Quantity
-			l.numerator.Add(&l.numerator, tmp.Mul(p.rate(r, a), big.NewInt(sec)))
+			// Exact either way: int64 while the products fit, math/big beyond.
+			if hi, lo := bits.Mul64(uint64(rate64), uint64(sec)); fits && hi == 0 && lo <= math.MaxInt64 && l.small <= math.MaxInt64-int64(lo) {
+				l.small += int64(lo)
+			} else {
+				l.numerator.Add(&l.numerator, tmp.Mul(rate, big.NewInt(sec)))
+			}
 		}
 	}
-	rep := &Report{Currency: p.currency, Lines: make([]Line, 0, len(lines))}
+	sorted := make([]*Line, 0, len(lines))
 	for _, l := range lines {
-		l.AmountMicro = roundMicro(&l.numerator)
-		rep.TotalMicro += l.AmountMicro
-		rep.Lines = append(rep.Lines, *l)
+		if l.numerator.Sign() == 0 {
+			l.AmountMicro = roundInt64(l.small)
+		} else {
+			l.numerator.Add(&l.numerator, big.NewInt(l.small))
+			l.AmountMicro = roundMicro(&l.numerator)
+		}
+		sorted = append(sorted, l)
 	}
-	slices.SortFunc(rep.Lines, func(a, b Line) int {
+	slices.SortFunc(sorted, func(a, b *Line) int {
 		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
 			return c
 		}
@@ -321,7 +361,22 @@ func Rate(p *Prices, rows []Row, from, to, now int64, groupBy []GroupBy) *Report
 		}
 		return a.Resource - b.Resource
 	})
+	rep := &Report{Currency: p.currency, Lines: make([]Line, len(sorted))}
+	for i, l := range sorted {
+		rep.TotalMicro += l.AmountMicro
+		rep.Lines[i] = *l
+	}
 	return rep
+}
+
+// roundInt64 is roundMicro for a numerator that is a non-negative int64.
+func roundInt64(num int64) int64 {
+	d := denominator.Int64()
+	q, m := num/d, num%d
+	if 2*m >= d {
+		q++
+	}
+	return q
 }
 
 // roundMicro is numerator/denominator rounded half up (away from zero) to an integer.
@@ -337,11 +392,9 @@ func roundMicro(num *big.Int) int64 {
 	return q.Int64()
 }
 
-func groupKey(r *Row, at int64, groupBy []GroupBy) string {
-	if len(groupBy) == 0 {
-		return ""
-	}
-	parts := make([]string, len(groupBy))
+// groupParts writes r's values of the dimensions of groupBy into parts (the day is left to
+// the caller: it changes along the interval).
+func groupParts(r *Row, groupBy []GroupBy, parts []string) {
 	for i, g := range groupBy {
 		switch g {
 		case GroupResource:
@@ -353,11 +406,8 @@ func groupKey(r *Row, at int64, groupBy []GroupBy) string {
 			}
 		case GroupRegion:
 			parts[i] = r.Region
-		case GroupDay:
-			parts[i] = time.Unix(at, 0).UTC().Format(time.DateOnly)
 		}
 	}
-	return strings.Join(parts, " / ")
 }
 
 // Usage is the usage report of a tenant over [from, to) as the viewer in ctx may read it
