@@ -40,7 +40,10 @@ func TestUsageAPI(t *testing.T) {
 		lines { key resourceID kind seconds quantity amount currency } total { amount currency } } }`
 	var out struct {
 		Usage struct {
-			Lines []struct{ Key, Kind, Quantity, Amount string; Seconds int }
+			Lines []struct {
+				Key, Kind, Quantity, Amount string
+				Seconds                     int
+			}
 			Total struct{ Amount, Currency string }
 		}
 	}
@@ -54,7 +57,9 @@ func TestUsageAPI(t *testing.T) {
 	var invs struct {
 		Invoices struct {
 			TotalCount int
-			Edges      []struct{ Node struct{ Period, Status string } }
+			Edges      []struct {
+				Node struct{ Period, Status string }
+			}
 		}
 	}
 	admin.MustDo(t, `query($t: ID!) { invoices(tenantID: $t, first: 5) { totalCount edges { node { period status } } } }`,
