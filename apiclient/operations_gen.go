@@ -11,6 +11,86 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// AddPriceAddPricePriceEntry includes the requested fields of the GraphQL type PriceEntry.
+// The GraphQL type's documentation follows.
+//
+// One entry of the price list.
+type AddPriceAddPricePriceEntry struct {
+	Id            string    `json:"id"`
+	Kind          PriceKind `json:"kind"`
+	Key           string    `json:"key"`
+	EffectiveFrom time.Time `json:"effectiveFrom"`
+	// per unit-hour, six decimals
+	Amount string `json:"amount"`
+	// HOST_MODEL entries: the multiplier, six decimals (1.000000 is unchanged)
+	Multiplier string `json:"multiplier"`
+	Currency   string `json:"currency"`
+}
+
+// GetId returns AddPriceAddPricePriceEntry.Id, and is useful for accessing the field via an interface.
+func (v *AddPriceAddPricePriceEntry) GetId() string { return v.Id }
+
+// GetKind returns AddPriceAddPricePriceEntry.Kind, and is useful for accessing the field via an interface.
+func (v *AddPriceAddPricePriceEntry) GetKind() PriceKind { return v.Kind }
+
+// GetKey returns AddPriceAddPricePriceEntry.Key, and is useful for accessing the field via an interface.
+func (v *AddPriceAddPricePriceEntry) GetKey() string { return v.Key }
+
+// GetEffectiveFrom returns AddPriceAddPricePriceEntry.EffectiveFrom, and is useful for accessing the field via an interface.
+func (v *AddPriceAddPricePriceEntry) GetEffectiveFrom() time.Time { return v.EffectiveFrom }
+
+// GetAmount returns AddPriceAddPricePriceEntry.Amount, and is useful for accessing the field via an interface.
+func (v *AddPriceAddPricePriceEntry) GetAmount() string { return v.Amount }
+
+// GetMultiplier returns AddPriceAddPricePriceEntry.Multiplier, and is useful for accessing the field via an interface.
+func (v *AddPriceAddPricePriceEntry) GetMultiplier() string { return v.Multiplier }
+
+// GetCurrency returns AddPriceAddPricePriceEntry.Currency, and is useful for accessing the field via an interface.
+func (v *AddPriceAddPricePriceEntry) GetCurrency() string { return v.Currency }
+
+type AddPriceInput struct {
+	Kind PriceKind `json:"kind"`
+	// empty for MEMORY_GB, IP_ADDRESS and LOAD_BALANCER
+	Key           *string   `json:"key"`
+	EffectiveFrom time.Time `json:"effectiveFrom"`
+	// per unit-hour, a decimal with at most six places; 0 for HOST_MODEL
+	Amount string `json:"amount"`
+	// HOST_MODEL only: a decimal with at most six places
+	Multiplier *string `json:"multiplier"`
+	// ISO 4217 code; the price list has one currency (default EUR)
+	Currency *string `json:"currency"`
+}
+
+// GetKind returns AddPriceInput.Kind, and is useful for accessing the field via an interface.
+func (v *AddPriceInput) GetKind() PriceKind { return v.Kind }
+
+// GetKey returns AddPriceInput.Key, and is useful for accessing the field via an interface.
+func (v *AddPriceInput) GetKey() *string { return v.Key }
+
+// GetEffectiveFrom returns AddPriceInput.EffectiveFrom, and is useful for accessing the field via an interface.
+func (v *AddPriceInput) GetEffectiveFrom() time.Time { return v.EffectiveFrom }
+
+// GetAmount returns AddPriceInput.Amount, and is useful for accessing the field via an interface.
+func (v *AddPriceInput) GetAmount() string { return v.Amount }
+
+// GetMultiplier returns AddPriceInput.Multiplier, and is useful for accessing the field via an interface.
+func (v *AddPriceInput) GetMultiplier() *string { return v.Multiplier }
+
+// GetCurrency returns AddPriceInput.Currency, and is useful for accessing the field via an interface.
+func (v *AddPriceInput) GetCurrency() *string { return v.Currency }
+
+// AddPriceResponse is returned by AddPrice on success.
+type AddPriceResponse struct {
+	// Add an entry to the price list (operators). Entries are never edited: a new price is a new
+	// entry from effectiveFrom on, and it splits the reservations it falls into. An entry dated
+	// into a month already invoiced corrects it: the difference is an adjustment on the next
+	// invoice.
+	AddPrice AddPriceAddPricePriceEntry `json:"addPrice"`
+}
+
+// GetAddPrice returns AddPriceResponse.AddPrice, and is useful for accessing the field via an interface.
+func (v *AddPriceResponse) GetAddPrice() AddPriceAddPricePriceEntry { return v.AddPrice }
+
 // AllocateIPAddressAllocateIPAddress includes the requested fields of the GraphQL type IPAddress.
 type AllocateIPAddressAllocateIPAddress struct {
 	IPAddressFields `json:"-"`
@@ -5955,6 +6035,192 @@ func (v *InventoryPageVirtualMachinesVirtualMachineConnectionPageInfo) GetEndCur
 	return v.EndCursor
 }
 
+// DRAFT while the month runs and during its grace period; FINAL, and never changed, after.
+type InvoiceStatus string
+
+const (
+	InvoiceStatusDraft InvoiceStatus = "DRAFT"
+	InvoiceStatusFinal InvoiceStatus = "FINAL"
+)
+
+var AllInvoiceStatus = []InvoiceStatus{
+	InvoiceStatusDraft,
+	InvoiceStatusFinal,
+}
+
+// InvoicesInvoicesInvoiceConnection includes the requested fields of the GraphQL type InvoiceConnection.
+type InvoicesInvoicesInvoiceConnection struct {
+	TotalCount int                                                 `json:"totalCount"`
+	Edges      []InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdge `json:"edges"`
+}
+
+// GetTotalCount returns InvoicesInvoicesInvoiceConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetEdges returns InvoicesInvoicesInvoiceConnection.Edges, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnection) GetEdges() []InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdge {
+	return v.Edges
+}
+
+// InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdge includes the requested fields of the GraphQL type InvoiceEdge.
+type InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdge struct {
+	Node InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice `json:"node"`
+}
+
+// GetNode returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdge.Node, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdge) GetNode() InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice {
+	return v.Node
+}
+
+// InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice includes the requested fields of the GraphQL type Invoice.
+// The GraphQL type's documentation follows.
+//
+// A tenant's bill for one calendar month (UTC).
+type InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice struct {
+	// YYYY-MM
+	Period string                                                                 `json:"period"`
+	Status InvoiceStatus                                                          `json:"status"`
+	Total  InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney `json:"total"`
+	// what each resource reserved in the month
+	Lines []InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine `json:"lines"`
+	// corrections of earlier final invoices
+	Adjustments []InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment `json:"adjustments"`
+}
+
+// GetPeriod returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice.Period, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice) GetPeriod() string {
+	return v.Period
+}
+
+// GetStatus returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice.Status, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice) GetStatus() InvoiceStatus {
+	return v.Status
+}
+
+// GetTotal returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice.Total, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice) GetTotal() InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney {
+	return v.Total
+}
+
+// GetLines returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice.Lines, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice) GetLines() []InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine {
+	return v.Lines
+}
+
+// GetAdjustments returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice.Adjustments, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoice) GetAdjustments() []InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment {
+	return v.Adjustments
+}
+
+// InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment includes the requested fields of the GraphQL type InvoiceAdjustment.
+// The GraphQL type's documentation follows.
+//
+// A correction of an earlier final invoice; a negative amount is a credit.
+type InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment struct {
+	// the month corrected, YYYY-MM
+	Period string `json:"period"`
+	Amount string `json:"amount"`
+	Reason string `json:"reason"`
+}
+
+// GetPeriod returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment.Period, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment) GetPeriod() string {
+	return v.Period
+}
+
+// GetAmount returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment.Amount, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment) GetAmount() string {
+	return v.Amount
+}
+
+// GetReason returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment.Reason, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceAdjustmentsInvoiceAdjustment) GetReason() string {
+	return v.Reason
+}
+
+// InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine includes the requested fields of the GraphQL type UsageLine.
+// The GraphQL type's documentation follows.
+//
+// One line of a usage report or an invoice.
+type InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine struct {
+	// the group's values joined by ' / ' in the order of groupBy (resource name, flavor, region, UTC day)
+	Key string `json:"key"`
+	// the resource, when grouped by RESOURCE
+	ResourceID *string      `json:"resourceID"`
+	Kind       ResourceKind `json:"kind"`
+	// resource-seconds reserved
+	Seconds int `json:"seconds"`
+	// unit-hours reserved (GiB-hours for volumes), six decimals
+	Quantity string `json:"quantity"`
+	// the cost, six decimals
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// GetKey returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine.Key, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine) GetKey() string {
+	return v.Key
+}
+
+// GetResourceID returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine.ResourceID, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine) GetResourceID() *string {
+	return v.ResourceID
+}
+
+// GetKind returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine.Kind, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine) GetKind() ResourceKind {
+	return v.Kind
+}
+
+// GetSeconds returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine.Seconds, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine) GetSeconds() int {
+	return v.Seconds
+}
+
+// GetQuantity returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine.Quantity, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine) GetQuantity() string {
+	return v.Quantity
+}
+
+// GetAmount returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine.Amount, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine) GetAmount() string {
+	return v.Amount
+}
+
+// GetCurrency returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine.Currency, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceLinesUsageLine) GetCurrency() string {
+	return v.Currency
+}
+
+// InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney includes the requested fields of the GraphQL type Money.
+// The GraphQL type's documentation follows.
+//
+// An exact amount of money: a decimal with six places.
+type InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney struct {
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// GetAmount returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney.Amount, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney) GetAmount() string {
+	return v.Amount
+}
+
+// GetCurrency returns InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney.Currency, and is useful for accessing the field via an interface.
+func (v *InvoicesInvoicesInvoiceConnectionEdgesInvoiceEdgeNodeInvoiceTotalMoney) GetCurrency() string {
+	return v.Currency
+}
+
+// InvoicesResponse is returned by Invoices on success.
+type InvoicesResponse struct {
+	// The tenant's invoices, newest first: a DRAFT for the running month (and for a closed month
+	// in its grace period), FINAL ones after. Tenant admins and operators.
+	Invoices InvoicesInvoicesInvoiceConnection `json:"invoices"`
+}
+
+// GetInvoices returns InvoicesResponse.Invoices, and is useful for accessing the field via an interface.
+func (v *InvoicesResponse) GetInvoices() InvoicesInvoicesInvoiceConnection { return v.Invoices }
+
 // LinkFields includes the GraphQL fields of Link requested by the fragment LinkFields.
 type LinkFields struct {
 	Id      string          `json:"id"`
@@ -6259,6 +6525,91 @@ var AllPortKind = []PortKind{
 	PortKindBond,
 	PortKindVirtual,
 }
+
+// What a price list entry prices; key says which flavor, policy, model or class.
+type PriceKind string
+
+const (
+	// a VM of flavor key, per hour
+	PriceKindFlavor PriceKind = "FLAVOR"
+	// one vCPU-hour of a flavor without a FLAVOR price; key SHARED or DEDICATED
+	PriceKindVcpu PriceKind = "VCPU"
+	// one GiB-hour of memory of a flavor without a FLAVOR price; no key
+	PriceKindMemoryGb PriceKind = "MEMORY_GB"
+	// multiplies VM prices on hosts of model key
+	PriceKindHostModel PriceKind = "HOST_MODEL"
+	// added per hour to VMs whose flavor has IO class key (iops=…,mbps=…,net=…)
+	PriceKindIoClass PriceKind = "IO_CLASS"
+	// one GiB-hour of a volume of type key (HDD, SSD, NVME)
+	PriceKindVolumeGb PriceKind = "VOLUME_GB"
+	// one address-hour; no key
+	PriceKindIpAddress PriceKind = "IP_ADDRESS"
+	// one load-balancer-hour; no key
+	PriceKindLoadBalancer PriceKind = "LOAD_BALANCER"
+	// a whole machine of model key taken by one VM, per hour
+	PriceKindMachine PriceKind = "MACHINE"
+	// one NUMA node of a machine of model key taken by one VM, per hour
+	PriceKindMachineNumaNode PriceKind = "MACHINE_NUMA_NODE"
+)
+
+var AllPriceKind = []PriceKind{
+	PriceKindFlavor,
+	PriceKindVcpu,
+	PriceKindMemoryGb,
+	PriceKindHostModel,
+	PriceKindIoClass,
+	PriceKindVolumeGb,
+	PriceKindIpAddress,
+	PriceKindLoadBalancer,
+	PriceKindMachine,
+	PriceKindMachineNumaNode,
+}
+
+// PriceListPriceListPriceEntry includes the requested fields of the GraphQL type PriceEntry.
+// The GraphQL type's documentation follows.
+//
+// One entry of the price list.
+type PriceListPriceListPriceEntry struct {
+	Id            string    `json:"id"`
+	Kind          PriceKind `json:"kind"`
+	Key           string    `json:"key"`
+	EffectiveFrom time.Time `json:"effectiveFrom"`
+	// per unit-hour, six decimals
+	Amount string `json:"amount"`
+	// HOST_MODEL entries: the multiplier, six decimals (1.000000 is unchanged)
+	Multiplier string `json:"multiplier"`
+	Currency   string `json:"currency"`
+}
+
+// GetId returns PriceListPriceListPriceEntry.Id, and is useful for accessing the field via an interface.
+func (v *PriceListPriceListPriceEntry) GetId() string { return v.Id }
+
+// GetKind returns PriceListPriceListPriceEntry.Kind, and is useful for accessing the field via an interface.
+func (v *PriceListPriceListPriceEntry) GetKind() PriceKind { return v.Kind }
+
+// GetKey returns PriceListPriceListPriceEntry.Key, and is useful for accessing the field via an interface.
+func (v *PriceListPriceListPriceEntry) GetKey() string { return v.Key }
+
+// GetEffectiveFrom returns PriceListPriceListPriceEntry.EffectiveFrom, and is useful for accessing the field via an interface.
+func (v *PriceListPriceListPriceEntry) GetEffectiveFrom() time.Time { return v.EffectiveFrom }
+
+// GetAmount returns PriceListPriceListPriceEntry.Amount, and is useful for accessing the field via an interface.
+func (v *PriceListPriceListPriceEntry) GetAmount() string { return v.Amount }
+
+// GetMultiplier returns PriceListPriceListPriceEntry.Multiplier, and is useful for accessing the field via an interface.
+func (v *PriceListPriceListPriceEntry) GetMultiplier() string { return v.Multiplier }
+
+// GetCurrency returns PriceListPriceListPriceEntry.Currency, and is useful for accessing the field via an interface.
+func (v *PriceListPriceListPriceEntry) GetCurrency() string { return v.Currency }
+
+// PriceListResponse is returned by PriceList on success.
+type PriceListResponse struct {
+	// The price list: every entry, past and future, by kind, key and the instant it takes effect.
+	PriceList []PriceListPriceListPriceEntry `json:"priceList"`
+}
+
+// GetPriceList returns PriceListResponse.PriceList, and is useful for accessing the field via an interface.
+func (v *PriceListResponse) GetPriceList() []PriceListPriceListPriceEntry { return v.PriceList }
 
 // QuotaFields includes the GraphQL fields of Quota requested by the fragment QuotaFields.
 type QuotaFields struct {
@@ -6880,6 +7231,23 @@ type ReleaseIPAddressResponse struct {
 
 // GetReleaseIPAddress returns ReleaseIPAddressResponse.ReleaseIPAddress, and is useful for accessing the field via an interface.
 func (v *ReleaseIPAddressResponse) GetReleaseIPAddress() string { return v.ReleaseIPAddress }
+
+// What a ledger interval reserves.
+type ResourceKind string
+
+const (
+	ResourceKindVirtualMachine ResourceKind = "VIRTUAL_MACHINE"
+	ResourceKindVolume         ResourceKind = "VOLUME"
+	ResourceKindIpAddress      ResourceKind = "IP_ADDRESS"
+	ResourceKindLoadBalancer   ResourceKind = "LOAD_BALANCER"
+)
+
+var AllResourceKind = []ResourceKind{
+	ResourceKindVirtualMachine,
+	ResourceKindVolume,
+	ResourceKindIpAddress,
+	ResourceKindLoadBalancer,
+}
 
 // SSHKeyFields includes the GraphQL fields of SSHKey requested by the fragment SSHKeyFields.
 type SSHKeyFields struct {
@@ -10430,6 +10798,105 @@ func (v *UpdateVolumeUpdateVolume) __premarshalJSON() (*__premarshalUpdateVolume
 	return &retval, nil
 }
 
+// What usage lines are grouped by, besides the resource kind.
+type UsageGroupBy string
+
+const (
+	UsageGroupByResource UsageGroupBy = "RESOURCE"
+	UsageGroupByFlavor   UsageGroupBy = "FLAVOR"
+	UsageGroupByRegion   UsageGroupBy = "REGION"
+	UsageGroupByDay      UsageGroupBy = "DAY"
+)
+
+var AllUsageGroupBy = []UsageGroupBy{
+	UsageGroupByResource,
+	UsageGroupByFlavor,
+	UsageGroupByRegion,
+	UsageGroupByDay,
+}
+
+// UsageResponse is returned by Usage on success.
+type UsageResponse struct {
+	// What the tenant's resources reserved over [from, to) and what it costs with the price list
+	// (running reservations count until now), one line per resource kind and group. Amounts are
+	// exact decimals with six places. Tenant admins read their own tenants, operators every
+	// tenant; a change of a reservation shows at once.
+	Usage UsageUsage `json:"usage"`
+}
+
+// GetUsage returns UsageResponse.Usage, and is useful for accessing the field via an interface.
+func (v *UsageResponse) GetUsage() UsageUsage { return v.Usage }
+
+// UsageUsage includes the requested fields of the GraphQL type Usage.
+// The GraphQL type's documentation follows.
+//
+// A usage report: its lines and their total.
+type UsageUsage struct {
+	Lines []UsageUsageLinesUsageLine `json:"lines"`
+	Total UsageUsageTotalMoney       `json:"total"`
+}
+
+// GetLines returns UsageUsage.Lines, and is useful for accessing the field via an interface.
+func (v *UsageUsage) GetLines() []UsageUsageLinesUsageLine { return v.Lines }
+
+// GetTotal returns UsageUsage.Total, and is useful for accessing the field via an interface.
+func (v *UsageUsage) GetTotal() UsageUsageTotalMoney { return v.Total }
+
+// UsageUsageLinesUsageLine includes the requested fields of the GraphQL type UsageLine.
+// The GraphQL type's documentation follows.
+//
+// One line of a usage report or an invoice.
+type UsageUsageLinesUsageLine struct {
+	// the group's values joined by ' / ' in the order of groupBy (resource name, flavor, region, UTC day)
+	Key string `json:"key"`
+	// the resource, when grouped by RESOURCE
+	ResourceID *string      `json:"resourceID"`
+	Kind       ResourceKind `json:"kind"`
+	// resource-seconds reserved
+	Seconds int `json:"seconds"`
+	// unit-hours reserved (GiB-hours for volumes), six decimals
+	Quantity string `json:"quantity"`
+	// the cost, six decimals
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// GetKey returns UsageUsageLinesUsageLine.Key, and is useful for accessing the field via an interface.
+func (v *UsageUsageLinesUsageLine) GetKey() string { return v.Key }
+
+// GetResourceID returns UsageUsageLinesUsageLine.ResourceID, and is useful for accessing the field via an interface.
+func (v *UsageUsageLinesUsageLine) GetResourceID() *string { return v.ResourceID }
+
+// GetKind returns UsageUsageLinesUsageLine.Kind, and is useful for accessing the field via an interface.
+func (v *UsageUsageLinesUsageLine) GetKind() ResourceKind { return v.Kind }
+
+// GetSeconds returns UsageUsageLinesUsageLine.Seconds, and is useful for accessing the field via an interface.
+func (v *UsageUsageLinesUsageLine) GetSeconds() int { return v.Seconds }
+
+// GetQuantity returns UsageUsageLinesUsageLine.Quantity, and is useful for accessing the field via an interface.
+func (v *UsageUsageLinesUsageLine) GetQuantity() string { return v.Quantity }
+
+// GetAmount returns UsageUsageLinesUsageLine.Amount, and is useful for accessing the field via an interface.
+func (v *UsageUsageLinesUsageLine) GetAmount() string { return v.Amount }
+
+// GetCurrency returns UsageUsageLinesUsageLine.Currency, and is useful for accessing the field via an interface.
+func (v *UsageUsageLinesUsageLine) GetCurrency() string { return v.Currency }
+
+// UsageUsageTotalMoney includes the requested fields of the GraphQL type Money.
+// The GraphQL type's documentation follows.
+//
+// An exact amount of money: a decimal with six places.
+type UsageUsageTotalMoney struct {
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// GetAmount returns UsageUsageTotalMoney.Amount, and is useful for accessing the field via an interface.
+func (v *UsageUsageTotalMoney) GetAmount() string { return v.Amount }
+
+// GetCurrency returns UsageUsageTotalMoney.Currency, and is useful for accessing the field via an interface.
+func (v *UsageUsageTotalMoney) GetCurrency() string { return v.Currency }
+
 // VMFields includes the GraphQL fields of VirtualMachine requested by the fragment VMFields.
 type VMFields struct {
 	Id          string             `json:"id"`
@@ -10905,6 +11372,14 @@ func (v *ZoneRuleInput) GetMode() string { return v.Mode }
 // GetZone returns ZoneRuleInput.Zone, and is useful for accessing the field via an interface.
 func (v *ZoneRuleInput) GetZone() *string { return v.Zone }
 
+// __AddPriceInput is used internally by genqlient
+type __AddPriceInput struct {
+	Input AddPriceInput `json:"input"`
+}
+
+// GetInput returns __AddPriceInput.Input, and is useful for accessing the field via an interface.
+func (v *__AddPriceInput) GetInput() AddPriceInput { return v.Input }
+
 // __AllocateIPAddressInput is used internally by genqlient
 type __AllocateIPAddressInput struct {
 	Input AllocateIPAddressInput `json:"input"`
@@ -11301,6 +11776,18 @@ type __InventoryPageInput struct {
 // GetAfter returns __InventoryPageInput.After, and is useful for accessing the field via an interface.
 func (v *__InventoryPageInput) GetAfter() *string { return v.After }
 
+// __InvoicesInput is used internally by genqlient
+type __InvoicesInput struct {
+	TenantID string `json:"tenantID"`
+	First    *int   `json:"first"`
+}
+
+// GetTenantID returns __InvoicesInput.TenantID, and is useful for accessing the field via an interface.
+func (v *__InvoicesInput) GetTenantID() string { return v.TenantID }
+
+// GetFirst returns __InvoicesInput.First, and is useful for accessing the field via an interface.
+func (v *__InvoicesInput) GetFirst() *int { return v.First }
+
 // __RebootVMInput is used internally by genqlient
 type __RebootVMInput struct {
 	Id string `json:"id"`
@@ -11521,6 +12008,26 @@ func (v *__UpdateVolumeInput) GetId() string { return v.Id }
 // GetInput returns __UpdateVolumeInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateVolumeInput) GetInput() UpdateVolumeInput { return v.Input }
 
+// __UsageInput is used internally by genqlient
+type __UsageInput struct {
+	TenantID string         `json:"tenantID"`
+	From     time.Time      `json:"from"`
+	To       time.Time      `json:"to"`
+	GroupBy  []UsageGroupBy `json:"groupBy"`
+}
+
+// GetTenantID returns __UsageInput.TenantID, and is useful for accessing the field via an interface.
+func (v *__UsageInput) GetTenantID() string { return v.TenantID }
+
+// GetFrom returns __UsageInput.From, and is useful for accessing the field via an interface.
+func (v *__UsageInput) GetFrom() time.Time { return v.From }
+
+// GetTo returns __UsageInput.To, and is useful for accessing the field via an interface.
+func (v *__UsageInput) GetTo() time.Time { return v.To }
+
+// GetGroupBy returns __UsageInput.GroupBy, and is useful for accessing the field via an interface.
+func (v *__UsageInput) GetGroupBy() []UsageGroupBy { return v.GroupBy }
+
 // __WatchNodesInput is used internally by genqlient
 type __WatchNodesInput struct {
 	Id *string `json:"id"`
@@ -11552,6 +12059,46 @@ func (v *__WatchVMsInput) GetId() *string { return v.Id }
 
 // GetTenantID returns __WatchVMsInput.TenantID, and is useful for accessing the field via an interface.
 func (v *__WatchVMsInput) GetTenantID() *string { return v.TenantID }
+
+// The mutation executed by AddPrice.
+const AddPrice_Operation = `
+mutation AddPrice ($input: AddPriceInput!) {
+	addPrice(input: $input) {
+		id
+		kind
+		key
+		effectiveFrom
+		amount
+		multiplier
+		currency
+	}
+}
+`
+
+func AddPrice(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input AddPriceInput,
+) (data_ *AddPriceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AddPrice",
+		Query:  AddPrice_Operation,
+		Variables: &__AddPriceInput{
+			Input: input,
+		},
+	}
+
+	data_ = &AddPriceResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
 
 // The mutation executed by AllocateIPAddress.
 const AllocateIPAddress_Operation = `
@@ -13753,6 +14300,102 @@ func InventoryPage(
 	return data_, err_
 }
 
+// The query executed by Invoices.
+const Invoices_Operation = `
+query Invoices ($tenantID: ID!, $first: Int) {
+	invoices(tenantID: $tenantID, first: $first) {
+		totalCount
+		edges {
+			node {
+				period
+				status
+				total {
+					amount
+					currency
+				}
+				lines {
+					key
+					resourceID
+					kind
+					seconds
+					quantity
+					amount
+					currency
+				}
+				adjustments {
+					period
+					amount
+					reason
+				}
+			}
+		}
+	}
+}
+`
+
+func Invoices(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	tenantID string,
+	first *int,
+) (data_ *InvoicesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Invoices",
+		Query:  Invoices_Operation,
+		Variables: &__InvoicesInput{
+			TenantID: tenantID,
+			First:    first,
+		},
+	}
+
+	data_ = &InvoicesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PriceList.
+const PriceList_Operation = `
+query PriceList {
+	priceList {
+		id
+		kind
+		key
+		effectiveFrom
+		amount
+		multiplier
+		currency
+	}
+}
+`
+
+func PriceList(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *PriceListResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PriceList",
+		Query:  PriceList_Operation,
+	}
+
+	data_ = &PriceListResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by RebootVM.
 const RebootVM_Operation = `
 mutation RebootVM ($id: ID!) {
@@ -14830,6 +15473,59 @@ func UpdateVolume(
 	}
 
 	data_ = &UpdateVolumeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Usage.
+const Usage_Operation = `
+query Usage ($tenantID: ID!, $from: Time!, $to: Time!, $groupBy: [UsageGroupBy!]) {
+	usage(tenantID: $tenantID, from: $from, to: $to, groupBy: $groupBy) {
+		lines {
+			key
+			resourceID
+			kind
+			seconds
+			quantity
+			amount
+			currency
+		}
+		total {
+			amount
+			currency
+		}
+	}
+}
+`
+
+// Metering and billing (cli: usage, invoices, prices).
+func Usage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	tenantID string,
+	from time.Time,
+	to time.Time,
+	groupBy []UsageGroupBy,
+) (data_ *UsageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Usage",
+		Query:  Usage_Operation,
+		Variables: &__UsageInput{
+			TenantID: tenantID,
+			From:     from,
+			To:       to,
+			GroupBy:  groupBy,
+		},
+	}
+
+	data_ = &UsageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

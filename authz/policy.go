@@ -17,7 +17,7 @@ var modelText string
 // Groups of GraphQL types the policy speaks about.
 var (
 	// Catalog is what every signed-in user may read: where and what they can order.
-	Catalog = []string{"Region", "AvailabilityZone", "Flavor", "Image", "ServiceMesh", "Provider"}
+	Catalog = []string{"Region", "AvailabilityZone", "Flavor", "Image", "ServiceMesh", "Provider", "Price"}
 	// Topology is the physical world, never shown to tenants.
 	Topology = []string{"Datacenter", "Floor", "Rack", "PowerZone", "NetworkZone", "RackZone", "Host",
 		"HostGroup", "Port", "Link", "Network", "IPAddress", "IPRange"}
@@ -29,6 +29,9 @@ var (
 	Tenancy = []string{"Tenant", "Quota", "UsageRecord"}
 	// TenantResources are what tenants order and own.
 	TenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey"}
+	// Billing is the reservation ledger and the final invoices, read by operators and by the
+	// admins of the tenant billed; only the system writes them.
+	Billing = []string{"ReservationInterval", "Invoice"}
 	// Maintainers are the people responsible for resources.
 	Maintainers = []string{"Maintainer", "MaintainerGroup"}
 	// Accounts are users, their tokens and role bindings.
@@ -48,13 +51,13 @@ func rules() [][]string {
 		}
 	}
 	ps = append(ps, []string{string(RoleAdmin), Platform, "*", "*"})
-	add(RoleViewer, Platform, ActRead, Catalog, Topology, Compute, Operations, Tenancy, TenantResources, Maintainers)
+	add(RoleViewer, Platform, ActRead, Catalog, Topology, Compute, Operations, Tenancy, TenantResources, Maintainers, Billing)
 	add(RoleOperator, Platform, ActRead, []string{"User"})
 	add(RoleOperator, Platform, ActWrite, Catalog, Topology, Compute, Operations, Maintainers)
 	add(RoleMaintainer, Platform, ActWriteOwn, Maintained)
 	add(RoleTenantMember, "tenant:*", ActRead, Catalog, Tenancy, TenantResources, []string{"Notice", "Network", "Port", "IPAddress", "Alert"})
 	add(RoleTenantMember, "tenant:*", ActWrite, TenantResources)
-	add(RoleTenantAdmin, "tenant:*", ActRead, []string{"AuditLog", "User", "RoleBinding", "APIToken"})
+	add(RoleTenantAdmin, "tenant:*", ActRead, []string{"AuditLog", "User", "RoleBinding", "APIToken"}, Billing)
 	add(RoleTenantAdmin, "tenant:*", ActWrite, []string{"RoleBinding"})
 	add(RoleAgent, "node:*", ActRead, []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Flavor", "Image", "Port", "IPAddress"})
 	add(RoleAgent, "node:*", ActWrite, []string{"ComputeNode", "Assignment", "Event"})

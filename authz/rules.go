@@ -198,7 +198,7 @@ func tenantScope(typ string, ids []int) entql.P {
 		return own
 	case "User":
 		return entql.HasEdgeWith("tenants", own)
-	case "AuditLog":
+	case "AuditLog", "ReservationInterval", "Invoice":
 		return entql.FieldIn("tenant_id", in(ids)...)
 	case "Notice":
 		return entql.Or(entql.FieldEQ("audience", "ALL"), entql.HasEdgeWith("tenant", own))

@@ -51,6 +51,9 @@ func commands() map[string]command {
 		"flavor":    {"flavor create|set ... [--exclusive NONE|HOST|NUMA_NODE] [--network-mbps N]", runFlavor},
 		"watch":     {"watch vms|nodes|regionservices [--id ID] [--tenant ID] [--count N]", runWatch},
 		"inventory": {"inventory --list | --host NAME   (Ansible dynamic inventory)", runInventory},
+		"usage":     {"usage --tenant ID [--from TIME] [--to TIME] [--group-by RESOURCE,FLAVOR,REGION,DAY]", runUsage},
+		"invoices":  {"invoices --tenant ID [--first N]", runInvoices},
+		"prices":    {"prices list | prices add --kind KIND [--key KEY] --amount DECIMAL [--multiplier X] [--from TIME]", runPrices},
 	}
 }
 

@@ -130,6 +130,20 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("vm create --wait: status %s", vm.Status)
 	}
 
+	// Metering: a price, the VM's usage since it was placed, the month's draft invoice.
+	if out := r.must("prices", "add", "--kind", "flavor", "--key", st.Flavor.Name, "--amount", "1.5", "--from", "2026-01-01T00:00:00Z"); !strings.Contains(out, "1.500000") {
+		t.Errorf("prices add:\n%s", out)
+	}
+	if out := r.must("prices", "list"); !strings.Contains(out, st.Flavor.Name) {
+		t.Errorf("prices list:\n%s", out)
+	}
+	if out := r.must("usage", "--tenant", tenant); !strings.Contains(out, "cli-vm") || !strings.Contains(out, "VIRTUAL_MACHINE") || !strings.Contains(out, "total ") {
+		t.Errorf("usage:\n%s", out)
+	}
+	if out := r.must("invoices", "--tenant", tenant); !strings.Contains(out, "DRAFT") {
+		t.Errorf("invoices:\n%s", out)
+	}
+
 	var listed []map[string]any
 	if err := json.Unmarshal([]byte(r.must("list", "vms", "-o", "json", "--where", `{"name":"cli-vm"}`)), &listed); err != nil {
 		t.Fatal(err)

@@ -63,3 +63,7 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// EscapeCell returns a text cell as VirtFlow's CSV exports write it: a cell a spreadsheet
+// would read as a formula gets a leading quote (see escapeCell).
+func EscapeCell(s string) string { return escapeCell(s) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/metering"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/scheduler"
 
@@ -114,46 +116,46 @@ func Load(ctx context.Context, client *ent.Client, log *slog.Logger) (Stats, err
 // Counts returns the number of rows of every entity type, by type name.
 func Counts(ctx context.Context, client *ent.Client) (map[string]int, error) {
 	counters := map[string]func(context.Context) (int, error){
-		"APIToken":          client.APIToken.Query().Count,
-		"Alert":             client.Alert.Query().Count,
-		"Assignment":        client.Assignment.Query().Count,
-		"AuditLog":          client.AuditLog.Query().Count,
-		"AvailabilityZone":  client.AvailabilityZone.Query().Count,
-		"Cluster":           client.Cluster.Query().Count,
-		"ComputeNode":       client.ComputeNode.Query().Count,
-		"Datacenter":        client.Datacenter.Query().Count,
-		"Event":             client.Event.Query().Count,
-		"EventRule":         client.EventRule.Query().Count,
-		"Flavor":            client.Flavor.Query().Count,
-		"Floor":             client.Floor.Query().Count,
-		"GlobalService":     client.GlobalService.Query().Count,
-		"Host":              client.Host.Query().Count,
-		"HostGroup":         client.HostGroup.Query().Count,
-		"IPAddress":         client.IPAddress.Query().Count,
-		"Image":             client.Image.Query().Count,
-		"KubernetesCluster": client.KubernetesCluster.Query().Count,
-		"Link":              client.Link.Query().Count,
-		"LoadBalancer":      client.LoadBalancer.Query().Count,
-		"Maintainer":        client.Maintainer.Query().Count,
-		"MaintainerGroup":   client.MaintainerGroup.Query().Count,
-		"Maintenance":       client.Maintenance.Query().Count,
-		"Network":           client.Network.Query().Count,
-		"NetworkZone":       client.NetworkZone.Query().Count,
-		"Notice":            client.Notice.Query().Count,
-		"Port":              client.Port.Query().Count,
-		"PowerZone":         client.PowerZone.Query().Count,
-		"Provider":          client.Provider.Query().Count,
-		"Quota":             client.Quota.Query().Count,
-		"Rack":              client.Rack.Query().Count,
-		"RackZone":          client.RackZone.Query().Count,
-		"Region":            client.Region.Query().Count,
-		"RegionService":     client.RegionService.Query().Count,
-		"ServiceMesh":       client.ServiceMesh.Query().Count,
-		"Tenant":            client.Tenant.Query().Count,
-		"UsageRecord":       client.UsageRecord.Query().Count,
-		"User":              client.User.Query().Count,
-		"VirtualMachine":    client.VirtualMachine.Query().Count,
-		"Volume":            client.Volume.Query().Count,
+		"APIToken":            client.APIToken.Query().Count,
+		"Alert":               client.Alert.Query().Count,
+		"Assignment":          client.Assignment.Query().Count,
+		"AuditLog":            client.AuditLog.Query().Count,
+		"AvailabilityZone":    client.AvailabilityZone.Query().Count,
+		"Cluster":             client.Cluster.Query().Count,
+		"ComputeNode":         client.ComputeNode.Query().Count,
+		"Datacenter":          client.Datacenter.Query().Count,
+		"Event":               client.Event.Query().Count,
+		"EventRule":           client.EventRule.Query().Count,
+		"Flavor":              client.Flavor.Query().Count,
+		"Floor":               client.Floor.Query().Count,
+		"GlobalService":       client.GlobalService.Query().Count,
+		"Host":                client.Host.Query().Count,
+		"HostGroup":           client.HostGroup.Query().Count,
+		"IPAddress":           client.IPAddress.Query().Count,
+		"Image":               client.Image.Query().Count,
+		"KubernetesCluster":   client.KubernetesCluster.Query().Count,
+		"Link":                client.Link.Query().Count,
+		"LoadBalancer":        client.LoadBalancer.Query().Count,
+		"Maintainer":          client.Maintainer.Query().Count,
+		"MaintainerGroup":     client.MaintainerGroup.Query().Count,
+		"Maintenance":         client.Maintenance.Query().Count,
+		"Network":             client.Network.Query().Count,
+		"NetworkZone":         client.NetworkZone.Query().Count,
+		"Notice":              client.Notice.Query().Count,
+		"Port":                client.Port.Query().Count,
+		"PowerZone":           client.PowerZone.Query().Count,
+		"Provider":            client.Provider.Query().Count,
+		"Quota":               client.Quota.Query().Count,
+		"Rack":                client.Rack.Query().Count,
+		"RackZone":            client.RackZone.Query().Count,
+		"Region":              client.Region.Query().Count,
+		"RegionService":       client.RegionService.Query().Count,
+		"ServiceMesh":         client.ServiceMesh.Query().Count,
+		"Tenant":              client.Tenant.Query().Count,
+		"ReservationInterval": client.ReservationInterval.Query().Count,
+		"User":                client.User.Query().Count,
+		"VirtualMachine":      client.VirtualMachine.Query().Count,
+		"Volume":              client.Volume.Query().Count,
 	}
 	counts := make(map[string]int, len(counters))
 	for name, count := range counters {
@@ -526,6 +528,43 @@ func (l *loader) isFirstFloor(fs *floorState) bool {
 	return fs.index == 0 || l.floors[fs.index-1].site != fs.site
 }
 
+// loadPrices writes the demo's price list (package metering), effective 60 days before now:
+// each flavor's price, the host models' factors as multipliers, IO classes, volumes,
+// addresses and load balancers, vCPUs and memory; and a price rise of s1.medium ten days
+// ago, which splits the reservations running across it.
+func (l *loader) loadPrices(ctx context.Context) error {
+	since := l.now.Add(-60 * 24 * time.Hour).Truncate(24 * time.Hour)
+	micro := func(f float64) int64 { return int64(math.Round(f * metering.Micro)) }
+	entries := []metering.PriceEntry{
+		{Kind: metering.PriceVCPU, Key: "SHARED", AmountMicro: 7_000},
+		{Kind: metering.PriceVCPU, Key: "DEDICATED", AmountMicro: 45_000},
+		{Kind: metering.PriceMemoryGB, AmountMicro: 2_000},
+		{Kind: metering.PriceIPAddress, AmountMicro: 5_000},
+		{Kind: metering.PriceLoadBalancer, AmountMicro: 20_000},
+		{Kind: metering.PriceVolumeGB, Key: "HDD", AmountMicro: 40},
+		{Kind: metering.PriceVolumeGB, Key: "SSD", AmountMicro: 120},
+		{Kind: metering.PriceVolumeGB, Key: "NVME", AmountMicro: 250},
+	}
+	for _, f := range flavors {
+		entries = append(entries,
+			metering.PriceEntry{Kind: metering.PriceFlavor, Key: f.name, AmountMicro: micro(f.price)},
+			metering.PriceEntry{Kind: metering.PriceIOClass, Key: fmt.Sprintf("iops=%d,mbps=-,net=%d", 1000*f.vcpus, 1000*f.vcpus),
+				AmountMicro: int64(500 * f.vcpus)})
+	}
+	for _, p := range profiles {
+		entries = append(entries, metering.PriceEntry{Kind: metering.PriceHostModel, Key: p.model, MultiplierPPM: micro(p.priceFactor)})
+	}
+	for _, e := range entries {
+		e.EffectiveFrom = since
+		if _, err := metering.AddPrice(ctx, l.c, e); err != nil {
+			return fmt.Errorf("price %s %s: %w", e.Kind, e.Key, err)
+		}
+	}
+	_, err := metering.AddPrice(ctx, l.c, metering.PriceEntry{Kind: metering.PriceFlavor, Key: "s1.medium",
+		AmountMicro: 36_000, EffectiveFrom: l.now.Add(-10 * 24 * time.Hour).Truncate(time.Hour)})
+	return err
+}
+
 func (l *loader) loadCatalog(ctx context.Context) error {
 	provs, err := l.c.Provider.CreateBulk(
 		l.c.Provider.Create().SetName("libvirt-vm").SetKind(provider.KindVirtualMachine).SetDriver(provider.DriverLibvirt).
@@ -563,6 +602,9 @@ func (l *loader) loadCatalog(ctx context.Context) error {
 	l.flavors = map[string]*ent.Flavor{}
 	for _, f := range fls {
 		l.flavors[f.Name] = f
+	}
+	if err := l.loadPrices(ctx); err != nil {
+		return err
 	}
 
 	ib := make([]*ent.ImageCreate, len(images))
@@ -996,15 +1038,19 @@ func (l *loader) routerSites(ctx context.Context) (map[int]int, error) {
 // loadVMs creates the tenants' VMs through package placement, as createVirtualMachine
 // does: each is placed on a node of a floor its tenant has a quota on (quotas are required
 // here), the node's allocation and the quota's usage grow by its flavor; then it is marked
-// running, with its port, address, assignment and usage record.
+// running, with its port, address and assignment. Each is placed as if between 1 and 35 days
+// ago (the placer's clock), so the reservation ledger holds a month of usage to look at.
 func (l *loader) loadVMs(ctx context.Context) error {
-	placer := placement.New(placement.Config{Scheduler: scheduler.Config{RequireQuota: true}})
+	var placedAt time.Time
+	placer := placement.New(placement.Config{Scheduler: scheduler.Config{RequireQuota: true},
+		Clock: func() time.Time { return placedAt }})
 	byNode := map[int]*server{}
 	for _, srv := range l.servers {
 		byNode[srv.node.ID] = srv
 	}
 	vms := make([]*ent.VirtualMachine, len(l.vms))
 	for i, v := range l.vms {
+		placedAt = l.now.Add(-time.Duration(24*(i%35+1))*time.Hour - time.Duration(i*37%3600)*time.Second)
 		desc := fmt.Sprintf("%s on %s", v.def.flavor, v.def.image)
 		typ := v.def.typ
 		vm, err := placer.CreateVM(ctx, l.c, ent.CreateVirtualMachineInput{
@@ -1041,7 +1087,6 @@ func (l *loader) loadVMs(ctx context.Context) error {
 	}
 	ib := make([]*ent.IPAddressCreate, len(vms))
 	ab := make([]*ent.AssignmentCreate, len(vms))
-	rb := make([]*ent.UsageRecordCreate, len(vms))
 	for i, v := range l.vms {
 		fs := v.srv.floor
 		v.ip = fs.vmNextIP
@@ -1055,24 +1100,11 @@ func (l *loader) loadVMs(ctx context.Context) error {
 		ab[i] = l.c.Assignment.Create().SetNodeID(v.srv.node.ID).SetVirtualMachineID(v.vm.ID).
 			SetDesiredState(assignment.DesiredStateRunning).SetStatus(assignment.StatusApplied).SetObservedState("running").
 			SetConfigDrive(drive)
-		started := l.now.Add(-time.Duration(24*(i%7+1)) * time.Hour)
-		price := l.flavors[v.def.flavor].PricePerHour
-		for _, mp := range l.flavors[v.def.flavor].PricesByHostModel {
-			if mp.HostModel == v.srv.hw.model {
-				price = mp.PricePerHour
-			}
-		}
-		rb[i] = l.c.UsageRecord.Create().SetTenantID(v.tenant.ID).SetResourceType("VirtualMachine").
-			SetResourceID(v.vm.ID).SetResourceName(v.def.name).SetFlavorName(v.def.flavor).SetHostModel(v.srv.hw.model).
-			SetStartedAt(started).SetPricePerHour(price).SetAmount(roundCents(price * l.now.Sub(started).Hours()))
 	}
 	if _, err := l.c.IPAddress.CreateBulk(ib...).Save(ctx); err != nil {
 		return err
 	}
-	if _, err := l.c.Assignment.CreateBulk(ab...).Save(ctx); err != nil {
-		return err
-	}
-	_, err = l.c.UsageRecord.CreateBulk(rb...).Save(ctx)
+	_, err = l.c.Assignment.CreateBulk(ab...).Save(ctx)
 	return err
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -48,12 +49,14 @@ import (
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
@@ -113,6 +116,8 @@ type Client struct {
 	IPRange *IPRangeClient
 	// Image is the client for interacting with the Image builders.
 	Image *ImageClient
+	// Invoice is the client for interacting with the Invoice builders.
+	Invoice *InvoiceClient
 	// JoinToken is the client for interacting with the JoinToken builders.
 	JoinToken *JoinTokenClient
 	// KubernetesCluster is the client for interacting with the KubernetesCluster builders.
@@ -139,6 +144,8 @@ type Client struct {
 	Port *PortClient
 	// PowerZone is the client for interacting with the PowerZone builders.
 	PowerZone *PowerZoneClient
+	// Price is the client for interacting with the Price builders.
+	Price *PriceClient
 	// Provider is the client for interacting with the Provider builders.
 	Provider *ProviderClient
 	// Quota is the client for interacting with the Quota builders.
@@ -151,6 +158,8 @@ type Client struct {
 	Region *RegionClient
 	// RegionService is the client for interacting with the RegionService builders.
 	RegionService *RegionServiceClient
+	// ReservationInterval is the client for interacting with the ReservationInterval builders.
+	ReservationInterval *ReservationIntervalClient
 	// RoleBinding is the client for interacting with the RoleBinding builders.
 	RoleBinding *RoleBindingClient
 	// RuleState is the client for interacting with the RuleState builders.
@@ -202,6 +211,7 @@ func (c *Client) init() {
 	c.IPAddress = NewIPAddressClient(c.config)
 	c.IPRange = NewIPRangeClient(c.config)
 	c.Image = NewImageClient(c.config)
+	c.Invoice = NewInvoiceClient(c.config)
 	c.JoinToken = NewJoinTokenClient(c.config)
 	c.KubernetesCluster = NewKubernetesClusterClient(c.config)
 	c.Link = NewLinkClient(c.config)
@@ -215,12 +225,14 @@ func (c *Client) init() {
 	c.OutboxTask = NewOutboxTaskClient(c.config)
 	c.Port = NewPortClient(c.config)
 	c.PowerZone = NewPowerZoneClient(c.config)
+	c.Price = NewPriceClient(c.config)
 	c.Provider = NewProviderClient(c.config)
 	c.Quota = NewQuotaClient(c.config)
 	c.Rack = NewRackClient(c.config)
 	c.RackZone = NewRackZoneClient(c.config)
 	c.Region = NewRegionClient(c.config)
 	c.RegionService = NewRegionServiceClient(c.config)
+	c.ReservationInterval = NewReservationIntervalClient(c.config)
 	c.RoleBinding = NewRoleBindingClient(c.config)
 	c.RuleState = NewRuleStateClient(c.config)
 	c.SSHKey = NewSSHKeyClient(c.config)
@@ -321,57 +333,60 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:               ctx,
-		config:            cfg,
-		APIToken:          NewAPITokenClient(cfg),
-		Alert:             NewAlertClient(cfg),
-		Assignment:        NewAssignmentClient(cfg),
-		AuditLog:          NewAuditLogClient(cfg),
-		AvailabilityZone:  NewAvailabilityZoneClient(cfg),
-		Check:             NewCheckClient(cfg),
-		Cluster:           NewClusterClient(cfg),
-		ComputeNode:       NewComputeNodeClient(cfg),
-		Datacenter:        NewDatacenterClient(cfg),
-		Event:             NewEventClient(cfg),
-		EventRule:         NewEventRuleClient(cfg),
-		Flavor:            NewFlavorClient(cfg),
-		Floor:             NewFloorClient(cfg),
-		GlobalService:     NewGlobalServiceClient(cfg),
-		HookDelivery:      NewHookDeliveryClient(cfg),
-		Host:              NewHostClient(cfg),
-		HostGroup:         NewHostGroupClient(cfg),
-		IPAddress:         NewIPAddressClient(cfg),
-		IPRange:           NewIPRangeClient(cfg),
-		Image:             NewImageClient(cfg),
-		JoinToken:         NewJoinTokenClient(cfg),
-		KubernetesCluster: NewKubernetesClusterClient(cfg),
-		Link:              NewLinkClient(cfg),
-		LoadBalancer:      NewLoadBalancerClient(cfg),
-		Maintainer:        NewMaintainerClient(cfg),
-		MaintainerGroup:   NewMaintainerGroupClient(cfg),
-		Maintenance:       NewMaintenanceClient(cfg),
-		Network:           NewNetworkClient(cfg),
-		NetworkZone:       NewNetworkZoneClient(cfg),
-		Notice:            NewNoticeClient(cfg),
-		OutboxTask:        NewOutboxTaskClient(cfg),
-		Port:              NewPortClient(cfg),
-		PowerZone:         NewPowerZoneClient(cfg),
-		Provider:          NewProviderClient(cfg),
-		Quota:             NewQuotaClient(cfg),
-		Rack:              NewRackClient(cfg),
-		RackZone:          NewRackZoneClient(cfg),
-		Region:            NewRegionClient(cfg),
-		RegionService:     NewRegionServiceClient(cfg),
-		RoleBinding:       NewRoleBindingClient(cfg),
-		RuleState:         NewRuleStateClient(cfg),
-		SSHKey:            NewSSHKeyClient(cfg),
-		ServiceMesh:       NewServiceMeshClient(cfg),
-		Silence:           NewSilenceClient(cfg),
-		Tenant:            NewTenantClient(cfg),
-		UsageRecord:       NewUsageRecordClient(cfg),
-		User:              NewUserClient(cfg),
-		VirtualMachine:    NewVirtualMachineClient(cfg),
-		Volume:            NewVolumeClient(cfg),
+		ctx:                 ctx,
+		config:              cfg,
+		APIToken:            NewAPITokenClient(cfg),
+		Alert:               NewAlertClient(cfg),
+		Assignment:          NewAssignmentClient(cfg),
+		AuditLog:            NewAuditLogClient(cfg),
+		AvailabilityZone:    NewAvailabilityZoneClient(cfg),
+		Check:               NewCheckClient(cfg),
+		Cluster:             NewClusterClient(cfg),
+		ComputeNode:         NewComputeNodeClient(cfg),
+		Datacenter:          NewDatacenterClient(cfg),
+		Event:               NewEventClient(cfg),
+		EventRule:           NewEventRuleClient(cfg),
+		Flavor:              NewFlavorClient(cfg),
+		Floor:               NewFloorClient(cfg),
+		GlobalService:       NewGlobalServiceClient(cfg),
+		HookDelivery:        NewHookDeliveryClient(cfg),
+		Host:                NewHostClient(cfg),
+		HostGroup:           NewHostGroupClient(cfg),
+		IPAddress:           NewIPAddressClient(cfg),
+		IPRange:             NewIPRangeClient(cfg),
+		Image:               NewImageClient(cfg),
+		Invoice:             NewInvoiceClient(cfg),
+		JoinToken:           NewJoinTokenClient(cfg),
+		KubernetesCluster:   NewKubernetesClusterClient(cfg),
+		Link:                NewLinkClient(cfg),
+		LoadBalancer:        NewLoadBalancerClient(cfg),
+		Maintainer:          NewMaintainerClient(cfg),
+		MaintainerGroup:     NewMaintainerGroupClient(cfg),
+		Maintenance:         NewMaintenanceClient(cfg),
+		Network:             NewNetworkClient(cfg),
+		NetworkZone:         NewNetworkZoneClient(cfg),
+		Notice:              NewNoticeClient(cfg),
+		OutboxTask:          NewOutboxTaskClient(cfg),
+		Port:                NewPortClient(cfg),
+		PowerZone:           NewPowerZoneClient(cfg),
+		Price:               NewPriceClient(cfg),
+		Provider:            NewProviderClient(cfg),
+		Quota:               NewQuotaClient(cfg),
+		Rack:                NewRackClient(cfg),
+		RackZone:            NewRackZoneClient(cfg),
+		Region:              NewRegionClient(cfg),
+		RegionService:       NewRegionServiceClient(cfg),
+		ReservationInterval: NewReservationIntervalClient(cfg),
+		RoleBinding:         NewRoleBindingClient(cfg),
+		RuleState:           NewRuleStateClient(cfg),
+		SSHKey:              NewSSHKeyClient(cfg),
+		ServiceMesh:         NewServiceMeshClient(cfg),
+		Silence:             NewSilenceClient(cfg),
+		Tenant:              NewTenantClient(cfg),
+		UsageRecord:         NewUsageRecordClient(cfg),
+		User:                NewUserClient(cfg),
+		VirtualMachine:      NewVirtualMachineClient(cfg),
+		Volume:              NewVolumeClient(cfg),
 	}, nil
 }
 
@@ -389,57 +404,60 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:               ctx,
-		config:            cfg,
-		APIToken:          NewAPITokenClient(cfg),
-		Alert:             NewAlertClient(cfg),
-		Assignment:        NewAssignmentClient(cfg),
-		AuditLog:          NewAuditLogClient(cfg),
-		AvailabilityZone:  NewAvailabilityZoneClient(cfg),
-		Check:             NewCheckClient(cfg),
-		Cluster:           NewClusterClient(cfg),
-		ComputeNode:       NewComputeNodeClient(cfg),
-		Datacenter:        NewDatacenterClient(cfg),
-		Event:             NewEventClient(cfg),
-		EventRule:         NewEventRuleClient(cfg),
-		Flavor:            NewFlavorClient(cfg),
-		Floor:             NewFloorClient(cfg),
-		GlobalService:     NewGlobalServiceClient(cfg),
-		HookDelivery:      NewHookDeliveryClient(cfg),
-		Host:              NewHostClient(cfg),
-		HostGroup:         NewHostGroupClient(cfg),
-		IPAddress:         NewIPAddressClient(cfg),
-		IPRange:           NewIPRangeClient(cfg),
-		Image:             NewImageClient(cfg),
-		JoinToken:         NewJoinTokenClient(cfg),
-		KubernetesCluster: NewKubernetesClusterClient(cfg),
-		Link:              NewLinkClient(cfg),
-		LoadBalancer:      NewLoadBalancerClient(cfg),
-		Maintainer:        NewMaintainerClient(cfg),
-		MaintainerGroup:   NewMaintainerGroupClient(cfg),
-		Maintenance:       NewMaintenanceClient(cfg),
-		Network:           NewNetworkClient(cfg),
-		NetworkZone:       NewNetworkZoneClient(cfg),
-		Notice:            NewNoticeClient(cfg),
-		OutboxTask:        NewOutboxTaskClient(cfg),
-		Port:              NewPortClient(cfg),
-		PowerZone:         NewPowerZoneClient(cfg),
-		Provider:          NewProviderClient(cfg),
-		Quota:             NewQuotaClient(cfg),
-		Rack:              NewRackClient(cfg),
-		RackZone:          NewRackZoneClient(cfg),
-		Region:            NewRegionClient(cfg),
-		RegionService:     NewRegionServiceClient(cfg),
-		RoleBinding:       NewRoleBindingClient(cfg),
-		RuleState:         NewRuleStateClient(cfg),
-		SSHKey:            NewSSHKeyClient(cfg),
-		ServiceMesh:       NewServiceMeshClient(cfg),
-		Silence:           NewSilenceClient(cfg),
-		Tenant:            NewTenantClient(cfg),
-		UsageRecord:       NewUsageRecordClient(cfg),
-		User:              NewUserClient(cfg),
-		VirtualMachine:    NewVirtualMachineClient(cfg),
-		Volume:            NewVolumeClient(cfg),
+		ctx:                 ctx,
+		config:              cfg,
+		APIToken:            NewAPITokenClient(cfg),
+		Alert:               NewAlertClient(cfg),
+		Assignment:          NewAssignmentClient(cfg),
+		AuditLog:            NewAuditLogClient(cfg),
+		AvailabilityZone:    NewAvailabilityZoneClient(cfg),
+		Check:               NewCheckClient(cfg),
+		Cluster:             NewClusterClient(cfg),
+		ComputeNode:         NewComputeNodeClient(cfg),
+		Datacenter:          NewDatacenterClient(cfg),
+		Event:               NewEventClient(cfg),
+		EventRule:           NewEventRuleClient(cfg),
+		Flavor:              NewFlavorClient(cfg),
+		Floor:               NewFloorClient(cfg),
+		GlobalService:       NewGlobalServiceClient(cfg),
+		HookDelivery:        NewHookDeliveryClient(cfg),
+		Host:                NewHostClient(cfg),
+		HostGroup:           NewHostGroupClient(cfg),
+		IPAddress:           NewIPAddressClient(cfg),
+		IPRange:             NewIPRangeClient(cfg),
+		Image:               NewImageClient(cfg),
+		Invoice:             NewInvoiceClient(cfg),
+		JoinToken:           NewJoinTokenClient(cfg),
+		KubernetesCluster:   NewKubernetesClusterClient(cfg),
+		Link:                NewLinkClient(cfg),
+		LoadBalancer:        NewLoadBalancerClient(cfg),
+		Maintainer:          NewMaintainerClient(cfg),
+		MaintainerGroup:     NewMaintainerGroupClient(cfg),
+		Maintenance:         NewMaintenanceClient(cfg),
+		Network:             NewNetworkClient(cfg),
+		NetworkZone:         NewNetworkZoneClient(cfg),
+		Notice:              NewNoticeClient(cfg),
+		OutboxTask:          NewOutboxTaskClient(cfg),
+		Port:                NewPortClient(cfg),
+		PowerZone:           NewPowerZoneClient(cfg),
+		Price:               NewPriceClient(cfg),
+		Provider:            NewProviderClient(cfg),
+		Quota:               NewQuotaClient(cfg),
+		Rack:                NewRackClient(cfg),
+		RackZone:            NewRackZoneClient(cfg),
+		Region:              NewRegionClient(cfg),
+		RegionService:       NewRegionServiceClient(cfg),
+		ReservationInterval: NewReservationIntervalClient(cfg),
+		RoleBinding:         NewRoleBindingClient(cfg),
+		RuleState:           NewRuleStateClient(cfg),
+		SSHKey:              NewSSHKeyClient(cfg),
+		ServiceMesh:         NewServiceMeshClient(cfg),
+		Silence:             NewSilenceClient(cfg),
+		Tenant:              NewTenantClient(cfg),
+		UsageRecord:         NewUsageRecordClient(cfg),
+		User:                NewUserClient(cfg),
+		VirtualMachine:      NewVirtualMachineClient(cfg),
+		Volume:              NewVolumeClient(cfg),
 	}, nil
 }
 
@@ -472,12 +490,12 @@ func (c *Client) Use(hooks ...Hook) {
 		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Check,
 		c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor,
 		c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup, c.IPAddress,
-		c.IPRange, c.Image, c.JoinToken, c.KubernetesCluster, c.Link, c.LoadBalancer,
-		c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network, c.NetworkZone,
-		c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Provider, c.Quota, c.Rack,
-		c.RackZone, c.Region, c.RegionService, c.RoleBinding, c.RuleState, c.SSHKey,
-		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
-		c.Volume,
+		c.IPRange, c.Image, c.Invoice, c.JoinToken, c.KubernetesCluster, c.Link,
+		c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network,
+		c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
+		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
+		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.ServiceMesh,
+		c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine, c.Volume,
 	} {
 		n.Use(hooks...)
 	}
@@ -490,12 +508,12 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Check,
 		c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor,
 		c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup, c.IPAddress,
-		c.IPRange, c.Image, c.JoinToken, c.KubernetesCluster, c.Link, c.LoadBalancer,
-		c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network, c.NetworkZone,
-		c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Provider, c.Quota, c.Rack,
-		c.RackZone, c.Region, c.RegionService, c.RoleBinding, c.RuleState, c.SSHKey,
-		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
-		c.Volume,
+		c.IPRange, c.Image, c.Invoice, c.JoinToken, c.KubernetesCluster, c.Link,
+		c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network,
+		c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
+		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
+		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.ServiceMesh,
+		c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine, c.Volume,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -544,6 +562,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.IPRange.mutate(ctx, m)
 	case *ImageMutation:
 		return c.Image.mutate(ctx, m)
+	case *InvoiceMutation:
+		return c.Invoice.mutate(ctx, m)
 	case *JoinTokenMutation:
 		return c.JoinToken.mutate(ctx, m)
 	case *KubernetesClusterMutation:
@@ -570,6 +590,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Port.mutate(ctx, m)
 	case *PowerZoneMutation:
 		return c.PowerZone.mutate(ctx, m)
+	case *PriceMutation:
+		return c.Price.mutate(ctx, m)
 	case *ProviderMutation:
 		return c.Provider.mutate(ctx, m)
 	case *QuotaMutation:
@@ -582,6 +604,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Region.mutate(ctx, m)
 	case *RegionServiceMutation:
 		return c.RegionService.mutate(ctx, m)
+	case *ReservationIntervalMutation:
+		return c.ReservationInterval.mutate(ctx, m)
 	case *RoleBindingMutation:
 		return c.RoleBinding.mutate(ctx, m)
 	case *RuleStateMutation:
@@ -4631,6 +4655,140 @@ func (c *ImageClient) mutate(ctx context.Context, m *ImageMutation) (Value, erro
 	}
 }
 
+// InvoiceClient is a client for the Invoice schema.
+type InvoiceClient struct {
+	config
+}
+
+// NewInvoiceClient returns a client for the Invoice from the given config.
+func NewInvoiceClient(c config) *InvoiceClient {
+	return &InvoiceClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `invoice.Hooks(f(g(h())))`.
+func (c *InvoiceClient) Use(hooks ...Hook) {
+	c.hooks.Invoice = append(c.hooks.Invoice, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `invoice.Intercept(f(g(h())))`.
+func (c *InvoiceClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Invoice = append(c.inters.Invoice, interceptors...)
+}
+
+// Create returns a builder for creating a Invoice entity.
+func (c *InvoiceClient) Create() *InvoiceCreate {
+	mutation := newInvoiceMutation(c.config, OpCreate)
+	return &InvoiceCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Invoice entities.
+func (c *InvoiceClient) CreateBulk(builders ...*InvoiceCreate) *InvoiceCreateBulk {
+	return &InvoiceCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *InvoiceClient) MapCreateBulk(slice any, setFunc func(*InvoiceCreate, int)) *InvoiceCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &InvoiceCreateBulk{err: fmt.Errorf("calling to InvoiceClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*InvoiceCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &InvoiceCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Invoice.
+func (c *InvoiceClient) Update() *InvoiceUpdate {
+	mutation := newInvoiceMutation(c.config, OpUpdate)
+	return &InvoiceUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *InvoiceClient) UpdateOne(_m *Invoice) *InvoiceUpdateOne {
+	mutation := newInvoiceMutation(c.config, OpUpdateOne, withInvoice(_m))
+	return &InvoiceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *InvoiceClient) UpdateOneID(id int) *InvoiceUpdateOne {
+	mutation := newInvoiceMutation(c.config, OpUpdateOne, withInvoiceID(id))
+	return &InvoiceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Invoice.
+func (c *InvoiceClient) Delete() *InvoiceDelete {
+	mutation := newInvoiceMutation(c.config, OpDelete)
+	return &InvoiceDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *InvoiceClient) DeleteOne(_m *Invoice) *InvoiceDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *InvoiceClient) DeleteOneID(id int) *InvoiceDeleteOne {
+	builder := c.Delete().Where(invoice.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &InvoiceDeleteOne{builder}
+}
+
+// Query returns a query builder for Invoice.
+func (c *InvoiceClient) Query() *InvoiceQuery {
+	return &InvoiceQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeInvoice},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Invoice entity by its id.
+func (c *InvoiceClient) Get(ctx context.Context, id int) (*Invoice, error) {
+	return c.Query().Where(invoice.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *InvoiceClient) GetX(ctx context.Context, id int) *Invoice {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *InvoiceClient) Hooks() []Hook {
+	hooks := c.hooks.Invoice
+	return append(hooks[:len(hooks):len(hooks)], invoice.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *InvoiceClient) Interceptors() []Interceptor {
+	return c.inters.Invoice
+}
+
+func (c *InvoiceClient) mutate(ctx context.Context, m *InvoiceMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&InvoiceCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&InvoiceUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&InvoiceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&InvoiceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Invoice mutation op: %q", m.Op())
+	}
+}
+
 // JoinTokenClient is a client for the JoinToken schema.
 type JoinTokenClient struct {
 	config
@@ -7349,6 +7507,140 @@ func (c *PowerZoneClient) mutate(ctx context.Context, m *PowerZoneMutation) (Val
 	}
 }
 
+// PriceClient is a client for the Price schema.
+type PriceClient struct {
+	config
+}
+
+// NewPriceClient returns a client for the Price from the given config.
+func NewPriceClient(c config) *PriceClient {
+	return &PriceClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `price.Hooks(f(g(h())))`.
+func (c *PriceClient) Use(hooks ...Hook) {
+	c.hooks.Price = append(c.hooks.Price, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `price.Intercept(f(g(h())))`.
+func (c *PriceClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Price = append(c.inters.Price, interceptors...)
+}
+
+// Create returns a builder for creating a Price entity.
+func (c *PriceClient) Create() *PriceCreate {
+	mutation := newPriceMutation(c.config, OpCreate)
+	return &PriceCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Price entities.
+func (c *PriceClient) CreateBulk(builders ...*PriceCreate) *PriceCreateBulk {
+	return &PriceCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PriceClient) MapCreateBulk(slice any, setFunc func(*PriceCreate, int)) *PriceCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PriceCreateBulk{err: fmt.Errorf("calling to PriceClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PriceCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PriceCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Price.
+func (c *PriceClient) Update() *PriceUpdate {
+	mutation := newPriceMutation(c.config, OpUpdate)
+	return &PriceUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PriceClient) UpdateOne(_m *Price) *PriceUpdateOne {
+	mutation := newPriceMutation(c.config, OpUpdateOne, withPrice(_m))
+	return &PriceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PriceClient) UpdateOneID(id int) *PriceUpdateOne {
+	mutation := newPriceMutation(c.config, OpUpdateOne, withPriceID(id))
+	return &PriceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Price.
+func (c *PriceClient) Delete() *PriceDelete {
+	mutation := newPriceMutation(c.config, OpDelete)
+	return &PriceDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PriceClient) DeleteOne(_m *Price) *PriceDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PriceClient) DeleteOneID(id int) *PriceDeleteOne {
+	builder := c.Delete().Where(price.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PriceDeleteOne{builder}
+}
+
+// Query returns a query builder for Price.
+func (c *PriceClient) Query() *PriceQuery {
+	return &PriceQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePrice},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Price entity by its id.
+func (c *PriceClient) Get(ctx context.Context, id int) (*Price, error) {
+	return c.Query().Where(price.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PriceClient) GetX(ctx context.Context, id int) *Price {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PriceClient) Hooks() []Hook {
+	hooks := c.hooks.Price
+	return append(hooks[:len(hooks):len(hooks)], price.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *PriceClient) Interceptors() []Interceptor {
+	return c.inters.Price
+}
+
+func (c *PriceClient) mutate(ctx context.Context, m *PriceMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PriceCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PriceUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PriceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PriceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Price mutation op: %q", m.Op())
+	}
+}
+
 // ProviderClient is a client for the Provider schema.
 type ProviderClient struct {
 	config
@@ -8614,6 +8906,140 @@ func (c *RegionServiceClient) mutate(ctx context.Context, m *RegionServiceMutati
 		return (&RegionServiceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown RegionService mutation op: %q", m.Op())
+	}
+}
+
+// ReservationIntervalClient is a client for the ReservationInterval schema.
+type ReservationIntervalClient struct {
+	config
+}
+
+// NewReservationIntervalClient returns a client for the ReservationInterval from the given config.
+func NewReservationIntervalClient(c config) *ReservationIntervalClient {
+	return &ReservationIntervalClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `reservationinterval.Hooks(f(g(h())))`.
+func (c *ReservationIntervalClient) Use(hooks ...Hook) {
+	c.hooks.ReservationInterval = append(c.hooks.ReservationInterval, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `reservationinterval.Intercept(f(g(h())))`.
+func (c *ReservationIntervalClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ReservationInterval = append(c.inters.ReservationInterval, interceptors...)
+}
+
+// Create returns a builder for creating a ReservationInterval entity.
+func (c *ReservationIntervalClient) Create() *ReservationIntervalCreate {
+	mutation := newReservationIntervalMutation(c.config, OpCreate)
+	return &ReservationIntervalCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ReservationInterval entities.
+func (c *ReservationIntervalClient) CreateBulk(builders ...*ReservationIntervalCreate) *ReservationIntervalCreateBulk {
+	return &ReservationIntervalCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ReservationIntervalClient) MapCreateBulk(slice any, setFunc func(*ReservationIntervalCreate, int)) *ReservationIntervalCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ReservationIntervalCreateBulk{err: fmt.Errorf("calling to ReservationIntervalClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ReservationIntervalCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ReservationIntervalCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ReservationInterval.
+func (c *ReservationIntervalClient) Update() *ReservationIntervalUpdate {
+	mutation := newReservationIntervalMutation(c.config, OpUpdate)
+	return &ReservationIntervalUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ReservationIntervalClient) UpdateOne(_m *ReservationInterval) *ReservationIntervalUpdateOne {
+	mutation := newReservationIntervalMutation(c.config, OpUpdateOne, withReservationInterval(_m))
+	return &ReservationIntervalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ReservationIntervalClient) UpdateOneID(id int) *ReservationIntervalUpdateOne {
+	mutation := newReservationIntervalMutation(c.config, OpUpdateOne, withReservationIntervalID(id))
+	return &ReservationIntervalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ReservationInterval.
+func (c *ReservationIntervalClient) Delete() *ReservationIntervalDelete {
+	mutation := newReservationIntervalMutation(c.config, OpDelete)
+	return &ReservationIntervalDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ReservationIntervalClient) DeleteOne(_m *ReservationInterval) *ReservationIntervalDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ReservationIntervalClient) DeleteOneID(id int) *ReservationIntervalDeleteOne {
+	builder := c.Delete().Where(reservationinterval.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ReservationIntervalDeleteOne{builder}
+}
+
+// Query returns a query builder for ReservationInterval.
+func (c *ReservationIntervalClient) Query() *ReservationIntervalQuery {
+	return &ReservationIntervalQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeReservationInterval},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ReservationInterval entity by its id.
+func (c *ReservationIntervalClient) Get(ctx context.Context, id int) (*ReservationInterval, error) {
+	return c.Query().Where(reservationinterval.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ReservationIntervalClient) GetX(ctx context.Context, id int) *ReservationInterval {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ReservationIntervalClient) Hooks() []Hook {
+	hooks := c.hooks.ReservationInterval
+	return append(hooks[:len(hooks):len(hooks)], reservationinterval.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ReservationIntervalClient) Interceptors() []Interceptor {
+	return c.inters.ReservationInterval
+}
+
+func (c *ReservationIntervalClient) mutate(ctx context.Context, m *ReservationIntervalMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ReservationIntervalCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ReservationIntervalUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ReservationIntervalUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ReservationIntervalDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ReservationInterval mutation op: %q", m.Op())
 	}
 }
 
@@ -10746,22 +11172,22 @@ type (
 	hooks struct {
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Check, Cluster,
 		ComputeNode, Datacenter, Event, EventRule, Flavor, Floor, GlobalService,
-		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, JoinToken,
+		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, Invoice, JoinToken,
 		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
-		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone,
-		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding, RuleState,
-		SSHKey, ServiceMesh, Silence, Tenant, UsageRecord, User, VirtualMachine,
-		Volume []ent.Hook
+		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone, Price,
+		Provider, Quota, Rack, RackZone, Region, RegionService, ReservationInterval,
+		RoleBinding, RuleState, SSHKey, ServiceMesh, Silence, Tenant, UsageRecord,
+		User, VirtualMachine, Volume []ent.Hook
 	}
 	inters struct {
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Check, Cluster,
 		ComputeNode, Datacenter, Event, EventRule, Flavor, Floor, GlobalService,
-		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, JoinToken,
+		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, Invoice, JoinToken,
 		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
-		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone,
-		Provider, Quota, Rack, RackZone, Region, RegionService, RoleBinding, RuleState,
-		SSHKey, ServiceMesh, Silence, Tenant, UsageRecord, User, VirtualMachine,
-		Volume []ent.Interceptor
+		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone, Price,
+		Provider, Quota, Rack, RackZone, Region, RegionService, ReservationInterval,
+		RoleBinding, RuleState, SSHKey, ServiceMesh, Silence, Tenant, UsageRecord,
+		User, VirtualMachine, Volume []ent.Interceptor
 	}
 )
 

@@ -27,6 +27,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -42,12 +43,14 @@ import (
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
@@ -200,6 +203,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 		"region_services":  {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
 	},
+	"Invoice": {},
 	"JoinToken": {
 		"cluster": {Target: "Cluster", Field: "Cluster", Unique: true, OwnFK: true},
 		"node":    {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
@@ -286,6 +290,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"hosts":      {Target: "Host", Field: "Hosts", Unique: false, OwnFK: false},
 		"alerts":     {Target: "Alert", Field: "Alerts", Unique: false, OwnFK: false},
 	},
+	"Price": {},
 	"Provider": {
 		"nodes":   {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
 		"flavors": {Target: "Flavor", Field: "Flavors", Unique: false, OwnFK: false},
@@ -327,6 +332,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"networks":         {Target: "Network", Field: "Networks", Unique: false, OwnFK: false},
 		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 	},
+	"ReservationInterval": {},
 	"RoleBinding": {
 		"user":   {Target: "User", Field: "User", Unique: true, OwnFK: true},
 		"tenant": {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
@@ -592,6 +598,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 			q.Filter().Where(p)
 		}
 		return q.Count(ctx)
+	case "Invoice":
+		q := c.Invoice.Query()
+		if ids != nil {
+			q.Where(invoice.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
 	case "JoinToken":
 		q := c.JoinToken.Query()
 		if ids != nil {
@@ -709,6 +724,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 			q.Filter().Where(p)
 		}
 		return q.Count(ctx)
+	case "Price":
+		q := c.Price.Query()
+		if ids != nil {
+			q.Where(price.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
 	case "Provider":
 		q := c.Provider.Query()
 		if ids != nil {
@@ -758,6 +782,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 		q := c.RegionService.Query()
 		if ids != nil {
 			q.Where(regionservice.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "ReservationInterval":
+		q := c.ReservationInterval.Query()
+		if ids != nil {
+			q.Where(reservationinterval.IDIn(ids...))
 		}
 		if p != nil {
 			q.Filter().Where(p)

@@ -30,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -45,12 +46,14 @@ import (
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
@@ -121,55 +124,58 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apitoken.Table:          apitoken.ValidColumn,
-			alert.Table:             alert.ValidColumn,
-			assignment.Table:        assignment.ValidColumn,
-			auditlog.Table:          auditlog.ValidColumn,
-			availabilityzone.Table:  availabilityzone.ValidColumn,
-			check.Table:             check.ValidColumn,
-			cluster.Table:           cluster.ValidColumn,
-			computenode.Table:       computenode.ValidColumn,
-			datacenter.Table:        datacenter.ValidColumn,
-			event.Table:             event.ValidColumn,
-			eventrule.Table:         eventrule.ValidColumn,
-			flavor.Table:            flavor.ValidColumn,
-			floor.Table:             floor.ValidColumn,
-			globalservice.Table:     globalservice.ValidColumn,
-			hookdelivery.Table:      hookdelivery.ValidColumn,
-			host.Table:              host.ValidColumn,
-			hostgroup.Table:         hostgroup.ValidColumn,
-			ipaddress.Table:         ipaddress.ValidColumn,
-			iprange.Table:           iprange.ValidColumn,
-			image.Table:             image.ValidColumn,
-			jointoken.Table:         jointoken.ValidColumn,
-			kubernetescluster.Table: kubernetescluster.ValidColumn,
-			link.Table:              link.ValidColumn,
-			loadbalancer.Table:      loadbalancer.ValidColumn,
-			maintainer.Table:        maintainer.ValidColumn,
-			maintainergroup.Table:   maintainergroup.ValidColumn,
-			maintenance.Table:       maintenance.ValidColumn,
-			network.Table:           network.ValidColumn,
-			networkzone.Table:       networkzone.ValidColumn,
-			notice.Table:            notice.ValidColumn,
-			outboxtask.Table:        outboxtask.ValidColumn,
-			port.Table:              port.ValidColumn,
-			powerzone.Table:         powerzone.ValidColumn,
-			provider.Table:          provider.ValidColumn,
-			quota.Table:             quota.ValidColumn,
-			rack.Table:              rack.ValidColumn,
-			rackzone.Table:          rackzone.ValidColumn,
-			region.Table:            region.ValidColumn,
-			regionservice.Table:     regionservice.ValidColumn,
-			rolebinding.Table:       rolebinding.ValidColumn,
-			rulestate.Table:         rulestate.ValidColumn,
-			sshkey.Table:            sshkey.ValidColumn,
-			servicemesh.Table:       servicemesh.ValidColumn,
-			silence.Table:           silence.ValidColumn,
-			tenant.Table:            tenant.ValidColumn,
-			usagerecord.Table:       usagerecord.ValidColumn,
-			user.Table:              user.ValidColumn,
-			virtualmachine.Table:    virtualmachine.ValidColumn,
-			volume.Table:            volume.ValidColumn,
+			apitoken.Table:            apitoken.ValidColumn,
+			alert.Table:               alert.ValidColumn,
+			assignment.Table:          assignment.ValidColumn,
+			auditlog.Table:            auditlog.ValidColumn,
+			availabilityzone.Table:    availabilityzone.ValidColumn,
+			check.Table:               check.ValidColumn,
+			cluster.Table:             cluster.ValidColumn,
+			computenode.Table:         computenode.ValidColumn,
+			datacenter.Table:          datacenter.ValidColumn,
+			event.Table:               event.ValidColumn,
+			eventrule.Table:           eventrule.ValidColumn,
+			flavor.Table:              flavor.ValidColumn,
+			floor.Table:               floor.ValidColumn,
+			globalservice.Table:       globalservice.ValidColumn,
+			hookdelivery.Table:        hookdelivery.ValidColumn,
+			host.Table:                host.ValidColumn,
+			hostgroup.Table:           hostgroup.ValidColumn,
+			ipaddress.Table:           ipaddress.ValidColumn,
+			iprange.Table:             iprange.ValidColumn,
+			image.Table:               image.ValidColumn,
+			invoice.Table:             invoice.ValidColumn,
+			jointoken.Table:           jointoken.ValidColumn,
+			kubernetescluster.Table:   kubernetescluster.ValidColumn,
+			link.Table:                link.ValidColumn,
+			loadbalancer.Table:        loadbalancer.ValidColumn,
+			maintainer.Table:          maintainer.ValidColumn,
+			maintainergroup.Table:     maintainergroup.ValidColumn,
+			maintenance.Table:         maintenance.ValidColumn,
+			network.Table:             network.ValidColumn,
+			networkzone.Table:         networkzone.ValidColumn,
+			notice.Table:              notice.ValidColumn,
+			outboxtask.Table:          outboxtask.ValidColumn,
+			port.Table:                port.ValidColumn,
+			powerzone.Table:           powerzone.ValidColumn,
+			price.Table:               price.ValidColumn,
+			provider.Table:            provider.ValidColumn,
+			quota.Table:               quota.ValidColumn,
+			rack.Table:                rack.ValidColumn,
+			rackzone.Table:            rackzone.ValidColumn,
+			region.Table:              region.ValidColumn,
+			regionservice.Table:       regionservice.ValidColumn,
+			reservationinterval.Table: reservationinterval.ValidColumn,
+			rolebinding.Table:         rolebinding.ValidColumn,
+			rulestate.Table:           rulestate.ValidColumn,
+			sshkey.Table:              sshkey.ValidColumn,
+			servicemesh.Table:         servicemesh.ValidColumn,
+			silence.Table:             silence.ValidColumn,
+			tenant.Table:              tenant.ValidColumn,
+			usagerecord.Table:         usagerecord.ValidColumn,
+			user.Table:                user.ValidColumn,
+			virtualmachine.Table:      virtualmachine.ValidColumn,
+			volume.Table:              volume.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -21,6 +21,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -37,12 +38,14 @@ import (
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
@@ -62,7 +65,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 49)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 52)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -574,6 +577,27 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   invoice.Table,
+			Columns: invoice.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: invoice.FieldID,
+			},
+		},
+		Type: "Invoice",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			invoice.FieldCreatedAt:   {Type: field.TypeTime, Column: invoice.FieldCreatedAt},
+			invoice.FieldUpdatedAt:   {Type: field.TypeTime, Column: invoice.FieldUpdatedAt},
+			invoice.FieldTenantID:    {Type: field.TypeInt, Column: invoice.FieldTenantID},
+			invoice.FieldPeriodStart: {Type: field.TypeTime, Column: invoice.FieldPeriodStart},
+			invoice.FieldCurrency:    {Type: field.TypeString, Column: invoice.FieldCurrency},
+			invoice.FieldLines:       {Type: field.TypeJSON, Column: invoice.FieldLines},
+			invoice.FieldAdjustments: {Type: field.TypeJSON, Column: invoice.FieldAdjustments},
+			invoice.FieldTotalMicro:  {Type: field.TypeInt64, Column: invoice.FieldTotalMicro},
+		},
+	}
+	graph.Nodes[21] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   jointoken.Table,
 			Columns: jointoken.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -592,7 +616,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			jointoken.FieldUsedAt:    {Type: field.TypeTime, Column: jointoken.FieldUsedAt},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   kubernetescluster.Table,
 			Columns: kubernetescluster.Columns,
@@ -617,7 +641,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			kubernetescluster.FieldStatusReason:      {Type: field.TypeString, Column: kubernetescluster.FieldStatusReason},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   link.Table,
 			Columns: link.Columns,
@@ -636,7 +660,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			link.FieldLengthM:   {Type: field.TypeFloat64, Column: link.FieldLengthM},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   loadbalancer.Table,
 			Columns: loadbalancer.Columns,
@@ -655,7 +679,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			loadbalancer.FieldStatusReason: {Type: field.TypeString, Column: loadbalancer.FieldStatusReason},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainer.Table,
 			Columns: maintainer.Columns,
@@ -674,7 +698,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintainer.FieldStatus:    {Type: field.TypeEnum, Column: maintainer.FieldStatus},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainergroup.Table,
 			Columns: maintainergroup.Columns,
@@ -694,7 +718,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintainergroup.FieldWebhookSecret: {Type: field.TypeString, Column: maintainergroup.FieldWebhookSecret},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintenance.Table,
 			Columns: maintenance.Columns,
@@ -716,7 +740,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintenance.FieldAutomatic:   {Type: field.TypeBool, Column: maintenance.FieldAutomatic},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   network.Table,
 			Columns: network.Columns,
@@ -739,7 +763,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			network.FieldDNSServers:  {Type: field.TypeJSON, Column: network.FieldDNSServers},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   networkzone.Table,
 			Columns: networkzone.Columns,
@@ -756,7 +780,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			networkzone.FieldDescription: {Type: field.TypeString, Column: networkzone.FieldDescription},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   notice.Table,
 			Columns: notice.Columns,
@@ -777,7 +801,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			notice.FieldExpiresAt:   {Type: field.TypeTime, Column: notice.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   outboxtask.Table,
 			Columns: outboxtask.Columns,
@@ -802,7 +826,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			outboxtask.FieldHeaders:      {Type: field.TypeJSON, Column: outboxtask.FieldHeaders},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   port.Table,
 			Columns: port.Columns,
@@ -825,7 +849,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			port.FieldDriver:      {Type: field.TypeString, Column: port.FieldDriver},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   powerzone.Table,
 			Columns: powerzone.Columns,
@@ -842,7 +866,28 @@ var schemaGraph = func() *sqlgraph.Schema {
 			powerzone.FieldDescription: {Type: field.TypeString, Column: powerzone.FieldDescription},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   price.Table,
+			Columns: price.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: price.FieldID,
+			},
+		},
+		Type: "Price",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			price.FieldCreatedAt:     {Type: field.TypeTime, Column: price.FieldCreatedAt},
+			price.FieldUpdatedAt:     {Type: field.TypeTime, Column: price.FieldUpdatedAt},
+			price.FieldKind:          {Type: field.TypeEnum, Column: price.FieldKind},
+			price.FieldKey:           {Type: field.TypeString, Column: price.FieldKey},
+			price.FieldEffectiveFrom: {Type: field.TypeTime, Column: price.FieldEffectiveFrom},
+			price.FieldAmountMicro:   {Type: field.TypeInt64, Column: price.FieldAmountMicro},
+			price.FieldMultiplierPpm: {Type: field.TypeInt64, Column: price.FieldMultiplierPpm},
+			price.FieldCurrency:      {Type: field.TypeString, Column: price.FieldCurrency},
+		},
+	}
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   provider.Table,
 			Columns: provider.Columns,
@@ -862,7 +907,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			provider.FieldSupportsLiveMigration: {Type: field.TypeBool, Column: provider.FieldSupportsLiveMigration},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[36] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   quota.Table,
 			Columns: quota.Columns,
@@ -884,7 +929,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			quota.FieldUsedStorageGB: {Type: field.TypeInt64, Column: quota.FieldUsedStorageGB},
 		},
 	}
-	graph.Nodes[35] = &sqlgraph.Node{
+	graph.Nodes[37] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rack.Table,
 			Columns: rack.Columns,
@@ -905,7 +950,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rack.FieldStatus:      {Type: field.TypeEnum, Column: rack.FieldStatus},
 		},
 	}
-	graph.Nodes[36] = &sqlgraph.Node{
+	graph.Nodes[38] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rackzone.Table,
 			Columns: rackzone.Columns,
@@ -922,7 +967,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rackzone.FieldDescription: {Type: field.TypeString, Column: rackzone.FieldDescription},
 		},
 	}
-	graph.Nodes[37] = &sqlgraph.Node{
+	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   region.Table,
 			Columns: region.Columns,
@@ -940,7 +985,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			region.FieldStatus:      {Type: field.TypeEnum, Column: region.FieldStatus},
 		},
 	}
-	graph.Nodes[38] = &sqlgraph.Node{
+	graph.Nodes[40] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   regionservice.Table,
 			Columns: regionservice.Columns,
@@ -964,7 +1009,35 @@ var schemaGraph = func() *sqlgraph.Schema {
 			regionservice.FieldStatusChangedAt: {Type: field.TypeTime, Column: regionservice.FieldStatusChangedAt},
 		},
 	}
-	graph.Nodes[39] = &sqlgraph.Node{
+	graph.Nodes[41] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   reservationinterval.Table,
+			Columns: reservationinterval.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: reservationinterval.FieldID,
+			},
+		},
+		Type: "ReservationInterval",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			reservationinterval.FieldTenantID:     {Type: field.TypeInt, Column: reservationinterval.FieldTenantID},
+			reservationinterval.FieldKind:         {Type: field.TypeEnum, Column: reservationinterval.FieldKind},
+			reservationinterval.FieldResourceID:   {Type: field.TypeInt, Column: reservationinterval.FieldResourceID},
+			reservationinterval.FieldResourceName: {Type: field.TypeString, Column: reservationinterval.FieldResourceName},
+			reservationinterval.FieldRegion:       {Type: field.TypeString, Column: reservationinterval.FieldRegion},
+			reservationinterval.FieldFlavor:       {Type: field.TypeString, Column: reservationinterval.FieldFlavor},
+			reservationinterval.FieldVcpus:        {Type: field.TypeInt, Column: reservationinterval.FieldVcpus},
+			reservationinterval.FieldMemoryMB:     {Type: field.TypeInt64, Column: reservationinterval.FieldMemoryMB},
+			reservationinterval.FieldCPUPolicy:    {Type: field.TypeString, Column: reservationinterval.FieldCPUPolicy},
+			reservationinterval.FieldHostModel:    {Type: field.TypeString, Column: reservationinterval.FieldHostModel},
+			reservationinterval.FieldExclusive:    {Type: field.TypeString, Column: reservationinterval.FieldExclusive},
+			reservationinterval.FieldIoClass:      {Type: field.TypeString, Column: reservationinterval.FieldIoClass},
+			reservationinterval.FieldQuantity:     {Type: field.TypeInt64, Column: reservationinterval.FieldQuantity},
+			reservationinterval.FieldStartedAt:    {Type: field.TypeTime, Column: reservationinterval.FieldStartedAt},
+			reservationinterval.FieldEndedAt:      {Type: field.TypeTime, Column: reservationinterval.FieldEndedAt},
+		},
+	}
+	graph.Nodes[42] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rolebinding.Table,
 			Columns: rolebinding.Columns,
@@ -982,7 +1055,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolebinding.FieldGrantedBy: {Type: field.TypeString, Column: rolebinding.FieldGrantedBy},
 		},
 	}
-	graph.Nodes[40] = &sqlgraph.Node{
+	graph.Nodes[43] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rulestate.Table,
 			Columns: rulestate.Columns,
@@ -1005,7 +1078,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rulestate.FieldLastEventID:  {Type: field.TypeInt, Column: rulestate.FieldLastEventID},
 		},
 	}
-	graph.Nodes[41] = &sqlgraph.Node{
+	graph.Nodes[44] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sshkey.Table,
 			Columns: sshkey.Columns,
@@ -1024,7 +1097,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sshkey.FieldFingerprint: {Type: field.TypeString, Column: sshkey.FieldFingerprint},
 		},
 	}
-	graph.Nodes[42] = &sqlgraph.Node{
+	graph.Nodes[45] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   servicemesh.Table,
 			Columns: servicemesh.Columns,
@@ -1043,7 +1116,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			servicemesh.FieldStatus:      {Type: field.TypeEnum, Column: servicemesh.FieldStatus},
 		},
 	}
-	graph.Nodes[43] = &sqlgraph.Node{
+	graph.Nodes[46] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   silence.Table,
 			Columns: silence.Columns,
@@ -1066,7 +1139,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			silence.FieldComment:          {Type: field.TypeString, Column: silence.FieldComment},
 		},
 	}
-	graph.Nodes[44] = &sqlgraph.Node{
+	graph.Nodes[47] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -1085,7 +1158,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldStatus:      {Type: field.TypeEnum, Column: tenant.FieldStatus},
 		},
 	}
-	graph.Nodes[45] = &sqlgraph.Node{
+	graph.Nodes[48] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   usagerecord.Table,
 			Columns: usagerecord.Columns,
@@ -1109,7 +1182,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			usagerecord.FieldAmount:       {Type: field.TypeFloat64, Column: usagerecord.FieldAmount},
 		},
 	}
-	graph.Nodes[46] = &sqlgraph.Node{
+	graph.Nodes[49] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -1130,7 +1203,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldLastLoginAt:  {Type: field.TypeTime, Column: user.FieldLastLoginAt},
 		},
 	}
-	graph.Nodes[47] = &sqlgraph.Node{
+	graph.Nodes[50] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   virtualmachine.Table,
 			Columns: virtualmachine.Columns,
@@ -1172,7 +1245,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldUserData:                 {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
-	graph.Nodes[48] = &sqlgraph.Node{
+	graph.Nodes[51] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   volume.Table,
 			Columns: volume.Columns,
@@ -7101,6 +7174,86 @@ func (f *ImageFilter) WhereHasRegionServicesWith(preds ...predicate.RegionServic
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *InvoiceQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the InvoiceQuery builder.
+func (_q *InvoiceQuery) Filter() *InvoiceFilter {
+	return &InvoiceFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *InvoiceMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the InvoiceMutation builder.
+func (m *InvoiceMutation) Filter() *InvoiceFilter {
+	return &InvoiceFilter{config: m.config, predicateAdder: m}
+}
+
+// InvoiceFilter provides a generic filtering capability at runtime for InvoiceQuery.
+type InvoiceFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *InvoiceFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *InvoiceFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(invoice.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *InvoiceFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(invoice.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *InvoiceFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(invoice.FieldUpdatedAt))
+}
+
+// WhereTenantID applies the entql int predicate on the tenant_id field.
+func (f *InvoiceFilter) WhereTenantID(p entql.IntP) {
+	f.Where(p.Field(invoice.FieldTenantID))
+}
+
+// WherePeriodStart applies the entql time.Time predicate on the period_start field.
+func (f *InvoiceFilter) WherePeriodStart(p entql.TimeP) {
+	f.Where(p.Field(invoice.FieldPeriodStart))
+}
+
+// WhereCurrency applies the entql string predicate on the currency field.
+func (f *InvoiceFilter) WhereCurrency(p entql.StringP) {
+	f.Where(p.Field(invoice.FieldCurrency))
+}
+
+// WhereLines applies the entql json.RawMessage predicate on the lines field.
+func (f *InvoiceFilter) WhereLines(p entql.BytesP) {
+	f.Where(p.Field(invoice.FieldLines))
+}
+
+// WhereAdjustments applies the entql json.RawMessage predicate on the adjustments field.
+func (f *InvoiceFilter) WhereAdjustments(p entql.BytesP) {
+	f.Where(p.Field(invoice.FieldAdjustments))
+}
+
+// WhereTotalMicro applies the entql int64 predicate on the total_micro field.
+func (f *InvoiceFilter) WhereTotalMicro(p entql.Int64P) {
+	f.Where(p.Field(invoice.FieldTotalMicro))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *JoinTokenQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -7129,7 +7282,7 @@ type JoinTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *JoinTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7232,7 +7385,7 @@ type KubernetesClusterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *KubernetesClusterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7416,7 +7569,7 @@ type LinkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LinkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7514,7 +7667,7 @@ type LoadBalancerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LoadBalancerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7626,7 +7779,7 @@ type MaintainerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7836,7 +7989,7 @@ type MaintainerGroupFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerGroupFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8037,7 +8190,7 @@ type MaintenanceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintenanceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8164,7 +8317,7 @@ type NetworkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8366,7 +8519,7 @@ type NetworkZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8482,7 +8635,7 @@ type NoticeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NoticeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8590,7 +8743,7 @@ type OutboxTaskFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OutboxTaskFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8690,7 +8843,7 @@ type PortFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PortFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8892,7 +9045,7 @@ type PowerZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PowerZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8980,6 +9133,86 @@ func (f *PowerZoneFilter) WhereHasAlertsWith(preds ...predicate.Alert) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *PriceQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the PriceQuery builder.
+func (_q *PriceQuery) Filter() *PriceFilter {
+	return &PriceFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *PriceMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the PriceMutation builder.
+func (m *PriceMutation) Filter() *PriceFilter {
+	return &PriceFilter{config: m.config, predicateAdder: m}
+}
+
+// PriceFilter provides a generic filtering capability at runtime for PriceQuery.
+type PriceFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *PriceFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *PriceFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(price.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *PriceFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(price.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *PriceFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(price.FieldUpdatedAt))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *PriceFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(price.FieldKind))
+}
+
+// WhereKey applies the entql string predicate on the key field.
+func (f *PriceFilter) WhereKey(p entql.StringP) {
+	f.Where(p.Field(price.FieldKey))
+}
+
+// WhereEffectiveFrom applies the entql time.Time predicate on the effective_from field.
+func (f *PriceFilter) WhereEffectiveFrom(p entql.TimeP) {
+	f.Where(p.Field(price.FieldEffectiveFrom))
+}
+
+// WhereAmountMicro applies the entql int64 predicate on the amount_micro field.
+func (f *PriceFilter) WhereAmountMicro(p entql.Int64P) {
+	f.Where(p.Field(price.FieldAmountMicro))
+}
+
+// WhereMultiplierPpm applies the entql int64 predicate on the multiplier_ppm field.
+func (f *PriceFilter) WhereMultiplierPpm(p entql.Int64P) {
+	f.Where(p.Field(price.FieldMultiplierPpm))
+}
+
+// WhereCurrency applies the entql string predicate on the currency field.
+func (f *PriceFilter) WhereCurrency(p entql.StringP) {
+	f.Where(p.Field(price.FieldCurrency))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *ProviderQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -9008,7 +9241,7 @@ type ProviderFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProviderFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9111,7 +9344,7 @@ type QuotaFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *QuotaFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9224,7 +9457,7 @@ type RackFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9416,7 +9649,7 @@ type RackZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9518,7 +9751,7 @@ type RegionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9667,7 +9900,7 @@ type RegionServiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionServiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9846,6 +10079,121 @@ func (f *RegionServiceFilter) WhereHasVirtualMachinesWith(preds ...predicate.Vir
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *ReservationIntervalQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the ReservationIntervalQuery builder.
+func (_q *ReservationIntervalQuery) Filter() *ReservationIntervalFilter {
+	return &ReservationIntervalFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *ReservationIntervalMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the ReservationIntervalMutation builder.
+func (m *ReservationIntervalMutation) Filter() *ReservationIntervalFilter {
+	return &ReservationIntervalFilter{config: m.config, predicateAdder: m}
+}
+
+// ReservationIntervalFilter provides a generic filtering capability at runtime for ReservationIntervalQuery.
+type ReservationIntervalFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *ReservationIntervalFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *ReservationIntervalFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(reservationinterval.FieldID))
+}
+
+// WhereTenantID applies the entql int predicate on the tenant_id field.
+func (f *ReservationIntervalFilter) WhereTenantID(p entql.IntP) {
+	f.Where(p.Field(reservationinterval.FieldTenantID))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *ReservationIntervalFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldKind))
+}
+
+// WhereResourceID applies the entql int predicate on the resource_id field.
+func (f *ReservationIntervalFilter) WhereResourceID(p entql.IntP) {
+	f.Where(p.Field(reservationinterval.FieldResourceID))
+}
+
+// WhereResourceName applies the entql string predicate on the resource_name field.
+func (f *ReservationIntervalFilter) WhereResourceName(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldResourceName))
+}
+
+// WhereRegion applies the entql string predicate on the region field.
+func (f *ReservationIntervalFilter) WhereRegion(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldRegion))
+}
+
+// WhereFlavor applies the entql string predicate on the flavor field.
+func (f *ReservationIntervalFilter) WhereFlavor(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldFlavor))
+}
+
+// WhereVcpus applies the entql int predicate on the vcpus field.
+func (f *ReservationIntervalFilter) WhereVcpus(p entql.IntP) {
+	f.Where(p.Field(reservationinterval.FieldVcpus))
+}
+
+// WhereMemoryMB applies the entql int64 predicate on the memory_mb field.
+func (f *ReservationIntervalFilter) WhereMemoryMB(p entql.Int64P) {
+	f.Where(p.Field(reservationinterval.FieldMemoryMB))
+}
+
+// WhereCPUPolicy applies the entql string predicate on the cpu_policy field.
+func (f *ReservationIntervalFilter) WhereCPUPolicy(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldCPUPolicy))
+}
+
+// WhereHostModel applies the entql string predicate on the host_model field.
+func (f *ReservationIntervalFilter) WhereHostModel(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldHostModel))
+}
+
+// WhereExclusive applies the entql string predicate on the exclusive field.
+func (f *ReservationIntervalFilter) WhereExclusive(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldExclusive))
+}
+
+// WhereIoClass applies the entql string predicate on the io_class field.
+func (f *ReservationIntervalFilter) WhereIoClass(p entql.StringP) {
+	f.Where(p.Field(reservationinterval.FieldIoClass))
+}
+
+// WhereQuantity applies the entql int64 predicate on the quantity field.
+func (f *ReservationIntervalFilter) WhereQuantity(p entql.Int64P) {
+	f.Where(p.Field(reservationinterval.FieldQuantity))
+}
+
+// WhereStartedAt applies the entql time.Time predicate on the started_at field.
+func (f *ReservationIntervalFilter) WhereStartedAt(p entql.TimeP) {
+	f.Where(p.Field(reservationinterval.FieldStartedAt))
+}
+
+// WhereEndedAt applies the entql time.Time predicate on the ended_at field.
+func (f *ReservationIntervalFilter) WhereEndedAt(p entql.TimeP) {
+	f.Where(p.Field(reservationinterval.FieldEndedAt))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *RoleBindingQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -9874,7 +10222,7 @@ type RoleBindingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RoleBindingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9981,7 +10329,7 @@ type RuleStateFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RuleStateFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[43].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10071,7 +10419,7 @@ type SSHKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SSHKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[44].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10183,7 +10531,7 @@ type ServiceMeshFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ServiceMeshFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[45].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10267,7 +10615,7 @@ type SilenceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SilenceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[43].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[46].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10357,7 +10705,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[44].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[47].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10637,7 +10985,7 @@ type UsageRecordFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UsageRecordFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[45].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[48].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10746,7 +11094,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[46].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[49].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10910,7 +11258,7 @@ type VirtualMachineFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VirtualMachineFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[47].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[50].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11319,7 +11667,7 @@ type VolumeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VolumeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[48].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[51].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

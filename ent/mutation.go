@@ -29,6 +29,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -45,12 +46,14 @@ import (
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
@@ -73,55 +76,58 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIToken          = "APIToken"
-	TypeAlert             = "Alert"
-	TypeAssignment        = "Assignment"
-	TypeAuditLog          = "AuditLog"
-	TypeAvailabilityZone  = "AvailabilityZone"
-	TypeCheck             = "Check"
-	TypeCluster           = "Cluster"
-	TypeComputeNode       = "ComputeNode"
-	TypeDatacenter        = "Datacenter"
-	TypeEvent             = "Event"
-	TypeEventRule         = "EventRule"
-	TypeFlavor            = "Flavor"
-	TypeFloor             = "Floor"
-	TypeGlobalService     = "GlobalService"
-	TypeHookDelivery      = "HookDelivery"
-	TypeHost              = "Host"
-	TypeHostGroup         = "HostGroup"
-	TypeIPAddress         = "IPAddress"
-	TypeIPRange           = "IPRange"
-	TypeImage             = "Image"
-	TypeJoinToken         = "JoinToken"
-	TypeKubernetesCluster = "KubernetesCluster"
-	TypeLink              = "Link"
-	TypeLoadBalancer      = "LoadBalancer"
-	TypeMaintainer        = "Maintainer"
-	TypeMaintainerGroup   = "MaintainerGroup"
-	TypeMaintenance       = "Maintenance"
-	TypeNetwork           = "Network"
-	TypeNetworkZone       = "NetworkZone"
-	TypeNotice            = "Notice"
-	TypeOutboxTask        = "OutboxTask"
-	TypePort              = "Port"
-	TypePowerZone         = "PowerZone"
-	TypeProvider          = "Provider"
-	TypeQuota             = "Quota"
-	TypeRack              = "Rack"
-	TypeRackZone          = "RackZone"
-	TypeRegion            = "Region"
-	TypeRegionService     = "RegionService"
-	TypeRoleBinding       = "RoleBinding"
-	TypeRuleState         = "RuleState"
-	TypeSSHKey            = "SSHKey"
-	TypeServiceMesh       = "ServiceMesh"
-	TypeSilence           = "Silence"
-	TypeTenant            = "Tenant"
-	TypeUsageRecord       = "UsageRecord"
-	TypeUser              = "User"
-	TypeVirtualMachine    = "VirtualMachine"
-	TypeVolume            = "Volume"
+	TypeAPIToken            = "APIToken"
+	TypeAlert               = "Alert"
+	TypeAssignment          = "Assignment"
+	TypeAuditLog            = "AuditLog"
+	TypeAvailabilityZone    = "AvailabilityZone"
+	TypeCheck               = "Check"
+	TypeCluster             = "Cluster"
+	TypeComputeNode         = "ComputeNode"
+	TypeDatacenter          = "Datacenter"
+	TypeEvent               = "Event"
+	TypeEventRule           = "EventRule"
+	TypeFlavor              = "Flavor"
+	TypeFloor               = "Floor"
+	TypeGlobalService       = "GlobalService"
+	TypeHookDelivery        = "HookDelivery"
+	TypeHost                = "Host"
+	TypeHostGroup           = "HostGroup"
+	TypeIPAddress           = "IPAddress"
+	TypeIPRange             = "IPRange"
+	TypeImage               = "Image"
+	TypeInvoice             = "Invoice"
+	TypeJoinToken           = "JoinToken"
+	TypeKubernetesCluster   = "KubernetesCluster"
+	TypeLink                = "Link"
+	TypeLoadBalancer        = "LoadBalancer"
+	TypeMaintainer          = "Maintainer"
+	TypeMaintainerGroup     = "MaintainerGroup"
+	TypeMaintenance         = "Maintenance"
+	TypeNetwork             = "Network"
+	TypeNetworkZone         = "NetworkZone"
+	TypeNotice              = "Notice"
+	TypeOutboxTask          = "OutboxTask"
+	TypePort                = "Port"
+	TypePowerZone           = "PowerZone"
+	TypePrice               = "Price"
+	TypeProvider            = "Provider"
+	TypeQuota               = "Quota"
+	TypeRack                = "Rack"
+	TypeRackZone            = "RackZone"
+	TypeRegion              = "Region"
+	TypeRegionService       = "RegionService"
+	TypeReservationInterval = "ReservationInterval"
+	TypeRoleBinding         = "RoleBinding"
+	TypeRuleState           = "RuleState"
+	TypeSSHKey              = "SSHKey"
+	TypeServiceMesh         = "ServiceMesh"
+	TypeSilence             = "Silence"
+	TypeTenant              = "Tenant"
+	TypeUsageRecord         = "UsageRecord"
+	TypeUser                = "User"
+	TypeVirtualMachine      = "VirtualMachine"
+	TypeVolume              = "Volume"
 )
 
 // APITokenMutation represents an operation that mutates the APIToken nodes in the graph.
@@ -29260,6 +29266,834 @@ func (m *ImageMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Image edge %s", name)
 }
 
+// InvoiceMutation represents an operation that mutates the Invoice nodes in the graph.
+type InvoiceMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int
+	created_at        *time.Time
+	updated_at        *time.Time
+	tenant_id         *int
+	addtenant_id      *int
+	period_start      *time.Time
+	currency          *string
+	lines             *[]fieldtype.InvoiceLine
+	appendlines       []fieldtype.InvoiceLine
+	adjustments       *[]fieldtype.InvoiceAdjustment
+	appendadjustments []fieldtype.InvoiceAdjustment
+	total_micro       *int64
+	addtotal_micro    *int64
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*Invoice, error)
+	predicates        []predicate.Invoice
+}
+
+var _ ent.Mutation = (*InvoiceMutation)(nil)
+
+// invoiceOption allows management of the mutation configuration using functional options.
+type invoiceOption func(*InvoiceMutation)
+
+// newInvoiceMutation creates new mutation for the Invoice entity.
+func newInvoiceMutation(c config, op Op, opts ...invoiceOption) *InvoiceMutation {
+	m := &InvoiceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeInvoice,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withInvoiceID sets the ID field of the mutation.
+func withInvoiceID(id int) invoiceOption {
+	return func(m *InvoiceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Invoice
+		)
+		m.oldValue = func(ctx context.Context) (*Invoice, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Invoice.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withInvoice sets the old Invoice of the mutation.
+func withInvoice(node *Invoice) invoiceOption {
+	return func(m *InvoiceMutation) {
+		m.oldValue = func(context.Context) (*Invoice, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m InvoiceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m InvoiceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *InvoiceMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *InvoiceMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Invoice.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *InvoiceMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *InvoiceMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *InvoiceMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *InvoiceMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *InvoiceMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *InvoiceMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *InvoiceMutation) SetTenantID(i int) {
+	m.tenant_id = &i
+	m.addtenant_id = nil
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *InvoiceMutation) TenantID() (r int, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldTenantID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// AddTenantID adds i to the "tenant_id" field.
+func (m *InvoiceMutation) AddTenantID(i int) {
+	if m.addtenant_id != nil {
+		*m.addtenant_id += i
+	} else {
+		m.addtenant_id = &i
+	}
+}
+
+// AddedTenantID returns the value that was added to the "tenant_id" field in this mutation.
+func (m *InvoiceMutation) AddedTenantID() (r int, exists bool) {
+	v := m.addtenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *InvoiceMutation) ResetTenantID() {
+	m.tenant_id = nil
+	m.addtenant_id = nil
+}
+
+// SetPeriodStart sets the "period_start" field.
+func (m *InvoiceMutation) SetPeriodStart(t time.Time) {
+	m.period_start = &t
+}
+
+// PeriodStart returns the value of the "period_start" field in the mutation.
+func (m *InvoiceMutation) PeriodStart() (r time.Time, exists bool) {
+	v := m.period_start
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPeriodStart returns the old "period_start" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPeriodStart(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPeriodStart is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPeriodStart requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPeriodStart: %w", err)
+	}
+	return oldValue.PeriodStart, nil
+}
+
+// ResetPeriodStart resets all changes to the "period_start" field.
+func (m *InvoiceMutation) ResetPeriodStart() {
+	m.period_start = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *InvoiceMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *InvoiceMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *InvoiceMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetLines sets the "lines" field.
+func (m *InvoiceMutation) SetLines(fl []fieldtype.InvoiceLine) {
+	m.lines = &fl
+	m.appendlines = nil
+}
+
+// Lines returns the value of the "lines" field in the mutation.
+func (m *InvoiceMutation) Lines() (r []fieldtype.InvoiceLine, exists bool) {
+	v := m.lines
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLines returns the old "lines" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldLines(ctx context.Context) (v []fieldtype.InvoiceLine, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLines is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLines requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLines: %w", err)
+	}
+	return oldValue.Lines, nil
+}
+
+// AppendLines adds fl to the "lines" field.
+func (m *InvoiceMutation) AppendLines(fl []fieldtype.InvoiceLine) {
+	m.appendlines = append(m.appendlines, fl...)
+}
+
+// AppendedLines returns the list of values that were appended to the "lines" field in this mutation.
+func (m *InvoiceMutation) AppendedLines() ([]fieldtype.InvoiceLine, bool) {
+	if len(m.appendlines) == 0 {
+		return nil, false
+	}
+	return m.appendlines, true
+}
+
+// ResetLines resets all changes to the "lines" field.
+func (m *InvoiceMutation) ResetLines() {
+	m.lines = nil
+	m.appendlines = nil
+}
+
+// SetAdjustments sets the "adjustments" field.
+func (m *InvoiceMutation) SetAdjustments(fa []fieldtype.InvoiceAdjustment) {
+	m.adjustments = &fa
+	m.appendadjustments = nil
+}
+
+// Adjustments returns the value of the "adjustments" field in the mutation.
+func (m *InvoiceMutation) Adjustments() (r []fieldtype.InvoiceAdjustment, exists bool) {
+	v := m.adjustments
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAdjustments returns the old "adjustments" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldAdjustments(ctx context.Context) (v []fieldtype.InvoiceAdjustment, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAdjustments is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAdjustments requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAdjustments: %w", err)
+	}
+	return oldValue.Adjustments, nil
+}
+
+// AppendAdjustments adds fa to the "adjustments" field.
+func (m *InvoiceMutation) AppendAdjustments(fa []fieldtype.InvoiceAdjustment) {
+	m.appendadjustments = append(m.appendadjustments, fa...)
+}
+
+// AppendedAdjustments returns the list of values that were appended to the "adjustments" field in this mutation.
+func (m *InvoiceMutation) AppendedAdjustments() ([]fieldtype.InvoiceAdjustment, bool) {
+	if len(m.appendadjustments) == 0 {
+		return nil, false
+	}
+	return m.appendadjustments, true
+}
+
+// ClearAdjustments clears the value of the "adjustments" field.
+func (m *InvoiceMutation) ClearAdjustments() {
+	m.adjustments = nil
+	m.appendadjustments = nil
+	m.clearedFields[invoice.FieldAdjustments] = struct{}{}
+}
+
+// AdjustmentsCleared returns if the "adjustments" field was cleared in this mutation.
+func (m *InvoiceMutation) AdjustmentsCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldAdjustments]
+	return ok
+}
+
+// ResetAdjustments resets all changes to the "adjustments" field.
+func (m *InvoiceMutation) ResetAdjustments() {
+	m.adjustments = nil
+	m.appendadjustments = nil
+	delete(m.clearedFields, invoice.FieldAdjustments)
+}
+
+// SetTotalMicro sets the "total_micro" field.
+func (m *InvoiceMutation) SetTotalMicro(i int64) {
+	m.total_micro = &i
+	m.addtotal_micro = nil
+}
+
+// TotalMicro returns the value of the "total_micro" field in the mutation.
+func (m *InvoiceMutation) TotalMicro() (r int64, exists bool) {
+	v := m.total_micro
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotalMicro returns the old "total_micro" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldTotalMicro(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotalMicro is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotalMicro requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotalMicro: %w", err)
+	}
+	return oldValue.TotalMicro, nil
+}
+
+// AddTotalMicro adds i to the "total_micro" field.
+func (m *InvoiceMutation) AddTotalMicro(i int64) {
+	if m.addtotal_micro != nil {
+		*m.addtotal_micro += i
+	} else {
+		m.addtotal_micro = &i
+	}
+}
+
+// AddedTotalMicro returns the value that was added to the "total_micro" field in this mutation.
+func (m *InvoiceMutation) AddedTotalMicro() (r int64, exists bool) {
+	v := m.addtotal_micro
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTotalMicro resets all changes to the "total_micro" field.
+func (m *InvoiceMutation) ResetTotalMicro() {
+	m.total_micro = nil
+	m.addtotal_micro = nil
+}
+
+// Where appends a list predicates to the InvoiceMutation builder.
+func (m *InvoiceMutation) Where(ps ...predicate.Invoice) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the InvoiceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *InvoiceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Invoice, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *InvoiceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *InvoiceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Invoice).
+func (m *InvoiceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *InvoiceMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.created_at != nil {
+		fields = append(fields, invoice.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, invoice.FieldUpdatedAt)
+	}
+	if m.tenant_id != nil {
+		fields = append(fields, invoice.FieldTenantID)
+	}
+	if m.period_start != nil {
+		fields = append(fields, invoice.FieldPeriodStart)
+	}
+	if m.currency != nil {
+		fields = append(fields, invoice.FieldCurrency)
+	}
+	if m.lines != nil {
+		fields = append(fields, invoice.FieldLines)
+	}
+	if m.adjustments != nil {
+		fields = append(fields, invoice.FieldAdjustments)
+	}
+	if m.total_micro != nil {
+		fields = append(fields, invoice.FieldTotalMicro)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case invoice.FieldCreatedAt:
+		return m.CreatedAt()
+	case invoice.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case invoice.FieldTenantID:
+		return m.TenantID()
+	case invoice.FieldPeriodStart:
+		return m.PeriodStart()
+	case invoice.FieldCurrency:
+		return m.Currency()
+	case invoice.FieldLines:
+		return m.Lines()
+	case invoice.FieldAdjustments:
+		return m.Adjustments()
+	case invoice.FieldTotalMicro:
+		return m.TotalMicro()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case invoice.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case invoice.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case invoice.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case invoice.FieldPeriodStart:
+		return m.OldPeriodStart(ctx)
+	case invoice.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case invoice.FieldLines:
+		return m.OldLines(ctx)
+	case invoice.FieldAdjustments:
+		return m.OldAdjustments(ctx)
+	case invoice.FieldTotalMicro:
+		return m.OldTotalMicro(ctx)
+	}
+	return nil, fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case invoice.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case invoice.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case invoice.FieldTenantID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case invoice.FieldPeriodStart:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPeriodStart(v)
+		return nil
+	case invoice.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case invoice.FieldLines:
+		v, ok := value.([]fieldtype.InvoiceLine)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLines(v)
+		return nil
+	case invoice.FieldAdjustments:
+		v, ok := value.([]fieldtype.InvoiceAdjustment)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAdjustments(v)
+		return nil
+	case invoice.FieldTotalMicro:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotalMicro(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *InvoiceMutation) AddedFields() []string {
+	var fields []string
+	if m.addtenant_id != nil {
+		fields = append(fields, invoice.FieldTenantID)
+	}
+	if m.addtotal_micro != nil {
+		fields = append(fields, invoice.FieldTotalMicro)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *InvoiceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case invoice.FieldTenantID:
+		return m.AddedTenantID()
+	case invoice.FieldTotalMicro:
+		return m.AddedTotalMicro()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case invoice.FieldTenantID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTenantID(v)
+		return nil
+	case invoice.FieldTotalMicro:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTotalMicro(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *InvoiceMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(invoice.FieldAdjustments) {
+		fields = append(fields, invoice.FieldAdjustments)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *InvoiceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *InvoiceMutation) ClearField(name string) error {
+	switch name {
+	case invoice.FieldAdjustments:
+		m.ClearAdjustments()
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *InvoiceMutation) ResetField(name string) error {
+	switch name {
+	case invoice.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case invoice.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case invoice.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case invoice.FieldPeriodStart:
+		m.ResetPeriodStart()
+		return nil
+	case invoice.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case invoice.FieldLines:
+		m.ResetLines()
+		return nil
+	case invoice.FieldAdjustments:
+		m.ResetAdjustments()
+		return nil
+	case invoice.FieldTotalMicro:
+		m.ResetTotalMicro()
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *InvoiceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *InvoiceMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *InvoiceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *InvoiceMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *InvoiceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *InvoiceMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *InvoiceMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Invoice unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *InvoiceMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Invoice edge %s", name)
+}
+
 // JoinTokenMutation represents an operation that mutates the JoinToken nodes in the graph.
 type JoinTokenMutation struct {
 	config
@@ -43822,6 +44656,779 @@ func (m *PowerZoneMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PowerZone edge %s", name)
 }
 
+// PriceMutation represents an operation that mutates the Price nodes in the graph.
+type PriceMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int
+	created_at        *time.Time
+	updated_at        *time.Time
+	kind              *price.Kind
+	key               *string
+	effective_from    *time.Time
+	amount_micro      *int64
+	addamount_micro   *int64
+	multiplier_ppm    *int64
+	addmultiplier_ppm *int64
+	currency          *string
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*Price, error)
+	predicates        []predicate.Price
+}
+
+var _ ent.Mutation = (*PriceMutation)(nil)
+
+// priceOption allows management of the mutation configuration using functional options.
+type priceOption func(*PriceMutation)
+
+// newPriceMutation creates new mutation for the Price entity.
+func newPriceMutation(c config, op Op, opts ...priceOption) *PriceMutation {
+	m := &PriceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePrice,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPriceID sets the ID field of the mutation.
+func withPriceID(id int) priceOption {
+	return func(m *PriceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Price
+		)
+		m.oldValue = func(ctx context.Context) (*Price, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Price.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPrice sets the old Price of the mutation.
+func withPrice(node *Price) priceOption {
+	return func(m *PriceMutation) {
+		m.oldValue = func(context.Context) (*Price, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PriceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PriceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PriceMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PriceMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Price.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *PriceMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *PriceMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *PriceMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *PriceMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *PriceMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *PriceMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *PriceMutation) SetKind(pr price.Kind) {
+	m.kind = &pr
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *PriceMutation) Kind() (r price.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldKind(ctx context.Context) (v price.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *PriceMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetKey sets the "key" field.
+func (m *PriceMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *PriceMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *PriceMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetEffectiveFrom sets the "effective_from" field.
+func (m *PriceMutation) SetEffectiveFrom(t time.Time) {
+	m.effective_from = &t
+}
+
+// EffectiveFrom returns the value of the "effective_from" field in the mutation.
+func (m *PriceMutation) EffectiveFrom() (r time.Time, exists bool) {
+	v := m.effective_from
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEffectiveFrom returns the old "effective_from" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldEffectiveFrom(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEffectiveFrom is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEffectiveFrom requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEffectiveFrom: %w", err)
+	}
+	return oldValue.EffectiveFrom, nil
+}
+
+// ResetEffectiveFrom resets all changes to the "effective_from" field.
+func (m *PriceMutation) ResetEffectiveFrom() {
+	m.effective_from = nil
+}
+
+// SetAmountMicro sets the "amount_micro" field.
+func (m *PriceMutation) SetAmountMicro(i int64) {
+	m.amount_micro = &i
+	m.addamount_micro = nil
+}
+
+// AmountMicro returns the value of the "amount_micro" field in the mutation.
+func (m *PriceMutation) AmountMicro() (r int64, exists bool) {
+	v := m.amount_micro
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountMicro returns the old "amount_micro" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldAmountMicro(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountMicro is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountMicro requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountMicro: %w", err)
+	}
+	return oldValue.AmountMicro, nil
+}
+
+// AddAmountMicro adds i to the "amount_micro" field.
+func (m *PriceMutation) AddAmountMicro(i int64) {
+	if m.addamount_micro != nil {
+		*m.addamount_micro += i
+	} else {
+		m.addamount_micro = &i
+	}
+}
+
+// AddedAmountMicro returns the value that was added to the "amount_micro" field in this mutation.
+func (m *PriceMutation) AddedAmountMicro() (r int64, exists bool) {
+	v := m.addamount_micro
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountMicro resets all changes to the "amount_micro" field.
+func (m *PriceMutation) ResetAmountMicro() {
+	m.amount_micro = nil
+	m.addamount_micro = nil
+}
+
+// SetMultiplierPpm sets the "multiplier_ppm" field.
+func (m *PriceMutation) SetMultiplierPpm(i int64) {
+	m.multiplier_ppm = &i
+	m.addmultiplier_ppm = nil
+}
+
+// MultiplierPpm returns the value of the "multiplier_ppm" field in the mutation.
+func (m *PriceMutation) MultiplierPpm() (r int64, exists bool) {
+	v := m.multiplier_ppm
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMultiplierPpm returns the old "multiplier_ppm" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldMultiplierPpm(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMultiplierPpm is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMultiplierPpm requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMultiplierPpm: %w", err)
+	}
+	return oldValue.MultiplierPpm, nil
+}
+
+// AddMultiplierPpm adds i to the "multiplier_ppm" field.
+func (m *PriceMutation) AddMultiplierPpm(i int64) {
+	if m.addmultiplier_ppm != nil {
+		*m.addmultiplier_ppm += i
+	} else {
+		m.addmultiplier_ppm = &i
+	}
+}
+
+// AddedMultiplierPpm returns the value that was added to the "multiplier_ppm" field in this mutation.
+func (m *PriceMutation) AddedMultiplierPpm() (r int64, exists bool) {
+	v := m.addmultiplier_ppm
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMultiplierPpm resets all changes to the "multiplier_ppm" field.
+func (m *PriceMutation) ResetMultiplierPpm() {
+	m.multiplier_ppm = nil
+	m.addmultiplier_ppm = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *PriceMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *PriceMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the Price entity.
+// If the Price object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PriceMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *PriceMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// Where appends a list predicates to the PriceMutation builder.
+func (m *PriceMutation) Where(ps ...predicate.Price) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PriceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PriceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Price, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PriceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PriceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Price).
+func (m *PriceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PriceMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.created_at != nil {
+		fields = append(fields, price.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, price.FieldUpdatedAt)
+	}
+	if m.kind != nil {
+		fields = append(fields, price.FieldKind)
+	}
+	if m.key != nil {
+		fields = append(fields, price.FieldKey)
+	}
+	if m.effective_from != nil {
+		fields = append(fields, price.FieldEffectiveFrom)
+	}
+	if m.amount_micro != nil {
+		fields = append(fields, price.FieldAmountMicro)
+	}
+	if m.multiplier_ppm != nil {
+		fields = append(fields, price.FieldMultiplierPpm)
+	}
+	if m.currency != nil {
+		fields = append(fields, price.FieldCurrency)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PriceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case price.FieldCreatedAt:
+		return m.CreatedAt()
+	case price.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case price.FieldKind:
+		return m.Kind()
+	case price.FieldKey:
+		return m.Key()
+	case price.FieldEffectiveFrom:
+		return m.EffectiveFrom()
+	case price.FieldAmountMicro:
+		return m.AmountMicro()
+	case price.FieldMultiplierPpm:
+		return m.MultiplierPpm()
+	case price.FieldCurrency:
+		return m.Currency()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PriceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case price.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case price.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case price.FieldKind:
+		return m.OldKind(ctx)
+	case price.FieldKey:
+		return m.OldKey(ctx)
+	case price.FieldEffectiveFrom:
+		return m.OldEffectiveFrom(ctx)
+	case price.FieldAmountMicro:
+		return m.OldAmountMicro(ctx)
+	case price.FieldMultiplierPpm:
+		return m.OldMultiplierPpm(ctx)
+	case price.FieldCurrency:
+		return m.OldCurrency(ctx)
+	}
+	return nil, fmt.Errorf("unknown Price field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PriceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case price.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case price.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case price.FieldKind:
+		v, ok := value.(price.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case price.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case price.FieldEffectiveFrom:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEffectiveFrom(v)
+		return nil
+	case price.FieldAmountMicro:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountMicro(v)
+		return nil
+	case price.FieldMultiplierPpm:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMultiplierPpm(v)
+		return nil
+	case price.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Price field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PriceMutation) AddedFields() []string {
+	var fields []string
+	if m.addamount_micro != nil {
+		fields = append(fields, price.FieldAmountMicro)
+	}
+	if m.addmultiplier_ppm != nil {
+		fields = append(fields, price.FieldMultiplierPpm)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PriceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case price.FieldAmountMicro:
+		return m.AddedAmountMicro()
+	case price.FieldMultiplierPpm:
+		return m.AddedMultiplierPpm()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PriceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case price.FieldAmountMicro:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountMicro(v)
+		return nil
+	case price.FieldMultiplierPpm:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMultiplierPpm(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Price numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PriceMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PriceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PriceMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Price nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PriceMutation) ResetField(name string) error {
+	switch name {
+	case price.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case price.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case price.FieldKind:
+		m.ResetKind()
+		return nil
+	case price.FieldKey:
+		m.ResetKey()
+		return nil
+	case price.FieldEffectiveFrom:
+		m.ResetEffectiveFrom()
+		return nil
+	case price.FieldAmountMicro:
+		m.ResetAmountMicro()
+		return nil
+	case price.FieldMultiplierPpm:
+		m.ResetMultiplierPpm()
+		return nil
+	case price.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	}
+	return fmt.Errorf("unknown Price field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PriceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PriceMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PriceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PriceMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PriceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PriceMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PriceMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Price unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PriceMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Price edge %s", name)
+}
+
 // ProviderMutation represents an operation that mutates the Provider nodes in the graph.
 type ProviderMutation struct {
 	config
@@ -50507,6 +52114,1278 @@ func (m *RegionServiceMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown RegionService edge %s", name)
+}
+
+// ReservationIntervalMutation represents an operation that mutates the ReservationInterval nodes in the graph.
+type ReservationIntervalMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	tenant_id      *int
+	addtenant_id   *int
+	kind           *reservationinterval.Kind
+	resource_id    *int
+	addresource_id *int
+	resource_name  *string
+	region         *string
+	flavor         *string
+	vcpus          *int
+	addvcpus       *int
+	memory_mb      *int64
+	addmemory_mb   *int64
+	cpu_policy     *string
+	host_model     *string
+	exclusive      *string
+	io_class       *string
+	quantity       *int64
+	addquantity    *int64
+	started_at     *time.Time
+	ended_at       *time.Time
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*ReservationInterval, error)
+	predicates     []predicate.ReservationInterval
+}
+
+var _ ent.Mutation = (*ReservationIntervalMutation)(nil)
+
+// reservationintervalOption allows management of the mutation configuration using functional options.
+type reservationintervalOption func(*ReservationIntervalMutation)
+
+// newReservationIntervalMutation creates new mutation for the ReservationInterval entity.
+func newReservationIntervalMutation(c config, op Op, opts ...reservationintervalOption) *ReservationIntervalMutation {
+	m := &ReservationIntervalMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeReservationInterval,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withReservationIntervalID sets the ID field of the mutation.
+func withReservationIntervalID(id int) reservationintervalOption {
+	return func(m *ReservationIntervalMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ReservationInterval
+		)
+		m.oldValue = func(ctx context.Context) (*ReservationInterval, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ReservationInterval.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withReservationInterval sets the old ReservationInterval of the mutation.
+func withReservationInterval(node *ReservationInterval) reservationintervalOption {
+	return func(m *ReservationIntervalMutation) {
+		m.oldValue = func(context.Context) (*ReservationInterval, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ReservationIntervalMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ReservationIntervalMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ReservationIntervalMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ReservationIntervalMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ReservationInterval.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *ReservationIntervalMutation) SetTenantID(i int) {
+	m.tenant_id = &i
+	m.addtenant_id = nil
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *ReservationIntervalMutation) TenantID() (r int, exists bool) {
+	v := m.tenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldTenantID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// AddTenantID adds i to the "tenant_id" field.
+func (m *ReservationIntervalMutation) AddTenantID(i int) {
+	if m.addtenant_id != nil {
+		*m.addtenant_id += i
+	} else {
+		m.addtenant_id = &i
+	}
+}
+
+// AddedTenantID returns the value that was added to the "tenant_id" field in this mutation.
+func (m *ReservationIntervalMutation) AddedTenantID() (r int, exists bool) {
+	v := m.addtenant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *ReservationIntervalMutation) ResetTenantID() {
+	m.tenant_id = nil
+	m.addtenant_id = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *ReservationIntervalMutation) SetKind(r reservationinterval.Kind) {
+	m.kind = &r
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *ReservationIntervalMutation) Kind() (r reservationinterval.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldKind(ctx context.Context) (v reservationinterval.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *ReservationIntervalMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetResourceID sets the "resource_id" field.
+func (m *ReservationIntervalMutation) SetResourceID(i int) {
+	m.resource_id = &i
+	m.addresource_id = nil
+}
+
+// ResourceID returns the value of the "resource_id" field in the mutation.
+func (m *ReservationIntervalMutation) ResourceID() (r int, exists bool) {
+	v := m.resource_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResourceID returns the old "resource_id" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldResourceID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResourceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResourceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResourceID: %w", err)
+	}
+	return oldValue.ResourceID, nil
+}
+
+// AddResourceID adds i to the "resource_id" field.
+func (m *ReservationIntervalMutation) AddResourceID(i int) {
+	if m.addresource_id != nil {
+		*m.addresource_id += i
+	} else {
+		m.addresource_id = &i
+	}
+}
+
+// AddedResourceID returns the value that was added to the "resource_id" field in this mutation.
+func (m *ReservationIntervalMutation) AddedResourceID() (r int, exists bool) {
+	v := m.addresource_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetResourceID resets all changes to the "resource_id" field.
+func (m *ReservationIntervalMutation) ResetResourceID() {
+	m.resource_id = nil
+	m.addresource_id = nil
+}
+
+// SetResourceName sets the "resource_name" field.
+func (m *ReservationIntervalMutation) SetResourceName(s string) {
+	m.resource_name = &s
+}
+
+// ResourceName returns the value of the "resource_name" field in the mutation.
+func (m *ReservationIntervalMutation) ResourceName() (r string, exists bool) {
+	v := m.resource_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResourceName returns the old "resource_name" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldResourceName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResourceName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResourceName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResourceName: %w", err)
+	}
+	return oldValue.ResourceName, nil
+}
+
+// ResetResourceName resets all changes to the "resource_name" field.
+func (m *ReservationIntervalMutation) ResetResourceName() {
+	m.resource_name = nil
+}
+
+// SetRegion sets the "region" field.
+func (m *ReservationIntervalMutation) SetRegion(s string) {
+	m.region = &s
+}
+
+// Region returns the value of the "region" field in the mutation.
+func (m *ReservationIntervalMutation) Region() (r string, exists bool) {
+	v := m.region
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRegion returns the old "region" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldRegion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRegion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRegion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRegion: %w", err)
+	}
+	return oldValue.Region, nil
+}
+
+// ResetRegion resets all changes to the "region" field.
+func (m *ReservationIntervalMutation) ResetRegion() {
+	m.region = nil
+}
+
+// SetFlavor sets the "flavor" field.
+func (m *ReservationIntervalMutation) SetFlavor(s string) {
+	m.flavor = &s
+}
+
+// Flavor returns the value of the "flavor" field in the mutation.
+func (m *ReservationIntervalMutation) Flavor() (r string, exists bool) {
+	v := m.flavor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFlavor returns the old "flavor" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldFlavor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFlavor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFlavor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFlavor: %w", err)
+	}
+	return oldValue.Flavor, nil
+}
+
+// ResetFlavor resets all changes to the "flavor" field.
+func (m *ReservationIntervalMutation) ResetFlavor() {
+	m.flavor = nil
+}
+
+// SetVcpus sets the "vcpus" field.
+func (m *ReservationIntervalMutation) SetVcpus(i int) {
+	m.vcpus = &i
+	m.addvcpus = nil
+}
+
+// Vcpus returns the value of the "vcpus" field in the mutation.
+func (m *ReservationIntervalMutation) Vcpus() (r int, exists bool) {
+	v := m.vcpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVcpus returns the old "vcpus" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldVcpus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVcpus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVcpus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVcpus: %w", err)
+	}
+	return oldValue.Vcpus, nil
+}
+
+// AddVcpus adds i to the "vcpus" field.
+func (m *ReservationIntervalMutation) AddVcpus(i int) {
+	if m.addvcpus != nil {
+		*m.addvcpus += i
+	} else {
+		m.addvcpus = &i
+	}
+}
+
+// AddedVcpus returns the value that was added to the "vcpus" field in this mutation.
+func (m *ReservationIntervalMutation) AddedVcpus() (r int, exists bool) {
+	v := m.addvcpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVcpus resets all changes to the "vcpus" field.
+func (m *ReservationIntervalMutation) ResetVcpus() {
+	m.vcpus = nil
+	m.addvcpus = nil
+}
+
+// SetMemoryMB sets the "memory_mb" field.
+func (m *ReservationIntervalMutation) SetMemoryMB(i int64) {
+	m.memory_mb = &i
+	m.addmemory_mb = nil
+}
+
+// MemoryMB returns the value of the "memory_mb" field in the mutation.
+func (m *ReservationIntervalMutation) MemoryMB() (r int64, exists bool) {
+	v := m.memory_mb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMemoryMB returns the old "memory_mb" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldMemoryMB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMemoryMB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMemoryMB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMemoryMB: %w", err)
+	}
+	return oldValue.MemoryMB, nil
+}
+
+// AddMemoryMB adds i to the "memory_mb" field.
+func (m *ReservationIntervalMutation) AddMemoryMB(i int64) {
+	if m.addmemory_mb != nil {
+		*m.addmemory_mb += i
+	} else {
+		m.addmemory_mb = &i
+	}
+}
+
+// AddedMemoryMB returns the value that was added to the "memory_mb" field in this mutation.
+func (m *ReservationIntervalMutation) AddedMemoryMB() (r int64, exists bool) {
+	v := m.addmemory_mb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMemoryMB resets all changes to the "memory_mb" field.
+func (m *ReservationIntervalMutation) ResetMemoryMB() {
+	m.memory_mb = nil
+	m.addmemory_mb = nil
+}
+
+// SetCPUPolicy sets the "cpu_policy" field.
+func (m *ReservationIntervalMutation) SetCPUPolicy(s string) {
+	m.cpu_policy = &s
+}
+
+// CPUPolicy returns the value of the "cpu_policy" field in the mutation.
+func (m *ReservationIntervalMutation) CPUPolicy() (r string, exists bool) {
+	v := m.cpu_policy
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCPUPolicy returns the old "cpu_policy" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldCPUPolicy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCPUPolicy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCPUPolicy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCPUPolicy: %w", err)
+	}
+	return oldValue.CPUPolicy, nil
+}
+
+// ResetCPUPolicy resets all changes to the "cpu_policy" field.
+func (m *ReservationIntervalMutation) ResetCPUPolicy() {
+	m.cpu_policy = nil
+}
+
+// SetHostModel sets the "host_model" field.
+func (m *ReservationIntervalMutation) SetHostModel(s string) {
+	m.host_model = &s
+}
+
+// HostModel returns the value of the "host_model" field in the mutation.
+func (m *ReservationIntervalMutation) HostModel() (r string, exists bool) {
+	v := m.host_model
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHostModel returns the old "host_model" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldHostModel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHostModel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHostModel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHostModel: %w", err)
+	}
+	return oldValue.HostModel, nil
+}
+
+// ResetHostModel resets all changes to the "host_model" field.
+func (m *ReservationIntervalMutation) ResetHostModel() {
+	m.host_model = nil
+}
+
+// SetExclusive sets the "exclusive" field.
+func (m *ReservationIntervalMutation) SetExclusive(s string) {
+	m.exclusive = &s
+}
+
+// Exclusive returns the value of the "exclusive" field in the mutation.
+func (m *ReservationIntervalMutation) Exclusive() (r string, exists bool) {
+	v := m.exclusive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExclusive returns the old "exclusive" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldExclusive(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExclusive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExclusive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExclusive: %w", err)
+	}
+	return oldValue.Exclusive, nil
+}
+
+// ResetExclusive resets all changes to the "exclusive" field.
+func (m *ReservationIntervalMutation) ResetExclusive() {
+	m.exclusive = nil
+}
+
+// SetIoClass sets the "io_class" field.
+func (m *ReservationIntervalMutation) SetIoClass(s string) {
+	m.io_class = &s
+}
+
+// IoClass returns the value of the "io_class" field in the mutation.
+func (m *ReservationIntervalMutation) IoClass() (r string, exists bool) {
+	v := m.io_class
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIoClass returns the old "io_class" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldIoClass(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIoClass is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIoClass requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIoClass: %w", err)
+	}
+	return oldValue.IoClass, nil
+}
+
+// ResetIoClass resets all changes to the "io_class" field.
+func (m *ReservationIntervalMutation) ResetIoClass() {
+	m.io_class = nil
+}
+
+// SetQuantity sets the "quantity" field.
+func (m *ReservationIntervalMutation) SetQuantity(i int64) {
+	m.quantity = &i
+	m.addquantity = nil
+}
+
+// Quantity returns the value of the "quantity" field in the mutation.
+func (m *ReservationIntervalMutation) Quantity() (r int64, exists bool) {
+	v := m.quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuantity returns the old "quantity" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldQuantity(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuantity: %w", err)
+	}
+	return oldValue.Quantity, nil
+}
+
+// AddQuantity adds i to the "quantity" field.
+func (m *ReservationIntervalMutation) AddQuantity(i int64) {
+	if m.addquantity != nil {
+		*m.addquantity += i
+	} else {
+		m.addquantity = &i
+	}
+}
+
+// AddedQuantity returns the value that was added to the "quantity" field in this mutation.
+func (m *ReservationIntervalMutation) AddedQuantity() (r int64, exists bool) {
+	v := m.addquantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetQuantity resets all changes to the "quantity" field.
+func (m *ReservationIntervalMutation) ResetQuantity() {
+	m.quantity = nil
+	m.addquantity = nil
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *ReservationIntervalMutation) SetStartedAt(t time.Time) {
+	m.started_at = &t
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *ReservationIntervalMutation) StartedAt() (r time.Time, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldStartedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *ReservationIntervalMutation) ResetStartedAt() {
+	m.started_at = nil
+}
+
+// SetEndedAt sets the "ended_at" field.
+func (m *ReservationIntervalMutation) SetEndedAt(t time.Time) {
+	m.ended_at = &t
+}
+
+// EndedAt returns the value of the "ended_at" field in the mutation.
+func (m *ReservationIntervalMutation) EndedAt() (r time.Time, exists bool) {
+	v := m.ended_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndedAt returns the old "ended_at" field's value of the ReservationInterval entity.
+// If the ReservationInterval object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReservationIntervalMutation) OldEndedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndedAt: %w", err)
+	}
+	return oldValue.EndedAt, nil
+}
+
+// ClearEndedAt clears the value of the "ended_at" field.
+func (m *ReservationIntervalMutation) ClearEndedAt() {
+	m.ended_at = nil
+	m.clearedFields[reservationinterval.FieldEndedAt] = struct{}{}
+}
+
+// EndedAtCleared returns if the "ended_at" field was cleared in this mutation.
+func (m *ReservationIntervalMutation) EndedAtCleared() bool {
+	_, ok := m.clearedFields[reservationinterval.FieldEndedAt]
+	return ok
+}
+
+// ResetEndedAt resets all changes to the "ended_at" field.
+func (m *ReservationIntervalMutation) ResetEndedAt() {
+	m.ended_at = nil
+	delete(m.clearedFields, reservationinterval.FieldEndedAt)
+}
+
+// Where appends a list predicates to the ReservationIntervalMutation builder.
+func (m *ReservationIntervalMutation) Where(ps ...predicate.ReservationInterval) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ReservationIntervalMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ReservationIntervalMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ReservationInterval, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ReservationIntervalMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ReservationIntervalMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ReservationInterval).
+func (m *ReservationIntervalMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ReservationIntervalMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.tenant_id != nil {
+		fields = append(fields, reservationinterval.FieldTenantID)
+	}
+	if m.kind != nil {
+		fields = append(fields, reservationinterval.FieldKind)
+	}
+	if m.resource_id != nil {
+		fields = append(fields, reservationinterval.FieldResourceID)
+	}
+	if m.resource_name != nil {
+		fields = append(fields, reservationinterval.FieldResourceName)
+	}
+	if m.region != nil {
+		fields = append(fields, reservationinterval.FieldRegion)
+	}
+	if m.flavor != nil {
+		fields = append(fields, reservationinterval.FieldFlavor)
+	}
+	if m.vcpus != nil {
+		fields = append(fields, reservationinterval.FieldVcpus)
+	}
+	if m.memory_mb != nil {
+		fields = append(fields, reservationinterval.FieldMemoryMB)
+	}
+	if m.cpu_policy != nil {
+		fields = append(fields, reservationinterval.FieldCPUPolicy)
+	}
+	if m.host_model != nil {
+		fields = append(fields, reservationinterval.FieldHostModel)
+	}
+	if m.exclusive != nil {
+		fields = append(fields, reservationinterval.FieldExclusive)
+	}
+	if m.io_class != nil {
+		fields = append(fields, reservationinterval.FieldIoClass)
+	}
+	if m.quantity != nil {
+		fields = append(fields, reservationinterval.FieldQuantity)
+	}
+	if m.started_at != nil {
+		fields = append(fields, reservationinterval.FieldStartedAt)
+	}
+	if m.ended_at != nil {
+		fields = append(fields, reservationinterval.FieldEndedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ReservationIntervalMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case reservationinterval.FieldTenantID:
+		return m.TenantID()
+	case reservationinterval.FieldKind:
+		return m.Kind()
+	case reservationinterval.FieldResourceID:
+		return m.ResourceID()
+	case reservationinterval.FieldResourceName:
+		return m.ResourceName()
+	case reservationinterval.FieldRegion:
+		return m.Region()
+	case reservationinterval.FieldFlavor:
+		return m.Flavor()
+	case reservationinterval.FieldVcpus:
+		return m.Vcpus()
+	case reservationinterval.FieldMemoryMB:
+		return m.MemoryMB()
+	case reservationinterval.FieldCPUPolicy:
+		return m.CPUPolicy()
+	case reservationinterval.FieldHostModel:
+		return m.HostModel()
+	case reservationinterval.FieldExclusive:
+		return m.Exclusive()
+	case reservationinterval.FieldIoClass:
+		return m.IoClass()
+	case reservationinterval.FieldQuantity:
+		return m.Quantity()
+	case reservationinterval.FieldStartedAt:
+		return m.StartedAt()
+	case reservationinterval.FieldEndedAt:
+		return m.EndedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ReservationIntervalMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case reservationinterval.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case reservationinterval.FieldKind:
+		return m.OldKind(ctx)
+	case reservationinterval.FieldResourceID:
+		return m.OldResourceID(ctx)
+	case reservationinterval.FieldResourceName:
+		return m.OldResourceName(ctx)
+	case reservationinterval.FieldRegion:
+		return m.OldRegion(ctx)
+	case reservationinterval.FieldFlavor:
+		return m.OldFlavor(ctx)
+	case reservationinterval.FieldVcpus:
+		return m.OldVcpus(ctx)
+	case reservationinterval.FieldMemoryMB:
+		return m.OldMemoryMB(ctx)
+	case reservationinterval.FieldCPUPolicy:
+		return m.OldCPUPolicy(ctx)
+	case reservationinterval.FieldHostModel:
+		return m.OldHostModel(ctx)
+	case reservationinterval.FieldExclusive:
+		return m.OldExclusive(ctx)
+	case reservationinterval.FieldIoClass:
+		return m.OldIoClass(ctx)
+	case reservationinterval.FieldQuantity:
+		return m.OldQuantity(ctx)
+	case reservationinterval.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case reservationinterval.FieldEndedAt:
+		return m.OldEndedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ReservationInterval field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReservationIntervalMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case reservationinterval.FieldTenantID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case reservationinterval.FieldKind:
+		v, ok := value.(reservationinterval.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case reservationinterval.FieldResourceID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResourceID(v)
+		return nil
+	case reservationinterval.FieldResourceName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResourceName(v)
+		return nil
+	case reservationinterval.FieldRegion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRegion(v)
+		return nil
+	case reservationinterval.FieldFlavor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFlavor(v)
+		return nil
+	case reservationinterval.FieldVcpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVcpus(v)
+		return nil
+	case reservationinterval.FieldMemoryMB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMemoryMB(v)
+		return nil
+	case reservationinterval.FieldCPUPolicy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCPUPolicy(v)
+		return nil
+	case reservationinterval.FieldHostModel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHostModel(v)
+		return nil
+	case reservationinterval.FieldExclusive:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExclusive(v)
+		return nil
+	case reservationinterval.FieldIoClass:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIoClass(v)
+		return nil
+	case reservationinterval.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuantity(v)
+		return nil
+	case reservationinterval.FieldStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case reservationinterval.FieldEndedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ReservationInterval field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ReservationIntervalMutation) AddedFields() []string {
+	var fields []string
+	if m.addtenant_id != nil {
+		fields = append(fields, reservationinterval.FieldTenantID)
+	}
+	if m.addresource_id != nil {
+		fields = append(fields, reservationinterval.FieldResourceID)
+	}
+	if m.addvcpus != nil {
+		fields = append(fields, reservationinterval.FieldVcpus)
+	}
+	if m.addmemory_mb != nil {
+		fields = append(fields, reservationinterval.FieldMemoryMB)
+	}
+	if m.addquantity != nil {
+		fields = append(fields, reservationinterval.FieldQuantity)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ReservationIntervalMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case reservationinterval.FieldTenantID:
+		return m.AddedTenantID()
+	case reservationinterval.FieldResourceID:
+		return m.AddedResourceID()
+	case reservationinterval.FieldVcpus:
+		return m.AddedVcpus()
+	case reservationinterval.FieldMemoryMB:
+		return m.AddedMemoryMB()
+	case reservationinterval.FieldQuantity:
+		return m.AddedQuantity()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReservationIntervalMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case reservationinterval.FieldTenantID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTenantID(v)
+		return nil
+	case reservationinterval.FieldResourceID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddResourceID(v)
+		return nil
+	case reservationinterval.FieldVcpus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVcpus(v)
+		return nil
+	case reservationinterval.FieldMemoryMB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMemoryMB(v)
+		return nil
+	case reservationinterval.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddQuantity(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ReservationInterval numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ReservationIntervalMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(reservationinterval.FieldEndedAt) {
+		fields = append(fields, reservationinterval.FieldEndedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ReservationIntervalMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ReservationIntervalMutation) ClearField(name string) error {
+	switch name {
+	case reservationinterval.FieldEndedAt:
+		m.ClearEndedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ReservationInterval nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ReservationIntervalMutation) ResetField(name string) error {
+	switch name {
+	case reservationinterval.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case reservationinterval.FieldKind:
+		m.ResetKind()
+		return nil
+	case reservationinterval.FieldResourceID:
+		m.ResetResourceID()
+		return nil
+	case reservationinterval.FieldResourceName:
+		m.ResetResourceName()
+		return nil
+	case reservationinterval.FieldRegion:
+		m.ResetRegion()
+		return nil
+	case reservationinterval.FieldFlavor:
+		m.ResetFlavor()
+		return nil
+	case reservationinterval.FieldVcpus:
+		m.ResetVcpus()
+		return nil
+	case reservationinterval.FieldMemoryMB:
+		m.ResetMemoryMB()
+		return nil
+	case reservationinterval.FieldCPUPolicy:
+		m.ResetCPUPolicy()
+		return nil
+	case reservationinterval.FieldHostModel:
+		m.ResetHostModel()
+		return nil
+	case reservationinterval.FieldExclusive:
+		m.ResetExclusive()
+		return nil
+	case reservationinterval.FieldIoClass:
+		m.ResetIoClass()
+		return nil
+	case reservationinterval.FieldQuantity:
+		m.ResetQuantity()
+		return nil
+	case reservationinterval.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case reservationinterval.FieldEndedAt:
+		m.ResetEndedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ReservationInterval field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ReservationIntervalMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ReservationIntervalMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ReservationIntervalMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ReservationIntervalMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ReservationIntervalMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ReservationIntervalMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ReservationIntervalMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ReservationInterval unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ReservationIntervalMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ReservationInterval edge %s", name)
 }
 
 // RoleBindingMutation represents an operation that mutates the RoleBinding nodes in the graph.

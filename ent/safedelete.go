@@ -27,6 +27,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -42,12 +43,14 @@ import (
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
@@ -1090,6 +1093,48 @@ func (c *ImageClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
+// SafeDelete deletes the Invoice with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *InvoiceClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "Invoice", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the Invoice privacy policy for deleting id without deleting it.
+func (c *InvoiceClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(invoice.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{invoice.Label}
+	}
+	m := newInvoiceMutation(c.config, OpDeleteOne, withInvoiceID(id))
+	if invoice.Policy != nil {
+		if err := invoice.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, invoice.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{invoice.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the JoinToken with the given id unless records on its edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -1726,6 +1771,48 @@ func (c *PowerZoneClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
+// SafeDelete deletes the Price with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *PriceClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "Price", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the Price privacy policy for deleting id without deleting it.
+func (c *PriceClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(price.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{price.Label}
+	}
+	m := newPriceMutation(c.config, OpDeleteOne, withPriceID(id))
+	if price.Policy != nil {
+		if err := price.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, price.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{price.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Provider with the given id unless records on its flavors edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -2038,6 +2125,48 @@ func (c *RegionServiceClient) authorizeDelete(ctx context.Context, id int) error
 		}
 		if !exists {
 			return &NotFoundError{regionservice.Label}
+		}
+	}
+	return nil
+}
+
+// SafeDelete deletes the ReservationInterval with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *ReservationIntervalClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "ReservationInterval", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the ReservationInterval privacy policy for deleting id without deleting it.
+func (c *ReservationIntervalClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(reservationinterval.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{reservationinterval.Label}
+	}
+	m := newReservationIntervalMutation(c.config, OpDeleteOne, withReservationIntervalID(id))
+	if reservationinterval.Policy != nil {
+		if err := reservationinterval.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, reservationinterval.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{reservationinterval.Label}
 		}
 	}
 	return nil

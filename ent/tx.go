@@ -54,6 +54,8 @@ type Tx struct {
 	IPRange *IPRangeClient
 	// Image is the client for interacting with the Image builders.
 	Image *ImageClient
+	// Invoice is the client for interacting with the Invoice builders.
+	Invoice *InvoiceClient
 	// JoinToken is the client for interacting with the JoinToken builders.
 	JoinToken *JoinTokenClient
 	// KubernetesCluster is the client for interacting with the KubernetesCluster builders.
@@ -80,6 +82,8 @@ type Tx struct {
 	Port *PortClient
 	// PowerZone is the client for interacting with the PowerZone builders.
 	PowerZone *PowerZoneClient
+	// Price is the client for interacting with the Price builders.
+	Price *PriceClient
 	// Provider is the client for interacting with the Provider builders.
 	Provider *ProviderClient
 	// Quota is the client for interacting with the Quota builders.
@@ -92,6 +96,8 @@ type Tx struct {
 	Region *RegionClient
 	// RegionService is the client for interacting with the RegionService builders.
 	RegionService *RegionServiceClient
+	// ReservationInterval is the client for interacting with the ReservationInterval builders.
+	ReservationInterval *ReservationIntervalClient
 	// RoleBinding is the client for interacting with the RoleBinding builders.
 	RoleBinding *RoleBindingClient
 	// RuleState is the client for interacting with the RuleState builders.
@@ -263,6 +269,7 @@ func (tx *Tx) init() {
 	tx.IPAddress = NewIPAddressClient(tx.config)
 	tx.IPRange = NewIPRangeClient(tx.config)
 	tx.Image = NewImageClient(tx.config)
+	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.JoinToken = NewJoinTokenClient(tx.config)
 	tx.KubernetesCluster = NewKubernetesClusterClient(tx.config)
 	tx.Link = NewLinkClient(tx.config)
@@ -276,12 +283,14 @@ func (tx *Tx) init() {
 	tx.OutboxTask = NewOutboxTaskClient(tx.config)
 	tx.Port = NewPortClient(tx.config)
 	tx.PowerZone = NewPowerZoneClient(tx.config)
+	tx.Price = NewPriceClient(tx.config)
 	tx.Provider = NewProviderClient(tx.config)
 	tx.Quota = NewQuotaClient(tx.config)
 	tx.Rack = NewRackClient(tx.config)
 	tx.RackZone = NewRackZoneClient(tx.config)
 	tx.Region = NewRegionClient(tx.config)
 	tx.RegionService = NewRegionServiceClient(tx.config)
+	tx.ReservationInterval = NewReservationIntervalClient(tx.config)
 	tx.RoleBinding = NewRoleBindingClient(tx.config)
 	tx.RuleState = NewRuleStateClient(tx.config)
 	tx.SSHKey = NewSSHKeyClient(tx.config)

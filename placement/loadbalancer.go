@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
@@ -14,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ipam"
+	"github.com/virtflow/virtflow/metering"
 )
 
 // ReasonLBNotRealized is the status reason of a load balancer recorded with its VIP: no node
@@ -26,7 +28,7 @@ const ReasonLBNotRealized = "VIP %s allocated; load balancing is not realized on
 // service's region (VALIDATION on loadBalanced when the region has none), status
 // NOT_REALIZED with ReasonLBNotRealized. It acts as the system: the viewer was allowed to
 // create the service, and the load balancer belongs to it.
-func (t *txn) createLoadBalancer(ctx context.Context, svc *ent.RegionService, tenantID, regionID int) (*ent.LoadBalancer, error) {
+func (t *txn) createLoadBalancer(ctx context.Context, svc *ent.RegionService, tenantID, regionID int, now time.Time) (*ent.LoadBalancer, error) {
 	sys := system(ctx)
 	netID, err := t.c.Network.Query().Where(network.PurposeEQ(network.PurposeService),
 		network.HasDatacenterWith(datacenter.HasRegionWith(region.ID(regionID)))).
@@ -46,6 +48,13 @@ func (t *txn) createLoadBalancer(ctx context.Context, svc *ent.RegionService, te
 	if err != nil {
 		return nil, err
 	}
+	// The ledger: the load balancer and its VIP are reserved from now on.
+	if err := metering.Open(ctx, t.c, now,
+		metering.Interval{Kind: metering.KindLoadBalancer, ResourceID: lb.ID, Name: lb.Name, TenantID: tenantID, RegionID: regionID},
+		metering.Interval{Kind: metering.KindIPAddress, ResourceID: vip.ID, Name: vip.Address, TenantID: tenantID, RegionID: regionID, IOClass: "VIP"},
+	); err != nil {
+		return nil, err
+	}
 	return t.c.LoadBalancer.UpdateOne(lb).SetStatus(loadbalancer.StatusNotRealized).
 		SetStatusReason(fmt.Sprintf(ReasonLBNotRealized, vip.Address)).Save(sys)
 }
@@ -53,13 +62,23 @@ func (t *txn) createLoadBalancer(ctx context.Context, svc *ent.RegionService, te
 // deleteLoadBalancers deletes the load balancers of region service id with their VIPs
 // (releasing the addresses), so the service itself can go. It acts as the system: it
 // follows from deleting the service.
-func (t *txn) deleteLoadBalancers(ctx context.Context, id int) error {
+func (t *txn) deleteLoadBalancers(ctx context.Context, id int, now time.Time) error {
 	sys := system(ctx)
 	lbs, err := t.c.LoadBalancer.Query().Where(loadbalancer.HasRegionServiceWith(regionservice.ID(id))).IDs(sys)
 	if err != nil {
 		return fmt.Errorf("load balancers of region service %d: %w", id, err)
 	}
 	for _, lb := range lbs {
+		vips, err := t.c.IPAddress.Query().Where(ipaddress.HasLoadBalancerWith(loadbalancer.ID(lb))).IDs(sys)
+		if err != nil {
+			return fmt.Errorf("VIP of load balancer %d: %w", lb, err)
+		}
+		if err := metering.Close(ctx, t.c, now, metering.KindIPAddress, vips...); err != nil {
+			return err
+		}
+		if err := metering.Close(ctx, t.c, now, metering.KindLoadBalancer, lb); err != nil {
+			return err
+		}
 		if _, err := t.c.IPAddress.Delete().Where(ipaddress.HasLoadBalancerWith(loadbalancer.ID(lb))).Exec(sys); err != nil {
 			return fmt.Errorf("release VIP of load balancer %d: %w", lb, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/metering"
 )
 
 // Moved is where Move put a VM.
@@ -105,6 +106,9 @@ func (p *Placer) Move(ctx context.Context, client *ent.Client, vmID int) (*Moved
 		moved, err := u.Save(sys)
 		if err != nil {
 			return fmt.Errorf("move VM %d: %w", vmID, err)
+		}
+		if err := metering.ReopenVMs(ctx, t.c, p.cfg.Clock(), vmID); err != nil {
+			return err
 		}
 		out = &Moved{VM: moved, From: from.ID, FromName: from.Name, To: to, ToName: placed.NodeName(to),
 			ClusterID: placed.Decision.ClusterID, AttemptsUsed: placed.Attempts}

@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
+	"github.com/virtflow/virtflow/metering"
 )
 
 // Resized is what Resize did to a VM.
@@ -150,6 +151,9 @@ func (p *Placer) Resize(ctx context.Context, client *ent.Client, vmID, flavorID 
 		updated, err := u.Save(sys)
 		if err != nil {
 			return fmt.Errorf("resize VM %d: %w", vmID, err)
+		}
+		if err := metering.ReopenVMs(ctx, t.c, p.cfg.Clock(), vmID); err != nil {
+			return err
 		}
 		out = &Resized{VM: updated, Changed: true, Moved: to != from.ID, From: from.ID, To: to}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/metering"
 )
 
 // ServiceLabel is the label every replica of a region service carries, with the service's
@@ -58,7 +60,7 @@ func (p *Placer) CreateService(ctx context.Context, client *ent.Client, input en
 		}
 		svc = created
 		if created.LoadBalanced {
-			if _, err := t.createLoadBalancer(ctx, created, input.TenantID, input.RegionID); err != nil {
+			if _, err := t.createLoadBalancer(ctx, created, input.TenantID, input.RegionID, p.cfg.Clock()); err != nil {
 				return err
 			}
 		}
@@ -190,7 +192,7 @@ func (p *Placer) deleteService(ctx context.Context, t *txn, id int, running []re
 			SetStatusChangedAt(p.cfg.Clock()).
 			SetStatusReason(fmt.Sprintf("deleting: waiting for %d replicas to be removed from their nodes", taken)).Exec(system(ctx))
 	}
-	if err := t.deleteLoadBalancers(ctx, id); err != nil {
+	if err := t.deleteLoadBalancers(ctx, id, p.cfg.Clock()); err != nil {
 		return err
 	}
 	return t.c.RegionService.SafeDelete(ctx, id)
@@ -237,13 +239,16 @@ func (p *Placer) deleteReplicas(ctx context.Context, t *txn, rs []replica) (take
 		}
 		t.locks.hold(rowKey{classVM, id})
 	}
+	if err := metering.Close(ctx, t.c, p.cfg.Clock(), metering.KindVM, ids...); err != nil {
+		return 0, err
+	}
 	return taken, t.release(ctx, held)
 }
 
 // settleReplicas sets a service's replicas to the VMs it has left after one was deleted
 // directly, and deletes the service when none is left. It acts as the system: it follows
 // from a delete the viewer was allowed to make.
-func (t *txn) settleReplicas(ctx context.Context, id int) error {
+func (t *txn) settleReplicas(ctx context.Context, id int, now time.Time) error {
 	sys := system(ctx)
 	n, err := t.c.VirtualMachine.Query().
 		Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C(virtualmachine.RegionServiceColumn), id)) }).Count(sys)
@@ -252,7 +257,7 @@ func (t *txn) settleReplicas(ctx context.Context, id int) error {
 	}
 	if n == 0 {
 		// Its load balancer and VIP go with it (they used to block the delete: CONFLICT).
-		if err := t.deleteLoadBalancers(ctx, id); err != nil {
+		if err := t.deleteLoadBalancers(ctx, id, now); err != nil {
 			return err
 		}
 		return t.c.RegionService.SafeDelete(sys, id)
@@ -339,6 +344,9 @@ func (p *Placer) grow(ctx context.Context, t *txn, svc serviceRow, f *ent.Flavor
 	ids := make([]int, len(vms))
 	for i, vm := range vms {
 		ids[i] = vm.ID
+	}
+	if err := metering.OpenVMs(ctx, t.c, p.cfg.Clock(), ids...); err != nil {
+		return 0, err
 	}
 	if err := t.attachNICs(ctx, ids, nets, "networkIDs"); err != nil {
 		return 0, err

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/metering"
 )
 
 // CreateVM creates the VM of input as the viewer in ctx, who must be allowed to, and
@@ -88,6 +89,9 @@ func (p *Placer) CreateVM(ctx context.Context, client *ent.Client, input ent.Cre
 		}
 		vm, err = upd.Save(system(ctx))
 		if err != nil {
+			return err
+		}
+		if err := metering.OpenVMs(ctx, t.c, p.cfg.Clock(), vm.ID); err != nil {
 			return err
 		}
 		return t.attachNICs(ctx, []int{vm.ID}, nets, "networkIDs")
@@ -178,11 +182,14 @@ func (p *Placer) DeleteVM(ctx context.Context, client *ent.Client, id int) error
 		if err := t.c.VirtualMachine.SafeDelete(ctx, id); err != nil {
 			return err
 		}
+		if err := metering.Close(ctx, t.c, p.cfg.Clock(), metering.KindVM, id); err != nil {
+			return err
+		}
 		if err := t.release(ctx, held); err != nil {
 			return err
 		}
 		if svc != 0 {
-			return t.settleReplicas(ctx, svc)
+			return t.settleReplicas(ctx, svc, p.cfg.Clock())
 		}
 		return nil
 	})

@@ -10,9 +10,11 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 	"github.com/virtflow/virtflow/internal/truncate"
+	"github.com/virtflow/virtflow/metering"
 	"github.com/virtflow/virtflow/placement"
 )
 
@@ -112,7 +114,8 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 	} else if !ok {
 		return nil, apierr.Validation(vmField, "virtual machine %d not found", vmID)
 	}
-	vm, err := client.VirtualMachine.Query().Where(virtualmachine.ID(vmID)).WithTenant().WithNode().Only(sys)
+	vm, err := client.VirtualMachine.Query().Where(virtualmachine.ID(vmID)).WithTenant().WithNode().
+		WithRegion(func(q *ent.RegionQuery) { q.Select(region.FieldID) }).Only(sys)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +177,10 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 			}
 			creates := make([]*ent.AssignmentCreate, len(fresh))
 			freshIDs := make([]int, len(fresh))
+			reserved := make([]metering.Interval, len(fresh))
 			for i, v := range fresh {
+				reserved[i] = metering.Interval{Kind: metering.KindVolume, ResourceID: v.ID, Name: v.Name,
+					TenantID: vm.Edges.Tenant.ID, RegionID: vm.Edges.Region.ID, IOClass: string(v.Type), Quantity: v.SizeGB}
 				freshIDs[i] = v.ID
 				creates[i] = client.Assignment.Create().SetNodeID(node).SetVolumeID(v.ID).
 					SetDesiredState(assignment.DesiredStateRunning).SetStatus(assignment.StatusPending).
@@ -182,6 +188,10 @@ func (s *Service) attach(ctx context.Context, client *ent.Client, ids []int, vmI
 			}
 			if err := client.Assignment.CreateBulk(creates...).Exec(sys); err != nil {
 				return nil, fmt.Errorf("assign volumes to their node: %w", err)
+			}
+			// The ledger: the volumes' storage is reserved from now on.
+			if err := metering.Open(ctx, client, s.now(), reserved...); err != nil {
+				return nil, err
 			}
 			if err := client.Volume.Update().Where(volume.IDIn(freshIDs...)).SetNodeID(node).Exec(sys); err != nil {
 				return nil, fmt.Errorf("place volumes on their node: %w", err)
@@ -271,6 +281,9 @@ func (s *Service) DeleteVolume(ctx context.Context, client *ent.Client, id int) 
 		if err := placement.ReleaseVolume(ctx, client, v.Edges.Tenant.ID, v.Edges.Node.ID, v.SizeGB); err != nil {
 			return err
 		}
+		if err := metering.Close(ctx, client, s.now(), metering.KindVolume, v.ID); err != nil {
+			return err
+		}
 		return client.Volume.DeleteOneID(v.ID).Exec(sys)
 	}
 	return nil
@@ -292,6 +305,9 @@ func (s *Service) applyVolumeReport(ctx context.Context, client *ent.Client, a *
 			return nil, fmt.Errorf("delete assignment of volume %s: %w", v.Name, err)
 		}
 		if err := placement.ReleaseVolume(ctx, client, v.Edges.Tenant.ID, a.Edges.Node.ID, v.SizeGB); err != nil {
+			return nil, err
+		}
+		if err := metering.Close(ctx, client, s.now(), metering.KindVolume, v.ID); err != nil {
 			return nil, err
 		}
 		return out, client.Volume.DeleteOneID(v.ID).Exec(sys)

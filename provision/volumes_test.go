@@ -6,6 +6,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/volume"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -109,6 +110,13 @@ func TestVolumeLifecycle(t *testing.T) {
 	q := f.c.Quota.GetX(f.ctx, quota.ID)
 	if q.UsedStorageGB != f.flav.DiskGB {
 		t.Fatalf("quota uses %d GB after the volume went; want the VM's %d", q.UsedStorageGB, f.flav.DiskGB)
+	}
+	// The reservation ledger: the volume was reserved from its charge to its deletion, once;
+	// the volume over the quota (rolled back) left nothing.
+	ivs := f.c.ReservationInterval.Query().Where(reservationinterval.TenantID(f.site.Tenant),
+		reservationinterval.KindEQ(reservationinterval.KindVOLUME)).AllX(f.ctx)
+	if len(ivs) != 1 || ivs[0].ResourceID != v.ID || ivs[0].EndedAt == nil || ivs[0].Quantity != 30 || ivs[0].IoClass != "SSD" {
+		t.Fatalf("volume intervals %v; want one of volume %d, 30 GiB SSD, closed", ivs, v.ID)
 	}
 }
 

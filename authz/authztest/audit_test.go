@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
@@ -218,6 +219,11 @@ func auditRunners() map[string]auditRun {
 		out := asAdmin(t, w, rid, `mutation($in: AllocateIPAddressInput!) { allocateIPAddress(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"networkID": gid(w.netA), "address": w.nextIP()}})
 		return adminWant(w, "IPAddress", idOf(t, out["allocateIPAddress"], "id"), 0, false, true)
+	}
+	runs["addPrice"] = func(t *testing.T, w *world, rid string) auditWant {
+		out := asAdmin(t, w, rid, `mutation($in: AddPriceInput!) { addPrice(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"kind": "IP_ADDRESS", "amount": "0.005", "effectiveFrom": time.Date(2030, 1, 1, 0, 0, int(seq.Add(1)), 0, time.UTC).Format(time.RFC3339)}})
+		return adminWant(w, "Price", idOf(t, out["addPrice"], "id"), 0, false, true)
 	}
 	// A bulk import writes one row per record it creates: one device here.
 	runs["importDCIM"] = func(t *testing.T, w *world, rid string) auditWant {

@@ -26,6 +26,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -42,12 +43,14 @@ import (
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/servicemesh"
@@ -656,6 +659,33 @@ func (f TraverseImage) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.ImageQuery", q)
 }
 
+// The InvoiceFunc type is an adapter to allow the use of ordinary function as a Querier.
+type InvoiceFunc func(context.Context, *ent.InvoiceQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f InvoiceFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.InvoiceQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.InvoiceQuery", q)
+}
+
+// The TraverseInvoice type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseInvoice func(context.Context, *ent.InvoiceQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseInvoice) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseInvoice) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.InvoiceQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.InvoiceQuery", q)
+}
+
 // The JoinTokenFunc type is an adapter to allow the use of ordinary function as a Querier.
 type JoinTokenFunc func(context.Context, *ent.JoinTokenQuery) (ent.Value, error)
 
@@ -1007,6 +1037,33 @@ func (f TraversePowerZone) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.PowerZoneQuery", q)
 }
 
+// The PriceFunc type is an adapter to allow the use of ordinary function as a Querier.
+type PriceFunc func(context.Context, *ent.PriceQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f PriceFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.PriceQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.PriceQuery", q)
+}
+
+// The TraversePrice type is an adapter to allow the use of ordinary function as Traverser.
+type TraversePrice func(context.Context, *ent.PriceQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraversePrice) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraversePrice) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PriceQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.PriceQuery", q)
+}
+
 // The ProviderFunc type is an adapter to allow the use of ordinary function as a Querier.
 type ProviderFunc func(context.Context, *ent.ProviderQuery) (ent.Value, error)
 
@@ -1167,6 +1224,33 @@ func (f TraverseRegionService) Traverse(ctx context.Context, q ent.Query) error 
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.RegionServiceQuery", q)
+}
+
+// The ReservationIntervalFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ReservationIntervalFunc func(context.Context, *ent.ReservationIntervalQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ReservationIntervalFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ReservationIntervalQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ReservationIntervalQuery", q)
+}
+
+// The TraverseReservationInterval type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseReservationInterval func(context.Context, *ent.ReservationIntervalQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseReservationInterval) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseReservationInterval) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ReservationIntervalQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ReservationIntervalQuery", q)
 }
 
 // The RoleBindingFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -1482,6 +1566,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.IPRangeQuery, predicate.IPRange, iprange.OrderOption]{typ: ent.TypeIPRange, tq: q}, nil
 	case *ent.ImageQuery:
 		return &query[*ent.ImageQuery, predicate.Image, image.OrderOption]{typ: ent.TypeImage, tq: q}, nil
+	case *ent.InvoiceQuery:
+		return &query[*ent.InvoiceQuery, predicate.Invoice, invoice.OrderOption]{typ: ent.TypeInvoice, tq: q}, nil
 	case *ent.JoinTokenQuery:
 		return &query[*ent.JoinTokenQuery, predicate.JoinToken, jointoken.OrderOption]{typ: ent.TypeJoinToken, tq: q}, nil
 	case *ent.KubernetesClusterQuery:
@@ -1508,6 +1594,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.PortQuery, predicate.Port, port.OrderOption]{typ: ent.TypePort, tq: q}, nil
 	case *ent.PowerZoneQuery:
 		return &query[*ent.PowerZoneQuery, predicate.PowerZone, powerzone.OrderOption]{typ: ent.TypePowerZone, tq: q}, nil
+	case *ent.PriceQuery:
+		return &query[*ent.PriceQuery, predicate.Price, price.OrderOption]{typ: ent.TypePrice, tq: q}, nil
 	case *ent.ProviderQuery:
 		return &query[*ent.ProviderQuery, predicate.Provider, provider.OrderOption]{typ: ent.TypeProvider, tq: q}, nil
 	case *ent.QuotaQuery:
@@ -1520,6 +1608,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RegionQuery, predicate.Region, region.OrderOption]{typ: ent.TypeRegion, tq: q}, nil
 	case *ent.RegionServiceQuery:
 		return &query[*ent.RegionServiceQuery, predicate.RegionService, regionservice.OrderOption]{typ: ent.TypeRegionService, tq: q}, nil
+	case *ent.ReservationIntervalQuery:
+		return &query[*ent.ReservationIntervalQuery, predicate.ReservationInterval, reservationinterval.OrderOption]{typ: ent.TypeReservationInterval, tq: q}, nil
 	case *ent.RoleBindingQuery:
 		return &query[*ent.RoleBindingQuery, predicate.RoleBinding, rolebinding.OrderOption]{typ: ent.TypeRoleBinding, tq: q}, nil
 	case *ent.RuleStateQuery:

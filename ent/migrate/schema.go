@@ -981,6 +981,36 @@ var (
 			},
 		},
 	}
+	// InvoicesColumns holds the columns for the "invoices" table.
+	InvoicesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeInt},
+		{Name: "period_start", Type: field.TypeTime},
+		{Name: "currency", Type: field.TypeString, Default: "EUR"},
+		{Name: "lines", Type: field.TypeJSON},
+		{Name: "adjustments", Type: field.TypeJSON, Nullable: true},
+		{Name: "total_micro", Type: field.TypeInt64},
+	}
+	// InvoicesTable holds the schema information for the "invoices" table.
+	InvoicesTable = &schema.Table{
+		Name:       "invoices",
+		Columns:    InvoicesColumns,
+		PrimaryKey: []*schema.Column{InvoicesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "invoice_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{InvoicesColumns[1]},
+			},
+			{
+				Name:    "invoice_tenant_id_period_start",
+				Unique:  true,
+				Columns: []*schema.Column{InvoicesColumns[3], InvoicesColumns[4]},
+			},
+		},
+	}
 	// JoinTokensColumns holds the columns for the "join_tokens" table.
 	JoinTokensColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -1523,6 +1553,36 @@ var (
 			},
 		},
 	}
+	// PricesColumns holds the columns for the "prices" table.
+	PricesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"FLAVOR", "VCPU", "MEMORY_GB", "HOST_MODEL", "IO_CLASS", "VOLUME_GB", "IP_ADDRESS", "LOAD_BALANCER", "MACHINE", "MACHINE_NUMA_NODE"}},
+		{Name: "key", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "effective_from", Type: field.TypeTime},
+		{Name: "amount_micro", Type: field.TypeInt64, Default: 0},
+		{Name: "multiplier_ppm", Type: field.TypeInt64, Default: 1000000},
+		{Name: "currency", Type: field.TypeString, Size: 3, Default: "EUR"},
+	}
+	// PricesTable holds the schema information for the "prices" table.
+	PricesTable = &schema.Table{
+		Name:       "prices",
+		Columns:    PricesColumns,
+		PrimaryKey: []*schema.Column{PricesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "price_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{PricesColumns[1]},
+			},
+			{
+				Name:    "price_kind_key_effective_from",
+				Unique:  true,
+				Columns: []*schema.Column{PricesColumns[3], PricesColumns[4], PricesColumns[5]},
+			},
+		},
+	}
 	// ProvidersColumns holds the columns for the "providers" table.
 	ProvidersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -1778,6 +1838,56 @@ var (
 				Name:    "regionservice_name_tenant_region_services",
 				Unique:  true,
 				Columns: []*schema.Column{RegionServicesColumns[3], RegionServicesColumns[16]},
+			},
+		},
+	}
+	// ReservationIntervalsColumns holds the columns for the "reservation_intervals" table.
+	ReservationIntervalsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "tenant_id", Type: field.TypeInt},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"VIRTUAL_MACHINE", "VOLUME", "IP_ADDRESS", "LOAD_BALANCER"}},
+		{Name: "resource_id", Type: field.TypeInt},
+		{Name: "resource_name", Type: field.TypeString, Default: ""},
+		{Name: "region", Type: field.TypeString, Default: ""},
+		{Name: "flavor", Type: field.TypeString, Default: ""},
+		{Name: "vcpus", Type: field.TypeInt, Default: 0},
+		{Name: "memory_mb", Type: field.TypeInt64, Default: 0},
+		{Name: "cpu_policy", Type: field.TypeString, Default: ""},
+		{Name: "host_model", Type: field.TypeString, Default: ""},
+		{Name: "exclusive", Type: field.TypeString, Default: "NONE"},
+		{Name: "io_class", Type: field.TypeString, Default: ""},
+		{Name: "quantity", Type: field.TypeInt64, Default: 1},
+		{Name: "started_at", Type: field.TypeTime},
+		{Name: "ended_at", Type: field.TypeTime, Nullable: true},
+	}
+	// ReservationIntervalsTable holds the schema information for the "reservation_intervals" table.
+	ReservationIntervalsTable = &schema.Table{
+		Name:       "reservation_intervals",
+		Columns:    ReservationIntervalsColumns,
+		PrimaryKey: []*schema.Column{ReservationIntervalsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "reservationinterval_kind_resource_id",
+				Unique:  true,
+				Columns: []*schema.Column{ReservationIntervalsColumns[2], ReservationIntervalsColumns[3]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "ended_at IS NULL",
+				},
+			},
+			{
+				Name:    "reservationinterval_kind_resource_id_started_at",
+				Unique:  false,
+				Columns: []*schema.Column{ReservationIntervalsColumns[2], ReservationIntervalsColumns[3], ReservationIntervalsColumns[14]},
+			},
+			{
+				Name:    "reservationinterval_tenant_id_started_at",
+				Unique:  false,
+				Columns: []*schema.Column{ReservationIntervalsColumns[1], ReservationIntervalsColumns[14]},
+			},
+			{
+				Name:    "reservationinterval_started_at",
+				Unique:  false,
+				Columns: []*schema.Column{ReservationIntervalsColumns[14]},
 			},
 		},
 	}
@@ -2863,6 +2973,7 @@ var (
 		IPAddressesTable,
 		IPRangesTable,
 		ImagesTable,
+		InvoicesTable,
 		JoinTokensTable,
 		KubernetesClustersTable,
 		LinksTable,
@@ -2876,12 +2987,14 @@ var (
 		OutboxTasksTable,
 		PortsTable,
 		PowerZonesTable,
+		PricesTable,
 		ProvidersTable,
 		QuotaTable,
 		RacksTable,
 		RackZonesTable,
 		RegionsTable,
 		RegionServicesTable,
+		ReservationIntervalsTable,
 		RoleBindingsTable,
 		RuleStatesTable,
 		SSHKeysTable,
@@ -3015,6 +3128,9 @@ func init() {
 	ImagesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(68719476736),
 	}
+	InvoicesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(210453397504),
+	}
 	JoinTokensTable.ForeignKeys[0].RefTable = ClustersTable
 	JoinTokensTable.ForeignKeys[1].RefTable = ComputeNodesTable
 	JoinTokensTable.Annotation = &entsql.Annotation{
@@ -3077,6 +3193,9 @@ func init() {
 	PowerZonesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(115964116992),
 	}
+	PricesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(214748364800),
+	}
 	ProvidersTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(120259084288),
 	}
@@ -3106,6 +3225,12 @@ func init() {
 	RegionServicesTable.ForeignKeys[4].RefTable = TenantsTable
 	RegionServicesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(141733920768),
+	}
+	ReservationIntervalsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(219043332096),
+	}
+	ReservationIntervalsTable.Annotation.Checks = map[string]string{
+		"reservation_interval_order": "ended_at IS NULL OR ended_at >= started_at",
 	}
 	RoleBindingsTable.ForeignKeys[0].RefTable = ComputeNodesTable
 	RoleBindingsTable.ForeignKeys[1].RefTable = TenantsTable

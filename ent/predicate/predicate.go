@@ -66,6 +66,9 @@ type IPRange func(*sql.Selector)
 // Image is the predicate function for image builders.
 type Image func(*sql.Selector)
 
+// Invoice is the predicate function for invoice builders.
+type Invoice func(*sql.Selector)
+
 // JoinToken is the predicate function for jointoken builders.
 type JoinToken func(*sql.Selector)
 
@@ -105,6 +108,9 @@ type Port func(*sql.Selector)
 // PowerZone is the predicate function for powerzone builders.
 type PowerZone func(*sql.Selector)
 
+// Price is the predicate function for price builders.
+type Price func(*sql.Selector)
+
 // Provider is the predicate function for provider builders.
 type Provider func(*sql.Selector)
 
@@ -122,6 +128,9 @@ type Region func(*sql.Selector)
 
 // RegionService is the predicate function for regionservice builders.
 type RegionService func(*sql.Selector)
+
+// ReservationInterval is the predicate function for reservationinterval builders.
+type ReservationInterval func(*sql.Selector)
 
 // RoleBinding is the predicate function for rolebinding builders.
 type RoleBinding func(*sql.Selector)

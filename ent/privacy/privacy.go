@@ -591,6 +591,30 @@ func (f ImageMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation)
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ImageMutation", m)
 }
 
+// The InvoiceQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type InvoiceQueryRuleFunc func(context.Context, *ent.InvoiceQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f InvoiceQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.InvoiceQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.InvoiceQuery", q)
+}
+
+// The InvoiceMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type InvoiceMutationRuleFunc func(context.Context, *ent.InvoiceMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f InvoiceMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.InvoiceMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.InvoiceMutation", m)
+}
+
 // The JoinTokenQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type JoinTokenQueryRuleFunc func(context.Context, *ent.JoinTokenQuery) error
@@ -903,6 +927,30 @@ func (f PowerZoneMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutat
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PowerZoneMutation", m)
 }
 
+// The PriceQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type PriceQueryRuleFunc func(context.Context, *ent.PriceQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f PriceQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PriceQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.PriceQuery", q)
+}
+
+// The PriceMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type PriceMutationRuleFunc func(context.Context, *ent.PriceMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f PriceMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.PriceMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PriceMutation", m)
+}
+
 // The ProviderQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type ProviderQueryRuleFunc func(context.Context, *ent.ProviderQuery) error
@@ -1045,6 +1093,30 @@ func (f RegionServiceMutationRuleFunc) EvalMutation(ctx context.Context, m ent.M
 		return f(ctx, m)
 	}
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RegionServiceMutation", m)
+}
+
+// The ReservationIntervalQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ReservationIntervalQueryRuleFunc func(context.Context, *ent.ReservationIntervalQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ReservationIntervalQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ReservationIntervalQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ReservationIntervalQuery", q)
+}
+
+// The ReservationIntervalMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ReservationIntervalMutationRuleFunc func(context.Context, *ent.ReservationIntervalMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ReservationIntervalMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ReservationIntervalMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ReservationIntervalMutation", m)
 }
 
 // The RoleBindingQueryRuleFunc type is an adapter to allow the use of ordinary
@@ -1362,6 +1434,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ImageQuery:
 		return q.Filter(), nil
+	case *ent.InvoiceQuery:
+		return q.Filter(), nil
 	case *ent.JoinTokenQuery:
 		return q.Filter(), nil
 	case *ent.KubernetesClusterQuery:
@@ -1388,6 +1462,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.PowerZoneQuery:
 		return q.Filter(), nil
+	case *ent.PriceQuery:
+		return q.Filter(), nil
 	case *ent.ProviderQuery:
 		return q.Filter(), nil
 	case *ent.QuotaQuery:
@@ -1399,6 +1475,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	case *ent.RegionQuery:
 		return q.Filter(), nil
 	case *ent.RegionServiceQuery:
+		return q.Filter(), nil
+	case *ent.ReservationIntervalQuery:
 		return q.Filter(), nil
 	case *ent.RoleBindingQuery:
 		return q.Filter(), nil
@@ -1467,6 +1545,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.ImageMutation:
 		return m.Filter(), nil
+	case *ent.InvoiceMutation:
+		return m.Filter(), nil
 	case *ent.JoinTokenMutation:
 		return m.Filter(), nil
 	case *ent.KubernetesClusterMutation:
@@ -1493,6 +1573,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.PowerZoneMutation:
 		return m.Filter(), nil
+	case *ent.PriceMutation:
+		return m.Filter(), nil
 	case *ent.ProviderMutation:
 		return m.Filter(), nil
 	case *ent.QuotaMutation:
@@ -1504,6 +1586,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.RegionMutation:
 		return m.Filter(), nil
 	case *ent.RegionServiceMutation:
+		return m.Filter(), nil
+	case *ent.ReservationIntervalMutation:
 		return m.Filter(), nil
 	case *ent.RoleBindingMutation:
 		return m.Filter(), nil

@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/hostgroup"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/invoice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/iprange"
 	"github.com/virtflow/virtflow/ent/jointoken"
@@ -39,12 +40,14 @@ import (
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
+	"github.com/virtflow/virtflow/ent/price"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/rackzone"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/schema"
@@ -1587,6 +1590,37 @@ func init() {
 	imageDescUploadID := imageFields[14].Descriptor()
 	// image.UploadIDValidator is a validator for the "upload_id" field. It is called by the builders before save.
 	image.UploadIDValidator = imageDescUploadID.Validators[0].(func(string) error)
+	invoiceMixin := schema.Invoice{}.Mixin()
+	invoice.Policy = privacy.NewPolicies(invoiceMixin[1], schema.Invoice{})
+	invoice.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := invoice.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	invoiceHooks := schema.Invoice{}.Hooks()
+
+	invoice.Hooks[1] = invoiceHooks[0]
+	invoiceMixinFields0 := invoiceMixin[0].Fields()
+	_ = invoiceMixinFields0
+	invoiceFields := schema.Invoice{}.Fields()
+	_ = invoiceFields
+	// invoiceDescCreatedAt is the schema descriptor for created_at field.
+	invoiceDescCreatedAt := invoiceMixinFields0[0].Descriptor()
+	// invoice.DefaultCreatedAt holds the default value on creation for the created_at field.
+	invoice.DefaultCreatedAt = invoiceDescCreatedAt.Default.(func() time.Time)
+	// invoiceDescUpdatedAt is the schema descriptor for updated_at field.
+	invoiceDescUpdatedAt := invoiceMixinFields0[1].Descriptor()
+	// invoice.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	invoice.DefaultUpdatedAt = invoiceDescUpdatedAt.Default.(func() time.Time)
+	// invoice.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	invoice.UpdateDefaultUpdatedAt = invoiceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// invoiceDescCurrency is the schema descriptor for currency field.
+	invoiceDescCurrency := invoiceFields[2].Descriptor()
+	// invoice.DefaultCurrency holds the default value on creation for the currency field.
+	invoice.DefaultCurrency = invoiceDescCurrency.Default.(string)
 	jointokenMixin := schema.JoinToken{}.Mixin()
 	jointoken.Policy = privacy.NewPolicies(jointokenMixin[1], schema.JoinToken{})
 	jointoken.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2389,6 +2423,54 @@ func init() {
 	powerzoneDescDescription := powerzoneFields[1].Descriptor()
 	// powerzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	powerzone.DescriptionValidator = powerzoneDescDescription.Validators[0].(func(string) error)
+	priceMixin := schema.Price{}.Mixin()
+	price.Policy = privacy.NewPolicies(priceMixin[1], schema.Price{})
+	price.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := price.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	priceMixinFields0 := priceMixin[0].Fields()
+	_ = priceMixinFields0
+	priceFields := schema.Price{}.Fields()
+	_ = priceFields
+	// priceDescCreatedAt is the schema descriptor for created_at field.
+	priceDescCreatedAt := priceMixinFields0[0].Descriptor()
+	// price.DefaultCreatedAt holds the default value on creation for the created_at field.
+	price.DefaultCreatedAt = priceDescCreatedAt.Default.(func() time.Time)
+	// priceDescUpdatedAt is the schema descriptor for updated_at field.
+	priceDescUpdatedAt := priceMixinFields0[1].Descriptor()
+	// price.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	price.DefaultUpdatedAt = priceDescUpdatedAt.Default.(func() time.Time)
+	// price.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	price.UpdateDefaultUpdatedAt = priceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// priceDescKey is the schema descriptor for key field.
+	priceDescKey := priceFields[1].Descriptor()
+	// price.DefaultKey holds the default value on creation for the key field.
+	price.DefaultKey = priceDescKey.Default.(string)
+	// price.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	price.KeyValidator = priceDescKey.Validators[0].(func(string) error)
+	// priceDescAmountMicro is the schema descriptor for amount_micro field.
+	priceDescAmountMicro := priceFields[3].Descriptor()
+	// price.DefaultAmountMicro holds the default value on creation for the amount_micro field.
+	price.DefaultAmountMicro = priceDescAmountMicro.Default.(int64)
+	// price.AmountMicroValidator is a validator for the "amount_micro" field. It is called by the builders before save.
+	price.AmountMicroValidator = priceDescAmountMicro.Validators[0].(func(int64) error)
+	// priceDescMultiplierPpm is the schema descriptor for multiplier_ppm field.
+	priceDescMultiplierPpm := priceFields[4].Descriptor()
+	// price.DefaultMultiplierPpm holds the default value on creation for the multiplier_ppm field.
+	price.DefaultMultiplierPpm = priceDescMultiplierPpm.Default.(int64)
+	// price.MultiplierPpmValidator is a validator for the "multiplier_ppm" field. It is called by the builders before save.
+	price.MultiplierPpmValidator = priceDescMultiplierPpm.Validators[0].(func(int64) error)
+	// priceDescCurrency is the schema descriptor for currency field.
+	priceDescCurrency := priceFields[5].Descriptor()
+	// price.DefaultCurrency holds the default value on creation for the currency field.
+	price.DefaultCurrency = priceDescCurrency.Default.(string)
+	// price.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	price.CurrencyValidator = priceDescCurrency.Validators[0].(func(string) error)
 	providerMixin := schema.Provider{}.Mixin()
 	provider.Policy = privacy.NewPolicies(providerMixin[1], schema.Provider{})
 	provider.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2736,6 +2818,58 @@ func init() {
 	regionserviceDescStatusChangedAt := regionserviceFields[8].Descriptor()
 	// regionservice.DefaultStatusChangedAt holds the default value on creation for the status_changed_at field.
 	regionservice.DefaultStatusChangedAt = regionserviceDescStatusChangedAt.Default.(func() time.Time)
+	reservationintervalMixin := schema.ReservationInterval{}.Mixin()
+	reservationinterval.Policy = privacy.NewPolicies(reservationintervalMixin[0], schema.ReservationInterval{})
+	reservationinterval.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := reservationinterval.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	reservationintervalFields := schema.ReservationInterval{}.Fields()
+	_ = reservationintervalFields
+	// reservationintervalDescResourceName is the schema descriptor for resource_name field.
+	reservationintervalDescResourceName := reservationintervalFields[3].Descriptor()
+	// reservationinterval.DefaultResourceName holds the default value on creation for the resource_name field.
+	reservationinterval.DefaultResourceName = reservationintervalDescResourceName.Default.(string)
+	// reservationintervalDescRegion is the schema descriptor for region field.
+	reservationintervalDescRegion := reservationintervalFields[4].Descriptor()
+	// reservationinterval.DefaultRegion holds the default value on creation for the region field.
+	reservationinterval.DefaultRegion = reservationintervalDescRegion.Default.(string)
+	// reservationintervalDescFlavor is the schema descriptor for flavor field.
+	reservationintervalDescFlavor := reservationintervalFields[5].Descriptor()
+	// reservationinterval.DefaultFlavor holds the default value on creation for the flavor field.
+	reservationinterval.DefaultFlavor = reservationintervalDescFlavor.Default.(string)
+	// reservationintervalDescVcpus is the schema descriptor for vcpus field.
+	reservationintervalDescVcpus := reservationintervalFields[6].Descriptor()
+	// reservationinterval.DefaultVcpus holds the default value on creation for the vcpus field.
+	reservationinterval.DefaultVcpus = reservationintervalDescVcpus.Default.(int)
+	// reservationintervalDescMemoryMB is the schema descriptor for memory_mb field.
+	reservationintervalDescMemoryMB := reservationintervalFields[7].Descriptor()
+	// reservationinterval.DefaultMemoryMB holds the default value on creation for the memory_mb field.
+	reservationinterval.DefaultMemoryMB = reservationintervalDescMemoryMB.Default.(int64)
+	// reservationintervalDescCPUPolicy is the schema descriptor for cpu_policy field.
+	reservationintervalDescCPUPolicy := reservationintervalFields[8].Descriptor()
+	// reservationinterval.DefaultCPUPolicy holds the default value on creation for the cpu_policy field.
+	reservationinterval.DefaultCPUPolicy = reservationintervalDescCPUPolicy.Default.(string)
+	// reservationintervalDescHostModel is the schema descriptor for host_model field.
+	reservationintervalDescHostModel := reservationintervalFields[9].Descriptor()
+	// reservationinterval.DefaultHostModel holds the default value on creation for the host_model field.
+	reservationinterval.DefaultHostModel = reservationintervalDescHostModel.Default.(string)
+	// reservationintervalDescExclusive is the schema descriptor for exclusive field.
+	reservationintervalDescExclusive := reservationintervalFields[10].Descriptor()
+	// reservationinterval.DefaultExclusive holds the default value on creation for the exclusive field.
+	reservationinterval.DefaultExclusive = reservationintervalDescExclusive.Default.(string)
+	// reservationintervalDescIoClass is the schema descriptor for io_class field.
+	reservationintervalDescIoClass := reservationintervalFields[11].Descriptor()
+	// reservationinterval.DefaultIoClass holds the default value on creation for the io_class field.
+	reservationinterval.DefaultIoClass = reservationintervalDescIoClass.Default.(string)
+	// reservationintervalDescQuantity is the schema descriptor for quantity field.
+	reservationintervalDescQuantity := reservationintervalFields[12].Descriptor()
+	// reservationinterval.DefaultQuantity holds the default value on creation for the quantity field.
+	reservationinterval.DefaultQuantity = reservationintervalDescQuantity.Default.(int64)
 	rolebindingMixin := schema.RoleBinding{}.Mixin()
 	rolebinding.Policy = privacy.NewPolicies(rolebindingMixin[1], schema.RoleBinding{})
 	rolebinding.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -139,3 +139,16 @@ func copyVMID() ent.Hook {
 		})
 	}
 }
+
+// immutableInvoice refuses every change of an invoice but its creation: a final invoice is
+// never edited or deleted; corrections go on a later invoice as adjustments.
+func immutableInvoice() ent.Hook {
+	return func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if !m.Op().Is(ent.OpCreate) {
+				return nil, apierr.Conflict("a final invoice cannot change: corrections are adjustments on the next invoice")
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+}

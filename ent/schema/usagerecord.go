@@ -12,6 +12,9 @@ import (
 // UsageRecord is the reservation time of one resource and its price: billing is by reserved
 // time, dedicated vCPUs cost more than shared ones and the host model can change the price.
 // The resource is named by value so that the record outlives it.
+//
+// Deprecated: nothing writes usage records any more; the reservation ledger
+// (ReservationInterval, package metering) and the usage query replace them.
 type UsageRecord struct {
 	ent.Schema
 }
@@ -47,4 +50,9 @@ func (UsageRecord) Indexes() []ent.Index {
 }
 
 // Annotations of the UsageRecord.
-func (UsageRecord) Annotations() []schema.Annotation { return readOnly("usageRecords") }
+func (UsageRecord) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.QueryField("usageRecords").Directives(entgql.Deprecated("nothing writes usage records: use usage(tenantID:, from:, to:)")),
+		entgql.RelayConnection(),
+	}
+}

@@ -30,6 +30,7 @@ export const pages: { path: string; page: Page }[] = [
   { path: '/nodes/:id', page: page(() => import('./pages/nodes/NodePage')) },
   { path: '/tenants', page: page(() => import('./pages/tenants/TenantsPage')) },
   { path: '/tenants/:id', page: page(() => import('./pages/tenants/TenantPage')) },
+  { path: '/usage', page: page(() => import('./pages/usage/UsagePage')) },
   { path: '/maintainers', page: page(() => import('./pages/maintainers/MaintainersPage')) },
   { path: '/alerts', page: page(() => import('./pages/alerts/AlertsPage')) },
   { path: '/maintenance', page: page(() => import('./pages/maintenance/MaintenancePage')) },

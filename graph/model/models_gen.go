@@ -5,6 +5,7 @@ package model
 import (
 	"time"
 
+	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -13,7 +14,21 @@ import (
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/metering"
 )
+
+type AddPriceInput struct {
+	Kind metering.PriceKind `json:"kind"`
+	// empty for MEMORY_GB, IP_ADDRESS and LOAD_BALANCER
+	Key           *string   `json:"key,omitempty"`
+	EffectiveFrom time.Time `json:"effectiveFrom"`
+	// per unit-hour, a decimal with at most six places; 0 for HOST_MODEL
+	Amount string `json:"amount"`
+	// HOST_MODEL only: a decimal with at most six places
+	Multiplier *string `json:"multiplier,omitempty"`
+	// ISO 4217 code; the price list has one currency (default EUR)
+	Currency *string `json:"currency,omitempty"`
+}
 
 type AddressRange struct {
 	Start string  `json:"start"`
@@ -155,11 +170,28 @@ type GuestCredentialInput struct {
 	CredentialHash string `json:"credentialHash"`
 }
 
+type InvoiceConnection struct {
+	Edges      []*InvoiceEdge        `json:"edges"`
+	PageInfo   *entgql.PageInfo[int] `json:"pageInfo"`
+	TotalCount int                   `json:"totalCount"`
+}
+
+type InvoiceEdge struct {
+	Node   *metering.Invoice  `json:"node"`
+	Cursor entgql.Cursor[int] `json:"cursor"`
+}
+
 // A join token, returned exactly once. Give it to the node agent (--join-token).
 type JoinTokenPayload struct {
 	// The secret: it is not stored and cannot be shown again.
 	Token     string         `json:"token"`
 	JoinToken *ent.JoinToken `json:"joinToken"`
+}
+
+// An exact amount of money: a decimal with six places.
+type Money struct {
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
 }
 
 type NodeStatusInput struct {

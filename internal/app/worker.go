@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/internal/version"
+	"github.com/virtflow/virtflow/metering"
 	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/outbox"
@@ -145,6 +146,13 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	// Every worker watches the guests' deadline: each overdue guest is marked (and warned
 	// about) once, by whichever worker's conditional update wins.
 	go func() { defer wg.Done(); guests.Run(ctx, log.With("component", "guest")) }()
+	// Invoices: a month's become FINAL once it closed and its grace period passed, whether or
+	// not anyone reads them; every worker may try (the database keeps one per tenant and month).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		metering.FinalizeLoop(ctx, db.Client, prov.Clock(), metering.DefaultGrace, 10*time.Minute, log.With("component", "metering"))
+	}()
 	images, err := imageStore(cfg, db, g, log)
 	if err != nil {
 		return err

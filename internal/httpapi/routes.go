@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -65,6 +66,11 @@ func New(d Deps) http.Handler {
 		route("POST "+GuestReadyPath, GuestReadyPath, guestReady(d.Guest, d.Logger))
 	}
 	route("GET /api/racks/{id}/elevation.svg", "/api/racks/elevation.svg", d.Identity.Middleware(elevationSVG(d.Client, d.Logger)))
+	clock := opts.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	route("GET /api/tenants/{id}/usage.csv", "/api/tenants/usage.csv", d.Identity.Middleware(usageCSV(d.Client, clock, d.Logger)))
 	if d.Images != nil {
 		route("GET /images/{id}/data", "/images/data", d.Identity.Middleware(imageData(d.Images, d.Logger)))
 		route("PUT /images/{id}/data", "/images/data", d.Identity.Middleware(imageUpload(d.Images, d.Logger)))

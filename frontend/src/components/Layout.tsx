@@ -18,6 +18,7 @@ const sections: { to: string; label: string; infra?: boolean }[] = [
   { to: '/services', label: 'Region services' },
   { to: '/nodes', label: 'Nodes', infra: true },
   { to: '/tenants', label: 'Tenants & quotas' },
+  { to: '/usage', label: 'Usage & invoices' },
   { to: '/maintainers', label: 'Maintainers', infra: true },
   { to: '/alerts', label: 'Alerts' },
   { to: '/events', label: 'Events', infra: true },
