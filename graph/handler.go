@@ -88,7 +88,7 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	}
 	// Parsed and validated documents are cached by query text: dashboards repeat the same
 	// queries, and parsing and validating them again cost as much as running small ones.
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetQueryCache(pageCache{lru.New[*ast.QueryDocument](1000)})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(newCostGuard(es.Schema(), opts.Limits, opts.AnonymousLimits))
 	srv.Use(depthLimit{max: opts.MaxDepth})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -34,10 +33,14 @@ func connectionFields(schema *ast.Schema) map[string]map[string]bool {
 // pageArgs applies the page-size rules to every connection in an operation, top-level or
 // nested, before anything runs: first or last above maxPage (or negative) is refused with a
 // VALIDATION error naming the argument, and a connection asked for without either gets
-// `first: defaultPage` (`last` when paging backwards with `before`). The rule is written into
-// the operation itself because entgql loads nested connections eagerly from the query, not
-// through their resolvers. Each request parses its own document (no shared query cache), so
-// rewriting it is safe.
+// `first: defaultPage` (`last` when paging backwards with `before`).
+//
+// The rule has to reach the operation itself, because entgql loads nested connections eagerly
+// from the query, not through their resolvers. But parsed documents are cached by query text
+// and shared by concurrent requests, so a request may not write to its document: the document
+// is prepared once, before the cache publishes it (pageCache), with every connection's first
+// and last reading a variable, and each request only sets the variable of the argument its
+// own variables leave unset, in its own variable map.
 type pageArgs struct {
 	defaultPage, maxPage int
 }
@@ -58,7 +61,8 @@ func (p pageArgs) Validate(graphql.ExecutableSchema) error {
 	return nil
 }
 
-// MutateOperationContext implements graphql.OperationContextMutator.
+// MutateOperationContext implements graphql.OperationContextMutator. It reads the shared
+// document and writes only oc.Variables, which belongs to this request.
 func (p pageArgs) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Operation == nil {
 		return nil
@@ -66,24 +70,28 @@ func (p pageArgs) MutateOperationContext(_ context.Context, oc *graphql.Operatio
 	if oc.Variables == nil {
 		oc.Variables = map[string]any{}
 	}
-	return p.walk(oc.Operation.SelectionSet, oc.Variables, map[string]bool{})
+	return walkConnections(oc.Operation.SelectionSet, map[string]bool{}, func(f *ast.Field) *gqlerror.Error {
+		return p.apply(f, oc.Variables)
+	})
 }
 
-func (p pageArgs) walk(set ast.SelectionSet, vars map[string]any, seen map[string]bool) *gqlerror.Error {
+// walkConnections calls fn for every field of set, nested fields and fragments included,
+// that returns a Relay connection with a first argument; each fragment is visited once.
+func walkConnections(set ast.SelectionSet, seen map[string]bool, fn func(*ast.Field) *gqlerror.Error) *gqlerror.Error {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
 			if s.Definition != nil && strings.HasSuffix(s.Definition.Type.Name(), "Connection") &&
 				s.Definition.Arguments.ForName("first") != nil {
-				if err := p.apply(s, vars); err != nil {
+				if err := fn(s); err != nil {
 					return err
 				}
 			}
-			if err := p.walk(s.SelectionSet, vars, seen); err != nil {
+			if err := walkConnections(s.SelectionSet, seen, fn); err != nil {
 				return err
 			}
 		case *ast.InlineFragment:
-			if err := p.walk(s.SelectionSet, vars, seen); err != nil {
+			if err := walkConnections(s.SelectionSet, seen, fn); err != nil {
 				return err
 			}
 		case *ast.FragmentSpread:
@@ -91,7 +99,7 @@ func (p pageArgs) walk(set ast.SelectionSet, vars map[string]any, seen map[strin
 				continue
 			}
 			seen[s.Name] = true
-			if err := p.walk(s.Definition.SelectionSet, vars, seen); err != nil {
+			if err := walkConnections(s.Definition.SelectionSet, seen, fn); err != nil {
 				return err
 			}
 		}
@@ -122,25 +130,78 @@ func (p pageArgs) apply(f *ast.Field, vars map[string]any) *gqlerror.Error {
 		return nil
 	}
 	name := "first"
-	if before := f.Arguments.ForName("before"); before != nil {
-		if v, err := before.Value.Value(vars); err == nil && v != nil {
-			name = "last"
-		}
+	if given(f, "before", vars) {
+		name = "last"
 	}
-	// The parsed document is cached and shared by every request with the same text, so only
-	// rewrites that depend on the text alone may touch it: an unset variable is given the
-	// default in this request's variables instead.
-	value := &ast.Value{Kind: ast.IntValue, Raw: strconv.Itoa(p.defaultPage)}
-	if arg := f.Arguments.ForName(name); arg != nil {
-		if arg.Value.Kind == ast.Variable {
-			vars[arg.Value.Raw] = int64(p.defaultPage)
-		} else {
-			arg.Value = value // replace an explicit null
-		}
-	} else {
-		f.Arguments = append(f.Arguments, &ast.Argument{Name: name, Value: value})
+	arg := f.Arguments.ForName(name)
+	if arg == nil || arg.Value.Kind != ast.Variable {
+		// pageCache prepares every cached document; one that escaped it is refused rather
+		// than run without a page size.
+		e := gqlerror.Errorf("%s: the operation was not prepared for paging", f.Alias)
+		e.Extensions = map[string]any{"code": string(apierr.CodeInternal)}
+		return e
 	}
+	vars[arg.Value.Raw] = int64(p.defaultPage)
 	return nil
+}
+
+// pageCache prepares each parsed and validated document for pageArgs before storing it in the
+// query cache it wraps: every connection's first and last argument that the text leaves out or
+// sets to a literal null is made to read a variable of its own, named after the field's
+// position with a character no GraphQL variable can hold, so no operation can set it. The
+// executor calls Add, and so this preparation, before it uses a document it parsed, whether
+// or not the wrapped cache keeps it; documents read from the cache were prepared before they
+// were published, so concurrent requests only ever read them.
+type pageCache struct {
+	graphql.Cache[*ast.QueryDocument]
+}
+
+var _ graphql.Cache[*ast.QueryDocument] = pageCache{}
+
+// Add implements graphql.Cache.
+func (c pageCache) Add(ctx context.Context, key string, doc *ast.QueryDocument) {
+	preparePaging(doc)
+	c.Cache.Add(ctx, key, doc)
+}
+
+// preparePaging rewrites doc as pageCache describes.
+func preparePaging(doc *ast.QueryDocument) {
+	prepare := func(f *ast.Field) *gqlerror.Error {
+		for _, name := range []string{"first", "last"} {
+			def := f.Definition.Arguments.ForName(name)
+			if def == nil {
+				continue
+			}
+			value := &ast.Value{
+				Kind:         ast.Variable,
+				Raw:          pageVariable(f, name),
+				ExpectedType: def.Type,
+				Position:     f.Position,
+			}
+			switch arg := f.Arguments.ForName(name); {
+			case arg == nil:
+				f.Arguments = append(f.Arguments, &ast.Argument{Name: name, Value: value, Position: f.Position})
+			case arg.Value != nil && arg.Value.Kind == ast.NullValue:
+				arg.Value = value
+			}
+		}
+		return nil
+	}
+	for _, op := range doc.Operations {
+		walkConnections(op.SelectionSet, map[string]bool{}, prepare)
+	}
+	for _, frag := range doc.Fragments {
+		walkConnections(frag.SelectionSet, map[string]bool{}, prepare)
+	}
+}
+
+// pageVariable names the variable that argument name of f reads when the text gives it no
+// value. A fragment's field is one node wherever the fragment is spread, so it has one name.
+func pageVariable(f *ast.Field, name string) string {
+	if f.Position == nil {
+		return fmt.Sprintf("page:%s:%p", name, f)
+	}
+	return fmt.Sprintf("page:%s:%d:%d", name, f.Position.Line, f.Position.Column)
 }
 
 func asInt(v any) (int64, bool) {

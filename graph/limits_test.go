@@ -10,12 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/virtflow/virtflow/authz"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/99designs/gqlgen/complexity"
@@ -23,6 +23,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/internal/infra"
 )
@@ -523,6 +524,64 @@ func TestPageLimits(t *testing.T) {
 			if len(data.Racks.Edges) != tc.want {
 				t.Errorf("request %d with %v: %d edges, want %d", i+1, tc.vars, len(data.Racks.Edges), tc.want)
 			}
+		}
+	})
+
+	t.Run("one text pages forward in one request and backward in the next", func(t *testing.T) {
+		// Whether the default is first or last depends on this request's variables; deciding it
+		// in the cached document would make the next request with the same text page backwards.
+		var last struct{ Racks rackConn }
+		s.mustDo(t, `{ racks(last: 1) { `+conn+` } }`, nil, &last)
+		q := `query($c: Cursor) { racks(before: $c) { ` + conn + ` } }`
+		for i, tc := range []struct {
+			vars        map[string]any
+			first, last string
+		}{
+			{nil, "r001", "r100"},
+			{map[string]any{"c": last.Racks.Edges[0].Cursor}, "r050", "r149"},
+			{nil, "r001", "r100"},
+		} {
+			var data struct{ Racks rackConn }
+			s.mustDo(t, q, tc.vars, &data)
+			n := data.Racks.names()
+			if len(n) != 100 || n[0] != tc.first || n[99] != tc.last {
+				t.Errorf("request %d with %v: %d edges %v…, want %s…%s", i+1, tc.vars, len(n), n[:min(3, len(n))], tc.first, tc.last)
+			}
+		}
+	})
+
+	t.Run("concurrent first requests of one text", func(t *testing.T) {
+		// The first requests of a text share the document the cache publishes; run under
+		// -race, this fails if any request writes to it.
+		q := `query($c: Cursor) { fresh: racks(before: $c) { ` + conn + ` } }`
+		var wg sync.WaitGroup
+		errs := make(chan string, 16)
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body, _ := json.Marshal(map[string]any{"query": q})
+				req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req = req.WithContext(authz.SystemContext(req.Context(), "test"))
+				rec := httptest.NewRecorder()
+				s.handler.ServeHTTP(rec, req)
+				var r struct {
+					Data struct{ Fresh rackConn }
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+					errs <- fmt.Sprintf("request %d: %v: %s", i, err, rec.Body.String())
+					return
+				}
+				if n := r.Data.Fresh.names(); len(n) != 100 || n[0] != "r001" {
+					errs <- fmt.Sprintf("request %d: %d edges starting %v, want r001…r100: %s", i, len(n), n[:min(1, len(n))], rec.Body.String())
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
 		}
 	})
 

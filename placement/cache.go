@@ -262,13 +262,16 @@ func (s *Snapshots) decide(ctx context.Context, c *ent.Client, tenantID, regionI
 		rc = &regionCache{stale: true, dirtyNodes: map[int]bool{}, dirtyQuotas: map[int]bool{}}
 		s.regions[regionID] = rc
 	}
+	// Take what events marked, and leave fresh maps for the events to come: the taken maps
+	// are this call's alone (events write the region's maps under s.mu, at any time).
 	stale, nodes, quotas := rc.stale, rc.dirtyNodes, rc.dirtyQuotas
-	if stale || len(nodes) > 0 || len(quotas) > 0 {
+	changed := stale || len(nodes) > 0 || len(quotas) > 0
+	if changed {
 		rc.stale, rc.dirtyNodes, rc.dirtyQuotas = false, map[int]bool{}, map[int]bool{}
 	}
 	s.mu.Unlock()
 
-	if stale || len(nodes) > 0 || len(quotas) > 0 {
+	if changed {
 		if err := s.refresh(ctx, c, rc, regionID, stale, nodes, quotas); err != nil {
 			// Read it all again next time: what was marked is consumed.
 			s.mu.Lock()
