@@ -26,7 +26,7 @@ GOFMT_FIND  := find . \( -path ./.git -o -path ./bin -o -path ./data -o -path ./
                  -o -type f -name '*.go' -print0
 
 .DEFAULT_GOAL := build
-.PHONY: build run demo generate migrations test test-go test-frontend frontend bench lint lint-go lint-frontend clean
+.PHONY: build run demo generate migrations test test-go test-race test-frontend frontend bench lint lint-go lint-frontend clean
 
 build:
 	$(GO) build -o $(BINDIR)/ $(addprefix ./cmd/,$(CMDS))
@@ -51,10 +51,20 @@ migrations:
 
 # test: the whole suite, as CI runs it: Go packages (real PostgreSQL, Redis and libvirtd when
 # they run), then the dashboard's unit tests and its end-to-end tests in headless Chromium.
-test: test-go test-frontend
+test: test-go test-race test-frontend
 
 test-go:
 	$(GO) test -count=1 -p 2 -timeout 15m $(GOTESTFLAGS) ./...
+
+# test-race: the packages where goroutines share state (the GraphQL executor and its caches,
+# live status, the placement cache, the viewer cache, the statement cache, the node agent),
+# again under the race detector. The agent's guest boots (EndToEnd) and identity's password
+# hashing are left to test-go: under -race they cost minutes and share nothing.
+RACE_PKGS           := ./graph/ ./livestatus/... ./placement/... ./internal/stmtcache/... ./nodeagent/...
+RACE_IDENTITY_TESTS := ViewerCache|Authenticate|Middleware|Websocket|RateLimitParallel
+test-race:
+	$(GO) test -race -count=1 -p 2 -timeout 15m -skip 'EndToEnd' $(GOTESTFLAGS) $(RACE_PKGS)
+	$(GO) test -race -count=1 -timeout 10m -run '$(RACE_IDENTITY_TESTS)' $(GOTESTFLAGS) ./identity/
 
 test-frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm test && npm run e2e
