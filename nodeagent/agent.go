@@ -11,8 +11,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/configdrive"
+	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
