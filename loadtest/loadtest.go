@@ -246,6 +246,7 @@ func (r *runner) cleanup(ctx context.Context, ids []string) {
 		return
 	}
 	var next, deleted, failed atomic.Int64
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range r.cfg.Clients {
 		wg.Add(1)
@@ -256,9 +257,13 @@ func (r *runner) cleanup(ctx context.Context, ids []string) {
 				if i >= len(ids) {
 					return
 				}
-				err := r.api.Do(ctx, `mutation($id: ID!) { deleteVirtualMachine(id: $id, force: true) }`, map[string]any{"id": ids[i]}, nil)
-				if err != nil && !apiclient.IsNotFound(err) {
+				if err := r.delete(ctx, ids[i]); err != nil {
 					failed.Add(1)
+					mu.Lock()
+					if r.report.CleanupError == "" {
+						r.report.CleanupError = err.Error()
+					}
+					mu.Unlock()
 					continue
 				}
 				deleted.Add(1)
@@ -267,6 +272,25 @@ func (r *runner) cleanup(ctx context.Context, ids []string) {
 	}
 	wg.Wait()
 	r.report.Deleted, r.report.CleanupErrors = int(deleted.Load()), int(failed.Load())
+}
+
+// delete deletes one VM (force), trying again up to five times over about three seconds
+// on an error other than NOT_FOUND (which counts as deleted): a VM its agent is starting
+// answers CONFLICT ("changed meanwhile; try again").
+func (r *runner) delete(ctx context.Context, id string) error {
+	var err error
+	for attempt := range 5 {
+		err = r.api.Do(ctx, `mutation($id: ID!) { deleteVirtualMachine(id: $id, force: true) }`, map[string]any{"id": id}, nil)
+		if err == nil || apiclient.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
+	}
+	return err
 }
 
 // Creates runs createVirtualMachine at cfg.Clients until cfg.Duration has passed or

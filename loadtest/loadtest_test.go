@@ -41,7 +41,7 @@ func TestScenarios(t *testing.T) {
 		rep, err := loadtest.Creates(ctx, cfg)
 		check(t, rep, err, "creates", 1)
 		if rep.Created == 0 || rep.Deleted != rep.Created || rep.CleanupErrors != 0 {
-			t.Errorf("cleanup: created %d, deleted %d, %d errors", rep.Created, rep.Deleted, rep.CleanupErrors)
+			t.Errorf("cleanup: created %d, deleted %d, %d errors (%s)", rep.Created, rep.Deleted, rep.CleanupErrors, rep.CleanupError)
 		}
 		p := rep.Pgbench
 		switch _, lookErr := exec.LookPath("pgbench"); {
@@ -63,7 +63,7 @@ func TestScenarios(t *testing.T) {
 		rep, err := loadtest.Creates(ctx, cfg)
 		check(t, rep, err, "creates", 1)
 		if rep.Ops[0].OK != 5 || rep.Created != 5 || rep.Deleted != 5 {
-			t.Errorf("-count 5: %d created (%d ok), %d deleted", rep.Created, rep.Ops[0].OK, rep.Deleted)
+			t.Errorf("-count 5: %d created (%d ok), %d deleted (%s)", rep.Created, rep.Ops[0].OK, rep.Deleted, rep.CleanupError)
 		}
 		if rep.Pgbench != nil {
 			t.Errorf("pgbench ran without a DSN: %+v", rep.Pgbench)
@@ -90,7 +90,7 @@ func TestScenarios(t *testing.T) {
 		rep, err := loadtest.Active(ctx, cfg)
 		check(t, rep, err, "active", 1)
 		if rep.VMs != 5 || rep.AllActiveS <= 0 || rep.AllActiveS < rep.CreatePhaseS || rep.Deleted != 5 {
-			t.Errorf("active: %d VMs, create phase %.3f s, all ACTIVE %.3f s, %d deleted", rep.VMs, rep.CreatePhaseS, rep.AllActiveS, rep.Deleted)
+			t.Errorf("active: %d VMs, create phase %.3f s, all ACTIVE %.3f s, %d deleted (%s)", rep.VMs, rep.CreatePhaseS, rep.AllActiveS, rep.Deleted, rep.CleanupError)
 		}
 		noVMsLeft(t, st)
 	})

@@ -66,6 +66,7 @@ type Report struct {
 	Deleted       int      `json:"deleted,omitempty"`
 	Kept          bool     `json:"kept,omitempty"`
 	CleanupErrors int      `json:"cleanupErrors,omitempty"`
+	CleanupError  string   `json:"cleanupError,omitempty"` // the first of them
 }
 
 // recorder collects latencies and errors of one operation from several goroutines'
@@ -202,6 +203,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(tw, "cleanup\tkept %d VMs (-keep)\n", r.Created)
 		} else {
 			fmt.Fprintf(tw, "cleanup\tdeleted %d of %d VMs created, %d errors\n", r.Deleted, r.Created, r.CleanupErrors)
+			if r.CleanupError != "" {
+				fmt.Fprintf(tw, "cleanup error\te.g. %.300s\n", r.CleanupError)
+			}
 		}
 	}
 	return tw.Flush()
