@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/internal/dberr"
 	"github.com/virtflow/virtflow/internal/dbtx"
 )
 
@@ -152,7 +153,7 @@ func Import(ctx context.Context, client *ent.Client, kind FileKind, data string,
 // rowError turns a write refused at row into a VALIDATION error naming the row and, when the
 // refusal named one, the field.
 func rowError(row *Row, err error) error {
-	e := apierr.Classify(err)
+	e := dberr.Classify(err)
 	if e == nil {
 		return fmt.Errorf("import row %d: %w", row.Row, err)
 	}

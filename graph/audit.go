@@ -7,10 +7,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/graph/model"
 	"github.com/virtflow/virtflow/identity"
 )
@@ -20,7 +20,7 @@ import (
 // cannot be written the mutation fails.
 type auditor struct {
 	client    *ent.Client
-	requestID apierr.RequestIDFunc
+	requestID gqlerr.RequestIDFunc
 }
 
 func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) {

@@ -13,8 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/graph/gqlexec"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/livestatus"
@@ -41,7 +41,7 @@ type Options struct {
 	// Logger receives internal errors with their request ids.
 	Logger *slog.Logger
 	// RequestID returns the request id of a context, for error messages.
-	RequestID apierr.RequestIDFunc
+	RequestID gqlerr.RequestIDFunc
 	// Identity authenticates websocket connections and serves login, tokens and roles.
 	Identity *identity.Service
 	// Live delivers status changes to subscriptions; without it subscriptions fail. With
@@ -107,8 +107,8 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		return next(gqlexec.WithFieldMiddleware(ctx, fields))
 	})
-	srv.SetErrorPresenter(apierr.Presenter(opts.Logger, opts.RequestID))
-	srv.SetRecoverFunc(apierr.Recover(opts.Logger, opts.RequestID))
+	srv.SetErrorPresenter(gqlerr.Presenter(opts.Logger, opts.RequestID))
+	srv.SetRecoverFunc(gqlerr.Recover(opts.Logger, opts.RequestID))
 	return withWebsocketClose(srv)
 }
 
@@ -136,7 +136,7 @@ func fieldInterceptor(a auditor) graphql.FieldMiddleware {
 func markResolverErrors(ctx context.Context, next graphql.Resolver) (any, error) {
 	res, err := next(ctx)
 	if err != nil {
-		err = apierr.FromResolver(err)
+		err = gqlerr.FromResolver(err)
 	}
 	return res, err
 }

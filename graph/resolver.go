@@ -1,6 +1,6 @@
 // Package graph is VirtFlow's GraphQL layer: the gqlgen resolvers over the ent graph. Resolvers
 // are thin — one ent call or one call into a domain package — and return errors for the error
-// presenter (package apierr) to map to extensions.code.
+// presenter (package graph/gqlerr) to map to extensions.code.
 package graph
 
 import (
@@ -9,9 +9,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
+	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -22,7 +22,7 @@ type Resolver struct {
 	identity  *identity.Service
 	provision *provision.Service
 	now       func() time.Time
-	requestID apierr.RequestIDFunc
+	requestID gqlerr.RequestIDFunc
 }
 
 // NewSchema builds the executable GraphQL schema over an ent client and the identity service,

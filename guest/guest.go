@@ -2,11 +2,7 @@ package guest
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -23,6 +19,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/guest/credential"
 	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/internal/rowlock"
 )
@@ -52,7 +49,7 @@ const (
 
 // CredentialPrefix starts every guest credential, so that one found in a log can be told
 // for what it is.
-const CredentialPrefix = "vfg_"
+const CredentialPrefix = credential.Prefix
 
 // CodeRateLimited is the error code of a call refused because its source failed too often.
 const CodeRateLimited apierr.Code = "RATE_LIMITED"
@@ -107,22 +104,12 @@ func New(client *ent.Client, cfg Config) *Service {
 func (s *Service) Deadline() time.Duration { return s.cfg.Deadline }
 
 // NewCredential returns a fresh random credential and its hash (what RegisterCredential
-// takes).
-func NewCredential() (plain, hash string, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", fmt.Errorf("guest credential: %w", err)
-	}
-	plain = CredentialPrefix + base64.RawURLEncoding.EncodeToString(b)
-	return plain, HashCredential(plain), nil
-}
+// takes). It is credential.New, kept here for the server's callers.
+func NewCredential() (plain, hash string, err error) { return credential.New() }
 
-// HashCredential is the SHA-256, in hex, of a credential: what the database keeps. A
-// credential is 256 random bits, so a fast hash is enough (as for API tokens).
-func HashCredential(plain string) string {
-	sum := sha256.Sum256([]byte(plain))
-	return hex.EncodeToString(sum[:])
-}
+// HashCredential is the SHA-256, in hex, of a credential: what the database keeps
+// (credential.Hash).
+func HashCredential(plain string) string { return credential.Hash(plain) }
 
 var hashRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 

@@ -28,6 +28,7 @@ import (
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/internal/dberr"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
 )
@@ -439,7 +440,7 @@ func fetchTask(t *testing.T, id int) *asynq.Task {
 }
 
 func apierrCode(err error) apierr.Code {
-	if e := apierr.Classify(err); e != nil {
+	if e := dberr.Classify(err); e != nil {
 		return e.Code
 	}
 	return ""

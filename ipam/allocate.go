@@ -70,7 +70,7 @@ type Request struct {
 //     networkID.
 //   - A network, port or load balancer that does not exist, or that the viewer may not see,
 //     is VALIDATION on networkID, portID or loadBalancerID: the same answer createIPAddress
-//     gives for a dangling reference (apierr.Classify maps foreign-key violations that way).
+//     gives for a dangling reference (dberr.Classify maps foreign-key violations that way).
 //   - A load balancer that already has a VIP is CONFLICT on loadBalancerID; its row is locked
 //     too, so two allocations cannot both become its VIP.
 //   - Whether the viewer may write the address is ent privacy's decision at the insert.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/internal/dberr"
 	"github.com/virtflow/virtflow/ipam"
 )
 
@@ -61,7 +61,7 @@ func race(total, workers int, alloc func(i int) (*ent.IPAddress, error)) raceRes
 				mu.Lock()
 				if err != nil {
 					key := err.Error()
-					if e := apierr.Classify(err); e != nil {
+					if e := dberr.Classify(err); e != nil {
 						key = string(e.Code) + " " + e.Field
 					}
 					res.errs[key]++

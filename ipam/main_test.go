@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/network"
+	"github.com/virtflow/virtflow/internal/dberr"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/testdb"
 )
@@ -130,7 +131,7 @@ func expectAPIError(t testing.TB, err error, code apierr.Code, field string) *ap
 	}
 	e, ok := apierr.As(err)
 	if !ok {
-		if e = apierr.Classify(err); e == nil {
+		if e = dberr.Classify(err); e == nil {
 			t.Fatalf("expected %s on %q, got an internal error: %v", code, field, err)
 		}
 	}

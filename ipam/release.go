@@ -48,7 +48,7 @@ func Release(ctx context.Context, client *ent.Client, id int, force bool) (int, 
 	_, err := dbtx.Run(ctx, client, func(c *ent.Client) error {
 		ip, err := c.IPAddress.Query().Where(ipaddress.ID(id)).Modify(rowlock.ForUpdate).Only(ctx)
 		if err != nil {
-			return err // NOT_FOUND through apierr.Classify
+			return err // NOT_FOUND through dberr.Classify
 		}
 		lb, err := c.LoadBalancer.Query().Where(loadbalancer.HasVipWith(ipaddress.ID(id))).
 			Select(loadbalancer.FieldName).Only(authz.Unrestricted(ctx))

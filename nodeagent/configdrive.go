@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/virtflow/virtflow/configdrive"
-	"github.com/virtflow/virtflow/guest"
+	"github.com/virtflow/virtflow/guest/credential"
 	"github.com/virtflow/virtflow/hypervisor"
 )
 
@@ -47,7 +47,7 @@ func (ag *Agent) configDrive(ctx context.Context, a Assignment, name string) (*h
 	if url := ag.guestReadyURL(); url != "" {
 		// A fresh credential for every drive built: the old one stops working once the
 		// API has the new one's hash, which it has before the domain starts.
-		plain, hash, err := guest.NewCredential()
+		plain, hash, err := credential.New()
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/graph/gqlerr"
 )
 
 // Fields is a set of "Type.field" names: the fields gqlgen resolves in a goroutine of their
@@ -154,12 +154,12 @@ func (o object) MarshalGQL(w io.Writer) {
 }
 
 // Marked returns a model method's result as a field resolver does, its error marked as a
-// resolver's (apierr.FromResolver) as the field middleware would mark it: graph/gqlgen.go
+// resolver's (gqlerr.FromResolver) as the field middleware would mark it: graph/gqlgen.go
 // gives it to the methods without arguments (ent's edges), which need nothing else of the
 // middleware.
 func Marked[T any](v T, err error) (any, error) {
 	if err != nil {
-		return v, apierr.FromResolver(err)
+		return v, gqlerr.FromResolver(err)
 	}
 	return v, nil
 }
@@ -168,7 +168,7 @@ func Marked[T any](v T, err error) (any, error) {
 // graph/gqlgen.go calls it for the fields it gives Marked) as graphql.ResolveField does for
 // it in a query: the field context fc (the field's path) in the children's context, a panic
 // turned into an error on the field, the method's error marked as a resolver's
-// (apierr.FromResolver) and reported at the field, the result kept in fc.Result and
+// (gqlerr.FromResolver) and reported at the field, the result kept in fc.Result and
 // marshalled. What it leaves out is ResolveField's call through the operation's resolver
 // middleware, which queries do not have, and the four closures per call that ResolveField
 // allocates for it: for a list of 1,000 hosts with their racks, 4,000 allocations.
@@ -186,7 +186,7 @@ func Edge[T any](ctx context.Context, oc *graphql.OperationContext, fc *graphql.
 	}()
 	v, err := resolve(ctx)
 	if err != nil {
-		oc.Error(ctx, graphql.AddFieldLocationToError(ctx, apierr.FromResolver(err)))
+		oc.Error(ctx, graphql.AddFieldLocationToError(ctx, gqlerr.FromResolver(err)))
 		if fc.NonNull && !nonNull {
 			return graphql.RequiredNull
 		}

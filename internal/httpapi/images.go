@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/internal/dberr"
 )
 
 // imageID reads the {id} of an image path, answering 400 itself when it is not one.
@@ -35,7 +36,7 @@ func signedIn(w http.ResponseWriter, r *http.Request) bool {
 
 // imageError answers err (from imagestore) with its API error and status.
 func imageError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	e := apierr.Classify(err)
+	e := dberr.Classify(err)
 	if e == nil || e.Code == apierr.CodeInternal {
 		log.ErrorContext(r.Context(), "image data", "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", err)
 		e = &apierr.Error{Code: apierr.CodeInternal, Message: "internal error (request " + RequestID(r.Context()) + ")"}

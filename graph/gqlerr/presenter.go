@@ -1,4 +1,4 @@
-package apierr
+package gqlerr
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/internal/dberr"
 )
 
 // RequestIDFunc returns the id of the request in ctx, for logs and for the client to quote.
@@ -21,7 +24,7 @@ type RequestIDFunc func(context.Context) string
 func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		if e := Classify(err); e != nil {
+		if e := dberr.Classify(err); e != nil {
 			gqlErr.Message = e.Message
 			if e.Field != "" {
 				gqlErr.Message = e.Field + ": " + e.Message
@@ -49,20 +52,20 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 		}
 		if errors.As(err, &own) && (!fromResolver(err) || hasCode(err)) {
 			if gqlErr.Extensions == nil || gqlErr.Extensions["code"] == nil {
-				setCode(gqlErr, CodeValidation)
+				setCode(gqlErr, apierr.CodeValidation)
 			}
 			return gqlErr
 		}
 		id := requestID(ctx)
 		log.ErrorContext(ctx, "internal error in GraphQL request", "err", err, "path", gqlErr.Path.String(), "request_id", id)
 		gqlErr.Message = "internal error; quote request id " + id + " to your operator"
-		setCode(gqlErr, CodeInternal)
+		setCode(gqlErr, apierr.CodeInternal)
 		gqlErr.Extensions["requestId"] = id
 		return gqlErr
 	}
 }
 
-func setCode(e *gqlerror.Error, c Code) {
+func setCode(e *gqlerror.Error, c apierr.Code) {
 	if e.Extensions == nil {
 		e.Extensions = map[string]any{}
 	}
@@ -74,7 +77,7 @@ func Recover(log *slog.Logger, requestID RequestIDFunc) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
 		id := requestID(ctx)
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "request_id", id, "stack", string(debug.Stack()))
-		return &Error{Code: CodeInternal, Message: "internal error; quote request id " + id + " to your operator",
+		return &apierr.Error{Code: apierr.CodeInternal, Message: "internal error; quote request id " + id + " to your operator",
 			Extra: map[string]any{"requestId": id}}
 	}
 }
@@ -109,7 +112,7 @@ func hasCode(err error) bool {
 // coercion rewrites an input-coercion error whose message is a Go library's (an ID that is
 // not a number: `strconv.Atoi: parsing "abc": invalid syntax`) as VALIDATION naming the
 // argument or input field, the last name in the error's path.
-func coercion(err error, path ast.Path) *Error {
+func coercion(err error, path ast.Path) *apierr.Error {
 	var num *strconv.NumError
 	if !errors.As(err, &num) {
 		return nil
@@ -122,7 +125,7 @@ func coercion(err error, path ast.Path) *Error {
 		}
 	}
 	if errors.Is(num.Err, strconv.ErrRange) {
-		return &Error{Code: CodeValidation, Field: field, Message: fmt.Sprintf("%q is out of range", num.Num)}
+		return &apierr.Error{Code: apierr.CodeValidation, Field: field, Message: fmt.Sprintf("%q is out of range", num.Num)}
 	}
-	return &Error{Code: CodeValidation, Field: field, Message: fmt.Sprintf("%q is not a valid id (ids are numbers)", num.Num)}
+	return &apierr.Error{Code: apierr.CodeValidation, Field: field, Message: fmt.Sprintf("%q is not a valid id (ids are numbers)", num.Num)}
 }

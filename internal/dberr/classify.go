@@ -1,4 +1,4 @@
-package apierr
+package dberr
 
 import (
 	"errors"
@@ -7,26 +7,27 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent"
 )
 
-// Classify turns any error from the ent layer or a domain package into an *Error, or returns
+// Classify turns any error from the ent layer or a domain package into an *apierr.Error, or returns
 // nil when the error is not something the client caused (then it is INTERNAL).
-func Classify(err error) *Error {
-	if e, ok := As(err); ok {
+func Classify(err error) *apierr.Error {
+	if e, ok := apierr.As(err); ok {
 		return e
 	}
 	var ve *ent.ValidationError
 	if errors.As(err, &ve) {
-		return &Error{Code: CodeValidation, Field: graphQLName(ve.Name), Message: innermost(ve).Error()}
+		return &apierr.Error{Code: apierr.CodeValidation, Field: graphQLName(ve.Name), Message: innermost(ve).Error()}
 	}
 	var de *ent.DependentsError
 	if errors.As(err, &de) {
-		return &Error{Code: CodeConflict, Message: de.Error(), Extra: map[string]any{"dependents": de.Dependents}}
+		return &apierr.Error{Code: apierr.CodeConflict, Message: de.Error(), Extra: map[string]any{"dependents": de.Dependents}}
 	}
 	var nf *ent.NotFoundError
 	if errors.As(err, &nf) {
-		return &Error{Code: CodeNotFound, Message: strings.TrimPrefix(nf.Error(), "ent: ")}
+		return &apierr.Error{Code: apierr.CodeNotFound, Message: strings.TrimPrefix(nf.Error(), "ent: ")}
 	}
 	var ce *ent.ConstraintError
 	if errors.As(err, &ce) {
@@ -48,7 +49,7 @@ var (
 
 // constraint maps a unique or foreign-key violation to CONFLICT or VALIDATION naming the
 // fields involved, without the driver's message.
-func constraint(ce *ent.ConstraintError) *Error {
+func constraint(ce *ent.ConstraintError) *apierr.Error {
 	var pqErr *pq.Error
 	if errors.As(ce, &pqErr) {
 		cols := columnsOf(pgKeyColumns, pqErr.Detail)
@@ -60,9 +61,9 @@ func constraint(ce *ent.ConstraintError) *Error {
 			if fs := fieldsOf(pqErr.Table, cols); len(fs) > 0 {
 				field = fs[0]
 			}
-			return &Error{Code: CodeValidation, Field: field, Message: "the referenced record does not exist"}
+			return &apierr.Error{Code: apierr.CodeValidation, Field: field, Message: "the referenced record does not exist"}
 		}
-		return &Error{Code: CodeConflict, Message: "the change violates a database constraint"}
+		return &apierr.Error{Code: apierr.CodeConflict, Message: "the change violates a database constraint"}
 	}
 	msg := ce.Error()
 	if m := sqliteUnique.FindStringSubmatch(msg); m != nil {
@@ -78,13 +79,13 @@ func constraint(ce *ent.ConstraintError) *Error {
 		return uniqueConflict(fieldsOf(table, cols))
 	}
 	if strings.Contains(msg, "FOREIGN KEY constraint failed") {
-		return &Error{Code: CodeValidation, Message: "a referenced record does not exist"}
+		return &apierr.Error{Code: apierr.CodeValidation, Message: "a referenced record does not exist"}
 	}
-	return &Error{Code: CodeConflict, Message: "the change violates a database constraint"}
+	return &apierr.Error{Code: apierr.CodeConflict, Message: "the change violates a database constraint"}
 }
 
-func uniqueConflict(fields []string) *Error {
-	e := &Error{Code: CodeConflict, Message: "a record with the same " + strings.Join(fields, " and ") + " already exists"}
+func uniqueConflict(fields []string) *apierr.Error {
+	e := &apierr.Error{Code: apierr.CodeConflict, Message: "a record with the same " + strings.Join(fields, " and ") + " already exists"}
 	if len(fields) > 0 {
 		e.Field = fields[0]
 		e.Extra = map[string]any{"fields": fields}
