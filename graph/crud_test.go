@@ -541,6 +541,11 @@ var readOnlyCases = map[string]readOnlyCase{
 	},
 }
 
+// computedConnections are the Query connections that list no stored entity but what a domain
+// package computes, paged forward only and tested with that package: invoices (DRAFT invoices
+// are computed when read, beside the stored FINAL ones; metering and TestUsageAPI).
+var computedConnections = map[string]bool{"invoices": true}
+
 // TestEveryConnectionIsCovered lists every Query connection field: its type must have a CRUD
 // case (it has mutations) or a read-only case (it has none), never both or neither.
 func TestEveryConnectionIsCovered(t *testing.T) {
@@ -548,7 +553,7 @@ func TestEveryConnectionIsCovered(t *testing.T) {
 	n := 0
 	for _, fd := range s.Query.Fields {
 		typ, ok := strings.CutSuffix(fd.Type.Name(), "Connection")
-		if !ok {
+		if !ok || computedConnections[fd.Name] {
 			continue
 		}
 		n++

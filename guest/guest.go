@@ -159,11 +159,10 @@ func (s *Service) RegisterCredential(ctx context.Context, c *ent.Client, id int,
 			u.SetGuestState(virtualmachine.GuestStateUnknown).SetGuestStateChangedAt(now).
 				ClearGuestReadyAt().ClearGuestHostname().ClearGuestAddresses()
 		}
+		// The mutation's own audit row (the agent's, with its request) records the call; a
+		// second row here would count one change twice.
 		if err := u.Exec(sys); err != nil {
 			return fmt.Errorf("register guest credential of VM %d: %w", vm.ID, err)
-		}
-		if err := auditVM(ctx, c, "", "registerGuestCredential", vm); err != nil {
-			return err
 		}
 		out, err = c.Assignment.Get(ctx, a.ID)
 		return err

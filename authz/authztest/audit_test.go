@@ -360,6 +360,19 @@ func auditRunners() map[string]auditRun {
 		// The assignment is named inside the input: the row has no before image.
 		return adminWant(w, "Assignment", id, 0, false, true)
 	}
+	// The node's agent registers the hash of the credential it put on a VM's config drive. The
+	// assignment is named inside the input: the row has no before image, and never the hash.
+	runs["registerGuestCredential"] = func(t *testing.T, w *world, rid string) auditWant {
+		vm := w0vm(w, virtualmachine.StatusActive)
+		a := w.c.Assignment.Create().SetNodeID(w.spare).SetVirtualMachineID(vm).
+			SetDesiredState(assignment.DesiredStateRunning).SetStatus(assignment.StatusApplied).SaveX(w.ctx)
+		hash := strings.Repeat("ab", 32)
+		asAdmin(t, w, rid, `mutation($in: GuestCredentialInput!) { registerGuestCredential(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"assignmentID": gid(a.ID), "generation": a.Generation, "credentialHash": hash}})
+		want := adminWant(w, "Assignment", a.ID, 0, false, true)
+		want.secrets = append(want.secrets, hash)
+		return want
+	}
 	// Cordon, uncordon and drain (issue 6): on a fresh node each, as the admin.
 	runs["cordonNode"] = func(t *testing.T, w *world, rid string) auditWant {
 		id := w.newNode(w.m1)
