@@ -137,8 +137,18 @@ func TestCLI(t *testing.T) {
 	if out := r.must("prices", "list"); !strings.Contains(out, st.Flavor.Name) {
 		t.Errorf("prices list:\n%s", out)
 	}
-	if out := r.must("usage", "--tenant", tenant); !strings.Contains(out, "cli-vm") || !strings.Contains(out, "VIRTUAL_MACHINE") || !strings.Contains(out, "total ") {
-		t.Errorf("usage:\n%s", out)
+	// Usage counts whole seconds up to now: the VM shows once its first second has passed
+	// (the test may get here within the second it was placed in).
+	var usage string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		usage = r.must("usage", "--tenant", tenant)
+		if strings.Contains(usage, "cli-vm") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(usage, "cli-vm") || !strings.Contains(usage, "VIRTUAL_MACHINE") || !strings.Contains(usage, "total ") {
+		t.Errorf("usage:\n%s", usage)
 	}
 	if out := r.must("invoices", "--tenant", tenant); !strings.Contains(out, "DRAFT") {
 		t.Errorf("invoices:\n%s", out)
