@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"strconv"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/internal/ratekey"
 )
 
 // EventCheck is the check name of the warning event of a guest that missed its deadline.
@@ -92,28 +92,12 @@ func (s *Service) Run(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// sourceKey is the address failures are counted against: an IPv4 address, an IPv6 /64.
-func sourceKey(ip string) string {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		if ip == "" {
-			return "unknown"
-		}
-		return truncate(ip, 64)
-	}
-	addr = addr.WithZone("").Unmap()
-	if addr.Is6() {
-		return netip.PrefixFrom(addr, 64).Masked().String()
-	}
-	return addr.String()
-}
-
 // allow refuses a source that failed MaxFailuresPerSource times within FailureWindow.
 func (s *Service) allow(ctx context.Context, ip string) error {
 	if s.cfg.Redis == nil {
 		return nil
 	}
-	key := s.cfg.RateLimitPrefix + "fail:" + sourceKey(ip)
+	key := s.cfg.RateLimitPrefix + "fail:" + ratekey.Source(ip)
 	n, err := s.cfg.Redis.Get(ctx, key).Int()
 	if err != nil || n < MaxFailuresPerSource {
 		return nil // Redis down: the credential check still decides
@@ -131,7 +115,7 @@ func (s *Service) fail(ctx context.Context, ip string) {
 	if s.cfg.Redis == nil {
 		return
 	}
-	key := s.cfg.RateLimitPrefix + "fail:" + sourceKey(ip)
+	key := s.cfg.RateLimitPrefix + "fail:" + ratekey.Source(ip)
 	pipe := s.cfg.Redis.TxPipeline()
 	pipe.Incr(ctx, key)
 	pipe.PExpire(ctx, key, FailureWindow)

@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/internal/ratekey"
 )
 
 // invalidLogin is the one answer to every failed login, whatever failed.
@@ -32,7 +33,7 @@ func (s *Service) Login(ctx context.Context, username, password, sourceIP string
 	limit := s.limiter(username, sourceIP)
 	if err := limit.reserve(ctx); err != nil {
 		if e, ok := apierr.As(err); ok {
-			s.log().WarnContext(ctx, "identity: login throttled", "user", keyPart(username), "source_ip", sourceIP, "err", e.Message)
+			s.log().WarnContext(ctx, "identity: login throttled", "user", ratekey.Part(username), "source_ip", sourceIP, "err", e.Message)
 		}
 		return "", nil, err
 	}
@@ -60,7 +61,7 @@ func (s *Service) Login(ctx context.Context, username, password, sourceIP string
 		reason = "user disabled"
 	}
 	if reason != "" {
-		s.log().WarnContext(ctx, "identity: login refused", "reason", reason, "user", keyPart(username), "source_ip", sourceIP)
+		s.log().WarnContext(ctx, "identity: login refused", "reason", reason, "user", ratekey.Part(username), "source_ip", sourceIP)
 		return "", nil, apierr.Unauthenticated(invalidLogin)
 	}
 

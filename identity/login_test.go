@@ -12,6 +12,7 @@ import (
 
 	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/internal/ratekey"
 )
 
 const goodPassword = "correct horse battery staple"
@@ -146,7 +147,7 @@ func TestLoginRateLimitPerSource(t *testing.T) {
 	_, _, err := f.svc.Login(ctx, u.Username, goodPassword, ip)
 	wantCode(t, err, CodeRateLimited)
 	// An IPv6 /64 counts as one source.
-	if sourceKey("2001:db8:1:2::1") != sourceKey("2001:db8:1:2:ffff::9") || sourceKey("2001:db8:1:3::1") == sourceKey("2001:db8:1:2::1") {
+	if ratekey.Source("2001:db8:1:2::1") != ratekey.Source("2001:db8:1:2:ffff::9") || ratekey.Source("2001:db8:1:3::1") == ratekey.Source("2001:db8:1:2::1") {
 		t.Fatal("IPv6 sources are not grouped by /64")
 	}
 	// Other addresses are not affected.

@@ -2,15 +2,13 @@ package identity
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/internal/ratekey"
 )
 
 // Login throttling: failed sign-ins are counted in Redis, so every replica sees the same
@@ -82,8 +80,8 @@ func (s *Service) limiter(username, sourceIP string) loginLimiter {
 	}
 	return loginLimiter{
 		rdb:     s.Redis,
-		account: prefix + "fail:user:" + keyPart(username),
-		source:  prefix + "fail:ip:" + sourceKey(sourceIP),
+		account: prefix + "fail:user:" + ratekey.Part(username),
+		source:  prefix + "fail:ip:" + ratekey.Source(sourceIP),
 	}
 }
 
@@ -126,31 +124,4 @@ func rateLimited(wait time.Duration) *apierr.Error {
 		Message: fmt.Sprintf("too many failed logins; try again in %d %s", minutes, unit),
 		Extra:   map[string]any{"retryAfterSeconds": int((wait + time.Second - 1) / time.Second)},
 	}
-}
-
-// keyPart is s as part of a Redis key: itself when short, its hash when long, so that nobody
-// can make the limiter store large keys.
-func keyPart(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	sum := sha256.Sum256([]byte(s))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// sourceKey is the address failures are counted against: an IPv4 address itself, an IPv6
-// address's /64 (one subscriber usually holds a whole /64), anything else as given.
-func sourceKey(ip string) string {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		if ip == "" {
-			return "unknown"
-		}
-		return keyPart(ip)
-	}
-	addr = addr.WithZone("").Unmap()
-	if addr.Is6() {
-		return netip.PrefixFrom(addr, 64).Masked().String()
-	}
-	return addr.String()
 }
