@@ -97,6 +97,11 @@ func newRunner(ctx context.Context, scenario string, cfg Config) (*runner, error
 }
 
 // readyz records the server's /readyz answer (JSON as is, otherwise its status and text).
+//
+// Like every request of the harness it goes to the server the operator named with -url, from
+// the operator's machine, as the CLI's do: it is a client of the API, not the platform fetching
+// an address a user gave it, so package egress (which refuses loopback and private targets,
+// where a server under test usually is) does not apply. The body read is bounded.
 func (r *runner) readyz(ctx context.Context) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.URL+"/readyz", nil)
 	if err != nil {
