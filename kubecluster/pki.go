@@ -131,6 +131,9 @@ func (p *PKI) CAHash() (string, error) {
 
 // Seal returns the PKI sealed with keys (for the cluster's pki_sealed column).
 func (p *PKI) Seal(keys *secrets.Keyring) (string, error) {
+	if keys == nil {
+		return "", fmt.Errorf("pki: no secret key configured (VIRTFLOW_SECRET_KEY)")
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return "", err
@@ -142,6 +145,9 @@ func (p *PKI) Seal(keys *secrets.Keyring) (string, error) {
 func OpenPKI(keys *secrets.Keyring, sealed string) (*PKI, error) {
 	if !secrets.IsSealed(sealed) {
 		return nil, fmt.Errorf("pki: not sealed") // never read a plain private key from the database
+	}
+	if keys == nil {
+		return nil, fmt.Errorf("pki: no secret key configured (VIRTFLOW_SECRET_KEY)")
 	}
 	s, err := keys.Open(sealed, pkiPurpose)
 	if err != nil {
