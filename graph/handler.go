@@ -17,8 +17,8 @@ import (
 	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/graph/gqlexec"
 	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/kubecluster"
+	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/provision"
 )
 

@@ -555,5 +555,3 @@ func byIndex(a, b fieldtype.KubernetesNode) int {
 	rank := map[string]int{RoleControlPlane: 0, RoleWorker: 1, RoleBastion: 2}
 	return cmp.Or(cmp.Compare(rank[a.Role], rank[b.Role]), cmp.Compare(a.Index, b.Index))
 }
-
-

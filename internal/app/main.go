@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/guest"
-	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/version"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/placement"
