@@ -28,6 +28,10 @@ type Config struct {
 	// PollInterval is how often a step that waits (VMs being deleted, a replacement node
 	// booting) looks again (default 2 s).
 	PollInterval time.Duration
+	// Fault, when set, runs at the start of every step, in its transaction, with the
+	// cluster's phase, and fails the step with its error: a fault-injection point for tests
+	// (a worker dying mid-step). Nil in production.
+	Fault func(phase string) error
 }
 
 // Service creates, changes and deletes Kubernetes clusters for the API, runs their
@@ -40,6 +44,7 @@ type Service struct {
 	now    func() time.Time
 	log    *slog.Logger
 	poll   time.Duration
+	fault  func(phase string) error
 }
 
 // New returns a Service.
@@ -48,6 +53,7 @@ func New(cfg Config) *Service {
 	if s.now == nil {
 		s.now = cfg.Provision.Clock()
 	}
+	s.fault = cfg.Fault
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

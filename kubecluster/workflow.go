@@ -116,6 +116,11 @@ func (s *Service) Step(ctx context.Context, id int) error {
 		if err != nil || r == nil {
 			return err
 		}
+		if s.fault != nil {
+			if err := s.fault(r.Phase.String()); err != nil {
+				return err
+			}
+		}
 		res, err := s.step(ctx, c, r)
 		if err != nil {
 			return err
