@@ -30,14 +30,14 @@ const ObjKubeconfig = "Kubeconfig"
 // field, a cluster without a flavor, unknown or two network plugins, bad or overlapping
 // CIDRs, and a service mesh that is neither Istio nor Linkerd.
 func (s *Service) Create(ctx context.Context, client *ent.Client, input ent.CreateKubernetesClusterInput) (*ent.KubernetesCluster, error) {
-	if input.FlavorID == nil {
-		return nil, apierr.Validation("flavorID", "a cluster needs the flavor of its VMs")
+	if _, _, err := KubeadmVersion(input.Version); err != nil {
+		return nil, apierr.Validation("version", "%v", err)
 	}
 	if _, _, err := Plugins(input.Plugins); err != nil {
 		return nil, apierr.Validation("plugins", "%v", err)
 	}
-	if _, _, err := KubeadmVersion(input.Version); err != nil {
-		return nil, apierr.Validation("version", "%v", err)
+	if input.FlavorID == nil {
+		return nil, apierr.Validation("flavorID", "a cluster needs the flavor of its VMs")
 	}
 	pod, svc := "10.244.0.0/16", "10.96.0.0/12"
 	if input.PodCidr != nil {

@@ -111,7 +111,7 @@ func (e *env) worker(t testing.TB, s *Service) (stop func()) {
 	go func() { defer close(done); relay.Run(ctx) }()
 	srv := asynq.NewServer(opt, asynq.Config{Concurrency: 4, Queues: map[string]int{provision.Queue(region.Name): 1},
 		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 50 * time.Millisecond },
-		LogLevel:       asynq.FatalLevel, ShutdownTimeout: 5 * time.Second, DelayedTaskCheckInterval: 50 * time.Millisecond})
+		LogLevel:       asynq.FatalLevel, ShutdownTimeout: 5 * time.Second, DelayedTaskCheckInterval: 50 * time.Millisecond, TaskCheckInterval: 20 * time.Millisecond})
 	mux := asynq.NewServeMux()
 	s.Register(mux)
 	// vm:create and vm:delete go to the node agents' pipeline, which is not the subject here.
