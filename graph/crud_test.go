@@ -173,7 +173,7 @@ var crudCases = map[string]crudCase{
 	},
 	"KubernetesCluster": {
 		create: func(f *fx) map[string]any {
-			return map[string]any{"name": uniq("k8s"), "version": "v1.31.2", "tenantID": f.Tenant(), "regionID": f.Region(), "serviceMeshID": f.ServiceMesh()}
+			return map[string]any{"name": uniq("k8s"), "version": "v1.31.2", "tenantID": f.Tenant(), "regionID": f.Region(), "serviceMeshID": f.ServiceMesh(), "flavorID": f.Flavor()}
 		},
 		defaults: map[string]any{"status": "INITIALIZING", "schedulingMode": "SPREAD", "controlPlaneCount": 3, "workerCount": 3},
 		update:   set("workerCount", 5, "version", "1.32"),

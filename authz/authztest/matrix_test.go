@@ -284,7 +284,7 @@ var entities = map[string]entity{
 		parent: func(w *world, _ int) (int, owner) { return w.region, w.ownerOf(w.region) },
 		update: map[string]any{"description": "updated"},
 		create: func(w *world) (map[string]any, owner) {
-			return map[string]any{"name": uniq("k8s"), "version": "1.30.1", "tenantID": gid(w.tenantA), "regionID": gid(w.region)},
+			return map[string]any{"name": uniq("k8s"), "version": "1.30.1", "tenantID": gid(w.tenantA), "regionID": gid(w.region), "flavorID": gid(w.flavor)},
 				owner{tenant: w.tenantA}
 		},
 	},
