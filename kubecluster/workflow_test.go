@@ -43,7 +43,10 @@ type env struct {
 	prov   *provision.Service
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvSized(t, 2, 32) }
+
+// newEnvSized is newEnv with hostsPerRack hosts of cpus vCPUs in each of the 4 racks.
+func newEnvSized(t testing.TB, hostsPerRack, cpus int) *env {
 	t.Helper()
 	db, err := infra.OpenDatabase(context.Background(), testdb.DSN(t), "")
 	if err != nil {
@@ -51,8 +54,8 @@ func newEnv(t testing.TB) *env {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	ctx := placementtest.Ctx()
-	site, err := placementtest.Build(ctx, db.Client, placementtest.Spec{Racks: 4, HostsPerRack: 2, PowerZones: 4,
-		CPU: 32, MemoryMB: 65536, DiskGB: 1000, Cores: 16})
+	site, err := placementtest.Build(ctx, db.Client, placementtest.Spec{Racks: 4, HostsPerRack: hostsPerRack, PowerZones: 4,
+		CPU: cpus, MemoryMB: int64(cpus) * 2048, DiskGB: int64(cpus) * 40, Cores: cpus / 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +169,14 @@ func waitFor(t testing.TB, c *ent.Client, id int, what string, ok func(*ent.Kube
 // does at its last step; it returns how many reported.
 func reportAll(t testing.TB, c *ent.Client, k *ent.KubernetesCluster) int {
 	t.Helper()
+	n, err := reportAllErr(c, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func reportAllErr(c *ent.Client, k *ent.KubernetesCluster) (int, error) {
 	n := 0
 	for _, node := range k.Nodes {
 		if node.State != StateBootstrapping || node.VMID == 0 {
@@ -176,11 +187,11 @@ func reportAll(t testing.TB, c *ent.Client, k *ent.KubernetesCluster) int {
 			rep.Mesh = "ok"
 		}
 		if err := RecordReport(context.Background(), c, time.Now(), node.VMID, rep); err != nil {
-			t.Fatal(err)
+			return n, err
 		}
 		n++
 	}
-	return n
+	return n, nil
 }
 
 func clusterVMs(t testing.TB, c *ent.Client, id int) []*ent.VirtualMachine {
