@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/virtflow/virtflow/ent"
@@ -84,4 +85,18 @@ func recordReport(ctx context.Context, c *ent.Client, at time.Time, vm int, rep 
 		return err
 	}
 	return enqueue(ctx, c, updated, 0)
+}
+
+// SimulatedReport is what the bootstrap script in userData would report on success, for a
+// simulated guest (package fleet) that runs no script: step ready, result ok, and mesh ok
+// when the script installs a mesh. ok is false for user-data that is no node's bootstrap.
+func SimulatedReport(userData string) (r Report, ok bool) {
+	if !strings.Contains(userData, ScriptPath) {
+		return Report{}, false
+	}
+	r = Report{Step: StepReady, Result: "ok"}
+	if strings.Contains(userData, "MESH=ok") { // the first control plane installs the mesh
+		r.Mesh = "ok"
+	}
+	return r, true
 }
