@@ -41,11 +41,27 @@ func (s *Service) converge(ctx context.Context, c *ent.Client, r *row) (result, 
 		}
 		nodes = append(nodes, n)
 	}
-	// 2: replace failed workers.
+	// 2: replace failed workers, one at a time; a control plane whose VM failed is FAILED
+	// (its etcd member cannot be replaced from here) and named in the status.
+	joining := false
+	for _, n := range nodes {
+		if n.Role == RoleWorker && (n.State == StatePending || n.State == StateBootstrapping) {
+			joining = true
+		}
+	}
 	for i := range nodes {
 		n := &nodes[i]
 		vm := have[n.Name]
-		if n.Role != RoleWorker || n.State == StateRemoving || vm == nil || vm.Status != virtualmachine.StatusError {
+		if n.State == StateRemoving || vm == nil || vm.Status != virtualmachine.StatusError {
+			continue
+		}
+		if n.Role != RoleWorker {
+			if n.State != StateFailed {
+				n.State, n.Step, n.Reason, n.UpdatedAt = StateFailed, "vm", "its VM is in ERROR: "+vm.StatusReason, now
+			}
+			continue
+		}
+		if joining {
 			continue
 		}
 		n.State, n.Reason, n.UpdatedAt = StateRemoving, "replaced: its VM is in ERROR: "+vm.StatusReason, now
@@ -96,8 +112,19 @@ func (s *Service) converge(ctx context.Context, c *ent.Client, r *row) (result, 
 	if removing > 0 {
 		return result{nodes: nodes, poll: s.poll}, nil
 	}
-	return result{nodes: nodes}, nil
+	// Nothing to change: look again later for VMs that failed (nothing else tells the
+	// cluster), soon while nodes are still joining.
+	for _, n := range nodes {
+		if n.State == StatePending || n.State == StateBootstrapping {
+			return result{nodes: nodes, poll: s.poll}, nil
+		}
+	}
+	return result{nodes: nodes, poll: IdlePolls * s.poll}, nil
 }
+
+// IdlePolls is how many poll intervals a settled cluster waits before it looks at its VMs
+// again (30 s with the default 2 s).
+const IdlePolls = 15
 
 // add records count new nodes of role at version with fresh indexes, and creates,
 // renders and queues their VMs.
