@@ -1001,6 +1001,41 @@ func (v *CreateKubernetesClusterCreateKubernetesCluster) GetApiEndpoint() *strin
 	return v.KubernetesClusterFields.ApiEndpoint
 }
 
+// GetBastionEnabled returns CreateKubernetesClusterCreateKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns CreateKubernetesClusterCreateKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns CreateKubernetesClusterCreateKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns CreateKubernetesClusterCreateKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns CreateKubernetesClusterCreateKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns CreateKubernetesClusterCreateKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns CreateKubernetesClusterCreateKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
 // GetNodes returns CreateKubernetesClusterCreateKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
 func (v *CreateKubernetesClusterCreateKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
 	return v.KubernetesClusterFields.Nodes
@@ -1050,6 +1085,20 @@ type __premarshalCreateKubernetesClusterCreateKubernetesCluster struct {
 
 	ApiEndpoint *string `json:"apiEndpoint"`
 
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
 	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
 }
 
@@ -1073,6 +1122,13 @@ func (v *CreateKubernetesClusterCreateKubernetesCluster) __premarshalJSON() (*__
 	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
 	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
 	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
 	retval.Nodes = v.KubernetesClusterFields.Nodes
 	return &retval, nil
 }
@@ -2866,6 +2922,17 @@ type DeleteHostResponse struct {
 // GetDeleteHost returns DeleteHostResponse.DeleteHost, and is useful for accessing the field via an interface.
 func (v *DeleteHostResponse) GetDeleteHost() string { return v.DeleteHost }
 
+// DeleteKubernetesClusterResponse is returned by DeleteKubernetesCluster on success.
+type DeleteKubernetesClusterResponse struct {
+	// Deletes the KubernetesCluster with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
+	DeleteKubernetesCluster string `json:"deleteKubernetesCluster"`
+}
+
+// GetDeleteKubernetesCluster returns DeleteKubernetesClusterResponse.DeleteKubernetesCluster, and is useful for accessing the field via an interface.
+func (v *DeleteKubernetesClusterResponse) GetDeleteKubernetesCluster() string {
+	return v.DeleteKubernetesCluster
+}
+
 // DeleteLinkResponse is returned by DeleteLink on success.
 type DeleteLinkResponse struct {
 	// Deletes the Link with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
@@ -4174,6 +4241,226 @@ type GetIPAddressResponse struct {
 // GetIpAddresses returns GetIPAddressResponse.IpAddresses, and is useful for accessing the field via an interface.
 func (v *GetIPAddressResponse) GetIpAddresses() GetIPAddressIpAddressesIPAddressConnection {
 	return v.IpAddresses
+}
+
+// GetKubernetesClusterKubernetesClustersKubernetesClusterConnection includes the requested fields of the GraphQL type KubernetesClusterConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GetKubernetesClusterKubernetesClustersKubernetesClusterConnection struct {
+	// A list of edges.
+	Edges []*GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge `json:"edges"`
+}
+
+// GetEdges returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnection) GetEdges() []*GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge {
+	return v.Edges
+}
+
+// GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge includes the requested fields of the GraphQL type KubernetesClusterEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge struct {
+	// The item at the end of the edge.
+	Node *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster `json:"node"`
+}
+
+// GetNode returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge.Node, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge) GetNode() *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster {
+	return v.Node
+}
+
+// GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster struct {
+	KubernetesClusterFields `json:"-"`
+}
+
+// GetId returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Id, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetId() string {
+	return v.KubernetesClusterFields.Id
+}
+
+// GetName returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Name, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetName() string {
+	return v.KubernetesClusterFields.Name
+}
+
+// GetVersion returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Version, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetVersion() string {
+	return v.KubernetesClusterFields.Version
+}
+
+// GetStatus returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Status, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetStatus() KubernetesClusterStatus {
+	return v.KubernetesClusterFields.Status
+}
+
+// GetStatusReason returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.StatusReason, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetStatusReason() *string {
+	return v.KubernetesClusterFields.StatusReason
+}
+
+// GetPhase returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Phase, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetPhase() KubernetesClusterPhase {
+	return v.KubernetesClusterFields.Phase
+}
+
+// GetControlPlaneCount returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetControlPlaneCount() int {
+	return v.KubernetesClusterFields.ControlPlaneCount
+}
+
+// GetWorkerCount returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.WorkerCount, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetWorkerCount() int {
+	return v.KubernetesClusterFields.WorkerCount
+}
+
+// GetApiEndpoint returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ApiEndpoint, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetApiEndpoint() *string {
+	return v.KubernetesClusterFields.ApiEndpoint
+}
+
+// GetBastionEnabled returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
+// GetNodes returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
+	return v.KubernetesClusterFields.Nodes
+}
+
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KubernetesClusterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Version string `json:"version"`
+
+	Status KubernetesClusterStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Phase KubernetesClusterPhase `json:"phase"`
+
+	ControlPlaneCount int `json:"controlPlaneCount"`
+
+	WorkerCount int `json:"workerCount"`
+
+	ApiEndpoint *string `json:"apiEndpoint"`
+
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
+	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
+}
+
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) __premarshalJSON() (*__premarshalGetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster, error) {
+	var retval __premarshalGetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster
+
+	retval.Id = v.KubernetesClusterFields.Id
+	retval.Name = v.KubernetesClusterFields.Name
+	retval.Version = v.KubernetesClusterFields.Version
+	retval.Status = v.KubernetesClusterFields.Status
+	retval.StatusReason = v.KubernetesClusterFields.StatusReason
+	retval.Phase = v.KubernetesClusterFields.Phase
+	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
+	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
+	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
+	retval.Nodes = v.KubernetesClusterFields.Nodes
+	return &retval, nil
+}
+
+// GetKubernetesClusterResponse is returned by GetKubernetesCluster on success.
+type GetKubernetesClusterResponse struct {
+	KubernetesClusters GetKubernetesClusterKubernetesClustersKubernetesClusterConnection `json:"kubernetesClusters"`
+}
+
+// GetKubernetesClusters returns GetKubernetesClusterResponse.KubernetesClusters, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterResponse) GetKubernetesClusters() GetKubernetesClusterKubernetesClustersKubernetesClusterConnection {
+	return v.KubernetesClusters
 }
 
 // GetLinkLinksLinkConnection includes the requested fields of the GraphQL type LinkConnection.
@@ -6459,6 +6746,16 @@ type KubernetesClusterFields struct {
 	WorkerCount       int                    `json:"workerCount"`
 	// https://<VIP>:6443
 	ApiEndpoint *string `json:"apiEndpoint"`
+	// a bastion VM (role BASTION) with the tenant's SSH keys, the one way in to the nodes
+	BastionEnabled bool                          `json:"bastionEnabled"`
+	Plugins        []string                      `json:"plugins"`
+	Tenant         KubernetesClusterFieldsTenant `json:"tenant"`
+	Region         KubernetesClusterFieldsRegion `json:"region"`
+	// the flavor of the cluster's VMs (required at create)
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+	// the image of the cluster's VMs
+	Image       *KubernetesClusterFieldsImage       `json:"image"`
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
 	// the nodes and their bootstrap progress, recorded before their VMs are created
 	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
 }
@@ -6490,10 +6787,49 @@ func (v *KubernetesClusterFields) GetWorkerCount() int { return v.WorkerCount }
 // GetApiEndpoint returns KubernetesClusterFields.ApiEndpoint, and is useful for accessing the field via an interface.
 func (v *KubernetesClusterFields) GetApiEndpoint() *string { return v.ApiEndpoint }
 
+// GetBastionEnabled returns KubernetesClusterFields.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetBastionEnabled() bool { return v.BastionEnabled }
+
+// GetPlugins returns KubernetesClusterFields.Plugins, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetPlugins() []string { return v.Plugins }
+
+// GetTenant returns KubernetesClusterFields.Tenant, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetTenant() KubernetesClusterFieldsTenant { return v.Tenant }
+
+// GetRegion returns KubernetesClusterFields.Region, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetRegion() KubernetesClusterFieldsRegion { return v.Region }
+
+// GetFlavor returns KubernetesClusterFields.Flavor, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetFlavor() *KubernetesClusterFieldsFlavor { return v.Flavor }
+
+// GetImage returns KubernetesClusterFields.Image, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetImage() *KubernetesClusterFieldsImage { return v.Image }
+
+// GetServiceMesh returns KubernetesClusterFields.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.ServiceMesh
+}
+
 // GetNodes returns KubernetesClusterFields.Nodes, and is useful for accessing the field via an interface.
 func (v *KubernetesClusterFields) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
 	return v.Nodes
 }
+
+// KubernetesClusterFieldsFlavor includes the requested fields of the GraphQL type Flavor.
+type KubernetesClusterFieldsFlavor struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsFlavor.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsFlavor) GetId() string { return v.Id }
+
+// KubernetesClusterFieldsImage includes the requested fields of the GraphQL type Image.
+type KubernetesClusterFieldsImage struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsImage.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsImage) GetId() string { return v.Id }
 
 // KubernetesClusterFieldsNodesKubernetesNode includes the requested fields of the GraphQL type KubernetesNode.
 // The GraphQL type's documentation follows.
@@ -6526,6 +6862,30 @@ func (v *KubernetesClusterFieldsNodesKubernetesNode) GetStep() *string { return 
 
 // GetReason returns KubernetesClusterFieldsNodesKubernetesNode.Reason, and is useful for accessing the field via an interface.
 func (v *KubernetesClusterFieldsNodesKubernetesNode) GetReason() *string { return v.Reason }
+
+// KubernetesClusterFieldsRegion includes the requested fields of the GraphQL type Region.
+type KubernetesClusterFieldsRegion struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsRegion.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsRegion) GetId() string { return v.Id }
+
+// KubernetesClusterFieldsServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type KubernetesClusterFieldsServiceMesh struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsServiceMesh.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsServiceMesh) GetId() string { return v.Id }
+
+// KubernetesClusterFieldsTenant includes the requested fields of the GraphQL type Tenant.
+type KubernetesClusterFieldsTenant struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsTenant.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsTenant) GetId() string { return v.Id }
 
 // KubernetesClusterKubeconfigNode includes the requested fields of the GraphQL interface Node.
 //
@@ -7909,6 +8269,41 @@ func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdge
 	return v.KubernetesClusterFields.ApiEndpoint
 }
 
+// GetBastionEnabled returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
 // GetNodes returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
 func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
 	return v.KubernetesClusterFields.Nodes
@@ -7958,6 +8353,20 @@ type __premarshalListKubernetesClustersKubernetesClustersKubernetesClusterConnec
 
 	ApiEndpoint *string `json:"apiEndpoint"`
 
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
 	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
 }
 
@@ -7981,6 +8390,13 @@ func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdge
 	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
 	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
 	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
 	retval.Nodes = v.KubernetesClusterFields.Nodes
 	return &retval, nil
 }
@@ -9045,6 +9461,41 @@ func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetApiEndpoint() *string 
 	return v.KubernetesClusterFields.ApiEndpoint
 }
 
+// GetBastionEnabled returns ScaleKubernetesClusterScaleKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns ScaleKubernetesClusterScaleKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns ScaleKubernetesClusterScaleKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns ScaleKubernetesClusterScaleKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns ScaleKubernetesClusterScaleKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns ScaleKubernetesClusterScaleKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns ScaleKubernetesClusterScaleKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
 // GetNodes returns ScaleKubernetesClusterScaleKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
 func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
 	return v.KubernetesClusterFields.Nodes
@@ -9094,6 +9545,20 @@ type __premarshalScaleKubernetesClusterScaleKubernetesCluster struct {
 
 	ApiEndpoint *string `json:"apiEndpoint"`
 
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
 	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
 }
 
@@ -9117,6 +9582,13 @@ func (v *ScaleKubernetesClusterScaleKubernetesCluster) __premarshalJSON() (*__pr
 	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
 	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
 	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
 	retval.Nodes = v.KubernetesClusterFields.Nodes
 	return &retval, nil
 }
@@ -12694,6 +13166,41 @@ func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetApiEndpoint() *str
 	return v.KubernetesClusterFields.ApiEndpoint
 }
 
+// GetBastionEnabled returns UpgradeKubernetesClusterUpgradeKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns UpgradeKubernetesClusterUpgradeKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
 // GetNodes returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
 func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
 	return v.KubernetesClusterFields.Nodes
@@ -12743,6 +13250,20 @@ type __premarshalUpgradeKubernetesClusterUpgradeKubernetesCluster struct {
 
 	ApiEndpoint *string `json:"apiEndpoint"`
 
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
 	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
 }
 
@@ -12766,6 +13287,13 @@ func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) __premarshalJSON() (*
 	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
 	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
 	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
 	retval.Nodes = v.KubernetesClusterFields.Nodes
 	return &retval, nil
 }
@@ -13504,6 +14032,14 @@ type __DeleteHostInput struct {
 // GetId returns __DeleteHostInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteHostInput) GetId() string { return v.Id }
 
+// __DeleteKubernetesClusterInput is used internally by genqlient
+type __DeleteKubernetesClusterInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteKubernetesClusterInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteKubernetesClusterInput) GetId() string { return v.Id }
+
 // __DeleteLinkInput is used internally by genqlient
 type __DeleteLinkInput struct {
 	Id string `json:"id"`
@@ -13667,6 +14203,14 @@ type __GetIPAddressInput struct {
 
 // GetId returns __GetIPAddressInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetIPAddressInput) GetId() string { return v.Id }
+
+// __GetKubernetesClusterInput is used internally by genqlient
+type __GetKubernetesClusterInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetKubernetesClusterInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetKubernetesClusterInput) GetId() string { return v.Id }
 
 // __GetLinkInput is used internally by genqlient
 type __GetLinkInput struct {
@@ -14381,6 +14925,23 @@ fragment KubernetesClusterFields on KubernetesCluster {
 	controlPlaneCount
 	workerCount
 	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
 	nodes {
 		name
 		role
@@ -14969,6 +15530,38 @@ func DeleteHost(
 	}
 
 	data_ = &DeleteHostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteKubernetesCluster.
+const DeleteKubernetesCluster_Operation = `
+mutation DeleteKubernetesCluster ($id: ID!) {
+	deleteKubernetesCluster(id: $id)
+}
+`
+
+func DeleteKubernetesCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteKubernetesClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteKubernetesCluster",
+		Query:  DeleteKubernetesCluster_Operation,
+		Variables: &__DeleteKubernetesClusterInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteKubernetesClusterResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -15749,6 +16342,79 @@ func GetIPAddress(
 	return data_, err_
 }
 
+// The query executed by GetKubernetesCluster.
+const GetKubernetesCluster_Operation = `
+query GetKubernetesCluster ($id: ID!) {
+	kubernetesClusters(where: {id:$id}) {
+		edges {
+			node {
+				... KubernetesClusterFields
+			}
+		}
+	}
+}
+fragment KubernetesClusterFields on KubernetesCluster {
+	id
+	name
+	version
+	status
+	statusReason
+	phase
+	controlPlaneCount
+	workerCount
+	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
+	nodes {
+		name
+		role
+		state
+		step
+		reason
+	}
+}
+`
+
+func GetKubernetesCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetKubernetesClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetKubernetesCluster",
+		Query:  GetKubernetesCluster_Operation,
+		Variables: &__GetKubernetesClusterInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetKubernetesClusterResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by GetLink.
 const GetLink_Operation = `
 query GetLink ($id: ID!) {
@@ -16490,6 +17156,23 @@ fragment KubernetesClusterFields on KubernetesCluster {
 	controlPlaneCount
 	workerCount
 	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
 	nodes {
 		name
 		role
@@ -16742,6 +17425,23 @@ fragment KubernetesClusterFields on KubernetesCluster {
 	controlPlaneCount
 	workerCount
 	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
 	nodes {
 		name
 		role
@@ -17720,6 +18420,23 @@ fragment KubernetesClusterFields on KubernetesCluster {
 	controlPlaneCount
 	workerCount
 	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
 	nodes {
 		name
 		role
