@@ -13,7 +13,9 @@ import (
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/identity"
@@ -65,6 +67,12 @@ func (s *Service) Create(ctx context.Context, client *ent.Client, input ent.Crea
 		if _, ok := Meshes[m.Type.String()]; !ok {
 			return nil, apierr.Validation("serviceMeshID", "service mesh %s is %s: clusters install ISTIO or LINKERD", m.Name, m.Type)
 		}
+	}
+	if ok, err := client.Network.Query().Where(network.PurposeEQ(network.PurposeService),
+		network.HasDatacenterWith(datacenter.HasRegionWith(region.ID(input.RegionID)))).Exist(authz.Unrestricted(ctx)); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, apierr.Validation("regionID", "the region has no SERVICE network for the cluster's API VIP: an operator creates one first")
 	}
 	c, err := client.KubernetesCluster.Create().SetInput(input).SetStatusReason("queued: waiting for a worker to place the cluster").Save(ctx)
 	if err != nil {

@@ -448,6 +448,9 @@ func TestCreateValidation(t *testing.T) {
 		{"plugins", func(in *ent.CreateKubernetesClusterInput) { in.Plugins = []string{"calico", "flannel"} }},
 		{"serviceCidr", func(in *ent.CreateKubernetesClusterInput) { in.ServiceCidr = new("10.244.1.0/24") }},
 		{"podCidr", func(in *ent.CreateKubernetesClusterInput) { in.PodCidr = new("banana") }},
+		{"regionID", func(in *ent.CreateKubernetesClusterInput) {
+			in.RegionID = e.c.Region.Create().SetName(e.site.Prefix + "-bare").SaveX(placementtest.Ctx()).ID
+		}},
 	} {
 		in := ent.CreateKubernetesClusterInput{Name: "bad-" + strings.ToLower(tc.field), Version: "1.31", TenantID: e.site.Tenant,
 			RegionID: e.site.Region, FlavorID: &e.flavor.ID}
