@@ -9,6 +9,7 @@ import (
 
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
+	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/truncate"
@@ -72,11 +73,20 @@ func recordReport(ctx context.Context, c *ent.Client, at time.Time, vm int, rep 
 	}
 	u := c.KubernetesCluster.UpdateOneID(id).SetNodes(nodes)
 	if n.Role == RoleControlPlane && n.Index == 0 && r.Mesh != 0 {
+		// The mesh is installed by the first control plane's bootstrap: its report says how
+		// that went, for the cluster and for the mesh (ACTIVE once any cluster runs it).
 		switch {
 		case rep.Mesh == "ok":
 			u.SetServiceMeshStatus(kubernetescluster.ServiceMeshStatusActive)
+			if err := c.ServiceMesh.UpdateOneID(r.Mesh).SetStatus(servicemesh.StatusActive).Exec(ctx); err != nil {
+				return err
+			}
 		case rep.Mesh == "failed" || rep.Result != "ok":
 			u.SetServiceMeshStatus(kubernetescluster.ServiceMeshStatusError)
+			if _, err := c.ServiceMesh.Update().Where(servicemesh.ID(r.Mesh), servicemesh.StatusNEQ(servicemesh.StatusActive)).
+				SetStatus(servicemesh.StatusError).Save(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	status, reason := aggregate(r, nodes)

@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/network"
+	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/secrets"
@@ -523,4 +524,61 @@ func (e *env) audits(t testing.TB, id int) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestServiceMeshAndFailure: a cluster with an Istio mesh renders the mesh's install into
+// its first control plane's bootstrap; a report that kubeadm init failed puts the cluster
+// in ERROR with the node, the step and the reason; the report of success (mesh installed)
+// makes the cluster ACTIVE and its mesh, and the mesh itself, ACTIVE.
+func TestServiceMeshAndFailure(t *testing.T) {
+	e := newEnv(t)
+	ctx := placementtest.Ctx()
+	s := e.service(nil)
+	mesh := e.c.ServiceMesh.Create().SetName(e.site.Prefix + "-mesh").SetType(servicemesh.TypeIstio).SaveX(ctx)
+	var k *ent.KubernetesCluster
+	err := s.inTx(ctx, func(ctx context.Context, c *ent.Client) error {
+		var err error
+		k, err = s.Create(ctx, c, ent.CreateKubernetesClusterInput{Name: "meshy", Version: "1.31", TenantID: e.site.Tenant,
+			RegionID: e.site.Region, FlavorID: &e.flavor.ID, ControlPlaneCount: new(1), WorkerCount: new(1), ServiceMeshID: &mesh.ID})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if err := s.Step(context.Background(), k.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k = get(t, e.c, k.ID)
+	if k.ServiceMeshStatus != kubernetescluster.ServiceMeshStatusInstalling {
+		t.Errorf("mesh %s before any report", k.ServiceMeshStatus)
+	}
+	cp := e.c.VirtualMachine.Query().Where(virtualmachine.Name("meshy-cp-0")).OnlyX(ctx)
+	if !strings.Contains(cp.UserData, "istioctl install") || !strings.Contains(cp.UserData, "MESH=ok") {
+		t.Error("the first control plane does not install the mesh")
+	}
+	if err := RecordReport(context.Background(), e.c, time.Now(), cp.ID, Report{Step: StepInit, Result: "failed",
+		Reason: "[ERROR Port-6443]: Port 6443 is in use"}); err != nil {
+		t.Fatal(err)
+	}
+	k = get(t, e.c, k.ID)
+	if k.Status != kubernetescluster.StatusError || !strings.Contains(k.StatusReason, "meshy-cp-0 failed at kubeadm-init: [ERROR Port-6443]") {
+		t.Errorf("after a failed init: %s (%s)", k.Status, k.StatusReason)
+	}
+	if k.Nodes[0].State != StateFailed || k.Nodes[0].Step != StepInit {
+		t.Errorf("node %+v", k.Nodes[0])
+	}
+	// The guest ran its script again (a reboot) and it went through.
+	if err := RecordReport(context.Background(), e.c, time.Now(), cp.ID, Report{Step: StepReady, Result: "ok", Mesh: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	k = get(t, e.c, k.ID)
+	if k.Status != kubernetescluster.StatusActive || k.ServiceMeshStatus != kubernetescluster.ServiceMeshStatusActive ||
+		e.c.ServiceMesh.GetX(ctx, mesh.ID).Status != servicemesh.StatusActive {
+		t.Errorf("after success: %s (%s), mesh %s", k.Status, k.StatusReason, k.ServiceMeshStatus)
+	}
+	if !strings.Contains(k.StatusReason, "1/1 control planes and 0/1 workers ready") {
+		t.Errorf("progress %q", k.StatusReason)
+	}
 }
