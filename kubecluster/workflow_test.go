@@ -582,3 +582,45 @@ func TestServiceMeshAndFailure(t *testing.T) {
 		t.Errorf("progress %q", k.StatusReason)
 	}
 }
+
+// TestReplaceFailedWorker: a worker whose VM ends in ERROR is replaced by a new worker (a
+// fresh index, never the old name) and its VM deleted; the cluster stays at its worker count.
+func TestReplaceFailedWorker(t *testing.T) {
+	e := newEnv(t)
+	ctx := placementtest.Ctx()
+	s := e.service(nil)
+	k := e.create(t, s, "heal", 1, 2, false)
+	for range 4 {
+		if err := s.Step(context.Background(), k.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reportAll(t, e.c, get(t, e.c, k.ID))
+	bad := e.c.VirtualMachine.Query().Where(virtualmachine.Name("heal-w-1")).OnlyX(ctx)
+	e.c.VirtualMachine.UpdateOne(bad).SetStatus(virtualmachine.StatusError).SetStatusReason("its node could not make it RUNNING").ExecX(ctx)
+	for range 3 { // replace, then forget the deleted one
+		if err := s.Step(context.Background(), k.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k = get(t, e.c, k.ID)
+	var names []string
+	for _, n := range k.Nodes {
+		if n.Role == RoleWorker {
+			names = append(names, n.Name+":"+n.State)
+		}
+	}
+	if !slices.Equal(names, []string{"heal-w-0:READY", "heal-w-2:BOOTSTRAPPING"}) {
+		t.Errorf("workers %v", names)
+	}
+	if e.c.VirtualMachine.Query().Where(virtualmachine.ID(bad.ID)).ExistX(ctx) {
+		t.Error("the failed VM was not deleted")
+	}
+	if k.Status != kubernetescluster.StatusUpdating && k.Status != kubernetescluster.StatusActive {
+		t.Errorf("status %s", k.Status)
+	}
+	reportAll(t, e.c, k)
+	if k = get(t, e.c, k.ID); k.Status != kubernetescluster.StatusActive || !strings.Contains(k.StatusReason, "2/2 workers ready") {
+		t.Errorf("after the replacement joined: %s (%s)", k.Status, k.StatusReason)
+	}
+}
