@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
@@ -949,6 +950,286 @@ type CreateHostResponse struct {
 
 // GetCreateHost returns CreateHostResponse.CreateHost, and is useful for accessing the field via an interface.
 func (v *CreateHostResponse) GetCreateHost() CreateHostCreateHost { return v.CreateHost }
+
+// CreateKubernetesClusterCreateKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type CreateKubernetesClusterCreateKubernetesCluster struct {
+	KubernetesClusterFields `json:"-"`
+}
+
+// GetId returns CreateKubernetesClusterCreateKubernetesCluster.Id, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetId() string {
+	return v.KubernetesClusterFields.Id
+}
+
+// GetName returns CreateKubernetesClusterCreateKubernetesCluster.Name, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetName() string {
+	return v.KubernetesClusterFields.Name
+}
+
+// GetVersion returns CreateKubernetesClusterCreateKubernetesCluster.Version, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetVersion() string {
+	return v.KubernetesClusterFields.Version
+}
+
+// GetStatus returns CreateKubernetesClusterCreateKubernetesCluster.Status, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetStatus() KubernetesClusterStatus {
+	return v.KubernetesClusterFields.Status
+}
+
+// GetStatusReason returns CreateKubernetesClusterCreateKubernetesCluster.StatusReason, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetStatusReason() *string {
+	return v.KubernetesClusterFields.StatusReason
+}
+
+// GetPhase returns CreateKubernetesClusterCreateKubernetesCluster.Phase, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetPhase() KubernetesClusterPhase {
+	return v.KubernetesClusterFields.Phase
+}
+
+// GetControlPlaneCount returns CreateKubernetesClusterCreateKubernetesCluster.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetControlPlaneCount() int {
+	return v.KubernetesClusterFields.ControlPlaneCount
+}
+
+// GetWorkerCount returns CreateKubernetesClusterCreateKubernetesCluster.WorkerCount, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetWorkerCount() int {
+	return v.KubernetesClusterFields.WorkerCount
+}
+
+// GetApiEndpoint returns CreateKubernetesClusterCreateKubernetesCluster.ApiEndpoint, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetApiEndpoint() *string {
+	return v.KubernetesClusterFields.ApiEndpoint
+}
+
+// GetBastionEnabled returns CreateKubernetesClusterCreateKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns CreateKubernetesClusterCreateKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns CreateKubernetesClusterCreateKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns CreateKubernetesClusterCreateKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns CreateKubernetesClusterCreateKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns CreateKubernetesClusterCreateKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns CreateKubernetesClusterCreateKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
+// GetNodes returns CreateKubernetesClusterCreateKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterCreateKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
+	return v.KubernetesClusterFields.Nodes
+}
+
+func (v *CreateKubernetesClusterCreateKubernetesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateKubernetesClusterCreateKubernetesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateKubernetesClusterCreateKubernetesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KubernetesClusterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateKubernetesClusterCreateKubernetesCluster struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Version string `json:"version"`
+
+	Status KubernetesClusterStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Phase KubernetesClusterPhase `json:"phase"`
+
+	ControlPlaneCount int `json:"controlPlaneCount"`
+
+	WorkerCount int `json:"workerCount"`
+
+	ApiEndpoint *string `json:"apiEndpoint"`
+
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
+	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
+}
+
+func (v *CreateKubernetesClusterCreateKubernetesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateKubernetesClusterCreateKubernetesCluster) __premarshalJSON() (*__premarshalCreateKubernetesClusterCreateKubernetesCluster, error) {
+	var retval __premarshalCreateKubernetesClusterCreateKubernetesCluster
+
+	retval.Id = v.KubernetesClusterFields.Id
+	retval.Name = v.KubernetesClusterFields.Name
+	retval.Version = v.KubernetesClusterFields.Version
+	retval.Status = v.KubernetesClusterFields.Status
+	retval.StatusReason = v.KubernetesClusterFields.StatusReason
+	retval.Phase = v.KubernetesClusterFields.Phase
+	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
+	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
+	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
+	retval.Nodes = v.KubernetesClusterFields.Nodes
+	return &retval, nil
+}
+
+// CreateKubernetesClusterInput is used for create KubernetesCluster object.
+// Input was generated by ent.
+type CreateKubernetesClusterInput struct {
+	Name              string                           `json:"name"`
+	Description       *string                          `json:"description"`
+	Version           string                           `json:"version"`
+	SchedulingMode    *KubernetesClusterSchedulingMode `json:"schedulingMode"`
+	ControlPlaneCount *int                             `json:"controlPlaneCount"`
+	WorkerCount       *int                             `json:"workerCount"`
+	Plugins           []string                         `json:"plugins"`
+	// deprecated: a free-form address nothing used; bastion_enabled creates a real bastion VM
+	Bastion *string `json:"bastion"`
+	// a bastion VM (role BASTION) with the tenant's SSH keys, the one way in to the nodes
+	BastionEnabled *bool `json:"bastionEnabled"`
+	// the pods' network (kubeadm --pod-network-cidr)
+	PodCidr *string `json:"podCidr"`
+	// the services' network (kubeadm --service-cidr)
+	ServiceCidr        *string  `json:"serviceCidr"`
+	TenantID           string   `json:"tenantID"`
+	RegionID           string   `json:"regionID"`
+	ServiceMeshID      *string  `json:"serviceMeshID"`
+	VirtualMachineIDs  []string `json:"virtualMachineIDs"`
+	FlavorID           *string  `json:"flavorID"`
+	ImageID            *string  `json:"imageID"`
+	MaintainerIDs      []string `json:"maintainerIDs"`
+	MaintainerGroupIDs []string `json:"maintainerGroupIDs"`
+}
+
+// GetName returns CreateKubernetesClusterInput.Name, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetName() string { return v.Name }
+
+// GetDescription returns CreateKubernetesClusterInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetDescription() *string { return v.Description }
+
+// GetVersion returns CreateKubernetesClusterInput.Version, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetVersion() string { return v.Version }
+
+// GetSchedulingMode returns CreateKubernetesClusterInput.SchedulingMode, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetSchedulingMode() *KubernetesClusterSchedulingMode {
+	return v.SchedulingMode
+}
+
+// GetControlPlaneCount returns CreateKubernetesClusterInput.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetControlPlaneCount() *int { return v.ControlPlaneCount }
+
+// GetWorkerCount returns CreateKubernetesClusterInput.WorkerCount, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetWorkerCount() *int { return v.WorkerCount }
+
+// GetPlugins returns CreateKubernetesClusterInput.Plugins, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetPlugins() []string { return v.Plugins }
+
+// GetBastion returns CreateKubernetesClusterInput.Bastion, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetBastion() *string { return v.Bastion }
+
+// GetBastionEnabled returns CreateKubernetesClusterInput.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetBastionEnabled() *bool { return v.BastionEnabled }
+
+// GetPodCidr returns CreateKubernetesClusterInput.PodCidr, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetPodCidr() *string { return v.PodCidr }
+
+// GetServiceCidr returns CreateKubernetesClusterInput.ServiceCidr, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetServiceCidr() *string { return v.ServiceCidr }
+
+// GetTenantID returns CreateKubernetesClusterInput.TenantID, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetTenantID() string { return v.TenantID }
+
+// GetRegionID returns CreateKubernetesClusterInput.RegionID, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetRegionID() string { return v.RegionID }
+
+// GetServiceMeshID returns CreateKubernetesClusterInput.ServiceMeshID, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetServiceMeshID() *string { return v.ServiceMeshID }
+
+// GetVirtualMachineIDs returns CreateKubernetesClusterInput.VirtualMachineIDs, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetVirtualMachineIDs() []string { return v.VirtualMachineIDs }
+
+// GetFlavorID returns CreateKubernetesClusterInput.FlavorID, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetFlavorID() *string { return v.FlavorID }
+
+// GetImageID returns CreateKubernetesClusterInput.ImageID, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetImageID() *string { return v.ImageID }
+
+// GetMaintainerIDs returns CreateKubernetesClusterInput.MaintainerIDs, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetMaintainerIDs() []string { return v.MaintainerIDs }
+
+// GetMaintainerGroupIDs returns CreateKubernetesClusterInput.MaintainerGroupIDs, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterInput) GetMaintainerGroupIDs() []string { return v.MaintainerGroupIDs }
+
+// CreateKubernetesClusterResponse is returned by CreateKubernetesCluster on success.
+type CreateKubernetesClusterResponse struct {
+	// Creates a KubernetesCluster. Validation errors name the offending field.
+	CreateKubernetesCluster CreateKubernetesClusterCreateKubernetesCluster `json:"createKubernetesCluster"`
+}
+
+// GetCreateKubernetesCluster returns CreateKubernetesClusterResponse.CreateKubernetesCluster, and is useful for accessing the field via an interface.
+func (v *CreateKubernetesClusterResponse) GetCreateKubernetesCluster() CreateKubernetesClusterCreateKubernetesCluster {
+	return v.CreateKubernetesCluster
+}
 
 // CreateLinkCreateLink includes the requested fields of the GraphQL type Link.
 type CreateLinkCreateLink struct {
@@ -2641,6 +2922,17 @@ type DeleteHostResponse struct {
 // GetDeleteHost returns DeleteHostResponse.DeleteHost, and is useful for accessing the field via an interface.
 func (v *DeleteHostResponse) GetDeleteHost() string { return v.DeleteHost }
 
+// DeleteKubernetesClusterResponse is returned by DeleteKubernetesCluster on success.
+type DeleteKubernetesClusterResponse struct {
+	// Deletes the KubernetesCluster with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
+	DeleteKubernetesCluster string `json:"deleteKubernetesCluster"`
+}
+
+// GetDeleteKubernetesCluster returns DeleteKubernetesClusterResponse.DeleteKubernetesCluster, and is useful for accessing the field via an interface.
+func (v *DeleteKubernetesClusterResponse) GetDeleteKubernetesCluster() string {
+	return v.DeleteKubernetesCluster
+}
+
 // DeleteLinkResponse is returned by DeleteLink on success.
 type DeleteLinkResponse struct {
 	// Deletes the Link with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
@@ -3949,6 +4241,226 @@ type GetIPAddressResponse struct {
 // GetIpAddresses returns GetIPAddressResponse.IpAddresses, and is useful for accessing the field via an interface.
 func (v *GetIPAddressResponse) GetIpAddresses() GetIPAddressIpAddressesIPAddressConnection {
 	return v.IpAddresses
+}
+
+// GetKubernetesClusterKubernetesClustersKubernetesClusterConnection includes the requested fields of the GraphQL type KubernetesClusterConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GetKubernetesClusterKubernetesClustersKubernetesClusterConnection struct {
+	// A list of edges.
+	Edges []*GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge `json:"edges"`
+}
+
+// GetEdges returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnection) GetEdges() []*GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge {
+	return v.Edges
+}
+
+// GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge includes the requested fields of the GraphQL type KubernetesClusterEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge struct {
+	// The item at the end of the edge.
+	Node *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster `json:"node"`
+}
+
+// GetNode returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge.Node, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge) GetNode() *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster {
+	return v.Node
+}
+
+// GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster struct {
+	KubernetesClusterFields `json:"-"`
+}
+
+// GetId returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Id, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetId() string {
+	return v.KubernetesClusterFields.Id
+}
+
+// GetName returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Name, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetName() string {
+	return v.KubernetesClusterFields.Name
+}
+
+// GetVersion returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Version, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetVersion() string {
+	return v.KubernetesClusterFields.Version
+}
+
+// GetStatus returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Status, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetStatus() KubernetesClusterStatus {
+	return v.KubernetesClusterFields.Status
+}
+
+// GetStatusReason returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.StatusReason, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetStatusReason() *string {
+	return v.KubernetesClusterFields.StatusReason
+}
+
+// GetPhase returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Phase, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetPhase() KubernetesClusterPhase {
+	return v.KubernetesClusterFields.Phase
+}
+
+// GetControlPlaneCount returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetControlPlaneCount() int {
+	return v.KubernetesClusterFields.ControlPlaneCount
+}
+
+// GetWorkerCount returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.WorkerCount, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetWorkerCount() int {
+	return v.KubernetesClusterFields.WorkerCount
+}
+
+// GetApiEndpoint returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ApiEndpoint, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetApiEndpoint() *string {
+	return v.KubernetesClusterFields.ApiEndpoint
+}
+
+// GetBastionEnabled returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
+// GetNodes returns GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
+	return v.KubernetesClusterFields.Nodes
+}
+
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KubernetesClusterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Version string `json:"version"`
+
+	Status KubernetesClusterStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Phase KubernetesClusterPhase `json:"phase"`
+
+	ControlPlaneCount int `json:"controlPlaneCount"`
+
+	WorkerCount int `json:"workerCount"`
+
+	ApiEndpoint *string `json:"apiEndpoint"`
+
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
+	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
+}
+
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) __premarshalJSON() (*__premarshalGetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster, error) {
+	var retval __premarshalGetKubernetesClusterKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster
+
+	retval.Id = v.KubernetesClusterFields.Id
+	retval.Name = v.KubernetesClusterFields.Name
+	retval.Version = v.KubernetesClusterFields.Version
+	retval.Status = v.KubernetesClusterFields.Status
+	retval.StatusReason = v.KubernetesClusterFields.StatusReason
+	retval.Phase = v.KubernetesClusterFields.Phase
+	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
+	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
+	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
+	retval.Nodes = v.KubernetesClusterFields.Nodes
+	return &retval, nil
+}
+
+// GetKubernetesClusterResponse is returned by GetKubernetesCluster on success.
+type GetKubernetesClusterResponse struct {
+	KubernetesClusters GetKubernetesClusterKubernetesClustersKubernetesClusterConnection `json:"kubernetesClusters"`
+}
+
+// GetKubernetesClusters returns GetKubernetesClusterResponse.KubernetesClusters, and is useful for accessing the field via an interface.
+func (v *GetKubernetesClusterResponse) GetKubernetesClusters() GetKubernetesClusterKubernetesClustersKubernetesClusterConnection {
+	return v.KubernetesClusters
 }
 
 // GetLinkLinksLinkConnection includes the requested fields of the GraphQL type LinkConnection.
@@ -6221,6 +6733,1384 @@ type InvoicesResponse struct {
 // GetInvoices returns InvoicesResponse.Invoices, and is useful for accessing the field via an interface.
 func (v *InvoicesResponse) GetInvoices() InvoicesInvoicesInvoiceConnection { return v.Invoices }
 
+// Kubernetes clusters (cli: virtflow clusters ...).
+type KubernetesClusterFields struct {
+	Id           string                  `json:"id"`
+	Name         string                  `json:"name"`
+	Version      string                  `json:"version"`
+	Status       KubernetesClusterStatus `json:"status"`
+	StatusReason *string                 `json:"statusReason"`
+	// the workflow's step (package kubecluster): each task does one step and records the next here
+	Phase             KubernetesClusterPhase `json:"phase"`
+	ControlPlaneCount int                    `json:"controlPlaneCount"`
+	WorkerCount       int                    `json:"workerCount"`
+	// https://<VIP>:6443
+	ApiEndpoint *string `json:"apiEndpoint"`
+	// a bastion VM (role BASTION) with the tenant's SSH keys, the one way in to the nodes
+	BastionEnabled bool                          `json:"bastionEnabled"`
+	Plugins        []string                      `json:"plugins"`
+	Tenant         KubernetesClusterFieldsTenant `json:"tenant"`
+	Region         KubernetesClusterFieldsRegion `json:"region"`
+	// the flavor of the cluster's VMs (required at create)
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+	// the image of the cluster's VMs
+	Image       *KubernetesClusterFieldsImage       `json:"image"`
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+	// the nodes and their bootstrap progress, recorded before their VMs are created
+	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
+}
+
+// GetId returns KubernetesClusterFields.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetId() string { return v.Id }
+
+// GetName returns KubernetesClusterFields.Name, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetName() string { return v.Name }
+
+// GetVersion returns KubernetesClusterFields.Version, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetVersion() string { return v.Version }
+
+// GetStatus returns KubernetesClusterFields.Status, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetStatus() KubernetesClusterStatus { return v.Status }
+
+// GetStatusReason returns KubernetesClusterFields.StatusReason, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetPhase returns KubernetesClusterFields.Phase, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetPhase() KubernetesClusterPhase { return v.Phase }
+
+// GetControlPlaneCount returns KubernetesClusterFields.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetControlPlaneCount() int { return v.ControlPlaneCount }
+
+// GetWorkerCount returns KubernetesClusterFields.WorkerCount, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetWorkerCount() int { return v.WorkerCount }
+
+// GetApiEndpoint returns KubernetesClusterFields.ApiEndpoint, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetApiEndpoint() *string { return v.ApiEndpoint }
+
+// GetBastionEnabled returns KubernetesClusterFields.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetBastionEnabled() bool { return v.BastionEnabled }
+
+// GetPlugins returns KubernetesClusterFields.Plugins, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetPlugins() []string { return v.Plugins }
+
+// GetTenant returns KubernetesClusterFields.Tenant, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetTenant() KubernetesClusterFieldsTenant { return v.Tenant }
+
+// GetRegion returns KubernetesClusterFields.Region, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetRegion() KubernetesClusterFieldsRegion { return v.Region }
+
+// GetFlavor returns KubernetesClusterFields.Flavor, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetFlavor() *KubernetesClusterFieldsFlavor { return v.Flavor }
+
+// GetImage returns KubernetesClusterFields.Image, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetImage() *KubernetesClusterFieldsImage { return v.Image }
+
+// GetServiceMesh returns KubernetesClusterFields.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.ServiceMesh
+}
+
+// GetNodes returns KubernetesClusterFields.Nodes, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFields) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
+	return v.Nodes
+}
+
+// KubernetesClusterFieldsFlavor includes the requested fields of the GraphQL type Flavor.
+type KubernetesClusterFieldsFlavor struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsFlavor.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsFlavor) GetId() string { return v.Id }
+
+// KubernetesClusterFieldsImage includes the requested fields of the GraphQL type Image.
+type KubernetesClusterFieldsImage struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsImage.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsImage) GetId() string { return v.Id }
+
+// KubernetesClusterFieldsNodesKubernetesNode includes the requested fields of the GraphQL type KubernetesNode.
+// The GraphQL type's documentation follows.
+//
+// One node of a Kubernetes cluster and its bootstrap progress (KubernetesCluster.nodes).
+type KubernetesClusterFieldsNodesKubernetesNode struct {
+	// <cluster>-cp-<n>, <cluster>-w-<n> or <cluster>-bastion; also its VM's name
+	Name string `json:"name"`
+	// CONTROL_PLANE, WORKER or BASTION
+	Role string `json:"role"`
+	// PENDING, BOOTSTRAPPING, READY, FAILED or REMOVING
+	State string `json:"state"`
+	// the last bootstrap step the guest reported
+	Step *string `json:"step"`
+	// why the node failed
+	Reason *string `json:"reason"`
+}
+
+// GetName returns KubernetesClusterFieldsNodesKubernetesNode.Name, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsNodesKubernetesNode) GetName() string { return v.Name }
+
+// GetRole returns KubernetesClusterFieldsNodesKubernetesNode.Role, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsNodesKubernetesNode) GetRole() string { return v.Role }
+
+// GetState returns KubernetesClusterFieldsNodesKubernetesNode.State, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsNodesKubernetesNode) GetState() string { return v.State }
+
+// GetStep returns KubernetesClusterFieldsNodesKubernetesNode.Step, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsNodesKubernetesNode) GetStep() *string { return v.Step }
+
+// GetReason returns KubernetesClusterFieldsNodesKubernetesNode.Reason, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsNodesKubernetesNode) GetReason() *string { return v.Reason }
+
+// KubernetesClusterFieldsRegion includes the requested fields of the GraphQL type Region.
+type KubernetesClusterFieldsRegion struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsRegion.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsRegion) GetId() string { return v.Id }
+
+// KubernetesClusterFieldsServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type KubernetesClusterFieldsServiceMesh struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsServiceMesh.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsServiceMesh) GetId() string { return v.Id }
+
+// KubernetesClusterFieldsTenant includes the requested fields of the GraphQL type Tenant.
+type KubernetesClusterFieldsTenant struct {
+	Id string `json:"id"`
+}
+
+// GetId returns KubernetesClusterFieldsTenant.Id, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterFieldsTenant) GetId() string { return v.Id }
+
+// KubernetesClusterKubeconfigNode includes the requested fields of the GraphQL interface Node.
+//
+// KubernetesClusterKubeconfigNode is implemented by the following types:
+// KubernetesClusterKubeconfigNodeAPIToken
+// KubernetesClusterKubeconfigNodeAlert
+// KubernetesClusterKubeconfigNodeAssignment
+// KubernetesClusterKubeconfigNodeAuditLog
+// KubernetesClusterKubeconfigNodeAvailabilityZone
+// KubernetesClusterKubeconfigNodeCheck
+// KubernetesClusterKubeconfigNodeCluster
+// KubernetesClusterKubeconfigNodeComputeNode
+// KubernetesClusterKubeconfigNodeDatacenter
+// KubernetesClusterKubeconfigNodeEvent
+// KubernetesClusterKubeconfigNodeEventRule
+// KubernetesClusterKubeconfigNodeFlavor
+// KubernetesClusterKubeconfigNodeFloor
+// KubernetesClusterKubeconfigNodeGlobalService
+// KubernetesClusterKubeconfigNodeHookDelivery
+// KubernetesClusterKubeconfigNodeHost
+// KubernetesClusterKubeconfigNodeHostGroup
+// KubernetesClusterKubeconfigNodeIPAddress
+// KubernetesClusterKubeconfigNodeIPRange
+// KubernetesClusterKubeconfigNodeImage
+// KubernetesClusterKubeconfigNodeJoinToken
+// KubernetesClusterKubeconfigNodeKubernetesCluster
+// KubernetesClusterKubeconfigNodeLink
+// KubernetesClusterKubeconfigNodeLoadBalancer
+// KubernetesClusterKubeconfigNodeMaintainer
+// KubernetesClusterKubeconfigNodeMaintainerGroup
+// KubernetesClusterKubeconfigNodeMaintenance
+// KubernetesClusterKubeconfigNodeNetwork
+// KubernetesClusterKubeconfigNodeNetworkZone
+// KubernetesClusterKubeconfigNodeNotice
+// KubernetesClusterKubeconfigNodePort
+// KubernetesClusterKubeconfigNodePowerZone
+// KubernetesClusterKubeconfigNodeProvider
+// KubernetesClusterKubeconfigNodeQuota
+// KubernetesClusterKubeconfigNodeRack
+// KubernetesClusterKubeconfigNodeRackZone
+// KubernetesClusterKubeconfigNodeRegion
+// KubernetesClusterKubeconfigNodeRegionService
+// KubernetesClusterKubeconfigNodeRoleBinding
+// KubernetesClusterKubeconfigNodeSSHKey
+// KubernetesClusterKubeconfigNodeServiceMesh
+// KubernetesClusterKubeconfigNodeSilence
+// KubernetesClusterKubeconfigNodeTenant
+// KubernetesClusterKubeconfigNodeUsageRecord
+// KubernetesClusterKubeconfigNodeUser
+// KubernetesClusterKubeconfigNodeVirtualMachine
+// KubernetesClusterKubeconfigNodeVolume
+// The GraphQL type's documentation follows.
+//
+// An object with an ID.
+// Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
+type KubernetesClusterKubeconfigNode interface {
+	implementsGraphQLInterfaceKubernetesClusterKubeconfigNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *KubernetesClusterKubeconfigNodeAPIToken) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeAlert) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeAssignment) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeAuditLog) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeAvailabilityZone) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeCheck) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeCluster) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeComputeNode) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeDatacenter) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeEvent) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeEventRule) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeFlavor) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeFloor) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeGlobalService) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeHookDelivery) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeHost) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeHostGroup) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeIPAddress) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeIPRange) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeImage) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeJoinToken) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeKubernetesCluster) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeLink) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeLoadBalancer) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeMaintainer) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeMaintainerGroup) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeMaintenance) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeNetwork) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeNetworkZone) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeNotice) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodePort) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodePowerZone) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeProvider) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeQuota) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeRack) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeRackZone) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeRegion) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeRegionService) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeRoleBinding) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeSSHKey) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeServiceMesh) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeSilence) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeTenant) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeUsageRecord) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeUser) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeVirtualMachine) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeVolume) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+
+func __unmarshalKubernetesClusterKubeconfigNode(b []byte, v *KubernetesClusterKubeconfigNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "APIToken":
+		*v = new(KubernetesClusterKubeconfigNodeAPIToken)
+		return json.Unmarshal(b, *v)
+	case "Alert":
+		*v = new(KubernetesClusterKubeconfigNodeAlert)
+		return json.Unmarshal(b, *v)
+	case "Assignment":
+		*v = new(KubernetesClusterKubeconfigNodeAssignment)
+		return json.Unmarshal(b, *v)
+	case "AuditLog":
+		*v = new(KubernetesClusterKubeconfigNodeAuditLog)
+		return json.Unmarshal(b, *v)
+	case "AvailabilityZone":
+		*v = new(KubernetesClusterKubeconfigNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Check":
+		*v = new(KubernetesClusterKubeconfigNodeCheck)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(KubernetesClusterKubeconfigNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "ComputeNode":
+		*v = new(KubernetesClusterKubeconfigNodeComputeNode)
+		return json.Unmarshal(b, *v)
+	case "Datacenter":
+		*v = new(KubernetesClusterKubeconfigNodeDatacenter)
+		return json.Unmarshal(b, *v)
+	case "Event":
+		*v = new(KubernetesClusterKubeconfigNodeEvent)
+		return json.Unmarshal(b, *v)
+	case "EventRule":
+		*v = new(KubernetesClusterKubeconfigNodeEventRule)
+		return json.Unmarshal(b, *v)
+	case "Flavor":
+		*v = new(KubernetesClusterKubeconfigNodeFlavor)
+		return json.Unmarshal(b, *v)
+	case "Floor":
+		*v = new(KubernetesClusterKubeconfigNodeFloor)
+		return json.Unmarshal(b, *v)
+	case "GlobalService":
+		*v = new(KubernetesClusterKubeconfigNodeGlobalService)
+		return json.Unmarshal(b, *v)
+	case "HookDelivery":
+		*v = new(KubernetesClusterKubeconfigNodeHookDelivery)
+		return json.Unmarshal(b, *v)
+	case "Host":
+		*v = new(KubernetesClusterKubeconfigNodeHost)
+		return json.Unmarshal(b, *v)
+	case "HostGroup":
+		*v = new(KubernetesClusterKubeconfigNodeHostGroup)
+		return json.Unmarshal(b, *v)
+	case "IPAddress":
+		*v = new(KubernetesClusterKubeconfigNodeIPAddress)
+		return json.Unmarshal(b, *v)
+	case "IPRange":
+		*v = new(KubernetesClusterKubeconfigNodeIPRange)
+		return json.Unmarshal(b, *v)
+	case "Image":
+		*v = new(KubernetesClusterKubeconfigNodeImage)
+		return json.Unmarshal(b, *v)
+	case "JoinToken":
+		*v = new(KubernetesClusterKubeconfigNodeJoinToken)
+		return json.Unmarshal(b, *v)
+	case "KubernetesCluster":
+		*v = new(KubernetesClusterKubeconfigNodeKubernetesCluster)
+		return json.Unmarshal(b, *v)
+	case "Link":
+		*v = new(KubernetesClusterKubeconfigNodeLink)
+		return json.Unmarshal(b, *v)
+	case "LoadBalancer":
+		*v = new(KubernetesClusterKubeconfigNodeLoadBalancer)
+		return json.Unmarshal(b, *v)
+	case "Maintainer":
+		*v = new(KubernetesClusterKubeconfigNodeMaintainer)
+		return json.Unmarshal(b, *v)
+	case "MaintainerGroup":
+		*v = new(KubernetesClusterKubeconfigNodeMaintainerGroup)
+		return json.Unmarshal(b, *v)
+	case "Maintenance":
+		*v = new(KubernetesClusterKubeconfigNodeMaintenance)
+		return json.Unmarshal(b, *v)
+	case "Network":
+		*v = new(KubernetesClusterKubeconfigNodeNetwork)
+		return json.Unmarshal(b, *v)
+	case "NetworkZone":
+		*v = new(KubernetesClusterKubeconfigNodeNetworkZone)
+		return json.Unmarshal(b, *v)
+	case "Notice":
+		*v = new(KubernetesClusterKubeconfigNodeNotice)
+		return json.Unmarshal(b, *v)
+	case "Port":
+		*v = new(KubernetesClusterKubeconfigNodePort)
+		return json.Unmarshal(b, *v)
+	case "PowerZone":
+		*v = new(KubernetesClusterKubeconfigNodePowerZone)
+		return json.Unmarshal(b, *v)
+	case "Provider":
+		*v = new(KubernetesClusterKubeconfigNodeProvider)
+		return json.Unmarshal(b, *v)
+	case "Quota":
+		*v = new(KubernetesClusterKubeconfigNodeQuota)
+		return json.Unmarshal(b, *v)
+	case "Rack":
+		*v = new(KubernetesClusterKubeconfigNodeRack)
+		return json.Unmarshal(b, *v)
+	case "RackZone":
+		*v = new(KubernetesClusterKubeconfigNodeRackZone)
+		return json.Unmarshal(b, *v)
+	case "Region":
+		*v = new(KubernetesClusterKubeconfigNodeRegion)
+		return json.Unmarshal(b, *v)
+	case "RegionService":
+		*v = new(KubernetesClusterKubeconfigNodeRegionService)
+		return json.Unmarshal(b, *v)
+	case "RoleBinding":
+		*v = new(KubernetesClusterKubeconfigNodeRoleBinding)
+		return json.Unmarshal(b, *v)
+	case "SSHKey":
+		*v = new(KubernetesClusterKubeconfigNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "ServiceMesh":
+		*v = new(KubernetesClusterKubeconfigNodeServiceMesh)
+		return json.Unmarshal(b, *v)
+	case "Silence":
+		*v = new(KubernetesClusterKubeconfigNodeSilence)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(KubernetesClusterKubeconfigNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "UsageRecord":
+		*v = new(KubernetesClusterKubeconfigNodeUsageRecord)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(KubernetesClusterKubeconfigNodeUser)
+		return json.Unmarshal(b, *v)
+	case "VirtualMachine":
+		*v = new(KubernetesClusterKubeconfigNodeVirtualMachine)
+		return json.Unmarshal(b, *v)
+	case "Volume":
+		*v = new(KubernetesClusterKubeconfigNodeVolume)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for KubernetesClusterKubeconfigNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalKubernetesClusterKubeconfigNode(v *KubernetesClusterKubeconfigNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *KubernetesClusterKubeconfigNodeAPIToken:
+		typename = "APIToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeAPIToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeAlert:
+		typename = "Alert"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeAlert
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeAssignment:
+		typename = "Assignment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeAssignment
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeAuditLog:
+		typename = "AuditLog"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeAuditLog
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeAvailabilityZone:
+		typename = "AvailabilityZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeCheck:
+		typename = "Check"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeCheck
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeComputeNode:
+		typename = "ComputeNode"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeComputeNode
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeDatacenter:
+		typename = "Datacenter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeDatacenter
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeEvent:
+		typename = "Event"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeEventRule:
+		typename = "EventRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeEventRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeFlavor:
+		typename = "Flavor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeFlavor
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeFloor:
+		typename = "Floor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeFloor
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeGlobalService:
+		typename = "GlobalService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeGlobalService
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeHookDelivery:
+		typename = "HookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeHookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeHost:
+		typename = "Host"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeHost
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeHostGroup:
+		typename = "HostGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeHostGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeIPAddress:
+		typename = "IPAddress"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeIPAddress
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeIPRange:
+		typename = "IPRange"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeIPRange
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeImage:
+		typename = "Image"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeImage
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeJoinToken:
+		typename = "JoinToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeJoinToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeKubernetesCluster:
+		typename = "KubernetesCluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeKubernetesCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeLink:
+		typename = "Link"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeLink
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeLoadBalancer:
+		typename = "LoadBalancer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeLoadBalancer
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeMaintainer:
+		typename = "Maintainer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeMaintainer
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeMaintainerGroup:
+		typename = "MaintainerGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeMaintainerGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeMaintenance:
+		typename = "Maintenance"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeMaintenance
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeNetwork:
+		typename = "Network"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeNetwork
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeNetworkZone:
+		typename = "NetworkZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeNetworkZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeNotice:
+		typename = "Notice"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeNotice
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodePort:
+		typename = "Port"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodePort
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodePowerZone:
+		typename = "PowerZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodePowerZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeProvider:
+		typename = "Provider"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeProvider
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeQuota:
+		typename = "Quota"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeQuota
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeRack:
+		typename = "Rack"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeRack
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeRackZone:
+		typename = "RackZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeRackZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeRegion:
+		typename = "Region"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeRegion
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeRegionService:
+		typename = "RegionService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeRegionService
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeRoleBinding:
+		typename = "RoleBinding"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeRoleBinding
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeSSHKey:
+		typename = "SSHKey"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeServiceMesh:
+		typename = "ServiceMesh"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeServiceMesh
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeSilence:
+		typename = "Silence"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeSilence
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeUsageRecord:
+		typename = "UsageRecord"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeUsageRecord
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeVirtualMachine:
+		typename = "VirtualMachine"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeVirtualMachine
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeVolume:
+		typename = "Volume"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeVolume
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for KubernetesClusterKubeconfigNode: "%T"`, v)
+	}
+}
+
+// KubernetesClusterKubeconfigNodeAPIToken includes the requested fields of the GraphQL type APIToken.
+type KubernetesClusterKubeconfigNodeAPIToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeAPIToken.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeAPIToken) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeAlert includes the requested fields of the GraphQL type Alert.
+type KubernetesClusterKubeconfigNodeAlert struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeAlert.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeAlert) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeAssignment includes the requested fields of the GraphQL type Assignment.
+type KubernetesClusterKubeconfigNodeAssignment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeAssignment.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeAssignment) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeAuditLog includes the requested fields of the GraphQL type AuditLog.
+type KubernetesClusterKubeconfigNodeAuditLog struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeAuditLog.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeAuditLog) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeAvailabilityZone includes the requested fields of the GraphQL type AvailabilityZone.
+type KubernetesClusterKubeconfigNodeAvailabilityZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeCheck includes the requested fields of the GraphQL type Check.
+type KubernetesClusterKubeconfigNodeCheck struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeCheck.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeCheck) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeCluster includes the requested fields of the GraphQL type Cluster.
+type KubernetesClusterKubeconfigNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeCluster) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type KubernetesClusterKubeconfigNodeComputeNode struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeComputeNode.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeComputeNode) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeDatacenter includes the requested fields of the GraphQL type Datacenter.
+type KubernetesClusterKubeconfigNodeDatacenter struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeDatacenter.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeDatacenter) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeEvent includes the requested fields of the GraphQL type Event.
+type KubernetesClusterKubeconfigNodeEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeEvent.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeEvent) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeEventRule includes the requested fields of the GraphQL type EventRule.
+type KubernetesClusterKubeconfigNodeEventRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeEventRule.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeEventRule) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeFlavor includes the requested fields of the GraphQL type Flavor.
+type KubernetesClusterKubeconfigNodeFlavor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeFlavor.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeFlavor) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeFloor includes the requested fields of the GraphQL type Floor.
+type KubernetesClusterKubeconfigNodeFloor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeFloor.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeFloor) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeGlobalService includes the requested fields of the GraphQL type GlobalService.
+type KubernetesClusterKubeconfigNodeGlobalService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeGlobalService.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeGlobalService) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeHookDelivery includes the requested fields of the GraphQL type HookDelivery.
+type KubernetesClusterKubeconfigNodeHookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeHookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeHookDelivery) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeHost includes the requested fields of the GraphQL type Host.
+type KubernetesClusterKubeconfigNodeHost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeHost.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeHost) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeHostGroup includes the requested fields of the GraphQL type HostGroup.
+type KubernetesClusterKubeconfigNodeHostGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeHostGroup.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeHostGroup) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeIPAddress includes the requested fields of the GraphQL type IPAddress.
+type KubernetesClusterKubeconfigNodeIPAddress struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeIPAddress.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeIPAddress) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeIPRange includes the requested fields of the GraphQL type IPRange.
+type KubernetesClusterKubeconfigNodeIPRange struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeIPRange.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeIPRange) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeImage includes the requested fields of the GraphQL type Image.
+type KubernetesClusterKubeconfigNodeImage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeImage.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeImage) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeJoinToken includes the requested fields of the GraphQL type JoinToken.
+type KubernetesClusterKubeconfigNodeJoinToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeJoinToken.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeJoinToken) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type KubernetesClusterKubeconfigNodeKubernetesCluster struct {
+	Typename *string `json:"__typename"`
+	// The admin kubeconfig (YAML): the API endpoint, the cluster CA and an admin client
+	// certificate. Only the tenant's admins and operators may read it (FORBIDDEN for other
+	// members of the tenant); every read is audited. Null until the cluster's PKI exists.
+	Kubeconfig *string `json:"kubeconfig"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeKubernetesCluster.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeKubernetesCluster) GetTypename() *string { return v.Typename }
+
+// GetKubeconfig returns KubernetesClusterKubeconfigNodeKubernetesCluster.Kubeconfig, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeKubernetesCluster) GetKubeconfig() *string {
+	return v.Kubeconfig
+}
+
+// KubernetesClusterKubeconfigNodeLink includes the requested fields of the GraphQL type Link.
+type KubernetesClusterKubeconfigNodeLink struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeLink.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeLink) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type KubernetesClusterKubeconfigNodeLoadBalancer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeLoadBalancer.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeLoadBalancer) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeMaintainer includes the requested fields of the GraphQL type Maintainer.
+type KubernetesClusterKubeconfigNodeMaintainer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeMaintainer.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeMaintainer) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeMaintainerGroup includes the requested fields of the GraphQL type MaintainerGroup.
+type KubernetesClusterKubeconfigNodeMaintainerGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeMaintainerGroup.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeMaintainerGroup) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeMaintenance includes the requested fields of the GraphQL type Maintenance.
+type KubernetesClusterKubeconfigNodeMaintenance struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeMaintenance.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeMaintenance) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeNetwork includes the requested fields of the GraphQL type Network.
+type KubernetesClusterKubeconfigNodeNetwork struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeNetwork.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeNetwork) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeNetworkZone includes the requested fields of the GraphQL type NetworkZone.
+type KubernetesClusterKubeconfigNodeNetworkZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeNetworkZone.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeNetworkZone) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeNotice includes the requested fields of the GraphQL type Notice.
+type KubernetesClusterKubeconfigNodeNotice struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeNotice.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeNotice) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodePort includes the requested fields of the GraphQL type Port.
+type KubernetesClusterKubeconfigNodePort struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodePort.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodePort) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodePowerZone includes the requested fields of the GraphQL type PowerZone.
+type KubernetesClusterKubeconfigNodePowerZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodePowerZone.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodePowerZone) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeProvider includes the requested fields of the GraphQL type Provider.
+type KubernetesClusterKubeconfigNodeProvider struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeProvider.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeProvider) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeQuota includes the requested fields of the GraphQL type Quota.
+type KubernetesClusterKubeconfigNodeQuota struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeQuota.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeQuota) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeRack includes the requested fields of the GraphQL type Rack.
+type KubernetesClusterKubeconfigNodeRack struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeRack.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeRack) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeRackZone includes the requested fields of the GraphQL type RackZone.
+type KubernetesClusterKubeconfigNodeRackZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeRackZone.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeRackZone) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeRegion includes the requested fields of the GraphQL type Region.
+type KubernetesClusterKubeconfigNodeRegion struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeRegion.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeRegion) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeRegionService includes the requested fields of the GraphQL type RegionService.
+type KubernetesClusterKubeconfigNodeRegionService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeRegionService.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeRegionService) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeRoleBinding includes the requested fields of the GraphQL type RoleBinding.
+type KubernetesClusterKubeconfigNodeRoleBinding struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeRoleBinding.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeRoleBinding) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeSSHKey includes the requested fields of the GraphQL type SSHKey.
+type KubernetesClusterKubeconfigNodeSSHKey struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeSSHKey.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeSSHKey) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type KubernetesClusterKubeconfigNodeServiceMesh struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeServiceMesh.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeServiceMesh) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeSilence includes the requested fields of the GraphQL type Silence.
+type KubernetesClusterKubeconfigNodeSilence struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeSilence.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeSilence) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeTenant includes the requested fields of the GraphQL type Tenant.
+type KubernetesClusterKubeconfigNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeTenant) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeUsageRecord includes the requested fields of the GraphQL type UsageRecord.
+type KubernetesClusterKubeconfigNodeUsageRecord struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeUsageRecord.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeUsageRecord) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeUser includes the requested fields of the GraphQL type User.
+type KubernetesClusterKubeconfigNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeUser) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type KubernetesClusterKubeconfigNodeVirtualMachine struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeVirtualMachine.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeVirtualMachine) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeVolume includes the requested fields of the GraphQL type Volume.
+type KubernetesClusterKubeconfigNodeVolume struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeVolume.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeVolume) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigResponse is returned by KubernetesClusterKubeconfig on success.
+type KubernetesClusterKubeconfigResponse struct {
+	// Fetches an object given its ID.
+	Node *KubernetesClusterKubeconfigNode `json:"-"`
+}
+
+// GetNode returns KubernetesClusterKubeconfigResponse.Node, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigResponse) GetNode() *KubernetesClusterKubeconfigNode {
+	return v.Node
+}
+
+func (v *KubernetesClusterKubeconfigResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*KubernetesClusterKubeconfigResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.KubernetesClusterKubeconfigResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(KubernetesClusterKubeconfigNode)
+			err = __unmarshalKubernetesClusterKubeconfigNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal KubernetesClusterKubeconfigResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalKubernetesClusterKubeconfigResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *KubernetesClusterKubeconfigResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *KubernetesClusterKubeconfigResponse) __premarshalJSON() (*__premarshalKubernetesClusterKubeconfigResponse, error) {
+	var retval __premarshalKubernetesClusterKubeconfigResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalKubernetesClusterKubeconfigNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal KubernetesClusterKubeconfigResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
+// KubernetesClusterPhase is enum for the field phase
+type KubernetesClusterPhase string
+
+const (
+	KubernetesClusterPhasePending       KubernetesClusterPhase = "PENDING"
+	KubernetesClusterPhasePlacing       KubernetesClusterPhase = "PLACING"
+	KubernetesClusterPhasePki           KubernetesClusterPhase = "PKI"
+	KubernetesClusterPhaseBootstrapping KubernetesClusterPhase = "BOOTSTRAPPING"
+	KubernetesClusterPhaseReady         KubernetesClusterPhase = "READY"
+	KubernetesClusterPhaseDeleting      KubernetesClusterPhase = "DELETING"
+)
+
+var AllKubernetesClusterPhase = []KubernetesClusterPhase{
+	KubernetesClusterPhasePending,
+	KubernetesClusterPhasePlacing,
+	KubernetesClusterPhasePki,
+	KubernetesClusterPhaseBootstrapping,
+	KubernetesClusterPhaseReady,
+	KubernetesClusterPhaseDeleting,
+}
+
+// KubernetesClusterSchedulingMode is enum for the field scheduling_mode
+type KubernetesClusterSchedulingMode string
+
+const (
+	KubernetesClusterSchedulingModeSpread KubernetesClusterSchedulingMode = "SPREAD"
+	KubernetesClusterSchedulingModePack   KubernetesClusterSchedulingMode = "PACK"
+)
+
+var AllKubernetesClusterSchedulingMode = []KubernetesClusterSchedulingMode{
+	KubernetesClusterSchedulingModeSpread,
+	KubernetesClusterSchedulingModePack,
+}
+
+// KubernetesClusterStatus is enum for the field status
+type KubernetesClusterStatus string
+
+const (
+	KubernetesClusterStatusInitializing KubernetesClusterStatus = "INITIALIZING"
+	KubernetesClusterStatusCreating     KubernetesClusterStatus = "CREATING"
+	KubernetesClusterStatusActive       KubernetesClusterStatus = "ACTIVE"
+	KubernetesClusterStatusUpdating     KubernetesClusterStatus = "UPDATING"
+	KubernetesClusterStatusDeleting     KubernetesClusterStatus = "DELETING"
+	KubernetesClusterStatusError        KubernetesClusterStatus = "ERROR"
+)
+
+var AllKubernetesClusterStatus = []KubernetesClusterStatus{
+	KubernetesClusterStatusInitializing,
+	KubernetesClusterStatusCreating,
+	KubernetesClusterStatusActive,
+	KubernetesClusterStatusUpdating,
+	KubernetesClusterStatusDeleting,
+	KubernetesClusterStatusError,
+}
+
 // LinkFields includes the GraphQL fields of Link requested by the fragment LinkFields.
 type LinkFields struct {
 	Id      string          `json:"id"`
@@ -6299,6 +8189,226 @@ var AllLinkStatus = []LinkStatus{
 	LinkStatusPlanned,
 	LinkStatusConnected,
 	LinkStatusDecommissioning,
+}
+
+// ListKubernetesClustersKubernetesClustersKubernetesClusterConnection includes the requested fields of the GraphQL type KubernetesClusterConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type ListKubernetesClustersKubernetesClustersKubernetesClusterConnection struct {
+	// A list of edges.
+	Edges []*ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge `json:"edges"`
+}
+
+// GetEdges returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnection) GetEdges() []*ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge {
+	return v.Edges
+}
+
+// ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge includes the requested fields of the GraphQL type KubernetesClusterEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge struct {
+	// The item at the end of the edge.
+	Node *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster `json:"node"`
+}
+
+// GetNode returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge.Node, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdge) GetNode() *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster {
+	return v.Node
+}
+
+// ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster struct {
+	KubernetesClusterFields `json:"-"`
+}
+
+// GetId returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Id, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetId() string {
+	return v.KubernetesClusterFields.Id
+}
+
+// GetName returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Name, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetName() string {
+	return v.KubernetesClusterFields.Name
+}
+
+// GetVersion returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Version, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetVersion() string {
+	return v.KubernetesClusterFields.Version
+}
+
+// GetStatus returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Status, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetStatus() KubernetesClusterStatus {
+	return v.KubernetesClusterFields.Status
+}
+
+// GetStatusReason returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.StatusReason, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetStatusReason() *string {
+	return v.KubernetesClusterFields.StatusReason
+}
+
+// GetPhase returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Phase, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetPhase() KubernetesClusterPhase {
+	return v.KubernetesClusterFields.Phase
+}
+
+// GetControlPlaneCount returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetControlPlaneCount() int {
+	return v.KubernetesClusterFields.ControlPlaneCount
+}
+
+// GetWorkerCount returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.WorkerCount, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetWorkerCount() int {
+	return v.KubernetesClusterFields.WorkerCount
+}
+
+// GetApiEndpoint returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ApiEndpoint, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetApiEndpoint() *string {
+	return v.KubernetesClusterFields.ApiEndpoint
+}
+
+// GetBastionEnabled returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
+// GetNodes returns ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
+	return v.KubernetesClusterFields.Nodes
+}
+
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KubernetesClusterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Version string `json:"version"`
+
+	Status KubernetesClusterStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Phase KubernetesClusterPhase `json:"phase"`
+
+	ControlPlaneCount int `json:"controlPlaneCount"`
+
+	WorkerCount int `json:"workerCount"`
+
+	ApiEndpoint *string `json:"apiEndpoint"`
+
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
+	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
+}
+
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster) __premarshalJSON() (*__premarshalListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster, error) {
+	var retval __premarshalListKubernetesClustersKubernetesClustersKubernetesClusterConnectionEdgesKubernetesClusterEdgeNodeKubernetesCluster
+
+	retval.Id = v.KubernetesClusterFields.Id
+	retval.Name = v.KubernetesClusterFields.Name
+	retval.Version = v.KubernetesClusterFields.Version
+	retval.Status = v.KubernetesClusterFields.Status
+	retval.StatusReason = v.KubernetesClusterFields.StatusReason
+	retval.Phase = v.KubernetesClusterFields.Phase
+	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
+	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
+	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
+	retval.Nodes = v.KubernetesClusterFields.Nodes
+	return &retval, nil
+}
+
+// ListKubernetesClustersResponse is returned by ListKubernetesClusters on success.
+type ListKubernetesClustersResponse struct {
+	KubernetesClusters ListKubernetesClustersKubernetesClustersKubernetesClusterConnection `json:"kubernetesClusters"`
+}
+
+// GetKubernetesClusters returns ListKubernetesClustersResponse.KubernetesClusters, and is useful for accessing the field via an interface.
+func (v *ListKubernetesClustersResponse) GetKubernetesClusters() ListKubernetesClustersKubernetesClustersKubernetesClusterConnection {
+	return v.KubernetesClusters
 }
 
 type ModelPriceInput struct {
@@ -7287,6 +9397,201 @@ type SSHKeyFieldsTenant struct {
 
 // GetId returns SSHKeyFieldsTenant.Id, and is useful for accessing the field via an interface.
 func (v *SSHKeyFieldsTenant) GetId() string { return v.Id }
+
+// ScaleKubernetesClusterResponse is returned by ScaleKubernetesCluster on success.
+type ScaleKubernetesClusterResponse struct {
+	// Set the number of workers of a cluster: more are placed spread across availability zones
+	// and bootstrapped with kubeadm join; fewer removes the highest-numbered workers. The
+	// cluster is UPDATING until the change settled.
+	ScaleKubernetesCluster ScaleKubernetesClusterScaleKubernetesCluster `json:"scaleKubernetesCluster"`
+}
+
+// GetScaleKubernetesCluster returns ScaleKubernetesClusterResponse.ScaleKubernetesCluster, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterResponse) GetScaleKubernetesCluster() ScaleKubernetesClusterScaleKubernetesCluster {
+	return v.ScaleKubernetesCluster
+}
+
+// ScaleKubernetesClusterScaleKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type ScaleKubernetesClusterScaleKubernetesCluster struct {
+	KubernetesClusterFields `json:"-"`
+}
+
+// GetId returns ScaleKubernetesClusterScaleKubernetesCluster.Id, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetId() string {
+	return v.KubernetesClusterFields.Id
+}
+
+// GetName returns ScaleKubernetesClusterScaleKubernetesCluster.Name, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetName() string {
+	return v.KubernetesClusterFields.Name
+}
+
+// GetVersion returns ScaleKubernetesClusterScaleKubernetesCluster.Version, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetVersion() string {
+	return v.KubernetesClusterFields.Version
+}
+
+// GetStatus returns ScaleKubernetesClusterScaleKubernetesCluster.Status, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetStatus() KubernetesClusterStatus {
+	return v.KubernetesClusterFields.Status
+}
+
+// GetStatusReason returns ScaleKubernetesClusterScaleKubernetesCluster.StatusReason, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetStatusReason() *string {
+	return v.KubernetesClusterFields.StatusReason
+}
+
+// GetPhase returns ScaleKubernetesClusterScaleKubernetesCluster.Phase, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetPhase() KubernetesClusterPhase {
+	return v.KubernetesClusterFields.Phase
+}
+
+// GetControlPlaneCount returns ScaleKubernetesClusterScaleKubernetesCluster.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetControlPlaneCount() int {
+	return v.KubernetesClusterFields.ControlPlaneCount
+}
+
+// GetWorkerCount returns ScaleKubernetesClusterScaleKubernetesCluster.WorkerCount, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetWorkerCount() int {
+	return v.KubernetesClusterFields.WorkerCount
+}
+
+// GetApiEndpoint returns ScaleKubernetesClusterScaleKubernetesCluster.ApiEndpoint, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetApiEndpoint() *string {
+	return v.KubernetesClusterFields.ApiEndpoint
+}
+
+// GetBastionEnabled returns ScaleKubernetesClusterScaleKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns ScaleKubernetesClusterScaleKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns ScaleKubernetesClusterScaleKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns ScaleKubernetesClusterScaleKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns ScaleKubernetesClusterScaleKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns ScaleKubernetesClusterScaleKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns ScaleKubernetesClusterScaleKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
+// GetNodes returns ScaleKubernetesClusterScaleKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
+	return v.KubernetesClusterFields.Nodes
+}
+
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ScaleKubernetesClusterScaleKubernetesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ScaleKubernetesClusterScaleKubernetesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KubernetesClusterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalScaleKubernetesClusterScaleKubernetesCluster struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Version string `json:"version"`
+
+	Status KubernetesClusterStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Phase KubernetesClusterPhase `json:"phase"`
+
+	ControlPlaneCount int `json:"controlPlaneCount"`
+
+	WorkerCount int `json:"workerCount"`
+
+	ApiEndpoint *string `json:"apiEndpoint"`
+
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
+	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
+}
+
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ScaleKubernetesClusterScaleKubernetesCluster) __premarshalJSON() (*__premarshalScaleKubernetesClusterScaleKubernetesCluster, error) {
+	var retval __premarshalScaleKubernetesClusterScaleKubernetesCluster
+
+	retval.Id = v.KubernetesClusterFields.Id
+	retval.Name = v.KubernetesClusterFields.Name
+	retval.Version = v.KubernetesClusterFields.Version
+	retval.Status = v.KubernetesClusterFields.Status
+	retval.StatusReason = v.KubernetesClusterFields.StatusReason
+	retval.Phase = v.KubernetesClusterFields.Phase
+	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
+	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
+	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
+	retval.Nodes = v.KubernetesClusterFields.Nodes
+	return &retval, nil
+}
 
 // ScaleRegionServiceResponse is returned by ScaleRegionService on success.
 type ScaleRegionServiceResponse struct {
@@ -10798,6 +13103,201 @@ func (v *UpdateVolumeUpdateVolume) __premarshalJSON() (*__premarshalUpdateVolume
 	return &retval, nil
 }
 
+// UpgradeKubernetesClusterResponse is returned by UpgradeKubernetesCluster on success.
+type UpgradeKubernetesClusterResponse struct {
+	// Upgrade a cluster to version: a rolling replacement, one node at a time (control planes
+	// first): a new node of the new version joins, and once its guest reports it ready the old
+	// one is removed. The cluster is UPDATING until the last old node is gone.
+	UpgradeKubernetesCluster UpgradeKubernetesClusterUpgradeKubernetesCluster `json:"upgradeKubernetesCluster"`
+}
+
+// GetUpgradeKubernetesCluster returns UpgradeKubernetesClusterResponse.UpgradeKubernetesCluster, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterResponse) GetUpgradeKubernetesCluster() UpgradeKubernetesClusterUpgradeKubernetesCluster {
+	return v.UpgradeKubernetesCluster
+}
+
+// UpgradeKubernetesClusterUpgradeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type UpgradeKubernetesClusterUpgradeKubernetesCluster struct {
+	KubernetesClusterFields `json:"-"`
+}
+
+// GetId returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Id, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetId() string {
+	return v.KubernetesClusterFields.Id
+}
+
+// GetName returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Name, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetName() string {
+	return v.KubernetesClusterFields.Name
+}
+
+// GetVersion returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Version, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetVersion() string {
+	return v.KubernetesClusterFields.Version
+}
+
+// GetStatus returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Status, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetStatus() KubernetesClusterStatus {
+	return v.KubernetesClusterFields.Status
+}
+
+// GetStatusReason returns UpgradeKubernetesClusterUpgradeKubernetesCluster.StatusReason, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetStatusReason() *string {
+	return v.KubernetesClusterFields.StatusReason
+}
+
+// GetPhase returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Phase, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetPhase() KubernetesClusterPhase {
+	return v.KubernetesClusterFields.Phase
+}
+
+// GetControlPlaneCount returns UpgradeKubernetesClusterUpgradeKubernetesCluster.ControlPlaneCount, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetControlPlaneCount() int {
+	return v.KubernetesClusterFields.ControlPlaneCount
+}
+
+// GetWorkerCount returns UpgradeKubernetesClusterUpgradeKubernetesCluster.WorkerCount, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetWorkerCount() int {
+	return v.KubernetesClusterFields.WorkerCount
+}
+
+// GetApiEndpoint returns UpgradeKubernetesClusterUpgradeKubernetesCluster.ApiEndpoint, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetApiEndpoint() *string {
+	return v.KubernetesClusterFields.ApiEndpoint
+}
+
+// GetBastionEnabled returns UpgradeKubernetesClusterUpgradeKubernetesCluster.BastionEnabled, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetBastionEnabled() bool {
+	return v.KubernetesClusterFields.BastionEnabled
+}
+
+// GetPlugins returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Plugins, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetPlugins() []string {
+	return v.KubernetesClusterFields.Plugins
+}
+
+// GetTenant returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Tenant, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetTenant() KubernetesClusterFieldsTenant {
+	return v.KubernetesClusterFields.Tenant
+}
+
+// GetRegion returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Region, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetRegion() KubernetesClusterFieldsRegion {
+	return v.KubernetesClusterFields.Region
+}
+
+// GetFlavor returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Flavor, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetFlavor() *KubernetesClusterFieldsFlavor {
+	return v.KubernetesClusterFields.Flavor
+}
+
+// GetImage returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Image, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetImage() *KubernetesClusterFieldsImage {
+	return v.KubernetesClusterFields.Image
+}
+
+// GetServiceMesh returns UpgradeKubernetesClusterUpgradeKubernetesCluster.ServiceMesh, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetServiceMesh() *KubernetesClusterFieldsServiceMesh {
+	return v.KubernetesClusterFields.ServiceMesh
+}
+
+// GetNodes returns UpgradeKubernetesClusterUpgradeKubernetesCluster.Nodes, and is useful for accessing the field via an interface.
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) GetNodes() []KubernetesClusterFieldsNodesKubernetesNode {
+	return v.KubernetesClusterFields.Nodes
+}
+
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpgradeKubernetesClusterUpgradeKubernetesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpgradeKubernetesClusterUpgradeKubernetesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KubernetesClusterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpgradeKubernetesClusterUpgradeKubernetesCluster struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Version string `json:"version"`
+
+	Status KubernetesClusterStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Phase KubernetesClusterPhase `json:"phase"`
+
+	ControlPlaneCount int `json:"controlPlaneCount"`
+
+	WorkerCount int `json:"workerCount"`
+
+	ApiEndpoint *string `json:"apiEndpoint"`
+
+	BastionEnabled bool `json:"bastionEnabled"`
+
+	Plugins []string `json:"plugins"`
+
+	Tenant KubernetesClusterFieldsTenant `json:"tenant"`
+
+	Region KubernetesClusterFieldsRegion `json:"region"`
+
+	Flavor *KubernetesClusterFieldsFlavor `json:"flavor"`
+
+	Image *KubernetesClusterFieldsImage `json:"image"`
+
+	ServiceMesh *KubernetesClusterFieldsServiceMesh `json:"serviceMesh"`
+
+	Nodes []KubernetesClusterFieldsNodesKubernetesNode `json:"nodes"`
+}
+
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpgradeKubernetesClusterUpgradeKubernetesCluster) __premarshalJSON() (*__premarshalUpgradeKubernetesClusterUpgradeKubernetesCluster, error) {
+	var retval __premarshalUpgradeKubernetesClusterUpgradeKubernetesCluster
+
+	retval.Id = v.KubernetesClusterFields.Id
+	retval.Name = v.KubernetesClusterFields.Name
+	retval.Version = v.KubernetesClusterFields.Version
+	retval.Status = v.KubernetesClusterFields.Status
+	retval.StatusReason = v.KubernetesClusterFields.StatusReason
+	retval.Phase = v.KubernetesClusterFields.Phase
+	retval.ControlPlaneCount = v.KubernetesClusterFields.ControlPlaneCount
+	retval.WorkerCount = v.KubernetesClusterFields.WorkerCount
+	retval.ApiEndpoint = v.KubernetesClusterFields.ApiEndpoint
+	retval.BastionEnabled = v.KubernetesClusterFields.BastionEnabled
+	retval.Plugins = v.KubernetesClusterFields.Plugins
+	retval.Tenant = v.KubernetesClusterFields.Tenant
+	retval.Region = v.KubernetesClusterFields.Region
+	retval.Flavor = v.KubernetesClusterFields.Flavor
+	retval.Image = v.KubernetesClusterFields.Image
+	retval.ServiceMesh = v.KubernetesClusterFields.ServiceMesh
+	retval.Nodes = v.KubernetesClusterFields.Nodes
+	return &retval, nil
+}
+
 // What usage lines are grouped by, besides the resource kind.
 type UsageGroupBy string
 
@@ -11428,6 +13928,14 @@ type __CreateHostInput struct {
 // GetInput returns __CreateHostInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateHostInput) GetInput() CreateHostInput { return v.Input }
 
+// __CreateKubernetesClusterInput is used internally by genqlient
+type __CreateKubernetesClusterInput struct {
+	Input CreateKubernetesClusterInput `json:"input"`
+}
+
+// GetInput returns __CreateKubernetesClusterInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateKubernetesClusterInput) GetInput() CreateKubernetesClusterInput { return v.Input }
+
 // __CreateLinkInput is used internally by genqlient
 type __CreateLinkInput struct {
 	Input CreateLinkInput `json:"input"`
@@ -11523,6 +14031,14 @@ type __DeleteHostInput struct {
 
 // GetId returns __DeleteHostInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteHostInput) GetId() string { return v.Id }
+
+// __DeleteKubernetesClusterInput is used internally by genqlient
+type __DeleteKubernetesClusterInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteKubernetesClusterInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteKubernetesClusterInput) GetId() string { return v.Id }
 
 // __DeleteLinkInput is used internally by genqlient
 type __DeleteLinkInput struct {
@@ -11688,6 +14204,14 @@ type __GetIPAddressInput struct {
 // GetId returns __GetIPAddressInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetIPAddressInput) GetId() string { return v.Id }
 
+// __GetKubernetesClusterInput is used internally by genqlient
+type __GetKubernetesClusterInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetKubernetesClusterInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetKubernetesClusterInput) GetId() string { return v.Id }
+
 // __GetLinkInput is used internally by genqlient
 type __GetLinkInput struct {
 	Id string `json:"id"`
@@ -11788,6 +14312,22 @@ func (v *__InvoicesInput) GetTenantID() string { return v.TenantID }
 // GetFirst returns __InvoicesInput.First, and is useful for accessing the field via an interface.
 func (v *__InvoicesInput) GetFirst() *int { return v.First }
 
+// __KubernetesClusterKubeconfigInput is used internally by genqlient
+type __KubernetesClusterKubeconfigInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __KubernetesClusterKubeconfigInput.Id, and is useful for accessing the field via an interface.
+func (v *__KubernetesClusterKubeconfigInput) GetId() string { return v.Id }
+
+// __ListKubernetesClustersInput is used internally by genqlient
+type __ListKubernetesClustersInput struct {
+	First *int `json:"first"`
+}
+
+// GetFirst returns __ListKubernetesClustersInput.First, and is useful for accessing the field via an interface.
+func (v *__ListKubernetesClustersInput) GetFirst() *int { return v.First }
+
 // __RebootVMInput is used internally by genqlient
 type __RebootVMInput struct {
 	Id string `json:"id"`
@@ -11815,6 +14355,18 @@ type __ReleaseIPAddressInput struct {
 
 // GetId returns __ReleaseIPAddressInput.Id, and is useful for accessing the field via an interface.
 func (v *__ReleaseIPAddressInput) GetId() string { return v.Id }
+
+// __ScaleKubernetesClusterInput is used internally by genqlient
+type __ScaleKubernetesClusterInput struct {
+	Id      string `json:"id"`
+	Workers int    `json:"workers"`
+}
+
+// GetId returns __ScaleKubernetesClusterInput.Id, and is useful for accessing the field via an interface.
+func (v *__ScaleKubernetesClusterInput) GetId() string { return v.Id }
+
+// GetWorkers returns __ScaleKubernetesClusterInput.Workers, and is useful for accessing the field via an interface.
+func (v *__ScaleKubernetesClusterInput) GetWorkers() int { return v.Workers }
 
 // __ScaleRegionServiceInput is used internally by genqlient
 type __ScaleRegionServiceInput struct {
@@ -12007,6 +14559,18 @@ func (v *__UpdateVolumeInput) GetId() string { return v.Id }
 
 // GetInput returns __UpdateVolumeInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateVolumeInput) GetInput() UpdateVolumeInput { return v.Input }
+
+// __UpgradeKubernetesClusterInput is used internally by genqlient
+type __UpgradeKubernetesClusterInput struct {
+	Id      string `json:"id"`
+	Version string `json:"version"`
+}
+
+// GetId returns __UpgradeKubernetesClusterInput.Id, and is useful for accessing the field via an interface.
+func (v *__UpgradeKubernetesClusterInput) GetId() string { return v.Id }
+
+// GetVersion returns __UpgradeKubernetesClusterInput.Version, and is useful for accessing the field via an interface.
+func (v *__UpgradeKubernetesClusterInput) GetVersion() string { return v.Version }
 
 // __UsageInput is used internally by genqlient
 type __UsageInput struct {
@@ -12333,6 +14897,75 @@ func CreateHost(
 	}
 
 	data_ = &CreateHostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CreateKubernetesCluster.
+const CreateKubernetesCluster_Operation = `
+mutation CreateKubernetesCluster ($input: CreateKubernetesClusterInput!) {
+	createKubernetesCluster(input: $input) {
+		... KubernetesClusterFields
+	}
+}
+fragment KubernetesClusterFields on KubernetesCluster {
+	id
+	name
+	version
+	status
+	statusReason
+	phase
+	controlPlaneCount
+	workerCount
+	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
+	nodes {
+		name
+		role
+		state
+		step
+		reason
+	}
+}
+`
+
+func CreateKubernetesCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateKubernetesClusterInput,
+) (data_ *CreateKubernetesClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateKubernetesCluster",
+		Query:  CreateKubernetesCluster_Operation,
+		Variables: &__CreateKubernetesClusterInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateKubernetesClusterResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -12897,6 +15530,38 @@ func DeleteHost(
 	}
 
 	data_ = &DeleteHostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteKubernetesCluster.
+const DeleteKubernetesCluster_Operation = `
+mutation DeleteKubernetesCluster ($id: ID!) {
+	deleteKubernetesCluster(id: $id)
+}
+`
+
+func DeleteKubernetesCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteKubernetesClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteKubernetesCluster",
+		Query:  DeleteKubernetesCluster_Operation,
+		Variables: &__DeleteKubernetesClusterInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteKubernetesClusterResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -13677,6 +16342,79 @@ func GetIPAddress(
 	return data_, err_
 }
 
+// The query executed by GetKubernetesCluster.
+const GetKubernetesCluster_Operation = `
+query GetKubernetesCluster ($id: ID!) {
+	kubernetesClusters(where: {id:$id}) {
+		edges {
+			node {
+				... KubernetesClusterFields
+			}
+		}
+	}
+}
+fragment KubernetesClusterFields on KubernetesCluster {
+	id
+	name
+	version
+	status
+	statusReason
+	phase
+	controlPlaneCount
+	workerCount
+	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
+	nodes {
+		name
+		role
+		state
+		step
+		reason
+	}
+}
+`
+
+func GetKubernetesCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetKubernetesClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetKubernetesCluster",
+		Query:  GetKubernetesCluster_Operation,
+		Variables: &__GetKubernetesClusterInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetKubernetesClusterResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by GetLink.
 const GetLink_Operation = `
 query GetLink ($id: ID!) {
@@ -14360,6 +17098,116 @@ func Invoices(
 	return data_, err_
 }
 
+// The query executed by KubernetesClusterKubeconfig.
+const KubernetesClusterKubeconfig_Operation = `
+query KubernetesClusterKubeconfig ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... on KubernetesCluster {
+			kubeconfig
+		}
+	}
+}
+`
+
+func KubernetesClusterKubeconfig(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *KubernetesClusterKubeconfigResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "KubernetesClusterKubeconfig",
+		Query:  KubernetesClusterKubeconfig_Operation,
+		Variables: &__KubernetesClusterKubeconfigInput{
+			Id: id,
+		},
+	}
+
+	data_ = &KubernetesClusterKubeconfigResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListKubernetesClusters.
+const ListKubernetesClusters_Operation = `
+query ListKubernetesClusters ($first: Int) {
+	kubernetesClusters(first: $first) {
+		edges {
+			node {
+				... KubernetesClusterFields
+			}
+		}
+	}
+}
+fragment KubernetesClusterFields on KubernetesCluster {
+	id
+	name
+	version
+	status
+	statusReason
+	phase
+	controlPlaneCount
+	workerCount
+	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
+	nodes {
+		name
+		role
+		state
+		step
+		reason
+	}
+}
+`
+
+func ListKubernetesClusters(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+) (data_ *ListKubernetesClustersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListKubernetesClusters",
+		Query:  ListKubernetesClusters_Operation,
+		Variables: &__ListKubernetesClustersInput{
+			First: first,
+		},
+	}
+
+	data_ = &ListKubernetesClustersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PriceList.
 const PriceList_Operation = `
 query PriceList {
@@ -14549,6 +17397,77 @@ func ReleaseIPAddress(
 	}
 
 	data_ = &ReleaseIPAddressResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ScaleKubernetesCluster.
+const ScaleKubernetesCluster_Operation = `
+mutation ScaleKubernetesCluster ($id: ID!, $workers: Int!) {
+	scaleKubernetesCluster(id: $id, workers: $workers) {
+		... KubernetesClusterFields
+	}
+}
+fragment KubernetesClusterFields on KubernetesCluster {
+	id
+	name
+	version
+	status
+	statusReason
+	phase
+	controlPlaneCount
+	workerCount
+	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
+	nodes {
+		name
+		role
+		state
+		step
+		reason
+	}
+}
+`
+
+func ScaleKubernetesCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	workers int,
+) (data_ *ScaleKubernetesClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ScaleKubernetesCluster",
+		Query:  ScaleKubernetesCluster_Operation,
+		Variables: &__ScaleKubernetesClusterInput{
+			Id:      id,
+			Workers: workers,
+		},
+	}
+
+	data_ = &ScaleKubernetesClusterResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -15473,6 +18392,77 @@ func UpdateVolume(
 	}
 
 	data_ = &UpdateVolumeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpgradeKubernetesCluster.
+const UpgradeKubernetesCluster_Operation = `
+mutation UpgradeKubernetesCluster ($id: ID!, $version: String!) {
+	upgradeKubernetesCluster(id: $id, version: $version) {
+		... KubernetesClusterFields
+	}
+}
+fragment KubernetesClusterFields on KubernetesCluster {
+	id
+	name
+	version
+	status
+	statusReason
+	phase
+	controlPlaneCount
+	workerCount
+	apiEndpoint
+	bastionEnabled
+	plugins
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	serviceMesh {
+		id
+	}
+	nodes {
+		name
+		role
+		state
+		step
+		reason
+	}
+}
+`
+
+func UpgradeKubernetesCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	version string,
+) (data_ *UpgradeKubernetesClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpgradeKubernetesCluster",
+		Query:  UpgradeKubernetesCluster_Operation,
+		Variables: &__UpgradeKubernetesClusterInput{
+			Id:      id,
+			Version: version,
+		},
+	}
+
+	data_ = &UpgradeKubernetesClusterResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

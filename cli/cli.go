@@ -48,6 +48,7 @@ func commands() map[string]command {
 		"types":     {"types   (the types get, list and describe know)", runTypes},
 		"vm":        {"vm create|start|stop|reboot|delete ...", runVM},
 		"node":      {"node cordon|uncordon|drain|reenroll NODE_ID ...", runNode},
+		"clusters":  {"clusters create|list|kubeconfig|scale|upgrade ...   (Kubernetes clusters)", runClusters},
 		"flavor":    {"flavor create|set ... [--exclusive NONE|HOST|NUMA_NODE] [--network-mbps N]", runFlavor},
 		"watch":     {"watch vms|nodes|regionservices [--id ID] [--tenant ID] [--count N]", runWatch},
 		"inventory": {"inventory --list | --host NAME   (Ansible dynamic inventory)", runInventory},

@@ -3125,6 +3125,22 @@ func (c *FlavorClient) QueryRegionServices(_m *Flavor) *RegionServiceQuery {
 	return query
 }
 
+// QueryKubernetesClusters queries the kubernetes_clusters edge of a Flavor.
+func (c *FlavorClient) QueryKubernetesClusters(_m *Flavor) *KubernetesClusterQuery {
+	query := (&KubernetesClusterClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(flavor.Table, flavor.FieldID, id),
+			sqlgraph.To(kubernetescluster.Table, kubernetescluster.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, flavor.KubernetesClustersTable, flavor.KubernetesClustersColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *FlavorClient) Hooks() []Hook {
 	hooks := c.hooks.Flavor
@@ -4629,6 +4645,22 @@ func (c *ImageClient) QueryRegionServices(_m *Image) *RegionServiceQuery {
 	return query
 }
 
+// QueryKubernetesClusters queries the kubernetes_clusters edge of a Image.
+func (c *ImageClient) QueryKubernetesClusters(_m *Image) *KubernetesClusterQuery {
+	query := (&KubernetesClusterClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(image.Table, image.FieldID, id),
+			sqlgraph.To(kubernetescluster.Table, kubernetescluster.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, image.KubernetesClustersTable, image.KubernetesClustersColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *ImageClient) Hooks() []Hook {
 	hooks := c.hooks.Image
@@ -5120,6 +5152,38 @@ func (c *KubernetesClusterClient) QueryVirtualMachines(_m *KubernetesCluster) *V
 			sqlgraph.From(kubernetescluster.Table, kubernetescluster.FieldID, id),
 			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, kubernetescluster.VirtualMachinesTable, kubernetescluster.VirtualMachinesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryFlavor queries the flavor edge of a KubernetesCluster.
+func (c *KubernetesClusterClient) QueryFlavor(_m *KubernetesCluster) *FlavorQuery {
+	query := (&FlavorClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(kubernetescluster.Table, kubernetescluster.FieldID, id),
+			sqlgraph.To(flavor.Table, flavor.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, kubernetescluster.FlavorTable, kubernetescluster.FlavorColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryImage queries the image edge of a KubernetesCluster.
+func (c *KubernetesClusterClient) QueryImage(_m *KubernetesCluster) *ImageQuery {
+	query := (&ImageClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(kubernetescluster.Table, kubernetescluster.FieldID, id),
+			sqlgraph.To(image.Table, image.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, kubernetescluster.ImageTable, kubernetescluster.ImageColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil

@@ -156,9 +156,10 @@ var Edges = map[string]map[string]EdgeInfo{
 		"deliveries": {Target: "HookDelivery", Field: "Deliveries", Unique: false, OwnFK: false},
 	},
 	"Flavor": {
-		"provider":         {Target: "Provider", Field: "Provider", Unique: true, OwnFK: true},
-		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
-		"region_services":  {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
+		"provider":            {Target: "Provider", Field: "Provider", Unique: true, OwnFK: true},
+		"virtual_machines":    {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+		"region_services":     {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
+		"kubernetes_clusters": {Target: "KubernetesCluster", Field: "KubernetesClusters", Unique: false, OwnFK: false},
 	},
 	"Floor": {
 		"datacenter": {Target: "Datacenter", Field: "Datacenter", Unique: true, OwnFK: true},
@@ -200,8 +201,9 @@ var Edges = map[string]map[string]EdgeInfo{
 		"network": {Target: "Network", Field: "Network", Unique: true, OwnFK: true},
 	},
 	"Image": {
-		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
-		"region_services":  {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
+		"virtual_machines":    {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+		"region_services":     {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
+		"kubernetes_clusters": {Target: "KubernetesCluster", Field: "KubernetesClusters", Unique: false, OwnFK: false},
 	},
 	"Invoice": {},
 	"JoinToken": {
@@ -213,6 +215,8 @@ var Edges = map[string]map[string]EdgeInfo{
 		"region":            {Target: "Region", Field: "Region", Unique: true, OwnFK: true},
 		"service_mesh":      {Target: "ServiceMesh", Field: "ServiceMesh", Unique: true, OwnFK: true},
 		"virtual_machines":  {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+		"flavor":            {Target: "Flavor", Field: "Flavor", Unique: true, OwnFK: true},
+		"image":             {Target: "Image", Field: "Image", Unique: true, OwnFK: true},
 		"maintainers":       {Target: "Maintainer", Field: "Maintainers", Unique: false, OwnFK: false},
 		"maintainer_groups": {Target: "MaintainerGroup", Field: "MaintainerGroups", Unique: false, OwnFK: false},
 	},

@@ -627,18 +627,34 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "KubernetesCluster",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			kubernetescluster.FieldCreatedAt:         {Type: field.TypeTime, Column: kubernetescluster.FieldCreatedAt},
-			kubernetescluster.FieldUpdatedAt:         {Type: field.TypeTime, Column: kubernetescluster.FieldUpdatedAt},
-			kubernetescluster.FieldName:              {Type: field.TypeString, Column: kubernetescluster.FieldName},
-			kubernetescluster.FieldDescription:       {Type: field.TypeString, Column: kubernetescluster.FieldDescription},
-			kubernetescluster.FieldVersion:           {Type: field.TypeString, Column: kubernetescluster.FieldVersion},
-			kubernetescluster.FieldSchedulingMode:    {Type: field.TypeEnum, Column: kubernetescluster.FieldSchedulingMode},
-			kubernetescluster.FieldControlPlaneCount: {Type: field.TypeInt, Column: kubernetescluster.FieldControlPlaneCount},
-			kubernetescluster.FieldWorkerCount:       {Type: field.TypeInt, Column: kubernetescluster.FieldWorkerCount},
-			kubernetescluster.FieldPlugins:           {Type: field.TypeJSON, Column: kubernetescluster.FieldPlugins},
-			kubernetescluster.FieldBastion:           {Type: field.TypeString, Column: kubernetescluster.FieldBastion},
-			kubernetescluster.FieldStatus:            {Type: field.TypeEnum, Column: kubernetescluster.FieldStatus},
-			kubernetescluster.FieldStatusReason:      {Type: field.TypeString, Column: kubernetescluster.FieldStatusReason},
+			kubernetescluster.FieldCreatedAt:             {Type: field.TypeTime, Column: kubernetescluster.FieldCreatedAt},
+			kubernetescluster.FieldUpdatedAt:             {Type: field.TypeTime, Column: kubernetescluster.FieldUpdatedAt},
+			kubernetescluster.FieldName:                  {Type: field.TypeString, Column: kubernetescluster.FieldName},
+			kubernetescluster.FieldDescription:           {Type: field.TypeString, Column: kubernetescluster.FieldDescription},
+			kubernetescluster.FieldVersion:               {Type: field.TypeString, Column: kubernetescluster.FieldVersion},
+			kubernetescluster.FieldSchedulingMode:        {Type: field.TypeEnum, Column: kubernetescluster.FieldSchedulingMode},
+			kubernetescluster.FieldControlPlaneCount:     {Type: field.TypeInt, Column: kubernetescluster.FieldControlPlaneCount},
+			kubernetescluster.FieldWorkerCount:           {Type: field.TypeInt, Column: kubernetescluster.FieldWorkerCount},
+			kubernetescluster.FieldPlugins:               {Type: field.TypeJSON, Column: kubernetescluster.FieldPlugins},
+			kubernetescluster.FieldBastion:               {Type: field.TypeString, Column: kubernetescluster.FieldBastion},
+			kubernetescluster.FieldBastionEnabled:        {Type: field.TypeBool, Column: kubernetescluster.FieldBastionEnabled},
+			kubernetescluster.FieldPodCidr:               {Type: field.TypeString, Column: kubernetescluster.FieldPodCidr},
+			kubernetescluster.FieldServiceCidr:           {Type: field.TypeString, Column: kubernetescluster.FieldServiceCidr},
+			kubernetescluster.FieldStatus:                {Type: field.TypeEnum, Column: kubernetescluster.FieldStatus},
+			kubernetescluster.FieldStatusReason:          {Type: field.TypeString, Column: kubernetescluster.FieldStatusReason},
+			kubernetescluster.FieldPhase:                 {Type: field.TypeEnum, Column: kubernetescluster.FieldPhase},
+			kubernetescluster.FieldNodes:                 {Type: field.TypeJSON, Column: kubernetescluster.FieldNodes},
+			kubernetescluster.FieldNextWorkerIndex:       {Type: field.TypeInt, Column: kubernetescluster.FieldNextWorkerIndex},
+			kubernetescluster.FieldNextControlPlaneIndex: {Type: field.TypeInt, Column: kubernetescluster.FieldNextControlPlaneIndex},
+			kubernetescluster.FieldAPIEndpoint:           {Type: field.TypeString, Column: kubernetescluster.FieldAPIEndpoint},
+			kubernetescluster.FieldAPIVip:                {Type: field.TypeString, Column: kubernetescluster.FieldAPIVip},
+			kubernetescluster.FieldAPILoadBalancerID:     {Type: field.TypeInt, Column: kubernetescluster.FieldAPILoadBalancerID},
+			kubernetescluster.FieldCaCertificate:         {Type: field.TypeString, Column: kubernetescluster.FieldCaCertificate},
+			kubernetescluster.FieldPkiSealed:             {Type: field.TypeString, Column: kubernetescluster.FieldPkiSealed},
+			kubernetescluster.FieldJoinTokenID:           {Type: field.TypeString, Column: kubernetescluster.FieldJoinTokenID},
+			kubernetescluster.FieldJoinTokenSealed:       {Type: field.TypeString, Column: kubernetescluster.FieldJoinTokenSealed},
+			kubernetescluster.FieldJoinTokenExpiresAt:    {Type: field.TypeTime, Column: kubernetescluster.FieldJoinTokenExpiresAt},
+			kubernetescluster.FieldServiceMeshStatus:     {Type: field.TypeEnum, Column: kubernetescluster.FieldServiceMeshStatus},
 		},
 	}
 	graph.Nodes[23] = &sqlgraph.Node{
@@ -1952,6 +1968,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"RegionService",
 	)
 	graph.MustAddE(
+		"kubernetes_clusters",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+		},
+		"Flavor",
+		"KubernetesCluster",
+	)
+	graph.MustAddE(
 		"datacenter",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -2276,6 +2304,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"RegionService",
 	)
 	graph.MustAddE(
+		"kubernetes_clusters",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+		},
+		"Image",
+		"KubernetesCluster",
+	)
+	graph.MustAddE(
 		"cluster",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -2346,6 +2386,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"KubernetesCluster",
 		"VirtualMachine",
+	)
+	graph.MustAddE(
+		"flavor",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.FlavorTable,
+			Columns: []string{kubernetescluster.FlavorColumn},
+			Bidi:    false,
+		},
+		"KubernetesCluster",
+		"Flavor",
+	)
+	graph.MustAddE(
+		"image",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.ImageTable,
+			Columns: []string{kubernetescluster.ImageColumn},
+			Bidi:    false,
+		},
+		"KubernetesCluster",
+		"Image",
 	)
 	graph.MustAddE(
 		"maintainers",
@@ -6065,6 +6129,20 @@ func (f *FlavorFilter) WhereHasRegionServicesWith(preds ...predicate.RegionServi
 	})))
 }
 
+// WhereHasKubernetesClusters applies a predicate to check if query has an edge kubernetes_clusters.
+func (f *FlavorFilter) WhereHasKubernetesClusters() {
+	f.Where(entql.HasEdge("kubernetes_clusters"))
+}
+
+// WhereHasKubernetesClustersWith applies a predicate to check if query has an edge kubernetes_clusters with a given conditions (other predicates).
+func (f *FlavorFilter) WhereHasKubernetesClustersWith(preds ...predicate.KubernetesCluster) {
+	f.Where(entql.HasEdgeWith("kubernetes_clusters", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *FloorQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -7173,6 +7251,20 @@ func (f *ImageFilter) WhereHasRegionServicesWith(preds ...predicate.RegionServic
 	})))
 }
 
+// WhereHasKubernetesClusters applies a predicate to check if query has an edge kubernetes_clusters.
+func (f *ImageFilter) WhereHasKubernetesClusters() {
+	f.Where(entql.HasEdge("kubernetes_clusters"))
+}
+
+// WhereHasKubernetesClustersWith applies a predicate to check if query has an edge kubernetes_clusters with a given conditions (other predicates).
+func (f *ImageFilter) WhereHasKubernetesClustersWith(preds ...predicate.KubernetesCluster) {
+	f.Where(entql.HasEdgeWith("kubernetes_clusters", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *InvoiceQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -7446,6 +7538,21 @@ func (f *KubernetesClusterFilter) WhereBastion(p entql.StringP) {
 	f.Where(p.Field(kubernetescluster.FieldBastion))
 }
 
+// WhereBastionEnabled applies the entql bool predicate on the bastion_enabled field.
+func (f *KubernetesClusterFilter) WhereBastionEnabled(p entql.BoolP) {
+	f.Where(p.Field(kubernetescluster.FieldBastionEnabled))
+}
+
+// WherePodCidr applies the entql string predicate on the pod_cidr field.
+func (f *KubernetesClusterFilter) WherePodCidr(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldPodCidr))
+}
+
+// WhereServiceCidr applies the entql string predicate on the service_cidr field.
+func (f *KubernetesClusterFilter) WhereServiceCidr(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldServiceCidr))
+}
+
 // WhereStatus applies the entql string predicate on the status field.
 func (f *KubernetesClusterFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(kubernetescluster.FieldStatus))
@@ -7454,6 +7561,71 @@ func (f *KubernetesClusterFilter) WhereStatus(p entql.StringP) {
 // WhereStatusReason applies the entql string predicate on the status_reason field.
 func (f *KubernetesClusterFilter) WhereStatusReason(p entql.StringP) {
 	f.Where(p.Field(kubernetescluster.FieldStatusReason))
+}
+
+// WherePhase applies the entql string predicate on the phase field.
+func (f *KubernetesClusterFilter) WherePhase(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldPhase))
+}
+
+// WhereNodes applies the entql json.RawMessage predicate on the nodes field.
+func (f *KubernetesClusterFilter) WhereNodes(p entql.BytesP) {
+	f.Where(p.Field(kubernetescluster.FieldNodes))
+}
+
+// WhereNextWorkerIndex applies the entql int predicate on the next_worker_index field.
+func (f *KubernetesClusterFilter) WhereNextWorkerIndex(p entql.IntP) {
+	f.Where(p.Field(kubernetescluster.FieldNextWorkerIndex))
+}
+
+// WhereNextControlPlaneIndex applies the entql int predicate on the next_control_plane_index field.
+func (f *KubernetesClusterFilter) WhereNextControlPlaneIndex(p entql.IntP) {
+	f.Where(p.Field(kubernetescluster.FieldNextControlPlaneIndex))
+}
+
+// WhereAPIEndpoint applies the entql string predicate on the api_endpoint field.
+func (f *KubernetesClusterFilter) WhereAPIEndpoint(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldAPIEndpoint))
+}
+
+// WhereAPIVip applies the entql string predicate on the api_vip field.
+func (f *KubernetesClusterFilter) WhereAPIVip(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldAPIVip))
+}
+
+// WhereAPILoadBalancerID applies the entql int predicate on the api_load_balancer_id field.
+func (f *KubernetesClusterFilter) WhereAPILoadBalancerID(p entql.IntP) {
+	f.Where(p.Field(kubernetescluster.FieldAPILoadBalancerID))
+}
+
+// WhereCaCertificate applies the entql string predicate on the ca_certificate field.
+func (f *KubernetesClusterFilter) WhereCaCertificate(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldCaCertificate))
+}
+
+// WherePkiSealed applies the entql string predicate on the pki_sealed field.
+func (f *KubernetesClusterFilter) WherePkiSealed(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldPkiSealed))
+}
+
+// WhereJoinTokenID applies the entql string predicate on the join_token_id field.
+func (f *KubernetesClusterFilter) WhereJoinTokenID(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldJoinTokenID))
+}
+
+// WhereJoinTokenSealed applies the entql string predicate on the join_token_sealed field.
+func (f *KubernetesClusterFilter) WhereJoinTokenSealed(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldJoinTokenSealed))
+}
+
+// WhereJoinTokenExpiresAt applies the entql time.Time predicate on the join_token_expires_at field.
+func (f *KubernetesClusterFilter) WhereJoinTokenExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(kubernetescluster.FieldJoinTokenExpiresAt))
+}
+
+// WhereServiceMeshStatus applies the entql string predicate on the service_mesh_status field.
+func (f *KubernetesClusterFilter) WhereServiceMeshStatus(p entql.StringP) {
+	f.Where(p.Field(kubernetescluster.FieldServiceMeshStatus))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -7506,6 +7678,34 @@ func (f *KubernetesClusterFilter) WhereHasVirtualMachines() {
 // WhereHasVirtualMachinesWith applies a predicate to check if query has an edge virtual_machines with a given conditions (other predicates).
 func (f *KubernetesClusterFilter) WhereHasVirtualMachinesWith(preds ...predicate.VirtualMachine) {
 	f.Where(entql.HasEdgeWith("virtual_machines", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasFlavor applies a predicate to check if query has an edge flavor.
+func (f *KubernetesClusterFilter) WhereHasFlavor() {
+	f.Where(entql.HasEdge("flavor"))
+}
+
+// WhereHasFlavorWith applies a predicate to check if query has an edge flavor with a given conditions (other predicates).
+func (f *KubernetesClusterFilter) WhereHasFlavorWith(preds ...predicate.Flavor) {
+	f.Where(entql.HasEdgeWith("flavor", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasImage applies a predicate to check if query has an edge image.
+func (f *KubernetesClusterFilter) WhereHasImage() {
+	f.Where(entql.HasEdge("image"))
+}
+
+// WhereHasImageWith applies a predicate to check if query has an edge image with a given conditions (other predicates).
+func (f *KubernetesClusterFilter) WhereHasImageWith(preds ...predicate.Image) {
+	f.Where(entql.HasEdgeWith("image", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

@@ -67,14 +67,17 @@ type FlavorEdges struct {
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// RegionServices holds the value of the region_services edge.
 	RegionServices []*RegionService `json:"region_services,omitempty"`
+	// KubernetesClusters holds the value of the kubernetes_clusters edge.
+	KubernetesClusters []*KubernetesCluster `json:"kubernetes_clusters,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
 	totalCount [3]map[string]int
 
-	namedVirtualMachines map[string][]*VirtualMachine
-	namedRegionServices  map[string][]*RegionService
+	namedVirtualMachines    map[string][]*VirtualMachine
+	namedRegionServices     map[string][]*RegionService
+	namedKubernetesClusters map[string][]*KubernetesCluster
 }
 
 // ProviderOrErr returns the Provider value or an error if the edge
@@ -104,6 +107,15 @@ func (e FlavorEdges) RegionServicesOrErr() ([]*RegionService, error) {
 		return e.RegionServices, nil
 	}
 	return nil, &NotLoadedError{edge: "region_services"}
+}
+
+// KubernetesClustersOrErr returns the KubernetesClusters value or an error if the edge
+// was not loaded in eager-loading.
+func (e FlavorEdges) KubernetesClustersOrErr() ([]*KubernetesCluster, error) {
+	if e.loadedTypes[3] {
+		return e.KubernetesClusters, nil
+	}
+	return nil, &NotLoadedError{edge: "kubernetes_clusters"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -279,6 +291,11 @@ func (_m *Flavor) QueryRegionServices() *RegionServiceQuery {
 	return NewFlavorClient(_m.config).QueryRegionServices(_m)
 }
 
+// QueryKubernetesClusters queries the "kubernetes_clusters" edge of the Flavor entity.
+func (_m *Flavor) QueryKubernetesClusters() *KubernetesClusterQuery {
+	return NewFlavorClient(_m.config).QueryKubernetesClusters(_m)
+}
+
 // Update returns a builder for updating this Flavor.
 // Note that you need to call Flavor.Unwrap() before calling this method if this Flavor
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -398,6 +415,30 @@ func (_m *Flavor) appendNamedRegionServices(name string, edges ...*RegionService
 		_m.Edges.namedRegionServices[name] = []*RegionService{}
 	} else {
 		_m.Edges.namedRegionServices[name] = append(_m.Edges.namedRegionServices[name], edges...)
+	}
+}
+
+// NamedKubernetesClusters returns the KubernetesClusters named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Flavor) NamedKubernetesClusters(name string) ([]*KubernetesCluster, error) {
+	if _m.Edges.namedKubernetesClusters == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedKubernetesClusters[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Flavor) appendNamedKubernetesClusters(name string, edges ...*KubernetesCluster) {
+	if _m.Edges.namedKubernetesClusters == nil {
+		_m.Edges.namedKubernetesClusters = make(map[string][]*KubernetesCluster)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedKubernetesClusters[name] = []*KubernetesCluster{}
+	} else {
+		_m.Edges.namedKubernetesClusters[name] = append(_m.Edges.namedKubernetesClusters[name], edges...)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
@@ -265,6 +266,21 @@ func (_c *FlavorCreate) AddRegionServices(v ...*RegionService) *FlavorCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddRegionServiceIDs(ids...)
+}
+
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (_c *FlavorCreate) AddKubernetesClusterIDs(ids ...int) *FlavorCreate {
+	_c.mutation.AddKubernetesClusterIDs(ids...)
+	return _c
+}
+
+// AddKubernetesClusters adds the "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_c *FlavorCreate) AddKubernetesClusters(v ...*KubernetesCluster) *FlavorCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddKubernetesClusterIDs(ids...)
 }
 
 // Mutation returns the FlavorMutation object of the builder.
@@ -573,6 +589,22 @@ func (_c *FlavorCreate) createSpec() (*Flavor, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.KubernetesClustersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -24,18 +25,20 @@ import (
 // FlavorQuery is the builder for querying Flavor entities.
 type FlavorQuery struct {
 	config
-	ctx                      *QueryContext
-	order                    []flavor.OrderOption
-	inters                   []Interceptor
-	predicates               []predicate.Flavor
-	withProvider             *ProviderQuery
-	withVirtualMachines      *VirtualMachineQuery
-	withRegionServices       *RegionServiceQuery
-	withFKs                  bool
-	loadTotal                []func(context.Context, []*Flavor) error
-	modifiers                []func(*sql.Selector)
-	withNamedVirtualMachines map[string]*VirtualMachineQuery
-	withNamedRegionServices  map[string]*RegionServiceQuery
+	ctx                         *QueryContext
+	order                       []flavor.OrderOption
+	inters                      []Interceptor
+	predicates                  []predicate.Flavor
+	withProvider                *ProviderQuery
+	withVirtualMachines         *VirtualMachineQuery
+	withRegionServices          *RegionServiceQuery
+	withKubernetesClusters      *KubernetesClusterQuery
+	withFKs                     bool
+	loadTotal                   []func(context.Context, []*Flavor) error
+	modifiers                   []func(*sql.Selector)
+	withNamedVirtualMachines    map[string]*VirtualMachineQuery
+	withNamedRegionServices     map[string]*RegionServiceQuery
+	withNamedKubernetesClusters map[string]*KubernetesClusterQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -131,6 +134,28 @@ func (_q *FlavorQuery) QueryRegionServices() *RegionServiceQuery {
 			sqlgraph.From(flavor.Table, flavor.FieldID, selector),
 			sqlgraph.To(regionservice.Table, regionservice.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, flavor.RegionServicesTable, flavor.RegionServicesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryKubernetesClusters chains the current query on the "kubernetes_clusters" edge.
+func (_q *FlavorQuery) QueryKubernetesClusters() *KubernetesClusterQuery {
+	query := (&KubernetesClusterClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(flavor.Table, flavor.FieldID, selector),
+			sqlgraph.To(kubernetescluster.Table, kubernetescluster.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, flavor.KubernetesClustersTable, flavor.KubernetesClustersColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -325,14 +350,15 @@ func (_q *FlavorQuery) Clone() *FlavorQuery {
 		return nil
 	}
 	return &FlavorQuery{
-		config:              _q.config,
-		ctx:                 _q.ctx.Clone(),
-		order:               append([]flavor.OrderOption{}, _q.order...),
-		inters:              append([]Interceptor{}, _q.inters...),
-		predicates:          append([]predicate.Flavor{}, _q.predicates...),
-		withProvider:        _q.withProvider.Clone(),
-		withVirtualMachines: _q.withVirtualMachines.Clone(),
-		withRegionServices:  _q.withRegionServices.Clone(),
+		config:                 _q.config,
+		ctx:                    _q.ctx.Clone(),
+		order:                  append([]flavor.OrderOption{}, _q.order...),
+		inters:                 append([]Interceptor{}, _q.inters...),
+		predicates:             append([]predicate.Flavor{}, _q.predicates...),
+		withProvider:           _q.withProvider.Clone(),
+		withVirtualMachines:    _q.withVirtualMachines.Clone(),
+		withRegionServices:     _q.withRegionServices.Clone(),
+		withKubernetesClusters: _q.withKubernetesClusters.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -370,6 +396,17 @@ func (_q *FlavorQuery) WithRegionServices(opts ...func(*RegionServiceQuery)) *Fl
 		opt(query)
 	}
 	_q.withRegionServices = query
+	return _q
+}
+
+// WithKubernetesClusters tells the query-builder to eager-load the nodes that are connected to
+// the "kubernetes_clusters" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *FlavorQuery) WithKubernetesClusters(opts ...func(*KubernetesClusterQuery)) *FlavorQuery {
+	query := (&KubernetesClusterClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withKubernetesClusters = query
 	return _q
 }
 
@@ -458,10 +495,11 @@ func (_q *FlavorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Flavo
 		nodes       = []*Flavor{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withProvider != nil,
 			_q.withVirtualMachines != nil,
 			_q.withRegionServices != nil,
+			_q.withKubernetesClusters != nil,
 		}
 	)
 	if _q.withProvider != nil {
@@ -511,6 +549,15 @@ func (_q *FlavorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Flavo
 			return nil, err
 		}
 	}
+	if query := _q.withKubernetesClusters; query != nil {
+		if err := _q.loadKubernetesClusters(ctx, query, nodes,
+			func(n *Flavor) { n.Edges.KubernetesClusters = []*KubernetesCluster{} },
+			func(n *Flavor, e *KubernetesCluster) {
+				n.Edges.KubernetesClusters = append(n.Edges.KubernetesClusters, e)
+			}); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedVirtualMachines {
 		if err := _q.loadVirtualMachines(ctx, query, nodes,
 			func(n *Flavor) { n.appendNamedVirtualMachines(name) },
@@ -522,6 +569,13 @@ func (_q *FlavorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Flavo
 		if err := _q.loadRegionServices(ctx, query, nodes,
 			func(n *Flavor) { n.appendNamedRegionServices(name) },
 			func(n *Flavor, e *RegionService) { n.appendNamedRegionServices(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedKubernetesClusters {
+		if err := _q.loadKubernetesClusters(ctx, query, nodes,
+			func(n *Flavor) { n.appendNamedKubernetesClusters(name) },
+			func(n *Flavor, e *KubernetesCluster) { n.appendNamedKubernetesClusters(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -622,6 +676,37 @@ func (_q *FlavorQuery) loadRegionServices(ctx context.Context, query *RegionServ
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "flavor_region_services" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *FlavorQuery) loadKubernetesClusters(ctx context.Context, query *KubernetesClusterQuery, nodes []*Flavor, init func(*Flavor), assign func(*Flavor, *KubernetesCluster)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Flavor)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.KubernetesCluster(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(flavor.KubernetesClustersColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.flavor_kubernetes_clusters
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "flavor_kubernetes_clusters" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "flavor_kubernetes_clusters" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -772,6 +857,20 @@ func (_q *FlavorQuery) WithNamedRegionServices(name string, opts ...func(*Region
 		_q.withNamedRegionServices = make(map[string]*RegionServiceQuery)
 	}
 	_q.withNamedRegionServices[name] = query
+	return _q
+}
+
+// WithNamedKubernetesClusters tells the query-builder to eager-load the nodes that are connected to the "kubernetes_clusters"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *FlavorQuery) WithNamedKubernetesClusters(name string, opts ...func(*KubernetesClusterQuery)) *FlavorQuery {
+	query := (&KubernetesClusterClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedKubernetesClusters == nil {
+		_q.withNamedKubernetesClusters = make(map[string]*KubernetesClusterQuery)
+	}
+	_q.withNamedKubernetesClusters[name] = query
 	return _q
 }
 

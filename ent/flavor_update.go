@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -369,6 +370,21 @@ func (_u *FlavorUpdate) AddRegionServices(v ...*RegionService) *FlavorUpdate {
 	return _u.AddRegionServiceIDs(ids...)
 }
 
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (_u *FlavorUpdate) AddKubernetesClusterIDs(ids ...int) *FlavorUpdate {
+	_u.mutation.AddKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// AddKubernetesClusters adds the "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *FlavorUpdate) AddKubernetesClusters(v ...*KubernetesCluster) *FlavorUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddKubernetesClusterIDs(ids...)
+}
+
 // Mutation returns the FlavorMutation object of the builder.
 func (_u *FlavorUpdate) Mutation() *FlavorMutation {
 	return _u.mutation
@@ -420,6 +436,27 @@ func (_u *FlavorUpdate) RemoveRegionServices(v ...*RegionService) *FlavorUpdate 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRegionServiceIDs(ids...)
+}
+
+// ClearKubernetesClusters clears all "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *FlavorUpdate) ClearKubernetesClusters() *FlavorUpdate {
+	_u.mutation.ClearKubernetesClusters()
+	return _u
+}
+
+// RemoveKubernetesClusterIDs removes the "kubernetes_clusters" edge to KubernetesCluster entities by IDs.
+func (_u *FlavorUpdate) RemoveKubernetesClusterIDs(ids ...int) *FlavorUpdate {
+	_u.mutation.RemoveKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// RemoveKubernetesClusters removes "kubernetes_clusters" edges to KubernetesCluster entities.
+func (_u *FlavorUpdate) RemoveKubernetesClusters(v ...*KubernetesCluster) *FlavorUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveKubernetesClusterIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -748,6 +785,51 @@ func (_u *FlavorUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedKubernetesClustersIDs(); len(nodes) > 0 && !_u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.KubernetesClustersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -1112,6 +1194,21 @@ func (_u *FlavorUpdateOne) AddRegionServices(v ...*RegionService) *FlavorUpdateO
 	return _u.AddRegionServiceIDs(ids...)
 }
 
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (_u *FlavorUpdateOne) AddKubernetesClusterIDs(ids ...int) *FlavorUpdateOne {
+	_u.mutation.AddKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// AddKubernetesClusters adds the "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *FlavorUpdateOne) AddKubernetesClusters(v ...*KubernetesCluster) *FlavorUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddKubernetesClusterIDs(ids...)
+}
+
 // Mutation returns the FlavorMutation object of the builder.
 func (_u *FlavorUpdateOne) Mutation() *FlavorMutation {
 	return _u.mutation
@@ -1163,6 +1260,27 @@ func (_u *FlavorUpdateOne) RemoveRegionServices(v ...*RegionService) *FlavorUpda
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRegionServiceIDs(ids...)
+}
+
+// ClearKubernetesClusters clears all "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *FlavorUpdateOne) ClearKubernetesClusters() *FlavorUpdateOne {
+	_u.mutation.ClearKubernetesClusters()
+	return _u
+}
+
+// RemoveKubernetesClusterIDs removes the "kubernetes_clusters" edge to KubernetesCluster entities by IDs.
+func (_u *FlavorUpdateOne) RemoveKubernetesClusterIDs(ids ...int) *FlavorUpdateOne {
+	_u.mutation.RemoveKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// RemoveKubernetesClusters removes "kubernetes_clusters" edges to KubernetesCluster entities.
+func (_u *FlavorUpdateOne) RemoveKubernetesClusters(v ...*KubernetesCluster) *FlavorUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveKubernetesClusterIDs(ids...)
 }
 
 // Where appends a list predicates to the FlavorUpdate builder.
@@ -1521,6 +1639,51 @@ func (_u *FlavorUpdateOne) sqlSave(ctx context.Context) (_node *Flavor, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedKubernetesClustersIDs(); len(nodes) > 0 && !_u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.KubernetesClustersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   flavor.KubernetesClustersTable,
+			Columns: []string{flavor.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

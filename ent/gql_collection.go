@@ -7734,6 +7734,28 @@ func (_q *KubernetesClusterQuery) collectField(ctx context.Context, oneNode bool
 				*wq = *query
 			})
 
+		case "flavor":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&FlavorClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, flavorImplementors)...); err != nil {
+				return err
+			}
+			_q.withFlavor = query
+
+		case "image":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ImageClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, imageImplementors)...); err != nil {
+				return err
+			}
+			_q.withImage = query
+
 		case "maintainers":
 			var (
 				alias = field.Alias
@@ -7781,10 +7803,10 @@ func (_q *KubernetesClusterQuery) collectField(ctx context.Context, oneNode bool
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -7792,10 +7814,10 @@ func (_q *KubernetesClusterQuery) collectField(ctx context.Context, oneNode bool
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*KubernetesCluster) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Maintainers)
-							if nodes[i].Edges.totalCount[4] == nil {
-								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							if nodes[i].Edges.totalCount[6] == nil {
+								nodes[i].Edges.totalCount[6] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[4][alias] = n
+							nodes[i].Edges.totalCount[6][alias] = n
 						}
 						return nil
 					})
@@ -7874,10 +7896,10 @@ func (_q *KubernetesClusterQuery) collectField(ctx context.Context, oneNode bool
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -7885,10 +7907,10 @@ func (_q *KubernetesClusterQuery) collectField(ctx context.Context, oneNode bool
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*KubernetesCluster) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.MaintainerGroups)
-							if nodes[i].Edges.totalCount[5] == nil {
-								nodes[i].Edges.totalCount[5] = make(map[string]int)
+							if nodes[i].Edges.totalCount[7] == nil {
+								nodes[i].Edges.totalCount[7] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[5][alias] = n
+							nodes[i].Edges.totalCount[7][alias] = n
 						}
 						return nil
 					})
@@ -7969,6 +7991,21 @@ func (_q *KubernetesClusterQuery) collectField(ctx context.Context, oneNode bool
 				selectedFields = append(selectedFields, kubernetescluster.FieldBastion)
 				fieldSeen[kubernetescluster.FieldBastion] = struct{}{}
 			}
+		case "bastionEnabled":
+			if _, ok := fieldSeen[kubernetescluster.FieldBastionEnabled]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldBastionEnabled)
+				fieldSeen[kubernetescluster.FieldBastionEnabled] = struct{}{}
+			}
+		case "podCidr":
+			if _, ok := fieldSeen[kubernetescluster.FieldPodCidr]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldPodCidr)
+				fieldSeen[kubernetescluster.FieldPodCidr] = struct{}{}
+			}
+		case "serviceCidr":
+			if _, ok := fieldSeen[kubernetescluster.FieldServiceCidr]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldServiceCidr)
+				fieldSeen[kubernetescluster.FieldServiceCidr] = struct{}{}
+			}
 		case "status":
 			if _, ok := fieldSeen[kubernetescluster.FieldStatus]; !ok {
 				selectedFields = append(selectedFields, kubernetescluster.FieldStatus)
@@ -7978,6 +8015,36 @@ func (_q *KubernetesClusterQuery) collectField(ctx context.Context, oneNode bool
 			if _, ok := fieldSeen[kubernetescluster.FieldStatusReason]; !ok {
 				selectedFields = append(selectedFields, kubernetescluster.FieldStatusReason)
 				fieldSeen[kubernetescluster.FieldStatusReason] = struct{}{}
+			}
+		case "phase":
+			if _, ok := fieldSeen[kubernetescluster.FieldPhase]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldPhase)
+				fieldSeen[kubernetescluster.FieldPhase] = struct{}{}
+			}
+		case "nodes":
+			if _, ok := fieldSeen[kubernetescluster.FieldNodes]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldNodes)
+				fieldSeen[kubernetescluster.FieldNodes] = struct{}{}
+			}
+		case "apiEndpoint":
+			if _, ok := fieldSeen[kubernetescluster.FieldAPIEndpoint]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldAPIEndpoint)
+				fieldSeen[kubernetescluster.FieldAPIEndpoint] = struct{}{}
+			}
+		case "apiVip":
+			if _, ok := fieldSeen[kubernetescluster.FieldAPIVip]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldAPIVip)
+				fieldSeen[kubernetescluster.FieldAPIVip] = struct{}{}
+			}
+		case "caCertificate":
+			if _, ok := fieldSeen[kubernetescluster.FieldCaCertificate]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldCaCertificate)
+				fieldSeen[kubernetescluster.FieldCaCertificate] = struct{}{}
+			}
+		case "serviceMeshStatus":
+			if _, ok := fieldSeen[kubernetescluster.FieldServiceMeshStatus]; !ok {
+				selectedFields = append(selectedFields, kubernetescluster.FieldServiceMeshStatus)
+				fieldSeen[kubernetescluster.FieldServiceMeshStatus] = struct{}{}
 			}
 		case "id":
 		case "__typename":

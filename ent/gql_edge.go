@@ -1334,6 +1334,22 @@ func (_m *KubernetesCluster) VirtualMachines(
 	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *KubernetesCluster) Flavor(ctx context.Context) (*Flavor, error) {
+	result, err := _m.Edges.FlavorOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryFlavor().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *KubernetesCluster) Image(ctx context.Context) (*Image, error) {
+	result, err := _m.Edges.ImageOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryImage().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
 func (_m *KubernetesCluster) Maintainers(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *MaintainerOrder, where *MaintainerWhereInput,
 ) (*MaintainerConnection, error) {
@@ -1342,7 +1358,7 @@ func (_m *KubernetesCluster) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -1363,7 +1379,7 @@ func (_m *KubernetesCluster) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {

@@ -2651,10 +2651,15 @@ type CreateKubernetesClusterInput struct {
 	WorkerCount        *int
 	Plugins            []string
 	Bastion            *string
+	BastionEnabled     *bool
+	PodCidr            *string
+	ServiceCidr        *string
 	TenantID           int
 	RegionID           int
 	ServiceMeshID      *int
 	VirtualMachineIDs  []int
+	FlavorID           *int
+	ImageID            *int
 	MaintainerIDs      []int
 	MaintainerGroupIDs []int
 }
@@ -2681,6 +2686,15 @@ func (i *CreateKubernetesClusterInput) Mutate(m *KubernetesClusterMutation) {
 	if v := i.Bastion; v != nil {
 		m.SetBastion(*v)
 	}
+	if v := i.BastionEnabled; v != nil {
+		m.SetBastionEnabled(*v)
+	}
+	if v := i.PodCidr; v != nil {
+		m.SetPodCidr(*v)
+	}
+	if v := i.ServiceCidr; v != nil {
+		m.SetServiceCidr(*v)
+	}
 	m.SetTenantID(i.TenantID)
 	m.SetRegionID(i.RegionID)
 	if v := i.ServiceMeshID; v != nil {
@@ -2688,6 +2702,12 @@ func (i *CreateKubernetesClusterInput) Mutate(m *KubernetesClusterMutation) {
 	}
 	if v := i.VirtualMachineIDs; len(v) > 0 {
 		m.AddVirtualMachineIDs(v...)
+	}
+	if v := i.FlavorID; v != nil {
+		m.SetFlavorID(*v)
+	}
+	if v := i.ImageID; v != nil {
+		m.SetImageID(*v)
 	}
 	if v := i.MaintainerIDs; len(v) > 0 {
 		m.AddMaintainerIDs(v...)
@@ -2724,6 +2744,10 @@ type UpdateKubernetesClusterInput struct {
 	ClearVirtualMachines     bool
 	AddVirtualMachineIDs     []int
 	RemoveVirtualMachineIDs  []int
+	ClearFlavor              bool
+	FlavorID                 *int
+	ClearImage               bool
+	ImageID                  *int
 	ClearMaintainers         bool
 	AddMaintainerIDs         []int
 	RemoveMaintainerIDs      []int
@@ -2790,6 +2814,18 @@ func (i *UpdateKubernetesClusterInput) Mutate(m *KubernetesClusterMutation) {
 	}
 	if v := i.RemoveVirtualMachineIDs; len(v) > 0 {
 		m.RemoveVirtualMachineIDs(v...)
+	}
+	if i.ClearFlavor {
+		m.ClearFlavor()
+	}
+	if v := i.FlavorID; v != nil {
+		m.SetFlavorID(*v)
+	}
+	if i.ClearImage {
+		m.ClearImage()
+	}
+	if v := i.ImageID; v != nil {
+		m.SetImageID(*v)
 	}
 	if i.ClearMaintainers {
 		m.ClearMaintainers()

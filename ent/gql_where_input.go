@@ -14406,6 +14406,40 @@ type KubernetesClusterWhereInput struct {
 	BastionEqualFold    *string  `json:"bastionEqualFold,omitempty"`
 	BastionContainsFold *string  `json:"bastionContainsFold,omitempty"`
 
+	// "bastion_enabled" field predicates.
+	BastionEnabled    *bool `json:"bastionEnabled,omitempty"`
+	BastionEnabledNEQ *bool `json:"bastionEnabledNEQ,omitempty"`
+
+	// "pod_cidr" field predicates.
+	PodCidr             *string  `json:"podCidr,omitempty"`
+	PodCidrNEQ          *string  `json:"podCidrNEQ,omitempty"`
+	PodCidrIn           []string `json:"podCidrIn,omitempty"`
+	PodCidrNotIn        []string `json:"podCidrNotIn,omitempty"`
+	PodCidrGT           *string  `json:"podCidrGT,omitempty"`
+	PodCidrGTE          *string  `json:"podCidrGTE,omitempty"`
+	PodCidrLT           *string  `json:"podCidrLT,omitempty"`
+	PodCidrLTE          *string  `json:"podCidrLTE,omitempty"`
+	PodCidrContains     *string  `json:"podCidrContains,omitempty"`
+	PodCidrHasPrefix    *string  `json:"podCidrHasPrefix,omitempty"`
+	PodCidrHasSuffix    *string  `json:"podCidrHasSuffix,omitempty"`
+	PodCidrEqualFold    *string  `json:"podCidrEqualFold,omitempty"`
+	PodCidrContainsFold *string  `json:"podCidrContainsFold,omitempty"`
+
+	// "service_cidr" field predicates.
+	ServiceCidr             *string  `json:"serviceCidr,omitempty"`
+	ServiceCidrNEQ          *string  `json:"serviceCidrNEQ,omitempty"`
+	ServiceCidrIn           []string `json:"serviceCidrIn,omitempty"`
+	ServiceCidrNotIn        []string `json:"serviceCidrNotIn,omitempty"`
+	ServiceCidrGT           *string  `json:"serviceCidrGT,omitempty"`
+	ServiceCidrGTE          *string  `json:"serviceCidrGTE,omitempty"`
+	ServiceCidrLT           *string  `json:"serviceCidrLT,omitempty"`
+	ServiceCidrLTE          *string  `json:"serviceCidrLTE,omitempty"`
+	ServiceCidrContains     *string  `json:"serviceCidrContains,omitempty"`
+	ServiceCidrHasPrefix    *string  `json:"serviceCidrHasPrefix,omitempty"`
+	ServiceCidrHasSuffix    *string  `json:"serviceCidrHasSuffix,omitempty"`
+	ServiceCidrEqualFold    *string  `json:"serviceCidrEqualFold,omitempty"`
+	ServiceCidrContainsFold *string  `json:"serviceCidrContainsFold,omitempty"`
+
 	// "status" field predicates.
 	Status      *kubernetescluster.Status  `json:"status,omitempty"`
 	StatusNEQ   *kubernetescluster.Status  `json:"statusNEQ,omitempty"`
@@ -14429,6 +14463,69 @@ type KubernetesClusterWhereInput struct {
 	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
 	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
 
+	// "phase" field predicates.
+	Phase      *kubernetescluster.Phase  `json:"phase,omitempty"`
+	PhaseNEQ   *kubernetescluster.Phase  `json:"phaseNEQ,omitempty"`
+	PhaseIn    []kubernetescluster.Phase `json:"phaseIn,omitempty"`
+	PhaseNotIn []kubernetescluster.Phase `json:"phaseNotIn,omitempty"`
+
+	// "api_endpoint" field predicates.
+	APIEndpoint             *string  `json:"apiEndpoint,omitempty"`
+	APIEndpointNEQ          *string  `json:"apiEndpointNEQ,omitempty"`
+	APIEndpointIn           []string `json:"apiEndpointIn,omitempty"`
+	APIEndpointNotIn        []string `json:"apiEndpointNotIn,omitempty"`
+	APIEndpointGT           *string  `json:"apiEndpointGT,omitempty"`
+	APIEndpointGTE          *string  `json:"apiEndpointGTE,omitempty"`
+	APIEndpointLT           *string  `json:"apiEndpointLT,omitempty"`
+	APIEndpointLTE          *string  `json:"apiEndpointLTE,omitempty"`
+	APIEndpointContains     *string  `json:"apiEndpointContains,omitempty"`
+	APIEndpointHasPrefix    *string  `json:"apiEndpointHasPrefix,omitempty"`
+	APIEndpointHasSuffix    *string  `json:"apiEndpointHasSuffix,omitempty"`
+	APIEndpointIsNil        bool     `json:"apiEndpointIsNil,omitempty"`
+	APIEndpointNotNil       bool     `json:"apiEndpointNotNil,omitempty"`
+	APIEndpointEqualFold    *string  `json:"apiEndpointEqualFold,omitempty"`
+	APIEndpointContainsFold *string  `json:"apiEndpointContainsFold,omitempty"`
+
+	// "api_vip" field predicates.
+	APIVip             *string  `json:"apiVip,omitempty"`
+	APIVipNEQ          *string  `json:"apiVipNEQ,omitempty"`
+	APIVipIn           []string `json:"apiVipIn,omitempty"`
+	APIVipNotIn        []string `json:"apiVipNotIn,omitempty"`
+	APIVipGT           *string  `json:"apiVipGT,omitempty"`
+	APIVipGTE          *string  `json:"apiVipGTE,omitempty"`
+	APIVipLT           *string  `json:"apiVipLT,omitempty"`
+	APIVipLTE          *string  `json:"apiVipLTE,omitempty"`
+	APIVipContains     *string  `json:"apiVipContains,omitempty"`
+	APIVipHasPrefix    *string  `json:"apiVipHasPrefix,omitempty"`
+	APIVipHasSuffix    *string  `json:"apiVipHasSuffix,omitempty"`
+	APIVipIsNil        bool     `json:"apiVipIsNil,omitempty"`
+	APIVipNotNil       bool     `json:"apiVipNotNil,omitempty"`
+	APIVipEqualFold    *string  `json:"apiVipEqualFold,omitempty"`
+	APIVipContainsFold *string  `json:"apiVipContainsFold,omitempty"`
+
+	// "ca_certificate" field predicates.
+	CaCertificate             *string  `json:"caCertificate,omitempty"`
+	CaCertificateNEQ          *string  `json:"caCertificateNEQ,omitempty"`
+	CaCertificateIn           []string `json:"caCertificateIn,omitempty"`
+	CaCertificateNotIn        []string `json:"caCertificateNotIn,omitempty"`
+	CaCertificateGT           *string  `json:"caCertificateGT,omitempty"`
+	CaCertificateGTE          *string  `json:"caCertificateGTE,omitempty"`
+	CaCertificateLT           *string  `json:"caCertificateLT,omitempty"`
+	CaCertificateLTE          *string  `json:"caCertificateLTE,omitempty"`
+	CaCertificateContains     *string  `json:"caCertificateContains,omitempty"`
+	CaCertificateHasPrefix    *string  `json:"caCertificateHasPrefix,omitempty"`
+	CaCertificateHasSuffix    *string  `json:"caCertificateHasSuffix,omitempty"`
+	CaCertificateIsNil        bool     `json:"caCertificateIsNil,omitempty"`
+	CaCertificateNotNil       bool     `json:"caCertificateNotNil,omitempty"`
+	CaCertificateEqualFold    *string  `json:"caCertificateEqualFold,omitempty"`
+	CaCertificateContainsFold *string  `json:"caCertificateContainsFold,omitempty"`
+
+	// "service_mesh_status" field predicates.
+	ServiceMeshStatus      *kubernetescluster.ServiceMeshStatus  `json:"serviceMeshStatus,omitempty"`
+	ServiceMeshStatusNEQ   *kubernetescluster.ServiceMeshStatus  `json:"serviceMeshStatusNEQ,omitempty"`
+	ServiceMeshStatusIn    []kubernetescluster.ServiceMeshStatus `json:"serviceMeshStatusIn,omitempty"`
+	ServiceMeshStatusNotIn []kubernetescluster.ServiceMeshStatus `json:"serviceMeshStatusNotIn,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -14444,6 +14541,14 @@ type KubernetesClusterWhereInput struct {
 	// "virtual_machines" edge predicates.
 	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
 	HasVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasVirtualMachinesWith,omitempty"`
+
+	// "flavor" edge predicates.
+	HasFlavor     *bool               `json:"hasFlavor,omitempty"`
+	HasFlavorWith []*FlavorWhereInput `json:"hasFlavorWith,omitempty"`
+
+	// "image" edge predicates.
+	HasImage     *bool              `json:"hasImage,omitempty"`
+	HasImageWith []*ImageWhereInput `json:"hasImageWith,omitempty"`
 
 	// "maintainers" edge predicates.
 	HasMaintainers     *bool                   `json:"hasMaintainers,omitempty"`
@@ -14825,6 +14930,90 @@ func (i *KubernetesClusterWhereInput) P() (predicate.KubernetesCluster, error) {
 	if i.BastionContainsFold != nil {
 		predicates = append(predicates, kubernetescluster.BastionContainsFold(*i.BastionContainsFold))
 	}
+	if i.BastionEnabled != nil {
+		predicates = append(predicates, kubernetescluster.BastionEnabledEQ(*i.BastionEnabled))
+	}
+	if i.BastionEnabledNEQ != nil {
+		predicates = append(predicates, kubernetescluster.BastionEnabledNEQ(*i.BastionEnabledNEQ))
+	}
+	if i.PodCidr != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrEQ(*i.PodCidr))
+	}
+	if i.PodCidrNEQ != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrNEQ(*i.PodCidrNEQ))
+	}
+	if len(i.PodCidrIn) > 0 {
+		predicates = append(predicates, kubernetescluster.PodCidrIn(i.PodCidrIn...))
+	}
+	if len(i.PodCidrNotIn) > 0 {
+		predicates = append(predicates, kubernetescluster.PodCidrNotIn(i.PodCidrNotIn...))
+	}
+	if i.PodCidrGT != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrGT(*i.PodCidrGT))
+	}
+	if i.PodCidrGTE != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrGTE(*i.PodCidrGTE))
+	}
+	if i.PodCidrLT != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrLT(*i.PodCidrLT))
+	}
+	if i.PodCidrLTE != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrLTE(*i.PodCidrLTE))
+	}
+	if i.PodCidrContains != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrContains(*i.PodCidrContains))
+	}
+	if i.PodCidrHasPrefix != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrHasPrefix(*i.PodCidrHasPrefix))
+	}
+	if i.PodCidrHasSuffix != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrHasSuffix(*i.PodCidrHasSuffix))
+	}
+	if i.PodCidrEqualFold != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrEqualFold(*i.PodCidrEqualFold))
+	}
+	if i.PodCidrContainsFold != nil {
+		predicates = append(predicates, kubernetescluster.PodCidrContainsFold(*i.PodCidrContainsFold))
+	}
+	if i.ServiceCidr != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrEQ(*i.ServiceCidr))
+	}
+	if i.ServiceCidrNEQ != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrNEQ(*i.ServiceCidrNEQ))
+	}
+	if len(i.ServiceCidrIn) > 0 {
+		predicates = append(predicates, kubernetescluster.ServiceCidrIn(i.ServiceCidrIn...))
+	}
+	if len(i.ServiceCidrNotIn) > 0 {
+		predicates = append(predicates, kubernetescluster.ServiceCidrNotIn(i.ServiceCidrNotIn...))
+	}
+	if i.ServiceCidrGT != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrGT(*i.ServiceCidrGT))
+	}
+	if i.ServiceCidrGTE != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrGTE(*i.ServiceCidrGTE))
+	}
+	if i.ServiceCidrLT != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrLT(*i.ServiceCidrLT))
+	}
+	if i.ServiceCidrLTE != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrLTE(*i.ServiceCidrLTE))
+	}
+	if i.ServiceCidrContains != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrContains(*i.ServiceCidrContains))
+	}
+	if i.ServiceCidrHasPrefix != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrHasPrefix(*i.ServiceCidrHasPrefix))
+	}
+	if i.ServiceCidrHasSuffix != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrHasSuffix(*i.ServiceCidrHasSuffix))
+	}
+	if i.ServiceCidrEqualFold != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrEqualFold(*i.ServiceCidrEqualFold))
+	}
+	if i.ServiceCidrContainsFold != nil {
+		predicates = append(predicates, kubernetescluster.ServiceCidrContainsFold(*i.ServiceCidrContainsFold))
+	}
 	if i.Status != nil {
 		predicates = append(predicates, kubernetescluster.StatusEQ(*i.Status))
 	}
@@ -14881,6 +15070,165 @@ func (i *KubernetesClusterWhereInput) P() (predicate.KubernetesCluster, error) {
 	}
 	if i.StatusReasonContainsFold != nil {
 		predicates = append(predicates, kubernetescluster.StatusReasonContainsFold(*i.StatusReasonContainsFold))
+	}
+	if i.Phase != nil {
+		predicates = append(predicates, kubernetescluster.PhaseEQ(*i.Phase))
+	}
+	if i.PhaseNEQ != nil {
+		predicates = append(predicates, kubernetescluster.PhaseNEQ(*i.PhaseNEQ))
+	}
+	if len(i.PhaseIn) > 0 {
+		predicates = append(predicates, kubernetescluster.PhaseIn(i.PhaseIn...))
+	}
+	if len(i.PhaseNotIn) > 0 {
+		predicates = append(predicates, kubernetescluster.PhaseNotIn(i.PhaseNotIn...))
+	}
+	if i.APIEndpoint != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointEQ(*i.APIEndpoint))
+	}
+	if i.APIEndpointNEQ != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointNEQ(*i.APIEndpointNEQ))
+	}
+	if len(i.APIEndpointIn) > 0 {
+		predicates = append(predicates, kubernetescluster.APIEndpointIn(i.APIEndpointIn...))
+	}
+	if len(i.APIEndpointNotIn) > 0 {
+		predicates = append(predicates, kubernetescluster.APIEndpointNotIn(i.APIEndpointNotIn...))
+	}
+	if i.APIEndpointGT != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointGT(*i.APIEndpointGT))
+	}
+	if i.APIEndpointGTE != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointGTE(*i.APIEndpointGTE))
+	}
+	if i.APIEndpointLT != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointLT(*i.APIEndpointLT))
+	}
+	if i.APIEndpointLTE != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointLTE(*i.APIEndpointLTE))
+	}
+	if i.APIEndpointContains != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointContains(*i.APIEndpointContains))
+	}
+	if i.APIEndpointHasPrefix != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointHasPrefix(*i.APIEndpointHasPrefix))
+	}
+	if i.APIEndpointHasSuffix != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointHasSuffix(*i.APIEndpointHasSuffix))
+	}
+	if i.APIEndpointIsNil {
+		predicates = append(predicates, kubernetescluster.APIEndpointIsNil())
+	}
+	if i.APIEndpointNotNil {
+		predicates = append(predicates, kubernetescluster.APIEndpointNotNil())
+	}
+	if i.APIEndpointEqualFold != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointEqualFold(*i.APIEndpointEqualFold))
+	}
+	if i.APIEndpointContainsFold != nil {
+		predicates = append(predicates, kubernetescluster.APIEndpointContainsFold(*i.APIEndpointContainsFold))
+	}
+	if i.APIVip != nil {
+		predicates = append(predicates, kubernetescluster.APIVipEQ(*i.APIVip))
+	}
+	if i.APIVipNEQ != nil {
+		predicates = append(predicates, kubernetescluster.APIVipNEQ(*i.APIVipNEQ))
+	}
+	if len(i.APIVipIn) > 0 {
+		predicates = append(predicates, kubernetescluster.APIVipIn(i.APIVipIn...))
+	}
+	if len(i.APIVipNotIn) > 0 {
+		predicates = append(predicates, kubernetescluster.APIVipNotIn(i.APIVipNotIn...))
+	}
+	if i.APIVipGT != nil {
+		predicates = append(predicates, kubernetescluster.APIVipGT(*i.APIVipGT))
+	}
+	if i.APIVipGTE != nil {
+		predicates = append(predicates, kubernetescluster.APIVipGTE(*i.APIVipGTE))
+	}
+	if i.APIVipLT != nil {
+		predicates = append(predicates, kubernetescluster.APIVipLT(*i.APIVipLT))
+	}
+	if i.APIVipLTE != nil {
+		predicates = append(predicates, kubernetescluster.APIVipLTE(*i.APIVipLTE))
+	}
+	if i.APIVipContains != nil {
+		predicates = append(predicates, kubernetescluster.APIVipContains(*i.APIVipContains))
+	}
+	if i.APIVipHasPrefix != nil {
+		predicates = append(predicates, kubernetescluster.APIVipHasPrefix(*i.APIVipHasPrefix))
+	}
+	if i.APIVipHasSuffix != nil {
+		predicates = append(predicates, kubernetescluster.APIVipHasSuffix(*i.APIVipHasSuffix))
+	}
+	if i.APIVipIsNil {
+		predicates = append(predicates, kubernetescluster.APIVipIsNil())
+	}
+	if i.APIVipNotNil {
+		predicates = append(predicates, kubernetescluster.APIVipNotNil())
+	}
+	if i.APIVipEqualFold != nil {
+		predicates = append(predicates, kubernetescluster.APIVipEqualFold(*i.APIVipEqualFold))
+	}
+	if i.APIVipContainsFold != nil {
+		predicates = append(predicates, kubernetescluster.APIVipContainsFold(*i.APIVipContainsFold))
+	}
+	if i.CaCertificate != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateEQ(*i.CaCertificate))
+	}
+	if i.CaCertificateNEQ != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateNEQ(*i.CaCertificateNEQ))
+	}
+	if len(i.CaCertificateIn) > 0 {
+		predicates = append(predicates, kubernetescluster.CaCertificateIn(i.CaCertificateIn...))
+	}
+	if len(i.CaCertificateNotIn) > 0 {
+		predicates = append(predicates, kubernetescluster.CaCertificateNotIn(i.CaCertificateNotIn...))
+	}
+	if i.CaCertificateGT != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateGT(*i.CaCertificateGT))
+	}
+	if i.CaCertificateGTE != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateGTE(*i.CaCertificateGTE))
+	}
+	if i.CaCertificateLT != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateLT(*i.CaCertificateLT))
+	}
+	if i.CaCertificateLTE != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateLTE(*i.CaCertificateLTE))
+	}
+	if i.CaCertificateContains != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateContains(*i.CaCertificateContains))
+	}
+	if i.CaCertificateHasPrefix != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateHasPrefix(*i.CaCertificateHasPrefix))
+	}
+	if i.CaCertificateHasSuffix != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateHasSuffix(*i.CaCertificateHasSuffix))
+	}
+	if i.CaCertificateIsNil {
+		predicates = append(predicates, kubernetescluster.CaCertificateIsNil())
+	}
+	if i.CaCertificateNotNil {
+		predicates = append(predicates, kubernetescluster.CaCertificateNotNil())
+	}
+	if i.CaCertificateEqualFold != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateEqualFold(*i.CaCertificateEqualFold))
+	}
+	if i.CaCertificateContainsFold != nil {
+		predicates = append(predicates, kubernetescluster.CaCertificateContainsFold(*i.CaCertificateContainsFold))
+	}
+	if i.ServiceMeshStatus != nil {
+		predicates = append(predicates, kubernetescluster.ServiceMeshStatusEQ(*i.ServiceMeshStatus))
+	}
+	if i.ServiceMeshStatusNEQ != nil {
+		predicates = append(predicates, kubernetescluster.ServiceMeshStatusNEQ(*i.ServiceMeshStatusNEQ))
+	}
+	if len(i.ServiceMeshStatusIn) > 0 {
+		predicates = append(predicates, kubernetescluster.ServiceMeshStatusIn(i.ServiceMeshStatusIn...))
+	}
+	if len(i.ServiceMeshStatusNotIn) > 0 {
+		predicates = append(predicates, kubernetescluster.ServiceMeshStatusNotIn(i.ServiceMeshStatusNotIn...))
 	}
 
 	if i.HasTenant != nil {
@@ -14954,6 +15302,42 @@ func (i *KubernetesClusterWhereInput) P() (predicate.KubernetesCluster, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, kubernetescluster.HasVirtualMachinesWith(with...))
+	}
+	if i.HasFlavor != nil {
+		p := kubernetescluster.HasFlavor()
+		if !*i.HasFlavor {
+			p = kubernetescluster.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasFlavorWith) > 0 {
+		with := make([]predicate.Flavor, 0, len(i.HasFlavorWith))
+		for _, w := range i.HasFlavorWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasFlavorWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, kubernetescluster.HasFlavorWith(with...))
+	}
+	if i.HasImage != nil {
+		p := kubernetescluster.HasImage()
+		if !*i.HasImage {
+			p = kubernetescluster.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasImageWith) > 0 {
+		with := make([]predicate.Image, 0, len(i.HasImageWith))
+		for _, w := range i.HasImageWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasImageWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, kubernetescluster.HasImageWith(with...))
 	}
 	if i.HasMaintainers != nil {
 		p := kubernetescluster.HasMaintainers()

@@ -65,14 +65,17 @@ type ImageEdges struct {
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// RegionServices holds the value of the region_services edge.
 	RegionServices []*RegionService `json:"region_services,omitempty"`
+	// KubernetesClusters holds the value of the kubernetes_clusters edge.
+	KubernetesClusters []*KubernetesCluster `json:"kubernetes_clusters,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 	// totalCount holds the count of the edges above.
 	totalCount [2]map[string]int
 
-	namedVirtualMachines map[string][]*VirtualMachine
-	namedRegionServices  map[string][]*RegionService
+	namedVirtualMachines    map[string][]*VirtualMachine
+	namedRegionServices     map[string][]*RegionService
+	namedKubernetesClusters map[string][]*KubernetesCluster
 }
 
 // VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
@@ -91,6 +94,15 @@ func (e ImageEdges) RegionServicesOrErr() ([]*RegionService, error) {
 		return e.RegionServices, nil
 	}
 	return nil, &NotLoadedError{edge: "region_services"}
+}
+
+// KubernetesClustersOrErr returns the KubernetesClusters value or an error if the edge
+// was not loaded in eager-loading.
+func (e ImageEdges) KubernetesClustersOrErr() ([]*KubernetesCluster, error) {
+	if e.loadedTypes[2] {
+		return e.KubernetesClusters, nil
+	}
+	return nil, &NotLoadedError{edge: "kubernetes_clusters"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -258,6 +270,11 @@ func (_m *Image) QueryRegionServices() *RegionServiceQuery {
 	return NewImageClient(_m.config).QueryRegionServices(_m)
 }
 
+// QueryKubernetesClusters queries the "kubernetes_clusters" edge of the Image entity.
+func (_m *Image) QueryKubernetesClusters() *KubernetesClusterQuery {
+	return NewImageClient(_m.config).QueryKubernetesClusters(_m)
+}
+
 // Update returns a builder for updating this Image.
 // Note that you need to call Image.Unwrap() before calling this method if this Image
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -384,6 +401,30 @@ func (_m *Image) appendNamedRegionServices(name string, edges ...*RegionService)
 		_m.Edges.namedRegionServices[name] = []*RegionService{}
 	} else {
 		_m.Edges.namedRegionServices[name] = append(_m.Edges.namedRegionServices[name], edges...)
+	}
+}
+
+// NamedKubernetesClusters returns the KubernetesClusters named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Image) NamedKubernetesClusters(name string) ([]*KubernetesCluster, error) {
+	if _m.Edges.namedKubernetesClusters == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedKubernetesClusters[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Image) appendNamedKubernetesClusters(name string, edges ...*KubernetesCluster) {
+	if _m.Edges.namedKubernetesClusters == nil {
+		_m.Edges.namedKubernetesClusters = make(map[string][]*KubernetesCluster)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedKubernetesClusters[name] = []*KubernetesCluster{}
+	} else {
+		_m.Edges.namedKubernetesClusters[name] = append(_m.Edges.namedKubernetesClusters[name], edges...)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
@@ -288,6 +289,21 @@ func (_c *ImageCreate) AddRegionServices(v ...*RegionService) *ImageCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddRegionServiceIDs(ids...)
+}
+
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (_c *ImageCreate) AddKubernetesClusterIDs(ids ...int) *ImageCreate {
+	_c.mutation.AddKubernetesClusterIDs(ids...)
+	return _c
+}
+
+// AddKubernetesClusters adds the "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_c *ImageCreate) AddKubernetesClusters(v ...*KubernetesCluster) *ImageCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddKubernetesClusterIDs(ids...)
 }
 
 // Mutation returns the ImageMutation object of the builder.
@@ -606,6 +622,22 @@ func (_c *ImageCreate) createSpec() (*Image, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.KubernetesClustersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -23,16 +24,18 @@ import (
 // ImageQuery is the builder for querying Image entities.
 type ImageQuery struct {
 	config
-	ctx                      *QueryContext
-	order                    []image.OrderOption
-	inters                   []Interceptor
-	predicates               []predicate.Image
-	withVirtualMachines      *VirtualMachineQuery
-	withRegionServices       *RegionServiceQuery
-	loadTotal                []func(context.Context, []*Image) error
-	modifiers                []func(*sql.Selector)
-	withNamedVirtualMachines map[string]*VirtualMachineQuery
-	withNamedRegionServices  map[string]*RegionServiceQuery
+	ctx                         *QueryContext
+	order                       []image.OrderOption
+	inters                      []Interceptor
+	predicates                  []predicate.Image
+	withVirtualMachines         *VirtualMachineQuery
+	withRegionServices          *RegionServiceQuery
+	withKubernetesClusters      *KubernetesClusterQuery
+	loadTotal                   []func(context.Context, []*Image) error
+	modifiers                   []func(*sql.Selector)
+	withNamedVirtualMachines    map[string]*VirtualMachineQuery
+	withNamedRegionServices     map[string]*RegionServiceQuery
+	withNamedKubernetesClusters map[string]*KubernetesClusterQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -106,6 +109,28 @@ func (_q *ImageQuery) QueryRegionServices() *RegionServiceQuery {
 			sqlgraph.From(image.Table, image.FieldID, selector),
 			sqlgraph.To(regionservice.Table, regionservice.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, image.RegionServicesTable, image.RegionServicesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryKubernetesClusters chains the current query on the "kubernetes_clusters" edge.
+func (_q *ImageQuery) QueryKubernetesClusters() *KubernetesClusterQuery {
+	query := (&KubernetesClusterClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(image.Table, image.FieldID, selector),
+			sqlgraph.To(kubernetescluster.Table, kubernetescluster.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, image.KubernetesClustersTable, image.KubernetesClustersColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -300,13 +325,14 @@ func (_q *ImageQuery) Clone() *ImageQuery {
 		return nil
 	}
 	return &ImageQuery{
-		config:              _q.config,
-		ctx:                 _q.ctx.Clone(),
-		order:               append([]image.OrderOption{}, _q.order...),
-		inters:              append([]Interceptor{}, _q.inters...),
-		predicates:          append([]predicate.Image{}, _q.predicates...),
-		withVirtualMachines: _q.withVirtualMachines.Clone(),
-		withRegionServices:  _q.withRegionServices.Clone(),
+		config:                 _q.config,
+		ctx:                    _q.ctx.Clone(),
+		order:                  append([]image.OrderOption{}, _q.order...),
+		inters:                 append([]Interceptor{}, _q.inters...),
+		predicates:             append([]predicate.Image{}, _q.predicates...),
+		withVirtualMachines:    _q.withVirtualMachines.Clone(),
+		withRegionServices:     _q.withRegionServices.Clone(),
+		withKubernetesClusters: _q.withKubernetesClusters.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -333,6 +359,17 @@ func (_q *ImageQuery) WithRegionServices(opts ...func(*RegionServiceQuery)) *Ima
 		opt(query)
 	}
 	_q.withRegionServices = query
+	return _q
+}
+
+// WithKubernetesClusters tells the query-builder to eager-load the nodes that are connected to
+// the "kubernetes_clusters" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ImageQuery) WithKubernetesClusters(opts ...func(*KubernetesClusterQuery)) *ImageQuery {
+	query := (&KubernetesClusterClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withKubernetesClusters = query
 	return _q
 }
 
@@ -420,9 +457,10 @@ func (_q *ImageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Image,
 	var (
 		nodes       = []*Image{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withVirtualMachines != nil,
 			_q.withRegionServices != nil,
+			_q.withKubernetesClusters != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -460,6 +498,15 @@ func (_q *ImageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Image,
 			return nil, err
 		}
 	}
+	if query := _q.withKubernetesClusters; query != nil {
+		if err := _q.loadKubernetesClusters(ctx, query, nodes,
+			func(n *Image) { n.Edges.KubernetesClusters = []*KubernetesCluster{} },
+			func(n *Image, e *KubernetesCluster) {
+				n.Edges.KubernetesClusters = append(n.Edges.KubernetesClusters, e)
+			}); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedVirtualMachines {
 		if err := _q.loadVirtualMachines(ctx, query, nodes,
 			func(n *Image) { n.appendNamedVirtualMachines(name) },
@@ -471,6 +518,13 @@ func (_q *ImageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Image,
 		if err := _q.loadRegionServices(ctx, query, nodes,
 			func(n *Image) { n.appendNamedRegionServices(name) },
 			func(n *Image, e *RegionService) { n.appendNamedRegionServices(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedKubernetesClusters {
+		if err := _q.loadKubernetesClusters(ctx, query, nodes,
+			func(n *Image) { n.appendNamedKubernetesClusters(name) },
+			func(n *Image, e *KubernetesCluster) { n.appendNamedKubernetesClusters(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -539,6 +593,37 @@ func (_q *ImageQuery) loadRegionServices(ctx context.Context, query *RegionServi
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "image_region_services" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *ImageQuery) loadKubernetesClusters(ctx context.Context, query *KubernetesClusterQuery, nodes []*Image, init func(*Image), assign func(*Image, *KubernetesCluster)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Image)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.KubernetesCluster(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(image.KubernetesClustersColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.image_kubernetes_clusters
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "image_kubernetes_clusters" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "image_kubernetes_clusters" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -689,6 +774,20 @@ func (_q *ImageQuery) WithNamedRegionServices(name string, opts ...func(*RegionS
 		_q.withNamedRegionServices = make(map[string]*RegionServiceQuery)
 	}
 	_q.withNamedRegionServices[name] = query
+	return _q
+}
+
+// WithNamedKubernetesClusters tells the query-builder to eager-load the nodes that are connected to the "kubernetes_clusters"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ImageQuery) WithNamedKubernetesClusters(name string, opts ...func(*KubernetesClusterQuery)) *ImageQuery {
+	query := (&KubernetesClusterClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedKubernetesClusters == nil {
+		_q.withNamedKubernetesClusters = make(map[string]*KubernetesClusterQuery)
+	}
+	_q.withNamedKubernetesClusters[name] = query
 	return _q
 }
 

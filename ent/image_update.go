@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -361,6 +362,21 @@ func (_u *ImageUpdate) AddRegionServices(v ...*RegionService) *ImageUpdate {
 	return _u.AddRegionServiceIDs(ids...)
 }
 
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (_u *ImageUpdate) AddKubernetesClusterIDs(ids ...int) *ImageUpdate {
+	_u.mutation.AddKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// AddKubernetesClusters adds the "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *ImageUpdate) AddKubernetesClusters(v ...*KubernetesCluster) *ImageUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddKubernetesClusterIDs(ids...)
+}
+
 // Mutation returns the ImageMutation object of the builder.
 func (_u *ImageUpdate) Mutation() *ImageMutation {
 	return _u.mutation
@@ -406,6 +422,27 @@ func (_u *ImageUpdate) RemoveRegionServices(v ...*RegionService) *ImageUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRegionServiceIDs(ids...)
+}
+
+// ClearKubernetesClusters clears all "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *ImageUpdate) ClearKubernetesClusters() *ImageUpdate {
+	_u.mutation.ClearKubernetesClusters()
+	return _u
+}
+
+// RemoveKubernetesClusterIDs removes the "kubernetes_clusters" edge to KubernetesCluster entities by IDs.
+func (_u *ImageUpdate) RemoveKubernetesClusterIDs(ids ...int) *ImageUpdate {
+	_u.mutation.RemoveKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// RemoveKubernetesClusters removes "kubernetes_clusters" edges to KubernetesCluster entities.
+func (_u *ImageUpdate) RemoveKubernetesClusters(v ...*KubernetesCluster) *ImageUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveKubernetesClusterIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -715,6 +752,51 @@ func (_u *ImageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedKubernetesClustersIDs(); len(nodes) > 0 && !_u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.KubernetesClustersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -1074,6 +1156,21 @@ func (_u *ImageUpdateOne) AddRegionServices(v ...*RegionService) *ImageUpdateOne
 	return _u.AddRegionServiceIDs(ids...)
 }
 
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (_u *ImageUpdateOne) AddKubernetesClusterIDs(ids ...int) *ImageUpdateOne {
+	_u.mutation.AddKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// AddKubernetesClusters adds the "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *ImageUpdateOne) AddKubernetesClusters(v ...*KubernetesCluster) *ImageUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddKubernetesClusterIDs(ids...)
+}
+
 // Mutation returns the ImageMutation object of the builder.
 func (_u *ImageUpdateOne) Mutation() *ImageMutation {
 	return _u.mutation
@@ -1119,6 +1216,27 @@ func (_u *ImageUpdateOne) RemoveRegionServices(v ...*RegionService) *ImageUpdate
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRegionServiceIDs(ids...)
+}
+
+// ClearKubernetesClusters clears all "kubernetes_clusters" edges to the KubernetesCluster entity.
+func (_u *ImageUpdateOne) ClearKubernetesClusters() *ImageUpdateOne {
+	_u.mutation.ClearKubernetesClusters()
+	return _u
+}
+
+// RemoveKubernetesClusterIDs removes the "kubernetes_clusters" edge to KubernetesCluster entities by IDs.
+func (_u *ImageUpdateOne) RemoveKubernetesClusterIDs(ids ...int) *ImageUpdateOne {
+	_u.mutation.RemoveKubernetesClusterIDs(ids...)
+	return _u
+}
+
+// RemoveKubernetesClusters removes "kubernetes_clusters" edges to KubernetesCluster entities.
+func (_u *ImageUpdateOne) RemoveKubernetesClusters(v ...*KubernetesCluster) *ImageUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveKubernetesClusterIDs(ids...)
 }
 
 // Where appends a list predicates to the ImageUpdate builder.
@@ -1458,6 +1576,51 @@ func (_u *ImageUpdateOne) sqlSave(ctx context.Context) (_node *Image, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(regionservice.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedKubernetesClustersIDs(); len(nodes) > 0 && !_u.mutation.KubernetesClustersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.KubernetesClustersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.KubernetesClustersTable,
+			Columns: []string{image.KubernetesClustersColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -10,8 +10,11 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 )
@@ -39,15 +42,49 @@ type KubernetesCluster struct {
 	WorkerCount int `json:"worker_count,omitempty"`
 	// Plugins holds the value of the "plugins" field.
 	Plugins []string `json:"plugins,omitempty"`
-	// address of the bastion host
+	// deprecated: a free-form address nothing used; bastion_enabled creates a real bastion VM
 	Bastion string `json:"bastion,omitempty"`
+	// a bastion VM (role BASTION) with the tenant's SSH keys, the one way in to the nodes
+	BastionEnabled bool `json:"bastion_enabled,omitempty"`
+	// the pods' network (kubeadm --pod-network-cidr)
+	PodCidr string `json:"pod_cidr,omitempty"`
+	// the services' network (kubeadm --service-cidr)
+	ServiceCidr string `json:"service_cidr,omitempty"`
 	// Status holds the value of the "status" field.
 	Status kubernetescluster.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
 	StatusReason string `json:"status_reason,omitempty"`
+	// the workflow's step (package kubecluster): each task does one step and records the next here
+	Phase kubernetescluster.Phase `json:"phase,omitempty"`
+	// the nodes and their bootstrap progress, recorded before their VMs are created
+	Nodes []fieldtype.KubernetesNode `json:"nodes,omitempty"`
+	// the index the next new worker gets: indexes are never reused, so names never collide
+	NextWorkerIndex int `json:"next_worker_index,omitempty"`
+	// NextControlPlaneIndex holds the value of the "next_control_plane_index" field.
+	NextControlPlaneIndex int `json:"next_control_plane_index,omitempty"`
+	// https://<VIP>:6443
+	APIEndpoint string `json:"api_endpoint,omitempty"`
+	// the API's virtual IP, allocated by IPAM
+	APIVip string `json:"api_vip,omitempty"`
+	// the load balancer carrying api_vip (port 6443 to the control planes); an id, not an edge, so the load balancer's table is not changed
+	APILoadBalancerID *int `json:"api_load_balancer_id,omitempty"`
+	// the cluster CA's certificate (PEM)
+	CaCertificate string `json:"ca_certificate,omitempty"`
+	// the cluster's keys and certificates, sealed with the server's secret key (internal/secrets)
+	PkiSealed string `json:"-"`
+	// the public part of the current kubeadm bootstrap token
+	JoinTokenID string `json:"join_token_id,omitempty"`
+	// the current kubeadm bootstrap token, sealed
+	JoinTokenSealed string `json:"-"`
+	// JoinTokenExpiresAt holds the value of the "join_token_expires_at" field.
+	JoinTokenExpiresAt *time.Time `json:"join_token_expires_at,omitempty"`
+	// the mesh add-on as the first control plane's bootstrap reported it
+	ServiceMeshStatus kubernetescluster.ServiceMeshStatus `json:"service_mesh_status,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the KubernetesClusterQuery when eager-loading is set.
 	Edges                            KubernetesClusterEdges `json:"edges"`
+	flavor_kubernetes_clusters       *int
+	image_kubernetes_clusters        *int
 	region_kubernetes_clusters       *int
 	service_mesh_kubernetes_clusters *int
 	tenant_kubernetes_clusters       *int
@@ -64,15 +101,19 @@ type KubernetesClusterEdges struct {
 	ServiceMesh *ServiceMesh `json:"service_mesh,omitempty"`
 	// VirtualMachines holds the value of the virtual_machines edge.
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
+	// the flavor of the cluster's VMs (required at create)
+	Flavor *Flavor `json:"flavor,omitempty"`
+	// the image of the cluster's VMs
+	Image *Image `json:"image,omitempty"`
 	// Maintainers holds the value of the maintainers edge.
 	Maintainers []*Maintainer `json:"maintainers,omitempty"`
 	// MaintainerGroups holds the value of the maintainer_groups edge.
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
-	totalCount [6]map[string]int
+	totalCount [8]map[string]int
 
 	namedVirtualMachines  map[string][]*VirtualMachine
 	namedMaintainers      map[string][]*Maintainer
@@ -121,10 +162,32 @@ func (e KubernetesClusterEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error
 	return nil, &NotLoadedError{edge: "virtual_machines"}
 }
 
+// FlavorOrErr returns the Flavor value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e KubernetesClusterEdges) FlavorOrErr() (*Flavor, error) {
+	if e.Flavor != nil {
+		return e.Flavor, nil
+	} else if e.loadedTypes[4] {
+		return nil, &NotFoundError{label: flavor.Label}
+	}
+	return nil, &NotLoadedError{edge: "flavor"}
+}
+
+// ImageOrErr returns the Image value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e KubernetesClusterEdges) ImageOrErr() (*Image, error) {
+	if e.Image != nil {
+		return e.Image, nil
+	} else if e.loadedTypes[5] {
+		return nil, &NotFoundError{label: image.Label}
+	}
+	return nil, &NotLoadedError{edge: "image"}
+}
+
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e KubernetesClusterEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[6] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -133,7 +196,7 @@ func (e KubernetesClusterEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e KubernetesClusterEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[7] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -144,19 +207,25 @@ func (*KubernetesCluster) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case kubernetescluster.FieldPlugins:
+		case kubernetescluster.FieldPlugins, kubernetescluster.FieldNodes:
 			values[i] = new([]byte)
-		case kubernetescluster.FieldID, kubernetescluster.FieldControlPlaneCount, kubernetescluster.FieldWorkerCount:
+		case kubernetescluster.FieldBastionEnabled:
+			values[i] = new(sql.NullBool)
+		case kubernetescluster.FieldID, kubernetescluster.FieldControlPlaneCount, kubernetescluster.FieldWorkerCount, kubernetescluster.FieldNextWorkerIndex, kubernetescluster.FieldNextControlPlaneIndex, kubernetescluster.FieldAPILoadBalancerID:
 			values[i] = new(sql.NullInt64)
-		case kubernetescluster.FieldName, kubernetescluster.FieldDescription, kubernetescluster.FieldVersion, kubernetescluster.FieldSchedulingMode, kubernetescluster.FieldBastion, kubernetescluster.FieldStatus, kubernetescluster.FieldStatusReason:
+		case kubernetescluster.FieldName, kubernetescluster.FieldDescription, kubernetescluster.FieldVersion, kubernetescluster.FieldSchedulingMode, kubernetescluster.FieldBastion, kubernetescluster.FieldPodCidr, kubernetescluster.FieldServiceCidr, kubernetescluster.FieldStatus, kubernetescluster.FieldStatusReason, kubernetescluster.FieldPhase, kubernetescluster.FieldAPIEndpoint, kubernetescluster.FieldAPIVip, kubernetescluster.FieldCaCertificate, kubernetescluster.FieldPkiSealed, kubernetescluster.FieldJoinTokenID, kubernetescluster.FieldJoinTokenSealed, kubernetescluster.FieldServiceMeshStatus:
 			values[i] = new(sql.NullString)
-		case kubernetescluster.FieldCreatedAt, kubernetescluster.FieldUpdatedAt:
+		case kubernetescluster.FieldCreatedAt, kubernetescluster.FieldUpdatedAt, kubernetescluster.FieldJoinTokenExpiresAt:
 			values[i] = new(sql.NullTime)
-		case kubernetescluster.ForeignKeys[0]: // region_kubernetes_clusters
+		case kubernetescluster.ForeignKeys[0]: // flavor_kubernetes_clusters
 			values[i] = new(sql.NullInt64)
-		case kubernetescluster.ForeignKeys[1]: // service_mesh_kubernetes_clusters
+		case kubernetescluster.ForeignKeys[1]: // image_kubernetes_clusters
 			values[i] = new(sql.NullInt64)
-		case kubernetescluster.ForeignKeys[2]: // tenant_kubernetes_clusters
+		case kubernetescluster.ForeignKeys[2]: // region_kubernetes_clusters
+			values[i] = new(sql.NullInt64)
+		case kubernetescluster.ForeignKeys[3]: // service_mesh_kubernetes_clusters
+			values[i] = new(sql.NullInt64)
+		case kubernetescluster.ForeignKeys[4]: // tenant_kubernetes_clusters
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -241,6 +310,24 @@ func (_m *KubernetesCluster) assignValues(columns []string, values []any) error 
 			} else if value.Valid {
 				_m.Bastion = value.String
 			}
+		case kubernetescluster.FieldBastionEnabled:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field bastion_enabled", values[i])
+			} else if value.Valid {
+				_m.BastionEnabled = value.Bool
+			}
+		case kubernetescluster.FieldPodCidr:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pod_cidr", values[i])
+			} else if value.Valid {
+				_m.PodCidr = value.String
+			}
+		case kubernetescluster.FieldServiceCidr:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field service_cidr", values[i])
+			} else if value.Valid {
+				_m.ServiceCidr = value.String
+			}
 		case kubernetescluster.FieldStatus:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
@@ -253,21 +340,117 @@ func (_m *KubernetesCluster) assignValues(columns []string, values []any) error 
 			} else if value.Valid {
 				_m.StatusReason = value.String
 			}
+		case kubernetescluster.FieldPhase:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field phase", values[i])
+			} else if value.Valid {
+				_m.Phase = kubernetescluster.Phase(value.String)
+			}
+		case kubernetescluster.FieldNodes:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field nodes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Nodes); err != nil {
+					return fmt.Errorf("unmarshal field nodes: %w", err)
+				}
+			}
+		case kubernetescluster.FieldNextWorkerIndex:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field next_worker_index", values[i])
+			} else if value.Valid {
+				_m.NextWorkerIndex = int(value.Int64)
+			}
+		case kubernetescluster.FieldNextControlPlaneIndex:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field next_control_plane_index", values[i])
+			} else if value.Valid {
+				_m.NextControlPlaneIndex = int(value.Int64)
+			}
+		case kubernetescluster.FieldAPIEndpoint:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field api_endpoint", values[i])
+			} else if value.Valid {
+				_m.APIEndpoint = value.String
+			}
+		case kubernetescluster.FieldAPIVip:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field api_vip", values[i])
+			} else if value.Valid {
+				_m.APIVip = value.String
+			}
+		case kubernetescluster.FieldAPILoadBalancerID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field api_load_balancer_id", values[i])
+			} else if value.Valid {
+				_m.APILoadBalancerID = new(int)
+				*_m.APILoadBalancerID = int(value.Int64)
+			}
+		case kubernetescluster.FieldCaCertificate:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field ca_certificate", values[i])
+			} else if value.Valid {
+				_m.CaCertificate = value.String
+			}
+		case kubernetescluster.FieldPkiSealed:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pki_sealed", values[i])
+			} else if value.Valid {
+				_m.PkiSealed = value.String
+			}
+		case kubernetescluster.FieldJoinTokenID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field join_token_id", values[i])
+			} else if value.Valid {
+				_m.JoinTokenID = value.String
+			}
+		case kubernetescluster.FieldJoinTokenSealed:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field join_token_sealed", values[i])
+			} else if value.Valid {
+				_m.JoinTokenSealed = value.String
+			}
+		case kubernetescluster.FieldJoinTokenExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field join_token_expires_at", values[i])
+			} else if value.Valid {
+				_m.JoinTokenExpiresAt = new(time.Time)
+				*_m.JoinTokenExpiresAt = value.Time
+			}
+		case kubernetescluster.FieldServiceMeshStatus:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field service_mesh_status", values[i])
+			} else if value.Valid {
+				_m.ServiceMeshStatus = kubernetescluster.ServiceMeshStatus(value.String)
+			}
 		case kubernetescluster.ForeignKeys[0]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field flavor_kubernetes_clusters", value)
+			} else if value.Valid {
+				_m.flavor_kubernetes_clusters = new(int)
+				*_m.flavor_kubernetes_clusters = int(value.Int64)
+			}
+		case kubernetescluster.ForeignKeys[1]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field image_kubernetes_clusters", value)
+			} else if value.Valid {
+				_m.image_kubernetes_clusters = new(int)
+				*_m.image_kubernetes_clusters = int(value.Int64)
+			}
+		case kubernetescluster.ForeignKeys[2]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_kubernetes_clusters", value)
 			} else if value.Valid {
 				_m.region_kubernetes_clusters = new(int)
 				*_m.region_kubernetes_clusters = int(value.Int64)
 			}
-		case kubernetescluster.ForeignKeys[1]:
+		case kubernetescluster.ForeignKeys[3]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field service_mesh_kubernetes_clusters", value)
 			} else if value.Valid {
 				_m.service_mesh_kubernetes_clusters = new(int)
 				*_m.service_mesh_kubernetes_clusters = int(value.Int64)
 			}
-		case kubernetescluster.ForeignKeys[2]:
+		case kubernetescluster.ForeignKeys[4]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field tenant_kubernetes_clusters", value)
 			} else if value.Valid {
@@ -305,6 +488,16 @@ func (_m *KubernetesCluster) QueryServiceMesh() *ServiceMeshQuery {
 // QueryVirtualMachines queries the "virtual_machines" edge of the KubernetesCluster entity.
 func (_m *KubernetesCluster) QueryVirtualMachines() *VirtualMachineQuery {
 	return NewKubernetesClusterClient(_m.config).QueryVirtualMachines(_m)
+}
+
+// QueryFlavor queries the "flavor" edge of the KubernetesCluster entity.
+func (_m *KubernetesCluster) QueryFlavor() *FlavorQuery {
+	return NewKubernetesClusterClient(_m.config).QueryFlavor(_m)
+}
+
+// QueryImage queries the "image" edge of the KubernetesCluster entity.
+func (_m *KubernetesCluster) QueryImage() *ImageQuery {
+	return NewKubernetesClusterClient(_m.config).QueryImage(_m)
 }
 
 // QueryMaintainers queries the "maintainers" edge of the KubernetesCluster entity.
@@ -370,11 +563,61 @@ func (_m *KubernetesCluster) String() string {
 	builder.WriteString("bastion=")
 	builder.WriteString(_m.Bastion)
 	builder.WriteString(", ")
+	builder.WriteString("bastion_enabled=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BastionEnabled))
+	builder.WriteString(", ")
+	builder.WriteString("pod_cidr=")
+	builder.WriteString(_m.PodCidr)
+	builder.WriteString(", ")
+	builder.WriteString("service_cidr=")
+	builder.WriteString(_m.ServiceCidr)
+	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
 	builder.WriteString(", ")
 	builder.WriteString("status_reason=")
 	builder.WriteString(_m.StatusReason)
+	builder.WriteString(", ")
+	builder.WriteString("phase=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Phase))
+	builder.WriteString(", ")
+	builder.WriteString("nodes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Nodes))
+	builder.WriteString(", ")
+	builder.WriteString("next_worker_index=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NextWorkerIndex))
+	builder.WriteString(", ")
+	builder.WriteString("next_control_plane_index=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NextControlPlaneIndex))
+	builder.WriteString(", ")
+	builder.WriteString("api_endpoint=")
+	builder.WriteString(_m.APIEndpoint)
+	builder.WriteString(", ")
+	builder.WriteString("api_vip=")
+	builder.WriteString(_m.APIVip)
+	builder.WriteString(", ")
+	if v := _m.APILoadBalancerID; v != nil {
+		builder.WriteString("api_load_balancer_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("ca_certificate=")
+	builder.WriteString(_m.CaCertificate)
+	builder.WriteString(", ")
+	builder.WriteString("pki_sealed=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("join_token_id=")
+	builder.WriteString(_m.JoinTokenID)
+	builder.WriteString(", ")
+	builder.WriteString("join_token_sealed=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.JoinTokenExpiresAt; v != nil {
+		builder.WriteString("join_token_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("service_mesh_status=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ServiceMeshStatus))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -11,10 +11,13 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -144,6 +147,48 @@ func (_c *KubernetesClusterCreate) SetNillableBastion(v *string) *KubernetesClus
 	return _c
 }
 
+// SetBastionEnabled sets the "bastion_enabled" field.
+func (_c *KubernetesClusterCreate) SetBastionEnabled(v bool) *KubernetesClusterCreate {
+	_c.mutation.SetBastionEnabled(v)
+	return _c
+}
+
+// SetNillableBastionEnabled sets the "bastion_enabled" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableBastionEnabled(v *bool) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetBastionEnabled(*v)
+	}
+	return _c
+}
+
+// SetPodCidr sets the "pod_cidr" field.
+func (_c *KubernetesClusterCreate) SetPodCidr(v string) *KubernetesClusterCreate {
+	_c.mutation.SetPodCidr(v)
+	return _c
+}
+
+// SetNillablePodCidr sets the "pod_cidr" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillablePodCidr(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetPodCidr(*v)
+	}
+	return _c
+}
+
+// SetServiceCidr sets the "service_cidr" field.
+func (_c *KubernetesClusterCreate) SetServiceCidr(v string) *KubernetesClusterCreate {
+	_c.mutation.SetServiceCidr(v)
+	return _c
+}
+
+// SetNillableServiceCidr sets the "service_cidr" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableServiceCidr(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetServiceCidr(*v)
+	}
+	return _c
+}
+
 // SetStatus sets the "status" field.
 func (_c *KubernetesClusterCreate) SetStatus(v kubernetescluster.Status) *KubernetesClusterCreate {
 	_c.mutation.SetStatus(v)
@@ -168,6 +213,180 @@ func (_c *KubernetesClusterCreate) SetStatusReason(v string) *KubernetesClusterC
 func (_c *KubernetesClusterCreate) SetNillableStatusReason(v *string) *KubernetesClusterCreate {
 	if v != nil {
 		_c.SetStatusReason(*v)
+	}
+	return _c
+}
+
+// SetPhase sets the "phase" field.
+func (_c *KubernetesClusterCreate) SetPhase(v kubernetescluster.Phase) *KubernetesClusterCreate {
+	_c.mutation.SetPhase(v)
+	return _c
+}
+
+// SetNillablePhase sets the "phase" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillablePhase(v *kubernetescluster.Phase) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetPhase(*v)
+	}
+	return _c
+}
+
+// SetNodes sets the "nodes" field.
+func (_c *KubernetesClusterCreate) SetNodes(v []fieldtype.KubernetesNode) *KubernetesClusterCreate {
+	_c.mutation.SetNodes(v)
+	return _c
+}
+
+// SetNextWorkerIndex sets the "next_worker_index" field.
+func (_c *KubernetesClusterCreate) SetNextWorkerIndex(v int) *KubernetesClusterCreate {
+	_c.mutation.SetNextWorkerIndex(v)
+	return _c
+}
+
+// SetNillableNextWorkerIndex sets the "next_worker_index" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableNextWorkerIndex(v *int) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetNextWorkerIndex(*v)
+	}
+	return _c
+}
+
+// SetNextControlPlaneIndex sets the "next_control_plane_index" field.
+func (_c *KubernetesClusterCreate) SetNextControlPlaneIndex(v int) *KubernetesClusterCreate {
+	_c.mutation.SetNextControlPlaneIndex(v)
+	return _c
+}
+
+// SetNillableNextControlPlaneIndex sets the "next_control_plane_index" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableNextControlPlaneIndex(v *int) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetNextControlPlaneIndex(*v)
+	}
+	return _c
+}
+
+// SetAPIEndpoint sets the "api_endpoint" field.
+func (_c *KubernetesClusterCreate) SetAPIEndpoint(v string) *KubernetesClusterCreate {
+	_c.mutation.SetAPIEndpoint(v)
+	return _c
+}
+
+// SetNillableAPIEndpoint sets the "api_endpoint" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableAPIEndpoint(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetAPIEndpoint(*v)
+	}
+	return _c
+}
+
+// SetAPIVip sets the "api_vip" field.
+func (_c *KubernetesClusterCreate) SetAPIVip(v string) *KubernetesClusterCreate {
+	_c.mutation.SetAPIVip(v)
+	return _c
+}
+
+// SetNillableAPIVip sets the "api_vip" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableAPIVip(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetAPIVip(*v)
+	}
+	return _c
+}
+
+// SetAPILoadBalancerID sets the "api_load_balancer_id" field.
+func (_c *KubernetesClusterCreate) SetAPILoadBalancerID(v int) *KubernetesClusterCreate {
+	_c.mutation.SetAPILoadBalancerID(v)
+	return _c
+}
+
+// SetNillableAPILoadBalancerID sets the "api_load_balancer_id" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableAPILoadBalancerID(v *int) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetAPILoadBalancerID(*v)
+	}
+	return _c
+}
+
+// SetCaCertificate sets the "ca_certificate" field.
+func (_c *KubernetesClusterCreate) SetCaCertificate(v string) *KubernetesClusterCreate {
+	_c.mutation.SetCaCertificate(v)
+	return _c
+}
+
+// SetNillableCaCertificate sets the "ca_certificate" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableCaCertificate(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetCaCertificate(*v)
+	}
+	return _c
+}
+
+// SetPkiSealed sets the "pki_sealed" field.
+func (_c *KubernetesClusterCreate) SetPkiSealed(v string) *KubernetesClusterCreate {
+	_c.mutation.SetPkiSealed(v)
+	return _c
+}
+
+// SetNillablePkiSealed sets the "pki_sealed" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillablePkiSealed(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetPkiSealed(*v)
+	}
+	return _c
+}
+
+// SetJoinTokenID sets the "join_token_id" field.
+func (_c *KubernetesClusterCreate) SetJoinTokenID(v string) *KubernetesClusterCreate {
+	_c.mutation.SetJoinTokenID(v)
+	return _c
+}
+
+// SetNillableJoinTokenID sets the "join_token_id" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableJoinTokenID(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetJoinTokenID(*v)
+	}
+	return _c
+}
+
+// SetJoinTokenSealed sets the "join_token_sealed" field.
+func (_c *KubernetesClusterCreate) SetJoinTokenSealed(v string) *KubernetesClusterCreate {
+	_c.mutation.SetJoinTokenSealed(v)
+	return _c
+}
+
+// SetNillableJoinTokenSealed sets the "join_token_sealed" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableJoinTokenSealed(v *string) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetJoinTokenSealed(*v)
+	}
+	return _c
+}
+
+// SetJoinTokenExpiresAt sets the "join_token_expires_at" field.
+func (_c *KubernetesClusterCreate) SetJoinTokenExpiresAt(v time.Time) *KubernetesClusterCreate {
+	_c.mutation.SetJoinTokenExpiresAt(v)
+	return _c
+}
+
+// SetNillableJoinTokenExpiresAt sets the "join_token_expires_at" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableJoinTokenExpiresAt(v *time.Time) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetJoinTokenExpiresAt(*v)
+	}
+	return _c
+}
+
+// SetServiceMeshStatus sets the "service_mesh_status" field.
+func (_c *KubernetesClusterCreate) SetServiceMeshStatus(v kubernetescluster.ServiceMeshStatus) *KubernetesClusterCreate {
+	_c.mutation.SetServiceMeshStatus(v)
+	return _c
+}
+
+// SetNillableServiceMeshStatus sets the "service_mesh_status" field if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableServiceMeshStatus(v *kubernetescluster.ServiceMeshStatus) *KubernetesClusterCreate {
+	if v != nil {
+		_c.SetServiceMeshStatus(*v)
 	}
 	return _c
 }
@@ -226,6 +445,44 @@ func (_c *KubernetesClusterCreate) AddVirtualMachines(v ...*VirtualMachine) *Kub
 		ids[i] = v[i].ID
 	}
 	return _c.AddVirtualMachineIDs(ids...)
+}
+
+// SetFlavorID sets the "flavor" edge to the Flavor entity by ID.
+func (_c *KubernetesClusterCreate) SetFlavorID(id int) *KubernetesClusterCreate {
+	_c.mutation.SetFlavorID(id)
+	return _c
+}
+
+// SetNillableFlavorID sets the "flavor" edge to the Flavor entity by ID if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableFlavorID(id *int) *KubernetesClusterCreate {
+	if id != nil {
+		_c = _c.SetFlavorID(*id)
+	}
+	return _c
+}
+
+// SetFlavor sets the "flavor" edge to the Flavor entity.
+func (_c *KubernetesClusterCreate) SetFlavor(v *Flavor) *KubernetesClusterCreate {
+	return _c.SetFlavorID(v.ID)
+}
+
+// SetImageID sets the "image" edge to the Image entity by ID.
+func (_c *KubernetesClusterCreate) SetImageID(id int) *KubernetesClusterCreate {
+	_c.mutation.SetImageID(id)
+	return _c
+}
+
+// SetNillableImageID sets the "image" edge to the Image entity by ID if the given value is not nil.
+func (_c *KubernetesClusterCreate) SetNillableImageID(id *int) *KubernetesClusterCreate {
+	if id != nil {
+		_c = _c.SetImageID(*id)
+	}
+	return _c
+}
+
+// SetImage sets the "image" edge to the Image entity.
+func (_c *KubernetesClusterCreate) SetImage(v *Image) *KubernetesClusterCreate {
+	return _c.SetImageID(v.ID)
 }
 
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
@@ -321,9 +578,37 @@ func (_c *KubernetesClusterCreate) defaults() error {
 		v := kubernetescluster.DefaultWorkerCount
 		_c.mutation.SetWorkerCount(v)
 	}
+	if _, ok := _c.mutation.BastionEnabled(); !ok {
+		v := kubernetescluster.DefaultBastionEnabled
+		_c.mutation.SetBastionEnabled(v)
+	}
+	if _, ok := _c.mutation.PodCidr(); !ok {
+		v := kubernetescluster.DefaultPodCidr
+		_c.mutation.SetPodCidr(v)
+	}
+	if _, ok := _c.mutation.ServiceCidr(); !ok {
+		v := kubernetescluster.DefaultServiceCidr
+		_c.mutation.SetServiceCidr(v)
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		v := kubernetescluster.DefaultStatus
 		_c.mutation.SetStatus(v)
+	}
+	if _, ok := _c.mutation.Phase(); !ok {
+		v := kubernetescluster.DefaultPhase
+		_c.mutation.SetPhase(v)
+	}
+	if _, ok := _c.mutation.NextWorkerIndex(); !ok {
+		v := kubernetescluster.DefaultNextWorkerIndex
+		_c.mutation.SetNextWorkerIndex(v)
+	}
+	if _, ok := _c.mutation.NextControlPlaneIndex(); !ok {
+		v := kubernetescluster.DefaultNextControlPlaneIndex
+		_c.mutation.SetNextControlPlaneIndex(v)
+	}
+	if _, ok := _c.mutation.ServiceMeshStatus(); !ok {
+		v := kubernetescluster.DefaultServiceMeshStatus
+		_c.mutation.SetServiceMeshStatus(v)
 	}
 	return nil
 }
@@ -386,6 +671,15 @@ func (_c *KubernetesClusterCreate) check() error {
 			return &ValidationError{Name: "bastion", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.bastion": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.BastionEnabled(); !ok {
+		return &ValidationError{Name: "bastion_enabled", err: errors.New(`ent: missing required field "KubernetesCluster.bastion_enabled"`)}
+	}
+	if _, ok := _c.mutation.PodCidr(); !ok {
+		return &ValidationError{Name: "pod_cidr", err: errors.New(`ent: missing required field "KubernetesCluster.pod_cidr"`)}
+	}
+	if _, ok := _c.mutation.ServiceCidr(); !ok {
+		return &ValidationError{Name: "service_cidr", err: errors.New(`ent: missing required field "KubernetesCluster.service_cidr"`)}
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		return &ValidationError{Name: "status", err: errors.New(`ent: missing required field "KubernetesCluster.status"`)}
 	}
@@ -397,6 +691,38 @@ func (_c *KubernetesClusterCreate) check() error {
 	if v, ok := _c.mutation.StatusReason(); ok {
 		if err := kubernetescluster.StatusReasonValidator(v); err != nil {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.status_reason": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Phase(); !ok {
+		return &ValidationError{Name: "phase", err: errors.New(`ent: missing required field "KubernetesCluster.phase"`)}
+	}
+	if v, ok := _c.mutation.Phase(); ok {
+		if err := kubernetescluster.PhaseValidator(v); err != nil {
+			return &ValidationError{Name: "phase", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.phase": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.NextWorkerIndex(); !ok {
+		return &ValidationError{Name: "next_worker_index", err: errors.New(`ent: missing required field "KubernetesCluster.next_worker_index"`)}
+	}
+	if v, ok := _c.mutation.NextWorkerIndex(); ok {
+		if err := kubernetescluster.NextWorkerIndexValidator(v); err != nil {
+			return &ValidationError{Name: "next_worker_index", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.next_worker_index": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.NextControlPlaneIndex(); !ok {
+		return &ValidationError{Name: "next_control_plane_index", err: errors.New(`ent: missing required field "KubernetesCluster.next_control_plane_index"`)}
+	}
+	if v, ok := _c.mutation.NextControlPlaneIndex(); ok {
+		if err := kubernetescluster.NextControlPlaneIndexValidator(v); err != nil {
+			return &ValidationError{Name: "next_control_plane_index", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.next_control_plane_index": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ServiceMeshStatus(); !ok {
+		return &ValidationError{Name: "service_mesh_status", err: errors.New(`ent: missing required field "KubernetesCluster.service_mesh_status"`)}
+	}
+	if v, ok := _c.mutation.ServiceMeshStatus(); ok {
+		if err := kubernetescluster.ServiceMeshStatusValidator(v); err != nil {
+			return &ValidationError{Name: "service_mesh_status", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.service_mesh_status": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -472,6 +798,18 @@ func (_c *KubernetesClusterCreate) createSpec() (*KubernetesCluster, *sqlgraph.C
 		_spec.SetField(kubernetescluster.FieldBastion, field.TypeString, value)
 		_node.Bastion = value
 	}
+	if value, ok := _c.mutation.BastionEnabled(); ok {
+		_spec.SetField(kubernetescluster.FieldBastionEnabled, field.TypeBool, value)
+		_node.BastionEnabled = value
+	}
+	if value, ok := _c.mutation.PodCidr(); ok {
+		_spec.SetField(kubernetescluster.FieldPodCidr, field.TypeString, value)
+		_node.PodCidr = value
+	}
+	if value, ok := _c.mutation.ServiceCidr(); ok {
+		_spec.SetField(kubernetescluster.FieldServiceCidr, field.TypeString, value)
+		_node.ServiceCidr = value
+	}
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(kubernetescluster.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
@@ -479,6 +817,58 @@ func (_c *KubernetesClusterCreate) createSpec() (*KubernetesCluster, *sqlgraph.C
 	if value, ok := _c.mutation.StatusReason(); ok {
 		_spec.SetField(kubernetescluster.FieldStatusReason, field.TypeString, value)
 		_node.StatusReason = value
+	}
+	if value, ok := _c.mutation.Phase(); ok {
+		_spec.SetField(kubernetescluster.FieldPhase, field.TypeEnum, value)
+		_node.Phase = value
+	}
+	if value, ok := _c.mutation.Nodes(); ok {
+		_spec.SetField(kubernetescluster.FieldNodes, field.TypeJSON, value)
+		_node.Nodes = value
+	}
+	if value, ok := _c.mutation.NextWorkerIndex(); ok {
+		_spec.SetField(kubernetescluster.FieldNextWorkerIndex, field.TypeInt, value)
+		_node.NextWorkerIndex = value
+	}
+	if value, ok := _c.mutation.NextControlPlaneIndex(); ok {
+		_spec.SetField(kubernetescluster.FieldNextControlPlaneIndex, field.TypeInt, value)
+		_node.NextControlPlaneIndex = value
+	}
+	if value, ok := _c.mutation.APIEndpoint(); ok {
+		_spec.SetField(kubernetescluster.FieldAPIEndpoint, field.TypeString, value)
+		_node.APIEndpoint = value
+	}
+	if value, ok := _c.mutation.APIVip(); ok {
+		_spec.SetField(kubernetescluster.FieldAPIVip, field.TypeString, value)
+		_node.APIVip = value
+	}
+	if value, ok := _c.mutation.APILoadBalancerID(); ok {
+		_spec.SetField(kubernetescluster.FieldAPILoadBalancerID, field.TypeInt, value)
+		_node.APILoadBalancerID = &value
+	}
+	if value, ok := _c.mutation.CaCertificate(); ok {
+		_spec.SetField(kubernetescluster.FieldCaCertificate, field.TypeString, value)
+		_node.CaCertificate = value
+	}
+	if value, ok := _c.mutation.PkiSealed(); ok {
+		_spec.SetField(kubernetescluster.FieldPkiSealed, field.TypeString, value)
+		_node.PkiSealed = value
+	}
+	if value, ok := _c.mutation.JoinTokenID(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenID, field.TypeString, value)
+		_node.JoinTokenID = value
+	}
+	if value, ok := _c.mutation.JoinTokenSealed(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenSealed, field.TypeString, value)
+		_node.JoinTokenSealed = value
+	}
+	if value, ok := _c.mutation.JoinTokenExpiresAt(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenExpiresAt, field.TypeTime, value)
+		_node.JoinTokenExpiresAt = &value
+	}
+	if value, ok := _c.mutation.ServiceMeshStatus(); ok {
+		_spec.SetField(kubernetescluster.FieldServiceMeshStatus, field.TypeEnum, value)
+		_node.ServiceMeshStatus = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -545,6 +935,40 @@ func (_c *KubernetesClusterCreate) createSpec() (*KubernetesCluster, *sqlgraph.C
 		for _, k := range nodes {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.FlavorIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.FlavorTable,
+			Columns: []string{kubernetescluster.FlavorColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(flavor.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.flavor_kubernetes_clusters = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ImageIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.ImageTable,
+			Columns: []string{kubernetescluster.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.image_kubernetes_clusters = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	if nodes := _c.mutation.MaintainersIDs(); len(nodes) > 0 {
@@ -769,6 +1193,42 @@ func (u *KubernetesClusterUpsert) ClearBastion() *KubernetesClusterUpsert {
 	return u
 }
 
+// SetBastionEnabled sets the "bastion_enabled" field.
+func (u *KubernetesClusterUpsert) SetBastionEnabled(v bool) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldBastionEnabled, v)
+	return u
+}
+
+// UpdateBastionEnabled sets the "bastion_enabled" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateBastionEnabled() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldBastionEnabled)
+	return u
+}
+
+// SetPodCidr sets the "pod_cidr" field.
+func (u *KubernetesClusterUpsert) SetPodCidr(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldPodCidr, v)
+	return u
+}
+
+// UpdatePodCidr sets the "pod_cidr" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdatePodCidr() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldPodCidr)
+	return u
+}
+
+// SetServiceCidr sets the "service_cidr" field.
+func (u *KubernetesClusterUpsert) SetServiceCidr(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldServiceCidr, v)
+	return u
+}
+
+// UpdateServiceCidr sets the "service_cidr" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateServiceCidr() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldServiceCidr)
+	return u
+}
+
 // SetStatus sets the "status" field.
 func (u *KubernetesClusterUpsert) SetStatus(v kubernetescluster.Status) *KubernetesClusterUpsert {
 	u.Set(kubernetescluster.FieldStatus, v)
@@ -796,6 +1256,234 @@ func (u *KubernetesClusterUpsert) UpdateStatusReason() *KubernetesClusterUpsert 
 // ClearStatusReason clears the value of the "status_reason" field.
 func (u *KubernetesClusterUpsert) ClearStatusReason() *KubernetesClusterUpsert {
 	u.SetNull(kubernetescluster.FieldStatusReason)
+	return u
+}
+
+// SetPhase sets the "phase" field.
+func (u *KubernetesClusterUpsert) SetPhase(v kubernetescluster.Phase) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldPhase, v)
+	return u
+}
+
+// UpdatePhase sets the "phase" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdatePhase() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldPhase)
+	return u
+}
+
+// SetNodes sets the "nodes" field.
+func (u *KubernetesClusterUpsert) SetNodes(v []fieldtype.KubernetesNode) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldNodes, v)
+	return u
+}
+
+// UpdateNodes sets the "nodes" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateNodes() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldNodes)
+	return u
+}
+
+// ClearNodes clears the value of the "nodes" field.
+func (u *KubernetesClusterUpsert) ClearNodes() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldNodes)
+	return u
+}
+
+// SetNextWorkerIndex sets the "next_worker_index" field.
+func (u *KubernetesClusterUpsert) SetNextWorkerIndex(v int) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldNextWorkerIndex, v)
+	return u
+}
+
+// UpdateNextWorkerIndex sets the "next_worker_index" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateNextWorkerIndex() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldNextWorkerIndex)
+	return u
+}
+
+// AddNextWorkerIndex adds v to the "next_worker_index" field.
+func (u *KubernetesClusterUpsert) AddNextWorkerIndex(v int) *KubernetesClusterUpsert {
+	u.Add(kubernetescluster.FieldNextWorkerIndex, v)
+	return u
+}
+
+// SetNextControlPlaneIndex sets the "next_control_plane_index" field.
+func (u *KubernetesClusterUpsert) SetNextControlPlaneIndex(v int) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldNextControlPlaneIndex, v)
+	return u
+}
+
+// UpdateNextControlPlaneIndex sets the "next_control_plane_index" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateNextControlPlaneIndex() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldNextControlPlaneIndex)
+	return u
+}
+
+// AddNextControlPlaneIndex adds v to the "next_control_plane_index" field.
+func (u *KubernetesClusterUpsert) AddNextControlPlaneIndex(v int) *KubernetesClusterUpsert {
+	u.Add(kubernetescluster.FieldNextControlPlaneIndex, v)
+	return u
+}
+
+// SetAPIEndpoint sets the "api_endpoint" field.
+func (u *KubernetesClusterUpsert) SetAPIEndpoint(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldAPIEndpoint, v)
+	return u
+}
+
+// UpdateAPIEndpoint sets the "api_endpoint" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateAPIEndpoint() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldAPIEndpoint)
+	return u
+}
+
+// ClearAPIEndpoint clears the value of the "api_endpoint" field.
+func (u *KubernetesClusterUpsert) ClearAPIEndpoint() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldAPIEndpoint)
+	return u
+}
+
+// SetAPIVip sets the "api_vip" field.
+func (u *KubernetesClusterUpsert) SetAPIVip(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldAPIVip, v)
+	return u
+}
+
+// UpdateAPIVip sets the "api_vip" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateAPIVip() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldAPIVip)
+	return u
+}
+
+// ClearAPIVip clears the value of the "api_vip" field.
+func (u *KubernetesClusterUpsert) ClearAPIVip() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldAPIVip)
+	return u
+}
+
+// SetAPILoadBalancerID sets the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsert) SetAPILoadBalancerID(v int) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldAPILoadBalancerID, v)
+	return u
+}
+
+// UpdateAPILoadBalancerID sets the "api_load_balancer_id" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateAPILoadBalancerID() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldAPILoadBalancerID)
+	return u
+}
+
+// AddAPILoadBalancerID adds v to the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsert) AddAPILoadBalancerID(v int) *KubernetesClusterUpsert {
+	u.Add(kubernetescluster.FieldAPILoadBalancerID, v)
+	return u
+}
+
+// ClearAPILoadBalancerID clears the value of the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsert) ClearAPILoadBalancerID() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldAPILoadBalancerID)
+	return u
+}
+
+// SetCaCertificate sets the "ca_certificate" field.
+func (u *KubernetesClusterUpsert) SetCaCertificate(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldCaCertificate, v)
+	return u
+}
+
+// UpdateCaCertificate sets the "ca_certificate" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateCaCertificate() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldCaCertificate)
+	return u
+}
+
+// ClearCaCertificate clears the value of the "ca_certificate" field.
+func (u *KubernetesClusterUpsert) ClearCaCertificate() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldCaCertificate)
+	return u
+}
+
+// SetPkiSealed sets the "pki_sealed" field.
+func (u *KubernetesClusterUpsert) SetPkiSealed(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldPkiSealed, v)
+	return u
+}
+
+// UpdatePkiSealed sets the "pki_sealed" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdatePkiSealed() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldPkiSealed)
+	return u
+}
+
+// ClearPkiSealed clears the value of the "pki_sealed" field.
+func (u *KubernetesClusterUpsert) ClearPkiSealed() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldPkiSealed)
+	return u
+}
+
+// SetJoinTokenID sets the "join_token_id" field.
+func (u *KubernetesClusterUpsert) SetJoinTokenID(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldJoinTokenID, v)
+	return u
+}
+
+// UpdateJoinTokenID sets the "join_token_id" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateJoinTokenID() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldJoinTokenID)
+	return u
+}
+
+// ClearJoinTokenID clears the value of the "join_token_id" field.
+func (u *KubernetesClusterUpsert) ClearJoinTokenID() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldJoinTokenID)
+	return u
+}
+
+// SetJoinTokenSealed sets the "join_token_sealed" field.
+func (u *KubernetesClusterUpsert) SetJoinTokenSealed(v string) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldJoinTokenSealed, v)
+	return u
+}
+
+// UpdateJoinTokenSealed sets the "join_token_sealed" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateJoinTokenSealed() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldJoinTokenSealed)
+	return u
+}
+
+// ClearJoinTokenSealed clears the value of the "join_token_sealed" field.
+func (u *KubernetesClusterUpsert) ClearJoinTokenSealed() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldJoinTokenSealed)
+	return u
+}
+
+// SetJoinTokenExpiresAt sets the "join_token_expires_at" field.
+func (u *KubernetesClusterUpsert) SetJoinTokenExpiresAt(v time.Time) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldJoinTokenExpiresAt, v)
+	return u
+}
+
+// UpdateJoinTokenExpiresAt sets the "join_token_expires_at" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateJoinTokenExpiresAt() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldJoinTokenExpiresAt)
+	return u
+}
+
+// ClearJoinTokenExpiresAt clears the value of the "join_token_expires_at" field.
+func (u *KubernetesClusterUpsert) ClearJoinTokenExpiresAt() *KubernetesClusterUpsert {
+	u.SetNull(kubernetescluster.FieldJoinTokenExpiresAt)
+	return u
+}
+
+// SetServiceMeshStatus sets the "service_mesh_status" field.
+func (u *KubernetesClusterUpsert) SetServiceMeshStatus(v kubernetescluster.ServiceMeshStatus) *KubernetesClusterUpsert {
+	u.Set(kubernetescluster.FieldServiceMeshStatus, v)
+	return u
+}
+
+// UpdateServiceMeshStatus sets the "service_mesh_status" field to the value that was provided on create.
+func (u *KubernetesClusterUpsert) UpdateServiceMeshStatus() *KubernetesClusterUpsert {
+	u.SetExcluded(kubernetescluster.FieldServiceMeshStatus)
 	return u
 }
 
@@ -1005,6 +1693,48 @@ func (u *KubernetesClusterUpsertOne) ClearBastion() *KubernetesClusterUpsertOne 
 	})
 }
 
+// SetBastionEnabled sets the "bastion_enabled" field.
+func (u *KubernetesClusterUpsertOne) SetBastionEnabled(v bool) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetBastionEnabled(v)
+	})
+}
+
+// UpdateBastionEnabled sets the "bastion_enabled" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateBastionEnabled() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateBastionEnabled()
+	})
+}
+
+// SetPodCidr sets the "pod_cidr" field.
+func (u *KubernetesClusterUpsertOne) SetPodCidr(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetPodCidr(v)
+	})
+}
+
+// UpdatePodCidr sets the "pod_cidr" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdatePodCidr() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdatePodCidr()
+	})
+}
+
+// SetServiceCidr sets the "service_cidr" field.
+func (u *KubernetesClusterUpsertOne) SetServiceCidr(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetServiceCidr(v)
+	})
+}
+
+// UpdateServiceCidr sets the "service_cidr" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateServiceCidr() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateServiceCidr()
+	})
+}
+
 // SetStatus sets the "status" field.
 func (u *KubernetesClusterUpsertOne) SetStatus(v kubernetescluster.Status) *KubernetesClusterUpsertOne {
 	return u.Update(func(s *KubernetesClusterUpsert) {
@@ -1037,6 +1767,272 @@ func (u *KubernetesClusterUpsertOne) UpdateStatusReason() *KubernetesClusterUpse
 func (u *KubernetesClusterUpsertOne) ClearStatusReason() *KubernetesClusterUpsertOne {
 	return u.Update(func(s *KubernetesClusterUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetPhase sets the "phase" field.
+func (u *KubernetesClusterUpsertOne) SetPhase(v kubernetescluster.Phase) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetPhase(v)
+	})
+}
+
+// UpdatePhase sets the "phase" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdatePhase() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdatePhase()
+	})
+}
+
+// SetNodes sets the "nodes" field.
+func (u *KubernetesClusterUpsertOne) SetNodes(v []fieldtype.KubernetesNode) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetNodes(v)
+	})
+}
+
+// UpdateNodes sets the "nodes" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateNodes() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateNodes()
+	})
+}
+
+// ClearNodes clears the value of the "nodes" field.
+func (u *KubernetesClusterUpsertOne) ClearNodes() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearNodes()
+	})
+}
+
+// SetNextWorkerIndex sets the "next_worker_index" field.
+func (u *KubernetesClusterUpsertOne) SetNextWorkerIndex(v int) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetNextWorkerIndex(v)
+	})
+}
+
+// AddNextWorkerIndex adds v to the "next_worker_index" field.
+func (u *KubernetesClusterUpsertOne) AddNextWorkerIndex(v int) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.AddNextWorkerIndex(v)
+	})
+}
+
+// UpdateNextWorkerIndex sets the "next_worker_index" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateNextWorkerIndex() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateNextWorkerIndex()
+	})
+}
+
+// SetNextControlPlaneIndex sets the "next_control_plane_index" field.
+func (u *KubernetesClusterUpsertOne) SetNextControlPlaneIndex(v int) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetNextControlPlaneIndex(v)
+	})
+}
+
+// AddNextControlPlaneIndex adds v to the "next_control_plane_index" field.
+func (u *KubernetesClusterUpsertOne) AddNextControlPlaneIndex(v int) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.AddNextControlPlaneIndex(v)
+	})
+}
+
+// UpdateNextControlPlaneIndex sets the "next_control_plane_index" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateNextControlPlaneIndex() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateNextControlPlaneIndex()
+	})
+}
+
+// SetAPIEndpoint sets the "api_endpoint" field.
+func (u *KubernetesClusterUpsertOne) SetAPIEndpoint(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetAPIEndpoint(v)
+	})
+}
+
+// UpdateAPIEndpoint sets the "api_endpoint" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateAPIEndpoint() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateAPIEndpoint()
+	})
+}
+
+// ClearAPIEndpoint clears the value of the "api_endpoint" field.
+func (u *KubernetesClusterUpsertOne) ClearAPIEndpoint() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearAPIEndpoint()
+	})
+}
+
+// SetAPIVip sets the "api_vip" field.
+func (u *KubernetesClusterUpsertOne) SetAPIVip(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetAPIVip(v)
+	})
+}
+
+// UpdateAPIVip sets the "api_vip" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateAPIVip() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateAPIVip()
+	})
+}
+
+// ClearAPIVip clears the value of the "api_vip" field.
+func (u *KubernetesClusterUpsertOne) ClearAPIVip() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearAPIVip()
+	})
+}
+
+// SetAPILoadBalancerID sets the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsertOne) SetAPILoadBalancerID(v int) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetAPILoadBalancerID(v)
+	})
+}
+
+// AddAPILoadBalancerID adds v to the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsertOne) AddAPILoadBalancerID(v int) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.AddAPILoadBalancerID(v)
+	})
+}
+
+// UpdateAPILoadBalancerID sets the "api_load_balancer_id" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateAPILoadBalancerID() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateAPILoadBalancerID()
+	})
+}
+
+// ClearAPILoadBalancerID clears the value of the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsertOne) ClearAPILoadBalancerID() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearAPILoadBalancerID()
+	})
+}
+
+// SetCaCertificate sets the "ca_certificate" field.
+func (u *KubernetesClusterUpsertOne) SetCaCertificate(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetCaCertificate(v)
+	})
+}
+
+// UpdateCaCertificate sets the "ca_certificate" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateCaCertificate() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateCaCertificate()
+	})
+}
+
+// ClearCaCertificate clears the value of the "ca_certificate" field.
+func (u *KubernetesClusterUpsertOne) ClearCaCertificate() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearCaCertificate()
+	})
+}
+
+// SetPkiSealed sets the "pki_sealed" field.
+func (u *KubernetesClusterUpsertOne) SetPkiSealed(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetPkiSealed(v)
+	})
+}
+
+// UpdatePkiSealed sets the "pki_sealed" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdatePkiSealed() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdatePkiSealed()
+	})
+}
+
+// ClearPkiSealed clears the value of the "pki_sealed" field.
+func (u *KubernetesClusterUpsertOne) ClearPkiSealed() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearPkiSealed()
+	})
+}
+
+// SetJoinTokenID sets the "join_token_id" field.
+func (u *KubernetesClusterUpsertOne) SetJoinTokenID(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetJoinTokenID(v)
+	})
+}
+
+// UpdateJoinTokenID sets the "join_token_id" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateJoinTokenID() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateJoinTokenID()
+	})
+}
+
+// ClearJoinTokenID clears the value of the "join_token_id" field.
+func (u *KubernetesClusterUpsertOne) ClearJoinTokenID() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearJoinTokenID()
+	})
+}
+
+// SetJoinTokenSealed sets the "join_token_sealed" field.
+func (u *KubernetesClusterUpsertOne) SetJoinTokenSealed(v string) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetJoinTokenSealed(v)
+	})
+}
+
+// UpdateJoinTokenSealed sets the "join_token_sealed" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateJoinTokenSealed() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateJoinTokenSealed()
+	})
+}
+
+// ClearJoinTokenSealed clears the value of the "join_token_sealed" field.
+func (u *KubernetesClusterUpsertOne) ClearJoinTokenSealed() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearJoinTokenSealed()
+	})
+}
+
+// SetJoinTokenExpiresAt sets the "join_token_expires_at" field.
+func (u *KubernetesClusterUpsertOne) SetJoinTokenExpiresAt(v time.Time) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetJoinTokenExpiresAt(v)
+	})
+}
+
+// UpdateJoinTokenExpiresAt sets the "join_token_expires_at" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateJoinTokenExpiresAt() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateJoinTokenExpiresAt()
+	})
+}
+
+// ClearJoinTokenExpiresAt clears the value of the "join_token_expires_at" field.
+func (u *KubernetesClusterUpsertOne) ClearJoinTokenExpiresAt() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearJoinTokenExpiresAt()
+	})
+}
+
+// SetServiceMeshStatus sets the "service_mesh_status" field.
+func (u *KubernetesClusterUpsertOne) SetServiceMeshStatus(v kubernetescluster.ServiceMeshStatus) *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetServiceMeshStatus(v)
+	})
+}
+
+// UpdateServiceMeshStatus sets the "service_mesh_status" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertOne) UpdateServiceMeshStatus() *KubernetesClusterUpsertOne {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateServiceMeshStatus()
 	})
 }
 
@@ -1412,6 +2408,48 @@ func (u *KubernetesClusterUpsertBulk) ClearBastion() *KubernetesClusterUpsertBul
 	})
 }
 
+// SetBastionEnabled sets the "bastion_enabled" field.
+func (u *KubernetesClusterUpsertBulk) SetBastionEnabled(v bool) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetBastionEnabled(v)
+	})
+}
+
+// UpdateBastionEnabled sets the "bastion_enabled" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateBastionEnabled() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateBastionEnabled()
+	})
+}
+
+// SetPodCidr sets the "pod_cidr" field.
+func (u *KubernetesClusterUpsertBulk) SetPodCidr(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetPodCidr(v)
+	})
+}
+
+// UpdatePodCidr sets the "pod_cidr" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdatePodCidr() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdatePodCidr()
+	})
+}
+
+// SetServiceCidr sets the "service_cidr" field.
+func (u *KubernetesClusterUpsertBulk) SetServiceCidr(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetServiceCidr(v)
+	})
+}
+
+// UpdateServiceCidr sets the "service_cidr" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateServiceCidr() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateServiceCidr()
+	})
+}
+
 // SetStatus sets the "status" field.
 func (u *KubernetesClusterUpsertBulk) SetStatus(v kubernetescluster.Status) *KubernetesClusterUpsertBulk {
 	return u.Update(func(s *KubernetesClusterUpsert) {
@@ -1444,6 +2482,272 @@ func (u *KubernetesClusterUpsertBulk) UpdateStatusReason() *KubernetesClusterUps
 func (u *KubernetesClusterUpsertBulk) ClearStatusReason() *KubernetesClusterUpsertBulk {
 	return u.Update(func(s *KubernetesClusterUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetPhase sets the "phase" field.
+func (u *KubernetesClusterUpsertBulk) SetPhase(v kubernetescluster.Phase) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetPhase(v)
+	})
+}
+
+// UpdatePhase sets the "phase" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdatePhase() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdatePhase()
+	})
+}
+
+// SetNodes sets the "nodes" field.
+func (u *KubernetesClusterUpsertBulk) SetNodes(v []fieldtype.KubernetesNode) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetNodes(v)
+	})
+}
+
+// UpdateNodes sets the "nodes" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateNodes() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateNodes()
+	})
+}
+
+// ClearNodes clears the value of the "nodes" field.
+func (u *KubernetesClusterUpsertBulk) ClearNodes() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearNodes()
+	})
+}
+
+// SetNextWorkerIndex sets the "next_worker_index" field.
+func (u *KubernetesClusterUpsertBulk) SetNextWorkerIndex(v int) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetNextWorkerIndex(v)
+	})
+}
+
+// AddNextWorkerIndex adds v to the "next_worker_index" field.
+func (u *KubernetesClusterUpsertBulk) AddNextWorkerIndex(v int) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.AddNextWorkerIndex(v)
+	})
+}
+
+// UpdateNextWorkerIndex sets the "next_worker_index" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateNextWorkerIndex() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateNextWorkerIndex()
+	})
+}
+
+// SetNextControlPlaneIndex sets the "next_control_plane_index" field.
+func (u *KubernetesClusterUpsertBulk) SetNextControlPlaneIndex(v int) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetNextControlPlaneIndex(v)
+	})
+}
+
+// AddNextControlPlaneIndex adds v to the "next_control_plane_index" field.
+func (u *KubernetesClusterUpsertBulk) AddNextControlPlaneIndex(v int) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.AddNextControlPlaneIndex(v)
+	})
+}
+
+// UpdateNextControlPlaneIndex sets the "next_control_plane_index" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateNextControlPlaneIndex() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateNextControlPlaneIndex()
+	})
+}
+
+// SetAPIEndpoint sets the "api_endpoint" field.
+func (u *KubernetesClusterUpsertBulk) SetAPIEndpoint(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetAPIEndpoint(v)
+	})
+}
+
+// UpdateAPIEndpoint sets the "api_endpoint" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateAPIEndpoint() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateAPIEndpoint()
+	})
+}
+
+// ClearAPIEndpoint clears the value of the "api_endpoint" field.
+func (u *KubernetesClusterUpsertBulk) ClearAPIEndpoint() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearAPIEndpoint()
+	})
+}
+
+// SetAPIVip sets the "api_vip" field.
+func (u *KubernetesClusterUpsertBulk) SetAPIVip(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetAPIVip(v)
+	})
+}
+
+// UpdateAPIVip sets the "api_vip" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateAPIVip() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateAPIVip()
+	})
+}
+
+// ClearAPIVip clears the value of the "api_vip" field.
+func (u *KubernetesClusterUpsertBulk) ClearAPIVip() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearAPIVip()
+	})
+}
+
+// SetAPILoadBalancerID sets the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsertBulk) SetAPILoadBalancerID(v int) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetAPILoadBalancerID(v)
+	})
+}
+
+// AddAPILoadBalancerID adds v to the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsertBulk) AddAPILoadBalancerID(v int) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.AddAPILoadBalancerID(v)
+	})
+}
+
+// UpdateAPILoadBalancerID sets the "api_load_balancer_id" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateAPILoadBalancerID() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateAPILoadBalancerID()
+	})
+}
+
+// ClearAPILoadBalancerID clears the value of the "api_load_balancer_id" field.
+func (u *KubernetesClusterUpsertBulk) ClearAPILoadBalancerID() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearAPILoadBalancerID()
+	})
+}
+
+// SetCaCertificate sets the "ca_certificate" field.
+func (u *KubernetesClusterUpsertBulk) SetCaCertificate(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetCaCertificate(v)
+	})
+}
+
+// UpdateCaCertificate sets the "ca_certificate" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateCaCertificate() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateCaCertificate()
+	})
+}
+
+// ClearCaCertificate clears the value of the "ca_certificate" field.
+func (u *KubernetesClusterUpsertBulk) ClearCaCertificate() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearCaCertificate()
+	})
+}
+
+// SetPkiSealed sets the "pki_sealed" field.
+func (u *KubernetesClusterUpsertBulk) SetPkiSealed(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetPkiSealed(v)
+	})
+}
+
+// UpdatePkiSealed sets the "pki_sealed" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdatePkiSealed() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdatePkiSealed()
+	})
+}
+
+// ClearPkiSealed clears the value of the "pki_sealed" field.
+func (u *KubernetesClusterUpsertBulk) ClearPkiSealed() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearPkiSealed()
+	})
+}
+
+// SetJoinTokenID sets the "join_token_id" field.
+func (u *KubernetesClusterUpsertBulk) SetJoinTokenID(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetJoinTokenID(v)
+	})
+}
+
+// UpdateJoinTokenID sets the "join_token_id" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateJoinTokenID() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateJoinTokenID()
+	})
+}
+
+// ClearJoinTokenID clears the value of the "join_token_id" field.
+func (u *KubernetesClusterUpsertBulk) ClearJoinTokenID() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearJoinTokenID()
+	})
+}
+
+// SetJoinTokenSealed sets the "join_token_sealed" field.
+func (u *KubernetesClusterUpsertBulk) SetJoinTokenSealed(v string) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetJoinTokenSealed(v)
+	})
+}
+
+// UpdateJoinTokenSealed sets the "join_token_sealed" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateJoinTokenSealed() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateJoinTokenSealed()
+	})
+}
+
+// ClearJoinTokenSealed clears the value of the "join_token_sealed" field.
+func (u *KubernetesClusterUpsertBulk) ClearJoinTokenSealed() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearJoinTokenSealed()
+	})
+}
+
+// SetJoinTokenExpiresAt sets the "join_token_expires_at" field.
+func (u *KubernetesClusterUpsertBulk) SetJoinTokenExpiresAt(v time.Time) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetJoinTokenExpiresAt(v)
+	})
+}
+
+// UpdateJoinTokenExpiresAt sets the "join_token_expires_at" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateJoinTokenExpiresAt() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateJoinTokenExpiresAt()
+	})
+}
+
+// ClearJoinTokenExpiresAt clears the value of the "join_token_expires_at" field.
+func (u *KubernetesClusterUpsertBulk) ClearJoinTokenExpiresAt() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.ClearJoinTokenExpiresAt()
+	})
+}
+
+// SetServiceMeshStatus sets the "service_mesh_status" field.
+func (u *KubernetesClusterUpsertBulk) SetServiceMeshStatus(v kubernetescluster.ServiceMeshStatus) *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.SetServiceMeshStatus(v)
+	})
+}
+
+// UpdateServiceMeshStatus sets the "service_mesh_status" field to the value that was provided on create.
+func (u *KubernetesClusterUpsertBulk) UpdateServiceMeshStatus() *KubernetesClusterUpsertBulk {
+	return u.Update(func(s *KubernetesClusterUpsert) {
+		s.UpdateServiceMeshStatus()
 	})
 }
 

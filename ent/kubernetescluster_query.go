@@ -14,6 +14,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
@@ -35,6 +37,8 @@ type KubernetesClusterQuery struct {
 	withRegion                *RegionQuery
 	withServiceMesh           *ServiceMeshQuery
 	withVirtualMachines       *VirtualMachineQuery
+	withFlavor                *FlavorQuery
+	withImage                 *ImageQuery
 	withMaintainers           *MaintainerQuery
 	withMaintainerGroups      *MaintainerGroupQuery
 	withFKs                   bool
@@ -160,6 +164,50 @@ func (_q *KubernetesClusterQuery) QueryVirtualMachines() *VirtualMachineQuery {
 			sqlgraph.From(kubernetescluster.Table, kubernetescluster.FieldID, selector),
 			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, kubernetescluster.VirtualMachinesTable, kubernetescluster.VirtualMachinesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryFlavor chains the current query on the "flavor" edge.
+func (_q *KubernetesClusterQuery) QueryFlavor() *FlavorQuery {
+	query := (&FlavorClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(kubernetescluster.Table, kubernetescluster.FieldID, selector),
+			sqlgraph.To(flavor.Table, flavor.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, kubernetescluster.FlavorTable, kubernetescluster.FlavorColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryImage chains the current query on the "image" edge.
+func (_q *KubernetesClusterQuery) QueryImage() *ImageQuery {
+	query := (&ImageClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(kubernetescluster.Table, kubernetescluster.FieldID, selector),
+			sqlgraph.To(image.Table, image.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, kubernetescluster.ImageTable, kubernetescluster.ImageColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -407,6 +455,8 @@ func (_q *KubernetesClusterQuery) Clone() *KubernetesClusterQuery {
 		withRegion:           _q.withRegion.Clone(),
 		withServiceMesh:      _q.withServiceMesh.Clone(),
 		withVirtualMachines:  _q.withVirtualMachines.Clone(),
+		withFlavor:           _q.withFlavor.Clone(),
+		withImage:            _q.withImage.Clone(),
 		withMaintainers:      _q.withMaintainers.Clone(),
 		withMaintainerGroups: _q.withMaintainerGroups.Clone(),
 		// clone intermediate query.
@@ -457,6 +507,28 @@ func (_q *KubernetesClusterQuery) WithVirtualMachines(opts ...func(*VirtualMachi
 		opt(query)
 	}
 	_q.withVirtualMachines = query
+	return _q
+}
+
+// WithFlavor tells the query-builder to eager-load the nodes that are connected to
+// the "flavor" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *KubernetesClusterQuery) WithFlavor(opts ...func(*FlavorQuery)) *KubernetesClusterQuery {
+	query := (&FlavorClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withFlavor = query
+	return _q
+}
+
+// WithImage tells the query-builder to eager-load the nodes that are connected to
+// the "image" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *KubernetesClusterQuery) WithImage(opts ...func(*ImageQuery)) *KubernetesClusterQuery {
+	query := (&ImageClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withImage = query
 	return _q
 }
 
@@ -567,16 +639,18 @@ func (_q *KubernetesClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook
 		nodes       = []*KubernetesCluster{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [8]bool{
 			_q.withTenant != nil,
 			_q.withRegion != nil,
 			_q.withServiceMesh != nil,
 			_q.withVirtualMachines != nil,
+			_q.withFlavor != nil,
+			_q.withImage != nil,
 			_q.withMaintainers != nil,
 			_q.withMaintainerGroups != nil,
 		}
 	)
-	if _q.withTenant != nil || _q.withRegion != nil || _q.withServiceMesh != nil {
+	if _q.withTenant != nil || _q.withRegion != nil || _q.withServiceMesh != nil || _q.withFlavor != nil || _q.withImage != nil {
 		withFKs = true
 	}
 	if withFKs {
@@ -627,6 +701,18 @@ func (_q *KubernetesClusterQuery) sqlAll(ctx context.Context, hooks ...queryHook
 			func(n *KubernetesCluster, e *VirtualMachine) {
 				n.Edges.VirtualMachines = append(n.Edges.VirtualMachines, e)
 			}); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withFlavor; query != nil {
+		if err := _q.loadFlavor(ctx, query, nodes, nil,
+			func(n *KubernetesCluster, e *Flavor) { n.Edges.Flavor = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withImage; query != nil {
+		if err := _q.loadImage(ctx, query, nodes, nil,
+			func(n *KubernetesCluster, e *Image) { n.Edges.Image = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -799,6 +885,70 @@ func (_q *KubernetesClusterQuery) loadVirtualMachines(ctx context.Context, query
 			return fmt.Errorf(`unexpected referenced foreign-key "kubernetes_cluster_virtual_machines" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
+	}
+	return nil
+}
+func (_q *KubernetesClusterQuery) loadFlavor(ctx context.Context, query *FlavorQuery, nodes []*KubernetesCluster, init func(*KubernetesCluster), assign func(*KubernetesCluster, *Flavor)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*KubernetesCluster)
+	for i := range nodes {
+		if nodes[i].flavor_kubernetes_clusters == nil {
+			continue
+		}
+		fk := *nodes[i].flavor_kubernetes_clusters
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(flavor.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "flavor_kubernetes_clusters" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *KubernetesClusterQuery) loadImage(ctx context.Context, query *ImageQuery, nodes []*KubernetesCluster, init func(*KubernetesCluster), assign func(*KubernetesCluster, *Image)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*KubernetesCluster)
+	for i := range nodes {
+		if nodes[i].image_kubernetes_clusters == nil {
+			continue
+		}
+		fk := *nodes[i].image_kubernetes_clusters
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(image.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "image_kubernetes_clusters" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
 	}
 	return nil
 }

@@ -12,11 +12,14 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/flavor"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -184,6 +187,48 @@ func (_u *KubernetesClusterUpdate) ClearBastion() *KubernetesClusterUpdate {
 	return _u
 }
 
+// SetBastionEnabled sets the "bastion_enabled" field.
+func (_u *KubernetesClusterUpdate) SetBastionEnabled(v bool) *KubernetesClusterUpdate {
+	_u.mutation.SetBastionEnabled(v)
+	return _u
+}
+
+// SetNillableBastionEnabled sets the "bastion_enabled" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableBastionEnabled(v *bool) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetBastionEnabled(*v)
+	}
+	return _u
+}
+
+// SetPodCidr sets the "pod_cidr" field.
+func (_u *KubernetesClusterUpdate) SetPodCidr(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetPodCidr(v)
+	return _u
+}
+
+// SetNillablePodCidr sets the "pod_cidr" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillablePodCidr(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetPodCidr(*v)
+	}
+	return _u
+}
+
+// SetServiceCidr sets the "service_cidr" field.
+func (_u *KubernetesClusterUpdate) SetServiceCidr(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetServiceCidr(v)
+	return _u
+}
+
+// SetNillableServiceCidr sets the "service_cidr" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableServiceCidr(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetServiceCidr(*v)
+	}
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *KubernetesClusterUpdate) SetStatus(v kubernetescluster.Status) *KubernetesClusterUpdate {
 	_u.mutation.SetStatus(v)
@@ -215,6 +260,261 @@ func (_u *KubernetesClusterUpdate) SetNillableStatusReason(v *string) *Kubernete
 // ClearStatusReason clears the value of the "status_reason" field.
 func (_u *KubernetesClusterUpdate) ClearStatusReason() *KubernetesClusterUpdate {
 	_u.mutation.ClearStatusReason()
+	return _u
+}
+
+// SetPhase sets the "phase" field.
+func (_u *KubernetesClusterUpdate) SetPhase(v kubernetescluster.Phase) *KubernetesClusterUpdate {
+	_u.mutation.SetPhase(v)
+	return _u
+}
+
+// SetNillablePhase sets the "phase" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillablePhase(v *kubernetescluster.Phase) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetPhase(*v)
+	}
+	return _u
+}
+
+// SetNodes sets the "nodes" field.
+func (_u *KubernetesClusterUpdate) SetNodes(v []fieldtype.KubernetesNode) *KubernetesClusterUpdate {
+	_u.mutation.SetNodes(v)
+	return _u
+}
+
+// AppendNodes appends value to the "nodes" field.
+func (_u *KubernetesClusterUpdate) AppendNodes(v []fieldtype.KubernetesNode) *KubernetesClusterUpdate {
+	_u.mutation.AppendNodes(v)
+	return _u
+}
+
+// ClearNodes clears the value of the "nodes" field.
+func (_u *KubernetesClusterUpdate) ClearNodes() *KubernetesClusterUpdate {
+	_u.mutation.ClearNodes()
+	return _u
+}
+
+// SetNextWorkerIndex sets the "next_worker_index" field.
+func (_u *KubernetesClusterUpdate) SetNextWorkerIndex(v int) *KubernetesClusterUpdate {
+	_u.mutation.ResetNextWorkerIndex()
+	_u.mutation.SetNextWorkerIndex(v)
+	return _u
+}
+
+// SetNillableNextWorkerIndex sets the "next_worker_index" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableNextWorkerIndex(v *int) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetNextWorkerIndex(*v)
+	}
+	return _u
+}
+
+// AddNextWorkerIndex adds value to the "next_worker_index" field.
+func (_u *KubernetesClusterUpdate) AddNextWorkerIndex(v int) *KubernetesClusterUpdate {
+	_u.mutation.AddNextWorkerIndex(v)
+	return _u
+}
+
+// SetNextControlPlaneIndex sets the "next_control_plane_index" field.
+func (_u *KubernetesClusterUpdate) SetNextControlPlaneIndex(v int) *KubernetesClusterUpdate {
+	_u.mutation.ResetNextControlPlaneIndex()
+	_u.mutation.SetNextControlPlaneIndex(v)
+	return _u
+}
+
+// SetNillableNextControlPlaneIndex sets the "next_control_plane_index" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableNextControlPlaneIndex(v *int) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetNextControlPlaneIndex(*v)
+	}
+	return _u
+}
+
+// AddNextControlPlaneIndex adds value to the "next_control_plane_index" field.
+func (_u *KubernetesClusterUpdate) AddNextControlPlaneIndex(v int) *KubernetesClusterUpdate {
+	_u.mutation.AddNextControlPlaneIndex(v)
+	return _u
+}
+
+// SetAPIEndpoint sets the "api_endpoint" field.
+func (_u *KubernetesClusterUpdate) SetAPIEndpoint(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetAPIEndpoint(v)
+	return _u
+}
+
+// SetNillableAPIEndpoint sets the "api_endpoint" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableAPIEndpoint(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetAPIEndpoint(*v)
+	}
+	return _u
+}
+
+// ClearAPIEndpoint clears the value of the "api_endpoint" field.
+func (_u *KubernetesClusterUpdate) ClearAPIEndpoint() *KubernetesClusterUpdate {
+	_u.mutation.ClearAPIEndpoint()
+	return _u
+}
+
+// SetAPIVip sets the "api_vip" field.
+func (_u *KubernetesClusterUpdate) SetAPIVip(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetAPIVip(v)
+	return _u
+}
+
+// SetNillableAPIVip sets the "api_vip" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableAPIVip(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetAPIVip(*v)
+	}
+	return _u
+}
+
+// ClearAPIVip clears the value of the "api_vip" field.
+func (_u *KubernetesClusterUpdate) ClearAPIVip() *KubernetesClusterUpdate {
+	_u.mutation.ClearAPIVip()
+	return _u
+}
+
+// SetAPILoadBalancerID sets the "api_load_balancer_id" field.
+func (_u *KubernetesClusterUpdate) SetAPILoadBalancerID(v int) *KubernetesClusterUpdate {
+	_u.mutation.ResetAPILoadBalancerID()
+	_u.mutation.SetAPILoadBalancerID(v)
+	return _u
+}
+
+// SetNillableAPILoadBalancerID sets the "api_load_balancer_id" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableAPILoadBalancerID(v *int) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetAPILoadBalancerID(*v)
+	}
+	return _u
+}
+
+// AddAPILoadBalancerID adds value to the "api_load_balancer_id" field.
+func (_u *KubernetesClusterUpdate) AddAPILoadBalancerID(v int) *KubernetesClusterUpdate {
+	_u.mutation.AddAPILoadBalancerID(v)
+	return _u
+}
+
+// ClearAPILoadBalancerID clears the value of the "api_load_balancer_id" field.
+func (_u *KubernetesClusterUpdate) ClearAPILoadBalancerID() *KubernetesClusterUpdate {
+	_u.mutation.ClearAPILoadBalancerID()
+	return _u
+}
+
+// SetCaCertificate sets the "ca_certificate" field.
+func (_u *KubernetesClusterUpdate) SetCaCertificate(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetCaCertificate(v)
+	return _u
+}
+
+// SetNillableCaCertificate sets the "ca_certificate" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableCaCertificate(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetCaCertificate(*v)
+	}
+	return _u
+}
+
+// ClearCaCertificate clears the value of the "ca_certificate" field.
+func (_u *KubernetesClusterUpdate) ClearCaCertificate() *KubernetesClusterUpdate {
+	_u.mutation.ClearCaCertificate()
+	return _u
+}
+
+// SetPkiSealed sets the "pki_sealed" field.
+func (_u *KubernetesClusterUpdate) SetPkiSealed(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetPkiSealed(v)
+	return _u
+}
+
+// SetNillablePkiSealed sets the "pki_sealed" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillablePkiSealed(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetPkiSealed(*v)
+	}
+	return _u
+}
+
+// ClearPkiSealed clears the value of the "pki_sealed" field.
+func (_u *KubernetesClusterUpdate) ClearPkiSealed() *KubernetesClusterUpdate {
+	_u.mutation.ClearPkiSealed()
+	return _u
+}
+
+// SetJoinTokenID sets the "join_token_id" field.
+func (_u *KubernetesClusterUpdate) SetJoinTokenID(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetJoinTokenID(v)
+	return _u
+}
+
+// SetNillableJoinTokenID sets the "join_token_id" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableJoinTokenID(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetJoinTokenID(*v)
+	}
+	return _u
+}
+
+// ClearJoinTokenID clears the value of the "join_token_id" field.
+func (_u *KubernetesClusterUpdate) ClearJoinTokenID() *KubernetesClusterUpdate {
+	_u.mutation.ClearJoinTokenID()
+	return _u
+}
+
+// SetJoinTokenSealed sets the "join_token_sealed" field.
+func (_u *KubernetesClusterUpdate) SetJoinTokenSealed(v string) *KubernetesClusterUpdate {
+	_u.mutation.SetJoinTokenSealed(v)
+	return _u
+}
+
+// SetNillableJoinTokenSealed sets the "join_token_sealed" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableJoinTokenSealed(v *string) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetJoinTokenSealed(*v)
+	}
+	return _u
+}
+
+// ClearJoinTokenSealed clears the value of the "join_token_sealed" field.
+func (_u *KubernetesClusterUpdate) ClearJoinTokenSealed() *KubernetesClusterUpdate {
+	_u.mutation.ClearJoinTokenSealed()
+	return _u
+}
+
+// SetJoinTokenExpiresAt sets the "join_token_expires_at" field.
+func (_u *KubernetesClusterUpdate) SetJoinTokenExpiresAt(v time.Time) *KubernetesClusterUpdate {
+	_u.mutation.SetJoinTokenExpiresAt(v)
+	return _u
+}
+
+// SetNillableJoinTokenExpiresAt sets the "join_token_expires_at" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableJoinTokenExpiresAt(v *time.Time) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetJoinTokenExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearJoinTokenExpiresAt clears the value of the "join_token_expires_at" field.
+func (_u *KubernetesClusterUpdate) ClearJoinTokenExpiresAt() *KubernetesClusterUpdate {
+	_u.mutation.ClearJoinTokenExpiresAt()
+	return _u
+}
+
+// SetServiceMeshStatus sets the "service_mesh_status" field.
+func (_u *KubernetesClusterUpdate) SetServiceMeshStatus(v kubernetescluster.ServiceMeshStatus) *KubernetesClusterUpdate {
+	_u.mutation.SetServiceMeshStatus(v)
+	return _u
+}
+
+// SetNillableServiceMeshStatus sets the "service_mesh_status" field if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableServiceMeshStatus(v *kubernetescluster.ServiceMeshStatus) *KubernetesClusterUpdate {
+	if v != nil {
+		_u.SetServiceMeshStatus(*v)
+	}
 	return _u
 }
 
@@ -272,6 +572,44 @@ func (_u *KubernetesClusterUpdate) AddVirtualMachines(v ...*VirtualMachine) *Kub
 		ids[i] = v[i].ID
 	}
 	return _u.AddVirtualMachineIDs(ids...)
+}
+
+// SetFlavorID sets the "flavor" edge to the Flavor entity by ID.
+func (_u *KubernetesClusterUpdate) SetFlavorID(id int) *KubernetesClusterUpdate {
+	_u.mutation.SetFlavorID(id)
+	return _u
+}
+
+// SetNillableFlavorID sets the "flavor" edge to the Flavor entity by ID if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableFlavorID(id *int) *KubernetesClusterUpdate {
+	if id != nil {
+		_u = _u.SetFlavorID(*id)
+	}
+	return _u
+}
+
+// SetFlavor sets the "flavor" edge to the Flavor entity.
+func (_u *KubernetesClusterUpdate) SetFlavor(v *Flavor) *KubernetesClusterUpdate {
+	return _u.SetFlavorID(v.ID)
+}
+
+// SetImageID sets the "image" edge to the Image entity by ID.
+func (_u *KubernetesClusterUpdate) SetImageID(id int) *KubernetesClusterUpdate {
+	_u.mutation.SetImageID(id)
+	return _u
+}
+
+// SetNillableImageID sets the "image" edge to the Image entity by ID if the given value is not nil.
+func (_u *KubernetesClusterUpdate) SetNillableImageID(id *int) *KubernetesClusterUpdate {
+	if id != nil {
+		_u = _u.SetImageID(*id)
+	}
+	return _u
+}
+
+// SetImage sets the "image" edge to the Image entity.
+func (_u *KubernetesClusterUpdate) SetImage(v *Image) *KubernetesClusterUpdate {
+	return _u.SetImageID(v.ID)
 }
 
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
@@ -346,6 +684,18 @@ func (_u *KubernetesClusterUpdate) RemoveVirtualMachines(v ...*VirtualMachine) *
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVirtualMachineIDs(ids...)
+}
+
+// ClearFlavor clears the "flavor" edge to the Flavor entity.
+func (_u *KubernetesClusterUpdate) ClearFlavor() *KubernetesClusterUpdate {
+	_u.mutation.ClearFlavor()
+	return _u
+}
+
+// ClearImage clears the "image" edge to the Image entity.
+func (_u *KubernetesClusterUpdate) ClearImage() *KubernetesClusterUpdate {
+	_u.mutation.ClearImage()
+	return _u
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -479,6 +829,26 @@ func (_u *KubernetesClusterUpdate) check() error {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.status_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Phase(); ok {
+		if err := kubernetescluster.PhaseValidator(v); err != nil {
+			return &ValidationError{Name: "phase", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.phase": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NextWorkerIndex(); ok {
+		if err := kubernetescluster.NextWorkerIndexValidator(v); err != nil {
+			return &ValidationError{Name: "next_worker_index", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.next_worker_index": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NextControlPlaneIndex(); ok {
+		if err := kubernetescluster.NextControlPlaneIndexValidator(v); err != nil {
+			return &ValidationError{Name: "next_control_plane_index", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.next_control_plane_index": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ServiceMeshStatus(); ok {
+		if err := kubernetescluster.ServiceMeshStatusValidator(v); err != nil {
+			return &ValidationError{Name: "service_mesh_status", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.service_mesh_status": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "KubernetesCluster.tenant"`)
 	}
@@ -553,6 +923,15 @@ func (_u *KubernetesClusterUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if _u.mutation.BastionCleared() {
 		_spec.ClearField(kubernetescluster.FieldBastion, field.TypeString)
 	}
+	if value, ok := _u.mutation.BastionEnabled(); ok {
+		_spec.SetField(kubernetescluster.FieldBastionEnabled, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.PodCidr(); ok {
+		_spec.SetField(kubernetescluster.FieldPodCidr, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ServiceCidr(); ok {
+		_spec.SetField(kubernetescluster.FieldServiceCidr, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(kubernetescluster.FieldStatus, field.TypeEnum, value)
 	}
@@ -561,6 +940,86 @@ func (_u *KubernetesClusterUpdate) sqlSave(ctx context.Context) (_node int, err 
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(kubernetescluster.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Phase(); ok {
+		_spec.SetField(kubernetescluster.FieldPhase, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Nodes(); ok {
+		_spec.SetField(kubernetescluster.FieldNodes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedNodes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, kubernetescluster.FieldNodes, value)
+		})
+	}
+	if _u.mutation.NodesCleared() {
+		_spec.ClearField(kubernetescluster.FieldNodes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.NextWorkerIndex(); ok {
+		_spec.SetField(kubernetescluster.FieldNextWorkerIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNextWorkerIndex(); ok {
+		_spec.AddField(kubernetescluster.FieldNextWorkerIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.NextControlPlaneIndex(); ok {
+		_spec.SetField(kubernetescluster.FieldNextControlPlaneIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNextControlPlaneIndex(); ok {
+		_spec.AddField(kubernetescluster.FieldNextControlPlaneIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.APIEndpoint(); ok {
+		_spec.SetField(kubernetescluster.FieldAPIEndpoint, field.TypeString, value)
+	}
+	if _u.mutation.APIEndpointCleared() {
+		_spec.ClearField(kubernetescluster.FieldAPIEndpoint, field.TypeString)
+	}
+	if value, ok := _u.mutation.APIVip(); ok {
+		_spec.SetField(kubernetescluster.FieldAPIVip, field.TypeString, value)
+	}
+	if _u.mutation.APIVipCleared() {
+		_spec.ClearField(kubernetescluster.FieldAPIVip, field.TypeString)
+	}
+	if value, ok := _u.mutation.APILoadBalancerID(); ok {
+		_spec.SetField(kubernetescluster.FieldAPILoadBalancerID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAPILoadBalancerID(); ok {
+		_spec.AddField(kubernetescluster.FieldAPILoadBalancerID, field.TypeInt, value)
+	}
+	if _u.mutation.APILoadBalancerIDCleared() {
+		_spec.ClearField(kubernetescluster.FieldAPILoadBalancerID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CaCertificate(); ok {
+		_spec.SetField(kubernetescluster.FieldCaCertificate, field.TypeString, value)
+	}
+	if _u.mutation.CaCertificateCleared() {
+		_spec.ClearField(kubernetescluster.FieldCaCertificate, field.TypeString)
+	}
+	if value, ok := _u.mutation.PkiSealed(); ok {
+		_spec.SetField(kubernetescluster.FieldPkiSealed, field.TypeString, value)
+	}
+	if _u.mutation.PkiSealedCleared() {
+		_spec.ClearField(kubernetescluster.FieldPkiSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.JoinTokenID(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenID, field.TypeString, value)
+	}
+	if _u.mutation.JoinTokenIDCleared() {
+		_spec.ClearField(kubernetescluster.FieldJoinTokenID, field.TypeString)
+	}
+	if value, ok := _u.mutation.JoinTokenSealed(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenSealed, field.TypeString, value)
+	}
+	if _u.mutation.JoinTokenSealedCleared() {
+		_spec.ClearField(kubernetescluster.FieldJoinTokenSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.JoinTokenExpiresAt(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.JoinTokenExpiresAtCleared() {
+		_spec.ClearField(kubernetescluster.FieldJoinTokenExpiresAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ServiceMeshStatus(); ok {
+		_spec.SetField(kubernetescluster.FieldServiceMeshStatus, field.TypeEnum, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -687,6 +1146,64 @@ func (_u *KubernetesClusterUpdate) sqlSave(ctx context.Context) (_node int, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.FlavorCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.FlavorTable,
+			Columns: []string{kubernetescluster.FlavorColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(flavor.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.FlavorIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.FlavorTable,
+			Columns: []string{kubernetescluster.FlavorColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(flavor.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ImageCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.ImageTable,
+			Columns: []string{kubernetescluster.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ImageIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.ImageTable,
+			Columns: []string{kubernetescluster.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -954,6 +1471,48 @@ func (_u *KubernetesClusterUpdateOne) ClearBastion() *KubernetesClusterUpdateOne
 	return _u
 }
 
+// SetBastionEnabled sets the "bastion_enabled" field.
+func (_u *KubernetesClusterUpdateOne) SetBastionEnabled(v bool) *KubernetesClusterUpdateOne {
+	_u.mutation.SetBastionEnabled(v)
+	return _u
+}
+
+// SetNillableBastionEnabled sets the "bastion_enabled" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableBastionEnabled(v *bool) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetBastionEnabled(*v)
+	}
+	return _u
+}
+
+// SetPodCidr sets the "pod_cidr" field.
+func (_u *KubernetesClusterUpdateOne) SetPodCidr(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetPodCidr(v)
+	return _u
+}
+
+// SetNillablePodCidr sets the "pod_cidr" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillablePodCidr(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetPodCidr(*v)
+	}
+	return _u
+}
+
+// SetServiceCidr sets the "service_cidr" field.
+func (_u *KubernetesClusterUpdateOne) SetServiceCidr(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetServiceCidr(v)
+	return _u
+}
+
+// SetNillableServiceCidr sets the "service_cidr" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableServiceCidr(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetServiceCidr(*v)
+	}
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *KubernetesClusterUpdateOne) SetStatus(v kubernetescluster.Status) *KubernetesClusterUpdateOne {
 	_u.mutation.SetStatus(v)
@@ -985,6 +1544,261 @@ func (_u *KubernetesClusterUpdateOne) SetNillableStatusReason(v *string) *Kubern
 // ClearStatusReason clears the value of the "status_reason" field.
 func (_u *KubernetesClusterUpdateOne) ClearStatusReason() *KubernetesClusterUpdateOne {
 	_u.mutation.ClearStatusReason()
+	return _u
+}
+
+// SetPhase sets the "phase" field.
+func (_u *KubernetesClusterUpdateOne) SetPhase(v kubernetescluster.Phase) *KubernetesClusterUpdateOne {
+	_u.mutation.SetPhase(v)
+	return _u
+}
+
+// SetNillablePhase sets the "phase" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillablePhase(v *kubernetescluster.Phase) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetPhase(*v)
+	}
+	return _u
+}
+
+// SetNodes sets the "nodes" field.
+func (_u *KubernetesClusterUpdateOne) SetNodes(v []fieldtype.KubernetesNode) *KubernetesClusterUpdateOne {
+	_u.mutation.SetNodes(v)
+	return _u
+}
+
+// AppendNodes appends value to the "nodes" field.
+func (_u *KubernetesClusterUpdateOne) AppendNodes(v []fieldtype.KubernetesNode) *KubernetesClusterUpdateOne {
+	_u.mutation.AppendNodes(v)
+	return _u
+}
+
+// ClearNodes clears the value of the "nodes" field.
+func (_u *KubernetesClusterUpdateOne) ClearNodes() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearNodes()
+	return _u
+}
+
+// SetNextWorkerIndex sets the "next_worker_index" field.
+func (_u *KubernetesClusterUpdateOne) SetNextWorkerIndex(v int) *KubernetesClusterUpdateOne {
+	_u.mutation.ResetNextWorkerIndex()
+	_u.mutation.SetNextWorkerIndex(v)
+	return _u
+}
+
+// SetNillableNextWorkerIndex sets the "next_worker_index" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableNextWorkerIndex(v *int) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetNextWorkerIndex(*v)
+	}
+	return _u
+}
+
+// AddNextWorkerIndex adds value to the "next_worker_index" field.
+func (_u *KubernetesClusterUpdateOne) AddNextWorkerIndex(v int) *KubernetesClusterUpdateOne {
+	_u.mutation.AddNextWorkerIndex(v)
+	return _u
+}
+
+// SetNextControlPlaneIndex sets the "next_control_plane_index" field.
+func (_u *KubernetesClusterUpdateOne) SetNextControlPlaneIndex(v int) *KubernetesClusterUpdateOne {
+	_u.mutation.ResetNextControlPlaneIndex()
+	_u.mutation.SetNextControlPlaneIndex(v)
+	return _u
+}
+
+// SetNillableNextControlPlaneIndex sets the "next_control_plane_index" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableNextControlPlaneIndex(v *int) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetNextControlPlaneIndex(*v)
+	}
+	return _u
+}
+
+// AddNextControlPlaneIndex adds value to the "next_control_plane_index" field.
+func (_u *KubernetesClusterUpdateOne) AddNextControlPlaneIndex(v int) *KubernetesClusterUpdateOne {
+	_u.mutation.AddNextControlPlaneIndex(v)
+	return _u
+}
+
+// SetAPIEndpoint sets the "api_endpoint" field.
+func (_u *KubernetesClusterUpdateOne) SetAPIEndpoint(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetAPIEndpoint(v)
+	return _u
+}
+
+// SetNillableAPIEndpoint sets the "api_endpoint" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableAPIEndpoint(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetAPIEndpoint(*v)
+	}
+	return _u
+}
+
+// ClearAPIEndpoint clears the value of the "api_endpoint" field.
+func (_u *KubernetesClusterUpdateOne) ClearAPIEndpoint() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearAPIEndpoint()
+	return _u
+}
+
+// SetAPIVip sets the "api_vip" field.
+func (_u *KubernetesClusterUpdateOne) SetAPIVip(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetAPIVip(v)
+	return _u
+}
+
+// SetNillableAPIVip sets the "api_vip" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableAPIVip(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetAPIVip(*v)
+	}
+	return _u
+}
+
+// ClearAPIVip clears the value of the "api_vip" field.
+func (_u *KubernetesClusterUpdateOne) ClearAPIVip() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearAPIVip()
+	return _u
+}
+
+// SetAPILoadBalancerID sets the "api_load_balancer_id" field.
+func (_u *KubernetesClusterUpdateOne) SetAPILoadBalancerID(v int) *KubernetesClusterUpdateOne {
+	_u.mutation.ResetAPILoadBalancerID()
+	_u.mutation.SetAPILoadBalancerID(v)
+	return _u
+}
+
+// SetNillableAPILoadBalancerID sets the "api_load_balancer_id" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableAPILoadBalancerID(v *int) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetAPILoadBalancerID(*v)
+	}
+	return _u
+}
+
+// AddAPILoadBalancerID adds value to the "api_load_balancer_id" field.
+func (_u *KubernetesClusterUpdateOne) AddAPILoadBalancerID(v int) *KubernetesClusterUpdateOne {
+	_u.mutation.AddAPILoadBalancerID(v)
+	return _u
+}
+
+// ClearAPILoadBalancerID clears the value of the "api_load_balancer_id" field.
+func (_u *KubernetesClusterUpdateOne) ClearAPILoadBalancerID() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearAPILoadBalancerID()
+	return _u
+}
+
+// SetCaCertificate sets the "ca_certificate" field.
+func (_u *KubernetesClusterUpdateOne) SetCaCertificate(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetCaCertificate(v)
+	return _u
+}
+
+// SetNillableCaCertificate sets the "ca_certificate" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableCaCertificate(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetCaCertificate(*v)
+	}
+	return _u
+}
+
+// ClearCaCertificate clears the value of the "ca_certificate" field.
+func (_u *KubernetesClusterUpdateOne) ClearCaCertificate() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearCaCertificate()
+	return _u
+}
+
+// SetPkiSealed sets the "pki_sealed" field.
+func (_u *KubernetesClusterUpdateOne) SetPkiSealed(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetPkiSealed(v)
+	return _u
+}
+
+// SetNillablePkiSealed sets the "pki_sealed" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillablePkiSealed(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetPkiSealed(*v)
+	}
+	return _u
+}
+
+// ClearPkiSealed clears the value of the "pki_sealed" field.
+func (_u *KubernetesClusterUpdateOne) ClearPkiSealed() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearPkiSealed()
+	return _u
+}
+
+// SetJoinTokenID sets the "join_token_id" field.
+func (_u *KubernetesClusterUpdateOne) SetJoinTokenID(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetJoinTokenID(v)
+	return _u
+}
+
+// SetNillableJoinTokenID sets the "join_token_id" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableJoinTokenID(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetJoinTokenID(*v)
+	}
+	return _u
+}
+
+// ClearJoinTokenID clears the value of the "join_token_id" field.
+func (_u *KubernetesClusterUpdateOne) ClearJoinTokenID() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearJoinTokenID()
+	return _u
+}
+
+// SetJoinTokenSealed sets the "join_token_sealed" field.
+func (_u *KubernetesClusterUpdateOne) SetJoinTokenSealed(v string) *KubernetesClusterUpdateOne {
+	_u.mutation.SetJoinTokenSealed(v)
+	return _u
+}
+
+// SetNillableJoinTokenSealed sets the "join_token_sealed" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableJoinTokenSealed(v *string) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetJoinTokenSealed(*v)
+	}
+	return _u
+}
+
+// ClearJoinTokenSealed clears the value of the "join_token_sealed" field.
+func (_u *KubernetesClusterUpdateOne) ClearJoinTokenSealed() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearJoinTokenSealed()
+	return _u
+}
+
+// SetJoinTokenExpiresAt sets the "join_token_expires_at" field.
+func (_u *KubernetesClusterUpdateOne) SetJoinTokenExpiresAt(v time.Time) *KubernetesClusterUpdateOne {
+	_u.mutation.SetJoinTokenExpiresAt(v)
+	return _u
+}
+
+// SetNillableJoinTokenExpiresAt sets the "join_token_expires_at" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableJoinTokenExpiresAt(v *time.Time) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetJoinTokenExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearJoinTokenExpiresAt clears the value of the "join_token_expires_at" field.
+func (_u *KubernetesClusterUpdateOne) ClearJoinTokenExpiresAt() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearJoinTokenExpiresAt()
+	return _u
+}
+
+// SetServiceMeshStatus sets the "service_mesh_status" field.
+func (_u *KubernetesClusterUpdateOne) SetServiceMeshStatus(v kubernetescluster.ServiceMeshStatus) *KubernetesClusterUpdateOne {
+	_u.mutation.SetServiceMeshStatus(v)
+	return _u
+}
+
+// SetNillableServiceMeshStatus sets the "service_mesh_status" field if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableServiceMeshStatus(v *kubernetescluster.ServiceMeshStatus) *KubernetesClusterUpdateOne {
+	if v != nil {
+		_u.SetServiceMeshStatus(*v)
+	}
 	return _u
 }
 
@@ -1042,6 +1856,44 @@ func (_u *KubernetesClusterUpdateOne) AddVirtualMachines(v ...*VirtualMachine) *
 		ids[i] = v[i].ID
 	}
 	return _u.AddVirtualMachineIDs(ids...)
+}
+
+// SetFlavorID sets the "flavor" edge to the Flavor entity by ID.
+func (_u *KubernetesClusterUpdateOne) SetFlavorID(id int) *KubernetesClusterUpdateOne {
+	_u.mutation.SetFlavorID(id)
+	return _u
+}
+
+// SetNillableFlavorID sets the "flavor" edge to the Flavor entity by ID if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableFlavorID(id *int) *KubernetesClusterUpdateOne {
+	if id != nil {
+		_u = _u.SetFlavorID(*id)
+	}
+	return _u
+}
+
+// SetFlavor sets the "flavor" edge to the Flavor entity.
+func (_u *KubernetesClusterUpdateOne) SetFlavor(v *Flavor) *KubernetesClusterUpdateOne {
+	return _u.SetFlavorID(v.ID)
+}
+
+// SetImageID sets the "image" edge to the Image entity by ID.
+func (_u *KubernetesClusterUpdateOne) SetImageID(id int) *KubernetesClusterUpdateOne {
+	_u.mutation.SetImageID(id)
+	return _u
+}
+
+// SetNillableImageID sets the "image" edge to the Image entity by ID if the given value is not nil.
+func (_u *KubernetesClusterUpdateOne) SetNillableImageID(id *int) *KubernetesClusterUpdateOne {
+	if id != nil {
+		_u = _u.SetImageID(*id)
+	}
+	return _u
+}
+
+// SetImage sets the "image" edge to the Image entity.
+func (_u *KubernetesClusterUpdateOne) SetImage(v *Image) *KubernetesClusterUpdateOne {
+	return _u.SetImageID(v.ID)
 }
 
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by IDs.
@@ -1116,6 +1968,18 @@ func (_u *KubernetesClusterUpdateOne) RemoveVirtualMachines(v ...*VirtualMachine
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVirtualMachineIDs(ids...)
+}
+
+// ClearFlavor clears the "flavor" edge to the Flavor entity.
+func (_u *KubernetesClusterUpdateOne) ClearFlavor() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearFlavor()
+	return _u
+}
+
+// ClearImage clears the "image" edge to the Image entity.
+func (_u *KubernetesClusterUpdateOne) ClearImage() *KubernetesClusterUpdateOne {
+	_u.mutation.ClearImage()
+	return _u
 }
 
 // ClearMaintainers clears all "maintainers" edges to the Maintainer entity.
@@ -1262,6 +2126,26 @@ func (_u *KubernetesClusterUpdateOne) check() error {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.status_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Phase(); ok {
+		if err := kubernetescluster.PhaseValidator(v); err != nil {
+			return &ValidationError{Name: "phase", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.phase": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NextWorkerIndex(); ok {
+		if err := kubernetescluster.NextWorkerIndexValidator(v); err != nil {
+			return &ValidationError{Name: "next_worker_index", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.next_worker_index": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.NextControlPlaneIndex(); ok {
+		if err := kubernetescluster.NextControlPlaneIndexValidator(v); err != nil {
+			return &ValidationError{Name: "next_control_plane_index", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.next_control_plane_index": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ServiceMeshStatus(); ok {
+		if err := kubernetescluster.ServiceMeshStatusValidator(v); err != nil {
+			return &ValidationError{Name: "service_mesh_status", err: fmt.Errorf(`ent: validator failed for field "KubernetesCluster.service_mesh_status": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "KubernetesCluster.tenant"`)
 	}
@@ -1353,6 +2237,15 @@ func (_u *KubernetesClusterUpdateOne) sqlSave(ctx context.Context) (_node *Kuber
 	if _u.mutation.BastionCleared() {
 		_spec.ClearField(kubernetescluster.FieldBastion, field.TypeString)
 	}
+	if value, ok := _u.mutation.BastionEnabled(); ok {
+		_spec.SetField(kubernetescluster.FieldBastionEnabled, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.PodCidr(); ok {
+		_spec.SetField(kubernetescluster.FieldPodCidr, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ServiceCidr(); ok {
+		_spec.SetField(kubernetescluster.FieldServiceCidr, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(kubernetescluster.FieldStatus, field.TypeEnum, value)
 	}
@@ -1361,6 +2254,86 @@ func (_u *KubernetesClusterUpdateOne) sqlSave(ctx context.Context) (_node *Kuber
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(kubernetescluster.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Phase(); ok {
+		_spec.SetField(kubernetescluster.FieldPhase, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Nodes(); ok {
+		_spec.SetField(kubernetescluster.FieldNodes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedNodes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, kubernetescluster.FieldNodes, value)
+		})
+	}
+	if _u.mutation.NodesCleared() {
+		_spec.ClearField(kubernetescluster.FieldNodes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.NextWorkerIndex(); ok {
+		_spec.SetField(kubernetescluster.FieldNextWorkerIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNextWorkerIndex(); ok {
+		_spec.AddField(kubernetescluster.FieldNextWorkerIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.NextControlPlaneIndex(); ok {
+		_spec.SetField(kubernetescluster.FieldNextControlPlaneIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedNextControlPlaneIndex(); ok {
+		_spec.AddField(kubernetescluster.FieldNextControlPlaneIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.APIEndpoint(); ok {
+		_spec.SetField(kubernetescluster.FieldAPIEndpoint, field.TypeString, value)
+	}
+	if _u.mutation.APIEndpointCleared() {
+		_spec.ClearField(kubernetescluster.FieldAPIEndpoint, field.TypeString)
+	}
+	if value, ok := _u.mutation.APIVip(); ok {
+		_spec.SetField(kubernetescluster.FieldAPIVip, field.TypeString, value)
+	}
+	if _u.mutation.APIVipCleared() {
+		_spec.ClearField(kubernetescluster.FieldAPIVip, field.TypeString)
+	}
+	if value, ok := _u.mutation.APILoadBalancerID(); ok {
+		_spec.SetField(kubernetescluster.FieldAPILoadBalancerID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAPILoadBalancerID(); ok {
+		_spec.AddField(kubernetescluster.FieldAPILoadBalancerID, field.TypeInt, value)
+	}
+	if _u.mutation.APILoadBalancerIDCleared() {
+		_spec.ClearField(kubernetescluster.FieldAPILoadBalancerID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CaCertificate(); ok {
+		_spec.SetField(kubernetescluster.FieldCaCertificate, field.TypeString, value)
+	}
+	if _u.mutation.CaCertificateCleared() {
+		_spec.ClearField(kubernetescluster.FieldCaCertificate, field.TypeString)
+	}
+	if value, ok := _u.mutation.PkiSealed(); ok {
+		_spec.SetField(kubernetescluster.FieldPkiSealed, field.TypeString, value)
+	}
+	if _u.mutation.PkiSealedCleared() {
+		_spec.ClearField(kubernetescluster.FieldPkiSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.JoinTokenID(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenID, field.TypeString, value)
+	}
+	if _u.mutation.JoinTokenIDCleared() {
+		_spec.ClearField(kubernetescluster.FieldJoinTokenID, field.TypeString)
+	}
+	if value, ok := _u.mutation.JoinTokenSealed(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenSealed, field.TypeString, value)
+	}
+	if _u.mutation.JoinTokenSealedCleared() {
+		_spec.ClearField(kubernetescluster.FieldJoinTokenSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.JoinTokenExpiresAt(); ok {
+		_spec.SetField(kubernetescluster.FieldJoinTokenExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.JoinTokenExpiresAtCleared() {
+		_spec.ClearField(kubernetescluster.FieldJoinTokenExpiresAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ServiceMeshStatus(); ok {
+		_spec.SetField(kubernetescluster.FieldServiceMeshStatus, field.TypeEnum, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1487,6 +2460,64 @@ func (_u *KubernetesClusterUpdateOne) sqlSave(ctx context.Context) (_node *Kuber
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.FlavorCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.FlavorTable,
+			Columns: []string{kubernetescluster.FlavorColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(flavor.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.FlavorIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.FlavorTable,
+			Columns: []string{kubernetescluster.FlavorColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(flavor.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ImageCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.ImageTable,
+			Columns: []string{kubernetescluster.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ImageIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   kubernetescluster.ImageTable,
+			Columns: []string{kubernetescluster.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

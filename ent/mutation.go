@@ -17739,6 +17739,9 @@ type FlavorMutation struct {
 	region_services            map[int]struct{}
 	removedregion_services     map[int]struct{}
 	clearedregion_services     bool
+	kubernetes_clusters        map[int]struct{}
+	removedkubernetes_clusters map[int]struct{}
+	clearedkubernetes_clusters bool
 	done                       bool
 	oldValue                   func(context.Context) (*Flavor, error)
 	predicates                 []predicate.Flavor
@@ -18809,6 +18812,60 @@ func (m *FlavorMutation) ResetRegionServices() {
 	m.removedregion_services = nil
 }
 
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by ids.
+func (m *FlavorMutation) AddKubernetesClusterIDs(ids ...int) {
+	if m.kubernetes_clusters == nil {
+		m.kubernetes_clusters = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.kubernetes_clusters[ids[i]] = struct{}{}
+	}
+}
+
+// ClearKubernetesClusters clears the "kubernetes_clusters" edge to the KubernetesCluster entity.
+func (m *FlavorMutation) ClearKubernetesClusters() {
+	m.clearedkubernetes_clusters = true
+}
+
+// KubernetesClustersCleared reports if the "kubernetes_clusters" edge to the KubernetesCluster entity was cleared.
+func (m *FlavorMutation) KubernetesClustersCleared() bool {
+	return m.clearedkubernetes_clusters
+}
+
+// RemoveKubernetesClusterIDs removes the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (m *FlavorMutation) RemoveKubernetesClusterIDs(ids ...int) {
+	if m.removedkubernetes_clusters == nil {
+		m.removedkubernetes_clusters = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.kubernetes_clusters, ids[i])
+		m.removedkubernetes_clusters[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedKubernetesClusters returns the removed IDs of the "kubernetes_clusters" edge to the KubernetesCluster entity.
+func (m *FlavorMutation) RemovedKubernetesClustersIDs() (ids []int) {
+	for id := range m.removedkubernetes_clusters {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// KubernetesClustersIDs returns the "kubernetes_clusters" edge IDs in the mutation.
+func (m *FlavorMutation) KubernetesClustersIDs() (ids []int) {
+	for id := range m.kubernetes_clusters {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetKubernetesClusters resets all changes to the "kubernetes_clusters" edge.
+func (m *FlavorMutation) ResetKubernetesClusters() {
+	m.kubernetes_clusters = nil
+	m.clearedkubernetes_clusters = false
+	m.removedkubernetes_clusters = nil
+}
+
 // Where appends a list predicates to the FlavorMutation builder.
 func (m *FlavorMutation) Where(ps ...predicate.Flavor) {
 	m.predicates = append(m.predicates, ps...)
@@ -19329,7 +19386,7 @@ func (m *FlavorMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *FlavorMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.provider != nil {
 		edges = append(edges, flavor.EdgeProvider)
 	}
@@ -19338,6 +19395,9 @@ func (m *FlavorMutation) AddedEdges() []string {
 	}
 	if m.region_services != nil {
 		edges = append(edges, flavor.EdgeRegionServices)
+	}
+	if m.kubernetes_clusters != nil {
+		edges = append(edges, flavor.EdgeKubernetesClusters)
 	}
 	return edges
 }
@@ -19362,18 +19422,27 @@ func (m *FlavorMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case flavor.EdgeKubernetesClusters:
+		ids := make([]ent.Value, 0, len(m.kubernetes_clusters))
+		for id := range m.kubernetes_clusters {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *FlavorMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, flavor.EdgeVirtualMachines)
 	}
 	if m.removedregion_services != nil {
 		edges = append(edges, flavor.EdgeRegionServices)
+	}
+	if m.removedkubernetes_clusters != nil {
+		edges = append(edges, flavor.EdgeKubernetesClusters)
 	}
 	return edges
 }
@@ -19394,13 +19463,19 @@ func (m *FlavorMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case flavor.EdgeKubernetesClusters:
+		ids := make([]ent.Value, 0, len(m.removedkubernetes_clusters))
+		for id := range m.removedkubernetes_clusters {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *FlavorMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedprovider {
 		edges = append(edges, flavor.EdgeProvider)
 	}
@@ -19409,6 +19484,9 @@ func (m *FlavorMutation) ClearedEdges() []string {
 	}
 	if m.clearedregion_services {
 		edges = append(edges, flavor.EdgeRegionServices)
+	}
+	if m.clearedkubernetes_clusters {
+		edges = append(edges, flavor.EdgeKubernetesClusters)
 	}
 	return edges
 }
@@ -19423,6 +19501,8 @@ func (m *FlavorMutation) EdgeCleared(name string) bool {
 		return m.clearedvirtual_machines
 	case flavor.EdgeRegionServices:
 		return m.clearedregion_services
+	case flavor.EdgeKubernetesClusters:
+		return m.clearedkubernetes_clusters
 	}
 	return false
 }
@@ -19450,6 +19530,9 @@ func (m *FlavorMutation) ResetEdge(name string) error {
 		return nil
 	case flavor.EdgeRegionServices:
 		m.ResetRegionServices()
+		return nil
+	case flavor.EdgeKubernetesClusters:
+		m.ResetKubernetesClusters()
 		return nil
 	}
 	return fmt.Errorf("unknown Flavor edge %s", name)
@@ -27578,41 +27661,44 @@ func (m *IPRangeMutation) ResetEdge(name string) error {
 // ImageMutation represents an operation that mutates the Image nodes in the graph.
 type ImageMutation struct {
 	config
-	op                      Op
-	typ                     string
-	id                      *int
-	created_at              *time.Time
-	updated_at              *time.Time
-	name                    *string
-	description             *string
-	os_type                 *image.OsType
-	os_name                 *string
-	os_version              *string
-	min_vcpus               *int
-	addmin_vcpus            *int
-	min_memory_mb           *int64
-	addmin_memory_mb        *int64
-	size_gb                 *int64
-	addsize_gb              *int64
-	source                  *string
-	format                  *image.Format
-	checksum                *string
-	status                  *image.Status
-	status_reason           *string
-	size_bytes              *int64
-	addsize_bytes           *int64
-	upload_id               *string
-	upload_expires_at       *time.Time
-	clearedFields           map[string]struct{}
-	virtual_machines        map[int]struct{}
-	removedvirtual_machines map[int]struct{}
-	clearedvirtual_machines bool
-	region_services         map[int]struct{}
-	removedregion_services  map[int]struct{}
-	clearedregion_services  bool
-	done                    bool
-	oldValue                func(context.Context) (*Image, error)
-	predicates              []predicate.Image
+	op                         Op
+	typ                        string
+	id                         *int
+	created_at                 *time.Time
+	updated_at                 *time.Time
+	name                       *string
+	description                *string
+	os_type                    *image.OsType
+	os_name                    *string
+	os_version                 *string
+	min_vcpus                  *int
+	addmin_vcpus               *int
+	min_memory_mb              *int64
+	addmin_memory_mb           *int64
+	size_gb                    *int64
+	addsize_gb                 *int64
+	source                     *string
+	format                     *image.Format
+	checksum                   *string
+	status                     *image.Status
+	status_reason              *string
+	size_bytes                 *int64
+	addsize_bytes              *int64
+	upload_id                  *string
+	upload_expires_at          *time.Time
+	clearedFields              map[string]struct{}
+	virtual_machines           map[int]struct{}
+	removedvirtual_machines    map[int]struct{}
+	clearedvirtual_machines    bool
+	region_services            map[int]struct{}
+	removedregion_services     map[int]struct{}
+	clearedregion_services     bool
+	kubernetes_clusters        map[int]struct{}
+	removedkubernetes_clusters map[int]struct{}
+	clearedkubernetes_clusters bool
+	done                       bool
+	oldValue                   func(context.Context) (*Image, error)
+	predicates                 []predicate.Image
 }
 
 var _ ent.Mutation = (*ImageMutation)(nil)
@@ -28640,6 +28726,60 @@ func (m *ImageMutation) ResetRegionServices() {
 	m.removedregion_services = nil
 }
 
+// AddKubernetesClusterIDs adds the "kubernetes_clusters" edge to the KubernetesCluster entity by ids.
+func (m *ImageMutation) AddKubernetesClusterIDs(ids ...int) {
+	if m.kubernetes_clusters == nil {
+		m.kubernetes_clusters = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.kubernetes_clusters[ids[i]] = struct{}{}
+	}
+}
+
+// ClearKubernetesClusters clears the "kubernetes_clusters" edge to the KubernetesCluster entity.
+func (m *ImageMutation) ClearKubernetesClusters() {
+	m.clearedkubernetes_clusters = true
+}
+
+// KubernetesClustersCleared reports if the "kubernetes_clusters" edge to the KubernetesCluster entity was cleared.
+func (m *ImageMutation) KubernetesClustersCleared() bool {
+	return m.clearedkubernetes_clusters
+}
+
+// RemoveKubernetesClusterIDs removes the "kubernetes_clusters" edge to the KubernetesCluster entity by IDs.
+func (m *ImageMutation) RemoveKubernetesClusterIDs(ids ...int) {
+	if m.removedkubernetes_clusters == nil {
+		m.removedkubernetes_clusters = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.kubernetes_clusters, ids[i])
+		m.removedkubernetes_clusters[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedKubernetesClusters returns the removed IDs of the "kubernetes_clusters" edge to the KubernetesCluster entity.
+func (m *ImageMutation) RemovedKubernetesClustersIDs() (ids []int) {
+	for id := range m.removedkubernetes_clusters {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// KubernetesClustersIDs returns the "kubernetes_clusters" edge IDs in the mutation.
+func (m *ImageMutation) KubernetesClustersIDs() (ids []int) {
+	for id := range m.kubernetes_clusters {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetKubernetesClusters resets all changes to the "kubernetes_clusters" edge.
+func (m *ImageMutation) ResetKubernetesClusters() {
+	m.kubernetes_clusters = nil
+	m.clearedkubernetes_clusters = false
+	m.removedkubernetes_clusters = nil
+}
+
 // Where appends a list predicates to the ImageMutation builder.
 func (m *ImageMutation) Where(ps ...predicate.Image) {
 	m.predicates = append(m.predicates, ps...)
@@ -29158,12 +29298,15 @@ func (m *ImageMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ImageMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.virtual_machines != nil {
 		edges = append(edges, image.EdgeVirtualMachines)
 	}
 	if m.region_services != nil {
 		edges = append(edges, image.EdgeRegionServices)
+	}
+	if m.kubernetes_clusters != nil {
+		edges = append(edges, image.EdgeKubernetesClusters)
 	}
 	return edges
 }
@@ -29184,18 +29327,27 @@ func (m *ImageMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case image.EdgeKubernetesClusters:
+		ids := make([]ent.Value, 0, len(m.kubernetes_clusters))
+		for id := range m.kubernetes_clusters {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ImageMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, image.EdgeVirtualMachines)
 	}
 	if m.removedregion_services != nil {
 		edges = append(edges, image.EdgeRegionServices)
+	}
+	if m.removedkubernetes_clusters != nil {
+		edges = append(edges, image.EdgeKubernetesClusters)
 	}
 	return edges
 }
@@ -29216,18 +29368,27 @@ func (m *ImageMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case image.EdgeKubernetesClusters:
+		ids := make([]ent.Value, 0, len(m.removedkubernetes_clusters))
+		for id := range m.removedkubernetes_clusters {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ImageMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedvirtual_machines {
 		edges = append(edges, image.EdgeVirtualMachines)
 	}
 	if m.clearedregion_services {
 		edges = append(edges, image.EdgeRegionServices)
+	}
+	if m.clearedkubernetes_clusters {
+		edges = append(edges, image.EdgeKubernetesClusters)
 	}
 	return edges
 }
@@ -29240,6 +29401,8 @@ func (m *ImageMutation) EdgeCleared(name string) bool {
 		return m.clearedvirtual_machines
 	case image.EdgeRegionServices:
 		return m.clearedregion_services
+	case image.EdgeKubernetesClusters:
+		return m.clearedkubernetes_clusters
 	}
 	return false
 }
@@ -29261,6 +29424,9 @@ func (m *ImageMutation) ResetEdge(name string) error {
 		return nil
 	case image.EdgeRegionServices:
 		m.ResetRegionServices()
+		return nil
+	case image.EdgeKubernetesClusters:
+		m.ResetKubernetesClusters()
 		return nil
 	}
 	return fmt.Errorf("unknown Image edge %s", name)
@@ -30914,43 +31080,67 @@ func (m *JoinTokenMutation) ResetEdge(name string) error {
 // KubernetesClusterMutation represents an operation that mutates the KubernetesCluster nodes in the graph.
 type KubernetesClusterMutation struct {
 	config
-	op                       Op
-	typ                      string
-	id                       *int
-	created_at               *time.Time
-	updated_at               *time.Time
-	name                     *string
-	description              *string
-	version                  *string
-	scheduling_mode          *kubernetescluster.SchedulingMode
-	control_plane_count      *int
-	addcontrol_plane_count   *int
-	worker_count             *int
-	addworker_count          *int
-	plugins                  *[]string
-	appendplugins            []string
-	bastion                  *string
-	status                   *kubernetescluster.Status
-	status_reason            *string
-	clearedFields            map[string]struct{}
-	tenant                   *int
-	clearedtenant            bool
-	region                   *int
-	clearedregion            bool
-	service_mesh             *int
-	clearedservice_mesh      bool
-	virtual_machines         map[int]struct{}
-	removedvirtual_machines  map[int]struct{}
-	clearedvirtual_machines  bool
-	maintainers              map[int]struct{}
-	removedmaintainers       map[int]struct{}
-	clearedmaintainers       bool
-	maintainer_groups        map[int]struct{}
-	removedmaintainer_groups map[int]struct{}
-	clearedmaintainer_groups bool
-	done                     bool
-	oldValue                 func(context.Context) (*KubernetesCluster, error)
-	predicates               []predicate.KubernetesCluster
+	op                          Op
+	typ                         string
+	id                          *int
+	created_at                  *time.Time
+	updated_at                  *time.Time
+	name                        *string
+	description                 *string
+	version                     *string
+	scheduling_mode             *kubernetescluster.SchedulingMode
+	control_plane_count         *int
+	addcontrol_plane_count      *int
+	worker_count                *int
+	addworker_count             *int
+	plugins                     *[]string
+	appendplugins               []string
+	bastion                     *string
+	bastion_enabled             *bool
+	pod_cidr                    *string
+	service_cidr                *string
+	status                      *kubernetescluster.Status
+	status_reason               *string
+	phase                       *kubernetescluster.Phase
+	nodes                       *[]fieldtype.KubernetesNode
+	appendnodes                 []fieldtype.KubernetesNode
+	next_worker_index           *int
+	addnext_worker_index        *int
+	next_control_plane_index    *int
+	addnext_control_plane_index *int
+	api_endpoint                *string
+	api_vip                     *string
+	api_load_balancer_id        *int
+	addapi_load_balancer_id     *int
+	ca_certificate              *string
+	pki_sealed                  *string
+	join_token_id               *string
+	join_token_sealed           *string
+	join_token_expires_at       *time.Time
+	service_mesh_status         *kubernetescluster.ServiceMeshStatus
+	clearedFields               map[string]struct{}
+	tenant                      *int
+	clearedtenant               bool
+	region                      *int
+	clearedregion               bool
+	service_mesh                *int
+	clearedservice_mesh         bool
+	virtual_machines            map[int]struct{}
+	removedvirtual_machines     map[int]struct{}
+	clearedvirtual_machines     bool
+	flavor                      *int
+	clearedflavor               bool
+	image                       *int
+	clearedimage                bool
+	maintainers                 map[int]struct{}
+	removedmaintainers          map[int]struct{}
+	clearedmaintainers          bool
+	maintainer_groups           map[int]struct{}
+	removedmaintainer_groups    map[int]struct{}
+	clearedmaintainer_groups    bool
+	done                        bool
+	oldValue                    func(context.Context) (*KubernetesCluster, error)
+	predicates                  []predicate.KubernetesCluster
 }
 
 var _ ent.Mutation = (*KubernetesClusterMutation)(nil)
@@ -31506,6 +31696,114 @@ func (m *KubernetesClusterMutation) ResetBastion() {
 	delete(m.clearedFields, kubernetescluster.FieldBastion)
 }
 
+// SetBastionEnabled sets the "bastion_enabled" field.
+func (m *KubernetesClusterMutation) SetBastionEnabled(b bool) {
+	m.bastion_enabled = &b
+}
+
+// BastionEnabled returns the value of the "bastion_enabled" field in the mutation.
+func (m *KubernetesClusterMutation) BastionEnabled() (r bool, exists bool) {
+	v := m.bastion_enabled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBastionEnabled returns the old "bastion_enabled" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldBastionEnabled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBastionEnabled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBastionEnabled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBastionEnabled: %w", err)
+	}
+	return oldValue.BastionEnabled, nil
+}
+
+// ResetBastionEnabled resets all changes to the "bastion_enabled" field.
+func (m *KubernetesClusterMutation) ResetBastionEnabled() {
+	m.bastion_enabled = nil
+}
+
+// SetPodCidr sets the "pod_cidr" field.
+func (m *KubernetesClusterMutation) SetPodCidr(s string) {
+	m.pod_cidr = &s
+}
+
+// PodCidr returns the value of the "pod_cidr" field in the mutation.
+func (m *KubernetesClusterMutation) PodCidr() (r string, exists bool) {
+	v := m.pod_cidr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPodCidr returns the old "pod_cidr" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldPodCidr(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPodCidr is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPodCidr requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPodCidr: %w", err)
+	}
+	return oldValue.PodCidr, nil
+}
+
+// ResetPodCidr resets all changes to the "pod_cidr" field.
+func (m *KubernetesClusterMutation) ResetPodCidr() {
+	m.pod_cidr = nil
+}
+
+// SetServiceCidr sets the "service_cidr" field.
+func (m *KubernetesClusterMutation) SetServiceCidr(s string) {
+	m.service_cidr = &s
+}
+
+// ServiceCidr returns the value of the "service_cidr" field in the mutation.
+func (m *KubernetesClusterMutation) ServiceCidr() (r string, exists bool) {
+	v := m.service_cidr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldServiceCidr returns the old "service_cidr" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldServiceCidr(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldServiceCidr is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldServiceCidr requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldServiceCidr: %w", err)
+	}
+	return oldValue.ServiceCidr, nil
+}
+
+// ResetServiceCidr resets all changes to the "service_cidr" field.
+func (m *KubernetesClusterMutation) ResetServiceCidr() {
+	m.service_cidr = nil
+}
+
 // SetStatus sets the "status" field.
 func (m *KubernetesClusterMutation) SetStatus(k kubernetescluster.Status) {
 	m.status = &k
@@ -31589,6 +31887,668 @@ func (m *KubernetesClusterMutation) StatusReasonCleared() bool {
 func (m *KubernetesClusterMutation) ResetStatusReason() {
 	m.status_reason = nil
 	delete(m.clearedFields, kubernetescluster.FieldStatusReason)
+}
+
+// SetPhase sets the "phase" field.
+func (m *KubernetesClusterMutation) SetPhase(k kubernetescluster.Phase) {
+	m.phase = &k
+}
+
+// Phase returns the value of the "phase" field in the mutation.
+func (m *KubernetesClusterMutation) Phase() (r kubernetescluster.Phase, exists bool) {
+	v := m.phase
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhase returns the old "phase" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldPhase(ctx context.Context) (v kubernetescluster.Phase, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhase is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhase requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhase: %w", err)
+	}
+	return oldValue.Phase, nil
+}
+
+// ResetPhase resets all changes to the "phase" field.
+func (m *KubernetesClusterMutation) ResetPhase() {
+	m.phase = nil
+}
+
+// SetNodes sets the "nodes" field.
+func (m *KubernetesClusterMutation) SetNodes(fn []fieldtype.KubernetesNode) {
+	m.nodes = &fn
+	m.appendnodes = nil
+}
+
+// Nodes returns the value of the "nodes" field in the mutation.
+func (m *KubernetesClusterMutation) Nodes() (r []fieldtype.KubernetesNode, exists bool) {
+	v := m.nodes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNodes returns the old "nodes" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldNodes(ctx context.Context) (v []fieldtype.KubernetesNode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNodes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNodes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNodes: %w", err)
+	}
+	return oldValue.Nodes, nil
+}
+
+// AppendNodes adds fn to the "nodes" field.
+func (m *KubernetesClusterMutation) AppendNodes(fn []fieldtype.KubernetesNode) {
+	m.appendnodes = append(m.appendnodes, fn...)
+}
+
+// AppendedNodes returns the list of values that were appended to the "nodes" field in this mutation.
+func (m *KubernetesClusterMutation) AppendedNodes() ([]fieldtype.KubernetesNode, bool) {
+	if len(m.appendnodes) == 0 {
+		return nil, false
+	}
+	return m.appendnodes, true
+}
+
+// ClearNodes clears the value of the "nodes" field.
+func (m *KubernetesClusterMutation) ClearNodes() {
+	m.nodes = nil
+	m.appendnodes = nil
+	m.clearedFields[kubernetescluster.FieldNodes] = struct{}{}
+}
+
+// NodesCleared returns if the "nodes" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) NodesCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldNodes]
+	return ok
+}
+
+// ResetNodes resets all changes to the "nodes" field.
+func (m *KubernetesClusterMutation) ResetNodes() {
+	m.nodes = nil
+	m.appendnodes = nil
+	delete(m.clearedFields, kubernetescluster.FieldNodes)
+}
+
+// SetNextWorkerIndex sets the "next_worker_index" field.
+func (m *KubernetesClusterMutation) SetNextWorkerIndex(i int) {
+	m.next_worker_index = &i
+	m.addnext_worker_index = nil
+}
+
+// NextWorkerIndex returns the value of the "next_worker_index" field in the mutation.
+func (m *KubernetesClusterMutation) NextWorkerIndex() (r int, exists bool) {
+	v := m.next_worker_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextWorkerIndex returns the old "next_worker_index" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldNextWorkerIndex(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextWorkerIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextWorkerIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextWorkerIndex: %w", err)
+	}
+	return oldValue.NextWorkerIndex, nil
+}
+
+// AddNextWorkerIndex adds i to the "next_worker_index" field.
+func (m *KubernetesClusterMutation) AddNextWorkerIndex(i int) {
+	if m.addnext_worker_index != nil {
+		*m.addnext_worker_index += i
+	} else {
+		m.addnext_worker_index = &i
+	}
+}
+
+// AddedNextWorkerIndex returns the value that was added to the "next_worker_index" field in this mutation.
+func (m *KubernetesClusterMutation) AddedNextWorkerIndex() (r int, exists bool) {
+	v := m.addnext_worker_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNextWorkerIndex resets all changes to the "next_worker_index" field.
+func (m *KubernetesClusterMutation) ResetNextWorkerIndex() {
+	m.next_worker_index = nil
+	m.addnext_worker_index = nil
+}
+
+// SetNextControlPlaneIndex sets the "next_control_plane_index" field.
+func (m *KubernetesClusterMutation) SetNextControlPlaneIndex(i int) {
+	m.next_control_plane_index = &i
+	m.addnext_control_plane_index = nil
+}
+
+// NextControlPlaneIndex returns the value of the "next_control_plane_index" field in the mutation.
+func (m *KubernetesClusterMutation) NextControlPlaneIndex() (r int, exists bool) {
+	v := m.next_control_plane_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextControlPlaneIndex returns the old "next_control_plane_index" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldNextControlPlaneIndex(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextControlPlaneIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextControlPlaneIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextControlPlaneIndex: %w", err)
+	}
+	return oldValue.NextControlPlaneIndex, nil
+}
+
+// AddNextControlPlaneIndex adds i to the "next_control_plane_index" field.
+func (m *KubernetesClusterMutation) AddNextControlPlaneIndex(i int) {
+	if m.addnext_control_plane_index != nil {
+		*m.addnext_control_plane_index += i
+	} else {
+		m.addnext_control_plane_index = &i
+	}
+}
+
+// AddedNextControlPlaneIndex returns the value that was added to the "next_control_plane_index" field in this mutation.
+func (m *KubernetesClusterMutation) AddedNextControlPlaneIndex() (r int, exists bool) {
+	v := m.addnext_control_plane_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNextControlPlaneIndex resets all changes to the "next_control_plane_index" field.
+func (m *KubernetesClusterMutation) ResetNextControlPlaneIndex() {
+	m.next_control_plane_index = nil
+	m.addnext_control_plane_index = nil
+}
+
+// SetAPIEndpoint sets the "api_endpoint" field.
+func (m *KubernetesClusterMutation) SetAPIEndpoint(s string) {
+	m.api_endpoint = &s
+}
+
+// APIEndpoint returns the value of the "api_endpoint" field in the mutation.
+func (m *KubernetesClusterMutation) APIEndpoint() (r string, exists bool) {
+	v := m.api_endpoint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPIEndpoint returns the old "api_endpoint" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldAPIEndpoint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPIEndpoint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPIEndpoint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPIEndpoint: %w", err)
+	}
+	return oldValue.APIEndpoint, nil
+}
+
+// ClearAPIEndpoint clears the value of the "api_endpoint" field.
+func (m *KubernetesClusterMutation) ClearAPIEndpoint() {
+	m.api_endpoint = nil
+	m.clearedFields[kubernetescluster.FieldAPIEndpoint] = struct{}{}
+}
+
+// APIEndpointCleared returns if the "api_endpoint" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) APIEndpointCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldAPIEndpoint]
+	return ok
+}
+
+// ResetAPIEndpoint resets all changes to the "api_endpoint" field.
+func (m *KubernetesClusterMutation) ResetAPIEndpoint() {
+	m.api_endpoint = nil
+	delete(m.clearedFields, kubernetescluster.FieldAPIEndpoint)
+}
+
+// SetAPIVip sets the "api_vip" field.
+func (m *KubernetesClusterMutation) SetAPIVip(s string) {
+	m.api_vip = &s
+}
+
+// APIVip returns the value of the "api_vip" field in the mutation.
+func (m *KubernetesClusterMutation) APIVip() (r string, exists bool) {
+	v := m.api_vip
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPIVip returns the old "api_vip" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldAPIVip(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPIVip is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPIVip requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPIVip: %w", err)
+	}
+	return oldValue.APIVip, nil
+}
+
+// ClearAPIVip clears the value of the "api_vip" field.
+func (m *KubernetesClusterMutation) ClearAPIVip() {
+	m.api_vip = nil
+	m.clearedFields[kubernetescluster.FieldAPIVip] = struct{}{}
+}
+
+// APIVipCleared returns if the "api_vip" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) APIVipCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldAPIVip]
+	return ok
+}
+
+// ResetAPIVip resets all changes to the "api_vip" field.
+func (m *KubernetesClusterMutation) ResetAPIVip() {
+	m.api_vip = nil
+	delete(m.clearedFields, kubernetescluster.FieldAPIVip)
+}
+
+// SetAPILoadBalancerID sets the "api_load_balancer_id" field.
+func (m *KubernetesClusterMutation) SetAPILoadBalancerID(i int) {
+	m.api_load_balancer_id = &i
+	m.addapi_load_balancer_id = nil
+}
+
+// APILoadBalancerID returns the value of the "api_load_balancer_id" field in the mutation.
+func (m *KubernetesClusterMutation) APILoadBalancerID() (r int, exists bool) {
+	v := m.api_load_balancer_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPILoadBalancerID returns the old "api_load_balancer_id" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldAPILoadBalancerID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPILoadBalancerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPILoadBalancerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPILoadBalancerID: %w", err)
+	}
+	return oldValue.APILoadBalancerID, nil
+}
+
+// AddAPILoadBalancerID adds i to the "api_load_balancer_id" field.
+func (m *KubernetesClusterMutation) AddAPILoadBalancerID(i int) {
+	if m.addapi_load_balancer_id != nil {
+		*m.addapi_load_balancer_id += i
+	} else {
+		m.addapi_load_balancer_id = &i
+	}
+}
+
+// AddedAPILoadBalancerID returns the value that was added to the "api_load_balancer_id" field in this mutation.
+func (m *KubernetesClusterMutation) AddedAPILoadBalancerID() (r int, exists bool) {
+	v := m.addapi_load_balancer_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAPILoadBalancerID clears the value of the "api_load_balancer_id" field.
+func (m *KubernetesClusterMutation) ClearAPILoadBalancerID() {
+	m.api_load_balancer_id = nil
+	m.addapi_load_balancer_id = nil
+	m.clearedFields[kubernetescluster.FieldAPILoadBalancerID] = struct{}{}
+}
+
+// APILoadBalancerIDCleared returns if the "api_load_balancer_id" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) APILoadBalancerIDCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldAPILoadBalancerID]
+	return ok
+}
+
+// ResetAPILoadBalancerID resets all changes to the "api_load_balancer_id" field.
+func (m *KubernetesClusterMutation) ResetAPILoadBalancerID() {
+	m.api_load_balancer_id = nil
+	m.addapi_load_balancer_id = nil
+	delete(m.clearedFields, kubernetescluster.FieldAPILoadBalancerID)
+}
+
+// SetCaCertificate sets the "ca_certificate" field.
+func (m *KubernetesClusterMutation) SetCaCertificate(s string) {
+	m.ca_certificate = &s
+}
+
+// CaCertificate returns the value of the "ca_certificate" field in the mutation.
+func (m *KubernetesClusterMutation) CaCertificate() (r string, exists bool) {
+	v := m.ca_certificate
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCaCertificate returns the old "ca_certificate" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldCaCertificate(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCaCertificate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCaCertificate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCaCertificate: %w", err)
+	}
+	return oldValue.CaCertificate, nil
+}
+
+// ClearCaCertificate clears the value of the "ca_certificate" field.
+func (m *KubernetesClusterMutation) ClearCaCertificate() {
+	m.ca_certificate = nil
+	m.clearedFields[kubernetescluster.FieldCaCertificate] = struct{}{}
+}
+
+// CaCertificateCleared returns if the "ca_certificate" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) CaCertificateCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldCaCertificate]
+	return ok
+}
+
+// ResetCaCertificate resets all changes to the "ca_certificate" field.
+func (m *KubernetesClusterMutation) ResetCaCertificate() {
+	m.ca_certificate = nil
+	delete(m.clearedFields, kubernetescluster.FieldCaCertificate)
+}
+
+// SetPkiSealed sets the "pki_sealed" field.
+func (m *KubernetesClusterMutation) SetPkiSealed(s string) {
+	m.pki_sealed = &s
+}
+
+// PkiSealed returns the value of the "pki_sealed" field in the mutation.
+func (m *KubernetesClusterMutation) PkiSealed() (r string, exists bool) {
+	v := m.pki_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPkiSealed returns the old "pki_sealed" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldPkiSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPkiSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPkiSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPkiSealed: %w", err)
+	}
+	return oldValue.PkiSealed, nil
+}
+
+// ClearPkiSealed clears the value of the "pki_sealed" field.
+func (m *KubernetesClusterMutation) ClearPkiSealed() {
+	m.pki_sealed = nil
+	m.clearedFields[kubernetescluster.FieldPkiSealed] = struct{}{}
+}
+
+// PkiSealedCleared returns if the "pki_sealed" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) PkiSealedCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldPkiSealed]
+	return ok
+}
+
+// ResetPkiSealed resets all changes to the "pki_sealed" field.
+func (m *KubernetesClusterMutation) ResetPkiSealed() {
+	m.pki_sealed = nil
+	delete(m.clearedFields, kubernetescluster.FieldPkiSealed)
+}
+
+// SetJoinTokenID sets the "join_token_id" field.
+func (m *KubernetesClusterMutation) SetJoinTokenID(s string) {
+	m.join_token_id = &s
+}
+
+// JoinTokenID returns the value of the "join_token_id" field in the mutation.
+func (m *KubernetesClusterMutation) JoinTokenID() (r string, exists bool) {
+	v := m.join_token_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJoinTokenID returns the old "join_token_id" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldJoinTokenID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJoinTokenID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJoinTokenID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJoinTokenID: %w", err)
+	}
+	return oldValue.JoinTokenID, nil
+}
+
+// ClearJoinTokenID clears the value of the "join_token_id" field.
+func (m *KubernetesClusterMutation) ClearJoinTokenID() {
+	m.join_token_id = nil
+	m.clearedFields[kubernetescluster.FieldJoinTokenID] = struct{}{}
+}
+
+// JoinTokenIDCleared returns if the "join_token_id" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) JoinTokenIDCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldJoinTokenID]
+	return ok
+}
+
+// ResetJoinTokenID resets all changes to the "join_token_id" field.
+func (m *KubernetesClusterMutation) ResetJoinTokenID() {
+	m.join_token_id = nil
+	delete(m.clearedFields, kubernetescluster.FieldJoinTokenID)
+}
+
+// SetJoinTokenSealed sets the "join_token_sealed" field.
+func (m *KubernetesClusterMutation) SetJoinTokenSealed(s string) {
+	m.join_token_sealed = &s
+}
+
+// JoinTokenSealed returns the value of the "join_token_sealed" field in the mutation.
+func (m *KubernetesClusterMutation) JoinTokenSealed() (r string, exists bool) {
+	v := m.join_token_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJoinTokenSealed returns the old "join_token_sealed" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldJoinTokenSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJoinTokenSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJoinTokenSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJoinTokenSealed: %w", err)
+	}
+	return oldValue.JoinTokenSealed, nil
+}
+
+// ClearJoinTokenSealed clears the value of the "join_token_sealed" field.
+func (m *KubernetesClusterMutation) ClearJoinTokenSealed() {
+	m.join_token_sealed = nil
+	m.clearedFields[kubernetescluster.FieldJoinTokenSealed] = struct{}{}
+}
+
+// JoinTokenSealedCleared returns if the "join_token_sealed" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) JoinTokenSealedCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldJoinTokenSealed]
+	return ok
+}
+
+// ResetJoinTokenSealed resets all changes to the "join_token_sealed" field.
+func (m *KubernetesClusterMutation) ResetJoinTokenSealed() {
+	m.join_token_sealed = nil
+	delete(m.clearedFields, kubernetescluster.FieldJoinTokenSealed)
+}
+
+// SetJoinTokenExpiresAt sets the "join_token_expires_at" field.
+func (m *KubernetesClusterMutation) SetJoinTokenExpiresAt(t time.Time) {
+	m.join_token_expires_at = &t
+}
+
+// JoinTokenExpiresAt returns the value of the "join_token_expires_at" field in the mutation.
+func (m *KubernetesClusterMutation) JoinTokenExpiresAt() (r time.Time, exists bool) {
+	v := m.join_token_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJoinTokenExpiresAt returns the old "join_token_expires_at" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldJoinTokenExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJoinTokenExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJoinTokenExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJoinTokenExpiresAt: %w", err)
+	}
+	return oldValue.JoinTokenExpiresAt, nil
+}
+
+// ClearJoinTokenExpiresAt clears the value of the "join_token_expires_at" field.
+func (m *KubernetesClusterMutation) ClearJoinTokenExpiresAt() {
+	m.join_token_expires_at = nil
+	m.clearedFields[kubernetescluster.FieldJoinTokenExpiresAt] = struct{}{}
+}
+
+// JoinTokenExpiresAtCleared returns if the "join_token_expires_at" field was cleared in this mutation.
+func (m *KubernetesClusterMutation) JoinTokenExpiresAtCleared() bool {
+	_, ok := m.clearedFields[kubernetescluster.FieldJoinTokenExpiresAt]
+	return ok
+}
+
+// ResetJoinTokenExpiresAt resets all changes to the "join_token_expires_at" field.
+func (m *KubernetesClusterMutation) ResetJoinTokenExpiresAt() {
+	m.join_token_expires_at = nil
+	delete(m.clearedFields, kubernetescluster.FieldJoinTokenExpiresAt)
+}
+
+// SetServiceMeshStatus sets the "service_mesh_status" field.
+func (m *KubernetesClusterMutation) SetServiceMeshStatus(kms kubernetescluster.ServiceMeshStatus) {
+	m.service_mesh_status = &kms
+}
+
+// ServiceMeshStatus returns the value of the "service_mesh_status" field in the mutation.
+func (m *KubernetesClusterMutation) ServiceMeshStatus() (r kubernetescluster.ServiceMeshStatus, exists bool) {
+	v := m.service_mesh_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldServiceMeshStatus returns the old "service_mesh_status" field's value of the KubernetesCluster entity.
+// If the KubernetesCluster object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *KubernetesClusterMutation) OldServiceMeshStatus(ctx context.Context) (v kubernetescluster.ServiceMeshStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldServiceMeshStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldServiceMeshStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldServiceMeshStatus: %w", err)
+	}
+	return oldValue.ServiceMeshStatus, nil
+}
+
+// ResetServiceMeshStatus resets all changes to the "service_mesh_status" field.
+func (m *KubernetesClusterMutation) ResetServiceMeshStatus() {
+	m.service_mesh_status = nil
 }
 
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
@@ -31762,6 +32722,84 @@ func (m *KubernetesClusterMutation) ResetVirtualMachines() {
 	m.removedvirtual_machines = nil
 }
 
+// SetFlavorID sets the "flavor" edge to the Flavor entity by id.
+func (m *KubernetesClusterMutation) SetFlavorID(id int) {
+	m.flavor = &id
+}
+
+// ClearFlavor clears the "flavor" edge to the Flavor entity.
+func (m *KubernetesClusterMutation) ClearFlavor() {
+	m.clearedflavor = true
+}
+
+// FlavorCleared reports if the "flavor" edge to the Flavor entity was cleared.
+func (m *KubernetesClusterMutation) FlavorCleared() bool {
+	return m.clearedflavor
+}
+
+// FlavorID returns the "flavor" edge ID in the mutation.
+func (m *KubernetesClusterMutation) FlavorID() (id int, exists bool) {
+	if m.flavor != nil {
+		return *m.flavor, true
+	}
+	return
+}
+
+// FlavorIDs returns the "flavor" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// FlavorID instead. It exists only for internal usage by the builders.
+func (m *KubernetesClusterMutation) FlavorIDs() (ids []int) {
+	if id := m.flavor; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetFlavor resets all changes to the "flavor" edge.
+func (m *KubernetesClusterMutation) ResetFlavor() {
+	m.flavor = nil
+	m.clearedflavor = false
+}
+
+// SetImageID sets the "image" edge to the Image entity by id.
+func (m *KubernetesClusterMutation) SetImageID(id int) {
+	m.image = &id
+}
+
+// ClearImage clears the "image" edge to the Image entity.
+func (m *KubernetesClusterMutation) ClearImage() {
+	m.clearedimage = true
+}
+
+// ImageCleared reports if the "image" edge to the Image entity was cleared.
+func (m *KubernetesClusterMutation) ImageCleared() bool {
+	return m.clearedimage
+}
+
+// ImageID returns the "image" edge ID in the mutation.
+func (m *KubernetesClusterMutation) ImageID() (id int, exists bool) {
+	if m.image != nil {
+		return *m.image, true
+	}
+	return
+}
+
+// ImageIDs returns the "image" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ImageID instead. It exists only for internal usage by the builders.
+func (m *KubernetesClusterMutation) ImageIDs() (ids []int) {
+	if id := m.image; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetImage resets all changes to the "image" edge.
+func (m *KubernetesClusterMutation) ResetImage() {
+	m.image = nil
+	m.clearedimage = false
+}
+
 // AddMaintainerIDs adds the "maintainers" edge to the Maintainer entity by ids.
 func (m *KubernetesClusterMutation) AddMaintainerIDs(ids ...int) {
 	if m.maintainers == nil {
@@ -31904,7 +32942,7 @@ func (m *KubernetesClusterMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *KubernetesClusterMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 28)
 	if m.created_at != nil {
 		fields = append(fields, kubernetescluster.FieldCreatedAt)
 	}
@@ -31935,11 +32973,59 @@ func (m *KubernetesClusterMutation) Fields() []string {
 	if m.bastion != nil {
 		fields = append(fields, kubernetescluster.FieldBastion)
 	}
+	if m.bastion_enabled != nil {
+		fields = append(fields, kubernetescluster.FieldBastionEnabled)
+	}
+	if m.pod_cidr != nil {
+		fields = append(fields, kubernetescluster.FieldPodCidr)
+	}
+	if m.service_cidr != nil {
+		fields = append(fields, kubernetescluster.FieldServiceCidr)
+	}
 	if m.status != nil {
 		fields = append(fields, kubernetescluster.FieldStatus)
 	}
 	if m.status_reason != nil {
 		fields = append(fields, kubernetescluster.FieldStatusReason)
+	}
+	if m.phase != nil {
+		fields = append(fields, kubernetescluster.FieldPhase)
+	}
+	if m.nodes != nil {
+		fields = append(fields, kubernetescluster.FieldNodes)
+	}
+	if m.next_worker_index != nil {
+		fields = append(fields, kubernetescluster.FieldNextWorkerIndex)
+	}
+	if m.next_control_plane_index != nil {
+		fields = append(fields, kubernetescluster.FieldNextControlPlaneIndex)
+	}
+	if m.api_endpoint != nil {
+		fields = append(fields, kubernetescluster.FieldAPIEndpoint)
+	}
+	if m.api_vip != nil {
+		fields = append(fields, kubernetescluster.FieldAPIVip)
+	}
+	if m.api_load_balancer_id != nil {
+		fields = append(fields, kubernetescluster.FieldAPILoadBalancerID)
+	}
+	if m.ca_certificate != nil {
+		fields = append(fields, kubernetescluster.FieldCaCertificate)
+	}
+	if m.pki_sealed != nil {
+		fields = append(fields, kubernetescluster.FieldPkiSealed)
+	}
+	if m.join_token_id != nil {
+		fields = append(fields, kubernetescluster.FieldJoinTokenID)
+	}
+	if m.join_token_sealed != nil {
+		fields = append(fields, kubernetescluster.FieldJoinTokenSealed)
+	}
+	if m.join_token_expires_at != nil {
+		fields = append(fields, kubernetescluster.FieldJoinTokenExpiresAt)
+	}
+	if m.service_mesh_status != nil {
+		fields = append(fields, kubernetescluster.FieldServiceMeshStatus)
 	}
 	return fields
 }
@@ -31969,10 +33055,42 @@ func (m *KubernetesClusterMutation) Field(name string) (ent.Value, bool) {
 		return m.Plugins()
 	case kubernetescluster.FieldBastion:
 		return m.Bastion()
+	case kubernetescluster.FieldBastionEnabled:
+		return m.BastionEnabled()
+	case kubernetescluster.FieldPodCidr:
+		return m.PodCidr()
+	case kubernetescluster.FieldServiceCidr:
+		return m.ServiceCidr()
 	case kubernetescluster.FieldStatus:
 		return m.Status()
 	case kubernetescluster.FieldStatusReason:
 		return m.StatusReason()
+	case kubernetescluster.FieldPhase:
+		return m.Phase()
+	case kubernetescluster.FieldNodes:
+		return m.Nodes()
+	case kubernetescluster.FieldNextWorkerIndex:
+		return m.NextWorkerIndex()
+	case kubernetescluster.FieldNextControlPlaneIndex:
+		return m.NextControlPlaneIndex()
+	case kubernetescluster.FieldAPIEndpoint:
+		return m.APIEndpoint()
+	case kubernetescluster.FieldAPIVip:
+		return m.APIVip()
+	case kubernetescluster.FieldAPILoadBalancerID:
+		return m.APILoadBalancerID()
+	case kubernetescluster.FieldCaCertificate:
+		return m.CaCertificate()
+	case kubernetescluster.FieldPkiSealed:
+		return m.PkiSealed()
+	case kubernetescluster.FieldJoinTokenID:
+		return m.JoinTokenID()
+	case kubernetescluster.FieldJoinTokenSealed:
+		return m.JoinTokenSealed()
+	case kubernetescluster.FieldJoinTokenExpiresAt:
+		return m.JoinTokenExpiresAt()
+	case kubernetescluster.FieldServiceMeshStatus:
+		return m.ServiceMeshStatus()
 	}
 	return nil, false
 }
@@ -32002,10 +33120,42 @@ func (m *KubernetesClusterMutation) OldField(ctx context.Context, name string) (
 		return m.OldPlugins(ctx)
 	case kubernetescluster.FieldBastion:
 		return m.OldBastion(ctx)
+	case kubernetescluster.FieldBastionEnabled:
+		return m.OldBastionEnabled(ctx)
+	case kubernetescluster.FieldPodCidr:
+		return m.OldPodCidr(ctx)
+	case kubernetescluster.FieldServiceCidr:
+		return m.OldServiceCidr(ctx)
 	case kubernetescluster.FieldStatus:
 		return m.OldStatus(ctx)
 	case kubernetescluster.FieldStatusReason:
 		return m.OldStatusReason(ctx)
+	case kubernetescluster.FieldPhase:
+		return m.OldPhase(ctx)
+	case kubernetescluster.FieldNodes:
+		return m.OldNodes(ctx)
+	case kubernetescluster.FieldNextWorkerIndex:
+		return m.OldNextWorkerIndex(ctx)
+	case kubernetescluster.FieldNextControlPlaneIndex:
+		return m.OldNextControlPlaneIndex(ctx)
+	case kubernetescluster.FieldAPIEndpoint:
+		return m.OldAPIEndpoint(ctx)
+	case kubernetescluster.FieldAPIVip:
+		return m.OldAPIVip(ctx)
+	case kubernetescluster.FieldAPILoadBalancerID:
+		return m.OldAPILoadBalancerID(ctx)
+	case kubernetescluster.FieldCaCertificate:
+		return m.OldCaCertificate(ctx)
+	case kubernetescluster.FieldPkiSealed:
+		return m.OldPkiSealed(ctx)
+	case kubernetescluster.FieldJoinTokenID:
+		return m.OldJoinTokenID(ctx)
+	case kubernetescluster.FieldJoinTokenSealed:
+		return m.OldJoinTokenSealed(ctx)
+	case kubernetescluster.FieldJoinTokenExpiresAt:
+		return m.OldJoinTokenExpiresAt(ctx)
+	case kubernetescluster.FieldServiceMeshStatus:
+		return m.OldServiceMeshStatus(ctx)
 	}
 	return nil, fmt.Errorf("unknown KubernetesCluster field %s", name)
 }
@@ -32085,6 +33235,27 @@ func (m *KubernetesClusterMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetBastion(v)
 		return nil
+	case kubernetescluster.FieldBastionEnabled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBastionEnabled(v)
+		return nil
+	case kubernetescluster.FieldPodCidr:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPodCidr(v)
+		return nil
+	case kubernetescluster.FieldServiceCidr:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetServiceCidr(v)
+		return nil
 	case kubernetescluster.FieldStatus:
 		v, ok := value.(kubernetescluster.Status)
 		if !ok {
@@ -32098,6 +33269,97 @@ func (m *KubernetesClusterMutation) SetField(name string, value ent.Value) error
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatusReason(v)
+		return nil
+	case kubernetescluster.FieldPhase:
+		v, ok := value.(kubernetescluster.Phase)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhase(v)
+		return nil
+	case kubernetescluster.FieldNodes:
+		v, ok := value.([]fieldtype.KubernetesNode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNodes(v)
+		return nil
+	case kubernetescluster.FieldNextWorkerIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextWorkerIndex(v)
+		return nil
+	case kubernetescluster.FieldNextControlPlaneIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextControlPlaneIndex(v)
+		return nil
+	case kubernetescluster.FieldAPIEndpoint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPIEndpoint(v)
+		return nil
+	case kubernetescluster.FieldAPIVip:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPIVip(v)
+		return nil
+	case kubernetescluster.FieldAPILoadBalancerID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPILoadBalancerID(v)
+		return nil
+	case kubernetescluster.FieldCaCertificate:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCaCertificate(v)
+		return nil
+	case kubernetescluster.FieldPkiSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPkiSealed(v)
+		return nil
+	case kubernetescluster.FieldJoinTokenID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJoinTokenID(v)
+		return nil
+	case kubernetescluster.FieldJoinTokenSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJoinTokenSealed(v)
+		return nil
+	case kubernetescluster.FieldJoinTokenExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJoinTokenExpiresAt(v)
+		return nil
+	case kubernetescluster.FieldServiceMeshStatus:
+		v, ok := value.(kubernetescluster.ServiceMeshStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetServiceMeshStatus(v)
 		return nil
 	}
 	return fmt.Errorf("unknown KubernetesCluster field %s", name)
@@ -32113,6 +33375,15 @@ func (m *KubernetesClusterMutation) AddedFields() []string {
 	if m.addworker_count != nil {
 		fields = append(fields, kubernetescluster.FieldWorkerCount)
 	}
+	if m.addnext_worker_index != nil {
+		fields = append(fields, kubernetescluster.FieldNextWorkerIndex)
+	}
+	if m.addnext_control_plane_index != nil {
+		fields = append(fields, kubernetescluster.FieldNextControlPlaneIndex)
+	}
+	if m.addapi_load_balancer_id != nil {
+		fields = append(fields, kubernetescluster.FieldAPILoadBalancerID)
+	}
 	return fields
 }
 
@@ -32125,6 +33396,12 @@ func (m *KubernetesClusterMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedControlPlaneCount()
 	case kubernetescluster.FieldWorkerCount:
 		return m.AddedWorkerCount()
+	case kubernetescluster.FieldNextWorkerIndex:
+		return m.AddedNextWorkerIndex()
+	case kubernetescluster.FieldNextControlPlaneIndex:
+		return m.AddedNextControlPlaneIndex()
+	case kubernetescluster.FieldAPILoadBalancerID:
+		return m.AddedAPILoadBalancerID()
 	}
 	return nil, false
 }
@@ -32148,6 +33425,27 @@ func (m *KubernetesClusterMutation) AddField(name string, value ent.Value) error
 		}
 		m.AddWorkerCount(v)
 		return nil
+	case kubernetescluster.FieldNextWorkerIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNextWorkerIndex(v)
+		return nil
+	case kubernetescluster.FieldNextControlPlaneIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNextControlPlaneIndex(v)
+		return nil
+	case kubernetescluster.FieldAPILoadBalancerID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAPILoadBalancerID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown KubernetesCluster numeric field %s", name)
 }
@@ -32167,6 +33465,33 @@ func (m *KubernetesClusterMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(kubernetescluster.FieldStatusReason) {
 		fields = append(fields, kubernetescluster.FieldStatusReason)
+	}
+	if m.FieldCleared(kubernetescluster.FieldNodes) {
+		fields = append(fields, kubernetescluster.FieldNodes)
+	}
+	if m.FieldCleared(kubernetescluster.FieldAPIEndpoint) {
+		fields = append(fields, kubernetescluster.FieldAPIEndpoint)
+	}
+	if m.FieldCleared(kubernetescluster.FieldAPIVip) {
+		fields = append(fields, kubernetescluster.FieldAPIVip)
+	}
+	if m.FieldCleared(kubernetescluster.FieldAPILoadBalancerID) {
+		fields = append(fields, kubernetescluster.FieldAPILoadBalancerID)
+	}
+	if m.FieldCleared(kubernetescluster.FieldCaCertificate) {
+		fields = append(fields, kubernetescluster.FieldCaCertificate)
+	}
+	if m.FieldCleared(kubernetescluster.FieldPkiSealed) {
+		fields = append(fields, kubernetescluster.FieldPkiSealed)
+	}
+	if m.FieldCleared(kubernetescluster.FieldJoinTokenID) {
+		fields = append(fields, kubernetescluster.FieldJoinTokenID)
+	}
+	if m.FieldCleared(kubernetescluster.FieldJoinTokenSealed) {
+		fields = append(fields, kubernetescluster.FieldJoinTokenSealed)
+	}
+	if m.FieldCleared(kubernetescluster.FieldJoinTokenExpiresAt) {
+		fields = append(fields, kubernetescluster.FieldJoinTokenExpiresAt)
 	}
 	return fields
 }
@@ -32193,6 +33518,33 @@ func (m *KubernetesClusterMutation) ClearField(name string) error {
 		return nil
 	case kubernetescluster.FieldStatusReason:
 		m.ClearStatusReason()
+		return nil
+	case kubernetescluster.FieldNodes:
+		m.ClearNodes()
+		return nil
+	case kubernetescluster.FieldAPIEndpoint:
+		m.ClearAPIEndpoint()
+		return nil
+	case kubernetescluster.FieldAPIVip:
+		m.ClearAPIVip()
+		return nil
+	case kubernetescluster.FieldAPILoadBalancerID:
+		m.ClearAPILoadBalancerID()
+		return nil
+	case kubernetescluster.FieldCaCertificate:
+		m.ClearCaCertificate()
+		return nil
+	case kubernetescluster.FieldPkiSealed:
+		m.ClearPkiSealed()
+		return nil
+	case kubernetescluster.FieldJoinTokenID:
+		m.ClearJoinTokenID()
+		return nil
+	case kubernetescluster.FieldJoinTokenSealed:
+		m.ClearJoinTokenSealed()
+		return nil
+	case kubernetescluster.FieldJoinTokenExpiresAt:
+		m.ClearJoinTokenExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown KubernetesCluster nullable field %s", name)
@@ -32232,11 +33584,59 @@ func (m *KubernetesClusterMutation) ResetField(name string) error {
 	case kubernetescluster.FieldBastion:
 		m.ResetBastion()
 		return nil
+	case kubernetescluster.FieldBastionEnabled:
+		m.ResetBastionEnabled()
+		return nil
+	case kubernetescluster.FieldPodCidr:
+		m.ResetPodCidr()
+		return nil
+	case kubernetescluster.FieldServiceCidr:
+		m.ResetServiceCidr()
+		return nil
 	case kubernetescluster.FieldStatus:
 		m.ResetStatus()
 		return nil
 	case kubernetescluster.FieldStatusReason:
 		m.ResetStatusReason()
+		return nil
+	case kubernetescluster.FieldPhase:
+		m.ResetPhase()
+		return nil
+	case kubernetescluster.FieldNodes:
+		m.ResetNodes()
+		return nil
+	case kubernetescluster.FieldNextWorkerIndex:
+		m.ResetNextWorkerIndex()
+		return nil
+	case kubernetescluster.FieldNextControlPlaneIndex:
+		m.ResetNextControlPlaneIndex()
+		return nil
+	case kubernetescluster.FieldAPIEndpoint:
+		m.ResetAPIEndpoint()
+		return nil
+	case kubernetescluster.FieldAPIVip:
+		m.ResetAPIVip()
+		return nil
+	case kubernetescluster.FieldAPILoadBalancerID:
+		m.ResetAPILoadBalancerID()
+		return nil
+	case kubernetescluster.FieldCaCertificate:
+		m.ResetCaCertificate()
+		return nil
+	case kubernetescluster.FieldPkiSealed:
+		m.ResetPkiSealed()
+		return nil
+	case kubernetescluster.FieldJoinTokenID:
+		m.ResetJoinTokenID()
+		return nil
+	case kubernetescluster.FieldJoinTokenSealed:
+		m.ResetJoinTokenSealed()
+		return nil
+	case kubernetescluster.FieldJoinTokenExpiresAt:
+		m.ResetJoinTokenExpiresAt()
+		return nil
+	case kubernetescluster.FieldServiceMeshStatus:
+		m.ResetServiceMeshStatus()
 		return nil
 	}
 	return fmt.Errorf("unknown KubernetesCluster field %s", name)
@@ -32244,7 +33644,7 @@ func (m *KubernetesClusterMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *KubernetesClusterMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 8)
 	if m.tenant != nil {
 		edges = append(edges, kubernetescluster.EdgeTenant)
 	}
@@ -32256,6 +33656,12 @@ func (m *KubernetesClusterMutation) AddedEdges() []string {
 	}
 	if m.virtual_machines != nil {
 		edges = append(edges, kubernetescluster.EdgeVirtualMachines)
+	}
+	if m.flavor != nil {
+		edges = append(edges, kubernetescluster.EdgeFlavor)
+	}
+	if m.image != nil {
+		edges = append(edges, kubernetescluster.EdgeImage)
 	}
 	if m.maintainers != nil {
 		edges = append(edges, kubernetescluster.EdgeMaintainers)
@@ -32288,6 +33694,14 @@ func (m *KubernetesClusterMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case kubernetescluster.EdgeFlavor:
+		if id := m.flavor; id != nil {
+			return []ent.Value{*id}
+		}
+	case kubernetescluster.EdgeImage:
+		if id := m.image; id != nil {
+			return []ent.Value{*id}
+		}
 	case kubernetescluster.EdgeMaintainers:
 		ids := make([]ent.Value, 0, len(m.maintainers))
 		for id := range m.maintainers {
@@ -32306,7 +33720,7 @@ func (m *KubernetesClusterMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *KubernetesClusterMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 8)
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, kubernetescluster.EdgeVirtualMachines)
 	}
@@ -32347,7 +33761,7 @@ func (m *KubernetesClusterMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *KubernetesClusterMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 8)
 	if m.clearedtenant {
 		edges = append(edges, kubernetescluster.EdgeTenant)
 	}
@@ -32359,6 +33773,12 @@ func (m *KubernetesClusterMutation) ClearedEdges() []string {
 	}
 	if m.clearedvirtual_machines {
 		edges = append(edges, kubernetescluster.EdgeVirtualMachines)
+	}
+	if m.clearedflavor {
+		edges = append(edges, kubernetescluster.EdgeFlavor)
+	}
+	if m.clearedimage {
+		edges = append(edges, kubernetescluster.EdgeImage)
 	}
 	if m.clearedmaintainers {
 		edges = append(edges, kubernetescluster.EdgeMaintainers)
@@ -32381,6 +33801,10 @@ func (m *KubernetesClusterMutation) EdgeCleared(name string) bool {
 		return m.clearedservice_mesh
 	case kubernetescluster.EdgeVirtualMachines:
 		return m.clearedvirtual_machines
+	case kubernetescluster.EdgeFlavor:
+		return m.clearedflavor
+	case kubernetescluster.EdgeImage:
+		return m.clearedimage
 	case kubernetescluster.EdgeMaintainers:
 		return m.clearedmaintainers
 	case kubernetescluster.EdgeMaintainerGroups:
@@ -32402,6 +33826,12 @@ func (m *KubernetesClusterMutation) ClearEdge(name string) error {
 	case kubernetescluster.EdgeServiceMesh:
 		m.ClearServiceMesh()
 		return nil
+	case kubernetescluster.EdgeFlavor:
+		m.ClearFlavor()
+		return nil
+	case kubernetescluster.EdgeImage:
+		m.ClearImage()
+		return nil
 	}
 	return fmt.Errorf("unknown KubernetesCluster unique edge %s", name)
 }
@@ -32421,6 +33851,12 @@ func (m *KubernetesClusterMutation) ResetEdge(name string) error {
 		return nil
 	case kubernetescluster.EdgeVirtualMachines:
 		m.ResetVirtualMachines()
+		return nil
+	case kubernetescluster.EdgeFlavor:
+		m.ResetFlavor()
+		return nil
+	case kubernetescluster.EdgeImage:
+		m.ResetImage()
 		return nil
 	case kubernetescluster.EdgeMaintainers:
 		m.ResetMaintainers()

@@ -660,7 +660,7 @@ func (c *EventRuleClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Flavor with the given id unless records on its virtualMachines regionServices edges
+// SafeDelete deletes the Flavor with the given id unless records on its virtualMachines regionServices kubernetesClusters edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -680,6 +680,11 @@ func (c *FlavorClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count region_services of Flavor %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "regionServices", Count: n})
+	}
+	if n, err := c.Query().Where(flavor.ID(id)).QueryKubernetesClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count kubernetes_clusters of Flavor %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "kubernetesClusters", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Flavor", ID: id, Dependents: deps}
@@ -1041,7 +1046,7 @@ func (c *IPRangeClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Image with the given id unless records on its virtualMachines regionServices edges
+// SafeDelete deletes the Image with the given id unless records on its virtualMachines regionServices kubernetesClusters edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -1061,6 +1066,11 @@ func (c *ImageClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count region_services of Image %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "regionServices", Count: n})
+	}
+	if n, err := c.Query().Where(image.ID(id)).QueryKubernetesClusters().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count kubernetes_clusters of Image %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "kubernetesClusters", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Image", ID: id, Dependents: deps}

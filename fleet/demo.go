@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/kubecluster"
 )
 
 // Provision returns a simulated node for each of the compute nodes nodeIDs (every node in
@@ -65,7 +66,8 @@ func RunDemoNotify(ctx context.Context, c *ent.Client, ids *identity.Service, ap
 		Log:    log,
 		// Every simulated guest boots and reports in, as a real one would when cloud-init is
 		// done, through the endpoint's own function.
-		OnConfigDrive: SimulateGuest(ctx, guest.New(c, guest.Config{}), DemoGuestBoot, log),
+		// A Kubernetes node's guest reports its bootstrap too (kubecluster.SimulatedReport).
+		OnConfigDrive: SimulateGuest(ctx, guest.New(c, guest.Config{OnBootstrap: kubecluster.OnBootstrap(time.Now)}), DemoGuestBoot, log),
 	})
 	if err != nil {
 		return err
@@ -83,7 +85,10 @@ const DemoGuestBoot = 3 * time.Second
 // SimulateGuest returns a config-drive hook (Config.OnConfigDrive) that plays each VM's
 // guest: boot seconds after its drive was built it calls guests.Ready, the function behind
 // POST /guest/ready, with the drive's credential, instance-id, host name and addresses, as a
-// real guest's readiness call does. A call that fails (a drive rebuilt meanwhile rotated the
+// real guest's readiness call does. The guest of a Kubernetes node (its user-data runs
+// kubecluster's bootstrap script) also says how the script ended, as the script's last
+// step does: kubecluster.SimulatedReport, success on a simulated machine, where no kubeadm
+// runs. A call that fails (a drive rebuilt meanwhile rotated the
 // credential) is logged at debug level: the new drive's guest calls again.
 func SimulateGuest(ctx context.Context, guests *guest.Service, boot time.Duration, log *slog.Logger) func(configdrive.Spec) {
 	return func(spec configdrive.Spec) {
@@ -95,6 +100,9 @@ func SimulateGuest(ctx context.Context, guests *guest.Service, boot time.Duratio
 			addrs = append(addrs, n.Addresses...)
 		}
 		r := guest.Report{InstanceID: spec.InstanceID, Hostname: spec.Hostname, Addresses: addrs, SourceIP: "simulated"}
+		if b, ok := kubecluster.SimulatedReport(spec.UserData); ok {
+			r.Step, r.Result, r.Reason, r.Mesh = b.Step, b.Result, b.Reason, b.Mesh
+		}
 		time.AfterFunc(boot, func() {
 			if ctx.Err() != nil {
 				return

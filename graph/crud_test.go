@@ -173,7 +173,10 @@ var crudCases = map[string]crudCase{
 	},
 	"KubernetesCluster": {
 		create: func(f *fx) map[string]any {
-			return map[string]any{"name": uniq("k8s"), "version": "v1.31.2", "tenantID": f.Tenant(), "regionID": f.Region(), "serviceMeshID": f.ServiceMesh()}
+			// The cluster's API VIP comes from a SERVICE network of its region.
+			region := f.Region()
+			f.Network(map[string]any{"purpose": "SERVICE", "datacenterID": f.Datacenter(map[string]any{"regionID": region})})
+			return map[string]any{"name": uniq("k8s"), "version": "v1.31.2", "tenantID": f.Tenant(), "regionID": region, "serviceMeshID": f.ServiceMesh(), "flavorID": f.Flavor()}
 		},
 		defaults: map[string]any{"status": "INITIALIZING", "schedulingMode": "SPREAD", "controlPlaneCount": 3, "workerCount": 3},
 		update:   set("workerCount", 5, "version", "1.32"),

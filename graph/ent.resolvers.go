@@ -243,17 +243,21 @@ func (r *mutationResolver) DeleteImage(ctx context.Context, id int) (int, error)
 
 // CreateKubernetesCluster is the resolver for the createKubernetesCluster field.
 func (r *mutationResolver) CreateKubernetesCluster(ctx context.Context, input ent.CreateKubernetesClusterInput) (*ent.KubernetesCluster, error) {
-	return r.ent(ctx).KubernetesCluster.Create().SetInput(input).Save(ctx)
+	return r.kube.Create(ctx, r.ent(ctx), input)
 }
 
 // UpdateKubernetesCluster is the resolver for the updateKubernetesCluster field.
 func (r *mutationResolver) UpdateKubernetesCluster(ctx context.Context, id int, input ent.UpdateKubernetesClusterInput) (*ent.KubernetesCluster, error) {
-	return r.ent(ctx).KubernetesCluster.UpdateOneID(id).SetInput(input).Save(ctx)
+	c, err := r.ent(ctx).KubernetesCluster.UpdateOneID(id).SetInput(input).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c, r.kube.Updated(ctx, r.ent(ctx), c)
 }
 
 // DeleteKubernetesCluster is the resolver for the deleteKubernetesCluster field.
 func (r *mutationResolver) DeleteKubernetesCluster(ctx context.Context, id int) (int, error) {
-	return id, r.ent(ctx).KubernetesCluster.SafeDelete(ctx, id)
+	return id, r.kube.Delete(ctx, r.ent(ctx), id)
 }
 
 // CreateLink is the resolver for the createLink field.
@@ -846,6 +850,11 @@ func (r *queryResolver) Volumes(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.Volume.Query().Paginate(ctx, after, first, before, last, ent.WithVolumeOrder(orderBy), ent.WithVolumeFilter(where.Filter))
 }
 
+// KubernetesCluster returns generated.KubernetesClusterResolver implementation.
+func (r *Resolver) KubernetesCluster() generated.KubernetesClusterResolver {
+	return &kubernetesClusterResolver{r}
+}
+
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
@@ -859,8 +868,9 @@ func (r *Resolver) Port() generated.PortResolver { return &portResolver{r} }
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
-	mutationResolver struct{ *Resolver }
-	networkResolver  struct{ *Resolver }
-	portResolver     struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	kubernetesClusterResolver struct{ *Resolver }
+	mutationResolver          struct{ *Resolver }
+	networkResolver           struct{ *Resolver }
+	portResolver              struct{ *Resolver }
+	queryResolver             struct{ *Resolver }
 )

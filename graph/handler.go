@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/graph/gqlexec"
 	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/provision"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// Provision places VMs and region services and records their tasks (internal/app
 	// constructs it from the placement settings); nil means provision.New with defaults.
 	Provision *provision.Service
+	// Kubernetes creates and changes Kubernetes clusters and reads their kubeconfig; nil
+	// means one over Provision without a secret key (kubeconfig then fails).
+	Kubernetes *kubecluster.Service
 	// Clock is the time of heartbeats and drain deadlines; nil means time.Now.
 	Clock func() time.Time
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/identity"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/provision"
 )
 
@@ -21,6 +22,7 @@ type Resolver struct {
 	client    *ent.Client
 	identity  *identity.Service
 	provision *provision.Service
+	kube      *kubecluster.Service
 	now       func() time.Time
 	requestID gqlerr.RequestIDFunc
 }
@@ -42,6 +44,10 @@ func newSchema(client *ent.Client, opts Options) graphql.ExecutableSchema {
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	r.kube = opts.Kubernetes
+	if r.kube == nil {
+		r.kube = kubecluster.New(kubecluster.Config{Client: client, Provision: r.provision})
 	}
 	if r.requestID == nil {
 		r.requestID = func(context.Context) string { return "" }

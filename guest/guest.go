@@ -72,6 +72,10 @@ type Config struct {
 	Redis *redis.Client
 	// RateLimitPrefix starts the limiter's keys ("virtflow:guest:").
 	RateLimitPrefix string
+	// OnBootstrap, when set, receives the report of a guest that says how its bootstrap
+	// went (Report.Step set), after the VM was marked READY: package kubecluster records it
+	// on the VM's cluster. internal/app wires it.
+	OnBootstrap func(ctx context.Context, c *ent.Client, vm int, r Report) error
 }
 
 // Service records guests' reports. Safe for concurrent use.
@@ -181,6 +185,11 @@ type Report struct {
 	Addresses []string
 	// SourceIP is where the call came from (for the rate limit and the audit log).
 	SourceIP string
+	// Step, Result, Reason and Mesh are a bootstrap script's outcome (package kubecluster):
+	// the step it reached (the failing one, or "ready"), ok or failed, why it failed (the
+	// tail of the step's output), and ok or failed for the service mesh it installed.
+	// Handed to Config.OnBootstrap when Step is set.
+	Step, Result, Reason, Mesh string
 }
 
 var hostRe = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
@@ -253,7 +262,14 @@ func (s *Service) Ready(ctx context.Context, credential string, r Report) (*ent.
 	if err != nil {
 		return nil, err
 	}
-	return s.markReady(ctx, s.client, vm.ID, host, addrs, "reportGuestReady", r.SourceIP, credential)
+	if len(r.Step) > 64 || len(r.Result) > 16 || len(r.Mesh) > 16 || len(r.Reason) > 4096 {
+		return nil, apierr.Validation("step", "step, result and mesh are short words; reason at most 4 KiB")
+	}
+	out, err := s.markReady(ctx, s.client, vm.ID, host, addrs, "reportGuestReady", r.SourceIP, credential)
+	if err != nil || r.Step == "" || s.cfg.OnBootstrap == nil {
+		return out, err
+	}
+	return out, s.cfg.OnBootstrap(ctx, s.client, vm.ID, r)
 }
 
 // InstanceID is the instance-id of VM id on its config drive.

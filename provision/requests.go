@@ -323,3 +323,10 @@ func (s *Service) removeRealizedReplica(ctx context.Context, client *ent.Client,
 func (s *Service) DeleteService(ctx context.Context, client *ent.Client, id int) error {
 	return s.placer.DeleteService(ctx, client, id)
 }
+
+// EnqueueCreate records vm:create for VM id, once per VM (the dedup key vm:create:<id>
+// makes a repeat harmless), in client's transaction: for VMs a system workflow created
+// through placement.Placer.CreateGroup (package kubecluster).
+func EnqueueCreate(ctx context.Context, client *ent.Client, id int) error {
+	return enqueueCreate(ctx, client, id, true)
+}

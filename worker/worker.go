@@ -80,6 +80,8 @@ type Config struct {
 	HookClient *http.Client
 	// Secrets opens the sealed hook secrets (alerting.Engine.Secrets).
 	Secrets *secrets.Keyring
+	// Kubernetes, when set, serves the Kubernetes clusters' workflow (kubecluster.Service).
+	Kubernetes interface{ Register(*asynq.ServeMux) }
 	// Tracer makes a span of every task that carries a trace context (nil: none).
 	Tracer trace.TracerProvider
 }
@@ -166,6 +168,9 @@ func Run(ctx context.Context, cfg Config) error {
 		mux.Use(outbox.Acknowledge(cfg.Client, cfg.Log))
 		h.Register(mux)
 		rules.Register(mux)
+		if cfg.Kubernetes != nil {
+			cfg.Kubernetes.Register(mux)
+		}
 		if cfg.Images != nil {
 			cfg.Images.Register(mux)
 		}

@@ -209,6 +209,18 @@ func auditRunners() map[string]auditRun {
 		asAdmin(t, w, rid, `mutation($id: ID!) { scaleRegionService(id: $id, replicas: 2) { id replicas } }`, map[string]any{"id": gid(id)})
 		return adminWant(w, "RegionService", id, w.tenantA, true, true)
 	}
+	runs["scaleKubernetesCluster"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.c.KubernetesCluster.Create().SetName(uniq("k8s")).SetVersion("1.31.2").SetTenantID(w.tenantA).
+			SetRegionID(w.region).SetFlavorID(w.flavor).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($id: ID!) { scaleKubernetesCluster(id: $id, workers: 5) { id workerCount } }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "KubernetesCluster", id, w.tenantA, true, true)
+	}
+	runs["upgradeKubernetesCluster"] = func(t *testing.T, w *world, rid string) auditWant {
+		id := w.c.KubernetesCluster.Create().SetName(uniq("k8s")).SetVersion("1.31.2").SetTenantID(w.tenantA).
+			SetRegionID(w.region).SetFlavorID(w.flavor).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($id: ID!) { upgradeKubernetesCluster(id: $id, version: "1.32.0") { id version } }`, map[string]any{"id": gid(id)})
+		return adminWant(w, "KubernetesCluster", id, w.tenantA, true, true)
+	}
 	runs["setQuota"] = func(t *testing.T, w *world, rid string) auditWant {
 		hg := w.c.HostGroup.Create().SetName(uniq("hg")).SaveX(w.ctx).ID
 		out := asAdmin(t, w, rid, `mutation($in: SetQuotaInput!) { setQuota(input: $in) { id } }`,

@@ -15,7 +15,9 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	entalert "github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/link"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -284,7 +286,12 @@ var entities = map[string]entity{
 		parent: func(w *world, _ int) (int, owner) { return w.region, w.ownerOf(w.region) },
 		update: map[string]any{"description": "updated"},
 		create: func(w *world) (map[string]any, owner) {
-			return map[string]any{"name": uniq("k8s"), "version": "1.30.1", "tenantID": gid(w.tenantA), "regionID": gid(w.region)},
+			// The cluster's API VIP comes from a SERVICE network of its region.
+			if !w.c.Network.Query().Where(network.PurposeEQ(network.PurposeService), network.HasDatacenterWith(datacenter.ID(w.dc))).ExistX(w.ctx) {
+				w.c.Network.Create().SetName(uniq("svcnet")).SetCidr("10.99.0.0/24").SetVrf(uniq("vrf")).
+					SetPurpose(network.PurposeService).SetDatacenterID(w.dc).SaveX(w.ctx)
+			}
+			return map[string]any{"name": uniq("k8s"), "version": "1.30.1", "tenantID": gid(w.tenantA), "regionID": gid(w.region), "flavorID": gid(w.flavor)},
 				owner{tenant: w.tenantA}
 		},
 	},

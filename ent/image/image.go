@@ -58,6 +58,8 @@ const (
 	EdgeVirtualMachines = "virtual_machines"
 	// EdgeRegionServices holds the string denoting the region_services edge name in mutations.
 	EdgeRegionServices = "region_services"
+	// EdgeKubernetesClusters holds the string denoting the kubernetes_clusters edge name in mutations.
+	EdgeKubernetesClusters = "kubernetes_clusters"
 	// Table holds the table name of the image in the database.
 	Table = "images"
 	// VirtualMachinesTable is the table that holds the virtual_machines relation/edge.
@@ -74,6 +76,13 @@ const (
 	RegionServicesInverseTable = "region_services"
 	// RegionServicesColumn is the table column denoting the region_services relation/edge.
 	RegionServicesColumn = "image_region_services"
+	// KubernetesClustersTable is the table that holds the kubernetes_clusters relation/edge.
+	KubernetesClustersTable = "kubernetes_clusters"
+	// KubernetesClustersInverseTable is the table name for the KubernetesCluster entity.
+	// It exists in this package in order to avoid circular dependency with the "kubernetescluster" package.
+	KubernetesClustersInverseTable = "kubernetes_clusters"
+	// KubernetesClustersColumn is the table column denoting the kubernetes_clusters relation/edge.
+	KubernetesClustersColumn = "image_kubernetes_clusters"
 )
 
 // Columns holds all SQL columns for image fields.
@@ -365,6 +374,20 @@ func ByRegionServices(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newRegionServicesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByKubernetesClustersCount orders the results by kubernetes_clusters count.
+func ByKubernetesClustersCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newKubernetesClustersStep(), opts...)
+	}
+}
+
+// ByKubernetesClusters orders the results by kubernetes_clusters terms.
+func ByKubernetesClusters(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newKubernetesClustersStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newVirtualMachinesStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -377,6 +400,13 @@ func newRegionServicesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(RegionServicesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, RegionServicesTable, RegionServicesColumn),
+	)
+}
+func newKubernetesClustersStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(KubernetesClustersInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, KubernetesClustersTable, KubernetesClustersColumn),
 	)
 }
 

@@ -1106,6 +1106,29 @@ func HasRegionServicesWith(preds ...predicate.RegionService) predicate.Image {
 	})
 }
 
+// HasKubernetesClusters applies the HasEdge predicate on the "kubernetes_clusters" edge.
+func HasKubernetesClusters() predicate.Image {
+	return predicate.Image(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, KubernetesClustersTable, KubernetesClustersColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasKubernetesClustersWith applies the HasEdge predicate on the "kubernetes_clusters" edge with a given conditions (other predicates).
+func HasKubernetesClustersWith(preds ...predicate.KubernetesCluster) predicate.Image {
+	return predicate.Image(func(s *sql.Selector) {
+		step := newKubernetesClustersStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Image) predicate.Image {
 	return predicate.Image(sql.AndPredicates(predicates...))

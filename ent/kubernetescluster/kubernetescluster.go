@@ -38,10 +38,42 @@ const (
 	FieldPlugins = "plugins"
 	// FieldBastion holds the string denoting the bastion field in the database.
 	FieldBastion = "bastion"
+	// FieldBastionEnabled holds the string denoting the bastion_enabled field in the database.
+	FieldBastionEnabled = "bastion_enabled"
+	// FieldPodCidr holds the string denoting the pod_cidr field in the database.
+	FieldPodCidr = "pod_cidr"
+	// FieldServiceCidr holds the string denoting the service_cidr field in the database.
+	FieldServiceCidr = "service_cidr"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
 	// FieldStatusReason holds the string denoting the status_reason field in the database.
 	FieldStatusReason = "status_reason"
+	// FieldPhase holds the string denoting the phase field in the database.
+	FieldPhase = "phase"
+	// FieldNodes holds the string denoting the nodes field in the database.
+	FieldNodes = "nodes"
+	// FieldNextWorkerIndex holds the string denoting the next_worker_index field in the database.
+	FieldNextWorkerIndex = "next_worker_index"
+	// FieldNextControlPlaneIndex holds the string denoting the next_control_plane_index field in the database.
+	FieldNextControlPlaneIndex = "next_control_plane_index"
+	// FieldAPIEndpoint holds the string denoting the api_endpoint field in the database.
+	FieldAPIEndpoint = "api_endpoint"
+	// FieldAPIVip holds the string denoting the api_vip field in the database.
+	FieldAPIVip = "api_vip"
+	// FieldAPILoadBalancerID holds the string denoting the api_load_balancer_id field in the database.
+	FieldAPILoadBalancerID = "api_load_balancer_id"
+	// FieldCaCertificate holds the string denoting the ca_certificate field in the database.
+	FieldCaCertificate = "ca_certificate"
+	// FieldPkiSealed holds the string denoting the pki_sealed field in the database.
+	FieldPkiSealed = "pki_sealed"
+	// FieldJoinTokenID holds the string denoting the join_token_id field in the database.
+	FieldJoinTokenID = "join_token_id"
+	// FieldJoinTokenSealed holds the string denoting the join_token_sealed field in the database.
+	FieldJoinTokenSealed = "join_token_sealed"
+	// FieldJoinTokenExpiresAt holds the string denoting the join_token_expires_at field in the database.
+	FieldJoinTokenExpiresAt = "join_token_expires_at"
+	// FieldServiceMeshStatus holds the string denoting the service_mesh_status field in the database.
+	FieldServiceMeshStatus = "service_mesh_status"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeRegion holds the string denoting the region edge name in mutations.
@@ -50,6 +82,10 @@ const (
 	EdgeServiceMesh = "service_mesh"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
 	EdgeVirtualMachines = "virtual_machines"
+	// EdgeFlavor holds the string denoting the flavor edge name in mutations.
+	EdgeFlavor = "flavor"
+	// EdgeImage holds the string denoting the image edge name in mutations.
+	EdgeImage = "image"
 	// EdgeMaintainers holds the string denoting the maintainers edge name in mutations.
 	EdgeMaintainers = "maintainers"
 	// EdgeMaintainerGroups holds the string denoting the maintainer_groups edge name in mutations.
@@ -84,6 +120,20 @@ const (
 	VirtualMachinesInverseTable = "virtual_machines"
 	// VirtualMachinesColumn is the table column denoting the virtual_machines relation/edge.
 	VirtualMachinesColumn = "kubernetes_cluster_virtual_machines"
+	// FlavorTable is the table that holds the flavor relation/edge.
+	FlavorTable = "kubernetes_clusters"
+	// FlavorInverseTable is the table name for the Flavor entity.
+	// It exists in this package in order to avoid circular dependency with the "flavor" package.
+	FlavorInverseTable = "flavors"
+	// FlavorColumn is the table column denoting the flavor relation/edge.
+	FlavorColumn = "flavor_kubernetes_clusters"
+	// ImageTable is the table that holds the image relation/edge.
+	ImageTable = "kubernetes_clusters"
+	// ImageInverseTable is the table name for the Image entity.
+	// It exists in this package in order to avoid circular dependency with the "image" package.
+	ImageInverseTable = "images"
+	// ImageColumn is the table column denoting the image relation/edge.
+	ImageColumn = "image_kubernetes_clusters"
 	// MaintainersTable is the table that holds the maintainers relation/edge. The primary key declared below.
 	MaintainersTable = "maintainer_kubernetes_clusters"
 	// MaintainersInverseTable is the table name for the Maintainer entity.
@@ -109,13 +159,31 @@ var Columns = []string{
 	FieldWorkerCount,
 	FieldPlugins,
 	FieldBastion,
+	FieldBastionEnabled,
+	FieldPodCidr,
+	FieldServiceCidr,
 	FieldStatus,
 	FieldStatusReason,
+	FieldPhase,
+	FieldNodes,
+	FieldNextWorkerIndex,
+	FieldNextControlPlaneIndex,
+	FieldAPIEndpoint,
+	FieldAPIVip,
+	FieldAPILoadBalancerID,
+	FieldCaCertificate,
+	FieldPkiSealed,
+	FieldJoinTokenID,
+	FieldJoinTokenSealed,
+	FieldJoinTokenExpiresAt,
+	FieldServiceMeshStatus,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "kubernetes_clusters"
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
+	"flavor_kubernetes_clusters",
+	"image_kubernetes_clusters",
 	"region_kubernetes_clusters",
 	"service_mesh_kubernetes_clusters",
 	"tenant_kubernetes_clusters",
@@ -175,8 +243,22 @@ var (
 	WorkerCountValidator func(int) error
 	// BastionValidator is a validator for the "bastion" field. It is called by the builders before save.
 	BastionValidator func(string) error
+	// DefaultBastionEnabled holds the default value on creation for the "bastion_enabled" field.
+	DefaultBastionEnabled bool
+	// DefaultPodCidr holds the default value on creation for the "pod_cidr" field.
+	DefaultPodCidr string
+	// DefaultServiceCidr holds the default value on creation for the "service_cidr" field.
+	DefaultServiceCidr string
 	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	StatusReasonValidator func(string) error
+	// DefaultNextWorkerIndex holds the default value on creation for the "next_worker_index" field.
+	DefaultNextWorkerIndex int
+	// NextWorkerIndexValidator is a validator for the "next_worker_index" field. It is called by the builders before save.
+	NextWorkerIndexValidator func(int) error
+	// DefaultNextControlPlaneIndex holds the default value on creation for the "next_control_plane_index" field.
+	DefaultNextControlPlaneIndex int
+	// NextControlPlaneIndexValidator is a validator for the "next_control_plane_index" field. It is called by the builders before save.
+	NextControlPlaneIndexValidator func(int) error
 )
 
 // SchedulingMode defines the type for the "scheduling_mode" enum field.
@@ -235,6 +317,64 @@ func StatusValidator(s Status) error {
 	}
 }
 
+// Phase defines the type for the "phase" enum field.
+type Phase string
+
+// PhasePending is the default value of the Phase enum.
+const DefaultPhase = PhasePending
+
+// Phase values.
+const (
+	PhasePending       Phase = "PENDING"
+	PhasePlacing       Phase = "PLACING"
+	PhasePki           Phase = "PKI"
+	PhaseBootstrapping Phase = "BOOTSTRAPPING"
+	PhaseReady         Phase = "READY"
+	PhaseDeleting      Phase = "DELETING"
+)
+
+func (ph Phase) String() string {
+	return string(ph)
+}
+
+// PhaseValidator is a validator for the "phase" field enum values. It is called by the builders before save.
+func PhaseValidator(ph Phase) error {
+	switch ph {
+	case PhasePending, PhasePlacing, PhasePki, PhaseBootstrapping, PhaseReady, PhaseDeleting:
+		return nil
+	default:
+		return fmt.Errorf("kubernetescluster: invalid enum value for phase field: %q", ph)
+	}
+}
+
+// ServiceMeshStatus defines the type for the "service_mesh_status" enum field.
+type ServiceMeshStatus string
+
+// ServiceMeshStatusNone is the default value of the ServiceMeshStatus enum.
+const DefaultServiceMeshStatus = ServiceMeshStatusNone
+
+// ServiceMeshStatus values.
+const (
+	ServiceMeshStatusNone       ServiceMeshStatus = "NONE"
+	ServiceMeshStatusInstalling ServiceMeshStatus = "INSTALLING"
+	ServiceMeshStatusActive     ServiceMeshStatus = "ACTIVE"
+	ServiceMeshStatusError      ServiceMeshStatus = "ERROR"
+)
+
+func (sms ServiceMeshStatus) String() string {
+	return string(sms)
+}
+
+// ServiceMeshStatusValidator is a validator for the "service_mesh_status" field enum values. It is called by the builders before save.
+func ServiceMeshStatusValidator(sms ServiceMeshStatus) error {
+	switch sms {
+	case ServiceMeshStatusNone, ServiceMeshStatusInstalling, ServiceMeshStatusActive, ServiceMeshStatusError:
+		return nil
+	default:
+		return fmt.Errorf("kubernetescluster: invalid enum value for service_mesh_status field: %q", sms)
+	}
+}
+
 // OrderOption defines the ordering options for the KubernetesCluster queries.
 type OrderOption func(*sql.Selector)
 
@@ -288,6 +428,21 @@ func ByBastion(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBastion, opts...).ToFunc()
 }
 
+// ByBastionEnabled orders the results by the bastion_enabled field.
+func ByBastionEnabled(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBastionEnabled, opts...).ToFunc()
+}
+
+// ByPodCidr orders the results by the pod_cidr field.
+func ByPodCidr(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPodCidr, opts...).ToFunc()
+}
+
+// ByServiceCidr orders the results by the service_cidr field.
+func ByServiceCidr(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldServiceCidr, opts...).ToFunc()
+}
+
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
@@ -296,6 +451,66 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByStatusReason orders the results by the status_reason field.
 func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
+}
+
+// ByPhase orders the results by the phase field.
+func ByPhase(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPhase, opts...).ToFunc()
+}
+
+// ByNextWorkerIndex orders the results by the next_worker_index field.
+func ByNextWorkerIndex(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNextWorkerIndex, opts...).ToFunc()
+}
+
+// ByNextControlPlaneIndex orders the results by the next_control_plane_index field.
+func ByNextControlPlaneIndex(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNextControlPlaneIndex, opts...).ToFunc()
+}
+
+// ByAPIEndpoint orders the results by the api_endpoint field.
+func ByAPIEndpoint(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAPIEndpoint, opts...).ToFunc()
+}
+
+// ByAPIVip orders the results by the api_vip field.
+func ByAPIVip(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAPIVip, opts...).ToFunc()
+}
+
+// ByAPILoadBalancerID orders the results by the api_load_balancer_id field.
+func ByAPILoadBalancerID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAPILoadBalancerID, opts...).ToFunc()
+}
+
+// ByCaCertificate orders the results by the ca_certificate field.
+func ByCaCertificate(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCaCertificate, opts...).ToFunc()
+}
+
+// ByPkiSealed orders the results by the pki_sealed field.
+func ByPkiSealed(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPkiSealed, opts...).ToFunc()
+}
+
+// ByJoinTokenID orders the results by the join_token_id field.
+func ByJoinTokenID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldJoinTokenID, opts...).ToFunc()
+}
+
+// ByJoinTokenSealed orders the results by the join_token_sealed field.
+func ByJoinTokenSealed(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldJoinTokenSealed, opts...).ToFunc()
+}
+
+// ByJoinTokenExpiresAt orders the results by the join_token_expires_at field.
+func ByJoinTokenExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldJoinTokenExpiresAt, opts...).ToFunc()
+}
+
+// ByServiceMeshStatus orders the results by the service_mesh_status field.
+func ByServiceMeshStatus(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldServiceMeshStatus, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.
@@ -330,6 +545,20 @@ func ByVirtualMachinesCount(opts ...sql.OrderTermOption) OrderOption {
 func ByVirtualMachines(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newVirtualMachinesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByFlavorField orders the results by flavor field.
+func ByFlavorField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newFlavorStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByImageField orders the results by image field.
+func ByImageField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newImageStep(), sql.OrderByField(field, opts...))
 	}
 }
 
@@ -388,6 +617,20 @@ func newVirtualMachinesStep() *sqlgraph.Step {
 		sqlgraph.Edge(sqlgraph.O2M, false, VirtualMachinesTable, VirtualMachinesColumn),
 	)
 }
+func newFlavorStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(FlavorInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, FlavorTable, FlavorColumn),
+	)
+}
+func newImageStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ImageInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, ImageTable, ImageColumn),
+	)
+}
 func newMaintainersStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -435,6 +678,42 @@ func (e *Status) UnmarshalGQL(val interface{}) error {
 	*e = Status(str)
 	if err := StatusValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Status", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e Phase) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *Phase) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = Phase(str)
+	if err := PhaseValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid Phase", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e ServiceMeshStatus) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *ServiceMeshStatus) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = ServiceMeshStatus(str)
+	if err := ServiceMeshStatusValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid ServiceMeshStatus", str)
 	}
 	return nil
 }

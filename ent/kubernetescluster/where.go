@@ -95,9 +95,74 @@ func Bastion(v string) predicate.KubernetesCluster {
 	return predicate.KubernetesCluster(sql.FieldEQ(FieldBastion, v))
 }
 
+// BastionEnabled applies equality check predicate on the "bastion_enabled" field. It's identical to BastionEnabledEQ.
+func BastionEnabled(v bool) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldBastionEnabled, v))
+}
+
+// PodCidr applies equality check predicate on the "pod_cidr" field. It's identical to PodCidrEQ.
+func PodCidr(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldPodCidr, v))
+}
+
+// ServiceCidr applies equality check predicate on the "service_cidr" field. It's identical to ServiceCidrEQ.
+func ServiceCidr(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldServiceCidr, v))
+}
+
 // StatusReason applies equality check predicate on the "status_reason" field. It's identical to StatusReasonEQ.
 func StatusReason(v string) predicate.KubernetesCluster {
 	return predicate.KubernetesCluster(sql.FieldEQ(FieldStatusReason, v))
+}
+
+// NextWorkerIndex applies equality check predicate on the "next_worker_index" field. It's identical to NextWorkerIndexEQ.
+func NextWorkerIndex(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldNextWorkerIndex, v))
+}
+
+// NextControlPlaneIndex applies equality check predicate on the "next_control_plane_index" field. It's identical to NextControlPlaneIndexEQ.
+func NextControlPlaneIndex(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldNextControlPlaneIndex, v))
+}
+
+// APIEndpoint applies equality check predicate on the "api_endpoint" field. It's identical to APIEndpointEQ.
+func APIEndpoint(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldAPIEndpoint, v))
+}
+
+// APIVip applies equality check predicate on the "api_vip" field. It's identical to APIVipEQ.
+func APIVip(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldAPIVip, v))
+}
+
+// APILoadBalancerID applies equality check predicate on the "api_load_balancer_id" field. It's identical to APILoadBalancerIDEQ.
+func APILoadBalancerID(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldAPILoadBalancerID, v))
+}
+
+// CaCertificate applies equality check predicate on the "ca_certificate" field. It's identical to CaCertificateEQ.
+func CaCertificate(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldCaCertificate, v))
+}
+
+// PkiSealed applies equality check predicate on the "pki_sealed" field. It's identical to PkiSealedEQ.
+func PkiSealed(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldPkiSealed, v))
+}
+
+// JoinTokenID applies equality check predicate on the "join_token_id" field. It's identical to JoinTokenIDEQ.
+func JoinTokenID(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldJoinTokenID, v))
+}
+
+// JoinTokenSealed applies equality check predicate on the "join_token_sealed" field. It's identical to JoinTokenSealedEQ.
+func JoinTokenSealed(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenExpiresAt applies equality check predicate on the "join_token_expires_at" field. It's identical to JoinTokenExpiresAtEQ.
+func JoinTokenExpiresAt(v time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldJoinTokenExpiresAt, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -570,6 +635,146 @@ func BastionContainsFold(v string) predicate.KubernetesCluster {
 	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldBastion, v))
 }
 
+// BastionEnabledEQ applies the EQ predicate on the "bastion_enabled" field.
+func BastionEnabledEQ(v bool) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldBastionEnabled, v))
+}
+
+// BastionEnabledNEQ applies the NEQ predicate on the "bastion_enabled" field.
+func BastionEnabledNEQ(v bool) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldBastionEnabled, v))
+}
+
+// PodCidrEQ applies the EQ predicate on the "pod_cidr" field.
+func PodCidrEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldPodCidr, v))
+}
+
+// PodCidrNEQ applies the NEQ predicate on the "pod_cidr" field.
+func PodCidrNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldPodCidr, v))
+}
+
+// PodCidrIn applies the In predicate on the "pod_cidr" field.
+func PodCidrIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldPodCidr, vs...))
+}
+
+// PodCidrNotIn applies the NotIn predicate on the "pod_cidr" field.
+func PodCidrNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldPodCidr, vs...))
+}
+
+// PodCidrGT applies the GT predicate on the "pod_cidr" field.
+func PodCidrGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldPodCidr, v))
+}
+
+// PodCidrGTE applies the GTE predicate on the "pod_cidr" field.
+func PodCidrGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldPodCidr, v))
+}
+
+// PodCidrLT applies the LT predicate on the "pod_cidr" field.
+func PodCidrLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldPodCidr, v))
+}
+
+// PodCidrLTE applies the LTE predicate on the "pod_cidr" field.
+func PodCidrLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldPodCidr, v))
+}
+
+// PodCidrContains applies the Contains predicate on the "pod_cidr" field.
+func PodCidrContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldPodCidr, v))
+}
+
+// PodCidrHasPrefix applies the HasPrefix predicate on the "pod_cidr" field.
+func PodCidrHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldPodCidr, v))
+}
+
+// PodCidrHasSuffix applies the HasSuffix predicate on the "pod_cidr" field.
+func PodCidrHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldPodCidr, v))
+}
+
+// PodCidrEqualFold applies the EqualFold predicate on the "pod_cidr" field.
+func PodCidrEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldPodCidr, v))
+}
+
+// PodCidrContainsFold applies the ContainsFold predicate on the "pod_cidr" field.
+func PodCidrContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldPodCidr, v))
+}
+
+// ServiceCidrEQ applies the EQ predicate on the "service_cidr" field.
+func ServiceCidrEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldServiceCidr, v))
+}
+
+// ServiceCidrNEQ applies the NEQ predicate on the "service_cidr" field.
+func ServiceCidrNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldServiceCidr, v))
+}
+
+// ServiceCidrIn applies the In predicate on the "service_cidr" field.
+func ServiceCidrIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldServiceCidr, vs...))
+}
+
+// ServiceCidrNotIn applies the NotIn predicate on the "service_cidr" field.
+func ServiceCidrNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldServiceCidr, vs...))
+}
+
+// ServiceCidrGT applies the GT predicate on the "service_cidr" field.
+func ServiceCidrGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldServiceCidr, v))
+}
+
+// ServiceCidrGTE applies the GTE predicate on the "service_cidr" field.
+func ServiceCidrGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldServiceCidr, v))
+}
+
+// ServiceCidrLT applies the LT predicate on the "service_cidr" field.
+func ServiceCidrLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldServiceCidr, v))
+}
+
+// ServiceCidrLTE applies the LTE predicate on the "service_cidr" field.
+func ServiceCidrLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldServiceCidr, v))
+}
+
+// ServiceCidrContains applies the Contains predicate on the "service_cidr" field.
+func ServiceCidrContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldServiceCidr, v))
+}
+
+// ServiceCidrHasPrefix applies the HasPrefix predicate on the "service_cidr" field.
+func ServiceCidrHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldServiceCidr, v))
+}
+
+// ServiceCidrHasSuffix applies the HasSuffix predicate on the "service_cidr" field.
+func ServiceCidrHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldServiceCidr, v))
+}
+
+// ServiceCidrEqualFold applies the EqualFold predicate on the "service_cidr" field.
+func ServiceCidrEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldServiceCidr, v))
+}
+
+// ServiceCidrContainsFold applies the ContainsFold predicate on the "service_cidr" field.
+func ServiceCidrContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldServiceCidr, v))
+}
+
 // StatusEQ applies the EQ predicate on the "status" field.
 func StatusEQ(v Status) predicate.KubernetesCluster {
 	return predicate.KubernetesCluster(sql.FieldEQ(FieldStatus, v))
@@ -665,6 +870,686 @@ func StatusReasonContainsFold(v string) predicate.KubernetesCluster {
 	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldStatusReason, v))
 }
 
+// PhaseEQ applies the EQ predicate on the "phase" field.
+func PhaseEQ(v Phase) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldPhase, v))
+}
+
+// PhaseNEQ applies the NEQ predicate on the "phase" field.
+func PhaseNEQ(v Phase) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldPhase, v))
+}
+
+// PhaseIn applies the In predicate on the "phase" field.
+func PhaseIn(vs ...Phase) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldPhase, vs...))
+}
+
+// PhaseNotIn applies the NotIn predicate on the "phase" field.
+func PhaseNotIn(vs ...Phase) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldPhase, vs...))
+}
+
+// NodesIsNil applies the IsNil predicate on the "nodes" field.
+func NodesIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldNodes))
+}
+
+// NodesNotNil applies the NotNil predicate on the "nodes" field.
+func NodesNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldNodes))
+}
+
+// NextWorkerIndexEQ applies the EQ predicate on the "next_worker_index" field.
+func NextWorkerIndexEQ(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldNextWorkerIndex, v))
+}
+
+// NextWorkerIndexNEQ applies the NEQ predicate on the "next_worker_index" field.
+func NextWorkerIndexNEQ(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldNextWorkerIndex, v))
+}
+
+// NextWorkerIndexIn applies the In predicate on the "next_worker_index" field.
+func NextWorkerIndexIn(vs ...int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldNextWorkerIndex, vs...))
+}
+
+// NextWorkerIndexNotIn applies the NotIn predicate on the "next_worker_index" field.
+func NextWorkerIndexNotIn(vs ...int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldNextWorkerIndex, vs...))
+}
+
+// NextWorkerIndexGT applies the GT predicate on the "next_worker_index" field.
+func NextWorkerIndexGT(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldNextWorkerIndex, v))
+}
+
+// NextWorkerIndexGTE applies the GTE predicate on the "next_worker_index" field.
+func NextWorkerIndexGTE(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldNextWorkerIndex, v))
+}
+
+// NextWorkerIndexLT applies the LT predicate on the "next_worker_index" field.
+func NextWorkerIndexLT(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldNextWorkerIndex, v))
+}
+
+// NextWorkerIndexLTE applies the LTE predicate on the "next_worker_index" field.
+func NextWorkerIndexLTE(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldNextWorkerIndex, v))
+}
+
+// NextControlPlaneIndexEQ applies the EQ predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexEQ(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldNextControlPlaneIndex, v))
+}
+
+// NextControlPlaneIndexNEQ applies the NEQ predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexNEQ(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldNextControlPlaneIndex, v))
+}
+
+// NextControlPlaneIndexIn applies the In predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexIn(vs ...int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldNextControlPlaneIndex, vs...))
+}
+
+// NextControlPlaneIndexNotIn applies the NotIn predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexNotIn(vs ...int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldNextControlPlaneIndex, vs...))
+}
+
+// NextControlPlaneIndexGT applies the GT predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexGT(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldNextControlPlaneIndex, v))
+}
+
+// NextControlPlaneIndexGTE applies the GTE predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexGTE(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldNextControlPlaneIndex, v))
+}
+
+// NextControlPlaneIndexLT applies the LT predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexLT(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldNextControlPlaneIndex, v))
+}
+
+// NextControlPlaneIndexLTE applies the LTE predicate on the "next_control_plane_index" field.
+func NextControlPlaneIndexLTE(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldNextControlPlaneIndex, v))
+}
+
+// APIEndpointEQ applies the EQ predicate on the "api_endpoint" field.
+func APIEndpointEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldAPIEndpoint, v))
+}
+
+// APIEndpointNEQ applies the NEQ predicate on the "api_endpoint" field.
+func APIEndpointNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldAPIEndpoint, v))
+}
+
+// APIEndpointIn applies the In predicate on the "api_endpoint" field.
+func APIEndpointIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldAPIEndpoint, vs...))
+}
+
+// APIEndpointNotIn applies the NotIn predicate on the "api_endpoint" field.
+func APIEndpointNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldAPIEndpoint, vs...))
+}
+
+// APIEndpointGT applies the GT predicate on the "api_endpoint" field.
+func APIEndpointGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldAPIEndpoint, v))
+}
+
+// APIEndpointGTE applies the GTE predicate on the "api_endpoint" field.
+func APIEndpointGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldAPIEndpoint, v))
+}
+
+// APIEndpointLT applies the LT predicate on the "api_endpoint" field.
+func APIEndpointLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldAPIEndpoint, v))
+}
+
+// APIEndpointLTE applies the LTE predicate on the "api_endpoint" field.
+func APIEndpointLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldAPIEndpoint, v))
+}
+
+// APIEndpointContains applies the Contains predicate on the "api_endpoint" field.
+func APIEndpointContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldAPIEndpoint, v))
+}
+
+// APIEndpointHasPrefix applies the HasPrefix predicate on the "api_endpoint" field.
+func APIEndpointHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldAPIEndpoint, v))
+}
+
+// APIEndpointHasSuffix applies the HasSuffix predicate on the "api_endpoint" field.
+func APIEndpointHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldAPIEndpoint, v))
+}
+
+// APIEndpointIsNil applies the IsNil predicate on the "api_endpoint" field.
+func APIEndpointIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldAPIEndpoint))
+}
+
+// APIEndpointNotNil applies the NotNil predicate on the "api_endpoint" field.
+func APIEndpointNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldAPIEndpoint))
+}
+
+// APIEndpointEqualFold applies the EqualFold predicate on the "api_endpoint" field.
+func APIEndpointEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldAPIEndpoint, v))
+}
+
+// APIEndpointContainsFold applies the ContainsFold predicate on the "api_endpoint" field.
+func APIEndpointContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldAPIEndpoint, v))
+}
+
+// APIVipEQ applies the EQ predicate on the "api_vip" field.
+func APIVipEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldAPIVip, v))
+}
+
+// APIVipNEQ applies the NEQ predicate on the "api_vip" field.
+func APIVipNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldAPIVip, v))
+}
+
+// APIVipIn applies the In predicate on the "api_vip" field.
+func APIVipIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldAPIVip, vs...))
+}
+
+// APIVipNotIn applies the NotIn predicate on the "api_vip" field.
+func APIVipNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldAPIVip, vs...))
+}
+
+// APIVipGT applies the GT predicate on the "api_vip" field.
+func APIVipGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldAPIVip, v))
+}
+
+// APIVipGTE applies the GTE predicate on the "api_vip" field.
+func APIVipGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldAPIVip, v))
+}
+
+// APIVipLT applies the LT predicate on the "api_vip" field.
+func APIVipLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldAPIVip, v))
+}
+
+// APIVipLTE applies the LTE predicate on the "api_vip" field.
+func APIVipLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldAPIVip, v))
+}
+
+// APIVipContains applies the Contains predicate on the "api_vip" field.
+func APIVipContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldAPIVip, v))
+}
+
+// APIVipHasPrefix applies the HasPrefix predicate on the "api_vip" field.
+func APIVipHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldAPIVip, v))
+}
+
+// APIVipHasSuffix applies the HasSuffix predicate on the "api_vip" field.
+func APIVipHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldAPIVip, v))
+}
+
+// APIVipIsNil applies the IsNil predicate on the "api_vip" field.
+func APIVipIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldAPIVip))
+}
+
+// APIVipNotNil applies the NotNil predicate on the "api_vip" field.
+func APIVipNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldAPIVip))
+}
+
+// APIVipEqualFold applies the EqualFold predicate on the "api_vip" field.
+func APIVipEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldAPIVip, v))
+}
+
+// APIVipContainsFold applies the ContainsFold predicate on the "api_vip" field.
+func APIVipContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldAPIVip, v))
+}
+
+// APILoadBalancerIDEQ applies the EQ predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDEQ(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldAPILoadBalancerID, v))
+}
+
+// APILoadBalancerIDNEQ applies the NEQ predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDNEQ(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldAPILoadBalancerID, v))
+}
+
+// APILoadBalancerIDIn applies the In predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDIn(vs ...int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldAPILoadBalancerID, vs...))
+}
+
+// APILoadBalancerIDNotIn applies the NotIn predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDNotIn(vs ...int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldAPILoadBalancerID, vs...))
+}
+
+// APILoadBalancerIDGT applies the GT predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDGT(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldAPILoadBalancerID, v))
+}
+
+// APILoadBalancerIDGTE applies the GTE predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDGTE(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldAPILoadBalancerID, v))
+}
+
+// APILoadBalancerIDLT applies the LT predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDLT(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldAPILoadBalancerID, v))
+}
+
+// APILoadBalancerIDLTE applies the LTE predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDLTE(v int) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldAPILoadBalancerID, v))
+}
+
+// APILoadBalancerIDIsNil applies the IsNil predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldAPILoadBalancerID))
+}
+
+// APILoadBalancerIDNotNil applies the NotNil predicate on the "api_load_balancer_id" field.
+func APILoadBalancerIDNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldAPILoadBalancerID))
+}
+
+// CaCertificateEQ applies the EQ predicate on the "ca_certificate" field.
+func CaCertificateEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldCaCertificate, v))
+}
+
+// CaCertificateNEQ applies the NEQ predicate on the "ca_certificate" field.
+func CaCertificateNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldCaCertificate, v))
+}
+
+// CaCertificateIn applies the In predicate on the "ca_certificate" field.
+func CaCertificateIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldCaCertificate, vs...))
+}
+
+// CaCertificateNotIn applies the NotIn predicate on the "ca_certificate" field.
+func CaCertificateNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldCaCertificate, vs...))
+}
+
+// CaCertificateGT applies the GT predicate on the "ca_certificate" field.
+func CaCertificateGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldCaCertificate, v))
+}
+
+// CaCertificateGTE applies the GTE predicate on the "ca_certificate" field.
+func CaCertificateGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldCaCertificate, v))
+}
+
+// CaCertificateLT applies the LT predicate on the "ca_certificate" field.
+func CaCertificateLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldCaCertificate, v))
+}
+
+// CaCertificateLTE applies the LTE predicate on the "ca_certificate" field.
+func CaCertificateLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldCaCertificate, v))
+}
+
+// CaCertificateContains applies the Contains predicate on the "ca_certificate" field.
+func CaCertificateContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldCaCertificate, v))
+}
+
+// CaCertificateHasPrefix applies the HasPrefix predicate on the "ca_certificate" field.
+func CaCertificateHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldCaCertificate, v))
+}
+
+// CaCertificateHasSuffix applies the HasSuffix predicate on the "ca_certificate" field.
+func CaCertificateHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldCaCertificate, v))
+}
+
+// CaCertificateIsNil applies the IsNil predicate on the "ca_certificate" field.
+func CaCertificateIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldCaCertificate))
+}
+
+// CaCertificateNotNil applies the NotNil predicate on the "ca_certificate" field.
+func CaCertificateNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldCaCertificate))
+}
+
+// CaCertificateEqualFold applies the EqualFold predicate on the "ca_certificate" field.
+func CaCertificateEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldCaCertificate, v))
+}
+
+// CaCertificateContainsFold applies the ContainsFold predicate on the "ca_certificate" field.
+func CaCertificateContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldCaCertificate, v))
+}
+
+// PkiSealedEQ applies the EQ predicate on the "pki_sealed" field.
+func PkiSealedEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldPkiSealed, v))
+}
+
+// PkiSealedNEQ applies the NEQ predicate on the "pki_sealed" field.
+func PkiSealedNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldPkiSealed, v))
+}
+
+// PkiSealedIn applies the In predicate on the "pki_sealed" field.
+func PkiSealedIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldPkiSealed, vs...))
+}
+
+// PkiSealedNotIn applies the NotIn predicate on the "pki_sealed" field.
+func PkiSealedNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldPkiSealed, vs...))
+}
+
+// PkiSealedGT applies the GT predicate on the "pki_sealed" field.
+func PkiSealedGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldPkiSealed, v))
+}
+
+// PkiSealedGTE applies the GTE predicate on the "pki_sealed" field.
+func PkiSealedGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldPkiSealed, v))
+}
+
+// PkiSealedLT applies the LT predicate on the "pki_sealed" field.
+func PkiSealedLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldPkiSealed, v))
+}
+
+// PkiSealedLTE applies the LTE predicate on the "pki_sealed" field.
+func PkiSealedLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldPkiSealed, v))
+}
+
+// PkiSealedContains applies the Contains predicate on the "pki_sealed" field.
+func PkiSealedContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldPkiSealed, v))
+}
+
+// PkiSealedHasPrefix applies the HasPrefix predicate on the "pki_sealed" field.
+func PkiSealedHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldPkiSealed, v))
+}
+
+// PkiSealedHasSuffix applies the HasSuffix predicate on the "pki_sealed" field.
+func PkiSealedHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldPkiSealed, v))
+}
+
+// PkiSealedIsNil applies the IsNil predicate on the "pki_sealed" field.
+func PkiSealedIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldPkiSealed))
+}
+
+// PkiSealedNotNil applies the NotNil predicate on the "pki_sealed" field.
+func PkiSealedNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldPkiSealed))
+}
+
+// PkiSealedEqualFold applies the EqualFold predicate on the "pki_sealed" field.
+func PkiSealedEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldPkiSealed, v))
+}
+
+// PkiSealedContainsFold applies the ContainsFold predicate on the "pki_sealed" field.
+func PkiSealedContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldPkiSealed, v))
+}
+
+// JoinTokenIDEQ applies the EQ predicate on the "join_token_id" field.
+func JoinTokenIDEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDNEQ applies the NEQ predicate on the "join_token_id" field.
+func JoinTokenIDNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDIn applies the In predicate on the "join_token_id" field.
+func JoinTokenIDIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldJoinTokenID, vs...))
+}
+
+// JoinTokenIDNotIn applies the NotIn predicate on the "join_token_id" field.
+func JoinTokenIDNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldJoinTokenID, vs...))
+}
+
+// JoinTokenIDGT applies the GT predicate on the "join_token_id" field.
+func JoinTokenIDGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDGTE applies the GTE predicate on the "join_token_id" field.
+func JoinTokenIDGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDLT applies the LT predicate on the "join_token_id" field.
+func JoinTokenIDLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDLTE applies the LTE predicate on the "join_token_id" field.
+func JoinTokenIDLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDContains applies the Contains predicate on the "join_token_id" field.
+func JoinTokenIDContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDHasPrefix applies the HasPrefix predicate on the "join_token_id" field.
+func JoinTokenIDHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDHasSuffix applies the HasSuffix predicate on the "join_token_id" field.
+func JoinTokenIDHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDIsNil applies the IsNil predicate on the "join_token_id" field.
+func JoinTokenIDIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldJoinTokenID))
+}
+
+// JoinTokenIDNotNil applies the NotNil predicate on the "join_token_id" field.
+func JoinTokenIDNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldJoinTokenID))
+}
+
+// JoinTokenIDEqualFold applies the EqualFold predicate on the "join_token_id" field.
+func JoinTokenIDEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldJoinTokenID, v))
+}
+
+// JoinTokenIDContainsFold applies the ContainsFold predicate on the "join_token_id" field.
+func JoinTokenIDContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldJoinTokenID, v))
+}
+
+// JoinTokenSealedEQ applies the EQ predicate on the "join_token_sealed" field.
+func JoinTokenSealedEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedNEQ applies the NEQ predicate on the "join_token_sealed" field.
+func JoinTokenSealedNEQ(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedIn applies the In predicate on the "join_token_sealed" field.
+func JoinTokenSealedIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldJoinTokenSealed, vs...))
+}
+
+// JoinTokenSealedNotIn applies the NotIn predicate on the "join_token_sealed" field.
+func JoinTokenSealedNotIn(vs ...string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldJoinTokenSealed, vs...))
+}
+
+// JoinTokenSealedGT applies the GT predicate on the "join_token_sealed" field.
+func JoinTokenSealedGT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedGTE applies the GTE predicate on the "join_token_sealed" field.
+func JoinTokenSealedGTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedLT applies the LT predicate on the "join_token_sealed" field.
+func JoinTokenSealedLT(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedLTE applies the LTE predicate on the "join_token_sealed" field.
+func JoinTokenSealedLTE(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedContains applies the Contains predicate on the "join_token_sealed" field.
+func JoinTokenSealedContains(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContains(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedHasPrefix applies the HasPrefix predicate on the "join_token_sealed" field.
+func JoinTokenSealedHasPrefix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasPrefix(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedHasSuffix applies the HasSuffix predicate on the "join_token_sealed" field.
+func JoinTokenSealedHasSuffix(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldHasSuffix(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedIsNil applies the IsNil predicate on the "join_token_sealed" field.
+func JoinTokenSealedIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldJoinTokenSealed))
+}
+
+// JoinTokenSealedNotNil applies the NotNil predicate on the "join_token_sealed" field.
+func JoinTokenSealedNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldJoinTokenSealed))
+}
+
+// JoinTokenSealedEqualFold applies the EqualFold predicate on the "join_token_sealed" field.
+func JoinTokenSealedEqualFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEqualFold(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenSealedContainsFold applies the ContainsFold predicate on the "join_token_sealed" field.
+func JoinTokenSealedContainsFold(v string) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldContainsFold(FieldJoinTokenSealed, v))
+}
+
+// JoinTokenExpiresAtEQ applies the EQ predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtEQ(v time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldJoinTokenExpiresAt, v))
+}
+
+// JoinTokenExpiresAtNEQ applies the NEQ predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtNEQ(v time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldJoinTokenExpiresAt, v))
+}
+
+// JoinTokenExpiresAtIn applies the In predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtIn(vs ...time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldJoinTokenExpiresAt, vs...))
+}
+
+// JoinTokenExpiresAtNotIn applies the NotIn predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtNotIn(vs ...time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldJoinTokenExpiresAt, vs...))
+}
+
+// JoinTokenExpiresAtGT applies the GT predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtGT(v time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGT(FieldJoinTokenExpiresAt, v))
+}
+
+// JoinTokenExpiresAtGTE applies the GTE predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtGTE(v time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldGTE(FieldJoinTokenExpiresAt, v))
+}
+
+// JoinTokenExpiresAtLT applies the LT predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtLT(v time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLT(FieldJoinTokenExpiresAt, v))
+}
+
+// JoinTokenExpiresAtLTE applies the LTE predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtLTE(v time.Time) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldLTE(FieldJoinTokenExpiresAt, v))
+}
+
+// JoinTokenExpiresAtIsNil applies the IsNil predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtIsNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIsNull(FieldJoinTokenExpiresAt))
+}
+
+// JoinTokenExpiresAtNotNil applies the NotNil predicate on the "join_token_expires_at" field.
+func JoinTokenExpiresAtNotNil() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotNull(FieldJoinTokenExpiresAt))
+}
+
+// ServiceMeshStatusEQ applies the EQ predicate on the "service_mesh_status" field.
+func ServiceMeshStatusEQ(v ServiceMeshStatus) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldEQ(FieldServiceMeshStatus, v))
+}
+
+// ServiceMeshStatusNEQ applies the NEQ predicate on the "service_mesh_status" field.
+func ServiceMeshStatusNEQ(v ServiceMeshStatus) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNEQ(FieldServiceMeshStatus, v))
+}
+
+// ServiceMeshStatusIn applies the In predicate on the "service_mesh_status" field.
+func ServiceMeshStatusIn(vs ...ServiceMeshStatus) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldIn(FieldServiceMeshStatus, vs...))
+}
+
+// ServiceMeshStatusNotIn applies the NotIn predicate on the "service_mesh_status" field.
+func ServiceMeshStatusNotIn(vs ...ServiceMeshStatus) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(sql.FieldNotIn(FieldServiceMeshStatus, vs...))
+}
+
 // HasTenant applies the HasEdge predicate on the "tenant" edge.
 func HasTenant() predicate.KubernetesCluster {
 	return predicate.KubernetesCluster(func(s *sql.Selector) {
@@ -749,6 +1634,52 @@ func HasVirtualMachines() predicate.KubernetesCluster {
 func HasVirtualMachinesWith(preds ...predicate.VirtualMachine) predicate.KubernetesCluster {
 	return predicate.KubernetesCluster(func(s *sql.Selector) {
 		step := newVirtualMachinesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasFlavor applies the HasEdge predicate on the "flavor" edge.
+func HasFlavor() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, FlavorTable, FlavorColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasFlavorWith applies the HasEdge predicate on the "flavor" edge with a given conditions (other predicates).
+func HasFlavorWith(preds ...predicate.Flavor) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(func(s *sql.Selector) {
+		step := newFlavorStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasImage applies the HasEdge predicate on the "image" edge.
+func HasImage() predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, ImageTable, ImageColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasImageWith applies the HasEdge predicate on the "image" edge with a given conditions (other predicates).
+func HasImageWith(preds ...predicate.Image) predicate.KubernetesCluster {
+	return predicate.KubernetesCluster(func(s *sql.Selector) {
+		step := newImageStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

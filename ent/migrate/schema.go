@@ -1064,8 +1064,26 @@ var (
 		{Name: "worker_count", Type: field.TypeInt, Default: 3},
 		{Name: "plugins", Type: field.TypeJSON, Nullable: true},
 		{Name: "bastion", Type: field.TypeString, Nullable: true, Size: 253},
+		{Name: "bastion_enabled", Type: field.TypeBool, Default: false},
+		{Name: "pod_cidr", Type: field.TypeString, Default: "10.244.0.0/16"},
+		{Name: "service_cidr", Type: field.TypeString, Default: "10.96.0.0/12"},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "CREATING", "ACTIVE", "UPDATING", "DELETING", "ERROR"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "phase", Type: field.TypeEnum, Enums: []string{"PENDING", "PLACING", "PKI", "BOOTSTRAPPING", "READY", "DELETING"}, Default: "PENDING"},
+		{Name: "nodes", Type: field.TypeJSON, Nullable: true},
+		{Name: "next_worker_index", Type: field.TypeInt, Default: 0},
+		{Name: "next_control_plane_index", Type: field.TypeInt, Default: 0},
+		{Name: "api_endpoint", Type: field.TypeString, Nullable: true},
+		{Name: "api_vip", Type: field.TypeString, Nullable: true},
+		{Name: "api_load_balancer_id", Type: field.TypeInt, Nullable: true},
+		{Name: "ca_certificate", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "pki_sealed", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "join_token_id", Type: field.TypeString, Nullable: true},
+		{Name: "join_token_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "join_token_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "service_mesh_status", Type: field.TypeEnum, Enums: []string{"NONE", "INSTALLING", "ACTIVE", "ERROR"}, Default: "NONE"},
+		{Name: "flavor_kubernetes_clusters", Type: field.TypeInt, Nullable: true},
+		{Name: "image_kubernetes_clusters", Type: field.TypeInt, Nullable: true},
 		{Name: "region_kubernetes_clusters", Type: field.TypeInt},
 		{Name: "service_mesh_kubernetes_clusters", Type: field.TypeInt, Nullable: true},
 		{Name: "tenant_kubernetes_clusters", Type: field.TypeInt},
@@ -1077,20 +1095,32 @@ var (
 		PrimaryKey: []*schema.Column{KubernetesClustersColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
+				Symbol:     "kubernetes_clusters_flavors_kubernetes_clusters",
+				Columns:    []*schema.Column{KubernetesClustersColumns[29]},
+				RefColumns: []*schema.Column{FlavorsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "kubernetes_clusters_images_kubernetes_clusters",
+				Columns:    []*schema.Column{KubernetesClustersColumns[30]},
+				RefColumns: []*schema.Column{ImagesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
 				Symbol:     "kubernetes_clusters_regions_kubernetes_clusters",
-				Columns:    []*schema.Column{KubernetesClustersColumns[13]},
+				Columns:    []*schema.Column{KubernetesClustersColumns[31]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "kubernetes_clusters_service_meshes_kubernetes_clusters",
-				Columns:    []*schema.Column{KubernetesClustersColumns[14]},
+				Columns:    []*schema.Column{KubernetesClustersColumns[32]},
 				RefColumns: []*schema.Column{ServiceMeshesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "kubernetes_clusters_tenants_kubernetes_clusters",
-				Columns:    []*schema.Column{KubernetesClustersColumns[15]},
+				Columns:    []*schema.Column{KubernetesClustersColumns[33]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1104,7 +1134,7 @@ var (
 			{
 				Name:    "kubernetescluster_name_tenant_kubernetes_clusters",
 				Unique:  true,
-				Columns: []*schema.Column{KubernetesClustersColumns[3], KubernetesClustersColumns[15]},
+				Columns: []*schema.Column{KubernetesClustersColumns[3], KubernetesClustersColumns[33]},
 			},
 		},
 	}
@@ -3136,9 +3166,11 @@ func init() {
 	JoinTokensTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(206158430208),
 	}
-	KubernetesClustersTable.ForeignKeys[0].RefTable = RegionsTable
-	KubernetesClustersTable.ForeignKeys[1].RefTable = ServiceMeshesTable
-	KubernetesClustersTable.ForeignKeys[2].RefTable = TenantsTable
+	KubernetesClustersTable.ForeignKeys[0].RefTable = FlavorsTable
+	KubernetesClustersTable.ForeignKeys[1].RefTable = ImagesTable
+	KubernetesClustersTable.ForeignKeys[2].RefTable = RegionsTable
+	KubernetesClustersTable.ForeignKeys[3].RefTable = ServiceMeshesTable
+	KubernetesClustersTable.ForeignKeys[4].RefTable = TenantsTable
 	KubernetesClustersTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(73014444032),
 	}

@@ -1752,10 +1752,34 @@ func init() {
 	kubernetesclusterDescBastion := kubernetesclusterFields[7].Descriptor()
 	// kubernetescluster.BastionValidator is a validator for the "bastion" field. It is called by the builders before save.
 	kubernetescluster.BastionValidator = kubernetesclusterDescBastion.Validators[0].(func(string) error)
+	// kubernetesclusterDescBastionEnabled is the schema descriptor for bastion_enabled field.
+	kubernetesclusterDescBastionEnabled := kubernetesclusterFields[8].Descriptor()
+	// kubernetescluster.DefaultBastionEnabled holds the default value on creation for the bastion_enabled field.
+	kubernetescluster.DefaultBastionEnabled = kubernetesclusterDescBastionEnabled.Default.(bool)
+	// kubernetesclusterDescPodCidr is the schema descriptor for pod_cidr field.
+	kubernetesclusterDescPodCidr := kubernetesclusterFields[9].Descriptor()
+	// kubernetescluster.DefaultPodCidr holds the default value on creation for the pod_cidr field.
+	kubernetescluster.DefaultPodCidr = kubernetesclusterDescPodCidr.Default.(string)
+	// kubernetesclusterDescServiceCidr is the schema descriptor for service_cidr field.
+	kubernetesclusterDescServiceCidr := kubernetesclusterFields[10].Descriptor()
+	// kubernetescluster.DefaultServiceCidr holds the default value on creation for the service_cidr field.
+	kubernetescluster.DefaultServiceCidr = kubernetesclusterDescServiceCidr.Default.(string)
 	// kubernetesclusterDescStatusReason is the schema descriptor for status_reason field.
-	kubernetesclusterDescStatusReason := kubernetesclusterFields[9].Descriptor()
+	kubernetesclusterDescStatusReason := kubernetesclusterFields[12].Descriptor()
 	// kubernetescluster.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	kubernetescluster.StatusReasonValidator = kubernetesclusterDescStatusReason.Validators[0].(func(string) error)
+	// kubernetesclusterDescNextWorkerIndex is the schema descriptor for next_worker_index field.
+	kubernetesclusterDescNextWorkerIndex := kubernetesclusterFields[15].Descriptor()
+	// kubernetescluster.DefaultNextWorkerIndex holds the default value on creation for the next_worker_index field.
+	kubernetescluster.DefaultNextWorkerIndex = kubernetesclusterDescNextWorkerIndex.Default.(int)
+	// kubernetescluster.NextWorkerIndexValidator is a validator for the "next_worker_index" field. It is called by the builders before save.
+	kubernetescluster.NextWorkerIndexValidator = kubernetesclusterDescNextWorkerIndex.Validators[0].(func(int) error)
+	// kubernetesclusterDescNextControlPlaneIndex is the schema descriptor for next_control_plane_index field.
+	kubernetesclusterDescNextControlPlaneIndex := kubernetesclusterFields[16].Descriptor()
+	// kubernetescluster.DefaultNextControlPlaneIndex holds the default value on creation for the next_control_plane_index field.
+	kubernetescluster.DefaultNextControlPlaneIndex = kubernetesclusterDescNextControlPlaneIndex.Default.(int)
+	// kubernetescluster.NextControlPlaneIndexValidator is a validator for the "next_control_plane_index" field. It is called by the builders before save.
+	kubernetescluster.NextControlPlaneIndexValidator = kubernetesclusterDescNextControlPlaneIndex.Validators[0].(func(int) error)
 	linkMixin := schema.Link{}.Mixin()
 	link.Policy = privacy.NewPolicies(linkMixin[1], schema.Link{})
 	link.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -49,6 +49,7 @@ func (Flavor) Edges() []ent.Edge {
 		edge.From("provider", Provider.Type).Ref("flavors").Unique(),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("region_services", RegionService.Type).Annotations(entgql.RelayConnection()),
+		edge.To("kubernetes_clusters", KubernetesCluster.Type).Annotations(entgql.Skip(entgql.SkipAll)),
 	}
 }
 

@@ -59,6 +59,7 @@ func (Image) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("region_services", RegionService.Type).Annotations(entgql.RelayConnection()),
+		edge.To("kubernetes_clusters", KubernetesCluster.Type).Annotations(entgql.Skip(entgql.SkipAll)),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/version"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/placement"
@@ -64,7 +65,7 @@ func provisioning(cfg config.Config, snaps *placement.Snapshots, observe func(ti
 // its failed-credential counts in redis and the deadline of --guest-ready-deadline.
 func guestService(cfg config.Config, db *infra.Database, redis *infra.Redis) *guest.Service {
 	return guest.New(db.Client, guest.Config{Deadline: cfg.GuestReadyDeadline, Redis: redis.Client,
-		RateLimitPrefix: redis.Key("guest:")})
+		RateLimitPrefix: redis.Key("guest:"), OnBootstrap: kubecluster.OnBootstrap(time.Now)})
 }
 
 // snapshots is the process's cache of region placement snapshots over db, kept current by

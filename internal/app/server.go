@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/internal/version"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
@@ -128,6 +129,8 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 
 	opts := graph.DefaultOptions()
 	opts.Provision = prov
+	kube := kubecluster.New(kubecluster.Config{Client: db.Client, Provision: prov, Secrets: g.secrets, Log: log.With("component", "kubernetes")})
+	opts.Kubernetes = kube
 	opts.Introspection = cfg.Introspection
 	opts.Live = hub
 	handler := httpapi.New(httpapi.Deps{
@@ -190,7 +193,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 			}
 			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4, Clock: prov.Clock(),
 				Reconcile: rec, Images: images, Log: log.With("component", "worker"), Tracer: tr.Provider,
-				HookClient: alerting.HookClient(g.egress), Secrets: g.secrets}
+				HookClient: alerting.HookClient(g.egress), Secrets: g.secrets, Kubernetes: kube}
 			if err := worker.Run(ctx, wcfg); err != nil {
 				errc <- err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/internal/version"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/metering"
 	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
@@ -157,9 +158,10 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if err != nil {
 		return err
 	}
+	kube := kubecluster.New(kubecluster.Config{Client: db.Client, Provision: prov, Secrets: g.secrets, Log: log.With("component", "kubernetes")})
 	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Clock: prov.Clock(),
 		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Images: images, Log: log, Tracer: tr.Provider,
-		HookClient: alerting.HookClient(g.egress), Secrets: g.secrets})
+		HookClient: alerting.HookClient(g.egress), Secrets: g.secrets, Kubernetes: kube})
 }
 
 // relay is the outbox relay of a process: from its database to its Redis, with the
@@ -182,6 +184,9 @@ func flushTraces(tr *telemetry.Tracing, log *slog.Logger) {
 func taskOptions(kind string) []asynq.Option {
 	if o := imagestore.TaskOptions(kind); o != nil {
 		return o
+	}
+	if kind == kubecluster.TypeStep {
+		return kubecluster.TaskOptions()
 	}
 	return provision.TaskOptions(kind)
 }

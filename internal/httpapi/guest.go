@@ -32,7 +32,9 @@ const (
 // parameter token (phone_home cannot send headers). Form fields (application/x-www-form-
 // urlencoded or multipart): instance_id, hostname, fqdn (used when hostname is empty), and
 // addresses as repeated address fields or one addresses field separated by spaces or
-// commas. phone_home's pub_key_* fields are accepted and ignored.
+// commas. phone_home's pub_key_* fields are accepted and ignored. A bootstrap script (package
+// kubecluster) adds step, result (ok or failed), reason and mesh: its step's outcome, which
+// guest.Config.OnBootstrap records.
 //
 // Answers: 200 {"id":"<VM id>","guestState":"READY"}; 400 bad fields; 401 a bad credential;
 // 403 another instance's credential; 413 a body over MaxGuestReadyBytes; 429 too many bad
@@ -86,7 +88,8 @@ func guestReady(svc *guest.Service, log *slog.Logger) http.Handler {
 		ctx, cancel := context.WithDeadline(r.Context(), deadline)
 		defer cancel()
 		vm, err := svc.Ready(ctx, cred, guest.Report{InstanceID: r.PostForm.Get("instance_id"), Hostname: host,
-			Addresses: addrs, SourceIP: ip})
+			Addresses: addrs, SourceIP: ip, Step: r.PostForm.Get("step"), Result: r.PostForm.Get("result"),
+			Reason: r.PostForm.Get("reason"), Mesh: r.PostForm.Get("mesh")})
 		if err != nil {
 			e, ok := apierr.As(err)
 			if !ok {

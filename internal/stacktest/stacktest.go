@@ -10,18 +10,22 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/fleet"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/app"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/placement/placementtest"
 )
 
@@ -37,6 +41,13 @@ type Spec struct {
 	// ERROR). Zero: nothing fails; the agents' default attempts.
 	FailureRate float64
 	Attempts    int
+	// PowerZones spreads the racks over that many power zones (default 1).
+	PowerZones int
+	// Guests makes every VM's guest call the readiness function GuestBoot after its drive
+	// was built (fleet.SimulateGuest), Kubernetes nodes with their bootstrap's outcome;
+	// the server and worker then share a secret key (VIRTFLOW_SECRET_KEY) for the clusters' PKI.
+	Guests    bool
+	GuestBoot time.Duration
 }
 
 // Stack is a running platform.
@@ -72,7 +83,7 @@ func Start(t testing.TB, dsn string, spec Spec) *Stack {
 	env := gqltest.Postgres(t, dsn) // migrates; its client writes the fixtures
 	ctx := gqltest.System()
 	site, err := placementtest.Build(ctx, env.Client, placementtest.Spec{Racks: spec.Racks, HostsPerRack: spec.HostsPerRack,
-		PowerZones: 1, NetworkZones: 1, CPU: spec.CPU, MemoryMB: spec.MemoryMB, DiskGB: 2000, Cores: spec.CPU / 2})
+		PowerZones: max(spec.PowerZones, 1), NetworkZones: 1, CPU: spec.CPU, MemoryMB: spec.MemoryMB, DiskGB: 2000, Cores: spec.CPU / 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +97,9 @@ func Start(t testing.TB, dsn string, spec Spec) *Stack {
 	// worker must never take this stack's tasks (whose VMs are not in its database).
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second, Introspection: true,
 		RedisURL: testdb.PrivateRedis(t), ImageDir: t.TempDir()}
+	if spec.Guests {
+		cfg.SecretKey = strings.Repeat("5a", 32)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "stacktest"))
 	ready, serverDone, workerDone := make(chan string, 1), make(chan error, 1), make(chan error, 1)
@@ -119,8 +133,14 @@ func Start(t testing.TB, dsn string, spec Spec) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var onDrive func(configdrive.Spec)
+	if spec.Guests {
+		onDrive = fleet.SimulateGuest(runCtx, guest.New(env.Client, guest.Config{OnBootstrap: kubecluster.OnBootstrap(time.Now)}),
+			spec.GuestBoot, log)
+	}
 	f, err := fleet.New(fleet.Config{
-		APIURL: st.URL + "/query", Nodes: nodes, Log: log,
+		OnConfigDrive: onDrive,
+		APIURL:        st.URL + "/query", Nodes: nodes, Log: log,
 		Delays:            hypervisor.OperationDelays{Define: 20 * time.Millisecond, Start: 50 * time.Millisecond, Shutdown: 50 * time.Millisecond, Stop: 20 * time.Millisecond, Reboot: 50 * time.Millisecond, Undefine: 20 * time.Millisecond},
 		HeartbeatInterval: time.Second, ResyncInterval: 5 * time.Second, RetryDelay: 50 * time.Millisecond,
 		FailureRate: spec.FailureRate, Attempts: spec.Attempts, Seed: 1,

@@ -114,6 +114,7 @@ func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource
 		flavorResource,
 		volumeResource,
 		regionServiceResource,
+		kubernetesClusterResource,
 		rackResource,
 		hostResource,
 		portResource,
