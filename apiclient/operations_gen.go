@@ -819,24 +819,30 @@ type CreateHostInput struct {
 	// physical cores over all sockets
 	CpuCores *int `json:"cpuCores"`
 	// hardware threads over all sockets
-	CpuThreads         *int        `json:"cpuThreads"`
-	NumaNodes          *int        `json:"numaNodes"`
-	MemoryMB           *int        `json:"memoryMB"`
-	Disks              []DiskInput `json:"disks"`
-	Gpus               []GPUInput  `json:"gpus"`
-	Nics               []NICInput  `json:"nics"`
-	RackID             *string     `json:"rackID"`
-	PowerZoneID        *string     `json:"powerZoneID"`
-	NetworkZoneID      *string     `json:"networkZoneID"`
-	RackZoneID         *string     `json:"rackZoneID"`
-	HostGroupIDs       []string    `json:"hostGroupIDs"`
-	PortIDs            []string    `json:"portIDs"`
-	NodeID             *string     `json:"nodeID"`
-	EventIDs           []string    `json:"eventIDs"`
-	AlertIDs           []string    `json:"alertIDs"`
-	MaintenanceIDs     []string    `json:"maintenanceIDs"`
-	MaintainerIDs      []string    `json:"maintainerIDs"`
-	MaintainerGroupIDs []string    `json:"maintainerGroupIDs"`
+	CpuThreads *int        `json:"cpuThreads"`
+	NumaNodes  *int        `json:"numaNodes"`
+	MemoryMB   *int        `json:"memoryMB"`
+	Disks      []DiskInput `json:"disks"`
+	Gpus       []GPUInput  `json:"gpus"`
+	Nics       []NICInput  `json:"nics"`
+	// BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)
+	BgpAsn *int `json:"bgpAsn"`
+	// BGP address: a router's session address the nodes peer with, or a server's router id and session address
+	BgpAddress *string `json:"bgpAddress"`
+	// the router offers BFD on its BGP sessions
+	Bfd                *bool    `json:"bfd"`
+	RackID             *string  `json:"rackID"`
+	PowerZoneID        *string  `json:"powerZoneID"`
+	NetworkZoneID      *string  `json:"networkZoneID"`
+	RackZoneID         *string  `json:"rackZoneID"`
+	HostGroupIDs       []string `json:"hostGroupIDs"`
+	PortIDs            []string `json:"portIDs"`
+	NodeID             *string  `json:"nodeID"`
+	EventIDs           []string `json:"eventIDs"`
+	AlertIDs           []string `json:"alertIDs"`
+	MaintenanceIDs     []string `json:"maintenanceIDs"`
+	MaintainerIDs      []string `json:"maintainerIDs"`
+	MaintainerGroupIDs []string `json:"maintainerGroupIDs"`
 }
 
 // GetName returns CreateHostInput.Name, and is useful for accessing the field via an interface.
@@ -904,6 +910,15 @@ func (v *CreateHostInput) GetGpus() []GPUInput { return v.Gpus }
 
 // GetNics returns CreateHostInput.Nics, and is useful for accessing the field via an interface.
 func (v *CreateHostInput) GetNics() []NICInput { return v.Nics }
+
+// GetBgpAsn returns CreateHostInput.BgpAsn, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBgpAsn() *int { return v.BgpAsn }
+
+// GetBgpAddress returns CreateHostInput.BgpAddress, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBgpAddress() *string { return v.BgpAddress }
+
+// GetBfd returns CreateHostInput.Bfd, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBfd() *bool { return v.Bfd }
 
 // GetRackID returns CreateHostInput.RackID, and is useful for accessing the field via an interface.
 func (v *CreateHostInput) GetRackID() *string { return v.RackID }
@@ -2140,6 +2155,7 @@ type CreateTenantInput struct {
 	ApiTokenIDs          []string      `json:"apiTokenIDs"`
 	RoleBindingIDs       []string      `json:"roleBindingIDs"`
 	SshKeyIDs            []string      `json:"sshKeyIDs"`
+	SecurityRuleIDs      []string      `json:"securityRuleIDs"`
 	DefaultVMNetworkID   *string       `json:"defaultVMNetworkID"`
 }
 
@@ -2196,6 +2212,9 @@ func (v *CreateTenantInput) GetRoleBindingIDs() []string { return v.RoleBindingI
 
 // GetSshKeyIDs returns CreateTenantInput.SshKeyIDs, and is useful for accessing the field via an interface.
 func (v *CreateTenantInput) GetSshKeyIDs() []string { return v.SshKeyIDs }
+
+// GetSecurityRuleIDs returns CreateTenantInput.SecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *CreateTenantInput) GetSecurityRuleIDs() []string { return v.SecurityRuleIDs }
 
 // GetDefaultVMNetworkID returns CreateTenantInput.DefaultVMNetworkID, and is useful for accessing the field via an interface.
 func (v *CreateTenantInput) GetDefaultVMNetworkID() *string { return v.DefaultVMNetworkID }
@@ -8279,49 +8298,57 @@ type UpdateHostInput struct {
 	// physical cores over all sockets
 	CpuCores *int `json:"cpuCores"`
 	// hardware threads over all sockets
-	CpuThreads               *int        `json:"cpuThreads"`
-	NumaNodes                *int        `json:"numaNodes"`
-	MemoryMB                 *int        `json:"memoryMB"`
-	Disks                    []DiskInput `json:"disks"`
-	AppendDisks              []DiskInput `json:"appendDisks"`
-	ClearDisks               *bool       `json:"clearDisks"`
-	Gpus                     []GPUInput  `json:"gpus"`
-	AppendGpus               []GPUInput  `json:"appendGpus"`
-	ClearGpus                *bool       `json:"clearGpus"`
-	Nics                     []NICInput  `json:"nics"`
-	AppendNics               []NICInput  `json:"appendNics"`
-	ClearNics                *bool       `json:"clearNics"`
-	RackID                   *string     `json:"rackID"`
-	ClearRack                *bool       `json:"clearRack"`
-	PowerZoneID              *string     `json:"powerZoneID"`
-	ClearPowerZone           *bool       `json:"clearPowerZone"`
-	NetworkZoneID            *string     `json:"networkZoneID"`
-	ClearNetworkZone         *bool       `json:"clearNetworkZone"`
-	RackZoneID               *string     `json:"rackZoneID"`
-	ClearRackZone            *bool       `json:"clearRackZone"`
-	AddHostGroupIDs          []string    `json:"addHostGroupIDs"`
-	RemoveHostGroupIDs       []string    `json:"removeHostGroupIDs"`
-	ClearHostGroups          *bool       `json:"clearHostGroups"`
-	AddPortIDs               []string    `json:"addPortIDs"`
-	RemovePortIDs            []string    `json:"removePortIDs"`
-	ClearPorts               *bool       `json:"clearPorts"`
-	NodeID                   *string     `json:"nodeID"`
-	ClearNode                *bool       `json:"clearNode"`
-	AddEventIDs              []string    `json:"addEventIDs"`
-	RemoveEventIDs           []string    `json:"removeEventIDs"`
-	ClearEvents              *bool       `json:"clearEvents"`
-	AddAlertIDs              []string    `json:"addAlertIDs"`
-	RemoveAlertIDs           []string    `json:"removeAlertIDs"`
-	ClearAlerts              *bool       `json:"clearAlerts"`
-	AddMaintenanceIDs        []string    `json:"addMaintenanceIDs"`
-	RemoveMaintenanceIDs     []string    `json:"removeMaintenanceIDs"`
-	ClearMaintenances        *bool       `json:"clearMaintenances"`
-	AddMaintainerIDs         []string    `json:"addMaintainerIDs"`
-	RemoveMaintainerIDs      []string    `json:"removeMaintainerIDs"`
-	ClearMaintainers         *bool       `json:"clearMaintainers"`
-	AddMaintainerGroupIDs    []string    `json:"addMaintainerGroupIDs"`
-	RemoveMaintainerGroupIDs []string    `json:"removeMaintainerGroupIDs"`
-	ClearMaintainerGroups    *bool       `json:"clearMaintainerGroups"`
+	CpuThreads  *int        `json:"cpuThreads"`
+	NumaNodes   *int        `json:"numaNodes"`
+	MemoryMB    *int        `json:"memoryMB"`
+	Disks       []DiskInput `json:"disks"`
+	AppendDisks []DiskInput `json:"appendDisks"`
+	ClearDisks  *bool       `json:"clearDisks"`
+	Gpus        []GPUInput  `json:"gpus"`
+	AppendGpus  []GPUInput  `json:"appendGpus"`
+	ClearGpus   *bool       `json:"clearGpus"`
+	Nics        []NICInput  `json:"nics"`
+	AppendNics  []NICInput  `json:"appendNics"`
+	ClearNics   *bool       `json:"clearNics"`
+	// BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)
+	BgpAsn      *int  `json:"bgpAsn"`
+	ClearBgpAsn *bool `json:"clearBgpAsn"`
+	// BGP address: a router's session address the nodes peer with, or a server's router id and session address
+	BgpAddress      *string `json:"bgpAddress"`
+	ClearBgpAddress *bool   `json:"clearBgpAddress"`
+	// the router offers BFD on its BGP sessions
+	Bfd                      *bool    `json:"bfd"`
+	RackID                   *string  `json:"rackID"`
+	ClearRack                *bool    `json:"clearRack"`
+	PowerZoneID              *string  `json:"powerZoneID"`
+	ClearPowerZone           *bool    `json:"clearPowerZone"`
+	NetworkZoneID            *string  `json:"networkZoneID"`
+	ClearNetworkZone         *bool    `json:"clearNetworkZone"`
+	RackZoneID               *string  `json:"rackZoneID"`
+	ClearRackZone            *bool    `json:"clearRackZone"`
+	AddHostGroupIDs          []string `json:"addHostGroupIDs"`
+	RemoveHostGroupIDs       []string `json:"removeHostGroupIDs"`
+	ClearHostGroups          *bool    `json:"clearHostGroups"`
+	AddPortIDs               []string `json:"addPortIDs"`
+	RemovePortIDs            []string `json:"removePortIDs"`
+	ClearPorts               *bool    `json:"clearPorts"`
+	NodeID                   *string  `json:"nodeID"`
+	ClearNode                *bool    `json:"clearNode"`
+	AddEventIDs              []string `json:"addEventIDs"`
+	RemoveEventIDs           []string `json:"removeEventIDs"`
+	ClearEvents              *bool    `json:"clearEvents"`
+	AddAlertIDs              []string `json:"addAlertIDs"`
+	RemoveAlertIDs           []string `json:"removeAlertIDs"`
+	ClearAlerts              *bool    `json:"clearAlerts"`
+	AddMaintenanceIDs        []string `json:"addMaintenanceIDs"`
+	RemoveMaintenanceIDs     []string `json:"removeMaintenanceIDs"`
+	ClearMaintenances        *bool    `json:"clearMaintenances"`
+	AddMaintainerIDs         []string `json:"addMaintainerIDs"`
+	RemoveMaintainerIDs      []string `json:"removeMaintainerIDs"`
+	ClearMaintainers         *bool    `json:"clearMaintainers"`
+	AddMaintainerGroupIDs    []string `json:"addMaintainerGroupIDs"`
+	RemoveMaintainerGroupIDs []string `json:"removeMaintainerGroupIDs"`
+	ClearMaintainerGroups    *bool    `json:"clearMaintainerGroups"`
 }
 
 // GetName returns UpdateHostInput.Name, and is useful for accessing the field via an interface.
@@ -8431,6 +8458,21 @@ func (v *UpdateHostInput) GetAppendNics() []NICInput { return v.AppendNics }
 
 // GetClearNics returns UpdateHostInput.ClearNics, and is useful for accessing the field via an interface.
 func (v *UpdateHostInput) GetClearNics() *bool { return v.ClearNics }
+
+// GetBgpAsn returns UpdateHostInput.BgpAsn, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBgpAsn() *int { return v.BgpAsn }
+
+// GetClearBgpAsn returns UpdateHostInput.ClearBgpAsn, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetClearBgpAsn() *bool { return v.ClearBgpAsn }
+
+// GetBgpAddress returns UpdateHostInput.BgpAddress, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBgpAddress() *string { return v.BgpAddress }
+
+// GetClearBgpAddress returns UpdateHostInput.ClearBgpAddress, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetClearBgpAddress() *bool { return v.ClearBgpAddress }
+
+// GetBfd returns UpdateHostInput.Bfd, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBfd() *bool { return v.Bfd }
 
 // GetRackID returns UpdateHostInput.RackID, and is useful for accessing the field via an interface.
 func (v *UpdateHostInput) GetRackID() *string { return v.RackID }
@@ -10111,6 +10153,9 @@ type UpdateTenantInput struct {
 	AddSSHKeyIDs               []string      `json:"addSSHKeyIDs"`
 	RemoveSSHKeyIDs            []string      `json:"removeSSHKeyIDs"`
 	ClearSSHKeys               *bool         `json:"clearSSHKeys"`
+	AddSecurityRuleIDs         []string      `json:"addSecurityRuleIDs"`
+	RemoveSecurityRuleIDs      []string      `json:"removeSecurityRuleIDs"`
+	ClearSecurityRules         *bool         `json:"clearSecurityRules"`
 	DefaultVMNetworkID         *string       `json:"defaultVMNetworkID"`
 	ClearDefaultVMNetwork      *bool         `json:"clearDefaultVMNetwork"`
 }
@@ -10260,6 +10305,15 @@ func (v *UpdateTenantInput) GetRemoveSSHKeyIDs() []string { return v.RemoveSSHKe
 
 // GetClearSSHKeys returns UpdateTenantInput.ClearSSHKeys, and is useful for accessing the field via an interface.
 func (v *UpdateTenantInput) GetClearSSHKeys() *bool { return v.ClearSSHKeys }
+
+// GetAddSecurityRuleIDs returns UpdateTenantInput.AddSecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetAddSecurityRuleIDs() []string { return v.AddSecurityRuleIDs }
+
+// GetRemoveSecurityRuleIDs returns UpdateTenantInput.RemoveSecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetRemoveSecurityRuleIDs() []string { return v.RemoveSecurityRuleIDs }
+
+// GetClearSecurityRules returns UpdateTenantInput.ClearSecurityRules, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetClearSecurityRules() *bool { return v.ClearSecurityRules }
 
 // GetDefaultVMNetworkID returns UpdateTenantInput.DefaultVMNetworkID, and is useful for accessing the field via an interface.
 func (v *UpdateTenantInput) GetDefaultVMNetworkID() *string { return v.DefaultVMNetworkID }

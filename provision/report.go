@@ -9,6 +9,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/truncate"
@@ -27,6 +28,9 @@ type Report struct {
 	// GuestAgent, for a running VM, is what the QEMU guest agent inside it answered; nil
 	// when none answered.
 	GuestAgent *guest.Report
+	// Routes, for a VM's assignment in routed network mode, are the routes of the VM's
+	// addresses on the node (Node and UpdatedAt are filled in here); nil when not reported.
+	Routes []fieldtype.VMRoute
 }
 
 // waiting lists, per desired state, the VM states in which a report about that desired
@@ -120,6 +124,9 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	}
 	// After the status: the guest agent's word is newer than the domain's start.
 	if err := s.applyGuestReport(ctx, client, a, vm, r); err != nil {
+		return nil, err
+	}
+	if err := s.applyRoutes(ctx, client, a, vm, r.Routes); err != nil {
 		return nil, err
 	}
 	return client.Assignment.Get(ctx, a.ID)
