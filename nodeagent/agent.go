@@ -162,6 +162,7 @@ type Agent struct {
 	routes    *bgp.Table                    // what the node announces (VM /32s, VIPs)
 	speaker   bgp.Announcer                 // the running BGP speaker, nil when none
 	instances map[netip.Addr]vmnet.Instance // the running VMs by address (metadata service)
+	nets      map[int64]vmNet               // routed mode: each VM's addresses and rules, last read
 }
 
 // HostNetworks creates and removes the host side of the VMs' networks: *hostnet.Manager.
@@ -244,6 +245,7 @@ func New(cfg Config) (*Agent, error) {
 
 		routes:    bgp.NewTable(),
 		instances: map[netip.Addr]vmnet.Instance{},
+		nets:      map[int64]vmNet{},
 	}, nil
 }
 

@@ -49,7 +49,11 @@ func (ag *Agent) configDrive(ctx context.Context, a Assignment, name string) (*h
 	}
 	readyURL := ag.guestReadyURL()
 	if ag.routed() {
-		routedDrive(&spec, a)
+		n, err := ag.vmNetwork(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		routedDrive(&spec, n)
 		if ag.cfg.MetadataListener != nil && readyURL != "" {
 			// The guest calls its node's metadata service, which passes the call on.
 			readyURL = "http://" + vmnet.MetadataAddr.String() + vmnet.ReadyPath
@@ -161,21 +165,9 @@ func bootOrder(dev string) []hypervisor.BootDevice {
 // routedDrive gives each NIC of a routed VM whose port has an address that address as a /32
 // with the gateway vmnet.Gateway (169.254.1.1, answered by proxy ARP in the address's
 // namespace), keeping its name servers (seed 001, "VM network (L3 advertisement)").
-func routedDrive(spec *configdrive.Spec, a Assignment) {
-	byMAC := map[string]netip.Addr{}
-	for _, p := range ports(a) {
-		for _, e := range p.IpAddresses.Edges {
-			if e == nil || e.Node == nil {
-				continue
-			}
-			if ad, err := netip.ParseAddr(e.Node.Address); err == nil && ad.Is4() {
-				byMAC[strings.ToLower(*p.Mac)] = ad
-				break
-			}
-		}
-	}
-	for i, n := range spec.NICs {
-		if ad, ok := byMAC[strings.ToLower(n.MAC)]; ok {
+func routedDrive(spec *configdrive.Spec, n vmNet) {
+	for i, nic := range spec.NICs {
+		if ad, ok := n.byMAC[strings.ToLower(nic.MAC)]; ok {
 			spec.NICs[i].Addresses = []string{netip.PrefixFrom(ad, 32).String()}
 			spec.NICs[i].Gateways = []string{vmnet.Gateway.String()}
 		}

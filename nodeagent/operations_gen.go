@@ -699,6 +699,43 @@ var AllSecurityRuleProtocol = []SecurityRuleProtocol{
 	SecurityRuleProtocolIcmp,
 }
 
+// VMNetPort includes the requested fields of the GraphQL type Port.
+type VMNetPort struct {
+	// MAC address, lower-case colon form
+	Mac         *string         `json:"mac"`
+	IpAddresses PortIPAddresses `json:"ipAddresses"`
+}
+
+// GetMac returns VMNetPort.Mac, and is useful for accessing the field via an interface.
+func (v *VMNetPort) GetMac() *string { return v.Mac }
+
+// GetIpAddresses returns VMNetPort.IpAddresses, and is useful for accessing the field via an interface.
+func (v *VMNetPort) GetIpAddresses() PortIPAddresses { return v.IpAddresses }
+
+// VMNetPortEdge includes the requested fields of the GraphQL type PortEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type VMNetPortEdge struct {
+	// The item at the end of the edge.
+	Node *VMNetPort `json:"node"`
+}
+
+// GetNode returns VMNetPortEdge.Node, and is useful for accessing the field via an interface.
+func (v *VMNetPortEdge) GetNode() *VMNetPort { return v.Node }
+
+// VMNetPorts includes the requested fields of the GraphQL type PortConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type VMNetPorts struct {
+	// A list of edges.
+	Edges []*VMNetPortEdge `json:"edges"`
+}
+
+// GetEdges returns VMNetPorts.Edges, and is useful for accessing the field via an interface.
+func (v *VMNetPorts) GetEdges() []*VMNetPortEdge { return v.Edges }
+
 // VMPort includes the requested fields of the GraphQL type Port.
 type VMPort struct {
 	// MAC address, lower-case colon form
@@ -708,8 +745,7 @@ type VMPort struct {
 	Driver *string `json:"driver"`
 	// The id of the port's network, readable by whoever reads the port (a node agent names the
 	// network's host bridge after it without reading the network itself).
-	NetworkID   *string         `json:"networkID"`
-	IpAddresses PortIPAddresses `json:"ipAddresses"`
+	NetworkID *string `json:"networkID"`
 }
 
 // GetMac returns VMPort.Mac, and is useful for accessing the field via an interface.
@@ -723,9 +759,6 @@ func (v *VMPort) GetDriver() *string { return v.Driver }
 
 // GetNetworkID returns VMPort.NetworkID, and is useful for accessing the field via an interface.
 func (v *VMPort) GetNetworkID() *string { return v.NetworkID }
-
-// GetIpAddresses returns VMPort.IpAddresses, and is useful for accessing the field via an interface.
-func (v *VMPort) GetIpAddresses() PortIPAddresses { return v.IpAddresses }
 
 // VMPortEdge includes the requested fields of the GraphQL type PortEdge.
 // The GraphQL type's documentation follows.
@@ -885,11 +918,10 @@ type VirtualMachine struct {
 	BootDevice VirtualMachineBootDevice `json:"bootDevice"`
 	Flavor     Flavor                   `json:"flavor"`
 	// the NUMA node a NUMA_NODE flavor's VM owns on its node
-	NumaNode      *int            `json:"numaNode"`
-	Image         *Image          `json:"image"`
-	Volumes       VMVolumes       `json:"volumes"`
-	Ports         VMPorts         `json:"ports"`
-	SecurityRules VMSecurityRules `json:"securityRules"`
+	NumaNode *int      `json:"numaNode"`
+	Image    *Image    `json:"image"`
+	Volumes  VMVolumes `json:"volumes"`
+	Ports    VMPorts   `json:"ports"`
 }
 
 // GetId returns VirtualMachine.Id, and is useful for accessing the field via an interface.
@@ -915,9 +947,6 @@ func (v *VirtualMachine) GetVolumes() VMVolumes { return v.Volumes }
 
 // GetPorts returns VirtualMachine.Ports, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetPorts() VMPorts { return v.Ports }
-
-// GetSecurityRules returns VirtualMachine.SecurityRules, and is useful for accessing the field via an interface.
-func (v *VirtualMachine) GetSecurityRules() VMSecurityRules { return v.SecurityRules }
 
 // VirtualMachineBootDevice is enum for the field boot_device
 type VirtualMachineBootDevice string
@@ -1053,6 +1082,14 @@ type __reportNodeStatusInput struct {
 
 // GetIn returns __reportNodeStatusInput.In, and is useful for accessing the field via an interface.
 func (v *__reportNodeStatusInput) GetIn() NodeStatusInput { return v.In }
+
+// __vmNetworkInput is used internally by genqlient
+type __vmNetworkInput struct {
+	Vm string `json:"vm"`
+}
+
+// GetVm returns __vmNetworkInput.Vm, and is useful for accessing the field via an interface.
+func (v *__vmNetworkInput) GetVm() string { return v.Vm }
 
 // assignmentChangedAssignmentChangedAssignment includes the requested fields of the GraphQL type Assignment.
 type assignmentChangedAssignmentChangedAssignment struct {
@@ -3758,6 +3795,1146 @@ func (v *reportNodeStatusResponse) GetReportNodeStatus() reportNodeStatusReportN
 	return v.ReportNodeStatus
 }
 
+// vmNetworkNode includes the requested fields of the GraphQL interface Node.
+//
+// vmNetworkNode is implemented by the following types:
+// vmNetworkNodeAPIToken
+// vmNetworkNodeAlert
+// vmNetworkNodeAssignment
+// vmNetworkNodeAuditLog
+// vmNetworkNodeAvailabilityZone
+// vmNetworkNodeCheck
+// vmNetworkNodeCluster
+// vmNetworkNodeComputeNode
+// vmNetworkNodeDatacenter
+// vmNetworkNodeEvent
+// vmNetworkNodeEventRule
+// vmNetworkNodeFlavor
+// vmNetworkNodeFloor
+// vmNetworkNodeGlobalService
+// vmNetworkNodeHookDelivery
+// vmNetworkNodeHost
+// vmNetworkNodeHostGroup
+// vmNetworkNodeIPAddress
+// vmNetworkNodeIPRange
+// vmNetworkNodeImage
+// vmNetworkNodeJoinToken
+// vmNetworkNodeKubernetesCluster
+// vmNetworkNodeLink
+// vmNetworkNodeLoadBalancer
+// vmNetworkNodeMaintainer
+// vmNetworkNodeMaintainerGroup
+// vmNetworkNodeMaintenance
+// vmNetworkNodeNetwork
+// vmNetworkNodeNetworkZone
+// vmNetworkNodeNotice
+// vmNetworkNodePort
+// vmNetworkNodePowerZone
+// vmNetworkNodeProvider
+// vmNetworkNodeQuota
+// vmNetworkNodeRack
+// vmNetworkNodeRackZone
+// vmNetworkNodeRegion
+// vmNetworkNodeRegionService
+// vmNetworkNodeRoleBinding
+// vmNetworkNodeSSHKey
+// vmNetworkNodeSecurityRule
+// vmNetworkNodeServiceMesh
+// vmNetworkNodeSilence
+// vmNetworkNodeTenant
+// vmNetworkNodeUsageRecord
+// vmNetworkNodeUser
+// vmNetworkNodeVirtualMachine
+// vmNetworkNodeVolume
+// The GraphQL type's documentation follows.
+//
+// An object with an ID.
+// Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
+type vmNetworkNode interface {
+	implementsGraphQLInterfacevmNetworkNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *vmNetworkNodeAPIToken) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeAlert) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeAssignment) implementsGraphQLInterfacevmNetworkNode()        {}
+func (v *vmNetworkNodeAuditLog) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeAvailabilityZone) implementsGraphQLInterfacevmNetworkNode()  {}
+func (v *vmNetworkNodeCheck) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeCluster) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeComputeNode) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeDatacenter) implementsGraphQLInterfacevmNetworkNode()        {}
+func (v *vmNetworkNodeEvent) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeEventRule) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeFlavor) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeFloor) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeGlobalService) implementsGraphQLInterfacevmNetworkNode()     {}
+func (v *vmNetworkNodeHookDelivery) implementsGraphQLInterfacevmNetworkNode()      {}
+func (v *vmNetworkNodeHost) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeHostGroup) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeIPAddress) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeIPRange) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeImage) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeJoinToken) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeKubernetesCluster) implementsGraphQLInterfacevmNetworkNode() {}
+func (v *vmNetworkNodeLink) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeLoadBalancer) implementsGraphQLInterfacevmNetworkNode()      {}
+func (v *vmNetworkNodeMaintainer) implementsGraphQLInterfacevmNetworkNode()        {}
+func (v *vmNetworkNodeMaintainerGroup) implementsGraphQLInterfacevmNetworkNode()   {}
+func (v *vmNetworkNodeMaintenance) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeNetwork) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeNetworkZone) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeNotice) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodePort) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodePowerZone) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeProvider) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeQuota) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeRack) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeRackZone) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeRegion) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeRegionService) implementsGraphQLInterfacevmNetworkNode()     {}
+func (v *vmNetworkNodeRoleBinding) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeSSHKey) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeSecurityRule) implementsGraphQLInterfacevmNetworkNode()      {}
+func (v *vmNetworkNodeServiceMesh) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeSilence) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeTenant) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeUsageRecord) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeUser) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeVirtualMachine) implementsGraphQLInterfacevmNetworkNode()    {}
+func (v *vmNetworkNodeVolume) implementsGraphQLInterfacevmNetworkNode()            {}
+
+func __unmarshalvmNetworkNode(b []byte, v *vmNetworkNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "APIToken":
+		*v = new(vmNetworkNodeAPIToken)
+		return json.Unmarshal(b, *v)
+	case "Alert":
+		*v = new(vmNetworkNodeAlert)
+		return json.Unmarshal(b, *v)
+	case "Assignment":
+		*v = new(vmNetworkNodeAssignment)
+		return json.Unmarshal(b, *v)
+	case "AuditLog":
+		*v = new(vmNetworkNodeAuditLog)
+		return json.Unmarshal(b, *v)
+	case "AvailabilityZone":
+		*v = new(vmNetworkNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Check":
+		*v = new(vmNetworkNodeCheck)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(vmNetworkNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "ComputeNode":
+		*v = new(vmNetworkNodeComputeNode)
+		return json.Unmarshal(b, *v)
+	case "Datacenter":
+		*v = new(vmNetworkNodeDatacenter)
+		return json.Unmarshal(b, *v)
+	case "Event":
+		*v = new(vmNetworkNodeEvent)
+		return json.Unmarshal(b, *v)
+	case "EventRule":
+		*v = new(vmNetworkNodeEventRule)
+		return json.Unmarshal(b, *v)
+	case "Flavor":
+		*v = new(vmNetworkNodeFlavor)
+		return json.Unmarshal(b, *v)
+	case "Floor":
+		*v = new(vmNetworkNodeFloor)
+		return json.Unmarshal(b, *v)
+	case "GlobalService":
+		*v = new(vmNetworkNodeGlobalService)
+		return json.Unmarshal(b, *v)
+	case "HookDelivery":
+		*v = new(vmNetworkNodeHookDelivery)
+		return json.Unmarshal(b, *v)
+	case "Host":
+		*v = new(vmNetworkNodeHost)
+		return json.Unmarshal(b, *v)
+	case "HostGroup":
+		*v = new(vmNetworkNodeHostGroup)
+		return json.Unmarshal(b, *v)
+	case "IPAddress":
+		*v = new(vmNetworkNodeIPAddress)
+		return json.Unmarshal(b, *v)
+	case "IPRange":
+		*v = new(vmNetworkNodeIPRange)
+		return json.Unmarshal(b, *v)
+	case "Image":
+		*v = new(vmNetworkNodeImage)
+		return json.Unmarshal(b, *v)
+	case "JoinToken":
+		*v = new(vmNetworkNodeJoinToken)
+		return json.Unmarshal(b, *v)
+	case "KubernetesCluster":
+		*v = new(vmNetworkNodeKubernetesCluster)
+		return json.Unmarshal(b, *v)
+	case "Link":
+		*v = new(vmNetworkNodeLink)
+		return json.Unmarshal(b, *v)
+	case "LoadBalancer":
+		*v = new(vmNetworkNodeLoadBalancer)
+		return json.Unmarshal(b, *v)
+	case "Maintainer":
+		*v = new(vmNetworkNodeMaintainer)
+		return json.Unmarshal(b, *v)
+	case "MaintainerGroup":
+		*v = new(vmNetworkNodeMaintainerGroup)
+		return json.Unmarshal(b, *v)
+	case "Maintenance":
+		*v = new(vmNetworkNodeMaintenance)
+		return json.Unmarshal(b, *v)
+	case "Network":
+		*v = new(vmNetworkNodeNetwork)
+		return json.Unmarshal(b, *v)
+	case "NetworkZone":
+		*v = new(vmNetworkNodeNetworkZone)
+		return json.Unmarshal(b, *v)
+	case "Notice":
+		*v = new(vmNetworkNodeNotice)
+		return json.Unmarshal(b, *v)
+	case "Port":
+		*v = new(vmNetworkNodePort)
+		return json.Unmarshal(b, *v)
+	case "PowerZone":
+		*v = new(vmNetworkNodePowerZone)
+		return json.Unmarshal(b, *v)
+	case "Provider":
+		*v = new(vmNetworkNodeProvider)
+		return json.Unmarshal(b, *v)
+	case "Quota":
+		*v = new(vmNetworkNodeQuota)
+		return json.Unmarshal(b, *v)
+	case "Rack":
+		*v = new(vmNetworkNodeRack)
+		return json.Unmarshal(b, *v)
+	case "RackZone":
+		*v = new(vmNetworkNodeRackZone)
+		return json.Unmarshal(b, *v)
+	case "Region":
+		*v = new(vmNetworkNodeRegion)
+		return json.Unmarshal(b, *v)
+	case "RegionService":
+		*v = new(vmNetworkNodeRegionService)
+		return json.Unmarshal(b, *v)
+	case "RoleBinding":
+		*v = new(vmNetworkNodeRoleBinding)
+		return json.Unmarshal(b, *v)
+	case "SSHKey":
+		*v = new(vmNetworkNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "SecurityRule":
+		*v = new(vmNetworkNodeSecurityRule)
+		return json.Unmarshal(b, *v)
+	case "ServiceMesh":
+		*v = new(vmNetworkNodeServiceMesh)
+		return json.Unmarshal(b, *v)
+	case "Silence":
+		*v = new(vmNetworkNodeSilence)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(vmNetworkNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "UsageRecord":
+		*v = new(vmNetworkNodeUsageRecord)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(vmNetworkNodeUser)
+		return json.Unmarshal(b, *v)
+	case "VirtualMachine":
+		*v = new(vmNetworkNodeVirtualMachine)
+		return json.Unmarshal(b, *v)
+	case "Volume":
+		*v = new(vmNetworkNodeVolume)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for vmNetworkNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalvmNetworkNode(v *vmNetworkNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *vmNetworkNodeAPIToken:
+		typename = "APIToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAPIToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAlert:
+		typename = "Alert"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAlert
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAssignment:
+		typename = "Assignment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAssignment
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAuditLog:
+		typename = "AuditLog"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAuditLog
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAvailabilityZone:
+		typename = "AvailabilityZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeCheck:
+		typename = "Check"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeCheck
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeComputeNode:
+		typename = "ComputeNode"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeComputeNode
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeDatacenter:
+		typename = "Datacenter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeDatacenter
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeEvent:
+		typename = "Event"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeEventRule:
+		typename = "EventRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeEventRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeFlavor:
+		typename = "Flavor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeFlavor
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeFloor:
+		typename = "Floor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeFloor
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeGlobalService:
+		typename = "GlobalService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeGlobalService
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeHookDelivery:
+		typename = "HookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeHookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeHost:
+		typename = "Host"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeHost
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeHostGroup:
+		typename = "HostGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeHostGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeIPAddress:
+		typename = "IPAddress"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeIPAddress
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeIPRange:
+		typename = "IPRange"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeIPRange
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeImage:
+		typename = "Image"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeImage
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeJoinToken:
+		typename = "JoinToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeJoinToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeKubernetesCluster:
+		typename = "KubernetesCluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeKubernetesCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeLink:
+		typename = "Link"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeLink
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeLoadBalancer:
+		typename = "LoadBalancer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeLoadBalancer
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeMaintainer:
+		typename = "Maintainer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeMaintainer
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeMaintainerGroup:
+		typename = "MaintainerGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeMaintainerGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeMaintenance:
+		typename = "Maintenance"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeMaintenance
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeNetwork:
+		typename = "Network"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeNetwork
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeNetworkZone:
+		typename = "NetworkZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeNetworkZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeNotice:
+		typename = "Notice"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeNotice
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodePort:
+		typename = "Port"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodePort
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodePowerZone:
+		typename = "PowerZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodePowerZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeProvider:
+		typename = "Provider"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeProvider
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeQuota:
+		typename = "Quota"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeQuota
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRack:
+		typename = "Rack"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRack
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRackZone:
+		typename = "RackZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRackZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRegion:
+		typename = "Region"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRegion
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRegionService:
+		typename = "RegionService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRegionService
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRoleBinding:
+		typename = "RoleBinding"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRoleBinding
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeSSHKey:
+		typename = "SSHKey"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeSecurityRule:
+		typename = "SecurityRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeSecurityRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeServiceMesh:
+		typename = "ServiceMesh"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeServiceMesh
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeSilence:
+		typename = "Silence"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeSilence
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeUsageRecord:
+		typename = "UsageRecord"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeUsageRecord
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeVirtualMachine:
+		typename = "VirtualMachine"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeVirtualMachine
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeVolume:
+		typename = "Volume"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeVolume
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for vmNetworkNode: "%T"`, v)
+	}
+}
+
+// vmNetworkNodeAPIToken includes the requested fields of the GraphQL type APIToken.
+type vmNetworkNodeAPIToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAPIToken.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAPIToken) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAlert includes the requested fields of the GraphQL type Alert.
+type vmNetworkNodeAlert struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAlert.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAlert) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAssignment includes the requested fields of the GraphQL type Assignment.
+type vmNetworkNodeAssignment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAssignment.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAssignment) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAuditLog includes the requested fields of the GraphQL type AuditLog.
+type vmNetworkNodeAuditLog struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAuditLog.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAuditLog) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAvailabilityZone includes the requested fields of the GraphQL type AvailabilityZone.
+type vmNetworkNodeAvailabilityZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeCheck includes the requested fields of the GraphQL type Check.
+type vmNetworkNodeCheck struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeCheck.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeCheck) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeCluster includes the requested fields of the GraphQL type Cluster.
+type vmNetworkNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeCluster) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type vmNetworkNodeComputeNode struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeComputeNode.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeComputeNode) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeDatacenter includes the requested fields of the GraphQL type Datacenter.
+type vmNetworkNodeDatacenter struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeDatacenter.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeDatacenter) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeEvent includes the requested fields of the GraphQL type Event.
+type vmNetworkNodeEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeEvent.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeEvent) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeEventRule includes the requested fields of the GraphQL type EventRule.
+type vmNetworkNodeEventRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeEventRule.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeEventRule) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeFlavor includes the requested fields of the GraphQL type Flavor.
+type vmNetworkNodeFlavor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeFlavor.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeFlavor) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeFloor includes the requested fields of the GraphQL type Floor.
+type vmNetworkNodeFloor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeFloor.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeFloor) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeGlobalService includes the requested fields of the GraphQL type GlobalService.
+type vmNetworkNodeGlobalService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeGlobalService.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeGlobalService) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeHookDelivery includes the requested fields of the GraphQL type HookDelivery.
+type vmNetworkNodeHookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeHookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeHookDelivery) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeHost includes the requested fields of the GraphQL type Host.
+type vmNetworkNodeHost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeHost.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeHost) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeHostGroup includes the requested fields of the GraphQL type HostGroup.
+type vmNetworkNodeHostGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeHostGroup.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeHostGroup) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeIPAddress includes the requested fields of the GraphQL type IPAddress.
+type vmNetworkNodeIPAddress struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeIPAddress.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeIPAddress) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeIPRange includes the requested fields of the GraphQL type IPRange.
+type vmNetworkNodeIPRange struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeIPRange.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeIPRange) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeImage includes the requested fields of the GraphQL type Image.
+type vmNetworkNodeImage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeImage.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeImage) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeJoinToken includes the requested fields of the GraphQL type JoinToken.
+type vmNetworkNodeJoinToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeJoinToken.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeJoinToken) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type vmNetworkNodeKubernetesCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeKubernetesCluster.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeKubernetesCluster) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeLink includes the requested fields of the GraphQL type Link.
+type vmNetworkNodeLink struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeLink.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeLink) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type vmNetworkNodeLoadBalancer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeLoadBalancer.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeLoadBalancer) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeMaintainer includes the requested fields of the GraphQL type Maintainer.
+type vmNetworkNodeMaintainer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeMaintainer.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeMaintainer) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeMaintainerGroup includes the requested fields of the GraphQL type MaintainerGroup.
+type vmNetworkNodeMaintainerGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeMaintainerGroup.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeMaintainerGroup) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeMaintenance includes the requested fields of the GraphQL type Maintenance.
+type vmNetworkNodeMaintenance struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeMaintenance.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeMaintenance) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeNetwork includes the requested fields of the GraphQL type Network.
+type vmNetworkNodeNetwork struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeNetwork.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeNetwork) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeNetworkZone includes the requested fields of the GraphQL type NetworkZone.
+type vmNetworkNodeNetworkZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeNetworkZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeNetworkZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeNotice includes the requested fields of the GraphQL type Notice.
+type vmNetworkNodeNotice struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeNotice.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeNotice) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodePort includes the requested fields of the GraphQL type Port.
+type vmNetworkNodePort struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodePort.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodePort) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodePowerZone includes the requested fields of the GraphQL type PowerZone.
+type vmNetworkNodePowerZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodePowerZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodePowerZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeProvider includes the requested fields of the GraphQL type Provider.
+type vmNetworkNodeProvider struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeProvider.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeProvider) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeQuota includes the requested fields of the GraphQL type Quota.
+type vmNetworkNodeQuota struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeQuota.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeQuota) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRack includes the requested fields of the GraphQL type Rack.
+type vmNetworkNodeRack struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRack.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRack) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRackZone includes the requested fields of the GraphQL type RackZone.
+type vmNetworkNodeRackZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRackZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRackZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRegion includes the requested fields of the GraphQL type Region.
+type vmNetworkNodeRegion struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRegion.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRegion) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRegionService includes the requested fields of the GraphQL type RegionService.
+type vmNetworkNodeRegionService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRegionService.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRegionService) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRoleBinding includes the requested fields of the GraphQL type RoleBinding.
+type vmNetworkNodeRoleBinding struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRoleBinding.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRoleBinding) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeSSHKey includes the requested fields of the GraphQL type SSHKey.
+type vmNetworkNodeSSHKey struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeSSHKey.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeSSHKey) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type vmNetworkNodeSecurityRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeSecurityRule.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeSecurityRule) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type vmNetworkNodeServiceMesh struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeServiceMesh.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeServiceMesh) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeSilence includes the requested fields of the GraphQL type Silence.
+type vmNetworkNodeSilence struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeSilence.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeSilence) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeTenant includes the requested fields of the GraphQL type Tenant.
+type vmNetworkNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeTenant) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeUsageRecord includes the requested fields of the GraphQL type UsageRecord.
+type vmNetworkNodeUsageRecord struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeUsageRecord.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeUsageRecord) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeUser includes the requested fields of the GraphQL type User.
+type vmNetworkNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeUser) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type vmNetworkNodeVirtualMachine struct {
+	Typename      *string         `json:"__typename"`
+	Ports         VMNetPorts      `json:"ports"`
+	SecurityRules VMSecurityRules `json:"securityRules"`
+}
+
+// GetTypename returns vmNetworkNodeVirtualMachine.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVirtualMachine) GetTypename() *string { return v.Typename }
+
+// GetPorts returns vmNetworkNodeVirtualMachine.Ports, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVirtualMachine) GetPorts() VMNetPorts { return v.Ports }
+
+// GetSecurityRules returns vmNetworkNodeVirtualMachine.SecurityRules, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVirtualMachine) GetSecurityRules() VMSecurityRules { return v.SecurityRules }
+
+// vmNetworkNodeVolume includes the requested fields of the GraphQL type Volume.
+type vmNetworkNodeVolume struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeVolume.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVolume) GetTypename() *string { return v.Typename }
+
+// vmNetworkResponse is returned by vmNetwork on success.
+type vmNetworkResponse struct {
+	// Fetches an object given its ID.
+	Node *vmNetworkNode `json:"-"`
+}
+
+// GetNode returns vmNetworkResponse.Node, and is useful for accessing the field via an interface.
+func (v *vmNetworkResponse) GetNode() *vmNetworkNode { return v.Node }
+
+func (v *vmNetworkResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*vmNetworkResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.vmNetworkResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(vmNetworkNode)
+			err = __unmarshalvmNetworkNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal vmNetworkResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalvmNetworkResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *vmNetworkResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *vmNetworkResponse) __premarshalJSON() (*__premarshalvmNetworkResponse, error) {
+	var retval __premarshalvmNetworkResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalvmNetworkNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal vmNetworkResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // The subscription executed by assignmentChanged.
 const assignmentChanged_Operation = `
 subscription assignmentChanged ($node: ID!) {
@@ -3890,26 +5067,6 @@ fragment Assignment on Assignment {
 					vlan
 					driver
 					networkID
-					ipAddresses(first: 8) {
-						edges {
-							node {
-								address
-							}
-						}
-					}
-				}
-			}
-		}
-		securityRules(first: 500) {
-			edges {
-				node {
-					direction
-					protocol
-					portFrom
-					portTo
-					cidr
-					action
-					priority
 				}
 			}
 		}
@@ -4242,6 +5399,72 @@ func reportNodeStatus(
 	}
 
 	data_ = &reportNodeStatusResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by vmNetwork.
+const vmNetwork_Operation = `
+query vmNetwork ($vm: ID!) {
+	node(id: $vm) {
+		__typename
+		... on VirtualMachine {
+			ports(first: 32) {
+				edges {
+					node {
+						mac
+						ipAddresses(first: 4) {
+							edges {
+								node {
+									address
+								}
+							}
+						}
+					}
+				}
+			}
+			securityRules(first: 500) {
+				edges {
+					node {
+						direction
+						protocol
+						portFrom
+						portTo
+						cidr
+						action
+						priority
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+// vmNetwork reads what the routed network mode needs of one of the node's VMs: its ports'
+// addresses and its ACL rules. Apart from assignmentsPage, whose complexity is at the
+// server's limit already.
+func vmNetwork(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	vm string,
+) (data_ *vmNetworkResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "vmNetwork",
+		Query:  vmNetwork_Operation,
+		Variables: &__vmNetworkInput{
+			Vm: vm,
+		},
+	}
+
+	data_ = &vmNetworkResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

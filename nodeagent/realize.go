@@ -21,7 +21,7 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 		r := AssignmentReport{Status: "APPLIED", ObservedState: observed(dom)}
 		acted := ag.askGuestAgent(ctx, a, dom, &r)
 		if ag.routed() {
-			ag.routeReport(a, &r)
+			ag.routeReport(ctx, a, &r)
 		}
 		ag.send(ctx, a, r, acted)
 		return
@@ -81,7 +81,7 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	log.Info("assignment applied", "observed", obs)
 	r := AssignmentReport{Status: "APPLIED", ObservedState: obs, Reason: note}
 	if ag.routed() {
-		ag.routeReport(a, &r)
+		ag.routeReport(ctx, a, &r)
 	}
 	if a.DesiredState != "ABSENT" {
 		// Which volumes the domain has now: what moves them to ATTACHED or AVAILABLE.

@@ -72,85 +72,119 @@ func (ag *Agent) Announcements() []bgp.Entry { return ag.routes.Entries() }
 
 func (ag *Agent) routed() bool { return ag.cfg.NetworkMode == NetworkRouted && ag.cfg.Routed != nil }
 
-// vmAddresses are the IPv4 addresses of a's VM's ports, in port order.
-func vmAddresses(a Assignment) []netip.Addr {
-	var out []netip.Addr
-	for _, p := range ports(a) {
-		for _, e := range p.IpAddresses.Edges {
-			if e == nil || e.Node == nil {
-				continue
-			}
-			if ad, err := netip.ParseAddr(e.Node.Address); err == nil && ad.Is4() && !slices.Contains(out, ad) {
-				out = append(out, ad)
-			}
-		}
-	}
-	return out
+// vmNet is what routed mode knows of a VM's network: its ports' first IPv4 address by
+// MAC, its addresses in port order, and its ACL rules.
+type vmNet struct {
+	byMAC map[string]netip.Addr
+	addrs []netip.Addr
+	rules []vmnet.Rule
 }
 
-// routedNICs turns the NICs of a's VM into taps in routed mode: the NIC of a port with an
-// address uses the tap of the address's slot (vmnet.TapName), which Ensure reserves.
-func (ag *Agent) routedNICs(a Assignment) (map[string]string, error) {
-	taps := map[string]string{} // MAC -> tap
-	for _, p := range ports(a) {
-		for _, e := range p.IpAddresses.Edges {
-			if e == nil || e.Node == nil {
-				continue
-			}
-			ad, err := netip.ParseAddr(e.Node.Address)
-			if err != nil || !ad.Is4() {
-				continue
-			}
-			at, err := ag.cfg.Routed.Ensure(ad)
-			if err != nil {
-				return nil, err
-			}
-			taps[*p.Mac] = at.Tap
-			break // one address per NIC: the first
-		}
-	}
-	return taps, nil
-}
-
-// aclRules are the VM's security rules in vmnet's terms.
-func aclRules(a Assignment) []vmnet.Rule {
+// vmNetwork reads a's VM's addresses and rules (vmNetwork query) and remembers them, so that
+// the addresses can still be withdrawn once the VM is no longer readable (moved away).
+func (ag *Agent) vmNetwork(ctx context.Context, a Assignment) (vmNet, error) {
 	if a.VirtualMachine == nil {
-		return nil
+		return ag.cachedNet(a), nil
 	}
-	var out []vmnet.Rule
-	for _, e := range a.VirtualMachine.SecurityRules.Edges {
+	out, err := vmNetwork(ctx, ag.api, a.VirtualMachine.Id)
+	if err != nil {
+		return vmNet{}, fmt.Errorf("read the VM's addresses and rules: %w", err)
+	}
+	var vm *vmNetworkNodeVirtualMachine
+	if out.Node != nil {
+		vm, _ = (*out.Node).(*vmNetworkNodeVirtualMachine)
+	}
+	if vm == nil {
+		return ag.cachedNet(a), nil
+	}
+	n := vmNet{byMAC: map[string]netip.Addr{}}
+	for _, e := range vm.Ports.Edges {
+		if e == nil || e.Node == nil || e.Node.Mac == nil {
+			continue
+		}
+		for _, ie := range e.Node.IpAddresses.Edges {
+			if ie == nil || ie.Node == nil {
+				continue
+			}
+			if ad, err := netip.ParseAddr(ie.Node.Address); err == nil && ad.Is4() {
+				n.byMAC[strings.ToLower(*e.Node.Mac)] = ad
+				if !slices.Contains(n.addrs, ad) {
+					n.addrs = append(n.addrs, ad)
+				}
+				break
+			}
+		}
+	}
+	for _, e := range vm.SecurityRules.Edges {
 		if e == nil || e.Node == nil {
 			continue
 		}
-		n := e.Node
-		r := vmnet.Rule{Direction: vmnet.Direction(n.Direction), Protocol: string(n.Protocol),
-			Allow: n.Action == "ALLOW", Priority: n.Priority}
-		if n.PortFrom != nil {
-			r.PortFrom = *n.PortFrom
+		r := e.Node
+		rule := vmnet.Rule{Direction: vmnet.Direction(r.Direction), Protocol: string(r.Protocol),
+			Allow: r.Action == "ALLOW", Priority: r.Priority}
+		if r.PortFrom != nil {
+			rule.PortFrom = *r.PortFrom
 		}
-		if n.PortTo != nil {
-			r.PortTo = *n.PortTo
+		if r.PortTo != nil {
+			rule.PortTo = *r.PortTo
 		}
-		if p, err := netip.ParsePrefix(n.Cidr); err == nil {
-			r.CIDR = p
+		if p, err := netip.ParsePrefix(r.Cidr); err == nil {
+			rule.CIDR = p
 		}
-		out = append(out, r)
+		n.rules = append(n.rules, rule)
 	}
-	return out
+	if id, ok, _ := assignedVM(a); ok {
+		ag.mu.Lock()
+		ag.nets[id] = n
+		ag.mu.Unlock()
+	}
+	return n, nil
+}
+
+// cachedNet is what vmNetwork last read of a's VM (empty when nothing).
+func (ag *Agent) cachedNet(a Assignment) vmNet {
+	id, ok, _ := assignedVM(a)
+	if !ok {
+		return vmNet{}
+	}
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	return ag.nets[id]
+}
+
+// routedNICs reserves the slot of each address of a's VM (vmnet.Ensure) and returns the
+// tap of each NIC with an address, by MAC.
+func (ag *Agent) routedNICs(ctx context.Context, a Assignment) (map[string]string, error) {
+	n, err := ag.vmNetwork(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	taps := map[string]string{}
+	for mac, ad := range n.byMAC {
+		at, err := ag.cfg.Routed.Ensure(ad)
+		if err != nil {
+			return nil, err
+		}
+		taps[mac] = at.Tap
+	}
+	return taps, nil
 }
 
 // routeUp realizes the routed network of a's running VM: each address's namespace, its tap
 // moved in, its ACL, and its /32 announced. An address whose tap is missing is not
 // announced (nothing would answer) and makes the error.
-func (ag *Agent) routeUp(a Assignment) ([]routeState, error) {
+func (ag *Agent) routeUp(ctx context.Context, a Assignment) ([]routeState, error) {
 	var out []routeState
 	var errs []error
-	rules := aclRules(a)
-	for _, ad := range vmAddresses(a) {
+	n, err := ag.vmNetwork(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	for _, ad := range n.addrs {
 		at, err := ag.cfg.Routed.AttachTap(ad)
 		st := routeState{Address: ad, Namespace: at.Namespace, Link: at.NSAddr}
 		if err == nil {
-			err = ag.cfg.Routed.ApplyACL(ad, rules)
+			err = ag.cfg.Routed.ApplyACL(ad, n.rules)
 		}
 		if err == nil {
 			err = ag.routes.For(routedOwner).Announce(netip.PrefixFrom(ad, 32), netip.Addr{})
@@ -169,7 +203,7 @@ func (ag *Agent) routeUp(a Assignment) ([]routeState, error) {
 // routeDown withdraws a's VM's addresses and removes their namespaces.
 func (ag *Agent) routeDown(a Assignment) []routeState {
 	var out []routeState
-	for _, ad := range vmAddresses(a) {
+	for _, ad := range ag.cachedNet(a).addrs {
 		_ = ag.routes.For(routedOwner).Withdraw(netip.PrefixFrom(ad, 32))
 		if err := ag.cfg.Routed.Remove(ad); err != nil {
 			ag.log.Warn("cannot remove the namespace of a VM address", "address", ad, "err", err)
@@ -181,22 +215,31 @@ func (ag *Agent) routeDown(a Assignment) []routeState {
 
 // withdrawAll withdraws a's VM's addresses (before the domain stops or goes).
 func (ag *Agent) withdrawAll(a Assignment) {
-	for _, ad := range vmAddresses(a) {
+	for _, ad := range ag.cachedNet(a).addrs {
 		_ = ag.routes.For(routedOwner).Withdraw(netip.PrefixFrom(ad, 32))
 	}
 }
 
 // pruneRoutes withdraws and removes the namespaces of addresses no running VM of the node
 // has (a VM moved away, deleted, or its address released).
-func (ag *Agent) pruneRoutes(as []Assignment) {
+func (ag *Agent) pruneRoutes(ctx context.Context, as []Assignment) {
 	if !ag.routed() {
 		return
 	}
 	var keep []netip.Addr
 	for _, a := range as {
-		if a.DesiredState == "RUNNING" {
-			keep = append(keep, vmAddresses(a)...)
+		if a.DesiredState != "RUNNING" {
+			continue
 		}
+		n := ag.cachedNet(a)
+		if n.byMAC == nil {
+			var err error
+			if n, err = ag.vmNetwork(ctx, a); err != nil {
+				ag.log.Warn("cannot prune the routed network", "err", err)
+				return // not knowing what to keep, keep everything
+			}
+		}
+		keep = append(keep, n.addrs...)
 	}
 	for _, p := range ag.routes.Owned(routedOwner) {
 		if !slices.Contains(keep, p.Addr()) {
@@ -297,7 +340,7 @@ func (ag *Agent) runBGP(ctx context.Context) {
 	}
 	defer stop()
 	for {
-		cfg, err := ag.speakerConfig(ctx)
+		cfg, err := ag.SpeakerConfig(ctx)
 		if err != nil && ctx.Err() == nil {
 			ag.log.Warn("cannot read the node's BGP peers", "err", err)
 		}
@@ -332,8 +375,8 @@ func (ag *Agent) runBGP(ctx context.Context) {
 	}
 }
 
-// speakerConfig is the speaker's configuration: Config.BGP over the graph's ComputeNode.bgp.
-func (ag *Agent) speakerConfig(ctx context.Context) (bgp.Config, error) {
+// SpeakerConfig is the speaker's configuration: Config.BGP over the graph's ComputeNode.bgp.
+func (ag *Agent) SpeakerConfig(ctx context.Context) (bgp.Config, error) {
 	c := ag.cfg.BGP
 	cfg := bgp.Config{ASN: c.ASN, RouterID: c.RouterID, Peers: c.Peers, ListenPort: c.ListenPort, HoldTime: c.HoldTime, Logger: ag.log}
 	if cfg.ListenPort == 0 {
@@ -407,7 +450,7 @@ func (ag *Agent) rememberInstance(a Assignment, up bool) {
 	if a.VirtualMachine == nil {
 		return
 	}
-	addrs := vmAddresses(a)
+	addrs := ag.cachedNet(a).addrs
 	ag.mu.Lock()
 	defer ag.mu.Unlock()
 	for _, ad := range addrs {
@@ -422,14 +465,14 @@ func (ag *Agent) rememberInstance(a Assignment, up bool) {
 // routeReport realizes (RUNNING) or removes (otherwise) the routed network of a's VM and puts
 // the routes into r. A failure to realize it is logged and tried again next resync; the
 // report then says which address is not announced.
-func (ag *Agent) routeReport(a Assignment, r *AssignmentReport) {
+func (ag *Agent) routeReport(ctx context.Context, a Assignment, r *AssignmentReport) {
 	if a.VirtualMachine == nil && a.VmID == nil {
 		return
 	}
 	var rs []routeState
 	if a.DesiredState == "RUNNING" {
 		var err error
-		rs, err = ag.routeUp(a)
+		rs, err = ag.routeUp(ctx, a)
 		if err != nil {
 			ag.log.Warn("routed network of the VM", "assignment", a.Id, "err", err)
 		}

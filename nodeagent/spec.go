@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
@@ -69,7 +70,7 @@ func (ag *Agent) specFor(ctx context.Context, a Assignment, cpus []int) (hypervi
 	var taps map[string]string // routed mode: the NICs' taps by MAC
 	if ag.routed() {
 		var err error
-		if taps, err = ag.routedNICs(a); err != nil {
+		if taps, err = ag.routedNICs(ctx, a); err != nil {
 			return hypervisor.DomainSpec{}, err
 		}
 	}
@@ -81,7 +82,7 @@ func (ag *Agent) specFor(ctx context.Context, a Assignment, cpus []int) (hypervi
 		if n, ok := portNetwork(p); ok {
 			nic.Network, nic.Bridge = "", hostnet.BridgeName(n.ID)
 		}
-		if tap, ok := taps[*p.Mac]; ok {
+		if tap, ok := taps[strings.ToLower(*p.Mac)]; ok {
 			nic.Network, nic.Bridge, nic.Tap = "", "", tap
 		}
 		if !excl {

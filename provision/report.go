@@ -64,6 +64,19 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	case r.Generation < a.Generation:
 		return a, nil // stale: the agent acted on an older desired state
 	}
+	if r.Routes != nil {
+		// Before the assignment's row: a drain locks the VM, then its assignments; taking
+		// them in the same order here keeps the two from deadlocking.
+		vm, err := client.Assignment.QueryVirtualMachine(a).WithNode().Only(system(ctx))
+		if err != nil && !ent.IsNotFound(err) {
+			return nil, err
+		}
+		if vm != nil && vm.Edges.Node != nil && vm.Edges.Node.ID == a.Edges.Node.ID {
+			if err := s.applyRoutes(ctx, client, a, vm, r.Routes); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// As the viewer: an agent may write its own node's assignments only.
 	observed, why := deref(r.ObservedState), deref(r.Reason)
 	n, err := client.Assignment.Update().Where(assignment.ID(a.ID), assignment.Generation(r.Generation)).
@@ -124,9 +137,6 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	}
 	// After the status: the guest agent's word is newer than the domain's start.
 	if err := s.applyGuestReport(ctx, client, a, vm, r); err != nil {
-		return nil, err
-	}
-	if err := s.applyRoutes(ctx, client, a, vm, r.Routes); err != nil {
 		return nil, err
 	}
 	return client.Assignment.Get(ctx, a.ID)

@@ -98,6 +98,7 @@ type Remote struct {
 // Start runs a speaker with cfg in ns until the test ends (or Close).
 func Start(t testing.TB, ns *netlab.NS, cfg bgp.Config) *Remote {
 	t.Helper()
+	cfg.Logger = nil // the child logs to its stderr
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
