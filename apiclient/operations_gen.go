@@ -11113,6 +11113,85 @@ type VMFieldsTenant struct {
 // GetId returns VMFieldsTenant.Id, and is useful for accessing the field via an interface.
 func (v *VMFieldsTenant) GetId() string { return v.Id }
 
+// VMRoutesResponse is returned by VMRoutes on success.
+type VMRoutesResponse struct {
+	// The routes of the VMs the viewer may read, by address: which node announces which
+	// address. Only VMs that have route state (routed network mode) are listed.
+	VmRoutes []VMRoutesVmRoutesRouteEntry `json:"vmRoutes"`
+}
+
+// GetVmRoutes returns VMRoutesResponse.VmRoutes, and is useful for accessing the field via an interface.
+func (v *VMRoutesResponse) GetVmRoutes() []VMRoutesVmRoutesRouteEntry { return v.VmRoutes }
+
+// VMRoutesVmRoutesRouteEntry includes the requested fields of the GraphQL type RouteEntry.
+// The GraphQL type's documentation follows.
+//
+// An announced VM address, for the network page and `virtflow routes`.
+type VMRoutesVmRoutesRouteEntry struct {
+	VirtualMachine VMRoutesVmRoutesRouteEntryVirtualMachine `json:"virtualMachine"`
+	Route          VMRoutesVmRoutesRouteEntryRouteVMRoute   `json:"route"`
+}
+
+// GetVirtualMachine returns VMRoutesVmRoutesRouteEntry.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntry) GetVirtualMachine() VMRoutesVmRoutesRouteEntryVirtualMachine {
+	return v.VirtualMachine
+}
+
+// GetRoute returns VMRoutesVmRoutesRouteEntry.Route, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntry) GetRoute() VMRoutesVmRoutesRouteEntryRouteVMRoute {
+	return v.Route
+}
+
+// VMRoutesVmRoutesRouteEntryRouteVMRoute includes the requested fields of the GraphQL type VMRoute.
+// The GraphQL type's documentation follows.
+//
+// The routed network of one VM address on the node that runs the VM: the address's network
+// namespace on the node, the namespace's own address (from 169.254.32.0/19), and whether the
+// node announces the address's /32 to its BGP peers.
+type VMRoutesVmRoutesRouteEntryRouteVMRoute struct {
+	// the VM's address, routed as a /32
+	Address string `json:"address"`
+	// the compute node whose agent realizes (and announces) it
+	Node string `json:"node"`
+	// the network namespace on the node
+	Namespace string `json:"namespace"`
+	// the namespace's own 169.254.32.0/19 address, the node's next hop towards the VM
+	LinkAddress string `json:"linkAddress"`
+	// the node's BGP speaker announces the /32
+	Announced bool      `json:"announced"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// GetAddress returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Address, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetAddress() string { return v.Address }
+
+// GetNode returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Node, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetNode() string { return v.Node }
+
+// GetNamespace returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Namespace, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetNamespace() string { return v.Namespace }
+
+// GetLinkAddress returns VMRoutesVmRoutesRouteEntryRouteVMRoute.LinkAddress, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetLinkAddress() string { return v.LinkAddress }
+
+// GetAnnounced returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Announced, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetAnnounced() bool { return v.Announced }
+
+// GetUpdatedAt returns VMRoutesVmRoutesRouteEntryRouteVMRoute.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// VMRoutesVmRoutesRouteEntryVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type VMRoutesVmRoutesRouteEntryVirtualMachine struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns VMRoutesVmRoutesRouteEntryVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryVirtualMachine) GetId() string { return v.Id }
+
+// GetName returns VMRoutesVmRoutesRouteEntryVirtualMachine.Name, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryVirtualMachine) GetName() string { return v.Name }
+
 // VirtualMachineBootDevice is enum for the field boot_device
 type VirtualMachineBootDevice string
 
@@ -12081,6 +12160,14 @@ func (v *__UsageInput) GetTo() time.Time { return v.To }
 
 // GetGroupBy returns __UsageInput.GroupBy, and is useful for accessing the field via an interface.
 func (v *__UsageInput) GetGroupBy() []UsageGroupBy { return v.GroupBy }
+
+// __VMRoutesInput is used internally by genqlient
+type __VMRoutesInput struct {
+	First *int `json:"first"`
+}
+
+// GetFirst returns __VMRoutesInput.First, and is useful for accessing the field via an interface.
+func (v *__VMRoutesInput) GetFirst() *int { return v.First }
 
 // __WatchNodesInput is used internally by genqlient
 type __WatchNodesInput struct {
@@ -15580,6 +15667,52 @@ func Usage(
 	}
 
 	data_ = &UsageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by VMRoutes.
+const VMRoutes_Operation = `
+query VMRoutes ($first: Int) {
+	vmRoutes(first: $first) {
+		virtualMachine {
+			id
+			name
+		}
+		route {
+			address
+			node
+			namespace
+			linkAddress
+			announced
+			updatedAt
+		}
+	}
+}
+`
+
+// VMRoutes lists which node announces which VM address (routed network mode, issue 27).
+func VMRoutes(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+) (data_ *VMRoutesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "VMRoutes",
+		Query:  VMRoutes_Operation,
+		Variables: &__VMRoutesInput{
+			First: first,
+		},
+	}
+
+	data_ = &VMRoutesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/bgp/bgptest"
+	"github.com/virtflow/virtflow/cli"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/host"
 	"github.com/virtflow/virtflow/ent/ipaddress"
@@ -138,6 +139,14 @@ func TestRoutedAddressEndToEnd(t *testing.T) {
 			routes.VMRoutes[0].Route.Node == st.site.Nodes[0].Name && routes.VMRoutes[0].Route.LinkAddress == "169.254.32.0"
 	})
 
+	// The CLI lists the route: which node announces the address.
+	var out, errOut strings.Builder
+	if code := cli.Run(ctx, []string{"routes", "--endpoint", st.base, "--token", gqltest.AdminToken},
+		cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}); code != 0 ||
+		!strings.Contains(out.String(), addr.String()) || !strings.Contains(out.String(), st.site.Nodes[0].Name) {
+		t.Errorf("virtflow routes: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+
 	// An ACL: ingress TCP 8080 only. Applied by the agent's next resync (every 2 s here).
 	var rule struct{ CreateSecurityRule struct{ ID string } }
 	if err := api.Do(ctx, `mutation($in: CreateSecurityRuleInput!) { createSecurityRule(input: $in) { id } }`,
@@ -228,7 +237,7 @@ func startRoutedAgent(t *testing.T, st *fleetStack, i int, n *routedNode) (stop 
 		t.Fatal(err)
 	}
 	cfg := nodeagent.Config{APIURL: st.base, Token: tok, NodeID: gqltest.ID(st.site.Nodes[i].ID), Hypervisor: st.hvs[i],
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", i),
+		Log:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", i),
 		HeartbeatInterval: time.Second, ResyncInterval: 2 * time.Second, RetryDelay: 10 * time.Millisecond,
 		NetworkMode: nodeagent.NetworkRouted, Routed: m, MetadataListener: md}
 	probe, err := nodeagent.New(cfg)
@@ -313,4 +322,3 @@ func httpGet(t *testing.T, ns *netlab.NS, url string, timeout time.Duration) str
 	}
 	return body
 }
-
