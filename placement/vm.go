@@ -180,8 +180,9 @@ func (p *Placer) DeleteVM(ctx context.Context, client *ent.Client, id int) error
 		if err := keepVolumes(ctx, t.c, id); err != nil {
 			return err
 		}
-		// The VM's ACL rules (SecurityRule) belong to it and go with it.
-		if _, err := t.c.SecurityRule.Delete().Where(securityrule.HasVirtualMachineWith(virtualmachine.ID(id))).Exec(ctx); err != nil {
+		// The VM's ACL rules (SecurityRule) belong to it and go with it, whoever may delete
+		// the VM (its maintainer too, who does not write rules): as the system.
+		if _, err := t.c.SecurityRule.Delete().Where(securityrule.HasVirtualMachineWith(virtualmachine.ID(id))).Exec(system(ctx)); err != nil {
 			return fmt.Errorf("delete the security rules of VM %d: %w", id, err)
 		}
 		if err := t.c.VirtualMachine.SafeDelete(ctx, id); err != nil {
