@@ -10,10 +10,13 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/alerting"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // CreateAlert is the resolver for the createAlert field.
@@ -513,17 +516,36 @@ func (r *mutationResolver) DeleteSSHKey(ctx context.Context, id int) (int, error
 
 // CreateSecurityRule is the resolver for the createSecurityRule field.
 func (r *mutationResolver) CreateSecurityRule(ctx context.Context, input ent.CreateSecurityRuleInput) (*ent.SecurityRule, error) {
-	return r.ent(ctx).SecurityRule.Create().SetInput(input).Save(ctx)
+	rule, err := r.ent(ctx).SecurityRule.Create().SetInput(input).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rule, provision.NotifyACLChange(ctx, r.ent(ctx), input.VirtualMachineID, r.now())
 }
 
 // UpdateSecurityRule is the resolver for the updateSecurityRule field.
 func (r *mutationResolver) UpdateSecurityRule(ctx context.Context, id int, input ent.UpdateSecurityRuleInput) (*ent.SecurityRule, error) {
-	return r.ent(ctx).SecurityRule.UpdateOneID(id).SetInput(input).Save(ctx)
+	rule, err := r.ent(ctx).SecurityRule.UpdateOneID(id).SetInput(input).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vm, err := rule.QueryVirtualMachine().OnlyID(authz.Unrestricted(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return rule, provision.NotifyACLChange(ctx, r.ent(ctx), vm, r.now())
 }
 
 // DeleteSecurityRule is the resolver for the deleteSecurityRule field.
 func (r *mutationResolver) DeleteSecurityRule(ctx context.Context, id int) (int, error) {
-	return id, r.ent(ctx).SecurityRule.SafeDelete(ctx, id)
+	vm, err := r.ent(ctx).SecurityRule.Query().Where(securityrule.ID(id)).QueryVirtualMachine().OnlyID(authz.Unrestricted(ctx))
+	if err := r.ent(ctx).SecurityRule.SafeDelete(ctx, id); err != nil {
+		return id, err
+	}
+	if err != nil {
+		return id, nil // the rule had no VM (cannot happen: the edge is required)
+	}
+	return id, provision.NotifyACLChange(ctx, r.ent(ctx), vm, r.now())
 }
 
 // CreateServiceMesh is the resolver for the createServiceMesh field.

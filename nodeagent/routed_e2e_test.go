@@ -147,17 +147,20 @@ func TestRoutedAddressEndToEnd(t *testing.T) {
 		t.Errorf("virtflow routes: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 
-	// An ACL: ingress TCP 8080 only. Applied by the agent's next resync (every 2 s here).
+	// An ACL: ingress TCP 8080 only. The change reaches the agent as assignmentChanged (its
+	// periodic resync is 30 s here, longer than the wait).
 	var rule struct{ CreateSecurityRule struct{ ID string } }
 	if err := api.Do(ctx, `mutation($in: CreateSecurityRuleInput!) { createSecurityRule(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"direction": "INGRESS", "protocol": "TCP", "portFrom": 8080, "tenantID": gqltest.ID(st.site.Tenant),
 			"virtualMachineID": created.CreateVirtualMachine.ID}}, &rule); err != nil {
 		t.Fatal(err)
 	}
+	aclStart := time.Now()
 	eventuallyWithin(t, 10*time.Second, "port 8081 dropped by the ACL", func() bool {
 		_, err := tryGet(client, "http://"+addr.String()+":8081/", 300*time.Millisecond)
 		return err != nil
 	})
+	aclApplied := time.Since(aclStart)
 	if body := httpGet(t, client, "http://"+addr.String()+":8080/", 2*time.Second); !strings.HasPrefix(body, "hello") {
 		t.Fatalf("allowed port 8080 after the ACL: %q", body)
 	}
@@ -203,7 +206,7 @@ func TestRoutedAddressEndToEnd(t *testing.T) {
 	if _, gws, _ := leaf.HasRoute(vm32); len(gws) != 1 {
 		t.Errorf("after the move the leaf routes %v via %v, want node 1 only", vm32, gws)
 	}
-	t.Logf("announce/withdraw latency (request to the leaf's kernel table): withdraw on stop %v, announce on start %v; drain moved the /32 in %v", withdraw, announce, moved)
+	t.Logf("announce/withdraw latency (request to the leaf's kernel table): withdraw on stop %v, announce on start %v; drain moved the /32 in %v; ACL in force %v after createSecurityRule (first refused probe)", withdraw, announce, moved, aclApplied)
 	t.Logf("leaf routes:\n%s", bird.Show(t, "route"))
 }
 
@@ -238,7 +241,7 @@ func startRoutedAgent(t *testing.T, st *fleetStack, i int, n *routedNode) (stop 
 	}
 	cfg := nodeagent.Config{APIURL: st.base, Token: tok, NodeID: gqltest.ID(st.site.Nodes[i].ID), Hypervisor: st.hvs[i],
 		Log:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", i),
-		HeartbeatInterval: time.Second, ResyncInterval: 2 * time.Second, RetryDelay: 10 * time.Millisecond,
+		HeartbeatInterval: time.Second, ResyncInterval: 30 * time.Second, RetryDelay: 10 * time.Millisecond,
 		NetworkMode: nodeagent.NetworkRouted, Routed: m, MetadataListener: md}
 	probe, err := nodeagent.New(cfg)
 	if err != nil {
