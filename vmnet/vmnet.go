@@ -23,6 +23,10 @@
 // namespace handles (vishvananda/netns), never ip(8); the few sysctls are written under
 // /proc/sys from a thread inside the namespace concerned.
 //
+// ApplyACL (acl.go) puts a VM's security rules into an nftables table of the address's
+// namespace; NewMetadataHandler (metadata.go) is the metadata service the node agent serves
+// on MetadataAddr, which knows its caller by source address.
+//
 // The tap is created by the hypervisor when the domain starts (libvirt interface type
 // "ethernet" with target dev vft<N>) in the node's namespace; AttachTap then moves it into
 // the address's namespace (QEMU keeps its file descriptor) and routes the address to it.
