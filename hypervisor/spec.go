@@ -131,7 +131,7 @@ func (s DomainSpec) normalize() (DomainSpec, error) {
 		case nic.Network != "" && !nameRE.MatchString(nic.Network):
 			return n, invalidSpec("NIC %d: network name %q", i, nic.Network)
 		case nic.Bridge == "" && nic.Network == "":
-			return n, invalidSpec("NIC %d: needs a bridge, a network or a tap", i)
+			return n, invalidSpec("NIC %d: needs a bridge or a network (or a tap)", i)
 		}
 		n.NICs = append(n.NICs, nic)
 	}
