@@ -1,6 +1,7 @@
 // Routes page (routed network mode, issue 27): it lists what vmRoutes answers, row for row
 // (address, node, announced), or says that no address is routed; the navigation links to it.
 import assert from 'node:assert/strict';
+import { seriousViolations } from '../axe.mjs';
 
 export const tests = [
   {
@@ -21,6 +22,8 @@ export const tests = [
         assert.equal(first[0], `${api[0].route.address}/32`);
         assert.equal(first[1], api[0].route.node);
       }
+      await page.waitForLoadState('networkidle').catch(() => {});
+      assert.deepEqual(await seriousViolations(page), [], 'serious or critical accessibility violations');
       await ctx.screenshot(page, 'routes');
       await page.context().close();
     },
