@@ -820,24 +820,30 @@ type CreateHostInput struct {
 	// physical cores over all sockets
 	CpuCores *int `json:"cpuCores"`
 	// hardware threads over all sockets
-	CpuThreads         *int        `json:"cpuThreads"`
-	NumaNodes          *int        `json:"numaNodes"`
-	MemoryMB           *int        `json:"memoryMB"`
-	Disks              []DiskInput `json:"disks"`
-	Gpus               []GPUInput  `json:"gpus"`
-	Nics               []NICInput  `json:"nics"`
-	RackID             *string     `json:"rackID"`
-	PowerZoneID        *string     `json:"powerZoneID"`
-	NetworkZoneID      *string     `json:"networkZoneID"`
-	RackZoneID         *string     `json:"rackZoneID"`
-	HostGroupIDs       []string    `json:"hostGroupIDs"`
-	PortIDs            []string    `json:"portIDs"`
-	NodeID             *string     `json:"nodeID"`
-	EventIDs           []string    `json:"eventIDs"`
-	AlertIDs           []string    `json:"alertIDs"`
-	MaintenanceIDs     []string    `json:"maintenanceIDs"`
-	MaintainerIDs      []string    `json:"maintainerIDs"`
-	MaintainerGroupIDs []string    `json:"maintainerGroupIDs"`
+	CpuThreads *int        `json:"cpuThreads"`
+	NumaNodes  *int        `json:"numaNodes"`
+	MemoryMB   *int        `json:"memoryMB"`
+	Disks      []DiskInput `json:"disks"`
+	Gpus       []GPUInput  `json:"gpus"`
+	Nics       []NICInput  `json:"nics"`
+	// BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)
+	BgpAsn *int `json:"bgpAsn"`
+	// BGP address: a router's session address the nodes peer with, or a server's router id and session address
+	BgpAddress *string `json:"bgpAddress"`
+	// the router offers BFD on its BGP sessions
+	Bfd                *bool    `json:"bfd"`
+	RackID             *string  `json:"rackID"`
+	PowerZoneID        *string  `json:"powerZoneID"`
+	NetworkZoneID      *string  `json:"networkZoneID"`
+	RackZoneID         *string  `json:"rackZoneID"`
+	HostGroupIDs       []string `json:"hostGroupIDs"`
+	PortIDs            []string `json:"portIDs"`
+	NodeID             *string  `json:"nodeID"`
+	EventIDs           []string `json:"eventIDs"`
+	AlertIDs           []string `json:"alertIDs"`
+	MaintenanceIDs     []string `json:"maintenanceIDs"`
+	MaintainerIDs      []string `json:"maintainerIDs"`
+	MaintainerGroupIDs []string `json:"maintainerGroupIDs"`
 }
 
 // GetName returns CreateHostInput.Name, and is useful for accessing the field via an interface.
@@ -905,6 +911,15 @@ func (v *CreateHostInput) GetGpus() []GPUInput { return v.Gpus }
 
 // GetNics returns CreateHostInput.Nics, and is useful for accessing the field via an interface.
 func (v *CreateHostInput) GetNics() []NICInput { return v.Nics }
+
+// GetBgpAsn returns CreateHostInput.BgpAsn, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBgpAsn() *int { return v.BgpAsn }
+
+// GetBgpAddress returns CreateHostInput.BgpAddress, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBgpAddress() *string { return v.BgpAddress }
+
+// GetBfd returns CreateHostInput.Bfd, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBfd() *bool { return v.Bfd }
 
 // GetRackID returns CreateHostInput.RackID, and is useful for accessing the field via an interface.
 func (v *CreateHostInput) GetRackID() *string { return v.RackID }
@@ -2324,6 +2339,195 @@ type CreateSSHKeyResponse struct {
 // GetCreateSSHKey returns CreateSSHKeyResponse.CreateSSHKey, and is useful for accessing the field via an interface.
 func (v *CreateSSHKeyResponse) GetCreateSSHKey() CreateSSHKeyCreateSSHKey { return v.CreateSSHKey }
 
+// CreateSecurityRuleCreateSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type CreateSecurityRuleCreateSecurityRule struct {
+	SecurityRuleFields `json:"-"`
+}
+
+// GetId returns CreateSecurityRuleCreateSecurityRule.Id, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetId() string { return v.SecurityRuleFields.Id }
+
+// GetDescription returns CreateSecurityRuleCreateSecurityRule.Description, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetDescription() *string {
+	return v.SecurityRuleFields.Description
+}
+
+// GetDirection returns CreateSecurityRuleCreateSecurityRule.Direction, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetDirection() SecurityRuleDirection {
+	return v.SecurityRuleFields.Direction
+}
+
+// GetProtocol returns CreateSecurityRuleCreateSecurityRule.Protocol, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetProtocol() SecurityRuleProtocol {
+	return v.SecurityRuleFields.Protocol
+}
+
+// GetPortFrom returns CreateSecurityRuleCreateSecurityRule.PortFrom, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetPortFrom() *int {
+	return v.SecurityRuleFields.PortFrom
+}
+
+// GetPortTo returns CreateSecurityRuleCreateSecurityRule.PortTo, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetPortTo() *int { return v.SecurityRuleFields.PortTo }
+
+// GetCidr returns CreateSecurityRuleCreateSecurityRule.Cidr, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetCidr() string { return v.SecurityRuleFields.Cidr }
+
+// GetAction returns CreateSecurityRuleCreateSecurityRule.Action, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetAction() SecurityRuleAction {
+	return v.SecurityRuleFields.Action
+}
+
+// GetPriority returns CreateSecurityRuleCreateSecurityRule.Priority, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetPriority() int {
+	return v.SecurityRuleFields.Priority
+}
+
+// GetTenant returns CreateSecurityRuleCreateSecurityRule.Tenant, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetTenant() SecurityRuleFieldsTenant {
+	return v.SecurityRuleFields.Tenant
+}
+
+// GetVirtualMachine returns CreateSecurityRuleCreateSecurityRule.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleCreateSecurityRule) GetVirtualMachine() SecurityRuleFieldsVirtualMachine {
+	return v.SecurityRuleFields.VirtualMachine
+}
+
+func (v *CreateSecurityRuleCreateSecurityRule) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateSecurityRuleCreateSecurityRule
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateSecurityRuleCreateSecurityRule = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SecurityRuleFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateSecurityRuleCreateSecurityRule struct {
+	Id string `json:"id"`
+
+	Description *string `json:"description"`
+
+	Direction SecurityRuleDirection `json:"direction"`
+
+	Protocol SecurityRuleProtocol `json:"protocol"`
+
+	PortFrom *int `json:"portFrom"`
+
+	PortTo *int `json:"portTo"`
+
+	Cidr string `json:"cidr"`
+
+	Action SecurityRuleAction `json:"action"`
+
+	Priority int `json:"priority"`
+
+	Tenant SecurityRuleFieldsTenant `json:"tenant"`
+
+	VirtualMachine SecurityRuleFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *CreateSecurityRuleCreateSecurityRule) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateSecurityRuleCreateSecurityRule) __premarshalJSON() (*__premarshalCreateSecurityRuleCreateSecurityRule, error) {
+	var retval __premarshalCreateSecurityRuleCreateSecurityRule
+
+	retval.Id = v.SecurityRuleFields.Id
+	retval.Description = v.SecurityRuleFields.Description
+	retval.Direction = v.SecurityRuleFields.Direction
+	retval.Protocol = v.SecurityRuleFields.Protocol
+	retval.PortFrom = v.SecurityRuleFields.PortFrom
+	retval.PortTo = v.SecurityRuleFields.PortTo
+	retval.Cidr = v.SecurityRuleFields.Cidr
+	retval.Action = v.SecurityRuleFields.Action
+	retval.Priority = v.SecurityRuleFields.Priority
+	retval.Tenant = v.SecurityRuleFields.Tenant
+	retval.VirtualMachine = v.SecurityRuleFields.VirtualMachine
+	return &retval, nil
+}
+
+// CreateSecurityRuleInput is used for create SecurityRule object.
+// Input was generated by ent.
+type CreateSecurityRuleInput struct {
+	Description *string `json:"description"`
+	// INGRESS: traffic to the VM; EGRESS: traffic from it
+	Direction SecurityRuleDirection `json:"direction"`
+	Protocol  *SecurityRuleProtocol `json:"protocol"`
+	// first port of the VM's (INGRESS) or the peer's (EGRESS) port range; TCP and UDP only
+	PortFrom *int `json:"portFrom"`
+	// last port of the range (default: portFrom)
+	PortTo *int `json:"portTo"`
+	// the peer's addresses: the source of INGRESS traffic, the destination of EGRESS traffic
+	Cidr   *string             `json:"cidr"`
+	Action *SecurityRuleAction `json:"action"`
+	// rules are tried in ascending priority; the first that matches decides
+	Priority         *int   `json:"priority"`
+	TenantID         string `json:"tenantID"`
+	VirtualMachineID string `json:"virtualMachineID"`
+}
+
+// GetDescription returns CreateSecurityRuleInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetDescription() *string { return v.Description }
+
+// GetDirection returns CreateSecurityRuleInput.Direction, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetDirection() SecurityRuleDirection { return v.Direction }
+
+// GetProtocol returns CreateSecurityRuleInput.Protocol, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetProtocol() *SecurityRuleProtocol { return v.Protocol }
+
+// GetPortFrom returns CreateSecurityRuleInput.PortFrom, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetPortFrom() *int { return v.PortFrom }
+
+// GetPortTo returns CreateSecurityRuleInput.PortTo, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetPortTo() *int { return v.PortTo }
+
+// GetCidr returns CreateSecurityRuleInput.Cidr, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetCidr() *string { return v.Cidr }
+
+// GetAction returns CreateSecurityRuleInput.Action, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetAction() *SecurityRuleAction { return v.Action }
+
+// GetPriority returns CreateSecurityRuleInput.Priority, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetPriority() *int { return v.Priority }
+
+// GetTenantID returns CreateSecurityRuleInput.TenantID, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetTenantID() string { return v.TenantID }
+
+// GetVirtualMachineID returns CreateSecurityRuleInput.VirtualMachineID, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleInput) GetVirtualMachineID() string { return v.VirtualMachineID }
+
+// CreateSecurityRuleResponse is returned by CreateSecurityRule on success.
+type CreateSecurityRuleResponse struct {
+	// Creates a SecurityRule. Validation errors name the offending field.
+	CreateSecurityRule CreateSecurityRuleCreateSecurityRule `json:"createSecurityRule"`
+}
+
+// GetCreateSecurityRule returns CreateSecurityRuleResponse.CreateSecurityRule, and is useful for accessing the field via an interface.
+func (v *CreateSecurityRuleResponse) GetCreateSecurityRule() CreateSecurityRuleCreateSecurityRule {
+	return v.CreateSecurityRule
+}
+
 // CreateTenantCreateTenant includes the requested fields of the GraphQL type Tenant.
 type CreateTenantCreateTenant struct {
 	TenantFields `json:"-"`
@@ -2421,6 +2625,7 @@ type CreateTenantInput struct {
 	ApiTokenIDs          []string      `json:"apiTokenIDs"`
 	RoleBindingIDs       []string      `json:"roleBindingIDs"`
 	SshKeyIDs            []string      `json:"sshKeyIDs"`
+	SecurityRuleIDs      []string      `json:"securityRuleIDs"`
 	DefaultVMNetworkID   *string       `json:"defaultVMNetworkID"`
 }
 
@@ -2477,6 +2682,9 @@ func (v *CreateTenantInput) GetRoleBindingIDs() []string { return v.RoleBindingI
 
 // GetSshKeyIDs returns CreateTenantInput.SshKeyIDs, and is useful for accessing the field via an interface.
 func (v *CreateTenantInput) GetSshKeyIDs() []string { return v.SshKeyIDs }
+
+// GetSecurityRuleIDs returns CreateTenantInput.SecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *CreateTenantInput) GetSecurityRuleIDs() []string { return v.SecurityRuleIDs }
 
 // GetDefaultVMNetworkID returns CreateTenantInput.DefaultVMNetworkID, and is useful for accessing the field via an interface.
 func (v *CreateTenantInput) GetDefaultVMNetworkID() *string { return v.DefaultVMNetworkID }
@@ -2995,6 +3203,15 @@ type DeleteSSHKeyResponse struct {
 
 // GetDeleteSSHKey returns DeleteSSHKeyResponse.DeleteSSHKey, and is useful for accessing the field via an interface.
 func (v *DeleteSSHKeyResponse) GetDeleteSSHKey() string { return v.DeleteSSHKey }
+
+// DeleteSecurityRuleResponse is returned by DeleteSecurityRule on success.
+type DeleteSecurityRuleResponse struct {
+	// Deletes the SecurityRule with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
+	DeleteSecurityRule string `json:"deleteSecurityRule"`
+}
+
+// GetDeleteSecurityRule returns DeleteSecurityRuleResponse.DeleteSecurityRule, and is useful for accessing the field via an interface.
+func (v *DeleteSecurityRuleResponse) GetDeleteSecurityRule() string { return v.DeleteSecurityRule }
 
 // DeleteTenantResponse is returned by DeleteTenant on success.
 type DeleteTenantResponse struct {
@@ -5487,6 +5704,178 @@ func (v *GetSSHKeySshKeysSSHKeyConnectionEdgesSSHKeyEdgeNodeSSHKey) __premarshal
 	return &retval, nil
 }
 
+// GetSecurityRuleResponse is returned by GetSecurityRule on success.
+type GetSecurityRuleResponse struct {
+	SecurityRules GetSecurityRuleSecurityRulesSecurityRuleConnection `json:"securityRules"`
+}
+
+// GetSecurityRules returns GetSecurityRuleResponse.SecurityRules, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleResponse) GetSecurityRules() GetSecurityRuleSecurityRulesSecurityRuleConnection {
+	return v.SecurityRules
+}
+
+// GetSecurityRuleSecurityRulesSecurityRuleConnection includes the requested fields of the GraphQL type SecurityRuleConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GetSecurityRuleSecurityRulesSecurityRuleConnection struct {
+	// A list of edges.
+	Edges []*GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdge `json:"edges"`
+}
+
+// GetEdges returns GetSecurityRuleSecurityRulesSecurityRuleConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnection) GetEdges() []*GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdge {
+	return v.Edges
+}
+
+// GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdge includes the requested fields of the GraphQL type SecurityRuleEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdge struct {
+	// The item at the end of the edge.
+	Node *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule `json:"node"`
+}
+
+// GetNode returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdge.Node, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdge) GetNode() *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule {
+	return v.Node
+}
+
+// GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule struct {
+	SecurityRuleFields `json:"-"`
+}
+
+// GetId returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Id, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetId() string {
+	return v.SecurityRuleFields.Id
+}
+
+// GetDescription returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Description, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetDescription() *string {
+	return v.SecurityRuleFields.Description
+}
+
+// GetDirection returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Direction, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetDirection() SecurityRuleDirection {
+	return v.SecurityRuleFields.Direction
+}
+
+// GetProtocol returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Protocol, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetProtocol() SecurityRuleProtocol {
+	return v.SecurityRuleFields.Protocol
+}
+
+// GetPortFrom returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.PortFrom, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetPortFrom() *int {
+	return v.SecurityRuleFields.PortFrom
+}
+
+// GetPortTo returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.PortTo, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetPortTo() *int {
+	return v.SecurityRuleFields.PortTo
+}
+
+// GetCidr returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Cidr, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetCidr() string {
+	return v.SecurityRuleFields.Cidr
+}
+
+// GetAction returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Action, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetAction() SecurityRuleAction {
+	return v.SecurityRuleFields.Action
+}
+
+// GetPriority returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Priority, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetPriority() int {
+	return v.SecurityRuleFields.Priority
+}
+
+// GetTenant returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.Tenant, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetTenant() SecurityRuleFieldsTenant {
+	return v.SecurityRuleFields.Tenant
+}
+
+// GetVirtualMachine returns GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) GetVirtualMachine() SecurityRuleFieldsVirtualMachine {
+	return v.SecurityRuleFields.VirtualMachine
+}
+
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SecurityRuleFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule struct {
+	Id string `json:"id"`
+
+	Description *string `json:"description"`
+
+	Direction SecurityRuleDirection `json:"direction"`
+
+	Protocol SecurityRuleProtocol `json:"protocol"`
+
+	PortFrom *int `json:"portFrom"`
+
+	PortTo *int `json:"portTo"`
+
+	Cidr string `json:"cidr"`
+
+	Action SecurityRuleAction `json:"action"`
+
+	Priority int `json:"priority"`
+
+	Tenant SecurityRuleFieldsTenant `json:"tenant"`
+
+	VirtualMachine SecurityRuleFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule) __premarshalJSON() (*__premarshalGetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule, error) {
+	var retval __premarshalGetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdgeNodeSecurityRule
+
+	retval.Id = v.SecurityRuleFields.Id
+	retval.Description = v.SecurityRuleFields.Description
+	retval.Direction = v.SecurityRuleFields.Direction
+	retval.Protocol = v.SecurityRuleFields.Protocol
+	retval.PortFrom = v.SecurityRuleFields.PortFrom
+	retval.PortTo = v.SecurityRuleFields.PortTo
+	retval.Cidr = v.SecurityRuleFields.Cidr
+	retval.Action = v.SecurityRuleFields.Action
+	retval.Priority = v.SecurityRuleFields.Priority
+	retval.Tenant = v.SecurityRuleFields.Tenant
+	retval.VirtualMachine = v.SecurityRuleFields.VirtualMachine
+	return &retval, nil
+}
+
 // GetTenantResponse is returned by GetTenant on success.
 type GetTenantResponse struct {
 	Tenants GetTenantTenantsTenantConnection `json:"tenants"`
@@ -6930,6 +7319,7 @@ func (v *KubernetesClusterFieldsTenant) GetId() string { return v.Id }
 // KubernetesClusterKubeconfigNodeRegionService
 // KubernetesClusterKubeconfigNodeRoleBinding
 // KubernetesClusterKubeconfigNodeSSHKey
+// KubernetesClusterKubeconfigNodeSecurityRule
 // KubernetesClusterKubeconfigNodeServiceMesh
 // KubernetesClusterKubeconfigNodeSilence
 // KubernetesClusterKubeconfigNodeTenant
@@ -7026,6 +7416,8 @@ func (v *KubernetesClusterKubeconfigNodeRegionService) implementsGraphQLInterfac
 func (v *KubernetesClusterKubeconfigNodeRoleBinding) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
 }
 func (v *KubernetesClusterKubeconfigNodeSSHKey) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
+}
+func (v *KubernetesClusterKubeconfigNodeSecurityRule) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
 }
 func (v *KubernetesClusterKubeconfigNodeServiceMesh) implementsGraphQLInterfaceKubernetesClusterKubeconfigNode() {
 }
@@ -7175,6 +7567,9 @@ func __unmarshalKubernetesClusterKubeconfigNode(b []byte, v *KubernetesClusterKu
 		return json.Unmarshal(b, *v)
 	case "SSHKey":
 		*v = new(KubernetesClusterKubeconfigNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "SecurityRule":
+		*v = new(KubernetesClusterKubeconfigNodeSecurityRule)
 		return json.Unmarshal(b, *v)
 	case "ServiceMesh":
 		*v = new(KubernetesClusterKubeconfigNodeServiceMesh)
@@ -7528,6 +7923,14 @@ func __marshalKubernetesClusterKubeconfigNode(v *KubernetesClusterKubeconfigNode
 		result := struct {
 			TypeName string `json:"__typename"`
 			*KubernetesClusterKubeconfigNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *KubernetesClusterKubeconfigNodeSecurityRule:
+		typename = "SecurityRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KubernetesClusterKubeconfigNodeSecurityRule
 		}{typename, v}
 		return json.Marshal(result)
 	case *KubernetesClusterKubeconfigNodeServiceMesh:
@@ -7922,6 +8325,14 @@ type KubernetesClusterKubeconfigNodeSSHKey struct {
 
 // GetTypename returns KubernetesClusterKubeconfigNodeSSHKey.Typename, and is useful for accessing the field via an interface.
 func (v *KubernetesClusterKubeconfigNodeSSHKey) GetTypename() *string { return v.Typename }
+
+// KubernetesClusterKubeconfigNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type KubernetesClusterKubeconfigNodeSecurityRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KubernetesClusterKubeconfigNodeSecurityRule.Typename, and is useful for accessing the field via an interface.
+func (v *KubernetesClusterKubeconfigNodeSecurityRule) GetTypename() *string { return v.Typename }
 
 // KubernetesClusterKubeconfigNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
 type KubernetesClusterKubeconfigNodeServiceMesh struct {
@@ -9807,6 +10218,121 @@ func (v *SchedulePolicyInput) GetNodeLabelSoftExclusions() *map[string]string {
 // GetZones returns SchedulePolicyInput.Zones, and is useful for accessing the field via an interface.
 func (v *SchedulePolicyInput) GetZones() []ZoneRuleInput { return v.Zones }
 
+// SecurityRuleAction is enum for the field action
+type SecurityRuleAction string
+
+const (
+	SecurityRuleActionAllow SecurityRuleAction = "ALLOW"
+	SecurityRuleActionDeny  SecurityRuleAction = "DENY"
+)
+
+var AllSecurityRuleAction = []SecurityRuleAction{
+	SecurityRuleActionAllow,
+	SecurityRuleActionDeny,
+}
+
+// SecurityRuleDirection is enum for the field direction
+type SecurityRuleDirection string
+
+const (
+	SecurityRuleDirectionIngress SecurityRuleDirection = "INGRESS"
+	SecurityRuleDirectionEgress  SecurityRuleDirection = "EGRESS"
+)
+
+var AllSecurityRuleDirection = []SecurityRuleDirection{
+	SecurityRuleDirectionIngress,
+	SecurityRuleDirectionEgress,
+}
+
+// SecurityRuleFields includes the GraphQL fields of SecurityRule requested by the fragment SecurityRuleFields.
+type SecurityRuleFields struct {
+	Id          string  `json:"id"`
+	Description *string `json:"description"`
+	// INGRESS: traffic to the VM; EGRESS: traffic from it
+	Direction SecurityRuleDirection `json:"direction"`
+	Protocol  SecurityRuleProtocol  `json:"protocol"`
+	// first port of the VM's (INGRESS) or the peer's (EGRESS) port range; TCP and UDP only
+	PortFrom *int `json:"portFrom"`
+	// last port of the range (default: portFrom)
+	PortTo *int `json:"portTo"`
+	// the peer's addresses: the source of INGRESS traffic, the destination of EGRESS traffic
+	Cidr   string             `json:"cidr"`
+	Action SecurityRuleAction `json:"action"`
+	// rules are tried in ascending priority; the first that matches decides
+	Priority int                      `json:"priority"`
+	Tenant   SecurityRuleFieldsTenant `json:"tenant"`
+	// the VM the rule applies to
+	VirtualMachine SecurityRuleFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+// GetId returns SecurityRuleFields.Id, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetId() string { return v.Id }
+
+// GetDescription returns SecurityRuleFields.Description, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetDescription() *string { return v.Description }
+
+// GetDirection returns SecurityRuleFields.Direction, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetDirection() SecurityRuleDirection { return v.Direction }
+
+// GetProtocol returns SecurityRuleFields.Protocol, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetProtocol() SecurityRuleProtocol { return v.Protocol }
+
+// GetPortFrom returns SecurityRuleFields.PortFrom, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetPortFrom() *int { return v.PortFrom }
+
+// GetPortTo returns SecurityRuleFields.PortTo, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetPortTo() *int { return v.PortTo }
+
+// GetCidr returns SecurityRuleFields.Cidr, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetCidr() string { return v.Cidr }
+
+// GetAction returns SecurityRuleFields.Action, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetAction() SecurityRuleAction { return v.Action }
+
+// GetPriority returns SecurityRuleFields.Priority, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetPriority() int { return v.Priority }
+
+// GetTenant returns SecurityRuleFields.Tenant, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetTenant() SecurityRuleFieldsTenant { return v.Tenant }
+
+// GetVirtualMachine returns SecurityRuleFields.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFields) GetVirtualMachine() SecurityRuleFieldsVirtualMachine {
+	return v.VirtualMachine
+}
+
+// SecurityRuleFieldsTenant includes the requested fields of the GraphQL type Tenant.
+type SecurityRuleFieldsTenant struct {
+	Id string `json:"id"`
+}
+
+// GetId returns SecurityRuleFieldsTenant.Id, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFieldsTenant) GetId() string { return v.Id }
+
+// SecurityRuleFieldsVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type SecurityRuleFieldsVirtualMachine struct {
+	Id string `json:"id"`
+}
+
+// GetId returns SecurityRuleFieldsVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *SecurityRuleFieldsVirtualMachine) GetId() string { return v.Id }
+
+// SecurityRuleProtocol is enum for the field protocol
+type SecurityRuleProtocol string
+
+const (
+	SecurityRuleProtocolAny  SecurityRuleProtocol = "ANY"
+	SecurityRuleProtocolTcp  SecurityRuleProtocol = "TCP"
+	SecurityRuleProtocolUdp  SecurityRuleProtocol = "UDP"
+	SecurityRuleProtocolIcmp SecurityRuleProtocol = "ICMP"
+)
+
+var AllSecurityRuleProtocol = []SecurityRuleProtocol{
+	SecurityRuleProtocolAny,
+	SecurityRuleProtocolTcp,
+	SecurityRuleProtocolUdp,
+	SecurityRuleProtocolIcmp,
+}
+
 // StartVMResponse is returned by StartVM on success.
 type StartVMResponse struct {
 	// Power on a stopped VM (STARTING, then ACTIVE once its node agent reports it running).
@@ -10584,49 +11110,57 @@ type UpdateHostInput struct {
 	// physical cores over all sockets
 	CpuCores *int `json:"cpuCores"`
 	// hardware threads over all sockets
-	CpuThreads               *int        `json:"cpuThreads"`
-	NumaNodes                *int        `json:"numaNodes"`
-	MemoryMB                 *int        `json:"memoryMB"`
-	Disks                    []DiskInput `json:"disks"`
-	AppendDisks              []DiskInput `json:"appendDisks"`
-	ClearDisks               *bool       `json:"clearDisks"`
-	Gpus                     []GPUInput  `json:"gpus"`
-	AppendGpus               []GPUInput  `json:"appendGpus"`
-	ClearGpus                *bool       `json:"clearGpus"`
-	Nics                     []NICInput  `json:"nics"`
-	AppendNics               []NICInput  `json:"appendNics"`
-	ClearNics                *bool       `json:"clearNics"`
-	RackID                   *string     `json:"rackID"`
-	ClearRack                *bool       `json:"clearRack"`
-	PowerZoneID              *string     `json:"powerZoneID"`
-	ClearPowerZone           *bool       `json:"clearPowerZone"`
-	NetworkZoneID            *string     `json:"networkZoneID"`
-	ClearNetworkZone         *bool       `json:"clearNetworkZone"`
-	RackZoneID               *string     `json:"rackZoneID"`
-	ClearRackZone            *bool       `json:"clearRackZone"`
-	AddHostGroupIDs          []string    `json:"addHostGroupIDs"`
-	RemoveHostGroupIDs       []string    `json:"removeHostGroupIDs"`
-	ClearHostGroups          *bool       `json:"clearHostGroups"`
-	AddPortIDs               []string    `json:"addPortIDs"`
-	RemovePortIDs            []string    `json:"removePortIDs"`
-	ClearPorts               *bool       `json:"clearPorts"`
-	NodeID                   *string     `json:"nodeID"`
-	ClearNode                *bool       `json:"clearNode"`
-	AddEventIDs              []string    `json:"addEventIDs"`
-	RemoveEventIDs           []string    `json:"removeEventIDs"`
-	ClearEvents              *bool       `json:"clearEvents"`
-	AddAlertIDs              []string    `json:"addAlertIDs"`
-	RemoveAlertIDs           []string    `json:"removeAlertIDs"`
-	ClearAlerts              *bool       `json:"clearAlerts"`
-	AddMaintenanceIDs        []string    `json:"addMaintenanceIDs"`
-	RemoveMaintenanceIDs     []string    `json:"removeMaintenanceIDs"`
-	ClearMaintenances        *bool       `json:"clearMaintenances"`
-	AddMaintainerIDs         []string    `json:"addMaintainerIDs"`
-	RemoveMaintainerIDs      []string    `json:"removeMaintainerIDs"`
-	ClearMaintainers         *bool       `json:"clearMaintainers"`
-	AddMaintainerGroupIDs    []string    `json:"addMaintainerGroupIDs"`
-	RemoveMaintainerGroupIDs []string    `json:"removeMaintainerGroupIDs"`
-	ClearMaintainerGroups    *bool       `json:"clearMaintainerGroups"`
+	CpuThreads  *int        `json:"cpuThreads"`
+	NumaNodes   *int        `json:"numaNodes"`
+	MemoryMB    *int        `json:"memoryMB"`
+	Disks       []DiskInput `json:"disks"`
+	AppendDisks []DiskInput `json:"appendDisks"`
+	ClearDisks  *bool       `json:"clearDisks"`
+	Gpus        []GPUInput  `json:"gpus"`
+	AppendGpus  []GPUInput  `json:"appendGpus"`
+	ClearGpus   *bool       `json:"clearGpus"`
+	Nics        []NICInput  `json:"nics"`
+	AppendNics  []NICInput  `json:"appendNics"`
+	ClearNics   *bool       `json:"clearNics"`
+	// BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)
+	BgpAsn      *int  `json:"bgpAsn"`
+	ClearBgpAsn *bool `json:"clearBgpAsn"`
+	// BGP address: a router's session address the nodes peer with, or a server's router id and session address
+	BgpAddress      *string `json:"bgpAddress"`
+	ClearBgpAddress *bool   `json:"clearBgpAddress"`
+	// the router offers BFD on its BGP sessions
+	Bfd                      *bool    `json:"bfd"`
+	RackID                   *string  `json:"rackID"`
+	ClearRack                *bool    `json:"clearRack"`
+	PowerZoneID              *string  `json:"powerZoneID"`
+	ClearPowerZone           *bool    `json:"clearPowerZone"`
+	NetworkZoneID            *string  `json:"networkZoneID"`
+	ClearNetworkZone         *bool    `json:"clearNetworkZone"`
+	RackZoneID               *string  `json:"rackZoneID"`
+	ClearRackZone            *bool    `json:"clearRackZone"`
+	AddHostGroupIDs          []string `json:"addHostGroupIDs"`
+	RemoveHostGroupIDs       []string `json:"removeHostGroupIDs"`
+	ClearHostGroups          *bool    `json:"clearHostGroups"`
+	AddPortIDs               []string `json:"addPortIDs"`
+	RemovePortIDs            []string `json:"removePortIDs"`
+	ClearPorts               *bool    `json:"clearPorts"`
+	NodeID                   *string  `json:"nodeID"`
+	ClearNode                *bool    `json:"clearNode"`
+	AddEventIDs              []string `json:"addEventIDs"`
+	RemoveEventIDs           []string `json:"removeEventIDs"`
+	ClearEvents              *bool    `json:"clearEvents"`
+	AddAlertIDs              []string `json:"addAlertIDs"`
+	RemoveAlertIDs           []string `json:"removeAlertIDs"`
+	ClearAlerts              *bool    `json:"clearAlerts"`
+	AddMaintenanceIDs        []string `json:"addMaintenanceIDs"`
+	RemoveMaintenanceIDs     []string `json:"removeMaintenanceIDs"`
+	ClearMaintenances        *bool    `json:"clearMaintenances"`
+	AddMaintainerIDs         []string `json:"addMaintainerIDs"`
+	RemoveMaintainerIDs      []string `json:"removeMaintainerIDs"`
+	ClearMaintainers         *bool    `json:"clearMaintainers"`
+	AddMaintainerGroupIDs    []string `json:"addMaintainerGroupIDs"`
+	RemoveMaintainerGroupIDs []string `json:"removeMaintainerGroupIDs"`
+	ClearMaintainerGroups    *bool    `json:"clearMaintainerGroups"`
 }
 
 // GetName returns UpdateHostInput.Name, and is useful for accessing the field via an interface.
@@ -10736,6 +11270,21 @@ func (v *UpdateHostInput) GetAppendNics() []NICInput { return v.AppendNics }
 
 // GetClearNics returns UpdateHostInput.ClearNics, and is useful for accessing the field via an interface.
 func (v *UpdateHostInput) GetClearNics() *bool { return v.ClearNics }
+
+// GetBgpAsn returns UpdateHostInput.BgpAsn, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBgpAsn() *int { return v.BgpAsn }
+
+// GetClearBgpAsn returns UpdateHostInput.ClearBgpAsn, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetClearBgpAsn() *bool { return v.ClearBgpAsn }
+
+// GetBgpAddress returns UpdateHostInput.BgpAddress, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBgpAddress() *string { return v.BgpAddress }
+
+// GetClearBgpAddress returns UpdateHostInput.ClearBgpAddress, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetClearBgpAddress() *bool { return v.ClearBgpAddress }
+
+// GetBfd returns UpdateHostInput.Bfd, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBfd() *bool { return v.Bfd }
 
 // GetRackID returns UpdateHostInput.RackID, and is useful for accessing the field via an interface.
 func (v *UpdateHostInput) GetRackID() *string { return v.RackID }
@@ -12365,6 +12914,199 @@ func (v *UpdateSSHKeyUpdateSSHKey) __premarshalJSON() (*__premarshalUpdateSSHKey
 	return &retval, nil
 }
 
+// UpdateSecurityRuleInput is used for update SecurityRule object.
+// Input was generated by ent.
+type UpdateSecurityRuleInput struct {
+	Description      *string `json:"description"`
+	ClearDescription *bool   `json:"clearDescription"`
+	// INGRESS: traffic to the VM; EGRESS: traffic from it
+	Direction *SecurityRuleDirection `json:"direction"`
+	Protocol  *SecurityRuleProtocol  `json:"protocol"`
+	// first port of the VM's (INGRESS) or the peer's (EGRESS) port range; TCP and UDP only
+	PortFrom      *int  `json:"portFrom"`
+	ClearPortFrom *bool `json:"clearPortFrom"`
+	// last port of the range (default: portFrom)
+	PortTo      *int  `json:"portTo"`
+	ClearPortTo *bool `json:"clearPortTo"`
+	// the peer's addresses: the source of INGRESS traffic, the destination of EGRESS traffic
+	Cidr   *string             `json:"cidr"`
+	Action *SecurityRuleAction `json:"action"`
+	// rules are tried in ascending priority; the first that matches decides
+	Priority *int `json:"priority"`
+}
+
+// GetDescription returns UpdateSecurityRuleInput.Description, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetDescription() *string { return v.Description }
+
+// GetClearDescription returns UpdateSecurityRuleInput.ClearDescription, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetClearDescription() *bool { return v.ClearDescription }
+
+// GetDirection returns UpdateSecurityRuleInput.Direction, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetDirection() *SecurityRuleDirection { return v.Direction }
+
+// GetProtocol returns UpdateSecurityRuleInput.Protocol, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetProtocol() *SecurityRuleProtocol { return v.Protocol }
+
+// GetPortFrom returns UpdateSecurityRuleInput.PortFrom, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetPortFrom() *int { return v.PortFrom }
+
+// GetClearPortFrom returns UpdateSecurityRuleInput.ClearPortFrom, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetClearPortFrom() *bool { return v.ClearPortFrom }
+
+// GetPortTo returns UpdateSecurityRuleInput.PortTo, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetPortTo() *int { return v.PortTo }
+
+// GetClearPortTo returns UpdateSecurityRuleInput.ClearPortTo, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetClearPortTo() *bool { return v.ClearPortTo }
+
+// GetCidr returns UpdateSecurityRuleInput.Cidr, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetCidr() *string { return v.Cidr }
+
+// GetAction returns UpdateSecurityRuleInput.Action, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetAction() *SecurityRuleAction { return v.Action }
+
+// GetPriority returns UpdateSecurityRuleInput.Priority, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleInput) GetPriority() *int { return v.Priority }
+
+// UpdateSecurityRuleResponse is returned by UpdateSecurityRule on success.
+type UpdateSecurityRuleResponse struct {
+	// Updates the SecurityRule with the given id; fields left out keep their value.
+	UpdateSecurityRule UpdateSecurityRuleUpdateSecurityRule `json:"updateSecurityRule"`
+}
+
+// GetUpdateSecurityRule returns UpdateSecurityRuleResponse.UpdateSecurityRule, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleResponse) GetUpdateSecurityRule() UpdateSecurityRuleUpdateSecurityRule {
+	return v.UpdateSecurityRule
+}
+
+// UpdateSecurityRuleUpdateSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type UpdateSecurityRuleUpdateSecurityRule struct {
+	SecurityRuleFields `json:"-"`
+}
+
+// GetId returns UpdateSecurityRuleUpdateSecurityRule.Id, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetId() string { return v.SecurityRuleFields.Id }
+
+// GetDescription returns UpdateSecurityRuleUpdateSecurityRule.Description, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetDescription() *string {
+	return v.SecurityRuleFields.Description
+}
+
+// GetDirection returns UpdateSecurityRuleUpdateSecurityRule.Direction, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetDirection() SecurityRuleDirection {
+	return v.SecurityRuleFields.Direction
+}
+
+// GetProtocol returns UpdateSecurityRuleUpdateSecurityRule.Protocol, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetProtocol() SecurityRuleProtocol {
+	return v.SecurityRuleFields.Protocol
+}
+
+// GetPortFrom returns UpdateSecurityRuleUpdateSecurityRule.PortFrom, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetPortFrom() *int {
+	return v.SecurityRuleFields.PortFrom
+}
+
+// GetPortTo returns UpdateSecurityRuleUpdateSecurityRule.PortTo, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetPortTo() *int { return v.SecurityRuleFields.PortTo }
+
+// GetCidr returns UpdateSecurityRuleUpdateSecurityRule.Cidr, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetCidr() string { return v.SecurityRuleFields.Cidr }
+
+// GetAction returns UpdateSecurityRuleUpdateSecurityRule.Action, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetAction() SecurityRuleAction {
+	return v.SecurityRuleFields.Action
+}
+
+// GetPriority returns UpdateSecurityRuleUpdateSecurityRule.Priority, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetPriority() int {
+	return v.SecurityRuleFields.Priority
+}
+
+// GetTenant returns UpdateSecurityRuleUpdateSecurityRule.Tenant, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetTenant() SecurityRuleFieldsTenant {
+	return v.SecurityRuleFields.Tenant
+}
+
+// GetVirtualMachine returns UpdateSecurityRuleUpdateSecurityRule.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *UpdateSecurityRuleUpdateSecurityRule) GetVirtualMachine() SecurityRuleFieldsVirtualMachine {
+	return v.SecurityRuleFields.VirtualMachine
+}
+
+func (v *UpdateSecurityRuleUpdateSecurityRule) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateSecurityRuleUpdateSecurityRule
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateSecurityRuleUpdateSecurityRule = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SecurityRuleFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateSecurityRuleUpdateSecurityRule struct {
+	Id string `json:"id"`
+
+	Description *string `json:"description"`
+
+	Direction SecurityRuleDirection `json:"direction"`
+
+	Protocol SecurityRuleProtocol `json:"protocol"`
+
+	PortFrom *int `json:"portFrom"`
+
+	PortTo *int `json:"portTo"`
+
+	Cidr string `json:"cidr"`
+
+	Action SecurityRuleAction `json:"action"`
+
+	Priority int `json:"priority"`
+
+	Tenant SecurityRuleFieldsTenant `json:"tenant"`
+
+	VirtualMachine SecurityRuleFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *UpdateSecurityRuleUpdateSecurityRule) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateSecurityRuleUpdateSecurityRule) __premarshalJSON() (*__premarshalUpdateSecurityRuleUpdateSecurityRule, error) {
+	var retval __premarshalUpdateSecurityRuleUpdateSecurityRule
+
+	retval.Id = v.SecurityRuleFields.Id
+	retval.Description = v.SecurityRuleFields.Description
+	retval.Direction = v.SecurityRuleFields.Direction
+	retval.Protocol = v.SecurityRuleFields.Protocol
+	retval.PortFrom = v.SecurityRuleFields.PortFrom
+	retval.PortTo = v.SecurityRuleFields.PortTo
+	retval.Cidr = v.SecurityRuleFields.Cidr
+	retval.Action = v.SecurityRuleFields.Action
+	retval.Priority = v.SecurityRuleFields.Priority
+	retval.Tenant = v.SecurityRuleFields.Tenant
+	retval.VirtualMachine = v.SecurityRuleFields.VirtualMachine
+	return &retval, nil
+}
+
 // UpdateTenantInput is used for update Tenant object.
 // Input was generated by ent.
 type UpdateTenantInput struct {
@@ -12416,6 +13158,9 @@ type UpdateTenantInput struct {
 	AddSSHKeyIDs               []string      `json:"addSSHKeyIDs"`
 	RemoveSSHKeyIDs            []string      `json:"removeSSHKeyIDs"`
 	ClearSSHKeys               *bool         `json:"clearSSHKeys"`
+	AddSecurityRuleIDs         []string      `json:"addSecurityRuleIDs"`
+	RemoveSecurityRuleIDs      []string      `json:"removeSecurityRuleIDs"`
+	ClearSecurityRules         *bool         `json:"clearSecurityRules"`
 	DefaultVMNetworkID         *string       `json:"defaultVMNetworkID"`
 	ClearDefaultVMNetwork      *bool         `json:"clearDefaultVMNetwork"`
 }
@@ -12565,6 +13310,15 @@ func (v *UpdateTenantInput) GetRemoveSSHKeyIDs() []string { return v.RemoveSSHKe
 
 // GetClearSSHKeys returns UpdateTenantInput.ClearSSHKeys, and is useful for accessing the field via an interface.
 func (v *UpdateTenantInput) GetClearSSHKeys() *bool { return v.ClearSSHKeys }
+
+// GetAddSecurityRuleIDs returns UpdateTenantInput.AddSecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetAddSecurityRuleIDs() []string { return v.AddSecurityRuleIDs }
+
+// GetRemoveSecurityRuleIDs returns UpdateTenantInput.RemoveSecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetRemoveSecurityRuleIDs() []string { return v.RemoveSecurityRuleIDs }
+
+// GetClearSecurityRules returns UpdateTenantInput.ClearSecurityRules, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetClearSecurityRules() *bool { return v.ClearSecurityRules }
 
 // GetDefaultVMNetworkID returns UpdateTenantInput.DefaultVMNetworkID, and is useful for accessing the field via an interface.
 func (v *UpdateTenantInput) GetDefaultVMNetworkID() *string { return v.DefaultVMNetworkID }
@@ -13559,6 +14313,85 @@ type VMFieldsTenant struct {
 // GetId returns VMFieldsTenant.Id, and is useful for accessing the field via an interface.
 func (v *VMFieldsTenant) GetId() string { return v.Id }
 
+// VMRoutesResponse is returned by VMRoutes on success.
+type VMRoutesResponse struct {
+	// The routes of the VMs the viewer may read, by address: which node announces which
+	// address. Only VMs that have route state (routed network mode) are listed.
+	VmRoutes []VMRoutesVmRoutesRouteEntry `json:"vmRoutes"`
+}
+
+// GetVmRoutes returns VMRoutesResponse.VmRoutes, and is useful for accessing the field via an interface.
+func (v *VMRoutesResponse) GetVmRoutes() []VMRoutesVmRoutesRouteEntry { return v.VmRoutes }
+
+// VMRoutesVmRoutesRouteEntry includes the requested fields of the GraphQL type RouteEntry.
+// The GraphQL type's documentation follows.
+//
+// An announced VM address, for the network page and `virtflow routes`.
+type VMRoutesVmRoutesRouteEntry struct {
+	VirtualMachine VMRoutesVmRoutesRouteEntryVirtualMachine `json:"virtualMachine"`
+	Route          VMRoutesVmRoutesRouteEntryRouteVMRoute   `json:"route"`
+}
+
+// GetVirtualMachine returns VMRoutesVmRoutesRouteEntry.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntry) GetVirtualMachine() VMRoutesVmRoutesRouteEntryVirtualMachine {
+	return v.VirtualMachine
+}
+
+// GetRoute returns VMRoutesVmRoutesRouteEntry.Route, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntry) GetRoute() VMRoutesVmRoutesRouteEntryRouteVMRoute {
+	return v.Route
+}
+
+// VMRoutesVmRoutesRouteEntryRouteVMRoute includes the requested fields of the GraphQL type VMRoute.
+// The GraphQL type's documentation follows.
+//
+// The routed network of one VM address on the node that runs the VM: the address's network
+// namespace on the node, the namespace's own address (from 169.254.32.0/19), and whether the
+// node announces the address's /32 to its BGP peers.
+type VMRoutesVmRoutesRouteEntryRouteVMRoute struct {
+	// the VM's address, routed as a /32
+	Address string `json:"address"`
+	// the compute node whose agent realizes (and announces) it
+	Node string `json:"node"`
+	// the network namespace on the node
+	Namespace string `json:"namespace"`
+	// the namespace's own 169.254.32.0/19 address, the node's next hop towards the VM
+	LinkAddress string `json:"linkAddress"`
+	// the node's BGP speaker announces the /32
+	Announced bool      `json:"announced"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// GetAddress returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Address, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetAddress() string { return v.Address }
+
+// GetNode returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Node, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetNode() string { return v.Node }
+
+// GetNamespace returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Namespace, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetNamespace() string { return v.Namespace }
+
+// GetLinkAddress returns VMRoutesVmRoutesRouteEntryRouteVMRoute.LinkAddress, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetLinkAddress() string { return v.LinkAddress }
+
+// GetAnnounced returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Announced, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetAnnounced() bool { return v.Announced }
+
+// GetUpdatedAt returns VMRoutesVmRoutesRouteEntryRouteVMRoute.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// VMRoutesVmRoutesRouteEntryVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type VMRoutesVmRoutesRouteEntryVirtualMachine struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns VMRoutesVmRoutesRouteEntryVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryVirtualMachine) GetId() string { return v.Id }
+
+// GetName returns VMRoutesVmRoutesRouteEntryVirtualMachine.Name, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryVirtualMachine) GetName() string { return v.Name }
+
 // VirtualMachineBootDevice is enum for the field boot_device
 type VirtualMachineBootDevice string
 
@@ -13992,6 +14825,14 @@ type __CreateSSHKeyInput struct {
 // GetInput returns __CreateSSHKeyInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateSSHKeyInput) GetInput() CreateSSHKeyInput { return v.Input }
 
+// __CreateSecurityRuleInput is used internally by genqlient
+type __CreateSecurityRuleInput struct {
+	Input CreateSecurityRuleInput `json:"input"`
+}
+
+// GetInput returns __CreateSecurityRuleInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateSecurityRuleInput) GetInput() CreateSecurityRuleInput { return v.Input }
+
 // __CreateTenantInput is used internally by genqlient
 type __CreateTenantInput struct {
 	Input CreateTenantInput `json:"input"`
@@ -14095,6 +14936,14 @@ type __DeleteSSHKeyInput struct {
 
 // GetId returns __DeleteSSHKeyInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteSSHKeyInput) GetId() string { return v.Id }
+
+// __DeleteSecurityRuleInput is used internally by genqlient
+type __DeleteSecurityRuleInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteSecurityRuleInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteSecurityRuleInput) GetId() string { return v.Id }
 
 // __DeleteTenantInput is used internally by genqlient
 type __DeleteTenantInput struct {
@@ -14267,6 +15116,14 @@ type __GetSSHKeyInput struct {
 
 // GetId returns __GetSSHKeyInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetSSHKeyInput) GetId() string { return v.Id }
+
+// __GetSecurityRuleInput is used internally by genqlient
+type __GetSecurityRuleInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetSecurityRuleInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetSecurityRuleInput) GetId() string { return v.Id }
 
 // __GetTenantInput is used internally by genqlient
 type __GetTenantInput struct {
@@ -14524,6 +15381,18 @@ func (v *__UpdateSSHKeyInput) GetId() string { return v.Id }
 // GetInput returns __UpdateSSHKeyInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateSSHKeyInput) GetInput() UpdateSSHKeyInput { return v.Input }
 
+// __UpdateSecurityRuleInput is used internally by genqlient
+type __UpdateSecurityRuleInput struct {
+	Id    string                  `json:"id"`
+	Input UpdateSecurityRuleInput `json:"input"`
+}
+
+// GetId returns __UpdateSecurityRuleInput.Id, and is useful for accessing the field via an interface.
+func (v *__UpdateSecurityRuleInput) GetId() string { return v.Id }
+
+// GetInput returns __UpdateSecurityRuleInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateSecurityRuleInput) GetInput() UpdateSecurityRuleInput { return v.Input }
+
 // __UpdateTenantInput is used internally by genqlient
 type __UpdateTenantInput struct {
 	Id    string            `json:"id"`
@@ -14591,6 +15460,14 @@ func (v *__UsageInput) GetTo() time.Time { return v.To }
 
 // GetGroupBy returns __UsageInput.GroupBy, and is useful for accessing the field via an interface.
 func (v *__UsageInput) GetGroupBy() []UsageGroupBy { return v.GroupBy }
+
+// __VMRoutesInput is used internally by genqlient
+type __VMRoutesInput struct {
+	First *int `json:"first"`
+}
+
+// GetFirst returns __VMRoutesInput.First, and is useful for accessing the field via an interface.
+func (v *__VMRoutesInput) GetFirst() *int { return v.First }
 
 // __WatchNodesInput is used internally by genqlient
 type __WatchNodesInput struct {
@@ -15315,6 +16192,57 @@ func CreateSSHKey(
 	return data_, err_
 }
 
+// The mutation executed by CreateSecurityRule.
+const CreateSecurityRule_Operation = `
+mutation CreateSecurityRule ($input: CreateSecurityRuleInput!) {
+	createSecurityRule(input: $input) {
+		... SecurityRuleFields
+	}
+}
+fragment SecurityRuleFields on SecurityRule {
+	id
+	description
+	direction
+	protocol
+	portFrom
+	portTo
+	cidr
+	action
+	priority
+	tenant {
+		id
+	}
+	virtualMachine {
+		id
+	}
+}
+`
+
+func CreateSecurityRule(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateSecurityRuleInput,
+) (data_ *CreateSecurityRuleResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateSecurityRule",
+		Query:  CreateSecurityRule_Operation,
+		Variables: &__CreateSecurityRuleInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateSecurityRuleResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateTenant.
 const CreateTenant_Operation = `
 mutation CreateTenant ($input: CreateTenantInput!) {
@@ -15786,6 +16714,38 @@ func DeleteSSHKey(
 	}
 
 	data_ = &DeleteSSHKeyResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteSecurityRule.
+const DeleteSecurityRule_Operation = `
+mutation DeleteSecurityRule ($id: ID!) {
+	deleteSecurityRule(id: $id)
+}
+`
+
+func DeleteSecurityRule(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteSecurityRuleResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteSecurityRule",
+		Query:  DeleteSecurityRule_Operation,
+		Variables: &__DeleteSecurityRuleInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteSecurityRuleResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -16770,6 +17730,61 @@ func GetSSHKey(
 	}
 
 	data_ = &GetSSHKeyResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by GetSecurityRule.
+const GetSecurityRule_Operation = `
+query GetSecurityRule ($id: ID!) {
+	securityRules(where: {id:$id}) {
+		edges {
+			node {
+				... SecurityRuleFields
+			}
+		}
+	}
+}
+fragment SecurityRuleFields on SecurityRule {
+	id
+	description
+	direction
+	protocol
+	portFrom
+	portTo
+	cidr
+	action
+	priority
+	tenant {
+		id
+	}
+	virtualMachine {
+		id
+	}
+}
+`
+
+func GetSecurityRule(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetSecurityRuleResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetSecurityRule",
+		Query:  GetSecurityRule_Operation,
+		Variables: &__GetSecurityRuleInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetSecurityRuleResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -18235,6 +19250,59 @@ func UpdateSSHKey(
 	return data_, err_
 }
 
+// The mutation executed by UpdateSecurityRule.
+const UpdateSecurityRule_Operation = `
+mutation UpdateSecurityRule ($id: ID!, $input: UpdateSecurityRuleInput!) {
+	updateSecurityRule(id: $id, input: $input) {
+		... SecurityRuleFields
+	}
+}
+fragment SecurityRuleFields on SecurityRule {
+	id
+	description
+	direction
+	protocol
+	portFrom
+	portTo
+	cidr
+	action
+	priority
+	tenant {
+		id
+	}
+	virtualMachine {
+		id
+	}
+}
+`
+
+func UpdateSecurityRule(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input UpdateSecurityRuleInput,
+) (data_ *UpdateSecurityRuleResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateSecurityRule",
+		Query:  UpdateSecurityRule_Operation,
+		Variables: &__UpdateSecurityRuleInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateSecurityRuleResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by UpdateTenant.
 const UpdateTenant_Operation = `
 mutation UpdateTenant ($id: ID!, $input: UpdateTenantInput!) {
@@ -18516,6 +19584,52 @@ func Usage(
 	}
 
 	data_ = &UsageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by VMRoutes.
+const VMRoutes_Operation = `
+query VMRoutes ($first: Int) {
+	vmRoutes(first: $first) {
+		virtualMachine {
+			id
+			name
+		}
+		route {
+			address
+			node
+			namespace
+			linkAddress
+			announced
+			updatedAt
+		}
+	}
+}
+`
+
+// VMRoutes lists which node announces which VM address (routed network mode, issue 27).
+func VMRoutes(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+) (data_ *VMRoutesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "VMRoutes",
+		Query:  VMRoutes_Operation,
+		Variables: &__VMRoutesInput{
+			First: first,
+		},
+	}
+
+	data_ = &VMRoutesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

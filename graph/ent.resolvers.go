@@ -10,10 +10,13 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/alerting"
+	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/provision"
 )
 
 // CreateAlert is the resolver for the createAlert field.
@@ -515,6 +518,40 @@ func (r *mutationResolver) DeleteSSHKey(ctx context.Context, id int) (int, error
 	return id, r.ent(ctx).SSHKey.SafeDelete(ctx, id)
 }
 
+// CreateSecurityRule is the resolver for the createSecurityRule field.
+func (r *mutationResolver) CreateSecurityRule(ctx context.Context, input ent.CreateSecurityRuleInput) (*ent.SecurityRule, error) {
+	rule, err := r.ent(ctx).SecurityRule.Create().SetInput(input).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rule, provision.NotifyACLChange(ctx, r.ent(ctx), input.VirtualMachineID, r.now())
+}
+
+// UpdateSecurityRule is the resolver for the updateSecurityRule field.
+func (r *mutationResolver) UpdateSecurityRule(ctx context.Context, id int, input ent.UpdateSecurityRuleInput) (*ent.SecurityRule, error) {
+	rule, err := r.ent(ctx).SecurityRule.UpdateOneID(id).SetInput(input).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vm, err := rule.QueryVirtualMachine().OnlyID(authz.Unrestricted(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return rule, provision.NotifyACLChange(ctx, r.ent(ctx), vm, r.now())
+}
+
+// DeleteSecurityRule is the resolver for the deleteSecurityRule field.
+func (r *mutationResolver) DeleteSecurityRule(ctx context.Context, id int) (int, error) {
+	vm, err := r.ent(ctx).SecurityRule.Query().Where(securityrule.ID(id)).QueryVirtualMachine().OnlyID(authz.Unrestricted(ctx))
+	if err := r.ent(ctx).SecurityRule.SafeDelete(ctx, id); err != nil {
+		return id, err
+	}
+	if err != nil {
+		return id, nil // the rule had no VM (cannot happen: the edge is required)
+	}
+	return id, provision.NotifyACLChange(ctx, r.ent(ctx), vm, r.now())
+}
+
 // CreateServiceMesh is the resolver for the createServiceMesh field.
 func (r *mutationResolver) CreateServiceMesh(ctx context.Context, input ent.CreateServiceMeshInput) (*ent.ServiceMesh, error) {
 	return r.ent(ctx).ServiceMesh.Create().SetInput(input).Save(ctx)
@@ -815,6 +852,11 @@ func (r *queryResolver) SSHKeys(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.SSHKey.Query().Paginate(ctx, after, first, before, last, ent.WithSSHKeyOrder(orderBy), ent.WithSSHKeyFilter(where.Filter))
 }
 
+// SecurityRules is the resolver for the securityRules field.
+func (r *queryResolver) SecurityRules(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SecurityRuleOrder, where *ent.SecurityRuleWhereInput) (*ent.SecurityRuleConnection, error) {
+	return r.client.SecurityRule.Query().Paginate(ctx, after, first, before, last, ent.WithSecurityRuleOrder(orderBy), ent.WithSecurityRuleFilter(where.Filter))
+}
+
 // ServiceMeshes is the resolver for the serviceMeshes field.
 func (r *queryResolver) ServiceMeshes(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ServiceMeshOrder, where *ent.ServiceMeshWhereInput) (*ent.ServiceMeshConnection, error) {
 	return r.client.ServiceMesh.Query().Paginate(ctx, after, first, before, last, ent.WithServiceMeshOrder(orderBy), ent.WithServiceMeshFilter(where.Filter))
@@ -850,6 +892,9 @@ func (r *queryResolver) Volumes(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.Volume.Query().Paginate(ctx, after, first, before, last, ent.WithVolumeOrder(orderBy), ent.WithVolumeFilter(where.Filter))
 }
 
+// ComputeNode returns generated.ComputeNodeResolver implementation.
+func (r *Resolver) ComputeNode() generated.ComputeNodeResolver { return &computeNodeResolver{r} }
+
 // KubernetesCluster returns generated.KubernetesClusterResolver implementation.
 func (r *Resolver) KubernetesCluster() generated.KubernetesClusterResolver {
 	return &kubernetesClusterResolver{r}
@@ -868,6 +913,7 @@ func (r *Resolver) Port() generated.PortResolver { return &portResolver{r} }
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
+	computeNodeResolver       struct{ *Resolver }
 	kubernetesClusterResolver struct{ *Resolver }
 	mutationResolver          struct{ *Resolver }
 	networkResolver           struct{ *Resolver }

@@ -21,6 +21,13 @@
 //     and runs a resync as soon as one of its assignments changes; the periodic resync is
 //     the safety net when the subscription is down.
 //
+//   - routed.go: with NetworkMode NetworkRouted (--network-mode=routed) every VM address gets a
+//     namespace and a /32 on the node (package vmnet), its ACL (SecurityRule) applied with
+//     nftables there, and the /32 announced to the node's BGP peers (package bgp; peers from
+//     ComputeNode.bgp) while the VM runs, withdrawn before it stops, moves or goes; the
+//     metadata service answers the node's VMs on 169.254.1.2. Announcer lets other parts of
+//     the agent (load balancers) announce their prefixes through the same speaker.
+//
 // Its GraphQL documents are in operations.graphql; genqlient generates typed functions and
 // the types they read and send (Assignment, VirtualMachine, NodeStatusInput, …) from the
 // server's schema into operations_gen.go, which [Client] serves as a graphql.Client.

@@ -179,6 +179,15 @@ resource "virtflow_virtual_machine" "vm" {
   depends_on  = [virtflow_quota.q]
 }
 
+resource "virtflow_security_rule" "https" {
+  tenant_id          = virtflow_tenant.t.id
+  virtual_machine_id = virtflow_virtual_machine.vm[0].id
+  direction          = "INGRESS"
+  protocol           = "TCP"
+  port_from          = 443
+  cidr               = "10.0.0.0/8"
+}
+
 resource "virtflow_volume" "v" {
   name      = "tf-vol"
   size_gb   = 10
@@ -271,7 +280,7 @@ func TestTerraformApplyPlanImportDestroy(t *testing.T) {
 	// Import: forget one resource of every kind and import it by id.
 	state := r.must("show", "-json")
 	for _, addr := range []string{"virtflow_tenant.t", "virtflow_quota.q", "virtflow_network.n", "virtflow_ip_address.a[7]",
-		"virtflow_ssh_key.k", "virtflow_flavor.metal", "virtflow_virtual_machine.vm[3]", "virtflow_volume.v", "virtflow_region_service.s",
+		"virtflow_ssh_key.k", "virtflow_security_rule.https", "virtflow_flavor.metal", "virtflow_virtual_machine.vm[3]", "virtflow_volume.v", "virtflow_region_service.s",
 		"virtflow_rack.r", "virtflow_host.h[1]", "virtflow_port.p[0]", "virtflow_cable.c"} {
 		id := resourceID(t, state, addr)
 		r.must("state", "rm", "-no-color", addr)

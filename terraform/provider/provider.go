@@ -110,6 +110,7 @@ func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource
 		networkResource,
 		ipAddressResource,
 		sshKeyResource,
+		securityRuleResource,
 		virtualMachineResource,
 		flavorResource,
 		volumeResource,

@@ -344,3 +344,85 @@ func sshKeyResource() resource.Resource {
 		},
 	})
 }
+
+// ---------------------------------------------------------------- virtflow_security_rule
+
+type securityRuleModel struct {
+	ID               types.String `tfsdk:"id"`
+	Description      types.String `tfsdk:"description"`
+	Direction        types.String `tfsdk:"direction"`
+	Protocol         types.String `tfsdk:"protocol"`
+	PortFrom         types.Int64  `tfsdk:"port_from"`
+	PortTo           types.Int64  `tfsdk:"port_to"`
+	CIDR             types.String `tfsdk:"cidr"`
+	Action           types.String `tfsdk:"action"`
+	Priority         types.Int64  `tfsdk:"priority"`
+	TenantID         types.String `tfsdk:"tenant_id"`
+	VirtualMachineID types.String `tfsdk:"virtual_machine_id"`
+}
+
+func (m *securityRuleModel) set(f *apiclient.SecurityRuleFields) {
+	m.ID, m.Description = types.StringValue(f.Id), str(f.Description)
+	m.Direction, m.Protocol, m.Action = types.StringValue(string(f.Direction)), types.StringValue(string(f.Protocol)), types.StringValue(string(f.Action))
+	m.PortFrom, m.PortTo, m.CIDR, m.Priority = intv(f.PortFrom), intv(f.PortTo), types.StringValue(f.Cidr), types.Int64Value(int64(f.Priority))
+	m.TenantID, m.VirtualMachineID = types.StringValue(f.Tenant.Id), types.StringValue(f.VirtualMachine.Id)
+}
+
+func securityRuleResource() resource.Resource {
+	return newResource(crud[securityRuleModel]{
+		name: "security_rule",
+		schema: schema.Schema{Description: "An ACL rule of a VM, applied by its node with nftables in the namespace of each of the VM's " +
+			"addresses (routed network mode). Rules are tried by ascending priority; the first match decides; a direction with rules " +
+			"drops what no rule allows.", Attributes: map[string]schema.Attribute{
+			"id":                 idAttribute(),
+			"description":        stringAttr(""),
+			"direction":          stringAttr("INGRESS (to the VM) or EGRESS (from it).", required),
+			"protocol":           stringAttr("ANY, TCP, UDP or ICMP.", optional, computed),
+			"port_from":          intAttr("First port of the range (TCP/UDP)."),
+			"port_to":            intAttr("Last port of the range (default: port_from)."),
+			"cidr":               stringAttr("The peer's addresses (default 0.0.0.0/0).", optional, computed),
+			"action":             stringAttr("ALLOW or DENY (default ALLOW).", optional, computed),
+			"priority":           intAttr("Rules are tried in ascending priority (default 100).", optional, computed),
+			"tenant_id":          stringAttr("The tenant owning the rule (the VM's).", required, replace),
+			"virtual_machine_id": stringAttr("The VM the rule applies to.", required, replace),
+		}},
+		fields: map[string]string{"virtualMachineID": "virtual_machine_id", "portFrom": "port_from", "portTo": "port_to"},
+		id:     func(m *securityRuleModel) string { return m.ID.ValueString() },
+		create: func(ctx context.Context, c *apiclient.Client, m *securityRuleModel) error {
+			r, err := apiclient.CreateSecurityRule(ctx, c, apiclient.CreateSecurityRuleInput{Description: strPtr(m.Description),
+				Direction: apiclient.SecurityRuleDirection(m.Direction.ValueString()), Protocol: enumPtr[apiclient.SecurityRuleProtocol](m.Protocol),
+				PortFrom: intPtr(m.PortFrom), PortTo: intPtr(m.PortTo), Cidr: strPtr(m.CIDR), Action: enumPtr[apiclient.SecurityRuleAction](m.Action),
+				Priority: intPtr(m.Priority), TenantID: m.TenantID.ValueString(), VirtualMachineID: m.VirtualMachineID.ValueString()})
+			if err != nil {
+				return err
+			}
+			m.set(&r.CreateSecurityRule.SecurityRuleFields)
+			return nil
+		},
+		read: func(ctx context.Context, c *apiclient.Client, m *securityRuleModel) (bool, error) {
+			r, err := apiclient.GetSecurityRule(ctx, c, m.ID.ValueString())
+			if err != nil || len(r.SecurityRules.Edges) == 0 || r.SecurityRules.Edges[0].Node == nil {
+				return false, err
+			}
+			m.set(&r.SecurityRules.Edges[0].Node.SecurityRuleFields)
+			return true, nil
+		},
+		update: func(ctx context.Context, c *apiclient.Client, p, s *securityRuleModel) error {
+			dir := apiclient.SecurityRuleDirection(p.Direction.ValueString())
+			r, err := apiclient.UpdateSecurityRule(ctx, c, s.ID.ValueString(), apiclient.UpdateSecurityRuleInput{
+				Description: strPtr(p.Description), ClearDescription: clear(p.Description, s.Description), Direction: &dir,
+				Protocol: enumPtr[apiclient.SecurityRuleProtocol](p.Protocol), PortFrom: intPtr(p.PortFrom), ClearPortFrom: clear(p.PortFrom, s.PortFrom),
+				PortTo: intPtr(p.PortTo), ClearPortTo: clear(p.PortTo, s.PortTo), Cidr: strPtr(p.CIDR),
+				Action: enumPtr[apiclient.SecurityRuleAction](p.Action), Priority: intPtr(p.Priority)})
+			if err != nil {
+				return err
+			}
+			p.set(&r.UpdateSecurityRule.SecurityRuleFields)
+			return nil
+		},
+		delete: func(ctx context.Context, c *apiclient.Client, s *securityRuleModel) error {
+			_, err := apiclient.DeleteSecurityRule(ctx, c, s.ID.ValueString())
+			return err
+		},
+	})
+}

@@ -25,7 +25,7 @@ export const tests = [
         '/', '/datacenters', `/datacenters/${ids.datacenter}`, `/floors/${ids.floor}`, `/racks/${ids.rack}`, `/hosts/${ids.host}`,
         '/clusters', '/vms', `/vms/${ids.vm}`, '/services', '/nodes', '/tenants', `/tenants/${ids.tenant}`, '/maintainers',
         '/alerts', '/maintenance', '/tokens', '/changes', '/ipam/networks', `/ipam/networks/${ids.network}`,
-        '/dcim/import', `/network?from=${ids.host}&depth=2`,
+        '/dcim/import', `/network?from=${ids.host}&depth=2`, '/network/routes',
         '/alerts', '/maintenance', '/events', '/rules', '/silences', '/deliveries', '/tokens', '/changes', '/ipam/networks', `/ipam/networks/${ids.network}`,
       ];
       const page = await ctx.page();
