@@ -32,6 +32,8 @@ type Proxy struct {
 	Command func(name string, args ...string) *exec.Cmd
 	// Binary is the haproxy executable; empty means "haproxy".
 	Binary string
+	// Output receives HAProxy's messages (nil: discarded).
+	Output io.Writer
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -86,7 +88,7 @@ func (p *Proxy) Apply(cfg string) error {
 		return nil
 	}
 	cmd := p.command("-W", "-db", "-f", p.ConfigPath())
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd.Stdout, cmd.Stderr = p.Output, p.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start haproxy: %w", err)
