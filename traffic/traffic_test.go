@@ -218,7 +218,7 @@ func TestGlobalServiceGSLB(t *testing.T) {
 	dns := &fakePowerDNS{zones: map[string]bool{}, a: map[string][]string{}}
 	srv := httptest.NewServer(dns)
 	defer srv.Close()
-	gs := c.GlobalService.Create().SetName(a.site.Prefix + "-gs").SetTenantID(a.site.Tenant).SetFqdn("web.gslb.test").SetTTL(10).
+	gs := c.GlobalService.Create().SetName(a.site.Prefix+"-gs").SetTenantID(a.site.Tenant).SetFqdn("web.gslb.test").SetTTL(10).
 		AddRegionServiceIDs(a.svc.ID, b.svc.ID).SaveX(ctx)
 	now := time.Now()
 	cfg := Config{Clock: func() time.Time { return now }, Stale: time.Hour,
@@ -315,4 +315,3 @@ func (d *fakePowerDNS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 	}
 }
-
