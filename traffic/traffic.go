@@ -439,3 +439,36 @@ func (l *Loop) reconcileGlobal(ctx context.Context, gs *ent.GlobalService) error
 	}
 	return l.Client.GlobalService.UpdateOne(gs).SetStatus(st).SetStatusReason(reason).SetDNSAnswer(strs).Exec(sys)
 }
+
+// NodeLB is a load balancer as a node serving it must realize it.
+type NodeLB struct {
+	ID              int
+	VIP             string
+	Algorithm       string
+	CheckIntervalMs int
+	Listeners       []fieldtype.LBListener
+	Members         []fieldtype.LBMember
+}
+
+// ForNode lists the load balancers node serves (by id), for its agent or an administrator
+// (NOT_FOUND for anyone else, naming nothing), with their VIPs and members.
+func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
+	v := authz.FromContext(ctx)
+	if !v.Can("LoadBalancer", authz.ActRead) && !slices.Contains(v.Domains("node", "ComputeNode", authz.ActWrite), node) {
+		return nil, apierr.NotFound("compute node %d not found", node)
+	}
+	lbs, err := c.LoadBalancer.Query().Where(loadbalancer.HasNodesWith(computenode.ID(node)),
+		loadbalancer.StatusNotIn(loadbalancer.StatusDeleting)).WithVip().Order(ent.Asc(loadbalancer.FieldID)).All(system(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("load balancers of node %d: %w", node, err)
+	}
+	out := make([]NodeLB, 0, len(lbs))
+	for _, lb := range lbs {
+		if lb.Edges.Vip == nil {
+			continue
+		}
+		out = append(out, NodeLB{ID: lb.ID, VIP: lb.Edges.Vip.Address, Algorithm: string(lb.Algorithm),
+			CheckIntervalMs: lb.HealthCheckIntervalMs, Listeners: lb.Listeners, Members: lb.Members})
+	}
+	return out, nil
+}
