@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -23,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/gslb"
+	"github.com/virtflow/virtflow/internal/dbtx"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/scheduler"
 )
@@ -323,46 +325,39 @@ func (l *Loop) Once(ctx context.Context) error {
 
 func (l *Loop) reconcileLB(ctx context.Context, lb *ent.LoadBalancer) error {
 	sys := system(ctx)
-	upd := l.Client.LoadBalancer.UpdateOne(lb)
-	changed := false
+	var add []int
 	if len(lb.Edges.Nodes) == 0 {
-		want := cmp.Or(l.Config.NodesPerLB, NodesPerLB)
-		ids, err := ChooseNodes(ctx, l.Client, lb, want)
+		ids, err := ChooseNodes(ctx, l.Client, lb, cmp.Or(l.Config.NodesPerLB, NodesPerLB))
 		if err != nil {
 			return err
 		}
 		if len(ids) > 0 {
-			upd.AddNodeIDs(ids...)
 			nodes, err := l.Client.ComputeNode.Query().Where(computenode.IDIn(ids...)).All(sys)
 			if err != nil {
 				return err
 			}
-			lb.Edges.Nodes = nodes
-			changed = true
+			lb.Edges.Nodes, add = nodes, ids
 		}
 	}
 	ms, err := members(sys, l.Client, lb.Edges.RegionService.ID, lb.Members)
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(ms, lb.Members) {
-		upd.SetMembers(ms)
-		changed = true
-	}
 	nodes := nodeStates(lb)
-	if !slices.Equal(nodes, lb.NodeStates) {
-		upd.SetNodeStates(nodes)
-		changed = true
-	}
 	st, why := status(nodes, lb.Listeners, vipOf(lb), l.Config.now(), l.Config.stale())
-	if st != lb.Status || truncate(why) != lb.StatusReason {
-		upd.SetStatus(st).SetStatusReason(truncate(why))
-		changed = true
-	}
-	if !changed {
+	why = truncate(why)
+	if len(add) == 0 && slices.Equal(ms, lb.Members) && slices.Equal(nodes, lb.NodeStates) && st == lb.Status && why == lb.StatusReason {
 		return nil
 	}
-	return upd.Exec(sys)
+	_, err = dbtx.Run(ctx, l.Client, func(c *ent.Client) error {
+		after, err := c.LoadBalancer.UpdateOne(lb).AddNodeIDs(add...).SetMembers(ms).SetNodeStates(nodes).
+			SetStatus(st).SetStatusReason(why).Save(sys)
+		if err != nil {
+			return err
+		}
+		return audit.Write(ctx, c, audit.Entry{System: audit.Traffic, Action: "realizeLoadBalancer", Subject: after, Before: lb, After: after})
+	})
+	return err
 }
 
 func (l *Loop) reconcileGlobal(ctx context.Context, gs *ent.GlobalService) error {
@@ -437,7 +432,14 @@ func (l *Loop) reconcileGlobal(ctx context.Context, gs *ent.GlobalService) error
 	if st == gs.Status && reason == gs.StatusReason && slices.Equal(strs, gs.DNSAnswer) {
 		return nil
 	}
-	return l.Client.GlobalService.UpdateOne(gs).SetStatus(st).SetStatusReason(reason).SetDNSAnswer(strs).Exec(sys)
+	_, err = dbtx.Run(ctx, l.Client, func(c *ent.Client) error {
+		after, err := c.GlobalService.UpdateOne(gs).SetStatus(st).SetStatusReason(reason).SetDNSAnswer(strs).Save(sys)
+		if err != nil {
+			return err
+		}
+		return audit.Write(ctx, c, audit.Entry{System: audit.Traffic, Action: "publishGlobalService", Subject: after, Before: gs, After: after})
+	})
+	return err
 }
 
 // NodeLB is a load balancer as a node serving it must realize it.
