@@ -34,7 +34,9 @@ const (
 )
 
 // SystemActors returns every system actor.
-func SystemActors() []SystemActor { return []SystemActor{NodeMonitor, Drain, Reconcile, Worker, Guest, Traffic} }
+func SystemActors() []SystemActor {
+	return []SystemActor{NodeMonitor, Drain, Reconcile, Worker, Guest, Traffic}
+}
 
 // Name is the actor of a's audit rows: "system:<component>", the name of a's system viewer.
 func (a SystemActor) Name() string { return authz.System(string(a)).Name }
