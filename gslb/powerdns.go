@@ -77,8 +77,12 @@ func (p *PowerDNS) EnsureZone(ctx context.Context, zone, ns string) error {
 	if err != nil {
 		return err
 	}
-	if code == http.StatusOK {
+	switch code {
+	case http.StatusOK:
 		return nil
+	case http.StatusNotFound, http.StatusUnprocessableEntity: // no such zone: create it
+	default:
+		return fmt.Errorf("powerdns: read zone %s: %d %s", zone, code, bytes.TrimSpace(body))
 	}
 	code, body, err = p.do(ctx, http.MethodPost, "/zones", map[string]any{
 		"name": zone, "kind": "Native", "nameservers": []string{Canonical(ns)},
