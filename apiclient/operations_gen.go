@@ -819,24 +819,30 @@ type CreateHostInput struct {
 	// physical cores over all sockets
 	CpuCores *int `json:"cpuCores"`
 	// hardware threads over all sockets
-	CpuThreads         *int        `json:"cpuThreads"`
-	NumaNodes          *int        `json:"numaNodes"`
-	MemoryMB           *int        `json:"memoryMB"`
-	Disks              []DiskInput `json:"disks"`
-	Gpus               []GPUInput  `json:"gpus"`
-	Nics               []NICInput  `json:"nics"`
-	RackID             *string     `json:"rackID"`
-	PowerZoneID        *string     `json:"powerZoneID"`
-	NetworkZoneID      *string     `json:"networkZoneID"`
-	RackZoneID         *string     `json:"rackZoneID"`
-	HostGroupIDs       []string    `json:"hostGroupIDs"`
-	PortIDs            []string    `json:"portIDs"`
-	NodeID             *string     `json:"nodeID"`
-	EventIDs           []string    `json:"eventIDs"`
-	AlertIDs           []string    `json:"alertIDs"`
-	MaintenanceIDs     []string    `json:"maintenanceIDs"`
-	MaintainerIDs      []string    `json:"maintainerIDs"`
-	MaintainerGroupIDs []string    `json:"maintainerGroupIDs"`
+	CpuThreads *int        `json:"cpuThreads"`
+	NumaNodes  *int        `json:"numaNodes"`
+	MemoryMB   *int        `json:"memoryMB"`
+	Disks      []DiskInput `json:"disks"`
+	Gpus       []GPUInput  `json:"gpus"`
+	Nics       []NICInput  `json:"nics"`
+	// BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)
+	BgpAsn *int `json:"bgpAsn"`
+	// BGP address: a router's session address the nodes peer with, or a server's router id and session address
+	BgpAddress *string `json:"bgpAddress"`
+	// the router offers BFD on its BGP sessions
+	Bfd                *bool    `json:"bfd"`
+	RackID             *string  `json:"rackID"`
+	PowerZoneID        *string  `json:"powerZoneID"`
+	NetworkZoneID      *string  `json:"networkZoneID"`
+	RackZoneID         *string  `json:"rackZoneID"`
+	HostGroupIDs       []string `json:"hostGroupIDs"`
+	PortIDs            []string `json:"portIDs"`
+	NodeID             *string  `json:"nodeID"`
+	EventIDs           []string `json:"eventIDs"`
+	AlertIDs           []string `json:"alertIDs"`
+	MaintenanceIDs     []string `json:"maintenanceIDs"`
+	MaintainerIDs      []string `json:"maintainerIDs"`
+	MaintainerGroupIDs []string `json:"maintainerGroupIDs"`
 }
 
 // GetName returns CreateHostInput.Name, and is useful for accessing the field via an interface.
@@ -904,6 +910,15 @@ func (v *CreateHostInput) GetGpus() []GPUInput { return v.Gpus }
 
 // GetNics returns CreateHostInput.Nics, and is useful for accessing the field via an interface.
 func (v *CreateHostInput) GetNics() []NICInput { return v.Nics }
+
+// GetBgpAsn returns CreateHostInput.BgpAsn, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBgpAsn() *int { return v.BgpAsn }
+
+// GetBgpAddress returns CreateHostInput.BgpAddress, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBgpAddress() *string { return v.BgpAddress }
+
+// GetBfd returns CreateHostInput.Bfd, and is useful for accessing the field via an interface.
+func (v *CreateHostInput) GetBfd() *bool { return v.Bfd }
 
 // GetRackID returns CreateHostInput.RackID, and is useful for accessing the field via an interface.
 func (v *CreateHostInput) GetRackID() *string { return v.RackID }
@@ -2140,6 +2155,7 @@ type CreateTenantInput struct {
 	ApiTokenIDs          []string      `json:"apiTokenIDs"`
 	RoleBindingIDs       []string      `json:"roleBindingIDs"`
 	SshKeyIDs            []string      `json:"sshKeyIDs"`
+	SecurityRuleIDs      []string      `json:"securityRuleIDs"`
 	DefaultVMNetworkID   *string       `json:"defaultVMNetworkID"`
 }
 
@@ -2196,6 +2212,9 @@ func (v *CreateTenantInput) GetRoleBindingIDs() []string { return v.RoleBindingI
 
 // GetSshKeyIDs returns CreateTenantInput.SshKeyIDs, and is useful for accessing the field via an interface.
 func (v *CreateTenantInput) GetSshKeyIDs() []string { return v.SshKeyIDs }
+
+// GetSecurityRuleIDs returns CreateTenantInput.SecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *CreateTenantInput) GetSecurityRuleIDs() []string { return v.SecurityRuleIDs }
 
 // GetDefaultVMNetworkID returns CreateTenantInput.DefaultVMNetworkID, and is useful for accessing the field via an interface.
 func (v *CreateTenantInput) GetDefaultVMNetworkID() *string { return v.DefaultVMNetworkID }
@@ -8279,49 +8298,57 @@ type UpdateHostInput struct {
 	// physical cores over all sockets
 	CpuCores *int `json:"cpuCores"`
 	// hardware threads over all sockets
-	CpuThreads               *int        `json:"cpuThreads"`
-	NumaNodes                *int        `json:"numaNodes"`
-	MemoryMB                 *int        `json:"memoryMB"`
-	Disks                    []DiskInput `json:"disks"`
-	AppendDisks              []DiskInput `json:"appendDisks"`
-	ClearDisks               *bool       `json:"clearDisks"`
-	Gpus                     []GPUInput  `json:"gpus"`
-	AppendGpus               []GPUInput  `json:"appendGpus"`
-	ClearGpus                *bool       `json:"clearGpus"`
-	Nics                     []NICInput  `json:"nics"`
-	AppendNics               []NICInput  `json:"appendNics"`
-	ClearNics                *bool       `json:"clearNics"`
-	RackID                   *string     `json:"rackID"`
-	ClearRack                *bool       `json:"clearRack"`
-	PowerZoneID              *string     `json:"powerZoneID"`
-	ClearPowerZone           *bool       `json:"clearPowerZone"`
-	NetworkZoneID            *string     `json:"networkZoneID"`
-	ClearNetworkZone         *bool       `json:"clearNetworkZone"`
-	RackZoneID               *string     `json:"rackZoneID"`
-	ClearRackZone            *bool       `json:"clearRackZone"`
-	AddHostGroupIDs          []string    `json:"addHostGroupIDs"`
-	RemoveHostGroupIDs       []string    `json:"removeHostGroupIDs"`
-	ClearHostGroups          *bool       `json:"clearHostGroups"`
-	AddPortIDs               []string    `json:"addPortIDs"`
-	RemovePortIDs            []string    `json:"removePortIDs"`
-	ClearPorts               *bool       `json:"clearPorts"`
-	NodeID                   *string     `json:"nodeID"`
-	ClearNode                *bool       `json:"clearNode"`
-	AddEventIDs              []string    `json:"addEventIDs"`
-	RemoveEventIDs           []string    `json:"removeEventIDs"`
-	ClearEvents              *bool       `json:"clearEvents"`
-	AddAlertIDs              []string    `json:"addAlertIDs"`
-	RemoveAlertIDs           []string    `json:"removeAlertIDs"`
-	ClearAlerts              *bool       `json:"clearAlerts"`
-	AddMaintenanceIDs        []string    `json:"addMaintenanceIDs"`
-	RemoveMaintenanceIDs     []string    `json:"removeMaintenanceIDs"`
-	ClearMaintenances        *bool       `json:"clearMaintenances"`
-	AddMaintainerIDs         []string    `json:"addMaintainerIDs"`
-	RemoveMaintainerIDs      []string    `json:"removeMaintainerIDs"`
-	ClearMaintainers         *bool       `json:"clearMaintainers"`
-	AddMaintainerGroupIDs    []string    `json:"addMaintainerGroupIDs"`
-	RemoveMaintainerGroupIDs []string    `json:"removeMaintainerGroupIDs"`
-	ClearMaintainerGroups    *bool       `json:"clearMaintainerGroups"`
+	CpuThreads  *int        `json:"cpuThreads"`
+	NumaNodes   *int        `json:"numaNodes"`
+	MemoryMB    *int        `json:"memoryMB"`
+	Disks       []DiskInput `json:"disks"`
+	AppendDisks []DiskInput `json:"appendDisks"`
+	ClearDisks  *bool       `json:"clearDisks"`
+	Gpus        []GPUInput  `json:"gpus"`
+	AppendGpus  []GPUInput  `json:"appendGpus"`
+	ClearGpus   *bool       `json:"clearGpus"`
+	Nics        []NICInput  `json:"nics"`
+	AppendNics  []NICInput  `json:"appendNics"`
+	ClearNics   *bool       `json:"clearNics"`
+	// BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)
+	BgpAsn      *int  `json:"bgpAsn"`
+	ClearBgpAsn *bool `json:"clearBgpAsn"`
+	// BGP address: a router's session address the nodes peer with, or a server's router id and session address
+	BgpAddress      *string `json:"bgpAddress"`
+	ClearBgpAddress *bool   `json:"clearBgpAddress"`
+	// the router offers BFD on its BGP sessions
+	Bfd                      *bool    `json:"bfd"`
+	RackID                   *string  `json:"rackID"`
+	ClearRack                *bool    `json:"clearRack"`
+	PowerZoneID              *string  `json:"powerZoneID"`
+	ClearPowerZone           *bool    `json:"clearPowerZone"`
+	NetworkZoneID            *string  `json:"networkZoneID"`
+	ClearNetworkZone         *bool    `json:"clearNetworkZone"`
+	RackZoneID               *string  `json:"rackZoneID"`
+	ClearRackZone            *bool    `json:"clearRackZone"`
+	AddHostGroupIDs          []string `json:"addHostGroupIDs"`
+	RemoveHostGroupIDs       []string `json:"removeHostGroupIDs"`
+	ClearHostGroups          *bool    `json:"clearHostGroups"`
+	AddPortIDs               []string `json:"addPortIDs"`
+	RemovePortIDs            []string `json:"removePortIDs"`
+	ClearPorts               *bool    `json:"clearPorts"`
+	NodeID                   *string  `json:"nodeID"`
+	ClearNode                *bool    `json:"clearNode"`
+	AddEventIDs              []string `json:"addEventIDs"`
+	RemoveEventIDs           []string `json:"removeEventIDs"`
+	ClearEvents              *bool    `json:"clearEvents"`
+	AddAlertIDs              []string `json:"addAlertIDs"`
+	RemoveAlertIDs           []string `json:"removeAlertIDs"`
+	ClearAlerts              *bool    `json:"clearAlerts"`
+	AddMaintenanceIDs        []string `json:"addMaintenanceIDs"`
+	RemoveMaintenanceIDs     []string `json:"removeMaintenanceIDs"`
+	ClearMaintenances        *bool    `json:"clearMaintenances"`
+	AddMaintainerIDs         []string `json:"addMaintainerIDs"`
+	RemoveMaintainerIDs      []string `json:"removeMaintainerIDs"`
+	ClearMaintainers         *bool    `json:"clearMaintainers"`
+	AddMaintainerGroupIDs    []string `json:"addMaintainerGroupIDs"`
+	RemoveMaintainerGroupIDs []string `json:"removeMaintainerGroupIDs"`
+	ClearMaintainerGroups    *bool    `json:"clearMaintainerGroups"`
 }
 
 // GetName returns UpdateHostInput.Name, and is useful for accessing the field via an interface.
@@ -8431,6 +8458,21 @@ func (v *UpdateHostInput) GetAppendNics() []NICInput { return v.AppendNics }
 
 // GetClearNics returns UpdateHostInput.ClearNics, and is useful for accessing the field via an interface.
 func (v *UpdateHostInput) GetClearNics() *bool { return v.ClearNics }
+
+// GetBgpAsn returns UpdateHostInput.BgpAsn, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBgpAsn() *int { return v.BgpAsn }
+
+// GetClearBgpAsn returns UpdateHostInput.ClearBgpAsn, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetClearBgpAsn() *bool { return v.ClearBgpAsn }
+
+// GetBgpAddress returns UpdateHostInput.BgpAddress, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBgpAddress() *string { return v.BgpAddress }
+
+// GetClearBgpAddress returns UpdateHostInput.ClearBgpAddress, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetClearBgpAddress() *bool { return v.ClearBgpAddress }
+
+// GetBfd returns UpdateHostInput.Bfd, and is useful for accessing the field via an interface.
+func (v *UpdateHostInput) GetBfd() *bool { return v.Bfd }
 
 // GetRackID returns UpdateHostInput.RackID, and is useful for accessing the field via an interface.
 func (v *UpdateHostInput) GetRackID() *string { return v.RackID }
@@ -10111,6 +10153,9 @@ type UpdateTenantInput struct {
 	AddSSHKeyIDs               []string      `json:"addSSHKeyIDs"`
 	RemoveSSHKeyIDs            []string      `json:"removeSSHKeyIDs"`
 	ClearSSHKeys               *bool         `json:"clearSSHKeys"`
+	AddSecurityRuleIDs         []string      `json:"addSecurityRuleIDs"`
+	RemoveSecurityRuleIDs      []string      `json:"removeSecurityRuleIDs"`
+	ClearSecurityRules         *bool         `json:"clearSecurityRules"`
 	DefaultVMNetworkID         *string       `json:"defaultVMNetworkID"`
 	ClearDefaultVMNetwork      *bool         `json:"clearDefaultVMNetwork"`
 }
@@ -10260,6 +10305,15 @@ func (v *UpdateTenantInput) GetRemoveSSHKeyIDs() []string { return v.RemoveSSHKe
 
 // GetClearSSHKeys returns UpdateTenantInput.ClearSSHKeys, and is useful for accessing the field via an interface.
 func (v *UpdateTenantInput) GetClearSSHKeys() *bool { return v.ClearSSHKeys }
+
+// GetAddSecurityRuleIDs returns UpdateTenantInput.AddSecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetAddSecurityRuleIDs() []string { return v.AddSecurityRuleIDs }
+
+// GetRemoveSecurityRuleIDs returns UpdateTenantInput.RemoveSecurityRuleIDs, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetRemoveSecurityRuleIDs() []string { return v.RemoveSecurityRuleIDs }
+
+// GetClearSecurityRules returns UpdateTenantInput.ClearSecurityRules, and is useful for accessing the field via an interface.
+func (v *UpdateTenantInput) GetClearSecurityRules() *bool { return v.ClearSecurityRules }
 
 // GetDefaultVMNetworkID returns UpdateTenantInput.DefaultVMNetworkID, and is useful for accessing the field via an interface.
 func (v *UpdateTenantInput) GetDefaultVMNetworkID() *string { return v.DefaultVMNetworkID }
@@ -11058,6 +11112,85 @@ type VMFieldsTenant struct {
 
 // GetId returns VMFieldsTenant.Id, and is useful for accessing the field via an interface.
 func (v *VMFieldsTenant) GetId() string { return v.Id }
+
+// VMRoutesResponse is returned by VMRoutes on success.
+type VMRoutesResponse struct {
+	// The routes of the VMs the viewer may read, by address: which node announces which
+	// address. Only VMs that have route state (routed network mode) are listed.
+	VmRoutes []VMRoutesVmRoutesRouteEntry `json:"vmRoutes"`
+}
+
+// GetVmRoutes returns VMRoutesResponse.VmRoutes, and is useful for accessing the field via an interface.
+func (v *VMRoutesResponse) GetVmRoutes() []VMRoutesVmRoutesRouteEntry { return v.VmRoutes }
+
+// VMRoutesVmRoutesRouteEntry includes the requested fields of the GraphQL type RouteEntry.
+// The GraphQL type's documentation follows.
+//
+// An announced VM address, for the network page and `virtflow routes`.
+type VMRoutesVmRoutesRouteEntry struct {
+	VirtualMachine VMRoutesVmRoutesRouteEntryVirtualMachine `json:"virtualMachine"`
+	Route          VMRoutesVmRoutesRouteEntryRouteVMRoute   `json:"route"`
+}
+
+// GetVirtualMachine returns VMRoutesVmRoutesRouteEntry.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntry) GetVirtualMachine() VMRoutesVmRoutesRouteEntryVirtualMachine {
+	return v.VirtualMachine
+}
+
+// GetRoute returns VMRoutesVmRoutesRouteEntry.Route, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntry) GetRoute() VMRoutesVmRoutesRouteEntryRouteVMRoute {
+	return v.Route
+}
+
+// VMRoutesVmRoutesRouteEntryRouteVMRoute includes the requested fields of the GraphQL type VMRoute.
+// The GraphQL type's documentation follows.
+//
+// The routed network of one VM address on the node that runs the VM: the address's network
+// namespace on the node, the namespace's own address (from 169.254.32.0/19), and whether the
+// node announces the address's /32 to its BGP peers.
+type VMRoutesVmRoutesRouteEntryRouteVMRoute struct {
+	// the VM's address, routed as a /32
+	Address string `json:"address"`
+	// the compute node whose agent realizes (and announces) it
+	Node string `json:"node"`
+	// the network namespace on the node
+	Namespace string `json:"namespace"`
+	// the namespace's own 169.254.32.0/19 address, the node's next hop towards the VM
+	LinkAddress string `json:"linkAddress"`
+	// the node's BGP speaker announces the /32
+	Announced bool      `json:"announced"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// GetAddress returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Address, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetAddress() string { return v.Address }
+
+// GetNode returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Node, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetNode() string { return v.Node }
+
+// GetNamespace returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Namespace, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetNamespace() string { return v.Namespace }
+
+// GetLinkAddress returns VMRoutesVmRoutesRouteEntryRouteVMRoute.LinkAddress, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetLinkAddress() string { return v.LinkAddress }
+
+// GetAnnounced returns VMRoutesVmRoutesRouteEntryRouteVMRoute.Announced, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetAnnounced() bool { return v.Announced }
+
+// GetUpdatedAt returns VMRoutesVmRoutesRouteEntryRouteVMRoute.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryRouteVMRoute) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// VMRoutesVmRoutesRouteEntryVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type VMRoutesVmRoutesRouteEntryVirtualMachine struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns VMRoutesVmRoutesRouteEntryVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryVirtualMachine) GetId() string { return v.Id }
+
+// GetName returns VMRoutesVmRoutesRouteEntryVirtualMachine.Name, and is useful for accessing the field via an interface.
+func (v *VMRoutesVmRoutesRouteEntryVirtualMachine) GetName() string { return v.Name }
 
 // VirtualMachineBootDevice is enum for the field boot_device
 type VirtualMachineBootDevice string
@@ -12027,6 +12160,14 @@ func (v *__UsageInput) GetTo() time.Time { return v.To }
 
 // GetGroupBy returns __UsageInput.GroupBy, and is useful for accessing the field via an interface.
 func (v *__UsageInput) GetGroupBy() []UsageGroupBy { return v.GroupBy }
+
+// __VMRoutesInput is used internally by genqlient
+type __VMRoutesInput struct {
+	First *int `json:"first"`
+}
+
+// GetFirst returns __VMRoutesInput.First, and is useful for accessing the field via an interface.
+func (v *__VMRoutesInput) GetFirst() *int { return v.First }
 
 // __WatchNodesInput is used internally by genqlient
 type __WatchNodesInput struct {
@@ -15526,6 +15667,52 @@ func Usage(
 	}
 
 	data_ = &UsageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by VMRoutes.
+const VMRoutes_Operation = `
+query VMRoutes ($first: Int) {
+	vmRoutes(first: $first) {
+		virtualMachine {
+			id
+			name
+		}
+		route {
+			address
+			node
+			namespace
+			linkAddress
+			announced
+			updatedAt
+		}
+	}
+}
+`
+
+// VMRoutes lists which node announces which VM address (routed network mode, issue 27).
+func VMRoutes(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+) (data_ *VMRoutesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "VMRoutes",
+		Query:  VMRoutes_Operation,
+		Variables: &__VMRoutesInput{
+			First: first,
+		},
+	}
+
+	data_ = &VMRoutesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

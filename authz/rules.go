@@ -213,7 +213,7 @@ func tenantScope(typ string, ids []int) entql.P {
 		return entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("tenant", own))
 	case "IPAddress":
 		return entql.HasEdgeWith("port", entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("tenant", own)))
-	case "VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey",
+	case "VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey", "SecurityRule",
 		"Quota", "UsageRecord", "Network", "APIToken", "RoleBinding":
 		return entql.HasEdgeWith("tenant", own)
 	}
@@ -254,7 +254,7 @@ func nodeScope(typ string, ids []int) entql.P {
 		return own
 	case "Assignment", "VirtualMachine", "Volume", "Event":
 		return entql.HasEdgeWith("node", own)
-	case "Port":
+	case "Port", "SecurityRule":
 		return entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("node", own))
 	case "IPAddress":
 		return entql.HasEdgeWith("port", entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("node", own)))

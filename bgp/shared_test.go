@@ -1,9 +1,11 @@
-package bgp
+package bgp_test
 
 import (
 	"net/netip"
 	"reflect"
 	"testing"
+
+	"github.com/virtflow/virtflow/bgp"
 )
 
 // recorder is an Announcer that records the announced set.
@@ -13,7 +15,7 @@ func (r *recorder) Announce(p netip.Prefix, nh netip.Addr) error { r.set[p] = nh
 func (r *recorder) Withdraw(p netip.Prefix) error                { delete(r.set, p); return nil }
 
 func TestTableOwnersAndReplay(t *testing.T) {
-	tab := NewTable()
+	tab := bgp.NewTable()
 	vm, lb := tab.For("vm"), tab.For("lb")
 	a, vip := netip.MustParsePrefix("10.1.0.5/32"), netip.MustParsePrefix("10.9.0.1/32")
 	nh := netip.MustParseAddr("10.0.0.2")

@@ -53,6 +53,7 @@ func commands() map[string]command {
 		"inventory": {"inventory --list | --host NAME   (Ansible dynamic inventory)", runInventory},
 		"usage":     {"usage --tenant ID [--from TIME] [--to TIME] [--group-by RESOURCE,FLAVOR,REGION,DAY]", runUsage},
 		"invoices":  {"invoices --tenant ID [--first N]", runInvoices},
+		"routes":    {"routes [--first N]   (which node announces which VM address)", runRoutes},
 		"prices":    {"prices list | prices add --kind KIND [--key KEY] --amount DECIMAL [--multiplier X] [--from TIME]", runPrices},
 	}
 }

@@ -314,7 +314,13 @@ func renderNetworkConfig(nics []NIC) ([]byte, error) {
 			if ip.Is6() {
 				to = "::/0"
 			}
-			routes = append(routes, yaml.MapSlice{{Key: "to", Value: to}, {Key: "via", Value: ip.String()}})
+			route := yaml.MapSlice{{Key: "to", Value: to}, {Key: "via", Value: ip.String()}}
+			if len(n.Addresses) > 0 && !onSubnet(ip, n.Addresses) {
+				// A gateway outside the NIC's subnets (the routed network's /32 with gateway
+				// 169.254.1.1): reachable on the link all the same.
+				route = append(route, yaml.MapItem{Key: "on-link", Value: true})
+			}
+			routes = append(routes, route)
 		}
 		if len(routes) > 0 {
 			eth = append(eth, yaml.MapItem{Key: "routes", Value: routes})
@@ -333,4 +339,14 @@ func renderNetworkConfig(nics []NIC) ([]byte, error) {
 		doc = append(doc, yaml.MapItem{Key: "ethernets", Value: ethernets})
 	}
 	return marshal(doc)
+}
+
+// onSubnet reports whether ip is in one of the prefixes of addrs (CIDR strings).
+func onSubnet(ip netip.Addr, addrs []string) bool {
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a); err == nil && p.Masked().Contains(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -399,3 +399,32 @@ func TestCloudInitAcceptsRenderedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutedNICOnLinkGateway: the routed network's /32 with gateway 169.254.1.1 (package
+// vmnet) gets a default route marked on-link, since the gateway is on no subnet of the NIC.
+func TestRoutedNICOnLinkGateway(t *testing.T) {
+	in := fullSpec(t)
+	in.NICs = []NIC{{MAC: "52:54:00:aa:bb:01", Addresses: []string{"172.16.0.10/32"}, Gateways: []string{"169.254.1.1"}}}
+	files, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `version: 2
+ethernets:
+  eth0:
+    match:
+      macaddress: 52:54:00:aa:bb:01
+    set-name: eth0
+    addresses:
+      - 172.16.0.10/32
+    routes:
+      - to: 0.0.0.0/0
+        via: 169.254.1.1
+        on-link: true
+`
+	gotYAML, _ := yaml.Marshal(decode(t, files[FileNetworkConfig]))
+	wantYAML, _ := yaml.Marshal(decode(t, []byte(want)))
+	if string(gotYAML) != string(wantYAML) {
+		t.Errorf("network-config:\n%s\nwant:\n%s", files[FileNetworkConfig], want)
+	}
+}

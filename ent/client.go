@@ -59,6 +59,7 @@ import (
 	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -166,6 +167,8 @@ type Client struct {
 	RuleState *RuleStateClient
 	// SSHKey is the client for interacting with the SSHKey builders.
 	SSHKey *SSHKeyClient
+	// SecurityRule is the client for interacting with the SecurityRule builders.
+	SecurityRule *SecurityRuleClient
 	// ServiceMesh is the client for interacting with the ServiceMesh builders.
 	ServiceMesh *ServiceMeshClient
 	// Silence is the client for interacting with the Silence builders.
@@ -236,6 +239,7 @@ func (c *Client) init() {
 	c.RoleBinding = NewRoleBindingClient(c.config)
 	c.RuleState = NewRuleStateClient(c.config)
 	c.SSHKey = NewSSHKeyClient(c.config)
+	c.SecurityRule = NewSecurityRuleClient(c.config)
 	c.ServiceMesh = NewServiceMeshClient(c.config)
 	c.Silence = NewSilenceClient(c.config)
 	c.Tenant = NewTenantClient(c.config)
@@ -380,6 +384,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		RoleBinding:         NewRoleBindingClient(cfg),
 		RuleState:           NewRuleStateClient(cfg),
 		SSHKey:              NewSSHKeyClient(cfg),
+		SecurityRule:        NewSecurityRuleClient(cfg),
 		ServiceMesh:         NewServiceMeshClient(cfg),
 		Silence:             NewSilenceClient(cfg),
 		Tenant:              NewTenantClient(cfg),
@@ -451,6 +456,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		RoleBinding:         NewRoleBindingClient(cfg),
 		RuleState:           NewRuleStateClient(cfg),
 		SSHKey:              NewSSHKeyClient(cfg),
+		SecurityRule:        NewSecurityRuleClient(cfg),
 		ServiceMesh:         NewServiceMeshClient(cfg),
 		Silence:             NewSilenceClient(cfg),
 		Tenant:              NewTenantClient(cfg),
@@ -494,8 +500,9 @@ func (c *Client) Use(hooks ...Hook) {
 		c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network,
 		c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
-		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.ServiceMesh,
-		c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine, c.Volume,
+		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.SecurityRule,
+		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
+		c.Volume,
 	} {
 		n.Use(hooks...)
 	}
@@ -512,8 +519,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network,
 		c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
-		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.ServiceMesh,
-		c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine, c.Volume,
+		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.SecurityRule,
+		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
+		c.Volume,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -612,6 +620,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RuleState.mutate(ctx, m)
 	case *SSHKeyMutation:
 		return c.SSHKey.mutate(ctx, m)
+	case *SecurityRuleMutation:
+		return c.SecurityRule.mutate(ctx, m)
 	case *ServiceMeshMutation:
 		return c.ServiceMesh.mutate(ctx, m)
 	case *SilenceMutation:
@@ -9557,6 +9567,172 @@ func (c *SSHKeyClient) mutate(ctx context.Context, m *SSHKeyMutation) (Value, er
 	}
 }
 
+// SecurityRuleClient is a client for the SecurityRule schema.
+type SecurityRuleClient struct {
+	config
+}
+
+// NewSecurityRuleClient returns a client for the SecurityRule from the given config.
+func NewSecurityRuleClient(c config) *SecurityRuleClient {
+	return &SecurityRuleClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `securityrule.Hooks(f(g(h())))`.
+func (c *SecurityRuleClient) Use(hooks ...Hook) {
+	c.hooks.SecurityRule = append(c.hooks.SecurityRule, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `securityrule.Intercept(f(g(h())))`.
+func (c *SecurityRuleClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SecurityRule = append(c.inters.SecurityRule, interceptors...)
+}
+
+// Create returns a builder for creating a SecurityRule entity.
+func (c *SecurityRuleClient) Create() *SecurityRuleCreate {
+	mutation := newSecurityRuleMutation(c.config, OpCreate)
+	return &SecurityRuleCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SecurityRule entities.
+func (c *SecurityRuleClient) CreateBulk(builders ...*SecurityRuleCreate) *SecurityRuleCreateBulk {
+	return &SecurityRuleCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SecurityRuleClient) MapCreateBulk(slice any, setFunc func(*SecurityRuleCreate, int)) *SecurityRuleCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SecurityRuleCreateBulk{err: fmt.Errorf("calling to SecurityRuleClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SecurityRuleCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SecurityRuleCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SecurityRule.
+func (c *SecurityRuleClient) Update() *SecurityRuleUpdate {
+	mutation := newSecurityRuleMutation(c.config, OpUpdate)
+	return &SecurityRuleUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SecurityRuleClient) UpdateOne(_m *SecurityRule) *SecurityRuleUpdateOne {
+	mutation := newSecurityRuleMutation(c.config, OpUpdateOne, withSecurityRule(_m))
+	return &SecurityRuleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SecurityRuleClient) UpdateOneID(id int) *SecurityRuleUpdateOne {
+	mutation := newSecurityRuleMutation(c.config, OpUpdateOne, withSecurityRuleID(id))
+	return &SecurityRuleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SecurityRule.
+func (c *SecurityRuleClient) Delete() *SecurityRuleDelete {
+	mutation := newSecurityRuleMutation(c.config, OpDelete)
+	return &SecurityRuleDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SecurityRuleClient) DeleteOne(_m *SecurityRule) *SecurityRuleDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SecurityRuleClient) DeleteOneID(id int) *SecurityRuleDeleteOne {
+	builder := c.Delete().Where(securityrule.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SecurityRuleDeleteOne{builder}
+}
+
+// Query returns a query builder for SecurityRule.
+func (c *SecurityRuleClient) Query() *SecurityRuleQuery {
+	return &SecurityRuleQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSecurityRule},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SecurityRule entity by its id.
+func (c *SecurityRuleClient) Get(ctx context.Context, id int) (*SecurityRule, error) {
+	return c.Query().Where(securityrule.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SecurityRuleClient) GetX(ctx context.Context, id int) *SecurityRule {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a SecurityRule.
+func (c *SecurityRuleClient) QueryTenant(_m *SecurityRule) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(securityrule.Table, securityrule.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, securityrule.TenantTable, securityrule.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryVirtualMachine queries the virtual_machine edge of a SecurityRule.
+func (c *SecurityRuleClient) QueryVirtualMachine(_m *SecurityRule) *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(securityrule.Table, securityrule.FieldID, id),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, securityrule.VirtualMachineTable, securityrule.VirtualMachineColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SecurityRuleClient) Hooks() []Hook {
+	hooks := c.hooks.SecurityRule
+	return append(hooks[:len(hooks):len(hooks)], securityrule.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SecurityRuleClient) Interceptors() []Interceptor {
+	return c.inters.SecurityRule
+}
+
+func (c *SecurityRuleClient) mutate(ctx context.Context, m *SecurityRuleMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SecurityRuleCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SecurityRuleUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SecurityRuleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SecurityRuleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SecurityRule mutation op: %q", m.Op())
+	}
+}
+
 // ServiceMeshClient is a client for the ServiceMesh schema.
 type ServiceMeshClient struct {
 	config
@@ -10166,6 +10342,22 @@ func (c *TenantClient) QuerySSHKeys(_m *Tenant) *SSHKeyQuery {
 			sqlgraph.From(tenant.Table, tenant.FieldID, id),
 			sqlgraph.To(sshkey.Table, sshkey.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, tenant.SSHKeysTable, tenant.SSHKeysColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySecurityRules queries the security_rules edge of a Tenant.
+func (c *TenantClient) QuerySecurityRules(_m *Tenant) *SecurityRuleQuery {
+	query := (&SecurityRuleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, id),
+			sqlgraph.To(securityrule.Table, securityrule.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.SecurityRulesTable, tenant.SecurityRulesColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -10911,6 +11103,22 @@ func (c *VirtualMachineClient) QueryNetworks(_m *VirtualMachine) *NetworkQuery {
 	return query
 }
 
+// QuerySecurityRules queries the security_rules edge of a VirtualMachine.
+func (c *VirtualMachineClient) QuerySecurityRules(_m *VirtualMachine) *SecurityRuleQuery {
+	query := (&SecurityRuleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
+			sqlgraph.To(securityrule.Table, securityrule.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.SecurityRulesTable, virtualmachine.SecurityRulesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QuerySSHKeys queries the ssh_keys edge of a VirtualMachine.
 func (c *VirtualMachineClient) QuerySSHKeys(_m *VirtualMachine) *SSHKeyQuery {
 	query := (&SSHKeyClient{config: c.config}).Query()
@@ -11192,8 +11400,8 @@ type (
 		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
 		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone, Price,
 		Provider, Quota, Rack, RackZone, Region, RegionService, ReservationInterval,
-		RoleBinding, RuleState, SSHKey, ServiceMesh, Silence, Tenant, UsageRecord,
-		User, VirtualMachine, Volume []ent.Hook
+		RoleBinding, RuleState, SSHKey, SecurityRule, ServiceMesh, Silence, Tenant,
+		UsageRecord, User, VirtualMachine, Volume []ent.Hook
 	}
 	inters struct {
 		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Check, Cluster,
@@ -11202,8 +11410,8 @@ type (
 		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
 		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone, Price,
 		Provider, Quota, Rack, RackZone, Region, RegionService, ReservationInterval,
-		RoleBinding, RuleState, SSHKey, ServiceMesh, Silence, Tenant, UsageRecord,
-		User, VirtualMachine, Volume []ent.Interceptor
+		RoleBinding, RuleState, SSHKey, SecurityRule, ServiceMesh, Silence, Tenant,
+		UsageRecord, User, VirtualMachine, Volume []ent.Interceptor
 	}
 )
 

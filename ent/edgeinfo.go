@@ -53,6 +53,7 @@ import (
 	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -345,6 +346,10 @@ var Edges = map[string]map[string]EdgeInfo{
 		"user":             {Target: "User", Field: "User", Unique: true, OwnFK: true},
 		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 	},
+	"SecurityRule": {
+		"tenant":          {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
+		"virtual_machine": {Target: "VirtualMachine", Field: "VirtualMachine", Unique: true, OwnFK: true},
+	},
 	"ServiceMesh": {
 		"kubernetes_clusters": {Target: "KubernetesCluster", Field: "KubernetesClusters", Unique: false, OwnFK: false},
 	},
@@ -364,6 +369,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"api_tokens":          {Target: "APIToken", Field: "APITokens", Unique: false, OwnFK: false},
 		"role_bindings":       {Target: "RoleBinding", Field: "RoleBindings", Unique: false, OwnFK: false},
 		"ssh_keys":            {Target: "SSHKey", Field: "SSHKeys", Unique: false, OwnFK: false},
+		"security_rules":      {Target: "SecurityRule", Field: "SecurityRules", Unique: false, OwnFK: false},
 		"default_vm_network":  {Target: "Network", Field: "DefaultVMNetwork", Unique: true, OwnFK: true},
 	},
 	"UsageRecord": {
@@ -391,6 +397,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"volumes":            {Target: "Volume", Field: "Volumes", Unique: false, OwnFK: false},
 		"assignments":        {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
 		"networks":           {Target: "Network", Field: "Networks", Unique: false, OwnFK: false},
+		"security_rules":     {Target: "SecurityRule", Field: "SecurityRules", Unique: false, OwnFK: false},
 		"ssh_keys":           {Target: "SSHKey", Field: "SSHKeys", Unique: false, OwnFK: false},
 		"maintainers":        {Target: "Maintainer", Field: "Maintainers", Unique: false, OwnFK: false},
 		"maintainer_groups":  {Target: "MaintainerGroup", Field: "MaintainerGroups", Unique: false, OwnFK: false},
@@ -819,6 +826,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 		q := c.SSHKey.Query()
 		if ids != nil {
 			q.Where(sshkey.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "SecurityRule":
+		q := c.SecurityRule.Query()
+		if ids != nil {
+			q.Where(securityrule.IDIn(ids...))
 		}
 		if p != nil {
 			q.Filter().Where(p)

@@ -56,6 +56,7 @@ import (
 	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -169,6 +170,7 @@ func checkColumn(t, c string) error {
 			rolebinding.Table:         rolebinding.ValidColumn,
 			rulestate.Table:           rulestate.ValidColumn,
 			sshkey.Table:              sshkey.ValidColumn,
+			securityrule.Table:        securityrule.ValidColumn,
 			servicemesh.Table:         servicemesh.ValidColumn,
 			silence.Table:             silence.ValidColumn,
 			tenant.Table:              tenant.ValidColumn,

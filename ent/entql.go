@@ -48,6 +48,7 @@ import (
 	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -65,7 +66,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 52)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 53)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -491,6 +492,9 @@ var schemaGraph = func() *sqlgraph.Schema {
 			host.FieldDisks:        {Type: field.TypeJSON, Column: host.FieldDisks},
 			host.FieldGpus:         {Type: field.TypeJSON, Column: host.FieldGpus},
 			host.FieldNics:         {Type: field.TypeJSON, Column: host.FieldNics},
+			host.FieldBgpAsn:       {Type: field.TypeInt64, Column: host.FieldBgpAsn},
+			host.FieldBgpAddress:   {Type: field.TypeString, Column: host.FieldBgpAddress},
+			host.FieldBfd:          {Type: field.TypeBool, Column: host.FieldBfd},
 		},
 	}
 	graph.Nodes[16] = &sqlgraph.Node{
@@ -1106,6 +1110,29 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[45] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   securityrule.Table,
+			Columns: securityrule.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: securityrule.FieldID,
+			},
+		},
+		Type: "SecurityRule",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			securityrule.FieldCreatedAt:   {Type: field.TypeTime, Column: securityrule.FieldCreatedAt},
+			securityrule.FieldUpdatedAt:   {Type: field.TypeTime, Column: securityrule.FieldUpdatedAt},
+			securityrule.FieldDescription: {Type: field.TypeString, Column: securityrule.FieldDescription},
+			securityrule.FieldDirection:   {Type: field.TypeEnum, Column: securityrule.FieldDirection},
+			securityrule.FieldProtocol:    {Type: field.TypeEnum, Column: securityrule.FieldProtocol},
+			securityrule.FieldPortFrom:    {Type: field.TypeInt, Column: securityrule.FieldPortFrom},
+			securityrule.FieldPortTo:      {Type: field.TypeInt, Column: securityrule.FieldPortTo},
+			securityrule.FieldCidr:        {Type: field.TypeString, Column: securityrule.FieldCidr},
+			securityrule.FieldAction:      {Type: field.TypeEnum, Column: securityrule.FieldAction},
+			securityrule.FieldPriority:    {Type: field.TypeInt, Column: securityrule.FieldPriority},
+		},
+	}
+	graph.Nodes[46] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   servicemesh.Table,
 			Columns: servicemesh.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -1123,7 +1150,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			servicemesh.FieldStatus:      {Type: field.TypeEnum, Column: servicemesh.FieldStatus},
 		},
 	}
-	graph.Nodes[46] = &sqlgraph.Node{
+	graph.Nodes[47] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   silence.Table,
 			Columns: silence.Columns,
@@ -1146,7 +1173,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			silence.FieldComment:          {Type: field.TypeString, Column: silence.FieldComment},
 		},
 	}
-	graph.Nodes[47] = &sqlgraph.Node{
+	graph.Nodes[48] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -1165,7 +1192,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldStatus:      {Type: field.TypeEnum, Column: tenant.FieldStatus},
 		},
 	}
-	graph.Nodes[48] = &sqlgraph.Node{
+	graph.Nodes[49] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   usagerecord.Table,
 			Columns: usagerecord.Columns,
@@ -1189,7 +1216,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			usagerecord.FieldAmount:       {Type: field.TypeFloat64, Column: usagerecord.FieldAmount},
 		},
 	}
-	graph.Nodes[49] = &sqlgraph.Node{
+	graph.Nodes[50] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -1210,7 +1237,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldLastLoginAt:  {Type: field.TypeTime, Column: user.FieldLastLoginAt},
 		},
 	}
-	graph.Nodes[50] = &sqlgraph.Node{
+	graph.Nodes[51] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   virtualmachine.Table,
 			Columns: virtualmachine.Columns,
@@ -1249,10 +1276,11 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldGuestAddresses:           {Type: field.TypeJSON, Column: virtualmachine.FieldGuestAddresses},
 			virtualmachine.FieldGuestCredentialHash:      {Type: field.TypeString, Column: virtualmachine.FieldGuestCredentialHash},
 			virtualmachine.FieldGuestCredentialExpiresAt: {Type: field.TypeTime, Column: virtualmachine.FieldGuestCredentialExpiresAt},
+			virtualmachine.FieldRoutes:                   {Type: field.TypeJSON, Column: virtualmachine.FieldRoutes},
 			virtualmachine.FieldUserData:                 {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
-	graph.Nodes[51] = &sqlgraph.Node{
+	graph.Nodes[52] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   volume.Table,
 			Columns: volume.Columns,
@@ -3447,6 +3475,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"VirtualMachine",
 	)
 	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   securityrule.TenantTable,
+			Columns: []string{securityrule.TenantColumn},
+			Bidi:    false,
+		},
+		"SecurityRule",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"virtual_machine",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   securityrule.VirtualMachineTable,
+			Columns: []string{securityrule.VirtualMachineColumn},
+			Bidi:    false,
+		},
+		"SecurityRule",
+		"VirtualMachine",
+	)
+	graph.MustAddE(
 		"kubernetes_clusters",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -3625,6 +3677,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Tenant",
 		"SSHKey",
+	)
+	graph.MustAddE(
+		"security_rules",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+		},
+		"Tenant",
+		"SecurityRule",
 	)
 	graph.MustAddE(
 		"default_vm_network",
@@ -3877,6 +3941,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"VirtualMachine",
 		"Network",
+	)
+	graph.MustAddE(
+		"security_rules",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+		},
+		"VirtualMachine",
+		"SecurityRule",
 	)
 	graph.MustAddE(
 		"ssh_keys",
@@ -6600,6 +6676,21 @@ func (f *HostFilter) WhereGpus(p entql.BytesP) {
 // WhereNics applies the entql json.RawMessage predicate on the nics field.
 func (f *HostFilter) WhereNics(p entql.BytesP) {
 	f.Where(p.Field(host.FieldNics))
+}
+
+// WhereBgpAsn applies the entql int64 predicate on the bgp_asn field.
+func (f *HostFilter) WhereBgpAsn(p entql.Int64P) {
+	f.Where(p.Field(host.FieldBgpAsn))
+}
+
+// WhereBgpAddress applies the entql string predicate on the bgp_address field.
+func (f *HostFilter) WhereBgpAddress(p entql.StringP) {
+	f.Where(p.Field(host.FieldBgpAddress))
+}
+
+// WhereBfd applies the entql bool predicate on the bfd field.
+func (f *HostFilter) WhereBfd(p entql.BoolP) {
+	f.Where(p.Field(host.FieldBfd))
 }
 
 // WhereHasRack applies a predicate to check if query has an edge rack.
@@ -10571,6 +10662,124 @@ func (f *SSHKeyFilter) WhereHasVirtualMachinesWith(preds ...predicate.VirtualMac
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *SecurityRuleQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SecurityRuleQuery builder.
+func (_q *SecurityRuleQuery) Filter() *SecurityRuleFilter {
+	return &SecurityRuleFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SecurityRuleMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SecurityRuleMutation builder.
+func (m *SecurityRuleMutation) Filter() *SecurityRuleFilter {
+	return &SecurityRuleFilter{config: m.config, predicateAdder: m}
+}
+
+// SecurityRuleFilter provides a generic filtering capability at runtime for SecurityRuleQuery.
+type SecurityRuleFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SecurityRuleFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[45].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *SecurityRuleFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(securityrule.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SecurityRuleFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(securityrule.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *SecurityRuleFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(securityrule.FieldUpdatedAt))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *SecurityRuleFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(securityrule.FieldDescription))
+}
+
+// WhereDirection applies the entql string predicate on the direction field.
+func (f *SecurityRuleFilter) WhereDirection(p entql.StringP) {
+	f.Where(p.Field(securityrule.FieldDirection))
+}
+
+// WhereProtocol applies the entql string predicate on the protocol field.
+func (f *SecurityRuleFilter) WhereProtocol(p entql.StringP) {
+	f.Where(p.Field(securityrule.FieldProtocol))
+}
+
+// WherePortFrom applies the entql int predicate on the port_from field.
+func (f *SecurityRuleFilter) WherePortFrom(p entql.IntP) {
+	f.Where(p.Field(securityrule.FieldPortFrom))
+}
+
+// WherePortTo applies the entql int predicate on the port_to field.
+func (f *SecurityRuleFilter) WherePortTo(p entql.IntP) {
+	f.Where(p.Field(securityrule.FieldPortTo))
+}
+
+// WhereCidr applies the entql string predicate on the cidr field.
+func (f *SecurityRuleFilter) WhereCidr(p entql.StringP) {
+	f.Where(p.Field(securityrule.FieldCidr))
+}
+
+// WhereAction applies the entql string predicate on the action field.
+func (f *SecurityRuleFilter) WhereAction(p entql.StringP) {
+	f.Where(p.Field(securityrule.FieldAction))
+}
+
+// WherePriority applies the entql int predicate on the priority field.
+func (f *SecurityRuleFilter) WherePriority(p entql.IntP) {
+	f.Where(p.Field(securityrule.FieldPriority))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *SecurityRuleFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *SecurityRuleFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasVirtualMachine applies a predicate to check if query has an edge virtual_machine.
+func (f *SecurityRuleFilter) WhereHasVirtualMachine() {
+	f.Where(entql.HasEdge("virtual_machine"))
+}
+
+// WhereHasVirtualMachineWith applies a predicate to check if query has an edge virtual_machine with a given conditions (other predicates).
+func (f *SecurityRuleFilter) WhereHasVirtualMachineWith(preds ...predicate.VirtualMachine) {
+	f.Where(entql.HasEdgeWith("virtual_machine", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *ServiceMeshQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -10599,7 +10808,7 @@ type ServiceMeshFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ServiceMeshFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[45].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[46].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10683,7 +10892,7 @@ type SilenceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SilenceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[46].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[47].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10773,7 +10982,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[47].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[48].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11010,6 +11219,20 @@ func (f *TenantFilter) WhereHasSSHKeysWith(preds ...predicate.SSHKey) {
 	})))
 }
 
+// WhereHasSecurityRules applies a predicate to check if query has an edge security_rules.
+func (f *TenantFilter) WhereHasSecurityRules() {
+	f.Where(entql.HasEdge("security_rules"))
+}
+
+// WhereHasSecurityRulesWith applies a predicate to check if query has an edge security_rules with a given conditions (other predicates).
+func (f *TenantFilter) WhereHasSecurityRulesWith(preds ...predicate.SecurityRule) {
+	f.Where(entql.HasEdgeWith("security_rules", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasDefaultVMNetwork applies a predicate to check if query has an edge default_vm_network.
 func (f *TenantFilter) WhereHasDefaultVMNetwork() {
 	f.Where(entql.HasEdge("default_vm_network"))
@@ -11053,7 +11276,7 @@ type UsageRecordFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UsageRecordFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[48].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[49].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11162,7 +11385,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[49].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[50].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11326,7 +11549,7 @@ type VirtualMachineFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VirtualMachineFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[50].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[51].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11475,6 +11698,11 @@ func (f *VirtualMachineFilter) WhereGuestCredentialHash(p entql.StringP) {
 // WhereGuestCredentialExpiresAt applies the entql time.Time predicate on the guest_credential_expires_at field.
 func (f *VirtualMachineFilter) WhereGuestCredentialExpiresAt(p entql.TimeP) {
 	f.Where(p.Field(virtualmachine.FieldGuestCredentialExpiresAt))
+}
+
+// WhereRoutes applies the entql json.RawMessage predicate on the routes field.
+func (f *VirtualMachineFilter) WhereRoutes(p entql.BytesP) {
+	f.Where(p.Field(virtualmachine.FieldRoutes))
 }
 
 // WhereUserData applies the entql string predicate on the user_data field.
@@ -11664,6 +11892,20 @@ func (f *VirtualMachineFilter) WhereHasNetworksWith(preds ...predicate.Network) 
 	})))
 }
 
+// WhereHasSecurityRules applies a predicate to check if query has an edge security_rules.
+func (f *VirtualMachineFilter) WhereHasSecurityRules() {
+	f.Where(entql.HasEdge("security_rules"))
+}
+
+// WhereHasSecurityRulesWith applies a predicate to check if query has an edge security_rules with a given conditions (other predicates).
+func (f *VirtualMachineFilter) WhereHasSecurityRulesWith(preds ...predicate.SecurityRule) {
+	f.Where(entql.HasEdgeWith("security_rules", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasSSHKeys applies a predicate to check if query has an edge ssh_keys.
 func (f *VirtualMachineFilter) WhereHasSSHKeys() {
 	f.Where(entql.HasEdge("ssh_keys"))
@@ -11735,7 +11977,7 @@ type VolumeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VolumeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[51].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[52].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -49,6 +49,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -6510,6 +6511,21 @@ func (_q *HostQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 			if _, ok := fieldSeen[host.FieldNics]; !ok {
 				selectedFields = append(selectedFields, host.FieldNics)
 				fieldSeen[host.FieldNics] = struct{}{}
+			}
+		case "bgpAsn":
+			if _, ok := fieldSeen[host.FieldBgpAsn]; !ok {
+				selectedFields = append(selectedFields, host.FieldBgpAsn)
+				fieldSeen[host.FieldBgpAsn] = struct{}{}
+			}
+		case "bgpAddress":
+			if _, ok := fieldSeen[host.FieldBgpAddress]; !ok {
+				selectedFields = append(selectedFields, host.FieldBgpAddress)
+				fieldSeen[host.FieldBgpAddress] = struct{}{}
+			}
+		case "bfd":
+			if _, ok := fieldSeen[host.FieldBfd]; !ok {
+				selectedFields = append(selectedFields, host.FieldBfd)
+				fieldSeen[host.FieldBfd] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -14839,6 +14855,162 @@ func newSSHKeyPaginateArgs(rv map[string]any) *sshkeyPaginateArgs {
 }
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *SecurityRuleQuery) CollectFields(ctx context.Context, satisfies ...string) (*SecurityRuleQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *SecurityRuleQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(securityrule.Columns))
+		selectedFields = []string{securityrule.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "tenant":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&TenantClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, tenantImplementors)...); err != nil {
+				return err
+			}
+			_q.withTenant = query
+
+		case "virtualMachine":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&VirtualMachineClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, virtualmachineImplementors)...); err != nil {
+				return err
+			}
+			_q.withVirtualMachine = query
+		case "createdAt":
+			if _, ok := fieldSeen[securityrule.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldCreatedAt)
+				fieldSeen[securityrule.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[securityrule.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldUpdatedAt)
+				fieldSeen[securityrule.FieldUpdatedAt] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[securityrule.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldDescription)
+				fieldSeen[securityrule.FieldDescription] = struct{}{}
+			}
+		case "direction":
+			if _, ok := fieldSeen[securityrule.FieldDirection]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldDirection)
+				fieldSeen[securityrule.FieldDirection] = struct{}{}
+			}
+		case "protocol":
+			if _, ok := fieldSeen[securityrule.FieldProtocol]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldProtocol)
+				fieldSeen[securityrule.FieldProtocol] = struct{}{}
+			}
+		case "portFrom":
+			if _, ok := fieldSeen[securityrule.FieldPortFrom]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldPortFrom)
+				fieldSeen[securityrule.FieldPortFrom] = struct{}{}
+			}
+		case "portTo":
+			if _, ok := fieldSeen[securityrule.FieldPortTo]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldPortTo)
+				fieldSeen[securityrule.FieldPortTo] = struct{}{}
+			}
+		case "cidr":
+			if _, ok := fieldSeen[securityrule.FieldCidr]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldCidr)
+				fieldSeen[securityrule.FieldCidr] = struct{}{}
+			}
+		case "action":
+			if _, ok := fieldSeen[securityrule.FieldAction]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldAction)
+				fieldSeen[securityrule.FieldAction] = struct{}{}
+			}
+		case "priority":
+			if _, ok := fieldSeen[securityrule.FieldPriority]; !ok {
+				selectedFields = append(selectedFields, securityrule.FieldPriority)
+				fieldSeen[securityrule.FieldPriority] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type securityrulePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []SecurityRulePaginateOption
+}
+
+func newSecurityRulePaginateArgs(rv map[string]any) *securityrulePaginateArgs {
+	args := &securityrulePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &SecurityRuleOrder{Field: &SecurityRuleOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithSecurityRuleOrder(order))
+			}
+		case *SecurityRuleOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithSecurityRuleOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*SecurityRuleWhereInput); ok {
+		args.opts = append(args.opts, WithSecurityRuleFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *ServiceMeshQuery) CollectFields(ctx context.Context, satisfies ...string) (*ServiceMeshQuery, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -16447,6 +16619,95 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				*wq = *query
 			})
 
+		case "securityRules":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SecurityRuleClient{config: _q.config}).Query()
+			)
+			args := newSecurityRulePaginateArgs(fieldArgs(ctx, new(SecurityRuleWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newSecurityRulePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Tenant) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"tenant_security_rules"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(tenant.SecurityRulesColumn), ids...))
+						})
+						if err := query.GroupBy(tenant.SecurityRulesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[14] == nil {
+								nodes[i].Edges.totalCount[14] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[14][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Tenant) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.SecurityRules)
+							if nodes[i].Edges.totalCount[14] == nil {
+								nodes[i].Edges.totalCount[14] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[14][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, securityruleImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(tenant.SecurityRulesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedSecurityRules(alias, func(wq *SecurityRuleQuery) {
+				*wq = *query
+			})
+
 		case "defaultVMNetwork":
 			var (
 				alias = field.Alias
@@ -17680,6 +17941,95 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 				*wq = *query
 			})
 
+		case "securityRules":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SecurityRuleClient{config: _q.config}).Query()
+			)
+			args := newSecurityRulePaginateArgs(fieldArgs(ctx, new(SecurityRuleWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newSecurityRulePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*VirtualMachine) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"virtual_machine_security_rules"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(virtualmachine.SecurityRulesColumn), ids...))
+						})
+						if err := query.GroupBy(virtualmachine.SecurityRulesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[13] == nil {
+								nodes[i].Edges.totalCount[13] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[13][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.SecurityRules)
+							if nodes[i].Edges.totalCount[13] == nil {
+								nodes[i].Edges.totalCount[13] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[13][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, securityruleImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(virtualmachine.SecurityRulesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedSecurityRules(alias, func(wq *SecurityRuleQuery) {
+				*wq = *query
+			})
+
 		case "sshKeys":
 			var (
 				alias = field.Alias
@@ -17740,10 +18090,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[14] == nil {
-								nodes[i].Edges.totalCount[14] = make(map[string]int)
+							if nodes[i].Edges.totalCount[15] == nil {
+								nodes[i].Edges.totalCount[15] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[14][alias] = n
+							nodes[i].Edges.totalCount[15][alias] = n
 						}
 						return nil
 					})
@@ -17751,10 +18101,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.Maintainers)
-							if nodes[i].Edges.totalCount[14] == nil {
-								nodes[i].Edges.totalCount[14] = make(map[string]int)
+							if nodes[i].Edges.totalCount[15] == nil {
+								nodes[i].Edges.totalCount[15] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[14][alias] = n
+							nodes[i].Edges.totalCount[15][alias] = n
 						}
 						return nil
 					})
@@ -17833,10 +18183,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 						}
 						for i := range nodes {
 							n := m[nodes[i].ID]
-							if nodes[i].Edges.totalCount[15] == nil {
-								nodes[i].Edges.totalCount[15] = make(map[string]int)
+							if nodes[i].Edges.totalCount[16] == nil {
+								nodes[i].Edges.totalCount[16] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[15][alias] = n
+							nodes[i].Edges.totalCount[16][alias] = n
 						}
 						return nil
 					})
@@ -17844,10 +18194,10 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*VirtualMachine) error {
 						for i := range nodes {
 							n := len(nodes[i].Edges.MaintainerGroups)
-							if nodes[i].Edges.totalCount[15] == nil {
-								nodes[i].Edges.totalCount[15] = make(map[string]int)
+							if nodes[i].Edges.totalCount[16] == nil {
+								nodes[i].Edges.totalCount[16] = make(map[string]int)
 							}
-							nodes[i].Edges.totalCount[15][alias] = n
+							nodes[i].Edges.totalCount[16][alias] = n
 						}
 						return nil
 					})
@@ -18002,6 +18352,11 @@ func (_q *VirtualMachineQuery) collectField(ctx context.Context, oneNode bool, o
 			if _, ok := fieldSeen[virtualmachine.FieldGuestAddresses]; !ok {
 				selectedFields = append(selectedFields, virtualmachine.FieldGuestAddresses)
 				fieldSeen[virtualmachine.FieldGuestAddresses] = struct{}{}
+			}
+		case "routes":
+			if _, ok := fieldSeen[virtualmachine.FieldRoutes]; !ok {
+				selectedFields = append(selectedFields, virtualmachine.FieldRoutes)
+				fieldSeen[virtualmachine.FieldRoutes] = struct{}{}
 			}
 		case "userData":
 			if _, ok := fieldSeen[virtualmachine.FieldUserData]; !ok {

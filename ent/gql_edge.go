@@ -2678,6 +2678,22 @@ func (_m *SSHKey) VirtualMachines(
 	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *SecurityRule) Tenant(ctx context.Context) (*Tenant, error) {
+	result, err := _m.Edges.TenantOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryTenant().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *SecurityRule) VirtualMachine(ctx context.Context) (*VirtualMachine, error) {
+	result, err := _m.Edges.VirtualMachineOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryVirtualMachine().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *ServiceMesh) KubernetesClusters(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *KubernetesClusterOrder, where *KubernetesClusterWhereInput,
 ) (*KubernetesClusterConnection, error) {
@@ -2993,6 +3009,27 @@ func (_m *Tenant) SSHKeys(
 	return _m.QuerySSHKeys().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Tenant) SecurityRules(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SecurityRuleOrder, where *SecurityRuleWhereInput,
+) (*SecurityRuleConnection, error) {
+	opts := []SecurityRulePaginateOption{
+		WithSecurityRuleOrder(orderBy),
+		WithSecurityRuleFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
+	if nodes, err := _m.NamedSecurityRules(alias); err == nil || hasTotalCount {
+		pager, err := newSecurityRulePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SecurityRuleConnection{Edges: []*SecurityRuleEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySecurityRules().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Tenant) DefaultVMNetwork(ctx context.Context) (*Network, error) {
 	result, err := _m.Edges.DefaultVMNetworkOrErr()
 	if IsNotLoaded(err) {
@@ -3269,6 +3306,27 @@ func (_m *VirtualMachine) Networks(ctx context.Context) (result []*Network, err 
 	return result, err
 }
 
+func (_m *VirtualMachine) SecurityRules(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SecurityRuleOrder, where *SecurityRuleWhereInput,
+) (*SecurityRuleConnection, error) {
+	opts := []SecurityRulePaginateOption{
+		WithSecurityRuleOrder(orderBy),
+		WithSecurityRuleFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
+	if nodes, err := _m.NamedSecurityRules(alias); err == nil || hasTotalCount {
+		pager, err := newSecurityRulePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SecurityRuleConnection{Edges: []*SecurityRuleEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySecurityRules().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *VirtualMachine) SSHKeys(ctx context.Context) (result []*SSHKey, err error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
 		result, err = _m.NamedSSHKeys(graphql.GetFieldContext(ctx).Field.Alias)
@@ -3289,7 +3347,7 @@ func (_m *VirtualMachine) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[15][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -3310,7 +3368,7 @@ func (_m *VirtualMachine) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[15][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[16][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {

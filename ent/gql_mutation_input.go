@@ -26,6 +26,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/user"
@@ -1817,6 +1818,9 @@ type CreateHostInput struct {
 	Disks              []fieldtype.Disk
 	Gpus               []fieldtype.GPU
 	Nics               []fieldtype.NIC
+	BgpAsn             *int64
+	BgpAddress         *string
+	Bfd                *bool
 	RackID             *int
 	PowerZoneID        *int
 	NetworkZoneID      *int
@@ -1896,6 +1900,15 @@ func (i *CreateHostInput) Mutate(m *HostMutation) {
 	}
 	if v := i.Nics; v != nil {
 		m.SetNics(v)
+	}
+	if v := i.BgpAsn; v != nil {
+		m.SetBgpAsn(*v)
+	}
+	if v := i.BgpAddress; v != nil {
+		m.SetBgpAddress(*v)
+	}
+	if v := i.Bfd; v != nil {
+		m.SetBfd(*v)
 	}
 	if v := i.RackID; v != nil {
 		m.SetRackID(*v)
@@ -1979,6 +1992,11 @@ type UpdateHostInput struct {
 	ClearNics                bool
 	Nics                     []fieldtype.NIC
 	AppendNics               []fieldtype.NIC
+	ClearBgpAsn              bool
+	BgpAsn                   *int64
+	ClearBgpAddress          bool
+	BgpAddress               *string
+	Bfd                      *bool
 	ClearRack                bool
 	RackID                   *int
 	ClearPowerZone           bool
@@ -2121,6 +2139,21 @@ func (i *UpdateHostInput) Mutate(m *HostMutation) {
 	}
 	if i.AppendNics != nil {
 		m.AppendNics(i.Nics)
+	}
+	if i.ClearBgpAsn {
+		m.ClearBgpAsn()
+	}
+	if v := i.BgpAsn; v != nil {
+		m.SetBgpAsn(*v)
+	}
+	if i.ClearBgpAddress {
+		m.ClearBgpAddress()
+	}
+	if v := i.BgpAddress; v != nil {
+		m.SetBgpAddress(*v)
+	}
+	if v := i.Bfd; v != nil {
+		m.SetBfd(*v)
 	}
 	if i.ClearRack {
 		m.ClearRack()
@@ -5081,6 +5114,118 @@ func (c *SSHKeyUpdateOne) SetInput(i UpdateSSHKeyInput) *SSHKeyUpdateOne {
 	return c
 }
 
+// CreateSecurityRuleInput represents a mutation input for creating securityrules.
+type CreateSecurityRuleInput struct {
+	Description      *string
+	Direction        securityrule.Direction
+	Protocol         *securityrule.Protocol
+	PortFrom         *int
+	PortTo           *int
+	Cidr             *string
+	Action           *securityrule.Action
+	Priority         *int
+	TenantID         int
+	VirtualMachineID int
+}
+
+// Mutate applies the CreateSecurityRuleInput on the SecurityRuleMutation builder.
+func (i *CreateSecurityRuleInput) Mutate(m *SecurityRuleMutation) {
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+	m.SetDirection(i.Direction)
+	if v := i.Protocol; v != nil {
+		m.SetProtocol(*v)
+	}
+	if v := i.PortFrom; v != nil {
+		m.SetPortFrom(*v)
+	}
+	if v := i.PortTo; v != nil {
+		m.SetPortTo(*v)
+	}
+	if v := i.Cidr; v != nil {
+		m.SetCidr(*v)
+	}
+	if v := i.Action; v != nil {
+		m.SetAction(*v)
+	}
+	if v := i.Priority; v != nil {
+		m.SetPriority(*v)
+	}
+	m.SetTenantID(i.TenantID)
+	m.SetVirtualMachineID(i.VirtualMachineID)
+}
+
+// SetInput applies the change-set in the CreateSecurityRuleInput on the SecurityRuleCreate builder.
+func (c *SecurityRuleCreate) SetInput(i CreateSecurityRuleInput) *SecurityRuleCreate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// UpdateSecurityRuleInput represents a mutation input for updating securityrules.
+type UpdateSecurityRuleInput struct {
+	ClearDescription bool
+	Description      *string
+	Direction        *securityrule.Direction
+	Protocol         *securityrule.Protocol
+	ClearPortFrom    bool
+	PortFrom         *int
+	ClearPortTo      bool
+	PortTo           *int
+	Cidr             *string
+	Action           *securityrule.Action
+	Priority         *int
+}
+
+// Mutate applies the UpdateSecurityRuleInput on the SecurityRuleMutation builder.
+func (i *UpdateSecurityRuleInput) Mutate(m *SecurityRuleMutation) {
+	if i.ClearDescription {
+		m.ClearDescription()
+	}
+	if v := i.Description; v != nil {
+		m.SetDescription(*v)
+	}
+	if v := i.Direction; v != nil {
+		m.SetDirection(*v)
+	}
+	if v := i.Protocol; v != nil {
+		m.SetProtocol(*v)
+	}
+	if i.ClearPortFrom {
+		m.ClearPortFrom()
+	}
+	if v := i.PortFrom; v != nil {
+		m.SetPortFrom(*v)
+	}
+	if i.ClearPortTo {
+		m.ClearPortTo()
+	}
+	if v := i.PortTo; v != nil {
+		m.SetPortTo(*v)
+	}
+	if v := i.Cidr; v != nil {
+		m.SetCidr(*v)
+	}
+	if v := i.Action; v != nil {
+		m.SetAction(*v)
+	}
+	if v := i.Priority; v != nil {
+		m.SetPriority(*v)
+	}
+}
+
+// SetInput applies the change-set in the UpdateSecurityRuleInput on the SecurityRuleUpdate builder.
+func (c *SecurityRuleUpdate) SetInput(i UpdateSecurityRuleInput) *SecurityRuleUpdate {
+	i.Mutate(c.Mutation())
+	return c
+}
+
+// SetInput applies the change-set in the UpdateSecurityRuleInput on the SecurityRuleUpdateOne builder.
+func (c *SecurityRuleUpdateOne) SetInput(i UpdateSecurityRuleInput) *SecurityRuleUpdateOne {
+	i.Mutate(c.Mutation())
+	return c
+}
+
 // CreateServiceMeshInput represents a mutation input for creating servicemeshes.
 type CreateServiceMeshInput struct {
 	Name                 string
@@ -5275,6 +5420,7 @@ type CreateTenantInput struct {
 	APITokenIDs          []int
 	RoleBindingIDs       []int
 	SSHKeyIDs            []int
+	SecurityRuleIDs      []int
 	DefaultVMNetworkID   *int
 }
 
@@ -5331,6 +5477,9 @@ func (i *CreateTenantInput) Mutate(m *TenantMutation) {
 	}
 	if v := i.SSHKeyIDs; len(v) > 0 {
 		m.AddSSHKeyIDs(v...)
+	}
+	if v := i.SecurityRuleIDs; len(v) > 0 {
+		m.AddSecurityRuleIDs(v...)
 	}
 	if v := i.DefaultVMNetworkID; v != nil {
 		m.SetDefaultVMNetworkID(*v)
@@ -5393,6 +5542,9 @@ type UpdateTenantInput struct {
 	ClearSSHKeys               bool
 	AddSSHKeyIDs               []int
 	RemoveSSHKeyIDs            []int
+	ClearSecurityRules         bool
+	AddSecurityRuleIDs         []int
+	RemoveSecurityRuleIDs      []int
 	ClearDefaultVMNetwork      bool
 	DefaultVMNetworkID         *int
 }
@@ -5542,6 +5694,15 @@ func (i *UpdateTenantInput) Mutate(m *TenantMutation) {
 	}
 	if v := i.RemoveSSHKeyIDs; len(v) > 0 {
 		m.RemoveSSHKeyIDs(v...)
+	}
+	if i.ClearSecurityRules {
+		m.ClearSecurityRules()
+	}
+	if v := i.AddSecurityRuleIDs; len(v) > 0 {
+		m.AddSecurityRuleIDs(v...)
+	}
+	if v := i.RemoveSecurityRuleIDs; len(v) > 0 {
+		m.RemoveSecurityRuleIDs(v...)
 	}
 	if i.ClearDefaultVMNetwork {
 		m.ClearDefaultVMNetwork()

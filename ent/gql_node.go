@@ -50,6 +50,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -264,6 +265,11 @@ var sshkeyImplementors = []string{"SSHKey", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*SSHKey) IsNode() {}
+
+var securityruleImplementors = []string{"SecurityRule", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*SecurityRule) IsNode() {}
 
 var servicemeshImplementors = []string{"ServiceMesh", "Node"}
 
@@ -733,6 +739,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(sshkey.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, sshkeyImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case securityrule.Table:
+		query := c.SecurityRule.Query().
+			Where(securityrule.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, securityruleImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -1501,6 +1516,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.SSHKey.Query().
 			Where(sshkey.IDIn(ids...))
 		query, err := query.CollectFields(ctx, sshkeyImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case securityrule.Table:
+		query := c.SecurityRule.Query().
+			Where(securityrule.IDIn(ids...))
+		query, err := query.CollectFields(ctx, securityruleImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -54,6 +54,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -14193,6 +14194,338 @@ func (_m *SSHKey) ToEdge(order *SSHKeyOrder) *SSHKeyEdge {
 		order = DefaultSSHKeyOrder
 	}
 	return &SSHKeyEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// SecurityRuleEdge is the edge representation of SecurityRule.
+type SecurityRuleEdge struct {
+	Node   *SecurityRule `json:"node"`
+	Cursor Cursor        `json:"cursor"`
+}
+
+// SecurityRuleConnection is the connection containing edges to SecurityRule.
+type SecurityRuleConnection struct {
+	Edges      []*SecurityRuleEdge `json:"edges"`
+	PageInfo   PageInfo            `json:"pageInfo"`
+	TotalCount int                 `json:"totalCount"`
+}
+
+func (c *SecurityRuleConnection) build(nodes []*SecurityRule, pager *securityrulePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *SecurityRule
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *SecurityRule {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *SecurityRule {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SecurityRuleEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SecurityRuleEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SecurityRulePaginateOption enables pagination customization.
+type SecurityRulePaginateOption func(*securityrulePager) error
+
+// WithSecurityRuleOrder configures pagination ordering.
+func WithSecurityRuleOrder(order *SecurityRuleOrder) SecurityRulePaginateOption {
+	if order == nil {
+		order = DefaultSecurityRuleOrder
+	}
+	o := *order
+	return func(pager *securityrulePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSecurityRuleOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSecurityRuleFilter configures pagination filter.
+func WithSecurityRuleFilter(filter func(*SecurityRuleQuery) (*SecurityRuleQuery, error)) SecurityRulePaginateOption {
+	return func(pager *securityrulePager) error {
+		if filter == nil {
+			return errors.New("SecurityRuleQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type securityrulePager struct {
+	reverse bool
+	order   *SecurityRuleOrder
+	filter  func(*SecurityRuleQuery) (*SecurityRuleQuery, error)
+}
+
+func newSecurityRulePager(opts []SecurityRulePaginateOption, reverse bool) (*securityrulePager, error) {
+	pager := &securityrulePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSecurityRuleOrder
+	}
+	return pager, nil
+}
+
+func (p *securityrulePager) applyFilter(query *SecurityRuleQuery) (*SecurityRuleQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *securityrulePager) toCursor(_m *SecurityRule) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *securityrulePager) applyCursors(query *SecurityRuleQuery, after, before *Cursor) (*SecurityRuleQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSecurityRuleOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *securityrulePager) applyOrder(query *SecurityRuleQuery) *SecurityRuleQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSecurityRuleOrder.Field {
+		query = query.Order(DefaultSecurityRuleOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *securityrulePager) orderExpr(query *SecurityRuleQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSecurityRuleOrder.Field {
+			b.Comma().Ident(DefaultSecurityRuleOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to SecurityRule.
+func (_m *SecurityRuleQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SecurityRulePaginateOption,
+) (*SecurityRuleConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSecurityRulePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SecurityRuleConnection{Edges: []*SecurityRuleEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// SecurityRuleOrderFieldCreatedAt orders SecurityRule by created_at.
+	SecurityRuleOrderFieldCreatedAt = &SecurityRuleOrderField{
+		Value: func(_m *SecurityRule) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: securityrule.FieldCreatedAt,
+		toTerm: securityrule.ByCreatedAt,
+		toCursor: func(_m *SecurityRule) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// SecurityRuleOrderFieldUpdatedAt orders SecurityRule by updated_at.
+	SecurityRuleOrderFieldUpdatedAt = &SecurityRuleOrderField{
+		Value: func(_m *SecurityRule) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: securityrule.FieldUpdatedAt,
+		toTerm: securityrule.ByUpdatedAt,
+		toCursor: func(_m *SecurityRule) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// SecurityRuleOrderFieldPriority orders SecurityRule by priority.
+	SecurityRuleOrderFieldPriority = &SecurityRuleOrderField{
+		Value: func(_m *SecurityRule) (ent.Value, error) {
+			return _m.Priority, nil
+		},
+		column: securityrule.FieldPriority,
+		toTerm: securityrule.ByPriority,
+		toCursor: func(_m *SecurityRule) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Priority,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f SecurityRuleOrderField) String() string {
+	var str string
+	switch f.column {
+	case SecurityRuleOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case SecurityRuleOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case SecurityRuleOrderFieldPriority.column:
+		str = "PRIORITY"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f SecurityRuleOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *SecurityRuleOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("SecurityRuleOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *SecurityRuleOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *SecurityRuleOrderFieldUpdatedAt
+	case "PRIORITY":
+		*f = *SecurityRuleOrderFieldPriority
+	default:
+		return fmt.Errorf("%s is not a valid SecurityRuleOrderField", str)
+	}
+	return nil
+}
+
+// SecurityRuleOrderField defines the ordering field of SecurityRule.
+type SecurityRuleOrderField struct {
+	// Value extracts the ordering value from the given SecurityRule.
+	Value    func(*SecurityRule) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) securityrule.OrderOption
+	toCursor func(*SecurityRule) Cursor
+}
+
+// SecurityRuleOrder defines the ordering of SecurityRule.
+type SecurityRuleOrder struct {
+	Direction OrderDirection          `json:"direction"`
+	Field     *SecurityRuleOrderField `json:"field"`
+}
+
+// DefaultSecurityRuleOrder is the default ordering of SecurityRule.
+var DefaultSecurityRuleOrder = &SecurityRuleOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SecurityRuleOrderField{
+		Value: func(_m *SecurityRule) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: securityrule.FieldID,
+		toTerm: securityrule.ByID,
+		toCursor: func(_m *SecurityRule) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts SecurityRule into SecurityRuleEdge.
+func (_m *SecurityRule) ToEdge(order *SecurityRuleOrder) *SecurityRuleEdge {
+	if order == nil {
+		order = DefaultSecurityRuleOrder
+	}
+	return &SecurityRuleEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

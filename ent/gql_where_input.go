@@ -47,6 +47,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -10966,6 +10967,39 @@ type HostWhereInput struct {
 	MemoryMBLT    *int64  `json:"memoryMBLT,omitempty"`
 	MemoryMBLTE   *int64  `json:"memoryMBLTE,omitempty"`
 
+	// "bgp_asn" field predicates.
+	BgpAsn       *int64  `json:"bgpAsn,omitempty"`
+	BgpAsnNEQ    *int64  `json:"bgpAsnNEQ,omitempty"`
+	BgpAsnIn     []int64 `json:"bgpAsnIn,omitempty"`
+	BgpAsnNotIn  []int64 `json:"bgpAsnNotIn,omitempty"`
+	BgpAsnGT     *int64  `json:"bgpAsnGT,omitempty"`
+	BgpAsnGTE    *int64  `json:"bgpAsnGTE,omitempty"`
+	BgpAsnLT     *int64  `json:"bgpAsnLT,omitempty"`
+	BgpAsnLTE    *int64  `json:"bgpAsnLTE,omitempty"`
+	BgpAsnIsNil  bool    `json:"bgpAsnIsNil,omitempty"`
+	BgpAsnNotNil bool    `json:"bgpAsnNotNil,omitempty"`
+
+	// "bgp_address" field predicates.
+	BgpAddress             *string  `json:"bgpAddress,omitempty"`
+	BgpAddressNEQ          *string  `json:"bgpAddressNEQ,omitempty"`
+	BgpAddressIn           []string `json:"bgpAddressIn,omitempty"`
+	BgpAddressNotIn        []string `json:"bgpAddressNotIn,omitempty"`
+	BgpAddressGT           *string  `json:"bgpAddressGT,omitempty"`
+	BgpAddressGTE          *string  `json:"bgpAddressGTE,omitempty"`
+	BgpAddressLT           *string  `json:"bgpAddressLT,omitempty"`
+	BgpAddressLTE          *string  `json:"bgpAddressLTE,omitempty"`
+	BgpAddressContains     *string  `json:"bgpAddressContains,omitempty"`
+	BgpAddressHasPrefix    *string  `json:"bgpAddressHasPrefix,omitempty"`
+	BgpAddressHasSuffix    *string  `json:"bgpAddressHasSuffix,omitempty"`
+	BgpAddressIsNil        bool     `json:"bgpAddressIsNil,omitempty"`
+	BgpAddressNotNil       bool     `json:"bgpAddressNotNil,omitempty"`
+	BgpAddressEqualFold    *string  `json:"bgpAddressEqualFold,omitempty"`
+	BgpAddressContainsFold *string  `json:"bgpAddressContainsFold,omitempty"`
+
+	// "bfd" field predicates.
+	Bfd    *bool `json:"bfd,omitempty"`
+	BfdNEQ *bool `json:"bfdNEQ,omitempty"`
+
 	// "rack" edge predicates.
 	HasRack     *bool             `json:"hasRack,omitempty"`
 	HasRackWith []*RackWhereInput `json:"hasRackWith,omitempty"`
@@ -11685,6 +11719,87 @@ func (i *HostWhereInput) P() (predicate.Host, error) {
 	}
 	if i.MemoryMBLTE != nil {
 		predicates = append(predicates, host.MemoryMBLTE(*i.MemoryMBLTE))
+	}
+	if i.BgpAsn != nil {
+		predicates = append(predicates, host.BgpAsnEQ(*i.BgpAsn))
+	}
+	if i.BgpAsnNEQ != nil {
+		predicates = append(predicates, host.BgpAsnNEQ(*i.BgpAsnNEQ))
+	}
+	if len(i.BgpAsnIn) > 0 {
+		predicates = append(predicates, host.BgpAsnIn(i.BgpAsnIn...))
+	}
+	if len(i.BgpAsnNotIn) > 0 {
+		predicates = append(predicates, host.BgpAsnNotIn(i.BgpAsnNotIn...))
+	}
+	if i.BgpAsnGT != nil {
+		predicates = append(predicates, host.BgpAsnGT(*i.BgpAsnGT))
+	}
+	if i.BgpAsnGTE != nil {
+		predicates = append(predicates, host.BgpAsnGTE(*i.BgpAsnGTE))
+	}
+	if i.BgpAsnLT != nil {
+		predicates = append(predicates, host.BgpAsnLT(*i.BgpAsnLT))
+	}
+	if i.BgpAsnLTE != nil {
+		predicates = append(predicates, host.BgpAsnLTE(*i.BgpAsnLTE))
+	}
+	if i.BgpAsnIsNil {
+		predicates = append(predicates, host.BgpAsnIsNil())
+	}
+	if i.BgpAsnNotNil {
+		predicates = append(predicates, host.BgpAsnNotNil())
+	}
+	if i.BgpAddress != nil {
+		predicates = append(predicates, host.BgpAddressEQ(*i.BgpAddress))
+	}
+	if i.BgpAddressNEQ != nil {
+		predicates = append(predicates, host.BgpAddressNEQ(*i.BgpAddressNEQ))
+	}
+	if len(i.BgpAddressIn) > 0 {
+		predicates = append(predicates, host.BgpAddressIn(i.BgpAddressIn...))
+	}
+	if len(i.BgpAddressNotIn) > 0 {
+		predicates = append(predicates, host.BgpAddressNotIn(i.BgpAddressNotIn...))
+	}
+	if i.BgpAddressGT != nil {
+		predicates = append(predicates, host.BgpAddressGT(*i.BgpAddressGT))
+	}
+	if i.BgpAddressGTE != nil {
+		predicates = append(predicates, host.BgpAddressGTE(*i.BgpAddressGTE))
+	}
+	if i.BgpAddressLT != nil {
+		predicates = append(predicates, host.BgpAddressLT(*i.BgpAddressLT))
+	}
+	if i.BgpAddressLTE != nil {
+		predicates = append(predicates, host.BgpAddressLTE(*i.BgpAddressLTE))
+	}
+	if i.BgpAddressContains != nil {
+		predicates = append(predicates, host.BgpAddressContains(*i.BgpAddressContains))
+	}
+	if i.BgpAddressHasPrefix != nil {
+		predicates = append(predicates, host.BgpAddressHasPrefix(*i.BgpAddressHasPrefix))
+	}
+	if i.BgpAddressHasSuffix != nil {
+		predicates = append(predicates, host.BgpAddressHasSuffix(*i.BgpAddressHasSuffix))
+	}
+	if i.BgpAddressIsNil {
+		predicates = append(predicates, host.BgpAddressIsNil())
+	}
+	if i.BgpAddressNotNil {
+		predicates = append(predicates, host.BgpAddressNotNil())
+	}
+	if i.BgpAddressEqualFold != nil {
+		predicates = append(predicates, host.BgpAddressEqualFold(*i.BgpAddressEqualFold))
+	}
+	if i.BgpAddressContainsFold != nil {
+		predicates = append(predicates, host.BgpAddressContainsFold(*i.BgpAddressContainsFold))
+	}
+	if i.Bfd != nil {
+		predicates = append(predicates, host.BfdEQ(*i.Bfd))
+	}
+	if i.BfdNEQ != nil {
+		predicates = append(predicates, host.BfdNEQ(*i.BfdNEQ))
 	}
 
 	if i.HasRack != nil {
@@ -24159,6 +24274,530 @@ func (i *SSHKeyWhereInput) P() (predicate.SSHKey, error) {
 	}
 }
 
+// SecurityRuleWhereInput represents a where input for filtering SecurityRule queries.
+type SecurityRuleWhereInput struct {
+	Predicates []predicate.SecurityRule  `json:"-"`
+	Not        *SecurityRuleWhereInput   `json:"not,omitempty"`
+	Or         []*SecurityRuleWhereInput `json:"or,omitempty"`
+	And        []*SecurityRuleWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "direction" field predicates.
+	Direction      *securityrule.Direction  `json:"direction,omitempty"`
+	DirectionNEQ   *securityrule.Direction  `json:"directionNEQ,omitempty"`
+	DirectionIn    []securityrule.Direction `json:"directionIn,omitempty"`
+	DirectionNotIn []securityrule.Direction `json:"directionNotIn,omitempty"`
+
+	// "protocol" field predicates.
+	Protocol      *securityrule.Protocol  `json:"protocol,omitempty"`
+	ProtocolNEQ   *securityrule.Protocol  `json:"protocolNEQ,omitempty"`
+	ProtocolIn    []securityrule.Protocol `json:"protocolIn,omitempty"`
+	ProtocolNotIn []securityrule.Protocol `json:"protocolNotIn,omitempty"`
+
+	// "port_from" field predicates.
+	PortFrom       *int  `json:"portFrom,omitempty"`
+	PortFromNEQ    *int  `json:"portFromNEQ,omitempty"`
+	PortFromIn     []int `json:"portFromIn,omitempty"`
+	PortFromNotIn  []int `json:"portFromNotIn,omitempty"`
+	PortFromGT     *int  `json:"portFromGT,omitempty"`
+	PortFromGTE    *int  `json:"portFromGTE,omitempty"`
+	PortFromLT     *int  `json:"portFromLT,omitempty"`
+	PortFromLTE    *int  `json:"portFromLTE,omitempty"`
+	PortFromIsNil  bool  `json:"portFromIsNil,omitempty"`
+	PortFromNotNil bool  `json:"portFromNotNil,omitempty"`
+
+	// "port_to" field predicates.
+	PortTo       *int  `json:"portTo,omitempty"`
+	PortToNEQ    *int  `json:"portToNEQ,omitempty"`
+	PortToIn     []int `json:"portToIn,omitempty"`
+	PortToNotIn  []int `json:"portToNotIn,omitempty"`
+	PortToGT     *int  `json:"portToGT,omitempty"`
+	PortToGTE    *int  `json:"portToGTE,omitempty"`
+	PortToLT     *int  `json:"portToLT,omitempty"`
+	PortToLTE    *int  `json:"portToLTE,omitempty"`
+	PortToIsNil  bool  `json:"portToIsNil,omitempty"`
+	PortToNotNil bool  `json:"portToNotNil,omitempty"`
+
+	// "cidr" field predicates.
+	Cidr             *string  `json:"cidr,omitempty"`
+	CidrNEQ          *string  `json:"cidrNEQ,omitempty"`
+	CidrIn           []string `json:"cidrIn,omitempty"`
+	CidrNotIn        []string `json:"cidrNotIn,omitempty"`
+	CidrGT           *string  `json:"cidrGT,omitempty"`
+	CidrGTE          *string  `json:"cidrGTE,omitempty"`
+	CidrLT           *string  `json:"cidrLT,omitempty"`
+	CidrLTE          *string  `json:"cidrLTE,omitempty"`
+	CidrContains     *string  `json:"cidrContains,omitempty"`
+	CidrHasPrefix    *string  `json:"cidrHasPrefix,omitempty"`
+	CidrHasSuffix    *string  `json:"cidrHasSuffix,omitempty"`
+	CidrEqualFold    *string  `json:"cidrEqualFold,omitempty"`
+	CidrContainsFold *string  `json:"cidrContainsFold,omitempty"`
+
+	// "action" field predicates.
+	Action      *securityrule.Action  `json:"action,omitempty"`
+	ActionNEQ   *securityrule.Action  `json:"actionNEQ,omitempty"`
+	ActionIn    []securityrule.Action `json:"actionIn,omitempty"`
+	ActionNotIn []securityrule.Action `json:"actionNotIn,omitempty"`
+
+	// "priority" field predicates.
+	Priority      *int  `json:"priority,omitempty"`
+	PriorityNEQ   *int  `json:"priorityNEQ,omitempty"`
+	PriorityIn    []int `json:"priorityIn,omitempty"`
+	PriorityNotIn []int `json:"priorityNotIn,omitempty"`
+	PriorityGT    *int  `json:"priorityGT,omitempty"`
+	PriorityGTE   *int  `json:"priorityGTE,omitempty"`
+	PriorityLT    *int  `json:"priorityLT,omitempty"`
+	PriorityLTE   *int  `json:"priorityLTE,omitempty"`
+
+	// "tenant" edge predicates.
+	HasTenant     *bool               `json:"hasTenant,omitempty"`
+	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
+
+	// "virtual_machine" edge predicates.
+	HasVirtualMachine     *bool                       `json:"hasVirtualMachine,omitempty"`
+	HasVirtualMachineWith []*VirtualMachineWhereInput `json:"hasVirtualMachineWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SecurityRuleWhereInput) AddPredicates(predicates ...predicate.SecurityRule) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SecurityRuleWhereInput filter on the SecurityRuleQuery builder.
+func (i *SecurityRuleWhereInput) Filter(q *SecurityRuleQuery) (*SecurityRuleQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySecurityRuleWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySecurityRuleWhereInput is returned in case the SecurityRuleWhereInput is empty.
+var ErrEmptySecurityRuleWhereInput = errors.New("ent: empty predicate SecurityRuleWhereInput")
+
+// P returns a predicate for filtering securityrules.
+// An error is returned if the input is empty or invalid.
+func (i *SecurityRuleWhereInput) P() (predicate.SecurityRule, error) {
+	var predicates []predicate.SecurityRule
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, securityrule.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.SecurityRule, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, securityrule.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.SecurityRule, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, securityrule.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, securityrule.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, securityrule.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, securityrule.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, securityrule.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, securityrule.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, securityrule.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, securityrule.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, securityrule.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, securityrule.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, securityrule.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, securityrule.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, securityrule.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, securityrule.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, securityrule.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, securityrule.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, securityrule.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, securityrule.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, securityrule.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, securityrule.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, securityrule.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, securityrule.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, securityrule.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, securityrule.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, securityrule.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, securityrule.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, securityrule.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, securityrule.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, securityrule.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, securityrule.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, securityrule.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, securityrule.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, securityrule.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, securityrule.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, securityrule.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, securityrule.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, securityrule.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, securityrule.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, securityrule.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, securityrule.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Direction != nil {
+		predicates = append(predicates, securityrule.DirectionEQ(*i.Direction))
+	}
+	if i.DirectionNEQ != nil {
+		predicates = append(predicates, securityrule.DirectionNEQ(*i.DirectionNEQ))
+	}
+	if len(i.DirectionIn) > 0 {
+		predicates = append(predicates, securityrule.DirectionIn(i.DirectionIn...))
+	}
+	if len(i.DirectionNotIn) > 0 {
+		predicates = append(predicates, securityrule.DirectionNotIn(i.DirectionNotIn...))
+	}
+	if i.Protocol != nil {
+		predicates = append(predicates, securityrule.ProtocolEQ(*i.Protocol))
+	}
+	if i.ProtocolNEQ != nil {
+		predicates = append(predicates, securityrule.ProtocolNEQ(*i.ProtocolNEQ))
+	}
+	if len(i.ProtocolIn) > 0 {
+		predicates = append(predicates, securityrule.ProtocolIn(i.ProtocolIn...))
+	}
+	if len(i.ProtocolNotIn) > 0 {
+		predicates = append(predicates, securityrule.ProtocolNotIn(i.ProtocolNotIn...))
+	}
+	if i.PortFrom != nil {
+		predicates = append(predicates, securityrule.PortFromEQ(*i.PortFrom))
+	}
+	if i.PortFromNEQ != nil {
+		predicates = append(predicates, securityrule.PortFromNEQ(*i.PortFromNEQ))
+	}
+	if len(i.PortFromIn) > 0 {
+		predicates = append(predicates, securityrule.PortFromIn(i.PortFromIn...))
+	}
+	if len(i.PortFromNotIn) > 0 {
+		predicates = append(predicates, securityrule.PortFromNotIn(i.PortFromNotIn...))
+	}
+	if i.PortFromGT != nil {
+		predicates = append(predicates, securityrule.PortFromGT(*i.PortFromGT))
+	}
+	if i.PortFromGTE != nil {
+		predicates = append(predicates, securityrule.PortFromGTE(*i.PortFromGTE))
+	}
+	if i.PortFromLT != nil {
+		predicates = append(predicates, securityrule.PortFromLT(*i.PortFromLT))
+	}
+	if i.PortFromLTE != nil {
+		predicates = append(predicates, securityrule.PortFromLTE(*i.PortFromLTE))
+	}
+	if i.PortFromIsNil {
+		predicates = append(predicates, securityrule.PortFromIsNil())
+	}
+	if i.PortFromNotNil {
+		predicates = append(predicates, securityrule.PortFromNotNil())
+	}
+	if i.PortTo != nil {
+		predicates = append(predicates, securityrule.PortToEQ(*i.PortTo))
+	}
+	if i.PortToNEQ != nil {
+		predicates = append(predicates, securityrule.PortToNEQ(*i.PortToNEQ))
+	}
+	if len(i.PortToIn) > 0 {
+		predicates = append(predicates, securityrule.PortToIn(i.PortToIn...))
+	}
+	if len(i.PortToNotIn) > 0 {
+		predicates = append(predicates, securityrule.PortToNotIn(i.PortToNotIn...))
+	}
+	if i.PortToGT != nil {
+		predicates = append(predicates, securityrule.PortToGT(*i.PortToGT))
+	}
+	if i.PortToGTE != nil {
+		predicates = append(predicates, securityrule.PortToGTE(*i.PortToGTE))
+	}
+	if i.PortToLT != nil {
+		predicates = append(predicates, securityrule.PortToLT(*i.PortToLT))
+	}
+	if i.PortToLTE != nil {
+		predicates = append(predicates, securityrule.PortToLTE(*i.PortToLTE))
+	}
+	if i.PortToIsNil {
+		predicates = append(predicates, securityrule.PortToIsNil())
+	}
+	if i.PortToNotNil {
+		predicates = append(predicates, securityrule.PortToNotNil())
+	}
+	if i.Cidr != nil {
+		predicates = append(predicates, securityrule.CidrEQ(*i.Cidr))
+	}
+	if i.CidrNEQ != nil {
+		predicates = append(predicates, securityrule.CidrNEQ(*i.CidrNEQ))
+	}
+	if len(i.CidrIn) > 0 {
+		predicates = append(predicates, securityrule.CidrIn(i.CidrIn...))
+	}
+	if len(i.CidrNotIn) > 0 {
+		predicates = append(predicates, securityrule.CidrNotIn(i.CidrNotIn...))
+	}
+	if i.CidrGT != nil {
+		predicates = append(predicates, securityrule.CidrGT(*i.CidrGT))
+	}
+	if i.CidrGTE != nil {
+		predicates = append(predicates, securityrule.CidrGTE(*i.CidrGTE))
+	}
+	if i.CidrLT != nil {
+		predicates = append(predicates, securityrule.CidrLT(*i.CidrLT))
+	}
+	if i.CidrLTE != nil {
+		predicates = append(predicates, securityrule.CidrLTE(*i.CidrLTE))
+	}
+	if i.CidrContains != nil {
+		predicates = append(predicates, securityrule.CidrContains(*i.CidrContains))
+	}
+	if i.CidrHasPrefix != nil {
+		predicates = append(predicates, securityrule.CidrHasPrefix(*i.CidrHasPrefix))
+	}
+	if i.CidrHasSuffix != nil {
+		predicates = append(predicates, securityrule.CidrHasSuffix(*i.CidrHasSuffix))
+	}
+	if i.CidrEqualFold != nil {
+		predicates = append(predicates, securityrule.CidrEqualFold(*i.CidrEqualFold))
+	}
+	if i.CidrContainsFold != nil {
+		predicates = append(predicates, securityrule.CidrContainsFold(*i.CidrContainsFold))
+	}
+	if i.Action != nil {
+		predicates = append(predicates, securityrule.ActionEQ(*i.Action))
+	}
+	if i.ActionNEQ != nil {
+		predicates = append(predicates, securityrule.ActionNEQ(*i.ActionNEQ))
+	}
+	if len(i.ActionIn) > 0 {
+		predicates = append(predicates, securityrule.ActionIn(i.ActionIn...))
+	}
+	if len(i.ActionNotIn) > 0 {
+		predicates = append(predicates, securityrule.ActionNotIn(i.ActionNotIn...))
+	}
+	if i.Priority != nil {
+		predicates = append(predicates, securityrule.PriorityEQ(*i.Priority))
+	}
+	if i.PriorityNEQ != nil {
+		predicates = append(predicates, securityrule.PriorityNEQ(*i.PriorityNEQ))
+	}
+	if len(i.PriorityIn) > 0 {
+		predicates = append(predicates, securityrule.PriorityIn(i.PriorityIn...))
+	}
+	if len(i.PriorityNotIn) > 0 {
+		predicates = append(predicates, securityrule.PriorityNotIn(i.PriorityNotIn...))
+	}
+	if i.PriorityGT != nil {
+		predicates = append(predicates, securityrule.PriorityGT(*i.PriorityGT))
+	}
+	if i.PriorityGTE != nil {
+		predicates = append(predicates, securityrule.PriorityGTE(*i.PriorityGTE))
+	}
+	if i.PriorityLT != nil {
+		predicates = append(predicates, securityrule.PriorityLT(*i.PriorityLT))
+	}
+	if i.PriorityLTE != nil {
+		predicates = append(predicates, securityrule.PriorityLTE(*i.PriorityLTE))
+	}
+
+	if i.HasTenant != nil {
+		p := securityrule.HasTenant()
+		if !*i.HasTenant {
+			p = securityrule.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasTenantWith) > 0 {
+		with := make([]predicate.Tenant, 0, len(i.HasTenantWith))
+		for _, w := range i.HasTenantWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasTenantWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, securityrule.HasTenantWith(with...))
+	}
+	if i.HasVirtualMachine != nil {
+		p := securityrule.HasVirtualMachine()
+		if !*i.HasVirtualMachine {
+			p = securityrule.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasVirtualMachineWith) > 0 {
+		with := make([]predicate.VirtualMachine, 0, len(i.HasVirtualMachineWith))
+		for _, w := range i.HasVirtualMachineWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasVirtualMachineWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, securityrule.HasVirtualMachineWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySecurityRuleWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return securityrule.And(predicates...), nil
+	}
+}
+
 // ServiceMeshWhereInput represents a where input for filtering ServiceMesh queries.
 type ServiceMeshWhereInput struct {
 	Predicates []predicate.ServiceMesh  `json:"-"`
@@ -25211,6 +25850,10 @@ type TenantWhereInput struct {
 	HasSSHKeys     *bool               `json:"hasSSHKeys,omitempty"`
 	HasSSHKeysWith []*SSHKeyWhereInput `json:"hasSSHKeysWith,omitempty"`
 
+	// "security_rules" edge predicates.
+	HasSecurityRules     *bool                     `json:"hasSecurityRules,omitempty"`
+	HasSecurityRulesWith []*SecurityRuleWhereInput `json:"hasSecurityRulesWith,omitempty"`
+
 	// "default_vm_network" edge predicates.
 	HasDefaultVMNetwork     *bool                `json:"hasDefaultVMNetwork,omitempty"`
 	HasDefaultVMNetworkWith []*NetworkWhereInput `json:"hasDefaultVMNetworkWith,omitempty"`
@@ -25752,6 +26395,24 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, tenant.HasSSHKeysWith(with...))
+	}
+	if i.HasSecurityRules != nil {
+		p := tenant.HasSecurityRules()
+		if !*i.HasSecurityRules {
+			p = tenant.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSecurityRulesWith) > 0 {
+		with := make([]predicate.SecurityRule, 0, len(i.HasSecurityRulesWith))
+		for _, w := range i.HasSecurityRulesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSecurityRulesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, tenant.HasSecurityRulesWith(with...))
 	}
 	if i.HasDefaultVMNetwork != nil {
 		p := tenant.HasDefaultVMNetwork()
@@ -27264,6 +27925,10 @@ type VirtualMachineWhereInput struct {
 	HasNetworks     *bool                `json:"hasNetworks,omitempty"`
 	HasNetworksWith []*NetworkWhereInput `json:"hasNetworksWith,omitempty"`
 
+	// "security_rules" edge predicates.
+	HasSecurityRules     *bool                     `json:"hasSecurityRules,omitempty"`
+	HasSecurityRulesWith []*SecurityRuleWhereInput `json:"hasSecurityRulesWith,omitempty"`
+
 	// "ssh_keys" edge predicates.
 	HasSSHKeys     *bool               `json:"hasSSHKeys,omitempty"`
 	HasSSHKeysWith []*SSHKeyWhereInput `json:"hasSSHKeysWith,omitempty"`
@@ -28140,6 +28805,24 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, virtualmachine.HasNetworksWith(with...))
+	}
+	if i.HasSecurityRules != nil {
+		p := virtualmachine.HasSecurityRules()
+		if !*i.HasSecurityRules {
+			p = virtualmachine.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSecurityRulesWith) > 0 {
+		with := make([]predicate.SecurityRule, 0, len(i.HasSecurityRulesWith))
+		for _, w := range i.HasSecurityRulesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSecurityRulesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, virtualmachine.HasSecurityRulesWith(with...))
 	}
 	if i.HasSSHKeys != nil {
 		p := virtualmachine.HasSSHKeys()

@@ -72,6 +72,12 @@ type Host struct {
 	Gpus []fieldtype.GPU `json:"gpus,omitempty"`
 	// Nics holds the value of the "nics" field.
 	Nics []fieldtype.NIC `json:"nics,omitempty"`
+	// BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)
+	BgpAsn *int64 `json:"bgp_asn,omitempty"`
+	// BGP address: a router's session address the nodes peer with, or a server's router id and session address
+	BgpAddress string `json:"bgp_address,omitempty"`
+	// the router offers BFD on its BGP sessions
+	Bfd bool `json:"bfd,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the HostQuery when eager-loading is set.
 	Edges              HostEdges `json:"edges"`
@@ -248,11 +254,11 @@ func (*Host) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case host.FieldDisks, host.FieldGpus, host.FieldNics:
 			values[i] = new([]byte)
-		case host.FieldFullDepth:
+		case host.FieldFullDepth, host.FieldBfd:
 			values[i] = new(sql.NullBool)
-		case host.FieldID, host.FieldPosition, host.FieldHeight, host.FieldCPUSockets, host.FieldCPUCores, host.FieldCPUThreads, host.FieldNumaNodes, host.FieldMemoryMB:
+		case host.FieldID, host.FieldPosition, host.FieldHeight, host.FieldCPUSockets, host.FieldCPUCores, host.FieldCPUThreads, host.FieldNumaNodes, host.FieldMemoryMB, host.FieldBgpAsn:
 			values[i] = new(sql.NullInt64)
-		case host.FieldName, host.FieldDescription, host.FieldSerialNumber, host.FieldVendor, host.FieldModel, host.FieldKind, host.FieldRole, host.FieldFace, host.FieldLifecycle, host.FieldCPUModel:
+		case host.FieldName, host.FieldDescription, host.FieldSerialNumber, host.FieldVendor, host.FieldModel, host.FieldKind, host.FieldRole, host.FieldFace, host.FieldLifecycle, host.FieldCPUModel, host.FieldBgpAddress:
 			values[i] = new(sql.NullString)
 		case host.FieldCreatedAt, host.FieldUpdatedAt, host.FieldWarrantyEnd:
 			values[i] = new(sql.NullTime)
@@ -435,6 +441,25 @@ func (_m *Host) assignValues(columns []string, values []any) error {
 				if err := json.Unmarshal(*value, &_m.Nics); err != nil {
 					return fmt.Errorf("unmarshal field nics: %w", err)
 				}
+			}
+		case host.FieldBgpAsn:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field bgp_asn", values[i])
+			} else if value.Valid {
+				_m.BgpAsn = new(int64)
+				*_m.BgpAsn = value.Int64
+			}
+		case host.FieldBgpAddress:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field bgp_address", values[i])
+			} else if value.Valid {
+				_m.BgpAddress = value.String
+			}
+		case host.FieldBfd:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field bfd", values[i])
+			} else if value.Valid {
+				_m.Bfd = value.Bool
 			}
 		case host.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -633,6 +658,17 @@ func (_m *Host) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("nics=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Nics))
+	builder.WriteString(", ")
+	if v := _m.BgpAsn; v != nil {
+		builder.WriteString("bgp_asn=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("bgp_address=")
+	builder.WriteString(_m.BgpAddress)
+	builder.WriteString(", ")
+	builder.WriteString("bfd=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Bfd))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -339,6 +339,48 @@ func (_c *HostCreate) SetNics(v []fieldtype.NIC) *HostCreate {
 	return _c
 }
 
+// SetBgpAsn sets the "bgp_asn" field.
+func (_c *HostCreate) SetBgpAsn(v int64) *HostCreate {
+	_c.mutation.SetBgpAsn(v)
+	return _c
+}
+
+// SetNillableBgpAsn sets the "bgp_asn" field if the given value is not nil.
+func (_c *HostCreate) SetNillableBgpAsn(v *int64) *HostCreate {
+	if v != nil {
+		_c.SetBgpAsn(*v)
+	}
+	return _c
+}
+
+// SetBgpAddress sets the "bgp_address" field.
+func (_c *HostCreate) SetBgpAddress(v string) *HostCreate {
+	_c.mutation.SetBgpAddress(v)
+	return _c
+}
+
+// SetNillableBgpAddress sets the "bgp_address" field if the given value is not nil.
+func (_c *HostCreate) SetNillableBgpAddress(v *string) *HostCreate {
+	if v != nil {
+		_c.SetBgpAddress(*v)
+	}
+	return _c
+}
+
+// SetBfd sets the "bfd" field.
+func (_c *HostCreate) SetBfd(v bool) *HostCreate {
+	_c.mutation.SetBfd(v)
+	return _c
+}
+
+// SetNillableBfd sets the "bfd" field if the given value is not nil.
+func (_c *HostCreate) SetNillableBfd(v *bool) *HostCreate {
+	if v != nil {
+		_c.SetBfd(*v)
+	}
+	return _c
+}
+
 // SetRackID sets the "rack" edge to the Rack entity by ID.
 func (_c *HostCreate) SetRackID(id int) *HostCreate {
 	_c.mutation.SetRackID(id)
@@ -630,6 +672,10 @@ func (_c *HostCreate) defaults() error {
 		v := host.DefaultMemoryMB
 		_c.mutation.SetMemoryMB(v)
 	}
+	if _, ok := _c.mutation.Bfd(); !ok {
+		v := host.DefaultBfd
+		_c.mutation.SetBfd(v)
+	}
 	return nil
 }
 
@@ -759,6 +805,19 @@ func (_c *HostCreate) check() error {
 			return &ValidationError{Name: "memory_mb", err: fmt.Errorf(`ent: validator failed for field "Host.memory_mb": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.BgpAsn(); ok {
+		if err := host.BgpAsnValidator(v); err != nil {
+			return &ValidationError{Name: "bgp_asn", err: fmt.Errorf(`ent: validator failed for field "Host.bgp_asn": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.BgpAddress(); ok {
+		if err := host.BgpAddressValidator(v); err != nil {
+			return &ValidationError{Name: "bgp_address", err: fmt.Errorf(`ent: validator failed for field "Host.bgp_address": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Bfd(); !ok {
+		return &ValidationError{Name: "bfd", err: errors.New(`ent: missing required field "Host.bfd"`)}
+	}
 	return nil
 }
 
@@ -881,6 +940,18 @@ func (_c *HostCreate) createSpec() (*Host, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Nics(); ok {
 		_spec.SetField(host.FieldNics, field.TypeJSON, value)
 		_node.Nics = value
+	}
+	if value, ok := _c.mutation.BgpAsn(); ok {
+		_spec.SetField(host.FieldBgpAsn, field.TypeInt64, value)
+		_node.BgpAsn = &value
+	}
+	if value, ok := _c.mutation.BgpAddress(); ok {
+		_spec.SetField(host.FieldBgpAddress, field.TypeString, value)
+		_node.BgpAddress = value
+	}
+	if value, ok := _c.mutation.Bfd(); ok {
+		_spec.SetField(host.FieldBfd, field.TypeBool, value)
+		_node.Bfd = value
 	}
 	if nodes := _c.mutation.RackIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -1514,6 +1585,60 @@ func (u *HostUpsert) ClearNics() *HostUpsert {
 	return u
 }
 
+// SetBgpAsn sets the "bgp_asn" field.
+func (u *HostUpsert) SetBgpAsn(v int64) *HostUpsert {
+	u.Set(host.FieldBgpAsn, v)
+	return u
+}
+
+// UpdateBgpAsn sets the "bgp_asn" field to the value that was provided on create.
+func (u *HostUpsert) UpdateBgpAsn() *HostUpsert {
+	u.SetExcluded(host.FieldBgpAsn)
+	return u
+}
+
+// AddBgpAsn adds v to the "bgp_asn" field.
+func (u *HostUpsert) AddBgpAsn(v int64) *HostUpsert {
+	u.Add(host.FieldBgpAsn, v)
+	return u
+}
+
+// ClearBgpAsn clears the value of the "bgp_asn" field.
+func (u *HostUpsert) ClearBgpAsn() *HostUpsert {
+	u.SetNull(host.FieldBgpAsn)
+	return u
+}
+
+// SetBgpAddress sets the "bgp_address" field.
+func (u *HostUpsert) SetBgpAddress(v string) *HostUpsert {
+	u.Set(host.FieldBgpAddress, v)
+	return u
+}
+
+// UpdateBgpAddress sets the "bgp_address" field to the value that was provided on create.
+func (u *HostUpsert) UpdateBgpAddress() *HostUpsert {
+	u.SetExcluded(host.FieldBgpAddress)
+	return u
+}
+
+// ClearBgpAddress clears the value of the "bgp_address" field.
+func (u *HostUpsert) ClearBgpAddress() *HostUpsert {
+	u.SetNull(host.FieldBgpAddress)
+	return u
+}
+
+// SetBfd sets the "bfd" field.
+func (u *HostUpsert) SetBfd(v bool) *HostUpsert {
+	u.Set(host.FieldBfd, v)
+	return u
+}
+
+// UpdateBfd sets the "bfd" field to the value that was provided on create.
+func (u *HostUpsert) UpdateBfd() *HostUpsert {
+	u.SetExcluded(host.FieldBfd)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -2004,6 +2129,69 @@ func (u *HostUpsertOne) UpdateNics() *HostUpsertOne {
 func (u *HostUpsertOne) ClearNics() *HostUpsertOne {
 	return u.Update(func(s *HostUpsert) {
 		s.ClearNics()
+	})
+}
+
+// SetBgpAsn sets the "bgp_asn" field.
+func (u *HostUpsertOne) SetBgpAsn(v int64) *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.SetBgpAsn(v)
+	})
+}
+
+// AddBgpAsn adds v to the "bgp_asn" field.
+func (u *HostUpsertOne) AddBgpAsn(v int64) *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.AddBgpAsn(v)
+	})
+}
+
+// UpdateBgpAsn sets the "bgp_asn" field to the value that was provided on create.
+func (u *HostUpsertOne) UpdateBgpAsn() *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.UpdateBgpAsn()
+	})
+}
+
+// ClearBgpAsn clears the value of the "bgp_asn" field.
+func (u *HostUpsertOne) ClearBgpAsn() *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.ClearBgpAsn()
+	})
+}
+
+// SetBgpAddress sets the "bgp_address" field.
+func (u *HostUpsertOne) SetBgpAddress(v string) *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.SetBgpAddress(v)
+	})
+}
+
+// UpdateBgpAddress sets the "bgp_address" field to the value that was provided on create.
+func (u *HostUpsertOne) UpdateBgpAddress() *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.UpdateBgpAddress()
+	})
+}
+
+// ClearBgpAddress clears the value of the "bgp_address" field.
+func (u *HostUpsertOne) ClearBgpAddress() *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.ClearBgpAddress()
+	})
+}
+
+// SetBfd sets the "bfd" field.
+func (u *HostUpsertOne) SetBfd(v bool) *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.SetBfd(v)
+	})
+}
+
+// UpdateBfd sets the "bfd" field to the value that was provided on create.
+func (u *HostUpsertOne) UpdateBfd() *HostUpsertOne {
+	return u.Update(func(s *HostUpsert) {
+		s.UpdateBfd()
 	})
 }
 
@@ -2663,6 +2851,69 @@ func (u *HostUpsertBulk) UpdateNics() *HostUpsertBulk {
 func (u *HostUpsertBulk) ClearNics() *HostUpsertBulk {
 	return u.Update(func(s *HostUpsert) {
 		s.ClearNics()
+	})
+}
+
+// SetBgpAsn sets the "bgp_asn" field.
+func (u *HostUpsertBulk) SetBgpAsn(v int64) *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.SetBgpAsn(v)
+	})
+}
+
+// AddBgpAsn adds v to the "bgp_asn" field.
+func (u *HostUpsertBulk) AddBgpAsn(v int64) *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.AddBgpAsn(v)
+	})
+}
+
+// UpdateBgpAsn sets the "bgp_asn" field to the value that was provided on create.
+func (u *HostUpsertBulk) UpdateBgpAsn() *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.UpdateBgpAsn()
+	})
+}
+
+// ClearBgpAsn clears the value of the "bgp_asn" field.
+func (u *HostUpsertBulk) ClearBgpAsn() *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.ClearBgpAsn()
+	})
+}
+
+// SetBgpAddress sets the "bgp_address" field.
+func (u *HostUpsertBulk) SetBgpAddress(v string) *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.SetBgpAddress(v)
+	})
+}
+
+// UpdateBgpAddress sets the "bgp_address" field to the value that was provided on create.
+func (u *HostUpsertBulk) UpdateBgpAddress() *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.UpdateBgpAddress()
+	})
+}
+
+// ClearBgpAddress clears the value of the "bgp_address" field.
+func (u *HostUpsertBulk) ClearBgpAddress() *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.ClearBgpAddress()
+	})
+}
+
+// SetBfd sets the "bfd" field.
+func (u *HostUpsertBulk) SetBfd(v bool) *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.SetBfd(v)
+	})
+}
+
+// UpdateBfd sets the "bfd" field to the value that was provided on create.
+func (u *HostUpsertBulk) UpdateBfd() *HostUpsertBulk {
+	return u.Update(func(s *HostUpsert) {
+		s.UpdateBfd()
 	})
 }
 

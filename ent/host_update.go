@@ -466,6 +466,67 @@ func (_u *HostUpdate) ClearNics() *HostUpdate {
 	return _u
 }
 
+// SetBgpAsn sets the "bgp_asn" field.
+func (_u *HostUpdate) SetBgpAsn(v int64) *HostUpdate {
+	_u.mutation.ResetBgpAsn()
+	_u.mutation.SetBgpAsn(v)
+	return _u
+}
+
+// SetNillableBgpAsn sets the "bgp_asn" field if the given value is not nil.
+func (_u *HostUpdate) SetNillableBgpAsn(v *int64) *HostUpdate {
+	if v != nil {
+		_u.SetBgpAsn(*v)
+	}
+	return _u
+}
+
+// AddBgpAsn adds value to the "bgp_asn" field.
+func (_u *HostUpdate) AddBgpAsn(v int64) *HostUpdate {
+	_u.mutation.AddBgpAsn(v)
+	return _u
+}
+
+// ClearBgpAsn clears the value of the "bgp_asn" field.
+func (_u *HostUpdate) ClearBgpAsn() *HostUpdate {
+	_u.mutation.ClearBgpAsn()
+	return _u
+}
+
+// SetBgpAddress sets the "bgp_address" field.
+func (_u *HostUpdate) SetBgpAddress(v string) *HostUpdate {
+	_u.mutation.SetBgpAddress(v)
+	return _u
+}
+
+// SetNillableBgpAddress sets the "bgp_address" field if the given value is not nil.
+func (_u *HostUpdate) SetNillableBgpAddress(v *string) *HostUpdate {
+	if v != nil {
+		_u.SetBgpAddress(*v)
+	}
+	return _u
+}
+
+// ClearBgpAddress clears the value of the "bgp_address" field.
+func (_u *HostUpdate) ClearBgpAddress() *HostUpdate {
+	_u.mutation.ClearBgpAddress()
+	return _u
+}
+
+// SetBfd sets the "bfd" field.
+func (_u *HostUpdate) SetBfd(v bool) *HostUpdate {
+	_u.mutation.SetBfd(v)
+	return _u
+}
+
+// SetNillableBfd sets the "bfd" field if the given value is not nil.
+func (_u *HostUpdate) SetNillableBfd(v *bool) *HostUpdate {
+	if v != nil {
+		_u.SetBfd(*v)
+	}
+	return _u
+}
+
 // SetRackID sets the "rack" edge to the Rack entity by ID.
 func (_u *HostUpdate) SetRackID(id int) *HostUpdate {
 	_u.mutation.SetRackID(id)
@@ -977,6 +1038,16 @@ func (_u *HostUpdate) check() error {
 			return &ValidationError{Name: "memory_mb", err: fmt.Errorf(`ent: validator failed for field "Host.memory_mb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BgpAsn(); ok {
+		if err := host.BgpAsnValidator(v); err != nil {
+			return &ValidationError{Name: "bgp_asn", err: fmt.Errorf(`ent: validator failed for field "Host.bgp_asn": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BgpAddress(); ok {
+		if err := host.BgpAddressValidator(v); err != nil {
+			return &ValidationError{Name: "bgp_address", err: fmt.Errorf(`ent: validator failed for field "Host.bgp_address": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1135,6 +1206,24 @@ func (_u *HostUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.NicsCleared() {
 		_spec.ClearField(host.FieldNics, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.BgpAsn(); ok {
+		_spec.SetField(host.FieldBgpAsn, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBgpAsn(); ok {
+		_spec.AddField(host.FieldBgpAsn, field.TypeInt64, value)
+	}
+	if _u.mutation.BgpAsnCleared() {
+		_spec.ClearField(host.FieldBgpAsn, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.BgpAddress(); ok {
+		_spec.SetField(host.FieldBgpAddress, field.TypeString, value)
+	}
+	if _u.mutation.BgpAddressCleared() {
+		_spec.ClearField(host.FieldBgpAddress, field.TypeString)
+	}
+	if value, ok := _u.mutation.Bfd(); ok {
+		_spec.SetField(host.FieldBfd, field.TypeBool, value)
 	}
 	if _u.mutation.RackCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -2041,6 +2130,67 @@ func (_u *HostUpdateOne) ClearNics() *HostUpdateOne {
 	return _u
 }
 
+// SetBgpAsn sets the "bgp_asn" field.
+func (_u *HostUpdateOne) SetBgpAsn(v int64) *HostUpdateOne {
+	_u.mutation.ResetBgpAsn()
+	_u.mutation.SetBgpAsn(v)
+	return _u
+}
+
+// SetNillableBgpAsn sets the "bgp_asn" field if the given value is not nil.
+func (_u *HostUpdateOne) SetNillableBgpAsn(v *int64) *HostUpdateOne {
+	if v != nil {
+		_u.SetBgpAsn(*v)
+	}
+	return _u
+}
+
+// AddBgpAsn adds value to the "bgp_asn" field.
+func (_u *HostUpdateOne) AddBgpAsn(v int64) *HostUpdateOne {
+	_u.mutation.AddBgpAsn(v)
+	return _u
+}
+
+// ClearBgpAsn clears the value of the "bgp_asn" field.
+func (_u *HostUpdateOne) ClearBgpAsn() *HostUpdateOne {
+	_u.mutation.ClearBgpAsn()
+	return _u
+}
+
+// SetBgpAddress sets the "bgp_address" field.
+func (_u *HostUpdateOne) SetBgpAddress(v string) *HostUpdateOne {
+	_u.mutation.SetBgpAddress(v)
+	return _u
+}
+
+// SetNillableBgpAddress sets the "bgp_address" field if the given value is not nil.
+func (_u *HostUpdateOne) SetNillableBgpAddress(v *string) *HostUpdateOne {
+	if v != nil {
+		_u.SetBgpAddress(*v)
+	}
+	return _u
+}
+
+// ClearBgpAddress clears the value of the "bgp_address" field.
+func (_u *HostUpdateOne) ClearBgpAddress() *HostUpdateOne {
+	_u.mutation.ClearBgpAddress()
+	return _u
+}
+
+// SetBfd sets the "bfd" field.
+func (_u *HostUpdateOne) SetBfd(v bool) *HostUpdateOne {
+	_u.mutation.SetBfd(v)
+	return _u
+}
+
+// SetNillableBfd sets the "bfd" field if the given value is not nil.
+func (_u *HostUpdateOne) SetNillableBfd(v *bool) *HostUpdateOne {
+	if v != nil {
+		_u.SetBfd(*v)
+	}
+	return _u
+}
+
 // SetRackID sets the "rack" edge to the Rack entity by ID.
 func (_u *HostUpdateOne) SetRackID(id int) *HostUpdateOne {
 	_u.mutation.SetRackID(id)
@@ -2565,6 +2715,16 @@ func (_u *HostUpdateOne) check() error {
 			return &ValidationError{Name: "memory_mb", err: fmt.Errorf(`ent: validator failed for field "Host.memory_mb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BgpAsn(); ok {
+		if err := host.BgpAsnValidator(v); err != nil {
+			return &ValidationError{Name: "bgp_asn", err: fmt.Errorf(`ent: validator failed for field "Host.bgp_asn": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BgpAddress(); ok {
+		if err := host.BgpAddressValidator(v); err != nil {
+			return &ValidationError{Name: "bgp_address", err: fmt.Errorf(`ent: validator failed for field "Host.bgp_address": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -2740,6 +2900,24 @@ func (_u *HostUpdateOne) sqlSave(ctx context.Context) (_node *Host, err error) {
 	}
 	if _u.mutation.NicsCleared() {
 		_spec.ClearField(host.FieldNics, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.BgpAsn(); ok {
+		_spec.SetField(host.FieldBgpAsn, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBgpAsn(); ok {
+		_spec.AddField(host.FieldBgpAsn, field.TypeInt64, value)
+	}
+	if _u.mutation.BgpAsnCleared() {
+		_spec.ClearField(host.FieldBgpAsn, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.BgpAddress(); ok {
+		_spec.SetField(host.FieldBgpAddress, field.TypeString, value)
+	}
+	if _u.mutation.BgpAddressCleared() {
+		_spec.ClearField(host.FieldBgpAddress, field.TypeString)
+	}
+	if value, ok := _u.mutation.Bfd(); ok {
+		_spec.SetField(host.FieldBfd, field.TypeBool, value)
 	}
 	if _u.mutation.RackCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -57,6 +57,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -121,6 +122,7 @@ const (
 	TypeRoleBinding         = "RoleBinding"
 	TypeRuleState           = "RuleState"
 	TypeSSHKey              = "SSHKey"
+	TypeSecurityRule        = "SecurityRule"
 	TypeServiceMesh         = "ServiceMesh"
 	TypeSilence             = "Silence"
 	TypeTenant              = "Tenant"
@@ -22777,6 +22779,10 @@ type HostMutation struct {
 	appendgpus               []fieldtype.GPU
 	nics                     *[]fieldtype.NIC
 	appendnics               []fieldtype.NIC
+	bgp_asn                  *int64
+	addbgp_asn               *int64
+	bgp_address              *string
+	bfd                      *bool
 	clearedFields            map[string]struct{}
 	rack                     *int
 	clearedrack              bool
@@ -24108,6 +24114,161 @@ func (m *HostMutation) ResetNics() {
 	delete(m.clearedFields, host.FieldNics)
 }
 
+// SetBgpAsn sets the "bgp_asn" field.
+func (m *HostMutation) SetBgpAsn(i int64) {
+	m.bgp_asn = &i
+	m.addbgp_asn = nil
+}
+
+// BgpAsn returns the value of the "bgp_asn" field in the mutation.
+func (m *HostMutation) BgpAsn() (r int64, exists bool) {
+	v := m.bgp_asn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBgpAsn returns the old "bgp_asn" field's value of the Host entity.
+// If the Host object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HostMutation) OldBgpAsn(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBgpAsn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBgpAsn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBgpAsn: %w", err)
+	}
+	return oldValue.BgpAsn, nil
+}
+
+// AddBgpAsn adds i to the "bgp_asn" field.
+func (m *HostMutation) AddBgpAsn(i int64) {
+	if m.addbgp_asn != nil {
+		*m.addbgp_asn += i
+	} else {
+		m.addbgp_asn = &i
+	}
+}
+
+// AddedBgpAsn returns the value that was added to the "bgp_asn" field in this mutation.
+func (m *HostMutation) AddedBgpAsn() (r int64, exists bool) {
+	v := m.addbgp_asn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearBgpAsn clears the value of the "bgp_asn" field.
+func (m *HostMutation) ClearBgpAsn() {
+	m.bgp_asn = nil
+	m.addbgp_asn = nil
+	m.clearedFields[host.FieldBgpAsn] = struct{}{}
+}
+
+// BgpAsnCleared returns if the "bgp_asn" field was cleared in this mutation.
+func (m *HostMutation) BgpAsnCleared() bool {
+	_, ok := m.clearedFields[host.FieldBgpAsn]
+	return ok
+}
+
+// ResetBgpAsn resets all changes to the "bgp_asn" field.
+func (m *HostMutation) ResetBgpAsn() {
+	m.bgp_asn = nil
+	m.addbgp_asn = nil
+	delete(m.clearedFields, host.FieldBgpAsn)
+}
+
+// SetBgpAddress sets the "bgp_address" field.
+func (m *HostMutation) SetBgpAddress(s string) {
+	m.bgp_address = &s
+}
+
+// BgpAddress returns the value of the "bgp_address" field in the mutation.
+func (m *HostMutation) BgpAddress() (r string, exists bool) {
+	v := m.bgp_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBgpAddress returns the old "bgp_address" field's value of the Host entity.
+// If the Host object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HostMutation) OldBgpAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBgpAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBgpAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBgpAddress: %w", err)
+	}
+	return oldValue.BgpAddress, nil
+}
+
+// ClearBgpAddress clears the value of the "bgp_address" field.
+func (m *HostMutation) ClearBgpAddress() {
+	m.bgp_address = nil
+	m.clearedFields[host.FieldBgpAddress] = struct{}{}
+}
+
+// BgpAddressCleared returns if the "bgp_address" field was cleared in this mutation.
+func (m *HostMutation) BgpAddressCleared() bool {
+	_, ok := m.clearedFields[host.FieldBgpAddress]
+	return ok
+}
+
+// ResetBgpAddress resets all changes to the "bgp_address" field.
+func (m *HostMutation) ResetBgpAddress() {
+	m.bgp_address = nil
+	delete(m.clearedFields, host.FieldBgpAddress)
+}
+
+// SetBfd sets the "bfd" field.
+func (m *HostMutation) SetBfd(b bool) {
+	m.bfd = &b
+}
+
+// Bfd returns the value of the "bfd" field in the mutation.
+func (m *HostMutation) Bfd() (r bool, exists bool) {
+	v := m.bfd
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBfd returns the old "bfd" field's value of the Host entity.
+// If the Host object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HostMutation) OldBfd(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBfd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBfd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBfd: %w", err)
+	}
+	return oldValue.Bfd, nil
+}
+
+// ResetBfd resets all changes to the "bfd" field.
+func (m *HostMutation) ResetBfd() {
+	m.bfd = nil
+}
+
 // SetRackID sets the "rack" edge to the Rack entity by id.
 func (m *HostMutation) SetRackID(id int) {
 	m.rack = &id
@@ -24715,7 +24876,7 @@ func (m *HostMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *HostMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 27)
 	if m.created_at != nil {
 		fields = append(fields, host.FieldCreatedAt)
 	}
@@ -24788,6 +24949,15 @@ func (m *HostMutation) Fields() []string {
 	if m.nics != nil {
 		fields = append(fields, host.FieldNics)
 	}
+	if m.bgp_asn != nil {
+		fields = append(fields, host.FieldBgpAsn)
+	}
+	if m.bgp_address != nil {
+		fields = append(fields, host.FieldBgpAddress)
+	}
+	if m.bfd != nil {
+		fields = append(fields, host.FieldBfd)
+	}
 	return fields
 }
 
@@ -24844,6 +25014,12 @@ func (m *HostMutation) Field(name string) (ent.Value, bool) {
 		return m.Gpus()
 	case host.FieldNics:
 		return m.Nics()
+	case host.FieldBgpAsn:
+		return m.BgpAsn()
+	case host.FieldBgpAddress:
+		return m.BgpAddress()
+	case host.FieldBfd:
+		return m.Bfd()
 	}
 	return nil, false
 }
@@ -24901,6 +25077,12 @@ func (m *HostMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldGpus(ctx)
 	case host.FieldNics:
 		return m.OldNics(ctx)
+	case host.FieldBgpAsn:
+		return m.OldBgpAsn(ctx)
+	case host.FieldBgpAddress:
+		return m.OldBgpAddress(ctx)
+	case host.FieldBfd:
+		return m.OldBfd(ctx)
 	}
 	return nil, fmt.Errorf("unknown Host field %s", name)
 }
@@ -25078,6 +25260,27 @@ func (m *HostMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetNics(v)
 		return nil
+	case host.FieldBgpAsn:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBgpAsn(v)
+		return nil
+	case host.FieldBgpAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBgpAddress(v)
+		return nil
+	case host.FieldBfd:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBfd(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Host field %s", name)
 }
@@ -25107,6 +25310,9 @@ func (m *HostMutation) AddedFields() []string {
 	if m.addmemory_mb != nil {
 		fields = append(fields, host.FieldMemoryMB)
 	}
+	if m.addbgp_asn != nil {
+		fields = append(fields, host.FieldBgpAsn)
+	}
 	return fields
 }
 
@@ -25129,6 +25335,8 @@ func (m *HostMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedNumaNodes()
 	case host.FieldMemoryMB:
 		return m.AddedMemoryMB()
+	case host.FieldBgpAsn:
+		return m.AddedBgpAsn()
 	}
 	return nil, false
 }
@@ -25187,6 +25395,13 @@ func (m *HostMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddMemoryMB(v)
 		return nil
+	case host.FieldBgpAsn:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBgpAsn(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Host numeric field %s", name)
 }
@@ -25227,6 +25442,12 @@ func (m *HostMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(host.FieldNics) {
 		fields = append(fields, host.FieldNics)
+	}
+	if m.FieldCleared(host.FieldBgpAsn) {
+		fields = append(fields, host.FieldBgpAsn)
+	}
+	if m.FieldCleared(host.FieldBgpAddress) {
+		fields = append(fields, host.FieldBgpAddress)
 	}
 	return fields
 }
@@ -25274,6 +25495,12 @@ func (m *HostMutation) ClearField(name string) error {
 		return nil
 	case host.FieldNics:
 		m.ClearNics()
+		return nil
+	case host.FieldBgpAsn:
+		m.ClearBgpAsn()
+		return nil
+	case host.FieldBgpAddress:
+		m.ClearBgpAddress()
 		return nil
 	}
 	return fmt.Errorf("unknown Host nullable field %s", name)
@@ -25354,6 +25581,15 @@ func (m *HostMutation) ResetField(name string) error {
 		return nil
 	case host.FieldNics:
 		m.ResetNics()
+		return nil
+	case host.FieldBgpAsn:
+		m.ResetBgpAsn()
+		return nil
+	case host.FieldBgpAddress:
+		m.ResetBgpAddress()
+		return nil
+	case host.FieldBfd:
+		m.ResetBfd()
 		return nil
 	}
 	return fmt.Errorf("unknown Host field %s", name)
@@ -56690,6 +56926,1108 @@ func (m *SSHKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SSHKey edge %s", name)
 }
 
+// SecurityRuleMutation represents an operation that mutates the SecurityRule nodes in the graph.
+type SecurityRuleMutation struct {
+	config
+	op                     Op
+	typ                    string
+	id                     *int
+	created_at             *time.Time
+	updated_at             *time.Time
+	description            *string
+	direction              *securityrule.Direction
+	protocol               *securityrule.Protocol
+	port_from              *int
+	addport_from           *int
+	port_to                *int
+	addport_to             *int
+	cidr                   *string
+	action                 *securityrule.Action
+	priority               *int
+	addpriority            *int
+	clearedFields          map[string]struct{}
+	tenant                 *int
+	clearedtenant          bool
+	virtual_machine        *int
+	clearedvirtual_machine bool
+	done                   bool
+	oldValue               func(context.Context) (*SecurityRule, error)
+	predicates             []predicate.SecurityRule
+}
+
+var _ ent.Mutation = (*SecurityRuleMutation)(nil)
+
+// securityruleOption allows management of the mutation configuration using functional options.
+type securityruleOption func(*SecurityRuleMutation)
+
+// newSecurityRuleMutation creates new mutation for the SecurityRule entity.
+func newSecurityRuleMutation(c config, op Op, opts ...securityruleOption) *SecurityRuleMutation {
+	m := &SecurityRuleMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSecurityRule,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSecurityRuleID sets the ID field of the mutation.
+func withSecurityRuleID(id int) securityruleOption {
+	return func(m *SecurityRuleMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SecurityRule
+		)
+		m.oldValue = func(ctx context.Context) (*SecurityRule, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SecurityRule.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSecurityRule sets the old SecurityRule of the mutation.
+func withSecurityRule(node *SecurityRule) securityruleOption {
+	return func(m *SecurityRuleMutation) {
+		m.oldValue = func(context.Context) (*SecurityRule, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SecurityRuleMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SecurityRuleMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SecurityRuleMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SecurityRuleMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SecurityRule.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SecurityRuleMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SecurityRuleMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SecurityRuleMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SecurityRuleMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SecurityRuleMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SecurityRuleMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *SecurityRuleMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *SecurityRuleMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *SecurityRuleMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[securityrule.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *SecurityRuleMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[securityrule.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *SecurityRuleMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, securityrule.FieldDescription)
+}
+
+// SetDirection sets the "direction" field.
+func (m *SecurityRuleMutation) SetDirection(s securityrule.Direction) {
+	m.direction = &s
+}
+
+// Direction returns the value of the "direction" field in the mutation.
+func (m *SecurityRuleMutation) Direction() (r securityrule.Direction, exists bool) {
+	v := m.direction
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDirection returns the old "direction" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldDirection(ctx context.Context) (v securityrule.Direction, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDirection is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDirection requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDirection: %w", err)
+	}
+	return oldValue.Direction, nil
+}
+
+// ResetDirection resets all changes to the "direction" field.
+func (m *SecurityRuleMutation) ResetDirection() {
+	m.direction = nil
+}
+
+// SetProtocol sets the "protocol" field.
+func (m *SecurityRuleMutation) SetProtocol(s securityrule.Protocol) {
+	m.protocol = &s
+}
+
+// Protocol returns the value of the "protocol" field in the mutation.
+func (m *SecurityRuleMutation) Protocol() (r securityrule.Protocol, exists bool) {
+	v := m.protocol
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProtocol returns the old "protocol" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldProtocol(ctx context.Context) (v securityrule.Protocol, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProtocol is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProtocol requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProtocol: %w", err)
+	}
+	return oldValue.Protocol, nil
+}
+
+// ResetProtocol resets all changes to the "protocol" field.
+func (m *SecurityRuleMutation) ResetProtocol() {
+	m.protocol = nil
+}
+
+// SetPortFrom sets the "port_from" field.
+func (m *SecurityRuleMutation) SetPortFrom(i int) {
+	m.port_from = &i
+	m.addport_from = nil
+}
+
+// PortFrom returns the value of the "port_from" field in the mutation.
+func (m *SecurityRuleMutation) PortFrom() (r int, exists bool) {
+	v := m.port_from
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPortFrom returns the old "port_from" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldPortFrom(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPortFrom is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPortFrom requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPortFrom: %w", err)
+	}
+	return oldValue.PortFrom, nil
+}
+
+// AddPortFrom adds i to the "port_from" field.
+func (m *SecurityRuleMutation) AddPortFrom(i int) {
+	if m.addport_from != nil {
+		*m.addport_from += i
+	} else {
+		m.addport_from = &i
+	}
+}
+
+// AddedPortFrom returns the value that was added to the "port_from" field in this mutation.
+func (m *SecurityRuleMutation) AddedPortFrom() (r int, exists bool) {
+	v := m.addport_from
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPortFrom clears the value of the "port_from" field.
+func (m *SecurityRuleMutation) ClearPortFrom() {
+	m.port_from = nil
+	m.addport_from = nil
+	m.clearedFields[securityrule.FieldPortFrom] = struct{}{}
+}
+
+// PortFromCleared returns if the "port_from" field was cleared in this mutation.
+func (m *SecurityRuleMutation) PortFromCleared() bool {
+	_, ok := m.clearedFields[securityrule.FieldPortFrom]
+	return ok
+}
+
+// ResetPortFrom resets all changes to the "port_from" field.
+func (m *SecurityRuleMutation) ResetPortFrom() {
+	m.port_from = nil
+	m.addport_from = nil
+	delete(m.clearedFields, securityrule.FieldPortFrom)
+}
+
+// SetPortTo sets the "port_to" field.
+func (m *SecurityRuleMutation) SetPortTo(i int) {
+	m.port_to = &i
+	m.addport_to = nil
+}
+
+// PortTo returns the value of the "port_to" field in the mutation.
+func (m *SecurityRuleMutation) PortTo() (r int, exists bool) {
+	v := m.port_to
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPortTo returns the old "port_to" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldPortTo(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPortTo is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPortTo requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPortTo: %w", err)
+	}
+	return oldValue.PortTo, nil
+}
+
+// AddPortTo adds i to the "port_to" field.
+func (m *SecurityRuleMutation) AddPortTo(i int) {
+	if m.addport_to != nil {
+		*m.addport_to += i
+	} else {
+		m.addport_to = &i
+	}
+}
+
+// AddedPortTo returns the value that was added to the "port_to" field in this mutation.
+func (m *SecurityRuleMutation) AddedPortTo() (r int, exists bool) {
+	v := m.addport_to
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPortTo clears the value of the "port_to" field.
+func (m *SecurityRuleMutation) ClearPortTo() {
+	m.port_to = nil
+	m.addport_to = nil
+	m.clearedFields[securityrule.FieldPortTo] = struct{}{}
+}
+
+// PortToCleared returns if the "port_to" field was cleared in this mutation.
+func (m *SecurityRuleMutation) PortToCleared() bool {
+	_, ok := m.clearedFields[securityrule.FieldPortTo]
+	return ok
+}
+
+// ResetPortTo resets all changes to the "port_to" field.
+func (m *SecurityRuleMutation) ResetPortTo() {
+	m.port_to = nil
+	m.addport_to = nil
+	delete(m.clearedFields, securityrule.FieldPortTo)
+}
+
+// SetCidr sets the "cidr" field.
+func (m *SecurityRuleMutation) SetCidr(s string) {
+	m.cidr = &s
+}
+
+// Cidr returns the value of the "cidr" field in the mutation.
+func (m *SecurityRuleMutation) Cidr() (r string, exists bool) {
+	v := m.cidr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCidr returns the old "cidr" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldCidr(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCidr is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCidr requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCidr: %w", err)
+	}
+	return oldValue.Cidr, nil
+}
+
+// ResetCidr resets all changes to the "cidr" field.
+func (m *SecurityRuleMutation) ResetCidr() {
+	m.cidr = nil
+}
+
+// SetAction sets the "action" field.
+func (m *SecurityRuleMutation) SetAction(s securityrule.Action) {
+	m.action = &s
+}
+
+// Action returns the value of the "action" field in the mutation.
+func (m *SecurityRuleMutation) Action() (r securityrule.Action, exists bool) {
+	v := m.action
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAction returns the old "action" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldAction(ctx context.Context) (v securityrule.Action, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAction is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAction requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAction: %w", err)
+	}
+	return oldValue.Action, nil
+}
+
+// ResetAction resets all changes to the "action" field.
+func (m *SecurityRuleMutation) ResetAction() {
+	m.action = nil
+}
+
+// SetPriority sets the "priority" field.
+func (m *SecurityRuleMutation) SetPriority(i int) {
+	m.priority = &i
+	m.addpriority = nil
+}
+
+// Priority returns the value of the "priority" field in the mutation.
+func (m *SecurityRuleMutation) Priority() (r int, exists bool) {
+	v := m.priority
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPriority returns the old "priority" field's value of the SecurityRule entity.
+// If the SecurityRule object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SecurityRuleMutation) OldPriority(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPriority is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPriority requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPriority: %w", err)
+	}
+	return oldValue.Priority, nil
+}
+
+// AddPriority adds i to the "priority" field.
+func (m *SecurityRuleMutation) AddPriority(i int) {
+	if m.addpriority != nil {
+		*m.addpriority += i
+	} else {
+		m.addpriority = &i
+	}
+}
+
+// AddedPriority returns the value that was added to the "priority" field in this mutation.
+func (m *SecurityRuleMutation) AddedPriority() (r int, exists bool) {
+	v := m.addpriority
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPriority resets all changes to the "priority" field.
+func (m *SecurityRuleMutation) ResetPriority() {
+	m.priority = nil
+	m.addpriority = nil
+}
+
+// SetTenantID sets the "tenant" edge to the Tenant entity by id.
+func (m *SecurityRuleMutation) SetTenantID(id int) {
+	m.tenant = &id
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *SecurityRuleMutation) ClearTenant() {
+	m.clearedtenant = true
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *SecurityRuleMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantID returns the "tenant" edge ID in the mutation.
+func (m *SecurityRuleMutation) TenantID() (id int, exists bool) {
+	if m.tenant != nil {
+		return *m.tenant, true
+	}
+	return
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *SecurityRuleMutation) TenantIDs() (ids []int) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *SecurityRuleMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// SetVirtualMachineID sets the "virtual_machine" edge to the VirtualMachine entity by id.
+func (m *SecurityRuleMutation) SetVirtualMachineID(id int) {
+	m.virtual_machine = &id
+}
+
+// ClearVirtualMachine clears the "virtual_machine" edge to the VirtualMachine entity.
+func (m *SecurityRuleMutation) ClearVirtualMachine() {
+	m.clearedvirtual_machine = true
+}
+
+// VirtualMachineCleared reports if the "virtual_machine" edge to the VirtualMachine entity was cleared.
+func (m *SecurityRuleMutation) VirtualMachineCleared() bool {
+	return m.clearedvirtual_machine
+}
+
+// VirtualMachineID returns the "virtual_machine" edge ID in the mutation.
+func (m *SecurityRuleMutation) VirtualMachineID() (id int, exists bool) {
+	if m.virtual_machine != nil {
+		return *m.virtual_machine, true
+	}
+	return
+}
+
+// VirtualMachineIDs returns the "virtual_machine" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// VirtualMachineID instead. It exists only for internal usage by the builders.
+func (m *SecurityRuleMutation) VirtualMachineIDs() (ids []int) {
+	if id := m.virtual_machine; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetVirtualMachine resets all changes to the "virtual_machine" edge.
+func (m *SecurityRuleMutation) ResetVirtualMachine() {
+	m.virtual_machine = nil
+	m.clearedvirtual_machine = false
+}
+
+// Where appends a list predicates to the SecurityRuleMutation builder.
+func (m *SecurityRuleMutation) Where(ps ...predicate.SecurityRule) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SecurityRuleMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SecurityRuleMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SecurityRule, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SecurityRuleMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SecurityRuleMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SecurityRule).
+func (m *SecurityRuleMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SecurityRuleMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, securityrule.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, securityrule.FieldUpdatedAt)
+	}
+	if m.description != nil {
+		fields = append(fields, securityrule.FieldDescription)
+	}
+	if m.direction != nil {
+		fields = append(fields, securityrule.FieldDirection)
+	}
+	if m.protocol != nil {
+		fields = append(fields, securityrule.FieldProtocol)
+	}
+	if m.port_from != nil {
+		fields = append(fields, securityrule.FieldPortFrom)
+	}
+	if m.port_to != nil {
+		fields = append(fields, securityrule.FieldPortTo)
+	}
+	if m.cidr != nil {
+		fields = append(fields, securityrule.FieldCidr)
+	}
+	if m.action != nil {
+		fields = append(fields, securityrule.FieldAction)
+	}
+	if m.priority != nil {
+		fields = append(fields, securityrule.FieldPriority)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SecurityRuleMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case securityrule.FieldCreatedAt:
+		return m.CreatedAt()
+	case securityrule.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case securityrule.FieldDescription:
+		return m.Description()
+	case securityrule.FieldDirection:
+		return m.Direction()
+	case securityrule.FieldProtocol:
+		return m.Protocol()
+	case securityrule.FieldPortFrom:
+		return m.PortFrom()
+	case securityrule.FieldPortTo:
+		return m.PortTo()
+	case securityrule.FieldCidr:
+		return m.Cidr()
+	case securityrule.FieldAction:
+		return m.Action()
+	case securityrule.FieldPriority:
+		return m.Priority()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SecurityRuleMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case securityrule.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case securityrule.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case securityrule.FieldDescription:
+		return m.OldDescription(ctx)
+	case securityrule.FieldDirection:
+		return m.OldDirection(ctx)
+	case securityrule.FieldProtocol:
+		return m.OldProtocol(ctx)
+	case securityrule.FieldPortFrom:
+		return m.OldPortFrom(ctx)
+	case securityrule.FieldPortTo:
+		return m.OldPortTo(ctx)
+	case securityrule.FieldCidr:
+		return m.OldCidr(ctx)
+	case securityrule.FieldAction:
+		return m.OldAction(ctx)
+	case securityrule.FieldPriority:
+		return m.OldPriority(ctx)
+	}
+	return nil, fmt.Errorf("unknown SecurityRule field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SecurityRuleMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case securityrule.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case securityrule.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case securityrule.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case securityrule.FieldDirection:
+		v, ok := value.(securityrule.Direction)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDirection(v)
+		return nil
+	case securityrule.FieldProtocol:
+		v, ok := value.(securityrule.Protocol)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProtocol(v)
+		return nil
+	case securityrule.FieldPortFrom:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPortFrom(v)
+		return nil
+	case securityrule.FieldPortTo:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPortTo(v)
+		return nil
+	case securityrule.FieldCidr:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCidr(v)
+		return nil
+	case securityrule.FieldAction:
+		v, ok := value.(securityrule.Action)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAction(v)
+		return nil
+	case securityrule.FieldPriority:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPriority(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SecurityRule field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SecurityRuleMutation) AddedFields() []string {
+	var fields []string
+	if m.addport_from != nil {
+		fields = append(fields, securityrule.FieldPortFrom)
+	}
+	if m.addport_to != nil {
+		fields = append(fields, securityrule.FieldPortTo)
+	}
+	if m.addpriority != nil {
+		fields = append(fields, securityrule.FieldPriority)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SecurityRuleMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case securityrule.FieldPortFrom:
+		return m.AddedPortFrom()
+	case securityrule.FieldPortTo:
+		return m.AddedPortTo()
+	case securityrule.FieldPriority:
+		return m.AddedPriority()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SecurityRuleMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case securityrule.FieldPortFrom:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPortFrom(v)
+		return nil
+	case securityrule.FieldPortTo:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPortTo(v)
+		return nil
+	case securityrule.FieldPriority:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPriority(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SecurityRule numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SecurityRuleMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(securityrule.FieldDescription) {
+		fields = append(fields, securityrule.FieldDescription)
+	}
+	if m.FieldCleared(securityrule.FieldPortFrom) {
+		fields = append(fields, securityrule.FieldPortFrom)
+	}
+	if m.FieldCleared(securityrule.FieldPortTo) {
+		fields = append(fields, securityrule.FieldPortTo)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SecurityRuleMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SecurityRuleMutation) ClearField(name string) error {
+	switch name {
+	case securityrule.FieldDescription:
+		m.ClearDescription()
+		return nil
+	case securityrule.FieldPortFrom:
+		m.ClearPortFrom()
+		return nil
+	case securityrule.FieldPortTo:
+		m.ClearPortTo()
+		return nil
+	}
+	return fmt.Errorf("unknown SecurityRule nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SecurityRuleMutation) ResetField(name string) error {
+	switch name {
+	case securityrule.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case securityrule.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case securityrule.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case securityrule.FieldDirection:
+		m.ResetDirection()
+		return nil
+	case securityrule.FieldProtocol:
+		m.ResetProtocol()
+		return nil
+	case securityrule.FieldPortFrom:
+		m.ResetPortFrom()
+		return nil
+	case securityrule.FieldPortTo:
+		m.ResetPortTo()
+		return nil
+	case securityrule.FieldCidr:
+		m.ResetCidr()
+		return nil
+	case securityrule.FieldAction:
+		m.ResetAction()
+		return nil
+	case securityrule.FieldPriority:
+		m.ResetPriority()
+		return nil
+	}
+	return fmt.Errorf("unknown SecurityRule field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SecurityRuleMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, securityrule.EdgeTenant)
+	}
+	if m.virtual_machine != nil {
+		edges = append(edges, securityrule.EdgeVirtualMachine)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SecurityRuleMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case securityrule.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case securityrule.EdgeVirtualMachine:
+		if id := m.virtual_machine; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SecurityRuleMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SecurityRuleMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SecurityRuleMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, securityrule.EdgeTenant)
+	}
+	if m.clearedvirtual_machine {
+		edges = append(edges, securityrule.EdgeVirtualMachine)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SecurityRuleMutation) EdgeCleared(name string) bool {
+	switch name {
+	case securityrule.EdgeTenant:
+		return m.clearedtenant
+	case securityrule.EdgeVirtualMachine:
+		return m.clearedvirtual_machine
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SecurityRuleMutation) ClearEdge(name string) error {
+	switch name {
+	case securityrule.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case securityrule.EdgeVirtualMachine:
+		m.ClearVirtualMachine()
+		return nil
+	}
+	return fmt.Errorf("unknown SecurityRule unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SecurityRuleMutation) ResetEdge(name string) error {
+	switch name {
+	case securityrule.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case securityrule.EdgeVirtualMachine:
+		m.ResetVirtualMachine()
+		return nil
+	}
+	return fmt.Errorf("unknown SecurityRule edge %s", name)
+}
+
 // ServiceMeshMutation represents an operation that mutates the ServiceMesh nodes in the graph.
 type ServiceMeshMutation struct {
 	config
@@ -58309,6 +59647,9 @@ type TenantMutation struct {
 	ssh_keys                   map[int]struct{}
 	removedssh_keys            map[int]struct{}
 	clearedssh_keys            bool
+	security_rules             map[int]struct{}
+	removedsecurity_rules      map[int]struct{}
+	clearedsecurity_rules      bool
 	default_vm_network         *int
 	cleareddefault_vm_network  bool
 	done                       bool
@@ -59412,6 +60753,60 @@ func (m *TenantMutation) ResetSSHKeys() {
 	m.removedssh_keys = nil
 }
 
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by ids.
+func (m *TenantMutation) AddSecurityRuleIDs(ids ...int) {
+	if m.security_rules == nil {
+		m.security_rules = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.security_rules[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSecurityRules clears the "security_rules" edge to the SecurityRule entity.
+func (m *TenantMutation) ClearSecurityRules() {
+	m.clearedsecurity_rules = true
+}
+
+// SecurityRulesCleared reports if the "security_rules" edge to the SecurityRule entity was cleared.
+func (m *TenantMutation) SecurityRulesCleared() bool {
+	return m.clearedsecurity_rules
+}
+
+// RemoveSecurityRuleIDs removes the "security_rules" edge to the SecurityRule entity by IDs.
+func (m *TenantMutation) RemoveSecurityRuleIDs(ids ...int) {
+	if m.removedsecurity_rules == nil {
+		m.removedsecurity_rules = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.security_rules, ids[i])
+		m.removedsecurity_rules[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSecurityRules returns the removed IDs of the "security_rules" edge to the SecurityRule entity.
+func (m *TenantMutation) RemovedSecurityRulesIDs() (ids []int) {
+	for id := range m.removedsecurity_rules {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SecurityRulesIDs returns the "security_rules" edge IDs in the mutation.
+func (m *TenantMutation) SecurityRulesIDs() (ids []int) {
+	for id := range m.security_rules {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSecurityRules resets all changes to the "security_rules" edge.
+func (m *TenantMutation) ResetSecurityRules() {
+	m.security_rules = nil
+	m.clearedsecurity_rules = false
+	m.removedsecurity_rules = nil
+}
+
 // SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by id.
 func (m *TenantMutation) SetDefaultVMNetworkID(id int) {
 	m.default_vm_network = &id
@@ -59684,7 +61079,7 @@ func (m *TenantMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *TenantMutation) AddedEdges() []string {
-	edges := make([]string, 0, 15)
+	edges := make([]string, 0, 16)
 	if m.members != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -59726,6 +61121,9 @@ func (m *TenantMutation) AddedEdges() []string {
 	}
 	if m.ssh_keys != nil {
 		edges = append(edges, tenant.EdgeSSHKeys)
+	}
+	if m.security_rules != nil {
+		edges = append(edges, tenant.EdgeSecurityRules)
 	}
 	if m.default_vm_network != nil {
 		edges = append(edges, tenant.EdgeDefaultVMNetwork)
@@ -59821,6 +61219,12 @@ func (m *TenantMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case tenant.EdgeSecurityRules:
+		ids := make([]ent.Value, 0, len(m.security_rules))
+		for id := range m.security_rules {
+			ids = append(ids, id)
+		}
+		return ids
 	case tenant.EdgeDefaultVMNetwork:
 		if id := m.default_vm_network; id != nil {
 			return []ent.Value{*id}
@@ -59831,7 +61235,7 @@ func (m *TenantMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *TenantMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 15)
+	edges := make([]string, 0, 16)
 	if m.removedmembers != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -59873,6 +61277,9 @@ func (m *TenantMutation) RemovedEdges() []string {
 	}
 	if m.removedssh_keys != nil {
 		edges = append(edges, tenant.EdgeSSHKeys)
+	}
+	if m.removedsecurity_rules != nil {
+		edges = append(edges, tenant.EdgeSecurityRules)
 	}
 	return edges
 }
@@ -59965,13 +61372,19 @@ func (m *TenantMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case tenant.EdgeSecurityRules:
+		ids := make([]ent.Value, 0, len(m.removedsecurity_rules))
+		for id := range m.removedsecurity_rules {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *TenantMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 15)
+	edges := make([]string, 0, 16)
 	if m.clearedmembers {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -60014,6 +61427,9 @@ func (m *TenantMutation) ClearedEdges() []string {
 	if m.clearedssh_keys {
 		edges = append(edges, tenant.EdgeSSHKeys)
 	}
+	if m.clearedsecurity_rules {
+		edges = append(edges, tenant.EdgeSecurityRules)
+	}
 	if m.cleareddefault_vm_network {
 		edges = append(edges, tenant.EdgeDefaultVMNetwork)
 	}
@@ -60052,6 +61468,8 @@ func (m *TenantMutation) EdgeCleared(name string) bool {
 		return m.clearedrole_bindings
 	case tenant.EdgeSSHKeys:
 		return m.clearedssh_keys
+	case tenant.EdgeSecurityRules:
+		return m.clearedsecurity_rules
 	case tenant.EdgeDefaultVMNetwork:
 		return m.cleareddefault_vm_network
 	}
@@ -60114,6 +61532,9 @@ func (m *TenantMutation) ResetEdge(name string) error {
 		return nil
 	case tenant.EdgeSSHKeys:
 		m.ResetSSHKeys()
+		return nil
+	case tenant.EdgeSecurityRules:
+		m.ResetSecurityRules()
 		return nil
 	case tenant.EdgeDefaultVMNetwork:
 		m.ResetDefaultVMNetwork()
@@ -62546,6 +63967,8 @@ type VirtualMachineMutation struct {
 	appendguest_addresses       []string
 	guest_credential_hash       *string
 	guest_credential_expires_at *time.Time
+	routes                      *[]fieldtype.VMRoute
+	appendroutes                []fieldtype.VMRoute
 	user_data                   *string
 	clearedFields               map[string]struct{}
 	tenant                      *int
@@ -62578,6 +64001,9 @@ type VirtualMachineMutation struct {
 	networks                    map[int]struct{}
 	removednetworks             map[int]struct{}
 	clearednetworks             bool
+	security_rules              map[int]struct{}
+	removedsecurity_rules       map[int]struct{}
+	clearedsecurity_rules       bool
 	ssh_keys                    map[int]struct{}
 	removedssh_keys             map[int]struct{}
 	clearedssh_keys             bool
@@ -64040,6 +65466,71 @@ func (m *VirtualMachineMutation) ResetGuestCredentialExpiresAt() {
 	delete(m.clearedFields, virtualmachine.FieldGuestCredentialExpiresAt)
 }
 
+// SetRoutes sets the "routes" field.
+func (m *VirtualMachineMutation) SetRoutes(fr []fieldtype.VMRoute) {
+	m.routes = &fr
+	m.appendroutes = nil
+}
+
+// Routes returns the value of the "routes" field in the mutation.
+func (m *VirtualMachineMutation) Routes() (r []fieldtype.VMRoute, exists bool) {
+	v := m.routes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRoutes returns the old "routes" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldRoutes(ctx context.Context) (v []fieldtype.VMRoute, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRoutes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRoutes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRoutes: %w", err)
+	}
+	return oldValue.Routes, nil
+}
+
+// AppendRoutes adds fr to the "routes" field.
+func (m *VirtualMachineMutation) AppendRoutes(fr []fieldtype.VMRoute) {
+	m.appendroutes = append(m.appendroutes, fr...)
+}
+
+// AppendedRoutes returns the list of values that were appended to the "routes" field in this mutation.
+func (m *VirtualMachineMutation) AppendedRoutes() ([]fieldtype.VMRoute, bool) {
+	if len(m.appendroutes) == 0 {
+		return nil, false
+	}
+	return m.appendroutes, true
+}
+
+// ClearRoutes clears the value of the "routes" field.
+func (m *VirtualMachineMutation) ClearRoutes() {
+	m.routes = nil
+	m.appendroutes = nil
+	m.clearedFields[virtualmachine.FieldRoutes] = struct{}{}
+}
+
+// RoutesCleared returns if the "routes" field was cleared in this mutation.
+func (m *VirtualMachineMutation) RoutesCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldRoutes]
+	return ok
+}
+
+// ResetRoutes resets all changes to the "routes" field.
+func (m *VirtualMachineMutation) ResetRoutes() {
+	m.routes = nil
+	m.appendroutes = nil
+	delete(m.clearedFields, virtualmachine.FieldRoutes)
+}
+
 // SetUserData sets the "user_data" field.
 func (m *VirtualMachineMutation) SetUserData(s string) {
 	m.user_data = &s
@@ -64656,6 +66147,60 @@ func (m *VirtualMachineMutation) ResetNetworks() {
 	m.removednetworks = nil
 }
 
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by ids.
+func (m *VirtualMachineMutation) AddSecurityRuleIDs(ids ...int) {
+	if m.security_rules == nil {
+		m.security_rules = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.security_rules[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSecurityRules clears the "security_rules" edge to the SecurityRule entity.
+func (m *VirtualMachineMutation) ClearSecurityRules() {
+	m.clearedsecurity_rules = true
+}
+
+// SecurityRulesCleared reports if the "security_rules" edge to the SecurityRule entity was cleared.
+func (m *VirtualMachineMutation) SecurityRulesCleared() bool {
+	return m.clearedsecurity_rules
+}
+
+// RemoveSecurityRuleIDs removes the "security_rules" edge to the SecurityRule entity by IDs.
+func (m *VirtualMachineMutation) RemoveSecurityRuleIDs(ids ...int) {
+	if m.removedsecurity_rules == nil {
+		m.removedsecurity_rules = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.security_rules, ids[i])
+		m.removedsecurity_rules[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSecurityRules returns the removed IDs of the "security_rules" edge to the SecurityRule entity.
+func (m *VirtualMachineMutation) RemovedSecurityRulesIDs() (ids []int) {
+	for id := range m.removedsecurity_rules {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SecurityRulesIDs returns the "security_rules" edge IDs in the mutation.
+func (m *VirtualMachineMutation) SecurityRulesIDs() (ids []int) {
+	for id := range m.security_rules {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSecurityRules resets all changes to the "security_rules" edge.
+func (m *VirtualMachineMutation) ResetSecurityRules() {
+	m.security_rules = nil
+	m.clearedsecurity_rules = false
+	m.removedsecurity_rules = nil
+}
+
 // AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by ids.
 func (m *VirtualMachineMutation) AddSSHKeyIDs(ids ...int) {
 	if m.ssh_keys == nil {
@@ -64852,7 +66397,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 30)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -64937,6 +66482,9 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.guest_credential_expires_at != nil {
 		fields = append(fields, virtualmachine.FieldGuestCredentialExpiresAt)
 	}
+	if m.routes != nil {
+		fields = append(fields, virtualmachine.FieldRoutes)
+	}
 	if m.user_data != nil {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -65004,6 +66552,8 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.GuestCredentialHash()
 	case virtualmachine.FieldGuestCredentialExpiresAt:
 		return m.GuestCredentialExpiresAt()
+	case virtualmachine.FieldRoutes:
+		return m.Routes()
 	case virtualmachine.FieldUserData:
 		return m.UserData()
 	}
@@ -65071,6 +66621,8 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldGuestCredentialHash(ctx)
 	case virtualmachine.FieldGuestCredentialExpiresAt:
 		return m.OldGuestCredentialExpiresAt(ctx)
+	case virtualmachine.FieldRoutes:
+		return m.OldRoutes(ctx)
 	case virtualmachine.FieldUserData:
 		return m.OldUserData(ctx)
 	}
@@ -65278,6 +66830,13 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetGuestCredentialExpiresAt(v)
 		return nil
+	case virtualmachine.FieldRoutes:
+		v, ok := value.([]fieldtype.VMRoute)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRoutes(v)
+		return nil
 	case virtualmachine.FieldUserData:
 		v, ok := value.(string)
 		if !ok {
@@ -65441,6 +67000,9 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	if m.FieldCleared(virtualmachine.FieldGuestCredentialExpiresAt) {
 		fields = append(fields, virtualmachine.FieldGuestCredentialExpiresAt)
 	}
+	if m.FieldCleared(virtualmachine.FieldRoutes) {
+		fields = append(fields, virtualmachine.FieldRoutes)
+	}
 	if m.FieldCleared(virtualmachine.FieldUserData) {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -65496,6 +67058,9 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 		return nil
 	case virtualmachine.FieldGuestCredentialExpiresAt:
 		m.ClearGuestCredentialExpiresAt()
+		return nil
+	case virtualmachine.FieldRoutes:
+		m.ClearRoutes()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ClearUserData()
@@ -65592,6 +67157,9 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 	case virtualmachine.FieldGuestCredentialExpiresAt:
 		m.ResetGuestCredentialExpiresAt()
 		return nil
+	case virtualmachine.FieldRoutes:
+		m.ResetRoutes()
+		return nil
 	case virtualmachine.FieldUserData:
 		m.ResetUserData()
 		return nil
@@ -65601,7 +67169,7 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *VirtualMachineMutation) AddedEdges() []string {
-	edges := make([]string, 0, 16)
+	edges := make([]string, 0, 17)
 	if m.tenant != nil {
 		edges = append(edges, virtualmachine.EdgeTenant)
 	}
@@ -65640,6 +67208,9 @@ func (m *VirtualMachineMutation) AddedEdges() []string {
 	}
 	if m.networks != nil {
 		edges = append(edges, virtualmachine.EdgeNetworks)
+	}
+	if m.security_rules != nil {
+		edges = append(edges, virtualmachine.EdgeSecurityRules)
 	}
 	if m.ssh_keys != nil {
 		edges = append(edges, virtualmachine.EdgeSSHKeys)
@@ -65717,6 +67288,12 @@ func (m *VirtualMachineMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case virtualmachine.EdgeSecurityRules:
+		ids := make([]ent.Value, 0, len(m.security_rules))
+		for id := range m.security_rules {
+			ids = append(ids, id)
+		}
+		return ids
 	case virtualmachine.EdgeSSHKeys:
 		ids := make([]ent.Value, 0, len(m.ssh_keys))
 		for id := range m.ssh_keys {
@@ -65741,7 +67318,7 @@ func (m *VirtualMachineMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *VirtualMachineMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 16)
+	edges := make([]string, 0, 17)
 	if m.removedports != nil {
 		edges = append(edges, virtualmachine.EdgePorts)
 	}
@@ -65753,6 +67330,9 @@ func (m *VirtualMachineMutation) RemovedEdges() []string {
 	}
 	if m.removednetworks != nil {
 		edges = append(edges, virtualmachine.EdgeNetworks)
+	}
+	if m.removedsecurity_rules != nil {
+		edges = append(edges, virtualmachine.EdgeSecurityRules)
 	}
 	if m.removedssh_keys != nil {
 		edges = append(edges, virtualmachine.EdgeSSHKeys)
@@ -65794,6 +67374,12 @@ func (m *VirtualMachineMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case virtualmachine.EdgeSecurityRules:
+		ids := make([]ent.Value, 0, len(m.removedsecurity_rules))
+		for id := range m.removedsecurity_rules {
+			ids = append(ids, id)
+		}
+		return ids
 	case virtualmachine.EdgeSSHKeys:
 		ids := make([]ent.Value, 0, len(m.removedssh_keys))
 		for id := range m.removedssh_keys {
@@ -65818,7 +67404,7 @@ func (m *VirtualMachineMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *VirtualMachineMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 16)
+	edges := make([]string, 0, 17)
 	if m.clearedtenant {
 		edges = append(edges, virtualmachine.EdgeTenant)
 	}
@@ -65857,6 +67443,9 @@ func (m *VirtualMachineMutation) ClearedEdges() []string {
 	}
 	if m.clearednetworks {
 		edges = append(edges, virtualmachine.EdgeNetworks)
+	}
+	if m.clearedsecurity_rules {
+		edges = append(edges, virtualmachine.EdgeSecurityRules)
 	}
 	if m.clearedssh_keys {
 		edges = append(edges, virtualmachine.EdgeSSHKeys)
@@ -65900,6 +67489,8 @@ func (m *VirtualMachineMutation) EdgeCleared(name string) bool {
 		return m.clearedassignments
 	case virtualmachine.EdgeNetworks:
 		return m.clearednetworks
+	case virtualmachine.EdgeSecurityRules:
+		return m.clearedsecurity_rules
 	case virtualmachine.EdgeSSHKeys:
 		return m.clearedssh_keys
 	case virtualmachine.EdgeMaintainers:
@@ -65987,6 +67578,9 @@ func (m *VirtualMachineMutation) ResetEdge(name string) error {
 		return nil
 	case virtualmachine.EdgeNetworks:
 		m.ResetNetworks()
+		return nil
+	case virtualmachine.EdgeSecurityRules:
+		m.ResetSecurityRules()
 		return nil
 	case virtualmachine.EdgeSSHKeys:
 		m.ResetSSHKeys()

@@ -53,6 +53,7 @@ import (
 	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -2303,6 +2304,48 @@ func (c *SSHKeyClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
+// SafeDelete deletes the SecurityRule with the given id unless records on its edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *SecurityRuleClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if len(deps) > 0 {
+		return &DependentsError{Type: "SecurityRule", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the SecurityRule privacy policy for deleting id without deleting it.
+func (c *SecurityRuleClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(securityrule.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{securityrule.Label}
+	}
+	m := newSecurityRuleMutation(c.config, OpDeleteOne, withSecurityRuleID(id))
+	if securityrule.Policy != nil {
+		if err := securityrule.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, securityrule.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{securityrule.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the ServiceMesh with the given id unless records on its kubernetesClusters edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -2392,7 +2435,7 @@ func (c *SilenceClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings sshKeys edges
+// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings sshKeys securityRules edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -2467,6 +2510,11 @@ func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count ssh_keys of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "sshKeys", Count: n})
+	}
+	if n, err := c.Query().Where(tenant.ID(id)).QuerySecurityRules().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count security_rules of Tenant %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "securityRules", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Tenant", ID: id, Dependents: deps}
@@ -2608,7 +2656,7 @@ func (c *UserClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the VirtualMachine with the given id unless records on its ports volumes assignments edges
+// SafeDelete deletes the VirtualMachine with the given id unless records on its ports volumes assignments securityRules edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -2633,6 +2681,11 @@ func (c *VirtualMachineClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count assignments of VirtualMachine %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "assignments", Count: n})
+	}
+	if n, err := c.Query().Where(virtualmachine.ID(id)).QuerySecurityRules().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count security_rules of VirtualMachine %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "securityRules", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "VirtualMachine", ID: id, Dependents: deps}

@@ -67,13 +67,15 @@ type TenantEdges struct {
 	RoleBindings []*RoleBinding `json:"role_bindings,omitempty"`
 	// SSHKeys holds the value of the ssh_keys edge.
 	SSHKeys []*SSHKey `json:"ssh_keys,omitempty"`
+	// SecurityRules holds the value of the security_rules edge.
+	SecurityRules []*SecurityRule `json:"security_rules,omitempty"`
 	// the network a VM of the tenant is attached to when its request names none (createVirtualMachine networkIDs, createRegionService networkIDs); without it such a VM has no NIC
 	DefaultVMNetwork *Network `json:"default_vm_network,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [15]bool
+	loadedTypes [16]bool
 	// totalCount holds the count of the edges above.
-	totalCount [15]map[string]int
+	totalCount [16]map[string]int
 
 	namedMembers            map[string][]*User
 	namedQuotas             map[string][]*Quota
@@ -89,6 +91,7 @@ type TenantEdges struct {
 	namedAPITokens          map[string][]*APIToken
 	namedRoleBindings       map[string][]*RoleBinding
 	namedSSHKeys            map[string][]*SSHKey
+	namedSecurityRules      map[string][]*SecurityRule
 }
 
 // MembersOrErr returns the Members value or an error if the edge
@@ -217,12 +220,21 @@ func (e TenantEdges) SSHKeysOrErr() ([]*SSHKey, error) {
 	return nil, &NotLoadedError{edge: "ssh_keys"}
 }
 
+// SecurityRulesOrErr returns the SecurityRules value or an error if the edge
+// was not loaded in eager-loading.
+func (e TenantEdges) SecurityRulesOrErr() ([]*SecurityRule, error) {
+	if e.loadedTypes[14] {
+		return e.SecurityRules, nil
+	}
+	return nil, &NotLoadedError{edge: "security_rules"}
+}
+
 // DefaultVMNetworkOrErr returns the DefaultVMNetwork value or an error if the edge
 // was not loaded in eager-loading, or loaded but was not found.
 func (e TenantEdges) DefaultVMNetworkOrErr() (*Network, error) {
 	if e.DefaultVMNetwork != nil {
 		return e.DefaultVMNetwork, nil
-	} else if e.loadedTypes[14] {
+	} else if e.loadedTypes[15] {
 		return nil, &NotFoundError{label: network.Label}
 	}
 	return nil, &NotLoadedError{edge: "default_vm_network"}
@@ -386,6 +398,11 @@ func (_m *Tenant) QueryRoleBindings() *RoleBindingQuery {
 // QuerySSHKeys queries the "ssh_keys" edge of the Tenant entity.
 func (_m *Tenant) QuerySSHKeys() *SSHKeyQuery {
 	return NewTenantClient(_m.config).QuerySSHKeys(_m)
+}
+
+// QuerySecurityRules queries the "security_rules" edge of the Tenant entity.
+func (_m *Tenant) QuerySecurityRules() *SecurityRuleQuery {
+	return NewTenantClient(_m.config).QuerySecurityRules(_m)
 }
 
 // QueryDefaultVMNetwork queries the "default_vm_network" edge of the Tenant entity.
@@ -770,6 +787,30 @@ func (_m *Tenant) appendNamedSSHKeys(name string, edges ...*SSHKey) {
 		_m.Edges.namedSSHKeys[name] = []*SSHKey{}
 	} else {
 		_m.Edges.namedSSHKeys[name] = append(_m.Edges.namedSSHKeys[name], edges...)
+	}
+}
+
+// NamedSecurityRules returns the SecurityRules named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Tenant) NamedSecurityRules(name string) ([]*SecurityRule, error) {
+	if _m.Edges.namedSecurityRules == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSecurityRules[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Tenant) appendNamedSecurityRules(name string, edges ...*SecurityRule) {
+	if _m.Edges.namedSecurityRules == nil {
+		_m.Edges.namedSecurityRules = make(map[string][]*SecurityRule)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSecurityRules[name] = []*SecurityRule{}
+	} else {
+		_m.Edges.namedSecurityRules[name] = append(_m.Edges.namedSecurityRules[name], edges...)
 	}
 }
 

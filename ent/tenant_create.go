@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -320,6 +321,21 @@ func (_c *TenantCreate) AddSSHKeys(v ...*SSHKey) *TenantCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddSSHKeyIDs(ids...)
+}
+
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by IDs.
+func (_c *TenantCreate) AddSecurityRuleIDs(ids ...int) *TenantCreate {
+	_c.mutation.AddSecurityRuleIDs(ids...)
+	return _c
+}
+
+// AddSecurityRules adds the "security_rules" edges to the SecurityRule entity.
+func (_c *TenantCreate) AddSecurityRules(v ...*SecurityRule) *TenantCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSecurityRuleIDs(ids...)
 }
 
 // SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID.
@@ -701,6 +717,22 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SecurityRulesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -24,6 +24,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -53,6 +54,7 @@ type TenantQuery struct {
 	withAPITokens               *APITokenQuery
 	withRoleBindings            *RoleBindingQuery
 	withSSHKeys                 *SSHKeyQuery
+	withSecurityRules           *SecurityRuleQuery
 	withDefaultVMNetwork        *NetworkQuery
 	withFKs                     bool
 	loadTotal                   []func(context.Context, []*Tenant) error
@@ -71,6 +73,7 @@ type TenantQuery struct {
 	withNamedAPITokens          map[string]*APITokenQuery
 	withNamedRoleBindings       map[string]*RoleBindingQuery
 	withNamedSSHKeys            map[string]*SSHKeyQuery
+	withNamedSecurityRules      map[string]*SecurityRuleQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -415,6 +418,28 @@ func (_q *TenantQuery) QuerySSHKeys() *SSHKeyQuery {
 	return query
 }
 
+// QuerySecurityRules chains the current query on the "security_rules" edge.
+func (_q *TenantQuery) QuerySecurityRules() *SecurityRuleQuery {
+	query := (&SecurityRuleClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, selector),
+			sqlgraph.To(securityrule.Table, securityrule.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.SecurityRulesTable, tenant.SecurityRulesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
 // QueryDefaultVMNetwork chains the current query on the "default_vm_network" edge.
 func (_q *TenantQuery) QueryDefaultVMNetwork() *NetworkQuery {
 	query := (&NetworkClient{config: _q.config}).Query()
@@ -643,6 +668,7 @@ func (_q *TenantQuery) Clone() *TenantQuery {
 		withAPITokens:          _q.withAPITokens.Clone(),
 		withRoleBindings:       _q.withRoleBindings.Clone(),
 		withSSHKeys:            _q.withSSHKeys.Clone(),
+		withSecurityRules:      _q.withSecurityRules.Clone(),
 		withDefaultVMNetwork:   _q.withDefaultVMNetwork.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
@@ -805,6 +831,17 @@ func (_q *TenantQuery) WithSSHKeys(opts ...func(*SSHKeyQuery)) *TenantQuery {
 	return _q
 }
 
+// WithSecurityRules tells the query-builder to eager-load the nodes that are connected to
+// the "security_rules" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithSecurityRules(opts ...func(*SecurityRuleQuery)) *TenantQuery {
+	query := (&SecurityRuleClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSecurityRules = query
+	return _q
+}
+
 // WithDefaultVMNetwork tells the query-builder to eager-load the nodes that are connected to
 // the "default_vm_network" edge. The optional arguments are used to configure the query builder of the edge.
 func (_q *TenantQuery) WithDefaultVMNetwork(opts ...func(*NetworkQuery)) *TenantQuery {
@@ -901,7 +938,7 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 		nodes       = []*Tenant{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [15]bool{
+		loadedTypes = [16]bool{
 			_q.withMembers != nil,
 			_q.withQuotas != nil,
 			_q.withVirtualMachines != nil,
@@ -916,6 +953,7 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 			_q.withAPITokens != nil,
 			_q.withRoleBindings != nil,
 			_q.withSSHKeys != nil,
+			_q.withSecurityRules != nil,
 			_q.withDefaultVMNetwork != nil,
 		}
 	)
@@ -1046,6 +1084,13 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 			return nil, err
 		}
 	}
+	if query := _q.withSecurityRules; query != nil {
+		if err := _q.loadSecurityRules(ctx, query, nodes,
+			func(n *Tenant) { n.Edges.SecurityRules = []*SecurityRule{} },
+			func(n *Tenant, e *SecurityRule) { n.Edges.SecurityRules = append(n.Edges.SecurityRules, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withDefaultVMNetwork; query != nil {
 		if err := _q.loadDefaultVMNetwork(ctx, query, nodes, nil,
 			func(n *Tenant, e *Network) { n.Edges.DefaultVMNetwork = e }); err != nil {
@@ -1147,6 +1192,13 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 		if err := _q.loadSSHKeys(ctx, query, nodes,
 			func(n *Tenant) { n.appendNamedSSHKeys(name) },
 			func(n *Tenant, e *SSHKey) { n.appendNamedSSHKeys(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSecurityRules {
+		if err := _q.loadSecurityRules(ctx, query, nodes,
+			func(n *Tenant) { n.appendNamedSecurityRules(name) },
+			func(n *Tenant, e *SecurityRule) { n.appendNamedSecurityRules(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1622,6 +1674,37 @@ func (_q *TenantQuery) loadSSHKeys(ctx context.Context, query *SSHKeyQuery, node
 	}
 	return nil
 }
+func (_q *TenantQuery) loadSecurityRules(ctx context.Context, query *SecurityRuleQuery, nodes []*Tenant, init func(*Tenant), assign func(*Tenant, *SecurityRule)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Tenant)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.SecurityRule(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(tenant.SecurityRulesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.tenant_security_rules
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "tenant_security_rules" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "tenant_security_rules" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 func (_q *TenantQuery) loadDefaultVMNetwork(ctx context.Context, query *NetworkQuery, nodes []*Tenant, init func(*Tenant), assign func(*Tenant, *Network)) error {
 	ids := make([]int, 0, len(nodes))
 	nodeids := make(map[int][]*Tenant)
@@ -1967,6 +2050,20 @@ func (_q *TenantQuery) WithNamedSSHKeys(name string, opts ...func(*SSHKeyQuery))
 		_q.withNamedSSHKeys = make(map[string]*SSHKeyQuery)
 	}
 	_q.withNamedSSHKeys[name] = query
+	return _q
+}
+
+// WithNamedSecurityRules tells the query-builder to eager-load the nodes that are connected to the "security_rules"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithNamedSecurityRules(name string, opts ...func(*SecurityRuleQuery)) *TenantQuery {
+	query := (&SecurityRuleClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSecurityRules == nil {
+		_q.withNamedSecurityRules = make(map[string]*SecurityRuleQuery)
+	}
+	_q.withNamedSecurityRules[name] = query
 	return _q
 }
 

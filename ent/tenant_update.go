@@ -21,6 +21,7 @@ import (
 	"github.com/virtflow/virtflow/ent/quota"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -325,6 +326,21 @@ func (_u *TenantUpdate) AddSSHKeys(v ...*SSHKey) *TenantUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddSSHKeyIDs(ids...)
+}
+
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by IDs.
+func (_u *TenantUpdate) AddSecurityRuleIDs(ids ...int) *TenantUpdate {
+	_u.mutation.AddSecurityRuleIDs(ids...)
+	return _u
+}
+
+// AddSecurityRules adds the "security_rules" edges to the SecurityRule entity.
+func (_u *TenantUpdate) AddSecurityRules(v ...*SecurityRule) *TenantUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSecurityRuleIDs(ids...)
 }
 
 // SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID.
@@ -643,6 +659,27 @@ func (_u *TenantUpdate) RemoveSSHKeys(v ...*SSHKey) *TenantUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSSHKeyIDs(ids...)
+}
+
+// ClearSecurityRules clears all "security_rules" edges to the SecurityRule entity.
+func (_u *TenantUpdate) ClearSecurityRules() *TenantUpdate {
+	_u.mutation.ClearSecurityRules()
+	return _u
+}
+
+// RemoveSecurityRuleIDs removes the "security_rules" edge to SecurityRule entities by IDs.
+func (_u *TenantUpdate) RemoveSecurityRuleIDs(ids ...int) *TenantUpdate {
+	_u.mutation.RemoveSecurityRuleIDs(ids...)
+	return _u
+}
+
+// RemoveSecurityRules removes "security_rules" edges to SecurityRule entities.
+func (_u *TenantUpdate) RemoveSecurityRules(v ...*SecurityRule) *TenantUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSecurityRuleIDs(ids...)
 }
 
 // ClearDefaultVMNetwork clears the "default_vm_network" edge to the Network entity.
@@ -1387,6 +1424,51 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSecurityRulesIDs(); len(nodes) > 0 && !_u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SecurityRulesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.DefaultVMNetworkCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1722,6 +1804,21 @@ func (_u *TenantUpdateOne) AddSSHKeys(v ...*SSHKey) *TenantUpdateOne {
 	return _u.AddSSHKeyIDs(ids...)
 }
 
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by IDs.
+func (_u *TenantUpdateOne) AddSecurityRuleIDs(ids ...int) *TenantUpdateOne {
+	_u.mutation.AddSecurityRuleIDs(ids...)
+	return _u
+}
+
+// AddSecurityRules adds the "security_rules" edges to the SecurityRule entity.
+func (_u *TenantUpdateOne) AddSecurityRules(v ...*SecurityRule) *TenantUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSecurityRuleIDs(ids...)
+}
+
 // SetDefaultVMNetworkID sets the "default_vm_network" edge to the Network entity by ID.
 func (_u *TenantUpdateOne) SetDefaultVMNetworkID(id int) *TenantUpdateOne {
 	_u.mutation.SetDefaultVMNetworkID(id)
@@ -2038,6 +2135,27 @@ func (_u *TenantUpdateOne) RemoveSSHKeys(v ...*SSHKey) *TenantUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSSHKeyIDs(ids...)
+}
+
+// ClearSecurityRules clears all "security_rules" edges to the SecurityRule entity.
+func (_u *TenantUpdateOne) ClearSecurityRules() *TenantUpdateOne {
+	_u.mutation.ClearSecurityRules()
+	return _u
+}
+
+// RemoveSecurityRuleIDs removes the "security_rules" edge to SecurityRule entities by IDs.
+func (_u *TenantUpdateOne) RemoveSecurityRuleIDs(ids ...int) *TenantUpdateOne {
+	_u.mutation.RemoveSecurityRuleIDs(ids...)
+	return _u
+}
+
+// RemoveSecurityRules removes "security_rules" edges to SecurityRule entities.
+func (_u *TenantUpdateOne) RemoveSecurityRules(v ...*SecurityRule) *TenantUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSecurityRuleIDs(ids...)
 }
 
 // ClearDefaultVMNetwork clears the "default_vm_network" edge to the Network entity.
@@ -2805,6 +2923,51 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sshkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSecurityRulesIDs(); len(nodes) > 0 && !_u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SecurityRulesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SecurityRulesTable,
+			Columns: []string{tenant.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -104,6 +104,8 @@ type Tx struct {
 	RuleState *RuleStateClient
 	// SSHKey is the client for interacting with the SSHKey builders.
 	SSHKey *SSHKeyClient
+	// SecurityRule is the client for interacting with the SecurityRule builders.
+	SecurityRule *SecurityRuleClient
 	// ServiceMesh is the client for interacting with the ServiceMesh builders.
 	ServiceMesh *ServiceMeshClient
 	// Silence is the client for interacting with the Silence builders.
@@ -294,6 +296,7 @@ func (tx *Tx) init() {
 	tx.RoleBinding = NewRoleBindingClient(tx.config)
 	tx.RuleState = NewRuleStateClient(tx.config)
 	tx.SSHKey = NewSSHKeyClient(tx.config)
+	tx.SecurityRule = NewSecurityRuleClient(tx.config)
 	tx.ServiceMesh = NewServiceMeshClient(tx.config)
 	tx.Silence = NewSilenceClient(tx.config)
 	tx.Tenant = NewTenantClient(tx.config)

@@ -84,6 +84,8 @@ type VirtualMachine struct {
 	GuestCredentialHash string `json:"-"`
 	// after this the credential is refused; a rebuilt drive carries a new one
 	GuestCredentialExpiresAt *time.Time `json:"guest_credential_expires_at,omitempty"`
+	// the routed network of the VM's addresses, as its node's agent reported it (issue 27)
+	Routes []fieldtype.VMRoute `json:"routes,omitempty"`
 	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
 	UserData string `json:"user_data,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -129,6 +131,8 @@ type VirtualMachineEdges struct {
 	Assignments []*Assignment `json:"assignments,omitempty"`
 	// the networks the VM was created on (one NIC, a port with its MAC and address, on each); empty means the tenant's default VM network
 	Networks []*Network `json:"networks,omitempty"`
+	// the ACL rules applied in the namespace of the VM's addresses
+	SecurityRules []*SecurityRule `json:"security_rules,omitempty"`
 	// public keys for the image's default user, on the VM's config drive
 	SSHKeys []*SSHKey `json:"ssh_keys,omitempty"`
 	// Maintainers holds the value of the maintainers edge.
@@ -137,14 +141,15 @@ type VirtualMachineEdges struct {
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [16]bool
+	loadedTypes [17]bool
 	// totalCount holds the count of the edges above.
-	totalCount [16]map[string]int
+	totalCount [17]map[string]int
 
 	namedPorts            map[string][]*Port
 	namedVolumes          map[string][]*Volume
 	namedAssignments      map[string][]*Assignment
 	namedNetworks         map[string][]*Network
+	namedSecurityRules    map[string][]*SecurityRule
 	namedSSHKeys          map[string][]*SSHKey
 	namedMaintainers      map[string][]*Maintainer
 	namedMaintainerGroups map[string][]*MaintainerGroup
@@ -285,10 +290,19 @@ func (e VirtualMachineEdges) NetworksOrErr() ([]*Network, error) {
 	return nil, &NotLoadedError{edge: "networks"}
 }
 
+// SecurityRulesOrErr returns the SecurityRules value or an error if the edge
+// was not loaded in eager-loading.
+func (e VirtualMachineEdges) SecurityRulesOrErr() ([]*SecurityRule, error) {
+	if e.loadedTypes[13] {
+		return e.SecurityRules, nil
+	}
+	return nil, &NotLoadedError{edge: "security_rules"}
+}
+
 // SSHKeysOrErr returns the SSHKeys value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) SSHKeysOrErr() ([]*SSHKey, error) {
-	if e.loadedTypes[13] {
+	if e.loadedTypes[14] {
 		return e.SSHKeys, nil
 	}
 	return nil, &NotLoadedError{edge: "ssh_keys"}
@@ -297,7 +311,7 @@ func (e VirtualMachineEdges) SSHKeysOrErr() ([]*SSHKey, error) {
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[14] {
+	if e.loadedTypes[15] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -306,7 +320,7 @@ func (e VirtualMachineEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[15] {
+	if e.loadedTypes[16] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -317,7 +331,7 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy, virtualmachine.FieldRevisionHistory, virtualmachine.FieldGuestAddresses:
+		case virtualmachine.FieldLabels, virtualmachine.FieldSchedulePolicy, virtualmachine.FieldRevisionHistory, virtualmachine.FieldGuestAddresses, virtualmachine.FieldRoutes:
 			values[i] = new([]byte)
 		case virtualmachine.FieldAvailabilityZoneChosen:
 			values[i] = new(sql.NullBool)
@@ -547,6 +561,14 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 				_m.GuestCredentialExpiresAt = new(time.Time)
 				*_m.GuestCredentialExpiresAt = value.Time
 			}
+		case virtualmachine.FieldRoutes:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field routes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Routes); err != nil {
+					return fmt.Errorf("unmarshal field routes: %w", err)
+				}
+			}
 		case virtualmachine.FieldUserData:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field user_data", values[i])
@@ -694,6 +716,11 @@ func (_m *VirtualMachine) QueryNetworks() *NetworkQuery {
 	return NewVirtualMachineClient(_m.config).QueryNetworks(_m)
 }
 
+// QuerySecurityRules queries the "security_rules" edge of the VirtualMachine entity.
+func (_m *VirtualMachine) QuerySecurityRules() *SecurityRuleQuery {
+	return NewVirtualMachineClient(_m.config).QuerySecurityRules(_m)
+}
+
 // QuerySSHKeys queries the "ssh_keys" edge of the VirtualMachine entity.
 func (_m *VirtualMachine) QuerySSHKeys() *SSHKeyQuery {
 	return NewVirtualMachineClient(_m.config).QuerySSHKeys(_m)
@@ -825,6 +852,9 @@ func (_m *VirtualMachine) String() string {
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")
+	builder.WriteString("routes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Routes))
+	builder.WriteString(", ")
 	builder.WriteString("user_data=")
 	builder.WriteString(_m.UserData)
 	builder.WriteByte(')')
@@ -924,6 +954,30 @@ func (_m *VirtualMachine) appendNamedNetworks(name string, edges ...*Network) {
 		_m.Edges.namedNetworks[name] = []*Network{}
 	} else {
 		_m.Edges.namedNetworks[name] = append(_m.Edges.namedNetworks[name], edges...)
+	}
+}
+
+// NamedSecurityRules returns the SecurityRules named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *VirtualMachine) NamedSecurityRules(name string) ([]*SecurityRule, error) {
+	if _m.Edges.namedSecurityRules == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSecurityRules[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *VirtualMachine) appendNamedSecurityRules(name string, edges ...*SecurityRule) {
+	if _m.Edges.namedSecurityRules == nil {
+		_m.Edges.namedSecurityRules = make(map[string][]*SecurityRule)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSecurityRules[name] = []*SecurityRule{}
+	} else {
+		_m.Edges.namedSecurityRules[name] = append(_m.Edges.namedSecurityRules[name], edges...)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -399,6 +400,12 @@ func (_c *VirtualMachineCreate) SetNillableGuestCredentialExpiresAt(v *time.Time
 	return _c
 }
 
+// SetRoutes sets the "routes" field.
+func (_c *VirtualMachineCreate) SetRoutes(v []fieldtype.VMRoute) *VirtualMachineCreate {
+	_c.mutation.SetRoutes(v)
+	return _c
+}
+
 // SetUserData sets the "user_data" field.
 func (_c *VirtualMachineCreate) SetUserData(v string) *VirtualMachineCreate {
 	_c.mutation.SetUserData(v)
@@ -618,6 +625,21 @@ func (_c *VirtualMachineCreate) AddNetworks(v ...*Network) *VirtualMachineCreate
 		ids[i] = v[i].ID
 	}
 	return _c.AddNetworkIDs(ids...)
+}
+
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by IDs.
+func (_c *VirtualMachineCreate) AddSecurityRuleIDs(ids ...int) *VirtualMachineCreate {
+	_c.mutation.AddSecurityRuleIDs(ids...)
+	return _c
+}
+
+// AddSecurityRules adds the "security_rules" edges to the SecurityRule entity.
+func (_c *VirtualMachineCreate) AddSecurityRules(v ...*SecurityRule) *VirtualMachineCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSecurityRuleIDs(ids...)
 }
 
 // AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
@@ -1065,6 +1087,10 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 		_spec.SetField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime, value)
 		_node.GuestCredentialExpiresAt = &value
 	}
+	if value, ok := _c.mutation.Routes(); ok {
+		_spec.SetField(virtualmachine.FieldRoutes, field.TypeJSON, value)
+		_node.Routes = value
+	}
 	if value, ok := _c.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
 		_node.UserData = value
@@ -1279,6 +1305,22 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SecurityRulesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -1827,6 +1869,24 @@ func (u *VirtualMachineUpsert) UpdateGuestCredentialExpiresAt() *VirtualMachineU
 // ClearGuestCredentialExpiresAt clears the value of the "guest_credential_expires_at" field.
 func (u *VirtualMachineUpsert) ClearGuestCredentialExpiresAt() *VirtualMachineUpsert {
 	u.SetNull(virtualmachine.FieldGuestCredentialExpiresAt)
+	return u
+}
+
+// SetRoutes sets the "routes" field.
+func (u *VirtualMachineUpsert) SetRoutes(v []fieldtype.VMRoute) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldRoutes, v)
+	return u
+}
+
+// UpdateRoutes sets the "routes" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateRoutes() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldRoutes)
+	return u
+}
+
+// ClearRoutes clears the value of the "routes" field.
+func (u *VirtualMachineUpsert) ClearRoutes() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldRoutes)
 	return u
 }
 
@@ -2408,6 +2468,27 @@ func (u *VirtualMachineUpsertOne) UpdateGuestCredentialExpiresAt() *VirtualMachi
 func (u *VirtualMachineUpsertOne) ClearGuestCredentialExpiresAt() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.ClearGuestCredentialExpiresAt()
+	})
+}
+
+// SetRoutes sets the "routes" field.
+func (u *VirtualMachineUpsertOne) SetRoutes(v []fieldtype.VMRoute) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetRoutes(v)
+	})
+}
+
+// UpdateRoutes sets the "routes" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateRoutes() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateRoutes()
+	})
+}
+
+// ClearRoutes clears the value of the "routes" field.
+func (u *VirtualMachineUpsertOne) ClearRoutes() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearRoutes()
 	})
 }
 
@@ -3158,6 +3239,27 @@ func (u *VirtualMachineUpsertBulk) UpdateGuestCredentialExpiresAt() *VirtualMach
 func (u *VirtualMachineUpsertBulk) ClearGuestCredentialExpiresAt() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.ClearGuestCredentialExpiresAt()
+	})
+}
+
+// SetRoutes sets the "routes" field.
+func (u *VirtualMachineUpsertBulk) SetRoutes(v []fieldtype.VMRoute) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetRoutes(v)
+	})
+}
+
+// UpdateRoutes sets the "routes" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateRoutes() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateRoutes()
+	})
+}
+
+// ClearRoutes clears the value of the "routes" field.
+func (u *VirtualMachineUpsertBulk) ClearRoutes() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearRoutes()
 	})
 }
 

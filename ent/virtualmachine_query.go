@@ -28,6 +28,7 @@ import (
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -54,6 +55,7 @@ type VirtualMachineQuery struct {
 	withVolumes               *VolumeQuery
 	withAssignments           *AssignmentQuery
 	withNetworks              *NetworkQuery
+	withSecurityRules         *SecurityRuleQuery
 	withSSHKeys               *SSHKeyQuery
 	withMaintainers           *MaintainerQuery
 	withMaintainerGroups      *MaintainerGroupQuery
@@ -64,6 +66,7 @@ type VirtualMachineQuery struct {
 	withNamedVolumes          map[string]*VolumeQuery
 	withNamedAssignments      map[string]*AssignmentQuery
 	withNamedNetworks         map[string]*NetworkQuery
+	withNamedSecurityRules    map[string]*SecurityRuleQuery
 	withNamedSSHKeys          map[string]*SSHKeyQuery
 	withNamedMaintainers      map[string]*MaintainerQuery
 	withNamedMaintainerGroups map[string]*MaintainerGroupQuery
@@ -389,6 +392,28 @@ func (_q *VirtualMachineQuery) QueryNetworks() *NetworkQuery {
 	return query
 }
 
+// QuerySecurityRules chains the current query on the "security_rules" edge.
+func (_q *VirtualMachineQuery) QuerySecurityRules() *SecurityRuleQuery {
+	query := (&SecurityRuleClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
+			sqlgraph.To(securityrule.Table, securityrule.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.SecurityRulesTable, virtualmachine.SecurityRulesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
 // QuerySSHKeys chains the current query on the "ssh_keys" edge.
 func (_q *VirtualMachineQuery) QuerySSHKeys() *SSHKeyQuery {
 	query := (&SSHKeyClient{config: _q.config}).Query()
@@ -660,6 +685,7 @@ func (_q *VirtualMachineQuery) Clone() *VirtualMachineQuery {
 		withVolumes:           _q.withVolumes.Clone(),
 		withAssignments:       _q.withAssignments.Clone(),
 		withNetworks:          _q.withNetworks.Clone(),
+		withSecurityRules:     _q.withSecurityRules.Clone(),
 		withSSHKeys:           _q.withSSHKeys.Clone(),
 		withMaintainers:       _q.withMaintainers.Clone(),
 		withMaintainerGroups:  _q.withMaintainerGroups.Clone(),
@@ -813,6 +839,17 @@ func (_q *VirtualMachineQuery) WithNetworks(opts ...func(*NetworkQuery)) *Virtua
 	return _q
 }
 
+// WithSecurityRules tells the query-builder to eager-load the nodes that are connected to
+// the "security_rules" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithSecurityRules(opts ...func(*SecurityRuleQuery)) *VirtualMachineQuery {
+	query := (&SecurityRuleClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSecurityRules = query
+	return _q
+}
+
 // WithSSHKeys tells the query-builder to eager-load the nodes that are connected to
 // the "ssh_keys" edge. The optional arguments are used to configure the query builder of the edge.
 func (_q *VirtualMachineQuery) WithSSHKeys(opts ...func(*SSHKeyQuery)) *VirtualMachineQuery {
@@ -931,7 +968,7 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 		nodes       = []*VirtualMachine{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [16]bool{
+		loadedTypes = [17]bool{
 			_q.withTenant != nil,
 			_q.withRegion != nil,
 			_q.withFlavor != nil,
@@ -945,6 +982,7 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			_q.withVolumes != nil,
 			_q.withAssignments != nil,
 			_q.withNetworks != nil,
+			_q.withSecurityRules != nil,
 			_q.withSSHKeys != nil,
 			_q.withMaintainers != nil,
 			_q.withMaintainerGroups != nil,
@@ -1059,6 +1097,13 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			return nil, err
 		}
 	}
+	if query := _q.withSecurityRules; query != nil {
+		if err := _q.loadSecurityRules(ctx, query, nodes,
+			func(n *VirtualMachine) { n.Edges.SecurityRules = []*SecurityRule{} },
+			func(n *VirtualMachine, e *SecurityRule) { n.Edges.SecurityRules = append(n.Edges.SecurityRules, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withSSHKeys; query != nil {
 		if err := _q.loadSSHKeys(ctx, query, nodes,
 			func(n *VirtualMachine) { n.Edges.SSHKeys = []*SSHKey{} },
@@ -1107,6 +1152,13 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 		if err := _q.loadNetworks(ctx, query, nodes,
 			func(n *VirtualMachine) { n.appendNamedNetworks(name) },
 			func(n *VirtualMachine, e *Network) { n.appendNamedNetworks(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSecurityRules {
+		if err := _q.loadSecurityRules(ctx, query, nodes,
+			func(n *VirtualMachine) { n.appendNamedSecurityRules(name) },
+			func(n *VirtualMachine, e *SecurityRule) { n.appendNamedSecurityRules(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1581,6 +1633,37 @@ func (_q *VirtualMachineQuery) loadNetworks(ctx context.Context, query *NetworkQ
 	}
 	return nil
 }
+func (_q *VirtualMachineQuery) loadSecurityRules(ctx context.Context, query *SecurityRuleQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *SecurityRule)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*VirtualMachine)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.SecurityRule(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(virtualmachine.SecurityRulesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.virtual_machine_security_rules
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "virtual_machine_security_rules" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "virtual_machine_security_rules" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 func (_q *VirtualMachineQuery) loadSSHKeys(ctx context.Context, query *SSHKeyQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *SSHKey)) error {
 	edgeIDs := make([]driver.Value, len(nodes))
 	byID := make(map[int]*VirtualMachine)
@@ -1937,6 +2020,20 @@ func (_q *VirtualMachineQuery) WithNamedNetworks(name string, opts ...func(*Netw
 		_q.withNamedNetworks = make(map[string]*NetworkQuery)
 	}
 	_q.withNamedNetworks[name] = query
+	return _q
+}
+
+// WithNamedSecurityRules tells the query-builder to eager-load the nodes that are connected to the "security_rules"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithNamedSecurityRules(name string, opts ...func(*SecurityRuleQuery)) *VirtualMachineQuery {
+	query := (&SecurityRuleClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSecurityRules == nil {
+		_q.withNamedSecurityRules = make(map[string]*SecurityRuleQuery)
+	}
+	_q.withNamedSecurityRules[name] = query
 	return _q
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -532,6 +533,24 @@ func (_u *VirtualMachineUpdate) ClearGuestCredentialExpiresAt() *VirtualMachineU
 	return _u
 }
 
+// SetRoutes sets the "routes" field.
+func (_u *VirtualMachineUpdate) SetRoutes(v []fieldtype.VMRoute) *VirtualMachineUpdate {
+	_u.mutation.SetRoutes(v)
+	return _u
+}
+
+// AppendRoutes appends value to the "routes" field.
+func (_u *VirtualMachineUpdate) AppendRoutes(v []fieldtype.VMRoute) *VirtualMachineUpdate {
+	_u.mutation.AppendRoutes(v)
+	return _u
+}
+
+// ClearRoutes clears the value of the "routes" field.
+func (_u *VirtualMachineUpdate) ClearRoutes() *VirtualMachineUpdate {
+	_u.mutation.ClearRoutes()
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdate) SetUserData(v string) *VirtualMachineUpdate {
 	_u.mutation.SetUserData(v)
@@ -759,6 +778,21 @@ func (_u *VirtualMachineUpdate) AddNetworks(v ...*Network) *VirtualMachineUpdate
 	return _u.AddNetworkIDs(ids...)
 }
 
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by IDs.
+func (_u *VirtualMachineUpdate) AddSecurityRuleIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.AddSecurityRuleIDs(ids...)
+	return _u
+}
+
+// AddSecurityRules adds the "security_rules" edges to the SecurityRule entity.
+func (_u *VirtualMachineUpdate) AddSecurityRules(v ...*SecurityRule) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSecurityRuleIDs(ids...)
+}
+
 // AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
 func (_u *VirtualMachineUpdate) AddSSHKeyIDs(ids ...int) *VirtualMachineUpdate {
 	_u.mutation.AddSSHKeyIDs(ids...)
@@ -945,6 +979,27 @@ func (_u *VirtualMachineUpdate) RemoveNetworks(v ...*Network) *VirtualMachineUpd
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNetworkIDs(ids...)
+}
+
+// ClearSecurityRules clears all "security_rules" edges to the SecurityRule entity.
+func (_u *VirtualMachineUpdate) ClearSecurityRules() *VirtualMachineUpdate {
+	_u.mutation.ClearSecurityRules()
+	return _u
+}
+
+// RemoveSecurityRuleIDs removes the "security_rules" edge to SecurityRule entities by IDs.
+func (_u *VirtualMachineUpdate) RemoveSecurityRuleIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.RemoveSecurityRuleIDs(ids...)
+	return _u
+}
+
+// RemoveSecurityRules removes "security_rules" edges to SecurityRule entities.
+func (_u *VirtualMachineUpdate) RemoveSecurityRules(v ...*SecurityRule) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSecurityRuleIDs(ids...)
 }
 
 // ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
@@ -1334,6 +1389,17 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if _u.mutation.GuestCredentialExpiresAtCleared() {
 		_spec.ClearField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Routes(); ok {
+		_spec.SetField(virtualmachine.FieldRoutes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedRoutes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, virtualmachine.FieldRoutes, value)
+		})
+	}
+	if _u.mutation.RoutesCleared() {
+		_spec.ClearField(virtualmachine.FieldRoutes, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1775,6 +1841,51 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSecurityRulesIDs(); len(nodes) > 0 && !_u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SecurityRulesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -2424,6 +2535,24 @@ func (_u *VirtualMachineUpdateOne) ClearGuestCredentialExpiresAt() *VirtualMachi
 	return _u
 }
 
+// SetRoutes sets the "routes" field.
+func (_u *VirtualMachineUpdateOne) SetRoutes(v []fieldtype.VMRoute) *VirtualMachineUpdateOne {
+	_u.mutation.SetRoutes(v)
+	return _u
+}
+
+// AppendRoutes appends value to the "routes" field.
+func (_u *VirtualMachineUpdateOne) AppendRoutes(v []fieldtype.VMRoute) *VirtualMachineUpdateOne {
+	_u.mutation.AppendRoutes(v)
+	return _u
+}
+
+// ClearRoutes clears the value of the "routes" field.
+func (_u *VirtualMachineUpdateOne) ClearRoutes() *VirtualMachineUpdateOne {
+	_u.mutation.ClearRoutes()
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdateOne) SetUserData(v string) *VirtualMachineUpdateOne {
 	_u.mutation.SetUserData(v)
@@ -2651,6 +2780,21 @@ func (_u *VirtualMachineUpdateOne) AddNetworks(v ...*Network) *VirtualMachineUpd
 	return _u.AddNetworkIDs(ids...)
 }
 
+// AddSecurityRuleIDs adds the "security_rules" edge to the SecurityRule entity by IDs.
+func (_u *VirtualMachineUpdateOne) AddSecurityRuleIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.AddSecurityRuleIDs(ids...)
+	return _u
+}
+
+// AddSecurityRules adds the "security_rules" edges to the SecurityRule entity.
+func (_u *VirtualMachineUpdateOne) AddSecurityRules(v ...*SecurityRule) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSecurityRuleIDs(ids...)
+}
+
 // AddSSHKeyIDs adds the "ssh_keys" edge to the SSHKey entity by IDs.
 func (_u *VirtualMachineUpdateOne) AddSSHKeyIDs(ids ...int) *VirtualMachineUpdateOne {
 	_u.mutation.AddSSHKeyIDs(ids...)
@@ -2837,6 +2981,27 @@ func (_u *VirtualMachineUpdateOne) RemoveNetworks(v ...*Network) *VirtualMachine
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNetworkIDs(ids...)
+}
+
+// ClearSecurityRules clears all "security_rules" edges to the SecurityRule entity.
+func (_u *VirtualMachineUpdateOne) ClearSecurityRules() *VirtualMachineUpdateOne {
+	_u.mutation.ClearSecurityRules()
+	return _u
+}
+
+// RemoveSecurityRuleIDs removes the "security_rules" edge to SecurityRule entities by IDs.
+func (_u *VirtualMachineUpdateOne) RemoveSecurityRuleIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.RemoveSecurityRuleIDs(ids...)
+	return _u
+}
+
+// RemoveSecurityRules removes "security_rules" edges to SecurityRule entities.
+func (_u *VirtualMachineUpdateOne) RemoveSecurityRules(v ...*SecurityRule) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSecurityRuleIDs(ids...)
 }
 
 // ClearSSHKeys clears all "ssh_keys" edges to the SSHKey entity.
@@ -3256,6 +3421,17 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if _u.mutation.GuestCredentialExpiresAtCleared() {
 		_spec.ClearField(virtualmachine.FieldGuestCredentialExpiresAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Routes(); ok {
+		_spec.SetField(virtualmachine.FieldRoutes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedRoutes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, virtualmachine.FieldRoutes, value)
+		})
+	}
+	if _u.mutation.RoutesCleared() {
+		_spec.ClearField(virtualmachine.FieldRoutes, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -3697,6 +3873,51 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(network.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSecurityRulesIDs(); len(nodes) > 0 && !_u.mutation.SecurityRulesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SecurityRulesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SecurityRulesTable,
+			Columns: []string{virtualmachine.SecurityRulesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(securityrule.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

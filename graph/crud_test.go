@@ -324,6 +324,15 @@ var crudCases = map[string]crudCase{
 		defaults: map[string]any{"type": "GENERAL", "bootDevice": "DISK", "status": "INITIALIZING", "revision": 1, "maxRevisionHistory": 10},
 		update:   set("description", "web server", "maxRevisionHistory", 20),
 	},
+	"SecurityRule": {
+		create: func(f *fx) map[string]any {
+			return map[string]any{"tenantID": f.Tenant(), "virtualMachineID": f.VirtualMachine(), "direction": "INGRESS",
+				"protocol": "TCP", "portFrom": 443, "cidr": "10.0.0.0/8", "description": uniq("https")}
+		},
+		defaults: map[string]any{"action": "ALLOW", "priority": 100, "portTo": nil},
+		where:    by("description"),
+		update:   set("portTo", 444, "action", "DENY"),
+	},
 	"SSHKey": {
 		create: func(f *fx) map[string]any {
 			return map[string]any{"name": uniq("key"), "tenantID": f.Tenant(),

@@ -511,6 +511,21 @@ func (r *mutationResolver) DeleteSSHKey(ctx context.Context, id int) (int, error
 	return id, r.ent(ctx).SSHKey.SafeDelete(ctx, id)
 }
 
+// CreateSecurityRule is the resolver for the createSecurityRule field.
+func (r *mutationResolver) CreateSecurityRule(ctx context.Context, input ent.CreateSecurityRuleInput) (*ent.SecurityRule, error) {
+	return r.ent(ctx).SecurityRule.Create().SetInput(input).Save(ctx)
+}
+
+// UpdateSecurityRule is the resolver for the updateSecurityRule field.
+func (r *mutationResolver) UpdateSecurityRule(ctx context.Context, id int, input ent.UpdateSecurityRuleInput) (*ent.SecurityRule, error) {
+	return r.ent(ctx).SecurityRule.UpdateOneID(id).SetInput(input).Save(ctx)
+}
+
+// DeleteSecurityRule is the resolver for the deleteSecurityRule field.
+func (r *mutationResolver) DeleteSecurityRule(ctx context.Context, id int) (int, error) {
+	return id, r.ent(ctx).SecurityRule.SafeDelete(ctx, id)
+}
+
 // CreateServiceMesh is the resolver for the createServiceMesh field.
 func (r *mutationResolver) CreateServiceMesh(ctx context.Context, input ent.CreateServiceMeshInput) (*ent.ServiceMesh, error) {
 	return r.ent(ctx).ServiceMesh.Create().SetInput(input).Save(ctx)
@@ -811,6 +826,11 @@ func (r *queryResolver) SSHKeys(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.SSHKey.Query().Paginate(ctx, after, first, before, last, ent.WithSSHKeyOrder(orderBy), ent.WithSSHKeyFilter(where.Filter))
 }
 
+// SecurityRules is the resolver for the securityRules field.
+func (r *queryResolver) SecurityRules(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SecurityRuleOrder, where *ent.SecurityRuleWhereInput) (*ent.SecurityRuleConnection, error) {
+	return r.client.SecurityRule.Query().Paginate(ctx, after, first, before, last, ent.WithSecurityRuleOrder(orderBy), ent.WithSecurityRuleFilter(where.Filter))
+}
+
 // ServiceMeshes is the resolver for the serviceMeshes field.
 func (r *queryResolver) ServiceMeshes(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ServiceMeshOrder, where *ent.ServiceMeshWhereInput) (*ent.ServiceMeshConnection, error) {
 	return r.client.ServiceMesh.Query().Paginate(ctx, after, first, before, last, ent.WithServiceMeshOrder(orderBy), ent.WithServiceMeshFilter(where.Filter))
@@ -846,6 +866,9 @@ func (r *queryResolver) Volumes(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.Volume.Query().Paginate(ctx, after, first, before, last, ent.WithVolumeOrder(orderBy), ent.WithVolumeFilter(where.Filter))
 }
 
+// ComputeNode returns generated.ComputeNodeResolver implementation.
+func (r *Resolver) ComputeNode() generated.ComputeNodeResolver { return &computeNodeResolver{r} }
+
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
@@ -859,8 +882,9 @@ func (r *Resolver) Port() generated.PortResolver { return &portResolver{r} }
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
-	mutationResolver struct{ *Resolver }
-	networkResolver  struct{ *Resolver }
-	portResolver     struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	computeNodeResolver struct{ *Resolver }
+	mutationResolver    struct{ *Resolver }
+	networkResolver     struct{ *Resolver }
+	portResolver        struct{ *Resolver }
+	queryResolver       struct{ *Resolver }
 )

@@ -63,7 +63,7 @@ func (r *mutationResolver) ReportNodeStatus(ctx context.Context, input model.Nod
 func (r *mutationResolver) ReportAssignmentStatus(ctx context.Context, input model.AssignmentStatusInput) (*ent.Assignment, error) {
 	return r.provision.ApplyReport(ctx, r.ent(ctx), provision.Report{ID: input.ID, Generation: int64(input.Generation),
 		Status: input.Status, ObservedState: input.ObservedState, Reason: input.Reason, VolumeIDs: input.VolumeIDs,
-		GuestAgent: guestAgentReport(input.GuestAgent)})
+		GuestAgent: guestAgentReport(input.GuestAgent), Routes: routeReport(input.Routes)})
 }
 
 // CordonNode is the resolver for the cordonNode field.

@@ -174,14 +174,20 @@ func domainOf(n DomainSpec, domainType string) *libvirtxml.Domain {
 
 	for _, nic := range n.NICs {
 		src := &libvirtxml.DomainInterfaceSource{}
-		if nic.Bridge != "" {
+		var target *libvirtxml.DomainInterfaceTarget
+		switch {
+		case nic.Tap != "":
+			src.Ethernet = &libvirtxml.DomainInterfaceSourceEthernet{}
+			target = &libvirtxml.DomainInterfaceTarget{Dev: nic.Tap}
+		case nic.Bridge != "":
 			src.Bridge = &libvirtxml.DomainInterfaceSourceBridge{Bridge: nic.Bridge}
-		} else {
+		default:
 			src.Network = &libvirtxml.DomainInterfaceSourceNetwork{Network: nic.Network}
 		}
 		iface := libvirtxml.DomainInterface{
 			MAC:    &libvirtxml.DomainInterfaceMAC{Address: nic.MAC},
 			Source: src,
+			Target: target,
 			Model:  &libvirtxml.DomainInterfaceModel{Type: nic.Model},
 		}
 		if nic.BandwidthMbps > 0 {

@@ -114,15 +114,24 @@ func (s DomainSpec) normalize() (DomainSpec, error) {
 		if nic.BandwidthMbps < 0 {
 			return n, invalidSpec("NIC %d: bandwidth %d Mbit/s: must not be negative", i, nic.BandwidthMbps)
 		}
+		set := 0
+		for _, v := range []string{nic.Bridge, nic.Network, nic.Tap} {
+			if v != "" {
+				set++
+			}
+		}
 		switch {
-		case nic.Bridge != "" && nic.Network != "":
-			return n, invalidSpec("NIC %d: both bridge %q and network %q: want one", i, nic.Bridge, nic.Network)
+		case set > 1:
+			return n, invalidSpec("NIC %d: more than one of bridge %q, network %q and tap %q: want one", i, nic.Bridge, nic.Network, nic.Tap)
+		case nic.Tap != "" && (!nameRE.MatchString(nic.Tap) || len(nic.Tap) > 15):
+			return n, invalidSpec("NIC %d: tap name %q", i, nic.Tap)
+		case nic.Tap != "":
 		case nic.Bridge != "" && !nameRE.MatchString(nic.Bridge):
 			return n, invalidSpec("NIC %d: bridge name %q", i, nic.Bridge)
 		case nic.Network != "" && !nameRE.MatchString(nic.Network):
 			return n, invalidSpec("NIC %d: network name %q", i, nic.Network)
 		case nic.Bridge == "" && nic.Network == "":
-			return n, invalidSpec("NIC %d: needs a bridge or a network", i)
+			return n, invalidSpec("NIC %d: needs a bridge, a network or a tap", i)
 		}
 		n.NICs = append(n.NICs, nic)
 	}

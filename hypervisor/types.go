@@ -77,6 +77,10 @@ type NIC struct {
 	Bridge string
 	// Network names a libvirt network (e.g. "default").
 	Network string
+	// Tap names a tap device the NIC uses instead of a bridge or network (libvirt interface
+	// type "ethernet" with that target dev): the routed VM network (package vmnet) moves it
+	// into the namespace of the VM's address once the domain runs.
+	Tap string
 	// BandwidthMbps limits the interface in each direction to that many megabits per second
 	// (<bandwidth> inbound and outbound average, the flavor's network limit); 0: no limit.
 	BandwidthMbps int

@@ -3,18 +3,23 @@ package nodeagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/virtflow/virtflow/bgp"
 	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/lbnet"
+	"github.com/virtflow/virtflow/vmnet"
 )
 
 // Defaults of [Config].
@@ -82,6 +87,18 @@ type Config struct {
 	// node needs before the VM starts, and removes those it created once no VM needs them
 	// (hostnet.Manager). Nil leaves host networking to the operator: the bridges must exist.
 	Networks HostNetworks
+	// NetworkMode is NetworkBridged (default, also when empty) or NetworkRouted: then Routed
+	// realizes a namespace and a /32 route per VM address, NICs are taps moved into those
+	// namespaces, the config drive gives the guest its /32 with gateway 169.254.1.1, and the
+	// addresses are announced by BGP (BGP; peers from the graph).
+	NetworkMode string
+	// Routed realizes the VM addresses' namespaces in routed mode (*vmnet.Manager).
+	Routed RoutedNetwork
+	// BGP configures the node's speaker in routed mode.
+	BGP BGPConfig
+	// MetadataListener, when set in routed mode, is where the agent serves the metadata
+	// service (vmnet.NewMetadataHandler) to its VMs: a listener on 169.254.1.2:80.
+	MetadataListener net.Listener
 	// GuestAPIURL is the URL a VM's guest calls when it is up (written onto its config
 	// drive with a fresh credential; see package guest): the API's URL with the path
 	// /guest/ready when empty, none with "none". It must be reachable from the VMs'
@@ -148,6 +165,11 @@ type Agent struct {
 	reported map[string]AssignmentReport // last report sent per assignment, to send each once
 	affinity map[string]string           // shared CPU set last applied to each running domain
 	numaSent string                      // the NUMA nodes last reported (fmt.Sprint)
+
+	routes    *bgp.Table                    // what the node announces (VM /32s, VIPs)
+	speaker   bgp.Announcer                 // the running BGP speaker, nil when none
+	instances map[netip.Addr]vmnet.Instance // the running VMs by address (metadata service)
+	nets      map[int64]vmNet               // routed mode: each VM's addresses and rules, last read
 }
 
 // HostNetworks creates and removes the host side of the VMs' networks: *hostnet.Manager.
@@ -169,6 +191,16 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: RequestTimeout}
+	}
+	switch cfg.NetworkMode {
+	case "", NetworkBridged:
+		cfg.NetworkMode = NetworkBridged
+	case NetworkRouted:
+		if cfg.Routed == nil {
+			return nil, errors.New("nodeagent: routed network mode needs the VM address namespaces (Routed)")
+		}
+	default:
+		return nil, fmt.Errorf("nodeagent: network mode %q: want %s or %s", cfg.NetworkMode, NetworkBridged, NetworkRouted)
 	}
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = DefaultHeartbeatInterval
@@ -217,6 +249,10 @@ func New(cfg Config) (*Agent, error) {
 		flaps:    newFlapGuard(cfg.FlapLimit, cfg.FlapWindow, cfg.Clock),
 		reported: map[string]AssignmentReport{},
 		affinity: map[string]string{},
+
+		routes:    bgp.NewTable(),
+		instances: map[netip.Addr]vmnet.Instance{},
+		nets:      map[int64]vmNet{},
 	}, nil
 }
 
@@ -273,6 +309,17 @@ func (ag *Agent) Run(ctx context.Context) error {
 	if ag.cfg.LoadBalancers != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); ag.runLoadBalancers(ctx) }()
+	}
+	if ag.routed() {
+		if err := ag.cfg.Routed.Setup(); err != nil {
+			ag.log.Error("routed network: cannot set the node up", "err", err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); ag.runBGP(ctx) }()
+		if ag.cfg.MetadataListener != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); ag.serveMetadata(ctx, ag.cfg.MetadataListener) }()
+		}
 	}
 	wg.Wait()
 	ag.log.Info("node agent stopped")

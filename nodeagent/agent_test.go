@@ -18,6 +18,7 @@ import (
 
 	_ "github.com/lib/pq"
 
+	"github.com/virtflow/virtflow/bgp/bgptest"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/port"
@@ -29,7 +30,10 @@ import (
 	"github.com/virtflow/virtflow/nodeagent"
 )
 
-func TestMain(m *testing.M) { testdb.Main(m) }
+func TestMain(m *testing.M) {
+	bgptest.Helper() // a child running a BGP speaker in a namespace (routed_e2e_test.go)
+	testdb.Main(m)
+}
 
 var seq atomic.Int64
 

@@ -29,6 +29,10 @@ type AssignmentReport struct {
 	GuestAgent     bool
 	GuestHostname  string
 	GuestAddresses string
+	// Routes says whether RouteList is reported (routed network mode): the routes of the
+	// VM's addresses, "address|namespace|link address|announced" joined by ";".
+	Routes    bool
+	RouteList string
 }
 
 // ErrNoNode is returned when the token does not identify exactly one node.
@@ -98,6 +102,9 @@ func (c *Client) reportAssignment(ctx context.Context, r AssignmentReport) error
 			g.Addresses = strings.Split(r.GuestAddresses, ",")
 		}
 		in.GuestAgent = g
+	}
+	if r.Routes {
+		in.Routes = decodeRoutes(r.RouteList)
 	}
 	if _, err := reportAssignmentStatus(ctx, c, in); err != nil {
 		return fmt.Errorf("report assignment %s: %w", r.ID, err)

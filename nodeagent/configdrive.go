@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/guest/credential"
 	"github.com/virtflow/virtflow/hypervisor"
+	"github.com/virtflow/virtflow/vmnet"
 )
 
 // configDriveDir is where the agent keeps the VMs' config drives: ConfigDriveDir, else
@@ -44,7 +47,19 @@ func (ag *Agent) configDrive(ctx context.Context, a Assignment, name string) (*h
 	if err := json.Unmarshal([]byte(*a.ConfigDrive), &spec); err != nil {
 		return nil, fmt.Errorf("config drive of assignment %s: %v: %w", a.Id, err, hypervisor.ErrInvalidSpec)
 	}
-	if url := ag.guestReadyURL(); url != "" {
+	readyURL := ag.guestReadyURL()
+	if ag.routed() {
+		n, err := ag.vmNetwork(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		routedDrive(&spec, n)
+		if ag.cfg.MetadataListener != nil && readyURL != "" {
+			// The guest calls its node's metadata service, which passes the call on.
+			readyURL = "http://" + vmnet.MetadataAddr.String() + vmnet.ReadyPath
+		}
+	}
+	if url := readyURL; url != "" {
 		// A fresh credential for every drive built: the old one stops working once the
 		// API has the new one's hash, which it has before the domain starts.
 		plain, hash, err := credential.New()
@@ -145,4 +160,16 @@ func bootOrder(dev string) []hypervisor.BootDevice {
 		return []hypervisor.BootDevice{hypervisor.BootDisk}
 	}
 	return nil
+}
+
+// routedDrive gives each NIC of a routed VM whose port has an address that address as a /32
+// with the gateway vmnet.Gateway (169.254.1.1, answered by proxy ARP in the address's
+// namespace), keeping its name servers (seed 001, "VM network (L3 advertisement)").
+func routedDrive(spec *configdrive.Spec, n vmNet) {
+	for i, nic := range spec.NICs {
+		if ad, ok := n.byMAC[strings.ToLower(nic.MAC)]; ok {
+			spec.NICs[i].Addresses = []string{netip.PrefixFrom(ad, 32).String()}
+			spec.NICs[i].Gateways = []string{vmnet.Gateway.String()}
+		}
+	}
 }

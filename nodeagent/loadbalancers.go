@@ -127,9 +127,15 @@ func lbSpec(lb nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) (lbnet.Spec, 
 }
 
 // runLoadBalancers syncs the node's load balancers every interval until ctx ends, then
-// withdraws every VIP and stops the proxy.
+// withdraws every VIP and stops the proxy. A Config.LoadBalancers without an Announcer
+// announces through the agent's own table (Announcer("lb")).
 func (ag *Agent) runLoadBalancers(ctx context.Context) {
 	s := &lbSync{ag: ag, node: ag.cfg.LoadBalancers, last: map[int]lbnet.State{}, sent: map[int]time.Time{}}
+	if s.node.Announcer == nil {
+		// The VIPs go out through the node's BGP speaker with its VMs' /32s (routed mode);
+		// without peers the table holds them and the route state says so.
+		s.node.Announcer = ag.Announcer("lb")
+	}
 	d := ag.cfg.LoadBalancerInterval
 	if d <= 0 {
 		d = DefaultLoadBalancerInterval

@@ -121,6 +121,9 @@ type AssignmentStatusInput struct {
 	// guest-network-get-interfaces). Left out when no guest agent answered. The guest agent's
 	// answer is the guest's own word: the VM's guestState becomes READY.
 	GuestAgent *GuestAgentReportInput `json:"guestAgent"`
+	// For a VM's assignment in routed network mode: the routed network of each of the VM's
+	// addresses on the node (its namespace, link address, whether announced). Left out: unchanged.
+	Routes []VMRouteInput `json:"routes"`
 }
 
 // GetId returns AssignmentStatusInput.Id, and is useful for accessing the field via an interface.
@@ -143,6 +146,9 @@ func (v *AssignmentStatusInput) GetVolumeIDs() []string { return v.VolumeIDs }
 
 // GetGuestAgent returns AssignmentStatusInput.GuestAgent, and is useful for accessing the field via an interface.
 func (v *AssignmentStatusInput) GetGuestAgent() *GuestAgentReportInput { return v.GuestAgent }
+
+// GetRoutes returns AssignmentStatusInput.Routes, and is useful for accessing the field via an interface.
+func (v *AssignmentStatusInput) GetRoutes() []VMRouteInput { return v.Routes }
 
 // CheckBuiltin is enum for the field builtin
 type CheckBuiltin string
@@ -422,6 +428,57 @@ func (v *NUMANodeInput) GetCpus() []int { return v.Cpus }
 // GetMemoryMB returns NUMANodeInput.MemoryMB, and is useful for accessing the field via an interface.
 func (v *NUMANodeInput) GetMemoryMB() int { return v.MemoryMB }
 
+// NodeBGP includes the requested fields of the GraphQL type NodeBGP.
+// The GraphQL type's documentation follows.
+//
+// How a compute node peers with the fabric: its own ASN and BGP address (its host's bgpAsn and
+// bgpAddress; the address is its router id) and its peers, the rack-leaf routers its host's
+// ports are cabled to (their bgpAsn, bgpAddress and bfd). A router without bgpAsn or
+// bgpAddress is listed in missing instead.
+type NodeBGP struct {
+	Asn      int64         `json:"asn"`
+	RouterID *string       `json:"routerID"`
+	Peers    []NodeBGPPeer `json:"peers"`
+	// rack-leaf routers the host is cabled to that lack bgpAsn or bgpAddress
+	Missing []string `json:"missing"`
+}
+
+// GetAsn returns NodeBGP.Asn, and is useful for accessing the field via an interface.
+func (v *NodeBGP) GetAsn() int64 { return v.Asn }
+
+// GetRouterID returns NodeBGP.RouterID, and is useful for accessing the field via an interface.
+func (v *NodeBGP) GetRouterID() *string { return v.RouterID }
+
+// GetPeers returns NodeBGP.Peers, and is useful for accessing the field via an interface.
+func (v *NodeBGP) GetPeers() []NodeBGPPeer { return v.Peers }
+
+// GetMissing returns NodeBGP.Missing, and is useful for accessing the field via an interface.
+func (v *NodeBGP) GetMissing() []string { return v.Missing }
+
+// NodeBGPPeer includes the requested fields of the GraphQL type BGPPeer.
+// The GraphQL type's documentation follows.
+//
+// A BGP peer of a compute node: a rack-leaf router its host is cabled to.
+type NodeBGPPeer struct {
+	// the router's host name
+	Name    string `json:"name"`
+	Asn     int64  `json:"asn"`
+	Address string `json:"address"`
+	Bfd     bool   `json:"bfd"`
+}
+
+// GetName returns NodeBGPPeer.Name, and is useful for accessing the field via an interface.
+func (v *NodeBGPPeer) GetName() string { return v.Name }
+
+// GetAsn returns NodeBGPPeer.Asn, and is useful for accessing the field via an interface.
+func (v *NodeBGPPeer) GetAsn() int64 { return v.Asn }
+
+// GetAddress returns NodeBGPPeer.Address, and is useful for accessing the field via an interface.
+func (v *NodeBGPPeer) GetAddress() string { return v.Address }
+
+// GetBfd returns NodeBGPPeer.Bfd, and is useful for accessing the field via an interface.
+func (v *NodeBGPPeer) GetBfd() bool { return v.Bfd }
+
 type NodeStatusInput struct {
 	NodeID string `json:"nodeID"`
 	// vCPUs offered to VMs
@@ -494,6 +551,38 @@ func (v *NodeStatusInput) GetDomainType() *string { return v.DomainType }
 
 // GetProviders returns NodeStatusInput.Providers, and is useful for accessing the field via an interface.
 func (v *NodeStatusInput) GetProviders() []ProviderOfferInput { return v.Providers }
+
+// PortIPAddress includes the requested fields of the GraphQL type IPAddress.
+type PortIPAddress struct {
+	Address string `json:"address"`
+}
+
+// GetAddress returns PortIPAddress.Address, and is useful for accessing the field via an interface.
+func (v *PortIPAddress) GetAddress() string { return v.Address }
+
+// PortIPAddressEdge includes the requested fields of the GraphQL type IPAddressEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type PortIPAddressEdge struct {
+	// The item at the end of the edge.
+	Node *PortIPAddress `json:"node"`
+}
+
+// GetNode returns PortIPAddressEdge.Node, and is useful for accessing the field via an interface.
+func (v *PortIPAddressEdge) GetNode() *PortIPAddress { return v.Node }
+
+// PortIPAddresses includes the requested fields of the GraphQL type IPAddressConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type PortIPAddresses struct {
+	// A list of edges.
+	Edges []*PortIPAddressEdge `json:"edges"`
+}
+
+// GetEdges returns PortIPAddresses.Edges, and is useful for accessing the field via an interface.
+func (v *PortIPAddresses) GetEdges() []*PortIPAddressEdge { return v.Edges }
 
 // ProviderDriver is enum for the field driver
 type ProviderDriver string
@@ -632,6 +721,86 @@ func (v *ReportEventInput) GetCheckID() *string { return v.CheckID }
 // GetLabels returns ReportEventInput.Labels, and is useful for accessing the field via an interface.
 func (v *ReportEventInput) GetLabels() *map[string]string { return v.Labels }
 
+// SecurityRuleAction is enum for the field action
+type SecurityRuleAction string
+
+const (
+	SecurityRuleActionAllow SecurityRuleAction = "ALLOW"
+	SecurityRuleActionDeny  SecurityRuleAction = "DENY"
+)
+
+var AllSecurityRuleAction = []SecurityRuleAction{
+	SecurityRuleActionAllow,
+	SecurityRuleActionDeny,
+}
+
+// SecurityRuleDirection is enum for the field direction
+type SecurityRuleDirection string
+
+const (
+	SecurityRuleDirectionIngress SecurityRuleDirection = "INGRESS"
+	SecurityRuleDirectionEgress  SecurityRuleDirection = "EGRESS"
+)
+
+var AllSecurityRuleDirection = []SecurityRuleDirection{
+	SecurityRuleDirectionIngress,
+	SecurityRuleDirectionEgress,
+}
+
+// SecurityRuleProtocol is enum for the field protocol
+type SecurityRuleProtocol string
+
+const (
+	SecurityRuleProtocolAny  SecurityRuleProtocol = "ANY"
+	SecurityRuleProtocolTcp  SecurityRuleProtocol = "TCP"
+	SecurityRuleProtocolUdp  SecurityRuleProtocol = "UDP"
+	SecurityRuleProtocolIcmp SecurityRuleProtocol = "ICMP"
+)
+
+var AllSecurityRuleProtocol = []SecurityRuleProtocol{
+	SecurityRuleProtocolAny,
+	SecurityRuleProtocolTcp,
+	SecurityRuleProtocolUdp,
+	SecurityRuleProtocolIcmp,
+}
+
+// VMNetPort includes the requested fields of the GraphQL type Port.
+type VMNetPort struct {
+	// MAC address, lower-case colon form
+	Mac         *string         `json:"mac"`
+	IpAddresses PortIPAddresses `json:"ipAddresses"`
+}
+
+// GetMac returns VMNetPort.Mac, and is useful for accessing the field via an interface.
+func (v *VMNetPort) GetMac() *string { return v.Mac }
+
+// GetIpAddresses returns VMNetPort.IpAddresses, and is useful for accessing the field via an interface.
+func (v *VMNetPort) GetIpAddresses() PortIPAddresses { return v.IpAddresses }
+
+// VMNetPortEdge includes the requested fields of the GraphQL type PortEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type VMNetPortEdge struct {
+	// The item at the end of the edge.
+	Node *VMNetPort `json:"node"`
+}
+
+// GetNode returns VMNetPortEdge.Node, and is useful for accessing the field via an interface.
+func (v *VMNetPortEdge) GetNode() *VMNetPort { return v.Node }
+
+// VMNetPorts includes the requested fields of the GraphQL type PortConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type VMNetPorts struct {
+	// A list of edges.
+	Edges []*VMNetPortEdge `json:"edges"`
+}
+
+// GetEdges returns VMNetPorts.Edges, and is useful for accessing the field via an interface.
+func (v *VMNetPorts) GetEdges() []*VMNetPortEdge { return v.Edges }
+
 // VMPort includes the requested fields of the GraphQL type Port.
 type VMPort struct {
 	// MAC address, lower-case colon form
@@ -679,6 +848,87 @@ type VMPorts struct {
 
 // GetEdges returns VMPorts.Edges, and is useful for accessing the field via an interface.
 func (v *VMPorts) GetEdges() []*VMPortEdge { return v.Edges }
+
+// A VM address's route as the node agent reports it (reportAssignmentStatus).
+type VMRouteInput struct {
+	Address     string `json:"address"`
+	Namespace   string `json:"namespace"`
+	LinkAddress string `json:"linkAddress"`
+	Announced   bool   `json:"announced"`
+}
+
+// GetAddress returns VMRouteInput.Address, and is useful for accessing the field via an interface.
+func (v *VMRouteInput) GetAddress() string { return v.Address }
+
+// GetNamespace returns VMRouteInput.Namespace, and is useful for accessing the field via an interface.
+func (v *VMRouteInput) GetNamespace() string { return v.Namespace }
+
+// GetLinkAddress returns VMRouteInput.LinkAddress, and is useful for accessing the field via an interface.
+func (v *VMRouteInput) GetLinkAddress() string { return v.LinkAddress }
+
+// GetAnnounced returns VMRouteInput.Announced, and is useful for accessing the field via an interface.
+func (v *VMRouteInput) GetAnnounced() bool { return v.Announced }
+
+// VMSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type VMSecurityRule struct {
+	// INGRESS: traffic to the VM; EGRESS: traffic from it
+	Direction SecurityRuleDirection `json:"direction"`
+	Protocol  SecurityRuleProtocol  `json:"protocol"`
+	// first port of the VM's (INGRESS) or the peer's (EGRESS) port range; TCP and UDP only
+	PortFrom *int `json:"portFrom"`
+	// last port of the range (default: portFrom)
+	PortTo *int `json:"portTo"`
+	// the peer's addresses: the source of INGRESS traffic, the destination of EGRESS traffic
+	Cidr   string             `json:"cidr"`
+	Action SecurityRuleAction `json:"action"`
+	// rules are tried in ascending priority; the first that matches decides
+	Priority int `json:"priority"`
+}
+
+// GetDirection returns VMSecurityRule.Direction, and is useful for accessing the field via an interface.
+func (v *VMSecurityRule) GetDirection() SecurityRuleDirection { return v.Direction }
+
+// GetProtocol returns VMSecurityRule.Protocol, and is useful for accessing the field via an interface.
+func (v *VMSecurityRule) GetProtocol() SecurityRuleProtocol { return v.Protocol }
+
+// GetPortFrom returns VMSecurityRule.PortFrom, and is useful for accessing the field via an interface.
+func (v *VMSecurityRule) GetPortFrom() *int { return v.PortFrom }
+
+// GetPortTo returns VMSecurityRule.PortTo, and is useful for accessing the field via an interface.
+func (v *VMSecurityRule) GetPortTo() *int { return v.PortTo }
+
+// GetCidr returns VMSecurityRule.Cidr, and is useful for accessing the field via an interface.
+func (v *VMSecurityRule) GetCidr() string { return v.Cidr }
+
+// GetAction returns VMSecurityRule.Action, and is useful for accessing the field via an interface.
+func (v *VMSecurityRule) GetAction() SecurityRuleAction { return v.Action }
+
+// GetPriority returns VMSecurityRule.Priority, and is useful for accessing the field via an interface.
+func (v *VMSecurityRule) GetPriority() int { return v.Priority }
+
+// VMSecurityRuleEdge includes the requested fields of the GraphQL type SecurityRuleEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type VMSecurityRuleEdge struct {
+	// The item at the end of the edge.
+	Node *VMSecurityRule `json:"node"`
+}
+
+// GetNode returns VMSecurityRuleEdge.Node, and is useful for accessing the field via an interface.
+func (v *VMSecurityRuleEdge) GetNode() *VMSecurityRule { return v.Node }
+
+// VMSecurityRules includes the requested fields of the GraphQL type SecurityRuleConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type VMSecurityRules struct {
+	// A list of edges.
+	Edges []*VMSecurityRuleEdge `json:"edges"`
+}
+
+// GetEdges returns VMSecurityRules.Edges, and is useful for accessing the field via an interface.
+func (v *VMSecurityRules) GetEdges() []*VMSecurityRuleEdge { return v.Edges }
 
 // VMVolume includes the requested fields of the GraphQL type Volume.
 type VMVolume struct {
@@ -846,6 +1096,14 @@ type __checksForNodeInput struct {
 // GetNode returns __checksForNodeInput.Node, and is useful for accessing the field via an interface.
 func (v *__checksForNodeInput) GetNode() string { return v.Node }
 
+// __nodeBGPInput is used internally by genqlient
+type __nodeBGPInput struct {
+	Node string `json:"node"`
+}
+
+// GetNode returns __nodeBGPInput.Node, and is useful for accessing the field via an interface.
+func (v *__nodeBGPInput) GetNode() string { return v.Node }
+
 // __nodeLoadBalancersInput is used internally by genqlient
 type __nodeLoadBalancersInput struct {
 	Node string `json:"node"`
@@ -905,6 +1163,14 @@ type __reportNodeStatusInput struct {
 
 // GetIn returns __reportNodeStatusInput.In, and is useful for accessing the field via an interface.
 func (v *__reportNodeStatusInput) GetIn() NodeStatusInput { return v.In }
+
+// __vmNetworkInput is used internally by genqlient
+type __vmNetworkInput struct {
+	Vm string `json:"vm"`
+}
+
+// GetVm returns __vmNetworkInput.Vm, and is useful for accessing the field via an interface.
+func (v *__vmNetworkInput) GetVm() string { return v.Vm }
 
 // assignmentChangedAssignmentChangedAssignment includes the requested fields of the GraphQL type Assignment.
 type assignmentChangedAssignmentChangedAssignment struct {
@@ -973,6 +1239,7 @@ func (v *assignmentChangedResponse) GetAssignmentChanged() assignmentChangedAssi
 // assignmentsPageNodeRegionService
 // assignmentsPageNodeRoleBinding
 // assignmentsPageNodeSSHKey
+// assignmentsPageNodeSecurityRule
 // assignmentsPageNodeServiceMesh
 // assignmentsPageNodeSilence
 // assignmentsPageNodeTenant
@@ -1030,6 +1297,7 @@ func (v *assignmentsPageNodeRegion) implementsGraphQLInterfaceassignmentsPageNod
 func (v *assignmentsPageNodeRegionService) implementsGraphQLInterfaceassignmentsPageNode()     {}
 func (v *assignmentsPageNodeRoleBinding) implementsGraphQLInterfaceassignmentsPageNode()       {}
 func (v *assignmentsPageNodeSSHKey) implementsGraphQLInterfaceassignmentsPageNode()            {}
+func (v *assignmentsPageNodeSecurityRule) implementsGraphQLInterfaceassignmentsPageNode()      {}
 func (v *assignmentsPageNodeServiceMesh) implementsGraphQLInterfaceassignmentsPageNode()       {}
 func (v *assignmentsPageNodeSilence) implementsGraphQLInterfaceassignmentsPageNode()           {}
 func (v *assignmentsPageNodeTenant) implementsGraphQLInterfaceassignmentsPageNode()            {}
@@ -1171,6 +1439,9 @@ func __unmarshalassignmentsPageNode(b []byte, v *assignmentsPageNode) error {
 		return json.Unmarshal(b, *v)
 	case "SSHKey":
 		*v = new(assignmentsPageNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "SecurityRule":
+		*v = new(assignmentsPageNodeSecurityRule)
 		return json.Unmarshal(b, *v)
 	case "ServiceMesh":
 		*v = new(assignmentsPageNodeServiceMesh)
@@ -1524,6 +1795,14 @@ func __marshalassignmentsPageNode(v *assignmentsPageNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*assignmentsPageNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *assignmentsPageNodeSecurityRule:
+		typename = "SecurityRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeSecurityRule
 		}{typename, v}
 		return json.Marshal(result)
 	case *assignmentsPageNodeServiceMesh:
@@ -2091,6 +2370,14 @@ type assignmentsPageNodeSSHKey struct {
 // GetTypename returns assignmentsPageNodeSSHKey.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeSSHKey) GetTypename() *string { return v.Typename }
 
+// assignmentsPageNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type assignmentsPageNodeSecurityRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeSecurityRule.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeSecurityRule) GetTypename() *string { return v.Typename }
+
 // assignmentsPageNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
 type assignmentsPageNodeServiceMesh struct {
 	Typename *string `json:"__typename"`
@@ -2319,6 +2606,1147 @@ type discoverNodeResponse struct {
 // GetComputeNodes returns discoverNodeResponse.ComputeNodes, and is useful for accessing the field via an interface.
 func (v *discoverNodeResponse) GetComputeNodes() discoverNodeComputeNodesComputeNodeConnection {
 	return v.ComputeNodes
+}
+
+// nodeBGPNode includes the requested fields of the GraphQL interface Node.
+//
+// nodeBGPNode is implemented by the following types:
+// nodeBGPNodeAPIToken
+// nodeBGPNodeAlert
+// nodeBGPNodeAssignment
+// nodeBGPNodeAuditLog
+// nodeBGPNodeAvailabilityZone
+// nodeBGPNodeCheck
+// nodeBGPNodeCluster
+// nodeBGPNodeComputeNode
+// nodeBGPNodeDatacenter
+// nodeBGPNodeEvent
+// nodeBGPNodeEventRule
+// nodeBGPNodeFlavor
+// nodeBGPNodeFloor
+// nodeBGPNodeGlobalService
+// nodeBGPNodeHookDelivery
+// nodeBGPNodeHost
+// nodeBGPNodeHostGroup
+// nodeBGPNodeIPAddress
+// nodeBGPNodeIPRange
+// nodeBGPNodeImage
+// nodeBGPNodeJoinToken
+// nodeBGPNodeKubernetesCluster
+// nodeBGPNodeLink
+// nodeBGPNodeLoadBalancer
+// nodeBGPNodeMaintainer
+// nodeBGPNodeMaintainerGroup
+// nodeBGPNodeMaintenance
+// nodeBGPNodeNetwork
+// nodeBGPNodeNetworkZone
+// nodeBGPNodeNotice
+// nodeBGPNodePort
+// nodeBGPNodePowerZone
+// nodeBGPNodeProvider
+// nodeBGPNodeQuota
+// nodeBGPNodeRack
+// nodeBGPNodeRackZone
+// nodeBGPNodeRegion
+// nodeBGPNodeRegionService
+// nodeBGPNodeRoleBinding
+// nodeBGPNodeSSHKey
+// nodeBGPNodeSecurityRule
+// nodeBGPNodeServiceMesh
+// nodeBGPNodeSilence
+// nodeBGPNodeTenant
+// nodeBGPNodeUsageRecord
+// nodeBGPNodeUser
+// nodeBGPNodeVirtualMachine
+// nodeBGPNodeVolume
+// The GraphQL type's documentation follows.
+//
+// An object with an ID.
+// Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
+type nodeBGPNode interface {
+	implementsGraphQLInterfacenodeBGPNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *nodeBGPNodeAPIToken) implementsGraphQLInterfacenodeBGPNode()          {}
+func (v *nodeBGPNodeAlert) implementsGraphQLInterfacenodeBGPNode()             {}
+func (v *nodeBGPNodeAssignment) implementsGraphQLInterfacenodeBGPNode()        {}
+func (v *nodeBGPNodeAuditLog) implementsGraphQLInterfacenodeBGPNode()          {}
+func (v *nodeBGPNodeAvailabilityZone) implementsGraphQLInterfacenodeBGPNode()  {}
+func (v *nodeBGPNodeCheck) implementsGraphQLInterfacenodeBGPNode()             {}
+func (v *nodeBGPNodeCluster) implementsGraphQLInterfacenodeBGPNode()           {}
+func (v *nodeBGPNodeComputeNode) implementsGraphQLInterfacenodeBGPNode()       {}
+func (v *nodeBGPNodeDatacenter) implementsGraphQLInterfacenodeBGPNode()        {}
+func (v *nodeBGPNodeEvent) implementsGraphQLInterfacenodeBGPNode()             {}
+func (v *nodeBGPNodeEventRule) implementsGraphQLInterfacenodeBGPNode()         {}
+func (v *nodeBGPNodeFlavor) implementsGraphQLInterfacenodeBGPNode()            {}
+func (v *nodeBGPNodeFloor) implementsGraphQLInterfacenodeBGPNode()             {}
+func (v *nodeBGPNodeGlobalService) implementsGraphQLInterfacenodeBGPNode()     {}
+func (v *nodeBGPNodeHookDelivery) implementsGraphQLInterfacenodeBGPNode()      {}
+func (v *nodeBGPNodeHost) implementsGraphQLInterfacenodeBGPNode()              {}
+func (v *nodeBGPNodeHostGroup) implementsGraphQLInterfacenodeBGPNode()         {}
+func (v *nodeBGPNodeIPAddress) implementsGraphQLInterfacenodeBGPNode()         {}
+func (v *nodeBGPNodeIPRange) implementsGraphQLInterfacenodeBGPNode()           {}
+func (v *nodeBGPNodeImage) implementsGraphQLInterfacenodeBGPNode()             {}
+func (v *nodeBGPNodeJoinToken) implementsGraphQLInterfacenodeBGPNode()         {}
+func (v *nodeBGPNodeKubernetesCluster) implementsGraphQLInterfacenodeBGPNode() {}
+func (v *nodeBGPNodeLink) implementsGraphQLInterfacenodeBGPNode()              {}
+func (v *nodeBGPNodeLoadBalancer) implementsGraphQLInterfacenodeBGPNode()      {}
+func (v *nodeBGPNodeMaintainer) implementsGraphQLInterfacenodeBGPNode()        {}
+func (v *nodeBGPNodeMaintainerGroup) implementsGraphQLInterfacenodeBGPNode()   {}
+func (v *nodeBGPNodeMaintenance) implementsGraphQLInterfacenodeBGPNode()       {}
+func (v *nodeBGPNodeNetwork) implementsGraphQLInterfacenodeBGPNode()           {}
+func (v *nodeBGPNodeNetworkZone) implementsGraphQLInterfacenodeBGPNode()       {}
+func (v *nodeBGPNodeNotice) implementsGraphQLInterfacenodeBGPNode()            {}
+func (v *nodeBGPNodePort) implementsGraphQLInterfacenodeBGPNode()              {}
+func (v *nodeBGPNodePowerZone) implementsGraphQLInterfacenodeBGPNode()         {}
+func (v *nodeBGPNodeProvider) implementsGraphQLInterfacenodeBGPNode()          {}
+func (v *nodeBGPNodeQuota) implementsGraphQLInterfacenodeBGPNode()             {}
+func (v *nodeBGPNodeRack) implementsGraphQLInterfacenodeBGPNode()              {}
+func (v *nodeBGPNodeRackZone) implementsGraphQLInterfacenodeBGPNode()          {}
+func (v *nodeBGPNodeRegion) implementsGraphQLInterfacenodeBGPNode()            {}
+func (v *nodeBGPNodeRegionService) implementsGraphQLInterfacenodeBGPNode()     {}
+func (v *nodeBGPNodeRoleBinding) implementsGraphQLInterfacenodeBGPNode()       {}
+func (v *nodeBGPNodeSSHKey) implementsGraphQLInterfacenodeBGPNode()            {}
+func (v *nodeBGPNodeSecurityRule) implementsGraphQLInterfacenodeBGPNode()      {}
+func (v *nodeBGPNodeServiceMesh) implementsGraphQLInterfacenodeBGPNode()       {}
+func (v *nodeBGPNodeSilence) implementsGraphQLInterfacenodeBGPNode()           {}
+func (v *nodeBGPNodeTenant) implementsGraphQLInterfacenodeBGPNode()            {}
+func (v *nodeBGPNodeUsageRecord) implementsGraphQLInterfacenodeBGPNode()       {}
+func (v *nodeBGPNodeUser) implementsGraphQLInterfacenodeBGPNode()              {}
+func (v *nodeBGPNodeVirtualMachine) implementsGraphQLInterfacenodeBGPNode()    {}
+func (v *nodeBGPNodeVolume) implementsGraphQLInterfacenodeBGPNode()            {}
+
+func __unmarshalnodeBGPNode(b []byte, v *nodeBGPNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "APIToken":
+		*v = new(nodeBGPNodeAPIToken)
+		return json.Unmarshal(b, *v)
+	case "Alert":
+		*v = new(nodeBGPNodeAlert)
+		return json.Unmarshal(b, *v)
+	case "Assignment":
+		*v = new(nodeBGPNodeAssignment)
+		return json.Unmarshal(b, *v)
+	case "AuditLog":
+		*v = new(nodeBGPNodeAuditLog)
+		return json.Unmarshal(b, *v)
+	case "AvailabilityZone":
+		*v = new(nodeBGPNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Check":
+		*v = new(nodeBGPNodeCheck)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(nodeBGPNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "ComputeNode":
+		*v = new(nodeBGPNodeComputeNode)
+		return json.Unmarshal(b, *v)
+	case "Datacenter":
+		*v = new(nodeBGPNodeDatacenter)
+		return json.Unmarshal(b, *v)
+	case "Event":
+		*v = new(nodeBGPNodeEvent)
+		return json.Unmarshal(b, *v)
+	case "EventRule":
+		*v = new(nodeBGPNodeEventRule)
+		return json.Unmarshal(b, *v)
+	case "Flavor":
+		*v = new(nodeBGPNodeFlavor)
+		return json.Unmarshal(b, *v)
+	case "Floor":
+		*v = new(nodeBGPNodeFloor)
+		return json.Unmarshal(b, *v)
+	case "GlobalService":
+		*v = new(nodeBGPNodeGlobalService)
+		return json.Unmarshal(b, *v)
+	case "HookDelivery":
+		*v = new(nodeBGPNodeHookDelivery)
+		return json.Unmarshal(b, *v)
+	case "Host":
+		*v = new(nodeBGPNodeHost)
+		return json.Unmarshal(b, *v)
+	case "HostGroup":
+		*v = new(nodeBGPNodeHostGroup)
+		return json.Unmarshal(b, *v)
+	case "IPAddress":
+		*v = new(nodeBGPNodeIPAddress)
+		return json.Unmarshal(b, *v)
+	case "IPRange":
+		*v = new(nodeBGPNodeIPRange)
+		return json.Unmarshal(b, *v)
+	case "Image":
+		*v = new(nodeBGPNodeImage)
+		return json.Unmarshal(b, *v)
+	case "JoinToken":
+		*v = new(nodeBGPNodeJoinToken)
+		return json.Unmarshal(b, *v)
+	case "KubernetesCluster":
+		*v = new(nodeBGPNodeKubernetesCluster)
+		return json.Unmarshal(b, *v)
+	case "Link":
+		*v = new(nodeBGPNodeLink)
+		return json.Unmarshal(b, *v)
+	case "LoadBalancer":
+		*v = new(nodeBGPNodeLoadBalancer)
+		return json.Unmarshal(b, *v)
+	case "Maintainer":
+		*v = new(nodeBGPNodeMaintainer)
+		return json.Unmarshal(b, *v)
+	case "MaintainerGroup":
+		*v = new(nodeBGPNodeMaintainerGroup)
+		return json.Unmarshal(b, *v)
+	case "Maintenance":
+		*v = new(nodeBGPNodeMaintenance)
+		return json.Unmarshal(b, *v)
+	case "Network":
+		*v = new(nodeBGPNodeNetwork)
+		return json.Unmarshal(b, *v)
+	case "NetworkZone":
+		*v = new(nodeBGPNodeNetworkZone)
+		return json.Unmarshal(b, *v)
+	case "Notice":
+		*v = new(nodeBGPNodeNotice)
+		return json.Unmarshal(b, *v)
+	case "Port":
+		*v = new(nodeBGPNodePort)
+		return json.Unmarshal(b, *v)
+	case "PowerZone":
+		*v = new(nodeBGPNodePowerZone)
+		return json.Unmarshal(b, *v)
+	case "Provider":
+		*v = new(nodeBGPNodeProvider)
+		return json.Unmarshal(b, *v)
+	case "Quota":
+		*v = new(nodeBGPNodeQuota)
+		return json.Unmarshal(b, *v)
+	case "Rack":
+		*v = new(nodeBGPNodeRack)
+		return json.Unmarshal(b, *v)
+	case "RackZone":
+		*v = new(nodeBGPNodeRackZone)
+		return json.Unmarshal(b, *v)
+	case "Region":
+		*v = new(nodeBGPNodeRegion)
+		return json.Unmarshal(b, *v)
+	case "RegionService":
+		*v = new(nodeBGPNodeRegionService)
+		return json.Unmarshal(b, *v)
+	case "RoleBinding":
+		*v = new(nodeBGPNodeRoleBinding)
+		return json.Unmarshal(b, *v)
+	case "SSHKey":
+		*v = new(nodeBGPNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "SecurityRule":
+		*v = new(nodeBGPNodeSecurityRule)
+		return json.Unmarshal(b, *v)
+	case "ServiceMesh":
+		*v = new(nodeBGPNodeServiceMesh)
+		return json.Unmarshal(b, *v)
+	case "Silence":
+		*v = new(nodeBGPNodeSilence)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(nodeBGPNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "UsageRecord":
+		*v = new(nodeBGPNodeUsageRecord)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(nodeBGPNodeUser)
+		return json.Unmarshal(b, *v)
+	case "VirtualMachine":
+		*v = new(nodeBGPNodeVirtualMachine)
+		return json.Unmarshal(b, *v)
+	case "Volume":
+		*v = new(nodeBGPNodeVolume)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for nodeBGPNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalnodeBGPNode(v *nodeBGPNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *nodeBGPNodeAPIToken:
+		typename = "APIToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeAPIToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeAlert:
+		typename = "Alert"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeAlert
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeAssignment:
+		typename = "Assignment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeAssignment
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeAuditLog:
+		typename = "AuditLog"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeAuditLog
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeAvailabilityZone:
+		typename = "AvailabilityZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeCheck:
+		typename = "Check"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeCheck
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeComputeNode:
+		typename = "ComputeNode"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeComputeNode
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeDatacenter:
+		typename = "Datacenter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeDatacenter
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeEvent:
+		typename = "Event"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeEventRule:
+		typename = "EventRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeEventRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeFlavor:
+		typename = "Flavor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeFlavor
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeFloor:
+		typename = "Floor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeFloor
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeGlobalService:
+		typename = "GlobalService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeGlobalService
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeHookDelivery:
+		typename = "HookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeHookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeHost:
+		typename = "Host"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeHost
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeHostGroup:
+		typename = "HostGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeHostGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeIPAddress:
+		typename = "IPAddress"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeIPAddress
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeIPRange:
+		typename = "IPRange"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeIPRange
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeImage:
+		typename = "Image"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeImage
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeJoinToken:
+		typename = "JoinToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeJoinToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeKubernetesCluster:
+		typename = "KubernetesCluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeKubernetesCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeLink:
+		typename = "Link"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeLink
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeLoadBalancer:
+		typename = "LoadBalancer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeLoadBalancer
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeMaintainer:
+		typename = "Maintainer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeMaintainer
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeMaintainerGroup:
+		typename = "MaintainerGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeMaintainerGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeMaintenance:
+		typename = "Maintenance"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeMaintenance
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeNetwork:
+		typename = "Network"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeNetwork
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeNetworkZone:
+		typename = "NetworkZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeNetworkZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeNotice:
+		typename = "Notice"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeNotice
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodePort:
+		typename = "Port"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodePort
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodePowerZone:
+		typename = "PowerZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodePowerZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeProvider:
+		typename = "Provider"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeProvider
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeQuota:
+		typename = "Quota"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeQuota
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeRack:
+		typename = "Rack"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeRack
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeRackZone:
+		typename = "RackZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeRackZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeRegion:
+		typename = "Region"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeRegion
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeRegionService:
+		typename = "RegionService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeRegionService
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeRoleBinding:
+		typename = "RoleBinding"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeRoleBinding
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeSSHKey:
+		typename = "SSHKey"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeSecurityRule:
+		typename = "SecurityRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeSecurityRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeServiceMesh:
+		typename = "ServiceMesh"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeServiceMesh
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeSilence:
+		typename = "Silence"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeSilence
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeUsageRecord:
+		typename = "UsageRecord"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeUsageRecord
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeVirtualMachine:
+		typename = "VirtualMachine"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeVirtualMachine
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeVolume:
+		typename = "Volume"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeVolume
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for nodeBGPNode: "%T"`, v)
+	}
+}
+
+// nodeBGPNodeAPIToken includes the requested fields of the GraphQL type APIToken.
+type nodeBGPNodeAPIToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeAPIToken.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeAPIToken) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeAlert includes the requested fields of the GraphQL type Alert.
+type nodeBGPNodeAlert struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeAlert.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeAlert) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeAssignment includes the requested fields of the GraphQL type Assignment.
+type nodeBGPNodeAssignment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeAssignment.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeAssignment) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeAuditLog includes the requested fields of the GraphQL type AuditLog.
+type nodeBGPNodeAuditLog struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeAuditLog.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeAuditLog) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeAvailabilityZone includes the requested fields of the GraphQL type AvailabilityZone.
+type nodeBGPNodeAvailabilityZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeCheck includes the requested fields of the GraphQL type Check.
+type nodeBGPNodeCheck struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeCheck.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeCheck) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeCluster includes the requested fields of the GraphQL type Cluster.
+type nodeBGPNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeCluster) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type nodeBGPNodeComputeNode struct {
+	Typename *string `json:"__typename"`
+	Name     string  `json:"name"`
+	// how the node peers with the fabric (issue 27)
+	Bgp NodeBGP `json:"bgp"`
+}
+
+// GetTypename returns nodeBGPNodeComputeNode.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeComputeNode) GetTypename() *string { return v.Typename }
+
+// GetName returns nodeBGPNodeComputeNode.Name, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeComputeNode) GetName() string { return v.Name }
+
+// GetBgp returns nodeBGPNodeComputeNode.Bgp, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeComputeNode) GetBgp() NodeBGP { return v.Bgp }
+
+// nodeBGPNodeDatacenter includes the requested fields of the GraphQL type Datacenter.
+type nodeBGPNodeDatacenter struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeDatacenter.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeDatacenter) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeEvent includes the requested fields of the GraphQL type Event.
+type nodeBGPNodeEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeEvent.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeEvent) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeEventRule includes the requested fields of the GraphQL type EventRule.
+type nodeBGPNodeEventRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeEventRule.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeEventRule) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeFlavor includes the requested fields of the GraphQL type Flavor.
+type nodeBGPNodeFlavor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeFlavor.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeFlavor) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeFloor includes the requested fields of the GraphQL type Floor.
+type nodeBGPNodeFloor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeFloor.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeFloor) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeGlobalService includes the requested fields of the GraphQL type GlobalService.
+type nodeBGPNodeGlobalService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeGlobalService.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeGlobalService) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeHookDelivery includes the requested fields of the GraphQL type HookDelivery.
+type nodeBGPNodeHookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeHookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeHookDelivery) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeHost includes the requested fields of the GraphQL type Host.
+type nodeBGPNodeHost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeHost.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeHost) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeHostGroup includes the requested fields of the GraphQL type HostGroup.
+type nodeBGPNodeHostGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeHostGroup.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeHostGroup) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeIPAddress includes the requested fields of the GraphQL type IPAddress.
+type nodeBGPNodeIPAddress struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeIPAddress.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeIPAddress) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeIPRange includes the requested fields of the GraphQL type IPRange.
+type nodeBGPNodeIPRange struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeIPRange.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeIPRange) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeImage includes the requested fields of the GraphQL type Image.
+type nodeBGPNodeImage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeImage.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeImage) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeJoinToken includes the requested fields of the GraphQL type JoinToken.
+type nodeBGPNodeJoinToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeJoinToken.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeJoinToken) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type nodeBGPNodeKubernetesCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeKubernetesCluster.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeKubernetesCluster) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeLink includes the requested fields of the GraphQL type Link.
+type nodeBGPNodeLink struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeLink.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeLink) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type nodeBGPNodeLoadBalancer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeLoadBalancer.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeLoadBalancer) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeMaintainer includes the requested fields of the GraphQL type Maintainer.
+type nodeBGPNodeMaintainer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeMaintainer.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeMaintainer) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeMaintainerGroup includes the requested fields of the GraphQL type MaintainerGroup.
+type nodeBGPNodeMaintainerGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeMaintainerGroup.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeMaintainerGroup) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeMaintenance includes the requested fields of the GraphQL type Maintenance.
+type nodeBGPNodeMaintenance struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeMaintenance.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeMaintenance) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeNetwork includes the requested fields of the GraphQL type Network.
+type nodeBGPNodeNetwork struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeNetwork.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeNetwork) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeNetworkZone includes the requested fields of the GraphQL type NetworkZone.
+type nodeBGPNodeNetworkZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeNetworkZone.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeNetworkZone) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeNotice includes the requested fields of the GraphQL type Notice.
+type nodeBGPNodeNotice struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeNotice.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeNotice) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodePort includes the requested fields of the GraphQL type Port.
+type nodeBGPNodePort struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodePort.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodePort) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodePowerZone includes the requested fields of the GraphQL type PowerZone.
+type nodeBGPNodePowerZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodePowerZone.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodePowerZone) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeProvider includes the requested fields of the GraphQL type Provider.
+type nodeBGPNodeProvider struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeProvider.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeProvider) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeQuota includes the requested fields of the GraphQL type Quota.
+type nodeBGPNodeQuota struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeQuota.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeQuota) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeRack includes the requested fields of the GraphQL type Rack.
+type nodeBGPNodeRack struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeRack.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeRack) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeRackZone includes the requested fields of the GraphQL type RackZone.
+type nodeBGPNodeRackZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeRackZone.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeRackZone) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeRegion includes the requested fields of the GraphQL type Region.
+type nodeBGPNodeRegion struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeRegion.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeRegion) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeRegionService includes the requested fields of the GraphQL type RegionService.
+type nodeBGPNodeRegionService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeRegionService.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeRegionService) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeRoleBinding includes the requested fields of the GraphQL type RoleBinding.
+type nodeBGPNodeRoleBinding struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeRoleBinding.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeRoleBinding) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeSSHKey includes the requested fields of the GraphQL type SSHKey.
+type nodeBGPNodeSSHKey struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeSSHKey.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeSSHKey) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type nodeBGPNodeSecurityRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeSecurityRule.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeSecurityRule) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type nodeBGPNodeServiceMesh struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeServiceMesh.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeServiceMesh) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeSilence includes the requested fields of the GraphQL type Silence.
+type nodeBGPNodeSilence struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeSilence.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeSilence) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeTenant includes the requested fields of the GraphQL type Tenant.
+type nodeBGPNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeTenant) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeUsageRecord includes the requested fields of the GraphQL type UsageRecord.
+type nodeBGPNodeUsageRecord struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeUsageRecord.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeUsageRecord) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeUser includes the requested fields of the GraphQL type User.
+type nodeBGPNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeUser) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type nodeBGPNodeVirtualMachine struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeVirtualMachine.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeVirtualMachine) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeVolume includes the requested fields of the GraphQL type Volume.
+type nodeBGPNodeVolume struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeVolume.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeVolume) GetTypename() *string { return v.Typename }
+
+// nodeBGPResponse is returned by nodeBGP on success.
+type nodeBGPResponse struct {
+	// Fetches an object given its ID.
+	Node *nodeBGPNode `json:"-"`
+}
+
+// GetNode returns nodeBGPResponse.Node, and is useful for accessing the field via an interface.
+func (v *nodeBGPResponse) GetNode() *nodeBGPNode { return v.Node }
+
+func (v *nodeBGPResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*nodeBGPResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.nodeBGPResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(nodeBGPNode)
+			err = __unmarshalnodeBGPNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal nodeBGPResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalnodeBGPResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *nodeBGPResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *nodeBGPResponse) __premarshalJSON() (*__premarshalnodeBGPResponse, error) {
+	var retval __premarshalnodeBGPResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalnodeBGPNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal nodeBGPResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
 }
 
 // nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer includes the requested fields of the GraphQL type NodeLoadBalancer.
@@ -2568,6 +3996,1146 @@ func (v *reportNodeStatusResponse) GetReportNodeStatus() reportNodeStatusReportN
 	return v.ReportNodeStatus
 }
 
+// vmNetworkNode includes the requested fields of the GraphQL interface Node.
+//
+// vmNetworkNode is implemented by the following types:
+// vmNetworkNodeAPIToken
+// vmNetworkNodeAlert
+// vmNetworkNodeAssignment
+// vmNetworkNodeAuditLog
+// vmNetworkNodeAvailabilityZone
+// vmNetworkNodeCheck
+// vmNetworkNodeCluster
+// vmNetworkNodeComputeNode
+// vmNetworkNodeDatacenter
+// vmNetworkNodeEvent
+// vmNetworkNodeEventRule
+// vmNetworkNodeFlavor
+// vmNetworkNodeFloor
+// vmNetworkNodeGlobalService
+// vmNetworkNodeHookDelivery
+// vmNetworkNodeHost
+// vmNetworkNodeHostGroup
+// vmNetworkNodeIPAddress
+// vmNetworkNodeIPRange
+// vmNetworkNodeImage
+// vmNetworkNodeJoinToken
+// vmNetworkNodeKubernetesCluster
+// vmNetworkNodeLink
+// vmNetworkNodeLoadBalancer
+// vmNetworkNodeMaintainer
+// vmNetworkNodeMaintainerGroup
+// vmNetworkNodeMaintenance
+// vmNetworkNodeNetwork
+// vmNetworkNodeNetworkZone
+// vmNetworkNodeNotice
+// vmNetworkNodePort
+// vmNetworkNodePowerZone
+// vmNetworkNodeProvider
+// vmNetworkNodeQuota
+// vmNetworkNodeRack
+// vmNetworkNodeRackZone
+// vmNetworkNodeRegion
+// vmNetworkNodeRegionService
+// vmNetworkNodeRoleBinding
+// vmNetworkNodeSSHKey
+// vmNetworkNodeSecurityRule
+// vmNetworkNodeServiceMesh
+// vmNetworkNodeSilence
+// vmNetworkNodeTenant
+// vmNetworkNodeUsageRecord
+// vmNetworkNodeUser
+// vmNetworkNodeVirtualMachine
+// vmNetworkNodeVolume
+// The GraphQL type's documentation follows.
+//
+// An object with an ID.
+// Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
+type vmNetworkNode interface {
+	implementsGraphQLInterfacevmNetworkNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *vmNetworkNodeAPIToken) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeAlert) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeAssignment) implementsGraphQLInterfacevmNetworkNode()        {}
+func (v *vmNetworkNodeAuditLog) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeAvailabilityZone) implementsGraphQLInterfacevmNetworkNode()  {}
+func (v *vmNetworkNodeCheck) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeCluster) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeComputeNode) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeDatacenter) implementsGraphQLInterfacevmNetworkNode()        {}
+func (v *vmNetworkNodeEvent) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeEventRule) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeFlavor) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeFloor) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeGlobalService) implementsGraphQLInterfacevmNetworkNode()     {}
+func (v *vmNetworkNodeHookDelivery) implementsGraphQLInterfacevmNetworkNode()      {}
+func (v *vmNetworkNodeHost) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeHostGroup) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeIPAddress) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeIPRange) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeImage) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeJoinToken) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeKubernetesCluster) implementsGraphQLInterfacevmNetworkNode() {}
+func (v *vmNetworkNodeLink) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeLoadBalancer) implementsGraphQLInterfacevmNetworkNode()      {}
+func (v *vmNetworkNodeMaintainer) implementsGraphQLInterfacevmNetworkNode()        {}
+func (v *vmNetworkNodeMaintainerGroup) implementsGraphQLInterfacevmNetworkNode()   {}
+func (v *vmNetworkNodeMaintenance) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeNetwork) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeNetworkZone) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeNotice) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodePort) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodePowerZone) implementsGraphQLInterfacevmNetworkNode()         {}
+func (v *vmNetworkNodeProvider) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeQuota) implementsGraphQLInterfacevmNetworkNode()             {}
+func (v *vmNetworkNodeRack) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeRackZone) implementsGraphQLInterfacevmNetworkNode()          {}
+func (v *vmNetworkNodeRegion) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeRegionService) implementsGraphQLInterfacevmNetworkNode()     {}
+func (v *vmNetworkNodeRoleBinding) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeSSHKey) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeSecurityRule) implementsGraphQLInterfacevmNetworkNode()      {}
+func (v *vmNetworkNodeServiceMesh) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeSilence) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeTenant) implementsGraphQLInterfacevmNetworkNode()            {}
+func (v *vmNetworkNodeUsageRecord) implementsGraphQLInterfacevmNetworkNode()       {}
+func (v *vmNetworkNodeUser) implementsGraphQLInterfacevmNetworkNode()              {}
+func (v *vmNetworkNodeVirtualMachine) implementsGraphQLInterfacevmNetworkNode()    {}
+func (v *vmNetworkNodeVolume) implementsGraphQLInterfacevmNetworkNode()            {}
+
+func __unmarshalvmNetworkNode(b []byte, v *vmNetworkNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "APIToken":
+		*v = new(vmNetworkNodeAPIToken)
+		return json.Unmarshal(b, *v)
+	case "Alert":
+		*v = new(vmNetworkNodeAlert)
+		return json.Unmarshal(b, *v)
+	case "Assignment":
+		*v = new(vmNetworkNodeAssignment)
+		return json.Unmarshal(b, *v)
+	case "AuditLog":
+		*v = new(vmNetworkNodeAuditLog)
+		return json.Unmarshal(b, *v)
+	case "AvailabilityZone":
+		*v = new(vmNetworkNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Check":
+		*v = new(vmNetworkNodeCheck)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(vmNetworkNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "ComputeNode":
+		*v = new(vmNetworkNodeComputeNode)
+		return json.Unmarshal(b, *v)
+	case "Datacenter":
+		*v = new(vmNetworkNodeDatacenter)
+		return json.Unmarshal(b, *v)
+	case "Event":
+		*v = new(vmNetworkNodeEvent)
+		return json.Unmarshal(b, *v)
+	case "EventRule":
+		*v = new(vmNetworkNodeEventRule)
+		return json.Unmarshal(b, *v)
+	case "Flavor":
+		*v = new(vmNetworkNodeFlavor)
+		return json.Unmarshal(b, *v)
+	case "Floor":
+		*v = new(vmNetworkNodeFloor)
+		return json.Unmarshal(b, *v)
+	case "GlobalService":
+		*v = new(vmNetworkNodeGlobalService)
+		return json.Unmarshal(b, *v)
+	case "HookDelivery":
+		*v = new(vmNetworkNodeHookDelivery)
+		return json.Unmarshal(b, *v)
+	case "Host":
+		*v = new(vmNetworkNodeHost)
+		return json.Unmarshal(b, *v)
+	case "HostGroup":
+		*v = new(vmNetworkNodeHostGroup)
+		return json.Unmarshal(b, *v)
+	case "IPAddress":
+		*v = new(vmNetworkNodeIPAddress)
+		return json.Unmarshal(b, *v)
+	case "IPRange":
+		*v = new(vmNetworkNodeIPRange)
+		return json.Unmarshal(b, *v)
+	case "Image":
+		*v = new(vmNetworkNodeImage)
+		return json.Unmarshal(b, *v)
+	case "JoinToken":
+		*v = new(vmNetworkNodeJoinToken)
+		return json.Unmarshal(b, *v)
+	case "KubernetesCluster":
+		*v = new(vmNetworkNodeKubernetesCluster)
+		return json.Unmarshal(b, *v)
+	case "Link":
+		*v = new(vmNetworkNodeLink)
+		return json.Unmarshal(b, *v)
+	case "LoadBalancer":
+		*v = new(vmNetworkNodeLoadBalancer)
+		return json.Unmarshal(b, *v)
+	case "Maintainer":
+		*v = new(vmNetworkNodeMaintainer)
+		return json.Unmarshal(b, *v)
+	case "MaintainerGroup":
+		*v = new(vmNetworkNodeMaintainerGroup)
+		return json.Unmarshal(b, *v)
+	case "Maintenance":
+		*v = new(vmNetworkNodeMaintenance)
+		return json.Unmarshal(b, *v)
+	case "Network":
+		*v = new(vmNetworkNodeNetwork)
+		return json.Unmarshal(b, *v)
+	case "NetworkZone":
+		*v = new(vmNetworkNodeNetworkZone)
+		return json.Unmarshal(b, *v)
+	case "Notice":
+		*v = new(vmNetworkNodeNotice)
+		return json.Unmarshal(b, *v)
+	case "Port":
+		*v = new(vmNetworkNodePort)
+		return json.Unmarshal(b, *v)
+	case "PowerZone":
+		*v = new(vmNetworkNodePowerZone)
+		return json.Unmarshal(b, *v)
+	case "Provider":
+		*v = new(vmNetworkNodeProvider)
+		return json.Unmarshal(b, *v)
+	case "Quota":
+		*v = new(vmNetworkNodeQuota)
+		return json.Unmarshal(b, *v)
+	case "Rack":
+		*v = new(vmNetworkNodeRack)
+		return json.Unmarshal(b, *v)
+	case "RackZone":
+		*v = new(vmNetworkNodeRackZone)
+		return json.Unmarshal(b, *v)
+	case "Region":
+		*v = new(vmNetworkNodeRegion)
+		return json.Unmarshal(b, *v)
+	case "RegionService":
+		*v = new(vmNetworkNodeRegionService)
+		return json.Unmarshal(b, *v)
+	case "RoleBinding":
+		*v = new(vmNetworkNodeRoleBinding)
+		return json.Unmarshal(b, *v)
+	case "SSHKey":
+		*v = new(vmNetworkNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "SecurityRule":
+		*v = new(vmNetworkNodeSecurityRule)
+		return json.Unmarshal(b, *v)
+	case "ServiceMesh":
+		*v = new(vmNetworkNodeServiceMesh)
+		return json.Unmarshal(b, *v)
+	case "Silence":
+		*v = new(vmNetworkNodeSilence)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(vmNetworkNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "UsageRecord":
+		*v = new(vmNetworkNodeUsageRecord)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(vmNetworkNodeUser)
+		return json.Unmarshal(b, *v)
+	case "VirtualMachine":
+		*v = new(vmNetworkNodeVirtualMachine)
+		return json.Unmarshal(b, *v)
+	case "Volume":
+		*v = new(vmNetworkNodeVolume)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for vmNetworkNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalvmNetworkNode(v *vmNetworkNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *vmNetworkNodeAPIToken:
+		typename = "APIToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAPIToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAlert:
+		typename = "Alert"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAlert
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAssignment:
+		typename = "Assignment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAssignment
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAuditLog:
+		typename = "AuditLog"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAuditLog
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeAvailabilityZone:
+		typename = "AvailabilityZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeCheck:
+		typename = "Check"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeCheck
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeComputeNode:
+		typename = "ComputeNode"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeComputeNode
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeDatacenter:
+		typename = "Datacenter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeDatacenter
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeEvent:
+		typename = "Event"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeEventRule:
+		typename = "EventRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeEventRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeFlavor:
+		typename = "Flavor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeFlavor
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeFloor:
+		typename = "Floor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeFloor
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeGlobalService:
+		typename = "GlobalService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeGlobalService
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeHookDelivery:
+		typename = "HookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeHookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeHost:
+		typename = "Host"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeHost
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeHostGroup:
+		typename = "HostGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeHostGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeIPAddress:
+		typename = "IPAddress"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeIPAddress
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeIPRange:
+		typename = "IPRange"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeIPRange
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeImage:
+		typename = "Image"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeImage
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeJoinToken:
+		typename = "JoinToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeJoinToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeKubernetesCluster:
+		typename = "KubernetesCluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeKubernetesCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeLink:
+		typename = "Link"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeLink
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeLoadBalancer:
+		typename = "LoadBalancer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeLoadBalancer
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeMaintainer:
+		typename = "Maintainer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeMaintainer
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeMaintainerGroup:
+		typename = "MaintainerGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeMaintainerGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeMaintenance:
+		typename = "Maintenance"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeMaintenance
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeNetwork:
+		typename = "Network"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeNetwork
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeNetworkZone:
+		typename = "NetworkZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeNetworkZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeNotice:
+		typename = "Notice"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeNotice
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodePort:
+		typename = "Port"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodePort
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodePowerZone:
+		typename = "PowerZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodePowerZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeProvider:
+		typename = "Provider"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeProvider
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeQuota:
+		typename = "Quota"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeQuota
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRack:
+		typename = "Rack"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRack
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRackZone:
+		typename = "RackZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRackZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRegion:
+		typename = "Region"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRegion
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRegionService:
+		typename = "RegionService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRegionService
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeRoleBinding:
+		typename = "RoleBinding"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeRoleBinding
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeSSHKey:
+		typename = "SSHKey"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeSecurityRule:
+		typename = "SecurityRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeSecurityRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeServiceMesh:
+		typename = "ServiceMesh"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeServiceMesh
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeSilence:
+		typename = "Silence"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeSilence
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeUsageRecord:
+		typename = "UsageRecord"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeUsageRecord
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeVirtualMachine:
+		typename = "VirtualMachine"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeVirtualMachine
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeVolume:
+		typename = "Volume"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeVolume
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for vmNetworkNode: "%T"`, v)
+	}
+}
+
+// vmNetworkNodeAPIToken includes the requested fields of the GraphQL type APIToken.
+type vmNetworkNodeAPIToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAPIToken.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAPIToken) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAlert includes the requested fields of the GraphQL type Alert.
+type vmNetworkNodeAlert struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAlert.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAlert) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAssignment includes the requested fields of the GraphQL type Assignment.
+type vmNetworkNodeAssignment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAssignment.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAssignment) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAuditLog includes the requested fields of the GraphQL type AuditLog.
+type vmNetworkNodeAuditLog struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAuditLog.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAuditLog) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeAvailabilityZone includes the requested fields of the GraphQL type AvailabilityZone.
+type vmNetworkNodeAvailabilityZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeCheck includes the requested fields of the GraphQL type Check.
+type vmNetworkNodeCheck struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeCheck.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeCheck) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeCluster includes the requested fields of the GraphQL type Cluster.
+type vmNetworkNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeCluster) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type vmNetworkNodeComputeNode struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeComputeNode.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeComputeNode) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeDatacenter includes the requested fields of the GraphQL type Datacenter.
+type vmNetworkNodeDatacenter struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeDatacenter.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeDatacenter) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeEvent includes the requested fields of the GraphQL type Event.
+type vmNetworkNodeEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeEvent.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeEvent) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeEventRule includes the requested fields of the GraphQL type EventRule.
+type vmNetworkNodeEventRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeEventRule.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeEventRule) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeFlavor includes the requested fields of the GraphQL type Flavor.
+type vmNetworkNodeFlavor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeFlavor.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeFlavor) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeFloor includes the requested fields of the GraphQL type Floor.
+type vmNetworkNodeFloor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeFloor.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeFloor) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeGlobalService includes the requested fields of the GraphQL type GlobalService.
+type vmNetworkNodeGlobalService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeGlobalService.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeGlobalService) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeHookDelivery includes the requested fields of the GraphQL type HookDelivery.
+type vmNetworkNodeHookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeHookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeHookDelivery) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeHost includes the requested fields of the GraphQL type Host.
+type vmNetworkNodeHost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeHost.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeHost) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeHostGroup includes the requested fields of the GraphQL type HostGroup.
+type vmNetworkNodeHostGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeHostGroup.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeHostGroup) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeIPAddress includes the requested fields of the GraphQL type IPAddress.
+type vmNetworkNodeIPAddress struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeIPAddress.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeIPAddress) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeIPRange includes the requested fields of the GraphQL type IPRange.
+type vmNetworkNodeIPRange struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeIPRange.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeIPRange) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeImage includes the requested fields of the GraphQL type Image.
+type vmNetworkNodeImage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeImage.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeImage) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeJoinToken includes the requested fields of the GraphQL type JoinToken.
+type vmNetworkNodeJoinToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeJoinToken.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeJoinToken) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type vmNetworkNodeKubernetesCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeKubernetesCluster.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeKubernetesCluster) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeLink includes the requested fields of the GraphQL type Link.
+type vmNetworkNodeLink struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeLink.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeLink) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type vmNetworkNodeLoadBalancer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeLoadBalancer.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeLoadBalancer) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeMaintainer includes the requested fields of the GraphQL type Maintainer.
+type vmNetworkNodeMaintainer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeMaintainer.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeMaintainer) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeMaintainerGroup includes the requested fields of the GraphQL type MaintainerGroup.
+type vmNetworkNodeMaintainerGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeMaintainerGroup.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeMaintainerGroup) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeMaintenance includes the requested fields of the GraphQL type Maintenance.
+type vmNetworkNodeMaintenance struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeMaintenance.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeMaintenance) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeNetwork includes the requested fields of the GraphQL type Network.
+type vmNetworkNodeNetwork struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeNetwork.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeNetwork) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeNetworkZone includes the requested fields of the GraphQL type NetworkZone.
+type vmNetworkNodeNetworkZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeNetworkZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeNetworkZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeNotice includes the requested fields of the GraphQL type Notice.
+type vmNetworkNodeNotice struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeNotice.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeNotice) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodePort includes the requested fields of the GraphQL type Port.
+type vmNetworkNodePort struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodePort.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodePort) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodePowerZone includes the requested fields of the GraphQL type PowerZone.
+type vmNetworkNodePowerZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodePowerZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodePowerZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeProvider includes the requested fields of the GraphQL type Provider.
+type vmNetworkNodeProvider struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeProvider.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeProvider) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeQuota includes the requested fields of the GraphQL type Quota.
+type vmNetworkNodeQuota struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeQuota.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeQuota) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRack includes the requested fields of the GraphQL type Rack.
+type vmNetworkNodeRack struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRack.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRack) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRackZone includes the requested fields of the GraphQL type RackZone.
+type vmNetworkNodeRackZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRackZone.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRackZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRegion includes the requested fields of the GraphQL type Region.
+type vmNetworkNodeRegion struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRegion.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRegion) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRegionService includes the requested fields of the GraphQL type RegionService.
+type vmNetworkNodeRegionService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRegionService.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRegionService) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeRoleBinding includes the requested fields of the GraphQL type RoleBinding.
+type vmNetworkNodeRoleBinding struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeRoleBinding.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeRoleBinding) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeSSHKey includes the requested fields of the GraphQL type SSHKey.
+type vmNetworkNodeSSHKey struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeSSHKey.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeSSHKey) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type vmNetworkNodeSecurityRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeSecurityRule.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeSecurityRule) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type vmNetworkNodeServiceMesh struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeServiceMesh.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeServiceMesh) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeSilence includes the requested fields of the GraphQL type Silence.
+type vmNetworkNodeSilence struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeSilence.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeSilence) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeTenant includes the requested fields of the GraphQL type Tenant.
+type vmNetworkNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeTenant) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeUsageRecord includes the requested fields of the GraphQL type UsageRecord.
+type vmNetworkNodeUsageRecord struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeUsageRecord.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeUsageRecord) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeUser includes the requested fields of the GraphQL type User.
+type vmNetworkNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeUser) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type vmNetworkNodeVirtualMachine struct {
+	Typename      *string         `json:"__typename"`
+	Ports         VMNetPorts      `json:"ports"`
+	SecurityRules VMSecurityRules `json:"securityRules"`
+}
+
+// GetTypename returns vmNetworkNodeVirtualMachine.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVirtualMachine) GetTypename() *string { return v.Typename }
+
+// GetPorts returns vmNetworkNodeVirtualMachine.Ports, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVirtualMachine) GetPorts() VMNetPorts { return v.Ports }
+
+// GetSecurityRules returns vmNetworkNodeVirtualMachine.SecurityRules, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVirtualMachine) GetSecurityRules() VMSecurityRules { return v.SecurityRules }
+
+// vmNetworkNodeVolume includes the requested fields of the GraphQL type Volume.
+type vmNetworkNodeVolume struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeVolume.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeVolume) GetTypename() *string { return v.Typename }
+
+// vmNetworkResponse is returned by vmNetwork on success.
+type vmNetworkResponse struct {
+	// Fetches an object given its ID.
+	Node *vmNetworkNode `json:"-"`
+}
+
+// GetNode returns vmNetworkResponse.Node, and is useful for accessing the field via an interface.
+func (v *vmNetworkResponse) GetNode() *vmNetworkNode { return v.Node }
+
+func (v *vmNetworkResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*vmNetworkResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.vmNetworkResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(vmNetworkNode)
+			err = __unmarshalvmNetworkNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal vmNetworkResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalvmNetworkResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *vmNetworkResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *vmNetworkResponse) __premarshalJSON() (*__premarshalvmNetworkResponse, error) {
+	var retval __premarshalvmNetworkResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalvmNetworkNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal vmNetworkResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // The subscription executed by assignmentChanged.
 const assignmentChanged_Operation = `
 subscription assignmentChanged ($node: ID!) {
@@ -2801,6 +5369,56 @@ func discoverNode(
 	}
 
 	data_ = &discoverNodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by nodeBGP.
+const nodeBGP_Operation = `
+query nodeBGP ($node: ID!) {
+	node(id: $node) {
+		__typename
+		... on ComputeNode {
+			name
+			bgp {
+				asn
+				routerID
+				peers {
+					name
+					asn
+					address
+					bfd
+				}
+				missing
+			}
+		}
+	}
+}
+`
+
+// nodeBGP reads how the agent's node peers with the fabric: its own ASN and router id and the
+// rack-leaf routers its host is cabled to (ComputeNode.bgp, from the graph's cabling).
+func nodeBGP(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	node string,
+) (data_ *nodeBGPResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "nodeBGP",
+		Query:  nodeBGP_Operation,
+		Variables: &__nodeBGPInput{
+			Node: node,
+		},
+	}
+
+	data_ = &nodeBGPResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -3065,6 +5683,72 @@ func reportNodeStatus(
 	}
 
 	data_ = &reportNodeStatusResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by vmNetwork.
+const vmNetwork_Operation = `
+query vmNetwork ($vm: ID!) {
+	node(id: $vm) {
+		__typename
+		... on VirtualMachine {
+			ports(first: 32) {
+				edges {
+					node {
+						mac
+						ipAddresses(first: 4) {
+							edges {
+								node {
+									address
+								}
+							}
+						}
+					}
+				}
+			}
+			securityRules(first: 500) {
+				edges {
+					node {
+						direction
+						protocol
+						portFrom
+						portTo
+						cidr
+						action
+						priority
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+// vmNetwork reads what the routed network mode needs of one of the node's VMs: its ports'
+// addresses and its ACL rules. Apart from assignmentsPage, whose complexity is at the
+// server's limit already.
+func vmNetwork(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	vm string,
+) (data_ *vmNetworkResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "vmNetwork",
+		Query:  vmNetwork_Operation,
+		Variables: &__vmNetworkInput{
+			Vm: vm,
+		},
+	}
+
+	data_ = &vmNetworkResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -20,6 +20,9 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	if settled(a, dom) {
 		r := AssignmentReport{Status: "APPLIED", ObservedState: observed(dom)}
 		acted := ag.askGuestAgent(ctx, a, dom, &r)
+		if ag.routed() {
+			ag.routeReport(ctx, a, &r)
+		}
 		ag.send(ctx, a, r, acted)
 		return
 	}
@@ -29,6 +32,11 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 		// Backed off: the domain flapped. Removing it is always allowed.
 		ag.report(ctx, a, "FAILED", observed(dom), ag.flaps.flapReason(name, ag.flaps.limit, until), false)
 		return
+	}
+	if ag.routed() && a.DesiredState != "RUNNING" {
+		// Withdraw first: the address leaves its peers' tables before the VM stops answering.
+		ag.withdrawAll(a)
+		ag.rememberInstance(a, false)
 	}
 	note, err := ag.apply(ctx, a, name, dom, pinned, pinErr)
 	b := newBackOff(ag.cfg.RetryDelay, 30*time.Second)
@@ -72,6 +80,9 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	}
 	log.Info("assignment applied", "observed", obs)
 	r := AssignmentReport{Status: "APPLIED", ObservedState: obs, Reason: note}
+	if ag.routed() {
+		ag.routeReport(ctx, a, &r)
+	}
 	if a.DesiredState != "ABSENT" {
 		// Which volumes the domain has now: what moves them to ATTACHED or AVAILABLE.
 		if ids, err := ag.domainVolumes(ctx, name); err == nil {
@@ -209,7 +220,7 @@ func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason s
 func (ag *Agent) send(ctx context.Context, a Assignment, r AssignmentReport, acted bool) {
 	r.ID, r.Generation = a.Id, a.Generation
 	status, obs := r.Status, r.ObservedState
-	if !acted && status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
+	if !acted && !r.Routes && status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
 		return
 	}
 	ag.mu.Lock()

@@ -83,6 +83,7 @@ func (ag *Agent) Resync(ctx context.Context) error {
 	}
 	wg.Wait()
 	ag.pruneNetworks(as)
+	ag.pruneRoutes(ctx, as)
 	return nil
 }
 

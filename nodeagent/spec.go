@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
@@ -66,6 +67,13 @@ func (ag *Agent) specFor(ctx context.Context, a Assignment, cpus []int) (hypervi
 		}
 		spec.Disks = append(spec.Disks, d)
 	}
+	var taps map[string]string // routed mode: the NICs' taps by MAC
+	if ag.routed() {
+		var err error
+		if taps, err = ag.routedNICs(ctx, a); err != nil {
+			return hypervisor.DomainSpec{}, err
+		}
+	}
 	for _, p := range ports(a) {
 		nic := hypervisor.NIC{MAC: *p.Mac, Network: ag.cfg.DefaultNetwork}
 		if p.Driver != nil {
@@ -73,6 +81,9 @@ func (ag *Agent) specFor(ctx context.Context, a Assignment, cpus []int) (hypervi
 		}
 		if n, ok := portNetwork(p); ok {
 			nic.Network, nic.Bridge = "", hostnet.BridgeName(n.ID)
+		}
+		if tap, ok := taps[strings.ToLower(*p.Mac)]; ok {
+			nic.Network, nic.Bridge, nic.Tap = "", "", tap
 		}
 		if !excl {
 			nic.BandwidthMbps = deref(vm.Flavor.NetworkMbpsLimit)

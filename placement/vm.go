@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/metering"
 )
@@ -178,6 +179,10 @@ func (p *Placer) DeleteVM(ctx context.Context, client *ent.Client, id int) error
 		}
 		if err := keepVolumes(ctx, t.c, id); err != nil {
 			return err
+		}
+		// The VM's ACL rules (SecurityRule) belong to it and go with it.
+		if _, err := t.c.SecurityRule.Delete().Where(securityrule.HasVirtualMachineWith(virtualmachine.ID(id))).Exec(ctx); err != nil {
+			return fmt.Errorf("delete the security rules of VM %d: %w", id, err)
 		}
 		if err := t.c.VirtualMachine.SafeDelete(ctx, id); err != nil {
 			return err

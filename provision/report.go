@@ -9,6 +9,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/truncate"
@@ -27,6 +28,9 @@ type Report struct {
 	// GuestAgent, for a running VM, is what the QEMU guest agent inside it answered; nil
 	// when none answered.
 	GuestAgent *guest.Report
+	// Routes, for a VM's assignment in routed network mode, are the routes of the VM's
+	// addresses on the node (Node and UpdatedAt are filled in here); nil when not reported.
+	Routes []fieldtype.VMRoute
 }
 
 // waiting lists, per desired state, the VM states in which a report about that desired
@@ -59,6 +63,19 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 		return nil, apierr.Validation("generation", "assignment %d is at generation %d; %d does not exist yet", a.ID, a.Generation, r.Generation)
 	case r.Generation < a.Generation:
 		return a, nil // stale: the agent acted on an older desired state
+	}
+	if r.Routes != nil {
+		// Before the assignment's row: a drain locks the VM, then its assignments; taking
+		// them in the same order here keeps the two from deadlocking.
+		vm, err := client.Assignment.QueryVirtualMachine(a).WithNode().Only(system(ctx))
+		if err != nil && !ent.IsNotFound(err) {
+			return nil, err
+		}
+		if vm != nil && vm.Edges.Node != nil && vm.Edges.Node.ID == a.Edges.Node.ID {
+			if err := s.applyRoutes(ctx, client, a, vm, r.Routes); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// As the viewer: an agent may write its own node's assignments only.
 	observed, why := deref(r.ObservedState), deref(r.Reason)

@@ -49,6 +49,18 @@ func get(ns *netlab.NS, url string) (string, error) {
 	return string(b), err
 }
 
+// getQuick is get with a short timeout, for checking that a packet is dropped.
+func getQuick(ns *netlab.NS, url string) (string, error) {
+	c := &http.Client{Timeout: 400 * time.Millisecond, Transport: &http.Transport{DialContext: ns.DialContext, DisableKeepAlives: true}}
+	res, err := c.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return string(b), err
+}
+
 func newManager(t *testing.T, node *netlab.NS) *Manager {
 	t.Helper()
 	m, err := New(Config{HostNS: node.Fd(), NSPrefix: node.Name + "-vm-"})

@@ -32,7 +32,7 @@ const (
 // tenantTagged are the types whose audit rows name their tenant (graph.tenantOf: a Tenant,
 // and records with a tenant edge), so that tenant admins see them.
 var tenantTagged = []string{"Tenant", "APIToken", "GlobalService", "KubernetesCluster", "LoadBalancer", "Network", "Notice",
-	"Quota", "RegionService", "RoleBinding", "SSHKey", "UsageRecord", "VirtualMachine", "Volume"}
+	"Quota", "RegionService", "RoleBinding", "SSHKey", "SecurityRule", "UsageRecord", "VirtualMachine", "Volume"}
 
 // auditWant is the audit row a successful mutation should leave.
 type auditWant struct {

@@ -544,6 +544,21 @@ var entities = map[string]entity{
 				owner{tenant: w.tenantA}
 		},
 	},
+	"SecurityRule": {
+		make: func(w *world) (int, owner) {
+			vm := w.newVM(w.tenantA, w.node1)
+			id := w.c.SecurityRule.Create().SetDirection("INGRESS").SetTenantID(w.tenantA).SetVirtualMachineID(vm).SaveX(w.ctx).ID
+			return id, owner{tenant: w.tenantA, node: w.node1}
+		},
+		parentType: "Tenant", parentField: "securityRules",
+		parent: func(w *world, _ int) (int, owner) { return w.tenantA, w.ownerOf(w.tenantA) },
+		update: map[string]any{"description": "updated"},
+		create: func(w *world) (map[string]any, owner) {
+			vm := w.newVM(w.tenantA, w.node1)
+			return map[string]any{"direction": "INGRESS", "protocol": "TCP", "portFrom": 22, "tenantID": gid(w.tenantA), "virtualMachineID": gid(vm)},
+				owner{tenant: w.tenantA}
+		},
+	},
 	"SSHKey": {
 		make: func(w *world) (int, owner) {
 			id := w.c.SSHKey.Create().SetName(uniq("key")).SetPublicKey(testSSHKey).SetTenantID(w.tenantA).SaveX(w.ctx).ID

@@ -28,6 +28,12 @@
 //	--reserved-cpus    VIRTFLOW_RESERVED_CPUS    host CPUs 0..N-1 kept for the host (0)
 //	--uplink           VIRTFLOW_UPLINK           interface carrying networks' VLANs (none)
 //	--manage-networks  VIRTFLOW_MANAGE_NETWORKS  create/remove the networks' bridges vfbr-<id> (true)
+//	--network-mode     VIRTFLOW_NETWORK_MODE     bridged (default) or routed: a namespace and a /32 per VM address, announced by BGP
+//	--bgp-asn          VIRTFLOW_BGP_ASN          routed: the node's ASN (default: its host's bgpAsn in the graph)
+//	--bgp-router-id    VIRTFLOW_BGP_ROUTER_ID    routed: the node's router id (default: its host's bgpAddress)
+//	--bgp-peers        VIRTFLOW_BGP_PEERS        routed: address:asn[:bfd],... (default: the rack-leaf routers the host is cabled to)
+//	--bgp-listen-port  VIRTFLOW_BGP_LISTEN_PORT  routed: port the speaker accepts sessions on (-1: none)
+//	--metadata-listen  VIRTFLOW_METADATA_LISTEN  routed: the metadata service's address (169.254.1.2:80; "none": off)
 //
 // The agent needs its node's agent token: --token, or the one in --credential-file, or, on a
 // new host, a one-time --join-token (createJoinToken) with which it registers its node
@@ -42,6 +48,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
@@ -49,11 +57,14 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 
 	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/telemetry"
+	"github.com/virtflow/virtflow/lbnet"
 	"github.com/virtflow/virtflow/nodeagent"
+	"github.com/virtflow/virtflow/vmnet"
 )
 
 func main() {
@@ -80,8 +91,24 @@ func main() {
 	flag.IntVar(&cfg.ReservedCPUs, "reserved-cpus", envInt("VIRTFLOW_RESERVED_CPUS", 0), "host CPUs 0..N-1 kept for the host: no VM runs on them and they are not offered as capacity (VIRTFLOW_RESERVED_CPUS)")
 	uplink := flag.String("uplink", os.Getenv("VIRTFLOW_UPLINK"), "host interface carrying the VLANs of networks with a VLAN: the agent adds a VLAN interface vfvlan<id> of it to the network's bridge; empty keeps networks on the node (VIRTFLOW_UPLINK)")
 	manageNet := flag.Bool("manage-networks", envBoolDefault("VIRTFLOW_MANAGE_NETWORKS", true), "create the bridge vfbr-<network> (and VLAN interface) each VM's networks need and remove those the agent created once unused; false leaves them to the operator (VIRTFLOW_MANAGE_NETWORKS)")
+	flag.StringVar(&cfg.NetworkMode, "network-mode", envOr("VIRTFLOW_NETWORK_MODE", nodeagent.NetworkBridged), "bridged: NICs on the networks' bridges; routed: a namespace and a /32 route per VM address, announced by BGP (VIRTFLOW_NETWORK_MODE)")
+	bgpASN := flag.Uint("bgp-asn", uint(envInt("VIRTFLOW_BGP_ASN", 0)), "routed mode: the node's BGP ASN; 0: its host's bgpAsn (VIRTFLOW_BGP_ASN)")
+	bgpRouterID := flag.String("bgp-router-id", os.Getenv("VIRTFLOW_BGP_ROUTER_ID"), "routed mode: the node's BGP router id; empty: its host's bgpAddress (VIRTFLOW_BGP_ROUTER_ID)")
+	bgpPeers := flag.String("bgp-peers", os.Getenv("VIRTFLOW_BGP_PEERS"), "routed mode: BGP peers address:asn[:bfd],...; empty: the rack-leaf routers the host is cabled to (VIRTFLOW_BGP_PEERS)")
+	bgpListen := flag.Int("bgp-listen-port", envInt("VIRTFLOW_BGP_LISTEN_PORT", -1), "routed mode: port the BGP speaker accepts sessions on; -1: it only connects (VIRTFLOW_BGP_LISTEN_PORT)")
+	metadataListen := flag.String("metadata-listen", envOr("VIRTFLOW_METADATA_LISTEN", "169.254.1.2:80"), "routed mode: address of the metadata service for the node's VMs; none: off (VIRTFLOW_METADATA_LISTEN)")
+	lbDir := flag.String("lb-dir", os.Getenv("VIRTFLOW_LB_DIR"), "directory of the HAProxy serving the load balancers the scheduler puts on this node (VIPs announced with the routed mode's BGP speaker); empty: the node serves none (VIRTFLOW_LB_DIR)")
 	flag.Parse()
-	if *manageNet && !*simulate {
+	if *lbDir != "" {
+		cfg.LoadBalancers = &lbnet.Node{Proxy: &lbnet.Proxy{Dir: *lbDir}, VIPs: lbnet.LoopbackVIPs{}}
+	}
+	if cfg.NetworkMode == nodeagent.NetworkRouted {
+		if err := routedConfig(&cfg, uint32(*bgpASN), *bgpRouterID, *bgpPeers, int32(*bgpListen), *metadataListen); err != nil {
+			fmt.Fprintln(os.Stderr, "routed network:", err)
+			os.Exit(1)
+		}
+	}
+	if *manageNet && !*simulate && cfg.NetworkMode != nodeagent.NetworkRouted {
 		h, err := netlink.NewHandle()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "netlink:", err)
@@ -165,6 +192,38 @@ func run(cfg nodeagent.Config, enroll nodeagent.Enrollment, lcfg hypervisor.Libv
 		return err
 	}
 	return ag.Run(ctx)
+}
+
+// routedConfig sets up routed mode: the VM address namespaces in this process's network
+// namespace, the BGP settings given on the command line, and the metadata listener.
+func routedConfig(cfg *nodeagent.Config, asn uint32, routerID, peers string, listen int32, metadata string) error {
+	host, err := netns.Get()
+	if err != nil {
+		return err
+	}
+	m, err := vmnet.New(vmnet.Config{HostNS: host})
+	if err != nil {
+		return err
+	}
+	if err := m.Setup(); err != nil {
+		return err
+	}
+	cfg.Routed = m
+	cfg.BGP = nodeagent.BGPConfig{ASN: asn, ListenPort: listen}
+	if routerID != "" {
+		if cfg.BGP.RouterID, err = netip.ParseAddr(routerID); err != nil {
+			return fmt.Errorf("--bgp-router-id: %w", err)
+		}
+	}
+	if cfg.BGP.Peers, err = nodeagent.ParseBGPPeers(peers); err != nil {
+		return fmt.Errorf("--bgp-peers: %w", err)
+	}
+	if metadata != "none" {
+		if cfg.MetadataListener, err = net.Listen("tcp", metadata); err != nil {
+			return fmt.Errorf("metadata service: %w", err)
+		}
+	}
+	return nil
 }
 
 func envOr(key, def string) string {

@@ -549,6 +549,18 @@ func (f SSHKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SSHKeyMutation", m)
 }
 
+// The SecurityRuleFunc type is an adapter to allow the use of ordinary
+// function as SecurityRule mutator.
+type SecurityRuleFunc func(context.Context, *ent.SecurityRuleMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SecurityRuleFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SecurityRuleMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SecurityRuleMutation", m)
+}
+
 // The ServiceMeshFunc type is an adapter to allow the use of ordinary
 // function as ServiceMesh mutator.
 type ServiceMeshFunc func(context.Context, *ent.ServiceMeshMutation) (ent.Value, error)

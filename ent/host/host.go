@@ -66,6 +66,12 @@ const (
 	FieldGpus = "gpus"
 	// FieldNics holds the string denoting the nics field in the database.
 	FieldNics = "nics"
+	// FieldBgpAsn holds the string denoting the bgp_asn field in the database.
+	FieldBgpAsn = "bgp_asn"
+	// FieldBgpAddress holds the string denoting the bgp_address field in the database.
+	FieldBgpAddress = "bgp_address"
+	// FieldBfd holds the string denoting the bfd field in the database.
+	FieldBfd = "bfd"
 	// EdgeRack holds the string denoting the rack edge name in mutations.
 	EdgeRack = "rack"
 	// EdgePowerZone holds the string denoting the power_zone edge name in mutations.
@@ -197,6 +203,9 @@ var Columns = []string{
 	FieldDisks,
 	FieldGpus,
 	FieldNics,
+	FieldBgpAsn,
+	FieldBgpAddress,
+	FieldBfd,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "hosts"
@@ -292,6 +301,12 @@ var (
 	DefaultMemoryMB int64
 	// MemoryMBValidator is a validator for the "memory_mb" field. It is called by the builders before save.
 	MemoryMBValidator func(int64) error
+	// BgpAsnValidator is a validator for the "bgp_asn" field. It is called by the builders before save.
+	BgpAsnValidator func(int64) error
+	// BgpAddressValidator is a validator for the "bgp_address" field. It is called by the builders before save.
+	BgpAddressValidator func(string) error
+	// DefaultBfd holds the default value on creation for the "bfd" field.
+	DefaultBfd bool
 )
 
 // Kind defines the type for the "kind" enum field.
@@ -515,6 +530,21 @@ func ByNumaNodes(opts ...sql.OrderTermOption) OrderOption {
 // ByMemoryMB orders the results by the memory_mb field.
 func ByMemoryMB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMemoryMB, opts...).ToFunc()
+}
+
+// ByBgpAsn orders the results by the bgp_asn field.
+func ByBgpAsn(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBgpAsn, opts...).ToFunc()
+}
+
+// ByBgpAddress orders the results by the bgp_address field.
+func ByBgpAddress(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBgpAddress, opts...).ToFunc()
+}
+
+// ByBfd orders the results by the bfd field.
+func ByBfd(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBfd, opts...).ToFunc()
 }
 
 // ByRackField orders the results by rack field.

@@ -140,6 +140,21 @@ func MemoryMB(v int64) predicate.Host {
 	return predicate.Host(sql.FieldEQ(FieldMemoryMB, v))
 }
 
+// BgpAsn applies equality check predicate on the "bgp_asn" field. It's identical to BgpAsnEQ.
+func BgpAsn(v int64) predicate.Host {
+	return predicate.Host(sql.FieldEQ(FieldBgpAsn, v))
+}
+
+// BgpAddress applies equality check predicate on the "bgp_address" field. It's identical to BgpAddressEQ.
+func BgpAddress(v string) predicate.Host {
+	return predicate.Host(sql.FieldEQ(FieldBgpAddress, v))
+}
+
+// Bfd applies equality check predicate on the "bfd" field. It's identical to BfdEQ.
+func Bfd(v bool) predicate.Host {
+	return predicate.Host(sql.FieldEQ(FieldBfd, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Host {
 	return predicate.Host(sql.FieldEQ(FieldCreatedAt, v))
@@ -1128,6 +1143,141 @@ func NicsIsNil() predicate.Host {
 // NicsNotNil applies the NotNil predicate on the "nics" field.
 func NicsNotNil() predicate.Host {
 	return predicate.Host(sql.FieldNotNull(FieldNics))
+}
+
+// BgpAsnEQ applies the EQ predicate on the "bgp_asn" field.
+func BgpAsnEQ(v int64) predicate.Host {
+	return predicate.Host(sql.FieldEQ(FieldBgpAsn, v))
+}
+
+// BgpAsnNEQ applies the NEQ predicate on the "bgp_asn" field.
+func BgpAsnNEQ(v int64) predicate.Host {
+	return predicate.Host(sql.FieldNEQ(FieldBgpAsn, v))
+}
+
+// BgpAsnIn applies the In predicate on the "bgp_asn" field.
+func BgpAsnIn(vs ...int64) predicate.Host {
+	return predicate.Host(sql.FieldIn(FieldBgpAsn, vs...))
+}
+
+// BgpAsnNotIn applies the NotIn predicate on the "bgp_asn" field.
+func BgpAsnNotIn(vs ...int64) predicate.Host {
+	return predicate.Host(sql.FieldNotIn(FieldBgpAsn, vs...))
+}
+
+// BgpAsnGT applies the GT predicate on the "bgp_asn" field.
+func BgpAsnGT(v int64) predicate.Host {
+	return predicate.Host(sql.FieldGT(FieldBgpAsn, v))
+}
+
+// BgpAsnGTE applies the GTE predicate on the "bgp_asn" field.
+func BgpAsnGTE(v int64) predicate.Host {
+	return predicate.Host(sql.FieldGTE(FieldBgpAsn, v))
+}
+
+// BgpAsnLT applies the LT predicate on the "bgp_asn" field.
+func BgpAsnLT(v int64) predicate.Host {
+	return predicate.Host(sql.FieldLT(FieldBgpAsn, v))
+}
+
+// BgpAsnLTE applies the LTE predicate on the "bgp_asn" field.
+func BgpAsnLTE(v int64) predicate.Host {
+	return predicate.Host(sql.FieldLTE(FieldBgpAsn, v))
+}
+
+// BgpAsnIsNil applies the IsNil predicate on the "bgp_asn" field.
+func BgpAsnIsNil() predicate.Host {
+	return predicate.Host(sql.FieldIsNull(FieldBgpAsn))
+}
+
+// BgpAsnNotNil applies the NotNil predicate on the "bgp_asn" field.
+func BgpAsnNotNil() predicate.Host {
+	return predicate.Host(sql.FieldNotNull(FieldBgpAsn))
+}
+
+// BgpAddressEQ applies the EQ predicate on the "bgp_address" field.
+func BgpAddressEQ(v string) predicate.Host {
+	return predicate.Host(sql.FieldEQ(FieldBgpAddress, v))
+}
+
+// BgpAddressNEQ applies the NEQ predicate on the "bgp_address" field.
+func BgpAddressNEQ(v string) predicate.Host {
+	return predicate.Host(sql.FieldNEQ(FieldBgpAddress, v))
+}
+
+// BgpAddressIn applies the In predicate on the "bgp_address" field.
+func BgpAddressIn(vs ...string) predicate.Host {
+	return predicate.Host(sql.FieldIn(FieldBgpAddress, vs...))
+}
+
+// BgpAddressNotIn applies the NotIn predicate on the "bgp_address" field.
+func BgpAddressNotIn(vs ...string) predicate.Host {
+	return predicate.Host(sql.FieldNotIn(FieldBgpAddress, vs...))
+}
+
+// BgpAddressGT applies the GT predicate on the "bgp_address" field.
+func BgpAddressGT(v string) predicate.Host {
+	return predicate.Host(sql.FieldGT(FieldBgpAddress, v))
+}
+
+// BgpAddressGTE applies the GTE predicate on the "bgp_address" field.
+func BgpAddressGTE(v string) predicate.Host {
+	return predicate.Host(sql.FieldGTE(FieldBgpAddress, v))
+}
+
+// BgpAddressLT applies the LT predicate on the "bgp_address" field.
+func BgpAddressLT(v string) predicate.Host {
+	return predicate.Host(sql.FieldLT(FieldBgpAddress, v))
+}
+
+// BgpAddressLTE applies the LTE predicate on the "bgp_address" field.
+func BgpAddressLTE(v string) predicate.Host {
+	return predicate.Host(sql.FieldLTE(FieldBgpAddress, v))
+}
+
+// BgpAddressContains applies the Contains predicate on the "bgp_address" field.
+func BgpAddressContains(v string) predicate.Host {
+	return predicate.Host(sql.FieldContains(FieldBgpAddress, v))
+}
+
+// BgpAddressHasPrefix applies the HasPrefix predicate on the "bgp_address" field.
+func BgpAddressHasPrefix(v string) predicate.Host {
+	return predicate.Host(sql.FieldHasPrefix(FieldBgpAddress, v))
+}
+
+// BgpAddressHasSuffix applies the HasSuffix predicate on the "bgp_address" field.
+func BgpAddressHasSuffix(v string) predicate.Host {
+	return predicate.Host(sql.FieldHasSuffix(FieldBgpAddress, v))
+}
+
+// BgpAddressIsNil applies the IsNil predicate on the "bgp_address" field.
+func BgpAddressIsNil() predicate.Host {
+	return predicate.Host(sql.FieldIsNull(FieldBgpAddress))
+}
+
+// BgpAddressNotNil applies the NotNil predicate on the "bgp_address" field.
+func BgpAddressNotNil() predicate.Host {
+	return predicate.Host(sql.FieldNotNull(FieldBgpAddress))
+}
+
+// BgpAddressEqualFold applies the EqualFold predicate on the "bgp_address" field.
+func BgpAddressEqualFold(v string) predicate.Host {
+	return predicate.Host(sql.FieldEqualFold(FieldBgpAddress, v))
+}
+
+// BgpAddressContainsFold applies the ContainsFold predicate on the "bgp_address" field.
+func BgpAddressContainsFold(v string) predicate.Host {
+	return predicate.Host(sql.FieldContainsFold(FieldBgpAddress, v))
+}
+
+// BfdEQ applies the EQ predicate on the "bfd" field.
+func BfdEQ(v bool) predicate.Host {
+	return predicate.Host(sql.FieldEQ(FieldBfd, v))
+}
+
+// BfdNEQ applies the NEQ predicate on the "bfd" field.
+func BfdNEQ(v bool) predicate.Host {
+	return predicate.Host(sql.FieldNEQ(FieldBfd, v))
 }
 
 // HasRack applies the HasEdge predicate on the "rack" edge.

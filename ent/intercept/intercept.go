@@ -53,6 +53,7 @@ import (
 	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -1334,6 +1335,33 @@ func (f TraverseSSHKey) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SSHKeyQuery", q)
 }
 
+// The SecurityRuleFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SecurityRuleFunc func(context.Context, *ent.SecurityRuleQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SecurityRuleFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SecurityRuleQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SecurityRuleQuery", q)
+}
+
+// The TraverseSecurityRule type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSecurityRule func(context.Context, *ent.SecurityRuleQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSecurityRule) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSecurityRule) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SecurityRuleQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SecurityRuleQuery", q)
+}
+
 // The ServiceMeshFunc type is an adapter to allow the use of ordinary function as a Querier.
 type ServiceMeshFunc func(context.Context, *ent.ServiceMeshQuery) (ent.Value, error)
 
@@ -1616,6 +1644,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RuleStateQuery, predicate.RuleState, rulestate.OrderOption]{typ: ent.TypeRuleState, tq: q}, nil
 	case *ent.SSHKeyQuery:
 		return &query[*ent.SSHKeyQuery, predicate.SSHKey, sshkey.OrderOption]{typ: ent.TypeSSHKey, tq: q}, nil
+	case *ent.SecurityRuleQuery:
+		return &query[*ent.SecurityRuleQuery, predicate.SecurityRule, securityrule.OrderOption]{typ: ent.TypeSecurityRule, tq: q}, nil
 	case *ent.ServiceMeshQuery:
 		return &query[*ent.ServiceMeshQuery, predicate.ServiceMesh, servicemesh.OrderOption]{typ: ent.TypeServiceMesh, tq: q}, nil
 	case *ent.SilenceQuery:

@@ -794,6 +794,9 @@ var (
 		{Name: "disks", Type: field.TypeJSON, Nullable: true},
 		{Name: "gpus", Type: field.TypeJSON, Nullable: true},
 		{Name: "nics", Type: field.TypeJSON, Nullable: true},
+		{Name: "bgp_asn", Type: field.TypeInt64, Nullable: true},
+		{Name: "bgp_address", Type: field.TypeString, Nullable: true},
+		{Name: "bfd", Type: field.TypeBool, Default: false},
 		{Name: "network_zone_hosts", Type: field.TypeInt, Nullable: true},
 		{Name: "power_zone_hosts", Type: field.TypeInt, Nullable: true},
 		{Name: "rack_hosts", Type: field.TypeInt, Nullable: true},
@@ -807,25 +810,25 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "hosts_network_zones_hosts",
-				Columns:    []*schema.Column{HostsColumns[25]},
+				Columns:    []*schema.Column{HostsColumns[28]},
 				RefColumns: []*schema.Column{NetworkZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "hosts_power_zones_hosts",
-				Columns:    []*schema.Column{HostsColumns[26]},
+				Columns:    []*schema.Column{HostsColumns[29]},
 				RefColumns: []*schema.Column{PowerZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "hosts_racks_hosts",
-				Columns:    []*schema.Column{HostsColumns[27]},
+				Columns:    []*schema.Column{HostsColumns[30]},
 				RefColumns: []*schema.Column{RacksColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "hosts_rack_zones_hosts",
-				Columns:    []*schema.Column{HostsColumns[28]},
+				Columns:    []*schema.Column{HostsColumns[31]},
 				RefColumns: []*schema.Column{RackZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -2041,6 +2044,49 @@ var (
 			},
 		},
 	}
+	// SecurityRulesColumns holds the columns for the "security_rules" table.
+	SecurityRulesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
+		{Name: "direction", Type: field.TypeEnum, Enums: []string{"INGRESS", "EGRESS"}},
+		{Name: "protocol", Type: field.TypeEnum, Enums: []string{"ANY", "TCP", "UDP", "ICMP"}, Default: "ANY"},
+		{Name: "port_from", Type: field.TypeInt, Nullable: true},
+		{Name: "port_to", Type: field.TypeInt, Nullable: true},
+		{Name: "cidr", Type: field.TypeString, Default: "0.0.0.0/0"},
+		{Name: "action", Type: field.TypeEnum, Enums: []string{"ALLOW", "DENY"}, Default: "ALLOW"},
+		{Name: "priority", Type: field.TypeInt, Default: 100},
+		{Name: "tenant_security_rules", Type: field.TypeInt},
+		{Name: "virtual_machine_security_rules", Type: field.TypeInt},
+	}
+	// SecurityRulesTable holds the schema information for the "security_rules" table.
+	SecurityRulesTable = &schema.Table{
+		Name:       "security_rules",
+		Columns:    SecurityRulesColumns,
+		PrimaryKey: []*schema.Column{SecurityRulesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "security_rules_tenants_security_rules",
+				Columns:    []*schema.Column{SecurityRulesColumns[11]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "security_rules_virtual_machines_security_rules",
+				Columns:    []*schema.Column{SecurityRulesColumns[12]},
+				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "securityrule_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SecurityRulesColumns[1]},
+			},
+		},
+	}
 	// ServiceMeshesColumns holds the columns for the "service_meshes" table.
 	ServiceMeshesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -2226,6 +2272,7 @@ var (
 		{Name: "guest_addresses", Type: field.TypeJSON, Nullable: true},
 		{Name: "guest_credential_hash", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "guest_credential_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "routes", Type: field.TypeJSON, Nullable: true},
 		{Name: "user_data", Type: field.TypeString, Nullable: true, Size: 65536},
 		{Name: "availability_zone_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_virtual_machines", Type: field.TypeInt, Nullable: true},
@@ -2245,55 +2292,55 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "virtual_machines_availability_zones_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[30]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[31]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[31]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[32]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[32]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[33]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[33]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[34]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[34]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[35]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[35]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[36]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[36]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[37]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[37]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[38]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[38]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[39]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -2307,7 +2354,7 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[38]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[39]},
 			},
 			{
 				Name:    "virtualmachine_status",
@@ -2327,12 +2374,12 @@ var (
 			{
 				Name:    "virtualmachine_compute_node_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[32]},
+				Columns: []*schema.Column{VirtualMachinesColumns[33]},
 			},
 			{
 				Name:    "virtualmachine_region_service_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[37]},
+				Columns: []*schema.Column{VirtualMachinesColumns[38]},
 			},
 		},
 	}
@@ -3012,6 +3059,7 @@ var (
 		RoleBindingsTable,
 		RuleStatesTable,
 		SSHKeysTable,
+		SecurityRulesTable,
 		ServiceMeshesTable,
 		SilencesTable,
 		TenantsTable,
@@ -3260,6 +3308,11 @@ func init() {
 	SSHKeysTable.ForeignKeys[1].RefTable = UsersTable
 	SSHKeysTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(197568495616),
+	}
+	SecurityRulesTable.ForeignKeys[0].RefTable = TenantsTable
+	SecurityRulesTable.ForeignKeys[1].RefTable = VirtualMachinesTable
+	SecurityRulesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(223338299392),
 	}
 	ServiceMeshesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(146028888064),

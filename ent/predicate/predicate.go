@@ -141,6 +141,9 @@ type RuleState func(*sql.Selector)
 // SSHKey is the predicate function for sshkey builders.
 type SSHKey func(*sql.Selector)
 
+// SecurityRule is the predicate function for securityrule builders.
+type SecurityRule func(*sql.Selector)
+
 // ServiceMesh is the predicate function for servicemesh builders.
 type ServiceMesh func(*sql.Selector)
 

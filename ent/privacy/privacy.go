@@ -1191,6 +1191,30 @@ func (f SSHKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SSHKeyMutation", m)
 }
 
+// The SecurityRuleQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SecurityRuleQueryRuleFunc func(context.Context, *ent.SecurityRuleQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SecurityRuleQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SecurityRuleQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SecurityRuleQuery", q)
+}
+
+// The SecurityRuleMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SecurityRuleMutationRuleFunc func(context.Context, *ent.SecurityRuleMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SecurityRuleMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SecurityRuleMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SecurityRuleMutation", m)
+}
+
 // The ServiceMeshQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type ServiceMeshQueryRuleFunc func(context.Context, *ent.ServiceMeshQuery) error
@@ -1484,6 +1508,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.SSHKeyQuery:
 		return q.Filter(), nil
+	case *ent.SecurityRuleQuery:
+		return q.Filter(), nil
 	case *ent.ServiceMeshQuery:
 		return q.Filter(), nil
 	case *ent.SilenceQuery:
@@ -1594,6 +1620,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.RuleStateMutation:
 		return m.Filter(), nil
 	case *ent.SSHKeyMutation:
+		return m.Filter(), nil
+	case *ent.SecurityRuleMutation:
 		return m.Filter(), nil
 	case *ent.ServiceMeshMutation:
 		return m.Filter(), nil

@@ -51,6 +51,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/rulestate"
 	"github.com/virtflow/virtflow/ent/schema"
+	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
 	"github.com/virtflow/virtflow/ent/sshkey"
@@ -1322,6 +1323,18 @@ func init() {
 	host.DefaultMemoryMB = hostDescMemoryMB.Default.(int64)
 	// host.MemoryMBValidator is a validator for the "memory_mb" field. It is called by the builders before save.
 	host.MemoryMBValidator = hostDescMemoryMB.Validators[0].(func(int64) error)
+	// hostDescBgpAsn is the schema descriptor for bgp_asn field.
+	hostDescBgpAsn := hostFields[22].Descriptor()
+	// host.BgpAsnValidator is a validator for the "bgp_asn" field. It is called by the builders before save.
+	host.BgpAsnValidator = hostDescBgpAsn.Validators[0].(func(int64) error)
+	// hostDescBgpAddress is the schema descriptor for bgp_address field.
+	hostDescBgpAddress := hostFields[23].Descriptor()
+	// host.BgpAddressValidator is a validator for the "bgp_address" field. It is called by the builders before save.
+	host.BgpAddressValidator = hostDescBgpAddress.Validators[0].(func(string) error)
+	// hostDescBfd is the schema descriptor for bfd field.
+	hostDescBfd := hostFields[24].Descriptor()
+	// host.DefaultBfd holds the default value on creation for the bfd field.
+	host.DefaultBfd = hostDescBfd.Default.(bool)
 	hostgroupMixin := schema.HostGroup{}.Mixin()
 	hostgroup.Policy = privacy.NewPolicies(hostgroupMixin[1], schema.HostGroup{})
 	hostgroup.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -3052,6 +3065,57 @@ func init() {
 			return nil
 		}
 	}()
+	securityruleMixin := schema.SecurityRule{}.Mixin()
+	securityrule.Policy = privacy.NewPolicies(securityruleMixin[1], schema.SecurityRule{})
+	securityrule.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := securityrule.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	securityruleHooks := schema.SecurityRule{}.Hooks()
+
+	securityrule.Hooks[1] = securityruleHooks[0]
+	securityruleMixinFields0 := securityruleMixin[0].Fields()
+	_ = securityruleMixinFields0
+	securityruleFields := schema.SecurityRule{}.Fields()
+	_ = securityruleFields
+	// securityruleDescCreatedAt is the schema descriptor for created_at field.
+	securityruleDescCreatedAt := securityruleMixinFields0[0].Descriptor()
+	// securityrule.DefaultCreatedAt holds the default value on creation for the created_at field.
+	securityrule.DefaultCreatedAt = securityruleDescCreatedAt.Default.(func() time.Time)
+	// securityruleDescUpdatedAt is the schema descriptor for updated_at field.
+	securityruleDescUpdatedAt := securityruleMixinFields0[1].Descriptor()
+	// securityrule.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	securityrule.DefaultUpdatedAt = securityruleDescUpdatedAt.Default.(func() time.Time)
+	// securityrule.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	securityrule.UpdateDefaultUpdatedAt = securityruleDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// securityruleDescDescription is the schema descriptor for description field.
+	securityruleDescDescription := securityruleFields[0].Descriptor()
+	// securityrule.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	securityrule.DescriptionValidator = securityruleDescDescription.Validators[0].(func(string) error)
+	// securityruleDescPortFrom is the schema descriptor for port_from field.
+	securityruleDescPortFrom := securityruleFields[3].Descriptor()
+	// securityrule.PortFromValidator is a validator for the "port_from" field. It is called by the builders before save.
+	securityrule.PortFromValidator = securityruleDescPortFrom.Validators[0].(func(int) error)
+	// securityruleDescPortTo is the schema descriptor for port_to field.
+	securityruleDescPortTo := securityruleFields[4].Descriptor()
+	// securityrule.PortToValidator is a validator for the "port_to" field. It is called by the builders before save.
+	securityrule.PortToValidator = securityruleDescPortTo.Validators[0].(func(int) error)
+	// securityruleDescCidr is the schema descriptor for cidr field.
+	securityruleDescCidr := securityruleFields[5].Descriptor()
+	// securityrule.DefaultCidr holds the default value on creation for the cidr field.
+	securityrule.DefaultCidr = securityruleDescCidr.Default.(string)
+	// securityrule.CidrValidator is a validator for the "cidr" field. It is called by the builders before save.
+	securityrule.CidrValidator = securityruleDescCidr.Validators[0].(func(string) error)
+	// securityruleDescPriority is the schema descriptor for priority field.
+	securityruleDescPriority := securityruleFields[7].Descriptor()
+	// securityrule.DefaultPriority holds the default value on creation for the priority field.
+	securityrule.DefaultPriority = securityruleDescPriority.Default.(int)
+	// securityrule.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
+	securityrule.PriorityValidator = securityruleDescPriority.Validators[0].(func(int) error)
 	servicemeshMixin := schema.ServiceMesh{}.Mixin()
 	servicemesh.Policy = privacy.NewPolicies(servicemeshMixin[1], schema.ServiceMesh{})
 	servicemesh.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -3428,7 +3492,7 @@ func init() {
 	// virtualmachine.GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
 	virtualmachine.GuestCredentialHashValidator = virtualmachineDescGuestCredentialHash.Validators[0].(func(string) error)
 	// virtualmachineDescUserData is the schema descriptor for user_data field.
-	virtualmachineDescUserData := virtualmachineFields[26].Descriptor()
+	virtualmachineDescUserData := virtualmachineFields[27].Descriptor()
 	// virtualmachine.UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	virtualmachine.UserDataValidator = virtualmachineDescUserData.Validators[0].(func(string) error)
 	volumeMixin := schema.Volume{}.Mixin()

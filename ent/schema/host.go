@@ -52,6 +52,12 @@ func (Host) Fields() []ent.Field {
 		field.JSON("disks", []fieldtype.Disk{}).Optional(),
 		field.JSON("gpus", []fieldtype.GPU{}).Optional(),
 		field.JSON("nics", []fieldtype.NIC{}).Optional(),
+		field.Int64("bgp_asn").Optional().Nillable().Range(1, 4294967295).
+			Comment("BGP autonomous system number: a rack-leaf router's (the nodes cabled to it peer with it) or a server's own (its node agent's speaker)"),
+		field.String("bgp_address").Optional().Validate(validAddr).
+			Comment("BGP address: a router's session address the nodes peer with, or a server's router id and session address"),
+		field.Bool("bfd").Default(false).
+			Comment("the router offers BFD on its BGP sessions"),
 	}
 }
 

@@ -43,6 +43,7 @@ func (Tenant) Edges() []ent.Edge {
 		edge.To("api_tokens", APIToken.Type).Annotations(entgql.RelayConnection()),
 		edge.To("role_bindings", RoleBinding.Type).Annotations(entgql.RelayConnection()),
 		edge.To("ssh_keys", SSHKey.Type).Annotations(entgql.RelayConnection()),
+		edge.To("security_rules", SecurityRule.Type).Annotations(entgql.RelayConnection()),
 		edge.To("default_vm_network", Network.Type).Unique().
 			Comment("the network a VM of the tenant is attached to when its request names none (createVirtualMachine networkIDs, createRegionService networkIDs); without it such a VM has no NIC"),
 	}

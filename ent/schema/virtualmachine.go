@@ -74,6 +74,8 @@ func (VirtualMachine) Fields() []ent.Field {
 			Comment("SHA-256 (hex) of the credential on the VM's config drive; the plaintext is only on the drive"),
 		field.Time("guest_credential_expires_at").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("after this the credential is refused; a rebuilt drive carries a new one"),
+		field.JSON("routes", []fieldtype.VMRoute{}).Optional().Annotations(system).
+			Comment("the routed network of the VM's addresses, as its node's agent reported it (issue 27)"),
 		field.Text("user_data").Optional().MaxLen(65536).
 			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
 			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),
@@ -104,6 +106,9 @@ func (VirtualMachine) Edges() []ent.Edge {
 		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
 		edge.To("networks", Network.Type).Annotations(fixedAtCreate).
 			Comment("the networks the VM was created on (one NIC, a port with its MAC and address, on each); empty means the tenant's default VM network"),
+		edge.To("security_rules", SecurityRule.Type).Annotations(entgql.RelayConnection(),
+			entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)).
+			Comment("the ACL rules applied in the namespace of the VM's addresses"),
 		edge.To("ssh_keys", SSHKey.Type).Annotations(fixedAtCreate).
 			Comment("public keys for the image's default user, on the VM's config drive"),
 	}, maintainedBy("virtual_machines")...)

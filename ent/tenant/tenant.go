@@ -58,6 +58,8 @@ const (
 	EdgeRoleBindings = "role_bindings"
 	// EdgeSSHKeys holds the string denoting the ssh_keys edge name in mutations.
 	EdgeSSHKeys = "ssh_keys"
+	// EdgeSecurityRules holds the string denoting the security_rules edge name in mutations.
+	EdgeSecurityRules = "security_rules"
 	// EdgeDefaultVMNetwork holds the string denoting the default_vm_network edge name in mutations.
 	EdgeDefaultVMNetwork = "default_vm_network"
 	// Table holds the table name of the tenant in the database.
@@ -158,6 +160,13 @@ const (
 	SSHKeysInverseTable = "ssh_keys"
 	// SSHKeysColumn is the table column denoting the ssh_keys relation/edge.
 	SSHKeysColumn = "tenant_ssh_keys"
+	// SecurityRulesTable is the table that holds the security_rules relation/edge.
+	SecurityRulesTable = "security_rules"
+	// SecurityRulesInverseTable is the table name for the SecurityRule entity.
+	// It exists in this package in order to avoid circular dependency with the "securityrule" package.
+	SecurityRulesInverseTable = "security_rules"
+	// SecurityRulesColumn is the table column denoting the security_rules relation/edge.
+	SecurityRulesColumn = "tenant_security_rules"
 	// DefaultVMNetworkTable is the table that holds the default_vm_network relation/edge.
 	DefaultVMNetworkTable = "tenants"
 	// DefaultVMNetworkInverseTable is the table name for the Network entity.
@@ -487,6 +496,20 @@ func BySSHKeys(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// BySecurityRulesCount orders the results by security_rules count.
+func BySecurityRulesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSecurityRulesStep(), opts...)
+	}
+}
+
+// BySecurityRules orders the results by security_rules terms.
+func BySecurityRules(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSecurityRulesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByDefaultVMNetworkField orders the results by default_vm_network field.
 func ByDefaultVMNetworkField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -589,6 +612,13 @@ func newSSHKeysStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SSHKeysInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, SSHKeysTable, SSHKeysColumn),
+	)
+}
+func newSecurityRulesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SecurityRulesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SecurityRulesTable, SecurityRulesColumn),
 	)
 }
 func newDefaultVMNetworkStep() *sqlgraph.Step {

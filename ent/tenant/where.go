@@ -717,6 +717,29 @@ func HasSSHKeysWith(preds ...predicate.SSHKey) predicate.Tenant {
 	})
 }
 
+// HasSecurityRules applies the HasEdge predicate on the "security_rules" edge.
+func HasSecurityRules() predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SecurityRulesTable, SecurityRulesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSecurityRulesWith applies the HasEdge predicate on the "security_rules" edge with a given conditions (other predicates).
+func HasSecurityRulesWith(preds ...predicate.SecurityRule) predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := newSecurityRulesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasDefaultVMNetwork applies the HasEdge predicate on the "default_vm_network" edge.
 func HasDefaultVMNetwork() predicate.Tenant {
 	return predicate.Tenant(func(s *sql.Selector) {

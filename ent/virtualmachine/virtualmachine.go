@@ -74,6 +74,8 @@ const (
 	FieldGuestCredentialHash = "guest_credential_hash"
 	// FieldGuestCredentialExpiresAt holds the string denoting the guest_credential_expires_at field in the database.
 	FieldGuestCredentialExpiresAt = "guest_credential_expires_at"
+	// FieldRoutes holds the string denoting the routes field in the database.
+	FieldRoutes = "routes"
 	// FieldUserData holds the string denoting the user_data field in the database.
 	FieldUserData = "user_data"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -102,6 +104,8 @@ const (
 	EdgeAssignments = "assignments"
 	// EdgeNetworks holds the string denoting the networks edge name in mutations.
 	EdgeNetworks = "networks"
+	// EdgeSecurityRules holds the string denoting the security_rules edge name in mutations.
+	EdgeSecurityRules = "security_rules"
 	// EdgeSSHKeys holds the string denoting the ssh_keys edge name in mutations.
 	EdgeSSHKeys = "ssh_keys"
 	// EdgeMaintainers holds the string denoting the maintainers edge name in mutations.
@@ -199,6 +203,13 @@ const (
 	// NetworksInverseTable is the table name for the Network entity.
 	// It exists in this package in order to avoid circular dependency with the "network" package.
 	NetworksInverseTable = "networks"
+	// SecurityRulesTable is the table that holds the security_rules relation/edge.
+	SecurityRulesTable = "security_rules"
+	// SecurityRulesInverseTable is the table name for the SecurityRule entity.
+	// It exists in this package in order to avoid circular dependency with the "securityrule" package.
+	SecurityRulesInverseTable = "security_rules"
+	// SecurityRulesColumn is the table column denoting the security_rules relation/edge.
+	SecurityRulesColumn = "virtual_machine_security_rules"
 	// SSHKeysTable is the table that holds the ssh_keys relation/edge. The primary key declared below.
 	SSHKeysTable = "virtual_machine_ssh_keys"
 	// SSHKeysInverseTable is the table name for the SSHKey entity.
@@ -247,6 +258,7 @@ var Columns = []string{
 	FieldGuestAddresses,
 	FieldGuestCredentialHash,
 	FieldGuestCredentialExpiresAt,
+	FieldRoutes,
 	FieldUserData,
 }
 
@@ -747,6 +759,20 @@ func ByNetworks(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// BySecurityRulesCount orders the results by security_rules count.
+func BySecurityRulesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSecurityRulesStep(), opts...)
+	}
+}
+
+// BySecurityRules orders the results by security_rules terms.
+func BySecurityRules(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSecurityRulesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // BySSHKeysCount orders the results by ssh_keys count.
 func BySSHKeysCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -877,6 +903,13 @@ func newNetworksStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(NetworksInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2M, false, NetworksTable, NetworksPrimaryKey...),
+	)
+}
+func newSecurityRulesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SecurityRulesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SecurityRulesTable, SecurityRulesColumn),
 	)
 }
 func newSSHKeysStep() *sqlgraph.Step {

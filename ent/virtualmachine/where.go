@@ -1240,6 +1240,16 @@ func GuestCredentialExpiresAtNotNil() predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldNotNull(FieldGuestCredentialExpiresAt))
 }
 
+// RoutesIsNil applies the IsNil predicate on the "routes" field.
+func RoutesIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldRoutes))
+}
+
+// RoutesNotNil applies the NotNil predicate on the "routes" field.
+func RoutesNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldRoutes))
+}
+
 // UserDataEQ applies the EQ predicate on the "user_data" field.
 func UserDataEQ(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldUserData, v))
@@ -1606,6 +1616,29 @@ func HasNetworks() predicate.VirtualMachine {
 func HasNetworksWith(preds ...predicate.Network) predicate.VirtualMachine {
 	return predicate.VirtualMachine(func(s *sql.Selector) {
 		step := newNetworksStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasSecurityRules applies the HasEdge predicate on the "security_rules" edge.
+func HasSecurityRules() predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SecurityRulesTable, SecurityRulesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSecurityRulesWith applies the HasEdge predicate on the "security_rules" edge with a given conditions (other predicates).
+func HasSecurityRulesWith(preds ...predicate.SecurityRule) predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := newSecurityRulesStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

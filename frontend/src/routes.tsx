@@ -20,6 +20,7 @@ export const pages: { path: string; page: Page }[] = [
   { path: '/clusters/:id', page: page(() => import('./pages/clusters/ClusterPage')) },
   { path: '/network', page: page(() => import('./pages/network/NetworkMapPage')) },
   { path: '/network/trace/:portId', page: page(() => import('./pages/network/TracePage')) },
+  { path: '/network/routes', page: page(() => import('./pages/network/RoutesPage')) },
   { path: '/vms', page: page(() => import('./pages/vms/VMsPage')) },
   { path: '/vms/new', page: page(() => import('./pages/vms/CreateVMPage')) },
   { path: '/vms/:id', page: page(() => import('./pages/vms/VMPage')) },

@@ -65,6 +65,18 @@ type AssignmentStatusInput struct {
 	// guest-network-get-interfaces). Left out when no guest agent answered. The guest agent's
 	// answer is the guest's own word: the VM's guestState becomes READY.
 	GuestAgent *GuestAgentReportInput `json:"guestAgent,omitempty"`
+	// For a VM's assignment in routed network mode: the routed network of each of the VM's
+	// addresses on the node (its namespace, link address, whether announced). Left out: unchanged.
+	Routes []*VMRouteInput `json:"routes,omitempty"`
+}
+
+// A BGP peer of a compute node: a rack-leaf router its host is cabled to.
+type BGPPeer struct {
+	// the router's host name
+	Name    string `json:"name"`
+	Asn     int    `json:"asn"`
+	Address string `json:"address"`
+	Bfd     bool   `json:"bfd"`
 }
 
 type BuildFabricInput struct {
@@ -213,6 +225,18 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
+// How a compute node peers with the fabric: its own ASN and BGP address (its host's bgpAsn and
+// bgpAddress; the address is its router id) and its peers, the rack-leaf routers its host's
+// ports are cabled to (their bgpAsn, bgpAddress and bfd). A router without bgpAsn or
+// bgpAddress is listed in missing instead.
+type NodeBgp struct {
+	Asn      *int       `json:"asn,omitempty"`
+	RouterID *string    `json:"routerID,omitempty"`
+	Peers    []*BGPPeer `json:"peers"`
+	// rack-leaf routers the host is cabled to that lack bgpAsn or bgpAddress
+	Missing []string `json:"missing"`
+}
+
 // A load balancer as a node serving it must realize it.
 type NodeLoadBalancer struct {
 	ID                    int                     `json:"id"`
@@ -335,6 +359,12 @@ type ReportEventInput struct {
 	Labels  fieldtype.Labels `json:"labels,omitempty"`
 }
 
+// An announced VM address, for the network page and `virtflow routes`.
+type RouteEntry struct {
+	VirtualMachine *ent.VirtualMachine `json:"virtualMachine"`
+	Route          *fieldtype.VMRoute  `json:"route"`
+}
+
 type SetQuotaInput struct {
 	TenantID    int `json:"tenantID"`
 	HostGroupID int `json:"hostGroupID"`
@@ -361,4 +391,12 @@ type TokenPayload struct {
 type UnmovableVM struct {
 	VirtualMachine *ent.VirtualMachine `json:"virtualMachine"`
 	Reason         string              `json:"reason"`
+}
+
+// A VM address's route as the node agent reports it (reportAssignmentStatus).
+type VMRouteInput struct {
+	Address     string `json:"address"`
+	Namespace   string `json:"namespace"`
+	LinkAddress string `json:"linkAddress"`
+	Announced   bool   `json:"announced"`
 }

@@ -13,6 +13,7 @@ const sections: { to: string; label: string; infra?: boolean }[] = [
   { to: '/dcim/import', label: 'Import / export', infra: true },
   { to: '/clusters', label: 'Clusters', infra: true },
   { to: '/network', label: 'Network map', infra: true },
+  { to: '/network/routes', label: 'Routes (BGP)' },
   { to: '/vms', label: 'Virtual machines' },
   { to: '/images', label: 'Images' },
   { to: '/services', label: 'Region services' },

@@ -1,6 +1,6 @@
 // /vms/<id>: one VM — status (live), placement, flavor and image, allocation, ports and IPs,
 // the node agent's assignment, and the power actions.
-import { useEffect } from 'react';
+import { Fragment, useEffect } from 'react';
 import { useNavigate, useParams, Link } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql } from '../../gql';
@@ -39,6 +39,7 @@ const VMDocument = graphql(`
         region { id name }
         image { id name osName osVersion }
         regionService { id name }
+        routes { address node namespace linkAddress announced updatedAt }
         ports(first: 20) {
           edges { node { id name mac vlan network { id name } ipAddresses(first: 10) { edges { node { id address } } } } }
         }
@@ -126,6 +127,22 @@ export default function VMPage() {
             <dt>Addresses</dt><dd data-testid="guest-addresses">{(vm.guestAddresses ?? []).join(', ') || '—'}</dd>
           </dl>
         </section>
+        {(vm.routes ?? []).length > 0 && (
+          <section className="card" data-testid="vm-routes">
+            <h3>Routes</h3>
+            <dl className="dl">
+              {(vm.routes ?? []).map((r) => (
+                <Fragment key={r.address}>
+                  <dt><code>{r.address}/32</code></dt>
+                  <dd>
+                    {r.announced ? 'announced' : 'not announced'} by {r.node} · namespace <code>{r.namespace}</code> · next hop <code>{r.linkAddress || '—'}</code>
+                    <span className="small muted"> · {formatDateTime(r.updatedAt)}</span>
+                  </dd>
+                </Fragment>
+              ))}
+            </dl>
+          </section>
+        )}
         <section className="card">
           <h3>Record</h3>
           <dl className="dl">
