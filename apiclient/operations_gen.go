@@ -665,6 +665,177 @@ type CreateFlavorResponse struct {
 // GetCreateFlavor returns CreateFlavorResponse.CreateFlavor, and is useful for accessing the field via an interface.
 func (v *CreateFlavorResponse) GetCreateFlavor() CreateFlavorCreateFlavor { return v.CreateFlavor }
 
+// CreateGlobalServiceCreateGlobalService includes the requested fields of the GraphQL type GlobalService.
+type CreateGlobalServiceCreateGlobalService struct {
+	GlobalServiceFields `json:"-"`
+}
+
+// GetId returns CreateGlobalServiceCreateGlobalService.Id, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetId() string { return v.GlobalServiceFields.Id }
+
+// GetName returns CreateGlobalServiceCreateGlobalService.Name, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetName() string { return v.GlobalServiceFields.Name }
+
+// GetDescription returns CreateGlobalServiceCreateGlobalService.Description, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetDescription() *string {
+	return v.GlobalServiceFields.Description
+}
+
+// GetMode returns CreateGlobalServiceCreateGlobalService.Mode, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetMode() GlobalServiceMode {
+	return v.GlobalServiceFields.Mode
+}
+
+// GetFqdn returns CreateGlobalServiceCreateGlobalService.Fqdn, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetFqdn() *string { return v.GlobalServiceFields.Fqdn }
+
+// GetTtl returns CreateGlobalServiceCreateGlobalService.Ttl, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetTtl() int { return v.GlobalServiceFields.Ttl }
+
+// GetStatus returns CreateGlobalServiceCreateGlobalService.Status, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetStatus() GlobalServiceStatus {
+	return v.GlobalServiceFields.Status
+}
+
+// GetStatusReason returns CreateGlobalServiceCreateGlobalService.StatusReason, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetStatusReason() *string {
+	return v.GlobalServiceFields.StatusReason
+}
+
+// GetDnsAnswer returns CreateGlobalServiceCreateGlobalService.DnsAnswer, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetDnsAnswer() []string {
+	return v.GlobalServiceFields.DnsAnswer
+}
+
+// GetTenant returns CreateGlobalServiceCreateGlobalService.Tenant, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetTenant() GlobalServiceFieldsTenant {
+	return v.GlobalServiceFields.Tenant
+}
+
+// GetRegionServices returns CreateGlobalServiceCreateGlobalService.RegionServices, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceCreateGlobalService) GetRegionServices() GlobalServiceFieldsRegionServicesRegionServiceConnection {
+	return v.GlobalServiceFields.RegionServices
+}
+
+func (v *CreateGlobalServiceCreateGlobalService) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateGlobalServiceCreateGlobalService
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateGlobalServiceCreateGlobalService = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.GlobalServiceFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateGlobalServiceCreateGlobalService struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Mode GlobalServiceMode `json:"mode"`
+
+	Fqdn *string `json:"fqdn"`
+
+	Ttl int `json:"ttl"`
+
+	Status GlobalServiceStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	DnsAnswer []string `json:"dnsAnswer"`
+
+	Tenant GlobalServiceFieldsTenant `json:"tenant"`
+
+	RegionServices GlobalServiceFieldsRegionServicesRegionServiceConnection `json:"regionServices"`
+}
+
+func (v *CreateGlobalServiceCreateGlobalService) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateGlobalServiceCreateGlobalService) __premarshalJSON() (*__premarshalCreateGlobalServiceCreateGlobalService, error) {
+	var retval __premarshalCreateGlobalServiceCreateGlobalService
+
+	retval.Id = v.GlobalServiceFields.Id
+	retval.Name = v.GlobalServiceFields.Name
+	retval.Description = v.GlobalServiceFields.Description
+	retval.Mode = v.GlobalServiceFields.Mode
+	retval.Fqdn = v.GlobalServiceFields.Fqdn
+	retval.Ttl = v.GlobalServiceFields.Ttl
+	retval.Status = v.GlobalServiceFields.Status
+	retval.StatusReason = v.GlobalServiceFields.StatusReason
+	retval.DnsAnswer = v.GlobalServiceFields.DnsAnswer
+	retval.Tenant = v.GlobalServiceFields.Tenant
+	retval.RegionServices = v.GlobalServiceFields.RegionServices
+	return &retval, nil
+}
+
+// CreateGlobalServiceInput is used for create GlobalService object.
+// Input was generated by ent.
+type CreateGlobalServiceInput struct {
+	Name        string             `json:"name"`
+	Description *string            `json:"description"`
+	Mode        *GlobalServiceMode `json:"mode"`
+	Fqdn        *string            `json:"fqdn"`
+	// seconds resolvers may cache the GSLB answer
+	Ttl              *int     `json:"ttl"`
+	TenantID         string   `json:"tenantID"`
+	RegionServiceIDs []string `json:"regionServiceIDs"`
+}
+
+// GetName returns CreateGlobalServiceInput.Name, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceInput) GetName() string { return v.Name }
+
+// GetDescription returns CreateGlobalServiceInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceInput) GetDescription() *string { return v.Description }
+
+// GetMode returns CreateGlobalServiceInput.Mode, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceInput) GetMode() *GlobalServiceMode { return v.Mode }
+
+// GetFqdn returns CreateGlobalServiceInput.Fqdn, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceInput) GetFqdn() *string { return v.Fqdn }
+
+// GetTtl returns CreateGlobalServiceInput.Ttl, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceInput) GetTtl() *int { return v.Ttl }
+
+// GetTenantID returns CreateGlobalServiceInput.TenantID, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceInput) GetTenantID() string { return v.TenantID }
+
+// GetRegionServiceIDs returns CreateGlobalServiceInput.RegionServiceIDs, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceInput) GetRegionServiceIDs() []string { return v.RegionServiceIDs }
+
+// CreateGlobalServiceResponse is returned by CreateGlobalService on success.
+type CreateGlobalServiceResponse struct {
+	// Creates a GlobalService. Validation errors name the offending field.
+	CreateGlobalService CreateGlobalServiceCreateGlobalService `json:"createGlobalService"`
+}
+
+// GetCreateGlobalService returns CreateGlobalServiceResponse.CreateGlobalService, and is useful for accessing the field via an interface.
+func (v *CreateGlobalServiceResponse) GetCreateGlobalService() CreateGlobalServiceCreateGlobalService {
+	return v.CreateGlobalService
+}
+
 // CreateHostCreateHost includes the requested fields of the GraphQL type Host.
 type CreateHostCreateHost struct {
 	HostFields `json:"-"`
@@ -1371,6 +1542,190 @@ type CreateLinkResponse struct {
 
 // GetCreateLink returns CreateLinkResponse.CreateLink, and is useful for accessing the field via an interface.
 func (v *CreateLinkResponse) GetCreateLink() CreateLinkCreateLink { return v.CreateLink }
+
+// CreateLoadBalancerCreateLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type CreateLoadBalancerCreateLoadBalancer struct {
+	LoadBalancerFields `json:"-"`
+}
+
+// GetId returns CreateLoadBalancerCreateLoadBalancer.Id, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetId() string { return v.LoadBalancerFields.Id }
+
+// GetName returns CreateLoadBalancerCreateLoadBalancer.Name, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetName() string { return v.LoadBalancerFields.Name }
+
+// GetStatus returns CreateLoadBalancerCreateLoadBalancer.Status, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetStatus() LoadBalancerStatus {
+	return v.LoadBalancerFields.Status
+}
+
+// GetStatusReason returns CreateLoadBalancerCreateLoadBalancer.StatusReason, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetStatusReason() *string {
+	return v.LoadBalancerFields.StatusReason
+}
+
+// GetAlgorithm returns CreateLoadBalancerCreateLoadBalancer.Algorithm, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetAlgorithm() LoadBalancerAlgorithm {
+	return v.LoadBalancerFields.Algorithm
+}
+
+// GetHealthCheckIntervalMs returns CreateLoadBalancerCreateLoadBalancer.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetHealthCheckIntervalMs() int {
+	return v.LoadBalancerFields.HealthCheckIntervalMs
+}
+
+// GetVip returns CreateLoadBalancerCreateLoadBalancer.Vip, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetVip() *LoadBalancerFieldsVipIPAddress {
+	return v.LoadBalancerFields.Vip
+}
+
+// GetListeners returns CreateLoadBalancerCreateLoadBalancer.Listeners, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetListeners() []LoadBalancerFieldsListenersLoadBalancerListener {
+	return v.LoadBalancerFields.Listeners
+}
+
+// GetMembers returns CreateLoadBalancerCreateLoadBalancer.Members, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetMembers() []LoadBalancerFieldsMembersLoadBalancerMember {
+	return v.LoadBalancerFields.Members
+}
+
+// GetNodeStates returns CreateLoadBalancerCreateLoadBalancer.NodeStates, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetNodeStates() []LoadBalancerFieldsNodeStatesLoadBalancerNodeState {
+	return v.LoadBalancerFields.NodeStates
+}
+
+// GetTenant returns CreateLoadBalancerCreateLoadBalancer.Tenant, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetTenant() LoadBalancerFieldsTenant {
+	return v.LoadBalancerFields.Tenant
+}
+
+// GetRegionService returns CreateLoadBalancerCreateLoadBalancer.RegionService, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerCreateLoadBalancer) GetRegionService() *LoadBalancerFieldsRegionService {
+	return v.LoadBalancerFields.RegionService
+}
+
+func (v *CreateLoadBalancerCreateLoadBalancer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateLoadBalancerCreateLoadBalancer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateLoadBalancerCreateLoadBalancer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.LoadBalancerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateLoadBalancerCreateLoadBalancer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status LoadBalancerStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Algorithm LoadBalancerAlgorithm `json:"algorithm"`
+
+	HealthCheckIntervalMs int `json:"healthCheckIntervalMs"`
+
+	Vip *LoadBalancerFieldsVipIPAddress `json:"vip"`
+
+	Listeners []LoadBalancerFieldsListenersLoadBalancerListener `json:"listeners"`
+
+	Members []LoadBalancerFieldsMembersLoadBalancerMember `json:"members"`
+
+	NodeStates []LoadBalancerFieldsNodeStatesLoadBalancerNodeState `json:"nodeStates"`
+
+	Tenant LoadBalancerFieldsTenant `json:"tenant"`
+
+	RegionService *LoadBalancerFieldsRegionService `json:"regionService"`
+}
+
+func (v *CreateLoadBalancerCreateLoadBalancer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateLoadBalancerCreateLoadBalancer) __premarshalJSON() (*__premarshalCreateLoadBalancerCreateLoadBalancer, error) {
+	var retval __premarshalCreateLoadBalancerCreateLoadBalancer
+
+	retval.Id = v.LoadBalancerFields.Id
+	retval.Name = v.LoadBalancerFields.Name
+	retval.Status = v.LoadBalancerFields.Status
+	retval.StatusReason = v.LoadBalancerFields.StatusReason
+	retval.Algorithm = v.LoadBalancerFields.Algorithm
+	retval.HealthCheckIntervalMs = v.LoadBalancerFields.HealthCheckIntervalMs
+	retval.Vip = v.LoadBalancerFields.Vip
+	retval.Listeners = v.LoadBalancerFields.Listeners
+	retval.Members = v.LoadBalancerFields.Members
+	retval.NodeStates = v.LoadBalancerFields.NodeStates
+	retval.Tenant = v.LoadBalancerFields.Tenant
+	retval.RegionService = v.LoadBalancerFields.RegionService
+	return &retval, nil
+}
+
+// CreateLoadBalancerInput is used for create LoadBalancer object.
+// Input was generated by ent.
+type CreateLoadBalancerInput struct {
+	Name      string                 `json:"name"`
+	Algorithm *LoadBalancerAlgorithm `json:"algorithm"`
+	// the ports the VIP accepts (TCP: L4, HTTP: L7) and the members' ports they forward to
+	Listeners []LoadBalancerListenerInput `json:"listeners"`
+	// how often the load-balancer nodes check each member; a failed member leaves the pool within it
+	HealthCheckIntervalMs *int    `json:"healthCheckIntervalMs"`
+	TenantID              string  `json:"tenantID"`
+	RegionServiceID       *string `json:"regionServiceID"`
+	VipID                 *string `json:"vipID"`
+}
+
+// GetName returns CreateLoadBalancerInput.Name, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerInput) GetName() string { return v.Name }
+
+// GetAlgorithm returns CreateLoadBalancerInput.Algorithm, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerInput) GetAlgorithm() *LoadBalancerAlgorithm { return v.Algorithm }
+
+// GetListeners returns CreateLoadBalancerInput.Listeners, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerInput) GetListeners() []LoadBalancerListenerInput { return v.Listeners }
+
+// GetHealthCheckIntervalMs returns CreateLoadBalancerInput.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerInput) GetHealthCheckIntervalMs() *int { return v.HealthCheckIntervalMs }
+
+// GetTenantID returns CreateLoadBalancerInput.TenantID, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerInput) GetTenantID() string { return v.TenantID }
+
+// GetRegionServiceID returns CreateLoadBalancerInput.RegionServiceID, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerInput) GetRegionServiceID() *string { return v.RegionServiceID }
+
+// GetVipID returns CreateLoadBalancerInput.VipID, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerInput) GetVipID() *string { return v.VipID }
+
+// CreateLoadBalancerResponse is returned by CreateLoadBalancer on success.
+type CreateLoadBalancerResponse struct {
+	// Creates a LoadBalancer. Validation errors name the offending field.
+	CreateLoadBalancer CreateLoadBalancerCreateLoadBalancer `json:"createLoadBalancer"`
+}
+
+// GetCreateLoadBalancer returns CreateLoadBalancerResponse.CreateLoadBalancer, and is useful for accessing the field via an interface.
+func (v *CreateLoadBalancerResponse) GetCreateLoadBalancer() CreateLoadBalancerCreateLoadBalancer {
+	return v.CreateLoadBalancer
+}
 
 // CreateNetworkCreateNetwork includes the requested fields of the GraphQL type Network.
 type CreateNetworkCreateNetwork struct {
@@ -3121,6 +3476,15 @@ type DeleteFlavorResponse struct {
 // GetDeleteFlavor returns DeleteFlavorResponse.DeleteFlavor, and is useful for accessing the field via an interface.
 func (v *DeleteFlavorResponse) GetDeleteFlavor() string { return v.DeleteFlavor }
 
+// DeleteGlobalServiceResponse is returned by DeleteGlobalService on success.
+type DeleteGlobalServiceResponse struct {
+	// Deletes the GlobalService with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
+	DeleteGlobalService string `json:"deleteGlobalService"`
+}
+
+// GetDeleteGlobalService returns DeleteGlobalServiceResponse.DeleteGlobalService, and is useful for accessing the field via an interface.
+func (v *DeleteGlobalServiceResponse) GetDeleteGlobalService() string { return v.DeleteGlobalService }
+
 // DeleteHostResponse is returned by DeleteHost on success.
 type DeleteHostResponse struct {
 	// Deletes the Host with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
@@ -3149,6 +3513,15 @@ type DeleteLinkResponse struct {
 
 // GetDeleteLink returns DeleteLinkResponse.DeleteLink, and is useful for accessing the field via an interface.
 func (v *DeleteLinkResponse) GetDeleteLink() string { return v.DeleteLink }
+
+// DeleteLoadBalancerResponse is returned by DeleteLoadBalancer on success.
+type DeleteLoadBalancerResponse struct {
+	// Deletes the LoadBalancer with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
+	DeleteLoadBalancer string `json:"deleteLoadBalancer"`
+}
+
+// GetDeleteLoadBalancer returns DeleteLoadBalancerResponse.DeleteLoadBalancer, and is useful for accessing the field via an interface.
+func (v *DeleteLoadBalancerResponse) GetDeleteLoadBalancer() string { return v.DeleteLoadBalancer }
 
 // DeleteNetworkResponse is returned by DeleteNetwork on success.
 type DeleteNetworkResponse struct {
@@ -4132,6 +4505,1267 @@ type GetFlavorResponse struct {
 // GetFlavors returns GetFlavorResponse.Flavors, and is useful for accessing the field via an interface.
 func (v *GetFlavorResponse) GetFlavors() GetFlavorFlavorsFlavorConnection { return v.Flavors }
 
+// GetGlobalServiceNode includes the requested fields of the GraphQL interface Node.
+//
+// GetGlobalServiceNode is implemented by the following types:
+// GetGlobalServiceNodeAPIToken
+// GetGlobalServiceNodeAlert
+// GetGlobalServiceNodeAssignment
+// GetGlobalServiceNodeAuditLog
+// GetGlobalServiceNodeAvailabilityZone
+// GetGlobalServiceNodeCheck
+// GetGlobalServiceNodeCluster
+// GetGlobalServiceNodeComputeNode
+// GetGlobalServiceNodeDatacenter
+// GetGlobalServiceNodeEvent
+// GetGlobalServiceNodeEventRule
+// GetGlobalServiceNodeFlavor
+// GetGlobalServiceNodeFloor
+// GetGlobalServiceNodeGlobalService
+// GetGlobalServiceNodeHookDelivery
+// GetGlobalServiceNodeHost
+// GetGlobalServiceNodeHostGroup
+// GetGlobalServiceNodeIPAddress
+// GetGlobalServiceNodeIPRange
+// GetGlobalServiceNodeImage
+// GetGlobalServiceNodeJoinToken
+// GetGlobalServiceNodeKubernetesCluster
+// GetGlobalServiceNodeLink
+// GetGlobalServiceNodeLoadBalancer
+// GetGlobalServiceNodeMaintainer
+// GetGlobalServiceNodeMaintainerGroup
+// GetGlobalServiceNodeMaintenance
+// GetGlobalServiceNodeNetwork
+// GetGlobalServiceNodeNetworkZone
+// GetGlobalServiceNodeNotice
+// GetGlobalServiceNodePort
+// GetGlobalServiceNodePowerZone
+// GetGlobalServiceNodeProvider
+// GetGlobalServiceNodeQuota
+// GetGlobalServiceNodeRack
+// GetGlobalServiceNodeRackZone
+// GetGlobalServiceNodeRegion
+// GetGlobalServiceNodeRegionService
+// GetGlobalServiceNodeRoleBinding
+// GetGlobalServiceNodeSSHKey
+// GetGlobalServiceNodeSecurityRule
+// GetGlobalServiceNodeServiceMesh
+// GetGlobalServiceNodeSilence
+// GetGlobalServiceNodeTenant
+// GetGlobalServiceNodeUsageRecord
+// GetGlobalServiceNodeUser
+// GetGlobalServiceNodeVirtualMachine
+// GetGlobalServiceNodeVolume
+// The GraphQL type's documentation follows.
+//
+// An object with an ID.
+// Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
+type GetGlobalServiceNode interface {
+	implementsGraphQLInterfaceGetGlobalServiceNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *GetGlobalServiceNodeAPIToken) implementsGraphQLInterfaceGetGlobalServiceNode()          {}
+func (v *GetGlobalServiceNodeAlert) implementsGraphQLInterfaceGetGlobalServiceNode()             {}
+func (v *GetGlobalServiceNodeAssignment) implementsGraphQLInterfaceGetGlobalServiceNode()        {}
+func (v *GetGlobalServiceNodeAuditLog) implementsGraphQLInterfaceGetGlobalServiceNode()          {}
+func (v *GetGlobalServiceNodeAvailabilityZone) implementsGraphQLInterfaceGetGlobalServiceNode()  {}
+func (v *GetGlobalServiceNodeCheck) implementsGraphQLInterfaceGetGlobalServiceNode()             {}
+func (v *GetGlobalServiceNodeCluster) implementsGraphQLInterfaceGetGlobalServiceNode()           {}
+func (v *GetGlobalServiceNodeComputeNode) implementsGraphQLInterfaceGetGlobalServiceNode()       {}
+func (v *GetGlobalServiceNodeDatacenter) implementsGraphQLInterfaceGetGlobalServiceNode()        {}
+func (v *GetGlobalServiceNodeEvent) implementsGraphQLInterfaceGetGlobalServiceNode()             {}
+func (v *GetGlobalServiceNodeEventRule) implementsGraphQLInterfaceGetGlobalServiceNode()         {}
+func (v *GetGlobalServiceNodeFlavor) implementsGraphQLInterfaceGetGlobalServiceNode()            {}
+func (v *GetGlobalServiceNodeFloor) implementsGraphQLInterfaceGetGlobalServiceNode()             {}
+func (v *GetGlobalServiceNodeGlobalService) implementsGraphQLInterfaceGetGlobalServiceNode()     {}
+func (v *GetGlobalServiceNodeHookDelivery) implementsGraphQLInterfaceGetGlobalServiceNode()      {}
+func (v *GetGlobalServiceNodeHost) implementsGraphQLInterfaceGetGlobalServiceNode()              {}
+func (v *GetGlobalServiceNodeHostGroup) implementsGraphQLInterfaceGetGlobalServiceNode()         {}
+func (v *GetGlobalServiceNodeIPAddress) implementsGraphQLInterfaceGetGlobalServiceNode()         {}
+func (v *GetGlobalServiceNodeIPRange) implementsGraphQLInterfaceGetGlobalServiceNode()           {}
+func (v *GetGlobalServiceNodeImage) implementsGraphQLInterfaceGetGlobalServiceNode()             {}
+func (v *GetGlobalServiceNodeJoinToken) implementsGraphQLInterfaceGetGlobalServiceNode()         {}
+func (v *GetGlobalServiceNodeKubernetesCluster) implementsGraphQLInterfaceGetGlobalServiceNode() {}
+func (v *GetGlobalServiceNodeLink) implementsGraphQLInterfaceGetGlobalServiceNode()              {}
+func (v *GetGlobalServiceNodeLoadBalancer) implementsGraphQLInterfaceGetGlobalServiceNode()      {}
+func (v *GetGlobalServiceNodeMaintainer) implementsGraphQLInterfaceGetGlobalServiceNode()        {}
+func (v *GetGlobalServiceNodeMaintainerGroup) implementsGraphQLInterfaceGetGlobalServiceNode()   {}
+func (v *GetGlobalServiceNodeMaintenance) implementsGraphQLInterfaceGetGlobalServiceNode()       {}
+func (v *GetGlobalServiceNodeNetwork) implementsGraphQLInterfaceGetGlobalServiceNode()           {}
+func (v *GetGlobalServiceNodeNetworkZone) implementsGraphQLInterfaceGetGlobalServiceNode()       {}
+func (v *GetGlobalServiceNodeNotice) implementsGraphQLInterfaceGetGlobalServiceNode()            {}
+func (v *GetGlobalServiceNodePort) implementsGraphQLInterfaceGetGlobalServiceNode()              {}
+func (v *GetGlobalServiceNodePowerZone) implementsGraphQLInterfaceGetGlobalServiceNode()         {}
+func (v *GetGlobalServiceNodeProvider) implementsGraphQLInterfaceGetGlobalServiceNode()          {}
+func (v *GetGlobalServiceNodeQuota) implementsGraphQLInterfaceGetGlobalServiceNode()             {}
+func (v *GetGlobalServiceNodeRack) implementsGraphQLInterfaceGetGlobalServiceNode()              {}
+func (v *GetGlobalServiceNodeRackZone) implementsGraphQLInterfaceGetGlobalServiceNode()          {}
+func (v *GetGlobalServiceNodeRegion) implementsGraphQLInterfaceGetGlobalServiceNode()            {}
+func (v *GetGlobalServiceNodeRegionService) implementsGraphQLInterfaceGetGlobalServiceNode()     {}
+func (v *GetGlobalServiceNodeRoleBinding) implementsGraphQLInterfaceGetGlobalServiceNode()       {}
+func (v *GetGlobalServiceNodeSSHKey) implementsGraphQLInterfaceGetGlobalServiceNode()            {}
+func (v *GetGlobalServiceNodeSecurityRule) implementsGraphQLInterfaceGetGlobalServiceNode()      {}
+func (v *GetGlobalServiceNodeServiceMesh) implementsGraphQLInterfaceGetGlobalServiceNode()       {}
+func (v *GetGlobalServiceNodeSilence) implementsGraphQLInterfaceGetGlobalServiceNode()           {}
+func (v *GetGlobalServiceNodeTenant) implementsGraphQLInterfaceGetGlobalServiceNode()            {}
+func (v *GetGlobalServiceNodeUsageRecord) implementsGraphQLInterfaceGetGlobalServiceNode()       {}
+func (v *GetGlobalServiceNodeUser) implementsGraphQLInterfaceGetGlobalServiceNode()              {}
+func (v *GetGlobalServiceNodeVirtualMachine) implementsGraphQLInterfaceGetGlobalServiceNode()    {}
+func (v *GetGlobalServiceNodeVolume) implementsGraphQLInterfaceGetGlobalServiceNode()            {}
+
+func __unmarshalGetGlobalServiceNode(b []byte, v *GetGlobalServiceNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "APIToken":
+		*v = new(GetGlobalServiceNodeAPIToken)
+		return json.Unmarshal(b, *v)
+	case "Alert":
+		*v = new(GetGlobalServiceNodeAlert)
+		return json.Unmarshal(b, *v)
+	case "Assignment":
+		*v = new(GetGlobalServiceNodeAssignment)
+		return json.Unmarshal(b, *v)
+	case "AuditLog":
+		*v = new(GetGlobalServiceNodeAuditLog)
+		return json.Unmarshal(b, *v)
+	case "AvailabilityZone":
+		*v = new(GetGlobalServiceNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Check":
+		*v = new(GetGlobalServiceNodeCheck)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(GetGlobalServiceNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "ComputeNode":
+		*v = new(GetGlobalServiceNodeComputeNode)
+		return json.Unmarshal(b, *v)
+	case "Datacenter":
+		*v = new(GetGlobalServiceNodeDatacenter)
+		return json.Unmarshal(b, *v)
+	case "Event":
+		*v = new(GetGlobalServiceNodeEvent)
+		return json.Unmarshal(b, *v)
+	case "EventRule":
+		*v = new(GetGlobalServiceNodeEventRule)
+		return json.Unmarshal(b, *v)
+	case "Flavor":
+		*v = new(GetGlobalServiceNodeFlavor)
+		return json.Unmarshal(b, *v)
+	case "Floor":
+		*v = new(GetGlobalServiceNodeFloor)
+		return json.Unmarshal(b, *v)
+	case "GlobalService":
+		*v = new(GetGlobalServiceNodeGlobalService)
+		return json.Unmarshal(b, *v)
+	case "HookDelivery":
+		*v = new(GetGlobalServiceNodeHookDelivery)
+		return json.Unmarshal(b, *v)
+	case "Host":
+		*v = new(GetGlobalServiceNodeHost)
+		return json.Unmarshal(b, *v)
+	case "HostGroup":
+		*v = new(GetGlobalServiceNodeHostGroup)
+		return json.Unmarshal(b, *v)
+	case "IPAddress":
+		*v = new(GetGlobalServiceNodeIPAddress)
+		return json.Unmarshal(b, *v)
+	case "IPRange":
+		*v = new(GetGlobalServiceNodeIPRange)
+		return json.Unmarshal(b, *v)
+	case "Image":
+		*v = new(GetGlobalServiceNodeImage)
+		return json.Unmarshal(b, *v)
+	case "JoinToken":
+		*v = new(GetGlobalServiceNodeJoinToken)
+		return json.Unmarshal(b, *v)
+	case "KubernetesCluster":
+		*v = new(GetGlobalServiceNodeKubernetesCluster)
+		return json.Unmarshal(b, *v)
+	case "Link":
+		*v = new(GetGlobalServiceNodeLink)
+		return json.Unmarshal(b, *v)
+	case "LoadBalancer":
+		*v = new(GetGlobalServiceNodeLoadBalancer)
+		return json.Unmarshal(b, *v)
+	case "Maintainer":
+		*v = new(GetGlobalServiceNodeMaintainer)
+		return json.Unmarshal(b, *v)
+	case "MaintainerGroup":
+		*v = new(GetGlobalServiceNodeMaintainerGroup)
+		return json.Unmarshal(b, *v)
+	case "Maintenance":
+		*v = new(GetGlobalServiceNodeMaintenance)
+		return json.Unmarshal(b, *v)
+	case "Network":
+		*v = new(GetGlobalServiceNodeNetwork)
+		return json.Unmarshal(b, *v)
+	case "NetworkZone":
+		*v = new(GetGlobalServiceNodeNetworkZone)
+		return json.Unmarshal(b, *v)
+	case "Notice":
+		*v = new(GetGlobalServiceNodeNotice)
+		return json.Unmarshal(b, *v)
+	case "Port":
+		*v = new(GetGlobalServiceNodePort)
+		return json.Unmarshal(b, *v)
+	case "PowerZone":
+		*v = new(GetGlobalServiceNodePowerZone)
+		return json.Unmarshal(b, *v)
+	case "Provider":
+		*v = new(GetGlobalServiceNodeProvider)
+		return json.Unmarshal(b, *v)
+	case "Quota":
+		*v = new(GetGlobalServiceNodeQuota)
+		return json.Unmarshal(b, *v)
+	case "Rack":
+		*v = new(GetGlobalServiceNodeRack)
+		return json.Unmarshal(b, *v)
+	case "RackZone":
+		*v = new(GetGlobalServiceNodeRackZone)
+		return json.Unmarshal(b, *v)
+	case "Region":
+		*v = new(GetGlobalServiceNodeRegion)
+		return json.Unmarshal(b, *v)
+	case "RegionService":
+		*v = new(GetGlobalServiceNodeRegionService)
+		return json.Unmarshal(b, *v)
+	case "RoleBinding":
+		*v = new(GetGlobalServiceNodeRoleBinding)
+		return json.Unmarshal(b, *v)
+	case "SSHKey":
+		*v = new(GetGlobalServiceNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "SecurityRule":
+		*v = new(GetGlobalServiceNodeSecurityRule)
+		return json.Unmarshal(b, *v)
+	case "ServiceMesh":
+		*v = new(GetGlobalServiceNodeServiceMesh)
+		return json.Unmarshal(b, *v)
+	case "Silence":
+		*v = new(GetGlobalServiceNodeSilence)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(GetGlobalServiceNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "UsageRecord":
+		*v = new(GetGlobalServiceNodeUsageRecord)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(GetGlobalServiceNodeUser)
+		return json.Unmarshal(b, *v)
+	case "VirtualMachine":
+		*v = new(GetGlobalServiceNodeVirtualMachine)
+		return json.Unmarshal(b, *v)
+	case "Volume":
+		*v = new(GetGlobalServiceNodeVolume)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for GetGlobalServiceNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalGetGlobalServiceNode(v *GetGlobalServiceNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *GetGlobalServiceNodeAPIToken:
+		typename = "APIToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeAPIToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeAlert:
+		typename = "Alert"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeAlert
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeAssignment:
+		typename = "Assignment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeAssignment
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeAuditLog:
+		typename = "AuditLog"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeAuditLog
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeAvailabilityZone:
+		typename = "AvailabilityZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeCheck:
+		typename = "Check"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeCheck
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeComputeNode:
+		typename = "ComputeNode"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeComputeNode
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeDatacenter:
+		typename = "Datacenter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeDatacenter
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeEvent:
+		typename = "Event"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeEventRule:
+		typename = "EventRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeEventRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeFlavor:
+		typename = "Flavor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeFlavor
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeFloor:
+		typename = "Floor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeFloor
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeGlobalService:
+		typename = "GlobalService"
+
+		premarshaled, err := v.__premarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		result := struct {
+			TypeName string `json:"__typename"`
+			*__premarshalGetGlobalServiceNodeGlobalService
+		}{typename, premarshaled}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeHookDelivery:
+		typename = "HookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeHookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeHost:
+		typename = "Host"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeHost
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeHostGroup:
+		typename = "HostGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeHostGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeIPAddress:
+		typename = "IPAddress"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeIPAddress
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeIPRange:
+		typename = "IPRange"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeIPRange
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeImage:
+		typename = "Image"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeImage
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeJoinToken:
+		typename = "JoinToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeJoinToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeKubernetesCluster:
+		typename = "KubernetesCluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeKubernetesCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeLink:
+		typename = "Link"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeLink
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeLoadBalancer:
+		typename = "LoadBalancer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeLoadBalancer
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeMaintainer:
+		typename = "Maintainer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeMaintainer
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeMaintainerGroup:
+		typename = "MaintainerGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeMaintainerGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeMaintenance:
+		typename = "Maintenance"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeMaintenance
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeNetwork:
+		typename = "Network"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeNetwork
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeNetworkZone:
+		typename = "NetworkZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeNetworkZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeNotice:
+		typename = "Notice"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeNotice
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodePort:
+		typename = "Port"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodePort
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodePowerZone:
+		typename = "PowerZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodePowerZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeProvider:
+		typename = "Provider"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeProvider
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeQuota:
+		typename = "Quota"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeQuota
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeRack:
+		typename = "Rack"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeRack
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeRackZone:
+		typename = "RackZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeRackZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeRegion:
+		typename = "Region"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeRegion
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeRegionService:
+		typename = "RegionService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeRegionService
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeRoleBinding:
+		typename = "RoleBinding"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeRoleBinding
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeSSHKey:
+		typename = "SSHKey"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeSecurityRule:
+		typename = "SecurityRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeSecurityRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeServiceMesh:
+		typename = "ServiceMesh"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeServiceMesh
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeSilence:
+		typename = "Silence"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeSilence
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeUsageRecord:
+		typename = "UsageRecord"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeUsageRecord
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeVirtualMachine:
+		typename = "VirtualMachine"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeVirtualMachine
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetGlobalServiceNodeVolume:
+		typename = "Volume"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetGlobalServiceNodeVolume
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for GetGlobalServiceNode: "%T"`, v)
+	}
+}
+
+// GetGlobalServiceNodeAPIToken includes the requested fields of the GraphQL type APIToken.
+type GetGlobalServiceNodeAPIToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeAPIToken.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeAPIToken) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeAlert includes the requested fields of the GraphQL type Alert.
+type GetGlobalServiceNodeAlert struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeAlert.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeAlert) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeAssignment includes the requested fields of the GraphQL type Assignment.
+type GetGlobalServiceNodeAssignment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeAssignment.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeAssignment) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeAuditLog includes the requested fields of the GraphQL type AuditLog.
+type GetGlobalServiceNodeAuditLog struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeAuditLog.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeAuditLog) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeAvailabilityZone includes the requested fields of the GraphQL type AvailabilityZone.
+type GetGlobalServiceNodeAvailabilityZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeCheck includes the requested fields of the GraphQL type Check.
+type GetGlobalServiceNodeCheck struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeCheck.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeCheck) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeCluster includes the requested fields of the GraphQL type Cluster.
+type GetGlobalServiceNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeCluster) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type GetGlobalServiceNodeComputeNode struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeComputeNode.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeComputeNode) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeDatacenter includes the requested fields of the GraphQL type Datacenter.
+type GetGlobalServiceNodeDatacenter struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeDatacenter.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeDatacenter) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeEvent includes the requested fields of the GraphQL type Event.
+type GetGlobalServiceNodeEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeEvent.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeEvent) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeEventRule includes the requested fields of the GraphQL type EventRule.
+type GetGlobalServiceNodeEventRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeEventRule.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeEventRule) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeFlavor includes the requested fields of the GraphQL type Flavor.
+type GetGlobalServiceNodeFlavor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeFlavor.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeFlavor) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeFloor includes the requested fields of the GraphQL type Floor.
+type GetGlobalServiceNodeFloor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeFloor.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeFloor) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeGlobalService includes the requested fields of the GraphQL type GlobalService.
+type GetGlobalServiceNodeGlobalService struct {
+	Typename            *string `json:"__typename"`
+	GlobalServiceFields `json:"-"`
+}
+
+// GetTypename returns GetGlobalServiceNodeGlobalService.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetTypename() *string { return v.Typename }
+
+// GetId returns GetGlobalServiceNodeGlobalService.Id, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetId() string { return v.GlobalServiceFields.Id }
+
+// GetName returns GetGlobalServiceNodeGlobalService.Name, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetName() string { return v.GlobalServiceFields.Name }
+
+// GetDescription returns GetGlobalServiceNodeGlobalService.Description, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetDescription() *string {
+	return v.GlobalServiceFields.Description
+}
+
+// GetMode returns GetGlobalServiceNodeGlobalService.Mode, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetMode() GlobalServiceMode {
+	return v.GlobalServiceFields.Mode
+}
+
+// GetFqdn returns GetGlobalServiceNodeGlobalService.Fqdn, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetFqdn() *string { return v.GlobalServiceFields.Fqdn }
+
+// GetTtl returns GetGlobalServiceNodeGlobalService.Ttl, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetTtl() int { return v.GlobalServiceFields.Ttl }
+
+// GetStatus returns GetGlobalServiceNodeGlobalService.Status, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetStatus() GlobalServiceStatus {
+	return v.GlobalServiceFields.Status
+}
+
+// GetStatusReason returns GetGlobalServiceNodeGlobalService.StatusReason, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetStatusReason() *string {
+	return v.GlobalServiceFields.StatusReason
+}
+
+// GetDnsAnswer returns GetGlobalServiceNodeGlobalService.DnsAnswer, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetDnsAnswer() []string {
+	return v.GlobalServiceFields.DnsAnswer
+}
+
+// GetTenant returns GetGlobalServiceNodeGlobalService.Tenant, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetTenant() GlobalServiceFieldsTenant {
+	return v.GlobalServiceFields.Tenant
+}
+
+// GetRegionServices returns GetGlobalServiceNodeGlobalService.RegionServices, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeGlobalService) GetRegionServices() GlobalServiceFieldsRegionServicesRegionServiceConnection {
+	return v.GlobalServiceFields.RegionServices
+}
+
+func (v *GetGlobalServiceNodeGlobalService) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetGlobalServiceNodeGlobalService
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetGlobalServiceNodeGlobalService = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.GlobalServiceFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetGlobalServiceNodeGlobalService struct {
+	Typename *string `json:"__typename"`
+
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Mode GlobalServiceMode `json:"mode"`
+
+	Fqdn *string `json:"fqdn"`
+
+	Ttl int `json:"ttl"`
+
+	Status GlobalServiceStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	DnsAnswer []string `json:"dnsAnswer"`
+
+	Tenant GlobalServiceFieldsTenant `json:"tenant"`
+
+	RegionServices GlobalServiceFieldsRegionServicesRegionServiceConnection `json:"regionServices"`
+}
+
+func (v *GetGlobalServiceNodeGlobalService) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetGlobalServiceNodeGlobalService) __premarshalJSON() (*__premarshalGetGlobalServiceNodeGlobalService, error) {
+	var retval __premarshalGetGlobalServiceNodeGlobalService
+
+	retval.Typename = v.Typename
+	retval.Id = v.GlobalServiceFields.Id
+	retval.Name = v.GlobalServiceFields.Name
+	retval.Description = v.GlobalServiceFields.Description
+	retval.Mode = v.GlobalServiceFields.Mode
+	retval.Fqdn = v.GlobalServiceFields.Fqdn
+	retval.Ttl = v.GlobalServiceFields.Ttl
+	retval.Status = v.GlobalServiceFields.Status
+	retval.StatusReason = v.GlobalServiceFields.StatusReason
+	retval.DnsAnswer = v.GlobalServiceFields.DnsAnswer
+	retval.Tenant = v.GlobalServiceFields.Tenant
+	retval.RegionServices = v.GlobalServiceFields.RegionServices
+	return &retval, nil
+}
+
+// GetGlobalServiceNodeHookDelivery includes the requested fields of the GraphQL type HookDelivery.
+type GetGlobalServiceNodeHookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeHookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeHookDelivery) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeHost includes the requested fields of the GraphQL type Host.
+type GetGlobalServiceNodeHost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeHost.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeHost) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeHostGroup includes the requested fields of the GraphQL type HostGroup.
+type GetGlobalServiceNodeHostGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeHostGroup.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeHostGroup) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeIPAddress includes the requested fields of the GraphQL type IPAddress.
+type GetGlobalServiceNodeIPAddress struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeIPAddress.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeIPAddress) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeIPRange includes the requested fields of the GraphQL type IPRange.
+type GetGlobalServiceNodeIPRange struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeIPRange.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeIPRange) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeImage includes the requested fields of the GraphQL type Image.
+type GetGlobalServiceNodeImage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeImage.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeImage) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeJoinToken includes the requested fields of the GraphQL type JoinToken.
+type GetGlobalServiceNodeJoinToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeJoinToken.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeJoinToken) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type GetGlobalServiceNodeKubernetesCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeKubernetesCluster.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeKubernetesCluster) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeLink includes the requested fields of the GraphQL type Link.
+type GetGlobalServiceNodeLink struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeLink.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeLink) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type GetGlobalServiceNodeLoadBalancer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeLoadBalancer.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeLoadBalancer) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeMaintainer includes the requested fields of the GraphQL type Maintainer.
+type GetGlobalServiceNodeMaintainer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeMaintainer.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeMaintainer) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeMaintainerGroup includes the requested fields of the GraphQL type MaintainerGroup.
+type GetGlobalServiceNodeMaintainerGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeMaintainerGroup.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeMaintainerGroup) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeMaintenance includes the requested fields of the GraphQL type Maintenance.
+type GetGlobalServiceNodeMaintenance struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeMaintenance.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeMaintenance) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeNetwork includes the requested fields of the GraphQL type Network.
+type GetGlobalServiceNodeNetwork struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeNetwork.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeNetwork) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeNetworkZone includes the requested fields of the GraphQL type NetworkZone.
+type GetGlobalServiceNodeNetworkZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeNetworkZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeNetworkZone) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeNotice includes the requested fields of the GraphQL type Notice.
+type GetGlobalServiceNodeNotice struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeNotice.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeNotice) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodePort includes the requested fields of the GraphQL type Port.
+type GetGlobalServiceNodePort struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodePort.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodePort) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodePowerZone includes the requested fields of the GraphQL type PowerZone.
+type GetGlobalServiceNodePowerZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodePowerZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodePowerZone) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeProvider includes the requested fields of the GraphQL type Provider.
+type GetGlobalServiceNodeProvider struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeProvider.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeProvider) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeQuota includes the requested fields of the GraphQL type Quota.
+type GetGlobalServiceNodeQuota struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeQuota.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeQuota) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeRack includes the requested fields of the GraphQL type Rack.
+type GetGlobalServiceNodeRack struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeRack.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeRack) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeRackZone includes the requested fields of the GraphQL type RackZone.
+type GetGlobalServiceNodeRackZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeRackZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeRackZone) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeRegion includes the requested fields of the GraphQL type Region.
+type GetGlobalServiceNodeRegion struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeRegion.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeRegion) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeRegionService includes the requested fields of the GraphQL type RegionService.
+type GetGlobalServiceNodeRegionService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeRegionService.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeRegionService) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeRoleBinding includes the requested fields of the GraphQL type RoleBinding.
+type GetGlobalServiceNodeRoleBinding struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeRoleBinding.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeRoleBinding) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeSSHKey includes the requested fields of the GraphQL type SSHKey.
+type GetGlobalServiceNodeSSHKey struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeSSHKey.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeSSHKey) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type GetGlobalServiceNodeSecurityRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeSecurityRule.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeSecurityRule) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type GetGlobalServiceNodeServiceMesh struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeServiceMesh.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeServiceMesh) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeSilence includes the requested fields of the GraphQL type Silence.
+type GetGlobalServiceNodeSilence struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeSilence.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeSilence) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeTenant includes the requested fields of the GraphQL type Tenant.
+type GetGlobalServiceNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeTenant) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeUsageRecord includes the requested fields of the GraphQL type UsageRecord.
+type GetGlobalServiceNodeUsageRecord struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeUsageRecord.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeUsageRecord) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeUser includes the requested fields of the GraphQL type User.
+type GetGlobalServiceNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeUser) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type GetGlobalServiceNodeVirtualMachine struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeVirtualMachine.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeVirtualMachine) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceNodeVolume includes the requested fields of the GraphQL type Volume.
+type GetGlobalServiceNodeVolume struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetGlobalServiceNodeVolume.Typename, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceNodeVolume) GetTypename() *string { return v.Typename }
+
+// GetGlobalServiceResponse is returned by GetGlobalService on success.
+type GetGlobalServiceResponse struct {
+	// Fetches an object given its ID.
+	Node *GetGlobalServiceNode `json:"-"`
+}
+
+// GetNode returns GetGlobalServiceResponse.Node, and is useful for accessing the field via an interface.
+func (v *GetGlobalServiceResponse) GetNode() *GetGlobalServiceNode { return v.Node }
+
+func (v *GetGlobalServiceResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetGlobalServiceResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetGlobalServiceResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(GetGlobalServiceNode)
+			err = __unmarshalGetGlobalServiceNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal GetGlobalServiceResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalGetGlobalServiceResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *GetGlobalServiceResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetGlobalServiceResponse) __premarshalJSON() (*__premarshalGetGlobalServiceResponse, error) {
+	var retval __premarshalGetGlobalServiceResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalGetGlobalServiceNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal GetGlobalServiceResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // GetHostHostsHostConnection includes the requested fields of the GraphQL type HostConnection.
 // The GraphQL type's documentation follows.
 //
@@ -4815,6 +6449,1279 @@ type GetLinkResponse struct {
 
 // GetLinks returns GetLinkResponse.Links, and is useful for accessing the field via an interface.
 func (v *GetLinkResponse) GetLinks() GetLinkLinksLinkConnection { return v.Links }
+
+// GetLoadBalancerNode includes the requested fields of the GraphQL interface Node.
+//
+// GetLoadBalancerNode is implemented by the following types:
+// GetLoadBalancerNodeAPIToken
+// GetLoadBalancerNodeAlert
+// GetLoadBalancerNodeAssignment
+// GetLoadBalancerNodeAuditLog
+// GetLoadBalancerNodeAvailabilityZone
+// GetLoadBalancerNodeCheck
+// GetLoadBalancerNodeCluster
+// GetLoadBalancerNodeComputeNode
+// GetLoadBalancerNodeDatacenter
+// GetLoadBalancerNodeEvent
+// GetLoadBalancerNodeEventRule
+// GetLoadBalancerNodeFlavor
+// GetLoadBalancerNodeFloor
+// GetLoadBalancerNodeGlobalService
+// GetLoadBalancerNodeHookDelivery
+// GetLoadBalancerNodeHost
+// GetLoadBalancerNodeHostGroup
+// GetLoadBalancerNodeIPAddress
+// GetLoadBalancerNodeIPRange
+// GetLoadBalancerNodeImage
+// GetLoadBalancerNodeJoinToken
+// GetLoadBalancerNodeKubernetesCluster
+// GetLoadBalancerNodeLink
+// GetLoadBalancerNodeLoadBalancer
+// GetLoadBalancerNodeMaintainer
+// GetLoadBalancerNodeMaintainerGroup
+// GetLoadBalancerNodeMaintenance
+// GetLoadBalancerNodeNetwork
+// GetLoadBalancerNodeNetworkZone
+// GetLoadBalancerNodeNotice
+// GetLoadBalancerNodePort
+// GetLoadBalancerNodePowerZone
+// GetLoadBalancerNodeProvider
+// GetLoadBalancerNodeQuota
+// GetLoadBalancerNodeRack
+// GetLoadBalancerNodeRackZone
+// GetLoadBalancerNodeRegion
+// GetLoadBalancerNodeRegionService
+// GetLoadBalancerNodeRoleBinding
+// GetLoadBalancerNodeSSHKey
+// GetLoadBalancerNodeSecurityRule
+// GetLoadBalancerNodeServiceMesh
+// GetLoadBalancerNodeSilence
+// GetLoadBalancerNodeTenant
+// GetLoadBalancerNodeUsageRecord
+// GetLoadBalancerNodeUser
+// GetLoadBalancerNodeVirtualMachine
+// GetLoadBalancerNodeVolume
+// The GraphQL type's documentation follows.
+//
+// An object with an ID.
+// Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
+type GetLoadBalancerNode interface {
+	implementsGraphQLInterfaceGetLoadBalancerNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *GetLoadBalancerNodeAPIToken) implementsGraphQLInterfaceGetLoadBalancerNode()          {}
+func (v *GetLoadBalancerNodeAlert) implementsGraphQLInterfaceGetLoadBalancerNode()             {}
+func (v *GetLoadBalancerNodeAssignment) implementsGraphQLInterfaceGetLoadBalancerNode()        {}
+func (v *GetLoadBalancerNodeAuditLog) implementsGraphQLInterfaceGetLoadBalancerNode()          {}
+func (v *GetLoadBalancerNodeAvailabilityZone) implementsGraphQLInterfaceGetLoadBalancerNode()  {}
+func (v *GetLoadBalancerNodeCheck) implementsGraphQLInterfaceGetLoadBalancerNode()             {}
+func (v *GetLoadBalancerNodeCluster) implementsGraphQLInterfaceGetLoadBalancerNode()           {}
+func (v *GetLoadBalancerNodeComputeNode) implementsGraphQLInterfaceGetLoadBalancerNode()       {}
+func (v *GetLoadBalancerNodeDatacenter) implementsGraphQLInterfaceGetLoadBalancerNode()        {}
+func (v *GetLoadBalancerNodeEvent) implementsGraphQLInterfaceGetLoadBalancerNode()             {}
+func (v *GetLoadBalancerNodeEventRule) implementsGraphQLInterfaceGetLoadBalancerNode()         {}
+func (v *GetLoadBalancerNodeFlavor) implementsGraphQLInterfaceGetLoadBalancerNode()            {}
+func (v *GetLoadBalancerNodeFloor) implementsGraphQLInterfaceGetLoadBalancerNode()             {}
+func (v *GetLoadBalancerNodeGlobalService) implementsGraphQLInterfaceGetLoadBalancerNode()     {}
+func (v *GetLoadBalancerNodeHookDelivery) implementsGraphQLInterfaceGetLoadBalancerNode()      {}
+func (v *GetLoadBalancerNodeHost) implementsGraphQLInterfaceGetLoadBalancerNode()              {}
+func (v *GetLoadBalancerNodeHostGroup) implementsGraphQLInterfaceGetLoadBalancerNode()         {}
+func (v *GetLoadBalancerNodeIPAddress) implementsGraphQLInterfaceGetLoadBalancerNode()         {}
+func (v *GetLoadBalancerNodeIPRange) implementsGraphQLInterfaceGetLoadBalancerNode()           {}
+func (v *GetLoadBalancerNodeImage) implementsGraphQLInterfaceGetLoadBalancerNode()             {}
+func (v *GetLoadBalancerNodeJoinToken) implementsGraphQLInterfaceGetLoadBalancerNode()         {}
+func (v *GetLoadBalancerNodeKubernetesCluster) implementsGraphQLInterfaceGetLoadBalancerNode() {}
+func (v *GetLoadBalancerNodeLink) implementsGraphQLInterfaceGetLoadBalancerNode()              {}
+func (v *GetLoadBalancerNodeLoadBalancer) implementsGraphQLInterfaceGetLoadBalancerNode()      {}
+func (v *GetLoadBalancerNodeMaintainer) implementsGraphQLInterfaceGetLoadBalancerNode()        {}
+func (v *GetLoadBalancerNodeMaintainerGroup) implementsGraphQLInterfaceGetLoadBalancerNode()   {}
+func (v *GetLoadBalancerNodeMaintenance) implementsGraphQLInterfaceGetLoadBalancerNode()       {}
+func (v *GetLoadBalancerNodeNetwork) implementsGraphQLInterfaceGetLoadBalancerNode()           {}
+func (v *GetLoadBalancerNodeNetworkZone) implementsGraphQLInterfaceGetLoadBalancerNode()       {}
+func (v *GetLoadBalancerNodeNotice) implementsGraphQLInterfaceGetLoadBalancerNode()            {}
+func (v *GetLoadBalancerNodePort) implementsGraphQLInterfaceGetLoadBalancerNode()              {}
+func (v *GetLoadBalancerNodePowerZone) implementsGraphQLInterfaceGetLoadBalancerNode()         {}
+func (v *GetLoadBalancerNodeProvider) implementsGraphQLInterfaceGetLoadBalancerNode()          {}
+func (v *GetLoadBalancerNodeQuota) implementsGraphQLInterfaceGetLoadBalancerNode()             {}
+func (v *GetLoadBalancerNodeRack) implementsGraphQLInterfaceGetLoadBalancerNode()              {}
+func (v *GetLoadBalancerNodeRackZone) implementsGraphQLInterfaceGetLoadBalancerNode()          {}
+func (v *GetLoadBalancerNodeRegion) implementsGraphQLInterfaceGetLoadBalancerNode()            {}
+func (v *GetLoadBalancerNodeRegionService) implementsGraphQLInterfaceGetLoadBalancerNode()     {}
+func (v *GetLoadBalancerNodeRoleBinding) implementsGraphQLInterfaceGetLoadBalancerNode()       {}
+func (v *GetLoadBalancerNodeSSHKey) implementsGraphQLInterfaceGetLoadBalancerNode()            {}
+func (v *GetLoadBalancerNodeSecurityRule) implementsGraphQLInterfaceGetLoadBalancerNode()      {}
+func (v *GetLoadBalancerNodeServiceMesh) implementsGraphQLInterfaceGetLoadBalancerNode()       {}
+func (v *GetLoadBalancerNodeSilence) implementsGraphQLInterfaceGetLoadBalancerNode()           {}
+func (v *GetLoadBalancerNodeTenant) implementsGraphQLInterfaceGetLoadBalancerNode()            {}
+func (v *GetLoadBalancerNodeUsageRecord) implementsGraphQLInterfaceGetLoadBalancerNode()       {}
+func (v *GetLoadBalancerNodeUser) implementsGraphQLInterfaceGetLoadBalancerNode()              {}
+func (v *GetLoadBalancerNodeVirtualMachine) implementsGraphQLInterfaceGetLoadBalancerNode()    {}
+func (v *GetLoadBalancerNodeVolume) implementsGraphQLInterfaceGetLoadBalancerNode()            {}
+
+func __unmarshalGetLoadBalancerNode(b []byte, v *GetLoadBalancerNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "APIToken":
+		*v = new(GetLoadBalancerNodeAPIToken)
+		return json.Unmarshal(b, *v)
+	case "Alert":
+		*v = new(GetLoadBalancerNodeAlert)
+		return json.Unmarshal(b, *v)
+	case "Assignment":
+		*v = new(GetLoadBalancerNodeAssignment)
+		return json.Unmarshal(b, *v)
+	case "AuditLog":
+		*v = new(GetLoadBalancerNodeAuditLog)
+		return json.Unmarshal(b, *v)
+	case "AvailabilityZone":
+		*v = new(GetLoadBalancerNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Check":
+		*v = new(GetLoadBalancerNodeCheck)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(GetLoadBalancerNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "ComputeNode":
+		*v = new(GetLoadBalancerNodeComputeNode)
+		return json.Unmarshal(b, *v)
+	case "Datacenter":
+		*v = new(GetLoadBalancerNodeDatacenter)
+		return json.Unmarshal(b, *v)
+	case "Event":
+		*v = new(GetLoadBalancerNodeEvent)
+		return json.Unmarshal(b, *v)
+	case "EventRule":
+		*v = new(GetLoadBalancerNodeEventRule)
+		return json.Unmarshal(b, *v)
+	case "Flavor":
+		*v = new(GetLoadBalancerNodeFlavor)
+		return json.Unmarshal(b, *v)
+	case "Floor":
+		*v = new(GetLoadBalancerNodeFloor)
+		return json.Unmarshal(b, *v)
+	case "GlobalService":
+		*v = new(GetLoadBalancerNodeGlobalService)
+		return json.Unmarshal(b, *v)
+	case "HookDelivery":
+		*v = new(GetLoadBalancerNodeHookDelivery)
+		return json.Unmarshal(b, *v)
+	case "Host":
+		*v = new(GetLoadBalancerNodeHost)
+		return json.Unmarshal(b, *v)
+	case "HostGroup":
+		*v = new(GetLoadBalancerNodeHostGroup)
+		return json.Unmarshal(b, *v)
+	case "IPAddress":
+		*v = new(GetLoadBalancerNodeIPAddress)
+		return json.Unmarshal(b, *v)
+	case "IPRange":
+		*v = new(GetLoadBalancerNodeIPRange)
+		return json.Unmarshal(b, *v)
+	case "Image":
+		*v = new(GetLoadBalancerNodeImage)
+		return json.Unmarshal(b, *v)
+	case "JoinToken":
+		*v = new(GetLoadBalancerNodeJoinToken)
+		return json.Unmarshal(b, *v)
+	case "KubernetesCluster":
+		*v = new(GetLoadBalancerNodeKubernetesCluster)
+		return json.Unmarshal(b, *v)
+	case "Link":
+		*v = new(GetLoadBalancerNodeLink)
+		return json.Unmarshal(b, *v)
+	case "LoadBalancer":
+		*v = new(GetLoadBalancerNodeLoadBalancer)
+		return json.Unmarshal(b, *v)
+	case "Maintainer":
+		*v = new(GetLoadBalancerNodeMaintainer)
+		return json.Unmarshal(b, *v)
+	case "MaintainerGroup":
+		*v = new(GetLoadBalancerNodeMaintainerGroup)
+		return json.Unmarshal(b, *v)
+	case "Maintenance":
+		*v = new(GetLoadBalancerNodeMaintenance)
+		return json.Unmarshal(b, *v)
+	case "Network":
+		*v = new(GetLoadBalancerNodeNetwork)
+		return json.Unmarshal(b, *v)
+	case "NetworkZone":
+		*v = new(GetLoadBalancerNodeNetworkZone)
+		return json.Unmarshal(b, *v)
+	case "Notice":
+		*v = new(GetLoadBalancerNodeNotice)
+		return json.Unmarshal(b, *v)
+	case "Port":
+		*v = new(GetLoadBalancerNodePort)
+		return json.Unmarshal(b, *v)
+	case "PowerZone":
+		*v = new(GetLoadBalancerNodePowerZone)
+		return json.Unmarshal(b, *v)
+	case "Provider":
+		*v = new(GetLoadBalancerNodeProvider)
+		return json.Unmarshal(b, *v)
+	case "Quota":
+		*v = new(GetLoadBalancerNodeQuota)
+		return json.Unmarshal(b, *v)
+	case "Rack":
+		*v = new(GetLoadBalancerNodeRack)
+		return json.Unmarshal(b, *v)
+	case "RackZone":
+		*v = new(GetLoadBalancerNodeRackZone)
+		return json.Unmarshal(b, *v)
+	case "Region":
+		*v = new(GetLoadBalancerNodeRegion)
+		return json.Unmarshal(b, *v)
+	case "RegionService":
+		*v = new(GetLoadBalancerNodeRegionService)
+		return json.Unmarshal(b, *v)
+	case "RoleBinding":
+		*v = new(GetLoadBalancerNodeRoleBinding)
+		return json.Unmarshal(b, *v)
+	case "SSHKey":
+		*v = new(GetLoadBalancerNodeSSHKey)
+		return json.Unmarshal(b, *v)
+	case "SecurityRule":
+		*v = new(GetLoadBalancerNodeSecurityRule)
+		return json.Unmarshal(b, *v)
+	case "ServiceMesh":
+		*v = new(GetLoadBalancerNodeServiceMesh)
+		return json.Unmarshal(b, *v)
+	case "Silence":
+		*v = new(GetLoadBalancerNodeSilence)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(GetLoadBalancerNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "UsageRecord":
+		*v = new(GetLoadBalancerNodeUsageRecord)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(GetLoadBalancerNodeUser)
+		return json.Unmarshal(b, *v)
+	case "VirtualMachine":
+		*v = new(GetLoadBalancerNodeVirtualMachine)
+		return json.Unmarshal(b, *v)
+	case "Volume":
+		*v = new(GetLoadBalancerNodeVolume)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for GetLoadBalancerNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalGetLoadBalancerNode(v *GetLoadBalancerNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *GetLoadBalancerNodeAPIToken:
+		typename = "APIToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeAPIToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeAlert:
+		typename = "Alert"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeAlert
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeAssignment:
+		typename = "Assignment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeAssignment
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeAuditLog:
+		typename = "AuditLog"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeAuditLog
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeAvailabilityZone:
+		typename = "AvailabilityZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeCheck:
+		typename = "Check"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeCheck
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeComputeNode:
+		typename = "ComputeNode"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeComputeNode
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeDatacenter:
+		typename = "Datacenter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeDatacenter
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeEvent:
+		typename = "Event"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeEventRule:
+		typename = "EventRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeEventRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeFlavor:
+		typename = "Flavor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeFlavor
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeFloor:
+		typename = "Floor"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeFloor
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeGlobalService:
+		typename = "GlobalService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeGlobalService
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeHookDelivery:
+		typename = "HookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeHookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeHost:
+		typename = "Host"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeHost
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeHostGroup:
+		typename = "HostGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeHostGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeIPAddress:
+		typename = "IPAddress"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeIPAddress
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeIPRange:
+		typename = "IPRange"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeIPRange
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeImage:
+		typename = "Image"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeImage
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeJoinToken:
+		typename = "JoinToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeJoinToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeKubernetesCluster:
+		typename = "KubernetesCluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeKubernetesCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeLink:
+		typename = "Link"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeLink
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeLoadBalancer:
+		typename = "LoadBalancer"
+
+		premarshaled, err := v.__premarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		result := struct {
+			TypeName string `json:"__typename"`
+			*__premarshalGetLoadBalancerNodeLoadBalancer
+		}{typename, premarshaled}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeMaintainer:
+		typename = "Maintainer"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeMaintainer
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeMaintainerGroup:
+		typename = "MaintainerGroup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeMaintainerGroup
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeMaintenance:
+		typename = "Maintenance"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeMaintenance
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeNetwork:
+		typename = "Network"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeNetwork
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeNetworkZone:
+		typename = "NetworkZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeNetworkZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeNotice:
+		typename = "Notice"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeNotice
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodePort:
+		typename = "Port"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodePort
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodePowerZone:
+		typename = "PowerZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodePowerZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeProvider:
+		typename = "Provider"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeProvider
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeQuota:
+		typename = "Quota"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeQuota
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeRack:
+		typename = "Rack"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeRack
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeRackZone:
+		typename = "RackZone"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeRackZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeRegion:
+		typename = "Region"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeRegion
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeRegionService:
+		typename = "RegionService"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeRegionService
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeRoleBinding:
+		typename = "RoleBinding"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeRoleBinding
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeSSHKey:
+		typename = "SSHKey"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeSSHKey
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeSecurityRule:
+		typename = "SecurityRule"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeSecurityRule
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeServiceMesh:
+		typename = "ServiceMesh"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeServiceMesh
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeSilence:
+		typename = "Silence"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeSilence
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeUsageRecord:
+		typename = "UsageRecord"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeUsageRecord
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeVirtualMachine:
+		typename = "VirtualMachine"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeVirtualMachine
+		}{typename, v}
+		return json.Marshal(result)
+	case *GetLoadBalancerNodeVolume:
+		typename = "Volume"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*GetLoadBalancerNodeVolume
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for GetLoadBalancerNode: "%T"`, v)
+	}
+}
+
+// GetLoadBalancerNodeAPIToken includes the requested fields of the GraphQL type APIToken.
+type GetLoadBalancerNodeAPIToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeAPIToken.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeAPIToken) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeAlert includes the requested fields of the GraphQL type Alert.
+type GetLoadBalancerNodeAlert struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeAlert.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeAlert) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeAssignment includes the requested fields of the GraphQL type Assignment.
+type GetLoadBalancerNodeAssignment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeAssignment.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeAssignment) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeAuditLog includes the requested fields of the GraphQL type AuditLog.
+type GetLoadBalancerNodeAuditLog struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeAuditLog.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeAuditLog) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeAvailabilityZone includes the requested fields of the GraphQL type AvailabilityZone.
+type GetLoadBalancerNodeAvailabilityZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeCheck includes the requested fields of the GraphQL type Check.
+type GetLoadBalancerNodeCheck struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeCheck.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeCheck) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeCluster includes the requested fields of the GraphQL type Cluster.
+type GetLoadBalancerNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeCluster) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
+type GetLoadBalancerNodeComputeNode struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeComputeNode.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeComputeNode) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeDatacenter includes the requested fields of the GraphQL type Datacenter.
+type GetLoadBalancerNodeDatacenter struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeDatacenter.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeDatacenter) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeEvent includes the requested fields of the GraphQL type Event.
+type GetLoadBalancerNodeEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeEvent.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeEvent) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeEventRule includes the requested fields of the GraphQL type EventRule.
+type GetLoadBalancerNodeEventRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeEventRule.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeEventRule) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeFlavor includes the requested fields of the GraphQL type Flavor.
+type GetLoadBalancerNodeFlavor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeFlavor.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeFlavor) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeFloor includes the requested fields of the GraphQL type Floor.
+type GetLoadBalancerNodeFloor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeFloor.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeFloor) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeGlobalService includes the requested fields of the GraphQL type GlobalService.
+type GetLoadBalancerNodeGlobalService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeGlobalService.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeGlobalService) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeHookDelivery includes the requested fields of the GraphQL type HookDelivery.
+type GetLoadBalancerNodeHookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeHookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeHookDelivery) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeHost includes the requested fields of the GraphQL type Host.
+type GetLoadBalancerNodeHost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeHost.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeHost) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeHostGroup includes the requested fields of the GraphQL type HostGroup.
+type GetLoadBalancerNodeHostGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeHostGroup.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeHostGroup) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeIPAddress includes the requested fields of the GraphQL type IPAddress.
+type GetLoadBalancerNodeIPAddress struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeIPAddress.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeIPAddress) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeIPRange includes the requested fields of the GraphQL type IPRange.
+type GetLoadBalancerNodeIPRange struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeIPRange.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeIPRange) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeImage includes the requested fields of the GraphQL type Image.
+type GetLoadBalancerNodeImage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeImage.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeImage) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeJoinToken includes the requested fields of the GraphQL type JoinToken.
+type GetLoadBalancerNodeJoinToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeJoinToken.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeJoinToken) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
+type GetLoadBalancerNodeKubernetesCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeKubernetesCluster.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeKubernetesCluster) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeLink includes the requested fields of the GraphQL type Link.
+type GetLoadBalancerNodeLink struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeLink.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLink) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type GetLoadBalancerNodeLoadBalancer struct {
+	Typename           *string `json:"__typename"`
+	LoadBalancerFields `json:"-"`
+}
+
+// GetTypename returns GetLoadBalancerNodeLoadBalancer.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetTypename() *string { return v.Typename }
+
+// GetId returns GetLoadBalancerNodeLoadBalancer.Id, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetId() string { return v.LoadBalancerFields.Id }
+
+// GetName returns GetLoadBalancerNodeLoadBalancer.Name, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetName() string { return v.LoadBalancerFields.Name }
+
+// GetStatus returns GetLoadBalancerNodeLoadBalancer.Status, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetStatus() LoadBalancerStatus {
+	return v.LoadBalancerFields.Status
+}
+
+// GetStatusReason returns GetLoadBalancerNodeLoadBalancer.StatusReason, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetStatusReason() *string {
+	return v.LoadBalancerFields.StatusReason
+}
+
+// GetAlgorithm returns GetLoadBalancerNodeLoadBalancer.Algorithm, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetAlgorithm() LoadBalancerAlgorithm {
+	return v.LoadBalancerFields.Algorithm
+}
+
+// GetHealthCheckIntervalMs returns GetLoadBalancerNodeLoadBalancer.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetHealthCheckIntervalMs() int {
+	return v.LoadBalancerFields.HealthCheckIntervalMs
+}
+
+// GetVip returns GetLoadBalancerNodeLoadBalancer.Vip, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetVip() *LoadBalancerFieldsVipIPAddress {
+	return v.LoadBalancerFields.Vip
+}
+
+// GetListeners returns GetLoadBalancerNodeLoadBalancer.Listeners, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetListeners() []LoadBalancerFieldsListenersLoadBalancerListener {
+	return v.LoadBalancerFields.Listeners
+}
+
+// GetMembers returns GetLoadBalancerNodeLoadBalancer.Members, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetMembers() []LoadBalancerFieldsMembersLoadBalancerMember {
+	return v.LoadBalancerFields.Members
+}
+
+// GetNodeStates returns GetLoadBalancerNodeLoadBalancer.NodeStates, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetNodeStates() []LoadBalancerFieldsNodeStatesLoadBalancerNodeState {
+	return v.LoadBalancerFields.NodeStates
+}
+
+// GetTenant returns GetLoadBalancerNodeLoadBalancer.Tenant, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetTenant() LoadBalancerFieldsTenant {
+	return v.LoadBalancerFields.Tenant
+}
+
+// GetRegionService returns GetLoadBalancerNodeLoadBalancer.RegionService, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeLoadBalancer) GetRegionService() *LoadBalancerFieldsRegionService {
+	return v.LoadBalancerFields.RegionService
+}
+
+func (v *GetLoadBalancerNodeLoadBalancer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetLoadBalancerNodeLoadBalancer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetLoadBalancerNodeLoadBalancer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.LoadBalancerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetLoadBalancerNodeLoadBalancer struct {
+	Typename *string `json:"__typename"`
+
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status LoadBalancerStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Algorithm LoadBalancerAlgorithm `json:"algorithm"`
+
+	HealthCheckIntervalMs int `json:"healthCheckIntervalMs"`
+
+	Vip *LoadBalancerFieldsVipIPAddress `json:"vip"`
+
+	Listeners []LoadBalancerFieldsListenersLoadBalancerListener `json:"listeners"`
+
+	Members []LoadBalancerFieldsMembersLoadBalancerMember `json:"members"`
+
+	NodeStates []LoadBalancerFieldsNodeStatesLoadBalancerNodeState `json:"nodeStates"`
+
+	Tenant LoadBalancerFieldsTenant `json:"tenant"`
+
+	RegionService *LoadBalancerFieldsRegionService `json:"regionService"`
+}
+
+func (v *GetLoadBalancerNodeLoadBalancer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetLoadBalancerNodeLoadBalancer) __premarshalJSON() (*__premarshalGetLoadBalancerNodeLoadBalancer, error) {
+	var retval __premarshalGetLoadBalancerNodeLoadBalancer
+
+	retval.Typename = v.Typename
+	retval.Id = v.LoadBalancerFields.Id
+	retval.Name = v.LoadBalancerFields.Name
+	retval.Status = v.LoadBalancerFields.Status
+	retval.StatusReason = v.LoadBalancerFields.StatusReason
+	retval.Algorithm = v.LoadBalancerFields.Algorithm
+	retval.HealthCheckIntervalMs = v.LoadBalancerFields.HealthCheckIntervalMs
+	retval.Vip = v.LoadBalancerFields.Vip
+	retval.Listeners = v.LoadBalancerFields.Listeners
+	retval.Members = v.LoadBalancerFields.Members
+	retval.NodeStates = v.LoadBalancerFields.NodeStates
+	retval.Tenant = v.LoadBalancerFields.Tenant
+	retval.RegionService = v.LoadBalancerFields.RegionService
+	return &retval, nil
+}
+
+// GetLoadBalancerNodeMaintainer includes the requested fields of the GraphQL type Maintainer.
+type GetLoadBalancerNodeMaintainer struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeMaintainer.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeMaintainer) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeMaintainerGroup includes the requested fields of the GraphQL type MaintainerGroup.
+type GetLoadBalancerNodeMaintainerGroup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeMaintainerGroup.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeMaintainerGroup) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeMaintenance includes the requested fields of the GraphQL type Maintenance.
+type GetLoadBalancerNodeMaintenance struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeMaintenance.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeMaintenance) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeNetwork includes the requested fields of the GraphQL type Network.
+type GetLoadBalancerNodeNetwork struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeNetwork.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeNetwork) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeNetworkZone includes the requested fields of the GraphQL type NetworkZone.
+type GetLoadBalancerNodeNetworkZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeNetworkZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeNetworkZone) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeNotice includes the requested fields of the GraphQL type Notice.
+type GetLoadBalancerNodeNotice struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeNotice.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeNotice) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodePort includes the requested fields of the GraphQL type Port.
+type GetLoadBalancerNodePort struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodePort.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodePort) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodePowerZone includes the requested fields of the GraphQL type PowerZone.
+type GetLoadBalancerNodePowerZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodePowerZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodePowerZone) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeProvider includes the requested fields of the GraphQL type Provider.
+type GetLoadBalancerNodeProvider struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeProvider.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeProvider) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeQuota includes the requested fields of the GraphQL type Quota.
+type GetLoadBalancerNodeQuota struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeQuota.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeQuota) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeRack includes the requested fields of the GraphQL type Rack.
+type GetLoadBalancerNodeRack struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeRack.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeRack) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeRackZone includes the requested fields of the GraphQL type RackZone.
+type GetLoadBalancerNodeRackZone struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeRackZone.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeRackZone) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeRegion includes the requested fields of the GraphQL type Region.
+type GetLoadBalancerNodeRegion struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeRegion.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeRegion) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeRegionService includes the requested fields of the GraphQL type RegionService.
+type GetLoadBalancerNodeRegionService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeRegionService.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeRegionService) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeRoleBinding includes the requested fields of the GraphQL type RoleBinding.
+type GetLoadBalancerNodeRoleBinding struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeRoleBinding.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeRoleBinding) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeSSHKey includes the requested fields of the GraphQL type SSHKey.
+type GetLoadBalancerNodeSSHKey struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeSSHKey.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeSSHKey) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeSecurityRule includes the requested fields of the GraphQL type SecurityRule.
+type GetLoadBalancerNodeSecurityRule struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeSecurityRule.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeSecurityRule) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeServiceMesh includes the requested fields of the GraphQL type ServiceMesh.
+type GetLoadBalancerNodeServiceMesh struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeServiceMesh.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeServiceMesh) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeSilence includes the requested fields of the GraphQL type Silence.
+type GetLoadBalancerNodeSilence struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeSilence.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeSilence) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeTenant includes the requested fields of the GraphQL type Tenant.
+type GetLoadBalancerNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeTenant) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeUsageRecord includes the requested fields of the GraphQL type UsageRecord.
+type GetLoadBalancerNodeUsageRecord struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeUsageRecord.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeUsageRecord) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeUser includes the requested fields of the GraphQL type User.
+type GetLoadBalancerNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeUser) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type GetLoadBalancerNodeVirtualMachine struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeVirtualMachine.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeVirtualMachine) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerNodeVolume includes the requested fields of the GraphQL type Volume.
+type GetLoadBalancerNodeVolume struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns GetLoadBalancerNodeVolume.Typename, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerNodeVolume) GetTypename() *string { return v.Typename }
+
+// GetLoadBalancerResponse is returned by GetLoadBalancer on success.
+type GetLoadBalancerResponse struct {
+	// Fetches an object given its ID.
+	Node *GetLoadBalancerNode `json:"-"`
+}
+
+// GetNode returns GetLoadBalancerResponse.Node, and is useful for accessing the field via an interface.
+func (v *GetLoadBalancerResponse) GetNode() *GetLoadBalancerNode { return v.Node }
+
+func (v *GetLoadBalancerResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetLoadBalancerResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetLoadBalancerResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(GetLoadBalancerNode)
+			err = __unmarshalGetLoadBalancerNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal GetLoadBalancerResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalGetLoadBalancerResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *GetLoadBalancerResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetLoadBalancerResponse) __premarshalJSON() (*__premarshalGetLoadBalancerResponse, error) {
+	var retval __premarshalGetLoadBalancerResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalGetLoadBalancerNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal GetLoadBalancerResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
 
 // GetNetworkNetworksNetworkConnection includes the requested fields of the GraphQL type NetworkConnection.
 // The GraphQL type's documentation follows.
@@ -6386,6 +9293,327 @@ func (v *GetVolumeVolumesVolumeConnectionEdgesVolumeEdgeNodeVolume) __premarshal
 	retval.Tenant = v.VolumeFields.Tenant
 	retval.VirtualMachine = v.VolumeFields.VirtualMachine
 	return &retval, nil
+}
+
+// GlobalServiceFields includes the GraphQL fields of GlobalService requested by the fragment GlobalServiceFields.
+type GlobalServiceFields struct {
+	Id          string            `json:"id"`
+	Name        string            `json:"name"`
+	Description *string           `json:"description"`
+	Mode        GlobalServiceMode `json:"mode"`
+	Fqdn        *string           `json:"fqdn"`
+	// seconds resolvers may cache the GSLB answer
+	Ttl int `json:"ttl"`
+	// ACTIVE only while served: GSLB answers or anycast announces at least one healthy region's VIP
+	Status       GlobalServiceStatus `json:"status"`
+	StatusReason *string             `json:"statusReason"`
+	// the VIPs the authoritative DNS server answers the FQDN with (GSLB), or announces (anycast), as last pushed
+	DnsAnswer      []string                                                 `json:"dnsAnswer"`
+	Tenant         GlobalServiceFieldsTenant                                `json:"tenant"`
+	RegionServices GlobalServiceFieldsRegionServicesRegionServiceConnection `json:"regionServices"`
+}
+
+// GetId returns GlobalServiceFields.Id, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetId() string { return v.Id }
+
+// GetName returns GlobalServiceFields.Name, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetName() string { return v.Name }
+
+// GetDescription returns GlobalServiceFields.Description, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetDescription() *string { return v.Description }
+
+// GetMode returns GlobalServiceFields.Mode, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetMode() GlobalServiceMode { return v.Mode }
+
+// GetFqdn returns GlobalServiceFields.Fqdn, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetFqdn() *string { return v.Fqdn }
+
+// GetTtl returns GlobalServiceFields.Ttl, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetTtl() int { return v.Ttl }
+
+// GetStatus returns GlobalServiceFields.Status, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetStatus() GlobalServiceStatus { return v.Status }
+
+// GetStatusReason returns GlobalServiceFields.StatusReason, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetDnsAnswer returns GlobalServiceFields.DnsAnswer, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetDnsAnswer() []string { return v.DnsAnswer }
+
+// GetTenant returns GlobalServiceFields.Tenant, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetTenant() GlobalServiceFieldsTenant { return v.Tenant }
+
+// GetRegionServices returns GlobalServiceFields.RegionServices, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFields) GetRegionServices() GlobalServiceFieldsRegionServicesRegionServiceConnection {
+	return v.RegionServices
+}
+
+// GlobalServiceFieldsRegionServicesRegionServiceConnection includes the requested fields of the GraphQL type RegionServiceConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GlobalServiceFieldsRegionServicesRegionServiceConnection struct {
+	// A list of edges.
+	Edges []*GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdge `json:"edges"`
+}
+
+// GetEdges returns GlobalServiceFieldsRegionServicesRegionServiceConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnection) GetEdges() []*GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdge {
+	return v.Edges
+}
+
+// GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdge includes the requested fields of the GraphQL type RegionServiceEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdge struct {
+	// The item at the end of the edge.
+	Node *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService `json:"node"`
+}
+
+// GetNode returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdge.Node, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdge) GetNode() *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService {
+	return v.Node
+}
+
+// GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService includes the requested fields of the GraphQL type RegionService.
+type GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService struct {
+	Id           string                                                                                                       `json:"id"`
+	Name         string                                                                                                       `json:"name"`
+	Region       GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceRegion        `json:"region"`
+	LoadBalancer *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer `json:"loadBalancer"`
+}
+
+// GetId returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService.Id, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService) GetId() string {
+	return v.Id
+}
+
+// GetName returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService.Name, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService) GetName() string {
+	return v.Name
+}
+
+// GetRegion returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService.Region, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService) GetRegion() GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceRegion {
+	return v.Region
+}
+
+// GetLoadBalancer returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService.LoadBalancer, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionService) GetLoadBalancer() *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer {
+	return v.LoadBalancer
+}
+
+// GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer struct {
+	Id string `json:"id"`
+	// NOT_REALIZED: recorded with its VIP, but no node forwards traffic for it yet
+	Status LoadBalancerStatus                                                                                                       `json:"status"`
+	Vip    *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancerVipIPAddress `json:"vip"`
+}
+
+// GetId returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer.Id, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer) GetId() string {
+	return v.Id
+}
+
+// GetStatus returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer.Status, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer) GetStatus() LoadBalancerStatus {
+	return v.Status
+}
+
+// GetVip returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer.Vip, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancer) GetVip() *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancerVipIPAddress {
+	return v.Vip
+}
+
+// GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancerVipIPAddress includes the requested fields of the GraphQL type IPAddress.
+type GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancerVipIPAddress struct {
+	Address string `json:"address"`
+}
+
+// GetAddress returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancerVipIPAddress.Address, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceLoadBalancerVipIPAddress) GetAddress() string {
+	return v.Address
+}
+
+// GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceRegion includes the requested fields of the GraphQL type Region.
+type GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceRegion struct {
+	Name string `json:"name"`
+}
+
+// GetName returns GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceRegion.Name, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsRegionServicesRegionServiceConnectionEdgesRegionServiceEdgeNodeRegionServiceRegion) GetName() string {
+	return v.Name
+}
+
+// GlobalServiceFieldsTenant includes the requested fields of the GraphQL type Tenant.
+type GlobalServiceFieldsTenant struct {
+	Id string `json:"id"`
+}
+
+// GetId returns GlobalServiceFieldsTenant.Id, and is useful for accessing the field via an interface.
+func (v *GlobalServiceFieldsTenant) GetId() string { return v.Id }
+
+// GlobalServiceMode is enum for the field mode
+type GlobalServiceMode string
+
+const (
+	GlobalServiceModeGslb    GlobalServiceMode = "GSLB"
+	GlobalServiceModeAnycast GlobalServiceMode = "ANYCAST"
+)
+
+var AllGlobalServiceMode = []GlobalServiceMode{
+	GlobalServiceModeGslb,
+	GlobalServiceModeAnycast,
+}
+
+// GlobalServiceStatus is enum for the field status
+type GlobalServiceStatus string
+
+const (
+	GlobalServiceStatusInitializing GlobalServiceStatus = "INITIALIZING"
+	GlobalServiceStatusActive       GlobalServiceStatus = "ACTIVE"
+	GlobalServiceStatusNotServed    GlobalServiceStatus = "NOT_SERVED"
+	GlobalServiceStatusDeleting     GlobalServiceStatus = "DELETING"
+	GlobalServiceStatusError        GlobalServiceStatus = "ERROR"
+)
+
+var AllGlobalServiceStatus = []GlobalServiceStatus{
+	GlobalServiceStatusInitializing,
+	GlobalServiceStatusActive,
+	GlobalServiceStatusNotServed,
+	GlobalServiceStatusDeleting,
+	GlobalServiceStatusError,
+}
+
+// GlobalServicesGlobalServicesGlobalServiceConnection includes the requested fields of the GraphQL type GlobalServiceConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GlobalServicesGlobalServicesGlobalServiceConnection struct {
+	// A list of edges.
+	Edges []*GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdge `json:"edges"`
+}
+
+// GetEdges returns GlobalServicesGlobalServicesGlobalServiceConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnection) GetEdges() []*GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdge {
+	return v.Edges
+}
+
+// GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdge includes the requested fields of the GraphQL type GlobalServiceEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdge struct {
+	// The item at the end of the edge.
+	Node *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService `json:"node"`
+}
+
+// GetNode returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdge.Node, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdge) GetNode() *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService {
+	return v.Node
+}
+
+// GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService includes the requested fields of the GraphQL type GlobalService.
+type GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService struct {
+	Id   string            `json:"id"`
+	Name string            `json:"name"`
+	Mode GlobalServiceMode `json:"mode"`
+	Fqdn *string           `json:"fqdn"`
+	// seconds resolvers may cache the GSLB answer
+	Ttl int `json:"ttl"`
+	// ACTIVE only while served: GSLB answers or anycast announces at least one healthy region's VIP
+	Status       GlobalServiceStatus `json:"status"`
+	StatusReason *string             `json:"statusReason"`
+	// the VIPs the authoritative DNS server answers the FQDN with (GSLB), or announces (anycast), as last pushed
+	DnsAnswer      []string                                                                                                                        `json:"dnsAnswer"`
+	Tenant         GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceTenant                                `json:"tenant"`
+	RegionServices GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceRegionServicesRegionServiceConnection `json:"regionServices"`
+}
+
+// GetId returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.Id, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetId() string {
+	return v.Id
+}
+
+// GetName returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.Name, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetName() string {
+	return v.Name
+}
+
+// GetMode returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.Mode, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetMode() GlobalServiceMode {
+	return v.Mode
+}
+
+// GetFqdn returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.Fqdn, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetFqdn() *string {
+	return v.Fqdn
+}
+
+// GetTtl returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.Ttl, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetTtl() int {
+	return v.Ttl
+}
+
+// GetStatus returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.Status, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetStatus() GlobalServiceStatus {
+	return v.Status
+}
+
+// GetStatusReason returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.StatusReason, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetStatusReason() *string {
+	return v.StatusReason
+}
+
+// GetDnsAnswer returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.DnsAnswer, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetDnsAnswer() []string {
+	return v.DnsAnswer
+}
+
+// GetTenant returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.Tenant, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetTenant() GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceTenant {
+	return v.Tenant
+}
+
+// GetRegionServices returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService.RegionServices, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalService) GetRegionServices() GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceRegionServicesRegionServiceConnection {
+	return v.RegionServices
+}
+
+// GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceRegionServicesRegionServiceConnection includes the requested fields of the GraphQL type RegionServiceConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceRegionServicesRegionServiceConnection struct {
+	// Identifies the total count of items in the connection.
+	TotalCount int `json:"totalCount"`
+}
+
+// GetTotalCount returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceRegionServicesRegionServiceConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceRegionServicesRegionServiceConnection) GetTotalCount() int {
+	return v.TotalCount
+}
+
+// GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceTenant includes the requested fields of the GraphQL type Tenant.
+type GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceTenant struct {
+	Id string `json:"id"`
+}
+
+// GetId returns GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceTenant.Id, and is useful for accessing the field via an interface.
+func (v *GlobalServicesGlobalServicesGlobalServiceConnectionEdgesGlobalServiceEdgeNodeGlobalServiceTenant) GetId() string {
+	return v.Id
+}
+
+// GlobalServicesResponse is returned by GlobalServices on success.
+type GlobalServicesResponse struct {
+	GlobalServices GlobalServicesGlobalServicesGlobalServiceConnection `json:"globalServices"`
+}
+
+// GetGlobalServices returns GlobalServicesResponse.GlobalServices, and is useful for accessing the field via an interface.
+func (v *GlobalServicesResponse) GetGlobalServices() GlobalServicesGlobalServicesGlobalServiceConnection {
+	return v.GlobalServices
 }
 
 // HostFace is enum for the field face
@@ -8822,6 +12050,412 @@ func (v *ListKubernetesClustersResponse) GetKubernetesClusters() ListKubernetesC
 	return v.KubernetesClusters
 }
 
+// LoadBalancerAlgorithm is enum for the field algorithm
+type LoadBalancerAlgorithm string
+
+const (
+	LoadBalancerAlgorithmRoundRobin       LoadBalancerAlgorithm = "ROUND_ROBIN"
+	LoadBalancerAlgorithmLeastConnections LoadBalancerAlgorithm = "LEAST_CONNECTIONS"
+	LoadBalancerAlgorithmSourceHash       LoadBalancerAlgorithm = "SOURCE_HASH"
+)
+
+var AllLoadBalancerAlgorithm = []LoadBalancerAlgorithm{
+	LoadBalancerAlgorithmRoundRobin,
+	LoadBalancerAlgorithmLeastConnections,
+	LoadBalancerAlgorithmSourceHash,
+}
+
+// Load balancers and global services (issue 27): `virtflow lb` and `virtflow global-services`,
+// and the provider's virtflow_load_balancer and virtflow_global_service resources.
+type LoadBalancerFields struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+	// NOT_REALIZED: recorded with its VIP, but no node forwards traffic for it yet
+	Status       LoadBalancerStatus    `json:"status"`
+	StatusReason *string               `json:"statusReason"`
+	Algorithm    LoadBalancerAlgorithm `json:"algorithm"`
+	// how often the load-balancer nodes check each member; a failed member leaves the pool within it
+	HealthCheckIntervalMs int                             `json:"healthCheckIntervalMs"`
+	Vip                   *LoadBalancerFieldsVipIPAddress `json:"vip"`
+	// the ports the VIP accepts (TCP: L4, HTTP: L7) and the members' ports they forward to
+	Listeners []LoadBalancerFieldsListenersLoadBalancerListener `json:"listeners"`
+	// the region service's replicas with the health the load-balancer nodes observe
+	Members []LoadBalancerFieldsMembersLoadBalancerMember `json:"members"`
+	// per serving node: VIP announced over BGP, proxy forwarding, as its agent last reported
+	NodeStates    []LoadBalancerFieldsNodeStatesLoadBalancerNodeState `json:"nodeStates"`
+	Tenant        LoadBalancerFieldsTenant                            `json:"tenant"`
+	RegionService *LoadBalancerFieldsRegionService                    `json:"regionService"`
+}
+
+// GetId returns LoadBalancerFields.Id, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetId() string { return v.Id }
+
+// GetName returns LoadBalancerFields.Name, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetName() string { return v.Name }
+
+// GetStatus returns LoadBalancerFields.Status, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetStatus() LoadBalancerStatus { return v.Status }
+
+// GetStatusReason returns LoadBalancerFields.StatusReason, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetAlgorithm returns LoadBalancerFields.Algorithm, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetAlgorithm() LoadBalancerAlgorithm { return v.Algorithm }
+
+// GetHealthCheckIntervalMs returns LoadBalancerFields.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetHealthCheckIntervalMs() int { return v.HealthCheckIntervalMs }
+
+// GetVip returns LoadBalancerFields.Vip, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetVip() *LoadBalancerFieldsVipIPAddress { return v.Vip }
+
+// GetListeners returns LoadBalancerFields.Listeners, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetListeners() []LoadBalancerFieldsListenersLoadBalancerListener {
+	return v.Listeners
+}
+
+// GetMembers returns LoadBalancerFields.Members, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetMembers() []LoadBalancerFieldsMembersLoadBalancerMember {
+	return v.Members
+}
+
+// GetNodeStates returns LoadBalancerFields.NodeStates, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetNodeStates() []LoadBalancerFieldsNodeStatesLoadBalancerNodeState {
+	return v.NodeStates
+}
+
+// GetTenant returns LoadBalancerFields.Tenant, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetTenant() LoadBalancerFieldsTenant { return v.Tenant }
+
+// GetRegionService returns LoadBalancerFields.RegionService, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFields) GetRegionService() *LoadBalancerFieldsRegionService {
+	return v.RegionService
+}
+
+// LoadBalancerFieldsListenersLoadBalancerListener includes the requested fields of the GraphQL type LoadBalancerListener.
+// The GraphQL type's documentation follows.
+//
+// A port a load balancer's VIP accepts: TCP forwards the stream (L4), HTTP forwards requests (L7); members receive it on targetPort.
+type LoadBalancerFieldsListenersLoadBalancerListener struct {
+	Port       int    `json:"port"`
+	Protocol   string `json:"protocol"`
+	TargetPort int    `json:"targetPort"`
+}
+
+// GetPort returns LoadBalancerFieldsListenersLoadBalancerListener.Port, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsListenersLoadBalancerListener) GetPort() int { return v.Port }
+
+// GetProtocol returns LoadBalancerFieldsListenersLoadBalancerListener.Protocol, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsListenersLoadBalancerListener) GetProtocol() string { return v.Protocol }
+
+// GetTargetPort returns LoadBalancerFieldsListenersLoadBalancerListener.TargetPort, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsListenersLoadBalancerListener) GetTargetPort() int { return v.TargetPort }
+
+// LoadBalancerFieldsMembersLoadBalancerMember includes the requested fields of the GraphQL type LoadBalancerMember.
+// The GraphQL type's documentation follows.
+//
+// A replica of the load balancer's region service as the load-balancer nodes see it. health is UP, DOWN or UNKNOWN (not checked yet).
+type LoadBalancerFieldsMembersLoadBalancerMember struct {
+	VmID      int     `json:"vmID"`
+	Address   string  `json:"address"`
+	Health    string  `json:"health"`
+	LastCheck *string `json:"lastCheck"`
+	Reason    *string `json:"reason"`
+}
+
+// GetVmID returns LoadBalancerFieldsMembersLoadBalancerMember.VmID, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsMembersLoadBalancerMember) GetVmID() int { return v.VmID }
+
+// GetAddress returns LoadBalancerFieldsMembersLoadBalancerMember.Address, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsMembersLoadBalancerMember) GetAddress() string { return v.Address }
+
+// GetHealth returns LoadBalancerFieldsMembersLoadBalancerMember.Health, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsMembersLoadBalancerMember) GetHealth() string { return v.Health }
+
+// GetLastCheck returns LoadBalancerFieldsMembersLoadBalancerMember.LastCheck, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsMembersLoadBalancerMember) GetLastCheck() *string { return v.LastCheck }
+
+// GetReason returns LoadBalancerFieldsMembersLoadBalancerMember.Reason, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsMembersLoadBalancerMember) GetReason() *string { return v.Reason }
+
+// LoadBalancerFieldsNodeStatesLoadBalancerNodeState includes the requested fields of the GraphQL type LoadBalancerNodeState.
+// The GraphQL type's documentation follows.
+//
+// A node serving a load balancer as its agent last reported: VIP announced over BGP, proxy forwarding.
+type LoadBalancerFieldsNodeStatesLoadBalancerNodeState struct {
+	NodeID     int     `json:"nodeID"`
+	NodeName   string  `json:"nodeName"`
+	Announced  bool    `json:"announced"`
+	Forwarding bool    `json:"forwarding"`
+	ReportedAt *string `json:"reportedAt"`
+	Reason     *string `json:"reason"`
+}
+
+// GetNodeID returns LoadBalancerFieldsNodeStatesLoadBalancerNodeState.NodeID, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsNodeStatesLoadBalancerNodeState) GetNodeID() int { return v.NodeID }
+
+// GetNodeName returns LoadBalancerFieldsNodeStatesLoadBalancerNodeState.NodeName, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsNodeStatesLoadBalancerNodeState) GetNodeName() string { return v.NodeName }
+
+// GetAnnounced returns LoadBalancerFieldsNodeStatesLoadBalancerNodeState.Announced, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsNodeStatesLoadBalancerNodeState) GetAnnounced() bool { return v.Announced }
+
+// GetForwarding returns LoadBalancerFieldsNodeStatesLoadBalancerNodeState.Forwarding, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsNodeStatesLoadBalancerNodeState) GetForwarding() bool { return v.Forwarding }
+
+// GetReportedAt returns LoadBalancerFieldsNodeStatesLoadBalancerNodeState.ReportedAt, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsNodeStatesLoadBalancerNodeState) GetReportedAt() *string {
+	return v.ReportedAt
+}
+
+// GetReason returns LoadBalancerFieldsNodeStatesLoadBalancerNodeState.Reason, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsNodeStatesLoadBalancerNodeState) GetReason() *string { return v.Reason }
+
+// LoadBalancerFieldsRegionService includes the requested fields of the GraphQL type RegionService.
+type LoadBalancerFieldsRegionService struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns LoadBalancerFieldsRegionService.Id, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsRegionService) GetId() string { return v.Id }
+
+// GetName returns LoadBalancerFieldsRegionService.Name, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsRegionService) GetName() string { return v.Name }
+
+// LoadBalancerFieldsTenant includes the requested fields of the GraphQL type Tenant.
+type LoadBalancerFieldsTenant struct {
+	Id string `json:"id"`
+}
+
+// GetId returns LoadBalancerFieldsTenant.Id, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsTenant) GetId() string { return v.Id }
+
+// LoadBalancerFieldsVipIPAddress includes the requested fields of the GraphQL type IPAddress.
+type LoadBalancerFieldsVipIPAddress struct {
+	Id      string `json:"id"`
+	Address string `json:"address"`
+}
+
+// GetId returns LoadBalancerFieldsVipIPAddress.Id, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsVipIPAddress) GetId() string { return v.Id }
+
+// GetAddress returns LoadBalancerFieldsVipIPAddress.Address, and is useful for accessing the field via an interface.
+func (v *LoadBalancerFieldsVipIPAddress) GetAddress() string { return v.Address }
+
+type LoadBalancerListenerInput struct {
+	Port       int    `json:"port"`
+	Protocol   string `json:"protocol"`
+	TargetPort int    `json:"targetPort"`
+}
+
+// GetPort returns LoadBalancerListenerInput.Port, and is useful for accessing the field via an interface.
+func (v *LoadBalancerListenerInput) GetPort() int { return v.Port }
+
+// GetProtocol returns LoadBalancerListenerInput.Protocol, and is useful for accessing the field via an interface.
+func (v *LoadBalancerListenerInput) GetProtocol() string { return v.Protocol }
+
+// GetTargetPort returns LoadBalancerListenerInput.TargetPort, and is useful for accessing the field via an interface.
+func (v *LoadBalancerListenerInput) GetTargetPort() int { return v.TargetPort }
+
+// LoadBalancerStatus is enum for the field status
+type LoadBalancerStatus string
+
+const (
+	LoadBalancerStatusInitializing LoadBalancerStatus = "INITIALIZING"
+	LoadBalancerStatusNotRealized  LoadBalancerStatus = "NOT_REALIZED"
+	LoadBalancerStatusActive       LoadBalancerStatus = "ACTIVE"
+	LoadBalancerStatusDeleting     LoadBalancerStatus = "DELETING"
+	LoadBalancerStatusError        LoadBalancerStatus = "ERROR"
+)
+
+var AllLoadBalancerStatus = []LoadBalancerStatus{
+	LoadBalancerStatusInitializing,
+	LoadBalancerStatusNotRealized,
+	LoadBalancerStatusActive,
+	LoadBalancerStatusDeleting,
+	LoadBalancerStatusError,
+}
+
+// LoadBalancersLoadBalancersLoadBalancerConnection includes the requested fields of the GraphQL type LoadBalancerConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type LoadBalancersLoadBalancersLoadBalancerConnection struct {
+	// A list of edges.
+	Edges []*LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdge `json:"edges"`
+}
+
+// GetEdges returns LoadBalancersLoadBalancersLoadBalancerConnection.Edges, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnection) GetEdges() []*LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdge {
+	return v.Edges
+}
+
+// LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdge includes the requested fields of the GraphQL type LoadBalancerEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdge struct {
+	// The item at the end of the edge.
+	Node *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer `json:"node"`
+}
+
+// GetNode returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdge.Node, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdge) GetNode() *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer {
+	return v.Node
+}
+
+// LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer struct {
+	LoadBalancerFields `json:"-"`
+}
+
+// GetId returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Id, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetId() string {
+	return v.LoadBalancerFields.Id
+}
+
+// GetName returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Name, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetName() string {
+	return v.LoadBalancerFields.Name
+}
+
+// GetStatus returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Status, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetStatus() LoadBalancerStatus {
+	return v.LoadBalancerFields.Status
+}
+
+// GetStatusReason returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.StatusReason, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetStatusReason() *string {
+	return v.LoadBalancerFields.StatusReason
+}
+
+// GetAlgorithm returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Algorithm, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetAlgorithm() LoadBalancerAlgorithm {
+	return v.LoadBalancerFields.Algorithm
+}
+
+// GetHealthCheckIntervalMs returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetHealthCheckIntervalMs() int {
+	return v.LoadBalancerFields.HealthCheckIntervalMs
+}
+
+// GetVip returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Vip, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetVip() *LoadBalancerFieldsVipIPAddress {
+	return v.LoadBalancerFields.Vip
+}
+
+// GetListeners returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Listeners, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetListeners() []LoadBalancerFieldsListenersLoadBalancerListener {
+	return v.LoadBalancerFields.Listeners
+}
+
+// GetMembers returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Members, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetMembers() []LoadBalancerFieldsMembersLoadBalancerMember {
+	return v.LoadBalancerFields.Members
+}
+
+// GetNodeStates returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.NodeStates, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetNodeStates() []LoadBalancerFieldsNodeStatesLoadBalancerNodeState {
+	return v.LoadBalancerFields.NodeStates
+}
+
+// GetTenant returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.Tenant, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetTenant() LoadBalancerFieldsTenant {
+	return v.LoadBalancerFields.Tenant
+}
+
+// GetRegionService returns LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer.RegionService, and is useful for accessing the field via an interface.
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) GetRegionService() *LoadBalancerFieldsRegionService {
+	return v.LoadBalancerFields.RegionService
+}
+
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.LoadBalancerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalLoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status LoadBalancerStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Algorithm LoadBalancerAlgorithm `json:"algorithm"`
+
+	HealthCheckIntervalMs int `json:"healthCheckIntervalMs"`
+
+	Vip *LoadBalancerFieldsVipIPAddress `json:"vip"`
+
+	Listeners []LoadBalancerFieldsListenersLoadBalancerListener `json:"listeners"`
+
+	Members []LoadBalancerFieldsMembersLoadBalancerMember `json:"members"`
+
+	NodeStates []LoadBalancerFieldsNodeStatesLoadBalancerNodeState `json:"nodeStates"`
+
+	Tenant LoadBalancerFieldsTenant `json:"tenant"`
+
+	RegionService *LoadBalancerFieldsRegionService `json:"regionService"`
+}
+
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *LoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer) __premarshalJSON() (*__premarshalLoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer, error) {
+	var retval __premarshalLoadBalancersLoadBalancersLoadBalancerConnectionEdgesLoadBalancerEdgeNodeLoadBalancer
+
+	retval.Id = v.LoadBalancerFields.Id
+	retval.Name = v.LoadBalancerFields.Name
+	retval.Status = v.LoadBalancerFields.Status
+	retval.StatusReason = v.LoadBalancerFields.StatusReason
+	retval.Algorithm = v.LoadBalancerFields.Algorithm
+	retval.HealthCheckIntervalMs = v.LoadBalancerFields.HealthCheckIntervalMs
+	retval.Vip = v.LoadBalancerFields.Vip
+	retval.Listeners = v.LoadBalancerFields.Listeners
+	retval.Members = v.LoadBalancerFields.Members
+	retval.NodeStates = v.LoadBalancerFields.NodeStates
+	retval.Tenant = v.LoadBalancerFields.Tenant
+	retval.RegionService = v.LoadBalancerFields.RegionService
+	return &retval, nil
+}
+
+// LoadBalancersResponse is returned by LoadBalancers on success.
+type LoadBalancersResponse struct {
+	LoadBalancers LoadBalancersLoadBalancersLoadBalancerConnection `json:"loadBalancers"`
+}
+
+// GetLoadBalancers returns LoadBalancersResponse.LoadBalancers, and is useful for accessing the field via an interface.
+func (v *LoadBalancersResponse) GetLoadBalancers() LoadBalancersLoadBalancersLoadBalancerConnection {
+	return v.LoadBalancers
+}
+
 type ModelPriceInput struct {
 	HostModel    string  `json:"hostModel"`
 	PricePerHour float64 `json:"pricePerHour"`
@@ -11077,6 +14711,195 @@ func (v *UpdateFlavorUpdateFlavor) __premarshalJSON() (*__premarshalUpdateFlavor
 	return &retval, nil
 }
 
+// UpdateGlobalServiceInput is used for update GlobalService object.
+// Input was generated by ent.
+type UpdateGlobalServiceInput struct {
+	Name             *string            `json:"name"`
+	Description      *string            `json:"description"`
+	ClearDescription *bool              `json:"clearDescription"`
+	Mode             *GlobalServiceMode `json:"mode"`
+	Fqdn             *string            `json:"fqdn"`
+	ClearFqdn        *bool              `json:"clearFqdn"`
+	// seconds resolvers may cache the GSLB answer
+	Ttl                    *int     `json:"ttl"`
+	TenantID               *string  `json:"tenantID"`
+	AddRegionServiceIDs    []string `json:"addRegionServiceIDs"`
+	RemoveRegionServiceIDs []string `json:"removeRegionServiceIDs"`
+	ClearRegionServices    *bool    `json:"clearRegionServices"`
+}
+
+// GetName returns UpdateGlobalServiceInput.Name, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetName() *string { return v.Name }
+
+// GetDescription returns UpdateGlobalServiceInput.Description, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetDescription() *string { return v.Description }
+
+// GetClearDescription returns UpdateGlobalServiceInput.ClearDescription, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetClearDescription() *bool { return v.ClearDescription }
+
+// GetMode returns UpdateGlobalServiceInput.Mode, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetMode() *GlobalServiceMode { return v.Mode }
+
+// GetFqdn returns UpdateGlobalServiceInput.Fqdn, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetFqdn() *string { return v.Fqdn }
+
+// GetClearFqdn returns UpdateGlobalServiceInput.ClearFqdn, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetClearFqdn() *bool { return v.ClearFqdn }
+
+// GetTtl returns UpdateGlobalServiceInput.Ttl, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetTtl() *int { return v.Ttl }
+
+// GetTenantID returns UpdateGlobalServiceInput.TenantID, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetTenantID() *string { return v.TenantID }
+
+// GetAddRegionServiceIDs returns UpdateGlobalServiceInput.AddRegionServiceIDs, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetAddRegionServiceIDs() []string { return v.AddRegionServiceIDs }
+
+// GetRemoveRegionServiceIDs returns UpdateGlobalServiceInput.RemoveRegionServiceIDs, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetRemoveRegionServiceIDs() []string {
+	return v.RemoveRegionServiceIDs
+}
+
+// GetClearRegionServices returns UpdateGlobalServiceInput.ClearRegionServices, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceInput) GetClearRegionServices() *bool { return v.ClearRegionServices }
+
+// UpdateGlobalServiceResponse is returned by UpdateGlobalService on success.
+type UpdateGlobalServiceResponse struct {
+	// Updates the GlobalService with the given id; fields left out keep their value.
+	UpdateGlobalService UpdateGlobalServiceUpdateGlobalService `json:"updateGlobalService"`
+}
+
+// GetUpdateGlobalService returns UpdateGlobalServiceResponse.UpdateGlobalService, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceResponse) GetUpdateGlobalService() UpdateGlobalServiceUpdateGlobalService {
+	return v.UpdateGlobalService
+}
+
+// UpdateGlobalServiceUpdateGlobalService includes the requested fields of the GraphQL type GlobalService.
+type UpdateGlobalServiceUpdateGlobalService struct {
+	GlobalServiceFields `json:"-"`
+}
+
+// GetId returns UpdateGlobalServiceUpdateGlobalService.Id, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetId() string { return v.GlobalServiceFields.Id }
+
+// GetName returns UpdateGlobalServiceUpdateGlobalService.Name, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetName() string { return v.GlobalServiceFields.Name }
+
+// GetDescription returns UpdateGlobalServiceUpdateGlobalService.Description, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetDescription() *string {
+	return v.GlobalServiceFields.Description
+}
+
+// GetMode returns UpdateGlobalServiceUpdateGlobalService.Mode, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetMode() GlobalServiceMode {
+	return v.GlobalServiceFields.Mode
+}
+
+// GetFqdn returns UpdateGlobalServiceUpdateGlobalService.Fqdn, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetFqdn() *string { return v.GlobalServiceFields.Fqdn }
+
+// GetTtl returns UpdateGlobalServiceUpdateGlobalService.Ttl, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetTtl() int { return v.GlobalServiceFields.Ttl }
+
+// GetStatus returns UpdateGlobalServiceUpdateGlobalService.Status, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetStatus() GlobalServiceStatus {
+	return v.GlobalServiceFields.Status
+}
+
+// GetStatusReason returns UpdateGlobalServiceUpdateGlobalService.StatusReason, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetStatusReason() *string {
+	return v.GlobalServiceFields.StatusReason
+}
+
+// GetDnsAnswer returns UpdateGlobalServiceUpdateGlobalService.DnsAnswer, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetDnsAnswer() []string {
+	return v.GlobalServiceFields.DnsAnswer
+}
+
+// GetTenant returns UpdateGlobalServiceUpdateGlobalService.Tenant, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetTenant() GlobalServiceFieldsTenant {
+	return v.GlobalServiceFields.Tenant
+}
+
+// GetRegionServices returns UpdateGlobalServiceUpdateGlobalService.RegionServices, and is useful for accessing the field via an interface.
+func (v *UpdateGlobalServiceUpdateGlobalService) GetRegionServices() GlobalServiceFieldsRegionServicesRegionServiceConnection {
+	return v.GlobalServiceFields.RegionServices
+}
+
+func (v *UpdateGlobalServiceUpdateGlobalService) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateGlobalServiceUpdateGlobalService
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateGlobalServiceUpdateGlobalService = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.GlobalServiceFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateGlobalServiceUpdateGlobalService struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Mode GlobalServiceMode `json:"mode"`
+
+	Fqdn *string `json:"fqdn"`
+
+	Ttl int `json:"ttl"`
+
+	Status GlobalServiceStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	DnsAnswer []string `json:"dnsAnswer"`
+
+	Tenant GlobalServiceFieldsTenant `json:"tenant"`
+
+	RegionServices GlobalServiceFieldsRegionServicesRegionServiceConnection `json:"regionServices"`
+}
+
+func (v *UpdateGlobalServiceUpdateGlobalService) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateGlobalServiceUpdateGlobalService) __premarshalJSON() (*__premarshalUpdateGlobalServiceUpdateGlobalService, error) {
+	var retval __premarshalUpdateGlobalServiceUpdateGlobalService
+
+	retval.Id = v.GlobalServiceFields.Id
+	retval.Name = v.GlobalServiceFields.Name
+	retval.Description = v.GlobalServiceFields.Description
+	retval.Mode = v.GlobalServiceFields.Mode
+	retval.Fqdn = v.GlobalServiceFields.Fqdn
+	retval.Ttl = v.GlobalServiceFields.Ttl
+	retval.Status = v.GlobalServiceFields.Status
+	retval.StatusReason = v.GlobalServiceFields.StatusReason
+	retval.DnsAnswer = v.GlobalServiceFields.DnsAnswer
+	retval.Tenant = v.GlobalServiceFields.Tenant
+	retval.RegionServices = v.GlobalServiceFields.RegionServices
+	return &retval, nil
+}
+
 // UpdateHostInput is used for update Host object.
 // Input was generated by ent.
 type UpdateHostInput struct {
@@ -11803,6 +15626,208 @@ func (v *UpdateLinkUpdateLink) __premarshalJSON() (*__premarshalUpdateLinkUpdate
 	retval.LengthM = v.LinkFields.LengthM
 	retval.APort = v.LinkFields.APort
 	retval.BPort = v.LinkFields.BPort
+	return &retval, nil
+}
+
+// UpdateLoadBalancerInput is used for update LoadBalancer object.
+// Input was generated by ent.
+type UpdateLoadBalancerInput struct {
+	Name      *string                `json:"name"`
+	Algorithm *LoadBalancerAlgorithm `json:"algorithm"`
+	// the ports the VIP accepts (TCP: L4, HTTP: L7) and the members' ports they forward to
+	Listeners       []LoadBalancerListenerInput `json:"listeners"`
+	AppendListeners []LoadBalancerListenerInput `json:"appendListeners"`
+	ClearListeners  *bool                       `json:"clearListeners"`
+	// how often the load-balancer nodes check each member; a failed member leaves the pool within it
+	HealthCheckIntervalMs *int    `json:"healthCheckIntervalMs"`
+	TenantID              *string `json:"tenantID"`
+	RegionServiceID       *string `json:"regionServiceID"`
+	ClearRegionService    *bool   `json:"clearRegionService"`
+	VipID                 *string `json:"vipID"`
+	ClearVip              *bool   `json:"clearVip"`
+}
+
+// GetName returns UpdateLoadBalancerInput.Name, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetName() *string { return v.Name }
+
+// GetAlgorithm returns UpdateLoadBalancerInput.Algorithm, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetAlgorithm() *LoadBalancerAlgorithm { return v.Algorithm }
+
+// GetListeners returns UpdateLoadBalancerInput.Listeners, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetListeners() []LoadBalancerListenerInput { return v.Listeners }
+
+// GetAppendListeners returns UpdateLoadBalancerInput.AppendListeners, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetAppendListeners() []LoadBalancerListenerInput {
+	return v.AppendListeners
+}
+
+// GetClearListeners returns UpdateLoadBalancerInput.ClearListeners, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetClearListeners() *bool { return v.ClearListeners }
+
+// GetHealthCheckIntervalMs returns UpdateLoadBalancerInput.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetHealthCheckIntervalMs() *int { return v.HealthCheckIntervalMs }
+
+// GetTenantID returns UpdateLoadBalancerInput.TenantID, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetTenantID() *string { return v.TenantID }
+
+// GetRegionServiceID returns UpdateLoadBalancerInput.RegionServiceID, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetRegionServiceID() *string { return v.RegionServiceID }
+
+// GetClearRegionService returns UpdateLoadBalancerInput.ClearRegionService, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetClearRegionService() *bool { return v.ClearRegionService }
+
+// GetVipID returns UpdateLoadBalancerInput.VipID, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetVipID() *string { return v.VipID }
+
+// GetClearVip returns UpdateLoadBalancerInput.ClearVip, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerInput) GetClearVip() *bool { return v.ClearVip }
+
+// UpdateLoadBalancerResponse is returned by UpdateLoadBalancer on success.
+type UpdateLoadBalancerResponse struct {
+	// Updates the LoadBalancer with the given id; fields left out keep their value.
+	UpdateLoadBalancer UpdateLoadBalancerUpdateLoadBalancer `json:"updateLoadBalancer"`
+}
+
+// GetUpdateLoadBalancer returns UpdateLoadBalancerResponse.UpdateLoadBalancer, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerResponse) GetUpdateLoadBalancer() UpdateLoadBalancerUpdateLoadBalancer {
+	return v.UpdateLoadBalancer
+}
+
+// UpdateLoadBalancerUpdateLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type UpdateLoadBalancerUpdateLoadBalancer struct {
+	LoadBalancerFields `json:"-"`
+}
+
+// GetId returns UpdateLoadBalancerUpdateLoadBalancer.Id, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetId() string { return v.LoadBalancerFields.Id }
+
+// GetName returns UpdateLoadBalancerUpdateLoadBalancer.Name, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetName() string { return v.LoadBalancerFields.Name }
+
+// GetStatus returns UpdateLoadBalancerUpdateLoadBalancer.Status, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetStatus() LoadBalancerStatus {
+	return v.LoadBalancerFields.Status
+}
+
+// GetStatusReason returns UpdateLoadBalancerUpdateLoadBalancer.StatusReason, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetStatusReason() *string {
+	return v.LoadBalancerFields.StatusReason
+}
+
+// GetAlgorithm returns UpdateLoadBalancerUpdateLoadBalancer.Algorithm, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetAlgorithm() LoadBalancerAlgorithm {
+	return v.LoadBalancerFields.Algorithm
+}
+
+// GetHealthCheckIntervalMs returns UpdateLoadBalancerUpdateLoadBalancer.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetHealthCheckIntervalMs() int {
+	return v.LoadBalancerFields.HealthCheckIntervalMs
+}
+
+// GetVip returns UpdateLoadBalancerUpdateLoadBalancer.Vip, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetVip() *LoadBalancerFieldsVipIPAddress {
+	return v.LoadBalancerFields.Vip
+}
+
+// GetListeners returns UpdateLoadBalancerUpdateLoadBalancer.Listeners, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetListeners() []LoadBalancerFieldsListenersLoadBalancerListener {
+	return v.LoadBalancerFields.Listeners
+}
+
+// GetMembers returns UpdateLoadBalancerUpdateLoadBalancer.Members, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetMembers() []LoadBalancerFieldsMembersLoadBalancerMember {
+	return v.LoadBalancerFields.Members
+}
+
+// GetNodeStates returns UpdateLoadBalancerUpdateLoadBalancer.NodeStates, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetNodeStates() []LoadBalancerFieldsNodeStatesLoadBalancerNodeState {
+	return v.LoadBalancerFields.NodeStates
+}
+
+// GetTenant returns UpdateLoadBalancerUpdateLoadBalancer.Tenant, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetTenant() LoadBalancerFieldsTenant {
+	return v.LoadBalancerFields.Tenant
+}
+
+// GetRegionService returns UpdateLoadBalancerUpdateLoadBalancer.RegionService, and is useful for accessing the field via an interface.
+func (v *UpdateLoadBalancerUpdateLoadBalancer) GetRegionService() *LoadBalancerFieldsRegionService {
+	return v.LoadBalancerFields.RegionService
+}
+
+func (v *UpdateLoadBalancerUpdateLoadBalancer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateLoadBalancerUpdateLoadBalancer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateLoadBalancerUpdateLoadBalancer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.LoadBalancerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateLoadBalancerUpdateLoadBalancer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status LoadBalancerStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Algorithm LoadBalancerAlgorithm `json:"algorithm"`
+
+	HealthCheckIntervalMs int `json:"healthCheckIntervalMs"`
+
+	Vip *LoadBalancerFieldsVipIPAddress `json:"vip"`
+
+	Listeners []LoadBalancerFieldsListenersLoadBalancerListener `json:"listeners"`
+
+	Members []LoadBalancerFieldsMembersLoadBalancerMember `json:"members"`
+
+	NodeStates []LoadBalancerFieldsNodeStatesLoadBalancerNodeState `json:"nodeStates"`
+
+	Tenant LoadBalancerFieldsTenant `json:"tenant"`
+
+	RegionService *LoadBalancerFieldsRegionService `json:"regionService"`
+}
+
+func (v *UpdateLoadBalancerUpdateLoadBalancer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateLoadBalancerUpdateLoadBalancer) __premarshalJSON() (*__premarshalUpdateLoadBalancerUpdateLoadBalancer, error) {
+	var retval __premarshalUpdateLoadBalancerUpdateLoadBalancer
+
+	retval.Id = v.LoadBalancerFields.Id
+	retval.Name = v.LoadBalancerFields.Name
+	retval.Status = v.LoadBalancerFields.Status
+	retval.StatusReason = v.LoadBalancerFields.StatusReason
+	retval.Algorithm = v.LoadBalancerFields.Algorithm
+	retval.HealthCheckIntervalMs = v.LoadBalancerFields.HealthCheckIntervalMs
+	retval.Vip = v.LoadBalancerFields.Vip
+	retval.Listeners = v.LoadBalancerFields.Listeners
+	retval.Members = v.LoadBalancerFields.Members
+	retval.NodeStates = v.LoadBalancerFields.NodeStates
+	retval.Tenant = v.LoadBalancerFields.Tenant
+	retval.RegionService = v.LoadBalancerFields.RegionService
 	return &retval, nil
 }
 
@@ -14753,6 +18778,14 @@ type __CreateFlavorInput struct {
 // GetInput returns __CreateFlavorInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateFlavorInput) GetInput() CreateFlavorInput { return v.Input }
 
+// __CreateGlobalServiceInput is used internally by genqlient
+type __CreateGlobalServiceInput struct {
+	Input CreateGlobalServiceInput `json:"input"`
+}
+
+// GetInput returns __CreateGlobalServiceInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateGlobalServiceInput) GetInput() CreateGlobalServiceInput { return v.Input }
+
 // __CreateHostInput is used internally by genqlient
 type __CreateHostInput struct {
 	Input CreateHostInput `json:"input"`
@@ -14776,6 +18809,14 @@ type __CreateLinkInput struct {
 
 // GetInput returns __CreateLinkInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateLinkInput) GetInput() CreateLinkInput { return v.Input }
+
+// __CreateLoadBalancerInput is used internally by genqlient
+type __CreateLoadBalancerInput struct {
+	Input CreateLoadBalancerInput `json:"input"`
+}
+
+// GetInput returns __CreateLoadBalancerInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateLoadBalancerInput) GetInput() CreateLoadBalancerInput { return v.Input }
 
 // __CreateNetworkInput is used internally by genqlient
 type __CreateNetworkInput struct {
@@ -14865,6 +18906,14 @@ type __DeleteFlavorInput struct {
 // GetId returns __DeleteFlavorInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteFlavorInput) GetId() string { return v.Id }
 
+// __DeleteGlobalServiceInput is used internally by genqlient
+type __DeleteGlobalServiceInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteGlobalServiceInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteGlobalServiceInput) GetId() string { return v.Id }
+
 // __DeleteHostInput is used internally by genqlient
 type __DeleteHostInput struct {
 	Id string `json:"id"`
@@ -14888,6 +18937,14 @@ type __DeleteLinkInput struct {
 
 // GetId returns __DeleteLinkInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteLinkInput) GetId() string { return v.Id }
+
+// __DeleteLoadBalancerInput is used internally by genqlient
+type __DeleteLoadBalancerInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteLoadBalancerInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteLoadBalancerInput) GetId() string { return v.Id }
 
 // __DeleteNetworkInput is used internally by genqlient
 type __DeleteNetworkInput struct {
@@ -15037,6 +19094,14 @@ type __GetFlavorInput struct {
 // GetId returns __GetFlavorInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetFlavorInput) GetId() string { return v.Id }
 
+// __GetGlobalServiceInput is used internally by genqlient
+type __GetGlobalServiceInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetGlobalServiceInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetGlobalServiceInput) GetId() string { return v.Id }
+
 // __GetHostInput is used internally by genqlient
 type __GetHostInput struct {
 	Id string `json:"id"`
@@ -15068,6 +19133,14 @@ type __GetLinkInput struct {
 
 // GetId returns __GetLinkInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetLinkInput) GetId() string { return v.Id }
+
+// __GetLoadBalancerInput is used internally by genqlient
+type __GetLoadBalancerInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetLoadBalancerInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetLoadBalancerInput) GetId() string { return v.Id }
 
 // __GetNetworkInput is used internally by genqlient
 type __GetNetworkInput struct {
@@ -15149,6 +19222,14 @@ type __GetVolumeInput struct {
 // GetId returns __GetVolumeInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetVolumeInput) GetId() string { return v.Id }
 
+// __GlobalServicesInput is used internally by genqlient
+type __GlobalServicesInput struct {
+	First *int `json:"first"`
+}
+
+// GetFirst returns __GlobalServicesInput.First, and is useful for accessing the field via an interface.
+func (v *__GlobalServicesInput) GetFirst() *int { return v.First }
+
 // __InventoryPageInput is used internally by genqlient
 type __InventoryPageInput struct {
 	After *string `json:"after"`
@@ -15184,6 +19265,14 @@ type __ListKubernetesClustersInput struct {
 
 // GetFirst returns __ListKubernetesClustersInput.First, and is useful for accessing the field via an interface.
 func (v *__ListKubernetesClustersInput) GetFirst() *int { return v.First }
+
+// __LoadBalancersInput is used internally by genqlient
+type __LoadBalancersInput struct {
+	First *int `json:"first"`
+}
+
+// GetFirst returns __LoadBalancersInput.First, and is useful for accessing the field via an interface.
+func (v *__LoadBalancersInput) GetFirst() *int { return v.First }
 
 // __RebootVMInput is used internally by genqlient
 type __RebootVMInput struct {
@@ -15273,6 +19362,18 @@ func (v *__UpdateFlavorInput) GetId() string { return v.Id }
 // GetInput returns __UpdateFlavorInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateFlavorInput) GetInput() UpdateFlavorInput { return v.Input }
 
+// __UpdateGlobalServiceInput is used internally by genqlient
+type __UpdateGlobalServiceInput struct {
+	Id    string                   `json:"id"`
+	Input UpdateGlobalServiceInput `json:"input"`
+}
+
+// GetId returns __UpdateGlobalServiceInput.Id, and is useful for accessing the field via an interface.
+func (v *__UpdateGlobalServiceInput) GetId() string { return v.Id }
+
+// GetInput returns __UpdateGlobalServiceInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateGlobalServiceInput) GetInput() UpdateGlobalServiceInput { return v.Input }
+
 // __UpdateHostInput is used internally by genqlient
 type __UpdateHostInput struct {
 	Id    string          `json:"id"`
@@ -15308,6 +19409,18 @@ func (v *__UpdateLinkInput) GetId() string { return v.Id }
 
 // GetInput returns __UpdateLinkInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateLinkInput) GetInput() UpdateLinkInput { return v.Input }
+
+// __UpdateLoadBalancerInput is used internally by genqlient
+type __UpdateLoadBalancerInput struct {
+	Id    string                  `json:"id"`
+	Input UpdateLoadBalancerInput `json:"input"`
+}
+
+// GetId returns __UpdateLoadBalancerInput.Id, and is useful for accessing the field via an interface.
+func (v *__UpdateLoadBalancerInput) GetId() string { return v.Id }
+
+// GetInput returns __UpdateLoadBalancerInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateLoadBalancerInput) GetInput() UpdateLoadBalancerInput { return v.Input }
 
 // __UpdateNetworkInput is used internally by genqlient
 type __UpdateNetworkInput struct {
@@ -15733,6 +19846,72 @@ func CreateFlavor(
 	return data_, err_
 }
 
+// The mutation executed by CreateGlobalService.
+const CreateGlobalService_Operation = `
+mutation CreateGlobalService ($input: CreateGlobalServiceInput!) {
+	createGlobalService(input: $input) {
+		... GlobalServiceFields
+	}
+}
+fragment GlobalServiceFields on GlobalService {
+	id
+	name
+	description
+	mode
+	fqdn
+	ttl
+	status
+	statusReason
+	dnsAnswer
+	tenant {
+		id
+	}
+	regionServices(first: 100) {
+		edges {
+			node {
+				id
+				name
+				region {
+					name
+				}
+				loadBalancer {
+					id
+					status
+					vip {
+						address
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+func CreateGlobalService(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateGlobalServiceInput,
+) (data_ *CreateGlobalServiceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateGlobalService",
+		Query:  CreateGlobalService_Operation,
+		Variables: &__CreateGlobalServiceInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateGlobalServiceResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateHost.
 const CreateHost_Operation = `
 mutation CreateHost ($input: CreateHostInput!) {
@@ -15890,6 +20069,79 @@ func CreateLink(
 	}
 
 	data_ = &CreateLinkResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CreateLoadBalancer.
+const CreateLoadBalancer_Operation = `
+mutation CreateLoadBalancer ($input: CreateLoadBalancerInput!) {
+	createLoadBalancer(input: $input) {
+		... LoadBalancerFields
+	}
+}
+fragment LoadBalancerFields on LoadBalancer {
+	id
+	name
+	status
+	statusReason
+	algorithm
+	healthCheckIntervalMs
+	vip {
+		id
+		address
+	}
+	listeners {
+		port
+		protocol
+		targetPort
+	}
+	members {
+		vmID
+		address
+		health
+		lastCheck
+		reason
+	}
+	nodeStates {
+		nodeID
+		nodeName
+		announced
+		forwarding
+		reportedAt
+		reason
+	}
+	tenant {
+		id
+	}
+	regionService {
+		id
+		name
+	}
+}
+`
+
+func CreateLoadBalancer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateLoadBalancerInput,
+) (data_ *CreateLoadBalancerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateLoadBalancer",
+		Query:  CreateLoadBalancer_Operation,
+		Variables: &__CreateLoadBalancerInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateLoadBalancerResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -16437,6 +20689,38 @@ func DeleteFlavor(
 	return data_, err_
 }
 
+// The mutation executed by DeleteGlobalService.
+const DeleteGlobalService_Operation = `
+mutation DeleteGlobalService ($id: ID!) {
+	deleteGlobalService(id: $id)
+}
+`
+
+func DeleteGlobalService(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteGlobalServiceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteGlobalService",
+		Query:  DeleteGlobalService_Operation,
+		Variables: &__DeleteGlobalServiceInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteGlobalServiceResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by DeleteHost.
 const DeleteHost_Operation = `
 mutation DeleteHost ($id: ID!) {
@@ -16522,6 +20806,38 @@ func DeleteLink(
 	}
 
 	data_ = &DeleteLinkResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteLoadBalancer.
+const DeleteLoadBalancer_Operation = `
+mutation DeleteLoadBalancer ($id: ID!) {
+	deleteLoadBalancer(id: $id)
+}
+`
+
+func DeleteLoadBalancer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteLoadBalancerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteLoadBalancer",
+		Query:  DeleteLoadBalancer_Operation,
+		Variables: &__DeleteLoadBalancerInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteLoadBalancerResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -17195,6 +21511,73 @@ func GetFlavor(
 	return data_, err_
 }
 
+// The query executed by GetGlobalService.
+const GetGlobalService_Operation = `
+query GetGlobalService ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... GlobalServiceFields
+	}
+}
+fragment GlobalServiceFields on GlobalService {
+	id
+	name
+	description
+	mode
+	fqdn
+	ttl
+	status
+	statusReason
+	dnsAnswer
+	tenant {
+		id
+	}
+	regionServices(first: 100) {
+		edges {
+			node {
+				id
+				name
+				region {
+					name
+				}
+				loadBalancer {
+					id
+					status
+					vip {
+						address
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+func GetGlobalService(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetGlobalServiceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetGlobalService",
+		Query:  GetGlobalService_Operation,
+		Variables: &__GetGlobalServiceInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetGlobalServiceResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by GetHost.
 const GetHost_Operation = `
 query GetHost ($id: ID!) {
@@ -17415,6 +21798,80 @@ func GetLink(
 	}
 
 	data_ = &GetLinkResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by GetLoadBalancer.
+const GetLoadBalancer_Operation = `
+query GetLoadBalancer ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... LoadBalancerFields
+	}
+}
+fragment LoadBalancerFields on LoadBalancer {
+	id
+	name
+	status
+	statusReason
+	algorithm
+	healthCheckIntervalMs
+	vip {
+		id
+		address
+	}
+	listeners {
+		port
+		protocol
+		targetPort
+	}
+	members {
+		vmID
+		address
+		health
+		lastCheck
+		reason
+	}
+	nodeStates {
+		nodeID
+		nodeName
+		announced
+		forwarding
+		reportedAt
+		reason
+	}
+	tenant {
+		id
+	}
+	regionService {
+		id
+		name
+	}
+}
+`
+
+func GetLoadBalancer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetLoadBalancerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetLoadBalancer",
+		Query:  GetLoadBalancer_Operation,
+		Variables: &__GetLoadBalancerInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetLoadBalancerResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -17970,6 +22427,58 @@ func GetVolume(
 	return data_, err_
 }
 
+// The query executed by GlobalServices.
+const GlobalServices_Operation = `
+query GlobalServices ($first: Int) {
+	globalServices(first: $first, orderBy: {field:NAME}) {
+		edges {
+			node {
+				id
+				name
+				mode
+				fqdn
+				ttl
+				status
+				statusReason
+				dnsAnswer
+				tenant {
+					id
+				}
+				regionServices {
+					totalCount
+				}
+			}
+		}
+	}
+}
+`
+
+// GlobalServices lists without the members' details (those are per service: GetGlobalService).
+func GlobalServices(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+) (data_ *GlobalServicesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GlobalServices",
+		Query:  GlobalServices_Operation,
+		Variables: &__GlobalServicesInput{
+			First: first,
+		},
+	}
+
+	data_ = &GlobalServicesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by InventoryPage.
 const InventoryPage_Operation = `
 query InventoryPage ($after: Cursor) {
@@ -18212,6 +22721,83 @@ func ListKubernetesClusters(
 	}
 
 	data_ = &ListKubernetesClustersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by LoadBalancers.
+const LoadBalancers_Operation = `
+query LoadBalancers ($first: Int) {
+	loadBalancers(first: $first, orderBy: {field:NAME}) {
+		edges {
+			node {
+				... LoadBalancerFields
+			}
+		}
+	}
+}
+fragment LoadBalancerFields on LoadBalancer {
+	id
+	name
+	status
+	statusReason
+	algorithm
+	healthCheckIntervalMs
+	vip {
+		id
+		address
+	}
+	listeners {
+		port
+		protocol
+		targetPort
+	}
+	members {
+		vmID
+		address
+		health
+		lastCheck
+		reason
+	}
+	nodeStates {
+		nodeID
+		nodeName
+		announced
+		forwarding
+		reportedAt
+		reason
+	}
+	tenant {
+		id
+	}
+	regionService {
+		id
+		name
+	}
+}
+`
+
+func LoadBalancers(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+) (data_ *LoadBalancersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "LoadBalancers",
+		Query:  LoadBalancers_Operation,
+		Variables: &__LoadBalancersInput{
+			First: first,
+		},
+	}
+
+	data_ = &LoadBalancersResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -18795,6 +23381,74 @@ func UpdateFlavor(
 	return data_, err_
 }
 
+// The mutation executed by UpdateGlobalService.
+const UpdateGlobalService_Operation = `
+mutation UpdateGlobalService ($id: ID!, $input: UpdateGlobalServiceInput!) {
+	updateGlobalService(id: $id, input: $input) {
+		... GlobalServiceFields
+	}
+}
+fragment GlobalServiceFields on GlobalService {
+	id
+	name
+	description
+	mode
+	fqdn
+	ttl
+	status
+	statusReason
+	dnsAnswer
+	tenant {
+		id
+	}
+	regionServices(first: 100) {
+		edges {
+			node {
+				id
+				name
+				region {
+					name
+				}
+				loadBalancer {
+					id
+					status
+					vip {
+						address
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+func UpdateGlobalService(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input UpdateGlobalServiceInput,
+) (data_ *UpdateGlobalServiceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateGlobalService",
+		Query:  UpdateGlobalService_Operation,
+		Variables: &__UpdateGlobalServiceInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateGlobalServiceResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by UpdateHost.
 const UpdateHost_Operation = `
 mutation UpdateHost ($id: ID!, $input: UpdateHostInput!) {
@@ -18936,6 +23590,81 @@ func UpdateLink(
 	}
 
 	data_ = &UpdateLinkResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateLoadBalancer.
+const UpdateLoadBalancer_Operation = `
+mutation UpdateLoadBalancer ($id: ID!, $input: UpdateLoadBalancerInput!) {
+	updateLoadBalancer(id: $id, input: $input) {
+		... LoadBalancerFields
+	}
+}
+fragment LoadBalancerFields on LoadBalancer {
+	id
+	name
+	status
+	statusReason
+	algorithm
+	healthCheckIntervalMs
+	vip {
+		id
+		address
+	}
+	listeners {
+		port
+		protocol
+		targetPort
+	}
+	members {
+		vmID
+		address
+		health
+		lastCheck
+		reason
+	}
+	nodeStates {
+		nodeID
+		nodeName
+		announced
+		forwarding
+		reportedAt
+		reason
+	}
+	tenant {
+		id
+	}
+	regionService {
+		id
+		name
+	}
+}
+`
+
+func UpdateLoadBalancer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input UpdateLoadBalancerInput,
+) (data_ *UpdateLoadBalancerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateLoadBalancer",
+		Query:  UpdateLoadBalancer_Operation,
+		Variables: &__UpdateLoadBalancerInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateLoadBalancerResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -28,10 +28,15 @@ const (
 	// Guest records a guest's own report (package guest: READY on its call) and marks a
 	// guest that missed its deadline UNREACHABLE.
 	Guest SystemActor = "guest"
+	// Traffic chooses the nodes of load balancers, lists their members and sets their status
+	// from the nodes' reports, and publishes global services (package traffic).
+	Traffic SystemActor = "traffic"
 )
 
 // SystemActors returns every system actor.
-func SystemActors() []SystemActor { return []SystemActor{NodeMonitor, Drain, Reconcile, Worker, Guest} }
+func SystemActors() []SystemActor {
+	return []SystemActor{NodeMonitor, Drain, Reconcile, Worker, Guest, Traffic}
+}
 
 // Name is the actor of a's audit rows: "system:<component>", the name of a's system viewer.
 func (a SystemActor) Name() string { return authz.System(string(a)).Name }

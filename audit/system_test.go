@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/internal/infra"
@@ -25,6 +26,7 @@ import (
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/placement/placementtest"
 	"github.com/virtflow/virtflow/provision"
+	"github.com/virtflow/virtflow/traffic"
 )
 
 // TestMain gives the package its own PostgreSQL database.
@@ -117,6 +119,22 @@ func TestSystemActorsAudited(t *testing.T) {
 					vmIs(c, vm, virtualmachine.StatusError)
 			},
 			actions: []string{"failVirtualMachine"},
+		},
+		audit.Traffic: {
+			table: "load_balancers",
+			setup: func(t *testing.T, c *ent.Client) (func() error, func() bool) {
+				s := site(t, c, 2)
+				ctx := placementtest.Ctx()
+				svc := c.RegionService.Create().SetName(s.Prefix + "-web").SetTenantID(s.Tenant).SetRegionID(s.Region).SaveX(ctx)
+				lb := c.LoadBalancer.Create().SetName(s.Prefix + "-web").SetTenantID(s.Tenant).SetRegionServiceID(svc.ID).SaveX(ctx)
+				loop := &traffic.Loop{Client: c}
+				return func() error { return loop.Once(context.Background()) },
+					func() bool {
+						return c.LoadBalancer.GetX(ctx, lb.ID).Status == loadbalancer.StatusNotRealized &&
+							c.LoadBalancer.QueryNodes(c.LoadBalancer.GetX(ctx, lb.ID)).CountX(ctx) > 0
+					}
+			},
+			actions: []string{"realizeLoadBalancer"},
 		},
 		audit.Guest: {
 			table: "virtual_machines",

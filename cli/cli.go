@@ -41,21 +41,23 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"login":     {"login --endpoint URL (--token TOKEN | --username NAME, password on stdin)", runLogin},
-		"get":       {"get TYPE [ID]   (without ID: list)", runGet},
-		"list":      {"list TYPE [--first N] [--where JSON]", runList},
-		"describe":  {"describe TYPE ID   (fields and edges)", runDescribe},
-		"types":     {"types   (the types get, list and describe know)", runTypes},
-		"vm":        {"vm create|start|stop|reboot|delete ...", runVM},
-		"node":      {"node cordon|uncordon|drain|reenroll NODE_ID ...", runNode},
-		"clusters":  {"clusters create|list|kubeconfig|scale|upgrade ...   (Kubernetes clusters)", runClusters},
-		"flavor":    {"flavor create|set ... [--exclusive NONE|HOST|NUMA_NODE] [--network-mbps N]", runFlavor},
-		"watch":     {"watch vms|nodes|regionservices [--id ID] [--tenant ID] [--count N]", runWatch},
-		"inventory": {"inventory --list | --host NAME   (Ansible dynamic inventory)", runInventory},
-		"usage":     {"usage --tenant ID [--from TIME] [--to TIME] [--group-by RESOURCE,FLAVOR,REGION,DAY]", runUsage},
-		"invoices":  {"invoices --tenant ID [--first N]", runInvoices},
-		"routes":    {"routes [--first N]   (which node announces which VM address)", runRoutes},
-		"prices":    {"prices list | prices add --kind KIND [--key KEY] --amount DECIMAL [--multiplier X] [--from TIME]", runPrices},
+		"login":           {"login --endpoint URL (--token TOKEN | --username NAME, password on stdin)", runLogin},
+		"get":             {"get TYPE [ID]   (without ID: list)", runGet},
+		"list":            {"list TYPE [--first N] [--where JSON]", runList},
+		"describe":        {"describe TYPE ID   (fields and edges)", runDescribe},
+		"types":           {"types   (the types get, list and describe know)", runTypes},
+		"vm":              {"vm create|start|stop|reboot|delete ...", runVM},
+		"node":            {"node cordon|uncordon|drain|reenroll NODE_ID ...", runNode},
+		"clusters":        {"clusters create|list|kubeconfig|scale|upgrade ...   (Kubernetes clusters)", runClusters},
+		"flavor":          {"flavor create|set ... [--exclusive NONE|HOST|NUMA_NODE] [--network-mbps N]", runFlavor},
+		"watch":           {"watch vms|nodes|regionservices [--id ID] [--tenant ID] [--count N]", runWatch},
+		"inventory":       {"inventory --list | --host NAME   (Ansible dynamic inventory)", runInventory},
+		"usage":           {"usage --tenant ID [--from TIME] [--to TIME] [--group-by RESOURCE,FLAVOR,REGION,DAY]", runUsage},
+		"invoices":        {"invoices --tenant ID [--first N]", runInvoices},
+		"routes":          {"routes [--first N]   (which node announces which VM address)", runRoutes},
+		"lb":              {"lb list | lb show LB_ID | lb listeners set LB_ID --listener PORT[/TCP|HTTP]:TARGET_PORT ... [--interval-ms N]", runLB},
+		"global-services": {"global-services list | show GS_ID | attach|detach GS_ID REGION_SERVICE_ID...", runGlobalServices},
+		"prices":          {"prices list | prices add --kind KIND [--key KEY] --amount DECIMAL [--multiplier X] [--from TIME]", runPrices},
 	}
 }
 

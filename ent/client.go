@@ -5581,6 +5581,22 @@ func (c *LoadBalancerClient) QueryVip(_m *LoadBalancer) *IPAddressQuery {
 	return query
 }
 
+// QueryNodes queries the nodes edge of a LoadBalancer.
+func (c *LoadBalancerClient) QueryNodes(_m *LoadBalancer) *ComputeNodeQuery {
+	query := (&ComputeNodeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(loadbalancer.Table, loadbalancer.FieldID, id),
+			sqlgraph.To(computenode.Table, computenode.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, loadbalancer.NodesTable, loadbalancer.NodesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *LoadBalancerClient) Hooks() []Hook {
 	hooks := c.hooks.LoadBalancer

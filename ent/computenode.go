@@ -94,6 +94,7 @@ type ComputeNode struct {
 	availability_zone_nodes *int
 	cluster_nodes           *int
 	host_node               *int
+	load_balancer_nodes     *int
 	selectValues            sql.SelectValues
 }
 
@@ -298,6 +299,8 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 		case computenode.ForeignKeys[1]: // cluster_nodes
 			values[i] = new(sql.NullInt64)
 		case computenode.ForeignKeys[2]: // host_node
+			values[i] = new(sql.NullInt64)
+		case computenode.ForeignKeys[3]: // load_balancer_nodes
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -547,6 +550,13 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.host_node = new(int)
 				*_m.host_node = int(value.Int64)
+			}
+		case computenode.ForeignKeys[3]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field load_balancer_nodes", value)
+			} else if value.Valid {
+				_m.load_balancer_nodes = new(int)
+				*_m.load_balancer_nodes = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])

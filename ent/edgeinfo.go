@@ -229,6 +229,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"tenant":         {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
 		"region_service": {Target: "RegionService", Field: "RegionService", Unique: true, OwnFK: true},
 		"vip":            {Target: "IPAddress", Field: "Vip", Unique: true, OwnFK: false},
+		"nodes":          {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
 	},
 	"Maintainer": {
 		"user":                {Target: "User", Field: "User", Unique: true, OwnFK: true},

@@ -421,13 +421,16 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "GlobalService",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			globalservice.FieldCreatedAt:   {Type: field.TypeTime, Column: globalservice.FieldCreatedAt},
-			globalservice.FieldUpdatedAt:   {Type: field.TypeTime, Column: globalservice.FieldUpdatedAt},
-			globalservice.FieldName:        {Type: field.TypeString, Column: globalservice.FieldName},
-			globalservice.FieldDescription: {Type: field.TypeString, Column: globalservice.FieldDescription},
-			globalservice.FieldMode:        {Type: field.TypeEnum, Column: globalservice.FieldMode},
-			globalservice.FieldFqdn:        {Type: field.TypeString, Column: globalservice.FieldFqdn},
-			globalservice.FieldStatus:      {Type: field.TypeEnum, Column: globalservice.FieldStatus},
+			globalservice.FieldCreatedAt:    {Type: field.TypeTime, Column: globalservice.FieldCreatedAt},
+			globalservice.FieldUpdatedAt:    {Type: field.TypeTime, Column: globalservice.FieldUpdatedAt},
+			globalservice.FieldName:         {Type: field.TypeString, Column: globalservice.FieldName},
+			globalservice.FieldDescription:  {Type: field.TypeString, Column: globalservice.FieldDescription},
+			globalservice.FieldMode:         {Type: field.TypeEnum, Column: globalservice.FieldMode},
+			globalservice.FieldFqdn:         {Type: field.TypeString, Column: globalservice.FieldFqdn},
+			globalservice.FieldTTL:          {Type: field.TypeInt, Column: globalservice.FieldTTL},
+			globalservice.FieldStatus:       {Type: field.TypeEnum, Column: globalservice.FieldStatus},
+			globalservice.FieldStatusReason: {Type: field.TypeString, Column: globalservice.FieldStatusReason},
+			globalservice.FieldDNSAnswer:    {Type: field.TypeJSON, Column: globalservice.FieldDNSAnswer},
 		},
 	}
 	graph.Nodes[14] = &sqlgraph.Node{
@@ -691,12 +694,16 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "LoadBalancer",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			loadbalancer.FieldCreatedAt:    {Type: field.TypeTime, Column: loadbalancer.FieldCreatedAt},
-			loadbalancer.FieldUpdatedAt:    {Type: field.TypeTime, Column: loadbalancer.FieldUpdatedAt},
-			loadbalancer.FieldName:         {Type: field.TypeString, Column: loadbalancer.FieldName},
-			loadbalancer.FieldAlgorithm:    {Type: field.TypeEnum, Column: loadbalancer.FieldAlgorithm},
-			loadbalancer.FieldStatus:       {Type: field.TypeEnum, Column: loadbalancer.FieldStatus},
-			loadbalancer.FieldStatusReason: {Type: field.TypeString, Column: loadbalancer.FieldStatusReason},
+			loadbalancer.FieldCreatedAt:             {Type: field.TypeTime, Column: loadbalancer.FieldCreatedAt},
+			loadbalancer.FieldUpdatedAt:             {Type: field.TypeTime, Column: loadbalancer.FieldUpdatedAt},
+			loadbalancer.FieldName:                  {Type: field.TypeString, Column: loadbalancer.FieldName},
+			loadbalancer.FieldAlgorithm:             {Type: field.TypeEnum, Column: loadbalancer.FieldAlgorithm},
+			loadbalancer.FieldStatus:                {Type: field.TypeEnum, Column: loadbalancer.FieldStatus},
+			loadbalancer.FieldStatusReason:          {Type: field.TypeString, Column: loadbalancer.FieldStatusReason},
+			loadbalancer.FieldListeners:             {Type: field.TypeJSON, Column: loadbalancer.FieldListeners},
+			loadbalancer.FieldHealthCheckIntervalMs: {Type: field.TypeInt, Column: loadbalancer.FieldHealthCheckIntervalMs},
+			loadbalancer.FieldMembers:               {Type: field.TypeJSON, Column: loadbalancer.FieldMembers},
+			loadbalancer.FieldNodeStates:            {Type: field.TypeJSON, Column: loadbalancer.FieldNodeStates},
 		},
 	}
 	graph.Nodes[25] = &sqlgraph.Node{
@@ -2522,6 +2529,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"LoadBalancer",
 		"IPAddress",
+	)
+	graph.MustAddE(
+		"nodes",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+		},
+		"LoadBalancer",
+		"ComputeNode",
 	)
 	graph.MustAddE(
 		"user",
@@ -6392,9 +6411,24 @@ func (f *GlobalServiceFilter) WhereFqdn(p entql.StringP) {
 	f.Where(p.Field(globalservice.FieldFqdn))
 }
 
+// WhereTTL applies the entql int predicate on the ttl field.
+func (f *GlobalServiceFilter) WhereTTL(p entql.IntP) {
+	f.Where(p.Field(globalservice.FieldTTL))
+}
+
 // WhereStatus applies the entql string predicate on the status field.
 func (f *GlobalServiceFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(globalservice.FieldStatus))
+}
+
+// WhereStatusReason applies the entql string predicate on the status_reason field.
+func (f *GlobalServiceFilter) WhereStatusReason(p entql.StringP) {
+	f.Where(p.Field(globalservice.FieldStatusReason))
+}
+
+// WhereDNSAnswer applies the entql json.RawMessage predicate on the dns_answer field.
+func (f *GlobalServiceFilter) WhereDNSAnswer(p entql.BytesP) {
+	f.Where(p.Field(globalservice.FieldDNSAnswer))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -7999,6 +8033,26 @@ func (f *LoadBalancerFilter) WhereStatusReason(p entql.StringP) {
 	f.Where(p.Field(loadbalancer.FieldStatusReason))
 }
 
+// WhereListeners applies the entql json.RawMessage predicate on the listeners field.
+func (f *LoadBalancerFilter) WhereListeners(p entql.BytesP) {
+	f.Where(p.Field(loadbalancer.FieldListeners))
+}
+
+// WhereHealthCheckIntervalMs applies the entql int predicate on the health_check_interval_ms field.
+func (f *LoadBalancerFilter) WhereHealthCheckIntervalMs(p entql.IntP) {
+	f.Where(p.Field(loadbalancer.FieldHealthCheckIntervalMs))
+}
+
+// WhereMembers applies the entql json.RawMessage predicate on the members field.
+func (f *LoadBalancerFilter) WhereMembers(p entql.BytesP) {
+	f.Where(p.Field(loadbalancer.FieldMembers))
+}
+
+// WhereNodeStates applies the entql json.RawMessage predicate on the node_states field.
+func (f *LoadBalancerFilter) WhereNodeStates(p entql.BytesP) {
+	f.Where(p.Field(loadbalancer.FieldNodeStates))
+}
+
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
 func (f *LoadBalancerFilter) WhereHasTenant() {
 	f.Where(entql.HasEdge("tenant"))
@@ -8035,6 +8089,20 @@ func (f *LoadBalancerFilter) WhereHasVip() {
 // WhereHasVipWith applies a predicate to check if query has an edge vip with a given conditions (other predicates).
 func (f *LoadBalancerFilter) WhereHasVipWith(preds ...predicate.IPAddress) {
 	f.Where(entql.HasEdgeWith("vip", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasNodes applies a predicate to check if query has an edge nodes.
+func (f *LoadBalancerFilter) WhereHasNodes() {
+	f.Where(entql.HasEdge("nodes"))
+}
+
+// WhereHasNodesWith applies a predicate to check if query has an edge nodes with a given conditions (other predicates).
+func (f *LoadBalancerFilter) WhereHasNodesWith(preds ...predicate.ComputeNode) {
+	f.Where(entql.HasEdgeWith("nodes", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

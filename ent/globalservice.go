@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -30,8 +31,14 @@ type GlobalService struct {
 	Mode globalservice.Mode `json:"mode,omitempty"`
 	// Fqdn holds the value of the "fqdn" field.
 	Fqdn string `json:"fqdn,omitempty"`
-	// Status holds the value of the "status" field.
+	// seconds resolvers may cache the GSLB answer
+	TTL int `json:"ttl,omitempty"`
+	// ACTIVE only while served: GSLB answers or anycast announces at least one healthy region's VIP
 	Status globalservice.Status `json:"status,omitempty"`
+	// StatusReason holds the value of the "status_reason" field.
+	StatusReason string `json:"status_reason,omitempty"`
+	// the VIPs the authoritative DNS server answers the FQDN with (GSLB), or announces (anycast), as last pushed
+	DNSAnswer []string `json:"dns_answer,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the GlobalServiceQuery when eager-loading is set.
 	Edges                  GlobalServiceEdges `json:"edges"`
@@ -79,9 +86,11 @@ func (*GlobalService) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case globalservice.FieldID:
+		case globalservice.FieldDNSAnswer:
+			values[i] = new([]byte)
+		case globalservice.FieldID, globalservice.FieldTTL:
 			values[i] = new(sql.NullInt64)
-		case globalservice.FieldName, globalservice.FieldDescription, globalservice.FieldMode, globalservice.FieldFqdn, globalservice.FieldStatus:
+		case globalservice.FieldName, globalservice.FieldDescription, globalservice.FieldMode, globalservice.FieldFqdn, globalservice.FieldStatus, globalservice.FieldStatusReason:
 			values[i] = new(sql.NullString)
 		case globalservice.FieldCreatedAt, globalservice.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -144,11 +153,31 @@ func (_m *GlobalService) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Fqdn = value.String
 			}
+		case globalservice.FieldTTL:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field ttl", values[i])
+			} else if value.Valid {
+				_m.TTL = int(value.Int64)
+			}
 		case globalservice.FieldStatus:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = globalservice.Status(value.String)
+			}
+		case globalservice.FieldStatusReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field status_reason", values[i])
+			} else if value.Valid {
+				_m.StatusReason = value.String
+			}
+		case globalservice.FieldDNSAnswer:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field dns_answer", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.DNSAnswer); err != nil {
+					return fmt.Errorf("unmarshal field dns_answer: %w", err)
+				}
 			}
 		case globalservice.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -221,8 +250,17 @@ func (_m *GlobalService) String() string {
 	builder.WriteString("fqdn=")
 	builder.WriteString(_m.Fqdn)
 	builder.WriteString(", ")
+	builder.WriteString("ttl=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TTL))
+	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("status_reason=")
+	builder.WriteString(_m.StatusReason)
+	builder.WriteString(", ")
+	builder.WriteString("dns_answer=")
+	builder.WriteString(fmt.Sprintf("%v", _m.DNSAnswer))
 	builder.WriteByte(')')
 	return builder.String()
 }

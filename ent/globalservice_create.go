@@ -100,6 +100,20 @@ func (_c *GlobalServiceCreate) SetNillableFqdn(v *string) *GlobalServiceCreate {
 	return _c
 }
 
+// SetTTL sets the "ttl" field.
+func (_c *GlobalServiceCreate) SetTTL(v int) *GlobalServiceCreate {
+	_c.mutation.SetTTL(v)
+	return _c
+}
+
+// SetNillableTTL sets the "ttl" field if the given value is not nil.
+func (_c *GlobalServiceCreate) SetNillableTTL(v *int) *GlobalServiceCreate {
+	if v != nil {
+		_c.SetTTL(*v)
+	}
+	return _c
+}
+
 // SetStatus sets the "status" field.
 func (_c *GlobalServiceCreate) SetStatus(v globalservice.Status) *GlobalServiceCreate {
 	_c.mutation.SetStatus(v)
@@ -111,6 +125,26 @@ func (_c *GlobalServiceCreate) SetNillableStatus(v *globalservice.Status) *Globa
 	if v != nil {
 		_c.SetStatus(*v)
 	}
+	return _c
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (_c *GlobalServiceCreate) SetStatusReason(v string) *GlobalServiceCreate {
+	_c.mutation.SetStatusReason(v)
+	return _c
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_c *GlobalServiceCreate) SetNillableStatusReason(v *string) *GlobalServiceCreate {
+	if v != nil {
+		_c.SetStatusReason(*v)
+	}
+	return _c
+}
+
+// SetDNSAnswer sets the "dns_answer" field.
+func (_c *GlobalServiceCreate) SetDNSAnswer(v []string) *GlobalServiceCreate {
+	_c.mutation.SetDNSAnswer(v)
 	return _c
 }
 
@@ -195,6 +229,10 @@ func (_c *GlobalServiceCreate) defaults() error {
 		v := globalservice.DefaultMode
 		_c.mutation.SetMode(v)
 	}
+	if _, ok := _c.mutation.TTL(); !ok {
+		v := globalservice.DefaultTTL
+		_c.mutation.SetTTL(v)
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		v := globalservice.DefaultStatus
 		_c.mutation.SetStatus(v)
@@ -236,12 +274,25 @@ func (_c *GlobalServiceCreate) check() error {
 			return &ValidationError{Name: "fqdn", err: fmt.Errorf(`ent: validator failed for field "GlobalService.fqdn": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.TTL(); !ok {
+		return &ValidationError{Name: "ttl", err: errors.New(`ent: missing required field "GlobalService.ttl"`)}
+	}
+	if v, ok := _c.mutation.TTL(); ok {
+		if err := globalservice.TTLValidator(v); err != nil {
+			return &ValidationError{Name: "ttl", err: fmt.Errorf(`ent: validator failed for field "GlobalService.ttl": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		return &ValidationError{Name: "status", err: errors.New(`ent: missing required field "GlobalService.status"`)}
 	}
 	if v, ok := _c.mutation.Status(); ok {
 		if err := globalservice.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "GlobalService.status": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.StatusReason(); ok {
+		if err := globalservice.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "GlobalService.status_reason": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -298,9 +349,21 @@ func (_c *GlobalServiceCreate) createSpec() (*GlobalService, *sqlgraph.CreateSpe
 		_spec.SetField(globalservice.FieldFqdn, field.TypeString, value)
 		_node.Fqdn = value
 	}
+	if value, ok := _c.mutation.TTL(); ok {
+		_spec.SetField(globalservice.FieldTTL, field.TypeInt, value)
+		_node.TTL = value
+	}
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(globalservice.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.StatusReason(); ok {
+		_spec.SetField(globalservice.FieldStatusReason, field.TypeString, value)
+		_node.StatusReason = value
+	}
+	if value, ok := _c.mutation.DNSAnswer(); ok {
+		_spec.SetField(globalservice.FieldDNSAnswer, field.TypeJSON, value)
+		_node.DNSAnswer = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -459,6 +522,24 @@ func (u *GlobalServiceUpsert) ClearFqdn() *GlobalServiceUpsert {
 	return u
 }
 
+// SetTTL sets the "ttl" field.
+func (u *GlobalServiceUpsert) SetTTL(v int) *GlobalServiceUpsert {
+	u.Set(globalservice.FieldTTL, v)
+	return u
+}
+
+// UpdateTTL sets the "ttl" field to the value that was provided on create.
+func (u *GlobalServiceUpsert) UpdateTTL() *GlobalServiceUpsert {
+	u.SetExcluded(globalservice.FieldTTL)
+	return u
+}
+
+// AddTTL adds v to the "ttl" field.
+func (u *GlobalServiceUpsert) AddTTL(v int) *GlobalServiceUpsert {
+	u.Add(globalservice.FieldTTL, v)
+	return u
+}
+
 // SetStatus sets the "status" field.
 func (u *GlobalServiceUpsert) SetStatus(v globalservice.Status) *GlobalServiceUpsert {
 	u.Set(globalservice.FieldStatus, v)
@@ -468,6 +549,42 @@ func (u *GlobalServiceUpsert) SetStatus(v globalservice.Status) *GlobalServiceUp
 // UpdateStatus sets the "status" field to the value that was provided on create.
 func (u *GlobalServiceUpsert) UpdateStatus() *GlobalServiceUpsert {
 	u.SetExcluded(globalservice.FieldStatus)
+	return u
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *GlobalServiceUpsert) SetStatusReason(v string) *GlobalServiceUpsert {
+	u.Set(globalservice.FieldStatusReason, v)
+	return u
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *GlobalServiceUpsert) UpdateStatusReason() *GlobalServiceUpsert {
+	u.SetExcluded(globalservice.FieldStatusReason)
+	return u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *GlobalServiceUpsert) ClearStatusReason() *GlobalServiceUpsert {
+	u.SetNull(globalservice.FieldStatusReason)
+	return u
+}
+
+// SetDNSAnswer sets the "dns_answer" field.
+func (u *GlobalServiceUpsert) SetDNSAnswer(v []string) *GlobalServiceUpsert {
+	u.Set(globalservice.FieldDNSAnswer, v)
+	return u
+}
+
+// UpdateDNSAnswer sets the "dns_answer" field to the value that was provided on create.
+func (u *GlobalServiceUpsert) UpdateDNSAnswer() *GlobalServiceUpsert {
+	u.SetExcluded(globalservice.FieldDNSAnswer)
+	return u
+}
+
+// ClearDNSAnswer clears the value of the "dns_answer" field.
+func (u *GlobalServiceUpsert) ClearDNSAnswer() *GlobalServiceUpsert {
+	u.SetNull(globalservice.FieldDNSAnswer)
 	return u
 }
 
@@ -600,6 +717,27 @@ func (u *GlobalServiceUpsertOne) ClearFqdn() *GlobalServiceUpsertOne {
 	})
 }
 
+// SetTTL sets the "ttl" field.
+func (u *GlobalServiceUpsertOne) SetTTL(v int) *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.SetTTL(v)
+	})
+}
+
+// AddTTL adds v to the "ttl" field.
+func (u *GlobalServiceUpsertOne) AddTTL(v int) *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.AddTTL(v)
+	})
+}
+
+// UpdateTTL sets the "ttl" field to the value that was provided on create.
+func (u *GlobalServiceUpsertOne) UpdateTTL() *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.UpdateTTL()
+	})
+}
+
 // SetStatus sets the "status" field.
 func (u *GlobalServiceUpsertOne) SetStatus(v globalservice.Status) *GlobalServiceUpsertOne {
 	return u.Update(func(s *GlobalServiceUpsert) {
@@ -611,6 +749,48 @@ func (u *GlobalServiceUpsertOne) SetStatus(v globalservice.Status) *GlobalServic
 func (u *GlobalServiceUpsertOne) UpdateStatus() *GlobalServiceUpsertOne {
 	return u.Update(func(s *GlobalServiceUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *GlobalServiceUpsertOne) SetStatusReason(v string) *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *GlobalServiceUpsertOne) UpdateStatusReason() *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *GlobalServiceUpsertOne) ClearStatusReason() *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.ClearStatusReason()
+	})
+}
+
+// SetDNSAnswer sets the "dns_answer" field.
+func (u *GlobalServiceUpsertOne) SetDNSAnswer(v []string) *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.SetDNSAnswer(v)
+	})
+}
+
+// UpdateDNSAnswer sets the "dns_answer" field to the value that was provided on create.
+func (u *GlobalServiceUpsertOne) UpdateDNSAnswer() *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.UpdateDNSAnswer()
+	})
+}
+
+// ClearDNSAnswer clears the value of the "dns_answer" field.
+func (u *GlobalServiceUpsertOne) ClearDNSAnswer() *GlobalServiceUpsertOne {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.ClearDNSAnswer()
 	})
 }
 
@@ -909,6 +1089,27 @@ func (u *GlobalServiceUpsertBulk) ClearFqdn() *GlobalServiceUpsertBulk {
 	})
 }
 
+// SetTTL sets the "ttl" field.
+func (u *GlobalServiceUpsertBulk) SetTTL(v int) *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.SetTTL(v)
+	})
+}
+
+// AddTTL adds v to the "ttl" field.
+func (u *GlobalServiceUpsertBulk) AddTTL(v int) *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.AddTTL(v)
+	})
+}
+
+// UpdateTTL sets the "ttl" field to the value that was provided on create.
+func (u *GlobalServiceUpsertBulk) UpdateTTL() *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.UpdateTTL()
+	})
+}
+
 // SetStatus sets the "status" field.
 func (u *GlobalServiceUpsertBulk) SetStatus(v globalservice.Status) *GlobalServiceUpsertBulk {
 	return u.Update(func(s *GlobalServiceUpsert) {
@@ -920,6 +1121,48 @@ func (u *GlobalServiceUpsertBulk) SetStatus(v globalservice.Status) *GlobalServi
 func (u *GlobalServiceUpsertBulk) UpdateStatus() *GlobalServiceUpsertBulk {
 	return u.Update(func(s *GlobalServiceUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *GlobalServiceUpsertBulk) SetStatusReason(v string) *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *GlobalServiceUpsertBulk) UpdateStatusReason() *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *GlobalServiceUpsertBulk) ClearStatusReason() *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.ClearStatusReason()
+	})
+}
+
+// SetDNSAnswer sets the "dns_answer" field.
+func (u *GlobalServiceUpsertBulk) SetDNSAnswer(v []string) *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.SetDNSAnswer(v)
+	})
+}
+
+// UpdateDNSAnswer sets the "dns_answer" field to the value that was provided on create.
+func (u *GlobalServiceUpsertBulk) UpdateDNSAnswer() *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.UpdateDNSAnswer()
+	})
+}
+
+// ClearDNSAnswer clears the value of the "dns_answer" field.
+func (u *GlobalServiceUpsertBulk) ClearDNSAnswer() *GlobalServiceUpsertBulk {
+	return u.Update(func(s *GlobalServiceUpsert) {
+		s.ClearDNSAnswer()
 	})
 }
 

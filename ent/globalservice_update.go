@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -105,6 +106,27 @@ func (_u *GlobalServiceUpdate) ClearFqdn() *GlobalServiceUpdate {
 	return _u
 }
 
+// SetTTL sets the "ttl" field.
+func (_u *GlobalServiceUpdate) SetTTL(v int) *GlobalServiceUpdate {
+	_u.mutation.ResetTTL()
+	_u.mutation.SetTTL(v)
+	return _u
+}
+
+// SetNillableTTL sets the "ttl" field if the given value is not nil.
+func (_u *GlobalServiceUpdate) SetNillableTTL(v *int) *GlobalServiceUpdate {
+	if v != nil {
+		_u.SetTTL(*v)
+	}
+	return _u
+}
+
+// AddTTL adds value to the "ttl" field.
+func (_u *GlobalServiceUpdate) AddTTL(v int) *GlobalServiceUpdate {
+	_u.mutation.AddTTL(v)
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *GlobalServiceUpdate) SetStatus(v globalservice.Status) *GlobalServiceUpdate {
 	_u.mutation.SetStatus(v)
@@ -116,6 +138,44 @@ func (_u *GlobalServiceUpdate) SetNillableStatus(v *globalservice.Status) *Globa
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (_u *GlobalServiceUpdate) SetStatusReason(v string) *GlobalServiceUpdate {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *GlobalServiceUpdate) SetNillableStatusReason(v *string) *GlobalServiceUpdate {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *GlobalServiceUpdate) ClearStatusReason() *GlobalServiceUpdate {
+	_u.mutation.ClearStatusReason()
+	return _u
+}
+
+// SetDNSAnswer sets the "dns_answer" field.
+func (_u *GlobalServiceUpdate) SetDNSAnswer(v []string) *GlobalServiceUpdate {
+	_u.mutation.SetDNSAnswer(v)
+	return _u
+}
+
+// AppendDNSAnswer appends value to the "dns_answer" field.
+func (_u *GlobalServiceUpdate) AppendDNSAnswer(v []string) *GlobalServiceUpdate {
+	_u.mutation.AppendDNSAnswer(v)
+	return _u
+}
+
+// ClearDNSAnswer clears the value of the "dns_answer" field.
+func (_u *GlobalServiceUpdate) ClearDNSAnswer() *GlobalServiceUpdate {
+	_u.mutation.ClearDNSAnswer()
 	return _u
 }
 
@@ -241,9 +301,19 @@ func (_u *GlobalServiceUpdate) check() error {
 			return &ValidationError{Name: "fqdn", err: fmt.Errorf(`ent: validator failed for field "GlobalService.fqdn": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.TTL(); ok {
+		if err := globalservice.TTLValidator(v); err != nil {
+			return &ValidationError{Name: "ttl", err: fmt.Errorf(`ent: validator failed for field "GlobalService.ttl": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Status(); ok {
 		if err := globalservice.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "GlobalService.status": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := globalservice.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "GlobalService.status_reason": %w`, err)}
 		}
 	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
@@ -291,8 +361,31 @@ func (_u *GlobalServiceUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	if _u.mutation.FqdnCleared() {
 		_spec.ClearField(globalservice.FieldFqdn, field.TypeString)
 	}
+	if value, ok := _u.mutation.TTL(); ok {
+		_spec.SetField(globalservice.FieldTTL, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTTL(); ok {
+		_spec.AddField(globalservice.FieldTTL, field.TypeInt, value)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(globalservice.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(globalservice.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(globalservice.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.DNSAnswer(); ok {
+		_spec.SetField(globalservice.FieldDNSAnswer, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedDNSAnswer(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, globalservice.FieldDNSAnswer, value)
+		})
+	}
+	if _u.mutation.DNSAnswerCleared() {
+		_spec.ClearField(globalservice.FieldDNSAnswer, field.TypeJSON)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -464,6 +557,27 @@ func (_u *GlobalServiceUpdateOne) ClearFqdn() *GlobalServiceUpdateOne {
 	return _u
 }
 
+// SetTTL sets the "ttl" field.
+func (_u *GlobalServiceUpdateOne) SetTTL(v int) *GlobalServiceUpdateOne {
+	_u.mutation.ResetTTL()
+	_u.mutation.SetTTL(v)
+	return _u
+}
+
+// SetNillableTTL sets the "ttl" field if the given value is not nil.
+func (_u *GlobalServiceUpdateOne) SetNillableTTL(v *int) *GlobalServiceUpdateOne {
+	if v != nil {
+		_u.SetTTL(*v)
+	}
+	return _u
+}
+
+// AddTTL adds value to the "ttl" field.
+func (_u *GlobalServiceUpdateOne) AddTTL(v int) *GlobalServiceUpdateOne {
+	_u.mutation.AddTTL(v)
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *GlobalServiceUpdateOne) SetStatus(v globalservice.Status) *GlobalServiceUpdateOne {
 	_u.mutation.SetStatus(v)
@@ -475,6 +589,44 @@ func (_u *GlobalServiceUpdateOne) SetNillableStatus(v *globalservice.Status) *Gl
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (_u *GlobalServiceUpdateOne) SetStatusReason(v string) *GlobalServiceUpdateOne {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *GlobalServiceUpdateOne) SetNillableStatusReason(v *string) *GlobalServiceUpdateOne {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *GlobalServiceUpdateOne) ClearStatusReason() *GlobalServiceUpdateOne {
+	_u.mutation.ClearStatusReason()
+	return _u
+}
+
+// SetDNSAnswer sets the "dns_answer" field.
+func (_u *GlobalServiceUpdateOne) SetDNSAnswer(v []string) *GlobalServiceUpdateOne {
+	_u.mutation.SetDNSAnswer(v)
+	return _u
+}
+
+// AppendDNSAnswer appends value to the "dns_answer" field.
+func (_u *GlobalServiceUpdateOne) AppendDNSAnswer(v []string) *GlobalServiceUpdateOne {
+	_u.mutation.AppendDNSAnswer(v)
+	return _u
+}
+
+// ClearDNSAnswer clears the value of the "dns_answer" field.
+func (_u *GlobalServiceUpdateOne) ClearDNSAnswer() *GlobalServiceUpdateOne {
+	_u.mutation.ClearDNSAnswer()
 	return _u
 }
 
@@ -613,9 +765,19 @@ func (_u *GlobalServiceUpdateOne) check() error {
 			return &ValidationError{Name: "fqdn", err: fmt.Errorf(`ent: validator failed for field "GlobalService.fqdn": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.TTL(); ok {
+		if err := globalservice.TTLValidator(v); err != nil {
+			return &ValidationError{Name: "ttl", err: fmt.Errorf(`ent: validator failed for field "GlobalService.ttl": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Status(); ok {
 		if err := globalservice.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "GlobalService.status": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.StatusReason(); ok {
+		if err := globalservice.StatusReasonValidator(v); err != nil {
+			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "GlobalService.status_reason": %w`, err)}
 		}
 	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
@@ -680,8 +842,31 @@ func (_u *GlobalServiceUpdateOne) sqlSave(ctx context.Context) (_node *GlobalSer
 	if _u.mutation.FqdnCleared() {
 		_spec.ClearField(globalservice.FieldFqdn, field.TypeString)
 	}
+	if value, ok := _u.mutation.TTL(); ok {
+		_spec.SetField(globalservice.FieldTTL, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTTL(); ok {
+		_spec.AddField(globalservice.FieldTTL, field.TypeInt, value)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(globalservice.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(globalservice.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(globalservice.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.DNSAnswer(); ok {
+		_spec.SetField(globalservice.FieldDNSAnswer, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedDNSAnswer(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, globalservice.FieldDNSAnswer, value)
+		})
+	}
+	if _u.mutation.DNSAnswerCleared() {
+		_spec.ClearField(globalservice.FieldDNSAnswer, field.TypeJSON)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{

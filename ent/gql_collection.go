@@ -5422,10 +5422,25 @@ func (_q *GlobalServiceQuery) collectField(ctx context.Context, oneNode bool, op
 				selectedFields = append(selectedFields, globalservice.FieldFqdn)
 				fieldSeen[globalservice.FieldFqdn] = struct{}{}
 			}
+		case "ttl":
+			if _, ok := fieldSeen[globalservice.FieldTTL]; !ok {
+				selectedFields = append(selectedFields, globalservice.FieldTTL)
+				fieldSeen[globalservice.FieldTTL] = struct{}{}
+			}
 		case "status":
 			if _, ok := fieldSeen[globalservice.FieldStatus]; !ok {
 				selectedFields = append(selectedFields, globalservice.FieldStatus)
 				fieldSeen[globalservice.FieldStatus] = struct{}{}
+			}
+		case "statusReason":
+			if _, ok := fieldSeen[globalservice.FieldStatusReason]; !ok {
+				selectedFields = append(selectedFields, globalservice.FieldStatusReason)
+				fieldSeen[globalservice.FieldStatusReason] = struct{}{}
+			}
+		case "dnsAnswer":
+			if _, ok := fieldSeen[globalservice.FieldDNSAnswer]; !ok {
+				selectedFields = append(selectedFields, globalservice.FieldDNSAnswer)
+				fieldSeen[globalservice.FieldDNSAnswer] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -8315,6 +8330,19 @@ func (_q *LoadBalancerQuery) collectField(ctx context.Context, oneNode bool, opC
 				return err
 			}
 			_q.withVip = query
+
+		case "nodes":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ComputeNodeClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, computenodeImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedNodes(alias, func(wq *ComputeNodeQuery) {
+				*wq = *query
+			})
 		case "createdAt":
 			if _, ok := fieldSeen[loadbalancer.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, loadbalancer.FieldCreatedAt)
@@ -8344,6 +8372,26 @@ func (_q *LoadBalancerQuery) collectField(ctx context.Context, oneNode bool, opC
 			if _, ok := fieldSeen[loadbalancer.FieldStatusReason]; !ok {
 				selectedFields = append(selectedFields, loadbalancer.FieldStatusReason)
 				fieldSeen[loadbalancer.FieldStatusReason] = struct{}{}
+			}
+		case "listeners":
+			if _, ok := fieldSeen[loadbalancer.FieldListeners]; !ok {
+				selectedFields = append(selectedFields, loadbalancer.FieldListeners)
+				fieldSeen[loadbalancer.FieldListeners] = struct{}{}
+			}
+		case "healthCheckIntervalMs":
+			if _, ok := fieldSeen[loadbalancer.FieldHealthCheckIntervalMs]; !ok {
+				selectedFields = append(selectedFields, loadbalancer.FieldHealthCheckIntervalMs)
+				fieldSeen[loadbalancer.FieldHealthCheckIntervalMs] = struct{}{}
+			}
+		case "members":
+			if _, ok := fieldSeen[loadbalancer.FieldMembers]; !ok {
+				selectedFields = append(selectedFields, loadbalancer.FieldMembers)
+				fieldSeen[loadbalancer.FieldMembers] = struct{}{}
+			}
+		case "nodeStates":
+			if _, ok := fieldSeen[loadbalancer.FieldNodeStates]; !ok {
+				selectedFields = append(selectedFields, loadbalancer.FieldNodeStates)
+				fieldSeen[loadbalancer.FieldNodeStates] = struct{}{}
 			}
 		case "id":
 		case "__typename":

@@ -1432,6 +1432,18 @@ func (_m *LoadBalancer) Vip(ctx context.Context) (*IPAddress, error) {
 	return result, MaskNotFound(err)
 }
 
+func (_m *LoadBalancer) Nodes(ctx context.Context) (result []*ComputeNode, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedNodes(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.NodesOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNodes().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *Maintainer) User(ctx context.Context) (*User, error) {
 	result, err := _m.Edges.UserOrErr()
 	if IsNotLoaded(err) {

@@ -1698,6 +1698,7 @@ type CreateGlobalServiceInput struct {
 	Description      *string
 	Mode             *globalservice.Mode
 	Fqdn             *string
+	TTL              *int
 	TenantID         int
 	RegionServiceIDs []int
 }
@@ -1713,6 +1714,9 @@ func (i *CreateGlobalServiceInput) Mutate(m *GlobalServiceMutation) {
 	}
 	if v := i.Fqdn; v != nil {
 		m.SetFqdn(*v)
+	}
+	if v := i.TTL; v != nil {
+		m.SetTTL(*v)
 	}
 	m.SetTenantID(i.TenantID)
 	if v := i.RegionServiceIDs; len(v) > 0 {
@@ -1734,6 +1738,7 @@ type UpdateGlobalServiceInput struct {
 	Mode                   *globalservice.Mode
 	ClearFqdn              bool
 	Fqdn                   *string
+	TTL                    *int
 	TenantID               *int
 	ClearRegionServices    bool
 	AddRegionServiceIDs    []int
@@ -1759,6 +1764,9 @@ func (i *UpdateGlobalServiceInput) Mutate(m *GlobalServiceMutation) {
 	}
 	if v := i.Fqdn; v != nil {
 		m.SetFqdn(*v)
+	}
+	if v := i.TTL; v != nil {
+		m.SetTTL(*v)
 	}
 	if v := i.TenantID; v != nil {
 		m.SetTenantID(*v)
@@ -2980,11 +2988,13 @@ func (c *LinkUpdateOne) SetInput(i UpdateLinkInput) *LinkUpdateOne {
 
 // CreateLoadBalancerInput represents a mutation input for creating loadbalancers.
 type CreateLoadBalancerInput struct {
-	Name            string
-	Algorithm       *loadbalancer.Algorithm
-	TenantID        int
-	RegionServiceID *int
-	VipID           *int
+	Name                  string
+	Algorithm             *loadbalancer.Algorithm
+	Listeners             []fieldtype.LBListener
+	HealthCheckIntervalMs *int
+	TenantID              int
+	RegionServiceID       *int
+	VipID                 *int
 }
 
 // Mutate applies the CreateLoadBalancerInput on the LoadBalancerMutation builder.
@@ -2992,6 +3002,12 @@ func (i *CreateLoadBalancerInput) Mutate(m *LoadBalancerMutation) {
 	m.SetName(i.Name)
 	if v := i.Algorithm; v != nil {
 		m.SetAlgorithm(*v)
+	}
+	if v := i.Listeners; v != nil {
+		m.SetListeners(v)
+	}
+	if v := i.HealthCheckIntervalMs; v != nil {
+		m.SetHealthCheckIntervalMs(*v)
 	}
 	m.SetTenantID(i.TenantID)
 	if v := i.RegionServiceID; v != nil {
@@ -3010,13 +3026,17 @@ func (c *LoadBalancerCreate) SetInput(i CreateLoadBalancerInput) *LoadBalancerCr
 
 // UpdateLoadBalancerInput represents a mutation input for updating loadbalancers.
 type UpdateLoadBalancerInput struct {
-	Name               *string
-	Algorithm          *loadbalancer.Algorithm
-	TenantID           *int
-	ClearRegionService bool
-	RegionServiceID    *int
-	ClearVip           bool
-	VipID              *int
+	Name                  *string
+	Algorithm             *loadbalancer.Algorithm
+	ClearListeners        bool
+	Listeners             []fieldtype.LBListener
+	AppendListeners       []fieldtype.LBListener
+	HealthCheckIntervalMs *int
+	TenantID              *int
+	ClearRegionService    bool
+	RegionServiceID       *int
+	ClearVip              bool
+	VipID                 *int
 }
 
 // Mutate applies the UpdateLoadBalancerInput on the LoadBalancerMutation builder.
@@ -3026,6 +3046,18 @@ func (i *UpdateLoadBalancerInput) Mutate(m *LoadBalancerMutation) {
 	}
 	if v := i.Algorithm; v != nil {
 		m.SetAlgorithm(*v)
+	}
+	if i.ClearListeners {
+		m.ClearListeners()
+	}
+	if v := i.Listeners; v != nil {
+		m.SetListeners(v)
+	}
+	if i.AppendListeners != nil {
+		m.AppendListeners(i.Listeners)
+	}
+	if v := i.HealthCheckIntervalMs; v != nil {
+		m.SetHealthCheckIntervalMs(*v)
 	}
 	if v := i.TenantID; v != nil {
 		m.SetTenantID(*v)

@@ -9602,11 +9602,38 @@ type GlobalServiceWhereInput struct {
 	FqdnEqualFold    *string  `json:"fqdnEqualFold,omitempty"`
 	FqdnContainsFold *string  `json:"fqdnContainsFold,omitempty"`
 
+	// "ttl" field predicates.
+	TTL      *int  `json:"ttl,omitempty"`
+	TTLNEQ   *int  `json:"ttlNEQ,omitempty"`
+	TTLIn    []int `json:"ttlIn,omitempty"`
+	TTLNotIn []int `json:"ttlNotIn,omitempty"`
+	TTLGT    *int  `json:"ttlGT,omitempty"`
+	TTLGTE   *int  `json:"ttlGTE,omitempty"`
+	TTLLT    *int  `json:"ttlLT,omitempty"`
+	TTLLTE   *int  `json:"ttlLTE,omitempty"`
+
 	// "status" field predicates.
 	Status      *globalservice.Status  `json:"status,omitempty"`
 	StatusNEQ   *globalservice.Status  `json:"statusNEQ,omitempty"`
 	StatusIn    []globalservice.Status `json:"statusIn,omitempty"`
 	StatusNotIn []globalservice.Status `json:"statusNotIn,omitempty"`
+
+	// "status_reason" field predicates.
+	StatusReason             *string  `json:"statusReason,omitempty"`
+	StatusReasonNEQ          *string  `json:"statusReasonNEQ,omitempty"`
+	StatusReasonIn           []string `json:"statusReasonIn,omitempty"`
+	StatusReasonNotIn        []string `json:"statusReasonNotIn,omitempty"`
+	StatusReasonGT           *string  `json:"statusReasonGT,omitempty"`
+	StatusReasonGTE          *string  `json:"statusReasonGTE,omitempty"`
+	StatusReasonLT           *string  `json:"statusReasonLT,omitempty"`
+	StatusReasonLTE          *string  `json:"statusReasonLTE,omitempty"`
+	StatusReasonContains     *string  `json:"statusReasonContains,omitempty"`
+	StatusReasonHasPrefix    *string  `json:"statusReasonHasPrefix,omitempty"`
+	StatusReasonHasSuffix    *string  `json:"statusReasonHasSuffix,omitempty"`
+	StatusReasonIsNil        bool     `json:"statusReasonIsNil,omitempty"`
+	StatusReasonNotNil       bool     `json:"statusReasonNotNil,omitempty"`
+	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
+	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
 
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
@@ -9901,6 +9928,30 @@ func (i *GlobalServiceWhereInput) P() (predicate.GlobalService, error) {
 	if i.FqdnContainsFold != nil {
 		predicates = append(predicates, globalservice.FqdnContainsFold(*i.FqdnContainsFold))
 	}
+	if i.TTL != nil {
+		predicates = append(predicates, globalservice.TTLEQ(*i.TTL))
+	}
+	if i.TTLNEQ != nil {
+		predicates = append(predicates, globalservice.TTLNEQ(*i.TTLNEQ))
+	}
+	if len(i.TTLIn) > 0 {
+		predicates = append(predicates, globalservice.TTLIn(i.TTLIn...))
+	}
+	if len(i.TTLNotIn) > 0 {
+		predicates = append(predicates, globalservice.TTLNotIn(i.TTLNotIn...))
+	}
+	if i.TTLGT != nil {
+		predicates = append(predicates, globalservice.TTLGT(*i.TTLGT))
+	}
+	if i.TTLGTE != nil {
+		predicates = append(predicates, globalservice.TTLGTE(*i.TTLGTE))
+	}
+	if i.TTLLT != nil {
+		predicates = append(predicates, globalservice.TTLLT(*i.TTLLT))
+	}
+	if i.TTLLTE != nil {
+		predicates = append(predicates, globalservice.TTLLTE(*i.TTLLTE))
+	}
 	if i.Status != nil {
 		predicates = append(predicates, globalservice.StatusEQ(*i.Status))
 	}
@@ -9912,6 +9963,51 @@ func (i *GlobalServiceWhereInput) P() (predicate.GlobalService, error) {
 	}
 	if len(i.StatusNotIn) > 0 {
 		predicates = append(predicates, globalservice.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusReason != nil {
+		predicates = append(predicates, globalservice.StatusReasonEQ(*i.StatusReason))
+	}
+	if i.StatusReasonNEQ != nil {
+		predicates = append(predicates, globalservice.StatusReasonNEQ(*i.StatusReasonNEQ))
+	}
+	if len(i.StatusReasonIn) > 0 {
+		predicates = append(predicates, globalservice.StatusReasonIn(i.StatusReasonIn...))
+	}
+	if len(i.StatusReasonNotIn) > 0 {
+		predicates = append(predicates, globalservice.StatusReasonNotIn(i.StatusReasonNotIn...))
+	}
+	if i.StatusReasonGT != nil {
+		predicates = append(predicates, globalservice.StatusReasonGT(*i.StatusReasonGT))
+	}
+	if i.StatusReasonGTE != nil {
+		predicates = append(predicates, globalservice.StatusReasonGTE(*i.StatusReasonGTE))
+	}
+	if i.StatusReasonLT != nil {
+		predicates = append(predicates, globalservice.StatusReasonLT(*i.StatusReasonLT))
+	}
+	if i.StatusReasonLTE != nil {
+		predicates = append(predicates, globalservice.StatusReasonLTE(*i.StatusReasonLTE))
+	}
+	if i.StatusReasonContains != nil {
+		predicates = append(predicates, globalservice.StatusReasonContains(*i.StatusReasonContains))
+	}
+	if i.StatusReasonHasPrefix != nil {
+		predicates = append(predicates, globalservice.StatusReasonHasPrefix(*i.StatusReasonHasPrefix))
+	}
+	if i.StatusReasonHasSuffix != nil {
+		predicates = append(predicates, globalservice.StatusReasonHasSuffix(*i.StatusReasonHasSuffix))
+	}
+	if i.StatusReasonIsNil {
+		predicates = append(predicates, globalservice.StatusReasonIsNil())
+	}
+	if i.StatusReasonNotNil {
+		predicates = append(predicates, globalservice.StatusReasonNotNil())
+	}
+	if i.StatusReasonEqualFold != nil {
+		predicates = append(predicates, globalservice.StatusReasonEqualFold(*i.StatusReasonEqualFold))
+	}
+	if i.StatusReasonContainsFold != nil {
+		predicates = append(predicates, globalservice.StatusReasonContainsFold(*i.StatusReasonContainsFold))
 	}
 
 	if i.HasTenant != nil {
@@ -15957,6 +16053,16 @@ type LoadBalancerWhereInput struct {
 	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
 	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
 
+	// "health_check_interval_ms" field predicates.
+	HealthCheckIntervalMs      *int  `json:"healthCheckIntervalMs,omitempty"`
+	HealthCheckIntervalMsNEQ   *int  `json:"healthCheckIntervalMsNEQ,omitempty"`
+	HealthCheckIntervalMsIn    []int `json:"healthCheckIntervalMsIn,omitempty"`
+	HealthCheckIntervalMsNotIn []int `json:"healthCheckIntervalMsNotIn,omitempty"`
+	HealthCheckIntervalMsGT    *int  `json:"healthCheckIntervalMsGT,omitempty"`
+	HealthCheckIntervalMsGTE   *int  `json:"healthCheckIntervalMsGTE,omitempty"`
+	HealthCheckIntervalMsLT    *int  `json:"healthCheckIntervalMsLT,omitempty"`
+	HealthCheckIntervalMsLTE   *int  `json:"healthCheckIntervalMsLTE,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -15968,6 +16074,10 @@ type LoadBalancerWhereInput struct {
 	// "vip" edge predicates.
 	HasVip     *bool                  `json:"hasVip,omitempty"`
 	HasVipWith []*IPAddressWhereInput `json:"hasVipWith,omitempty"`
+
+	// "nodes" edge predicates.
+	HasNodes     *bool                    `json:"hasNodes,omitempty"`
+	HasNodesWith []*ComputeNodeWhereInput `json:"hasNodesWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -16221,6 +16331,30 @@ func (i *LoadBalancerWhereInput) P() (predicate.LoadBalancer, error) {
 	if i.StatusReasonContainsFold != nil {
 		predicates = append(predicates, loadbalancer.StatusReasonContainsFold(*i.StatusReasonContainsFold))
 	}
+	if i.HealthCheckIntervalMs != nil {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsEQ(*i.HealthCheckIntervalMs))
+	}
+	if i.HealthCheckIntervalMsNEQ != nil {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsNEQ(*i.HealthCheckIntervalMsNEQ))
+	}
+	if len(i.HealthCheckIntervalMsIn) > 0 {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsIn(i.HealthCheckIntervalMsIn...))
+	}
+	if len(i.HealthCheckIntervalMsNotIn) > 0 {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsNotIn(i.HealthCheckIntervalMsNotIn...))
+	}
+	if i.HealthCheckIntervalMsGT != nil {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsGT(*i.HealthCheckIntervalMsGT))
+	}
+	if i.HealthCheckIntervalMsGTE != nil {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsGTE(*i.HealthCheckIntervalMsGTE))
+	}
+	if i.HealthCheckIntervalMsLT != nil {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsLT(*i.HealthCheckIntervalMsLT))
+	}
+	if i.HealthCheckIntervalMsLTE != nil {
+		predicates = append(predicates, loadbalancer.HealthCheckIntervalMsLTE(*i.HealthCheckIntervalMsLTE))
+	}
 
 	if i.HasTenant != nil {
 		p := loadbalancer.HasTenant()
@@ -16275,6 +16409,24 @@ func (i *LoadBalancerWhereInput) P() (predicate.LoadBalancer, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, loadbalancer.HasVipWith(with...))
+	}
+	if i.HasNodes != nil {
+		p := loadbalancer.HasNodes()
+		if !*i.HasNodes {
+			p = loadbalancer.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNodesWith) > 0 {
+		with := make([]predicate.ComputeNode, 0, len(i.HasNodesWith))
+		for _, w := range i.HasNodesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNodesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, loadbalancer.HasNodesWith(with...))
 	}
 	switch len(predicates) {
 	case 0:

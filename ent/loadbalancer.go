@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/tenant"
 )
 
@@ -32,6 +34,14 @@ type LoadBalancer struct {
 	Status loadbalancer.Status `json:"status,omitempty"`
 	// StatusReason holds the value of the "status_reason" field.
 	StatusReason string `json:"status_reason,omitempty"`
+	// the ports the VIP accepts (TCP: L4, HTTP: L7) and the members' ports they forward to
+	Listeners []fieldtype.LBListener `json:"listeners,omitempty"`
+	// how often the load-balancer nodes check each member; a failed member leaves the pool within it
+	HealthCheckIntervalMs int `json:"health_check_interval_ms,omitempty"`
+	// the region service's replicas with the health the load-balancer nodes observe
+	Members []fieldtype.LBMember `json:"members,omitempty"`
+	// per serving node: VIP announced over BGP, proxy forwarding, as its agent last reported
+	NodeStates []fieldtype.LBNode `json:"node_states,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the LoadBalancerQuery when eager-loading is set.
 	Edges                        LoadBalancerEdges `json:"edges"`
@@ -48,11 +58,15 @@ type LoadBalancerEdges struct {
 	RegionService *RegionService `json:"region_service,omitempty"`
 	// Vip holds the value of the vip edge.
 	Vip *IPAddress `json:"vip,omitempty"`
+	// the nodes that serve the VIP, chosen by the scheduler across failure domains
+	Nodes []*ComputeNode `json:"nodes,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [4]map[string]int
+
+	namedNodes map[string][]*ComputeNode
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -88,12 +102,23 @@ func (e LoadBalancerEdges) VipOrErr() (*IPAddress, error) {
 	return nil, &NotLoadedError{edge: "vip"}
 }
 
+// NodesOrErr returns the Nodes value or an error if the edge
+// was not loaded in eager-loading.
+func (e LoadBalancerEdges) NodesOrErr() ([]*ComputeNode, error) {
+	if e.loadedTypes[3] {
+		return e.Nodes, nil
+	}
+	return nil, &NotLoadedError{edge: "nodes"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*LoadBalancer) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case loadbalancer.FieldID:
+		case loadbalancer.FieldListeners, loadbalancer.FieldMembers, loadbalancer.FieldNodeStates:
+			values[i] = new([]byte)
+		case loadbalancer.FieldID, loadbalancer.FieldHealthCheckIntervalMs:
 			values[i] = new(sql.NullInt64)
 		case loadbalancer.FieldName, loadbalancer.FieldAlgorithm, loadbalancer.FieldStatus, loadbalancer.FieldStatusReason:
 			values[i] = new(sql.NullString)
@@ -160,6 +185,36 @@ func (_m *LoadBalancer) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.StatusReason = value.String
 			}
+		case loadbalancer.FieldListeners:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field listeners", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Listeners); err != nil {
+					return fmt.Errorf("unmarshal field listeners: %w", err)
+				}
+			}
+		case loadbalancer.FieldHealthCheckIntervalMs:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field health_check_interval_ms", values[i])
+			} else if value.Valid {
+				_m.HealthCheckIntervalMs = int(value.Int64)
+			}
+		case loadbalancer.FieldMembers:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field members", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Members); err != nil {
+					return fmt.Errorf("unmarshal field members: %w", err)
+				}
+			}
+		case loadbalancer.FieldNodeStates:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field node_states", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.NodeStates); err != nil {
+					return fmt.Errorf("unmarshal field node_states: %w", err)
+				}
+			}
 		case loadbalancer.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_service_load_balancer", value)
@@ -202,6 +257,11 @@ func (_m *LoadBalancer) QueryVip() *IPAddressQuery {
 	return NewLoadBalancerClient(_m.config).QueryVip(_m)
 }
 
+// QueryNodes queries the "nodes" edge of the LoadBalancer entity.
+func (_m *LoadBalancer) QueryNodes() *ComputeNodeQuery {
+	return NewLoadBalancerClient(_m.config).QueryNodes(_m)
+}
+
 // Update returns a builder for updating this LoadBalancer.
 // Note that you need to call LoadBalancer.Unwrap() before calling this method if this LoadBalancer
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -242,8 +302,44 @@ func (_m *LoadBalancer) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status_reason=")
 	builder.WriteString(_m.StatusReason)
+	builder.WriteString(", ")
+	builder.WriteString("listeners=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Listeners))
+	builder.WriteString(", ")
+	builder.WriteString("health_check_interval_ms=")
+	builder.WriteString(fmt.Sprintf("%v", _m.HealthCheckIntervalMs))
+	builder.WriteString(", ")
+	builder.WriteString("members=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Members))
+	builder.WriteString(", ")
+	builder.WriteString("node_states=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NodeStates))
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedNodes returns the Nodes named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *LoadBalancer) NamedNodes(name string) ([]*ComputeNode, error) {
+	if _m.Edges.namedNodes == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedNodes[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *LoadBalancer) appendNamedNodes(name string, edges ...*ComputeNode) {
+	if _m.Edges.namedNodes == nil {
+		_m.Edges.namedNodes = make(map[string][]*ComputeNode)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedNodes[name] = []*ComputeNode{}
+	} else {
+		_m.Edges.namedNodes[name] = append(_m.Edges.namedNodes[name], edges...)
+	}
 }
 
 // LoadBalancers is a parsable slice of LoadBalancer.

@@ -11,9 +11,11 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/tenant"
 )
 
@@ -101,6 +103,38 @@ func (_c *LoadBalancerCreate) SetNillableStatusReason(v *string) *LoadBalancerCr
 	return _c
 }
 
+// SetListeners sets the "listeners" field.
+func (_c *LoadBalancerCreate) SetListeners(v []fieldtype.LBListener) *LoadBalancerCreate {
+	_c.mutation.SetListeners(v)
+	return _c
+}
+
+// SetHealthCheckIntervalMs sets the "health_check_interval_ms" field.
+func (_c *LoadBalancerCreate) SetHealthCheckIntervalMs(v int) *LoadBalancerCreate {
+	_c.mutation.SetHealthCheckIntervalMs(v)
+	return _c
+}
+
+// SetNillableHealthCheckIntervalMs sets the "health_check_interval_ms" field if the given value is not nil.
+func (_c *LoadBalancerCreate) SetNillableHealthCheckIntervalMs(v *int) *LoadBalancerCreate {
+	if v != nil {
+		_c.SetHealthCheckIntervalMs(*v)
+	}
+	return _c
+}
+
+// SetMembers sets the "members" field.
+func (_c *LoadBalancerCreate) SetMembers(v []fieldtype.LBMember) *LoadBalancerCreate {
+	_c.mutation.SetMembers(v)
+	return _c
+}
+
+// SetNodeStates sets the "node_states" field.
+func (_c *LoadBalancerCreate) SetNodeStates(v []fieldtype.LBNode) *LoadBalancerCreate {
+	_c.mutation.SetNodeStates(v)
+	return _c
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_c *LoadBalancerCreate) SetTenantID(id int) *LoadBalancerCreate {
 	_c.mutation.SetTenantID(id)
@@ -148,6 +182,21 @@ func (_c *LoadBalancerCreate) SetNillableVipID(id *int) *LoadBalancerCreate {
 // SetVip sets the "vip" edge to the IPAddress entity.
 func (_c *LoadBalancerCreate) SetVip(v *IPAddress) *LoadBalancerCreate {
 	return _c.SetVipID(v.ID)
+}
+
+// AddNodeIDs adds the "nodes" edge to the ComputeNode entity by IDs.
+func (_c *LoadBalancerCreate) AddNodeIDs(ids ...int) *LoadBalancerCreate {
+	_c.mutation.AddNodeIDs(ids...)
+	return _c
+}
+
+// AddNodes adds the "nodes" edges to the ComputeNode entity.
+func (_c *LoadBalancerCreate) AddNodes(v ...*ComputeNode) *LoadBalancerCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddNodeIDs(ids...)
 }
 
 // Mutation returns the LoadBalancerMutation object of the builder.
@@ -209,6 +258,10 @@ func (_c *LoadBalancerCreate) defaults() error {
 		v := loadbalancer.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.HealthCheckIntervalMs(); !ok {
+		v := loadbalancer.DefaultHealthCheckIntervalMs
+		_c.mutation.SetHealthCheckIntervalMs(v)
+	}
 	return nil
 }
 
@@ -247,6 +300,14 @@ func (_c *LoadBalancerCreate) check() error {
 	if v, ok := _c.mutation.StatusReason(); ok {
 		if err := loadbalancer.StatusReasonValidator(v); err != nil {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status_reason": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.HealthCheckIntervalMs(); !ok {
+		return &ValidationError{Name: "health_check_interval_ms", err: errors.New(`ent: missing required field "LoadBalancer.health_check_interval_ms"`)}
+	}
+	if v, ok := _c.mutation.HealthCheckIntervalMs(); ok {
+		if err := loadbalancer.HealthCheckIntervalMsValidator(v); err != nil {
+			return &ValidationError{Name: "health_check_interval_ms", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.health_check_interval_ms": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -303,6 +364,22 @@ func (_c *LoadBalancerCreate) createSpec() (*LoadBalancer, *sqlgraph.CreateSpec)
 		_spec.SetField(loadbalancer.FieldStatusReason, field.TypeString, value)
 		_node.StatusReason = value
 	}
+	if value, ok := _c.mutation.Listeners(); ok {
+		_spec.SetField(loadbalancer.FieldListeners, field.TypeJSON, value)
+		_node.Listeners = value
+	}
+	if value, ok := _c.mutation.HealthCheckIntervalMs(); ok {
+		_spec.SetField(loadbalancer.FieldHealthCheckIntervalMs, field.TypeInt, value)
+		_node.HealthCheckIntervalMs = value
+	}
+	if value, ok := _c.mutation.Members(); ok {
+		_spec.SetField(loadbalancer.FieldMembers, field.TypeJSON, value)
+		_node.Members = value
+	}
+	if value, ok := _c.mutation.NodeStates(); ok {
+		_spec.SetField(loadbalancer.FieldNodeStates, field.TypeJSON, value)
+		_node.NodeStates = value
+	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -346,6 +423,22 @@ func (_c *LoadBalancerCreate) createSpec() (*LoadBalancer, *sqlgraph.CreateSpec)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(ipaddress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.NodesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -471,6 +564,78 @@ func (u *LoadBalancerUpsert) ClearStatusReason() *LoadBalancerUpsert {
 	return u
 }
 
+// SetListeners sets the "listeners" field.
+func (u *LoadBalancerUpsert) SetListeners(v []fieldtype.LBListener) *LoadBalancerUpsert {
+	u.Set(loadbalancer.FieldListeners, v)
+	return u
+}
+
+// UpdateListeners sets the "listeners" field to the value that was provided on create.
+func (u *LoadBalancerUpsert) UpdateListeners() *LoadBalancerUpsert {
+	u.SetExcluded(loadbalancer.FieldListeners)
+	return u
+}
+
+// ClearListeners clears the value of the "listeners" field.
+func (u *LoadBalancerUpsert) ClearListeners() *LoadBalancerUpsert {
+	u.SetNull(loadbalancer.FieldListeners)
+	return u
+}
+
+// SetHealthCheckIntervalMs sets the "health_check_interval_ms" field.
+func (u *LoadBalancerUpsert) SetHealthCheckIntervalMs(v int) *LoadBalancerUpsert {
+	u.Set(loadbalancer.FieldHealthCheckIntervalMs, v)
+	return u
+}
+
+// UpdateHealthCheckIntervalMs sets the "health_check_interval_ms" field to the value that was provided on create.
+func (u *LoadBalancerUpsert) UpdateHealthCheckIntervalMs() *LoadBalancerUpsert {
+	u.SetExcluded(loadbalancer.FieldHealthCheckIntervalMs)
+	return u
+}
+
+// AddHealthCheckIntervalMs adds v to the "health_check_interval_ms" field.
+func (u *LoadBalancerUpsert) AddHealthCheckIntervalMs(v int) *LoadBalancerUpsert {
+	u.Add(loadbalancer.FieldHealthCheckIntervalMs, v)
+	return u
+}
+
+// SetMembers sets the "members" field.
+func (u *LoadBalancerUpsert) SetMembers(v []fieldtype.LBMember) *LoadBalancerUpsert {
+	u.Set(loadbalancer.FieldMembers, v)
+	return u
+}
+
+// UpdateMembers sets the "members" field to the value that was provided on create.
+func (u *LoadBalancerUpsert) UpdateMembers() *LoadBalancerUpsert {
+	u.SetExcluded(loadbalancer.FieldMembers)
+	return u
+}
+
+// ClearMembers clears the value of the "members" field.
+func (u *LoadBalancerUpsert) ClearMembers() *LoadBalancerUpsert {
+	u.SetNull(loadbalancer.FieldMembers)
+	return u
+}
+
+// SetNodeStates sets the "node_states" field.
+func (u *LoadBalancerUpsert) SetNodeStates(v []fieldtype.LBNode) *LoadBalancerUpsert {
+	u.Set(loadbalancer.FieldNodeStates, v)
+	return u
+}
+
+// UpdateNodeStates sets the "node_states" field to the value that was provided on create.
+func (u *LoadBalancerUpsert) UpdateNodeStates() *LoadBalancerUpsert {
+	u.SetExcluded(loadbalancer.FieldNodeStates)
+	return u
+}
+
+// ClearNodeStates clears the value of the "node_states" field.
+func (u *LoadBalancerUpsert) ClearNodeStates() *LoadBalancerUpsert {
+	u.SetNull(loadbalancer.FieldNodeStates)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -590,6 +755,90 @@ func (u *LoadBalancerUpsertOne) UpdateStatusReason() *LoadBalancerUpsertOne {
 func (u *LoadBalancerUpsertOne) ClearStatusReason() *LoadBalancerUpsertOne {
 	return u.Update(func(s *LoadBalancerUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetListeners sets the "listeners" field.
+func (u *LoadBalancerUpsertOne) SetListeners(v []fieldtype.LBListener) *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetListeners(v)
+	})
+}
+
+// UpdateListeners sets the "listeners" field to the value that was provided on create.
+func (u *LoadBalancerUpsertOne) UpdateListeners() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateListeners()
+	})
+}
+
+// ClearListeners clears the value of the "listeners" field.
+func (u *LoadBalancerUpsertOne) ClearListeners() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearListeners()
+	})
+}
+
+// SetHealthCheckIntervalMs sets the "health_check_interval_ms" field.
+func (u *LoadBalancerUpsertOne) SetHealthCheckIntervalMs(v int) *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetHealthCheckIntervalMs(v)
+	})
+}
+
+// AddHealthCheckIntervalMs adds v to the "health_check_interval_ms" field.
+func (u *LoadBalancerUpsertOne) AddHealthCheckIntervalMs(v int) *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.AddHealthCheckIntervalMs(v)
+	})
+}
+
+// UpdateHealthCheckIntervalMs sets the "health_check_interval_ms" field to the value that was provided on create.
+func (u *LoadBalancerUpsertOne) UpdateHealthCheckIntervalMs() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateHealthCheckIntervalMs()
+	})
+}
+
+// SetMembers sets the "members" field.
+func (u *LoadBalancerUpsertOne) SetMembers(v []fieldtype.LBMember) *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetMembers(v)
+	})
+}
+
+// UpdateMembers sets the "members" field to the value that was provided on create.
+func (u *LoadBalancerUpsertOne) UpdateMembers() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateMembers()
+	})
+}
+
+// ClearMembers clears the value of the "members" field.
+func (u *LoadBalancerUpsertOne) ClearMembers() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearMembers()
+	})
+}
+
+// SetNodeStates sets the "node_states" field.
+func (u *LoadBalancerUpsertOne) SetNodeStates(v []fieldtype.LBNode) *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetNodeStates(v)
+	})
+}
+
+// UpdateNodeStates sets the "node_states" field to the value that was provided on create.
+func (u *LoadBalancerUpsertOne) UpdateNodeStates() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateNodeStates()
+	})
+}
+
+// ClearNodeStates clears the value of the "node_states" field.
+func (u *LoadBalancerUpsertOne) ClearNodeStates() *LoadBalancerUpsertOne {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearNodeStates()
 	})
 }
 
@@ -878,6 +1127,90 @@ func (u *LoadBalancerUpsertBulk) UpdateStatusReason() *LoadBalancerUpsertBulk {
 func (u *LoadBalancerUpsertBulk) ClearStatusReason() *LoadBalancerUpsertBulk {
 	return u.Update(func(s *LoadBalancerUpsert) {
 		s.ClearStatusReason()
+	})
+}
+
+// SetListeners sets the "listeners" field.
+func (u *LoadBalancerUpsertBulk) SetListeners(v []fieldtype.LBListener) *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetListeners(v)
+	})
+}
+
+// UpdateListeners sets the "listeners" field to the value that was provided on create.
+func (u *LoadBalancerUpsertBulk) UpdateListeners() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateListeners()
+	})
+}
+
+// ClearListeners clears the value of the "listeners" field.
+func (u *LoadBalancerUpsertBulk) ClearListeners() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearListeners()
+	})
+}
+
+// SetHealthCheckIntervalMs sets the "health_check_interval_ms" field.
+func (u *LoadBalancerUpsertBulk) SetHealthCheckIntervalMs(v int) *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetHealthCheckIntervalMs(v)
+	})
+}
+
+// AddHealthCheckIntervalMs adds v to the "health_check_interval_ms" field.
+func (u *LoadBalancerUpsertBulk) AddHealthCheckIntervalMs(v int) *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.AddHealthCheckIntervalMs(v)
+	})
+}
+
+// UpdateHealthCheckIntervalMs sets the "health_check_interval_ms" field to the value that was provided on create.
+func (u *LoadBalancerUpsertBulk) UpdateHealthCheckIntervalMs() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateHealthCheckIntervalMs()
+	})
+}
+
+// SetMembers sets the "members" field.
+func (u *LoadBalancerUpsertBulk) SetMembers(v []fieldtype.LBMember) *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetMembers(v)
+	})
+}
+
+// UpdateMembers sets the "members" field to the value that was provided on create.
+func (u *LoadBalancerUpsertBulk) UpdateMembers() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateMembers()
+	})
+}
+
+// ClearMembers clears the value of the "members" field.
+func (u *LoadBalancerUpsertBulk) ClearMembers() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearMembers()
+	})
+}
+
+// SetNodeStates sets the "node_states" field.
+func (u *LoadBalancerUpsertBulk) SetNodeStates(v []fieldtype.LBNode) *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.SetNodeStates(v)
+	})
+}
+
+// UpdateNodeStates sets the "node_states" field to the value that was provided on create.
+func (u *LoadBalancerUpsertBulk) UpdateNodeStates() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.UpdateNodeStates()
+	})
+}
+
+// ClearNodeStates clears the value of the "node_states" field.
+func (u *LoadBalancerUpsertBulk) ClearNodeStates() *LoadBalancerUpsertBulk {
+	return u.Update(func(s *LoadBalancerUpsert) {
+		s.ClearNodeStates()
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -31,9 +32,11 @@ type LoadBalancerQuery struct {
 	withTenant        *TenantQuery
 	withRegionService *RegionServiceQuery
 	withVip           *IPAddressQuery
+	withNodes         *ComputeNodeQuery
 	withFKs           bool
 	loadTotal         []func(context.Context, []*LoadBalancer) error
 	modifiers         []func(*sql.Selector)
+	withNamedNodes    map[string]*ComputeNodeQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -129,6 +132,28 @@ func (_q *LoadBalancerQuery) QueryVip() *IPAddressQuery {
 			sqlgraph.From(loadbalancer.Table, loadbalancer.FieldID, selector),
 			sqlgraph.To(ipaddress.Table, ipaddress.FieldID),
 			sqlgraph.Edge(sqlgraph.O2O, false, loadbalancer.VipTable, loadbalancer.VipColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryNodes chains the current query on the "nodes" edge.
+func (_q *LoadBalancerQuery) QueryNodes() *ComputeNodeQuery {
+	query := (&ComputeNodeClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(loadbalancer.Table, loadbalancer.FieldID, selector),
+			sqlgraph.To(computenode.Table, computenode.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, loadbalancer.NodesTable, loadbalancer.NodesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -331,6 +356,7 @@ func (_q *LoadBalancerQuery) Clone() *LoadBalancerQuery {
 		withTenant:        _q.withTenant.Clone(),
 		withRegionService: _q.withRegionService.Clone(),
 		withVip:           _q.withVip.Clone(),
+		withNodes:         _q.withNodes.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -368,6 +394,17 @@ func (_q *LoadBalancerQuery) WithVip(opts ...func(*IPAddressQuery)) *LoadBalance
 		opt(query)
 	}
 	_q.withVip = query
+	return _q
+}
+
+// WithNodes tells the query-builder to eager-load the nodes that are connected to
+// the "nodes" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *LoadBalancerQuery) WithNodes(opts ...func(*ComputeNodeQuery)) *LoadBalancerQuery {
+	query := (&ComputeNodeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withNodes = query
 	return _q
 }
 
@@ -456,10 +493,11 @@ func (_q *LoadBalancerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 		nodes       = []*LoadBalancer{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withTenant != nil,
 			_q.withRegionService != nil,
 			_q.withVip != nil,
+			_q.withNodes != nil,
 		}
 	)
 	if _q.withTenant != nil || _q.withRegionService != nil {
@@ -504,6 +542,20 @@ func (_q *LoadBalancerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	if query := _q.withVip; query != nil {
 		if err := _q.loadVip(ctx, query, nodes, nil,
 			func(n *LoadBalancer, e *IPAddress) { n.Edges.Vip = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withNodes; query != nil {
+		if err := _q.loadNodes(ctx, query, nodes,
+			func(n *LoadBalancer) { n.Edges.Nodes = []*ComputeNode{} },
+			func(n *LoadBalancer, e *ComputeNode) { n.Edges.Nodes = append(n.Edges.Nodes, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedNodes {
+		if err := _q.loadNodes(ctx, query, nodes,
+			func(n *LoadBalancer) { n.appendNamedNodes(name) },
+			func(n *LoadBalancer, e *ComputeNode) { n.appendNamedNodes(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -602,6 +654,37 @@ func (_q *LoadBalancerQuery) loadVip(ctx context.Context, query *IPAddressQuery,
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "load_balancer_vip" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *LoadBalancerQuery) loadNodes(ctx context.Context, query *ComputeNodeQuery, nodes []*LoadBalancer, init func(*LoadBalancer), assign func(*LoadBalancer, *ComputeNode)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*LoadBalancer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.ComputeNode(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(loadbalancer.NodesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.load_balancer_nodes
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "load_balancer_nodes" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "load_balancer_nodes" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -725,6 +808,20 @@ func (_q *LoadBalancerQuery) ForShare(opts ...sql.LockOption) *LoadBalancerQuery
 func (_q *LoadBalancerQuery) Modify(modifiers ...func(s *sql.Selector)) *LoadBalancerSelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// WithNamedNodes tells the query-builder to eager-load the nodes that are connected to the "nodes"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *LoadBalancerQuery) WithNamedNodes(name string, opts ...func(*ComputeNodeQuery)) *LoadBalancerQuery {
+	query := (&ComputeNodeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedNodes == nil {
+		_q.withNamedNodes = make(map[string]*ComputeNodeQuery)
+	}
+	_q.withNamedNodes[name] = query
+	return _q
 }
 
 // LoadBalancerGroupBy is the group-by builder for LoadBalancer entities.

@@ -10,11 +10,14 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/regionservice"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/tenant"
 )
 
@@ -100,6 +103,81 @@ func (_u *LoadBalancerUpdate) ClearStatusReason() *LoadBalancerUpdate {
 	return _u
 }
 
+// SetListeners sets the "listeners" field.
+func (_u *LoadBalancerUpdate) SetListeners(v []fieldtype.LBListener) *LoadBalancerUpdate {
+	_u.mutation.SetListeners(v)
+	return _u
+}
+
+// AppendListeners appends value to the "listeners" field.
+func (_u *LoadBalancerUpdate) AppendListeners(v []fieldtype.LBListener) *LoadBalancerUpdate {
+	_u.mutation.AppendListeners(v)
+	return _u
+}
+
+// ClearListeners clears the value of the "listeners" field.
+func (_u *LoadBalancerUpdate) ClearListeners() *LoadBalancerUpdate {
+	_u.mutation.ClearListeners()
+	return _u
+}
+
+// SetHealthCheckIntervalMs sets the "health_check_interval_ms" field.
+func (_u *LoadBalancerUpdate) SetHealthCheckIntervalMs(v int) *LoadBalancerUpdate {
+	_u.mutation.ResetHealthCheckIntervalMs()
+	_u.mutation.SetHealthCheckIntervalMs(v)
+	return _u
+}
+
+// SetNillableHealthCheckIntervalMs sets the "health_check_interval_ms" field if the given value is not nil.
+func (_u *LoadBalancerUpdate) SetNillableHealthCheckIntervalMs(v *int) *LoadBalancerUpdate {
+	if v != nil {
+		_u.SetHealthCheckIntervalMs(*v)
+	}
+	return _u
+}
+
+// AddHealthCheckIntervalMs adds value to the "health_check_interval_ms" field.
+func (_u *LoadBalancerUpdate) AddHealthCheckIntervalMs(v int) *LoadBalancerUpdate {
+	_u.mutation.AddHealthCheckIntervalMs(v)
+	return _u
+}
+
+// SetMembers sets the "members" field.
+func (_u *LoadBalancerUpdate) SetMembers(v []fieldtype.LBMember) *LoadBalancerUpdate {
+	_u.mutation.SetMembers(v)
+	return _u
+}
+
+// AppendMembers appends value to the "members" field.
+func (_u *LoadBalancerUpdate) AppendMembers(v []fieldtype.LBMember) *LoadBalancerUpdate {
+	_u.mutation.AppendMembers(v)
+	return _u
+}
+
+// ClearMembers clears the value of the "members" field.
+func (_u *LoadBalancerUpdate) ClearMembers() *LoadBalancerUpdate {
+	_u.mutation.ClearMembers()
+	return _u
+}
+
+// SetNodeStates sets the "node_states" field.
+func (_u *LoadBalancerUpdate) SetNodeStates(v []fieldtype.LBNode) *LoadBalancerUpdate {
+	_u.mutation.SetNodeStates(v)
+	return _u
+}
+
+// AppendNodeStates appends value to the "node_states" field.
+func (_u *LoadBalancerUpdate) AppendNodeStates(v []fieldtype.LBNode) *LoadBalancerUpdate {
+	_u.mutation.AppendNodeStates(v)
+	return _u
+}
+
+// ClearNodeStates clears the value of the "node_states" field.
+func (_u *LoadBalancerUpdate) ClearNodeStates() *LoadBalancerUpdate {
+	_u.mutation.ClearNodeStates()
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *LoadBalancerUpdate) SetTenantID(id int) *LoadBalancerUpdate {
 	_u.mutation.SetTenantID(id)
@@ -149,6 +227,21 @@ func (_u *LoadBalancerUpdate) SetVip(v *IPAddress) *LoadBalancerUpdate {
 	return _u.SetVipID(v.ID)
 }
 
+// AddNodeIDs adds the "nodes" edge to the ComputeNode entity by IDs.
+func (_u *LoadBalancerUpdate) AddNodeIDs(ids ...int) *LoadBalancerUpdate {
+	_u.mutation.AddNodeIDs(ids...)
+	return _u
+}
+
+// AddNodes adds the "nodes" edges to the ComputeNode entity.
+func (_u *LoadBalancerUpdate) AddNodes(v ...*ComputeNode) *LoadBalancerUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddNodeIDs(ids...)
+}
+
 // Mutation returns the LoadBalancerMutation object of the builder.
 func (_u *LoadBalancerUpdate) Mutation() *LoadBalancerMutation {
 	return _u.mutation
@@ -170,6 +263,27 @@ func (_u *LoadBalancerUpdate) ClearRegionService() *LoadBalancerUpdate {
 func (_u *LoadBalancerUpdate) ClearVip() *LoadBalancerUpdate {
 	_u.mutation.ClearVip()
 	return _u
+}
+
+// ClearNodes clears all "nodes" edges to the ComputeNode entity.
+func (_u *LoadBalancerUpdate) ClearNodes() *LoadBalancerUpdate {
+	_u.mutation.ClearNodes()
+	return _u
+}
+
+// RemoveNodeIDs removes the "nodes" edge to ComputeNode entities by IDs.
+func (_u *LoadBalancerUpdate) RemoveNodeIDs(ids ...int) *LoadBalancerUpdate {
+	_u.mutation.RemoveNodeIDs(ids...)
+	return _u
+}
+
+// RemoveNodes removes "nodes" edges to ComputeNode entities.
+func (_u *LoadBalancerUpdate) RemoveNodes(v ...*ComputeNode) *LoadBalancerUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveNodeIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -236,6 +350,11 @@ func (_u *LoadBalancerUpdate) check() error {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.HealthCheckIntervalMs(); ok {
+		if err := loadbalancer.HealthCheckIntervalMsValidator(v); err != nil {
+			return &ValidationError{Name: "health_check_interval_ms", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.health_check_interval_ms": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "LoadBalancer.tenant"`)
 	}
@@ -277,6 +396,45 @@ func (_u *LoadBalancerUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(loadbalancer.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Listeners(); ok {
+		_spec.SetField(loadbalancer.FieldListeners, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedListeners(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, loadbalancer.FieldListeners, value)
+		})
+	}
+	if _u.mutation.ListenersCleared() {
+		_spec.ClearField(loadbalancer.FieldListeners, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.HealthCheckIntervalMs(); ok {
+		_spec.SetField(loadbalancer.FieldHealthCheckIntervalMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedHealthCheckIntervalMs(); ok {
+		_spec.AddField(loadbalancer.FieldHealthCheckIntervalMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.Members(); ok {
+		_spec.SetField(loadbalancer.FieldMembers, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedMembers(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, loadbalancer.FieldMembers, value)
+		})
+	}
+	if _u.mutation.MembersCleared() {
+		_spec.ClearField(loadbalancer.FieldMembers, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.NodeStates(); ok {
+		_spec.SetField(loadbalancer.FieldNodeStates, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedNodeStates(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, loadbalancer.FieldNodeStates, value)
+		})
+	}
+	if _u.mutation.NodeStatesCleared() {
+		_spec.ClearField(loadbalancer.FieldNodeStates, field.TypeJSON)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -358,6 +516,51 @@ func (_u *LoadBalancerUpdate) sqlSave(ctx context.Context) (_node int, err error
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(ipaddress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.NodesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedNodesIDs(); len(nodes) > 0 && !_u.mutation.NodesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.NodesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -455,6 +658,81 @@ func (_u *LoadBalancerUpdateOne) ClearStatusReason() *LoadBalancerUpdateOne {
 	return _u
 }
 
+// SetListeners sets the "listeners" field.
+func (_u *LoadBalancerUpdateOne) SetListeners(v []fieldtype.LBListener) *LoadBalancerUpdateOne {
+	_u.mutation.SetListeners(v)
+	return _u
+}
+
+// AppendListeners appends value to the "listeners" field.
+func (_u *LoadBalancerUpdateOne) AppendListeners(v []fieldtype.LBListener) *LoadBalancerUpdateOne {
+	_u.mutation.AppendListeners(v)
+	return _u
+}
+
+// ClearListeners clears the value of the "listeners" field.
+func (_u *LoadBalancerUpdateOne) ClearListeners() *LoadBalancerUpdateOne {
+	_u.mutation.ClearListeners()
+	return _u
+}
+
+// SetHealthCheckIntervalMs sets the "health_check_interval_ms" field.
+func (_u *LoadBalancerUpdateOne) SetHealthCheckIntervalMs(v int) *LoadBalancerUpdateOne {
+	_u.mutation.ResetHealthCheckIntervalMs()
+	_u.mutation.SetHealthCheckIntervalMs(v)
+	return _u
+}
+
+// SetNillableHealthCheckIntervalMs sets the "health_check_interval_ms" field if the given value is not nil.
+func (_u *LoadBalancerUpdateOne) SetNillableHealthCheckIntervalMs(v *int) *LoadBalancerUpdateOne {
+	if v != nil {
+		_u.SetHealthCheckIntervalMs(*v)
+	}
+	return _u
+}
+
+// AddHealthCheckIntervalMs adds value to the "health_check_interval_ms" field.
+func (_u *LoadBalancerUpdateOne) AddHealthCheckIntervalMs(v int) *LoadBalancerUpdateOne {
+	_u.mutation.AddHealthCheckIntervalMs(v)
+	return _u
+}
+
+// SetMembers sets the "members" field.
+func (_u *LoadBalancerUpdateOne) SetMembers(v []fieldtype.LBMember) *LoadBalancerUpdateOne {
+	_u.mutation.SetMembers(v)
+	return _u
+}
+
+// AppendMembers appends value to the "members" field.
+func (_u *LoadBalancerUpdateOne) AppendMembers(v []fieldtype.LBMember) *LoadBalancerUpdateOne {
+	_u.mutation.AppendMembers(v)
+	return _u
+}
+
+// ClearMembers clears the value of the "members" field.
+func (_u *LoadBalancerUpdateOne) ClearMembers() *LoadBalancerUpdateOne {
+	_u.mutation.ClearMembers()
+	return _u
+}
+
+// SetNodeStates sets the "node_states" field.
+func (_u *LoadBalancerUpdateOne) SetNodeStates(v []fieldtype.LBNode) *LoadBalancerUpdateOne {
+	_u.mutation.SetNodeStates(v)
+	return _u
+}
+
+// AppendNodeStates appends value to the "node_states" field.
+func (_u *LoadBalancerUpdateOne) AppendNodeStates(v []fieldtype.LBNode) *LoadBalancerUpdateOne {
+	_u.mutation.AppendNodeStates(v)
+	return _u
+}
+
+// ClearNodeStates clears the value of the "node_states" field.
+func (_u *LoadBalancerUpdateOne) ClearNodeStates() *LoadBalancerUpdateOne {
+	_u.mutation.ClearNodeStates()
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *LoadBalancerUpdateOne) SetTenantID(id int) *LoadBalancerUpdateOne {
 	_u.mutation.SetTenantID(id)
@@ -504,6 +782,21 @@ func (_u *LoadBalancerUpdateOne) SetVip(v *IPAddress) *LoadBalancerUpdateOne {
 	return _u.SetVipID(v.ID)
 }
 
+// AddNodeIDs adds the "nodes" edge to the ComputeNode entity by IDs.
+func (_u *LoadBalancerUpdateOne) AddNodeIDs(ids ...int) *LoadBalancerUpdateOne {
+	_u.mutation.AddNodeIDs(ids...)
+	return _u
+}
+
+// AddNodes adds the "nodes" edges to the ComputeNode entity.
+func (_u *LoadBalancerUpdateOne) AddNodes(v ...*ComputeNode) *LoadBalancerUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddNodeIDs(ids...)
+}
+
 // Mutation returns the LoadBalancerMutation object of the builder.
 func (_u *LoadBalancerUpdateOne) Mutation() *LoadBalancerMutation {
 	return _u.mutation
@@ -525,6 +818,27 @@ func (_u *LoadBalancerUpdateOne) ClearRegionService() *LoadBalancerUpdateOne {
 func (_u *LoadBalancerUpdateOne) ClearVip() *LoadBalancerUpdateOne {
 	_u.mutation.ClearVip()
 	return _u
+}
+
+// ClearNodes clears all "nodes" edges to the ComputeNode entity.
+func (_u *LoadBalancerUpdateOne) ClearNodes() *LoadBalancerUpdateOne {
+	_u.mutation.ClearNodes()
+	return _u
+}
+
+// RemoveNodeIDs removes the "nodes" edge to ComputeNode entities by IDs.
+func (_u *LoadBalancerUpdateOne) RemoveNodeIDs(ids ...int) *LoadBalancerUpdateOne {
+	_u.mutation.RemoveNodeIDs(ids...)
+	return _u
+}
+
+// RemoveNodes removes "nodes" edges to ComputeNode entities.
+func (_u *LoadBalancerUpdateOne) RemoveNodes(v ...*ComputeNode) *LoadBalancerUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveNodeIDs(ids...)
 }
 
 // Where appends a list predicates to the LoadBalancerUpdate builder.
@@ -604,6 +918,11 @@ func (_u *LoadBalancerUpdateOne) check() error {
 			return &ValidationError{Name: "status_reason", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.status_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.HealthCheckIntervalMs(); ok {
+		if err := loadbalancer.HealthCheckIntervalMsValidator(v); err != nil {
+			return &ValidationError{Name: "health_check_interval_ms", err: fmt.Errorf(`ent: validator failed for field "LoadBalancer.health_check_interval_ms": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "LoadBalancer.tenant"`)
 	}
@@ -662,6 +981,45 @@ func (_u *LoadBalancerUpdateOne) sqlSave(ctx context.Context) (_node *LoadBalanc
 	}
 	if _u.mutation.StatusReasonCleared() {
 		_spec.ClearField(loadbalancer.FieldStatusReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Listeners(); ok {
+		_spec.SetField(loadbalancer.FieldListeners, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedListeners(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, loadbalancer.FieldListeners, value)
+		})
+	}
+	if _u.mutation.ListenersCleared() {
+		_spec.ClearField(loadbalancer.FieldListeners, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.HealthCheckIntervalMs(); ok {
+		_spec.SetField(loadbalancer.FieldHealthCheckIntervalMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedHealthCheckIntervalMs(); ok {
+		_spec.AddField(loadbalancer.FieldHealthCheckIntervalMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.Members(); ok {
+		_spec.SetField(loadbalancer.FieldMembers, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedMembers(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, loadbalancer.FieldMembers, value)
+		})
+	}
+	if _u.mutation.MembersCleared() {
+		_spec.ClearField(loadbalancer.FieldMembers, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.NodeStates(); ok {
+		_spec.SetField(loadbalancer.FieldNodeStates, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedNodeStates(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, loadbalancer.FieldNodeStates, value)
+		})
+	}
+	if _u.mutation.NodeStatesCleared() {
+		_spec.ClearField(loadbalancer.FieldNodeStates, field.TypeJSON)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -743,6 +1101,51 @@ func (_u *LoadBalancerUpdateOne) sqlSave(ctx context.Context) (_node *LoadBalanc
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(ipaddress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.NodesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedNodesIDs(); len(nodes) > 0 && !_u.mutation.NodesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.NodesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   loadbalancer.NodesTable,
+			Columns: []string{loadbalancer.NodesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

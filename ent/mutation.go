@@ -20538,7 +20538,12 @@ type GlobalServiceMutation struct {
 	description            *string
 	mode                   *globalservice.Mode
 	fqdn                   *string
+	ttl                    *int
+	addttl                 *int
 	status                 *globalservice.Status
+	status_reason          *string
+	dns_answer             *[]string
+	appenddns_answer       []string
 	clearedFields          map[string]struct{}
 	tenant                 *int
 	clearedtenant          bool
@@ -20890,6 +20895,62 @@ func (m *GlobalServiceMutation) ResetFqdn() {
 	delete(m.clearedFields, globalservice.FieldFqdn)
 }
 
+// SetTTL sets the "ttl" field.
+func (m *GlobalServiceMutation) SetTTL(i int) {
+	m.ttl = &i
+	m.addttl = nil
+}
+
+// TTL returns the value of the "ttl" field in the mutation.
+func (m *GlobalServiceMutation) TTL() (r int, exists bool) {
+	v := m.ttl
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTTL returns the old "ttl" field's value of the GlobalService entity.
+// If the GlobalService object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GlobalServiceMutation) OldTTL(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTTL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTTL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTTL: %w", err)
+	}
+	return oldValue.TTL, nil
+}
+
+// AddTTL adds i to the "ttl" field.
+func (m *GlobalServiceMutation) AddTTL(i int) {
+	if m.addttl != nil {
+		*m.addttl += i
+	} else {
+		m.addttl = &i
+	}
+}
+
+// AddedTTL returns the value that was added to the "ttl" field in this mutation.
+func (m *GlobalServiceMutation) AddedTTL() (r int, exists bool) {
+	v := m.addttl
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTTL resets all changes to the "ttl" field.
+func (m *GlobalServiceMutation) ResetTTL() {
+	m.ttl = nil
+	m.addttl = nil
+}
+
 // SetStatus sets the "status" field.
 func (m *GlobalServiceMutation) SetStatus(gl globalservice.Status) {
 	m.status = &gl
@@ -20924,6 +20985,120 @@ func (m *GlobalServiceMutation) OldStatus(ctx context.Context) (v globalservice.
 // ResetStatus resets all changes to the "status" field.
 func (m *GlobalServiceMutation) ResetStatus() {
 	m.status = nil
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (m *GlobalServiceMutation) SetStatusReason(s string) {
+	m.status_reason = &s
+}
+
+// StatusReason returns the value of the "status_reason" field in the mutation.
+func (m *GlobalServiceMutation) StatusReason() (r string, exists bool) {
+	v := m.status_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusReason returns the old "status_reason" field's value of the GlobalService entity.
+// If the GlobalService object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GlobalServiceMutation) OldStatusReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusReason: %w", err)
+	}
+	return oldValue.StatusReason, nil
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (m *GlobalServiceMutation) ClearStatusReason() {
+	m.status_reason = nil
+	m.clearedFields[globalservice.FieldStatusReason] = struct{}{}
+}
+
+// StatusReasonCleared returns if the "status_reason" field was cleared in this mutation.
+func (m *GlobalServiceMutation) StatusReasonCleared() bool {
+	_, ok := m.clearedFields[globalservice.FieldStatusReason]
+	return ok
+}
+
+// ResetStatusReason resets all changes to the "status_reason" field.
+func (m *GlobalServiceMutation) ResetStatusReason() {
+	m.status_reason = nil
+	delete(m.clearedFields, globalservice.FieldStatusReason)
+}
+
+// SetDNSAnswer sets the "dns_answer" field.
+func (m *GlobalServiceMutation) SetDNSAnswer(s []string) {
+	m.dns_answer = &s
+	m.appenddns_answer = nil
+}
+
+// DNSAnswer returns the value of the "dns_answer" field in the mutation.
+func (m *GlobalServiceMutation) DNSAnswer() (r []string, exists bool) {
+	v := m.dns_answer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDNSAnswer returns the old "dns_answer" field's value of the GlobalService entity.
+// If the GlobalService object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GlobalServiceMutation) OldDNSAnswer(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDNSAnswer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDNSAnswer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDNSAnswer: %w", err)
+	}
+	return oldValue.DNSAnswer, nil
+}
+
+// AppendDNSAnswer adds s to the "dns_answer" field.
+func (m *GlobalServiceMutation) AppendDNSAnswer(s []string) {
+	m.appenddns_answer = append(m.appenddns_answer, s...)
+}
+
+// AppendedDNSAnswer returns the list of values that were appended to the "dns_answer" field in this mutation.
+func (m *GlobalServiceMutation) AppendedDNSAnswer() ([]string, bool) {
+	if len(m.appenddns_answer) == 0 {
+		return nil, false
+	}
+	return m.appenddns_answer, true
+}
+
+// ClearDNSAnswer clears the value of the "dns_answer" field.
+func (m *GlobalServiceMutation) ClearDNSAnswer() {
+	m.dns_answer = nil
+	m.appenddns_answer = nil
+	m.clearedFields[globalservice.FieldDNSAnswer] = struct{}{}
+}
+
+// DNSAnswerCleared returns if the "dns_answer" field was cleared in this mutation.
+func (m *GlobalServiceMutation) DNSAnswerCleared() bool {
+	_, ok := m.clearedFields[globalservice.FieldDNSAnswer]
+	return ok
+}
+
+// ResetDNSAnswer resets all changes to the "dns_answer" field.
+func (m *GlobalServiceMutation) ResetDNSAnswer() {
+	m.dns_answer = nil
+	m.appenddns_answer = nil
+	delete(m.clearedFields, globalservice.FieldDNSAnswer)
 }
 
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
@@ -21053,7 +21228,7 @@ func (m *GlobalServiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GlobalServiceMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 10)
 	if m.created_at != nil {
 		fields = append(fields, globalservice.FieldCreatedAt)
 	}
@@ -21072,8 +21247,17 @@ func (m *GlobalServiceMutation) Fields() []string {
 	if m.fqdn != nil {
 		fields = append(fields, globalservice.FieldFqdn)
 	}
+	if m.ttl != nil {
+		fields = append(fields, globalservice.FieldTTL)
+	}
 	if m.status != nil {
 		fields = append(fields, globalservice.FieldStatus)
+	}
+	if m.status_reason != nil {
+		fields = append(fields, globalservice.FieldStatusReason)
+	}
+	if m.dns_answer != nil {
+		fields = append(fields, globalservice.FieldDNSAnswer)
 	}
 	return fields
 }
@@ -21095,8 +21279,14 @@ func (m *GlobalServiceMutation) Field(name string) (ent.Value, bool) {
 		return m.Mode()
 	case globalservice.FieldFqdn:
 		return m.Fqdn()
+	case globalservice.FieldTTL:
+		return m.TTL()
 	case globalservice.FieldStatus:
 		return m.Status()
+	case globalservice.FieldStatusReason:
+		return m.StatusReason()
+	case globalservice.FieldDNSAnswer:
+		return m.DNSAnswer()
 	}
 	return nil, false
 }
@@ -21118,8 +21308,14 @@ func (m *GlobalServiceMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldMode(ctx)
 	case globalservice.FieldFqdn:
 		return m.OldFqdn(ctx)
+	case globalservice.FieldTTL:
+		return m.OldTTL(ctx)
 	case globalservice.FieldStatus:
 		return m.OldStatus(ctx)
+	case globalservice.FieldStatusReason:
+		return m.OldStatusReason(ctx)
+	case globalservice.FieldDNSAnswer:
+		return m.OldDNSAnswer(ctx)
 	}
 	return nil, fmt.Errorf("unknown GlobalService field %s", name)
 }
@@ -21171,12 +21367,33 @@ func (m *GlobalServiceMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetFqdn(v)
 		return nil
+	case globalservice.FieldTTL:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTTL(v)
+		return nil
 	case globalservice.FieldStatus:
 		v, ok := value.(globalservice.Status)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case globalservice.FieldStatusReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusReason(v)
+		return nil
+	case globalservice.FieldDNSAnswer:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDNSAnswer(v)
 		return nil
 	}
 	return fmt.Errorf("unknown GlobalService field %s", name)
@@ -21185,13 +21402,21 @@ func (m *GlobalServiceMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *GlobalServiceMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addttl != nil {
+		fields = append(fields, globalservice.FieldTTL)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *GlobalServiceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case globalservice.FieldTTL:
+		return m.AddedTTL()
+	}
 	return nil, false
 }
 
@@ -21200,6 +21425,13 @@ func (m *GlobalServiceMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *GlobalServiceMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case globalservice.FieldTTL:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTTL(v)
+		return nil
 	}
 	return fmt.Errorf("unknown GlobalService numeric field %s", name)
 }
@@ -21213,6 +21445,12 @@ func (m *GlobalServiceMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(globalservice.FieldFqdn) {
 		fields = append(fields, globalservice.FieldFqdn)
+	}
+	if m.FieldCleared(globalservice.FieldStatusReason) {
+		fields = append(fields, globalservice.FieldStatusReason)
+	}
+	if m.FieldCleared(globalservice.FieldDNSAnswer) {
+		fields = append(fields, globalservice.FieldDNSAnswer)
 	}
 	return fields
 }
@@ -21233,6 +21471,12 @@ func (m *GlobalServiceMutation) ClearField(name string) error {
 		return nil
 	case globalservice.FieldFqdn:
 		m.ClearFqdn()
+		return nil
+	case globalservice.FieldStatusReason:
+		m.ClearStatusReason()
+		return nil
+	case globalservice.FieldDNSAnswer:
+		m.ClearDNSAnswer()
 		return nil
 	}
 	return fmt.Errorf("unknown GlobalService nullable field %s", name)
@@ -21260,8 +21504,17 @@ func (m *GlobalServiceMutation) ResetField(name string) error {
 	case globalservice.FieldFqdn:
 		m.ResetFqdn()
 		return nil
+	case globalservice.FieldTTL:
+		m.ResetTTL()
+		return nil
 	case globalservice.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case globalservice.FieldStatusReason:
+		m.ResetStatusReason()
+		return nil
+	case globalservice.FieldDNSAnswer:
+		m.ResetDNSAnswer()
 		return nil
 	}
 	return fmt.Errorf("unknown GlobalService field %s", name)
@@ -34907,25 +35160,36 @@ func (m *LinkMutation) ResetEdge(name string) error {
 // LoadBalancerMutation represents an operation that mutates the LoadBalancer nodes in the graph.
 type LoadBalancerMutation struct {
 	config
-	op                    Op
-	typ                   string
-	id                    *int
-	created_at            *time.Time
-	updated_at            *time.Time
-	name                  *string
-	algorithm             *loadbalancer.Algorithm
-	status                *loadbalancer.Status
-	status_reason         *string
-	clearedFields         map[string]struct{}
-	tenant                *int
-	clearedtenant         bool
-	region_service        *int
-	clearedregion_service bool
-	vip                   *int
-	clearedvip            bool
-	done                  bool
-	oldValue              func(context.Context) (*LoadBalancer, error)
-	predicates            []predicate.LoadBalancer
+	op                          Op
+	typ                         string
+	id                          *int
+	created_at                  *time.Time
+	updated_at                  *time.Time
+	name                        *string
+	algorithm                   *loadbalancer.Algorithm
+	status                      *loadbalancer.Status
+	status_reason               *string
+	listeners                   *[]fieldtype.LBListener
+	appendlisteners             []fieldtype.LBListener
+	health_check_interval_ms    *int
+	addhealth_check_interval_ms *int
+	members                     *[]fieldtype.LBMember
+	appendmembers               []fieldtype.LBMember
+	node_states                 *[]fieldtype.LBNode
+	appendnode_states           []fieldtype.LBNode
+	clearedFields               map[string]struct{}
+	tenant                      *int
+	clearedtenant               bool
+	region_service              *int
+	clearedregion_service       bool
+	vip                         *int
+	clearedvip                  bool
+	nodes                       map[int]struct{}
+	removednodes                map[int]struct{}
+	clearednodes                bool
+	done                        bool
+	oldValue                    func(context.Context) (*LoadBalancer, error)
+	predicates                  []predicate.LoadBalancer
 }
 
 var _ ent.Mutation = (*LoadBalancerMutation)(nil)
@@ -35255,6 +35519,257 @@ func (m *LoadBalancerMutation) ResetStatusReason() {
 	delete(m.clearedFields, loadbalancer.FieldStatusReason)
 }
 
+// SetListeners sets the "listeners" field.
+func (m *LoadBalancerMutation) SetListeners(fl []fieldtype.LBListener) {
+	m.listeners = &fl
+	m.appendlisteners = nil
+}
+
+// Listeners returns the value of the "listeners" field in the mutation.
+func (m *LoadBalancerMutation) Listeners() (r []fieldtype.LBListener, exists bool) {
+	v := m.listeners
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldListeners returns the old "listeners" field's value of the LoadBalancer entity.
+// If the LoadBalancer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LoadBalancerMutation) OldListeners(ctx context.Context) (v []fieldtype.LBListener, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldListeners is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldListeners requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldListeners: %w", err)
+	}
+	return oldValue.Listeners, nil
+}
+
+// AppendListeners adds fl to the "listeners" field.
+func (m *LoadBalancerMutation) AppendListeners(fl []fieldtype.LBListener) {
+	m.appendlisteners = append(m.appendlisteners, fl...)
+}
+
+// AppendedListeners returns the list of values that were appended to the "listeners" field in this mutation.
+func (m *LoadBalancerMutation) AppendedListeners() ([]fieldtype.LBListener, bool) {
+	if len(m.appendlisteners) == 0 {
+		return nil, false
+	}
+	return m.appendlisteners, true
+}
+
+// ClearListeners clears the value of the "listeners" field.
+func (m *LoadBalancerMutation) ClearListeners() {
+	m.listeners = nil
+	m.appendlisteners = nil
+	m.clearedFields[loadbalancer.FieldListeners] = struct{}{}
+}
+
+// ListenersCleared returns if the "listeners" field was cleared in this mutation.
+func (m *LoadBalancerMutation) ListenersCleared() bool {
+	_, ok := m.clearedFields[loadbalancer.FieldListeners]
+	return ok
+}
+
+// ResetListeners resets all changes to the "listeners" field.
+func (m *LoadBalancerMutation) ResetListeners() {
+	m.listeners = nil
+	m.appendlisteners = nil
+	delete(m.clearedFields, loadbalancer.FieldListeners)
+}
+
+// SetHealthCheckIntervalMs sets the "health_check_interval_ms" field.
+func (m *LoadBalancerMutation) SetHealthCheckIntervalMs(i int) {
+	m.health_check_interval_ms = &i
+	m.addhealth_check_interval_ms = nil
+}
+
+// HealthCheckIntervalMs returns the value of the "health_check_interval_ms" field in the mutation.
+func (m *LoadBalancerMutation) HealthCheckIntervalMs() (r int, exists bool) {
+	v := m.health_check_interval_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHealthCheckIntervalMs returns the old "health_check_interval_ms" field's value of the LoadBalancer entity.
+// If the LoadBalancer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LoadBalancerMutation) OldHealthCheckIntervalMs(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHealthCheckIntervalMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHealthCheckIntervalMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHealthCheckIntervalMs: %w", err)
+	}
+	return oldValue.HealthCheckIntervalMs, nil
+}
+
+// AddHealthCheckIntervalMs adds i to the "health_check_interval_ms" field.
+func (m *LoadBalancerMutation) AddHealthCheckIntervalMs(i int) {
+	if m.addhealth_check_interval_ms != nil {
+		*m.addhealth_check_interval_ms += i
+	} else {
+		m.addhealth_check_interval_ms = &i
+	}
+}
+
+// AddedHealthCheckIntervalMs returns the value that was added to the "health_check_interval_ms" field in this mutation.
+func (m *LoadBalancerMutation) AddedHealthCheckIntervalMs() (r int, exists bool) {
+	v := m.addhealth_check_interval_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHealthCheckIntervalMs resets all changes to the "health_check_interval_ms" field.
+func (m *LoadBalancerMutation) ResetHealthCheckIntervalMs() {
+	m.health_check_interval_ms = nil
+	m.addhealth_check_interval_ms = nil
+}
+
+// SetMembers sets the "members" field.
+func (m *LoadBalancerMutation) SetMembers(fm []fieldtype.LBMember) {
+	m.members = &fm
+	m.appendmembers = nil
+}
+
+// Members returns the value of the "members" field in the mutation.
+func (m *LoadBalancerMutation) Members() (r []fieldtype.LBMember, exists bool) {
+	v := m.members
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMembers returns the old "members" field's value of the LoadBalancer entity.
+// If the LoadBalancer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LoadBalancerMutation) OldMembers(ctx context.Context) (v []fieldtype.LBMember, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMembers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMembers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMembers: %w", err)
+	}
+	return oldValue.Members, nil
+}
+
+// AppendMembers adds fm to the "members" field.
+func (m *LoadBalancerMutation) AppendMembers(fm []fieldtype.LBMember) {
+	m.appendmembers = append(m.appendmembers, fm...)
+}
+
+// AppendedMembers returns the list of values that were appended to the "members" field in this mutation.
+func (m *LoadBalancerMutation) AppendedMembers() ([]fieldtype.LBMember, bool) {
+	if len(m.appendmembers) == 0 {
+		return nil, false
+	}
+	return m.appendmembers, true
+}
+
+// ClearMembers clears the value of the "members" field.
+func (m *LoadBalancerMutation) ClearMembers() {
+	m.members = nil
+	m.appendmembers = nil
+	m.clearedFields[loadbalancer.FieldMembers] = struct{}{}
+}
+
+// MembersCleared returns if the "members" field was cleared in this mutation.
+func (m *LoadBalancerMutation) MembersCleared() bool {
+	_, ok := m.clearedFields[loadbalancer.FieldMembers]
+	return ok
+}
+
+// ResetMembers resets all changes to the "members" field.
+func (m *LoadBalancerMutation) ResetMembers() {
+	m.members = nil
+	m.appendmembers = nil
+	delete(m.clearedFields, loadbalancer.FieldMembers)
+}
+
+// SetNodeStates sets the "node_states" field.
+func (m *LoadBalancerMutation) SetNodeStates(fn []fieldtype.LBNode) {
+	m.node_states = &fn
+	m.appendnode_states = nil
+}
+
+// NodeStates returns the value of the "node_states" field in the mutation.
+func (m *LoadBalancerMutation) NodeStates() (r []fieldtype.LBNode, exists bool) {
+	v := m.node_states
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNodeStates returns the old "node_states" field's value of the LoadBalancer entity.
+// If the LoadBalancer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LoadBalancerMutation) OldNodeStates(ctx context.Context) (v []fieldtype.LBNode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNodeStates is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNodeStates requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNodeStates: %w", err)
+	}
+	return oldValue.NodeStates, nil
+}
+
+// AppendNodeStates adds fn to the "node_states" field.
+func (m *LoadBalancerMutation) AppendNodeStates(fn []fieldtype.LBNode) {
+	m.appendnode_states = append(m.appendnode_states, fn...)
+}
+
+// AppendedNodeStates returns the list of values that were appended to the "node_states" field in this mutation.
+func (m *LoadBalancerMutation) AppendedNodeStates() ([]fieldtype.LBNode, bool) {
+	if len(m.appendnode_states) == 0 {
+		return nil, false
+	}
+	return m.appendnode_states, true
+}
+
+// ClearNodeStates clears the value of the "node_states" field.
+func (m *LoadBalancerMutation) ClearNodeStates() {
+	m.node_states = nil
+	m.appendnode_states = nil
+	m.clearedFields[loadbalancer.FieldNodeStates] = struct{}{}
+}
+
+// NodeStatesCleared returns if the "node_states" field was cleared in this mutation.
+func (m *LoadBalancerMutation) NodeStatesCleared() bool {
+	_, ok := m.clearedFields[loadbalancer.FieldNodeStates]
+	return ok
+}
+
+// ResetNodeStates resets all changes to the "node_states" field.
+func (m *LoadBalancerMutation) ResetNodeStates() {
+	m.node_states = nil
+	m.appendnode_states = nil
+	delete(m.clearedFields, loadbalancer.FieldNodeStates)
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
 func (m *LoadBalancerMutation) SetTenantID(id int) {
 	m.tenant = &id
@@ -35372,6 +35887,60 @@ func (m *LoadBalancerMutation) ResetVip() {
 	m.clearedvip = false
 }
 
+// AddNodeIDs adds the "nodes" edge to the ComputeNode entity by ids.
+func (m *LoadBalancerMutation) AddNodeIDs(ids ...int) {
+	if m.nodes == nil {
+		m.nodes = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.nodes[ids[i]] = struct{}{}
+	}
+}
+
+// ClearNodes clears the "nodes" edge to the ComputeNode entity.
+func (m *LoadBalancerMutation) ClearNodes() {
+	m.clearednodes = true
+}
+
+// NodesCleared reports if the "nodes" edge to the ComputeNode entity was cleared.
+func (m *LoadBalancerMutation) NodesCleared() bool {
+	return m.clearednodes
+}
+
+// RemoveNodeIDs removes the "nodes" edge to the ComputeNode entity by IDs.
+func (m *LoadBalancerMutation) RemoveNodeIDs(ids ...int) {
+	if m.removednodes == nil {
+		m.removednodes = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.nodes, ids[i])
+		m.removednodes[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedNodes returns the removed IDs of the "nodes" edge to the ComputeNode entity.
+func (m *LoadBalancerMutation) RemovedNodesIDs() (ids []int) {
+	for id := range m.removednodes {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// NodesIDs returns the "nodes" edge IDs in the mutation.
+func (m *LoadBalancerMutation) NodesIDs() (ids []int) {
+	for id := range m.nodes {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetNodes resets all changes to the "nodes" edge.
+func (m *LoadBalancerMutation) ResetNodes() {
+	m.nodes = nil
+	m.clearednodes = false
+	m.removednodes = nil
+}
+
 // Where appends a list predicates to the LoadBalancerMutation builder.
 func (m *LoadBalancerMutation) Where(ps ...predicate.LoadBalancer) {
 	m.predicates = append(m.predicates, ps...)
@@ -35406,7 +35975,7 @@ func (m *LoadBalancerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *LoadBalancerMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 10)
 	if m.created_at != nil {
 		fields = append(fields, loadbalancer.FieldCreatedAt)
 	}
@@ -35424,6 +35993,18 @@ func (m *LoadBalancerMutation) Fields() []string {
 	}
 	if m.status_reason != nil {
 		fields = append(fields, loadbalancer.FieldStatusReason)
+	}
+	if m.listeners != nil {
+		fields = append(fields, loadbalancer.FieldListeners)
+	}
+	if m.health_check_interval_ms != nil {
+		fields = append(fields, loadbalancer.FieldHealthCheckIntervalMs)
+	}
+	if m.members != nil {
+		fields = append(fields, loadbalancer.FieldMembers)
+	}
+	if m.node_states != nil {
+		fields = append(fields, loadbalancer.FieldNodeStates)
 	}
 	return fields
 }
@@ -35445,6 +36026,14 @@ func (m *LoadBalancerMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case loadbalancer.FieldStatusReason:
 		return m.StatusReason()
+	case loadbalancer.FieldListeners:
+		return m.Listeners()
+	case loadbalancer.FieldHealthCheckIntervalMs:
+		return m.HealthCheckIntervalMs()
+	case loadbalancer.FieldMembers:
+		return m.Members()
+	case loadbalancer.FieldNodeStates:
+		return m.NodeStates()
 	}
 	return nil, false
 }
@@ -35466,6 +36055,14 @@ func (m *LoadBalancerMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldStatus(ctx)
 	case loadbalancer.FieldStatusReason:
 		return m.OldStatusReason(ctx)
+	case loadbalancer.FieldListeners:
+		return m.OldListeners(ctx)
+	case loadbalancer.FieldHealthCheckIntervalMs:
+		return m.OldHealthCheckIntervalMs(ctx)
+	case loadbalancer.FieldMembers:
+		return m.OldMembers(ctx)
+	case loadbalancer.FieldNodeStates:
+		return m.OldNodeStates(ctx)
 	}
 	return nil, fmt.Errorf("unknown LoadBalancer field %s", name)
 }
@@ -35517,6 +36114,34 @@ func (m *LoadBalancerMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatusReason(v)
 		return nil
+	case loadbalancer.FieldListeners:
+		v, ok := value.([]fieldtype.LBListener)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetListeners(v)
+		return nil
+	case loadbalancer.FieldHealthCheckIntervalMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHealthCheckIntervalMs(v)
+		return nil
+	case loadbalancer.FieldMembers:
+		v, ok := value.([]fieldtype.LBMember)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMembers(v)
+		return nil
+	case loadbalancer.FieldNodeStates:
+		v, ok := value.([]fieldtype.LBNode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNodeStates(v)
+		return nil
 	}
 	return fmt.Errorf("unknown LoadBalancer field %s", name)
 }
@@ -35524,13 +36149,21 @@ func (m *LoadBalancerMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *LoadBalancerMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addhealth_check_interval_ms != nil {
+		fields = append(fields, loadbalancer.FieldHealthCheckIntervalMs)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *LoadBalancerMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case loadbalancer.FieldHealthCheckIntervalMs:
+		return m.AddedHealthCheckIntervalMs()
+	}
 	return nil, false
 }
 
@@ -35539,6 +36172,13 @@ func (m *LoadBalancerMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *LoadBalancerMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case loadbalancer.FieldHealthCheckIntervalMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHealthCheckIntervalMs(v)
+		return nil
 	}
 	return fmt.Errorf("unknown LoadBalancer numeric field %s", name)
 }
@@ -35549,6 +36189,15 @@ func (m *LoadBalancerMutation) ClearedFields() []string {
 	var fields []string
 	if m.FieldCleared(loadbalancer.FieldStatusReason) {
 		fields = append(fields, loadbalancer.FieldStatusReason)
+	}
+	if m.FieldCleared(loadbalancer.FieldListeners) {
+		fields = append(fields, loadbalancer.FieldListeners)
+	}
+	if m.FieldCleared(loadbalancer.FieldMembers) {
+		fields = append(fields, loadbalancer.FieldMembers)
+	}
+	if m.FieldCleared(loadbalancer.FieldNodeStates) {
+		fields = append(fields, loadbalancer.FieldNodeStates)
 	}
 	return fields
 }
@@ -35566,6 +36215,15 @@ func (m *LoadBalancerMutation) ClearField(name string) error {
 	switch name {
 	case loadbalancer.FieldStatusReason:
 		m.ClearStatusReason()
+		return nil
+	case loadbalancer.FieldListeners:
+		m.ClearListeners()
+		return nil
+	case loadbalancer.FieldMembers:
+		m.ClearMembers()
+		return nil
+	case loadbalancer.FieldNodeStates:
+		m.ClearNodeStates()
 		return nil
 	}
 	return fmt.Errorf("unknown LoadBalancer nullable field %s", name)
@@ -35593,13 +36251,25 @@ func (m *LoadBalancerMutation) ResetField(name string) error {
 	case loadbalancer.FieldStatusReason:
 		m.ResetStatusReason()
 		return nil
+	case loadbalancer.FieldListeners:
+		m.ResetListeners()
+		return nil
+	case loadbalancer.FieldHealthCheckIntervalMs:
+		m.ResetHealthCheckIntervalMs()
+		return nil
+	case loadbalancer.FieldMembers:
+		m.ResetMembers()
+		return nil
+	case loadbalancer.FieldNodeStates:
+		m.ResetNodeStates()
+		return nil
 	}
 	return fmt.Errorf("unknown LoadBalancer field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *LoadBalancerMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.tenant != nil {
 		edges = append(edges, loadbalancer.EdgeTenant)
 	}
@@ -35608,6 +36278,9 @@ func (m *LoadBalancerMutation) AddedEdges() []string {
 	}
 	if m.vip != nil {
 		edges = append(edges, loadbalancer.EdgeVip)
+	}
+	if m.nodes != nil {
+		edges = append(edges, loadbalancer.EdgeNodes)
 	}
 	return edges
 }
@@ -35628,25 +36301,42 @@ func (m *LoadBalancerMutation) AddedIDs(name string) []ent.Value {
 		if id := m.vip; id != nil {
 			return []ent.Value{*id}
 		}
+	case loadbalancer.EdgeNodes:
+		ids := make([]ent.Value, 0, len(m.nodes))
+		for id := range m.nodes {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *LoadBalancerMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
+	if m.removednodes != nil {
+		edges = append(edges, loadbalancer.EdgeNodes)
+	}
 	return edges
 }
 
 // RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
 // the given name in this mutation.
 func (m *LoadBalancerMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case loadbalancer.EdgeNodes:
+		ids := make([]ent.Value, 0, len(m.removednodes))
+		for id := range m.removednodes {
+			ids = append(ids, id)
+		}
+		return ids
+	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *LoadBalancerMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedtenant {
 		edges = append(edges, loadbalancer.EdgeTenant)
 	}
@@ -35655,6 +36345,9 @@ func (m *LoadBalancerMutation) ClearedEdges() []string {
 	}
 	if m.clearedvip {
 		edges = append(edges, loadbalancer.EdgeVip)
+	}
+	if m.clearednodes {
+		edges = append(edges, loadbalancer.EdgeNodes)
 	}
 	return edges
 }
@@ -35669,6 +36362,8 @@ func (m *LoadBalancerMutation) EdgeCleared(name string) bool {
 		return m.clearedregion_service
 	case loadbalancer.EdgeVip:
 		return m.clearedvip
+	case loadbalancer.EdgeNodes:
+		return m.clearednodes
 	}
 	return false
 }
@@ -35702,6 +36397,9 @@ func (m *LoadBalancerMutation) ResetEdge(name string) error {
 		return nil
 	case loadbalancer.EdgeVip:
 		m.ResetVip()
+		return nil
+	case loadbalancer.EdgeNodes:
+		m.ResetNodes()
 		return nil
 	}
 	return fmt.Errorf("unknown LoadBalancer edge %s", name)

@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
+	"github.com/virtflow/virtflow/lbnet"
 	"github.com/virtflow/virtflow/vmnet"
 )
 
@@ -135,6 +136,12 @@ type Config struct {
 	FlapLimit  int
 	FlapWindow time.Duration
 	Clock      func() time.Time
+
+	// LoadBalancers, when set, realizes the load balancers the API says the node serves
+	// (package lbnet: HAProxy, VIPs announced over BGP) every LoadBalancerInterval
+	// (DefaultLoadBalancerInterval when zero) and reports their state and member health.
+	LoadBalancers        *lbnet.Node
+	LoadBalancerInterval time.Duration
 
 	// Log receives the agent's logs; slog.Default() when nil.
 	Log *slog.Logger
@@ -298,6 +305,10 @@ func (ag *Agent) Run(ctx context.Context) error {
 	if !ag.cfg.NoSubscription {
 		wg.Add(1)
 		go func() { defer wg.Done(); ag.watch(ctx, kick) }()
+	}
+	if ag.cfg.LoadBalancers != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); ag.runLoadBalancers(ctx) }()
 	}
 	if ag.routed() {
 		if err := ag.cfg.Routed.Setup(); err != nil {

@@ -348,6 +348,71 @@ var AllImageStatus = []ImageStatus{
 	ImageStatusDeprecated,
 }
 
+// The health a load-balancer node observed of one member (UP, DOWN or UNKNOWN).
+type LoadBalancerMemberHealthInput struct {
+	VmID   int     `json:"vmID"`
+	Health string  `json:"health"`
+	Reason *string `json:"reason"`
+}
+
+// GetVmID returns LoadBalancerMemberHealthInput.VmID, and is useful for accessing the field via an interface.
+func (v *LoadBalancerMemberHealthInput) GetVmID() int { return v.VmID }
+
+// GetHealth returns LoadBalancerMemberHealthInput.Health, and is useful for accessing the field via an interface.
+func (v *LoadBalancerMemberHealthInput) GetHealth() string { return v.Health }
+
+// GetReason returns LoadBalancerMemberHealthInput.Reason, and is useful for accessing the field via an interface.
+func (v *LoadBalancerMemberHealthInput) GetReason() *string { return v.Reason }
+
+// What the agent of a node serving a load balancer observed of it (package lbnet).
+type LoadBalancerStateInput struct {
+	LoadBalancerID string `json:"loadBalancerID"`
+	NodeID         string `json:"nodeID"`
+	// The node announces the VIP to its BGP peers.
+	Announced bool `json:"announced"`
+	// The node's proxy runs and at least one member passes its health check.
+	Forwarding bool                            `json:"forwarding"`
+	Reason     *string                         `json:"reason"`
+	Members    []LoadBalancerMemberHealthInput `json:"members"`
+}
+
+// GetLoadBalancerID returns LoadBalancerStateInput.LoadBalancerID, and is useful for accessing the field via an interface.
+func (v *LoadBalancerStateInput) GetLoadBalancerID() string { return v.LoadBalancerID }
+
+// GetNodeID returns LoadBalancerStateInput.NodeID, and is useful for accessing the field via an interface.
+func (v *LoadBalancerStateInput) GetNodeID() string { return v.NodeID }
+
+// GetAnnounced returns LoadBalancerStateInput.Announced, and is useful for accessing the field via an interface.
+func (v *LoadBalancerStateInput) GetAnnounced() bool { return v.Announced }
+
+// GetForwarding returns LoadBalancerStateInput.Forwarding, and is useful for accessing the field via an interface.
+func (v *LoadBalancerStateInput) GetForwarding() bool { return v.Forwarding }
+
+// GetReason returns LoadBalancerStateInput.Reason, and is useful for accessing the field via an interface.
+func (v *LoadBalancerStateInput) GetReason() *string { return v.Reason }
+
+// GetMembers returns LoadBalancerStateInput.Members, and is useful for accessing the field via an interface.
+func (v *LoadBalancerStateInput) GetMembers() []LoadBalancerMemberHealthInput { return v.Members }
+
+// LoadBalancerStatus is enum for the field status
+type LoadBalancerStatus string
+
+const (
+	LoadBalancerStatusInitializing LoadBalancerStatus = "INITIALIZING"
+	LoadBalancerStatusNotRealized  LoadBalancerStatus = "NOT_REALIZED"
+	LoadBalancerStatusActive       LoadBalancerStatus = "ACTIVE"
+	LoadBalancerStatusDeleting     LoadBalancerStatus = "DELETING"
+	LoadBalancerStatusError        LoadBalancerStatus = "ERROR"
+)
+
+var AllLoadBalancerStatus = []LoadBalancerStatus{
+	LoadBalancerStatusInitializing,
+	LoadBalancerStatusNotRealized,
+	LoadBalancerStatusActive,
+	LoadBalancerStatusDeleting,
+	LoadBalancerStatusError,
+}
+
 type NUMANodeInput struct {
 	Id       int   `json:"id"`
 	Cpus     []int `json:"cpus"`
@@ -1039,6 +1104,14 @@ type __nodeBGPInput struct {
 // GetNode returns __nodeBGPInput.Node, and is useful for accessing the field via an interface.
 func (v *__nodeBGPInput) GetNode() string { return v.Node }
 
+// __nodeLoadBalancersInput is used internally by genqlient
+type __nodeLoadBalancersInput struct {
+	Node string `json:"node"`
+}
+
+// GetNode returns __nodeLoadBalancersInput.Node, and is useful for accessing the field via an interface.
+func (v *__nodeLoadBalancersInput) GetNode() string { return v.Node }
+
 // __registerGuestCredentialInput is used internally by genqlient
 type __registerGuestCredentialInput struct {
 	In GuestCredentialInput `json:"in"`
@@ -1074,6 +1147,14 @@ type __reportEventsInput struct {
 
 // GetInput returns __reportEventsInput.Input, and is useful for accessing the field via an interface.
 func (v *__reportEventsInput) GetInput() []ReportEventInput { return v.Input }
+
+// __reportLoadBalancerStateInput is used internally by genqlient
+type __reportLoadBalancerStateInput struct {
+	In LoadBalancerStateInput `json:"in"`
+}
+
+// GetIn returns __reportLoadBalancerStateInput.In, and is useful for accessing the field via an interface.
+func (v *__reportLoadBalancerStateInput) GetIn() LoadBalancerStateInput { return v.In }
 
 // __reportNodeStatusInput is used internally by genqlient
 type __reportNodeStatusInput struct {
@@ -3668,6 +3749,100 @@ func (v *nodeBGPResponse) __premarshalJSON() (*__premarshalnodeBGPResponse, erro
 	return &retval, nil
 }
 
+// nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer includes the requested fields of the GraphQL type NodeLoadBalancer.
+// The GraphQL type's documentation follows.
+//
+// A load balancer as a node serving it must realize it.
+type nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer struct {
+	Id                    string                                                                            `json:"id"`
+	Vip                   string                                                                            `json:"vip"`
+	Algorithm             string                                                                            `json:"algorithm"`
+	HealthCheckIntervalMs int                                                                               `json:"healthCheckIntervalMs"`
+	Listeners             []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener `json:"listeners"`
+	Members               []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember     `json:"members"`
+}
+
+// GetId returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer.Id, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) GetId() string { return v.Id }
+
+// GetVip returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer.Vip, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) GetVip() string { return v.Vip }
+
+// GetAlgorithm returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer.Algorithm, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) GetAlgorithm() string {
+	return v.Algorithm
+}
+
+// GetHealthCheckIntervalMs returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer.HealthCheckIntervalMs, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) GetHealthCheckIntervalMs() int {
+	return v.HealthCheckIntervalMs
+}
+
+// GetListeners returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer.Listeners, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) GetListeners() []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener {
+	return v.Listeners
+}
+
+// GetMembers returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer.Members, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) GetMembers() []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember {
+	return v.Members
+}
+
+// nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener includes the requested fields of the GraphQL type LoadBalancerListener.
+// The GraphQL type's documentation follows.
+//
+// A port a load balancer's VIP accepts: TCP forwards the stream (L4), HTTP forwards requests (L7); members receive it on targetPort.
+type nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener struct {
+	Port       int    `json:"port"`
+	Protocol   string `json:"protocol"`
+	TargetPort int    `json:"targetPort"`
+}
+
+// GetPort returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener.Port, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener) GetPort() int {
+	return v.Port
+}
+
+// GetProtocol returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener.Protocol, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener) GetProtocol() string {
+	return v.Protocol
+}
+
+// GetTargetPort returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener.TargetPort, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener) GetTargetPort() int {
+	return v.TargetPort
+}
+
+// nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember includes the requested fields of the GraphQL type LoadBalancerMember.
+// The GraphQL type's documentation follows.
+//
+// A replica of the load balancer's region service as the load-balancer nodes see it. health is UP, DOWN or UNKNOWN (not checked yet).
+type nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember struct {
+	VmID    int    `json:"vmID"`
+	Address string `json:"address"`
+}
+
+// GetVmID returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember.VmID, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember) GetVmID() int {
+	return v.VmID
+}
+
+// GetAddress returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember.Address, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember) GetAddress() string {
+	return v.Address
+}
+
+// nodeLoadBalancersResponse is returned by nodeLoadBalancers on success.
+type nodeLoadBalancersResponse struct {
+	// The load balancers a node serves, for its agent (or an administrator); NOT_FOUND for anyone else.
+	NodeLoadBalancers []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer `json:"nodeLoadBalancers"`
+}
+
+// GetNodeLoadBalancers returns nodeLoadBalancersResponse.NodeLoadBalancers, and is useful for accessing the field via an interface.
+func (v *nodeLoadBalancersResponse) GetNodeLoadBalancers() []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer {
+	return v.NodeLoadBalancers
+}
+
 // registerGuestCredentialRegisterGuestCredentialAssignment includes the requested fields of the GraphQL type Assignment.
 type registerGuestCredentialRegisterGuestCredentialAssignment struct {
 	Id string `json:"id"`
@@ -3773,6 +3948,32 @@ type reportEventsResponse struct {
 // GetReportEvents returns reportEventsResponse.ReportEvents, and is useful for accessing the field via an interface.
 func (v *reportEventsResponse) GetReportEvents() []reportEventsReportEventsEvent {
 	return v.ReportEvents
+}
+
+// reportLoadBalancerStateReportLoadBalancerStateLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
+type reportLoadBalancerStateReportLoadBalancerStateLoadBalancer struct {
+	Id string `json:"id"`
+	// NOT_REALIZED: recorded with its VIP, but no node forwards traffic for it yet
+	Status LoadBalancerStatus `json:"status"`
+}
+
+// GetId returns reportLoadBalancerStateReportLoadBalancerStateLoadBalancer.Id, and is useful for accessing the field via an interface.
+func (v *reportLoadBalancerStateReportLoadBalancerStateLoadBalancer) GetId() string { return v.Id }
+
+// GetStatus returns reportLoadBalancerStateReportLoadBalancerStateLoadBalancer.Status, and is useful for accessing the field via an interface.
+func (v *reportLoadBalancerStateReportLoadBalancerStateLoadBalancer) GetStatus() LoadBalancerStatus {
+	return v.Status
+}
+
+// reportLoadBalancerStateResponse is returned by reportLoadBalancerState on success.
+type reportLoadBalancerStateResponse struct {
+	// A serving node's agent reports a load balancer's state: VIP announced, proxy forwarding, member health. The load balancer reads ACTIVE only while a fresh report says announced and forwarding.
+	ReportLoadBalancerState reportLoadBalancerStateReportLoadBalancerStateLoadBalancer `json:"reportLoadBalancerState"`
+}
+
+// GetReportLoadBalancerState returns reportLoadBalancerStateResponse.ReportLoadBalancerState, and is useful for accessing the field via an interface.
+func (v *reportLoadBalancerStateResponse) GetReportLoadBalancerState() reportLoadBalancerStateReportLoadBalancerStateLoadBalancer {
+	return v.ReportLoadBalancerState
 }
 
 // reportNodeStatusReportNodeStatusComputeNode includes the requested fields of the GraphQL type ComputeNode.
@@ -5229,6 +5430,53 @@ func nodeBGP(
 	return data_, err_
 }
 
+// The query executed by nodeLoadBalancers.
+const nodeLoadBalancers_Operation = `
+query nodeLoadBalancers ($node: ID!) {
+	nodeLoadBalancers(node: $node) {
+		id
+		vip
+		algorithm
+		healthCheckIntervalMs
+		listeners {
+			port
+			protocol
+			targetPort
+		}
+		members {
+			vmID
+			address
+		}
+	}
+}
+`
+
+// nodeLoadBalancers reads the load balancers the node serves (package lbnet realizes them).
+func nodeLoadBalancers(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	node string,
+) (data_ *nodeLoadBalancersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "nodeLoadBalancers",
+		Query:  nodeLoadBalancers_Operation,
+		Variables: &__nodeLoadBalancersInput{
+			Node: node,
+		},
+	}
+
+	data_ = &nodeLoadBalancersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by registerGuestCredential.
 const registerGuestCredential_Operation = `
 mutation registerGuestCredential ($in: GuestCredentialInput!) {
@@ -5365,6 +5613,42 @@ func reportEvents(
 	}
 
 	data_ = &reportEventsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by reportLoadBalancerState.
+const reportLoadBalancerState_Operation = `
+mutation reportLoadBalancerState ($in: LoadBalancerStateInput!) {
+	reportLoadBalancerState(input: $in) {
+		id
+		status
+	}
+}
+`
+
+// reportLoadBalancerState reports what the node observed of a load balancer it serves.
+func reportLoadBalancerState(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	in LoadBalancerStateInput,
+) (data_ *reportLoadBalancerStateResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "reportLoadBalancerState",
+		Query:  reportLoadBalancerState_Operation,
+		Variables: &__reportLoadBalancerStateInput{
+			In: in,
+		},
+	}
+
+	data_ = &reportLoadBalancerStateResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -372,6 +372,15 @@ func auditRunners() map[string]auditRun {
 		// The assignment is named inside the input: the row has no before image.
 		return adminWant(w, "Assignment", id, 0, false, true)
 	}
+	// A load-balancer node's agent reports a load balancer it serves: the load balancer is
+	// named inside the input, so the row has no before image.
+	runs["reportLoadBalancerState"] = func(t *testing.T, w *world, rid string) auditWant {
+		lb := w.c.LoadBalancer.Create().SetName(uniq("lb")).SetTenantID(w.tenantA).AddNodeIDs(w.node1).SaveX(w.ctx).ID
+		asAdmin(t, w, rid, `mutation($in: LoadBalancerStateInput!) { reportLoadBalancerState(input: $in) { id status } }`,
+			map[string]any{"in": map[string]any{"loadBalancerID": gid(lb), "nodeID": gid(w.node1), "announced": false,
+				"forwarding": false, "reason": "haproxy is not running", "members": []any{}}})
+		return adminWant(w, "LoadBalancer", lb, w.tenantA, false, true)
+	}
 	// The node's agent registers the hash of the credential it put on a VM's config drive. The
 	// assignment is named inside the input: the row has no before image, and never the hash.
 	runs["registerGuestCredential"] = func(t *testing.T, w *world, rid string) auditWant {

@@ -62,6 +62,7 @@ import (
 	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/telemetry"
+	"github.com/virtflow/virtflow/lbnet"
 	"github.com/virtflow/virtflow/nodeagent"
 	"github.com/virtflow/virtflow/vmnet"
 )
@@ -96,7 +97,11 @@ func main() {
 	bgpPeers := flag.String("bgp-peers", os.Getenv("VIRTFLOW_BGP_PEERS"), "routed mode: BGP peers address:asn[:bfd],...; empty: the rack-leaf routers the host is cabled to (VIRTFLOW_BGP_PEERS)")
 	bgpListen := flag.Int("bgp-listen-port", envInt("VIRTFLOW_BGP_LISTEN_PORT", -1), "routed mode: port the BGP speaker accepts sessions on; -1: it only connects (VIRTFLOW_BGP_LISTEN_PORT)")
 	metadataListen := flag.String("metadata-listen", envOr("VIRTFLOW_METADATA_LISTEN", "169.254.1.2:80"), "routed mode: address of the metadata service for the node's VMs; none: off (VIRTFLOW_METADATA_LISTEN)")
+	lbDir := flag.String("lb-dir", os.Getenv("VIRTFLOW_LB_DIR"), "directory of the HAProxy serving the load balancers the scheduler puts on this node (VIPs announced with the routed mode's BGP speaker); empty: the node serves none (VIRTFLOW_LB_DIR)")
 	flag.Parse()
+	if *lbDir != "" {
+		cfg.LoadBalancers = &lbnet.Node{Proxy: &lbnet.Proxy{Dir: *lbDir}, VIPs: lbnet.LoopbackVIPs{}}
+	}
 	if cfg.NetworkMode == nodeagent.NetworkRouted {
 		if err := routedConfig(&cfg, uint32(*bgpASN), *bgpRouterID, *bgpPeers, int32(*bgpListen), *metadataListen); err != nil {
 			fmt.Fprintln(os.Stderr, "routed network:", err)

@@ -248,6 +248,7 @@ var ForeignKeys = []string{
 	"availability_zone_nodes",
 	"cluster_nodes",
 	"host_node",
+	"load_balancer_nodes",
 }
 
 var (

@@ -30,8 +30,14 @@ const (
 	FieldMode = "mode"
 	// FieldFqdn holds the string denoting the fqdn field in the database.
 	FieldFqdn = "fqdn"
+	// FieldTTL holds the string denoting the ttl field in the database.
+	FieldTTL = "ttl"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldStatusReason holds the string denoting the status_reason field in the database.
+	FieldStatusReason = "status_reason"
+	// FieldDNSAnswer holds the string denoting the dns_answer field in the database.
+	FieldDNSAnswer = "dns_answer"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeRegionServices holds the string denoting the region_services edge name in mutations.
@@ -63,7 +69,10 @@ var Columns = []string{
 	FieldDescription,
 	FieldMode,
 	FieldFqdn,
+	FieldTTL,
 	FieldStatus,
+	FieldStatusReason,
+	FieldDNSAnswer,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "global_services"
@@ -107,6 +116,12 @@ var (
 	DescriptionValidator func(string) error
 	// FqdnValidator is a validator for the "fqdn" field. It is called by the builders before save.
 	FqdnValidator func(string) error
+	// DefaultTTL holds the default value on creation for the "ttl" field.
+	DefaultTTL int
+	// TTLValidator is a validator for the "ttl" field. It is called by the builders before save.
+	TTLValidator func(int) error
+	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	StatusReasonValidator func(string) error
 )
 
 // Mode defines the type for the "mode" enum field.
@@ -145,6 +160,7 @@ const DefaultStatus = StatusInitializing
 const (
 	StatusInitializing Status = "INITIALIZING"
 	StatusActive       Status = "ACTIVE"
+	StatusNotServed    Status = "NOT_SERVED"
 	StatusDeleting     Status = "DELETING"
 	StatusError        Status = "ERROR"
 )
@@ -156,7 +172,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusInitializing, StatusActive, StatusDeleting, StatusError:
+	case StatusInitializing, StatusActive, StatusNotServed, StatusDeleting, StatusError:
 		return nil
 	default:
 		return fmt.Errorf("globalservice: invalid enum value for status field: %q", s)
@@ -201,9 +217,19 @@ func ByFqdn(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldFqdn, opts...).ToFunc()
 }
 
+// ByTTL orders the results by the ttl field.
+func ByTTL(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTTL, opts...).ToFunc()
+}
+
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByStatusReason orders the results by the status_reason field.
+func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -80,6 +80,16 @@ func Fqdn(v string) predicate.GlobalService {
 	return predicate.GlobalService(sql.FieldEQ(FieldFqdn, v))
 }
 
+// TTL applies equality check predicate on the "ttl" field. It's identical to TTLEQ.
+func TTL(v int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldEQ(FieldTTL, v))
+}
+
+// StatusReason applies equality check predicate on the "status_reason" field. It's identical to StatusReasonEQ.
+func StatusReason(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldEQ(FieldStatusReason, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.GlobalService {
 	return predicate.GlobalService(sql.FieldEQ(FieldCreatedAt, v))
@@ -395,6 +405,46 @@ func FqdnContainsFold(v string) predicate.GlobalService {
 	return predicate.GlobalService(sql.FieldContainsFold(FieldFqdn, v))
 }
 
+// TTLEQ applies the EQ predicate on the "ttl" field.
+func TTLEQ(v int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldEQ(FieldTTL, v))
+}
+
+// TTLNEQ applies the NEQ predicate on the "ttl" field.
+func TTLNEQ(v int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldNEQ(FieldTTL, v))
+}
+
+// TTLIn applies the In predicate on the "ttl" field.
+func TTLIn(vs ...int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldIn(FieldTTL, vs...))
+}
+
+// TTLNotIn applies the NotIn predicate on the "ttl" field.
+func TTLNotIn(vs ...int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldNotIn(FieldTTL, vs...))
+}
+
+// TTLGT applies the GT predicate on the "ttl" field.
+func TTLGT(v int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldGT(FieldTTL, v))
+}
+
+// TTLGTE applies the GTE predicate on the "ttl" field.
+func TTLGTE(v int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldGTE(FieldTTL, v))
+}
+
+// TTLLT applies the LT predicate on the "ttl" field.
+func TTLLT(v int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldLT(FieldTTL, v))
+}
+
+// TTLLTE applies the LTE predicate on the "ttl" field.
+func TTLLTE(v int) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldLTE(FieldTTL, v))
+}
+
 // StatusEQ applies the EQ predicate on the "status" field.
 func StatusEQ(v Status) predicate.GlobalService {
 	return predicate.GlobalService(sql.FieldEQ(FieldStatus, v))
@@ -413,6 +463,91 @@ func StatusIn(vs ...Status) predicate.GlobalService {
 // StatusNotIn applies the NotIn predicate on the "status" field.
 func StatusNotIn(vs ...Status) predicate.GlobalService {
 	return predicate.GlobalService(sql.FieldNotIn(FieldStatus, vs...))
+}
+
+// StatusReasonEQ applies the EQ predicate on the "status_reason" field.
+func StatusReasonEQ(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldEQ(FieldStatusReason, v))
+}
+
+// StatusReasonNEQ applies the NEQ predicate on the "status_reason" field.
+func StatusReasonNEQ(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldNEQ(FieldStatusReason, v))
+}
+
+// StatusReasonIn applies the In predicate on the "status_reason" field.
+func StatusReasonIn(vs ...string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldIn(FieldStatusReason, vs...))
+}
+
+// StatusReasonNotIn applies the NotIn predicate on the "status_reason" field.
+func StatusReasonNotIn(vs ...string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldNotIn(FieldStatusReason, vs...))
+}
+
+// StatusReasonGT applies the GT predicate on the "status_reason" field.
+func StatusReasonGT(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldGT(FieldStatusReason, v))
+}
+
+// StatusReasonGTE applies the GTE predicate on the "status_reason" field.
+func StatusReasonGTE(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldGTE(FieldStatusReason, v))
+}
+
+// StatusReasonLT applies the LT predicate on the "status_reason" field.
+func StatusReasonLT(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldLT(FieldStatusReason, v))
+}
+
+// StatusReasonLTE applies the LTE predicate on the "status_reason" field.
+func StatusReasonLTE(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldLTE(FieldStatusReason, v))
+}
+
+// StatusReasonContains applies the Contains predicate on the "status_reason" field.
+func StatusReasonContains(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldContains(FieldStatusReason, v))
+}
+
+// StatusReasonHasPrefix applies the HasPrefix predicate on the "status_reason" field.
+func StatusReasonHasPrefix(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldHasPrefix(FieldStatusReason, v))
+}
+
+// StatusReasonHasSuffix applies the HasSuffix predicate on the "status_reason" field.
+func StatusReasonHasSuffix(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldHasSuffix(FieldStatusReason, v))
+}
+
+// StatusReasonIsNil applies the IsNil predicate on the "status_reason" field.
+func StatusReasonIsNil() predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldIsNull(FieldStatusReason))
+}
+
+// StatusReasonNotNil applies the NotNil predicate on the "status_reason" field.
+func StatusReasonNotNil() predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldNotNull(FieldStatusReason))
+}
+
+// StatusReasonEqualFold applies the EqualFold predicate on the "status_reason" field.
+func StatusReasonEqualFold(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldEqualFold(FieldStatusReason, v))
+}
+
+// StatusReasonContainsFold applies the ContainsFold predicate on the "status_reason" field.
+func StatusReasonContainsFold(v string) predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldContainsFold(FieldStatusReason, v))
+}
+
+// DNSAnswerIsNil applies the IsNil predicate on the "dns_answer" field.
+func DNSAnswerIsNil() predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldIsNull(FieldDNSAnswer))
+}
+
+// DNSAnswerNotNil applies the NotNil predicate on the "dns_answer" field.
+func DNSAnswerNotNil() predicate.GlobalService {
+	return predicate.GlobalService(sql.FieldNotNull(FieldDNSAnswer))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -30,12 +30,22 @@ const (
 	FieldStatus = "status"
 	// FieldStatusReason holds the string denoting the status_reason field in the database.
 	FieldStatusReason = "status_reason"
+	// FieldListeners holds the string denoting the listeners field in the database.
+	FieldListeners = "listeners"
+	// FieldHealthCheckIntervalMs holds the string denoting the health_check_interval_ms field in the database.
+	FieldHealthCheckIntervalMs = "health_check_interval_ms"
+	// FieldMembers holds the string denoting the members field in the database.
+	FieldMembers = "members"
+	// FieldNodeStates holds the string denoting the node_states field in the database.
+	FieldNodeStates = "node_states"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeRegionService holds the string denoting the region_service edge name in mutations.
 	EdgeRegionService = "region_service"
 	// EdgeVip holds the string denoting the vip edge name in mutations.
 	EdgeVip = "vip"
+	// EdgeNodes holds the string denoting the nodes edge name in mutations.
+	EdgeNodes = "nodes"
 	// Table holds the table name of the loadbalancer in the database.
 	Table = "load_balancers"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -59,6 +69,13 @@ const (
 	VipInverseTable = "ip_addresses"
 	// VipColumn is the table column denoting the vip relation/edge.
 	VipColumn = "load_balancer_vip"
+	// NodesTable is the table that holds the nodes relation/edge.
+	NodesTable = "compute_nodes"
+	// NodesInverseTable is the table name for the ComputeNode entity.
+	// It exists in this package in order to avoid circular dependency with the "computenode" package.
+	NodesInverseTable = "compute_nodes"
+	// NodesColumn is the table column denoting the nodes relation/edge.
+	NodesColumn = "load_balancer_nodes"
 )
 
 // Columns holds all SQL columns for loadbalancer fields.
@@ -70,6 +87,10 @@ var Columns = []string{
 	FieldAlgorithm,
 	FieldStatus,
 	FieldStatusReason,
+	FieldListeners,
+	FieldHealthCheckIntervalMs,
+	FieldMembers,
+	FieldNodeStates,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "load_balancers"
@@ -100,7 +121,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/virtflow/virtflow/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
@@ -112,6 +133,10 @@ var (
 	NameValidator func(string) error
 	// StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	StatusReasonValidator func(string) error
+	// DefaultHealthCheckIntervalMs holds the default value on creation for the "health_check_interval_ms" field.
+	DefaultHealthCheckIntervalMs int
+	// HealthCheckIntervalMsValidator is a validator for the "health_check_interval_ms" field. It is called by the builders before save.
+	HealthCheckIntervalMsValidator func(int) error
 )
 
 // Algorithm defines the type for the "algorithm" enum field.
@@ -208,6 +233,11 @@ func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
 }
 
+// ByHealthCheckIntervalMs orders the results by the health_check_interval_ms field.
+func ByHealthCheckIntervalMs(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHealthCheckIntervalMs, opts...).ToFunc()
+}
+
 // ByTenantField orders the results by tenant field.
 func ByTenantField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -226,6 +256,20 @@ func ByRegionServiceField(field string, opts ...sql.OrderTermOption) OrderOption
 func ByVipField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newVipStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByNodesCount orders the results by nodes count.
+func ByNodesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newNodesStep(), opts...)
+	}
+}
+
+// ByNodes orders the results by nodes terms.
+func ByNodes(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newNodesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
 func newTenantStep() *sqlgraph.Step {
@@ -247,6 +291,13 @@ func newVipStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(VipInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2O, false, VipTable, VipColumn),
+	)
+}
+func newNodesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(NodesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, NodesTable, NodesColumn),
 	)
 }
 

@@ -75,6 +75,11 @@ func StatusReason(v string) predicate.LoadBalancer {
 	return predicate.LoadBalancer(sql.FieldEQ(FieldStatusReason, v))
 }
 
+// HealthCheckIntervalMs applies equality check predicate on the "health_check_interval_ms" field. It's identical to HealthCheckIntervalMsEQ.
+func HealthCheckIntervalMs(v int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldEQ(FieldHealthCheckIntervalMs, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.LoadBalancer {
 	return predicate.LoadBalancer(sql.FieldEQ(FieldCreatedAt, v))
@@ -335,6 +340,76 @@ func StatusReasonContainsFold(v string) predicate.LoadBalancer {
 	return predicate.LoadBalancer(sql.FieldContainsFold(FieldStatusReason, v))
 }
 
+// ListenersIsNil applies the IsNil predicate on the "listeners" field.
+func ListenersIsNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldIsNull(FieldListeners))
+}
+
+// ListenersNotNil applies the NotNil predicate on the "listeners" field.
+func ListenersNotNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNotNull(FieldListeners))
+}
+
+// HealthCheckIntervalMsEQ applies the EQ predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsEQ(v int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldEQ(FieldHealthCheckIntervalMs, v))
+}
+
+// HealthCheckIntervalMsNEQ applies the NEQ predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsNEQ(v int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNEQ(FieldHealthCheckIntervalMs, v))
+}
+
+// HealthCheckIntervalMsIn applies the In predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsIn(vs ...int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldIn(FieldHealthCheckIntervalMs, vs...))
+}
+
+// HealthCheckIntervalMsNotIn applies the NotIn predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsNotIn(vs ...int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNotIn(FieldHealthCheckIntervalMs, vs...))
+}
+
+// HealthCheckIntervalMsGT applies the GT predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsGT(v int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldGT(FieldHealthCheckIntervalMs, v))
+}
+
+// HealthCheckIntervalMsGTE applies the GTE predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsGTE(v int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldGTE(FieldHealthCheckIntervalMs, v))
+}
+
+// HealthCheckIntervalMsLT applies the LT predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsLT(v int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldLT(FieldHealthCheckIntervalMs, v))
+}
+
+// HealthCheckIntervalMsLTE applies the LTE predicate on the "health_check_interval_ms" field.
+func HealthCheckIntervalMsLTE(v int) predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldLTE(FieldHealthCheckIntervalMs, v))
+}
+
+// MembersIsNil applies the IsNil predicate on the "members" field.
+func MembersIsNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldIsNull(FieldMembers))
+}
+
+// MembersNotNil applies the NotNil predicate on the "members" field.
+func MembersNotNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNotNull(FieldMembers))
+}
+
+// NodeStatesIsNil applies the IsNil predicate on the "node_states" field.
+func NodeStatesIsNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldIsNull(FieldNodeStates))
+}
+
+// NodeStatesNotNil applies the NotNil predicate on the "node_states" field.
+func NodeStatesNotNil() predicate.LoadBalancer {
+	return predicate.LoadBalancer(sql.FieldNotNull(FieldNodeStates))
+}
+
 // HasTenant applies the HasEdge predicate on the "tenant" edge.
 func HasTenant() predicate.LoadBalancer {
 	return predicate.LoadBalancer(func(s *sql.Selector) {
@@ -396,6 +471,29 @@ func HasVip() predicate.LoadBalancer {
 func HasVipWith(preds ...predicate.IPAddress) predicate.LoadBalancer {
 	return predicate.LoadBalancer(func(s *sql.Selector) {
 		step := newVipStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasNodes applies the HasEdge predicate on the "nodes" edge.
+func HasNodes() predicate.LoadBalancer {
+	return predicate.LoadBalancer(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, NodesTable, NodesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasNodesWith applies the HasEdge predicate on the "nodes" edge with a given conditions (other predicates).
+func HasNodesWith(preds ...predicate.ComputeNode) predicate.LoadBalancer {
+	return predicate.LoadBalancer(func(s *sql.Selector) {
+		step := newNodesStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -390,6 +390,7 @@ var (
 		{Name: "availability_zone_nodes", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_nodes", Type: field.TypeInt},
 		{Name: "host_node", Type: field.TypeInt, Unique: true},
+		{Name: "load_balancer_nodes", Type: field.TypeInt, Nullable: true},
 	}
 	// ComputeNodesTable holds the schema information for the "compute_nodes" table.
 	ComputeNodesTable = &schema.Table{
@@ -414,6 +415,12 @@ var (
 				Columns:    []*schema.Column{ComputeNodesColumns[36]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "compute_nodes_load_balancers_nodes",
+				Columns:    []*schema.Column{ComputeNodesColumns[37]},
+				RefColumns: []*schema.Column{LoadBalancersColumns[0]},
+				OnDelete:   schema.SetNull,
 			},
 		},
 		Indexes: []*schema.Index{
@@ -672,7 +679,10 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "mode", Type: field.TypeEnum, Enums: []string{"GSLB", "ANYCAST"}, Default: "GSLB"},
 		{Name: "fqdn", Type: field.TypeString, Nullable: true, Size: 253},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "ACTIVE", "DELETING", "ERROR"}, Default: "INITIALIZING"},
+		{Name: "ttl", Type: field.TypeInt, Default: 30},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "ACTIVE", "NOT_SERVED", "DELETING", "ERROR"}, Default: "INITIALIZING"},
+		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "dns_answer", Type: field.TypeJSON, Nullable: true},
 		{Name: "tenant_global_services", Type: field.TypeInt},
 	}
 	// GlobalServicesTable holds the schema information for the "global_services" table.
@@ -683,7 +693,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "global_services_tenants_global_services",
-				Columns:    []*schema.Column{GlobalServicesColumns[8]},
+				Columns:    []*schema.Column{GlobalServicesColumns[11]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -697,7 +707,7 @@ var (
 			{
 				Name:    "globalservice_name_tenant_global_services",
 				Unique:  true,
-				Columns: []*schema.Column{GlobalServicesColumns[3], GlobalServicesColumns[8]},
+				Columns: []*schema.Column{GlobalServicesColumns[3], GlobalServicesColumns[11]},
 			},
 		},
 	}
@@ -1189,6 +1199,10 @@ var (
 		{Name: "algorithm", Type: field.TypeEnum, Enums: []string{"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_HASH"}, Default: "ROUND_ROBIN"},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"INITIALIZING", "NOT_REALIZED", "ACTIVE", "DELETING", "ERROR"}, Default: "INITIALIZING"},
 		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "listeners", Type: field.TypeJSON, Nullable: true},
+		{Name: "health_check_interval_ms", Type: field.TypeInt, Default: 1000},
+		{Name: "members", Type: field.TypeJSON, Nullable: true},
+		{Name: "node_states", Type: field.TypeJSON, Nullable: true},
 		{Name: "region_service_load_balancer", Type: field.TypeInt, Unique: true, Nullable: true},
 		{Name: "tenant_load_balancers", Type: field.TypeInt},
 	}
@@ -1200,13 +1214,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "load_balancers_region_services_load_balancer",
-				Columns:    []*schema.Column{LoadBalancersColumns[7]},
+				Columns:    []*schema.Column{LoadBalancersColumns[11]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "load_balancers_tenants_load_balancers",
-				Columns:    []*schema.Column{LoadBalancersColumns[8]},
+				Columns:    []*schema.Column{LoadBalancersColumns[12]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1220,7 +1234,7 @@ var (
 			{
 				Name:    "loadbalancer_name_tenant_load_balancers",
 				Unique:  true,
-				Columns: []*schema.Column{LoadBalancersColumns[3], LoadBalancersColumns[8]},
+				Columns: []*schema.Column{LoadBalancersColumns[3], LoadBalancersColumns[12]},
 			},
 		},
 	}
@@ -3147,6 +3161,7 @@ func init() {
 	ComputeNodesTable.ForeignKeys[0].RefTable = AvailabilityZonesTable
 	ComputeNodesTable.ForeignKeys[1].RefTable = ClustersTable
 	ComputeNodesTable.ForeignKeys[2].RefTable = HostsTable
+	ComputeNodesTable.ForeignKeys[3].RefTable = LoadBalancersTable
 	ComputeNodesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(25769803776),
 	}

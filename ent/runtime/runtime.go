@@ -1123,6 +1123,16 @@ func init() {
 	globalserviceDescFqdn := globalserviceFields[3].Descriptor()
 	// globalservice.FqdnValidator is a validator for the "fqdn" field. It is called by the builders before save.
 	globalservice.FqdnValidator = globalserviceDescFqdn.Validators[0].(func(string) error)
+	// globalserviceDescTTL is the schema descriptor for ttl field.
+	globalserviceDescTTL := globalserviceFields[4].Descriptor()
+	// globalservice.DefaultTTL holds the default value on creation for the ttl field.
+	globalservice.DefaultTTL = globalserviceDescTTL.Default.(int)
+	// globalservice.TTLValidator is a validator for the "ttl" field. It is called by the builders before save.
+	globalservice.TTLValidator = globalserviceDescTTL.Validators[0].(func(int) error)
+	// globalserviceDescStatusReason is the schema descriptor for status_reason field.
+	globalserviceDescStatusReason := globalserviceFields[6].Descriptor()
+	// globalservice.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	globalservice.StatusReasonValidator = globalserviceDescStatusReason.Validators[0].(func(string) error)
 	hookdeliveryMixin := schema.HookDelivery{}.Mixin()
 	hookdelivery.Policy = privacy.NewPolicies(hookdeliveryMixin[1], schema.HookDelivery{})
 	hookdelivery.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -1838,6 +1848,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	loadbalancerHooks := schema.LoadBalancer{}.Hooks()
+
+	loadbalancer.Hooks[1] = loadbalancerHooks[0]
 	loadbalancerMixinFields0 := loadbalancerMixin[0].Fields()
 	_ = loadbalancerMixinFields0
 	loadbalancerFields := schema.LoadBalancer{}.Fields()
@@ -1875,6 +1888,12 @@ func init() {
 	loadbalancerDescStatusReason := loadbalancerFields[3].Descriptor()
 	// loadbalancer.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
 	loadbalancer.StatusReasonValidator = loadbalancerDescStatusReason.Validators[0].(func(string) error)
+	// loadbalancerDescHealthCheckIntervalMs is the schema descriptor for health_check_interval_ms field.
+	loadbalancerDescHealthCheckIntervalMs := loadbalancerFields[5].Descriptor()
+	// loadbalancer.DefaultHealthCheckIntervalMs holds the default value on creation for the health_check_interval_ms field.
+	loadbalancer.DefaultHealthCheckIntervalMs = loadbalancerDescHealthCheckIntervalMs.Default.(int)
+	// loadbalancer.HealthCheckIntervalMsValidator is a validator for the "health_check_interval_ms" field. It is called by the builders before save.
+	loadbalancer.HealthCheckIntervalMsValidator = loadbalancerDescHealthCheckIntervalMs.Validators[0].(func(int) error)
 	maintainerMixin := schema.Maintainer{}.Mixin()
 	maintainer.Policy = privacy.NewPolicies(maintainerMixin[1], schema.Maintainer{})
 	maintainer.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -20,13 +20,19 @@ func (GlobalService) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, Authz
 
 // Fields of the GlobalService.
 func (GlobalService) Fields() []ent.Field {
+	system := entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)
 	return []ent.Field{
 		slugField(),
 		descriptionField(),
 		field.Enum("mode").NamedValues(enumValues("Gslb", "Anycast")...).Default("GSLB"),
 		field.String("fqdn").Optional().MaxLen(253),
-		field.Enum("status").NamedValues(enumValues("Initializing", "Active", "Deleting", "Error")...).
-			Default("INITIALIZING").Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)),
+		field.Int("ttl").Default(30).Range(1, 86400).Comment("seconds resolvers may cache the GSLB answer"),
+		field.Enum("status").NamedValues(enumValues("Initializing", "Active", "NotServed", "Deleting", "Error")...).
+			Default("INITIALIZING").Annotations(system).
+			Comment("ACTIVE only while served: GSLB answers or anycast announces at least one healthy region's VIP"),
+		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
+		field.JSON("dns_answer", []string{}).Optional().Annotations(system).
+			Comment("the VIPs the authoritative DNS server answers the FQDN with (GSLB), or announces (anycast), as last pushed"),
 	}
 }
 

@@ -133,6 +133,7 @@ var concurrentFields = gqlexec.Fields{
 	"Query.networkZones":                       true,
 	"Query.networks":                           true,
 	"Query.node":                               true,
+	"Query.nodeLoadBalancers":                  true,
 	"Query.nodes":                              true,
 	"Query.notices":                            true,
 	"Query.ports":                              true,

@@ -200,6 +200,25 @@ type JoinTokenPayload struct {
 	JoinToken *ent.JoinToken `json:"joinToken"`
 }
 
+// The health a load-balancer node observed of one member (UP, DOWN or UNKNOWN).
+type LoadBalancerMemberHealthInput struct {
+	VMID   int     `json:"vmID"`
+	Health string  `json:"health"`
+	Reason *string `json:"reason,omitempty"`
+}
+
+// What the agent of a node serving a load balancer observed of it (package lbnet).
+type LoadBalancerStateInput struct {
+	LoadBalancerID int `json:"loadBalancerID"`
+	NodeID         int `json:"nodeID"`
+	// The node announces the VIP to its BGP peers.
+	Announced bool `json:"announced"`
+	// The node's proxy runs and at least one member passes its health check.
+	Forwarding bool                             `json:"forwarding"`
+	Reason     *string                          `json:"reason,omitempty"`
+	Members    []*LoadBalancerMemberHealthInput `json:"members"`
+}
+
 // An exact amount of money: a decimal with six places.
 type Money struct {
 	Amount   string `json:"amount"`
@@ -216,6 +235,16 @@ type NodeBgp struct {
 	Peers    []*BGPPeer `json:"peers"`
 	// rack-leaf routers the host is cabled to that lack bgpAsn or bgpAddress
 	Missing []string `json:"missing"`
+}
+
+// A load balancer as a node serving it must realize it.
+type NodeLoadBalancer struct {
+	ID                    int                     `json:"id"`
+	Vip                   string                  `json:"vip"`
+	Algorithm             string                  `json:"algorithm"`
+	HealthCheckIntervalMs int                     `json:"healthCheckIntervalMs"`
+	Listeners             []*fieldtype.LBListener `json:"listeners"`
+	Members               []*fieldtype.LBMember   `json:"members"`
 }
 
 type NodeStatusInput struct {

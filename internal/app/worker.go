@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/audit"
+	"github.com/virtflow/virtflow/gslb"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/httpapi"
@@ -29,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
+	"github.com/virtflow/virtflow/traffic"
 	"github.com/virtflow/virtflow/worker"
 )
 
@@ -154,6 +156,15 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		defer wg.Done()
 		metering.FinalizeLoop(ctx, db.Client, prov.Clock(), metering.DefaultGrace, 10*time.Minute, log.With("component", "metering"))
 	}()
+	// Load balancers and global services: nodes chosen, members listed, status from the
+	// nodes' reports, GSLB answers pushed to PowerDNS (package traffic); every worker may run
+	// it (each write is the same decision from the same rows).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		loop := &traffic.Loop{Client: db.Client, Config: trafficConfig(cfg, prov.Clock()), Log: log.With("component", "traffic")}
+		loop.Run(ctx, 2*time.Second)
+	}()
 	images, err := imageStore(cfg, db, g, log)
 	if err != nil {
 		return err
@@ -162,6 +173,17 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Clock: prov.Clock(),
 		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Images: images, Log: log, Tracer: tr.Provider,
 		HookClient: alerting.HookClient(g.egress), Secrets: g.secrets, Kubernetes: kube})
+}
+
+// trafficConfig is the traffic loop's configuration: GSLB through PowerDNS when cfg names
+// it (VIRTFLOW_GSLB_*).
+func trafficConfig(cfg config.Config, clock func() time.Time) traffic.Config {
+	tc := traffic.Config{Clock: clock}
+	if cfg.GSLBPowerDNSURL != "" && cfg.GSLBZone != "" {
+		tc.Publisher = &gslb.Publisher{DNS: &gslb.PowerDNS{BaseURL: cfg.GSLBPowerDNSURL, APIKey: cfg.GSLBPowerDNSKey,
+			Client: &http.Client{Timeout: 5 * time.Second}}, Zone: cfg.GSLBZone, NameServer: "ns1." + cfg.GSLBZone}
+	}
+	return tc
 }
 
 // relay is the outbox relay of a process: from its database to its Redis, with the

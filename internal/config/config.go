@@ -112,6 +112,11 @@ type Config struct {
 	// it is served; an operator's or admin's API token also does on --addr). Set, it is
 	// also required on --metrics-addr and on the worker's address.
 	MetricsToken string
+	// GSLBPowerDNSURL (VIRTFLOW_GSLB_PDNS_URL, e.g. http://10.0.0.53:8081), GSLBPowerDNSKey
+	// (VIRTFLOW_GSLB_PDNS_KEY, its api-key) and GSLBZone (VIRTFLOW_GSLB_ZONE, e.g.
+	// gslb.example.com) name the PowerDNS server and the zone in it that answer for global
+	// services in GSLB mode (package gslb); unset, those global services read NOT_SERVED.
+	GSLBPowerDNSURL, GSLBPowerDNSKey, GSLBZone string
 }
 
 // SecretKeyFile is where the secret key is kept when SecretKey is empty:
@@ -243,6 +248,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		timeouts["--"+t.flag] = t.to
 	}
 	c.MetricsToken = getenv("VIRTFLOW_METRICS_TOKEN")
+	c.GSLBPowerDNSURL, c.GSLBPowerDNSKey, c.GSLBZone = getenv("VIRTFLOW_GSLB_PDNS_URL"), getenv("VIRTFLOW_GSLB_PDNS_KEY"), getenv("VIRTFLOW_GSLB_ZONE")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", getenv("VIRTFLOW_METRICS_ADDR"), "serve /metrics only on this address (VIRTFLOW_METRICS_ADDR); without it /metrics on --addr needs VIRTFLOW_METRICS_TOKEN or an operator's token")
 	weights := envOr(getenv, "VIRTFLOW_SCORER_WEIGHTS", "")
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")

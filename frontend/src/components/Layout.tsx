@@ -17,6 +17,8 @@ const sections: { to: string; label: string; infra?: boolean }[] = [
   { to: '/vms', label: 'Virtual machines' },
   { to: '/images', label: 'Images' },
   { to: '/services', label: 'Region services' },
+  { to: '/load-balancers', label: 'Load balancers' },
+  { to: '/global-services', label: 'Global services' },
   { to: '/nodes', label: 'Nodes', infra: true },
   { to: '/tenants', label: 'Tenants & quotas' },
   { to: '/usage', label: 'Usage & invoices' },

@@ -134,8 +134,8 @@ export default function ServicePage() {
             <dt>Image</dt><dd>{svc.image?.name ?? '—'}</dd>
             <dt>Replicas</dt><dd data-testid="replicas">{vms.length} of {svc.replicas}{svc.allowPartial ? ' (partial allowed)' : ''}</dd>
             <dt>Created</dt><dd>{formatDateTime(svc.createdAt)}</dd>
-            {svc.globalService && <><dt>Global service</dt><dd>{svc.globalService.name}</dd></>}
-            {svc.loadBalancer && <><dt>Load balancer</dt><dd>{svc.loadBalancer.name}</dd></>}
+            {svc.globalService && <><dt>Global service</dt><dd><Link to={`/global-services/${svc.globalService.id}`}>{svc.globalService.name}</Link></dd></>}
+            {svc.loadBalancer && <><dt>Load balancer</dt><dd><Link to={`/load-balancers/${svc.loadBalancer.id}`}>{svc.loadBalancer.name}</Link></dd></>}
             {svc.description && <><dt>Description</dt><dd>{svc.description}</dd></>}
           </dl>
         </section>

@@ -1,0 +1,1 @@
+function e(e){return!e||e.length===0?`none`:e.map(e=>`${e.port}/${e.protocol} → ${e.targetPort}`).join(`, `)}export{e as t};
