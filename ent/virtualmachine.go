@@ -84,7 +84,7 @@ type VirtualMachine struct {
 	GuestCredentialHash string `json:"-"`
 	// after this the credential is refused; a rebuilt drive carries a new one
 	GuestCredentialExpiresAt *time.Time `json:"guest_credential_expires_at,omitempty"`
-	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
+	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig
 	UserData string `json:"user_data,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the VirtualMachineQuery when eager-loading is set.

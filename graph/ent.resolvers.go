@@ -13,8 +13,18 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/placement"
 )
+
+// ConfigDrive is the resolver for the configDrive field.
+func (r *assignmentResolver) ConfigDrive(ctx context.Context, obj *ent.Assignment) (*string, error) {
+	ok, err := kubecluster.MayReadAssignmentDrive(ctx, r.client, obj)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &obj.ConfigDrive, nil
+}
 
 // CreateAlert is the resolver for the createAlert field.
 func (r *mutationResolver) CreateAlert(ctx context.Context, input ent.CreateAlertInput) (*ent.Alert, error) {
@@ -850,6 +860,18 @@ func (r *queryResolver) Volumes(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.Volume.Query().Paginate(ctx, after, first, before, last, ent.WithVolumeOrder(orderBy), ent.WithVolumeFilter(where.Filter))
 }
 
+// UserData is the resolver for the userData field.
+func (r *virtualMachineResolver) UserData(ctx context.Context, obj *ent.VirtualMachine) (*string, error) {
+	ok, err := kubecluster.MayReadNodeBootstrap(ctx, r.client, obj.ID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &obj.UserData, nil
+}
+
+// Assignment returns generated.AssignmentResolver implementation.
+func (r *Resolver) Assignment() generated.AssignmentResolver { return &assignmentResolver{r} }
+
 // KubernetesCluster returns generated.KubernetesClusterResolver implementation.
 func (r *Resolver) KubernetesCluster() generated.KubernetesClusterResolver {
 	return &kubernetesClusterResolver{r}
@@ -867,10 +889,17 @@ func (r *Resolver) Port() generated.PortResolver { return &portResolver{r} }
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
+// VirtualMachine returns generated.VirtualMachineResolver implementation.
+func (r *Resolver) VirtualMachine() generated.VirtualMachineResolver {
+	return &virtualMachineResolver{r}
+}
+
 type (
+	assignmentResolver        struct{ *Resolver }
 	kubernetesClusterResolver struct{ *Resolver }
 	mutationResolver          struct{ *Resolver }
 	networkResolver           struct{ *Resolver }
 	portResolver              struct{ *Resolver }
 	queryResolver             struct{ *Resolver }
+	virtualMachineResolver    struct{ *Resolver }
 )

@@ -75,8 +75,8 @@ func (VirtualMachine) Fields() []ent.Field {
 		field.Time("guest_credential_expires_at").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("after this the credential is refused; a rebuilt drive carries a new one"),
 		field.Text("user_data").Optional().MaxLen(65536).
-			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
-			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),
+			Annotations(entgql.Skip(entgql.SkipWhereInput|entgql.SkipMutationUpdateInput), forceResolver()).
+			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig"),
 	}
 }
 
