@@ -16,6 +16,7 @@ const sections: { to: string; label: string; infra?: boolean }[] = [
   { to: '/vms', label: 'Virtual machines' },
   { to: '/images', label: 'Images' },
   { to: '/services', label: 'Region services' },
+  { to: '/kubernetes', label: 'Kubernetes clusters' },
   { to: '/nodes', label: 'Nodes', infra: true },
   { to: '/tenants', label: 'Tenants & quotas' },
   { to: '/usage', label: 'Usage & invoices' },
