@@ -1,6 +1,7 @@
 // Kubernetes clusters: from the list, create a cluster with the form, watch its page show the
 // workflow's progress and turn ACTIVE with the demo's simulated guests (no reload), scale its
-// workers from the page, and download the kubeconfig as the admin.
+// workers from the page, and download the kubeconfig as the admin; a tenant member gets no
+// download (the kubeconfig query is FORBIDDEN for them).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
@@ -71,6 +72,22 @@ export const tests = [
       const text = readFileSync(await dl.path(), 'utf8');
       assert.match(text, /certificate-authority-data/);
       assert.match(text, /client-key-data/);
+
+      // A tenant member (the demo's alice, of acme) sees the cluster but no download: the
+      // kubeconfig query answers FORBIDDEN.
+      const alice = (await ctx.gql('{ users(where: { username: "alice" }) { edges { node { id tenants { edges { node { name } } } } } } }')).users.edges[0]?.node;
+      assert.ok(alice?.tenants.edges.some((e) => e.node.name === d.tenant.name), 'the demo has alice, a member of acme');
+      const made = await ctx.gql('mutation($in: CreateAPITokenInput!) { createAPIToken(input: $in) { token } }',
+        { in: { name: 'e2e-k8s-alice', scope: 'READ_ONLY', userID: alice.id } });
+      const member = await ctx.page({ token: made.createAPIToken.token });
+      // urql sends queries as GET: the operation's name is in the URL.
+      const kcAnswer = member.waitForResponse((r) => r.url().includes('KubernetesKubeconfig'));
+      await member.goto(`/kubernetes/${id}`);
+      await member.locator('h1 [data-status="ACTIVE"]').waitFor();
+      const answer = await (await kcAnswer).json();
+      assert.equal(answer.errors?.[0]?.extensions?.code, 'FORBIDDEN', 'a member reading the kubeconfig');
+      assert.equal(await member.getByTestId('kubeconfig-download').count(), 0, 'a member is offered the kubeconfig');
+      await member.context().close();
 
       // Scale to 2 workers from the page: UPDATING, then ACTIVE with 3 nodes ready.
       const scale = page.getByRole('form', { name: 'Scale workers' });
