@@ -3248,7 +3248,7 @@ type CreateVirtualMachineInput struct {
 	Labels             *map[string]string        `json:"labels"`
 	SchedulePolicy     *SchedulePolicyInput      `json:"schedulePolicy"`
 	MaxRevisionHistory *int                      `json:"maxRevisionHistory"`
-	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
+	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig
 	UserData            *string  `json:"userData"`
 	TenantID            string   `json:"tenantID"`
 	RegionID            string   `json:"regionID"`
@@ -18194,7 +18194,7 @@ type VMFields struct {
 	// the addresses the guest reported (bare IPs, no prefix length)
 	GuestAddresses []string           `json:"guestAddresses"`
 	Labels         *map[string]string `json:"labels"`
-	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
+	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig
 	UserData *string        `json:"userData"`
 	Tenant   VMFieldsTenant `json:"tenant"`
 	Region   VMFieldsRegion `json:"region"`

@@ -36,7 +36,7 @@ type Assignment struct {
 	Generation int64 `json:"generation,omitempty"`
 	// the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain
 	VMID *int `json:"vm_id,omitempty"`
-	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it
+	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it; null for a Kubernetes cluster's node unless the viewer is the node's agent or may read the cluster's kubeconfig
 	ConfigDrive string `json:"config_drive,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the AssignmentQuery when eager-loading is set.

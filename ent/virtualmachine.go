@@ -86,7 +86,7 @@ type VirtualMachine struct {
 	GuestCredentialExpiresAt *time.Time `json:"guest_credential_expires_at,omitempty"`
 	// the routed network of the VM's addresses, as its node's agent reported it (issue 27)
 	Routes []fieldtype.VMRoute `json:"routes,omitempty"`
-	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive
+	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig
 	UserData string `json:"user_data,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the VirtualMachineQuery when eager-loading is set.

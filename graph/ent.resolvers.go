@@ -15,9 +15,19 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/imagestore"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
 )
+
+// ConfigDrive is the resolver for the configDrive field.
+func (r *assignmentResolver) ConfigDrive(ctx context.Context, obj *ent.Assignment) (*string, error) {
+	ok, err := kubecluster.MayReadAssignmentDrive(ctx, r.client, obj)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &obj.ConfigDrive, nil
+}
 
 // CreateAlert is the resolver for the createAlert field.
 func (r *mutationResolver) CreateAlert(ctx context.Context, input ent.CreateAlertInput) (*ent.Alert, error) {
@@ -892,6 +902,18 @@ func (r *queryResolver) Volumes(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.Volume.Query().Paginate(ctx, after, first, before, last, ent.WithVolumeOrder(orderBy), ent.WithVolumeFilter(where.Filter))
 }
 
+// UserData is the resolver for the userData field.
+func (r *virtualMachineResolver) UserData(ctx context.Context, obj *ent.VirtualMachine) (*string, error) {
+	ok, err := kubecluster.MayReadNodeBootstrap(ctx, r.client, obj.ID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &obj.UserData, nil
+}
+
+// Assignment returns generated.AssignmentResolver implementation.
+func (r *Resolver) Assignment() generated.AssignmentResolver { return &assignmentResolver{r} }
+
 // ComputeNode returns generated.ComputeNodeResolver implementation.
 func (r *Resolver) ComputeNode() generated.ComputeNodeResolver { return &computeNodeResolver{r} }
 
@@ -912,11 +934,18 @@ func (r *Resolver) Port() generated.PortResolver { return &portResolver{r} }
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
+// VirtualMachine returns generated.VirtualMachineResolver implementation.
+func (r *Resolver) VirtualMachine() generated.VirtualMachineResolver {
+	return &virtualMachineResolver{r}
+}
+
 type (
+	assignmentResolver        struct{ *Resolver }
 	computeNodeResolver       struct{ *Resolver }
 	kubernetesClusterResolver struct{ *Resolver }
 	mutationResolver          struct{ *Resolver }
 	networkResolver           struct{ *Resolver }
 	portResolver              struct{ *Resolver }
 	queryResolver             struct{ *Resolver }
+	virtualMachineResolver    struct{ *Resolver }
 )

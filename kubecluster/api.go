@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strconv"
 	"time"
 
@@ -165,7 +164,7 @@ func (s *Service) Kubeconfig(ctx context.Context, client *ent.Client, id int) (*
 	}
 	v := authz.FromContext(ctx)
 	tenantID := c.Edges.Tenant.ID
-	if !v.IsSystem() && !v.Can(ObjKubeconfig, authz.ActRead) && !slices.Contains(v.Domains("tenant", ObjKubeconfig, authz.ActRead), tenantID) {
+	if !mayReadKubeconfig(v, tenantID) {
 		return nil, apierr.Forbidden("only the tenant's admins may read the kubeconfig of cluster %s", c.Name)
 	}
 	if c.PkiSealed == "" || c.APIEndpoint == "" {

@@ -22,9 +22,18 @@
 // plane, and then reports to the guest readiness endpoint (package guest, POST /guest/ready)
 // the step that failed with its output's tail, or step=ready.
 //
-// Limitations: the first control plane's user-data carries the CA key (kubeadm signs node
-// certificates with it; the config drive is the only way into the guest), so the VM's
-// userData holds it in the clear; kubeadm's uploaded control-plane certificates expire two
+// # Who reads a node's bootstrap (access.go)
+//
+// The first control plane's user-data carries the CA key (kubeadm signs node certificates
+// with it; the config drive is the only way into the guest) and the others' a join token, so
+// a cluster node's userData and its assignments' configDrive follow the kubeconfig's policy
+// (ObjKubeconfig, MayReadNodeBootstrap): the tenant's admins, operators and admins read
+// them; for a tenant member or a platform viewer, who may read the VM, the fields are null
+// (redacted, as the audit log redacts secrets, so that lists of VMs still answer), and the
+// node's agent reads its assignment's configDrive to build the drive.
+//
+// Limitations: the CA key is in the clear in the VM's userData for those who may read it;
+// kubeadm's uploaded control-plane certificates expire two
 // hours after init, so control planes that join later (an upgrade) need them uploaded again
 // on a running control plane, which nothing here can reach.
 package kubecluster

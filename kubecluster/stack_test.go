@@ -9,9 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/network"
+	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/internal/gqltest"
 	"github.com/virtflow/virtflow/internal/stacktest"
 	"github.com/virtflow/virtflow/internal/testdb"
@@ -29,23 +33,7 @@ func TestClusterEndToEnd(t *testing.T) {
 		SetPurpose(network.PurposeService).SetDatacenterID(st.Site.Datacenter).SaveX(ctx)
 	do := func(query string, vars map[string]any) map[string]json.RawMessage {
 		t.Helper()
-		body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-		req, _ := http.NewRequest(http.MethodPost, st.URL+"/query", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+st.AdminToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out struct {
-			Data   map[string]json.RawMessage `json:"data"`
-			Errors []json.RawMessage          `json:"errors"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
-			t.Fatalf("%v %s", err, out.Errors)
-		}
-		return out.Data
+		return as(t, st, st.AdminToken, query, vars)
 	}
 	start := time.Now()
 	data := do(`mutation($in: CreateKubernetesClusterInput!) { createKubernetesCluster(input: $in) { id status } }`,
@@ -68,7 +56,11 @@ func TestClusterEndToEnd(t *testing.T) {
 				ready++
 			}
 		}
-		if k.Status == "ACTIVE" && ready == 4 {
+		// A bastion runs no kubeadm: its node is READY once its VM runs, which can be
+		// before its guest's own readiness report arrives; wait for every guest too.
+		guests := st.Client.VirtualMachine.Query().Where(virtualmachine.HasKubernetesClusterWith(kubernetescluster.Name("e2e")),
+			virtualmachine.GuestStateEQ(virtualmachine.GuestStateReady)).CountX(ctx)
+		if k.Status == "ACTIVE" && ready == 4 && guests == 4 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -90,4 +82,68 @@ func TestClusterEndToEnd(t *testing.T) {
 	if !strings.Contains(k.Kubeconfig, "certificate-authority-data") {
 		t.Errorf("kubeconfig %q", k.Kubeconfig)
 	}
+	// The first control plane's userData carries the CA key: readable by whoever may read
+	// the kubeconfig, null for the tenant's members and platform viewers.
+	for _, tc := range []struct {
+		role     authz.Role
+		readable bool
+	}{{authz.RoleTenantAdmin, true}, {authz.RoleTenantMember, false}, {authz.RoleViewer, false}} {
+		data := as(t, st, roleToken(t, st, tc.role), `{ virtualMachines(where: {name: "e2e-cp-0"}) { edges { node { name userData } } } }`, nil)
+		var out struct {
+			Edges []struct {
+				Node struct {
+					Name     string
+					UserData *string
+				}
+			}
+		}
+		_ = json.Unmarshal(data["virtualMachines"], &out)
+		if len(out.Edges) != 1 {
+			t.Fatalf("%s sees %d VMs named e2e-cp-0", tc.role, len(out.Edges))
+		}
+		ud := out.Edges[0].Node.UserData
+		if got := ud != nil && strings.Contains(*ud, "/etc/kubernetes/pki/ca.key"); got != tc.readable {
+			t.Errorf("%s reads the CA key in userData: %v, want %v", tc.role, got, tc.readable)
+		}
+	}
+}
+
+// as sends a GraphQL request with token to st and fails the test on any error.
+func as(t *testing.T, st *stacktest.Stack, token, query string, vars map[string]any) map[string]json.RawMessage {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, st.URL+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data   map[string]json.RawMessage `json:"data"`
+		Errors []json.RawMessage          `json:"errors"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
+		t.Fatalf("%v %s", err, out.Errors)
+	}
+	return out.Data
+}
+
+// roleToken makes a user of st's tenant holding role there, or in the platform when role is
+// not a tenant role, and returns an API token of theirs.
+func roleToken(t *testing.T, st *stacktest.Stack, role authz.Role) string {
+	t.Helper()
+	ctx := gqltest.System()
+	u := st.Client.User.Create().SetUsername(fmt.Sprintf("%s-%s", st.Site.Prefix, strings.ToLower(string(role)))).
+		AddTenantIDs(st.Site.Tenant).SaveX(ctx)
+	b := st.Client.RoleBinding.Create().SetUser(u).SetRole(rolebinding.Role(role.Enum())).SetDomain(authz.Platform)
+	if role == authz.RoleTenantAdmin || role == authz.RoleTenantMember {
+		b.SetTenantID(st.Site.Tenant).SetDomain(authz.TenantDomain(st.Site.Tenant))
+	}
+	b.SaveX(ctx)
+	plain, hash, prefix := identity.NewToken(apitoken.KindApi)
+	st.Client.APIToken.Create().SetName(u.Username).SetTokenHash(hash).SetPrefix(prefix).
+		SetKind(apitoken.KindApi).SetScope(apitoken.ScopeReadWrite).SetOwnerID(u.ID).SaveX(ctx)
+	return plain
 }

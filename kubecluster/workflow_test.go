@@ -517,6 +517,64 @@ func TestKubeconfigAccess(t *testing.T) {
 	}
 }
 
+// TestNodeBootstrapAccess: a cluster node's userData (the first control plane's holds the
+// CA key) and its assignment's configDrive follow the kubeconfig's policy: the tenant's
+// admins, operators and admins read them, a tenant member and a platform viewer do not (the
+// GraphQL fields are null for them); the agent of the node reads its assignment's drive; an
+// ordinary VM of the tenant stays readable by its members.
+func TestNodeBootstrapAccess(t *testing.T) {
+	e := newEnv(t)
+	s := e.service(nil)
+	k := e.create(t, s, "ud", 1, 0, false)
+	for range 4 {
+		if err := s.Step(context.Background(), k.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := placementtest.Ctx()
+	cp := e.c.VirtualMachine.Query().Where(virtualmachine.Name("ud-cp-0")).OnlyX(ctx)
+	if !strings.Contains(cp.UserData, "/etc/kubernetes/pki/ca.key") {
+		t.Fatalf("the first control plane has no CA key in its user-data")
+	}
+	// The assignment the provisioning task would write (no worker runs here).
+	node := e.c.ComputeNode.Query().FirstIDX(ctx)
+	a := e.c.Assignment.Create().SetNodeID(node).SetVirtualMachineID(cp.ID).SetVMID(cp.ID).
+		SetConfigDrive(`{"user_data": "..."}`).SaveX(ctx)
+	plain := e.c.VirtualMachine.Create().SetName(e.site.Prefix + "-plain").SetTenantID(e.site.Tenant).
+		SetRegionID(e.site.Region).SetFlavorID(e.flavor.ID).SetUserData("#cloud-config\n").SaveX(ctx)
+	viewer := func(role authz.Role, domain string) context.Context {
+		return authz.NewContext(context.Background(), &authz.Viewer{Name: string(role), Bindings: []authz.Binding{{Role: role, Domain: domain}}})
+	}
+	tenant := authz.TenantDomain(e.site.Tenant)
+	for _, tc := range []struct {
+		name            string
+		ctx             context.Context
+		userData, drive bool
+	}{
+		{"tenant admin", viewer(authz.RoleTenantAdmin, tenant), true, true},
+		{"operator", viewer(authz.RoleOperator, authz.Platform), true, true},
+		{"admin", viewer(authz.RoleAdmin, authz.Platform), true, true},
+		{"tenant member", viewer(authz.RoleTenantMember, tenant), false, false},
+		{"platform viewer", viewer(authz.RoleViewer, authz.Platform), false, false},
+		{"agent of the node", viewer(authz.RoleAgent, authz.NodeDomain(node)), false, true},
+		{"agent of another node", viewer(authz.RoleAgent, authz.NodeDomain(node+100000)), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ud, err := MayReadNodeBootstrap(tc.ctx, e.c, cp.ID)
+			if err != nil || ud != tc.userData {
+				t.Errorf("userData readable: %v (%v), want %v", ud, err, tc.userData)
+			}
+			drive, err := MayReadAssignmentDrive(tc.ctx, e.c, a)
+			if err != nil || drive != tc.drive {
+				t.Errorf("configDrive readable: %v (%v), want %v", drive, err, tc.drive)
+			}
+		})
+	}
+	if ok, err := MayReadNodeBootstrap(viewer(authz.RoleTenantMember, tenant), e.c, plain.ID); err != nil || !ok {
+		t.Errorf("a member cannot read an ordinary VM's userData: %v", err)
+	}
+}
+
 func (e *env) audits(t testing.TB, id int) int {
 	t.Helper()
 	n, err := e.c.AuditLog.Query().Where(auditlog.Action("readKubeconfig"), auditlog.ObjectID(id)).Count(placementtest.Ctx())

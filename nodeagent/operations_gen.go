@@ -40,7 +40,7 @@ type Assignment struct {
 	Generation int64 `json:"generation"`
 	// the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain
 	VmID *int `json:"vmID"`
-	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it
+	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it; null for a Kubernetes cluster's node unless the viewer is the node's agent or may read the cluster's kubeconfig
 	ConfigDrive    *string         `json:"configDrive"`
 	Volume         *AssignedVolume `json:"volume"`
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`

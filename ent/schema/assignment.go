@@ -30,8 +30,8 @@ func (Assignment) Fields() []ent.Field {
 		field.Int64("generation").Default(1).Positive().Comment("bumped on every change of the desired state"),
 		field.Int("vm_id").Optional().Nillable().Immutable().
 			Comment("the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain"),
-		field.Text("config_drive").Optional().
-			Comment("what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it"),
+		field.Text("config_drive").Optional().Annotations(forceResolver()).
+			Comment("what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it; null for a Kubernetes cluster's node unless the viewer is the node's agent or may read the cluster's kubeconfig"),
 	}
 }
 

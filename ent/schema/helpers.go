@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // editable exposes an entity operators edit: a Relay connection query field named queryName
@@ -101,4 +102,12 @@ func uniqueSlugField() ent.Field {
 		Match(slugPattern).
 		Unique().
 		Annotations(entgql.OrderField("NAME"))
+}
+
+// forceResolver makes gqlgen resolve a field through a resolver method rather than the
+// model's struct field (`@goField(forceResolver: true)`), for fields whose value depends on
+// who reads them (graph/ent.resolvers.go).
+func forceResolver() entgql.Annotation {
+	return entgql.Directives(entgql.NewDirective("goField",
+		&ast.Argument{Name: "forceResolver", Value: &ast.Value{Raw: "true", Kind: ast.BooleanValue}}))
 }

@@ -77,8 +77,8 @@ func (VirtualMachine) Fields() []ent.Field {
 		field.JSON("routes", []fieldtype.VMRoute{}).Optional().Annotations(system).
 			Comment("the routed network of the VM's addresses, as its node's agent reported it (issue 27)"),
 		field.Text("user_data").Optional().MaxLen(65536).
-			Annotations(entgql.Skip(entgql.SkipWhereInput | entgql.SkipMutationUpdateInput)).
-			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive"),
+			Annotations(entgql.Skip(entgql.SkipWhereInput|entgql.SkipMutationUpdateInput), forceResolver()).
+			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig"),
 	}
 }
 

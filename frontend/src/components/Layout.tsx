@@ -19,6 +19,7 @@ const sections: { to: string; label: string; infra?: boolean }[] = [
   { to: '/services', label: 'Region services' },
   { to: '/load-balancers', label: 'Load balancers' },
   { to: '/global-services', label: 'Global services' },
+  { to: '/kubernetes', label: 'Kubernetes clusters' },
   { to: '/nodes', label: 'Nodes', infra: true },
   { to: '/tenants', label: 'Tenants & quotas' },
   { to: '/usage', label: 'Usage & invoices' },

@@ -1,1 +1,0 @@
-import{r as e}from"./index-D8IK7YCj.js";import{i as t}from"./Problem-C_Ok8b6d.js";var n=t();function r({type:t,id:r}){return(0,n.jsx)(e,{to:`/changes?objectType=${encodeURIComponent(t)}&objectID=${encodeURIComponent(r)}`,className:`history-link`,children:`History`})}export{r as t};
