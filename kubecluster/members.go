@@ -9,6 +9,7 @@ import (
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/port"
+	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
@@ -25,10 +26,41 @@ type Member struct {
 	Port    int
 }
 
+// APIListener is the one listener of a cluster's API load balancer: TCP on APIPort, passed
+// through to APIPort on the control planes (TLS ends on the API servers, whose certificate
+// names the VIP).
+var APIListener = fieldtype.LBListener{Port: APIPort, Protocol: "TCP", TargetPort: APIPort}
+
+// APILoadBalancerIDs are the load balancers that serve a Kubernetes cluster's API.
+func APILoadBalancerIDs(ctx context.Context, c *ent.Client) ([]int, error) {
+	ks, err := c.KubernetesCluster.Query().Where(kubernetescluster.APILoadBalancerIDNotNil()).
+		Select(kubernetescluster.FieldAPILoadBalancerID).All(system(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("API load balancers: %w", err)
+	}
+	ids := make([]int, 0, len(ks))
+	for _, k := range ks {
+		ids = append(ids, *k.APILoadBalancerID)
+	}
+	return ids, nil
+}
+
+// APILoadBalancerMembers returns the backends of API load balancer lbID (see
+// apiLoadBalancerMembers); none when no cluster's API uses it. The traffic loop makes them
+// the load balancer's members, so the API VIP forwards to the control planes.
+func APILoadBalancerMembers(ctx context.Context, c *ent.Client, lbID int) ([]Member, error) {
+	k, err := c.KubernetesCluster.Query().Where(kubernetescluster.APILoadBalancerID(lbID)).First(system(ctx))
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster of load balancer %d: %w", lbID, err)
+	}
+	return apiLoadBalancerMembers(ctx, c, k.ID)
+}
+
 // apiLoadBalancerMembers returns the backends of cluster id's API load balancer: every
-// control plane that is not being removed, on APIPort. The load balancer itself carries
-// only the VIP today (its schema has no members or listeners yet); when it gets them, the
-// cluster's workflow sets them from this list after each change of the control plane.
+// control plane that is not being removed, on APIPort.
 func apiLoadBalancerMembers(ctx context.Context, c *ent.Client, id int) ([]Member, error) {
 	ctx = system(ctx)
 	k, err := c.KubernetesCluster.Query().Where(kubernetescluster.ID(id)).Only(ctx)

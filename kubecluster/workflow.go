@@ -405,6 +405,9 @@ func (s *Service) vip(ctx context.Context, c *ent.Client, r *row) (result, error
 	if err != nil {
 		return result{}, err
 	}
+	if err := c.LoadBalancer.UpdateOneID(lb.ID).SetListeners([]fieldtype.LBListener{APIListener}).Exec(system(ctx)); err != nil {
+		return result{}, fmt.Errorf("API listener: %w", err)
+	}
 	addr := vip.Address
 	if p, err := netip.ParsePrefix(addr); err == nil {
 		addr = p.Addr().String()

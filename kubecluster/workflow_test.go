@@ -278,6 +278,16 @@ func TestClusterLifecycle(t *testing.T) {
 	if members, err := apiLoadBalancerMembers(ctx, e.c, k.ID); err != nil || len(members) != 3 {
 		t.Errorf("API members %v: %v", members, err)
 	}
+	// The traffic loop finds the API's load balancer and its members by the load balancer.
+	if len(lb.Listeners) != 1 || lb.Listeners[0] != APIListener {
+		t.Errorf("API load balancer listeners %+v, want %+v", lb.Listeners, APIListener)
+	}
+	if ids, err := APILoadBalancerIDs(ctx, e.c); err != nil || !slices.Contains(ids, lb.ID) {
+		t.Errorf("API load balancers %v (%v) miss %d", ids, err, lb.ID)
+	}
+	if members, err := APILoadBalancerMembers(ctx, e.c, lb.ID); err != nil || len(members) != 3 {
+		t.Errorf("API members by load balancer %v: %v", members, err)
+	}
 	// The guests report: the cluster is ACTIVE once its control planes are.
 	reportAll(t, e.c, k)
 	k = get(t, e.c, k.ID)

@@ -25,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/gslb"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/scheduler"
 )
@@ -103,28 +104,43 @@ func ChooseNodes(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer, n int
 	return ids, nil
 }
 
-// members are the replicas of region service svcID with their addresses (sorted by VM id,
-// then address), keeping the health recorded in old for an unchanged VM and address.
-func members(ctx context.Context, c *ent.Client, svcID int, old []fieldtype.LBMember) ([]fieldtype.LBMember, error) {
-	ips, err := c.IPAddress.Query().Where(ipaddress.HasPortWith(port.HasVirtualMachineWith(
-		virtualmachine.HasRegionServiceWith(regionservice.ID(svcID)), virtualmachine.StatusNEQ(virtualmachine.StatusDeleted)))).
-		WithPort(func(q *ent.PortQuery) { q.WithVirtualMachine() }).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("replica addresses of region service %d: %w", svcID, err)
+// members are the backends of load balancer lb with their addresses (sorted by VM id, then
+// address), keeping the health recorded in old for an unchanged VM and address: the replicas
+// of its region service, or the control planes of the Kubernetes cluster whose API it serves.
+func members(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer, old []fieldtype.LBMember) ([]fieldtype.LBMember, error) {
+	var backends []fieldtype.LBMember
+	if rs := lb.Edges.RegionService; rs != nil {
+		ips, err := c.IPAddress.Query().Where(ipaddress.HasPortWith(port.HasVirtualMachineWith(
+			virtualmachine.HasRegionServiceWith(regionservice.ID(rs.ID)), virtualmachine.StatusNEQ(virtualmachine.StatusDeleted)))).
+			WithPort(func(q *ent.PortQuery) { q.WithVirtualMachine() }).All(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("replica addresses of region service %d: %w", rs.ID, err)
+		}
+		for _, ip := range ips {
+			if vm := ip.Edges.Port.Edges.VirtualMachine; vm != nil {
+				backends = append(backends, fieldtype.LBMember{VMID: vm.ID, Address: ip.Address})
+			}
+		}
+	} else {
+		cps, err := kubecluster.APILoadBalancerMembers(ctx, c, lb.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range cps {
+			if m.Address != "" {
+				backends = append(backends, fieldtype.LBMember{VMID: m.VMID, Address: m.Address})
+			}
+		}
 	}
 	prev := map[string]fieldtype.LBMember{}
 	for _, m := range old {
 		prev[fmt.Sprint(m.VMID, m.Address)] = m
 	}
-	var out []fieldtype.LBMember
-	for _, ip := range ips {
-		vm := ip.Edges.Port.Edges.VirtualMachine
-		if vm == nil {
-			continue
-		}
-		m, ok := prev[fmt.Sprint(vm.ID, ip.Address)]
+	out := make([]fieldtype.LBMember, 0, len(backends))
+	for _, b := range backends {
+		m, ok := prev[fmt.Sprint(b.VMID, b.Address)]
 		if !ok {
-			m = fieldtype.LBMember{VMID: vm.ID, Address: ip.Address, Health: fieldtype.HealthUnknown, Reason: "not checked yet"}
+			m = fieldtype.LBMember{VMID: b.VMID, Address: b.Address, Health: fieldtype.HealthUnknown, Reason: "not checked yet"}
 		}
 		out = append(out, m)
 	}
@@ -295,10 +311,15 @@ func (l *Loop) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Once reconciles every load balancer of a region service, then every global service.
+// Once reconciles every load balancer of a region service or of a Kubernetes cluster's API,
+// then every global service.
 func (l *Loop) Once(ctx context.Context) error {
 	sys := system(ctx)
-	lbs, err := l.Client.LoadBalancer.Query().Where(loadbalancer.HasRegionService(),
+	apis, err := kubecluster.APILoadBalancerIDs(sys, l.Client)
+	if err != nil {
+		return err
+	}
+	lbs, err := l.Client.LoadBalancer.Query().Where(loadbalancer.Or(loadbalancer.HasRegionService(), loadbalancer.IDIn(apis...)),
 		loadbalancer.StatusNotIn(loadbalancer.StatusDeleting)).WithVip().WithNodes().WithRegionService().
 		Order(ent.Asc(loadbalancer.FieldID)).All(sys)
 	if err != nil {
@@ -339,7 +360,7 @@ func (l *Loop) reconcileLB(ctx context.Context, lb *ent.LoadBalancer) error {
 			lb.Edges.Nodes, add = nodes, ids
 		}
 	}
-	ms, err := members(sys, l.Client, lb.Edges.RegionService.ID, lb.Members)
+	ms, err := members(sys, l.Client, lb, lb.Members)
 	if err != nil {
 		return err
 	}
