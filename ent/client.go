@@ -2199,6 +2199,22 @@ func (c *ComputeNodeClient) QueryChecks(_m *ComputeNode) *CheckQuery {
 	return query
 }
 
+// QueryLoadBalancers queries the load_balancers edge of a ComputeNode.
+func (c *ComputeNodeClient) QueryLoadBalancers(_m *ComputeNode) *LoadBalancerQuery {
+	query := (&LoadBalancerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, id),
+			sqlgraph.To(loadbalancer.Table, loadbalancer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, computenode.LoadBalancersTable, computenode.LoadBalancersPrimaryKey...),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryAssignments queries the assignments edge of a ComputeNode.
 func (c *ComputeNodeClient) QueryAssignments(_m *ComputeNode) *AssignmentQuery {
 	query := (&AssignmentClient{config: c.config}).Query()
@@ -5589,7 +5605,7 @@ func (c *LoadBalancerClient) QueryNodes(_m *LoadBalancer) *ComputeNodeQuery {
 		step := sqlgraph.NewStep(
 			sqlgraph.From(loadbalancer.Table, loadbalancer.FieldID, id),
 			sqlgraph.To(computenode.Table, computenode.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, loadbalancer.NodesTable, loadbalancer.NodesColumn),
+			sqlgraph.Edge(sqlgraph.M2M, false, loadbalancer.NodesTable, loadbalancer.NodesPrimaryKey...),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil

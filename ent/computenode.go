@@ -94,7 +94,6 @@ type ComputeNode struct {
 	availability_zone_nodes *int
 	cluster_nodes           *int
 	host_node               *int
-	load_balancer_nodes     *int
 	selectValues            sql.SelectValues
 }
 
@@ -110,6 +109,8 @@ type ComputeNodeEdges struct {
 	Providers []*Provider `json:"providers,omitempty"`
 	// the checks naming this node (a node may be named by several checks)
 	Checks []*Check `json:"checks,omitempty"`
+	// the load balancers this node serves (a node may serve several)
+	LoadBalancers []*LoadBalancer `json:"load_balancers,omitempty"`
 	// Assignments holds the value of the assignments edge.
 	Assignments []*Assignment `json:"assignments,omitempty"`
 	// VirtualMachines holds the value of the virtual_machines edge.
@@ -130,12 +131,13 @@ type ComputeNodeEdges struct {
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [14]bool
+	loadedTypes [15]bool
 	// totalCount holds the count of the edges above.
-	totalCount [14]map[string]int
+	totalCount [15]map[string]int
 
 	namedProviders        map[string][]*Provider
 	namedChecks           map[string][]*Check
+	namedLoadBalancers    map[string][]*LoadBalancer
 	namedAssignments      map[string][]*Assignment
 	namedVirtualMachines  map[string][]*VirtualMachine
 	namedVolumes          map[string][]*Volume
@@ -198,10 +200,19 @@ func (e ComputeNodeEdges) ChecksOrErr() ([]*Check, error) {
 	return nil, &NotLoadedError{edge: "checks"}
 }
 
+// LoadBalancersOrErr returns the LoadBalancers value or an error if the edge
+// was not loaded in eager-loading.
+func (e ComputeNodeEdges) LoadBalancersOrErr() ([]*LoadBalancer, error) {
+	if e.loadedTypes[5] {
+		return e.LoadBalancers, nil
+	}
+	return nil, &NotLoadedError{edge: "load_balancers"}
+}
+
 // AssignmentsOrErr returns the Assignments value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) AssignmentsOrErr() ([]*Assignment, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.Assignments, nil
 	}
 	return nil, &NotLoadedError{edge: "assignments"}
@@ -210,7 +221,7 @@ func (e ComputeNodeEdges) AssignmentsOrErr() ([]*Assignment, error) {
 // VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[7] {
 		return e.VirtualMachines, nil
 	}
 	return nil, &NotLoadedError{edge: "virtual_machines"}
@@ -219,7 +230,7 @@ func (e ComputeNodeEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
 // VolumesOrErr returns the Volumes value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) VolumesOrErr() ([]*Volume, error) {
-	if e.loadedTypes[7] {
+	if e.loadedTypes[8] {
 		return e.Volumes, nil
 	}
 	return nil, &NotLoadedError{edge: "volumes"}
@@ -228,7 +239,7 @@ func (e ComputeNodeEdges) VolumesOrErr() ([]*Volume, error) {
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) EventsOrErr() ([]*Event, error) {
-	if e.loadedTypes[8] {
+	if e.loadedTypes[9] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
@@ -237,7 +248,7 @@ func (e ComputeNodeEdges) EventsOrErr() ([]*Event, error) {
 // AlertsOrErr returns the Alerts value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) AlertsOrErr() ([]*Alert, error) {
-	if e.loadedTypes[9] {
+	if e.loadedTypes[10] {
 		return e.Alerts, nil
 	}
 	return nil, &NotLoadedError{edge: "alerts"}
@@ -246,7 +257,7 @@ func (e ComputeNodeEdges) AlertsOrErr() ([]*Alert, error) {
 // RoleBindingsOrErr returns the RoleBindings value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
-	if e.loadedTypes[10] {
+	if e.loadedTypes[11] {
 		return e.RoleBindings, nil
 	}
 	return nil, &NotLoadedError{edge: "role_bindings"}
@@ -255,7 +266,7 @@ func (e ComputeNodeEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
 // MaintenancesOrErr returns the Maintenances value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
-	if e.loadedTypes[11] {
+	if e.loadedTypes[12] {
 		return e.Maintenances, nil
 	}
 	return nil, &NotLoadedError{edge: "maintenances"}
@@ -264,7 +275,7 @@ func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[12] {
+	if e.loadedTypes[13] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -273,7 +284,7 @@ func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[13] {
+	if e.loadedTypes[14] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -299,8 +310,6 @@ func (*ComputeNode) scanValues(columns []string) ([]any, error) {
 		case computenode.ForeignKeys[1]: // cluster_nodes
 			values[i] = new(sql.NullInt64)
 		case computenode.ForeignKeys[2]: // host_node
-			values[i] = new(sql.NullInt64)
-		case computenode.ForeignKeys[3]: // load_balancer_nodes
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -551,13 +560,6 @@ func (_m *ComputeNode) assignValues(columns []string, values []any) error {
 				_m.host_node = new(int)
 				*_m.host_node = int(value.Int64)
 			}
-		case computenode.ForeignKeys[3]:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for edge-field load_balancer_nodes", value)
-			} else if value.Valid {
-				_m.load_balancer_nodes = new(int)
-				*_m.load_balancer_nodes = int(value.Int64)
-			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -594,6 +596,11 @@ func (_m *ComputeNode) QueryProviders() *ProviderQuery {
 // QueryChecks queries the "checks" edge of the ComputeNode entity.
 func (_m *ComputeNode) QueryChecks() *CheckQuery {
 	return NewComputeNodeClient(_m.config).QueryChecks(_m)
+}
+
+// QueryLoadBalancers queries the "load_balancers" edge of the ComputeNode entity.
+func (_m *ComputeNode) QueryLoadBalancers() *LoadBalancerQuery {
+	return NewComputeNodeClient(_m.config).QueryLoadBalancers(_m)
 }
 
 // QueryAssignments queries the "assignments" edge of the ComputeNode entity.
@@ -817,6 +824,30 @@ func (_m *ComputeNode) appendNamedChecks(name string, edges ...*Check) {
 		_m.Edges.namedChecks[name] = []*Check{}
 	} else {
 		_m.Edges.namedChecks[name] = append(_m.Edges.namedChecks[name], edges...)
+	}
+}
+
+// NamedLoadBalancers returns the LoadBalancers named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *ComputeNode) NamedLoadBalancers(name string) ([]*LoadBalancer, error) {
+	if _m.Edges.namedLoadBalancers == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedLoadBalancers[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *ComputeNode) appendNamedLoadBalancers(name string, edges ...*LoadBalancer) {
+	if _m.Edges.namedLoadBalancers == nil {
+		_m.Edges.namedLoadBalancers = make(map[string][]*LoadBalancer)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedLoadBalancers[name] = []*LoadBalancer{}
+	} else {
+		_m.Edges.namedLoadBalancers[name] = append(_m.Edges.namedLoadBalancers[name], edges...)
 	}
 }
 

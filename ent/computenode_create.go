@@ -19,6 +19,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/maintenance"
@@ -536,6 +537,21 @@ func (_c *ComputeNodeCreate) AddChecks(v ...*Check) *ComputeNodeCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddCheckIDs(ids...)
+}
+
+// AddLoadBalancerIDs adds the "load_balancers" edge to the LoadBalancer entity by IDs.
+func (_c *ComputeNodeCreate) AddLoadBalancerIDs(ids ...int) *ComputeNodeCreate {
+	_c.mutation.AddLoadBalancerIDs(ids...)
+	return _c
+}
+
+// AddLoadBalancers adds the "load_balancers" edges to the LoadBalancer entity.
+func (_c *ComputeNodeCreate) AddLoadBalancers(v ...*LoadBalancer) *ComputeNodeCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddLoadBalancerIDs(ids...)
 }
 
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
@@ -1201,6 +1217,22 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.LoadBalancersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

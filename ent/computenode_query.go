@@ -22,6 +22,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/maintenance"
@@ -44,6 +45,7 @@ type ComputeNodeQuery struct {
 	withAvailabilityZone      *AvailabilityZoneQuery
 	withProviders             *ProviderQuery
 	withChecks                *CheckQuery
+	withLoadBalancers         *LoadBalancerQuery
 	withAssignments           *AssignmentQuery
 	withVirtualMachines       *VirtualMachineQuery
 	withVolumes               *VolumeQuery
@@ -58,6 +60,7 @@ type ComputeNodeQuery struct {
 	modifiers                 []func(*sql.Selector)
 	withNamedProviders        map[string]*ProviderQuery
 	withNamedChecks           map[string]*CheckQuery
+	withNamedLoadBalancers    map[string]*LoadBalancerQuery
 	withNamedAssignments      map[string]*AssignmentQuery
 	withNamedVirtualMachines  map[string]*VirtualMachineQuery
 	withNamedVolumes          map[string]*VolumeQuery
@@ -206,6 +209,28 @@ func (_q *ComputeNodeQuery) QueryChecks() *CheckQuery {
 			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
 			sqlgraph.To(check.Table, check.FieldID),
 			sqlgraph.Edge(sqlgraph.M2M, true, computenode.ChecksTable, computenode.ChecksPrimaryKey...),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryLoadBalancers chains the current query on the "load_balancers" edge.
+func (_q *ComputeNodeQuery) QueryLoadBalancers() *LoadBalancerQuery {
+	query := (&LoadBalancerClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
+			sqlgraph.To(loadbalancer.Table, loadbalancer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, computenode.LoadBalancersTable, computenode.LoadBalancersPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -608,6 +633,7 @@ func (_q *ComputeNodeQuery) Clone() *ComputeNodeQuery {
 		withAvailabilityZone: _q.withAvailabilityZone.Clone(),
 		withProviders:        _q.withProviders.Clone(),
 		withChecks:           _q.withChecks.Clone(),
+		withLoadBalancers:    _q.withLoadBalancers.Clone(),
 		withAssignments:      _q.withAssignments.Clone(),
 		withVirtualMachines:  _q.withVirtualMachines.Clone(),
 		withVolumes:          _q.withVolumes.Clone(),
@@ -676,6 +702,17 @@ func (_q *ComputeNodeQuery) WithChecks(opts ...func(*CheckQuery)) *ComputeNodeQu
 		opt(query)
 	}
 	_q.withChecks = query
+	return _q
+}
+
+// WithLoadBalancers tells the query-builder to eager-load the nodes that are connected to
+// the "load_balancers" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithLoadBalancers(opts ...func(*LoadBalancerQuery)) *ComputeNodeQuery {
+	query := (&LoadBalancerClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withLoadBalancers = query
 	return _q
 }
 
@@ -863,12 +900,13 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		nodes       = []*ComputeNode{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [14]bool{
+		loadedTypes = [15]bool{
 			_q.withHost != nil,
 			_q.withCluster != nil,
 			_q.withAvailabilityZone != nil,
 			_q.withProviders != nil,
 			_q.withChecks != nil,
+			_q.withLoadBalancers != nil,
 			_q.withAssignments != nil,
 			_q.withVirtualMachines != nil,
 			_q.withVolumes != nil,
@@ -936,6 +974,13 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		if err := _q.loadChecks(ctx, query, nodes,
 			func(n *ComputeNode) { n.Edges.Checks = []*Check{} },
 			func(n *ComputeNode, e *Check) { n.Edges.Checks = append(n.Edges.Checks, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withLoadBalancers; query != nil {
+		if err := _q.loadLoadBalancers(ctx, query, nodes,
+			func(n *ComputeNode) { n.Edges.LoadBalancers = []*LoadBalancer{} },
+			func(n *ComputeNode, e *LoadBalancer) { n.Edges.LoadBalancers = append(n.Edges.LoadBalancers, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1015,6 +1060,13 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		if err := _q.loadChecks(ctx, query, nodes,
 			func(n *ComputeNode) { n.appendNamedChecks(name) },
 			func(n *ComputeNode, e *Check) { n.appendNamedChecks(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedLoadBalancers {
+		if err := _q.loadLoadBalancers(ctx, query, nodes,
+			func(n *ComputeNode) { n.appendNamedLoadBalancers(name) },
+			func(n *ComputeNode, e *LoadBalancer) { n.appendNamedLoadBalancers(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1300,6 +1352,67 @@ func (_q *ComputeNodeQuery) loadChecks(ctx context.Context, query *CheckQuery, n
 		nodes, ok := nids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected "checks" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
+	}
+	return nil
+}
+func (_q *ComputeNodeQuery) loadLoadBalancers(ctx context.Context, query *LoadBalancerQuery, nodes []*ComputeNode, init func(*ComputeNode), assign func(*ComputeNode, *LoadBalancer)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*ComputeNode)
+	nids := make(map[int]map[*ComputeNode]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(computenode.LoadBalancersTable)
+		s.Join(joinT).On(s.C(loadbalancer.FieldID), joinT.C(computenode.LoadBalancersPrimaryKey[0]))
+		s.Where(sql.InValues(joinT.C(computenode.LoadBalancersPrimaryKey[1]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(computenode.LoadBalancersPrimaryKey[1]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*ComputeNode]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*LoadBalancer](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "load_balancers" node returned %v`, n.ID)
 		}
 		for kn := range nodes {
 			assign(kn, n)
@@ -1821,6 +1934,20 @@ func (_q *ComputeNodeQuery) WithNamedChecks(name string, opts ...func(*CheckQuer
 		_q.withNamedChecks = make(map[string]*CheckQuery)
 	}
 	_q.withNamedChecks[name] = query
+	return _q
+}
+
+// WithNamedLoadBalancers tells the query-builder to eager-load the nodes that are connected to the "load_balancers"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithNamedLoadBalancers(name string, opts ...func(*LoadBalancerQuery)) *ComputeNodeQuery {
+	query := (&LoadBalancerClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedLoadBalancers == nil {
+		_q.withNamedLoadBalancers = make(map[string]*LoadBalancerQuery)
+	}
+	_q.withNamedLoadBalancers[name] = query
 	return _q
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/event"
 	"github.com/virtflow/virtflow/ent/host"
+	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/maintainer"
 	"github.com/virtflow/virtflow/ent/maintainergroup"
 	"github.com/virtflow/virtflow/ent/maintenance"
@@ -698,6 +699,21 @@ func (_u *ComputeNodeUpdate) AddChecks(v ...*Check) *ComputeNodeUpdate {
 	return _u.AddCheckIDs(ids...)
 }
 
+// AddLoadBalancerIDs adds the "load_balancers" edge to the LoadBalancer entity by IDs.
+func (_u *ComputeNodeUpdate) AddLoadBalancerIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.AddLoadBalancerIDs(ids...)
+	return _u
+}
+
+// AddLoadBalancers adds the "load_balancers" edges to the LoadBalancer entity.
+func (_u *ComputeNodeUpdate) AddLoadBalancers(v ...*LoadBalancer) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddLoadBalancerIDs(ids...)
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
 func (_u *ComputeNodeUpdate) AddAssignmentIDs(ids ...int) *ComputeNodeUpdate {
 	_u.mutation.AddAssignmentIDs(ids...)
@@ -896,6 +912,27 @@ func (_u *ComputeNodeUpdate) RemoveChecks(v ...*Check) *ComputeNodeUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveCheckIDs(ids...)
+}
+
+// ClearLoadBalancers clears all "load_balancers" edges to the LoadBalancer entity.
+func (_u *ComputeNodeUpdate) ClearLoadBalancers() *ComputeNodeUpdate {
+	_u.mutation.ClearLoadBalancers()
+	return _u
+}
+
+// RemoveLoadBalancerIDs removes the "load_balancers" edge to LoadBalancer entities by IDs.
+func (_u *ComputeNodeUpdate) RemoveLoadBalancerIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.RemoveLoadBalancerIDs(ids...)
+	return _u
+}
+
+// RemoveLoadBalancers removes "load_balancers" edges to LoadBalancer entities.
+func (_u *ComputeNodeUpdate) RemoveLoadBalancers(v ...*LoadBalancer) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveLoadBalancerIDs(ids...)
 }
 
 // ClearAssignments clears all "assignments" edges to the Assignment entity.
@@ -1616,6 +1653,51 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.LoadBalancersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedLoadBalancersIDs(); len(nodes) > 0 && !_u.mutation.LoadBalancersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.LoadBalancersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -2703,6 +2785,21 @@ func (_u *ComputeNodeUpdateOne) AddChecks(v ...*Check) *ComputeNodeUpdateOne {
 	return _u.AddCheckIDs(ids...)
 }
 
+// AddLoadBalancerIDs adds the "load_balancers" edge to the LoadBalancer entity by IDs.
+func (_u *ComputeNodeUpdateOne) AddLoadBalancerIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.AddLoadBalancerIDs(ids...)
+	return _u
+}
+
+// AddLoadBalancers adds the "load_balancers" edges to the LoadBalancer entity.
+func (_u *ComputeNodeUpdateOne) AddLoadBalancers(v ...*LoadBalancer) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddLoadBalancerIDs(ids...)
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
 func (_u *ComputeNodeUpdateOne) AddAssignmentIDs(ids ...int) *ComputeNodeUpdateOne {
 	_u.mutation.AddAssignmentIDs(ids...)
@@ -2901,6 +2998,27 @@ func (_u *ComputeNodeUpdateOne) RemoveChecks(v ...*Check) *ComputeNodeUpdateOne 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveCheckIDs(ids...)
+}
+
+// ClearLoadBalancers clears all "load_balancers" edges to the LoadBalancer entity.
+func (_u *ComputeNodeUpdateOne) ClearLoadBalancers() *ComputeNodeUpdateOne {
+	_u.mutation.ClearLoadBalancers()
+	return _u
+}
+
+// RemoveLoadBalancerIDs removes the "load_balancers" edge to LoadBalancer entities by IDs.
+func (_u *ComputeNodeUpdateOne) RemoveLoadBalancerIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.RemoveLoadBalancerIDs(ids...)
+	return _u
+}
+
+// RemoveLoadBalancers removes "load_balancers" edges to LoadBalancer entities.
+func (_u *ComputeNodeUpdateOne) RemoveLoadBalancers(v ...*LoadBalancer) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveLoadBalancerIDs(ids...)
 }
 
 // ClearAssignments clears all "assignments" edges to the Assignment entity.
@@ -3651,6 +3769,51 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(check.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.LoadBalancersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedLoadBalancersIDs(); len(nodes) > 0 && !_u.mutation.LoadBalancersCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.LoadBalancersIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(loadbalancer.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -127,6 +127,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"availability_zone": {Target: "AvailabilityZone", Field: "AvailabilityZone", Unique: true, OwnFK: true},
 		"providers":         {Target: "Provider", Field: "Providers", Unique: false, OwnFK: false},
 		"checks":            {Target: "Check", Field: "Checks", Unique: false, OwnFK: false},
+		"load_balancers":    {Target: "LoadBalancer", Field: "LoadBalancers", Unique: false, OwnFK: false},
 		"assignments":       {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
 		"virtual_machines":  {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 		"volumes":           {Target: "Volume", Field: "Volumes", Unique: false, OwnFK: false},

@@ -1703,6 +1703,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Check",
 	)
 	graph.MustAddE(
+		"load_balancers",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   computenode.LoadBalancersTable,
+			Columns: computenode.LoadBalancersPrimaryKey,
+			Bidi:    false,
+		},
+		"ComputeNode",
+		"LoadBalancer",
+	)
+	graph.MustAddE(
 		"assignments",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -2533,10 +2545,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 	graph.MustAddE(
 		"nodes",
 		&sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 		},
 		"LoadBalancer",
@@ -5393,6 +5405,20 @@ func (f *ComputeNodeFilter) WhereHasChecks() {
 // WhereHasChecksWith applies a predicate to check if query has an edge checks with a given conditions (other predicates).
 func (f *ComputeNodeFilter) WhereHasChecksWith(preds ...predicate.Check) {
 	f.Where(entql.HasEdgeWith("checks", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasLoadBalancers applies a predicate to check if query has an edge load_balancers.
+func (f *ComputeNodeFilter) WhereHasLoadBalancers() {
+	f.Where(entql.HasEdge("load_balancers"))
+}
+
+// WhereHasLoadBalancersWith applies a predicate to check if query has an edge load_balancers with a given conditions (other predicates).
+func (f *ComputeNodeFilter) WhereHasLoadBalancersWith(preds ...predicate.LoadBalancer) {
+	f.Where(entql.HasEdgeWith("load_balancers", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

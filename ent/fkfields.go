@@ -61,6 +61,8 @@ var ForeignKeyFields = map[string]string{
 	"links.port_link_b":                                          "bPortID",
 	"load_balancers.tenant_load_balancers":                       "tenantID",
 	"load_balancers.region_service_load_balancer":                "regionServiceID",
+	"load_balancer_nodes.load_balancer_id":                       "loadBalancerIDs",
+	"load_balancer_nodes.compute_node_id":                        "nodeIDs",
 	"maintainers.user_maintainer":                                "userID",
 	"maintainer_hosts.maintainer_id":                             "maintainerIDs",
 	"maintainer_hosts.host_id":                                   "hostIDs",

@@ -454,6 +454,18 @@ func (_m *ComputeNode) Checks(ctx context.Context) (result []*Check, err error) 
 	return result, err
 }
 
+func (_m *ComputeNode) LoadBalancers(ctx context.Context) (result []*LoadBalancer, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedLoadBalancers(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.LoadBalancersOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryLoadBalancers().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *ComputeNode) Assignments(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AssignmentOrder, where *AssignmentWhereInput,
 ) (*AssignmentConnection, error) {
@@ -462,7 +474,7 @@ func (_m *ComputeNode) Assignments(
 		WithAssignmentFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedAssignments(alias); err == nil || hasTotalCount {
 		pager, err := newAssignmentPager(opts, last != nil)
 		if err != nil {
@@ -483,7 +495,7 @@ func (_m *ComputeNode) VirtualMachines(
 		WithVirtualMachineFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedVirtualMachines(alias); err == nil || hasTotalCount {
 		pager, err := newVirtualMachinePager(opts, last != nil)
 		if err != nil {
@@ -504,7 +516,7 @@ func (_m *ComputeNode) Volumes(
 		WithVolumeFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
 	if nodes, err := _m.NamedVolumes(alias); err == nil || hasTotalCount {
 		pager, err := newVolumePager(opts, last != nil)
 		if err != nil {
@@ -525,7 +537,7 @@ func (_m *ComputeNode) Events(
 		WithEventFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
 	if nodes, err := _m.NamedEvents(alias); err == nil || hasTotalCount {
 		pager, err := newEventPager(opts, last != nil)
 		if err != nil {
@@ -546,7 +558,7 @@ func (_m *ComputeNode) Alerts(
 		WithAlertFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
 	if nodes, err := _m.NamedAlerts(alias); err == nil || hasTotalCount {
 		pager, err := newAlertPager(opts, last != nil)
 		if err != nil {
@@ -567,7 +579,7 @@ func (_m *ComputeNode) RoleBindings(
 		WithRoleBindingFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
 	if nodes, err := _m.NamedRoleBindings(alias); err == nil || hasTotalCount {
 		pager, err := newRoleBindingPager(opts, last != nil)
 		if err != nil {
@@ -588,7 +600,7 @@ func (_m *ComputeNode) Maintenances(
 		WithMaintenanceFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
 	if nodes, err := _m.NamedMaintenances(alias); err == nil || hasTotalCount {
 		pager, err := newMaintenancePager(opts, last != nil)
 		if err != nil {
@@ -609,7 +621,7 @@ func (_m *ComputeNode) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -630,7 +642,7 @@ func (_m *ComputeNode) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {

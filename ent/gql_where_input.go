@@ -4594,6 +4594,10 @@ type ComputeNodeWhereInput struct {
 	HasChecks     *bool              `json:"hasChecks,omitempty"`
 	HasChecksWith []*CheckWhereInput `json:"hasChecksWith,omitempty"`
 
+	// "load_balancers" edge predicates.
+	HasLoadBalancers     *bool                     `json:"hasLoadBalancers,omitempty"`
+	HasLoadBalancersWith []*LoadBalancerWhereInput `json:"hasLoadBalancersWith,omitempty"`
+
 	// "assignments" edge predicates.
 	HasAssignments     *bool                   `json:"hasAssignments,omitempty"`
 	HasAssignmentsWith []*AssignmentWhereInput `json:"hasAssignmentsWith,omitempty"`
@@ -5623,6 +5627,24 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, computenode.HasChecksWith(with...))
+	}
+	if i.HasLoadBalancers != nil {
+		p := computenode.HasLoadBalancers()
+		if !*i.HasLoadBalancers {
+			p = computenode.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasLoadBalancersWith) > 0 {
+		with := make([]predicate.LoadBalancer, 0, len(i.HasLoadBalancersWith))
+		for _, w := range i.HasLoadBalancersWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasLoadBalancersWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, computenode.HasLoadBalancersWith(with...))
 	}
 	if i.HasAssignments != nil {
 		p := computenode.HasAssignments()

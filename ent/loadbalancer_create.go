@@ -432,10 +432,10 @@ func (_c *LoadBalancerCreate) createSpec() (*LoadBalancer, *sqlgraph.CreateSpec)
 	}
 	if nodes := _c.mutation.NodesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),

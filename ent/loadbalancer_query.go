@@ -153,7 +153,7 @@ func (_q *LoadBalancerQuery) QueryNodes() *ComputeNodeQuery {
 		step := sqlgraph.NewStep(
 			sqlgraph.From(loadbalancer.Table, loadbalancer.FieldID, selector),
 			sqlgraph.To(computenode.Table, computenode.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, loadbalancer.NodesTable, loadbalancer.NodesColumn),
+			sqlgraph.Edge(sqlgraph.M2M, false, loadbalancer.NodesTable, loadbalancer.NodesPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -660,33 +660,63 @@ func (_q *LoadBalancerQuery) loadVip(ctx context.Context, query *IPAddressQuery,
 	return nil
 }
 func (_q *LoadBalancerQuery) loadNodes(ctx context.Context, query *ComputeNodeQuery, nodes []*LoadBalancer, init func(*LoadBalancer), assign func(*LoadBalancer, *ComputeNode)) error {
-	fks := make([]driver.Value, 0, len(nodes))
-	nodeids := make(map[int]*LoadBalancer)
-	for i := range nodes {
-		fks = append(fks, nodes[i].ID)
-		nodeids[nodes[i].ID] = nodes[i]
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*LoadBalancer)
+	nids := make(map[int]map[*LoadBalancer]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
 		if init != nil {
-			init(nodes[i])
+			init(node)
 		}
 	}
-	query.withFKs = true
-	query.Where(predicate.ComputeNode(func(s *sql.Selector) {
-		s.Where(sql.InValues(s.C(loadbalancer.NodesColumn), fks...))
-	}))
-	neighbors, err := query.All(ctx)
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(loadbalancer.NodesTable)
+		s.Join(joinT).On(s.C(computenode.FieldID), joinT.C(loadbalancer.NodesPrimaryKey[1]))
+		s.Where(sql.InValues(joinT.C(loadbalancer.NodesPrimaryKey[0]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(loadbalancer.NodesPrimaryKey[0]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*LoadBalancer]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*ComputeNode](ctx, query, qr, query.inters)
 	if err != nil {
 		return err
 	}
 	for _, n := range neighbors {
-		fk := n.load_balancer_nodes
-		if fk == nil {
-			return fmt.Errorf(`foreign-key "load_balancer_nodes" is nil for node %v`, n.ID)
-		}
-		node, ok := nodeids[*fk]
+		nodes, ok := nids[n.ID]
 		if !ok {
-			return fmt.Errorf(`unexpected referenced foreign-key "load_balancer_nodes" returned %v for node %v`, *fk, n.ID)
+			return fmt.Errorf(`unexpected "nodes" node returned %v`, n.ID)
 		}
-		assign(node, n)
+		for kn := range nodes {
+			assign(kn, n)
+		}
 	}
 	return nil
 }

@@ -525,10 +525,10 @@ func (_u *LoadBalancerUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if _u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -538,10 +538,10 @@ func (_u *LoadBalancerUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if nodes := _u.mutation.RemovedNodesIDs(); len(nodes) > 0 && !_u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -554,10 +554,10 @@ func (_u *LoadBalancerUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if nodes := _u.mutation.NodesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -1110,10 +1110,10 @@ func (_u *LoadBalancerUpdateOne) sqlSave(ctx context.Context) (_node *LoadBalanc
 	}
 	if _u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -1123,10 +1123,10 @@ func (_u *LoadBalancerUpdateOne) sqlSave(ctx context.Context) (_node *LoadBalanc
 	}
 	if nodes := _u.mutation.RemovedNodesIDs(); len(nodes) > 0 && !_u.mutation.NodesCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),
@@ -1139,10 +1139,10 @@ func (_u *LoadBalancerUpdateOne) sqlSave(ctx context.Context) (_node *LoadBalanc
 	}
 	if nodes := _u.mutation.NodesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
+			Rel:     sqlgraph.M2M,
 			Inverse: false,
 			Table:   loadbalancer.NodesTable,
-			Columns: []string{loadbalancer.NodesColumn},
+			Columns: loadbalancer.NodesPrimaryKey,
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(computenode.FieldID, field.TypeInt),

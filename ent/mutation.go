@@ -9015,6 +9015,9 @@ type ComputeNodeMutation struct {
 	checks                          map[int]struct{}
 	removedchecks                   map[int]struct{}
 	clearedchecks                   bool
+	load_balancers                  map[int]struct{}
+	removedload_balancers           map[int]struct{}
+	clearedload_balancers           bool
 	assignments                     map[int]struct{}
 	removedassignments              map[int]struct{}
 	clearedassignments              bool
@@ -10972,6 +10975,60 @@ func (m *ComputeNodeMutation) ResetChecks() {
 	m.removedchecks = nil
 }
 
+// AddLoadBalancerIDs adds the "load_balancers" edge to the LoadBalancer entity by ids.
+func (m *ComputeNodeMutation) AddLoadBalancerIDs(ids ...int) {
+	if m.load_balancers == nil {
+		m.load_balancers = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.load_balancers[ids[i]] = struct{}{}
+	}
+}
+
+// ClearLoadBalancers clears the "load_balancers" edge to the LoadBalancer entity.
+func (m *ComputeNodeMutation) ClearLoadBalancers() {
+	m.clearedload_balancers = true
+}
+
+// LoadBalancersCleared reports if the "load_balancers" edge to the LoadBalancer entity was cleared.
+func (m *ComputeNodeMutation) LoadBalancersCleared() bool {
+	return m.clearedload_balancers
+}
+
+// RemoveLoadBalancerIDs removes the "load_balancers" edge to the LoadBalancer entity by IDs.
+func (m *ComputeNodeMutation) RemoveLoadBalancerIDs(ids ...int) {
+	if m.removedload_balancers == nil {
+		m.removedload_balancers = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.load_balancers, ids[i])
+		m.removedload_balancers[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedLoadBalancers returns the removed IDs of the "load_balancers" edge to the LoadBalancer entity.
+func (m *ComputeNodeMutation) RemovedLoadBalancersIDs() (ids []int) {
+	for id := range m.removedload_balancers {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// LoadBalancersIDs returns the "load_balancers" edge IDs in the mutation.
+func (m *ComputeNodeMutation) LoadBalancersIDs() (ids []int) {
+	for id := range m.load_balancers {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetLoadBalancers resets all changes to the "load_balancers" edge.
+func (m *ComputeNodeMutation) ResetLoadBalancers() {
+	m.load_balancers = nil
+	m.clearedload_balancers = false
+	m.removedload_balancers = nil
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by ids.
 func (m *ComputeNodeMutation) AddAssignmentIDs(ids ...int) {
 	if m.assignments == nil {
@@ -12345,7 +12402,7 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ComputeNodeMutation) AddedEdges() []string {
-	edges := make([]string, 0, 14)
+	edges := make([]string, 0, 15)
 	if m.host != nil {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -12360,6 +12417,9 @@ func (m *ComputeNodeMutation) AddedEdges() []string {
 	}
 	if m.checks != nil {
 		edges = append(edges, computenode.EdgeChecks)
+	}
+	if m.load_balancers != nil {
+		edges = append(edges, computenode.EdgeLoadBalancers)
 	}
 	if m.assignments != nil {
 		edges = append(edges, computenode.EdgeAssignments)
@@ -12416,6 +12476,12 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 	case computenode.EdgeChecks:
 		ids := make([]ent.Value, 0, len(m.checks))
 		for id := range m.checks {
+			ids = append(ids, id)
+		}
+		return ids
+	case computenode.EdgeLoadBalancers:
+		ids := make([]ent.Value, 0, len(m.load_balancers))
+		for id := range m.load_balancers {
 			ids = append(ids, id)
 		}
 		return ids
@@ -12479,12 +12545,15 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ComputeNodeMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 14)
+	edges := make([]string, 0, 15)
 	if m.removedproviders != nil {
 		edges = append(edges, computenode.EdgeProviders)
 	}
 	if m.removedchecks != nil {
 		edges = append(edges, computenode.EdgeChecks)
+	}
+	if m.removedload_balancers != nil {
+		edges = append(edges, computenode.EdgeLoadBalancers)
 	}
 	if m.removedassignments != nil {
 		edges = append(edges, computenode.EdgeAssignments)
@@ -12529,6 +12598,12 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 	case computenode.EdgeChecks:
 		ids := make([]ent.Value, 0, len(m.removedchecks))
 		for id := range m.removedchecks {
+			ids = append(ids, id)
+		}
+		return ids
+	case computenode.EdgeLoadBalancers:
+		ids := make([]ent.Value, 0, len(m.removedload_balancers))
+		for id := range m.removedload_balancers {
 			ids = append(ids, id)
 		}
 		return ids
@@ -12592,7 +12667,7 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ComputeNodeMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 14)
+	edges := make([]string, 0, 15)
 	if m.clearedhost {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -12607,6 +12682,9 @@ func (m *ComputeNodeMutation) ClearedEdges() []string {
 	}
 	if m.clearedchecks {
 		edges = append(edges, computenode.EdgeChecks)
+	}
+	if m.clearedload_balancers {
+		edges = append(edges, computenode.EdgeLoadBalancers)
 	}
 	if m.clearedassignments {
 		edges = append(edges, computenode.EdgeAssignments)
@@ -12652,6 +12730,8 @@ func (m *ComputeNodeMutation) EdgeCleared(name string) bool {
 		return m.clearedproviders
 	case computenode.EdgeChecks:
 		return m.clearedchecks
+	case computenode.EdgeLoadBalancers:
+		return m.clearedload_balancers
 	case computenode.EdgeAssignments:
 		return m.clearedassignments
 	case computenode.EdgeVirtualMachines:
@@ -12709,6 +12789,9 @@ func (m *ComputeNodeMutation) ResetEdge(name string) error {
 		return nil
 	case computenode.EdgeChecks:
 		m.ResetChecks()
+		return nil
+	case computenode.EdgeLoadBalancers:
+		m.ResetLoadBalancers()
 		return nil
 	case computenode.EdgeAssignments:
 		m.ResetAssignments()

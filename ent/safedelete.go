@@ -1277,7 +1277,7 @@ func (c *LinkClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the LoadBalancer with the given id unless records on its vip nodes edges
+// SafeDelete deletes the LoadBalancer with the given id unless records on its vip edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -1292,11 +1292,6 @@ func (c *LoadBalancerClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count vip of LoadBalancer %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "vip", Count: n})
-	}
-	if n, err := c.Query().Where(loadbalancer.ID(id)).QueryNodes().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
-		return fmt.Errorf("count nodes of LoadBalancer %v: %w", id, err)
-	} else if n > 0 {
-		deps = append(deps, Dependent{Edge: "nodes", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "LoadBalancer", ID: id, Dependents: deps}

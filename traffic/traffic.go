@@ -25,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/gslb"
 	"github.com/virtflow/virtflow/internal/dbtx"
+	"github.com/virtflow/virtflow/internal/rowlock"
 	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/scheduler"
@@ -371,6 +372,22 @@ func (l *Loop) reconcileLB(ctx context.Context, lb *ent.LoadBalancer) error {
 		return nil
 	}
 	_, err = dbtx.Run(ctx, l.Client, func(c *ent.Client) error {
+		// The row lock makes the choice of nodes once per load balancer, whatever the number
+		// of workers: one that chose while another had already chosen drops its choice and
+		// takes the winner's next round.
+		locked, err := c.LoadBalancer.Query().Where(loadbalancer.ID(lb.ID)).Modify(rowlock.ForUpdate).Only(sys)
+		if err != nil {
+			return err
+		}
+		if len(add) > 0 {
+			n, err := locked.QueryNodes().Count(sys)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+		}
 		after, err := c.LoadBalancer.UpdateOne(lb).AddNodeIDs(add...).SetMembers(ms).SetNodeStates(nodes).
 			SetStatus(st).SetStatusReason(why).Save(sys)
 		if err != nil {

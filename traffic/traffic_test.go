@@ -315,3 +315,31 @@ func (d *fakePowerDNS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 	}
 }
+
+// TestConcurrentLoopsChooseOnce races several workers' loops over one new load balancer: the
+// database's row lock lets one choice of nodes through, so it ends with exactly the nodes
+// one loop chose (two), never the union of several choices.
+func TestConcurrentLoopsChooseOnce(t *testing.T) {
+	c := openClient(t)
+	f := newFixture(t, c, "10.250.1.10")
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop := &Loop{Client: c}
+			errs <- loop.Once(context.Background())
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil && !strings.Contains(err.Error(), "deadlock") && !strings.Contains(err.Error(), "could not serialize") {
+			t.Error(err)
+		}
+	}
+	if n := len(f.reload(t).Edges.Nodes); n != 2 {
+		t.Fatalf("after 6 concurrent loops the load balancer has %d nodes, want 2", n)
+	}
+}

@@ -94,6 +94,8 @@ const (
 	EdgeProviders = "providers"
 	// EdgeChecks holds the string denoting the checks edge name in mutations.
 	EdgeChecks = "checks"
+	// EdgeLoadBalancers holds the string denoting the load_balancers edge name in mutations.
+	EdgeLoadBalancers = "load_balancers"
 	// EdgeAssignments holds the string denoting the assignments edge name in mutations.
 	EdgeAssignments = "assignments"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
@@ -145,6 +147,11 @@ const (
 	// ChecksInverseTable is the table name for the Check entity.
 	// It exists in this package in order to avoid circular dependency with the "check" package.
 	ChecksInverseTable = "checks"
+	// LoadBalancersTable is the table that holds the load_balancers relation/edge. The primary key declared below.
+	LoadBalancersTable = "load_balancer_nodes"
+	// LoadBalancersInverseTable is the table name for the LoadBalancer entity.
+	// It exists in this package in order to avoid circular dependency with the "loadbalancer" package.
+	LoadBalancersInverseTable = "load_balancers"
 	// AssignmentsTable is the table that holds the assignments relation/edge.
 	AssignmentsTable = "assignments"
 	// AssignmentsInverseTable is the table name for the Assignment entity.
@@ -248,7 +255,6 @@ var ForeignKeys = []string{
 	"availability_zone_nodes",
 	"cluster_nodes",
 	"host_node",
-	"load_balancer_nodes",
 }
 
 var (
@@ -258,6 +264,9 @@ var (
 	// ChecksPrimaryKey and ChecksColumn2 are the table columns denoting the
 	// primary key for the checks relation (M2M).
 	ChecksPrimaryKey = []string{"check_id", "compute_node_id"}
+	// LoadBalancersPrimaryKey and LoadBalancersColumn2 are the table columns denoting the
+	// primary key for the load_balancers relation (M2M).
+	LoadBalancersPrimaryKey = []string{"load_balancer_id", "compute_node_id"}
 	// MaintenancesPrimaryKey and MaintenancesColumn2 are the table columns denoting the
 	// primary key for the maintenances relation (M2M).
 	MaintenancesPrimaryKey = []string{"maintenance_id", "compute_node_id"}
@@ -627,6 +636,20 @@ func ByChecks(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByLoadBalancersCount orders the results by load_balancers count.
+func ByLoadBalancersCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newLoadBalancersStep(), opts...)
+	}
+}
+
+// ByLoadBalancers orders the results by load_balancers terms.
+func ByLoadBalancers(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newLoadBalancersStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByAssignmentsCount orders the results by assignments count.
 func ByAssignmentsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -785,6 +808,13 @@ func newChecksStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ChecksInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2M, true, ChecksTable, ChecksPrimaryKey...),
+	)
+}
+func newLoadBalancersStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(LoadBalancersInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, true, LoadBalancersTable, LoadBalancersPrimaryKey...),
 	)
 }
 func newAssignmentsStep() *sqlgraph.Step {

@@ -1685,6 +1685,29 @@ func HasChecksWith(preds ...predicate.Check) predicate.ComputeNode {
 	})
 }
 
+// HasLoadBalancers applies the HasEdge predicate on the "load_balancers" edge.
+func HasLoadBalancers() predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, LoadBalancersTable, LoadBalancersPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasLoadBalancersWith applies the HasEdge predicate on the "load_balancers" edge with a given conditions (other predicates).
+func HasLoadBalancersWith(preds ...predicate.LoadBalancer) predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := newLoadBalancersStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasAssignments applies the HasEdge predicate on the "assignments" edge.
 func HasAssignments() predicate.ComputeNode {
 	return predicate.ComputeNode(func(s *sql.Selector) {

@@ -69,13 +69,11 @@ const (
 	VipInverseTable = "ip_addresses"
 	// VipColumn is the table column denoting the vip relation/edge.
 	VipColumn = "load_balancer_vip"
-	// NodesTable is the table that holds the nodes relation/edge.
-	NodesTable = "compute_nodes"
+	// NodesTable is the table that holds the nodes relation/edge. The primary key declared below.
+	NodesTable = "load_balancer_nodes"
 	// NodesInverseTable is the table name for the ComputeNode entity.
 	// It exists in this package in order to avoid circular dependency with the "computenode" package.
 	NodesInverseTable = "compute_nodes"
-	// NodesColumn is the table column denoting the nodes relation/edge.
-	NodesColumn = "load_balancer_nodes"
 )
 
 // Columns holds all SQL columns for loadbalancer fields.
@@ -99,6 +97,12 @@ var ForeignKeys = []string{
 	"region_service_load_balancer",
 	"tenant_load_balancers",
 }
+
+var (
+	// NodesPrimaryKey and NodesColumn2 are the table columns denoting the
+	// primary key for the nodes relation (M2M).
+	NodesPrimaryKey = []string{"load_balancer_id", "compute_node_id"}
+)
 
 // ValidColumn reports if the column name is valid (part of the table columns).
 func ValidColumn(column string) bool {
@@ -297,7 +301,7 @@ func newNodesStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(NodesInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2M, false, NodesTable, NodesColumn),
+		sqlgraph.Edge(sqlgraph.M2M, false, NodesTable, NodesPrimaryKey...),
 	)
 }
 

@@ -390,7 +390,6 @@ var (
 		{Name: "availability_zone_nodes", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_nodes", Type: field.TypeInt},
 		{Name: "host_node", Type: field.TypeInt, Unique: true},
-		{Name: "load_balancer_nodes", Type: field.TypeInt, Nullable: true},
 	}
 	// ComputeNodesTable holds the schema information for the "compute_nodes" table.
 	ComputeNodesTable = &schema.Table{
@@ -415,12 +414,6 @@ var (
 				Columns:    []*schema.Column{ComputeNodesColumns[36]},
 				RefColumns: []*schema.Column{HostsColumns[0]},
 				OnDelete:   schema.NoAction,
-			},
-			{
-				Symbol:     "compute_nodes_load_balancers_nodes",
-				Columns:    []*schema.Column{ComputeNodesColumns[37]},
-				RefColumns: []*schema.Column{LoadBalancersColumns[0]},
-				OnDelete:   schema.SetNull,
 			},
 		},
 		Indexes: []*schema.Index{
@@ -2567,6 +2560,31 @@ var (
 			},
 		},
 	}
+	// LoadBalancerNodesColumns holds the columns for the "load_balancer_nodes" table.
+	LoadBalancerNodesColumns = []*schema.Column{
+		{Name: "load_balancer_id", Type: field.TypeInt},
+		{Name: "compute_node_id", Type: field.TypeInt},
+	}
+	// LoadBalancerNodesTable holds the schema information for the "load_balancer_nodes" table.
+	LoadBalancerNodesTable = &schema.Table{
+		Name:       "load_balancer_nodes",
+		Columns:    LoadBalancerNodesColumns,
+		PrimaryKey: []*schema.Column{LoadBalancerNodesColumns[0], LoadBalancerNodesColumns[1]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "load_balancer_nodes_load_balancer_id",
+				Columns:    []*schema.Column{LoadBalancerNodesColumns[0]},
+				RefColumns: []*schema.Column{LoadBalancersColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "load_balancer_nodes_compute_node_id",
+				Columns:    []*schema.Column{LoadBalancerNodesColumns[1]},
+				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
 	// MaintainerHostsColumns holds the columns for the "maintainer_hosts" table.
 	MaintainerHostsColumns = []*schema.Column{
 		{Name: "maintainer_id", Type: field.TypeInt},
@@ -3101,6 +3119,7 @@ var (
 		CheckClustersTable,
 		ComputeNodeProvidersTable,
 		HostGroupHostsTable,
+		LoadBalancerNodesTable,
 		MaintainerHostsTable,
 		MaintainerRacksTable,
 		MaintainerNodesTable,
@@ -3161,7 +3180,6 @@ func init() {
 	ComputeNodesTable.ForeignKeys[0].RefTable = AvailabilityZonesTable
 	ComputeNodesTable.ForeignKeys[1].RefTable = ClustersTable
 	ComputeNodesTable.ForeignKeys[2].RefTable = HostsTable
-	ComputeNodesTable.ForeignKeys[3].RefTable = LoadBalancersTable
 	ComputeNodesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(25769803776),
 	}
@@ -3389,6 +3407,8 @@ func init() {
 	ComputeNodeProvidersTable.ForeignKeys[1].RefTable = ProvidersTable
 	HostGroupHostsTable.ForeignKeys[0].RefTable = HostGroupsTable
 	HostGroupHostsTable.ForeignKeys[1].RefTable = HostsTable
+	LoadBalancerNodesTable.ForeignKeys[0].RefTable = LoadBalancersTable
+	LoadBalancerNodesTable.ForeignKeys[1].RefTable = ComputeNodesTable
 	MaintainerHostsTable.ForeignKeys[0].RefTable = MaintainersTable
 	MaintainerHostsTable.ForeignKeys[1].RefTable = HostsTable
 	MaintainerRacksTable.ForeignKeys[0].RefTable = MaintainersTable

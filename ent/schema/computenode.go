@@ -80,6 +80,8 @@ func (ComputeNode) Edges() []ent.Edge {
 		edge.To("providers", Provider.Type).Annotations(entgql.RelayConnection()),
 		edge.From("checks", Check.Type).Ref("nodes").Comment("the checks naming this node (a node may be named by several checks)").
 			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)),
+		edge.From("load_balancers", LoadBalancer.Type).Ref("nodes").Comment("the load balancers this node serves (a node may serve several)").
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)),
 		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
