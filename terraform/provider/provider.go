@@ -114,6 +114,8 @@ func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource
 		flavorResource,
 		volumeResource,
 		regionServiceResource,
+		loadBalancerResource,
+		globalServiceResource,
 		rackResource,
 		hostResource,
 		portResource,
