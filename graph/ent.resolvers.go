@@ -283,12 +283,7 @@ func (r *mutationResolver) UpdateLoadBalancer(ctx context.Context, id int, input
 
 // DeleteLoadBalancer is the resolver for the deleteLoadBalancer field.
 func (r *mutationResolver) DeleteLoadBalancer(ctx context.Context, id int) (int, error) {
-	// The serving nodes the traffic loop chose are the load balancer's own state, not a
-	// reference that should block its deletion: let go of them in the same transaction.
-	if err := r.ent(ctx).LoadBalancer.UpdateOneID(id).ClearNodes().Exec(ctx); err != nil {
-		return id, err
-	}
-	return id, r.ent(ctx).LoadBalancer.SafeDelete(ctx, id)
+	return id, r.deleteLoadBalancer(ctx, id)
 }
 
 // CreateMaintainer is the resolver for the createMaintainer field.
