@@ -300,7 +300,7 @@ func (r *mutationResolver) UpdateLoadBalancer(ctx context.Context, id int, input
 
 // DeleteLoadBalancer is the resolver for the deleteLoadBalancer field.
 func (r *mutationResolver) DeleteLoadBalancer(ctx context.Context, id int) (int, error) {
-	return id, r.ent(ctx).LoadBalancer.SafeDelete(ctx, id)
+	return id, r.deleteLoadBalancer(ctx, id)
 }
 
 // CreateMaintainer is the resolver for the createMaintainer field.

@@ -1,6 +1,10 @@
 package graph
 
 import (
+	"context"
+
+	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/graph/model"
 	"github.com/virtflow/virtflow/traffic"
@@ -37,4 +41,16 @@ func nodeLoadBalancers(lbs []traffic.NodeLB) []*model.NodeLoadBalancer {
 		out[i] = m
 	}
 	return out
+}
+
+// deleteLoadBalancer deletes a load balancer for the caller. The serving nodes the traffic
+// loop chose (as the system) are the load balancer's own state, not a reference that should
+// block its deletion (SafeDelete would refuse, and tenants may not unlink nodes): they are let
+// go as the system in the mutation's transaction; the caller's delete still decides, and its
+// refusal rolls the whole mutation back.
+func (r *Resolver) deleteLoadBalancer(ctx context.Context, id int) error {
+	if err := r.ent(ctx).LoadBalancer.UpdateOneID(id).ClearNodes().Exec(authz.SystemContext(ctx, "traffic")); err != nil && !ent.IsNotFound(err) {
+		return err
+	}
+	return r.ent(ctx).LoadBalancer.SafeDelete(ctx, id)
 }

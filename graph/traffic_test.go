@@ -90,4 +90,19 @@ func TestLoadBalancerNodeAPI(t *testing.T) {
 		!out.ReportLoadBalancerState.NodeStates[0].Forwarding {
 		t.Fatalf("a node that announces and forwards: %+v", out.ReportLoadBalancerState)
 	}
+
+	// The serving nodes are the load balancer's own state: its tenant deletes it with them
+	// (once the operator released its VIP, an address of a network that is not the tenant's).
+	env.MustDo(t, `mutation($id: ID!) { updateLoadBalancer(id: $id, input: {clearVip: true}) { id } }`, map[string]any{"id": lbID}, nil)
+	// Another tenant's member neither deletes it nor, through the rollback, detaches its node.
+	otherTenant, _ := strconv.Atoi(f.Tenant())
+	env.As(memberToken(t, env, otherTenant)).Do(t, `mutation($id: ID!) { deleteLoadBalancer(id: $id) }`, map[string]any{"id": lbID}).
+		ExpectError(t, "NOT_FOUND", "")
+	if n := env.Client.LoadBalancer.Query().QueryNodes().CountX(ctx); n != 1 {
+		t.Fatalf("a refused delete left the load balancer %d serving nodes, want 1", n)
+	}
+	env.As(memberToken(t, env, tid)).MustDo(t, `mutation($id: ID!) { deleteLoadBalancer(id: $id) }`, map[string]any{"id": lbID}, nil)
+	if n := env.Client.LoadBalancer.Query().CountX(ctx); n != 1 { // the k8s-api one is left
+		t.Errorf("%d load balancers after the delete, want 1", n)
+	}
 }

@@ -116,6 +116,8 @@ func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource
 		volumeResource,
 		regionServiceResource,
 		kubernetesClusterResource,
+		loadBalancerResource,
+		globalServiceResource,
 		rackResource,
 		hostResource,
 		portResource,

@@ -4,6 +4,7 @@
 // mode, FQDN, TTL and its member region services with their load balancer, attaches a second
 // region's service and detaches the first (region closure), each checked against the API.
 import assert from 'node:assert/strict';
+import { seriousViolations } from '../axe.mjs';
 
 async function demo(ctx) {
   const d = await ctx.gql(`{
@@ -119,6 +120,26 @@ export const tests = [
       const api = (await ctx.gql('query($id: ID!) { node(id: $id) { ... on GlobalService { regionServices { edges { node { id } } } } } }', { id: gs.id })).node;
       assert.deepEqual(api.regionServices.edges.map((e) => e.node.id), [osaka.id], 'the API has only the attached service left');
       await page.close();
+    },
+  },
+  {
+    name: 'traffic: axe-core finds no serious violation on the load balancer and global service pages',
+    async run(ctx) {
+      const r = await ctx.gql('{ loadBalancers(first: 1) { edges { node { id } } } globalServices(first: 1) { edges { node { id } } } }');
+      const lb = r.loadBalancers.edges[0]?.node.id;
+      const gs = r.globalServices.edges[0]?.node.id;
+      assert.ok(lb && gs, 'the tests before made a load balancer and a global service');
+      const page = await ctx.page();
+      const found = [];
+      for (const p of ['/load-balancers', `/load-balancers/${lb}`, '/global-services', `/global-services/${gs}`]) {
+        await page.goto(p);
+        await page.locator('main h1').first().waitFor();
+        await page.waitForLoadState('networkidle').catch(() => {});
+        if (p === `/load-balancers/${lb}`) await page.getByRole('button', { name: 'Edit listeners' }).click();
+        for (const v of await seriousViolations(page)) found.push(`${p}: ${v}`);
+      }
+      await page.context().close();
+      assert.deepEqual(found, [], 'serious or critical accessibility violations');
     },
   },
 ];
