@@ -71,7 +71,7 @@ func (LoadBalancer) Edges() []ent.Edge {
 		edge.From("tenant", Tenant.Type).Ref("load_balancers").Unique().Required(),
 		edge.From("region_service", RegionService.Type).Ref("load_balancer").Unique(),
 		edge.To("vip", IPAddress.Type).Unique(),
-		edge.To("nodes", ComputeNode.Type).Annotations(entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)).
+		edge.To("nodes", ComputeNode.Type).Annotations(entgql.Skip(entgql.SkipMutationCreateInput | entgql.SkipMutationUpdateInput)).
 			Comment("the nodes that serve the VIP, chosen by the scheduler across failure domains"),
 	}
 }
