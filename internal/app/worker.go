@@ -162,7 +162,7 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		loop := &traffic.Loop{Client: db.Client, Config: trafficConfig(cfg, prov.Clock()), Log: log.With("component", "traffic")}
+		loop := &traffic.Loop{Client: db.Client, Config: trafficConfig(cfg, prov.Clock(), g.egress.Client(5*time.Second)), Log: log.With("component", "traffic")}
 		loop.Run(ctx, 2*time.Second)
 	}()
 	images, err := imageStore(cfg, db, g, log)
@@ -176,12 +176,13 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 }
 
 // trafficConfig is the traffic loop's configuration: GSLB through PowerDNS when cfg names
-// it (VIRTFLOW_GSLB_*).
-func trafficConfig(cfg config.Config, clock func() time.Time) traffic.Config {
+// it (VIRTFLOW_GSLB_*), reached through client, the process's egress policy (a PowerDNS on a
+// private address must be named in VIRTFLOW_EGRESS_ALLOW).
+func trafficConfig(cfg config.Config, clock func() time.Time, client *http.Client) traffic.Config {
 	tc := traffic.Config{Clock: clock}
 	if cfg.GSLBPowerDNSURL != "" && cfg.GSLBZone != "" {
 		tc.Publisher = &gslb.Publisher{DNS: &gslb.PowerDNS{BaseURL: cfg.GSLBPowerDNSURL, APIKey: cfg.GSLBPowerDNSKey,
-			Client: &http.Client{Timeout: 5 * time.Second}}, Zone: cfg.GSLBZone, NameServer: "ns1." + cfg.GSLBZone}
+			Client: client}, Zone: cfg.GSLBZone, NameServer: "ns1." + cfg.GSLBZone}
 	}
 	return tc
 }
