@@ -59,7 +59,7 @@ type example struct {
 	body   string
 }
 
-var markerRE = regexp.MustCompile(`^<!--\s*((?:not )?runnable(?::[^>]*)?)\s*-->$`)
+var markerRE = regexp.MustCompile(`^<!--\s*((?:not )?runnable(?::.*?)?)\s*-->$`)
 
 // readmeExamples parses README.md's fenced blocks and their markers.
 func readmeExamples(t *testing.T) []example {
@@ -248,13 +248,14 @@ func (s *demoServer) gql(query string, vars map[string]any, out any) error {
 	defer resp.Body.Close()
 	var r struct {
 		Data   json.RawMessage
-		Errors []json.RawMessage
+		Errors []any
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		return fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
 	}
 	if len(r.Errors) > 0 {
-		return fmt.Errorf("%s", bytes.Join(r.Errors, []byte("; ")))
+		b, _ := json.Marshal(r.Errors)
+		return fmt.Errorf("%s", b)
 	}
 	if out != nil {
 		return json.Unmarshal(r.Data, out)
