@@ -309,6 +309,8 @@ func TestReadmeExamplesRun(t *testing.T) {
 
 	for _, e := range runnable {
 		name := fmt.Sprintf("README.md:%d", e.line)
+		began := time.Now()
+		failed := t.Failed()
 		switch e.info {
 		case "graphql":
 			for _, op := range strings.Split(e.body, "\n\n") {
@@ -328,6 +330,9 @@ func TestReadmeExamplesRun(t *testing.T) {
 			}
 		default:
 			t.Errorf("%s: a runnable block of unknown kind %q", name, e.info)
+		}
+		if !failed && !t.Failed() {
+			t.Logf("%s (%s): ran in %v", name, map[string]string{"": "sh"}[e.info]+e.info, time.Since(began).Round(time.Millisecond))
 		}
 	}
 }
@@ -353,6 +358,10 @@ func runShell(body string, local *strings.Replacer, env []string) error {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%v\n%s", err, out)
+	}
+	// curl exits 0 on a GraphQL error: an answer with errors fails the example too.
+	if bytes.Contains(out, []byte(`"errors":`)) {
+		return fmt.Errorf("an answer has GraphQL errors:\n%s", out)
 	}
 	return nil
 }
