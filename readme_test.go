@@ -22,8 +22,8 @@ package virtflow_test
 //   - sh, or no info string: `bash -e -o pipefail` in a scratch directory, with the CLI
 //     (virtflow) built from this checkout first on PATH, and these variables set: TOKEN,
 //     VIRTFLOW_TOKEN and VIRTFLOW_ADMIN_TOKEN (the admin's token), VIRTFLOW_ENDPOINT (the
-//     server), TENANT (acme), REGION (tokyo1), FLAVOR (s1.small), IMAGE (ubuntu-24.04) and VM
-//     (acme-web-01), each that object's id. localhost:8080 and 127.0.0.1:8080 in the block
+//     server), TENANT (acme), REGION (tokyo1), FLAVOR (s1.small), IMAGE (ubuntu-24.04), VM
+//     (acme-web-01) and USER_ID (the user alice), each that object's id. localhost:8080 and 127.0.0.1:8080 in the block
 //     are replaced by the test server's address.
 //   - hcl: main.tf of its own directory (the provider block is added when the block has
 //     none), the provider built from this checkout loaded through dev_overrides, then
@@ -278,6 +278,20 @@ func (s *demoServer) id(t *testing.T, list, name string) string {
 	return r["l"].Edges[0].Node.ID
 }
 
+// userID finds a user's id by username.
+func (s *demoServer) userID(t *testing.T, username string) string {
+	t.Helper()
+	var r struct {
+		Users struct {
+			Edges []struct{ Node struct{ ID string } }
+		}
+	}
+	if err := s.gql(`query($n: String) { users(where: {username: $n}) { edges { node { id } } } }`, map[string]any{"n": username}, &r); err != nil || len(r.Users.Edges) != 1 {
+		t.Fatalf("user %s: %v %+v", username, err, r)
+	}
+	return r.Users.Edges[0].Node.ID
+}
+
 // TestReadmeExamplesRun runs every runnable README example against a fresh demo server.
 func TestReadmeExamplesRun(t *testing.T) {
 	examples := readmeExamples(t)
@@ -303,19 +317,20 @@ func TestReadmeExamplesRun(t *testing.T) {
 		"VIRTFLOW_ENDPOINT=http://"+s.addr,
 		"TENANT="+s.id(t, "tenants", "acme"), "REGION="+s.id(t, "regions", "tokyo1"),
 		"FLAVOR="+s.id(t, "flavors", "s1.small"), "IMAGE="+s.id(t, "images", "ubuntu-24.04"),
-		"VM="+s.id(t, "virtualMachines", "acme-web-01"))
+		"VM="+s.id(t, "virtualMachines", "acme-web-01"), "USER_ID="+s.userID(t, "alice"))
 	local := strings.NewReplacer("localhost:8080", s.addr, "127.0.0.1:8080", s.addr)
 	tf := newTerraform(t, bin, env)
 
 	for _, e := range runnable {
 		name := fmt.Sprintf("README.md:%d", e.line)
 		began := time.Now()
-		failed := t.Failed()
+		failed := false
+		errorf := func(format string, args ...any) { failed = true; t.Errorf(format, args...) }
 		switch e.info {
 		case "graphql":
 			for _, op := range strings.Split(e.body, "\n\n") {
 				if err := s.gql(op, nil, nil); err != nil {
-					t.Errorf("%s: %v\n%s", name, err, op)
+					errorf("%s: %v\n%s", name, err, op)
 				}
 			}
 		case "hcl":
@@ -323,15 +338,15 @@ func TestReadmeExamplesRun(t *testing.T) {
 				t.Logf("%s: skipped: terraform CLI not on PATH", name)
 				continue
 			}
-			tf.run(t, name, e)
+			failed = !tf.run(t, name, e)
 		case "sh", "":
 			if err := runShell(e.body, local, env); err != nil {
-				t.Errorf("%s: %v\n%s", name, err, e.body)
+				errorf("%s: %v\n%s", name, err, e.body)
 			}
 		default:
-			t.Errorf("%s: a runnable block of unknown kind %q", name, e.info)
+			errorf("%s: a runnable block of unknown kind %q", name, e.info)
 		}
-		if !failed && !t.Failed() {
+		if !failed {
 			t.Logf("%s (%s): ran in %v", name, map[string]string{"": "sh"}[e.info]+e.info, time.Since(began).Round(time.Millisecond))
 		}
 	}
@@ -395,7 +410,7 @@ const tfHeader = `terraform {
 provider "virtflow" {}
 `
 
-func (tf *terraform) run(t *testing.T, name string, e example) {
+func (tf *terraform) run(t *testing.T, name string, e example) bool {
 	t.Helper()
 	dir := t.TempDir()
 	config := e.body
@@ -419,7 +434,8 @@ func (tf *terraform) run(t *testing.T, name string, e example) {
 		cancel()
 		if err != nil {
 			t.Errorf("%s: terraform %s: %v\n%s", name, args[0], err, out)
-			return
+			return false
 		}
 	}
+	return true
 }
