@@ -144,9 +144,9 @@ export default function VMsPage() {
                 <th>Name</th>
                 <th>Status</th>
                 <th>Guest</th>
-                <th>Address</th>
                 <th>Tenant</th>
                 <th>Region</th>
+                <th>Address</th>
                 {infra && <th>Cluster / node</th>}
                 <th>Flavor</th>
                 <th className="nowrap">Created</th>
@@ -159,11 +159,11 @@ export default function VMsPage() {
                   <td className="nowrap"><Link to={`/vms/${vm.id}`}>{vm.name}</Link></td>
                   <td><StatusBadge status={vm.status} title={vmStatusTitle(vm.status, vm.statusReason)} /></td>
                   <td data-testid="guest-state"><StatusBadge status={vm.guestState} title={guestStateTitle(vm.guestState)} /></td>
+                  <td><Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link></td>
+                  <td>{vm.region.name}</td>
                   <td className="nowrap small" data-testid="vm-address">
                     {vm.guestAddresses?.length ? vm.guestAddresses.join(', ') : <span className="muted">—</span>}
                   </td>
-                  <td><Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link></td>
-                  <td>{vm.region.name}</td>
                   {infra && <td className="small">
                     {vm.cluster ? <Link to={`/clusters/${vm.cluster.id}`}>{vm.cluster.name}</Link> : <span className="muted">no cluster</span>}
                     <br />
