@@ -57,6 +57,10 @@ func (r *declared) Schema(_ context.Context, _ resource.SchemaRequest, resp *res
 			fl = append(fl, replace)
 		}
 		if f.integer {
+			// The API gives integers a default (0): computed, so a left-out one takes it.
+			if !f.required {
+				fl = append(fl, computed)
+			}
 			attrs[f.attr] = intAttr(f.desc, fl...)
 		} else {
 			attrs[f.attr] = stringAttr(f.desc, fl...)
