@@ -13,6 +13,13 @@ ARGS        ?=
 BINDIR      := bin
 CMDS        := server worker nodeagent
 
+# Version stamping (package internal/version): --version and /version show these. A build
+# without .git (a source tarball) passes them in: make build VERSION=v1.2.3 REVISION=<sha>.
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION    ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_PKG := github.com/virtflow/virtflow/internal/version
+LDFLAGS     := -X $(VERSION_PKG).stampedVersion=$(VERSION) -X $(VERSION_PKG).stampedRevision=$(REVISION)
+
 # staticcheck, pinned. `go run module@version` fetches and builds exactly this version through
 # the module proxy (checked against the checksum database, then cached), so lint needs nothing
 # installed beyond Go, and the tool's dependencies stay out of go.mod.
@@ -26,10 +33,15 @@ GOFMT_FIND  := find . \( -path ./.git -o -path ./bin -o -path ./data -o -path ./
                  -o -type f -name '*.go' -print0
 
 .DEFAULT_GOAL := build
-.PHONY: build run demo generate migrations test test-go test-race test-frontend frontend bench lint lint-go lint-frontend clean
+.PHONY: build image run demo generate migrations test test-go test-race test-frontend frontend bench lint lint-go lint-frontend clean
 
 build:
-	$(GO) build -o $(BINDIR)/ $(addprefix ./cmd/,$(CMDS))
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BINDIR)/ $(addprefix ./cmd/,$(CMDS))
+
+# image: the container image, stamped with this checkout's version (the build context has
+# no .git, see .dockerignore).
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t virtflow:$(VERSION) .
 
 run:
 	$(GO) run ./cmd/server $(ARGS)

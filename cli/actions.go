@@ -82,14 +82,14 @@ func runVM(ctx context.Context, a *app, args []string) error {
 	force := false
 	if verb == "create" {
 		fs.StringVar(&in.Name, "name", "", "name (required)")
-		fs.StringVar(&in.TenantID, "tenant", "", "tenant id (required)")
-		fs.StringVar(&in.RegionID, "region", "", "region id (required)")
-		fs.StringVar(&in.FlavorID, "flavor", "", "flavor id (required)")
-		fs.StringVar(&image, "image", "", "image id")
-		fs.StringVar(&zone, "zone", "", "availability zone id")
+		fs.StringVar(&in.TenantID, "tenant", "", "tenant name or id (required)")
+		fs.StringVar(&in.RegionID, "region", "", "region name or id (required)")
+		fs.StringVar(&in.FlavorID, "flavor", "", "flavor name or id (required)")
+		fs.StringVar(&image, "image", "", "image name or id")
+		fs.StringVar(&zone, "zone", "", "availability zone name or id")
 		fs.StringVar(&userData, "user-data", "", "#cloud-config")
-		fs.Var(&networks, "network", "network id (repeatable)")
-		fs.Var(&keys, "ssh-key", "SSH key id (repeatable)")
+		fs.Var(&networks, "network", "network name or id (repeatable)")
+		fs.Var(&keys, "ssh-key", "SSH key name or id (repeatable)")
 	}
 	if verb == "delete" {
 		fs.BoolVar(&force, "force", false, "operators: delete at once without waiting for the node's agent")
@@ -100,9 +100,9 @@ func runVM(ctx context.Context, a *app, args []string) error {
 	}
 	switch {
 	case verb == "create" && (in.Name == "" || in.TenantID == "" || in.RegionID == "" || in.FlavorID == "" || len(pos) != 0):
-		return usagef("vm create --name NAME --tenant ID --region ID --flavor ID [--image ID] [--network ID]... [--ssh-key ID]... [--wait]")
+		return usagef("vm create --name NAME --tenant TENANT --region REGION --flavor FLAVOR [--image IMAGE] [--network NETWORK]... [--ssh-key KEY]... [--wait]   (names or ids)")
 	case verb != "create" && len(pos) != 1:
-		return usagef("vm %s VM_ID [--wait]", verb)
+		return usagef("vm %s VM (name or id) [--wait]", verb)
 	}
 	c, err := a.api()
 	if err != nil {
@@ -112,15 +112,20 @@ func runVM(ctx context.Context, a *app, args []string) error {
 	var target apiclient.VirtualMachineStatus
 	switch verb {
 	case "create":
-		in.ImageID, in.AvailabilityZoneID, in.UserData = optional(image), optional(zone), optional(userData)
-		in.NetworkIDs, in.SshKeyIDs = networks, keys
+		if err := a.resolveVMInput(ctx, c, &in, image, zone, networks, keys); err != nil {
+			return err
+		}
+		in.UserData = optional(userData)
 		r, err := apiclient.CreateVM(ctx, c, in)
 		if err != nil {
 			return err
 		}
 		vm, target = &r.CreateVirtualMachine.VMFields, apiclient.VirtualMachineStatusActive
 	case "start", "stop", "reboot", "delete":
-		id := pos[0]
+		id, err := a.ref(ctx, c, "vm", pos[0])
+		if err != nil {
+			return err
+		}
 		switch verb {
 		case "start":
 			r, err := apiclient.StartVM(ctx, c, id)
@@ -267,13 +272,16 @@ func runNode(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("node %s NODE_ID", verb)
+		return usagef("node %s NODE (name or id)", verb)
 	}
 	c, err := a.api()
 	if err != nil {
 		return err
 	}
-	id := pos[0]
+	id, err := a.ref(ctx, c, "node", pos[0])
+	if err != nil {
+		return err
+	}
 	switch verb {
 	case "cordon":
 		r, err := apiclient.CordonNode(ctx, c, id, optional(*reason))
@@ -329,7 +337,7 @@ func runNode(ctx context.Context, a *app, args []string) error {
 func runWatch(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	id := fs.String("id", "", "only this object")
-	tenant := fs.String("tenant", "", "only this tenant's (vms, regionservices)")
+	tenant := fs.String("tenant", "", "only this tenant's, by name or id (vms, regionservices)")
 	count := fs.Int("count", 0, "stop after this many events (0: until interrupted)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -342,17 +350,21 @@ func runWatch(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	tenantID, err := a.ref(ctx, c, "tenant", *tenant)
+	if err != nil {
+		return err
+	}
 	vars := map[string]any{"id": optional(*id)}
 	var query, key string
 	switch normalize(pos[0]) {
 	case "vms", "vm", "virtualmachines":
 		query, key = apiclient.WatchVMs_Operation, "virtualMachineStatusChanged"
-		vars["tenantID"] = optional(*tenant)
+		vars["tenantID"] = optional(tenantID)
 	case "nodes", "node", "computenodes":
 		query, key = apiclient.WatchNodes_Operation, "nodeStatusChanged"
 	case "regionservices", "services":
 		query, key = apiclient.WatchRegionServices_Operation, "regionServiceStatusChanged"
-		vars["tenantID"] = optional(*tenant)
+		vars["tenantID"] = optional(tenantID)
 	default:
 		return usagef("watch vms|nodes|regionservices")
 	}
@@ -388,5 +400,29 @@ func runWatch(ctx context.Context, a *app, args []string) error {
 	if errors.Is(err, errDone) {
 		return nil
 	}
+	return err
+}
+
+// resolveVMInput turns the names in a create's flags into ids (ids stay as they are).
+func (a *app) resolveVMInput(ctx context.Context, c *apiclient.Client, in *apiclient.CreateVirtualMachineInput, image, zone string, networks, keys []string) error {
+	var err error
+	for _, r := range []struct {
+		typ string
+		dst *string
+	}{{"tenant", &in.TenantID}, {"region", &in.RegionID}, {"flavor", &in.FlavorID}} {
+		if *r.dst, err = a.ref(ctx, c, r.typ, *r.dst); err != nil {
+			return err
+		}
+	}
+	if in.ImageID, err = a.optRef(ctx, c, "image", optional(image)); err != nil {
+		return err
+	}
+	if in.AvailabilityZoneID, err = a.optRef(ctx, c, "availabilityzone", optional(zone)); err != nil {
+		return err
+	}
+	if in.NetworkIDs, err = a.refs(ctx, c, "network", networks); err != nil {
+		return err
+	}
+	in.SshKeyIDs, err = a.refs(ctx, c, "sshkey", keys)
 	return err
 }

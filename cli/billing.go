@@ -14,7 +14,7 @@ import (
 // resource kind and group, and the total.
 func runUsage(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("usage", flag.ContinueOnError)
-	tenant := fs.String("tenant", "", "tenant ID (required)")
+	tenant := fs.String("tenant", "", "tenant name or id (required)")
 	now := time.Now().UTC()
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	from := fs.String("from", month.Format(time.RFC3339), "start (RFC 3339), default the month's first instant")
@@ -44,7 +44,11 @@ func runUsage(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := apiclient.Usage(ctx, c, *tenant, f, t, gb)
+	tid, err := a.ref(ctx, c, "tenant", *tenant)
+	if err != nil {
+		return err
+	}
+	r, err := apiclient.Usage(ctx, c, tid, f, t, gb)
 	if err != nil {
 		return err
 	}
@@ -61,7 +65,7 @@ func runUsage(ctx context.Context, a *app, args []string) error {
 // runInvoices lists a tenant's invoices (DRAFT and FINAL), newest first.
 func runInvoices(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("invoices", flag.ContinueOnError)
-	tenant := fs.String("tenant", "", "tenant ID (required)")
+	tenant := fs.String("tenant", "", "tenant name or id (required)")
 	first := fs.Int("first", 12, "at most this many invoices")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -73,7 +77,11 @@ func runInvoices(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := apiclient.Invoices(ctx, c, *tenant, first)
+	tid, err := a.ref(ctx, c, "tenant", *tenant)
+	if err != nil {
+		return err
+	}
+	r, err := apiclient.Invoices(ctx, c, tid, first)
 	if err != nil {
 		return err
 	}

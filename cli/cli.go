@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/virtflow/virtflow/apiclient"
+	"github.com/virtflow/virtflow/internal/version"
 )
 
 // IO is the tool's surroundings, injected so that tests run it in-process.
@@ -57,6 +58,8 @@ func commands() map[string]command {
 		"routes":          {"routes [--first N]   (which node announces which VM address)", runRoutes},
 		"lb":              {"lb list | lb show LB_ID | lb listeners set LB_ID --listener PORT[/TCP|HTTP]:TARGET_PORT ... [--interval-ms N]", runLB},
 		"global-services": {"global-services list | show GS_ID | attach|detach GS_ID REGION_SERVICE_ID...", runGlobalServices},
+		"version":         {"version   (this build's version and revision; also --version)", runVersion},
+		"completion":      {"completion bash|zsh|fish   (a shell completion script)", runCompletion},
 		"prices":          {"prices list | prices add --kind KIND [--key KEY] --amount DECIMAL [--multiplier X] [--from TIME]", runPrices},
 	}
 }
@@ -78,6 +81,7 @@ func Run(ctx context.Context, args []string, sys IO) int {
 	fs.StringVar(&a.token, "token", "", "API token (default: $VIRTFLOW_TOKEN, then the login's)")
 	fs.StringVar(&a.output, "o", "table", "output: table, json or yaml")
 	fs.StringVar(&a.cfgPath, "config", "", "configuration file (default: $XDG_CONFIG_HOME/virtflow/config.json)")
+	showVersion := fs.Bool("version", false, "print the version and revision and exit")
 	cmds := commands()
 	fs.Usage = func() {
 		fmt.Fprintln(sys.Stderr, "usage: virtflow [--endpoint URL] [--token TOKEN] [-o table|json|yaml] COMMAND ...")
@@ -97,6 +101,10 @@ func Run(ctx context.Context, args []string, sys IO) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintf(sys.Stdout, "virtflow %s\n", version.Get())
+		return 0
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()

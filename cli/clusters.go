@@ -59,8 +59,20 @@ func runClusters(ctx context.Context, a *app, args []string) error {
 		if v == "" {
 			v = "v1.31.2"
 		}
-		in := apiclient.CreateKubernetesClusterInput{Name: *name, Version: v, TenantID: *tenant, RegionID: *region,
-			FlavorID: opt(*flavor), ImageID: opt(*image), ControlPlaneCount: cps, BastionEnabled: bastion, ServiceMeshID: opt(*mesh)}
+		var in apiclient.CreateKubernetesClusterInput
+		if in.TenantID, err = a.ref(ctx, c, "tenant", *tenant); err != nil {
+			return err
+		}
+		if in.RegionID, err = a.ref(ctx, c, "region", *region); err != nil {
+			return err
+		}
+		if in.FlavorID, err = a.optRef(ctx, c, "flavor", opt(*flavor)); err != nil {
+			return err
+		}
+		if in.ImageID, err = a.optRef(ctx, c, "image", opt(*image)); err != nil {
+			return err
+		}
+		in.Name, in.Version, in.ControlPlaneCount, in.BastionEnabled, in.ServiceMeshID = *name, v, cps, bastion, opt(*mesh)
 		if *workers >= 0 {
 			in.WorkerCount = workers
 		}

@@ -348,6 +348,9 @@ func (a *app) get(ctx context.Context, typ, id string, edges bool) error {
 			return err
 		}
 	}
+	if id, err = a.ref(ctx, c, typ, id); err != nil {
+		return err
+	}
 	q := fmt.Sprintf("query($id: ID!) { node(id: $id) { __typename ... on %s { %s } } }", l.Type, selection(fields, sel))
 	var r struct {
 		Node map[string]any `json:"node"`

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -19,7 +20,11 @@ func (a *app) show(v any, columns []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	case "yaml":
-		b, err := yaml.MarshalWithOptions(v, yaml.UseLiteralStyleIfMultiline(true))
+		plain, err := yamlValue(v)
+		if err != nil {
+			return err
+		}
+		b, err := yaml.MarshalWithOptions(plain, yaml.UseLiteralStyleIfMultiline(true))
 		if err != nil {
 			return err
 		}
@@ -62,6 +67,43 @@ func (a *app) show(v any, columns []string) error {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+// yamlValue is v through JSON with its numbers kept exact: whole numbers become int64 (a
+// memoryMB of 2048 prints as 2048, not 2048.0, and ids do not lose digits), others float64.
+// Going through JSON also gives YAML the same keys as -o json (the GraphQL names).
+func yamlValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return exactNumbers(out), nil
+}
+
+func exactNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = exactNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = exactNumbers(e)
+		}
+	}
+	return v
 }
 
 // defaultColumns are id, name and status first, then the other scalar fields in name

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,5 +47,60 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if p, _ := configPath(func(k string) string { return env[k] }); p != filepath.Join(env["XDG_CONFIG_HOME"], "virtflow", "config.json") {
 		t.Errorf("config path %s", p)
+	}
+}
+
+// TestYAMLIntegers: -o yaml prints whole numbers as integers, as -o json does.
+func TestYAMLIntegers(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{output: "yaml", io: IO{Stdout: &out}}
+	if err := a.show(map[string]any{"memoryMB": float64(2048), "vcpus": 4, "ratio": 1.5, "id": "4294967301"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"memoryMB: 2048\n", "vcpus: 4\n", "ratio: 1.5\n", `id: "4294967301"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("yaml output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestVersionAndCompletion: --version prints the build, completion scripts name every
+// command for each shell, and an unknown shell is a usage error.
+func TestVersionAndCompletion(t *testing.T) {
+	run := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), args, IO{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+		return out.String() + errb.String(), code
+	}
+	if out, code := run("--version"); code != 0 || !strings.HasPrefix(out, "virtflow ") {
+		t.Errorf("--version: %d %q", code, out)
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		out, code := run("completion", sh)
+		if code != 0 {
+			t.Fatalf("completion %s: %d %s", sh, code, out)
+		}
+		for name := range commands() {
+			if !strings.Contains(out, name) {
+				t.Errorf("completion %s lacks %s", sh, name)
+			}
+		}
+		if sh == "bash" {
+			if b, err := exec.Command("bash", "-n", "-c", out).CombinedOutput(); err != nil {
+				t.Errorf("bash -n on the bash completion: %v %s", err, b)
+			}
+		}
+	}
+	if _, code := run("completion", "tcsh"); code != 2 {
+		t.Errorf("completion tcsh: exit %d, want 2", code)
+	}
+}
+
+func TestIsID(t *testing.T) {
+	for s, want := range map[string]bool{"4294967301": true, "acme": false, "s1.small": false, "12a": false, "": false} {
+		if isID(s) != want {
+			t.Errorf("isID(%q) = %v", s, !want)
+		}
 	}
 }

@@ -1,10 +1,23 @@
-// Package version tells which build of VirtFlow is running, from the Go build information:
-// the module version for a tagged build (go install …@v1.2.3), otherwise the VCS revision the
-// binary was built from, with "+dirty" for uncommitted changes.
+// Package version tells which build of VirtFlow is running. A release build stamps it with
+// -ldflags (the Makefile and the Dockerfile do, from `git describe` and the commit, because a
+// container build has no .git to read):
+//
+//	go build -ldflags "-X github.com/virtflow/virtflow/internal/version.stampedVersion=v1.2.3 \
+//	  -X github.com/virtflow/virtflow/internal/version.stampedRevision=$(git rev-parse HEAD)"
+//
+// Without stamps it falls back on the Go build information: the module version for a tagged
+// build (go install …@v1.2.3), otherwise the VCS revision the binary was built from, with
+// "+dirty" for uncommitted changes.
 package version
 
 import (
 	"runtime/debug"
+)
+
+// stampedVersion and stampedRevision are set only by the linker (-ldflags -X), never by code.
+var (
+	stampedVersion  string
+	stampedRevision string
 )
 
 // Info is what --version prints and /version serves.
@@ -20,7 +33,7 @@ type Info struct {
 func Get() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: "unknown"}
+		return stamped(Info{Version: "unknown"}, stampedVersion, stampedRevision)
 	}
 	i := Info{Version: bi.Main.Version, GoVersion: bi.GoVersion}
 	for _, s := range bi.Settings {
@@ -35,6 +48,18 @@ func Get() Info {
 	}
 	if i.Version == "" || i.Version == "(devel)" {
 		i.Version = "devel"
+	}
+	return stamped(i, stampedVersion, stampedRevision)
+}
+
+// stamped is i with the build's stamps, where there are some, in place of what the Go build
+// information says.
+func stamped(i Info, version, revision string) Info {
+	if version != "" {
+		i.Version = version
+	}
+	if revision != "" {
+		i.Revision, i.Modified = revision, false
 	}
 	return i
 }

@@ -93,7 +93,7 @@ func virtualMachineResource() resource.Resource {
 				"type":                 stringAttr("CONTROL_PLANE, WORKER, MANAGEMENT or GENERAL.", optional, computed, replace),
 				"tenant_id":            stringAttr("The tenant.", required, replace),
 				"region_id":            stringAttr("The region.", required, replace),
-				"flavor_id":            stringAttr("The flavor (size).", required, replace),
+				"flavor_id":            stringAttr("The flavor (size). A change resizes the VM in place: an ACTIVE VM is stopped, resized (resizeVirtualMachine; it keeps its id, name and addresses, and is recreated from its image on the new size, so root-disk contents are lost) and started again.", required),
 				"image_id":             stringAttr("The image.", optional, replace),
 				"availability_zone_id": stringAttr("Keep the VM in this zone; chosen by placement when left out.", optional, computed, replace),
 				"network_ids":          idSetAttr("Networks with a NIC each; left out: the tenant's default VM network.", optional, computed, replace),
@@ -170,6 +170,11 @@ func virtualMachineResource() resource.Resource {
 			return true, nil
 		},
 		update: func(ctx context.Context, c *apiclient.Client, p, s *vmModel) error {
+			if p.FlavorID.ValueString() != s.FlavorID.ValueString() {
+				if err := resizeVM(ctx, c, p, s.ID.ValueString()); err != nil {
+					return err
+				}
+			}
 			labels := stringMap(ctx, p.Labels)
 			r, err := apiclient.UpdateVM(ctx, c, s.ID.ValueString(), apiclient.UpdateVirtualMachineInput{Name: strPtr(p.Name),
 				Description: strPtr(p.Description), ClearDescription: clear(p.Description, s.Description),
@@ -534,5 +539,64 @@ func flavorResource() resource.Resource {
 			_, err := apiclient.DeleteFlavor(ctx, c, s.ID.ValueString())
 			return err
 		},
+	})
+}
+
+// resizeVM changes a VM's flavor in place: the API resizes only a stopped VM, so an ACTIVE
+// one is stopped, resized with resizeVirtualMachine and started again; it waits, within the
+// create timeout, until the VM is back in its former state on the new flavor.
+func resizeVM(ctx context.Context, c *apiclient.Client, p *vmModel, id string) error {
+	timeout, d := p.Timeouts.Create(ctx, defaultCreateTimeout)
+	if d.HasError() {
+		return fmt.Errorf("timeouts.create: %v", d)
+	}
+	flavor := p.FlavorID.ValueString()
+	wait := func(what string, done func(f *apiclient.VMFields) bool) error {
+		return waitFor(ctx, timeout, "VM "+id+" to be "+what, func() (bool, error) {
+			f, err := getVM(ctx, c, id)
+			if err != nil {
+				return false, err
+			}
+			if f == nil {
+				return false, fmt.Errorf("VM %s disappeared while being resized", id)
+			}
+			if f.Status == apiclient.VirtualMachineStatusError {
+				return false, fmt.Errorf("VM %s (%s) went to ERROR while being resized: %s", id, f.Name, deref(f.StatusReason))
+			}
+			return done(f), nil
+		})
+	}
+	f, err := getVM(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	wasActive := f != nil && f.Status == apiclient.VirtualMachineStatusActive
+	if wasActive {
+		if _, err := apiclient.StopVM(ctx, c, id); err != nil {
+			return err
+		}
+		if err := wait("STOPPED", func(f *apiclient.VMFields) bool { return f.Status == apiclient.VirtualMachineStatusStopped }); err != nil {
+			return err
+		}
+	}
+	if err := c.Do(ctx, `mutation($id: ID!, $f: ID!) { resizeVirtualMachine(id: $id, flavorID: $f) { id } }`,
+		map[string]any{"id": id, "f": flavor}, nil); err != nil {
+		return err
+	}
+	if !wasActive {
+		return wait("on its new flavor", func(f *apiclient.VMFields) bool { return f.Flavor.Id == flavor })
+	}
+	if err := wait("resized", func(f *apiclient.VMFields) bool {
+		return f.Flavor.Id == flavor && (f.Status == apiclient.VirtualMachineStatusStopped || f.Status == apiclient.VirtualMachineStatusActive)
+	}); err != nil {
+		return err
+	}
+	if f, err := getVM(ctx, c, id); err == nil && f != nil && f.Status == apiclient.VirtualMachineStatusStopped {
+		if _, err := apiclient.StartVM(ctx, c, id); err != nil {
+			return err
+		}
+	}
+	return wait("ACTIVE on its new flavor", func(f *apiclient.VMFields) bool {
+		return f.Status == apiclient.VirtualMachineStatusActive && f.Flavor.Id == flavor
 	})
 }

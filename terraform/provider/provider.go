@@ -104,7 +104,7 @@ func (p *virtflowProvider) Configure(ctx context.Context, req provider.Configure
 
 // Resources implements provider.Provider.
 func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{
+	return append([]func() resource.Resource{
 		tenantResource,
 		quotaResource,
 		networkResource,
@@ -122,17 +122,17 @@ func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource
 		hostResource,
 		portResource,
 		cableResource,
-	}
+	}, declaredResources()...)
 }
 
 // DataSources implements provider.Provider.
 func (p *virtflowProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{
+	return append([]func() datasource.DataSource{
 		regionDataSource,
 		flavorDataSource,
 		imageDataSource,
 		networkDataSource,
-	}
+	}, namedDataSources()...)
 }
 
 // Address is the provider's registry address, the name a configuration's required_providers

@@ -8,6 +8,7 @@ import { Tooltip, type TipAt } from './Tooltip';
 import { formatSizeOf } from '../../lib/format';
 import { alertText, type FloorRackView } from './types';
 import './rack.css';
+import { rackPlace } from '../../lib/rack/place';
 
 export type FloorColouring = 'occupancy' | 'alerts';
 
@@ -24,7 +25,8 @@ function RackTip({ r }: { r: FloorRackView }) {
     <div className="rack-tip">
       <strong>{r.rack.name}</strong>
       <div>
-        Row {r.rack.row}, position {r.rack.position} · {r.rack.status.replace(/_/g, ' ').toLowerCase()}
+        {rackPlace(r.rack.row, r.rack.position)}
+        {r.rack.status.replace(/_/g, ' ').toLowerCase()}
       </div>
       <div>
         Occupancy {o.percent} % ({r.usedUnits}/{r.rack.height} U) · {r.hosts} devices

@@ -34,8 +34,11 @@ const TYPES = [
   'VirtualMachine', 'RegionService', 'Tenant', 'Quota', 'User', 'RoleBinding', 'APIToken', 'Maintenance', 'Alert',
 ];
 
-/** Hides routine telemetry from the agents unless asked for (heartbeats and status reports). */
-const AGENT_NOISE = ['reportNodeStatus', 'heartbeat', 'reportVMStatus'];
+/** Hides routine telemetry from the agents unless asked for: heartbeats and the status
+ * reports node agents send (nodeagent/operations.graphql's mutations). */
+export const AGENT_NOISE = [
+  'reportNodeStatus', 'heartbeat', 'reportVMStatus', 'reportAssignmentStatus', 'reportEvents', 'reportLoadBalancerState',
+];
 
 /** The where filter of the page's URL parameters. */
 export function whereOf(get: (k: string) => string): AuditLogWhereInput {

@@ -152,6 +152,8 @@ function Ports({ host, onChanged }: { host: Host; onChanged(): void }) {
                       disabled={unlink.fetching}
                       aria-label={`Disconnect ${p.name}`}
                       onClick={async () => {
+                        const other = pe.port.host ? `${pe.port.host.name} ${pe.port.name}` : pe.port.name;
+                        if (!window.confirm(`Disconnect the cable from ${p.name} to ${other}? The cable record is deleted.`)) return;
                         const r = await deleteLink({ id: pe.link.id });
                         if (!r.error) onChanged();
                       }}

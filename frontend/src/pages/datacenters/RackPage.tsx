@@ -19,6 +19,7 @@ import { DeleteRackDocument } from '../../components/dcim/deletes';
 import type { Face } from '../../lib/rack/layout';
 import './datacenters.css';
 import { formatNumber } from '../../lib/format';
+import { rackPlace } from '../../lib/rack/place';
 
 const RackDocument = graphql(`
   query RackElevationPage($id: ID!) {
@@ -94,7 +95,8 @@ export default function RackPage() {
         <h1>{r.name}</h1>
         <StatusBadge status={r.status} />
         <span className="muted">
-          row {r.row}, position {r.position} · {r.height}U
+          {rackPlace(r.row, r.position)}
+          {r.height}U
         </span>
         <HistoryLink type="Rack" id={r.id} />
         <button type="button" onClick={() => setEditing(!editing)} aria-expanded={editing}>
@@ -198,3 +200,4 @@ export default function RackPage() {
     </div>
   );
 }
+

@@ -96,7 +96,7 @@ export default function ImagesPage() {
             <option value="ISO">ISO</option>
           </select>
         </label>
-        <fieldset>
+        <fieldset className="choice">
           <legend>Source</legend>
           <label><input type="radio" checked={mode === 'url'} onChange={() => setMode('url')} /> from a URL</label>
           <label><input type="radio" checked={mode === 'upload'} onChange={() => setMode('upload')} /> upload a file</label>

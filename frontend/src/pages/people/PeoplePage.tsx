@@ -2,7 +2,7 @@
 // roles, set passwords and create API tokens for a user; tenant admins see the users of their
 // tenants and grant or revoke roles in them (the API refuses anything beyond that, and the
 // page says why).
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
@@ -17,8 +17,8 @@ import { enumLabel } from '../../components/dcim/forms';
 import '../../components/ops/ops.css';
 
 const PeopleDocument = graphql(`
-  query People {
-    users(first: 100, orderBy: { field: USERNAME }) {
+  query People($where: UserWhereInput) {
+    users(first: 100, orderBy: { field: USERNAME }, where: $where) {
       totalCount
       edges {
         node {
@@ -282,8 +282,15 @@ function UserPanel({ user, tenants, onChanged }: { user: User; tenants: Tenant[]
   );
 }
 
+/** Node agents sign in as users named agent-node-<id> (identity.AgentUsername): one per
+ * node, hundreds in a datacenter. The page lists people; agents only when asked. */
+export const AGENT_USER_PREFIX = 'agent-node-';
+export const peopleWhere = (showAgents: boolean) => (showAgents ? undefined : { not: { usernameHasPrefix: AGENT_USER_PREFIX } });
+
 export default function PeoplePage() {
-  const [{ data, error, fetching }, refetch] = useQuery({ query: PeopleDocument });
+  const [showAgents, setShowAgents] = useState(false);
+  const variables = useMemo(() => ({ where: peopleWhere(showAgents) }), [showAgents]);
+  const [{ data, error, fetching }, refetch] = useQuery({ query: PeopleDocument, variables });
   const [adding, setAdding] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const refresh = () => refetch({ requestPolicy: 'network-only' });
@@ -299,6 +306,9 @@ export default function PeoplePage() {
         </button>
       </div>
       {adding && <NewUserForm tenants={tenants} onDone={refresh} />}
+      <label className="inline-check">
+        <input type="checkbox" checked={showAgents} onChange={(e) => setShowAgents(e.target.checked)} /> show node agents' users
+      </label>
       <Problem error={error} />
       {fetching && !data && <Loading />}
       {data && users.length === 0 && <p className="muted">No users are visible to you.</p>}

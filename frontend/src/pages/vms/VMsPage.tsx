@@ -29,6 +29,7 @@ const VMsDocument = graphql(`
         node {
           ...VMEvent
           createdAt
+          guestAddresses
           region { id name }
         }
       }
@@ -145,6 +146,7 @@ export default function VMsPage() {
                 <th>Guest</th>
                 <th>Tenant</th>
                 <th>Region</th>
+                <th>Address</th>
                 {infra && <th>Cluster / node</th>}
                 <th>Flavor</th>
                 <th className="nowrap">Created</th>
@@ -159,6 +161,9 @@ export default function VMsPage() {
                   <td data-testid="guest-state"><StatusBadge status={vm.guestState} title={guestStateTitle(vm.guestState)} /></td>
                   <td><Link to={`/tenants/${vm.tenant.id}`}>{vm.tenant.name}</Link></td>
                   <td>{vm.region.name}</td>
+                  <td className="nowrap small" data-testid="vm-address">
+                    {vm.guestAddresses?.length ? vm.guestAddresses.join(', ') : <span className="muted">—</span>}
+                  </td>
                   {infra && <td className="small">
                     {vm.cluster ? <Link to={`/clusters/${vm.cluster.id}`}>{vm.cluster.name}</Link> : <span className="muted">no cluster</span>}
                     <br />
