@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/gslb"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
@@ -193,8 +194,9 @@ func TestGlobalServiceGSLB(t *testing.T) {
 	c := openClient(t)
 	a := newFixture(t, c, "127.0.0.1")
 	b := newFixture(t, c, "127.0.1.1")
-	// Region A's VIP accepts connections (a listener on 127.0.0.1), region B's (127.0.1.1,
-	// local too but with no listener) refuses them.
+	// Region A's VIP accepts connections (a listener on 127.0.0.1); region B's (127.0.1.1,
+	// local too, with no listener) is outside the egress policy the checks dial through, so
+	// its check is refused by the policy before any packet leaves.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +225,7 @@ func TestGlobalServiceGSLB(t *testing.T) {
 	now := time.Now()
 	cfg := Config{Clock: func() time.Time { return now }, Stale: time.Hour,
 		Publisher: &gslb.Publisher{DNS: &gslb.PowerDNS{BaseURL: srv.URL, APIKey: "k"}, Zone: "gslb.test", NameServer: "ns1.gslb.test",
-			Checker: gslb.Checker{Timeout: 500 * time.Millisecond}}}
+			Checker: gslb.Checker{Dial: egress.MustParse("127.0.0.1").DialContext, Timeout: 500 * time.Millisecond}}}
 	// Keep the load balancers ACTIVE through the loop: their nodes report forwarding.
 	report := func(f *fixture) {
 		t.Helper()
@@ -245,7 +247,7 @@ func TestGlobalServiceGSLB(t *testing.T) {
 	}
 	got := c.GlobalService.GetX(ctx, gs.ID)
 	if got.Status != globalservice.StatusActive || !slices.Equal(got.DNSAnswer, []string{"127.0.0.1"}) ||
-		!strings.Contains(got.StatusReason, b.svc.Name) {
+		!strings.Contains(got.StatusReason, b.svc.Name) || !strings.Contains(got.StatusReason, "egress") {
 		t.Fatalf("one region reachable: %s %v %q", got.Status, got.DNSAnswer, got.StatusReason)
 	}
 	if r := dns.records("web.gslb.test."); !slices.Equal(r, []string{"127.0.0.1"}) {
