@@ -117,7 +117,11 @@ func (g *guests) plumb() {
 			}
 			g.made[key] = true
 			ns := netlab.NewNS(g.t, "g"+strconv.Itoa(at.Slot))
-			netlab.Link(g.t, n.ns, at.Tap, netip.Prefix{}, ns, "eth0", netip.PrefixFrom(at.Addr, 32))
+			// The tap appears in the node's namespace last and is left alone there: the
+			// agent moves it into the address's namespace and brings it up as soon as it exists.
+			ns.IP(g.t, "link", "add", "eth0", "type", "veth", "peer", "name", at.Tap, "netns", n.ns.Name)
+			ns.IP(g.t, "addr", "add", netip.PrefixFrom(at.Addr, 32).String(), "dev", "eth0")
+			ns.IP(g.t, "link", "set", "eth0", "up")
 			ns.IP(g.t, "route", "add", "default", "via", vmnet.Gateway.String(), "dev", "eth0", "onlink")
 			l, err := ns.Listen("tcp", ":8080")
 			if err != nil {
@@ -522,9 +526,15 @@ func TestTrafficRegionServiceThroughAgents(t *testing.T) {
 
 	// The client's load-balancer node dies (speaker and HAProxy killed, agent stopped):
 	// answers come through the other within 3 s.
+	// The guests see the node's 169.254.1.1, not which node proxied: the leaf says which
+	// of its equal-cost paths the client's flows (hashed on source and destination) take.
+	route := strings.Fields(leaf.IP(t, "route", "get", vipA.String(), "from", "10.91.0.2", "iif", "cl0"))
+	if i := slices.Index(route, "via"); i >= 0 && i+1 < len(route) {
+		via = route[i+1]
+	}
 	dead := byAddr(netip.MustParseAddr(via))
 	if dead == nil {
-		t.Fatalf("the client's requests came from %s, no node", via)
+		t.Fatalf("the leaf sends the client's requests via %s, no node (%v)", via, route)
 	}
 	fast := nsClient(client, 300*time.Millisecond, false)
 	killNS(t, dead.ns)
@@ -533,15 +543,34 @@ func TestTrafficRegionServiceThroughAgents(t *testing.T) {
 	nodeFailover := g.until(10*time.Second, "answers through the other load-balancer node", func() bool {
 		a, err := getVia(fast, urlA)
 		got = a
-		return err == nil && a.from != dead.addr.String()
+		return err == nil
 	})
 	dead.stop()
 	if nodeFailover > 3*time.Second {
 		t.Errorf("load-balancer node failover took %v, want within 3 s", nodeFailover)
 	}
-	t.Logf("load-balancer node failover: %s killed -> client answered by %s through %s in %v", dead.ns.Name, got.vm, got.from, nodeFailover)
+	if ok, gws, _ := leaf.HasRoute(netip.PrefixFrom(vipA, 32)); !ok || slices.Contains(gws, dead.addr) {
+		t.Errorf("after %s died the leaf routes VIP A via %v", dead.ns.Name, gws)
+	}
+	t.Logf("load-balancer node failover: %s (%v) killed -> client answered by %s in %v", dead.ns.Name, dead.addr, got.vm, nodeFailover)
 	deadID := nodeIDOf(st, dead, nodes)
 	c.ComputeNode.UpdateOneID(deadID).SetSchedulable(false).ExecX(ctx) // the operator cordons the dead node
+
+	// The replicas of the dead node (their /32s went with its speaker) leave the pool too.
+	onDead := map[int]bool{}
+	for _, r := range reps {
+		if r.node == dead {
+			onDead[r.vm] = true
+		}
+	}
+	g.until(10*time.Second, "the dead node's replicas DOWN", func() bool {
+		for _, m := range lbOf(svcA.LoadBalancer.ID).Members {
+			if onDead[m.VMID] && m.Health != "DOWN" {
+				return false
+			}
+		}
+		return true
+	})
 
 	// Requests/s through the remaining load-balancer node against direct to a backend.
 	keep := nsClient(client, 2*time.Second, true)
@@ -556,10 +585,14 @@ func TestTrafficRegionServiceThroughAgents(t *testing.T) {
 	t.Logf("requests/s: %.0f through one load-balancer node, %.0f direct to a backend: ratio %.2f", viaLB, straight, viaLB/straight)
 
 	// A drain moves a replica off a living node; its /32 follows it to the third node.
-	var mover replica
-	for _, r := range replicas(t, st, svcA.ID, nodes) {
-		if r.node != dead {
-			mover = r
+	// The killed replica's node is drained when it lives (its guest comes back to life on the
+	// new node: the drain restarts it there), otherwise another living replica's.
+	mover := victim
+	if victim.node == dead {
+		for _, r := range replicas(t, st, svcA.ID, nodes) {
+			if r.node != dead {
+				mover = r
+			}
 		}
 	}
 	from := nodeIDOf(st, mover.node, nodes)
@@ -594,15 +627,20 @@ func TestTrafficRegionServiceThroughAgents(t *testing.T) {
 	t.Logf("GSLB: region B's replica died -> its VIP out of the DNS answer %v later (worker loop every 2 s, TTL 5 s bounds resolver caches)", gslbFailover)
 	var gsOut struct {
 		Node struct {
-			Status    string
-			DNSAnswer []string
+			Status, StatusReason string
+			DNSAnswer            []string
 		}
 	}
-	if err := api.Do(ctx, `query($id: ID!) { node(id: $id) { ... on GlobalService { status dnsAnswer } } }`, map[string]any{"id": gs.CreateGlobalService.ID}, &gsOut); err != nil {
-		t.Fatal(err)
+	readGS := func() {
+		if err := api.Do(ctx, `query($id: ID!) { node(id: $id) { ... on GlobalService { status statusReason dnsAnswer } } }`,
+			map[string]any{"id": gs.CreateGlobalService.ID}, &gsOut); err != nil {
+			t.Fatal(err)
+		}
 	}
+	readGS()
 	if gsOut.Node.Status != "ACTIVE" || !slices.Equal(gsOut.Node.DNSAnswer, []string{vipA.String()}) {
-		t.Errorf("global service %+v, want ACTIVE answering %v", gsOut.Node, vipA)
+		t.Errorf("global service %+v, want ACTIVE answering %v (A %+v, B %+v)", gsOut.Node, vipA,
+			lbOf(svcA.LoadBalancer.ID), lbOf(svcB.LoadBalancer.ID))
 	}
 	if ok, _, _ := leaf.HasRoute(netip.PrefixFrom(vipB, 32)); ok {
 		t.Errorf("VIP B still routed at the leaf with no healthy member")

@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -71,26 +72,27 @@ func (c Config) stale() time.Duration {
 func system(ctx context.Context) context.Context { return authz.SystemContext(ctx, "traffic") }
 
 // ChooseNodes picks the nodes that serve load balancer lb: a group of n zero-size members
-// scheduled in the region of its region service under RACK anti-affinity (partial: fewer
+// scheduled in the region of its region service (or of the Kubernetes cluster whose API it
+// serves) under RACK anti-affinity (partial: fewer
 // racks, fewer nodes). It returns the node ids, best first; none when the region has no
 // node that may take work.
 func ChooseNodes(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer, n int) ([]int, error) {
 	ctx = system(ctx)
-	svc, err := lb.QueryRegionService().WithRegion().Only(ctx)
+	region, err := regionOf(ctx, c, lb)
 	if err != nil {
-		return nil, fmt.Errorf("region service of load balancer %d: %w", lb.ID, err)
+		return nil, err
 	}
 	tenantID, err := lb.QueryTenant().OnlyID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tenant of load balancer %d: %w", lb.ID, err)
 	}
-	snap, err := placement.Load(ctx, c, tenantID, svc.Edges.Region.ID)
+	snap, err := placement.Load(ctx, c, tenantID, region)
 	if err != nil {
 		return nil, err
 	}
 	cfg := scheduler.DefaultConfig()
 	cfg.Quiet = true
-	d, err := scheduler.Schedule(&snap.Snapshot, scheduler.Request{TenantID: tenantID, Region: fmt.Sprint(svc.Edges.Region.ID),
+	d, err := scheduler.Schedule(&snap.Snapshot, scheduler.Request{TenantID: tenantID, Region: fmt.Sprint(region),
 		Count: n, AllowPartial: true, Flavor: footprint(),
 		Policy: scheduler.Policy{Zones: []scheduler.ZoneRule{{Kind: scheduler.ZoneRack, Mode: scheduler.ZoneAntiAffinity}}}}, cfg)
 	if err != nil {
@@ -103,6 +105,19 @@ func ChooseNodes(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer, n int
 		}
 	}
 	return ids, nil
+}
+
+// regionOf is the region whose nodes serve lb: its region service's, or that of the
+// Kubernetes cluster whose API it serves.
+func regionOf(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer) (int, error) {
+	id, err := lb.QueryRegionService().QueryRegion().OnlyID(ctx)
+	if ent.IsNotFound(err) {
+		id, err = c.KubernetesCluster.Query().Where(kubernetescluster.APILoadBalancerID(lb.ID)).QueryRegion().FirstID(ctx)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("region of load balancer %d (neither a region service's nor a Kubernetes API's): %w", lb.ID, err)
+	}
+	return id, nil
 }
 
 // members are the backends of load balancer lb with their addresses (sorted by VM id, then

@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
-	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/gslb"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/placement/placementtest"
 )
 
@@ -343,5 +344,76 @@ func TestConcurrentLoopsChooseOnce(t *testing.T) {
 	}
 	if n := len(f.reload(t).Edges.Nodes); n != 2 {
 		t.Fatalf("after 6 concurrent loops the load balancer has %d nodes, want 2", n)
+	}
+}
+
+// TestKubernetesAPILoadBalancer: the loop realizes the load balancer of a Kubernetes
+// cluster's API, which has no region service: it chooses its nodes in the cluster's region,
+// in two racks, and makes the control planes (not the workers) its members; a control plane
+// being removed leaves the members.
+func TestKubernetesAPILoadBalancer(t *testing.T) {
+	c := openClient(t)
+	ctx := placementtest.Ctx()
+	site, err := placementtest.Build(ctx, c, placementtest.Spec{Racks: 2, HostsPerRack: 2, CPU: 16, MemoryMB: 65536,
+		DiskGB: 1000, Cores: 8, Providers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := site.Prefix
+	flavor := c.Flavor.Create().SetName(p + "-f").SetVcpus(1).SetMemoryMB(512).SetProviderID(site.Provider).SaveX(ctx)
+	net := c.Network.Create().SetName(p + "-k8s").SetCidr("172.17.0.0/24").SetVrf(p).SetTenantID(site.Tenant).SaveX(ctx)
+	svcNet := c.Network.Create().SetName(p + "-svc").SetCidr("10.250.9.0/24").SetVrf(p + "-svc").SaveX(ctx)
+	var nodes []fieldtype.KubernetesNode
+	for i, role := range []string{kubecluster.RoleControlPlane, kubecluster.RoleControlPlane, kubecluster.RoleWorker} {
+		vm := c.VirtualMachine.Create().SetName(fmt.Sprintf("%s-k-%d", p, i)).SetTenantID(site.Tenant).SetRegionID(site.Region).
+			SetFlavorID(flavor.ID).SaveX(ctx)
+		pt := c.Port.Create().SetName("eth0").SetVirtualMachineID(vm.ID).SetNetworkID(net.ID).SaveX(ctx)
+		c.IPAddress.Create().SetAddress(fmt.Sprintf("172.17.0.%d", 11+i)).SetNetworkID(net.ID).SetPortID(pt.ID).ExecX(ctx)
+		nodes = append(nodes, fieldtype.KubernetesNode{Name: fmt.Sprintf("%s-k-%d", p, i), Role: role, Index: i, VMID: vm.ID,
+			State: "READY", Version: "1.30.2"})
+	}
+	lb := c.LoadBalancer.Create().SetName(p + "-k-api").SetTenantID(site.Tenant).SetStatus(loadbalancer.StatusNotRealized).
+		SetListeners([]fieldtype.LBListener{kubecluster.APIListener}).SaveX(ctx)
+	c.IPAddress.Create().SetAddress("10.250.9.10").SetNetworkID(svcNet.ID).SetLoadBalancerID(lb.ID).ExecX(ctx)
+	k := c.KubernetesCluster.Create().SetName(p + "-k").SetVersion("1.30.2").SetTenantID(site.Tenant).SetRegionID(site.Region).
+		SetFlavorID(flavor.ID).SetAPILoadBalancerID(lb.ID).SetNodes(nodes).SaveX(ctx)
+
+	loop := &Loop{Client: c, Config: Config{}}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := c.LoadBalancer.Query().Where(loadbalancer.ID(lb.ID)).WithNodes().OnlyX(ctx)
+	racks := map[int]bool{}
+	for _, n := range got.Edges.Nodes {
+		for _, sn := range site.Nodes {
+			if sn.ID == n.ID {
+				racks[sn.Rack] = true
+			}
+		}
+	}
+	if len(got.Edges.Nodes) != 2 || len(racks) != 2 {
+		t.Fatalf("API load balancer nodes %v in racks %v: want 2 nodes in 2 racks of the cluster's region", got.Edges.Nodes, racks)
+	}
+	addrs := func(ms []fieldtype.LBMember) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Address)
+		}
+		return out
+	}
+	if a := addrs(got.Members); !slices.Equal(a, []string{"172.17.0.11", "172.17.0.12"}) {
+		t.Fatalf("API load balancer members %v, want the two control planes", a)
+	}
+	if got.Status != loadbalancer.StatusNotRealized || !strings.Contains(got.StatusReason, "no report yet") {
+		t.Errorf("before any report: %s %q", got.Status, got.StatusReason)
+	}
+	// A scale-down removes control plane 1: it leaves the members.
+	nodes[1].State = kubecluster.StateRemoving
+	c.KubernetesCluster.UpdateOne(k).SetNodes(nodes).ExecX(ctx)
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if a := addrs(c.LoadBalancer.GetX(ctx, lb.ID).Members); !slices.Equal(a, []string{"172.17.0.11"}) {
+		t.Fatalf("after control plane 1 is removing: members %v", a)
 	}
 }
