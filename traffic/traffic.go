@@ -442,15 +442,18 @@ func (l *Loop) reconcileGlobal(ctx context.Context, gs *ent.GlobalService) error
 	var answer []netip.Addr
 	switch {
 	case gs.Mode == globalservice.ModeAnycast:
+		shared, err := AnycastVIP(ctx, l.Client, gs)
+		if err != nil {
+			return err
+		}
+		vip, _ := netip.ParseAddr(shared)
 		for _, m := range ms {
-			if m.Forwarding {
-				answer = append(answer, m.VIP)
-			} else {
-				why[m.Name] = "its load balancer does not announce"
+			if m.Forwarding && vip.IsValid() {
+				answer = []netip.Addr{vip}
+			} else if !m.Forwarding {
+				why[m.Name] = "its load balancer does not announce " + shared
 			}
 		}
-		slices.SortFunc(answer, func(a, b netip.Addr) int { return a.Compare(b) })
-		answer = slices.Compact(answer)
 	case gs.Fqdn == "":
 		why[""] = "no FQDN to answer for"
 	case l.Config.Publisher == nil:
@@ -495,6 +498,25 @@ func (l *Loop) reconcileGlobal(ctx context.Context, gs *ent.GlobalService) error
 	return err
 }
 
+// AnycastVIP is the VIP a global service in ANYCAST mode is reached at: the VIP of the load
+// balancer of its first member (lowest region service id) that has one; "" when none has.
+// The load balancers of all its members serve and announce it instead of their own VIP (see
+// ForNode), so the routers see one address from every region; a member detached serves its
+// own VIP again and its nodes withdraw the shared one.
+func AnycastVIP(ctx context.Context, c *ent.Client, gs *ent.GlobalService) (string, error) {
+	svcs, err := gs.QueryRegionServices().WithLoadBalancer(func(q *ent.LoadBalancerQuery) { q.WithVip() }).
+		Order(ent.Asc(regionservice.FieldID)).All(system(ctx))
+	if err != nil {
+		return "", fmt.Errorf("members of global service %d: %w", gs.ID, err)
+	}
+	for _, s := range svcs {
+		if lb := s.Edges.LoadBalancer; lb != nil && lb.Edges.Vip != nil {
+			return lb.Edges.Vip.Address, nil
+		}
+	}
+	return "", nil
+}
+
 // NodeLB is a load balancer as a node serving it must realize it.
 type NodeLB struct {
 	ID              int
@@ -512,8 +534,11 @@ func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
 	if !v.Can("LoadBalancer", authz.ActRead) && !slices.Contains(v.Domains("node", "ComputeNode", authz.ActWrite), node) {
 		return nil, apierr.NotFound("compute node %d not found", node)
 	}
+	sys := system(ctx)
 	lbs, err := c.LoadBalancer.Query().Where(loadbalancer.HasNodesWith(computenode.ID(node)),
-		loadbalancer.StatusNotIn(loadbalancer.StatusDeleting)).WithVip().Order(ent.Asc(loadbalancer.FieldID)).All(system(ctx))
+		loadbalancer.StatusNotIn(loadbalancer.StatusDeleting)).WithVip().
+		WithRegionService(func(q *ent.RegionServiceQuery) { q.WithGlobalService() }).
+		Order(ent.Asc(loadbalancer.FieldID)).All(sys)
 	if err != nil {
 		return nil, fmt.Errorf("load balancers of node %d: %w", node, err)
 	}
@@ -522,7 +547,17 @@ func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
 		if lb.Edges.Vip == nil {
 			continue
 		}
-		out = append(out, NodeLB{ID: lb.ID, VIP: lb.Edges.Vip.Address, Algorithm: string(lb.Algorithm),
+		vip := lb.Edges.Vip.Address
+		if rs := lb.Edges.RegionService; rs != nil && rs.Edges.GlobalService != nil && rs.Edges.GlobalService.Mode == globalservice.ModeAnycast {
+			shared, err := AnycastVIP(sys, c, rs.Edges.GlobalService)
+			if err != nil {
+				return nil, err
+			}
+			if shared != "" {
+				vip = shared
+			}
+		}
+		out = append(out, NodeLB{ID: lb.ID, VIP: vip, Algorithm: string(lb.Algorithm),
 			CheckIntervalMs: lb.HealthCheckIntervalMs, Listeners: lb.Listeners, Members: lb.Members})
 	}
 	return out, nil

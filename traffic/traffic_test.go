@@ -417,3 +417,76 @@ func TestKubernetesAPILoadBalancer(t *testing.T) {
 		t.Fatalf("after control plane 1 is removing: members %v", a)
 	}
 }
+
+// TestGlobalServiceAnycast: the load balancers of an ANYCAST global service's members, in two
+// regions, are handed one VIP (the first member's) to serve and announce; the service reads
+// ACTIVE answering that VIP while a member forwards; a detached member's nodes are handed
+// its own VIP again (they withdraw the shared one and the traffic moves to the other region).
+func TestGlobalServiceAnycast(t *testing.T) {
+	c := openClient(t)
+	a := newFixture(t, c, "10.250.5.10")
+	b := newFixture(t, c, "10.250.6.10")
+	ctx := placementtest.Ctx()
+	gs := c.GlobalService.Create().SetName(a.site.Prefix + "-any").SetTenantID(a.site.Tenant).SetMode(globalservice.ModeAnycast).
+		AddRegionServiceIDs(a.svc.ID, b.svc.ID).SaveX(ctx)
+	now := time.Now()
+	cfg := Config{Clock: func() time.Time { return now }, Stale: time.Hour}
+	loop := &Loop{Client: c, Config: cfg}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	served := func(f *fixture) []string {
+		t.Helper()
+		var vips []string
+		for _, n := range f.reload(t).Edges.Nodes {
+			lbs, err := ForNode(agentCtx(n.ID), c, n.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, lb := range lbs {
+				if lb.ID == f.lb.ID {
+					vips = append(vips, lb.VIP)
+				}
+			}
+		}
+		return vips
+	}
+	if got := served(a); !slices.Equal(got, []string{"10.250.5.10", "10.250.5.10"}) {
+		t.Fatalf("region A's nodes serve %v, want the shared VIP on both", got)
+	}
+	if got := served(b); !slices.Equal(got, []string{"10.250.5.10", "10.250.5.10"}) {
+		t.Fatalf("region B's nodes serve %v, want the shared VIP 10.250.5.10 on both", got)
+	}
+	got := c.GlobalService.GetX(ctx, gs.ID)
+	if got.Status != globalservice.StatusNotServed {
+		t.Fatalf("before any node forwards: %s %v", got.Status, got.DNSAnswer)
+	}
+	// Region B's nodes report they announce and forward: the service is ACTIVE on the shared VIP.
+	for _, n := range b.reload(t).Edges.Nodes {
+		if _, err := ApplyNodeReport(agentCtx(n.ID), c, cfg, Report{LoadBalancerID: b.lb.ID, NodeID: n.ID, Announced: true, Forwarding: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got = c.GlobalService.GetX(ctx, gs.ID)
+	if got.Status != globalservice.StatusActive || !slices.Equal(got.DNSAnswer, []string{"10.250.5.10"}) ||
+		!strings.Contains(got.StatusReason, a.svc.Name) {
+		t.Fatalf("region B forwarding: %s %v %q", got.Status, got.DNSAnswer, got.StatusReason)
+	}
+	// Region closure: B detached, its nodes serve B's own VIP; A's keep the shared one.
+	c.GlobalService.UpdateOneID(gs.ID).RemoveRegionServiceIDs(b.svc.ID).ExecX(ctx)
+	if got := served(b); !slices.Equal(got, []string{"10.250.6.10", "10.250.6.10"}) {
+		t.Fatalf("detached region B's nodes serve %v, want its own VIP", got)
+	}
+	if got := served(a); !slices.Equal(got, []string{"10.250.5.10", "10.250.5.10"}) {
+		t.Fatalf("region A's nodes serve %v after B left, want the shared VIP", got)
+	}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.GlobalService.GetX(ctx, gs.ID); got.Status != globalservice.StatusNotServed {
+		t.Fatalf("only region A (not forwarding) left: %s %v", got.Status, got.DNSAnswer)
+	}
+}
