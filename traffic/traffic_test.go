@@ -427,7 +427,7 @@ func TestGlobalServiceAnycast(t *testing.T) {
 	a := newFixture(t, c, "10.250.5.10")
 	b := newFixture(t, c, "10.250.6.10")
 	ctx := placementtest.Ctx()
-	gs := c.GlobalService.Create().SetName(a.site.Prefix + "-any").SetTenantID(a.site.Tenant).SetMode(globalservice.ModeAnycast).
+	gs := c.GlobalService.Create().SetName(a.site.Prefix+"-any").SetTenantID(a.site.Tenant).SetMode(globalservice.ModeAnycast).
 		AddRegionServiceIDs(a.svc.ID, b.svc.ID).SaveX(ctx)
 	now := time.Now()
 	cfg := Config{Clock: func() time.Time { return now }, Stale: time.Hour}
