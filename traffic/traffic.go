@@ -543,6 +543,7 @@ func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
 		return nil, fmt.Errorf("load balancers of node %d: %w", node, err)
 	}
 	out := make([]NodeLB, 0, len(lbs))
+	handed := map[string]bool{}
 	for _, lb := range lbs {
 		if lb.Edges.Vip == nil {
 			continue
@@ -553,10 +554,13 @@ func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
 			if err != nil {
 				return nil, err
 			}
-			if shared != "" {
+			// One node serves an address once: a second member served by the same node
+			// (same region) keeps its own VIP.
+			if shared != "" && !handed[shared] {
 				vip = shared
 			}
 		}
+		handed[vip] = true
 		out = append(out, NodeLB{ID: lb.ID, VIP: vip, Algorithm: string(lb.Algorithm),
 			CheckIntervalMs: lb.HealthCheckIntervalMs, Listeners: lb.Listeners, Members: lb.Members})
 	}
