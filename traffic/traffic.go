@@ -543,7 +543,14 @@ func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
 		return nil, fmt.Errorf("load balancers of node %d: %w", node, err)
 	}
 	out := make([]NodeLB, 0, len(lbs))
+	// Every VIP a load balancer of the node owns is served by it; a shared anycast VIP only
+	// by a load balancer of the node that does not own it when no other one serves it yet.
 	handed := map[string]bool{}
+	for _, lb := range lbs {
+		if lb.Edges.Vip != nil {
+			handed[lb.Edges.Vip.Address] = true
+		}
+	}
 	for _, lb := range lbs {
 		if lb.Edges.Vip == nil {
 			continue
@@ -554,13 +561,12 @@ func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
 			if err != nil {
 				return nil, err
 			}
-			// One node serves an address once: a second member served by the same node
-			// (same region) keeps its own VIP.
+			// One node serves an address once: a member served by a node that already
+			// serves the shared VIP (the same region's) keeps its own.
 			if shared != "" && !handed[shared] {
-				vip = shared
+				vip, handed[shared] = shared, true
 			}
 		}
-		handed[vip] = true
 		out = append(out, NodeLB{ID: lb.ID, VIP: vip, Algorithm: string(lb.Algorithm),
 			CheckIntervalMs: lb.HealthCheckIntervalMs, Listeners: lb.Listeners, Members: lb.Members})
 	}
