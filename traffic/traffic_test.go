@@ -189,7 +189,7 @@ type fakePowerDNS struct {
 // TestGlobalServiceGSLB checks that a GSLB global service answers with the VIP of its
 // ACTIVE, reachable member only, reads ACTIVE while it answers, NOT_SERVED with the reason
 // once no member is healthy, and that a detached member's VIP leaves the answer. The
-// PowerDNS side is checked for real in lbnet's TestTraffic; here its API is served by
+// PowerDNS side is checked for real in nodeagent's TestTrafficRegionServiceThroughAgents; here its API is served by
 // httptest so the loop's decisions can be read in the records pushed.
 func TestGlobalServiceGSLB(t *testing.T) {
 	c := openClient(t)
