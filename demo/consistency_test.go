@@ -26,6 +26,7 @@ import (
 	"github.com/virtflow/virtflow/ent/floor"
 	"github.com/virtflow/virtflow/ent/hookdelivery"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/powerzone"
 	"github.com/virtflow/virtflow/ent/rack"
@@ -49,6 +50,7 @@ func TestDemoIsConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("default VM network", func(t *testing.T) { demoDefaultNetwork(t, ctx, client) })
+	t.Run("load-balanced service gets a VIP", func(t *testing.T) { demoServiceVIP(t, ctx, client) })
 	t.Run("rules recover alerts", func(t *testing.T) { demoRulesRecover(t, ctx, client) })
 	t.Run("alertmanager rack and power zone", func(t *testing.T) { demoAlertmanagerPlaces(t, ctx, client) })
 }
@@ -81,6 +83,27 @@ func demoDefaultNetwork(t *testing.T, ctx context.Context, c *ent.Client) {
 	// IPAM does not hand out what the demo's own VMs hold.
 	if n := c.IPAddress.Query().Where(ipaddress.Address(ips[0].Address)).CountX(ctx); n != 1 {
 		t.Errorf("address %s held %d times", ips[0].Address, n)
+	}
+}
+
+// demoServiceVIP: createRegionService(loadBalanced: true) in the demo gets a load balancer
+// whose VIP lies in its datacenter's SERVICE network.
+func demoServiceVIP(t *testing.T, ctx context.Context, c *ent.Client) {
+	like := c.VirtualMachine.Query().Where(virtualmachine.HasTenantWith(tenant.Name("acme"))).
+		WithFlavor().WithImage().WithRegion().FirstX(ctx)
+	lb := true
+	svc, err := placement.New(placement.Config{}).CreateService(ctx, c, ent.CreateRegionServiceInput{
+		Name: "demo-web", TenantID: c.Tenant.Query().Where(tenant.Name("acme")).OnlyIDX(ctx), RegionID: like.Edges.Region.ID,
+		FlavorID: &like.Edges.Flavor.ID, ImageID: &like.Edges.Image.ID, LoadBalanced: &lb})
+	if err != nil {
+		t.Fatalf("createRegionService(loadBalanced: true) in the demo: %v", err)
+	}
+	got := svc.QueryLoadBalancer().WithVip(func(q *ent.IPAddressQuery) { q.WithNetwork() }).OnlyX(ctx)
+	if got.Edges.Vip == nil || got.Edges.Vip.Edges.Network == nil || got.Edges.Vip.Edges.Network.Purpose != network.PurposeService {
+		t.Fatalf("load balancer %+v: want a VIP on a SERVICE network", got)
+	}
+	if a, p := netip.MustParseAddr(got.Edges.Vip.Address), netip.MustParsePrefix(got.Edges.Vip.Edges.Network.Cidr); !p.Contains(a) {
+		t.Errorf("VIP %s outside %s", a, p)
 	}
 }
 

@@ -643,6 +643,15 @@ func (l *loader) loadNetworks(ctx context.Context) error {
 			SetGateway(addr(s.mgmt, 1).String()).SetPurpose(network.PurposeManagement).SetDatacenterID(l.dcs[i].ID).
 			SetDescription("management network of "+s.dc+" (servers' eth0)"))
 	}
+	for i, s := range sites {
+		// The VIPs of load balancers (createRegionService with loadBalanced, Kubernetes API
+		// servers): a SERVICE network per datacenter, beside its management range.
+		m := s.mgmt.Addr().As4()
+		svc := netip.PrefixFrom(netip.AddrFrom4([4]byte{m[0], m[1], 240, 0}), 24)
+		nb = append(nb, l.c.Network.Create().SetName(s.dc+"-service").SetCidr(svc.String()).SetVlan(20).
+			SetPurpose(network.PurposeService).SetDatacenterID(l.dcs[i].ID).
+			SetDescription("service network of "+s.dc+" (load balancers' VIPs, announced by BGP)"))
+	}
 	for _, fs := range l.floors {
 		dc := sites[fs.site].dc
 		n := fs.index + 1
@@ -665,7 +674,7 @@ func (l *loader) loadNetworks(ctx context.Context) error {
 	}
 	for i, fs := range l.floors {
 		fs.mgmtNet = nets[fs.site]
-		fs.vmNet, fs.storNet = nets[len(sites)+2*i], nets[len(sites)+2*i+1]
+		fs.vmNet, fs.storNet = nets[2*len(sites)+2*i], nets[2*len(sites)+2*i+1]
 	}
 	return nil
 }

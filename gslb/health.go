@@ -22,7 +22,8 @@ type Member struct {
 
 // Checker checks a member's VIP by opening a TCP connection to it.
 type Checker struct {
-	// Dial opens the connection; nil means a net.Dialer.
+	// Dial opens the connection: the process's egress policy (egress.Policy.DialContext),
+	// so a check reaches only what outbound connections may. Nil fails every check.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Timeout bounds one check; zero means one second.
 	Timeout time.Duration
@@ -45,12 +46,10 @@ func (c Checker) Check(ctx context.Context, m Member) (bool, string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
-	dial := c.Dial
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
+	if c.Dial == nil {
+		return false, "VIP check: no dialer configured"
 	}
-	conn, err := dial(ctx, "tcp", netip.AddrPortFrom(m.VIP, uint16(m.Port)).String())
+	conn, err := c.Dial(ctx, "tcp", netip.AddrPortFrom(m.VIP, uint16(m.Port)).String())
 	if err != nil {
 		return false, "VIP check: " + err.Error()
 	}

@@ -158,7 +158,8 @@ func rate(t *testing.T, c *http.Client, url string, workers int, d time.Duration
 	return float64(n.Load()) / d.Seconds()
 }
 
-// TestTrafficLoadBalancerFailoverAndGSLB walks issue 27's traffic path on namespaces: a
+// TestDataPlaneFailoverAndGSLB drives the data plane of issue 27 directly on namespaces (the
+// path through the API and the agents is nodeagent's TestTrafficRegionServiceThroughAgents): a
 // rack-leaf router (BIRD), two app nodes with routed VM addresses (vmnet, announced by the
 // node's BGP speaker), a region service's 3 replicas behind a load balancer served by two
 // load-balancer nodes (HAProxy, VIP announced from both: anycast with ECMP at the router), a
@@ -170,7 +171,7 @@ func rate(t *testing.T, c *http.Client, url string, workers int, d time.Duration
 // service's name resolves to the healthy region's VIP only, and to none once that region's
 // service is detached. It logs the failover times and requests/s through one load-balancer
 // node against a direct connection to a backend.
-func TestTrafficLoadBalancerFailoverAndGSLB(t *testing.T) {
+func TestDataPlaneFailoverAndGSLB(t *testing.T) {
 	requireDaemons(t)
 	leaf := netlab.NewNS(t, "leaf")
 	leaf.Sysctl(t, "net.ipv4.ip_forward", "1")

@@ -49,6 +49,15 @@ type fleetStack struct {
 
 func startFleet(t *testing.T, nodes int) *fleetStack {
 	t.Helper()
+	return startFleetWith(t, placementtest.Spec{Racks: 1, HostsPerRack: nodes, PowerZones: 1,
+		NetworkZones: 1, CPU: 16, MemoryMB: 65536, DiskGB: 500, Cores: 8}, nil)
+}
+
+// startFleetWith is startFleet with the site spec and, when tweak is set, changes to the
+// server's and worker's configuration.
+func startFleetWith(t *testing.T, spec placementtest.Spec, tweak func(*config.Config)) *fleetStack {
+	t.Helper()
+	nodes := spec.Racks * spec.HostsPerRack
 	socket := os.Getenv("VIRTFLOW_TEST_LIBVIRT_SOCKET")
 	if socket == "" {
 		socket = hypervisor.DefaultSocket
@@ -79,8 +88,7 @@ func startFleet(t *testing.T, nodes int) *fleetStack {
 	dsn := testdb.DSN(t)
 	env := gqltest.Postgres(t, dsn)
 	ctx := gqltest.System()
-	site, err := placementtest.Build(ctx, env.Client, placementtest.Spec{Racks: 1, HostsPerRack: nodes, PowerZones: 1,
-		NetworkZones: 1, CPU: 16, MemoryMB: 65536, DiskGB: 500, Cores: 8})
+	site, err := placementtest.Build(ctx, env.Client, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +100,9 @@ func startFleet(t *testing.T, nodes int) *fleetStack {
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, AdminToken: gqltest.AdminToken, ShutdownGrace: 5 * time.Second,
 		RedisURL:          testdb.PrivateRedis(t), // a Redis of its own, as startStack's
 		NodeNotReadyAfter: 10 * time.Second, NodeDownAfter: 20 * time.Second}
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "e2e"))
 	ready, serverDone, workerDone := make(chan string, 1), make(chan error, 1), make(chan error, 1)

@@ -213,7 +213,9 @@ func TestRoutedAddressEndToEnd(t *testing.T) {
 // startRoutedAgent runs node i's agent in routed mode: vmnet on the node's namespace, the
 // metadata service on a listener in it, and a BGP speaker in it with the configuration the
 // agent reads from the graph (its host's ASN and address, the leaf it is cabled to).
-func startRoutedAgent(t *testing.T, st *fleetStack, i int, n *routedNode) (stop func()) {
+//
+// Each option changes the agent's configuration (the traffic test adds load balancers).
+func startRoutedAgent(t *testing.T, st *fleetStack, i int, n *routedNode, options ...func(*nodeagent.Config)) (stop func()) {
 	t.Helper()
 	tok, err := fleet.IssueAgentToken(gqltest.System(), st.env.Client, st.env.Identity, st.site.Nodes[i].ID)
 	if err != nil {
@@ -243,6 +245,9 @@ func startRoutedAgent(t *testing.T, st *fleetStack, i int, n *routedNode) (stop 
 		Log:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", i),
 		HeartbeatInterval: time.Second, ResyncInterval: 30 * time.Second, RetryDelay: 10 * time.Millisecond,
 		NetworkMode: nodeagent.NetworkRouted, Routed: m, MetadataListener: md}
+	for _, o := range options {
+		o(&cfg)
+	}
 	probe, err := nodeagent.New(cfg)
 	if err != nil {
 		t.Fatal(err)

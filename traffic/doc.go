@@ -15,9 +15,12 @@
 //     reason. Nothing is assumed: without reports it stays NOT_REALIZED.
 //   - A global service in GSLB mode is served by gslb.Publisher (PowerDNS): its FQDN answers
 //     with the VIPs of the members whose load balancer is ACTIVE and whose VIP accepts a
-//     connection; ACTIVE while that answer is not empty, NOT_SERVED otherwise. In ANYCAST
-//     mode it is ACTIVE while at least one member's load balancer announces (the members
-//     share the VIP; allocating one VIP across regions is not automated yet).
+//     connection; ACTIVE while that answer is not empty, NOT_SERVED otherwise.
+//   - In ANYCAST mode the members' load balancers all serve one VIP, the first member's
+//     (AnycastVIP): ForNode hands it to every member's nodes instead of their own VIP, so it
+//     is announced from every region's load-balancer nodes. The service is ACTIVE while at
+//     least one member forwards. A member detached serves its own VIP again: its nodes
+//     withdraw the shared one and the traffic moves to the other regions.
 //
 // Loop.Once does all of it for every load balancer and global service; the worker runs it
 // periodically (Loop.Run).

@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/ipaddress"
+	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
 	"github.com/virtflow/virtflow/ent/port"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -71,26 +72,27 @@ func (c Config) stale() time.Duration {
 func system(ctx context.Context) context.Context { return authz.SystemContext(ctx, "traffic") }
 
 // ChooseNodes picks the nodes that serve load balancer lb: a group of n zero-size members
-// scheduled in the region of its region service under RACK anti-affinity (partial: fewer
+// scheduled in the region of its region service (or of the Kubernetes cluster whose API it
+// serves) under RACK anti-affinity (partial: fewer
 // racks, fewer nodes). It returns the node ids, best first; none when the region has no
 // node that may take work.
 func ChooseNodes(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer, n int) ([]int, error) {
 	ctx = system(ctx)
-	svc, err := lb.QueryRegionService().WithRegion().Only(ctx)
+	region, err := regionOf(ctx, c, lb)
 	if err != nil {
-		return nil, fmt.Errorf("region service of load balancer %d: %w", lb.ID, err)
+		return nil, err
 	}
 	tenantID, err := lb.QueryTenant().OnlyID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tenant of load balancer %d: %w", lb.ID, err)
 	}
-	snap, err := placement.Load(ctx, c, tenantID, svc.Edges.Region.ID)
+	snap, err := placement.Load(ctx, c, tenantID, region)
 	if err != nil {
 		return nil, err
 	}
 	cfg := scheduler.DefaultConfig()
 	cfg.Quiet = true
-	d, err := scheduler.Schedule(&snap.Snapshot, scheduler.Request{TenantID: tenantID, Region: fmt.Sprint(svc.Edges.Region.ID),
+	d, err := scheduler.Schedule(&snap.Snapshot, scheduler.Request{TenantID: tenantID, Region: fmt.Sprint(region),
 		Count: n, AllowPartial: true, Flavor: footprint(),
 		Policy: scheduler.Policy{Zones: []scheduler.ZoneRule{{Kind: scheduler.ZoneRack, Mode: scheduler.ZoneAntiAffinity}}}}, cfg)
 	if err != nil {
@@ -103,6 +105,19 @@ func ChooseNodes(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer, n int
 		}
 	}
 	return ids, nil
+}
+
+// regionOf is the region whose nodes serve lb: its region service's, or that of the
+// Kubernetes cluster whose API it serves.
+func regionOf(ctx context.Context, c *ent.Client, lb *ent.LoadBalancer) (int, error) {
+	id, err := lb.QueryRegionService().QueryRegion().OnlyID(ctx)
+	if ent.IsNotFound(err) {
+		id, err = c.KubernetesCluster.Query().Where(kubernetescluster.APILoadBalancerID(lb.ID)).QueryRegion().FirstID(ctx)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("region of load balancer %d (neither a region service's nor a Kubernetes API's): %w", lb.ID, err)
+	}
+	return id, nil
 }
 
 // members are the backends of load balancer lb with their addresses (sorted by VM id, then
@@ -427,15 +442,18 @@ func (l *Loop) reconcileGlobal(ctx context.Context, gs *ent.GlobalService) error
 	var answer []netip.Addr
 	switch {
 	case gs.Mode == globalservice.ModeAnycast:
+		shared, err := AnycastVIP(ctx, l.Client, gs)
+		if err != nil {
+			return err
+		}
+		vip, _ := netip.ParseAddr(shared)
 		for _, m := range ms {
-			if m.Forwarding {
-				answer = append(answer, m.VIP)
-			} else {
-				why[m.Name] = "its load balancer does not announce"
+			if m.Forwarding && vip.IsValid() {
+				answer = []netip.Addr{vip}
+			} else if !m.Forwarding {
+				why[m.Name] = "its load balancer does not announce " + shared
 			}
 		}
-		slices.SortFunc(answer, func(a, b netip.Addr) int { return a.Compare(b) })
-		answer = slices.Compact(answer)
 	case gs.Fqdn == "":
 		why[""] = "no FQDN to answer for"
 	case l.Config.Publisher == nil:
@@ -480,6 +498,25 @@ func (l *Loop) reconcileGlobal(ctx context.Context, gs *ent.GlobalService) error
 	return err
 }
 
+// AnycastVIP is the VIP a global service in ANYCAST mode is reached at: the VIP of the load
+// balancer of its first member (lowest region service id) that has one; "" when none has.
+// The load balancers of all its members serve and announce it instead of their own VIP (see
+// ForNode), so the routers see one address from every region; a member detached serves its
+// own VIP again and its nodes withdraw the shared one.
+func AnycastVIP(ctx context.Context, c *ent.Client, gs *ent.GlobalService) (string, error) {
+	svcs, err := gs.QueryRegionServices().WithLoadBalancer(func(q *ent.LoadBalancerQuery) { q.WithVip() }).
+		Order(ent.Asc(regionservice.FieldID)).All(system(ctx))
+	if err != nil {
+		return "", fmt.Errorf("members of global service %d: %w", gs.ID, err)
+	}
+	for _, s := range svcs {
+		if lb := s.Edges.LoadBalancer; lb != nil && lb.Edges.Vip != nil {
+			return lb.Edges.Vip.Address, nil
+		}
+	}
+	return "", nil
+}
+
 // NodeLB is a load balancer as a node serving it must realize it.
 type NodeLB struct {
 	ID              int
@@ -497,17 +534,40 @@ func ForNode(ctx context.Context, c *ent.Client, node int) ([]NodeLB, error) {
 	if !v.Can("LoadBalancer", authz.ActRead) && !slices.Contains(v.Domains("node", "ComputeNode", authz.ActWrite), node) {
 		return nil, apierr.NotFound("compute node %d not found", node)
 	}
+	sys := system(ctx)
 	lbs, err := c.LoadBalancer.Query().Where(loadbalancer.HasNodesWith(computenode.ID(node)),
-		loadbalancer.StatusNotIn(loadbalancer.StatusDeleting)).WithVip().Order(ent.Asc(loadbalancer.FieldID)).All(system(ctx))
+		loadbalancer.StatusNotIn(loadbalancer.StatusDeleting)).WithVip().
+		WithRegionService(func(q *ent.RegionServiceQuery) { q.WithGlobalService() }).
+		Order(ent.Asc(loadbalancer.FieldID)).All(sys)
 	if err != nil {
 		return nil, fmt.Errorf("load balancers of node %d: %w", node, err)
 	}
 	out := make([]NodeLB, 0, len(lbs))
+	// Every VIP a load balancer of the node owns is served by it; a shared anycast VIP only
+	// by a load balancer of the node that does not own it when no other one serves it yet.
+	handed := map[string]bool{}
+	for _, lb := range lbs {
+		if lb.Edges.Vip != nil {
+			handed[lb.Edges.Vip.Address] = true
+		}
+	}
 	for _, lb := range lbs {
 		if lb.Edges.Vip == nil {
 			continue
 		}
-		out = append(out, NodeLB{ID: lb.ID, VIP: lb.Edges.Vip.Address, Algorithm: string(lb.Algorithm),
+		vip := lb.Edges.Vip.Address
+		if rs := lb.Edges.RegionService; rs != nil && rs.Edges.GlobalService != nil && rs.Edges.GlobalService.Mode == globalservice.ModeAnycast {
+			shared, err := AnycastVIP(sys, c, rs.Edges.GlobalService)
+			if err != nil {
+				return nil, err
+			}
+			// One node serves an address once: a member served by a node that already
+			// serves the shared VIP (the same region's) keeps its own.
+			if shared != "" && !handed[shared] {
+				vip, handed[shared] = shared, true
+			}
+		}
+		out = append(out, NodeLB{ID: lb.ID, VIP: vip, Algorithm: string(lb.Algorithm),
 			CheckIntervalMs: lb.HealthCheckIntervalMs, Listeners: lb.Listeners, Members: lb.Members})
 	}
 	return out, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -21,6 +22,7 @@ import (
 	"github.com/virtflow/virtflow/gslb"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/placement/placementtest"
 )
 
@@ -187,14 +189,15 @@ type fakePowerDNS struct {
 // TestGlobalServiceGSLB checks that a GSLB global service answers with the VIP of its
 // ACTIVE, reachable member only, reads ACTIVE while it answers, NOT_SERVED with the reason
 // once no member is healthy, and that a detached member's VIP leaves the answer. The
-// PowerDNS side is checked for real in lbnet's TestTraffic; here its API is served by
+// PowerDNS side is checked for real in nodeagent's TestTrafficRegionServiceThroughAgents; here its API is served by
 // httptest so the loop's decisions can be read in the records pushed.
 func TestGlobalServiceGSLB(t *testing.T) {
 	c := openClient(t)
 	a := newFixture(t, c, "127.0.0.1")
 	b := newFixture(t, c, "127.0.1.1")
-	// Region A's VIP accepts connections (a listener on 127.0.0.1), region B's (127.0.1.1,
-	// local too but with no listener) refuses them.
+	// Region A's VIP accepts connections (a listener on 127.0.0.1); region B's (127.0.1.1,
+	// local too, with no listener) is outside the egress policy the checks dial through, so
+	// its check is refused by the policy before any packet leaves.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +226,7 @@ func TestGlobalServiceGSLB(t *testing.T) {
 	now := time.Now()
 	cfg := Config{Clock: func() time.Time { return now }, Stale: time.Hour,
 		Publisher: &gslb.Publisher{DNS: &gslb.PowerDNS{BaseURL: srv.URL, APIKey: "k"}, Zone: "gslb.test", NameServer: "ns1.gslb.test",
-			Checker: gslb.Checker{Timeout: 500 * time.Millisecond}}}
+			Checker: gslb.Checker{Dial: egress.MustParse("127.0.0.1").DialContext, Timeout: 500 * time.Millisecond}}}
 	// Keep the load balancers ACTIVE through the loop: their nodes report forwarding.
 	report := func(f *fixture) {
 		t.Helper()
@@ -245,7 +248,7 @@ func TestGlobalServiceGSLB(t *testing.T) {
 	}
 	got := c.GlobalService.GetX(ctx, gs.ID)
 	if got.Status != globalservice.StatusActive || !slices.Equal(got.DNSAnswer, []string{"127.0.0.1"}) ||
-		!strings.Contains(got.StatusReason, b.svc.Name) {
+		!strings.Contains(got.StatusReason, b.svc.Name) || !strings.Contains(got.StatusReason, "egress") {
 		t.Fatalf("one region reachable: %s %v %q", got.Status, got.DNSAnswer, got.StatusReason)
 	}
 	if r := dns.records("web.gslb.test."); !slices.Equal(r, []string{"127.0.0.1"}) {
@@ -341,5 +344,149 @@ func TestConcurrentLoopsChooseOnce(t *testing.T) {
 	}
 	if n := len(f.reload(t).Edges.Nodes); n != 2 {
 		t.Fatalf("after 6 concurrent loops the load balancer has %d nodes, want 2", n)
+	}
+}
+
+// TestKubernetesAPILoadBalancer: the loop realizes the load balancer of a Kubernetes
+// cluster's API, which has no region service: it chooses its nodes in the cluster's region,
+// in two racks, and makes the control planes (not the workers) its members; a control plane
+// being removed leaves the members.
+func TestKubernetesAPILoadBalancer(t *testing.T) {
+	c := openClient(t)
+	ctx := placementtest.Ctx()
+	site, err := placementtest.Build(ctx, c, placementtest.Spec{Racks: 2, HostsPerRack: 2, CPU: 16, MemoryMB: 65536,
+		DiskGB: 1000, Cores: 8, Providers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := site.Prefix
+	flavor := c.Flavor.Create().SetName(p + "-f").SetVcpus(1).SetMemoryMB(512).SetProviderID(site.Provider).SaveX(ctx)
+	net := c.Network.Create().SetName(p + "-k8s").SetCidr("172.17.0.0/24").SetVrf(p).SetTenantID(site.Tenant).SaveX(ctx)
+	svcNet := c.Network.Create().SetName(p + "-svc").SetCidr("10.250.9.0/24").SetVrf(p + "-svc").SaveX(ctx)
+	var nodes []fieldtype.KubernetesNode
+	for i, role := range []string{kubecluster.RoleControlPlane, kubecluster.RoleControlPlane, kubecluster.RoleWorker} {
+		vm := c.VirtualMachine.Create().SetName(fmt.Sprintf("%s-k-%d", p, i)).SetTenantID(site.Tenant).SetRegionID(site.Region).
+			SetFlavorID(flavor.ID).SaveX(ctx)
+		pt := c.Port.Create().SetName("eth0").SetVirtualMachineID(vm.ID).SetNetworkID(net.ID).SaveX(ctx)
+		c.IPAddress.Create().SetAddress(fmt.Sprintf("172.17.0.%d", 11+i)).SetNetworkID(net.ID).SetPortID(pt.ID).ExecX(ctx)
+		nodes = append(nodes, fieldtype.KubernetesNode{Name: fmt.Sprintf("%s-k-%d", p, i), Role: role, Index: i, VMID: vm.ID,
+			State: "READY", Version: "1.30.2"})
+	}
+	lb := c.LoadBalancer.Create().SetName(p + "-k-api").SetTenantID(site.Tenant).SetStatus(loadbalancer.StatusNotRealized).
+		SetListeners([]fieldtype.LBListener{kubecluster.APIListener}).SaveX(ctx)
+	c.IPAddress.Create().SetAddress("10.250.9.10").SetNetworkID(svcNet.ID).SetLoadBalancerID(lb.ID).ExecX(ctx)
+	k := c.KubernetesCluster.Create().SetName(p + "-k").SetVersion("1.30.2").SetTenantID(site.Tenant).SetRegionID(site.Region).
+		SetFlavorID(flavor.ID).SetAPILoadBalancerID(lb.ID).SetNodes(nodes).SaveX(ctx)
+
+	loop := &Loop{Client: c, Config: Config{}}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := c.LoadBalancer.Query().Where(loadbalancer.ID(lb.ID)).WithNodes().OnlyX(ctx)
+	racks := map[int]bool{}
+	for _, n := range got.Edges.Nodes {
+		for _, sn := range site.Nodes {
+			if sn.ID == n.ID {
+				racks[sn.Rack] = true
+			}
+		}
+	}
+	if len(got.Edges.Nodes) != 2 || len(racks) != 2 {
+		t.Fatalf("API load balancer nodes %v in racks %v: want 2 nodes in 2 racks of the cluster's region", got.Edges.Nodes, racks)
+	}
+	addrs := func(ms []fieldtype.LBMember) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Address)
+		}
+		return out
+	}
+	if a := addrs(got.Members); !slices.Equal(a, []string{"172.17.0.11", "172.17.0.12"}) {
+		t.Fatalf("API load balancer members %v, want the two control planes", a)
+	}
+	if got.Status != loadbalancer.StatusNotRealized || !strings.Contains(got.StatusReason, "no report yet") {
+		t.Errorf("before any report: %s %q", got.Status, got.StatusReason)
+	}
+	// A scale-down removes control plane 1: it leaves the members.
+	nodes[1].State = kubecluster.StateRemoving
+	c.KubernetesCluster.UpdateOne(k).SetNodes(nodes).ExecX(ctx)
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if a := addrs(c.LoadBalancer.GetX(ctx, lb.ID).Members); !slices.Equal(a, []string{"172.17.0.11"}) {
+		t.Fatalf("after control plane 1 is removing: members %v", a)
+	}
+}
+
+// TestGlobalServiceAnycast: the load balancers of an ANYCAST global service's members, in two
+// regions, are handed one VIP (the first member's) to serve and announce; the service reads
+// ACTIVE answering that VIP while a member forwards; a detached member's nodes are handed
+// its own VIP again (they withdraw the shared one and the traffic moves to the other region).
+func TestGlobalServiceAnycast(t *testing.T) {
+	c := openClient(t)
+	a := newFixture(t, c, "10.250.5.10")
+	b := newFixture(t, c, "10.250.6.10")
+	ctx := placementtest.Ctx()
+	gs := c.GlobalService.Create().SetName(a.site.Prefix+"-any").SetTenantID(a.site.Tenant).SetMode(globalservice.ModeAnycast).
+		AddRegionServiceIDs(a.svc.ID, b.svc.ID).SaveX(ctx)
+	now := time.Now()
+	cfg := Config{Clock: func() time.Time { return now }, Stale: time.Hour}
+	loop := &Loop{Client: c, Config: cfg}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	served := func(f *fixture) []string {
+		t.Helper()
+		var vips []string
+		for _, n := range f.reload(t).Edges.Nodes {
+			lbs, err := ForNode(agentCtx(n.ID), c, n.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, lb := range lbs {
+				if lb.ID == f.lb.ID {
+					vips = append(vips, lb.VIP)
+				}
+			}
+		}
+		return vips
+	}
+	if got := served(a); !slices.Equal(got, []string{"10.250.5.10", "10.250.5.10"}) {
+		t.Fatalf("region A's nodes serve %v, want the shared VIP on both", got)
+	}
+	if got := served(b); !slices.Equal(got, []string{"10.250.5.10", "10.250.5.10"}) {
+		t.Fatalf("region B's nodes serve %v, want the shared VIP 10.250.5.10 on both", got)
+	}
+	got := c.GlobalService.GetX(ctx, gs.ID)
+	if got.Status != globalservice.StatusNotServed {
+		t.Fatalf("before any node forwards: %s %v", got.Status, got.DNSAnswer)
+	}
+	// Region B's nodes report they announce and forward: the service is ACTIVE on the shared VIP.
+	for _, n := range b.reload(t).Edges.Nodes {
+		if _, err := ApplyNodeReport(agentCtx(n.ID), c, cfg, Report{LoadBalancerID: b.lb.ID, NodeID: n.ID, Announced: true, Forwarding: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got = c.GlobalService.GetX(ctx, gs.ID)
+	if got.Status != globalservice.StatusActive || !slices.Equal(got.DNSAnswer, []string{"10.250.5.10"}) ||
+		!strings.Contains(got.StatusReason, a.svc.Name) {
+		t.Fatalf("region B forwarding: %s %v %q", got.Status, got.DNSAnswer, got.StatusReason)
+	}
+	// Region closure: B detached, its nodes serve B's own VIP; A's keep the shared one.
+	c.GlobalService.UpdateOneID(gs.ID).RemoveRegionServiceIDs(b.svc.ID).ExecX(ctx)
+	if got := served(b); !slices.Equal(got, []string{"10.250.6.10", "10.250.6.10"}) {
+		t.Fatalf("detached region B's nodes serve %v, want its own VIP", got)
+	}
+	if got := served(a); !slices.Equal(got, []string{"10.250.5.10", "10.250.5.10"}) {
+		t.Fatalf("region A's nodes serve %v after B left, want the shared VIP", got)
+	}
+	if err := loop.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.GlobalService.GetX(ctx, gs.ID); got.Status != globalservice.StatusNotServed {
+		t.Fatalf("only region A (not forwarding) left: %s %v", got.Status, got.DNSAnswer)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/audit"
+	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/gslb"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/config"
@@ -162,7 +163,7 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		loop := &traffic.Loop{Client: db.Client, Config: trafficConfig(cfg, prov.Clock(), g.egress.Client(5*time.Second)), Log: log.With("component", "traffic")}
+		loop := &traffic.Loop{Client: db.Client, Config: trafficConfig(cfg, prov.Clock(), g.egress), Log: log.With("component", "traffic")}
 		loop.Run(ctx, 2*time.Second)
 	}()
 	images, err := imageStore(cfg, db, g, log)
@@ -176,13 +177,15 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 }
 
 // trafficConfig is the traffic loop's configuration: GSLB through PowerDNS when cfg names
-// it (VIRTFLOW_GSLB_*), reached through client, the process's egress policy (a PowerDNS on a
-// private address must be named in VIRTFLOW_EGRESS_ALLOW).
-func trafficConfig(cfg config.Config, clock func() time.Time, client *http.Client) traffic.Config {
+// it (VIRTFLOW_GSLB_*). PowerDNS's API and the members' VIP checks go through the process's
+// egress policy: a PowerDNS or VIPs on private addresses must be named in
+// VIRTFLOW_EGRESS_ALLOW.
+func trafficConfig(cfg config.Config, clock func() time.Time, out *egress.Policy) traffic.Config {
 	tc := traffic.Config{Clock: clock}
 	if cfg.GSLBPowerDNSURL != "" && cfg.GSLBZone != "" {
 		tc.Publisher = &gslb.Publisher{DNS: &gslb.PowerDNS{BaseURL: cfg.GSLBPowerDNSURL, APIKey: cfg.GSLBPowerDNSKey,
-			Client: client}, Zone: cfg.GSLBZone, NameServer: "ns1." + cfg.GSLBZone}
+			Client: out.Client(5 * time.Second)}, Checker: gslb.Checker{Dial: out.DialContext},
+			Zone: cfg.GSLBZone, NameServer: "ns1." + cfg.GSLBZone}
 	}
 	return tc
 }
