@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -459,6 +460,11 @@ func Active(ctx context.Context, cfg Config) (*Report, error) {
 	r.report.VMs, r.report.CreatePhaseS = len(ids), createPhase.Seconds()
 	waitErr := r.waitActive(ctx, len(ids), began)
 	r.report.ElapsedS = time.Since(began).Seconds()
+	if waitErr == nil && len(ids) > 0 {
+		if err := r.phases(ctx, began); err != nil {
+			waitErr = fmt.Errorf("read the VMs' timestamps: %w", err)
+		}
+	}
 	r.report.Machine.LoadAfter = loadavg()
 	r.cleanup(ctx, ids)
 	rep := r.finish()
@@ -511,6 +517,84 @@ func (r *runner) waitActive(ctx context.Context, want int, began time.Time) erro
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// phases reads, once every VM of the run is ACTIVE, the timestamps the server wrote on each
+// and its first assignment, and reports the steps between them (Report.Phases):
+//
+//   - api: the create request from the client's start of the run to the VM's row
+//     (createdAt; includes the wait of the clients queued behind the others);
+//   - to node: createdAt → the node's assignment row (assignment createdAt: the outbox
+//     task, its relay and queue, the worker's provisioning: address, config drive, image);
+//   - on node: the assignment → ACTIVE (statusChangedAt: the agent's poll, define and start,
+//     its report);
+//   - create → ACTIVE: createdAt → statusChangedAt.
+//
+// The server's clock is assumed to be the client's (the harness runs beside the server);
+// began is the client's start of the run.
+func (r *runner) phases(ctx context.Context, began time.Time) error {
+	type vmRow struct {
+		CreatedAt, StatusChangedAt time.Time
+		Assignments                struct {
+			Edges []struct{ Node struct{ CreatedAt time.Time } }
+		}
+	}
+	var rows []vmRow
+	after := any(nil)
+	for {
+		var out struct {
+			VirtualMachines struct {
+				Edges    []struct{ Node vmRow }
+				PageInfo struct {
+					HasNextPage bool
+					EndCursor   string
+				}
+			}
+		}
+		err := r.api.Do(ctx, `query($prefix: String!, $after: Cursor) {
+  virtualMachines(first: 100, after: $after, where: {nameHasPrefix: $prefix}) {
+    edges { node { createdAt statusChangedAt assignments(first: 1, orderBy: {field: CREATED_AT, direction: ASC}) { edges { node { createdAt } } } } }
+    pageInfo { hasNextPage endCursor } } }`, map[string]any{"prefix": r.prefix, "after": after}, &out)
+		if err != nil {
+			return err
+		}
+		for _, e := range out.VirtualMachines.Edges {
+			rows = append(rows, e.Node)
+		}
+		if !out.VirtualMachines.PageInfo.HasNextPage {
+			break
+		}
+		after = out.VirtualMachines.PageInfo.EndCursor
+	}
+	var api, toNode, onNode, total []time.Duration
+	var lastAPI, lastNode, lastActive time.Time
+	later := func(a, b time.Time) time.Time {
+		if b.After(a) {
+			return b
+		}
+		return a
+	}
+	for _, v := range rows {
+		api = append(api, v.CreatedAt.Sub(began))
+		total = append(total, v.StatusChangedAt.Sub(v.CreatedAt))
+		lastAPI, lastActive = later(lastAPI, v.CreatedAt), later(lastActive, v.StatusChangedAt)
+		if a := v.Assignments.Edges; len(a) > 0 {
+			toNode = append(toNode, a[0].Node.CreatedAt.Sub(v.CreatedAt))
+			onNode = append(onNode, v.StatusChangedAt.Sub(a[0].Node.CreatedAt))
+			lastNode = later(lastNode, a[0].Node.CreatedAt)
+		}
+	}
+	phase := func(name string, d []time.Duration, last time.Time) Phase {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		p := Phase{Name: name, P50MS: ms(quantile(d, 0.5)), P95MS: ms(quantile(d, 0.95)), MaxMS: ms(quantile(d, 1))}
+		if !last.IsZero() {
+			p.LastAtS = last.Sub(began).Seconds()
+		}
+		return p
+	}
+	r.report.Phases = []Phase{phase("api (run start → VM row)", api, lastAPI), phase("to node (VM row → assignment)", toNode, lastNode),
+		phase("on node (assignment → ACTIVE)", onNode, lastActive), phase("create → ACTIVE (VM row → ACTIVE)", total, lastActive)}
+	return nil
 }
 
 // errorsDetail names each error code with its count and first message.

@@ -92,6 +92,14 @@ func TestScenarios(t *testing.T) {
 		if rep.VMs != 5 || rep.AllActiveS <= 0 || rep.AllActiveS < rep.CreatePhaseS || rep.Deleted != 5 {
 			t.Errorf("active: %d VMs, create phase %.3f s, all ACTIVE %.3f s, %d deleted (%s)", rep.VMs, rep.CreatePhaseS, rep.AllActiveS, rep.Deleted, rep.CleanupError)
 		}
+		if len(rep.Phases) != 4 {
+			t.Errorf("active: %d phases, want api, to node, on node and create → ACTIVE: %+v", len(rep.Phases), rep.Phases)
+		}
+		for _, p := range rep.Phases {
+			if p.P50MS <= 0 || p.MaxMS < p.P95MS || p.P95MS < p.P50MS || p.LastAtS <= 0 {
+				t.Errorf("active: phase %+v is not a distribution of positive durations", p)
+			}
+		}
 		noVMsLeft(t, st)
 	})
 

@@ -58,15 +58,28 @@ type Report struct {
 	ElapsedS float64   `json:"elapsedS"`
 	Ops      []OpStats `json:"ops"`
 	// Active scenario: VMs created and the time from the first create to all ACTIVE.
-	VMs           int      `json:"vms,omitempty"`
-	CreatePhaseS  float64  `json:"createPhaseS,omitempty"`
-	AllActiveS    float64  `json:"allActiveS,omitempty"`
+	VMs          int     `json:"vms,omitempty"`
+	CreatePhaseS float64 `json:"createPhaseS,omitempty"`
+	AllActiveS   float64 `json:"allActiveS,omitempty"`
+	// Phases (active scenario) is where each VM's time went, from the records' own
+	// timestamps as the server wrote them (see Active).
+	Phases        []Phase  `json:"phases,omitempty"`
 	Pgbench       *Pgbench `json:"pgbench,omitempty"`
 	Created       int      `json:"created,omitempty"`
 	Deleted       int      `json:"deleted,omitempty"`
 	Kept          bool     `json:"kept,omitempty"`
 	CleanupErrors int      `json:"cleanupErrors,omitempty"`
 	CleanupError  string   `json:"cleanupError,omitempty"` // the first of them
+}
+
+// Phase is one step of the VMs' way to ACTIVE over the run's VMs: the distribution of its
+// duration per VM, and when the last VM finished it, from the run's first create.
+type Phase struct {
+	Name    string  `json:"name"`
+	P50MS   float64 `json:"p50ms"`
+	P95MS   float64 `json:"p95ms"`
+	MaxMS   float64 `json:"maxms"`
+	LastAtS float64 `json:"lastAtS"` // the last VM's end of this phase, seconds after the first create
 }
 
 // recorder collects latencies and errors of one operation from several goroutines'
@@ -177,6 +190,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "VMs\t%d\n", r.VMs)
 		fmt.Fprintf(tw, "create phase\t%.2f s\n", r.CreatePhaseS)
 		fmt.Fprintf(tw, "create → all ACTIVE\t%.2f s\n", r.AllActiveS)
+	}
+	if len(r.Phases) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "phase (per VM)\tp50 ms\tp95 ms\tmax ms\tlast done at s")
+		for _, p := range r.Phases {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f\n", p.Name, p.P50MS, p.P95MS, p.MaxMS, p.LastAtS)
+		}
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "operation\tok\treq/s\tp50 ms\tp95 ms\tp99 ms\terrors")

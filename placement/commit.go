@@ -220,7 +220,8 @@ type nodeQuota struct {
 
 // quotasOf reads, in one query, the quota of the tenant that each of the nodes counts in:
 // the lowest-id host group of the node's host that has a quota for the tenant
-// (hostGroupFor), with that group's cores. Nodes in no such group are absent.
+// (hostGroupFor), with that group's cores (0 when the quota has no CPU-percent limit). Nodes
+// in no such group are absent.
 func quotasOf(ctx context.Context, c *ent.Client, tenantID int, nodeIDs []int) (map[int]nodeQuota, error) {
 	var rows []nodeQuota
 	err := c.HostGroup.Query().Modify(func(s *sql.Selector) {
@@ -234,9 +235,11 @@ func quotasOf(ctx context.Context, c *ent.Client, tenantID int, nodeIDs []int) (
 		s.AppendSelectAs(cn.C(computenode.FieldID), "node_id")
 		s.AppendSelectAs(q.C(quota.FieldID), "quota_id")
 		s.AppendSelectAs(s.C(hostgroup.FieldID), "group_id")
+		// The group's cores matter only to a CPU-percent limit (quotaFits): a quota without
+		// one (0) is not made to sum every host of its group.
 		s.AppendSelectExprAs(sql.Expr(fmt.Sprintf(
-			"(SELECT COALESCE(SUM(h.%s), 0) FROM %s AS x JOIN %s AS h ON x.%s = h.%s WHERE x.%s = %s)",
-			host.FieldCPUCores, hostgroup.HostsTable, host.Table, hostgroup.HostsPrimaryKey[1], host.FieldID,
+			"CASE WHEN %s > 0 THEN (SELECT COALESCE(SUM(h.%s), 0) FROM %s AS x JOIN %s AS h ON x.%s = h.%s WHERE x.%s = %s) ELSE 0 END",
+			q.C(quota.FieldCPUPercent), host.FieldCPUCores, hostgroup.HostsTable, host.Table, hostgroup.HostsPrimaryKey[1], host.FieldID,
 			hostgroup.HostsPrimaryKey[0], s.C(hostgroup.FieldID))), "cores")
 		s.OrderBy(cn.C(computenode.FieldID), s.C(hostgroup.FieldID))
 	}).Scan(ctx, &rows)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"time"
@@ -168,6 +169,14 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		}
 		metricsSrv = httpServer(cfg, httpapi.MetricsHandler(reg, cfg.MetricsToken))
 	}
+	pprofSrv, pprofLn, err := listenPprof(cfg)
+	if err != nil {
+		_ = ln.Close()
+		if metricsLn != nil {
+			_ = metricsLn.Close()
+		}
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -225,6 +234,16 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		}()
 		log.Info("metrics served on their own address", "metrics_addr", metricsLn.Addr().String())
 	}
+	if pprofSrv != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := pprofSrv.Serve(pprofLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("serve pprof: %w", err)
+			}
+		}()
+		log.Info("runtime profiles served on loopback", "pprof_addr", pprofLn.Addr().String())
+	}
 	addr := ln.Addr().String()
 	log.Info("virtflow server ready", "addr", addr, "startup_ms", time.Since(start).Milliseconds(),
 		"graphql", "/query", "playground", "/playground")
@@ -256,9 +275,33 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	if metricsSrv != nil {
 		_ = metricsSrv.Shutdown(shutdownCtx)
 	}
+	if pprofSrv != nil {
+		_ = pprofSrv.Shutdown(shutdownCtx)
+	}
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// listenPprof listens on cfg.PprofAddr (config.Load accepts only loopback addresses) and
+// returns a server of Go's runtime profiles (net/http/pprof's handlers under
+// /debug/pprof/) for it; nil when the address is empty. The handlers are mounted on a mux of
+// their own, never on the API's.
+func listenPprof(cfg config.Config) (*http.Server, net.Listener, error) {
+	if cfg.PprofAddr == "" {
+		return nil, nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.PprofAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s (--pprof-addr): %w", cfg.PprofAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: httpapi.DefaultReadHeaderTimeout}, ln, nil
 }
 
 // httpServer is an http.Server of h with the timeouts of cfg (zero ones take httpapi's

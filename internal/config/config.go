@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -112,6 +113,11 @@ type Config struct {
 	// it is served; an operator's or admin's API token also does on --addr). Set, it is
 	// also required on --metrics-addr and on the worker's address.
 	MetricsToken string
+	// PprofAddr (--pprof-addr, VIRTFLOW_PPROF_ADDR, e.g. 127.0.0.1:6060) serves Go's
+	// runtime profiles (net/http/pprof, /debug/pprof/) on a loopback address of their own;
+	// empty, the default, serves none. Any address that is not loopback is refused: the
+	// profiles show the process's internals, so only someone on the machine reads them.
+	PprofAddr string
 	// GSLBPowerDNSURL (VIRTFLOW_GSLB_PDNS_URL, e.g. http://10.0.0.53:8081), GSLBPowerDNSKey
 	// (VIRTFLOW_GSLB_PDNS_KEY, its api-key) and GSLBZone (VIRTFLOW_GSLB_ZONE, e.g.
 	// gslb.example.com) name the PowerDNS server and the zone in it that answer for global
@@ -250,6 +256,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	c.MetricsToken = getenv("VIRTFLOW_METRICS_TOKEN")
 	c.GSLBPowerDNSURL, c.GSLBPowerDNSKey, c.GSLBZone = getenv("VIRTFLOW_GSLB_PDNS_URL"), getenv("VIRTFLOW_GSLB_PDNS_KEY"), getenv("VIRTFLOW_GSLB_ZONE")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", getenv("VIRTFLOW_METRICS_ADDR"), "serve /metrics only on this address (VIRTFLOW_METRICS_ADDR); without it /metrics on --addr needs VIRTFLOW_METRICS_TOKEN or an operator's token")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", getenv("VIRTFLOW_PPROF_ADDR"), "serve Go's runtime profiles (/debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060 (VIRTFLOW_PPROF_ADDR); off when empty")
 	weights := envOr(getenv, "VIRTFLOW_SCORER_WEIGHTS", "")
 	level := envOr(getenv, "VIRTFLOW_LOG_LEVEL", "info")
 	addr, addrHelp := ":8080", "listen address (VIRTFLOW_ADDR)"
@@ -345,10 +352,26 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 			return c, fmt.Errorf("VIRTFLOW_SECRET_KEYS_OLD: %w", err)
 		}
 	}
+	if c.PprofAddr != "" && !loopbackAddr(c.PprofAddr) {
+		return c, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
+	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		return c, fmt.Errorf("DATABASE_URL must be a postgres:// URL")
 	}
 	return c, nil
+}
+
+// loopbackAddr reports whether addr is host:port with a loopback IP or "localhost" as host.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // FromOS loads the configuration of the running process.

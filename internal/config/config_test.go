@@ -104,6 +104,8 @@ func TestEnvironment(t *testing.T) {
 				m := c.NodeMonitor()
 				return m.NotReadyAfter == 30*time.Second && m.DownAfter == 2*time.Minute
 			}},
+		{"VIRTFLOW_PPROF_ADDR", map[string]string{"VIRTFLOW_PPROF_ADDR": "127.0.0.1:6060"}, func(c config.Config) bool { return c.PprofAddr == "127.0.0.1:6060" }},
+		{"VIRTFLOW_PPROF_ADDR localhost", map[string]string{"VIRTFLOW_PPROF_ADDR": "[::1]:6060"}, func(c config.Config) bool { return c.PprofAddr == "[::1]:6060" }},
 		{"empty values mean unset", map[string]string{"VIRTFLOW_ADDR": "", "VIRTFLOW_DEMO": ""}, func(c config.Config) bool { return c.Addr == ":8080" && !c.Demo }},
 	}
 	for _, tt := range tests {
@@ -176,6 +178,8 @@ func TestBadValues(t *testing.T) {
 		{"bad node threshold", nil, map[string]string{"VIRTFLOW_NODE_NOT_READY_AFTER": "soon"}, []string{"VIRTFLOW_NODE_NOT_READY_AFTER", "soon"}},
 		{"DOWN before NOT_READY", []string{"--node-not-ready-after=10m"}, nil, []string{"node-not-ready-after", "less than"}},
 		{"zero NOT_READY", []string{"--node-not-ready-after=0s"}, nil, []string{"must be positive"}},
+		{"pprof on a public address", []string{"--pprof-addr", "0.0.0.0:6060"}, nil, []string{"pprof-addr", "loopback"}},
+		{"pprof without a port", nil, map[string]string{"VIRTFLOW_PPROF_ADDR": "127.0.0.1"}, []string{"pprof-addr", "loopback"}},
 		{"unknown flag", []string{"--port", "80"}, nil, []string{"port"}},
 		{"stray argument", []string{"serve"}, nil, []string{"unexpected arguments", "serve"}},
 	}
