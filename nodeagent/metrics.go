@@ -16,7 +16,7 @@ import (
 // The agent's usage metrics, in Prometheus format on --metrics-addr (MetricsHandler). Every
 // series carries node (the compute node's id) and the per-VM ones vm_id; the server's graph
 // queries (package usagegraph) select VMs by vm_id, so these names are a contract:
-// deploy/prometheus/rules.yml records from them.
+// deploy/prometheus/usage-rules.yml records from them.
 const (
 	MetricVMCPUSeconds     = "virtflow_vm_cpu_seconds_total"
 	MetricVMVCPUs          = "virtflow_vm_vcpus"

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -113,7 +114,7 @@ func (s *Service) Graph(ctx context.Context, vmID, nodeID int, rng string) (*Gra
 	case vmID > 0 && nodeID == 0:
 		// The viewer's read scope decides: another tenant's VM is not found.
 		ok, err := s.Client.VirtualMachine.Query().Where(virtualmachine.ID(vmID)).Exist(ctx)
-		if err != nil {
+		if err != nil && !refused(err) {
 			return nil, err
 		}
 		if !ok {
@@ -121,8 +122,9 @@ func (s *Service) Graph(ctx context.Context, vmID, nodeID int, rng string) (*Gra
 		}
 		g.Kind, g.ID, matcher = "vm", vmID, `vm_id="`+strconv.Itoa(vmID)+`"`
 	case nodeID > 0 && vmID == 0:
+		// Tenants may not read nodes at all: the policy's refusal reads as not found too.
 		ok, err := s.Client.ComputeNode.Query().Where(computenode.ID(nodeID)).Exist(ctx)
-		if err != nil {
+		if err != nil && !refused(err) {
 			return nil, err
 		}
 		if !ok {
@@ -150,6 +152,13 @@ func (s *Service) Graph(ctx context.Context, vmID, nodeID int, rng string) (*Gra
 		g.Series = append(g.Series, Series{Name: q.name, Unit: q.unit, Points: pts})
 	}
 	return g, nil
+}
+
+// refused reports whether err is the read policy refusing the type (FORBIDDEN): to the
+// viewer the record is then not found, like a record out of their scope.
+func refused(err error) bool {
+	e, ok := apierr.As(err)
+	return ok && e.Code == apierr.CodeForbidden
 }
 
 // promDuration writes d as a PromQL duration in seconds.
