@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/cli"
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/hypervisor"
 	"github.com/virtflow/virtflow/internal/config"
@@ -169,6 +170,14 @@ scrape_configs:
 		total += time.Since(start)
 	}
 	t.Logf("GET /api/usage (6 query_range calls to Prometheus): mean %s over %d requests", (total / n).Round(10*time.Microsecond), n)
+
+	// The CLI prints the same series.
+	var cliOut, cliErr strings.Builder
+	sys := cli.IO{Stdin: strings.NewReader(""), Stdout: &cliOut, Stderr: &cliErr, Getenv: func(string) string { return "" }}
+	if code := cli.Run(context.Background(), []string{"--endpoint", st.base, "--token", member, "graph", "--vm", strconv.Itoa(vmID)}, sys); code != 0 ||
+		!strings.Contains(cliOut.String(), "memory") || !strings.Contains(cliOut.String(), "cpu") {
+		t.Errorf("virtflow graph --vm: exit %d, out %q, err %q", code, cliOut.String(), cliErr.String())
+	}
 
 	// Isolation: another tenant's member cannot read the VM's series, nor a tenant the node's.
 	other, err := st.env.Client.Tenant.Create().SetName(st.site.Prefix + "-graph-other").Save(ctx)
