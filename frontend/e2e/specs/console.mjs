@@ -64,4 +64,20 @@ export const tests = [
       await ctx.screenshot(page, 'vm-usage');
     },
   },
+
+  {
+    name: 'usage graphs: a node\'s page has its usage section',
+    async run(ctx) {
+      const d = await ctx.gql(`{ computeNodes(first: 1) { edges { node { id } } } }`);
+      const node = d.computeNodes.edges[0]?.node;
+      assert.ok(node, 'the demo has a compute node');
+      const page = await ctx.page();
+      const t0 = Date.now();
+      await page.goto(`/nodes/${node.id}`);
+      const section = page.getByRole('region', { name: 'Usage graphs' });
+      await section.getByRole('status').or(section.locator('figure')).first().waitFor({ timeout: 20_000 });
+      console.log(`     node usage section answered ${Date.now() - t0} ms after navigation`);
+      assert.match(await section.innerText(), /Prometheus|CPU/);
+    },
+  },
 ];
