@@ -53,6 +53,8 @@ func commands() map[string]command {
 		"flavor":          {"flavor create|set ... [--exclusive NONE|HOST|NUMA_NODE] [--network-mbps N]", runFlavor},
 		"watch":           {"watch vms|nodes|regionservices [--id ID] [--tenant ID] [--count N]", runWatch},
 		"inventory":       {"inventory --list | --host NAME   (Ansible dynamic inventory)", runInventory},
+		"console":         {"console VM_ID   (the VM's serial console; lines typed are sent, Ctrl-D ends)", runConsole},
+		"graph":           {"graph --vm ID | --node ID [--range hour|day|week|month]   (usage from Prometheus)", runGraph},
 		"usage":           {"usage --tenant ID [--from TIME] [--to TIME] [--group-by RESOURCE,FLAVOR,REGION,DAY]", runUsage},
 		"invoices":        {"invoices --tenant ID [--first N]", runInvoices},
 		"routes":          {"routes [--first N]   (which node announces which VM address)", runRoutes},

@@ -126,6 +126,13 @@ type Config struct {
 	// NoSubscription turns off the assignmentChanged subscription: changes are then picked
 	// up by the periodic resync only.
 	NoSubscription bool
+	// NoConsole turns off the console relay (ConsoleRelay), which otherwise runs when the
+	// hypervisor implements hypervisor.Consoler.
+	NoConsole bool
+	// MetricsAddr is where the agent serves MetricsHandler (cmd/nodeagent --metrics-addr),
+	// told to the server for its Prometheus service discovery over the console relay's
+	// control connection; empty: none.
+	MetricsAddr string
 
 	// Tracer, when set, traces the agent's GraphQL requests (telemetry.FromEnv's provider).
 	Tracer trace.TracerProvider
@@ -305,6 +312,12 @@ func (ag *Agent) Run(ctx context.Context) error {
 	if !ag.cfg.NoSubscription {
 		wg.Add(1)
 		go func() { defer wg.Done(); ag.watch(ctx, kick) }()
+	}
+	if cons, ok := ag.cfg.Hypervisor.(hypervisor.Consoler); ok && !ag.cfg.NoConsole {
+		relay := &ConsoleRelay{APIURL: ag.cfg.APIURL, Token: ag.cfg.Token, Consoles: cons, HTTPClient: ag.cfg.HTTPClient,
+			MetricsAddr: ag.cfg.MetricsAddr, Log: ag.log.With("component", "console")}
+		wg.Add(1)
+		go func() { defer wg.Done(); relay.Run(ctx) }()
 	}
 	if ag.cfg.LoadBalancers != nil {
 		wg.Add(1)

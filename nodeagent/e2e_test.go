@@ -50,6 +50,12 @@ func startStack(t *testing.T, notReadyAfter time.Duration) *stack {
 // startStackOn is startStack with the server listening on addr and hv for the agent.
 func startStackOn(t *testing.T, notReadyAfter time.Duration, addr string, hv *hypervisor.Libvirt) *stack {
 	t.Helper()
+	return startStackWith(t, notReadyAfter, addr, hv, nil)
+}
+
+// startStackWith is startStackOn with tune changing the server's and worker's config.
+func startStackWith(t *testing.T, notReadyAfter time.Duration, addr string, hv *hypervisor.Libvirt, tune func(*config.Config)) *stack {
+	t.Helper()
 	dsn := testdb.DSN(t)
 	env := gqltest.Postgres(t, dsn) // migrates; its client writes the fixtures
 	ctx := gqltest.System()
@@ -72,6 +78,9 @@ func startStackOn(t *testing.T, notReadyAfter time.Duration, addr string, hv *hy
 		EgressAllow: "127.0.0.1/32"} // image sources in these tests are local HTTP servers
 	if notReadyAfter > 0 {
 		cfg.NodeDownAfter = 100 * notReadyAfter
+	}
+	if tune != nil {
+		tune(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "e2e"))

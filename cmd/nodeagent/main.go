@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -98,7 +99,9 @@ func main() {
 	bgpListen := flag.Int("bgp-listen-port", envInt("VIRTFLOW_BGP_LISTEN_PORT", -1), "routed mode: port the BGP speaker accepts sessions on; -1: it only connects (VIRTFLOW_BGP_LISTEN_PORT)")
 	metadataListen := flag.String("metadata-listen", envOr("VIRTFLOW_METADATA_LISTEN", "169.254.1.2:80"), "routed mode: address of the metadata service for the node's VMs; none: off (VIRTFLOW_METADATA_LISTEN)")
 	lbDir := flag.String("lb-dir", os.Getenv("VIRTFLOW_LB_DIR"), "directory of the HAProxy serving the load balancers the scheduler puts on this node (VIPs announced with the routed mode's BGP speaker); empty: the node serves none (VIRTFLOW_LB_DIR)")
+	metricsAddr := flag.String("metrics-addr", os.Getenv("VIRTFLOW_AGENT_METRICS_ADDR"), "address of the agent's Prometheus /metrics (node and VM usage from libvirt's domain statistics, the agent's own health), e.g. :9101; empty: none (VIRTFLOW_AGENT_METRICS_ADDR)")
 	flag.Parse()
+	cfg.MetricsAddr = *metricsAddr
 	if *lbDir != "" {
 		cfg.LoadBalancers = &lbnet.Node{Proxy: &lbnet.Proxy{Dir: *lbDir}, VIPs: lbnet.LoopbackVIPs{}}
 	}
@@ -187,9 +190,23 @@ func run(cfg nodeagent.Config, enroll nodeagent.Enrollment, lcfg hypervisor.Libv
 	}
 	cfg.Hypervisor = hv
 	cfg.Log = log
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		var err error
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
+		}
+		cfg.MetricsAddr = metricsLn.Addr().String()
+	}
 	ag, err := nodeagent.New(cfg)
 	if err != nil {
 		return err
+	}
+	if metricsLn != nil {
+		srv := &http.Server{Handler: ag.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+		go func() { _ = srv.Serve(metricsLn) }()
+		defer srv.Close()
+		log.Info("agent metrics listening", "addr", cfg.MetricsAddr)
 	}
 	return ag.Run(ctx)
 }

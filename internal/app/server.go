@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/console"
 	"github.com/virtflow/virtflow/demo"
 	"github.com/virtflow/virtflow/fleet"
 	"github.com/virtflow/virtflow/graph"
@@ -28,6 +29,7 @@ import (
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
+	"github.com/virtflow/virtflow/usagegraph"
 	"github.com/virtflow/virtflow/worker"
 )
 
@@ -144,6 +146,9 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		Images:   images,
 		Guest:    guests,
 		Metrics:  httpapi.MetricsAccess{Elsewhere: cfg.MetricsAddr != "", Token: cfg.MetricsToken},
+		Console:  console.New(console.Config{Client: db.Client, Identity: ids, Log: log.With("component", "console")}),
+		Usage: &usagegraph.Service{Client: db.Client, PrometheusURL: cfg.PrometheusURL, HTTP: g.egress.Client(30 * time.Second),
+			Log: log.With("component", "usagegraph")},
 	})
 	// The Asynq web UI for platform admins; everything else is the API's.
 	root := http.NewServeMux()

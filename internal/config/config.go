@@ -123,6 +123,11 @@ type Config struct {
 	// gslb.example.com) name the PowerDNS server and the zone in it that answer for global
 	// services in GSLB mode (package gslb); unset, those global services read NOT_SERVED.
 	GSLBPowerDNSURL, GSLBPowerDNSKey, GSLBZone string
+	// PrometheusURL (VIRTFLOW_PROMETHEUS_URL, e.g. http://10.0.0.9:9090) is the Prometheus
+	// that scrapes the agents (deploy/prometheus); the dashboard's usage graphs query it
+	// through the server (package usagegraph), through the egress policy: allow its
+	// address in VIRTFLOW_EGRESS_ALLOW. Unset, graphs answer UNAVAILABLE.
+	PrometheusURL string
 }
 
 // SecretKeyFile is where the secret key is kept when SecretKey is empty:
@@ -254,6 +259,7 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		timeouts["--"+t.flag] = t.to
 	}
 	c.MetricsToken = getenv("VIRTFLOW_METRICS_TOKEN")
+	c.PrometheusURL = getenv("VIRTFLOW_PROMETHEUS_URL")
 	c.GSLBPowerDNSURL, c.GSLBPowerDNSKey, c.GSLBZone = getenv("VIRTFLOW_GSLB_PDNS_URL"), getenv("VIRTFLOW_GSLB_PDNS_KEY"), getenv("VIRTFLOW_GSLB_ZONE")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", getenv("VIRTFLOW_METRICS_ADDR"), "serve /metrics only on this address (VIRTFLOW_METRICS_ADDR); without it /metrics on --addr needs VIRTFLOW_METRICS_TOKEN or an operator's token")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", getenv("VIRTFLOW_PPROF_ADDR"), "serve Go's runtime profiles (/debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060 (VIRTFLOW_PPROF_ADDR); off when empty")

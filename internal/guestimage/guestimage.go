@@ -402,3 +402,48 @@ func WriteBootableImage(path string, k Kernel, busybox string) error {
 	}
 	return nil
 }
+
+// ShellReady is what the guest of WriteShellInitramfs prints on its console before its
+// shell starts reading it.
+const ShellReady = ConsolePrefix + "console shell ready"
+
+// shellInitScript is the /init of WriteShellInitramfs: a shell on the serial console.
+const shellInitScript = `#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+echo "` + ShellReady + `"
+while :; do setsid cttyhack sh -i; done
+`
+
+// WriteShellInitramfs writes a gzip'd newc cpio initramfs to w whose /init runs an
+// interactive busybox shell on the console (console=ttyS0: the serial port), again whenever
+// it exits: the smallest guest to type into, for console tests. It needs no kernel modules.
+func WriteShellInitramfs(w io.Writer, busybox string) error {
+	bb, err := os.ReadFile(busybox)
+	if err != nil {
+		return fmt.Errorf("read busybox: %w", err)
+	}
+	if len(bb) < 4 || string(bb[:4]) != "\x7fELF" {
+		return fmt.Errorf("%s is not an ELF binary", busybox)
+	}
+	zw := gzip.NewWriter(w)
+	cw := &cpioWriter{w: zw}
+	for _, d := range []string{"bin", "dev", "proc", "sys", "tmp"} {
+		cw.dir(d)
+	}
+	cw.charDev("dev/console", 5, 1)
+	cw.file("bin/busybox", 0o755, bb)
+	cw.symlink("bin/sh", "busybox")
+	cw.file("init", 0o755, []byte(shellInitScript))
+	cw.trailer()
+	if cw.err != nil {
+		return fmt.Errorf("write initramfs: %w", cw.err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("write initramfs: %w", err)
+	}
+	return nil
+}

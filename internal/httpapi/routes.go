@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/virtflow/virtflow/alerting"
+	"github.com/virtflow/virtflow/console"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/frontend"
 	"github.com/virtflow/virtflow/graph"
@@ -17,6 +19,7 @@ import (
 	"github.com/virtflow/virtflow/identity"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/playground"
+	"github.com/virtflow/virtflow/usagegraph"
 )
 
 // MaxRequestBytes bounds a GraphQL request body.
@@ -40,6 +43,10 @@ type Deps struct {
 	// Metrics says who reads /metrics: by default a bearer token (Metrics.Token, or an
 	// operator's or admin's API token).
 	Metrics MetricsAccess
+	// Console serves VM consoles (users' and agents' websockets); nil serves none.
+	Console *console.Broker
+	// Usage answers the dashboard's usage graphs (GET /api/usage); nil serves none.
+	Usage *usagegraph.Service
 }
 
 // New returns the handler of every VirtFlow path.
@@ -74,6 +81,22 @@ func New(d Deps) http.Handler {
 	if d.Images != nil {
 		route("GET /images/{id}/data", "/images/data", d.Identity.Middleware(imageData(d.Images, d.Logger)))
 		route("PUT /images/{id}/data", "/images/data", d.Identity.Middleware(imageUpload(d.Images, d.Logger)))
+	}
+	if d.Console != nil {
+		for pattern, h := range d.Console.Handlers() {
+			route(pattern, strings.TrimPrefix(pattern, "GET "), d.Identity.Middleware(h))
+		}
+		// Prometheus finds the agents connected to this server here (http_sd_configs).
+		route("GET /api/prometheus/targets", "/api/prometheus/targets", d.Identity.Middleware(usagegraph.SDHandler(func() []usagegraph.Target {
+			var out []usagegraph.Target
+			for _, t := range d.Console.MetricsTargets() {
+				out = append(out, usagegraph.Target{Node: t.Node, Addr: t.Addr})
+			}
+			return out
+		})))
+	}
+	if d.Usage != nil {
+		route("GET /api/usage", "/api/usage", d.Identity.Middleware(d.Usage.Handler()))
 	}
 	route("POST "+alerting.AlertmanagerPath, alerting.AlertmanagerPath, d.Identity.Middleware(alerting.AlertmanagerHandler(d.Client, d.Logger)))
 	route("GET /healthz", "/healthz", http.HandlerFunc(healthz))

@@ -19,6 +19,7 @@ import { vmStatusTitle } from '../../lib/compute/vmStatus';
 import { useAuth } from '../../api/auth';
 import '../../components/ops/ops.css';
 import { HistoryLink } from '../../components/dcim/HistoryLink';
+import { VMUsage } from '../../components/compute/VMUsage';
 
 const NodeDocument = graphql(`
   query NodeDetails($id: ID!) {
@@ -112,6 +113,7 @@ export default function NodePage() {
           </tbody>
         </table>
       )}
+      <VMUsage nodeID={id} />
     </div>
   );
 }

@@ -11,6 +11,8 @@ import { VMActions } from '../../components/compute/VMActions';
 import { ResizeVM } from '../../components/compute/ResizeVM';
 import { VMVolumes } from '../../components/compute/VMVolumes';
 import { VMTimeline } from '../../components/compute/VMTimeline';
+import { VMConsole } from '../../components/compute/VMConsole';
+import { VMUsage } from '../../components/compute/VMUsage';
 import { useVMEvents } from '../../components/compute/vmLive';
 import { useInfraAccess } from '../../components/compute/access';
 import { withEvent } from '../../lib/compute/live';
@@ -200,6 +202,9 @@ export default function VMPage() {
       )}
 
       <VMVolumes vmID={vm.id} tenantID={vm.tenant.id} refreshKey={latest} />
+
+      <VMConsole id={vm.id} />
+      <VMUsage vmID={vm.id} />
 
       <h2>Schedule policy</h2>
       {policy.length === 0 ? (
