@@ -8,6 +8,7 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/backup"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/reservationinterval"
 	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -17,7 +18,7 @@ import (
 // copyVM creates a VM with an image (a root disk to copy), realized and reported running.
 func copyVM(t *testing.T, f *fixture, name string) *ent.VirtualMachine {
 	t.Helper()
-	img := f.c.Image.Create().SetName(uniqName("img")).SetSource("https://images.invalid/x.qcow2").SaveX(f.ctx)
+	img := f.c.Image.Create().SetName(uniqName("img")).SetSource("https://images.invalid/x.qcow2").SetStatus(image.StatusActive).SaveX(f.ctx)
 	vm := f.create(t, name)
 	f.c.VirtualMachine.UpdateOneID(vm.ID).SetImageID(img.ID).ExecX(f.ctx)
 	f.run(t, provision.TypeVMCreate, vm.ID, 0)
