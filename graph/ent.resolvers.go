@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"entgo.io/contrib/entgql"
 	"github.com/virtflow/virtflow/alerting"
@@ -690,7 +689,7 @@ func (r *queryResolver) AvailabilityZones(ctx context.Context, after *entgql.Cur
 
 // Backups is the resolver for the backups field.
 func (r *queryResolver) Backups(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.BackupOrder, where *ent.BackupWhereInput) (*ent.BackupConnection, error) {
-	panic(fmt.Errorf("not implemented: Backups - backups"))
+	return r.client.Backup.Query().Paginate(ctx, after, first, before, last, ent.WithBackupOrder(orderBy), ent.WithBackupFilter(where.Filter))
 }
 
 // Checks is the resolver for the checks field.
@@ -885,7 +884,7 @@ func (r *queryResolver) Silences(ctx context.Context, after *entgql.Cursor[int],
 
 // Snapshots is the resolver for the snapshots field.
 func (r *queryResolver) Snapshots(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SnapshotOrder, where *ent.SnapshotWhereInput) (*ent.SnapshotConnection, error) {
-	panic(fmt.Errorf("not implemented: Snapshots - snapshots"))
+	return r.client.Snapshot.Query().Paginate(ctx, after, first, before, last, ent.WithSnapshotOrder(orderBy), ent.WithSnapshotFilter(where.Filter))
 }
 
 // Tenants is the resolver for the tenants field.

@@ -388,18 +388,22 @@ func auditRunners() map[string]auditRun {
 		return adminWant(w, "Backup", b, w.tenantA, true, false)
 	}
 	vmInput := func(w *world) map[string]any {
-		return map[string]any{"name": uniq("vm"), "tenantID": gid(w.tenantA), "regionID": gid(w.region), "flavorID": gid(w.flavor)}
+		// A flavor whose disk holds the backup (the fixture's has none).
+		f := w.c.Flavor.Create().SetName(uniq("flavor")).SetVcpus(1).SetMemoryMB(512).SetDiskGB(10).SaveX(w.ctx).ID
+		return map[string]any{"name": uniq("vm"), "tenantID": gid(w.tenantA), "regionID": gid(w.region), "flavorID": gid(f)}
 	}
 	runs["restoreBackup"] = func(t *testing.T, w *world, rid string) auditWant {
 		b := availableBackup(t, w)
 		out := asAdmin(t, w, rid, `mutation($id: ID!, $in: CreateVirtualMachineInput!) { restoreBackup(id: $id, input: $in) { id } }`,
 			map[string]any{"id": gid(b), "in": vmInput(w)})
+		// No before: the new VM is not the record the id names (the backup).
 		return adminWant(w, "VirtualMachine", idOf(t, out["restoreBackup"], "id"), w.tenantA, false, true)
 	}
 	runs["cloneVirtualMachine"] = func(t *testing.T, w *world, rid string) auditWant {
 		withTarget(t, w)
 		out := asAdmin(t, w, rid, `mutation($id: ID!, $in: CreateVirtualMachineInput!) { cloneVirtualMachine(id: $id, input: $in) { id } }`,
 			map[string]any{"id": gid(copyVM(w)), "in": vmInput(w)})
+		// No before: the new VM is not the record the id names (the VM cloned).
 		return adminWant(w, "VirtualMachine", idOf(t, out["cloneVirtualMachine"], "id"), w.tenantA, false, true)
 	}
 	runs["attachVolume"] = func(t *testing.T, w *world, rid string) auditWant {
