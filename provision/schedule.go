@@ -64,7 +64,7 @@ func due(now time.Time) predicate.VirtualMachine {
 			sql.Or(sql.IsNull(s.C(virtualmachine.FieldLastScheduledBackupAt)),
 				sql.P(func(bl *sql.Builder) {
 					bl.Ident(s.C(virtualmachine.FieldLastScheduledBackupAt)).WriteString(" + make_interval(hours => ").
-						Ident(s.C(virtualmachine.FieldBackupIntervalHours)).WriteString(") <= ").Arg(now)
+						Ident(s.C(virtualmachine.FieldBackupIntervalHours)).WriteString("::int) <= ").Arg(now)
 				}))))
 	}
 }
@@ -101,6 +101,10 @@ func (b *BackupScheduler) one(ctx context.Context, id int, now time.Time) (bool,
 	}
 	defer func() { _ = tx.Rollback() }()
 	c := tx.Client()
+	before, err := c.VirtualMachine.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
 	claimed, err := c.VirtualMachine.Update().Where(virtualmachine.ID(id), due(now)).
 		SetLastScheduledBackupAt(now).Save(ctx)
 	if err != nil || claimed == 0 {
@@ -117,13 +121,16 @@ func (b *BackupScheduler) one(ctx context.Context, id int, now time.Time) (bool,
 	bk, err := b.Service.CreateBackup(ctx, c, id, name, nil, true)
 	if err != nil {
 		// Skipped until the next interval (the claim commits); said in the VM's timeline.
-		if werr := audit.Write(ctx, c, audit.Entry{Action: "scheduledBackupSkipped", Subject: vm, After: err.Error(),
+		if werr := audit.Write(ctx, c, audit.Entry{Action: "skipScheduledBackup", Subject: vm, Before: before,
+			After:  map[string]any{"virtualMachine": vm, "reason": err.Error()},
 			System: audit.BackupSchedule}); werr != nil {
 			return false, werr
 		}
 		return false, tx.Commit()
 	}
-	if err := audit.Write(ctx, c, audit.Entry{Action: "createBackup", Subject: bk, After: bk, System: audit.BackupSchedule}); err != nil {
+	// The VM's timeline says when its schedule took which backup.
+	if err := audit.Write(ctx, c, audit.Entry{Action: "scheduleBackup", Subject: vm, Before: before,
+		After: map[string]any{"virtualMachine": vm, "backup": bk}, System: audit.BackupSchedule}); err != nil {
 		return false, err
 	}
 	old, err := c.Backup.Query().Where(backup.HasVirtualMachineWith(virtualmachine.ID(id)), backup.Scheduled(true),
