@@ -31,11 +31,14 @@ const (
 	// Traffic chooses the nodes of load balancers, lists their members and sets their status
 	// from the nodes' reports, and publishes global services (package traffic).
 	Traffic SystemActor = "traffic"
+	// BackupSchedule takes the VMs' scheduled backups and deletes those beyond their
+	// retention (provision.BackupScheduler).
+	BackupSchedule SystemActor = "backup-schedule"
 )
 
 // SystemActors returns every system actor.
 func SystemActors() []SystemActor {
-	return []SystemActor{NodeMonitor, Drain, Reconcile, Worker, Guest, Traffic}
+	return []SystemActor{NodeMonitor, Drain, Reconcile, Worker, Guest, Traffic, BackupSchedule}
 }
 
 // Name is the actor of a's audit rows: "system:<component>", the name of a's system viewer.

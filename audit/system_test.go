@@ -136,6 +136,22 @@ func TestSystemActorsAudited(t *testing.T) {
 			},
 			actions: []string{"realizeLoadBalancer"},
 		},
+		audit.BackupSchedule: {
+			table: "virtual_machines",
+			setup: func(t *testing.T, c *ent.Client) (func() error, func() bool) {
+				s := site(t, c, 1)
+				ctx := placementtest.Ctx()
+				vm := createVM(t, c, s, s.Nodes[0].ID)
+				img := c.Image.Create().SetName(s.Prefix + "-img").SetSource("https://images.invalid/x.qcow2").SaveX(ctx)
+				c.VirtualMachine.UpdateOneID(vm).SetImageID(img.ID).SetStatus(virtualmachine.StatusActive).
+					SetBackupIntervalHours(24).ExecX(ctx)
+				c.Region.UpdateOneID(s.Region).SetBackupTarget(t.TempDir()).ExecX(ctx)
+				b := &provision.BackupScheduler{Client: c, Service: provision.New(provision.Config{Clock: func() time.Time { return now }})}
+				return func() error { _, err := b.Once(context.Background()); return err },
+					func() bool { return c.Backup.Query().CountX(ctx) == 1 }
+			},
+			actions: []string{"scheduleBackup"},
+		},
 		audit.Guest: {
 			table: "virtual_machines",
 			setup: func(t *testing.T, c *ent.Client) (func() error, func() bool) {

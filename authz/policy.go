@@ -28,7 +28,7 @@ var (
 	// Tenancy describes tenants and their limits.
 	Tenancy = []string{"Tenant", "Quota", "UsageRecord"}
 	// TenantResources are what tenants order and own.
-	TenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey", "SecurityRule"}
+	TenantResources = []string{"VirtualMachine", "Volume", "Snapshot", "Backup", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey", "SecurityRule"}
 	// Billing is the reservation ledger and the final invoices, read by operators and by the
 	// admins of the tenant billed; only the system writes them.
 	Billing = []string{"ReservationInterval", "Invoice"}
@@ -59,7 +59,7 @@ func rules() [][]string {
 	add(RoleTenantMember, "tenant:*", ActWrite, TenantResources)
 	add(RoleTenantAdmin, "tenant:*", ActRead, []string{"AuditLog", "User", "RoleBinding", "APIToken", "Kubeconfig"}, Billing)
 	add(RoleTenantAdmin, "tenant:*", ActWrite, []string{"RoleBinding"})
-	add(RoleAgent, "node:*", ActRead, []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Flavor", "Image", "Port", "IPAddress", "SecurityRule"})
+	add(RoleAgent, "node:*", ActRead, []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Snapshot", "Backup", "Flavor", "Image", "Port", "IPAddress", "SecurityRule"})
 	add(RoleAgent, "node:*", ActWrite, []string{"ComputeNode", "Assignment", "Event"})
 	return ps
 }

@@ -213,7 +213,7 @@ func tenantScope(typ string, ids []int) entql.P {
 		return entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("tenant", own))
 	case "IPAddress":
 		return entql.HasEdgeWith("port", entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("tenant", own)))
-	case "VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey", "SecurityRule",
+	case "VirtualMachine", "Volume", "Snapshot", "Backup", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey", "SecurityRule",
 		"Quota", "UsageRecord", "Network", "APIToken", "RoleBinding":
 		return entql.HasEdgeWith("tenant", own)
 	}
@@ -252,8 +252,12 @@ func nodeScope(typ string, ids []int) entql.P {
 	switch typ {
 	case "ComputeNode":
 		return own
-	case "Assignment", "VirtualMachine", "Volume", "Event":
+	case "Assignment", "VirtualMachine", "Volume", "Snapshot", "Event":
 		return entql.HasEdgeWith("node", own)
+	case "Backup":
+		// The node that copies it, and the nodes of the VMs restored from it.
+		return entql.Or(entql.HasEdgeWith("node", own),
+			entql.HasEdgeWith("restored_virtual_machines", entql.HasEdgeWith("node", own)))
 	case "Port", "SecurityRule":
 		return entql.HasEdgeWith("virtual_machine", entql.HasEdgeWith("node", own))
 	case "IPAddress":

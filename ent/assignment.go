@@ -10,7 +10,9 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -41,7 +43,9 @@ type Assignment struct {
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the AssignmentQuery when eager-loading is set.
 	Edges                       AssignmentEdges `json:"edges"`
+	backup_assignments          *int
 	compute_node_assignments    *int
+	snapshot_assignments        *int
 	virtual_machine_assignments *int
 	volume_assignments          *int
 	selectValues                sql.SelectValues
@@ -55,11 +59,15 @@ type AssignmentEdges struct {
 	VirtualMachine *VirtualMachine `json:"virtual_machine,omitempty"`
 	// Volume holds the value of the volume edge.
 	Volume *Volume `json:"volume,omitempty"`
+	// the snapshot to create (RUNNING; REVERTING: copy it back onto its VM's root disk) or delete (ABSENT)
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
+	// the backup to copy to the backup target (RUNNING) or delete from it (ABSENT)
+	Backup *Backup `json:"backup,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [5]map[string]int
 }
 
 // NodeOrErr returns the Node value or an error if the edge
@@ -95,6 +103,28 @@ func (e AssignmentEdges) VolumeOrErr() (*Volume, error) {
 	return nil, &NotLoadedError{edge: "volume"}
 }
 
+// SnapshotOrErr returns the Snapshot value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e AssignmentEdges) SnapshotOrErr() (*Snapshot, error) {
+	if e.Snapshot != nil {
+		return e.Snapshot, nil
+	} else if e.loadedTypes[3] {
+		return nil, &NotFoundError{label: snapshot.Label}
+	}
+	return nil, &NotLoadedError{edge: "snapshot"}
+}
+
+// BackupOrErr returns the Backup value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e AssignmentEdges) BackupOrErr() (*Backup, error) {
+	if e.Backup != nil {
+		return e.Backup, nil
+	} else if e.loadedTypes[4] {
+		return nil, &NotFoundError{label: backup.Label}
+	}
+	return nil, &NotLoadedError{edge: "backup"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Assignment) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -106,11 +136,15 @@ func (*Assignment) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullString)
 		case assignment.FieldCreatedAt, assignment.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
-		case assignment.ForeignKeys[0]: // compute_node_assignments
+		case assignment.ForeignKeys[0]: // backup_assignments
 			values[i] = new(sql.NullInt64)
-		case assignment.ForeignKeys[1]: // virtual_machine_assignments
+		case assignment.ForeignKeys[1]: // compute_node_assignments
 			values[i] = new(sql.NullInt64)
-		case assignment.ForeignKeys[2]: // volume_assignments
+		case assignment.ForeignKeys[2]: // snapshot_assignments
+			values[i] = new(sql.NullInt64)
+		case assignment.ForeignKeys[3]: // virtual_machine_assignments
+			values[i] = new(sql.NullInt64)
+		case assignment.ForeignKeys[4]: // volume_assignments
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -190,19 +224,33 @@ func (_m *Assignment) assignValues(columns []string, values []any) error {
 			}
 		case assignment.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field backup_assignments", value)
+			} else if value.Valid {
+				_m.backup_assignments = new(int)
+				*_m.backup_assignments = int(value.Int64)
+			}
+		case assignment.ForeignKeys[1]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field compute_node_assignments", value)
 			} else if value.Valid {
 				_m.compute_node_assignments = new(int)
 				*_m.compute_node_assignments = int(value.Int64)
 			}
-		case assignment.ForeignKeys[1]:
+		case assignment.ForeignKeys[2]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field snapshot_assignments", value)
+			} else if value.Valid {
+				_m.snapshot_assignments = new(int)
+				*_m.snapshot_assignments = int(value.Int64)
+			}
+		case assignment.ForeignKeys[3]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field virtual_machine_assignments", value)
 			} else if value.Valid {
 				_m.virtual_machine_assignments = new(int)
 				*_m.virtual_machine_assignments = int(value.Int64)
 			}
-		case assignment.ForeignKeys[2]:
+		case assignment.ForeignKeys[4]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field volume_assignments", value)
 			} else if value.Valid {
@@ -235,6 +283,16 @@ func (_m *Assignment) QueryVirtualMachine() *VirtualMachineQuery {
 // QueryVolume queries the "volume" edge of the Assignment entity.
 func (_m *Assignment) QueryVolume() *VolumeQuery {
 	return NewAssignmentClient(_m.config).QueryVolume(_m)
+}
+
+// QuerySnapshot queries the "snapshot" edge of the Assignment entity.
+func (_m *Assignment) QuerySnapshot() *SnapshotQuery {
+	return NewAssignmentClient(_m.config).QuerySnapshot(_m)
+}
+
+// QueryBackup queries the "backup" edge of the Assignment entity.
+func (_m *Assignment) QueryBackup() *BackupQuery {
+	return NewAssignmentClient(_m.config).QueryBackup(_m)
 }
 
 // Update returns a builder for updating this Assignment.

@@ -12,7 +12,9 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -198,6 +200,44 @@ func (_c *AssignmentCreate) SetNillableVolumeID(id *int) *AssignmentCreate {
 // SetVolume sets the "volume" edge to the Volume entity.
 func (_c *AssignmentCreate) SetVolume(v *Volume) *AssignmentCreate {
 	return _c.SetVolumeID(v.ID)
+}
+
+// SetSnapshotID sets the "snapshot" edge to the Snapshot entity by ID.
+func (_c *AssignmentCreate) SetSnapshotID(id int) *AssignmentCreate {
+	_c.mutation.SetSnapshotID(id)
+	return _c
+}
+
+// SetNillableSnapshotID sets the "snapshot" edge to the Snapshot entity by ID if the given value is not nil.
+func (_c *AssignmentCreate) SetNillableSnapshotID(id *int) *AssignmentCreate {
+	if id != nil {
+		_c = _c.SetSnapshotID(*id)
+	}
+	return _c
+}
+
+// SetSnapshot sets the "snapshot" edge to the Snapshot entity.
+func (_c *AssignmentCreate) SetSnapshot(v *Snapshot) *AssignmentCreate {
+	return _c.SetSnapshotID(v.ID)
+}
+
+// SetBackupID sets the "backup" edge to the Backup entity by ID.
+func (_c *AssignmentCreate) SetBackupID(id int) *AssignmentCreate {
+	_c.mutation.SetBackupID(id)
+	return _c
+}
+
+// SetNillableBackupID sets the "backup" edge to the Backup entity by ID if the given value is not nil.
+func (_c *AssignmentCreate) SetNillableBackupID(id *int) *AssignmentCreate {
+	if id != nil {
+		_c = _c.SetBackupID(*id)
+	}
+	return _c
+}
+
+// SetBackup sets the "backup" edge to the Backup entity.
+func (_c *AssignmentCreate) SetBackup(v *Backup) *AssignmentCreate {
+	return _c.SetBackupID(v.ID)
 }
 
 // Mutation returns the AssignmentMutation object of the builder.
@@ -423,6 +463,40 @@ func (_c *AssignmentCreate) createSpec() (*Assignment, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.volume_assignments = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SnapshotIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.SnapshotTable,
+			Columns: []string{assignment.SnapshotColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.snapshot_assignments = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.BackupIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.BackupTable,
+			Columns: []string{assignment.BackupColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.backup_assignments = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -14,8 +14,10 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -30,6 +32,8 @@ type AssignmentQuery struct {
 	withNode           *ComputeNodeQuery
 	withVirtualMachine *VirtualMachineQuery
 	withVolume         *VolumeQuery
+	withSnapshot       *SnapshotQuery
+	withBackup         *BackupQuery
 	withFKs            bool
 	loadTotal          []func(context.Context, []*Assignment) error
 	modifiers          []func(*sql.Selector)
@@ -128,6 +132,50 @@ func (_q *AssignmentQuery) QueryVolume() *VolumeQuery {
 			sqlgraph.From(assignment.Table, assignment.FieldID, selector),
 			sqlgraph.To(volume.Table, volume.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, assignment.VolumeTable, assignment.VolumeColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySnapshot chains the current query on the "snapshot" edge.
+func (_q *AssignmentQuery) QuerySnapshot() *SnapshotQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(assignment.Table, assignment.FieldID, selector),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, assignment.SnapshotTable, assignment.SnapshotColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryBackup chains the current query on the "backup" edge.
+func (_q *AssignmentQuery) QueryBackup() *BackupQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(assignment.Table, assignment.FieldID, selector),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, assignment.BackupTable, assignment.BackupColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -330,6 +378,8 @@ func (_q *AssignmentQuery) Clone() *AssignmentQuery {
 		withNode:           _q.withNode.Clone(),
 		withVirtualMachine: _q.withVirtualMachine.Clone(),
 		withVolume:         _q.withVolume.Clone(),
+		withSnapshot:       _q.withSnapshot.Clone(),
+		withBackup:         _q.withBackup.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -367,6 +417,28 @@ func (_q *AssignmentQuery) WithVolume(opts ...func(*VolumeQuery)) *AssignmentQue
 		opt(query)
 	}
 	_q.withVolume = query
+	return _q
+}
+
+// WithSnapshot tells the query-builder to eager-load the nodes that are connected to
+// the "snapshot" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AssignmentQuery) WithSnapshot(opts ...func(*SnapshotQuery)) *AssignmentQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSnapshot = query
+	return _q
+}
+
+// WithBackup tells the query-builder to eager-load the nodes that are connected to
+// the "backup" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AssignmentQuery) WithBackup(opts ...func(*BackupQuery)) *AssignmentQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withBackup = query
 	return _q
 }
 
@@ -455,13 +527,15 @@ func (_q *AssignmentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*A
 		nodes       = []*Assignment{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [5]bool{
 			_q.withNode != nil,
 			_q.withVirtualMachine != nil,
 			_q.withVolume != nil,
+			_q.withSnapshot != nil,
+			_q.withBackup != nil,
 		}
 	)
-	if _q.withNode != nil || _q.withVirtualMachine != nil || _q.withVolume != nil {
+	if _q.withNode != nil || _q.withVirtualMachine != nil || _q.withVolume != nil || _q.withSnapshot != nil || _q.withBackup != nil {
 		withFKs = true
 	}
 	if withFKs {
@@ -503,6 +577,18 @@ func (_q *AssignmentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*A
 	if query := _q.withVolume; query != nil {
 		if err := _q.loadVolume(ctx, query, nodes, nil,
 			func(n *Assignment, e *Volume) { n.Edges.Volume = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withSnapshot; query != nil {
+		if err := _q.loadSnapshot(ctx, query, nodes, nil,
+			func(n *Assignment, e *Snapshot) { n.Edges.Snapshot = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withBackup; query != nil {
+		if err := _q.loadBackup(ctx, query, nodes, nil,
+			func(n *Assignment, e *Backup) { n.Edges.Backup = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -603,6 +689,70 @@ func (_q *AssignmentQuery) loadVolume(ctx context.Context, query *VolumeQuery, n
 		nodes, ok := nodeids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected foreign-key "volume_assignments" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *AssignmentQuery) loadSnapshot(ctx context.Context, query *SnapshotQuery, nodes []*Assignment, init func(*Assignment), assign func(*Assignment, *Snapshot)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Assignment)
+	for i := range nodes {
+		if nodes[i].snapshot_assignments == nil {
+			continue
+		}
+		fk := *nodes[i].snapshot_assignments
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(snapshot.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "snapshot_assignments" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *AssignmentQuery) loadBackup(ctx context.Context, query *BackupQuery, nodes []*Assignment, init func(*Assignment), assign func(*Assignment, *Backup)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Assignment)
+	for i := range nodes {
+		if nodes[i].backup_assignments == nil {
+			continue
+		}
+		fk := *nodes[i].backup_assignments
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(backup.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "backup_assignments" returned %v`, n.ID)
 		}
 		for i := range nodes {
 			assign(nodes[i], n)

@@ -12,8 +12,10 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/predicate"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -196,6 +198,44 @@ func (_u *AssignmentUpdate) SetVolume(v *Volume) *AssignmentUpdate {
 	return _u.SetVolumeID(v.ID)
 }
 
+// SetSnapshotID sets the "snapshot" edge to the Snapshot entity by ID.
+func (_u *AssignmentUpdate) SetSnapshotID(id int) *AssignmentUpdate {
+	_u.mutation.SetSnapshotID(id)
+	return _u
+}
+
+// SetNillableSnapshotID sets the "snapshot" edge to the Snapshot entity by ID if the given value is not nil.
+func (_u *AssignmentUpdate) SetNillableSnapshotID(id *int) *AssignmentUpdate {
+	if id != nil {
+		_u = _u.SetSnapshotID(*id)
+	}
+	return _u
+}
+
+// SetSnapshot sets the "snapshot" edge to the Snapshot entity.
+func (_u *AssignmentUpdate) SetSnapshot(v *Snapshot) *AssignmentUpdate {
+	return _u.SetSnapshotID(v.ID)
+}
+
+// SetBackupID sets the "backup" edge to the Backup entity by ID.
+func (_u *AssignmentUpdate) SetBackupID(id int) *AssignmentUpdate {
+	_u.mutation.SetBackupID(id)
+	return _u
+}
+
+// SetNillableBackupID sets the "backup" edge to the Backup entity by ID if the given value is not nil.
+func (_u *AssignmentUpdate) SetNillableBackupID(id *int) *AssignmentUpdate {
+	if id != nil {
+		_u = _u.SetBackupID(*id)
+	}
+	return _u
+}
+
+// SetBackup sets the "backup" edge to the Backup entity.
+func (_u *AssignmentUpdate) SetBackup(v *Backup) *AssignmentUpdate {
+	return _u.SetBackupID(v.ID)
+}
+
 // Mutation returns the AssignmentMutation object of the builder.
 func (_u *AssignmentUpdate) Mutation() *AssignmentMutation {
 	return _u.mutation
@@ -216,6 +256,18 @@ func (_u *AssignmentUpdate) ClearVirtualMachine() *AssignmentUpdate {
 // ClearVolume clears the "volume" edge to the Volume entity.
 func (_u *AssignmentUpdate) ClearVolume() *AssignmentUpdate {
 	_u.mutation.ClearVolume()
+	return _u
+}
+
+// ClearSnapshot clears the "snapshot" edge to the Snapshot entity.
+func (_u *AssignmentUpdate) ClearSnapshot() *AssignmentUpdate {
+	_u.mutation.ClearSnapshot()
+	return _u
+}
+
+// ClearBackup clears the "backup" edge to the Backup entity.
+func (_u *AssignmentUpdate) ClearBackup() *AssignmentUpdate {
+	_u.mutation.ClearBackup()
 	return _u
 }
 
@@ -435,6 +487,64 @@ func (_u *AssignmentUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.SnapshotCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.SnapshotTable,
+			Columns: []string{assignment.SnapshotColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SnapshotIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.SnapshotTable,
+			Columns: []string{assignment.SnapshotColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.BackupCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.BackupTable,
+			Columns: []string{assignment.BackupColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.BackupTable,
+			Columns: []string{assignment.BackupColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -621,6 +731,44 @@ func (_u *AssignmentUpdateOne) SetVolume(v *Volume) *AssignmentUpdateOne {
 	return _u.SetVolumeID(v.ID)
 }
 
+// SetSnapshotID sets the "snapshot" edge to the Snapshot entity by ID.
+func (_u *AssignmentUpdateOne) SetSnapshotID(id int) *AssignmentUpdateOne {
+	_u.mutation.SetSnapshotID(id)
+	return _u
+}
+
+// SetNillableSnapshotID sets the "snapshot" edge to the Snapshot entity by ID if the given value is not nil.
+func (_u *AssignmentUpdateOne) SetNillableSnapshotID(id *int) *AssignmentUpdateOne {
+	if id != nil {
+		_u = _u.SetSnapshotID(*id)
+	}
+	return _u
+}
+
+// SetSnapshot sets the "snapshot" edge to the Snapshot entity.
+func (_u *AssignmentUpdateOne) SetSnapshot(v *Snapshot) *AssignmentUpdateOne {
+	return _u.SetSnapshotID(v.ID)
+}
+
+// SetBackupID sets the "backup" edge to the Backup entity by ID.
+func (_u *AssignmentUpdateOne) SetBackupID(id int) *AssignmentUpdateOne {
+	_u.mutation.SetBackupID(id)
+	return _u
+}
+
+// SetNillableBackupID sets the "backup" edge to the Backup entity by ID if the given value is not nil.
+func (_u *AssignmentUpdateOne) SetNillableBackupID(id *int) *AssignmentUpdateOne {
+	if id != nil {
+		_u = _u.SetBackupID(*id)
+	}
+	return _u
+}
+
+// SetBackup sets the "backup" edge to the Backup entity.
+func (_u *AssignmentUpdateOne) SetBackup(v *Backup) *AssignmentUpdateOne {
+	return _u.SetBackupID(v.ID)
+}
+
 // Mutation returns the AssignmentMutation object of the builder.
 func (_u *AssignmentUpdateOne) Mutation() *AssignmentMutation {
 	return _u.mutation
@@ -641,6 +789,18 @@ func (_u *AssignmentUpdateOne) ClearVirtualMachine() *AssignmentUpdateOne {
 // ClearVolume clears the "volume" edge to the Volume entity.
 func (_u *AssignmentUpdateOne) ClearVolume() *AssignmentUpdateOne {
 	_u.mutation.ClearVolume()
+	return _u
+}
+
+// ClearSnapshot clears the "snapshot" edge to the Snapshot entity.
+func (_u *AssignmentUpdateOne) ClearSnapshot() *AssignmentUpdateOne {
+	_u.mutation.ClearSnapshot()
+	return _u
+}
+
+// ClearBackup clears the "backup" edge to the Backup entity.
+func (_u *AssignmentUpdateOne) ClearBackup() *AssignmentUpdateOne {
+	_u.mutation.ClearBackup()
 	return _u
 }
 
@@ -883,6 +1043,64 @@ func (_u *AssignmentUpdateOne) sqlSave(ctx context.Context) (_node *Assignment, 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(volume.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SnapshotCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.SnapshotTable,
+			Columns: []string{assignment.SnapshotColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SnapshotIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.SnapshotTable,
+			Columns: []string{assignment.SnapshotColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.BackupCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.BackupTable,
+			Columns: []string{assignment.BackupColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.BackupTable,
+			Columns: []string{assignment.BackupColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -62,6 +63,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -87,6 +89,8 @@ type Client struct {
 	AuditLog *AuditLogClient
 	// AvailabilityZone is the client for interacting with the AvailabilityZone builders.
 	AvailabilityZone *AvailabilityZoneClient
+	// Backup is the client for interacting with the Backup builders.
+	Backup *BackupClient
 	// Check is the client for interacting with the Check builders.
 	Check *CheckClient
 	// Cluster is the client for interacting with the Cluster builders.
@@ -173,6 +177,8 @@ type Client struct {
 	ServiceMesh *ServiceMeshClient
 	// Silence is the client for interacting with the Silence builders.
 	Silence *SilenceClient
+	// Snapshot is the client for interacting with the Snapshot builders.
+	Snapshot *SnapshotClient
 	// Tenant is the client for interacting with the Tenant builders.
 	Tenant *TenantClient
 	// UsageRecord is the client for interacting with the UsageRecord builders.
@@ -199,6 +205,7 @@ func (c *Client) init() {
 	c.Assignment = NewAssignmentClient(c.config)
 	c.AuditLog = NewAuditLogClient(c.config)
 	c.AvailabilityZone = NewAvailabilityZoneClient(c.config)
+	c.Backup = NewBackupClient(c.config)
 	c.Check = NewCheckClient(c.config)
 	c.Cluster = NewClusterClient(c.config)
 	c.ComputeNode = NewComputeNodeClient(c.config)
@@ -242,6 +249,7 @@ func (c *Client) init() {
 	c.SecurityRule = NewSecurityRuleClient(c.config)
 	c.ServiceMesh = NewServiceMeshClient(c.config)
 	c.Silence = NewSilenceClient(c.config)
+	c.Snapshot = NewSnapshotClient(c.config)
 	c.Tenant = NewTenantClient(c.config)
 	c.UsageRecord = NewUsageRecordClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -344,6 +352,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Assignment:          NewAssignmentClient(cfg),
 		AuditLog:            NewAuditLogClient(cfg),
 		AvailabilityZone:    NewAvailabilityZoneClient(cfg),
+		Backup:              NewBackupClient(cfg),
 		Check:               NewCheckClient(cfg),
 		Cluster:             NewClusterClient(cfg),
 		ComputeNode:         NewComputeNodeClient(cfg),
@@ -387,6 +396,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SecurityRule:        NewSecurityRuleClient(cfg),
 		ServiceMesh:         NewServiceMeshClient(cfg),
 		Silence:             NewSilenceClient(cfg),
+		Snapshot:            NewSnapshotClient(cfg),
 		Tenant:              NewTenantClient(cfg),
 		UsageRecord:         NewUsageRecordClient(cfg),
 		User:                NewUserClient(cfg),
@@ -416,6 +426,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Assignment:          NewAssignmentClient(cfg),
 		AuditLog:            NewAuditLogClient(cfg),
 		AvailabilityZone:    NewAvailabilityZoneClient(cfg),
+		Backup:              NewBackupClient(cfg),
 		Check:               NewCheckClient(cfg),
 		Cluster:             NewClusterClient(cfg),
 		ComputeNode:         NewComputeNodeClient(cfg),
@@ -459,6 +470,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SecurityRule:        NewSecurityRuleClient(cfg),
 		ServiceMesh:         NewServiceMeshClient(cfg),
 		Silence:             NewSilenceClient(cfg),
+		Snapshot:            NewSnapshotClient(cfg),
 		Tenant:              NewTenantClient(cfg),
 		UsageRecord:         NewUsageRecordClient(cfg),
 		User:                NewUserClient(cfg),
@@ -493,16 +505,16 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Check,
-		c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor,
-		c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup, c.IPAddress,
-		c.IPRange, c.Image, c.Invoice, c.JoinToken, c.KubernetesCluster, c.Link,
-		c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network,
-		c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
+		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Backup,
+		c.Check, c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule,
+		c.Flavor, c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup,
+		c.IPAddress, c.IPRange, c.Image, c.Invoice, c.JoinToken, c.KubernetesCluster,
+		c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance,
+		c.Network, c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
 		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.SecurityRule,
-		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
-		c.Volume,
+		c.ServiceMesh, c.Silence, c.Snapshot, c.Tenant, c.UsageRecord, c.User,
+		c.VirtualMachine, c.Volume,
 	} {
 		n.Use(hooks...)
 	}
@@ -512,16 +524,16 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Check,
-		c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule, c.Flavor,
-		c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup, c.IPAddress,
-		c.IPRange, c.Image, c.Invoice, c.JoinToken, c.KubernetesCluster, c.Link,
-		c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance, c.Network,
-		c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
+		c.APIToken, c.Alert, c.Assignment, c.AuditLog, c.AvailabilityZone, c.Backup,
+		c.Check, c.Cluster, c.ComputeNode, c.Datacenter, c.Event, c.EventRule,
+		c.Flavor, c.Floor, c.GlobalService, c.HookDelivery, c.Host, c.HostGroup,
+		c.IPAddress, c.IPRange, c.Image, c.Invoice, c.JoinToken, c.KubernetesCluster,
+		c.Link, c.LoadBalancer, c.Maintainer, c.MaintainerGroup, c.Maintenance,
+		c.Network, c.NetworkZone, c.Notice, c.OutboxTask, c.Port, c.PowerZone, c.Price,
 		c.Provider, c.Quota, c.Rack, c.RackZone, c.Region, c.RegionService,
 		c.ReservationInterval, c.RoleBinding, c.RuleState, c.SSHKey, c.SecurityRule,
-		c.ServiceMesh, c.Silence, c.Tenant, c.UsageRecord, c.User, c.VirtualMachine,
-		c.Volume,
+		c.ServiceMesh, c.Silence, c.Snapshot, c.Tenant, c.UsageRecord, c.User,
+		c.VirtualMachine, c.Volume,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -540,6 +552,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuditLog.mutate(ctx, m)
 	case *AvailabilityZoneMutation:
 		return c.AvailabilityZone.mutate(ctx, m)
+	case *BackupMutation:
+		return c.Backup.mutate(ctx, m)
 	case *CheckMutation:
 		return c.Check.mutate(ctx, m)
 	case *ClusterMutation:
@@ -626,6 +640,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ServiceMesh.mutate(ctx, m)
 	case *SilenceMutation:
 		return c.Silence.mutate(ctx, m)
+	case *SnapshotMutation:
+		return c.Snapshot.mutate(ctx, m)
 	case *TenantMutation:
 		return c.Tenant.mutate(ctx, m)
 	case *UsageRecordMutation:
@@ -1225,6 +1241,38 @@ func (c *AssignmentClient) QueryVolume(_m *Assignment) *VolumeQuery {
 	return query
 }
 
+// QuerySnapshot queries the snapshot edge of a Assignment.
+func (c *AssignmentClient) QuerySnapshot(_m *Assignment) *SnapshotQuery {
+	query := (&SnapshotClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(assignment.Table, assignment.FieldID, id),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, assignment.SnapshotTable, assignment.SnapshotColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryBackup queries the backup edge of a Assignment.
+func (c *AssignmentClient) QueryBackup(_m *Assignment) *BackupQuery {
+	query := (&BackupClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(assignment.Table, assignment.FieldID, id),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, assignment.BackupTable, assignment.BackupColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *AssignmentClient) Hooks() []Hook {
 	hooks := c.hooks.Assignment
@@ -1564,6 +1612,236 @@ func (c *AvailabilityZoneClient) mutate(ctx context.Context, m *AvailabilityZone
 		return (&AvailabilityZoneDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AvailabilityZone mutation op: %q", m.Op())
+	}
+}
+
+// BackupClient is a client for the Backup schema.
+type BackupClient struct {
+	config
+}
+
+// NewBackupClient returns a client for the Backup from the given config.
+func NewBackupClient(c config) *BackupClient {
+	return &BackupClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `backup.Hooks(f(g(h())))`.
+func (c *BackupClient) Use(hooks ...Hook) {
+	c.hooks.Backup = append(c.hooks.Backup, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `backup.Intercept(f(g(h())))`.
+func (c *BackupClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Backup = append(c.inters.Backup, interceptors...)
+}
+
+// Create returns a builder for creating a Backup entity.
+func (c *BackupClient) Create() *BackupCreate {
+	mutation := newBackupMutation(c.config, OpCreate)
+	return &BackupCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Backup entities.
+func (c *BackupClient) CreateBulk(builders ...*BackupCreate) *BackupCreateBulk {
+	return &BackupCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BackupClient) MapCreateBulk(slice any, setFunc func(*BackupCreate, int)) *BackupCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BackupCreateBulk{err: fmt.Errorf("calling to BackupClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BackupCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BackupCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Backup.
+func (c *BackupClient) Update() *BackupUpdate {
+	mutation := newBackupMutation(c.config, OpUpdate)
+	return &BackupUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BackupClient) UpdateOne(_m *Backup) *BackupUpdateOne {
+	mutation := newBackupMutation(c.config, OpUpdateOne, withBackup(_m))
+	return &BackupUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BackupClient) UpdateOneID(id int) *BackupUpdateOne {
+	mutation := newBackupMutation(c.config, OpUpdateOne, withBackupID(id))
+	return &BackupUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Backup.
+func (c *BackupClient) Delete() *BackupDelete {
+	mutation := newBackupMutation(c.config, OpDelete)
+	return &BackupDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BackupClient) DeleteOne(_m *Backup) *BackupDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BackupClient) DeleteOneID(id int) *BackupDeleteOne {
+	builder := c.Delete().Where(backup.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BackupDeleteOne{builder}
+}
+
+// Query returns a query builder for Backup.
+func (c *BackupClient) Query() *BackupQuery {
+	return &BackupQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBackup},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Backup entity by its id.
+func (c *BackupClient) Get(ctx context.Context, id int) (*Backup, error) {
+	return c.Query().Where(backup.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BackupClient) GetX(ctx context.Context, id int) *Backup {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a Backup.
+func (c *BackupClient) QueryTenant(_m *Backup) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(backup.Table, backup.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, backup.TenantTable, backup.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryRegion queries the region edge of a Backup.
+func (c *BackupClient) QueryRegion(_m *Backup) *RegionQuery {
+	query := (&RegionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(backup.Table, backup.FieldID, id),
+			sqlgraph.To(region.Table, region.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, backup.RegionTable, backup.RegionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryVirtualMachine queries the virtual_machine edge of a Backup.
+func (c *BackupClient) QueryVirtualMachine(_m *Backup) *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(backup.Table, backup.FieldID, id),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, backup.VirtualMachineTable, backup.VirtualMachineColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryNode queries the node edge of a Backup.
+func (c *BackupClient) QueryNode(_m *Backup) *ComputeNodeQuery {
+	query := (&ComputeNodeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(backup.Table, backup.FieldID, id),
+			sqlgraph.To(computenode.Table, computenode.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, backup.NodeTable, backup.NodeColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAssignments queries the assignments edge of a Backup.
+func (c *BackupClient) QueryAssignments(_m *Backup) *AssignmentQuery {
+	query := (&AssignmentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(backup.Table, backup.FieldID, id),
+			sqlgraph.To(assignment.Table, assignment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, backup.AssignmentsTable, backup.AssignmentsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryRestoredVirtualMachines queries the restored_virtual_machines edge of a Backup.
+func (c *BackupClient) QueryRestoredVirtualMachines(_m *Backup) *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(backup.Table, backup.FieldID, id),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, backup.RestoredVirtualMachinesTable, backup.RestoredVirtualMachinesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *BackupClient) Hooks() []Hook {
+	hooks := c.hooks.Backup
+	return append(hooks[:len(hooks):len(hooks)], backup.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *BackupClient) Interceptors() []Interceptor {
+	return c.inters.Backup
+}
+
+func (c *BackupClient) mutate(ctx context.Context, m *BackupMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BackupCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BackupUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BackupUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BackupDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Backup mutation op: %q", m.Op())
 	}
 }
 
@@ -2256,6 +2534,38 @@ func (c *ComputeNodeClient) QueryVolumes(_m *ComputeNode) *VolumeQuery {
 			sqlgraph.From(computenode.Table, computenode.FieldID, id),
 			sqlgraph.To(volume.Table, volume.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, computenode.VolumesTable, computenode.VolumesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySnapshots queries the snapshots edge of a ComputeNode.
+func (c *ComputeNodeClient) QuerySnapshots(_m *ComputeNode) *SnapshotQuery {
+	query := (&SnapshotClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, id),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, computenode.SnapshotsTable, computenode.SnapshotsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryBackups queries the backups edge of a ComputeNode.
+func (c *ComputeNodeClient) QueryBackups(_m *ComputeNode) *BackupQuery {
+	query := (&BackupClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, id),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, computenode.BackupsTable, computenode.BackupsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -8727,6 +9037,22 @@ func (c *RegionClient) QueryVirtualMachines(_m *Region) *VirtualMachineQuery {
 	return query
 }
 
+// QueryBackups queries the backups edge of a Region.
+func (c *RegionClient) QueryBackups(_m *Region) *BackupQuery {
+	query := (&BackupClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(region.Table, region.FieldID, id),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, region.BackupsTable, region.BackupsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *RegionClient) Hooks() []Hook {
 	hooks := c.hooks.Region
@@ -10097,6 +10423,204 @@ func (c *SilenceClient) mutate(ctx context.Context, m *SilenceMutation) (Value, 
 	}
 }
 
+// SnapshotClient is a client for the Snapshot schema.
+type SnapshotClient struct {
+	config
+}
+
+// NewSnapshotClient returns a client for the Snapshot from the given config.
+func NewSnapshotClient(c config) *SnapshotClient {
+	return &SnapshotClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `snapshot.Hooks(f(g(h())))`.
+func (c *SnapshotClient) Use(hooks ...Hook) {
+	c.hooks.Snapshot = append(c.hooks.Snapshot, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `snapshot.Intercept(f(g(h())))`.
+func (c *SnapshotClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Snapshot = append(c.inters.Snapshot, interceptors...)
+}
+
+// Create returns a builder for creating a Snapshot entity.
+func (c *SnapshotClient) Create() *SnapshotCreate {
+	mutation := newSnapshotMutation(c.config, OpCreate)
+	return &SnapshotCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Snapshot entities.
+func (c *SnapshotClient) CreateBulk(builders ...*SnapshotCreate) *SnapshotCreateBulk {
+	return &SnapshotCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SnapshotClient) MapCreateBulk(slice any, setFunc func(*SnapshotCreate, int)) *SnapshotCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SnapshotCreateBulk{err: fmt.Errorf("calling to SnapshotClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SnapshotCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SnapshotCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Snapshot.
+func (c *SnapshotClient) Update() *SnapshotUpdate {
+	mutation := newSnapshotMutation(c.config, OpUpdate)
+	return &SnapshotUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SnapshotClient) UpdateOne(_m *Snapshot) *SnapshotUpdateOne {
+	mutation := newSnapshotMutation(c.config, OpUpdateOne, withSnapshot(_m))
+	return &SnapshotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SnapshotClient) UpdateOneID(id int) *SnapshotUpdateOne {
+	mutation := newSnapshotMutation(c.config, OpUpdateOne, withSnapshotID(id))
+	return &SnapshotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Snapshot.
+func (c *SnapshotClient) Delete() *SnapshotDelete {
+	mutation := newSnapshotMutation(c.config, OpDelete)
+	return &SnapshotDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SnapshotClient) DeleteOne(_m *Snapshot) *SnapshotDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SnapshotClient) DeleteOneID(id int) *SnapshotDeleteOne {
+	builder := c.Delete().Where(snapshot.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SnapshotDeleteOne{builder}
+}
+
+// Query returns a query builder for Snapshot.
+func (c *SnapshotClient) Query() *SnapshotQuery {
+	return &SnapshotQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSnapshot},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Snapshot entity by its id.
+func (c *SnapshotClient) Get(ctx context.Context, id int) (*Snapshot, error) {
+	return c.Query().Where(snapshot.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SnapshotClient) GetX(ctx context.Context, id int) *Snapshot {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a Snapshot.
+func (c *SnapshotClient) QueryTenant(_m *Snapshot) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(snapshot.Table, snapshot.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, snapshot.TenantTable, snapshot.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryVirtualMachine queries the virtual_machine edge of a Snapshot.
+func (c *SnapshotClient) QueryVirtualMachine(_m *Snapshot) *VirtualMachineQuery {
+	query := (&VirtualMachineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(snapshot.Table, snapshot.FieldID, id),
+			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, snapshot.VirtualMachineTable, snapshot.VirtualMachineColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryNode queries the node edge of a Snapshot.
+func (c *SnapshotClient) QueryNode(_m *Snapshot) *ComputeNodeQuery {
+	query := (&ComputeNodeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(snapshot.Table, snapshot.FieldID, id),
+			sqlgraph.To(computenode.Table, computenode.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, snapshot.NodeTable, snapshot.NodeColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAssignments queries the assignments edge of a Snapshot.
+func (c *SnapshotClient) QueryAssignments(_m *Snapshot) *AssignmentQuery {
+	query := (&AssignmentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(snapshot.Table, snapshot.FieldID, id),
+			sqlgraph.To(assignment.Table, assignment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, snapshot.AssignmentsTable, snapshot.AssignmentsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SnapshotClient) Hooks() []Hook {
+	hooks := c.hooks.Snapshot
+	return append(hooks[:len(hooks):len(hooks)], snapshot.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SnapshotClient) Interceptors() []Interceptor {
+	return c.inters.Snapshot
+}
+
+func (c *SnapshotClient) mutate(ctx context.Context, m *SnapshotMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SnapshotCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SnapshotUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SnapshotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SnapshotDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Snapshot mutation op: %q", m.Op())
+	}
+}
+
 // TenantClient is a client for the Tenant schema.
 type TenantClient struct {
 	config
@@ -10262,6 +10786,38 @@ func (c *TenantClient) QueryVolumes(_m *Tenant) *VolumeQuery {
 			sqlgraph.From(tenant.Table, tenant.FieldID, id),
 			sqlgraph.To(volume.Table, volume.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, tenant.VolumesTable, tenant.VolumesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySnapshots queries the snapshots edge of a Tenant.
+func (c *TenantClient) QuerySnapshots(_m *Tenant) *SnapshotQuery {
+	query := (&SnapshotClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, id),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.SnapshotsTable, tenant.SnapshotsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryBackups queries the backups edge of a Tenant.
+func (c *TenantClient) QueryBackups(_m *Tenant) *BackupQuery {
+	query := (&BackupClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, id),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.BackupsTable, tenant.BackupsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -11151,6 +11707,54 @@ func (c *VirtualMachineClient) QueryVolumes(_m *VirtualMachine) *VolumeQuery {
 	return query
 }
 
+// QuerySnapshots queries the snapshots edge of a VirtualMachine.
+func (c *VirtualMachineClient) QuerySnapshots(_m *VirtualMachine) *SnapshotQuery {
+	query := (&SnapshotClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.SnapshotsTable, virtualmachine.SnapshotsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryBackups queries the backups edge of a VirtualMachine.
+func (c *VirtualMachineClient) QueryBackups(_m *VirtualMachine) *BackupQuery {
+	query := (&BackupClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.BackupsTable, virtualmachine.BackupsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryRestoredFrom queries the restored_from edge of a VirtualMachine.
+func (c *VirtualMachineClient) QueryRestoredFrom(_m *VirtualMachine) *BackupQuery {
+	query := (&BackupClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, id),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, virtualmachine.RestoredFromTable, virtualmachine.RestoredFromColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // QueryAssignments queries the assignments edge of a VirtualMachine.
 func (c *VirtualMachineClient) QueryAssignments(_m *VirtualMachine) *AssignmentQuery {
 	query := (&AssignmentClient{config: c.config}).Query()
@@ -11474,24 +12078,24 @@ func (c *VolumeClient) mutate(ctx context.Context, m *VolumeMutation) (Value, er
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Check, Cluster,
+		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Backup, Check, Cluster,
 		ComputeNode, Datacenter, Event, EventRule, Flavor, Floor, GlobalService,
 		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, Invoice, JoinToken,
 		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
 		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone, Price,
 		Provider, Quota, Rack, RackZone, Region, RegionService, ReservationInterval,
-		RoleBinding, RuleState, SSHKey, SecurityRule, ServiceMesh, Silence, Tenant,
-		UsageRecord, User, VirtualMachine, Volume []ent.Hook
+		RoleBinding, RuleState, SSHKey, SecurityRule, ServiceMesh, Silence, Snapshot,
+		Tenant, UsageRecord, User, VirtualMachine, Volume []ent.Hook
 	}
 	inters struct {
-		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Check, Cluster,
+		APIToken, Alert, Assignment, AuditLog, AvailabilityZone, Backup, Check, Cluster,
 		ComputeNode, Datacenter, Event, EventRule, Flavor, Floor, GlobalService,
 		HookDelivery, Host, HostGroup, IPAddress, IPRange, Image, Invoice, JoinToken,
 		KubernetesCluster, Link, LoadBalancer, Maintainer, MaintainerGroup,
 		Maintenance, Network, NetworkZone, Notice, OutboxTask, Port, PowerZone, Price,
 		Provider, Quota, Rack, RackZone, Region, RegionService, ReservationInterval,
-		RoleBinding, RuleState, SSHKey, SecurityRule, ServiceMesh, Silence, Tenant,
-		UsageRecord, User, VirtualMachine, Volume []ent.Interceptor
+		RoleBinding, RuleState, SSHKey, SecurityRule, ServiceMesh, Silence, Snapshot,
+		Tenant, UsageRecord, User, VirtualMachine, Volume []ent.Interceptor
 	}
 )
 

@@ -117,6 +117,10 @@ type ComputeNodeEdges struct {
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// Volumes holds the value of the volumes edge.
 	Volumes []*Volume `json:"volumes,omitempty"`
+	// Snapshots holds the value of the snapshots edge.
+	Snapshots []*Snapshot `json:"snapshots,omitempty"`
+	// Backups holds the value of the backups edge.
+	Backups []*Backup `json:"backups,omitempty"`
 	// Events holds the value of the events edge.
 	Events []*Event `json:"events,omitempty"`
 	// Alerts holds the value of the alerts edge.
@@ -131,9 +135,9 @@ type ComputeNodeEdges struct {
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [15]bool
+	loadedTypes [17]bool
 	// totalCount holds the count of the edges above.
-	totalCount [15]map[string]int
+	totalCount [17]map[string]int
 
 	namedProviders        map[string][]*Provider
 	namedChecks           map[string][]*Check
@@ -141,6 +145,8 @@ type ComputeNodeEdges struct {
 	namedAssignments      map[string][]*Assignment
 	namedVirtualMachines  map[string][]*VirtualMachine
 	namedVolumes          map[string][]*Volume
+	namedSnapshots        map[string][]*Snapshot
+	namedBackups          map[string][]*Backup
 	namedEvents           map[string][]*Event
 	namedAlerts           map[string][]*Alert
 	namedRoleBindings     map[string][]*RoleBinding
@@ -236,10 +242,28 @@ func (e ComputeNodeEdges) VolumesOrErr() ([]*Volume, error) {
 	return nil, &NotLoadedError{edge: "volumes"}
 }
 
+// SnapshotsOrErr returns the Snapshots value or an error if the edge
+// was not loaded in eager-loading.
+func (e ComputeNodeEdges) SnapshotsOrErr() ([]*Snapshot, error) {
+	if e.loadedTypes[9] {
+		return e.Snapshots, nil
+	}
+	return nil, &NotLoadedError{edge: "snapshots"}
+}
+
+// BackupsOrErr returns the Backups value or an error if the edge
+// was not loaded in eager-loading.
+func (e ComputeNodeEdges) BackupsOrErr() ([]*Backup, error) {
+	if e.loadedTypes[10] {
+		return e.Backups, nil
+	}
+	return nil, &NotLoadedError{edge: "backups"}
+}
+
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) EventsOrErr() ([]*Event, error) {
-	if e.loadedTypes[9] {
+	if e.loadedTypes[11] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
@@ -248,7 +272,7 @@ func (e ComputeNodeEdges) EventsOrErr() ([]*Event, error) {
 // AlertsOrErr returns the Alerts value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) AlertsOrErr() ([]*Alert, error) {
-	if e.loadedTypes[10] {
+	if e.loadedTypes[12] {
 		return e.Alerts, nil
 	}
 	return nil, &NotLoadedError{edge: "alerts"}
@@ -257,7 +281,7 @@ func (e ComputeNodeEdges) AlertsOrErr() ([]*Alert, error) {
 // RoleBindingsOrErr returns the RoleBindings value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
-	if e.loadedTypes[11] {
+	if e.loadedTypes[13] {
 		return e.RoleBindings, nil
 	}
 	return nil, &NotLoadedError{edge: "role_bindings"}
@@ -266,7 +290,7 @@ func (e ComputeNodeEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
 // MaintenancesOrErr returns the Maintenances value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
-	if e.loadedTypes[12] {
+	if e.loadedTypes[14] {
 		return e.Maintenances, nil
 	}
 	return nil, &NotLoadedError{edge: "maintenances"}
@@ -275,7 +299,7 @@ func (e ComputeNodeEdges) MaintenancesOrErr() ([]*Maintenance, error) {
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[13] {
+	if e.loadedTypes[15] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -284,7 +308,7 @@ func (e ComputeNodeEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e ComputeNodeEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[14] {
+	if e.loadedTypes[16] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -618,6 +642,16 @@ func (_m *ComputeNode) QueryVolumes() *VolumeQuery {
 	return NewComputeNodeClient(_m.config).QueryVolumes(_m)
 }
 
+// QuerySnapshots queries the "snapshots" edge of the ComputeNode entity.
+func (_m *ComputeNode) QuerySnapshots() *SnapshotQuery {
+	return NewComputeNodeClient(_m.config).QuerySnapshots(_m)
+}
+
+// QueryBackups queries the "backups" edge of the ComputeNode entity.
+func (_m *ComputeNode) QueryBackups() *BackupQuery {
+	return NewComputeNodeClient(_m.config).QueryBackups(_m)
+}
+
 // QueryEvents queries the "events" edge of the ComputeNode entity.
 func (_m *ComputeNode) QueryEvents() *EventQuery {
 	return NewComputeNodeClient(_m.config).QueryEvents(_m)
@@ -920,6 +954,54 @@ func (_m *ComputeNode) appendNamedVolumes(name string, edges ...*Volume) {
 		_m.Edges.namedVolumes[name] = []*Volume{}
 	} else {
 		_m.Edges.namedVolumes[name] = append(_m.Edges.namedVolumes[name], edges...)
+	}
+}
+
+// NamedSnapshots returns the Snapshots named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *ComputeNode) NamedSnapshots(name string) ([]*Snapshot, error) {
+	if _m.Edges.namedSnapshots == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSnapshots[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *ComputeNode) appendNamedSnapshots(name string, edges ...*Snapshot) {
+	if _m.Edges.namedSnapshots == nil {
+		_m.Edges.namedSnapshots = make(map[string][]*Snapshot)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSnapshots[name] = []*Snapshot{}
+	} else {
+		_m.Edges.namedSnapshots[name] = append(_m.Edges.namedSnapshots[name], edges...)
+	}
+}
+
+// NamedBackups returns the Backups named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *ComputeNode) NamedBackups(name string) ([]*Backup, error) {
+	if _m.Edges.namedBackups == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedBackups[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *ComputeNode) appendNamedBackups(name string, edges ...*Backup) {
+	if _m.Edges.namedBackups == nil {
+		_m.Edges.namedBackups = make(map[string][]*Backup)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedBackups[name] = []*Backup{}
+	} else {
+		_m.Edges.namedBackups[name] = append(_m.Edges.namedBackups[name], edges...)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -26,6 +27,7 @@ import (
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -597,6 +599,36 @@ func (_c *ComputeNodeCreate) AddVolumes(v ...*Volume) *ComputeNodeCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddVolumeIDs(ids...)
+}
+
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by IDs.
+func (_c *ComputeNodeCreate) AddSnapshotIDs(ids ...int) *ComputeNodeCreate {
+	_c.mutation.AddSnapshotIDs(ids...)
+	return _c
+}
+
+// AddSnapshots adds the "snapshots" edges to the Snapshot entity.
+func (_c *ComputeNodeCreate) AddSnapshots(v ...*Snapshot) *ComputeNodeCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSnapshotIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_c *ComputeNodeCreate) AddBackupIDs(ids ...int) *ComputeNodeCreate {
+	_c.mutation.AddBackupIDs(ids...)
+	return _c
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_c *ComputeNodeCreate) AddBackups(v ...*Backup) *ComputeNodeCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddBackupIDs(ids...)
 }
 
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
@@ -1281,6 +1313,38 @@ func (_c *ComputeNodeCreate) createSpec() (*ComputeNode, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(volume.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SnapshotsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

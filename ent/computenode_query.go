@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -29,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -49,6 +51,8 @@ type ComputeNodeQuery struct {
 	withAssignments           *AssignmentQuery
 	withVirtualMachines       *VirtualMachineQuery
 	withVolumes               *VolumeQuery
+	withSnapshots             *SnapshotQuery
+	withBackups               *BackupQuery
 	withEvents                *EventQuery
 	withAlerts                *AlertQuery
 	withRoleBindings          *RoleBindingQuery
@@ -64,6 +68,8 @@ type ComputeNodeQuery struct {
 	withNamedAssignments      map[string]*AssignmentQuery
 	withNamedVirtualMachines  map[string]*VirtualMachineQuery
 	withNamedVolumes          map[string]*VolumeQuery
+	withNamedSnapshots        map[string]*SnapshotQuery
+	withNamedBackups          map[string]*BackupQuery
 	withNamedEvents           map[string]*EventQuery
 	withNamedAlerts           map[string]*AlertQuery
 	withNamedRoleBindings     map[string]*RoleBindingQuery
@@ -297,6 +303,50 @@ func (_q *ComputeNodeQuery) QueryVolumes() *VolumeQuery {
 			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
 			sqlgraph.To(volume.Table, volume.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, computenode.VolumesTable, computenode.VolumesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySnapshots chains the current query on the "snapshots" edge.
+func (_q *ComputeNodeQuery) QuerySnapshots() *SnapshotQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, computenode.SnapshotsTable, computenode.SnapshotsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryBackups chains the current query on the "backups" edge.
+func (_q *ComputeNodeQuery) QueryBackups() *BackupQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(computenode.Table, computenode.FieldID, selector),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, computenode.BackupsTable, computenode.BackupsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -637,6 +687,8 @@ func (_q *ComputeNodeQuery) Clone() *ComputeNodeQuery {
 		withAssignments:      _q.withAssignments.Clone(),
 		withVirtualMachines:  _q.withVirtualMachines.Clone(),
 		withVolumes:          _q.withVolumes.Clone(),
+		withSnapshots:        _q.withSnapshots.Clone(),
+		withBackups:          _q.withBackups.Clone(),
 		withEvents:           _q.withEvents.Clone(),
 		withAlerts:           _q.withAlerts.Clone(),
 		withRoleBindings:     _q.withRoleBindings.Clone(),
@@ -746,6 +798,28 @@ func (_q *ComputeNodeQuery) WithVolumes(opts ...func(*VolumeQuery)) *ComputeNode
 		opt(query)
 	}
 	_q.withVolumes = query
+	return _q
+}
+
+// WithSnapshots tells the query-builder to eager-load the nodes that are connected to
+// the "snapshots" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithSnapshots(opts ...func(*SnapshotQuery)) *ComputeNodeQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSnapshots = query
+	return _q
+}
+
+// WithBackups tells the query-builder to eager-load the nodes that are connected to
+// the "backups" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithBackups(opts ...func(*BackupQuery)) *ComputeNodeQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withBackups = query
 	return _q
 }
 
@@ -900,7 +974,7 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		nodes       = []*ComputeNode{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [15]bool{
+		loadedTypes = [17]bool{
 			_q.withHost != nil,
 			_q.withCluster != nil,
 			_q.withAvailabilityZone != nil,
@@ -910,6 +984,8 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 			_q.withAssignments != nil,
 			_q.withVirtualMachines != nil,
 			_q.withVolumes != nil,
+			_q.withSnapshots != nil,
+			_q.withBackups != nil,
 			_q.withEvents != nil,
 			_q.withAlerts != nil,
 			_q.withRoleBindings != nil,
@@ -1005,6 +1081,20 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 			return nil, err
 		}
 	}
+	if query := _q.withSnapshots; query != nil {
+		if err := _q.loadSnapshots(ctx, query, nodes,
+			func(n *ComputeNode) { n.Edges.Snapshots = []*Snapshot{} },
+			func(n *ComputeNode, e *Snapshot) { n.Edges.Snapshots = append(n.Edges.Snapshots, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withBackups; query != nil {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *ComputeNode) { n.Edges.Backups = []*Backup{} },
+			func(n *ComputeNode, e *Backup) { n.Edges.Backups = append(n.Edges.Backups, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withEvents; query != nil {
 		if err := _q.loadEvents(ctx, query, nodes,
 			func(n *ComputeNode) { n.Edges.Events = []*Event{} },
@@ -1088,6 +1178,20 @@ func (_q *ComputeNodeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*
 		if err := _q.loadVolumes(ctx, query, nodes,
 			func(n *ComputeNode) { n.appendNamedVolumes(name) },
 			func(n *ComputeNode, e *Volume) { n.appendNamedVolumes(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSnapshots {
+		if err := _q.loadSnapshots(ctx, query, nodes,
+			func(n *ComputeNode) { n.appendNamedSnapshots(name) },
+			func(n *ComputeNode, e *Snapshot) { n.appendNamedSnapshots(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedBackups {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *ComputeNode) { n.appendNamedBackups(name) },
+			func(n *ComputeNode, e *Backup) { n.appendNamedBackups(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1508,6 +1612,68 @@ func (_q *ComputeNodeQuery) loadVolumes(ctx context.Context, query *VolumeQuery,
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "compute_node_volumes" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *ComputeNodeQuery) loadSnapshots(ctx context.Context, query *SnapshotQuery, nodes []*ComputeNode, init func(*ComputeNode), assign func(*ComputeNode, *Snapshot)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*ComputeNode)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Snapshot(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(computenode.SnapshotsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.compute_node_snapshots
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "compute_node_snapshots" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "compute_node_snapshots" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *ComputeNodeQuery) loadBackups(ctx context.Context, query *BackupQuery, nodes []*ComputeNode, init func(*ComputeNode), assign func(*ComputeNode, *Backup)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*ComputeNode)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Backup(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(computenode.BackupsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.compute_node_backups
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "compute_node_backups" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "compute_node_backups" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1990,6 +2156,34 @@ func (_q *ComputeNodeQuery) WithNamedVolumes(name string, opts ...func(*VolumeQu
 		_q.withNamedVolumes = make(map[string]*VolumeQuery)
 	}
 	_q.withNamedVolumes[name] = query
+	return _q
+}
+
+// WithNamedSnapshots tells the query-builder to eager-load the nodes that are connected to the "snapshots"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithNamedSnapshots(name string, opts ...func(*SnapshotQuery)) *ComputeNodeQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSnapshots == nil {
+		_q.withNamedSnapshots = make(map[string]*SnapshotQuery)
+	}
+	_q.withNamedSnapshots[name] = query
+	return _q
+}
+
+// WithNamedBackups tells the query-builder to eager-load the nodes that are connected to the "backups"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ComputeNodeQuery) WithNamedBackups(name string, opts ...func(*BackupQuery)) *ComputeNodeQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedBackups == nil {
+		_q.withNamedBackups = make(map[string]*BackupQuery)
+	}
+	_q.withNamedBackups[name] = query
 	return _q
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -28,6 +29,7 @@ import (
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
 )
@@ -759,6 +761,36 @@ func (_u *ComputeNodeUpdate) AddVolumes(v ...*Volume) *ComputeNodeUpdate {
 	return _u.AddVolumeIDs(ids...)
 }
 
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by IDs.
+func (_u *ComputeNodeUpdate) AddSnapshotIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.AddSnapshotIDs(ids...)
+	return _u
+}
+
+// AddSnapshots adds the "snapshots" edges to the Snapshot entity.
+func (_u *ComputeNodeUpdate) AddSnapshots(v ...*Snapshot) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSnapshotIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_u *ComputeNodeUpdate) AddBackupIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.AddBackupIDs(ids...)
+	return _u
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_u *ComputeNodeUpdate) AddBackups(v ...*Backup) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddBackupIDs(ids...)
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
 func (_u *ComputeNodeUpdate) AddEventIDs(ids ...int) *ComputeNodeUpdate {
 	_u.mutation.AddEventIDs(ids...)
@@ -996,6 +1028,48 @@ func (_u *ComputeNodeUpdate) RemoveVolumes(v ...*Volume) *ComputeNodeUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVolumeIDs(ids...)
+}
+
+// ClearSnapshots clears all "snapshots" edges to the Snapshot entity.
+func (_u *ComputeNodeUpdate) ClearSnapshots() *ComputeNodeUpdate {
+	_u.mutation.ClearSnapshots()
+	return _u
+}
+
+// RemoveSnapshotIDs removes the "snapshots" edge to Snapshot entities by IDs.
+func (_u *ComputeNodeUpdate) RemoveSnapshotIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.RemoveSnapshotIDs(ids...)
+	return _u
+}
+
+// RemoveSnapshots removes "snapshots" edges to Snapshot entities.
+func (_u *ComputeNodeUpdate) RemoveSnapshots(v ...*Snapshot) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSnapshotIDs(ids...)
+}
+
+// ClearBackups clears all "backups" edges to the Backup entity.
+func (_u *ComputeNodeUpdate) ClearBackups() *ComputeNodeUpdate {
+	_u.mutation.ClearBackups()
+	return _u
+}
+
+// RemoveBackupIDs removes the "backups" edge to Backup entities by IDs.
+func (_u *ComputeNodeUpdate) RemoveBackupIDs(ids ...int) *ComputeNodeUpdate {
+	_u.mutation.RemoveBackupIDs(ids...)
+	return _u
+}
+
+// RemoveBackups removes "backups" edges to Backup entities.
+func (_u *ComputeNodeUpdate) RemoveBackups(v ...*Backup) *ComputeNodeUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveBackupIDs(ids...)
 }
 
 // ClearEvents clears all "events" edges to the Event entity.
@@ -1833,6 +1907,96 @@ func (_u *ComputeNodeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(volume.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSnapshotsIDs(); len(nodes) > 0 && !_u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SnapshotsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedBackupsIDs(); len(nodes) > 0 && !_u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -2845,6 +3009,36 @@ func (_u *ComputeNodeUpdateOne) AddVolumes(v ...*Volume) *ComputeNodeUpdateOne {
 	return _u.AddVolumeIDs(ids...)
 }
 
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by IDs.
+func (_u *ComputeNodeUpdateOne) AddSnapshotIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.AddSnapshotIDs(ids...)
+	return _u
+}
+
+// AddSnapshots adds the "snapshots" edges to the Snapshot entity.
+func (_u *ComputeNodeUpdateOne) AddSnapshots(v ...*Snapshot) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSnapshotIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_u *ComputeNodeUpdateOne) AddBackupIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.AddBackupIDs(ids...)
+	return _u
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_u *ComputeNodeUpdateOne) AddBackups(v ...*Backup) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddBackupIDs(ids...)
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
 func (_u *ComputeNodeUpdateOne) AddEventIDs(ids ...int) *ComputeNodeUpdateOne {
 	_u.mutation.AddEventIDs(ids...)
@@ -3082,6 +3276,48 @@ func (_u *ComputeNodeUpdateOne) RemoveVolumes(v ...*Volume) *ComputeNodeUpdateOn
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVolumeIDs(ids...)
+}
+
+// ClearSnapshots clears all "snapshots" edges to the Snapshot entity.
+func (_u *ComputeNodeUpdateOne) ClearSnapshots() *ComputeNodeUpdateOne {
+	_u.mutation.ClearSnapshots()
+	return _u
+}
+
+// RemoveSnapshotIDs removes the "snapshots" edge to Snapshot entities by IDs.
+func (_u *ComputeNodeUpdateOne) RemoveSnapshotIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.RemoveSnapshotIDs(ids...)
+	return _u
+}
+
+// RemoveSnapshots removes "snapshots" edges to Snapshot entities.
+func (_u *ComputeNodeUpdateOne) RemoveSnapshots(v ...*Snapshot) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSnapshotIDs(ids...)
+}
+
+// ClearBackups clears all "backups" edges to the Backup entity.
+func (_u *ComputeNodeUpdateOne) ClearBackups() *ComputeNodeUpdateOne {
+	_u.mutation.ClearBackups()
+	return _u
+}
+
+// RemoveBackupIDs removes the "backups" edge to Backup entities by IDs.
+func (_u *ComputeNodeUpdateOne) RemoveBackupIDs(ids ...int) *ComputeNodeUpdateOne {
+	_u.mutation.RemoveBackupIDs(ids...)
+	return _u
+}
+
+// RemoveBackups removes "backups" edges to Backup entities.
+func (_u *ComputeNodeUpdateOne) RemoveBackups(v ...*Backup) *ComputeNodeUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveBackupIDs(ids...)
 }
 
 // ClearEvents clears all "events" edges to the Event entity.
@@ -3949,6 +4185,96 @@ func (_u *ComputeNodeUpdateOne) sqlSave(ctx context.Context) (_node *ComputeNode
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(volume.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSnapshotsIDs(); len(nodes) > 0 && !_u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SnapshotsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedBackupsIDs(); len(nodes) > 0 && !_u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -56,6 +57,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -99,12 +101,22 @@ var Edges = map[string]map[string]EdgeInfo{
 		"node":            {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
 		"virtual_machine": {Target: "VirtualMachine", Field: "VirtualMachine", Unique: true, OwnFK: true},
 		"volume":          {Target: "Volume", Field: "Volume", Unique: true, OwnFK: true},
+		"snapshot":        {Target: "Snapshot", Field: "Snapshot", Unique: true, OwnFK: true},
+		"backup":          {Target: "Backup", Field: "Backup", Unique: true, OwnFK: true},
 	},
 	"AuditLog": {},
 	"AvailabilityZone": {
 		"region":           {Target: "Region", Field: "Region", Unique: true, OwnFK: true},
 		"nodes":            {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
 		"virtual_machines": {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+	},
+	"Backup": {
+		"tenant":                    {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
+		"region":                    {Target: "Region", Field: "Region", Unique: true, OwnFK: true},
+		"virtual_machine":           {Target: "VirtualMachine", Field: "VirtualMachine", Unique: true, OwnFK: true},
+		"node":                      {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
+		"assignments":               {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
+		"restored_virtual_machines": {Target: "VirtualMachine", Field: "RestoredVirtualMachines", Unique: false, OwnFK: false},
 	},
 	"Check": {
 		"nodes":    {Target: "ComputeNode", Field: "Nodes", Unique: false, OwnFK: false},
@@ -131,6 +143,8 @@ var Edges = map[string]map[string]EdgeInfo{
 		"assignments":       {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
 		"virtual_machines":  {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 		"volumes":           {Target: "Volume", Field: "Volumes", Unique: false, OwnFK: false},
+		"snapshots":         {Target: "Snapshot", Field: "Snapshots", Unique: false, OwnFK: false},
+		"backups":           {Target: "Backup", Field: "Backups", Unique: false, OwnFK: false},
 		"events":            {Target: "Event", Field: "Events", Unique: false, OwnFK: false},
 		"alerts":            {Target: "Alert", Field: "Alerts", Unique: false, OwnFK: false},
 		"role_bindings":     {Target: "RoleBinding", Field: "RoleBindings", Unique: false, OwnFK: false},
@@ -328,6 +342,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"region_services":     {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
 		"kubernetes_clusters": {Target: "KubernetesCluster", Field: "KubernetesClusters", Unique: false, OwnFK: false},
 		"virtual_machines":    {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
+		"backups":             {Target: "Backup", Field: "Backups", Unique: false, OwnFK: false},
 	},
 	"RegionService": {
 		"tenant":           {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
@@ -359,11 +374,19 @@ var Edges = map[string]map[string]EdgeInfo{
 		"kubernetes_clusters": {Target: "KubernetesCluster", Field: "KubernetesClusters", Unique: false, OwnFK: false},
 	},
 	"Silence": {},
+	"Snapshot": {
+		"tenant":          {Target: "Tenant", Field: "Tenant", Unique: true, OwnFK: true},
+		"virtual_machine": {Target: "VirtualMachine", Field: "VirtualMachine", Unique: true, OwnFK: true},
+		"node":            {Target: "ComputeNode", Field: "Node", Unique: true, OwnFK: true},
+		"assignments":     {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
+	},
 	"Tenant": {
 		"members":             {Target: "User", Field: "Members", Unique: false, OwnFK: false},
 		"quotas":              {Target: "Quota", Field: "Quotas", Unique: false, OwnFK: false},
 		"virtual_machines":    {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 		"volumes":             {Target: "Volume", Field: "Volumes", Unique: false, OwnFK: false},
+		"snapshots":           {Target: "Snapshot", Field: "Snapshots", Unique: false, OwnFK: false},
+		"backups":             {Target: "Backup", Field: "Backups", Unique: false, OwnFK: false},
 		"load_balancers":      {Target: "LoadBalancer", Field: "LoadBalancers", Unique: false, OwnFK: false},
 		"region_services":     {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
 		"global_services":     {Target: "GlobalService", Field: "GlobalServices", Unique: false, OwnFK: false},
@@ -400,6 +423,9 @@ var Edges = map[string]map[string]EdgeInfo{
 		"region_service":     {Target: "RegionService", Field: "RegionService", Unique: true, OwnFK: true},
 		"ports":              {Target: "Port", Field: "Ports", Unique: false, OwnFK: false},
 		"volumes":            {Target: "Volume", Field: "Volumes", Unique: false, OwnFK: false},
+		"snapshots":          {Target: "Snapshot", Field: "Snapshots", Unique: false, OwnFK: false},
+		"backups":            {Target: "Backup", Field: "Backups", Unique: false, OwnFK: false},
+		"restored_from":      {Target: "Backup", Field: "RestoredFrom", Unique: true, OwnFK: true},
 		"assignments":        {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
 		"networks":           {Target: "Network", Field: "Networks", Unique: false, OwnFK: false},
 		"security_rules":     {Target: "SecurityRule", Field: "SecurityRules", Unique: false, OwnFK: false},
@@ -471,6 +497,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 		q := c.AvailabilityZone.Query()
 		if ids != nil {
 			q.Where(availabilityzone.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "Backup":
+		q := c.Backup.Query()
+		if ids != nil {
+			q.Where(backup.IDIn(ids...))
 		}
 		if p != nil {
 			q.Filter().Where(p)
@@ -858,6 +893,15 @@ func (c *Client) CountWhere(ctx context.Context, typ string, ids []int, p entql.
 		q := c.Silence.Query()
 		if ids != nil {
 			q.Where(silence.IDIn(ids...))
+		}
+		if p != nil {
+			q.Filter().Where(p)
+		}
+		return q.Count(ctx)
+	case "Snapshot":
+		q := c.Snapshot.Query()
+		if ids != nil {
+			q.Where(snapshot.IDIn(ids...))
 		}
 		if p != nil {
 			q.Filter().Where(p)

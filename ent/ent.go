@@ -17,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -59,6 +60,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -130,6 +132,7 @@ func checkColumn(t, c string) error {
 			assignment.Table:          assignment.ValidColumn,
 			auditlog.Table:            auditlog.ValidColumn,
 			availabilityzone.Table:    availabilityzone.ValidColumn,
+			backup.Table:              backup.ValidColumn,
 			check.Table:               check.ValidColumn,
 			cluster.Table:             cluster.ValidColumn,
 			computenode.Table:         computenode.ValidColumn,
@@ -173,6 +176,7 @@ func checkColumn(t, c string) error {
 			securityrule.Table:        securityrule.ValidColumn,
 			servicemesh.Table:         servicemesh.ValidColumn,
 			silence.Table:             silence.ValidColumn,
+			snapshot.Table:            snapshot.ValidColumn,
 			tenant.Table:              tenant.ValidColumn,
 			usagerecord.Table:         usagerecord.ValidColumn,
 			user.Table:                user.ValidColumn,

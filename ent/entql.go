@@ -8,6 +8,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -51,6 +52,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -66,7 +68,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 53)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 55)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -187,6 +189,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   backup.Table,
+			Columns: backup.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: backup.FieldID,
+			},
+		},
+		Type: "Backup",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			backup.FieldCreatedAt:    {Type: field.TypeTime, Column: backup.FieldCreatedAt},
+			backup.FieldUpdatedAt:    {Type: field.TypeTime, Column: backup.FieldUpdatedAt},
+			backup.FieldName:         {Type: field.TypeString, Column: backup.FieldName},
+			backup.FieldDescription:  {Type: field.TypeString, Column: backup.FieldDescription},
+			backup.FieldStatus:       {Type: field.TypeEnum, Column: backup.FieldStatus},
+			backup.FieldStatusReason: {Type: field.TypeString, Column: backup.FieldStatusReason},
+			backup.FieldSizeGB:       {Type: field.TypeInt64, Column: backup.FieldSizeGB},
+			backup.FieldLocation:     {Type: field.TypeString, Column: backup.FieldLocation},
+			backup.FieldScheduled:    {Type: field.TypeBool, Column: backup.FieldScheduled},
+			backup.FieldImageName:    {Type: field.TypeString, Column: backup.FieldImageName},
+			backup.FieldFlavorName:   {Type: field.TypeString, Column: backup.FieldFlavorName},
+		},
+	}
+	graph.Nodes[6] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   check.Table,
 			Columns: check.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -210,7 +236,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			check.FieldEnabled:                {Type: field.TypeBool, Column: check.FieldEnabled},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   cluster.Table,
 			Columns: cluster.Columns,
@@ -229,7 +255,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			cluster.FieldWeight:      {Type: field.TypeInt, Column: cluster.FieldWeight},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   computenode.Table,
 			Columns: computenode.Columns,
@@ -275,7 +301,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			computenode.FieldAlertsEnabled:             {Type: field.TypeBool, Column: computenode.FieldAlertsEnabled},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   datacenter.Table,
 			Columns: datacenter.Columns,
@@ -298,7 +324,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			datacenter.FieldMail:        {Type: field.TypeString, Column: datacenter.FieldMail},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -325,7 +351,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldOutcome:                {Type: field.TypeString, Column: event.FieldOutcome},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   eventrule.Table,
 			Columns: eventrule.Columns,
@@ -361,7 +387,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			eventrule.FieldHookSecret:             {Type: field.TypeString, Column: eventrule.FieldHookSecret},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   flavor.Table,
 			Columns: flavor.Columns,
@@ -390,7 +416,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			flavor.FieldDisabled:          {Type: field.TypeBool, Column: flavor.FieldDisabled},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   floor.Table,
 			Columns: floor.Columns,
@@ -410,7 +436,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			floor.FieldNumber:      {Type: field.TypeInt, Column: floor.FieldNumber},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   globalservice.Table,
 			Columns: globalservice.Columns,
@@ -433,7 +459,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			globalservice.FieldDNSAnswer:    {Type: field.TypeJSON, Column: globalservice.FieldDNSAnswer},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   hookdelivery.Table,
 			Columns: hookdelivery.Columns,
@@ -457,7 +483,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			hookdelivery.FieldLastAttemptAt:  {Type: field.TypeTime, Column: hookdelivery.FieldLastAttemptAt},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   host.Table,
 			Columns: host.Columns,
@@ -497,7 +523,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			host.FieldBfd:          {Type: field.TypeBool, Column: host.FieldBfd},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   hostgroup.Table,
 			Columns: hostgroup.Columns,
@@ -514,7 +540,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			hostgroup.FieldDescription: {Type: field.TypeString, Column: hostgroup.FieldDescription},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   ipaddress.Table,
 			Columns: ipaddress.Columns,
@@ -533,7 +559,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			ipaddress.FieldDescription: {Type: field.TypeString, Column: ipaddress.FieldDescription},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   iprange.Table,
 			Columns: iprange.Columns,
@@ -551,7 +577,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			iprange.FieldDescription:  {Type: field.TypeString, Column: iprange.FieldDescription},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   image.Table,
 			Columns: image.Columns,
@@ -582,7 +608,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			image.FieldUploadExpiresAt: {Type: field.TypeTime, Column: image.FieldUploadExpiresAt},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   invoice.Table,
 			Columns: invoice.Columns,
@@ -603,7 +629,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			invoice.FieldTotalMicro:  {Type: field.TypeInt64, Column: invoice.FieldTotalMicro},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   jointoken.Table,
 			Columns: jointoken.Columns,
@@ -623,7 +649,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			jointoken.FieldUsedAt:    {Type: field.TypeTime, Column: jointoken.FieldUsedAt},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   kubernetescluster.Table,
 			Columns: kubernetescluster.Columns,
@@ -664,7 +690,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			kubernetescluster.FieldServiceMeshStatus:     {Type: field.TypeEnum, Column: kubernetescluster.FieldServiceMeshStatus},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   link.Table,
 			Columns: link.Columns,
@@ -683,7 +709,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			link.FieldLengthM:   {Type: field.TypeFloat64, Column: link.FieldLengthM},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   loadbalancer.Table,
 			Columns: loadbalancer.Columns,
@@ -706,7 +732,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			loadbalancer.FieldNodeStates:            {Type: field.TypeJSON, Column: loadbalancer.FieldNodeStates},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainer.Table,
 			Columns: maintainer.Columns,
@@ -725,7 +751,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintainer.FieldStatus:    {Type: field.TypeEnum, Column: maintainer.FieldStatus},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintainergroup.Table,
 			Columns: maintainergroup.Columns,
@@ -745,7 +771,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintainergroup.FieldWebhookSecret: {Type: field.TypeString, Column: maintainergroup.FieldWebhookSecret},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   maintenance.Table,
 			Columns: maintenance.Columns,
@@ -767,7 +793,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			maintenance.FieldAutomatic:   {Type: field.TypeBool, Column: maintenance.FieldAutomatic},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   network.Table,
 			Columns: network.Columns,
@@ -790,7 +816,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			network.FieldDNSServers:  {Type: field.TypeJSON, Column: network.FieldDNSServers},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   networkzone.Table,
 			Columns: networkzone.Columns,
@@ -807,7 +833,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			networkzone.FieldDescription: {Type: field.TypeString, Column: networkzone.FieldDescription},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   notice.Table,
 			Columns: notice.Columns,
@@ -828,7 +854,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			notice.FieldExpiresAt:   {Type: field.TypeTime, Column: notice.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   outboxtask.Table,
 			Columns: outboxtask.Columns,
@@ -853,7 +879,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			outboxtask.FieldHeaders:      {Type: field.TypeJSON, Column: outboxtask.FieldHeaders},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   port.Table,
 			Columns: port.Columns,
@@ -876,7 +902,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			port.FieldDriver:      {Type: field.TypeString, Column: port.FieldDriver},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   powerzone.Table,
 			Columns: powerzone.Columns,
@@ -893,7 +919,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			powerzone.FieldDescription: {Type: field.TypeString, Column: powerzone.FieldDescription},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   price.Table,
 			Columns: price.Columns,
@@ -914,7 +940,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			price.FieldCurrency:      {Type: field.TypeString, Column: price.FieldCurrency},
 		},
 	}
-	graph.Nodes[35] = &sqlgraph.Node{
+	graph.Nodes[36] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   provider.Table,
 			Columns: provider.Columns,
@@ -934,7 +960,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			provider.FieldSupportsLiveMigration: {Type: field.TypeBool, Column: provider.FieldSupportsLiveMigration},
 		},
 	}
-	graph.Nodes[36] = &sqlgraph.Node{
+	graph.Nodes[37] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   quota.Table,
 			Columns: quota.Columns,
@@ -945,18 +971,22 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Quota",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			quota.FieldCreatedAt:     {Type: field.TypeTime, Column: quota.FieldCreatedAt},
-			quota.FieldUpdatedAt:     {Type: field.TypeTime, Column: quota.FieldUpdatedAt},
-			quota.FieldCPUPercent:    {Type: field.TypeFloat64, Column: quota.FieldCPUPercent},
-			quota.FieldVcpus:         {Type: field.TypeInt, Column: quota.FieldVcpus},
-			quota.FieldMemoryMB:      {Type: field.TypeInt64, Column: quota.FieldMemoryMB},
-			quota.FieldStorageGB:     {Type: field.TypeInt64, Column: quota.FieldStorageGB},
-			quota.FieldUsedVcpus:     {Type: field.TypeInt, Column: quota.FieldUsedVcpus},
-			quota.FieldUsedMemoryMB:  {Type: field.TypeInt64, Column: quota.FieldUsedMemoryMB},
-			quota.FieldUsedStorageGB: {Type: field.TypeInt64, Column: quota.FieldUsedStorageGB},
+			quota.FieldCreatedAt:      {Type: field.TypeTime, Column: quota.FieldCreatedAt},
+			quota.FieldUpdatedAt:      {Type: field.TypeTime, Column: quota.FieldUpdatedAt},
+			quota.FieldCPUPercent:     {Type: field.TypeFloat64, Column: quota.FieldCPUPercent},
+			quota.FieldVcpus:          {Type: field.TypeInt, Column: quota.FieldVcpus},
+			quota.FieldMemoryMB:       {Type: field.TypeInt64, Column: quota.FieldMemoryMB},
+			quota.FieldStorageGB:      {Type: field.TypeInt64, Column: quota.FieldStorageGB},
+			quota.FieldUsedVcpus:      {Type: field.TypeInt, Column: quota.FieldUsedVcpus},
+			quota.FieldUsedMemoryMB:   {Type: field.TypeInt64, Column: quota.FieldUsedMemoryMB},
+			quota.FieldUsedStorageGB:  {Type: field.TypeInt64, Column: quota.FieldUsedStorageGB},
+			quota.FieldSnapshotGB:     {Type: field.TypeInt64, Column: quota.FieldSnapshotGB},
+			quota.FieldUsedSnapshotGB: {Type: field.TypeInt64, Column: quota.FieldUsedSnapshotGB},
+			quota.FieldBackupGB:       {Type: field.TypeInt64, Column: quota.FieldBackupGB},
+			quota.FieldUsedBackupGB:   {Type: field.TypeInt64, Column: quota.FieldUsedBackupGB},
 		},
 	}
-	graph.Nodes[37] = &sqlgraph.Node{
+	graph.Nodes[38] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rack.Table,
 			Columns: rack.Columns,
@@ -977,7 +1007,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rack.FieldStatus:      {Type: field.TypeEnum, Column: rack.FieldStatus},
 		},
 	}
-	graph.Nodes[38] = &sqlgraph.Node{
+	graph.Nodes[39] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rackzone.Table,
 			Columns: rackzone.Columns,
@@ -994,7 +1024,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rackzone.FieldDescription: {Type: field.TypeString, Column: rackzone.FieldDescription},
 		},
 	}
-	graph.Nodes[39] = &sqlgraph.Node{
+	graph.Nodes[40] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   region.Table,
 			Columns: region.Columns,
@@ -1005,14 +1035,15 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Region",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			region.FieldCreatedAt:   {Type: field.TypeTime, Column: region.FieldCreatedAt},
-			region.FieldUpdatedAt:   {Type: field.TypeTime, Column: region.FieldUpdatedAt},
-			region.FieldName:        {Type: field.TypeString, Column: region.FieldName},
-			region.FieldDescription: {Type: field.TypeString, Column: region.FieldDescription},
-			region.FieldStatus:      {Type: field.TypeEnum, Column: region.FieldStatus},
+			region.FieldCreatedAt:    {Type: field.TypeTime, Column: region.FieldCreatedAt},
+			region.FieldUpdatedAt:    {Type: field.TypeTime, Column: region.FieldUpdatedAt},
+			region.FieldName:         {Type: field.TypeString, Column: region.FieldName},
+			region.FieldDescription:  {Type: field.TypeString, Column: region.FieldDescription},
+			region.FieldStatus:       {Type: field.TypeEnum, Column: region.FieldStatus},
+			region.FieldBackupTarget: {Type: field.TypeString, Column: region.FieldBackupTarget},
 		},
 	}
-	graph.Nodes[40] = &sqlgraph.Node{
+	graph.Nodes[41] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   regionservice.Table,
 			Columns: regionservice.Columns,
@@ -1036,7 +1067,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			regionservice.FieldStatusChangedAt: {Type: field.TypeTime, Column: regionservice.FieldStatusChangedAt},
 		},
 	}
-	graph.Nodes[41] = &sqlgraph.Node{
+	graph.Nodes[42] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   reservationinterval.Table,
 			Columns: reservationinterval.Columns,
@@ -1064,7 +1095,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			reservationinterval.FieldEndedAt:      {Type: field.TypeTime, Column: reservationinterval.FieldEndedAt},
 		},
 	}
-	graph.Nodes[42] = &sqlgraph.Node{
+	graph.Nodes[43] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rolebinding.Table,
 			Columns: rolebinding.Columns,
@@ -1082,7 +1113,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolebinding.FieldGrantedBy: {Type: field.TypeString, Column: rolebinding.FieldGrantedBy},
 		},
 	}
-	graph.Nodes[43] = &sqlgraph.Node{
+	graph.Nodes[44] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   rulestate.Table,
 			Columns: rulestate.Columns,
@@ -1105,7 +1136,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rulestate.FieldLastEventID:  {Type: field.TypeInt, Column: rulestate.FieldLastEventID},
 		},
 	}
-	graph.Nodes[44] = &sqlgraph.Node{
+	graph.Nodes[45] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sshkey.Table,
 			Columns: sshkey.Columns,
@@ -1124,7 +1155,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sshkey.FieldFingerprint: {Type: field.TypeString, Column: sshkey.FieldFingerprint},
 		},
 	}
-	graph.Nodes[45] = &sqlgraph.Node{
+	graph.Nodes[46] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   securityrule.Table,
 			Columns: securityrule.Columns,
@@ -1147,7 +1178,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			securityrule.FieldPriority:    {Type: field.TypeInt, Column: securityrule.FieldPriority},
 		},
 	}
-	graph.Nodes[46] = &sqlgraph.Node{
+	graph.Nodes[47] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   servicemesh.Table,
 			Columns: servicemesh.Columns,
@@ -1166,7 +1197,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			servicemesh.FieldStatus:      {Type: field.TypeEnum, Column: servicemesh.FieldStatus},
 		},
 	}
-	graph.Nodes[47] = &sqlgraph.Node{
+	graph.Nodes[48] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   silence.Table,
 			Columns: silence.Columns,
@@ -1189,7 +1220,28 @@ var schemaGraph = func() *sqlgraph.Schema {
 			silence.FieldComment:          {Type: field.TypeString, Column: silence.FieldComment},
 		},
 	}
-	graph.Nodes[48] = &sqlgraph.Node{
+	graph.Nodes[49] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   snapshot.Table,
+			Columns: snapshot.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: snapshot.FieldID,
+			},
+		},
+		Type: "Snapshot",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			snapshot.FieldCreatedAt:    {Type: field.TypeTime, Column: snapshot.FieldCreatedAt},
+			snapshot.FieldUpdatedAt:    {Type: field.TypeTime, Column: snapshot.FieldUpdatedAt},
+			snapshot.FieldName:         {Type: field.TypeString, Column: snapshot.FieldName},
+			snapshot.FieldDescription:  {Type: field.TypeString, Column: snapshot.FieldDescription},
+			snapshot.FieldStatus:       {Type: field.TypeEnum, Column: snapshot.FieldStatus},
+			snapshot.FieldStatusReason: {Type: field.TypeString, Column: snapshot.FieldStatusReason},
+			snapshot.FieldSizeGB:       {Type: field.TypeInt64, Column: snapshot.FieldSizeGB},
+			snapshot.FieldReverts:      {Type: field.TypeInt, Column: snapshot.FieldReverts},
+		},
+	}
+	graph.Nodes[50] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -1208,7 +1260,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldStatus:      {Type: field.TypeEnum, Column: tenant.FieldStatus},
 		},
 	}
-	graph.Nodes[49] = &sqlgraph.Node{
+	graph.Nodes[51] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   usagerecord.Table,
 			Columns: usagerecord.Columns,
@@ -1232,7 +1284,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			usagerecord.FieldAmount:       {Type: field.TypeFloat64, Column: usagerecord.FieldAmount},
 		},
 	}
-	graph.Nodes[50] = &sqlgraph.Node{
+	graph.Nodes[52] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   user.Table,
 			Columns: user.Columns,
@@ -1253,7 +1305,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			user.FieldLastLoginAt:  {Type: field.TypeTime, Column: user.FieldLastLoginAt},
 		},
 	}
-	graph.Nodes[51] = &sqlgraph.Node{
+	graph.Nodes[53] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   virtualmachine.Table,
 			Columns: virtualmachine.Columns,
@@ -1293,10 +1345,13 @@ var schemaGraph = func() *sqlgraph.Schema {
 			virtualmachine.FieldGuestCredentialHash:      {Type: field.TypeString, Column: virtualmachine.FieldGuestCredentialHash},
 			virtualmachine.FieldGuestCredentialExpiresAt: {Type: field.TypeTime, Column: virtualmachine.FieldGuestCredentialExpiresAt},
 			virtualmachine.FieldRoutes:                   {Type: field.TypeJSON, Column: virtualmachine.FieldRoutes},
+			virtualmachine.FieldBackupIntervalHours:      {Type: field.TypeInt, Column: virtualmachine.FieldBackupIntervalHours},
+			virtualmachine.FieldBackupRetain:             {Type: field.TypeInt, Column: virtualmachine.FieldBackupRetain},
+			virtualmachine.FieldLastScheduledBackupAt:    {Type: field.TypeTime, Column: virtualmachine.FieldLastScheduledBackupAt},
 			virtualmachine.FieldUserData:                 {Type: field.TypeString, Column: virtualmachine.FieldUserData},
 		},
 	}
-	graph.Nodes[52] = &sqlgraph.Node{
+	graph.Nodes[54] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   volume.Table,
 			Columns: volume.Columns,
@@ -1475,6 +1530,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Volume",
 	)
 	graph.MustAddE(
+		"snapshot",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.SnapshotTable,
+			Columns: []string{assignment.SnapshotColumn},
+			Bidi:    false,
+		},
+		"Assignment",
+		"Snapshot",
+	)
+	graph.MustAddE(
+		"backup",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.BackupTable,
+			Columns: []string{assignment.BackupColumn},
+			Bidi:    false,
+		},
+		"Assignment",
+		"Backup",
+	)
+	graph.MustAddE(
 		"region",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1508,6 +1587,78 @@ var schemaGraph = func() *sqlgraph.Schema {
 			Bidi:    false,
 		},
 		"AvailabilityZone",
+		"VirtualMachine",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   backup.TenantTable,
+			Columns: []string{backup.TenantColumn},
+			Bidi:    false,
+		},
+		"Backup",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"region",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   backup.RegionTable,
+			Columns: []string{backup.RegionColumn},
+			Bidi:    false,
+		},
+		"Backup",
+		"Region",
+	)
+	graph.MustAddE(
+		"virtual_machine",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   backup.VirtualMachineTable,
+			Columns: []string{backup.VirtualMachineColumn},
+			Bidi:    false,
+		},
+		"Backup",
+		"VirtualMachine",
+	)
+	graph.MustAddE(
+		"node",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   backup.NodeTable,
+			Columns: []string{backup.NodeColumn},
+			Bidi:    false,
+		},
+		"Backup",
+		"ComputeNode",
+	)
+	graph.MustAddE(
+		"assignments",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   backup.AssignmentsTable,
+			Columns: []string{backup.AssignmentsColumn},
+			Bidi:    false,
+		},
+		"Backup",
+		"Assignment",
+	)
+	graph.MustAddE(
+		"restored_virtual_machines",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   backup.RestoredVirtualMachinesTable,
+			Columns: []string{backup.RestoredVirtualMachinesColumn},
+			Bidi:    false,
+		},
+		"Backup",
 		"VirtualMachine",
 	)
 	graph.MustAddE(
@@ -1749,6 +1900,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"ComputeNode",
 		"Volume",
+	)
+	graph.MustAddE(
+		"snapshots",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.SnapshotsTable,
+			Columns: []string{computenode.SnapshotsColumn},
+			Bidi:    false,
+		},
+		"ComputeNode",
+		"Snapshot",
+	)
+	graph.MustAddE(
+		"backups",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   computenode.BackupsTable,
+			Columns: []string{computenode.BackupsColumn},
+			Bidi:    false,
+		},
+		"ComputeNode",
+		"Backup",
 	)
 	graph.MustAddE(
 		"events",
@@ -3383,6 +3558,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"VirtualMachine",
 	)
 	graph.MustAddE(
+		"backups",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+		},
+		"Region",
+		"Backup",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -3587,6 +3774,54 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"KubernetesCluster",
 	)
 	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   snapshot.TenantTable,
+			Columns: []string{snapshot.TenantColumn},
+			Bidi:    false,
+		},
+		"Snapshot",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"virtual_machine",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   snapshot.VirtualMachineTable,
+			Columns: []string{snapshot.VirtualMachineColumn},
+			Bidi:    false,
+		},
+		"Snapshot",
+		"VirtualMachine",
+	)
+	graph.MustAddE(
+		"node",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   snapshot.NodeTable,
+			Columns: []string{snapshot.NodeColumn},
+			Bidi:    false,
+		},
+		"Snapshot",
+		"ComputeNode",
+	)
+	graph.MustAddE(
+		"assignments",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   snapshot.AssignmentsTable,
+			Columns: []string{snapshot.AssignmentsColumn},
+			Bidi:    false,
+		},
+		"Snapshot",
+		"Assignment",
+	)
+	graph.MustAddE(
 		"members",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2M,
@@ -3633,6 +3868,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Tenant",
 		"Volume",
+	)
+	graph.MustAddE(
+		"snapshots",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SnapshotsTable,
+			Columns: []string{tenant.SnapshotsColumn},
+			Bidi:    false,
+		},
+		"Tenant",
+		"Snapshot",
+	)
+	graph.MustAddE(
+		"backups",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.BackupsTable,
+			Columns: []string{tenant.BackupsColumn},
+			Bidi:    false,
+		},
+		"Tenant",
+		"Backup",
 	)
 	graph.MustAddE(
 		"load_balancers",
@@ -3993,6 +4252,42 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"VirtualMachine",
 		"Volume",
+	)
+	graph.MustAddE(
+		"snapshots",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+		},
+		"VirtualMachine",
+		"Snapshot",
+	)
+	graph.MustAddE(
+		"backups",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+		},
+		"VirtualMachine",
+		"Backup",
+	)
+	graph.MustAddE(
+		"restored_from",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.RestoredFromTable,
+			Columns: []string{virtualmachine.RestoredFromColumn},
+			Bidi:    false,
+		},
+		"VirtualMachine",
+		"Backup",
 	)
 	graph.MustAddE(
 		"assignments",
@@ -4605,6 +4900,34 @@ func (f *AssignmentFilter) WhereHasVolumeWith(preds ...predicate.Volume) {
 	})))
 }
 
+// WhereHasSnapshot applies a predicate to check if query has an edge snapshot.
+func (f *AssignmentFilter) WhereHasSnapshot() {
+	f.Where(entql.HasEdge("snapshot"))
+}
+
+// WhereHasSnapshotWith applies a predicate to check if query has an edge snapshot with a given conditions (other predicates).
+func (f *AssignmentFilter) WhereHasSnapshotWith(preds ...predicate.Snapshot) {
+	f.Where(entql.HasEdgeWith("snapshot", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasBackup applies a predicate to check if query has an edge backup.
+func (f *AssignmentFilter) WhereHasBackup() {
+	f.Where(entql.HasEdge("backup"))
+}
+
+// WhereHasBackupWith applies a predicate to check if query has an edge backup with a given conditions (other predicates).
+func (f *AssignmentFilter) WhereHasBackupWith(preds ...predicate.Backup) {
+	f.Where(entql.HasEdgeWith("backup", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *AuditLogQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -4813,6 +5136,185 @@ func (f *AvailabilityZoneFilter) WhereHasVirtualMachinesWith(preds ...predicate.
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *BackupQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the BackupQuery builder.
+func (_q *BackupQuery) Filter() *BackupFilter {
+	return &BackupFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *BackupMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the BackupMutation builder.
+func (m *BackupMutation) Filter() *BackupFilter {
+	return &BackupFilter{config: m.config, predicateAdder: m}
+}
+
+// BackupFilter provides a generic filtering capability at runtime for BackupQuery.
+type BackupFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *BackupFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *BackupFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(backup.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *BackupFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(backup.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *BackupFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(backup.FieldUpdatedAt))
+}
+
+// WhereName applies the entql string predicate on the name field.
+func (f *BackupFilter) WhereName(p entql.StringP) {
+	f.Where(p.Field(backup.FieldName))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *BackupFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(backup.FieldDescription))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *BackupFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(backup.FieldStatus))
+}
+
+// WhereStatusReason applies the entql string predicate on the status_reason field.
+func (f *BackupFilter) WhereStatusReason(p entql.StringP) {
+	f.Where(p.Field(backup.FieldStatusReason))
+}
+
+// WhereSizeGB applies the entql int64 predicate on the size_gb field.
+func (f *BackupFilter) WhereSizeGB(p entql.Int64P) {
+	f.Where(p.Field(backup.FieldSizeGB))
+}
+
+// WhereLocation applies the entql string predicate on the location field.
+func (f *BackupFilter) WhereLocation(p entql.StringP) {
+	f.Where(p.Field(backup.FieldLocation))
+}
+
+// WhereScheduled applies the entql bool predicate on the scheduled field.
+func (f *BackupFilter) WhereScheduled(p entql.BoolP) {
+	f.Where(p.Field(backup.FieldScheduled))
+}
+
+// WhereImageName applies the entql string predicate on the image_name field.
+func (f *BackupFilter) WhereImageName(p entql.StringP) {
+	f.Where(p.Field(backup.FieldImageName))
+}
+
+// WhereFlavorName applies the entql string predicate on the flavor_name field.
+func (f *BackupFilter) WhereFlavorName(p entql.StringP) {
+	f.Where(p.Field(backup.FieldFlavorName))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *BackupFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *BackupFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasRegion applies a predicate to check if query has an edge region.
+func (f *BackupFilter) WhereHasRegion() {
+	f.Where(entql.HasEdge("region"))
+}
+
+// WhereHasRegionWith applies a predicate to check if query has an edge region with a given conditions (other predicates).
+func (f *BackupFilter) WhereHasRegionWith(preds ...predicate.Region) {
+	f.Where(entql.HasEdgeWith("region", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasVirtualMachine applies a predicate to check if query has an edge virtual_machine.
+func (f *BackupFilter) WhereHasVirtualMachine() {
+	f.Where(entql.HasEdge("virtual_machine"))
+}
+
+// WhereHasVirtualMachineWith applies a predicate to check if query has an edge virtual_machine with a given conditions (other predicates).
+func (f *BackupFilter) WhereHasVirtualMachineWith(preds ...predicate.VirtualMachine) {
+	f.Where(entql.HasEdgeWith("virtual_machine", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasNode applies a predicate to check if query has an edge node.
+func (f *BackupFilter) WhereHasNode() {
+	f.Where(entql.HasEdge("node"))
+}
+
+// WhereHasNodeWith applies a predicate to check if query has an edge node with a given conditions (other predicates).
+func (f *BackupFilter) WhereHasNodeWith(preds ...predicate.ComputeNode) {
+	f.Where(entql.HasEdgeWith("node", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasAssignments applies a predicate to check if query has an edge assignments.
+func (f *BackupFilter) WhereHasAssignments() {
+	f.Where(entql.HasEdge("assignments"))
+}
+
+// WhereHasAssignmentsWith applies a predicate to check if query has an edge assignments with a given conditions (other predicates).
+func (f *BackupFilter) WhereHasAssignmentsWith(preds ...predicate.Assignment) {
+	f.Where(entql.HasEdgeWith("assignments", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasRestoredVirtualMachines applies a predicate to check if query has an edge restored_virtual_machines.
+func (f *BackupFilter) WhereHasRestoredVirtualMachines() {
+	f.Where(entql.HasEdge("restored_virtual_machines"))
+}
+
+// WhereHasRestoredVirtualMachinesWith applies a predicate to check if query has an edge restored_virtual_machines with a given conditions (other predicates).
+func (f *BackupFilter) WhereHasRestoredVirtualMachinesWith(preds ...predicate.VirtualMachine) {
+	f.Where(entql.HasEdgeWith("restored_virtual_machines", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *CheckQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -4841,7 +5343,7 @@ type CheckFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CheckFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4983,7 +5485,7 @@ type ClusterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ClusterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5165,7 +5667,7 @@ type ComputeNodeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ComputeNodeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5467,6 +5969,34 @@ func (f *ComputeNodeFilter) WhereHasVolumesWith(preds ...predicate.Volume) {
 	})))
 }
 
+// WhereHasSnapshots applies a predicate to check if query has an edge snapshots.
+func (f *ComputeNodeFilter) WhereHasSnapshots() {
+	f.Where(entql.HasEdge("snapshots"))
+}
+
+// WhereHasSnapshotsWith applies a predicate to check if query has an edge snapshots with a given conditions (other predicates).
+func (f *ComputeNodeFilter) WhereHasSnapshotsWith(preds ...predicate.Snapshot) {
+	f.Where(entql.HasEdgeWith("snapshots", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasBackups applies a predicate to check if query has an edge backups.
+func (f *ComputeNodeFilter) WhereHasBackups() {
+	f.Where(entql.HasEdge("backups"))
+}
+
+// WhereHasBackupsWith applies a predicate to check if query has an edge backups with a given conditions (other predicates).
+func (f *ComputeNodeFilter) WhereHasBackupsWith(preds ...predicate.Backup) {
+	f.Where(entql.HasEdgeWith("backups", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasEvents applies a predicate to check if query has an edge events.
 func (f *ComputeNodeFilter) WhereHasEvents() {
 	f.Where(entql.HasEdge("events"))
@@ -5580,7 +6110,7 @@ type DatacenterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *DatacenterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5768,7 +6298,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5948,7 +6478,7 @@ type EventRuleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventRuleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6117,7 +6647,7 @@ type FlavorFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *FlavorFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6293,7 +6823,7 @@ type FloorFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *FloorFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6396,7 +6926,7 @@ type GlobalServiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *GlobalServiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6514,7 +7044,7 @@ type HookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *HookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6651,7 +7181,7 @@ type HostFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *HostFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6994,7 +7524,7 @@ type HostGroupFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *HostGroupFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7082,7 +7612,7 @@ type IPAddressFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IPAddressFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7194,7 +7724,7 @@ type IPRangeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IPRangeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7273,7 +7803,7 @@ type ImageFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ImageFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7445,7 +7975,7 @@ type InvoiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *InvoiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7525,7 +8055,7 @@ type JoinTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *JoinTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7628,7 +8158,7 @@ type KubernetesClusterFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *KubernetesClusterFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -7920,7 +8450,7 @@ type LinkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LinkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8018,7 +8548,7 @@ type LoadBalancerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *LoadBalancerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8164,7 +8694,7 @@ type MaintainerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8374,7 +8904,7 @@ type MaintainerGroupFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintainerGroupFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8575,7 +9105,7 @@ type MaintenanceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaintenanceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8702,7 +9232,7 @@ type NetworkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -8904,7 +9434,7 @@ type NetworkZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NetworkZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9020,7 +9550,7 @@ type NoticeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *NoticeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9128,7 +9658,7 @@ type OutboxTaskFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OutboxTaskFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9228,7 +9758,7 @@ type PortFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PortFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9430,7 +9960,7 @@ type PowerZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PowerZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9546,7 +10076,7 @@ type PriceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PriceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9626,7 +10156,7 @@ type ProviderFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProviderFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9729,7 +10259,7 @@ type QuotaFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *QuotaFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -9783,6 +10313,26 @@ func (f *QuotaFilter) WhereUsedMemoryMB(p entql.Int64P) {
 // WhereUsedStorageGB applies the entql int64 predicate on the used_storage_gb field.
 func (f *QuotaFilter) WhereUsedStorageGB(p entql.Int64P) {
 	f.Where(p.Field(quota.FieldUsedStorageGB))
+}
+
+// WhereSnapshotGB applies the entql int64 predicate on the snapshot_gb field.
+func (f *QuotaFilter) WhereSnapshotGB(p entql.Int64P) {
+	f.Where(p.Field(quota.FieldSnapshotGB))
+}
+
+// WhereUsedSnapshotGB applies the entql int64 predicate on the used_snapshot_gb field.
+func (f *QuotaFilter) WhereUsedSnapshotGB(p entql.Int64P) {
+	f.Where(p.Field(quota.FieldUsedSnapshotGB))
+}
+
+// WhereBackupGB applies the entql int64 predicate on the backup_gb field.
+func (f *QuotaFilter) WhereBackupGB(p entql.Int64P) {
+	f.Where(p.Field(quota.FieldBackupGB))
+}
+
+// WhereUsedBackupGB applies the entql int64 predicate on the used_backup_gb field.
+func (f *QuotaFilter) WhereUsedBackupGB(p entql.Int64P) {
+	f.Where(p.Field(quota.FieldUsedBackupGB))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -9842,7 +10392,7 @@ type RackFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[37].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10034,7 +10584,7 @@ type RackZoneFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RackZoneFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[38].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10136,7 +10686,7 @@ type RegionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[39].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10170,6 +10720,11 @@ func (f *RegionFilter) WhereDescription(p entql.StringP) {
 // WhereStatus applies the entql string predicate on the status field.
 func (f *RegionFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(region.FieldStatus))
+}
+
+// WhereBackupTarget applies the entql string predicate on the backup_target field.
+func (f *RegionFilter) WhereBackupTarget(p entql.StringP) {
+	f.Where(p.Field(region.FieldBackupTarget))
 }
 
 // WhereHasAvailabilityZones applies a predicate to check if query has an edge availability_zones.
@@ -10256,6 +10811,20 @@ func (f *RegionFilter) WhereHasVirtualMachinesWith(preds ...predicate.VirtualMac
 	})))
 }
 
+// WhereHasBackups applies a predicate to check if query has an edge backups.
+func (f *RegionFilter) WhereHasBackups() {
+	f.Where(entql.HasEdge("backups"))
+}
+
+// WhereHasBackupsWith applies a predicate to check if query has an edge backups with a given conditions (other predicates).
+func (f *RegionFilter) WhereHasBackupsWith(preds ...predicate.Backup) {
+	f.Where(entql.HasEdgeWith("backups", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *RegionServiceQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -10285,7 +10854,7 @@ type RegionServiceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RegionServiceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[40].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10492,7 +11061,7 @@ type ReservationIntervalFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ReservationIntervalFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[41].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10607,7 +11176,7 @@ type RoleBindingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RoleBindingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[42].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[43].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10714,7 +11283,7 @@ type RuleStateFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RuleStateFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[43].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[44].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10804,7 +11373,7 @@ type SSHKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SSHKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[44].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[45].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -10916,7 +11485,7 @@ type SecurityRuleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SecurityRuleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[45].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[46].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11034,7 +11603,7 @@ type ServiceMeshFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ServiceMeshFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[46].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[47].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11118,7 +11687,7 @@ type SilenceFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SilenceFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[47].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[48].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11180,6 +11749,142 @@ func (f *SilenceFilter) WhereComment(p entql.StringP) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *SnapshotQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SnapshotQuery builder.
+func (_q *SnapshotQuery) Filter() *SnapshotFilter {
+	return &SnapshotFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SnapshotMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SnapshotMutation builder.
+func (m *SnapshotMutation) Filter() *SnapshotFilter {
+	return &SnapshotFilter{config: m.config, predicateAdder: m}
+}
+
+// SnapshotFilter provides a generic filtering capability at runtime for SnapshotQuery.
+type SnapshotFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SnapshotFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[49].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *SnapshotFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(snapshot.FieldID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SnapshotFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(snapshot.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *SnapshotFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(snapshot.FieldUpdatedAt))
+}
+
+// WhereName applies the entql string predicate on the name field.
+func (f *SnapshotFilter) WhereName(p entql.StringP) {
+	f.Where(p.Field(snapshot.FieldName))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *SnapshotFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(snapshot.FieldDescription))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *SnapshotFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(snapshot.FieldStatus))
+}
+
+// WhereStatusReason applies the entql string predicate on the status_reason field.
+func (f *SnapshotFilter) WhereStatusReason(p entql.StringP) {
+	f.Where(p.Field(snapshot.FieldStatusReason))
+}
+
+// WhereSizeGB applies the entql int64 predicate on the size_gb field.
+func (f *SnapshotFilter) WhereSizeGB(p entql.Int64P) {
+	f.Where(p.Field(snapshot.FieldSizeGB))
+}
+
+// WhereReverts applies the entql int predicate on the reverts field.
+func (f *SnapshotFilter) WhereReverts(p entql.IntP) {
+	f.Where(p.Field(snapshot.FieldReverts))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *SnapshotFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *SnapshotFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasVirtualMachine applies a predicate to check if query has an edge virtual_machine.
+func (f *SnapshotFilter) WhereHasVirtualMachine() {
+	f.Where(entql.HasEdge("virtual_machine"))
+}
+
+// WhereHasVirtualMachineWith applies a predicate to check if query has an edge virtual_machine with a given conditions (other predicates).
+func (f *SnapshotFilter) WhereHasVirtualMachineWith(preds ...predicate.VirtualMachine) {
+	f.Where(entql.HasEdgeWith("virtual_machine", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasNode applies a predicate to check if query has an edge node.
+func (f *SnapshotFilter) WhereHasNode() {
+	f.Where(entql.HasEdge("node"))
+}
+
+// WhereHasNodeWith applies a predicate to check if query has an edge node with a given conditions (other predicates).
+func (f *SnapshotFilter) WhereHasNodeWith(preds ...predicate.ComputeNode) {
+	f.Where(entql.HasEdgeWith("node", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasAssignments applies a predicate to check if query has an edge assignments.
+func (f *SnapshotFilter) WhereHasAssignments() {
+	f.Where(entql.HasEdge("assignments"))
+}
+
+// WhereHasAssignmentsWith applies a predicate to check if query has an edge assignments with a given conditions (other predicates).
+func (f *SnapshotFilter) WhereHasAssignmentsWith(preds ...predicate.Assignment) {
+	f.Where(entql.HasEdgeWith("assignments", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *TenantQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -11208,7 +11913,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[48].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[50].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11299,6 +12004,34 @@ func (f *TenantFilter) WhereHasVolumes() {
 // WhereHasVolumesWith applies a predicate to check if query has an edge volumes with a given conditions (other predicates).
 func (f *TenantFilter) WhereHasVolumesWith(preds ...predicate.Volume) {
 	f.Where(entql.HasEdgeWith("volumes", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSnapshots applies a predicate to check if query has an edge snapshots.
+func (f *TenantFilter) WhereHasSnapshots() {
+	f.Where(entql.HasEdge("snapshots"))
+}
+
+// WhereHasSnapshotsWith applies a predicate to check if query has an edge snapshots with a given conditions (other predicates).
+func (f *TenantFilter) WhereHasSnapshotsWith(preds ...predicate.Snapshot) {
+	f.Where(entql.HasEdgeWith("snapshots", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasBackups applies a predicate to check if query has an edge backups.
+func (f *TenantFilter) WhereHasBackups() {
+	f.Where(entql.HasEdge("backups"))
+}
+
+// WhereHasBackupsWith applies a predicate to check if query has an edge backups with a given conditions (other predicates).
+func (f *TenantFilter) WhereHasBackupsWith(preds ...predicate.Backup) {
+	f.Where(entql.HasEdgeWith("backups", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -11502,7 +12235,7 @@ type UsageRecordFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UsageRecordFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[49].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[51].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11611,7 +12344,7 @@ type UserFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *UserFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[50].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[52].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11775,7 +12508,7 @@ type VirtualMachineFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VirtualMachineFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[51].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[53].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -11929,6 +12662,21 @@ func (f *VirtualMachineFilter) WhereGuestCredentialExpiresAt(p entql.TimeP) {
 // WhereRoutes applies the entql json.RawMessage predicate on the routes field.
 func (f *VirtualMachineFilter) WhereRoutes(p entql.BytesP) {
 	f.Where(p.Field(virtualmachine.FieldRoutes))
+}
+
+// WhereBackupIntervalHours applies the entql int predicate on the backup_interval_hours field.
+func (f *VirtualMachineFilter) WhereBackupIntervalHours(p entql.IntP) {
+	f.Where(p.Field(virtualmachine.FieldBackupIntervalHours))
+}
+
+// WhereBackupRetain applies the entql int predicate on the backup_retain field.
+func (f *VirtualMachineFilter) WhereBackupRetain(p entql.IntP) {
+	f.Where(p.Field(virtualmachine.FieldBackupRetain))
+}
+
+// WhereLastScheduledBackupAt applies the entql time.Time predicate on the last_scheduled_backup_at field.
+func (f *VirtualMachineFilter) WhereLastScheduledBackupAt(p entql.TimeP) {
+	f.Where(p.Field(virtualmachine.FieldLastScheduledBackupAt))
 }
 
 // WhereUserData applies the entql string predicate on the user_data field.
@@ -12090,6 +12838,48 @@ func (f *VirtualMachineFilter) WhereHasVolumesWith(preds ...predicate.Volume) {
 	})))
 }
 
+// WhereHasSnapshots applies a predicate to check if query has an edge snapshots.
+func (f *VirtualMachineFilter) WhereHasSnapshots() {
+	f.Where(entql.HasEdge("snapshots"))
+}
+
+// WhereHasSnapshotsWith applies a predicate to check if query has an edge snapshots with a given conditions (other predicates).
+func (f *VirtualMachineFilter) WhereHasSnapshotsWith(preds ...predicate.Snapshot) {
+	f.Where(entql.HasEdgeWith("snapshots", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasBackups applies a predicate to check if query has an edge backups.
+func (f *VirtualMachineFilter) WhereHasBackups() {
+	f.Where(entql.HasEdge("backups"))
+}
+
+// WhereHasBackupsWith applies a predicate to check if query has an edge backups with a given conditions (other predicates).
+func (f *VirtualMachineFilter) WhereHasBackupsWith(preds ...predicate.Backup) {
+	f.Where(entql.HasEdgeWith("backups", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasRestoredFrom applies a predicate to check if query has an edge restored_from.
+func (f *VirtualMachineFilter) WhereHasRestoredFrom() {
+	f.Where(entql.HasEdge("restored_from"))
+}
+
+// WhereHasRestoredFromWith applies a predicate to check if query has an edge restored_from with a given conditions (other predicates).
+func (f *VirtualMachineFilter) WhereHasRestoredFromWith(preds ...predicate.Backup) {
+	f.Where(entql.HasEdgeWith("restored_from", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasAssignments applies a predicate to check if query has an edge assignments.
 func (f *VirtualMachineFilter) WhereHasAssignments() {
 	f.Where(entql.HasEdge("assignments"))
@@ -12203,7 +12993,7 @@ type VolumeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *VolumeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[52].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[54].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

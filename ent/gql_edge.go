@@ -151,6 +151,22 @@ func (_m *Assignment) Volume(ctx context.Context) (*Volume, error) {
 	return result, MaskNotFound(err)
 }
 
+func (_m *Assignment) Snapshot(ctx context.Context) (*Snapshot, error) {
+	result, err := _m.Edges.SnapshotOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySnapshot().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Assignment) Backup(ctx context.Context) (*Backup, error) {
+	result, err := _m.Edges.BackupOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryBackup().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
 func (_m *AvailabilityZone) Region(ctx context.Context) (*Region, error) {
 	result, err := _m.Edges.RegionOrErr()
 	if IsNotLoaded(err) {
@@ -199,6 +215,80 @@ func (_m *AvailabilityZone) VirtualMachines(
 		return conn, nil
 	}
 	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Backup) Tenant(ctx context.Context) (*Tenant, error) {
+	result, err := _m.Edges.TenantOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryTenant().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *Backup) Region(ctx context.Context) (*Region, error) {
+	result, err := _m.Edges.RegionOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryRegion().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *Backup) VirtualMachine(ctx context.Context) (*VirtualMachine, error) {
+	result, err := _m.Edges.VirtualMachineOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryVirtualMachine().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Backup) Node(ctx context.Context) (*ComputeNode, error) {
+	result, err := _m.Edges.NodeOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNode().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Backup) Assignments(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AssignmentOrder, where *AssignmentWhereInput,
+) (*AssignmentConnection, error) {
+	opts := []AssignmentPaginateOption{
+		WithAssignmentOrder(orderBy),
+		WithAssignmentFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	if nodes, err := _m.NamedAssignments(alias); err == nil || hasTotalCount {
+		pager, err := newAssignmentPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &AssignmentConnection{Edges: []*AssignmentEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryAssignments().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Backup) RestoredVirtualMachines(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *VirtualMachineOrder, where *VirtualMachineWhereInput,
+) (*VirtualMachineConnection, error) {
+	opts := []VirtualMachinePaginateOption{
+		WithVirtualMachineOrder(orderBy),
+		WithVirtualMachineFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	if nodes, err := _m.NamedRestoredVirtualMachines(alias); err == nil || hasTotalCount {
+		pager, err := newVirtualMachinePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &VirtualMachineConnection{Edges: []*VirtualMachineEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryRestoredVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *Check) Nodes(
@@ -529,6 +619,48 @@ func (_m *ComputeNode) Volumes(
 	return _m.QueryVolumes().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *ComputeNode) Snapshots(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SnapshotOrder, where *SnapshotWhereInput,
+) (*SnapshotConnection, error) {
+	opts := []SnapshotPaginateOption{
+		WithSnapshotOrder(orderBy),
+		WithSnapshotFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	if nodes, err := _m.NamedSnapshots(alias); err == nil || hasTotalCount {
+		pager, err := newSnapshotPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SnapshotConnection{Edges: []*SnapshotEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySnapshots().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *ComputeNode) Backups(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *BackupOrder, where *BackupWhereInput,
+) (*BackupConnection, error) {
+	opts := []BackupPaginateOption{
+		WithBackupOrder(orderBy),
+		WithBackupFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
+	if nodes, err := _m.NamedBackups(alias); err == nil || hasTotalCount {
+		pager, err := newBackupPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &BackupConnection{Edges: []*BackupEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryBackups().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *ComputeNode) Events(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *EventOrder, where *EventWhereInput,
 ) (*EventConnection, error) {
@@ -537,7 +669,7 @@ func (_m *ComputeNode) Events(
 		WithEventFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
 	if nodes, err := _m.NamedEvents(alias); err == nil || hasTotalCount {
 		pager, err := newEventPager(opts, last != nil)
 		if err != nil {
@@ -558,7 +690,7 @@ func (_m *ComputeNode) Alerts(
 		WithAlertFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
 	if nodes, err := _m.NamedAlerts(alias); err == nil || hasTotalCount {
 		pager, err := newAlertPager(opts, last != nil)
 		if err != nil {
@@ -579,7 +711,7 @@ func (_m *ComputeNode) RoleBindings(
 		WithRoleBindingFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
 	if nodes, err := _m.NamedRoleBindings(alias); err == nil || hasTotalCount {
 		pager, err := newRoleBindingPager(opts, last != nil)
 		if err != nil {
@@ -600,7 +732,7 @@ func (_m *ComputeNode) Maintenances(
 		WithMaintenanceFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
 	if nodes, err := _m.NamedMaintenances(alias); err == nil || hasTotalCount {
 		pager, err := newMaintenancePager(opts, last != nil)
 		if err != nil {
@@ -621,7 +753,7 @@ func (_m *ComputeNode) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[15][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -642,7 +774,7 @@ func (_m *ComputeNode) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[16][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {
@@ -2564,6 +2696,27 @@ func (_m *Region) VirtualMachines(
 	return _m.QueryVirtualMachines().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Region) Backups(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *BackupOrder, where *BackupWhereInput,
+) (*BackupConnection, error) {
+	opts := []BackupPaginateOption{
+		WithBackupOrder(orderBy),
+		WithBackupFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	if nodes, err := _m.NamedBackups(alias); err == nil || hasTotalCount {
+		pager, err := newBackupPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &BackupConnection{Edges: []*BackupEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryBackups().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *RegionService) Tenant(ctx context.Context) (*Tenant, error) {
 	result, err := _m.Edges.TenantOrErr()
 	if IsNotLoaded(err) {
@@ -2743,6 +2896,51 @@ func (_m *ServiceMesh) KubernetesClusters(
 	return _m.QueryKubernetesClusters().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Snapshot) Tenant(ctx context.Context) (*Tenant, error) {
+	result, err := _m.Edges.TenantOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryTenant().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *Snapshot) VirtualMachine(ctx context.Context) (*VirtualMachine, error) {
+	result, err := _m.Edges.VirtualMachineOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryVirtualMachine().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Snapshot) Node(ctx context.Context) (*ComputeNode, error) {
+	result, err := _m.Edges.NodeOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryNode().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Snapshot) Assignments(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AssignmentOrder, where *AssignmentWhereInput,
+) (*AssignmentConnection, error) {
+	opts := []AssignmentPaginateOption{
+		WithAssignmentOrder(orderBy),
+		WithAssignmentFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	if nodes, err := _m.NamedAssignments(alias); err == nil || hasTotalCount {
+		pager, err := newAssignmentPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &AssignmentConnection{Edges: []*AssignmentEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryAssignments().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Tenant) Members(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *UserOrder, where *UserWhereInput,
 ) (*UserConnection, error) {
@@ -2827,6 +3025,48 @@ func (_m *Tenant) Volumes(
 	return _m.QueryVolumes().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Tenant) Snapshots(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SnapshotOrder, where *SnapshotWhereInput,
+) (*SnapshotConnection, error) {
+	opts := []SnapshotPaginateOption{
+		WithSnapshotOrder(orderBy),
+		WithSnapshotFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	if nodes, err := _m.NamedSnapshots(alias); err == nil || hasTotalCount {
+		pager, err := newSnapshotPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SnapshotConnection{Edges: []*SnapshotEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySnapshots().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Tenant) Backups(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *BackupOrder, where *BackupWhereInput,
+) (*BackupConnection, error) {
+	opts := []BackupPaginateOption{
+		WithBackupOrder(orderBy),
+		WithBackupFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	if nodes, err := _m.NamedBackups(alias); err == nil || hasTotalCount {
+		pager, err := newBackupPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &BackupConnection{Edges: []*BackupEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryBackups().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Tenant) LoadBalancers(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *LoadBalancerOrder, where *LoadBalancerWhereInput,
 ) (*LoadBalancerConnection, error) {
@@ -2835,7 +3075,7 @@ func (_m *Tenant) LoadBalancers(
 		WithLoadBalancerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
 	if nodes, err := _m.NamedLoadBalancers(alias); err == nil || hasTotalCount {
 		pager, err := newLoadBalancerPager(opts, last != nil)
 		if err != nil {
@@ -2856,7 +3096,7 @@ func (_m *Tenant) RegionServices(
 		WithRegionServiceFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[5][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
 	if nodes, err := _m.NamedRegionServices(alias); err == nil || hasTotalCount {
 		pager, err := newRegionServicePager(opts, last != nil)
 		if err != nil {
@@ -2877,7 +3117,7 @@ func (_m *Tenant) GlobalServices(
 		WithGlobalServiceFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[6][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
 	if nodes, err := _m.NamedGlobalServices(alias); err == nil || hasTotalCount {
 		pager, err := newGlobalServicePager(opts, last != nil)
 		if err != nil {
@@ -2898,7 +3138,7 @@ func (_m *Tenant) KubernetesClusters(
 		WithKubernetesClusterFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[7][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
 	if nodes, err := _m.NamedKubernetesClusters(alias); err == nil || hasTotalCount {
 		pager, err := newKubernetesClusterPager(opts, last != nil)
 		if err != nil {
@@ -2919,7 +3159,7 @@ func (_m *Tenant) Networks(
 		WithNetworkFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[8][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
 	if nodes, err := _m.NamedNetworks(alias); err == nil || hasTotalCount {
 		pager, err := newNetworkPager(opts, last != nil)
 		if err != nil {
@@ -2940,7 +3180,7 @@ func (_m *Tenant) Notices(
 		WithNoticeFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[9][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
 	if nodes, err := _m.NamedNotices(alias); err == nil || hasTotalCount {
 		pager, err := newNoticePager(opts, last != nil)
 		if err != nil {
@@ -2961,7 +3201,7 @@ func (_m *Tenant) UsageRecords(
 		WithUsageRecordFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[10][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
 	if nodes, err := _m.NamedUsageRecords(alias); err == nil || hasTotalCount {
 		pager, err := newUsageRecordPager(opts, last != nil)
 		if err != nil {
@@ -2982,7 +3222,7 @@ func (_m *Tenant) APITokens(
 		WithAPITokenFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
 	if nodes, err := _m.NamedAPITokens(alias); err == nil || hasTotalCount {
 		pager, err := newAPITokenPager(opts, last != nil)
 		if err != nil {
@@ -3003,7 +3243,7 @@ func (_m *Tenant) RoleBindings(
 		WithRoleBindingFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
 	if nodes, err := _m.NamedRoleBindings(alias); err == nil || hasTotalCount {
 		pager, err := newRoleBindingPager(opts, last != nil)
 		if err != nil {
@@ -3024,7 +3264,7 @@ func (_m *Tenant) SSHKeys(
 		WithSSHKeyFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[15][alias]
 	if nodes, err := _m.NamedSSHKeys(alias); err == nil || hasTotalCount {
 		pager, err := newSSHKeyPager(opts, last != nil)
 		if err != nil {
@@ -3045,7 +3285,7 @@ func (_m *Tenant) SecurityRules(
 		WithSecurityRuleFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[16][alias]
 	if nodes, err := _m.NamedSecurityRules(alias); err == nil || hasTotalCount {
 		pager, err := newSecurityRulePager(opts, last != nil)
 		if err != nil {
@@ -3301,6 +3541,56 @@ func (_m *VirtualMachine) Volumes(
 	return _m.QueryVolumes().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *VirtualMachine) Snapshots(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SnapshotOrder, where *SnapshotWhereInput,
+) (*SnapshotConnection, error) {
+	opts := []SnapshotPaginateOption{
+		WithSnapshotOrder(orderBy),
+		WithSnapshotFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	if nodes, err := _m.NamedSnapshots(alias); err == nil || hasTotalCount {
+		pager, err := newSnapshotPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SnapshotConnection{Edges: []*SnapshotEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySnapshots().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *VirtualMachine) Backups(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *BackupOrder, where *BackupWhereInput,
+) (*BackupConnection, error) {
+	opts := []BackupPaginateOption{
+		WithBackupOrder(orderBy),
+		WithBackupFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[12][alias]
+	if nodes, err := _m.NamedBackups(alias); err == nil || hasTotalCount {
+		pager, err := newBackupPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &BackupConnection{Edges: []*BackupEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryBackups().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *VirtualMachine) RestoredFrom(ctx context.Context) (*Backup, error) {
+	result, err := _m.Edges.RestoredFromOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryRestoredFrom().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
 func (_m *VirtualMachine) Assignments(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AssignmentOrder, where *AssignmentWhereInput,
 ) (*AssignmentConnection, error) {
@@ -3309,7 +3599,7 @@ func (_m *VirtualMachine) Assignments(
 		WithAssignmentFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[11][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[14][alias]
 	if nodes, err := _m.NamedAssignments(alias); err == nil || hasTotalCount {
 		pager, err := newAssignmentPager(opts, last != nil)
 		if err != nil {
@@ -3342,7 +3632,7 @@ func (_m *VirtualMachine) SecurityRules(
 		WithSecurityRuleFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[13][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[16][alias]
 	if nodes, err := _m.NamedSecurityRules(alias); err == nil || hasTotalCount {
 		pager, err := newSecurityRulePager(opts, last != nil)
 		if err != nil {
@@ -3375,7 +3665,7 @@ func (_m *VirtualMachine) Maintainers(
 		WithMaintainerFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[15][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[18][alias]
 	if nodes, err := _m.NamedMaintainers(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerPager(opts, last != nil)
 		if err != nil {
@@ -3396,7 +3686,7 @@ func (_m *VirtualMachine) MaintainerGroups(
 		WithMaintainerGroupFilter(where.Filter),
 	}
 	alias := graphql.GetFieldContext(ctx).Field.Alias
-	totalCount, hasTotalCount := _m.Edges.totalCount[16][alias]
+	totalCount, hasTotalCount := _m.Edges.totalCount[19][alias]
 	if nodes, err := _m.NamedMaintainerGroups(alias); err == nil || hasTotalCount {
 		pager, err := newMaintainerGroupPager(opts, last != nil)
 		if err != nil {

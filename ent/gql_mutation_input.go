@@ -4476,6 +4476,8 @@ type CreateQuotaInput struct {
 	Vcpus       *int
 	MemoryMB    *int64
 	StorageGB   *int64
+	SnapshotGB  *int64
+	BackupGB    *int64
 	TenantID    int
 	HostGroupID int
 }
@@ -4494,6 +4496,12 @@ func (i *CreateQuotaInput) Mutate(m *QuotaMutation) {
 	if v := i.StorageGB; v != nil {
 		m.SetStorageGB(*v)
 	}
+	if v := i.SnapshotGB; v != nil {
+		m.SetSnapshotGB(*v)
+	}
+	if v := i.BackupGB; v != nil {
+		m.SetBackupGB(*v)
+	}
 	m.SetTenantID(i.TenantID)
 	m.SetHostGroupID(i.HostGroupID)
 }
@@ -4510,6 +4518,8 @@ type UpdateQuotaInput struct {
 	Vcpus       *int
 	MemoryMB    *int64
 	StorageGB   *int64
+	SnapshotGB  *int64
+	BackupGB    *int64
 	TenantID    *int
 	HostGroupID *int
 }
@@ -4527,6 +4537,12 @@ func (i *UpdateQuotaInput) Mutate(m *QuotaMutation) {
 	}
 	if v := i.StorageGB; v != nil {
 		m.SetStorageGB(*v)
+	}
+	if v := i.SnapshotGB; v != nil {
+		m.SetSnapshotGB(*v)
+	}
+	if v := i.BackupGB; v != nil {
+		m.SetBackupGB(*v)
 	}
 	if v := i.TenantID; v != nil {
 		m.SetTenantID(*v)
@@ -4809,6 +4825,7 @@ type CreateRegionInput struct {
 	Name                 string
 	Description          *string
 	Status               *region.Status
+	BackupTarget         *string
 	AvailabilityZoneIDs  []int
 	DatacenterIDs        []int
 	ClusterIDs           []int
@@ -4825,6 +4842,9 @@ func (i *CreateRegionInput) Mutate(m *RegionMutation) {
 	}
 	if v := i.Status; v != nil {
 		m.SetStatus(*v)
+	}
+	if v := i.BackupTarget; v != nil {
+		m.SetBackupTarget(*v)
 	}
 	if v := i.AvailabilityZoneIDs; len(v) > 0 {
 		m.AddAvailabilityZoneIDs(v...)
@@ -4858,6 +4878,8 @@ type UpdateRegionInput struct {
 	ClearDescription           bool
 	Description                *string
 	Status                     *region.Status
+	ClearBackupTarget          bool
+	BackupTarget               *string
 	ClearAvailabilityZones     bool
 	AddAvailabilityZoneIDs     []int
 	RemoveAvailabilityZoneIDs  []int
@@ -4891,6 +4913,12 @@ func (i *UpdateRegionInput) Mutate(m *RegionMutation) {
 	}
 	if v := i.Status; v != nil {
 		m.SetStatus(*v)
+	}
+	if i.ClearBackupTarget {
+		m.ClearBackupTarget()
+	}
+	if v := i.BackupTarget; v != nil {
+		m.SetBackupTarget(*v)
 	}
 	if i.ClearAvailabilityZones {
 		m.ClearAvailabilityZones()
@@ -5933,6 +5961,8 @@ type CreateVirtualMachineInput struct {
 	Labels              fieldtype.Labels
 	SchedulePolicy      *fieldtype.SchedulePolicy
 	MaxRevisionHistory  *int
+	BackupIntervalHours *int
+	BackupRetain        *int
 	UserData            *string
 	TenantID            int
 	RegionID            int
@@ -5969,6 +5999,12 @@ func (i *CreateVirtualMachineInput) Mutate(m *VirtualMachineMutation) {
 	}
 	if v := i.MaxRevisionHistory; v != nil {
 		m.SetMaxRevisionHistory(*v)
+	}
+	if v := i.BackupIntervalHours; v != nil {
+		m.SetBackupIntervalHours(*v)
+	}
+	if v := i.BackupRetain; v != nil {
+		m.SetBackupRetain(*v)
 	}
 	if v := i.UserData; v != nil {
 		m.SetUserData(*v)
@@ -6026,6 +6062,8 @@ type UpdateVirtualMachineInput struct {
 	ClearSchedulePolicy      bool
 	SchedulePolicy           *fieldtype.SchedulePolicy
 	MaxRevisionHistory       *int
+	BackupIntervalHours      *int
+	BackupRetain             *int
 	ClearImage               bool
 	ImageID                  *int
 	ClearKubernetesCluster   bool
@@ -6078,6 +6116,12 @@ func (i *UpdateVirtualMachineInput) Mutate(m *VirtualMachineMutation) {
 	}
 	if v := i.MaxRevisionHistory; v != nil {
 		m.SetMaxRevisionHistory(*v)
+	}
+	if v := i.BackupIntervalHours; v != nil {
+		m.SetBackupIntervalHours(*v)
+	}
+	if v := i.BackupRetain; v != nil {
+		m.SetBackupRetain(*v)
 	}
 	if i.ClearImage {
 		m.ClearImage()

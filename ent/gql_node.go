@@ -15,6 +15,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -53,6 +54,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -90,6 +92,11 @@ var availabilityzoneImplementors = []string{"AvailabilityZone", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*AvailabilityZone) IsNode() {}
+
+var backupImplementors = []string{"Backup", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Backup) IsNode() {}
 
 var checkImplementors = []string{"Check", "Node"}
 
@@ -281,6 +288,11 @@ var silenceImplementors = []string{"Silence", "Node"}
 // IsNode implements the Node interface check for GQLGen.
 func (*Silence) IsNode() {}
 
+var snapshotImplementors = []string{"Snapshot", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Snapshot) IsNode() {}
+
 var tenantImplementors = []string{"Tenant", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
@@ -424,6 +436,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(availabilityzone.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, availabilityzoneImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case backup.Table:
+		query := c.Backup.Query().
+			Where(backup.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, backupImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -770,6 +791,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			}
 		}
 		return query.Only(ctx)
+	case snapshot.Table:
+		query := c.Snapshot.Query().
+			Where(snapshot.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, snapshotImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case tenant.Table:
 		query := c.Tenant.Query().
 			Where(tenant.ID(id))
@@ -956,6 +986,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.AvailabilityZone.Query().
 			Where(availabilityzone.IDIn(ids...))
 		query, err := query.CollectFields(ctx, availabilityzoneImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case backup.Table:
+		query := c.Backup.Query().
+			Where(backup.IDIn(ids...))
+		query, err := query.CollectFields(ctx, backupImplementors...)
 		if err != nil {
 			return nil, err
 		}
@@ -1564,6 +1610,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Silence.Query().
 			Where(silence.IDIn(ids...))
 		query, err := query.CollectFields(ctx, silenceImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case snapshot.Table:
+		query := c.Snapshot.Query().
+			Where(snapshot.IDIn(ids...))
+		query, err := query.CollectFields(ctx, snapshotImplementors...)
 		if err != nil {
 			return nil, err
 		}

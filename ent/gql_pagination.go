@@ -20,6 +20,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -57,6 +58,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -1908,6 +1910,374 @@ func (_m *AvailabilityZone) ToEdge(order *AvailabilityZoneOrder) *AvailabilityZo
 		order = DefaultAvailabilityZoneOrder
 	}
 	return &AvailabilityZoneEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// BackupEdge is the edge representation of Backup.
+type BackupEdge struct {
+	Node   *Backup `json:"node"`
+	Cursor Cursor  `json:"cursor"`
+}
+
+// BackupConnection is the connection containing edges to Backup.
+type BackupConnection struct {
+	Edges      []*BackupEdge `json:"edges"`
+	PageInfo   PageInfo      `json:"pageInfo"`
+	TotalCount int           `json:"totalCount"`
+}
+
+func (c *BackupConnection) build(nodes []*Backup, pager *backupPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Backup
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Backup {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Backup {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*BackupEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &BackupEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// BackupPaginateOption enables pagination customization.
+type BackupPaginateOption func(*backupPager) error
+
+// WithBackupOrder configures pagination ordering.
+func WithBackupOrder(order *BackupOrder) BackupPaginateOption {
+	if order == nil {
+		order = DefaultBackupOrder
+	}
+	o := *order
+	return func(pager *backupPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultBackupOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithBackupFilter configures pagination filter.
+func WithBackupFilter(filter func(*BackupQuery) (*BackupQuery, error)) BackupPaginateOption {
+	return func(pager *backupPager) error {
+		if filter == nil {
+			return errors.New("BackupQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type backupPager struct {
+	reverse bool
+	order   *BackupOrder
+	filter  func(*BackupQuery) (*BackupQuery, error)
+}
+
+func newBackupPager(opts []BackupPaginateOption, reverse bool) (*backupPager, error) {
+	pager := &backupPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultBackupOrder
+	}
+	return pager, nil
+}
+
+func (p *backupPager) applyFilter(query *BackupQuery) (*BackupQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *backupPager) toCursor(_m *Backup) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *backupPager) applyCursors(query *BackupQuery, after, before *Cursor) (*BackupQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultBackupOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *backupPager) applyOrder(query *BackupQuery) *BackupQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultBackupOrder.Field {
+		query = query.Order(DefaultBackupOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *backupPager) orderExpr(query *BackupQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultBackupOrder.Field {
+			b.Comma().Ident(DefaultBackupOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Backup.
+func (_m *BackupQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...BackupPaginateOption,
+) (*BackupConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newBackupPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &BackupConnection{Edges: []*BackupEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// BackupOrderFieldCreatedAt orders Backup by created_at.
+	BackupOrderFieldCreatedAt = &BackupOrderField{
+		Value: func(_m *Backup) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: backup.FieldCreatedAt,
+		toTerm: backup.ByCreatedAt,
+		toCursor: func(_m *Backup) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// BackupOrderFieldUpdatedAt orders Backup by updated_at.
+	BackupOrderFieldUpdatedAt = &BackupOrderField{
+		Value: func(_m *Backup) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: backup.FieldUpdatedAt,
+		toTerm: backup.ByUpdatedAt,
+		toCursor: func(_m *Backup) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// BackupOrderFieldName orders Backup by name.
+	BackupOrderFieldName = &BackupOrderField{
+		Value: func(_m *Backup) (ent.Value, error) {
+			return _m.Name, nil
+		},
+		column: backup.FieldName,
+		toTerm: backup.ByName,
+		toCursor: func(_m *Backup) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Name,
+			}
+		},
+	}
+	// BackupOrderFieldStatus orders Backup by status.
+	BackupOrderFieldStatus = &BackupOrderField{
+		Value: func(_m *Backup) (ent.Value, error) {
+			return _m.Status, nil
+		},
+		column: backup.FieldStatus,
+		toTerm: backup.ByStatus,
+		toCursor: func(_m *Backup) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Status,
+			}
+		},
+	}
+	// BackupOrderFieldSizeGB orders Backup by size_gb.
+	BackupOrderFieldSizeGB = &BackupOrderField{
+		Value: func(_m *Backup) (ent.Value, error) {
+			return _m.SizeGB, nil
+		},
+		column: backup.FieldSizeGB,
+		toTerm: backup.BySizeGB,
+		toCursor: func(_m *Backup) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.SizeGB,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f BackupOrderField) String() string {
+	var str string
+	switch f.column {
+	case BackupOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case BackupOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case BackupOrderFieldName.column:
+		str = "NAME"
+	case BackupOrderFieldStatus.column:
+		str = "STATUS"
+	case BackupOrderFieldSizeGB.column:
+		str = "SIZE_GB"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f BackupOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *BackupOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("BackupOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *BackupOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *BackupOrderFieldUpdatedAt
+	case "NAME":
+		*f = *BackupOrderFieldName
+	case "STATUS":
+		*f = *BackupOrderFieldStatus
+	case "SIZE_GB":
+		*f = *BackupOrderFieldSizeGB
+	default:
+		return fmt.Errorf("%s is not a valid BackupOrderField", str)
+	}
+	return nil
+}
+
+// BackupOrderField defines the ordering field of Backup.
+type BackupOrderField struct {
+	// Value extracts the ordering value from the given Backup.
+	Value    func(*Backup) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) backup.OrderOption
+	toCursor func(*Backup) Cursor
+}
+
+// BackupOrder defines the ordering of Backup.
+type BackupOrder struct {
+	Direction OrderDirection    `json:"direction"`
+	Field     *BackupOrderField `json:"field"`
+}
+
+// DefaultBackupOrder is the default ordering of Backup.
+var DefaultBackupOrder = &BackupOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &BackupOrderField{
+		Value: func(_m *Backup) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: backup.FieldID,
+		toTerm: backup.ByID,
+		toCursor: func(_m *Backup) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Backup into BackupEdge.
+func (_m *Backup) ToEdge(order *BackupOrder) *BackupEdge {
+	if order == nil {
+		order = DefaultBackupOrder
+	}
+	return &BackupEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}
@@ -15208,6 +15578,374 @@ func (_m *Silence) ToEdge(order *SilenceOrder) *SilenceEdge {
 		order = DefaultSilenceOrder
 	}
 	return &SilenceEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// SnapshotEdge is the edge representation of Snapshot.
+type SnapshotEdge struct {
+	Node   *Snapshot `json:"node"`
+	Cursor Cursor    `json:"cursor"`
+}
+
+// SnapshotConnection is the connection containing edges to Snapshot.
+type SnapshotConnection struct {
+	Edges      []*SnapshotEdge `json:"edges"`
+	PageInfo   PageInfo        `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+func (c *SnapshotConnection) build(nodes []*Snapshot, pager *snapshotPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Snapshot
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Snapshot {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Snapshot {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SnapshotEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SnapshotEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SnapshotPaginateOption enables pagination customization.
+type SnapshotPaginateOption func(*snapshotPager) error
+
+// WithSnapshotOrder configures pagination ordering.
+func WithSnapshotOrder(order *SnapshotOrder) SnapshotPaginateOption {
+	if order == nil {
+		order = DefaultSnapshotOrder
+	}
+	o := *order
+	return func(pager *snapshotPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSnapshotOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSnapshotFilter configures pagination filter.
+func WithSnapshotFilter(filter func(*SnapshotQuery) (*SnapshotQuery, error)) SnapshotPaginateOption {
+	return func(pager *snapshotPager) error {
+		if filter == nil {
+			return errors.New("SnapshotQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type snapshotPager struct {
+	reverse bool
+	order   *SnapshotOrder
+	filter  func(*SnapshotQuery) (*SnapshotQuery, error)
+}
+
+func newSnapshotPager(opts []SnapshotPaginateOption, reverse bool) (*snapshotPager, error) {
+	pager := &snapshotPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSnapshotOrder
+	}
+	return pager, nil
+}
+
+func (p *snapshotPager) applyFilter(query *SnapshotQuery) (*SnapshotQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *snapshotPager) toCursor(_m *Snapshot) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *snapshotPager) applyCursors(query *SnapshotQuery, after, before *Cursor) (*SnapshotQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSnapshotOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *snapshotPager) applyOrder(query *SnapshotQuery) *SnapshotQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSnapshotOrder.Field {
+		query = query.Order(DefaultSnapshotOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *snapshotPager) orderExpr(query *SnapshotQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSnapshotOrder.Field {
+			b.Comma().Ident(DefaultSnapshotOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Snapshot.
+func (_m *SnapshotQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SnapshotPaginateOption,
+) (*SnapshotConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSnapshotPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SnapshotConnection{Edges: []*SnapshotEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// SnapshotOrderFieldCreatedAt orders Snapshot by created_at.
+	SnapshotOrderFieldCreatedAt = &SnapshotOrderField{
+		Value: func(_m *Snapshot) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: snapshot.FieldCreatedAt,
+		toTerm: snapshot.ByCreatedAt,
+		toCursor: func(_m *Snapshot) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// SnapshotOrderFieldUpdatedAt orders Snapshot by updated_at.
+	SnapshotOrderFieldUpdatedAt = &SnapshotOrderField{
+		Value: func(_m *Snapshot) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: snapshot.FieldUpdatedAt,
+		toTerm: snapshot.ByUpdatedAt,
+		toCursor: func(_m *Snapshot) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// SnapshotOrderFieldName orders Snapshot by name.
+	SnapshotOrderFieldName = &SnapshotOrderField{
+		Value: func(_m *Snapshot) (ent.Value, error) {
+			return _m.Name, nil
+		},
+		column: snapshot.FieldName,
+		toTerm: snapshot.ByName,
+		toCursor: func(_m *Snapshot) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Name,
+			}
+		},
+	}
+	// SnapshotOrderFieldStatus orders Snapshot by status.
+	SnapshotOrderFieldStatus = &SnapshotOrderField{
+		Value: func(_m *Snapshot) (ent.Value, error) {
+			return _m.Status, nil
+		},
+		column: snapshot.FieldStatus,
+		toTerm: snapshot.ByStatus,
+		toCursor: func(_m *Snapshot) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Status,
+			}
+		},
+	}
+	// SnapshotOrderFieldSizeGB orders Snapshot by size_gb.
+	SnapshotOrderFieldSizeGB = &SnapshotOrderField{
+		Value: func(_m *Snapshot) (ent.Value, error) {
+			return _m.SizeGB, nil
+		},
+		column: snapshot.FieldSizeGB,
+		toTerm: snapshot.BySizeGB,
+		toCursor: func(_m *Snapshot) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.SizeGB,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f SnapshotOrderField) String() string {
+	var str string
+	switch f.column {
+	case SnapshotOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case SnapshotOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case SnapshotOrderFieldName.column:
+		str = "NAME"
+	case SnapshotOrderFieldStatus.column:
+		str = "STATUS"
+	case SnapshotOrderFieldSizeGB.column:
+		str = "SIZE_GB"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f SnapshotOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *SnapshotOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("SnapshotOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *SnapshotOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *SnapshotOrderFieldUpdatedAt
+	case "NAME":
+		*f = *SnapshotOrderFieldName
+	case "STATUS":
+		*f = *SnapshotOrderFieldStatus
+	case "SIZE_GB":
+		*f = *SnapshotOrderFieldSizeGB
+	default:
+		return fmt.Errorf("%s is not a valid SnapshotOrderField", str)
+	}
+	return nil
+}
+
+// SnapshotOrderField defines the ordering field of Snapshot.
+type SnapshotOrderField struct {
+	// Value extracts the ordering value from the given Snapshot.
+	Value    func(*Snapshot) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) snapshot.OrderOption
+	toCursor func(*Snapshot) Cursor
+}
+
+// SnapshotOrder defines the ordering of Snapshot.
+type SnapshotOrder struct {
+	Direction OrderDirection      `json:"direction"`
+	Field     *SnapshotOrderField `json:"field"`
+}
+
+// DefaultSnapshotOrder is the default ordering of Snapshot.
+var DefaultSnapshotOrder = &SnapshotOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SnapshotOrderField{
+		Value: func(_m *Snapshot) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: snapshot.FieldID,
+		toTerm: snapshot.ByID,
+		toCursor: func(_m *Snapshot) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Snapshot into SnapshotEdge.
+func (_m *Snapshot) ToEdge(order *SnapshotOrder) *SnapshotEdge {
+	if order == nil {
+		order = DefaultSnapshotOrder
+	}
+	return &SnapshotEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -50,6 +51,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -1651,6 +1653,14 @@ type AssignmentWhereInput struct {
 	// "volume" edge predicates.
 	HasVolume     *bool               `json:"hasVolume,omitempty"`
 	HasVolumeWith []*VolumeWhereInput `json:"hasVolumeWith,omitempty"`
+
+	// "snapshot" edge predicates.
+	HasSnapshot     *bool                 `json:"hasSnapshot,omitempty"`
+	HasSnapshotWith []*SnapshotWhereInput `json:"hasSnapshotWith,omitempty"`
+
+	// "backup" edge predicates.
+	HasBackup     *bool               `json:"hasBackup,omitempty"`
+	HasBackupWith []*BackupWhereInput `json:"hasBackupWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -2063,6 +2073,42 @@ func (i *AssignmentWhereInput) P() (predicate.Assignment, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, assignment.HasVolumeWith(with...))
+	}
+	if i.HasSnapshot != nil {
+		p := assignment.HasSnapshot()
+		if !*i.HasSnapshot {
+			p = assignment.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSnapshotWith) > 0 {
+		with := make([]predicate.Snapshot, 0, len(i.HasSnapshotWith))
+		for _, w := range i.HasSnapshotWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSnapshotWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, assignment.HasSnapshotWith(with...))
+	}
+	if i.HasBackup != nil {
+		p := assignment.HasBackup()
+		if !*i.HasBackup {
+			p = assignment.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasBackupWith) > 0 {
+		with := make([]predicate.Backup, 0, len(i.HasBackupWith))
+		for _, w := range i.HasBackupWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasBackupWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, assignment.HasBackupWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -3099,6 +3145,756 @@ func (i *AvailabilityZoneWhereInput) P() (predicate.AvailabilityZone, error) {
 		return predicates[0], nil
 	default:
 		return availabilityzone.And(predicates...), nil
+	}
+}
+
+// BackupWhereInput represents a where input for filtering Backup queries.
+type BackupWhereInput struct {
+	Predicates []predicate.Backup  `json:"-"`
+	Not        *BackupWhereInput   `json:"not,omitempty"`
+	Or         []*BackupWhereInput `json:"or,omitempty"`
+	And        []*BackupWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status      *backup.Status  `json:"status,omitempty"`
+	StatusNEQ   *backup.Status  `json:"statusNEQ,omitempty"`
+	StatusIn    []backup.Status `json:"statusIn,omitempty"`
+	StatusNotIn []backup.Status `json:"statusNotIn,omitempty"`
+
+	// "status_reason" field predicates.
+	StatusReason             *string  `json:"statusReason,omitempty"`
+	StatusReasonNEQ          *string  `json:"statusReasonNEQ,omitempty"`
+	StatusReasonIn           []string `json:"statusReasonIn,omitempty"`
+	StatusReasonNotIn        []string `json:"statusReasonNotIn,omitempty"`
+	StatusReasonGT           *string  `json:"statusReasonGT,omitempty"`
+	StatusReasonGTE          *string  `json:"statusReasonGTE,omitempty"`
+	StatusReasonLT           *string  `json:"statusReasonLT,omitempty"`
+	StatusReasonLTE          *string  `json:"statusReasonLTE,omitempty"`
+	StatusReasonContains     *string  `json:"statusReasonContains,omitempty"`
+	StatusReasonHasPrefix    *string  `json:"statusReasonHasPrefix,omitempty"`
+	StatusReasonHasSuffix    *string  `json:"statusReasonHasSuffix,omitempty"`
+	StatusReasonIsNil        bool     `json:"statusReasonIsNil,omitempty"`
+	StatusReasonNotNil       bool     `json:"statusReasonNotNil,omitempty"`
+	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
+	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
+
+	// "size_gb" field predicates.
+	SizeGB      *int64  `json:"sizeGB,omitempty"`
+	SizeGBNEQ   *int64  `json:"sizeGBNEQ,omitempty"`
+	SizeGBIn    []int64 `json:"sizeGBIn,omitempty"`
+	SizeGBNotIn []int64 `json:"sizeGBNotIn,omitempty"`
+	SizeGBGT    *int64  `json:"sizeGBGT,omitempty"`
+	SizeGBGTE   *int64  `json:"sizeGBGTE,omitempty"`
+	SizeGBLT    *int64  `json:"sizeGBLT,omitempty"`
+	SizeGBLTE   *int64  `json:"sizeGBLTE,omitempty"`
+
+	// "location" field predicates.
+	Location             *string  `json:"location,omitempty"`
+	LocationNEQ          *string  `json:"locationNEQ,omitempty"`
+	LocationIn           []string `json:"locationIn,omitempty"`
+	LocationNotIn        []string `json:"locationNotIn,omitempty"`
+	LocationGT           *string  `json:"locationGT,omitempty"`
+	LocationGTE          *string  `json:"locationGTE,omitempty"`
+	LocationLT           *string  `json:"locationLT,omitempty"`
+	LocationLTE          *string  `json:"locationLTE,omitempty"`
+	LocationContains     *string  `json:"locationContains,omitempty"`
+	LocationHasPrefix    *string  `json:"locationHasPrefix,omitempty"`
+	LocationHasSuffix    *string  `json:"locationHasSuffix,omitempty"`
+	LocationIsNil        bool     `json:"locationIsNil,omitempty"`
+	LocationNotNil       bool     `json:"locationNotNil,omitempty"`
+	LocationEqualFold    *string  `json:"locationEqualFold,omitempty"`
+	LocationContainsFold *string  `json:"locationContainsFold,omitempty"`
+
+	// "scheduled" field predicates.
+	Scheduled    *bool `json:"scheduled,omitempty"`
+	ScheduledNEQ *bool `json:"scheduledNEQ,omitempty"`
+
+	// "image_name" field predicates.
+	ImageName             *string  `json:"imageName,omitempty"`
+	ImageNameNEQ          *string  `json:"imageNameNEQ,omitempty"`
+	ImageNameIn           []string `json:"imageNameIn,omitempty"`
+	ImageNameNotIn        []string `json:"imageNameNotIn,omitempty"`
+	ImageNameGT           *string  `json:"imageNameGT,omitempty"`
+	ImageNameGTE          *string  `json:"imageNameGTE,omitempty"`
+	ImageNameLT           *string  `json:"imageNameLT,omitempty"`
+	ImageNameLTE          *string  `json:"imageNameLTE,omitempty"`
+	ImageNameContains     *string  `json:"imageNameContains,omitempty"`
+	ImageNameHasPrefix    *string  `json:"imageNameHasPrefix,omitempty"`
+	ImageNameHasSuffix    *string  `json:"imageNameHasSuffix,omitempty"`
+	ImageNameIsNil        bool     `json:"imageNameIsNil,omitempty"`
+	ImageNameNotNil       bool     `json:"imageNameNotNil,omitempty"`
+	ImageNameEqualFold    *string  `json:"imageNameEqualFold,omitempty"`
+	ImageNameContainsFold *string  `json:"imageNameContainsFold,omitempty"`
+
+	// "flavor_name" field predicates.
+	FlavorName             *string  `json:"flavorName,omitempty"`
+	FlavorNameNEQ          *string  `json:"flavorNameNEQ,omitempty"`
+	FlavorNameIn           []string `json:"flavorNameIn,omitempty"`
+	FlavorNameNotIn        []string `json:"flavorNameNotIn,omitempty"`
+	FlavorNameGT           *string  `json:"flavorNameGT,omitempty"`
+	FlavorNameGTE          *string  `json:"flavorNameGTE,omitempty"`
+	FlavorNameLT           *string  `json:"flavorNameLT,omitempty"`
+	FlavorNameLTE          *string  `json:"flavorNameLTE,omitempty"`
+	FlavorNameContains     *string  `json:"flavorNameContains,omitempty"`
+	FlavorNameHasPrefix    *string  `json:"flavorNameHasPrefix,omitempty"`
+	FlavorNameHasSuffix    *string  `json:"flavorNameHasSuffix,omitempty"`
+	FlavorNameIsNil        bool     `json:"flavorNameIsNil,omitempty"`
+	FlavorNameNotNil       bool     `json:"flavorNameNotNil,omitempty"`
+	FlavorNameEqualFold    *string  `json:"flavorNameEqualFold,omitempty"`
+	FlavorNameContainsFold *string  `json:"flavorNameContainsFold,omitempty"`
+
+	// "tenant" edge predicates.
+	HasTenant     *bool               `json:"hasTenant,omitempty"`
+	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
+
+	// "region" edge predicates.
+	HasRegion     *bool               `json:"hasRegion,omitempty"`
+	HasRegionWith []*RegionWhereInput `json:"hasRegionWith,omitempty"`
+
+	// "virtual_machine" edge predicates.
+	HasVirtualMachine     *bool                       `json:"hasVirtualMachine,omitempty"`
+	HasVirtualMachineWith []*VirtualMachineWhereInput `json:"hasVirtualMachineWith,omitempty"`
+
+	// "node" edge predicates.
+	HasNode     *bool                    `json:"hasNode,omitempty"`
+	HasNodeWith []*ComputeNodeWhereInput `json:"hasNodeWith,omitempty"`
+
+	// "assignments" edge predicates.
+	HasAssignments     *bool                   `json:"hasAssignments,omitempty"`
+	HasAssignmentsWith []*AssignmentWhereInput `json:"hasAssignmentsWith,omitempty"`
+
+	// "restored_virtual_machines" edge predicates.
+	HasRestoredVirtualMachines     *bool                       `json:"hasRestoredVirtualMachines,omitempty"`
+	HasRestoredVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasRestoredVirtualMachinesWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *BackupWhereInput) AddPredicates(predicates ...predicate.Backup) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the BackupWhereInput filter on the BackupQuery builder.
+func (i *BackupWhereInput) Filter(q *BackupQuery) (*BackupQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyBackupWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyBackupWhereInput is returned in case the BackupWhereInput is empty.
+var ErrEmptyBackupWhereInput = errors.New("ent: empty predicate BackupWhereInput")
+
+// P returns a predicate for filtering backups.
+// An error is returned if the input is empty or invalid.
+func (i *BackupWhereInput) P() (predicate.Backup, error) {
+	var predicates []predicate.Backup
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, backup.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Backup, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, backup.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Backup, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, backup.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, backup.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, backup.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, backup.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, backup.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, backup.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, backup.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, backup.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, backup.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, backup.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, backup.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, backup.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, backup.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, backup.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, backup.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, backup.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, backup.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, backup.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, backup.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, backup.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, backup.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, backup.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, backup.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, backup.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, backup.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, backup.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, backup.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, backup.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, backup.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, backup.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, backup.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, backup.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, backup.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, backup.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, backup.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, backup.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, backup.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, backup.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, backup.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, backup.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, backup.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, backup.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, backup.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, backup.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, backup.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, backup.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, backup.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, backup.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, backup.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, backup.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, backup.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, backup.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, backup.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, backup.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, backup.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, backup.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, backup.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusReason != nil {
+		predicates = append(predicates, backup.StatusReasonEQ(*i.StatusReason))
+	}
+	if i.StatusReasonNEQ != nil {
+		predicates = append(predicates, backup.StatusReasonNEQ(*i.StatusReasonNEQ))
+	}
+	if len(i.StatusReasonIn) > 0 {
+		predicates = append(predicates, backup.StatusReasonIn(i.StatusReasonIn...))
+	}
+	if len(i.StatusReasonNotIn) > 0 {
+		predicates = append(predicates, backup.StatusReasonNotIn(i.StatusReasonNotIn...))
+	}
+	if i.StatusReasonGT != nil {
+		predicates = append(predicates, backup.StatusReasonGT(*i.StatusReasonGT))
+	}
+	if i.StatusReasonGTE != nil {
+		predicates = append(predicates, backup.StatusReasonGTE(*i.StatusReasonGTE))
+	}
+	if i.StatusReasonLT != nil {
+		predicates = append(predicates, backup.StatusReasonLT(*i.StatusReasonLT))
+	}
+	if i.StatusReasonLTE != nil {
+		predicates = append(predicates, backup.StatusReasonLTE(*i.StatusReasonLTE))
+	}
+	if i.StatusReasonContains != nil {
+		predicates = append(predicates, backup.StatusReasonContains(*i.StatusReasonContains))
+	}
+	if i.StatusReasonHasPrefix != nil {
+		predicates = append(predicates, backup.StatusReasonHasPrefix(*i.StatusReasonHasPrefix))
+	}
+	if i.StatusReasonHasSuffix != nil {
+		predicates = append(predicates, backup.StatusReasonHasSuffix(*i.StatusReasonHasSuffix))
+	}
+	if i.StatusReasonIsNil {
+		predicates = append(predicates, backup.StatusReasonIsNil())
+	}
+	if i.StatusReasonNotNil {
+		predicates = append(predicates, backup.StatusReasonNotNil())
+	}
+	if i.StatusReasonEqualFold != nil {
+		predicates = append(predicates, backup.StatusReasonEqualFold(*i.StatusReasonEqualFold))
+	}
+	if i.StatusReasonContainsFold != nil {
+		predicates = append(predicates, backup.StatusReasonContainsFold(*i.StatusReasonContainsFold))
+	}
+	if i.SizeGB != nil {
+		predicates = append(predicates, backup.SizeGBEQ(*i.SizeGB))
+	}
+	if i.SizeGBNEQ != nil {
+		predicates = append(predicates, backup.SizeGBNEQ(*i.SizeGBNEQ))
+	}
+	if len(i.SizeGBIn) > 0 {
+		predicates = append(predicates, backup.SizeGBIn(i.SizeGBIn...))
+	}
+	if len(i.SizeGBNotIn) > 0 {
+		predicates = append(predicates, backup.SizeGBNotIn(i.SizeGBNotIn...))
+	}
+	if i.SizeGBGT != nil {
+		predicates = append(predicates, backup.SizeGBGT(*i.SizeGBGT))
+	}
+	if i.SizeGBGTE != nil {
+		predicates = append(predicates, backup.SizeGBGTE(*i.SizeGBGTE))
+	}
+	if i.SizeGBLT != nil {
+		predicates = append(predicates, backup.SizeGBLT(*i.SizeGBLT))
+	}
+	if i.SizeGBLTE != nil {
+		predicates = append(predicates, backup.SizeGBLTE(*i.SizeGBLTE))
+	}
+	if i.Location != nil {
+		predicates = append(predicates, backup.LocationEQ(*i.Location))
+	}
+	if i.LocationNEQ != nil {
+		predicates = append(predicates, backup.LocationNEQ(*i.LocationNEQ))
+	}
+	if len(i.LocationIn) > 0 {
+		predicates = append(predicates, backup.LocationIn(i.LocationIn...))
+	}
+	if len(i.LocationNotIn) > 0 {
+		predicates = append(predicates, backup.LocationNotIn(i.LocationNotIn...))
+	}
+	if i.LocationGT != nil {
+		predicates = append(predicates, backup.LocationGT(*i.LocationGT))
+	}
+	if i.LocationGTE != nil {
+		predicates = append(predicates, backup.LocationGTE(*i.LocationGTE))
+	}
+	if i.LocationLT != nil {
+		predicates = append(predicates, backup.LocationLT(*i.LocationLT))
+	}
+	if i.LocationLTE != nil {
+		predicates = append(predicates, backup.LocationLTE(*i.LocationLTE))
+	}
+	if i.LocationContains != nil {
+		predicates = append(predicates, backup.LocationContains(*i.LocationContains))
+	}
+	if i.LocationHasPrefix != nil {
+		predicates = append(predicates, backup.LocationHasPrefix(*i.LocationHasPrefix))
+	}
+	if i.LocationHasSuffix != nil {
+		predicates = append(predicates, backup.LocationHasSuffix(*i.LocationHasSuffix))
+	}
+	if i.LocationIsNil {
+		predicates = append(predicates, backup.LocationIsNil())
+	}
+	if i.LocationNotNil {
+		predicates = append(predicates, backup.LocationNotNil())
+	}
+	if i.LocationEqualFold != nil {
+		predicates = append(predicates, backup.LocationEqualFold(*i.LocationEqualFold))
+	}
+	if i.LocationContainsFold != nil {
+		predicates = append(predicates, backup.LocationContainsFold(*i.LocationContainsFold))
+	}
+	if i.Scheduled != nil {
+		predicates = append(predicates, backup.ScheduledEQ(*i.Scheduled))
+	}
+	if i.ScheduledNEQ != nil {
+		predicates = append(predicates, backup.ScheduledNEQ(*i.ScheduledNEQ))
+	}
+	if i.ImageName != nil {
+		predicates = append(predicates, backup.ImageNameEQ(*i.ImageName))
+	}
+	if i.ImageNameNEQ != nil {
+		predicates = append(predicates, backup.ImageNameNEQ(*i.ImageNameNEQ))
+	}
+	if len(i.ImageNameIn) > 0 {
+		predicates = append(predicates, backup.ImageNameIn(i.ImageNameIn...))
+	}
+	if len(i.ImageNameNotIn) > 0 {
+		predicates = append(predicates, backup.ImageNameNotIn(i.ImageNameNotIn...))
+	}
+	if i.ImageNameGT != nil {
+		predicates = append(predicates, backup.ImageNameGT(*i.ImageNameGT))
+	}
+	if i.ImageNameGTE != nil {
+		predicates = append(predicates, backup.ImageNameGTE(*i.ImageNameGTE))
+	}
+	if i.ImageNameLT != nil {
+		predicates = append(predicates, backup.ImageNameLT(*i.ImageNameLT))
+	}
+	if i.ImageNameLTE != nil {
+		predicates = append(predicates, backup.ImageNameLTE(*i.ImageNameLTE))
+	}
+	if i.ImageNameContains != nil {
+		predicates = append(predicates, backup.ImageNameContains(*i.ImageNameContains))
+	}
+	if i.ImageNameHasPrefix != nil {
+		predicates = append(predicates, backup.ImageNameHasPrefix(*i.ImageNameHasPrefix))
+	}
+	if i.ImageNameHasSuffix != nil {
+		predicates = append(predicates, backup.ImageNameHasSuffix(*i.ImageNameHasSuffix))
+	}
+	if i.ImageNameIsNil {
+		predicates = append(predicates, backup.ImageNameIsNil())
+	}
+	if i.ImageNameNotNil {
+		predicates = append(predicates, backup.ImageNameNotNil())
+	}
+	if i.ImageNameEqualFold != nil {
+		predicates = append(predicates, backup.ImageNameEqualFold(*i.ImageNameEqualFold))
+	}
+	if i.ImageNameContainsFold != nil {
+		predicates = append(predicates, backup.ImageNameContainsFold(*i.ImageNameContainsFold))
+	}
+	if i.FlavorName != nil {
+		predicates = append(predicates, backup.FlavorNameEQ(*i.FlavorName))
+	}
+	if i.FlavorNameNEQ != nil {
+		predicates = append(predicates, backup.FlavorNameNEQ(*i.FlavorNameNEQ))
+	}
+	if len(i.FlavorNameIn) > 0 {
+		predicates = append(predicates, backup.FlavorNameIn(i.FlavorNameIn...))
+	}
+	if len(i.FlavorNameNotIn) > 0 {
+		predicates = append(predicates, backup.FlavorNameNotIn(i.FlavorNameNotIn...))
+	}
+	if i.FlavorNameGT != nil {
+		predicates = append(predicates, backup.FlavorNameGT(*i.FlavorNameGT))
+	}
+	if i.FlavorNameGTE != nil {
+		predicates = append(predicates, backup.FlavorNameGTE(*i.FlavorNameGTE))
+	}
+	if i.FlavorNameLT != nil {
+		predicates = append(predicates, backup.FlavorNameLT(*i.FlavorNameLT))
+	}
+	if i.FlavorNameLTE != nil {
+		predicates = append(predicates, backup.FlavorNameLTE(*i.FlavorNameLTE))
+	}
+	if i.FlavorNameContains != nil {
+		predicates = append(predicates, backup.FlavorNameContains(*i.FlavorNameContains))
+	}
+	if i.FlavorNameHasPrefix != nil {
+		predicates = append(predicates, backup.FlavorNameHasPrefix(*i.FlavorNameHasPrefix))
+	}
+	if i.FlavorNameHasSuffix != nil {
+		predicates = append(predicates, backup.FlavorNameHasSuffix(*i.FlavorNameHasSuffix))
+	}
+	if i.FlavorNameIsNil {
+		predicates = append(predicates, backup.FlavorNameIsNil())
+	}
+	if i.FlavorNameNotNil {
+		predicates = append(predicates, backup.FlavorNameNotNil())
+	}
+	if i.FlavorNameEqualFold != nil {
+		predicates = append(predicates, backup.FlavorNameEqualFold(*i.FlavorNameEqualFold))
+	}
+	if i.FlavorNameContainsFold != nil {
+		predicates = append(predicates, backup.FlavorNameContainsFold(*i.FlavorNameContainsFold))
+	}
+
+	if i.HasTenant != nil {
+		p := backup.HasTenant()
+		if !*i.HasTenant {
+			p = backup.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasTenantWith) > 0 {
+		with := make([]predicate.Tenant, 0, len(i.HasTenantWith))
+		for _, w := range i.HasTenantWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasTenantWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, backup.HasTenantWith(with...))
+	}
+	if i.HasRegion != nil {
+		p := backup.HasRegion()
+		if !*i.HasRegion {
+			p = backup.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRegionWith) > 0 {
+		with := make([]predicate.Region, 0, len(i.HasRegionWith))
+		for _, w := range i.HasRegionWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRegionWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, backup.HasRegionWith(with...))
+	}
+	if i.HasVirtualMachine != nil {
+		p := backup.HasVirtualMachine()
+		if !*i.HasVirtualMachine {
+			p = backup.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasVirtualMachineWith) > 0 {
+		with := make([]predicate.VirtualMachine, 0, len(i.HasVirtualMachineWith))
+		for _, w := range i.HasVirtualMachineWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasVirtualMachineWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, backup.HasVirtualMachineWith(with...))
+	}
+	if i.HasNode != nil {
+		p := backup.HasNode()
+		if !*i.HasNode {
+			p = backup.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNodeWith) > 0 {
+		with := make([]predicate.ComputeNode, 0, len(i.HasNodeWith))
+		for _, w := range i.HasNodeWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNodeWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, backup.HasNodeWith(with...))
+	}
+	if i.HasAssignments != nil {
+		p := backup.HasAssignments()
+		if !*i.HasAssignments {
+			p = backup.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAssignmentsWith) > 0 {
+		with := make([]predicate.Assignment, 0, len(i.HasAssignmentsWith))
+		for _, w := range i.HasAssignmentsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAssignmentsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, backup.HasAssignmentsWith(with...))
+	}
+	if i.HasRestoredVirtualMachines != nil {
+		p := backup.HasRestoredVirtualMachines()
+		if !*i.HasRestoredVirtualMachines {
+			p = backup.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRestoredVirtualMachinesWith) > 0 {
+		with := make([]predicate.VirtualMachine, 0, len(i.HasRestoredVirtualMachinesWith))
+		for _, w := range i.HasRestoredVirtualMachinesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRestoredVirtualMachinesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, backup.HasRestoredVirtualMachinesWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyBackupWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return backup.And(predicates...), nil
 	}
 }
 
@@ -4610,6 +5406,14 @@ type ComputeNodeWhereInput struct {
 	HasVolumes     *bool               `json:"hasVolumes,omitempty"`
 	HasVolumesWith []*VolumeWhereInput `json:"hasVolumesWith,omitempty"`
 
+	// "snapshots" edge predicates.
+	HasSnapshots     *bool                 `json:"hasSnapshots,omitempty"`
+	HasSnapshotsWith []*SnapshotWhereInput `json:"hasSnapshotsWith,omitempty"`
+
+	// "backups" edge predicates.
+	HasBackups     *bool               `json:"hasBackups,omitempty"`
+	HasBackupsWith []*BackupWhereInput `json:"hasBackupsWith,omitempty"`
+
 	// "events" edge predicates.
 	HasEvents     *bool              `json:"hasEvents,omitempty"`
 	HasEventsWith []*EventWhereInput `json:"hasEventsWith,omitempty"`
@@ -5699,6 +6503,42 @@ func (i *ComputeNodeWhereInput) P() (predicate.ComputeNode, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, computenode.HasVolumesWith(with...))
+	}
+	if i.HasSnapshots != nil {
+		p := computenode.HasSnapshots()
+		if !*i.HasSnapshots {
+			p = computenode.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSnapshotsWith) > 0 {
+		with := make([]predicate.Snapshot, 0, len(i.HasSnapshotsWith))
+		for _, w := range i.HasSnapshotsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSnapshotsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, computenode.HasSnapshotsWith(with...))
+	}
+	if i.HasBackups != nil {
+		p := computenode.HasBackups()
+		if !*i.HasBackups {
+			p = computenode.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasBackupsWith) > 0 {
+		with := make([]predicate.Backup, 0, len(i.HasBackupsWith))
+		for _, w := range i.HasBackupsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasBackupsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, computenode.HasBackupsWith(with...))
 	}
 	if i.HasEvents != nil {
 		p := computenode.HasEvents()
@@ -21361,6 +22201,46 @@ type QuotaWhereInput struct {
 	UsedStorageGBLT    *int64  `json:"usedStorageGBLT,omitempty"`
 	UsedStorageGBLTE   *int64  `json:"usedStorageGBLTE,omitempty"`
 
+	// "snapshot_gb" field predicates.
+	SnapshotGB      *int64  `json:"snapshotGB,omitempty"`
+	SnapshotGBNEQ   *int64  `json:"snapshotGBNEQ,omitempty"`
+	SnapshotGBIn    []int64 `json:"snapshotGBIn,omitempty"`
+	SnapshotGBNotIn []int64 `json:"snapshotGBNotIn,omitempty"`
+	SnapshotGBGT    *int64  `json:"snapshotGBGT,omitempty"`
+	SnapshotGBGTE   *int64  `json:"snapshotGBGTE,omitempty"`
+	SnapshotGBLT    *int64  `json:"snapshotGBLT,omitempty"`
+	SnapshotGBLTE   *int64  `json:"snapshotGBLTE,omitempty"`
+
+	// "used_snapshot_gb" field predicates.
+	UsedSnapshotGB      *int64  `json:"usedSnapshotGB,omitempty"`
+	UsedSnapshotGBNEQ   *int64  `json:"usedSnapshotGBNEQ,omitempty"`
+	UsedSnapshotGBIn    []int64 `json:"usedSnapshotGBIn,omitempty"`
+	UsedSnapshotGBNotIn []int64 `json:"usedSnapshotGBNotIn,omitempty"`
+	UsedSnapshotGBGT    *int64  `json:"usedSnapshotGBGT,omitempty"`
+	UsedSnapshotGBGTE   *int64  `json:"usedSnapshotGBGTE,omitempty"`
+	UsedSnapshotGBLT    *int64  `json:"usedSnapshotGBLT,omitempty"`
+	UsedSnapshotGBLTE   *int64  `json:"usedSnapshotGBLTE,omitempty"`
+
+	// "backup_gb" field predicates.
+	BackupGB      *int64  `json:"backupGB,omitempty"`
+	BackupGBNEQ   *int64  `json:"backupGBNEQ,omitempty"`
+	BackupGBIn    []int64 `json:"backupGBIn,omitempty"`
+	BackupGBNotIn []int64 `json:"backupGBNotIn,omitempty"`
+	BackupGBGT    *int64  `json:"backupGBGT,omitempty"`
+	BackupGBGTE   *int64  `json:"backupGBGTE,omitempty"`
+	BackupGBLT    *int64  `json:"backupGBLT,omitempty"`
+	BackupGBLTE   *int64  `json:"backupGBLTE,omitempty"`
+
+	// "used_backup_gb" field predicates.
+	UsedBackupGB      *int64  `json:"usedBackupGB,omitempty"`
+	UsedBackupGBNEQ   *int64  `json:"usedBackupGBNEQ,omitempty"`
+	UsedBackupGBIn    []int64 `json:"usedBackupGBIn,omitempty"`
+	UsedBackupGBNotIn []int64 `json:"usedBackupGBNotIn,omitempty"`
+	UsedBackupGBGT    *int64  `json:"usedBackupGBGT,omitempty"`
+	UsedBackupGBGTE   *int64  `json:"usedBackupGBGTE,omitempty"`
+	UsedBackupGBLT    *int64  `json:"usedBackupGBLT,omitempty"`
+	UsedBackupGBLTE   *int64  `json:"usedBackupGBLTE,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -21680,6 +22560,102 @@ func (i *QuotaWhereInput) P() (predicate.Quota, error) {
 	}
 	if i.UsedStorageGBLTE != nil {
 		predicates = append(predicates, quota.UsedStorageGBLTE(*i.UsedStorageGBLTE))
+	}
+	if i.SnapshotGB != nil {
+		predicates = append(predicates, quota.SnapshotGBEQ(*i.SnapshotGB))
+	}
+	if i.SnapshotGBNEQ != nil {
+		predicates = append(predicates, quota.SnapshotGBNEQ(*i.SnapshotGBNEQ))
+	}
+	if len(i.SnapshotGBIn) > 0 {
+		predicates = append(predicates, quota.SnapshotGBIn(i.SnapshotGBIn...))
+	}
+	if len(i.SnapshotGBNotIn) > 0 {
+		predicates = append(predicates, quota.SnapshotGBNotIn(i.SnapshotGBNotIn...))
+	}
+	if i.SnapshotGBGT != nil {
+		predicates = append(predicates, quota.SnapshotGBGT(*i.SnapshotGBGT))
+	}
+	if i.SnapshotGBGTE != nil {
+		predicates = append(predicates, quota.SnapshotGBGTE(*i.SnapshotGBGTE))
+	}
+	if i.SnapshotGBLT != nil {
+		predicates = append(predicates, quota.SnapshotGBLT(*i.SnapshotGBLT))
+	}
+	if i.SnapshotGBLTE != nil {
+		predicates = append(predicates, quota.SnapshotGBLTE(*i.SnapshotGBLTE))
+	}
+	if i.UsedSnapshotGB != nil {
+		predicates = append(predicates, quota.UsedSnapshotGBEQ(*i.UsedSnapshotGB))
+	}
+	if i.UsedSnapshotGBNEQ != nil {
+		predicates = append(predicates, quota.UsedSnapshotGBNEQ(*i.UsedSnapshotGBNEQ))
+	}
+	if len(i.UsedSnapshotGBIn) > 0 {
+		predicates = append(predicates, quota.UsedSnapshotGBIn(i.UsedSnapshotGBIn...))
+	}
+	if len(i.UsedSnapshotGBNotIn) > 0 {
+		predicates = append(predicates, quota.UsedSnapshotGBNotIn(i.UsedSnapshotGBNotIn...))
+	}
+	if i.UsedSnapshotGBGT != nil {
+		predicates = append(predicates, quota.UsedSnapshotGBGT(*i.UsedSnapshotGBGT))
+	}
+	if i.UsedSnapshotGBGTE != nil {
+		predicates = append(predicates, quota.UsedSnapshotGBGTE(*i.UsedSnapshotGBGTE))
+	}
+	if i.UsedSnapshotGBLT != nil {
+		predicates = append(predicates, quota.UsedSnapshotGBLT(*i.UsedSnapshotGBLT))
+	}
+	if i.UsedSnapshotGBLTE != nil {
+		predicates = append(predicates, quota.UsedSnapshotGBLTE(*i.UsedSnapshotGBLTE))
+	}
+	if i.BackupGB != nil {
+		predicates = append(predicates, quota.BackupGBEQ(*i.BackupGB))
+	}
+	if i.BackupGBNEQ != nil {
+		predicates = append(predicates, quota.BackupGBNEQ(*i.BackupGBNEQ))
+	}
+	if len(i.BackupGBIn) > 0 {
+		predicates = append(predicates, quota.BackupGBIn(i.BackupGBIn...))
+	}
+	if len(i.BackupGBNotIn) > 0 {
+		predicates = append(predicates, quota.BackupGBNotIn(i.BackupGBNotIn...))
+	}
+	if i.BackupGBGT != nil {
+		predicates = append(predicates, quota.BackupGBGT(*i.BackupGBGT))
+	}
+	if i.BackupGBGTE != nil {
+		predicates = append(predicates, quota.BackupGBGTE(*i.BackupGBGTE))
+	}
+	if i.BackupGBLT != nil {
+		predicates = append(predicates, quota.BackupGBLT(*i.BackupGBLT))
+	}
+	if i.BackupGBLTE != nil {
+		predicates = append(predicates, quota.BackupGBLTE(*i.BackupGBLTE))
+	}
+	if i.UsedBackupGB != nil {
+		predicates = append(predicates, quota.UsedBackupGBEQ(*i.UsedBackupGB))
+	}
+	if i.UsedBackupGBNEQ != nil {
+		predicates = append(predicates, quota.UsedBackupGBNEQ(*i.UsedBackupGBNEQ))
+	}
+	if len(i.UsedBackupGBIn) > 0 {
+		predicates = append(predicates, quota.UsedBackupGBIn(i.UsedBackupGBIn...))
+	}
+	if len(i.UsedBackupGBNotIn) > 0 {
+		predicates = append(predicates, quota.UsedBackupGBNotIn(i.UsedBackupGBNotIn...))
+	}
+	if i.UsedBackupGBGT != nil {
+		predicates = append(predicates, quota.UsedBackupGBGT(*i.UsedBackupGBGT))
+	}
+	if i.UsedBackupGBGTE != nil {
+		predicates = append(predicates, quota.UsedBackupGBGTE(*i.UsedBackupGBGTE))
+	}
+	if i.UsedBackupGBLT != nil {
+		predicates = append(predicates, quota.UsedBackupGBLT(*i.UsedBackupGBLT))
+	}
+	if i.UsedBackupGBLTE != nil {
+		predicates = append(predicates, quota.UsedBackupGBLTE(*i.UsedBackupGBLTE))
 	}
 
 	if i.HasTenant != nil {
@@ -22817,6 +23793,23 @@ type RegionWhereInput struct {
 	StatusIn    []region.Status `json:"statusIn,omitempty"`
 	StatusNotIn []region.Status `json:"statusNotIn,omitempty"`
 
+	// "backup_target" field predicates.
+	BackupTarget             *string  `json:"backupTarget,omitempty"`
+	BackupTargetNEQ          *string  `json:"backupTargetNEQ,omitempty"`
+	BackupTargetIn           []string `json:"backupTargetIn,omitempty"`
+	BackupTargetNotIn        []string `json:"backupTargetNotIn,omitempty"`
+	BackupTargetGT           *string  `json:"backupTargetGT,omitempty"`
+	BackupTargetGTE          *string  `json:"backupTargetGTE,omitempty"`
+	BackupTargetLT           *string  `json:"backupTargetLT,omitempty"`
+	BackupTargetLTE          *string  `json:"backupTargetLTE,omitempty"`
+	BackupTargetContains     *string  `json:"backupTargetContains,omitempty"`
+	BackupTargetHasPrefix    *string  `json:"backupTargetHasPrefix,omitempty"`
+	BackupTargetHasSuffix    *string  `json:"backupTargetHasSuffix,omitempty"`
+	BackupTargetIsNil        bool     `json:"backupTargetIsNil,omitempty"`
+	BackupTargetNotNil       bool     `json:"backupTargetNotNil,omitempty"`
+	BackupTargetEqualFold    *string  `json:"backupTargetEqualFold,omitempty"`
+	BackupTargetContainsFold *string  `json:"backupTargetContainsFold,omitempty"`
+
 	// "availability_zones" edge predicates.
 	HasAvailabilityZones     *bool                         `json:"hasAvailabilityZones,omitempty"`
 	HasAvailabilityZonesWith []*AvailabilityZoneWhereInput `json:"hasAvailabilityZonesWith,omitempty"`
@@ -22840,6 +23833,10 @@ type RegionWhereInput struct {
 	// "virtual_machines" edge predicates.
 	HasVirtualMachines     *bool                       `json:"hasVirtualMachines,omitempty"`
 	HasVirtualMachinesWith []*VirtualMachineWhereInput `json:"hasVirtualMachinesWith,omitempty"`
+
+	// "backups" edge predicates.
+	HasBackups     *bool               `json:"hasBackups,omitempty"`
+	HasBackupsWith []*BackupWhereInput `json:"hasBackupsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -23081,6 +24078,51 @@ func (i *RegionWhereInput) P() (predicate.Region, error) {
 	if len(i.StatusNotIn) > 0 {
 		predicates = append(predicates, region.StatusNotIn(i.StatusNotIn...))
 	}
+	if i.BackupTarget != nil {
+		predicates = append(predicates, region.BackupTargetEQ(*i.BackupTarget))
+	}
+	if i.BackupTargetNEQ != nil {
+		predicates = append(predicates, region.BackupTargetNEQ(*i.BackupTargetNEQ))
+	}
+	if len(i.BackupTargetIn) > 0 {
+		predicates = append(predicates, region.BackupTargetIn(i.BackupTargetIn...))
+	}
+	if len(i.BackupTargetNotIn) > 0 {
+		predicates = append(predicates, region.BackupTargetNotIn(i.BackupTargetNotIn...))
+	}
+	if i.BackupTargetGT != nil {
+		predicates = append(predicates, region.BackupTargetGT(*i.BackupTargetGT))
+	}
+	if i.BackupTargetGTE != nil {
+		predicates = append(predicates, region.BackupTargetGTE(*i.BackupTargetGTE))
+	}
+	if i.BackupTargetLT != nil {
+		predicates = append(predicates, region.BackupTargetLT(*i.BackupTargetLT))
+	}
+	if i.BackupTargetLTE != nil {
+		predicates = append(predicates, region.BackupTargetLTE(*i.BackupTargetLTE))
+	}
+	if i.BackupTargetContains != nil {
+		predicates = append(predicates, region.BackupTargetContains(*i.BackupTargetContains))
+	}
+	if i.BackupTargetHasPrefix != nil {
+		predicates = append(predicates, region.BackupTargetHasPrefix(*i.BackupTargetHasPrefix))
+	}
+	if i.BackupTargetHasSuffix != nil {
+		predicates = append(predicates, region.BackupTargetHasSuffix(*i.BackupTargetHasSuffix))
+	}
+	if i.BackupTargetIsNil {
+		predicates = append(predicates, region.BackupTargetIsNil())
+	}
+	if i.BackupTargetNotNil {
+		predicates = append(predicates, region.BackupTargetNotNil())
+	}
+	if i.BackupTargetEqualFold != nil {
+		predicates = append(predicates, region.BackupTargetEqualFold(*i.BackupTargetEqualFold))
+	}
+	if i.BackupTargetContainsFold != nil {
+		predicates = append(predicates, region.BackupTargetContainsFold(*i.BackupTargetContainsFold))
+	}
 
 	if i.HasAvailabilityZones != nil {
 		p := region.HasAvailabilityZones()
@@ -23189,6 +24231,24 @@ func (i *RegionWhereInput) P() (predicate.Region, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, region.HasVirtualMachinesWith(with...))
+	}
+	if i.HasBackups != nil {
+		p := region.HasBackups()
+		if !*i.HasBackups {
+			p = region.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasBackupsWith) > 0 {
+		with := make([]predicate.Backup, 0, len(i.HasBackupsWith))
+		for _, w := range i.HasBackupsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasBackupsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, region.HasBackupsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -26108,6 +27168,550 @@ func (i *SilenceWhereInput) P() (predicate.Silence, error) {
 	}
 }
 
+// SnapshotWhereInput represents a where input for filtering Snapshot queries.
+type SnapshotWhereInput struct {
+	Predicates []predicate.Snapshot  `json:"-"`
+	Not        *SnapshotWhereInput   `json:"not,omitempty"`
+	Or         []*SnapshotWhereInput `json:"or,omitempty"`
+	And        []*SnapshotWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status      *snapshot.Status  `json:"status,omitempty"`
+	StatusNEQ   *snapshot.Status  `json:"statusNEQ,omitempty"`
+	StatusIn    []snapshot.Status `json:"statusIn,omitempty"`
+	StatusNotIn []snapshot.Status `json:"statusNotIn,omitempty"`
+
+	// "status_reason" field predicates.
+	StatusReason             *string  `json:"statusReason,omitempty"`
+	StatusReasonNEQ          *string  `json:"statusReasonNEQ,omitempty"`
+	StatusReasonIn           []string `json:"statusReasonIn,omitempty"`
+	StatusReasonNotIn        []string `json:"statusReasonNotIn,omitempty"`
+	StatusReasonGT           *string  `json:"statusReasonGT,omitempty"`
+	StatusReasonGTE          *string  `json:"statusReasonGTE,omitempty"`
+	StatusReasonLT           *string  `json:"statusReasonLT,omitempty"`
+	StatusReasonLTE          *string  `json:"statusReasonLTE,omitempty"`
+	StatusReasonContains     *string  `json:"statusReasonContains,omitempty"`
+	StatusReasonHasPrefix    *string  `json:"statusReasonHasPrefix,omitempty"`
+	StatusReasonHasSuffix    *string  `json:"statusReasonHasSuffix,omitempty"`
+	StatusReasonIsNil        bool     `json:"statusReasonIsNil,omitempty"`
+	StatusReasonNotNil       bool     `json:"statusReasonNotNil,omitempty"`
+	StatusReasonEqualFold    *string  `json:"statusReasonEqualFold,omitempty"`
+	StatusReasonContainsFold *string  `json:"statusReasonContainsFold,omitempty"`
+
+	// "size_gb" field predicates.
+	SizeGB      *int64  `json:"sizeGB,omitempty"`
+	SizeGBNEQ   *int64  `json:"sizeGBNEQ,omitempty"`
+	SizeGBIn    []int64 `json:"sizeGBIn,omitempty"`
+	SizeGBNotIn []int64 `json:"sizeGBNotIn,omitempty"`
+	SizeGBGT    *int64  `json:"sizeGBGT,omitempty"`
+	SizeGBGTE   *int64  `json:"sizeGBGTE,omitempty"`
+	SizeGBLT    *int64  `json:"sizeGBLT,omitempty"`
+	SizeGBLTE   *int64  `json:"sizeGBLTE,omitempty"`
+
+	// "reverts" field predicates.
+	Reverts      *int  `json:"reverts,omitempty"`
+	RevertsNEQ   *int  `json:"revertsNEQ,omitempty"`
+	RevertsIn    []int `json:"revertsIn,omitempty"`
+	RevertsNotIn []int `json:"revertsNotIn,omitempty"`
+	RevertsGT    *int  `json:"revertsGT,omitempty"`
+	RevertsGTE   *int  `json:"revertsGTE,omitempty"`
+	RevertsLT    *int  `json:"revertsLT,omitempty"`
+	RevertsLTE   *int  `json:"revertsLTE,omitempty"`
+
+	// "tenant" edge predicates.
+	HasTenant     *bool               `json:"hasTenant,omitempty"`
+	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
+
+	// "virtual_machine" edge predicates.
+	HasVirtualMachine     *bool                       `json:"hasVirtualMachine,omitempty"`
+	HasVirtualMachineWith []*VirtualMachineWhereInput `json:"hasVirtualMachineWith,omitempty"`
+
+	// "node" edge predicates.
+	HasNode     *bool                    `json:"hasNode,omitempty"`
+	HasNodeWith []*ComputeNodeWhereInput `json:"hasNodeWith,omitempty"`
+
+	// "assignments" edge predicates.
+	HasAssignments     *bool                   `json:"hasAssignments,omitempty"`
+	HasAssignmentsWith []*AssignmentWhereInput `json:"hasAssignmentsWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SnapshotWhereInput) AddPredicates(predicates ...predicate.Snapshot) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SnapshotWhereInput filter on the SnapshotQuery builder.
+func (i *SnapshotWhereInput) Filter(q *SnapshotQuery) (*SnapshotQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySnapshotWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySnapshotWhereInput is returned in case the SnapshotWhereInput is empty.
+var ErrEmptySnapshotWhereInput = errors.New("ent: empty predicate SnapshotWhereInput")
+
+// P returns a predicate for filtering snapshots.
+// An error is returned if the input is empty or invalid.
+func (i *SnapshotWhereInput) P() (predicate.Snapshot, error) {
+	var predicates []predicate.Snapshot
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, snapshot.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Snapshot, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, snapshot.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Snapshot, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, snapshot.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, snapshot.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, snapshot.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, snapshot.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, snapshot.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, snapshot.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, snapshot.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, snapshot.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, snapshot.IDLTE(*i.IDLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, snapshot.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, snapshot.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, snapshot.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, snapshot.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, snapshot.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, snapshot.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, snapshot.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, snapshot.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, snapshot.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, snapshot.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, snapshot.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, snapshot.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, snapshot.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, snapshot.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, snapshot.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, snapshot.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, snapshot.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, snapshot.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, snapshot.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, snapshot.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, snapshot.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, snapshot.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, snapshot.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, snapshot.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, snapshot.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, snapshot.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, snapshot.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, snapshot.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, snapshot.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, snapshot.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, snapshot.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, snapshot.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, snapshot.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, snapshot.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, snapshot.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, snapshot.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, snapshot.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, snapshot.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, snapshot.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, snapshot.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, snapshot.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, snapshot.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, snapshot.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, snapshot.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, snapshot.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, snapshot.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, snapshot.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, snapshot.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusReason != nil {
+		predicates = append(predicates, snapshot.StatusReasonEQ(*i.StatusReason))
+	}
+	if i.StatusReasonNEQ != nil {
+		predicates = append(predicates, snapshot.StatusReasonNEQ(*i.StatusReasonNEQ))
+	}
+	if len(i.StatusReasonIn) > 0 {
+		predicates = append(predicates, snapshot.StatusReasonIn(i.StatusReasonIn...))
+	}
+	if len(i.StatusReasonNotIn) > 0 {
+		predicates = append(predicates, snapshot.StatusReasonNotIn(i.StatusReasonNotIn...))
+	}
+	if i.StatusReasonGT != nil {
+		predicates = append(predicates, snapshot.StatusReasonGT(*i.StatusReasonGT))
+	}
+	if i.StatusReasonGTE != nil {
+		predicates = append(predicates, snapshot.StatusReasonGTE(*i.StatusReasonGTE))
+	}
+	if i.StatusReasonLT != nil {
+		predicates = append(predicates, snapshot.StatusReasonLT(*i.StatusReasonLT))
+	}
+	if i.StatusReasonLTE != nil {
+		predicates = append(predicates, snapshot.StatusReasonLTE(*i.StatusReasonLTE))
+	}
+	if i.StatusReasonContains != nil {
+		predicates = append(predicates, snapshot.StatusReasonContains(*i.StatusReasonContains))
+	}
+	if i.StatusReasonHasPrefix != nil {
+		predicates = append(predicates, snapshot.StatusReasonHasPrefix(*i.StatusReasonHasPrefix))
+	}
+	if i.StatusReasonHasSuffix != nil {
+		predicates = append(predicates, snapshot.StatusReasonHasSuffix(*i.StatusReasonHasSuffix))
+	}
+	if i.StatusReasonIsNil {
+		predicates = append(predicates, snapshot.StatusReasonIsNil())
+	}
+	if i.StatusReasonNotNil {
+		predicates = append(predicates, snapshot.StatusReasonNotNil())
+	}
+	if i.StatusReasonEqualFold != nil {
+		predicates = append(predicates, snapshot.StatusReasonEqualFold(*i.StatusReasonEqualFold))
+	}
+	if i.StatusReasonContainsFold != nil {
+		predicates = append(predicates, snapshot.StatusReasonContainsFold(*i.StatusReasonContainsFold))
+	}
+	if i.SizeGB != nil {
+		predicates = append(predicates, snapshot.SizeGBEQ(*i.SizeGB))
+	}
+	if i.SizeGBNEQ != nil {
+		predicates = append(predicates, snapshot.SizeGBNEQ(*i.SizeGBNEQ))
+	}
+	if len(i.SizeGBIn) > 0 {
+		predicates = append(predicates, snapshot.SizeGBIn(i.SizeGBIn...))
+	}
+	if len(i.SizeGBNotIn) > 0 {
+		predicates = append(predicates, snapshot.SizeGBNotIn(i.SizeGBNotIn...))
+	}
+	if i.SizeGBGT != nil {
+		predicates = append(predicates, snapshot.SizeGBGT(*i.SizeGBGT))
+	}
+	if i.SizeGBGTE != nil {
+		predicates = append(predicates, snapshot.SizeGBGTE(*i.SizeGBGTE))
+	}
+	if i.SizeGBLT != nil {
+		predicates = append(predicates, snapshot.SizeGBLT(*i.SizeGBLT))
+	}
+	if i.SizeGBLTE != nil {
+		predicates = append(predicates, snapshot.SizeGBLTE(*i.SizeGBLTE))
+	}
+	if i.Reverts != nil {
+		predicates = append(predicates, snapshot.RevertsEQ(*i.Reverts))
+	}
+	if i.RevertsNEQ != nil {
+		predicates = append(predicates, snapshot.RevertsNEQ(*i.RevertsNEQ))
+	}
+	if len(i.RevertsIn) > 0 {
+		predicates = append(predicates, snapshot.RevertsIn(i.RevertsIn...))
+	}
+	if len(i.RevertsNotIn) > 0 {
+		predicates = append(predicates, snapshot.RevertsNotIn(i.RevertsNotIn...))
+	}
+	if i.RevertsGT != nil {
+		predicates = append(predicates, snapshot.RevertsGT(*i.RevertsGT))
+	}
+	if i.RevertsGTE != nil {
+		predicates = append(predicates, snapshot.RevertsGTE(*i.RevertsGTE))
+	}
+	if i.RevertsLT != nil {
+		predicates = append(predicates, snapshot.RevertsLT(*i.RevertsLT))
+	}
+	if i.RevertsLTE != nil {
+		predicates = append(predicates, snapshot.RevertsLTE(*i.RevertsLTE))
+	}
+
+	if i.HasTenant != nil {
+		p := snapshot.HasTenant()
+		if !*i.HasTenant {
+			p = snapshot.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasTenantWith) > 0 {
+		with := make([]predicate.Tenant, 0, len(i.HasTenantWith))
+		for _, w := range i.HasTenantWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasTenantWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, snapshot.HasTenantWith(with...))
+	}
+	if i.HasVirtualMachine != nil {
+		p := snapshot.HasVirtualMachine()
+		if !*i.HasVirtualMachine {
+			p = snapshot.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasVirtualMachineWith) > 0 {
+		with := make([]predicate.VirtualMachine, 0, len(i.HasVirtualMachineWith))
+		for _, w := range i.HasVirtualMachineWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasVirtualMachineWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, snapshot.HasVirtualMachineWith(with...))
+	}
+	if i.HasNode != nil {
+		p := snapshot.HasNode()
+		if !*i.HasNode {
+			p = snapshot.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasNodeWith) > 0 {
+		with := make([]predicate.ComputeNode, 0, len(i.HasNodeWith))
+		for _, w := range i.HasNodeWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasNodeWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, snapshot.HasNodeWith(with...))
+	}
+	if i.HasAssignments != nil {
+		p := snapshot.HasAssignments()
+		if !*i.HasAssignments {
+			p = snapshot.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAssignmentsWith) > 0 {
+		with := make([]predicate.Assignment, 0, len(i.HasAssignmentsWith))
+		for _, w := range i.HasAssignmentsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAssignmentsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, snapshot.HasAssignmentsWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySnapshotWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return snapshot.And(predicates...), nil
+	}
+}
+
 // TenantWhereInput represents a where input for filtering Tenant queries.
 type TenantWhereInput struct {
 	Predicates []predicate.Tenant  `json:"-"`
@@ -26215,6 +27819,14 @@ type TenantWhereInput struct {
 	// "volumes" edge predicates.
 	HasVolumes     *bool               `json:"hasVolumes,omitempty"`
 	HasVolumesWith []*VolumeWhereInput `json:"hasVolumesWith,omitempty"`
+
+	// "snapshots" edge predicates.
+	HasSnapshots     *bool                 `json:"hasSnapshots,omitempty"`
+	HasSnapshotsWith []*SnapshotWhereInput `json:"hasSnapshotsWith,omitempty"`
+
+	// "backups" edge predicates.
+	HasBackups     *bool               `json:"hasBackups,omitempty"`
+	HasBackupsWith []*BackupWhereInput `json:"hasBackupsWith,omitempty"`
 
 	// "load_balancers" edge predicates.
 	HasLoadBalancers     *bool                     `json:"hasLoadBalancers,omitempty"`
@@ -26621,6 +28233,42 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, tenant.HasVolumesWith(with...))
+	}
+	if i.HasSnapshots != nil {
+		p := tenant.HasSnapshots()
+		if !*i.HasSnapshots {
+			p = tenant.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSnapshotsWith) > 0 {
+		with := make([]predicate.Snapshot, 0, len(i.HasSnapshotsWith))
+		for _, w := range i.HasSnapshotsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSnapshotsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, tenant.HasSnapshotsWith(with...))
+	}
+	if i.HasBackups != nil {
+		p := tenant.HasBackups()
+		if !*i.HasBackups {
+			p = tenant.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasBackupsWith) > 0 {
+		with := make([]predicate.Backup, 0, len(i.HasBackupsWith))
+		for _, w := range i.HasBackupsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasBackupsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, tenant.HasBackupsWith(with...))
 	}
 	if i.HasLoadBalancers != nil {
 		p := tenant.HasLoadBalancers()
@@ -28279,6 +29927,38 @@ type VirtualMachineWhereInput struct {
 	GuestHostnameEqualFold    *string  `json:"guestHostnameEqualFold,omitempty"`
 	GuestHostnameContainsFold *string  `json:"guestHostnameContainsFold,omitempty"`
 
+	// "backup_interval_hours" field predicates.
+	BackupIntervalHours      *int  `json:"backupIntervalHours,omitempty"`
+	BackupIntervalHoursNEQ   *int  `json:"backupIntervalHoursNEQ,omitempty"`
+	BackupIntervalHoursIn    []int `json:"backupIntervalHoursIn,omitempty"`
+	BackupIntervalHoursNotIn []int `json:"backupIntervalHoursNotIn,omitempty"`
+	BackupIntervalHoursGT    *int  `json:"backupIntervalHoursGT,omitempty"`
+	BackupIntervalHoursGTE   *int  `json:"backupIntervalHoursGTE,omitempty"`
+	BackupIntervalHoursLT    *int  `json:"backupIntervalHoursLT,omitempty"`
+	BackupIntervalHoursLTE   *int  `json:"backupIntervalHoursLTE,omitempty"`
+
+	// "backup_retain" field predicates.
+	BackupRetain      *int  `json:"backupRetain,omitempty"`
+	BackupRetainNEQ   *int  `json:"backupRetainNEQ,omitempty"`
+	BackupRetainIn    []int `json:"backupRetainIn,omitempty"`
+	BackupRetainNotIn []int `json:"backupRetainNotIn,omitempty"`
+	BackupRetainGT    *int  `json:"backupRetainGT,omitempty"`
+	BackupRetainGTE   *int  `json:"backupRetainGTE,omitempty"`
+	BackupRetainLT    *int  `json:"backupRetainLT,omitempty"`
+	BackupRetainLTE   *int  `json:"backupRetainLTE,omitempty"`
+
+	// "last_scheduled_backup_at" field predicates.
+	LastScheduledBackupAt       *time.Time  `json:"lastScheduledBackupAt,omitempty"`
+	LastScheduledBackupAtNEQ    *time.Time  `json:"lastScheduledBackupAtNEQ,omitempty"`
+	LastScheduledBackupAtIn     []time.Time `json:"lastScheduledBackupAtIn,omitempty"`
+	LastScheduledBackupAtNotIn  []time.Time `json:"lastScheduledBackupAtNotIn,omitempty"`
+	LastScheduledBackupAtGT     *time.Time  `json:"lastScheduledBackupAtGT,omitempty"`
+	LastScheduledBackupAtGTE    *time.Time  `json:"lastScheduledBackupAtGTE,omitempty"`
+	LastScheduledBackupAtLT     *time.Time  `json:"lastScheduledBackupAtLT,omitempty"`
+	LastScheduledBackupAtLTE    *time.Time  `json:"lastScheduledBackupAtLTE,omitempty"`
+	LastScheduledBackupAtIsNil  bool        `json:"lastScheduledBackupAtIsNil,omitempty"`
+	LastScheduledBackupAtNotNil bool        `json:"lastScheduledBackupAtNotNil,omitempty"`
+
 	// "tenant" edge predicates.
 	HasTenant     *bool               `json:"hasTenant,omitempty"`
 	HasTenantWith []*TenantWhereInput `json:"hasTenantWith,omitempty"`
@@ -28322,6 +30002,18 @@ type VirtualMachineWhereInput struct {
 	// "volumes" edge predicates.
 	HasVolumes     *bool               `json:"hasVolumes,omitempty"`
 	HasVolumesWith []*VolumeWhereInput `json:"hasVolumesWith,omitempty"`
+
+	// "snapshots" edge predicates.
+	HasSnapshots     *bool                 `json:"hasSnapshots,omitempty"`
+	HasSnapshotsWith []*SnapshotWhereInput `json:"hasSnapshotsWith,omitempty"`
+
+	// "backups" edge predicates.
+	HasBackups     *bool               `json:"hasBackups,omitempty"`
+	HasBackupsWith []*BackupWhereInput `json:"hasBackupsWith,omitempty"`
+
+	// "restored_from" edge predicates.
+	HasRestoredFrom     *bool               `json:"hasRestoredFrom,omitempty"`
+	HasRestoredFromWith []*BackupWhereInput `json:"hasRestoredFromWith,omitempty"`
 
 	// "assignments" edge predicates.
 	HasAssignments     *bool                   `json:"hasAssignments,omitempty"`
@@ -28977,6 +30669,84 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 	if i.GuestHostnameContainsFold != nil {
 		predicates = append(predicates, virtualmachine.GuestHostnameContainsFold(*i.GuestHostnameContainsFold))
 	}
+	if i.BackupIntervalHours != nil {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursEQ(*i.BackupIntervalHours))
+	}
+	if i.BackupIntervalHoursNEQ != nil {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursNEQ(*i.BackupIntervalHoursNEQ))
+	}
+	if len(i.BackupIntervalHoursIn) > 0 {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursIn(i.BackupIntervalHoursIn...))
+	}
+	if len(i.BackupIntervalHoursNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursNotIn(i.BackupIntervalHoursNotIn...))
+	}
+	if i.BackupIntervalHoursGT != nil {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursGT(*i.BackupIntervalHoursGT))
+	}
+	if i.BackupIntervalHoursGTE != nil {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursGTE(*i.BackupIntervalHoursGTE))
+	}
+	if i.BackupIntervalHoursLT != nil {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursLT(*i.BackupIntervalHoursLT))
+	}
+	if i.BackupIntervalHoursLTE != nil {
+		predicates = append(predicates, virtualmachine.BackupIntervalHoursLTE(*i.BackupIntervalHoursLTE))
+	}
+	if i.BackupRetain != nil {
+		predicates = append(predicates, virtualmachine.BackupRetainEQ(*i.BackupRetain))
+	}
+	if i.BackupRetainNEQ != nil {
+		predicates = append(predicates, virtualmachine.BackupRetainNEQ(*i.BackupRetainNEQ))
+	}
+	if len(i.BackupRetainIn) > 0 {
+		predicates = append(predicates, virtualmachine.BackupRetainIn(i.BackupRetainIn...))
+	}
+	if len(i.BackupRetainNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.BackupRetainNotIn(i.BackupRetainNotIn...))
+	}
+	if i.BackupRetainGT != nil {
+		predicates = append(predicates, virtualmachine.BackupRetainGT(*i.BackupRetainGT))
+	}
+	if i.BackupRetainGTE != nil {
+		predicates = append(predicates, virtualmachine.BackupRetainGTE(*i.BackupRetainGTE))
+	}
+	if i.BackupRetainLT != nil {
+		predicates = append(predicates, virtualmachine.BackupRetainLT(*i.BackupRetainLT))
+	}
+	if i.BackupRetainLTE != nil {
+		predicates = append(predicates, virtualmachine.BackupRetainLTE(*i.BackupRetainLTE))
+	}
+	if i.LastScheduledBackupAt != nil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtEQ(*i.LastScheduledBackupAt))
+	}
+	if i.LastScheduledBackupAtNEQ != nil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtNEQ(*i.LastScheduledBackupAtNEQ))
+	}
+	if len(i.LastScheduledBackupAtIn) > 0 {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtIn(i.LastScheduledBackupAtIn...))
+	}
+	if len(i.LastScheduledBackupAtNotIn) > 0 {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtNotIn(i.LastScheduledBackupAtNotIn...))
+	}
+	if i.LastScheduledBackupAtGT != nil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtGT(*i.LastScheduledBackupAtGT))
+	}
+	if i.LastScheduledBackupAtGTE != nil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtGTE(*i.LastScheduledBackupAtGTE))
+	}
+	if i.LastScheduledBackupAtLT != nil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtLT(*i.LastScheduledBackupAtLT))
+	}
+	if i.LastScheduledBackupAtLTE != nil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtLTE(*i.LastScheduledBackupAtLTE))
+	}
+	if i.LastScheduledBackupAtIsNil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtIsNil())
+	}
+	if i.LastScheduledBackupAtNotNil {
+		predicates = append(predicates, virtualmachine.LastScheduledBackupAtNotNil())
+	}
 
 	if i.HasTenant != nil {
 		p := virtualmachine.HasTenant()
@@ -29175,6 +30945,60 @@ func (i *VirtualMachineWhereInput) P() (predicate.VirtualMachine, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, virtualmachine.HasVolumesWith(with...))
+	}
+	if i.HasSnapshots != nil {
+		p := virtualmachine.HasSnapshots()
+		if !*i.HasSnapshots {
+			p = virtualmachine.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSnapshotsWith) > 0 {
+		with := make([]predicate.Snapshot, 0, len(i.HasSnapshotsWith))
+		for _, w := range i.HasSnapshotsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSnapshotsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, virtualmachine.HasSnapshotsWith(with...))
+	}
+	if i.HasBackups != nil {
+		p := virtualmachine.HasBackups()
+		if !*i.HasBackups {
+			p = virtualmachine.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasBackupsWith) > 0 {
+		with := make([]predicate.Backup, 0, len(i.HasBackupsWith))
+		for _, w := range i.HasBackupsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasBackupsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, virtualmachine.HasBackupsWith(with...))
+	}
+	if i.HasRestoredFrom != nil {
+		p := virtualmachine.HasRestoredFrom()
+		if !*i.HasRestoredFrom {
+			p = virtualmachine.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRestoredFromWith) > 0 {
+		with := make([]predicate.Backup, 0, len(i.HasRestoredFromWith))
+		for _, w := range i.HasRestoredFromWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRestoredFromWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, virtualmachine.HasRestoredFromWith(with...))
 	}
 	if i.HasAssignments != nil {
 		p := virtualmachine.HasAssignments()

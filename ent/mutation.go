@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -60,6 +61,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -82,6 +84,7 @@ const (
 	TypeAssignment          = "Assignment"
 	TypeAuditLog            = "AuditLog"
 	TypeAvailabilityZone    = "AvailabilityZone"
+	TypeBackup              = "Backup"
 	TypeCheck               = "Check"
 	TypeCluster             = "Cluster"
 	TypeComputeNode         = "ComputeNode"
@@ -125,6 +128,7 @@ const (
 	TypeSecurityRule        = "SecurityRule"
 	TypeServiceMesh         = "ServiceMesh"
 	TypeSilence             = "Silence"
+	TypeSnapshot            = "Snapshot"
 	TypeTenant              = "Tenant"
 	TypeUsageRecord         = "UsageRecord"
 	TypeUser                = "User"
@@ -3125,6 +3129,10 @@ type AssignmentMutation struct {
 	clearedvirtual_machine bool
 	volume                 *int
 	clearedvolume          bool
+	snapshot               *int
+	clearedsnapshot        bool
+	backup                 *int
+	clearedbackup          bool
 	done                   bool
 	oldValue               func(context.Context) (*Assignment, error)
 	predicates             []predicate.Assignment
@@ -3762,6 +3770,84 @@ func (m *AssignmentMutation) ResetVolume() {
 	m.clearedvolume = false
 }
 
+// SetSnapshotID sets the "snapshot" edge to the Snapshot entity by id.
+func (m *AssignmentMutation) SetSnapshotID(id int) {
+	m.snapshot = &id
+}
+
+// ClearSnapshot clears the "snapshot" edge to the Snapshot entity.
+func (m *AssignmentMutation) ClearSnapshot() {
+	m.clearedsnapshot = true
+}
+
+// SnapshotCleared reports if the "snapshot" edge to the Snapshot entity was cleared.
+func (m *AssignmentMutation) SnapshotCleared() bool {
+	return m.clearedsnapshot
+}
+
+// SnapshotID returns the "snapshot" edge ID in the mutation.
+func (m *AssignmentMutation) SnapshotID() (id int, exists bool) {
+	if m.snapshot != nil {
+		return *m.snapshot, true
+	}
+	return
+}
+
+// SnapshotIDs returns the "snapshot" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SnapshotID instead. It exists only for internal usage by the builders.
+func (m *AssignmentMutation) SnapshotIDs() (ids []int) {
+	if id := m.snapshot; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSnapshot resets all changes to the "snapshot" edge.
+func (m *AssignmentMutation) ResetSnapshot() {
+	m.snapshot = nil
+	m.clearedsnapshot = false
+}
+
+// SetBackupID sets the "backup" edge to the Backup entity by id.
+func (m *AssignmentMutation) SetBackupID(id int) {
+	m.backup = &id
+}
+
+// ClearBackup clears the "backup" edge to the Backup entity.
+func (m *AssignmentMutation) ClearBackup() {
+	m.clearedbackup = true
+}
+
+// BackupCleared reports if the "backup" edge to the Backup entity was cleared.
+func (m *AssignmentMutation) BackupCleared() bool {
+	return m.clearedbackup
+}
+
+// BackupID returns the "backup" edge ID in the mutation.
+func (m *AssignmentMutation) BackupID() (id int, exists bool) {
+	if m.backup != nil {
+		return *m.backup, true
+	}
+	return
+}
+
+// BackupIDs returns the "backup" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// BackupID instead. It exists only for internal usage by the builders.
+func (m *AssignmentMutation) BackupIDs() (ids []int) {
+	if id := m.backup; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetBackup resets all changes to the "backup" edge.
+func (m *AssignmentMutation) ResetBackup() {
+	m.backup = nil
+	m.clearedbackup = false
+}
+
 // Where appends a list predicates to the AssignmentMutation builder.
 func (m *AssignmentMutation) Where(ps ...predicate.Assignment) {
 	m.predicates = append(m.predicates, ps...)
@@ -4085,7 +4171,7 @@ func (m *AssignmentMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AssignmentMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.node != nil {
 		edges = append(edges, assignment.EdgeNode)
 	}
@@ -4094,6 +4180,12 @@ func (m *AssignmentMutation) AddedEdges() []string {
 	}
 	if m.volume != nil {
 		edges = append(edges, assignment.EdgeVolume)
+	}
+	if m.snapshot != nil {
+		edges = append(edges, assignment.EdgeSnapshot)
+	}
+	if m.backup != nil {
+		edges = append(edges, assignment.EdgeBackup)
 	}
 	return edges
 }
@@ -4114,13 +4206,21 @@ func (m *AssignmentMutation) AddedIDs(name string) []ent.Value {
 		if id := m.volume; id != nil {
 			return []ent.Value{*id}
 		}
+	case assignment.EdgeSnapshot:
+		if id := m.snapshot; id != nil {
+			return []ent.Value{*id}
+		}
+	case assignment.EdgeBackup:
+		if id := m.backup; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AssignmentMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	return edges
 }
 
@@ -4132,7 +4232,7 @@ func (m *AssignmentMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AssignmentMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.clearednode {
 		edges = append(edges, assignment.EdgeNode)
 	}
@@ -4141,6 +4241,12 @@ func (m *AssignmentMutation) ClearedEdges() []string {
 	}
 	if m.clearedvolume {
 		edges = append(edges, assignment.EdgeVolume)
+	}
+	if m.clearedsnapshot {
+		edges = append(edges, assignment.EdgeSnapshot)
+	}
+	if m.clearedbackup {
+		edges = append(edges, assignment.EdgeBackup)
 	}
 	return edges
 }
@@ -4155,6 +4261,10 @@ func (m *AssignmentMutation) EdgeCleared(name string) bool {
 		return m.clearedvirtual_machine
 	case assignment.EdgeVolume:
 		return m.clearedvolume
+	case assignment.EdgeSnapshot:
+		return m.clearedsnapshot
+	case assignment.EdgeBackup:
+		return m.clearedbackup
 	}
 	return false
 }
@@ -4172,6 +4282,12 @@ func (m *AssignmentMutation) ClearEdge(name string) error {
 	case assignment.EdgeVolume:
 		m.ClearVolume()
 		return nil
+	case assignment.EdgeSnapshot:
+		m.ClearSnapshot()
+		return nil
+	case assignment.EdgeBackup:
+		m.ClearBackup()
+		return nil
 	}
 	return fmt.Errorf("unknown Assignment unique edge %s", name)
 }
@@ -4188,6 +4304,12 @@ func (m *AssignmentMutation) ResetEdge(name string) error {
 		return nil
 	case assignment.EdgeVolume:
 		m.ResetVolume()
+		return nil
+	case assignment.EdgeSnapshot:
+		m.ResetSnapshot()
+		return nil
+	case assignment.EdgeBackup:
+		m.ResetBackup()
 		return nil
 	}
 	return fmt.Errorf("unknown Assignment edge %s", name)
@@ -6257,6 +6379,1418 @@ func (m *AvailabilityZoneMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown AvailabilityZone edge %s", name)
+}
+
+// BackupMutation represents an operation that mutates the Backup nodes in the graph.
+type BackupMutation struct {
+	config
+	op                               Op
+	typ                              string
+	id                               *int
+	created_at                       *time.Time
+	updated_at                       *time.Time
+	name                             *string
+	description                      *string
+	status                           *backup.Status
+	status_reason                    *string
+	size_gb                          *int64
+	addsize_gb                       *int64
+	location                         *string
+	scheduled                        *bool
+	image_name                       *string
+	flavor_name                      *string
+	clearedFields                    map[string]struct{}
+	tenant                           *int
+	clearedtenant                    bool
+	region                           *int
+	clearedregion                    bool
+	virtual_machine                  *int
+	clearedvirtual_machine           bool
+	node                             *int
+	clearednode                      bool
+	assignments                      map[int]struct{}
+	removedassignments               map[int]struct{}
+	clearedassignments               bool
+	restored_virtual_machines        map[int]struct{}
+	removedrestored_virtual_machines map[int]struct{}
+	clearedrestored_virtual_machines bool
+	done                             bool
+	oldValue                         func(context.Context) (*Backup, error)
+	predicates                       []predicate.Backup
+}
+
+var _ ent.Mutation = (*BackupMutation)(nil)
+
+// backupOption allows management of the mutation configuration using functional options.
+type backupOption func(*BackupMutation)
+
+// newBackupMutation creates new mutation for the Backup entity.
+func newBackupMutation(c config, op Op, opts ...backupOption) *BackupMutation {
+	m := &BackupMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeBackup,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withBackupID sets the ID field of the mutation.
+func withBackupID(id int) backupOption {
+	return func(m *BackupMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Backup
+		)
+		m.oldValue = func(ctx context.Context) (*Backup, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Backup.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withBackup sets the old Backup of the mutation.
+func withBackup(node *Backup) backupOption {
+	return func(m *BackupMutation) {
+		m.oldValue = func(context.Context) (*Backup, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m BackupMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m BackupMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *BackupMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *BackupMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Backup.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *BackupMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *BackupMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *BackupMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *BackupMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *BackupMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *BackupMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetName sets the "name" field.
+func (m *BackupMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *BackupMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *BackupMutation) ResetName() {
+	m.name = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *BackupMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *BackupMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *BackupMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[backup.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *BackupMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[backup.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *BackupMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, backup.FieldDescription)
+}
+
+// SetStatus sets the "status" field.
+func (m *BackupMutation) SetStatus(b backup.Status) {
+	m.status = &b
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *BackupMutation) Status() (r backup.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldStatus(ctx context.Context) (v backup.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *BackupMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (m *BackupMutation) SetStatusReason(s string) {
+	m.status_reason = &s
+}
+
+// StatusReason returns the value of the "status_reason" field in the mutation.
+func (m *BackupMutation) StatusReason() (r string, exists bool) {
+	v := m.status_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusReason returns the old "status_reason" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldStatusReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusReason: %w", err)
+	}
+	return oldValue.StatusReason, nil
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (m *BackupMutation) ClearStatusReason() {
+	m.status_reason = nil
+	m.clearedFields[backup.FieldStatusReason] = struct{}{}
+}
+
+// StatusReasonCleared returns if the "status_reason" field was cleared in this mutation.
+func (m *BackupMutation) StatusReasonCleared() bool {
+	_, ok := m.clearedFields[backup.FieldStatusReason]
+	return ok
+}
+
+// ResetStatusReason resets all changes to the "status_reason" field.
+func (m *BackupMutation) ResetStatusReason() {
+	m.status_reason = nil
+	delete(m.clearedFields, backup.FieldStatusReason)
+}
+
+// SetSizeGB sets the "size_gb" field.
+func (m *BackupMutation) SetSizeGB(i int64) {
+	m.size_gb = &i
+	m.addsize_gb = nil
+}
+
+// SizeGB returns the value of the "size_gb" field in the mutation.
+func (m *BackupMutation) SizeGB() (r int64, exists bool) {
+	v := m.size_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSizeGB returns the old "size_gb" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldSizeGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSizeGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSizeGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSizeGB: %w", err)
+	}
+	return oldValue.SizeGB, nil
+}
+
+// AddSizeGB adds i to the "size_gb" field.
+func (m *BackupMutation) AddSizeGB(i int64) {
+	if m.addsize_gb != nil {
+		*m.addsize_gb += i
+	} else {
+		m.addsize_gb = &i
+	}
+}
+
+// AddedSizeGB returns the value that was added to the "size_gb" field in this mutation.
+func (m *BackupMutation) AddedSizeGB() (r int64, exists bool) {
+	v := m.addsize_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSizeGB resets all changes to the "size_gb" field.
+func (m *BackupMutation) ResetSizeGB() {
+	m.size_gb = nil
+	m.addsize_gb = nil
+}
+
+// SetLocation sets the "location" field.
+func (m *BackupMutation) SetLocation(s string) {
+	m.location = &s
+}
+
+// Location returns the value of the "location" field in the mutation.
+func (m *BackupMutation) Location() (r string, exists bool) {
+	v := m.location
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLocation returns the old "location" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldLocation(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLocation is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLocation requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLocation: %w", err)
+	}
+	return oldValue.Location, nil
+}
+
+// ClearLocation clears the value of the "location" field.
+func (m *BackupMutation) ClearLocation() {
+	m.location = nil
+	m.clearedFields[backup.FieldLocation] = struct{}{}
+}
+
+// LocationCleared returns if the "location" field was cleared in this mutation.
+func (m *BackupMutation) LocationCleared() bool {
+	_, ok := m.clearedFields[backup.FieldLocation]
+	return ok
+}
+
+// ResetLocation resets all changes to the "location" field.
+func (m *BackupMutation) ResetLocation() {
+	m.location = nil
+	delete(m.clearedFields, backup.FieldLocation)
+}
+
+// SetScheduled sets the "scheduled" field.
+func (m *BackupMutation) SetScheduled(b bool) {
+	m.scheduled = &b
+}
+
+// Scheduled returns the value of the "scheduled" field in the mutation.
+func (m *BackupMutation) Scheduled() (r bool, exists bool) {
+	v := m.scheduled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScheduled returns the old "scheduled" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldScheduled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScheduled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScheduled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScheduled: %w", err)
+	}
+	return oldValue.Scheduled, nil
+}
+
+// ResetScheduled resets all changes to the "scheduled" field.
+func (m *BackupMutation) ResetScheduled() {
+	m.scheduled = nil
+}
+
+// SetImageName sets the "image_name" field.
+func (m *BackupMutation) SetImageName(s string) {
+	m.image_name = &s
+}
+
+// ImageName returns the value of the "image_name" field in the mutation.
+func (m *BackupMutation) ImageName() (r string, exists bool) {
+	v := m.image_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldImageName returns the old "image_name" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldImageName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldImageName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldImageName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldImageName: %w", err)
+	}
+	return oldValue.ImageName, nil
+}
+
+// ClearImageName clears the value of the "image_name" field.
+func (m *BackupMutation) ClearImageName() {
+	m.image_name = nil
+	m.clearedFields[backup.FieldImageName] = struct{}{}
+}
+
+// ImageNameCleared returns if the "image_name" field was cleared in this mutation.
+func (m *BackupMutation) ImageNameCleared() bool {
+	_, ok := m.clearedFields[backup.FieldImageName]
+	return ok
+}
+
+// ResetImageName resets all changes to the "image_name" field.
+func (m *BackupMutation) ResetImageName() {
+	m.image_name = nil
+	delete(m.clearedFields, backup.FieldImageName)
+}
+
+// SetFlavorName sets the "flavor_name" field.
+func (m *BackupMutation) SetFlavorName(s string) {
+	m.flavor_name = &s
+}
+
+// FlavorName returns the value of the "flavor_name" field in the mutation.
+func (m *BackupMutation) FlavorName() (r string, exists bool) {
+	v := m.flavor_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFlavorName returns the old "flavor_name" field's value of the Backup entity.
+// If the Backup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BackupMutation) OldFlavorName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFlavorName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFlavorName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFlavorName: %w", err)
+	}
+	return oldValue.FlavorName, nil
+}
+
+// ClearFlavorName clears the value of the "flavor_name" field.
+func (m *BackupMutation) ClearFlavorName() {
+	m.flavor_name = nil
+	m.clearedFields[backup.FieldFlavorName] = struct{}{}
+}
+
+// FlavorNameCleared returns if the "flavor_name" field was cleared in this mutation.
+func (m *BackupMutation) FlavorNameCleared() bool {
+	_, ok := m.clearedFields[backup.FieldFlavorName]
+	return ok
+}
+
+// ResetFlavorName resets all changes to the "flavor_name" field.
+func (m *BackupMutation) ResetFlavorName() {
+	m.flavor_name = nil
+	delete(m.clearedFields, backup.FieldFlavorName)
+}
+
+// SetTenantID sets the "tenant" edge to the Tenant entity by id.
+func (m *BackupMutation) SetTenantID(id int) {
+	m.tenant = &id
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *BackupMutation) ClearTenant() {
+	m.clearedtenant = true
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *BackupMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantID returns the "tenant" edge ID in the mutation.
+func (m *BackupMutation) TenantID() (id int, exists bool) {
+	if m.tenant != nil {
+		return *m.tenant, true
+	}
+	return
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *BackupMutation) TenantIDs() (ids []int) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *BackupMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// SetRegionID sets the "region" edge to the Region entity by id.
+func (m *BackupMutation) SetRegionID(id int) {
+	m.region = &id
+}
+
+// ClearRegion clears the "region" edge to the Region entity.
+func (m *BackupMutation) ClearRegion() {
+	m.clearedregion = true
+}
+
+// RegionCleared reports if the "region" edge to the Region entity was cleared.
+func (m *BackupMutation) RegionCleared() bool {
+	return m.clearedregion
+}
+
+// RegionID returns the "region" edge ID in the mutation.
+func (m *BackupMutation) RegionID() (id int, exists bool) {
+	if m.region != nil {
+		return *m.region, true
+	}
+	return
+}
+
+// RegionIDs returns the "region" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// RegionID instead. It exists only for internal usage by the builders.
+func (m *BackupMutation) RegionIDs() (ids []int) {
+	if id := m.region; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetRegion resets all changes to the "region" edge.
+func (m *BackupMutation) ResetRegion() {
+	m.region = nil
+	m.clearedregion = false
+}
+
+// SetVirtualMachineID sets the "virtual_machine" edge to the VirtualMachine entity by id.
+func (m *BackupMutation) SetVirtualMachineID(id int) {
+	m.virtual_machine = &id
+}
+
+// ClearVirtualMachine clears the "virtual_machine" edge to the VirtualMachine entity.
+func (m *BackupMutation) ClearVirtualMachine() {
+	m.clearedvirtual_machine = true
+}
+
+// VirtualMachineCleared reports if the "virtual_machine" edge to the VirtualMachine entity was cleared.
+func (m *BackupMutation) VirtualMachineCleared() bool {
+	return m.clearedvirtual_machine
+}
+
+// VirtualMachineID returns the "virtual_machine" edge ID in the mutation.
+func (m *BackupMutation) VirtualMachineID() (id int, exists bool) {
+	if m.virtual_machine != nil {
+		return *m.virtual_machine, true
+	}
+	return
+}
+
+// VirtualMachineIDs returns the "virtual_machine" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// VirtualMachineID instead. It exists only for internal usage by the builders.
+func (m *BackupMutation) VirtualMachineIDs() (ids []int) {
+	if id := m.virtual_machine; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetVirtualMachine resets all changes to the "virtual_machine" edge.
+func (m *BackupMutation) ResetVirtualMachine() {
+	m.virtual_machine = nil
+	m.clearedvirtual_machine = false
+}
+
+// SetNodeID sets the "node" edge to the ComputeNode entity by id.
+func (m *BackupMutation) SetNodeID(id int) {
+	m.node = &id
+}
+
+// ClearNode clears the "node" edge to the ComputeNode entity.
+func (m *BackupMutation) ClearNode() {
+	m.clearednode = true
+}
+
+// NodeCleared reports if the "node" edge to the ComputeNode entity was cleared.
+func (m *BackupMutation) NodeCleared() bool {
+	return m.clearednode
+}
+
+// NodeID returns the "node" edge ID in the mutation.
+func (m *BackupMutation) NodeID() (id int, exists bool) {
+	if m.node != nil {
+		return *m.node, true
+	}
+	return
+}
+
+// NodeIDs returns the "node" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// NodeID instead. It exists only for internal usage by the builders.
+func (m *BackupMutation) NodeIDs() (ids []int) {
+	if id := m.node; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetNode resets all changes to the "node" edge.
+func (m *BackupMutation) ResetNode() {
+	m.node = nil
+	m.clearednode = false
+}
+
+// AddAssignmentIDs adds the "assignments" edge to the Assignment entity by ids.
+func (m *BackupMutation) AddAssignmentIDs(ids ...int) {
+	if m.assignments == nil {
+		m.assignments = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.assignments[ids[i]] = struct{}{}
+	}
+}
+
+// ClearAssignments clears the "assignments" edge to the Assignment entity.
+func (m *BackupMutation) ClearAssignments() {
+	m.clearedassignments = true
+}
+
+// AssignmentsCleared reports if the "assignments" edge to the Assignment entity was cleared.
+func (m *BackupMutation) AssignmentsCleared() bool {
+	return m.clearedassignments
+}
+
+// RemoveAssignmentIDs removes the "assignments" edge to the Assignment entity by IDs.
+func (m *BackupMutation) RemoveAssignmentIDs(ids ...int) {
+	if m.removedassignments == nil {
+		m.removedassignments = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.assignments, ids[i])
+		m.removedassignments[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedAssignments returns the removed IDs of the "assignments" edge to the Assignment entity.
+func (m *BackupMutation) RemovedAssignmentsIDs() (ids []int) {
+	for id := range m.removedassignments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// AssignmentsIDs returns the "assignments" edge IDs in the mutation.
+func (m *BackupMutation) AssignmentsIDs() (ids []int) {
+	for id := range m.assignments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetAssignments resets all changes to the "assignments" edge.
+func (m *BackupMutation) ResetAssignments() {
+	m.assignments = nil
+	m.clearedassignments = false
+	m.removedassignments = nil
+}
+
+// AddRestoredVirtualMachineIDs adds the "restored_virtual_machines" edge to the VirtualMachine entity by ids.
+func (m *BackupMutation) AddRestoredVirtualMachineIDs(ids ...int) {
+	if m.restored_virtual_machines == nil {
+		m.restored_virtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.restored_virtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// ClearRestoredVirtualMachines clears the "restored_virtual_machines" edge to the VirtualMachine entity.
+func (m *BackupMutation) ClearRestoredVirtualMachines() {
+	m.clearedrestored_virtual_machines = true
+}
+
+// RestoredVirtualMachinesCleared reports if the "restored_virtual_machines" edge to the VirtualMachine entity was cleared.
+func (m *BackupMutation) RestoredVirtualMachinesCleared() bool {
+	return m.clearedrestored_virtual_machines
+}
+
+// RemoveRestoredVirtualMachineIDs removes the "restored_virtual_machines" edge to the VirtualMachine entity by IDs.
+func (m *BackupMutation) RemoveRestoredVirtualMachineIDs(ids ...int) {
+	if m.removedrestored_virtual_machines == nil {
+		m.removedrestored_virtual_machines = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.restored_virtual_machines, ids[i])
+		m.removedrestored_virtual_machines[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedRestoredVirtualMachines returns the removed IDs of the "restored_virtual_machines" edge to the VirtualMachine entity.
+func (m *BackupMutation) RemovedRestoredVirtualMachinesIDs() (ids []int) {
+	for id := range m.removedrestored_virtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// RestoredVirtualMachinesIDs returns the "restored_virtual_machines" edge IDs in the mutation.
+func (m *BackupMutation) RestoredVirtualMachinesIDs() (ids []int) {
+	for id := range m.restored_virtual_machines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetRestoredVirtualMachines resets all changes to the "restored_virtual_machines" edge.
+func (m *BackupMutation) ResetRestoredVirtualMachines() {
+	m.restored_virtual_machines = nil
+	m.clearedrestored_virtual_machines = false
+	m.removedrestored_virtual_machines = nil
+}
+
+// Where appends a list predicates to the BackupMutation builder.
+func (m *BackupMutation) Where(ps ...predicate.Backup) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the BackupMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *BackupMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Backup, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *BackupMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *BackupMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Backup).
+func (m *BackupMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *BackupMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.created_at != nil {
+		fields = append(fields, backup.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, backup.FieldUpdatedAt)
+	}
+	if m.name != nil {
+		fields = append(fields, backup.FieldName)
+	}
+	if m.description != nil {
+		fields = append(fields, backup.FieldDescription)
+	}
+	if m.status != nil {
+		fields = append(fields, backup.FieldStatus)
+	}
+	if m.status_reason != nil {
+		fields = append(fields, backup.FieldStatusReason)
+	}
+	if m.size_gb != nil {
+		fields = append(fields, backup.FieldSizeGB)
+	}
+	if m.location != nil {
+		fields = append(fields, backup.FieldLocation)
+	}
+	if m.scheduled != nil {
+		fields = append(fields, backup.FieldScheduled)
+	}
+	if m.image_name != nil {
+		fields = append(fields, backup.FieldImageName)
+	}
+	if m.flavor_name != nil {
+		fields = append(fields, backup.FieldFlavorName)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *BackupMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case backup.FieldCreatedAt:
+		return m.CreatedAt()
+	case backup.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case backup.FieldName:
+		return m.Name()
+	case backup.FieldDescription:
+		return m.Description()
+	case backup.FieldStatus:
+		return m.Status()
+	case backup.FieldStatusReason:
+		return m.StatusReason()
+	case backup.FieldSizeGB:
+		return m.SizeGB()
+	case backup.FieldLocation:
+		return m.Location()
+	case backup.FieldScheduled:
+		return m.Scheduled()
+	case backup.FieldImageName:
+		return m.ImageName()
+	case backup.FieldFlavorName:
+		return m.FlavorName()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *BackupMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case backup.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case backup.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case backup.FieldName:
+		return m.OldName(ctx)
+	case backup.FieldDescription:
+		return m.OldDescription(ctx)
+	case backup.FieldStatus:
+		return m.OldStatus(ctx)
+	case backup.FieldStatusReason:
+		return m.OldStatusReason(ctx)
+	case backup.FieldSizeGB:
+		return m.OldSizeGB(ctx)
+	case backup.FieldLocation:
+		return m.OldLocation(ctx)
+	case backup.FieldScheduled:
+		return m.OldScheduled(ctx)
+	case backup.FieldImageName:
+		return m.OldImageName(ctx)
+	case backup.FieldFlavorName:
+		return m.OldFlavorName(ctx)
+	}
+	return nil, fmt.Errorf("unknown Backup field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BackupMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case backup.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case backup.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case backup.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case backup.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case backup.FieldStatus:
+		v, ok := value.(backup.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case backup.FieldStatusReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusReason(v)
+		return nil
+	case backup.FieldSizeGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSizeGB(v)
+		return nil
+	case backup.FieldLocation:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLocation(v)
+		return nil
+	case backup.FieldScheduled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScheduled(v)
+		return nil
+	case backup.FieldImageName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetImageName(v)
+		return nil
+	case backup.FieldFlavorName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFlavorName(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Backup field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *BackupMutation) AddedFields() []string {
+	var fields []string
+	if m.addsize_gb != nil {
+		fields = append(fields, backup.FieldSizeGB)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *BackupMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case backup.FieldSizeGB:
+		return m.AddedSizeGB()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BackupMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case backup.FieldSizeGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSizeGB(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Backup numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *BackupMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(backup.FieldDescription) {
+		fields = append(fields, backup.FieldDescription)
+	}
+	if m.FieldCleared(backup.FieldStatusReason) {
+		fields = append(fields, backup.FieldStatusReason)
+	}
+	if m.FieldCleared(backup.FieldLocation) {
+		fields = append(fields, backup.FieldLocation)
+	}
+	if m.FieldCleared(backup.FieldImageName) {
+		fields = append(fields, backup.FieldImageName)
+	}
+	if m.FieldCleared(backup.FieldFlavorName) {
+		fields = append(fields, backup.FieldFlavorName)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *BackupMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *BackupMutation) ClearField(name string) error {
+	switch name {
+	case backup.FieldDescription:
+		m.ClearDescription()
+		return nil
+	case backup.FieldStatusReason:
+		m.ClearStatusReason()
+		return nil
+	case backup.FieldLocation:
+		m.ClearLocation()
+		return nil
+	case backup.FieldImageName:
+		m.ClearImageName()
+		return nil
+	case backup.FieldFlavorName:
+		m.ClearFlavorName()
+		return nil
+	}
+	return fmt.Errorf("unknown Backup nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *BackupMutation) ResetField(name string) error {
+	switch name {
+	case backup.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case backup.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case backup.FieldName:
+		m.ResetName()
+		return nil
+	case backup.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case backup.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case backup.FieldStatusReason:
+		m.ResetStatusReason()
+		return nil
+	case backup.FieldSizeGB:
+		m.ResetSizeGB()
+		return nil
+	case backup.FieldLocation:
+		m.ResetLocation()
+		return nil
+	case backup.FieldScheduled:
+		m.ResetScheduled()
+		return nil
+	case backup.FieldImageName:
+		m.ResetImageName()
+		return nil
+	case backup.FieldFlavorName:
+		m.ResetFlavorName()
+		return nil
+	}
+	return fmt.Errorf("unknown Backup field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *BackupMutation) AddedEdges() []string {
+	edges := make([]string, 0, 6)
+	if m.tenant != nil {
+		edges = append(edges, backup.EdgeTenant)
+	}
+	if m.region != nil {
+		edges = append(edges, backup.EdgeRegion)
+	}
+	if m.virtual_machine != nil {
+		edges = append(edges, backup.EdgeVirtualMachine)
+	}
+	if m.node != nil {
+		edges = append(edges, backup.EdgeNode)
+	}
+	if m.assignments != nil {
+		edges = append(edges, backup.EdgeAssignments)
+	}
+	if m.restored_virtual_machines != nil {
+		edges = append(edges, backup.EdgeRestoredVirtualMachines)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *BackupMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case backup.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case backup.EdgeRegion:
+		if id := m.region; id != nil {
+			return []ent.Value{*id}
+		}
+	case backup.EdgeVirtualMachine:
+		if id := m.virtual_machine; id != nil {
+			return []ent.Value{*id}
+		}
+	case backup.EdgeNode:
+		if id := m.node; id != nil {
+			return []ent.Value{*id}
+		}
+	case backup.EdgeAssignments:
+		ids := make([]ent.Value, 0, len(m.assignments))
+		for id := range m.assignments {
+			ids = append(ids, id)
+		}
+		return ids
+	case backup.EdgeRestoredVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.restored_virtual_machines))
+		for id := range m.restored_virtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *BackupMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 6)
+	if m.removedassignments != nil {
+		edges = append(edges, backup.EdgeAssignments)
+	}
+	if m.removedrestored_virtual_machines != nil {
+		edges = append(edges, backup.EdgeRestoredVirtualMachines)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *BackupMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case backup.EdgeAssignments:
+		ids := make([]ent.Value, 0, len(m.removedassignments))
+		for id := range m.removedassignments {
+			ids = append(ids, id)
+		}
+		return ids
+	case backup.EdgeRestoredVirtualMachines:
+		ids := make([]ent.Value, 0, len(m.removedrestored_virtual_machines))
+		for id := range m.removedrestored_virtual_machines {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *BackupMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 6)
+	if m.clearedtenant {
+		edges = append(edges, backup.EdgeTenant)
+	}
+	if m.clearedregion {
+		edges = append(edges, backup.EdgeRegion)
+	}
+	if m.clearedvirtual_machine {
+		edges = append(edges, backup.EdgeVirtualMachine)
+	}
+	if m.clearednode {
+		edges = append(edges, backup.EdgeNode)
+	}
+	if m.clearedassignments {
+		edges = append(edges, backup.EdgeAssignments)
+	}
+	if m.clearedrestored_virtual_machines {
+		edges = append(edges, backup.EdgeRestoredVirtualMachines)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *BackupMutation) EdgeCleared(name string) bool {
+	switch name {
+	case backup.EdgeTenant:
+		return m.clearedtenant
+	case backup.EdgeRegion:
+		return m.clearedregion
+	case backup.EdgeVirtualMachine:
+		return m.clearedvirtual_machine
+	case backup.EdgeNode:
+		return m.clearednode
+	case backup.EdgeAssignments:
+		return m.clearedassignments
+	case backup.EdgeRestoredVirtualMachines:
+		return m.clearedrestored_virtual_machines
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *BackupMutation) ClearEdge(name string) error {
+	switch name {
+	case backup.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case backup.EdgeRegion:
+		m.ClearRegion()
+		return nil
+	case backup.EdgeVirtualMachine:
+		m.ClearVirtualMachine()
+		return nil
+	case backup.EdgeNode:
+		m.ClearNode()
+		return nil
+	}
+	return fmt.Errorf("unknown Backup unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *BackupMutation) ResetEdge(name string) error {
+	switch name {
+	case backup.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case backup.EdgeRegion:
+		m.ResetRegion()
+		return nil
+	case backup.EdgeVirtualMachine:
+		m.ResetVirtualMachine()
+		return nil
+	case backup.EdgeNode:
+		m.ResetNode()
+		return nil
+	case backup.EdgeAssignments:
+		m.ResetAssignments()
+		return nil
+	case backup.EdgeRestoredVirtualMachines:
+		m.ResetRestoredVirtualMachines()
+		return nil
+	}
+	return fmt.Errorf("unknown Backup edge %s", name)
 }
 
 // CheckMutation represents an operation that mutates the Check nodes in the graph.
@@ -9027,6 +10561,12 @@ type ComputeNodeMutation struct {
 	volumes                         map[int]struct{}
 	removedvolumes                  map[int]struct{}
 	clearedvolumes                  bool
+	snapshots                       map[int]struct{}
+	removedsnapshots                map[int]struct{}
+	clearedsnapshots                bool
+	backups                         map[int]struct{}
+	removedbackups                  map[int]struct{}
+	clearedbackups                  bool
 	events                          map[int]struct{}
 	removedevents                   map[int]struct{}
 	clearedevents                   bool
@@ -11191,6 +12731,114 @@ func (m *ComputeNodeMutation) ResetVolumes() {
 	m.removedvolumes = nil
 }
 
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by ids.
+func (m *ComputeNodeMutation) AddSnapshotIDs(ids ...int) {
+	if m.snapshots == nil {
+		m.snapshots = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.snapshots[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSnapshots clears the "snapshots" edge to the Snapshot entity.
+func (m *ComputeNodeMutation) ClearSnapshots() {
+	m.clearedsnapshots = true
+}
+
+// SnapshotsCleared reports if the "snapshots" edge to the Snapshot entity was cleared.
+func (m *ComputeNodeMutation) SnapshotsCleared() bool {
+	return m.clearedsnapshots
+}
+
+// RemoveSnapshotIDs removes the "snapshots" edge to the Snapshot entity by IDs.
+func (m *ComputeNodeMutation) RemoveSnapshotIDs(ids ...int) {
+	if m.removedsnapshots == nil {
+		m.removedsnapshots = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.snapshots, ids[i])
+		m.removedsnapshots[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSnapshots returns the removed IDs of the "snapshots" edge to the Snapshot entity.
+func (m *ComputeNodeMutation) RemovedSnapshotsIDs() (ids []int) {
+	for id := range m.removedsnapshots {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SnapshotsIDs returns the "snapshots" edge IDs in the mutation.
+func (m *ComputeNodeMutation) SnapshotsIDs() (ids []int) {
+	for id := range m.snapshots {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSnapshots resets all changes to the "snapshots" edge.
+func (m *ComputeNodeMutation) ResetSnapshots() {
+	m.snapshots = nil
+	m.clearedsnapshots = false
+	m.removedsnapshots = nil
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by ids.
+func (m *ComputeNodeMutation) AddBackupIDs(ids ...int) {
+	if m.backups == nil {
+		m.backups = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.backups[ids[i]] = struct{}{}
+	}
+}
+
+// ClearBackups clears the "backups" edge to the Backup entity.
+func (m *ComputeNodeMutation) ClearBackups() {
+	m.clearedbackups = true
+}
+
+// BackupsCleared reports if the "backups" edge to the Backup entity was cleared.
+func (m *ComputeNodeMutation) BackupsCleared() bool {
+	return m.clearedbackups
+}
+
+// RemoveBackupIDs removes the "backups" edge to the Backup entity by IDs.
+func (m *ComputeNodeMutation) RemoveBackupIDs(ids ...int) {
+	if m.removedbackups == nil {
+		m.removedbackups = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.backups, ids[i])
+		m.removedbackups[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedBackups returns the removed IDs of the "backups" edge to the Backup entity.
+func (m *ComputeNodeMutation) RemovedBackupsIDs() (ids []int) {
+	for id := range m.removedbackups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// BackupsIDs returns the "backups" edge IDs in the mutation.
+func (m *ComputeNodeMutation) BackupsIDs() (ids []int) {
+	for id := range m.backups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetBackups resets all changes to the "backups" edge.
+func (m *ComputeNodeMutation) ResetBackups() {
+	m.backups = nil
+	m.clearedbackups = false
+	m.removedbackups = nil
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by ids.
 func (m *ComputeNodeMutation) AddEventIDs(ids ...int) {
 	if m.events == nil {
@@ -12402,7 +14050,7 @@ func (m *ComputeNodeMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ComputeNodeMutation) AddedEdges() []string {
-	edges := make([]string, 0, 15)
+	edges := make([]string, 0, 17)
 	if m.host != nil {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -12429,6 +14077,12 @@ func (m *ComputeNodeMutation) AddedEdges() []string {
 	}
 	if m.volumes != nil {
 		edges = append(edges, computenode.EdgeVolumes)
+	}
+	if m.snapshots != nil {
+		edges = append(edges, computenode.EdgeSnapshots)
+	}
+	if m.backups != nil {
+		edges = append(edges, computenode.EdgeBackups)
 	}
 	if m.events != nil {
 		edges = append(edges, computenode.EdgeEvents)
@@ -12503,6 +14157,18 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case computenode.EdgeSnapshots:
+		ids := make([]ent.Value, 0, len(m.snapshots))
+		for id := range m.snapshots {
+			ids = append(ids, id)
+		}
+		return ids
+	case computenode.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.backups))
+		for id := range m.backups {
+			ids = append(ids, id)
+		}
+		return ids
 	case computenode.EdgeEvents:
 		ids := make([]ent.Value, 0, len(m.events))
 		for id := range m.events {
@@ -12545,7 +14211,7 @@ func (m *ComputeNodeMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ComputeNodeMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 15)
+	edges := make([]string, 0, 17)
 	if m.removedproviders != nil {
 		edges = append(edges, computenode.EdgeProviders)
 	}
@@ -12563,6 +14229,12 @@ func (m *ComputeNodeMutation) RemovedEdges() []string {
 	}
 	if m.removedvolumes != nil {
 		edges = append(edges, computenode.EdgeVolumes)
+	}
+	if m.removedsnapshots != nil {
+		edges = append(edges, computenode.EdgeSnapshots)
+	}
+	if m.removedbackups != nil {
+		edges = append(edges, computenode.EdgeBackups)
 	}
 	if m.removedevents != nil {
 		edges = append(edges, computenode.EdgeEvents)
@@ -12625,6 +14297,18 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case computenode.EdgeSnapshots:
+		ids := make([]ent.Value, 0, len(m.removedsnapshots))
+		for id := range m.removedsnapshots {
+			ids = append(ids, id)
+		}
+		return ids
+	case computenode.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.removedbackups))
+		for id := range m.removedbackups {
+			ids = append(ids, id)
+		}
+		return ids
 	case computenode.EdgeEvents:
 		ids := make([]ent.Value, 0, len(m.removedevents))
 		for id := range m.removedevents {
@@ -12667,7 +14351,7 @@ func (m *ComputeNodeMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ComputeNodeMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 15)
+	edges := make([]string, 0, 17)
 	if m.clearedhost {
 		edges = append(edges, computenode.EdgeHost)
 	}
@@ -12694,6 +14378,12 @@ func (m *ComputeNodeMutation) ClearedEdges() []string {
 	}
 	if m.clearedvolumes {
 		edges = append(edges, computenode.EdgeVolumes)
+	}
+	if m.clearedsnapshots {
+		edges = append(edges, computenode.EdgeSnapshots)
+	}
+	if m.clearedbackups {
+		edges = append(edges, computenode.EdgeBackups)
 	}
 	if m.clearedevents {
 		edges = append(edges, computenode.EdgeEvents)
@@ -12738,6 +14428,10 @@ func (m *ComputeNodeMutation) EdgeCleared(name string) bool {
 		return m.clearedvirtual_machines
 	case computenode.EdgeVolumes:
 		return m.clearedvolumes
+	case computenode.EdgeSnapshots:
+		return m.clearedsnapshots
+	case computenode.EdgeBackups:
+		return m.clearedbackups
 	case computenode.EdgeEvents:
 		return m.clearedevents
 	case computenode.EdgeAlerts:
@@ -12801,6 +14495,12 @@ func (m *ComputeNodeMutation) ResetEdge(name string) error {
 		return nil
 	case computenode.EdgeVolumes:
 		m.ResetVolumes()
+		return nil
+	case computenode.EdgeSnapshots:
+		m.ResetSnapshots()
+		return nil
+	case computenode.EdgeBackups:
+		m.ResetBackups()
 		return nil
 	case computenode.EdgeEvents:
 		m.ResetEvents()
@@ -48733,33 +50433,41 @@ func (m *ProviderMutation) ResetEdge(name string) error {
 // QuotaMutation represents an operation that mutates the Quota nodes in the graph.
 type QuotaMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *int
-	created_at         *time.Time
-	updated_at         *time.Time
-	cpu_percent        *float64
-	addcpu_percent     *float64
-	vcpus              *int
-	addvcpus           *int
-	memory_mb          *int64
-	addmemory_mb       *int64
-	storage_gb         *int64
-	addstorage_gb      *int64
-	used_vcpus         *int
-	addused_vcpus      *int
-	used_memory_mb     *int64
-	addused_memory_mb  *int64
-	used_storage_gb    *int64
-	addused_storage_gb *int64
-	clearedFields      map[string]struct{}
-	tenant             *int
-	clearedtenant      bool
-	host_group         *int
-	clearedhost_group  bool
-	done               bool
-	oldValue           func(context.Context) (*Quota, error)
-	predicates         []predicate.Quota
+	op                  Op
+	typ                 string
+	id                  *int
+	created_at          *time.Time
+	updated_at          *time.Time
+	cpu_percent         *float64
+	addcpu_percent      *float64
+	vcpus               *int
+	addvcpus            *int
+	memory_mb           *int64
+	addmemory_mb        *int64
+	storage_gb          *int64
+	addstorage_gb       *int64
+	used_vcpus          *int
+	addused_vcpus       *int
+	used_memory_mb      *int64
+	addused_memory_mb   *int64
+	used_storage_gb     *int64
+	addused_storage_gb  *int64
+	snapshot_gb         *int64
+	addsnapshot_gb      *int64
+	used_snapshot_gb    *int64
+	addused_snapshot_gb *int64
+	backup_gb           *int64
+	addbackup_gb        *int64
+	used_backup_gb      *int64
+	addused_backup_gb   *int64
+	clearedFields       map[string]struct{}
+	tenant              *int
+	clearedtenant       bool
+	host_group          *int
+	clearedhost_group   bool
+	done                bool
+	oldValue            func(context.Context) (*Quota, error)
+	predicates          []predicate.Quota
 }
 
 var _ ent.Mutation = (*QuotaMutation)(nil)
@@ -49324,6 +51032,230 @@ func (m *QuotaMutation) ResetUsedStorageGB() {
 	m.addused_storage_gb = nil
 }
 
+// SetSnapshotGB sets the "snapshot_gb" field.
+func (m *QuotaMutation) SetSnapshotGB(i int64) {
+	m.snapshot_gb = &i
+	m.addsnapshot_gb = nil
+}
+
+// SnapshotGB returns the value of the "snapshot_gb" field in the mutation.
+func (m *QuotaMutation) SnapshotGB() (r int64, exists bool) {
+	v := m.snapshot_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSnapshotGB returns the old "snapshot_gb" field's value of the Quota entity.
+// If the Quota object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *QuotaMutation) OldSnapshotGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSnapshotGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSnapshotGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSnapshotGB: %w", err)
+	}
+	return oldValue.SnapshotGB, nil
+}
+
+// AddSnapshotGB adds i to the "snapshot_gb" field.
+func (m *QuotaMutation) AddSnapshotGB(i int64) {
+	if m.addsnapshot_gb != nil {
+		*m.addsnapshot_gb += i
+	} else {
+		m.addsnapshot_gb = &i
+	}
+}
+
+// AddedSnapshotGB returns the value that was added to the "snapshot_gb" field in this mutation.
+func (m *QuotaMutation) AddedSnapshotGB() (r int64, exists bool) {
+	v := m.addsnapshot_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSnapshotGB resets all changes to the "snapshot_gb" field.
+func (m *QuotaMutation) ResetSnapshotGB() {
+	m.snapshot_gb = nil
+	m.addsnapshot_gb = nil
+}
+
+// SetUsedSnapshotGB sets the "used_snapshot_gb" field.
+func (m *QuotaMutation) SetUsedSnapshotGB(i int64) {
+	m.used_snapshot_gb = &i
+	m.addused_snapshot_gb = nil
+}
+
+// UsedSnapshotGB returns the value of the "used_snapshot_gb" field in the mutation.
+func (m *QuotaMutation) UsedSnapshotGB() (r int64, exists bool) {
+	v := m.used_snapshot_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedSnapshotGB returns the old "used_snapshot_gb" field's value of the Quota entity.
+// If the Quota object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *QuotaMutation) OldUsedSnapshotGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedSnapshotGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedSnapshotGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedSnapshotGB: %w", err)
+	}
+	return oldValue.UsedSnapshotGB, nil
+}
+
+// AddUsedSnapshotGB adds i to the "used_snapshot_gb" field.
+func (m *QuotaMutation) AddUsedSnapshotGB(i int64) {
+	if m.addused_snapshot_gb != nil {
+		*m.addused_snapshot_gb += i
+	} else {
+		m.addused_snapshot_gb = &i
+	}
+}
+
+// AddedUsedSnapshotGB returns the value that was added to the "used_snapshot_gb" field in this mutation.
+func (m *QuotaMutation) AddedUsedSnapshotGB() (r int64, exists bool) {
+	v := m.addused_snapshot_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUsedSnapshotGB resets all changes to the "used_snapshot_gb" field.
+func (m *QuotaMutation) ResetUsedSnapshotGB() {
+	m.used_snapshot_gb = nil
+	m.addused_snapshot_gb = nil
+}
+
+// SetBackupGB sets the "backup_gb" field.
+func (m *QuotaMutation) SetBackupGB(i int64) {
+	m.backup_gb = &i
+	m.addbackup_gb = nil
+}
+
+// BackupGB returns the value of the "backup_gb" field in the mutation.
+func (m *QuotaMutation) BackupGB() (r int64, exists bool) {
+	v := m.backup_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackupGB returns the old "backup_gb" field's value of the Quota entity.
+// If the Quota object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *QuotaMutation) OldBackupGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackupGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackupGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackupGB: %w", err)
+	}
+	return oldValue.BackupGB, nil
+}
+
+// AddBackupGB adds i to the "backup_gb" field.
+func (m *QuotaMutation) AddBackupGB(i int64) {
+	if m.addbackup_gb != nil {
+		*m.addbackup_gb += i
+	} else {
+		m.addbackup_gb = &i
+	}
+}
+
+// AddedBackupGB returns the value that was added to the "backup_gb" field in this mutation.
+func (m *QuotaMutation) AddedBackupGB() (r int64, exists bool) {
+	v := m.addbackup_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBackupGB resets all changes to the "backup_gb" field.
+func (m *QuotaMutation) ResetBackupGB() {
+	m.backup_gb = nil
+	m.addbackup_gb = nil
+}
+
+// SetUsedBackupGB sets the "used_backup_gb" field.
+func (m *QuotaMutation) SetUsedBackupGB(i int64) {
+	m.used_backup_gb = &i
+	m.addused_backup_gb = nil
+}
+
+// UsedBackupGB returns the value of the "used_backup_gb" field in the mutation.
+func (m *QuotaMutation) UsedBackupGB() (r int64, exists bool) {
+	v := m.used_backup_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedBackupGB returns the old "used_backup_gb" field's value of the Quota entity.
+// If the Quota object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *QuotaMutation) OldUsedBackupGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedBackupGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedBackupGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedBackupGB: %w", err)
+	}
+	return oldValue.UsedBackupGB, nil
+}
+
+// AddUsedBackupGB adds i to the "used_backup_gb" field.
+func (m *QuotaMutation) AddUsedBackupGB(i int64) {
+	if m.addused_backup_gb != nil {
+		*m.addused_backup_gb += i
+	} else {
+		m.addused_backup_gb = &i
+	}
+}
+
+// AddedUsedBackupGB returns the value that was added to the "used_backup_gb" field in this mutation.
+func (m *QuotaMutation) AddedUsedBackupGB() (r int64, exists bool) {
+	v := m.addused_backup_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUsedBackupGB resets all changes to the "used_backup_gb" field.
+func (m *QuotaMutation) ResetUsedBackupGB() {
+	m.used_backup_gb = nil
+	m.addused_backup_gb = nil
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by id.
 func (m *QuotaMutation) SetTenantID(id int) {
 	m.tenant = &id
@@ -49436,7 +51368,7 @@ func (m *QuotaMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *QuotaMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, quota.FieldCreatedAt)
 	}
@@ -49464,6 +51396,18 @@ func (m *QuotaMutation) Fields() []string {
 	if m.used_storage_gb != nil {
 		fields = append(fields, quota.FieldUsedStorageGB)
 	}
+	if m.snapshot_gb != nil {
+		fields = append(fields, quota.FieldSnapshotGB)
+	}
+	if m.used_snapshot_gb != nil {
+		fields = append(fields, quota.FieldUsedSnapshotGB)
+	}
+	if m.backup_gb != nil {
+		fields = append(fields, quota.FieldBackupGB)
+	}
+	if m.used_backup_gb != nil {
+		fields = append(fields, quota.FieldUsedBackupGB)
+	}
 	return fields
 }
 
@@ -49490,6 +51434,14 @@ func (m *QuotaMutation) Field(name string) (ent.Value, bool) {
 		return m.UsedMemoryMB()
 	case quota.FieldUsedStorageGB:
 		return m.UsedStorageGB()
+	case quota.FieldSnapshotGB:
+		return m.SnapshotGB()
+	case quota.FieldUsedSnapshotGB:
+		return m.UsedSnapshotGB()
+	case quota.FieldBackupGB:
+		return m.BackupGB()
+	case quota.FieldUsedBackupGB:
+		return m.UsedBackupGB()
 	}
 	return nil, false
 }
@@ -49517,6 +51469,14 @@ func (m *QuotaMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldUsedMemoryMB(ctx)
 	case quota.FieldUsedStorageGB:
 		return m.OldUsedStorageGB(ctx)
+	case quota.FieldSnapshotGB:
+		return m.OldSnapshotGB(ctx)
+	case quota.FieldUsedSnapshotGB:
+		return m.OldUsedSnapshotGB(ctx)
+	case quota.FieldBackupGB:
+		return m.OldBackupGB(ctx)
+	case quota.FieldUsedBackupGB:
+		return m.OldUsedBackupGB(ctx)
 	}
 	return nil, fmt.Errorf("unknown Quota field %s", name)
 }
@@ -49589,6 +51549,34 @@ func (m *QuotaMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUsedStorageGB(v)
 		return nil
+	case quota.FieldSnapshotGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSnapshotGB(v)
+		return nil
+	case quota.FieldUsedSnapshotGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedSnapshotGB(v)
+		return nil
+	case quota.FieldBackupGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackupGB(v)
+		return nil
+	case quota.FieldUsedBackupGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedBackupGB(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Quota field %s", name)
 }
@@ -49618,6 +51606,18 @@ func (m *QuotaMutation) AddedFields() []string {
 	if m.addused_storage_gb != nil {
 		fields = append(fields, quota.FieldUsedStorageGB)
 	}
+	if m.addsnapshot_gb != nil {
+		fields = append(fields, quota.FieldSnapshotGB)
+	}
+	if m.addused_snapshot_gb != nil {
+		fields = append(fields, quota.FieldUsedSnapshotGB)
+	}
+	if m.addbackup_gb != nil {
+		fields = append(fields, quota.FieldBackupGB)
+	}
+	if m.addused_backup_gb != nil {
+		fields = append(fields, quota.FieldUsedBackupGB)
+	}
 	return fields
 }
 
@@ -49640,6 +51640,14 @@ func (m *QuotaMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedUsedMemoryMB()
 	case quota.FieldUsedStorageGB:
 		return m.AddedUsedStorageGB()
+	case quota.FieldSnapshotGB:
+		return m.AddedSnapshotGB()
+	case quota.FieldUsedSnapshotGB:
+		return m.AddedUsedSnapshotGB()
+	case quota.FieldBackupGB:
+		return m.AddedBackupGB()
+	case quota.FieldUsedBackupGB:
+		return m.AddedUsedBackupGB()
 	}
 	return nil, false
 }
@@ -49698,6 +51706,34 @@ func (m *QuotaMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddUsedStorageGB(v)
 		return nil
+	case quota.FieldSnapshotGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSnapshotGB(v)
+		return nil
+	case quota.FieldUsedSnapshotGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUsedSnapshotGB(v)
+		return nil
+	case quota.FieldBackupGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBackupGB(v)
+		return nil
+	case quota.FieldUsedBackupGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUsedBackupGB(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Quota numeric field %s", name)
 }
@@ -49751,6 +51787,18 @@ func (m *QuotaMutation) ResetField(name string) error {
 		return nil
 	case quota.FieldUsedStorageGB:
 		m.ResetUsedStorageGB()
+		return nil
+	case quota.FieldSnapshotGB:
+		m.ResetSnapshotGB()
+		return nil
+	case quota.FieldUsedSnapshotGB:
+		m.ResetUsedSnapshotGB()
+		return nil
+	case quota.FieldBackupGB:
+		m.ResetBackupGB()
+		return nil
+	case quota.FieldUsedBackupGB:
+		m.ResetUsedBackupGB()
 		return nil
 	}
 	return fmt.Errorf("unknown Quota field %s", name)
@@ -52016,6 +54064,7 @@ type RegionMutation struct {
 	name                       *string
 	description                *string
 	status                     *region.Status
+	backup_target              *string
 	clearedFields              map[string]struct{}
 	availability_zones         map[int]struct{}
 	removedavailability_zones  map[int]struct{}
@@ -52035,6 +54084,9 @@ type RegionMutation struct {
 	virtual_machines           map[int]struct{}
 	removedvirtual_machines    map[int]struct{}
 	clearedvirtual_machines    bool
+	backups                    map[int]struct{}
+	removedbackups             map[int]struct{}
+	clearedbackups             bool
 	done                       bool
 	oldValue                   func(context.Context) (*Region, error)
 	predicates                 []predicate.Region
@@ -52329,6 +54381,55 @@ func (m *RegionMutation) OldStatus(ctx context.Context) (v region.Status, err er
 // ResetStatus resets all changes to the "status" field.
 func (m *RegionMutation) ResetStatus() {
 	m.status = nil
+}
+
+// SetBackupTarget sets the "backup_target" field.
+func (m *RegionMutation) SetBackupTarget(s string) {
+	m.backup_target = &s
+}
+
+// BackupTarget returns the value of the "backup_target" field in the mutation.
+func (m *RegionMutation) BackupTarget() (r string, exists bool) {
+	v := m.backup_target
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackupTarget returns the old "backup_target" field's value of the Region entity.
+// If the Region object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RegionMutation) OldBackupTarget(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackupTarget is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackupTarget requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackupTarget: %w", err)
+	}
+	return oldValue.BackupTarget, nil
+}
+
+// ClearBackupTarget clears the value of the "backup_target" field.
+func (m *RegionMutation) ClearBackupTarget() {
+	m.backup_target = nil
+	m.clearedFields[region.FieldBackupTarget] = struct{}{}
+}
+
+// BackupTargetCleared returns if the "backup_target" field was cleared in this mutation.
+func (m *RegionMutation) BackupTargetCleared() bool {
+	_, ok := m.clearedFields[region.FieldBackupTarget]
+	return ok
+}
+
+// ResetBackupTarget resets all changes to the "backup_target" field.
+func (m *RegionMutation) ResetBackupTarget() {
+	m.backup_target = nil
+	delete(m.clearedFields, region.FieldBackupTarget)
 }
 
 // AddAvailabilityZoneIDs adds the "availability_zones" edge to the AvailabilityZone entity by ids.
@@ -52655,6 +54756,60 @@ func (m *RegionMutation) ResetVirtualMachines() {
 	m.removedvirtual_machines = nil
 }
 
+// AddBackupIDs adds the "backups" edge to the Backup entity by ids.
+func (m *RegionMutation) AddBackupIDs(ids ...int) {
+	if m.backups == nil {
+		m.backups = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.backups[ids[i]] = struct{}{}
+	}
+}
+
+// ClearBackups clears the "backups" edge to the Backup entity.
+func (m *RegionMutation) ClearBackups() {
+	m.clearedbackups = true
+}
+
+// BackupsCleared reports if the "backups" edge to the Backup entity was cleared.
+func (m *RegionMutation) BackupsCleared() bool {
+	return m.clearedbackups
+}
+
+// RemoveBackupIDs removes the "backups" edge to the Backup entity by IDs.
+func (m *RegionMutation) RemoveBackupIDs(ids ...int) {
+	if m.removedbackups == nil {
+		m.removedbackups = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.backups, ids[i])
+		m.removedbackups[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedBackups returns the removed IDs of the "backups" edge to the Backup entity.
+func (m *RegionMutation) RemovedBackupsIDs() (ids []int) {
+	for id := range m.removedbackups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// BackupsIDs returns the "backups" edge IDs in the mutation.
+func (m *RegionMutation) BackupsIDs() (ids []int) {
+	for id := range m.backups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetBackups resets all changes to the "backups" edge.
+func (m *RegionMutation) ResetBackups() {
+	m.backups = nil
+	m.clearedbackups = false
+	m.removedbackups = nil
+}
+
 // Where appends a list predicates to the RegionMutation builder.
 func (m *RegionMutation) Where(ps ...predicate.Region) {
 	m.predicates = append(m.predicates, ps...)
@@ -52689,7 +54844,7 @@ func (m *RegionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RegionMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.created_at != nil {
 		fields = append(fields, region.FieldCreatedAt)
 	}
@@ -52704,6 +54859,9 @@ func (m *RegionMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, region.FieldStatus)
+	}
+	if m.backup_target != nil {
+		fields = append(fields, region.FieldBackupTarget)
 	}
 	return fields
 }
@@ -52723,6 +54881,8 @@ func (m *RegionMutation) Field(name string) (ent.Value, bool) {
 		return m.Description()
 	case region.FieldStatus:
 		return m.Status()
+	case region.FieldBackupTarget:
+		return m.BackupTarget()
 	}
 	return nil, false
 }
@@ -52742,6 +54902,8 @@ func (m *RegionMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldDescription(ctx)
 	case region.FieldStatus:
 		return m.OldStatus(ctx)
+	case region.FieldBackupTarget:
+		return m.OldBackupTarget(ctx)
 	}
 	return nil, fmt.Errorf("unknown Region field %s", name)
 }
@@ -52786,6 +54948,13 @@ func (m *RegionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatus(v)
 		return nil
+	case region.FieldBackupTarget:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackupTarget(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Region field %s", name)
 }
@@ -52819,6 +54988,9 @@ func (m *RegionMutation) ClearedFields() []string {
 	if m.FieldCleared(region.FieldDescription) {
 		fields = append(fields, region.FieldDescription)
 	}
+	if m.FieldCleared(region.FieldBackupTarget) {
+		fields = append(fields, region.FieldBackupTarget)
+	}
 	return fields
 }
 
@@ -52835,6 +55007,9 @@ func (m *RegionMutation) ClearField(name string) error {
 	switch name {
 	case region.FieldDescription:
 		m.ClearDescription()
+		return nil
+	case region.FieldBackupTarget:
+		m.ClearBackupTarget()
 		return nil
 	}
 	return fmt.Errorf("unknown Region nullable field %s", name)
@@ -52859,13 +55034,16 @@ func (m *RegionMutation) ResetField(name string) error {
 	case region.FieldStatus:
 		m.ResetStatus()
 		return nil
+	case region.FieldBackupTarget:
+		m.ResetBackupTarget()
+		return nil
 	}
 	return fmt.Errorf("unknown Region field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *RegionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.availability_zones != nil {
 		edges = append(edges, region.EdgeAvailabilityZones)
 	}
@@ -52883,6 +55061,9 @@ func (m *RegionMutation) AddedEdges() []string {
 	}
 	if m.virtual_machines != nil {
 		edges = append(edges, region.EdgeVirtualMachines)
+	}
+	if m.backups != nil {
+		edges = append(edges, region.EdgeBackups)
 	}
 	return edges
 }
@@ -52927,13 +55108,19 @@ func (m *RegionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case region.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.backups))
+		for id := range m.backups {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *RegionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.removedavailability_zones != nil {
 		edges = append(edges, region.EdgeAvailabilityZones)
 	}
@@ -52951,6 +55138,9 @@ func (m *RegionMutation) RemovedEdges() []string {
 	}
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, region.EdgeVirtualMachines)
+	}
+	if m.removedbackups != nil {
+		edges = append(edges, region.EdgeBackups)
 	}
 	return edges
 }
@@ -52995,13 +55185,19 @@ func (m *RegionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case region.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.removedbackups))
+		for id := range m.removedbackups {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *RegionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.clearedavailability_zones {
 		edges = append(edges, region.EdgeAvailabilityZones)
 	}
@@ -53019,6 +55215,9 @@ func (m *RegionMutation) ClearedEdges() []string {
 	}
 	if m.clearedvirtual_machines {
 		edges = append(edges, region.EdgeVirtualMachines)
+	}
+	if m.clearedbackups {
+		edges = append(edges, region.EdgeBackups)
 	}
 	return edges
 }
@@ -53039,6 +55238,8 @@ func (m *RegionMutation) EdgeCleared(name string) bool {
 		return m.clearedkubernetes_clusters
 	case region.EdgeVirtualMachines:
 		return m.clearedvirtual_machines
+	case region.EdgeBackups:
+		return m.clearedbackups
 	}
 	return false
 }
@@ -53072,6 +55273,9 @@ func (m *RegionMutation) ResetEdge(name string) error {
 		return nil
 	case region.EdgeVirtualMachines:
 		m.ResetVirtualMachines()
+		return nil
+	case region.EdgeBackups:
+		m.ResetBackups()
 		return nil
 	}
 	return fmt.Errorf("unknown Region edge %s", name)
@@ -61111,6 +63315,1090 @@ func (m *SilenceMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Silence edge %s", name)
 }
 
+// SnapshotMutation represents an operation that mutates the Snapshot nodes in the graph.
+type SnapshotMutation struct {
+	config
+	op                     Op
+	typ                    string
+	id                     *int
+	created_at             *time.Time
+	updated_at             *time.Time
+	name                   *string
+	description            *string
+	status                 *snapshot.Status
+	status_reason          *string
+	size_gb                *int64
+	addsize_gb             *int64
+	reverts                *int
+	addreverts             *int
+	clearedFields          map[string]struct{}
+	tenant                 *int
+	clearedtenant          bool
+	virtual_machine        *int
+	clearedvirtual_machine bool
+	node                   *int
+	clearednode            bool
+	assignments            map[int]struct{}
+	removedassignments     map[int]struct{}
+	clearedassignments     bool
+	done                   bool
+	oldValue               func(context.Context) (*Snapshot, error)
+	predicates             []predicate.Snapshot
+}
+
+var _ ent.Mutation = (*SnapshotMutation)(nil)
+
+// snapshotOption allows management of the mutation configuration using functional options.
+type snapshotOption func(*SnapshotMutation)
+
+// newSnapshotMutation creates new mutation for the Snapshot entity.
+func newSnapshotMutation(c config, op Op, opts ...snapshotOption) *SnapshotMutation {
+	m := &SnapshotMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSnapshot,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSnapshotID sets the ID field of the mutation.
+func withSnapshotID(id int) snapshotOption {
+	return func(m *SnapshotMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Snapshot
+		)
+		m.oldValue = func(ctx context.Context) (*Snapshot, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Snapshot.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSnapshot sets the old Snapshot of the mutation.
+func withSnapshot(node *Snapshot) snapshotOption {
+	return func(m *SnapshotMutation) {
+		m.oldValue = func(context.Context) (*Snapshot, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SnapshotMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SnapshotMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SnapshotMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SnapshotMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Snapshot.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SnapshotMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SnapshotMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SnapshotMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SnapshotMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SnapshotMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SnapshotMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetName sets the "name" field.
+func (m *SnapshotMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *SnapshotMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *SnapshotMutation) ResetName() {
+	m.name = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *SnapshotMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *SnapshotMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *SnapshotMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[snapshot.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *SnapshotMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[snapshot.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *SnapshotMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, snapshot.FieldDescription)
+}
+
+// SetStatus sets the "status" field.
+func (m *SnapshotMutation) SetStatus(s snapshot.Status) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *SnapshotMutation) Status() (r snapshot.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldStatus(ctx context.Context) (v snapshot.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *SnapshotMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (m *SnapshotMutation) SetStatusReason(s string) {
+	m.status_reason = &s
+}
+
+// StatusReason returns the value of the "status_reason" field in the mutation.
+func (m *SnapshotMutation) StatusReason() (r string, exists bool) {
+	v := m.status_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusReason returns the old "status_reason" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldStatusReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusReason: %w", err)
+	}
+	return oldValue.StatusReason, nil
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (m *SnapshotMutation) ClearStatusReason() {
+	m.status_reason = nil
+	m.clearedFields[snapshot.FieldStatusReason] = struct{}{}
+}
+
+// StatusReasonCleared returns if the "status_reason" field was cleared in this mutation.
+func (m *SnapshotMutation) StatusReasonCleared() bool {
+	_, ok := m.clearedFields[snapshot.FieldStatusReason]
+	return ok
+}
+
+// ResetStatusReason resets all changes to the "status_reason" field.
+func (m *SnapshotMutation) ResetStatusReason() {
+	m.status_reason = nil
+	delete(m.clearedFields, snapshot.FieldStatusReason)
+}
+
+// SetSizeGB sets the "size_gb" field.
+func (m *SnapshotMutation) SetSizeGB(i int64) {
+	m.size_gb = &i
+	m.addsize_gb = nil
+}
+
+// SizeGB returns the value of the "size_gb" field in the mutation.
+func (m *SnapshotMutation) SizeGB() (r int64, exists bool) {
+	v := m.size_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSizeGB returns the old "size_gb" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldSizeGB(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSizeGB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSizeGB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSizeGB: %w", err)
+	}
+	return oldValue.SizeGB, nil
+}
+
+// AddSizeGB adds i to the "size_gb" field.
+func (m *SnapshotMutation) AddSizeGB(i int64) {
+	if m.addsize_gb != nil {
+		*m.addsize_gb += i
+	} else {
+		m.addsize_gb = &i
+	}
+}
+
+// AddedSizeGB returns the value that was added to the "size_gb" field in this mutation.
+func (m *SnapshotMutation) AddedSizeGB() (r int64, exists bool) {
+	v := m.addsize_gb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSizeGB resets all changes to the "size_gb" field.
+func (m *SnapshotMutation) ResetSizeGB() {
+	m.size_gb = nil
+	m.addsize_gb = nil
+}
+
+// SetReverts sets the "reverts" field.
+func (m *SnapshotMutation) SetReverts(i int) {
+	m.reverts = &i
+	m.addreverts = nil
+}
+
+// Reverts returns the value of the "reverts" field in the mutation.
+func (m *SnapshotMutation) Reverts() (r int, exists bool) {
+	v := m.reverts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReverts returns the old "reverts" field's value of the Snapshot entity.
+// If the Snapshot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SnapshotMutation) OldReverts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReverts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReverts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReverts: %w", err)
+	}
+	return oldValue.Reverts, nil
+}
+
+// AddReverts adds i to the "reverts" field.
+func (m *SnapshotMutation) AddReverts(i int) {
+	if m.addreverts != nil {
+		*m.addreverts += i
+	} else {
+		m.addreverts = &i
+	}
+}
+
+// AddedReverts returns the value that was added to the "reverts" field in this mutation.
+func (m *SnapshotMutation) AddedReverts() (r int, exists bool) {
+	v := m.addreverts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReverts resets all changes to the "reverts" field.
+func (m *SnapshotMutation) ResetReverts() {
+	m.reverts = nil
+	m.addreverts = nil
+}
+
+// SetTenantID sets the "tenant" edge to the Tenant entity by id.
+func (m *SnapshotMutation) SetTenantID(id int) {
+	m.tenant = &id
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *SnapshotMutation) ClearTenant() {
+	m.clearedtenant = true
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *SnapshotMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantID returns the "tenant" edge ID in the mutation.
+func (m *SnapshotMutation) TenantID() (id int, exists bool) {
+	if m.tenant != nil {
+		return *m.tenant, true
+	}
+	return
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *SnapshotMutation) TenantIDs() (ids []int) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *SnapshotMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// SetVirtualMachineID sets the "virtual_machine" edge to the VirtualMachine entity by id.
+func (m *SnapshotMutation) SetVirtualMachineID(id int) {
+	m.virtual_machine = &id
+}
+
+// ClearVirtualMachine clears the "virtual_machine" edge to the VirtualMachine entity.
+func (m *SnapshotMutation) ClearVirtualMachine() {
+	m.clearedvirtual_machine = true
+}
+
+// VirtualMachineCleared reports if the "virtual_machine" edge to the VirtualMachine entity was cleared.
+func (m *SnapshotMutation) VirtualMachineCleared() bool {
+	return m.clearedvirtual_machine
+}
+
+// VirtualMachineID returns the "virtual_machine" edge ID in the mutation.
+func (m *SnapshotMutation) VirtualMachineID() (id int, exists bool) {
+	if m.virtual_machine != nil {
+		return *m.virtual_machine, true
+	}
+	return
+}
+
+// VirtualMachineIDs returns the "virtual_machine" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// VirtualMachineID instead. It exists only for internal usage by the builders.
+func (m *SnapshotMutation) VirtualMachineIDs() (ids []int) {
+	if id := m.virtual_machine; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetVirtualMachine resets all changes to the "virtual_machine" edge.
+func (m *SnapshotMutation) ResetVirtualMachine() {
+	m.virtual_machine = nil
+	m.clearedvirtual_machine = false
+}
+
+// SetNodeID sets the "node" edge to the ComputeNode entity by id.
+func (m *SnapshotMutation) SetNodeID(id int) {
+	m.node = &id
+}
+
+// ClearNode clears the "node" edge to the ComputeNode entity.
+func (m *SnapshotMutation) ClearNode() {
+	m.clearednode = true
+}
+
+// NodeCleared reports if the "node" edge to the ComputeNode entity was cleared.
+func (m *SnapshotMutation) NodeCleared() bool {
+	return m.clearednode
+}
+
+// NodeID returns the "node" edge ID in the mutation.
+func (m *SnapshotMutation) NodeID() (id int, exists bool) {
+	if m.node != nil {
+		return *m.node, true
+	}
+	return
+}
+
+// NodeIDs returns the "node" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// NodeID instead. It exists only for internal usage by the builders.
+func (m *SnapshotMutation) NodeIDs() (ids []int) {
+	if id := m.node; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetNode resets all changes to the "node" edge.
+func (m *SnapshotMutation) ResetNode() {
+	m.node = nil
+	m.clearednode = false
+}
+
+// AddAssignmentIDs adds the "assignments" edge to the Assignment entity by ids.
+func (m *SnapshotMutation) AddAssignmentIDs(ids ...int) {
+	if m.assignments == nil {
+		m.assignments = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.assignments[ids[i]] = struct{}{}
+	}
+}
+
+// ClearAssignments clears the "assignments" edge to the Assignment entity.
+func (m *SnapshotMutation) ClearAssignments() {
+	m.clearedassignments = true
+}
+
+// AssignmentsCleared reports if the "assignments" edge to the Assignment entity was cleared.
+func (m *SnapshotMutation) AssignmentsCleared() bool {
+	return m.clearedassignments
+}
+
+// RemoveAssignmentIDs removes the "assignments" edge to the Assignment entity by IDs.
+func (m *SnapshotMutation) RemoveAssignmentIDs(ids ...int) {
+	if m.removedassignments == nil {
+		m.removedassignments = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.assignments, ids[i])
+		m.removedassignments[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedAssignments returns the removed IDs of the "assignments" edge to the Assignment entity.
+func (m *SnapshotMutation) RemovedAssignmentsIDs() (ids []int) {
+	for id := range m.removedassignments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// AssignmentsIDs returns the "assignments" edge IDs in the mutation.
+func (m *SnapshotMutation) AssignmentsIDs() (ids []int) {
+	for id := range m.assignments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetAssignments resets all changes to the "assignments" edge.
+func (m *SnapshotMutation) ResetAssignments() {
+	m.assignments = nil
+	m.clearedassignments = false
+	m.removedassignments = nil
+}
+
+// Where appends a list predicates to the SnapshotMutation builder.
+func (m *SnapshotMutation) Where(ps ...predicate.Snapshot) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SnapshotMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SnapshotMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Snapshot, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SnapshotMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SnapshotMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Snapshot).
+func (m *SnapshotMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SnapshotMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.created_at != nil {
+		fields = append(fields, snapshot.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, snapshot.FieldUpdatedAt)
+	}
+	if m.name != nil {
+		fields = append(fields, snapshot.FieldName)
+	}
+	if m.description != nil {
+		fields = append(fields, snapshot.FieldDescription)
+	}
+	if m.status != nil {
+		fields = append(fields, snapshot.FieldStatus)
+	}
+	if m.status_reason != nil {
+		fields = append(fields, snapshot.FieldStatusReason)
+	}
+	if m.size_gb != nil {
+		fields = append(fields, snapshot.FieldSizeGB)
+	}
+	if m.reverts != nil {
+		fields = append(fields, snapshot.FieldReverts)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SnapshotMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case snapshot.FieldCreatedAt:
+		return m.CreatedAt()
+	case snapshot.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case snapshot.FieldName:
+		return m.Name()
+	case snapshot.FieldDescription:
+		return m.Description()
+	case snapshot.FieldStatus:
+		return m.Status()
+	case snapshot.FieldStatusReason:
+		return m.StatusReason()
+	case snapshot.FieldSizeGB:
+		return m.SizeGB()
+	case snapshot.FieldReverts:
+		return m.Reverts()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SnapshotMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case snapshot.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case snapshot.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case snapshot.FieldName:
+		return m.OldName(ctx)
+	case snapshot.FieldDescription:
+		return m.OldDescription(ctx)
+	case snapshot.FieldStatus:
+		return m.OldStatus(ctx)
+	case snapshot.FieldStatusReason:
+		return m.OldStatusReason(ctx)
+	case snapshot.FieldSizeGB:
+		return m.OldSizeGB(ctx)
+	case snapshot.FieldReverts:
+		return m.OldReverts(ctx)
+	}
+	return nil, fmt.Errorf("unknown Snapshot field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SnapshotMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case snapshot.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case snapshot.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case snapshot.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case snapshot.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case snapshot.FieldStatus:
+		v, ok := value.(snapshot.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case snapshot.FieldStatusReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusReason(v)
+		return nil
+	case snapshot.FieldSizeGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSizeGB(v)
+		return nil
+	case snapshot.FieldReverts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReverts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Snapshot field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SnapshotMutation) AddedFields() []string {
+	var fields []string
+	if m.addsize_gb != nil {
+		fields = append(fields, snapshot.FieldSizeGB)
+	}
+	if m.addreverts != nil {
+		fields = append(fields, snapshot.FieldReverts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SnapshotMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case snapshot.FieldSizeGB:
+		return m.AddedSizeGB()
+	case snapshot.FieldReverts:
+		return m.AddedReverts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SnapshotMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case snapshot.FieldSizeGB:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSizeGB(v)
+		return nil
+	case snapshot.FieldReverts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReverts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Snapshot numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SnapshotMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(snapshot.FieldDescription) {
+		fields = append(fields, snapshot.FieldDescription)
+	}
+	if m.FieldCleared(snapshot.FieldStatusReason) {
+		fields = append(fields, snapshot.FieldStatusReason)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SnapshotMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SnapshotMutation) ClearField(name string) error {
+	switch name {
+	case snapshot.FieldDescription:
+		m.ClearDescription()
+		return nil
+	case snapshot.FieldStatusReason:
+		m.ClearStatusReason()
+		return nil
+	}
+	return fmt.Errorf("unknown Snapshot nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SnapshotMutation) ResetField(name string) error {
+	switch name {
+	case snapshot.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case snapshot.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case snapshot.FieldName:
+		m.ResetName()
+		return nil
+	case snapshot.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case snapshot.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case snapshot.FieldStatusReason:
+		m.ResetStatusReason()
+		return nil
+	case snapshot.FieldSizeGB:
+		m.ResetSizeGB()
+		return nil
+	case snapshot.FieldReverts:
+		m.ResetReverts()
+		return nil
+	}
+	return fmt.Errorf("unknown Snapshot field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SnapshotMutation) AddedEdges() []string {
+	edges := make([]string, 0, 4)
+	if m.tenant != nil {
+		edges = append(edges, snapshot.EdgeTenant)
+	}
+	if m.virtual_machine != nil {
+		edges = append(edges, snapshot.EdgeVirtualMachine)
+	}
+	if m.node != nil {
+		edges = append(edges, snapshot.EdgeNode)
+	}
+	if m.assignments != nil {
+		edges = append(edges, snapshot.EdgeAssignments)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SnapshotMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case snapshot.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case snapshot.EdgeVirtualMachine:
+		if id := m.virtual_machine; id != nil {
+			return []ent.Value{*id}
+		}
+	case snapshot.EdgeNode:
+		if id := m.node; id != nil {
+			return []ent.Value{*id}
+		}
+	case snapshot.EdgeAssignments:
+		ids := make([]ent.Value, 0, len(m.assignments))
+		for id := range m.assignments {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SnapshotMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 4)
+	if m.removedassignments != nil {
+		edges = append(edges, snapshot.EdgeAssignments)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SnapshotMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case snapshot.EdgeAssignments:
+		ids := make([]ent.Value, 0, len(m.removedassignments))
+		for id := range m.removedassignments {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SnapshotMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 4)
+	if m.clearedtenant {
+		edges = append(edges, snapshot.EdgeTenant)
+	}
+	if m.clearedvirtual_machine {
+		edges = append(edges, snapshot.EdgeVirtualMachine)
+	}
+	if m.clearednode {
+		edges = append(edges, snapshot.EdgeNode)
+	}
+	if m.clearedassignments {
+		edges = append(edges, snapshot.EdgeAssignments)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SnapshotMutation) EdgeCleared(name string) bool {
+	switch name {
+	case snapshot.EdgeTenant:
+		return m.clearedtenant
+	case snapshot.EdgeVirtualMachine:
+		return m.clearedvirtual_machine
+	case snapshot.EdgeNode:
+		return m.clearednode
+	case snapshot.EdgeAssignments:
+		return m.clearedassignments
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SnapshotMutation) ClearEdge(name string) error {
+	switch name {
+	case snapshot.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case snapshot.EdgeVirtualMachine:
+		m.ClearVirtualMachine()
+		return nil
+	case snapshot.EdgeNode:
+		m.ClearNode()
+		return nil
+	}
+	return fmt.Errorf("unknown Snapshot unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SnapshotMutation) ResetEdge(name string) error {
+	switch name {
+	case snapshot.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case snapshot.EdgeVirtualMachine:
+		m.ResetVirtualMachine()
+		return nil
+	case snapshot.EdgeNode:
+		m.ResetNode()
+		return nil
+	case snapshot.EdgeAssignments:
+		m.ResetAssignments()
+		return nil
+	}
+	return fmt.Errorf("unknown Snapshot edge %s", name)
+}
+
 // TenantMutation represents an operation that mutates the Tenant nodes in the graph.
 type TenantMutation struct {
 	config
@@ -61136,6 +64424,12 @@ type TenantMutation struct {
 	volumes                    map[int]struct{}
 	removedvolumes             map[int]struct{}
 	clearedvolumes             bool
+	snapshots                  map[int]struct{}
+	removedsnapshots           map[int]struct{}
+	clearedsnapshots           bool
+	backups                    map[int]struct{}
+	removedbackups             map[int]struct{}
+	clearedbackups             bool
 	load_balancers             map[int]struct{}
 	removedload_balancers      map[int]struct{}
 	clearedload_balancers      bool
@@ -61730,6 +65024,114 @@ func (m *TenantMutation) ResetVolumes() {
 	m.volumes = nil
 	m.clearedvolumes = false
 	m.removedvolumes = nil
+}
+
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by ids.
+func (m *TenantMutation) AddSnapshotIDs(ids ...int) {
+	if m.snapshots == nil {
+		m.snapshots = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.snapshots[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSnapshots clears the "snapshots" edge to the Snapshot entity.
+func (m *TenantMutation) ClearSnapshots() {
+	m.clearedsnapshots = true
+}
+
+// SnapshotsCleared reports if the "snapshots" edge to the Snapshot entity was cleared.
+func (m *TenantMutation) SnapshotsCleared() bool {
+	return m.clearedsnapshots
+}
+
+// RemoveSnapshotIDs removes the "snapshots" edge to the Snapshot entity by IDs.
+func (m *TenantMutation) RemoveSnapshotIDs(ids ...int) {
+	if m.removedsnapshots == nil {
+		m.removedsnapshots = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.snapshots, ids[i])
+		m.removedsnapshots[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSnapshots returns the removed IDs of the "snapshots" edge to the Snapshot entity.
+func (m *TenantMutation) RemovedSnapshotsIDs() (ids []int) {
+	for id := range m.removedsnapshots {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SnapshotsIDs returns the "snapshots" edge IDs in the mutation.
+func (m *TenantMutation) SnapshotsIDs() (ids []int) {
+	for id := range m.snapshots {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSnapshots resets all changes to the "snapshots" edge.
+func (m *TenantMutation) ResetSnapshots() {
+	m.snapshots = nil
+	m.clearedsnapshots = false
+	m.removedsnapshots = nil
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by ids.
+func (m *TenantMutation) AddBackupIDs(ids ...int) {
+	if m.backups == nil {
+		m.backups = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.backups[ids[i]] = struct{}{}
+	}
+}
+
+// ClearBackups clears the "backups" edge to the Backup entity.
+func (m *TenantMutation) ClearBackups() {
+	m.clearedbackups = true
+}
+
+// BackupsCleared reports if the "backups" edge to the Backup entity was cleared.
+func (m *TenantMutation) BackupsCleared() bool {
+	return m.clearedbackups
+}
+
+// RemoveBackupIDs removes the "backups" edge to the Backup entity by IDs.
+func (m *TenantMutation) RemoveBackupIDs(ids ...int) {
+	if m.removedbackups == nil {
+		m.removedbackups = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.backups, ids[i])
+		m.removedbackups[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedBackups returns the removed IDs of the "backups" edge to the Backup entity.
+func (m *TenantMutation) RemovedBackupsIDs() (ids []int) {
+	for id := range m.removedbackups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// BackupsIDs returns the "backups" edge IDs in the mutation.
+func (m *TenantMutation) BackupsIDs() (ids []int) {
+	for id := range m.backups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetBackups resets all changes to the "backups" edge.
+func (m *TenantMutation) ResetBackups() {
+	m.backups = nil
+	m.clearedbackups = false
+	m.removedbackups = nil
 }
 
 // AddLoadBalancerIDs adds the "load_balancers" edge to the LoadBalancer entity by ids.
@@ -62598,7 +66000,7 @@ func (m *TenantMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *TenantMutation) AddedEdges() []string {
-	edges := make([]string, 0, 16)
+	edges := make([]string, 0, 18)
 	if m.members != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -62610,6 +66012,12 @@ func (m *TenantMutation) AddedEdges() []string {
 	}
 	if m.volumes != nil {
 		edges = append(edges, tenant.EdgeVolumes)
+	}
+	if m.snapshots != nil {
+		edges = append(edges, tenant.EdgeSnapshots)
+	}
+	if m.backups != nil {
+		edges = append(edges, tenant.EdgeBackups)
 	}
 	if m.load_balancers != nil {
 		edges = append(edges, tenant.EdgeLoadBalancers)
@@ -62675,6 +66083,18 @@ func (m *TenantMutation) AddedIDs(name string) []ent.Value {
 	case tenant.EdgeVolumes:
 		ids := make([]ent.Value, 0, len(m.volumes))
 		for id := range m.volumes {
+			ids = append(ids, id)
+		}
+		return ids
+	case tenant.EdgeSnapshots:
+		ids := make([]ent.Value, 0, len(m.snapshots))
+		for id := range m.snapshots {
+			ids = append(ids, id)
+		}
+		return ids
+	case tenant.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.backups))
+		for id := range m.backups {
 			ids = append(ids, id)
 		}
 		return ids
@@ -62754,7 +66174,7 @@ func (m *TenantMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *TenantMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 16)
+	edges := make([]string, 0, 18)
 	if m.removedmembers != nil {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -62766,6 +66186,12 @@ func (m *TenantMutation) RemovedEdges() []string {
 	}
 	if m.removedvolumes != nil {
 		edges = append(edges, tenant.EdgeVolumes)
+	}
+	if m.removedsnapshots != nil {
+		edges = append(edges, tenant.EdgeSnapshots)
+	}
+	if m.removedbackups != nil {
+		edges = append(edges, tenant.EdgeBackups)
 	}
 	if m.removedload_balancers != nil {
 		edges = append(edges, tenant.EdgeLoadBalancers)
@@ -62828,6 +66254,18 @@ func (m *TenantMutation) RemovedIDs(name string) []ent.Value {
 	case tenant.EdgeVolumes:
 		ids := make([]ent.Value, 0, len(m.removedvolumes))
 		for id := range m.removedvolumes {
+			ids = append(ids, id)
+		}
+		return ids
+	case tenant.EdgeSnapshots:
+		ids := make([]ent.Value, 0, len(m.removedsnapshots))
+		for id := range m.removedsnapshots {
+			ids = append(ids, id)
+		}
+		return ids
+	case tenant.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.removedbackups))
+		for id := range m.removedbackups {
 			ids = append(ids, id)
 		}
 		return ids
@@ -62903,7 +66341,7 @@ func (m *TenantMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *TenantMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 16)
+	edges := make([]string, 0, 18)
 	if m.clearedmembers {
 		edges = append(edges, tenant.EdgeMembers)
 	}
@@ -62915,6 +66353,12 @@ func (m *TenantMutation) ClearedEdges() []string {
 	}
 	if m.clearedvolumes {
 		edges = append(edges, tenant.EdgeVolumes)
+	}
+	if m.clearedsnapshots {
+		edges = append(edges, tenant.EdgeSnapshots)
+	}
+	if m.clearedbackups {
+		edges = append(edges, tenant.EdgeBackups)
 	}
 	if m.clearedload_balancers {
 		edges = append(edges, tenant.EdgeLoadBalancers)
@@ -62967,6 +66411,10 @@ func (m *TenantMutation) EdgeCleared(name string) bool {
 		return m.clearedvirtual_machines
 	case tenant.EdgeVolumes:
 		return m.clearedvolumes
+	case tenant.EdgeSnapshots:
+		return m.clearedsnapshots
+	case tenant.EdgeBackups:
+		return m.clearedbackups
 	case tenant.EdgeLoadBalancers:
 		return m.clearedload_balancers
 	case tenant.EdgeRegionServices:
@@ -63021,6 +66469,12 @@ func (m *TenantMutation) ResetEdge(name string) error {
 		return nil
 	case tenant.EdgeVolumes:
 		m.ResetVolumes()
+		return nil
+	case tenant.EdgeSnapshots:
+		m.ResetSnapshots()
+		return nil
+	case tenant.EdgeBackups:
+		m.ResetBackups()
 		return nil
 	case tenant.EdgeLoadBalancers:
 		m.ResetLoadBalancers()
@@ -65488,6 +68942,11 @@ type VirtualMachineMutation struct {
 	guest_credential_expires_at *time.Time
 	routes                      *[]fieldtype.VMRoute
 	appendroutes                []fieldtype.VMRoute
+	backup_interval_hours       *int
+	addbackup_interval_hours    *int
+	backup_retain               *int
+	addbackup_retain            *int
+	last_scheduled_backup_at    *time.Time
 	user_data                   *string
 	clearedFields               map[string]struct{}
 	tenant                      *int
@@ -65514,6 +68973,14 @@ type VirtualMachineMutation struct {
 	volumes                     map[int]struct{}
 	removedvolumes              map[int]struct{}
 	clearedvolumes              bool
+	snapshots                   map[int]struct{}
+	removedsnapshots            map[int]struct{}
+	clearedsnapshots            bool
+	backups                     map[int]struct{}
+	removedbackups              map[int]struct{}
+	clearedbackups              bool
+	restored_from               *int
+	clearedrestored_from        bool
 	assignments                 map[int]struct{}
 	removedassignments          map[int]struct{}
 	clearedassignments          bool
@@ -67050,6 +70517,167 @@ func (m *VirtualMachineMutation) ResetRoutes() {
 	delete(m.clearedFields, virtualmachine.FieldRoutes)
 }
 
+// SetBackupIntervalHours sets the "backup_interval_hours" field.
+func (m *VirtualMachineMutation) SetBackupIntervalHours(i int) {
+	m.backup_interval_hours = &i
+	m.addbackup_interval_hours = nil
+}
+
+// BackupIntervalHours returns the value of the "backup_interval_hours" field in the mutation.
+func (m *VirtualMachineMutation) BackupIntervalHours() (r int, exists bool) {
+	v := m.backup_interval_hours
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackupIntervalHours returns the old "backup_interval_hours" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldBackupIntervalHours(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackupIntervalHours is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackupIntervalHours requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackupIntervalHours: %w", err)
+	}
+	return oldValue.BackupIntervalHours, nil
+}
+
+// AddBackupIntervalHours adds i to the "backup_interval_hours" field.
+func (m *VirtualMachineMutation) AddBackupIntervalHours(i int) {
+	if m.addbackup_interval_hours != nil {
+		*m.addbackup_interval_hours += i
+	} else {
+		m.addbackup_interval_hours = &i
+	}
+}
+
+// AddedBackupIntervalHours returns the value that was added to the "backup_interval_hours" field in this mutation.
+func (m *VirtualMachineMutation) AddedBackupIntervalHours() (r int, exists bool) {
+	v := m.addbackup_interval_hours
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBackupIntervalHours resets all changes to the "backup_interval_hours" field.
+func (m *VirtualMachineMutation) ResetBackupIntervalHours() {
+	m.backup_interval_hours = nil
+	m.addbackup_interval_hours = nil
+}
+
+// SetBackupRetain sets the "backup_retain" field.
+func (m *VirtualMachineMutation) SetBackupRetain(i int) {
+	m.backup_retain = &i
+	m.addbackup_retain = nil
+}
+
+// BackupRetain returns the value of the "backup_retain" field in the mutation.
+func (m *VirtualMachineMutation) BackupRetain() (r int, exists bool) {
+	v := m.backup_retain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackupRetain returns the old "backup_retain" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldBackupRetain(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackupRetain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackupRetain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackupRetain: %w", err)
+	}
+	return oldValue.BackupRetain, nil
+}
+
+// AddBackupRetain adds i to the "backup_retain" field.
+func (m *VirtualMachineMutation) AddBackupRetain(i int) {
+	if m.addbackup_retain != nil {
+		*m.addbackup_retain += i
+	} else {
+		m.addbackup_retain = &i
+	}
+}
+
+// AddedBackupRetain returns the value that was added to the "backup_retain" field in this mutation.
+func (m *VirtualMachineMutation) AddedBackupRetain() (r int, exists bool) {
+	v := m.addbackup_retain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBackupRetain resets all changes to the "backup_retain" field.
+func (m *VirtualMachineMutation) ResetBackupRetain() {
+	m.backup_retain = nil
+	m.addbackup_retain = nil
+}
+
+// SetLastScheduledBackupAt sets the "last_scheduled_backup_at" field.
+func (m *VirtualMachineMutation) SetLastScheduledBackupAt(t time.Time) {
+	m.last_scheduled_backup_at = &t
+}
+
+// LastScheduledBackupAt returns the value of the "last_scheduled_backup_at" field in the mutation.
+func (m *VirtualMachineMutation) LastScheduledBackupAt() (r time.Time, exists bool) {
+	v := m.last_scheduled_backup_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastScheduledBackupAt returns the old "last_scheduled_backup_at" field's value of the VirtualMachine entity.
+// If the VirtualMachine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *VirtualMachineMutation) OldLastScheduledBackupAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastScheduledBackupAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastScheduledBackupAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastScheduledBackupAt: %w", err)
+	}
+	return oldValue.LastScheduledBackupAt, nil
+}
+
+// ClearLastScheduledBackupAt clears the value of the "last_scheduled_backup_at" field.
+func (m *VirtualMachineMutation) ClearLastScheduledBackupAt() {
+	m.last_scheduled_backup_at = nil
+	m.clearedFields[virtualmachine.FieldLastScheduledBackupAt] = struct{}{}
+}
+
+// LastScheduledBackupAtCleared returns if the "last_scheduled_backup_at" field was cleared in this mutation.
+func (m *VirtualMachineMutation) LastScheduledBackupAtCleared() bool {
+	_, ok := m.clearedFields[virtualmachine.FieldLastScheduledBackupAt]
+	return ok
+}
+
+// ResetLastScheduledBackupAt resets all changes to the "last_scheduled_backup_at" field.
+func (m *VirtualMachineMutation) ResetLastScheduledBackupAt() {
+	m.last_scheduled_backup_at = nil
+	delete(m.clearedFields, virtualmachine.FieldLastScheduledBackupAt)
+}
+
 // SetUserData sets the "user_data" field.
 func (m *VirtualMachineMutation) SetUserData(s string) {
 	m.user_data = &s
@@ -67558,6 +71186,153 @@ func (m *VirtualMachineMutation) ResetVolumes() {
 	m.removedvolumes = nil
 }
 
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by ids.
+func (m *VirtualMachineMutation) AddSnapshotIDs(ids ...int) {
+	if m.snapshots == nil {
+		m.snapshots = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.snapshots[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSnapshots clears the "snapshots" edge to the Snapshot entity.
+func (m *VirtualMachineMutation) ClearSnapshots() {
+	m.clearedsnapshots = true
+}
+
+// SnapshotsCleared reports if the "snapshots" edge to the Snapshot entity was cleared.
+func (m *VirtualMachineMutation) SnapshotsCleared() bool {
+	return m.clearedsnapshots
+}
+
+// RemoveSnapshotIDs removes the "snapshots" edge to the Snapshot entity by IDs.
+func (m *VirtualMachineMutation) RemoveSnapshotIDs(ids ...int) {
+	if m.removedsnapshots == nil {
+		m.removedsnapshots = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.snapshots, ids[i])
+		m.removedsnapshots[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSnapshots returns the removed IDs of the "snapshots" edge to the Snapshot entity.
+func (m *VirtualMachineMutation) RemovedSnapshotsIDs() (ids []int) {
+	for id := range m.removedsnapshots {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SnapshotsIDs returns the "snapshots" edge IDs in the mutation.
+func (m *VirtualMachineMutation) SnapshotsIDs() (ids []int) {
+	for id := range m.snapshots {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSnapshots resets all changes to the "snapshots" edge.
+func (m *VirtualMachineMutation) ResetSnapshots() {
+	m.snapshots = nil
+	m.clearedsnapshots = false
+	m.removedsnapshots = nil
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by ids.
+func (m *VirtualMachineMutation) AddBackupIDs(ids ...int) {
+	if m.backups == nil {
+		m.backups = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.backups[ids[i]] = struct{}{}
+	}
+}
+
+// ClearBackups clears the "backups" edge to the Backup entity.
+func (m *VirtualMachineMutation) ClearBackups() {
+	m.clearedbackups = true
+}
+
+// BackupsCleared reports if the "backups" edge to the Backup entity was cleared.
+func (m *VirtualMachineMutation) BackupsCleared() bool {
+	return m.clearedbackups
+}
+
+// RemoveBackupIDs removes the "backups" edge to the Backup entity by IDs.
+func (m *VirtualMachineMutation) RemoveBackupIDs(ids ...int) {
+	if m.removedbackups == nil {
+		m.removedbackups = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.backups, ids[i])
+		m.removedbackups[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedBackups returns the removed IDs of the "backups" edge to the Backup entity.
+func (m *VirtualMachineMutation) RemovedBackupsIDs() (ids []int) {
+	for id := range m.removedbackups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// BackupsIDs returns the "backups" edge IDs in the mutation.
+func (m *VirtualMachineMutation) BackupsIDs() (ids []int) {
+	for id := range m.backups {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetBackups resets all changes to the "backups" edge.
+func (m *VirtualMachineMutation) ResetBackups() {
+	m.backups = nil
+	m.clearedbackups = false
+	m.removedbackups = nil
+}
+
+// SetRestoredFromID sets the "restored_from" edge to the Backup entity by id.
+func (m *VirtualMachineMutation) SetRestoredFromID(id int) {
+	m.restored_from = &id
+}
+
+// ClearRestoredFrom clears the "restored_from" edge to the Backup entity.
+func (m *VirtualMachineMutation) ClearRestoredFrom() {
+	m.clearedrestored_from = true
+}
+
+// RestoredFromCleared reports if the "restored_from" edge to the Backup entity was cleared.
+func (m *VirtualMachineMutation) RestoredFromCleared() bool {
+	return m.clearedrestored_from
+}
+
+// RestoredFromID returns the "restored_from" edge ID in the mutation.
+func (m *VirtualMachineMutation) RestoredFromID() (id int, exists bool) {
+	if m.restored_from != nil {
+		return *m.restored_from, true
+	}
+	return
+}
+
+// RestoredFromIDs returns the "restored_from" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// RestoredFromID instead. It exists only for internal usage by the builders.
+func (m *VirtualMachineMutation) RestoredFromIDs() (ids []int) {
+	if id := m.restored_from; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetRestoredFrom resets all changes to the "restored_from" edge.
+func (m *VirtualMachineMutation) ResetRestoredFrom() {
+	m.restored_from = nil
+	m.clearedrestored_from = false
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by ids.
 func (m *VirtualMachineMutation) AddAssignmentIDs(ids ...int) {
 	if m.assignments == nil {
@@ -67916,7 +71691,7 @@ func (m *VirtualMachineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *VirtualMachineMutation) Fields() []string {
-	fields := make([]string, 0, 30)
+	fields := make([]string, 0, 33)
 	if m.created_at != nil {
 		fields = append(fields, virtualmachine.FieldCreatedAt)
 	}
@@ -68004,6 +71779,15 @@ func (m *VirtualMachineMutation) Fields() []string {
 	if m.routes != nil {
 		fields = append(fields, virtualmachine.FieldRoutes)
 	}
+	if m.backup_interval_hours != nil {
+		fields = append(fields, virtualmachine.FieldBackupIntervalHours)
+	}
+	if m.backup_retain != nil {
+		fields = append(fields, virtualmachine.FieldBackupRetain)
+	}
+	if m.last_scheduled_backup_at != nil {
+		fields = append(fields, virtualmachine.FieldLastScheduledBackupAt)
+	}
 	if m.user_data != nil {
 		fields = append(fields, virtualmachine.FieldUserData)
 	}
@@ -68073,6 +71857,12 @@ func (m *VirtualMachineMutation) Field(name string) (ent.Value, bool) {
 		return m.GuestCredentialExpiresAt()
 	case virtualmachine.FieldRoutes:
 		return m.Routes()
+	case virtualmachine.FieldBackupIntervalHours:
+		return m.BackupIntervalHours()
+	case virtualmachine.FieldBackupRetain:
+		return m.BackupRetain()
+	case virtualmachine.FieldLastScheduledBackupAt:
+		return m.LastScheduledBackupAt()
 	case virtualmachine.FieldUserData:
 		return m.UserData()
 	}
@@ -68142,6 +71932,12 @@ func (m *VirtualMachineMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldGuestCredentialExpiresAt(ctx)
 	case virtualmachine.FieldRoutes:
 		return m.OldRoutes(ctx)
+	case virtualmachine.FieldBackupIntervalHours:
+		return m.OldBackupIntervalHours(ctx)
+	case virtualmachine.FieldBackupRetain:
+		return m.OldBackupRetain(ctx)
+	case virtualmachine.FieldLastScheduledBackupAt:
+		return m.OldLastScheduledBackupAt(ctx)
 	case virtualmachine.FieldUserData:
 		return m.OldUserData(ctx)
 	}
@@ -68356,6 +72152,27 @@ func (m *VirtualMachineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRoutes(v)
 		return nil
+	case virtualmachine.FieldBackupIntervalHours:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackupIntervalHours(v)
+		return nil
+	case virtualmachine.FieldBackupRetain:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackupRetain(v)
+		return nil
+	case virtualmachine.FieldLastScheduledBackupAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastScheduledBackupAt(v)
+		return nil
 	case virtualmachine.FieldUserData:
 		v, ok := value.(string)
 		if !ok {
@@ -68392,6 +72209,12 @@ func (m *VirtualMachineMutation) AddedFields() []string {
 	if m.addnuma_node != nil {
 		fields = append(fields, virtualmachine.FieldNumaNode)
 	}
+	if m.addbackup_interval_hours != nil {
+		fields = append(fields, virtualmachine.FieldBackupIntervalHours)
+	}
+	if m.addbackup_retain != nil {
+		fields = append(fields, virtualmachine.FieldBackupRetain)
+	}
 	return fields
 }
 
@@ -68414,6 +72237,10 @@ func (m *VirtualMachineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedExclusiveMask()
 	case virtualmachine.FieldNumaNode:
 		return m.AddedNumaNode()
+	case virtualmachine.FieldBackupIntervalHours:
+		return m.AddedBackupIntervalHours()
+	case virtualmachine.FieldBackupRetain:
+		return m.AddedBackupRetain()
 	}
 	return nil, false
 }
@@ -68472,6 +72299,20 @@ func (m *VirtualMachineMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddNumaNode(v)
 		return nil
+	case virtualmachine.FieldBackupIntervalHours:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBackupIntervalHours(v)
+		return nil
+	case virtualmachine.FieldBackupRetain:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBackupRetain(v)
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine numeric field %s", name)
 }
@@ -68521,6 +72362,9 @@ func (m *VirtualMachineMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(virtualmachine.FieldRoutes) {
 		fields = append(fields, virtualmachine.FieldRoutes)
+	}
+	if m.FieldCleared(virtualmachine.FieldLastScheduledBackupAt) {
+		fields = append(fields, virtualmachine.FieldLastScheduledBackupAt)
 	}
 	if m.FieldCleared(virtualmachine.FieldUserData) {
 		fields = append(fields, virtualmachine.FieldUserData)
@@ -68580,6 +72424,9 @@ func (m *VirtualMachineMutation) ClearField(name string) error {
 		return nil
 	case virtualmachine.FieldRoutes:
 		m.ClearRoutes()
+		return nil
+	case virtualmachine.FieldLastScheduledBackupAt:
+		m.ClearLastScheduledBackupAt()
 		return nil
 	case virtualmachine.FieldUserData:
 		m.ClearUserData()
@@ -68679,6 +72526,15 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 	case virtualmachine.FieldRoutes:
 		m.ResetRoutes()
 		return nil
+	case virtualmachine.FieldBackupIntervalHours:
+		m.ResetBackupIntervalHours()
+		return nil
+	case virtualmachine.FieldBackupRetain:
+		m.ResetBackupRetain()
+		return nil
+	case virtualmachine.FieldLastScheduledBackupAt:
+		m.ResetLastScheduledBackupAt()
+		return nil
 	case virtualmachine.FieldUserData:
 		m.ResetUserData()
 		return nil
@@ -68688,7 +72544,7 @@ func (m *VirtualMachineMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *VirtualMachineMutation) AddedEdges() []string {
-	edges := make([]string, 0, 17)
+	edges := make([]string, 0, 20)
 	if m.tenant != nil {
 		edges = append(edges, virtualmachine.EdgeTenant)
 	}
@@ -68721,6 +72577,15 @@ func (m *VirtualMachineMutation) AddedEdges() []string {
 	}
 	if m.volumes != nil {
 		edges = append(edges, virtualmachine.EdgeVolumes)
+	}
+	if m.snapshots != nil {
+		edges = append(edges, virtualmachine.EdgeSnapshots)
+	}
+	if m.backups != nil {
+		edges = append(edges, virtualmachine.EdgeBackups)
+	}
+	if m.restored_from != nil {
+		edges = append(edges, virtualmachine.EdgeRestoredFrom)
 	}
 	if m.assignments != nil {
 		edges = append(edges, virtualmachine.EdgeAssignments)
@@ -68795,6 +72660,22 @@ func (m *VirtualMachineMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case virtualmachine.EdgeSnapshots:
+		ids := make([]ent.Value, 0, len(m.snapshots))
+		for id := range m.snapshots {
+			ids = append(ids, id)
+		}
+		return ids
+	case virtualmachine.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.backups))
+		for id := range m.backups {
+			ids = append(ids, id)
+		}
+		return ids
+	case virtualmachine.EdgeRestoredFrom:
+		if id := m.restored_from; id != nil {
+			return []ent.Value{*id}
+		}
 	case virtualmachine.EdgeAssignments:
 		ids := make([]ent.Value, 0, len(m.assignments))
 		for id := range m.assignments {
@@ -68837,12 +72718,18 @@ func (m *VirtualMachineMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *VirtualMachineMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 17)
+	edges := make([]string, 0, 20)
 	if m.removedports != nil {
 		edges = append(edges, virtualmachine.EdgePorts)
 	}
 	if m.removedvolumes != nil {
 		edges = append(edges, virtualmachine.EdgeVolumes)
+	}
+	if m.removedsnapshots != nil {
+		edges = append(edges, virtualmachine.EdgeSnapshots)
+	}
+	if m.removedbackups != nil {
+		edges = append(edges, virtualmachine.EdgeBackups)
 	}
 	if m.removedassignments != nil {
 		edges = append(edges, virtualmachine.EdgeAssignments)
@@ -68878,6 +72765,18 @@ func (m *VirtualMachineMutation) RemovedIDs(name string) []ent.Value {
 	case virtualmachine.EdgeVolumes:
 		ids := make([]ent.Value, 0, len(m.removedvolumes))
 		for id := range m.removedvolumes {
+			ids = append(ids, id)
+		}
+		return ids
+	case virtualmachine.EdgeSnapshots:
+		ids := make([]ent.Value, 0, len(m.removedsnapshots))
+		for id := range m.removedsnapshots {
+			ids = append(ids, id)
+		}
+		return ids
+	case virtualmachine.EdgeBackups:
+		ids := make([]ent.Value, 0, len(m.removedbackups))
+		for id := range m.removedbackups {
 			ids = append(ids, id)
 		}
 		return ids
@@ -68923,7 +72822,7 @@ func (m *VirtualMachineMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *VirtualMachineMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 17)
+	edges := make([]string, 0, 20)
 	if m.clearedtenant {
 		edges = append(edges, virtualmachine.EdgeTenant)
 	}
@@ -68956,6 +72855,15 @@ func (m *VirtualMachineMutation) ClearedEdges() []string {
 	}
 	if m.clearedvolumes {
 		edges = append(edges, virtualmachine.EdgeVolumes)
+	}
+	if m.clearedsnapshots {
+		edges = append(edges, virtualmachine.EdgeSnapshots)
+	}
+	if m.clearedbackups {
+		edges = append(edges, virtualmachine.EdgeBackups)
+	}
+	if m.clearedrestored_from {
+		edges = append(edges, virtualmachine.EdgeRestoredFrom)
 	}
 	if m.clearedassignments {
 		edges = append(edges, virtualmachine.EdgeAssignments)
@@ -69004,6 +72912,12 @@ func (m *VirtualMachineMutation) EdgeCleared(name string) bool {
 		return m.clearedports
 	case virtualmachine.EdgeVolumes:
 		return m.clearedvolumes
+	case virtualmachine.EdgeSnapshots:
+		return m.clearedsnapshots
+	case virtualmachine.EdgeBackups:
+		return m.clearedbackups
+	case virtualmachine.EdgeRestoredFrom:
+		return m.clearedrestored_from
 	case virtualmachine.EdgeAssignments:
 		return m.clearedassignments
 	case virtualmachine.EdgeNetworks:
@@ -69051,6 +72965,9 @@ func (m *VirtualMachineMutation) ClearEdge(name string) error {
 	case virtualmachine.EdgeRegionService:
 		m.ClearRegionService()
 		return nil
+	case virtualmachine.EdgeRestoredFrom:
+		m.ClearRestoredFrom()
+		return nil
 	}
 	return fmt.Errorf("unknown VirtualMachine unique edge %s", name)
 }
@@ -69091,6 +73008,15 @@ func (m *VirtualMachineMutation) ResetEdge(name string) error {
 		return nil
 	case virtualmachine.EdgeVolumes:
 		m.ResetVolumes()
+		return nil
+	case virtualmachine.EdgeSnapshots:
+		m.ResetSnapshots()
+		return nil
+	case virtualmachine.EdgeBackups:
+		m.ResetBackups()
+		return nil
+	case virtualmachine.EdgeRestoredFrom:
+		m.ResetRestoredFrom()
 		return nil
 	case virtualmachine.EdgeAssignments:
 		m.ResetAssignments()

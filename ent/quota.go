@@ -37,6 +37,14 @@ type Quota struct {
 	UsedMemoryMB int64 `json:"used_memory_mb,omitempty"`
 	// UsedStorageGB holds the value of the "used_storage_gb" field.
 	UsedStorageGB int64 `json:"used_storage_gb,omitempty"`
+	// GiB of snapshots the tenant may keep on the group's nodes (0: no limit)
+	SnapshotGB int64 `json:"snapshot_gb,omitempty"`
+	// UsedSnapshotGB holds the value of the "used_snapshot_gb" field.
+	UsedSnapshotGB int64 `json:"used_snapshot_gb,omitempty"`
+	// GiB of backups the tenant may keep of VMs in the group (0: no limit)
+	BackupGB int64 `json:"backup_gb,omitempty"`
+	// UsedBackupGB holds the value of the "used_backup_gb" field.
+	UsedBackupGB int64 `json:"used_backup_gb,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the QuotaQuery when eager-loading is set.
 	Edges             QuotaEdges `json:"edges"`
@@ -87,7 +95,7 @@ func (*Quota) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case quota.FieldCPUPercent:
 			values[i] = new(sql.NullFloat64)
-		case quota.FieldID, quota.FieldVcpus, quota.FieldMemoryMB, quota.FieldStorageGB, quota.FieldUsedVcpus, quota.FieldUsedMemoryMB, quota.FieldUsedStorageGB:
+		case quota.FieldID, quota.FieldVcpus, quota.FieldMemoryMB, quota.FieldStorageGB, quota.FieldUsedVcpus, quota.FieldUsedMemoryMB, quota.FieldUsedStorageGB, quota.FieldSnapshotGB, quota.FieldUsedSnapshotGB, quota.FieldBackupGB, quota.FieldUsedBackupGB:
 			values[i] = new(sql.NullInt64)
 		case quota.FieldCreatedAt, quota.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -169,6 +177,30 @@ func (_m *Quota) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field used_storage_gb", values[i])
 			} else if value.Valid {
 				_m.UsedStorageGB = value.Int64
+			}
+		case quota.FieldSnapshotGB:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field snapshot_gb", values[i])
+			} else if value.Valid {
+				_m.SnapshotGB = value.Int64
+			}
+		case quota.FieldUsedSnapshotGB:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field used_snapshot_gb", values[i])
+			} else if value.Valid {
+				_m.UsedSnapshotGB = value.Int64
+			}
+		case quota.FieldBackupGB:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field backup_gb", values[i])
+			} else if value.Valid {
+				_m.BackupGB = value.Int64
+			}
+		case quota.FieldUsedBackupGB:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field used_backup_gb", values[i])
+			} else if value.Valid {
+				_m.UsedBackupGB = value.Int64
 			}
 		case quota.ForeignKeys[0]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -256,6 +288,18 @@ func (_m *Quota) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("used_storage_gb=")
 	builder.WriteString(fmt.Sprintf("%v", _m.UsedStorageGB))
+	builder.WriteString(", ")
+	builder.WriteString("snapshot_gb=")
+	builder.WriteString(fmt.Sprintf("%v", _m.SnapshotGB))
+	builder.WriteString(", ")
+	builder.WriteString("used_snapshot_gb=")
+	builder.WriteString(fmt.Sprintf("%v", _m.UsedSnapshotGB))
+	builder.WriteString(", ")
+	builder.WriteString("backup_gb=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BackupGB))
+	builder.WriteString(", ")
+	builder.WriteString("used_backup_gb=")
+	builder.WriteString(fmt.Sprintf("%v", _m.UsedBackupGB))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -150,6 +150,62 @@ func (_c *QuotaCreate) SetNillableUsedStorageGB(v *int64) *QuotaCreate {
 	return _c
 }
 
+// SetSnapshotGB sets the "snapshot_gb" field.
+func (_c *QuotaCreate) SetSnapshotGB(v int64) *QuotaCreate {
+	_c.mutation.SetSnapshotGB(v)
+	return _c
+}
+
+// SetNillableSnapshotGB sets the "snapshot_gb" field if the given value is not nil.
+func (_c *QuotaCreate) SetNillableSnapshotGB(v *int64) *QuotaCreate {
+	if v != nil {
+		_c.SetSnapshotGB(*v)
+	}
+	return _c
+}
+
+// SetUsedSnapshotGB sets the "used_snapshot_gb" field.
+func (_c *QuotaCreate) SetUsedSnapshotGB(v int64) *QuotaCreate {
+	_c.mutation.SetUsedSnapshotGB(v)
+	return _c
+}
+
+// SetNillableUsedSnapshotGB sets the "used_snapshot_gb" field if the given value is not nil.
+func (_c *QuotaCreate) SetNillableUsedSnapshotGB(v *int64) *QuotaCreate {
+	if v != nil {
+		_c.SetUsedSnapshotGB(*v)
+	}
+	return _c
+}
+
+// SetBackupGB sets the "backup_gb" field.
+func (_c *QuotaCreate) SetBackupGB(v int64) *QuotaCreate {
+	_c.mutation.SetBackupGB(v)
+	return _c
+}
+
+// SetNillableBackupGB sets the "backup_gb" field if the given value is not nil.
+func (_c *QuotaCreate) SetNillableBackupGB(v *int64) *QuotaCreate {
+	if v != nil {
+		_c.SetBackupGB(*v)
+	}
+	return _c
+}
+
+// SetUsedBackupGB sets the "used_backup_gb" field.
+func (_c *QuotaCreate) SetUsedBackupGB(v int64) *QuotaCreate {
+	_c.mutation.SetUsedBackupGB(v)
+	return _c
+}
+
+// SetNillableUsedBackupGB sets the "used_backup_gb" field if the given value is not nil.
+func (_c *QuotaCreate) SetNillableUsedBackupGB(v *int64) *QuotaCreate {
+	if v != nil {
+		_c.SetUsedBackupGB(*v)
+	}
+	return _c
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_c *QuotaCreate) SetTenantID(id int) *QuotaCreate {
 	_c.mutation.SetTenantID(id)
@@ -251,6 +307,22 @@ func (_c *QuotaCreate) defaults() error {
 		v := quota.DefaultUsedStorageGB
 		_c.mutation.SetUsedStorageGB(v)
 	}
+	if _, ok := _c.mutation.SnapshotGB(); !ok {
+		v := quota.DefaultSnapshotGB
+		_c.mutation.SetSnapshotGB(v)
+	}
+	if _, ok := _c.mutation.UsedSnapshotGB(); !ok {
+		v := quota.DefaultUsedSnapshotGB
+		_c.mutation.SetUsedSnapshotGB(v)
+	}
+	if _, ok := _c.mutation.BackupGB(); !ok {
+		v := quota.DefaultBackupGB
+		_c.mutation.SetBackupGB(v)
+	}
+	if _, ok := _c.mutation.UsedBackupGB(); !ok {
+		v := quota.DefaultUsedBackupGB
+		_c.mutation.SetUsedBackupGB(v)
+	}
 	return nil
 }
 
@@ -316,6 +388,38 @@ func (_c *QuotaCreate) check() error {
 	if v, ok := _c.mutation.UsedStorageGB(); ok {
 		if err := quota.UsedStorageGBValidator(v); err != nil {
 			return &ValidationError{Name: "used_storage_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_storage_gb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.SnapshotGB(); !ok {
+		return &ValidationError{Name: "snapshot_gb", err: errors.New(`ent: missing required field "Quota.snapshot_gb"`)}
+	}
+	if v, ok := _c.mutation.SnapshotGB(); ok {
+		if err := quota.SnapshotGBValidator(v); err != nil {
+			return &ValidationError{Name: "snapshot_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.snapshot_gb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.UsedSnapshotGB(); !ok {
+		return &ValidationError{Name: "used_snapshot_gb", err: errors.New(`ent: missing required field "Quota.used_snapshot_gb"`)}
+	}
+	if v, ok := _c.mutation.UsedSnapshotGB(); ok {
+		if err := quota.UsedSnapshotGBValidator(v); err != nil {
+			return &ValidationError{Name: "used_snapshot_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_snapshot_gb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.BackupGB(); !ok {
+		return &ValidationError{Name: "backup_gb", err: errors.New(`ent: missing required field "Quota.backup_gb"`)}
+	}
+	if v, ok := _c.mutation.BackupGB(); ok {
+		if err := quota.BackupGBValidator(v); err != nil {
+			return &ValidationError{Name: "backup_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.backup_gb": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.UsedBackupGB(); !ok {
+		return &ValidationError{Name: "used_backup_gb", err: errors.New(`ent: missing required field "Quota.used_backup_gb"`)}
+	}
+	if v, ok := _c.mutation.UsedBackupGB(); ok {
+		if err := quota.UsedBackupGBValidator(v); err != nil {
+			return &ValidationError{Name: "used_backup_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_backup_gb": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -386,6 +490,22 @@ func (_c *QuotaCreate) createSpec() (*Quota, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UsedStorageGB(); ok {
 		_spec.SetField(quota.FieldUsedStorageGB, field.TypeInt64, value)
 		_node.UsedStorageGB = value
+	}
+	if value, ok := _c.mutation.SnapshotGB(); ok {
+		_spec.SetField(quota.FieldSnapshotGB, field.TypeInt64, value)
+		_node.SnapshotGB = value
+	}
+	if value, ok := _c.mutation.UsedSnapshotGB(); ok {
+		_spec.SetField(quota.FieldUsedSnapshotGB, field.TypeInt64, value)
+		_node.UsedSnapshotGB = value
+	}
+	if value, ok := _c.mutation.BackupGB(); ok {
+		_spec.SetField(quota.FieldBackupGB, field.TypeInt64, value)
+		_node.BackupGB = value
+	}
+	if value, ok := _c.mutation.UsedBackupGB(); ok {
+		_spec.SetField(quota.FieldUsedBackupGB, field.TypeInt64, value)
+		_node.UsedBackupGB = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -611,6 +731,78 @@ func (u *QuotaUpsert) AddUsedStorageGB(v int64) *QuotaUpsert {
 	return u
 }
 
+// SetSnapshotGB sets the "snapshot_gb" field.
+func (u *QuotaUpsert) SetSnapshotGB(v int64) *QuotaUpsert {
+	u.Set(quota.FieldSnapshotGB, v)
+	return u
+}
+
+// UpdateSnapshotGB sets the "snapshot_gb" field to the value that was provided on create.
+func (u *QuotaUpsert) UpdateSnapshotGB() *QuotaUpsert {
+	u.SetExcluded(quota.FieldSnapshotGB)
+	return u
+}
+
+// AddSnapshotGB adds v to the "snapshot_gb" field.
+func (u *QuotaUpsert) AddSnapshotGB(v int64) *QuotaUpsert {
+	u.Add(quota.FieldSnapshotGB, v)
+	return u
+}
+
+// SetUsedSnapshotGB sets the "used_snapshot_gb" field.
+func (u *QuotaUpsert) SetUsedSnapshotGB(v int64) *QuotaUpsert {
+	u.Set(quota.FieldUsedSnapshotGB, v)
+	return u
+}
+
+// UpdateUsedSnapshotGB sets the "used_snapshot_gb" field to the value that was provided on create.
+func (u *QuotaUpsert) UpdateUsedSnapshotGB() *QuotaUpsert {
+	u.SetExcluded(quota.FieldUsedSnapshotGB)
+	return u
+}
+
+// AddUsedSnapshotGB adds v to the "used_snapshot_gb" field.
+func (u *QuotaUpsert) AddUsedSnapshotGB(v int64) *QuotaUpsert {
+	u.Add(quota.FieldUsedSnapshotGB, v)
+	return u
+}
+
+// SetBackupGB sets the "backup_gb" field.
+func (u *QuotaUpsert) SetBackupGB(v int64) *QuotaUpsert {
+	u.Set(quota.FieldBackupGB, v)
+	return u
+}
+
+// UpdateBackupGB sets the "backup_gb" field to the value that was provided on create.
+func (u *QuotaUpsert) UpdateBackupGB() *QuotaUpsert {
+	u.SetExcluded(quota.FieldBackupGB)
+	return u
+}
+
+// AddBackupGB adds v to the "backup_gb" field.
+func (u *QuotaUpsert) AddBackupGB(v int64) *QuotaUpsert {
+	u.Add(quota.FieldBackupGB, v)
+	return u
+}
+
+// SetUsedBackupGB sets the "used_backup_gb" field.
+func (u *QuotaUpsert) SetUsedBackupGB(v int64) *QuotaUpsert {
+	u.Set(quota.FieldUsedBackupGB, v)
+	return u
+}
+
+// UpdateUsedBackupGB sets the "used_backup_gb" field to the value that was provided on create.
+func (u *QuotaUpsert) UpdateUsedBackupGB() *QuotaUpsert {
+	u.SetExcluded(quota.FieldUsedBackupGB)
+	return u
+}
+
+// AddUsedBackupGB adds v to the "used_backup_gb" field.
+func (u *QuotaUpsert) AddUsedBackupGB(v int64) *QuotaUpsert {
+	u.Add(quota.FieldUsedBackupGB, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -814,6 +1006,90 @@ func (u *QuotaUpsertOne) AddUsedStorageGB(v int64) *QuotaUpsertOne {
 func (u *QuotaUpsertOne) UpdateUsedStorageGB() *QuotaUpsertOne {
 	return u.Update(func(s *QuotaUpsert) {
 		s.UpdateUsedStorageGB()
+	})
+}
+
+// SetSnapshotGB sets the "snapshot_gb" field.
+func (u *QuotaUpsertOne) SetSnapshotGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetSnapshotGB(v)
+	})
+}
+
+// AddSnapshotGB adds v to the "snapshot_gb" field.
+func (u *QuotaUpsertOne) AddSnapshotGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddSnapshotGB(v)
+	})
+}
+
+// UpdateSnapshotGB sets the "snapshot_gb" field to the value that was provided on create.
+func (u *QuotaUpsertOne) UpdateSnapshotGB() *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateSnapshotGB()
+	})
+}
+
+// SetUsedSnapshotGB sets the "used_snapshot_gb" field.
+func (u *QuotaUpsertOne) SetUsedSnapshotGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetUsedSnapshotGB(v)
+	})
+}
+
+// AddUsedSnapshotGB adds v to the "used_snapshot_gb" field.
+func (u *QuotaUpsertOne) AddUsedSnapshotGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddUsedSnapshotGB(v)
+	})
+}
+
+// UpdateUsedSnapshotGB sets the "used_snapshot_gb" field to the value that was provided on create.
+func (u *QuotaUpsertOne) UpdateUsedSnapshotGB() *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateUsedSnapshotGB()
+	})
+}
+
+// SetBackupGB sets the "backup_gb" field.
+func (u *QuotaUpsertOne) SetBackupGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetBackupGB(v)
+	})
+}
+
+// AddBackupGB adds v to the "backup_gb" field.
+func (u *QuotaUpsertOne) AddBackupGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddBackupGB(v)
+	})
+}
+
+// UpdateBackupGB sets the "backup_gb" field to the value that was provided on create.
+func (u *QuotaUpsertOne) UpdateBackupGB() *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateBackupGB()
+	})
+}
+
+// SetUsedBackupGB sets the "used_backup_gb" field.
+func (u *QuotaUpsertOne) SetUsedBackupGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetUsedBackupGB(v)
+	})
+}
+
+// AddUsedBackupGB adds v to the "used_backup_gb" field.
+func (u *QuotaUpsertOne) AddUsedBackupGB(v int64) *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddUsedBackupGB(v)
+	})
+}
+
+// UpdateUsedBackupGB sets the "used_backup_gb" field to the value that was provided on create.
+func (u *QuotaUpsertOne) UpdateUsedBackupGB() *QuotaUpsertOne {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateUsedBackupGB()
 	})
 }
 
@@ -1186,6 +1462,90 @@ func (u *QuotaUpsertBulk) AddUsedStorageGB(v int64) *QuotaUpsertBulk {
 func (u *QuotaUpsertBulk) UpdateUsedStorageGB() *QuotaUpsertBulk {
 	return u.Update(func(s *QuotaUpsert) {
 		s.UpdateUsedStorageGB()
+	})
+}
+
+// SetSnapshotGB sets the "snapshot_gb" field.
+func (u *QuotaUpsertBulk) SetSnapshotGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetSnapshotGB(v)
+	})
+}
+
+// AddSnapshotGB adds v to the "snapshot_gb" field.
+func (u *QuotaUpsertBulk) AddSnapshotGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddSnapshotGB(v)
+	})
+}
+
+// UpdateSnapshotGB sets the "snapshot_gb" field to the value that was provided on create.
+func (u *QuotaUpsertBulk) UpdateSnapshotGB() *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateSnapshotGB()
+	})
+}
+
+// SetUsedSnapshotGB sets the "used_snapshot_gb" field.
+func (u *QuotaUpsertBulk) SetUsedSnapshotGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetUsedSnapshotGB(v)
+	})
+}
+
+// AddUsedSnapshotGB adds v to the "used_snapshot_gb" field.
+func (u *QuotaUpsertBulk) AddUsedSnapshotGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddUsedSnapshotGB(v)
+	})
+}
+
+// UpdateUsedSnapshotGB sets the "used_snapshot_gb" field to the value that was provided on create.
+func (u *QuotaUpsertBulk) UpdateUsedSnapshotGB() *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateUsedSnapshotGB()
+	})
+}
+
+// SetBackupGB sets the "backup_gb" field.
+func (u *QuotaUpsertBulk) SetBackupGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetBackupGB(v)
+	})
+}
+
+// AddBackupGB adds v to the "backup_gb" field.
+func (u *QuotaUpsertBulk) AddBackupGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddBackupGB(v)
+	})
+}
+
+// UpdateBackupGB sets the "backup_gb" field to the value that was provided on create.
+func (u *QuotaUpsertBulk) UpdateBackupGB() *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateBackupGB()
+	})
+}
+
+// SetUsedBackupGB sets the "used_backup_gb" field.
+func (u *QuotaUpsertBulk) SetUsedBackupGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.SetUsedBackupGB(v)
+	})
+}
+
+// AddUsedBackupGB adds v to the "used_backup_gb" field.
+func (u *QuotaUpsertBulk) AddUsedBackupGB(v int64) *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.AddUsedBackupGB(v)
+	})
+}
+
+// UpdateUsedBackupGB sets the "used_backup_gb" field to the value that was provided on create.
+func (u *QuotaUpsertBulk) UpdateUsedBackupGB() *QuotaUpsertBulk {
+	return u.Update(func(s *QuotaUpsert) {
+		s.UpdateUsedBackupGB()
 	})
 }
 

@@ -184,6 +184,90 @@ func (_u *QuotaUpdate) AddUsedStorageGB(v int64) *QuotaUpdate {
 	return _u
 }
 
+// SetSnapshotGB sets the "snapshot_gb" field.
+func (_u *QuotaUpdate) SetSnapshotGB(v int64) *QuotaUpdate {
+	_u.mutation.ResetSnapshotGB()
+	_u.mutation.SetSnapshotGB(v)
+	return _u
+}
+
+// SetNillableSnapshotGB sets the "snapshot_gb" field if the given value is not nil.
+func (_u *QuotaUpdate) SetNillableSnapshotGB(v *int64) *QuotaUpdate {
+	if v != nil {
+		_u.SetSnapshotGB(*v)
+	}
+	return _u
+}
+
+// AddSnapshotGB adds value to the "snapshot_gb" field.
+func (_u *QuotaUpdate) AddSnapshotGB(v int64) *QuotaUpdate {
+	_u.mutation.AddSnapshotGB(v)
+	return _u
+}
+
+// SetUsedSnapshotGB sets the "used_snapshot_gb" field.
+func (_u *QuotaUpdate) SetUsedSnapshotGB(v int64) *QuotaUpdate {
+	_u.mutation.ResetUsedSnapshotGB()
+	_u.mutation.SetUsedSnapshotGB(v)
+	return _u
+}
+
+// SetNillableUsedSnapshotGB sets the "used_snapshot_gb" field if the given value is not nil.
+func (_u *QuotaUpdate) SetNillableUsedSnapshotGB(v *int64) *QuotaUpdate {
+	if v != nil {
+		_u.SetUsedSnapshotGB(*v)
+	}
+	return _u
+}
+
+// AddUsedSnapshotGB adds value to the "used_snapshot_gb" field.
+func (_u *QuotaUpdate) AddUsedSnapshotGB(v int64) *QuotaUpdate {
+	_u.mutation.AddUsedSnapshotGB(v)
+	return _u
+}
+
+// SetBackupGB sets the "backup_gb" field.
+func (_u *QuotaUpdate) SetBackupGB(v int64) *QuotaUpdate {
+	_u.mutation.ResetBackupGB()
+	_u.mutation.SetBackupGB(v)
+	return _u
+}
+
+// SetNillableBackupGB sets the "backup_gb" field if the given value is not nil.
+func (_u *QuotaUpdate) SetNillableBackupGB(v *int64) *QuotaUpdate {
+	if v != nil {
+		_u.SetBackupGB(*v)
+	}
+	return _u
+}
+
+// AddBackupGB adds value to the "backup_gb" field.
+func (_u *QuotaUpdate) AddBackupGB(v int64) *QuotaUpdate {
+	_u.mutation.AddBackupGB(v)
+	return _u
+}
+
+// SetUsedBackupGB sets the "used_backup_gb" field.
+func (_u *QuotaUpdate) SetUsedBackupGB(v int64) *QuotaUpdate {
+	_u.mutation.ResetUsedBackupGB()
+	_u.mutation.SetUsedBackupGB(v)
+	return _u
+}
+
+// SetNillableUsedBackupGB sets the "used_backup_gb" field if the given value is not nil.
+func (_u *QuotaUpdate) SetNillableUsedBackupGB(v *int64) *QuotaUpdate {
+	if v != nil {
+		_u.SetUsedBackupGB(*v)
+	}
+	return _u
+}
+
+// AddUsedBackupGB adds value to the "used_backup_gb" field.
+func (_u *QuotaUpdate) AddUsedBackupGB(v int64) *QuotaUpdate {
+	_u.mutation.AddUsedBackupGB(v)
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *QuotaUpdate) SetTenantID(id int) *QuotaUpdate {
 	_u.mutation.SetTenantID(id)
@@ -302,6 +386,26 @@ func (_u *QuotaUpdate) check() error {
 			return &ValidationError{Name: "used_storage_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_storage_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.SnapshotGB(); ok {
+		if err := quota.SnapshotGBValidator(v); err != nil {
+			return &ValidationError{Name: "snapshot_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.snapshot_gb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.UsedSnapshotGB(); ok {
+		if err := quota.UsedSnapshotGBValidator(v); err != nil {
+			return &ValidationError{Name: "used_snapshot_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_snapshot_gb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BackupGB(); ok {
+		if err := quota.BackupGBValidator(v); err != nil {
+			return &ValidationError{Name: "backup_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.backup_gb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.UsedBackupGB(); ok {
+		if err := quota.UsedBackupGBValidator(v); err != nil {
+			return &ValidationError{Name: "used_backup_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_backup_gb": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Quota.tenant"`)
 	}
@@ -373,6 +477,30 @@ func (_u *QuotaUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedUsedStorageGB(); ok {
 		_spec.AddField(quota.FieldUsedStorageGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.SnapshotGB(); ok {
+		_spec.SetField(quota.FieldSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSnapshotGB(); ok {
+		_spec.AddField(quota.FieldSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UsedSnapshotGB(); ok {
+		_spec.SetField(quota.FieldUsedSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUsedSnapshotGB(); ok {
+		_spec.AddField(quota.FieldUsedSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BackupGB(); ok {
+		_spec.SetField(quota.FieldBackupGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBackupGB(); ok {
+		_spec.AddField(quota.FieldBackupGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UsedBackupGB(); ok {
+		_spec.SetField(quota.FieldUsedBackupGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUsedBackupGB(); ok {
+		_spec.AddField(quota.FieldUsedBackupGB, field.TypeInt64, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -607,6 +735,90 @@ func (_u *QuotaUpdateOne) AddUsedStorageGB(v int64) *QuotaUpdateOne {
 	return _u
 }
 
+// SetSnapshotGB sets the "snapshot_gb" field.
+func (_u *QuotaUpdateOne) SetSnapshotGB(v int64) *QuotaUpdateOne {
+	_u.mutation.ResetSnapshotGB()
+	_u.mutation.SetSnapshotGB(v)
+	return _u
+}
+
+// SetNillableSnapshotGB sets the "snapshot_gb" field if the given value is not nil.
+func (_u *QuotaUpdateOne) SetNillableSnapshotGB(v *int64) *QuotaUpdateOne {
+	if v != nil {
+		_u.SetSnapshotGB(*v)
+	}
+	return _u
+}
+
+// AddSnapshotGB adds value to the "snapshot_gb" field.
+func (_u *QuotaUpdateOne) AddSnapshotGB(v int64) *QuotaUpdateOne {
+	_u.mutation.AddSnapshotGB(v)
+	return _u
+}
+
+// SetUsedSnapshotGB sets the "used_snapshot_gb" field.
+func (_u *QuotaUpdateOne) SetUsedSnapshotGB(v int64) *QuotaUpdateOne {
+	_u.mutation.ResetUsedSnapshotGB()
+	_u.mutation.SetUsedSnapshotGB(v)
+	return _u
+}
+
+// SetNillableUsedSnapshotGB sets the "used_snapshot_gb" field if the given value is not nil.
+func (_u *QuotaUpdateOne) SetNillableUsedSnapshotGB(v *int64) *QuotaUpdateOne {
+	if v != nil {
+		_u.SetUsedSnapshotGB(*v)
+	}
+	return _u
+}
+
+// AddUsedSnapshotGB adds value to the "used_snapshot_gb" field.
+func (_u *QuotaUpdateOne) AddUsedSnapshotGB(v int64) *QuotaUpdateOne {
+	_u.mutation.AddUsedSnapshotGB(v)
+	return _u
+}
+
+// SetBackupGB sets the "backup_gb" field.
+func (_u *QuotaUpdateOne) SetBackupGB(v int64) *QuotaUpdateOne {
+	_u.mutation.ResetBackupGB()
+	_u.mutation.SetBackupGB(v)
+	return _u
+}
+
+// SetNillableBackupGB sets the "backup_gb" field if the given value is not nil.
+func (_u *QuotaUpdateOne) SetNillableBackupGB(v *int64) *QuotaUpdateOne {
+	if v != nil {
+		_u.SetBackupGB(*v)
+	}
+	return _u
+}
+
+// AddBackupGB adds value to the "backup_gb" field.
+func (_u *QuotaUpdateOne) AddBackupGB(v int64) *QuotaUpdateOne {
+	_u.mutation.AddBackupGB(v)
+	return _u
+}
+
+// SetUsedBackupGB sets the "used_backup_gb" field.
+func (_u *QuotaUpdateOne) SetUsedBackupGB(v int64) *QuotaUpdateOne {
+	_u.mutation.ResetUsedBackupGB()
+	_u.mutation.SetUsedBackupGB(v)
+	return _u
+}
+
+// SetNillableUsedBackupGB sets the "used_backup_gb" field if the given value is not nil.
+func (_u *QuotaUpdateOne) SetNillableUsedBackupGB(v *int64) *QuotaUpdateOne {
+	if v != nil {
+		_u.SetUsedBackupGB(*v)
+	}
+	return _u
+}
+
+// AddUsedBackupGB adds value to the "used_backup_gb" field.
+func (_u *QuotaUpdateOne) AddUsedBackupGB(v int64) *QuotaUpdateOne {
+	_u.mutation.AddUsedBackupGB(v)
+	return _u
+}
+
 // SetTenantID sets the "tenant" edge to the Tenant entity by ID.
 func (_u *QuotaUpdateOne) SetTenantID(id int) *QuotaUpdateOne {
 	_u.mutation.SetTenantID(id)
@@ -738,6 +950,26 @@ func (_u *QuotaUpdateOne) check() error {
 			return &ValidationError{Name: "used_storage_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_storage_gb": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.SnapshotGB(); ok {
+		if err := quota.SnapshotGBValidator(v); err != nil {
+			return &ValidationError{Name: "snapshot_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.snapshot_gb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.UsedSnapshotGB(); ok {
+		if err := quota.UsedSnapshotGBValidator(v); err != nil {
+			return &ValidationError{Name: "used_snapshot_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_snapshot_gb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BackupGB(); ok {
+		if err := quota.BackupGBValidator(v); err != nil {
+			return &ValidationError{Name: "backup_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.backup_gb": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.UsedBackupGB(); ok {
+		if err := quota.UsedBackupGBValidator(v); err != nil {
+			return &ValidationError{Name: "used_backup_gb", err: fmt.Errorf(`ent: validator failed for field "Quota.used_backup_gb": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Quota.tenant"`)
 	}
@@ -826,6 +1058,30 @@ func (_u *QuotaUpdateOne) sqlSave(ctx context.Context) (_node *Quota, err error)
 	}
 	if value, ok := _u.mutation.AddedUsedStorageGB(); ok {
 		_spec.AddField(quota.FieldUsedStorageGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.SnapshotGB(); ok {
+		_spec.SetField(quota.FieldSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSnapshotGB(); ok {
+		_spec.AddField(quota.FieldSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UsedSnapshotGB(); ok {
+		_spec.SetField(quota.FieldUsedSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUsedSnapshotGB(); ok {
+		_spec.AddField(quota.FieldUsedSnapshotGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.BackupGB(); ok {
+		_spec.SetField(quota.FieldBackupGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedBackupGB(); ok {
+		_spec.AddField(quota.FieldBackupGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UsedBackupGB(); ok {
+		_spec.SetField(quota.FieldUsedBackupGB, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUsedBackupGB(); ok {
+		_spec.AddField(quota.FieldUsedBackupGB, field.TypeInt64, value)
 	}
 	if _u.mutation.TenantCleared() {
 		edge := &sqlgraph.EdgeSpec{

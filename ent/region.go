@@ -27,6 +27,8 @@ type Region struct {
 	Description string `json:"description,omitempty"`
 	// Status holds the value of the "status" field.
 	Status region.Status `json:"status,omitempty"`
+	// the directory backups of the region's VMs are written to: an absolute path every compute node of the region mounts (a local directory or an NFS export); empty: the region takes no backups
+	BackupTarget string `json:"backup_target,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the RegionQuery when eager-loading is set.
 	Edges        RegionEdges `json:"edges"`
@@ -47,11 +49,13 @@ type RegionEdges struct {
 	KubernetesClusters []*KubernetesCluster `json:"kubernetes_clusters,omitempty"`
 	// VirtualMachines holds the value of the virtual_machines edge.
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
+	// Backups holds the value of the backups edge.
+	Backups []*Backup `json:"backups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [7]bool
 	// totalCount holds the count of the edges above.
-	totalCount [6]map[string]int
+	totalCount [7]map[string]int
 
 	namedAvailabilityZones  map[string][]*AvailabilityZone
 	namedDatacenters        map[string][]*Datacenter
@@ -59,6 +63,7 @@ type RegionEdges struct {
 	namedRegionServices     map[string][]*RegionService
 	namedKubernetesClusters map[string][]*KubernetesCluster
 	namedVirtualMachines    map[string][]*VirtualMachine
+	namedBackups            map[string][]*Backup
 }
 
 // AvailabilityZonesOrErr returns the AvailabilityZones value or an error if the edge
@@ -115,6 +120,15 @@ func (e RegionEdges) VirtualMachinesOrErr() ([]*VirtualMachine, error) {
 	return nil, &NotLoadedError{edge: "virtual_machines"}
 }
 
+// BackupsOrErr returns the Backups value or an error if the edge
+// was not loaded in eager-loading.
+func (e RegionEdges) BackupsOrErr() ([]*Backup, error) {
+	if e.loadedTypes[6] {
+		return e.Backups, nil
+	}
+	return nil, &NotLoadedError{edge: "backups"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Region) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -122,7 +136,7 @@ func (*Region) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case region.FieldID:
 			values[i] = new(sql.NullInt64)
-		case region.FieldName, region.FieldDescription, region.FieldStatus:
+		case region.FieldName, region.FieldDescription, region.FieldStatus, region.FieldBackupTarget:
 			values[i] = new(sql.NullString)
 		case region.FieldCreatedAt, region.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -177,6 +191,12 @@ func (_m *Region) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Status = region.Status(value.String)
 			}
+		case region.FieldBackupTarget:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field backup_target", values[i])
+			} else if value.Valid {
+				_m.BackupTarget = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -220,6 +240,11 @@ func (_m *Region) QueryVirtualMachines() *VirtualMachineQuery {
 	return NewRegionClient(_m.config).QueryVirtualMachines(_m)
 }
 
+// QueryBackups queries the "backups" edge of the Region entity.
+func (_m *Region) QueryBackups() *BackupQuery {
+	return NewRegionClient(_m.config).QueryBackups(_m)
+}
+
 // Update returns a builder for updating this Region.
 // Note that you need to call Region.Unwrap() before calling this method if this Region
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -257,6 +282,9 @@ func (_m *Region) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("backup_target=")
+	builder.WriteString(_m.BackupTarget)
 	builder.WriteByte(')')
 	return builder.String()
 }
@@ -402,6 +430,30 @@ func (_m *Region) appendNamedVirtualMachines(name string, edges ...*VirtualMachi
 		_m.Edges.namedVirtualMachines[name] = []*VirtualMachine{}
 	} else {
 		_m.Edges.namedVirtualMachines[name] = append(_m.Edges.namedVirtualMachines[name], edges...)
+	}
+}
+
+// NamedBackups returns the Backups named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Region) NamedBackups(name string) ([]*Backup, error) {
+	if _m.Edges.namedBackups == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedBackups[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Region) appendNamedBackups(name string, edges ...*Backup) {
+	if _m.Edges.namedBackups == nil {
+		_m.Edges.namedBackups = make(map[string][]*Backup)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedBackups[name] = []*Backup{}
+	} else {
+		_m.Edges.namedBackups[name] = append(_m.Edges.namedBackups[name], edges...)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
@@ -86,6 +87,20 @@ func (_c *RegionCreate) SetStatus(v region.Status) *RegionCreate {
 func (_c *RegionCreate) SetNillableStatus(v *region.Status) *RegionCreate {
 	if v != nil {
 		_c.SetStatus(*v)
+	}
+	return _c
+}
+
+// SetBackupTarget sets the "backup_target" field.
+func (_c *RegionCreate) SetBackupTarget(v string) *RegionCreate {
+	_c.mutation.SetBackupTarget(v)
+	return _c
+}
+
+// SetNillableBackupTarget sets the "backup_target" field if the given value is not nil.
+func (_c *RegionCreate) SetNillableBackupTarget(v *string) *RegionCreate {
+	if v != nil {
+		_c.SetBackupTarget(*v)
 	}
 	return _c
 }
@@ -180,6 +195,21 @@ func (_c *RegionCreate) AddVirtualMachines(v ...*VirtualMachine) *RegionCreate {
 	return _c.AddVirtualMachineIDs(ids...)
 }
 
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_c *RegionCreate) AddBackupIDs(ids ...int) *RegionCreate {
+	_c.mutation.AddBackupIDs(ids...)
+	return _c
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_c *RegionCreate) AddBackups(v ...*Backup) *RegionCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddBackupIDs(ids...)
+}
+
 // Mutation returns the RegionMutation object of the builder.
 func (_c *RegionCreate) Mutation() *RegionMutation {
 	return _c.mutation
@@ -267,6 +297,11 @@ func (_c *RegionCreate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Region.status": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.BackupTarget(); ok {
+		if err := region.BackupTargetValidator(v); err != nil {
+			return &ValidationError{Name: "backup_target", err: fmt.Errorf(`ent: validator failed for field "Region.backup_target": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -313,6 +348,10 @@ func (_c *RegionCreate) createSpec() (*Region, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(region.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.BackupTarget(); ok {
+		_spec.SetField(region.FieldBackupTarget, field.TypeString, value)
+		_node.BackupTarget = value
 	}
 	if nodes := _c.mutation.AvailabilityZonesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -403,6 +442,22 @@ func (_c *RegionCreate) createSpec() (*Region, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -516,6 +571,24 @@ func (u *RegionUpsert) UpdateStatus() *RegionUpsert {
 	return u
 }
 
+// SetBackupTarget sets the "backup_target" field.
+func (u *RegionUpsert) SetBackupTarget(v string) *RegionUpsert {
+	u.Set(region.FieldBackupTarget, v)
+	return u
+}
+
+// UpdateBackupTarget sets the "backup_target" field to the value that was provided on create.
+func (u *RegionUpsert) UpdateBackupTarget() *RegionUpsert {
+	u.SetExcluded(region.FieldBackupTarget)
+	return u
+}
+
+// ClearBackupTarget clears the value of the "backup_target" field.
+func (u *RegionUpsert) ClearBackupTarget() *RegionUpsert {
+	u.SetNull(region.FieldBackupTarget)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -621,6 +694,27 @@ func (u *RegionUpsertOne) SetStatus(v region.Status) *RegionUpsertOne {
 func (u *RegionUpsertOne) UpdateStatus() *RegionUpsertOne {
 	return u.Update(func(s *RegionUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetBackupTarget sets the "backup_target" field.
+func (u *RegionUpsertOne) SetBackupTarget(v string) *RegionUpsertOne {
+	return u.Update(func(s *RegionUpsert) {
+		s.SetBackupTarget(v)
+	})
+}
+
+// UpdateBackupTarget sets the "backup_target" field to the value that was provided on create.
+func (u *RegionUpsertOne) UpdateBackupTarget() *RegionUpsertOne {
+	return u.Update(func(s *RegionUpsert) {
+		s.UpdateBackupTarget()
+	})
+}
+
+// ClearBackupTarget clears the value of the "backup_target" field.
+func (u *RegionUpsertOne) ClearBackupTarget() *RegionUpsertOne {
+	return u.Update(func(s *RegionUpsert) {
+		s.ClearBackupTarget()
 	})
 }
 
@@ -895,6 +989,27 @@ func (u *RegionUpsertBulk) SetStatus(v region.Status) *RegionUpsertBulk {
 func (u *RegionUpsertBulk) UpdateStatus() *RegionUpsertBulk {
 	return u.Update(func(s *RegionUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetBackupTarget sets the "backup_target" field.
+func (u *RegionUpsertBulk) SetBackupTarget(v string) *RegionUpsertBulk {
+	return u.Update(func(s *RegionUpsert) {
+		s.SetBackupTarget(v)
+	})
+}
+
+// UpdateBackupTarget sets the "backup_target" field to the value that was provided on create.
+func (u *RegionUpsertBulk) UpdateBackupTarget() *RegionUpsertBulk {
+	return u.Update(func(s *RegionUpsert) {
+		s.UpdateBackupTarget()
+	})
+}
+
+// ClearBackupTarget clears the value of the "backup_target" field.
+func (u *RegionUpsertBulk) ClearBackupTarget() *RegionUpsertBulk {
+	return u.Update(func(s *RegionUpsert) {
+		s.ClearBackupTarget()
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
@@ -37,6 +38,7 @@ type RegionQuery struct {
 	withRegionServices          *RegionServiceQuery
 	withKubernetesClusters      *KubernetesClusterQuery
 	withVirtualMachines         *VirtualMachineQuery
+	withBackups                 *BackupQuery
 	loadTotal                   []func(context.Context, []*Region) error
 	modifiers                   []func(*sql.Selector)
 	withNamedAvailabilityZones  map[string]*AvailabilityZoneQuery
@@ -45,6 +47,7 @@ type RegionQuery struct {
 	withNamedRegionServices     map[string]*RegionServiceQuery
 	withNamedKubernetesClusters map[string]*KubernetesClusterQuery
 	withNamedVirtualMachines    map[string]*VirtualMachineQuery
+	withNamedBackups            map[string]*BackupQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -206,6 +209,28 @@ func (_q *RegionQuery) QueryVirtualMachines() *VirtualMachineQuery {
 			sqlgraph.From(region.Table, region.FieldID, selector),
 			sqlgraph.To(virtualmachine.Table, virtualmachine.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, region.VirtualMachinesTable, region.VirtualMachinesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryBackups chains the current query on the "backups" edge.
+func (_q *RegionQuery) QueryBackups() *BackupQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(region.Table, region.FieldID, selector),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, region.BackupsTable, region.BackupsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -411,6 +436,7 @@ func (_q *RegionQuery) Clone() *RegionQuery {
 		withRegionServices:     _q.withRegionServices.Clone(),
 		withKubernetesClusters: _q.withKubernetesClusters.Clone(),
 		withVirtualMachines:    _q.withVirtualMachines.Clone(),
+		withBackups:            _q.withBackups.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -481,6 +507,17 @@ func (_q *RegionQuery) WithVirtualMachines(opts ...func(*VirtualMachineQuery)) *
 		opt(query)
 	}
 	_q.withVirtualMachines = query
+	return _q
+}
+
+// WithBackups tells the query-builder to eager-load the nodes that are connected to
+// the "backups" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *RegionQuery) WithBackups(opts ...func(*BackupQuery)) *RegionQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withBackups = query
 	return _q
 }
 
@@ -568,13 +605,14 @@ func (_q *RegionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Regio
 	var (
 		nodes       = []*Region{}
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [7]bool{
 			_q.withAvailabilityZones != nil,
 			_q.withDatacenters != nil,
 			_q.withClusters != nil,
 			_q.withRegionServices != nil,
 			_q.withKubernetesClusters != nil,
 			_q.withVirtualMachines != nil,
+			_q.withBackups != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -642,6 +680,13 @@ func (_q *RegionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Regio
 			return nil, err
 		}
 	}
+	if query := _q.withBackups; query != nil {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *Region) { n.Edges.Backups = []*Backup{} },
+			func(n *Region, e *Backup) { n.Edges.Backups = append(n.Edges.Backups, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedAvailabilityZones {
 		if err := _q.loadAvailabilityZones(ctx, query, nodes,
 			func(n *Region) { n.appendNamedAvailabilityZones(name) },
@@ -681,6 +726,13 @@ func (_q *RegionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Regio
 		if err := _q.loadVirtualMachines(ctx, query, nodes,
 			func(n *Region) { n.appendNamedVirtualMachines(name) },
 			func(n *Region, e *VirtualMachine) { n.appendNamedVirtualMachines(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedBackups {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *Region) { n.appendNamedBackups(name) },
+			func(n *Region, e *Backup) { n.appendNamedBackups(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -873,6 +925,37 @@ func (_q *RegionQuery) loadVirtualMachines(ctx context.Context, query *VirtualMa
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "region_virtual_machines" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *RegionQuery) loadBackups(ctx context.Context, query *BackupQuery, nodes []*Region, init func(*Region), assign func(*Region, *Backup)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Region)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Backup(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(region.BackupsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.region_backups
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "region_backups" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "region_backups" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1079,6 +1162,20 @@ func (_q *RegionQuery) WithNamedVirtualMachines(name string, opts ...func(*Virtu
 		_q.withNamedVirtualMachines = make(map[string]*VirtualMachineQuery)
 	}
 	_q.withNamedVirtualMachines[name] = query
+	return _q
+}
+
+// WithNamedBackups tells the query-builder to eager-load the nodes that are connected to the "backups"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *RegionQuery) WithNamedBackups(name string, opts ...func(*BackupQuery)) *RegionQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedBackups == nil {
+		_q.withNamedBackups = make(map[string]*BackupQuery)
+	}
+	_q.withNamedBackups[name] = query
 	return _q
 }
 

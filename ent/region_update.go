@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/datacenter"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
@@ -86,6 +87,26 @@ func (_u *RegionUpdate) SetNillableStatus(v *region.Status) *RegionUpdate {
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetBackupTarget sets the "backup_target" field.
+func (_u *RegionUpdate) SetBackupTarget(v string) *RegionUpdate {
+	_u.mutation.SetBackupTarget(v)
+	return _u
+}
+
+// SetNillableBackupTarget sets the "backup_target" field if the given value is not nil.
+func (_u *RegionUpdate) SetNillableBackupTarget(v *string) *RegionUpdate {
+	if v != nil {
+		_u.SetBackupTarget(*v)
+	}
+	return _u
+}
+
+// ClearBackupTarget clears the value of the "backup_target" field.
+func (_u *RegionUpdate) ClearBackupTarget() *RegionUpdate {
+	_u.mutation.ClearBackupTarget()
 	return _u
 }
 
@@ -177,6 +198,21 @@ func (_u *RegionUpdate) AddVirtualMachines(v ...*VirtualMachine) *RegionUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddVirtualMachineIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_u *RegionUpdate) AddBackupIDs(ids ...int) *RegionUpdate {
+	_u.mutation.AddBackupIDs(ids...)
+	return _u
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_u *RegionUpdate) AddBackups(v ...*Backup) *RegionUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddBackupIDs(ids...)
 }
 
 // Mutation returns the RegionMutation object of the builder.
@@ -310,6 +346,27 @@ func (_u *RegionUpdate) RemoveVirtualMachines(v ...*VirtualMachine) *RegionUpdat
 	return _u.RemoveVirtualMachineIDs(ids...)
 }
 
+// ClearBackups clears all "backups" edges to the Backup entity.
+func (_u *RegionUpdate) ClearBackups() *RegionUpdate {
+	_u.mutation.ClearBackups()
+	return _u
+}
+
+// RemoveBackupIDs removes the "backups" edge to Backup entities by IDs.
+func (_u *RegionUpdate) RemoveBackupIDs(ids ...int) *RegionUpdate {
+	_u.mutation.RemoveBackupIDs(ids...)
+	return _u
+}
+
+// RemoveBackups removes "backups" edges to Backup entities.
+func (_u *RegionUpdate) RemoveBackups(v ...*Backup) *RegionUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveBackupIDs(ids...)
+}
+
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *RegionUpdate) Save(ctx context.Context) (int, error) {
 	if err := _u.defaults(); err != nil {
@@ -369,6 +426,11 @@ func (_u *RegionUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Region.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BackupTarget(); ok {
+		if err := region.BackupTargetValidator(v); err != nil {
+			return &ValidationError{Name: "backup_target", err: fmt.Errorf(`ent: validator failed for field "Region.backup_target": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -404,6 +466,12 @@ func (_u *RegionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(region.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.BackupTarget(); ok {
+		_spec.SetField(region.FieldBackupTarget, field.TypeString, value)
+	}
+	if _u.mutation.BackupTargetCleared() {
+		_spec.ClearField(region.FieldBackupTarget, field.TypeString)
 	}
 	if _u.mutation.AvailabilityZonesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -675,6 +743,51 @@ func (_u *RegionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedBackupsIDs(); len(nodes) > 0 && !_u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -748,6 +861,26 @@ func (_u *RegionUpdateOne) SetNillableStatus(v *region.Status) *RegionUpdateOne 
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetBackupTarget sets the "backup_target" field.
+func (_u *RegionUpdateOne) SetBackupTarget(v string) *RegionUpdateOne {
+	_u.mutation.SetBackupTarget(v)
+	return _u
+}
+
+// SetNillableBackupTarget sets the "backup_target" field if the given value is not nil.
+func (_u *RegionUpdateOne) SetNillableBackupTarget(v *string) *RegionUpdateOne {
+	if v != nil {
+		_u.SetBackupTarget(*v)
+	}
+	return _u
+}
+
+// ClearBackupTarget clears the value of the "backup_target" field.
+func (_u *RegionUpdateOne) ClearBackupTarget() *RegionUpdateOne {
+	_u.mutation.ClearBackupTarget()
 	return _u
 }
 
@@ -839,6 +972,21 @@ func (_u *RegionUpdateOne) AddVirtualMachines(v ...*VirtualMachine) *RegionUpdat
 		ids[i] = v[i].ID
 	}
 	return _u.AddVirtualMachineIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_u *RegionUpdateOne) AddBackupIDs(ids ...int) *RegionUpdateOne {
+	_u.mutation.AddBackupIDs(ids...)
+	return _u
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_u *RegionUpdateOne) AddBackups(v ...*Backup) *RegionUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddBackupIDs(ids...)
 }
 
 // Mutation returns the RegionMutation object of the builder.
@@ -972,6 +1120,27 @@ func (_u *RegionUpdateOne) RemoveVirtualMachines(v ...*VirtualMachine) *RegionUp
 	return _u.RemoveVirtualMachineIDs(ids...)
 }
 
+// ClearBackups clears all "backups" edges to the Backup entity.
+func (_u *RegionUpdateOne) ClearBackups() *RegionUpdateOne {
+	_u.mutation.ClearBackups()
+	return _u
+}
+
+// RemoveBackupIDs removes the "backups" edge to Backup entities by IDs.
+func (_u *RegionUpdateOne) RemoveBackupIDs(ids ...int) *RegionUpdateOne {
+	_u.mutation.RemoveBackupIDs(ids...)
+	return _u
+}
+
+// RemoveBackups removes "backups" edges to Backup entities.
+func (_u *RegionUpdateOne) RemoveBackups(v ...*Backup) *RegionUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveBackupIDs(ids...)
+}
+
 // Where appends a list predicates to the RegionUpdate builder.
 func (_u *RegionUpdateOne) Where(ps ...predicate.Region) *RegionUpdateOne {
 	_u.mutation.Where(ps...)
@@ -1044,6 +1213,11 @@ func (_u *RegionUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Region.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BackupTarget(); ok {
+		if err := region.BackupTargetValidator(v); err != nil {
+			return &ValidationError{Name: "backup_target", err: fmt.Errorf(`ent: validator failed for field "Region.backup_target": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1096,6 +1270,12 @@ func (_u *RegionUpdateOne) sqlSave(ctx context.Context) (_node *Region, err erro
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(region.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.BackupTarget(); ok {
+		_spec.SetField(region.FieldBackupTarget, field.TypeString, value)
+	}
+	if _u.mutation.BackupTargetCleared() {
+		_spec.ClearField(region.FieldBackupTarget, field.TypeString)
 	}
 	if _u.mutation.AvailabilityZonesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1360,6 +1540,51 @@ func (_u *RegionUpdateOne) sqlSave(ctx context.Context) (_node *Region, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(virtualmachine.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedBackupsIDs(); len(nodes) > 0 && !_u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   region.BackupsTable,
+			Columns: []string{region.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -41,7 +41,7 @@ type ReservationInterval struct {
 	Exclusive string `json:"exclusive,omitempty"`
 	// the IO limit class: a volume's type, a flavor's limits
 	IoClass string `json:"io_class,omitempty"`
-	// units reserved: GiB for a volume, 1 otherwise
+	// units reserved: GiB for a volume, a snapshot or a backup, 1 otherwise
 	Quantity int64 `json:"quantity,omitempty"`
 	// StartedAt holds the value of the "started_at" field.
 	StartedAt time.Time `json:"started_at,omitempty"`

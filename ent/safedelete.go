@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -56,6 +57,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -324,6 +326,58 @@ func (c *AvailabilityZoneClient) authorizeDelete(ctx context.Context, id int) er
 	return nil
 }
 
+// SafeDelete deletes the Backup with the given id unless records on its assignments restoredVirtualMachines edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *BackupClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if n, err := c.Query().Where(backup.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count assignments of Backup %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "assignments", Count: n})
+	}
+	if n, err := c.Query().Where(backup.ID(id)).QueryRestoredVirtualMachines().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count restored_virtual_machines of Backup %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "restoredVirtualMachines", Count: n})
+	}
+	if len(deps) > 0 {
+		return &DependentsError{Type: "Backup", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the Backup privacy policy for deleting id without deleting it.
+func (c *BackupClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(backup.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{backup.Label}
+	}
+	m := newBackupMutation(c.config, OpDeleteOne, withBackupID(id))
+	if backup.Policy != nil {
+		if err := backup.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, backup.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{backup.Label}
+		}
+	}
+	return nil
+}
+
 // SafeDelete deletes the Check with the given id unless records on its events edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
@@ -428,7 +482,7 @@ func (c *ClusterClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the ComputeNode with the given id unless records on its assignments virtualMachines volumes events alerts roleBindings edges
+// SafeDelete deletes the ComputeNode with the given id unless records on its assignments virtualMachines volumes snapshots backups events alerts roleBindings edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -453,6 +507,16 @@ func (c *ComputeNodeClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count volumes of ComputeNode %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "volumes", Count: n})
+	}
+	if n, err := c.Query().Where(computenode.ID(id)).QuerySnapshots().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count snapshots of ComputeNode %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "snapshots", Count: n})
+	}
+	if n, err := c.Query().Where(computenode.ID(id)).QueryBackups().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count backups of ComputeNode %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "backups", Count: n})
 	}
 	if n, err := c.Query().Where(computenode.ID(id)).QueryEvents().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count events of ComputeNode %v: %w", id, err)
@@ -2017,7 +2081,7 @@ func (c *RackZoneClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Region with the given id unless records on its availabilityZones datacenters clusters regionServices kubernetesClusters virtualMachines edges
+// SafeDelete deletes the Region with the given id unless records on its availabilityZones datacenters clusters regionServices kubernetesClusters virtualMachines backups edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -2057,6 +2121,11 @@ func (c *RegionClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count virtual_machines of Region %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "virtualMachines", Count: n})
+	}
+	if n, err := c.Query().Where(region.ID(id)).QueryBackups().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count backups of Region %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "backups", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Region", ID: id, Dependents: deps}
@@ -2440,7 +2509,54 @@ func (c *SilenceClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings sshKeys securityRules edges
+// SafeDelete deletes the Snapshot with the given id unless records on its assignments edges
+// still point at it, in which case it returns a *DependentsError naming them. Many-to-many
+// associations are simply dropped. Call it inside a transaction so the check and the delete
+// see the same state. The viewer's right to delete is checked first — a record the viewer
+// cannot see is not found, one it may not delete is forbidden — and only then are dependents
+// counted, whether or not the viewer may read them (a record it cannot see still blocks).
+func (c *SnapshotClient) SafeDelete(ctx context.Context, id int) error {
+	if err := c.authorizeDelete(ctx, id); err != nil {
+		return err
+	}
+	var deps []Dependent
+	if n, err := c.Query().Where(snapshot.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count assignments of Snapshot %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "assignments", Count: n})
+	}
+	if len(deps) > 0 {
+		return &DependentsError{Type: "Snapshot", ID: id, Dependents: deps}
+	}
+	return c.DeleteOneID(id).Exec(ctx)
+}
+
+// authorizeDelete runs the Snapshot privacy policy for deleting id without deleting it.
+func (c *SnapshotClient) authorizeDelete(ctx context.Context, id int) error {
+	if exists, err := c.Query().Where(snapshot.ID(id)).Exist(ctx); err != nil {
+		return err
+	} else if !exists {
+		return &NotFoundError{snapshot.Label}
+	}
+	m := newSnapshotMutation(c.config, OpDeleteOne, withSnapshotID(id))
+	if snapshot.Policy != nil {
+		if err := snapshot.Policy.EvalMutation(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(m.predicates) > 0 {
+		exists, err := c.Query().Where(append(m.predicates, snapshot.ID(id))...).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return &NotFoundError{snapshot.Label}
+		}
+	}
+	return nil
+}
+
+// SafeDelete deletes the Tenant with the given id unless records on its quotas virtualMachines volumes snapshots backups loadBalancers regionServices globalServices kubernetesClusters networks notices usageRecords apiTokens roleBindings sshKeys securityRules edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -2465,6 +2581,16 @@ func (c *TenantClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count volumes of Tenant %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "volumes", Count: n})
+	}
+	if n, err := c.Query().Where(tenant.ID(id)).QuerySnapshots().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count snapshots of Tenant %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "snapshots", Count: n})
+	}
+	if n, err := c.Query().Where(tenant.ID(id)).QueryBackups().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count backups of Tenant %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "backups", Count: n})
 	}
 	if n, err := c.Query().Where(tenant.ID(id)).QueryLoadBalancers().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count load_balancers of Tenant %v: %w", id, err)
@@ -2661,7 +2787,7 @@ func (c *UserClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the VirtualMachine with the given id unless records on its ports volumes assignments securityRules edges
+// SafeDelete deletes the VirtualMachine with the given id unless records on its ports volumes snapshots backups assignments securityRules edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -2681,6 +2807,16 @@ func (c *VirtualMachineClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count volumes of VirtualMachine %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "volumes", Count: n})
+	}
+	if n, err := c.Query().Where(virtualmachine.ID(id)).QuerySnapshots().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count snapshots of VirtualMachine %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "snapshots", Count: n})
+	}
+	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryBackups().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count backups of VirtualMachine %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "backups", Count: n})
 	}
 	if n, err := c.Query().Where(virtualmachine.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 		return fmt.Errorf("count assignments of VirtualMachine %v: %w", id, err)

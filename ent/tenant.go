@@ -47,6 +47,10 @@ type TenantEdges struct {
 	VirtualMachines []*VirtualMachine `json:"virtual_machines,omitempty"`
 	// Volumes holds the value of the volumes edge.
 	Volumes []*Volume `json:"volumes,omitempty"`
+	// Snapshots holds the value of the snapshots edge.
+	Snapshots []*Snapshot `json:"snapshots,omitempty"`
+	// Backups holds the value of the backups edge.
+	Backups []*Backup `json:"backups,omitempty"`
 	// LoadBalancers holds the value of the load_balancers edge.
 	LoadBalancers []*LoadBalancer `json:"load_balancers,omitempty"`
 	// RegionServices holds the value of the region_services edge.
@@ -73,14 +77,16 @@ type TenantEdges struct {
 	DefaultVMNetwork *Network `json:"default_vm_network,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [16]bool
+	loadedTypes [18]bool
 	// totalCount holds the count of the edges above.
-	totalCount [16]map[string]int
+	totalCount [18]map[string]int
 
 	namedMembers            map[string][]*User
 	namedQuotas             map[string][]*Quota
 	namedVirtualMachines    map[string][]*VirtualMachine
 	namedVolumes            map[string][]*Volume
+	namedSnapshots          map[string][]*Snapshot
+	namedBackups            map[string][]*Backup
 	namedLoadBalancers      map[string][]*LoadBalancer
 	namedRegionServices     map[string][]*RegionService
 	namedGlobalServices     map[string][]*GlobalService
@@ -130,10 +136,28 @@ func (e TenantEdges) VolumesOrErr() ([]*Volume, error) {
 	return nil, &NotLoadedError{edge: "volumes"}
 }
 
+// SnapshotsOrErr returns the Snapshots value or an error if the edge
+// was not loaded in eager-loading.
+func (e TenantEdges) SnapshotsOrErr() ([]*Snapshot, error) {
+	if e.loadedTypes[4] {
+		return e.Snapshots, nil
+	}
+	return nil, &NotLoadedError{edge: "snapshots"}
+}
+
+// BackupsOrErr returns the Backups value or an error if the edge
+// was not loaded in eager-loading.
+func (e TenantEdges) BackupsOrErr() ([]*Backup, error) {
+	if e.loadedTypes[5] {
+		return e.Backups, nil
+	}
+	return nil, &NotLoadedError{edge: "backups"}
+}
+
 // LoadBalancersOrErr returns the LoadBalancers value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) LoadBalancersOrErr() ([]*LoadBalancer, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[6] {
 		return e.LoadBalancers, nil
 	}
 	return nil, &NotLoadedError{edge: "load_balancers"}
@@ -142,7 +166,7 @@ func (e TenantEdges) LoadBalancersOrErr() ([]*LoadBalancer, error) {
 // RegionServicesOrErr returns the RegionServices value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) RegionServicesOrErr() ([]*RegionService, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[7] {
 		return e.RegionServices, nil
 	}
 	return nil, &NotLoadedError{edge: "region_services"}
@@ -151,7 +175,7 @@ func (e TenantEdges) RegionServicesOrErr() ([]*RegionService, error) {
 // GlobalServicesOrErr returns the GlobalServices value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) GlobalServicesOrErr() ([]*GlobalService, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[8] {
 		return e.GlobalServices, nil
 	}
 	return nil, &NotLoadedError{edge: "global_services"}
@@ -160,7 +184,7 @@ func (e TenantEdges) GlobalServicesOrErr() ([]*GlobalService, error) {
 // KubernetesClustersOrErr returns the KubernetesClusters value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) KubernetesClustersOrErr() ([]*KubernetesCluster, error) {
-	if e.loadedTypes[7] {
+	if e.loadedTypes[9] {
 		return e.KubernetesClusters, nil
 	}
 	return nil, &NotLoadedError{edge: "kubernetes_clusters"}
@@ -169,7 +193,7 @@ func (e TenantEdges) KubernetesClustersOrErr() ([]*KubernetesCluster, error) {
 // NetworksOrErr returns the Networks value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) NetworksOrErr() ([]*Network, error) {
-	if e.loadedTypes[8] {
+	if e.loadedTypes[10] {
 		return e.Networks, nil
 	}
 	return nil, &NotLoadedError{edge: "networks"}
@@ -178,7 +202,7 @@ func (e TenantEdges) NetworksOrErr() ([]*Network, error) {
 // NoticesOrErr returns the Notices value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) NoticesOrErr() ([]*Notice, error) {
-	if e.loadedTypes[9] {
+	if e.loadedTypes[11] {
 		return e.Notices, nil
 	}
 	return nil, &NotLoadedError{edge: "notices"}
@@ -187,7 +211,7 @@ func (e TenantEdges) NoticesOrErr() ([]*Notice, error) {
 // UsageRecordsOrErr returns the UsageRecords value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) UsageRecordsOrErr() ([]*UsageRecord, error) {
-	if e.loadedTypes[10] {
+	if e.loadedTypes[12] {
 		return e.UsageRecords, nil
 	}
 	return nil, &NotLoadedError{edge: "usage_records"}
@@ -196,7 +220,7 @@ func (e TenantEdges) UsageRecordsOrErr() ([]*UsageRecord, error) {
 // APITokensOrErr returns the APITokens value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) APITokensOrErr() ([]*APIToken, error) {
-	if e.loadedTypes[11] {
+	if e.loadedTypes[13] {
 		return e.APITokens, nil
 	}
 	return nil, &NotLoadedError{edge: "api_tokens"}
@@ -205,7 +229,7 @@ func (e TenantEdges) APITokensOrErr() ([]*APIToken, error) {
 // RoleBindingsOrErr returns the RoleBindings value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
-	if e.loadedTypes[12] {
+	if e.loadedTypes[14] {
 		return e.RoleBindings, nil
 	}
 	return nil, &NotLoadedError{edge: "role_bindings"}
@@ -214,7 +238,7 @@ func (e TenantEdges) RoleBindingsOrErr() ([]*RoleBinding, error) {
 // SSHKeysOrErr returns the SSHKeys value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) SSHKeysOrErr() ([]*SSHKey, error) {
-	if e.loadedTypes[13] {
+	if e.loadedTypes[15] {
 		return e.SSHKeys, nil
 	}
 	return nil, &NotLoadedError{edge: "ssh_keys"}
@@ -223,7 +247,7 @@ func (e TenantEdges) SSHKeysOrErr() ([]*SSHKey, error) {
 // SecurityRulesOrErr returns the SecurityRules value or an error if the edge
 // was not loaded in eager-loading.
 func (e TenantEdges) SecurityRulesOrErr() ([]*SecurityRule, error) {
-	if e.loadedTypes[14] {
+	if e.loadedTypes[16] {
 		return e.SecurityRules, nil
 	}
 	return nil, &NotLoadedError{edge: "security_rules"}
@@ -234,7 +258,7 @@ func (e TenantEdges) SecurityRulesOrErr() ([]*SecurityRule, error) {
 func (e TenantEdges) DefaultVMNetworkOrErr() (*Network, error) {
 	if e.DefaultVMNetwork != nil {
 		return e.DefaultVMNetwork, nil
-	} else if e.loadedTypes[15] {
+	} else if e.loadedTypes[17] {
 		return nil, &NotFoundError{label: network.Label}
 	}
 	return nil, &NotLoadedError{edge: "default_vm_network"}
@@ -348,6 +372,16 @@ func (_m *Tenant) QueryVirtualMachines() *VirtualMachineQuery {
 // QueryVolumes queries the "volumes" edge of the Tenant entity.
 func (_m *Tenant) QueryVolumes() *VolumeQuery {
 	return NewTenantClient(_m.config).QueryVolumes(_m)
+}
+
+// QuerySnapshots queries the "snapshots" edge of the Tenant entity.
+func (_m *Tenant) QuerySnapshots() *SnapshotQuery {
+	return NewTenantClient(_m.config).QuerySnapshots(_m)
+}
+
+// QueryBackups queries the "backups" edge of the Tenant entity.
+func (_m *Tenant) QueryBackups() *BackupQuery {
+	return NewTenantClient(_m.config).QueryBackups(_m)
 }
 
 // QueryLoadBalancers queries the "load_balancers" edge of the Tenant entity.
@@ -547,6 +581,54 @@ func (_m *Tenant) appendNamedVolumes(name string, edges ...*Volume) {
 		_m.Edges.namedVolumes[name] = []*Volume{}
 	} else {
 		_m.Edges.namedVolumes[name] = append(_m.Edges.namedVolumes[name], edges...)
+	}
+}
+
+// NamedSnapshots returns the Snapshots named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Tenant) NamedSnapshots(name string) ([]*Snapshot, error) {
+	if _m.Edges.namedSnapshots == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSnapshots[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Tenant) appendNamedSnapshots(name string, edges ...*Snapshot) {
+	if _m.Edges.namedSnapshots == nil {
+		_m.Edges.namedSnapshots = make(map[string][]*Snapshot)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSnapshots[name] = []*Snapshot{}
+	} else {
+		_m.Edges.namedSnapshots[name] = append(_m.Edges.namedSnapshots[name], edges...)
+	}
+}
+
+// NamedBackups returns the Backups named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Tenant) NamedBackups(name string) ([]*Backup, error) {
+	if _m.Edges.namedBackups == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedBackups[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Tenant) appendNamedBackups(name string, edges ...*Backup) {
+	if _m.Edges.namedBackups == nil {
+		_m.Edges.namedBackups = make(map[string][]*Backup)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedBackups[name] = []*Backup{}
+	} else {
+		_m.Edges.namedBackups[name] = append(_m.Edges.namedBackups[name], edges...)
 	}
 }
 

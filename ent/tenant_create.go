@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -21,6 +22,7 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/securityrule"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -171,6 +173,36 @@ func (_c *TenantCreate) AddVolumes(v ...*Volume) *TenantCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddVolumeIDs(ids...)
+}
+
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by IDs.
+func (_c *TenantCreate) AddSnapshotIDs(ids ...int) *TenantCreate {
+	_c.mutation.AddSnapshotIDs(ids...)
+	return _c
+}
+
+// AddSnapshots adds the "snapshots" edges to the Snapshot entity.
+func (_c *TenantCreate) AddSnapshots(v ...*Snapshot) *TenantCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSnapshotIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_c *TenantCreate) AddBackupIDs(ids ...int) *TenantCreate {
+	_c.mutation.AddBackupIDs(ids...)
+	return _c
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_c *TenantCreate) AddBackups(v ...*Backup) *TenantCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddBackupIDs(ids...)
 }
 
 // AddLoadBalancerIDs adds the "load_balancers" edge to the LoadBalancer entity by IDs.
@@ -557,6 +589,38 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(volume.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SnapshotsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.SnapshotsTable,
+			Columns: []string{tenant.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   tenant.BackupsTable,
+			Columns: []string{tenant.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

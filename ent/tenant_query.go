@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/apitoken"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/globalservice"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/loadbalancer"
@@ -25,6 +26,7 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/securityrule"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -44,6 +46,8 @@ type TenantQuery struct {
 	withQuotas                  *QuotaQuery
 	withVirtualMachines         *VirtualMachineQuery
 	withVolumes                 *VolumeQuery
+	withSnapshots               *SnapshotQuery
+	withBackups                 *BackupQuery
 	withLoadBalancers           *LoadBalancerQuery
 	withRegionServices          *RegionServiceQuery
 	withGlobalServices          *GlobalServiceQuery
@@ -63,6 +67,8 @@ type TenantQuery struct {
 	withNamedQuotas             map[string]*QuotaQuery
 	withNamedVirtualMachines    map[string]*VirtualMachineQuery
 	withNamedVolumes            map[string]*VolumeQuery
+	withNamedSnapshots          map[string]*SnapshotQuery
+	withNamedBackups            map[string]*BackupQuery
 	withNamedLoadBalancers      map[string]*LoadBalancerQuery
 	withNamedRegionServices     map[string]*RegionServiceQuery
 	withNamedGlobalServices     map[string]*GlobalServiceQuery
@@ -191,6 +197,50 @@ func (_q *TenantQuery) QueryVolumes() *VolumeQuery {
 			sqlgraph.From(tenant.Table, tenant.FieldID, selector),
 			sqlgraph.To(volume.Table, volume.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, tenant.VolumesTable, tenant.VolumesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySnapshots chains the current query on the "snapshots" edge.
+func (_q *TenantQuery) QuerySnapshots() *SnapshotQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, selector),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.SnapshotsTable, tenant.SnapshotsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryBackups chains the current query on the "backups" edge.
+func (_q *TenantQuery) QueryBackups() *BackupQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(tenant.Table, tenant.FieldID, selector),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, tenant.BackupsTable, tenant.BackupsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -658,6 +708,8 @@ func (_q *TenantQuery) Clone() *TenantQuery {
 		withQuotas:             _q.withQuotas.Clone(),
 		withVirtualMachines:    _q.withVirtualMachines.Clone(),
 		withVolumes:            _q.withVolumes.Clone(),
+		withSnapshots:          _q.withSnapshots.Clone(),
+		withBackups:            _q.withBackups.Clone(),
 		withLoadBalancers:      _q.withLoadBalancers.Clone(),
 		withRegionServices:     _q.withRegionServices.Clone(),
 		withGlobalServices:     _q.withGlobalServices.Clone(),
@@ -718,6 +770,28 @@ func (_q *TenantQuery) WithVolumes(opts ...func(*VolumeQuery)) *TenantQuery {
 		opt(query)
 	}
 	_q.withVolumes = query
+	return _q
+}
+
+// WithSnapshots tells the query-builder to eager-load the nodes that are connected to
+// the "snapshots" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithSnapshots(opts ...func(*SnapshotQuery)) *TenantQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSnapshots = query
+	return _q
+}
+
+// WithBackups tells the query-builder to eager-load the nodes that are connected to
+// the "backups" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithBackups(opts ...func(*BackupQuery)) *TenantQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withBackups = query
 	return _q
 }
 
@@ -938,11 +1012,13 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 		nodes       = []*Tenant{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [16]bool{
+		loadedTypes = [18]bool{
 			_q.withMembers != nil,
 			_q.withQuotas != nil,
 			_q.withVirtualMachines != nil,
 			_q.withVolumes != nil,
+			_q.withSnapshots != nil,
+			_q.withBackups != nil,
 			_q.withLoadBalancers != nil,
 			_q.withRegionServices != nil,
 			_q.withGlobalServices != nil,
@@ -1009,6 +1085,20 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 		if err := _q.loadVolumes(ctx, query, nodes,
 			func(n *Tenant) { n.Edges.Volumes = []*Volume{} },
 			func(n *Tenant, e *Volume) { n.Edges.Volumes = append(n.Edges.Volumes, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withSnapshots; query != nil {
+		if err := _q.loadSnapshots(ctx, query, nodes,
+			func(n *Tenant) { n.Edges.Snapshots = []*Snapshot{} },
+			func(n *Tenant, e *Snapshot) { n.Edges.Snapshots = append(n.Edges.Snapshots, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withBackups; query != nil {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *Tenant) { n.Edges.Backups = []*Backup{} },
+			func(n *Tenant, e *Backup) { n.Edges.Backups = append(n.Edges.Backups, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1122,6 +1212,20 @@ func (_q *TenantQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Tenan
 		if err := _q.loadVolumes(ctx, query, nodes,
 			func(n *Tenant) { n.appendNamedVolumes(name) },
 			func(n *Tenant, e *Volume) { n.appendNamedVolumes(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSnapshots {
+		if err := _q.loadSnapshots(ctx, query, nodes,
+			func(n *Tenant) { n.appendNamedSnapshots(name) },
+			func(n *Tenant, e *Snapshot) { n.appendNamedSnapshots(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedBackups {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *Tenant) { n.appendNamedBackups(name) },
+			func(n *Tenant, e *Backup) { n.appendNamedBackups(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1359,6 +1463,68 @@ func (_q *TenantQuery) loadVolumes(ctx context.Context, query *VolumeQuery, node
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "tenant_volumes" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *TenantQuery) loadSnapshots(ctx context.Context, query *SnapshotQuery, nodes []*Tenant, init func(*Tenant), assign func(*Tenant, *Snapshot)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Tenant)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Snapshot(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(tenant.SnapshotsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.tenant_snapshots
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "tenant_snapshots" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "tenant_snapshots" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *TenantQuery) loadBackups(ctx context.Context, query *BackupQuery, nodes []*Tenant, init func(*Tenant), assign func(*Tenant, *Backup)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Tenant)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Backup(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(tenant.BackupsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.tenant_backups
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "tenant_backups" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "tenant_backups" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1910,6 +2076,34 @@ func (_q *TenantQuery) WithNamedVolumes(name string, opts ...func(*VolumeQuery))
 		_q.withNamedVolumes = make(map[string]*VolumeQuery)
 	}
 	_q.withNamedVolumes[name] = query
+	return _q
+}
+
+// WithNamedSnapshots tells the query-builder to eager-load the nodes that are connected to the "snapshots"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithNamedSnapshots(name string, opts ...func(*SnapshotQuery)) *TenantQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSnapshots == nil {
+		_q.withNamedSnapshots = make(map[string]*SnapshotQuery)
+	}
+	_q.withNamedSnapshots[name] = query
+	return _q
+}
+
+// WithNamedBackups tells the query-builder to eager-load the nodes that are connected to the "backups"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *TenantQuery) WithNamedBackups(name string, opts ...func(*BackupQuery)) *TenantQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedBackups == nil {
+		_q.withNamedBackups = make(map[string]*BackupQuery)
+	}
+	_q.withNamedBackups[name] = query
 	return _q
 }
 

@@ -24,6 +24,8 @@ type Tx struct {
 	AuditLog *AuditLogClient
 	// AvailabilityZone is the client for interacting with the AvailabilityZone builders.
 	AvailabilityZone *AvailabilityZoneClient
+	// Backup is the client for interacting with the Backup builders.
+	Backup *BackupClient
 	// Check is the client for interacting with the Check builders.
 	Check *CheckClient
 	// Cluster is the client for interacting with the Cluster builders.
@@ -110,6 +112,8 @@ type Tx struct {
 	ServiceMesh *ServiceMeshClient
 	// Silence is the client for interacting with the Silence builders.
 	Silence *SilenceClient
+	// Snapshot is the client for interacting with the Snapshot builders.
+	Snapshot *SnapshotClient
 	// Tenant is the client for interacting with the Tenant builders.
 	Tenant *TenantClient
 	// UsageRecord is the client for interacting with the UsageRecord builders.
@@ -256,6 +260,7 @@ func (tx *Tx) init() {
 	tx.Assignment = NewAssignmentClient(tx.config)
 	tx.AuditLog = NewAuditLogClient(tx.config)
 	tx.AvailabilityZone = NewAvailabilityZoneClient(tx.config)
+	tx.Backup = NewBackupClient(tx.config)
 	tx.Check = NewCheckClient(tx.config)
 	tx.Cluster = NewClusterClient(tx.config)
 	tx.ComputeNode = NewComputeNodeClient(tx.config)
@@ -299,6 +304,7 @@ func (tx *Tx) init() {
 	tx.SecurityRule = NewSecurityRuleClient(tx.config)
 	tx.ServiceMesh = NewServiceMeshClient(tx.config)
 	tx.Silence = NewSilenceClient(tx.config)
+	tx.Snapshot = NewSnapshotClient(tx.config)
 	tx.Tenant = NewTenantClient(tx.config)
 	tx.UsageRecord = NewUsageRecordClient(tx.config)
 	tx.User = NewUserClient(tx.config)

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -86,12 +87,19 @@ type VirtualMachine struct {
 	GuestCredentialExpiresAt *time.Time `json:"guest_credential_expires_at,omitempty"`
 	// the routed network of the VM's addresses, as its node's agent reported it (issue 27)
 	Routes []fieldtype.VMRoute `json:"routes,omitempty"`
+	// take a backup every this many hours (0: no scheduled backups); the worker takes them
+	BackupIntervalHours int `json:"backup_interval_hours,omitempty"`
+	// how many scheduled backups of the VM are kept: the oldest beyond are deleted
+	BackupRetain int `json:"backup_retain,omitempty"`
+	// when the worker last took a scheduled backup of the VM
+	LastScheduledBackupAt *time.Time `json:"last_scheduled_backup_at,omitempty"`
 	// the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig
 	UserData string `json:"user_data,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the VirtualMachineQuery when eager-loading is set.
 	Edges                               VirtualMachineEdges `json:"edges"`
 	availability_zone_virtual_machines  *int
+	backup_restored_virtual_machines    *int
 	cluster_virtual_machines            *int
 	compute_node_virtual_machines       *int
 	flavor_virtual_machines             *int
@@ -127,6 +135,12 @@ type VirtualMachineEdges struct {
 	Ports []*Port `json:"ports,omitempty"`
 	// Volumes holds the value of the volumes edge.
 	Volumes []*Volume `json:"volumes,omitempty"`
+	// Snapshots holds the value of the snapshots edge.
+	Snapshots []*Snapshot `json:"snapshots,omitempty"`
+	// Backups holds the value of the backups edge.
+	Backups []*Backup `json:"backups,omitempty"`
+	// the backup whose disk became this VM's root disk (restoreBackup, cloneVirtualMachine); null for a VM made from its image
+	RestoredFrom *Backup `json:"restored_from,omitempty"`
 	// Assignments holds the value of the assignments edge.
 	Assignments []*Assignment `json:"assignments,omitempty"`
 	// the networks the VM was created on (one NIC, a port with its MAC and address, on each); empty means the tenant's default VM network
@@ -141,12 +155,14 @@ type VirtualMachineEdges struct {
 	MaintainerGroups []*MaintainerGroup `json:"maintainer_groups,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [17]bool
+	loadedTypes [20]bool
 	// totalCount holds the count of the edges above.
-	totalCount [17]map[string]int
+	totalCount [20]map[string]int
 
 	namedPorts            map[string][]*Port
 	namedVolumes          map[string][]*Volume
+	namedSnapshots        map[string][]*Snapshot
+	namedBackups          map[string][]*Backup
 	namedAssignments      map[string][]*Assignment
 	namedNetworks         map[string][]*Network
 	namedSecurityRules    map[string][]*SecurityRule
@@ -272,10 +288,39 @@ func (e VirtualMachineEdges) VolumesOrErr() ([]*Volume, error) {
 	return nil, &NotLoadedError{edge: "volumes"}
 }
 
+// SnapshotsOrErr returns the Snapshots value or an error if the edge
+// was not loaded in eager-loading.
+func (e VirtualMachineEdges) SnapshotsOrErr() ([]*Snapshot, error) {
+	if e.loadedTypes[11] {
+		return e.Snapshots, nil
+	}
+	return nil, &NotLoadedError{edge: "snapshots"}
+}
+
+// BackupsOrErr returns the Backups value or an error if the edge
+// was not loaded in eager-loading.
+func (e VirtualMachineEdges) BackupsOrErr() ([]*Backup, error) {
+	if e.loadedTypes[12] {
+		return e.Backups, nil
+	}
+	return nil, &NotLoadedError{edge: "backups"}
+}
+
+// RestoredFromOrErr returns the RestoredFrom value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e VirtualMachineEdges) RestoredFromOrErr() (*Backup, error) {
+	if e.RestoredFrom != nil {
+		return e.RestoredFrom, nil
+	} else if e.loadedTypes[13] {
+		return nil, &NotFoundError{label: backup.Label}
+	}
+	return nil, &NotLoadedError{edge: "restored_from"}
+}
+
 // AssignmentsOrErr returns the Assignments value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) AssignmentsOrErr() ([]*Assignment, error) {
-	if e.loadedTypes[11] {
+	if e.loadedTypes[14] {
 		return e.Assignments, nil
 	}
 	return nil, &NotLoadedError{edge: "assignments"}
@@ -284,7 +329,7 @@ func (e VirtualMachineEdges) AssignmentsOrErr() ([]*Assignment, error) {
 // NetworksOrErr returns the Networks value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) NetworksOrErr() ([]*Network, error) {
-	if e.loadedTypes[12] {
+	if e.loadedTypes[15] {
 		return e.Networks, nil
 	}
 	return nil, &NotLoadedError{edge: "networks"}
@@ -293,7 +338,7 @@ func (e VirtualMachineEdges) NetworksOrErr() ([]*Network, error) {
 // SecurityRulesOrErr returns the SecurityRules value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) SecurityRulesOrErr() ([]*SecurityRule, error) {
-	if e.loadedTypes[13] {
+	if e.loadedTypes[16] {
 		return e.SecurityRules, nil
 	}
 	return nil, &NotLoadedError{edge: "security_rules"}
@@ -302,7 +347,7 @@ func (e VirtualMachineEdges) SecurityRulesOrErr() ([]*SecurityRule, error) {
 // SSHKeysOrErr returns the SSHKeys value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) SSHKeysOrErr() ([]*SSHKey, error) {
-	if e.loadedTypes[14] {
+	if e.loadedTypes[17] {
 		return e.SSHKeys, nil
 	}
 	return nil, &NotLoadedError{edge: "ssh_keys"}
@@ -311,7 +356,7 @@ func (e VirtualMachineEdges) SSHKeysOrErr() ([]*SSHKey, error) {
 // MaintainersOrErr returns the Maintainers value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) MaintainersOrErr() ([]*Maintainer, error) {
-	if e.loadedTypes[15] {
+	if e.loadedTypes[18] {
 		return e.Maintainers, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainers"}
@@ -320,7 +365,7 @@ func (e VirtualMachineEdges) MaintainersOrErr() ([]*Maintainer, error) {
 // MaintainerGroupsOrErr returns the MaintainerGroups value or an error if the edge
 // was not loaded in eager-loading.
 func (e VirtualMachineEdges) MaintainerGroupsOrErr() ([]*MaintainerGroup, error) {
-	if e.loadedTypes[16] {
+	if e.loadedTypes[19] {
 		return e.MaintainerGroups, nil
 	}
 	return nil, &NotLoadedError{edge: "maintainer_groups"}
@@ -335,29 +380,31 @@ func (*VirtualMachine) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case virtualmachine.FieldAvailabilityZoneChosen:
 			values[i] = new(sql.NullBool)
-		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB, virtualmachine.FieldExclusiveMask, virtualmachine.FieldNumaNode:
+		case virtualmachine.FieldID, virtualmachine.FieldRevision, virtualmachine.FieldMaxRevisionHistory, virtualmachine.FieldAllocatedVcpus, virtualmachine.FieldAllocatedMemoryMB, virtualmachine.FieldAllocatedDiskGB, virtualmachine.FieldExclusiveMask, virtualmachine.FieldNumaNode, virtualmachine.FieldBackupIntervalHours, virtualmachine.FieldBackupRetain:
 			values[i] = new(sql.NullInt64)
 		case virtualmachine.FieldName, virtualmachine.FieldDescription, virtualmachine.FieldType, virtualmachine.FieldBootDevice, virtualmachine.FieldStatus, virtualmachine.FieldStatusReason, virtualmachine.FieldStateAfterMove, virtualmachine.FieldGuestState, virtualmachine.FieldGuestHostname, virtualmachine.FieldGuestCredentialHash, virtualmachine.FieldUserData:
 			values[i] = new(sql.NullString)
-		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt, virtualmachine.FieldGuestStateChangedAt, virtualmachine.FieldGuestReadyAt, virtualmachine.FieldGuestCredentialExpiresAt:
+		case virtualmachine.FieldCreatedAt, virtualmachine.FieldUpdatedAt, virtualmachine.FieldStatusChangedAt, virtualmachine.FieldGuestStateChangedAt, virtualmachine.FieldGuestReadyAt, virtualmachine.FieldGuestCredentialExpiresAt, virtualmachine.FieldLastScheduledBackupAt:
 			values[i] = new(sql.NullTime)
 		case virtualmachine.ForeignKeys[0]: // availability_zone_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[1]: // cluster_virtual_machines
+		case virtualmachine.ForeignKeys[1]: // backup_restored_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[2]: // compute_node_virtual_machines
+		case virtualmachine.ForeignKeys[2]: // cluster_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[3]: // flavor_virtual_machines
+		case virtualmachine.ForeignKeys[3]: // compute_node_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[4]: // image_virtual_machines
+		case virtualmachine.ForeignKeys[4]: // flavor_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[5]: // kubernetes_cluster_virtual_machines
+		case virtualmachine.ForeignKeys[5]: // image_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[6]: // region_virtual_machines
+		case virtualmachine.ForeignKeys[6]: // kubernetes_cluster_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[7]: // region_service_virtual_machines
+		case virtualmachine.ForeignKeys[7]: // region_virtual_machines
 			values[i] = new(sql.NullInt64)
-		case virtualmachine.ForeignKeys[8]: // tenant_virtual_machines
+		case virtualmachine.ForeignKeys[8]: // region_service_virtual_machines
+			values[i] = new(sql.NullInt64)
+		case virtualmachine.ForeignKeys[9]: // tenant_virtual_machines
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -569,6 +616,25 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field routes: %w", err)
 				}
 			}
+		case virtualmachine.FieldBackupIntervalHours:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field backup_interval_hours", values[i])
+			} else if value.Valid {
+				_m.BackupIntervalHours = int(value.Int64)
+			}
+		case virtualmachine.FieldBackupRetain:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field backup_retain", values[i])
+			} else if value.Valid {
+				_m.BackupRetain = int(value.Int64)
+			}
+		case virtualmachine.FieldLastScheduledBackupAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_scheduled_backup_at", values[i])
+			} else if value.Valid {
+				_m.LastScheduledBackupAt = new(time.Time)
+				*_m.LastScheduledBackupAt = value.Time
+			}
 		case virtualmachine.FieldUserData:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field user_data", values[i])
@@ -584,54 +650,61 @@ func (_m *VirtualMachine) assignValues(columns []string, values []any) error {
 			}
 		case virtualmachine.ForeignKeys[1]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field backup_restored_virtual_machines", value)
+			} else if value.Valid {
+				_m.backup_restored_virtual_machines = new(int)
+				*_m.backup_restored_virtual_machines = int(value.Int64)
+			}
+		case virtualmachine.ForeignKeys[2]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field cluster_virtual_machines", value)
 			} else if value.Valid {
 				_m.cluster_virtual_machines = new(int)
 				*_m.cluster_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[2]:
+		case virtualmachine.ForeignKeys[3]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field compute_node_virtual_machines", value)
 			} else if value.Valid {
 				_m.compute_node_virtual_machines = new(int)
 				*_m.compute_node_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[3]:
+		case virtualmachine.ForeignKeys[4]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field flavor_virtual_machines", value)
 			} else if value.Valid {
 				_m.flavor_virtual_machines = new(int)
 				*_m.flavor_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[4]:
+		case virtualmachine.ForeignKeys[5]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field image_virtual_machines", value)
 			} else if value.Valid {
 				_m.image_virtual_machines = new(int)
 				*_m.image_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[5]:
+		case virtualmachine.ForeignKeys[6]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field kubernetes_cluster_virtual_machines", value)
 			} else if value.Valid {
 				_m.kubernetes_cluster_virtual_machines = new(int)
 				*_m.kubernetes_cluster_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[6]:
+		case virtualmachine.ForeignKeys[7]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_virtual_machines", value)
 			} else if value.Valid {
 				_m.region_virtual_machines = new(int)
 				*_m.region_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[7]:
+		case virtualmachine.ForeignKeys[8]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field region_service_virtual_machines", value)
 			} else if value.Valid {
 				_m.region_service_virtual_machines = new(int)
 				*_m.region_service_virtual_machines = int(value.Int64)
 			}
-		case virtualmachine.ForeignKeys[8]:
+		case virtualmachine.ForeignKeys[9]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field tenant_virtual_machines", value)
 			} else if value.Valid {
@@ -704,6 +777,21 @@ func (_m *VirtualMachine) QueryPorts() *PortQuery {
 // QueryVolumes queries the "volumes" edge of the VirtualMachine entity.
 func (_m *VirtualMachine) QueryVolumes() *VolumeQuery {
 	return NewVirtualMachineClient(_m.config).QueryVolumes(_m)
+}
+
+// QuerySnapshots queries the "snapshots" edge of the VirtualMachine entity.
+func (_m *VirtualMachine) QuerySnapshots() *SnapshotQuery {
+	return NewVirtualMachineClient(_m.config).QuerySnapshots(_m)
+}
+
+// QueryBackups queries the "backups" edge of the VirtualMachine entity.
+func (_m *VirtualMachine) QueryBackups() *BackupQuery {
+	return NewVirtualMachineClient(_m.config).QueryBackups(_m)
+}
+
+// QueryRestoredFrom queries the "restored_from" edge of the VirtualMachine entity.
+func (_m *VirtualMachine) QueryRestoredFrom() *BackupQuery {
+	return NewVirtualMachineClient(_m.config).QueryRestoredFrom(_m)
 }
 
 // QueryAssignments queries the "assignments" edge of the VirtualMachine entity.
@@ -855,6 +943,17 @@ func (_m *VirtualMachine) String() string {
 	builder.WriteString("routes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Routes))
 	builder.WriteString(", ")
+	builder.WriteString("backup_interval_hours=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BackupIntervalHours))
+	builder.WriteString(", ")
+	builder.WriteString("backup_retain=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BackupRetain))
+	builder.WriteString(", ")
+	if v := _m.LastScheduledBackupAt; v != nil {
+		builder.WriteString("last_scheduled_backup_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
 	builder.WriteString("user_data=")
 	builder.WriteString(_m.UserData)
 	builder.WriteByte(')')
@@ -906,6 +1005,54 @@ func (_m *VirtualMachine) appendNamedVolumes(name string, edges ...*Volume) {
 		_m.Edges.namedVolumes[name] = []*Volume{}
 	} else {
 		_m.Edges.namedVolumes[name] = append(_m.Edges.namedVolumes[name], edges...)
+	}
+}
+
+// NamedSnapshots returns the Snapshots named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *VirtualMachine) NamedSnapshots(name string) ([]*Snapshot, error) {
+	if _m.Edges.namedSnapshots == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSnapshots[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *VirtualMachine) appendNamedSnapshots(name string, edges ...*Snapshot) {
+	if _m.Edges.namedSnapshots == nil {
+		_m.Edges.namedSnapshots = make(map[string][]*Snapshot)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSnapshots[name] = []*Snapshot{}
+	} else {
+		_m.Edges.namedSnapshots[name] = append(_m.Edges.namedSnapshots[name], edges...)
+	}
+}
+
+// NamedBackups returns the Backups named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *VirtualMachine) NamedBackups(name string) ([]*Backup, error) {
+	if _m.Edges.namedBackups == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedBackups[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *VirtualMachine) appendNamedBackups(name string, edges ...*Backup) {
+	if _m.Edges.namedBackups == nil {
+		_m.Edges.namedBackups = make(map[string][]*Backup)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedBackups[name] = []*Backup{}
+	} else {
+		_m.Edges.namedBackups[name] = append(_m.Edges.namedBackups[name], edges...)
 	}
 }
 

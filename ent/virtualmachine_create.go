@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -26,6 +27,7 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/securityrule"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -406,6 +408,48 @@ func (_c *VirtualMachineCreate) SetRoutes(v []fieldtype.VMRoute) *VirtualMachine
 	return _c
 }
 
+// SetBackupIntervalHours sets the "backup_interval_hours" field.
+func (_c *VirtualMachineCreate) SetBackupIntervalHours(v int) *VirtualMachineCreate {
+	_c.mutation.SetBackupIntervalHours(v)
+	return _c
+}
+
+// SetNillableBackupIntervalHours sets the "backup_interval_hours" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableBackupIntervalHours(v *int) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetBackupIntervalHours(*v)
+	}
+	return _c
+}
+
+// SetBackupRetain sets the "backup_retain" field.
+func (_c *VirtualMachineCreate) SetBackupRetain(v int) *VirtualMachineCreate {
+	_c.mutation.SetBackupRetain(v)
+	return _c
+}
+
+// SetNillableBackupRetain sets the "backup_retain" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableBackupRetain(v *int) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetBackupRetain(*v)
+	}
+	return _c
+}
+
+// SetLastScheduledBackupAt sets the "last_scheduled_backup_at" field.
+func (_c *VirtualMachineCreate) SetLastScheduledBackupAt(v time.Time) *VirtualMachineCreate {
+	_c.mutation.SetLastScheduledBackupAt(v)
+	return _c
+}
+
+// SetNillableLastScheduledBackupAt sets the "last_scheduled_backup_at" field if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableLastScheduledBackupAt(v *time.Time) *VirtualMachineCreate {
+	if v != nil {
+		_c.SetLastScheduledBackupAt(*v)
+	}
+	return _c
+}
+
 // SetUserData sets the "user_data" field.
 func (_c *VirtualMachineCreate) SetUserData(v string) *VirtualMachineCreate {
 	_c.mutation.SetUserData(v)
@@ -595,6 +639,55 @@ func (_c *VirtualMachineCreate) AddVolumes(v ...*Volume) *VirtualMachineCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddVolumeIDs(ids...)
+}
+
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by IDs.
+func (_c *VirtualMachineCreate) AddSnapshotIDs(ids ...int) *VirtualMachineCreate {
+	_c.mutation.AddSnapshotIDs(ids...)
+	return _c
+}
+
+// AddSnapshots adds the "snapshots" edges to the Snapshot entity.
+func (_c *VirtualMachineCreate) AddSnapshots(v ...*Snapshot) *VirtualMachineCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSnapshotIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_c *VirtualMachineCreate) AddBackupIDs(ids ...int) *VirtualMachineCreate {
+	_c.mutation.AddBackupIDs(ids...)
+	return _c
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_c *VirtualMachineCreate) AddBackups(v ...*Backup) *VirtualMachineCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddBackupIDs(ids...)
+}
+
+// SetRestoredFromID sets the "restored_from" edge to the Backup entity by ID.
+func (_c *VirtualMachineCreate) SetRestoredFromID(id int) *VirtualMachineCreate {
+	_c.mutation.SetRestoredFromID(id)
+	return _c
+}
+
+// SetNillableRestoredFromID sets the "restored_from" edge to the Backup entity by ID if the given value is not nil.
+func (_c *VirtualMachineCreate) SetNillableRestoredFromID(id *int) *VirtualMachineCreate {
+	if id != nil {
+		_c = _c.SetRestoredFromID(*id)
+	}
+	return _c
+}
+
+// SetRestoredFrom sets the "restored_from" edge to the Backup entity.
+func (_c *VirtualMachineCreate) SetRestoredFrom(v *Backup) *VirtualMachineCreate {
+	return _c.SetRestoredFromID(v.ID)
 }
 
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
@@ -789,6 +882,14 @@ func (_c *VirtualMachineCreate) defaults() error {
 		v := virtualmachine.DefaultGuestState
 		_c.mutation.SetGuestState(v)
 	}
+	if _, ok := _c.mutation.BackupIntervalHours(); !ok {
+		v := virtualmachine.DefaultBackupIntervalHours
+		_c.mutation.SetBackupIntervalHours(v)
+	}
+	if _, ok := _c.mutation.BackupRetain(); !ok {
+		v := virtualmachine.DefaultBackupRetain
+		_c.mutation.SetBackupRetain(v)
+	}
 	return nil
 }
 
@@ -932,6 +1033,22 @@ func (_c *VirtualMachineCreate) check() error {
 	if v, ok := _c.mutation.GuestCredentialHash(); ok {
 		if err := virtualmachine.GuestCredentialHashValidator(v); err != nil {
 			return &ValidationError{Name: "guest_credential_hash", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_credential_hash": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.BackupIntervalHours(); !ok {
+		return &ValidationError{Name: "backup_interval_hours", err: errors.New(`ent: missing required field "VirtualMachine.backup_interval_hours"`)}
+	}
+	if v, ok := _c.mutation.BackupIntervalHours(); ok {
+		if err := virtualmachine.BackupIntervalHoursValidator(v); err != nil {
+			return &ValidationError{Name: "backup_interval_hours", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.backup_interval_hours": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.BackupRetain(); !ok {
+		return &ValidationError{Name: "backup_retain", err: errors.New(`ent: missing required field "VirtualMachine.backup_retain"`)}
+	}
+	if v, ok := _c.mutation.BackupRetain(); ok {
+		if err := virtualmachine.BackupRetainValidator(v); err != nil {
+			return &ValidationError{Name: "backup_retain", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.backup_retain": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.UserData(); ok {
@@ -1090,6 +1207,18 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 	if value, ok := _c.mutation.Routes(); ok {
 		_spec.SetField(virtualmachine.FieldRoutes, field.TypeJSON, value)
 		_node.Routes = value
+	}
+	if value, ok := _c.mutation.BackupIntervalHours(); ok {
+		_spec.SetField(virtualmachine.FieldBackupIntervalHours, field.TypeInt, value)
+		_node.BackupIntervalHours = value
+	}
+	if value, ok := _c.mutation.BackupRetain(); ok {
+		_spec.SetField(virtualmachine.FieldBackupRetain, field.TypeInt, value)
+		_node.BackupRetain = value
+	}
+	if value, ok := _c.mutation.LastScheduledBackupAt(); ok {
+		_spec.SetField(virtualmachine.FieldLastScheduledBackupAt, field.TypeTime, value)
+		_node.LastScheduledBackupAt = &value
 	}
 	if value, ok := _c.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1278,6 +1407,55 @@ func (_c *VirtualMachineCreate) createSpec() (*VirtualMachine, *sqlgraph.CreateS
 		for _, k := range nodes {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SnapshotsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.RestoredFromIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.RestoredFromTable,
+			Columns: []string{virtualmachine.RestoredFromColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.backup_restored_virtual_machines = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	if nodes := _c.mutation.AssignmentsIDs(); len(nodes) > 0 {
@@ -1890,6 +2068,60 @@ func (u *VirtualMachineUpsert) ClearRoutes() *VirtualMachineUpsert {
 	return u
 }
 
+// SetBackupIntervalHours sets the "backup_interval_hours" field.
+func (u *VirtualMachineUpsert) SetBackupIntervalHours(v int) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldBackupIntervalHours, v)
+	return u
+}
+
+// UpdateBackupIntervalHours sets the "backup_interval_hours" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateBackupIntervalHours() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldBackupIntervalHours)
+	return u
+}
+
+// AddBackupIntervalHours adds v to the "backup_interval_hours" field.
+func (u *VirtualMachineUpsert) AddBackupIntervalHours(v int) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldBackupIntervalHours, v)
+	return u
+}
+
+// SetBackupRetain sets the "backup_retain" field.
+func (u *VirtualMachineUpsert) SetBackupRetain(v int) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldBackupRetain, v)
+	return u
+}
+
+// UpdateBackupRetain sets the "backup_retain" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateBackupRetain() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldBackupRetain)
+	return u
+}
+
+// AddBackupRetain adds v to the "backup_retain" field.
+func (u *VirtualMachineUpsert) AddBackupRetain(v int) *VirtualMachineUpsert {
+	u.Add(virtualmachine.FieldBackupRetain, v)
+	return u
+}
+
+// SetLastScheduledBackupAt sets the "last_scheduled_backup_at" field.
+func (u *VirtualMachineUpsert) SetLastScheduledBackupAt(v time.Time) *VirtualMachineUpsert {
+	u.Set(virtualmachine.FieldLastScheduledBackupAt, v)
+	return u
+}
+
+// UpdateLastScheduledBackupAt sets the "last_scheduled_backup_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsert) UpdateLastScheduledBackupAt() *VirtualMachineUpsert {
+	u.SetExcluded(virtualmachine.FieldLastScheduledBackupAt)
+	return u
+}
+
+// ClearLastScheduledBackupAt clears the value of the "last_scheduled_backup_at" field.
+func (u *VirtualMachineUpsert) ClearLastScheduledBackupAt() *VirtualMachineUpsert {
+	u.SetNull(virtualmachine.FieldLastScheduledBackupAt)
+	return u
+}
+
 // SetUserData sets the "user_data" field.
 func (u *VirtualMachineUpsert) SetUserData(v string) *VirtualMachineUpsert {
 	u.Set(virtualmachine.FieldUserData, v)
@@ -2489,6 +2721,69 @@ func (u *VirtualMachineUpsertOne) UpdateRoutes() *VirtualMachineUpsertOne {
 func (u *VirtualMachineUpsertOne) ClearRoutes() *VirtualMachineUpsertOne {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.ClearRoutes()
+	})
+}
+
+// SetBackupIntervalHours sets the "backup_interval_hours" field.
+func (u *VirtualMachineUpsertOne) SetBackupIntervalHours(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetBackupIntervalHours(v)
+	})
+}
+
+// AddBackupIntervalHours adds v to the "backup_interval_hours" field.
+func (u *VirtualMachineUpsertOne) AddBackupIntervalHours(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddBackupIntervalHours(v)
+	})
+}
+
+// UpdateBackupIntervalHours sets the "backup_interval_hours" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateBackupIntervalHours() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateBackupIntervalHours()
+	})
+}
+
+// SetBackupRetain sets the "backup_retain" field.
+func (u *VirtualMachineUpsertOne) SetBackupRetain(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetBackupRetain(v)
+	})
+}
+
+// AddBackupRetain adds v to the "backup_retain" field.
+func (u *VirtualMachineUpsertOne) AddBackupRetain(v int) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddBackupRetain(v)
+	})
+}
+
+// UpdateBackupRetain sets the "backup_retain" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateBackupRetain() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateBackupRetain()
+	})
+}
+
+// SetLastScheduledBackupAt sets the "last_scheduled_backup_at" field.
+func (u *VirtualMachineUpsertOne) SetLastScheduledBackupAt(v time.Time) *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetLastScheduledBackupAt(v)
+	})
+}
+
+// UpdateLastScheduledBackupAt sets the "last_scheduled_backup_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertOne) UpdateLastScheduledBackupAt() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateLastScheduledBackupAt()
+	})
+}
+
+// ClearLastScheduledBackupAt clears the value of the "last_scheduled_backup_at" field.
+func (u *VirtualMachineUpsertOne) ClearLastScheduledBackupAt() *VirtualMachineUpsertOne {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearLastScheduledBackupAt()
 	})
 }
 
@@ -3260,6 +3555,69 @@ func (u *VirtualMachineUpsertBulk) UpdateRoutes() *VirtualMachineUpsertBulk {
 func (u *VirtualMachineUpsertBulk) ClearRoutes() *VirtualMachineUpsertBulk {
 	return u.Update(func(s *VirtualMachineUpsert) {
 		s.ClearRoutes()
+	})
+}
+
+// SetBackupIntervalHours sets the "backup_interval_hours" field.
+func (u *VirtualMachineUpsertBulk) SetBackupIntervalHours(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetBackupIntervalHours(v)
+	})
+}
+
+// AddBackupIntervalHours adds v to the "backup_interval_hours" field.
+func (u *VirtualMachineUpsertBulk) AddBackupIntervalHours(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddBackupIntervalHours(v)
+	})
+}
+
+// UpdateBackupIntervalHours sets the "backup_interval_hours" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateBackupIntervalHours() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateBackupIntervalHours()
+	})
+}
+
+// SetBackupRetain sets the "backup_retain" field.
+func (u *VirtualMachineUpsertBulk) SetBackupRetain(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetBackupRetain(v)
+	})
+}
+
+// AddBackupRetain adds v to the "backup_retain" field.
+func (u *VirtualMachineUpsertBulk) AddBackupRetain(v int) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.AddBackupRetain(v)
+	})
+}
+
+// UpdateBackupRetain sets the "backup_retain" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateBackupRetain() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateBackupRetain()
+	})
+}
+
+// SetLastScheduledBackupAt sets the "last_scheduled_backup_at" field.
+func (u *VirtualMachineUpsertBulk) SetLastScheduledBackupAt(v time.Time) *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.SetLastScheduledBackupAt(v)
+	})
+}
+
+// UpdateLastScheduledBackupAt sets the "last_scheduled_backup_at" field to the value that was provided on create.
+func (u *VirtualMachineUpsertBulk) UpdateLastScheduledBackupAt() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.UpdateLastScheduledBackupAt()
+	})
+}
+
+// ClearLastScheduledBackupAt clears the value of the "last_scheduled_backup_at" field.
+func (u *VirtualMachineUpsertBulk) ClearLastScheduledBackupAt() *VirtualMachineUpsertBulk {
+	return u.Update(func(s *VirtualMachineUpsert) {
+		s.ClearLastScheduledBackupAt()
 	})
 }
 

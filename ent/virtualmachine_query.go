@@ -16,6 +16,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -29,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/ent/region"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/securityrule"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -53,6 +55,9 @@ type VirtualMachineQuery struct {
 	withRegionService         *RegionServiceQuery
 	withPorts                 *PortQuery
 	withVolumes               *VolumeQuery
+	withSnapshots             *SnapshotQuery
+	withBackups               *BackupQuery
+	withRestoredFrom          *BackupQuery
 	withAssignments           *AssignmentQuery
 	withNetworks              *NetworkQuery
 	withSecurityRules         *SecurityRuleQuery
@@ -64,6 +69,8 @@ type VirtualMachineQuery struct {
 	modifiers                 []func(*sql.Selector)
 	withNamedPorts            map[string]*PortQuery
 	withNamedVolumes          map[string]*VolumeQuery
+	withNamedSnapshots        map[string]*SnapshotQuery
+	withNamedBackups          map[string]*BackupQuery
 	withNamedAssignments      map[string]*AssignmentQuery
 	withNamedNetworks         map[string]*NetworkQuery
 	withNamedSecurityRules    map[string]*SecurityRuleQuery
@@ -341,6 +348,72 @@ func (_q *VirtualMachineQuery) QueryVolumes() *VolumeQuery {
 			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
 			sqlgraph.To(volume.Table, volume.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.VolumesTable, virtualmachine.VolumesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySnapshots chains the current query on the "snapshots" edge.
+func (_q *VirtualMachineQuery) QuerySnapshots() *SnapshotQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
+			sqlgraph.To(snapshot.Table, snapshot.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.SnapshotsTable, virtualmachine.SnapshotsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryBackups chains the current query on the "backups" edge.
+func (_q *VirtualMachineQuery) QueryBackups() *BackupQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, virtualmachine.BackupsTable, virtualmachine.BackupsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryRestoredFrom chains the current query on the "restored_from" edge.
+func (_q *VirtualMachineQuery) QueryRestoredFrom() *BackupQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(virtualmachine.Table, virtualmachine.FieldID, selector),
+			sqlgraph.To(backup.Table, backup.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, virtualmachine.RestoredFromTable, virtualmachine.RestoredFromColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -683,6 +756,9 @@ func (_q *VirtualMachineQuery) Clone() *VirtualMachineQuery {
 		withRegionService:     _q.withRegionService.Clone(),
 		withPorts:             _q.withPorts.Clone(),
 		withVolumes:           _q.withVolumes.Clone(),
+		withSnapshots:         _q.withSnapshots.Clone(),
+		withBackups:           _q.withBackups.Clone(),
+		withRestoredFrom:      _q.withRestoredFrom.Clone(),
 		withAssignments:       _q.withAssignments.Clone(),
 		withNetworks:          _q.withNetworks.Clone(),
 		withSecurityRules:     _q.withSecurityRules.Clone(),
@@ -814,6 +890,39 @@ func (_q *VirtualMachineQuery) WithVolumes(opts ...func(*VolumeQuery)) *VirtualM
 		opt(query)
 	}
 	_q.withVolumes = query
+	return _q
+}
+
+// WithSnapshots tells the query-builder to eager-load the nodes that are connected to
+// the "snapshots" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithSnapshots(opts ...func(*SnapshotQuery)) *VirtualMachineQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSnapshots = query
+	return _q
+}
+
+// WithBackups tells the query-builder to eager-load the nodes that are connected to
+// the "backups" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithBackups(opts ...func(*BackupQuery)) *VirtualMachineQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withBackups = query
+	return _q
+}
+
+// WithRestoredFrom tells the query-builder to eager-load the nodes that are connected to
+// the "restored_from" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithRestoredFrom(opts ...func(*BackupQuery)) *VirtualMachineQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRestoredFrom = query
 	return _q
 }
 
@@ -968,7 +1077,7 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 		nodes       = []*VirtualMachine{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [17]bool{
+		loadedTypes = [20]bool{
 			_q.withTenant != nil,
 			_q.withRegion != nil,
 			_q.withFlavor != nil,
@@ -980,6 +1089,9 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			_q.withRegionService != nil,
 			_q.withPorts != nil,
 			_q.withVolumes != nil,
+			_q.withSnapshots != nil,
+			_q.withBackups != nil,
+			_q.withRestoredFrom != nil,
 			_q.withAssignments != nil,
 			_q.withNetworks != nil,
 			_q.withSecurityRules != nil,
@@ -988,7 +1100,7 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			_q.withMaintainerGroups != nil,
 		}
 	)
-	if _q.withTenant != nil || _q.withRegion != nil || _q.withFlavor != nil || _q.withImage != nil || _q.withAvailabilityZone != nil || _q.withCluster != nil || _q.withNode != nil || _q.withKubernetesCluster != nil || _q.withRegionService != nil {
+	if _q.withTenant != nil || _q.withRegion != nil || _q.withFlavor != nil || _q.withImage != nil || _q.withAvailabilityZone != nil || _q.withCluster != nil || _q.withNode != nil || _q.withKubernetesCluster != nil || _q.withRegionService != nil || _q.withRestoredFrom != nil {
 		withFKs = true
 	}
 	if withFKs {
@@ -1083,6 +1195,26 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 			return nil, err
 		}
 	}
+	if query := _q.withSnapshots; query != nil {
+		if err := _q.loadSnapshots(ctx, query, nodes,
+			func(n *VirtualMachine) { n.Edges.Snapshots = []*Snapshot{} },
+			func(n *VirtualMachine, e *Snapshot) { n.Edges.Snapshots = append(n.Edges.Snapshots, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withBackups; query != nil {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *VirtualMachine) { n.Edges.Backups = []*Backup{} },
+			func(n *VirtualMachine, e *Backup) { n.Edges.Backups = append(n.Edges.Backups, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withRestoredFrom; query != nil {
+		if err := _q.loadRestoredFrom(ctx, query, nodes, nil,
+			func(n *VirtualMachine, e *Backup) { n.Edges.RestoredFrom = e }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withAssignments; query != nil {
 		if err := _q.loadAssignments(ctx, query, nodes,
 			func(n *VirtualMachine) { n.Edges.Assignments = []*Assignment{} },
@@ -1138,6 +1270,20 @@ func (_q *VirtualMachineQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 		if err := _q.loadVolumes(ctx, query, nodes,
 			func(n *VirtualMachine) { n.appendNamedVolumes(name) },
 			func(n *VirtualMachine, e *Volume) { n.appendNamedVolumes(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSnapshots {
+		if err := _q.loadSnapshots(ctx, query, nodes,
+			func(n *VirtualMachine) { n.appendNamedSnapshots(name) },
+			func(n *VirtualMachine, e *Snapshot) { n.appendNamedSnapshots(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedBackups {
+		if err := _q.loadBackups(ctx, query, nodes,
+			func(n *VirtualMachine) { n.appendNamedBackups(name) },
+			func(n *VirtualMachine, e *Backup) { n.appendNamedBackups(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1538,6 +1684,100 @@ func (_q *VirtualMachineQuery) loadVolumes(ctx context.Context, query *VolumeQue
 			return fmt.Errorf(`unexpected referenced foreign-key "virtual_machine_volumes" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
+	}
+	return nil
+}
+func (_q *VirtualMachineQuery) loadSnapshots(ctx context.Context, query *SnapshotQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *Snapshot)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*VirtualMachine)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Snapshot(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(virtualmachine.SnapshotsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.virtual_machine_snapshots
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "virtual_machine_snapshots" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "virtual_machine_snapshots" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *VirtualMachineQuery) loadBackups(ctx context.Context, query *BackupQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *Backup)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*VirtualMachine)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Backup(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(virtualmachine.BackupsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.virtual_machine_backups
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "virtual_machine_backups" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "virtual_machine_backups" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *VirtualMachineQuery) loadRestoredFrom(ctx context.Context, query *BackupQuery, nodes []*VirtualMachine, init func(*VirtualMachine), assign func(*VirtualMachine, *Backup)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*VirtualMachine)
+	for i := range nodes {
+		if nodes[i].backup_restored_virtual_machines == nil {
+			continue
+		}
+		fk := *nodes[i].backup_restored_virtual_machines
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(backup.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "backup_restored_virtual_machines" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
 	}
 	return nil
 }
@@ -1992,6 +2232,34 @@ func (_q *VirtualMachineQuery) WithNamedVolumes(name string, opts ...func(*Volum
 		_q.withNamedVolumes = make(map[string]*VolumeQuery)
 	}
 	_q.withNamedVolumes[name] = query
+	return _q
+}
+
+// WithNamedSnapshots tells the query-builder to eager-load the nodes that are connected to the "snapshots"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithNamedSnapshots(name string, opts ...func(*SnapshotQuery)) *VirtualMachineQuery {
+	query := (&SnapshotClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSnapshots == nil {
+		_q.withNamedSnapshots = make(map[string]*SnapshotQuery)
+	}
+	_q.withNamedSnapshots[name] = query
+	return _q
+}
+
+// WithNamedBackups tells the query-builder to eager-load the nodes that are connected to the "backups"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *VirtualMachineQuery) WithNamedBackups(name string, opts ...func(*BackupQuery)) *VirtualMachineQuery {
+	query := (&BackupClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedBackups == nil {
+		_q.withNamedBackups = make(map[string]*BackupQuery)
+	}
+	_q.withNamedBackups[name] = query
 	return _q
 }
 

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/flavor"
@@ -28,6 +29,7 @@ import (
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/securityrule"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -551,6 +553,68 @@ func (_u *VirtualMachineUpdate) ClearRoutes() *VirtualMachineUpdate {
 	return _u
 }
 
+// SetBackupIntervalHours sets the "backup_interval_hours" field.
+func (_u *VirtualMachineUpdate) SetBackupIntervalHours(v int) *VirtualMachineUpdate {
+	_u.mutation.ResetBackupIntervalHours()
+	_u.mutation.SetBackupIntervalHours(v)
+	return _u
+}
+
+// SetNillableBackupIntervalHours sets the "backup_interval_hours" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableBackupIntervalHours(v *int) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetBackupIntervalHours(*v)
+	}
+	return _u
+}
+
+// AddBackupIntervalHours adds value to the "backup_interval_hours" field.
+func (_u *VirtualMachineUpdate) AddBackupIntervalHours(v int) *VirtualMachineUpdate {
+	_u.mutation.AddBackupIntervalHours(v)
+	return _u
+}
+
+// SetBackupRetain sets the "backup_retain" field.
+func (_u *VirtualMachineUpdate) SetBackupRetain(v int) *VirtualMachineUpdate {
+	_u.mutation.ResetBackupRetain()
+	_u.mutation.SetBackupRetain(v)
+	return _u
+}
+
+// SetNillableBackupRetain sets the "backup_retain" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableBackupRetain(v *int) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetBackupRetain(*v)
+	}
+	return _u
+}
+
+// AddBackupRetain adds value to the "backup_retain" field.
+func (_u *VirtualMachineUpdate) AddBackupRetain(v int) *VirtualMachineUpdate {
+	_u.mutation.AddBackupRetain(v)
+	return _u
+}
+
+// SetLastScheduledBackupAt sets the "last_scheduled_backup_at" field.
+func (_u *VirtualMachineUpdate) SetLastScheduledBackupAt(v time.Time) *VirtualMachineUpdate {
+	_u.mutation.SetLastScheduledBackupAt(v)
+	return _u
+}
+
+// SetNillableLastScheduledBackupAt sets the "last_scheduled_backup_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableLastScheduledBackupAt(v *time.Time) *VirtualMachineUpdate {
+	if v != nil {
+		_u.SetLastScheduledBackupAt(*v)
+	}
+	return _u
+}
+
+// ClearLastScheduledBackupAt clears the value of the "last_scheduled_backup_at" field.
+func (_u *VirtualMachineUpdate) ClearLastScheduledBackupAt() *VirtualMachineUpdate {
+	_u.mutation.ClearLastScheduledBackupAt()
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdate) SetUserData(v string) *VirtualMachineUpdate {
 	_u.mutation.SetUserData(v)
@@ -748,6 +812,55 @@ func (_u *VirtualMachineUpdate) AddVolumes(v ...*Volume) *VirtualMachineUpdate {
 	return _u.AddVolumeIDs(ids...)
 }
 
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by IDs.
+func (_u *VirtualMachineUpdate) AddSnapshotIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.AddSnapshotIDs(ids...)
+	return _u
+}
+
+// AddSnapshots adds the "snapshots" edges to the Snapshot entity.
+func (_u *VirtualMachineUpdate) AddSnapshots(v ...*Snapshot) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSnapshotIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_u *VirtualMachineUpdate) AddBackupIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.AddBackupIDs(ids...)
+	return _u
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_u *VirtualMachineUpdate) AddBackups(v ...*Backup) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddBackupIDs(ids...)
+}
+
+// SetRestoredFromID sets the "restored_from" edge to the Backup entity by ID.
+func (_u *VirtualMachineUpdate) SetRestoredFromID(id int) *VirtualMachineUpdate {
+	_u.mutation.SetRestoredFromID(id)
+	return _u
+}
+
+// SetNillableRestoredFromID sets the "restored_from" edge to the Backup entity by ID if the given value is not nil.
+func (_u *VirtualMachineUpdate) SetNillableRestoredFromID(id *int) *VirtualMachineUpdate {
+	if id != nil {
+		_u = _u.SetRestoredFromID(*id)
+	}
+	return _u
+}
+
+// SetRestoredFrom sets the "restored_from" edge to the Backup entity.
+func (_u *VirtualMachineUpdate) SetRestoredFrom(v *Backup) *VirtualMachineUpdate {
+	return _u.SetRestoredFromID(v.ID)
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
 func (_u *VirtualMachineUpdate) AddAssignmentIDs(ids ...int) *VirtualMachineUpdate {
 	_u.mutation.AddAssignmentIDs(ids...)
@@ -937,6 +1050,54 @@ func (_u *VirtualMachineUpdate) RemoveVolumes(v ...*Volume) *VirtualMachineUpdat
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVolumeIDs(ids...)
+}
+
+// ClearSnapshots clears all "snapshots" edges to the Snapshot entity.
+func (_u *VirtualMachineUpdate) ClearSnapshots() *VirtualMachineUpdate {
+	_u.mutation.ClearSnapshots()
+	return _u
+}
+
+// RemoveSnapshotIDs removes the "snapshots" edge to Snapshot entities by IDs.
+func (_u *VirtualMachineUpdate) RemoveSnapshotIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.RemoveSnapshotIDs(ids...)
+	return _u
+}
+
+// RemoveSnapshots removes "snapshots" edges to Snapshot entities.
+func (_u *VirtualMachineUpdate) RemoveSnapshots(v ...*Snapshot) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSnapshotIDs(ids...)
+}
+
+// ClearBackups clears all "backups" edges to the Backup entity.
+func (_u *VirtualMachineUpdate) ClearBackups() *VirtualMachineUpdate {
+	_u.mutation.ClearBackups()
+	return _u
+}
+
+// RemoveBackupIDs removes the "backups" edge to Backup entities by IDs.
+func (_u *VirtualMachineUpdate) RemoveBackupIDs(ids ...int) *VirtualMachineUpdate {
+	_u.mutation.RemoveBackupIDs(ids...)
+	return _u
+}
+
+// RemoveBackups removes "backups" edges to Backup entities.
+func (_u *VirtualMachineUpdate) RemoveBackups(v ...*Backup) *VirtualMachineUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveBackupIDs(ids...)
+}
+
+// ClearRestoredFrom clears the "restored_from" edge to the Backup entity.
+func (_u *VirtualMachineUpdate) ClearRestoredFrom() *VirtualMachineUpdate {
+	_u.mutation.ClearRestoredFrom()
+	return _u
 }
 
 // ClearAssignments clears all "assignments" edges to the Assignment entity.
@@ -1204,6 +1365,16 @@ func (_u *VirtualMachineUpdate) check() error {
 			return &ValidationError{Name: "guest_credential_hash", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_credential_hash": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BackupIntervalHours(); ok {
+		if err := virtualmachine.BackupIntervalHoursValidator(v); err != nil {
+			return &ValidationError{Name: "backup_interval_hours", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.backup_interval_hours": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BackupRetain(); ok {
+		if err := virtualmachine.BackupRetainValidator(v); err != nil {
+			return &ValidationError{Name: "backup_retain", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.backup_retain": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
 			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
@@ -1400,6 +1571,24 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if _u.mutation.RoutesCleared() {
 		_spec.ClearField(virtualmachine.FieldRoutes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.BackupIntervalHours(); ok {
+		_spec.SetField(virtualmachine.FieldBackupIntervalHours, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBackupIntervalHours(); ok {
+		_spec.AddField(virtualmachine.FieldBackupIntervalHours, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BackupRetain(); ok {
+		_spec.SetField(virtualmachine.FieldBackupRetain, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBackupRetain(); ok {
+		_spec.AddField(virtualmachine.FieldBackupRetain, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.LastScheduledBackupAt(); ok {
+		_spec.SetField(virtualmachine.FieldLastScheduledBackupAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastScheduledBackupAtCleared() {
+		_spec.ClearField(virtualmachine.FieldLastScheduledBackupAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -1751,6 +1940,125 @@ func (_u *VirtualMachineUpdate) sqlSave(ctx context.Context) (_node int, err err
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(volume.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSnapshotsIDs(); len(nodes) > 0 && !_u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SnapshotsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedBackupsIDs(); len(nodes) > 0 && !_u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RestoredFromCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.RestoredFromTable,
+			Columns: []string{virtualmachine.RestoredFromColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RestoredFromIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.RestoredFromTable,
+			Columns: []string{virtualmachine.RestoredFromColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -2553,6 +2861,68 @@ func (_u *VirtualMachineUpdateOne) ClearRoutes() *VirtualMachineUpdateOne {
 	return _u
 }
 
+// SetBackupIntervalHours sets the "backup_interval_hours" field.
+func (_u *VirtualMachineUpdateOne) SetBackupIntervalHours(v int) *VirtualMachineUpdateOne {
+	_u.mutation.ResetBackupIntervalHours()
+	_u.mutation.SetBackupIntervalHours(v)
+	return _u
+}
+
+// SetNillableBackupIntervalHours sets the "backup_interval_hours" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableBackupIntervalHours(v *int) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetBackupIntervalHours(*v)
+	}
+	return _u
+}
+
+// AddBackupIntervalHours adds value to the "backup_interval_hours" field.
+func (_u *VirtualMachineUpdateOne) AddBackupIntervalHours(v int) *VirtualMachineUpdateOne {
+	_u.mutation.AddBackupIntervalHours(v)
+	return _u
+}
+
+// SetBackupRetain sets the "backup_retain" field.
+func (_u *VirtualMachineUpdateOne) SetBackupRetain(v int) *VirtualMachineUpdateOne {
+	_u.mutation.ResetBackupRetain()
+	_u.mutation.SetBackupRetain(v)
+	return _u
+}
+
+// SetNillableBackupRetain sets the "backup_retain" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableBackupRetain(v *int) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetBackupRetain(*v)
+	}
+	return _u
+}
+
+// AddBackupRetain adds value to the "backup_retain" field.
+func (_u *VirtualMachineUpdateOne) AddBackupRetain(v int) *VirtualMachineUpdateOne {
+	_u.mutation.AddBackupRetain(v)
+	return _u
+}
+
+// SetLastScheduledBackupAt sets the "last_scheduled_backup_at" field.
+func (_u *VirtualMachineUpdateOne) SetLastScheduledBackupAt(v time.Time) *VirtualMachineUpdateOne {
+	_u.mutation.SetLastScheduledBackupAt(v)
+	return _u
+}
+
+// SetNillableLastScheduledBackupAt sets the "last_scheduled_backup_at" field if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableLastScheduledBackupAt(v *time.Time) *VirtualMachineUpdateOne {
+	if v != nil {
+		_u.SetLastScheduledBackupAt(*v)
+	}
+	return _u
+}
+
+// ClearLastScheduledBackupAt clears the value of the "last_scheduled_backup_at" field.
+func (_u *VirtualMachineUpdateOne) ClearLastScheduledBackupAt() *VirtualMachineUpdateOne {
+	_u.mutation.ClearLastScheduledBackupAt()
+	return _u
+}
+
 // SetUserData sets the "user_data" field.
 func (_u *VirtualMachineUpdateOne) SetUserData(v string) *VirtualMachineUpdateOne {
 	_u.mutation.SetUserData(v)
@@ -2750,6 +3120,55 @@ func (_u *VirtualMachineUpdateOne) AddVolumes(v ...*Volume) *VirtualMachineUpdat
 	return _u.AddVolumeIDs(ids...)
 }
 
+// AddSnapshotIDs adds the "snapshots" edge to the Snapshot entity by IDs.
+func (_u *VirtualMachineUpdateOne) AddSnapshotIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.AddSnapshotIDs(ids...)
+	return _u
+}
+
+// AddSnapshots adds the "snapshots" edges to the Snapshot entity.
+func (_u *VirtualMachineUpdateOne) AddSnapshots(v ...*Snapshot) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSnapshotIDs(ids...)
+}
+
+// AddBackupIDs adds the "backups" edge to the Backup entity by IDs.
+func (_u *VirtualMachineUpdateOne) AddBackupIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.AddBackupIDs(ids...)
+	return _u
+}
+
+// AddBackups adds the "backups" edges to the Backup entity.
+func (_u *VirtualMachineUpdateOne) AddBackups(v ...*Backup) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddBackupIDs(ids...)
+}
+
+// SetRestoredFromID sets the "restored_from" edge to the Backup entity by ID.
+func (_u *VirtualMachineUpdateOne) SetRestoredFromID(id int) *VirtualMachineUpdateOne {
+	_u.mutation.SetRestoredFromID(id)
+	return _u
+}
+
+// SetNillableRestoredFromID sets the "restored_from" edge to the Backup entity by ID if the given value is not nil.
+func (_u *VirtualMachineUpdateOne) SetNillableRestoredFromID(id *int) *VirtualMachineUpdateOne {
+	if id != nil {
+		_u = _u.SetRestoredFromID(*id)
+	}
+	return _u
+}
+
+// SetRestoredFrom sets the "restored_from" edge to the Backup entity.
+func (_u *VirtualMachineUpdateOne) SetRestoredFrom(v *Backup) *VirtualMachineUpdateOne {
+	return _u.SetRestoredFromID(v.ID)
+}
+
 // AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
 func (_u *VirtualMachineUpdateOne) AddAssignmentIDs(ids ...int) *VirtualMachineUpdateOne {
 	_u.mutation.AddAssignmentIDs(ids...)
@@ -2939,6 +3358,54 @@ func (_u *VirtualMachineUpdateOne) RemoveVolumes(v ...*Volume) *VirtualMachineUp
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveVolumeIDs(ids...)
+}
+
+// ClearSnapshots clears all "snapshots" edges to the Snapshot entity.
+func (_u *VirtualMachineUpdateOne) ClearSnapshots() *VirtualMachineUpdateOne {
+	_u.mutation.ClearSnapshots()
+	return _u
+}
+
+// RemoveSnapshotIDs removes the "snapshots" edge to Snapshot entities by IDs.
+func (_u *VirtualMachineUpdateOne) RemoveSnapshotIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.RemoveSnapshotIDs(ids...)
+	return _u
+}
+
+// RemoveSnapshots removes "snapshots" edges to Snapshot entities.
+func (_u *VirtualMachineUpdateOne) RemoveSnapshots(v ...*Snapshot) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSnapshotIDs(ids...)
+}
+
+// ClearBackups clears all "backups" edges to the Backup entity.
+func (_u *VirtualMachineUpdateOne) ClearBackups() *VirtualMachineUpdateOne {
+	_u.mutation.ClearBackups()
+	return _u
+}
+
+// RemoveBackupIDs removes the "backups" edge to Backup entities by IDs.
+func (_u *VirtualMachineUpdateOne) RemoveBackupIDs(ids ...int) *VirtualMachineUpdateOne {
+	_u.mutation.RemoveBackupIDs(ids...)
+	return _u
+}
+
+// RemoveBackups removes "backups" edges to Backup entities.
+func (_u *VirtualMachineUpdateOne) RemoveBackups(v ...*Backup) *VirtualMachineUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveBackupIDs(ids...)
+}
+
+// ClearRestoredFrom clears the "restored_from" edge to the Backup entity.
+func (_u *VirtualMachineUpdateOne) ClearRestoredFrom() *VirtualMachineUpdateOne {
+	_u.mutation.ClearRestoredFrom()
+	return _u
 }
 
 // ClearAssignments clears all "assignments" edges to the Assignment entity.
@@ -3219,6 +3686,16 @@ func (_u *VirtualMachineUpdateOne) check() error {
 			return &ValidationError{Name: "guest_credential_hash", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.guest_credential_hash": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.BackupIntervalHours(); ok {
+		if err := virtualmachine.BackupIntervalHoursValidator(v); err != nil {
+			return &ValidationError{Name: "backup_interval_hours", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.backup_interval_hours": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BackupRetain(); ok {
+		if err := virtualmachine.BackupRetainValidator(v); err != nil {
+			return &ValidationError{Name: "backup_retain", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.backup_retain": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.UserData(); ok {
 		if err := virtualmachine.UserDataValidator(v); err != nil {
 			return &ValidationError{Name: "user_data", err: fmt.Errorf(`ent: validator failed for field "VirtualMachine.user_data": %w`, err)}
@@ -3432,6 +3909,24 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 	}
 	if _u.mutation.RoutesCleared() {
 		_spec.ClearField(virtualmachine.FieldRoutes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.BackupIntervalHours(); ok {
+		_spec.SetField(virtualmachine.FieldBackupIntervalHours, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBackupIntervalHours(); ok {
+		_spec.AddField(virtualmachine.FieldBackupIntervalHours, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BackupRetain(); ok {
+		_spec.SetField(virtualmachine.FieldBackupRetain, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBackupRetain(); ok {
+		_spec.AddField(virtualmachine.FieldBackupRetain, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.LastScheduledBackupAt(); ok {
+		_spec.SetField(virtualmachine.FieldLastScheduledBackupAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastScheduledBackupAtCleared() {
+		_spec.ClearField(virtualmachine.FieldLastScheduledBackupAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.UserData(); ok {
 		_spec.SetField(virtualmachine.FieldUserData, field.TypeString, value)
@@ -3783,6 +4278,125 @@ func (_u *VirtualMachineUpdateOne) sqlSave(ctx context.Context) (_node *VirtualM
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(volume.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSnapshotsIDs(); len(nodes) > 0 && !_u.mutation.SnapshotsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SnapshotsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.SnapshotsTable,
+			Columns: []string{virtualmachine.SnapshotsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(snapshot.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedBackupsIDs(); len(nodes) > 0 && !_u.mutation.BackupsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.BackupsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   virtualmachine.BackupsTable,
+			Columns: []string{virtualmachine.BackupsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RestoredFromCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.RestoredFromTable,
+			Columns: []string{virtualmachine.RestoredFromColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RestoredFromIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   virtualmachine.RestoredFromTable,
+			Columns: []string{virtualmachine.RestoredFromColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

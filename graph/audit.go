@@ -62,6 +62,10 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 	}
 	if entry.Subject == nil && before != nil {
 		entry.Subject, entry.TenantID = before, beforeTenant
+	} else if before != nil && nodeID(entry.Subject) != nodeID(before) {
+		// The mutation made another record than the one its id names (restoreBackup,
+		// cloneVirtualMachine: a new VM): there is no "before" of the record audited.
+		entry.Before = nil
 	}
 	if _, owned := entry.Subject.(interface{ QueryTenant() *ent.TenantQuery }); owned && strings.HasPrefix(action, "create") {
 		// A create stores the tenant its input names: taken from there rather than read back
@@ -80,6 +84,18 @@ func (a auditor) field(ctx context.Context, next graphql.Resolver) (any, error) 
 		return nil, err
 	}
 	return res, nil
+}
+
+// nodeID is the ID field of an ent record (0 for none).
+func nodeID(n ent.Noder) int64 {
+	v := reflect.ValueOf(n)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+		return 0
+	}
+	if f := v.Elem().FieldByName("ID"); f.IsValid() && f.CanInt() {
+		return f.Int()
+	}
+	return 0
 }
 
 // skipAuditKey holds, in a Mutation field's context, the flag skipAudit sets.

@@ -687,6 +687,11 @@ func (r *queryResolver) AvailabilityZones(ctx context.Context, after *entgql.Cur
 	return r.client.AvailabilityZone.Query().Paginate(ctx, after, first, before, last, ent.WithAvailabilityZoneOrder(orderBy), ent.WithAvailabilityZoneFilter(where.Filter))
 }
 
+// Backups is the resolver for the backups field.
+func (r *queryResolver) Backups(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.BackupOrder, where *ent.BackupWhereInput) (*ent.BackupConnection, error) {
+	return r.client.Backup.Query().Paginate(ctx, after, first, before, last, ent.WithBackupOrder(orderBy), ent.WithBackupFilter(where.Filter))
+}
+
 // Checks is the resolver for the checks field.
 func (r *queryResolver) Checks(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CheckOrder, where *ent.CheckWhereInput) (*ent.CheckConnection, error) {
 	return r.client.Check.Query().Paginate(ctx, after, first, before, last, ent.WithCheckOrder(orderBy), ent.WithCheckFilter(where.Filter))
@@ -875,6 +880,11 @@ func (r *queryResolver) ServiceMeshes(ctx context.Context, after *entgql.Cursor[
 // Silences is the resolver for the silences field.
 func (r *queryResolver) Silences(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SilenceOrder, where *ent.SilenceWhereInput) (*ent.SilenceConnection, error) {
 	return r.client.Silence.Query().Paginate(ctx, after, first, before, last, ent.WithSilenceOrder(orderBy), ent.WithSilenceFilter(where.Filter))
+}
+
+// Snapshots is the resolver for the snapshots field.
+func (r *queryResolver) Snapshots(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SnapshotOrder, where *ent.SnapshotWhereInput) (*ent.SnapshotConnection, error) {
+	return r.client.Snapshot.Query().Paginate(ctx, after, first, before, last, ent.WithSnapshotOrder(orderBy), ent.WithSnapshotFilter(where.Filter))
 }
 
 // Tenants is the resolver for the tenants field.

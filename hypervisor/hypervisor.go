@@ -30,6 +30,10 @@ type Hypervisor interface {
 	// is left alone.
 	Stop(ctx context.Context, name string) error
 
+	// Suspend pauses a running domain (its vCPUs stop; memory is kept) until Start resumes
+	// it: the disks do not change meanwhile, which is how a running VM's disks are copied.
+	// A domain that is not running is left alone.
+	Suspend(ctx context.Context, name string) error
 	// Reboot asks a running guest to reboot (the guest may ignore it: Stop then Start is the
 	// hard way) and starts a domain that is not running, so that afterwards it runs either way.
 	Reboot(ctx context.Context, name string) error

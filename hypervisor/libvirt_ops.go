@@ -379,3 +379,21 @@ func (h *Libvirt) DomainXML(ctx context.Context, name string) (string, error) {
 	})
 	return x, wrap("get XML of", name, err)
 }
+
+// Suspend pauses a running domain; see [Hypervisor.Suspend].
+func (h *Libvirt) Suspend(ctx context.Context, name string) error {
+	return wrap("suspend", name, h.do(ctx, func(c *libvirt.Libvirt) error {
+		d, err := lookup(c, name)
+		if err != nil {
+			return err
+		}
+		st, err := stateOf(c, d)
+		if err != nil || st != StateRunning {
+			return err
+		}
+		if err := c.DomainSuspend(d); err != nil && !notRunning(err) {
+			return notFound(err, name)
+		}
+		return nil
+	}))
+}

@@ -183,6 +183,16 @@ func (s *Simulated) Stop(ctx context.Context, name string) error {
 	return s.setState(ctx, "stop", name, s.cfg.Delays.Stop, powerOff)
 }
 
+// Suspend pauses a running domain; see [Hypervisor.Suspend].
+func (s *Simulated) Suspend(ctx context.Context, name string) error {
+	return s.setState(ctx, "suspend", name, 0, func(st DomainState) DomainState {
+		if st == StateRunning {
+			return StatePaused
+		}
+		return st
+	})
+}
+
 // Reboot leaves a domain running; see [Hypervisor.Reboot].
 func (s *Simulated) Reboot(ctx context.Context, name string) error {
 	return s.setState(ctx, "reboot", name, s.cfg.Delays.Reboot, func(DomainState) DomainState { return StateRunning })

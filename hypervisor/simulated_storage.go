@@ -188,6 +188,34 @@ func (s *Simulated) GrowVolume(ctx context.Context, pool, name string, capacityB
 	return cloneVolume(v), nil
 }
 
+// CopyVolume copies a simulated volume (its record: the simulation keeps no bytes); see
+// [Storage.CopyVolume].
+func (s *Simulated) CopyVolume(ctx context.Context, srcPool, src, dstPool, dst string) (Volume, error) {
+	if _, err := (VolumeSpec{Name: dst, CapacityBytes: 1}).normalize(); err != nil {
+		return Volume{}, err
+	}
+	if err := s.begin(ctx, "copy volume", srcPool+"/"+src, s.cfg.Delays.Define, true); err != nil {
+		return Volume{}, err
+	}
+	defer s.mu.Unlock()
+	sp, err := s.pool(srcPool)
+	if err != nil {
+		return Volume{}, err
+	}
+	v, ok := sp.vols[src]
+	if !ok {
+		return Volume{}, volumeNotFound(srcPool, src)
+	}
+	dp, err := s.pool(dstPool)
+	if err != nil {
+		return Volume{}, err
+	}
+	c := &Volume{Name: dst, Path: filepath.Join(dp.path, dst), Format: "qcow2",
+		CapacityBytes: v.CapacityBytes, AllocationBytes: v.AllocationBytes}
+	dp.vols[dst] = c
+	return cloneVolume(c), nil
+}
+
 // cloneVolume copies v so that callers never share the simulated state.
 func cloneVolume(v *Volume) Volume {
 	c := *v

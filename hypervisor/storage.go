@@ -41,6 +41,13 @@ type Storage interface {
 	GrowVolume(ctx context.Context, pool, name string, capacityBytes int64) (Volume, error)
 	// PoolInfo returns the size of pool: what the node can give its VMs' disks.
 	PoolInfo(ctx context.Context, pool string) (PoolInfo, error)
+	// CopyVolume makes volume dst of pool dstPool a full copy of volume src of pool srcPool
+	// (the pools may be the same): a standalone qcow2 volume of src's size holding what a
+	// guest reads from src, its backing chain included (libvirt copies with `qemu-img
+	// convert`). A dst that exists already is replaced, so that a copy cut short by a crash
+	// is simply made again. src must not be written meanwhile: pause its domain first.
+	// Snapshots, backups and restores are such copies.
+	CopyVolume(ctx context.Context, srcPool, src, dstPool, dst string) (Volume, error)
 }
 
 // PoolInfo is the size of a storage pool, in bytes: the filesystem of a directory pool.

@@ -24,6 +24,10 @@ const (
 	KindVolume       Kind = "VOLUME"
 	KindIPAddress    Kind = "IP_ADDRESS"
 	KindLoadBalancer Kind = "LOAD_BALANCER"
+	// KindSnapshot is a VM disk snapshot; Quantity is its GiB (metered as GiB-hours).
+	KindSnapshot Kind = "SNAPSHOT"
+	// KindBackup is a VM backup on the backup target; Quantity is its GiB (GiB-hours).
+	KindBackup Kind = "BACKUP"
 )
 
 // Exclusivity is the SQL expression, over the flavor row aliased f, that says whether a VM

@@ -34,6 +34,10 @@ const (
 	PriceIOClass PriceKind = "IO_CLASS"
 	// PriceVolumeGB is the price of one GiB-hour of a volume of type Key (HDD, SSD, NVME).
 	PriceVolumeGB PriceKind = "VOLUME_GB"
+	// PriceSnapshotGB is the price of one GiB-hour of snapshots (Key empty).
+	PriceSnapshotGB PriceKind = "SNAPSHOT_GB"
+	// PriceBackupGB is the price of one GiB-hour of backups (Key empty).
+	PriceBackupGB PriceKind = "BACKUP_GB"
 	// PriceIPAddress is the price of one address-hour (Key empty).
 	PriceIPAddress PriceKind = "IP_ADDRESS"
 	// PriceLoadBalancer is the price of one load-balancer-hour (Key empty).
@@ -165,6 +169,10 @@ func (r *Row) keys() []priceKey {
 			{PriceHostModel, r.HostModel}, {PriceIOClass, r.IOClass}}
 	case KindVolume:
 		return []priceKey{{PriceVolumeGB, r.IOClass}}
+	case KindSnapshot:
+		return []priceKey{{PriceSnapshotGB, ""}}
+	case KindBackup:
+		return []priceKey{{PriceBackupGB, ""}}
 	case KindIPAddress:
 		return []priceKey{{PriceIPAddress, ""}}
 	case KindLoadBalancer:
@@ -202,6 +210,10 @@ func (p *Prices) rate(r *Row, t int64) *big.Int {
 		return out
 	case KindVolume:
 		return unit.Mul(unit, big.NewInt(r.Quantity*p.amount(PriceVolumeGB, r.IOClass, t)))
+	case KindSnapshot:
+		return unit.Mul(unit, big.NewInt(r.Quantity*p.amount(PriceSnapshotGB, "", t)))
+	case KindBackup:
+		return unit.Mul(unit, big.NewInt(r.Quantity*p.amount(PriceBackupGB, "", t)))
 	case KindIPAddress:
 		return unit.Mul(unit, big.NewInt(p.amount(PriceIPAddress, "", t)))
 	case KindLoadBalancer:

@@ -325,17 +325,26 @@ func (ag *Agent) removeDisks(ctx context.Context, vmID int64) error {
 }
 
 // imageDisks puts the root disks of a's VM in front of spec's disks when the VM has an
-// image (rootDisks): the image is cached on the node first when it is not yet.
-func (ag *Agent) imageDisks(ctx context.Context, a Assignment, spec *hypervisor.DomainSpec) error {
+// image (rootDisks): the image is cached on the node first when it is not yet. A VM restored
+// from a backup gets a copy of the backup instead (restoredDisks; fresh: its domain is not
+// defined yet).
+func (ag *Agent) imageDisks(ctx context.Context, a Assignment, spec *hypervisor.DomainSpec, fresh bool) error {
 	vm := a.VirtualMachine
-	if vm == nil || vm.Image == nil {
+	if vm == nil || (vm.Image == nil && vm.RestoredFrom == nil) {
 		return nil
 	}
-	disks, hit, err := ag.rootDisks(ctx, spec.VMID, vm.Image, vm.Flavor.DiskGB)
+	var disks []hypervisor.Disk
+	var err error
+	if vm.RestoredFrom != nil {
+		disks, err = ag.restoredDisks(ctx, spec.VMID, vm, fresh)
+	} else {
+		var hit bool
+		disks, hit, err = ag.rootDisks(ctx, spec.VMID, vm.Image, vm.Flavor.DiskGB)
+		ag.log.Debug("root disk ready", "vm", spec.VMID, "image", vm.Image.Id, "image_cached", hit)
+	}
 	if err != nil {
 		return err
 	}
-	ag.log.Debug("root disk ready", "vm", spec.VMID, "image", vm.Image.Id, "image_cached", hit)
 	for i := range disks {
 		if disks[i].Device != "cdrom" { // the flavor's IO limits (<iotune>) apply to the root disk
 			disks[i].IOPS, disks[i].MBps = deref(vm.Flavor.DiskIopsLimit), deref(vm.Flavor.DiskMbpsLimit)

@@ -11,6 +11,65 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// AssignedBackup includes the requested fields of the GraphQL type Backup.
+type AssignedBackup struct {
+	Id string `json:"id"`
+	// PENDING until the VM's node's agent takes it, CREATING while it copies the disk to the backup target, AVAILABLE once the copy is complete, DELETING until the copy is gone, ERROR with the agent's reason
+	Status BackupStatus `json:"status"`
+	// the directory of the backup target holding the copy (the region's backup target when it was taken)
+	Location *string `json:"location"`
+	// the VM it copies; null once the VM was deleted (the backup stays and can be restored)
+	VirtualMachine *AssignedBackupVirtualMachine `json:"virtualMachine"`
+}
+
+// GetId returns AssignedBackup.Id, and is useful for accessing the field via an interface.
+func (v *AssignedBackup) GetId() string { return v.Id }
+
+// GetStatus returns AssignedBackup.Status, and is useful for accessing the field via an interface.
+func (v *AssignedBackup) GetStatus() BackupStatus { return v.Status }
+
+// GetLocation returns AssignedBackup.Location, and is useful for accessing the field via an interface.
+func (v *AssignedBackup) GetLocation() *string { return v.Location }
+
+// GetVirtualMachine returns AssignedBackup.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *AssignedBackup) GetVirtualMachine() *AssignedBackupVirtualMachine { return v.VirtualMachine }
+
+// AssignedBackupVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type AssignedBackupVirtualMachine struct {
+	Id string `json:"id"`
+}
+
+// GetId returns AssignedBackupVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *AssignedBackupVirtualMachine) GetId() string { return v.Id }
+
+// AssignedSnapshot includes the requested fields of the GraphQL type Snapshot.
+type AssignedSnapshot struct {
+	Id string `json:"id"`
+	// PENDING until its node's agent takes it, CREATING while the agent copies the disk, AVAILABLE once the copy is complete, REVERTING while the agent copies it back onto the VM's root disk, DELETING until its copy is gone, ERROR with the agent's reason
+	Status SnapshotStatus `json:"status"`
+	// the VM whose disk it copies; null once the VM was deleted (then the snapshot can only be deleted)
+	VirtualMachine *AssignedSnapshotVirtualMachine `json:"virtualMachine"`
+}
+
+// GetId returns AssignedSnapshot.Id, and is useful for accessing the field via an interface.
+func (v *AssignedSnapshot) GetId() string { return v.Id }
+
+// GetStatus returns AssignedSnapshot.Status, and is useful for accessing the field via an interface.
+func (v *AssignedSnapshot) GetStatus() SnapshotStatus { return v.Status }
+
+// GetVirtualMachine returns AssignedSnapshot.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *AssignedSnapshot) GetVirtualMachine() *AssignedSnapshotVirtualMachine {
+	return v.VirtualMachine
+}
+
+// AssignedSnapshotVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type AssignedSnapshotVirtualMachine struct {
+	Id string `json:"id"`
+}
+
+// GetId returns AssignedSnapshotVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *AssignedSnapshotVirtualMachine) GetId() string { return v.Id }
+
 // AssignedVolume includes the requested fields of the GraphQL type Volume.
 type AssignedVolume struct {
 	Id     string `json:"id"`
@@ -41,8 +100,12 @@ type Assignment struct {
 	// the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain
 	VmID *int `json:"vmID"`
 	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it; null for a Kubernetes cluster's node unless the viewer is the node's agent or may read the cluster's kubeconfig
-	ConfigDrive    *string         `json:"configDrive"`
-	Volume         *AssignedVolume `json:"volume"`
+	ConfigDrive *string         `json:"configDrive"`
+	Volume      *AssignedVolume `json:"volume"`
+	// the snapshot to create (RUNNING; REVERTING: copy it back onto its VM's root disk) or delete (ABSENT)
+	Snapshot *AssignedSnapshot `json:"snapshot"`
+	// the backup to copy to the backup target (RUNNING) or delete from it (ABSENT)
+	Backup         *AssignedBackup `json:"backup"`
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
 
@@ -69,6 +132,12 @@ func (v *Assignment) GetConfigDrive() *string { return v.ConfigDrive }
 
 // GetVolume returns Assignment.Volume, and is useful for accessing the field via an interface.
 func (v *Assignment) GetVolume() *AssignedVolume { return v.Volume }
+
+// GetSnapshot returns Assignment.Snapshot, and is useful for accessing the field via an interface.
+func (v *Assignment) GetSnapshot() *AssignedSnapshot { return v.Snapshot }
+
+// GetBackup returns Assignment.Backup, and is useful for accessing the field via an interface.
+func (v *Assignment) GetBackup() *AssignedBackup { return v.Backup }
 
 // GetVirtualMachine returns Assignment.VirtualMachine, and is useful for accessing the field via an interface.
 func (v *Assignment) GetVirtualMachine() *VirtualMachine { return v.VirtualMachine }
@@ -149,6 +218,25 @@ func (v *AssignmentStatusInput) GetGuestAgent() *GuestAgentReportInput { return 
 
 // GetRoutes returns AssignmentStatusInput.Routes, and is useful for accessing the field via an interface.
 func (v *AssignmentStatusInput) GetRoutes() []VMRouteInput { return v.Routes }
+
+// BackupStatus is enum for the field status
+type BackupStatus string
+
+const (
+	BackupStatusPending   BackupStatus = "PENDING"
+	BackupStatusCreating  BackupStatus = "CREATING"
+	BackupStatusAvailable BackupStatus = "AVAILABLE"
+	BackupStatusDeleting  BackupStatus = "DELETING"
+	BackupStatusError     BackupStatus = "ERROR"
+)
+
+var AllBackupStatus = []BackupStatus{
+	BackupStatusPending,
+	BackupStatusCreating,
+	BackupStatusAvailable,
+	BackupStatusDeleting,
+	BackupStatusError,
+}
 
 // CheckBuiltin is enum for the field builtin
 type CheckBuiltin string
@@ -721,6 +809,24 @@ func (v *ReportEventInput) GetCheckID() *string { return v.CheckID }
 // GetLabels returns ReportEventInput.Labels, and is useful for accessing the field via an interface.
 func (v *ReportEventInput) GetLabels() *map[string]string { return v.Labels }
 
+// RestoreSource includes the requested fields of the GraphQL type Backup.
+type RestoreSource struct {
+	Id string `json:"id"`
+	// PENDING until the VM's node's agent takes it, CREATING while it copies the disk to the backup target, AVAILABLE once the copy is complete, DELETING until the copy is gone, ERROR with the agent's reason
+	Status BackupStatus `json:"status"`
+	// the directory of the backup target holding the copy (the region's backup target when it was taken)
+	Location *string `json:"location"`
+}
+
+// GetId returns RestoreSource.Id, and is useful for accessing the field via an interface.
+func (v *RestoreSource) GetId() string { return v.Id }
+
+// GetStatus returns RestoreSource.Status, and is useful for accessing the field via an interface.
+func (v *RestoreSource) GetStatus() BackupStatus { return v.Status }
+
+// GetLocation returns RestoreSource.Location, and is useful for accessing the field via an interface.
+func (v *RestoreSource) GetLocation() *string { return v.Location }
+
 // SecurityRuleAction is enum for the field action
 type SecurityRuleAction string
 
@@ -762,6 +868,27 @@ var AllSecurityRuleProtocol = []SecurityRuleProtocol{
 	SecurityRuleProtocolTcp,
 	SecurityRuleProtocolUdp,
 	SecurityRuleProtocolIcmp,
+}
+
+// SnapshotStatus is enum for the field status
+type SnapshotStatus string
+
+const (
+	SnapshotStatusPending   SnapshotStatus = "PENDING"
+	SnapshotStatusCreating  SnapshotStatus = "CREATING"
+	SnapshotStatusAvailable SnapshotStatus = "AVAILABLE"
+	SnapshotStatusReverting SnapshotStatus = "REVERTING"
+	SnapshotStatusDeleting  SnapshotStatus = "DELETING"
+	SnapshotStatusError     SnapshotStatus = "ERROR"
+)
+
+var AllSnapshotStatus = []SnapshotStatus{
+	SnapshotStatusPending,
+	SnapshotStatusCreating,
+	SnapshotStatusAvailable,
+	SnapshotStatusReverting,
+	SnapshotStatusDeleting,
+	SnapshotStatusError,
 }
 
 // VMNetPort includes the requested fields of the GraphQL type Port.
@@ -978,10 +1105,12 @@ func (v *VMVolumes) GetEdges() []*VMVolumeEdge { return v.Edges }
 
 // VirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
 type VirtualMachine struct {
-	Id         string                   `json:"id"`
-	Name       string                   `json:"name"`
-	BootDevice VirtualMachineBootDevice `json:"bootDevice"`
-	Flavor     Flavor                   `json:"flavor"`
+	Id   string `json:"id"`
+	Name string `json:"name"`
+	// the backup whose disk became this VM's root disk (restoreBackup, cloneVirtualMachine); null for a VM made from its image
+	RestoredFrom *RestoreSource           `json:"restoredFrom"`
+	BootDevice   VirtualMachineBootDevice `json:"bootDevice"`
+	Flavor       Flavor                   `json:"flavor"`
 	// the NUMA node a NUMA_NODE flavor's VM owns on its node
 	NumaNode *int      `json:"numaNode"`
 	Image    *Image    `json:"image"`
@@ -994,6 +1123,9 @@ func (v *VirtualMachine) GetId() string { return v.Id }
 
 // GetName returns VirtualMachine.Name, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetName() string { return v.Name }
+
+// GetRestoredFrom returns VirtualMachine.RestoredFrom, and is useful for accessing the field via an interface.
+func (v *VirtualMachine) GetRestoredFrom() *RestoreSource { return v.RestoredFrom }
 
 // GetBootDevice returns VirtualMachine.BootDevice, and is useful for accessing the field via an interface.
 func (v *VirtualMachine) GetBootDevice() VirtualMachineBootDevice { return v.BootDevice }
@@ -1204,6 +1336,7 @@ func (v *assignmentChangedResponse) GetAssignmentChanged() assignmentChangedAssi
 // assignmentsPageNodeAssignment
 // assignmentsPageNodeAuditLog
 // assignmentsPageNodeAvailabilityZone
+// assignmentsPageNodeBackup
 // assignmentsPageNodeCheck
 // assignmentsPageNodeCluster
 // assignmentsPageNodeComputeNode
@@ -1242,6 +1375,7 @@ func (v *assignmentChangedResponse) GetAssignmentChanged() assignmentChangedAssi
 // assignmentsPageNodeSecurityRule
 // assignmentsPageNodeServiceMesh
 // assignmentsPageNodeSilence
+// assignmentsPageNodeSnapshot
 // assignmentsPageNodeTenant
 // assignmentsPageNodeUsageRecord
 // assignmentsPageNodeUser
@@ -1262,6 +1396,7 @@ func (v *assignmentsPageNodeAlert) implementsGraphQLInterfaceassignmentsPageNode
 func (v *assignmentsPageNodeAssignment) implementsGraphQLInterfaceassignmentsPageNode()        {}
 func (v *assignmentsPageNodeAuditLog) implementsGraphQLInterfaceassignmentsPageNode()          {}
 func (v *assignmentsPageNodeAvailabilityZone) implementsGraphQLInterfaceassignmentsPageNode()  {}
+func (v *assignmentsPageNodeBackup) implementsGraphQLInterfaceassignmentsPageNode()            {}
 func (v *assignmentsPageNodeCheck) implementsGraphQLInterfaceassignmentsPageNode()             {}
 func (v *assignmentsPageNodeCluster) implementsGraphQLInterfaceassignmentsPageNode()           {}
 func (v *assignmentsPageNodeComputeNode) implementsGraphQLInterfaceassignmentsPageNode()       {}
@@ -1300,6 +1435,7 @@ func (v *assignmentsPageNodeSSHKey) implementsGraphQLInterfaceassignmentsPageNod
 func (v *assignmentsPageNodeSecurityRule) implementsGraphQLInterfaceassignmentsPageNode()      {}
 func (v *assignmentsPageNodeServiceMesh) implementsGraphQLInterfaceassignmentsPageNode()       {}
 func (v *assignmentsPageNodeSilence) implementsGraphQLInterfaceassignmentsPageNode()           {}
+func (v *assignmentsPageNodeSnapshot) implementsGraphQLInterfaceassignmentsPageNode()          {}
 func (v *assignmentsPageNodeTenant) implementsGraphQLInterfaceassignmentsPageNode()            {}
 func (v *assignmentsPageNodeUsageRecord) implementsGraphQLInterfaceassignmentsPageNode()       {}
 func (v *assignmentsPageNodeUser) implementsGraphQLInterfaceassignmentsPageNode()              {}
@@ -1334,6 +1470,9 @@ func __unmarshalassignmentsPageNode(b []byte, v *assignmentsPageNode) error {
 		return json.Unmarshal(b, *v)
 	case "AvailabilityZone":
 		*v = new(assignmentsPageNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Backup":
+		*v = new(assignmentsPageNodeBackup)
 		return json.Unmarshal(b, *v)
 	case "Check":
 		*v = new(assignmentsPageNodeCheck)
@@ -1449,6 +1588,9 @@ func __unmarshalassignmentsPageNode(b []byte, v *assignmentsPageNode) error {
 	case "Silence":
 		*v = new(assignmentsPageNodeSilence)
 		return json.Unmarshal(b, *v)
+	case "Snapshot":
+		*v = new(assignmentsPageNodeSnapshot)
+		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(assignmentsPageNodeTenant)
 		return json.Unmarshal(b, *v)
@@ -1515,6 +1657,14 @@ func __marshalassignmentsPageNode(v *assignmentsPageNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*assignmentsPageNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *assignmentsPageNodeBackup:
+		typename = "Backup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeBackup
 		}{typename, v}
 		return json.Marshal(result)
 	case *assignmentsPageNodeCheck:
@@ -1821,6 +1971,14 @@ func __marshalassignmentsPageNode(v *assignmentsPageNode) ([]byte, error) {
 			*assignmentsPageNodeSilence
 		}{typename, v}
 		return json.Marshal(result)
+	case *assignmentsPageNodeSnapshot:
+		typename = "Snapshot"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*assignmentsPageNodeSnapshot
+		}{typename, v}
+		return json.Marshal(result)
 	case *assignmentsPageNodeTenant:
 		typename = "Tenant"
 
@@ -1908,6 +2066,14 @@ type assignmentsPageNodeAvailabilityZone struct {
 
 // GetTypename returns assignmentsPageNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// assignmentsPageNodeBackup includes the requested fields of the GraphQL type Backup.
+type assignmentsPageNodeBackup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeBackup.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeBackup) GetTypename() *string { return v.Typename }
 
 // assignmentsPageNodeCheck includes the requested fields of the GraphQL type Check.
 type assignmentsPageNodeCheck struct {
@@ -2019,6 +2185,16 @@ func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssig
 	return v.Assignment.Volume
 }
 
+// GetSnapshot returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.Snapshot, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetSnapshot() *AssignedSnapshot {
+	return v.Assignment.Snapshot
+}
+
+// GetBackup returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.Backup, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetBackup() *AssignedBackup {
+	return v.Assignment.Backup
+}
+
 // GetVirtualMachine returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.VirtualMachine, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetVirtualMachine() *VirtualMachine {
 	return v.Assignment.VirtualMachine
@@ -2066,6 +2242,10 @@ type __premarshalassignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEd
 
 	Volume *AssignedVolume `json:"volume"`
 
+	Snapshot *AssignedSnapshot `json:"snapshot"`
+
+	Backup *AssignedBackup `json:"backup"`
+
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
 
@@ -2088,6 +2268,8 @@ func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssig
 	retval.VmID = v.Assignment.VmID
 	retval.ConfigDrive = v.Assignment.ConfigDrive
 	retval.Volume = v.Assignment.Volume
+	retval.Snapshot = v.Assignment.Snapshot
+	retval.Backup = v.Assignment.Backup
 	retval.VirtualMachine = v.Assignment.VirtualMachine
 	return &retval, nil
 }
@@ -2394,6 +2576,14 @@ type assignmentsPageNodeSilence struct {
 // GetTypename returns assignmentsPageNodeSilence.Typename, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeSilence) GetTypename() *string { return v.Typename }
 
+// assignmentsPageNodeSnapshot includes the requested fields of the GraphQL type Snapshot.
+type assignmentsPageNodeSnapshot struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns assignmentsPageNodeSnapshot.Typename, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeSnapshot) GetTypename() *string { return v.Typename }
+
 // assignmentsPageNodeTenant includes the requested fields of the GraphQL type Tenant.
 type assignmentsPageNodeTenant struct {
 	Typename *string `json:"__typename"`
@@ -2616,6 +2806,7 @@ func (v *discoverNodeResponse) GetComputeNodes() discoverNodeComputeNodesCompute
 // nodeBGPNodeAssignment
 // nodeBGPNodeAuditLog
 // nodeBGPNodeAvailabilityZone
+// nodeBGPNodeBackup
 // nodeBGPNodeCheck
 // nodeBGPNodeCluster
 // nodeBGPNodeComputeNode
@@ -2654,6 +2845,7 @@ func (v *discoverNodeResponse) GetComputeNodes() discoverNodeComputeNodesCompute
 // nodeBGPNodeSecurityRule
 // nodeBGPNodeServiceMesh
 // nodeBGPNodeSilence
+// nodeBGPNodeSnapshot
 // nodeBGPNodeTenant
 // nodeBGPNodeUsageRecord
 // nodeBGPNodeUser
@@ -2674,6 +2866,7 @@ func (v *nodeBGPNodeAlert) implementsGraphQLInterfacenodeBGPNode()             {
 func (v *nodeBGPNodeAssignment) implementsGraphQLInterfacenodeBGPNode()        {}
 func (v *nodeBGPNodeAuditLog) implementsGraphQLInterfacenodeBGPNode()          {}
 func (v *nodeBGPNodeAvailabilityZone) implementsGraphQLInterfacenodeBGPNode()  {}
+func (v *nodeBGPNodeBackup) implementsGraphQLInterfacenodeBGPNode()            {}
 func (v *nodeBGPNodeCheck) implementsGraphQLInterfacenodeBGPNode()             {}
 func (v *nodeBGPNodeCluster) implementsGraphQLInterfacenodeBGPNode()           {}
 func (v *nodeBGPNodeComputeNode) implementsGraphQLInterfacenodeBGPNode()       {}
@@ -2712,6 +2905,7 @@ func (v *nodeBGPNodeSSHKey) implementsGraphQLInterfacenodeBGPNode()            {
 func (v *nodeBGPNodeSecurityRule) implementsGraphQLInterfacenodeBGPNode()      {}
 func (v *nodeBGPNodeServiceMesh) implementsGraphQLInterfacenodeBGPNode()       {}
 func (v *nodeBGPNodeSilence) implementsGraphQLInterfacenodeBGPNode()           {}
+func (v *nodeBGPNodeSnapshot) implementsGraphQLInterfacenodeBGPNode()          {}
 func (v *nodeBGPNodeTenant) implementsGraphQLInterfacenodeBGPNode()            {}
 func (v *nodeBGPNodeUsageRecord) implementsGraphQLInterfacenodeBGPNode()       {}
 func (v *nodeBGPNodeUser) implementsGraphQLInterfacenodeBGPNode()              {}
@@ -2746,6 +2940,9 @@ func __unmarshalnodeBGPNode(b []byte, v *nodeBGPNode) error {
 		return json.Unmarshal(b, *v)
 	case "AvailabilityZone":
 		*v = new(nodeBGPNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Backup":
+		*v = new(nodeBGPNodeBackup)
 		return json.Unmarshal(b, *v)
 	case "Check":
 		*v = new(nodeBGPNodeCheck)
@@ -2861,6 +3058,9 @@ func __unmarshalnodeBGPNode(b []byte, v *nodeBGPNode) error {
 	case "Silence":
 		*v = new(nodeBGPNodeSilence)
 		return json.Unmarshal(b, *v)
+	case "Snapshot":
+		*v = new(nodeBGPNodeSnapshot)
+		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(nodeBGPNodeTenant)
 		return json.Unmarshal(b, *v)
@@ -2927,6 +3127,14 @@ func __marshalnodeBGPNode(v *nodeBGPNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*nodeBGPNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *nodeBGPNodeBackup:
+		typename = "Backup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeBackup
 		}{typename, v}
 		return json.Marshal(result)
 	case *nodeBGPNodeCheck:
@@ -3233,6 +3441,14 @@ func __marshalnodeBGPNode(v *nodeBGPNode) ([]byte, error) {
 			*nodeBGPNodeSilence
 		}{typename, v}
 		return json.Marshal(result)
+	case *nodeBGPNodeSnapshot:
+		typename = "Snapshot"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*nodeBGPNodeSnapshot
+		}{typename, v}
+		return json.Marshal(result)
 	case *nodeBGPNodeTenant:
 		typename = "Tenant"
 
@@ -3320,6 +3536,14 @@ type nodeBGPNodeAvailabilityZone struct {
 
 // GetTypename returns nodeBGPNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
 func (v *nodeBGPNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeBackup includes the requested fields of the GraphQL type Backup.
+type nodeBGPNodeBackup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeBackup.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeBackup) GetTypename() *string { return v.Typename }
 
 // nodeBGPNodeCheck includes the requested fields of the GraphQL type Check.
 type nodeBGPNodeCheck struct {
@@ -3633,6 +3857,14 @@ type nodeBGPNodeSilence struct {
 
 // GetTypename returns nodeBGPNodeSilence.Typename, and is useful for accessing the field via an interface.
 func (v *nodeBGPNodeSilence) GetTypename() *string { return v.Typename }
+
+// nodeBGPNodeSnapshot includes the requested fields of the GraphQL type Snapshot.
+type nodeBGPNodeSnapshot struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns nodeBGPNodeSnapshot.Typename, and is useful for accessing the field via an interface.
+func (v *nodeBGPNodeSnapshot) GetTypename() *string { return v.Typename }
 
 // nodeBGPNodeTenant includes the requested fields of the GraphQL type Tenant.
 type nodeBGPNodeTenant struct {
@@ -4004,6 +4236,7 @@ func (v *reportNodeStatusResponse) GetReportNodeStatus() reportNodeStatusReportN
 // vmNetworkNodeAssignment
 // vmNetworkNodeAuditLog
 // vmNetworkNodeAvailabilityZone
+// vmNetworkNodeBackup
 // vmNetworkNodeCheck
 // vmNetworkNodeCluster
 // vmNetworkNodeComputeNode
@@ -4042,6 +4275,7 @@ func (v *reportNodeStatusResponse) GetReportNodeStatus() reportNodeStatusReportN
 // vmNetworkNodeSecurityRule
 // vmNetworkNodeServiceMesh
 // vmNetworkNodeSilence
+// vmNetworkNodeSnapshot
 // vmNetworkNodeTenant
 // vmNetworkNodeUsageRecord
 // vmNetworkNodeUser
@@ -4062,6 +4296,7 @@ func (v *vmNetworkNodeAlert) implementsGraphQLInterfacevmNetworkNode()          
 func (v *vmNetworkNodeAssignment) implementsGraphQLInterfacevmNetworkNode()        {}
 func (v *vmNetworkNodeAuditLog) implementsGraphQLInterfacevmNetworkNode()          {}
 func (v *vmNetworkNodeAvailabilityZone) implementsGraphQLInterfacevmNetworkNode()  {}
+func (v *vmNetworkNodeBackup) implementsGraphQLInterfacevmNetworkNode()            {}
 func (v *vmNetworkNodeCheck) implementsGraphQLInterfacevmNetworkNode()             {}
 func (v *vmNetworkNodeCluster) implementsGraphQLInterfacevmNetworkNode()           {}
 func (v *vmNetworkNodeComputeNode) implementsGraphQLInterfacevmNetworkNode()       {}
@@ -4100,6 +4335,7 @@ func (v *vmNetworkNodeSSHKey) implementsGraphQLInterfacevmNetworkNode()         
 func (v *vmNetworkNodeSecurityRule) implementsGraphQLInterfacevmNetworkNode()      {}
 func (v *vmNetworkNodeServiceMesh) implementsGraphQLInterfacevmNetworkNode()       {}
 func (v *vmNetworkNodeSilence) implementsGraphQLInterfacevmNetworkNode()           {}
+func (v *vmNetworkNodeSnapshot) implementsGraphQLInterfacevmNetworkNode()          {}
 func (v *vmNetworkNodeTenant) implementsGraphQLInterfacevmNetworkNode()            {}
 func (v *vmNetworkNodeUsageRecord) implementsGraphQLInterfacevmNetworkNode()       {}
 func (v *vmNetworkNodeUser) implementsGraphQLInterfacevmNetworkNode()              {}
@@ -4134,6 +4370,9 @@ func __unmarshalvmNetworkNode(b []byte, v *vmNetworkNode) error {
 		return json.Unmarshal(b, *v)
 	case "AvailabilityZone":
 		*v = new(vmNetworkNodeAvailabilityZone)
+		return json.Unmarshal(b, *v)
+	case "Backup":
+		*v = new(vmNetworkNodeBackup)
 		return json.Unmarshal(b, *v)
 	case "Check":
 		*v = new(vmNetworkNodeCheck)
@@ -4249,6 +4488,9 @@ func __unmarshalvmNetworkNode(b []byte, v *vmNetworkNode) error {
 	case "Silence":
 		*v = new(vmNetworkNodeSilence)
 		return json.Unmarshal(b, *v)
+	case "Snapshot":
+		*v = new(vmNetworkNodeSnapshot)
+		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(vmNetworkNodeTenant)
 		return json.Unmarshal(b, *v)
@@ -4315,6 +4557,14 @@ func __marshalvmNetworkNode(v *vmNetworkNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*vmNetworkNodeAvailabilityZone
+		}{typename, v}
+		return json.Marshal(result)
+	case *vmNetworkNodeBackup:
+		typename = "Backup"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeBackup
 		}{typename, v}
 		return json.Marshal(result)
 	case *vmNetworkNodeCheck:
@@ -4621,6 +4871,14 @@ func __marshalvmNetworkNode(v *vmNetworkNode) ([]byte, error) {
 			*vmNetworkNodeSilence
 		}{typename, v}
 		return json.Marshal(result)
+	case *vmNetworkNodeSnapshot:
+		typename = "Snapshot"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*vmNetworkNodeSnapshot
+		}{typename, v}
+		return json.Marshal(result)
 	case *vmNetworkNodeTenant:
 		typename = "Tenant"
 
@@ -4708,6 +4966,14 @@ type vmNetworkNodeAvailabilityZone struct {
 
 // GetTypename returns vmNetworkNodeAvailabilityZone.Typename, and is useful for accessing the field via an interface.
 func (v *vmNetworkNodeAvailabilityZone) GetTypename() *string { return v.Typename }
+
+// vmNetworkNodeBackup includes the requested fields of the GraphQL type Backup.
+type vmNetworkNodeBackup struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeBackup.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeBackup) GetTypename() *string { return v.Typename }
 
 // vmNetworkNodeCheck includes the requested fields of the GraphQL type Check.
 type vmNetworkNodeCheck struct {
@@ -5013,6 +5279,14 @@ type vmNetworkNodeSilence struct {
 // GetTypename returns vmNetworkNodeSilence.Typename, and is useful for accessing the field via an interface.
 func (v *vmNetworkNodeSilence) GetTypename() *string { return v.Typename }
 
+// vmNetworkNodeSnapshot includes the requested fields of the GraphQL type Snapshot.
+type vmNetworkNodeSnapshot struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns vmNetworkNodeSnapshot.Typename, and is useful for accessing the field via an interface.
+func (v *vmNetworkNodeSnapshot) GetTypename() *string { return v.Typename }
+
 // vmNetworkNodeTenant includes the requested fields of the GraphQL type Tenant.
 type vmNetworkNodeTenant struct {
 	Typename *string `json:"__typename"`
@@ -5227,9 +5501,29 @@ fragment Assignment on Assignment {
 		sizeGB
 		type
 	}
+	snapshot {
+		id
+		status
+		virtualMachine {
+			id
+		}
+	}
+	backup {
+		id
+		status
+		location
+		virtualMachine {
+			id
+		}
+	}
 	virtualMachine {
 		id
 		name
+		restoredFrom {
+			id
+			status
+			location
+		}
 		bootDevice
 		flavor {
 			vcpus

@@ -73,6 +73,12 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 			return
 		}
 	}
+	if errors.Is(err, errWaiting) {
+		// Not a failure: the API wakes the assignment (PENDING) once it can go on.
+		log.Info("assignment waiting", "reason", err)
+		ag.report(ctx, a, "APPLYING", obs, err.Error(), true)
+		return
+	}
 	if err != nil {
 		log.Warn("assignment failed", "err", err, "observed", obs)
 		ag.report(ctx, a, "FAILED", obs, err.Error(), true)
@@ -112,7 +118,7 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 		if err != nil {
 			return fmt.Errorf("build domain: %w", err)
 		}
-		if err := ag.imageDisks(ctx, a, &s); err != nil {
+		if err := ag.imageDisks(ctx, a, &s, dom == nil); err != nil {
 			return err
 		}
 		if err := ag.volumeDisks(ctx, a, &s); err != nil {
@@ -246,7 +252,7 @@ func (ag *Agent) send(ctx context.Context, a Assignment, r AssignmentReport, act
 // validate, a name held by another domain, or CPUs that cannot be pinned.
 func retriable(err, pinErr error) bool {
 	return pinErr == nil && !errors.Is(err, hypervisor.ErrInvalidSpec) && !errors.Is(err, hypervisor.ErrConflict) &&
-		!errors.Is(err, hypervisor.ErrClosed)
+		!errors.Is(err, hypervisor.ErrClosed) && !errors.Is(err, errWaiting)
 }
 
 // lookup returns the domain of VM vmID as the hypervisor lists it now, or nil for none.

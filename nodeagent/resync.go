@@ -48,6 +48,12 @@ func (ag *Agent) Resync(ctx context.Context) error {
 			ag.realizeVolume(ctx, a)
 		}
 	}
+	// Snapshots and backups next, one by one: a revert lands before its VM starts again.
+	for _, a := range as {
+		if a.Snapshot != nil || a.Backup != nil {
+			ag.realizeCopy(ctx, a)
+		}
+	}
 
 	sem := make(chan struct{}, ag.cfg.Parallelism)
 	var wg sync.WaitGroup

@@ -94,6 +94,16 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	} else if !ent.IsNotFound(err) {
 		return nil, err
 	}
+	if snap, err := client.Assignment.QuerySnapshot(a).WithTenant().WithNode().Only(sys); err == nil {
+		return s.applySnapshotReport(ctx, client, a, snap, r)
+	} else if !ent.IsNotFound(err) {
+		return nil, err
+	}
+	if b, err := client.Assignment.QueryBackup(a).WithTenant().WithNode().Only(sys); err == nil {
+		return s.applyBackupReport(ctx, client, a, b, r)
+	} else if !ent.IsNotFound(err) {
+		return nil, err
+	}
 	vm, err := client.Assignment.QueryVirtualMachine(a).WithNode().Only(sys)
 	if ent.IsNotFound(err) {
 		// The VM was deleted with force: its leftover domain is gone now, and so goes this

@@ -133,6 +133,11 @@ func Run(ctx context.Context, cfg Config) error {
 	done := make(chan struct{})
 	go func() { defer close(done); rec.Run(ctx) }()
 	defer func() { <-done }()
+	backups := &provision.BackupScheduler{Client: cfg.Client, Service: provision.New(provision.Config{Clock: cfg.Clock}),
+		Log: cfg.Log.With("component", "backup-schedule")}
+	scheduled := make(chan struct{})
+	go func() { defer close(scheduled); backups.Run(ctx) }()
+	defer func() { <-scheduled }()
 
 	h := &provision.Handlers{Client: cfg.Client, Log: cfg.Log, Fault: cfg.Fault, Clock: cfg.Clock}
 	rules := &alerting.Engine{Client: cfg.Client, HTTP: cfg.HookClient, Secrets: cfg.Secrets, Clock: cfg.Clock, Log: cfg.Log.With("component", "alerting")}

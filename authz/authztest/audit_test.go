@@ -14,7 +14,9 @@ import (
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/rolebinding"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -32,7 +34,7 @@ const (
 // tenantTagged are the types whose audit rows name their tenant (graph.tenantOf: a Tenant,
 // and records with a tenant edge), so that tenant admins see them.
 var tenantTagged = []string{"Tenant", "APIToken", "GlobalService", "KubernetesCluster", "LoadBalancer", "Network", "Notice",
-	"Quota", "RegionService", "RoleBinding", "SSHKey", "SecurityRule", "UsageRecord", "VirtualMachine", "Volume"}
+	"Quota", "RegionService", "RoleBinding", "SSHKey", "SecurityRule", "UsageRecord", "VirtualMachine", "Volume", "Snapshot", "Backup"}
 
 // auditWant is the audit row a successful mutation should leave.
 type auditWant struct {
@@ -336,6 +338,73 @@ func auditRunners() map[string]auditRun {
 		vm = w.newVM(w.tenantA, node)
 		vol = w.c.Volume.Create().SetName(uniq("vol")).SetSizeGB(1).SetTenantID(w.tenantA).SaveX(w.ctx).ID
 		return vol, vm
+	}
+	// Snapshots and backups (issue 29): of a running VM with an image, on a node.
+	copyVM := func(w *world) int {
+		vm := w.newVM(w.tenantA, w.spare)
+		w.c.VirtualMachine.UpdateOneID(vm).SetStatus(virtualmachine.StatusActive).ExecX(w.ctx)
+		return vm
+	}
+	withTarget := func(t *testing.T, w *world) {
+		w.c.Region.UpdateOneID(w.region).SetBackupTarget(t.TempDir()).ExecX(w.ctx)
+	}
+	runs["createSnapshot"] = func(t *testing.T, w *world, rid string) auditWant {
+		out := asAdmin(t, w, rid, `mutation($vm: ID!, $n: String!) { createSnapshot(input: {virtualMachineID: $vm, name: $n}) { id status } }`,
+			map[string]any{"vm": gid(copyVM(w)), "n": uniq("snap")})
+		return adminWant(w, "Snapshot", idOf(t, out["createSnapshot"], "id"), w.tenantA, false, true)
+	}
+	availableSnapshot := func(w *world) int {
+		vm := copyVM(w)
+		w.c.VirtualMachine.UpdateOneID(vm).SetStatus(virtualmachine.StatusStopped).ExecX(w.ctx)
+		s := w.c.Snapshot.Create().SetName(uniq("snap")).SetTenantID(w.tenantA).SetVirtualMachineID(vm).
+			SetNodeID(w.spare).SetStatus(snapshot.StatusAvailable).SaveX(w.ctx).ID
+		w.c.Assignment.Create().SetNodeID(w.spare).SetSnapshotID(s).SetStatus(assignment.StatusApplied).ExecX(w.ctx)
+		return s
+	}
+	runs["revertSnapshot"] = func(t *testing.T, w *world, rid string) auditWant {
+		s := availableSnapshot(w)
+		asAdmin(t, w, rid, `mutation($id: ID!) { revertSnapshot(id: $id) { id status } }`, map[string]any{"id": gid(s)})
+		return adminWant(w, "Snapshot", s, w.tenantA, true, true)
+	}
+	runs["deleteSnapshot"] = func(t *testing.T, w *world, rid string) auditWant {
+		s := availableSnapshot(w)
+		asAdmin(t, w, rid, `mutation($id: ID!) { deleteSnapshot(id: $id) }`, map[string]any{"id": gid(s)})
+		return adminWant(w, "Snapshot", s, w.tenantA, true, false)
+	}
+	runs["createBackup"] = func(t *testing.T, w *world, rid string) auditWant {
+		withTarget(t, w)
+		out := asAdmin(t, w, rid, `mutation($vm: ID!, $n: String!) { createBackup(input: {virtualMachineID: $vm, name: $n}) { id status } }`,
+			map[string]any{"vm": gid(copyVM(w)), "n": uniq("backup")})
+		return adminWant(w, "Backup", idOf(t, out["createBackup"], "id"), w.tenantA, false, true)
+	}
+	availableBackup := func(t *testing.T, w *world) int {
+		withTarget(t, w)
+		return w.c.Backup.Create().SetName(uniq("backup")).SetTenantID(w.tenantA).SetRegionID(w.region).SetSizeGB(1).
+			SetNodeID(w.spare).SetLocation(t.TempDir()).SetStatus(backup.StatusAvailable).SaveX(w.ctx).ID
+	}
+	runs["deleteBackup"] = func(t *testing.T, w *world, rid string) auditWant {
+		b := availableBackup(t, w)
+		asAdmin(t, w, rid, `mutation($id: ID!) { deleteBackup(id: $id) }`, map[string]any{"id": gid(b)})
+		return adminWant(w, "Backup", b, w.tenantA, true, false)
+	}
+	vmInput := func(w *world) map[string]any {
+		// A flavor whose disk holds the backup (the fixture's has none).
+		f := w.c.Flavor.Create().SetName(uniq("flavor")).SetVcpus(1).SetMemoryMB(512).SetDiskGB(10).SaveX(w.ctx).ID
+		return map[string]any{"name": uniq("vm"), "tenantID": gid(w.tenantA), "regionID": gid(w.region), "flavorID": gid(f)}
+	}
+	runs["restoreBackup"] = func(t *testing.T, w *world, rid string) auditWant {
+		b := availableBackup(t, w)
+		out := asAdmin(t, w, rid, `mutation($id: ID!, $in: CreateVirtualMachineInput!) { restoreBackup(id: $id, input: $in) { id } }`,
+			map[string]any{"id": gid(b), "in": vmInput(w)})
+		// No before: the new VM is not the record the id names (the backup).
+		return adminWant(w, "VirtualMachine", idOf(t, out["restoreBackup"], "id"), w.tenantA, false, true)
+	}
+	runs["cloneVirtualMachine"] = func(t *testing.T, w *world, rid string) auditWant {
+		withTarget(t, w)
+		out := asAdmin(t, w, rid, `mutation($id: ID!, $in: CreateVirtualMachineInput!) { cloneVirtualMachine(id: $id, input: $in) { id } }`,
+			map[string]any{"id": gid(copyVM(w)), "in": vmInput(w)})
+		// No before: the new VM is not the record the id names (the VM cloned).
+		return adminWant(w, "VirtualMachine", idOf(t, out["cloneVirtualMachine"], "id"), w.tenantA, false, true)
 	}
 	runs["attachVolume"] = func(t *testing.T, w *world, rid string) auditWant {
 		vol, vm := volumeAndVM(w)

@@ -424,16 +424,16 @@ var (
 	compute         = []string{"Cluster", "ComputeNode", "Assignment"}
 	operations      = []string{"Event", "EventRule", "Alert", "Maintenance", "Notice", "Check", "Silence", "HookDelivery"}
 	tenancy         = []string{"Tenant", "Quota", "UsageRecord"}
-	tenantResources = []string{"VirtualMachine", "Volume", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey", "SecurityRule"}
+	tenantResources = []string{"VirtualMachine", "Volume", "Snapshot", "Backup", "LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "SSHKey", "SecurityRule"}
 	maintainers     = []string{"Maintainer", "MaintainerGroup"}
 	maintained      = []string{"Host", "Rack", "ComputeNode", "Cluster", "VirtualMachine", "KubernetesCluster", "Alert"}
 
 	// tenantScoped are the types whose rows belong to tenants (authz.tenantScope); a tenant
 	// role that reads or writes one sees or changes only its tenants' rows.
-	tenantScoped = []string{"Tenant", "User", "AuditLog", "Notice", "Alert", "Port", "IPAddress", "VirtualMachine", "Volume",
+	tenantScoped = []string{"Tenant", "User", "AuditLog", "Notice", "Alert", "Port", "IPAddress", "VirtualMachine", "Volume", "Snapshot", "Backup",
 		"LoadBalancer", "RegionService", "GlobalService", "KubernetesCluster", "Quota", "UsageRecord", "Network", "APIToken", "RoleBinding", "SSHKey", "SecurityRule"}
 	// nodeScoped are the types whose rows belong to nodes (authz.nodeScope).
-	nodeScoped = []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Event", "Port", "IPAddress", "SecurityRule"}
+	nodeScoped = []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Snapshot", "Backup", "Event", "Port", "IPAddress", "SecurityRule"}
 	// selfScoped are the types every user reads its own rows of (authz.selfScope).
 	selfScoped = []string{"User", "APIToken", "RoleBinding", "Notice", "SSHKey"}
 )
@@ -477,7 +477,7 @@ var policyModel = map[authz.Role]grants{
 		write: cat(tenantResources, []string{"RoleBinding"}),
 	},
 	authz.RoleAgent: {
-		read:  []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Flavor", "Image", "Port", "IPAddress", "SecurityRule"},
+		read:  []string{"ComputeNode", "Assignment", "VirtualMachine", "Volume", "Snapshot", "Backup", "Flavor", "Image", "Port", "IPAddress", "SecurityRule"},
 		write: []string{"ComputeNode", "Assignment", "Event"},
 	},
 }

@@ -578,6 +578,24 @@ var entities = map[string]entity{
 			return map[string]any{"name": uniq("key"), "publicKey": testSSHKey, "tenantID": gid(w.tenantA)}, owner{tenant: w.tenantA}
 		},
 	},
+	"Snapshot": {
+		make: func(w *world) (int, owner) {
+			id := w.c.Snapshot.Create().SetName(uniq("snap")).SetTenantID(w.tenantA).SetVirtualMachineID(w.vm1).
+				SetNodeID(w.node1).SaveX(w.ctx).ID
+			return id, owner{tenant: w.tenantA, node: w.node1}
+		},
+		parentType: "Tenant", parentField: "snapshots",
+		parent: func(w *world, _ int) (int, owner) { return w.tenantA, w.ownerOf(w.tenantA) },
+	},
+	"Backup": {
+		make: func(w *world) (int, owner) {
+			id := w.c.Backup.Create().SetName(uniq("backup")).SetTenantID(w.tenantA).SetRegionID(w.region).
+				SetNodeID(w.node1).SetLocation("/srv/backups").SaveX(w.ctx).ID
+			return id, owner{tenant: w.tenantA, node: w.node1}
+		},
+		parentType: "Tenant", parentField: "backups",
+		parent: func(w *world, _ int) (int, owner) { return w.tenantA, w.ownerOf(w.tenantA) },
+	},
 	"Volume": {
 		make: func(w *world) (int, owner) {
 			id := w.c.Volume.Create().SetName(uniq("vol")).SetSizeGB(10).SetTenantID(w.tenantA).SetNodeID(w.node1).SaveX(w.ctx).ID

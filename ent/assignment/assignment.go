@@ -42,6 +42,10 @@ const (
 	EdgeVirtualMachine = "virtual_machine"
 	// EdgeVolume holds the string denoting the volume edge name in mutations.
 	EdgeVolume = "volume"
+	// EdgeSnapshot holds the string denoting the snapshot edge name in mutations.
+	EdgeSnapshot = "snapshot"
+	// EdgeBackup holds the string denoting the backup edge name in mutations.
+	EdgeBackup = "backup"
 	// Table holds the table name of the assignment in the database.
 	Table = "assignments"
 	// NodeTable is the table that holds the node relation/edge.
@@ -65,6 +69,20 @@ const (
 	VolumeInverseTable = "volumes"
 	// VolumeColumn is the table column denoting the volume relation/edge.
 	VolumeColumn = "volume_assignments"
+	// SnapshotTable is the table that holds the snapshot relation/edge.
+	SnapshotTable = "assignments"
+	// SnapshotInverseTable is the table name for the Snapshot entity.
+	// It exists in this package in order to avoid circular dependency with the "snapshot" package.
+	SnapshotInverseTable = "snapshots"
+	// SnapshotColumn is the table column denoting the snapshot relation/edge.
+	SnapshotColumn = "snapshot_assignments"
+	// BackupTable is the table that holds the backup relation/edge.
+	BackupTable = "assignments"
+	// BackupInverseTable is the table name for the Backup entity.
+	// It exists in this package in order to avoid circular dependency with the "backup" package.
+	BackupInverseTable = "backups"
+	// BackupColumn is the table column denoting the backup relation/edge.
+	BackupColumn = "backup_assignments"
 )
 
 // Columns holds all SQL columns for assignment fields.
@@ -84,7 +102,9 @@ var Columns = []string{
 // ForeignKeys holds the SQL foreign-keys that are owned by the "assignments"
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
+	"backup_assignments",
 	"compute_node_assignments",
+	"snapshot_assignments",
 	"virtual_machine_assignments",
 	"volume_assignments",
 }
@@ -256,6 +276,20 @@ func ByVolumeField(field string, opts ...sql.OrderTermOption) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newVolumeStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// BySnapshotField orders the results by snapshot field.
+func BySnapshotField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSnapshotStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByBackupField orders the results by backup field.
+func ByBackupField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newBackupStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newNodeStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -275,6 +309,20 @@ func newVolumeStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(VolumeInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, true, VolumeTable, VolumeColumn),
+	)
+}
+func newSnapshotStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SnapshotInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, SnapshotTable, SnapshotColumn),
+	)
+}
+func newBackupStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(BackupInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, BackupTable, BackupColumn),
 	)
 }
 

@@ -594,6 +594,52 @@ func HasVolumeWith(preds ...predicate.Volume) predicate.Assignment {
 	})
 }
 
+// HasSnapshot applies the HasEdge predicate on the "snapshot" edge.
+func HasSnapshot() predicate.Assignment {
+	return predicate.Assignment(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, SnapshotTable, SnapshotColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSnapshotWith applies the HasEdge predicate on the "snapshot" edge with a given conditions (other predicates).
+func HasSnapshotWith(preds ...predicate.Snapshot) predicate.Assignment {
+	return predicate.Assignment(func(s *sql.Selector) {
+		step := newSnapshotStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasBackup applies the HasEdge predicate on the "backup" edge.
+func HasBackup() predicate.Assignment {
+	return predicate.Assignment(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, BackupTable, BackupColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasBackupWith applies the HasEdge predicate on the "backup" edge with a given conditions (other predicates).
+func HasBackupWith(preds ...predicate.Backup) predicate.Assignment {
+	return predicate.Assignment(func(s *sql.Selector) {
+		step := newBackupStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Assignment) predicate.Assignment {
 	return predicate.Assignment(sql.AndPredicates(predicates...))

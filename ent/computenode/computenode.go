@@ -102,6 +102,10 @@ const (
 	EdgeVirtualMachines = "virtual_machines"
 	// EdgeVolumes holds the string denoting the volumes edge name in mutations.
 	EdgeVolumes = "volumes"
+	// EdgeSnapshots holds the string denoting the snapshots edge name in mutations.
+	EdgeSnapshots = "snapshots"
+	// EdgeBackups holds the string denoting the backups edge name in mutations.
+	EdgeBackups = "backups"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
 	EdgeEvents = "events"
 	// EdgeAlerts holds the string denoting the alerts edge name in mutations.
@@ -173,6 +177,20 @@ const (
 	VolumesInverseTable = "volumes"
 	// VolumesColumn is the table column denoting the volumes relation/edge.
 	VolumesColumn = "compute_node_volumes"
+	// SnapshotsTable is the table that holds the snapshots relation/edge.
+	SnapshotsTable = "snapshots"
+	// SnapshotsInverseTable is the table name for the Snapshot entity.
+	// It exists in this package in order to avoid circular dependency with the "snapshot" package.
+	SnapshotsInverseTable = "snapshots"
+	// SnapshotsColumn is the table column denoting the snapshots relation/edge.
+	SnapshotsColumn = "compute_node_snapshots"
+	// BackupsTable is the table that holds the backups relation/edge.
+	BackupsTable = "backups"
+	// BackupsInverseTable is the table name for the Backup entity.
+	// It exists in this package in order to avoid circular dependency with the "backup" package.
+	BackupsInverseTable = "backups"
+	// BackupsColumn is the table column denoting the backups relation/edge.
+	BackupsColumn = "compute_node_backups"
 	// EventsTable is the table that holds the events relation/edge.
 	EventsTable = "events"
 	// EventsInverseTable is the table name for the Event entity.
@@ -692,6 +710,34 @@ func ByVolumes(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// BySnapshotsCount orders the results by snapshots count.
+func BySnapshotsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSnapshotsStep(), opts...)
+	}
+}
+
+// BySnapshots orders the results by snapshots terms.
+func BySnapshots(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSnapshotsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByBackupsCount orders the results by backups count.
+func ByBackupsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newBackupsStep(), opts...)
+	}
+}
+
+// ByBackups orders the results by backups terms.
+func ByBackups(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newBackupsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByEventsCount orders the results by events count.
 func ByEventsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -836,6 +882,20 @@ func newVolumesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(VolumesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, VolumesTable, VolumesColumn),
+	)
+}
+func newSnapshotsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SnapshotsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SnapshotsTable, SnapshotsColumn),
+	)
+}
+func newBackupsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(BackupsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
 	)
 }
 func newEventsStep() *sqlgraph.Step {

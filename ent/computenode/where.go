@@ -1777,6 +1777,52 @@ func HasVolumesWith(preds ...predicate.Volume) predicate.ComputeNode {
 	})
 }
 
+// HasSnapshots applies the HasEdge predicate on the "snapshots" edge.
+func HasSnapshots() predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SnapshotsTable, SnapshotsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSnapshotsWith applies the HasEdge predicate on the "snapshots" edge with a given conditions (other predicates).
+func HasSnapshotsWith(preds ...predicate.Snapshot) predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := newSnapshotsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasBackups applies the HasEdge predicate on the "backups" edge.
+func HasBackups() predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasBackupsWith applies the HasEdge predicate on the "backups" edge with a given conditions (other predicates).
+func HasBackupsWith(preds ...predicate.Backup) predicate.ComputeNode {
+	return predicate.ComputeNode(func(s *sql.Selector) {
+		step := newBackupsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasEvents applies the HasEdge predicate on the "events" edge.
 func HasEvents() predicate.ComputeNode {
 	return predicate.ComputeNode(func(s *sql.Selector) {

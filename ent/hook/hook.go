@@ -69,6 +69,18 @@ func (f AvailabilityZoneFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.V
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AvailabilityZoneMutation", m)
 }
 
+// The BackupFunc type is an adapter to allow the use of ordinary
+// function as Backup mutator.
+type BackupFunc func(context.Context, *ent.BackupMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f BackupFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.BackupMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BackupMutation", m)
+}
+
 // The CheckFunc type is an adapter to allow the use of ordinary
 // function as Check mutator.
 type CheckFunc func(context.Context, *ent.CheckMutation) (ent.Value, error)
@@ -583,6 +595,18 @@ func (f SilenceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SilenceMutation", m)
+}
+
+// The SnapshotFunc type is an adapter to allow the use of ordinary
+// function as Snapshot mutator.
+type SnapshotFunc func(context.Context, *ent.SnapshotMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SnapshotFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SnapshotMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SnapshotMutation", m)
 }
 
 // The TenantFunc type is an adapter to allow the use of ordinary

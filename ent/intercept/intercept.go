@@ -13,6 +13,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -56,6 +57,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -253,6 +255,33 @@ func (f TraverseAvailabilityZone) Traverse(ctx context.Context, q ent.Query) err
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.AvailabilityZoneQuery", q)
+}
+
+// The BackupFunc type is an adapter to allow the use of ordinary function as a Querier.
+type BackupFunc func(context.Context, *ent.BackupQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f BackupFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.BackupQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.BackupQuery", q)
+}
+
+// The TraverseBackup type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseBackup func(context.Context, *ent.BackupQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseBackup) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseBackup) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.BackupQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.BackupQuery", q)
 }
 
 // The CheckFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -1416,6 +1445,33 @@ func (f TraverseSilence) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SilenceQuery", q)
 }
 
+// The SnapshotFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SnapshotFunc func(context.Context, *ent.SnapshotQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SnapshotFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SnapshotQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SnapshotQuery", q)
+}
+
+// The TraverseSnapshot type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSnapshot func(context.Context, *ent.SnapshotQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSnapshot) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSnapshot) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SnapshotQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SnapshotQuery", q)
+}
+
 // The TenantFunc type is an adapter to allow the use of ordinary function as a Querier.
 type TenantFunc func(context.Context, *ent.TenantQuery) (ent.Value, error)
 
@@ -1564,6 +1620,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.AuditLogQuery, predicate.AuditLog, auditlog.OrderOption]{typ: ent.TypeAuditLog, tq: q}, nil
 	case *ent.AvailabilityZoneQuery:
 		return &query[*ent.AvailabilityZoneQuery, predicate.AvailabilityZone, availabilityzone.OrderOption]{typ: ent.TypeAvailabilityZone, tq: q}, nil
+	case *ent.BackupQuery:
+		return &query[*ent.BackupQuery, predicate.Backup, backup.OrderOption]{typ: ent.TypeBackup, tq: q}, nil
 	case *ent.CheckQuery:
 		return &query[*ent.CheckQuery, predicate.Check, check.OrderOption]{typ: ent.TypeCheck, tq: q}, nil
 	case *ent.ClusterQuery:
@@ -1650,6 +1708,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.ServiceMeshQuery, predicate.ServiceMesh, servicemesh.OrderOption]{typ: ent.TypeServiceMesh, tq: q}, nil
 	case *ent.SilenceQuery:
 		return &query[*ent.SilenceQuery, predicate.Silence, silence.OrderOption]{typ: ent.TypeSilence, tq: q}, nil
+	case *ent.SnapshotQuery:
+		return &query[*ent.SnapshotQuery, predicate.Snapshot, snapshot.OrderOption]{typ: ent.TypeSnapshot, tq: q}, nil
 	case *ent.TenantQuery:
 		return &query[*ent.TenantQuery, predicate.Tenant, tenant.OrderOption]{typ: ent.TypeTenant, tq: q}, nil
 	case *ent.UsageRecordQuery:

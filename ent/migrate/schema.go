@@ -148,7 +148,9 @@ var (
 		{Name: "generation", Type: field.TypeInt64, Default: 1},
 		{Name: "vm_id", Type: field.TypeInt, Nullable: true},
 		{Name: "config_drive", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "backup_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_assignments", Type: field.TypeInt},
+		{Name: "snapshot_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "virtual_machine_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "volume_assignments", Type: field.TypeInt, Nullable: true},
 	}
@@ -159,20 +161,32 @@ var (
 		PrimaryKey: []*schema.Column{AssignmentsColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
-				Symbol:     "assignments_compute_nodes_assignments",
+				Symbol:     "assignments_backups_assignments",
 				Columns:    []*schema.Column{AssignmentsColumns[10]},
+				RefColumns: []*schema.Column{BackupsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "assignments_compute_nodes_assignments",
+				Columns:    []*schema.Column{AssignmentsColumns[11]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
+				Symbol:     "assignments_snapshots_assignments",
+				Columns:    []*schema.Column{AssignmentsColumns[12]},
+				RefColumns: []*schema.Column{SnapshotsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
 				Symbol:     "assignments_virtual_machines_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[11]},
+				Columns:    []*schema.Column{AssignmentsColumns[13]},
 				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "assignments_volumes_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[12]},
+				Columns:    []*schema.Column{AssignmentsColumns[14]},
 				RefColumns: []*schema.Column{VolumesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -191,7 +205,7 @@ var (
 			{
 				Name:    "assignment_vm_node",
 				Unique:  true,
-				Columns: []*schema.Column{AssignmentsColumns[8], AssignmentsColumns[10]},
+				Columns: []*schema.Column{AssignmentsColumns[8], AssignmentsColumns[11]},
 			},
 			{
 				Name:    "assignment_vm_live",
@@ -280,6 +294,69 @@ var (
 				Name:    "availabilityzone_name_region_availability_zones",
 				Unique:  true,
 				Columns: []*schema.Column{AvailabilityZonesColumns[3], AvailabilityZonesColumns[5]},
+			},
+		},
+	}
+	// BackupsColumns holds the columns for the "backups" table.
+	BackupsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString, Size: 128},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "CREATING", "AVAILABLE", "DELETING", "ERROR"}, Default: "PENDING"},
+		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "size_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "location", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "scheduled", Type: field.TypeBool, Default: false},
+		{Name: "image_name", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "flavor_name", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "compute_node_backups", Type: field.TypeInt, Nullable: true},
+		{Name: "region_backups", Type: field.TypeInt},
+		{Name: "tenant_backups", Type: field.TypeInt},
+		{Name: "virtual_machine_backups", Type: field.TypeInt, Nullable: true},
+	}
+	// BackupsTable holds the schema information for the "backups" table.
+	BackupsTable = &schema.Table{
+		Name:       "backups",
+		Columns:    BackupsColumns,
+		PrimaryKey: []*schema.Column{BackupsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "backups_compute_nodes_backups",
+				Columns:    []*schema.Column{BackupsColumns[12]},
+				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "backups_regions_backups",
+				Columns:    []*schema.Column{BackupsColumns[13]},
+				RefColumns: []*schema.Column{RegionsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "backups_tenants_backups",
+				Columns:    []*schema.Column{BackupsColumns[14]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "backups_virtual_machines_backups",
+				Columns:    []*schema.Column{BackupsColumns[15]},
+				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "backup_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{BackupsColumns[1]},
+			},
+			{
+				Name:    "backup_name_tenant_backups",
+				Unique:  true,
+				Columns: []*schema.Column{BackupsColumns[3], BackupsColumns[14]},
 			},
 		},
 	}
@@ -1598,7 +1675,7 @@ var (
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
-		{Name: "kind", Type: field.TypeEnum, Enums: []string{"FLAVOR", "VCPU", "MEMORY_GB", "HOST_MODEL", "IO_CLASS", "VOLUME_GB", "IP_ADDRESS", "LOAD_BALANCER", "MACHINE", "MACHINE_NUMA_NODE"}},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"FLAVOR", "VCPU", "MEMORY_GB", "HOST_MODEL", "IO_CLASS", "VOLUME_GB", "IP_ADDRESS", "SNAPSHOT_GB", "BACKUP_GB", "LOAD_BALANCER", "MACHINE", "MACHINE_NUMA_NODE"}},
 		{Name: "key", Type: field.TypeString, Size: 128, Default: ""},
 		{Name: "effective_from", Type: field.TypeTime},
 		{Name: "amount_micro", Type: field.TypeInt64, Default: 0},
@@ -1659,6 +1736,10 @@ var (
 		{Name: "used_vcpus", Type: field.TypeInt, Default: 0},
 		{Name: "used_memory_mb", Type: field.TypeInt64, Default: 0},
 		{Name: "used_storage_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "snapshot_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "used_snapshot_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "backup_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "used_backup_gb", Type: field.TypeInt64, Default: 0},
 		{Name: "host_group_quotas", Type: field.TypeInt},
 		{Name: "tenant_quotas", Type: field.TypeInt},
 	}
@@ -1670,13 +1751,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "quota_host_groups_quotas",
-				Columns:    []*schema.Column{QuotaColumns[10]},
+				Columns:    []*schema.Column{QuotaColumns[14]},
 				RefColumns: []*schema.Column{HostGroupsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "quota_tenants_quotas",
-				Columns:    []*schema.Column{QuotaColumns[11]},
+				Columns:    []*schema.Column{QuotaColumns[15]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1690,7 +1771,7 @@ var (
 			{
 				Name:    "quota_tenant_quotas_host_group_quotas",
 				Unique:  true,
-				Columns: []*schema.Column{QuotaColumns[11], QuotaColumns[10]},
+				Columns: []*schema.Column{QuotaColumns[15], QuotaColumns[14]},
 			},
 		},
 	}
@@ -1797,6 +1878,7 @@ var (
 		{Name: "name", Type: field.TypeString, Unique: true, Size: 128},
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 4096},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"OPEN", "CLOSED"}, Default: "OPEN"},
+		{Name: "backup_target", Type: field.TypeString, Nullable: true, Size: 1024},
 	}
 	// RegionsTable holds the schema information for the "regions" table.
 	RegionsTable = &schema.Table{
@@ -1885,7 +1967,7 @@ var (
 	ReservationIntervalsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "tenant_id", Type: field.TypeInt},
-		{Name: "kind", Type: field.TypeEnum, Enums: []string{"VIRTUAL_MACHINE", "VOLUME", "IP_ADDRESS", "LOAD_BALANCER"}},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"VIRTUAL_MACHINE", "VOLUME", "IP_ADDRESS", "LOAD_BALANCER", "SNAPSHOT", "BACKUP"}},
 		{Name: "resource_id", Type: field.TypeInt},
 		{Name: "resource_name", Type: field.TypeString, Default: ""},
 		{Name: "region", Type: field.TypeString, Default: ""},
@@ -2165,6 +2247,64 @@ var (
 			},
 		},
 	}
+	// SnapshotsColumns holds the columns for the "snapshots" table.
+	SnapshotsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString, Size: 128},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "CREATING", "AVAILABLE", "REVERTING", "DELETING", "ERROR"}, Default: "PENDING"},
+		{Name: "status_reason", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "size_gb", Type: field.TypeInt64, Default: 0},
+		{Name: "reverts", Type: field.TypeInt, Default: 0},
+		{Name: "compute_node_snapshots", Type: field.TypeInt, Nullable: true},
+		{Name: "tenant_snapshots", Type: field.TypeInt},
+		{Name: "virtual_machine_snapshots", Type: field.TypeInt, Nullable: true},
+	}
+	// SnapshotsTable holds the schema information for the "snapshots" table.
+	SnapshotsTable = &schema.Table{
+		Name:       "snapshots",
+		Columns:    SnapshotsColumns,
+		PrimaryKey: []*schema.Column{SnapshotsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "snapshots_compute_nodes_snapshots",
+				Columns:    []*schema.Column{SnapshotsColumns[9]},
+				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "snapshots_tenants_snapshots",
+				Columns:    []*schema.Column{SnapshotsColumns[10]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "snapshots_virtual_machines_snapshots",
+				Columns:    []*schema.Column{SnapshotsColumns[11]},
+				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "snapshot_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SnapshotsColumns[1]},
+			},
+			{
+				Name:    "snapshot_name_virtual_machine_snapshots",
+				Unique:  true,
+				Columns: []*schema.Column{SnapshotsColumns[3], SnapshotsColumns[11]},
+			},
+			{
+				Name:    "snapshot_tenant_snapshots",
+				Unique:  false,
+				Columns: []*schema.Column{SnapshotsColumns[10]},
+			},
+		},
+	}
 	// TenantsColumns holds the columns for the "tenants" table.
 	TenantsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -2296,8 +2436,12 @@ var (
 		{Name: "guest_credential_hash", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "guest_credential_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "routes", Type: field.TypeJSON, Nullable: true},
+		{Name: "backup_interval_hours", Type: field.TypeInt, Default: 0},
+		{Name: "backup_retain", Type: field.TypeInt, Default: 7},
+		{Name: "last_scheduled_backup_at", Type: field.TypeTime, Nullable: true},
 		{Name: "user_data", Type: field.TypeString, Nullable: true, Size: 65536},
 		{Name: "availability_zone_virtual_machines", Type: field.TypeInt, Nullable: true},
+		{Name: "backup_restored_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "cluster_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_virtual_machines", Type: field.TypeInt, Nullable: true},
 		{Name: "flavor_virtual_machines", Type: field.TypeInt},
@@ -2315,55 +2459,61 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "virtual_machines_availability_zones_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[31]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[34]},
 				RefColumns: []*schema.Column{AvailabilityZonesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
+				Symbol:     "virtual_machines_backups_restored_virtual_machines",
+				Columns:    []*schema.Column{VirtualMachinesColumns[35]},
+				RefColumns: []*schema.Column{BackupsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
 				Symbol:     "virtual_machines_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[32]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[36]},
 				RefColumns: []*schema.Column{ClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_compute_nodes_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[33]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[37]},
 				RefColumns: []*schema.Column{ComputeNodesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_flavors_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[34]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[38]},
 				RefColumns: []*schema.Column{FlavorsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_images_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[35]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[39]},
 				RefColumns: []*schema.Column{ImagesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_kubernetes_clusters_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[36]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[40]},
 				RefColumns: []*schema.Column{KubernetesClustersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_regions_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[37]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[41]},
 				RefColumns: []*schema.Column{RegionsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "virtual_machines_region_services_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[38]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[42]},
 				RefColumns: []*schema.Column{RegionServicesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "virtual_machines_tenants_virtual_machines",
-				Columns:    []*schema.Column{VirtualMachinesColumns[39]},
+				Columns:    []*schema.Column{VirtualMachinesColumns[43]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -2377,7 +2527,7 @@ var (
 			{
 				Name:    "virtualmachine_name_tenant_virtual_machines",
 				Unique:  true,
-				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[39]},
+				Columns: []*schema.Column{VirtualMachinesColumns[3], VirtualMachinesColumns[43]},
 			},
 			{
 				Name:    "virtualmachine_status",
@@ -2397,12 +2547,12 @@ var (
 			{
 				Name:    "virtualmachine_compute_node_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[33]},
+				Columns: []*schema.Column{VirtualMachinesColumns[37]},
 			},
 			{
 				Name:    "virtualmachine_region_service_virtual_machines",
 				Unique:  false,
-				Columns: []*schema.Column{VirtualMachinesColumns[38]},
+				Columns: []*schema.Column{VirtualMachinesColumns[42]},
 			},
 		},
 	}
@@ -3067,6 +3217,7 @@ var (
 		AssignmentsTable,
 		AuditLogsTable,
 		AvailabilityZonesTable,
+		BackupsTable,
 		ChecksTable,
 		ClustersTable,
 		ComputeNodesTable,
@@ -3110,6 +3261,7 @@ var (
 		SecurityRulesTable,
 		ServiceMeshesTable,
 		SilencesTable,
+		SnapshotsTable,
 		TenantsTable,
 		UsageRecordsTable,
 		UsersTable,
@@ -3156,9 +3308,11 @@ func init() {
 	AlertsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(4294967296),
 	}
-	AssignmentsTable.ForeignKeys[0].RefTable = ComputeNodesTable
-	AssignmentsTable.ForeignKeys[1].RefTable = VirtualMachinesTable
-	AssignmentsTable.ForeignKeys[2].RefTable = VolumesTable
+	AssignmentsTable.ForeignKeys[0].RefTable = BackupsTable
+	AssignmentsTable.ForeignKeys[1].RefTable = ComputeNodesTable
+	AssignmentsTable.ForeignKeys[2].RefTable = SnapshotsTable
+	AssignmentsTable.ForeignKeys[3].RefTable = VirtualMachinesTable
+	AssignmentsTable.ForeignKeys[4].RefTable = VolumesTable
 	AssignmentsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(8589934592),
 	}
@@ -3168,6 +3322,13 @@ func init() {
 	AvailabilityZonesTable.ForeignKeys[0].RefTable = RegionsTable
 	AvailabilityZonesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(17179869184),
+	}
+	BackupsTable.ForeignKeys[0].RefTable = ComputeNodesTable
+	BackupsTable.ForeignKeys[1].RefTable = RegionsTable
+	BackupsTable.ForeignKeys[2].RefTable = TenantsTable
+	BackupsTable.ForeignKeys[3].RefTable = VirtualMachinesTable
+	BackupsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(227633266688),
 	}
 	ChecksTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(184683593728),
@@ -3370,6 +3531,12 @@ func init() {
 	SilencesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(201863462912),
 	}
+	SnapshotsTable.ForeignKeys[0].RefTable = ComputeNodesTable
+	SnapshotsTable.ForeignKeys[1].RefTable = TenantsTable
+	SnapshotsTable.ForeignKeys[2].RefTable = VirtualMachinesTable
+	SnapshotsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(231928233984),
+	}
 	TenantsTable.ForeignKeys[0].RefTable = NetworksTable
 	TenantsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(150323855360),
@@ -3382,14 +3549,15 @@ func init() {
 		IncrementStart: func(i int) *int { return &i }(158913789952),
 	}
 	VirtualMachinesTable.ForeignKeys[0].RefTable = AvailabilityZonesTable
-	VirtualMachinesTable.ForeignKeys[1].RefTable = ClustersTable
-	VirtualMachinesTable.ForeignKeys[2].RefTable = ComputeNodesTable
-	VirtualMachinesTable.ForeignKeys[3].RefTable = FlavorsTable
-	VirtualMachinesTable.ForeignKeys[4].RefTable = ImagesTable
-	VirtualMachinesTable.ForeignKeys[5].RefTable = KubernetesClustersTable
-	VirtualMachinesTable.ForeignKeys[6].RefTable = RegionsTable
-	VirtualMachinesTable.ForeignKeys[7].RefTable = RegionServicesTable
-	VirtualMachinesTable.ForeignKeys[8].RefTable = TenantsTable
+	VirtualMachinesTable.ForeignKeys[1].RefTable = BackupsTable
+	VirtualMachinesTable.ForeignKeys[2].RefTable = ClustersTable
+	VirtualMachinesTable.ForeignKeys[3].RefTable = ComputeNodesTable
+	VirtualMachinesTable.ForeignKeys[4].RefTable = FlavorsTable
+	VirtualMachinesTable.ForeignKeys[5].RefTable = ImagesTable
+	VirtualMachinesTable.ForeignKeys[6].RefTable = KubernetesClustersTable
+	VirtualMachinesTable.ForeignKeys[7].RefTable = RegionsTable
+	VirtualMachinesTable.ForeignKeys[8].RefTable = RegionServicesTable
+	VirtualMachinesTable.ForeignKeys[9].RefTable = TenantsTable
 	VirtualMachinesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(163208757248),
 	}

@@ -21,6 +21,9 @@ type AuditLog func(*sql.Selector)
 // AvailabilityZone is the predicate function for availabilityzone builders.
 type AvailabilityZone func(*sql.Selector)
 
+// Backup is the predicate function for backup builders.
+type Backup func(*sql.Selector)
+
 // Check is the predicate function for check builders.
 type Check func(*sql.Selector)
 
@@ -149,6 +152,9 @@ type ServiceMesh func(*sql.Selector)
 
 // Silence is the predicate function for silence builders.
 type Silence func(*sql.Selector)
+
+// Snapshot is the predicate function for snapshot builders.
+type Snapshot func(*sql.Selector)
 
 // Tenant is the predicate function for tenant builders.
 type Tenant func(*sql.Selector)

@@ -104,6 +104,8 @@ const (
 	KindIO_CLASS          Kind = "IO_CLASS"
 	KindVOLUME_GB         Kind = "VOLUME_GB"
 	KindIP_ADDRESS        Kind = "IP_ADDRESS"
+	KindSNAPSHOT_GB       Kind = "SNAPSHOT_GB"
+	KindBACKUP_GB         Kind = "BACKUP_GB"
 	KindLOAD_BALANCER     Kind = "LOAD_BALANCER"
 	KindMACHINE           Kind = "MACHINE"
 	KindMACHINE_NUMA_NODE Kind = "MACHINE_NUMA_NODE"
@@ -116,7 +118,7 @@ func (k Kind) String() string {
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
 func KindValidator(k Kind) error {
 	switch k {
-	case KindFLAVOR, KindVCPU, KindMEMORY_GB, KindHOST_MODEL, KindIO_CLASS, KindVOLUME_GB, KindIP_ADDRESS, KindLOAD_BALANCER, KindMACHINE, KindMACHINE_NUMA_NODE:
+	case KindFLAVOR, KindVCPU, KindMEMORY_GB, KindHOST_MODEL, KindIO_CLASS, KindVOLUME_GB, KindIP_ADDRESS, KindSNAPSHOT_GB, KindBACKUP_GB, KindLOAD_BALANCER, KindMACHINE, KindMACHINE_NUMA_NODE:
 		return nil
 	default:
 		return fmt.Errorf("price: invalid enum value for kind field: %q", k)

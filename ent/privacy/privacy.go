@@ -231,6 +231,30 @@ func (f AvailabilityZoneMutationRuleFunc) EvalMutation(ctx context.Context, m en
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.AvailabilityZoneMutation", m)
 }
 
+// The BackupQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type BackupQueryRuleFunc func(context.Context, *ent.BackupQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f BackupQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.BackupQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.BackupQuery", q)
+}
+
+// The BackupMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type BackupMutationRuleFunc func(context.Context, *ent.BackupMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f BackupMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.BackupMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.BackupMutation", m)
+}
+
 // The CheckQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type CheckQueryRuleFunc func(context.Context, *ent.CheckQuery) error
@@ -1263,6 +1287,30 @@ func (f SilenceMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutatio
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SilenceMutation", m)
 }
 
+// The SnapshotQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SnapshotQueryRuleFunc func(context.Context, *ent.SnapshotQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SnapshotQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SnapshotQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SnapshotQuery", q)
+}
+
+// The SnapshotMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SnapshotMutationRuleFunc func(context.Context, *ent.SnapshotMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SnapshotMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SnapshotMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SnapshotMutation", m)
+}
+
 // The TenantQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type TenantQueryRuleFunc func(context.Context, *ent.TenantQuery) error
@@ -1428,6 +1476,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.AvailabilityZoneQuery:
 		return q.Filter(), nil
+	case *ent.BackupQuery:
+		return q.Filter(), nil
 	case *ent.CheckQuery:
 		return q.Filter(), nil
 	case *ent.ClusterQuery:
@@ -1514,6 +1564,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.SilenceQuery:
 		return q.Filter(), nil
+	case *ent.SnapshotQuery:
+		return q.Filter(), nil
 	case *ent.TenantQuery:
 		return q.Filter(), nil
 	case *ent.UsageRecordQuery:
@@ -1540,6 +1592,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.AuditLogMutation:
 		return m.Filter(), nil
 	case *ent.AvailabilityZoneMutation:
+		return m.Filter(), nil
+	case *ent.BackupMutation:
 		return m.Filter(), nil
 	case *ent.CheckMutation:
 		return m.Filter(), nil
@@ -1626,6 +1680,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.ServiceMeshMutation:
 		return m.Filter(), nil
 	case *ent.SilenceMutation:
+		return m.Filter(), nil
+	case *ent.SnapshotMutation:
 		return m.Filter(), nil
 	case *ent.TenantMutation:
 		return m.Filter(), nil

@@ -33,6 +33,14 @@ const (
 	FieldUsedMemoryMB = "used_memory_mb"
 	// FieldUsedStorageGB holds the string denoting the used_storage_gb field in the database.
 	FieldUsedStorageGB = "used_storage_gb"
+	// FieldSnapshotGB holds the string denoting the snapshot_gb field in the database.
+	FieldSnapshotGB = "snapshot_gb"
+	// FieldUsedSnapshotGB holds the string denoting the used_snapshot_gb field in the database.
+	FieldUsedSnapshotGB = "used_snapshot_gb"
+	// FieldBackupGB holds the string denoting the backup_gb field in the database.
+	FieldBackupGB = "backup_gb"
+	// FieldUsedBackupGB holds the string denoting the used_backup_gb field in the database.
+	FieldUsedBackupGB = "used_backup_gb"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeHostGroup holds the string denoting the host_group edge name in mutations.
@@ -67,6 +75,10 @@ var Columns = []string{
 	FieldUsedVcpus,
 	FieldUsedMemoryMB,
 	FieldUsedStorageGB,
+	FieldSnapshotGB,
+	FieldUsedSnapshotGB,
+	FieldBackupGB,
+	FieldUsedBackupGB,
 }
 
 // ForeignKeys holds the SQL foreign-keys that are owned by the "quota"
@@ -133,6 +145,22 @@ var (
 	DefaultUsedStorageGB int64
 	// UsedStorageGBValidator is a validator for the "used_storage_gb" field. It is called by the builders before save.
 	UsedStorageGBValidator func(int64) error
+	// DefaultSnapshotGB holds the default value on creation for the "snapshot_gb" field.
+	DefaultSnapshotGB int64
+	// SnapshotGBValidator is a validator for the "snapshot_gb" field. It is called by the builders before save.
+	SnapshotGBValidator func(int64) error
+	// DefaultUsedSnapshotGB holds the default value on creation for the "used_snapshot_gb" field.
+	DefaultUsedSnapshotGB int64
+	// UsedSnapshotGBValidator is a validator for the "used_snapshot_gb" field. It is called by the builders before save.
+	UsedSnapshotGBValidator func(int64) error
+	// DefaultBackupGB holds the default value on creation for the "backup_gb" field.
+	DefaultBackupGB int64
+	// BackupGBValidator is a validator for the "backup_gb" field. It is called by the builders before save.
+	BackupGBValidator func(int64) error
+	// DefaultUsedBackupGB holds the default value on creation for the "used_backup_gb" field.
+	DefaultUsedBackupGB int64
+	// UsedBackupGBValidator is a validator for the "used_backup_gb" field. It is called by the builders before save.
+	UsedBackupGBValidator func(int64) error
 )
 
 // OrderOption defines the ordering options for the Quota queries.
@@ -186,6 +214,26 @@ func ByUsedMemoryMB(opts ...sql.OrderTermOption) OrderOption {
 // ByUsedStorageGB orders the results by the used_storage_gb field.
 func ByUsedStorageGB(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUsedStorageGB, opts...).ToFunc()
+}
+
+// BySnapshotGB orders the results by the snapshot_gb field.
+func BySnapshotGB(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSnapshotGB, opts...).ToFunc()
+}
+
+// ByUsedSnapshotGB orders the results by the used_snapshot_gb field.
+func ByUsedSnapshotGB(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUsedSnapshotGB, opts...).ToFunc()
+}
+
+// ByBackupGB orders the results by the backup_gb field.
+func ByBackupGB(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBackupGB, opts...).ToFunc()
+}
+
+// ByUsedBackupGB orders the results by the used_backup_gb field.
+func ByUsedBackupGB(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUsedBackupGB, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

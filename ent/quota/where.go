@@ -100,6 +100,26 @@ func UsedStorageGB(v int64) predicate.Quota {
 	return predicate.Quota(sql.FieldEQ(FieldUsedStorageGB, v))
 }
 
+// SnapshotGB applies equality check predicate on the "snapshot_gb" field. It's identical to SnapshotGBEQ.
+func SnapshotGB(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldSnapshotGB, v))
+}
+
+// UsedSnapshotGB applies equality check predicate on the "used_snapshot_gb" field. It's identical to UsedSnapshotGBEQ.
+func UsedSnapshotGB(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldUsedSnapshotGB, v))
+}
+
+// BackupGB applies equality check predicate on the "backup_gb" field. It's identical to BackupGBEQ.
+func BackupGB(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldBackupGB, v))
+}
+
+// UsedBackupGB applies equality check predicate on the "used_backup_gb" field. It's identical to UsedBackupGBEQ.
+func UsedBackupGB(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldUsedBackupGB, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Quota {
 	return predicate.Quota(sql.FieldEQ(FieldCreatedAt, v))
@@ -458,6 +478,166 @@ func UsedStorageGBLT(v int64) predicate.Quota {
 // UsedStorageGBLTE applies the LTE predicate on the "used_storage_gb" field.
 func UsedStorageGBLTE(v int64) predicate.Quota {
 	return predicate.Quota(sql.FieldLTE(FieldUsedStorageGB, v))
+}
+
+// SnapshotGBEQ applies the EQ predicate on the "snapshot_gb" field.
+func SnapshotGBEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldSnapshotGB, v))
+}
+
+// SnapshotGBNEQ applies the NEQ predicate on the "snapshot_gb" field.
+func SnapshotGBNEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNEQ(FieldSnapshotGB, v))
+}
+
+// SnapshotGBIn applies the In predicate on the "snapshot_gb" field.
+func SnapshotGBIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldIn(FieldSnapshotGB, vs...))
+}
+
+// SnapshotGBNotIn applies the NotIn predicate on the "snapshot_gb" field.
+func SnapshotGBNotIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNotIn(FieldSnapshotGB, vs...))
+}
+
+// SnapshotGBGT applies the GT predicate on the "snapshot_gb" field.
+func SnapshotGBGT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGT(FieldSnapshotGB, v))
+}
+
+// SnapshotGBGTE applies the GTE predicate on the "snapshot_gb" field.
+func SnapshotGBGTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGTE(FieldSnapshotGB, v))
+}
+
+// SnapshotGBLT applies the LT predicate on the "snapshot_gb" field.
+func SnapshotGBLT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLT(FieldSnapshotGB, v))
+}
+
+// SnapshotGBLTE applies the LTE predicate on the "snapshot_gb" field.
+func SnapshotGBLTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLTE(FieldSnapshotGB, v))
+}
+
+// UsedSnapshotGBEQ applies the EQ predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldUsedSnapshotGB, v))
+}
+
+// UsedSnapshotGBNEQ applies the NEQ predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBNEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNEQ(FieldUsedSnapshotGB, v))
+}
+
+// UsedSnapshotGBIn applies the In predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldIn(FieldUsedSnapshotGB, vs...))
+}
+
+// UsedSnapshotGBNotIn applies the NotIn predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBNotIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNotIn(FieldUsedSnapshotGB, vs...))
+}
+
+// UsedSnapshotGBGT applies the GT predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBGT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGT(FieldUsedSnapshotGB, v))
+}
+
+// UsedSnapshotGBGTE applies the GTE predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBGTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGTE(FieldUsedSnapshotGB, v))
+}
+
+// UsedSnapshotGBLT applies the LT predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBLT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLT(FieldUsedSnapshotGB, v))
+}
+
+// UsedSnapshotGBLTE applies the LTE predicate on the "used_snapshot_gb" field.
+func UsedSnapshotGBLTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLTE(FieldUsedSnapshotGB, v))
+}
+
+// BackupGBEQ applies the EQ predicate on the "backup_gb" field.
+func BackupGBEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldBackupGB, v))
+}
+
+// BackupGBNEQ applies the NEQ predicate on the "backup_gb" field.
+func BackupGBNEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNEQ(FieldBackupGB, v))
+}
+
+// BackupGBIn applies the In predicate on the "backup_gb" field.
+func BackupGBIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldIn(FieldBackupGB, vs...))
+}
+
+// BackupGBNotIn applies the NotIn predicate on the "backup_gb" field.
+func BackupGBNotIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNotIn(FieldBackupGB, vs...))
+}
+
+// BackupGBGT applies the GT predicate on the "backup_gb" field.
+func BackupGBGT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGT(FieldBackupGB, v))
+}
+
+// BackupGBGTE applies the GTE predicate on the "backup_gb" field.
+func BackupGBGTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGTE(FieldBackupGB, v))
+}
+
+// BackupGBLT applies the LT predicate on the "backup_gb" field.
+func BackupGBLT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLT(FieldBackupGB, v))
+}
+
+// BackupGBLTE applies the LTE predicate on the "backup_gb" field.
+func BackupGBLTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLTE(FieldBackupGB, v))
+}
+
+// UsedBackupGBEQ applies the EQ predicate on the "used_backup_gb" field.
+func UsedBackupGBEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldEQ(FieldUsedBackupGB, v))
+}
+
+// UsedBackupGBNEQ applies the NEQ predicate on the "used_backup_gb" field.
+func UsedBackupGBNEQ(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNEQ(FieldUsedBackupGB, v))
+}
+
+// UsedBackupGBIn applies the In predicate on the "used_backup_gb" field.
+func UsedBackupGBIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldIn(FieldUsedBackupGB, vs...))
+}
+
+// UsedBackupGBNotIn applies the NotIn predicate on the "used_backup_gb" field.
+func UsedBackupGBNotIn(vs ...int64) predicate.Quota {
+	return predicate.Quota(sql.FieldNotIn(FieldUsedBackupGB, vs...))
+}
+
+// UsedBackupGBGT applies the GT predicate on the "used_backup_gb" field.
+func UsedBackupGBGT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGT(FieldUsedBackupGB, v))
+}
+
+// UsedBackupGBGTE applies the GTE predicate on the "used_backup_gb" field.
+func UsedBackupGBGTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldGTE(FieldUsedBackupGB, v))
+}
+
+// UsedBackupGBLT applies the LT predicate on the "used_backup_gb" field.
+func UsedBackupGBLT(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLT(FieldUsedBackupGB, v))
+}
+
+// UsedBackupGBLTE applies the LTE predicate on the "used_backup_gb" field.
+func UsedBackupGBLTE(v int64) predicate.Quota {
+	return predicate.Quota(sql.FieldLTE(FieldUsedBackupGB, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -28,6 +28,8 @@ const (
 	FieldDescription = "description"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldBackupTarget holds the string denoting the backup_target field in the database.
+	FieldBackupTarget = "backup_target"
 	// EdgeAvailabilityZones holds the string denoting the availability_zones edge name in mutations.
 	EdgeAvailabilityZones = "availability_zones"
 	// EdgeDatacenters holds the string denoting the datacenters edge name in mutations.
@@ -40,6 +42,8 @@ const (
 	EdgeKubernetesClusters = "kubernetes_clusters"
 	// EdgeVirtualMachines holds the string denoting the virtual_machines edge name in mutations.
 	EdgeVirtualMachines = "virtual_machines"
+	// EdgeBackups holds the string denoting the backups edge name in mutations.
+	EdgeBackups = "backups"
 	// Table holds the table name of the region in the database.
 	Table = "regions"
 	// AvailabilityZonesTable is the table that holds the availability_zones relation/edge.
@@ -84,6 +88,13 @@ const (
 	VirtualMachinesInverseTable = "virtual_machines"
 	// VirtualMachinesColumn is the table column denoting the virtual_machines relation/edge.
 	VirtualMachinesColumn = "region_virtual_machines"
+	// BackupsTable is the table that holds the backups relation/edge.
+	BackupsTable = "backups"
+	// BackupsInverseTable is the table name for the Backup entity.
+	// It exists in this package in order to avoid circular dependency with the "backup" package.
+	BackupsInverseTable = "backups"
+	// BackupsColumn is the table column denoting the backups relation/edge.
+	BackupsColumn = "region_backups"
 )
 
 // Columns holds all SQL columns for region fields.
@@ -94,6 +105,7 @@ var Columns = []string{
 	FieldName,
 	FieldDescription,
 	FieldStatus,
+	FieldBackupTarget,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -124,6 +136,8 @@ var (
 	NameValidator func(string) error
 	// DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	DescriptionValidator func(string) error
+	// BackupTargetValidator is a validator for the "backup_target" field. It is called by the builders before save.
+	BackupTargetValidator func(string) error
 )
 
 // Status defines the type for the "status" enum field.
@@ -183,6 +197,11 @@ func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByBackupTarget orders the results by the backup_target field.
+func ByBackupTarget(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBackupTarget, opts...).ToFunc()
 }
 
 // ByAvailabilityZonesCount orders the results by availability_zones count.
@@ -268,6 +287,20 @@ func ByVirtualMachines(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newVirtualMachinesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByBackupsCount orders the results by backups count.
+func ByBackupsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newBackupsStep(), opts...)
+	}
+}
+
+// ByBackups orders the results by backups terms.
+func ByBackups(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newBackupsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newAvailabilityZonesStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -308,6 +341,13 @@ func newVirtualMachinesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(VirtualMachinesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, VirtualMachinesTable, VirtualMachinesColumn),
+	)
+}
+func newBackupsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(BackupsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
 	)
 }
 

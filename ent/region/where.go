@@ -75,6 +75,11 @@ func Description(v string) predicate.Region {
 	return predicate.Region(sql.FieldEQ(FieldDescription, v))
 }
 
+// BackupTarget applies equality check predicate on the "backup_target" field. It's identical to BackupTargetEQ.
+func BackupTarget(v string) predicate.Region {
+	return predicate.Region(sql.FieldEQ(FieldBackupTarget, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Region {
 	return predicate.Region(sql.FieldEQ(FieldCreatedAt, v))
@@ -315,6 +320,81 @@ func StatusNotIn(vs ...Status) predicate.Region {
 	return predicate.Region(sql.FieldNotIn(FieldStatus, vs...))
 }
 
+// BackupTargetEQ applies the EQ predicate on the "backup_target" field.
+func BackupTargetEQ(v string) predicate.Region {
+	return predicate.Region(sql.FieldEQ(FieldBackupTarget, v))
+}
+
+// BackupTargetNEQ applies the NEQ predicate on the "backup_target" field.
+func BackupTargetNEQ(v string) predicate.Region {
+	return predicate.Region(sql.FieldNEQ(FieldBackupTarget, v))
+}
+
+// BackupTargetIn applies the In predicate on the "backup_target" field.
+func BackupTargetIn(vs ...string) predicate.Region {
+	return predicate.Region(sql.FieldIn(FieldBackupTarget, vs...))
+}
+
+// BackupTargetNotIn applies the NotIn predicate on the "backup_target" field.
+func BackupTargetNotIn(vs ...string) predicate.Region {
+	return predicate.Region(sql.FieldNotIn(FieldBackupTarget, vs...))
+}
+
+// BackupTargetGT applies the GT predicate on the "backup_target" field.
+func BackupTargetGT(v string) predicate.Region {
+	return predicate.Region(sql.FieldGT(FieldBackupTarget, v))
+}
+
+// BackupTargetGTE applies the GTE predicate on the "backup_target" field.
+func BackupTargetGTE(v string) predicate.Region {
+	return predicate.Region(sql.FieldGTE(FieldBackupTarget, v))
+}
+
+// BackupTargetLT applies the LT predicate on the "backup_target" field.
+func BackupTargetLT(v string) predicate.Region {
+	return predicate.Region(sql.FieldLT(FieldBackupTarget, v))
+}
+
+// BackupTargetLTE applies the LTE predicate on the "backup_target" field.
+func BackupTargetLTE(v string) predicate.Region {
+	return predicate.Region(sql.FieldLTE(FieldBackupTarget, v))
+}
+
+// BackupTargetContains applies the Contains predicate on the "backup_target" field.
+func BackupTargetContains(v string) predicate.Region {
+	return predicate.Region(sql.FieldContains(FieldBackupTarget, v))
+}
+
+// BackupTargetHasPrefix applies the HasPrefix predicate on the "backup_target" field.
+func BackupTargetHasPrefix(v string) predicate.Region {
+	return predicate.Region(sql.FieldHasPrefix(FieldBackupTarget, v))
+}
+
+// BackupTargetHasSuffix applies the HasSuffix predicate on the "backup_target" field.
+func BackupTargetHasSuffix(v string) predicate.Region {
+	return predicate.Region(sql.FieldHasSuffix(FieldBackupTarget, v))
+}
+
+// BackupTargetIsNil applies the IsNil predicate on the "backup_target" field.
+func BackupTargetIsNil() predicate.Region {
+	return predicate.Region(sql.FieldIsNull(FieldBackupTarget))
+}
+
+// BackupTargetNotNil applies the NotNil predicate on the "backup_target" field.
+func BackupTargetNotNil() predicate.Region {
+	return predicate.Region(sql.FieldNotNull(FieldBackupTarget))
+}
+
+// BackupTargetEqualFold applies the EqualFold predicate on the "backup_target" field.
+func BackupTargetEqualFold(v string) predicate.Region {
+	return predicate.Region(sql.FieldEqualFold(FieldBackupTarget, v))
+}
+
+// BackupTargetContainsFold applies the ContainsFold predicate on the "backup_target" field.
+func BackupTargetContainsFold(v string) predicate.Region {
+	return predicate.Region(sql.FieldContainsFold(FieldBackupTarget, v))
+}
+
 // HasAvailabilityZones applies the HasEdge predicate on the "availability_zones" edge.
 func HasAvailabilityZones() predicate.Region {
 	return predicate.Region(func(s *sql.Selector) {
@@ -445,6 +525,29 @@ func HasVirtualMachines() predicate.Region {
 func HasVirtualMachinesWith(preds ...predicate.VirtualMachine) predicate.Region {
 	return predicate.Region(func(s *sql.Selector) {
 		step := newVirtualMachinesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasBackups applies the HasEdge predicate on the "backups" edge.
+func HasBackups() predicate.Region {
+	return predicate.Region(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasBackupsWith applies the HasEdge predicate on the "backups" edge with a given conditions (other predicates).
+func HasBackupsWith(preds ...predicate.Backup) predicate.Region {
+	return predicate.Region(func(s *sql.Selector) {
+		step := newBackupsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

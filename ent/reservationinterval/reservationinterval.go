@@ -119,6 +119,8 @@ const (
 	KindVOLUME          Kind = "VOLUME"
 	KindIP_ADDRESS      Kind = "IP_ADDRESS"
 	KindLOAD_BALANCER   Kind = "LOAD_BALANCER"
+	KindSNAPSHOT        Kind = "SNAPSHOT"
+	KindBACKUP          Kind = "BACKUP"
 )
 
 func (k Kind) String() string {
@@ -128,7 +130,7 @@ func (k Kind) String() string {
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
 func KindValidator(k Kind) error {
 	switch k {
-	case KindVIRTUAL_MACHINE, KindVOLUME, KindIP_ADDRESS, KindLOAD_BALANCER:
+	case KindVIRTUAL_MACHINE, KindVOLUME, KindIP_ADDRESS, KindLOAD_BALANCER, KindSNAPSHOT, KindBACKUP:
 		return nil
 	default:
 		return fmt.Errorf("reservationinterval: invalid enum value for kind field: %q", k)

@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/ent/availabilityzone"
+	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/check"
 	"github.com/virtflow/virtflow/ent/cluster"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -54,6 +55,7 @@ import (
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/silence"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/sshkey"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/usagerecord"
@@ -333,6 +335,79 @@ func init() {
 	availabilityzoneDescDescription := availabilityzoneFields[1].Descriptor()
 	// availabilityzone.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	availabilityzone.DescriptionValidator = availabilityzoneDescDescription.Validators[0].(func(string) error)
+	backupMixin := schema.Backup{}.Mixin()
+	backup.Policy = privacy.NewPolicies(backupMixin[1], schema.Backup{})
+	backup.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := backup.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	backupMixinFields0 := backupMixin[0].Fields()
+	_ = backupMixinFields0
+	backupFields := schema.Backup{}.Fields()
+	_ = backupFields
+	// backupDescCreatedAt is the schema descriptor for created_at field.
+	backupDescCreatedAt := backupMixinFields0[0].Descriptor()
+	// backup.DefaultCreatedAt holds the default value on creation for the created_at field.
+	backup.DefaultCreatedAt = backupDescCreatedAt.Default.(func() time.Time)
+	// backupDescUpdatedAt is the schema descriptor for updated_at field.
+	backupDescUpdatedAt := backupMixinFields0[1].Descriptor()
+	// backup.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	backup.DefaultUpdatedAt = backupDescUpdatedAt.Default.(func() time.Time)
+	// backup.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	backup.UpdateDefaultUpdatedAt = backupDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// backupDescName is the schema descriptor for name field.
+	backupDescName := backupFields[0].Descriptor()
+	// backup.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	backup.NameValidator = func() func(string) error {
+		validators := backupDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// backupDescDescription is the schema descriptor for description field.
+	backupDescDescription := backupFields[1].Descriptor()
+	// backup.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	backup.DescriptionValidator = backupDescDescription.Validators[0].(func(string) error)
+	// backupDescStatusReason is the schema descriptor for status_reason field.
+	backupDescStatusReason := backupFields[3].Descriptor()
+	// backup.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	backup.StatusReasonValidator = backupDescStatusReason.Validators[0].(func(string) error)
+	// backupDescSizeGB is the schema descriptor for size_gb field.
+	backupDescSizeGB := backupFields[4].Descriptor()
+	// backup.DefaultSizeGB holds the default value on creation for the size_gb field.
+	backup.DefaultSizeGB = backupDescSizeGB.Default.(int64)
+	// backup.SizeGBValidator is a validator for the "size_gb" field. It is called by the builders before save.
+	backup.SizeGBValidator = backupDescSizeGB.Validators[0].(func(int64) error)
+	// backupDescLocation is the schema descriptor for location field.
+	backupDescLocation := backupFields[5].Descriptor()
+	// backup.LocationValidator is a validator for the "location" field. It is called by the builders before save.
+	backup.LocationValidator = backupDescLocation.Validators[0].(func(string) error)
+	// backupDescScheduled is the schema descriptor for scheduled field.
+	backupDescScheduled := backupFields[6].Descriptor()
+	// backup.DefaultScheduled holds the default value on creation for the scheduled field.
+	backup.DefaultScheduled = backupDescScheduled.Default.(bool)
+	// backupDescImageName is the schema descriptor for image_name field.
+	backupDescImageName := backupFields[7].Descriptor()
+	// backup.ImageNameValidator is a validator for the "image_name" field. It is called by the builders before save.
+	backup.ImageNameValidator = backupDescImageName.Validators[0].(func(string) error)
+	// backupDescFlavorName is the schema descriptor for flavor_name field.
+	backupDescFlavorName := backupFields[8].Descriptor()
+	// backup.FlavorNameValidator is a validator for the "flavor_name" field. It is called by the builders before save.
+	backup.FlavorNameValidator = backupDescFlavorName.Validators[0].(func(string) error)
 	checkMixin := schema.Check{}.Mixin()
 	check.Policy = privacy.NewPolicies(checkMixin[1], schema.Check{})
 	check.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2644,6 +2719,30 @@ func init() {
 	quota.DefaultUsedStorageGB = quotaDescUsedStorageGB.Default.(int64)
 	// quota.UsedStorageGBValidator is a validator for the "used_storage_gb" field. It is called by the builders before save.
 	quota.UsedStorageGBValidator = quotaDescUsedStorageGB.Validators[0].(func(int64) error)
+	// quotaDescSnapshotGB is the schema descriptor for snapshot_gb field.
+	quotaDescSnapshotGB := quotaFields[7].Descriptor()
+	// quota.DefaultSnapshotGB holds the default value on creation for the snapshot_gb field.
+	quota.DefaultSnapshotGB = quotaDescSnapshotGB.Default.(int64)
+	// quota.SnapshotGBValidator is a validator for the "snapshot_gb" field. It is called by the builders before save.
+	quota.SnapshotGBValidator = quotaDescSnapshotGB.Validators[0].(func(int64) error)
+	// quotaDescUsedSnapshotGB is the schema descriptor for used_snapshot_gb field.
+	quotaDescUsedSnapshotGB := quotaFields[8].Descriptor()
+	// quota.DefaultUsedSnapshotGB holds the default value on creation for the used_snapshot_gb field.
+	quota.DefaultUsedSnapshotGB = quotaDescUsedSnapshotGB.Default.(int64)
+	// quota.UsedSnapshotGBValidator is a validator for the "used_snapshot_gb" field. It is called by the builders before save.
+	quota.UsedSnapshotGBValidator = quotaDescUsedSnapshotGB.Validators[0].(func(int64) error)
+	// quotaDescBackupGB is the schema descriptor for backup_gb field.
+	quotaDescBackupGB := quotaFields[9].Descriptor()
+	// quota.DefaultBackupGB holds the default value on creation for the backup_gb field.
+	quota.DefaultBackupGB = quotaDescBackupGB.Default.(int64)
+	// quota.BackupGBValidator is a validator for the "backup_gb" field. It is called by the builders before save.
+	quota.BackupGBValidator = quotaDescBackupGB.Validators[0].(func(int64) error)
+	// quotaDescUsedBackupGB is the schema descriptor for used_backup_gb field.
+	quotaDescUsedBackupGB := quotaFields[10].Descriptor()
+	// quota.DefaultUsedBackupGB holds the default value on creation for the used_backup_gb field.
+	quota.DefaultUsedBackupGB = quotaDescUsedBackupGB.Default.(int64)
+	// quota.UsedBackupGBValidator is a validator for the "used_backup_gb" field. It is called by the builders before save.
+	quota.UsedBackupGBValidator = quotaDescUsedBackupGB.Validators[0].(func(int64) error)
 	rackMixin := schema.Rack{}.Mixin()
 	rack.Policy = privacy.NewPolicies(rackMixin[1], schema.Rack{})
 	rack.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -2802,6 +2901,24 @@ func init() {
 	regionDescDescription := regionFields[1].Descriptor()
 	// region.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	region.DescriptionValidator = regionDescDescription.Validators[0].(func(string) error)
+	// regionDescBackupTarget is the schema descriptor for backup_target field.
+	regionDescBackupTarget := regionFields[3].Descriptor()
+	// region.BackupTargetValidator is a validator for the "backup_target" field. It is called by the builders before save.
+	region.BackupTargetValidator = func() func(string) error {
+		validators := regionDescBackupTarget.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(backup_target string) error {
+			for _, fn := range fns {
+				if err := fn(backup_target); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	regionserviceMixin := schema.RegionService{}.Mixin()
 	regionservice.Policy = privacy.NewPolicies(regionserviceMixin[1], schema.RegionService{})
 	regionservice.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -3262,6 +3379,69 @@ func init() {
 			return nil
 		}
 	}()
+	snapshotMixin := schema.Snapshot{}.Mixin()
+	snapshot.Policy = privacy.NewPolicies(snapshotMixin[1], schema.Snapshot{})
+	snapshot.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := snapshot.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	snapshotMixinFields0 := snapshotMixin[0].Fields()
+	_ = snapshotMixinFields0
+	snapshotFields := schema.Snapshot{}.Fields()
+	_ = snapshotFields
+	// snapshotDescCreatedAt is the schema descriptor for created_at field.
+	snapshotDescCreatedAt := snapshotMixinFields0[0].Descriptor()
+	// snapshot.DefaultCreatedAt holds the default value on creation for the created_at field.
+	snapshot.DefaultCreatedAt = snapshotDescCreatedAt.Default.(func() time.Time)
+	// snapshotDescUpdatedAt is the schema descriptor for updated_at field.
+	snapshotDescUpdatedAt := snapshotMixinFields0[1].Descriptor()
+	// snapshot.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	snapshot.DefaultUpdatedAt = snapshotDescUpdatedAt.Default.(func() time.Time)
+	// snapshot.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	snapshot.UpdateDefaultUpdatedAt = snapshotDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// snapshotDescName is the schema descriptor for name field.
+	snapshotDescName := snapshotFields[0].Descriptor()
+	// snapshot.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	snapshot.NameValidator = func() func(string) error {
+		validators := snapshotDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// snapshotDescDescription is the schema descriptor for description field.
+	snapshotDescDescription := snapshotFields[1].Descriptor()
+	// snapshot.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	snapshot.DescriptionValidator = snapshotDescDescription.Validators[0].(func(string) error)
+	// snapshotDescStatusReason is the schema descriptor for status_reason field.
+	snapshotDescStatusReason := snapshotFields[3].Descriptor()
+	// snapshot.StatusReasonValidator is a validator for the "status_reason" field. It is called by the builders before save.
+	snapshot.StatusReasonValidator = snapshotDescStatusReason.Validators[0].(func(string) error)
+	// snapshotDescSizeGB is the schema descriptor for size_gb field.
+	snapshotDescSizeGB := snapshotFields[4].Descriptor()
+	// snapshot.DefaultSizeGB holds the default value on creation for the size_gb field.
+	snapshot.DefaultSizeGB = snapshotDescSizeGB.Default.(int64)
+	// snapshot.SizeGBValidator is a validator for the "size_gb" field. It is called by the builders before save.
+	snapshot.SizeGBValidator = snapshotDescSizeGB.Validators[0].(func(int64) error)
+	// snapshotDescReverts is the schema descriptor for reverts field.
+	snapshotDescReverts := snapshotFields[5].Descriptor()
+	// snapshot.DefaultReverts holds the default value on creation for the reverts field.
+	snapshot.DefaultReverts = snapshotDescReverts.Default.(int)
+	// snapshot.RevertsValidator is a validator for the "reverts" field. It is called by the builders before save.
+	snapshot.RevertsValidator = snapshotDescReverts.Validators[0].(func(int) error)
 	tenantMixin := schema.Tenant{}.Mixin()
 	tenant.Policy = privacy.NewPolicies(tenantMixin[1], schema.Tenant{})
 	tenant.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -3515,8 +3695,20 @@ func init() {
 	virtualmachineDescGuestCredentialHash := virtualmachineFields[24].Descriptor()
 	// virtualmachine.GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
 	virtualmachine.GuestCredentialHashValidator = virtualmachineDescGuestCredentialHash.Validators[0].(func(string) error)
+	// virtualmachineDescBackupIntervalHours is the schema descriptor for backup_interval_hours field.
+	virtualmachineDescBackupIntervalHours := virtualmachineFields[27].Descriptor()
+	// virtualmachine.DefaultBackupIntervalHours holds the default value on creation for the backup_interval_hours field.
+	virtualmachine.DefaultBackupIntervalHours = virtualmachineDescBackupIntervalHours.Default.(int)
+	// virtualmachine.BackupIntervalHoursValidator is a validator for the "backup_interval_hours" field. It is called by the builders before save.
+	virtualmachine.BackupIntervalHoursValidator = virtualmachineDescBackupIntervalHours.Validators[0].(func(int) error)
+	// virtualmachineDescBackupRetain is the schema descriptor for backup_retain field.
+	virtualmachineDescBackupRetain := virtualmachineFields[28].Descriptor()
+	// virtualmachine.DefaultBackupRetain holds the default value on creation for the backup_retain field.
+	virtualmachine.DefaultBackupRetain = virtualmachineDescBackupRetain.Default.(int)
+	// virtualmachine.BackupRetainValidator is a validator for the "backup_retain" field. It is called by the builders before save.
+	virtualmachine.BackupRetainValidator = virtualmachineDescBackupRetain.Validators[0].(func(int) error)
 	// virtualmachineDescUserData is the schema descriptor for user_data field.
-	virtualmachineDescUserData := virtualmachineFields[27].Descriptor()
+	virtualmachineDescUserData := virtualmachineFields[30].Descriptor()
 	// virtualmachine.UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	virtualmachine.UserDataValidator = virtualmachineDescUserData.Validators[0].(func(string) error)
 	volumeMixin := schema.Volume{}.Mixin()

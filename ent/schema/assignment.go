@@ -10,7 +10,7 @@ import (
 	"entgo.io/ent/schema/index"
 )
 
-// Assignment hands a resource (a VM or a volume) to a node's agent with the state it should be
+// Assignment hands a resource (a VM, a volume, a snapshot or a backup) to a node's agent with the state it should be
 // in; the agent reports the state it observed. Written by workers and agents only.
 type Assignment struct {
 	ent.Schema
@@ -41,6 +41,10 @@ func (Assignment) Edges() []ent.Edge {
 		edge.From("node", ComputeNode.Type).Ref("assignments").Unique().Required(),
 		edge.From("virtual_machine", VirtualMachine.Type).Ref("assignments").Unique(),
 		edge.From("volume", Volume.Type).Ref("assignments").Unique(),
+		edge.From("snapshot", Snapshot.Type).Ref("assignments").Unique().
+			Comment("the snapshot to create (RUNNING; REVERTING: copy it back onto its VM's root disk) or delete (ABSENT)"),
+		edge.From("backup", Backup.Type).Ref("assignments").Unique().
+			Comment("the backup to copy to the backup target (RUNNING) or delete from it (ABSENT)"),
 	}
 }
 

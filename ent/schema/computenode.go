@@ -85,6 +85,8 @@ func (ComputeNode) Edges() []ent.Edge {
 		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
+		edge.To("snapshots", Snapshot.Type).Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
+		edge.To("backups", Backup.Type).Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 		edge.To("events", Event.Type).Annotations(entgql.RelayConnection()),
 		edge.To("alerts", Alert.Type).Annotations(entgql.RelayConnection()),
 		edge.To("role_bindings", RoleBinding.Type).Annotations(entgql.RelayConnection()),

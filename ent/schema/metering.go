@@ -28,7 +28,7 @@ func (ReservationInterval) Mixin() []ent.Mixin { return []ent.Mixin{AuthzMixin{}
 func (ReservationInterval) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int("tenant_id").Immutable(),
-		field.Enum("kind").Values("VIRTUAL_MACHINE", "VOLUME", "IP_ADDRESS", "LOAD_BALANCER").Immutable(),
+		field.Enum("kind").Values("VIRTUAL_MACHINE", "VOLUME", "IP_ADDRESS", "LOAD_BALANCER", "SNAPSHOT", "BACKUP").Immutable(),
 		field.Int("resource_id").Immutable(),
 		field.String("resource_name").Default("").Immutable(),
 		field.String("region").Default("").Immutable().Comment("the region's name"),
@@ -39,7 +39,7 @@ func (ReservationInterval) Fields() []ent.Field {
 		field.String("host_model").Default("").Immutable().Comment("the model of the host the VM is placed on"),
 		field.String("exclusive").Default("NONE").Immutable().Comment("NONE, HOST or NUMA_NODE: a whole-machine flavor"),
 		field.String("io_class").Default("").Immutable().Comment("the IO limit class: a volume's type, a flavor's limits"),
-		field.Int64("quantity").Default(1).Immutable().Comment("units reserved: GiB for a volume, 1 otherwise"),
+		field.Int64("quantity").Default(1).Immutable().Comment("units reserved: GiB for a volume, a snapshot or a backup, 1 otherwise"),
 		field.Time("started_at").Immutable(),
 		field.Time("ended_at").Optional().Nillable().Comment("NULL while the resource is still reserved"),
 	}
@@ -81,7 +81,7 @@ func (Price) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}, AuthzMixin{}}
 func (Price) Fields() []ent.Field {
 	return []ent.Field{
 		field.Enum("kind").Values("FLAVOR", "VCPU", "MEMORY_GB", "HOST_MODEL", "IO_CLASS", "VOLUME_GB",
-			"IP_ADDRESS", "LOAD_BALANCER", "MACHINE", "MACHINE_NUMA_NODE").Immutable(),
+			"IP_ADDRESS", "SNAPSHOT_GB", "BACKUP_GB", "LOAD_BALANCER", "MACHINE", "MACHINE_NUMA_NODE").Immutable(),
 		field.String("key").Default("").MaxLen(128).Immutable().
 			Comment("flavor name, SHARED/DEDICATED, host model, IO class or volume type; empty for IP_ADDRESS, LOAD_BALANCER and MEMORY_GB"),
 		field.Time("effective_from").Immutable(),

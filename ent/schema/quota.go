@@ -30,6 +30,10 @@ func (Quota) Fields() []ent.Field {
 		field.Int("used_vcpus").Default(0).NonNegative().Annotations(system),
 		field.Int64("used_memory_mb").Default(0).NonNegative().Annotations(system),
 		field.Int64("used_storage_gb").Default(0).NonNegative().Annotations(system),
+		field.Int64("snapshot_gb").Default(0).NonNegative().Comment("GiB of snapshots the tenant may keep on the group's nodes (0: no limit)"),
+		field.Int64("used_snapshot_gb").Default(0).NonNegative().Annotations(system),
+		field.Int64("backup_gb").Default(0).NonNegative().Comment("GiB of backups the tenant may keep of VMs in the group (0: no limit)"),
+		field.Int64("used_backup_gb").Default(0).NonNegative().Annotations(system),
 	}
 }
 

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"regexp"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -23,6 +25,8 @@ func (Region) Fields() []ent.Field {
 		descriptionField(),
 		field.Enum("status").NamedValues(enumValues("Open", "Closed")...).Default("OPEN").
 			Annotations(entgql.OrderField("STATUS")),
+		field.String("backup_target").Optional().MaxLen(1024).Match(backupTargetPattern).
+			Comment("the directory backups of the region's VMs are written to: an absolute path every compute node of the region mounts (a local directory or an NFS export); empty: the region takes no backups"),
 	}
 }
 
@@ -35,8 +39,13 @@ func (Region) Edges() []ent.Edge {
 		edge.To("region_services", RegionService.Type).Annotations(entgql.RelayConnection()),
 		edge.To("kubernetes_clusters", KubernetesCluster.Type).Annotations(entgql.RelayConnection()),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
+		edge.To("backups", Backup.Type).Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 	}
 }
 
 // Annotations of the Region.
 func (Region) Annotations() []schema.Annotation { return editable("regions") }
+
+// backupTargetPattern is an absolute directory path of plain path characters (it becomes a
+// libvirt storage pool's path on every node of the region).
+var backupTargetPattern = regexp.MustCompile(`^/[A-Za-z0-9_./-]*$`)

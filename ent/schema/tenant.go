@@ -33,6 +33,8 @@ func (Tenant) Edges() []ent.Edge {
 		edge.To("quotas", Quota.Type).Annotations(entgql.RelayConnection()),
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
+		edge.To("snapshots", Snapshot.Type).Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
+		edge.To("backups", Backup.Type).Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput)),
 		edge.To("load_balancers", LoadBalancer.Type).Annotations(entgql.RelayConnection()),
 		edge.To("region_services", RegionService.Type).Annotations(entgql.RelayConnection()),
 		edge.To("global_services", GlobalService.Type).Annotations(entgql.RelayConnection()),

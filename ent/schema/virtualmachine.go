@@ -76,6 +76,12 @@ func (VirtualMachine) Fields() []ent.Field {
 			Comment("after this the credential is refused; a rebuilt drive carries a new one"),
 		field.JSON("routes", []fieldtype.VMRoute{}).Optional().Annotations(system).
 			Comment("the routed network of the VM's addresses, as its node's agent reported it (issue 27)"),
+		field.Int("backup_interval_hours").Default(0).Range(0, 8760).
+			Comment("take a backup every this many hours (0: no scheduled backups); the worker takes them"),
+		field.Int("backup_retain").Default(7).Range(1, 100).
+			Comment("how many scheduled backups of the VM are kept: the oldest beyond are deleted"),
+		field.Time("last_scheduled_backup_at").Optional().Nillable().Annotations(system).
+			Comment("when the worker last took a scheduled backup of the VM"),
 		field.Text("user_data").Optional().MaxLen(65536).
 			Annotations(entgql.Skip(entgql.SkipWhereInput|entgql.SkipMutationUpdateInput), forceResolver()).
 			Comment("the request's #cloud-config (at most 64 KiB), put on the VM's config drive; null for a Kubernetes cluster's node unless the viewer may read the cluster's kubeconfig"),
@@ -103,6 +109,10 @@ func (VirtualMachine) Edges() []ent.Edge {
 			Comment("set when the VM is a replica of a region service"),
 		edge.To("ports", Port.Type).Annotations(entgql.RelayConnection()),
 		edge.To("volumes", Volume.Type).Annotations(entgql.RelayConnection()),
+		edge.To("snapshots", Snapshot.Type).Annotations(entgql.RelayConnection(), placedBySchedulerEdge),
+		edge.To("backups", Backup.Type).Annotations(entgql.RelayConnection(), placedBySchedulerEdge),
+		edge.From("restored_from", Backup.Type).Ref("restored_virtual_machines").Unique().Annotations(placedBySchedulerEdge).
+			Comment("the backup whose disk became this VM's root disk (restoreBackup, cloneVirtualMachine); null for a VM made from its image"),
 		edge.To("assignments", Assignment.Type).Annotations(entgql.RelayConnection()),
 		edge.To("networks", Network.Type).Annotations(fixedAtCreate).
 			Comment("the networks the VM was created on (one NIC, a port with its MAC and address, on each); empty means the tenant's default VM network"),

@@ -38,6 +38,10 @@ const (
 	EdgeVirtualMachines = "virtual_machines"
 	// EdgeVolumes holds the string denoting the volumes edge name in mutations.
 	EdgeVolumes = "volumes"
+	// EdgeSnapshots holds the string denoting the snapshots edge name in mutations.
+	EdgeSnapshots = "snapshots"
+	// EdgeBackups holds the string denoting the backups edge name in mutations.
+	EdgeBackups = "backups"
 	// EdgeLoadBalancers holds the string denoting the load_balancers edge name in mutations.
 	EdgeLoadBalancers = "load_balancers"
 	// EdgeRegionServices holds the string denoting the region_services edge name in mutations.
@@ -90,6 +94,20 @@ const (
 	VolumesInverseTable = "volumes"
 	// VolumesColumn is the table column denoting the volumes relation/edge.
 	VolumesColumn = "tenant_volumes"
+	// SnapshotsTable is the table that holds the snapshots relation/edge.
+	SnapshotsTable = "snapshots"
+	// SnapshotsInverseTable is the table name for the Snapshot entity.
+	// It exists in this package in order to avoid circular dependency with the "snapshot" package.
+	SnapshotsInverseTable = "snapshots"
+	// SnapshotsColumn is the table column denoting the snapshots relation/edge.
+	SnapshotsColumn = "tenant_snapshots"
+	// BackupsTable is the table that holds the backups relation/edge.
+	BackupsTable = "backups"
+	// BackupsInverseTable is the table name for the Backup entity.
+	// It exists in this package in order to avoid circular dependency with the "backup" package.
+	BackupsInverseTable = "backups"
+	// BackupsColumn is the table column denoting the backups relation/edge.
+	BackupsColumn = "tenant_backups"
 	// LoadBalancersTable is the table that holds the load_balancers relation/edge.
 	LoadBalancersTable = "load_balancers"
 	// LoadBalancersInverseTable is the table name for the LoadBalancer entity.
@@ -356,6 +374,34 @@ func ByVolumes(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// BySnapshotsCount orders the results by snapshots count.
+func BySnapshotsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSnapshotsStep(), opts...)
+	}
+}
+
+// BySnapshots orders the results by snapshots terms.
+func BySnapshots(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSnapshotsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByBackupsCount orders the results by backups count.
+func ByBackupsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newBackupsStep(), opts...)
+	}
+}
+
+// ByBackups orders the results by backups terms.
+func ByBackups(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newBackupsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByLoadBalancersCount orders the results by load_balancers count.
 func ByLoadBalancersCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -542,6 +588,20 @@ func newVolumesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(VolumesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, VolumesTable, VolumesColumn),
+	)
+}
+func newSnapshotsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SnapshotsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SnapshotsTable, SnapshotsColumn),
+	)
+}
+func newBackupsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(BackupsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
 	)
 }
 func newLoadBalancersStep() *sqlgraph.Step {

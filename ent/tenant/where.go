@@ -487,6 +487,52 @@ func HasVolumesWith(preds ...predicate.Volume) predicate.Tenant {
 	})
 }
 
+// HasSnapshots applies the HasEdge predicate on the "snapshots" edge.
+func HasSnapshots() predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SnapshotsTable, SnapshotsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSnapshotsWith applies the HasEdge predicate on the "snapshots" edge with a given conditions (other predicates).
+func HasSnapshotsWith(preds ...predicate.Snapshot) predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := newSnapshotsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasBackups applies the HasEdge predicate on the "backups" edge.
+func HasBackups() predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasBackupsWith applies the HasEdge predicate on the "backups" edge with a given conditions (other predicates).
+func HasBackupsWith(preds ...predicate.Backup) predicate.Tenant {
+	return predicate.Tenant(func(s *sql.Selector) {
+		step := newBackupsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasLoadBalancers applies the HasEdge predicate on the "load_balancers" edge.
 func HasLoadBalancers() predicate.Tenant {
 	return predicate.Tenant(func(s *sql.Selector) {

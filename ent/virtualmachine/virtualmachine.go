@@ -76,6 +76,12 @@ const (
 	FieldGuestCredentialExpiresAt = "guest_credential_expires_at"
 	// FieldRoutes holds the string denoting the routes field in the database.
 	FieldRoutes = "routes"
+	// FieldBackupIntervalHours holds the string denoting the backup_interval_hours field in the database.
+	FieldBackupIntervalHours = "backup_interval_hours"
+	// FieldBackupRetain holds the string denoting the backup_retain field in the database.
+	FieldBackupRetain = "backup_retain"
+	// FieldLastScheduledBackupAt holds the string denoting the last_scheduled_backup_at field in the database.
+	FieldLastScheduledBackupAt = "last_scheduled_backup_at"
 	// FieldUserData holds the string denoting the user_data field in the database.
 	FieldUserData = "user_data"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -100,6 +106,12 @@ const (
 	EdgePorts = "ports"
 	// EdgeVolumes holds the string denoting the volumes edge name in mutations.
 	EdgeVolumes = "volumes"
+	// EdgeSnapshots holds the string denoting the snapshots edge name in mutations.
+	EdgeSnapshots = "snapshots"
+	// EdgeBackups holds the string denoting the backups edge name in mutations.
+	EdgeBackups = "backups"
+	// EdgeRestoredFrom holds the string denoting the restored_from edge name in mutations.
+	EdgeRestoredFrom = "restored_from"
 	// EdgeAssignments holds the string denoting the assignments edge name in mutations.
 	EdgeAssignments = "assignments"
 	// EdgeNetworks holds the string denoting the networks edge name in mutations.
@@ -191,6 +203,27 @@ const (
 	VolumesInverseTable = "volumes"
 	// VolumesColumn is the table column denoting the volumes relation/edge.
 	VolumesColumn = "virtual_machine_volumes"
+	// SnapshotsTable is the table that holds the snapshots relation/edge.
+	SnapshotsTable = "snapshots"
+	// SnapshotsInverseTable is the table name for the Snapshot entity.
+	// It exists in this package in order to avoid circular dependency with the "snapshot" package.
+	SnapshotsInverseTable = "snapshots"
+	// SnapshotsColumn is the table column denoting the snapshots relation/edge.
+	SnapshotsColumn = "virtual_machine_snapshots"
+	// BackupsTable is the table that holds the backups relation/edge.
+	BackupsTable = "backups"
+	// BackupsInverseTable is the table name for the Backup entity.
+	// It exists in this package in order to avoid circular dependency with the "backup" package.
+	BackupsInverseTable = "backups"
+	// BackupsColumn is the table column denoting the backups relation/edge.
+	BackupsColumn = "virtual_machine_backups"
+	// RestoredFromTable is the table that holds the restored_from relation/edge.
+	RestoredFromTable = "virtual_machines"
+	// RestoredFromInverseTable is the table name for the Backup entity.
+	// It exists in this package in order to avoid circular dependency with the "backup" package.
+	RestoredFromInverseTable = "backups"
+	// RestoredFromColumn is the table column denoting the restored_from relation/edge.
+	RestoredFromColumn = "backup_restored_virtual_machines"
 	// AssignmentsTable is the table that holds the assignments relation/edge.
 	AssignmentsTable = "assignments"
 	// AssignmentsInverseTable is the table name for the Assignment entity.
@@ -259,6 +292,9 @@ var Columns = []string{
 	FieldGuestCredentialHash,
 	FieldGuestCredentialExpiresAt,
 	FieldRoutes,
+	FieldBackupIntervalHours,
+	FieldBackupRetain,
+	FieldLastScheduledBackupAt,
 	FieldUserData,
 }
 
@@ -266,6 +302,7 @@ var Columns = []string{
 // table and are not defined as standalone fields in the schema.
 var ForeignKeys = []string{
 	"availability_zone_virtual_machines",
+	"backup_restored_virtual_machines",
 	"cluster_virtual_machines",
 	"compute_node_virtual_machines",
 	"flavor_virtual_machines",
@@ -360,6 +397,14 @@ var (
 	GuestHostnameValidator func(string) error
 	// GuestCredentialHashValidator is a validator for the "guest_credential_hash" field. It is called by the builders before save.
 	GuestCredentialHashValidator func(string) error
+	// DefaultBackupIntervalHours holds the default value on creation for the "backup_interval_hours" field.
+	DefaultBackupIntervalHours int
+	// BackupIntervalHoursValidator is a validator for the "backup_interval_hours" field. It is called by the builders before save.
+	BackupIntervalHoursValidator func(int) error
+	// DefaultBackupRetain holds the default value on creation for the "backup_retain" field.
+	DefaultBackupRetain int
+	// BackupRetainValidator is a validator for the "backup_retain" field. It is called by the builders before save.
+	BackupRetainValidator func(int) error
 	// UserDataValidator is a validator for the "user_data" field. It is called by the builders before save.
 	UserDataValidator func(string) error
 )
@@ -635,6 +680,21 @@ func ByGuestCredentialExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldGuestCredentialExpiresAt, opts...).ToFunc()
 }
 
+// ByBackupIntervalHours orders the results by the backup_interval_hours field.
+func ByBackupIntervalHours(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBackupIntervalHours, opts...).ToFunc()
+}
+
+// ByBackupRetain orders the results by the backup_retain field.
+func ByBackupRetain(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBackupRetain, opts...).ToFunc()
+}
+
+// ByLastScheduledBackupAt orders the results by the last_scheduled_backup_at field.
+func ByLastScheduledBackupAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastScheduledBackupAt, opts...).ToFunc()
+}
+
 // ByUserData orders the results by the user_data field.
 func ByUserData(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUserData, opts...).ToFunc()
@@ -728,6 +788,41 @@ func ByVolumesCount(opts ...sql.OrderTermOption) OrderOption {
 func ByVolumes(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newVolumesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// BySnapshotsCount orders the results by snapshots count.
+func BySnapshotsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSnapshotsStep(), opts...)
+	}
+}
+
+// BySnapshots orders the results by snapshots terms.
+func BySnapshots(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSnapshotsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByBackupsCount orders the results by backups count.
+func ByBackupsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newBackupsStep(), opts...)
+	}
+}
+
+// ByBackups orders the results by backups terms.
+func ByBackups(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newBackupsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByRestoredFromField orders the results by restored_from field.
+func ByRestoredFromField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRestoredFromStep(), sql.OrderByField(field, opts...))
 	}
 }
 
@@ -889,6 +984,27 @@ func newVolumesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(VolumesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, VolumesTable, VolumesColumn),
+	)
+}
+func newSnapshotsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SnapshotsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SnapshotsTable, SnapshotsColumn),
+	)
+}
+func newBackupsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(BackupsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
+	)
+}
+func newRestoredFromStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RestoredFromInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, RestoredFromTable, RestoredFromColumn),
 	)
 }
 func newAssignmentsStep() *sqlgraph.Step {

@@ -150,6 +150,21 @@ func GuestCredentialExpiresAt(v time.Time) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldGuestCredentialExpiresAt, v))
 }
 
+// BackupIntervalHours applies equality check predicate on the "backup_interval_hours" field. It's identical to BackupIntervalHoursEQ.
+func BackupIntervalHours(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldBackupIntervalHours, v))
+}
+
+// BackupRetain applies equality check predicate on the "backup_retain" field. It's identical to BackupRetainEQ.
+func BackupRetain(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldBackupRetain, v))
+}
+
+// LastScheduledBackupAt applies equality check predicate on the "last_scheduled_backup_at" field. It's identical to LastScheduledBackupAtEQ.
+func LastScheduledBackupAt(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldLastScheduledBackupAt, v))
+}
+
 // UserData applies equality check predicate on the "user_data" field. It's identical to UserDataEQ.
 func UserData(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldUserData, v))
@@ -1250,6 +1265,136 @@ func RoutesNotNil() predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldNotNull(FieldRoutes))
 }
 
+// BackupIntervalHoursEQ applies the EQ predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldBackupIntervalHours, v))
+}
+
+// BackupIntervalHoursNEQ applies the NEQ predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursNEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldBackupIntervalHours, v))
+}
+
+// BackupIntervalHoursIn applies the In predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldBackupIntervalHours, vs...))
+}
+
+// BackupIntervalHoursNotIn applies the NotIn predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursNotIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldBackupIntervalHours, vs...))
+}
+
+// BackupIntervalHoursGT applies the GT predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursGT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldBackupIntervalHours, v))
+}
+
+// BackupIntervalHoursGTE applies the GTE predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursGTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldBackupIntervalHours, v))
+}
+
+// BackupIntervalHoursLT applies the LT predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursLT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldBackupIntervalHours, v))
+}
+
+// BackupIntervalHoursLTE applies the LTE predicate on the "backup_interval_hours" field.
+func BackupIntervalHoursLTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldBackupIntervalHours, v))
+}
+
+// BackupRetainEQ applies the EQ predicate on the "backup_retain" field.
+func BackupRetainEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldBackupRetain, v))
+}
+
+// BackupRetainNEQ applies the NEQ predicate on the "backup_retain" field.
+func BackupRetainNEQ(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldBackupRetain, v))
+}
+
+// BackupRetainIn applies the In predicate on the "backup_retain" field.
+func BackupRetainIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldBackupRetain, vs...))
+}
+
+// BackupRetainNotIn applies the NotIn predicate on the "backup_retain" field.
+func BackupRetainNotIn(vs ...int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldBackupRetain, vs...))
+}
+
+// BackupRetainGT applies the GT predicate on the "backup_retain" field.
+func BackupRetainGT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldBackupRetain, v))
+}
+
+// BackupRetainGTE applies the GTE predicate on the "backup_retain" field.
+func BackupRetainGTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldBackupRetain, v))
+}
+
+// BackupRetainLT applies the LT predicate on the "backup_retain" field.
+func BackupRetainLT(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldBackupRetain, v))
+}
+
+// BackupRetainLTE applies the LTE predicate on the "backup_retain" field.
+func BackupRetainLTE(v int) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldBackupRetain, v))
+}
+
+// LastScheduledBackupAtEQ applies the EQ predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldEQ(FieldLastScheduledBackupAt, v))
+}
+
+// LastScheduledBackupAtNEQ applies the NEQ predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtNEQ(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNEQ(FieldLastScheduledBackupAt, v))
+}
+
+// LastScheduledBackupAtIn applies the In predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIn(FieldLastScheduledBackupAt, vs...))
+}
+
+// LastScheduledBackupAtNotIn applies the NotIn predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtNotIn(vs ...time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotIn(FieldLastScheduledBackupAt, vs...))
+}
+
+// LastScheduledBackupAtGT applies the GT predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtGT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGT(FieldLastScheduledBackupAt, v))
+}
+
+// LastScheduledBackupAtGTE applies the GTE predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtGTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldGTE(FieldLastScheduledBackupAt, v))
+}
+
+// LastScheduledBackupAtLT applies the LT predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtLT(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLT(FieldLastScheduledBackupAt, v))
+}
+
+// LastScheduledBackupAtLTE applies the LTE predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtLTE(v time.Time) predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldLTE(FieldLastScheduledBackupAt, v))
+}
+
+// LastScheduledBackupAtIsNil applies the IsNil predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtIsNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldIsNull(FieldLastScheduledBackupAt))
+}
+
+// LastScheduledBackupAtNotNil applies the NotNil predicate on the "last_scheduled_backup_at" field.
+func LastScheduledBackupAtNotNil() predicate.VirtualMachine {
+	return predicate.VirtualMachine(sql.FieldNotNull(FieldLastScheduledBackupAt))
+}
+
 // UserDataEQ applies the EQ predicate on the "user_data" field.
 func UserDataEQ(v string) predicate.VirtualMachine {
 	return predicate.VirtualMachine(sql.FieldEQ(FieldUserData, v))
@@ -1570,6 +1715,75 @@ func HasVolumes() predicate.VirtualMachine {
 func HasVolumesWith(preds ...predicate.Volume) predicate.VirtualMachine {
 	return predicate.VirtualMachine(func(s *sql.Selector) {
 		step := newVolumesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasSnapshots applies the HasEdge predicate on the "snapshots" edge.
+func HasSnapshots() predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SnapshotsTable, SnapshotsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSnapshotsWith applies the HasEdge predicate on the "snapshots" edge with a given conditions (other predicates).
+func HasSnapshotsWith(preds ...predicate.Snapshot) predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := newSnapshotsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasBackups applies the HasEdge predicate on the "backups" edge.
+func HasBackups() predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, BackupsTable, BackupsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasBackupsWith applies the HasEdge predicate on the "backups" edge with a given conditions (other predicates).
+func HasBackupsWith(preds ...predicate.Backup) predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := newBackupsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasRestoredFrom applies the HasEdge predicate on the "restored_from" edge.
+func HasRestoredFrom() predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, RestoredFromTable, RestoredFromColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasRestoredFromWith applies the HasEdge predicate on the "restored_from" edge with a given conditions (other predicates).
+func HasRestoredFromWith(preds ...predicate.Backup) predicate.VirtualMachine {
+	return predicate.VirtualMachine(func(s *sql.Selector) {
+		step := newRestoredFromStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -116,6 +116,13 @@ type CreateAPITokenInput struct {
 	UserID *int `json:"userID,omitempty"`
 }
 
+type CreateBackupInput struct {
+	VirtualMachineID int `json:"virtualMachineID"`
+	// a slug, unique among the tenant's backups
+	Name        string  `json:"name"`
+	Description *string `json:"description,omitempty"`
+}
+
 // A one-time, expiring join token, for one node agent to register its node (admins).
 type CreateJoinTokenInput struct {
 	// Seconds until the token expires: 1 hour when omitted, at most 7 days.
@@ -126,6 +133,13 @@ type CreateJoinTokenInput struct {
 	ClusterID *int `json:"clusterID,omitempty"`
 	// Name of the node created in clusterID; the registering host's name when omitted.
 	NodeName *string `json:"nodeName,omitempty"`
+}
+
+type CreateSnapshotInput struct {
+	VirtualMachineID int `json:"virtualMachineID"`
+	// a slug, unique among the VM's snapshots
+	Name        string  `json:"name"`
+	Description *string `json:"description,omitempty"`
 }
 
 type DrainReport struct {
