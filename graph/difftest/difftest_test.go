@@ -40,8 +40,13 @@ func stockOptions() graph.Options {
 // (graph/generated) and one by the stock executor (stockexec): the databases start the same,
 // and a mutation sent to both changes them the same way, so each operation must get the same
 // answer from both.
+//
+// Queries are compared on one database (sameDB serves the first database with the stock
+// executor): the demo loader's bulk inserts may number rows of the same kind in another
+// order in the second database.
 type pair struct {
 	rewritten, stock *gqltest.Env
+	sameDB           *gqltest.Env
 	fx               *fixture
 }
 
@@ -49,6 +54,8 @@ func newPair(t testing.TB) *pair {
 	t.Helper()
 	p := &pair{rewritten: gqltest.Postgres(t, testdb.New(t)), stock: gqltest.Postgres(t, testdb.New(t))}
 	p.stock.Handler = gqltest.NewHandler(p.stock.DB, p.stock.Identity, stockOptions())
+	p.sameDB = p.rewritten.As(gqltest.AdminToken)
+	p.sameDB.Handler = gqltest.NewHandler(p.rewritten.DB, p.rewritten.Identity, stockOptions())
 	for _, env := range []*gqltest.Env{p.rewritten, p.stock} {
 		if _, err := demo.Load(gqltest.System(), env.Client, nil); err != nil {
 			t.Fatalf("load the demo: %v", err)
@@ -136,12 +143,17 @@ func do(t testing.TB, env *gqltest.Env, op operation, vars map[string]any) answe
 // two databases are loaded and changed at different instants.
 var timestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$`)
 
-// secrets are the fields whose values are random in every run (tokens, join tokens): they
-// are compared as present or absent only.
-var secrets = map[string]bool{"token": true, "secret": true, "joinToken": true, "plaintext": true, "value": false}
+// secrets are the fields whose values are random in every run (tokens and their prefixes),
+// or derived from the instant of the run (cursors of lists ordered by time, the usage
+// metering computes up to now): they are compared as present or absent only.
+var secrets = map[string]bool{
+	"token": true, "secret": true, "joinToken": true, "prefix": true,
+	"cursor": true, "startCursor": true, "endCursor": true,
+	"amount": true, "quantity": true, "seconds": true, "total": true,
+}
 
 // normalize replaces, in a decoded answer, the values that differ between two runs: times,
-// and the secrets created during the run.
+// and the values of secrets.
 func normalize(key string, v any) any {
 	switch v := v.(type) {
 	case map[string]any:
@@ -161,13 +173,17 @@ func normalize(key string, v any) any {
 		if secrets[key] && v != "" {
 			return "<secret>"
 		}
+	case float64:
+		if secrets[key] {
+			return "<secret>"
+		}
 	}
 	return v
 }
 
 // TestStockAndRewrittenAgree runs every operation of the dashboard, the node agent and
 // apiclient (the CLI and the Terraform provider) through the rewritten executor and gqlgen's
-// stock executor, over two databases loaded with the demo, and compares their answers:
+// stock executor, over the demo, and compares their answers (see pair):
 // first every query once, then every mutation in turn (each changes both databases the
 // same way), then every query again over the changed data, sequentially and then all at
 // once from several goroutines (the rewrites choose between serial and concurrent
@@ -182,14 +198,21 @@ func TestStockAndRewrittenAgree(t *testing.T) {
 	for _, op := range ops {
 		v, err := p.fx.variables(op, cases[op.Key].vars)
 		if err != nil {
-			t.Fatalf("%s: %v", op.Key, err)
+			t.Errorf("%s: %v", op.Key, err)
 		}
 		vars[op.Key] = v
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	var queries []operation
 	stats := map[string][2]int{}
 	compare := func(t *testing.T, op operation) answer {
-		a, b := do(t, p.rewritten, op, vars[op.Key]), do(t, p.stock, op, vars[op.Key])
+		stock := p.stock
+		if op.Kind == ast.Query {
+			stock = p.sameDB
+		}
+		a, b := do(t, p.rewritten, op, vars[op.Key]), do(t, stock, op, vars[op.Key])
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: the executors disagree\nvariables: %v\nrewritten: %s\nstock: %s", op.Key, vars[op.Key], a, b)
 		}
@@ -231,7 +254,7 @@ func TestStockAndRewrittenAgree(t *testing.T) {
 		errs := make(chan string, 2*rounds*len(queries))
 		for range rounds {
 			for _, op := range queries {
-				for _, env := range []*gqltest.Env{p.rewritten, p.stock} {
+				for _, env := range []*gqltest.Env{p.rewritten, p.sameDB} {
 					wg.Go(func() {
 						if got := do(t, env, op, vars[op.Key]); !reflect.DeepEqual(got, after[op.Key]) {
 							errs <- fmt.Sprintf("%s: concurrently: %s\nsequentially: %s", op.Key, got, after[op.Key])

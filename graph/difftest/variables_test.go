@@ -45,11 +45,7 @@ func (f *fixture) variables(op operation, over map[string]any) (map[string]any, 
 			if typ == "" {
 				typ = f.rootType(op.Def, v.Variable)
 			}
-			id, ok := f.ids[typ]
-			if !ok {
-				return nil, fmt.Errorf("variable $%s: no fixture of type %q", v.Variable, typ)
-			}
-			vars[v.Variable] = id
+			vars[v.Variable] = f.id(typ, v.Variable, op.Def.Name)
 			continue
 		}
 		val, err := f.value(v.Variable, v.Type)
@@ -149,14 +145,14 @@ func (f *fixture) value(name string, typ *ast.Type) (any, error) {
 			}
 			if fd.Type.Name() == "ID" {
 				typ := idVariables[fd.Name]
+				if fd.Name == "id" || fd.Name == "ids" {
+					typ = f.containedType(def.Name)
+				}
 				if typ == "" {
 					typ = strings.TrimSuffix(strings.TrimSuffix(fd.Name, "IDs"), "ID")
 					typ = strings.ToUpper(typ[:1]) + typ[1:]
 				}
-				id, ok := f.ids[typ]
-				if !ok {
-					return nil, fmt.Errorf("%s.%s: no fixture of type %q", def.Name, fd.Name, typ)
-				}
+				id := f.id(typ, fd.Name, def.Name)
 				if fd.Type.Elem != nil {
 					obj[fd.Name] = []any{id}
 				} else {
@@ -197,4 +193,34 @@ func (f *fixture) value(name string, typ *ast.Type) (any, error) {
 		return fmt.Sprintf("difftest-%d", f.n), nil
 	}
 	return nil, fmt.Errorf("no value for the %s %s", def.Kind, typ.Name())
+}
+
+// containedType is the longest type with fixtures whose name is part of name
+// (AssignmentStatusInput: Assignment).
+func (f *fixture) containedType(name string) string {
+	best := ""
+	for typ := range f.ids {
+		if strings.Contains(name, typ) && len(typ) > len(best) {
+			best = typ
+		}
+	}
+	return best
+}
+
+// missing is the id of no row: a variable naming a type the demo has no row of (a volume, a
+// load balancer) gets it, and the operation answers NOT_FOUND on both executors.
+const missing = "999999999"
+
+// id is the fixture id of typ, else of the longest type with fixtures named in one of hints
+// (the variable's name, the operation's name: GetHost, ClusterView), else missing.
+func (f *fixture) id(typ string, hints ...string) string {
+	if id, ok := f.ids[typ]; ok {
+		return id
+	}
+	for _, h := range hints {
+		if t := f.containedType(h); t != "" {
+			return f.ids[t]
+		}
+	}
+	return missing
 }
