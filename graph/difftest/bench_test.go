@@ -21,7 +21,7 @@ var benchQueries = []struct{ name, query string }{
 	{"hosts1000", `{ hosts(first: 1000) { edges { node { id name rack { name floor { datacenter { name } } }
 		node { name cluster { name } } powerZone { name } networkZone { name }
 		hostGroups(first: 10) { edges { node { name } } } maintainers(first: 10) { edges { node { name } } } } } } }`},
-	{"vms100", `{ virtualMachines(first: 100) { totalCount edges { cursor node { id name status vcpus memoryMB
+	{"vms100", `{ virtualMachines(first: 100) { totalCount edges { cursor node { id name status
 		tenant { id name } flavor { id name } image { id name } node { id name } } } } }`},
 }
 
