@@ -24,7 +24,8 @@
 //
 // (2-core machine shared with other builds: the times of the small queries are within the
 // noise; the allocations are exact and repeat.) Bytes per request fall by 45 % (racks), 53 %
-// (hosts) and 36 % (VMs). The large list, where the rewrite was aimed, is about 4x faster (2.3-6.5x).
+// (hosts) and 36 % (VMs). The large list, where the rewrite was aimed, is about 4x faster
+// (2.3-6.5x).
 //
 // Each rewrite was measured when it landed (commit messages): the serial lists, direct struct
 // fields, intercepted fields and guarded deferred groups took racks(first: 100) from 13,037
