@@ -10,6 +10,8 @@
 // the CLI and the Terraform provider through both executors, over two databases loaded with
 // the demo, and fails on any difference in data or errors (TestStockAndRewrittenAgree,
 // TestSubscriptionsAgree), and when an operation of those clients has no case there.
+// Of 245 operations, 95 queries, 54 mutations and 7 subscriptions answer without errors on
+// the demo; the rest are compared on the errors they answer.
 //
 // # Why the rewrite stays
 //
