@@ -71,12 +71,15 @@ test-go:
 # test-race: the packages where goroutines share state (the GraphQL executor and its caches,
 # live status, the placement cache, the viewer cache, the statement cache, the node agent),
 # again under the race detector. The agent's guest boots (EndToEnd) and identity's password
-# hashing are left to test-go: under -race they cost minutes and share nothing.
+# hashing are left to test-go: under -race they cost minutes and share nothing. The
+# differential test of the executors (graph/difftest) runs its short variant: the queries of
+# every client through both executors, then all of them at once.
 RACE_PKGS           := ./graph/ ./livestatus/... ./placement/... ./internal/stmtcache/... ./nodeagent/...
 RACE_IDENTITY_TESTS := ViewerCache|Authenticate|Middleware|Websocket|RateLimitParallel
 test-race:
 	$(GO) test -race -count=1 -p 2 -timeout 15m -skip 'EndToEnd' $(GOTESTFLAGS) $(RACE_PKGS)
 	$(GO) test -race -count=1 -timeout 10m -run '$(RACE_IDENTITY_TESTS)' $(GOTESTFLAGS) ./identity/
+	$(GO) test -race -short -count=1 -timeout 10m -run 'TestStockAndRewrittenAgree' $(GOTESTFLAGS) ./graph/difftest/
 
 test-frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm test && npm run e2e

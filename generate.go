@@ -3,7 +3,8 @@
 // tenants and quotas, and the virtual machines placed on the hardware. See README.md.
 //
 // This file is the one entry point of code generation: `go generate ./...` regenerates the ent
-// client and the entgql schema (graph/ent.graphqls), then the gqlgen executable schema, then the
+// client and the entgql schema (graph/ent.graphqls), then the gqlgen executable schema (and
+// gqlgen's stock executor, graph/difftest/stockexec, which graph/difftest holds it to), then the
 // node agent's typed GraphQL client (genqlient.yaml) and the automation client of the Terraform
 // provider and the CLI (apiclient/genqlient.yaml), which read the schema the steps before write.
 package virtflow

@@ -59,6 +59,12 @@ type Options struct {
 	Kubernetes *kubecluster.Service
 	// Clock is the time of heartbeats and drain deadlines; nil means time.Now.
 	Clock func() time.Time
+	// StockExecutor, when set, builds the executable schema from the root resolver in place
+	// of graph/generated: the differential test (graph/difftest) sets it to gqlgen's own
+	// output for the same schema, without graph/gqlgen.go's plugin and rewrite. Stock field
+	// functions do not call the field middleware themselves (gqlexec.Intercept), so the
+	// handler then installs it around every field with gqlgen's AroundFields.
+	StockExecutor func(*Resolver) graphql.ExecutableSchema
 }
 
 // DefaultOptions are the limits VirtFlow ships with.
@@ -108,9 +114,13 @@ func NewHandler(client *ent.Client, opts Options) http.Handler {
 	// The field middleware runs only around the fields that need it (gqlexec.Intercept, given
 	// to them by graph/gqlgen.go), not around every field as srv.AroundFields would.
 	fields := fieldInterceptor(auditor{client: client, requestID: opts.RequestID})
-	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		return next(gqlexec.WithFieldMiddleware(ctx, fields))
-	})
+	if opts.StockExecutor != nil {
+		srv.AroundFields(fields)
+	} else {
+		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+			return next(gqlexec.WithFieldMiddleware(ctx, fields))
+		})
+	}
 	srv.SetErrorPresenter(gqlerr.Presenter(opts.Logger, opts.RequestID))
 	srv.SetRecoverFunc(gqlerr.Recover(opts.Logger, opts.RequestID))
 	return withWebsocketClose(srv)

@@ -322,10 +322,10 @@ func selectionDepth(set ast.SelectionSet, visiting map[string]bool) int {
 	return deepest
 }
 
-// networkDiagramComplexity counts a network diagram as the nodes it may hold: a sixth of
+// NetworkDiagramComplexity counts a network diagram as the nodes it may hold: a sixth of
 // diagram.MaxNodes per level of depth, so one diagram of depth 6 costs what 2,000 selected
 // rows do and a thousand aliases of it are refused as too complex.
-func networkDiagramComplexity(child, _ int, depth *int) int {
+func NetworkDiagramComplexity(child, _ int, depth *int) int {
 	d := diagram.DefaultDepth
 	if depth != nil {
 		d = min(max(*depth, 1), diagram.MaxDepth)

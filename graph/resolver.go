@@ -52,8 +52,11 @@ func newSchema(client *ent.Client, opts Options) graphql.ExecutableSchema {
 	if r.requestID == nil {
 		r.requestID = func(context.Context) string { return "" }
 	}
+	if opts.StockExecutor != nil {
+		return opts.StockExecutor(r)
+	}
 	cfg := generated.Config{Resolvers: r}
-	cfg.Complexity.Query.NetworkDiagram = networkDiagramComplexity
+	cfg.Complexity.Query.NetworkDiagram = NetworkDiagramComplexity
 	return generated.NewExecutableSchema(cfg)
 }
 
