@@ -70,14 +70,16 @@ test-go:
 
 # test-race: the packages where goroutines share state (the GraphQL executor and its caches,
 # live status, the placement cache, the viewer cache, the statement cache, the node agent),
-# again under the race detector. The agent's guest boots (EndToEnd) and identity's password
-# hashing are left to test-go: under -race they cost minutes and share nothing. The
+# again under the race detector. The agent's guest boots (EndToEnd, the console's real guest),
+# the namespace-built traffic path, the real Prometheus and identity's password hashing are
+# left to test-go: under -race they cost minutes and their sharing is across processes. The
 # differential test of the executors (graph/difftest) runs its short variant: the queries of
 # every client through both executors, then all of them at once.
 RACE_PKGS           := ./graph/ ./livestatus/... ./placement/... ./internal/stmtcache/... ./nodeagent/...
+RACE_SKIP           := EndToEnd|TestTraffic|ARealGuest|ARealPrometheus
 RACE_IDENTITY_TESTS := ViewerCache|Authenticate|Middleware|Websocket|RateLimitParallel
 test-race:
-	$(GO) test -race -count=1 -p 2 -timeout 15m -skip 'EndToEnd' $(GOTESTFLAGS) $(RACE_PKGS)
+	$(GO) test -race -count=1 -p 2 -timeout 15m -skip '$(RACE_SKIP)' $(GOTESTFLAGS) $(RACE_PKGS)
 	$(GO) test -race -count=1 -timeout 10m -run '$(RACE_IDENTITY_TESTS)' $(GOTESTFLAGS) ./identity/
 	$(GO) test -race -short -count=1 -timeout 10m -run 'TestStockAndRewrittenAgree' $(GOTESTFLAGS) ./graph/difftest/
 
