@@ -233,9 +233,6 @@ func (s *Service) applySnapshotReport(ctx context.Context, client *ent.Client, a
 	return out, u.Exec(sys)
 }
 
-// backupPoolPrefix starts the name of the storage pool a node keeps over a backup target.
-const backupPoolPrefix = "vf-backups"
-
 // CreateBackup backs VM vmID's root disk up to its region's backup target as the viewer,
 // in client's transaction (see the notes above); scheduled marks a backup the VM's schedule
 // made.
