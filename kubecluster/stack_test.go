@@ -64,7 +64,11 @@ func TestClusterEndToEnd(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("cluster %s (%s) %+v", k.Status, k.StatusReason, k.Nodes)
+			var vms []string
+			for _, vm := range st.Client.VirtualMachine.Query().Where(virtualmachine.HasKubernetesClusterWith(kubernetescluster.Name("e2e"))).AllX(ctx) {
+				vms = append(vms, fmt.Sprintf("%s %s guest %s", vm.Name, vm.Status, vm.GuestState))
+			}
+			t.Fatalf("cluster %s (%s) %+v; VMs %v", k.Status, k.StatusReason, k.Nodes, vms)
 		}
 	}
 	t.Logf("create → ACTIVE with all 4 nodes READY (1 + 2 + bastion) on the simulated fleet: %v", time.Since(start))

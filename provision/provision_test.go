@@ -41,8 +41,15 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureOn(t, testdb.DSN(t))
+}
+
+// newFixtureOn is newFixture on database dsn: testdb.New(t) for a test that counts every row
+// of a table (the package database holds the other tests' rows).
+func newFixtureOn(t *testing.T, dsn string) *fixture {
+	t.Helper()
 	ctx := placementtest.Ctx()
-	db, err := infra.OpenDatabase(ctx, testdb.DSN(t), "")
+	db, err := infra.OpenDatabase(ctx, dsn, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +127,7 @@ func (f *fixture) create(t *testing.T, name string) *ent.VirtualMachine {
 // (ACTIVE at the service's clock; a failure with a long multi-byte reason), the delete request
 // and the final report that removes the VM.
 func TestRequestReportDelete(t *testing.T) {
-	f := newFixture(t)
+	f := newFixtureOn(t, testdb.New(t))
 	vm := f.create(t, "walk")
 	if vm.Status != virtualmachine.StatusInitializing || f.tasks(t, provision.TypeVMCreate, vm.ID) == 0 {
 		t.Fatalf("after CreateVM: %s, %d vm:create tasks; want INITIALIZING and a task", vm.Status, f.tasks(t, provision.TypeVMCreate, vm.ID))
@@ -199,7 +206,7 @@ func TestRequestReportDelete(t *testing.T) {
 // vm:create enqueued again, then fails once the requeues are spent. The reconciler's clock
 // is driven by the test: the deadline passes because the clock moves, not the wall clock.
 func TestReconcileRequeuesStuckCreate(t *testing.T) {
-	f := newFixture(t)
+	f := newFixtureOn(t, testdb.New(t))
 	vm := f.create(t, "stuck")
 	if !vm.StatusChangedAt.Equal(f.clock) {
 		t.Fatalf("new VM dated %s; want the service's clock %s", vm.StatusChangedAt, f.clock)
