@@ -60,7 +60,7 @@ export const tests = [
       console.log(`     ACTIVE shown ${Date.now() - t0} ms after create`);
       assert.equal(await page.evaluate(() => window.__e2eNoReload), 'still here', 'the page was reloaded');
       assert.equal((await page.getByTestId('progress').innerText()).trim(), '2 / 2 nodes ready');
-      assert.match(await page.getByTestId('api-endpoint').innerText(), /^https:\/\/10\.250\.0\.\d+:6443/);
+      assert.match(await page.getByTestId('api-endpoint').innerText(), /^https:\/\/\d+\.\d+\.\d+\.\d+:6443 \(VIP /);
       const roles = await page.locator('tr[data-node-name]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-node-name')));
       assert.deepEqual(roles, [`${name}-cp-0`, `${name}-w-0`]);
       assert.equal(await page.locator(`tr[data-node-name="${name}-cp-0"] a[href^="/vms/"]`).count(), 1, 'the node links its VM');
