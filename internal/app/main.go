@@ -68,16 +68,21 @@ func guestService(cfg config.Config, db *infra.Database, redis *infra.Redis) *gu
 		RateLimitPrefix: redis.Key("guest:"), OnBootstrap: kubecluster.OnBootstrap(time.Now)})
 }
 
-// snapshots is the process's cache of region placement snapshots over db, kept current by
-// the change events of every process through redis until ctx ends. It hooks db.Client, so
-// it is made before the client is in use.
-func snapshots(ctx context.Context, db *infra.Database, redis *infra.Redis, log *slog.Logger) (*placement.Snapshots, error) {
-	s := placement.NewSnapshots(placement.SnapshotsConfig{Client: db.Client, Redis: redis.Client,
+// snapshots is the process's cache of region placement snapshots over db. It hooks
+// db.Client, so it is made before the client is in use; it is started (startSnapshots) only
+// once every hook is installed: ent's Use is not safe while another goroutine uses the client.
+func snapshots(db *infra.Database, redis *infra.Redis, log *slog.Logger) *placement.Snapshots {
+	return placement.NewSnapshots(placement.SnapshotsConfig{Client: db.Client, Redis: redis.Client,
 		Channel: redis.Key("placement"), Log: log.With("component", "placement")})
+}
+
+// startSnapshots keeps s current by the change events of every process through Redis until
+// ctx ends.
+func startSnapshots(ctx context.Context, s *placement.Snapshots) error {
 	if err := s.Run(ctx); err != nil {
-		return nil, fmt.Errorf("placement snapshot cache: %w", err)
+		return fmt.Errorf("placement snapshot cache: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // nodeMonitor is the node monitor's configuration with the process's Placer and clock, and

@@ -80,10 +80,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 
 	// Live status: publish status changes once committed; serve them to subscriptions.
 	installLiveStatus(db, redis, log)
-	snaps, err := snapshots(ctx, db, redis, log)
-	if err != nil {
-		return err
-	}
+	snaps := snapshots(db, redis, log)
 	// The egress policy's and the sealed secrets' write rules hook the client too.
 	g, err := openGuards(ctx, cfg, db, log)
 	if err != nil {
@@ -92,6 +89,10 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	// Every server relays the outbox (safe with any number of relays); made here, before the
 	// client is in use, because it hooks the client to be woken by commits.
 	rl := relay(db, redis, tr, log)
+	// Every hook is in: from here on goroutines may use the client.
+	if err := startSnapshots(ctx, snaps); err != nil {
+		return err
+	}
 	reg := registry(db, redis, log)
 	guests := guestService(cfg, db, redis)
 	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe, guests)

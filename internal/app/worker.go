@@ -94,17 +94,20 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		return err
 	}
 	defer redis.Close()
-	rl := relay(db, redis, tr, log) // before the client is in use: it hooks the client
+	// Hooks first, before any goroutine uses the client (ent's Use is not safe alongside
+	// it): live status, the outbox relay's wake-up, the placement cache and the guards.
+	installLiveStatus(db, redis, log)
+	rl := relay(db, redis, tr, log)
+	snaps := snapshots(db, redis, log)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	snaps, err := snapshots(ctx, db, redis, log) // hooks the client too
+	g, err := openGuards(ctx, cfg, db, log)
 	if err != nil {
 		return err
 	}
-	g, err := openGuards(ctx, cfg, db, log) // and so do these
-	if err != nil {
+	if err := startSnapshots(ctx, snaps); err != nil {
 		return err
 	}
 	// Operations surface: health, readiness, metrics and version on --addr.
@@ -137,9 +140,7 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
 	}()
 	go func() { defer wg.Done(); rl.Run(ctx) }()
-	// Live status and the node monitor: status changes made here reach subscribers on every
-	// server; the monitor runs in the one worker holding its lease.
-	installLiveStatus(db, redis, log)
+	// The node monitor runs in the one worker holding its lease.
 	guests := guestService(cfg, db, redis)
 	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe, guests)
 	wg.Add(2)
