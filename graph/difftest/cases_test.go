@@ -275,6 +275,7 @@ var cases = map[string]testCase{
 	"cli/RevertSnapshot":                    {},
 	"cli/DeleteSnapshot":                    {},
 	"cli/GetBackup":                         {},
+	"cli/ListTenantBackups":                 {},
 	"cli/ListBackups":                       {ok: true},
 	"cli/ListVMBackups":                     {},
 	"cli/CreateBackup":                      {},
