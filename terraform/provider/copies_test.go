@@ -19,7 +19,8 @@ import (
 
 // TestTerraformSnapshotAndBackup: the real terraform CLI takes a snapshot and a backup of a
 // VM (made through the API from an uploaded image, on a region with a backup target); apply
-// returns once both are AVAILABLE, as the API reads; a plan right after is clean; both import
+// returns once both are AVAILABLE, as the API reads, and the backup data source finds it by
+// name; a plan right after is clean; both import
 // by id to a clean plan; destroy deletes them and their rows go.
 func TestTerraformSnapshotAndBackup(t *testing.T) {
 	st := stacktest.Start(t, testdb.DSN(t), stacktest.Spec{Racks: 1, HostsPerRack: 1})
@@ -63,6 +64,10 @@ resource "virtflow_backup" "b" {
   name               = "tf-nightly"
   virtual_machine_id = %[1]q
 }
+
+data "virtflow_backup" "by_name" {
+  name = virtflow_backup.b.name
+}
 `, vmID))
 	r.must("apply", "-input=false", "-no-color", "-auto-approve")
 	r.planClean("after apply")
@@ -77,6 +82,9 @@ resource "virtflow_backup" "b" {
 		t.Errorf("after apply the backup reads %+v (%v), want AVAILABLE in tenant %s", b, err, tenant)
 	}
 
+	if got := resourceID(t, state, "data.virtflow_backup.by_name"); got != backupID {
+		t.Errorf("data.virtflow_backup by name reads id %q, want %q", got, backupID)
+	}
 	for addr, id := range map[string]string{"virtflow_snapshot.s": snapID, "virtflow_backup.b": backupID} {
 		r.must("state", "rm", "-no-color", addr)
 		r.must("import", "-input=false", "-no-color", addr, id)
