@@ -346,6 +346,307 @@ type AttachVolumeResponse struct {
 // GetAttachVolume returns AttachVolumeResponse.AttachVolume, and is useful for accessing the field via an interface.
 func (v *AttachVolumeResponse) GetAttachVolume() AttachVolumeAttachVolume { return v.AttachVolume }
 
+// BackupFields includes the GraphQL fields of Backup requested by the fragment BackupFields.
+type BackupFields struct {
+	Id          string  `json:"id"`
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+	// PENDING until the VM's node's agent takes it, CREATING while it copies the disk to the backup target, AVAILABLE once the copy is complete, DELETING until the copy is gone, ERROR with the agent's reason
+	Status       BackupStatus `json:"status"`
+	StatusReason *string      `json:"statusReason"`
+	// the storage charged to the tenant's backup quota: the VM's root disk size when it was taken
+	SizeGB int `json:"sizeGB"`
+	// true when the VM's backup schedule made it (the worker keeps backupRetain of these per VM)
+	Scheduled bool `json:"scheduled"`
+	// the name of the VM's image when it was taken
+	ImageName *string `json:"imageName"`
+	// the name of the VM's flavor when it was taken
+	FlavorName *string            `json:"flavorName"`
+	CreatedAt  time.Time          `json:"createdAt"`
+	Tenant     BackupFieldsTenant `json:"tenant"`
+	Region     BackupFieldsRegion `json:"region"`
+	// the VM it copies; null once the VM was deleted (the backup stays and can be restored)
+	VirtualMachine *BackupFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+// GetId returns BackupFields.Id, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetId() string { return v.Id }
+
+// GetName returns BackupFields.Name, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetName() string { return v.Name }
+
+// GetDescription returns BackupFields.Description, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetDescription() *string { return v.Description }
+
+// GetStatus returns BackupFields.Status, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetStatus() BackupStatus { return v.Status }
+
+// GetStatusReason returns BackupFields.StatusReason, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetSizeGB returns BackupFields.SizeGB, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetSizeGB() int { return v.SizeGB }
+
+// GetScheduled returns BackupFields.Scheduled, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetScheduled() bool { return v.Scheduled }
+
+// GetImageName returns BackupFields.ImageName, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetImageName() *string { return v.ImageName }
+
+// GetFlavorName returns BackupFields.FlavorName, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetFlavorName() *string { return v.FlavorName }
+
+// GetCreatedAt returns BackupFields.CreatedAt, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetTenant returns BackupFields.Tenant, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetTenant() BackupFieldsTenant { return v.Tenant }
+
+// GetRegion returns BackupFields.Region, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetRegion() BackupFieldsRegion { return v.Region }
+
+// GetVirtualMachine returns BackupFields.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *BackupFields) GetVirtualMachine() *BackupFieldsVirtualMachine { return v.VirtualMachine }
+
+// BackupFieldsRegion includes the requested fields of the GraphQL type Region.
+type BackupFieldsRegion struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns BackupFieldsRegion.Id, and is useful for accessing the field via an interface.
+func (v *BackupFieldsRegion) GetId() string { return v.Id }
+
+// GetName returns BackupFieldsRegion.Name, and is useful for accessing the field via an interface.
+func (v *BackupFieldsRegion) GetName() string { return v.Name }
+
+// BackupFieldsTenant includes the requested fields of the GraphQL type Tenant.
+type BackupFieldsTenant struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns BackupFieldsTenant.Id, and is useful for accessing the field via an interface.
+func (v *BackupFieldsTenant) GetId() string { return v.Id }
+
+// GetName returns BackupFieldsTenant.Name, and is useful for accessing the field via an interface.
+func (v *BackupFieldsTenant) GetName() string { return v.Name }
+
+// BackupFieldsVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type BackupFieldsVirtualMachine struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns BackupFieldsVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *BackupFieldsVirtualMachine) GetId() string { return v.Id }
+
+// GetName returns BackupFieldsVirtualMachine.Name, and is useful for accessing the field via an interface.
+func (v *BackupFieldsVirtualMachine) GetName() string { return v.Name }
+
+// BackupStatus is enum for the field status
+type BackupStatus string
+
+const (
+	BackupStatusPending   BackupStatus = "PENDING"
+	BackupStatusCreating  BackupStatus = "CREATING"
+	BackupStatusAvailable BackupStatus = "AVAILABLE"
+	BackupStatusDeleting  BackupStatus = "DELETING"
+	BackupStatusError     BackupStatus = "ERROR"
+)
+
+var AllBackupStatus = []BackupStatus{
+	BackupStatusPending,
+	BackupStatusCreating,
+	BackupStatusAvailable,
+	BackupStatusDeleting,
+	BackupStatusError,
+}
+
+// CloneVMCloneVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type CloneVMCloneVirtualMachine struct {
+	VMFields `json:"-"`
+}
+
+// GetId returns CloneVMCloneVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetId() string { return v.VMFields.Id }
+
+// GetName returns CloneVMCloneVirtualMachine.Name, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetName() string { return v.VMFields.Name }
+
+// GetDescription returns CloneVMCloneVirtualMachine.Description, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetDescription() *string { return v.VMFields.Description }
+
+// GetType returns CloneVMCloneVirtualMachine.Type, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetType() VirtualMachineType { return v.VMFields.Type }
+
+// GetStatus returns CloneVMCloneVirtualMachine.Status, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetStatus() VirtualMachineStatus { return v.VMFields.Status }
+
+// GetStatusReason returns CloneVMCloneVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetStatusReason() *string { return v.VMFields.StatusReason }
+
+// GetGuestState returns CloneVMCloneVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns CloneVMCloneVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetGuestReadyAt() *time.Time { return v.VMFields.GuestReadyAt }
+
+// GetGuestHostname returns CloneVMCloneVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetGuestHostname() *string { return v.VMFields.GuestHostname }
+
+// GetGuestAddresses returns CloneVMCloneVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetGuestAddresses() []string { return v.VMFields.GuestAddresses }
+
+// GetLabels returns CloneVMCloneVirtualMachine.Labels, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetLabels() *map[string]string { return v.VMFields.Labels }
+
+// GetUserData returns CloneVMCloneVirtualMachine.UserData, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetUserData() *string { return v.VMFields.UserData }
+
+// GetTenant returns CloneVMCloneVirtualMachine.Tenant, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetTenant() VMFieldsTenant { return v.VMFields.Tenant }
+
+// GetRegion returns CloneVMCloneVirtualMachine.Region, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetRegion() VMFieldsRegion { return v.VMFields.Region }
+
+// GetFlavor returns CloneVMCloneVirtualMachine.Flavor, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetFlavor() VMFieldsFlavor { return v.VMFields.Flavor }
+
+// GetImage returns CloneVMCloneVirtualMachine.Image, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetImage() *VMFieldsImage { return v.VMFields.Image }
+
+// GetAvailabilityZone returns CloneVMCloneVirtualMachine.AvailabilityZone, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetAvailabilityZone() *VMFieldsAvailabilityZone {
+	return v.VMFields.AvailabilityZone
+}
+
+// GetNode returns CloneVMCloneVirtualMachine.Node, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetNode() *VMFieldsNodeComputeNode { return v.VMFields.Node }
+
+// GetNetworks returns CloneVMCloneVirtualMachine.Networks, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetNetworks() []VMFieldsNetworksNetwork {
+	return v.VMFields.Networks
+}
+
+// GetSshKeys returns CloneVMCloneVirtualMachine.SshKeys, and is useful for accessing the field via an interface.
+func (v *CloneVMCloneVirtualMachine) GetSshKeys() []VMFieldsSshKeysSSHKey { return v.VMFields.SshKeys }
+
+func (v *CloneVMCloneVirtualMachine) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CloneVMCloneVirtualMachine
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CloneVMCloneVirtualMachine = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.VMFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCloneVMCloneVirtualMachine struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Type VirtualMachineType `json:"type"`
+
+	Status VirtualMachineStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
+	Labels *map[string]string `json:"labels"`
+
+	UserData *string `json:"userData"`
+
+	Tenant VMFieldsTenant `json:"tenant"`
+
+	Region VMFieldsRegion `json:"region"`
+
+	Flavor VMFieldsFlavor `json:"flavor"`
+
+	Image *VMFieldsImage `json:"image"`
+
+	AvailabilityZone *VMFieldsAvailabilityZone `json:"availabilityZone"`
+
+	Node *VMFieldsNodeComputeNode `json:"node"`
+
+	Networks []VMFieldsNetworksNetwork `json:"networks"`
+
+	SshKeys []VMFieldsSshKeysSSHKey `json:"sshKeys"`
+}
+
+func (v *CloneVMCloneVirtualMachine) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CloneVMCloneVirtualMachine) __premarshalJSON() (*__premarshalCloneVMCloneVirtualMachine, error) {
+	var retval __premarshalCloneVMCloneVirtualMachine
+
+	retval.Id = v.VMFields.Id
+	retval.Name = v.VMFields.Name
+	retval.Description = v.VMFields.Description
+	retval.Type = v.VMFields.Type
+	retval.Status = v.VMFields.Status
+	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
+	retval.Labels = v.VMFields.Labels
+	retval.UserData = v.VMFields.UserData
+	retval.Tenant = v.VMFields.Tenant
+	retval.Region = v.VMFields.Region
+	retval.Flavor = v.VMFields.Flavor
+	retval.Image = v.VMFields.Image
+	retval.AvailabilityZone = v.VMFields.AvailabilityZone
+	retval.Node = v.VMFields.Node
+	retval.Networks = v.VMFields.Networks
+	retval.SshKeys = v.VMFields.SshKeys
+	return &retval, nil
+}
+
+// CloneVMResponse is returned by CloneVM on success.
+type CloneVMResponse struct {
+	// Clone a VM: take a backup of its root disk (named clone-<new VM's name>) and create a new
+	// VM restored from it, which waits (CREATING) until the backup is AVAILABLE.
+	CloneVirtualMachine CloneVMCloneVirtualMachine `json:"cloneVirtualMachine"`
+}
+
+// GetCloneVirtualMachine returns CloneVMResponse.CloneVirtualMachine, and is useful for accessing the field via an interface.
+func (v *CloneVMResponse) GetCloneVirtualMachine() CloneVMCloneVirtualMachine {
+	return v.CloneVirtualMachine
+}
+
 // ComputeNodeDrainState is enum for the field drain_state
 type ComputeNodeDrainState string
 
@@ -484,6 +785,158 @@ type CordonNodeResponse struct {
 
 // GetCordonNode returns CordonNodeResponse.CordonNode, and is useful for accessing the field via an interface.
 func (v *CordonNodeResponse) GetCordonNode() CordonNodeCordonNodeComputeNode { return v.CordonNode }
+
+// CreateBackupCreateBackup includes the requested fields of the GraphQL type Backup.
+type CreateBackupCreateBackup struct {
+	BackupFields `json:"-"`
+}
+
+// GetId returns CreateBackupCreateBackup.Id, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetId() string { return v.BackupFields.Id }
+
+// GetName returns CreateBackupCreateBackup.Name, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetName() string { return v.BackupFields.Name }
+
+// GetDescription returns CreateBackupCreateBackup.Description, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetDescription() *string { return v.BackupFields.Description }
+
+// GetStatus returns CreateBackupCreateBackup.Status, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetStatus() BackupStatus { return v.BackupFields.Status }
+
+// GetStatusReason returns CreateBackupCreateBackup.StatusReason, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetStatusReason() *string { return v.BackupFields.StatusReason }
+
+// GetSizeGB returns CreateBackupCreateBackup.SizeGB, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetSizeGB() int { return v.BackupFields.SizeGB }
+
+// GetScheduled returns CreateBackupCreateBackup.Scheduled, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetScheduled() bool { return v.BackupFields.Scheduled }
+
+// GetImageName returns CreateBackupCreateBackup.ImageName, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetImageName() *string { return v.BackupFields.ImageName }
+
+// GetFlavorName returns CreateBackupCreateBackup.FlavorName, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetFlavorName() *string { return v.BackupFields.FlavorName }
+
+// GetCreatedAt returns CreateBackupCreateBackup.CreatedAt, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetCreatedAt() time.Time { return v.BackupFields.CreatedAt }
+
+// GetTenant returns CreateBackupCreateBackup.Tenant, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetTenant() BackupFieldsTenant { return v.BackupFields.Tenant }
+
+// GetRegion returns CreateBackupCreateBackup.Region, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetRegion() BackupFieldsRegion { return v.BackupFields.Region }
+
+// GetVirtualMachine returns CreateBackupCreateBackup.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *CreateBackupCreateBackup) GetVirtualMachine() *BackupFieldsVirtualMachine {
+	return v.BackupFields.VirtualMachine
+}
+
+func (v *CreateBackupCreateBackup) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateBackupCreateBackup
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateBackupCreateBackup = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.BackupFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateBackupCreateBackup struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status BackupStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Scheduled bool `json:"scheduled"`
+
+	ImageName *string `json:"imageName"`
+
+	FlavorName *string `json:"flavorName"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Tenant BackupFieldsTenant `json:"tenant"`
+
+	Region BackupFieldsRegion `json:"region"`
+
+	VirtualMachine *BackupFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *CreateBackupCreateBackup) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateBackupCreateBackup) __premarshalJSON() (*__premarshalCreateBackupCreateBackup, error) {
+	var retval __premarshalCreateBackupCreateBackup
+
+	retval.Id = v.BackupFields.Id
+	retval.Name = v.BackupFields.Name
+	retval.Description = v.BackupFields.Description
+	retval.Status = v.BackupFields.Status
+	retval.StatusReason = v.BackupFields.StatusReason
+	retval.SizeGB = v.BackupFields.SizeGB
+	retval.Scheduled = v.BackupFields.Scheduled
+	retval.ImageName = v.BackupFields.ImageName
+	retval.FlavorName = v.BackupFields.FlavorName
+	retval.CreatedAt = v.BackupFields.CreatedAt
+	retval.Tenant = v.BackupFields.Tenant
+	retval.Region = v.BackupFields.Region
+	retval.VirtualMachine = v.BackupFields.VirtualMachine
+	return &retval, nil
+}
+
+type CreateBackupInput struct {
+	VirtualMachineID string `json:"virtualMachineID"`
+	// a slug, unique among the tenant's backups
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+}
+
+// GetVirtualMachineID returns CreateBackupInput.VirtualMachineID, and is useful for accessing the field via an interface.
+func (v *CreateBackupInput) GetVirtualMachineID() string { return v.VirtualMachineID }
+
+// GetName returns CreateBackupInput.Name, and is useful for accessing the field via an interface.
+func (v *CreateBackupInput) GetName() string { return v.Name }
+
+// GetDescription returns CreateBackupInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateBackupInput) GetDescription() *string { return v.Description }
+
+// CreateBackupResponse is returned by CreateBackup on success.
+type CreateBackupResponse struct {
+	// Back up a VM's root disk to its region's backup target (Region.backupTarget), on demand.
+	// Counted against the tenant's backup quota. A running VM is paused for the copy.
+	CreateBackup CreateBackupCreateBackup `json:"createBackup"`
+}
+
+// GetCreateBackup returns CreateBackupResponse.CreateBackup, and is useful for accessing the field via an interface.
+func (v *CreateBackupResponse) GetCreateBackup() CreateBackupCreateBackup { return v.CreateBackup }
 
 // CreateFlavorCreateFlavor includes the requested fields of the GraphQL type Flavor.
 type CreateFlavorCreateFlavor struct {
@@ -2893,6 +3346,139 @@ func (v *CreateSecurityRuleResponse) GetCreateSecurityRule() CreateSecurityRuleC
 	return v.CreateSecurityRule
 }
 
+// CreateSnapshotCreateSnapshot includes the requested fields of the GraphQL type Snapshot.
+type CreateSnapshotCreateSnapshot struct {
+	SnapshotFields `json:"-"`
+}
+
+// GetId returns CreateSnapshotCreateSnapshot.Id, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetId() string { return v.SnapshotFields.Id }
+
+// GetName returns CreateSnapshotCreateSnapshot.Name, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetName() string { return v.SnapshotFields.Name }
+
+// GetDescription returns CreateSnapshotCreateSnapshot.Description, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetDescription() *string { return v.SnapshotFields.Description }
+
+// GetStatus returns CreateSnapshotCreateSnapshot.Status, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetStatus() SnapshotStatus { return v.SnapshotFields.Status }
+
+// GetStatusReason returns CreateSnapshotCreateSnapshot.StatusReason, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetStatusReason() *string {
+	return v.SnapshotFields.StatusReason
+}
+
+// GetSizeGB returns CreateSnapshotCreateSnapshot.SizeGB, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetSizeGB() int { return v.SnapshotFields.SizeGB }
+
+// GetReverts returns CreateSnapshotCreateSnapshot.Reverts, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetReverts() int { return v.SnapshotFields.Reverts }
+
+// GetCreatedAt returns CreateSnapshotCreateSnapshot.CreatedAt, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetCreatedAt() time.Time { return v.SnapshotFields.CreatedAt }
+
+// GetVirtualMachine returns CreateSnapshotCreateSnapshot.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotCreateSnapshot) GetVirtualMachine() *SnapshotFieldsVirtualMachine {
+	return v.SnapshotFields.VirtualMachine
+}
+
+func (v *CreateSnapshotCreateSnapshot) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateSnapshotCreateSnapshot
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateSnapshotCreateSnapshot = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SnapshotFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateSnapshotCreateSnapshot struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status SnapshotStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Reverts int `json:"reverts"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	VirtualMachine *SnapshotFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *CreateSnapshotCreateSnapshot) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateSnapshotCreateSnapshot) __premarshalJSON() (*__premarshalCreateSnapshotCreateSnapshot, error) {
+	var retval __premarshalCreateSnapshotCreateSnapshot
+
+	retval.Id = v.SnapshotFields.Id
+	retval.Name = v.SnapshotFields.Name
+	retval.Description = v.SnapshotFields.Description
+	retval.Status = v.SnapshotFields.Status
+	retval.StatusReason = v.SnapshotFields.StatusReason
+	retval.SizeGB = v.SnapshotFields.SizeGB
+	retval.Reverts = v.SnapshotFields.Reverts
+	retval.CreatedAt = v.SnapshotFields.CreatedAt
+	retval.VirtualMachine = v.SnapshotFields.VirtualMachine
+	return &retval, nil
+}
+
+type CreateSnapshotInput struct {
+	VirtualMachineID string `json:"virtualMachineID"`
+	// a slug, unique among the VM's snapshots
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+}
+
+// GetVirtualMachineID returns CreateSnapshotInput.VirtualMachineID, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotInput) GetVirtualMachineID() string { return v.VirtualMachineID }
+
+// GetName returns CreateSnapshotInput.Name, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotInput) GetName() string { return v.Name }
+
+// GetDescription returns CreateSnapshotInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotInput) GetDescription() *string { return v.Description }
+
+// CreateSnapshotResponse is returned by CreateSnapshot on success.
+type CreateSnapshotResponse struct {
+	// Take a snapshot of a VM's root disk, stopped or running (a running VM is paused for the
+	// copy). Counted against the tenant's snapshot quota (QUOTA_EXCEEDED) at the disk's size.
+	// PENDING, then CREATING, then AVAILABLE once its node's agent copied the disk.
+	CreateSnapshot CreateSnapshotCreateSnapshot `json:"createSnapshot"`
+}
+
+// GetCreateSnapshot returns CreateSnapshotResponse.CreateSnapshot, and is useful for accessing the field via an interface.
+func (v *CreateSnapshotResponse) GetCreateSnapshot() CreateSnapshotCreateSnapshot {
+	return v.CreateSnapshot
+}
+
 // CreateTenantCreateTenant includes the requested fields of the GraphQL type Tenant.
 type CreateTenantCreateTenant struct {
 	TenantFields `json:"-"`
@@ -3487,6 +4073,15 @@ type CreateVolumeResponse struct {
 // GetCreateVolume returns CreateVolumeResponse.CreateVolume, and is useful for accessing the field via an interface.
 func (v *CreateVolumeResponse) GetCreateVolume() CreateVolumeCreateVolume { return v.CreateVolume }
 
+// DeleteBackupResponse is returned by DeleteBackup on success.
+type DeleteBackupResponse struct {
+	// Delete a backup: DELETING until an agent deleted its copy from the backup target.
+	DeleteBackup string `json:"deleteBackup"`
+}
+
+// GetDeleteBackup returns DeleteBackupResponse.DeleteBackup, and is useful for accessing the field via an interface.
+func (v *DeleteBackupResponse) GetDeleteBackup() string { return v.DeleteBackup }
+
 // DeleteFlavorResponse is returned by DeleteFlavor on success.
 type DeleteFlavorResponse struct {
 	// Deletes the Flavor with the given id and returns the id. Fails with CONFLICT, naming them, while other records still point at it.
@@ -3605,6 +4200,15 @@ type DeleteSecurityRuleResponse struct {
 
 // GetDeleteSecurityRule returns DeleteSecurityRuleResponse.DeleteSecurityRule, and is useful for accessing the field via an interface.
 func (v *DeleteSecurityRuleResponse) GetDeleteSecurityRule() string { return v.DeleteSecurityRule }
+
+// DeleteSnapshotResponse is returned by DeleteSnapshot on success.
+type DeleteSnapshotResponse struct {
+	// Delete a snapshot: DELETING until its node's agent deleted its copy, then gone.
+	DeleteSnapshot string `json:"deleteSnapshot"`
+}
+
+// GetDeleteSnapshot returns DeleteSnapshotResponse.DeleteSnapshot, and is useful for accessing the field via an interface.
+func (v *DeleteSnapshotResponse) GetDeleteSnapshot() string { return v.DeleteSnapshot }
 
 // DeleteTenantResponse is returned by DeleteTenant on success.
 type DeleteTenantResponse struct {
@@ -4378,6 +4982,192 @@ func (v *GPUInput) GetCount() int { return v.Count }
 
 // GetMemoryMB returns GPUInput.MemoryMB, and is useful for accessing the field via an interface.
 func (v *GPUInput) GetMemoryMB() int { return v.MemoryMB }
+
+// GetBackupBackupsBackupConnection includes the requested fields of the GraphQL type BackupConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GetBackupBackupsBackupConnection struct {
+	// A list of edges.
+	Edges []*GetBackupBackupsBackupConnectionEdgesBackupEdge `json:"edges"`
+}
+
+// GetEdges returns GetBackupBackupsBackupConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnection) GetEdges() []*GetBackupBackupsBackupConnectionEdgesBackupEdge {
+	return v.Edges
+}
+
+// GetBackupBackupsBackupConnectionEdgesBackupEdge includes the requested fields of the GraphQL type BackupEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GetBackupBackupsBackupConnectionEdgesBackupEdge struct {
+	// The item at the end of the edge.
+	Node *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup `json:"node"`
+}
+
+// GetNode returns GetBackupBackupsBackupConnectionEdgesBackupEdge.Node, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdge) GetNode() *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup {
+	return v.Node
+}
+
+// GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup includes the requested fields of the GraphQL type Backup.
+type GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	BackupFields `json:"-"`
+}
+
+// GetId returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Id, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetId() string {
+	return v.BackupFields.Id
+}
+
+// GetName returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Name, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetName() string {
+	return v.BackupFields.Name
+}
+
+// GetDescription returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Description, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetDescription() *string {
+	return v.BackupFields.Description
+}
+
+// GetStatus returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Status, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatus() BackupStatus {
+	return v.BackupFields.Status
+}
+
+// GetStatusReason returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.StatusReason, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatusReason() *string {
+	return v.BackupFields.StatusReason
+}
+
+// GetSizeGB returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.SizeGB, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetSizeGB() int {
+	return v.BackupFields.SizeGB
+}
+
+// GetScheduled returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Scheduled, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetScheduled() bool {
+	return v.BackupFields.Scheduled
+}
+
+// GetImageName returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.ImageName, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetImageName() *string {
+	return v.BackupFields.ImageName
+}
+
+// GetFlavorName returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.FlavorName, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetFlavorName() *string {
+	return v.BackupFields.FlavorName
+}
+
+// GetCreatedAt returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.CreatedAt, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetCreatedAt() time.Time {
+	return v.BackupFields.CreatedAt
+}
+
+// GetTenant returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Tenant, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetTenant() BackupFieldsTenant {
+	return v.BackupFields.Tenant
+}
+
+// GetRegion returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Region, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetRegion() BackupFieldsRegion {
+	return v.BackupFields.Region
+}
+
+// GetVirtualMachine returns GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetVirtualMachine() *BackupFieldsVirtualMachine {
+	return v.BackupFields.VirtualMachine
+}
+
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.BackupFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status BackupStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Scheduled bool `json:"scheduled"`
+
+	ImageName *string `json:"imageName"`
+
+	FlavorName *string `json:"flavorName"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Tenant BackupFieldsTenant `json:"tenant"`
+
+	Region BackupFieldsRegion `json:"region"`
+
+	VirtualMachine *BackupFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup) __premarshalJSON() (*__premarshalGetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup, error) {
+	var retval __premarshalGetBackupBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+
+	retval.Id = v.BackupFields.Id
+	retval.Name = v.BackupFields.Name
+	retval.Description = v.BackupFields.Description
+	retval.Status = v.BackupFields.Status
+	retval.StatusReason = v.BackupFields.StatusReason
+	retval.SizeGB = v.BackupFields.SizeGB
+	retval.Scheduled = v.BackupFields.Scheduled
+	retval.ImageName = v.BackupFields.ImageName
+	retval.FlavorName = v.BackupFields.FlavorName
+	retval.CreatedAt = v.BackupFields.CreatedAt
+	retval.Tenant = v.BackupFields.Tenant
+	retval.Region = v.BackupFields.Region
+	retval.VirtualMachine = v.BackupFields.VirtualMachine
+	return &retval, nil
+}
+
+// GetBackupResponse is returned by GetBackup on success.
+type GetBackupResponse struct {
+	Backups GetBackupBackupsBackupConnection `json:"backups"`
+}
+
+// GetBackups returns GetBackupResponse.Backups, and is useful for accessing the field via an interface.
+func (v *GetBackupResponse) GetBackups() GetBackupBackupsBackupConnection { return v.Backups }
 
 // GetFlavorFlavorsFlavorConnection includes the requested fields of the GraphQL type FlavorConnection.
 // The GraphQL type's documentation follows.
@@ -8887,6 +9677,162 @@ func (v *GetSecurityRuleSecurityRulesSecurityRuleConnectionEdgesSecurityRuleEdge
 	return &retval, nil
 }
 
+// GetSnapshotResponse is returned by GetSnapshot on success.
+type GetSnapshotResponse struct {
+	Snapshots GetSnapshotSnapshotsSnapshotConnection `json:"snapshots"`
+}
+
+// GetSnapshots returns GetSnapshotResponse.Snapshots, and is useful for accessing the field via an interface.
+func (v *GetSnapshotResponse) GetSnapshots() GetSnapshotSnapshotsSnapshotConnection {
+	return v.Snapshots
+}
+
+// GetSnapshotSnapshotsSnapshotConnection includes the requested fields of the GraphQL type SnapshotConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GetSnapshotSnapshotsSnapshotConnection struct {
+	// A list of edges.
+	Edges []*GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdge `json:"edges"`
+}
+
+// GetEdges returns GetSnapshotSnapshotsSnapshotConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnection) GetEdges() []*GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdge {
+	return v.Edges
+}
+
+// GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdge includes the requested fields of the GraphQL type SnapshotEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdge struct {
+	// The item at the end of the edge.
+	Node *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot `json:"node"`
+}
+
+// GetNode returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdge.Node, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdge) GetNode() *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot {
+	return v.Node
+}
+
+// GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot includes the requested fields of the GraphQL type Snapshot.
+type GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot struct {
+	SnapshotFields `json:"-"`
+}
+
+// GetId returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Id, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetId() string {
+	return v.SnapshotFields.Id
+}
+
+// GetName returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Name, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetName() string {
+	return v.SnapshotFields.Name
+}
+
+// GetDescription returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Description, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetDescription() *string {
+	return v.SnapshotFields.Description
+}
+
+// GetStatus returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Status, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetStatus() SnapshotStatus {
+	return v.SnapshotFields.Status
+}
+
+// GetStatusReason returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.StatusReason, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetStatusReason() *string {
+	return v.SnapshotFields.StatusReason
+}
+
+// GetSizeGB returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.SizeGB, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetSizeGB() int {
+	return v.SnapshotFields.SizeGB
+}
+
+// GetReverts returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Reverts, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetReverts() int {
+	return v.SnapshotFields.Reverts
+}
+
+// GetCreatedAt returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.CreatedAt, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetCreatedAt() time.Time {
+	return v.SnapshotFields.CreatedAt
+}
+
+// GetVirtualMachine returns GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetVirtualMachine() *SnapshotFieldsVirtualMachine {
+	return v.SnapshotFields.VirtualMachine
+}
+
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SnapshotFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status SnapshotStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Reverts int `json:"reverts"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	VirtualMachine *SnapshotFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) __premarshalJSON() (*__premarshalGetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot, error) {
+	var retval __premarshalGetSnapshotSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot
+
+	retval.Id = v.SnapshotFields.Id
+	retval.Name = v.SnapshotFields.Name
+	retval.Description = v.SnapshotFields.Description
+	retval.Status = v.SnapshotFields.Status
+	retval.StatusReason = v.SnapshotFields.StatusReason
+	retval.SizeGB = v.SnapshotFields.SizeGB
+	retval.Reverts = v.SnapshotFields.Reverts
+	retval.CreatedAt = v.SnapshotFields.CreatedAt
+	retval.VirtualMachine = v.SnapshotFields.VirtualMachine
+	return &retval, nil
+}
+
 // GetTenantResponse is returned by GetTenant on success.
 type GetTenantResponse struct {
 	Tenants GetTenantTenantsTenantConnection `json:"tenants"`
@@ -11978,6 +12924,192 @@ var AllLinkStatus = []LinkStatus{
 	LinkStatusDecommissioning,
 }
 
+// ListBackupsBackupsBackupConnection includes the requested fields of the GraphQL type BackupConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type ListBackupsBackupsBackupConnection struct {
+	// A list of edges.
+	Edges []*ListBackupsBackupsBackupConnectionEdgesBackupEdge `json:"edges"`
+}
+
+// GetEdges returns ListBackupsBackupsBackupConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnection) GetEdges() []*ListBackupsBackupsBackupConnectionEdgesBackupEdge {
+	return v.Edges
+}
+
+// ListBackupsBackupsBackupConnectionEdgesBackupEdge includes the requested fields of the GraphQL type BackupEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type ListBackupsBackupsBackupConnectionEdgesBackupEdge struct {
+	// The item at the end of the edge.
+	Node *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup `json:"node"`
+}
+
+// GetNode returns ListBackupsBackupsBackupConnectionEdgesBackupEdge.Node, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdge) GetNode() *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup {
+	return v.Node
+}
+
+// ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup includes the requested fields of the GraphQL type Backup.
+type ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	BackupFields `json:"-"`
+}
+
+// GetId returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Id, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetId() string {
+	return v.BackupFields.Id
+}
+
+// GetName returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Name, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetName() string {
+	return v.BackupFields.Name
+}
+
+// GetDescription returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Description, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetDescription() *string {
+	return v.BackupFields.Description
+}
+
+// GetStatus returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Status, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatus() BackupStatus {
+	return v.BackupFields.Status
+}
+
+// GetStatusReason returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.StatusReason, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatusReason() *string {
+	return v.BackupFields.StatusReason
+}
+
+// GetSizeGB returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.SizeGB, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetSizeGB() int {
+	return v.BackupFields.SizeGB
+}
+
+// GetScheduled returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Scheduled, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetScheduled() bool {
+	return v.BackupFields.Scheduled
+}
+
+// GetImageName returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.ImageName, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetImageName() *string {
+	return v.BackupFields.ImageName
+}
+
+// GetFlavorName returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.FlavorName, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetFlavorName() *string {
+	return v.BackupFields.FlavorName
+}
+
+// GetCreatedAt returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetCreatedAt() time.Time {
+	return v.BackupFields.CreatedAt
+}
+
+// GetTenant returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Tenant, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetTenant() BackupFieldsTenant {
+	return v.BackupFields.Tenant
+}
+
+// GetRegion returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Region, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetRegion() BackupFieldsRegion {
+	return v.BackupFields.Region
+}
+
+// GetVirtualMachine returns ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetVirtualMachine() *BackupFieldsVirtualMachine {
+	return v.BackupFields.VirtualMachine
+}
+
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.BackupFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status BackupStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Scheduled bool `json:"scheduled"`
+
+	ImageName *string `json:"imageName"`
+
+	FlavorName *string `json:"flavorName"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Tenant BackupFieldsTenant `json:"tenant"`
+
+	Region BackupFieldsRegion `json:"region"`
+
+	VirtualMachine *BackupFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) __premarshalJSON() (*__premarshalListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup, error) {
+	var retval __premarshalListBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+
+	retval.Id = v.BackupFields.Id
+	retval.Name = v.BackupFields.Name
+	retval.Description = v.BackupFields.Description
+	retval.Status = v.BackupFields.Status
+	retval.StatusReason = v.BackupFields.StatusReason
+	retval.SizeGB = v.BackupFields.SizeGB
+	retval.Scheduled = v.BackupFields.Scheduled
+	retval.ImageName = v.BackupFields.ImageName
+	retval.FlavorName = v.BackupFields.FlavorName
+	retval.CreatedAt = v.BackupFields.CreatedAt
+	retval.Tenant = v.BackupFields.Tenant
+	retval.Region = v.BackupFields.Region
+	retval.VirtualMachine = v.BackupFields.VirtualMachine
+	return &retval, nil
+}
+
+// ListBackupsResponse is returned by ListBackups on success.
+type ListBackupsResponse struct {
+	Backups ListBackupsBackupsBackupConnection `json:"backups"`
+}
+
+// GetBackups returns ListBackupsResponse.Backups, and is useful for accessing the field via an interface.
+func (v *ListBackupsResponse) GetBackups() ListBackupsBackupsBackupConnection { return v.Backups }
+
 // ListKubernetesClustersKubernetesClustersKubernetesClusterConnection includes the requested fields of the GraphQL type KubernetesClusterConnection.
 // The GraphQL type's documentation follows.
 //
@@ -12197,6 +13329,536 @@ type ListKubernetesClustersResponse struct {
 func (v *ListKubernetesClustersResponse) GetKubernetesClusters() ListKubernetesClustersKubernetesClustersKubernetesClusterConnection {
 	return v.KubernetesClusters
 }
+
+// ListSnapshotsResponse is returned by ListSnapshots on success.
+type ListSnapshotsResponse struct {
+	Snapshots ListSnapshotsSnapshotsSnapshotConnection `json:"snapshots"`
+}
+
+// GetSnapshots returns ListSnapshotsResponse.Snapshots, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsResponse) GetSnapshots() ListSnapshotsSnapshotsSnapshotConnection {
+	return v.Snapshots
+}
+
+// ListSnapshotsSnapshotsSnapshotConnection includes the requested fields of the GraphQL type SnapshotConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type ListSnapshotsSnapshotsSnapshotConnection struct {
+	// A list of edges.
+	Edges []*ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdge `json:"edges"`
+}
+
+// GetEdges returns ListSnapshotsSnapshotsSnapshotConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnection) GetEdges() []*ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdge {
+	return v.Edges
+}
+
+// ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdge includes the requested fields of the GraphQL type SnapshotEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdge struct {
+	// The item at the end of the edge.
+	Node *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot `json:"node"`
+}
+
+// GetNode returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdge.Node, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdge) GetNode() *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot {
+	return v.Node
+}
+
+// ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot includes the requested fields of the GraphQL type Snapshot.
+type ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot struct {
+	SnapshotFields `json:"-"`
+}
+
+// GetId returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Id, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetId() string {
+	return v.SnapshotFields.Id
+}
+
+// GetName returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Name, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetName() string {
+	return v.SnapshotFields.Name
+}
+
+// GetDescription returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Description, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetDescription() *string {
+	return v.SnapshotFields.Description
+}
+
+// GetStatus returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Status, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetStatus() SnapshotStatus {
+	return v.SnapshotFields.Status
+}
+
+// GetStatusReason returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.StatusReason, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetStatusReason() *string {
+	return v.SnapshotFields.StatusReason
+}
+
+// GetSizeGB returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.SizeGB, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetSizeGB() int {
+	return v.SnapshotFields.SizeGB
+}
+
+// GetReverts returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.Reverts, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetReverts() int {
+	return v.SnapshotFields.Reverts
+}
+
+// GetCreatedAt returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetCreatedAt() time.Time {
+	return v.SnapshotFields.CreatedAt
+}
+
+// GetVirtualMachine returns ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) GetVirtualMachine() *SnapshotFieldsVirtualMachine {
+	return v.SnapshotFields.VirtualMachine
+}
+
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SnapshotFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status SnapshotStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Reverts int `json:"reverts"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	VirtualMachine *SnapshotFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot) __premarshalJSON() (*__premarshalListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot, error) {
+	var retval __premarshalListSnapshotsSnapshotsSnapshotConnectionEdgesSnapshotEdgeNodeSnapshot
+
+	retval.Id = v.SnapshotFields.Id
+	retval.Name = v.SnapshotFields.Name
+	retval.Description = v.SnapshotFields.Description
+	retval.Status = v.SnapshotFields.Status
+	retval.StatusReason = v.SnapshotFields.StatusReason
+	retval.SizeGB = v.SnapshotFields.SizeGB
+	retval.Reverts = v.SnapshotFields.Reverts
+	retval.CreatedAt = v.SnapshotFields.CreatedAt
+	retval.VirtualMachine = v.SnapshotFields.VirtualMachine
+	return &retval, nil
+}
+
+// ListTenantBackupsBackupsBackupConnection includes the requested fields of the GraphQL type BackupConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type ListTenantBackupsBackupsBackupConnection struct {
+	// A list of edges.
+	Edges []*ListTenantBackupsBackupsBackupConnectionEdgesBackupEdge `json:"edges"`
+}
+
+// GetEdges returns ListTenantBackupsBackupsBackupConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnection) GetEdges() []*ListTenantBackupsBackupsBackupConnectionEdgesBackupEdge {
+	return v.Edges
+}
+
+// ListTenantBackupsBackupsBackupConnectionEdgesBackupEdge includes the requested fields of the GraphQL type BackupEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type ListTenantBackupsBackupsBackupConnectionEdgesBackupEdge struct {
+	// The item at the end of the edge.
+	Node *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup `json:"node"`
+}
+
+// GetNode returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdge.Node, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdge) GetNode() *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup {
+	return v.Node
+}
+
+// ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup includes the requested fields of the GraphQL type Backup.
+type ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	BackupFields `json:"-"`
+}
+
+// GetId returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Id, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetId() string {
+	return v.BackupFields.Id
+}
+
+// GetName returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Name, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetName() string {
+	return v.BackupFields.Name
+}
+
+// GetDescription returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Description, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetDescription() *string {
+	return v.BackupFields.Description
+}
+
+// GetStatus returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Status, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatus() BackupStatus {
+	return v.BackupFields.Status
+}
+
+// GetStatusReason returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.StatusReason, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatusReason() *string {
+	return v.BackupFields.StatusReason
+}
+
+// GetSizeGB returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.SizeGB, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetSizeGB() int {
+	return v.BackupFields.SizeGB
+}
+
+// GetScheduled returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Scheduled, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetScheduled() bool {
+	return v.BackupFields.Scheduled
+}
+
+// GetImageName returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.ImageName, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetImageName() *string {
+	return v.BackupFields.ImageName
+}
+
+// GetFlavorName returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.FlavorName, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetFlavorName() *string {
+	return v.BackupFields.FlavorName
+}
+
+// GetCreatedAt returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetCreatedAt() time.Time {
+	return v.BackupFields.CreatedAt
+}
+
+// GetTenant returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Tenant, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetTenant() BackupFieldsTenant {
+	return v.BackupFields.Tenant
+}
+
+// GetRegion returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Region, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetRegion() BackupFieldsRegion {
+	return v.BackupFields.Region
+}
+
+// GetVirtualMachine returns ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetVirtualMachine() *BackupFieldsVirtualMachine {
+	return v.BackupFields.VirtualMachine
+}
+
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.BackupFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status BackupStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Scheduled bool `json:"scheduled"`
+
+	ImageName *string `json:"imageName"`
+
+	FlavorName *string `json:"flavorName"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Tenant BackupFieldsTenant `json:"tenant"`
+
+	Region BackupFieldsRegion `json:"region"`
+
+	VirtualMachine *BackupFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) __premarshalJSON() (*__premarshalListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup, error) {
+	var retval __premarshalListTenantBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+
+	retval.Id = v.BackupFields.Id
+	retval.Name = v.BackupFields.Name
+	retval.Description = v.BackupFields.Description
+	retval.Status = v.BackupFields.Status
+	retval.StatusReason = v.BackupFields.StatusReason
+	retval.SizeGB = v.BackupFields.SizeGB
+	retval.Scheduled = v.BackupFields.Scheduled
+	retval.ImageName = v.BackupFields.ImageName
+	retval.FlavorName = v.BackupFields.FlavorName
+	retval.CreatedAt = v.BackupFields.CreatedAt
+	retval.Tenant = v.BackupFields.Tenant
+	retval.Region = v.BackupFields.Region
+	retval.VirtualMachine = v.BackupFields.VirtualMachine
+	return &retval, nil
+}
+
+// ListTenantBackupsResponse is returned by ListTenantBackups on success.
+type ListTenantBackupsResponse struct {
+	Backups ListTenantBackupsBackupsBackupConnection `json:"backups"`
+}
+
+// GetBackups returns ListTenantBackupsResponse.Backups, and is useful for accessing the field via an interface.
+func (v *ListTenantBackupsResponse) GetBackups() ListTenantBackupsBackupsBackupConnection {
+	return v.Backups
+}
+
+// ListVMBackupsBackupsBackupConnection includes the requested fields of the GraphQL type BackupConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type ListVMBackupsBackupsBackupConnection struct {
+	// A list of edges.
+	Edges []*ListVMBackupsBackupsBackupConnectionEdgesBackupEdge `json:"edges"`
+}
+
+// GetEdges returns ListVMBackupsBackupsBackupConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnection) GetEdges() []*ListVMBackupsBackupsBackupConnectionEdgesBackupEdge {
+	return v.Edges
+}
+
+// ListVMBackupsBackupsBackupConnectionEdgesBackupEdge includes the requested fields of the GraphQL type BackupEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type ListVMBackupsBackupsBackupConnectionEdgesBackupEdge struct {
+	// The item at the end of the edge.
+	Node *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup `json:"node"`
+}
+
+// GetNode returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdge.Node, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdge) GetNode() *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup {
+	return v.Node
+}
+
+// ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup includes the requested fields of the GraphQL type Backup.
+type ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	BackupFields `json:"-"`
+}
+
+// GetId returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Id, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetId() string {
+	return v.BackupFields.Id
+}
+
+// GetName returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Name, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetName() string {
+	return v.BackupFields.Name
+}
+
+// GetDescription returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Description, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetDescription() *string {
+	return v.BackupFields.Description
+}
+
+// GetStatus returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Status, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatus() BackupStatus {
+	return v.BackupFields.Status
+}
+
+// GetStatusReason returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.StatusReason, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetStatusReason() *string {
+	return v.BackupFields.StatusReason
+}
+
+// GetSizeGB returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.SizeGB, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetSizeGB() int {
+	return v.BackupFields.SizeGB
+}
+
+// GetScheduled returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Scheduled, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetScheduled() bool {
+	return v.BackupFields.Scheduled
+}
+
+// GetImageName returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.ImageName, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetImageName() *string {
+	return v.BackupFields.ImageName
+}
+
+// GetFlavorName returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.FlavorName, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetFlavorName() *string {
+	return v.BackupFields.FlavorName
+}
+
+// GetCreatedAt returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetCreatedAt() time.Time {
+	return v.BackupFields.CreatedAt
+}
+
+// GetTenant returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Tenant, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetTenant() BackupFieldsTenant {
+	return v.BackupFields.Tenant
+}
+
+// GetRegion returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.Region, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetRegion() BackupFieldsRegion {
+	return v.BackupFields.Region
+}
+
+// GetVirtualMachine returns ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) GetVirtualMachine() *BackupFieldsVirtualMachine {
+	return v.BackupFields.VirtualMachine
+}
+
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.BackupFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status BackupStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Scheduled bool `json:"scheduled"`
+
+	ImageName *string `json:"imageName"`
+
+	FlavorName *string `json:"flavorName"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Tenant BackupFieldsTenant `json:"tenant"`
+
+	Region BackupFieldsRegion `json:"region"`
+
+	VirtualMachine *BackupFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup) __premarshalJSON() (*__premarshalListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup, error) {
+	var retval __premarshalListVMBackupsBackupsBackupConnectionEdgesBackupEdgeNodeBackup
+
+	retval.Id = v.BackupFields.Id
+	retval.Name = v.BackupFields.Name
+	retval.Description = v.BackupFields.Description
+	retval.Status = v.BackupFields.Status
+	retval.StatusReason = v.BackupFields.StatusReason
+	retval.SizeGB = v.BackupFields.SizeGB
+	retval.Scheduled = v.BackupFields.Scheduled
+	retval.ImageName = v.BackupFields.ImageName
+	retval.FlavorName = v.BackupFields.FlavorName
+	retval.CreatedAt = v.BackupFields.CreatedAt
+	retval.Tenant = v.BackupFields.Tenant
+	retval.Region = v.BackupFields.Region
+	retval.VirtualMachine = v.BackupFields.VirtualMachine
+	return &retval, nil
+}
+
+// ListVMBackupsResponse is returned by ListVMBackups on success.
+type ListVMBackupsResponse struct {
+	Backups ListVMBackupsBackupsBackupConnection `json:"backups"`
+}
+
+// GetBackups returns ListVMBackupsResponse.Backups, and is useful for accessing the field via an interface.
+func (v *ListVMBackupsResponse) GetBackups() ListVMBackupsBackupsBackupConnection { return v.Backups }
 
 // LoadBalancerAlgorithm is enum for the field algorithm
 type LoadBalancerAlgorithm string
@@ -13562,6 +15224,333 @@ var AllResourceKind = []ResourceKind{
 	ResourceKindBackup,
 }
 
+// RestoreBackupResponse is returned by RestoreBackup on success.
+type RestoreBackupResponse struct {
+	// Create a NEW VM (placed like createVirtualMachine, in the backup's region) whose root disk
+	// is a copy of an AVAILABLE backup instead of its image. The flavor's disk must hold the
+	// backup. The VM's image, when given, only names what it was made from.
+	RestoreBackup RestoreBackupRestoreBackupVirtualMachine `json:"restoreBackup"`
+}
+
+// GetRestoreBackup returns RestoreBackupResponse.RestoreBackup, and is useful for accessing the field via an interface.
+func (v *RestoreBackupResponse) GetRestoreBackup() RestoreBackupRestoreBackupVirtualMachine {
+	return v.RestoreBackup
+}
+
+// RestoreBackupRestoreBackupVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type RestoreBackupRestoreBackupVirtualMachine struct {
+	VMFields `json:"-"`
+}
+
+// GetId returns RestoreBackupRestoreBackupVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetId() string { return v.VMFields.Id }
+
+// GetName returns RestoreBackupRestoreBackupVirtualMachine.Name, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetName() string { return v.VMFields.Name }
+
+// GetDescription returns RestoreBackupRestoreBackupVirtualMachine.Description, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetDescription() *string {
+	return v.VMFields.Description
+}
+
+// GetType returns RestoreBackupRestoreBackupVirtualMachine.Type, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetType() VirtualMachineType {
+	return v.VMFields.Type
+}
+
+// GetStatus returns RestoreBackupRestoreBackupVirtualMachine.Status, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetStatus() VirtualMachineStatus {
+	return v.VMFields.Status
+}
+
+// GetStatusReason returns RestoreBackupRestoreBackupVirtualMachine.StatusReason, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetStatusReason() *string {
+	return v.VMFields.StatusReason
+}
+
+// GetGuestState returns RestoreBackupRestoreBackupVirtualMachine.GuestState, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetGuestState() VirtualMachineGuestState {
+	return v.VMFields.GuestState
+}
+
+// GetGuestReadyAt returns RestoreBackupRestoreBackupVirtualMachine.GuestReadyAt, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetGuestReadyAt() *time.Time {
+	return v.VMFields.GuestReadyAt
+}
+
+// GetGuestHostname returns RestoreBackupRestoreBackupVirtualMachine.GuestHostname, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetGuestHostname() *string {
+	return v.VMFields.GuestHostname
+}
+
+// GetGuestAddresses returns RestoreBackupRestoreBackupVirtualMachine.GuestAddresses, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetGuestAddresses() []string {
+	return v.VMFields.GuestAddresses
+}
+
+// GetLabels returns RestoreBackupRestoreBackupVirtualMachine.Labels, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetLabels() *map[string]string {
+	return v.VMFields.Labels
+}
+
+// GetUserData returns RestoreBackupRestoreBackupVirtualMachine.UserData, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetUserData() *string { return v.VMFields.UserData }
+
+// GetTenant returns RestoreBackupRestoreBackupVirtualMachine.Tenant, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetTenant() VMFieldsTenant {
+	return v.VMFields.Tenant
+}
+
+// GetRegion returns RestoreBackupRestoreBackupVirtualMachine.Region, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetRegion() VMFieldsRegion {
+	return v.VMFields.Region
+}
+
+// GetFlavor returns RestoreBackupRestoreBackupVirtualMachine.Flavor, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetFlavor() VMFieldsFlavor {
+	return v.VMFields.Flavor
+}
+
+// GetImage returns RestoreBackupRestoreBackupVirtualMachine.Image, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetImage() *VMFieldsImage { return v.VMFields.Image }
+
+// GetAvailabilityZone returns RestoreBackupRestoreBackupVirtualMachine.AvailabilityZone, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetAvailabilityZone() *VMFieldsAvailabilityZone {
+	return v.VMFields.AvailabilityZone
+}
+
+// GetNode returns RestoreBackupRestoreBackupVirtualMachine.Node, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetNode() *VMFieldsNodeComputeNode {
+	return v.VMFields.Node
+}
+
+// GetNetworks returns RestoreBackupRestoreBackupVirtualMachine.Networks, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetNetworks() []VMFieldsNetworksNetwork {
+	return v.VMFields.Networks
+}
+
+// GetSshKeys returns RestoreBackupRestoreBackupVirtualMachine.SshKeys, and is useful for accessing the field via an interface.
+func (v *RestoreBackupRestoreBackupVirtualMachine) GetSshKeys() []VMFieldsSshKeysSSHKey {
+	return v.VMFields.SshKeys
+}
+
+func (v *RestoreBackupRestoreBackupVirtualMachine) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*RestoreBackupRestoreBackupVirtualMachine
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.RestoreBackupRestoreBackupVirtualMachine = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.VMFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalRestoreBackupRestoreBackupVirtualMachine struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Type VirtualMachineType `json:"type"`
+
+	Status VirtualMachineStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	GuestState VirtualMachineGuestState `json:"guestState"`
+
+	GuestReadyAt *time.Time `json:"guestReadyAt"`
+
+	GuestHostname *string `json:"guestHostname"`
+
+	GuestAddresses []string `json:"guestAddresses"`
+
+	Labels *map[string]string `json:"labels"`
+
+	UserData *string `json:"userData"`
+
+	Tenant VMFieldsTenant `json:"tenant"`
+
+	Region VMFieldsRegion `json:"region"`
+
+	Flavor VMFieldsFlavor `json:"flavor"`
+
+	Image *VMFieldsImage `json:"image"`
+
+	AvailabilityZone *VMFieldsAvailabilityZone `json:"availabilityZone"`
+
+	Node *VMFieldsNodeComputeNode `json:"node"`
+
+	Networks []VMFieldsNetworksNetwork `json:"networks"`
+
+	SshKeys []VMFieldsSshKeysSSHKey `json:"sshKeys"`
+}
+
+func (v *RestoreBackupRestoreBackupVirtualMachine) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *RestoreBackupRestoreBackupVirtualMachine) __premarshalJSON() (*__premarshalRestoreBackupRestoreBackupVirtualMachine, error) {
+	var retval __premarshalRestoreBackupRestoreBackupVirtualMachine
+
+	retval.Id = v.VMFields.Id
+	retval.Name = v.VMFields.Name
+	retval.Description = v.VMFields.Description
+	retval.Type = v.VMFields.Type
+	retval.Status = v.VMFields.Status
+	retval.StatusReason = v.VMFields.StatusReason
+	retval.GuestState = v.VMFields.GuestState
+	retval.GuestReadyAt = v.VMFields.GuestReadyAt
+	retval.GuestHostname = v.VMFields.GuestHostname
+	retval.GuestAddresses = v.VMFields.GuestAddresses
+	retval.Labels = v.VMFields.Labels
+	retval.UserData = v.VMFields.UserData
+	retval.Tenant = v.VMFields.Tenant
+	retval.Region = v.VMFields.Region
+	retval.Flavor = v.VMFields.Flavor
+	retval.Image = v.VMFields.Image
+	retval.AvailabilityZone = v.VMFields.AvailabilityZone
+	retval.Node = v.VMFields.Node
+	retval.Networks = v.VMFields.Networks
+	retval.SshKeys = v.VMFields.SshKeys
+	return &retval, nil
+}
+
+// RevertSnapshotResponse is returned by RevertSnapshot on success.
+type RevertSnapshotResponse struct {
+	// Revert a stopped VM's root disk to an AVAILABLE snapshot: REVERTING until its node's agent
+	// copied the snapshot back, then AVAILABLE again. What the disk held since is lost.
+	RevertSnapshot RevertSnapshotRevertSnapshot `json:"revertSnapshot"`
+}
+
+// GetRevertSnapshot returns RevertSnapshotResponse.RevertSnapshot, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotResponse) GetRevertSnapshot() RevertSnapshotRevertSnapshot {
+	return v.RevertSnapshot
+}
+
+// RevertSnapshotRevertSnapshot includes the requested fields of the GraphQL type Snapshot.
+type RevertSnapshotRevertSnapshot struct {
+	SnapshotFields `json:"-"`
+}
+
+// GetId returns RevertSnapshotRevertSnapshot.Id, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetId() string { return v.SnapshotFields.Id }
+
+// GetName returns RevertSnapshotRevertSnapshot.Name, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetName() string { return v.SnapshotFields.Name }
+
+// GetDescription returns RevertSnapshotRevertSnapshot.Description, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetDescription() *string { return v.SnapshotFields.Description }
+
+// GetStatus returns RevertSnapshotRevertSnapshot.Status, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetStatus() SnapshotStatus { return v.SnapshotFields.Status }
+
+// GetStatusReason returns RevertSnapshotRevertSnapshot.StatusReason, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetStatusReason() *string {
+	return v.SnapshotFields.StatusReason
+}
+
+// GetSizeGB returns RevertSnapshotRevertSnapshot.SizeGB, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetSizeGB() int { return v.SnapshotFields.SizeGB }
+
+// GetReverts returns RevertSnapshotRevertSnapshot.Reverts, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetReverts() int { return v.SnapshotFields.Reverts }
+
+// GetCreatedAt returns RevertSnapshotRevertSnapshot.CreatedAt, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetCreatedAt() time.Time { return v.SnapshotFields.CreatedAt }
+
+// GetVirtualMachine returns RevertSnapshotRevertSnapshot.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *RevertSnapshotRevertSnapshot) GetVirtualMachine() *SnapshotFieldsVirtualMachine {
+	return v.SnapshotFields.VirtualMachine
+}
+
+func (v *RevertSnapshotRevertSnapshot) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*RevertSnapshotRevertSnapshot
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.RevertSnapshotRevertSnapshot = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SnapshotFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalRevertSnapshotRevertSnapshot struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Description *string `json:"description"`
+
+	Status SnapshotStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Reverts int `json:"reverts"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	VirtualMachine *SnapshotFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+func (v *RevertSnapshotRevertSnapshot) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *RevertSnapshotRevertSnapshot) __premarshalJSON() (*__premarshalRevertSnapshotRevertSnapshot, error) {
+	var retval __premarshalRevertSnapshotRevertSnapshot
+
+	retval.Id = v.SnapshotFields.Id
+	retval.Name = v.SnapshotFields.Name
+	retval.Description = v.SnapshotFields.Description
+	retval.Status = v.SnapshotFields.Status
+	retval.StatusReason = v.SnapshotFields.StatusReason
+	retval.SizeGB = v.SnapshotFields.SizeGB
+	retval.Reverts = v.SnapshotFields.Reverts
+	retval.CreatedAt = v.SnapshotFields.CreatedAt
+	retval.VirtualMachine = v.SnapshotFields.VirtualMachine
+	return &retval, nil
+}
+
 // SSHKeyFields includes the GraphQL fields of SSHKey requested by the fragment SSHKeyFields.
 type SSHKeyFields struct {
 	Id          string  `json:"id"`
@@ -14123,6 +16112,83 @@ var AllSecurityRuleProtocol = []SecurityRuleProtocol{
 	SecurityRuleProtocolTcp,
 	SecurityRuleProtocolUdp,
 	SecurityRuleProtocolIcmp,
+}
+
+// SnapshotFields includes the GraphQL fields of Snapshot requested by the fragment SnapshotFields.
+type SnapshotFields struct {
+	Id          string  `json:"id"`
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+	// PENDING until its node's agent takes it, CREATING while the agent copies the disk, AVAILABLE once the copy is complete, REVERTING while the agent copies it back onto the VM's root disk, DELETING until its copy is gone, ERROR with the agent's reason
+	Status       SnapshotStatus `json:"status"`
+	StatusReason *string        `json:"statusReason"`
+	// the storage charged to the tenant's snapshot quota: the VM's root disk size when it was taken
+	SizeGB int `json:"sizeGB"`
+	// how many times the VM was reverted to it
+	Reverts   int       `json:"reverts"`
+	CreatedAt time.Time `json:"createdAt"`
+	// the VM whose disk it copies; null once the VM was deleted (then the snapshot can only be deleted)
+	VirtualMachine *SnapshotFieldsVirtualMachine `json:"virtualMachine"`
+}
+
+// GetId returns SnapshotFields.Id, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetId() string { return v.Id }
+
+// GetName returns SnapshotFields.Name, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetName() string { return v.Name }
+
+// GetDescription returns SnapshotFields.Description, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetDescription() *string { return v.Description }
+
+// GetStatus returns SnapshotFields.Status, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetStatus() SnapshotStatus { return v.Status }
+
+// GetStatusReason returns SnapshotFields.StatusReason, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetSizeGB returns SnapshotFields.SizeGB, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetSizeGB() int { return v.SizeGB }
+
+// GetReverts returns SnapshotFields.Reverts, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetReverts() int { return v.Reverts }
+
+// GetCreatedAt returns SnapshotFields.CreatedAt, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetVirtualMachine returns SnapshotFields.VirtualMachine, and is useful for accessing the field via an interface.
+func (v *SnapshotFields) GetVirtualMachine() *SnapshotFieldsVirtualMachine { return v.VirtualMachine }
+
+// SnapshotFieldsVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
+type SnapshotFieldsVirtualMachine struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns SnapshotFieldsVirtualMachine.Id, and is useful for accessing the field via an interface.
+func (v *SnapshotFieldsVirtualMachine) GetId() string { return v.Id }
+
+// GetName returns SnapshotFieldsVirtualMachine.Name, and is useful for accessing the field via an interface.
+func (v *SnapshotFieldsVirtualMachine) GetName() string { return v.Name }
+
+// SnapshotStatus is enum for the field status
+type SnapshotStatus string
+
+const (
+	SnapshotStatusPending   SnapshotStatus = "PENDING"
+	SnapshotStatusCreating  SnapshotStatus = "CREATING"
+	SnapshotStatusAvailable SnapshotStatus = "AVAILABLE"
+	SnapshotStatusReverting SnapshotStatus = "REVERTING"
+	SnapshotStatusDeleting  SnapshotStatus = "DELETING"
+	SnapshotStatusError     SnapshotStatus = "ERROR"
+)
+
+var AllSnapshotStatus = []SnapshotStatus{
+	SnapshotStatusPending,
+	SnapshotStatusCreating,
+	SnapshotStatusAvailable,
+	SnapshotStatusReverting,
+	SnapshotStatusDeleting,
+	SnapshotStatusError,
 }
 
 // StartVMResponse is returned by StartVM on success.
@@ -18936,6 +21002,18 @@ func (v *__AttachVolumeInput) GetId() string { return v.Id }
 // GetVm returns __AttachVolumeInput.Vm, and is useful for accessing the field via an interface.
 func (v *__AttachVolumeInput) GetVm() string { return v.Vm }
 
+// __CloneVMInput is used internally by genqlient
+type __CloneVMInput struct {
+	Id    string                    `json:"id"`
+	Input CreateVirtualMachineInput `json:"input"`
+}
+
+// GetId returns __CloneVMInput.Id, and is useful for accessing the field via an interface.
+func (v *__CloneVMInput) GetId() string { return v.Id }
+
+// GetInput returns __CloneVMInput.Input, and is useful for accessing the field via an interface.
+func (v *__CloneVMInput) GetInput() CreateVirtualMachineInput { return v.Input }
+
 // __CordonNodeInput is used internally by genqlient
 type __CordonNodeInput struct {
 	Id     string  `json:"id"`
@@ -18947,6 +21025,14 @@ func (v *__CordonNodeInput) GetId() string { return v.Id }
 
 // GetReason returns __CordonNodeInput.Reason, and is useful for accessing the field via an interface.
 func (v *__CordonNodeInput) GetReason() *string { return v.Reason }
+
+// __CreateBackupInput is used internally by genqlient
+type __CreateBackupInput struct {
+	Input CreateBackupInput `json:"input"`
+}
+
+// GetInput returns __CreateBackupInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateBackupInput) GetInput() CreateBackupInput { return v.Input }
 
 // __CreateFlavorInput is used internally by genqlient
 type __CreateFlavorInput struct {
@@ -19052,6 +21138,14 @@ type __CreateSecurityRuleInput struct {
 // GetInput returns __CreateSecurityRuleInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateSecurityRuleInput) GetInput() CreateSecurityRuleInput { return v.Input }
 
+// __CreateSnapshotInput is used internally by genqlient
+type __CreateSnapshotInput struct {
+	Input CreateSnapshotInput `json:"input"`
+}
+
+// GetInput returns __CreateSnapshotInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateSnapshotInput) GetInput() CreateSnapshotInput { return v.Input }
+
 // __CreateTenantInput is used internally by genqlient
 type __CreateTenantInput struct {
 	Input CreateTenantInput `json:"input"`
@@ -19075,6 +21169,14 @@ type __CreateVolumeInput struct {
 
 // GetInput returns __CreateVolumeInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateVolumeInput) GetInput() CreateVolumeInput { return v.Input }
+
+// __DeleteBackupInput is used internally by genqlient
+type __DeleteBackupInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteBackupInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteBackupInput) GetId() string { return v.Id }
 
 // __DeleteFlavorInput is used internally by genqlient
 type __DeleteFlavorInput struct {
@@ -19180,6 +21282,14 @@ type __DeleteSecurityRuleInput struct {
 // GetId returns __DeleteSecurityRuleInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteSecurityRuleInput) GetId() string { return v.Id }
 
+// __DeleteSnapshotInput is used internally by genqlient
+type __DeleteSnapshotInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteSnapshotInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteSnapshotInput) GetId() string { return v.Id }
+
 // __DeleteTenantInput is used internally by genqlient
 type __DeleteTenantInput struct {
 	Id string `json:"id"`
@@ -19263,6 +21373,14 @@ type __FindRegionsInput struct {
 
 // GetName returns __FindRegionsInput.Name, and is useful for accessing the field via an interface.
 func (v *__FindRegionsInput) GetName() *string { return v.Name }
+
+// __GetBackupInput is used internally by genqlient
+type __GetBackupInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetBackupInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetBackupInput) GetId() string { return v.Id }
 
 // __GetFlavorInput is used internally by genqlient
 type __GetFlavorInput struct {
@@ -19376,6 +21494,14 @@ type __GetSecurityRuleInput struct {
 // GetId returns __GetSecurityRuleInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetSecurityRuleInput) GetId() string { return v.Id }
 
+// __GetSnapshotInput is used internally by genqlient
+type __GetSnapshotInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetSnapshotInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetSnapshotInput) GetId() string { return v.Id }
+
 // __GetTenantInput is used internally by genqlient
 type __GetTenantInput struct {
 	Id string `json:"id"`
@@ -19436,6 +21562,14 @@ type __KubernetesClusterKubeconfigInput struct {
 // GetId returns __KubernetesClusterKubeconfigInput.Id, and is useful for accessing the field via an interface.
 func (v *__KubernetesClusterKubeconfigInput) GetId() string { return v.Id }
 
+// __ListBackupsInput is used internally by genqlient
+type __ListBackupsInput struct {
+	Name *string `json:"name"`
+}
+
+// GetName returns __ListBackupsInput.Name, and is useful for accessing the field via an interface.
+func (v *__ListBackupsInput) GetName() *string { return v.Name }
+
 // __ListKubernetesClustersInput is used internally by genqlient
 type __ListKubernetesClustersInput struct {
 	First *int `json:"first"`
@@ -19443,6 +21577,38 @@ type __ListKubernetesClustersInput struct {
 
 // GetFirst returns __ListKubernetesClustersInput.First, and is useful for accessing the field via an interface.
 func (v *__ListKubernetesClustersInput) GetFirst() *int { return v.First }
+
+// __ListSnapshotsInput is used internally by genqlient
+type __ListSnapshotsInput struct {
+	Vm   string  `json:"vm"`
+	Name *string `json:"name"`
+}
+
+// GetVm returns __ListSnapshotsInput.Vm, and is useful for accessing the field via an interface.
+func (v *__ListSnapshotsInput) GetVm() string { return v.Vm }
+
+// GetName returns __ListSnapshotsInput.Name, and is useful for accessing the field via an interface.
+func (v *__ListSnapshotsInput) GetName() *string { return v.Name }
+
+// __ListTenantBackupsInput is used internally by genqlient
+type __ListTenantBackupsInput struct {
+	Tenant string  `json:"tenant"`
+	Name   *string `json:"name"`
+}
+
+// GetTenant returns __ListTenantBackupsInput.Tenant, and is useful for accessing the field via an interface.
+func (v *__ListTenantBackupsInput) GetTenant() string { return v.Tenant }
+
+// GetName returns __ListTenantBackupsInput.Name, and is useful for accessing the field via an interface.
+func (v *__ListTenantBackupsInput) GetName() *string { return v.Name }
+
+// __ListVMBackupsInput is used internally by genqlient
+type __ListVMBackupsInput struct {
+	Vm string `json:"vm"`
+}
+
+// GetVm returns __ListVMBackupsInput.Vm, and is useful for accessing the field via an interface.
+func (v *__ListVMBackupsInput) GetVm() string { return v.Vm }
 
 // __LoadBalancersInput is used internally by genqlient
 type __LoadBalancersInput struct {
@@ -19479,6 +21645,26 @@ type __ReleaseIPAddressInput struct {
 
 // GetId returns __ReleaseIPAddressInput.Id, and is useful for accessing the field via an interface.
 func (v *__ReleaseIPAddressInput) GetId() string { return v.Id }
+
+// __RestoreBackupInput is used internally by genqlient
+type __RestoreBackupInput struct {
+	Id    string                    `json:"id"`
+	Input CreateVirtualMachineInput `json:"input"`
+}
+
+// GetId returns __RestoreBackupInput.Id, and is useful for accessing the field via an interface.
+func (v *__RestoreBackupInput) GetId() string { return v.Id }
+
+// GetInput returns __RestoreBackupInput.Input, and is useful for accessing the field via an interface.
+func (v *__RestoreBackupInput) GetInput() CreateVirtualMachineInput { return v.Input }
+
+// __RevertSnapshotInput is used internally by genqlient
+type __RevertSnapshotInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __RevertSnapshotInput.Id, and is useful for accessing the field via an interface.
+func (v *__RevertSnapshotInput) GetId() string { return v.Id }
 
 // __ScaleKubernetesClusterInput is used internally by genqlient
 type __ScaleKubernetesClusterInput struct {
@@ -19930,6 +22116,81 @@ func AttachVolume(
 	return data_, err_
 }
 
+// The mutation executed by CloneVM.
+const CloneVM_Operation = `
+mutation CloneVM ($id: ID!, $input: CreateVirtualMachineInput!) {
+	cloneVirtualMachine(id: $id, input: $input) {
+		... VMFields
+	}
+}
+fragment VMFields on VirtualMachine {
+	id
+	name
+	description
+	type
+	status
+	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
+	labels
+	userData
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	availabilityZone {
+		id
+	}
+	node {
+		id
+		name
+	}
+	networks {
+		id
+	}
+	sshKeys {
+		id
+	}
+}
+`
+
+func CloneVM(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input CreateVirtualMachineInput,
+) (data_ *CloneVMResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CloneVM",
+		Query:  CloneVM_Operation,
+		Variables: &__CloneVMInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &CloneVMResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CordonNode.
 const CordonNode_Operation = `
 mutation CordonNode ($id: ID!, $reason: String) {
@@ -19969,6 +22230,64 @@ func CordonNode(
 	}
 
 	data_ = &CordonNodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CreateBackup.
+const CreateBackup_Operation = `
+mutation CreateBackup ($input: CreateBackupInput!) {
+	createBackup(input: $input) {
+		... BackupFields
+	}
+}
+fragment BackupFields on Backup {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	scheduled
+	imageName
+	flavorName
+	createdAt
+	tenant {
+		id
+		name
+	}
+	region {
+		id
+		name
+	}
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func CreateBackup(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateBackupInput,
+) (data_ *CreateBackupResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateBackup",
+		Query:  CreateBackup_Operation,
+		Variables: &__CreateBackupInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateBackupResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -20673,6 +22992,54 @@ func CreateSecurityRule(
 	return data_, err_
 }
 
+// The mutation executed by CreateSnapshot.
+const CreateSnapshot_Operation = `
+mutation CreateSnapshot ($input: CreateSnapshotInput!) {
+	createSnapshot(input: $input) {
+		... SnapshotFields
+	}
+}
+fragment SnapshotFields on Snapshot {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	reverts
+	createdAt
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func CreateSnapshot(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateSnapshotInput,
+) (data_ *CreateSnapshotResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateSnapshot",
+		Query:  CreateSnapshot_Operation,
+		Variables: &__CreateSnapshotInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateSnapshotResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateTenant.
 const CreateTenant_Operation = `
 mutation CreateTenant ($input: CreateTenantInput!) {
@@ -20824,6 +23191,38 @@ func CreateVolume(
 	}
 
 	data_ = &CreateVolumeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteBackup.
+const DeleteBackup_Operation = `
+mutation DeleteBackup ($id: ID!) {
+	deleteBackup(id: $id)
+}
+`
+
+func DeleteBackup(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteBackupResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteBackup",
+		Query:  DeleteBackup_Operation,
+		Variables: &__DeleteBackupInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteBackupResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -21251,6 +23650,38 @@ func DeleteSecurityRule(
 	return data_, err_
 }
 
+// The mutation executed by DeleteSnapshot.
+const DeleteSnapshot_Operation = `
+mutation DeleteSnapshot ($id: ID!) {
+	deleteSnapshot(id: $id)
+}
+`
+
+func DeleteSnapshot(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteSnapshotResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteSnapshot",
+		Query:  DeleteSnapshot_Operation,
+		Variables: &__DeleteSnapshotInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteSnapshotResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by DeleteTenant.
 const DeleteTenant_Operation = `
 mutation DeleteTenant ($id: ID!) {
@@ -21630,6 +24061,68 @@ func FindRegions(
 	}
 
 	data_ = &FindRegionsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by GetBackup.
+const GetBackup_Operation = `
+query GetBackup ($id: ID!) {
+	backups(where: {id:$id}) {
+		edges {
+			node {
+				... BackupFields
+			}
+		}
+	}
+}
+fragment BackupFields on Backup {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	scheduled
+	imageName
+	flavorName
+	createdAt
+	tenant {
+		id
+		name
+	}
+	region {
+		id
+		name
+	}
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func GetBackup(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetBackupResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetBackup",
+		Query:  GetBackup_Operation,
+		Variables: &__GetBackupInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetBackupResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -22431,6 +24924,58 @@ func GetSecurityRule(
 	return data_, err_
 }
 
+// The query executed by GetSnapshot.
+const GetSnapshot_Operation = `
+query GetSnapshot ($id: ID!) {
+	snapshots(where: {id:$id}) {
+		edges {
+			node {
+				... SnapshotFields
+			}
+		}
+	}
+}
+fragment SnapshotFields on Snapshot {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	reverts
+	createdAt
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func GetSnapshot(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetSnapshotResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetSnapshot",
+		Query:  GetSnapshot_Operation,
+		Variables: &__GetSnapshotInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetSnapshotResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by GetTenant.
 const GetTenant_Operation = `
 query GetTenant ($id: ID!) {
@@ -22837,6 +25382,68 @@ func KubernetesClusterKubeconfig(
 	return data_, err_
 }
 
+// The query executed by ListBackups.
+const ListBackups_Operation = `
+query ListBackups ($name: String) {
+	backups(first: 100, where: {name:$name}, orderBy: {field:CREATED_AT,direction:DESC}) {
+		edges {
+			node {
+				... BackupFields
+			}
+		}
+	}
+}
+fragment BackupFields on Backup {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	scheduled
+	imageName
+	flavorName
+	createdAt
+	tenant {
+		id
+		name
+	}
+	region {
+		id
+		name
+	}
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func ListBackups(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name *string,
+) (data_ *ListBackupsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListBackups",
+		Query:  ListBackups_Operation,
+		Variables: &__ListBackupsInput{
+			Name: name,
+		},
+	}
+
+	data_ = &ListBackupsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by ListKubernetesClusters.
 const ListKubernetesClusters_Operation = `
 query ListKubernetesClusters ($first: Int) {
@@ -22899,6 +25506,186 @@ func ListKubernetesClusters(
 	}
 
 	data_ = &ListKubernetesClustersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListSnapshots.
+const ListSnapshots_Operation = `
+query ListSnapshots ($vm: ID!, $name: String) {
+	snapshots(first: 100, where: {hasVirtualMachineWith:[{id:$vm}],name:$name}, orderBy: {field:CREATED_AT,direction:DESC}) {
+		edges {
+			node {
+				... SnapshotFields
+			}
+		}
+	}
+}
+fragment SnapshotFields on Snapshot {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	reverts
+	createdAt
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func ListSnapshots(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	vm string,
+	name *string,
+) (data_ *ListSnapshotsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListSnapshots",
+		Query:  ListSnapshots_Operation,
+		Variables: &__ListSnapshotsInput{
+			Vm:   vm,
+			Name: name,
+		},
+	}
+
+	data_ = &ListSnapshotsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListTenantBackups.
+const ListTenantBackups_Operation = `
+query ListTenantBackups ($tenant: ID!, $name: String) {
+	backups(first: 100, where: {hasTenantWith:[{id:$tenant}],name:$name}, orderBy: {field:CREATED_AT,direction:DESC}) {
+		edges {
+			node {
+				... BackupFields
+			}
+		}
+	}
+}
+fragment BackupFields on Backup {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	scheduled
+	imageName
+	flavorName
+	createdAt
+	tenant {
+		id
+		name
+	}
+	region {
+		id
+		name
+	}
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func ListTenantBackups(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	tenant string,
+	name *string,
+) (data_ *ListTenantBackupsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListTenantBackups",
+		Query:  ListTenantBackups_Operation,
+		Variables: &__ListTenantBackupsInput{
+			Tenant: tenant,
+			Name:   name,
+		},
+	}
+
+	data_ = &ListTenantBackupsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListVMBackups.
+const ListVMBackups_Operation = `
+query ListVMBackups ($vm: ID!) {
+	backups(first: 100, where: {hasVirtualMachineWith:[{id:$vm}]}, orderBy: {field:CREATED_AT,direction:DESC}) {
+		edges {
+			node {
+				... BackupFields
+			}
+		}
+	}
+}
+fragment BackupFields on Backup {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	scheduled
+	imageName
+	flavorName
+	createdAt
+	tenant {
+		id
+		name
+	}
+	region {
+		id
+		name
+	}
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func ListVMBackups(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	vm string,
+) (data_ *ListVMBackupsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListVMBackups",
+		Query:  ListVMBackups_Operation,
+		Variables: &__ListVMBackupsInput{
+			Vm: vm,
+		},
+	}
+
+	data_ = &ListVMBackupsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -23176,6 +25963,129 @@ func ReleaseIPAddress(
 	}
 
 	data_ = &ReleaseIPAddressResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RestoreBackup.
+const RestoreBackup_Operation = `
+mutation RestoreBackup ($id: ID!, $input: CreateVirtualMachineInput!) {
+	restoreBackup(id: $id, input: $input) {
+		... VMFields
+	}
+}
+fragment VMFields on VirtualMachine {
+	id
+	name
+	description
+	type
+	status
+	statusReason
+	guestState
+	guestReadyAt
+	guestHostname
+	guestAddresses
+	labels
+	userData
+	tenant {
+		id
+	}
+	region {
+		id
+	}
+	flavor {
+		id
+	}
+	image {
+		id
+	}
+	availabilityZone {
+		id
+	}
+	node {
+		id
+		name
+	}
+	networks {
+		id
+	}
+	sshKeys {
+		id
+	}
+}
+`
+
+func RestoreBackup(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input CreateVirtualMachineInput,
+) (data_ *RestoreBackupResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RestoreBackup",
+		Query:  RestoreBackup_Operation,
+		Variables: &__RestoreBackupInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &RestoreBackupResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RevertSnapshot.
+const RevertSnapshot_Operation = `
+mutation RevertSnapshot ($id: ID!) {
+	revertSnapshot(id: $id) {
+		... SnapshotFields
+	}
+}
+fragment SnapshotFields on Snapshot {
+	id
+	name
+	description
+	status
+	statusReason
+	sizeGB
+	reverts
+	createdAt
+	virtualMachine {
+		id
+		name
+	}
+}
+`
+
+func RevertSnapshot(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *RevertSnapshotResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RevertSnapshot",
+		Query:  RevertSnapshot_Operation,
+		Variables: &__RevertSnapshotInput{
+			Id: id,
+		},
+	}
+
+	data_ = &RevertSnapshotResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -404,7 +404,9 @@ func (l *loader) loadRegions(ctx context.Context) error {
 	var err error
 	rb := make([]*ent.RegionCreate, len(sites))
 	for i, s := range sites {
-		rb[i] = l.c.Region.Create().SetName(s.region).SetDescription(s.regionDesc).SetStatus(region.StatusOpen)
+		// Every region takes backups (the simulated nodes keep them in memory).
+		rb[i] = l.c.Region.Create().SetName(s.region).SetDescription(s.regionDesc).SetStatus(region.StatusOpen).
+			SetBackupTarget("/var/lib/virtflow/backups/" + s.region)
 	}
 	if l.regions, err = l.c.Region.CreateBulk(rb...).Save(ctx); err != nil {
 		return err

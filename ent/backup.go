@@ -35,7 +35,7 @@ type Backup struct {
 	StatusReason string `json:"status_reason,omitempty"`
 	// the storage charged to the tenant's backup quota: the VM's root disk size when it was taken
 	SizeGB int64 `json:"size_gb,omitempty"`
-	// the directory of the backup target holding the copy (the region's backup target when it was taken)
+	// the directory of the backup target holding the copy (the region's backup target when it was taken); an operator's path on the nodes, so null unless the viewer may edit regions (operators, admins) or is the agent of a node that copies or restores it
 	Location string `json:"location,omitempty"`
 	// true when the VM's backup schedule made it (the worker keeps backupRetain of these per VM)
 	Scheduled bool `json:"scheduled,omitempty"`

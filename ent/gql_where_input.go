@@ -3250,23 +3250,6 @@ type BackupWhereInput struct {
 	SizeGBLT    *int64  `json:"sizeGBLT,omitempty"`
 	SizeGBLTE   *int64  `json:"sizeGBLTE,omitempty"`
 
-	// "location" field predicates.
-	Location             *string  `json:"location,omitempty"`
-	LocationNEQ          *string  `json:"locationNEQ,omitempty"`
-	LocationIn           []string `json:"locationIn,omitempty"`
-	LocationNotIn        []string `json:"locationNotIn,omitempty"`
-	LocationGT           *string  `json:"locationGT,omitempty"`
-	LocationGTE          *string  `json:"locationGTE,omitempty"`
-	LocationLT           *string  `json:"locationLT,omitempty"`
-	LocationLTE          *string  `json:"locationLTE,omitempty"`
-	LocationContains     *string  `json:"locationContains,omitempty"`
-	LocationHasPrefix    *string  `json:"locationHasPrefix,omitempty"`
-	LocationHasSuffix    *string  `json:"locationHasSuffix,omitempty"`
-	LocationIsNil        bool     `json:"locationIsNil,omitempty"`
-	LocationNotNil       bool     `json:"locationNotNil,omitempty"`
-	LocationEqualFold    *string  `json:"locationEqualFold,omitempty"`
-	LocationContainsFold *string  `json:"locationContainsFold,omitempty"`
-
 	// "scheduled" field predicates.
 	Scheduled    *bool `json:"scheduled,omitempty"`
 	ScheduledNEQ *bool `json:"scheduledNEQ,omitempty"`
@@ -3637,51 +3620,6 @@ func (i *BackupWhereInput) P() (predicate.Backup, error) {
 	}
 	if i.SizeGBLTE != nil {
 		predicates = append(predicates, backup.SizeGBLTE(*i.SizeGBLTE))
-	}
-	if i.Location != nil {
-		predicates = append(predicates, backup.LocationEQ(*i.Location))
-	}
-	if i.LocationNEQ != nil {
-		predicates = append(predicates, backup.LocationNEQ(*i.LocationNEQ))
-	}
-	if len(i.LocationIn) > 0 {
-		predicates = append(predicates, backup.LocationIn(i.LocationIn...))
-	}
-	if len(i.LocationNotIn) > 0 {
-		predicates = append(predicates, backup.LocationNotIn(i.LocationNotIn...))
-	}
-	if i.LocationGT != nil {
-		predicates = append(predicates, backup.LocationGT(*i.LocationGT))
-	}
-	if i.LocationGTE != nil {
-		predicates = append(predicates, backup.LocationGTE(*i.LocationGTE))
-	}
-	if i.LocationLT != nil {
-		predicates = append(predicates, backup.LocationLT(*i.LocationLT))
-	}
-	if i.LocationLTE != nil {
-		predicates = append(predicates, backup.LocationLTE(*i.LocationLTE))
-	}
-	if i.LocationContains != nil {
-		predicates = append(predicates, backup.LocationContains(*i.LocationContains))
-	}
-	if i.LocationHasPrefix != nil {
-		predicates = append(predicates, backup.LocationHasPrefix(*i.LocationHasPrefix))
-	}
-	if i.LocationHasSuffix != nil {
-		predicates = append(predicates, backup.LocationHasSuffix(*i.LocationHasSuffix))
-	}
-	if i.LocationIsNil {
-		predicates = append(predicates, backup.LocationIsNil())
-	}
-	if i.LocationNotNil {
-		predicates = append(predicates, backup.LocationNotNil())
-	}
-	if i.LocationEqualFold != nil {
-		predicates = append(predicates, backup.LocationEqualFold(*i.LocationEqualFold))
-	}
-	if i.LocationContainsFold != nil {
-		predicates = append(predicates, backup.LocationContainsFold(*i.LocationContainsFold))
 	}
 	if i.Scheduled != nil {
 		predicates = append(predicates, backup.ScheduledEQ(*i.Scheduled))
@@ -23793,23 +23731,6 @@ type RegionWhereInput struct {
 	StatusIn    []region.Status `json:"statusIn,omitempty"`
 	StatusNotIn []region.Status `json:"statusNotIn,omitempty"`
 
-	// "backup_target" field predicates.
-	BackupTarget             *string  `json:"backupTarget,omitempty"`
-	BackupTargetNEQ          *string  `json:"backupTargetNEQ,omitempty"`
-	BackupTargetIn           []string `json:"backupTargetIn,omitempty"`
-	BackupTargetNotIn        []string `json:"backupTargetNotIn,omitempty"`
-	BackupTargetGT           *string  `json:"backupTargetGT,omitempty"`
-	BackupTargetGTE          *string  `json:"backupTargetGTE,omitempty"`
-	BackupTargetLT           *string  `json:"backupTargetLT,omitempty"`
-	BackupTargetLTE          *string  `json:"backupTargetLTE,omitempty"`
-	BackupTargetContains     *string  `json:"backupTargetContains,omitempty"`
-	BackupTargetHasPrefix    *string  `json:"backupTargetHasPrefix,omitempty"`
-	BackupTargetHasSuffix    *string  `json:"backupTargetHasSuffix,omitempty"`
-	BackupTargetIsNil        bool     `json:"backupTargetIsNil,omitempty"`
-	BackupTargetNotNil       bool     `json:"backupTargetNotNil,omitempty"`
-	BackupTargetEqualFold    *string  `json:"backupTargetEqualFold,omitempty"`
-	BackupTargetContainsFold *string  `json:"backupTargetContainsFold,omitempty"`
-
 	// "availability_zones" edge predicates.
 	HasAvailabilityZones     *bool                         `json:"hasAvailabilityZones,omitempty"`
 	HasAvailabilityZonesWith []*AvailabilityZoneWhereInput `json:"hasAvailabilityZonesWith,omitempty"`
@@ -24077,51 +23998,6 @@ func (i *RegionWhereInput) P() (predicate.Region, error) {
 	}
 	if len(i.StatusNotIn) > 0 {
 		predicates = append(predicates, region.StatusNotIn(i.StatusNotIn...))
-	}
-	if i.BackupTarget != nil {
-		predicates = append(predicates, region.BackupTargetEQ(*i.BackupTarget))
-	}
-	if i.BackupTargetNEQ != nil {
-		predicates = append(predicates, region.BackupTargetNEQ(*i.BackupTargetNEQ))
-	}
-	if len(i.BackupTargetIn) > 0 {
-		predicates = append(predicates, region.BackupTargetIn(i.BackupTargetIn...))
-	}
-	if len(i.BackupTargetNotIn) > 0 {
-		predicates = append(predicates, region.BackupTargetNotIn(i.BackupTargetNotIn...))
-	}
-	if i.BackupTargetGT != nil {
-		predicates = append(predicates, region.BackupTargetGT(*i.BackupTargetGT))
-	}
-	if i.BackupTargetGTE != nil {
-		predicates = append(predicates, region.BackupTargetGTE(*i.BackupTargetGTE))
-	}
-	if i.BackupTargetLT != nil {
-		predicates = append(predicates, region.BackupTargetLT(*i.BackupTargetLT))
-	}
-	if i.BackupTargetLTE != nil {
-		predicates = append(predicates, region.BackupTargetLTE(*i.BackupTargetLTE))
-	}
-	if i.BackupTargetContains != nil {
-		predicates = append(predicates, region.BackupTargetContains(*i.BackupTargetContains))
-	}
-	if i.BackupTargetHasPrefix != nil {
-		predicates = append(predicates, region.BackupTargetHasPrefix(*i.BackupTargetHasPrefix))
-	}
-	if i.BackupTargetHasSuffix != nil {
-		predicates = append(predicates, region.BackupTargetHasSuffix(*i.BackupTargetHasSuffix))
-	}
-	if i.BackupTargetIsNil {
-		predicates = append(predicates, region.BackupTargetIsNil())
-	}
-	if i.BackupTargetNotNil {
-		predicates = append(predicates, region.BackupTargetNotNil())
-	}
-	if i.BackupTargetEqualFold != nil {
-		predicates = append(predicates, region.BackupTargetEqualFold(*i.BackupTargetEqualFold))
-	}
-	if i.BackupTargetContainsFold != nil {
-		predicates = append(predicates, region.BackupTargetContainsFold(*i.BackupTargetContainsFold))
 	}
 
 	if i.HasAvailabilityZones != nil {

@@ -27,7 +27,7 @@ type Region struct {
 	Description string `json:"description,omitempty"`
 	// Status holds the value of the "status" field.
 	Status region.Status `json:"status,omitempty"`
-	// the directory backups of the region's VMs are written to: an absolute path every compute node of the region mounts (a local directory or an NFS export); empty: the region takes no backups
+	// null unless the viewer may edit regions (operators, admins) or is a node's agent; the directory backups of the region's VMs are written to: an absolute path every compute node of the region mounts (a local directory or an NFS export); empty: the region takes no backups
 	BackupTarget string `json:"backup_target,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the RegionQuery when eager-loading is set.

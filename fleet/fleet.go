@@ -34,6 +34,10 @@ type Config struct {
 	Delays      hypervisor.OperationDelays
 	FailureRate float64
 	Seed        uint64
+	// SharedDirs are the directories every simulated node mounts from one shared storage
+	// (hypervisor.SharedStorage), as a region's nodes mount its backup target: a backup one
+	// node writes there another restores. Nil: DefaultSharedDirs.
+	SharedDirs []string
 	// HeartbeatInterval, ResyncInterval and Parallelism are passed to every agent (zero:
 	// nodeagent's defaults).
 	HeartbeatInterval time.Duration
@@ -59,6 +63,10 @@ type Fleet struct {
 	interval time.Duration // heartbeat interval
 }
 
+// DefaultSharedDirs is where the simulated nodes share storage unless Config.SharedDirs
+// says otherwise: the backup targets the demo's regions name are under it.
+var DefaultSharedDirs = []string{"/var/lib/virtflow/backups"}
+
 // New builds the fleet's hypervisors and agents; Run starts them.
 func New(cfg Config) (*Fleet, error) {
 	if cfg.Log == nil {
@@ -74,9 +82,15 @@ func New(cfg Config) (*Fleet, error) {
 	if f.interval <= 0 {
 		f.interval = nodeagent.DefaultHeartbeatInterval
 	}
+	dirs := cfg.SharedDirs
+	if dirs == nil {
+		dirs = DefaultSharedDirs
+	}
+	shared := &hypervisor.SharedStorage{Dirs: dirs}
 	for i, n := range cfg.Nodes {
 		hv, err := hypervisor.NewSimulated(hypervisor.SimulatedConfig{
 			Capacity: n.Capacity, Delays: cfg.Delays, FailureRate: cfg.FailureRate, Seed: cfg.Seed + uint64(i),
+			Shared: shared,
 		})
 		if err != nil {
 			return nil, err

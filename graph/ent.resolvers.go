@@ -29,6 +29,14 @@ func (r *assignmentResolver) ConfigDrive(ctx context.Context, obj *ent.Assignmen
 	return &obj.ConfigDrive, nil
 }
 
+// Location is the resolver for the location field.
+func (r *backupResolver) Location(ctx context.Context, obj *ent.Backup) (*string, error) {
+	if !provision.MayReadBackupPath(ctx) {
+		return nil, nil
+	}
+	return &obj.Location, nil
+}
+
 // CreateAlert is the resolver for the createAlert field.
 func (r *mutationResolver) CreateAlert(ctx context.Context, input ent.CreateAlertInput) (*ent.Alert, error) {
 	return alerting.Create(ctx, r.ent(ctx), input)
@@ -912,6 +920,14 @@ func (r *queryResolver) Volumes(ctx context.Context, after *entgql.Cursor[int], 
 	return r.client.Volume.Query().Paginate(ctx, after, first, before, last, ent.WithVolumeOrder(orderBy), ent.WithVolumeFilter(where.Filter))
 }
 
+// BackupTarget is the resolver for the backupTarget field.
+func (r *regionResolver) BackupTarget(ctx context.Context, obj *ent.Region) (*string, error) {
+	if !provision.MayReadBackupPath(ctx) {
+		return nil, nil
+	}
+	return &obj.BackupTarget, nil
+}
+
 // UserData is the resolver for the userData field.
 func (r *virtualMachineResolver) UserData(ctx context.Context, obj *ent.VirtualMachine) (*string, error) {
 	ok, err := kubecluster.MayReadNodeBootstrap(ctx, r.client, obj.ID)
@@ -923,6 +939,9 @@ func (r *virtualMachineResolver) UserData(ctx context.Context, obj *ent.VirtualM
 
 // Assignment returns generated.AssignmentResolver implementation.
 func (r *Resolver) Assignment() generated.AssignmentResolver { return &assignmentResolver{r} }
+
+// Backup returns generated.BackupResolver implementation.
+func (r *Resolver) Backup() generated.BackupResolver { return &backupResolver{r} }
 
 // ComputeNode returns generated.ComputeNodeResolver implementation.
 func (r *Resolver) ComputeNode() generated.ComputeNodeResolver { return &computeNodeResolver{r} }
@@ -944,6 +963,9 @@ func (r *Resolver) Port() generated.PortResolver { return &portResolver{r} }
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
+// Region returns generated.RegionResolver implementation.
+func (r *Resolver) Region() generated.RegionResolver { return &regionResolver{r} }
+
 // VirtualMachine returns generated.VirtualMachineResolver implementation.
 func (r *Resolver) VirtualMachine() generated.VirtualMachineResolver {
 	return &virtualMachineResolver{r}
@@ -951,11 +973,13 @@ func (r *Resolver) VirtualMachine() generated.VirtualMachineResolver {
 
 type (
 	assignmentResolver        struct{ *Resolver }
+	backupResolver            struct{ *Resolver }
 	computeNodeResolver       struct{ *Resolver }
 	kubernetesClusterResolver struct{ *Resolver }
 	mutationResolver          struct{ *Resolver }
 	networkResolver           struct{ *Resolver }
 	portResolver              struct{ *Resolver }
 	queryResolver             struct{ *Resolver }
+	regionResolver            struct{ *Resolver }
 	virtualMachineResolver    struct{ *Resolver }
 )

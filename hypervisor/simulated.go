@@ -33,6 +33,8 @@ type SimulatedConfig struct {
 	Seed uint64
 	// Sleep waits d or until ctx is done; a test passes a fake clock here. Nil uses a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Shared is storage this host mounts with others (a region's backup target); nil: none.
+	Shared *SharedStorage
 }
 
 // DefaultSimulatedPoolCapacity is the size of a simulated storage pool: 2 TiB.

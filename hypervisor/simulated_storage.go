@@ -7,13 +7,73 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // simPool is one simulated storage pool: volumes exist only in the process, and uploaded
-// bytes are counted, not kept.
+// bytes are counted, not kept. A pool over [SharedStorage] is the same simPool on every
+// simulated host that made it, guarded by the shared storage's mutex (nil for a local pool).
 type simPool struct {
 	path string
 	vols map[string]*Volume
+	mu   *sync.Mutex
+}
+
+// lock locks a shared pool (a local one is guarded by its host's mutex already).
+func (p *simPool) lock() {
+	if p.mu != nil {
+		p.mu.Lock()
+	}
+}
+
+// unlock undoes lock.
+func (p *simPool) unlock() {
+	if p.mu != nil {
+		p.mu.Unlock()
+	}
+}
+
+// SharedStorage is storage several simulated hosts mount at the same paths, as the nodes of
+// a region mount its backup target over NFS: a pool made over one of Dirs (or a directory
+// under one) holds the same volumes on each host that made it, so that a backup one
+// simulated node wrote is restored by another. Give the same *SharedStorage to each host's
+// [SimulatedConfig]; Dirs must not change once it is in use.
+type SharedStorage struct {
+	Dirs []string
+
+	mu    sync.Mutex
+	pools map[string]*simPool // by path
+}
+
+// poolAt returns the shared pool over path, made on first use, or nil when path is not
+// under one of the shared directories.
+func (sh *SharedStorage) poolAt(path string) *simPool {
+	if sh == nil {
+		return nil
+	}
+	clean := filepath.Clean(path)
+	shared := false
+	for _, d := range sh.Dirs {
+		d = filepath.Clean(d)
+		if clean == d || strings.HasPrefix(clean, d+string(filepath.Separator)) {
+			shared = true
+			break
+		}
+	}
+	if !shared {
+		return nil
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.pools == nil {
+		sh.pools = map[string]*simPool{}
+	}
+	p, ok := sh.pools[clean]
+	if !ok {
+		p = &simPool{path: path, vols: map[string]*Volume{}, mu: &sh.mu}
+		sh.pools[clean] = p
+	}
+	return p
 }
 
 // simStorage is the storage part of [Simulated]; its fields are guarded by Simulated.mu.
@@ -41,6 +101,8 @@ func (s *Simulated) PoolInfo(ctx context.Context, pool string) (PoolInfo, error)
 	if err != nil {
 		return PoolInfo{}, err
 	}
+	p.lock()
+	defer p.unlock()
 	info := PoolInfo{CapacityBytes: s.cfg.PoolCapacityBytes}
 	for _, v := range p.vols {
 		info.AllocationBytes += v.AllocationBytes
@@ -62,7 +124,11 @@ func (s *Simulated) EnsurePool(ctx context.Context, spec PoolSpec) error {
 		s.storage.pools = map[string]*simPool{}
 	}
 	if _, ok := s.storage.pools[spec.Name]; !ok {
-		s.storage.pools[spec.Name] = &simPool{path: spec.Path, vols: map[string]*Volume{}}
+		if p := s.cfg.Shared.poolAt(spec.Path); p != nil {
+			s.storage.pools[spec.Name] = p
+		} else {
+			s.storage.pools[spec.Name] = &simPool{path: spec.Path, vols: map[string]*Volume{}}
+		}
 	}
 	return nil
 }
@@ -82,6 +148,8 @@ func (s *Simulated) CreateVolume(ctx context.Context, pool string, spec VolumeSp
 	if err != nil {
 		return Volume{}, err
 	}
+	p.lock()
+	defer p.unlock()
 	if v, ok := p.vols[n.Name]; ok {
 		return cloneVolume(v), nil
 	}
@@ -115,6 +183,8 @@ func (s *Simulated) UploadVolume(ctx context.Context, pool, name string, r io.Re
 	if err != nil {
 		return err
 	}
+	p.lock()
+	defer p.unlock()
 	v, ok := p.vols[name]
 	if !ok {
 		return volumeNotFound(pool, name)
@@ -133,6 +203,8 @@ func (s *Simulated) Volume(ctx context.Context, pool, name string) (Volume, erro
 	if err != nil {
 		return Volume{}, err
 	}
+	p.lock()
+	defer p.unlock()
 	v, ok := p.vols[name]
 	if !ok {
 		return Volume{}, volumeNotFound(pool, name)
@@ -150,6 +222,8 @@ func (s *Simulated) ListVolumes(ctx context.Context, pool string) ([]Volume, err
 	if err != nil {
 		return nil, err
 	}
+	p.lock()
+	defer p.unlock()
 	out := make([]Volume, 0, len(p.vols))
 	for _, v := range p.vols {
 		out = append(out, cloneVolume(v))
@@ -165,7 +239,9 @@ func (s *Simulated) DeleteVolume(ctx context.Context, pool, name string) error {
 	}
 	defer s.mu.Unlock()
 	if p, ok := s.storage.pools[pool]; ok {
+		p.lock()
 		delete(p.vols, name)
+		p.unlock()
 	}
 	return nil
 }
@@ -180,6 +256,8 @@ func (s *Simulated) GrowVolume(ctx context.Context, pool, name string, capacityB
 	if err != nil {
 		return Volume{}, err
 	}
+	p.lock()
+	defer p.unlock()
 	v, ok := p.vols[name]
 	if !ok {
 		return Volume{}, volumeNotFound(pool, name)
@@ -202,13 +280,21 @@ func (s *Simulated) CopyVolume(ctx context.Context, srcPool, src, dstPool, dst s
 	if err != nil {
 		return Volume{}, err
 	}
-	v, ok := sp.vols[src]
-	if !ok {
-		return Volume{}, volumeNotFound(srcPool, src)
-	}
 	dp, err := s.pool(dstPool)
 	if err != nil {
 		return Volume{}, err
+	}
+	// One SharedStorage has one mutex: lock it once when either pool is shared.
+	if sp.mu != nil {
+		sp.lock()
+		defer sp.unlock()
+	} else if dp.mu != nil {
+		dp.lock()
+		defer dp.unlock()
+	}
+	v, ok := sp.vols[src]
+	if !ok {
+		return Volume{}, volumeNotFound(srcPool, src)
 	}
 	c := &Volume{Name: dst, Path: filepath.Join(dp.path, dst), Format: "qcow2",
 		CapacityBytes: v.CapacityBytes, AllocationBytes: v.AllocationBytes}

@@ -242,3 +242,47 @@ func BenchmarkSimulatedLifecycle(b *testing.B) {
 		}
 	}
 }
+
+// TestSimulatedSharedStorage: two simulated hosts given one SharedStorage see the same
+// volumes in pools over a shared directory (made under different pool names, as agents
+// name them), while their other pools stay their own.
+func TestSimulatedSharedStorage(t *testing.T) {
+	ctx := context.Background()
+	shared := &SharedStorage{Dirs: []string{"/srv/backups"}}
+	a, _ := NewSimulated(SimulatedConfig{Shared: shared})
+	b, _ := NewSimulated(SimulatedConfig{Shared: shared})
+	for _, h := range []*Simulated{a, b} {
+		for _, p := range []PoolSpec{{Name: "local", Path: "/var/lib/vf"}} {
+			if err := h.EnsurePool(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := a.EnsurePool(ctx, PoolSpec{Name: "bk-a", Path: "/srv/backups/r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.EnsurePool(ctx, PoolSpec{Name: "bk-b", Path: "/srv/backups/r1/"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateVolume(ctx, "local", VolumeSpec{Name: "root", CapacityBytes: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CopyVolume(ctx, "local", "root", "bk-a", "copy"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := b.Volume(ctx, "bk-b", "copy"); err != nil || v.CapacityBytes != 1<<30 {
+		t.Fatalf("host b reads the shared copy: %+v, %v", v, err)
+	}
+	if _, err := b.CopyVolume(ctx, "bk-b", "copy", "local", "restored"); err != nil {
+		t.Fatalf("host b restores from the shared pool: %v", err)
+	}
+	if _, err := b.Volume(ctx, "local", "root"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("host b sees host a's local volume: %v", err)
+	}
+	if err := b.DeleteVolume(ctx, "bk-b", "copy"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Volume(ctx, "bk-a", "copy"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a copy deleted on host b is still on host a: %v", err)
+	}
+}

@@ -16,7 +16,7 @@ type AssignedBackup struct {
 	Id string `json:"id"`
 	// PENDING until the VM's node's agent takes it, CREATING while it copies the disk to the backup target, AVAILABLE once the copy is complete, DELETING until the copy is gone, ERROR with the agent's reason
 	Status BackupStatus `json:"status"`
-	// the directory of the backup target holding the copy (the region's backup target when it was taken)
+	// the directory of the backup target holding the copy (the region's backup target when it was taken); an operator's path on the nodes, so null unless the viewer may edit regions (operators, admins) or is the agent of a node that copies or restores it
 	Location *string `json:"location"`
 	// the VM it copies; null once the VM was deleted (the backup stays and can be restored)
 	VirtualMachine *AssignedBackupVirtualMachine `json:"virtualMachine"`
@@ -814,7 +814,7 @@ type RestoreSource struct {
 	Id string `json:"id"`
 	// PENDING until the VM's node's agent takes it, CREATING while it copies the disk to the backup target, AVAILABLE once the copy is complete, DELETING until the copy is gone, ERROR with the agent's reason
 	Status BackupStatus `json:"status"`
-	// the directory of the backup target holding the copy (the region's backup target when it was taken)
+	// the directory of the backup target holding the copy (the region's backup target when it was taken); an operator's path on the nodes, so null unless the viewer may edit regions (operators, admins) or is the agent of a node that copies or restores it
 	Location *string `json:"location"`
 }
 

@@ -423,3 +423,14 @@ func (s *Service) CloneVM(ctx context.Context, client *ent.Client, id int, input
 	}
 	return s.restore(ctx, client, b.ID, input, true)
 }
+
+// MayReadBackupPath reports whether the viewer in ctx may read where backups are written on
+// the nodes (Backup.location, Region.backupTarget): an operator's directory, which says
+// nothing a tenant needs and describes the platform's storage. Readable by whoever may edit
+// regions (operators and admins, who set backupTarget), by the agent of a node (it copies
+// and restores the backups the row filter shows it) and by the system; for tenant members,
+// tenant admins and platform viewers the fields are null, as a cluster node's userData is.
+func MayReadBackupPath(ctx context.Context) bool {
+	v := authz.FromContext(ctx)
+	return v.IsSystem() || v.Can("Region", authz.ActWrite) || len(v.Domains("node", "Backup", authz.ActRead)) > 0
+}

@@ -33,8 +33,9 @@ func (Backup) Fields() []ent.Field {
 		field.String("status_reason").Optional().MaxLen(1024).Annotations(system),
 		field.Int64("size_gb").Default(0).NonNegative().Annotations(entgql.OrderField("SIZE_GB"), system).
 			Comment("the storage charged to the tenant's backup quota: the VM's root disk size when it was taken"),
-		field.String("location").Optional().MaxLen(1024).Annotations(system).
-			Comment("the directory of the backup target holding the copy (the region's backup target when it was taken)"),
+		field.String("location").Optional().MaxLen(1024).
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput|entgql.SkipMutationUpdateInput|entgql.SkipWhereInput), forceResolver()).
+			Comment("the directory of the backup target holding the copy (the region's backup target when it was taken); an operator's path on the nodes, so null unless the viewer may edit regions (operators, admins) or is the agent of a node that copies or restores it"),
 		field.Bool("scheduled").Default(false).Annotations(system).
 			Comment("true when the VM's backup schedule made it (the worker keeps backupRetain of these per VM)"),
 		field.String("image_name").Optional().MaxLen(128).Annotations(system).

@@ -26,7 +26,8 @@ func (Region) Fields() []ent.Field {
 		field.Enum("status").NamedValues(enumValues("Open", "Closed")...).Default("OPEN").
 			Annotations(entgql.OrderField("STATUS")),
 		field.String("backup_target").Optional().MaxLen(1024).Match(backupTargetPattern).
-			Comment("the directory backups of the region's VMs are written to: an absolute path every compute node of the region mounts (a local directory or an NFS export); empty: the region takes no backups"),
+			Annotations(entgql.Skip(entgql.SkipWhereInput), forceResolver()).
+			Comment("null unless the viewer may edit regions (operators, admins) or is a node's agent; the directory backups of the region's VMs are written to: an absolute path every compute node of the region mounts (a local directory or an NFS export); empty: the region takes no backups"),
 	}
 }
 

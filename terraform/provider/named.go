@@ -131,6 +131,10 @@ func namedDataSources() []func() datasource.DataSource {
 			{"description", "description", ""}}},
 		{name: "ssh_key", list: "sshKeys", desc: "An SSH key, by name.", attrs: []namedAttr{
 			{"fingerprint", "fingerprint", "Its SHA256 fingerprint."}}},
+		{name: "backup", list: "backups", desc: "A backup of a VM's root disk, by name (unique names only: names are unique per tenant), to restore.", attrs: []namedAttr{
+			{"status", "status", "AVAILABLE once it can be restored."}, {"size_gb", "sizeGB", "Its size in GiB (the restored VM's flavor must hold it)."},
+			{"tenant_id", "tenant { id }", "Its tenant."}, {"region_id", "region { id }", "The region it is restored in."},
+			{"virtual_machine_id", "virtualMachine { id }", "The VM it copies (null once deleted)."}}},
 	}
 	out := make([]func() datasource.DataSource, len(defs))
 	for i := range defs {

@@ -122,6 +122,8 @@ func (p *virtflowProvider) Resources(context.Context) []func() resource.Resource
 		hostResource,
 		portResource,
 		cableResource,
+		snapshotResource,
+		backupResource,
 	}, declaredResources()...)
 }
 

@@ -38,7 +38,7 @@ func TestEveryResourceImports(t *testing.T) {
 			t.Errorf("%s schema: %v", md.TypeName, sr.Diagnostics)
 		}
 	}
-	if len(names) != 20 || !names["virtflow_datacenter"] || !names["virtflow_floor"] || !names["virtflow_region"] || !names["virtflow_kubernetes_cluster"] || !names["virtflow_load_balancer"] || !names["virtflow_global_service"] || !names["virtflow_flavor"] || !names["virtflow_virtual_machine"] || !names["virtflow_cable"] {
+	if len(names) != 22 || !names["virtflow_snapshot"] || !names["virtflow_backup"] || !names["virtflow_datacenter"] || !names["virtflow_floor"] || !names["virtflow_region"] || !names["virtflow_kubernetes_cluster"] || !names["virtflow_load_balancer"] || !names["virtflow_global_service"] || !names["virtflow_flavor"] || !names["virtflow_virtual_machine"] || !names["virtflow_cable"] {
 		t.Errorf("resources %v", names)
 	}
 	var _ provider.Provider = p

@@ -11,6 +11,8 @@ var _ ResolverRoot = Root{}
 
 func (r Root) Assignment() AssignmentResolver { return r.Resolver.Assignment() }
 
+func (r Root) Backup() BackupResolver { return r.Resolver.Backup() }
+
 func (r Root) ComputeNode() ComputeNodeResolver { return r.Resolver.ComputeNode() }
 
 func (r Root) Invoice() InvoiceResolver { return r.Resolver.Invoice() }
@@ -28,6 +30,8 @@ func (r Root) Port() PortResolver { return r.Resolver.Port() }
 func (r Root) PriceEntry() PriceEntryResolver { return r.Resolver.PriceEntry() }
 
 func (r Root) Query() QueryResolver { return r.Resolver.Query() }
+
+func (r Root) Region() RegionResolver { return r.Resolver.Region() }
 
 func (r Root) Subscription() SubscriptionResolver { return r.Resolver.Subscription() }
 

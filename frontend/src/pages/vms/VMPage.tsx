@@ -1,5 +1,5 @@
 // /vms/<id>: one VM — status (live), placement, flavor and image, allocation, ports and IPs,
-// the node agent's assignment, and the power actions.
+// the node agent's assignment, volumes, snapshots and backups, and the power actions.
 import { Fragment, useEffect } from 'react';
 import { useNavigate, useParams, Link } from 'react-router';
 import { useQuery } from 'urql';
@@ -10,6 +10,7 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { VMActions } from '../../components/compute/VMActions';
 import { ResizeVM } from '../../components/compute/ResizeVM';
 import { VMVolumes } from '../../components/compute/VMVolumes';
+import { VMCopies } from '../../components/compute/VMCopies';
 import { VMTimeline } from '../../components/compute/VMTimeline';
 import { VMConsole } from '../../components/compute/VMConsole';
 import { VMUsage } from '../../components/compute/VMUsage';
@@ -202,6 +203,7 @@ export default function VMPage() {
       )}
 
       <VMVolumes vmID={vm.id} tenantID={vm.tenant.id} refreshKey={latest} />
+      <VMCopies vmID={vm.id} refreshKey={latest} />
 
       <VMConsole id={vm.id} />
       <VMUsage vmID={vm.id} />

@@ -1,1 +1,0 @@
-import{r as e}from"./index-BG4l_Sqf.js";import{i as t}from"./Problem-Bi4ae7b1.js";var n=t();function r({type:t,id:r}){return(0,n.jsx)(e,{to:`/changes?objectType=${encodeURIComponent(t)}&objectID=${encodeURIComponent(r)}`,className:`history-link`,children:`History`})}export{r as t};
