@@ -194,6 +194,10 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		rl.Run(ctx)
 	}()
 	if cfg.Embedded() {
+		// embeddedWorkers is the embedded worker's concurrency: as many tasks as the SQLite
+		// pool has connections (infra), so provisioning keeps up with the API's creates
+		// (issue 30: with 4, a demo VM waited a median 50 s for its node's assignment).
+		const embeddedWorkers = 8
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
@@ -206,7 +210,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 				errc <- err
 				return
 			}
-			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: 4, Clock: prov.Clock(),
+			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: embeddedWorkers, Clock: prov.Clock(),
 				Reconcile: rec, Images: images, Log: log.With("component", "worker"), Tracer: tr.Provider,
 				HookClient: alerting.HookClient(g.egress), Secrets: g.secrets, Kubernetes: kube}
 			if err := worker.Run(ctx, wcfg); err != nil {

@@ -80,19 +80,22 @@ type OpenOptions struct {
 	// idle once opened.
 	MaxConns int
 	// NoStatementCache sends statements as lib/pq does, unprepared (for PgBouncer in
-	// transaction mode before 1.21, which cannot keep a connection's named statements).
+	// transaction mode before 1.21, which cannot keep a connection's named statements);
+	// on SQLite, compiles every statement again.
 	NoStatementCache bool
 }
 
 // DefaultMaxConns is the PostgreSQL pool of a process that does not choose one (tests, tools).
 const DefaultMaxConns = 16
 
-// openSQL opens driver at dsn, through otelsql when tracing is on. PostgreSQL connections
-// keep their parameterized statements prepared (package stmtcache): one round trip per
-// statement instead of lib/pq's two.
+// openSQL opens driver at dsn, through otelsql when tracing is on. Unless noStmtCache,
+// PostgreSQL connections keep their parameterized statements prepared (package stmtcache):
+// one round trip per statement instead of lib/pq's two; SQLite connections keep theirs
+// compiled.
 func openSQL(driverName, dsn string, tr *telemetry.Tracing, system attribute.KeyValue, noStmtCache bool) (*sql.DB, error) {
 	var connector driver.Connector
-	if driverName == "postgres" {
+	switch {
+	case driverName == "postgres":
 		pc, err := pq.NewConnector(dsn)
 		if err != nil {
 			return nil, err
@@ -101,6 +104,15 @@ func openSQL(driverName, dsn string, tr *telemetry.Tracing, system attribute.Key
 		if !noStmtCache {
 			connector = &stmtcache.Connector{Base: pc}
 		}
+	case driverName == "sqlite" && !noStmtCache:
+		// The registered driver (with whatever was registered on it), its connections
+		// keeping their compiled statements.
+		reg, err := sql.Open(driverName, dsn)
+		if err != nil {
+			return nil, err
+		}
+		connector = &stmtcache.SQLite{Base: reg.Driver(), DSN: dsn}
+		_ = reg.Close() // never connected
 	}
 	if tr == nil || !tr.Enabled() {
 		if connector != nil {
@@ -162,11 +174,14 @@ func OpenDatabaseWith(ctx context.Context, databaseURL, dataDir string, o OpenOp
 		// WAL lets readers run beside the writer; immediate transactions and a busy timeout
 		// make concurrent writers wait their turn instead of failing.
 		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err = openSQL("sqlite", dsn, o.Tracing, semconv.DBSystemSqlite, true)
+		db, err = openSQL("sqlite", dsn, o.Tracing, semconv.DBSystemSqlite, o.NoStatementCache)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 		}
+		// Idle connections are kept (database/sql keeps 2 by default): each holds its
+		// compiled statements (stmtcache.SQLite), lost when a connection closes.
 		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(8)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
