@@ -72,7 +72,8 @@ const (
 )
 
 // declField is one attribute. An edge field (edge true) is the id of a unique edge: the input
-// field gql+"ID" (in+"ID" when in is set), read as gql { id }. A kIDs field reads the connection gql and writes
+// field gql+"ID" (in+"ID" when in is set), read as gql { id }. Another field's input is in
+// when set (the type's allowedCidrs is the input's allowedCIDRs). A kIDs field reads the connection gql and writes
 // in+"IDs" (create) or add/remove+In+"IDs" (update).
 type declField struct {
 	attr, gql, desc string
@@ -90,6 +91,9 @@ type declField struct {
 	writeOnly bool
 	// readOnly: answered by the API, never sent (a token's prefix).
 	readOnly bool
+	// detach (kIDs): destroy first removes the ids in the state, for an API that refuses
+	// to delete an object still holding members (a zone with racks).
+	detach bool
 }
 
 var (
@@ -178,6 +182,9 @@ func (f declField) key() string {
 	}
 	if f.kind == kIDs {
 		return f.in + "IDs"
+	}
+	if f.in != "" {
+		return f.in
 	}
 	return f.gql
 }
@@ -533,6 +540,10 @@ func (r *declared) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if err := r.detachMembers(ctx, req.State, id.ValueString()); err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot delete virtflow_"+r.name+" "+id.ValueString(), err, r.attrNames())
+		return
+	}
 	op := r.deleteOp
 	if op == "" {
 		op = "delete" + r.typ
@@ -541,6 +552,32 @@ func (r *declared) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	if err := r.client.Do(ctx, q, map[string]any{"id": id.ValueString()}, nil); err != nil && !apiclient.IsNotFound(err) {
 		addAPIError(&resp.Diagnostics, "Cannot delete virtflow_"+r.name+" "+id.ValueString(), err, r.attrNames())
 	}
+}
+
+// detachMembers removes the members of detach fields the state holds, in one update.
+func (r *declared) detachMembers(ctx context.Context, st tfsdk.State, id string) error {
+	in := map[string]any{}
+	for _, f := range r.fields {
+		if !f.detach {
+			continue
+		}
+		var v types.Set
+		if d := st.GetAttribute(ctx, path.Root(f.attr), &v); d.HasError() {
+			return fmt.Errorf("%s: %v", f.attr, d)
+		}
+		if ids := stringSet(ctx, v); len(ids) > 0 {
+			in["remove"+upperFirst(f.key())] = ids
+		}
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	q := fmt.Sprintf("mutation($id: ID!, $in: Update%sInput!) { update%s(id: $id, input: $in) { id } }", r.typ, r.typ)
+	err := r.client.Do(ctx, q, map[string]any{"id": id, "in": in}, nil)
+	if apiclient.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // ImportState implements resource.ResourceWithImportState: the import id is the GraphQL id,
@@ -579,6 +616,7 @@ func sf(attr, gql, desc string) declField { return declField{attr: attr, gql: gq
 func req(f declField) declField           { f.required = true; return f }
 func comp(f declField) declField          { f.computed = true; return f }
 func repl(f declField) declField          { f.replaceOnChange = true; return f }
+func detachF(f declField) declField       { f.detach = true; return f }
 func of(k fieldKind, f declField) declField {
 	f.kind = k
 	return f
@@ -604,8 +642,8 @@ func declaredResources() []func() resource.Resource {
 	zone := func(name, typ, what string, extra ...declField) declared {
 		fs := []declField{req(sf("name", "name", "Name, unique in its datacenter.")), descF,
 			req(edgeF("datacenter_id", "datacenter", "The datacenter.")),
-			idsF("rack_ids", "racks", "rack", "The racks in the zone (left out: not managed here)."),
-			idsF("host_ids", "hosts", "host", "The hosts in the zone (left out: not managed here)."),
+			detachF(idsF("rack_ids", "racks", "rack", "The racks in the zone (left out: not managed here; destroy takes them out of the zone).")),
+			detachF(idsF("host_ids", "hosts", "host", "The hosts in the zone (left out: not managed here; destroy takes them out of the zone).")),
 		}
 		return declared{name: name, typ: typ, list: lowerFirst(typ) + "s", desc: what, fields: append(fs, extra...)}
 	}
@@ -632,7 +670,7 @@ func declaredResources() []func() resource.Resource {
 		zone("power_zone", "PowerZone", "A power zone of a datacenter: racks and hosts fed by one power source (a failure domain placement spreads over)."),
 		zone("rack_zone", "RackZone", "A rack zone of a datacenter: racks and hosts placement treats as one failure domain."),
 		zone("network_zone", "NetworkZone", "A network zone of a datacenter: racks, hosts and networks behind one network failure domain.",
-			idsF("network_ids", "networks", "network", "The networks in the zone (left out: not managed here).")),
+			detachF(idsF("network_ids", "networks", "network", "The networks in the zone (left out: not managed here; destroy takes them out of the zone)."))),
 		{name: "availability_zone", typ: "AvailabilityZone", list: "availabilityZones", desc: "An availability zone of a region, a set of compute nodes.", fields: []declField{
 			req(sf("name", "name", "Name, unique in its region.")), descF,
 			req(edgeF("region_id", "region", "The region.")),
@@ -699,7 +737,7 @@ func declaredResources() []func() resource.Resource {
 		{name: "role_binding", typ: "RoleBinding", desc: "A role granted to a user on the platform, a tenant or a compute node (grantRole; revoked on destroy). Changing any attribute grants a new binding.",
 			createOp: "grantRole", inputType: "GrantRoleInput", deleteOp: "revokeRole", fields: []declField{
 				req(repl(edgeF("user_id", "user", "The user."))),
-				req(repl(sf("role", "role", "The role, e.g. PLATFORM_ADMIN, TENANT_ADMIN, TENANT_MEMBER."))),
+				req(repl(sf("role", "role", "ADMIN, OPERATOR, MAINTAINER, VIEWER (platform or node), TENANT_ADMIN or TENANT_MEMBER (with tenant_id)."))),
 				repl(edgeF("tenant_id", "tenant", "The tenant, for a tenant role.")),
 				repl(edgeF("node_id", "node", "The compute node, for a node role.")),
 				{attr: "domain", gql: "domain", desc: "platform, tenant:<id> or node:<id>.", readOnly: true},
@@ -711,7 +749,7 @@ func declaredResources() []func() resource.Resource {
 				comp(repl(sf("scope", "scope", "READ_ONLY (default) or READ_WRITE."))),
 				repl(edgeF("tenant_id", "tenant", "The tenant it is limited to.")),
 				repl(of(kTime, sf("expires_at", "expiresAt", "When it stops working (RFC 3339)."))),
-				repl(of(kStrings, sf("allowed_cidrs", "allowedCidrs", "Networks it may be used from."))),
+				repl(declField{attr: "allowed_cidrs", gql: "allowedCidrs", in: "allowedCIDRs", kind: kStrings, desc: "Networks it may be used from."}),
 				comp(repl(declField{attr: "user_id", gql: "owner", in: "user", edge: true, desc: "The user it acts as (default: the caller)."})),
 				{attr: "prefix", gql: "prefix", desc: "First characters of the token, to recognise it.", readOnly: true},
 			}},
