@@ -13,6 +13,7 @@ import (
 
 // AssignedBackup includes the requested fields of the GraphQL type Backup.
 type AssignedBackup struct {
+	// The backup's global id.
 	Id string `json:"id"`
 	// PENDING until the VM's node's agent takes it, CREATING while it copies the disk to the backup target, AVAILABLE once the copy is complete, DELETING until the copy is gone, ERROR with the agent's reason
 	Status BackupStatus `json:"status"`
@@ -36,6 +37,7 @@ func (v *AssignedBackup) GetVirtualMachine() *AssignedBackupVirtualMachine { ret
 
 // AssignedBackupVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
 type AssignedBackupVirtualMachine struct {
+	// The virtual machine's global id.
 	Id string `json:"id"`
 }
 
@@ -44,6 +46,7 @@ func (v *AssignedBackupVirtualMachine) GetId() string { return v.Id }
 
 // AssignedSnapshot includes the requested fields of the GraphQL type Snapshot.
 type AssignedSnapshot struct {
+	// The snapshot's global id.
 	Id string `json:"id"`
 	// PENDING until its node's agent takes it, CREATING while the agent copies the disk, AVAILABLE once the copy is complete, REVERTING while the agent copies it back onto the VM's root disk, DELETING until its copy is gone, ERROR with the agent's reason
 	Status SnapshotStatus `json:"status"`
@@ -64,6 +67,7 @@ func (v *AssignedSnapshot) GetVirtualMachine() *AssignedSnapshotVirtualMachine {
 
 // AssignedSnapshotVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
 type AssignedSnapshotVirtualMachine struct {
+	// The virtual machine's global id.
 	Id string `json:"id"`
 }
 
@@ -72,8 +76,10 @@ func (v *AssignedSnapshotVirtualMachine) GetId() string { return v.Id }
 
 // AssignedVolume includes the requested fields of the GraphQL type Volume.
 type AssignedVolume struct {
-	Id     string `json:"id"`
-	SizeGB int64  `json:"sizeGB"`
+	// The volume's global id.
+	Id string `json:"id"`
+	// The volume's size gb.
+	SizeGB int64 `json:"sizeGB"`
 	// the storage the seed names (HDD, SSD, NVMe); the volume is created in the storage pool its node's agent keeps for that type
 	Type VolumeType `json:"type"`
 }
@@ -91,21 +97,27 @@ func (v *AssignedVolume) GetType() VolumeType { return v.Type }
 // itself: the agent reads it even when it may no longer read the VM (moved to another node by
 // a drain, or deleted with force), which is when it must remove the domain.
 type Assignment struct {
-	Id            string                 `json:"id"`
-	DesiredState  AssignmentDesiredState `json:"desiredState"`
-	Status        AssignmentStatus       `json:"status"`
-	ObservedState *string                `json:"observedState"`
+	// The assignment's global id.
+	Id string `json:"id"`
+	// The assignment's desired state.
+	DesiredState AssignmentDesiredState `json:"desiredState"`
+	// The assignment's status.
+	Status AssignmentStatus `json:"status"`
+	// The assignment's observed state.
+	ObservedState *string `json:"observedState"`
 	// bumped on every change of the desired state
 	Generation int64 `json:"generation"`
 	// the VM's id, copied from the virtual_machine edge at create: the node's agent reads it even when it may not read the VM (moved to another node, or deleted with force) and so can still remove its domain
 	VmID *int `json:"vmID"`
 	// what the VM's config drive says (JSON of configdrive.Spec: instance-id, hostname, user-data, NICs with addresses, gateways and DNS, SSH keys), rendered by the provisioning task; the agent builds the cidata ISO from it; null for a Kubernetes cluster's node unless the viewer is the node's agent or may read the cluster's kubeconfig
-	ConfigDrive *string         `json:"configDrive"`
-	Volume      *AssignedVolume `json:"volume"`
+	ConfigDrive *string `json:"configDrive"`
+	// The volume of the assignment (a Volume).
+	Volume *AssignedVolume `json:"volume"`
 	// the snapshot to create (RUNNING; REVERTING: copy it back onto its VM's root disk) or delete (ABSENT)
 	Snapshot *AssignedSnapshot `json:"snapshot"`
 	// the backup to copy to the backup target (RUNNING) or delete from it (ABSENT)
-	Backup         *AssignedBackup `json:"backup"`
+	Backup *AssignedBackup `json:"backup"`
+	// The virtual machine of the assignment (a VirtualMachine).
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
 
@@ -146,9 +158,12 @@ func (v *Assignment) GetVirtualMachine() *VirtualMachine { return v.VirtualMachi
 type AssignmentDesiredState string
 
 const (
+	// Assignment desired state RUNNING: running.
 	AssignmentDesiredStateRunning AssignmentDesiredState = "RUNNING"
+	// Assignment desired state STOPPED: stopped.
 	AssignmentDesiredStateStopped AssignmentDesiredState = "STOPPED"
-	AssignmentDesiredStateAbsent  AssignmentDesiredState = "ABSENT"
+	// Assignment desired state ABSENT: absent.
+	AssignmentDesiredStateAbsent AssignmentDesiredState = "ABSENT"
 )
 
 var AllAssignmentDesiredState = []AssignmentDesiredState{
@@ -161,10 +176,14 @@ var AllAssignmentDesiredState = []AssignmentDesiredState{
 type AssignmentStatus string
 
 const (
-	AssignmentStatusPending  AssignmentStatus = "PENDING"
+	// Assignment status PENDING: pending.
+	AssignmentStatusPending AssignmentStatus = "PENDING"
+	// Assignment status APPLYING: applying.
 	AssignmentStatusApplying AssignmentStatus = "APPLYING"
-	AssignmentStatusApplied  AssignmentStatus = "APPLIED"
-	AssignmentStatusFailed   AssignmentStatus = "FAILED"
+	// Assignment status APPLIED: applied.
+	AssignmentStatusApplied AssignmentStatus = "APPLIED"
+	// Assignment status FAILED: failed.
+	AssignmentStatusFailed AssignmentStatus = "FAILED"
 )
 
 var AllAssignmentStatus = []AssignmentStatus{
@@ -175,13 +194,16 @@ var AllAssignmentStatus = []AssignmentStatus{
 }
 
 type AssignmentStatusInput struct {
+	// The assignment's id.
 	Id string `json:"id"`
 	// the generation the agent acted on; reports for an older generation are ignored
-	Generation int              `json:"generation"`
-	Status     AssignmentStatus `json:"status"`
+	Generation int `json:"generation"`
+	// The state the agent reached.
+	Status AssignmentStatus `json:"status"`
 	// what the hypervisor says, e.g. running, shutoff, absent
 	ObservedState *string `json:"observedState"`
-	Reason        *string `json:"reason"`
+	// Why, for FAILED (the hypervisor's error).
+	Reason *string `json:"reason"`
 	// For a VM's assignment: the volumes its domain has now (the running instance's disks while it
 	// runs, its definition's otherwise). The API moves the VM's ATTACHING volumes listed here to
 	// ATTACHED and its DETACHING volumes not listed to AVAILABLE. Left out: volumes unchanged.
@@ -223,11 +245,16 @@ func (v *AssignmentStatusInput) GetRoutes() []VMRouteInput { return v.Routes }
 type BackupStatus string
 
 const (
-	BackupStatusPending   BackupStatus = "PENDING"
-	BackupStatusCreating  BackupStatus = "CREATING"
+	// Backup status PENDING: pending.
+	BackupStatusPending BackupStatus = "PENDING"
+	// Backup status CREATING: creating.
+	BackupStatusCreating BackupStatus = "CREATING"
+	// Backup status AVAILABLE: available.
 	BackupStatusAvailable BackupStatus = "AVAILABLE"
-	BackupStatusDeleting  BackupStatus = "DELETING"
-	BackupStatusError     BackupStatus = "ERROR"
+	// Backup status DELETING: deleting.
+	BackupStatusDeleting BackupStatus = "DELETING"
+	// Backup status ERROR: error.
+	BackupStatusError BackupStatus = "ERROR"
 )
 
 var AllBackupStatus = []BackupStatus{
@@ -242,10 +269,14 @@ var AllBackupStatus = []BackupStatus{
 type CheckBuiltin string
 
 const (
+	// Check builtin LIBVIRTD_REACHABLE: libvirtd reachable.
 	CheckBuiltinLibvirtdReachable CheckBuiltin = "LIBVIRTD_REACHABLE"
-	CheckBuiltinStoragePoolFree   CheckBuiltin = "STORAGE_POOL_FREE"
-	CheckBuiltinDomainStateDrift  CheckBuiltin = "DOMAIN_STATE_DRIFT"
-	CheckBuiltinNicLink           CheckBuiltin = "NIC_LINK"
+	// Check builtin STORAGE_POOL_FREE: storage pool free.
+	CheckBuiltinStoragePoolFree CheckBuiltin = "STORAGE_POOL_FREE"
+	// Check builtin DOMAIN_STATE_DRIFT: domain state drift.
+	CheckBuiltinDomainStateDrift CheckBuiltin = "DOMAIN_STATE_DRIFT"
+	// Check builtin NIC_LINK: nic link.
+	CheckBuiltinNicLink CheckBuiltin = "NIC_LINK"
 )
 
 var AllCheckBuiltin = []CheckBuiltin{
@@ -259,8 +290,11 @@ var AllCheckBuiltin = []CheckBuiltin{
 type EventStatus string
 
 const (
-	EventStatusSuccess  EventStatus = "SUCCESS"
-	EventStatusWarning  EventStatus = "WARNING"
+	// Event status SUCCESS: success.
+	EventStatusSuccess EventStatus = "SUCCESS"
+	// Event status WARNING: warning.
+	EventStatusWarning EventStatus = "WARNING"
+	// Event status CRITICAL: critical.
 	EventStatusCritical EventStatus = "CRITICAL"
 )
 
@@ -272,14 +306,20 @@ var AllEventStatus = []EventStatus{
 
 // Flavor includes the requested fields of the GraphQL type Flavor.
 type Flavor struct {
-	Vcpus     int             `json:"vcpus"`
-	MemoryMB  int64           `json:"memoryMB"`
-	DiskGB    int64           `json:"diskGB"`
+	// The flavor's vcpus.
+	Vcpus int `json:"vcpus"`
+	// The flavor's memory mb.
+	MemoryMB int64 `json:"memoryMB"`
+	// The flavor's disk gb.
+	DiskGB int64 `json:"diskGB"`
+	// The flavor's cpu policy.
 	CpuPolicy FlavorCPUPolicy `json:"cpuPolicy"`
 	// CPU-time limit per vCPU for shared flavors
-	CpuLimitPercent int  `json:"cpuLimitPercent"`
-	DiskIopsLimit   *int `json:"diskIopsLimit"`
-	DiskMbpsLimit   *int `json:"diskMbpsLimit"`
+	CpuLimitPercent int `json:"cpuLimitPercent"`
+	// The flavor's disk iops limit.
+	DiskIopsLimit *int `json:"diskIopsLimit"`
+	// The flavor's disk mbps limit.
+	DiskMbpsLimit *int `json:"diskMbpsLimit"`
 	// bandwidth limit of each NIC, in and out, in megabits per second (<bandwidth> in the domain)
 	NetworkMbpsLimit *int `json:"networkMbpsLimit"`
 	// NONE shares hosts; HOST takes a whole host, NUMA_NODE one NUMA node of a host, alone and without CPU/IO limits
@@ -317,7 +357,9 @@ func (v *Flavor) GetExclusive() FlavorExclusive { return v.Exclusive }
 type FlavorCPUPolicy string
 
 const (
-	FlavorCPUPolicyShared    FlavorCPUPolicy = "SHARED"
+	// Flavor CPU policy SHARED: shared.
+	FlavorCPUPolicyShared FlavorCPUPolicy = "SHARED"
+	// Flavor CPU policy DEDICATED: dedicated.
 	FlavorCPUPolicyDedicated FlavorCPUPolicy = "DEDICATED"
 )
 
@@ -330,8 +372,11 @@ var AllFlavorCPUPolicy = []FlavorCPUPolicy{
 type FlavorExclusive string
 
 const (
-	FlavorExclusiveNone     FlavorExclusive = "NONE"
-	FlavorExclusiveHost     FlavorExclusive = "HOST"
+	// Flavor exclusive NONE: none.
+	FlavorExclusiveNone FlavorExclusive = "NONE"
+	// Flavor exclusive HOST: host.
+	FlavorExclusiveHost FlavorExclusive = "HOST"
+	// Flavor exclusive NUMA_NODE: numa node.
 	FlavorExclusiveNumaNode FlavorExclusive = "NUMA_NODE"
 )
 
@@ -356,9 +401,11 @@ func (v *GuestAgentReportInput) GetHostname() *string { return v.Hostname }
 func (v *GuestAgentReportInput) GetAddresses() []string { return v.Addresses }
 
 type GuestCredentialInput struct {
+	// The assignment whose guest the credential is for.
 	AssignmentID string `json:"assignmentID"`
 	// the assignment's generation the drive was built for
-	Generation     int    `json:"generation"`
+	Generation int `json:"generation"`
+	// SHA-256 of the guest's credential (the credential itself never reaches the server).
 	CredentialHash string `json:"credentialHash"`
 }
 
@@ -373,10 +420,13 @@ func (v *GuestCredentialInput) GetCredentialHash() string { return v.CredentialH
 
 // Image includes the requested fields of the GraphQL type Image.
 type Image struct {
+	// The image's global id.
 	Id string `json:"id"`
 	// http(s) URL the server fetches the bytes from, or "upload" for bytes sent to PUT /images/{id}/data
-	Source string      `json:"source"`
+	Source string `json:"source"`
+	// The image's format.
 	Format ImageFormat `json:"format"`
+	// The image's status.
 	Status ImageStatus `json:"status"`
 	// sha256:<hex>; when given, the bytes must match it on arrival, else it is set from them
 	Checksum *string `json:"checksum"`
@@ -406,9 +456,12 @@ func (v *Image) GetSizeBytes() int64 { return v.SizeBytes }
 type ImageFormat string
 
 const (
+	// Image format QCOW2: qcow2.
 	ImageFormatQcow2 ImageFormat = "QCOW2"
-	ImageFormatRaw   ImageFormat = "RAW"
-	ImageFormatIso   ImageFormat = "ISO"
+	// Image format RAW: raw.
+	ImageFormatRaw ImageFormat = "RAW"
+	// Image format ISO: iso.
+	ImageFormatIso ImageFormat = "ISO"
 )
 
 var AllImageFormat = []ImageFormat{
@@ -421,11 +474,16 @@ var AllImageFormat = []ImageFormat{
 type ImageStatus string
 
 const (
-	ImageStatusPending     ImageStatus = "PENDING"
+	// Image status PENDING: pending.
+	ImageStatusPending ImageStatus = "PENDING"
+	// Image status DOWNLOADING: downloading.
 	ImageStatusDownloading ImageStatus = "DOWNLOADING"
-	ImageStatusActive      ImageStatus = "ACTIVE"
-	ImageStatusError       ImageStatus = "ERROR"
-	ImageStatusDeprecated  ImageStatus = "DEPRECATED"
+	// Image status ACTIVE: active.
+	ImageStatusActive ImageStatus = "ACTIVE"
+	// Image status ERROR: error.
+	ImageStatusError ImageStatus = "ERROR"
+	// Image status DEPRECATED: deprecated.
+	ImageStatusDeprecated ImageStatus = "DEPRECATED"
 )
 
 var AllImageStatus = []ImageStatus{
@@ -438,8 +496,11 @@ var AllImageStatus = []ImageStatus{
 
 // The health a load-balancer node observed of one member (UP, DOWN or UNKNOWN).
 type LoadBalancerMemberHealthInput struct {
-	VmID   int     `json:"vmID"`
-	Health string  `json:"health"`
+	// The member VM.
+	VmID int `json:"vmID"`
+	// The member's health as the node's checks see it.
+	Health string `json:"health"`
+	// Why, when not healthy.
 	Reason *string `json:"reason"`
 }
 
@@ -454,14 +515,18 @@ func (v *LoadBalancerMemberHealthInput) GetReason() *string { return v.Reason }
 
 // What the agent of a node serving a load balancer observed of it (package lbnet).
 type LoadBalancerStateInput struct {
+	// The load balancer.
 	LoadBalancerID string `json:"loadBalancerID"`
-	NodeID         string `json:"nodeID"`
+	// The reporting node.
+	NodeID string `json:"nodeID"`
 	// The node announces the VIP to its BGP peers.
 	Announced bool `json:"announced"`
 	// The node's proxy runs and at least one member passes its health check.
-	Forwarding bool                            `json:"forwarding"`
-	Reason     *string                         `json:"reason"`
-	Members    []LoadBalancerMemberHealthInput `json:"members"`
+	Forwarding bool `json:"forwarding"`
+	// Why, when the node does not forward.
+	Reason *string `json:"reason"`
+	// Each member's health.
+	Members []LoadBalancerMemberHealthInput `json:"members"`
 }
 
 // GetLoadBalancerID returns LoadBalancerStateInput.LoadBalancerID, and is useful for accessing the field via an interface.
@@ -486,11 +551,16 @@ func (v *LoadBalancerStateInput) GetMembers() []LoadBalancerMemberHealthInput { 
 type LoadBalancerStatus string
 
 const (
+	// Load balancer status INITIALIZING: initializing.
 	LoadBalancerStatusInitializing LoadBalancerStatus = "INITIALIZING"
-	LoadBalancerStatusNotRealized  LoadBalancerStatus = "NOT_REALIZED"
-	LoadBalancerStatusActive       LoadBalancerStatus = "ACTIVE"
-	LoadBalancerStatusDeleting     LoadBalancerStatus = "DELETING"
-	LoadBalancerStatusError        LoadBalancerStatus = "ERROR"
+	// Load balancer status NOT_REALIZED: not realized.
+	LoadBalancerStatusNotRealized LoadBalancerStatus = "NOT_REALIZED"
+	// Load balancer status ACTIVE: active.
+	LoadBalancerStatusActive LoadBalancerStatus = "ACTIVE"
+	// Load balancer status DELETING: deleting.
+	LoadBalancerStatusDeleting LoadBalancerStatus = "DELETING"
+	// Load balancer status ERROR: error.
+	LoadBalancerStatusError LoadBalancerStatus = "ERROR"
 )
 
 var AllLoadBalancerStatus = []LoadBalancerStatus{
@@ -502,9 +572,12 @@ var AllLoadBalancerStatus = []LoadBalancerStatus{
 }
 
 type NUMANodeInput struct {
-	Id       int   `json:"id"`
-	Cpus     []int `json:"cpus"`
-	MemoryMB int   `json:"memoryMB"`
+	// The NUMA node's number.
+	Id int `json:"id"`
+	// The CPUs of the NUMA node.
+	Cpus []int `json:"cpus"`
+	// Its memory, in MB.
+	MemoryMB int `json:"memoryMB"`
 }
 
 // GetId returns NUMANodeInput.Id, and is useful for accessing the field via an interface.
@@ -524,9 +597,12 @@ func (v *NUMANodeInput) GetMemoryMB() int { return v.MemoryMB }
 // ports are cabled to (their bgpAsn, bgpAddress and bfd). A router without bgpAsn or
 // bgpAddress is listed in missing instead.
 type NodeBGP struct {
-	Asn      int64         `json:"asn"`
-	RouterID *string       `json:"routerID"`
-	Peers    []NodeBGPPeer `json:"peers"`
+	// The node's AS number.
+	Asn int64 `json:"asn"`
+	// The node's BGP router id.
+	RouterID *string `json:"routerID"`
+	// The node's BGP peers (its leaf switches).
+	Peers []NodeBGPPeer `json:"peers"`
 	// rack-leaf routers the host is cabled to that lack bgpAsn or bgpAddress
 	Missing []string `json:"missing"`
 }
@@ -549,10 +625,13 @@ func (v *NodeBGP) GetMissing() []string { return v.Missing }
 // A BGP peer of a compute node: a rack-leaf router its host is cabled to.
 type NodeBGPPeer struct {
 	// the router's host name
-	Name    string `json:"name"`
-	Asn     int64  `json:"asn"`
+	Name string `json:"name"`
+	// The peer's AS number.
+	Asn int64 `json:"asn"`
+	// The peer's address.
 	Address string `json:"address"`
-	Bfd     bool   `json:"bfd"`
+	// Whether BFD runs on the session.
+	Bfd bool `json:"bfd"`
 }
 
 // GetName returns NodeBGPPeer.Name, and is useful for accessing the field via an interface.
@@ -568,23 +647,29 @@ func (v *NodeBGPPeer) GetAddress() string { return v.Address }
 func (v *NodeBGPPeer) GetBfd() bool { return v.Bfd }
 
 type NodeStatusInput struct {
+	// The reporting node.
 	NodeID string `json:"nodeID"`
 	// vCPUs offered to VMs
 	CpuCapacity *int `json:"cpuCapacity"`
 	// host CPUs kept for the host (the agent's --reserved-cpus), not in cpuCapacity
 	ReservedCPUs *int `json:"reservedCPUs"`
 	// the host's NUMA nodes with their CPUs and memory; null leaves the recorded ones
-	NumaNodes        []NUMANodeInput `json:"numaNodes"`
-	MemoryCapacityMB *int            `json:"memoryCapacityMB"`
-	DiskCapacityGB   *int            `json:"diskCapacityGB"`
-	AgentVersion     *string         `json:"agentVersion"`
-	Healthy          bool            `json:"healthy"`
+	NumaNodes []NUMANodeInput `json:"numaNodes"`
+	// Memory the node offers, in MB.
+	MemoryCapacityMB *int `json:"memoryCapacityMB"`
+	// Disk the node offers, in GB.
+	DiskCapacityGB *int `json:"diskCapacityGB"`
+	// The agent's version.
+	AgentVersion *string `json:"agentVersion"`
+	// Whether the agent reaches its hypervisor.
+	Healthy bool `json:"healthy"`
 	// what is wrong when not healthy
 	Message *string `json:"message"`
 	// the node asks to be cordoned (e.g. failing hardware)
 	RequestCordon *bool `json:"requestCordon"`
 	// the host's operating system (os-release NAME, VERSION); null leaves the recorded one
-	OsName    *string `json:"osName"`
+	OsName *string `json:"osName"`
+	// The node's operating system version.
 	OsVersion *string `json:"osVersion"`
 	// the host's kernel release (uname -r)
 	KernelVersion *string `json:"kernelVersion"`
@@ -642,6 +727,7 @@ func (v *NodeStatusInput) GetProviders() []ProviderOfferInput { return v.Provide
 
 // PortIPAddress includes the requested fields of the GraphQL type IPAddress.
 type PortIPAddress struct {
+	// The IP address's address.
 	Address string `json:"address"`
 }
 
@@ -676,11 +762,16 @@ func (v *PortIPAddresses) GetEdges() []*PortIPAddressEdge { return v.Edges }
 type ProviderDriver string
 
 const (
+	// Provider driver LIBVIRT: libvirt.
 	ProviderDriverLibvirt ProviderDriver = "LIBVIRT"
-	ProviderDriverDocker  ProviderDriver = "DOCKER"
-	ProviderDriverVpp     ProviderDriver = "VPP"
-	ProviderDriverXdp     ProviderDriver = "XDP"
-	ProviderDriverEtcd    ProviderDriver = "ETCD"
+	// Provider driver DOCKER: docker.
+	ProviderDriverDocker ProviderDriver = "DOCKER"
+	// Provider driver VPP: vpp.
+	ProviderDriverVpp ProviderDriver = "VPP"
+	// Provider driver XDP: xdp.
+	ProviderDriverXdp ProviderDriver = "XDP"
+	// Provider driver ETCD: etcd.
+	ProviderDriverEtcd ProviderDriver = "ETCD"
 )
 
 var AllProviderDriver = []ProviderDriver{
@@ -695,15 +786,24 @@ var AllProviderDriver = []ProviderDriver{
 type ProviderKind string
 
 const (
-	ProviderKindVirtualMachine           ProviderKind = "VIRTUAL_MACHINE"
-	ProviderKindPod                      ProviderKind = "POD"
+	// Provider kind VIRTUAL_MACHINE: virtual machine.
+	ProviderKindVirtualMachine ProviderKind = "VIRTUAL_MACHINE"
+	// Provider kind POD: pod.
+	ProviderKindPod ProviderKind = "POD"
+	// Provider kind VIRTUAL_MACHINE_DEPLOYMENT: virtual machine deployment.
 	ProviderKindVirtualMachineDeployment ProviderKind = "VIRTUAL_MACHINE_DEPLOYMENT"
-	ProviderKindPodDeployment            ProviderKind = "POD_DEPLOYMENT"
-	ProviderKindConfigMap                ProviderKind = "CONFIG_MAP"
-	ProviderKindSecret                   ProviderKind = "SECRET"
-	ProviderKindLoadBalancer             ProviderKind = "LOAD_BALANCER"
-	ProviderKindCi                       ProviderKind = "CI"
-	ProviderKindCd                       ProviderKind = "CD"
+	// Provider kind POD_DEPLOYMENT: pod deployment.
+	ProviderKindPodDeployment ProviderKind = "POD_DEPLOYMENT"
+	// Provider kind CONFIG_MAP: config map.
+	ProviderKindConfigMap ProviderKind = "CONFIG_MAP"
+	// Provider kind SECRET: secret.
+	ProviderKindSecret ProviderKind = "SECRET"
+	// Provider kind LOAD_BALANCER: load balancer.
+	ProviderKindLoadBalancer ProviderKind = "LOAD_BALANCER"
+	// Provider kind CI: ci.
+	ProviderKindCi ProviderKind = "CI"
+	// Provider kind CD: cd.
+	ProviderKindCd ProviderKind = "CD"
 )
 
 var AllProviderKind = []ProviderKind{
@@ -720,7 +820,9 @@ var AllProviderKind = []ProviderKind{
 
 // A kind of resource a node agent realizes, and the driver that realizes it.
 type ProviderOfferInput struct {
-	Kind   ProviderKind   `json:"kind"`
+	// What the provider runs (VIRTUAL_MACHINE, POD…).
+	Kind ProviderKind `json:"kind"`
+	// The provider's driver (LIBVIRT, DOCKER…).
 	Driver ProviderDriver `json:"driver"`
 }
 
@@ -734,13 +836,19 @@ func (v *ProviderOfferInput) GetDriver() ProviderDriver { return v.Driver }
 type RegisterNodeInput struct {
 	// The host's name (a slug): the Host record it matches or creates, when the token names a
 	// cluster. A host that already has a compute node is CONFLICT: see reenrollComputeNode.
-	Hostname         string  `json:"hostname"`
-	CpuCapacity      *int    `json:"cpuCapacity"`
-	MemoryCapacityMB *int    `json:"memoryCapacityMB"`
-	DiskCapacityGB   *int    `json:"diskCapacityGB"`
-	OsName           *string `json:"osName"`
-	OsVersion        *string `json:"osVersion"`
-	AgentVersion     *string `json:"agentVersion"`
+	Hostname string `json:"hostname"`
+	// vCPUs the node offers.
+	CpuCapacity *int `json:"cpuCapacity"`
+	// Memory the node offers, in MB.
+	MemoryCapacityMB *int `json:"memoryCapacityMB"`
+	// Disk the node offers, in GB.
+	DiskCapacityGB *int `json:"diskCapacityGB"`
+	// The node's operating system.
+	OsName *string `json:"osName"`
+	// Its version.
+	OsVersion *string `json:"osVersion"`
+	// The agent's version.
+	AgentVersion *string `json:"agentVersion"`
 	// the host's kernel release (uname -r)
 	KernelVersion *string `json:"kernelVersion"`
 	// the libvirt domain type the agent defines VMs with (kvm, qemu, test, simulated)
@@ -781,14 +889,18 @@ func (v *RegisterNodeInput) GetProviders() []ProviderOfferInput { return v.Provi
 
 // One check result.
 type ReportEventInput struct {
-	NodeID    string      `json:"nodeID"`
-	CheckName string      `json:"checkName"`
-	Status    EventStatus `json:"status"`
+	// The node the check ran on.
+	NodeID string `json:"nodeID"`
+	// The check that ran.
+	CheckName string `json:"checkName"`
+	// The check's outcome.
+	Status EventStatus `json:"status"`
 	// the first line of the check's output
 	Output *string `json:"output"`
 	// the check this result comes from, when it is a Check
-	CheckID *string            `json:"checkID"`
-	Labels  *map[string]string `json:"labels"`
+	CheckID *string `json:"checkID"`
+	// Labels of the event, matched by event rules.
+	Labels *map[string]string `json:"labels"`
 }
 
 // GetNodeID returns ReportEventInput.NodeID, and is useful for accessing the field via an interface.
@@ -811,6 +923,7 @@ func (v *ReportEventInput) GetLabels() *map[string]string { return v.Labels }
 
 // RestoreSource includes the requested fields of the GraphQL type Backup.
 type RestoreSource struct {
+	// The backup's global id.
 	Id string `json:"id"`
 	// PENDING until the VM's node's agent takes it, CREATING while it copies the disk to the backup target, AVAILABLE once the copy is complete, DELETING until the copy is gone, ERROR with the agent's reason
 	Status BackupStatus `json:"status"`
@@ -831,8 +944,10 @@ func (v *RestoreSource) GetLocation() *string { return v.Location }
 type SecurityRuleAction string
 
 const (
+	// Security rule action ALLOW: allow.
 	SecurityRuleActionAllow SecurityRuleAction = "ALLOW"
-	SecurityRuleActionDeny  SecurityRuleAction = "DENY"
+	// Security rule action DENY: deny.
+	SecurityRuleActionDeny SecurityRuleAction = "DENY"
 )
 
 var AllSecurityRuleAction = []SecurityRuleAction{
@@ -844,8 +959,10 @@ var AllSecurityRuleAction = []SecurityRuleAction{
 type SecurityRuleDirection string
 
 const (
+	// Security rule direction INGRESS: ingress.
 	SecurityRuleDirectionIngress SecurityRuleDirection = "INGRESS"
-	SecurityRuleDirectionEgress  SecurityRuleDirection = "EGRESS"
+	// Security rule direction EGRESS: egress.
+	SecurityRuleDirectionEgress SecurityRuleDirection = "EGRESS"
 )
 
 var AllSecurityRuleDirection = []SecurityRuleDirection{
@@ -857,9 +974,13 @@ var AllSecurityRuleDirection = []SecurityRuleDirection{
 type SecurityRuleProtocol string
 
 const (
-	SecurityRuleProtocolAny  SecurityRuleProtocol = "ANY"
-	SecurityRuleProtocolTcp  SecurityRuleProtocol = "TCP"
-	SecurityRuleProtocolUdp  SecurityRuleProtocol = "UDP"
+	// Security rule protocol ANY: any.
+	SecurityRuleProtocolAny SecurityRuleProtocol = "ANY"
+	// Security rule protocol TCP: tcp.
+	SecurityRuleProtocolTcp SecurityRuleProtocol = "TCP"
+	// Security rule protocol UDP: udp.
+	SecurityRuleProtocolUdp SecurityRuleProtocol = "UDP"
+	// Security rule protocol ICMP: icmp.
 	SecurityRuleProtocolIcmp SecurityRuleProtocol = "ICMP"
 )
 
@@ -874,12 +995,18 @@ var AllSecurityRuleProtocol = []SecurityRuleProtocol{
 type SnapshotStatus string
 
 const (
-	SnapshotStatusPending   SnapshotStatus = "PENDING"
-	SnapshotStatusCreating  SnapshotStatus = "CREATING"
+	// Snapshot status PENDING: pending.
+	SnapshotStatusPending SnapshotStatus = "PENDING"
+	// Snapshot status CREATING: creating.
+	SnapshotStatusCreating SnapshotStatus = "CREATING"
+	// Snapshot status AVAILABLE: available.
 	SnapshotStatusAvailable SnapshotStatus = "AVAILABLE"
+	// Snapshot status REVERTING: reverting.
 	SnapshotStatusReverting SnapshotStatus = "REVERTING"
-	SnapshotStatusDeleting  SnapshotStatus = "DELETING"
-	SnapshotStatusError     SnapshotStatus = "ERROR"
+	// Snapshot status DELETING: deleting.
+	SnapshotStatusDeleting SnapshotStatus = "DELETING"
+	// Snapshot status ERROR: error.
+	SnapshotStatusError SnapshotStatus = "ERROR"
 )
 
 var AllSnapshotStatus = []SnapshotStatus{
@@ -894,7 +1021,8 @@ var AllSnapshotStatus = []SnapshotStatus{
 // VMNetPort includes the requested fields of the GraphQL type Port.
 type VMNetPort struct {
 	// MAC address, lower-case colon form
-	Mac         *string         `json:"mac"`
+	Mac *string `json:"mac"`
+	// The ip addresses of the port, as a connection of IPAddress.
 	IpAddresses PortIPAddresses `json:"ipAddresses"`
 }
 
@@ -931,8 +1059,9 @@ func (v *VMNetPorts) GetEdges() []*VMNetPortEdge { return v.Edges }
 // VMPort includes the requested fields of the GraphQL type Port.
 type VMPort struct {
 	// MAC address, lower-case colon form
-	Mac  *string `json:"mac"`
-	Vlan *int    `json:"vlan"`
+	Mac *string `json:"mac"`
+	// The port's vlan.
+	Vlan *int `json:"vlan"`
 	// NIC model of a VM port, e.g. virtio
 	Driver *string `json:"driver"`
 	// The id of the port's network, readable by whoever reads the port (a node agent names the
@@ -978,10 +1107,14 @@ func (v *VMPorts) GetEdges() []*VMPortEdge { return v.Edges }
 
 // A VM address's route as the node agent reports it (reportAssignmentStatus).
 type VMRouteInput struct {
-	Address     string `json:"address"`
-	Namespace   string `json:"namespace"`
+	// The VM's address (a /32 or /128 route).
+	Address string `json:"address"`
+	// The VRF (network namespace) the route is in.
+	Namespace string `json:"namespace"`
+	// The host side's link-local next hop.
 	LinkAddress string `json:"linkAddress"`
-	Announced   bool   `json:"announced"`
+	// Whether the node announces it over BGP.
+	Announced bool `json:"announced"`
 }
 
 // GetAddress returns VMRouteInput.Address, and is useful for accessing the field via an interface.
@@ -1000,13 +1133,15 @@ func (v *VMRouteInput) GetAnnounced() bool { return v.Announced }
 type VMSecurityRule struct {
 	// INGRESS: traffic to the VM; EGRESS: traffic from it
 	Direction SecurityRuleDirection `json:"direction"`
-	Protocol  SecurityRuleProtocol  `json:"protocol"`
+	// The security rule's protocol.
+	Protocol SecurityRuleProtocol `json:"protocol"`
 	// first port of the VM's (INGRESS) or the peer's (EGRESS) port range; TCP and UDP only
 	PortFrom *int `json:"portFrom"`
 	// last port of the range (default: portFrom)
 	PortTo *int `json:"portTo"`
 	// the peer's addresses: the source of INGRESS traffic, the destination of EGRESS traffic
-	Cidr   string             `json:"cidr"`
+	Cidr string `json:"cidr"`
+	// The security rule's action.
 	Action SecurityRuleAction `json:"action"`
 	// rules are tried in ascending priority; the first that matches decides
 	Priority int `json:"priority"`
@@ -1059,8 +1194,10 @@ func (v *VMSecurityRules) GetEdges() []*VMSecurityRuleEdge { return v.Edges }
 
 // VMVolume includes the requested fields of the GraphQL type Volume.
 type VMVolume struct {
-	Id     string `json:"id"`
-	SizeGB int64  `json:"sizeGB"`
+	// The volume's global id.
+	Id string `json:"id"`
+	// The volume's size gb.
+	SizeGB int64 `json:"sizeGB"`
 	// the storage the seed names (HDD, SSD, NVMe); the volume is created in the storage pool its node's agent keeps for that type
 	Type VolumeType `json:"type"`
 	// PENDING until first attached (a volume lives on the node of the first VM it is attached to), CREATING while that node's agent creates it, AVAILABLE on the node and unattached, ATTACHING/DETACHING until the VM's domain has it or not, ATTACHED, DELETING until its data is gone
@@ -1105,17 +1242,24 @@ func (v *VMVolumes) GetEdges() []*VMVolumeEdge { return v.Edges }
 
 // VirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
 type VirtualMachine struct {
-	Id   string `json:"id"`
+	// The virtual machine's global id.
+	Id string `json:"id"`
+	// The virtual machine's name.
 	Name string `json:"name"`
 	// the backup whose disk became this VM's root disk (restoreBackup, cloneVirtualMachine); null for a VM made from its image
-	RestoredFrom *RestoreSource           `json:"restoredFrom"`
-	BootDevice   VirtualMachineBootDevice `json:"bootDevice"`
-	Flavor       Flavor                   `json:"flavor"`
+	RestoredFrom *RestoreSource `json:"restoredFrom"`
+	// The virtual machine's boot device.
+	BootDevice VirtualMachineBootDevice `json:"bootDevice"`
+	// The flavor of the virtual machine (a Flavor).
+	Flavor Flavor `json:"flavor"`
 	// the NUMA node a NUMA_NODE flavor's VM owns on its node
-	NumaNode *int      `json:"numaNode"`
-	Image    *Image    `json:"image"`
-	Volumes  VMVolumes `json:"volumes"`
-	Ports    VMPorts   `json:"ports"`
+	NumaNode *int `json:"numaNode"`
+	// The image of the virtual machine (a Image).
+	Image *Image `json:"image"`
+	// The volumes of the virtual machine, as a connection of Volume.
+	Volumes VMVolumes `json:"volumes"`
+	// The ports of the virtual machine, as a connection of Port.
+	Ports VMPorts `json:"ports"`
 }
 
 // GetId returns VirtualMachine.Id, and is useful for accessing the field via an interface.
@@ -1149,8 +1293,11 @@ func (v *VirtualMachine) GetPorts() VMPorts { return v.Ports }
 type VirtualMachineBootDevice string
 
 const (
-	VirtualMachineBootDeviceDisk   VirtualMachineBootDevice = "DISK"
-	VirtualMachineBootDeviceCdrom  VirtualMachineBootDevice = "CDROM"
+	// Virtual machine boot device DISK: disk.
+	VirtualMachineBootDeviceDisk VirtualMachineBootDevice = "DISK"
+	// Virtual machine boot device CDROM: cdrom.
+	VirtualMachineBootDeviceCdrom VirtualMachineBootDevice = "CDROM"
+	// Virtual machine boot device FLOPPY: floppy.
 	VirtualMachineBootDeviceFloppy VirtualMachineBootDevice = "FLOPPY"
 )
 
@@ -1164,14 +1311,22 @@ var AllVirtualMachineBootDevice = []VirtualMachineBootDevice{
 type VolumeStatus string
 
 const (
-	VolumeStatusPending   VolumeStatus = "PENDING"
-	VolumeStatusCreating  VolumeStatus = "CREATING"
+	// Volume status PENDING: pending.
+	VolumeStatusPending VolumeStatus = "PENDING"
+	// Volume status CREATING: creating.
+	VolumeStatusCreating VolumeStatus = "CREATING"
+	// Volume status AVAILABLE: available.
 	VolumeStatusAvailable VolumeStatus = "AVAILABLE"
+	// Volume status ATTACHING: attaching.
 	VolumeStatusAttaching VolumeStatus = "ATTACHING"
-	VolumeStatusAttached  VolumeStatus = "ATTACHED"
+	// Volume status ATTACHED: attached.
+	VolumeStatusAttached VolumeStatus = "ATTACHED"
+	// Volume status DETACHING: detaching.
 	VolumeStatusDetaching VolumeStatus = "DETACHING"
-	VolumeStatusDeleting  VolumeStatus = "DELETING"
-	VolumeStatusError     VolumeStatus = "ERROR"
+	// Volume status DELETING: deleting.
+	VolumeStatusDeleting VolumeStatus = "DELETING"
+	// Volume status ERROR: error.
+	VolumeStatusError VolumeStatus = "ERROR"
 )
 
 var AllVolumeStatus = []VolumeStatus{
@@ -1189,8 +1344,11 @@ var AllVolumeStatus = []VolumeStatus{
 type VolumeType string
 
 const (
-	VolumeTypeHdd  VolumeType = "HDD"
-	VolumeTypeSsd  VolumeType = "SSD"
+	// Volume type HDD: hdd.
+	VolumeTypeHdd VolumeType = "HDD"
+	// Volume type SSD: ssd.
+	VolumeTypeSsd VolumeType = "SSD"
+	// Volume type NVME: nvme.
 	VolumeTypeNvme VolumeType = "NVME"
 )
 
@@ -1306,6 +1464,7 @@ func (v *__vmNetworkInput) GetVm() string { return v.Vm }
 
 // assignmentChangedAssignmentChangedAssignment includes the requested fields of the GraphQL type Assignment.
 type assignmentChangedAssignmentChangedAssignment struct {
+	// The assignment's global id.
 	Id string `json:"id"`
 	// bumped on every change of the desired state
 	Generation int `json:"generation"`
@@ -2093,7 +2252,8 @@ func (v *assignmentsPageNodeCluster) GetTypename() *string { return v.Typename }
 
 // assignmentsPageNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
 type assignmentsPageNodeComputeNode struct {
-	Typename    *string                                                       `json:"__typename"`
+	Typename *string `json:"__typename"`
+	// The assignments of the compute node, as a connection of Assignment.
 	Assignments assignmentsPageNodeComputeNodeAssignmentsAssignmentConnection `json:"assignments"`
 }
 
@@ -2701,17 +2861,22 @@ func (v *assignmentsPageResponse) __premarshalJSON() (*__premarshalassignmentsPa
 
 // checksForNodeChecksForNodeCheck includes the requested fields of the GraphQL type Check.
 type checksForNodeChecksForNodeCheck struct {
-	Id   string `json:"id"`
+	// The check's global id.
+	Id string `json:"id"`
+	// The check's name.
 	Name string `json:"name"`
 	// a check built into the agent; command is then ignored
 	Builtin *CheckBuiltin `json:"builtin"`
 	// run by the agent without a shell, split on spaces
-	Command         *string `json:"command"`
-	IntervalSeconds int     `json:"intervalSeconds"`
-	TimeoutSeconds  int     `json:"timeoutSeconds"`
+	Command *string `json:"command"`
+	// The check's interval seconds.
+	IntervalSeconds int `json:"intervalSeconds"`
+	// The check's timeout seconds.
+	TimeoutSeconds int `json:"timeoutSeconds"`
 	// consecutive failures before the agent reports a non-OK status
-	Occurrences int  `json:"occurrences"`
-	Enabled     bool `json:"enabled"`
+	Occurrences int `json:"occurrences"`
+	// The check's enabled.
+	Enabled bool `json:"enabled"`
 }
 
 // GetId returns checksForNodeChecksForNodeCheck.Id, and is useful for accessing the field via an interface.
@@ -2780,6 +2945,7 @@ func (v *discoverNodeComputeNodesComputeNodeConnectionEdgesComputeNodeEdge) GetN
 
 // discoverNodeComputeNodesComputeNodeConnectionEdgesComputeNodeEdgeNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
 type discoverNodeComputeNodesComputeNodeConnectionEdgesComputeNodeEdgeNodeComputeNode struct {
+	// The compute node's global id.
 	Id string `json:"id"`
 }
 
@@ -2790,6 +2956,7 @@ func (v *discoverNodeComputeNodesComputeNodeConnectionEdgesComputeNodeEdgeNodeCo
 
 // discoverNodeResponse is returned by discoverNode on success.
 type discoverNodeResponse struct {
+	// Lists ComputeNode objects the viewer may read, as a Relay connection: filtered by where, sorted by orderBy, paginated by first/after or last/before.
 	ComputeNodes discoverNodeComputeNodesComputeNodeConnection `json:"computeNodes"`
 }
 
@@ -3564,7 +3731,8 @@ func (v *nodeBGPNodeCluster) GetTypename() *string { return v.Typename }
 // nodeBGPNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
 type nodeBGPNodeComputeNode struct {
 	Typename *string `json:"__typename"`
-	Name     string  `json:"name"`
+	// The compute node's name.
+	Name string `json:"name"`
 	// how the node peers with the fabric (issue 27)
 	Bgp NodeBGP `json:"bgp"`
 }
@@ -3986,12 +4154,18 @@ func (v *nodeBGPResponse) __premarshalJSON() (*__premarshalnodeBGPResponse, erro
 //
 // A load balancer as a node serving it must realize it.
 type nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer struct {
-	Id                    string                                                                            `json:"id"`
-	Vip                   string                                                                            `json:"vip"`
-	Algorithm             string                                                                            `json:"algorithm"`
-	HealthCheckIntervalMs int                                                                               `json:"healthCheckIntervalMs"`
-	Listeners             []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener `json:"listeners"`
-	Members               []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember     `json:"members"`
+	// The load balancer's id.
+	Id string `json:"id"`
+	// Its virtual address.
+	Vip string `json:"vip"`
+	// How connections are spread over members.
+	Algorithm string `json:"algorithm"`
+	// Milliseconds between member health checks.
+	HealthCheckIntervalMs int `json:"healthCheckIntervalMs"`
+	// Its listeners (port, protocol, target port).
+	Listeners []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener `json:"listeners"`
+	// Its members' addresses.
+	Members []nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember `json:"members"`
 }
 
 // GetId returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer.Id, and is useful for accessing the field via an interface.
@@ -4025,9 +4199,12 @@ func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancer) GetMembers() []node
 //
 // A port a load balancer's VIP accepts: TCP forwards the stream (L4), HTTP forwards requests (L7); members receive it on targetPort.
 type nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener struct {
-	Port       int    `json:"port"`
-	Protocol   string `json:"protocol"`
-	TargetPort int    `json:"targetPort"`
+	// The port the VIP listens on.
+	Port int `json:"port"`
+	// TCP or HTTP.
+	Protocol string `json:"protocol"`
+	// The members' port traffic goes to.
+	TargetPort int `json:"targetPort"`
 }
 
 // GetPort returns nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancerListener.Port, and is useful for accessing the field via an interface.
@@ -4050,7 +4227,9 @@ func (v *nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerListenersLoadBalancer
 //
 // A replica of the load balancer's region service as the load-balancer nodes see it. health is UP, DOWN or UNKNOWN (not checked yet).
 type nodeLoadBalancersNodeLoadBalancersNodeLoadBalancerMembersLoadBalancerMember struct {
-	VmID    int    `json:"vmID"`
+	// The member VM's id.
+	VmID int `json:"vmID"`
+	// The member VM's address.
 	Address string `json:"address"`
 }
 
@@ -4077,6 +4256,7 @@ func (v *nodeLoadBalancersResponse) GetNodeLoadBalancers() []nodeLoadBalancersNo
 
 // registerGuestCredentialRegisterGuestCredentialAssignment includes the requested fields of the GraphQL type Assignment.
 type registerGuestCredentialRegisterGuestCredentialAssignment struct {
+	// The assignment's global id.
 	Id string `json:"id"`
 }
 
@@ -4104,8 +4284,9 @@ func (v *registerGuestCredentialResponse) GetRegisterGuestCredential() registerG
 // The node a join token registered and its agent's own credential, returned exactly once.
 type registerNodeRegisterNodeRegisterNodePayload struct {
 	// The node's AGENT token, to send as `Authorization: Bearer <token>` from now on.
-	Token string                                                     `json:"token"`
-	Node  registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode `json:"node"`
+	Token string `json:"token"`
+	// The registered node.
+	Node registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode `json:"node"`
 }
 
 // GetToken returns registerNodeRegisterNodeRegisterNodePayload.Token, and is useful for accessing the field via an interface.
@@ -4118,7 +4299,9 @@ func (v *registerNodeRegisterNodeRegisterNodePayload) GetNode() registerNodeRegi
 
 // registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode includes the requested fields of the GraphQL type ComputeNode.
 type registerNodeRegisterNodeRegisterNodePayloadNodeComputeNode struct {
-	Id   string `json:"id"`
+	// The compute node's global id.
+	Id string `json:"id"`
+	// The compute node's name.
 	Name string `json:"name"`
 }
 
@@ -4144,6 +4327,7 @@ func (v *registerNodeResponse) GetRegisterNode() registerNodeRegisterNodeRegiste
 
 // reportAssignmentStatusReportAssignmentStatusAssignment includes the requested fields of the GraphQL type Assignment.
 type reportAssignmentStatusReportAssignmentStatusAssignment struct {
+	// The assignment's global id.
 	Id string `json:"id"`
 }
 
@@ -4163,6 +4347,7 @@ func (v *reportAssignmentStatusResponse) GetReportAssignmentStatus() reportAssig
 
 // reportEventsReportEventsEvent includes the requested fields of the GraphQL type Event.
 type reportEventsReportEventsEvent struct {
+	// The event's global id.
 	Id string `json:"id"`
 }
 
@@ -4184,6 +4369,7 @@ func (v *reportEventsResponse) GetReportEvents() []reportEventsReportEventsEvent
 
 // reportLoadBalancerStateReportLoadBalancerStateLoadBalancer includes the requested fields of the GraphQL type LoadBalancer.
 type reportLoadBalancerStateReportLoadBalancerStateLoadBalancer struct {
+	// The load balancer's global id.
 	Id string `json:"id"`
 	// NOT_REALIZED: recorded with its VIP, but no node forwards traffic for it yet
 	Status LoadBalancerStatus `json:"status"`
@@ -4210,6 +4396,7 @@ func (v *reportLoadBalancerStateResponse) GetReportLoadBalancerState() reportLoa
 
 // reportNodeStatusReportNodeStatusComputeNode includes the requested fields of the GraphQL type ComputeNode.
 type reportNodeStatusReportNodeStatusComputeNode struct {
+	// The compute node's global id.
 	Id string `json:"id"`
 }
 
@@ -5313,8 +5500,10 @@ func (v *vmNetworkNodeUser) GetTypename() *string { return v.Typename }
 
 // vmNetworkNodeVirtualMachine includes the requested fields of the GraphQL type VirtualMachine.
 type vmNetworkNodeVirtualMachine struct {
-	Typename      *string         `json:"__typename"`
-	Ports         VMNetPorts      `json:"ports"`
+	Typename *string `json:"__typename"`
+	// The ports of the virtual machine, as a connection of Port.
+	Ports VMNetPorts `json:"ports"`
+	// the ACL rules applied in the namespace of the VM's addresses
 	SecurityRules VMSecurityRules `json:"securityRules"`
 }
 

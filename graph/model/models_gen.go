@@ -18,9 +18,11 @@ import (
 )
 
 type AddPriceInput struct {
+	// What is priced.
 	Kind metering.PriceKind `json:"kind"`
 	// empty for MEMORY_GB, IP_ADDRESS and LOAD_BALANCER
-	Key           *string   `json:"key,omitempty"`
+	Key *string `json:"key,omitempty"`
+	// When the price starts to apply.
 	EffectiveFrom time.Time `json:"effectiveFrom"`
 	// per unit-hour, a decimal with at most six places; 0 for HOST_MODEL
 	Amount string `json:"amount"`
@@ -31,32 +33,42 @@ type AddPriceInput struct {
 }
 
 type AddressRange struct {
-	Start string  `json:"start"`
-	End   string  `json:"end"`
-	Size  float64 `json:"size"`
+	// First address.
+	Start string `json:"start"`
+	// Last address, inclusive.
+	End string `json:"end"`
+	// How many addresses.
+	Size float64 `json:"size"`
 }
 
 type AllocateIPAddressInput struct {
+	// The network to allocate from.
 	NetworkID int `json:"networkID"`
 	// a specific address; omitted: the next free one
 	Address *string `json:"address,omitempty"`
 	// ALLOCATED (default) or RESERVED
 	Status *ipaddress.Status `json:"status,omitempty"`
-	PortID *int              `json:"portID,omitempty"`
+	// The port the address is for.
+	PortID *int `json:"portID,omitempty"`
 	// make the address this load balancer's VIP
-	LoadBalancerID *int    `json:"loadBalancerID,omitempty"`
-	DNSName        *string `json:"dnsName,omitempty"`
-	Description    *string `json:"description,omitempty"`
+	LoadBalancerID *int `json:"loadBalancerID,omitempty"`
+	// DNS name of the address.
+	DNSName *string `json:"dnsName,omitempty"`
+	// Free text.
+	Description *string `json:"description,omitempty"`
 }
 
 type AssignmentStatusInput struct {
+	// The assignment's id.
 	ID int `json:"id"`
 	// the generation the agent acted on; reports for an older generation are ignored
-	Generation int               `json:"generation"`
-	Status     assignment.Status `json:"status"`
+	Generation int `json:"generation"`
+	// The state the agent reached.
+	Status assignment.Status `json:"status"`
 	// what the hypervisor says, e.g. running, shutoff, absent
 	ObservedState *string `json:"observedState,omitempty"`
-	Reason        *string `json:"reason,omitempty"`
+	// Why, for FAILED (the hypervisor's error).
+	Reason *string `json:"reason,omitempty"`
 	// For a VM's assignment: the volumes its domain has now (the running instance's disks while it
 	// runs, its definition's otherwise). The API moves the VM's ATTACHING volumes listed here to
 	// ATTACHED and its DETACHING volumes not listed to AVAILABLE. Left out: volumes unchanged.
@@ -73,18 +85,23 @@ type AssignmentStatusInput struct {
 // A BGP peer of a compute node: a rack-leaf router its host is cabled to.
 type BGPPeer struct {
 	// the router's host name
-	Name    string `json:"name"`
-	Asn     int    `json:"asn"`
+	Name string `json:"name"`
+	// The peer's AS number.
+	Asn int `json:"asn"`
+	// The peer's address.
 	Address string `json:"address"`
-	Bfd     bool   `json:"bfd"`
+	// Whether BFD runs on the session.
+	Bfd bool `json:"bfd"`
 }
 
 type BuildFabricInput struct {
+	// The floor whose racks get the fabric.
 	FloorID int `json:"floorID"`
 	// the floor's network rack, which holds the floor-leaf and rack-spine routers
 	NetworkRackID int `json:"networkRackID"`
 	// server racks to cable, paired 1-2, 3-4… per row; omitted: every other rack of the floor
-	RackIDs    []int   `json:"rackIDs,omitempty"`
+	RackIDs []int `json:"rackIDs,omitempty"`
+	// Prefix of the names of the switches made.
 	HostPrefix *string `json:"hostPrefix,omitempty"`
 	// default 4
 	FloorLeaves *int `json:"floorLeaves,omitempty"`
@@ -93,9 +110,11 @@ type BuildFabricInput struct {
 }
 
 type BuildFabricRootInput struct {
+	// The datacenter whose floors the root joins.
 	DatacenterID int `json:"datacenterID"`
 	// rack that holds the routers (highest free units); omitted: the routers are created unmounted
-	RackID     *int    `json:"rackID,omitempty"`
+	RackID *int `json:"rackID,omitempty"`
+	// Prefix of the names of the switches made.
 	HostPrefix *string `json:"hostPrefix,omitempty"`
 	// default 4
 	FloorSpines *int `json:"floorSpines,omitempty"`
@@ -105,10 +124,13 @@ type BuildFabricRootInput struct {
 
 // A new API token for automation.
 type CreateAPITokenInput struct {
-	Name  string         `json:"name"`
+	// A name to recognise the token by.
+	Name string `json:"name"`
+	// READ_ONLY (the default) or READ_WRITE.
 	Scope apitoken.Scope `json:"scope"`
 	// Restrict the token to one tenant the owner belongs to.
-	TenantID  *int       `json:"tenantID,omitempty"`
+	TenantID *int `json:"tenantID,omitempty"`
+	// When the token stops working; none: it does not expire.
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 	// Source networks the token may be used from, e.g. ["10.0.0.0/8"].
 	AllowedCIDRs []string `json:"allowedCIDRs,omitempty"`
@@ -117,9 +139,11 @@ type CreateAPITokenInput struct {
 }
 
 type CreateBackupInput struct {
+	// The VM backed up.
 	VirtualMachineID int `json:"virtualMachineID"`
 	// a slug, unique among the tenant's backups
-	Name        string  `json:"name"`
+	Name string `json:"name"`
+	// Free text.
 	Description *string `json:"description,omitempty"`
 }
 
@@ -136,14 +160,18 @@ type CreateJoinTokenInput struct {
 }
 
 type CreateSnapshotInput struct {
+	// The VM whose disks are snapshotted.
 	VirtualMachineID int `json:"virtualMachineID"`
 	// a slug, unique among the VM's snapshots
-	Name        string  `json:"name"`
+	Name string `json:"name"`
+	// Free text.
 	Description *string `json:"description,omitempty"`
 }
 
 type DrainReport struct {
-	Node        *ent.ComputeNode `json:"node"`
+	// The drained node, cordoned.
+	Node *ent.ComputeNode `json:"node"`
+	// The maintenance record the drain opened.
 	Maintenance *ent.Maintenance `json:"maintenance,omitempty"`
 	// VMs that cannot move, and why
 	Unmovable []*UnmovableVM `json:"unmovable"`
@@ -152,33 +180,47 @@ type DrainReport struct {
 }
 
 type FabricBuild struct {
-	Floor       *ent.Floor  `json:"floor"`
+	// The floor built.
+	Floor *ent.Floor `json:"floor"`
+	// Leaf switches of the floor.
 	FloorLeaves []*ent.Host `json:"floorLeaves"`
-	RackSpines  []*ent.Host `json:"rackSpines"`
-	RackLeaves  []*ent.Host `json:"rackLeaves"`
-	Racks       []*ent.Rack `json:"racks"`
-	Servers     int         `json:"servers"`
+	// Spine switches made in the racks.
+	RackSpines []*ent.Host `json:"rackSpines"`
+	// Leaf switches made in the racks.
+	RackLeaves []*ent.Host `json:"rackLeaves"`
+	// The racks cabled.
+	Racks []*ent.Rack `json:"racks"`
+	// Servers cabled to their leaves.
+	Servers int `json:"servers"`
 	// ports created
 	Ports int `json:"ports"`
 	// links created
-	Links     int             `json:"links"`
+	Links int `json:"links"`
+	// Rack zones made, one per rack.
 	RackZones []*ent.RackZone `json:"rackZones"`
 }
 
 type FabricRoot struct {
-	DatacenterID int         `json:"datacenterID"`
-	Gateways     []*ent.Host `json:"gateways"`
-	FloorSpines  []*ent.Host `json:"floorSpines"`
+	// The datacenter.
+	DatacenterID int `json:"datacenterID"`
+	// Gateway routers of the datacenter.
+	Gateways []*ent.Host `json:"gateways"`
+	// Spine switches joining the floors.
+	FloorSpines []*ent.Host `json:"floorSpines"`
 	// links created
 	Links int `json:"links"`
 }
 
 // A role for a user: platform roles name no tenant or node, tenant roles a tenant, the agent role a node.
 type GrantRoleInput struct {
-	UserID   int              `json:"userID"`
-	Role     rolebinding.Role `json:"role"`
-	TenantID *int             `json:"tenantID,omitempty"`
-	NodeID   *int             `json:"nodeID,omitempty"`
+	// The user the role is granted to.
+	UserID int `json:"userID"`
+	// The role granted.
+	Role rolebinding.Role `json:"role"`
+	// The tenant, for TENANT_ADMIN and TENANT_MEMBER.
+	TenantID *int `json:"tenantID,omitempty"`
+	// The compute node, for a node-scoped role (AGENT).
+	NodeID *int `json:"nodeID,omitempty"`
 }
 
 // What the QEMU guest agent inside a running VM answered its node's agent.
@@ -190,52 +232,69 @@ type GuestAgentReportInput struct {
 }
 
 type GuestCredentialInput struct {
+	// The assignment whose guest the credential is for.
 	AssignmentID int `json:"assignmentID"`
 	// the assignment's generation the drive was built for
-	Generation     int    `json:"generation"`
+	Generation int `json:"generation"`
+	// SHA-256 of the guest's credential (the credential itself never reaches the server).
 	CredentialHash string `json:"credentialHash"`
 }
 
 type InvoiceConnection struct {
-	Edges      []*InvoiceEdge        `json:"edges"`
-	PageInfo   *entgql.PageInfo[int] `json:"pageInfo"`
-	TotalCount int                   `json:"totalCount"`
+	// The edges of this page.
+	Edges []*InvoiceEdge `json:"edges"`
+	// Information to continue paginating.
+	PageInfo *entgql.PageInfo[int] `json:"pageInfo"`
+	// How many invoices match, over every page.
+	TotalCount int `json:"totalCount"`
 }
 
 type InvoiceEdge struct {
-	Node   *metering.Invoice  `json:"node"`
+	// The invoice.
+	Node *metering.Invoice `json:"node"`
+	// A cursor for use in pagination.
 	Cursor entgql.Cursor[int] `json:"cursor"`
 }
 
 // A join token, returned exactly once. Give it to the node agent (--join-token).
 type JoinTokenPayload struct {
 	// The secret: it is not stored and cannot be shown again.
-	Token     string         `json:"token"`
+	Token string `json:"token"`
+	// The join token's record (the secret is shown only here, once).
 	JoinToken *ent.JoinToken `json:"joinToken"`
 }
 
 // The health a load-balancer node observed of one member (UP, DOWN or UNKNOWN).
 type LoadBalancerMemberHealthInput struct {
-	VMID   int     `json:"vmID"`
-	Health string  `json:"health"`
+	// The member VM.
+	VMID int `json:"vmID"`
+	// The member's health as the node's checks see it.
+	Health string `json:"health"`
+	// Why, when not healthy.
 	Reason *string `json:"reason,omitempty"`
 }
 
 // What the agent of a node serving a load balancer observed of it (package lbnet).
 type LoadBalancerStateInput struct {
+	// The load balancer.
 	LoadBalancerID int `json:"loadBalancerID"`
-	NodeID         int `json:"nodeID"`
+	// The reporting node.
+	NodeID int `json:"nodeID"`
 	// The node announces the VIP to its BGP peers.
 	Announced bool `json:"announced"`
 	// The node's proxy runs and at least one member passes its health check.
-	Forwarding bool                             `json:"forwarding"`
-	Reason     *string                          `json:"reason,omitempty"`
-	Members    []*LoadBalancerMemberHealthInput `json:"members"`
+	Forwarding bool `json:"forwarding"`
+	// Why, when the node does not forward.
+	Reason *string `json:"reason,omitempty"`
+	// Each member's health.
+	Members []*LoadBalancerMemberHealthInput `json:"members"`
 }
 
 // An exact amount of money: a decimal with six places.
 type Money struct {
-	Amount   string `json:"amount"`
+	// A decimal amount, as a string (no rounding).
+	Amount string `json:"amount"`
+	// ISO 4217 currency code.
 	Currency string `json:"currency"`
 }
 
@@ -244,41 +303,56 @@ type Money struct {
 // ports are cabled to (their bgpAsn, bgpAddress and bfd). A router without bgpAsn or
 // bgpAddress is listed in missing instead.
 type NodeBgp struct {
-	Asn      *int       `json:"asn,omitempty"`
-	RouterID *string    `json:"routerID,omitempty"`
-	Peers    []*BGPPeer `json:"peers"`
+	// The node's AS number.
+	Asn *int `json:"asn,omitempty"`
+	// The node's BGP router id.
+	RouterID *string `json:"routerID,omitempty"`
+	// The node's BGP peers (its leaf switches).
+	Peers []*BGPPeer `json:"peers"`
 	// rack-leaf routers the host is cabled to that lack bgpAsn or bgpAddress
 	Missing []string `json:"missing"`
 }
 
 // A load balancer as a node serving it must realize it.
 type NodeLoadBalancer struct {
-	ID                    int                     `json:"id"`
-	Vip                   string                  `json:"vip"`
-	Algorithm             string                  `json:"algorithm"`
-	HealthCheckIntervalMs int                     `json:"healthCheckIntervalMs"`
-	Listeners             []*fieldtype.LBListener `json:"listeners"`
-	Members               []*fieldtype.LBMember   `json:"members"`
+	// The load balancer's id.
+	ID int `json:"id"`
+	// Its virtual address.
+	Vip string `json:"vip"`
+	// How connections are spread over members.
+	Algorithm string `json:"algorithm"`
+	// Milliseconds between member health checks.
+	HealthCheckIntervalMs int `json:"healthCheckIntervalMs"`
+	// Its listeners (port, protocol, target port).
+	Listeners []*fieldtype.LBListener `json:"listeners"`
+	// Its members' addresses.
+	Members []*fieldtype.LBMember `json:"members"`
 }
 
 type NodeStatusInput struct {
+	// The reporting node.
 	NodeID int `json:"nodeID"`
 	// vCPUs offered to VMs
 	CPUCapacity *int `json:"cpuCapacity,omitempty"`
 	// host CPUs kept for the host (the agent's --reserved-cpus), not in cpuCapacity
 	ReservedCPUs *int `json:"reservedCPUs,omitempty"`
 	// the host's NUMA nodes with their CPUs and memory; null leaves the recorded ones
-	NumaNodes        []*fieldtype.NUMANode `json:"numaNodes,omitempty"`
-	MemoryCapacityMb *int                  `json:"memoryCapacityMB,omitempty"`
-	DiskCapacityGb   *int                  `json:"diskCapacityGB,omitempty"`
-	AgentVersion     *string               `json:"agentVersion,omitempty"`
-	Healthy          bool                  `json:"healthy"`
+	NumaNodes []*fieldtype.NUMANode `json:"numaNodes,omitempty"`
+	// Memory the node offers, in MB.
+	MemoryCapacityMb *int `json:"memoryCapacityMB,omitempty"`
+	// Disk the node offers, in GB.
+	DiskCapacityGb *int `json:"diskCapacityGB,omitempty"`
+	// The agent's version.
+	AgentVersion *string `json:"agentVersion,omitempty"`
+	// Whether the agent reaches its hypervisor.
+	Healthy bool `json:"healthy"`
 	// what is wrong when not healthy
 	Message *string `json:"message,omitempty"`
 	// the node asks to be cordoned (e.g. failing hardware)
 	RequestCordon *bool `json:"requestCordon,omitempty"`
 	// the host's operating system (os-release NAME, VERSION); null leaves the recorded one
-	OsName    *string `json:"osName,omitempty"`
+	OsName *string `json:"osName,omitempty"`
+	// The node's operating system version.
 	OsVersion *string `json:"osVersion,omitempty"`
 	// the host's kernel release (uname -r)
 	KernelVersion *string `json:"kernelVersion,omitempty"`
@@ -290,13 +364,18 @@ type NodeStatusInput struct {
 }
 
 type PlacementRequestInput struct {
+	// The tenant whose quota applies.
 	TenantID int `json:"tenantID"`
+	// The region to place in.
 	RegionID int `json:"regionID"`
+	// The flavor of the VMs.
 	FlavorID int `json:"flavorID"`
 	// VMs placed together as a group (default 1)
-	Count          *int                      `json:"count,omitempty"`
+	Count *int `json:"count,omitempty"`
+	// Where the VMs may and should go.
 	SchedulePolicy *fieldtype.SchedulePolicy `json:"schedulePolicy,omitempty"`
-	AllowPartial   *bool                     `json:"allowPartial,omitempty"`
+	// Place as many VMs as fit rather than none when not all do.
+	AllowPartial *bool `json:"allowPartial,omitempty"`
 	// explain a scale-up: existing replicas of this service count for zone rules
 	RegionServiceID *int `json:"regionServiceID,omitempty"`
 	// keep the group in this availability zone (as createVirtualMachine's availabilityZoneID)
@@ -304,6 +383,7 @@ type PlacementRequestInput struct {
 }
 
 type PrefixUtilization struct {
+	// The prefix (CIDR).
 	Prefix string `json:"prefix"`
 	// all addresses of the prefix
 	Size float64 `json:"size"`
@@ -313,22 +393,27 @@ type PrefixUtilization struct {
 	Allocated float64 `json:"allocated"`
 	// reserved single addresses and addresses inside reserved ranges
 	Reserved float64 `json:"reserved"`
-	Free     float64 `json:"free"`
+	// The free ranges of the prefix.
+	Free float64 `json:"free"`
 	// (allocated + reserved) / usable × 100
 	PercentUsed float64 `json:"percentUsed"`
 }
 
 // A kind of resource a node agent realizes, and the driver that realizes it.
 type ProviderOfferInput struct {
-	Kind   provider.Kind   `json:"kind"`
+	// What the provider runs (VIRTUAL_MACHINE, POD…).
+	Kind provider.Kind `json:"kind"`
+	// The provider's driver (LIBVIRT, DOCKER…).
 	Driver provider.Driver `json:"driver"`
 }
 
 // A node being re-enrolled: its old agent's tokens are revoked; the join token is returned exactly once.
 type ReenrollPayload struct {
+	// The node, whose agent token was revoked.
 	Node *ent.ComputeNode `json:"node"`
 	// The join token's secret, bound to the node: give it to the new agent (--join-token).
-	Token     string         `json:"token"`
+	Token string `json:"token"`
+	// A new join token for the node's agent.
 	JoinToken *ent.JoinToken `json:"joinToken"`
 	// How many tokens of the replaced agent were revoked.
 	RevokedTokens int `json:"revokedTokens"`
@@ -338,13 +423,19 @@ type ReenrollPayload struct {
 type RegisterNodeInput struct {
 	// The host's name (a slug): the Host record it matches or creates, when the token names a
 	// cluster. A host that already has a compute node is CONFLICT: see reenrollComputeNode.
-	Hostname         string  `json:"hostname"`
-	CPUCapacity      *int    `json:"cpuCapacity,omitempty"`
-	MemoryCapacityMb *int    `json:"memoryCapacityMB,omitempty"`
-	DiskCapacityGb   *int    `json:"diskCapacityGB,omitempty"`
-	OsName           *string `json:"osName,omitempty"`
-	OsVersion        *string `json:"osVersion,omitempty"`
-	AgentVersion     *string `json:"agentVersion,omitempty"`
+	Hostname string `json:"hostname"`
+	// vCPUs the node offers.
+	CPUCapacity *int `json:"cpuCapacity,omitempty"`
+	// Memory the node offers, in MB.
+	MemoryCapacityMb *int `json:"memoryCapacityMB,omitempty"`
+	// Disk the node offers, in GB.
+	DiskCapacityGb *int `json:"diskCapacityGB,omitempty"`
+	// The node's operating system.
+	OsName *string `json:"osName,omitempty"`
+	// Its version.
+	OsVersion *string `json:"osVersion,omitempty"`
+	// The agent's version.
+	AgentVersion *string `json:"agentVersion,omitempty"`
 	// the host's kernel release (uname -r)
 	KernelVersion *string `json:"kernelVersion,omitempty"`
 	// the libvirt domain type the agent defines VMs with (kvm, qemu, test, simulated)
@@ -356,37 +447,49 @@ type RegisterNodeInput struct {
 // The node a join token registered and its agent's own credential, returned exactly once.
 type RegisterNodePayload struct {
 	// The node's AGENT token, to send as `Authorization: Bearer <token>` from now on.
-	Token    string           `json:"token"`
-	Node     *ent.ComputeNode `json:"node"`
-	APIToken *ent.APIToken    `json:"apiToken"`
+	Token string `json:"token"`
+	// The registered node.
+	Node *ent.ComputeNode `json:"node"`
+	// The agent's API token (shown once).
+	APIToken *ent.APIToken `json:"apiToken"`
 }
 
 // One check result.
 type ReportEventInput struct {
-	NodeID    int          `json:"nodeID"`
-	CheckName string       `json:"checkName"`
-	Status    event.Status `json:"status"`
+	// The node the check ran on.
+	NodeID int `json:"nodeID"`
+	// The check that ran.
+	CheckName string `json:"checkName"`
+	// The check's outcome.
+	Status event.Status `json:"status"`
 	// the first line of the check's output
 	Output *string `json:"output,omitempty"`
 	// the check this result comes from, when it is a Check
-	CheckID *int             `json:"checkID,omitempty"`
-	Labels  fieldtype.Labels `json:"labels,omitempty"`
+	CheckID *int `json:"checkID,omitempty"`
+	// Labels of the event, matched by event rules.
+	Labels fieldtype.Labels `json:"labels,omitempty"`
 }
 
 // An announced VM address, for the network page and `virtflow routes`.
 type RouteEntry struct {
+	// The VM the route leads to.
 	VirtualMachine *ent.VirtualMachine `json:"virtualMachine"`
-	Route          *fieldtype.VMRoute  `json:"route"`
+	// The announced route.
+	Route *fieldtype.VMRoute `json:"route"`
 }
 
 type SetQuotaInput struct {
-	TenantID    int `json:"tenantID"`
+	// The tenant.
+	TenantID int `json:"tenantID"`
+	// The host group the quota is on.
 	HostGroupID int `json:"hostGroupID"`
 	// share of the host group's cores, 0..100
 	CPUPercent *float64 `json:"cpuPercent,omitempty"`
 	// 0 means unlimited
-	Vcpus     *int `json:"vcpus,omitempty"`
-	MemoryMb  *int `json:"memoryMB,omitempty"`
+	Vcpus *int `json:"vcpus,omitempty"`
+	// Memory allowed, in MB.
+	MemoryMb *int `json:"memoryMB,omitempty"`
+	// Storage allowed, in GB.
 	StorageGb *int `json:"storageGB,omitempty"`
 }
 
@@ -398,19 +501,26 @@ type Subscription struct {
 // A token, returned exactly once: at login or when an API token is created. Store it safely.
 type TokenPayload struct {
 	// The secret to send as `Authorization: Bearer <token>`. It is not stored and cannot be shown again.
-	Token    string        `json:"token"`
+	Token string `json:"token"`
+	// The token's record (the secret is not stored).
 	APIToken *ent.APIToken `json:"apiToken"`
 }
 
 type UnmovableVM struct {
+	// The VM that cannot move.
 	VirtualMachine *ent.VirtualMachine `json:"virtualMachine"`
-	Reason         string              `json:"reason"`
+	// Why no other node can take it.
+	Reason string `json:"reason"`
 }
 
 // A VM address's route as the node agent reports it (reportAssignmentStatus).
 type VMRouteInput struct {
-	Address     string `json:"address"`
-	Namespace   string `json:"namespace"`
+	// The VM's address (a /32 or /128 route).
+	Address string `json:"address"`
+	// The VRF (network namespace) the route is in.
+	Namespace string `json:"namespace"`
+	// The host side's link-local next hop.
 	LinkAddress string `json:"linkAddress"`
-	Announced   bool   `json:"announced"`
+	// Whether the node announces it over BGP.
+	Announced bool `json:"announced"`
 }

@@ -18,9 +18,11 @@ import (
 // types whose lookup needs nothing beyond their own scalar fields, so adding one is a
 // declaration, not code.
 type named struct {
-	name  string // after "virtflow_", e.g. "tenant"
-	desc  string
-	list  string // the list query, e.g. "tenants"
+	name string // after "virtflow_", e.g. "tenant"
+	desc string
+	list string // the list query, e.g. "tenants"
+	// key is the unique field looked up ("name" when empty); the attribute is its snake_case.
+	key   string
 	attrs []namedAttr
 	// client is set by Configure.
 	client *apiclient.Client
@@ -39,7 +41,7 @@ func (d *named) Metadata(_ context.Context, req datasource.MetadataRequest, resp
 
 // Schema implements datasource.DataSource.
 func (d *named) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := map[string]schema.Attribute{"id": computedString("The " + d.name + "'s id."), "name": nameAttr()}
+	attrs := map[string]schema.Attribute{"id": computedString("The " + d.name + "'s id."), snake(d.keyField()): nameAttr()}
 	for _, a := range d.attrs {
 		attrs[a.attr] = computedString(a.desc)
 	}
@@ -55,16 +57,18 @@ func (d *named) Configure(_ context.Context, req datasource.ConfigureRequest, re
 
 // Read implements datasource.DataSource.
 func (d *named) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	key := d.keyField()
+	keyAttr := path.Root(snake(key))
 	var name types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, keyAttr, &name)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	sel := []string{"id", "name"}
+	sel := []string{"id", key}
 	for _, a := range d.attrs {
 		sel = append(sel, a.gql)
 	}
-	q := fmt.Sprintf("query($n: String) { list: %s(first: 2, where: {name: $n}) { edges { node { %s } } } }", d.list, strings.Join(sel, " "))
+	q := fmt.Sprintf("query($n: String) { list: %s(first: 2, where: {%s: $n}) { edges { node { %s } } } }", d.list, key, strings.Join(sel, " "))
 	var r struct {
 		List struct {
 			Edges []struct{ Node map[string]any }
@@ -76,11 +80,11 @@ func (d *named) Read(ctx context.Context, req datasource.ReadRequest, resp *data
 	}
 	switch len(r.List.Edges) {
 	case 0:
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "No such "+d.name, fmt.Sprintf("NOT_FOUND: no %s is named %q (or the token may not read it)", d.name, name.ValueString()))
+		resp.Diagnostics.AddAttributeError(keyAttr, "No such "+d.name, fmt.Sprintf("NOT_FOUND: no %s is named %q (or the token may not read it)", d.name, name.ValueString()))
 		return
 	case 1:
 	default:
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Ambiguous "+d.name, fmt.Sprintf("more than one %s is named %q", d.name, name.ValueString()))
+		resp.Diagnostics.AddAttributeError(keyAttr, "Ambiguous "+d.name, fmt.Sprintf("more than one %s is named %q", d.name, name.ValueString()))
 		return
 	}
 	n := r.List.Edges[0].Node
@@ -88,11 +92,19 @@ func (d *named) Read(ctx context.Context, req datasource.ReadRequest, resp *data
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), scalarString(v))...)
 	}
 	set("id", n["id"])
-	set("name", n["name"])
+	set(snake(key), n[key])
 	for _, a := range d.attrs {
 		key, _, _ := strings.Cut(a.gql, " ")
 		set(a.attr, n[key])
 	}
+}
+
+// keyField is the unique field the data source looks up.
+func (d *named) keyField() string {
+	if d.key == "" {
+		return "name"
+	}
+	return d.key
 }
 
 // scalarString is a JSON value as a Terraform string: null stays null, an edge ({id}) is its
@@ -135,6 +147,36 @@ func namedDataSources() []func() datasource.DataSource {
 			{"status", "status", "AVAILABLE once it can be restored."}, {"size_gb", "sizeGB", "Its size in GiB (the restored VM's flavor must hold it)."},
 			{"tenant_id", "tenant { id }", "Its tenant."}, {"region_id", "region { id }", "The region it is restored in."},
 			{"virtual_machine_id", "virtualMachine { id }", "The VM it copies (null once deleted)."}}},
+		{name: "power_zone", list: "powerZones", desc: "A power zone, by name (unique names only).", attrs: []namedAttr{
+			{"description", "description", ""}, {"datacenter_id", "datacenter { id }", "The datacenter it is in."}}},
+		{name: "rack_zone", list: "rackZones", desc: "A rack zone, by name (unique names only).", attrs: []namedAttr{
+			{"description", "description", ""}, {"datacenter_id", "datacenter { id }", "The datacenter it is in."}}},
+		{name: "network_zone", list: "networkZones", desc: "A network zone, by name (unique names only).", attrs: []namedAttr{
+			{"description", "description", ""}, {"datacenter_id", "datacenter { id }", "The datacenter it is in."}}},
+		{name: "cluster", list: "clusters", desc: "A compute cluster, by name.", attrs: []namedAttr{
+			{"description", "description", ""}, {"region_id", "region { id }", "The region."}, {"datacenter_id", "datacenter { id }", "The datacenter."}}},
+		{name: "compute_node", list: "computeNodes", desc: "A compute node, by name.", attrs: []namedAttr{
+			{"status", "status", "Its status (READY, NOT_READY…)."}, {"host_id", "host { id }", "The host it runs on."}, {"cluster_id", "cluster { id }", "Its cluster."}}},
+		{name: "host", list: "hosts", desc: "A host (server, switch, PDU…), by name.", attrs: []namedAttr{
+			{"kind", "kind", "SERVER, SWITCH, ROUTER, PDU or OTHER."}, {"rack_id", "rack { id }", "The rack it is mounted in."}}},
+		{name: "provider", list: "providers", desc: "A provider (libvirt, docker…), by name.", attrs: []namedAttr{
+			{"kind", "kind", "What it provides."}, {"driver", "driver", "Its driver."}}},
+		{name: "user", list: "users", key: "username", desc: "A user, by username.", attrs: []namedAttr{
+			{"display_name", "displayName", "Name shown to people."}, {"email", "email", "Mail address."}, {"status", "status", "ACTIVE or DISABLED."}}},
+		{name: "maintainer", list: "maintainers", desc: "A maintainer (a person responsible for equipment), by name.", attrs: []namedAttr{
+			{"account", "account", "Account name."}, {"email", "email", "Mail address."}}},
+		{name: "maintainer_group", list: "maintainerGroups", desc: "A maintainer group (a team), by name.", attrs: []namedAttr{
+			{"description", "description", ""}, {"status", "status", "ACTIVE or INACTIVE."}}},
+		{name: "check", list: "checks", desc: "A health check, by name.", attrs: []namedAttr{
+			{"description", "description", ""}}},
+		{name: "event_rule", list: "eventRules", desc: "An event rule, by name.", attrs: []namedAttr{
+			{"kind", "kind", "FILTER, SILENCE, AGGREGATE or ACTION."}}},
+		{name: "service_mesh", list: "serviceMeshes", desc: "A service mesh, by name.", attrs: []namedAttr{
+			{"type", "type", "ISTIO, LINKERD, CILIUM or OTHER."}}},
+		{name: "load_balancer", list: "loadBalancers", desc: "A load balancer, by name.", attrs: []namedAttr{
+			{"tenant_id", "tenant { id }", "Its tenant."}}},
+		{name: "volume", list: "volumes", desc: "A volume, by name (unique names only).", attrs: []namedAttr{
+			{"tenant_id", "tenant { id }", "Its tenant."}}},
 	}
 	out := make([]func() datasource.DataSource, len(defs))
 	for i := range defs {

@@ -130,9 +130,17 @@ func (r *crud[M]) Delete(ctx context.Context, req resource.DeleteRequest, resp *
 }
 
 // ImportState implements resource.ResourceWithImportState: the import id is the object's
-// GraphQL id.
+// GraphQL id, or its name where importLists says names are unique.
 func (r *crud[M]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	id := req.ID
+	if list, ok := importLists[r.name]; ok && !isID(id) {
+		var err error
+		if id, err = lookupID(ctx, r.client, list, "name", req.ID); err != nil {
+			resp.Diagnostics.AddError("Cannot import virtflow_"+r.name+" "+req.ID, err.Error())
+			return
+		}
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 }
 
 // newResource returns c as a resource.Resource.

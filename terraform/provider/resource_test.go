@@ -38,8 +38,19 @@ func TestEveryResourceImports(t *testing.T) {
 			t.Errorf("%s schema: %v", md.TypeName, sr.Diagnostics)
 		}
 	}
-	if len(names) != 22 || !names["virtflow_snapshot"] || !names["virtflow_backup"] || !names["virtflow_datacenter"] || !names["virtflow_floor"] || !names["virtflow_region"] || !names["virtflow_kubernetes_cluster"] || !names["virtflow_load_balancer"] || !names["virtflow_global_service"] || !names["virtflow_flavor"] || !names["virtflow_virtual_machine"] || !names["virtflow_cable"] {
-		t.Errorf("resources %v", names)
+	want := []string{"tenant", "quota", "network", "ip_address", "ssh_key", "security_rule", "virtual_machine", "flavor",
+		"volume", "region_service", "kubernetes_cluster", "load_balancer", "global_service", "rack", "host", "port", "cable",
+		"region", "datacenter", "floor", "power_zone", "rack_zone", "network_zone", "availability_zone", "host_group",
+		"ip_range", "cluster", "compute_node", "provider", "image", "user", "role_binding", "api_token", "maintainer",
+		"maintainer_group", "check", "event_rule", "silence", "maintenance", "notice", "service_mesh",
+		"snapshot", "backup"}
+	for _, n := range want {
+		if !names["virtflow_"+n] {
+			t.Errorf("no resource virtflow_%s", n)
+		}
+	}
+	if len(names) != len(want) {
+		t.Errorf("%d resources, want %d: %v", len(names), len(want), names)
 	}
 	var _ provider.Provider = p
 }
