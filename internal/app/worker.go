@@ -168,8 +168,8 @@ func (w workerRole) components() []Component {
 		loop("audit-retention", func(ctx context.Context) {
 			audit.RetentionLoop(ctx, db.Client, w.cfg.AuditRetention, log.With("component", "audit"))
 		}),
-		// Live status and the node monitor: status changes made here reach subscribers on
-		// every server; the monitor runs in the one process holding its lease.
+		// The node monitor runs in the one process holding its lease; the status changes it
+		// makes reach subscribers on every server (the live status hook, installHooks).
 		loop("nodemonitor", func(ctx context.Context) {
 			nodemonitor.Run(ctx, db.Client, w.redis.Client, nodeMonitor(w.cfg, w.prov, w.redis), log.With("component", "nodemonitor"))
 		}),
