@@ -254,21 +254,18 @@ func TestIPAMRanges(t *testing.T) {
 		ExpectError(t, "VALIDATION", "first")
 }
 
-// TestIPAMConcurrentAllocations: concurrent allocateIPAddress requests, each its own HTTP
-// request and transaction (the handler's transactioner), hand out distinct addresses —
-// checked by PostgreSQL at the end. The allocation rule itself (1,000 from 32 goroutines,
-// the lowest free first, no retry under the network lock) is ipam's
-// TestConcurrentAllocations; this is its API surface.
+// TestIPAMConcurrentAllocations: 1,000 allocateIPAddress requests from 32 goroutines, each
+// its own HTTP request and transaction, hand out 1,000 distinct addresses — checked by
+// PostgreSQL at the end.
 func TestIPAMConcurrentAllocations(t *testing.T) {
-	const total, workers = 128, 16
 	env, f := newEnv(t)
-	net := f.Network(map[string]any{"cidr": "10.44.0.0/24", "gateway": "10.44.0.1"})
-	res := ipamRace(t, env, net, total, workers)
+	net := f.Network(map[string]any{"cidr": "10.44.0.0/22", "gateway": "10.44.0.1"})
+	res := ipamRace(t, env, net, 1000, 32)
 	if len(res.errs) > 0 {
 		t.Errorf("failed allocations: %v", res.errs)
 	}
-	if len(res.addrs) != total || res.dups != 0 {
-		t.Fatalf("%d allocations, %d duplicates; want %d distinct", len(res.addrs), res.dups, total)
+	if len(res.addrs) != 1000 || res.dups != 0 {
+		t.Fatalf("%d allocations, %d duplicates; want 1,000 distinct", len(res.addrs), res.dups)
 	}
 	var rows, distinct int
 	err := env.DB.DB.QueryRow(`SELECT count(*), count(DISTINCT address) FROM ip_addresses WHERE network_ip_addresses = $1`, atoi(t, net)).
@@ -276,8 +273,8 @@ func TestIPAMConcurrentAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows != total || distinct != total {
-		t.Fatalf("the database holds %d addresses, %d distinct; want %d", rows, distinct, total)
+	if rows != 1000 || distinct != 1000 {
+		t.Fatalf("the database holds %d addresses, %d distinct; want 1,000", rows, distinct)
 	}
 }
 
