@@ -13,10 +13,15 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Client sends GraphQL requests to one VirtFlow API with a bearer token. It implements
-// graphql.Client for the generated operations.
+// graphql.Client for the generated operations. It is the one GraphQL client of the node
+// agent (nodeagent), the CLI (cli) and the Terraform provider (terraform/provider): each
+// generates its operations with genqlient and sends them through it.
 type Client struct {
 	// URL is the GraphQL endpoint, e.g. http://127.0.0.1:8080/query (see Endpoint).
 	URL string
@@ -26,6 +31,11 @@ type Client struct {
 	HTTP *http.Client
 	// UserAgent, when set, is sent as the User-Agent header.
 	UserAgent string
+	// Tracer, when set, makes a client span of every request, named after its operation,
+	// and Propagator (when set) sends its trace context (traceparent), so the server's spans
+	// join the caller's trace.
+	Tracer     trace.Tracer
+	Propagator propagation.TextMapPropagator
 }
 
 // New returns a client of the API at endpoint (normalized by Endpoint) with token.
@@ -153,6 +163,16 @@ func (c *Client) MakeRequest(ctx context.Context, req *graphql.Request, resp *gr
 	}
 	if c.UserAgent != "" {
 		hreq.Header.Set("User-Agent", c.UserAgent)
+	}
+	if c.Tracer != nil {
+		var span trace.Span
+		ctx, span = c.Tracer.Start(ctx, "graphql "+req.OpName, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("graphql.operation.name", req.OpName)))
+		defer span.End()
+		if c.Propagator != nil {
+			c.Propagator.Inject(ctx, propagation.HeaderCarrier(hreq.Header))
+		}
+		hreq = hreq.WithContext(ctx)
 	}
 	hc := c.HTTP
 	if hc == nil {

@@ -45,7 +45,16 @@ func (c *Client) Subscribe(ctx context.Context, query string, vars map[string]an
 	if c.Token != "" {
 		hdr.Set("Authorization", "Bearer "+c.Token)
 	}
-	conn, _, err := websocket.Dial(dctx, u, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: hdr})
+	// The HTTP client's transport (TLS roots, proxies) dials the websocket too; its
+	// Timeout would end the connection, so the dial's context bounds it instead.
+	var hc *http.Client
+	if c.HTTP != nil {
+		cp := *c.HTTP
+		cp.Timeout = 0
+		hc = &cp
+	}
+	conn, _, err := websocket.Dial(dctx, u, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: hdr,
+		HTTPClient: hc})
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", u, err)
 	}

@@ -97,6 +97,7 @@ func refusals() []refusal {
 }
 
 func TestParseTimeLimits(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	anon := env.As("")
 	for _, tc := range refusals() {
@@ -152,6 +153,7 @@ func TestParseTimeLimits(t *testing.T) {
 // TestInvalidTextRefused: NUL bytes and invalid UTF-8 never reach PostgreSQL; they are
 // VALIDATION errors naming the argument or input field, in variables and in the query text.
 func TestInvalidTextRefused(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	anon := env.As("")
 	for _, tc := range []struct {
@@ -210,6 +212,7 @@ func rawRequest(t *testing.T, env *gqltest.Env, method, target, contentType, bod
 // TestEveryRefusalHasACode: transport refusals carry extensions.code and a fitting HTTP
 // status; malformed ids and contradictory paging are VALIDATION without library text.
 func TestEveryRefusalHasACode(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	query := `{ regions { totalCount } }`
 	getMutation := "/query?query=" + url.QueryEscape(`mutation { createRegion(input: {name: "viaget"}) { id } }`)

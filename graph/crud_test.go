@@ -375,6 +375,7 @@ func wantFromInput(t testing.TB, typ string, in map[string]any) map[string]any {
 }
 
 func TestCRUD(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	for _, typ := range slices.Sorted(maps.Keys(crudCases)) {
 		c := crudCases[typ]
@@ -452,6 +453,7 @@ func TestCRUD(t *testing.T) {
 // cannot be exposed without a CRUD case: every createX needs an entry in crudCases (and comes
 // with updateX and deleteX), and every entry needs its createX.
 func TestCRUDCoversEveryCreateMutation(t *testing.T) {
+	t.Parallel()
 	s := gqlSchema()
 	creates := map[string]bool{}
 	for _, fd := range s.Mutation.Fields {
@@ -579,6 +581,7 @@ var computedConnections = map[string]bool{"invoices": true}
 // TestEveryConnectionIsCovered lists every Query connection field: its type must have a CRUD
 // case (it has mutations) or a read-only case (it has none), never both or neither.
 func TestEveryConnectionIsCovered(t *testing.T) {
+	t.Parallel()
 	s := gqlSchema()
 	n := 0
 	for _, fd := range s.Query.Fields {
@@ -619,6 +622,7 @@ func TestEveryConnectionIsCovered(t *testing.T) {
 // TestReadOnlyLists creates a row of each read-only type through the ent client and finds it
 // through its connection field (with a where filter) and through node(id:).
 func TestReadOnlyLists(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	for _, typ := range slices.Sorted(maps.Keys(readOnlyCases)) {
 		t.Run(typ, func(t *testing.T) {
@@ -643,6 +647,7 @@ func TestReadOnlyLists(t *testing.T) {
 // TestSecretsNotExposed checks that token and password hashes are not fields of the types,
 // their where inputs, orders or mutation inputs, and never appear in a response.
 func TestSecretsNotExposed(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	typeFields := func(name string) []string {
 		var out struct {
@@ -723,6 +728,7 @@ func TestSecretsNotExposed(t *testing.T) {
 // --- relations ---
 
 func TestRelations(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	floor := f.Floor()
 	rack := f.Rack(map[string]any{"floorID": floor})
@@ -873,6 +879,7 @@ func sameSet(a, b []string) bool {
 // --- pagination, ordering and filters ---
 
 func TestPagination(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	floorName := uniq("pagefloor")
 	floor := f.Floor(map[string]any{"name": floorName})
@@ -1079,6 +1086,7 @@ func TestPagination(t *testing.T) {
 // --- errors ---
 
 func TestUniqueConflicts(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	t.Run("rack name per floor", func(t *testing.T) {
 		floor, other := f.Floor(), f.Floor()
@@ -1153,6 +1161,7 @@ func TestUniqueConflicts(t *testing.T) {
 }
 
 func TestValidationErrors(t *testing.T) {
+	t.Parallel()
 	_, f := newEnv(t)
 	net := func(cidr string) func() string {
 		return func() string { return f.Network(map[string]any{"cidr": cidr}) }
@@ -1263,6 +1272,7 @@ func TestValidationErrors(t *testing.T) {
 // TestRackPlacement walks one rack through a sequence of placements: each step either succeeds
 // or fails with VALIDATION on position, and failed steps leave nothing behind.
 func TestRackPlacement(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	rack := f.Rack() // 42U
 	small := f.Rack(map[string]any{"height": 10})
@@ -1364,6 +1374,7 @@ func TestRackPlacement(t *testing.T) {
 }
 
 func TestCables(t *testing.T) {
+	t.Parallel()
 	_, f := newEnv(t)
 	host := f.Host()
 	p := make([]string, 6)
@@ -1426,6 +1437,7 @@ func TestCables(t *testing.T) {
 // TestMissingParents: a reference to a record that does not exist, or to a record of another
 // type, is the client's mistake: VALIDATION naming the field, never INTERNAL.
 func TestMissingParents(t *testing.T) {
+	t.Parallel()
 	_, f := newEnv(t)
 	gone := f.Floor()
 	if r := f.tryDelete("Floor", gone); len(r.Errors) > 0 {
@@ -1488,6 +1500,7 @@ func TestMissingParents(t *testing.T) {
 // TestDeleteBlockedByDependents: deleting a record others still point at fails with CONFLICT
 // listing the dependents, changes nothing, and works once they are gone.
 func TestDeleteBlockedByDependents(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	t.Run("rack with hosts", func(t *testing.T) {
 		rack := f.Rack()
@@ -1567,6 +1580,7 @@ func TestDeleteBlockedByDependents(t *testing.T) {
 // GraphQL name ends in an initialism (memoryMB, sizeGB, hookURL) are where a naive
 // snake_case → camelCase conversion goes wrong.
 func TestValidationFieldNames(t *testing.T) {
+	t.Parallel()
 	_, f := newEnv(t)
 	for _, tc := range []struct {
 		name  string
@@ -1606,6 +1620,7 @@ func TestValidationFieldNames(t *testing.T) {
 // TestMalformedInput: values the client sends that cannot be parsed are the client's mistake
 // (VALIDATION), not INTERNAL.
 func TestMalformedInput(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	floor := f.Floor()
 	for _, tc := range []struct {
@@ -1634,6 +1649,7 @@ func TestMalformedInput(t *testing.T) {
 // TestReferenceToMissingM2MRecord: adding a missing record to a many-to-many edge is refused
 // (not INTERNAL) and names the input field.
 func TestReferenceToMissingM2MRecord(t *testing.T) {
+	t.Parallel()
 	_, f := newEnv(t)
 	host := f.Host()
 	missing := "999999999"
@@ -1650,6 +1666,7 @@ func TestReferenceToMissingM2MRecord(t *testing.T) {
 // rack, including through the rack's side of the edge (createRack hostIDs, updateRack
 // addHostIDs) and when the rack shrinks.
 func TestPlacementThroughRackEdges(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	hostsOf := func(rack string) int {
 		t.Helper()
@@ -1822,6 +1839,7 @@ func firstCode(r gqltest.Response) string {
 }
 
 func TestSQLite(t *testing.T) {
+	t.Parallel()
 	pg, _ := newEnv(t)
 	lite := gqltest.SQLite(t)
 	if lite.DB.Dialect != "sqlite3" && lite.DB.Dialect != "sqlite" {

@@ -35,6 +35,7 @@ type importResult struct {
 }
 
 func TestImportDCIM(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	a, b := uniq("imp-a"), uniq("imp-b")
 	bad := "name,kind\n" + a + ",server\n" + b + ",toaster\n"
@@ -73,6 +74,7 @@ func TestImportDCIM(t *testing.T) {
 // formula (=, +, -, @ first) leave exportDCIM with a leading quote, and importDCIM of that
 // export restores the original values, through the real HTTP handler.
 func TestDCIMExportEscapesFormulas(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	type hostValues struct{ name, vendor, model, serial, description string }
 	hosts := []hostValues{

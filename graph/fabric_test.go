@@ -41,6 +41,7 @@ func fabricFloorNamed(f *fx, rack1 string) (dc, floor, netRack string, racks []s
 }
 
 func TestFabricBuildThroughGraphQL(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	dc, floor, netRack, racks := fabricFloorNamed(f, "rack-1-1")
 	prefix := uniq("fab") + "-"
@@ -120,6 +121,7 @@ func TestFabricBuildThroughGraphQL(t *testing.T) {
 }
 
 func TestFabricBuildBadInput(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	dc, floor, netRack, racks := fabricFloor(f)
 	prefix := uniq("fab") + "-"

@@ -21,6 +21,7 @@ const createNetworkMutation = `mutation($input: CreateNetworkInput!) { createNet
 // prefixes that overlap each other (identical, wider, narrower) in one routing scope. Exactly
 // one succeeds; every other one is CONFLICT on cidr, and the scope then holds one network.
 func TestIPAMConcurrentOverlappingPrefixes(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	vrf := uniq("race")
 	cidrs := []string{"10.60.0.0/24", "10.60.0.0/24", "10.60.0.0/16", "10.60.0.0/25",
@@ -69,6 +70,7 @@ func TestIPAMConcurrentOverlappingPrefixes(t *testing.T) {
 // TestIPAMPrefixScopes: the same prefix in two routing scopes is fine, in one it is not, and
 // moving a network into a scope where its prefix is taken is refused too.
 func TestIPAMPrefixScopes(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	create := func(cidr, vrf string) gqltest.Response {
 		in := map[string]any{"name": uniq("net"), "cidr": cidr}
@@ -119,6 +121,7 @@ func TestIPAMPrefixScopes(t *testing.T) {
 // subnet-router anycast address (all host bits zero), which cannot be asked for either; IPv4
 // still skips the network and broadcast addresses.
 func TestIPAMFirstIPv6Allocation(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	v6 := f.Network(map[string]any{"cidr": "2001:db8:61::/64"})
 	if got := ipamAllocate(t, env, map[string]any{"networkID": v6}); got.Address != "2001:db8:61::1" {
@@ -139,6 +142,7 @@ func TestIPAMFirstIPv6Allocation(t *testing.T) {
 // releaseIPAddress, not by deleteIPAddress — until its VM is gone; an operator may force it, a
 // tenant member may not.
 func TestIPAMReleaseBoundAddress(t *testing.T) {
+	t.Parallel()
 	env, f := newEnv(t)
 	net := f.Network(map[string]any{"cidr": "10.63.0.0/24", "gateway": "10.63.0.1"})
 	tenant := f.Tenant()

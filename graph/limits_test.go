@@ -60,6 +60,7 @@ func parseLinked(t *testing.T, q string) *ast.QueryDocument {
 }
 
 func TestSelectionDepth(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		query string
@@ -97,6 +98,7 @@ func TestSelectionDepth(t *testing.T) {
 }
 
 func TestSelectionDepthLeavesVisitingEmpty(t *testing.T) {
+	t.Parallel()
 	doc := parseLinked(t, `{ a { ...F } } fragment F on T { b { ...G } } fragment G on T { c { ...F } }`)
 	visiting := map[string]bool{}
 	selectionDepth(doc.Operations[0].SelectionSet, visiting)
@@ -106,6 +108,7 @@ func TestSelectionDepthLeavesVisitingEmpty(t *testing.T) {
 }
 
 func TestPageArgsValidate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		def, max int
 		ok       bool
@@ -118,6 +121,7 @@ func TestPageArgsValidate(t *testing.T) {
 }
 
 func TestDepthLimitValidate(t *testing.T) {
+	t.Parallel()
 	for _, max := range []int{-1, 0} {
 		if err := (depthLimit{max: max}).Validate(nil); err == nil {
 			t.Errorf("depthLimit{max: %d}.Validate = nil, want an error", max)
@@ -147,6 +151,7 @@ func deepQuery(depth int) string {
 }
 
 func TestDeepQueryHelper(t *testing.T) {
+	t.Parallel()
 	schema := NewSchema(nil, nil).Schema()
 	for _, d := range []int{2, 3, 4, 5, 8, 15, 16, 20} {
 		q := deepQuery(d)
@@ -229,6 +234,7 @@ func (r gqlResponse) expectError(t *testing.T, code, field string) gqlError {
 }
 
 func TestDepthLimitThroughHandler(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, DefaultOptions())
 	if DefaultOptions().MaxDepth != 15 {
 		t.Fatalf("DefaultOptions().MaxDepth = %d; this test assumes 15", DefaultOptions().MaxDepth)
@@ -276,6 +282,7 @@ func TestDepthLimitThroughHandler(t *testing.T) {
 }
 
 func TestDepthLimitCustomMax(t *testing.T) {
+	t.Parallel()
 	opts := DefaultOptions()
 	opts.MaxDepth = 3
 	s := newTestServer(t, opts)
@@ -300,6 +307,7 @@ func complexityOf(t *testing.T, query string, vars map[string]any) int {
 }
 
 func TestPagedComplexity(t *testing.T) {
+	t.Parallel()
 	// A connection costs 1 + page × (cost of its selection). With first: 1 the page is one
 	// item, so cost(first: n) = 1 + n × (cost(first: 1) − 1).
 	sel := `{ edges { node { id name } } totalCount }`
@@ -352,6 +360,7 @@ func TestPagedComplexity(t *testing.T) {
 // TestPagedComplexityDirect calls Complexity with the parsed argument form (*int values, every
 // argument present) that resolvers see.
 func TestPagedComplexityDirect(t *testing.T) {
+	t.Parallel()
 	es := newPagedComplexity(NewSchema(nil, nil), 100)
 	ten, five := 10, 5
 	tests := []struct {
@@ -377,6 +386,7 @@ func TestPagedComplexityDirect(t *testing.T) {
 }
 
 func TestComplexityLimitThroughHandler(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, DefaultOptions())
 	q := `{ racks(first:1000){edges{node{hosts(first:1000){edges{node{ports(first:1000){totalCount}}}}}}} }`
 	r := s.do(t, q, nil)
@@ -425,6 +435,7 @@ func (c rackConn) names() []string {
 }
 
 func TestPageLimits(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, DefaultOptions())
 	seedRacks(t, s.client, 150)
 	const conn = `totalCount pageInfo { hasNextPage hasPreviousPage } edges { cursor node { name } }`
@@ -634,6 +645,7 @@ fragment F on Floor { racks { totalCount edges { cursor } } }`
 }
 
 func TestPageLimitsCustomOptions(t *testing.T) {
+	t.Parallel()
 	opts := DefaultOptions()
 	opts.DefaultPageSize, opts.MaxPageSize = 5, 20
 	s := newTestServer(t, opts)

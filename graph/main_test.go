@@ -18,6 +18,11 @@ import (
 // TestMain gives the package its own PostgreSQL database (dropped afterwards). All tests share
 // it: every fixture name is unique (see uniq), and every assertion on a list filters on rows
 // the test created, so tests neither see nor disturb each other's rows.
+//
+// The tests of the API surface (CRUD, validation, limits, connections, import) run in
+// parallel (t.Parallel). Those that start workers on the shared Redis queues, count
+// statements or audit rows beyond their own, or time requests (provisioning, placement
+// races, drain, live status, onboarding) run one at a time, before them.
 func TestMain(m *testing.M) { testdb.Main(m) }
 
 // newEnv opens the package's PostgreSQL database through the real HTTP handler (migrating it

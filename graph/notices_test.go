@@ -10,6 +10,7 @@ import (
 // TestActiveNotices: activeNotices, through the HTTP handler, shows a notice only between
 // its publishedAt and its expiresAt; notices still lists all of them.
 func TestActiveNotices(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	ctx := authz.SystemContext(t.Context(), "test")
 	now := time.Now()

@@ -14,6 +14,7 @@ import (
 // fabric role, a never-drained node's drain state, an event rule's status match, action and
 // alert severity.
 func TestUnsetOptionalEnumsAreNull(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	ctx := gqltest.System()
 	s, err := placementtest.Build(ctx, env.Client, placementtest.Spec{Racks: 1, HostsPerRack: 1, CPU: 4, MemoryMB: 4096, DiskGB: 10, Cores: 2})

@@ -196,16 +196,29 @@ func TestWorkerKilledMidTask(t *testing.T) {
 
 	first := startFaultWorker(t, bin, "worker-1", redisURL, s.queue)
 	// Mid-task: a backend of the worker waits on our lock and Asynq shows the task active.
+	var waiting []int // the backends of worker-1 blocked on our lock
 	poll.Until(t, 30*time.Second, func() error {
-		var waiting int
-		if err := env.DB.DB.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, lockPID).Scan(&waiting); err != nil {
+		waiting = waiting[:0]
+		rows, err := env.DB.DB.Query(`SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, lockPID)
+		if err != nil {
+			return poll.Stop(err)
+		}
+		for rows.Next() {
+			var pid int
+			if err := rows.Scan(&pid); err != nil {
+				_ = rows.Close()
+				return poll.Stop(err)
+			}
+			waiting = append(waiting, pid)
+		}
+		if err := rows.Close(); err != nil {
 			return poll.Stop(err)
 		}
 		info, err := in.GetTaskInfo(s.queue, taskID)
-		if waiting > 0 && err == nil && info.State == asynq.TaskStateActive {
+		if len(waiting) > 0 && err == nil && info.State == asynq.TaskStateActive {
 			return nil
 		}
-		return fmt.Errorf("worker-1 not inside vm:create yet (backends waiting on the VM row: %d; task: %+v, %v)", waiting, info, err)
+		return fmt.Errorf("worker-1 not inside vm:create yet (backends waiting on the VM row: %v; task: %+v, %v)", waiting, info, err)
 	})
 	if err := first.cmd.Process.Kill(); err != nil { // SIGKILL: no shutdown, no lease given back
 		t.Fatal(err)
@@ -217,8 +230,24 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The dead worker committed nothing, and its task is still leased to it.
-	time.Sleep(300 * time.Millisecond)
+	// The dead worker committed nothing, and its task is still leased to it. Its backends
+	// that were waiting on the lock end with its connections: once they are gone, nothing of
+	// worker-1 can commit any more, so the state read next is final.
+	poll.Until(t, 30*time.Second, func() error {
+		pids := make([]string, len(waiting))
+		for i, pid := range waiting {
+			pids[i] = strconv.Itoa(pid)
+		}
+		var alive int
+		if err := env.DB.DB.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(string_to_array($1, ',')::int[])`,
+			strings.Join(pids, ",")).Scan(&alive); err != nil {
+			return poll.Stop(err)
+		}
+		if alive > 0 {
+			return fmt.Errorf("%d backend(s) of the killed worker-1 still open", alive)
+		}
+		return nil
+	})
 	if got, _ := pvRead(t, env, vm.ID); got.Status != "INITIALIZING" || len(got.Assignments.Edges) != 0 {
 		t.Fatalf("after the kill: %+v; want INITIALIZING with no assignment", got)
 	}

@@ -15,6 +15,7 @@ import (
 // response (as JSON values: json.Marshal also escapes <, > and & inside the data), for every
 // field the response may carry.
 func TestWriteResponseAsJSONMarshal(t *testing.T) {
+	t.Parallel()
 	yes := true
 	for name, resp := range map[string]*graphql.Response{
 		"nil":         nil,

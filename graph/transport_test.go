@@ -16,6 +16,7 @@ import (
 // the server does not know (200 with the error), and the graphql-response media type, which
 // keeps gqlgen's transport.
 func TestPostAnswers(t *testing.T) {
+	t.Parallel()
 	env, _ := newEnv(t)
 	for _, tc := range []struct {
 		name, accept, body string

@@ -18,6 +18,7 @@ import (
 	"github.com/virtflow/virtflow/configdrive"
 	"github.com/virtflow/virtflow/hostnet"
 	"github.com/virtflow/virtflow/hypervisor"
+	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/lbnet"
 	"github.com/virtflow/virtflow/vmnet"
 )
@@ -246,9 +247,10 @@ func New(cfg Config) (*Agent, error) {
 		facts = *cfg.Facts
 	}
 	return &Agent{
-		facts:    facts,
-		cfg:      cfg,
-		api:      &Client{URL: cfg.APIURL, Token: cfg.Token, HTTP: cfg.HTTPClient, Tracer: tracer(cfg.Tracer)},
+		facts: facts,
+		cfg:   cfg,
+		api: &Client{URL: cfg.APIURL, Token: cfg.Token, HTTP: cfg.HTTPClient, Tracer: tracer(cfg.Tracer),
+			Propagator: telemetry.Propagator()},
 		hv:       cfg.Hypervisor,
 		images:   images,
 		log:      log,
@@ -283,7 +285,7 @@ func (ag *Agent) NodeID() string {
 // the next tick. The hypervisor is left open: its owner closes it.
 func (ag *Agent) Run(ctx context.Context) error {
 	if ag.NodeID() == "" {
-		id, err := retry(ctx, ag.log, "discover node", ag.api.discoverNode)
+		id, err := retry(ctx, ag.log, "discover node", func(ctx context.Context) (string, error) { return findNode(ctx, ag.api) })
 		if err != nil {
 			return err
 		}

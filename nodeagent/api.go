@@ -17,7 +17,7 @@ import (
 type AssignmentReport struct {
 	ID            string
 	Generation    int64
-	Status        string // APPLIED or FAILED
+	Status        AssignmentStatus // APPLIED, APPLYING or FAILED
 	ObservedState string
 	Reason        string
 	// Volumes says whether VolumeIDs is reported (for a VM's assignment): the ids of the
@@ -38,9 +38,9 @@ type AssignmentReport struct {
 // ErrNoNode is returned when the token does not identify exactly one node.
 var ErrNoNode = errors.New("nodeagent: the token does not identify exactly one compute node; set the node id")
 
-// discoverNode returns the id of the only compute node the token can read: an agent token
+// findNode returns the id of the only compute node the token can read: an agent token
 // sees its own node and nothing else.
-func (c *Client) discoverNode(ctx context.Context) (string, error) {
+func findNode(ctx context.Context, c *Client) (string, error) {
 	out, err := discoverNode(ctx, c)
 	if err != nil {
 		return "", fmt.Errorf("discover node: %w", err)
@@ -52,8 +52,8 @@ func (c *Client) discoverNode(ctx context.Context) (string, error) {
 	return edges[0].Node.Id, nil
 }
 
-// assignments reads all assignments of node, page by page.
-func (c *Client) assignments(ctx context.Context, node string) ([]Assignment, error) {
+// readAssignments reads all assignments of node, page by page.
+func readAssignments(ctx context.Context, c *Client, node string) ([]Assignment, error) {
 	var all []Assignment
 	var after *string
 	for {
@@ -81,9 +81,9 @@ func (c *Client) assignments(ctx context.Context, node string) ([]Assignment, er
 	}
 }
 
-// reportAssignment sends r with reportAssignmentStatus.
-func (c *Client) reportAssignment(ctx context.Context, r AssignmentReport) error {
-	in := AssignmentStatusInput{Id: r.ID, Generation: int(r.Generation), Status: AssignmentStatus(r.Status), ObservedState: &r.ObservedState}
+// sendReport sends r with reportAssignmentStatus.
+func sendReport(ctx context.Context, c *Client, r AssignmentReport) error {
+	in := AssignmentStatusInput{Id: r.ID, Generation: int(r.Generation), Status: r.Status, ObservedState: &r.ObservedState}
 	if r.Reason != "" {
 		in.Reason = &r.Reason
 	}
@@ -112,17 +112,17 @@ func (c *Client) reportAssignment(ctx context.Context, r AssignmentReport) error
 	return nil
 }
 
-// registerGuestCredential sends the hash of the guest credential on the drive of
+// sendGuestCredential sends the hash of the guest credential on the drive of
 // assignment id at generation.
-func (c *Client) registerGuestCredential(ctx context.Context, id string, generation int64, hash string) error {
+func sendGuestCredential(ctx context.Context, c *Client, id string, generation int64, hash string) error {
 	if _, err := registerGuestCredential(ctx, c, GuestCredentialInput{AssignmentID: id, Generation: int(generation), CredentialHash: hash}); err != nil {
 		return fmt.Errorf("register guest credential of assignment %s: %w", id, err)
 	}
 	return nil
 }
 
-// reportNode sends one heartbeat.
-func (c *Client) reportNode(ctx context.Context, s NodeStatusInput) error {
+// sendHeartbeat sends one heartbeat.
+func sendHeartbeat(ctx context.Context, c *Client, s NodeStatusInput) error {
 	if _, err := reportNodeStatus(ctx, c, s); err != nil {
 		return fmt.Errorf("report node status: %w", err)
 	}

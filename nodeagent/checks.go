@@ -91,7 +91,7 @@ func (ag *Agent) runBuiltin(ctx context.Context, b CheckBuiltin, timeout time.Du
 	case CheckBuiltinNicLink:
 		return NICLinks("/sys/class/net"), true
 	case CheckBuiltinDomainStateDrift:
-		as, err := ag.api.assignments(ctx, ag.NodeID())
+		as, err := readAssignments(ctx, ag.api, ag.NodeID())
 		if err != nil {
 			return CheckResult{EventStatusWarning, fmt.Sprintf("UNKNOWN: read assignments: %v", err)}, true
 		}

@@ -66,7 +66,7 @@ func (ag *Agent) configDrive(ctx context.Context, a Assignment, name string) (*h
 		if err != nil {
 			return nil, err
 		}
-		if err := ag.api.registerGuestCredential(ctx, a.Id, a.Generation, hash); err != nil {
+		if err := sendGuestCredential(ctx, ag.api, a.Id, a.Generation, hash); err != nil {
 			return nil, err
 		}
 		spec.ReadyURL, spec.GuestCredential = url, plain
@@ -144,19 +144,19 @@ func (ag *Agent) addGuestConfig(ctx context.Context, spec *hypervisor.DomainSpec
 	if drive != nil {
 		spec.Disks = append(spec.Disks, *drive)
 	}
-	spec.Boot = bootOrder(string(a.VirtualMachine.BootDevice))
+	spec.Boot = bootOrder(a.VirtualMachine.BootDevice)
 	return nil
 }
 
 // bootOrder is the boot order of a VM's bootDevice (DISK, CDROM, FLOPPY); nil leaves the
 // hypervisor's default (the first disk).
-func bootOrder(dev string) []hypervisor.BootDevice {
+func bootOrder(dev VirtualMachineBootDevice) []hypervisor.BootDevice {
 	switch dev {
-	case "CDROM":
+	case VirtualMachineBootDeviceCdrom:
 		return []hypervisor.BootDevice{hypervisor.BootCDROM, hypervisor.BootDisk}
-	case "FLOPPY":
+	case VirtualMachineBootDeviceFloppy:
 		return []hypervisor.BootDevice{hypervisor.BootFloppy, hypervisor.BootDisk}
-	case "DISK":
+	case VirtualMachineBootDeviceDisk:
 		return []hypervisor.BootDevice{hypervisor.BootDisk}
 	}
 	return nil

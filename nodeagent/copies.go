@@ -46,7 +46,7 @@ var errWaiting = errors.New("waiting")
 // realizeCopy realizes the assignment of a snapshot or a backup (a.Snapshot or a.Backup)
 // and reports the outcome. An assignment APPLIED at its generation is done.
 func (ag *Agent) realizeCopy(ctx context.Context, a Assignment) {
-	if a.Status == "APPLIED" {
+	if a.Status == AssignmentStatusApplied {
 		return
 	}
 	obs, err := ag.applyCopy(ctx, a)
@@ -55,11 +55,11 @@ func (ag *Agent) realizeCopy(ctx context.Context, a Assignment) {
 	}
 	if err != nil {
 		ag.log.Warn("copy assignment failed", "assignment", a.Id, "err", err)
-		ag.report(ctx, a, "FAILED", "unknown", err.Error(), true)
+		ag.report(ctx, a, AssignmentStatusFailed, "unknown", err.Error(), true)
 		return
 	}
 	ag.log.Info("copy assignment applied", "assignment", a.Id, "observed", obs)
-	ag.report(ctx, a, "APPLIED", obs, "", true)
+	ag.report(ctx, a, AssignmentStatusApplied, obs, "", true)
 }
 
 // applyCopy does what a snapshot's or backup's assignment asks; it returns the observed
@@ -102,7 +102,7 @@ func (ag *Agent) applyCopy(ctx context.Context, a Assignment) (string, error) {
 	default:
 		return "", fmt.Errorf("assignment %s is neither a snapshot's nor a backup's", a.Id)
 	}
-	if a.DesiredState == "ABSENT" {
+	if a.DesiredState == AssignmentDesiredStateAbsent {
 		return observedAbsent, ag.hv.DeleteVolume(ctx, dstPool, dst)
 	}
 	if vm == nil {
@@ -111,7 +111,7 @@ func (ag *Agent) applyCopy(ctx context.Context, a Assignment) (string, error) {
 	name := hypervisor.DomainName(*vm)
 	root := rootVolumeName(*vm)
 	// Said before the copy, which takes a while: the record moves to CREATING.
-	ag.report(ctx, a, "APPLYING", "copying", "", true)
+	ag.report(ctx, a, AssignmentStatusApplying, "copying", "", true)
 	if revert {
 		st, err := ag.hv.State(ctx, name)
 		if err != nil && !errors.Is(err, hypervisor.ErrNotFound) {

@@ -28,7 +28,10 @@
 //     metadata service answers the node's VMs on 169.254.1.2. Announcer lets other parts of
 //     the agent (load balancers) announce their prefixes through the same speaker.
 //
-// Its GraphQL documents are in operations.graphql; genqlient generates typed functions and
-// the types they read and send (Assignment, VirtualMachine, NodeStatusInput, …) from the
-// server's schema into operations_gen.go, which [Client] serves as a graphql.Client.
+// Its GraphQL documents are in operations.graphql; genqlient generates typed functions, the
+// types they read and send (Assignment, VirtualMachine, NodeStatusInput, …) and the schema's
+// enums (AssignmentStatus, AssignmentDesiredState, …, which the agent compares and sends
+// instead of strings) from the server's schema into operations_gen.go. They go through
+// [Client], which is apiclient.Client: the agent, the CLI and the Terraform provider share
+// one transport (bearer token, trace context, the graphql-transport-ws subscription).
 package nodeagent

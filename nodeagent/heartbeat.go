@@ -17,7 +17,7 @@ func (ag *Agent) Heartbeat(ctx context.Context) error {
 		// Without a capacity reading (null), the last recorded one stays.
 		msg := fmt.Sprintf("hypervisor unavailable: %v", err)
 		s.Healthy, s.Message = false, &msg
-		return ag.api.reportNode(ctx, s)
+		return sendHeartbeat(ctx, ag.api, s)
 	}
 	r.fill(&s)
 	// The NUMA nodes go with the first heartbeat and when they change: a heartbeat
@@ -29,7 +29,7 @@ func (ag *Agent) Heartbeat(ctx context.Context) error {
 	if send {
 		s.NumaNodes = r.NUMA
 	}
-	if err := ag.api.reportNode(ctx, s); err != nil {
+	if err := sendHeartbeat(ctx, ag.api, s); err != nil {
 		return err
 	}
 	if send {

@@ -18,7 +18,7 @@ const observedAbsent = "absent"
 // at a's generation is left alone: that is how a restarted agent avoids doing work twice.
 func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hypervisor.Domain, pinned []int, pinErr error) {
 	if settled(a, dom) {
-		r := AssignmentReport{Status: "APPLIED", ObservedState: observed(dom)}
+		r := AssignmentReport{Status: AssignmentStatusApplied, ObservedState: observed(dom)}
 		acted := ag.askGuestAgent(ctx, a, dom, &r)
 		if ag.routed() {
 			ag.routeReport(ctx, a, &r)
@@ -28,12 +28,12 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	}
 	name := hypervisor.DomainName(vmID)
 	log := ag.log.With("assignment", a.Id, "domain", name, "desired", a.DesiredState, "generation", a.Generation)
-	if until, ok := ag.flaps.holding(vmID); ok && a.DesiredState != "ABSENT" {
+	if until, ok := ag.flaps.holding(vmID); ok && a.DesiredState != AssignmentDesiredStateAbsent {
 		// Backed off: the domain flapped. Removing it is always allowed.
-		ag.report(ctx, a, "FAILED", observed(dom), ag.flaps.flapReason(name, ag.flaps.limit, until), false)
+		ag.report(ctx, a, AssignmentStatusFailed, observed(dom), ag.flaps.flapReason(name, ag.flaps.limit, until), false)
 		return
 	}
-	if ag.routed() && a.DesiredState != "RUNNING" {
+	if ag.routed() && a.DesiredState != AssignmentDesiredStateRunning {
 		// Withdraw first: the address leaves its peers' tables before the VM stops answering.
 		ag.withdrawAll(a)
 		ag.rememberInstance(a, false)
@@ -62,34 +62,34 @@ func (ag *Agent) realize(ctx context.Context, a Assignment, vmID int64, dom *hyp
 	} else if serr != nil {
 		obs = string(hypervisor.StateUnknown)
 	}
-	if a.Status != "PENDING" && dom != nil && serr == nil && dom.State.Active() != state.Active() {
+	if a.Status != AssignmentStatusPending && dom != nil && serr == nil && dom.State.Active() != state.Active() {
 		// The agent changed the power state of a domain for an assignment it had applied
 		// already (drift: not a new request, which comes PENDING): counted for the flap guard.
 		if until, n, flapping := ag.flaps.changed(vmID); flapping {
 			reason := ag.flaps.flapReason(name, n, until)
 			log.Warn("domain flapping: backing off", "changes", n, "until", until)
 			ag.flapEvent(ctx, vmID, name, reason)
-			ag.report(ctx, a, "FAILED", obs, reason, true)
+			ag.report(ctx, a, AssignmentStatusFailed, obs, reason, true)
 			return
 		}
 	}
 	if errors.Is(err, errWaiting) {
 		// Not a failure: the API wakes the assignment (PENDING) once it can go on.
 		log.Info("assignment waiting", "reason", err)
-		ag.report(ctx, a, "APPLYING", obs, err.Error(), true)
+		ag.report(ctx, a, AssignmentStatusApplying, obs, err.Error(), true)
 		return
 	}
 	if err != nil {
 		log.Warn("assignment failed", "err", err, "observed", obs)
-		ag.report(ctx, a, "FAILED", obs, err.Error(), true)
+		ag.report(ctx, a, AssignmentStatusFailed, obs, err.Error(), true)
 		return
 	}
 	log.Info("assignment applied", "observed", obs)
-	r := AssignmentReport{Status: "APPLIED", ObservedState: obs, Reason: note}
+	r := AssignmentReport{Status: AssignmentStatusApplied, ObservedState: obs, Reason: note}
 	if ag.routed() {
 		ag.routeReport(ctx, a, &r)
 	}
-	if a.DesiredState != "ABSENT" {
+	if a.DesiredState != AssignmentDesiredStateAbsent {
 		// Which volumes the domain has now: what moves them to ATTACHED or AVAILABLE.
 		if ids, err := ag.domainVolumes(ctx, name); err == nil {
 			r.Volumes, r.VolumeIDs = true, ids
@@ -108,7 +108,7 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 		if pinErr != nil {
 			return pinErr
 		}
-		if dom != nil && dom.Generation == a.Generation && a.Status != "PENDING" {
+		if dom != nil && dom.Generation == a.Generation && a.Status != AssignmentStatusPending {
 			// The domain already has this generation's definition. A PENDING assignment at
 			// the domain's generation had its volumes changed: define it again (Define
 			// leaves an identical spec alone).
@@ -128,7 +128,7 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 		return ag.hv.Define(ctx, s)
 	}
 	switch a.DesiredState {
-	case "RUNNING":
+	case AssignmentDesiredStateRunning:
 		if dom != nil && dom.State.Active() && dom.Generation > 0 && dom.Generation < a.Generation {
 			// A running domain asked to run at a newer generation: a reboot (provision's
 			// contract). Reboot first, then record the generation, so that an agent that dies
@@ -150,7 +150,7 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 			return "", err
 		}
 		return "", ag.hv.Start(ctx, name)
-	case "STOPPED":
+	case AssignmentDesiredStateStopped:
 		if err := define(); err != nil {
 			return "", err
 		}
@@ -162,7 +162,7 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 			return "", ag.hv.Stop(ctx, name)
 		}
 		return "", err
-	case "ABSENT":
+	case AssignmentDesiredStateAbsent:
 		if err := ag.hv.Undefine(ctx, name); err != nil {
 			return "", err
 		}
@@ -179,12 +179,12 @@ func (ag *Agent) apply(ctx context.Context, a Assignment, name string, dom *hype
 // settled reports whether dom is already what a asks for, at a's generation.
 func settled(a Assignment, dom *hypervisor.Domain) bool {
 	switch a.DesiredState {
-	case "ABSENT":
+	case AssignmentDesiredStateAbsent:
 		return dom == nil
-	case "RUNNING":
-		return a.Status != "PENDING" && dom != nil && dom.Generation == a.Generation && dom.State == hypervisor.StateRunning
-	case "STOPPED":
-		return a.Status != "PENDING" && dom != nil && dom.Generation == a.Generation && !dom.State.Active()
+	case AssignmentDesiredStateRunning:
+		return a.Status != AssignmentStatusPending && dom != nil && dom.Generation == a.Generation && dom.State == hypervisor.StateRunning
+	case AssignmentDesiredStateStopped:
+		return a.Status != AssignmentStatusPending && dom != nil && dom.Generation == a.Generation && !dom.State.Active()
 	}
 	return false
 }
@@ -193,7 +193,7 @@ func settled(a Assignment, dom *hypervisor.Domain) bool {
 // does, and reports whether it did (such a report goes even when the API shows the
 // assignment settled: the guest agent's word is news; the agent sends it once).
 func (ag *Agent) askGuestAgent(ctx context.Context, a Assignment, dom *hypervisor.Domain, r *AssignmentReport) bool {
-	if a.DesiredState != "RUNNING" || dom == nil || dom.State != hypervisor.StateRunning {
+	if a.DesiredState != AssignmentDesiredStateRunning || dom == nil || dom.State != hypervisor.StateRunning {
 		return false
 	}
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -218,7 +218,7 @@ func observed(dom *hypervisor.Domain) string {
 // found settled without work (acted is false), the API already shows it: a settled
 // assignment is reported once, not on every resync. After work (a reboot ends where it
 // began: running) the report always goes, whatever the API shows.
-func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason string, acted bool) {
+func (ag *Agent) report(ctx context.Context, a Assignment, status AssignmentStatus, obs, reason string, acted bool) {
 	ag.send(ctx, a, AssignmentReport{Status: status, ObservedState: obs, Reason: reason}, acted)
 }
 
@@ -226,7 +226,7 @@ func (ag *Agent) report(ctx context.Context, a Assignment, status, obs, reason s
 func (ag *Agent) send(ctx context.Context, a Assignment, r AssignmentReport, acted bool) {
 	r.ID, r.Generation = a.Id, a.Generation
 	status, obs := r.Status, r.ObservedState
-	if !acted && !r.Routes && status == "APPLIED" && a.Status == "APPLIED" && a.ObservedState != nil && *a.ObservedState == obs {
+	if !acted && !r.Routes && status == AssignmentStatusApplied && a.Status == AssignmentStatusApplied && a.ObservedState != nil && *a.ObservedState == obs {
 		return
 	}
 	ag.mu.Lock()
@@ -235,7 +235,7 @@ func (ag *Agent) send(ctx context.Context, a Assignment, r AssignmentReport, act
 	if ok && last == r {
 		return
 	}
-	err := ag.api.reportAssignment(ctx, r)
+	err := sendReport(ctx, ag.api, r)
 	if err == nil {
 		ag.mu.Lock()
 		ag.reported[a.Id] = r

@@ -15,7 +15,7 @@ import (
 // Parallelism at a time. It returns once all are done; failures of single assignments are
 // reported to the API (FAILED with the reason) and retried on the next resync.
 func (ag *Agent) Resync(ctx context.Context) error {
-	as, err := ag.api.assignments(ctx, ag.NodeID())
+	as, err := readAssignments(ctx, ag.api, ag.NodeID())
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (ag *Agent) Resync(ctx context.Context) error {
 			continue // a volume's assignment: realized above
 		}
 		if err != nil {
-			ag.report(ctx, a, "FAILED", "unknown", err.Error(), true)
+			ag.report(ctx, a, AssignmentStatusFailed, "unknown", err.Error(), true)
 			continue
 		}
 		var dom *hypervisor.Domain
@@ -99,7 +99,7 @@ func (ag *Agent) Resync(ctx context.Context) error {
 func (ag *Agent) confineShared(ctx context.Context, as []Assignment, byVM map[int64]hypervisor.Domain, shared []int) {
 	want := fmt.Sprint(shared)
 	for _, a := range as {
-		if a.VirtualMachine == nil || dedicated(a) || a.DesiredState == "ABSENT" ||
+		if a.VirtualMachine == nil || dedicated(a) || a.DesiredState == AssignmentDesiredStateAbsent ||
 			a.VirtualMachine.Flavor.Exclusive == FlavorExclusiveNumaNode {
 			continue
 		}

@@ -121,7 +121,7 @@ func (ag *Agent) vmNetwork(ctx context.Context, a Assignment) (vmNet, error) {
 		}
 		r := e.Node
 		rule := vmnet.Rule{Direction: vmnet.Direction(r.Direction), Protocol: string(r.Protocol),
-			Allow: r.Action == "ALLOW", Priority: r.Priority}
+			Allow: r.Action == SecurityRuleActionAllow, Priority: r.Priority}
 		if r.PortFrom != nil {
 			rule.PortFrom = *r.PortFrom
 		}
@@ -228,7 +228,7 @@ func (ag *Agent) pruneRoutes(ctx context.Context, as []Assignment) {
 	}
 	var keep []netip.Addr
 	for _, a := range as {
-		if a.DesiredState != "RUNNING" {
+		if a.DesiredState != AssignmentDesiredStateRunning {
 			continue
 		}
 		n := ag.cachedNet(a)
@@ -470,7 +470,7 @@ func (ag *Agent) routeReport(ctx context.Context, a Assignment, r *AssignmentRep
 		return
 	}
 	var rs []routeState
-	if a.DesiredState == "RUNNING" {
+	if a.DesiredState == AssignmentDesiredStateRunning {
 		var err error
 		rs, err = ag.routeUp(ctx, a)
 		if err != nil {

@@ -42,7 +42,7 @@ func volumeIDOf(path string) (int64, bool) {
 // realizeVolume creates (desired RUNNING) or deletes (ABSENT) the pool volume of a volume's
 // assignment and reports the outcome. An assignment APPLIED at its generation is done.
 func (ag *Agent) realizeVolume(ctx context.Context, a Assignment) {
-	if a.Status == "APPLIED" {
+	if a.Status == AssignmentStatusApplied {
 		return
 	}
 	v := a.Volume
@@ -52,7 +52,7 @@ func (ag *Agent) realizeVolume(ctx context.Context, a Assignment) {
 	obs := observedPresent
 	if err = ag.images.ensurePool(ctx); err == nil {
 		switch a.DesiredState {
-		case "ABSENT":
+		case AssignmentDesiredStateAbsent:
 			obs = observedAbsent
 			err = ag.hv.DeleteVolume(ctx, pool, name)
 		default:
@@ -64,11 +64,11 @@ func (ag *Agent) realizeVolume(ctx context.Context, a Assignment) {
 	}
 	if err != nil {
 		ag.log.Warn("volume assignment failed", "assignment", a.Id, "volume", name, "err", err)
-		ag.report(ctx, a, "FAILED", "unknown", err.Error(), true)
+		ag.report(ctx, a, AssignmentStatusFailed, "unknown", err.Error(), true)
 		return
 	}
 	ag.log.Info("volume assignment applied", "assignment", a.Id, "volume", name, "observed", obs)
-	ag.report(ctx, a, "APPLIED", obs, "", true)
+	ag.report(ctx, a, AssignmentStatusApplied, obs, "", true)
 }
 
 // wantedVolumes are the ids of the volumes a's VM should have, ascending: those ATTACHING or

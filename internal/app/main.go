@@ -16,7 +16,6 @@ import (
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/version"
 	"github.com/virtflow/virtflow/kubecluster"
-	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/nodemonitor"
 	"github.com/virtflow/virtflow/placement"
 	"github.com/virtflow/virtflow/provision"
@@ -68,18 +67,10 @@ func guestService(cfg config.Config, db *infra.Database, redis *infra.Redis) *gu
 		RateLimitPrefix: redis.Key("guest:"), OnBootstrap: kubecluster.OnBootstrap(time.Now)})
 }
 
-// snapshots is the process's cache of region placement snapshots over db. It hooks
-// db.Client, so it is made before the client is in use; it is started (startSnapshots) only
-// once every hook is installed: ent's Use is not safe while another goroutine uses the client.
-func snapshots(db *infra.Database, redis *infra.Redis, log *slog.Logger) *placement.Snapshots {
-	return placement.NewSnapshots(placement.SnapshotsConfig{Client: db.Client, Redis: redis.Client,
-		Channel: redis.Key("placement"), Log: log.With("component", "placement")})
-}
-
-// startSnapshots keeps s current by the change events of every process through Redis until
-// ctx ends.
-func startSnapshots(ctx context.Context, s *placement.Snapshots) error {
-	if err := s.Run(ctx); err != nil {
+// startSnapshots starts the placement snapshot cache installHooks made: subscribed to the
+// change events of every process through redis, kept current until ctx ends.
+func startSnapshots(ctx context.Context, snaps *placement.Snapshots) error {
+	if err := snaps.Run(ctx); err != nil {
 		return fmt.Errorf("placement snapshot cache: %w", err)
 	}
 	return nil
@@ -98,10 +89,4 @@ func nodeMonitor(cfg config.Config, prov *provision.Service, redis *infra.Redis)
 // openRedis connects to the configured Redis with the deployment's namespace.
 func openRedis(ctx context.Context, cfg config.Config) (*infra.Redis, error) {
 	return infra.OpenRedisNamespace(ctx, cfg.RedisURL, cfg.RedisNamespace)
-}
-
-// installLiveStatus makes db's client publish status changes, once committed, on the
-// deployment's live channel.
-func installLiveStatus(db *infra.Database, redis *infra.Redis, log *slog.Logger) {
-	livestatus.Install(db.Client, redis.Client, log.With("component", "livestatus")).Channel = redis.Key("live")
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/egress"
-	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/secrets"
@@ -20,10 +19,9 @@ type guards struct {
 }
 
 // openGuards reads the egress allow list and the secret keys of cfg (VIRTFLOW_SECRET_KEY,
-// else the key file under the data directory, made on first start), installs their write
-// rules on db.Client (before the client is in use) and seals the hook secrets still
-// stored in clear or under an old key.
-func openGuards(ctx context.Context, cfg config.Config, db *infra.Database, log *slog.Logger) (guards, error) {
+// else the key file under the data directory, made on first start). Their write rules are
+// installed on the client by installHooks; sealStored then seals what is stored.
+func openGuards(cfg config.Config, log *slog.Logger) (guards, error) {
 	var g guards
 	var err error
 	if g.egress, err = egress.Parse(cfg.EgressAllow); err != nil {
@@ -58,14 +56,18 @@ func openGuards(ctx context.Context, cfg config.Config, db *infra.Database, log 
 	if g.secrets, err = secrets.NewKeyring(primary, old...); err != nil {
 		return g, err
 	}
-	imagestore.Install(db.Client, g.egress)
-	alerting.Install(db.Client, g.egress, g.secrets)
+	return g, nil
+}
+
+// sealStored seals the hook secrets still stored in clear or under an old key. It writes
+// through db.Client, so it runs once installHooks installed the write rules.
+func sealStored(ctx context.Context, db *infra.Database, g guards, log *slog.Logger) error {
 	n, err := alerting.SealStored(ctx, db.Client, g.secrets)
 	if err != nil {
-		return g, err
+		return err
 	}
 	if n > 0 {
 		log.Info("hook secrets sealed", "rows", n)
 	}
-	return g, nil
+	return nil
 }

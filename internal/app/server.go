@@ -2,18 +2,14 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"sync"
 	"time"
 
-	"github.com/virtflow/virtflow/alerting"
-	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/console"
 	"github.com/virtflow/virtflow/demo"
@@ -25,10 +21,9 @@ import (
 	"github.com/virtflow/virtflow/internal/infra"
 	"github.com/virtflow/virtflow/internal/telemetry"
 	"github.com/virtflow/virtflow/internal/version"
-	"github.com/virtflow/virtflow/kubecluster"
 	"github.com/virtflow/virtflow/livestatus"
 	"github.com/virtflow/virtflow/metrics"
-	"github.com/virtflow/virtflow/nodemonitor"
+	"github.com/virtflow/virtflow/provision"
 	"github.com/virtflow/virtflow/usagegraph"
 	"github.com/virtflow/virtflow/worker"
 )
@@ -59,6 +54,13 @@ type Options struct {
 func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o Options) error {
 	start := time.Now()
 	ready := o.Ready
+	var rec provision.ReconcileConfig
+	if cfg.Embedded() {
+		var err error
+		if rec, err = reconcileConfig(); err != nil {
+			return err
+		}
+	}
 	tr := o.Tracing
 	if tr == nil {
 		tr = telemetry.Off()
@@ -78,24 +80,26 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	defer redis.Close()
 	log.Info("redis ready", "embedded", redis.Embedded())
 
-	// Live status: publish status changes once committed; serve them to subscriptions.
-	installLiveStatus(db, redis, log)
-	snaps := snapshots(db, redis, log)
-	// The egress policy's and the sealed secrets' write rules hook the client too.
-	g, err := openGuards(ctx, cfg, db, log)
+	// The egress policy and the sealed secrets; their write rules are hooks of the client.
+	g, err := openGuards(cfg, log)
 	if err != nil {
 		return err
 	}
-	// Every server relays the outbox (safe with any number of relays); made here, before the
-	// client is in use, because it hooks the client to be woken by commits.
-	rl := relay(db, redis, tr, log)
-	// Every hook is in: from here on goroutines may use the client.
-	if err := startSnapshots(ctx, snaps); err != nil {
+	// Every ent hook, before anything uses the client.
+	h := installHooks(db, redis, g, tr, log)
+	// What starts from here on (the snapshot cache's and the hub's subscriptions, the
+	// components) ends with ctx, by the time the database and Redis close.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := startSnapshots(ctx, h.snaps); err != nil {
+		return err
+	}
+	if err := sealStored(ctx, db, g, log); err != nil {
 		return err
 	}
 	reg := registry(db, redis, log)
 	guests := guestService(cfg, db, redis)
-	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe, guests)
+	prov := provisioning(cfg, h.snaps, metrics.NewPlacement(reg).Observe, guests)
 	// Authentication keeps what it read of a token for a few seconds; the hub's Credentials
 	// events (from every replica, through Redis) drop it at once when it changes.
 	viewers := &identity.ViewerCache{}
@@ -133,7 +137,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 
 	opts := graph.DefaultOptions()
 	opts.Provision = prov
-	kube := kubecluster.New(kubecluster.Config{Client: db.Client, Provision: prov, Secrets: g.secrets, Log: log.With("component", "kubernetes")})
+	kube := kubeClusters(db, prov, g, log)
 	opts.Kubernetes = kube
 	opts.Introspection = cfg.Introspection
 	opts.Live = hub
@@ -184,112 +188,48 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errc := make(chan error, 3)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		rl.Run(ctx)
-	}()
-	if cfg.Embedded() {
-		// embeddedWorkers is the embedded worker's concurrency: as many tasks as the SQLite
-		// pool has connections (infra), so provisioning keeps up with the API's creates
-		// (issue 30: with 4, a demo VM waited a median 50 s for its node's assignment).
-		const embeddedWorkers = 8
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
-		}()
-		go func() {
-			defer wg.Done()
-			rec, err := reconcileConfig()
-			if err != nil {
-				errc <- err
-				return
-			}
-			wcfg := worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Concurrency: embeddedWorkers, Clock: prov.Clock(),
-				Reconcile: rec, Images: images, Log: log.With("component", "worker"), Tracer: tr.Provider,
-				HookClient: alerting.HookClient(g.egress), Secrets: g.secrets, Kubernetes: kube}
-			if err := worker.Run(ctx, wcfg); err != nil {
-				errc <- err
-			}
-		}()
-		// The guests' deadline is watched here too: this is the only process.
-		wg.Add(1)
-		go func() { defer wg.Done(); guests.Run(ctx, log.With("component", "guest")) }()
-		// The node monitor runs in whichever process holds its lease: here, the only one.
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov, redis), log.With("component", "nodemonitor"))
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("serve http: %w", err)
-		}
-	}()
+	// The serving tier: the API, and metrics and profiles on their own addresses if asked.
+	p := process{log: log, serving: []Component{serveHTTP("http", srv, ln, cfg.ShutdownGrace)},
+		background: []Component{relay(h)}}
 	if metricsSrv != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := metricsSrv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("serve metrics: %w", err)
-			}
-		}()
+		p.serving = append(p.serving, serveHTTP("metrics", metricsSrv, metricsLn, cfg.ShutdownGrace))
 		log.Info("metrics served on their own address", "metrics_addr", metricsLn.Addr().String())
 	}
 	if pprofSrv != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := pprofSrv.Serve(pprofLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("serve pprof: %w", err)
-			}
-		}()
+		p.serving = append(p.serving, serveHTTP("pprof", pprofSrv, pprofLn, cfg.ShutdownGrace))
 		log.Info("runtime profiles served on loopback", "pprof_addr", pprofLn.Addr().String())
 	}
-	addr := ln.Addr().String()
-	log.Info("virtflow server ready", "addr", addr, "startup_ms", time.Since(start).Milliseconds(),
-		"graphql", "/query", "playground", "/playground")
-	if ready != nil {
-		ready(addr)
+	// Embedded mode (no DATABASE_URL): this is the only process, so it is the worker too,
+	// with the same components as cmd/worker. embeddedWorkers is its task concurrency: as
+	// many tasks as the SQLite pool has connections (infra), so provisioning keeps up with the
+	// API's creates (issue 30: with 4, a demo VM waited a median 50 s for its assignment).
+	const embeddedWorkers = 8
+	if cfg.Embedded() {
+		p.background = append(p.background, workerRole{cfg: cfg, db: db, redis: redis, g: g, prov: prov, guests: guests,
+			images: images, kube: kube, tr: tr, rec: rec, log: log, concurrency: embeddedWorkers, tasksLog: log.With("component", "worker")}.components()...)
 	}
+	addr := ln.Addr().String()
 	showToken := func() {
 		if oneTimeToken != "" {
 			showAdminToken(os.Stderr, oneTimeToken, displayAddr(addr), cfg.LogFormat == "json", log)
 		}
 	}
 	if cfg.Demo {
-		startDemoFleet(ctx, &wg, db, ids, addr, log, showToken)
-	} else {
-		showToken()
+		p.background = append(p.background, demoFleet(db, ids, addr, log, showToken))
 	}
-
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
+	err = p.run(ctx, func() {
+		log.Info("virtflow server ready", "addr", addr, "startup_ms", time.Since(start).Milliseconds(),
+			"graphql", "/query", "playground", "/playground")
+		if ready != nil {
+			ready(addr)
+		}
+		if !cfg.Demo {
+			showToken()
+		}
+	})
+	if err != nil {
 		log.Error("server failed", "err", err)
 	}
-	log.Info("shutting down", "grace", cfg.ShutdownGrace)
-	shutdownCtx, done := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
-	defer done()
-	if serr := srv.Shutdown(shutdownCtx); serr != nil {
-		log.Warn("http shutdown", "err", serr)
-	}
-	if metricsSrv != nil {
-		_ = metricsSrv.Shutdown(shutdownCtx)
-	}
-	if pprofSrv != nil {
-		_ = pprofSrv.Shutdown(shutdownCtx)
-	}
-	cancel()
-	wg.Wait()
 	return err
 }
 
@@ -330,20 +270,18 @@ func httpServer(cfg config.Config, h http.Handler) *http.Server {
 
 // --- simulated fleet (--demo) ---
 
-// startDemoFleet runs, with --demo, a simulated node agent for every compute node (package
-// fleet) against this server's own HTTP address, until ctx ends. A fleet that cannot start
-// is logged, not fatal: the API works without it.
+// demoFleet is the component that runs, with --demo, a simulated node agent for every
+// compute node (package fleet) against this server's own HTTP address. A fleet that cannot
+// start is logged, not fatal: the API works without it.
 //
 // The simulated agents and the tokens issued to them log at warning and above only: their
 // start is one line, and started runs once the fleet is up.
-func startDemoFleet(ctx context.Context, wg *sync.WaitGroup, db *infra.Database, ids *identity.Service, addr string, log *slog.Logger, started func()) {
+func demoFleet(db *infra.Database, ids *identity.Service, addr string, log *slog.Logger, started func()) Component {
 	addr = displayAddr(addr)
 	quiet := slog.New(minLevel{Handler: log.Handler(), min: slog.LevelWarn}).With("component", "fleet")
 	fleetIDs := *ids
 	fleetIDs.Log = quiet
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return loop("demo-fleet", func(ctx context.Context) {
 		err := fleet.RunDemoNotify(ctx, db.Client, &fleetIDs, "http://"+addr+"/query", quiet, func(nodes int) {
 			log.Info("simulated fleet running: one agent per demo compute node, logging warnings only", "component", "fleet", "nodes", nodes)
 			started()
@@ -352,7 +290,7 @@ func startDemoFleet(ctx context.Context, wg *sync.WaitGroup, db *infra.Database,
 			quiet.Error("simulated fleet stopped", "err", err)
 			started()
 		}
-	}()
+	})
 }
 
 // displayAddr is addr with an unspecified host (":8080", "0.0.0.0:8080") made 127.0.0.1.

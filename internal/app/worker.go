@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -19,6 +17,7 @@ import (
 	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/egress"
 	"github.com/virtflow/virtflow/gslb"
+	"github.com/virtflow/virtflow/guest"
 	"github.com/virtflow/virtflow/imagestore"
 	"github.com/virtflow/virtflow/internal/config"
 	"github.com/virtflow/virtflow/internal/httpapi"
@@ -29,7 +28,6 @@ import (
 	"github.com/virtflow/virtflow/metering"
 	"github.com/virtflow/virtflow/metrics"
 	"github.com/virtflow/virtflow/nodemonitor"
-	"github.com/virtflow/virtflow/outbox"
 	"github.com/virtflow/virtflow/provision"
 	"github.com/virtflow/virtflow/traffic"
 	"github.com/virtflow/virtflow/worker"
@@ -71,6 +69,10 @@ func RunWorker(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 
 // RunWorkerWith is RunWorker with the tracing given; Options.Ready receives the address of
 // its operations endpoint.
+//
+// A standalone worker is the operations endpoint (serving tier), the outbox relay and the
+// worker role's components (workerRole.components), the same list the server runs in its
+// embedded mode.
 func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o Options) error {
 	tr := o.Tracing
 	if tr == nil {
@@ -80,6 +82,10 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		return errors.New("a standalone worker needs DATABASE_URL and REDIS_URL; without them `go run ./cmd/server` runs the worker in-process")
 	}
 	rec, err := reconcileConfig()
+	if err != nil {
+		return err
+	}
+	g, err := openGuards(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -94,87 +100,112 @@ func RunWorkerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 		return err
 	}
 	defer redis.Close()
-	// Hooks first, before any goroutine uses the client (ent's Use is not safe alongside
-	// it): live status, the outbox relay's wake-up, the placement cache and the guards.
-	installLiveStatus(db, redis, log)
-	rl := relay(db, redis, tr, log)
-	snaps := snapshots(db, redis, log)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	h := installHooks(db, redis, g, tr, log) // before anything uses the client
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g, err := openGuards(ctx, cfg, db, log)
+	if err := startSnapshots(ctx, h.snaps); err != nil {
+		return err
+	}
+	if err := sealStored(ctx, db, g, log); err != nil {
+		return err
+	}
+	reg := registry(db, redis, log)
+	guests := guestService(cfg, db, redis)
+	prov := provisioning(cfg, h.snaps, metrics.NewPlacement(reg).Observe, guests)
+	images, err := imageStore(cfg, db, g, log)
 	if err != nil {
 		return err
 	}
-	if err := startSnapshots(ctx, snaps); err != nil {
-		return err
-	}
+	role := workerRole{cfg: cfg, db: db, redis: redis, g: g, prov: prov, guests: guests, images: images,
+		kube: kubeClusters(db, prov, g, log), tr: tr, rec: rec, log: log,
+		queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), tasksLog: log}
 	// Operations surface: health, readiness, metrics and version on --addr.
-	reg := registry(db, redis, log)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := httpServer(cfg, httpapi.Ops(httpapi.OpsDeps{Logger: log, Registry: reg, MetricsToken: cfg.MetricsToken,
 		Checks: map[string]httpapi.Checker{"database": db, "redis": redis}}))
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("worker http", "err", err)
+	p := process{log: log,
+		serving:    []Component{serveHTTP("http", srv, ln, 5*time.Second)},
+		background: append([]Component{relay(h)}, role.components()...)}
+	return p.run(ctx, func() {
+		log.Info("worker serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
+		if o.Ready != nil {
+			o.Ready(ln.Addr().String())
 		}
-	}()
-	defer func() {
-		sctx, done := context.WithTimeout(context.Background(), 5*time.Second)
-		defer done()
-		_ = srv.Shutdown(sctx)
-	}()
-	log.Info("worker serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
-	if o.Ready != nil {
-		o.Ready(ln.Addr().String())
+	})
+}
+
+// workerRole is the worker role of a process: the asynchronous controllers, in a standalone
+// worker (cmd/worker) and in the server's embedded mode alike. Only the task handlers'
+// concurrency, queues and logger differ between the two.
+type workerRole struct {
+	cfg    config.Config
+	db     *infra.Database
+	redis  *infra.Redis
+	g      guards
+	prov   *provision.Service
+	guests *guest.Service
+	images *imagestore.Store
+	kube   *kubecluster.Service
+	tr     *telemetry.Tracing
+	rec    provision.ReconcileConfig
+	log    *slog.Logger
+	// concurrency and queues are the task handlers' (worker.Config; zero values take its
+	// defaults); tasksLog is their logger.
+	concurrency int
+	queues      []string
+	tasksLog    *slog.Logger
+}
+
+// components are the worker role's components. Any number of processes may run them side
+// by side: the node monitor runs in the one holding its lease, every other loop's writes are
+// conditional or the same decision from the same rows.
+func (w workerRole) components() []Component {
+	db, log := w.db, w.log
+	return []Component{
+		loop("audit-retention", func(ctx context.Context) {
+			audit.RetentionLoop(ctx, db.Client, w.cfg.AuditRetention, log.With("component", "audit"))
+		}),
+		// The node monitor runs in the one process holding its lease; the status changes it
+		// makes reach subscribers on every server (the live status hook, installHooks).
+		loop("nodemonitor", func(ctx context.Context) {
+			nodemonitor.Run(ctx, db.Client, w.redis.Client, nodeMonitor(w.cfg, w.prov, w.redis), log.With("component", "nodemonitor"))
+		}),
+		// The guests' deadline: each overdue guest is marked (and warned about) once, by
+		// whichever process's conditional update wins.
+		loop("guest-deadline", func(ctx context.Context) { w.guests.Run(ctx, log.With("component", "guest")) }),
+		// Invoices: a month's become FINAL once it closed and its grace period passed,
+		// whether or not anyone reads them (the database keeps one per tenant and month).
+		loop("invoice-finalizer", func(ctx context.Context) {
+			metering.FinalizeLoop(ctx, db.Client, w.prov.Clock(), metering.DefaultGrace, 10*time.Minute, log.With("component", "metering"))
+		}),
+		// Load balancers and global services: nodes chosen, members listed, status from the
+		// nodes' reports, GSLB answers pushed to PowerDNS (package traffic).
+		loop("traffic", func(ctx context.Context) {
+			l := &traffic.Loop{Client: db.Client, Config: trafficConfig(w.cfg, w.prov.Clock(), w.g.egress), Log: log.With("component", "traffic")}
+			l.Run(ctx, 2*time.Second)
+		}),
+		// The Asynq task handlers and the reconcile loop (package worker).
+		{Name: "tasks", Run: func(ctx context.Context) error {
+			return worker.Run(ctx, worker.Config{Redis: w.redis.Asynq, Client: db.Client, Dialect: db.Dialect,
+				Concurrency: w.concurrency, Queues: w.queues, Clock: w.prov.Clock(), Reconcile: w.rec, Images: w.images,
+				Log: w.tasksLog, Tracer: w.tr.Provider, HookClient: alerting.HookClient(w.g.egress), Secrets: w.g.secrets,
+				Kubernetes: w.kube})
+		}},
 	}
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		audit.RetentionLoop(ctx, db.Client, cfg.AuditRetention, log.With("component", "audit"))
-	}()
-	go func() { defer wg.Done(); rl.Run(ctx) }()
-	// The node monitor runs in the one worker holding its lease.
-	guests := guestService(cfg, db, redis)
-	prov := provisioning(cfg, snaps, metrics.NewPlacement(reg).Observe, guests)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		nodemonitor.Run(ctx, db.Client, redis.Client, nodeMonitor(cfg, prov, redis), log.With("component", "nodemonitor"))
-	}()
-	// Every worker watches the guests' deadline: each overdue guest is marked (and warned
-	// about) once, by whichever worker's conditional update wins.
-	go func() { defer wg.Done(); guests.Run(ctx, log.With("component", "guest")) }()
-	// Invoices: a month's become FINAL once it closed and its grace period passed, whether or
-	// not anyone reads them; every worker may try (the database keeps one per tenant and month).
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		metering.FinalizeLoop(ctx, db.Client, prov.Clock(), metering.DefaultGrace, 10*time.Minute, log.With("component", "metering"))
-	}()
-	// Load balancers and global services: nodes chosen, members listed, status from the
-	// nodes' reports, GSLB answers pushed to PowerDNS (package traffic); every worker may run
-	// it (each write is the same decision from the same rows).
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		loop := &traffic.Loop{Client: db.Client, Config: trafficConfig(cfg, prov.Clock(), g.egress), Log: log.With("component", "traffic")}
-		loop.Run(ctx, 2*time.Second)
-	}()
-	images, err := imageStore(cfg, db, g, log)
-	if err != nil {
-		return err
-	}
-	kube := kubecluster.New(kubecluster.Config{Client: db.Client, Provision: prov, Secrets: g.secrets, Log: log.With("component", "kubernetes")})
-	return worker.Run(ctx, worker.Config{Redis: redis.Asynq, Client: db.Client, Dialect: db.Dialect, Clock: prov.Clock(),
-		Queues: worker.ParseQueues(os.Getenv(EnvWorkerQueues)), Reconcile: rec, Images: images, Log: log, Tracer: tr.Provider,
-		HookClient: alerting.HookClient(g.egress), Secrets: g.secrets, Kubernetes: kube})
+}
+
+// kubeClusters is the process's Kubernetes cluster service.
+func kubeClusters(db *infra.Database, prov *provision.Service, g guards, log *slog.Logger) *kubecluster.Service {
+	return kubecluster.New(kubecluster.Config{Client: db.Client, Provision: prov, Secrets: g.secrets, Log: log.With("component", "kubernetes")})
+}
+
+// relay is the component of the outbox relay installHooks made: every server and worker
+// runs one (any number may run against one database).
+func relay(h hooked) Component {
+	return loop("outbox-relay", h.relay.Run)
 }
 
 // trafficConfig is the traffic loop's configuration: GSLB through PowerDNS when cfg names
@@ -189,13 +220,6 @@ func trafficConfig(cfg config.Config, clock func() time.Time, out *egress.Policy
 			Zone: cfg.GSLBZone, NameServer: "ns1." + cfg.GSLBZone}
 	}
 	return tc
-}
-
-// relay is the outbox relay of a process: from its database to its Redis, with the
-// provisioning tasks' retry and timeout options, woken by the commits of db.Client.
-func relay(db *infra.Database, redis *infra.Redis, tr *telemetry.Tracing, log *slog.Logger) *outbox.Relay {
-	return outbox.NewRelay(db.Client, redis.Asynq, outbox.Config{Dialect: db.Dialect, Options: taskOptions,
-		Logger: log.With("component", "outbox"), Tracer: tr.Provider})
 }
 
 // flushTraces exports the spans still buffered when a process stops.
