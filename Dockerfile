@@ -20,7 +20,7 @@ COPY . .
 ARG VERSION=devel
 ARG REVISION=
 RUN go build -trimpath -o /out/ \
-      -ldflags="-s -w -X github.com/virtflow/virtflow/internal/version.stampedVersion=${VERSION} -X github.com/virtflow/virtflow/internal/version.stampedRevision=${REVISION}" \
+      -ldflags="-s -w -X github.com/virtflow/virtflow/internal/platform/version.stampedVersion=${VERSION} -X github.com/virtflow/virtflow/internal/platform/version.stampedRevision=${REVISION}" \
       ./cmd/server ./cmd/worker ./cmd/nodeagent ./cmd/virtflow
 
 FROM debian:bookworm-slim

@@ -13,11 +13,11 @@ ARGS        ?=
 BINDIR      := bin
 CMDS        := server worker nodeagent
 
-# Version stamping (package internal/version): --version and /version show these. A build
+# Version stamping (package internal/platform/version): --version and /version show these. A build
 # without .git (a source tarball) passes them in: make build VERSION=v1.2.3 REVISION=<sha>.
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 REVISION    ?= $(shell git rev-parse HEAD 2>/dev/null)
-VERSION_PKG := github.com/virtflow/virtflow/internal/version
+VERSION_PKG := github.com/virtflow/virtflow/internal/platform/version
 LDFLAGS     := -X $(VERSION_PKG).stampedVersion=$(VERSION) -X $(VERSION_PKG).stampedRevision=$(REVISION)
 
 # staticcheck, pinned. `go run module@version` fetches and builds exactly this version through
@@ -55,11 +55,11 @@ generate:
 # migrations: write migrations/<timestamp>_$(NAME).sql, the difference between the migration
 # files and ent/schema (after `make generate`). It replays the files on a scratch database on
 # $$VIRTFLOW_TEST_POSTGRES (default: local PostgreSQL as user postgres) and first recomputes
-# migrations/atlas.sum, so after a merge of branches that changed ent/schema it is all there is
+# store/migrations/atlas.sum, so after a merge of branches that changed ent/schema it is all there is
 # to do. The test migrations.TestMigrationsMatchSchema fails in CI while a migration is missing.
 migrations:
 	@[ -n "$(NAME)" ] || { echo 'usage: make migrations NAME=short_description (lower-case, digits, _)'; exit 2; }
-	$(GO) run ./migrations/gen -name '$(NAME)'
+	$(GO) run ./store/migrations/gen -name '$(NAME)'
 
 # test: the whole suite, as CI runs it: Go packages (real PostgreSQL, Redis and libvirtd when
 # they run), then the dashboard's unit tests and its end-to-end tests in headless Chromium.
@@ -75,12 +75,12 @@ test-go:
 # left to test-go: under -race they cost minutes and their sharing is across processes. The
 # differential test of the executors (graph/difftest) runs its short variant: the queries of
 # every client through both executors, then all of them at once.
-RACE_PKGS           := ./graph/ ./livestatus/... ./placement/... ./internal/stmtcache/... ./nodeagent/...
+RACE_PKGS           := ./graph/ ./gateway/livestatus/... ./domain/placement/... ./store/stmtcache/... ./agent/nodeagent/...
 RACE_SKIP           := EndToEnd|TestTraffic|ARealGuest|ARealPrometheus
 RACE_IDENTITY_TESTS := ViewerCache|Authenticate|Middleware|Websocket|RateLimitParallel
 test-race:
 	$(GO) test -race -count=1 -p 2 -timeout 15m -skip '$(RACE_SKIP)' $(GOTESTFLAGS) $(RACE_PKGS)
-	$(GO) test -race -count=1 -timeout 10m -run '$(RACE_IDENTITY_TESTS)' $(GOTESTFLAGS) ./identity/
+	$(GO) test -race -count=1 -timeout 10m -run '$(RACE_IDENTITY_TESTS)' $(GOTESTFLAGS) ./domain/identity/
 	$(GO) test -race -short -count=1 -timeout 10m -run 'TestStockAndRewrittenAgree' $(GOTESTFLAGS) ./graph/difftest/
 
 test-frontend: frontend/node_modules/.package-lock.json

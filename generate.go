@@ -6,10 +6,10 @@
 // client and the entgql schema (graph/ent.graphqls), then the gqlgen executable schema (and
 // gqlgen's stock executor, graph/difftest/stockexec, which graph/difftest holds it to), then the
 // node agent's typed GraphQL client (genqlient.yaml) and the automation client of the Terraform
-// provider and the CLI (apiclient/genqlient.yaml), which read the schema the steps before write.
+// provider and the CLI (clients/apiclient/genqlient.yaml), which read the schema the steps before write.
 package virtflow
 
 //go:generate go run -mod=mod ./ent/entc.go
 //go:generate go run -mod=mod ./graph/gqlgen.go
 //go:generate go tool genqlient genqlient.yaml
-//go:generate go tool genqlient apiclient/genqlient.yaml
+//go:generate go tool genqlient clients/apiclient/genqlient.yaml

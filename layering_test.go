@@ -82,24 +82,33 @@ func chain(pkgs map[string]pkgInfo, root, target string) string {
 }
 
 // TestImportRules holds the layering rules of README.md's Architecture section with
-// `go list -deps`:
+// `go list -deps`. The top folders name the roles: gateway/ (with graph/) is the API's edge,
+// controllers/ the asynchronous loops and tasks, domain/ the rules, store/ persistence, agent/
+// what runs on a hypervisor host, clients/ what talks to the API from outside, internal/app the
+// composition root, internal/platform process helpers, internal/testkit test harnesses.
 //
-//   - the node agent, the CLI and the Terraform provider link neither ent, lib/pq nor gqlgen;
+//   - the domain imports neither the gateway, graph, the controllers' loops that need it, the
+//     clients, nor the composition root;
+//   - the controllers import neither the gateway nor graph;
+//   - the store imports nothing of the project but ent and the error vocabulary;
+//   - the node agent, the CLI and the Terraform provider link neither ent, lib/pq nor gqlgen,
+//     and the clients import no server role;
 //   - the scheduler and the hypervisor interface import nothing of the project but their own
 //     subpackages;
-//   - apierr (the error vocabulary) and guest/credential (what the agent needs of guest) import
-//     only the standard library.
+//   - apierr (the error vocabulary) and domain/guest/credential (what the agent needs of guest)
+//     import only the standard library.
 func TestImportRules(t *testing.T) {
 	const (
 		agent     = module + "/cmd/nodeagent"
 		cli       = module + "/cmd/virtflow"
 		provider  = module + "/cmd/terraform-provider-virtflow"
-		scheduler = module + "/scheduler"
-		hyper     = module + "/hypervisor"
-		apierr    = module + "/apierr"
-		cred      = module + "/guest/credential"
+		scheduler = module + "/domain/scheduler"
+		hyper     = module + "/agent/hypervisor"
+		apierr    = module + "/domain/apierr"
+		cred      = module + "/domain/guest/credential"
 	)
-	pkgs := listDeps(t, agent, cli, provider, scheduler+"/...", hyper+"/...", apierr, cred)
+	pkgs := listDeps(t, agent, cli, provider, module+"/domain/...", module+"/controllers/...", module+"/store/...",
+		module+"/clients/...", hyper+"/...")
 
 	for _, root := range []string{agent, cli, provider} {
 		for _, banned := range serverOnly {
@@ -111,6 +120,36 @@ func TestImportRules(t *testing.T) {
 			}
 			if len(hits) > 0 {
 				t.Errorf("%s links %d packages of %s (server only), e.g. %s", root, len(hits), banned, chain(pkgs, root, hits[0]))
+			}
+		}
+	}
+
+	// Role rules: no package under a role imports (directly) a package of a role it must not.
+	gateway := []string{module + "/gateway", module + "/graph"}
+	server := append([]string{module + "/controllers", module + "/domain", module + "/store", module + "/internal/app",
+		module + "/ent"}, gateway...)
+	roles := []struct {
+		role      string
+		forbidden []string
+		allowed   []string // exceptions under a forbidden prefix
+	}{
+		{module + "/domain", append([]string{module + "/clients", module + "/internal/app", module + "/cmd"}, gateway...), nil},
+		{module + "/controllers", gateway, nil},
+		{module + "/store", []string{module + "/gateway", module + "/graph", module + "/controllers", module + "/domain",
+			module + "/clients", module + "/agent", module + "/internal/app"}, []string{apierr}},
+		{module + "/clients", server, []string{apierr}},
+	}
+	for _, r := range roles {
+		for path, p := range pkgs {
+			if !under(path, r.role) {
+				continue
+			}
+			for _, imp := range p.imports {
+				for _, bad := range r.forbidden {
+					if under(imp, bad) && !slices.Contains(r.allowed, imp) {
+						t.Errorf("%s imports %s: %s may not import %s", path, imp, r.role, bad)
+					}
+				}
 			}
 		}
 	}

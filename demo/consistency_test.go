@@ -13,10 +13,11 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/controllers/alerting"
 	"github.com/virtflow/virtflow/demo"
-	"github.com/virtflow/virtflow/egress"
+	"github.com/virtflow/virtflow/domain/egress"
+	"github.com/virtflow/virtflow/domain/placement"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -32,9 +33,8 @@ import (
 	"github.com/virtflow/virtflow/ent/rack"
 	"github.com/virtflow/virtflow/ent/tenant"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/internal/dbtx"
-	"github.com/virtflow/virtflow/internal/testdb"
-	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
+	"github.com/virtflow/virtflow/store/dbtx"
 )
 
 // TestDemoIsConsistent loads the demo into PostgreSQL and uses it as an operator would:

@@ -10,8 +10,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/virtflow/virtflow/agent/configdrive"
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/configdrive"
+	"github.com/virtflow/virtflow/domain/fabric"
+	"github.com/virtflow/virtflow/domain/metering"
+	"github.com/virtflow/virtflow/domain/placement"
+	"github.com/virtflow/virtflow/domain/scheduler"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -32,11 +36,7 @@ import (
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/servicemesh"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/fabric"
-	"github.com/virtflow/virtflow/internal/dbtx"
-	"github.com/virtflow/virtflow/metering"
-	"github.com/virtflow/virtflow/placement"
-	"github.com/virtflow/virtflow/scheduler"
+	"github.com/virtflow/virtflow/store/dbtx"
 
 	entevent "github.com/virtflow/virtflow/ent/event"
 )

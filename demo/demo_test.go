@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/virtflow/virtflow/demo"
+	"github.com/virtflow/virtflow/domain/fabric"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/ent/computenode"
@@ -27,8 +28,7 @@ import (
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	_ "github.com/virtflow/virtflow/ent/runtime"
 	"github.com/virtflow/virtflow/ent/tenant"
-	"github.com/virtflow/virtflow/fabric"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }

@@ -8,10 +8,10 @@ package graph
 import (
 	"context"
 
-	"github.com/virtflow/virtflow/alerting"
+	"github.com/virtflow/virtflow/controllers/alerting"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/gateway/livestatus"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/livestatus"
 )
 
 // CloseAlert is the resolver for the closeAlert field.

@@ -7,12 +7,12 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/virtflow/virtflow/audit"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/audit"
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/identity"
 )
 
 // auditor writes one audit row for every Mutation field that succeeds, through the

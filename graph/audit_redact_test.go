@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/virtflow/virtflow/fleet"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/demo/fleet"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestAuditRedactsUserData (issue 23, item 9): a VM created with user-data holding a

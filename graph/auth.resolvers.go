@@ -9,9 +9,9 @@ import (
 	"context"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/identity"
 )
 
 // Login is the resolver for the login field.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestBackupPathRedacted: Backup.location and Region.backupTarget name a directory on the

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestConcurrentRackPlacement: many requests mounting hosts on the same units of one rack at

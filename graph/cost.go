@@ -13,8 +13,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/apierr"
 )
 
 // Limits bound what an operation's text may ask for. They are checked on the raw request,

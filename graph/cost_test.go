@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/virtflow/virtflow/graph"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // fragmentBomb is `fragment F0 on Query { a0: me { id } ...F1 ...F1 }` through F<levels-1>:

@@ -8,7 +8,7 @@ package graph
 import (
 	"context"
 
-	"github.com/virtflow/virtflow/dcimimport"
+	"github.com/virtflow/virtflow/domain/dcimimport"
 )
 
 // ImportDcim is the resolver for the importDCIM field.

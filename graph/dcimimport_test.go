@@ -9,7 +9,7 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent/host"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // importDCIM and exportDCIM through the real HTTP handler: the API surface. Package dcimimport

@@ -8,7 +8,7 @@ package graph
 import (
 	"context"
 
-	"github.com/virtflow/virtflow/diagram"
+	"github.com/virtflow/virtflow/domain/diagram"
 )
 
 // RackElevation is the resolver for the rackElevation field.

@@ -9,16 +9,16 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/drain"
+	"github.com/virtflow/virtflow/controllers/drain"
+	"github.com/virtflow/virtflow/domain/identity"
+	"github.com/virtflow/virtflow/domain/placement/placementtest"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/maintenance"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/placement/placementtest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // Cordon, uncordon and drain through the GraphQL API on PostgreSQL.

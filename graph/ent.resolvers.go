@@ -9,15 +9,15 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
-	"github.com/virtflow/virtflow/alerting"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/controllers/alerting"
+	"github.com/virtflow/virtflow/controllers/imagestore"
+	"github.com/virtflow/virtflow/controllers/kubecluster"
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/domain/placement"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/securityrule"
 	"github.com/virtflow/virtflow/graph/generated"
-	"github.com/virtflow/virtflow/imagestore"
-	"github.com/virtflow/virtflow/kubecluster"
-	"github.com/virtflow/virtflow/placement"
-	"github.com/virtflow/virtflow/provision"
 )
 
 // ConfigDrive is the resolver for the configDrive field.

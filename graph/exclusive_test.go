@@ -3,9 +3,9 @@ package graph_test
 import (
 	"testing"
 
+	"github.com/virtflow/virtflow/domain/placement/placementtest"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/placement/placementtest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestExclusiveFlavorsGraphQL: createFlavor and updateFlavor take exclusive (default NONE);

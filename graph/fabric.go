@@ -1,7 +1,7 @@
 package graph
 
 import (
-	"github.com/virtflow/virtflow/fabric"
+	"github.com/virtflow/virtflow/domain/fabric"
 	"github.com/virtflow/virtflow/graph/model"
 )
 

@@ -8,7 +8,7 @@ package graph
 import (
 	"context"
 
-	"github.com/virtflow/virtflow/fabric"
+	"github.com/virtflow/virtflow/domain/fabric"
 	"github.com/virtflow/virtflow/graph/model"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/virtflow/virtflow/ent/computenode"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // Fixtures build the records a test needs through GraphQL only (createX mutations), creating

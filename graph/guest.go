@@ -1,8 +1,8 @@
 package graph
 
 import (
+	"github.com/virtflow/virtflow/domain/guest"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/guest"
 )
 
 // guestAgentReport is the guest.Report of a GuestAgentReportInput; nil for none.

@@ -13,13 +13,13 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/virtflow/virtflow/controllers/kubecluster"
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/gateway/livestatus"
 	"github.com/virtflow/virtflow/graph/gqlerr"
 	"github.com/virtflow/virtflow/graph/gqlexec"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/kubecluster"
-	"github.com/virtflow/virtflow/livestatus"
-	"github.com/virtflow/virtflow/provision"
 )
 
 // Options are the guardrails and switches of the GraphQL endpoint.

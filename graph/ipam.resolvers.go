@@ -8,9 +8,9 @@ package graph
 import (
 	"context"
 
+	"github.com/virtflow/virtflow/domain/ipam"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/ipam"
 )
 
 // AllocateIPAddress is the resolver for the allocateIPAddress field.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // Issue 24 item 9: IPAM never hands out one address twice — prefixes do not overlap within a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // IPAM through the real HTTP handler: allocateIPAddress, releaseIPAddress, reserved ranges,

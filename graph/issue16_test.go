@@ -6,7 +6,7 @@ import (
 
 	"github.com/virtflow/virtflow/ent/network"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestResizeVirtualMachine: resizeVirtualMachine through the API changes a stopped VM's

@@ -10,8 +10,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/virtflow/virtflow/apierr"
-	"github.com/virtflow/virtflow/diagram"
+	"github.com/virtflow/virtflow/domain/apierr"
+	"github.com/virtflow/virtflow/domain/diagram"
 )
 
 // connectionFields lists, per object type, the fields that return a Relay connection.

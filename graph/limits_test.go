@@ -25,7 +25,7 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/ent"
-	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/platform/infra"
 )
 
 // parseLinked parses a query without validating it and links every fragment spread to its

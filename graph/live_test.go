@@ -16,18 +16,18 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/identity"
+	"github.com/virtflow/virtflow/domain/placement/placementtest"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/user"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/gateway/livestatus"
 	"github.com/virtflow/virtflow/graph"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/infra"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/testdb"
-	"github.com/virtflow/virtflow/livestatus"
-	"github.com/virtflow/virtflow/placement/placementtest"
+	"github.com/virtflow/virtflow/internal/platform/infra"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // Live status over real websockets (graphql-transport-ws), between two server replicas

@@ -3,8 +3,8 @@ package graph
 import (
 	"entgo.io/contrib/entgql"
 
+	"github.com/virtflow/virtflow/domain/metering"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/metering"
 )
 
 // invoicePage is the page of invoices after the cursor (an invoice's position, newest

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"entgo.io/contrib/entgql"
-	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/domain/apierr"
+	"github.com/virtflow/virtflow/domain/metering"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/metering"
 )
 
 // Amount is the resolver for the amount field.

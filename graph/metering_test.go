@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/metering"
+	"github.com/virtflow/virtflow/domain/metering"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestUsageAPI: usage, invoices, addPrice and the CSV export through the API: a tenant admin

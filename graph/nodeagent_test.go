@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtflow/virtflow/demo/fleet"
 	"github.com/virtflow/virtflow/ent/computenode"
-	"github.com/virtflow/virtflow/fleet"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 const reportNodeStatus = `mutation($in: NodeStatusInput!) { reportNodeStatus(input: $in) {

@@ -8,8 +8,8 @@ package graph
 import (
 	"context"
 
+	"github.com/virtflow/virtflow/domain/notices"
 	"github.com/virtflow/virtflow/ent"
-	"github.com/virtflow/virtflow/notices"
 )
 
 // ActiveNotices is the resolver for the activeNotices field.

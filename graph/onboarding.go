@@ -1,8 +1,8 @@
 package graph
 
 import (
+	"github.com/virtflow/virtflow/domain/nodestatus"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/nodestatus"
 )
 
 // int64Ptr widens an optional GraphQL Int to the int64 of a field such as memoryCapacityMB.

@@ -9,8 +9,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/identity"
 )
 
 // CreateJoinToken is the resolver for the createJoinToken field.

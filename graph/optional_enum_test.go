@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/virtflow/virtflow/domain/placement/placementtest"
 	"github.com/virtflow/virtflow/ent/eventrule"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/placement/placementtest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestUnsetOptionalEnumsAreNull: an optional enum field that was never set reads as null,

@@ -8,9 +8,9 @@ package graph
 import (
 	"context"
 
+	"github.com/virtflow/virtflow/domain/placement"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/placement"
 )
 
 // ScaleRegionService is the resolver for the scaleRegionService field.

@@ -9,13 +9,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/virtflow/virtflow/drain"
+	"github.com/virtflow/virtflow/controllers/drain"
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/domain/nodestatus"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/gateway/livestatus"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/livestatus"
-	"github.com/virtflow/virtflow/nodestatus"
-	"github.com/virtflow/virtflow/provision"
 )
 
 // StartVirtualMachine is the resolver for the startVirtualMachine field.

@@ -17,16 +17,16 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/virtflow/virtflow/agent/hypervisor"
+	"github.com/virtflow/virtflow/controllers/outbox"
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/demo/fleet"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/fleet"
-	"github.com/virtflow/virtflow/hypervisor"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/testdb"
-	"github.com/virtflow/virtflow/outbox"
-	"github.com/virtflow/virtflow/provision"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // The worker-process fault of issue 6: a standalone worker (cmd/worker, a real OS process)

@@ -10,14 +10,14 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/domain/placement"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/outboxtask"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/placement"
-	"github.com/virtflow/virtflow/provision"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
 )
 
 // TestServiceReconcileTask: a replica's FAILED report enqueues regionservice:reconcile

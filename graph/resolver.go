@@ -9,12 +9,12 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/virtflow/virtflow/controllers/kubecluster"
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/generated"
 	"github.com/virtflow/virtflow/graph/gqlerr"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/kubecluster"
-	"github.com/virtflow/virtflow/provision"
 )
 
 // Resolver is the root resolver; it holds the dependencies the resolvers need.

@@ -6,11 +6,11 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/domain/apierr"
+	"github.com/virtflow/virtflow/domain/fabric"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
-	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/graph/model"
 )
 

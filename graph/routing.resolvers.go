@@ -9,8 +9,8 @@ import (
 	"context"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/fabric"
 	"github.com/virtflow/virtflow/ent"
-	"github.com/virtflow/virtflow/fabric"
 	"github.com/virtflow/virtflow/graph/model"
 )
 

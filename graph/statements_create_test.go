@@ -13,15 +13,15 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/domain/identity"
+	"github.com/virtflow/virtflow/domain/placement"
+	"github.com/virtflow/virtflow/domain/placement/placementtest"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/gateway/livestatus"
 	"github.com/virtflow/virtflow/graph"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/testdb"
-	"github.com/virtflow/virtflow/livestatus"
-	"github.com/virtflow/virtflow/placement"
-	"github.com/virtflow/virtflow/placement/placementtest"
-	"github.com/virtflow/virtflow/provision"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // createStatementBudget is what createVirtualMachine may send to the database (BEGIN and

@@ -4,10 +4,10 @@ import (
 	"context"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/controllers/traffic"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/traffic"
 )
 
 // lbReport is the traffic report of a reportLoadBalancerState input.

@@ -8,9 +8,9 @@ package graph
 import (
 	"context"
 
+	"github.com/virtflow/virtflow/controllers/traffic"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
-	"github.com/virtflow/virtflow/traffic"
 )
 
 // ReportLoadBalancerState is the resolver for the reportLoadBalancerState field.

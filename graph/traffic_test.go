@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/virtflow/virtflow/ent/loadbalancer"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 const nodeLoadBalancersQuery = `query($n: ID!) { nodeLoadBalancers(node: $n) {

@@ -17,7 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/domain/apierr"
 )
 
 // The HTTP transports of /query. gqlgen's own answer malformed requests with bare messages

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestPostAnswers: a POST is answered as gqlgen's transport answers it — status, content

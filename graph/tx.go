@@ -7,7 +7,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/domain/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/gqlerr"
 )

@@ -9,11 +9,11 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/apierr"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/region"
-	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/platform/infra"
 )
 
 // TestTransactionerCommitRefusal: a commit hook that refuses with a coded error (placement

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // udAliasBomb is a "billion laughs" cloud-config whose last list expands to 9^levels strings.

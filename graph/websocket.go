@@ -9,10 +9,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/domain/apierr"
+	"github.com/virtflow/virtflow/domain/identity"
+	"github.com/virtflow/virtflow/gateway/livestatus"
 )
 
 // Close codes of a websocket ended because its credentials changed (the graphql-ws

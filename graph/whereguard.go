@@ -9,8 +9,8 @@ import (
 	"entgo.io/ent/entql"
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/apierr"
 	"github.com/virtflow/virtflow/ent"
 )
 

@@ -15,11 +15,11 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/platform/infra"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // The same page of racks, each with the count of its hosts, is read through the whole HTTP

@@ -17,12 +17,12 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/alert"
 	"github.com/virtflow/virtflow/graph"
-	"github.com/virtflow/virtflow/identity"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/platform/infra"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // TestEdgeWriteExploits replays the two reported writes that linked someone else's record:

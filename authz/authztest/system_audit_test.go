@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtflow/virtflow/audit"
+	"github.com/virtflow/virtflow/domain/audit"
 )
 
 // TestReadmeSystemAuditQuery runs the README's query for what the system did on its own, as

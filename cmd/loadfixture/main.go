@@ -18,8 +18,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/virtflow/virtflow/internal/infra"
-	"github.com/virtflow/virtflow/placement/placementtest"
+	"github.com/virtflow/virtflow/domain/placement/placementtest"
+	"github.com/virtflow/virtflow/internal/platform/infra"
 )
 
 func main() {

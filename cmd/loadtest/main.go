@@ -13,7 +13,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/virtflow/virtflow/loadtest"
+	"github.com/virtflow/virtflow/clients/loadtest"
 )
 
 func main() {

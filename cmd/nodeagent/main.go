@@ -60,12 +60,12 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	"github.com/virtflow/virtflow/hostnet"
-	"github.com/virtflow/virtflow/hypervisor"
-	"github.com/virtflow/virtflow/internal/telemetry"
-	"github.com/virtflow/virtflow/lbnet"
-	"github.com/virtflow/virtflow/nodeagent"
-	"github.com/virtflow/virtflow/vmnet"
+	"github.com/virtflow/virtflow/agent/hostnet"
+	"github.com/virtflow/virtflow/agent/hypervisor"
+	"github.com/virtflow/virtflow/agent/lbnet"
+	"github.com/virtflow/virtflow/agent/nodeagent"
+	"github.com/virtflow/virtflow/agent/vmnet"
+	"github.com/virtflow/virtflow/internal/platform/telemetry"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/virtflow/virtflow/internal/app"
-	"github.com/virtflow/virtflow/internal/config"
+	"github.com/virtflow/virtflow/internal/platform/config"
 )
 
 func main() {

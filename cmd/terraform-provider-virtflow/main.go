@@ -1,5 +1,5 @@
 // Command terraform-provider-virtflow is VirtFlow's Terraform provider (package
-// terraform/provider), registered as registry.terraform.io/virtflow/virtflow. Terraform starts
+// clients/terraform/provider), registered as registry.terraform.io/virtflow/virtflow. Terraform starts
 // it; with -debug it runs standalone for a debugger.
 package main
 
@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
-	"github.com/virtflow/virtflow/internal/version"
-	"github.com/virtflow/virtflow/terraform/provider"
+	"github.com/virtflow/virtflow/clients/terraform/provider"
+	"github.com/virtflow/virtflow/internal/platform/version"
 )
 
 func main() {

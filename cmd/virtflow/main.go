@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/virtflow/virtflow/cli"
+	"github.com/virtflow/virtflow/clients/cli"
 )
 
 func main() {

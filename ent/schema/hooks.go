@@ -7,8 +7,8 @@ import (
 
 	"entgo.io/ent"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/apierr"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 
-	"github.com/virtflow/virtflow/topology"
+	"github.com/virtflow/virtflow/domain/topology"
 )
 
 // Host is a physical device: a server, switch, router, PDU or other gear. It may be mounted in

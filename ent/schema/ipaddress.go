@@ -8,7 +8,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"github.com/virtflow/virtflow/ipam"
+	"github.com/virtflow/virtflow/domain/ipam"
 )
 
 // IPAddress is one address of a network, optionally bound to a port or serving as a load

@@ -8,7 +8,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"github.com/virtflow/virtflow/ipam"
+	"github.com/virtflow/virtflow/domain/ipam"
 )
 
 // IPRange is a reserved range of a network's addresses (for DHCP pools, appliances, future

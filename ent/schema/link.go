@@ -7,7 +7,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 
-	"github.com/virtflow/virtflow/topology"
+	"github.com/virtflow/virtflow/domain/topology"
 )
 
 // Link is a cable between two ports. Links make the network diagram; a port is the end of at

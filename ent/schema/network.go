@@ -9,7 +9,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 
-	"github.com/virtflow/virtflow/ipam"
+	"github.com/virtflow/virtflow/domain/ipam"
 )
 
 // Network is an IP prefix (IPv4 now, IPv6 accepted) with its VLAN, gateway and purpose. The

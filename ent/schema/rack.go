@@ -8,7 +8,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"github.com/virtflow/virtflow/topology"
+	"github.com/virtflow/virtflow/domain/topology"
 )
 
 // Rack stands on a floor at a row and position, has a height in units (42 by default) and sits

@@ -11,7 +11,7 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 
-	"github.com/virtflow/virtflow/apierr"
+	"github.com/virtflow/virtflow/domain/apierr"
 )
 
 // SecurityRule is one ACL rule of a VM (issue 27, seed 001 "ACL"): its node's agent applies

@@ -10,8 +10,8 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"github.com/virtflow/virtflow/apierr"
-	"github.com/virtflow/virtflow/configdrive"
+	"github.com/virtflow/virtflow/agent/configdrive"
+	"github.com/virtflow/virtflow/domain/apierr"
 )
 
 // SSHKey is an SSH public key that VMs are created with (sshKeyIDs of createVirtualMachine):

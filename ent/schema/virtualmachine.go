@@ -10,7 +10,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"github.com/virtflow/virtflow/configdrive"
+	"github.com/virtflow/virtflow/agent/configdrive"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 )
 

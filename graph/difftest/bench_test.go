@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/virtflow/virtflow/demo"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // benchQueries are the reads the rewrites were measured on (diagram's BenchmarkRacksList and

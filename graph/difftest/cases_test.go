@@ -9,7 +9,7 @@ type testCase struct {
 }
 
 // cases has one entry for every operation of the dashboard (frontend/src), the node agent
-// (nodeagent/operations.graphql) and apiclient (apiclient/operations.graphql); checkCases
+// (agent/nodeagent/operations.graphql) and apiclient (clients/apiclient/operations.graphql); checkCases
 // fails for an operation without one. The variables fixture derives are enough for those
 // marked ok to answer without errors, which the test checks; the others are compared on the
 // errors they answer (an id of a kind the demo has none of, a mutation the demo's data

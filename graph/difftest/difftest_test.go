@@ -19,8 +19,8 @@ import (
 	"github.com/virtflow/virtflow/demo"
 	"github.com/virtflow/virtflow/graph"
 	"github.com/virtflow/virtflow/graph/difftest/stockexec"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }

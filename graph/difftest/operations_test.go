@@ -17,7 +17,7 @@ import (
 // operation is one named operation of a client of the API, with the fragments it uses.
 type operation struct {
 	// Key is the client and the operation's name: "dashboard/Hosts", "agent/discoverNode",
-	// "cli/GetHost" (cli is apiclient, the client of the CLI and the Terraform provider).
+	// "clients/cli/GetHost" (cli is apiclient, the client of the CLI and the Terraform provider).
 	Key  string
 	Kind ast.Operation
 	// Text is the operation and its fragments, formatted as one document.
@@ -33,8 +33,8 @@ const repoRoot = "../.."
 var dashboardDocument = regexp.MustCompile("graphql\\(`([^`]*)`")
 
 // operations reads every operation of the dashboard (the graphql(`…`) documents of
-// frontend/src), of the node agent (nodeagent/operations.graphql) and of apiclient, the client
-// of the CLI and the Terraform provider (apiclient/operations.graphql), sorted by key.
+// frontend/src), of the node agent (agent/nodeagent/operations.graphql) and of apiclient, the client
+// of the CLI and the Terraform provider (clients/apiclient/operations.graphql), sorted by key.
 func operations(t testing.TB) []operation {
 	t.Helper()
 	var dashboard []string
@@ -65,7 +65,7 @@ func operations(t testing.TB) []operation {
 	}
 	var ops []operation
 	ops = append(ops, documentOperations(t, "dashboard", "frontend/src", strings.Join(dashboard, "\n"))...)
-	for client, file := range map[string]string{"agent": "nodeagent/operations.graphql", "cli": "apiclient/operations.graphql"} {
+	for client, file := range map[string]string{"agent": "agent/nodeagent/operations.graphql", "cli": "clients/apiclient/operations.graphql"} {
 		src, err := os.ReadFile(filepath.Join(repoRoot, file))
 		if err != nil {
 			t.Fatal(err)

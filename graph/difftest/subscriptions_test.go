@@ -21,9 +21,9 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/regionservice"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/gateway/livestatus"
 	"github.com/virtflow/virtflow/graph"
-	"github.com/virtflow/virtflow/internal/gqltest"
-	"github.com/virtflow/virtflow/livestatus"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // live serves env over a real HTTP server with a live-status hub: the ent client publishes

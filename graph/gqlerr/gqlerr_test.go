@@ -15,12 +15,12 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/virtflow/virtflow/apierr"
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/apierr"
 	"github.com/virtflow/virtflow/ent"
 	_ "github.com/virtflow/virtflow/ent/runtime" // defaults and hooks
 	"github.com/virtflow/virtflow/graph/gqlerr"
-	"github.com/virtflow/virtflow/internal/gqltest"
+	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 )
 
 // driverMessages are fragments of database and driver messages that must never reach a client.

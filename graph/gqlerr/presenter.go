@@ -12,8 +12,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/virtflow/virtflow/apierr"
-	"github.com/virtflow/virtflow/internal/dberr"
+	"github.com/virtflow/virtflow/domain/apierr"
+	"github.com/virtflow/virtflow/store/dberr"
 )
 
 // RequestIDFunc returns the id of the request in ctx, for logs and for the client to quote.

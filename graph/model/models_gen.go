@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"entgo.io/contrib/entgql"
+	"github.com/virtflow/virtflow/domain/metering"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
@@ -14,7 +15,6 @@ import (
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rolebinding"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
-	"github.com/virtflow/virtflow/metering"
 )
 
 type AddPriceInput struct {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtflow/virtflow/alerting"
+	"github.com/virtflow/virtflow/controllers/alerting"
 )
 
 // amAlerts is an Alertmanager webhook body of n firing alerts, each changed by edit.

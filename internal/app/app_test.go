@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/internal/app"
-	"github.com/virtflow/virtflow/internal/config"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/platform/config"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // syncBuffer is a log sink safe to read while the server writes to it.

@@ -9,10 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/domain/identity"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/rolebinding"
-	"github.com/virtflow/virtflow/identity"
 )
 
 // bootstrapAdmin makes sure someone can sign in. With VIRTFLOW_ADMIN_TOKEN it creates (or

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // TestComposeTopology runs docker-compose.yml's topology as processes, since CI has no
@@ -36,8 +36,8 @@ func TestComposeTopology(t *testing.T) {
 	repo := filepath.Join(filepath.Dir(file), "..", "..")
 	const stampVersion, stampRevision = "v9.9.9-compose", "0123456789abcdef0123456789abcdef01234567"
 	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator),
-		"-ldflags", "-X github.com/virtflow/virtflow/internal/version.stampedVersion="+stampVersion+
-			" -X github.com/virtflow/virtflow/internal/version.stampedRevision="+stampRevision,
+		"-ldflags", "-X github.com/virtflow/virtflow/internal/platform/version.stampedVersion="+stampVersion+
+			" -X github.com/virtflow/virtflow/internal/platform/version.stampedRevision="+stampRevision,
 		"./cmd/server", "./cmd/worker")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {

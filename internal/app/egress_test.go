@@ -20,10 +20,10 @@ import (
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/internal/app"
-	"github.com/virtflow/virtflow/internal/config"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/secrets"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/platform/config"
+	"github.com/virtflow/virtflow/internal/platform/secrets"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // pgStack runs a server and a standalone worker on a fresh PostgreSQL database and a

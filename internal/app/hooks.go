@@ -3,13 +3,13 @@ package app
 import (
 	"log/slog"
 
-	"github.com/virtflow/virtflow/alerting"
-	"github.com/virtflow/virtflow/imagestore"
-	"github.com/virtflow/virtflow/internal/infra"
-	"github.com/virtflow/virtflow/internal/telemetry"
-	"github.com/virtflow/virtflow/livestatus"
-	"github.com/virtflow/virtflow/outbox"
-	"github.com/virtflow/virtflow/placement"
+	"github.com/virtflow/virtflow/controllers/alerting"
+	"github.com/virtflow/virtflow/controllers/imagestore"
+	"github.com/virtflow/virtflow/controllers/outbox"
+	"github.com/virtflow/virtflow/domain/placement"
+	"github.com/virtflow/virtflow/gateway/livestatus"
+	"github.com/virtflow/virtflow/internal/platform/infra"
+	"github.com/virtflow/virtflow/internal/platform/telemetry"
 )
 
 // hooked is what installHooks made that a process's components use later: the outbox relay

@@ -7,10 +7,10 @@ import (
 	"log/slog"
 
 	"github.com/virtflow/virtflow/authz"
+	"github.com/virtflow/virtflow/controllers/imagestore"
 	"github.com/virtflow/virtflow/ent/image"
-	"github.com/virtflow/virtflow/imagestore"
-	"github.com/virtflow/virtflow/internal/config"
-	"github.com/virtflow/virtflow/internal/infra"
+	"github.com/virtflow/virtflow/internal/platform/config"
+	"github.com/virtflow/virtflow/internal/platform/infra"
 )
 
 // DemoImageBytes is the size of the blank raw disk the demo gives each of its images.

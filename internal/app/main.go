@@ -11,14 +11,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/virtflow/virtflow/guest"
-	"github.com/virtflow/virtflow/internal/config"
-	"github.com/virtflow/virtflow/internal/infra"
-	"github.com/virtflow/virtflow/internal/version"
-	"github.com/virtflow/virtflow/kubecluster"
-	"github.com/virtflow/virtflow/nodemonitor"
-	"github.com/virtflow/virtflow/placement"
-	"github.com/virtflow/virtflow/provision"
+	"github.com/virtflow/virtflow/controllers/kubecluster"
+	"github.com/virtflow/virtflow/controllers/nodemonitor"
+	"github.com/virtflow/virtflow/controllers/provision"
+	"github.com/virtflow/virtflow/domain/guest"
+	"github.com/virtflow/virtflow/domain/placement"
+	"github.com/virtflow/virtflow/internal/platform/config"
+	"github.com/virtflow/virtflow/internal/platform/infra"
+	"github.com/virtflow/virtflow/internal/platform/version"
 )
 
 // Main is the body of a VirtFlow command: it reads the configuration (exit status 2 when it

@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/virtflow/virtflow/migrations"
+	"github.com/virtflow/virtflow/store/migrations"
 )
 
 // RunMigrate is the `migrate` subcommand of server and worker: it applies the pending

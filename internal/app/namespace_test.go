@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // TestTwoDeploymentsOnOneRedis: two deployments on databases 1 and 2 of one Redis server

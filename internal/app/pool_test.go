@@ -15,8 +15,8 @@ import (
 	_ "github.com/lib/pq" // database/sql driver "postgres"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // readyzPools reads /readyz: its status code and the database pool's report.

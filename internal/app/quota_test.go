@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/internal/infra"
-	"github.com/virtflow/virtflow/internal/testdb"
-	"github.com/virtflow/virtflow/placement/placementtest"
+	"github.com/virtflow/virtflow/domain/placement/placementtest"
+	"github.com/virtflow/virtflow/internal/platform/infra"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // TestQuotaBurstThroughTwoServers is the guarantees issue's failure as it was reported:

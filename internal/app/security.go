@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/virtflow/virtflow/alerting"
-	"github.com/virtflow/virtflow/egress"
-	"github.com/virtflow/virtflow/internal/config"
-	"github.com/virtflow/virtflow/internal/infra"
-	"github.com/virtflow/virtflow/internal/secrets"
+	"github.com/virtflow/virtflow/controllers/alerting"
+	"github.com/virtflow/virtflow/domain/egress"
+	"github.com/virtflow/virtflow/internal/platform/config"
+	"github.com/virtflow/virtflow/internal/platform/infra"
+	"github.com/virtflow/virtflow/internal/platform/secrets"
 )
 
 // guards are the egress policy and the secret keyring of a process.

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/virtflow/virtflow/authz"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
+	"github.com/virtflow/virtflow/internal/testkit/testdb"
 )
 
 // Slow and concurrent clients against the real server on PostgreSQL and Redis (issue 23,

@@ -17,9 +17,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtflow/virtflow/internal/app"
-	"github.com/virtflow/virtflow/internal/config"
-	"github.com/virtflow/virtflow/internal/poll"
-	"github.com/virtflow/virtflow/internal/telemetry"
+	"github.com/virtflow/virtflow/internal/platform/config"
+	"github.com/virtflow/virtflow/internal/platform/telemetry"
+	"github.com/virtflow/virtflow/internal/testkit/poll"
 )
 
 // TestTraceFollowsCreateToTask: a createVirtualMachine sent with a traceparent yields one
