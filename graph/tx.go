@@ -9,7 +9,6 @@ import (
 
 	"github.com/virtflow/virtflow/domain/apierr"
 	"github.com/virtflow/virtflow/ent"
-	"github.com/virtflow/virtflow/graph/gqlerr"
 )
 
 // transactioner runs every mutation operation in one database transaction: all its fields
@@ -71,12 +70,6 @@ func (t transactioner) InterceptResponse(ctx context.Context, next graphql.Respo
 		return &graphql.Response{Errors: rsp.Errors}
 	}
 	if err := tx.Commit(); err != nil {
-		_ = tx.Rollback() // a commit hook that refused has rolled back already
-		if e, ok := apierr.As(err); ok && e.Code != apierr.CodeInternal {
-			// Refused at commit by a check the database decides there (placement charges
-			// a quota just before COMMIT): the client's error, with its code.
-			return &graphql.Response{Errors: gqlerror.List{gqlerr.Presenter(t.opts.Logger, t.opts.RequestID)(ctx, e)}}
-		}
 		return t.internal(ctx, "commit transaction", err)
 	}
 	return rsp

@@ -154,11 +154,6 @@ func nodeStateChange(ctx context.Context, m ent.Mutation) bool {
 // the others once the transaction of m commits, or at once outside a transaction; on
 // rollback it applies e here, which has the rows read again.
 func (s *Snapshots) afterCommit(ctx context.Context, m idsMutation, e snapshotEvent, local bool) {
-	if cc, ok := ctx.Value(committingKey{}).(*committing); ok {
-		// Written by a commit hook (a deferred quota charge): hooks registered now would not run.
-		cc.after(func() { s.announce(context.WithoutCancel(ctx), e, local) }, func() { s.apply(e) })
-		return
-	}
 	tx, err := m.Tx()
 	if err != nil {
 		s.announce(context.WithoutCancel(ctx), e, local)

@@ -151,7 +151,7 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 	if err != nil {
 		return committed, nil, nil, err
 	}
-	quotas, rowOf := map[int]*quotaUsage{}, map[int]nodeQuota{}
+	quotas := map[int]*quotaUsage{}
 	for _, p := range d.Placements {
 		q, ok := applies[p.NodeID]
 		if !ok {
@@ -163,29 +163,10 @@ func (t *txn) commit(ctx context.Context, snap *Snapshot, r scheduler.Request, d
 		u := quotas[q.QuotaID]
 		if u == nil {
 			u = &quotaUsage{cores: q.Cores}
-			quotas[q.QuotaID], rowOf[q.QuotaID] = u, q
+			quotas[q.QuotaID] = u
 			quotaIDs = append(quotaIDs, q.QuotaID)
 		}
 		u.add(r.Flavor)
-	}
-	if checkQuota && len(quotas) > 0 && len(d.Placements) == 1 {
-		if tx := t.txOf(); tx != nil {
-			// A single VM's charge waits for the commit (deferCharges): the quota row is
-			// locked for the UPDATE and COMMIT only. What was read screens out a request
-			// that no longer fits, which is decided again like one refused by the UPDATE.
-			// A group (a service's replicas) is charged at once, as before: queueing on
-			// the quota row spaces out its many node writes.
-			charges := make([]charge, 0, len(quotas))
-			for _, id := range sortedKeys(quotas) {
-				if !rowOf[id].fitsRead(quotas[id]) {
-					return rollback(quotaFull)
-				}
-				_, known := snap.quotas[scheduler.QuotaKey{TenantID: r.TenantID, HostGroupID: rowOf[id].GroupID}]
-				charges = append(charges, charge{id: id, u: *quotas[id], reserved: snap.reserved && known})
-			}
-			t.deferCharges(tx, charges)
-			return committed, quotaIDs, held, nil
-		}
 	}
 	for _, id := range sortedKeys(quotas) {
 		u := quotas[id]
@@ -235,25 +216,6 @@ type nodeQuota struct {
 	QuotaID int `sql:"quota_id"`
 	GroupID int `sql:"group_id"`
 	Cores   int `sql:"cores"`
-	// The row's limits and usage as last committed (read without a lock): what a deferred
-	// charge is checked against before the conditional UPDATE at commit decides (fitsRead).
-	VCPUs         int     `sql:"vcpus"`
-	CPUPercent    float64 `sql:"cpu_percent"`
-	MemoryMB      int64   `sql:"memory_mb"`
-	StorageGB     int64   `sql:"storage_gb"`
-	UsedVCPUs     int     `sql:"used_vcpus"`
-	UsedMemoryMB  int64   `sql:"used_memory_mb"`
-	UsedStorageGB int64   `sql:"used_storage_gb"`
-}
-
-// fitsRead reports whether u still fits the quota row as quotasOf read it: the rule of
-// quotaFits, evaluated here. It only screens (a concurrent charge may commit after the
-// read); the conditional UPDATE decides.
-func (q nodeQuota) fitsRead(u *quotaUsage) bool {
-	ok := func(limit, used, n int64) bool { return limit == 0 || used+n <= limit }
-	percentOK := u.cores <= 0 || q.CPUPercent == 0 || float64(q.UsedVCPUs+u.cpu)*100 <= q.CPUPercent*float64(u.cores)
-	return ok(int64(q.VCPUs), int64(q.UsedVCPUs), int64(u.cpu)) && percentOK &&
-		ok(q.MemoryMB, q.UsedMemoryMB, u.mem) && ok(q.StorageGB, q.UsedStorageGB, u.disk)
 }
 
 // quotasOf reads, in one query, the quota of the tenant that each of the nodes counts in:
@@ -273,10 +235,6 @@ func quotasOf(ctx context.Context, c *ent.Client, tenantID int, nodeIDs []int) (
 		s.AppendSelectAs(cn.C(computenode.FieldID), "node_id")
 		s.AppendSelectAs(q.C(quota.FieldID), "quota_id")
 		s.AppendSelectAs(s.C(hostgroup.FieldID), "group_id")
-		for _, f := range []string{quota.FieldVcpus, quota.FieldCPUPercent, quota.FieldMemoryMB, quota.FieldStorageGB,
-			quota.FieldUsedVcpus, quota.FieldUsedMemoryMB, quota.FieldUsedStorageGB} {
-			s.AppendSelectAs(q.C(f), f)
-		}
 		// The group's cores matter only to a CPU-percent limit (quotaFits): a quota without
 		// one (0) is not made to sum every host of its group.
 		s.AppendSelectExprAs(sql.Expr(fmt.Sprintf(

@@ -58,11 +58,7 @@
 // retry with a fresh snapshot (Config.MaxAttempts attempts, then NO_CAPACITY or
 // QUOTA_EXCEEDED). Locks an undone attempt keeps are honoured by the next one: a row below
 // one already held is only taken if it is free at once (SKIP LOCKED), otherwise the attempt
-// is retried, so no transaction ever waits out of order. A single VM's quota row is not
-// written in the attempt: what was read there screens the request, and the conditional
-// UPDATE runs from a commit hook just before COMMIT, so the row that every create of a
-// tenant writes is locked for the UPDATE and COMMIT only; a refusal there rolls the
-// transaction back with QUOTA_EXCEEDED (charge.go). Scaling a region service locks
+// is retried, so no transaction ever waits out of order. Scaling a region service locks
 // its row first (SELECT ... FOR UPDATE), so concurrent scales of one service serialize and
 // each sees the replicas of the one before. Nothing in process memory keeps placements
 // apart.

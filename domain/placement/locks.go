@@ -42,10 +42,6 @@ type lockSet struct {
 	held map[rowKey]bool
 	max  rowKey
 	any  bool
-	// charges are the quota charges to apply at commit (deferCharges); chargeHook says
-	// the commit hook that applies them is registered.
-	charges    []charge
-	chargeHook bool
 }
 
 func newLockSet() *lockSet { return &lockSet{held: map[rowKey]bool{}} }

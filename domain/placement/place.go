@@ -67,10 +67,6 @@ func (p *Placer) place(ctx context.Context, t *txn, req Request) (placed *Placed
 		start := time.Now()
 		defer func() { p.cfg.Observe(time.Since(start), err) }()
 	}
-	// A charge this transaction deferred is applied first: what follows reads its usage.
-	if err := t.flushCharges(ctx); err != nil {
-		return nil, err
-	}
 	r := req.scheduler()
 	cfg := p.commitConfig()
 	if req.Move {

@@ -63,11 +63,6 @@ func allocations(ctx context.Context, c *ent.Client, where func(*sql.Selector)) 
 // release gives what the VMs held back to their nodes and their tenants' quotas, in lock
 // order, never below zero. The VMs are deleted (or being deleted) in the same transaction.
 func (t *txn) release(ctx context.Context, as []allocation) error {
-	// A charge deferred to the commit is applied first, so the counters this subtracts
-	// from (never below zero) hold it.
-	if err := t.flushCharges(ctx); err != nil {
-		return err
-	}
 	nodes := map[int]*usage{}
 	masks := map[int]int64{} // the exclusive_mask bits given back per node
 	var nodeIDs []int
