@@ -40,21 +40,25 @@ export const tests = [
         i: { name, tenantID: d.tenant.id, regionServiceID: svc.id, listeners: [{ port: 80, protocol: 'TCP', targetPort: 8080 }] },
       })).createLoadBalancer;
 
+      // The worker's traffic loop (in --demo too) moves a new load balancer on from
+      // INITIALIZING (to NOT_REALIZED here: no node serves it): wait for it to settle.
+      for (let i = 0; i < 40 && lb.status === 'INITIALIZING'; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        Object.assign(lb, (await ctx.gql('query($id: ID!) { node(id: $id) { ... on LoadBalancer { status statusReason } } }', { id: lb.id })).node);
+      }
       const page = await ctx.page();
       await page.goto('/load-balancers');
       const row = page.locator(`tr[data-lb-id="${lb.id}"]`);
       await row.waitFor();
       assert.match(await row.innerText(), /80\/TCP → 8080/, 'the list shows the listener');
-      // The worker's traffic loop (in --demo too) may have moved the status since the create:
-      // compare with the API's status now.
-      const now = (await ctx.gql('query($id: ID!) { node(id: $id) { ... on LoadBalancer { status } } }', { id: lb.id })).node.status;
-      assert.equal(await row.locator('[data-status]').getAttribute('data-status'), now, 'the list shows the API status');
+      assert.equal(await row.locator('[data-status]').getAttribute('data-status'), lb.status, 'the list shows the API status');
       await row.getByRole('link', { name }).click();
       await page.getByRole('heading', { name }).waitFor();
       assert.equal(await page.getByTestId('lb-listeners').innerText(), '80/TCP → 8080');
       if (lb.statusReason) assert.equal(await page.getByTestId('lb-reason').innerText(), lb.statusReason, 'the reason is the API one');
-      // The demo's fleet is simulated: no node serves it, and the page says so rather than invent one.
-      await page.getByText('No node serves this load balancer yet.').waitFor();
+      // The demo's fleet is simulated: no node realizes it, and the page says so rather than
+      // invent one (the traffic loop may have chosen its nodes, which then read NOT_REALIZED).
+      await page.getByText(/No node serves this load balancer yet\.|NOT_REALIZED/).first().waitFor();
 
       await page.getByRole('button', { name: 'Edit listeners' }).click();
       const form = page.getByRole('form', { name: 'Listeners' });
