@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,6 +30,7 @@ import (
 	"github.com/virtflow/virtflow/internal/platform/config"
 	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 	"github.com/virtflow/virtflow/internal/testkit/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/testlog"
 )
 
 // fleetStack is a server and a standalone worker (app.RunServer, app.RunWorker) on
@@ -103,7 +103,7 @@ func startFleetWith(t *testing.T, spec placementtest.Spec, tweak func(*config.Co
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := testlog.OnFailure(t)
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "e2e"))
 	ready, serverDone, workerDone := make(chan string, 1), make(chan error, 1), make(chan error, 1)
 	go func() { serverDone <- app.RunServer(runCtx, cfg, log, func(a string) { ready <- a }) }()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -26,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/internal/platform/config"
 	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 	"github.com/virtflow/virtflow/internal/testkit/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/testlog"
 )
 
 // stack is a server and a standalone worker (app.RunServer, app.RunWorker) on PostgreSQL and
@@ -82,7 +82,7 @@ func startStackWith(t *testing.T, notReadyAfter time.Duration, addr string, hv *
 	if tune != nil {
 		tune(&cfg)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := testlog.OnFailure(t)
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "e2e"))
 	ready, serverDone, workerDone := make(chan string, 1), make(chan error, 1), make(chan error, 1)
 	go func() { serverDone <- app.RunServer(runCtx, cfg, log, func(a string) { ready <- a }) }()

@@ -8,8 +8,6 @@ package stacktest
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +25,7 @@ import (
 	"github.com/virtflow/virtflow/internal/platform/config"
 	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 	"github.com/virtflow/virtflow/internal/testkit/testdb"
+	"github.com/virtflow/virtflow/internal/testkit/testlog"
 )
 
 // Spec sizes the stack.
@@ -100,7 +99,7 @@ func Start(t testing.TB, dsn string, spec Spec) *Stack {
 	if spec.Guests {
 		cfg.SecretKey = strings.Repeat("5a", 32)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := testlog.OnFailure(t)
 	runCtx, stop := context.WithCancel(authz.SystemContext(context.Background(), "stacktest"))
 	ready, serverDone, workerDone := make(chan string, 1), make(chan error, 1), make(chan error, 1)
 	go func() { serverDone <- app.RunServer(runCtx, cfg, log, func(a string) { ready <- a }) }()
