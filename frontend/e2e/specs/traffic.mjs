@@ -56,9 +56,18 @@ export const tests = [
       await page.getByRole('heading', { name }).waitFor();
       assert.equal(await page.getByTestId('lb-listeners').innerText(), '80/TCP → 8080');
       if (lb.statusReason) assert.equal(await page.getByTestId('lb-reason').innerText(), lb.statusReason, 'the reason is the API one');
-      // The demo's fleet is simulated: no node realizes it, and the page says so rather than
-      // invent one (the traffic loop may have chosen its nodes, which then read NOT_REALIZED).
-      await page.getByText(/No node serves this load balancer yet\.|NOT_REALIZED/).first().waitFor();
+      // The serving nodes are the API's: none yet (the page says so rather than invent one),
+      // or the nodes the traffic loop chose, one row each as nodeStates lists them.
+      await page.getByRole('heading', { name: 'Serving nodes' }).waitFor();
+      const served = (await ctx.gql('query($id: ID!) { node(id: $id) { ... on LoadBalancer { nodeStates { nodeName } } } }', { id: lb.id })).node.nodeStates ?? [];
+      if (served.length === 0) {
+        await page.getByText('No node serves this load balancer yet.').waitFor();
+      } else {
+        const table = page.getByRole('table', { name: 'Serving nodes' });
+        await table.waitFor();
+        assert.ok(await table.locator('tbody tr').count() >= 1, 'the page lists the serving nodes');
+        for (const n of served) assert.equal(await table.locator(`tr[data-node="${n.nodeName}"]`).count(), 1, `node ${n.nodeName} is listed`);
+      }
 
       await page.getByRole('button', { name: 'Edit listeners' }).click();
       const form = page.getByRole('form', { name: 'Listeners' });
