@@ -33,9 +33,11 @@ func Classify(err error) *apierr.Error {
 	if errors.As(err, &ce) {
 		return constraint(ce)
 	}
-	var ne *ent.NotSingularError
-	if errors.As(err, &ne) {
-		return nil
+	var pe *pq.Error
+	if errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") {
+		// A deadlock or serialization failure aborted the whole transaction: nothing of the
+		// request was written, and the same request may simply be sent again.
+		return &apierr.Error{Code: apierr.CodeConflict, Message: "a concurrent change collided with this one; try again"}
 	}
 	return nil
 }

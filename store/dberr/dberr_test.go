@@ -297,3 +297,56 @@ func TestClassifyPostgresReal(t *testing.T) {
 		assertNoDriverText(t, got.Message)
 	}
 }
+
+// TestClassifyPostgresDeadlock makes PostgreSQL detect a real deadlock (two transactions
+// updating two regions in opposite orders): the loser's error, wrapped as callers wrap it,
+// is CONFLICT with a message that says to try again and no driver text.
+func TestClassifyPostgresDeadlock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(authz.SystemContext(context.Background(), "test"), 60*time.Second)
+	defer cancel()
+	dsn, drop, err := testdb.Create(ctx)
+	if err != nil {
+		testdb.Unavailable(t, err)
+	}
+	t.Cleanup(drop)
+	db, err := infra.OpenDatabase(ctx, dsn, "")
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	c := db.Client
+	a := c.Region.Create().SetName("a").SaveX(ctx)
+	b := c.Region.Create().SetName("b").SaveX(ctx)
+
+	tx1, err := c.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx1.Rollback() }()
+	tx2, err := c.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx2.Rollback() }()
+	tx1.Region.UpdateOneID(a.ID).SetDescription("1").ExecX(ctx)
+	tx2.Region.UpdateOneID(b.ID).SetDescription("2").ExecX(ctx)
+	second := make(chan error, 1)
+	go func() { second <- tx1.Region.UpdateOneID(b.ID).SetDescription("1").Exec(ctx) }()
+	first := tx2.Region.UpdateOneID(a.ID).SetDescription("2").Exec(ctx)
+	var lost error
+	if first != nil {
+		lost = first
+		_ = tx2.Rollback() // lets tx1 go on
+		<-second
+	} else {
+		lost = <-second
+	}
+	if lost == nil {
+		t.Fatal("PostgreSQL detected no deadlock")
+	}
+	got := dberr.Classify(fmt.Errorf("move VM x: %w", lost))
+	if got == nil || got.Code != apierr.CodeConflict || !strings.Contains(got.Message, "try again") {
+		t.Fatalf("Classify(deadlock %v) = %+v, want CONFLICT saying to try again", lost, got)
+	}
+	assertNoDriverText(t, got.Message)
+}
