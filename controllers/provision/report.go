@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/schema/fieldtype"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/store/rowlock"
 	"github.com/virtflow/virtflow/store/truncate"
 )
 
@@ -64,15 +65,18 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	case r.Generation < a.Generation:
 		return a, nil // stale: the agent acted on an older desired state
 	}
-	if r.Routes != nil {
-		// Before the assignment's row: a drain locks the VM, then its assignments; taking
-		// them in the same order here keeps the two from deadlocking.
-		vm, err := client.Assignment.QueryVirtualMachine(a).WithNode().Only(system(ctx))
-		if err != nil && !ent.IsNotFound(err) {
-			return nil, err
-		}
-		if vm != nil && vm.Edges.Node != nil && vm.Edges.Node.ID == a.Edges.Node.ID {
-			if err := s.applyRoutes(ctx, client, a, vm, r.Routes); err != nil {
+	// The VM's row is locked before the assignment's, always: a drain or a move locks the
+	// VM, then its assignments, and the same order here keeps a report that races them from
+	// deadlocking (PostgreSQL would abort one of the two).
+	// (Not through the assignment's edge: that query is DISTINCT, which FOR UPDATE refuses.)
+	locked, err := client.VirtualMachine.Query().Where(virtualmachine.HasAssignmentsWith(assignment.ID(a.ID))).
+		WithNode().Modify(rowlock.ForUpdate).Only(system(ctx))
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, err
+	}
+	if locked != nil && r.Routes != nil {
+		if locked.Edges.Node != nil && locked.Edges.Node.ID == a.Edges.Node.ID {
+			if err := s.applyRoutes(ctx, client, a, locked, r.Routes); err != nil {
 				return nil, err
 			}
 		}
