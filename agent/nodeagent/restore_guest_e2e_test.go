@@ -27,8 +27,8 @@ import (
 // real guest (internal/testkit/guestimage's, booted from its image by QEMU under
 // qemu:///system with software emulation) writes a marker with its instance-id onto its
 // root disk and flushes it, then says it is READY; the running VM is backed up through
-// GraphQL (createBackup: the agent pauses the domain and copies the disk to the region's
-// backup target) and the backup restored into a NEW VM (restoreBackup). The restored VM
+// GraphQL (createBackup: the agent pauses the domain and copies the disk, which its QEMU
+// holds open, to the region's backup target) and the backup restored into a NEW VM (restoreBackup). The restored VM
 // boots from the copy under QEMU, its guest finds the original's marker on its disk (its
 // console says so), and it calls the readiness URL: READY, with its own host name.
 // Logs createBackup → AVAILABLE and restoreBackup → READY.
@@ -103,7 +103,8 @@ func TestRestoredBackupBootsARealGuest(t *testing.T) {
 	}
 	ag, err := nodeagent.New(nodeagent.Config{APIURL: st.base, Token: tok, Hypervisor: hv, Log: st.log,
 		HeartbeatInterval: time.Second, ResyncInterval: 5 * time.Second, RetryDelay: 100 * time.Millisecond,
-		Pool: pool, PoolPath: t.TempDir(), CacheDir: t.TempDir(), ConfigDriveDir: t.TempDir()})
+		ShutdownTimeout: 2 * time.Second, // the guest has no ACPI daemon: powered off at once
+		Pool:            pool, PoolPath: t.TempDir(), CacheDir: t.TempDir(), ConfigDriveDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
