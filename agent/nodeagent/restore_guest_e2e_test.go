@@ -19,6 +19,7 @@ import (
 	"github.com/virtflow/virtflow/agent/hypervisor"
 	"github.com/virtflow/virtflow/agent/nodeagent"
 	"github.com/virtflow/virtflow/demo/fleet"
+	"github.com/virtflow/virtflow/ent/auditlog"
 	"github.com/virtflow/virtflow/internal/testkit/gqltest"
 	"github.com/virtflow/virtflow/internal/testkit/guestimage"
 )
@@ -28,10 +29,14 @@ import (
 // qemu:///system with software emulation) writes a marker with its instance-id onto its
 // root disk and flushes it, then says it is READY; the running VM is backed up through
 // GraphQL (createBackup: the agent pauses the domain and copies the disk, which its QEMU
-// holds open, to the region's backup target) and the backup restored into a NEW VM (restoreBackup). The restored VM
-// boots from the copy under QEMU, its guest finds the original's marker on its disk (its
-// console says so), and it calls the readiness URL: READY, with its own host name.
-// Logs createBackup → AVAILABLE and restoreBackup → READY.
+// holds open, to the region's backup target) and the backup restored into a NEW VM
+// (restoreBackup). The restored VM boots from the copy under QEMU, its guest finds the
+// original's marker on its disk (its console says so), and it calls the readiness URL:
+// READY, with its own host name. Then the original VM is stopped (an image of a running
+// one is refused) and an image made from it (createImageFromVirtualMachine: the node's
+// agent copies the disk and uploads it as the image's bytes): a third VM created from that
+// image boots and its guest finds the same marker. Logs createBackup → AVAILABLE,
+// restoreBackup → READY, createImageFromVirtualMachine → ACTIVE and create → READY.
 //
 // It skips only when a part is missing (qemu-system-x86_64, the kernel, busybox, xorriso or
 // ISOLINUX, ip, libvirtd or its qemu driver), naming it.
@@ -201,6 +206,65 @@ func TestRestoredBackupBootsARealGuest(t *testing.T) {
 	}
 	t.Logf("createBackup → AVAILABLE %.1f s (running VM, paused for the copy), restoreBackup → READY %.1f s (domain type qemu, software emulation)",
 		backedUp.Seconds(), ready.Seconds())
+
+	// An image made from the restored VM once it is stopped (createImageFromVirtualMachine:
+	// its node's agent copies the disk and uploads it) boots a third VM whose guest finds
+	// the same marker. A running VM is refused.
+	imageFrom := func(vm, name string) (string, error) {
+		var ci struct{ CreateImageFromVirtualMachine struct{ ID, Status string } }
+		err := api.Do(ctx, `mutation($id: ID!, $name: String!) { createImageFromVirtualMachine(id: $id, input: {name: $name}) { id status } }`,
+			map[string]any{"id": vm, "name": name}, &ci)
+		return ci.CreateImageFromVirtualMachine.ID, err
+	}
+	if _, err := imageFrom(orig, site.Prefix+"-from-running"); err == nil || !strings.Contains(err.Error(), "stop it first") {
+		t.Fatalf("an image from a running VM: %v; want a VALIDATION error", err)
+	}
+	if err := api.Do(ctx, `mutation($id: ID!) { stopVirtualMachine(id: $id) { id } }`, map[string]any{"id": orig}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, time.Minute, "the original VM STOPPED", func() bool { s, _ := state(orig, origConsole); return s == "STOPPED" })
+	start = time.Now()
+	golden, err := imageFrom(orig, site.Prefix+"-golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, 3*time.Minute, "the image made from the VM ACTIVE", func() bool {
+		var q struct {
+			Node struct{ Status, StatusReason string }
+		}
+		if err := api.Do(ctx, `query($id: ID!) { node(id: $id) { ... on Image { status statusReason } } }`, map[string]any{"id": golden}, &q); err != nil {
+			t.Fatal(err)
+		}
+		if q.Node.Status == "ERROR" {
+			t.Fatalf("the image made from the VM is in ERROR: %s", q.Node.StatusReason)
+		}
+		return q.Node.Status == "ACTIVE"
+	})
+	imaged := time.Since(start)
+	if n := st.env.Client.AuditLog.Query().Where(auditlog.Action("createImageFromVirtualMachine"), auditlog.ObjectType("Image")).CountX(ctx); n != 1 {
+		t.Errorf("%d audit rows of createImageFromVirtualMachine on an Image; want 1", n)
+	}
+	// The node has room for two of these VMs: the restored one goes.
+	if err := api.Do(ctx, `mutation($id: ID!) { deleteVirtualMachine(id: $id) }`, map[string]any{"id": restored}, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, time.Minute, "the restored VM deleted", func() bool {
+		var q struct{ Node *struct{ ID string } }
+		err := api.Do(ctx, `query($id: ID!) { node(id: $id) { ... on VirtualMachine { id } } }`, map[string]any{"id": restored}, &q)
+		return err != nil || q.Node == nil
+	})
+	fromImage := vmInput(site.Prefix + "-from-image")
+	fromImage["imageID"] = golden
+	if err := api.Do(ctx, `mutation($in: CreateVirtualMachineInput!) { createVirtualMachine(input: $in) { id } }`,
+		map[string]any{"in": fromImage}, &created); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	console = bootToReady(created.CreateVirtualMachine.ID)
+	if want := guestimage.DiskMarkerFound + wantMarker; !strings.Contains(console.tail(), want) {
+		t.Fatalf("the guest of a VM made from the image lacks %q (the disk marker of the VM the image was made from); console:\n%s", want, console.tail())
+	}
+	t.Logf("createImageFromVirtualMachine → ACTIVE %.1f s, createVirtualMachine from it → READY %.1f s", imaged.Seconds(), time.Since(start).Seconds())
 }
 
 // removeBackupPools removes the pool the agent made over backup target dir (named as
